@@ -1,0 +1,205 @@
+//! Context accounting and the handoff thresholds (SPEC §5, §6.2) — pure functions.
+
+/// The headroom kept below the window when none is configured.
+pub const DEFAULT_HEADROOM: u64 = 50_000;
+/// The handoff line never drops below this.
+pub const MIN_AT: u64 = 10_000;
+/// The approach warning never drops below this.
+pub const MIN_WARN_AT: u64 = 1_000;
+/// The warning comes this many tokens before the handoff line.
+pub const WARN_BEFORE: u64 = 20_000;
+
+/// The handoff line: `max(10_000, W - H)`.
+pub fn handoff_at(window: u64, headroom: u64) -> u64 {
+    MIN_AT.max(window.saturating_sub(headroom))
+}
+
+/// The approach warning: `max(1_000, at - 20_000)`.
+pub fn warn_at(at: u64) -> u64 {
+    MIN_WARN_AT.max(at.saturating_sub(WARN_BEFORE))
+}
+
+/// The thresholds of one window, computed once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    pub window: u64,
+    pub headroom: u64,
+    pub at: u64,
+    pub warn_at: u64,
+}
+
+impl Thresholds {
+    pub fn new(window: u64, headroom: u64) -> Self {
+        let at = handoff_at(window, headroom);
+        Thresholds {
+            window,
+            headroom,
+            at,
+            warn_at: warn_at(at),
+        }
+    }
+}
+
+/// What the due check needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DueInput {
+    pub enabled: bool,
+    pub writing_turn: bool,
+    pub ctx: u64,
+    pub at: u64,
+    pub has_session_id: bool,
+}
+
+/// SPEC §6.2: `enabled && !writing_turn && ctx >= at && session has an id`.
+pub fn handoff_due(i: DueInput) -> bool {
+    i.enabled && !i.writing_turn && i.ctx >= i.at && i.has_session_id
+}
+
+/// True when the name holds `1m` as a standalone token (`[1m]`, `-1m`, `1m`), not inside `21m` or `1mb`.
+fn has_1m_token(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut i = 0;
+    while let Some(pos) = lower[i..].find("1m") {
+        let start = i + pos;
+        let end = start + 2;
+        let before_ok = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
+        let after_ok = end == bytes.len() || !bytes[end].is_ascii_alphanumeric();
+        if before_ok && after_ok {
+            return true;
+        }
+        i = start + 1;
+    }
+    false
+}
+
+/// SPEC §5 `default_window()`: from the model name; `1m` first, then `haiku`, else 1,000,000.
+pub fn default_window(model: &str) -> u64 {
+    if has_1m_token(model) {
+        1_000_000
+    } else if model.to_ascii_lowercase().contains("haiku") {
+        200_000
+    } else {
+        1_000_000
+    }
+}
+
+/// The model name `default_window` looks at: the effective model, else `ANTHROPIC_MODEL`, else
+/// `ANTHROPIC_DEFAULT_OPUS_MODEL`.
+pub fn window_model_name<'a>(
+    effective: Option<&'a str>,
+    anthropic_model: Option<&'a str>,
+    default_opus: Option<&'a str>,
+) -> &'a str {
+    effective
+        .filter(|s| !s.is_empty())
+        .or(anthropic_model.filter(|s| !s.is_empty()))
+        .or(default_opus.filter(|s| !s.is_empty()))
+        .unwrap_or("")
+}
+
+/// The window in force: `--window` beats a learned window beats the guess from the name.
+pub fn effective_window(flag: Option<u64>, learned: Option<u64>, model: &str) -> u64 {
+    flag.or(learned).unwrap_or_else(|| default_window(model))
+}
+
+/// A token estimate for text appended since the last response: ~4 characters a token.
+pub fn estimate_tokens(chars: usize) -> u64 {
+    (chars as u64).div_ceil(4)
+}
+
+/// A token count with one decimal: `130.0K`, `20.0K`, `1.2M`, `950`.
+pub fn fmt_tokens(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1_000_000.0)
+    } else if n >= 1_000 {
+        format!("{:.1}K", n as f64 / 1_000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+/// A window size, round where it is round: `200K`, `1M`, `40K`, `8.2K`.
+pub fn fmt_window(n: u64) -> String {
+    if n >= 1_000_000 && n % 1_000_000 == 0 {
+        format!("{}M", n / 1_000_000)
+    } else if (1_000..1_000_000).contains(&n) && n % 1_000 == 0 {
+        format!("{}K", n / 1_000)
+    } else {
+        fmt_tokens(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_table() {
+        // (window, headroom, at, warn_at)
+        let table = [
+            (200_000, 50_000, 150_000, 130_000),
+            (1_000_000, 50_000, 950_000, 930_000),
+            (40_000, 10_000, 30_000, 10_000),
+            (55_000, 50_000, 10_000, 1_000), // 10k floor, warn floor
+            (8_000, 50_000, 10_000, 1_000),  // window below headroom
+            (25_000, 5_000, 20_000, 1_000),
+        ];
+        for (w, h, at, warn) in table {
+            let t = Thresholds::new(w, h);
+            assert_eq!((t.at, t.warn_at), (at, warn), "window {w} headroom {h}");
+        }
+    }
+
+    #[test]
+    fn due_table() {
+        let base = DueInput {
+            enabled: true,
+            writing_turn: false,
+            ctx: 150_000,
+            at: 150_000,
+            has_session_id: true,
+        };
+        assert!(handoff_due(base));
+        assert!(!handoff_due(DueInput { ctx: 149_999, ..base }));
+        assert!(!handoff_due(DueInput { enabled: false, ..base }));
+        assert!(!handoff_due(DueInput { writing_turn: true, ..base }), "the writing turn is exempt");
+        assert!(!handoff_due(DueInput { has_session_id: false, ..base }));
+        // The 10k floor: a tiny window still hands off at 10k, not at 0.
+        let at = handoff_at(12_000, 50_000);
+        assert!(!handoff_due(DueInput { ctx: 9_999, at, ..base }));
+        assert!(handoff_due(DueInput { ctx: 10_000, at, ..base }));
+    }
+
+    #[test]
+    fn default_window_by_name() {
+        assert_eq!(default_window("claude-haiku-4-5"), 200_000);
+        assert_eq!(default_window("claude-haiku[1m]"), 1_000_000);
+        assert_eq!(default_window("claude-sonnet-4-5-1m"), 1_000_000);
+        assert_eq!(default_window("claude-opus-4-1"), 1_000_000);
+        assert_eq!(default_window("haiku-21m"), 200_000, "21m is not a 1m token");
+        assert_eq!(default_window("HAIKU"), 200_000);
+        assert_eq!(default_window(""), 1_000_000);
+    }
+
+    #[test]
+    fn window_precedence() {
+        assert_eq!(effective_window(Some(1), Some(2), "haiku"), 1);
+        assert_eq!(effective_window(None, Some(2), "haiku"), 2);
+        assert_eq!(effective_window(None, None, "haiku"), 200_000);
+        assert_eq!(window_model_name(None, Some("a"), Some("b")), "a");
+        assert_eq!(window_model_name(Some(""), None, Some("b")), "b");
+    }
+
+    #[test]
+    fn token_format() {
+        assert_eq!(fmt_tokens(130_000), "130.0K");
+        assert_eq!(fmt_tokens(20_000), "20.0K");
+        assert_eq!(fmt_tokens(1_500), "1.5K");
+        assert_eq!(fmt_tokens(1_250_000), "1.2M");
+        assert_eq!(fmt_tokens(999), "999");
+        assert_eq!(fmt_window(200_000), "200K");
+        assert_eq!(fmt_window(1_000_000), "1M");
+        assert_eq!(fmt_window(8_192), "8.2K");
+    }
+}

@@ -1,0 +1,11 @@
+//! The agent engine. Nothing below this module imports ratatui, crossterm or the textarea crate.
+
+pub mod compact;
+pub mod context;
+pub mod fsutil;
+pub mod handoff;
+pub mod ledger;
+pub mod protocol;
+pub mod provider;
+pub mod tools;
+pub mod types;

@@ -1,0 +1,32 @@
+//! Model providers: a trait the session loop streams through, and its implementations.
+
+pub mod anthropic;
+pub mod error;
+pub mod openai;
+pub mod retry;
+pub mod sse;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use error::{ErrorKind, ProviderError};
+
+use super::types::{Delta, ModelRequest, ModelResponse};
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Receives streamed pieces of a response as they arrive.
+pub type DeltaSink<'a> = &'a mut (dyn FnMut(Delta) + Send);
+
+/// A model API. Dropping the returned future aborts the request.
+pub trait Provider: Send + Sync {
+    /// `anthropic`, `openai` or `demo`.
+    fn name(&self) -> &str;
+    /// The endpoint base URL (for `-v`).
+    fn endpoint(&self) -> String;
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>>;
+}

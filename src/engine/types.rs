@@ -1,0 +1,183 @@
+//! Conversation types shared by the providers, the tools and the session loop.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One content block of a message, in the Anthropic shape; the OpenAI adapter maps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    Thinking {
+        thinking: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        signature: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl Block {
+    pub fn text(s: impl Into<String>) -> Self {
+        Block::Text { text: s.into() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<Block>,
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: vec![Block::text(text)],
+        }
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: vec![Block::text(text)],
+        }
+    }
+
+    /// All text blocks joined, in order.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for b in &self.content {
+            if let Block::Text { text } = b {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The `tool_use` blocks of this message.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match b {
+            Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+
+    pub fn has_tool_use(&self) -> bool {
+        self.tool_uses().next().is_some()
+    }
+
+    pub fn has_tool_result(&self) -> bool {
+        self.content
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult { .. }))
+    }
+
+    /// Rough size in characters of everything in the message (for estimates).
+    pub fn char_len(&self) -> usize {
+        self.content
+            .iter()
+            .map(|b| match b {
+                Block::Text { text } => text.len(),
+                Block::Thinking { thinking, .. } => thinking.len(),
+                Block::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+                Block::ToolResult { content, .. } => content.len(),
+            })
+            .sum()
+    }
+}
+
+/// Token usage as a provider reports it for one response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+}
+
+impl Usage {
+    /// What the model saw plus what it wrote: SPEC §5 `ctx`.
+    pub fn context(&self) -> u64 {
+        self.input_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+            + self.output_tokens
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    /// Tool use switched off for this request; the tool list is still sent.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub tool_choice: ToolChoice,
+    pub max_tokens: u32,
+}
+
+/// A piece of a streamed response, forwarded to the UI as it arrives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    Text(String),
+    Thinking(String),
+    ToolUseStart { id: String, name: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelResponse {
+    pub content: Vec<Block>,
+    pub usage: Usage,
+    pub stop_reason: Option<String>,
+}
+
+impl ModelResponse {
+    pub fn message(&self) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: self.content.clone(),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.message().text()
+    }
+}
+
+/// A provider that could not parse a tool call's arguments as a JSON object stores the raw text under
+/// this key, so the history stays valid and the tool router can answer with a clear error.
+pub const INVALID_JSON_KEY: &str = "_flower_invalid_json";
