@@ -1,1 +1,241 @@
-//! (being written)
+//! The Anthropic Messages API (`POST {base}/v1/messages`, streamed), with prompt caching.
+
+mod stream;
+
+pub use stream::{AnthropicStream, tool_input};
+
+use serde_json::{Value, json};
+
+use super::error::ProviderError;
+use super::http;
+pub use super::http::http_client;
+use super::sse::SseDecoder;
+use super::{BoxFuture, DeltaSink, Provider};
+use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+
+/// The API version header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The default base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The model used when neither the request nor the config names one.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// `max_tokens` when neither the request nor the config sets one.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// A `redacted_thinking` block is kept as a [`Block::Thinking`] with empty text and this prefix before
+/// its opaque `data` in `signature` (real signatures are base64 and never contain `:`), so it can be
+/// sent back unchanged.
+pub const REDACTED_THINKING_PREFIX: &str = "redacted:";
+/// At most this many `cache_control` breakpoints go in one request (the API's limit).
+pub const MAX_CACHE_MARKERS: usize = 4;
+
+/// Settings for [`AnthropicProvider`].
+#[derive(Debug, Clone, Default)]
+pub struct AnthropicConfig {
+    /// E.g. `https://api.anthropic.com` (a trailing `/v1` is accepted).
+    pub base_url: String,
+    pub api_key: String,
+    /// Used when the request's `model` is empty.
+    pub model: Option<String>,
+    /// Used when the request's `max_tokens` is 0.
+    pub max_tokens: Option<u32>,
+    /// A client to share; [`http_client`] builds one when `None`.
+    pub http: Option<reqwest::Client>,
+}
+
+/// A [`Provider`] for the Anthropic Messages API.
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    cfg: AnthropicConfig,
+    url: String,
+    http: reqwest::Client,
+}
+
+impl AnthropicProvider {
+    /// A provider for `cfg`; an empty `base_url` means [`DEFAULT_BASE_URL`].
+    pub fn new(mut cfg: AnthropicConfig) -> Self {
+        if cfg.base_url.trim().is_empty() {
+            cfg.base_url = DEFAULT_BASE_URL.to_owned();
+        }
+        let url = http::endpoint_url(&cfg.base_url, "/v1/messages");
+        let http = cfg.http.clone().unwrap_or_else(http_client);
+        AnthropicProvider { cfg, url, http }
+    }
+
+    /// The JSON body sent for `req` (public for tests and `-v` diagnostics).
+    pub fn request_body(&self, req: &ModelRequest) -> Value {
+        let model = if req.model.is_empty() {
+            self.cfg.model.as_deref().unwrap_or(DEFAULT_MODEL)
+        } else {
+            &req.model
+        };
+        let max_tokens = match req.max_tokens {
+            0 => self.cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            n => n,
+        };
+        request_body(req, model, max_tokens)
+    }
+}
+
+fn cache_marker() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// One of our blocks in the API's shape; `None` for blocks that cannot be sent back (a thinking block
+/// without a signature, an empty text block).
+fn block_json(b: &Block) -> Option<Value> {
+    Some(match b {
+        Block::Text { text } if text.is_empty() => return None,
+        Block::Text { text } => json!({"type": "text", "text": text}),
+        Block::Thinking { signature, .. } if signature.is_empty() => return None,
+        Block::Thinking {
+            thinking,
+            signature,
+        } => match signature.strip_prefix(REDACTED_THINKING_PREFIX) {
+            Some(data) => json!({"type": "redacted_thinking", "data": data}),
+            None => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+        },
+        Block::ToolUse { id, name, input } => {
+            let input = if input.is_object() {
+                input.clone()
+            } else {
+                json!({})
+            };
+            json!({"type": "tool_use", "id": id, "name": name, "input": input})
+        }
+        Block::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => {
+            let mut v =
+                json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
+            if *is_error {
+                v["is_error"] = Value::Bool(true);
+            }
+            v
+        }
+    })
+}
+
+fn message_json(m: &Message) -> Value {
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    let mut content: Vec<Value> = m.content.iter().filter_map(block_json).collect();
+    if content.is_empty() {
+        // The API refuses empty messages and empty text blocks; keep the turn structure.
+        content.push(json!({"type": "text", "text": "(empty)"}));
+    }
+    json!({"role": role, "content": content})
+}
+
+/// Mark the last block of a message that may carry `cache_control` (not a thinking block).
+fn mark_last_block(message: &mut Value) -> bool {
+    let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) else {
+        return false;
+    };
+    let target = blocks.iter_mut().rev().find(|b| {
+        !matches!(
+            b.get("type").and_then(Value::as_str),
+            Some("thinking" | "redacted_thinking")
+        )
+    });
+    match target {
+        Some(b) => {
+            b["cache_control"] = cache_marker();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The request body: streamed, system as one cached text block, the last tool cached, the last block
+/// of each of the last two messages cached — at most [`MAX_CACHE_MARKERS`] markers.
+pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
+    let mut body = json!({
+        "model": model,
+        "max_tokens": max_tokens,
+        "stream": true,
+    });
+    let mut markers = 0;
+    if !req.system.is_empty() {
+        body["system"] =
+            json!([{"type": "text", "text": req.system, "cache_control": cache_marker()}]);
+        markers += 1;
+    }
+    let mut messages: Vec<Value> = req.messages.iter().map(message_json).collect();
+    let n = messages.len();
+    for m in messages.iter_mut().skip(n.saturating_sub(2)) {
+        if markers < MAX_CACHE_MARKERS - 1 && mark_last_block(m) {
+            markers += 1;
+        }
+    }
+    body["messages"] = Value::Array(messages);
+    if !req.tools.is_empty() {
+        let mut tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect();
+        if markers < MAX_CACHE_MARKERS
+            && let Some(last) = tools.last_mut()
+        {
+            last["cache_control"] = cache_marker();
+        }
+        body["tools"] = Value::Array(tools);
+        body["tool_choice"] = match req.tool_choice {
+            ToolChoice::Auto => json!({"type": "auto"}),
+            ToolChoice::None => json!({"type": "none"}),
+        };
+    }
+    body
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn endpoint(&self) -> String {
+        self.url.clone()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(async move {
+            let key = self.cfg.api_key.as_str();
+            let body = serde_json::to_vec(&self.request_body(req))
+                .map_err(|e| ProviderError::other(format!("could not encode the request: {e}")))?;
+            let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
+            if !key.is_empty() {
+                headers.push(("x-api-key", key));
+            }
+            let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+            let mut decoder = SseDecoder::new();
+            let mut events = Vec::new();
+            let mut state = AnthropicStream::new();
+            loop {
+                let chunk = resp
+                    .chunk()
+                    .await
+                    .map_err(|e| http::transport_error(&e, "stream interrupted", key))?;
+                let Some(bytes) = chunk else {
+                    return state.finish();
+                };
+                decoder.push_into(&bytes, &mut events);
+                for ev in events.drain(..) {
+                    state
+                        .on_event(&ev, &mut *sink)
+                        .map_err(|e| e.redacted(key))?;
+                    if state.is_done() {
+                        return state.finish();
+                    }
+                }
+            }
+        })
+    }
+}

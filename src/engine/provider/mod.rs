@@ -2,6 +2,7 @@
 
 pub mod anthropic;
 pub mod error;
+pub mod http;
 pub mod openai;
 pub mod retry;
 pub mod sse;

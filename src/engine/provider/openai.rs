@@ -1,1 +1,244 @@
-//! (being written)
+//! OpenAI-compatible Chat Completions (`POST {base}/v1/chat/completions`, streamed): OpenAI, OpenRouter,
+//! vLLM, llama.cpp, Ollama, LM Studio.
+//!
+//! The output cap is sent as `max_tokens`, which every compatible server understands. OpenAI's reasoning
+//! models refuse it and ask for `max_completion_tokens`; on that answer the provider resends the request
+//! once with `max_completion_tokens` and keeps using it.
+
+mod stream;
+
+pub use stream::OpenAiStream;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Value, json};
+
+use super::error::{ErrorKind, ProviderError};
+use super::http::{self, http_client};
+use super::sse::SseDecoder;
+use super::{BoxFuture, DeltaSink, Provider};
+use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+
+/// The default base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com";
+/// The model used when neither the request nor the config names one.
+pub const DEFAULT_MODEL: &str = "gpt-4o";
+/// `max_tokens` when neither the request nor the config sets one.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// Settings for [`OpenAiProvider`].
+#[derive(Debug, Clone, Default)]
+pub struct OpenAiConfig {
+    /// E.g. `https://api.openai.com`, `http://localhost:11434/v1` (a trailing `/v1` is not doubled).
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer …` when not empty (local servers often need none).
+    pub api_key: String,
+    /// Used when the request's `model` is empty.
+    pub model: Option<String>,
+    /// Used when the request's `max_tokens` is 0.
+    pub max_tokens: Option<u32>,
+    /// A client to share; [`http_client`] builds one when `None`.
+    pub http: Option<reqwest::Client>,
+}
+
+/// A [`Provider`] for OpenAI-compatible Chat Completions.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    cfg: OpenAiConfig,
+    url: String,
+    http: reqwest::Client,
+    /// Set once the server asked for `max_completion_tokens` instead of `max_tokens`.
+    completion_tokens: AtomicBool,
+}
+
+impl OpenAiProvider {
+    /// A provider for `cfg`; an empty `base_url` means [`DEFAULT_BASE_URL`].
+    pub fn new(mut cfg: OpenAiConfig) -> Self {
+        if cfg.base_url.trim().is_empty() {
+            cfg.base_url = DEFAULT_BASE_URL.to_owned();
+        }
+        let url = http::endpoint_url(&cfg.base_url, "/v1/chat/completions");
+        let http = cfg.http.clone().unwrap_or_else(http_client);
+        OpenAiProvider {
+            cfg,
+            url,
+            http,
+            completion_tokens: AtomicBool::new(false),
+        }
+    }
+
+    /// The JSON body sent for `req` (public for tests and diagnostics).
+    pub fn request_body(&self, req: &ModelRequest) -> Value {
+        let model = if req.model.is_empty() {
+            self.cfg.model.as_deref().unwrap_or(DEFAULT_MODEL)
+        } else {
+            &req.model
+        };
+        let max_tokens = match req.max_tokens {
+            0 => self.cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            n => n,
+        };
+        let mut body = request_body(req, model, max_tokens);
+        if self.completion_tokens.load(Ordering::Relaxed)
+            && let Some(obj) = body.as_object_mut()
+            && let Some(v) = obj.remove("max_tokens")
+        {
+            obj.insert("max_completion_tokens".to_owned(), v);
+        }
+        body
+    }
+
+    async fn attempt(
+        &self,
+        req: &ModelRequest,
+        sink: DeltaSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let key = self.cfg.api_key.as_str();
+        let body = serde_json::to_vec(&self.request_body(req))
+            .map_err(|e| ProviderError::other(format!("could not encode the request: {e}")))?;
+        let bearer = format!("Bearer {key}");
+        let headers: Vec<(&str, &str)> = if key.is_empty() {
+            Vec::new()
+        } else {
+            vec![("authorization", bearer.as_str())]
+        };
+        let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        let mut state = OpenAiStream::new();
+        loop {
+            let chunk = resp
+                .chunk()
+                .await
+                .map_err(|e| http::transport_error(&e, "stream interrupted", key))?;
+            let Some(bytes) = chunk else {
+                return state.finish();
+            };
+            decoder.push_into(&bytes, &mut events);
+            for ev in events.drain(..) {
+                state
+                    .on_data(&ev.data, &mut *sink)
+                    .map_err(|e| e.redacted(key))?;
+                if state.is_done() {
+                    return state.finish();
+                }
+            }
+        }
+    }
+}
+
+/// A user message becomes `tool` messages (one per result, first, so they follow the assistant's
+/// `tool_calls`) and then a `user` message with its text.
+fn push_user(out: &mut Vec<Value>, m: &Message) {
+    let mut text = String::new();
+    for b in &m.content {
+        match b {
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } => {
+                out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
+            }
+            Block::Text { text: t } => text.push_str(t),
+            Block::Thinking { .. } | Block::ToolUse { .. } => {}
+        }
+    }
+    if !text.is_empty() || !m.has_tool_result() {
+        out.push(json!({"role": "user", "content": text}));
+    }
+}
+
+/// An assistant message: its text as `content`, its tool calls with arguments as a JSON string.
+/// Thinking blocks are not sent (Chat Completions has no place for them).
+fn push_assistant(out: &mut Vec<Value>, m: &Message) {
+    let text = m.text();
+    let calls: Vec<Value> = m
+        .tool_uses()
+        .map(|(id, name, input)| {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}})
+        })
+        .collect();
+    let mut msg = json!({"role": "assistant"});
+    msg["content"] = if text.is_empty() && !calls.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    if !calls.is_empty() {
+        msg["tool_calls"] = Value::Array(calls);
+    }
+    out.push(msg);
+}
+
+/// The request body for a Chat Completions stream.
+pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    for m in &req.messages {
+        match m.role {
+            Role::User => push_user(&mut messages, m),
+            Role::Assistant => push_assistant(&mut messages, m),
+        }
+    }
+    let mut body = json!({
+        "model": model,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "max_tokens": max_tokens,
+        "messages": messages,
+    });
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.input_schema}})
+            })
+            .collect();
+        body["tool_choice"] = json!(match req.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+        });
+    }
+    body
+}
+
+/// Whether an error asks for `max_completion_tokens` instead of `max_tokens`.
+fn wants_completion_tokens(e: &ProviderError) -> bool {
+    e.kind == ErrorKind::InvalidRequest
+        && e.message.contains("max_tokens")
+        && e.message.contains("max_completion_tokens")
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn endpoint(&self) -> String {
+        self.url.clone()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(async move {
+            match self.attempt(req, &mut *sink).await {
+                Err(e)
+                    if wants_completion_tokens(&e)
+                        && !self.completion_tokens.load(Ordering::Relaxed) =>
+                {
+                    self.completion_tokens.store(true, Ordering::Relaxed);
+                    self.attempt(req, sink).await
+                }
+                other => other,
+            }
+        })
+    }
+}

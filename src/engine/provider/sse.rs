@@ -48,7 +48,9 @@ impl SseDecoder {
         let mut bytes = bytes;
         if !self.started {
             // The BOM may itself be split across chunks: wait until three bytes are known.
-            if self.partial.len() + bytes.len() < 3 && b"\xEF\xBB\xBF".starts_with(&self.joined(bytes)) {
+            if self.partial.len() + bytes.len() < 3
+                && b"\xEF\xBB\xBF".starts_with(&self.joined(bytes))
+            {
                 self.partial.extend_from_slice(bytes);
                 return;
             }
@@ -182,7 +184,10 @@ mod tests {
     fn line_endings_lf_crlf_cr() {
         let want = vec![ev(Some("a"), "1"), ev(None, "2")];
         assert_eq!(decode_all(b"event: a\ndata: 1\n\ndata: 2\n\n"), want);
-        assert_eq!(decode_all(b"event: a\r\ndata: 1\r\n\r\ndata: 2\r\n\r\n"), want);
+        assert_eq!(
+            decode_all(b"event: a\r\ndata: 1\r\n\r\ndata: 2\r\n\r\n"),
+            want
+        );
         assert_eq!(decode_all(b"event: a\rdata: 1\r\rdata: 2\r\r"), want);
         assert_eq!(decode_all(b"event: a\rdata: 1\r\n\ndata: 2\n\r\n"), want);
     }
@@ -253,14 +258,19 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_replaced_not_fatal() {
-        assert_eq!(decode_all(b"data: a\xFFb\n\n"), vec![ev(None, "a\u{FFFD}b")]);
+        assert_eq!(
+            decode_all(b"data: a\xFFb\n\n"),
+            vec![ev(None, "a\u{FFFD}b")]
+        );
     }
 
     fn sample() -> Vec<u8> {
         let mut s = Vec::new();
         s.extend_from_slice(b"event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n");
         s.extend_from_slice(b": keep-alive\n\n");
-        s.extend_from_slice("event: content_block_delta\ndata: {\"text\":\"日本語 ✓\"}\n\n".as_bytes());
+        s.extend_from_slice(
+            "event: content_block_delta\ndata: {\"text\":\"日本語 ✓\"}\n\n".as_bytes(),
+        );
         s.extend_from_slice(b"data: line one\rdata: line two\r\r");
         s.extend_from_slice(b"event: ping\ndata: {\"type\": \"ping\"}\n\n");
         s

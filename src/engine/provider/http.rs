@@ -1,0 +1,174 @@
+//! The HTTP plumbing both providers share: the client, the streaming POST, and turning transport and
+//! HTTP failures into [`ProviderError`]s (with the API key redacted).
+
+use std::sync::Once;
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+
+use super::error::{self, ProviderError};
+
+/// How long to wait for a TCP/TLS connection. There is no overall timeout: streams are long.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How much of an error body is read (the rest is not needed for a message).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A client for the model APIs: rustls with the `ring` provider (installed once per process),
+/// a 30 s connect timeout and no overall timeout.
+pub fn http_client() -> reqwest::Client {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // Another part of the process may have installed a provider already; either is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_keepalive(Duration::from_secs(30))
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// `{base}{path}` where `path` starts with `/v1/…`; a base that already ends in `/v1` is not doubled.
+pub fn endpoint_url(base: &str, path: &str) -> String {
+    let base = base.trim().trim_end_matches('/');
+    match (base.ends_with("/v1"), path.strip_prefix("/v1")) {
+        (true, Some(rest)) => format!("{base}{rest}"),
+        _ => format!("{base}{path}"),
+    }
+}
+
+/// `retry-after-ms` or `retry-after` (seconds) from response headers.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    error::parse_retry_after(get("retry-after"), get("retry-after-ms"))
+}
+
+/// The message of a transport error and its causes, without repeats.
+fn chain(err: &reqwest::Error) -> String {
+    let mut parts: Vec<String> = vec![err.to_string()];
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+/// A transport failure (refused, reset, timeout, TLS, cut body) as a retryable `Network` error.
+pub fn transport_error(err: &reqwest::Error, during: &str, secret: &str) -> ProviderError {
+    let what = if err.is_timeout() {
+        "timed out"
+    } else if err.is_connect() {
+        "could not connect"
+    } else {
+        "connection failed"
+    };
+    ProviderError::network(format!(
+        "{during}: {what}: {}",
+        error::truncate(&chain(err))
+    ))
+    .redacted(secret)
+}
+
+/// Read at most [`MAX_ERROR_BODY`] bytes of a response body as text (lossy).
+async fn read_capped(resp: &mut reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match resp.chunk().await {
+            Ok(Some(c)) => body.extend_from_slice(&c),
+            _ => break,
+        }
+    }
+    body.truncate(MAX_ERROR_BODY);
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// POST `body` as JSON and return the response once its status says a stream follows. Transport
+/// failures become `Network` errors; non-2xx statuses are classified from their body; a 2xx that is
+/// JSON or HTML instead of an event stream becomes a clear error too.
+pub async fn post_stream(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+    secret: &str,
+) -> Result<reqwest::Response, ProviderError> {
+    let mut rb = client
+        .post(url)
+        .header(CONTENT_TYPE, "application/json")
+        .header("accept", "text/event-stream");
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    let mut resp = rb
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| transport_error(&e, "request failed", secret))?;
+    let status = resp.status().as_u16();
+    if !resp.status().is_success() {
+        let after = retry_after(resp.headers());
+        let text = read_capped(&mut resp).await;
+        return Err(error::classify(status, &text, after).redacted(secret));
+    }
+    let ctype = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if ctype.contains("application/json") || ctype.contains("text/html") {
+        let text = read_capped(&mut resp).await;
+        let mut e = match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(v) if v.get("error").is_some() => error::from_error_json(&v),
+            _ => {
+                let c = error::classify(status, &text, None);
+                ProviderError::other(format!(
+                    "expected an event stream, the server sent {ctype}: {}",
+                    c.message
+                ))
+            }
+        };
+        e.status = Some(status);
+        return Err(e.redacted(secret));
+    }
+    Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_is_not_doubled() {
+        let p = "/v1/chat/completions";
+        assert_eq!(
+            endpoint_url("http://h:1", p),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url("http://h:1/", p),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url("http://h:1/v1", p),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url("http://h:1/v1/", p),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url("https://openrouter.ai/api/v1", p),
+            "https://openrouter.ai/api/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint_url("https://api.anthropic.com", "/v1/messages"),
+            "https://api.anthropic.com/v1/messages"
+        );
+    }
+}
