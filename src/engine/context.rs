@@ -161,14 +161,37 @@ mod tests {
             has_session_id: true,
         };
         assert!(handoff_due(base));
-        assert!(!handoff_due(DueInput { ctx: 149_999, ..base }));
-        assert!(!handoff_due(DueInput { enabled: false, ..base }));
-        assert!(!handoff_due(DueInput { writing_turn: true, ..base }), "the writing turn is exempt");
-        assert!(!handoff_due(DueInput { has_session_id: false, ..base }));
+        assert!(!handoff_due(DueInput {
+            ctx: 149_999,
+            ..base
+        }));
+        assert!(!handoff_due(DueInput {
+            enabled: false,
+            ..base
+        }));
+        assert!(
+            !handoff_due(DueInput {
+                writing_turn: true,
+                ..base
+            }),
+            "the writing turn is exempt"
+        );
+        assert!(!handoff_due(DueInput {
+            has_session_id: false,
+            ..base
+        }));
         // The 10k floor: a tiny window still hands off at 10k, not at 0.
         let at = handoff_at(12_000, 50_000);
-        assert!(!handoff_due(DueInput { ctx: 9_999, at, ..base }));
-        assert!(handoff_due(DueInput { ctx: 10_000, at, ..base }));
+        assert!(!handoff_due(DueInput {
+            ctx: 9_999,
+            at,
+            ..base
+        }));
+        assert!(handoff_due(DueInput {
+            ctx: 10_000,
+            at,
+            ..base
+        }));
     }
 
     #[test]
@@ -177,7 +200,11 @@ mod tests {
         assert_eq!(default_window("claude-haiku[1m]"), 1_000_000);
         assert_eq!(default_window("claude-sonnet-4-5-1m"), 1_000_000);
         assert_eq!(default_window("claude-opus-4-1"), 1_000_000);
-        assert_eq!(default_window("haiku-21m"), 200_000, "21m is not a 1m token");
+        assert_eq!(
+            default_window("haiku-21m"),
+            200_000,
+            "21m is not a 1m token"
+        );
         assert_eq!(default_window("HAIKU"), 200_000);
         assert_eq!(default_window(""), 1_000_000);
     }

@@ -11,19 +11,28 @@ use super::types::Usage;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     /// A user message: runs one turn.
-    UserTurn { text: String },
+    UserTurn {
+        text: String,
+    },
     /// Abort what is running: a stream, a tool, a handoff being written.
     Abort,
     /// `/handoff [focus]`.
-    Handoff { focus: Option<String> },
+    Handoff {
+        focus: Option<String>,
+    },
     /// The answer to an `Event::ApprovalRequest`.
-    Approval { id: String, decision: Approval },
+    Approval {
+        id: String,
+        decision: Approval,
+    },
     /// The review window (SPEC §8) is over: start the successor from the file on disk.
     ReviewDone,
     /// `/new`: a fresh session with no handoff.
     NewSession,
     /// `/window N`: a new context window for the rest of the run.
-    SetWindow { window: u64 },
+    SetWindow {
+        window: u64,
+    },
     Shutdown,
 }
 
@@ -108,12 +117,25 @@ pub enum Event {
         demo: bool,
     },
     /// A user message the engine put into the conversation (echo, for transcripts and the chat pane).
-    UserMessage { text: String },
-    TextDelta { text: String },
-    ThinkingDelta { text: String },
+    UserMessage {
+        text: String,
+    },
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        text: String,
+    },
     /// The assistant message is complete.
-    AssistantDone { text: String, interrupted: bool },
-    ToolCall { id: String, name: String, input: Value },
+    AssistantDone {
+        text: String,
+        interrupted: bool,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+    },
     ToolResult {
         id: String,
         name: String,
@@ -121,7 +143,11 @@ pub enum Event {
         is_error: bool,
         spilled: Option<PathBuf>,
     },
-    ApprovalRequest { id: String, name: String, summary: String },
+    ApprovalRequest {
+        id: String,
+        name: String,
+        summary: String,
+    },
     /// Context accounting after a response (or an estimate between responses).
     Usage {
         context: u64,
@@ -132,7 +158,11 @@ pub enum Event {
     },
     Handoff(HandoffPhase),
     /// A compaction (`--no-handoff`) replaced older history with a summary.
-    Compaction { before: u64, after: u64, trigger: String },
+    Compaction {
+        before: u64,
+        after: u64,
+        trigger: String,
+    },
     Retry {
         attempt: u32,
         max: u32,
@@ -140,11 +170,23 @@ pub enum Event {
         delay_ms: u64,
     },
     /// A window learned from an overflow message, now recorded for the model.
-    WindowLearned { model: String, window: u64 },
-    Notice { message: String },
-    Warning { message: String },
-    Error { kind: String, message: String },
-    TurnEnd { reason: ExitReason },
+    WindowLearned {
+        model: String,
+        window: u64,
+    },
+    Notice {
+        message: String,
+    },
+    Warning {
+        message: String,
+    },
+    Error {
+        kind: String,
+        message: String,
+    },
+    TurnEnd {
+        reason: ExitReason,
+    },
     /// The final answer of a headless run.
     Result {
         text: String,

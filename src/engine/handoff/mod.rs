@@ -3,4 +3,3 @@
 pub mod document;
 pub mod prompt;
 pub mod store;
-

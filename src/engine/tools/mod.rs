@@ -1,1 +1,287 @@
-//! (being written)
+//! The model's tools (SPEC §4): `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
+//! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
+//!
+//! Every tool answers with a [`ToolOutput`]; failures are `is_error` outputs carrying a message for the
+//! model, never panics. Paths stay inside the workspace unless the user approved leaving it
+//! ([`ToolCtx::allow_outside`]). Tool output is data: nothing here interprets it.
+
+mod args;
+mod bash;
+mod edit_file;
+mod glob;
+mod grep;
+mod list_dir;
+pub mod paths;
+mod read_file;
+mod spill;
+mod text;
+mod write_file;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
+use args::Args;
+pub use paths::default_spill_dir;
+pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
+
+/// The bash timeout when neither the call nor the configuration asks for another.
+pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest timeout a bash call may ask for.
+pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The names of all tools, in the order [`specs`] lists them.
+pub const TOOL_NAMES: [&str; 7] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "bash",
+    "grep",
+    "glob",
+    "list_dir",
+];
+
+/// What a tool call may touch and how long it may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCtx {
+    /// The workspace root: absolute and canonical.
+    pub workspace: PathBuf,
+    /// `<workbench>/spill`; `None` with `--no-workbench` (then [`default_spill_dir`] is used).
+    pub spill_dir: Option<PathBuf>,
+    /// The session whose results are spilled (names the spill files).
+    pub session_id: String,
+    /// The bash timeout unless a call asks for another (capped at [`MAX_BASH_TIMEOUT`]).
+    pub bash_timeout: Duration,
+    /// The user approved leaving the workspace for this call.
+    pub allow_outside: bool,
+}
+
+impl ToolCtx {
+    /// A context with the defaults: no spill dir, the default bash timeout, workspace only.
+    pub fn new(workspace: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
+        ToolCtx {
+            workspace: workspace.into(),
+            spill_dir: None,
+            session_id: session_id.into(),
+            bash_timeout: DEFAULT_BASH_TIMEOUT,
+            allow_outside: false,
+        }
+    }
+}
+
+/// The result of one tool call, as the model will see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text returned to the model.
+    pub content: String,
+    /// The call failed (bad arguments, I/O error, non-zero exit, timeout, …).
+    pub is_error: bool,
+    /// Where the full result was written when it was too large for the context.
+    pub spilled: Option<PathBuf>,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: false,
+            spilled: None,
+        }
+    }
+
+    /// A failed call, with a message for the model.
+    pub fn error(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            is_error: true,
+            spilled: None,
+        }
+    }
+}
+
+/// What a tool's body returns: `Err` is a message for the model.
+pub(crate) type ToolResult = Result<ToolOutput, String>;
+
+/// JSON schemas and descriptions of every tool, for the model.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        read_file::spec(),
+        write_file::spec(),
+        edit_file::spec(),
+        bash::spec(),
+        grep::spec(),
+        glob::spec(),
+        list_dir::spec(),
+    ]
+}
+
+/// Whether `name` is one of the tools.
+pub fn is_known(name: &str) -> bool {
+    TOOL_NAMES.contains(&name)
+}
+
+/// Whether this call must be approved by the user: `bash`, `write_file` and `edit_file` always; any
+/// other tool whose path argument resolves outside the workspace.
+pub fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
+    match name {
+        "bash" | "write_file" | "edit_file" => true,
+        "read_file" | "grep" | "glob" | "list_dir" => {
+            match input.get("path").and_then(Value::as_str) {
+                Some(raw) if !raw.trim().is_empty() => {
+                    let resolved = paths::resolve(workspace, raw);
+                    let inside = paths::is_within(&paths::canonical_or_self(workspace), &resolved);
+                    let spill = name == "read_file" && paths::in_default_spill_dir(&resolved);
+                    !inside && !spill
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// One line for UIs and approval prompts: `bash: cargo test`, `edit_file: src/main.rs`,
+/// `read_file: a.rs:10-40`.
+pub fn summary(name: &str, input: &Value) -> String {
+    let one_line = |s: &str| text::one_line(s, 100);
+    if input.get(INVALID_JSON_KEY).is_some() {
+        return format!("{}: (invalid JSON arguments)", one_line(name));
+    }
+    let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
+    let n = |k: &str| input.get(k).and_then(args::as_u64);
+    let path = s("path");
+    let detail = match name {
+        "bash" => input.get("command").and_then(Value::as_str).map(|c| {
+            let first = c.trim().lines().next().unwrap_or("");
+            let mut line = one_line(first);
+            if c.trim().lines().nth(1).is_some() {
+                line.push_str(" …");
+            }
+            line
+        }),
+        "read_file" => path.map(|p| match (n("offset"), n("limit")) {
+            (None, None) => p,
+            (off, Some(limit)) => {
+                let start = off.unwrap_or(1).max(1);
+                format!("{p}:{start}-{}", start.saturating_add(limit.max(1) - 1))
+            }
+            (Some(off), None) => format!("{p}:{}-", off.max(1)),
+        }),
+        "write_file" | "edit_file" => path,
+        "grep" => s("pattern").map(|pat| {
+            let mut line = format!("/{pat}/");
+            if let Some(p) = &path {
+                line.push_str(&format!(" in {p}"));
+            }
+            if let Some(g) = s("glob") {
+                line.push_str(&format!(" ({g})"));
+            }
+            line
+        }),
+        "glob" => s("pattern").map(|pat| match &path {
+            Some(p) => format!("{pat} in {p}"),
+            None => pat,
+        }),
+        "list_dir" => Some(path.unwrap_or_else(|| ".".into())),
+        _ => None,
+    };
+    match detail {
+        Some(d) if !d.is_empty() => format!("{}: {d}", one_line(name)),
+        _ => one_line(name),
+    }
+}
+
+/// Run a tool. Never panics; every failure is an `is_error` output with a clear message for the
+/// model. Cancel-safe: dropping the future kills a running bash command and its process group, and
+/// stops a running search.
+pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
+    let map = match validate(name, input) {
+        Ok(map) => map,
+        Err(out) => return out,
+    };
+    if name == "bash" {
+        return bash::run(&Args::new(name, map), ctx)
+            .await
+            .unwrap_or_else(ToolOutput::error);
+    }
+    let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = Arc::clone(&cancel.0);
+    let (name, map, ctx) = (name.to_owned(), map.clone(), ctx.clone());
+    let task = tokio::task::spawn_blocking(move || {
+        run_blocking(&Args::new(&name, &map), &ctx, &flag).unwrap_or_else(ToolOutput::error)
+    });
+    let out = match task.await {
+        Ok(out) => out,
+        Err(e) => ToolOutput::error(format!("the tool failed unexpectedly: {e}")),
+    };
+    drop(cancel);
+    out
+}
+
+/// The tools that do blocking file-system work (run on tokio's blocking pool).
+fn run_blocking(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult {
+    match args.tool() {
+        "read_file" => read_file::run(args, ctx),
+        "write_file" => write_file::run(args, ctx),
+        "edit_file" => edit_file::run(args, ctx),
+        "grep" => grep::run(args, ctx, cancel),
+        "glob" => glob::run(args, ctx, cancel),
+        "list_dir" => list_dir::run(args, ctx),
+        other => Err(unknown_tool(other)),
+    }
+}
+
+/// Sets its flag when dropped, so a blocking search stops when the caller gives up on it.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Checks the tool name and that the arguments are a JSON object the model meant to send.
+fn validate<'a>(name: &str, input: &'a Value) -> Result<&'a Map<String, Value>, ToolOutput> {
+    if !is_known(name) {
+        return Err(ToolOutput::error(unknown_tool(name)));
+    }
+    if let Some(raw) = input.get(INVALID_JSON_KEY) {
+        let raw = match raw {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return Err(ToolOutput::error(format!(
+            "The arguments for `{name}` were not valid JSON, so the tool did not run. \
+             Send the call again with a single JSON object matching the tool's schema. \
+             The raw arguments received were:\n{}",
+            text::truncate_chars(&raw, 2_000)
+        )));
+    }
+    match input {
+        Value::Object(map) => Ok(map),
+        Value::Null => {
+            static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+            Ok(EMPTY.get_or_init(Map::new))
+        }
+        other => Err(ToolOutput::error(format!(
+            "The arguments for `{name}` must be a JSON object, got: {}",
+            text::truncate_chars(&other.to_string(), 500)
+        ))),
+    }
+}
+
+fn unknown_tool(name: &str) -> String {
+    format!(
+        "Unknown tool `{}`. The available tools are: {}.",
+        text::one_line(name, 100),
+        TOOL_NAMES.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,305 @@
+//! `bash`: run a shell command in the workspace, with a timeout, output captured in order.
+//!
+//! stdout and stderr share one pipe, so the output reads as it would in a terminal. The command
+//! runs in its own process group; a timeout or a dropped future (Esc) kills the whole group, so
+//! grandchildren die too. Output is capped in memory (head and tail kept).
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+use tokio::time::Instant;
+
+use super::args::Args;
+use super::text::clean_terminal_output;
+use super::{MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
+use crate::engine::types::ToolSpec;
+
+/// Bytes kept from the start of the output.
+const HEAD_BYTES: usize = 256 * 1024;
+/// Bytes kept from the end of the output.
+const TAIL_BYTES: usize = 256 * 1024;
+/// After the command exits, how long to keep reading output that background processes still write.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+pub(super) fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "bash".into(),
+        description: format!(
+            "Run a shell command with `bash -c` in the workspace root. stdin is empty (no \
+             interactive input); stdout and stderr are returned together in order, followed by \
+             the exit code. The command is killed after `timeout` seconds (default {}, at most \
+             {}). Output over 512 KiB keeps its start and end. Avoid interactive programs and \
+             pagers; prefer read_file, grep, glob and list_dir for looking at files.",
+            super::DEFAULT_BASH_TIMEOUT.as_secs(),
+            MAX_BASH_TIMEOUT.as_secs()
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run."},
+                "timeout": {"type": "number", "minimum": 1, "maximum": MAX_BASH_TIMEOUT.as_secs(), "description": "Seconds before the command is killed."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx) -> ToolResult {
+    let command = args.str("command")?;
+    if command.trim().is_empty() {
+        return Err("`bash`: the command is empty.".into());
+    }
+    let timeout = match args.opt_f64("timeout")? {
+        Some(secs) => Duration::from_secs_f64(secs.clamp(1.0, MAX_BASH_TIMEOUT.as_secs_f64())),
+        None => ctx.bash_timeout,
+    };
+    let done = execute(command, &ctx.workspace, timeout)
+        .await
+        .map_err(|e| format!("Could not start the shell: {e}"))?;
+    Ok(done.into_output(timeout))
+}
+
+/// What a finished (or killed) command left behind.
+struct Finished {
+    output: String,
+    status: Option<ExitStatus>,
+    timed_out: bool,
+    /// Background processes still held the output open when we stopped reading.
+    left_running: bool,
+}
+
+impl Finished {
+    fn into_output(self, timeout: Duration) -> ToolOutput {
+        let mut content = clean_terminal_output(self.output.trim_end_matches(['\n', '\r']));
+        if content.trim().is_empty() {
+            content = "(no output)".into();
+        }
+        content.push_str("\n\n");
+        let failed;
+        if self.timed_out {
+            failed = true;
+            content.push_str(&format!(
+                "[timed out after {}s: the command and its child processes were killed; the \
+                 output above is what it printed until then]",
+                fmt_secs(timeout)
+            ));
+        } else {
+            match self.status.as_ref().map(describe_status) {
+                Some((text, ok)) => {
+                    failed = !ok;
+                    content.push_str(&format!("[{text}]"));
+                }
+                None => {
+                    failed = true;
+                    content.push_str("[exit status unknown]");
+                }
+            }
+        }
+        if self.left_running {
+            content.push_str(
+                "\n[background processes started by the command are still running; their \
+                 further output is not captured]",
+            );
+        }
+        ToolOutput {
+            content,
+            is_error: failed,
+            spilled: None,
+        }
+    }
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", d.as_secs())
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+fn describe_status(status: &ExitStatus) -> (String, bool) {
+    if let Some(code) = status.code() {
+        return (format!("exit code {code}"), code == 0);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return (format!("killed by signal {sig}"), false);
+        }
+    }
+    (format!("{status}"), false)
+}
+
+async fn execute(command: &str, cwd: &Path, timeout: Duration) -> io::Result<Finished> {
+    let (mut child, mut reader) = match spawn("bash", command, cwd) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => spawn("sh", command, cwd)?,
+        other => other?,
+    };
+    let mut group = GroupKiller::new(&child);
+    let mut capture = Capture::default();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut eof = false;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+
+    // Read while the command runs, until it exits or the deadline passes.
+    let mut timed_out = false;
+    let mut status = None;
+    while status.is_none() {
+        tokio::select! {
+            r = reader.read(&mut chunk), if !eof => match r {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => capture.push(&chunk[..n]),
+            },
+            s = child.wait() => {
+                group.disarm();
+                status = Some(s?);
+            }
+            () = &mut deadline => {
+                timed_out = true;
+                group.kill();
+                let _ = child.start_kill();
+                status = Some(child.wait().await?);
+                group.disarm();
+            }
+        }
+    }
+
+    // Drain what is left in the pipe; stop if background processes keep it open.
+    let grace_end = Instant::now() + DRAIN_GRACE;
+    while !eof {
+        match tokio::time::timeout_at(grace_end, reader.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => eof = true,
+            Ok(Ok(n)) => capture.push(&chunk[..n]),
+            Err(_) => break,
+        }
+    }
+    Ok(Finished {
+        output: capture.finish(),
+        status,
+        timed_out,
+        left_running: !eof,
+    })
+}
+
+/// The read end of the shared stdout/stderr pipe.
+type OutputReader = tokio::net::unix::pipe::Receiver;
+
+fn spawn(shell: &str, command: &str, cwd: &Path) -> io::Result<(Child, OutputReader)> {
+    let (sender, reader) = tokio::net::unix::pipe::pipe()?;
+    let write_end = sender.into_blocking_fd()?;
+    let write_end_2 = write_end.try_clone()?;
+    let child = {
+        // The Command holds the write ends; it is dropped at the end of this block so that the
+        // pipe reports end-of-file once the command (and whatever inherited it) is done.
+        let mut cmd = Command::new(shell);
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(write_end))
+            .stderr(Stdio::from(write_end_2))
+            .env("PAGER", "cat")
+            .env("GIT_PAGER", "cat")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .kill_on_drop(true)
+            .process_group(0);
+        cmd.spawn()?
+    };
+    Ok((child, reader))
+}
+
+/// Kills the command's whole process group unless disarmed: on timeout, and when the future
+/// running the command is dropped.
+struct GroupKiller {
+    pgid: Option<i32>,
+}
+
+impl GroupKiller {
+    fn new(child: &Child) -> Self {
+        GroupKiller {
+            pgid: child.id().and_then(|id| i32::try_from(id).ok()),
+        }
+    }
+
+    /// The command has been reaped: its group id may be reused, so never signal it again.
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+
+    fn kill(&mut self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid.filter(|&p| p > 1) {
+            // SAFETY: kill(2) takes plain integers and has no memory effects. The group leader
+            // has not been reaped yet (we disarm right after reaping), so the id is still ours.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Output kept in memory: the first [`HEAD_BYTES`] and the last [`TAIL_BYTES`].
+#[derive(Default)]
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    omitted: u64,
+}
+
+impl Capture {
+    fn push(&mut self, mut data: &[u8]) {
+        if self.head.len() < HEAD_BYTES {
+            let take = data.len().min(HEAD_BYTES - self.head.len());
+            self.head.extend_from_slice(&data[..take]);
+            data = &data[take..];
+        }
+        if data.is_empty() {
+            return;
+        }
+        if data.len() >= TAIL_BYTES {
+            self.omitted += (self.tail.len() + data.len() - TAIL_BYTES) as u64;
+            self.tail.clear();
+            self.tail.extend(&data[data.len() - TAIL_BYTES..]);
+            return;
+        }
+        let overflow = (self.tail.len() + data.len()).saturating_sub(TAIL_BYTES);
+        if overflow > 0 {
+            self.tail.drain(..overflow);
+            self.omitted += overflow as u64;
+        }
+        self.tail.extend(data);
+    }
+
+    fn finish(self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if self.omitted > 0 {
+            out.push_str(&format!(
+                "\n[... {} bytes of output omitted ...]\n",
+                self.omitted
+            ));
+        }
+        let (a, b) = self.tail.as_slices();
+        let tail = [a, b].concat();
+        out.push_str(&String::from_utf8_lossy(&tail));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

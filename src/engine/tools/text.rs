@@ -1,0 +1,192 @@
+//! Small text helpers shared by the tools: truncation, binary sniffing, line numbering, sizes.
+
+/// How many leading bytes are checked for a NUL byte to call a file binary.
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Whether these leading bytes of a file look binary (a NUL byte).
+pub(crate) fn looks_binary(head: &[u8]) -> bool {
+    head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0)
+}
+
+/// At most `max` characters of `s`, with `…` when something was cut.
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_owned(),
+        Some((idx, _)) => format!("{}…", &s[..idx]),
+    }
+}
+
+/// `s` on one line (control characters become spaces), at most `max` characters.
+pub(crate) fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    truncate_chars(flat.trim(), max)
+}
+
+/// One numbered line, `cat -n` style: the number right-aligned in six columns, a tab, the text.
+pub(crate) fn numbered(n: usize, line: &str) -> String {
+    format!("{n:>6}\t{line}\n")
+}
+
+/// A size for people: `512 B`, `1.5 KiB`, `3.2 MiB`.
+pub(crate) fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// Removes terminal escape sequences (colours, cursor moves, titles) and resolves carriage returns
+/// the way a terminal shows them (a progress bar keeps only its last state).
+pub(crate) fn clean_terminal_output(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                // CSI: parameters and intermediates, then one final byte in @..~.
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                chars.next();
+                // OSC: ends with BEL or ESC \.
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' {
+                        if chars.peek() == Some(&'\\') {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            Some(_) => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    if !out.contains('\r') {
+        return out;
+    }
+    let mut resolved = String::with_capacity(out.len());
+    for (i, line) in out.split('\n').enumerate() {
+        if i > 0 {
+            resolved.push('\n');
+        }
+        let line = line.trim_end_matches('\r');
+        resolved.push_str(line.rsplit('\r').next().unwrap_or(line));
+    }
+    resolved
+}
+
+/// Similarity of two strings in `0.0..=1.0` (Sørensen–Dice over character bigrams).
+pub(crate) fn similarity(a: &str, b: &str) -> f64 {
+    fn bigrams(s: &str) -> Vec<(char, char)> {
+        let chars: Vec<char> = s.chars().collect();
+        let mut v: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+        v.sort_unstable();
+        v
+    }
+    if a == b {
+        return 1.0;
+    }
+    let (x, y) = (bigrams(a), bigrams(b));
+    if x.is_empty() || y.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+        }
+    }
+    2.0 * common as f64 / (x.len() + y.len()) as f64
+}
+
+/// Levenshtein distance of two short strings (for "did you mean" suggestions).
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_and_one_line() {
+        assert_eq!(truncate_chars("héllo", 3), "hél…");
+        assert_eq!(truncate_chars("abc", 3), "abc");
+        assert_eq!(one_line("  a\nb\tc ", 10), "a b c");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(1536), "1.5 KiB");
+        assert_eq!(human_size(5 * 1024 * 1024), "5.0 MiB");
+    }
+
+    #[test]
+    fn terminal_output_is_cleaned() {
+        assert_eq!(
+            clean_terminal_output("\u{1b}[1;31merror\u{1b}[0m: x"),
+            "error: x"
+        );
+        assert_eq!(
+            clean_terminal_output("\u{1b}]0;title\u{7}ok\r\n10%\r50%\r100%\ndone"),
+            "ok\n100%\ndone"
+        );
+    }
+
+    #[test]
+    fn similarity_and_distance() {
+        assert_eq!(similarity("abc", "abc"), 1.0);
+        assert!(similarity("let x = 1;", "let x = 2;") > 0.7);
+        assert!(similarity("let x = 1;", "fn main() {}") < 0.3);
+        assert_eq!(edit_distance("main.rs", "mian.rs"), 2);
+        assert_eq!(edit_distance("", "ab"), 2);
+    }
+
+    #[test]
+    fn binary_sniff() {
+        assert!(looks_binary(b"ab\0c"));
+        assert!(!looks_binary("ünïcode".as_bytes()));
+    }
+}
