@@ -1,1 +1,280 @@
-//! (being written)
+//! The handoff document on disk (SPEC §6.9, §10): the live file per step, the archive of earlier
+//! generations, and reading the file back after the review window.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::engine::fsutil::{atomic_write, compact_stamp};
+
+/// The longest step name used in a file name, in characters.
+pub const MAX_STEP_NAME_CHARS: usize = 64;
+
+/// A step name that is safe as part of a file name: letters and digits of any script, `-`, `_` and
+/// `.` are kept; everything else (separators, spaces, control characters) becomes `-`; runs of `-`
+/// collapse; leading dots and dashes go (no hidden files, no `..`); at most 64 characters; never
+/// empty (`step`).
+pub fn safe_step_name(step: &str) -> String {
+    let mut out = String::new();
+    for c in step.chars() {
+        let c = if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let trimmed: String = out
+        .trim_start_matches(['.', '-'])
+        .chars()
+        .take(MAX_STEP_NAME_CHARS)
+        .collect();
+    let trimmed = trimmed.trim_end_matches(['-', '.']);
+    if trimmed.is_empty() {
+        "step".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// `<workbench>/notes/handoff-<safe step>.md`.
+pub fn live_path(workbench: &Path, step: &str) -> PathBuf {
+    workbench
+        .join("notes")
+        .join(format!("handoff-{}.md", safe_step_name(step)))
+}
+
+/// `<workbench>/notes/archive/handoff/`.
+pub fn archive_dir(workbench: &Path) -> PathBuf {
+    workbench.join("notes").join("archive").join("handoff")
+}
+
+/// Archive the previous live file (if any) to `<wb>/notes/archive/handoff/<step>-<compact_stamp>.md`
+/// (never overwriting an archive: `-2`, `-3`… when the name exists — two handoffs in the same
+/// second), then write the new document atomically. Returns the live path.
+///
+/// The previous file is copied into the archive (created exclusively, fsynced) before the live file
+/// is replaced by an atomic rename, so at every moment at least one complete copy of each generation
+/// is on disk.
+pub fn freeze(workbench: &Path, step: &str, markdown: &str, now_secs: u64) -> io::Result<PathBuf> {
+    let live = live_path(workbench, step);
+    match fs::read(&live) {
+        Ok(previous) => {
+            archive(workbench, step, &previous, now_secs)?;
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot archive the previous handoff {}: {e}",
+                    live.display()
+                ),
+            ));
+        }
+    }
+    atomic_write(&live, markdown.as_bytes())?;
+    Ok(live)
+}
+
+/// Write `bytes` to a new archive file; returns its path.
+fn archive(workbench: &Path, step: &str, bytes: &[u8], now_secs: u64) -> io::Result<PathBuf> {
+    let dir = archive_dir(workbench);
+    fs::create_dir_all(&dir)?;
+    let base = format!("{}-{}", safe_step_name(step), compact_stamp(now_secs));
+    for n in 1u32.. {
+        let path = if n == 1 {
+            dir.join(format!("{base}.md"))
+        } else {
+            dir.join(format!("{base}-{n}.md"))
+        };
+        // `create_new` is the no-overwrite guarantee, also against a concurrent writer.
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => {
+                let written = f.write_all(bytes).and_then(|()| f.sync_all());
+                if let Err(e) = written {
+                    drop(f);
+                    let _ = fs::remove_file(&path);
+                    return Err(e);
+                }
+                return Ok(path);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free archive name"))
+}
+
+/// What reading the frozen document back found (SPEC §6.10, §13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadBack {
+    /// The file's text (bytes that are not UTF-8 are replaced, not refused: the user's edits win).
+    Text(String),
+    /// The file is gone (deleted by the user).
+    Missing,
+    /// The file holds only whitespace (emptied by the user).
+    Empty,
+    /// The file could not be read; the message says why.
+    Unreadable(String),
+}
+
+/// Read the live document back after the review window.
+pub fn read_back(path: &Path) -> ReadBack {
+    match fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            if text.trim().is_empty() {
+                ReadBack::Empty
+            } else {
+                ReadBack::Text(text)
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => ReadBack::Missing,
+        Err(e) => ReadBack::Unreadable(format!("{}: {e}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn archived(wb: &Path) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = fs::read_dir(archive_dir(wb))
+            .map(|rd| {
+                rd.map(|e| {
+                    let e = e.unwrap();
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        fs::read_to_string(e.path()).unwrap(),
+                    )
+                })
+                .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn step_names() {
+        let table = [
+            ("fix-macos-build", "fix-macos-build"),
+            ("fix/macos build", "fix-macos-build"),
+            ("../../etc/passwd", "etc-passwd"),
+            ("..", "step"),
+            ("", "step"),
+            ("   ", "step"),
+            ("a\0b\nc", "a-b-c"),
+            ("交接-干活", "交接-干活"),
+            ("v1.2_final.", "v1.2_final"),
+            ("C:\\Users\\x", "C-Users-x"),
+            (".hidden", "hidden"),
+        ];
+        for (input, want) in table {
+            assert_eq!(safe_step_name(input), want, "{input:?}");
+        }
+        let long = safe_step_name(&"ü".repeat(200));
+        assert_eq!(long.chars().count(), MAX_STEP_NAME_CHARS);
+        assert_eq!(
+            live_path(Path::new("/wb"), "a b"),
+            Path::new("/wb/notes/handoff-a-b.md")
+        );
+    }
+
+    #[test]
+    fn first_freeze_writes_the_live_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let wb = dir.path().join(".flower");
+        let path = freeze(&wb, "my step", "# one\n", 1_795_959_605).unwrap();
+        assert_eq!(path, wb.join("notes/handoff-my-step.md"));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "# one\n");
+        assert!(archived(&wb).is_empty());
+    }
+
+    #[test]
+    fn three_freezes_in_the_same_second_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let wb = dir.path();
+        let now = 1_795_959_605; // 2026-11-29T13:40:05Z
+        for text in ["gen 1", "gen 2", "gen 3"] {
+            freeze(wb, "s", text, now).unwrap();
+        }
+        assert_eq!(fs::read_to_string(live_path(wb, "s")).unwrap(), "gen 3");
+        assert_eq!(
+            archived(wb),
+            [
+                ("s-20261129T134005Z-2.md".to_string(), "gen 2".to_string()),
+                ("s-20261129T134005Z.md".to_string(), "gen 1".to_string()),
+            ]
+        );
+        // A later second gets its own plain name; the notes folder holds only the live file.
+        freeze(wb, "s", "gen 4", now + 1).unwrap();
+        assert!(archived(wb).contains(&("s-20261129T134006Z.md".to_string(), "gen 3".to_string())));
+        let notes: Vec<_> = fs::read_dir(wb.join("notes"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let mut notes = notes;
+        notes.sort();
+        assert_eq!(notes, ["archive", "handoff-s.md"]);
+    }
+
+    #[test]
+    fn steps_do_not_share_files() {
+        let dir = tempfile::tempdir().unwrap();
+        freeze(dir.path(), "a", "A", 0).unwrap();
+        freeze(dir.path(), "b", "B", 0).unwrap();
+        assert!(archived(dir.path()).is_empty());
+        assert_eq!(
+            read_back(&live_path(dir.path(), "a")),
+            ReadBack::Text("A".into())
+        );
+    }
+
+    #[test]
+    fn unwritable_workbench_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        // A regular file where the workbench folder should be: nothing can be created below it
+        // (permission bits would not stop root, which runs these tests in CI containers).
+        let wb = dir.path().join("wb");
+        fs::write(&wb, "not a folder").unwrap();
+        assert!(freeze(&wb, "s", "text", 0).is_err());
+
+        // The live file exists but the archive folder cannot be made: the live file is kept.
+        let wb2 = dir.path().join("wb2");
+        freeze(&wb2, "s", "first", 0).unwrap();
+        fs::create_dir_all(wb2.join("notes")).unwrap();
+        fs::write(wb2.join("notes/archive"), "blocker").unwrap();
+        assert!(freeze(&wb2, "s", "second", 1).is_err());
+        assert_eq!(
+            read_back(&live_path(&wb2, "s")),
+            ReadBack::Text("first".into())
+        );
+    }
+
+    #[test]
+    fn read_back_cases() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.md");
+        assert_eq!(read_back(&p), ReadBack::Missing);
+        fs::write(&p, " \n\t\n").unwrap();
+        assert_eq!(read_back(&p), ReadBack::Empty);
+        fs::write(&p, "").unwrap();
+        assert_eq!(read_back(&p), ReadBack::Empty);
+        fs::write(&p, "## Doing\nx\n").unwrap();
+        assert_eq!(read_back(&p), ReadBack::Text("## Doing\nx\n".into()));
+        fs::write(&p, b"caf\xe9 ok").unwrap();
+        assert_eq!(read_back(&p), ReadBack::Text("caf\u{fffd} ok".into()));
+        // A folder where the file should be cannot be read.
+        let folder = dir.path().join("folder.md");
+        fs::create_dir(&folder).unwrap();
+        match read_back(&folder) {
+            ReadBack::Unreadable(msg) => assert!(msg.contains("folder.md"), "{msg}"),
+            other => panic!("expected Unreadable, got {other:?}"),
+        }
+    }
+}
