@@ -263,3 +263,21 @@ async fn read_huge_file_pages_under_the_cap() {
     let tail = &out[out.len() - 100..];
     assert!(tail.contains("of 3000; continue with offset="), "{tail}");
 }
+
+#[tokio::test]
+async fn read_refuses_pipes_instead_of_hanging() {
+    let ws = Ws::new();
+    let fifo = ws.root().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let e = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        ws.err("read_file", json!({"path": "fifo"})),
+    )
+    .await
+    .expect("read_file hung on a pipe");
+    assert!(e.contains("not a regular file"), "{e}");
+}
