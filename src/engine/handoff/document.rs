@@ -32,6 +32,8 @@
 //!   (`152.3K`), so `used`/`window` come back rounded the way the header shows them.
 //! - A section holding only `(empty)` (or `empty`, `(none)`, `none`, `n/a`) is empty.
 //! - CRLF line ends are read as LF.
+//! - A document wrapped in a code fence (a fence opened in the preamble is still open at the first
+//!   section) loses the closing fence at its end.
 //!
 //! Section text is written with a leading backslash on every line that would otherwise parse as a
 //! section start or as `(empty)` (Markdown renders `\#` as `#`), and the parser removes exactly that
@@ -96,6 +98,9 @@ impl HandoffDoc {
         // Every occurrence of each section, as raw lines.
         let mut parts: [Vec<Vec<&str>>; 5] = Default::default();
         let mut current: Option<Section> = None;
+        // A model that wraps the whole document in a code fence: a fence is still open when the
+        // first section starts, and its closing fence must not end up in the last section.
+        let mut preamble_fence = false;
         for line in text.split('\n').map(|l| l.trim_end_matches('\r')) {
             match syntax::known_heading(line) {
                 Some((section, inline)) if current != Some(section) => {
@@ -114,6 +119,9 @@ impl HandoffDoc {
                         }
                     }
                     None => {
+                        if is_fence(line) {
+                            preamble_fence = !preamble_fence;
+                        }
                         if doc.meta.is_none() {
                             doc.meta = syntax::parse_header(line).map(
                                 |(step, generation, used, window, time)| HandoffMeta {
@@ -127,6 +135,14 @@ impl HandoffDoc {
                         }
                     }
                 },
+            }
+        }
+        if preamble_fence && let Some(lines) = current.and_then(|s| parts[s.index()].last_mut()) {
+            while lines.last().is_some_and(|l| l.trim().is_empty()) {
+                lines.pop();
+            }
+            if lines.last().is_some_and(|l| is_fence(l)) {
+                lines.pop();
             }
         }
         for section in Section::ALL {
@@ -305,6 +321,12 @@ fn section_text(lines: &[&str]) -> String {
     }
     let unescaped: Vec<&str> = raw.split('\n').map(syntax::unescape_line).collect();
     unescaped.join("\n").trim().to_string()
+}
+
+/// A Markdown code fence line (```` ``` ````, ```` ```markdown ````, `~~~`).
+fn is_fence(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("```") || t.starts_with("~~~")
 }
 
 /// The first `n` characters of `s` (never splitting a character) and whether anything was cut.

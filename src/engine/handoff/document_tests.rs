@@ -118,6 +118,15 @@ fn repeated_sections() {
 }
 
 #[test]
+fn a_fenced_document_loses_its_fences() {
+    let fenced = format!("Here it is:\n```markdown\n{SPEC_EXAMPLE}```\n\n");
+    assert_eq!(HandoffDoc::parse(&fenced), example_doc());
+    // Without an opening fence in the preamble, a closing fence is the section's own text.
+    let doc = HandoffDoc::parse("## Doing\nx\n## Scene\n```\ncode\n```\n");
+    assert_eq!(doc.scene, "```\ncode\n```");
+}
+
+#[test]
 fn crlf_files_parse_like_lf() {
     let doc = HandoffDoc::parse(&SPEC_EXAMPLE.replace('\n', "\r\n"));
     assert_eq!(doc, example_doc());

@@ -65,6 +65,11 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
         Ok(m) if m.is_dir() => {
             return Err(format!("{shown} is a directory, not a file."));
         }
+        Ok(m) if !m.is_file() => {
+            return Err(format!(
+                "{shown} is not a regular file (a device, socket or pipe)."
+            ));
+        }
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(format!(
@@ -217,6 +222,16 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
         .map_or(1, |i| i + 1);
     let wanted_tail = &wanted_tail[..wanted_len];
     let first = wanted_tail[0];
+    if wanted_tail
+        .iter()
+        .all(|l| l.is_empty() || has_line_number_prefix(l))
+    {
+        msg.push_str(
+            " It seems to include read_file's line-number prefixes (a number and a tab); \
+             old_string must be the file's text only, without them.",
+        );
+        return msg;
+    }
     let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
 
     // 1. The same lines with other whitespace (indentation, tabs, trailing spaces).
@@ -291,6 +306,12 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
     msg
 }
 
+/// Whether a trimmed line starts like read_file's output: digits, then a tab.
+fn has_line_number_prefix(line: &str) -> bool {
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && line[digits..].starts_with('\t')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +355,12 @@ mod tests {
         );
         let m = no_match_message("f", content, "let x = 7;");
         assert!(m.contains("most similar") && m.contains("     2\t"), "{m}");
+        let m = no_match_message(
+            "f",
+            content,
+            "     2\t    let x = 1;\n     3\t    let y = 2;",
+        );
+        assert!(m.contains("line-number prefixes"), "{m}");
         let m = no_match_message("f", content, "zzzz qqqq");
         assert!(m.contains("No similar lines"), "{m}");
     }

@@ -86,7 +86,8 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
     }
     if found.is_empty() {
         return Ok(ToolOutput::ok(format!(
-            "No files match `{raw_pattern}` in {shown_root}."
+            "No files match `{raw_pattern}` in {}.",
+            paths::in_prose(&shown_root)
         )));
     }
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

@@ -79,7 +79,7 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
         .build()
         .map_err(|e| format!("Invalid regular expression `{pattern}`: {e}"))?;
     let root = paths::check(ctx, root_raw, false)?;
-    let shown_root = paths::display(&ctx.workspace, &root);
+    let shown_root = paths::in_prose(&paths::display(&ctx.workspace, &root));
     if !root.exists() {
         return Err(paths::not_found(&ctx.workspace, &root, "Path"));
     }

@@ -94,6 +94,15 @@ pub fn display(workspace: &Path, path: &Path) -> String {
     }
 }
 
+/// A displayed directory in prose: `the workspace` for `.`.
+pub(crate) fn in_prose(shown: &str) -> String {
+    if shown == "." {
+        "the workspace".into()
+    } else {
+        shown.to_owned()
+    }
+}
+
 /// A "not found" message naming similar entries of the parent directory, if any.
 pub(crate) fn not_found(workspace: &Path, path: &Path, what: &str) -> String {
     let shown = display(workspace, path);

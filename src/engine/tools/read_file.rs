@@ -62,6 +62,11 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
             "{shown} is a directory, not a file. Use list_dir to see its entries."
         ));
     }
+    if !meta.is_file() {
+        return Err(format!(
+            "{shown} is not a regular file (a device, socket or pipe); read_file only reads files."
+        ));
+    }
     let io_err = |e: io::Error| format!("Cannot read {shown}: {e}");
     let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
     File::open(&path)

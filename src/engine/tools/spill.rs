@@ -126,9 +126,10 @@ fn notice(full: &str, len: usize, reason: &str, saved: Result<&str, &io::Error>)
     match saved {
         Ok(path) => format!(
             "[This result is {len} characters ({lines} lines), {reason}, so it was saved in full \
-             to {path}. Read it with read_file, e.g. {{\"path\": \"{path}\", \"offset\": 1, \
+             to {path}. Read it with read_file, e.g. {{\"path\": {}, \"offset\": 1, \
              \"limit\": 200}}, and continue with a higher offset; or grep it. A preview of \
-             {SPILL_PREVIEW_CHARS} characters (its start and end) follows.]\n{preview}"
+             {SPILL_PREVIEW_CHARS} characters (its start and end) follows.]\n{preview}",
+            serde_json::Value::from(path)
         ),
         Err(e) => format!(
             "[This result is {len} characters ({lines} lines), {reason}, and it could not be \
