@@ -1,1 +1,599 @@
-//! (being written)
+//! Configuration: flags beat env, env beats the config file (SPEC §2).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use serde::Deserialize;
+
+use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds};
+
+/// The demo model's window and headroom (SPEC §15).
+pub const DEMO_WINDOW: u64 = 40_000;
+pub const DEMO_HEADROOM: u64 = 10_000;
+pub const DEFAULT_MAX_GENERATIONS: u32 = 8;
+pub const DEFAULT_MAX_ITERATIONS: u32 = 200;
+pub const DEFAULT_REVIEW_SECS: u64 = 15;
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+
+/// The command line. Every flag also has a config-file key of the same name with `_` for `-`.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(
+    name = "flower-tui",
+    version,
+    about = "A terminal coding agent with visible, editable context handoffs"
+)]
+pub struct Cli {
+    /// Run headless with this task; print events as JSON lines
+    #[arg(short = 'p', long = "print", value_name = "TASK")]
+    pub prompt: Option<String>,
+    /// Context window in tokens
+    #[arg(long, value_name = "N", value_parser = parse_tokens)]
+    pub window: Option<u64>,
+    /// Tokens kept free below the window; the handoff line is max(10000, window - headroom)
+    #[arg(long, value_name = "N", value_parser = parse_tokens)]
+    pub headroom: Option<u64>,
+    /// Use in-place compaction instead of handoff
+    #[arg(long)]
+    pub no_handoff: bool,
+    /// Handoffs allowed in one step before it stops
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_generations: Option<u32>,
+    /// Model name
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// anthropic or openai
+    #[arg(long, value_name = "anthropic|openai", value_parser = parse_provider)]
+    pub provider: Option<ProviderKind>,
+    /// Continue the last run's latest session
+    #[arg(long = "continue")]
+    pub continue_last: bool,
+    /// The workspace (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// The run directory (default: <data_dir>/flower/runs/<run-id>)
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+    /// Write no notes (handoff files, spills) into <workspace>/.flower
+    #[arg(long)]
+    pub no_workbench: bool,
+    /// Side-editor review window before the successor starts: seconds, or off
+    #[arg(long, value_name = "SECS|off", value_parser = parse_review)]
+    pub review: Option<Review>,
+    /// Step name (default: derived from the first task)
+    #[arg(long, value_name = "NAME")]
+    pub step: Option<String>,
+    /// Approve tool calls without asking
+    #[arg(long)]
+    pub yes: bool,
+    /// Headless output: json or text
+    #[arg(long, value_name = "json|text", value_parser = parse_output)]
+    pub output: Option<OutputFormat>,
+    /// Use the built-in demo model (no API key needed)
+    #[arg(long)]
+    pub demo: bool,
+    /// Print the effective endpoint, model, window, thresholds and masked key, then continue
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Iteration budget of one turn
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
+    /// Headless: trigger a manual handoff after N completed turns' worth of model responses
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub handoff_after: Option<u32>,
+    /// Theme name (dark or light, or a file in <config_dir>/flower/themes)
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    Anthropic,
+    OpenAi,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAi => "openai",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    Off,
+    Secs(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    #[default]
+    Json,
+    Text,
+}
+
+fn parse_tokens(s: &str) -> Result<u64, String> {
+    let t = s.trim().replace('_', "");
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1_000.0),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1_000_000.0),
+        _ => (t.as_str(), 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok((v * mult).round() as u64),
+        _ => Err(format!(
+            "expected a positive token count like 200000 or 200k, got '{s}'"
+        )),
+    }
+}
+
+fn parse_provider(s: &str) -> Result<ProviderKind, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "anthropic" => Ok(ProviderKind::Anthropic),
+        "openai" => Ok(ProviderKind::OpenAi),
+        _ => Err(format!("accepted values: anthropic, openai (got '{s}')")),
+    }
+}
+
+fn parse_review(s: &str) -> Result<Review, String> {
+    let t = s.trim().to_ascii_lowercase();
+    if t == "off" || t == "0" {
+        return Ok(Review::Off);
+    }
+    t.trim_end_matches('s')
+        .parse::<u64>()
+        .map(Review::Secs)
+        .map_err(|_| format!("accepted values: a number of seconds or off (got '{s}')"))
+}
+
+fn parse_output(s: &str) -> Result<OutputFormat, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "json" => Ok(OutputFormat::Json),
+        "text" => Ok(OutputFormat::Text),
+        _ => Err(format!("accepted values: json, text (got '{s}')")),
+    }
+}
+
+/// The config file: every flag has a key. Unknown keys and wrong types are errors.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub window: Option<u64>,
+    pub headroom: Option<u64>,
+    pub no_handoff: Option<bool>,
+    /// Run compaction as well as handoff (both only when asked explicitly, SPEC §6.1).
+    pub compaction: Option<bool>,
+    pub max_generations: Option<u32>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub workspace: Option<PathBuf>,
+    pub run_dir: Option<PathBuf>,
+    pub no_workbench: Option<bool>,
+    pub review: Option<toml::Value>,
+    pub step: Option<String>,
+    pub yes: Option<bool>,
+    pub output: Option<String>,
+    pub demo: Option<bool>,
+    pub verbose: Option<bool>,
+    pub max_iterations: Option<u32>,
+    pub theme: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub bash_timeout: Option<u64>,
+    /// Base delay of the retry backoff in milliseconds (default 1000).
+    pub retry_base_ms: Option<u64>,
+}
+
+/// A configuration error: one line naming the key and the accepted values; exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// The environment, read once (so tests can pass their own).
+#[derive(Debug, Clone, Default)]
+pub struct Env(pub BTreeMap<String, String>);
+
+impl Env {
+    pub fn from_process() -> Self {
+        Env(std::env::vars().collect())
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .get(key)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// The effective settings of a run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub prompt: Option<String>,
+    pub provider: Option<ProviderKind>,
+    pub demo: bool,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub window: u64,
+    pub window_source: &'static str,
+    pub headroom: u64,
+    pub handoff: bool,
+    pub compaction: bool,
+    pub max_generations: u32,
+    pub max_iterations: u32,
+    pub continue_last: bool,
+    pub workspace: PathBuf,
+    pub run_dir: Option<PathBuf>,
+    pub data_dir: PathBuf,
+    pub workbench: bool,
+    pub review: Option<u64>,
+    pub step: Option<String>,
+    pub yes: bool,
+    pub output: OutputFormat,
+    pub verbose: bool,
+    pub handoff_after: Option<u32>,
+    pub theme: String,
+    pub no_color: bool,
+    pub editor: Option<String>,
+    pub max_tokens: u32,
+    pub bash_timeout_secs: u64,
+    pub retry_base_ms: u64,
+}
+
+impl Config {
+    pub fn thresholds(&self) -> Thresholds {
+        Thresholds::new(self.window, self.headroom)
+    }
+
+    /// `<workspace>/.flower`, or None with `--no-workbench`.
+    pub fn workbench_dir(&self) -> Option<PathBuf> {
+        self.workbench.then(|| self.workspace.join(".flower"))
+    }
+
+    /// The `-v` report: endpoint, model, window, thresholds, masked key. Never the key itself.
+    pub fn verbose_report(&self) -> String {
+        let t = self.thresholds();
+        let provider = if self.demo {
+            "demo (built-in scripted model)"
+        } else {
+            self.provider.map(ProviderKind::as_str).unwrap_or("none")
+        };
+        format!(
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}",
+            if self.demo {
+                "(in-process)"
+            } else {
+                self.base_url.as_str()
+            },
+            self.model,
+            t.window,
+            self.window_source,
+            t.headroom,
+            t.at,
+            t.warn_at,
+            mask_key(self.api_key.as_deref()),
+            if self.handoff {
+                "on"
+            } else {
+                "off (compaction)"
+            },
+            self.workspace.display(),
+        )
+    }
+}
+
+/// The key masked to its first 4 characters: `sk-a****`.
+pub fn mask_key(key: Option<&str>) -> String {
+    match key {
+        None => "(none)".into(),
+        Some(k) => {
+            let head: String = k.chars().take(4).collect();
+            format!("{head}****")
+        }
+    }
+}
+
+/// `<config_dir>/flower/config.toml`.
+pub fn config_path(env: &Env) -> Option<PathBuf> {
+    if let Some(dir) = env.get("XDG_CONFIG_HOME") {
+        return Some(PathBuf::from(dir).join("flower/config.toml"));
+    }
+    dirs::config_dir().map(|d| d.join("flower/config.toml"))
+}
+
+/// `<data_dir>/flower`.
+pub fn data_dir(env: &Env) -> PathBuf {
+    if let Some(dir) = env.get("XDG_DATA_HOME") {
+        return PathBuf::from(dir).join("flower");
+    }
+    dirs::data_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("flower")
+}
+
+/// Read and check the config file; a missing file is an empty config.
+pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileConfig::default()),
+        Err(e) => {
+            return Err(ConfigError(format!(
+                "config {}: cannot read: {e}",
+                path.display()
+            )));
+        }
+    };
+    toml::from_str(&text).map_err(|e| {
+        let msg = e.message().replace('\n', " ");
+        ConfigError(format!("config {}: {msg}", path.display()))
+    })
+}
+
+/// The learned windows, `<data_dir>/windows.json`: model → window from an overflow message.
+pub fn learned_windows_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("windows.json")
+}
+
+pub fn learned_window(data_dir: &Path, model: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(learned_windows_path(data_dir)).ok()?;
+    let map: BTreeMap<String, u64> = serde_json::from_str(&text).ok()?;
+    map.get(model).copied()
+}
+
+/// Record a window learned from an overflow message for this model.
+pub fn record_learned_window(data_dir: &Path, model: &str, window: u64) -> std::io::Result<()> {
+    let path = learned_windows_path(data_dir);
+    let mut map: BTreeMap<String, u64> = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    map.insert(model.to_string(), window);
+    let json = serde_json::to_vec_pretty(&map).map_err(std::io::Error::other)?;
+    crate::engine::fsutil::atomic_write(&path, &json)
+}
+
+fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
+    ConfigError(format!(
+        "config key `{key}`: accepted values: {accepted} (got {got})"
+    ))
+}
+
+/// Merge flags, env and file into the effective config.
+pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
+    let file_provider = match file.provider.as_deref() {
+        None => None,
+        Some(p) => {
+            Some(parse_provider(p).map_err(|_| key_err("provider", "anthropic, openai", p))?)
+        }
+    };
+    let file_output = match file.output.as_deref() {
+        None => None,
+        Some(o) => Some(parse_output(o).map_err(|_| key_err("output", "json, text", o))?),
+    };
+    let file_review = match &file.review {
+        None => None,
+        Some(toml::Value::Integer(n)) if *n >= 0 => Some(if *n == 0 {
+            Review::Off
+        } else {
+            Review::Secs(*n as u64)
+        }),
+        Some(toml::Value::String(s)) => Some(
+            parse_review(s).map_err(|_| key_err("review", "a number of seconds or \"off\"", s))?,
+        ),
+        Some(v) => {
+            return Err(key_err(
+                "review",
+                "a number of seconds or \"off\"",
+                v.type_str(),
+            ));
+        }
+    };
+    if file.max_generations == Some(0) {
+        return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
+    }
+    if file.max_iterations == Some(0) {
+        return Err(key_err("max_iterations", "a whole number ≥ 1", "0"));
+    }
+    if file.window == Some(0) {
+        return Err(key_err("window", "a positive token count", "0"));
+    }
+
+    let demo_flag = cli.demo || file.demo.unwrap_or(false);
+    // Provider: flag > file > whichever key the env has.
+    let explicit = cli.provider.or(file_provider);
+    let provider = explicit.or_else(|| {
+        if env.get("ANTHROPIC_API_KEY").is_some() {
+            Some(ProviderKind::Anthropic)
+        } else if env.get("OPENAI_API_KEY").is_some() {
+            Some(ProviderKind::OpenAi)
+        } else {
+            None
+        }
+    });
+    let api_key = match provider {
+        Some(ProviderKind::Anthropic) => env.get("ANTHROPIC_API_KEY").map(str::to_string),
+        Some(ProviderKind::OpenAi) => env.get("OPENAI_API_KEY").map(str::to_string),
+        None => None,
+    };
+    // No provider configured: the TUI falls back to the demo; headless must ask for --demo.
+    let demo = demo_flag || (api_key.is_none() && cli.prompt.is_none());
+    if !demo && api_key.is_none() {
+        let which = match provider {
+            Some(ProviderKind::OpenAi) => "OPENAI_API_KEY",
+            Some(ProviderKind::Anthropic) => "ANTHROPIC_API_KEY",
+            None => "ANTHROPIC_API_KEY (or OPENAI_API_KEY with --provider openai)",
+        };
+        return Err(ConfigError(format!(
+            "no API key configured: set {which}, or pass --demo to use the built-in demo model"
+        )));
+    }
+
+    let model = cli.model.clone().or(file.model.clone()).unwrap_or_else(|| {
+        if demo {
+            "flower-demo".to_string()
+        } else {
+            match provider {
+                Some(ProviderKind::OpenAi) => env
+                    .get("OPENAI_MODEL")
+                    .unwrap_or(DEFAULT_OPENAI_MODEL)
+                    .to_string(),
+                _ => env
+                    .get("ANTHROPIC_MODEL")
+                    .or(env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"))
+                    .unwrap_or(DEFAULT_ANTHROPIC_MODEL)
+                    .to_string(),
+            }
+        }
+    });
+    // Base URL: env beats file beats the provider's public endpoint.
+    let (env_base, public) = match provider {
+        Some(ProviderKind::OpenAi) => (env.get("OPENAI_BASE_URL"), "https://api.openai.com"),
+        _ => (env.get("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"),
+    };
+    let base_url = env_base
+        .map(str::to_string)
+        .or(file.base_url.clone())
+        .unwrap_or_else(|| public.to_string());
+
+    let data_dir = data_dir(env);
+    let flag_window = cli.window.or(file.window);
+    let (window, window_source, headroom_default) = if demo && flag_window.is_none() {
+        (DEMO_WINDOW, "demo", DEMO_HEADROOM)
+    } else {
+        let name = context::window_model_name(
+            Some(model.as_str()),
+            env.get("ANTHROPIC_MODEL"),
+            env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"),
+        );
+        let learned = learned_window(&data_dir, &model);
+        let source = if flag_window.is_some() {
+            "--window"
+        } else if learned.is_some() {
+            "learned from an overflow message"
+        } else {
+            "default for the model name"
+        };
+        (
+            context::effective_window(flag_window, learned, name),
+            source,
+            if demo {
+                DEMO_HEADROOM
+            } else {
+                DEFAULT_HEADROOM
+            },
+        )
+    };
+
+    let workspace = cli
+        .workspace
+        .clone()
+        .or(file.workspace.clone())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let workspace = workspace
+        .canonicalize()
+        .map_err(|e| ConfigError(format!("--workspace {}: {e}", workspace.display())))?;
+    if !workspace.is_dir() {
+        return Err(ConfigError(format!(
+            "--workspace {}: not a directory",
+            workspace.display()
+        )));
+    }
+
+    let review = match cli.review.or(file_review) {
+        Some(Review::Off) => None,
+        Some(Review::Secs(s)) => Some(s),
+        None => Some(DEFAULT_REVIEW_SECS),
+    };
+    let no_handoff = cli.no_handoff || file.no_handoff.unwrap_or(false);
+
+    Ok(Config {
+        prompt: cli.prompt,
+        provider,
+        demo,
+        model,
+        base_url,
+        api_key: if demo { None } else { api_key },
+        window,
+        window_source,
+        headroom: cli.headroom.or(file.headroom).unwrap_or(headroom_default),
+        handoff: !no_handoff,
+        compaction: no_handoff || file.compaction.unwrap_or(false),
+        max_generations: cli
+            .max_generations
+            .or(file.max_generations)
+            .unwrap_or(DEFAULT_MAX_GENERATIONS),
+        max_iterations: cli
+            .max_iterations
+            .or(file.max_iterations)
+            .unwrap_or(DEFAULT_MAX_ITERATIONS),
+        continue_last: cli.continue_last,
+        workspace,
+        run_dir: cli.run_dir.or(file.run_dir),
+        data_dir,
+        workbench: !(cli.no_workbench || file.no_workbench.unwrap_or(false)),
+        review,
+        step: cli.step.or(file.step),
+        yes: cli.yes || file.yes.unwrap_or(false),
+        output: cli.output.or(file_output).unwrap_or_default(),
+        verbose: cli.verbose || file.verbose.unwrap_or(false),
+        handoff_after: cli.handoff_after,
+        theme: cli.theme.or(file.theme).unwrap_or_else(|| "dark".into()),
+        no_color: env.get("NO_COLOR").is_some(),
+        editor: env.get("VISUAL").or(env.get("EDITOR")).map(str::to_string),
+        max_tokens: file.max_tokens.unwrap_or(16_384),
+        bash_timeout_secs: file.bash_timeout.unwrap_or(120),
+        retry_base_ms: file.retry_base_ms.unwrap_or(1_000),
+    })
+}
+
+/// Parse argv, read env and the config file: the whole start-up configuration.
+pub fn load(args: impl IntoIterator<Item = String>, env: &Env) -> Result<Config, LoadError> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => return Err(LoadError::Clap(e)),
+    };
+    let file = match config_path(env) {
+        Some(p) => load_file(&p).map_err(LoadError::Config)?,
+        None => FileConfig::default(),
+    };
+    resolve(cli, env, file).map_err(LoadError::Config)
+}
+
+#[derive(Debug)]
+pub enum LoadError {
+    /// Help, version or a bad flag (clap renders it).
+    Clap(clap::Error),
+    Config(ConfigError),
+}
+
+impl LoadError {
+    /// The one line to print, and the exit code.
+    pub fn report(&self) -> (String, i32) {
+        match self {
+            LoadError::Clap(e) => {
+                use clap::error::ErrorKind as K;
+                match e.kind() {
+                    K::DisplayHelp
+                    | K::DisplayVersion
+                    | K::DisplayHelpOnMissingArgumentOrSubcommand => (e.to_string(), 0),
+                    _ => {
+                        let full = e.to_string();
+                        let line = full
+                            .lines()
+                            .find(|l| !l.trim().is_empty())
+                            .unwrap_or("invalid arguments")
+                            .trim()
+                            .to_string();
+                        let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+                        (format!("flower-tui: {line}"), 2)
+                    }
+                }
+            }
+            LoadError::Config(e) => (format!("flower-tui: {e}"), 2),
+        }
+    }
+}

@@ -1,1 +1,104 @@
-//! (being written)
+//! Headless mode (SPEC §12): the engine without a terminal; events as JSON lines on stdout.
+
+use std::io::Write;
+
+use crate::config::{Config, OutputFormat};
+use crate::engine::protocol::{Event, ExitReason, Op};
+use crate::engine::session;
+
+/// Run one task to completion. Returns the process exit code.
+pub async fn run(mut config: Config) -> i32 {
+    if let Err(e) = crate::launch::prepare_demo(&mut config) {
+        eprintln!("flower-tui: {e}");
+        return 1;
+    }
+    let Some(task) = config.prompt.clone() else {
+        eprintln!("flower-tui: headless mode needs a task (-p \"task\")");
+        return 2;
+    };
+    let params = match crate::launch::engine_params(&config, false) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("flower-tui: {e}");
+            return 1;
+        }
+    };
+    let run_dir = params.run_dir.root.clone();
+    let mut handle = match session::spawn(params) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("flower-tui: {e}");
+            return 1;
+        }
+    };
+    eprintln!("flower-tui: run directory {}", run_dir.display());
+    if handle.ops.send(Op::UserTurn { text: task }).await.is_err() {
+        eprintln!("flower-tui: the engine stopped before the task was sent");
+        return 1;
+    }
+    let json = config.output == OutputFormat::Json;
+    let stdout = std::io::stdout();
+    let mut answer = String::new();
+    let mut cost = 0.0;
+    let mut turns = 0;
+    let mut session_id = String::new();
+    let mut failure: Option<String> = None;
+    let mut code = 1;
+    while let Some(ev) = handle.events.recv().await {
+        match &ev {
+            Event::SessionStarted { session_id: id, .. } => session_id = id.clone(),
+            Event::UserMessage { .. } => answer.clear(),
+            Event::TextDelta { text } => answer.push_str(text),
+            Event::ToolCall { .. } => answer.clear(),
+            Event::Usage { cost_usd, .. } => cost += cost_usd,
+            Event::Error { message, .. } => failure = Some(message.clone()),
+            _ => {}
+        }
+        if json {
+            if let Ok(line) = serde_json::to_string(&ev) {
+                let mut out = stdout.lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        } else if let Event::Warning { message } | Event::Notice { message } = &ev {
+            eprintln!("flower-tui: {message}");
+        }
+        if let Event::TurnEnd { reason } = &ev {
+            turns += 1;
+            let ok = matches!(
+                reason,
+                ExitReason::Completed | ExitReason::MaxIterations { .. }
+            );
+            code = if ok { 0 } else { 1 };
+            let result = Event::Result {
+                text: if ok {
+                    answer.clone()
+                } else {
+                    failure.clone().unwrap_or_else(|| reason.to_string())
+                },
+                is_error: !ok,
+                num_turns: turns,
+                cost_usd: cost,
+                session_id: session_id.clone(),
+            };
+            if json {
+                if let Ok(line) = serde_json::to_string(&result) {
+                    let mut out = stdout.lock();
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                }
+            } else if ok {
+                println!("{}", answer.trim_end());
+            } else {
+                eprintln!(
+                    "flower-tui: {}",
+                    failure.clone().unwrap_or_else(|| reason.to_string())
+                );
+            }
+            let _ = handle.ops.send(Op::Shutdown).await;
+            break;
+        }
+    }
+    let _ = handle.task.await;
+    code
+}

@@ -6,4 +6,6 @@
 pub mod config;
 pub mod engine;
 pub mod headless;
+pub mod launch;
 pub mod tui;
+pub mod tui_main;

@@ -1,1 +1,39 @@
-fn main() {}
+//! The `flower-tui` binary: parse the configuration, then run headless or the TUI.
+
+use flower_tui::config::{self, Env};
+
+fn main() {
+    let env = Env::from_process();
+    let config = match config::load(std::env::args(), &env) {
+        Ok(c) => c,
+        Err(e) => {
+            let (line, code) = e.report();
+            if code == 0 {
+                print!("{line}");
+            } else {
+                eprintln!("{line}");
+            }
+            std::process::exit(code);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("flower-tui: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    if config.verbose {
+        eprintln!("{}", config.verbose_report());
+    }
+    let code = if config.prompt.is_some() {
+        runtime.block_on(flower_tui::headless::run(config))
+    } else {
+        runtime.block_on(flower_tui::tui_main::run(config))
+    };
+    std::process::exit(code);
+}

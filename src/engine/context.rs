@@ -121,9 +121,9 @@ pub fn fmt_tokens(n: u64) -> String {
 
 /// A window size, round where it is round: `200K`, `1M`, `40K`, `8.2K`.
 pub fn fmt_window(n: u64) -> String {
-    if n >= 1_000_000 && n % 1_000_000 == 0 {
+    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
-    } else if (1_000..1_000_000).contains(&n) && n % 1_000 == 0 {
+    } else if (1_000..1_000_000).contains(&n) && n.is_multiple_of(1_000) {
         format!("{}K", n / 1_000)
     } else {
         fmt_tokens(n)

@@ -1,1 +1,387 @@
-//! (being written)
+//! The run's ledger (`manifest.json`, SPEC §6.12) and the session transcripts (SPEC §10).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::fsutil::{atomic_write, new_id, now_unix, rfc3339};
+use super::types::Message;
+
+/// One generation of a step: one session from its start to its handoff (or to the end).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationRecord {
+    pub generation: u32,
+    pub session_id: String,
+    pub cost_usd: f64,
+    pub num_turns: u32,
+    /// The last main-thread ctx of this generation.
+    pub context: u64,
+}
+
+/// One handoff (or compaction) that replaced what the model sees.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HandoffRecord {
+    /// The frozen file, or None with `--no-workbench`.
+    pub path: Option<PathBuf>,
+    pub degraded: bool,
+    /// Why it was degraded, or what triggered it (`auto`, `manual`, `overflow`).
+    pub reason: String,
+    pub ctx_at_cut: u64,
+    pub time: String,
+    /// The session retired by this handoff and the generation that replaced it.
+    pub retired_session: String,
+    pub generation: u32,
+}
+
+/// The ledger of one step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub name: String,
+    /// The step's original task (the first user message).
+    pub task: String,
+    /// Always the latest successor: `--continue` attaches here.
+    pub session_id: String,
+    /// Failed tries only; a handoff does not count.
+    pub attempts: u32,
+    /// Session ids ended by handoff, in order.
+    pub retired: Vec<String>,
+    /// The last main-thread ctx.
+    pub context: u64,
+    pub window: u64,
+    pub generations: u32,
+    /// Cumulative across retries and handoffs.
+    pub cost_usd: f64,
+    pub num_turns: u32,
+    pub per_generation: Vec<GenerationRecord>,
+    pub errors: Vec<String>,
+    pub handoffs: Vec<HandoffRecord>,
+    /// Compactions (`--no-handoff`): the replace generation advanced without a new session.
+    #[serde(default)]
+    pub compactions: u32,
+    /// Files the tools wrote or edited, for a degraded handoff's scene.
+    #[serde(default)]
+    pub touched: Vec<String>,
+}
+
+impl StepRecord {
+    /// The generation record of the current session, created when missing.
+    pub fn current_generation(&mut self) -> &mut GenerationRecord {
+        let idx = match self
+            .per_generation
+            .iter()
+            .position(|g| g.session_id == self.session_id)
+        {
+            Some(i) => i,
+            None => {
+                self.per_generation.push(GenerationRecord {
+                    generation: self.generations.max(1),
+                    session_id: self.session_id.clone(),
+                    ..Default::default()
+                });
+                self.per_generation.len() - 1
+            }
+        };
+        &mut self.per_generation[idx]
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub run_id: String,
+    pub created: String,
+    pub workspace: PathBuf,
+    pub provider: String,
+    pub model: String,
+    pub steps: Vec<StepRecord>,
+}
+
+impl Manifest {
+    pub fn load(path: &Path) -> io::Result<Manifest> {
+        let text = fs::read_to_string(path)?;
+        serde_json::from_str(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        })
+    }
+
+    /// Rewrite atomically (temp file, fsync, rename).
+    pub fn save(&self, path: &Path) -> io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        atomic_write(path, &json)
+    }
+}
+
+/// A run directory: `manifest.json` and `sessions/`.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub root: PathBuf,
+    pub run_id: String,
+}
+
+impl RunDir {
+    /// `<data_dir>/runs/<run-id>`, or the given directory.
+    pub fn create(data_dir: &Path, explicit: Option<&Path>) -> io::Result<RunDir> {
+        let run_id = new_id();
+        let root = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => data_dir.join("runs").join(&run_id),
+        };
+        fs::create_dir_all(root.join("sessions"))?;
+        Ok(RunDir { root, run_id })
+    }
+
+    /// Open an existing run directory.
+    pub fn open(root: &Path) -> RunDir {
+        let run_id = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        RunDir {
+            root: root.to_path_buf(),
+            run_id,
+        }
+    }
+
+    pub fn manifest_path(&self) -> PathBuf {
+        self.root.join("manifest.json")
+    }
+
+    pub fn transcript_path(&self, session_id: &str) -> PathBuf {
+        self.root
+            .join("sessions")
+            .join(format!("{session_id}.jsonl"))
+    }
+
+    /// The most recently modified run under `<data_dir>/runs` that has a manifest.
+    pub fn latest(data_dir: &Path) -> Option<RunDir> {
+        let runs = fs::read_dir(data_dir.join("runs")).ok()?;
+        let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+        for entry in runs.flatten() {
+            let manifest = entry.path().join("manifest.json");
+            let Ok(meta) = fs::metadata(&manifest) else {
+                continue;
+            };
+            let Ok(mtime) = meta.modified() else { continue };
+            if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
+                best = Some((mtime, entry.path()));
+            }
+        }
+        best.map(|(_, p)| RunDir::open(&p))
+    }
+}
+
+/// The first line of every transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    pub session_id: String,
+    pub parent_session: Option<String>,
+    pub generation: u32,
+    pub step: String,
+    pub model: String,
+    pub provider: String,
+    pub started: String,
+    pub workspace: PathBuf,
+}
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TranscriptLine {
+    Header(SessionHeader),
+    /// A message that is now part of the conversation the model sees.
+    Message {
+        message: Message,
+    },
+    /// An engine event worth keeping (usage, tool results, handoff phases, errors, turn ends).
+    Event {
+        event: serde_json::Value,
+    },
+    /// The history was replaced in place (compaction): the messages from here on are the new history.
+    Replaced {
+        messages: Vec<Message>,
+    },
+}
+
+/// An append-only JSONL transcript; every line is written and flushed as it happens.
+#[derive(Debug)]
+pub struct Transcript {
+    path: PathBuf,
+    file: Option<File>,
+    /// The first write error, reported once.
+    pub error: Option<String>,
+}
+
+impl Transcript {
+    pub fn create(path: PathBuf, header: &SessionHeader) -> Transcript {
+        let opened = path
+            .parent()
+            .map(fs::create_dir_all)
+            .unwrap_or(Ok(()))
+            .and_then(|_| OpenOptions::new().create(true).append(true).open(&path));
+        let mut t = match opened {
+            Ok(f) => Transcript {
+                path,
+                file: Some(f),
+                error: None,
+            },
+            Err(e) => Transcript {
+                error: Some(format!("cannot open transcript {}: {e}", path.display())),
+                path,
+                file: None,
+            },
+        };
+        t.append(&TranscriptLine::Header(header.clone()));
+        t
+    }
+
+    /// Reopen an existing transcript to append to it (`--continue`): no new header.
+    pub fn open_append(path: PathBuf) -> Transcript {
+        match OpenOptions::new().append(true).open(&path) {
+            Ok(f) => Transcript {
+                path,
+                file: Some(f),
+                error: None,
+            },
+            Err(e) => Transcript {
+                error: Some(format!("cannot open transcript {}: {e}", path.display())),
+                path,
+                file: None,
+            },
+        }
+    }
+
+    /// A transcript that records nothing (benchmarks).
+    pub fn disabled() -> Transcript {
+        Transcript {
+            path: PathBuf::new(),
+            file: None,
+            error: None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, line: &TranscriptLine) {
+        let Some(f) = self.file.as_mut() else { return };
+        let mut bytes = match serde_json::to_vec(line) {
+            Ok(b) => b,
+            Err(e) => {
+                self.error.get_or_insert_with(|| e.to_string());
+                return;
+            }
+        };
+        bytes.push(b'\n');
+        if let Err(e) = f.write_all(&bytes).and_then(|_| f.flush()) {
+            self.error
+                .get_or_insert_with(|| format!("transcript {}: {e}", self.path.display()));
+        }
+    }
+}
+
+/// Rebuild the conversation of a transcript (for `--continue`).
+pub fn load_transcript(path: &Path) -> io::Result<(SessionHeader, Vec<Message>)> {
+    let f = File::open(path)?;
+    let mut header = None;
+    let mut messages = Vec::new();
+    for line in BufReader::new(f).lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        // A torn last line (crash mid-write) is skipped, not fatal.
+        let Ok(parsed) = serde_json::from_str::<TranscriptLine>(&line) else {
+            continue;
+        };
+        match parsed {
+            TranscriptLine::Header(h) => header = Some(h),
+            TranscriptLine::Message { message } => messages.push(message),
+            TranscriptLine::Replaced { messages: m } => messages = m,
+            TranscriptLine::Event { .. } => {}
+        }
+    }
+    let header = header.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: no session header", path.display()),
+        )
+    })?;
+    Ok((header, messages))
+}
+
+/// Now, as the ledger writes it.
+pub fn now_stamp() -> String {
+    rfc3339(now_unix().0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(id: &str) -> SessionHeader {
+        SessionHeader {
+            session_id: id.into(),
+            parent_session: None,
+            generation: 1,
+            step: "s".into(),
+            model: "m".into(),
+            provider: "p".into(),
+            started: now_stamp(),
+            workspace: PathBuf::from("/w"),
+        }
+    }
+
+    #[test]
+    fn transcript_round_trip_and_torn_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions/a.jsonl");
+        let mut t = Transcript::create(path.clone(), &header("a"));
+        t.append(&TranscriptLine::Message {
+            message: Message::user("hi"),
+        });
+        t.append(&TranscriptLine::Message {
+            message: Message::assistant("hello"),
+        });
+        drop(t);
+        // A crash mid-line leaves a torn tail.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"type\":\"message\",\"mess").unwrap();
+        let (h, msgs) = load_transcript(&path).unwrap();
+        assert_eq!(h.session_id, "a");
+        assert_eq!(msgs, vec![Message::user("hi"), Message::assistant("hello")]);
+    }
+
+    #[test]
+    fn manifest_save_load_and_latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create(dir.path(), None).unwrap();
+        let mut m = Manifest {
+            run_id: run.run_id.clone(),
+            ..Default::default()
+        };
+        m.steps.push(StepRecord {
+            name: "x".into(),
+            session_id: "s1".into(),
+            generations: 1,
+            ..Default::default()
+        });
+        m.steps[0].current_generation().cost_usd = 0.5;
+        m.save(&run.manifest_path()).unwrap();
+        assert_eq!(Manifest::load(&run.manifest_path()).unwrap(), m);
+        assert_eq!(RunDir::latest(dir.path()).unwrap().root, run.root);
+    }
+
+    #[test]
+    fn unwritable_transcript_reports_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "x").unwrap();
+        let t = Transcript::create(blocker.join("sub/a.jsonl"), &header("a"));
+        assert!(t.error.is_some());
+    }
+}

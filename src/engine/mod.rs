@@ -2,10 +2,14 @@
 
 pub mod compact;
 pub mod context;
+pub mod demo;
 pub mod fsutil;
 pub mod handoff;
 pub mod ledger;
+pub mod pricing;
 pub mod protocol;
 pub mod provider;
+pub mod replace;
+pub mod session;
 pub mod tools;
 pub mod types;

@@ -1,0 +1,237 @@
+//! The built-in demo model (SPEC §15): a scripted provider that plays a short coding session in a
+//! scratch copy of a tiny project, reporting growing usage so the gauge crosses its ticks, writes a
+//! real handoff document, and continues in the next generation. It goes through the same engine.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::provider::{BoxFuture, DeltaSink, Provider, ProviderError};
+use super::types::{Block, Delta, ModelRequest, ModelResponse, Role, ToolChoice, Usage};
+
+/// The banner shown when the demo runs.
+pub const BANNER: &str = "Demo mode: a built-in scripted model is playing a short session in a scratch \
+copy of a tiny project (your files are not touched). To use a real model, set ANTHROPIC_API_KEY (or \
+OPENAI_API_KEY with --provider openai) and run flower-tui again.";
+
+const README: &str =
+    "# calc\n\nA tiny shell calculator. `sh test.sh` runs the checks.\n\nTODO: add `mul`.\n";
+const CALC: &str = "#!/bin/sh\n# usage: calc.sh OP A B\nop=$1; a=$2; b=$3\ncase \"$op\" in\n  add) echo $((a - b)) ;;\n  sub) echo $((a - b)) ;;\n  *) echo \"unknown op: $op\" >&2; exit 2 ;;\nesac\n";
+const TEST: &str = "#!/bin/sh\nfail=0\ncheck() { got=$(sh calc.sh \"$1\" \"$2\" \"$3\"); [ \"$got\" = \"$4\" ] && echo \"ok   $1 $2 $3 = $4\" || { echo \"FAIL $1 $2 $3: got $got, want $4\"; fail=1; }; }\ncheck add 2 3 5\ncheck sub 7 4 3\nexit $fail\n";
+
+/// Create the scratch project in a fresh temp dir and return its path.
+pub fn scratch_workspace() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("flower-demo-{}", super::fsutil::new_id()));
+    std::fs::create_dir_all(&dir)?;
+    write(&dir, "README.md", README)?;
+    write(&dir, "calc.sh", CALC)?;
+    write(&dir, "test.sh", TEST)?;
+    Ok(dir)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
+    std::fs::write(dir.join(name), text)
+}
+
+/// One scripted reply: some text, then at most one tool call.
+struct Step {
+    text: &'static str,
+    tool: Option<(&'static str, Value)>,
+}
+
+fn gen1() -> Vec<Step> {
+    vec![
+        Step {
+            text: "I'll start by looking around the project.",
+            tool: Some(("list_dir", json!({}))),
+        },
+        Step {
+            text: "Let me read the README to see what this is.",
+            tool: Some(("read_file", json!({"path": "README.md"}))),
+        },
+        Step {
+            text: "Now the calculator itself.",
+            tool: Some(("read_file", json!({"path": "calc.sh"}))),
+        },
+        Step {
+            text: "Let me run the checks before touching anything.",
+            tool: Some(("bash", json!({"command": "sh test.sh"}))),
+        },
+        Step {
+            text: "The `add` branch subtracts: `$((a - b))`. That is the failing check. Fixing it:",
+            tool: Some((
+                "edit_file",
+                json!({"path": "calc.sh", "old_string": "  add) echo $((a - b)) ;;", "new_string": "  add) echo $((a + b)) ;;"}),
+            )),
+        },
+        Step {
+            text: "Running the checks again.",
+            tool: Some(("bash", json!({"command": "sh test.sh"}))),
+        },
+        Step {
+            text: "Both checks pass. The README also asks for a `mul` operation; let me look at the test file to add a check for it.",
+            tool: Some(("read_file", json!({"path": "test.sh"}))),
+        },
+        Step {
+            text: "I'll add `mul` next.",
+            tool: Some(("list_dir", json!({}))),
+        },
+    ]
+}
+
+fn gen2() -> Vec<Step> {
+    vec![
+        Step {
+            text: "Picking up from the handoff: the `add` fix is done; next is `mul`. Checking the current file first.",
+            tool: Some(("read_file", json!({"path": "calc.sh"}))),
+        },
+        Step {
+            text: "Adding the `mul` branch.",
+            tool: Some((
+                "edit_file",
+                json!({"path": "calc.sh", "old_string": "  sub) echo $((a - b)) ;;", "new_string": "  sub) echo $((a - b)) ;;\n  mul) echo $((a * b)) ;;"}),
+            )),
+        },
+        Step {
+            text: "And a check for it.",
+            tool: Some((
+                "edit_file",
+                json!({"path": "test.sh", "old_string": "check sub 7 4 3", "new_string": "check sub 7 4 3\ncheck mul 6 7 42"}),
+            )),
+        },
+        Step {
+            text: "Running the checks.",
+            tool: Some(("bash", json!({"command": "sh test.sh"}))),
+        },
+        Step {
+            text: "All three checks pass.\n\n**Done:**\n- fixed `add` (it subtracted) — in the previous generation\n- added `mul` with a check\n\nThis was the built-in demo. Set `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`) to work with a real model.",
+            tool: None,
+        },
+    ]
+}
+
+const HANDOFF_DOC: &str = "## Doing\nAdding a `mul` operation to calc.sh, as the README's TODO asks; the `add` bug is already fixed.\n\n## Decided\n- Fixed `add` in place (`$((a + b))`) rather than rewriting calc.sh: the script is small and the other branches are fine.\n- Every operation gets a check in test.sh, so `sh test.sh` stays the single source of truth.\n\n## Dead ends\n- None yet. (`sh test.sh` exits non-zero on any failure, so read its output rather than the exit code alone.)\n\n## Next\nAdd a `mul) echo $((a * b)) ;;` branch to calc.sh and `check mul 6 7 42` to test.sh, then run `sh test.sh`.\n\n## Scene\n- calc.sh — the calculator (case on the operation)\n- test.sh — the checks\n- README.md — the TODO list\n";
+
+/// The demo provider.
+#[derive(Debug, Default)]
+pub struct DemoProvider {
+    /// Delay between streamed chunks.
+    pub pace: Duration,
+}
+
+impl DemoProvider {
+    pub fn new() -> Self {
+        DemoProvider {
+            pace: Duration::from_millis(35),
+        }
+    }
+
+    fn reply(&self, req: &ModelRequest) -> (String, Option<(String, Value)>, Usage) {
+        let first = req.messages.first().map(|m| m.text()).unwrap_or_default();
+        let successor = first.contains("handoff");
+        let last_user = req
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.text())
+            .unwrap_or_default();
+        let assistant_turns = req
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count();
+        // The writing turn (tool use off, handoff prompt last) or a summary request (no tools).
+        if req.tool_choice == ToolChoice::None && last_user.to_lowercase().contains("handoff") {
+            return (HANDOFF_DOC.to_string(), None, usage(31_500, 420));
+        }
+        if req.tools.is_empty() {
+            return (
+                "Summary: the demo fixed `add` in calc.sh and is adding `mul`.".into(),
+                None,
+                usage(3_000, 60),
+            );
+        }
+        let (script, base) = if successor {
+            (gen2(), 6_500)
+        } else {
+            (gen1(), 4_200)
+        };
+        let used = base + 4_300 * assistant_turns as u64;
+        match script.into_iter().nth(assistant_turns) {
+            Some(step) => (
+                step.text.to_string(),
+                step.tool.map(|(n, v)| (n.to_string(), v)),
+                usage(used, 180),
+            ),
+            None => (
+                "This is the built-in demo model, so that is the end of its script. Set ANTHROPIC_API_KEY \
+                 (or OPENAI_API_KEY with --provider openai) to work with a real model."
+                    .into(),
+                None,
+                usage(used, 60),
+            ),
+        }
+    }
+}
+
+fn usage(input: u64, output: u64) -> Usage {
+    Usage {
+        input_tokens: 900,
+        cache_read_input_tokens: input.saturating_sub(900),
+        cache_creation_input_tokens: 0,
+        output_tokens: output,
+    }
+}
+
+impl Provider for DemoProvider {
+    fn name(&self) -> &str {
+        "demo"
+    }
+
+    fn endpoint(&self) -> String {
+        "(built-in demo model)".into()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(async move {
+            let (text, tool, usage) = self.reply(req);
+            tokio::time::sleep(self.pace * 4).await;
+            let mut start = 0;
+            let bytes: Vec<(usize, char)> = text.char_indices().collect();
+            while start < bytes.len() {
+                let end = (start + 12).min(bytes.len());
+                let from = bytes[start].0;
+                let to = if end == bytes.len() {
+                    text.len()
+                } else {
+                    bytes[end].0
+                };
+                sink(Delta::Text(text[from..to].to_string()));
+                start = end;
+                tokio::time::sleep(self.pace).await;
+            }
+            let mut content = vec![Block::text(text)];
+            let mut stop = "end_turn".to_string();
+            if let Some((name, input)) = tool {
+                let id = format!("toolu_demo_{}", super::fsutil::new_id());
+                sink(Delta::ToolUseStart {
+                    id: id.clone(),
+                    name: name.clone(),
+                });
+                content.push(Block::ToolUse { id, name, input });
+                stop = "tool_use".into();
+            }
+            Ok(ModelResponse {
+                content,
+                usage,
+                stop_reason: Some(stop),
+            })
+        })
+    }
+}

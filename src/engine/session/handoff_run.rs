@@ -1,0 +1,411 @@
+//! The generation turnover (SPEC §6, §7) and in-place compaction (SPEC §9).
+
+use std::path::PathBuf;
+
+use super::Engine;
+use super::request::Outcome;
+use crate::engine::compact;
+use crate::engine::context;
+use crate::engine::fsutil::{minute_stamp, now_unix};
+use crate::engine::handoff::document::DegradedParams;
+use crate::engine::handoff::store::{self, ReadBack};
+use crate::engine::handoff::{HandoffDoc, HandoffMeta, prompt};
+use crate::engine::ledger::{HandoffRecord, TranscriptLine, now_stamp};
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::types::{Message, ModelRequest, ToolChoice};
+
+/// What started a handoff.
+#[derive(Debug, Clone)]
+pub(crate) enum Trigger {
+    /// `ctx >= at` before a request.
+    Auto,
+    /// `/handoff [focus]`.
+    Manual { focus: Option<String> },
+    /// `ContextWindowExceeded`: no writing turn, a degraded document at once.
+    Overflow { reason: String },
+}
+
+pub(crate) enum HandoffOutcome {
+    /// A successor session is running.
+    Done,
+    /// The session is unchanged (manual handoff cancelled or failed).
+    Unchanged,
+    /// The turn must stop (breaker, shutdown, user abort during an automatic handoff).
+    Stopped(ExitReason),
+}
+
+/// The breaker's message (SPEC §6.11).
+pub fn breaker_message(max: u32, at: u64) -> String {
+    format!(
+        "handoff breaker: {max} handoffs in this step. The handoff line ({at} tokens) is probably below \
+         this session's startup floor (system prompt + tools), so every new session crosses it at once. \
+         Raise --window or use --no-handoff."
+    )
+}
+
+impl Engine {
+    /// `Op::Handoff` when idle: guards, then the same path as the automatic handoff.
+    pub(crate) async fn manual_handoff(&mut self, focus: Option<String>) {
+        if !self.has_step() || self.s.messages.len() < 2 {
+            self.emit(Event::Handoff(HandoffPhase::Failed {
+                message: "Nothing to hand off (no messages yet)".into(),
+            }));
+            return;
+        }
+        match self.handoff(Trigger::Manual { focus }).await {
+            HandoffOutcome::Done => {
+                self.emit(Event::Notice {
+                    message: "New session started with handoff context".into(),
+                });
+            }
+            HandoffOutcome::Unchanged => {}
+            HandoffOutcome::Stopped(reason) => self.emit(Event::TurnEnd { reason }),
+        }
+    }
+
+    /// Cut, write (or assemble) the document, freeze it, wait for the review, start the successor.
+    pub(crate) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
+        let done = self.step_rec().handoffs.len() as u32;
+        if done >= self.p.max_generations {
+            let message = breaker_message(self.p.max_generations, self.thresholds.at);
+            self.step_rec().errors.push(message.clone());
+            self.save_manifest();
+            self.emit_logged(Event::Error {
+                kind: "handoff_breaker".into(),
+                message,
+            });
+            return HandoffOutcome::Stopped(ExitReason::Error("handoff_breaker".into()));
+        }
+        let ctx_at_cut = self.ctx_estimate();
+        let manual = matches!(trigger, Trigger::Manual { .. });
+        let (doc, reason, user_abort) = match &trigger {
+            Trigger::Overflow { reason } => (self.degraded_doc(reason), reason.clone(), false),
+            Trigger::Auto | Trigger::Manual { .. } => {
+                let focus = match &trigger {
+                    Trigger::Manual { focus } => focus.clone(),
+                    _ => None,
+                };
+                match self.writing_turn(ctx_at_cut, focus, manual).await {
+                    Ok(doc) => (
+                        doc,
+                        if manual { "manual" } else { "auto" }.to_string(),
+                        false,
+                    ),
+                    Err(WriteFailure::Aborted) if manual => {
+                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled));
+                        return HandoffOutcome::Unchanged;
+                    }
+                    Err(f) if manual => {
+                        self.emit_logged(Event::Handoff(HandoffPhase::Failed {
+                            message: f.to_string(),
+                        }));
+                        return HandoffOutcome::Unchanged;
+                    }
+                    Err(f) => {
+                        let why = f.to_string();
+                        let aborted = matches!(f, WriteFailure::Aborted);
+                        (self.degraded_doc(&why), why, aborted)
+                    }
+                }
+            }
+        };
+        self.turn_over(doc, reason, ctx_at_cut).await;
+        if self.shutdown {
+            return HandoffOutcome::Stopped(ExitReason::Interrupted);
+        }
+        if user_abort {
+            return HandoffOutcome::Stopped(ExitReason::Interrupted);
+        }
+        HandoffOutcome::Done
+    }
+
+    /// The mechanical document of SPEC §6.7.
+    fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
+        let rec = self.step_rec();
+        let task = rec.task.clone();
+        let touched = rec.touched.clone();
+        let mut doc = HandoffDoc::degraded_from(DegradedParams {
+            reason,
+            task: &task,
+            touched: &touched,
+            meta: None,
+        });
+        doc.meta = Some(self.meta(self.ctx_estimate()));
+        doc
+    }
+
+    fn meta(&mut self, used: u64) -> HandoffMeta {
+        HandoffMeta {
+            step: self.step_rec().name.clone(),
+            generation: self.s.generation,
+            used,
+            window: self.thresholds.window,
+            time: minute_stamp(now_unix().0),
+        }
+    }
+
+    /// The writing turn: the same session, one more request with the handoff prompt, tool use off.
+    async fn writing_turn(
+        &mut self,
+        used: u64,
+        focus: Option<String>,
+        manual: bool,
+    ) -> Result<HandoffDoc, WriteFailure> {
+        self.emit_logged(Event::Handoff(HandoffPhase::Writing {
+            manual,
+            focus: focus.clone(),
+        }));
+        let text = prompt::handoff_prompt(used, self.thresholds.window, focus.as_deref());
+        let mut messages = self.s.messages.clone();
+        push_user(&mut messages, Message::user(text));
+        let req = ModelRequest {
+            model: self.p.model.clone(),
+            system: self.p.system_prompt.clone(),
+            messages,
+            tools: crate::engine::tools::specs(),
+            tool_choice: ToolChoice::None,
+            max_tokens: self.p.max_tokens,
+        };
+        let resp = match self.stream(req, false).await {
+            Outcome::Done(resp) => resp,
+            Outcome::Aborted { .. } => return Err(WriteFailure::Aborted),
+            Outcome::Failed(e) => return Err(WriteFailure::Provider(e.to_string())),
+        };
+        // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
+        let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
+        let rec = self.step_rec();
+        rec.cost_usd += cost;
+        rec.current_generation().cost_usd += cost;
+        // A tool call emitted anyway is ignored: the text is the document.
+        let text = resp.text();
+        if text.trim().is_empty() {
+            return Err(WriteFailure::Empty);
+        }
+        let mut doc = HandoffDoc::parse(&text);
+        let missing = doc.missing();
+        if !missing.is_empty() {
+            return Err(WriteFailure::Missing(missing.join(", ")));
+        }
+        doc.meta = Some(self.meta(used));
+        Ok(doc)
+    }
+
+    /// Freeze, review, read back, start the successor, record it all.
+    async fn turn_over(&mut self, doc: HandoffDoc, reason: String, ctx_at_cut: u64) {
+        let degraded = doc.degraded();
+        let markdown = doc.to_markdown();
+        let step_name = self.step_rec().name.clone();
+        let path = self.freeze(&step_name, &markdown);
+        if degraded {
+            self.step_rec()
+                .errors
+                .push(format!("handoff degraded ({reason})"));
+        }
+        self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
+            path: path.clone(),
+            degraded,
+            markdown: markdown.clone(),
+        }));
+        if self.p.review && path.is_some() {
+            self.wait_review().await;
+        }
+        let successor_doc = self.read_back(path.as_deref(), doc);
+        let old_id = self.s.id.clone();
+        let old_ctx = self.ctx_estimate();
+        let generation = self.s.generation + 1;
+        {
+            let rec = self.step_rec();
+            rec.retired.push(old_id.clone());
+            rec.current_generation().context = old_ctx;
+            rec.handoffs.push(HandoffRecord {
+                path: path.clone(),
+                degraded,
+                reason,
+                ctx_at_cut,
+                time: now_stamp(),
+                retired_session: old_id.clone(),
+                generation,
+            });
+        }
+        if let Ok(v) = serde_json::to_value(Event::TurnEnd {
+            reason: ExitReason::Handoff,
+        }) {
+            self.s
+                .transcript
+                .append(&TranscriptLine::Event { event: v });
+        }
+        let first = vec![Message::user(successor_doc.prompt_block())];
+        // The old session's history is dropped here: retired histories are freed.
+        self.start_session(Some(old_id), generation, first);
+        self.commit_replacement();
+        self.emit_logged(Event::Handoff(HandoffPhase::Done {
+            context: ctx_at_cut,
+            window: self.thresholds.window,
+            degraded: successor_doc.degraded(),
+            path,
+            sections: successor_doc.section_names(),
+            generation,
+        }));
+        self.emit_usage_estimate();
+    }
+
+    /// Write the document to the workbench; None with `--no-workbench` or when the write fails.
+    fn freeze(&mut self, step: &str, markdown: &str) -> Option<PathBuf> {
+        let wb = self.p.workbench.clone()?;
+        match store::freeze(&wb, step, markdown, now_unix().0) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.emit(Event::Warning {
+                    message: format!(
+                        "could not write the handoff file under {}: {e}; the successor gets the document through its prompt",
+                        wb.display()
+                    ),
+                });
+                None
+            }
+        }
+    }
+
+    /// The review window (SPEC §8): wait until the front end says the successor may start.
+    async fn wait_review(&mut self) {
+        loop {
+            match self.ops.recv().await {
+                Some(Op::ReviewDone) => return,
+                Some(Op::Shutdown) | None => {
+                    self.shutdown = true;
+                    return;
+                }
+                Some(Op::Abort) | Some(Op::Approval { .. }) => {}
+                Some(other) => self.pending.push_back(other),
+            }
+        }
+    }
+
+    /// The document the successor reads: the file as it is on disk now (the user's edits), or the
+    /// in-memory document when the file is gone or empty.
+    fn read_back(&mut self, path: Option<&std::path::Path>, doc: HandoffDoc) -> HandoffDoc {
+        let Some(path) = path else { return doc };
+        let fallback = |why: &str| {
+            format!(
+                "the handoff file {} {why}; the successor gets the document as it was written",
+                path.display()
+            )
+        };
+        match store::read_back(path) {
+            ReadBack::Text(t) => {
+                let edited = HandoffDoc::parse(&t);
+                if edited == doc {
+                    return doc;
+                }
+                if !edited.complete() {
+                    self.emit(Event::Warning {
+                        message: format!(
+                            "the edited handoff file lacks: {}; the successor reads it as it is",
+                            edited.missing().join(", ")
+                        ),
+                    });
+                }
+                edited
+            }
+            ReadBack::Missing => {
+                self.emit(Event::Warning {
+                    message: fallback("was deleted"),
+                });
+                doc
+            }
+            ReadBack::Empty => {
+                self.emit(Event::Warning {
+                    message: fallback("is empty"),
+                });
+                doc
+            }
+            ReadBack::Unreadable(e) => {
+                self.emit(Event::Warning {
+                    message: fallback(&format!("cannot be read ({e})")),
+                });
+                doc
+            }
+        }
+    }
+
+    /// In-place compaction (SPEC §9). Ok(true) when the history was replaced.
+    pub(crate) async fn compact(&mut self, trigger: &str) -> Result<bool, String> {
+        let before = self.ctx_estimate();
+        let total_chars: usize = self.s.messages.iter().map(Message::char_len).sum();
+        // Scale per-message estimates so they add up to the reported ctx.
+        let scale = if total_chars == 0 {
+            1.0
+        } else {
+            before.max(1) as f64 / context::estimate_tokens(total_chars).max(1) as f64
+        };
+        let token_of =
+            |m: &Message| (context::estimate_tokens(m.char_len()) as f64 * scale).ceil() as u64;
+        let Some(plan) = compact::plan(
+            &self.s.messages,
+            token_of,
+            compact::KEEP_FRACTION,
+            self.compactions == 0,
+        ) else {
+            return Err("nothing to summarise".into());
+        };
+        let req = ModelRequest {
+            model: self.p.model.clone(),
+            system: compact::SUMMARY_SYSTEM.to_string(),
+            messages: vec![Message::user(compact::summary_request(
+                &self.s.messages[plan.summarize.clone()],
+            ))],
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            max_tokens: self.p.max_tokens,
+        };
+        let resp = match self.stream(req, false).await {
+            Outcome::Done(r) => r,
+            Outcome::Aborted { .. } => return Err("aborted".into()),
+            Outcome::Failed(e) => return Err(e.to_string()),
+        };
+        let summary = compact::summary_message(&resp.text()).map_err(|e| e.to_string())?;
+        if !compact::apply(&mut self.s.messages, &plan, summary) {
+            return Err("the history changed while it was summarised".into());
+        }
+        self.s.transcript.append(&TranscriptLine::Replaced {
+            messages: self.s.messages.clone(),
+        });
+        let chars: usize = self.s.messages.iter().map(Message::char_len).sum();
+        self.s.ctx = 0;
+        self.s.appended_chars = chars;
+        self.compactions += 1;
+        self.step_rec().compactions += 1;
+        self.save_manifest();
+        self.commit_replacement();
+        let after = self.ctx_estimate();
+        self.emit_logged(Event::Compaction {
+            before,
+            after,
+            trigger: trigger.to_string(),
+        });
+        self.emit_usage_estimate();
+        Ok(true)
+    }
+}
+
+fn push_user(messages: &mut Vec<Message>, msg: Message) {
+    match messages.last_mut() {
+        Some(last) if last.role == crate::engine::types::Role::User => {
+            last.content.extend(msg.content)
+        }
+        _ => messages.push(msg),
+    }
+}
+
+/// Why the writing turn produced no document.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WriteFailure {
+    #[error("aborted")]
+    Aborted,
+    #[error("no text captured")]
+    Empty,
+    #[error("missing required sections: {0}")]
+    Missing(String),
+    #[error("{0}")]
+    Provider(String),
+}

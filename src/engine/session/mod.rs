@@ -1,0 +1,477 @@
+//! The session engine: owns the conversation, runs turns, hands off, and keeps the ledger.
+//!
+//! Front ends talk to it through the queue pair of [`super::protocol`]: `spawn` returns an
+//! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
+
+mod handoff_run;
+mod request;
+mod tools_exec;
+mod turn;
+
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::context::{self, Thresholds};
+use super::fsutil::{new_id, now_unix, rfc3339};
+use super::ledger::{
+    Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
+};
+use super::protocol::{Event, Op};
+use super::provider::Provider;
+use super::provider::retry::RetryPolicy;
+use super::replace::ReplaceGeneration;
+use super::tools::Spiller;
+use super::types::{Message, Role};
+
+/// How many ops may wait before `try_send` fails (the UI never awaits a send).
+pub const OP_QUEUE: usize = 64;
+/// At most this many overflow retries in a row (SPEC §6.8).
+pub const OVERFLOW_RETRY_CAP: u32 = 1;
+
+/// Everything the engine needs to start.
+pub struct EngineParams {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub system_prompt: String,
+    pub workspace: PathBuf,
+    /// `<workspace>/.flower`, or None with `--no-workbench`.
+    pub workbench: Option<PathBuf>,
+    pub run_dir: RunDir,
+    pub data_dir: PathBuf,
+    pub thresholds: Thresholds,
+    pub handoff: bool,
+    pub compaction: bool,
+    pub max_generations: u32,
+    pub max_iterations: u32,
+    /// Wait for `Op::ReviewDone` between freeze and successor (the TUI's review window).
+    pub review: bool,
+    /// Approve every tool call (`--yes`).
+    pub auto_approve: bool,
+    /// Ask the front end for approvals; false in headless mode (then calls needing one are denied).
+    pub interactive: bool,
+    pub step: Option<String>,
+    pub retry: RetryPolicy,
+    pub max_tokens: u32,
+    pub bash_timeout: Duration,
+    /// `--continue`: attach to the last run's latest session.
+    pub resume: Option<Resume>,
+    /// Headless test hook: a manual handoff after this many main-thread responses.
+    pub handoff_after: Option<u32>,
+    pub demo: bool,
+}
+
+/// Where `--continue` attaches.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub run_dir: RunDir,
+}
+
+/// The front end's side of the queue pair.
+pub struct EngineHandle {
+    pub ops: mpsc::Sender<Op>,
+    pub events: mpsc::UnboundedReceiver<Event>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Start the engine on the current tokio runtime.
+pub fn spawn(params: EngineParams) -> Result<EngineHandle, String> {
+    let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let mut engine = Engine::new(params, op_rx, ev_tx)?;
+    let task = tokio::spawn(async move { engine.run().await });
+    Ok(EngineHandle {
+        ops: op_tx,
+        events: ev_rx,
+        task,
+    })
+}
+
+/// The state of the current session (one generation).
+struct SessionState {
+    id: String,
+    parent: Option<String>,
+    generation: u32,
+    messages: Vec<Message>,
+    transcript: Transcript,
+    /// Last main-thread ctx the provider reported for this session.
+    ctx: u64,
+    /// Characters appended since that report (estimated into the gauge).
+    appended_chars: usize,
+    near_fired: bool,
+    /// Responses in this session.
+    responses: u32,
+}
+
+pub(crate) struct Engine {
+    p: EngineParams,
+    ops: mpsc::Receiver<Op>,
+    events: mpsc::UnboundedSender<Event>,
+    pending: VecDeque<Op>,
+    s: SessionState,
+    thresholds: Thresholds,
+    manifest: Manifest,
+    /// Index of the current step in the manifest.
+    step: usize,
+    replace: ReplaceGeneration,
+    overflow_retries: u32,
+    /// Compactions so far (head protection only until the first).
+    compactions: u32,
+    always_allowed: HashSet<String>,
+    spiller: Spiller,
+    /// Main-thread responses across the run (for `handoff_after`).
+    total_responses: u32,
+    manual_hook_fired: bool,
+    shutdown: bool,
+}
+
+impl Engine {
+    fn new(
+        p: EngineParams,
+        ops: mpsc::Receiver<Op>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Result<Engine, String> {
+        let thresholds = p.thresholds;
+        let (manifest, step, session) = match &p.resume {
+            Some(r) => Self::resume_state(&p, r)?,
+            None => {
+                let manifest = Manifest {
+                    run_id: p.run_dir.run_id.clone(),
+                    created: rfc3339(now_unix().0),
+                    workspace: p.workspace.clone(),
+                    provider: p.provider.name().to_string(),
+                    model: p.model.clone(),
+                    steps: Vec::new(),
+                };
+                (manifest, usize::MAX, None)
+            }
+        };
+        let s = match session {
+            Some(s) => s,
+            None => SessionState {
+                id: String::new(),
+                parent: None,
+                generation: 1,
+                messages: Vec::new(),
+                transcript: Transcript::disabled(),
+                ctx: 0,
+                appended_chars: 0,
+                near_fired: false,
+                responses: 0,
+            },
+        };
+        Ok(Engine {
+            p,
+            ops,
+            events,
+            pending: VecDeque::new(),
+            s,
+            thresholds,
+            manifest,
+            step,
+            replace: ReplaceGeneration::default(),
+            overflow_retries: 0,
+            compactions: 0,
+            always_allowed: HashSet::new(),
+            spiller: Spiller::new(),
+            total_responses: 0,
+            manual_hook_fired: false,
+            shutdown: false,
+        })
+    }
+
+    /// `--continue`: the recorded latest successor of the last step, never a retired session.
+    fn resume_state(
+        p: &EngineParams,
+        r: &Resume,
+    ) -> Result<(Manifest, usize, Option<SessionState>), String> {
+        let manifest = Manifest::load(&r.run_dir.manifest_path())
+            .map_err(|e| format!("--continue: cannot read the last run's manifest: {e}"))?;
+        let Some(step) = manifest.steps.len().checked_sub(1) else {
+            return Err("--continue: the last run has no session to continue".into());
+        };
+        let rec = &manifest.steps[step];
+        let path = r.run_dir.transcript_path(&rec.session_id);
+        let (header, messages) = load_transcript(&path)
+            .map_err(|e| format!("--continue: cannot read session {}: {e}", rec.session_id))?;
+        let transcript = Transcript::open_append(path);
+        let _ = p;
+        Ok((
+            manifest.clone(),
+            step,
+            Some(SessionState {
+                id: header.session_id,
+                parent: header.parent_session,
+                generation: header.generation,
+                messages,
+                transcript,
+                ctx: rec.context,
+                appended_chars: 0,
+                near_fired: false,
+                responses: 0,
+            }),
+        ))
+    }
+
+    fn emit(&self, ev: Event) {
+        // The front end may be gone (quit); nothing to do then.
+        let _ = self.events.send(ev);
+    }
+
+    /// Record an event in the transcript too.
+    fn emit_logged(&mut self, ev: Event) {
+        if let Ok(v) = serde_json::to_value(&ev) {
+            self.s
+                .transcript
+                .append(&TranscriptLine::Event { event: v });
+        }
+        self.emit(ev);
+    }
+
+    fn step_rec(&mut self) -> &mut StepRecord {
+        &mut self.manifest.steps[self.step]
+    }
+
+    fn has_step(&self) -> bool {
+        self.step < self.manifest.steps.len()
+    }
+
+    fn save_manifest(&mut self) {
+        if let Err(e) = self.manifest.save(&self.p.run_dir.manifest_path()) {
+            self.emit(Event::Warning {
+                message: format!("could not write the ledger: {e}"),
+            });
+        }
+    }
+
+    /// The context the gauge shows: the last report plus an estimate of what was appended since.
+    fn ctx_estimate(&self) -> u64 {
+        self.s.ctx + context::estimate_tokens(self.s.appended_chars)
+    }
+
+    fn emit_usage_estimate(&self) {
+        self.emit(Event::Usage {
+            context: self.ctx_estimate(),
+            window: self.thresholds.window,
+            estimated: true,
+            usage: Default::default(),
+            cost_usd: 0.0,
+        });
+    }
+
+    /// Start the step on its first task: name it, record it in the ledger.
+    fn ensure_step(&mut self, task: &str) {
+        if self.has_step() {
+            return;
+        }
+        let name = self
+            .p
+            .step
+            .clone()
+            .unwrap_or_else(|| step_name_from_task(task));
+        self.manifest.steps.push(StepRecord {
+            name,
+            task: task.to_string(),
+            window: self.thresholds.window,
+            ..Default::default()
+        });
+        self.step = self.manifest.steps.len() - 1;
+    }
+
+    /// Open a new session (the first, a successor or `/new`), with its transcript and header.
+    fn start_session(&mut self, parent: Option<String>, generation: u32, first: Vec<Message>) {
+        let id = new_id();
+        let step_name = self.step_rec().name.clone();
+        let header = SessionHeader {
+            session_id: id.clone(),
+            parent_session: parent.clone(),
+            generation,
+            step: step_name,
+            model: self.p.model.clone(),
+            provider: self.p.provider.name().to_string(),
+            started: rfc3339(now_unix().0),
+            workspace: self.p.workspace.clone(),
+        };
+        let mut transcript = Transcript::create(self.p.run_dir.transcript_path(&id), &header);
+        for m in &first {
+            transcript.append(&TranscriptLine::Message { message: m.clone() });
+        }
+        if let Some(err) = transcript.error.clone() {
+            self.emit(Event::Warning { message: err });
+        }
+        let appended: usize = first.iter().map(Message::char_len).sum();
+        self.s = SessionState {
+            id: id.clone(),
+            parent: parent.clone(),
+            generation,
+            messages: first,
+            transcript,
+            ctx: 0,
+            appended_chars: appended,
+            near_fired: false,
+            responses: 0,
+        };
+        self.spiller = Spiller::new();
+        let window = self.thresholds.window;
+        let rec = self.step_rec();
+        rec.session_id = id.clone();
+        rec.generations = generation;
+        rec.window = window;
+        rec.current_generation().generation = generation;
+        self.save_manifest();
+        self.emit(Event::SessionStarted {
+            session_id: id,
+            parent_session: parent,
+            generation,
+            model: self.p.model.clone(),
+            provider: self.p.provider.name().to_string(),
+            window: self.thresholds.window,
+            at: self.thresholds.at,
+            warn_at: self.thresholds.warn_at,
+            demo: self.p.demo,
+        });
+    }
+
+    /// Append a message to the conversation and the transcript. Consecutive user messages merge.
+    fn push_message(&mut self, msg: Message) {
+        self.s.appended_chars += msg.char_len();
+        if msg.role == Role::User
+            && let Some(last) = self.s.messages.last_mut()
+            && last.role == Role::User
+        {
+            last.content.extend(msg.content.clone());
+        } else {
+            self.s.messages.push(msg.clone());
+        }
+        self.s
+            .transcript
+            .append(&TranscriptLine::Message { message: msg });
+    }
+
+    /// The one place the replace generation advances: after a replacement is persisted.
+    fn commit_replacement(&mut self) -> u64 {
+        self.replace.advance()
+    }
+
+    /// The next op: queued ones first.
+    async fn next_op(&mut self) -> Option<Op> {
+        if let Some(op) = self.pending.pop_front() {
+            return Some(op);
+        }
+        self.ops.recv().await
+    }
+
+    async fn run(&mut self) {
+        if self.p.resume.is_some() {
+            let s = &self.s;
+            self.emit(Event::SessionStarted {
+                session_id: s.id.clone(),
+                parent_session: s.parent.clone(),
+                generation: s.generation,
+                model: self.p.model.clone(),
+                provider: self.p.provider.name().to_string(),
+                window: self.thresholds.window,
+                at: self.thresholds.at,
+                warn_at: self.thresholds.warn_at,
+                demo: self.p.demo,
+            });
+            self.emit(Event::Notice {
+                message: format!(
+                    "continuing session {} (generation {}, {} messages)",
+                    s.id,
+                    s.generation,
+                    s.messages.len()
+                ),
+            });
+            self.emit_usage_estimate();
+        }
+        while !self.shutdown {
+            let Some(op) = self.next_op().await else {
+                break;
+            };
+            match op {
+                Op::UserTurn { text } => self.user_turn(text).await,
+                Op::Handoff { focus } => self.manual_handoff(focus).await,
+                Op::NewSession => {
+                    if self.has_step() {
+                        let gen_ = self.s.generation;
+                        self.start_session(None, gen_, Vec::new());
+                        self.emit(Event::Notice {
+                            message: "new session started (no handoff)".into(),
+                        });
+                    }
+                }
+                Op::SetWindow { window } => {
+                    self.thresholds = Thresholds::new(window, self.thresholds.headroom);
+                    if self.has_step() {
+                        self.step_rec().window = window;
+                        self.save_manifest();
+                    }
+                    self.emit(Event::Notice {
+                        message: format!(
+                            "window set to {} (handoff at {}, warning at {})",
+                            context::fmt_window(window),
+                            context::fmt_tokens(self.thresholds.at),
+                            context::fmt_tokens(self.thresholds.warn_at)
+                        ),
+                    });
+                    self.emit_usage_estimate();
+                }
+                Op::Shutdown => break,
+                // Nothing is running: stale answers and aborts are ignored.
+                Op::Abort | Op::Approval { .. } | Op::ReviewDone => {}
+            }
+        }
+        self.save_manifest_if_any();
+    }
+
+    fn save_manifest_if_any(&mut self) {
+        if self.has_step() {
+            self.save_manifest();
+        }
+    }
+}
+
+/// A step name from a task: its first words, lower-case, `-` separated.
+pub fn step_name_from_task(task: &str) -> String {
+    let mut out = String::new();
+    for word in task.split_whitespace() {
+        let w: String = word
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect();
+        if w.is_empty() {
+            continue;
+        }
+        if out.len() + w.len() + 1 > 40 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&w);
+        if out.len() >= 24 {
+            break;
+        }
+    }
+    if out.is_empty() { "task".into() } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_names() {
+        assert_eq!(
+            step_name_from_task("Fix the macOS build!"),
+            "fix-the-macos-build"
+        );
+        assert_eq!(step_name_from_task("   "), "task");
+        assert!(step_name_from_task(&"word ".repeat(50)).len() <= 40);
+    }
+}

@@ -1,0 +1,301 @@
+//! One user turn: a loop of model requests and tool executions (SPEC §4), with the handoff and
+//! compaction checks before every request and the overflow path after a context-window error.
+
+use super::handoff_run::{HandoffOutcome, Trigger};
+use super::request::Outcome;
+use super::{Engine, OVERFLOW_RETRY_CAP};
+use crate::engine::context::{self, DueInput};
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase};
+use crate::engine::provider::{ErrorKind, ProviderError};
+use crate::engine::replace::may_retry_overflow;
+use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
+
+/// What the turn loop does after a check.
+enum Flow {
+    Go,
+    Stop(ExitReason),
+}
+
+impl Engine {
+    pub(crate) async fn user_turn(&mut self, text: String) {
+        self.ensure_step(&text);
+        if self.s.id.is_empty() {
+            let generation = self.s.generation.max(1);
+            self.start_session(None, generation, Vec::new());
+        }
+        self.emit(Event::UserMessage { text: text.clone() });
+        self.push_message(Message::user(text));
+        self.save_manifest();
+        self.emit_usage_estimate();
+        let reason = self.turn_loop().await;
+        self.finish_turn(reason);
+    }
+
+    pub(crate) fn finish_turn(&mut self, reason: ExitReason) {
+        if let ExitReason::Error(kind) = &reason {
+            let msg = format!("turn ended: error:{kind}");
+            self.step_rec().errors.push(msg);
+        }
+        self.step_rec().num_turns += 1;
+        self.step_rec().current_generation().num_turns += 1;
+        self.save_manifest();
+        self.emit_logged(Event::TurnEnd { reason });
+    }
+
+    /// The loop of one turn. Continues across automatic handoffs (the successor picks up the turn).
+    pub(crate) async fn turn_loop(&mut self) -> ExitReason {
+        let max = self.p.max_iterations;
+        let mut iterations: u32 = 0;
+        self.spiller.start_turn();
+        loop {
+            if self.shutdown {
+                return ExitReason::Interrupted;
+            }
+            if iterations >= max {
+                return self.final_summary(iterations, max).await;
+            }
+            match self.before_request().await {
+                Flow::Go => {}
+                Flow::Stop(r) => return r,
+            }
+            iterations += 1;
+            let req = self.build_request(ToolChoice::Auto);
+            let snapshot = self.replace.get();
+            match self.stream(req, true).await {
+                Outcome::Done(resp) => {
+                    self.on_response(&resp);
+                    let msg = resp.message();
+                    let tool_uses = msg.has_tool_use();
+                    let text = msg.text();
+                    if !msg.content.is_empty() {
+                        self.push_message(msg.clone());
+                    }
+                    self.emit_logged(Event::AssistantDone {
+                        text,
+                        interrupted: false,
+                    });
+                    if !tool_uses {
+                        return ExitReason::Completed;
+                    }
+                    if !self.run_tools(&msg).await {
+                        return ExitReason::Interrupted;
+                    }
+                }
+                Outcome::Aborted { partial } => {
+                    self.keep_partial(partial);
+                    return ExitReason::Interrupted;
+                }
+                Outcome::Failed(e) => {
+                    if e.kind == ErrorKind::ContextWindowExceeded {
+                        match self.on_overflow(&e, snapshot).await {
+                            Flow::Go => continue,
+                            Flow::Stop(r) => return r,
+                        }
+                    }
+                    return self.fail(&e);
+                }
+            }
+        }
+    }
+
+    /// Report a provider error and end the turn with its kind.
+    pub(crate) fn fail(&mut self, e: &ProviderError) -> ExitReason {
+        self.step_rec().errors.push(e.to_string());
+        self.emit_logged(Event::Error {
+            kind: e.kind.as_str().to_string(),
+            message: e.message.clone(),
+        });
+        ExitReason::Error(e.kind.as_str().to_string())
+    }
+
+    /// Keep the partial assistant text of an aborted stream, marked interrupted. Tool calls that had
+    /// started are dropped with it, so no `tool_use` is left without its `tool_result`.
+    pub(crate) fn keep_partial(&mut self, partial: String) {
+        if !partial.trim().is_empty() {
+            let text = format!("{partial}\n\n[interrupted by the user]");
+            self.push_message(Message {
+                role: Role::Assistant,
+                content: vec![Block::text(text)],
+            });
+        }
+        self.emit_logged(Event::AssistantDone {
+            text: partial,
+            interrupted: true,
+        });
+    }
+
+    /// Account a successful response: ctx, cost, ledger; reset the overflow counter.
+    pub(crate) fn on_response(&mut self, resp: &ModelResponse) {
+        self.overflow_retries = 0;
+        self.s.responses += 1;
+        self.total_responses += 1;
+        let ctx = resp.usage.context();
+        self.s.ctx = ctx;
+        self.s.appended_chars = 0;
+        let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
+        let window = self.thresholds.window;
+        let rec = self.step_rec();
+        rec.context = ctx;
+        rec.cost_usd += cost;
+        rec.window = window;
+        let g = rec.current_generation();
+        g.cost_usd += cost;
+        g.context = ctx;
+        self.save_manifest();
+        self.emit_logged(Event::Usage {
+            context: ctx,
+            window,
+            estimated: false,
+            usage: resp.usage,
+            cost_usd: cost,
+        });
+    }
+
+    /// The checks before every main-thread request: near warning, handoff due, compaction pressure.
+    async fn before_request(&mut self) -> Flow {
+        let ctx = self.ctx_estimate();
+        if ctx >= self.thresholds.warn_at && !self.s.near_fired {
+            self.s.near_fired = true;
+            self.emit_logged(Event::Handoff(HandoffPhase::Near {
+                context: ctx,
+                at: self.thresholds.at,
+                window: self.thresholds.window,
+            }));
+        }
+        // Test hook: a manual handoff after N responses (headless `--handoff-after`).
+        if let Some(n) = self.p.handoff_after
+            && !self.manual_hook_fired
+            && self.total_responses >= n
+        {
+            self.manual_hook_fired = true;
+            match self.handoff(Trigger::Manual { focus: None }).await {
+                HandoffOutcome::Done => {}
+                HandoffOutcome::Stopped(r) => return Flow::Stop(r),
+                HandoffOutcome::Unchanged => {}
+            }
+        }
+        let due = context::handoff_due(DueInput {
+            enabled: self.p.handoff,
+            writing_turn: false,
+            ctx: self.ctx_estimate(),
+            at: self.thresholds.at,
+            has_session_id: !self.s.id.is_empty(),
+        });
+        if due {
+            match self.handoff(Trigger::Auto).await {
+                HandoffOutcome::Done => {}
+                HandoffOutcome::Stopped(r) => return Flow::Stop(r),
+                HandoffOutcome::Unchanged => {}
+            }
+        } else if self.p.compaction
+            && crate::engine::compact::pressure_due(self.ctx_estimate(), self.thresholds.window)
+        {
+            // Pressure path: failure is loose (logged, and the request goes on).
+            if let Err(msg) = self.compact("pressure").await {
+                self.emit(Event::Warning {
+                    message: format!("compaction skipped: {msg}"),
+                });
+            }
+        }
+        Flow::Go
+    }
+
+    /// The overflow path (SPEC §6.8, §9): replace what the model sees, then retry only if the replace
+    /// generation strictly advanced, at most once in a row.
+    async fn on_overflow(&mut self, e: &ProviderError, snapshot: u64) -> Flow {
+        if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message) {
+            self.learn_window(limit);
+        }
+        if self.overflow_retries >= OVERFLOW_RETRY_CAP {
+            return Flow::Stop(self.fail(e));
+        }
+        if self.p.handoff {
+            if let HandoffOutcome::Stopped(r) = self
+                .handoff(Trigger::Overflow {
+                    reason: format!("context window exceeded: {}", e.message),
+                })
+                .await
+            {
+                return Flow::Stop(r);
+            }
+        } else if self.p.compaction
+            && let Err(msg) = self.compact("overflow").await
+        {
+            self.emit(Event::Warning {
+                message: format!("compaction failed: {msg}"),
+            });
+        }
+        if may_retry_overflow(
+            snapshot,
+            self.replace.get(),
+            self.overflow_retries,
+            OVERFLOW_RETRY_CAP,
+        ) {
+            self.overflow_retries += 1;
+            Flow::Go
+        } else {
+            Flow::Stop(self.fail(e))
+        }
+    }
+
+    /// A window stated by an overflow message becomes the model's window from now on (SPEC §3).
+    fn learn_window(&mut self, limit: u64) {
+        if limit == self.thresholds.window || limit < 1_000 {
+            return;
+        }
+        if let Err(err) =
+            crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit)
+        {
+            self.emit(Event::Warning {
+                message: format!("could not record the learned window: {err}"),
+            });
+        }
+        self.thresholds = crate::engine::context::Thresholds::new(limit, self.thresholds.headroom);
+        if self.has_step() {
+            self.step_rec().window = limit;
+        }
+        self.emit_logged(Event::WindowLearned {
+            model: self.p.model.clone(),
+            window: limit,
+        });
+        self.emit(Event::Notice {
+            message: format!(
+                "the provider says {} holds {} tokens: using that window from now on (recorded in {})",
+                self.p.model,
+                limit,
+                crate::config::learned_windows_path(&self.p.data_dir).display()
+            ),
+        });
+    }
+
+    /// The iteration budget is spent: one last request with tool use off asks for a summary.
+    async fn final_summary(&mut self, n: u32, max: u32) -> ExitReason {
+        self.push_message(Message::user(format!(
+            "You have used the iteration budget of this turn ({n}/{max}). Do not call tools. \
+             Summarise where the work stands: what is done, what is left, and what you would do next."
+        )));
+        let req = self.build_request(ToolChoice::None);
+        match self.stream(req, true).await {
+            Outcome::Done(resp) => {
+                self.on_response(&resp);
+                // A tool call emitted anyway is dropped: only the text is kept.
+                let text = resp.text();
+                if !text.is_empty() {
+                    self.push_message(Message::assistant(text.clone()));
+                }
+                self.emit_logged(Event::AssistantDone {
+                    text,
+                    interrupted: false,
+                });
+            }
+            Outcome::Aborted { partial } => {
+                self.keep_partial(partial);
+                return ExitReason::Interrupted;
+            }
+            Outcome::Failed(e) => {
+                self.fail(&e);
+            }
+        }
+        ExitReason::MaxIterations { n, max }
+    }
+}

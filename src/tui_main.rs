@@ -1,0 +1,46 @@
+//! The interactive entry point: start the engine, then the full-screen TUI over it.
+
+use crate::config::Config;
+use crate::engine::session;
+
+/// Run the TUI until the user quits. Returns the process exit code.
+pub async fn run(mut config: Config) -> i32 {
+    if let Err(e) = crate::launch::prepare_demo(&mut config) {
+        eprintln!("flower-tui: {e}");
+        return 1;
+    }
+    let params = match crate::launch::engine_params(&config, true) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("flower-tui: {e}");
+            return 1;
+        }
+    };
+    let thresholds = params.thresholds;
+    let handle = match session::spawn(params) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("flower-tui: {e}");
+            return 1;
+        }
+    };
+    let banner = config.demo.then(|| crate::engine::demo::BANNER.to_string());
+    let provider = if config.demo {
+        "demo".to_string()
+    } else {
+        config
+            .provider
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default()
+    };
+    let _ = (banner, provider, thresholds);
+    let result: anyhow::Result<()> = Err(anyhow::anyhow!("the TUI is not merged yet"));
+    let _ = handle.ops.try_send(crate::engine::protocol::Op::Shutdown);
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("flower-tui: {e:#}");
+            1
+        }
+    }
+}
