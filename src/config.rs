@@ -329,7 +329,21 @@ pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
     };
     toml::from_str(&text).map_err(|e| {
         let msg = e.message().replace('\n', " ");
-        ConfigError(format!("config {}: {msg}", path.display()))
+        // Name the key: the line the error points at, up to its `=`.
+        let key = e.span().and_then(|span| {
+            let start = text[..span.start.min(text.len())]
+                .rfind('\n')
+                .map_or(0, |i| i + 1);
+            let line = text[start..].lines().next()?;
+            let (k, _) = line.split_once('=')?;
+            Some(k.trim().to_string())
+        });
+        match key {
+            Some(k) if !k.is_empty() && !msg.contains(&format!("`{k}`")) => {
+                ConfigError(format!("config {}: key `{k}`: {msg}", path.display()))
+            }
+            _ => ConfigError(format!("config {}: {msg}", path.display())),
+        }
     })
 }
 

@@ -1,0 +1,212 @@
+//! The real binary: flags, config file, env, `-v`, headless output, `--continue`, learned windows.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
+use crate::support::harness::{KEY, all_files};
+
+fn bin(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .current_dir(home);
+    c
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn u(input: u64) -> U {
+    U {
+        input,
+        output: 10,
+        cache_creation: 0,
+        cache_read: 0,
+    }
+}
+
+#[test]
+fn a_bad_flag_value_is_one_line_and_exit_2() {
+    let home = tempfile::tempdir().unwrap();
+    let out = bin(home.path())
+        .args(["--review", "banana"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--review") && err.contains("off"), "{err}");
+    let out = bin(home.path())
+        .args(["--provider", "gemini", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("anthropic, openai"));
+}
+
+#[test]
+fn a_config_file_with_a_wrong_type_names_the_key() {
+    let home = tempfile::tempdir().unwrap();
+    let cfg = home.path().join("config/flower");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.toml"), "window = \"big\"\n").unwrap();
+    let out = bin(home.path())
+        .args(["-p", "x", "--demo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("window"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    std::fs::write(cfg.join("config.toml"), "colour = 3\n").unwrap();
+    let out = bin(home.path())
+        .args(["-p", "x", "--demo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("colour"));
+}
+
+#[test]
+fn headless_without_a_key_names_the_env_vars() {
+    let home = tempfile::tempdir().unwrap();
+    let out = bin(home.path()).args(["-p", "hello"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("ANTHROPIC_API_KEY"));
+    assert!(stderr(&out).contains("--demo"));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn demo_headless_runs_a_full_handoff() {
+    let home = tempfile::tempdir().unwrap();
+    let out = bin(home.path())
+        .args(["-p", "fix the calculator", "--demo", "-v"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("window: 40000")
+            && err.contains("at: 30000")
+            && err.contains("warn_at: 10000"),
+        "{err}"
+    );
+    let ev = lines(&out);
+    let phases: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["type"] == "handoff")
+        .filter_map(|e| e["phase"].as_str())
+        .collect();
+    assert!(
+        phases.starts_with(&["near", "writing", "frozen", "done"]),
+        "{phases:?}"
+    );
+    let last = ev.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["is_error"], false);
+    assert!(last["text"].as_str().unwrap().contains("mul"));
+}
+
+#[tokio::test]
+async fn verbose_masks_the_key_and_the_window_is_learned_for_the_next_run() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    server.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 205030 tokens > 200000 maximum"}}"#.into(),
+    });
+    server.push(a::text("after the degraded handoff", u(3_000)));
+    let run = |args: &'static [&'static str]| {
+        let mut c = bin(home.path());
+        c.env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .env("ANTHROPIC_MODEL", "claude-opus-test")
+            .args(args);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+    };
+    let out = run(&["-p", "task", "-v", "--yes"]).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("window: 1000000"), "{err}");
+    assert!(err.contains("sk-t****"), "{err}");
+    assert!(!err.contains(KEY));
+    let ev = lines(&out);
+    assert!(
+        ev.iter()
+            .any(|e| e["type"] == "window_learned" && e["window"] == 200_000)
+    );
+
+    server.push(a::text("second run", u(3_000)));
+    let out = run(&["-p", "again", "-v"]).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("window: 200000 (learned"), "{err}");
+    let started = &lines(&out)[0];
+    assert_eq!(started["window"], 200_000);
+    assert_eq!(started["at"], 150_000);
+    for f in all_files(home.path()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(!text.contains(KEY), "key in {}", f.display());
+    }
+}
+
+#[tokio::test]
+async fn continue_attaches_to_the_latest_successor() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let doc = "## Doing\nA.\n## Next\nB.\n";
+    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.push(a::text(doc, u(31_500)));
+    server.push(a::text("first run done", u(4_000)));
+    let run = |args: &'static [&'static str]| {
+        let mut c = bin(home.path());
+        c.env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .args(["--window", "40000", "--headroom", "10000"])
+            .args(args);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+    };
+    let out = run(&["-p", "first"]).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ev = lines(&out);
+    let sessions: Vec<String> = ev
+        .iter()
+        .filter(|e| e["type"] == "session_started")
+        .map(|e| e["session_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(sessions.len(), 2);
+
+    server.push(a::text("continued", u(4_500)));
+    let out = run(&["-p", "second", "--continue"]).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ev = lines(&out);
+    assert_eq!(
+        ev[0]["session_id"],
+        sessions[1].as_str(),
+        "the successor, never the retired one"
+    );
+    let last_req = server.requests().last().unwrap().clone();
+    let msgs = last_req["messages"].as_array().unwrap();
+    let all = serde_json::to_string(msgs).unwrap();
+    assert!(all.contains("first run done") && all.contains("second"));
+    assert!(
+        all.contains("B."),
+        "the successor's handoff briefing is in its history"
+    );
+}

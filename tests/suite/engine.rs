@@ -1,0 +1,416 @@
+//! The engine end to end against the fake provider: turns, tools, retries, errors, budget, spill.
+
+use flower_tui::engine::protocol::{Event, Op};
+use serde_json::Value;
+
+use crate::support::fake::{Reply, U, anthropic as a, openai as o};
+use crate::support::harness::{Harness, KEY, all_files, start, text_of, turn_end};
+
+fn u(input: u64) -> U {
+    U {
+        input,
+        output: 20,
+        cache_creation: 0,
+        cache_read: 0,
+    }
+}
+
+/// The tool_result blocks of the last user message of a recorded Anthropic request.
+fn tool_results(body: &Value) -> Vec<Value> {
+    let msgs = body["messages"].as_array().unwrap();
+    msgs.last().unwrap()["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter(|b| b["type"] == "tool_result")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn plain_reply_streams_and_records_usage() {
+    let h = Harness::new().await;
+    h.server.push(a::text("Hello there, human.", u(1200)));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("say hello").await;
+    assert_eq!(text_of(&ev), "Hello there, human.");
+    assert_eq!(turn_end(&ev), "completed");
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::Usage {
+            context: 1220,
+            estimated: false,
+            ..
+        }
+    )));
+    let m = r.manifest();
+    assert_eq!(m.steps[0].context, 1220);
+    assert_eq!(m.steps[0].num_turns, 1);
+    let body = &h.server.requests()[0];
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["messages"][0]["content"][0]["text"], "say hello");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn write_then_edit_then_reply() {
+    let h = Harness::new().await;
+    h.server.push(a::tool_use(
+        "t1",
+        "write_file",
+        r#"{"path":"notes.txt","content":"alpha\nbeta\n"}"#,
+        u(1000),
+    ));
+    h.server.push(a::tool_use(
+        "t2",
+        "edit_file",
+        r#"{"path":"notes.txt","old_string":"beta","new_string":"gamma"}"#,
+        u(1500),
+    ));
+    h.server.push(a::text(
+        "Done: notes.txt now says alpha and gamma.",
+        u(2000),
+    ));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("make notes").await;
+    assert_eq!(turn_end(&ev), "completed");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 3);
+    let r2 = tool_results(&reqs[1]);
+    assert_eq!(r2[0]["tool_use_id"], "t1");
+    let r3 = tool_results(&reqs[2]);
+    assert_eq!(r3[0]["tool_use_id"], "t2");
+    assert_ne!(r3[0]["is_error"], true, "{r3:?}");
+    // The transcript holds the tool results.
+    let sid = r.manifest().steps[0].session_id.clone();
+    let transcript =
+        std::fs::read_to_string(r.run_root.join(format!("sessions/{sid}.jsonl"))).unwrap();
+    assert!(
+        transcript
+            .lines()
+            .next()
+            .unwrap()
+            .contains("\"type\":\"header\"")
+    );
+    assert!(transcript.contains("\"tool_use_id\":\"t2\""));
+    assert_eq!(r.manifest().steps[0].touched, vec!["notes.txt".to_string()]);
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn bash_timeout_is_reported_to_the_model() {
+    let h = Harness::new().await;
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"echo start; sleep 20","timeout":1}"#,
+        u(1000),
+    ));
+    h.server.push(a::text("It timed out.", u(1100)));
+    let mut r = start(h.params(200_000, 50_000));
+    let t0 = std::time::Instant::now();
+    let ev = r.turn("run it").await;
+    assert!(t0.elapsed().as_secs() < 10);
+    assert_eq!(turn_end(&ev), "completed");
+    let res = tool_results(&h.server.requests()[1]);
+    let text = res[0]["content"].as_str().unwrap().to_lowercase();
+    assert!(text.contains("timed out"), "{text}");
+    assert!(text.contains("start"), "{text}");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn overloaded_twice_then_success_shows_retries() {
+    let h = Harness::new().await;
+    for _ in 0..2 {
+        h.server.push(Reply::Status {
+            status: 529,
+            headers: vec![],
+            body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                .into(),
+        });
+    }
+    h.server.push(a::text("finally", u(900)));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("hi").await;
+    let retries: Vec<_> = ev
+        .iter()
+        .filter(|e| matches!(e, Event::Retry { .. }))
+        .collect();
+    assert_eq!(retries.len(), 2, "{ev:#?}");
+    assert!(matches!(
+        retries[0],
+        Event::Retry {
+            attempt: 2,
+            max: 5,
+            ..
+        }
+    ));
+    assert_eq!(turn_end(&ev), "completed");
+    assert_eq!(text_of(&ev), "finally");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
+    let h = Harness::new().await;
+    h.server.push(a::error_event(
+        "invalid_request_error",
+        "something is off with this request",
+    ));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("hi").await;
+    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(ev.iter().any(
+        |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
+    ));
+    // The session is still usable.
+    h.server.push(a::text("ok now", u(900)));
+    let ev = r.turn("again").await;
+    assert_eq!(turn_end(&ev), "completed");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn malformed_and_truncated_streams_are_clear_errors() {
+    let h = Harness::new().await;
+    h.server.push(Reply::Sse {
+        chunks: vec![b"event: message_start\ndata: {not json\n\n".to_vec()],
+        delay: None,
+    });
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("hi").await;
+    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    let full = a::text("this will be cut", u(900));
+    let Reply::Sse { chunks, .. } = full else {
+        panic!()
+    };
+    let bytes: Vec<u8> = chunks.concat();
+    h.server.push(Reply::Cut {
+        bytes: bytes[..bytes.len() / 2].to_vec(),
+    });
+    // The cut is retried only when nothing reached the user; either way no panic and a clear end.
+    h.server.push(Reply::Cut {
+        bytes: bytes[..bytes.len() / 2].to_vec(),
+    });
+    h.server.push(Reply::Cut {
+        bytes: bytes[..bytes.len() / 2].to_vec(),
+    });
+    h.server.push(Reply::Cut {
+        bytes: bytes[..bytes.len() / 2].to_vec(),
+    });
+    h.server.push(Reply::Cut {
+        bytes: bytes[..bytes.len() / 2].to_vec(),
+    });
+    let ev = r.turn("again").await;
+    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(ev.iter().any(|e| matches!(e, Event::Error { .. })));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
+    let h = Harness::new().await;
+    h.server.push(a::tool_use(
+        "t1",
+        "write_file",
+        r#"{"path": "x.txt", "content": "unterminated"#,
+        u(1000),
+    ));
+    h.server
+        .push(a::tool_use("t2", "no_such_tool", r#"{}"#, u(1100)));
+    h.server.push(a::text("I see.", u(1200)));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("go").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let reqs = h.server.requests();
+    let r1 = tool_results(&reqs[1]);
+    assert_eq!(r1[0]["is_error"], true);
+    assert!(
+        r1[0]["content"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("json")
+    );
+    let r2 = tool_results(&reqs[2]);
+    assert_eq!(r2[0]["is_error"], true);
+    assert!(r2[0]["content"].as_str().unwrap().contains("no_such_tool"));
+    assert!(!h.workspace.join("x.txt").exists());
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn iteration_budget_ends_with_a_summary_request_without_tools() {
+    let h = Harness::new().await;
+    for i in 0..3 {
+        h.server
+            .push(a::tool_use(&format!("t{i}"), "list_dir", "{}", u(1000 + i)));
+    }
+    h.server.push(a::text(
+        "Summary: listed the directory three times.",
+        u(2000),
+    ));
+    let mut p = h.params(200_000, 50_000);
+    p.max_iterations = 3;
+    let mut r = start(p);
+    let ev = r.turn("loop").await;
+    assert_eq!(turn_end(&ev), "max_iterations_reached(3/3)");
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 4);
+    assert_eq!(reqs[3]["tool_choice"]["type"], "none");
+    assert!(
+        !reqs[3]["tools"].as_array().unwrap().is_empty(),
+        "same tool list"
+    );
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn big_tool_output_is_spilled_with_a_preview() {
+    let h = Harness::new().await;
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
+        u(1000),
+    ));
+    h.server.push(a::text("Big.", u(1100)));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("big").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let res = tool_results(&h.server.requests()[1]);
+    let content = res[0]["content"].as_str().unwrap();
+    assert!(content.len() < 5_000, "preview only, got {}", content.len());
+    let spill_dir = h.workbench().join("spill");
+    let files: Vec<_> = std::fs::read_dir(&spill_dir).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1);
+    let spilled = std::fs::read_to_string(files[0].path()).unwrap();
+    assert!(spilled.matches('a').count() >= 300_000);
+    assert!(content.contains(&files[0].file_name().to_string_lossy().to_string()));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::ToolResult {
+            spilled: Some(_),
+            ..
+        }
+    )));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
+    let h = Harness::new().await;
+    h.server.push(Reply::Stall {
+        prefix: crate::support::harness::text_prefix("partial answer"),
+    });
+    let mut r = start(h.params(200_000, 50_000));
+    r.send(Op::UserTurn { text: "go".into() }).await;
+    r.until(|e| matches!(e, Event::TextDelta { .. })).await;
+    r.send(Op::Abort).await;
+    let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    assert_eq!(turn_end(&ev), "interrupted");
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::AssistantDone {
+            interrupted: true,
+            ..
+        }
+    )));
+    h.server.push(a::text("fine", u(900)));
+    let ev = r.turn("continue").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let last = h.server.requests().last().unwrap().clone();
+    let msgs = last["messages"].as_array().unwrap();
+    assert!(
+        msgs[1]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[interrupted")
+    );
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn openai_protocol_core_flow() {
+    let h = Harness::new().await;
+    h.server.push(o::tool_calls(
+        &[("call_1", "write_file", r#"{"path":"o.txt","content":"hi"}"#)],
+        u(800),
+    ));
+    h.server.push(o::text("Wrote o.txt.", u(900)));
+    let mut p = h.params(128_000, 50_000);
+    p.provider = h.openai();
+    let mut r = start(p);
+    let ev = r.turn("write").await;
+    assert_eq!(turn_end(&ev), "completed");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("o.txt")).unwrap(),
+        "hi"
+    );
+    let reqs = h.server.requests();
+    let msgs = reqs[1]["messages"].as_array().unwrap();
+    assert!(
+        msgs.iter()
+            .any(|m| m["role"] == "tool" && m["tool_call_id"] == "call_1")
+    );
+    assert_eq!(text_of(&ev), "Wrote o.txt.");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn headless_denies_unapproved_tools() {
+    let h = Harness::new().await;
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"touch pwned"}"#,
+        u(1000),
+    ));
+    h.server.push(a::text("ok", u(1100)));
+    let mut p = h.params(200_000, 50_000);
+    p.auto_approve = false;
+    let mut r = start(p);
+    r.turn("go").await;
+    assert!(!h.workspace.join("pwned").exists());
+    let res = tool_results(&h.server.requests()[1]);
+    assert!(res[0]["content"].as_str().unwrap().contains("--yes"));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn api_key_never_reaches_disk() {
+    let h = Harness::new().await;
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        "{\"command\":\"echo hi\"}",
+        u(1000),
+    ));
+    h.server.push(Reply::Status {
+        status: 401,
+        headers: vec![],
+        body: format!(r#"{{"type":"error","error":{{"type":"authentication_error","message":"invalid x-api-key {KEY}"}}}}"#),
+    });
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("go").await;
+    assert!(turn_end(&ev).starts_with("error:auth"), "{ev:#?}");
+    for e in &ev {
+        assert!(!format!("{e:?}").contains(KEY));
+    }
+    r.shutdown().await;
+    for f in all_files(h.dir.path()) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(KEY),
+            "key in {}",
+            f.display()
+        );
+    }
+}

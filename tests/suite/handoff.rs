@@ -1,0 +1,525 @@
+//! Handoff end to end against the fake provider (SPEC §6, §7, §9): scripted usage crosses the lines.
+
+use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
+use serde_json::Value;
+
+use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::harness::{Harness, start, turn_end};
+
+const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
+
+fn u(input: u64) -> U {
+    U {
+        input,
+        output: 10,
+        cache_creation: 0,
+        cache_read: 0,
+    }
+}
+
+fn phases(events: &[Event]) -> Vec<&HandoffPhase> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Handoff(p) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
+fn first_user_text(body: &Value) -> String {
+    body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn last_user_text(body: &Value) -> String {
+    let msgs = body["messages"].as_array().unwrap();
+    let last = msgs.last().unwrap();
+    last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// window 40k, headroom 10k → at 30k, warn 10k.
+#[tokio::test]
+async fn automatic_handoff_full_path() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(12_000))); // crosses warn
+    h.server
+        .push(a::tool_use("t2", "list_dir", "{}", u(31_000))); // crosses at
+    h.server.push(a::text(DOC, u(31_500))); // the writing turn
+    h.server
+        .push(a::text("Continuing from next: tests pass.", u(5_000))); // successor
+    let mut r = start(h.params(40_000, 10_000));
+    let ev = r.turn("refactor the parser").await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+
+    let ph = phases(&ev);
+    assert_eq!(
+        ph.iter()
+            .filter(|p| matches!(p, HandoffPhase::Near { .. }))
+            .count(),
+        1,
+        "near once"
+    );
+    assert!(
+        ph.iter()
+            .any(|p| matches!(p, HandoffPhase::Writing { manual: false, .. }))
+    );
+    let done = ph.iter().find_map(|p| match p {
+        HandoffPhase::Done {
+            generation,
+            degraded,
+            path,
+            sections,
+            ..
+        } => Some((*generation, *degraded, path.clone(), sections.clone())),
+        _ => None,
+    });
+    let (generation, degraded, path, sections) = done.expect("done phase");
+    assert_eq!(generation, 2);
+    assert!(!degraded);
+    assert_eq!(sections.len(), 5, "{sections:?}");
+
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 4);
+    // The writing request: tool use off, same tools and system, the prompt last.
+    let w = &reqs[2];
+    assert_eq!(w["tool_choice"]["type"], "none");
+    assert_eq!(w["tools"], reqs[1]["tools"]);
+    assert_eq!(w["system"], reqs[1]["system"]);
+    assert!(last_user_text(w).contains("Dead ends"));
+    // The file has the five sections.
+    let path = path.expect("a workbench path");
+    assert_eq!(path, h.workbench().join("notes/handoff-test-step.md"));
+    let file = std::fs::read_to_string(&path).unwrap();
+    for s in [
+        "## Doing",
+        "## Decided",
+        "## Dead ends",
+        "## Next",
+        "## Scene",
+    ] {
+        assert!(file.contains(s), "{s} in {file}");
+    }
+    assert!(
+        file.starts_with("# Handoff · step test-step · generation 1 ·"),
+        "{file}"
+    );
+    // The successor's first request starts with the document, in a new conversation.
+    let s = &reqs[3];
+    assert_eq!(s["messages"].as_array().unwrap().len(), 1);
+    assert!(first_user_text(s).contains("Run the parser tests."));
+    assert!(first_user_text(s).contains("Regex parsing: breaks on nested quotes."));
+    // Ledger: one retired id, two generations, lineage.
+    let m = r.manifest();
+    let st = &m.steps[0];
+    assert_eq!(st.retired.len(), 1);
+    assert_eq!(st.generations, 2);
+    assert_ne!(st.session_id, st.retired[0]);
+    assert_eq!(st.per_generation.len(), 2);
+    assert_eq!(st.handoffs.len(), 1);
+    assert_eq!(st.attempts, 0, "a handoff is not an attempt");
+    assert!(!st.handoffs[0].degraded);
+    let header =
+        std::fs::read_to_string(r.run_root.join(format!("sessions/{}.jsonl", st.session_id)))
+            .unwrap();
+    let first: Value = serde_json::from_str(header.lines().next().unwrap()).unwrap();
+    assert_eq!(first["parent_session"], st.retired[0].as_str());
+    assert_eq!(first["generation"], 2);
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    h.server.push(a::text("ok", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.review = true;
+    let mut r = start(p);
+    r.send(Op::UserTurn {
+        text: "work".into(),
+    })
+    .await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen {
+        path: Some(path), ..
+    })) = ev.last()
+    else {
+        panic!("{ev:#?}")
+    };
+    let text = std::fs::read_to_string(path).unwrap();
+    let edited = text.replace(
+        "Run the parser tests.",
+        "Run the parser tests.\nUSER EDIT: also check the Windows paths.",
+    );
+    std::fs::write(path, edited).unwrap();
+    r.send(Op::ReviewDone).await;
+    let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    assert_eq!(turn_end(&ev), "completed");
+    let reqs = h.server.requests();
+    assert!(first_user_text(&reqs[2]).contains("USER EDIT: also check the Windows paths."));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deleted_file_falls_back_to_the_document_in_memory() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    h.server.push(a::text("ok", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.review = true;
+    let mut r = start(p);
+    r.send(Op::UserTurn {
+        text: "work".into(),
+    })
+    .await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen {
+        path: Some(path), ..
+    })) = ev.last()
+    else {
+        panic!()
+    };
+    std::fs::remove_file(path).unwrap();
+    r.send(Op::ReviewDone).await;
+    let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Warning { message } if message.contains("deleted")))
+    );
+    assert!(first_user_text(&h.server.requests()[2]).contains("Run the parser tests."));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_writing_turn_without_next_is_degraded() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server
+        .push(a::text("## Doing\nStuff.\n## Decided\n- x\n", u(31_500)));
+    h.server.push(a::text("ok", u(5_000)));
+    let mut r = start(h.params(40_000, 10_000));
+    let ev = r.turn("the original task text").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let done = phases(&ev).into_iter().find_map(|p| match p {
+        HandoffPhase::Done { degraded, .. } => Some(*degraded),
+        _ => None,
+    });
+    assert_eq!(done, Some(true));
+    let succ = first_user_text(&h.server.requests()[2]);
+    assert!(succ.contains("[DEGRADED: handoff not written]"));
+    assert!(
+        succ.contains("the original task text"),
+        "scene holds the task"
+    );
+    let st = &r.manifest().steps[0];
+    assert!(
+        st.errors
+            .iter()
+            .any(|e| e.starts_with("handoff degraded (")),
+        "{:?}",
+        st.errors
+    );
+    assert!(st.handoffs[0].degraded);
+    assert!(st.handoffs[0].reason.contains("next"));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(20_000)));
+    h.server.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 205030 tokens > 200000 maximum"}}"#.into(),
+    });
+    h.server
+        .push(a::text("continuing in the new session", u(4_000)));
+    let mut r = start(h.params(1_000_000, 50_000));
+    let ev = r.turn("a long task").await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::WindowLearned {
+            window: 200_000,
+            ..
+        }
+    )));
+    assert!(
+        phases(&ev)
+            .iter()
+            .any(|p| matches!(p, HandoffPhase::Done { degraded: true, .. }))
+    );
+    assert!(
+        !phases(&ev)
+            .iter()
+            .any(|p| matches!(p, HandoffPhase::Writing { .. })),
+        "no writing turn"
+    );
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(first_user_text(&reqs[2]).contains("[DEGRADED"));
+    let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
+    assert!(learned.contains("200000"));
+    assert_eq!(r.manifest().steps[0].window, 200_000);
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn overflow_twice_in_a_row_reports_the_original_error() {
+    let h = Harness::new().await;
+    let overflow = || {
+        Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 300000 tokens > 200000 maximum"}}"#.into(),
+    }
+    };
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(20_000)));
+    h.server.push(overflow());
+    h.server.push(overflow());
+    let mut r = start(h.params(1_000_000, 50_000));
+    let ev = r.turn("task").await;
+    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(h.server.requests().len(), 3, "exactly one retry");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn compaction_that_changes_nothing_does_not_retry() {
+    let h = Harness::new().await;
+    h.server.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
+    });
+    let mut p = h.params(200_000, 50_000);
+    p.handoff = false;
+    p.compaction = true;
+    let mut r = start(p);
+    // A single message: nothing can be summarised, so the generation does not advance.
+    let ev = r.turn("one enormous message").await;
+    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(
+        h.server.requests().len(),
+        1,
+        "no retry without a real reduction"
+    );
+    assert!(ev.iter().any(
+        |e| matches!(e, Event::Error { message, .. } if message.contains("prompt is too long"))
+    ));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_breaker_stops_a_window_below_the_startup_floor() {
+    let h = Harness::new().await;
+    // Every response reports 12k: above the 10k floor of a tiny window, every session starts over the line.
+    h.server
+        .push(a::tool_use("t0", "list_dir", "{}", u(12_000)));
+    for _ in 0..8 {
+        h.server.push(a::text(DOC, u(12_500))); // writing turn
+        h.server
+            .push(a::tool_use("tx", "list_dir", "{}", u(12_000))); // successor's first reply
+    }
+    let mut r = start(h.params(5_000, 50_000));
+    let ev = r.turn("task").await;
+    assert_eq!(turn_end(&ev), "error:handoff_breaker", "{ev:#?}");
+    let msg = ev.iter().find_map(|e| match e {
+        Event::Error { kind, message } if kind == "handoff_breaker" => Some(message.clone()),
+        _ => None,
+    });
+    let msg = msg.unwrap();
+    assert!(
+        msg.contains("startup floor") && msg.contains("--window") && msg.contains("--no-handoff"),
+        "{msg}"
+    );
+    let st = &r.manifest().steps[0];
+    assert_eq!(st.handoffs.len(), 8);
+    assert_eq!(st.generations, 9);
+    assert_eq!(st.attempts, 0);
+    // Archives: 7 earlier generations, none overwritten.
+    let archive = h.workbench().join("notes/archive/handoff");
+    assert_eq!(std::fs::read_dir(archive).unwrap().count(), 7);
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn no_workbench_still_hands_off_through_the_prompt() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    h.server.push(a::text("ok", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.workbench = None;
+    let mut r = start(p);
+    let ev = r.turn("work").await;
+    assert_eq!(turn_end(&ev), "completed");
+    assert!(!h.workbench().exists());
+    assert!(
+        phases(&ev)
+            .iter()
+            .any(|p| matches!(p, HandoffPhase::Done { path: None, .. }))
+    );
+    assert!(first_user_text(&h.server.requests()[2]).contains("Run the parser tests."));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn manual_handoff_guard_focus_abort_and_failure() {
+    let h = Harness::new().await;
+    let mut r = start(h.params(200_000, 50_000));
+    // Guard: nothing yet.
+    r.send(Op::Handoff { focus: None }).await;
+    let ev = r.until(|e| matches!(e, Event::Handoff(_))).await;
+    assert!(
+        matches!(ev.last(), Some(Event::Handoff(HandoffPhase::Failed { message })) if message == "Nothing to hand off (no messages yet)")
+    );
+    h.server.push(a::text("hello", u(1_000)));
+    r.turn("hi").await;
+
+    // Abort while writing: cancelled, session unchanged.
+    h.server.push(Reply::Stall {
+        prefix: crate::support::harness::text_prefix("## Doing"),
+    });
+    r.send(Op::Handoff {
+        focus: Some("the {used} parser".into()),
+    })
+    .await;
+    r.until(|e| matches!(e, Event::Handoff(HandoffPhase::Writing { .. })))
+        .await;
+    // Abort once the writing request is on the wire.
+    for _ in 0..500 {
+        if h.server.requests().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    r.send(Op::Abort).await;
+    let ev = r
+        .until(|e| {
+            matches!(
+                e,
+                Event::Handoff(HandoffPhase::Cancelled | HandoffPhase::Failed { .. })
+            )
+        })
+        .await;
+    assert!(matches!(
+        ev.last(),
+        Some(Event::Handoff(HandoffPhase::Cancelled))
+    ));
+    let body = h.server.requests().last().unwrap().clone();
+    assert!(
+        last_user_text(&body).contains("Additional focus: the {used} parser"),
+        "focus verbatim"
+    );
+    let sid = r.manifest().steps[0].session_id.clone();
+
+    // Failure: empty text.
+    h.server.push(a::text("", u(1_000)));
+    r.send(Op::Handoff { focus: None }).await;
+    let ev = r
+        .until(|e| {
+            matches!(
+                e,
+                Event::Handoff(HandoffPhase::Cancelled | HandoffPhase::Failed { .. })
+            )
+        })
+        .await;
+    assert!(
+        matches!(ev.last(), Some(Event::Handoff(HandoffPhase::Failed { message })) if message.contains("no text"))
+    );
+    assert_eq!(r.manifest().steps[0].session_id, sid, "unchanged");
+
+    // Still usable, and the history has no trace of the aborted writing turn.
+    h.server.push(a::text("still here", u(1_200)));
+    r.turn("are you there").await;
+    let body = h.server.requests().last().unwrap().clone();
+    assert_eq!(body["messages"].as_array().unwrap().len(), 3);
+
+    // Success.
+    h.server.push(a::text(DOC, u(1_300)));
+    r.send(Op::Handoff { focus: None }).await;
+    let ev = r.until(|e| matches!(e, Event::Notice { message } if message == "New session started with handoff context")).await;
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { generation: 2, .. })))
+    );
+    assert_ne!(r.manifest().steps[0].session_id, sid);
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
+    let h = Harness::new().await;
+    let mut p = h.params(100_000, 50_000);
+    p.handoff = false;
+    p.compaction = true;
+    let mut r = start(p);
+    for i in 0..4 {
+        h.server.push(a::tool_use(
+            &format!("t{i}"),
+            "list_dir",
+            "{}",
+            u(10_000 + i * 20_000),
+        ));
+    }
+    h.server.push(a::text("first done", u(79_000)));
+    r.turn("first task").await;
+    // ctx 79k + the new message ≥ 0.8 × 100k → compaction before the next request.
+    h.server.push(a::text(
+        "Summary of the earlier work: listed the directory four times.",
+        u(2_000),
+    ));
+    h.server.push(a::text("second done", u(20_000)));
+    let ev = r.turn(&"second task ".repeat(400)).await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Compaction { trigger, .. } if trigger == "pressure"))
+    );
+    let reqs = h.server.requests();
+    let last = reqs.last().unwrap();
+    let msgs = last["messages"].as_array().unwrap();
+    let all = serde_json::to_string(msgs).unwrap();
+    assert!(all.contains("Summary of the earlier work"));
+    assert!(all.contains("second task"), "the last user message is kept");
+    // Pair integrity: every tool_use id has its tool_result in the next message.
+    for (i, m) in msgs.iter().enumerate() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_use" {
+                let id = &b["id"];
+                let next = &msgs[i + 1]["content"];
+                assert!(
+                    next.as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|x| x["tool_use_id"] == *id)
+                );
+            }
+        }
+    }
+    r.shutdown().await;
+}

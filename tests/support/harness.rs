@@ -1,0 +1,199 @@
+//! Drive the real engine against the fake provider: temp workspace, data dir and run dir.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flower_tui::engine::context::Thresholds;
+use flower_tui::engine::ledger::{Manifest, RunDir};
+use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::provider::Provider;
+use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
+use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
+use flower_tui::engine::provider::retry::RetryPolicy;
+use flower_tui::engine::session::{self, EngineHandle, EngineParams};
+use tempfile::TempDir;
+
+use super::fake::FakeServer;
+
+pub const KEY: &str = "sk-test-SECRET-0123456789abcdef";
+
+pub struct Harness {
+    pub dir: TempDir,
+    pub server: FakeServer,
+    pub workspace: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&data).unwrap();
+        let workspace = workspace.canonicalize().unwrap();
+        Harness {
+            dir,
+            server: FakeServer::start().await,
+            workspace,
+            data,
+        }
+    }
+
+    pub fn anthropic(&self) -> Arc<dyn Provider> {
+        Arc::new(AnthropicProvider::new(AnthropicConfig {
+            base_url: self.server.base_url(),
+            api_key: KEY.into(),
+            ..Default::default()
+        }))
+    }
+
+    pub fn openai(&self) -> Arc<dyn Provider> {
+        Arc::new(OpenAiProvider::new(OpenAiConfig {
+            base_url: self.server.base_url(),
+            api_key: KEY.into(),
+            ..Default::default()
+        }))
+    }
+
+    pub fn workbench(&self) -> PathBuf {
+        self.workspace.join(".flower")
+    }
+
+    /// Engine parameters with a fresh run directory; tweak fields before `spawn`.
+    pub fn params(&self, window: u64, headroom: u64) -> EngineParams {
+        let run_dir = RunDir::create(&self.data, None).unwrap();
+        EngineParams {
+            provider: self.anthropic(),
+            model: "claude-test".into(),
+            system_prompt: "You are a test.".into(),
+            workspace: self.workspace.clone(),
+            workbench: Some(self.workbench()),
+            run_dir,
+            data_dir: self.data.clone(),
+            thresholds: Thresholds::new(window, headroom),
+            handoff: true,
+            compaction: false,
+            max_generations: 8,
+            max_iterations: 50,
+            review: false,
+            auto_approve: true,
+            interactive: false,
+            step: Some("test-step".into()),
+            retry: RetryPolicy {
+                max_tries: 5,
+                base_delay: Duration::from_millis(1),
+                max_delay: Duration::from_millis(5),
+            },
+            max_tokens: 1024,
+            bash_timeout: Duration::from_secs(30),
+            resume: None,
+            handoff_after: None,
+            demo: false,
+        }
+    }
+}
+
+pub struct Running {
+    pub h: EngineHandle,
+    pub run_root: PathBuf,
+    pub events: Vec<Event>,
+}
+
+pub fn start(params: EngineParams) -> Running {
+    let run_root = params.run_dir.root.clone();
+    Running {
+        h: session::spawn(params).unwrap(),
+        run_root,
+        events: Vec::new(),
+    }
+}
+
+impl Running {
+    pub async fn send(&self, op: Op) {
+        self.h.ops.send(op).await.unwrap();
+    }
+
+    /// Collect events until `stop` matches one (included); panics after 20 s.
+    pub async fn until(&mut self, stop: impl Fn(&Event) -> bool) -> Vec<Event> {
+        let mut got = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let ev = tokio::time::timeout_at(deadline, self.h.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out; events so far: {got:#?}"))
+                .expect("engine stopped");
+            let done = stop(&ev);
+            got.push(ev.clone());
+            self.events.push(ev);
+            if done {
+                return got;
+            }
+        }
+    }
+
+    /// Send a user turn and collect its events through `TurnEnd`.
+    pub async fn turn(&mut self, text: &str) -> Vec<Event> {
+        self.send(Op::UserTurn { text: text.into() }).await;
+        self.until(|e| matches!(e, Event::TurnEnd { .. })).await
+    }
+
+    pub fn manifest(&self) -> Manifest {
+        Manifest::load(&self.run_root.join("manifest.json")).unwrap()
+    }
+
+    pub async fn shutdown(self) {
+        let _ = self.h.ops.send(Op::Shutdown).await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.h.task).await;
+    }
+}
+
+pub fn turn_end(events: &[Event]) -> String {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::TurnEnd { reason } => Some(reason.to_string()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+pub fn text_of(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every file under `root`, recursively.
+pub fn all_files(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The first events of an Anthropic text stream (no `message_stop`): for `Reply::Stall`.
+pub fn text_prefix(text: &str) -> Vec<u8> {
+    super::fake::anthropic::Stream::new(super::fake::U::default())
+        .text(text)
+        .head_events()
+        .concat()
+}
