@@ -1,1 +1,3 @@
-//! (being written)
+//! The full-screen terminal front end (SPEC §11).
+
+pub mod render;
