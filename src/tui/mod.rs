@@ -2,7 +2,9 @@
 //! around the engine's queue pair, with the renderer in [`render`].
 
 pub mod app;
+pub mod commands;
 pub mod editor;
+pub mod editor_update;
 pub mod events;
 pub mod frame;
 pub mod input;
@@ -14,6 +16,10 @@ pub mod terminal;
 pub mod update;
 pub mod view;
 
+#[cfg(test)]
+mod tests_commands;
+#[cfg(test)]
+mod tests_editor;
 #[cfg(test)]
 mod tests_reducer;
 #[cfg(test)]

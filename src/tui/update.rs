@@ -8,16 +8,17 @@ use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use ratatui_textarea::{DataCursor, Scrolling};
 
-use crate::engine::context::{Thresholds, fmt_tokens, fmt_window};
 use crate::engine::protocol::{Approval, Event, Op};
 
-use super::editor::{Prompt, Review, SideEditor};
+use super::commands::submit;
+use super::editor::{Prompt, SideEditor};
+use super::editor_update::{editor_escape, editor_key, external_editor, on_saved, save};
 use super::events::{finish_streaming, on_event};
 use super::input;
 use super::keymap::{self, Action, Context};
 use super::render::cell::Cell;
 use super::render::spinner;
-use super::slash::{self, Parsed, SlashCommand};
+use super::slash;
 use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
 
 /// A second Ctrl-C within this long quits.
@@ -167,14 +168,14 @@ pub fn next_frame_in(state: &AppState, now: Instant) -> Option<Duration> {
     [spinner, countdown, quit].into_iter().flatten().min()
 }
 
-fn notice(state: &mut AppState, message: impl Into<String>) {
+pub(super) fn notice(state: &mut AppState, message: impl Into<String>) {
     finish_streaming(state);
     state.chat.push(Cell::Notice {
         message: message.into(),
     });
 }
 
-fn error(state: &mut AppState, message: impl Into<String>) {
+pub(super) fn error(state: &mut AppState, message: impl Into<String>) {
     finish_streaming(state);
     state.chat.push(Cell::Error {
         message: message.into(),
@@ -263,21 +264,6 @@ fn input_key(state: &mut AppState, key: KeyEvent) {
             state.pastes.clear();
         }
     }
-}
-
-/// A key typed into the side editor: it pauses the review countdown.
-fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
-    let Some(ed) = state.editor.as_mut() else {
-        state.focus = Focus::Input;
-        return;
-    };
-    if matches!(ed.prompt, Prompt::Conflict { .. }) {
-        return; // answer the prompt first (r / k, Ctrl-S, Esc)
-    }
-    ed.pause(now);
-    ed.prompt = Prompt::None;
-    ed.note = None;
-    ed.area.input(key);
 }
 
 fn set_input(state: &mut AppState, text: &str) {
@@ -414,103 +400,6 @@ fn answer(state: &mut AppState, decision: Approval, fx: &mut Vec<Effect>) {
     }
 }
 
-fn save(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some(ed) = state.editor.as_mut() else {
-        return;
-    };
-    if ed.review == Review::Saving {
-        return;
-    }
-    if ed.in_review() {
-        ed.review = Review::Saving;
-    }
-    ed.prompt = Prompt::None;
-    ed.note = Some("saving…".into());
-    fx.push(Effect::SaveEditor {
-        path: ed.path.clone(),
-        text: ed.text(),
-    });
-}
-
-fn on_saved(
-    state: &mut AppState,
-    path: PathBuf,
-    text: String,
-    result: Result<(), String>,
-    fx: &mut Vec<Effect>,
-) {
-    let Some(ed) = state.editor.as_mut().filter(|e| e.path == path) else {
-        if let Err(e) = result {
-            error(state, format!("Could not save {}: {e}", path.display()));
-        }
-        return;
-    };
-    match result {
-        Ok(()) => {
-            ed.mark_disk(&text);
-            if ed.review == Review::Saving {
-                ed.review = Review::Over;
-                ed.note = Some("saved: the next session reads this file".into());
-                fx.push(Effect::SendOp(Op::ReviewDone));
-            } else {
-                ed.note = Some("saved".into());
-            }
-        }
-        Err(e) => {
-            if ed.review == Review::Saving {
-                // Still in review: Esc continues with the file as it is on disk.
-                ed.review = Review::Paused {
-                    remaining: Duration::ZERO,
-                };
-            }
-            ed.note = Some(format!("save failed: {e}"));
-            error(state, format!("Could not save {}: {e}", path.display()));
-        }
-    }
-}
-
-fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some(ed) = state.editor.as_mut() else {
-        state.focus = Focus::Input;
-        return;
-    };
-    match ed.review {
-        Review::Saving => {}
-        Review::Counting { .. } | Review::Paused { .. } => {
-            ed.revert();
-            ed.review = Review::Over;
-            ed.note = Some("review over: the next session reads the file as it is on disk".into());
-            fx.push(Effect::SendOp(Op::ReviewDone));
-        }
-        Review::Over => match ed.prompt {
-            Prompt::Conflict { .. } => ed.resolve_conflict(false),
-            Prompt::None if ed.is_dirty() => {
-                ed.prompt = Prompt::DiscardConfirm;
-            }
-            Prompt::None | Prompt::DiscardConfirm => {
-                state.editor = None;
-                state.focus = Focus::Input;
-                fx.push(Effect::UnwatchFile);
-            }
-        },
-    }
-}
-
-fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
-    let path = match (&state.editor, &state.latest_handoff) {
-        (Some(ed), _) => ed.path.clone(),
-        (None, Some(p)) => p.clone(),
-        (None, None) => return notice(state, "No handoff document yet"),
-    };
-    if state.settings.editor_cmd.is_none() {
-        return error(state, "$EDITOR is not set");
-    }
-    if let Some(ed) = state.editor.as_mut() {
-        ed.pause(now);
-    }
-    fx.push(Effect::OpenExternalEditor(path));
-}
-
 fn on_paste(state: &mut AppState, text: String, now: Instant) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     match state.focus {
@@ -587,137 +476,4 @@ fn on_send_failed(state: &mut AppState, op: Op, reason: String) {
             on_paste(state, text, Instant::now());
         }
     }
-}
-
-/// Enter in the input box: run the slash command or send the message.
-fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
-    let raw = state.input_text();
-    if raw.trim().is_empty() {
-        return;
-    }
-    let parsed = match slash::parse(&raw) {
-        Parsed::Unknown(word) => match popup_items(state).get(popup_selected(state)) {
-            Some(spec) => Parsed::Command {
-                cmd: spec.cmd,
-                arg: None,
-            },
-            None => {
-                return error(
-                    state,
-                    format!("Unknown command /{word} (/help lists commands)"),
-                );
-            }
-        },
-        p => p,
-    };
-    state.history.push(&raw);
-    state.input = new_input();
-    state.popup = Popup::Auto { selected: 0 };
-    match parsed {
-        Parsed::Message => send_message(state, raw, now, fx),
-        Parsed::Command { cmd, arg } => run_command(state, cmd, arg, fx),
-        Parsed::Unknown(_) => {}
-    }
-}
-
-fn send_message(state: &mut AppState, raw: String, now: Instant, fx: &mut Vec<Effect>) {
-    let text = state.pastes.expand(&raw);
-    if state.link == EngineLink::Closed {
-        return error(state, "The engine is not running; /quit to leave");
-    }
-    push_user(state, raw);
-    state.pending_echo.push_back(text.clone());
-    state.session_messages += 1;
-    if state.running == Running::Idle {
-        state.running = Running::Streaming { since: now };
-    }
-    state.streamed = false;
-    fx.push(Effect::SendOp(Op::UserTurn { text }));
-}
-
-/// The user's message in the chat, as typed (chips stay chips: the chat never holds 10 MB).
-fn push_user(state: &mut AppState, raw: String) {
-    finish_streaming(state);
-    state.chat.push(Cell::User { text: raw });
-    state.chat.scroll_to_bottom();
-}
-
-fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {
-    match cmd {
-        SlashCommand::Handoff => {
-            if matches!(state.running, Running::WritingHandoff { .. }) {
-                notice(state, "A handoff is already being written (Esc cancels it)");
-            } else if state.session_messages < 2 {
-                notice(state, "Nothing to hand off (no messages yet)");
-            } else {
-                fx.push(Effect::SendOp(Op::Handoff { focus: arg }));
-            }
-        }
-        SlashCommand::EditHandoff => {
-            if state.editor.is_some() {
-                state.focus = Focus::Editor;
-            } else if let Some(p) = state.latest_handoff.clone() {
-                fx.push(Effect::LoadEditor(p));
-            } else {
-                notice(state, "No handoff document yet");
-            }
-        }
-        SlashCommand::New => {
-            fx.push(Effect::SendOp(Op::NewSession));
-            notice(state, "Starting a new session (no handoff)");
-        }
-        SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
-            Ok(window) => {
-                let t = Thresholds::new(window, state.thresholds.headroom);
-                state.set_thresholds(t);
-                fx.push(Effect::SendOp(Op::SetWindow { window }));
-                notice(
-                    state,
-                    format!(
-                        "Context window set to {} (warning at {}, handoff at {})",
-                        fmt_window(window),
-                        fmt_tokens(t.warn_at),
-                        fmt_tokens(t.at)
-                    ),
-                );
-            }
-            Err(e) => error(state, e),
-        },
-        SlashCommand::Cost => {
-            let text = cost_report(state);
-            notice(state, text);
-        }
-        SlashCommand::Help => {
-            let mut lines = slash::help_lines();
-            lines.push(String::new());
-            lines.extend(keymap::help_lines());
-            notice(state, lines.join("\n"));
-        }
-        SlashCommand::Quit => fx.push(Effect::Quit),
-    }
-}
-
-/// The `/cost` notice: one line per generation, then the total.
-pub fn cost_report(state: &AppState) -> String {
-    if state.tally.is_empty() {
-        return "No cost yet (no session has started)".into();
-    }
-    let mut lines = vec!["Cost by generation:".to_string()];
-    let (mut total, mut turns) = (0.0, 0);
-    for c in &state.tally {
-        let short: String = c.session_id.chars().take(8).collect();
-        lines.push(format!(
-            "  gen {} ({short}): ${:.4} · {} turn{} · {} request{}",
-            c.generation,
-            c.cost_usd,
-            c.turns,
-            if c.turns == 1 { "" } else { "s" },
-            c.requests,
-            if c.requests == 1 { "" } else { "s" },
-        ));
-        total += c.cost_usd;
-        turns += c.turns;
-    }
-    lines.push(format!("  total: ${total:.4} · {turns} turns"));
-    lines.join("\n")
 }
