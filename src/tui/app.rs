@@ -1,0 +1,389 @@
+//! The app shell: one `tokio::select!` loop over the terminal's events, the engine's events, the
+//! file watcher, signals and the frame requester. It handles one event, drains what is queued,
+//! and draws once when a frame is due. The reducer decides; this file does the I/O it asks for.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context as _;
+use crossterm::event::{Event as TermEvent, EventStream};
+use futures_util::StreamExt;
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::mpsc::{self, error::TrySendError};
+use tokio::time::sleep_until;
+
+use crate::engine::fsutil::atomic_write;
+use crate::engine::protocol::{Event, Op};
+
+use super::TuiParams;
+use super::frame::FrameRequester;
+use super::render::cell::Cell;
+use super::render::theme::Theme;
+use super::state::{AppState, Labels, Settings, StateParams};
+use super::terminal::{self, Tui};
+use super::update::{Effect, Msg, update};
+use super::view::view;
+
+/// Engine events handled per wake-up before a frame gets a chance to draw.
+const DRAIN_BATCH: usize = 1024;
+
+/// Keep going or stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// What woke the loop.
+enum Wake {
+    Frame,
+    Quit,
+    Term(Option<std::io::Result<TermEvent>>),
+    Engine(Option<Event>),
+    File(PathBuf),
+}
+
+/// A watch on one file: its directory is watched (an atomic save replaces the inode) and events
+/// for the file's name are forwarded into the loop.
+struct FileWatch {
+    _watcher: RecommendedWatcher,
+}
+
+impl FileWatch {
+    fn new(path: &Path, tx: mpsc::UnboundedSender<PathBuf>) -> notify::Result<FileWatch> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let name = path.file_name().map(|n| n.to_os_string());
+        let target = path.to_path_buf();
+        let mut watcher =
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                let Ok(ev) = res else { return };
+                if ev.kind.is_access() {
+                    return;
+                }
+                if ev
+                    .paths
+                    .iter()
+                    .any(|p| p.file_name().map(|n| n.to_os_string()) == name)
+                {
+                    let _ = tx.send(target.clone());
+                }
+            })?;
+        watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+        Ok(FileWatch { _watcher: watcher })
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
+
+async fn recv_signal(sig: &mut Option<Signal>) {
+    match sig {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
+fn term_msg(ev: TermEvent) -> Option<Msg> {
+    match ev {
+        TermEvent::Key(k) => Some(Msg::Key(k)),
+        TermEvent::Paste(s) => Some(Msg::Paste(s)),
+        TermEvent::Mouse(m) => Some(Msg::Mouse(m)),
+        TermEvent::Resize(..) => Some(Msg::Resize),
+        TermEvent::FocusGained | TermEvent::FocusLost => None,
+    }
+}
+
+/// Build the state from the params (theme problems become a chat line, not a failure).
+fn initial_state(params: &TuiParams) -> (AppState, Theme) {
+    let (theme, theme_error) = match Theme::load(&params.theme, params.no_color) {
+        Ok(t) => (t, None),
+        Err(e) => (
+            Theme::load("dark", params.no_color).unwrap_or_else(|_| Theme::plain()),
+            Some(format!("{e}; using the built-in dark theme")),
+        ),
+    };
+    let mut state = AppState::new(StateParams {
+        labels: Labels {
+            model: params.model.clone(),
+            provider: params.provider.clone(),
+            demo: params.demo,
+        },
+        settings: Settings {
+            review: params.review.map(std::time::Duration::from_secs),
+            editor_cmd: params.editor_cmd.clone().filter(|c| !c.trim().is_empty()),
+        },
+        thresholds: params.thresholds,
+        banner: params.banner.clone(),
+    });
+    if let Some(message) = theme_error {
+        state.chat.push(Cell::Error { message });
+    }
+    (state, theme)
+}
+
+/// Run the TUI until the user quits, the terminal closes, or SIGTERM/SIGHUP arrives.
+pub async fn run(params: TuiParams) -> anyhow::Result<()> {
+    let (state, theme) = initial_state(&params);
+    let tui = terminal::enter().context("cannot set up the terminal")?;
+    let (watch_tx, watch_rx) = mpsc::unbounded_channel();
+    let mut shell = Shell {
+        tui,
+        state,
+        theme,
+        ops: params.ops,
+        events: params.events,
+        link_open: true,
+        frames: FrameRequester::new(),
+        watch: None,
+        watch_tx,
+        watch_rx,
+    };
+    let result = shell.run().await;
+    terminal::restore();
+    result
+}
+
+struct Shell {
+    tui: Tui,
+    state: AppState,
+    theme: Theme,
+    ops: mpsc::Sender<Op>,
+    events: mpsc::Receiver<Event>,
+    link_open: bool,
+    frames: FrameRequester,
+    watch: Option<FileWatch>,
+    watch_tx: mpsc::UnboundedSender<PathBuf>,
+    watch_rx: mpsc::UnboundedReceiver<PathBuf>,
+}
+
+impl Shell {
+    async fn run(&mut self) -> anyhow::Result<()> {
+        let mut sigterm = signal(SignalKind::terminate()).ok();
+        let mut sighup = signal(SignalKind::hangup()).ok();
+        let mut term = EventStream::new();
+        self.frames.schedule_frame(Instant::now());
+        loop {
+            let deadline = self.frames.deadline();
+            let wake = tokio::select! {
+                biased;
+                _ = sleep_until(deadline.unwrap_or_else(Instant::now).into()), if deadline.is_some() => Wake::Frame,
+                _ = recv_signal(&mut sigterm) => Wake::Quit,
+                _ = recv_signal(&mut sighup) => Wake::Quit,
+                ev = term.next() => Wake::Term(ev),
+                ev = self.events.recv(), if self.link_open => Wake::Engine(ev),
+                Some(path) = self.watch_rx.recv() => Wake::File(path),
+            };
+            let flow = match wake {
+                Wake::Frame => self.frame(&mut term)?,
+                Wake::Quit => {
+                    let _ = self.ops.try_send(Op::Shutdown);
+                    Flow::Quit
+                }
+                Wake::Term(None) => Flow::Quit,
+                Wake::Term(Some(Err(e))) => return Err(e).context("reading the terminal"),
+                Wake::Term(Some(Ok(ev))) => match term_msg(ev) {
+                    Some(msg) => self.dispatch(msg, &mut term)?,
+                    None => Flow::Continue,
+                },
+                Wake::Engine(None) => {
+                    self.link_open = false;
+                    self.dispatch(Msg::EngineClosed, &mut term)?
+                }
+                Wake::Engine(Some(ev)) => self.engine_batch(ev, &mut term)?,
+                Wake::File(path) => {
+                    let mut paths = vec![path];
+                    while let Ok(p) = self.watch_rx.try_recv() {
+                        if !paths.contains(&p) {
+                            paths.push(p);
+                        }
+                    }
+                    let mut flow = Flow::Continue;
+                    for path in paths {
+                        let content = read_text(&path);
+                        flow = self.dispatch(Msg::FileChanged { path, content }, &mut term)?;
+                    }
+                    flow
+                }
+            };
+            if flow == Flow::Quit {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One engine event, then whatever else is already queued (up to a batch).
+    fn engine_batch(&mut self, first: Event, term: &mut EventStream) -> anyhow::Result<Flow> {
+        if self.dispatch(Msg::Engine(first), term)? == Flow::Quit {
+            return Ok(Flow::Quit);
+        }
+        for _ in 0..DRAIN_BATCH {
+            match self.events.try_recv() {
+                Ok(ev) => {
+                    if self.dispatch(Msg::Engine(ev), term)? == Flow::Quit {
+                        return Ok(Flow::Quit);
+                    }
+                }
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    self.link_open = false;
+                    return self.dispatch(Msg::EngineClosed, term);
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Run a message through the reducer and execute its effects, and those of the messages the
+    /// effects produce.
+    fn dispatch(&mut self, msg: Msg, term: &mut EventStream) -> anyhow::Result<Flow> {
+        let mut queue = VecDeque::from([msg]);
+        while let Some(msg) = queue.pop_front() {
+            let now = Instant::now();
+            for effect in update(&mut self.state, msg, now) {
+                if self.execute(effect, now, &mut queue, term)? == Flow::Quit {
+                    return Ok(Flow::Quit);
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// A frame is due: time-driven state first, then draw, then the animation's next frame.
+    fn frame(&mut self, term: &mut EventStream) -> anyhow::Result<Flow> {
+        let now = Instant::now();
+        let mut later = Vec::new();
+        let mut queue = VecDeque::new();
+        for effect in update(&mut self.state, Msg::Tick, now) {
+            match effect {
+                Effect::ScheduleFrame(_) => later.push(effect),
+                other => {
+                    if self.execute(other, now, &mut queue, term)? == Flow::Quit {
+                        return Ok(Flow::Quit);
+                    }
+                }
+            }
+        }
+        while let Some(msg) = queue.pop_front() {
+            if self.dispatch(msg, term)? == Flow::Quit {
+                return Ok(Flow::Quit);
+            }
+        }
+        let (state, theme) = (&mut self.state, &self.theme);
+        self.tui
+            .draw(|f| view(f, state, theme, now))
+            .context("drawing the screen")?;
+        self.frames.frame_drawn(now);
+        let mut none = VecDeque::new();
+        for effect in later {
+            self.execute(effect, now, &mut none, term)?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn execute(
+        &mut self,
+        effect: Effect,
+        now: Instant,
+        queue: &mut VecDeque<Msg>,
+        term: &mut EventStream,
+    ) -> anyhow::Result<Flow> {
+        match effect {
+            Effect::SendOp(op) => match self.ops.try_send(op) {
+                Ok(()) => {}
+                Err(TrySendError::Full(op)) => queue.push_back(Msg::SendFailed {
+                    op,
+                    reason: "the engine is busy; try again".into(),
+                }),
+                Err(TrySendError::Closed(op)) => queue.push_back(Msg::SendFailed {
+                    op,
+                    reason: "the engine has stopped".into(),
+                }),
+            },
+            Effect::Quit => {
+                let _ = self.ops.try_send(Op::Shutdown);
+                return Ok(Flow::Quit);
+            }
+            Effect::OpenExternalEditor(path) => {
+                let result = match self.state.settings.editor_cmd.clone() {
+                    None => Err("$EDITOR is not set".to_string()),
+                    Some(cmd) => {
+                        // The old stream's reader thread would steal the editor's keystrokes.
+                        drop(std::mem::replace(term, EventStream::new()));
+                        match terminal::run_external_editor(&mut self.tui, &cmd, &path) {
+                            Ok(status) if status.success() => read_text(&path),
+                            Ok(status) => Err(format!("`{cmd}` exited with {status}")),
+                            Err(e) => Err(format!("`{cmd}`: {e}")),
+                        }
+                    }
+                };
+                queue.push_back(Msg::ExternalEditorDone { path, result });
+                self.frames.schedule_frame(now);
+            }
+            Effect::SaveEditor { path, text } => {
+                let result = atomic_write(&path, text.as_bytes()).map_err(|e| e.to_string());
+                queue.push_back(Msg::Saved { path, text, result });
+            }
+            Effect::LoadEditor(path) => {
+                let content = read_text(&path);
+                queue.push_back(Msg::EditorLoaded { path, content });
+            }
+            Effect::ScheduleFrame(None) => self.frames.schedule_frame(now),
+            Effect::ScheduleFrame(Some(d)) => self.frames.schedule_frame_in(now, d),
+            Effect::WatchFile(path) => {
+                self.watch = None;
+                match FileWatch::new(&path, self.watch_tx.clone()) {
+                    Ok(w) => self.watch = Some(w),
+                    Err(e) => queue.push_back(Msg::WatchFailed {
+                        path,
+                        reason: e.to_string(),
+                    }),
+                }
+            }
+            Effect::UnwatchFile => self.watch = None,
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn file_watch_reports_an_atomic_save_of_the_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("handoff-x.md");
+        std::fs::write(&file, "one\n").unwrap();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let _w = FileWatch::new(&file, tx).unwrap();
+        std::fs::write(dir.path().join("other.md"), "noise").unwrap();
+        atomic_write(&file, b"two\n").unwrap();
+        let got = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, file);
+        assert_eq!(read_text(&got).unwrap(), "two\n");
+        while let Ok(p) = rx.try_recv() {
+            assert_eq!(p, file, "only the watched file is reported");
+        }
+    }
+
+    #[test]
+    fn read_text_reports_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_text(&dir.path().join("missing")).is_err());
+        std::fs::write(dir.path().join("bin"), [0xff, 0xfe, 0x00]).unwrap();
+        assert!(read_text(&dir.path().join("bin")).is_err());
+    }
+}

@@ -1,0 +1,146 @@
+//! Enter in the input box: slash commands and sending a message (part of the pure reducer).
+
+use std::time::Instant;
+
+use crate::engine::context::{Thresholds, fmt_tokens, fmt_window};
+use crate::engine::protocol::Op;
+
+use super::events::finish_streaming;
+use super::keymap;
+use super::render::cell::Cell;
+use super::slash::{self, Parsed, SlashCommand};
+use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
+use super::update::{Effect, error, notice, popup_items, popup_selected};
+
+/// Enter in the input box: run the slash command or send the message.
+pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    let raw = state.input_text();
+    if raw.trim().is_empty() {
+        return;
+    }
+    let parsed = match slash::parse(&raw) {
+        Parsed::Unknown(word) => match popup_items(state).get(popup_selected(state)) {
+            Some(spec) => Parsed::Command {
+                cmd: spec.cmd,
+                arg: None,
+            },
+            None => {
+                return error(
+                    state,
+                    format!("Unknown command /{word} (/help lists commands)"),
+                );
+            }
+        },
+        p => p,
+    };
+    state.history.push(&raw);
+    state.input = new_input();
+    state.popup = Popup::Auto { selected: 0 };
+    match parsed {
+        Parsed::Message => send_message(state, raw, now, fx),
+        Parsed::Command { cmd, arg } => run_command(state, cmd, arg, fx),
+        Parsed::Unknown(_) => {}
+    }
+}
+
+fn send_message(state: &mut AppState, raw: String, now: Instant, fx: &mut Vec<Effect>) {
+    let text = state.pastes.expand(&raw);
+    if state.link == EngineLink::Closed {
+        return error(state, "The engine is not running; /quit to leave");
+    }
+    push_user(state, raw);
+    state.pending_echo.push_back(text.clone());
+    state.session_messages += 1;
+    if state.running == Running::Idle {
+        state.running = Running::Streaming { since: now };
+    }
+    state.streamed = false;
+    fx.push(Effect::SendOp(Op::UserTurn { text }));
+}
+
+/// The user's message in the chat, as typed (chips stay chips: the chat never holds 10 MB).
+fn push_user(state: &mut AppState, raw: String) {
+    finish_streaming(state);
+    state.chat.push(Cell::User { text: raw });
+    state.chat.scroll_to_bottom();
+}
+
+fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {
+    match cmd {
+        SlashCommand::Handoff => {
+            if matches!(state.running, Running::WritingHandoff { .. }) {
+                notice(state, "A handoff is already being written (Esc cancels it)");
+            } else if state.session_messages < 2 {
+                notice(state, "Nothing to hand off (no messages yet)");
+            } else {
+                fx.push(Effect::SendOp(Op::Handoff { focus: arg }));
+            }
+        }
+        SlashCommand::EditHandoff => {
+            if state.editor.is_some() {
+                state.focus = Focus::Editor;
+            } else if let Some(p) = state.latest_handoff.clone() {
+                fx.push(Effect::LoadEditor(p));
+            } else {
+                notice(state, "No handoff document yet");
+            }
+        }
+        SlashCommand::New => {
+            fx.push(Effect::SendOp(Op::NewSession));
+            notice(state, "Starting a new session (no handoff)");
+        }
+        SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
+            Ok(window) => {
+                let t = Thresholds::new(window, state.thresholds.headroom);
+                state.set_thresholds(t);
+                fx.push(Effect::SendOp(Op::SetWindow { window }));
+                notice(
+                    state,
+                    format!(
+                        "Context window set to {} (warning at {}, handoff at {})",
+                        fmt_window(window),
+                        fmt_tokens(t.warn_at),
+                        fmt_tokens(t.at)
+                    ),
+                );
+            }
+            Err(e) => error(state, e),
+        },
+        SlashCommand::Cost => {
+            let text = cost_report(state);
+            notice(state, text);
+        }
+        SlashCommand::Help => {
+            let mut lines = slash::help_lines();
+            lines.push(String::new());
+            lines.extend(keymap::help_lines());
+            notice(state, lines.join("\n"));
+        }
+        SlashCommand::Quit => fx.push(Effect::Quit),
+    }
+}
+
+/// The `/cost` notice: one line per generation, then the total.
+pub fn cost_report(state: &AppState) -> String {
+    if state.tally.is_empty() {
+        return "No cost yet (no session has started)".into();
+    }
+    let mut lines = vec!["Cost by generation:".to_string()];
+    let (mut total, mut turns) = (0.0, 0);
+    for c in &state.tally {
+        let short: String = c.session_id.chars().take(8).collect();
+        lines.push(format!(
+            "  gen {} ({short}): ${:.4} · {} turn{} · {} request{}",
+            c.generation,
+            c.cost_usd,
+            c.turns,
+            if c.turns == 1 { "" } else { "s" },
+            c.requests,
+            if c.requests == 1 { "" } else { "s" },
+        ));
+        total += c.cost_usd;
+        turns += c.turns;
+    }
+    lines.push(format!("  total: ${total:.4} · {turns} turns"));
+    lines.join("\n")
+}

@@ -1,0 +1,319 @@
+//! The side editor's state (SPEC §8): a textarea on the frozen handoff file, the review countdown
+//! (pure: time is passed in), what is known to be on disk, and the conflict prompt. The reducer
+//! drives it; file I/O (save, reload, watch) happens in `app.rs` through effects and messages.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui_textarea::{CursorMove, DataCursor, TextArea};
+
+/// The review window of a frozen handoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// Counting down; the successor starts at `ends_at`.
+    Counting { ends_at: Instant },
+    /// A keystroke paused the countdown with `remaining` left; only Ctrl-S or Esc end it now.
+    Paused { remaining: Duration },
+    /// Ctrl-S during the review: the save is in flight; `ReviewDone` follows its success.
+    Saving,
+    /// No review running: it ended, or the editor was opened with `/edit-handoff`.
+    Over,
+}
+
+/// A question the editor is asking, shown on its last line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prompt {
+    None,
+    /// The file changed on disk while the buffer has unsaved edits: `r` reload / `k` keep mine.
+    Conflict {
+        disk: String,
+    },
+    /// Esc with unsaved edits after the review: a second Esc discards them and closes.
+    DiscardConfirm,
+}
+
+/// The side editor.
+#[derive(Debug, Clone)]
+pub struct SideEditor {
+    pub path: PathBuf,
+    pub area: TextArea<'static>,
+    /// The file's text as last seen on disk (loaded, saved or reloaded); `None` when it is gone.
+    pub disk_text: Option<String>,
+    pub review: Review,
+    pub prompt: Prompt,
+    /// A short status note shown under the buffer ("saved", "reloaded from disk", …).
+    pub note: Option<String>,
+    /// The focus the textarea was last styled for (`None`: not styled since it was built).
+    pub styled_focus: Option<bool>,
+    trailing_newline: bool,
+}
+
+/// `\r\n` → `\n`, so a CRLF file does not look edited.
+fn normalize(text: &str) -> String {
+    text.replace("\r\n", "\n")
+}
+
+fn textarea_for(text: &str) -> TextArea<'static> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    TextArea::from(body.split('\n').map(str::to_string))
+}
+
+impl SideEditor {
+    /// Open on `text` (the file's content). `review` = the countdown length, `None` = no review.
+    pub fn open(path: PathBuf, text: &str, review: Option<Duration>, now: Instant) -> Self {
+        let text = normalize(text);
+        SideEditor {
+            path,
+            area: textarea_for(&text),
+            trailing_newline: text.ends_with('\n'),
+            disk_text: Some(text),
+            review: match review {
+                Some(d) => Review::Counting { ends_at: now + d },
+                None => Review::Over,
+            },
+            prompt: Prompt::None,
+            note: None,
+            styled_focus: None,
+        }
+    }
+
+    /// The buffer as file text.
+    pub fn text(&self) -> String {
+        let mut out = self.area.lines().join("\n");
+        if self.trailing_newline {
+            out.push('\n');
+        }
+        out
+    }
+
+    /// True when the buffer differs from what is on disk.
+    pub fn is_dirty(&self) -> bool {
+        self.disk_text.as_deref() != Some(self.text().as_str())
+    }
+
+    /// True while the review window is open (counting, paused or saving).
+    pub fn in_review(&self) -> bool {
+        !matches!(self.review, Review::Over)
+    }
+
+    /// Whole seconds left on the countdown (rounded up), while in review.
+    pub fn countdown(&self, now: Instant) -> Option<u64> {
+        let left = match self.review {
+            Review::Counting { ends_at } => ends_at.saturating_duration_since(now),
+            Review::Paused { remaining } => remaining,
+            Review::Saving | Review::Over => return None,
+        };
+        Some(left.as_millis().div_ceil(1000) as u64)
+    }
+
+    /// True when a keystroke paused the countdown.
+    pub fn is_paused(&self) -> bool {
+        matches!(self.review, Review::Paused { .. })
+    }
+
+    /// A keystroke in the editor: a running countdown stops where it is.
+    pub fn pause(&mut self, now: Instant) {
+        if let Review::Counting { ends_at } = self.review {
+            self.review = Review::Paused {
+                remaining: ends_at.saturating_duration_since(now),
+            };
+        }
+    }
+
+    /// Advance the countdown. True exactly when it has just run out (the review is then over).
+    pub fn tick(&mut self, now: Instant) -> bool {
+        match self.review {
+            Review::Counting { ends_at } if now >= ends_at => {
+                self.review = Review::Over;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// How long until the countdown label changes (the next whole second), while it counts.
+    pub fn next_change(&self, now: Instant) -> Option<Duration> {
+        let Review::Counting { ends_at } = self.review else {
+            return None;
+        };
+        let left = ends_at.saturating_duration_since(now);
+        let into_second = Duration::from_nanos((left.as_nanos() % 1_000_000_000) as u64);
+        Some(if into_second.is_zero() {
+            Duration::from_secs(1).min(left)
+        } else {
+            into_second
+        })
+    }
+
+    /// Replace the buffer with `text` from disk (clean afterwards); the cursor stays on its line.
+    pub fn reload(&mut self, text: &str) {
+        let text = normalize(text);
+        let DataCursor(row, col) = self.area.cursor();
+        self.area = textarea_for(&text);
+        self.styled_focus = None;
+        self.trailing_newline = text.ends_with('\n');
+        let last = self.area.lines().len().saturating_sub(1);
+        let row = row.min(last);
+        self.area.move_cursor(CursorMove::Jump(
+            row as u16,
+            col.min(u16::MAX as usize) as u16,
+        ));
+        self.disk_text = Some(text);
+        self.prompt = Prompt::None;
+    }
+
+    /// The disk now holds `text` (a save of ours finished, or we chose to keep our edits).
+    pub fn mark_disk(&mut self, text: &str) {
+        self.disk_text = Some(normalize(text));
+    }
+
+    /// The file changed on disk (watcher, `$EDITOR`). Reload when the buffer is clean; ask when it
+    /// has unsaved edits; ignore when the disk already matches (our own save).
+    pub fn disk_changed(&mut self, content: Result<String, String>) {
+        match content {
+            Ok(disk) => {
+                let disk = normalize(&disk);
+                if self.disk_text.as_deref() == Some(disk.as_str()) {
+                    return;
+                }
+                if self.text() == disk {
+                    self.disk_text = Some(disk);
+                    self.prompt = Prompt::None;
+                } else if !self.is_dirty() {
+                    self.reload(&disk);
+                    self.note = Some("reloaded: the file changed on disk".into());
+                } else {
+                    self.prompt = Prompt::Conflict { disk };
+                }
+            }
+            Err(e) => {
+                if self.disk_text.is_some() {
+                    self.disk_text = None;
+                    self.note = Some(format!(
+                        "file unreadable on disk ({e}); Ctrl-S writes it back"
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Answer the conflict prompt: reload the disk text, or keep the buffer.
+    pub fn resolve_conflict(&mut self, reload: bool) {
+        if let Prompt::Conflict { disk } = std::mem::replace(&mut self.prompt, Prompt::None) {
+            if reload {
+                self.reload(&disk);
+                self.note = Some("reloaded from disk".into());
+            } else {
+                self.disk_text = Some(disk);
+                self.note = Some("kept your edits (unsaved)".into());
+            }
+        }
+    }
+
+    /// Put the buffer back to what is on disk (Esc during the review keeps the file as it is).
+    pub fn revert(&mut self) {
+        if let Some(disk) = self.disk_text.clone()
+            && self.text() != disk
+        {
+            self.reload(&disk);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "# Handoff\n## Doing\nx\n## Next\ny\n";
+
+    fn ed(review: Option<u64>, t0: Instant) -> SideEditor {
+        SideEditor::open("/n/h.md".into(), DOC, review.map(Duration::from_secs), t0)
+    }
+
+    #[test]
+    fn round_trips_the_file_text() {
+        let t0 = Instant::now();
+        let e = ed(None, t0);
+        assert_eq!(e.text(), DOC);
+        assert!(!e.is_dirty());
+        let e = SideEditor::open("x".into(), "a\r\nb", None, t0);
+        assert_eq!(e.text(), "a\nb");
+        assert!(!e.is_dirty());
+        let e = SideEditor::open("x".into(), "", None, t0);
+        assert_eq!(e.text(), "");
+        assert!(!e.is_dirty());
+    }
+
+    #[test]
+    fn countdown_runs_pauses_and_ends() {
+        let t0 = Instant::now();
+        let mut e = ed(Some(15), t0);
+        assert_eq!(e.countdown(t0), Some(15));
+        assert_eq!(e.countdown(t0 + Duration::from_millis(8_200)), Some(7));
+        assert_eq!(
+            e.next_change(t0 + Duration::from_millis(8_200)),
+            Some(Duration::from_millis(800))
+        );
+        assert!(!e.tick(t0 + Duration::from_secs(14)));
+        assert!(e.tick(t0 + Duration::from_secs(15)));
+        assert!(!e.in_review());
+        assert!(!e.tick(t0 + Duration::from_secs(16)), "ends once");
+
+        let mut e = ed(Some(15), t0);
+        e.pause(t0 + Duration::from_secs(5));
+        assert!(e.is_paused());
+        assert_eq!(e.countdown(t0 + Duration::from_secs(60)), Some(10));
+        assert!(
+            !e.tick(t0 + Duration::from_secs(60)),
+            "paused never runs out"
+        );
+        assert_eq!(e.next_change(t0), None);
+    }
+
+    #[test]
+    fn disk_changes_reload_or_conflict() {
+        let t0 = Instant::now();
+        let mut e = ed(None, t0);
+        e.disk_changed(Ok(DOC.into()));
+        assert_eq!(e.note, None, "no change: ignored");
+        e.disk_changed(Ok("new\n".into()));
+        assert_eq!(e.text(), "new\n");
+        assert!(!e.is_dirty());
+
+        e.area.insert_str("mine ");
+        assert!(e.is_dirty());
+        e.disk_changed(Ok("theirs\n".into()));
+        assert_eq!(
+            e.prompt,
+            Prompt::Conflict {
+                disk: "theirs\n".into()
+            }
+        );
+        assert_eq!(
+            e.text(),
+            "mine new\n",
+            "the buffer is untouched until answered"
+        );
+        e.resolve_conflict(false);
+        assert_eq!(e.prompt, Prompt::None);
+        assert!(e.is_dirty(), "kept edits stay unsaved");
+
+        e.disk_changed(Ok("third\n".into()));
+        e.resolve_conflict(true);
+        assert_eq!(e.text(), "third\n");
+        assert!(!e.is_dirty());
+
+        e.disk_changed(Err("No such file".into()));
+        assert!(e.disk_text.is_none());
+        assert!(e.is_dirty(), "a deleted file makes the buffer unsaved");
+    }
+
+    #[test]
+    fn revert_restores_the_disk_text() {
+        let t0 = Instant::now();
+        let mut e = ed(Some(15), t0);
+        e.area.insert_str("typo");
+        e.revert();
+        assert_eq!(e.text(), DOC);
+    }
+}

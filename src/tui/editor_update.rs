@@ -1,0 +1,125 @@
+//! The side editor's part of the reducer: typing (pauses the review), Ctrl-S, Esc, `$EDITOR`, and
+//! the results of saving.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyEvent;
+
+use crate::engine::protocol::Op;
+
+use super::editor::{Prompt, Review};
+use super::state::{AppState, Focus};
+use super::update::{Effect, error, notice};
+
+/// A key typed into the side editor: it pauses the review countdown.
+pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
+    let Some(ed) = state.editor.as_mut() else {
+        state.focus = Focus::Input;
+        return;
+    };
+    if matches!(ed.prompt, Prompt::Conflict { .. }) {
+        return; // answer the prompt first (r / k, Ctrl-S, Esc)
+    }
+    ed.pause(now);
+    ed.prompt = Prompt::None;
+    ed.note = None;
+    ed.area.input(key);
+}
+
+pub(super) fn save(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let Some(ed) = state.editor.as_mut() else {
+        return;
+    };
+    if ed.review == Review::Saving {
+        return;
+    }
+    if ed.in_review() {
+        ed.review = Review::Saving;
+    }
+    ed.prompt = Prompt::None;
+    ed.note = Some("saving…".into());
+    fx.push(Effect::SaveEditor {
+        path: ed.path.clone(),
+        text: ed.text(),
+    });
+}
+
+pub(super) fn on_saved(
+    state: &mut AppState,
+    path: PathBuf,
+    text: String,
+    result: Result<(), String>,
+    fx: &mut Vec<Effect>,
+) {
+    let Some(ed) = state.editor.as_mut().filter(|e| e.path == path) else {
+        if let Err(e) = result {
+            error(state, format!("Could not save {}: {e}", path.display()));
+        }
+        return;
+    };
+    match result {
+        Ok(()) => {
+            ed.mark_disk(&text);
+            if ed.review == Review::Saving {
+                ed.review = Review::Over;
+                ed.note = Some("saved: the next session reads this file".into());
+                fx.push(Effect::SendOp(Op::ReviewDone));
+            } else {
+                ed.note = Some("saved".into());
+            }
+        }
+        Err(e) => {
+            if ed.review == Review::Saving {
+                // Still in review: Esc continues with the file as it is on disk.
+                ed.review = Review::Paused {
+                    remaining: Duration::ZERO,
+                };
+            }
+            ed.note = Some(format!("save failed: {e}"));
+            error(state, format!("Could not save {}: {e}", path.display()));
+        }
+    }
+}
+
+pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let Some(ed) = state.editor.as_mut() else {
+        state.focus = Focus::Input;
+        return;
+    };
+    match ed.review {
+        Review::Saving => {}
+        Review::Counting { .. } | Review::Paused { .. } => {
+            ed.revert();
+            ed.review = Review::Over;
+            ed.note = Some("review over: the next session reads the file as it is on disk".into());
+            fx.push(Effect::SendOp(Op::ReviewDone));
+        }
+        Review::Over => match ed.prompt {
+            Prompt::Conflict { .. } => ed.resolve_conflict(false),
+            Prompt::None if ed.is_dirty() => {
+                ed.prompt = Prompt::DiscardConfirm;
+            }
+            Prompt::None | Prompt::DiscardConfirm => {
+                state.editor = None;
+                state.focus = Focus::Input;
+                fx.push(Effect::UnwatchFile);
+            }
+        },
+    }
+}
+
+pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    let path = match (&state.editor, &state.latest_handoff) {
+        (Some(ed), _) => ed.path.clone(),
+        (None, Some(p)) => p.clone(),
+        (None, None) => return notice(state, "No handoff document yet"),
+    };
+    if state.settings.editor_cmd.is_none() {
+        return error(state, "$EDITOR is not set");
+    }
+    if let Some(ed) = state.editor.as_mut() {
+        ed.pause(now);
+    }
+    fx.push(Effect::OpenExternalEditor(path));
+}

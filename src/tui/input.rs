@@ -1,0 +1,211 @@
+//! Input-box helpers: message history and big pastes kept out of the textarea as chips.
+
+/// Sent messages, for Up/Down recall. The text being typed is kept as a draft while browsing.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct History {
+    entries: Vec<String>,
+    pos: Option<usize>,
+    draft: String,
+}
+
+impl History {
+    /// Remember a sent message (not an empty one, not a repeat of the last) and stop browsing.
+    pub fn push(&mut self, text: &str) {
+        self.pos = None;
+        self.draft.clear();
+        if text.trim().is_empty() || self.entries.last().is_some_and(|l| l == text) {
+            return;
+        }
+        self.entries.push(text.to_string());
+    }
+
+    /// The previous entry; `current` is kept as the draft when browsing starts.
+    pub fn older(&mut self, current: &str) -> Option<String> {
+        let pos = match self.pos {
+            None if self.entries.is_empty() => return None,
+            None => {
+                self.draft = current.to_string();
+                self.entries.len() - 1
+            }
+            Some(0) => return None,
+            Some(p) => p - 1,
+        };
+        self.pos = Some(pos);
+        self.entries.get(pos).cloned()
+    }
+
+    /// The next entry, or the draft after the newest.
+    pub fn newer(&mut self) -> Option<String> {
+        let pos = self.pos?;
+        if pos + 1 < self.entries.len() {
+            self.pos = Some(pos + 1);
+            self.entries.get(pos + 1).cloned()
+        } else {
+            self.pos = None;
+            Some(std::mem::take(&mut self.draft))
+        }
+    }
+
+    /// True while an old entry is shown.
+    pub fn is_browsing(&self) -> bool {
+        self.pos.is_some()
+    }
+}
+
+/// Pastes at least this big become a chip instead of textarea text: the textarea re-measures all
+/// of its lines on every edit, so megabytes in it make each keystroke slow.
+pub const CHIP_BYTES: usize = 32 * 1024;
+/// Pastes with at least this many lines become a chip.
+pub const CHIP_LINES: usize = 500;
+
+/// A paste kept out of the textarea.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paste {
+    pub label: String,
+    pub text: String,
+}
+
+/// The chips of the message being typed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Pastes {
+    items: Vec<Paste>,
+}
+
+/// True when a paste is big enough to be a chip.
+pub fn needs_chip(text: &str) -> bool {
+    text.len() >= CHIP_BYTES || text.lines().count() >= CHIP_LINES
+}
+
+/// `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `512 B`, `40.0 KB`, `10.0 MB` (binary multiples).
+pub fn human_bytes(n: usize) -> String {
+    const KB: f64 = 1024.0;
+    let f = n as f64;
+    if f >= KB * KB {
+        format!("{:.1} MB", f / (KB * KB))
+    } else if f >= KB {
+        format!("{:.1} KB", f / KB)
+    } else {
+        format!("{n} B")
+    }
+}
+
+/// `[pasted 10.0 MB, 123,456 lines]`.
+pub fn chip_label(text: &str) -> String {
+    let lines = text.lines().count();
+    let unit = if lines == 1 { "line" } else { "lines" };
+    format!(
+        "[pasted {}, {} {unit}]",
+        human_bytes(text.len()),
+        thousands(lines)
+    )
+}
+
+impl Pastes {
+    /// Keep `text`; returns the chip label to put in the input box.
+    pub fn add(&mut self, text: String) -> String {
+        let label = chip_label(&text);
+        self.items.push(Paste {
+            label: label.clone(),
+            text,
+        });
+        label
+    }
+
+    /// True when no chip is held.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Replace each chip label in `input` (in order, first occurrence after the previous one) by
+    /// its paste, and forget the chips. A chip whose label the user deleted is dropped.
+    pub fn expand(&mut self, input: &str) -> String {
+        let mut out = String::with_capacity(
+            input.len() + self.items.iter().map(|p| p.text.len()).sum::<usize>(),
+        );
+        let mut rest = input;
+        for paste in self.items.drain(..) {
+            if let Some(i) = rest.find(&paste.label) {
+                out.push_str(&rest[..i]);
+                out.push_str(&paste.text);
+                rest = &rest[i + paste.label.len()..];
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Forget every chip (the input was cleared).
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_browses_and_restores_the_draft() {
+        let mut h = History::default();
+        assert_eq!(h.older("draft"), None, "empty history");
+        h.push("one");
+        h.push("two");
+        h.push("two");
+        h.push("  ");
+        assert_eq!(h.older("draft"), Some("two".into()));
+        assert!(h.is_browsing());
+        assert_eq!(h.older("ignored"), Some("one".into()));
+        assert_eq!(h.older("ignored"), None, "stays at the oldest");
+        assert_eq!(h.newer(), Some("two".into()));
+        assert_eq!(h.newer(), Some("draft".into()));
+        assert!(!h.is_browsing());
+        assert_eq!(h.newer(), None);
+    }
+
+    #[test]
+    fn chip_labels() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(123_456), "123,456");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(10 * 1024 * 1024), "10.0 MB");
+        let big = "x\n".repeat(123_456);
+        assert_eq!(chip_label(&big), "[pasted 241.1 KB, 123,456 lines]");
+        assert!(needs_chip(&big));
+        assert!(!needs_chip("small\npaste"));
+    }
+
+    #[test]
+    fn chips_expand_in_order_and_vanish_when_deleted() {
+        let mut p = Pastes::default();
+        let a = p.add("AAA\n".repeat(600));
+        let b = p.add("BBB\n".repeat(600));
+        assert_eq!(a, b, "same size, same label");
+        let input = format!("look: {a} and {b}!");
+        let out = p.expand(&input);
+        assert_eq!(
+            out,
+            format!("look: {} and {}!", "AAA\n".repeat(600), "BBB\n".repeat(600))
+        );
+        assert!(p.is_empty());
+
+        let c = p.add("C".repeat(40_000));
+        let out = p.expand("the chip was deleted");
+        assert_eq!(out, "the chip was deleted");
+        assert!(!c.is_empty());
+    }
+}

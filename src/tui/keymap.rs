@@ -1,0 +1,338 @@
+//! Key bindings as data: one table `{ context, key, action, desc, hint }`. The footer hints and
+//! `/help` are generated from it, and the reducer looks actions up in it.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// Where a binding applies. The reducer asks for the contexts that are live right now, most
+/// specific first, and the first binding that matches wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// Everywhere, whatever has the focus.
+    Global,
+    /// The input box has the focus.
+    Input,
+    /// The slash-command popup is showing over the input box.
+    Popup,
+    /// The side editor has the focus.
+    Editor,
+    /// The side editor shows `file changed on disk: r reload / k keep mine`.
+    Conflict,
+    /// An approval prompt is waiting for an answer.
+    Approval,
+}
+
+/// What a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Send the input (or run the slash command).
+    Send,
+    /// Insert a newline in the input.
+    Newline,
+    /// Previous history entry (only when the cursor is on the first line).
+    HistoryPrev,
+    /// Next history entry (only when the cursor is on the last line).
+    HistoryNext,
+    /// Abort what runs: a stream, a tool, a handoff being written.
+    Abort,
+    /// Clear the input; a second press within 1 s quits.
+    ClearOrQuit,
+    /// Scroll the chat up a page.
+    ScrollUp,
+    /// Scroll the chat down a page.
+    ScrollDown,
+    /// Move the focus between the input and the side editor.
+    ToggleFocus,
+    /// Save the side editor's buffer (ends the review window).
+    Save,
+    /// Open the handoff file in `$EDITOR`.
+    ExternalEditor,
+    /// Expand or collapse the last tool output.
+    ToggleTool,
+    /// Next match in the slash popup.
+    PopupNext,
+    /// Previous match in the slash popup.
+    PopupPrev,
+    /// Complete the selected slash command.
+    PopupComplete,
+    /// Close the slash popup.
+    PopupClose,
+    /// Esc in the side editor: end the review keeping the file on disk, or close the editor.
+    EditorEscape,
+    /// Allow the pending tool call once.
+    ApproveOnce,
+    /// Allow this tool for the rest of the session.
+    ApproveAlways,
+    /// Deny the pending tool call.
+    Deny,
+    /// Reload the editor buffer from disk.
+    Reload,
+    /// Keep the editor buffer and ignore the change on disk.
+    KeepMine,
+}
+
+/// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+/// One row of the key table.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub context: Context,
+    pub key: Key,
+    pub action: Action,
+    /// The line in `/help`.
+    pub desc: &'static str,
+    /// The short footer hint, if this binding is worth one.
+    pub hint: Option<&'static str>,
+}
+
+const fn k(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+const fn alt(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::ALT,
+    }
+}
+
+const fn shift(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::SHIFT,
+    }
+}
+
+const fn b(
+    context: Context,
+    key: Key,
+    action: Action,
+    desc: &'static str,
+    hint: Option<&'static str>,
+) -> Binding {
+    Binding {
+        context,
+        key,
+        action,
+        desc,
+        hint,
+    }
+}
+
+use Action as A;
+use Context as C;
+
+/// The key table.
+#[rustfmt::skip]
+pub const KEYMAP: &[Binding] = &[
+    b(C::Approval, k(KeyCode::Char('y')), A::ApproveOnce, "allow the tool call once", Some("once")),
+    b(C::Approval, k(KeyCode::Enter), A::ApproveOnce, "allow the tool call once", None),
+    b(C::Approval, k(KeyCode::Char('a')), A::ApproveAlways, "always allow this tool this session", Some("always")),
+    b(C::Approval, k(KeyCode::Char('n')), A::Deny, "deny the tool call", Some("deny")),
+    b(C::Approval, k(KeyCode::Esc), A::Deny, "deny the tool call", None),
+    b(C::Conflict, k(KeyCode::Char('r')), A::Reload, "reload the file changed on disk", Some("reload")),
+    b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
+    b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
+    b(C::Popup, k(KeyCode::Up), A::PopupPrev, "previous command", None),
+    b(C::Popup, k(KeyCode::Tab), A::PopupComplete, "complete the command", Some("complete")),
+    b(C::Popup, k(KeyCode::Esc), A::PopupClose, "close the command list", None),
+    b(C::Input, k(KeyCode::Enter), A::Send, "send the message or run the /command", Some("send")),
+    b(C::Input, alt(KeyCode::Enter), A::Newline, "insert a newline", Some("newline")),
+    b(C::Input, shift(KeyCode::Enter), A::Newline, "insert a newline", None),
+    b(C::Input, ctrl('j'), A::Newline, "insert a newline", None),
+    b(C::Input, k(KeyCode::Up), A::HistoryPrev, "previous message (on the first line)", None),
+    b(C::Input, k(KeyCode::Down), A::HistoryNext, "next message (on the last line)", None),
+    b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff)", Some("abort")),
+    b(C::Editor, ctrl('s'), A::Save, "save the handoff file and continue", Some("save")),
+    b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "keep the file on disk and continue; again to close", Some("done")),
+    b(C::Global, ctrl('c'), A::ClearOrQuit, "clear the input; twice within 1 s quits", Some("quit")),
+    b(C::Global, k(KeyCode::PageUp), A::ScrollUp, "scroll the chat up", None),
+    b(C::Global, k(KeyCode::PageDown), A::ScrollDown, "scroll the chat down", Some("scroll")),
+    b(C::Global, ctrl('o'), A::ToggleFocus, "move the focus between input and editor", Some("focus")),
+    b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
+    b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the last tool output", None),
+];
+
+fn matches(key: &Key, ev: &KeyEvent) -> bool {
+    if key.code != ev.code {
+        return false;
+    }
+    let relevant = KeyModifiers::SHIFT | KeyModifiers::CONTROL | KeyModifiers::ALT;
+    let mut mods = ev.modifiers & relevant;
+    if matches!(ev.code, KeyCode::Char(_)) {
+        mods.remove(KeyModifiers::SHIFT);
+    }
+    mods == key.mods
+}
+
+/// The action bound to `ev` in the first of `contexts` that binds it (contexts in priority order).
+/// Key releases never match.
+pub fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
+    if ev.kind == KeyEventKind::Release {
+        return None;
+    }
+    contexts.iter().find_map(|ctx| {
+        KEYMAP
+            .iter()
+            .find(|bnd| bnd.context == *ctx && matches(&bnd.key, ev))
+            .map(|bnd| bnd.action)
+    })
+}
+
+/// A key as people write it: `Enter`, `Alt-Enter`, `Ctrl-C`, `PgUp`, `y`.
+pub fn key_label(key: &Key) -> String {
+    let mut out = String::new();
+    if key.mods.contains(KeyModifiers::CONTROL) {
+        out.push_str("Ctrl-");
+    }
+    if key.mods.contains(KeyModifiers::ALT) {
+        out.push_str("Alt-");
+    }
+    if key.mods.contains(KeyModifiers::SHIFT) {
+        out.push_str("Shift-");
+    }
+    let name = match key.code {
+        KeyCode::Enter => "Enter".to_string(),
+        KeyCode::Esc => "Esc".to_string(),
+        KeyCode::Tab => "Tab".to_string(),
+        KeyCode::Up => "Up".to_string(),
+        KeyCode::Down => "Down".to_string(),
+        KeyCode::PageUp => "PgUp".to_string(),
+        KeyCode::PageDown => "PgDn".to_string(),
+        KeyCode::Char(c) if key.mods.contains(KeyModifiers::CONTROL) => {
+            c.to_ascii_uppercase().to_string()
+        }
+        KeyCode::Char(c) => c.to_string(),
+        other => format!("{other:?}"),
+    };
+    out.push_str(&name);
+    out
+}
+
+/// The footer hints for the live contexts: `(key, hint)` pairs, in table order, one per hint text.
+pub fn hints(contexts: &[Context]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for ctx in contexts {
+        for bnd in KEYMAP.iter().filter(|bnd| bnd.context == *ctx) {
+            if let Some(hint) = bnd.hint
+                && !out.iter().any(|(_, h)| *h == hint)
+            {
+                out.push((key_label(&bnd.key).to_lowercase(), hint));
+            }
+        }
+    }
+    out
+}
+
+/// The key section of `/help`: every binding, grouped by context, same action on one line.
+pub fn help_lines() -> Vec<String> {
+    let groups = [
+        (C::Input, "input"),
+        (C::Global, "anywhere"),
+        (C::Editor, "side editor"),
+        (C::Approval, "approval prompt"),
+        (C::Conflict, "file changed on disk"),
+        (C::Popup, "command list"),
+    ];
+    let mut out = Vec::new();
+    for (ctx, title) in groups {
+        out.push(format!("{title}:"));
+        let mut rows: Vec<(String, &'static str)> = Vec::new();
+        for bnd in KEYMAP.iter().filter(|bnd| bnd.context == ctx) {
+            let label = key_label(&bnd.key);
+            match rows.iter_mut().find(|(_, d)| *d == bnd.desc) {
+                Some((keys, _)) => {
+                    keys.push_str(" / ");
+                    keys.push_str(&label);
+                }
+                None => rows.push((label, bnd.desc)),
+            }
+        }
+        for (keys, desc) in rows {
+            out.push(format!("  {keys:<22} {desc}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn lookup_respects_context_priority() {
+        let esc = ev(KeyCode::Esc, KeyModifiers::NONE);
+        assert_eq!(lookup(&[C::Approval, C::Global], &esc), Some(A::Deny));
+        assert_eq!(
+            lookup(&[C::Popup, C::Input, C::Global], &esc),
+            Some(A::PopupClose)
+        );
+        assert_eq!(lookup(&[C::Input, C::Global], &esc), Some(A::Abort));
+        assert_eq!(lookup(&[C::Editor, C::Global], &esc), Some(A::EditorEscape));
+    }
+
+    #[test]
+    fn modifiers_must_match_except_shift_on_chars() {
+        let enter = |m| lookup(&[C::Input], &ev(KeyCode::Enter, m));
+        assert_eq!(enter(KeyModifiers::NONE), Some(A::Send));
+        assert_eq!(enter(KeyModifiers::ALT), Some(A::Newline));
+        assert_eq!(enter(KeyModifiers::SHIFT), Some(A::Newline));
+        assert_eq!(enter(KeyModifiers::CONTROL), None);
+        let y = ev(KeyCode::Char('Y'), KeyModifiers::SHIFT);
+        assert_eq!(
+            lookup(&[C::Approval], &ev(KeyCode::Char('y'), KeyModifiers::NONE)),
+            Some(A::ApproveOnce)
+        );
+        assert_eq!(lookup(&[C::Approval], &y), None, "Y is not y");
+        let ctrl_c = ev(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(lookup(&[C::Global], &ctrl_c), Some(A::ClearOrQuit));
+        let plain_c = ev(KeyCode::Char('c'), KeyModifiers::NONE);
+        assert_eq!(lookup(&[C::Input, C::Global], &plain_c), None);
+    }
+
+    #[test]
+    fn releases_never_match() {
+        let mut e = ev(KeyCode::Enter, KeyModifiers::NONE);
+        e.kind = KeyEventKind::Release;
+        assert_eq!(lookup(&[C::Input], &e), None);
+    }
+
+    #[test]
+    fn labels_hints_and_help_come_from_the_table() {
+        assert_eq!(key_label(&ctrl('c')), "Ctrl-C");
+        assert_eq!(key_label(&alt(KeyCode::Enter)), "Alt-Enter");
+        assert_eq!(key_label(&k(KeyCode::PageDown)), "PgDn");
+        let h = hints(&[C::Input, C::Global]);
+        assert_eq!(h[0], ("enter".to_string(), "send"));
+        assert!(h.iter().any(|(k, v)| k == "ctrl-c" && *v == "quit"));
+        assert!(
+            !h.iter().any(|(_, v)| *v == "allow"),
+            "approval hints only in approval"
+        );
+        let help = help_lines().join("\n");
+        assert!(help.contains("Alt-Enter / Shift-Enter / Ctrl-J"), "{help}");
+        assert!(help.contains("Ctrl-S"));
+        // Every binding appears in /help.
+        for bnd in KEYMAP {
+            assert!(help.contains(bnd.desc), "{} missing", bnd.desc);
+        }
+    }
+}

@@ -1,0 +1,310 @@
+use super::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn theme() -> Theme {
+    Theme::builtin("dark").unwrap()
+}
+
+fn notice(i: usize) -> Cell {
+    Cell::Notice {
+        message: format!("n{i}"),
+    }
+}
+
+/// Renders into a bare buffer and returns its rows as text (trailing spaces trimmed).
+fn rows(chat: &mut Chat, w: u16, h: u16) -> Vec<String> {
+    let area = Rect::new(0, 0, w, h);
+    let mut buf = Buffer::empty(area);
+    render_chat(chat, area, &mut buf, &theme());
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+fn every_kind() -> Chat {
+    let mut chat = Chat::new();
+    chat.push(Cell::User {
+        text: "Fix the failing test in src/lib.rs, please.".into(),
+    });
+    chat.push(Cell::Thinking {
+        text: "The test probably fails on an off-by-one.".into(),
+    });
+    chat.push(Cell::Assistant {
+        markdown: "## Plan\n\n1. Read `src/lib.rs`\n2. Run **tests**\n   - then fix\n\nSee [docs](https://docs.rs).\n\n```rust\nfn add(a: i32, b: i32) -> i32 {\n    a + b // fixed\n}\n```\n".into(),
+        streaming: false,
+        interrupted: false,
+    });
+    chat.push(Cell::Tool {
+        id: "t1".into(),
+        name: "bash".into(),
+        summary: "cargo test".into(),
+        output: Some(
+            "running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok"
+                .into(),
+        ),
+        is_error: false,
+        expanded: false,
+    });
+    chat.push(Cell::Tool {
+        id: "t2".into(),
+        name: "read_file".into(),
+        summary: "src/missing.rs".into(),
+        output: Some("No such file or directory".into()),
+        is_error: true,
+        expanded: false,
+    });
+    chat.push(Cell::Tool {
+        id: "t3".into(),
+        name: "bash".into(),
+        summary: "sleep 10".into(),
+        output: None,
+        is_error: false,
+        expanded: false,
+    });
+    chat.push(Cell::Approval {
+        name: "bash".into(),
+        summary: "rm -rf target".into(),
+        answer: Some("allowed once".into()),
+    });
+    chat.push(Cell::Retry {
+        attempt: 2,
+        max: 5,
+        reason: "overloaded".into(),
+        delay_ms: 2000,
+    });
+    chat.push(Cell::Error {
+        message: "HTTP 500: internal error".into(),
+    });
+    chat.push(Cell::Notice {
+        message: "Handoff written to notes/handoff-x.md".into(),
+    });
+    chat.push(Cell::Divider {
+        generation: 2,
+        context: 152_000,
+        window: 200_000,
+        path: Some("notes/handoff-x.md".into()),
+        degraded: true,
+    });
+    chat.push(Cell::Assistant {
+        markdown: "Picking up from the handoff".into(),
+        streaming: true,
+        interrupted: true,
+    });
+    chat
+}
+
+fn terminal(chat: &mut Chat, w: u16, h: u16, theme: &Theme) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| render_chat(chat, f.area(), f.buffer_mut(), theme))
+        .unwrap();
+    t
+}
+
+#[test]
+fn transcript_snapshots() {
+    let mut chat = every_kind();
+    insta::assert_snapshot!(
+        "transcript_80x48",
+        terminal(&mut chat, 80, 48, &theme()).backend()
+    );
+    insta::assert_debug_snapshot!(
+        "transcript_80x48_styled",
+        terminal(&mut chat, 80, 48, &theme()).backend().buffer()
+    );
+    insta::assert_snapshot!(
+        "transcript_20x5",
+        terminal(&mut chat, 20, 5, &theme()).backend()
+    );
+    insta::assert_snapshot!(
+        "transcript_1x1",
+        terminal(&mut chat, 1, 1, &theme()).backend()
+    );
+    insta::assert_snapshot!(
+        "transcript_40x16_plain",
+        terminal(&mut chat, 40, 16, &Theme::plain()).backend()
+    );
+    for (w, h) in [(0, 0), (0, 10), (10, 0), (2, 3), (250, 60)] {
+        terminal(&mut chat, w, h, &theme());
+    }
+    // An area outside the buffer is clipped, not a panic.
+    let mut buf = Buffer::empty(Rect::new(0, 0, 10, 4));
+    render_chat(&mut chat, Rect::new(5, 2, 40, 40), &mut buf, &theme());
+    render_chat(&mut chat, Rect::new(50, 50, 4, 4), &mut buf, &theme());
+}
+
+#[test]
+fn follows_the_bottom_and_scrolls() {
+    let mut chat = Chat::new();
+    for i in 0..10 {
+        chat.push(notice(i));
+    }
+    // Each cell after the first is a blank line plus its text: 19 rows in all.
+    assert_eq!(rows(&mut chat, 10, 3), ["• n8", "", "• n9"]);
+    assert!(chat.following());
+
+    chat.scroll_up(2);
+    assert!(!chat.following());
+    assert_eq!(rows(&mut chat, 10, 3), ["• n7", "", "• n8"]);
+
+    // New content below does not move a scrolled-up view.
+    chat.push(notice(10));
+    assert_eq!(rows(&mut chat, 10, 3), ["• n7", "", "• n8"]);
+    assert!(!chat.following());
+
+    // Scrolling past the top stops at the first line.
+    chat.scroll_up(1000);
+    assert_eq!(rows(&mut chat, 10, 3), ["• n0", "", "• n1"]);
+
+    // Back down to the bottom: following resumes.
+    chat.scroll_down(16);
+    assert_eq!(rows(&mut chat, 10, 3), ["• n8", "", "• n9"]);
+    assert!(!chat.following());
+    chat.scroll_down(2);
+    assert_eq!(rows(&mut chat, 10, 3), ["• n9", "", "• n10"]);
+    assert!(chat.following());
+    chat.push(notice(11));
+    assert_eq!(rows(&mut chat, 10, 3), ["• n10", "", "• n11"]);
+
+    chat.scroll_up(5);
+    rows(&mut chat, 10, 3);
+    chat.scroll_to_bottom();
+    assert!(chat.following());
+    assert_eq!(rows(&mut chat, 10, 3), ["• n10", "", "• n11"]);
+}
+
+#[test]
+fn short_content_always_follows() {
+    let mut chat = Chat::new();
+    chat.push(notice(0));
+    chat.scroll_up(3);
+    assert_eq!(rows(&mut chat, 10, 3), ["• n0", "", ""]);
+    assert!(chat.following(), "nothing to scroll: back to following");
+    let mut empty = Chat::new();
+    empty.scroll_up(1);
+    assert_eq!(rows(&mut empty, 5, 2), ["", ""]);
+}
+
+#[test]
+fn height_cache_is_invalidated() {
+    let mut chat = Chat::new();
+    chat.push(Cell::User { text: "hi".into() });
+    chat.push(Cell::Assistant {
+        markdown: "one".into(),
+        streaming: true,
+        interrupted: false,
+    });
+    rows(&mut chat, 20, 6);
+    assert_eq!(chat.stats().laid_out, 2);
+    // Nothing changed: both heights and lines come from the cache.
+    rows(&mut chat, 20, 6);
+    assert_eq!(
+        chat.stats(),
+        RenderStats {
+            laid_out: 0,
+            drawn: 2
+        }
+    );
+
+    // Streaming: the last cell grows; only it is laid out again.
+    if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
+        markdown.push_str("\n\ntwo\n\nthree");
+    }
+    chat.invalidate_last();
+    assert_eq!(rows(&mut chat, 20, 6), ["", "one", "", "two", "", "three"]);
+    assert_eq!(chat.stats().laid_out, 1);
+
+    // A new width re-lays out what is shown.
+    rows(&mut chat, 30, 6);
+    assert_eq!(
+        chat.stats().laid_out,
+        1,
+        "the assistant cell fills the view"
+    );
+
+    // Tool output arriving for an older cell.
+    chat.push(Cell::Tool {
+        id: "t9".into(),
+        name: "bash".into(),
+        summary: "ls".into(),
+        output: None,
+        is_error: false,
+        expanded: false,
+    });
+    chat.push(notice(1));
+    assert!(rows(&mut chat, 30, 6).contains(&"  running…".to_string()));
+    if let Some(Cell::Tool { output, .. }) = chat.find_tool_mut("t9") {
+        *output = Some("a\nb\nc\nd\ne\nf".into());
+    }
+    let shown = rows(&mut chat, 40, 8);
+    assert!(
+        shown.contains(&"  … (3 more lines, ctrl-t to expand)".to_string()),
+        "{shown:?}"
+    );
+    chat.toggle_last_tool_expanded();
+    let shown = rows(&mut chat, 40, 10);
+    assert!(shown.contains(&"  f".to_string()), "{shown:?}");
+    assert!(chat.find_tool_mut("nope").is_none());
+}
+
+#[test]
+fn only_visible_cells_are_laid_out() {
+    let mut chat = Chat::new();
+    for i in 0..10_000 {
+        chat.push(notice(i));
+    }
+    assert_eq!(rows(&mut chat, 40, 20)[19], "• n9999");
+    let s = chat.stats();
+    assert_eq!(s.drawn, 10, "20 rows hold 10 two-row cells");
+    assert!(s.laid_out <= 11, "laid out {} of 10,000", s.laid_out);
+
+    // Scrolled to the middle: still only about a screenful.
+    chat.scroll_up(10_000);
+    rows(&mut chat, 40, 20);
+    assert!(
+        chat.stats().laid_out <= 5_002,
+        "walking up lays out what it passes"
+    );
+    rows(&mut chat, 40, 20);
+    assert!(
+        chat.stats().laid_out <= 11,
+        "cached heights: {}",
+        chat.stats().laid_out
+    );
+    assert_eq!(chat.stats().drawn, 10);
+
+    // A resize lays out only the new viewport.
+    chat.scroll_to_bottom();
+    rows(&mut chat, 60, 20);
+    assert!(chat.stats().laid_out <= 11);
+    // Only drawn cells keep their lines.
+    let holding = chat
+        .entries
+        .iter()
+        .filter(|e| e.layout.as_ref().is_some_and(|l| l.lines.is_some()))
+        .count();
+    assert!(holding <= 11, "{holding} cells hold lines");
+}
+
+#[test]
+fn theme_change_redraws_with_new_styles() {
+    let mut chat = Chat::new();
+    chat.push(Cell::Error {
+        message: "boom".into(),
+    });
+    let dark = theme();
+    let area = Rect::new(0, 0, 10, 1);
+    let mut buf = Buffer::empty(area);
+    render_chat(&mut chat, area, &mut buf, &dark);
+    assert_eq!(buf[(2, 0)].fg, dark.error.fg.unwrap());
+    let plain = Theme::plain();
+    let mut buf = Buffer::empty(area);
+    render_chat(&mut chat, area, &mut buf, &plain);
+    assert_eq!(buf[(2, 0)].fg, ratatui::style::Color::Reset);
+}

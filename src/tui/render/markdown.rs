@@ -1,0 +1,480 @@
+//! Markdown (pulldown-cmark) to wrapped, styled lines: headings, nested and numbered lists, emphasis,
+//! links as `text (url)`, inline code, block quotes, tables, and fenced code highlighted by
+//! [`super::highlight`]. Streaming-safe: half a list or an unterminated fence renders as what it is
+//! so far (an open fence is a code block to the end of the text).
+
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::highlight::{self, MAX_DOC_BYTES};
+use super::table;
+use super::theme::Theme;
+use super::wrap::{WrapMode, sanitize, str_width, wrap_spans};
+
+/// Renders markdown to lines at most `width` columns wide (assistant text style as the base).
+pub fn render_markdown(src: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let src = sanitize(src);
+    let highlight = src.len() <= MAX_DOC_BYTES;
+    let mut r = Renderer::new(width.max(1), theme, highlight);
+    let opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
+    for event in Parser::new_ext(&src, opts) {
+        r.event(event);
+    }
+    r.finish()
+}
+
+/// A block that prefixes the lines inside it.
+enum Container {
+    Quote,
+    List { next: Option<u64> },
+    Item { marker: String, pending: bool },
+}
+
+struct CodeBlock {
+    lang: String,
+    text: String,
+}
+
+struct Renderer<'t> {
+    width: usize,
+    theme: &'t Theme,
+    highlight: bool,
+    out: Vec<Line<'static>>,
+    inline: Vec<Span<'static>>,
+    styles: Vec<Style>,
+    /// Open links: the URL and where the link text starts in `inline`.
+    links: Vec<(String, usize)>,
+    containers: Vec<Container>,
+    heading: Option<HeadingLevel>,
+    code: Option<CodeBlock>,
+    table: Option<table::TableBuilder>,
+    need_blank: bool,
+}
+
+impl<'t> Renderer<'t> {
+    fn new(width: usize, theme: &'t Theme, highlight: bool) -> Self {
+        Renderer {
+            width,
+            theme,
+            highlight,
+            out: Vec::new(),
+            inline: Vec::new(),
+            styles: Vec::new(),
+            links: Vec::new(),
+            containers: Vec::new(),
+            heading: None,
+            code: None,
+            table: None,
+            need_blank: false,
+        }
+    }
+
+    /// The style of text at this point: block style patched by every open inline style.
+    fn style(&self) -> Style {
+        let mut s = self.theme.assistant;
+        if self
+            .containers
+            .iter()
+            .any(|c| matches!(c, Container::Quote))
+        {
+            s = s.patch(self.theme.quote);
+        }
+        if let Some(level) = self.heading {
+            s = s.patch(self.theme.heading);
+            s = match level {
+                HeadingLevel::H1 => s.add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+                HeadingLevel::H2 => s.add_modifier(Modifier::BOLD),
+                _ => s.add_modifier(Modifier::BOLD | Modifier::ITALIC),
+            };
+        }
+        self.styles.iter().fold(s, |acc, st| acc.patch(*st))
+    }
+
+    /// Prefixes for the next wrapped block: (first line, continuation lines). The first line carries
+    /// the innermost pending list marker.
+    fn prefixes(&self) -> (Vec<Span<'static>>, Vec<Span<'static>>) {
+        let mut first = Vec::new();
+        let mut rest = Vec::new();
+        let last_item = self
+            .containers
+            .iter()
+            .rposition(|c| matches!(c, Container::Item { .. }));
+        for (i, c) in self.containers.iter().enumerate() {
+            match c {
+                Container::Quote => {
+                    let bar = Span::styled("▎ ", self.theme.quote);
+                    first.push(bar.clone());
+                    rest.push(bar);
+                }
+                Container::List { .. } => {}
+                Container::Item { marker, pending } => {
+                    let pad = " ".repeat(str_width(marker));
+                    if *pending && Some(i) == last_item {
+                        first.push(Span::styled(marker.clone(), self.theme.accent));
+                    } else {
+                        first.push(Span::raw(pad.clone()));
+                    }
+                    rest.push(Span::raw(pad));
+                }
+            }
+        }
+        (first, rest)
+    }
+
+    fn consume_marker(&mut self) {
+        for c in &mut self.containers {
+            if let Container::Item { pending, .. } = c {
+                *pending = false;
+            }
+        }
+    }
+
+    fn blank_if_needed(&mut self) {
+        if self.need_blank && !self.out.is_empty() {
+            let (_, rest) = self.prefixes();
+            let quotes: Vec<Span<'static>> = rest
+                .into_iter()
+                .filter(|s| s.content.trim() != "")
+                .map(|s| Span::styled(s.content.trim_end().to_string(), s.style))
+                .collect();
+            self.out.push(Line::from(quotes));
+        }
+        self.need_blank = false;
+    }
+
+    /// Wraps the collected inline text into output lines.
+    fn flush_inline(&mut self) {
+        if self.inline.is_empty() {
+            return;
+        }
+        let spans = std::mem::take(&mut self.inline);
+        let (first, rest) = self.prefixes();
+        self.out.extend(wrap_spans(
+            &spans,
+            self.width,
+            &first,
+            &rest,
+            WrapMode::Words,
+        ));
+        self.consume_marker();
+    }
+
+    fn push_text(&mut self, text: &str, style: Style) {
+        if let Some(code) = &mut self.code {
+            code.text.push_str(text);
+        } else if let Some(t) = &mut self.table {
+            t.push(Span::styled(text.to_string(), style));
+        } else {
+            // Text inside one block may hold newlines (html); each is a soft break.
+            let text = text.replace('\n', " ");
+            self.inline.push(Span::styled(text, style));
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Text(t) => self.push_text(&t, self.style()),
+            Event::Code(t) => self.push_text(&t, self.style().patch(self.theme.inline_code)),
+            Event::InlineMath(t) | Event::DisplayMath(t) => {
+                self.push_text(&t, self.style().patch(self.theme.inline_code))
+            }
+            Event::Html(t) | Event::InlineHtml(t) => {
+                self.push_text(t.trim_end_matches('\n'), self.theme.dim)
+            }
+            Event::FootnoteReference(t) => self.push_text(&format!("[^{t}]"), self.theme.dim),
+            Event::SoftBreak => self.push_text(" ", self.style()),
+            Event::HardBreak => {
+                if self.table.is_none() && self.code.is_none() {
+                    self.flush_inline();
+                }
+            }
+            Event::Rule => {
+                self.flush_inline();
+                self.blank_if_needed();
+                let (first, _) = self.prefixes();
+                let w = self
+                    .width
+                    .saturating_sub(first.iter().map(|s| str_width(&s.content)).sum());
+                let mut spans = first;
+                spans.push(Span::styled("─".repeat(w.max(1)), self.theme.dim));
+                self.out.push(Line::from(spans));
+                self.need_blank = true;
+            }
+            Event::TaskListMarker(done) => {
+                let mark = if done { "[x] " } else { "[ ] " };
+                self.push_text(mark, self.theme.accent);
+            }
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph | Tag::HtmlBlock => {
+                self.flush_inline();
+                self.blank_if_needed();
+            }
+            Tag::Heading { level, .. } => {
+                self.flush_inline();
+                self.blank_if_needed();
+                self.heading = Some(level);
+            }
+            Tag::BlockQuote(_) => {
+                self.flush_inline();
+                self.blank_if_needed();
+                self.containers.push(Container::Quote);
+            }
+            Tag::CodeBlock(kind) => {
+                self.flush_inline();
+                self.blank_if_needed();
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => info.to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some(CodeBlock {
+                    lang,
+                    text: String::new(),
+                });
+            }
+            Tag::List(start) => {
+                self.flush_inline();
+                if !self
+                    .containers
+                    .iter()
+                    .any(|c| matches!(c, Container::List { .. }))
+                {
+                    self.blank_if_needed();
+                }
+                self.containers.push(Container::List { next: start });
+            }
+            Tag::Item => {
+                self.flush_inline();
+                let depth = self
+                    .containers
+                    .iter()
+                    .filter(|c| matches!(c, Container::List { .. }))
+                    .count();
+                let marker = match self.containers.last_mut() {
+                    Some(Container::List { next: Some(n) }) => {
+                        let m = format!("{n}. ");
+                        *n += 1;
+                        m
+                    }
+                    _ => match depth {
+                        0 | 1 => "• ".to_string(),
+                        2 => "◦ ".to_string(),
+                        _ => "▪ ".to_string(),
+                    },
+                };
+                self.containers.push(Container::Item {
+                    marker,
+                    pending: true,
+                });
+            }
+            Tag::Table(aligns) => {
+                self.flush_inline();
+                self.blank_if_needed();
+                self.table = Some(table::TableBuilder::new(aligns));
+            }
+            Tag::TableHead | Tag::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.start_row();
+                }
+            }
+            Tag::TableCell => {
+                if let Some(t) = &mut self.table {
+                    t.start_cell();
+                }
+            }
+            Tag::Emphasis => self
+                .styles
+                .push(Style::new().add_modifier(Modifier::ITALIC)),
+            Tag::Strong => self.styles.push(Style::new().add_modifier(Modifier::BOLD)),
+            Tag::Strikethrough => self
+                .styles
+                .push(Style::new().add_modifier(Modifier::CROSSED_OUT)),
+            Tag::Superscript | Tag::Subscript => self.styles.push(Style::new()),
+            Tag::Link { dest_url, .. } => {
+                self.links.push((dest_url.to_string(), self.inline.len()));
+                self.styles.push(self.theme.link);
+            }
+            Tag::Image { dest_url, .. } => {
+                self.push_text("[image: ", self.theme.dim);
+                self.links.push((dest_url.to_string(), self.inline.len()));
+                self.styles.push(self.theme.link);
+            }
+            Tag::FootnoteDefinition(_)
+            | Tag::DefinitionList
+            | Tag::DefinitionListTitle
+            | Tag::DefinitionListDefinition
+            | Tag::MetadataBlock(_) => {
+                self.flush_inline();
+                self.blank_if_needed();
+            }
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Paragraph | TagEnd::HtmlBlock => {
+                self.flush_inline();
+                self.need_blank = true;
+            }
+            TagEnd::Heading(_) => {
+                self.flush_inline();
+                self.heading = None;
+                self.need_blank = true;
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush_inline();
+                if matches!(self.containers.last(), Some(Container::Quote)) {
+                    self.containers.pop();
+                }
+                self.need_blank = true;
+            }
+            TagEnd::CodeBlock => {
+                if let Some(code) = self.code.take() {
+                    self.code_lines(&code);
+                }
+                self.need_blank = true;
+            }
+            TagEnd::List(_) => {
+                self.flush_inline();
+                if matches!(self.containers.last(), Some(Container::List { .. })) {
+                    self.containers.pop();
+                }
+                if !self
+                    .containers
+                    .iter()
+                    .any(|c| matches!(c, Container::List { .. }))
+                {
+                    self.need_blank = true;
+                }
+            }
+            TagEnd::Item => {
+                self.flush_inline();
+                if matches!(self.containers.last(), Some(Container::Item { .. })) {
+                    self.containers.pop();
+                }
+            }
+            TagEnd::Table => {
+                if let Some(t) = self.table.take() {
+                    let (first, rest) = self.prefixes();
+                    let w = self
+                        .width
+                        .saturating_sub(rest.iter().map(|s| str_width(&s.content)).sum());
+                    let header = self.theme.assistant.add_modifier(Modifier::BOLD);
+                    for (n, line) in t.render(w, header, self.theme.dim).into_iter().enumerate() {
+                        let mut spans = if n == 0 { first.clone() } else { rest.clone() };
+                        spans.extend(line.spans);
+                        self.out.push(Line::from(spans));
+                    }
+                    self.consume_marker();
+                }
+                self.need_blank = true;
+            }
+            TagEnd::TableHead | TagEnd::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.end_row();
+                }
+            }
+            TagEnd::TableCell => {
+                if let Some(t) = &mut self.table {
+                    t.end_cell();
+                }
+            }
+            TagEnd::Emphasis
+            | TagEnd::Strong
+            | TagEnd::Strikethrough
+            | TagEnd::Superscript
+            | TagEnd::Subscript => {
+                self.styles.pop();
+            }
+            TagEnd::Link | TagEnd::Image => {
+                self.styles.pop();
+                if let Some((url, start)) = self.links.pop() {
+                    let shown: String = self.inline[start.min(self.inline.len())..]
+                        .iter()
+                        .map(|s| s.content.as_ref())
+                        .collect();
+                    let image = matches!(tag, TagEnd::Image);
+                    if image {
+                        self.push_text("]", self.theme.dim);
+                    }
+                    let bare = url.strip_prefix("mailto:").unwrap_or(&url);
+                    if !url.is_empty() && shown.trim() != bare {
+                        self.push_text(&format!(" ({url})"), self.theme.dim);
+                    }
+                }
+            }
+            TagEnd::FootnoteDefinition
+            | TagEnd::DefinitionList
+            | TagEnd::DefinitionListTitle
+            | TagEnd::DefinitionListDefinition
+            | TagEnd::MetadataBlock(_) => {
+                self.flush_inline();
+                self.need_blank = true;
+            }
+        }
+    }
+
+    /// A fenced code block: highlighted when allowed, hard-wrapped, on the code background.
+    fn code_lines(&mut self, code: &CodeBlock) {
+        let text = code.text.strip_suffix('\n').unwrap_or(&code.text);
+        let base = self.theme.code_bg;
+        let highlighted = match (&self.theme.syntax, self.highlight) {
+            (Some(name), true) => highlight::highlight(text, &code.lang, name),
+            _ => None,
+        };
+        let (mut first, mut rest) = self.prefixes();
+        first.push(Span::styled(" ", base));
+        rest.push(Span::styled(" ", base));
+        let pad = base.bg.is_some();
+        for (n, src_line) in text.split('\n').enumerate() {
+            let spans: Vec<Span<'static>> = match highlighted.as_ref().and_then(|h| h.get(n)) {
+                Some(runs) => runs
+                    .iter()
+                    .map(|(st, t)| Span::styled(t.clone(), base.patch(*st)))
+                    .collect(),
+                None => vec![Span::styled(src_line.to_string(), base)],
+            };
+            let lead = if n == 0 { &first } else { &rest };
+            for mut line in wrap_spans(&spans, self.width, lead, &rest, WrapMode::Chars) {
+                let w = line.width();
+                if pad && w < self.width {
+                    line.spans
+                        .push(Span::styled(" ".repeat(self.width - w), base));
+                }
+                self.out.push(line);
+            }
+        }
+        self.consume_marker();
+    }
+
+    fn finish(mut self) -> Vec<Line<'static>> {
+        if let Some(code) = self.code.take() {
+            self.code_lines(&code);
+        }
+        self.flush_inline();
+        if self.out.is_empty() {
+            self.out.push(Line::default());
+        }
+        self.out
+    }
+}
+
+/// Column alignment helper shared with [`super::table`].
+pub(crate) fn align_pad(text_w: usize, col_w: usize, align: Alignment) -> (usize, usize) {
+    let extra = col_w.saturating_sub(text_w);
+    match align {
+        Alignment::Right => (extra, 0),
+        Alignment::Center => (extra / 2, extra - extra / 2),
+        Alignment::Left | Alignment::None => (0, extra),
+    }
+}
+
+#[cfg(test)]
+#[path = "markdown_tests.rs"]
+mod tests;

@@ -1,0 +1,131 @@
+use super::*;
+use ratatui::style::Color;
+
+fn text(src: &str, width: usize) -> Vec<String> {
+    render_markdown(src, width, &Theme::plain())
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+#[test]
+fn blocks_and_inlines() {
+    let md = "# Title\n\nSome *em* and **strong** and `code`.\n\n> quoted text\n\n---\n\nA [link](https://x.io) and <https://y.io>.";
+    assert_eq!(
+        text(md, 40),
+        [
+            "Title",
+            "",
+            "Some em and strong and code.",
+            "",
+            "▎ quoted text",
+            "",
+            "────────────────────────────────────────",
+            "",
+            "A link (https://x.io) and https://y.io.",
+        ]
+    );
+}
+
+#[test]
+fn nested_and_numbered_lists() {
+    let md = "- one\n- two\n  - inner a\n  - inner b\n    1. deep\n- three\n\n3. c\n4. d\n";
+    assert_eq!(
+        text(md, 40),
+        [
+            "• one",
+            "• two",
+            "  ◦ inner a",
+            "  ◦ inner b",
+            "    1. deep",
+            "• three",
+            "",
+            "3. c",
+            "4. d",
+        ]
+    );
+    // Wrapped list items hang under their text.
+    assert_eq!(
+        text("- alpha beta gamma delta", 12),
+        ["• alpha beta", "  gamma", "  delta"]
+    );
+    assert_eq!(
+        text("- [x] done\n- [ ] todo", 20),
+        ["• [x] done", "• [ ] todo"]
+    );
+}
+
+#[test]
+fn half_streamed_fence_is_code() {
+    // Mid-stream: the fence is open, the last line is half written.
+    let md = "Here:\n\n```rust\nfn main() {\n    let x";
+    let lines = render_markdown(md, 40, &Theme::builtin("dark").unwrap());
+    let t: Vec<String> = lines
+        .iter()
+        .map(|l| l.to_string().trim_end().to_string())
+        .collect();
+    assert_eq!(t, ["Here:", "", " fn main() {", "     let x"]);
+    assert!(!t.iter().any(|l| l.contains("```")), "no raw fence shown");
+    // Highlighted: the code line has several foreground colours, on the code background.
+    let fgs: std::collections::HashSet<Color> =
+        lines[2].spans.iter().filter_map(|s| s.style.fg).collect();
+    assert!(fgs.len() >= 2, "{fgs:?}");
+    let bg = Theme::builtin("dark").unwrap().code_bg.bg;
+    assert!(lines[2].spans.iter().all(|s| s.style.bg == bg));
+    assert_eq!(
+        lines[2].width(),
+        40,
+        "code lines are padded across the width"
+    );
+    // Half a list and half an emphasis render as text, without panicking.
+    assert_eq!(text("1. first\n2. sec", 40), ["1. first", "2. sec"]);
+    assert_eq!(text("some **bol", 40), ["some **bol"]);
+}
+
+#[test]
+fn code_wraps_by_character_and_keeps_indent() {
+    let md = "```\nabcdefghijkl\n  x\n```";
+    assert_eq!(text(md, 6), [" abcde", " fghij", " kl", "   x"]);
+}
+
+#[test]
+fn big_documents_are_not_highlighted() {
+    let filler = "word ".repeat(MAX_DOC_BYTES / 5 + 10);
+    let md = format!("{filler}\n\n```rust\nfn main() {{}}\n```\n");
+    let theme = Theme::builtin("dark").unwrap();
+    let lines = render_markdown(&md, 80, &theme);
+    let code = lines
+        .iter()
+        .find(|l| l.to_string().contains("fn main"))
+        .unwrap();
+    assert!(
+        code.spans.iter().all(|s| s.style.fg == theme.code_bg.fg),
+        "plain code style"
+    );
+}
+
+#[test]
+fn tables_align_or_wrap() {
+    let md = "| name | n |\n|:-----|--:|\n| alpha | 1 |\n| b | 22 |\n";
+    assert_eq!(
+        text(md, 40),
+        ["name  │  n", "──────┼───", "alpha │  1", "b     │ 22"]
+    );
+    let narrow = text(md, 6);
+    assert!(
+        narrow
+            .iter()
+            .all(|l| unicode_width::UnicodeWidthStr::width(l.as_str()) <= 6),
+        "{narrow:?}"
+    );
+}
+
+#[test]
+fn every_width_is_respected() {
+    let md = "# A heading that is long\n\n- item with `inline code` and a [link](http://example.com/a/b)\n  > quote inside\n\n```py\nprint('hello world')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+    for w in 1..60 {
+        for l in render_markdown(md, w, &Theme::builtin("light").unwrap()) {
+            assert!(l.width() <= w.max(1), "width {w}: {:?}", l.to_string());
+        }
+    }
+}

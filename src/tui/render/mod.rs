@@ -1,0 +1,23 @@
+//! Drawing: chat cells and markdown, the context gauge, the spinner, the status line, the side
+//! editor's look, and themes. Every function here draws into a `Buffer` area of any size (0×0
+//! included) without panicking and without touching the terminal.
+
+pub mod cell;
+pub mod chat;
+pub mod editor_view;
+pub mod gauge;
+pub mod highlight;
+pub mod markdown;
+pub mod spinner;
+pub mod status;
+mod table;
+pub mod theme;
+pub mod wrap;
+
+pub use cell::Cell;
+pub use chat::{Chat, RenderStats, render_chat};
+pub use editor_view::{editor_block, editor_title, style_editor};
+pub use gauge::{GaugeMode, GaugeModel, Zone, gauge_label, render_gauge};
+pub use spinner::{render_spinner, spinner_text};
+pub use status::{StatusModel, render_status};
+pub use theme::Theme;

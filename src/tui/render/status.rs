@@ -1,0 +1,169 @@
+//! The status line: the context gauge, the model, a `DEMO` badge, and key hints (data from the shell).
+//! When the row is narrow, hints go first, then the provider, then the model; the gauge stays.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use super::gauge::{GaugeModel, gauge_min_width, render_gauge};
+use super::theme::Theme;
+use super::wrap::{str_width, truncate};
+
+/// Everything the status line shows.
+pub struct StatusModel<'a> {
+    /// The context gauge.
+    pub gauge: &'a GaugeModel,
+    /// The model name.
+    pub model: &'a str,
+    /// The provider label (`anthropic`, `openai`, ...).
+    pub provider: &'a str,
+    /// The built-in demo model is running (SPEC §15): shows a `DEMO` badge.
+    pub demo: bool,
+    /// Key hints as `(key, what)`, most important first.
+    pub hints: &'a [(&'a str, &'a str)],
+}
+
+const DEMO: &str = " DEMO ";
+
+/// The right-hand part with the first `hints` hints; provider and model optional.
+fn right_spans<'a>(
+    s: &StatusModel<'a>,
+    theme: &Theme,
+    model: bool,
+    provider: bool,
+    hints: usize,
+) -> Vec<Span<'a>> {
+    let mut spans: Vec<Span<'a>> = Vec::new();
+    let gap = |spans: &mut Vec<Span<'a>>| {
+        if !spans.is_empty() {
+            spans.push(Span::styled("  ", theme.status_bg));
+        }
+    };
+    if model && !s.model.is_empty() {
+        spans.push(Span::styled(s.model, theme.status_bg.patch(theme.text)));
+        if provider && !s.provider.is_empty() && !s.demo {
+            spans.push(Span::styled(" · ", theme.status_bg.patch(theme.dim)));
+            spans.push(Span::styled(s.provider, theme.status_bg.patch(theme.dim)));
+        }
+    }
+    if s.demo {
+        gap(&mut spans);
+        spans.push(Span::styled(DEMO, theme.badge));
+    }
+    for (key, what) in s.hints.iter().take(hints) {
+        gap(&mut spans);
+        spans.push(Span::styled(*key, theme.status_bg.patch(theme.key)));
+        spans.push(Span::styled(" ", theme.status_bg));
+        spans.push(Span::styled(*what, theme.status_bg.patch(theme.dim)));
+    }
+    spans
+}
+
+fn width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// Draws the status line on the first row of `area` (its background fills the whole area).
+pub fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
+    buf.set_style(area, theme.status_bg);
+    let w = usize::from(area.width);
+    // The gauge keeps room for its label (+1: its left margin); the right side shrinks to make room.
+    let min_gauge = if w >= 100 {
+        gauge_min_width(s.gauge, true) + 1
+    } else if w >= 60 {
+        gauge_min_width(s.gauge, false) + 1
+    } else {
+        w / 2
+    };
+    // Hints go first (from the last), then the provider, then the model.
+    let candidates = (0..=s.hints.len())
+        .rev()
+        .map(|h| (true, true, h))
+        .chain([(true, false, 0), (false, false, 0)]);
+    let mut choice = None;
+    for (model, provider, hints) in candidates {
+        let spans = right_spans(s, theme, model, provider, hints);
+        let rw = width(&spans);
+        if rw == 0 || rw + 2 + min_gauge <= w {
+            choice = Some(spans);
+            break;
+        }
+    }
+    let right = match choice {
+        Some(r) => r,
+        // Not even the badge fits beside the gauge: keep the badge alone when demo.
+        None if s.demo && w > str_width(DEMO) + 2 => vec![Span::styled(DEMO, theme.badge)],
+        None => Vec::new(),
+    };
+    let rw = width(&right);
+    let gauge_w = if rw == 0 { w } else { w.saturating_sub(rw + 2) };
+    // One space of margin on the left when there is room.
+    let (gx, gw) = if gauge_w > 20 {
+        (area.x + 1, gauge_w - 1)
+    } else {
+        (area.x, gauge_w)
+    };
+    render_gauge(s.gauge, Rect::new(gx, area.y, gw as u16, 1), buf, theme);
+    if rw > 0 {
+        let x = area.x + (w - rw) as u16;
+        buf.set_line(x, area.y, &Line::from(right), rw as u16);
+    } else if gauge_w == 0 && !s.model.is_empty() {
+        buf.set_stringn(area.x, area.y, truncate(s.model, w), w, theme.status_bg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::render::gauge::GaugeMode;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    const HINTS: &[(&str, &str)] = &[("enter", "send"), ("ctrl-o", "editor"), ("ctrl-c", "quit")];
+
+    fn draw(w: u16, h: u16, demo: bool, theme: &Theme) -> Terminal<TestBackend> {
+        let g = GaugeModel {
+            context: 130_000,
+            window: 200_000,
+            at: 150_000,
+            warn_at: 130_000,
+            estimated: false,
+            mode: GaugeMode::Normal,
+        };
+        let s = StatusModel {
+            gauge: &g,
+            model: "claude-sonnet-4-5",
+            provider: "anthropic",
+            demo,
+            hints: HINTS,
+        };
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| render_status(&s, f.area(), f.buffer_mut(), theme))
+            .unwrap();
+        t
+    }
+
+    #[test]
+    fn status_snapshots() {
+        let dark = Theme::builtin("dark").unwrap();
+        insta::assert_snapshot!("status_160", draw(160, 1, false, &dark).backend());
+        insta::assert_snapshot!("status_120_demo", draw(120, 1, true, &dark).backend());
+        insta::assert_snapshot!("status_80", draw(80, 1, false, &dark).backend());
+        insta::assert_snapshot!("status_40_demo", draw(40, 1, true, &dark).backend());
+        insta::assert_debug_snapshot!(
+            "status_100_demo_styled",
+            draw(100, 1, true, &dark).backend().buffer()
+        );
+        insta::assert_snapshot!(
+            "status_80_plain",
+            draw(80, 1, true, &Theme::plain()).backend()
+        );
+        for (w, h) in [(0, 0), (1, 1), (5, 1), (20, 5), (250, 2)] {
+            draw(w, h, true, &dark);
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Wrapping styled text to a width with `unicode-width`, plus text sanitising for the terminal.
+
+use std::borrow::Cow;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// How a logical line breaks when it is wider than the width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrapMode {
+    /// Break between words; a word wider than the line breaks between characters.
+    Words,
+    /// Break between characters, keeping every space (code, tool output).
+    Chars,
+}
+
+/// The columns a string takes.
+pub fn str_width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+fn char_width(c: char) -> usize {
+    UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// Makes text safe to put in a terminal cell: tabs become spaces, ANSI escape sequences are removed,
+/// `\r\n` becomes `\n`, and other control characters are dropped.
+pub fn sanitize(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("    "),
+            '\u{1b}' => match chars.peek() {
+                // CSI: ESC [ params final-byte (0x40..=0x7e).
+                Some('[') => {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: ESC ] ... (BEL | ESC \).
+                Some(']') => {
+                    chars.next();
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                        if c == '\u{1b}' {
+                            chars.next_if_eq(&'\\');
+                            break;
+                        }
+                    }
+                }
+                // Two-byte escapes (ESC c, ESC =, ...).
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            },
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Builds wrapped lines one character at a time, merging runs of the same style.
+struct Builder<'p> {
+    width: usize,
+    first_prefix: &'p [Span<'static>],
+    rest_prefix: &'p [Span<'static>],
+    lines: Vec<Line<'static>>,
+    runs: Vec<Span<'static>>,
+    used: usize,
+    /// Columns the current line's prefix takes; content starts after it.
+    prefix_used: usize,
+}
+
+impl<'p> Builder<'p> {
+    fn new(width: usize, first: &'p [Span<'static>], rest: &'p [Span<'static>]) -> Self {
+        let mut b = Builder {
+            width: width.max(1),
+            first_prefix: first,
+            rest_prefix: rest,
+            lines: Vec::new(),
+            runs: Vec::new(),
+            used: 0,
+            prefix_used: 0,
+        };
+        b.start(true);
+        b
+    }
+
+    fn start(&mut self, first: bool) {
+        let prefix = if first {
+            self.first_prefix
+        } else {
+            self.rest_prefix
+        };
+        let w = spans_width(prefix);
+        // A prefix that leaves no room for text is dropped so every line makes progress.
+        if w < self.width {
+            self.runs.extend(prefix.iter().cloned());
+            self.used = w;
+        } else {
+            self.used = 0;
+        }
+        self.prefix_used = self.used;
+    }
+
+    fn has_content(&self) -> bool {
+        self.used > self.prefix_used
+    }
+
+    fn room(&self) -> usize {
+        self.width.saturating_sub(self.used)
+    }
+
+    fn newline(&mut self) {
+        let runs = std::mem::take(&mut self.runs);
+        self.lines.push(Line::from(runs));
+        self.start(false);
+    }
+
+    fn push_char(&mut self, c: char, style: Style) {
+        let w = char_width(c);
+        if w > self.room() && self.has_content() {
+            self.newline();
+        }
+        let merge = self.has_content();
+        match self.runs.last_mut() {
+            Some(last) if merge && last.style == style => last.content.to_mut().push(c),
+            _ => self.runs.push(Span::styled(c.to_string(), style)),
+        }
+        self.used += w;
+    }
+
+    fn push_str(&mut self, s: &str, style: Style) {
+        for c in s.chars() {
+            self.push_char(c, style);
+        }
+    }
+
+    fn finish(mut self) -> Vec<Line<'static>> {
+        let runs = std::mem::take(&mut self.runs);
+        self.lines.push(Line::from(runs));
+        self.lines
+    }
+}
+
+/// Wraps one logical line (styled spans, no `\n`) to `width` columns. `first_prefix` starts the first
+/// output line, `rest_prefix` every continuation line (list indents, quote bars). Always returns at
+/// least one line.
+pub fn wrap_spans(
+    spans: &[Span<'_>],
+    width: usize,
+    first_prefix: &[Span<'static>],
+    rest_prefix: &[Span<'static>],
+    mode: WrapMode,
+) -> Vec<Line<'static>> {
+    let mut b = Builder::new(width, first_prefix, rest_prefix);
+    if mode == WrapMode::Chars {
+        for span in spans {
+            b.push_str(&span.content, span.style);
+        }
+        return b.finish();
+    }
+    // Words: stream the characters, holding back the current word and the spaces before it.
+    let mut word: Vec<(char, Style)> = Vec::new();
+    let mut word_w = 0usize;
+    let mut pending: Vec<(char, Style)> = Vec::new();
+    let mut at_line_start = true;
+    // Inside a word wider than a line: its characters go straight to the builder.
+    let mut breaking = false;
+    let emit =
+        |b: &mut Builder<'_>, word: &mut Vec<(char, Style)>, pending: &mut Vec<(char, Style)>| {
+            let word_w: usize = word.iter().map(|&(c, _)| char_width(c)).sum();
+            let pending_w: usize = pending.iter().map(|&(c, _)| char_width(c)).sum();
+            if b.has_content() && pending_w + word_w > b.room() {
+                b.newline();
+                pending.clear();
+            }
+            for (c, s) in pending.drain(..).chain(word.drain(..)) {
+                b.push_char(c, s);
+            }
+        };
+    for span in spans {
+        for c in span.content.chars() {
+            if c == ' ' {
+                breaking = false;
+                if !word.is_empty() {
+                    emit(&mut b, &mut word, &mut pending);
+                    word_w = 0;
+                    at_line_start = false;
+                }
+                if at_line_start && !b.has_content() {
+                    // Leading indentation of the logical line is kept.
+                    b.push_char(c, span.style);
+                } else {
+                    pending.push((c, span.style));
+                }
+            } else if breaking {
+                b.push_char(c, span.style);
+            } else {
+                word.push((c, span.style));
+                word_w += char_width(c);
+                // A word wider than a whole line breaks between characters anyway: place it now,
+                // which also keeps memory bounded on one enormous word.
+                if word_w > b.width {
+                    emit(&mut b, &mut word, &mut pending);
+                    word_w = 0;
+                    at_line_start = false;
+                    breaking = true;
+                }
+            }
+        }
+    }
+    if !word.is_empty() {
+        emit(&mut b, &mut word, &mut pending);
+    }
+    b.finish()
+}
+
+/// Wraps multi-line plain text in one style; every `\n` starts a new logical line.
+pub fn wrap_text(
+    text: &str,
+    style: Style,
+    width: usize,
+    first_prefix: &[Span<'static>],
+    rest_prefix: &[Span<'static>],
+    mode: WrapMode,
+) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (n, line) in text.split('\n').enumerate() {
+        let first = if n == 0 { first_prefix } else { rest_prefix };
+        out.extend(wrap_spans(
+            &[Span::styled(line, style)],
+            width,
+            first,
+            rest_prefix,
+            mode,
+        ));
+    }
+    out
+}
+
+/// Cuts a string to at most `width` columns, ending with `…` when it was cut.
+pub fn truncate(s: &str, width: usize) -> String {
+    if str_width(s) <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = char_width(c);
+        if used + w > width - 1 {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn words_wrap_at_spaces() {
+        let out = wrap_text(
+            "the quick brown fox jumps",
+            Style::new(),
+            10,
+            &[],
+            &[],
+            WrapMode::Words,
+        );
+        assert_eq!(text(&out), ["the quick", "brown fox", "jumps"]);
+    }
+
+    #[test]
+    fn long_words_break_and_prefixes_apply() {
+        let p1 = [Span::raw("- ")];
+        let p2 = [Span::raw("  ")];
+        let out = wrap_text("abcdefghij xy", Style::new(), 6, &p1, &p2, WrapMode::Words);
+        assert_eq!(text(&out), ["- abcd", "  efgh", "  ij", "  xy"]);
+        for l in &out {
+            assert!(l.width() <= 6);
+        }
+    }
+
+    #[test]
+    fn wide_chars_and_tiny_widths_make_progress() {
+        let out = wrap_text("日本語テキスト", Style::new(), 5, &[], &[], WrapMode::Words);
+        assert_eq!(text(&out), ["日本", "語テ", "キス", "ト"]);
+        // Width 1 with a double-width char: one char a line, never a loop.
+        let out = wrap_text(
+            "日本",
+            Style::new(),
+            1,
+            &[Span::raw("> ")],
+            &[],
+            WrapMode::Chars,
+        );
+        assert_eq!(text(&out), ["日", "本"]);
+        let out = wrap_text("", Style::new(), 0, &[], &[], WrapMode::Words);
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn indentation_kept_in_chars_mode() {
+        let out = wrap_text("    let x = 1;", Style::new(), 8, &[], &[], WrapMode::Chars);
+        assert_eq!(text(&out), ["    let ", "x = 1;"]);
+        let out = wrap_text(
+            "  indented words",
+            Style::new(),
+            40,
+            &[],
+            &[],
+            WrapMode::Words,
+        );
+        assert_eq!(text(&out), ["  indented words"]);
+    }
+
+    #[test]
+    fn sanitize_strips_escapes_and_controls() {
+        assert!(matches!(sanitize("plain"), Cow::Borrowed(_)));
+        assert_eq!(sanitize("\u{1b}[32mok\u{1b}[0m\r\n\tx\u{7}"), "ok\n    x");
+        assert_eq!(sanitize("a\u{1b}]0;title\u{7}b\u{1b}]8;;u\u{1b}\\c"), "abc");
+        assert_eq!(sanitize("end\u{1b}"), "end");
+    }
+
+    #[test]
+    fn truncate_marks_the_cut() {
+        assert_eq!(truncate("hello", 5), "hello");
+        assert_eq!(truncate("hello world", 6), "hello…");
+        assert_eq!(truncate("hello", 0), "");
+        assert_eq!(truncate("日本語", 4), "日…");
+    }
+}

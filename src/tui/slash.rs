@@ -1,0 +1,265 @@
+//! Slash commands as data: the table drives parsing, the popup while typing `/…`, and `/help`.
+
+/// A slash command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlashCommand {
+    Handoff,
+    EditHandoff,
+    New,
+    Window,
+    Cost,
+    Help,
+    Quit,
+}
+
+/// One row of the command table.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec {
+    pub cmd: SlashCommand,
+    /// Without the slash.
+    pub name: &'static str,
+    /// Argument synopsis, empty when it takes none.
+    pub args: &'static str,
+    pub desc: &'static str,
+}
+
+/// The command table, in the order `/help` and the popup list them.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        cmd: SlashCommand::Handoff,
+        name: "handoff",
+        args: "[focus]",
+        desc: "write a handoff document now and continue in a fresh session",
+    },
+    CommandSpec {
+        cmd: SlashCommand::EditHandoff,
+        name: "edit-handoff",
+        args: "",
+        desc: "open the latest handoff document in the side editor",
+    },
+    CommandSpec {
+        cmd: SlashCommand::New,
+        name: "new",
+        args: "",
+        desc: "start a fresh session without a handoff",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Window,
+        name: "window",
+        args: "N",
+        desc: "set the context window in tokens (e.g. 200000 or 200K)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Cost,
+        name: "cost",
+        args: "",
+        desc: "show the cost and turns of each generation",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Help,
+        name: "help",
+        args: "",
+        desc: "list commands and keys",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Quit,
+        name: "quit",
+        args: "",
+        desc: "quit flower-tui",
+    },
+];
+
+/// What the input box holds, as far as commands go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    /// A known command with its trimmed argument text (None when empty).
+    Command {
+        cmd: SlashCommand,
+        arg: Option<String>,
+    },
+    /// `/something` that names no command.
+    Unknown(String),
+    /// Not a command: a message to send (also `/usr/bin/env is odd`, a path).
+    Message,
+}
+
+/// The word after the slash, if the text is a command attempt: starts with `/`, and the first
+/// word holds no further `/` (so an absolute path is a message).
+fn command_word(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix('/')?;
+    let (word, arg) = match rest.find(char::is_whitespace) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    if word.contains('/') {
+        return None;
+    }
+    Some((word, arg))
+}
+
+/// Parse the input box text.
+pub fn parse(text: &str) -> Parsed {
+    let Some((word, arg)) = command_word(text) else {
+        return Parsed::Message;
+    };
+    match COMMANDS.iter().find(|c| c.name == word) {
+        Some(spec) => {
+            let arg = arg.trim();
+            Parsed::Command {
+                cmd: spec.cmd,
+                arg: (!arg.is_empty()).then(|| arg.to_string()),
+            }
+        }
+        None => Parsed::Unknown(word.to_string()),
+    }
+}
+
+/// The commands the popup lists for the text typed so far: only while the first word is being
+/// typed (no whitespace yet), by prefix.
+pub fn popup_matches(text: &str) -> Vec<&'static CommandSpec> {
+    match command_word(text) {
+        Some((word, "")) => COMMANDS
+            .iter()
+            .filter(|c| c.name.starts_with(word))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `/handoff [focus]` as the popup and `/help` show it.
+pub fn synopsis(spec: &CommandSpec) -> String {
+    if spec.args.is_empty() {
+        format!("/{}", spec.name)
+    } else {
+        format!("/{} {}", spec.name, spec.args)
+    }
+}
+
+/// The smallest and largest window `/window` accepts.
+pub const WINDOW_RANGE: (u64, u64) = (1_000, 100_000_000);
+
+/// Parse the argument of `/window`: `200000`, `200_000`, `200,000`, `200K`, `1M`.
+pub fn parse_window(arg: Option<&str>) -> Result<u64, String> {
+    let usage = "usage: /window N (tokens, e.g. 200000 or 200K)";
+    let Some(raw) = arg.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Err(usage.to_string());
+    };
+    let cleaned: String = raw.chars().filter(|c| *c != '_' && *c != ',').collect();
+    let lower = cleaned.to_ascii_lowercase();
+    let (digits, mult) = if let Some(d) = lower.strip_suffix('k') {
+        (d, 1_000)
+    } else if let Some(d) = lower.strip_suffix('m') {
+        (d, 1_000_000)
+    } else {
+        (lower.as_str(), 1)
+    };
+    let value = digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("/window: `{raw}` is not a number of tokens; {usage}"))?;
+    let (lo, hi) = WINDOW_RANGE;
+    if !(lo..=hi).contains(&value) {
+        return Err(format!(
+            "/window: {value} is out of range ({lo}..={hi} tokens)"
+        ));
+    }
+    Ok(value)
+}
+
+/// The command section of `/help`.
+pub fn help_lines() -> Vec<String> {
+    let mut out = vec!["commands:".to_string()];
+    for spec in COMMANDS {
+        out.push(format!("  {:<22} {}", synopsis(spec), spec.desc));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_table() {
+        let cases: &[(&str, Parsed)] = &[
+            ("hello", Parsed::Message),
+            ("/usr/bin/env is odd", Parsed::Message),
+            (
+                "/handoff",
+                Parsed::Command {
+                    cmd: SlashCommand::Handoff,
+                    arg: None,
+                },
+            ),
+            (
+                "/handoff  the parser bug ",
+                Parsed::Command {
+                    cmd: SlashCommand::Handoff,
+                    arg: Some("the parser bug".into()),
+                },
+            ),
+            (
+                "/window 200K",
+                Parsed::Command {
+                    cmd: SlashCommand::Window,
+                    arg: Some("200K".into()),
+                },
+            ),
+            (
+                "/quit",
+                Parsed::Command {
+                    cmd: SlashCommand::Quit,
+                    arg: None,
+                },
+            ),
+            ("/nope x", Parsed::Unknown("nope".into())),
+            ("/", Parsed::Unknown(String::new())),
+        ];
+        for (text, want) in cases {
+            assert_eq!(&parse(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn popup_lists_prefix_matches_only_while_typing_the_word() {
+        let names = |t: &str| popup_matches(t).iter().map(|c| c.name).collect::<Vec<_>>();
+        assert_eq!(
+            names("/"),
+            COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()
+        );
+        assert_eq!(names("/h"), ["handoff", "help"]);
+        assert_eq!(names("/e"), ["edit-handoff"]);
+        assert!(names("/handoff x").is_empty());
+        assert!(names("hi").is_empty());
+        assert!(names("/zz").is_empty());
+    }
+
+    #[test]
+    fn window_argument() {
+        assert_eq!(parse_window(Some("200000")), Ok(200_000));
+        assert_eq!(parse_window(Some("200_000")), Ok(200_000));
+        assert_eq!(parse_window(Some("200K")), Ok(200_000));
+        assert_eq!(parse_window(Some("1m")), Ok(1_000_000));
+        assert!(
+            parse_window(Some("abc"))
+                .unwrap_err()
+                .contains("`abc` is not a number")
+        );
+        assert!(parse_window(None).unwrap_err().starts_with("usage"));
+        assert!(
+            parse_window(Some("5"))
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(parse_window(Some("99999999999999999999")).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_command() {
+        let help = help_lines().join("\n");
+        for spec in COMMANDS {
+            assert!(help.contains(&synopsis(spec)));
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The app's model (Elm style): everything the view draws and the reducer changes. No I/O here.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+
+use crate::engine::context::Thresholds;
+
+use super::editor::SideEditor;
+use super::input::{History, Pastes};
+use super::render::cell::Cell;
+use super::render::chat::Chat;
+use super::render::gauge::{GaugeMode, GaugeModel};
+
+/// Where keys go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Input,
+    Editor,
+    /// An approval prompt is waiting; it takes every key until answered.
+    Approval,
+}
+
+/// What the engine is doing, as far as the UI knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Running {
+    Idle,
+    /// A request is in flight or streaming.
+    Streaming {
+        since: Instant,
+    },
+    /// A tool runs.
+    Tool {
+        name: String,
+        since: Instant,
+    },
+    /// The handoff's writing turn runs (Esc cancels it).
+    WritingHandoff {
+        since: Instant,
+        manual: bool,
+    },
+}
+
+/// How a handoff in progress was started: decides the notice when it completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandoffKind {
+    Manual,
+    Automatic,
+}
+
+/// A tool call waiting for the user's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingApproval {
+    pub id: String,
+    pub name: String,
+    pub summary: String,
+    /// The index of its chat cell, to record the answer there.
+    pub cell: usize,
+}
+
+/// Whether the slash popup may show for the current input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Popup {
+    /// Shown while the input is a command word being typed; `selected` indexes the matches.
+    Auto { selected: usize },
+    /// Esc closed it; it comes back when the input changes.
+    Dismissed,
+}
+
+/// Whether the engine's event channel is still open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineLink {
+    Connected,
+    Closed,
+}
+
+/// Cost and turns of one session (a generation of the step).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerationCost {
+    pub session_id: String,
+    pub generation: u32,
+    /// Cumulative for the session, as the engine reports it.
+    pub cost_usd: f64,
+    pub turns: u32,
+    pub requests: u32,
+}
+
+/// Labels for the status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Labels {
+    pub model: String,
+    pub provider: String,
+    pub demo: bool,
+}
+
+/// Where the last frame put things (for page sizes and mouse hit-tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LayoutCache {
+    pub chat: Rect,
+    pub input: Rect,
+    pub editor: Option<Rect>,
+}
+
+/// Settings fixed for the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The review window; `None` = `--review off`.
+    pub review: Option<Duration>,
+    /// `$EDITOR`, if set.
+    pub editor_cmd: Option<String>,
+}
+
+/// The whole UI state.
+pub struct AppState {
+    pub chat: Chat,
+    pub input: TextArea<'static>,
+    pub focus: Focus,
+    /// Where focus returns after an approval.
+    pub focus_before_approval: Focus,
+    pub running: Running,
+    pub gauge: GaugeModel,
+    pub thresholds: Thresholds,
+    pub labels: Labels,
+    pub settings: Settings,
+    pub approvals: VecDeque<PendingApproval>,
+    pub editor: Option<SideEditor>,
+    pub history: History,
+    pub pastes: Pastes,
+    pub popup: Popup,
+    /// The first Ctrl-C of a possible double press.
+    pub ctrl_c_at: Option<Instant>,
+    pub link: EngineLink,
+    /// Messages in the current session (the `/handoff` guard needs 2).
+    pub session_messages: u32,
+    pub generation: u32,
+    /// The generation whose near-handoff notice was shown.
+    pub near_noticed: Option<u32>,
+    pub handoff: Option<HandoffKind>,
+    /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
+    pub latest_handoff: Option<PathBuf>,
+    /// User messages sent but not yet echoed back by the engine.
+    pub pending_echo: VecDeque<String>,
+    /// Text deltas arrived since the last `AssistantDone`.
+    pub streamed: bool,
+    pub tally: Vec<GenerationCost>,
+    pub layout: LayoutCache,
+}
+
+/// What the state is built from.
+#[derive(Debug, Clone)]
+pub struct StateParams {
+    pub labels: Labels,
+    pub settings: Settings,
+    pub thresholds: Thresholds,
+    pub banner: Option<String>,
+}
+
+/// The input box, empty, with the placeholder.
+pub fn new_input() -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text("Ask anything · / for commands · Alt-Enter for a newline");
+    t.set_cursor_line_style(ratatui::style::Style::default());
+    t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+    t
+}
+
+impl AppState {
+    /// A fresh state: empty chat (plus the banner), idle, focus in the input.
+    pub fn new(p: StateParams) -> Self {
+        let mut chat = Chat::new();
+        if let Some(banner) = p.banner {
+            chat.push(Cell::Notice { message: banner });
+        }
+        let t = p.thresholds;
+        AppState {
+            chat,
+            input: new_input(),
+            focus: Focus::Input,
+            focus_before_approval: Focus::Input,
+            running: Running::Idle,
+            gauge: GaugeModel {
+                context: 0,
+                window: t.window,
+                at: t.at,
+                warn_at: t.warn_at,
+                estimated: false,
+                mode: GaugeMode::Normal,
+            },
+            thresholds: t,
+            labels: p.labels,
+            settings: p.settings,
+            approvals: VecDeque::new(),
+            editor: None,
+            history: History::default(),
+            pastes: Pastes::default(),
+            popup: Popup::Auto { selected: 0 },
+            ctrl_c_at: None,
+            link: EngineLink::Connected,
+            session_messages: 0,
+            generation: 1,
+            near_noticed: None,
+            handoff: None,
+            latest_handoff: None,
+            pending_echo: VecDeque::new(),
+            streamed: false,
+            tally: Vec::new(),
+            layout: LayoutCache::default(),
+        }
+    }
+
+    /// The input box as one string (lines joined).
+    pub fn input_text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+
+    /// True while something runs that Esc can abort.
+    pub fn is_running(&self) -> bool {
+        !matches!(self.running, Running::Idle)
+    }
+
+    /// The spinner line, if one shows: `(label, since, hint)`.
+    pub fn spinner(&self) -> Option<(String, Instant, &'static str)> {
+        match &self.running {
+            Running::Idle => None,
+            Running::Streaming { since } => Some(("working…".into(), *since, "esc to interrupt")),
+            Running::Tool { name, since } => {
+                Some((format!("running {name}…"), *since, "esc to interrupt"))
+            }
+            Running::WritingHandoff { since, .. } => {
+                Some(("writing handoff…".into(), *since, "esc to cancel"))
+            }
+        }
+    }
+
+    /// Set the thresholds for a (possibly new) window and keep the gauge in step.
+    pub fn set_thresholds(&mut self, t: Thresholds) {
+        self.thresholds = t;
+        self.gauge.window = t.window;
+        self.gauge.at = t.at;
+        self.gauge.warn_at = t.warn_at;
+    }
+
+    /// The gauge mode follows the running state.
+    pub fn sync_gauge_mode(&mut self) {
+        self.gauge.mode = match self.running {
+            Running::WritingHandoff { .. } => GaugeMode::Writing,
+            _ => GaugeMode::Normal,
+        };
+    }
+
+    /// The tally entry of the current session, if a session started.
+    pub fn current_cost_mut(&mut self) -> Option<&mut GenerationCost> {
+        self.tally.last_mut()
+    }
+}

@@ -1,0 +1,202 @@
+//! Reducer tests of slash commands, the popup, and the gauge/cost bookkeeping.
+
+use std::time::Instant;
+
+use crossterm::event::KeyCode;
+
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::types::Usage;
+
+use super::commands::cost_report;
+use super::render::cell::Cell;
+use super::tests_reducer::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
+use super::update::{popup_items, update};
+
+#[test]
+fn handoff_command_guard_and_focus() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/handoff", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "Nothing to hand off (no messages yet)".into()
+        }
+    );
+
+    with_exchange(&mut s, t0);
+    type_text(&mut s, "/handoff the parser bug", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::Handoff {
+            focus: Some("the parser bug".into())
+        }]
+    );
+
+    // Done after a manual handoff: divider + notice.
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            manual: true,
+            focus: None,
+        })),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Done {
+            context: 152_000,
+            window: 200_000,
+            degraded: false,
+            path: Some("/n/h.md".into()),
+            sections: vec![],
+            generation: 2,
+        })),
+        t0,
+    );
+    let n = s.chat.len();
+    assert!(matches!(
+        s.chat.get(n - 2),
+        Some(Cell::Divider {
+            generation: 2,
+            context: 152_000,
+            ..
+        })
+    ));
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "New session started with handoff context".into()
+        }
+    );
+}
+
+#[test]
+fn window_command_validates() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/window abc", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
+    assert!(
+        matches!(last_cell(&s), Cell::Error { message } if message.contains("`abc` is not a number"))
+    );
+    type_text(&mut s, "/window 40K", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(ops(&fx), [Op::SetWindow { window: 40_000 }]);
+    assert_eq!(
+        (s.gauge.window, s.gauge.at, s.gauge.warn_at),
+        (40_000, 10_000, 1_000)
+    );
+}
+
+#[test]
+fn popup_selects_and_runs_commands() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/h", t0);
+    let names: Vec<_> = popup_items(&s).iter().map(|c| c.name).collect();
+    assert_eq!(names, ["handoff", "help"]);
+    update(&mut s, key(KeyCode::Down), t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("commands:")));
+    type_text(&mut s, "/wi", t0);
+    update(&mut s, key(KeyCode::Tab), t0);
+    assert_eq!(s.input_text(), "/window ");
+    assert!(popup_items(&s).is_empty());
+    update(&mut s, ctrl('c'), t0);
+    type_text(&mut s, "/zz", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(
+        matches!(last_cell(&s), Cell::Error { message } if message.starts_with("Unknown command /zz"))
+    );
+    assert_eq!(s.input_text(), "/zz", "the input stays for correction");
+    update(&mut s, key(KeyCode::Esc), t0);
+    assert!(popup_items(&s).is_empty());
+}
+
+#[test]
+fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let started = |id: &str, generation| {
+        ev(Event::SessionStarted {
+            session_id: id.into(),
+            parent_session: None,
+            generation,
+            model: "m".into(),
+            provider: "anthropic".into(),
+            window: 200_000,
+            at: 150_000,
+            warn_at: 130_000,
+            demo: false,
+        })
+    };
+    let usage = |context, cost_usd, estimated| {
+        ev(Event::Usage {
+            context,
+            window: 200_000,
+            estimated,
+            usage: Usage::default(),
+            cost_usd,
+        })
+    };
+    update(&mut s, started("aaaaaaaa-1", 1), t0);
+    update(&mut s, usage(120_000, 0.5, false), t0);
+    update(&mut s, usage(131_000, 0.5, true), t0);
+    assert_eq!((s.gauge.context, s.gauge.estimated), (131_000, true));
+    update(&mut s, usage(140_000, 0.75, false), t0);
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            reason: ExitReason::Completed,
+        }),
+        t0,
+    );
+    update(&mut s, started("bbbbbbbb-2", 2), t0);
+    assert_eq!(s.gauge.context, 0);
+    update(&mut s, usage(20_000, 0.1, false), t0);
+    let report = cost_report(&s);
+    assert!(
+        report.contains("gen 1 (aaaaaaaa): $0.7500 · 1 turn · 2 requests"),
+        "{report}"
+    );
+    assert!(
+        report.contains("gen 2 (bbbbbbbb): $0.1000 · 0 turns · 1 request"),
+        "{report}"
+    );
+    assert!(report.contains("total: $0.8500"), "{report}");
+    type_text(&mut s, "/cost", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(last_cell(&s), Cell::Notice { message: report });
+}
+
+#[test]
+fn near_notice_once_per_generation() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let near = || {
+        ev(Event::Handoff(HandoffPhase::Near {
+            context: 130_000,
+            at: 150_000,
+            window: 200_000,
+        }))
+    };
+    update(&mut s, near(), t0);
+    update(&mut s, near(), t0);
+    let notices = s
+        .chat
+        .iter()
+        .filter(|c| matches!(c, Cell::Notice { .. }))
+        .count();
+    assert_eq!(notices, 1);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "Context at 130.0K/200K: a handoff will be written at 150.0K".into()
+        }
+    );
+}

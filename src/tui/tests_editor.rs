@@ -1,0 +1,230 @@
+//! Reducer tests of the side editor and the review window (SPEC §8): time passed in.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+
+use crate::engine::protocol::{Event, HandoffPhase, Op};
+
+use super::editor::{Prompt, Review};
+use super::render::cell::Cell;
+use super::state::{Focus, Running};
+use super::tests_reducer::{
+    DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
+};
+use super::update::{Effect, Msg, update};
+
+#[test]
+fn frozen_opens_the_editor_with_focus_and_a_watch() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            manual: false,
+            focus: None,
+        })),
+        t0,
+    );
+    let fx = update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
+    assert!(fx.contains(&Effect::WatchFile(
+        "/w/.flower/notes/handoff-demo.md".into()
+    )));
+    assert!(ops(&fx).is_empty(), "the review window holds the successor");
+    assert_eq!(s.focus, Focus::Editor);
+    assert_eq!(s.running, Running::Idle);
+    let ed = s.editor.as_ref().expect("editor open");
+    assert_eq!(ed.text(), DOC);
+    assert_eq!(ed.countdown(t0), Some(15));
+    assert_eq!(
+        s.latest_handoff,
+        Some("/w/.flower/notes/handoff-demo.md".into())
+    );
+}
+
+#[test]
+fn review_off_or_no_workbench_continues_at_once() {
+    let t0 = Instant::now();
+    let mut s = state_with(None);
+    let fx = update(&mut s, frozen("/n/h.md"), t0);
+    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert!(s.editor.is_none());
+    let mut s = state();
+    let fx = update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Frozen {
+            path: None,
+            degraded: true,
+            markdown: DOC.into(),
+        })),
+        t0,
+    );
+    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert!(s.editor.is_none());
+}
+
+#[test]
+fn countdown_with_time_passed_in_reaches_review_done() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    let fx = update(&mut s, Msg::Tick, t0 + Duration::from_millis(14_900));
+    assert!(ops(&fx).is_empty());
+    assert!(
+        fx.contains(&Effect::ScheduleFrame(Some(Duration::from_millis(100)))),
+        "{fx:?}"
+    );
+    let fx = update(&mut s, Msg::Tick, t0 + Duration::from_secs(15));
+    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(s.focus, Focus::Input, "the focus goes back to the input");
+    assert!(
+        s.editor.as_ref().is_some_and(|e| !e.in_review()),
+        "the editor stays open"
+    );
+    assert!(
+        ops(&update(&mut s, Msg::Tick, t0 + Duration::from_secs(16))).is_empty(),
+        "once"
+    );
+}
+
+#[test]
+fn a_keystroke_pauses_the_countdown() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, key(KeyCode::Char('x')), t0 + Duration::from_secs(5));
+    let ed = s.editor.as_ref().unwrap();
+    assert!(ed.is_paused());
+    assert!(ed.is_dirty());
+    let fx = update(&mut s, Msg::Tick, t0 + Duration::from_secs(60));
+    assert!(ops(&fx).is_empty(), "paused never times out");
+    assert_eq!(
+        s.editor
+            .as_ref()
+            .unwrap()
+            .countdown(t0 + Duration::from_secs(60)),
+        Some(10)
+    );
+}
+
+#[test]
+fn ctrl_s_saves_then_sends_review_done() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, key(KeyCode::Char('!')), t0);
+    let fx = update(&mut s, ctrl('s'), t0);
+    let text = format!("!{DOC}");
+    assert_eq!(
+        fx[0],
+        Effect::SaveEditor {
+            path: "/n/h.md".into(),
+            text: text.clone()
+        }
+    );
+    assert!(ops(&fx).is_empty(), "ReviewDone waits for the save to land");
+    assert_eq!(s.editor.as_ref().unwrap().review, Review::Saving);
+    let fx = update(
+        &mut s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text,
+            result: Ok(()),
+        },
+        t0,
+    );
+    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    let ed = s.editor.as_ref().unwrap();
+    assert!(!ed.is_dirty());
+    assert!(!ed.in_review());
+}
+
+#[test]
+fn a_failed_save_keeps_the_review_open() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, ctrl('s'), t0);
+    let fx = update(
+        &mut s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text: DOC.into(),
+            result: Err("read-only".into()),
+        },
+        t0,
+    );
+    assert!(ops(&fx).is_empty());
+    assert!(s.editor.as_ref().unwrap().in_review());
+    assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("read-only")));
+    // Esc continues with the file as it is on disk.
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::ReviewDone]
+    );
+}
+
+#[test]
+fn esc_in_the_editor_ends_the_review_then_closes() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, key(KeyCode::Char('z')), t0);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::ReviewDone]
+    );
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(ed.text(), DOC, "Esc keeps the file as it is on disk");
+    assert_eq!(s.focus, Focus::Editor);
+    // After the review: edits, Esc asks, Esc again discards and closes.
+    update(&mut s, key(KeyCode::Char('q')), t0);
+    let fx = update(&mut s, key(KeyCode::Esc), t0);
+    assert!(fx.iter().all(|e| *e != Effect::UnwatchFile));
+    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::DiscardConfirm);
+    let fx = update(&mut s, key(KeyCode::Esc), t0);
+    assert!(fx.contains(&Effect::UnwatchFile));
+    assert!(s.editor.is_none());
+    assert_eq!(s.focus, Focus::Input);
+    // /edit-handoff reopens the latest document, without a countdown.
+    type_text(&mut s, "/edit-handoff", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(fx.contains(&Effect::LoadEditor("/n/h.md".into())));
+    update(
+        &mut s,
+        Msg::EditorLoaded {
+            path: "/n/h.md".into(),
+            content: Ok(DOC.into()),
+        },
+        t0,
+    );
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(ed.review, Review::Over);
+    assert_eq!(s.focus, Focus::Editor);
+}
+
+#[test]
+fn outside_changes_reload_or_ask() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    let changed = |c: &str| Msg::FileChanged {
+        path: "/n/h.md".into(),
+        content: Ok(c.into()),
+    };
+    update(&mut s, changed("outside\n"), t0);
+    assert_eq!(s.editor.as_ref().unwrap().text(), "outside\n");
+    update(&mut s, key(KeyCode::Char('m')), t0);
+    update(&mut s, changed("again\n"), t0);
+    assert!(matches!(
+        s.editor.as_ref().unwrap().prompt,
+        Prompt::Conflict { .. }
+    ));
+    // While the prompt shows, typing does not edit; r reloads.
+    update(&mut s, key(KeyCode::Char('x')), t0);
+    assert_eq!(s.editor.as_ref().unwrap().text(), "moutside\n");
+    update(&mut s, key(KeyCode::Char('r')), t0);
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(ed.text(), "again\n");
+    assert_eq!(ed.prompt, Prompt::None);
+}

@@ -1,0 +1,526 @@
+//! Reducer tests: messages in, state and effects out, time passed in.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use serde_json::json;
+
+use crate::engine::context::Thresholds;
+use crate::engine::protocol::{Approval, Event, ExitReason, HandoffPhase, Op};
+
+use super::render::cell::Cell;
+use super::render::gauge::GaugeMode;
+use super::state::{AppState, Focus, Labels, Running, Settings, StateParams};
+use super::update::{Effect, Msg, next_frame_in, update};
+
+pub(super) fn state_with(review: Option<u64>) -> AppState {
+    AppState::new(StateParams {
+        labels: Labels {
+            model: "claude-haiku-4-5".into(),
+            provider: "anthropic".into(),
+            demo: false,
+        },
+        settings: Settings {
+            review: review.map(Duration::from_secs),
+            editor_cmd: Some("vi".into()),
+        },
+        thresholds: Thresholds::new(200_000, 50_000),
+        banner: None,
+    })
+}
+
+pub(super) fn state() -> AppState {
+    state_with(Some(15))
+}
+
+pub(super) fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+pub(super) fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+pub(super) fn ev(e: Event) -> Msg {
+    Msg::Engine(e)
+}
+
+pub(super) fn ops(fx: &[Effect]) -> Vec<Op> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::SendOp(op) => Some(op.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub(super) fn type_text(s: &mut AppState, text: &str, now: Instant) {
+    for c in text.chars() {
+        update(s, key(KeyCode::Char(c)), now);
+    }
+}
+
+pub(super) fn last_cell(s: &AppState) -> Cell {
+    s.chat.get(s.chat.len() - 1).cloned().expect("a cell")
+}
+
+pub(super) const DOC: &str =
+    "# Handoff · step demo · generation 1\n## Doing\nFixing the parser.\n## Next\nRun the tests.\n";
+
+pub(super) fn frozen(path: &str) -> Msg {
+    ev(Event::Handoff(HandoffPhase::Frozen {
+        path: Some(PathBuf::from(path)),
+        degraded: false,
+        markdown: DOC.into(),
+    }))
+}
+
+/// A session with one exchange, so `/handoff` is allowed.
+pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
+    type_text(s, "fix it", t0);
+    update(s, key(KeyCode::Enter), t0);
+    update(
+        s,
+        ev(Event::AssistantDone {
+            text: "done".into(),
+            interrupted: false,
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::TurnEnd {
+            reason: ExitReason::Completed,
+        }),
+        t0,
+    );
+}
+
+#[test]
+fn idle_streaming_idle() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "hello", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::UserTurn {
+            text: "hello".into()
+        }]
+    );
+    assert_eq!(s.running, Running::Streaming { since: t0 });
+    assert!(s.input.is_empty());
+    // The engine's echo of our own message does not duplicate the cell.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            text: "hello".into(),
+        }),
+        t0,
+    );
+    update(&mut s, ev(Event::TextDelta { text: "Hi ".into() }), t0);
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "there".into(),
+        }),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::Assistant {
+            markdown: "Hi there".into(),
+            streaming: true,
+            interrupted: false
+        }
+    );
+    update(
+        &mut s,
+        ev(Event::AssistantDone {
+            text: "Hi there".into(),
+            interrupted: false,
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            reason: ExitReason::Completed,
+        }),
+        t0,
+    );
+    assert_eq!(s.running, Running::Idle);
+    let cells: Vec<_> = s.chat.iter().cloned().collect();
+    assert_eq!(
+        cells,
+        [
+            Cell::User {
+                text: "hello".into()
+            },
+            Cell::Assistant {
+                markdown: "Hi there".into(),
+                streaming: false,
+                interrupted: false
+            },
+        ]
+    );
+    assert_eq!(s.session_messages, 2);
+}
+
+#[test]
+fn esc_aborts_only_what_runs() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty(),
+        "idle: nothing to abort"
+    );
+    type_text(&mut s, "go", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(ops(&update(&mut s, key(KeyCode::Esc), t0)), [Op::Abort]);
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "partial".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::AssistantDone {
+            text: "partial".into(),
+            interrupted: true,
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            reason: ExitReason::Interrupted,
+        }),
+        t0,
+    );
+    assert_eq!(s.running, Running::Idle);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Assistant {
+            markdown: "partial".into(),
+            streaming: false,
+            interrupted: true
+        },
+        "the partial text is kept, marked interrupted, with no extra notice"
+    );
+}
+
+#[test]
+fn esc_while_writing_a_handoff_cancels_it() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            manual: true,
+            focus: None,
+        })),
+        t0,
+    );
+    assert_eq!(
+        s.running,
+        Running::WritingHandoff {
+            since: t0,
+            manual: true
+        }
+    );
+    assert_eq!(s.gauge.mode, GaugeMode::Writing);
+    let (label, _, hint) = s.spinner().expect("spinner shows");
+    assert_eq!(
+        (label.as_str(), hint),
+        ("writing handoff…", "esc to cancel")
+    );
+    // The writing turn's text goes to the document, not the chat.
+    let before = s.chat.len();
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "## Doing".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), before);
+    assert_eq!(ops(&update(&mut s, key(KeyCode::Esc), t0)), [Op::Abort]);
+    update(&mut s, ev(Event::Handoff(HandoffPhase::Cancelled)), t0);
+    assert_eq!(s.running, Running::Idle);
+    assert_eq!(s.gauge.mode, GaugeMode::Normal);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "Handoff cancelled".into()
+        }
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Failed {
+            message: "no text".into(),
+        })),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::Error {
+            message: "Handoff failed: no text".into()
+        }
+    );
+}
+
+#[test]
+fn ctrl_c_clears_then_quits_within_one_second() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "draft", t0);
+    let fx = update(&mut s, ctrl('c'), t0);
+    assert!(!fx.contains(&Effect::Quit));
+    assert!(s.input.is_empty());
+    let fx = update(&mut s, ctrl('c'), t0 + Duration::from_millis(900));
+    assert!(fx.contains(&Effect::Quit));
+
+    let mut s = state();
+    update(&mut s, ctrl('c'), t0);
+    update(
+        &mut s,
+        Msg::Tick,
+        t0 + Duration::from_secs(1) + Duration::from_millis(1),
+    );
+    assert_eq!(s.ctrl_c_at, None, "the window closed");
+    let fx = update(&mut s, ctrl('c'), t0 + Duration::from_secs(2));
+    assert!(!fx.contains(&Effect::Quit), "2 s apart does not quit");
+    assert_eq!(s.ctrl_c_at, Some(t0 + Duration::from_secs(2)));
+}
+
+#[test]
+fn history_up_down() {
+    let t0 = Instant::now();
+    let mut s = state();
+    for m in ["one", "two"] {
+        type_text(&mut s, m, t0);
+        update(&mut s, key(KeyCode::Enter), t0);
+    }
+    type_text(&mut s, "dra", t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input_text(), "two");
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input_text(), "one");
+    update(&mut s, key(KeyCode::Down), t0);
+    assert_eq!(s.input_text(), "two");
+    update(&mut s, key(KeyCode::Down), t0);
+    assert_eq!(s.input_text(), "dra", "the draft comes back");
+    // On a multi-line input, Up on the second line moves the cursor, not the history.
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+        t0,
+    );
+    type_text(&mut s, "ft", t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input_text(), "dra\nft");
+}
+
+#[test]
+fn approval_prompt_takes_the_keys() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            id: "t1".into(),
+            name: "bash".into(),
+            input: json!({"command": "make"}),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t1".into(),
+            name: "bash".into(),
+            summary: "make".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.focus, Focus::Approval);
+    update(&mut s, key(KeyCode::Char('x')), t0);
+    assert!(s.input.is_empty(), "keys do not leak into the input");
+    let fx = update(&mut s, key(KeyCode::Char('a')), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::Approval {
+            id: "t1".into(),
+            decision: Approval::Always
+        }]
+    );
+    assert_eq!(s.focus, Focus::Input);
+    assert!(
+        matches!(last_cell(&s), Cell::Approval { answer: Some(a), .. } if a.contains("always"))
+    );
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t2".into(),
+            name: "write_file".into(),
+            summary: "a.rs".into(),
+        }),
+        t0,
+    );
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Approval {
+            id: "t2".into(),
+            decision: Approval::Deny
+        }]
+    );
+}
+
+#[test]
+fn tool_cells_fill_in() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "Let me look.".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            id: "t1".into(),
+            name: "read_file".into(),
+            input: json!({"path": "src/a.rs"}),
+        }),
+        t0,
+    );
+    assert_eq!(
+        s.running,
+        Running::Tool {
+            name: "read_file".into(),
+            since: t0
+        }
+    );
+    assert!(
+        matches!(
+            s.chat.get(0),
+            Some(Cell::Assistant {
+                streaming: false,
+                ..
+            })
+        ),
+        "closed by the tool"
+    );
+    let t1 = t0 + Duration::from_secs(1);
+    update(
+        &mut s,
+        ev(Event::ToolResult {
+            id: "t1".into(),
+            name: "read_file".into(),
+            output: "fn a() {}".into(),
+            is_error: false,
+            spilled: None,
+        }),
+        t1,
+    );
+    assert_eq!(s.running, Running::Streaming { since: t1 });
+    assert!(
+        matches!(last_cell(&s), Cell::Tool { output: Some(o), summary, .. } if o == "fn a() {}" && summary == "src/a.rs")
+    );
+    update(&mut s, ctrl('t'), t1);
+    assert!(matches!(last_cell(&s), Cell::Tool { expanded: true, .. }));
+}
+
+#[test]
+fn a_10_mb_paste_is_one_chip_expanded_on_send() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
+    let big = line.repeat(10 * 1024 * 1024 / line.len());
+    let started = Instant::now();
+    update(&mut s, Msg::Paste(big.clone()), t0);
+    assert_eq!(s.input.lines().len(), 1, "the textarea holds the chip only");
+    assert_eq!(s.input_text(), "[pasted 10.0 MB, 163,840 lines]");
+    type_text(&mut s, " explain", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a paste must not freeze the UI"
+    );
+    match ops(&fx).as_slice() {
+        [Op::UserTurn { text }] => {
+            assert_eq!(text.len(), big.len() + " explain".len());
+            assert!(text.starts_with(line) && text.ends_with("\n explain"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        last_cell(&s),
+        Cell::User {
+            text: "[pasted 10.0 MB, 163,840 lines] explain".into()
+        }
+    );
+    // A small paste goes in as text.
+    update(&mut s, Msg::Paste("a\r\nb".into()), t0);
+    assert_eq!(s.input_text(), "a\nb");
+}
+
+#[test]
+fn idle_means_no_frames() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert_eq!(next_frame_in(&s, t0), None);
+    let moved = MouseEvent {
+        kind: MouseEventKind::Moved,
+        column: 3,
+        row: 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(
+        update(&mut s, Msg::Mouse(moved), t0).is_empty(),
+        "mouse motion draws nothing"
+    );
+    assert!(
+        update(&mut s, Msg::Tick, t0).is_empty(),
+        "an idle tick asks for no next frame"
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            manual: false,
+            focus: None,
+        })),
+        t0,
+    );
+    let d = next_frame_in(&s, t0 + Duration::from_millis(30)).unwrap();
+    assert_eq!(d, Duration::from_millis(50), "the spinner's next frame");
+}
+
+#[test]
+fn a_failed_send_gives_the_message_back() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "hello", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    let op = ops(&fx).remove(0);
+    update(
+        &mut s,
+        Msg::SendFailed {
+            op,
+            reason: "the engine is busy; try again".into(),
+        },
+        t0,
+    );
+    assert_eq!(s.input_text(), "hello");
+    assert_eq!(s.running, Running::Idle);
+    assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("busy")));
+    update(&mut s, Msg::EngineClosed, t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("not running")));
+}

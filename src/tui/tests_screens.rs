@@ -1,0 +1,197 @@
+//! Whole-screen snapshots: the state is driven through the reducer, then drawn into a
+//! `TestBackend` at a fixed time. Snapshots live in `src/tui/snapshots/`.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase};
+use crate::engine::types::Usage;
+
+use super::render::theme::Theme;
+use super::state::AppState;
+use super::tests_reducer::{ev, frozen, key, state, type_text};
+use super::update::{Msg, update};
+use super::view::view;
+
+fn draw(s: &mut AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+    let theme = Theme::builtin("dark").expect("built-in theme");
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| view(f, s, &theme, now)).expect("draw");
+    t
+}
+
+/// A short session: a question, a tool call with output, an answer, usage near the warn line.
+fn session(s: &mut AppState, t0: Instant) {
+    update(
+        s,
+        ev(Event::SessionStarted {
+            session_id: "s1".into(),
+            parent_session: None,
+            generation: 1,
+            model: "claude-haiku-4-5".into(),
+            provider: "anthropic".into(),
+            window: 200_000,
+            at: 150_000,
+            warn_at: 130_000,
+            demo: false,
+        }),
+        t0,
+    );
+    type_text(s, "Why does the macOS build fail?", t0);
+    update(s, key(KeyCode::Enter), t0);
+    update(
+        s,
+        ev(Event::ToolCall {
+            id: "t1".into(),
+            name: "bash".into(),
+            input: json!({"command": "make"}),
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::ToolResult {
+            id: "t1".into(),
+            name: "bash".into(),
+            output: "cc -c main.c\nmain.c:3: error: expected expression".into(),
+            is_error: true,
+            spilled: None,
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::TextDelta {
+            text: "The `sigemptyset` macro expands into a syntax error on macOS.".into(),
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::AssistantDone {
+            text: String::new(),
+            interrupted: false,
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::TurnEnd {
+            reason: ExitReason::Completed,
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::Usage {
+            context: 131_200,
+            window: 200_000,
+            estimated: false,
+            usage: Usage::default(),
+            cost_usd: 0.12,
+        }),
+        t0,
+    );
+}
+
+#[test]
+fn editor_with_countdown_beside_the_chat() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
+    let now = t0 + Duration::from_millis(3_200);
+    update(&mut s, Msg::Tick, now);
+    insta::assert_snapshot!(draw(&mut s, 120, 24, now).backend());
+}
+
+#[test]
+fn editor_below_the_chat_when_narrow_and_paused() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
+    let now = t0 + Duration::from_secs(4);
+    update(&mut s, key(KeyCode::Down), now);
+    update(&mut s, key(KeyCode::End), now);
+    type_text(&mut s, " Carefully.", now);
+    insta::assert_snapshot!(draw(&mut s, 80, 28, now).backend());
+}
+
+#[test]
+fn approval_prompt() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t2".into(),
+            name: "bash".into(),
+            summary: "rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
+        }),
+        t0,
+    );
+    insta::assert_snapshot!(draw(&mut s, 80, 20, t0).backend());
+}
+
+#[test]
+fn spinner_line_while_a_handoff_is_written() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            manual: true,
+            focus: None,
+        })),
+        t0,
+    );
+    insta::assert_snapshot!(draw(&mut s, 80, 16, t0 + Duration::from_secs(7)).backend());
+}
+
+#[test]
+fn slash_popup_while_typing_a_command() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/h", t0);
+    insta::assert_snapshot!(draw(&mut s, 80, 14, t0).backend());
+}
+
+#[test]
+fn banner_at_start_and_a_20x5_terminal() {
+    let t0 = Instant::now();
+    let mut s = state();
+    s.chat.push(super::render::cell::Cell::Notice {
+        message: "Demo model: set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real one".into(),
+    });
+    insta::assert_snapshot!("start_80x10", draw(&mut s, 80, 10, t0).backend());
+    session(&mut s, t0);
+    insta::assert_snapshot!("tiny_20x5", draw(&mut s, 20, 5, t0).backend());
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            manual: false,
+            focus: None,
+        })),
+        t0,
+    );
+    for (w, h) in [(1, 1), (2, 1), (1, 3), (9, 2), (10, 3), (12, 4), (200, 3), (3, 200)] {
+        draw(&mut s, w, h, t0);
+    }
+    let t = draw(&mut s, 1, 1, t0);
+    insta::assert_snapshot!("one_by_one", t.backend());
+}

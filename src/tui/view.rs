@@ -1,0 +1,314 @@
+//! The view: lays out the screen and draws the state. It only reads the state, except for the
+//! caches drawing fills (chat heights, textarea scroll, the layout rects the reducer uses for
+//! page sizes and mouse hit-tests).
+
+use std::path::{Component, Path};
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use unicode_width::UnicodeWidthStr;
+
+use super::editor::{Prompt, SideEditor};
+use super::keymap::{self, Context};
+use super::render::chat::render_chat;
+use super::render::editor_view::{editor_block, editor_title, style_editor};
+use super::render::spinner::render_spinner;
+use super::render::status::{StatusModel, render_status};
+use super::render::theme::Theme;
+use super::state::{AppState, Focus, LayoutCache, PendingApproval};
+use super::update::{QUIT_WINDOW, contexts, popup_items, popup_selected};
+
+/// Below this size nothing is drawn (a 1×1 terminal must not panic).
+pub const MIN_WIDTH: u16 = 10;
+/// Below this height nothing is drawn.
+pub const MIN_HEIGHT: u16 = 3;
+/// The input box grows up to this many text lines.
+pub const INPUT_MAX_LINES: u16 = 8;
+/// From this width the side editor sits beside the chat; narrower, below it.
+pub const SIDE_BY_SIDE_WIDTH: u16 = 100;
+/// Rows the slash popup lists at most.
+const POPUP_MAX_ROWS: u16 = 8;
+/// Summary rows the approval prompt shows at most.
+const APPROVAL_MAX_ROWS: u16 = 3;
+
+/// Draw the whole screen.
+pub fn view(frame: &mut Frame<'_>, state: &mut AppState, theme: &Theme, now: Instant) {
+    let area = frame.area();
+    draw(area, frame.buffer_mut(), state, theme, now);
+}
+
+/// Draw into a buffer (the view without a `Frame`, for tests and benchmarks).
+pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState, theme: &Theme, now: Instant) {
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        state.layout = LayoutCache::default();
+        return;
+    }
+    let spinner_h = u16::from(state.spinner().is_some());
+    let bottom_h = match state.approvals.front() {
+        Some(p) if state.focus == Focus::Approval => approval_height(p, area.width),
+        _ => input_height(state, area.width),
+    };
+    let [body, spin, bottom, status] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(spinner_h),
+        Constraint::Length(bottom_h),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+
+    let (chat, editor) = split_body(body, state.editor.is_some());
+    if !chat.is_empty() {
+        render_chat(&mut state.chat, chat, buf, theme);
+    }
+    if let (Some(ed), Some(rect)) = (state.editor.as_mut(), editor) {
+        draw_editor(ed, state.focus == Focus::Editor, rect, buf, theme, now);
+    }
+    if let Some((label, since, hint)) = state.spinner() {
+        render_spinner(
+            &label,
+            now.saturating_duration_since(since),
+            hint,
+            spin,
+            buf,
+            theme,
+        );
+    }
+    match state.approvals.front() {
+        Some(p) if state.focus == Focus::Approval => {
+            draw_approval(p, state.approvals.len(), bottom, buf, theme)
+        }
+        _ => draw_input(state, bottom, buf, theme),
+    }
+    draw_popup(state, body, bottom, buf, theme);
+    draw_status(state, status, buf, theme, now);
+    state.layout = LayoutCache {
+        chat,
+        input: bottom,
+        editor,
+    };
+}
+
+/// The chat and editor rects: side by side when wide, stacked when narrow, the editor alone
+/// when the body is too short to share.
+fn split_body(body: Rect, editor_open: bool) -> (Rect, Option<Rect>) {
+    if !editor_open {
+        return (body, None);
+    }
+    if body.width >= SIDE_BY_SIDE_WIDTH {
+        let [chat, ed] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(body);
+        (chat, Some(ed))
+    } else if body.height >= 12 {
+        let [chat, ed] =
+            Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(body);
+        (chat, Some(ed))
+    } else {
+        (Rect::new(body.x, body.y, body.width, 0), Some(body))
+    }
+}
+
+/// Rows the input box needs: its wrapped text (1..=8 lines) plus the border.
+fn input_height(state: &AppState, width: u16) -> u16 {
+    let inner = usize::from(width.saturating_sub(2).max(1));
+    let mut rows = 0usize;
+    for line in state.input.lines() {
+        rows += line.width().div_ceil(inner).max(1);
+        if rows >= usize::from(INPUT_MAX_LINES) {
+            break;
+        }
+    }
+    (rows as u16).clamp(1, INPUT_MAX_LINES) + 2
+}
+
+fn draw_input(state: &mut AppState, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let focused = state.focus == Focus::Input;
+    let block = Block::bordered().border_style(if focused {
+        theme.border_focus
+    } else {
+        theme.border
+    });
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let input = &mut state.input;
+    input.set_style(theme.text);
+    input.set_placeholder_style(theme.dim);
+    input.set_cursor_style(if focused {
+        theme.cursor
+    } else {
+        Style::default()
+    });
+    Widget::render(&*input, inner, buf);
+}
+
+/// The last components of a path, for a title: `.flower/notes/handoff-x.md`.
+fn short_path(path: &Path, keep: usize) -> String {
+    let parts: Vec<_> = path
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    let start = parts.len().saturating_sub(keep);
+    let tail: std::path::PathBuf = parts[start..].iter().collect();
+    tail.display().to_string()
+}
+
+fn draw_editor(
+    ed: &mut SideEditor,
+    focused: bool,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+    now: Instant,
+) {
+    let conflict = matches!(ed.prompt, Prompt::Conflict { .. });
+    let title = editor_title(
+        &short_path(&ed.path, 3),
+        ed.countdown(now),
+        ed.is_paused(),
+        ed.is_dirty(),
+        conflict,
+    );
+    let block = editor_block(&title, theme, focused);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let line = match &ed.prompt {
+        Prompt::Conflict { .. } => Some(Line::styled(
+            "file changed on disk: r reload / k keep mine",
+            theme.warning,
+        )),
+        Prompt::DiscardConfirm => Some(Line::styled(
+            "unsaved changes: Ctrl-S saves · Esc again discards",
+            theme.warning,
+        )),
+        Prompt::None => ed
+            .note
+            .as_deref()
+            .map(|n| Line::styled(n.to_string(), theme.dim)),
+    };
+    let text_area = match line {
+        Some(line) if inner.height >= 2 => {
+            let [text, bottom] =
+                Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+            Paragraph::new(line).render(bottom, buf);
+            text
+        }
+        _ => inner,
+    };
+    // Styling compiles the heading pattern: only when the buffer or the focus changed.
+    if ed.styled_focus != Some(focused) {
+        style_editor(&mut ed.area, theme, focused);
+        ed.area.remove_block();
+        ed.styled_focus = Some(focused);
+    }
+    Widget::render(&ed.area, text_area, buf);
+}
+
+fn approval_height(p: &PendingApproval, width: u16) -> u16 {
+    let inner = usize::from(width.saturating_sub(2).max(1));
+    let rows = p.summary.width().div_ceil(inner).max(1) as u16;
+    rows.min(APPROVAL_MAX_ROWS) + 3
+}
+
+fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let more = if queued > 1 {
+        format!(" (+{} more)", queued - 1)
+    } else {
+        String::new()
+    };
+    let block = Block::bordered()
+        .title(format!(" Allow {}?{more} ", p.name))
+        .border_style(theme.warning);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.is_empty() {
+        return;
+    }
+    let [summary, keys] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(inner);
+    Paragraph::new(p.summary.as_str())
+        .style(theme.text)
+        .wrap(ratatui::widgets::Wrap { trim: false })
+        .render(summary, buf);
+    let mut spans = Vec::new();
+    for (key, hint) in keymap::hints(&[Context::Approval]) {
+        if !spans.is_empty() {
+            spans.push(Span::styled("  ·  ", theme.dim));
+        }
+        spans.push(Span::styled(key, theme.key));
+        spans.push(Span::styled(format!(" {hint}"), theme.text));
+    }
+    Paragraph::new(Line::from(spans)).render(keys, buf);
+}
+
+fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme: &Theme) {
+    let items = popup_items(state);
+    if items.is_empty() || body.height < 3 {
+        return;
+    }
+    let rows = (items.len() as u16).min(POPUP_MAX_ROWS);
+    let height = (rows + 2).min(body.height);
+    let width = body.width.min(80);
+    let rect = Rect::new(body.x, input.y.saturating_sub(height), width, height);
+    Clear.render(rect, buf);
+    let block = Block::bordered()
+        .title(" commands · Tab completes · Enter runs ")
+        .border_style(theme.border_focus);
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    let selected = popup_selected(state);
+    let first = selected.saturating_sub(usize::from(inner.height).saturating_sub(1));
+    let lines: Vec<Line> = items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(usize::from(inner.height))
+        .map(|(i, spec)| {
+            let style = if i == selected {
+                theme.selection
+            } else {
+                Style::default()
+            };
+            Line::from(vec![
+                Span::styled(
+                    format!("{:<22}", super::slash::synopsis(spec)),
+                    theme.key.patch(style),
+                ),
+                Span::styled(spec.desc, theme.dim.patch(style)),
+            ])
+        })
+        .collect();
+    Paragraph::new(lines).render(inner, buf);
+}
+
+fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+    let armed = state
+        .ctrl_c_at
+        .is_some_and(|t| now.saturating_duration_since(t) <= QUIT_WINDOW);
+    let running = state.is_running();
+    let mut hints: Vec<(String, &str)> = keymap::hints(&contexts(state))
+        .into_iter()
+        .filter(|(_, h)| running || *h != "abort")
+        .filter(|(_, h)| !armed || *h != "quit")
+        .collect();
+    if armed {
+        hints.insert(0, ("ctrl-c".into(), "again to quit"));
+    }
+    let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
+    render_status(
+        &StatusModel {
+            gauge: &state.gauge,
+            model: &state.labels.model,
+            provider: &state.labels.provider,
+            demo: state.labels.demo,
+            hints: &pairs,
+        },
+        area,
+        buf,
+        theme,
+    );
+}
