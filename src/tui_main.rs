@@ -33,8 +33,20 @@ pub async fn run(mut config: Config) -> i32 {
             .map(|p| p.as_str().to_string())
             .unwrap_or_default()
     };
-    let _ = (banner, provider, thresholds);
-    let result: anyhow::Result<()> = Err(anyhow::anyhow!("the TUI is not merged yet"));
+    let result = crate::tui::run(crate::tui::TuiParams {
+        ops: handle.ops.clone(),
+        events: handle.events,
+        model: config.model.clone(),
+        provider,
+        demo: config.demo,
+        review: config.review,
+        theme: config.theme.clone(),
+        no_color: config.no_color,
+        editor_cmd: config.editor.clone(),
+        thresholds,
+        banner,
+    })
+    .await;
     let _ = handle.ops.try_send(crate::engine::protocol::Op::Shutdown);
     match result {
         Ok(()) => 0,

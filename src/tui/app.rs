@@ -157,7 +157,7 @@ struct Shell {
     state: AppState,
     theme: Theme,
     ops: mpsc::Sender<Op>,
-    events: mpsc::Receiver<Event>,
+    events: mpsc::UnboundedReceiver<Event>,
     link_open: bool,
     frames: FrameRequester,
     watch: Option<FileWatch>,

@@ -35,7 +35,7 @@ pub struct TuiParams {
     /// Ops to the engine (bounded; the UI never awaits a send).
     pub ops: mpsc::Sender<Op>,
     /// Events from the engine.
-    pub events: mpsc::Receiver<Event>,
+    pub events: mpsc::UnboundedReceiver<Event>,
     /// The model name for the status line (until the engine reports its session).
     pub model: String,
     /// The provider label (`anthropic`, `openai`, `demo`).
