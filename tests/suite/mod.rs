@@ -1,0 +1,3 @@
+//! The integration suite, one module per area.
+
+mod provider;
