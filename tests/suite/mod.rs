@@ -1,3 +1,6 @@
+//! The integration suite, one module per area.
+
 mod cli;
 mod engine;
 mod handoff;
+mod provider;

@@ -26,6 +26,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+/// An HTTP client for talking to the fake: the product's settings, but never through a proxy from
+/// the environment (`HTTP_PROXY` would otherwise catch `127.0.0.1` too). Pass it as the provider
+/// config's `http`.
+pub fn client() -> reqwest::Client {
+    // Installs the rustls crypto provider once, as the product does.
+    let _ = flower_tui::engine::provider::http::http_client();
+    reqwest::Client::builder()
+        .no_proxy()
+        .connect_timeout(flower_tui::engine::provider::http::CONNECT_TIMEOUT)
+        .build()
+        .expect("a plain HTTP client")
+}
+
 /// Usage numbers a scripted reply reports (mapped to each API's own fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct U {

@@ -45,6 +45,7 @@ impl Harness {
         Arc::new(AnthropicProvider::new(AnthropicConfig {
             base_url: self.server.base_url(),
             api_key: KEY.into(),
+            http: Some(super::fake::client()),
             ..Default::default()
         }))
     }
@@ -53,6 +54,7 @@ impl Harness {
         Arc::new(OpenAiProvider::new(OpenAiConfig {
             base_url: self.server.base_url(),
             api_key: KEY.into(),
+            http: Some(super::fake::client()),
             ..Default::default()
         }))
     }
