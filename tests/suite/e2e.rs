@@ -1,0 +1,440 @@
+//! End to end: the real binary in a pseudo-terminal (120×40), its output parsed by a vt100 screen,
+//! keys written as bytes, the model played by the loopback fake. Every wait polls the parsed screen
+//! (or the fake's request log) every 50 ms and fails with the screen after 20 s.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
+use crate::support::harness::{KEY, text_prefix};
+
+const ROWS: u16 = 40;
+const COLS: u16 = 120;
+const POLL: Duration = Duration::from_millis(50);
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+const ENTER: &str = "\r";
+const ESC: &str = "\x1b";
+const CTRL_C: &str = "\x03";
+const CTRL_S: &str = "\x13";
+const DOWN: &str = "\x1b[B";
+const END: &str = "\x1b[F";
+
+/// The input box's placeholder: the first frame has been drawn and keys are read.
+const READY: &str = "Ask anything";
+
+/// A five-section handoff document, as a model writes it.
+const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
+
+fn u(input: u64) -> U {
+    U {
+        input,
+        output: 10,
+        cache_creation: 0,
+        cache_read: 0,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// What the reader thread shares with the test.
+struct Shared {
+    parser: Mutex<vt100::Parser>,
+    /// Every byte the program wrote, in order.
+    raw: Mutex<Vec<u8>>,
+    /// The reader saw end of file (the program and its terminal are gone).
+    eof: AtomicBool,
+}
+
+/// The real binary running in a pseudo-terminal. Dropping it kills the program if it still runs.
+struct Pty {
+    child: Box<dyn Child + Send + Sync>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    shared: Arc<Shared>,
+    reader: Option<JoinHandle<()>>,
+    _master: Box<dyn MasterPty + Send>,
+    /// HOME, data and config dirs, and the workspace `ws`.
+    home: TempDir,
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Pty {
+    /// Start `flower-tui ARGS --workspace <home>/ws` against the fake server, in an isolated env.
+    fn start(server: &FakeServer, args: &[&str]) -> Pty {
+        let home = tempfile::tempdir().unwrap();
+        let ws = home.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_flower-tui"));
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("HOME", home.path());
+        cmd.env("XDG_DATA_HOME", home.path().join("data"));
+        cmd.env("XDG_CONFIG_HOME", home.path().join("config"));
+        cmd.env("ANTHROPIC_API_KEY", KEY);
+        cmd.env("ANTHROPIC_BASE_URL", server.base_url());
+        cmd.cwd(home.path());
+        cmd.args(args);
+        cmd.arg("--workspace");
+        cmd.arg(&ws);
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        // Only the child may hold the slave: the reader sees EOF once the child is gone.
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
+        let shared = Arc::new(Shared {
+            parser: Mutex::new(vt100::Parser::new(ROWS, COLS, 0)),
+            raw: Mutex::new(Vec::new()),
+            eof: AtomicBool::new(false),
+        });
+        let thread_shared = shared.clone();
+        let answer = writer.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            let mut answered = false;
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        lock(&thread_shared.parser).process(&buf[..n]);
+                        let mut raw = lock(&thread_shared.raw);
+                        raw.extend_from_slice(&buf[..n]);
+                        // Answer the primary device attributes query (crossterm asks it to learn
+                        // whether the keyboard protocol is supported) as a terminal would, so the
+                        // program does not wait for its timeout. vt100 does not answer queries.
+                        if !answered && find(&raw, b"\x1b[c").is_some() {
+                            answered = true;
+                            let mut w = lock(&answer);
+                            let _ = w.write_all(b"\x1b[?62;22c");
+                            let _ = w.flush();
+                        }
+                    }
+                }
+            }
+            thread_shared.eof.store(true, Ordering::SeqCst);
+        });
+        Pty {
+            child,
+            writer,
+            shared,
+            reader: Some(reader),
+            _master: pair.master,
+            home,
+        }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.home.path().join("ws")
+    }
+
+    /// Type bytes into the terminal.
+    fn keys(&self, s: &str) {
+        let mut w = lock(&self.writer);
+        w.write_all(s.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+
+    fn screen(&self) -> String {
+        lock(&self.shared.parser).screen().contents()
+    }
+
+    fn raw(&self) -> Vec<u8> {
+        lock(&self.shared.raw).clone()
+    }
+
+    /// Poll until `ok` holds for the screen; panic with the screen after the timeout, or at once
+    /// if the program exited.
+    fn wait(&mut self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let screen = self.screen();
+            if ok(&screen) {
+                return screen;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("the program exited ({status}) while waiting for {what}; screen:\n{screen}");
+            }
+            if Instant::now() >= deadline {
+                panic!("timed out waiting for {what}; screen:\n{screen}");
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Poll until `text` is on the screen.
+    fn wait_for(&mut self, text: &str) -> String {
+        self.wait(&format!("{text:?}"), |s| s.contains(text))
+    }
+
+    /// Poll until the fake has recorded `n` requests; they are returned.
+    fn wait_requests(&mut self, server: &FakeServer, n: usize) -> Vec<Value> {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let reqs = server.requests();
+            if reqs.len() >= n {
+                return reqs;
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "timed out waiting for request {n} (got {}); screen:\n{}",
+                    reqs.len(),
+                    self.screen()
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Poll until the program exits and its output is drained; its exit status.
+    fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + TIMEOUT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() >= deadline {
+                panic!("the program did not exit; screen:\n{}", self.screen());
+            }
+            std::thread::sleep(POLL);
+        };
+        while !self.shared.eof.load(Ordering::SeqCst) {
+            if Instant::now() >= deadline {
+                panic!("the terminal output did not end after the program exited");
+            }
+            std::thread::sleep(POLL);
+        }
+        if let Some(r) = self.reader.take() {
+            r.join().unwrap();
+        }
+        status
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The text of the last user message of a request body.
+fn last_user_text(body: &Value) -> String {
+    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
+        return String::new();
+    };
+    match &last["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn a_typed_message_gets_the_streamed_reply_on_screen() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text(
+        "The answer is forty-two, streamed in small pieces.",
+        u(1_000),
+    ));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("what is the answer");
+    t.wait_for("what is the answer");
+    t.keys(ENTER);
+    let screen = t.wait_for("The answer is forty-two, streamed in small pieces.");
+    // The question stays in the chat above the answer.
+    let q = screen.find("what is the answer").unwrap();
+    let r = screen.find("The answer is forty-two").unwrap();
+    assert!(q < r, "{screen}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(last_user_text(&reqs[0]), "what is the answer");
+    assert_eq!(reqs[0]["stream"], true);
+}
+
+#[test]
+fn esc_cancels_a_manual_handoff_and_the_session_goes_on() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text("first answer here", u(2_000)));
+    server.push(a::text("second answer here", u(2_200)));
+    server.push(Reply::Stall {
+        prefix: text_prefix("## Doing"),
+    });
+    server.push(a::text("third answer here", u(2_500)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("first question");
+    t.wait_for("first question");
+    t.keys(ENTER);
+    t.wait_for("first answer here");
+    // Two exchanges, not one: after a single exchange the TUI refuses `/handoff` with "Nothing to
+    // hand off" (its message count is reset by the first session's SessionStarted, which arrives
+    // after the first message was counted).
+    t.keys("second question");
+    t.wait_for("second question");
+    t.keys(ENTER);
+    t.wait_for("second answer here");
+
+    t.keys("/handoff");
+    t.wait_for("/handoff");
+    t.keys(ENTER);
+    let reqs = t.wait_requests(&server, 3);
+    // The writing turn is in flight (stalled): tool use off.
+    assert_eq!(reqs[2]["tool_choice"]["type"], "none", "{:#}", reqs[2]);
+    t.keys(ESC);
+    t.wait_for("Handoff cancelled");
+
+    t.keys("third question");
+    t.wait_for("third question");
+    t.keys(ENTER);
+    t.wait_for("third answer here");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    // The same conversation goes on: the first exchange is still in the history.
+    let next = &reqs[3];
+    assert_eq!(last_user_text(next), "third question");
+    assert_ne!(next["tool_choice"]["type"], "none");
+    let history = next["messages"].to_string();
+    assert!(history.contains("first question"), "{history}");
+    assert!(history.contains("first answer here"), "{history}");
+}
+
+#[test]
+fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
+    server.push(a::text(DOC, u(31_500))); // the writing turn
+    server.push(a::text(
+        "Successor here: running the parser tests.",
+        u(5_000),
+    ));
+    let mut t = Pty::start(
+        &server,
+        &[
+            "--yes",
+            "--window",
+            "40000",
+            "--headroom",
+            "10000",
+            "--review",
+            "60",
+            "--step",
+            "e2e",
+        ],
+    );
+    t.wait_for(READY);
+    t.keys("refactor the parser");
+    t.wait_for("refactor the parser");
+    t.keys(ENTER);
+    // The side editor opens on the frozen document with the countdown.
+    t.wait("the side editor with the document and the countdown", |s| {
+        s.contains("handoff-e2e.md") && s.contains("## Next") && s.contains("successor in")
+    });
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "the successor waits for the review"
+    );
+
+    // The editor has the focus: go to the last line, add one, and type into it.
+    t.keys(&DOWN.repeat(40));
+    t.keys(END);
+    t.keys(ENTER);
+    t.keys("- zebra-note.rs (typed in review)");
+    t.wait("the typed line and the paused countdown", |s| {
+        s.contains("- zebra-note.rs (typed in review)") && s.contains("paused")
+    });
+    assert_eq!(server.requests().len(), 2, "typing paused the countdown");
+
+    t.keys(CTRL_S);
+    t.wait_for("Successor here: running the parser tests.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{reqs:#?}");
+    assert_eq!(reqs[1]["tool_choice"]["type"], "none");
+    let successor = &reqs[2];
+    assert_eq!(successor["messages"].as_array().unwrap().len(), 1);
+    let first = last_user_text(successor);
+    assert!(first.contains("zebra-note.rs (typed in review)"), "{first}");
+    assert!(first.contains("Run the parser tests."), "{first}");
+    let file = workspace_file(&t.workspace(), ".flower/notes/handoff-e2e.md");
+    assert!(file.contains("zebra-note.rs (typed in review)"), "{file}");
+}
+
+fn workspace_file(ws: &Path, rel: &str) -> String {
+    std::fs::read_to_string(ws.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn ctrl_c_twice_quits_and_gives_the_terminal_back() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let mut t = Pty::start(&server, &[]);
+    t.wait_for(READY);
+    t.keys(CTRL_C);
+    t.keys(CTRL_C);
+    let status = t.wait_exit();
+    assert!(status.success(), "{status}; screen:\n{}", t.screen());
+    let raw = t.raw();
+    let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).into_owned();
+    let entered = rfind(&raw, b"\x1b[?1049h").expect("entered the alternate screen");
+    let left = rfind(&raw, b"\x1b[?1049l").unwrap_or_else(|| panic!("never left: {tail:?}"));
+    assert!(left > entered, "{tail:?}");
+    // After leaving: mouse capture and bracketed paste off, the cursor shown, nothing else drawn.
+    for (seq, what) in [
+        (&b"\x1b[?1000l"[..], "mouse capture off"),
+        (b"\x1b[?2004l", "bracketed paste off"),
+    ] {
+        let off = rfind(&raw, seq).unwrap_or_else(|| panic!("{what} missing: {tail:?}"));
+        assert!(off > entered, "{what}: {tail:?}");
+    }
+    let rest = &raw[left + b"\x1b[?1049l".len()..];
+    let show = b"\x1b[?25h";
+    assert!(
+        !rest.is_empty() && rest.chunks(show.len()).all(|c| c == show),
+        "{tail:?}"
+    );
+    assert!(!lock(&t.shared.parser).screen().alternate_screen());
+    assert!(server.requests().is_empty());
+}
