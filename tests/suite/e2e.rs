@@ -70,7 +70,7 @@ struct Pty {
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     shared: Arc<Shared>,
     reader: Option<JoinHandle<()>>,
-    _master: Box<dyn MasterPty + Send>,
+    master: Box<dyn MasterPty + Send>,
     /// HOME, data and config dirs, and the workspace `ws`.
     home: TempDir,
 }
@@ -152,7 +152,7 @@ impl Pty {
             writer,
             shared,
             reader: Some(reader),
-            _master: pair.master,
+            master: pair.master,
             home,
         }
     }
@@ -166,6 +166,19 @@ impl Pty {
         let mut w = lock(&self.writer);
         w.write_all(s.as_bytes()).unwrap();
         w.flush().unwrap();
+    }
+
+    /// Resize the terminal (the program gets SIGWINCH) and the parsed screen with it.
+    fn resize(&self, rows: u16, cols: u16) {
+        lock(&self.shared.parser).screen_mut().set_size(rows, cols);
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
     }
 
     fn screen(&self) -> String {
@@ -437,4 +450,83 @@ fn ctrl_c_twice_quits_and_gives_the_terminal_back() {
     );
     assert!(!lock(&t.shared.parser).screen().alternate_screen());
     assert!(server.requests().is_empty());
+}
+
+#[test]
+fn tool_calls_wait_for_the_approval_keys() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::tool_use(
+        "w1",
+        "write_file",
+        r#"{"path":"allowed.txt","content":"written after y\n"}"#,
+        u(1_000),
+    ));
+    server.push(a::tool_use(
+        "w2",
+        "write_file",
+        r#"{"path":"denied.txt","content":"never\n"}"#,
+        u(1_200),
+    ));
+    server.push(a::text("One written, one refused.", u(1_400)));
+    let mut t = Pty::start(&server, &[]);
+    let ws = t.workspace();
+    t.wait_for(READY);
+    t.keys("write two files");
+    t.wait_for("write two files");
+    t.keys(ENTER);
+    t.wait_for("Allow write_file?");
+    assert_eq!(server.requests().len(), 1, "the tool waits for the answer");
+    assert!(!ws.join("allowed.txt").exists());
+    t.keys("y");
+    t.wait("the second approval prompt", |s| {
+        s.contains("Allow write_file?") && s.contains("denied.txt")
+    });
+    assert_eq!(
+        workspace_file(&ws, "allowed.txt"),
+        "written after y\n",
+        "approved once: written"
+    );
+    t.keys("n");
+    t.wait_for("One written, one refused.");
+    assert!(!ws.join("denied.txt").exists(), "denied: not written");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let result = |body: &Value, id: &str| -> Value {
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no result for {id}: {body:#}"))
+    };
+    assert_ne!(result(&reqs[1], "w1")["is_error"], true);
+    assert_eq!(result(&reqs[2], "w2")["is_error"], true);
+}
+
+#[test]
+fn a_resize_redraws_the_screen_at_the_new_size() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text("An answer drawn before the resize.", u(1_000)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("before resizing");
+    t.keys(ENTER);
+    t.wait_for("An answer drawn before the resize.");
+    t.resize(24, 80);
+    // The input box's top border, exactly as wide as the new terminal, can only come from a redraw.
+    let border = format!("┌{}┐", "─".repeat(78));
+    let screen = t.wait("the input box redrawn 80 wide", |s| {
+        s.lines().any(|l| l == border)
+    });
+    assert!(screen.contains(READY), "{screen}");
+    assert!(
+        screen.contains("An answer drawn before the resize."),
+        "{screen}"
+    );
+    assert!(screen.contains("› before resizing"), "{screen}");
 }
