@@ -6,11 +6,32 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// Every benchmark: (name, what it measures, entry point).
-const BENCHES: &[(&str, &str, fn())] = &[(
-    "sse",
-    "SSE decoding and Anthropic event handling of 100,000 content_block_delta events",
-    sse::run,
-)];
+const BENCHES: &[(&str, &str, fn())] = &[
+    (
+        "sse",
+        "SSE decoding and Anthropic event handling of 100,000 content_block_delta events",
+        sse::run,
+    ),
+    (
+        "handoff",
+        "the engine's own time for a handoff on the loopback provider",
+        engine_bench::handoff,
+    ),
+    (
+        "memory",
+        "memory after 8 generations of ~150k-token sessions",
+        engine_bench::memory,
+    ),
+];
+
+#[allow(dead_code)]
+#[path = "../tests/support"]
+mod support {
+    pub mod fake;
+}
+use support::fake;
+
+mod engine_bench;
 
 fn main() {
     // `cargo bench` passes `--bench`; anything starting with `-` is not a bench name.

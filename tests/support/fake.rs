@@ -163,6 +163,10 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body parsed as JSON (a JSON string holding the raw text when it was not JSON).
     pub body: Value,
+    /// When the request had been read in full.
+    pub arrived: std::time::Instant,
+    /// When the reply's last byte was written (None while it is being sent, or for a stall).
+    pub finished: Option<std::time::Instant>,
 }
 
 impl Recorded {
@@ -235,6 +239,11 @@ impl FakeServer {
     /// Scripted replies not used yet.
     pub fn pending(&self) -> usize {
         lock(&self.state).replies.len()
+    }
+
+    /// Forget the recorded requests (long benchmarks keep memory flat).
+    pub fn clear_requests(&self) {
+        lock(&self.state).requests.clear();
     }
 
     /// Every request body received, in order (rejected ones too).
@@ -454,24 +463,33 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
     let body = serde_json::from_slice(&raw)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
     let rejection = validate(&path, &body);
-    let reply = {
+    let arrived = std::time::Instant::now();
+    let (index, reply) = {
         let mut s = lock(&state);
         s.requests.push(Recorded {
             method,
             path,
             headers,
             body,
+            arrived,
+            finished: None,
         });
+        let index = s.requests.len() - 1;
+        let reply = 
         match rejection {
             Some(err) => Reply::status(400, err),
             None => s
                 .replies
                 .pop_front()
                 .unwrap_or_else(|| Reply::status(500, "no scripted reply")),
-        }
+        };
+        (index, reply)
     };
     // Write errors mean the client went away: nothing to do.
     let _ = respond(&mut sock, reply).await;
+    if let Some(r) = lock(&state).requests.get_mut(index) {
+        r.finished = Some(std::time::Instant::now());
+    }
     let _ = sock.shutdown().await;
 }
 

@@ -1,0 +1,169 @@
+//! Engine benchmarks against the loopback fake provider: the handoff's own overhead, and memory
+//! across generations.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flower_tui::engine::context::Thresholds;
+use flower_tui::engine::ledger::RunDir;
+use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
+use flower_tui::engine::provider::retry::RetryPolicy;
+use flower_tui::engine::session::{self, EngineParams};
+
+use crate::fake::{FakeServer, U, anthropic as a};
+
+const DOC: &str = "## Doing\nBenchmarking.\n## Decided\n- x\n## Dead ends\n- y\n## Next\nGo on.\n## Scene\n- a.rs\n";
+
+fn params(server: &FakeServer, dir: &Path, window: u64, headroom: u64, max_generations: u32) -> EngineParams {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws).expect("workspace");
+    EngineParams {
+        provider: Arc::new(AnthropicProvider::new(AnthropicConfig {
+            base_url: server.base_url(),
+            api_key: "sk-bench".into(),
+            http: Some(crate::fake::client()),
+            ..Default::default()
+        })),
+        model: "claude-bench".into(),
+        system_prompt: "bench".into(),
+        workspace: ws.clone(),
+        workbench: Some(ws.join(".flower")),
+        run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
+        data_dir: dir.join("data"),
+        thresholds: Thresholds::new(window, headroom),
+        handoff: true,
+        compaction: false,
+        max_generations,
+        max_iterations: 10_000,
+        review: false,
+        auto_approve: true,
+        interactive: false,
+        step: Some("bench".into()),
+        retry: RetryPolicy::default(),
+        max_tokens: 1024,
+        bash_timeout: Duration::from_secs(30),
+        resume: None,
+        handoff_after: None,
+        demo: false,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+async fn run_turn(h: &mut session::EngineHandle, text: &str) {
+    h.ops.send(Op::UserTurn { text: text.into() }).await.expect("send");
+    while let Some(ev) = h.events.recv().await {
+        if matches!(ev, Event::TurnEnd { .. }) {
+            return;
+        }
+    }
+}
+
+/// Engine time of a handoff: from the writing turn's last byte to the successor's first request.
+pub fn handoff() {
+    const HANDOFFS: usize = 30;
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = FakeServer::start().await;
+        server.push(a::tool_use("t", "list_dir", "{}", U::new(31_000, 10)));
+        for _ in 0..HANDOFFS {
+            server.push(a::text(DOC, U::new(31_500, 10)));
+            server.push(a::tool_use("t", "list_dir", "{}", U::new(31_000, 10)));
+        }
+        server.push(a::text(DOC, U::new(31_500, 10)));
+        let mut h = session::spawn(params(&server, dir.path(), 40_000, 10_000, HANDOFFS as u32))
+            .expect("engine");
+        run_turn(&mut h, "go").await;
+        let rec = server.recorded();
+        let mut gaps: Vec<Duration> = Vec::new();
+        // Requests: 0 first, then (writing, successor) pairs.
+        for i in 0..HANDOFFS {
+            let writing = &rec[1 + 2 * i];
+            let successor = &rec[2 + 2 * i];
+            if let Some(done) = writing.finished {
+                gaps.push(successor.arrived.saturating_duration_since(done));
+            }
+        }
+        gaps.sort_unstable();
+        let med = gaps[gaps.len() / 2];
+        println!(
+            "handoff overhead (writing turn's last byte → successor's first request): median {:.2} ms, min {:.2} ms, max {:.2} ms over {} handoffs (includes freeze with fsync, archive, ledger, new transcript)",
+            med.as_secs_f64() * 1e3,
+            gaps[0].as_secs_f64() * 1e3,
+            gaps[gaps.len() - 1].as_secs_f64() * 1e3,
+            gaps.len()
+        );
+        let _ = h.ops.send(Op::Shutdown).await;
+    });
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Memory after 8 generations of ~150k-token sessions vs after one: retired histories are freed.
+pub fn memory() {
+    const GENERATIONS: usize = 8;
+    const CALLS: u64 = 7;
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).expect("ws");
+        // ~90k characters a call, under the 100k spill line: 7 calls ≈ 630k chars ≈ 157k tokens.
+        let line = "let value = compute(previous, next); // a line of source code, about eighty chars\n";
+        std::fs::write(ws.join("big.rs"), line.repeat(1_100)).expect("big file");
+        let server = FakeServer::start().await;
+        let mut h = session::spawn(params(&server, dir.path(), 200_000, 50_000, GENERATIONS as u32 + 1))
+            .expect("engine");
+        let mut after = Vec::new();
+        for g in 0..GENERATIONS {
+            for c in 0..CALLS {
+                server.push(a::tool_use(
+                    &format!("t{g}-{c}"),
+                    "read_file",
+                    r#"{"path":"big.rs"}"#,
+                    U::new(20_000 * (c + 1), 10),
+                ));
+            }
+            server.push(a::text(DOC, U::new(151_000, 10)));
+            // The successor answers and the turn ends.
+            server.push(a::text("done", U::new(3_000, 10)));
+            run_turn(&mut h, &format!("generation {g}: read big.rs seven times")).await;
+            server.clear_requests();
+            after.push(rss_kib());
+        }
+        let first = after[0] as f64;
+        let last = after[after.len() - 1] as f64;
+        println!(
+            "RSS after each generation (MiB): {}",
+            after
+                .iter()
+                .map(|k| format!("{:.1}", *k as f64 / 1024.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        println!(
+            "memory after {GENERATIONS} generations of ~150k-token sessions: {:.1} MiB vs {:.1} MiB after one = {:.2}×",
+            last / 1024.0,
+            first / 1024.0,
+            last / first
+        );
+        let _ = h.ops.send(Op::Shutdown).await;
+    });
+}

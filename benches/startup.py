@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Headless start-to-first-request latency and peak RSS of a one-turn run, against a loopback
+Anthropic-style SSE server. Usage: cargo build --release && python3 benches/startup.py [runs]"""
+import http.server, json, os, resource, statistics, subprocess, sys, tempfile, threading, time
+
+BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "flower-tui")
+first_request_at = []
+
+def sse(text):
+    ev = [("message_start", {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "x", "content": [], "stop_reason": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+          ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+          ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+          ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+          ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+          ("message_stop", {"type": "message_stop"})]
+    return "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in ev).encode()
+
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        first_request_at.append(time.perf_counter())
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = sse("hi")
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    home = tempfile.mkdtemp()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "XDG_DATA_HOME": home + "/data",
+           "XDG_CONFIG_HOME": home + "/cfg", "ANTHROPIC_API_KEY": "sk-bench",
+           "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{srv.server_address[1]}"}
+    lat, rss = [], []
+    for _ in range(runs):
+        first_request_at.clear()
+        t0 = time.perf_counter()
+        p = subprocess.Popen([BIN, "-p", "hello", "--workspace", home], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        lat.append((first_request_at[0] - t0) * 1000)
+        rss.append(ru.ru_maxrss / 1024)
+    print(f"start to first request: median {statistics.median(lat):.1f} ms (min {min(lat):.1f}, max {max(lat):.1f}, n={runs})")
+    print(f"peak RSS of a one-turn headless run: median {statistics.median(rss):.1f} MB (max {max(rss):.1f})")
+
+if __name__ == "__main__":
+    main()
