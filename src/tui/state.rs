@@ -223,6 +223,9 @@ impl AppState {
 
     /// The spinner line, if one shows: `(label, since, hint)`.
     pub fn spinner(&self) -> Option<(String, Instant, &'static str)> {
+        if let (Some(p), Running::Tool { since, .. }) = (self.approvals.front(), &self.running) {
+            return Some((format!("{} waits for your answer…", p.name), *since, ""));
+        }
         match &self.running {
             Running::Idle => None,
             Running::Streaming { since } => Some(("working…".into(), *since, "esc to interrupt")),

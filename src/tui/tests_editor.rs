@@ -228,3 +228,23 @@ fn outside_changes_reload_or_ask() {
     assert_eq!(ed.text(), "again\n");
     assert_eq!(ed.prompt, Prompt::None);
 }
+
+#[test]
+fn pastes_into_the_editor_pause_and_have_a_size_limit() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(
+        &mut s,
+        Msg::Paste("- pasted\r\n".into()),
+        t0 + Duration::from_secs(2),
+    );
+    let ed = s.editor.as_ref().unwrap();
+    assert!(ed.is_paused());
+    assert!(ed.text().starts_with("- pasted\n# Handoff"));
+    let big = "x".repeat(super::update::EDITOR_PASTE_MAX + 1);
+    update(&mut s, Msg::Paste(big), t0);
+    let ed = s.editor.as_ref().unwrap();
+    assert!(ed.text().len() < 1000, "refused");
+    assert!(ed.note.as_deref().is_some_and(|n| n.contains("too large")));
+}

@@ -348,6 +348,8 @@ fn approval_prompt_takes_the_keys() {
         t0,
     );
     assert_eq!(s.focus, Focus::Approval);
+    let (label, _, hint) = s.spinner().expect("spinner");
+    assert_eq!((label.as_str(), hint), ("bash waits for your answer…", ""));
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(s.input.is_empty(), "keys do not leak into the input");
     let fx = update(&mut s, key(KeyCode::Char('a')), t0);

@@ -23,6 +23,8 @@ use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
 
 /// A second Ctrl-C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+/// The largest paste the side editor takes (its textarea re-measures every line on each edit).
+pub const EDITOR_PASTE_MAX: usize = 1024 * 1024;
 /// Lines a mouse-wheel notch scrolls.
 const WHEEL_LINES: u16 = 3;
 
@@ -418,7 +420,14 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
             {
                 ed.pause(now);
                 ed.prompt = Prompt::None;
-                ed.area.insert_str(text);
+                if text.len() > EDITOR_PASTE_MAX {
+                    ed.note = Some(format!(
+                        "paste too large for the editor ({}); Ctrl-E opens $EDITOR",
+                        input::human_bytes(text.len())
+                    ));
+                } else {
+                    ed.area.insert_str(text);
+                }
             }
         }
         Focus::Approval => {}
