@@ -31,10 +31,15 @@ const WHEEL_LINES: u16 = 3;
 /// Everything the reducer reacts to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
+    /// A key press.
     Key(KeyEvent),
+    /// A bracketed paste.
     Paste(String),
+    /// A mouse event.
     Mouse(MouseEvent),
+    /// The terminal was resized.
     Resize,
+    /// An event from the engine.
     Engine(Event),
     /// The engine's event channel closed.
     EngineClosed,
@@ -42,33 +47,46 @@ pub enum Msg {
     Tick,
     /// The watched file changed; `content` is what it holds now.
     FileChanged {
+        /// The file.
         path: PathBuf,
+        /// Its text, or why it could not be read.
         content: Result<String, String>,
     },
     /// `Effect::LoadEditor` finished.
     EditorLoaded {
+        /// The file.
         path: PathBuf,
+        /// Its text, or why it could not be read.
         content: Result<String, String>,
     },
     /// `Effect::SaveEditor` finished.
     Saved {
+        /// The file.
         path: PathBuf,
+        /// What was written.
         text: String,
+        /// Whether the write landed.
         result: Result<(), String>,
     },
     /// `$EDITOR` exited; `result` is the file's content afterwards, or why it failed.
     ExternalEditorDone {
+        /// The file.
         path: PathBuf,
+        /// Its text afterwards, or why the editor failed.
         result: Result<String, String>,
     },
     /// `Effect::WatchFile` failed.
     WatchFailed {
+        /// The file.
         path: PathBuf,
+        /// Why.
         reason: String,
     },
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
+        /// The op that was not sent.
         op: Op,
+        /// Why.
         reason: String,
     },
 }
@@ -78,12 +96,15 @@ pub enum Msg {
 pub enum Effect {
     /// `try_send` to the engine; failure comes back as `Msg::SendFailed`.
     SendOp(Op),
+    /// Leave the app (sends `Op::Shutdown`).
     Quit,
     /// Suspend the TUI and run `$EDITOR` on the path.
     OpenExternalEditor(PathBuf),
     /// Atomic write; the result comes back as `Msg::Saved`.
     SaveEditor {
+        /// The file.
         path: PathBuf,
+        /// The text to write.
         text: String,
     },
     /// Read the file for the side editor; comes back as `Msg::EditorLoaded`.
