@@ -12,6 +12,9 @@ use super::slash::{self, Parsed, SlashCommand};
 use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
 use super::update::{Effect, error, notice, popup_items, popup_selected};
 
+/// Sent messages remembered for matching the engine's echo.
+const MAX_PENDING_ECHO: usize = 8;
+
 /// Enter in the input box: run the slash command or send the message.
 pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     let raw = state.input_text();
@@ -49,7 +52,11 @@ fn send_message(state: &mut AppState, raw: String, now: Instant, fx: &mut Vec<Ef
         return error(state, "The engine is not running; /quit to leave");
     }
     push_user(state, raw);
+    // Remember what the engine may echo; if it never echoes, keep only the last few.
     state.pending_echo.push_back(text.clone());
+    while state.pending_echo.len() > MAX_PENDING_ECHO {
+        state.pending_echo.pop_front();
+    }
     state.session_messages += 1;
     if state.running == Running::Idle {
         state.running = Running::Streaming { since: now };

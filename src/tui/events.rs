@@ -15,6 +15,21 @@ use super::update::Effect;
 /// Longest tool summary kept for a tool cell's header.
 const SUMMARY_CHARS: usize = 200;
 
+/// Lines of an engine-written user message shown in the chat.
+const ENGINE_MESSAGE_LINES: usize = 8;
+
+/// The first `max` lines of `text`, plus `… (N more lines)` when there are more.
+pub fn clip_lines(text: &str, max: usize) -> String {
+    let total = text.lines().count();
+    if total <= max + 1 {
+        return text.to_string();
+    }
+    let mut out: Vec<&str> = text.lines().take(max).collect();
+    let more = format!("… ({} more lines)", total - max);
+    out.push(&more);
+    out.join("\n")
+}
+
 /// The one-line summary of a tool call's input for its cell header.
 pub fn tool_summary(name: &str, input: &Value) -> String {
     let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
@@ -118,7 +133,14 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             if state.pending_echo.front() == Some(&text) {
                 state.pending_echo.pop_front();
             } else {
-                push(state, Cell::User { text });
+                // A message the engine wrote (e.g. the successor's handoff briefing): long ones
+                // are shown by their head; the file holds the whole document.
+                push(
+                    state,
+                    Cell::User {
+                        text: clip_lines(&text, ENGINE_MESSAGE_LINES),
+                    },
+                );
                 state.session_messages += 1;
             }
         }
@@ -472,6 +494,16 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn long_engine_messages_are_clipped() {
+        assert_eq!(
+            clip_lines("a\nb", 1),
+            "a\nb",
+            "one extra line is not worth a marker"
+        );
+        assert_eq!(clip_lines("a\nb\nc\nd", 2), "a\nb\n… (2 more lines)");
+    }
 
     #[test]
     fn tool_summaries() {

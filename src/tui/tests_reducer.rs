@@ -526,3 +526,25 @@ fn a_failed_send_gives_the_message_back() {
     update(&mut s, key(KeyCode::Enter), t0);
     assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("not running")));
 }
+
+#[test]
+fn engine_written_messages_show_clipped() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let brief: Vec<String> = (1..=40).map(|i| format!("line {i}")).collect();
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            text: brief.join("\n"),
+        }),
+        t0,
+    );
+    match last_cell(&s) {
+        Cell::User { text } => {
+            assert!(text.starts_with("line 1\nline 2\n"), "{text}");
+            assert!(text.ends_with("line 8\n… (32 more lines)"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.session_messages, 1, "it counts for the /handoff guard");
+}
