@@ -9,7 +9,7 @@ use super::events::finish_streaming;
 use super::keymap;
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
+use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
 use super::update::{Effect, error, notice, popup_items, popup_selected};
 
 /// Sent messages remembered for matching the engine's echo.
@@ -36,6 +36,9 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         },
         p => p,
     };
+    if parsed == Parsed::Message && state.link == EngineLink::Closed {
+        return error(state, "The engine is not running; /quit to leave");
+    }
     state.history.push(&raw);
     state.input = new_input();
     state.popup = Popup::Auto { selected: 0 };
@@ -48,12 +51,9 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
 
 fn send_message(state: &mut AppState, raw: String, now: Instant, fx: &mut Vec<Effect>) {
     let text = state.pastes.expand(&raw);
-    if state.link == EngineLink::Closed {
-        return error(state, "The engine is not running; /quit to leave");
-    }
     push_user(state, raw);
     // Remember what the engine may echo; if it never echoes, keep only the last few.
-    state.pending_echo.push_back(text.clone());
+    state.pending_echo.push_back(Fingerprint::of(&text));
     while state.pending_echo.len() > MAX_PENDING_ECHO {
         state.pending_echo.pop_front();
     }

@@ -9,7 +9,9 @@ use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
 
 use super::editor::SideEditor;
 use super::render::cell::Cell;
-use super::state::{AppState, Focus, GenerationCost, HandoffKind, PendingApproval, Running};
+use super::state::{
+    AppState, Fingerprint, Focus, GenerationCost, HandoffKind, PendingApproval, Running,
+};
 use super::update::Effect;
 
 /// Longest tool summary kept for a tool cell's header.
@@ -130,7 +132,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }
         }
         Event::UserMessage { text } => {
-            if state.pending_echo.front() == Some(&text) {
+            if state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
                 state.pending_echo.pop_front();
             } else {
                 // A message the engine wrote (e.g. the successor's handoff briefing): long ones

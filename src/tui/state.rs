@@ -110,6 +110,28 @@ pub struct GenerationCost {
     pub requests: u32,
 }
 
+/// A message's length and hash: enough to recognise the engine's echo without keeping a copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// Bytes.
+    pub len: usize,
+    /// `DefaultHasher` of the text.
+    pub hash: u64,
+}
+
+impl Fingerprint {
+    /// The fingerprint of `text`.
+    pub fn of(text: &str) -> Self {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        Fingerprint {
+            len: text.len(),
+            hash: h.finish(),
+        }
+    }
+}
+
 /// Labels for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Labels {
@@ -186,7 +208,7 @@ pub struct AppState {
     /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
     pub latest_handoff: Option<PathBuf>,
     /// User messages sent but not yet echoed back by the engine.
-    pub pending_echo: VecDeque<String>,
+    pub pending_echo: VecDeque<Fingerprint>,
     /// Text deltas arrived since the last `AssistantDone`.
     pub streamed: bool,
     /// Cost and turns per session.

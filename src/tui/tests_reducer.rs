@@ -525,6 +525,7 @@ fn a_failed_send_gives_the_message_back() {
     update(&mut s, Msg::EngineClosed, t0);
     update(&mut s, key(KeyCode::Enter), t0);
     assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("not running")));
+    assert_eq!(s.input_text(), "hello", "the message stays in the input");
 }
 
 #[test]

@@ -19,7 +19,7 @@ use super::keymap::{self, Action, Context};
 use super::render::cell::Cell;
 use super::render::spinner;
 use super::slash;
-use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
+use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
 
 /// A second Ctrl-C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -494,7 +494,7 @@ fn on_mouse(state: &mut AppState, m: MouseEvent) -> bool {
 fn on_send_failed(state: &mut AppState, op: Op, reason: String) {
     error(state, format!("Could not reach the engine ({reason})"));
     if let Op::UserTurn { text } = op {
-        if state.pending_echo.back() == Some(&text) {
+        if state.pending_echo.back() == Some(&Fingerprint::of(&text)) {
             state.pending_echo.pop_back();
         }
         state.session_messages = state.session_messages.saturating_sub(1);
