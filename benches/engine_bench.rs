@@ -16,7 +16,13 @@ use crate::fake::{FakeServer, U, anthropic as a};
 
 const DOC: &str = "## Doing\nBenchmarking.\n## Decided\n- x\n## Dead ends\n- y\n## Next\nGo on.\n## Scene\n- a.rs\n";
 
-fn params(server: &FakeServer, dir: &Path, window: u64, headroom: u64, max_generations: u32) -> EngineParams {
+fn params(
+    server: &FakeServer,
+    dir: &Path,
+    window: u64,
+    headroom: u64,
+    max_generations: u32,
+) -> EngineParams {
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).expect("workspace");
     EngineParams {
@@ -59,7 +65,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 async fn run_turn(h: &mut session::EngineHandle, text: &str) {
-    h.ops.send(Op::UserTurn { text: text.into() }).await.expect("send");
+    h.ops
+        .send(Op::UserTurn { text: text.into() })
+        .await
+        .expect("send");
     while let Some(ev) = h.events.recv().await {
         if matches!(ev, Event::TurnEnd { .. }) {
             return;

@@ -18,6 +18,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         engine_bench::handoff,
     ),
     (
+        "render",
+        "full-frame chat render at 200x50 with 100 and 10,000 cells",
+        render_bench::run,
+    ),
+    (
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
@@ -32,6 +37,7 @@ mod support {
 use support::fake;
 
 mod engine_bench;
+mod render_bench;
 
 fn main() {
     // `cargo bench` passes `--bench`; anything starting with `-` is not a bench name.

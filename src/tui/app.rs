@@ -172,6 +172,11 @@ impl Shell {
         let mut term = EventStream::new();
         self.frames.schedule_frame(Instant::now());
         loop {
+            if !terminal::is_active() {
+                // The panic hook restored the terminal (a panic on another task): drawing on
+                // would scribble over the user's shell.
+                anyhow::bail!("stopping the TUI after a panic (see the message above)");
+            }
             let deadline = self.frames.deadline();
             let wake = tokio::select! {
                 biased;

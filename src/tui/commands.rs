@@ -9,8 +9,11 @@ use super::events::finish_streaming;
 use super::keymap;
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
+use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
 use super::update::{Effect, error, notice, popup_items, popup_selected};
+
+/// Sent messages remembered for matching the engine's echo.
+const MAX_PENDING_ECHO: usize = 8;
 
 /// Enter in the input box: run the slash command or send the message.
 pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
@@ -33,6 +36,9 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         },
         p => p,
     };
+    if parsed == Parsed::Message && state.link == EngineLink::Closed {
+        return error(state, "The engine is not running; /quit to leave");
+    }
     state.history.push(&raw);
     state.input = new_input();
     state.popup = Popup::Auto { selected: 0 };
@@ -45,12 +51,14 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
 
 fn send_message(state: &mut AppState, raw: String, now: Instant, fx: &mut Vec<Effect>) {
     let text = state.pastes.expand(&raw);
-    if state.link == EngineLink::Closed {
-        return error(state, "The engine is not running; /quit to leave");
-    }
     push_user(state, raw);
-    state.pending_echo.push_back(text.clone());
-    state.session_messages += 1;
+    // Remember what the engine may echo; if it never echoes, keep only the last few.
+    state.pending_echo.push_back(Fingerprint::of(&text));
+    while state.pending_echo.len() > MAX_PENDING_ECHO {
+        state.pending_echo.pop_front();
+    }
+    // Counted when the engine echoes it: the first message opens the session, whose start resets
+    // the count.
     if state.running == Running::Idle {
         state.running = Running::Streaming { since: now };
     }

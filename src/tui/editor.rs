@@ -11,9 +11,15 @@ use ratatui_textarea::{CursorMove, DataCursor, TextArea};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Review {
     /// Counting down; the successor starts at `ends_at`.
-    Counting { ends_at: Instant },
+    Counting {
+        /// When the countdown runs out.
+        ends_at: Instant,
+    },
     /// A keystroke paused the countdown with `remaining` left; only Ctrl-S or Esc end it now.
-    Paused { remaining: Duration },
+    Paused {
+        /// What was left when it paused.
+        remaining: Duration,
+    },
     /// Ctrl-S during the review: the save is in flight; `ReviewDone` follows its success.
     Saving,
     /// No review running: it ended, or the editor was opened with `/edit-handoff`.
@@ -23,9 +29,11 @@ pub enum Review {
 /// A question the editor is asking, shown on its last line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Prompt {
+    /// Nothing asked.
     None,
     /// The file changed on disk while the buffer has unsaved edits: `r` reload / `k` keep mine.
     Conflict {
+        /// What the file now holds on disk.
         disk: String,
     },
     /// Esc with unsaved edits after the review: a second Esc discards them and closes.
@@ -35,11 +43,15 @@ pub enum Prompt {
 /// The side editor.
 #[derive(Debug, Clone)]
 pub struct SideEditor {
+    /// The file being edited.
     pub path: PathBuf,
+    /// The buffer.
     pub area: TextArea<'static>,
     /// The file's text as last seen on disk (loaded, saved or reloaded); `None` when it is gone.
     pub disk_text: Option<String>,
+    /// The review window, if one runs.
     pub review: Review,
+    /// The question shown on the last line, if any.
     pub prompt: Prompt,
     /// A short status note shown under the buffer ("saved", "reloaded from disk", …).
     pub note: Option<String>,

@@ -90,6 +90,8 @@ pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
     match ed.review {
         Review::Saving => {}
         Review::Counting { .. } | Review::Paused { .. } => {
+            // The successor reads the disk: show exactly that (a pending outside change included).
+            ed.resolve_conflict(true);
             ed.revert();
             ed.review = Review::Over;
             ed.note = Some("review over: the next session reads the file as it is on disk".into());

@@ -9,11 +9,28 @@ use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
 
 use super::editor::SideEditor;
 use super::render::cell::Cell;
-use super::state::{AppState, Focus, GenerationCost, HandoffKind, PendingApproval, Running};
+use super::state::{
+    AppState, Fingerprint, Focus, GenerationCost, HandoffKind, PendingApproval, Running,
+};
 use super::update::Effect;
 
 /// Longest tool summary kept for a tool cell's header.
 const SUMMARY_CHARS: usize = 200;
+
+/// Lines of an engine-written user message shown in the chat.
+const ENGINE_MESSAGE_LINES: usize = 8;
+
+/// The first `max` lines of `text`, plus `… (N more lines)` when there are more.
+pub fn clip_lines(text: &str, max: usize) -> String {
+    let total = text.lines().count();
+    if total <= max + 1 {
+        return text.to_string();
+    }
+    let mut out: Vec<&str> = text.lines().take(max).collect();
+    let more = format!("… ({} more lines)", total - max);
+    out.push(&more);
+    out.join("\n")
+}
 
 /// The one-line summary of a tool call's input for its cell header.
 pub fn tool_summary(name: &str, input: &Value) -> String {
@@ -115,12 +132,19 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }
         }
         Event::UserMessage { text } => {
-            if state.pending_echo.front() == Some(&text) {
+            if state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
                 state.pending_echo.pop_front();
             } else {
-                push(state, Cell::User { text });
-                state.session_messages += 1;
+                // A message the engine wrote (e.g. the successor's handoff briefing): long ones
+                // are shown by their head; the file holds the whole document.
+                push(
+                    state,
+                    Cell::User {
+                        text: clip_lines(&text, ENGINE_MESSAGE_LINES),
+                    },
+                );
             }
+            state.session_messages += 1;
         }
         Event::TextDelta { text } => {
             if writing(state) {
@@ -472,6 +496,16 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn long_engine_messages_are_clipped() {
+        assert_eq!(
+            clip_lines("a\nb", 1),
+            "a\nb",
+            "one extra line is not worth a marker"
+        );
+        assert_eq!(clip_lines("a\nb\nc\nd", 2), "a\nb\n… (2 more lines)");
+    }
 
     #[test]
     fn tool_summaries() {

@@ -61,7 +61,9 @@ pub const CHIP_LINES: usize = 500;
 /// A paste kept out of the textarea.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paste {
+    /// What the input box shows in its place.
     pub label: String,
+    /// The pasted text.
     pub text: String,
 }
 

@@ -73,15 +73,20 @@ pub enum Action {
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
+    /// The key.
     pub code: KeyCode,
+    /// Ctrl, Alt, Shift (others are ignored when matching).
     pub mods: KeyModifiers,
 }
 
 /// One row of the key table.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
+    /// Where it applies.
     pub context: Context,
+    /// The key that triggers it.
     pub key: Key,
+    /// What it does.
     pub action: Action,
     /// The line in `/help`.
     pub desc: &'static str,

@@ -3,23 +3,32 @@
 /// A slash command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlashCommand {
+    /// `/handoff [focus]`: a manual handoff.
     Handoff,
+    /// `/edit-handoff`: reopen the latest handoff in the side editor.
     EditHandoff,
+    /// `/new`: a fresh session without a handoff.
     New,
+    /// `/window N`: a new context window.
     Window,
+    /// `/cost`: cost and turns per generation.
     Cost,
+    /// `/help`: commands and keys.
     Help,
+    /// `/quit`.
     Quit,
 }
 
 /// One row of the command table.
 #[derive(Debug, Clone, Copy)]
 pub struct CommandSpec {
+    /// The command.
     pub cmd: SlashCommand,
     /// Without the slash.
     pub name: &'static str,
     /// Argument synopsis, empty when it takes none.
     pub args: &'static str,
+    /// What it does, for `/help` and the popup.
     pub desc: &'static str,
 }
 
@@ -74,7 +83,9 @@ pub const COMMANDS: &[CommandSpec] = &[
 pub enum Parsed {
     /// A known command with its trimmed argument text (None when empty).
     Command {
+        /// The command.
         cmd: SlashCommand,
+        /// Its argument text, trimmed.
         arg: Option<String>,
     },
     /// `/something` that names no command.

@@ -18,7 +18,9 @@ use super::render::gauge::{GaugeMode, GaugeModel};
 /// Where keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
+    /// The input box.
     Input,
+    /// The side editor.
     Editor,
     /// An approval prompt is waiting; it takes every key until answered.
     Approval,
@@ -27,19 +29,25 @@ pub enum Focus {
 /// What the engine is doing, as far as the UI knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Running {
+    /// Nothing runs.
     Idle,
     /// A request is in flight or streaming.
     Streaming {
+        /// When it started.
         since: Instant,
     },
     /// A tool runs.
     Tool {
+        /// The tool.
         name: String,
+        /// When it started.
         since: Instant,
     },
     /// The handoff's writing turn runs (Esc cancels it).
     WritingHandoff {
+        /// When the writing turn started.
         since: Instant,
+        /// `/handoff` (true) or the automatic handoff.
         manual: bool,
     },
 }
@@ -47,15 +55,20 @@ pub enum Running {
 /// How a handoff in progress was started: decides the notice when it completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandoffKind {
+    /// `/handoff`.
     Manual,
+    /// The context reached the handoff line.
     Automatic,
 }
 
 /// A tool call waiting for the user's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingApproval {
+    /// The tool call id the answer goes to.
     pub id: String,
+    /// The tool.
     pub name: String,
+    /// What it would do.
     pub summary: String,
     /// The index of its chat cell, to record the answer there.
     pub cell: usize,
@@ -65,7 +78,10 @@ pub struct PendingApproval {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Popup {
     /// Shown while the input is a command word being typed; `selected` indexes the matches.
-    Auto { selected: usize },
+    Auto {
+        /// The highlighted match.
+        selected: usize,
+    },
     /// Esc closed it; it comes back when the input changes.
     Dismissed,
 }
@@ -73,34 +89,68 @@ pub enum Popup {
 /// Whether the engine's event channel is still open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineLink {
+    /// Events arrive.
     Connected,
+    /// The engine is gone.
     Closed,
 }
 
 /// Cost and turns of one session (a generation of the step).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenerationCost {
+    /// The session.
     pub session_id: String,
+    /// Its generation in the step.
     pub generation: u32,
     /// Cumulative for the session, as the engine reports it.
     pub cost_usd: f64,
+    /// Turns ended in it.
     pub turns: u32,
+    /// Model responses in it (estimates not counted).
     pub requests: u32,
+}
+
+/// A message's length and hash: enough to recognise the engine's echo without keeping a copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// Bytes.
+    pub len: usize,
+    /// `DefaultHasher` of the text.
+    pub hash: u64,
+}
+
+impl Fingerprint {
+    /// The fingerprint of `text`.
+    pub fn of(text: &str) -> Self {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        Fingerprint {
+            len: text.len(),
+            hash: h.finish(),
+        }
+    }
 }
 
 /// Labels for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Labels {
+    /// The model name.
     pub model: String,
+    /// The provider label.
     pub provider: String,
+    /// The built-in demo model runs.
     pub demo: bool,
 }
 
 /// Where the last frame put things (for page sizes and mouse hit-tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LayoutCache {
+    /// The chat pane.
     pub chat: Rect,
+    /// The input box (or the approval prompt in its place).
     pub input: Rect,
+    /// The side editor, when open.
     pub editor: Option<Rect>,
 }
 
@@ -115,46 +165,68 @@ pub struct Settings {
 
 /// The whole UI state.
 pub struct AppState {
+    /// The transcript.
     pub chat: Chat,
+    /// The input box.
     pub input: TextArea<'static>,
+    /// Where keys go.
     pub focus: Focus,
     /// Where focus returns after an approval.
     pub focus_before_approval: Focus,
+    /// What the engine is doing.
     pub running: Running,
+    /// The context gauge.
     pub gauge: GaugeModel,
+    /// The thresholds of the window in force.
     pub thresholds: Thresholds,
+    /// Status-line labels.
     pub labels: Labels,
+    /// Run settings.
     pub settings: Settings,
+    /// Tool calls waiting for an answer, oldest first.
     pub approvals: VecDeque<PendingApproval>,
+    /// The side editor, when open.
     pub editor: Option<SideEditor>,
+    /// Sent messages, for Up/Down.
     pub history: History,
+    /// Big pastes held as chips.
     pub pastes: Pastes,
+    /// The slash popup.
     pub popup: Popup,
     /// The first Ctrl-C of a possible double press.
     pub ctrl_c_at: Option<Instant>,
+    /// Whether the engine still talks to us.
     pub link: EngineLink,
     /// Messages in the current session (the `/handoff` guard needs 2).
     pub session_messages: u32,
+    /// The current generation.
     pub generation: u32,
     /// The generation whose near-handoff notice was shown.
     pub near_noticed: Option<u32>,
+    /// The handoff in progress, if any.
     pub handoff: Option<HandoffKind>,
     /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
     pub latest_handoff: Option<PathBuf>,
     /// User messages sent but not yet echoed back by the engine.
-    pub pending_echo: VecDeque<String>,
+    pub pending_echo: VecDeque<Fingerprint>,
     /// Text deltas arrived since the last `AssistantDone`.
     pub streamed: bool,
+    /// Cost and turns per session.
     pub tally: Vec<GenerationCost>,
+    /// Where the last frame put things.
     pub layout: LayoutCache,
 }
 
 /// What the state is built from.
 #[derive(Debug, Clone)]
 pub struct StateParams {
+    /// Status-line labels.
     pub labels: Labels,
+    /// Run settings.
     pub settings: Settings,
+    /// The thresholds the gauge starts with.
     pub thresholds: Thresholds,
+    /// A first chat line (the demo banner).
     pub banner: Option<String>,
 }
 
@@ -223,6 +295,9 @@ impl AppState {
 
     /// The spinner line, if one shows: `(label, since, hint)`.
     pub fn spinner(&self) -> Option<(String, Instant, &'static str)> {
+        if let (Some(p), Running::Tool { since, .. }) = (self.approvals.front(), &self.running) {
+            return Some((format!("{} waits for your answer…", p.name), *since, ""));
+        }
         match &self.running {
             Running::Idle => None,
             Running::Streaming { since } => Some(("working…".into(), *since, "esc to interrupt")),

@@ -228,3 +228,51 @@ fn outside_changes_reload_or_ask() {
     assert_eq!(ed.text(), "again\n");
     assert_eq!(ed.prompt, Prompt::None);
 }
+
+#[test]
+fn pastes_into_the_editor_pause_and_have_a_size_limit() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(
+        &mut s,
+        Msg::Paste("- pasted\r\n".into()),
+        t0 + Duration::from_secs(2),
+    );
+    let ed = s.editor.as_ref().unwrap();
+    assert!(ed.is_paused());
+    assert!(ed.text().starts_with("- pasted\n# Handoff"));
+    let big = "x".repeat(super::update::EDITOR_PASTE_MAX + 1);
+    update(&mut s, Msg::Paste(big), t0);
+    let ed = s.editor.as_ref().unwrap();
+    assert!(ed.text().len() < 1000, "refused");
+    assert!(ed.note.as_deref().is_some_and(|n| n.contains("too large")));
+}
+
+#[test]
+fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    type_text(&mut s, "mine ", t0);
+    update(
+        &mut s,
+        Msg::FileChanged {
+            path: "/n/h.md".into(),
+            content: Ok("theirs\n".into()),
+        },
+        t0,
+    );
+    assert!(matches!(
+        s.editor.as_ref().unwrap().prompt,
+        Prompt::Conflict { .. }
+    ));
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::ReviewDone]
+    );
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(ed.text(), "theirs\n");
+    assert_eq!(ed.prompt, Prompt::None);
+    assert!(!ed.is_dirty());
+}

@@ -76,10 +76,33 @@ pub(super) fn frozen(path: &str) -> Msg {
     }))
 }
 
-/// A session with one exchange, so `/handoff` is allowed.
+/// A session with one exchange, so `/handoff` is allowed. The events come in the engine's order:
+/// the first message opens the session, then the echo, then the reply.
 pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
     type_text(s, "fix it", t0);
     update(s, key(KeyCode::Enter), t0);
+    update(
+        s,
+        ev(Event::SessionStarted {
+            session_id: "s1".into(),
+            parent_session: None,
+            generation: 1,
+            model: "m".into(),
+            provider: "anthropic".into(),
+            window: 200_000,
+            at: 150_000,
+            warn_at: 130_000,
+            demo: false,
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::UserMessage {
+            text: "fix it".into(),
+        }),
+        t0,
+    );
     update(
         s,
         ev(Event::AssistantDone {
@@ -348,6 +371,8 @@ fn approval_prompt_takes_the_keys() {
         t0,
     );
     assert_eq!(s.focus, Focus::Approval);
+    let (label, _, hint) = s.spinner().expect("spinner");
+    assert_eq!((label.as_str(), hint), ("bash waits for your answer…", ""));
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(s.input.is_empty(), "keys do not leak into the input");
     let fx = update(&mut s, key(KeyCode::Char('a')), t0);
@@ -523,4 +548,27 @@ fn a_failed_send_gives_the_message_back() {
     update(&mut s, Msg::EngineClosed, t0);
     update(&mut s, key(KeyCode::Enter), t0);
     assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("not running")));
+    assert_eq!(s.input_text(), "hello", "the message stays in the input");
+}
+
+#[test]
+fn engine_written_messages_show_clipped() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let brief: Vec<String> = (1..=40).map(|i| format!("line {i}")).collect();
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            text: brief.join("\n"),
+        }),
+        t0,
+    );
+    match last_cell(&s) {
+        Cell::User { text } => {
+            assert!(text.starts_with("line 1\nline 2\n"), "{text}");
+            assert!(text.ends_with("line 8\n… (32 more lines)"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.session_messages, 1, "it counts for the /handoff guard");
 }

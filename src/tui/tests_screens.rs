@@ -204,3 +204,33 @@ fn tiny_terminals_do_not_panic() {
     let t = draw(&mut s, 1, 1, t0);
     insta::assert_snapshot!("one_by_one", t.backend());
 }
+
+#[test]
+fn input_grows_and_the_conflict_prompt_shows() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
+    update(&mut s, key(KeyCode::Esc), t0);
+    type_text(&mut s, "mine", t0);
+    update(
+        &mut s,
+        Msg::FileChanged {
+            path: "/w/.flower/notes/handoff-demo.md".into(),
+            content: Ok("# Changed elsewhere\n".into()),
+        },
+        t0,
+    );
+    update(&mut s, super::tests_reducer::ctrl('o'), t0);
+    for line in ["first line", "second line", "third line"] {
+        type_text(&mut s, line, t0);
+        update(
+            &mut s,
+            Msg::Key(crossterm::event::KeyEvent::new(
+                KeyCode::Enter,
+                crossterm::event::KeyModifiers::ALT,
+            )),
+            t0,
+        );
+    }
+    insta::assert_snapshot!(draw(&mut s, 70, 24, t0).backend());
+}

@@ -19,20 +19,27 @@ use super::keymap::{self, Action, Context};
 use super::render::cell::Cell;
 use super::render::spinner;
 use super::slash;
-use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
+use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
 
 /// A second Ctrl-C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+/// The largest paste the side editor takes (its textarea re-measures every line on each edit).
+pub const EDITOR_PASTE_MAX: usize = 1024 * 1024;
 /// Lines a mouse-wheel notch scrolls.
 const WHEEL_LINES: u16 = 3;
 
 /// Everything the reducer reacts to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
+    /// A key press.
     Key(KeyEvent),
+    /// A bracketed paste.
     Paste(String),
+    /// A mouse event.
     Mouse(MouseEvent),
+    /// The terminal was resized.
     Resize,
+    /// An event from the engine.
     Engine(Event),
     /// The engine's event channel closed.
     EngineClosed,
@@ -40,33 +47,46 @@ pub enum Msg {
     Tick,
     /// The watched file changed; `content` is what it holds now.
     FileChanged {
+        /// The file.
         path: PathBuf,
+        /// Its text, or why it could not be read.
         content: Result<String, String>,
     },
     /// `Effect::LoadEditor` finished.
     EditorLoaded {
+        /// The file.
         path: PathBuf,
+        /// Its text, or why it could not be read.
         content: Result<String, String>,
     },
     /// `Effect::SaveEditor` finished.
     Saved {
+        /// The file.
         path: PathBuf,
+        /// What was written.
         text: String,
+        /// Whether the write landed.
         result: Result<(), String>,
     },
     /// `$EDITOR` exited; `result` is the file's content afterwards, or why it failed.
     ExternalEditorDone {
+        /// The file.
         path: PathBuf,
+        /// Its text afterwards, or why the editor failed.
         result: Result<String, String>,
     },
     /// `Effect::WatchFile` failed.
     WatchFailed {
+        /// The file.
         path: PathBuf,
+        /// Why.
         reason: String,
     },
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
+        /// The op that was not sent.
         op: Op,
+        /// Why.
         reason: String,
     },
 }
@@ -76,12 +96,15 @@ pub enum Msg {
 pub enum Effect {
     /// `try_send` to the engine; failure comes back as `Msg::SendFailed`.
     SendOp(Op),
+    /// Leave the app (sends `Op::Shutdown`).
     Quit,
     /// Suspend the TUI and run `$EDITOR` on the path.
     OpenExternalEditor(PathBuf),
     /// Atomic write; the result comes back as `Msg::Saved`.
     SaveEditor {
+        /// The file.
         path: PathBuf,
+        /// The text to write.
         text: String,
     },
     /// Read the file for the side editor; comes back as `Msg::EditorLoaded`.
@@ -418,7 +441,14 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
             {
                 ed.pause(now);
                 ed.prompt = Prompt::None;
-                ed.area.insert_str(text);
+                if text.len() > EDITOR_PASTE_MAX {
+                    ed.note = Some(format!(
+                        "paste too large for the editor ({}); Ctrl-E opens $EDITOR",
+                        input::human_bytes(text.len())
+                    ));
+                } else {
+                    ed.area.insert_str(text);
+                }
             }
         }
         Focus::Approval => {}
@@ -464,10 +494,9 @@ fn on_mouse(state: &mut AppState, m: MouseEvent) -> bool {
 fn on_send_failed(state: &mut AppState, op: Op, reason: String) {
     error(state, format!("Could not reach the engine ({reason})"));
     if let Op::UserTurn { text } = op {
-        if state.pending_echo.back() == Some(&text) {
+        if state.pending_echo.back() == Some(&Fingerprint::of(&text)) {
             state.pending_echo.pop_back();
         }
-        state.session_messages = state.session_messages.saturating_sub(1);
         if matches!(state.running, Running::Streaming { .. }) {
             state.running = Running::Idle;
         }

@@ -146,7 +146,7 @@ fn draw_input(state: &mut AppState, area: Rect, buf: &mut Buffer, theme: &Theme)
     Widget::render(&*input, inner, buf);
 }
 
-/// The last components of a path, for a title: `.flower/notes/handoff-x.md`.
+/// The last components of a path, for a title: `…/.flower/notes/handoff-x.md`.
 fn short_path(path: &Path, keep: usize) -> String {
     let parts: Vec<_> = path
         .components()
@@ -154,7 +154,11 @@ fn short_path(path: &Path, keep: usize) -> String {
         .collect();
     let start = parts.len().saturating_sub(keep);
     let tail: std::path::PathBuf = parts[start..].iter().collect();
-    tail.display().to_string()
+    if start > 0 {
+        format!("…/{}", tail.display())
+    } else {
+        path.display().to_string()
+    }
 }
 
 fn draw_editor(
@@ -311,4 +315,37 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         buf,
         theme,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_paths() {
+        let p = Path::new("/home/u/proj/.flower/notes/handoff-x.md");
+        assert_eq!(short_path(p, 3), "…/.flower/notes/handoff-x.md");
+        assert_eq!(short_path(Path::new("notes/h.md"), 3), "notes/h.md");
+        assert_eq!(short_path(Path::new("/n/h.md"), 3), "/n/h.md");
+    }
+
+    #[test]
+    fn body_split_by_width_and_height() {
+        let wide = Rect::new(0, 0, 120, 30);
+        let (chat, ed) = split_body(wide, true);
+        assert_eq!(
+            (chat.width, ed.map(|r| (r.x, r.width))),
+            (60, Some((60, 60)))
+        );
+        let narrow = Rect::new(0, 0, 80, 20);
+        let (chat, ed) = split_body(narrow, true);
+        assert_eq!(
+            (chat.height, ed.map(|r| (r.y, r.height))),
+            (8, Some((8, 12)))
+        );
+        let short = Rect::new(0, 0, 80, 6);
+        let (chat, ed) = split_body(short, true);
+        assert_eq!((chat.height, ed), (0, Some(short)));
+        assert_eq!(split_body(wide, false), (wide, None));
+    }
 }

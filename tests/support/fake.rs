@@ -475,8 +475,7 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
             finished: None,
         });
         let index = s.requests.len() - 1;
-        let reply = 
-        match rejection {
+        let reply = match rejection {
             Some(err) => Reply::status(400, err),
             None => s
                 .replies

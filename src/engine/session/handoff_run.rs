@@ -246,6 +246,9 @@ impl Engine {
             sections: successor_doc.section_names(),
             generation,
         }));
+        // Show what the successor was given (it is already in its history and transcript).
+        let briefing = self.s.messages.first().map(Message::text).unwrap_or_default();
+        self.emit(Event::UserMessage { text: briefing });
         self.emit_usage_estimate();
     }
 

@@ -258,7 +258,9 @@ fn tool_lines(
         return lines;
     }
     let total = output.split('\n').count();
-    if expanded || total <= COLLAPSED_LINES + 1 {
+    let room = w.saturating_sub(2).max(1);
+    let fits = total <= COLLAPSED_LINES + 1 && output.split('\n').all(|l| str_width(l) <= room);
+    if expanded || fits {
         lines.extend(wrap_text(
             output,
             out_style,
@@ -270,16 +272,17 @@ fn tool_lines(
         return lines;
     }
     // Collapsed: the first lines, each cut to one row, then how much is hidden.
-    let room = w.saturating_sub(str_width("  ")).max(1);
-    for line in output.split('\n').take(COLLAPSED_LINES) {
+    let shown = total.min(COLLAPSED_LINES);
+    for line in output.split('\n').take(shown) {
         let mut spans = indent.to_vec();
         spans.push(raw(truncate(line, room), out_style));
         lines.push(Line::from(spans));
     }
-    let more = format!(
-        "… ({} more lines, ctrl-t to expand)",
-        total - COLLAPSED_LINES
-    );
+    let more = match total - shown {
+        0 => "… (long lines cut, ctrl-t to expand)".to_string(),
+        1 => "… (1 more line, ctrl-t to expand)".to_string(),
+        n => format!("… ({n} more lines, ctrl-t to expand)"),
+    };
     lines.extend(wrap_spans(
         &[raw(more, theme.dim)],
         w,
@@ -386,6 +389,12 @@ mod tests {
         assert_eq!(text(&tool(Some(out), true), 40).len(), 7);
         // One hidden line is shown rather than a note of the same size.
         assert_eq!(text(&tool(Some("a\nb\nc\nd"), false), 40).len(), 5);
+        // ... unless it is too long for one row.
+        let four = format!("a\nb\nc\n{}", "d".repeat(50));
+        assert_eq!(
+            text(&tool(Some(&four), false), 40)[4],
+            "  … (1 more line, ctrl-t to expand)"
+        );
         assert_eq!(text(&tool(Some(""), false), 40)[1], "  (no output)");
         // A long collapsed line is cut to one row.
         let long = format!("{}\nx\ny\nz\nw", "a".repeat(100));

@@ -308,3 +308,32 @@ fn theme_change_redraws_with_new_styles() {
     render_chat(&mut chat, area, &mut buf, &plain);
     assert_eq!(buf[(2, 0)].fg, ratatui::style::Color::Reset);
 }
+
+#[test]
+fn ten_megabyte_paste_renders() {
+    let line = "word ".repeat(20) + "\n";
+    let text = line.repeat(10 * 1024 * 1024 / line.len());
+    let mut chat = Chat::new();
+    chat.push(Cell::User { text });
+    chat.push(Cell::Tool {
+        id: "t".into(),
+        name: "bash".into(),
+        summary: "cat big".into(),
+        output: Some("x".repeat(10 * 1024 * 1024)),
+        is_error: false,
+        expanded: false,
+    });
+    let shown = rows(&mut chat, 80, 6);
+    assert_eq!(
+        shown[5], "  … (long lines cut, ctrl-t to expand)",
+        "{shown:?}"
+    );
+    // The paste wraps in full (about 200,000 rows); its first row is reachable.
+    for _ in 0..10 {
+        chat.scroll_up(u16::MAX);
+    }
+    assert_eq!(
+        rows(&mut chat, 80, 1),
+        ["› word word word word word word word word word word word word word word word"]
+    );
+}

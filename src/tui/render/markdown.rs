@@ -195,11 +195,9 @@ impl<'t> Renderer<'t> {
                 self.flush_inline();
                 self.blank_if_needed();
                 let (first, _) = self.prefixes();
-                let w = self
-                    .width
-                    .saturating_sub(first.iter().map(|s| str_width(&s.content)).sum());
-                let mut spans = first;
-                spans.push(Span::styled("─".repeat(w.max(1)), self.theme.dim));
+                let mut spans = fit_prefix(first, self.width);
+                let w = self.width - spans_w(&spans);
+                spans.push(Span::styled("─".repeat(w), self.theme.dim));
                 self.out.push(Line::from(spans));
                 self.need_blank = true;
             }
@@ -362,9 +360,9 @@ impl<'t> Renderer<'t> {
             TagEnd::Table => {
                 if let Some(t) = self.table.take() {
                     let (first, rest) = self.prefixes();
-                    let w = self
-                        .width
-                        .saturating_sub(rest.iter().map(|s| str_width(&s.content)).sum());
+                    let rest = fit_prefix(rest, self.width);
+                    let first = if rest.is_empty() { rest.clone() } else { first };
+                    let w = self.width - spans_w(&rest);
                     let header = self.theme.assistant.add_modifier(Modifier::BOLD);
                     for (n, line) in t.render(w, header, self.theme.dim).into_iter().enumerate() {
                         let mut spans = if n == 0 { first.clone() } else { rest.clone() };
@@ -462,6 +460,19 @@ impl<'t> Renderer<'t> {
             self.out.push(Line::default());
         }
         self.out
+    }
+}
+
+fn spans_w(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// The prefix if it leaves room for at least one column of content, else nothing.
+fn fit_prefix(prefix: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    if spans_w(&prefix) < width {
+        prefix
+    } else {
+        Vec::new()
     }
 }
 

@@ -123,9 +123,23 @@ fn tables_align_or_wrap() {
 #[test]
 fn every_width_is_respected() {
     let md = "# A heading that is long\n\n- item with `inline code` and a [link](http://example.com/a/b)\n  > quote inside\n\n```py\nprint('hello world')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+    // A rule inside a list item at width 1 (found by proptest).
+    assert_eq!(text("- ****\n", 1), ["─"]);
     for w in 1..60 {
         for l in render_markdown(md, w, &Theme::builtin("light").unwrap()) {
             assert!(l.width() <= w.max(1), "width {w}: {:?}", l.to_string());
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_markdown_renders_within_width(
+        src in "(#{1,3} |- |1\\. |> |```|`|\\*\\*|\\*|\\[x\\]\\(u\\)|\\| a \\||\n|[a-z]{1,8}| ){0,40}",
+        width in 1usize..50,
+    ) {
+        for l in render_markdown(&src, width, &Theme::builtin("dark").unwrap()) {
+            proptest::prop_assert!(l.width() <= width, "{:?}", l.to_string());
         }
     }
 }

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use ratatui::style::{Color, Modifier, Style};
 use toml::{Table, Value};
 
+use super::highlight;
+
 const DARK: &str = include_str!("../../../themes/dark.toml");
 const LIGHT: &str = include_str!("../../../themes/light.toml");
 
@@ -140,8 +142,11 @@ impl Theme {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| format!("theme {}: {e}", path.display()))?;
                 let base = Theme::builtin(name).or_else(|_| Theme::builtin("dark"))?;
-                base.overlay(&text)
-                    .map_err(|e| format!("theme {}: {e}", path.display()))
+                let theme = base
+                    .overlay(&text)
+                    .and_then(Theme::check_syntax)
+                    .map_err(|e| format!("theme {}: {e}", path.display()))?;
+                Ok(theme)
             }
             None => Theme::builtin(name),
         }
@@ -192,6 +197,17 @@ impl Theme {
             cursor: reversed,
             spinner: bold,
             ..Theme::empty()
+        }
+    }
+
+    /// Fails when `syntax` names a syntect theme that does not exist.
+    fn check_syntax(self) -> Result<Theme, String> {
+        match &self.syntax {
+            Some(name) if !highlight::theme_names().contains(name) => Err(format!(
+                "key `syntax`: unknown syntect theme `{name}` (available: {}, or \"none\")",
+                highlight::theme_names().join(", ")
+            )),
+            _ => Ok(self),
         }
     }
 
@@ -334,6 +350,10 @@ mod tests {
             }
             let theme = Theme::builtin(name).unwrap();
             assert!(theme.syntax.is_some());
+            assert!(
+                theme.clone().check_syntax().is_ok(),
+                "{name}: syntect theme exists"
+            );
             assert_ne!(theme, Theme::plain());
         }
         assert_eq!(
@@ -417,6 +437,13 @@ mod tests {
         std::fs::write(dir.path().join("light.toml"), "[styles]\ntext = 3.5\n").unwrap();
         let e = Theme::load_from("light", false, Some(dir.path())).unwrap_err();
         assert!(e.contains("light.toml") && e.contains("styles.text"), "{e}");
+
+        std::fs::write(dir.path().join("light.toml"), "syntax = \"Monokai Pro\"\n").unwrap();
+        let e = Theme::load_from("light", false, Some(dir.path())).unwrap_err();
+        assert!(
+            e.contains("syntax") && e.contains("Monokai Pro") && e.contains("InspiredGitHub"),
+            "{e}"
+        );
 
         assert!(Theme::load_from("nope", false, Some(dir.path())).is_err());
         assert!(Theme::load_from("../x", false, Some(dir.path())).is_err());

@@ -86,6 +86,10 @@ struct Builder<'p> {
     used: usize,
     /// Columns the current line's prefix takes; content starts after it.
     prefix_used: usize,
+    /// Spans of `runs` that are the prefix.
+    prefix_spans: usize,
+    /// The current line holds content (zero-width characters count).
+    content: bool,
 }
 
 impl<'p> Builder<'p> {
@@ -98,6 +102,8 @@ impl<'p> Builder<'p> {
             runs: Vec::new(),
             used: 0,
             prefix_used: 0,
+            prefix_spans: 0,
+            content: false,
         };
         b.start(true);
         b
@@ -113,15 +119,18 @@ impl<'p> Builder<'p> {
         // A prefix that leaves no room for text is dropped so every line makes progress.
         if w < self.width {
             self.runs.extend(prefix.iter().cloned());
+            self.prefix_spans = prefix.len();
             self.used = w;
         } else {
+            self.prefix_spans = 0;
             self.used = 0;
         }
         self.prefix_used = self.used;
+        self.content = false;
     }
 
     fn has_content(&self) -> bool {
-        self.used > self.prefix_used
+        self.content
     }
 
     fn room(&self) -> usize {
@@ -136,8 +145,16 @@ impl<'p> Builder<'p> {
 
     fn push_char(&mut self, c: char, style: Style) {
         let w = char_width(c);
-        if w > self.room() && self.has_content() {
+        // Break only after visible content; zero-width marks stay with the character they mark.
+        if w > self.room() && self.used > self.prefix_used {
             self.newline();
+        }
+        if w > self.room() && self.prefix_used > 0 {
+            // The prefix leaves no room for this (wide) character: drop it on this line.
+            self.runs.drain(..self.prefix_spans);
+            self.used -= self.prefix_used;
+            self.prefix_used = 0;
+            self.prefix_spans = 0;
         }
         let merge = self.has_content();
         match self.runs.last_mut() {
@@ -145,6 +162,7 @@ impl<'p> Builder<'p> {
             _ => self.runs.push(Span::styled(c.to_string(), style)),
         }
         self.used += w;
+        self.content = true;
     }
 
     fn push_str(&mut self, s: &str, style: Style) {
@@ -326,6 +344,13 @@ mod tests {
         assert_eq!(text(&out), ["日", "本"]);
         let out = wrap_text("", Style::new(), 0, &[], &[], WrapMode::Words);
         assert_eq!(out.len(), 1);
+        // A prefix that leaves too little room for a wide char gives way on that line (found by
+        // proptest), keeping a combining mark that came before it.
+        let p = [Span::raw("> ")];
+        let out = wrap_text("日", Style::new(), 3, &p, &p, WrapMode::Words);
+        assert_eq!(text(&out), ["日"]);
+        let out = wrap_text("\u{301}日", Style::new(), 3, &p, &p, WrapMode::Words);
+        assert_eq!(text(&out), ["\u{301}日"]);
     }
 
     #[test]
@@ -357,5 +382,34 @@ mod tests {
         assert_eq!(truncate("hello world", 6), "hello…");
         assert_eq!(truncate("hello", 0), "");
         assert_eq!(truncate("日本語", 4), "日…");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn wrapping_respects_width_and_keeps_text(
+            text in "[a-z 日é\u{301}]{0,80}",
+            width in 0usize..30,
+            chars_mode in proptest::bool::ANY,
+        ) {
+            let mode = if chars_mode { WrapMode::Chars } else { WrapMode::Words };
+            let p1 = [Span::raw("> ")];
+            let p2 = [Span::raw("  ")];
+            let out = wrap_text(&text, Style::new(), width, &p1, &p2, mode);
+            proptest::prop_assert!(!out.is_empty());
+            let w = width.max(1);
+            for l in &out {
+                // Only a lone double-width char may overflow a 1-column line.
+                proptest::prop_assert!(l.width() <= w || (w == 1 && l.width() == 2), "{:?}", l.to_string());
+            }
+            let strip = |s: &str| s.chars().filter(|c| *c != ' ').collect::<String>();
+            let joined: String = out
+                .iter()
+                .map(|l| {
+                    let s = l.to_string();
+                    s.strip_prefix("> ").or_else(|| s.strip_prefix("  ")).unwrap_or(&s).to_string()
+                })
+                .collect();
+            proptest::prop_assert_eq!(strip(&joined), strip(&text));
+        }
     }
 }
