@@ -446,23 +446,26 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         )));
     }
 
-    let model = cli.model.clone().or(file.model.clone()).unwrap_or_else(|| {
-        if demo {
-            "flower-demo".to_string()
-        } else {
-            match provider {
-                Some(ProviderKind::OpenAi) => env
-                    .get("OPENAI_MODEL")
-                    .unwrap_or(DEFAULT_OPENAI_MODEL)
-                    .to_string(),
+    // Model: flag > env > file > defaults.
+    let env_model = match provider {
+        Some(ProviderKind::OpenAi) => env.get("OPENAI_MODEL"),
+        _ => env.get("ANTHROPIC_MODEL"),
+    };
+    let model = if demo && cli.model.is_none() && file.model.is_none() {
+        "flower-demo".to_string()
+    } else {
+        cli.model
+            .clone()
+            .or(env_model.map(str::to_string))
+            .or(file.model.clone())
+            .unwrap_or_else(|| match provider {
+                Some(ProviderKind::OpenAi) => DEFAULT_OPENAI_MODEL.to_string(),
                 _ => env
-                    .get("ANTHROPIC_MODEL")
-                    .or(env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"))
+                    .get("ANTHROPIC_DEFAULT_OPUS_MODEL")
                     .unwrap_or(DEFAULT_ANTHROPIC_MODEL)
                     .to_string(),
-            }
-        }
-    });
+            })
+    };
     // Base URL: env beats file beats the provider's public endpoint.
     let (env_base, public) = match provider {
         Some(ProviderKind::OpenAi) => (env.get("OPENAI_BASE_URL"), "https://api.openai.com"),
@@ -608,6 +611,227 @@ impl LoadError {
                 }
             }
             LoadError::Config(e) => (format!("flower-tui: {e}"), 2),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)], dir: &Path) -> Env {
+        let mut m: BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        m.insert(
+            "XDG_DATA_HOME".into(),
+            dir.join("data").display().to_string(),
+        );
+        m.insert(
+            "XDG_CONFIG_HOME".into(),
+            dir.join("cfg").display().to_string(),
+        );
+        Env(m)
+    }
+
+    fn cli(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("flower-tui").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn flags_beat_env_beat_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = env(
+            &[
+                ("ANTHROPIC_API_KEY", "sk-ant-1"),
+                ("ANTHROPIC_MODEL", "claude-haiku-4-5"),
+            ],
+            dir.path(),
+        );
+        let file = FileConfig {
+            model: Some("from-file".into()),
+            window: Some(123_000),
+            base_url: Some("http://file".into()),
+            ..Default::default()
+        };
+        let ws = dir.path().display().to_string();
+        let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file.clone()).unwrap();
+        assert_eq!(c.model, "claude-haiku-4-5", "env beats file");
+        assert_eq!(c.window, 123_000);
+        assert_eq!(c.base_url, "http://file");
+        let no_env = env(&[("ANTHROPIC_API_KEY", "sk-ant-1")], dir.path());
+        let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &no_env, file.clone()).unwrap();
+        assert_eq!(c.model, "from-file", "the file when the env says nothing");
+        let e2 = env(
+            &[
+                ("ANTHROPIC_API_KEY", "sk-ant-1"),
+                ("ANTHROPIC_BASE_URL", "http://env"),
+            ],
+            dir.path(),
+        );
+        let c = resolve(
+            cli(&[
+                "-p",
+                "x",
+                "--workspace",
+                &ws,
+                "--model",
+                "flag-model",
+                "--window",
+                "200k",
+            ]),
+            &e2,
+            file,
+        )
+        .unwrap();
+        assert_eq!(c.model, "flag-model");
+        assert_eq!(c.window, 200_000);
+        assert_eq!(c.base_url, "http://env", "env beats file");
+        assert_eq!(c.thresholds().at, 150_000);
+    }
+
+    #[test]
+    fn window_from_the_model_name_and_learned_windows() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().display().to_string();
+        let e = env(
+            &[
+                ("ANTHROPIC_API_KEY", "k"),
+                ("ANTHROPIC_MODEL", "claude-haiku-4-5"),
+            ],
+            dir.path(),
+        );
+        let c = resolve(
+            cli(&["-p", "x", "--workspace", &ws]),
+            &e,
+            FileConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(c.window, 200_000);
+        let data = data_dir(&e);
+        record_learned_window(&data, "claude-haiku-4-5", 180_000).unwrap();
+        let c = resolve(
+            cli(&["-p", "x", "--workspace", &ws]),
+            &e,
+            FileConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(c.window, 180_000);
+        assert!(c.window_source.starts_with("learned"));
+        let c = resolve(
+            cli(&["-p", "x", "--workspace", &ws, "--window", "1m"]),
+            &e,
+            FileConfig::default(),
+        )
+        .unwrap();
+        assert_eq!(c.window, 1_000_000);
+    }
+
+    #[test]
+    fn no_key_means_demo_in_the_tui_and_an_error_headless() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().display().to_string();
+        let e = env(&[], dir.path());
+        let c = resolve(cli(&["--workspace", &ws]), &e, FileConfig::default()).unwrap();
+        assert!(c.demo);
+        assert_eq!((c.window, c.headroom), (DEMO_WINDOW, DEMO_HEADROOM));
+        let err = resolve(
+            cli(&["-p", "x", "--workspace", &ws]),
+            &e,
+            FileConfig::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.0.contains("ANTHROPIC_API_KEY") && err.0.contains("--demo"),
+            "{err}"
+        );
+        let c = resolve(
+            cli(&["-p", "x", "--demo", "--workspace", &ws]),
+            &e,
+            FileConfig::default(),
+        )
+        .unwrap();
+        assert!(c.demo && c.api_key.is_none());
+    }
+
+    #[test]
+    fn values_parse_and_mask() {
+        assert_eq!(parse_tokens("200k"), Ok(200_000));
+        assert_eq!(parse_tokens("1M"), Ok(1_000_000));
+        assert_eq!(parse_tokens("1_000"), Ok(1_000));
+        assert!(parse_tokens("-3").is_err());
+        assert_eq!(parse_review("off"), Ok(Review::Off));
+        assert_eq!(parse_review("15"), Ok(Review::Secs(15)));
+        assert!(parse_review("soon").is_err());
+        assert_eq!(mask_key(Some("sk-ant-secret")), "sk-a****");
+        assert_eq!(mask_key(None), "(none)");
+        let c = Config {
+            api_key: Some("sk-ant-secret".into()),
+            ..sample()
+        };
+        let report = c.verbose_report();
+        assert!(report.contains("sk-a****") && !report.contains("secret"));
+    }
+
+    #[test]
+    fn bad_file_values_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().display().to_string();
+        let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
+        let file = FileConfig {
+            review: Some(toml::Value::Boolean(true)),
+            ..Default::default()
+        };
+        let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+        assert!(err.0.contains("`review`"), "{err}");
+        let file = FileConfig {
+            provider: Some("gemini".into()),
+            ..Default::default()
+        };
+        let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+        assert!(
+            err.0.contains("`provider`") && err.0.contains("anthropic, openai"),
+            "{err}"
+        );
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "max_generations = \"many\"\n").unwrap();
+        let err = load_file(&path).unwrap_err();
+        assert!(err.0.contains("max_generations"), "{err}");
+    }
+
+    fn sample() -> Config {
+        Config {
+            prompt: None,
+            provider: Some(ProviderKind::Anthropic),
+            demo: false,
+            model: "m".into(),
+            base_url: "http://x".into(),
+            api_key: None,
+            window: 200_000,
+            window_source: "test",
+            headroom: 50_000,
+            handoff: true,
+            compaction: false,
+            max_generations: 8,
+            max_iterations: 200,
+            continue_last: false,
+            workspace: PathBuf::from("/w"),
+            run_dir: None,
+            data_dir: PathBuf::from("/d"),
+            workbench: true,
+            review: Some(15),
+            step: None,
+            yes: false,
+            output: OutputFormat::Json,
+            verbose: false,
+            handoff_after: None,
+            theme: "dark".into(),
+            no_color: false,
+            editor: None,
+            max_tokens: 1024,
+            bash_timeout_secs: 120,
+            retry_base_ms: 1000,
         }
     }
 }

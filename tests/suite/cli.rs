@@ -210,3 +210,57 @@ async fn continue_attaches_to_the_latest_successor() {
         "the successor's handoff briefing is in its history"
     );
 }
+
+#[tokio::test]
+async fn handoff_after_triggers_a_manual_handoff_headless() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    server.push(a::tool_use("t1", "list_dir", "{}", u(2_000)));
+    server.push(a::text("## Doing\nListing.\n## Next\nFinish.\n", u(2_500)));
+    server.push(a::text("finished in generation 2", u(1_500)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args([
+            "-p",
+            "list",
+            "--handoff-after",
+            "1",
+            "--step",
+            "manual",
+            "--output",
+            "json",
+        ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ev = lines(&out);
+    let writing = ev
+        .iter()
+        .find(|e| e["type"] == "handoff" && e["phase"] == "writing")
+        .unwrap();
+    assert_eq!(writing["manual"], true);
+    assert!(
+        ev.iter()
+            .any(|e| e["type"] == "handoff" && e["phase"] == "done" && e["generation"] == 2)
+    );
+    assert!(home.path().join(".flower/notes/handoff-manual.md").exists());
+    assert_eq!(ev.last().unwrap()["text"], "finished in generation 2");
+}
+
+#[tokio::test]
+async fn text_output_prints_only_the_answer() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    server.push(a::text("just the answer", u(1_000)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "q", "--output", "text"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "just the answer\n");
+}

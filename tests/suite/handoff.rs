@@ -523,3 +523,58 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     }
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn compaction_overflow_path_reduces_and_retries_once() {
+    let h = Harness::new().await;
+    let mut p = h.params(200_000, 50_000);
+    p.handoff = false;
+    p.compaction = true;
+    let mut r = start(p);
+    for i in 0..3 {
+        h.server.push(a::tool_use(
+            &format!("t{i}"),
+            "list_dir",
+            "{}",
+            u(20_000 + i * 10_000),
+        ));
+    }
+    h.server.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#.into(),
+    });
+    h.server.push(a::text(
+        "Summary: listed the directory three times.",
+        u(1_000),
+    ));
+    h.server.push(a::text("done after compaction", u(8_000)));
+    let ev = r.turn("list things").await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Compaction { trigger, .. } if trigger == "overflow"))
+    );
+    let reqs = h.server.requests();
+    assert_eq!(
+        reqs.len(),
+        6,
+        "3 tool turns, the overflow, the summary, one retry"
+    );
+    assert!(
+        reqs[4]["tools"].as_array().is_none_or(|t| t.is_empty()),
+        "the summariser gets no tools"
+    );
+    let retry = serde_json::to_string(&reqs[5]["messages"]).unwrap();
+    assert!(retry.contains("Summary: listed the directory three times."));
+    assert!(
+        retry.contains("reference"),
+        "framed as reference-only background"
+    );
+    assert!(
+        !reqs[5]["tools"].as_array().unwrap().is_empty(),
+        "tools remain usable"
+    );
+    assert_eq!(r.manifest().steps[0].compactions, 1);
+    r.shutdown().await;
+}

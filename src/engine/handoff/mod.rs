@@ -12,6 +12,9 @@ pub use store::{ReadBack, freeze, live_path, read_back, safe_step_name};
 use crate::engine::compact::{ContextStrategy, Pressure};
 use crate::engine::context::{DueInput, handoff_at, handoff_due};
 
+/// The name [`HandoffStrategy`] reports.
+pub const HANDOFF: &str = "handoff";
+
 /// Handoff as a [`ContextStrategy`]: due at the handoff line `max(10_000, window - headroom)`
 /// (SPEC §6.2), never during the writing turn, only once the session has an id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +27,7 @@ pub struct HandoffStrategy {
 
 impl ContextStrategy for HandoffStrategy {
     fn name(&self) -> &'static str {
-        "handoff"
+        HANDOFF
     }
 
     fn due(&self, p: &Pressure) -> bool {

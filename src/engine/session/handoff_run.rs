@@ -247,7 +247,12 @@ impl Engine {
             generation,
         }));
         // Show what the successor was given (it is already in its history and transcript).
-        let briefing = self.s.messages.first().map(Message::text).unwrap_or_default();
+        let briefing = self
+            .s
+            .messages
+            .first()
+            .map(Message::text)
+            .unwrap_or_default();
         self.emit(Event::UserMessage { text: briefing });
         self.emit_usage_estimate();
     }

@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use super::compact::{CompactionStrategy, ContextStrategy};
 use super::context::{self, Thresholds};
 use super::fsutil::{new_id, now_unix, rfc3339};
+use super::handoff::HandoffStrategy;
 use super::ledger::{
     Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
 };
@@ -121,6 +123,9 @@ pub(crate) struct Engine {
     /// Compactions so far (head protection only until the first).
     compactions: u32,
     always_allowed: HashSet<String>,
+    /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or both when
+    /// the config asks for both explicitly.
+    strategies: Vec<Box<dyn ContextStrategy + Send>>,
     spiller: Spiller,
     /// Main-thread responses across the run (for `handoff_after`).
     total_responses: u32,
@@ -135,6 +140,16 @@ impl Engine {
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Engine, String> {
         let thresholds = p.thresholds;
+        let mut strategies: Vec<Box<dyn ContextStrategy + Send>> = Vec::new();
+        if p.handoff {
+            strategies.push(Box::new(HandoffStrategy {
+                enabled: true,
+                headroom: thresholds.headroom,
+            }));
+        }
+        if p.compaction {
+            strategies.push(Box::new(CompactionStrategy));
+        }
         let (manifest, step, session) = match &p.resume {
             Some(r) => Self::resume_state(&p, r)?,
             None => {
@@ -176,6 +191,7 @@ impl Engine {
             overflow_retries: 0,
             compactions: 0,
             always_allowed: HashSet::new(),
+            strategies,
             spiller: Spiller::new(),
             total_responses: 0,
             manual_hook_fired: false,

@@ -4,7 +4,8 @@
 use super::handoff_run::{HandoffOutcome, Trigger};
 use super::request::Outcome;
 use super::{Engine, OVERFLOW_RETRY_CAP};
-use crate::engine::context::{self, DueInput};
+use crate::engine::compact::Pressure;
+use crate::engine::handoff::HANDOFF;
 use crate::engine::protocol::{Event, ExitReason, HandoffPhase};
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::replace::may_retry_overflow;
@@ -174,28 +175,32 @@ impl Engine {
                 HandoffOutcome::Unchanged => {}
             }
         }
-        let due = context::handoff_due(DueInput {
-            enabled: self.p.handoff,
-            writing_turn: false,
+        // The pressure path: the first strategy in force whose line is crossed acts.
+        let pressure = Pressure {
             ctx: self.ctx_estimate(),
-            at: self.thresholds.at,
+            window: self.thresholds.window,
+            writing_turn: false,
             has_session_id: !self.s.id.is_empty(),
-        });
-        if due {
-            match self.handoff(Trigger::Auto).await {
-                HandoffOutcome::Done => {}
+        };
+        let acting = self
+            .strategies
+            .iter()
+            .find(|s| s.due(&pressure))
+            .map(|s| s.name());
+        match acting {
+            Some(HANDOFF) => match self.handoff(Trigger::Auto).await {
+                HandoffOutcome::Done | HandoffOutcome::Unchanged => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
-                HandoffOutcome::Unchanged => {}
+            },
+            Some(_) => {
+                // Failure is loose on this path: logged, and the request goes on.
+                if let Err(msg) = self.compact("pressure").await {
+                    self.emit(Event::Warning {
+                        message: format!("compaction skipped: {msg}"),
+                    });
+                }
             }
-        } else if self.p.compaction
-            && crate::engine::compact::pressure_due(self.ctx_estimate(), self.thresholds.window)
-        {
-            // Pressure path: failure is loose (logged, and the request goes on).
-            if let Err(msg) = self.compact("pressure").await {
-                self.emit(Event::Warning {
-                    message: format!("compaction skipped: {msg}"),
-                });
-            }
+            None => {}
         }
         Flow::Go
     }
