@@ -39,6 +39,7 @@ fn params(
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
         data_dir: dir.join("data"),
         thresholds: Thresholds::new(window, headroom),
+        window_pinned: false,
         handoff: true,
         compaction: false,
         max_generations,

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Headless start-to-first-request latency and peak RSS of a one-turn run, against a loopback
-Anthropic-style SSE server. Usage: cargo build --release && python3 benches/startup.py [runs]"""
-import http.server, json, os, resource, statistics, subprocess, sys, tempfile, threading, time
+Anthropic-style SSE server. Usage: cargo build --release && python3 benches/startup.py [runs]
+(needs /usr/bin/time for the RSS figure: `apt-get install time`)."""
+import http.server, json, os, statistics, sys, tempfile, threading, time
 
 BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "flower-tui")
 first_request_at = []
@@ -39,11 +40,24 @@ def main():
     for _ in range(runs):
         first_request_at.clear()
         t0 = time.perf_counter()
-        p = subprocess.Popen([BIN, "-p", "hello", "--workspace", home], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
+        # posix_spawn (vfork-style), not fork: a forked child would start as a copy of this Python
+        # process, and its pages would count in ru_maxrss before the exec.
+        pid = os.posix_spawn(BIN, [BIN, "-p", "hello", "--workspace", home], env,
+                             file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                                           (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+        os.waitpid(pid, 0)
         lat.append((first_request_at[0] - t0) * 1000)
-        rss.append(ru.ru_maxrss / 1024)
+        # Peak RSS through /usr/bin/time: ru_maxrss of a child spawned from Python counts Python's
+        # own pages (the child shares or copies them until exec).
+        out = tempfile.mktemp()
+        pid = os.posix_spawn("/usr/bin/time", ["/usr/bin/time", "-o", out, "-f", "%M", BIN, "-p", "hello",
+                             "--workspace", home], env,
+                             file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                                           (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+        os.waitpid(pid, 0)
+        with open(out) as f:
+            rss.append(int(f.read().split()[-1]) / 1024)
+        os.unlink(out)
     print(f"start to first request: median {statistics.median(lat):.1f} ms (min {min(lat):.1f}, max {max(lat):.1f}, n={runs})")
     print(f"peak RSS of a one-turn headless run: median {statistics.median(rss):.1f} MB (max {max(rss):.1f})")
 

@@ -7,6 +7,7 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds};
+use crate::engine::secrets::{self, ApiKey};
 
 /// The demo model's window and headroom (SPEC §15).
 pub const DEMO_WINDOW: u64 = 40_000;
@@ -123,7 +124,7 @@ fn parse_tokens(s: &str) -> Result<u64, String> {
         _ => (t.as_str(), 1.0),
     };
     match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok((v * mult).round() as u64),
+        Ok(v) if v.is_finite() && (v * mult).round() >= 1.0 => Ok((v * mult).round() as u64),
         _ => Err(format!(
             "expected a positive token count like 200000 or 200k, got '{s}'"
         )),
@@ -217,7 +218,7 @@ pub struct Config {
     pub demo: bool,
     pub model: String,
     pub base_url: String,
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     pub window: u64,
     pub window_source: &'static str,
     pub headroom: u64,
@@ -275,7 +276,7 @@ impl Config {
             t.headroom,
             t.at,
             t.warn_at,
-            mask_key(self.api_key.as_deref()),
+            mask_key(self.api_key.as_ref().map(ApiKey::expose)),
             if self.handoff {
                 "on"
             } else {
@@ -290,10 +291,7 @@ impl Config {
 pub fn mask_key(key: Option<&str>) -> String {
     match key {
         None => "(none)".into(),
-        Some(k) => {
-            let head: String = k.chars().take(4).collect();
-            format!("{head}****")
-        }
+        Some(k) => secrets::mask(k),
     }
 }
 
@@ -533,7 +531,7 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         demo,
         model,
         base_url,
-        api_key: if demo { None } else { api_key },
+        api_key: if demo { None } else { api_key.map(ApiKey::new) },
         window,
         window_source,
         headroom: cli.headroom.or(file.headroom).unwrap_or(headroom_default),
@@ -761,13 +759,14 @@ mod tests {
         assert_eq!(parse_tokens("1M"), Ok(1_000_000));
         assert_eq!(parse_tokens("1_000"), Ok(1_000));
         assert!(parse_tokens("-3").is_err());
+        assert!(parse_tokens("0.4").is_err(), "rounds to zero");
         assert_eq!(parse_review("off"), Ok(Review::Off));
         assert_eq!(parse_review("15"), Ok(Review::Secs(15)));
         assert!(parse_review("soon").is_err());
         assert_eq!(mask_key(Some("sk-ant-secret")), "sk-a****");
         assert_eq!(mask_key(None), "(none)");
         let c = Config {
-            api_key: Some("sk-ant-secret".into()),
+            api_key: Some(ApiKey::new("sk-ant-secret")),
             ..sample()
         };
         let report = c.verbose_report();

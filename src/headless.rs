@@ -78,7 +78,10 @@ pub async fn run(mut config: Config) -> i32 {
                 },
                 is_error: !ok,
                 num_turns: turns,
-                cost_usd: cost,
+                // The ledger has every request's cost (writing turns and summaries too).
+                cost_usd: crate::engine::ledger::Manifest::load(&run_dir.join("manifest.json"))
+                    .map(|m| m.steps.iter().map(|st| st.cost_usd).sum())
+                    .unwrap_or(cost),
                 session_id: session_id.clone(),
             };
             if json {

@@ -26,8 +26,10 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
     }
     let key = config
         .api_key
-        .clone()
+        .as_ref()
+        .map(|k| k.expose().to_string())
         .ok_or_else(|| "no API key configured".to_string())?;
+    crate::engine::secrets::register(&key);
     match config.provider {
         Some(ProviderKind::OpenAi) => Ok(Arc::new(OpenAiProvider::new(OpenAiConfig {
             base_url: config.base_url.clone(),
@@ -61,9 +63,10 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         let base = config.data_dir.clone();
         let run = match &config.run_dir {
             Some(dir) => RunDir::open(dir),
-            None => RunDir::latest(&base).ok_or_else(|| {
+            None => RunDir::latest(&base, &config.workspace).ok_or_else(|| {
                 format!(
-                    "--continue: no earlier run under {}",
+                    "--continue: no earlier run for {} under {}",
+                    config.workspace.display(),
                     base.join("runs").display()
                 )
             })?,
@@ -83,6 +86,7 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         run_dir,
         data_dir: config.data_dir.clone(),
         thresholds: config.thresholds(),
+        window_pinned: config.window_source == "--window",
         handoff: config.handoff,
         compaction: config.compaction,
         max_generations: config.max_generations,

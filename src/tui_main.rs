@@ -47,7 +47,9 @@ pub async fn run(mut config: Config) -> i32 {
         banner,
     })
     .await;
+    // Let the engine finish its records (tool results, ledger) before the process exits.
     let _ = handle.ops.try_send(crate::engine::protocol::Op::Shutdown);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(3), handle.task).await;
     match result {
         Ok(()) => 0,
         Err(e) => {

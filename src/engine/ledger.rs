@@ -123,13 +123,23 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// `<data_dir>/runs/<run-id>`, or the given directory.
+    /// `<data_dir>/runs/<run-id>`, or the given directory (which must not hold a run already: its
+    /// ledger would be overwritten; `--continue` opens it instead).
     pub fn create(data_dir: &Path, explicit: Option<&Path>) -> io::Result<RunDir> {
         let run_id = new_id();
         let root = match explicit {
             Some(p) => p.to_path_buf(),
             None => data_dir.join("runs").join(&run_id),
         };
+        if root.join("manifest.json").exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} already holds a run (use --continue to go on with it, or another --run-dir)",
+                    root.display()
+                ),
+            ));
+        }
         fs::create_dir_all(root.join("sessions"))?;
         Ok(RunDir { root, run_id })
     }
@@ -156,8 +166,8 @@ impl RunDir {
             .join(format!("{session_id}.jsonl"))
     }
 
-    /// The most recently modified run under `<data_dir>/runs` that has a manifest.
-    pub fn latest(data_dir: &Path) -> Option<RunDir> {
+    /// The most recently modified run under `<data_dir>/runs` that has a manifest for `workspace`.
+    pub fn latest(data_dir: &Path, workspace: &Path) -> Option<RunDir> {
         let runs = fs::read_dir(data_dir.join("runs")).ok()?;
         let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
         for entry in runs.flatten() {
@@ -166,6 +176,12 @@ impl RunDir {
                 continue;
             };
             let Ok(mtime) = meta.modified() else { continue };
+            let same_workspace = Manifest::load(&manifest)
+                .map(|m| m.workspace == workspace)
+                .unwrap_or(false);
+            if !same_workspace {
+                continue;
+            }
             if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
                 best = Some((mtime, entry.path()));
             }
@@ -211,8 +227,9 @@ pub enum TranscriptLine {
 pub struct Transcript {
     path: PathBuf,
     file: Option<File>,
-    /// The first write error, reported once.
+    /// The first write error.
     pub error: Option<String>,
+    reported: bool,
 }
 
 impl Transcript {
@@ -227,11 +244,13 @@ impl Transcript {
                 path,
                 file: Some(f),
                 error: None,
+                reported: false,
             },
             Err(e) => Transcript {
                 error: Some(format!("cannot open transcript {}: {e}", path.display())),
                 path,
                 file: None,
+                reported: false,
             },
         };
         t.append(&TranscriptLine::Header(header.clone()));
@@ -240,18 +259,39 @@ impl Transcript {
 
     /// Reopen an existing transcript to append to it (`--continue`): no new header.
     pub fn open_append(path: PathBuf) -> Transcript {
+        // A crash may have left a torn last line: start on a fresh line so the next one survives.
+        let torn = fs::read(&path)
+            .map(|b| b.last().is_some_and(|c| *c != b'\n'))
+            .unwrap_or(false);
         match OpenOptions::new().append(true).open(&path) {
-            Ok(f) => Transcript {
-                path,
-                file: Some(f),
-                error: None,
-            },
+            Ok(mut f) => {
+                if torn {
+                    let _ = f.write_all(b"\n");
+                }
+                Transcript {
+                    path,
+                    file: Some(f),
+                    error: None,
+                    reported: false,
+                }
+            }
             Err(e) => Transcript {
                 error: Some(format!("cannot open transcript {}: {e}", path.display())),
                 path,
                 file: None,
+                reported: false,
             },
         }
+    }
+
+    /// The first write error, once: the engine shows it as a warning.
+    pub fn take_error(&mut self) -> Option<String> {
+        if self.reported {
+            return None;
+        }
+        let e = self.error.clone()?;
+        self.reported = true;
+        Some(e)
     }
 
     /// A transcript that records nothing (benchmarks).
@@ -260,6 +300,7 @@ impl Transcript {
             path: PathBuf::new(),
             file: None,
             error: None,
+            reported: false,
         }
     }
 
@@ -269,8 +310,8 @@ impl Transcript {
 
     pub fn append(&mut self, line: &TranscriptLine) {
         let Some(f) = self.file.as_mut() else { return };
-        let mut bytes = match serde_json::to_vec(line) {
-            Ok(b) => b,
+        let mut bytes = match serde_json::to_string(line) {
+            Ok(b) => super::secrets::redact(&b).into_owned().into_bytes(),
             Err(e) => {
                 self.error.get_or_insert_with(|| e.to_string());
                 return;
@@ -354,6 +395,14 @@ mod tests {
         let (h, msgs) = load_transcript(&path).unwrap();
         assert_eq!(h.session_id, "a");
         assert_eq!(msgs, vec![Message::user("hi"), Message::assistant("hello")]);
+        // Resuming after the crash: the next line is not glued to the torn one.
+        let mut t = Transcript::open_append(path.clone());
+        t.append(&TranscriptLine::Message {
+            message: Message::user("after"),
+        });
+        drop(t);
+        let (_, msgs) = load_transcript(&path).unwrap();
+        assert_eq!(msgs.last(), Some(&Message::user("after")));
     }
 
     #[test]
@@ -373,7 +422,15 @@ mod tests {
         m.steps[0].current_generation().cost_usd = 0.5;
         m.save(&run.manifest_path()).unwrap();
         assert_eq!(Manifest::load(&run.manifest_path()).unwrap(), m);
-        assert_eq!(RunDir::latest(dir.path()).unwrap().root, run.root);
+        assert!(RunDir::latest(dir.path(), Path::new("/elsewhere")).is_none());
+        m.workspace = PathBuf::from("/w");
+        m.save(&run.manifest_path()).unwrap();
+        assert_eq!(
+            RunDir::latest(dir.path(), Path::new("/w")).unwrap().root,
+            run.root
+        );
+        // A directory that holds a run is not silently reused.
+        assert!(RunDir::create(dir.path(), Some(&run.root)).is_err());
     }
 
     #[test]

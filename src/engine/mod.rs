@@ -10,6 +10,7 @@ pub mod pricing;
 pub mod protocol;
 pub mod provider;
 pub mod replace;
+pub mod secrets;
 pub mod session;
 pub mod tools;
 pub mod types;

@@ -7,6 +7,11 @@
 pub struct ReplaceGeneration(u64);
 
 impl ReplaceGeneration {
+    /// Continue a recorded count (`--continue`): the counter never restarts below what was persisted.
+    pub fn starting_at(n: u64) -> Self {
+        ReplaceGeneration(n)
+    }
+
     pub fn get(&self) -> u64 {
         self.0
     }

@@ -196,7 +196,12 @@ impl Shell {
                 Wake::Term(None) => Flow::Quit,
                 Wake::Term(Some(Err(e))) => return Err(e).context("reading the terminal"),
                 Wake::Term(Some(Ok(ev))) => match term_msg(ev) {
-                    Some(msg) => self.dispatch(msg, &mut term)?,
+                    Some(msg) => {
+                        let flow = self.dispatch(msg, &mut term)?;
+                        // The user's own input is drawn at once, not at the stream's next slot.
+                        self.frames.expedite_for_input(Instant::now());
+                        flow
+                    }
                     None => Flow::Continue,
                 },
                 Wake::Engine(None) => {

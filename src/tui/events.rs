@@ -330,7 +330,19 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 ),
             );
         }
-        Event::Notice { message } => notice(state, message),
+        Event::Notice { message } => {
+            // The engine and the UI may both announce the same thing (a manual handoff's success):
+            // one line is enough.
+            let repeat = state
+                .chat
+                .len()
+                .checked_sub(1)
+                .and_then(|i| state.chat.get(i))
+                .is_some_and(|c| matches!(c, Cell::Notice { message: m } if *m == message));
+            if !repeat {
+                notice(state, message);
+            }
+        }
         Event::Warning { message } => notice(state, format!("warning: {message}")),
         Event::Error { kind, message } => error(state, format!("{kind}: {message}")),
         Event::TurnEnd { reason } => {

@@ -10,6 +10,11 @@ use std::time::{Duration, Instant};
 /// The shortest interval between two frames: 60 fps.
 pub const MIN_FRAME_INTERVAL: Duration = Duration::from_micros(16_667);
 
+/// The shortest interval before a frame that answers the user's own input: a keystroke is drawn at
+/// once rather than waiting for the next 60 fps slot of a busy stream (input comes at human speed,
+/// so this does not raise the sustained frame rate).
+pub const MIN_INPUT_FRAME_INTERVAL: Duration = Duration::from_millis(4);
+
 /// Coalesces frame requests into a single deadline.
 #[derive(Debug, Default)]
 pub struct FrameRequester {
@@ -40,6 +45,17 @@ impl FrameRequester {
         });
     }
 
+    /// Bring a pending frame forward because it answers user input: due at once, or
+    /// [`MIN_INPUT_FRAME_INTERVAL`] after the last frame. Does nothing when no frame is pending.
+    pub fn expedite_for_input(&mut self, now: Instant) {
+        let Some(current) = self.deadline else { return };
+        let mut at = now;
+        if let Some(last) = self.last_frame {
+            at = at.max(last + MIN_INPUT_FRAME_INTERVAL);
+        }
+        self.deadline = Some(current.min(at));
+    }
+
     /// When the next frame is due, if one is pending.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
@@ -60,6 +76,25 @@ impl FrameRequester {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_frames_skip_the_60fps_slot_but_not_the_floor() {
+        let t0 = Instant::now();
+        let mut f = FrameRequester::new();
+        f.expedite_for_input(t0);
+        assert_eq!(f.deadline(), None, "nothing pending, nothing to expedite");
+        f.frame_drawn(t0);
+        f.schedule_frame(t0 + Duration::from_millis(1));
+        assert_eq!(f.deadline(), Some(t0 + MIN_FRAME_INTERVAL));
+        f.expedite_for_input(t0 + Duration::from_millis(1));
+        assert_eq!(f.deadline(), Some(t0 + MIN_INPUT_FRAME_INTERVAL));
+        f.expedite_for_input(t0 + Duration::from_millis(10));
+        assert_eq!(
+            f.deadline(),
+            Some(t0 + MIN_INPUT_FRAME_INTERVAL),
+            "an earlier deadline wins"
+        );
+    }
 
     #[test]
     fn idle_has_no_deadline() {

@@ -72,6 +72,15 @@ fn handoff_command_guard_and_focus() {
             message: "New session started with handoff context".into()
         }
     );
+    // The engine says the same: still one line.
+    update(
+        &mut s,
+        ev(Event::Notice {
+            message: "New session started with handoff context".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), n);
 }
 
 #[test]

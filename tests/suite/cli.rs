@@ -264,3 +264,64 @@ async fn text_output_prints_only_the_answer() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "just the answer\n");
 }
+
+#[tokio::test]
+async fn commands_never_see_the_api_key() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"env; echo done"}"#,
+        u(1_000),
+    ));
+    server.push(a::text("ok", u(1_100)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "show env", "--yes"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = serde_json::to_string(&server.requests()[1]).unwrap();
+    assert!(body.contains("done"), "the command ran: {body}");
+    assert!(!body.contains(KEY), "the key reached the model");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(KEY));
+}
+
+#[tokio::test]
+async fn continue_only_attaches_to_a_run_of_this_workspace() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let other = home.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    server.push(a::text("first", u(1_000)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "one"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "two", "--continue", "--workspace"])
+        .arg(&other);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("no earlier run for"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing was sent for the other workspace"
+    );
+}

@@ -414,3 +414,69 @@ async fn api_key_never_reaches_disk() {
         );
     }
 }
+
+#[tokio::test]
+async fn paths_outside_the_workspace_need_a_call_by_call_approval() {
+    let h = Harness::new().await;
+    let outside = h.dir.path().join("outside.txt");
+    let input =
+        serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
+    h.server
+        .push(a::tool_use("t1", "write_file", &input, u(1000)));
+    h.server.push(a::text("ok", u(1100)));
+    // --yes approves tool calls, not leaving the workspace.
+    let mut r = start(h.params(200_000, 50_000));
+    r.turn("write outside").await;
+    assert!(!outside.exists());
+    let res = tool_results(&h.server.requests()[1]);
+    assert_eq!(res[0]["is_error"], true);
+    assert!(
+        res[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("leave the workspace")
+    );
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn interactive_always_does_not_cover_an_outside_path() {
+    use flower_tui::engine::protocol::Approval;
+    let h = Harness::new().await;
+    let outside = h.dir.path().join("outside.txt");
+    let inside = serde_json::json!({"path": "in.txt", "content": "x"}).to_string();
+    let out_input =
+        serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
+    h.server
+        .push(a::tool_use("t1", "write_file", &inside, u(1000)));
+    h.server
+        .push(a::tool_use("t2", "write_file", &out_input, u(1100)));
+    h.server.push(a::text("ok", u(1200)));
+    let mut p = h.params(200_000, 50_000);
+    p.auto_approve = false;
+    p.interactive = true;
+    let mut r = start(p);
+    r.send(Op::UserTurn { text: "go".into() }).await;
+    r.until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    r.send(Op::Approval {
+        id: "t1".into(),
+        decision: Approval::Always,
+    })
+    .await;
+    // Still asked for the outside path, despite "always".
+    let ev = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    assert!(matches!(ev.last(), Some(Event::ApprovalRequest { id, .. }) if id == "t2"));
+    r.send(Op::Approval {
+        id: "t2".into(),
+        decision: Approval::Once,
+    })
+    .await;
+    let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    assert_eq!(turn_end(&ev), "completed");
+    assert!(h.workspace.join("in.txt").exists());
+    assert!(outside.exists(), "approved once, written");
+    r.shutdown().await;
+}

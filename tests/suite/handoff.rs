@@ -358,7 +358,10 @@ async fn the_breaker_stops_a_window_below_the_startup_floor() {
     let st = &r.manifest().steps[0];
     assert_eq!(st.handoffs.len(), 8);
     assert_eq!(st.generations, 9);
-    assert_eq!(st.attempts, 0);
+    assert_eq!(
+        st.attempts, 1,
+        "the 8 handoffs took no attempt; the breaker's stop is one failed try"
+    );
     // Archives: 7 earlier generations, none overwritten.
     let archive = h.workbench().join("notes/archive/handoff");
     assert_eq!(std::fs::read_dir(archive).unwrap().count(), 7);
@@ -576,5 +579,52 @@ async fn compaction_overflow_path_reduces_and_retries_once() {
         "tools remain usable"
     );
     assert_eq!(r.manifest().steps[0].compactions, 1);
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn esc_during_an_automatic_writing_turn_cancels_and_keeps_the_session() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(Reply::Stall {
+        prefix: crate::support::harness::text_prefix("## Doing"),
+    });
+    let mut r = start(h.params(40_000, 10_000));
+    r.send(Op::UserTurn {
+        text: "work".into(),
+    })
+    .await;
+    r.until(|e| {
+        matches!(
+            e,
+            Event::Handoff(HandoffPhase::Writing { manual: false, .. })
+        )
+    })
+    .await;
+    for _ in 0..500 {
+        if h.server.requests().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let sid = r.manifest().steps[0].session_id.clone();
+    r.send(Op::Abort).await;
+    let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    assert_eq!(turn_end(&ev), "interrupted");
+    assert!(
+        phases(&ev)
+            .iter()
+            .any(|p| matches!(p, HandoffPhase::Cancelled))
+    );
+    assert!(
+        !phases(&ev)
+            .iter()
+            .any(|p| matches!(p, HandoffPhase::Done { .. }))
+    );
+    let st = &r.manifest().steps[0];
+    assert_eq!(st.session_id, sid, "no successor");
+    assert!(st.handoffs.is_empty());
+    assert!(!h.workbench().join("notes/handoff-test-step.md").exists());
     r.shutdown().await;
 }

@@ -75,6 +75,7 @@ impl Harness {
             run_dir,
             data_dir: self.data.clone(),
             thresholds: Thresholds::new(window, headroom),
+            window_pinned: false,
             handoff: true,
             compaction: false,
             max_generations: 8,

@@ -59,7 +59,14 @@ impl Engine {
                 });
             }
             HandoffOutcome::Unchanged => {}
-            HandoffOutcome::Stopped(reason) => self.emit(Event::TurnEnd { reason }),
+            HandoffOutcome::Stopped(_) => {
+                // The breaker (its error is already shown) or quitting: the session is unchanged.
+                if !self.shutdown {
+                    self.emit(Event::Handoff(HandoffPhase::Failed {
+                        message: "the handoff breaker stopped it (see the error above)".into(),
+                    }));
+                }
+            }
         }
     }
 
@@ -78,19 +85,15 @@ impl Engine {
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
-        let (doc, reason, user_abort) = match &trigger {
-            Trigger::Overflow { reason } => (self.degraded_doc(reason), reason.clone(), false),
+        let (doc, reason) = match &trigger {
+            Trigger::Overflow { reason } => (self.degraded_doc(reason), reason.clone()),
             Trigger::Auto | Trigger::Manual { .. } => {
                 let focus = match &trigger {
                     Trigger::Manual { focus } => focus.clone(),
                     _ => None,
                 };
                 match self.writing_turn(ctx_at_cut, focus, manual).await {
-                    Ok(doc) => (
-                        doc,
-                        if manual { "manual" } else { "auto" }.to_string(),
-                        false,
-                    ),
+                    Ok(doc) => (doc, if manual { "manual" } else { "auto" }.to_string()),
                     Err(WriteFailure::Aborted) if manual => {
                         self.emit_logged(Event::Handoff(HandoffPhase::Cancelled));
                         return HandoffOutcome::Unchanged;
@@ -101,19 +104,25 @@ impl Engine {
                         }));
                         return HandoffOutcome::Unchanged;
                     }
+                    Err(WriteFailure::Aborted) => {
+                        // Esc aborts the handoff being generated: the session stays as it was
+                        // and the turn ends; the due check fires again on the next request.
+                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled));
+                        return HandoffOutcome::Stopped(ExitReason::Interrupted);
+                    }
                     Err(f) => {
                         let why = f.to_string();
-                        let aborted = matches!(f, WriteFailure::Aborted);
-                        (self.degraded_doc(&why), why, aborted)
+                        (self.degraded_doc(&why), why)
                     }
                 }
             }
         };
-        self.turn_over(doc, reason, ctx_at_cut).await;
         if self.shutdown {
+            // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
-        if user_abort {
+        self.turn_over(doc, reason, ctx_at_cut).await;
+        if self.shutdown {
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
         HandoffOutcome::Done
@@ -169,7 +178,7 @@ impl Engine {
         let resp = match self.stream(req, false).await {
             Outcome::Done(resp) => resp,
             Outcome::Aborted { .. } => return Err(WriteFailure::Aborted),
-            Outcome::Failed(e) => return Err(WriteFailure::Provider(e.to_string())),
+            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error.to_string())),
         };
         // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
         let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
@@ -193,7 +202,7 @@ impl Engine {
     /// Freeze, review, read back, start the successor, record it all.
     async fn turn_over(&mut self, doc: HandoffDoc, reason: String, ctx_at_cut: u64) {
         let degraded = doc.degraded();
-        let markdown = doc.to_markdown();
+        let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
         let step_name = self.step_rec().name.clone();
         let path = self.freeze(&step_name, &markdown);
         if degraded {
@@ -305,6 +314,12 @@ impl Engine {
                 if edited == doc {
                     return doc;
                 }
+                if edited.section_names().is_empty() {
+                    self.emit(Event::Warning {
+                        message: fallback("has no recognisable sections"),
+                    });
+                    return doc;
+                }
                 if !edited.complete() {
                     self.emit(Event::Warning {
                         message: format!(
@@ -337,7 +352,7 @@ impl Engine {
     }
 
     /// In-place compaction (SPEC §9). Ok(true) when the history was replaced.
-    pub(crate) async fn compact(&mut self, trigger: &str) -> Result<bool, String> {
+    pub(crate) async fn compact(&mut self, trigger: &str) -> Result<bool, CompactFailure> {
         let before = self.ctx_estimate();
         let total_chars: usize = self.s.messages.iter().map(Message::char_len).sum();
         // Scale per-message estimates so they add up to the reported ctx.
@@ -354,7 +369,7 @@ impl Engine {
             compact::KEEP_FRACTION,
             self.compactions == 0,
         ) else {
-            return Err("nothing to summarise".into());
+            return Err(CompactFailure::Failed("nothing to summarise".into()));
         };
         let req = ModelRequest {
             model: self.p.model.clone(),
@@ -368,12 +383,19 @@ impl Engine {
         };
         let resp = match self.stream(req, false).await {
             Outcome::Done(r) => r,
-            Outcome::Aborted { .. } => return Err("aborted".into()),
-            Outcome::Failed(e) => return Err(e.to_string()),
+            Outcome::Aborted { .. } => return Err(CompactFailure::Aborted),
+            Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.to_string())),
         };
-        let summary = compact::summary_message(&resp.text()).map_err(|e| e.to_string())?;
+        let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
+        let rec = self.step_rec();
+        rec.cost_usd += cost;
+        rec.current_generation().cost_usd += cost;
+        let summary = compact::summary_message(&resp.text())
+            .map_err(|e| CompactFailure::Failed(e.to_string()))?;
         if !compact::apply(&mut self.s.messages, &plan, summary) {
-            return Err("the history changed while it was summarised".into());
+            return Err(CompactFailure::Failed(
+                "the history changed while it was summarised".into(),
+            ));
         }
         self.s.transcript.append(&TranscriptLine::Replaced {
             messages: self.s.messages.clone(),
@@ -403,6 +425,14 @@ fn push_user(messages: &mut Vec<Message>, msg: Message) {
         }
         _ => messages.push(msg),
     }
+}
+
+/// Why a compaction did not replace the history.
+#[derive(Debug)]
+pub(crate) enum CompactFailure {
+    /// Esc or shutdown: the turn stops.
+    Aborted,
+    Failed(String),
 }
 
 /// Why the writing turn produced no document.

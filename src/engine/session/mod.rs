@@ -45,6 +45,8 @@ pub struct EngineParams {
     pub run_dir: RunDir,
     pub data_dir: PathBuf,
     pub thresholds: Thresholds,
+    /// The window came from `--window` (it beats a window learned from an overflow message).
+    pub window_pinned: bool,
     pub handoff: bool,
     pub compaction: bool,
     pub max_generations: u32,
@@ -151,7 +153,7 @@ impl Engine {
             strategies.push(Box::new(CompactionStrategy));
         }
         let (manifest, step, session) = match &p.resume {
-            Some(r) => Self::resume_state(&p, r)?,
+            Some(r) => Self::resume_state(r)?,
             None => {
                 let manifest = Manifest {
                     run_id: p.run_dir.run_id.clone(),
@@ -178,6 +180,13 @@ impl Engine {
                 responses: 0,
             },
         };
+        let (replace, compactions) = match manifest.steps.get(step) {
+            Some(rec) => (
+                ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
+                rec.compactions,
+            ),
+            None => (ReplaceGeneration::default(), 0),
+        };
         Ok(Engine {
             p,
             ops,
@@ -187,9 +196,9 @@ impl Engine {
             thresholds,
             manifest,
             step,
-            replace: ReplaceGeneration::default(),
+            replace,
             overflow_retries: 0,
-            compactions: 0,
+            compactions,
             always_allowed: HashSet::new(),
             strategies,
             spiller: Spiller::new(),
@@ -200,10 +209,7 @@ impl Engine {
     }
 
     /// `--continue`: the recorded latest successor of the last step, never a retired session.
-    fn resume_state(
-        p: &EngineParams,
-        r: &Resume,
-    ) -> Result<(Manifest, usize, Option<SessionState>), String> {
+    fn resume_state(r: &Resume) -> Result<(Manifest, usize, Option<SessionState>), String> {
         let manifest = Manifest::load(&r.run_dir.manifest_path())
             .map_err(|e| format!("--continue: cannot read the last run's manifest: {e}"))?;
         let Some(step) = manifest.steps.len().checked_sub(1) else {
@@ -213,8 +219,16 @@ impl Engine {
         let path = r.run_dir.transcript_path(&rec.session_id);
         let (header, messages) = load_transcript(&path)
             .map_err(|e| format!("--continue: cannot read session {}: {e}", rec.session_id))?;
-        let transcript = Transcript::open_append(path);
-        let _ = p;
+        let mut transcript = Transcript::open_append(path);
+        let mut messages = messages;
+        // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer
+        // them so the history is valid again, and record that in the transcript.
+        if repair_dangling_tool_uses(&mut messages).is_some() {
+            transcript.append(&TranscriptLine::Replaced {
+                messages: messages.clone(),
+            });
+        }
+        let appended_chars = messages.iter().map(Message::char_len).sum();
         Ok((
             manifest.clone(),
             step,
@@ -224,8 +238,10 @@ impl Engine {
                 generation: header.generation,
                 messages,
                 transcript,
-                ctx: rec.context,
-                appended_chars: 0,
+                // What the model will see is re-estimated from the history: the recorded ctx may be
+                // that of a retired session or of a history since compacted.
+                ctx: 0,
+                appended_chars,
                 near_fired: false,
                 responses: 0,
             }),
@@ -245,6 +261,16 @@ impl Engine {
                 .append(&TranscriptLine::Event { event: v });
         }
         self.emit(ev);
+        self.report_transcript_error();
+    }
+
+    /// A transcript that cannot be written (disk full, directory gone) is said once, not silently.
+    fn report_transcript_error(&mut self) {
+        if let Some(message) = self.s.transcript.take_error() {
+            self.emit(Event::Warning {
+                message: format!("{message}; the session goes on but is no longer recorded"),
+            });
+        }
     }
 
     fn step_rec(&mut self) -> &mut StepRecord {
@@ -315,7 +341,7 @@ impl Engine {
         for m in &first {
             transcript.append(&TranscriptLine::Message { message: m.clone() });
         }
-        if let Some(err) = transcript.error.clone() {
+        if let Some(err) = transcript.take_error() {
             self.emit(Event::Warning { message: err });
         }
         let appended: usize = first.iter().map(Message::char_len).sum();
@@ -332,8 +358,10 @@ impl Engine {
         };
         self.spiller = Spiller::new();
         let window = self.thresholds.window;
+        let estimate = self.ctx_estimate();
         let rec = self.step_rec();
         rec.session_id = id.clone();
+        rec.context = estimate;
         rec.generations = generation;
         rec.window = window;
         rec.current_generation().generation = generation;
@@ -365,6 +393,7 @@ impl Engine {
         self.s
             .transcript
             .append(&TranscriptLine::Message { message: msg });
+        self.report_transcript_error();
     }
 
     /// The one place the replace generation advances: after a replacement is persisted.
@@ -451,6 +480,64 @@ impl Engine {
     }
 }
 
+/// Give every `tool_use` without a `tool_result` in the next message an "not run" result.
+/// Returns Some when the history was changed.
+pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
+    use super::types::Block;
+    let mut fixed = 0;
+    let mut i = 0;
+    while i < messages.len() {
+        if messages[i].role == Role::Assistant {
+            let ids: Vec<String> = messages[i]
+                .tool_uses()
+                .map(|(id, _, _)| id.to_string())
+                .collect();
+            if !ids.is_empty() {
+                let answered: Vec<String> = match messages.get(i + 1) {
+                    Some(next) if next.role == Role::User => next
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let missing: Vec<Block> = ids
+                    .into_iter()
+                    .filter(|id| !answered.contains(id))
+                    .map(|id| Block::ToolResult {
+                        tool_use_id: id,
+                        content: "not run: the session ended before this call finished".into(),
+                        is_error: true,
+                    })
+                    .collect();
+                if !missing.is_empty() {
+                    fixed += missing.len();
+                    match messages.get_mut(i + 1) {
+                        Some(next) if next.role == Role::User => {
+                            // Tool results come first in a user message.
+                            let rest = std::mem::take(&mut next.content);
+                            next.content = missing;
+                            next.content.extend(rest);
+                        }
+                        _ => messages.insert(
+                            i + 1,
+                            Message {
+                                role: Role::User,
+                                content: missing,
+                            },
+                        ),
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    (fixed > 0).then_some(fixed)
+}
+
 /// A step name from a task: its first words, lower-case, `-` separated.
 pub fn step_name_from_task(task: &str) -> String {
     let mut out = String::new();
@@ -480,6 +567,28 @@ pub fn step_name_from_task(task: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dangling_tool_uses_get_results() {
+        use crate::engine::types::Block;
+        let call = |id: &str| Message {
+            role: Role::Assistant,
+            content: vec![Block::ToolUse {
+                id: id.into(),
+                name: "bash".into(),
+                input: serde_json::json!({}),
+            }],
+        };
+        let mut msgs = vec![Message::user("go"), call("a")];
+        assert_eq!(repair_dangling_tool_uses(&mut msgs), Some(1));
+        assert_eq!(msgs.len(), 3);
+        assert!(msgs[2].has_tool_result());
+        assert_eq!(repair_dangling_tool_uses(&mut msgs), None, "idempotent");
+        let mut msgs = vec![Message::user("go"), call("b"), Message::user("next")];
+        assert_eq!(repair_dangling_tool_uses(&mut msgs), Some(1));
+        assert!(matches!(msgs[2].content[0], Block::ToolResult { .. }));
+        assert_eq!(msgs[2].text(), "next");
+    }
 
     #[test]
     fn step_names() {

@@ -9,7 +9,11 @@ use crate::engine::types::{Delta, ModelRequest, ModelResponse, ToolChoice};
 /// How a request ended.
 pub(crate) enum Outcome {
     Done(ModelResponse),
-    Failed(ProviderError),
+    /// The request failed; `partial` is the text that had already streamed to the user.
+    Failed {
+        error: ProviderError,
+        partial: String,
+    },
     /// Esc (or shutdown): the request was dropped; `partial` is the text streamed so far.
     Aborted {
         partial: String,
@@ -77,7 +81,7 @@ impl Engine {
         };
         match result {
             Some(Ok(resp)) => Outcome::Done(resp),
-            Some(Err(e)) => Outcome::Failed(e),
+            Some(Err(error)) => Outcome::Failed { error, partial },
             None => Outcome::Aborted { partial },
         }
     }

@@ -50,7 +50,8 @@ impl Engine {
             });
             let out = match self.approve(&id, &name, &input).await {
                 Decision::Allow => {
-                    let outside = tools::needs_approval(&name, &input, &self.p.workspace);
+                    // Only reached for an outside path when the user approved that very call.
+                    let outside = tools::touches_outside(&name, &input, &self.p.workspace);
                     match self.execute(&name, &input, outside).await {
                         Some(out) => out,
                         None => {
@@ -116,8 +117,17 @@ impl Engine {
         if !tools::is_known(name) || !tools::needs_approval(name, input, &self.p.workspace) {
             return Decision::Allow;
         }
-        if self.p.auto_approve || self.always_allowed.contains(name) {
+        // A path outside the workspace is approved call by call: neither --yes nor "always"
+        // covers it (SPEC §14).
+        let outside = tools::touches_outside(name, input, &self.p.workspace);
+        if !outside && (self.p.auto_approve || self.always_allowed.contains(name)) {
             return Decision::Allow;
+        }
+        if outside && !self.p.interactive {
+            return Decision::Deny(format!(
+                "denied: `{name}` would leave the workspace ({}); only the user can approve that,                  call by call, and this headless run cannot ask.",
+                tools::summary(name, input)
+            ));
         }
         if !self.p.interactive {
             return Decision::Deny(format!(
@@ -136,7 +146,9 @@ impl Engine {
                     return match decision {
                         Approval::Once => Decision::Allow,
                         Approval::Always => {
-                            self.always_allowed.insert(name.to_string());
+                            if !outside {
+                                self.always_allowed.insert(name.to_string());
+                            }
                             Decision::Allow
                         }
                         Approval::Deny => Decision::Deny(format!(
@@ -180,7 +192,10 @@ impl Engine {
                 }
             }
         };
-        let out = result?;
+        let mut out = result?;
+        if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
+            out.content = clean;
+        }
         Some(self.spiller.apply(name, out, &ctx))
     }
 }

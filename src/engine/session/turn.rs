@@ -1,7 +1,7 @@
 //! One user turn: a loop of model requests and tool executions (SPEC §4), with the handoff and
 //! compaction checks before every request and the overflow path after a context-window error.
 
-use super::handoff_run::{HandoffOutcome, Trigger};
+use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
 use super::request::Outcome;
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::compact::Pressure;
@@ -33,9 +33,9 @@ impl Engine {
     }
 
     pub(crate) fn finish_turn(&mut self, reason: ExitReason) {
-        if let ExitReason::Error(kind) = &reason {
-            let msg = format!("turn ended: error:{kind}");
-            self.step_rec().errors.push(msg);
+        if matches!(reason, ExitReason::Error(_)) {
+            // A failed try (its error is already in `errors`); handoffs never count.
+            self.step_rec().attempts += 1;
         }
         self.step_rec().num_turns += 1;
         self.step_rec().current_generation().num_turns += 1;
@@ -64,13 +64,14 @@ impl Engine {
             let snapshot = self.replace.get();
             match self.stream(req, true).await {
                 Outcome::Done(resp) => {
-                    self.on_response(&resp);
                     let msg = resp.message();
                     let tool_uses = msg.has_tool_use();
                     let text = msg.text();
                     if !msg.content.is_empty() {
                         self.push_message(msg.clone());
                     }
+                    // After the push: the response's ctx already counts its own output.
+                    self.on_response(&resp);
                     self.emit_logged(Event::AssistantDone {
                         text,
                         interrupted: false,
@@ -86,14 +87,16 @@ impl Engine {
                     self.keep_partial(partial);
                     return ExitReason::Interrupted;
                 }
-                Outcome::Failed(e) => {
-                    if e.kind == ErrorKind::ContextWindowExceeded {
-                        match self.on_overflow(&e, snapshot).await {
+                Outcome::Failed { error, partial } => {
+                    if error.kind == ErrorKind::ContextWindowExceeded && partial.is_empty() {
+                        match self.on_overflow(&error, snapshot).await {
                             Flow::Go => continue,
                             Flow::Stop(r) => return r,
                         }
                     }
-                    return self.fail(&e);
+                    // Text the user already saw stays in the history, marked as cut off.
+                    self.keep_cut_off(partial, &error);
+                    return self.fail(&error);
                 }
             }
         }
@@ -119,6 +122,22 @@ impl Engine {
                 content: vec![Block::text(text)],
             });
         }
+        self.emit_logged(Event::AssistantDone {
+            text: partial,
+            interrupted: true,
+        });
+    }
+
+    /// Keep the text a failed stream had already shown, marked as cut off by the error.
+    fn keep_cut_off(&mut self, partial: String, e: &ProviderError) {
+        if partial.trim().is_empty() {
+            return;
+        }
+        let text = format!(
+            "{partial}\n\n[the response was cut off: {}]",
+            e.kind.as_str()
+        );
+        self.push_message(Message::assistant(text));
         self.emit_logged(Event::AssistantDone {
             text: partial,
             interrupted: true,
@@ -192,14 +211,14 @@ impl Engine {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
             },
-            Some(_) => {
+            Some(_) => match self.compact("pressure").await {
+                Ok(_) => {}
+                Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
                 // Failure is loose on this path: logged, and the request goes on.
-                if let Err(msg) = self.compact("pressure").await {
-                    self.emit(Event::Warning {
-                        message: format!("compaction skipped: {msg}"),
-                    });
-                }
-            }
+                Err(CompactFailure::Failed(msg)) => self.emit(Event::Warning {
+                    message: format!("compaction skipped: {msg}"),
+                }),
+            },
             None => {}
         }
         Flow::Go
@@ -223,12 +242,14 @@ impl Engine {
             {
                 return Flow::Stop(r);
             }
-        } else if self.p.compaction
-            && let Err(msg) = self.compact("overflow").await
-        {
-            self.emit(Event::Warning {
-                message: format!("compaction failed: {msg}"),
-            });
+        } else if self.p.compaction {
+            match self.compact("overflow").await {
+                Ok(_) => {}
+                Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
+                Err(CompactFailure::Failed(msg)) => self.emit(Event::Warning {
+                    message: format!("compaction failed: {msg}"),
+                }),
+            }
         }
         if may_retry_overflow(
             snapshot,
@@ -246,6 +267,17 @@ impl Engine {
     /// A window stated by an overflow message becomes the model's window from now on (SPEC §3).
     fn learn_window(&mut self, limit: u64) {
         if limit == self.thresholds.window || limit < 1_000 {
+            return;
+        }
+        if self.p.window_pinned {
+            // `--window` beats a learned window (SPEC §5): record it for later runs only.
+            let _ = crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit);
+            self.emit(Event::Warning {
+                message: format!(
+                    "the provider says {} holds {limit} tokens, but --window {} is in force",
+                    self.p.model, self.thresholds.window
+                ),
+            });
             return;
         }
         if let Err(err) =
@@ -282,12 +314,12 @@ impl Engine {
         let req = self.build_request(ToolChoice::None);
         match self.stream(req, true).await {
             Outcome::Done(resp) => {
-                self.on_response(&resp);
                 // A tool call emitted anyway is dropped: only the text is kept.
                 let text = resp.text();
                 if !text.is_empty() {
                     self.push_message(Message::assistant(text.clone()));
                 }
+                self.on_response(&resp);
                 self.emit_logged(Event::AssistantDone {
                     text,
                     interrupted: false,
@@ -297,8 +329,9 @@ impl Engine {
                 self.keep_partial(partial);
                 return ExitReason::Interrupted;
             }
-            Outcome::Failed(e) => {
-                self.fail(&e);
+            Outcome::Failed { error, partial } => {
+                self.keep_cut_off(partial, &error);
+                self.fail(&error);
             }
         }
         ExitReason::MaxIterations { n, max }

@@ -125,22 +125,26 @@ pub fn is_known(name: &str) -> bool {
     TOOL_NAMES.contains(&name)
 }
 
+/// Whether the call's `path` argument resolves outside the workspace (the spill folder excepted for
+/// `read_file`). Such a call needs the user's approval of that path every time.
+pub fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
+    match input.get("path").and_then(Value::as_str) {
+        Some(raw) if !raw.trim().is_empty() => {
+            let resolved = paths::resolve(workspace, raw);
+            let inside = paths::is_within(&paths::canonical_or_self(workspace), &resolved);
+            let spill = name == "read_file" && paths::in_default_spill_dir(&resolved);
+            !inside && !spill
+        }
+        _ => false,
+    }
+}
+
 /// Whether this call must be approved by the user: `bash`, `write_file` and `edit_file` always; any
 /// other tool whose path argument resolves outside the workspace.
 pub fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
     match name {
         "bash" | "write_file" | "edit_file" => true,
-        "read_file" | "grep" | "glob" | "list_dir" => {
-            match input.get("path").and_then(Value::as_str) {
-                Some(raw) if !raw.trim().is_empty() => {
-                    let resolved = paths::resolve(workspace, raw);
-                    let inside = paths::is_within(&paths::canonical_or_self(workspace), &resolved);
-                    let spill = name == "read_file" && paths::in_default_spill_dir(&resolved);
-                    !inside && !spill
-                }
-                _ => false,
-            }
-        }
+        "read_file" | "grep" | "glob" | "list_dir" => touches_outside(name, input, workspace),
         _ => false,
     }
 }
