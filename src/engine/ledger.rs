@@ -239,20 +239,7 @@ impl Transcript {
             .map(fs::create_dir_all)
             .unwrap_or(Ok(()))
             .and_then(|_| OpenOptions::new().create(true).append(true).open(&path));
-        let mut t = match opened {
-            Ok(f) => Transcript {
-                path,
-                file: Some(f),
-                error: None,
-                reported: false,
-            },
-            Err(e) => Transcript {
-                error: Some(format!("cannot open transcript {}: {e}", path.display())),
-                path,
-                file: None,
-                reported: false,
-            },
-        };
+        let mut t = Transcript::from_opened(path, opened);
         t.append(&TranscriptLine::Header(header.clone()));
         t
     }
@@ -263,18 +250,26 @@ impl Transcript {
         let torn = fs::read(&path)
             .map(|b| b.last().is_some_and(|c| *c != b'\n'))
             .unwrap_or(false);
-        match OpenOptions::new().append(true).open(&path) {
-            Ok(mut f) => {
+        let opened = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| {
                 if torn {
-                    let _ = f.write_all(b"\n");
+                    f.write_all(b"\n")?;
                 }
-                Transcript {
-                    path,
-                    file: Some(f),
-                    error: None,
-                    reported: false,
-                }
-            }
+                Ok(f)
+            });
+        Transcript::from_opened(path, opened)
+    }
+
+    fn from_opened(path: PathBuf, opened: io::Result<File>) -> Transcript {
+        match opened {
+            Ok(f) => Transcript {
+                path,
+                file: Some(f),
+                error: None,
+                reported: false,
+            },
             Err(e) => Transcript {
                 error: Some(format!("cannot open transcript {}: {e}", path.display())),
                 path,

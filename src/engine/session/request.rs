@@ -21,6 +21,25 @@ pub(crate) enum Outcome {
 }
 
 impl Engine {
+    /// Run `fut` while listening for ops: `Abort` drops it (None), as does shutdown (which is
+    /// remembered); any other op waits in `pending` for the engine's loop.
+    pub(crate) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                out = &mut fut => return Some(out),
+                op = self.ops.recv() => match op {
+                    Some(Op::Abort) => return None,
+                    Some(Op::Shutdown) | None => {
+                        self.shutdown = true;
+                        return None;
+                    }
+                    Some(other) => self.pending.push_back(other),
+                },
+            }
+        }
+    }
+
     /// Build a request on the current session's history.
     pub(crate) fn build_request(&self, tool_choice: ToolChoice) -> ModelRequest {
         ModelRequest {
@@ -62,23 +81,15 @@ impl Engine {
                 delay_ms: n.delay.as_millis() as u64,
             });
         };
-        let result = {
-            let fut = stream_with_retry(&*provider, &req, &mut sink, &policy, &mut on_retry);
-            tokio::pin!(fut);
-            loop {
-                tokio::select! {
-                    r = &mut fut => break Some(r),
-                    op = self.ops.recv() => match op {
-                        Some(Op::Abort) => break None,
-                        Some(Op::Shutdown) | None => {
-                            self.shutdown = true;
-                            break None;
-                        }
-                        Some(other) => self.pending.push_back(other),
-                    },
-                }
-            }
-        };
+        let result = self
+            .abortable(stream_with_retry(
+                &*provider,
+                &req,
+                &mut sink,
+                &policy,
+                &mut on_retry,
+            ))
+            .await;
         match result {
             Some(Ok(resp)) => Outcome::Done(resp),
             Some(Err(error)) => Outcome::Failed { error, partial },

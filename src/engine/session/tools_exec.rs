@@ -175,24 +175,7 @@ impl Engine {
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let result = {
-            let fut = tools::run(name, input, &ctx);
-            tokio::pin!(fut);
-            loop {
-                tokio::select! {
-                    out = &mut fut => break Some(out),
-                    op = self.ops.recv() => match op {
-                        Some(Op::Abort) => break None,
-                        Some(Op::Shutdown) | None => {
-                            self.shutdown = true;
-                            break None;
-                        }
-                        Some(other) => self.pending.push_back(other),
-                    },
-                }
-            }
-        };
-        let mut out = result?;
+        let mut out = self.abortable(tools::run(name, input, &ctx)).await?;
         if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
             out.content = clean;
         }
