@@ -67,7 +67,10 @@ fn normalize(text: &str) -> String {
 
 fn textarea_for(text: &str) -> TextArea<'static> {
     let body = text.strip_suffix('\n').unwrap_or(text);
-    TextArea::from(body.split('\n').map(str::to_string))
+    let mut area = TextArea::from(body.split('\n').map(str::to_string));
+    // The document is prose: long lines wrap at words instead of running off the right edge.
+    area.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+    area
 }
 
 impl SideEditor {
