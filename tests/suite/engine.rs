@@ -480,3 +480,51 @@ async fn interactive_always_does_not_cover_an_outside_path() {
     assert!(outside.exists(), "approved once, written");
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn continuing_in_the_tui_replays_the_conversation() {
+    use flower_tui::engine::ledger::RunDir;
+    use flower_tui::engine::session::Resume;
+    let h = Harness::new().await;
+    h.server.push(a::tool_use("t1", "list_dir", "{}", u(1000)));
+    h.server.push(a::text("Listed it.", u(1100)));
+    let mut r = start(h.params(200_000, 50_000));
+    r.turn("list the files").await;
+    let root = r.run_root.clone();
+    r.shutdown().await;
+
+    let mut p = h.params(200_000, 50_000);
+    p.run_dir = RunDir::open(&root);
+    p.resume = Some(Resume {
+        run_dir: RunDir::open(&root),
+    });
+    p.interactive = true;
+    let mut r = start(p);
+    let ev = r
+        .until(
+            |e| matches!(e, Event::Notice { message } if message.starts_with("continuing session")),
+        )
+        .await;
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::UserMessage { text } if text == "list the files"))
+    );
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::AssistantDone { text, .. } if text == "Listed it."))
+    );
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("list_dir")))
+    );
+    h.server.push(a::text("still here", u(1300)));
+    let ev = r.turn("and now?").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let body = h.server.requests().last().unwrap().clone();
+    assert_eq!(
+        body["messages"].as_array().unwrap().len(),
+        5,
+        "the old history plus the new message"
+    );
+    r.shutdown().await;
+}

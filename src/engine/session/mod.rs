@@ -423,6 +423,10 @@ impl Engine {
                 warn_at: self.thresholds.warn_at,
                 demo: self.p.demo,
             });
+            if self.p.interactive {
+                self.replay_history();
+            }
+            let s = &self.s;
             self.emit(Event::Notice {
                 message: format!(
                     "continuing session {} (generation {}, {} messages)",
@@ -471,6 +475,43 @@ impl Engine {
             }
         }
         self.save_manifest_if_any();
+    }
+
+    /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
+    fn replay_history(&self) {
+        use super::types::Block;
+        for m in &self.s.messages {
+            match m.role {
+                Role::User => {
+                    let text = m.text();
+                    if !text.trim().is_empty() {
+                        self.emit(Event::UserMessage { text });
+                    }
+                }
+                Role::Assistant => {
+                    let text = m.text();
+                    if !text.trim().is_empty() {
+                        self.emit(Event::AssistantDone {
+                            text,
+                            interrupted: false,
+                        });
+                    }
+                    let tools: Vec<&str> = m
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::ToolUse { name, .. } => Some(name.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    if !tools.is_empty() {
+                        self.emit(Event::Notice {
+                            message: format!("(earlier tool calls: {})", tools.join(", ")),
+                        });
+                    }
+                }
+            }
+        }
     }
 
     fn save_manifest_if_any(&mut self) {
