@@ -53,11 +53,8 @@ impl Engine {
             return;
         }
         match self.handoff(Trigger::Manual { focus }).await {
-            HandoffOutcome::Done => {
-                self.emit(Event::Notice {
-                    message: "New session started with handoff context".into(),
-                });
-            }
+            // The front end says "New session started with handoff context" on `Done`.
+            HandoffOutcome::Done => {}
             HandoffOutcome::Unchanged => {}
             HandoffOutcome::Stopped(_) => {
                 // The breaker (its error is already shown) or quitting: the session is unchanged.
