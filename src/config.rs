@@ -431,9 +431,14 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         Some(ProviderKind::OpenAi) => env.get("OPENAI_API_KEY").map(str::to_string),
         None => None,
     };
+    // A local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) needs no key: the
+    // provider chosen explicitly with a base URL of its own is configured enough.
+    let keyless_local = explicit == Some(ProviderKind::OpenAi)
+        && (env.get("OPENAI_BASE_URL").is_some() || file.base_url.is_some());
     // No provider configured: the TUI falls back to the demo; headless must ask for --demo.
-    let demo = demo_flag || (api_key.is_none() && cli.prompt.is_none());
-    if !demo && api_key.is_none() {
+    let configured = api_key.is_some() || keyless_local;
+    let demo = demo_flag || (!configured && cli.prompt.is_none());
+    if !demo && !configured {
         let which = match provider {
             Some(ProviderKind::OpenAi) => "OPENAI_API_KEY",
             Some(ProviderKind::Anthropic) => "ANTHROPIC_API_KEY",
@@ -751,6 +756,42 @@ mod tests {
         )
         .unwrap();
         assert!(c.demo && c.api_key.is_none());
+    }
+
+    #[test]
+    fn a_local_openai_compatible_server_needs_no_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().display().to_string();
+        let e = env(
+            &[("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")],
+            dir.path(),
+        );
+        let c = resolve(
+            cli(&[
+                "-p",
+                "x",
+                "--provider",
+                "openai",
+                "--model",
+                "llama3",
+                "--workspace",
+                &ws,
+            ]),
+            &e,
+            FileConfig::default(),
+        )
+        .unwrap();
+        assert!(!c.demo && c.api_key.is_none());
+        assert_eq!(c.base_url, "http://127.0.0.1:11434/v1");
+        // Without a base URL of its own it is api.openai.com, which needs the key.
+        let e = env(&[], dir.path());
+        let err = resolve(
+            cli(&["-p", "x", "--provider", "openai", "--workspace", &ws]),
+            &e,
+            FileConfig::default(),
+        )
+        .unwrap_err();
+        assert!(err.0.contains("OPENAI_API_KEY"), "{err}");
     }
 
     #[test]

@@ -24,11 +24,12 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
     if config.demo {
         return Ok(Arc::new(DemoProvider::new()));
     }
-    let key = config
-        .api_key
-        .as_ref()
-        .map(|k| k.expose().to_string())
-        .ok_or_else(|| "no API key configured".to_string())?;
+    let key = match (&config.api_key, config.provider) {
+        (Some(k), _) => k.expose().to_string(),
+        // A local OpenAI-compatible server: no Authorization header.
+        (None, Some(ProviderKind::OpenAi)) => String::new(),
+        (None, _) => return Err("no API key configured".to_string()),
+    };
     crate::engine::secrets::register(&key);
     match config.provider {
         Some(ProviderKind::OpenAi) => Ok(Arc::new(OpenAiProvider::new(OpenAiConfig {

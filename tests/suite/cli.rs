@@ -325,3 +325,38 @@ async fn continue_only_attaches_to_a_run_of_this_workspace() {
         "nothing was sent for the other workspace"
     );
 }
+
+#[tokio::test]
+async fn a_local_openai_compatible_server_runs_without_a_key() {
+    use crate::support::fake::openai as o;
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    server.push(o::text("hello from a local model", u(500)));
+    let mut c = bin(home.path());
+    c.env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
+        .args([
+            "-p",
+            "hi",
+            "--provider",
+            "openai",
+            "--model",
+            "llama3.1",
+            "--output",
+            "text",
+        ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "hello from a local model\n"
+    );
+    assert_eq!(server.request_paths(), ["/v1/chat/completions"]);
+    let headers = &server.request_headers()[0];
+    assert!(
+        !headers.iter().any(|(k, _)| k == "authorization"),
+        "{headers:?}"
+    );
+    assert_eq!(server.requests()[0]["model"], "llama3.1");
+}
