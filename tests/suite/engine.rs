@@ -528,3 +528,34 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     );
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_budget_summary_survives_an_overflow() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t0", "list_dir", "{}", u(20_000)));
+    h.server.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
+    });
+    h.server.push(a::text(
+        "Summary: listed once; nothing else done.",
+        u(3_000),
+    ));
+    let mut p = h.params(1_000_000, 50_000);
+    p.max_iterations = 1;
+    let mut r = start(p);
+    let ev = r.turn("loop").await;
+    assert_eq!(turn_end(&ev), "max_iterations_reached(1/1)", "{ev:#?}");
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 3);
+    let last = &reqs[2];
+    assert_eq!(last["tool_choice"]["type"], "none");
+    let text = serde_json::to_string(&last["messages"]).unwrap();
+    assert!(
+        text.contains("[DEGRADED") && text.contains("iteration budget"),
+        "{text}"
+    );
+    r.shutdown().await;
+}

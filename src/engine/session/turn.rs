@@ -307,33 +307,61 @@ impl Engine {
 
     /// The iteration budget is spent: one last request with tool use off asks for a summary.
     async fn final_summary(&mut self, n: u32, max: u32) -> ExitReason {
-        self.push_message(Message::user(format!(
+        let ask = format!(
             "You have used the iteration budget of this turn ({n}/{max}). Do not call tools. \
              Summarise where the work stands: what is done, what is left, and what you would do next."
-        )));
-        let req = self.build_request(ToolChoice::None);
-        match self.stream(req, true).await {
-            Outcome::Done(resp) => {
-                // A tool call emitted anyway is dropped: only the text is kept.
-                let text = resp.text();
-                if !text.is_empty() {
-                    self.push_message(Message::assistant(text.clone()));
+        );
+        // The same checks as every main-thread request (SPEC §6.2): a handoff may come first, and
+        // then the successor answers the question.
+        if let Flow::Stop(r) = self.before_request().await {
+            return r;
+        }
+        self.push_message(Message::user(ask.clone()));
+        loop {
+            let snapshot = self.replace.get();
+            let req = self.build_request(ToolChoice::None);
+            match self.stream(req, true).await {
+                Outcome::Done(resp) => {
+                    // A tool call emitted anyway is dropped: only the text is kept.
+                    let text = resp.text();
+                    if !text.is_empty() {
+                        self.push_message(Message::assistant(text.clone()));
+                    }
+                    self.on_response(&resp);
+                    self.emit_logged(Event::AssistantDone {
+                        text,
+                        interrupted: false,
+                    });
+                    return ExitReason::MaxIterations { n, max };
                 }
-                self.on_response(&resp);
-                self.emit_logged(Event::AssistantDone {
-                    text,
-                    interrupted: false,
-                });
-            }
-            Outcome::Aborted { partial } => {
-                self.keep_partial(partial);
-                return ExitReason::Interrupted;
-            }
-            Outcome::Failed { error, partial } => {
-                self.keep_cut_off(partial, &error);
-                self.fail(&error);
+                Outcome::Aborted { partial } => {
+                    self.keep_partial(partial);
+                    return ExitReason::Interrupted;
+                }
+                Outcome::Failed { error, partial } => {
+                    if error.kind == ErrorKind::ContextWindowExceeded && partial.is_empty() {
+                        match self.on_overflow(&error, snapshot).await {
+                            Flow::Go => {
+                                // A successor gets the question after its briefing; a compacted
+                                // history kept it as its last user message.
+                                let asked = self
+                                    .s
+                                    .messages
+                                    .last()
+                                    .is_some_and(|m| m.text().contains(&ask));
+                                if !asked {
+                                    self.push_message(Message::user(ask.clone()));
+                                }
+                                continue;
+                            }
+                            Flow::Stop(r) => return r,
+                        }
+                    }
+                    self.keep_cut_off(partial, &error);
+                    self.fail(&error);
+                    return ExitReason::MaxIterations { n, max };
+                }
             }
         }
-        ExitReason::MaxIterations { n, max }
     }
 }
