@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::engine::context::{Thresholds, fmt_tokens, fmt_window};
+use crate::engine::context::Thresholds;
 use crate::engine::protocol::Op;
 
 use super::events::finish_streaming;
@@ -99,18 +99,9 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         }
         SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
             Ok(window) => {
-                let t = Thresholds::new(window, state.thresholds.headroom);
-                state.set_thresholds(t);
+                state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
+                // The engine confirms the new window with its own notice: one line is enough.
                 fx.push(Effect::SendOp(Op::SetWindow { window }));
-                notice(
-                    state,
-                    format!(
-                        "Context window set to {} (warning at {}, handoff at {})",
-                        fmt_window(window),
-                        fmt_tokens(t.warn_at),
-                        fmt_tokens(t.at)
-                    ),
-                );
             }
             Err(e) => error(state, e),
         },

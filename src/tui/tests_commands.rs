@@ -94,8 +94,14 @@ fn window_command_validates() {
         matches!(last_cell(&s), Cell::Error { message } if message.contains("`abc` is not a number"))
     );
     type_text(&mut s, "/window 40K", t0);
+    let cells = s.chat.len();
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert_eq!(ops(&fx), [Op::SetWindow { window: 40_000 }]);
+    assert_eq!(
+        s.chat.len(),
+        cells,
+        "the engine's notice confirms the window; the UI adds none of its own"
+    );
     assert_eq!(
         (s.gauge.window, s.gauge.at, s.gauge.warn_at),
         (40_000, 10_000, 1_000)
