@@ -39,18 +39,32 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     if parsed == Parsed::Message && state.link == EngineLink::Closed {
         return error(state, "The engine is not running; /quit to leave");
     }
-    state.history.push(&raw);
+    // The chips go with the history entry, so a recalled message sends what was pasted.
+    let pastes = std::mem::take(&mut state.pastes);
     state.input = new_input();
     state.popup = Popup::Auto { selected: 0 };
     match parsed {
-        Parsed::Message => send_message(state, raw, now, fx),
-        Parsed::Command { cmd, arg } => run_command(state, cmd, arg, fx),
+        Parsed::Message => {
+            let text = pastes.expand(&raw);
+            state.history.push(&raw, pastes);
+            send_message(state, raw, text, now, fx);
+        }
+        Parsed::Command { cmd, arg } => {
+            state.history.push(&raw, pastes);
+            run_command(state, cmd, arg, fx);
+        }
         Parsed::Unknown(_) => {}
     }
 }
 
-fn send_message(state: &mut AppState, raw: String, now: Instant, fx: &mut Vec<Effect>) {
-    let text = state.pastes.expand(&raw);
+/// Send `text` (the input with its chips expanded); the chat shows `raw`, chips and all.
+fn send_message(
+    state: &mut AppState,
+    raw: String,
+    text: String,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) {
     push_user(state, raw);
     // Remember what the engine may echo; if it never echoes, keep only the last few.
     state.pending_echo.push_back(Fingerprint::of(&text));

@@ -1,48 +1,74 @@
 //! Input-box helpers: message history and big pastes kept out of the textarea as chips.
 
+/// One remembered input: the text as typed (chips as labels) and the pastes behind its chips, so
+/// a recalled message sends what was pasted, not the label.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Entry {
+    text: String,
+    pastes: Pastes,
+}
+
 /// Sent messages, for Up/Down recall. The text being typed is kept as a draft while browsing.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct History {
-    entries: Vec<String>,
+    entries: Vec<Entry>,
     pos: Option<usize>,
-    draft: String,
+    draft: Entry,
 }
 
 impl History {
-    /// Remember a sent message (not an empty one, not a repeat of the last) and stop browsing.
-    pub fn push(&mut self, text: &str) {
+    /// Remember a sent message with the pastes behind its chips (not an empty one, not a repeat
+    /// of the last) and stop browsing.
+    pub fn push(&mut self, text: &str, pastes: Pastes) {
         self.pos = None;
-        self.draft.clear();
-        if text.trim().is_empty() || self.entries.last().is_some_and(|l| l == text) {
+        self.draft = Entry::default();
+        if text.trim().is_empty()
+            || self
+                .entries
+                .last()
+                .is_some_and(|l| l.text == text && l.pastes == pastes)
+        {
             return;
         }
-        self.entries.push(text.to_string());
+        self.entries.push(Entry {
+            text: text.to_string(),
+            pastes,
+        });
     }
 
-    /// The previous entry; `current` is kept as the draft when browsing starts.
-    pub fn older(&mut self, current: &str) -> Option<String> {
+    /// The previous entry's text; its pastes replace `pastes`. `current` and `pastes` are kept
+    /// as the draft when browsing starts.
+    pub fn older(&mut self, current: &str, pastes: &mut Pastes) -> Option<String> {
         let pos = match self.pos {
             None if self.entries.is_empty() => return None,
             None => {
-                self.draft = current.to_string();
+                self.draft = Entry {
+                    text: current.to_string(),
+                    pastes: std::mem::take(pastes),
+                };
                 self.entries.len() - 1
             }
             Some(0) => return None,
             Some(p) => p - 1,
         };
         self.pos = Some(pos);
-        self.entries.get(pos).cloned()
+        let entry = self.entries.get(pos)?;
+        *pastes = entry.pastes.clone();
+        Some(entry.text.clone())
     }
 
-    /// The next entry, or the draft after the newest.
-    pub fn newer(&mut self) -> Option<String> {
+    /// The next entry's text (its pastes replace `pastes`), or the draft after the newest.
+    pub fn newer(&mut self, pastes: &mut Pastes) -> Option<String> {
         let pos = self.pos?;
-        if pos + 1 < self.entries.len() {
+        if let Some(entry) = self.entries.get(pos + 1) {
             self.pos = Some(pos + 1);
-            self.entries.get(pos + 1).cloned()
+            *pastes = entry.pastes.clone();
+            Some(entry.text.clone())
         } else {
             self.pos = None;
-            Some(std::mem::take(&mut self.draft))
+            let draft = std::mem::take(&mut self.draft);
+            *pastes = draft.pastes;
+            Some(draft.text)
         }
     }
 
@@ -132,13 +158,13 @@ impl Pastes {
     }
 
     /// Replace each chip label in `input` (in order, first occurrence after the previous one) by
-    /// its paste, and forget the chips. A chip whose label the user deleted is dropped.
-    pub fn expand(&mut self, input: &str) -> String {
+    /// its paste. A chip whose label the user deleted is dropped.
+    pub fn expand(&self, input: &str) -> String {
         let mut out = String::with_capacity(
             input.len() + self.items.iter().map(|p| p.text.len()).sum::<usize>(),
         );
         let mut rest = input;
-        for paste in self.items.drain(..) {
+        for paste in &self.items {
             if let Some(i) = rest.find(&paste.label) {
                 out.push_str(&rest[..i]);
                 out.push_str(&paste.text);
@@ -162,19 +188,38 @@ mod tests {
     #[test]
     fn history_browses_and_restores_the_draft() {
         let mut h = History::default();
-        assert_eq!(h.older("draft"), None, "empty history");
-        h.push("one");
-        h.push("two");
-        h.push("two");
-        h.push("  ");
-        assert_eq!(h.older("draft"), Some("two".into()));
+        let mut p = Pastes::default();
+        assert_eq!(h.older("draft", &mut p), None, "empty history");
+        h.push("one", Pastes::default());
+        h.push("two", Pastes::default());
+        h.push("two", Pastes::default());
+        h.push("  ", Pastes::default());
+        assert_eq!(h.older("draft", &mut p), Some("two".into()));
         assert!(h.is_browsing());
-        assert_eq!(h.older("ignored"), Some("one".into()));
-        assert_eq!(h.older("ignored"), None, "stays at the oldest");
-        assert_eq!(h.newer(), Some("two".into()));
-        assert_eq!(h.newer(), Some("draft".into()));
+        assert_eq!(h.older("ignored", &mut p), Some("one".into()));
+        assert_eq!(h.older("ignored", &mut p), None, "stays at the oldest");
+        assert_eq!(h.newer(&mut p), Some("two".into()));
+        assert_eq!(h.newer(&mut p), Some("draft".into()));
         assert!(!h.is_browsing());
-        assert_eq!(h.newer(), None);
+        assert_eq!(h.newer(&mut p), None);
+    }
+
+    #[test]
+    fn history_keeps_the_pastes_behind_chips() {
+        let mut h = History::default();
+        let mut sent = Pastes::default();
+        let label = sent.add("A".repeat(CHIP_BYTES));
+        h.push(&format!("{label} why?"), sent);
+        // A draft with a chip of its own is browsed away from and comes back whole.
+        let mut live = Pastes::default();
+        let draft_label = live.add("D".repeat(CHIP_BYTES + 1));
+        let recalled = h.older(&draft_label, &mut live).unwrap();
+        assert_eq!(
+            live.expand(&recalled),
+            format!("{} why?", "A".repeat(CHIP_BYTES))
+        );
+        assert_eq!(h.newer(&mut live), Some(draft_label.clone()));
+        assert_eq!(live.expand(&draft_label), "D".repeat(CHIP_BYTES + 1));
     }
 
     #[test]
@@ -203,6 +248,7 @@ mod tests {
             out,
             format!("look: {} and {}!", "AAA\n".repeat(600), "BBB\n".repeat(600))
         );
+        p.clear();
         assert!(p.is_empty());
 
         let c = p.add("C".repeat(40_000));

@@ -572,3 +572,27 @@ fn engine_written_messages_show_clipped() {
     }
     assert_eq!(s.session_messages, 1, "it counts for the /handoff guard");
 }
+
+#[test]
+fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let big = "line of a log\n".repeat(3_000);
+    update(&mut s, Msg::Paste(big.clone()), t0);
+    type_text(&mut s, " why?", t0);
+    let first = ops(&update(&mut s, key(KeyCode::Enter), t0));
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(
+        s.input_text(),
+        "[pasted 41.0 KB, 3,000 lines] why?",
+        "the chip comes back, not 40 KB in the textarea"
+    );
+    let again = ops(&update(&mut s, key(KeyCode::Enter), t0));
+    assert_eq!(again, first);
+    assert_eq!(
+        again,
+        [Op::UserTurn {
+            text: format!("{big} why?")
+        }]
+    );
+}

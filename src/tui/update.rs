@@ -308,7 +308,8 @@ fn on_action(
         Action::HistoryPrev => {
             let DataCursor(row, _) = state.input.cursor();
             let recalled = if row == 0 {
-                state.history.older(&state.input_text())
+                let current = state.input_text();
+                state.history.older(&current, &mut state.pastes)
             } else {
                 None
             };
@@ -321,7 +322,7 @@ fn on_action(
             let DataCursor(row, _) = state.input.cursor();
             let last = state.input.lines().len().saturating_sub(1);
             let recalled = if row == last {
-                state.history.newer()
+                state.history.newer(&mut state.pastes)
             } else {
                 None
             };
