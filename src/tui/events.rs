@@ -272,6 +272,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             if state.focus != Focus::Approval {
                 state.focus_before_approval = state.focus;
                 state.focus = Focus::Approval;
+                state.approval_shown_at = Some(now);
             }
         }
         Event::Usage {

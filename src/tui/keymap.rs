@@ -144,11 +144,11 @@ use Context as C;
 /// The key table.
 #[rustfmt::skip]
 pub const KEYMAP: &[Binding] = &[
+    // No Enter: a message being sent when the prompt appears must not allow a tool call.
     b(C::Approval, k(KeyCode::Char('y')), A::ApproveOnce, "allow the tool call once", Some("once")),
-    b(C::Approval, k(KeyCode::Enter), A::ApproveOnce, "allow the tool call once", None),
     b(C::Approval, k(KeyCode::Char('a')), A::ApproveAlways, "always allow this tool this session", Some("always")),
     b(C::Approval, k(KeyCode::Char('n')), A::Deny, "deny the tool call", Some("deny")),
-    b(C::Approval, k(KeyCode::Esc), A::Deny, "deny the tool call", None),
+    b(C::Approval, k(KeyCode::Esc), A::Deny, "deny the tool call", Some("deny")),
     b(C::Conflict, k(KeyCode::Char('r')), A::Reload, "reload the file changed on disk", Some("reload")),
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
     b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
@@ -229,18 +229,25 @@ pub fn key_label(key: &Key) -> String {
 }
 
 /// The footer hints for the live contexts: `(key, hint)` pairs, in table order, one per hint text.
+/// Keys of one context with the same hint share it (`n/esc deny`); a hint a more specific
+/// context already gave is not repeated.
 pub fn hints(contexts: &[Context]) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = Vec::new();
+    let mut out: Vec<(String, &'static str, Context)> = Vec::new();
     for ctx in contexts {
         for bnd in KEYMAP.iter().filter(|bnd| bnd.context == *ctx) {
-            if let Some(hint) = bnd.hint
-                && !out.iter().any(|(_, h)| *h == hint)
-            {
-                out.push((key_label(&bnd.key).to_lowercase(), hint));
+            let Some(hint) = bnd.hint else { continue };
+            let label = key_label(&bnd.key).to_lowercase();
+            match out.iter_mut().find(|(_, h, _)| *h == hint) {
+                Some((keys, _, c)) if *c == *ctx => {
+                    keys.push('/');
+                    keys.push_str(&label);
+                }
+                Some(_) => {}
+                None => out.push((label, hint, *ctx)),
             }
         }
     }
-    out
+    out.into_iter().map(|(k, h, _)| (k, h)).collect()
 }
 
 /// The key section of `/help`: every binding, grouped by context, same action on one line.
@@ -325,6 +332,19 @@ mod tests {
         assert_eq!(key_label(&ctrl('c')), "Ctrl-C");
         assert_eq!(key_label(&alt(KeyCode::Enter)), "Alt-Enter");
         assert_eq!(key_label(&k(KeyCode::PageDown)), "PgDn");
+        assert_eq!(
+            hints(&[C::Approval]),
+            [
+                ("y".to_string(), "once"),
+                ("a".to_string(), "always"),
+                ("n/esc".to_string(), "deny")
+            ]
+        );
+        assert_eq!(
+            lookup(&[C::Approval], &ev(KeyCode::Enter, KeyModifiers::NONE)),
+            None,
+            "Enter never answers an approval"
+        );
         let h = hints(&[C::Input, C::Global]);
         assert_eq!(h[0], ("enter".to_string(), "send"));
         assert!(h.iter().any(|(k, v)| k == "ctrl-c" && *v == "quit"));

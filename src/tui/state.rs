@@ -173,6 +173,8 @@ pub struct AppState {
     pub focus: Focus,
     /// Where focus returns after an approval.
     pub focus_before_approval: Focus,
+    /// When the approval prompt now shown appeared (its keys are ignored for a moment after).
+    pub approval_shown_at: Option<Instant>,
     /// What the engine is doing.
     pub running: Running,
     /// The context gauge.
@@ -252,6 +254,7 @@ impl AppState {
             input: new_input(),
             focus: Focus::Input,
             focus_before_approval: Focus::Input,
+            approval_shown_at: None,
             running: Running::Idle,
             gauge: GaugeModel {
                 context: 0,

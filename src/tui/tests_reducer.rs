@@ -375,7 +375,8 @@ fn approval_prompt_takes_the_keys() {
     assert_eq!((label.as_str(), hint), ("bash waits for your answer…", ""));
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(s.input.is_empty(), "keys do not leak into the input");
-    let fx = update(&mut s, key(KeyCode::Char('a')), t0);
+    let t1 = t0 + Duration::from_millis(500);
+    let fx = update(&mut s, key(KeyCode::Char('a')), t1);
     assert_eq!(
         ops(&fx),
         [Op::Approval {
@@ -394,10 +395,14 @@ fn approval_prompt_takes_the_keys() {
             name: "write_file".into(),
             summary: "a.rs".into(),
         }),
-        t0,
+        t1,
     );
     assert_eq!(
-        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        ops(&update(
+            &mut s,
+            key(KeyCode::Esc),
+            t1 + Duration::from_millis(400)
+        )),
         [Op::Approval {
             id: "t2".into(),
             decision: Approval::Deny
@@ -595,4 +600,56 @@ fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
             text: format!("{big} why?")
         }]
     );
+}
+
+#[test]
+fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let request = |id: &str| {
+        ev(Event::ApprovalRequest {
+            id: id.into(),
+            name: "bash".into(),
+            summary: "make".into(),
+        })
+    };
+    update(&mut s, request("t1"), t0);
+    update(&mut s, request("t2"), t0);
+    for k in [KeyCode::Char('y'), KeyCode::Char('a'), KeyCode::Esc] {
+        let fx = update(&mut s, key(k), t0 + Duration::from_millis(399));
+        assert!(ops(&fx).is_empty(), "{k:?} within 400 ms answers nothing");
+    }
+    let t1 = t0 + Duration::from_millis(400);
+    let fx = update(&mut s, key(KeyCode::Enter), t1);
+    assert!(ops(&fx).is_empty(), "Enter never answers");
+    assert_eq!(s.approvals.len(), 2);
+    let fx = update(&mut s, key(KeyCode::Char('y')), t1);
+    assert_eq!(
+        ops(&fx),
+        [Op::Approval {
+            id: "t1".into(),
+            decision: Approval::Once
+        }]
+    );
+    // The queued prompt takes its place: a double `y` does not answer it too.
+    let fx = update(
+        &mut s,
+        key(KeyCode::Char('y')),
+        t1 + Duration::from_millis(50),
+    );
+    assert!(ops(&fx).is_empty());
+    assert_eq!(s.focus, Focus::Approval);
+    let fx = update(
+        &mut s,
+        key(KeyCode::Char('n')),
+        t1 + Duration::from_millis(400),
+    );
+    assert_eq!(
+        ops(&fx),
+        [Op::Approval {
+            id: "t2".into(),
+            decision: Approval::Deny
+        }]
+    );
+    assert_eq!(s.focus, Focus::Input);
 }

@@ -25,6 +25,9 @@ use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
 pub const EDITOR_PASTE_MAX: usize = 1024 * 1024;
+/// An approval prompt ignores its keys this long after it appears: keys typed for something else
+/// (a message being sent, a double `y`) must not answer it.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(400);
 /// Lines a mouse-wheel notch scrolls.
 const WHEEL_LINES: u16 = 3;
 
@@ -391,9 +394,9 @@ fn on_action(
         }
         Action::PopupClose => state.popup = Popup::Dismissed,
         Action::EditorEscape => editor_escape(state, fx),
-        Action::ApproveOnce => answer(state, Approval::Once, fx),
-        Action::ApproveAlways => answer(state, Approval::Always, fx),
-        Action::Deny => answer(state, Approval::Deny, fx),
+        Action::ApproveOnce => answer(state, Approval::Once, now, fx),
+        Action::ApproveAlways => answer(state, Approval::Always, now, fx),
+        Action::Deny => answer(state, Approval::Deny, now, fx),
         Action::Reload | Action::KeepMine => {
             if let Some(ed) = state.editor.as_mut() {
                 ed.resolve_conflict(action == Action::Reload);
@@ -402,7 +405,13 @@ fn on_action(
     }
 }
 
-fn answer(state: &mut AppState, decision: Approval, fx: &mut Vec<Effect>) {
+fn answer(state: &mut AppState, decision: Approval, now: Instant, fx: &mut Vec<Effect>) {
+    if state
+        .approval_shown_at
+        .is_some_and(|t| now.saturating_duration_since(t) < APPROVAL_GUARD)
+    {
+        return; // typed before the prompt could be read
+    }
     let Some(p) = state.approvals.pop_front() else {
         state.focus = state.focus_before_approval;
         return;
@@ -417,10 +426,13 @@ fn answer(state: &mut AppState, decision: Approval, fx: &mut Vec<Effect>) {
         *answer = Some(text.to_string());
     }
     if state.approvals.is_empty() {
+        state.approval_shown_at = None;
         state.focus = match state.focus_before_approval {
             Focus::Editor if state.editor.is_none() => Focus::Input,
             f => f,
         };
+    } else {
+        state.approval_shown_at = Some(now); // the next prompt takes the place of this one
     }
 }
 

@@ -478,6 +478,8 @@ fn tool_calls_wait_for_the_approval_keys() {
     t.wait_for("Allow write_file?");
     assert_eq!(server.requests().len(), 1, "the tool waits for the answer");
     assert!(!ws.join("allowed.txt").exists());
+    // A prompt ignores its keys for 400 ms after it appears.
+    std::thread::sleep(std::time::Duration::from_millis(450));
     t.keys("y");
     t.wait("the second approval prompt", |s| {
         s.contains("Allow write_file?") && s.contains("denied.txt")
@@ -487,6 +489,7 @@ fn tool_calls_wait_for_the_approval_keys() {
         "written after y\n",
         "approved once: written"
     );
+    std::thread::sleep(std::time::Duration::from_millis(450));
     t.keys("n");
     t.wait_for("One written, one refused.");
     assert!(!ws.join("denied.txt").exists(), "denied: not written");
