@@ -65,6 +65,7 @@ pub(super) fn on_saved(
                 ed.review = Review::Over;
                 ed.note = Some("saved: the next session reads this file".into());
                 fx.push(Effect::SendOp(Op::ReviewDone));
+                review_ended(state);
             } else {
                 ed.note = Some("saved".into());
             }
@@ -82,7 +83,20 @@ pub(super) fn on_saved(
     }
 }
 
+/// The review just ended: the keys go back to the input, where the conversation goes on (and
+/// where Esc aborts what the successor runs).
+pub(super) fn review_ended(state: &mut AppState) {
+    match state.focus {
+        Focus::Editor => state.focus = Focus::Input,
+        Focus::Approval if state.focus_before_approval == Focus::Editor => {
+            state.focus_before_approval = Focus::Input;
+        }
+        Focus::Input | Focus::Approval => {}
+    }
+}
+
 pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let running = state.is_running();
     let Some(ed) = state.editor.as_mut() else {
         state.focus = Focus::Input;
         return;
@@ -96,7 +110,10 @@ pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
             ed.review = Review::Over;
             ed.note = Some("review over: the next session reads the file as it is on disk".into());
             fx.push(Effect::SendOp(Op::ReviewDone));
+            review_ended(state);
         }
+        // Esc aborts what runs first, as it does in the input; the editor is left as it is.
+        Review::Over if running => fx.push(Effect::SendOp(Op::Abort)),
         Review::Over => match ed.prompt {
             Prompt::Conflict { .. } => ed.resolve_conflict(false),
             Prompt::None if ed.is_dirty() => {

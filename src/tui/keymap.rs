@@ -56,7 +56,8 @@ pub enum Action {
     PopupComplete,
     /// Close the slash popup.
     PopupClose,
-    /// Esc in the side editor: end the review keeping the file on disk, or close the editor.
+    /// Esc in the side editor: end the review keeping the file on disk; after the review, abort
+    /// what runs, or else close the editor.
     EditorEscape,
     /// Allow the pending tool call once.
     ApproveOnce,
@@ -163,7 +164,7 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Input, k(KeyCode::Down), A::HistoryNext, "next message (on the last line)", None),
     b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff)", Some("abort")),
     b(C::Editor, ctrl('s'), A::Save, "save the handoff file and continue", Some("save")),
-    b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "keep the file on disk and continue; again to close", Some("done")),
+    b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "review: keep the file on disk and continue; after: abort what runs, else close", Some("done")),
     b(C::Global, ctrl('c'), A::ClearOrQuit, "clear the input; twice within 1 s quits", Some("quit")),
     b(C::Global, k(KeyCode::PageUp), A::ScrollUp, "scroll the chat up", None),
     b(C::Global, k(KeyCode::PageDown), A::ScrollDown, "scroll the chat down", Some("scroll")),

@@ -137,6 +137,11 @@ fn ctrl_s_saves_then_sends_review_done() {
     let ed = s.editor.as_ref().unwrap();
     assert!(!ed.is_dirty());
     assert!(!ed.in_review());
+    assert_eq!(
+        s.focus,
+        Focus::Input,
+        "the review is over: back to the input"
+    );
 }
 
 #[test]
@@ -176,8 +181,14 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     );
     let ed = s.editor.as_ref().unwrap();
     assert_eq!(ed.text(), DOC, "Esc keeps the file as it is on disk");
-    assert_eq!(s.focus, Focus::Editor);
+    assert_eq!(
+        s.focus,
+        Focus::Input,
+        "the conversation goes on in the input"
+    );
     // After the review: edits, Esc asks, Esc again discards and closes.
+    update(&mut s, ctrl('o'), t0);
+    assert_eq!(s.focus, Focus::Editor);
     update(&mut s, key(KeyCode::Char('q')), t0);
     let fx = update(&mut s, key(KeyCode::Esc), t0);
     assert!(fx.iter().all(|e| *e != Effect::UnwatchFile));
@@ -275,4 +286,62 @@ fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
     assert_eq!(ed.text(), "theirs\n");
     assert_eq!(ed.prompt, Prompt::None);
     assert!(!ed.is_dirty());
+}
+
+#[test]
+fn esc_in_the_editor_aborts_what_runs_before_closing() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, key(KeyCode::Esc), t0);
+    type_text(&mut s, "go on", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(s.is_running());
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, "fix ", t0);
+    let fx = update(&mut s, key(KeyCode::Esc), t0);
+    assert_eq!(ops(&fx), [Op::Abort]);
+    let ed = s.editor.as_ref().expect("still open");
+    assert_eq!(ed.prompt, Prompt::None, "no discard question yet");
+    assert!(ed.is_dirty(), "the edits are kept");
+    assert_eq!(s.focus, Focus::Editor);
+    // Once nothing runs, Esc is the editor's again.
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            reason: crate::engine::protocol::ExitReason::Interrupted,
+        }),
+        t0,
+    );
+    assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
+    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::DiscardConfirm);
+}
+
+#[test]
+fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, ctrl('s'), t0);
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t1".into(),
+            name: "bash".into(),
+            summary: "ls".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text: DOC.into(),
+            result: Ok(()),
+        },
+        t0,
+    );
+    assert_eq!(s.focus, Focus::Approval, "the prompt keeps the keys");
+    update(&mut s, key(KeyCode::Char('n')), t0 + Duration::from_secs(1));
+    assert_eq!(s.focus, Focus::Input);
 }

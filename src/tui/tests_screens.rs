@@ -211,6 +211,7 @@ fn input_grows_and_the_conflict_prompt_shows() {
     let mut s = state();
     update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
     update(&mut s, key(KeyCode::Esc), t0);
+    update(&mut s, super::tests_reducer::ctrl('o'), t0);
     type_text(&mut s, "mine", t0);
     update(
         &mut s,

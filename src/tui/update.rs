@@ -12,7 +12,9 @@ use crate::engine::protocol::{Approval, Event, Op};
 
 use super::commands::submit;
 use super::editor::{Prompt, SideEditor};
-use super::editor_update::{editor_escape, editor_key, external_editor, on_saved, save};
+use super::editor_update::{
+    editor_escape, editor_key, external_editor, on_saved, review_ended, save,
+};
 use super::events::{finish_streaming, on_event};
 use super::input;
 use super::keymap::{self, Action, Context};
@@ -221,9 +223,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
             ed.note = Some("review over: the next session reads this file".into());
         }
         fx.push(Effect::SendOp(Op::ReviewDone));
-        if state.focus == Focus::Editor {
-            state.focus = Focus::Input;
-        }
+        review_ended(state);
     }
 }
 
