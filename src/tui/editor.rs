@@ -57,6 +57,8 @@ pub struct SideEditor {
     pub note: Option<String>,
     /// The focus the textarea was last styled for (`None`: not styled since it was built).
     pub styled_focus: Option<bool>,
+    /// Ctrl-E saved the buffer first: `$EDITOR` opens when that save lands.
+    pub external_after_save: bool,
     trailing_newline: bool,
 }
 
@@ -89,6 +91,7 @@ impl SideEditor {
             prompt: Prompt::None,
             note: None,
             styled_focus: None,
+            external_after_save: false,
         }
     }
 

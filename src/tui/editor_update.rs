@@ -58,6 +58,7 @@ pub(super) fn on_saved(
         }
         return;
     };
+    let then_external = std::mem::take(&mut ed.external_after_save);
     match result {
         Ok(()) => {
             ed.mark_disk(&text);
@@ -69,6 +70,9 @@ pub(super) fn on_saved(
             } else {
                 ed.note = Some("saved".into());
             }
+            if then_external {
+                fx.push(Effect::OpenExternalEditor(path));
+            }
         }
         Err(e) => {
             if ed.review == Review::Saving {
@@ -77,7 +81,11 @@ pub(super) fn on_saved(
                     remaining: Duration::ZERO,
                 };
             }
-            ed.note = Some(format!("save failed: {e}"));
+            ed.note = Some(if then_external {
+                format!("save failed: {e}; $EDITOR not opened")
+            } else {
+                format!("save failed: {e}")
+            });
             error(state, format!("Could not save {}: {e}", path.display()));
         }
     }
@@ -139,6 +147,21 @@ pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<E
     }
     if let Some(ed) = state.editor.as_mut() {
         ed.pause(now);
+        if matches!(ed.prompt, Prompt::Conflict { .. }) {
+            ed.note = Some("the file changed on disk: r reload / k keep mine first".into());
+            return;
+        }
+        if ed.is_dirty() {
+            // `$EDITOR` opens the file: it must hold the buffer, or the edits end in a conflict.
+            ed.external_after_save = true;
+            ed.prompt = Prompt::None;
+            ed.note = Some("saving for $EDITOR…".into());
+            fx.push(Effect::SaveEditor {
+                path,
+                text: ed.text(),
+            });
+            return;
+        }
     }
     fx.push(Effect::OpenExternalEditor(path));
 }

@@ -345,3 +345,87 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
     update(&mut s, key(KeyCode::Char('n')), t0 + Duration::from_secs(1));
     assert_eq!(s.focus, Focus::Input);
 }
+
+#[test]
+fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    // A clean buffer opens at once.
+    let fx = update(&mut s, ctrl('e'), t0);
+    assert!(fx.contains(&Effect::OpenExternalEditor("/n/h.md".into())));
+    type_text(&mut s, "edit ", t0);
+    let fx = update(&mut s, ctrl('e'), t0);
+    let text = format!("edit {DOC}");
+    assert_eq!(
+        fx[0],
+        Effect::SaveEditor {
+            path: "/n/h.md".into(),
+            text: text.clone()
+        }
+    );
+    assert!(
+        !fx.contains(&Effect::OpenExternalEditor("/n/h.md".into())),
+        "not before the file holds the buffer"
+    );
+    let fx = update(
+        &mut s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text: text.clone(),
+            result: Ok(()),
+        },
+        t0,
+    );
+    assert!(fx.contains(&Effect::OpenExternalEditor("/n/h.md".into())));
+    assert!(ops(&fx).is_empty(), "this save does not end the review");
+    let ed = s.editor.as_ref().unwrap();
+    assert!(!ed.is_dirty());
+    assert!(ed.is_paused());
+    // What $EDITOR leaves reloads the clean buffer: no conflict.
+    update(
+        &mut s,
+        Msg::ExternalEditorDone {
+            path: "/n/h.md".into(),
+            result: Ok(format!("{text}more\n")),
+        },
+        t0,
+    );
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(ed.prompt, Prompt::None);
+    assert_eq!(ed.text(), format!("{text}more\n"));
+
+    // A failed save does not open the editor on a stale file.
+    type_text(&mut s, "x", t0);
+    update(&mut s, ctrl('e'), t0);
+    let fx = update(
+        &mut s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text: "whatever".into(),
+            result: Err("read-only".into()),
+        },
+        t0,
+    );
+    assert!(
+        fx.iter()
+            .all(|e| !matches!(e, Effect::OpenExternalEditor(_)))
+    );
+    assert!(s.editor.as_ref().unwrap().is_dirty());
+
+    // With a change on disk unanswered, Ctrl-E neither overwrites it nor opens the editor.
+    update(
+        &mut s,
+        Msg::FileChanged {
+            path: "/n/h.md".into(),
+            content: Ok("theirs\n".into()),
+        },
+        t0,
+    );
+    let fx = update(&mut s, ctrl('e'), t0);
+    assert!(
+        fx.iter()
+            .all(|e| !matches!(e, Effect::OpenExternalEditor(_) | Effect::SaveEditor { .. })),
+        "{fx:?}"
+    );
+}
