@@ -10,7 +10,7 @@ use super::keymap;
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
 use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
-use super::update::{Effect, error, notice, popup_items, popup_selected};
+use super::update::{Effect, error, notice, popup_items, popup_selected, request_quit};
 
 /// Sent messages remembered for matching the engine's echo.
 const MAX_PENDING_ECHO: usize = 8;
@@ -129,7 +129,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             lines.extend(keymap::help_lines());
             notice(state, lines.join("\n"));
         }
-        SlashCommand::Quit => fx.push(Effect::Quit),
+        SlashCommand::Quit => request_quit(state, fx),
     }
 }
 

@@ -197,6 +197,9 @@ pub struct AppState {
     pub popup: Popup,
     /// The first Ctrl-C of a possible double press.
     pub ctrl_c_at: Option<Instant>,
+    /// The side editor's unsaved text a quit was warned about: the next quit with the same text
+    /// discards it.
+    pub quit_warned: Option<Fingerprint>,
     /// Whether the engine still talks to us.
     pub link: EngineLink,
     /// Messages in the current session (the `/handoff` guard needs 2).
@@ -273,6 +276,7 @@ impl AppState {
             pastes: Pastes::default(),
             popup: Popup::Auto { selected: 0 },
             ctrl_c_at: None,
+            quit_warned: None,
             link: EngineLink::Connected,
             session_messages: 0,
             generation: 1,

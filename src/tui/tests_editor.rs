@@ -429,3 +429,52 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
         "{fx:?}"
     );
 }
+
+#[test]
+fn quitting_with_unsaved_editor_edits_asks_once() {
+    let t0 = Instant::now();
+    let quit = |fx: &[Effect]| fx.contains(&Effect::Quit);
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    type_text(&mut s, "mine ", t0);
+    update(&mut s, ctrl('c'), t0);
+    let fx = update(&mut s, ctrl('c'), t0 + Duration::from_millis(300));
+    assert!(!quit(&fx), "the edits are not thrown away silently");
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "unsaved handoff edits: Ctrl-S to save, or quit again to discard".into()
+        }
+    );
+    assert!(
+        !quit(&update(&mut s, ctrl('c'), t0 + Duration::from_millis(600))),
+        "a third press in a row is not the answer"
+    );
+    assert!(quit(&update(
+        &mut s,
+        ctrl('c'),
+        t0 + Duration::from_millis(900)
+    )));
+
+    // /quit asks too; more edits after the warning ask again.
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    type_text(&mut s, "a", t0);
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, "/quit", t0);
+    assert!(!quit(&update(&mut s, key(KeyCode::Enter), t0)));
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, "b", t0);
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, "/quit", t0);
+    assert!(!quit(&update(&mut s, key(KeyCode::Enter), t0)));
+    type_text(&mut s, "/quit", t0);
+    assert!(quit(&update(&mut s, key(KeyCode::Enter), t0)));
+
+    // A clean editor quits at once.
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, "/quit", t0);
+    assert!(quit(&update(&mut s, key(KeyCode::Enter), t0)));
+}

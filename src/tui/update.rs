@@ -344,7 +344,7 @@ fn on_action(
                 .ctrl_c_at
                 .is_some_and(|t| now.saturating_duration_since(t) <= QUIT_WINDOW)
             {
-                fx.push(Effect::Quit);
+                request_quit(state, fx);
             } else {
                 state.ctrl_c_at = Some(now);
                 state.input = new_input();
@@ -403,6 +403,28 @@ fn on_action(
             }
         }
     }
+}
+
+/// Ctrl-C twice or `/quit`: quit, unless the side editor holds edits nobody was warned about;
+/// then say so once, and quit on the next request.
+pub(super) fn request_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let unsaved = state
+        .editor
+        .as_ref()
+        .filter(|ed| ed.is_dirty())
+        .map(|ed| Fingerprint::of(&ed.text()));
+    if let Some(fp) = unsaved
+        && state.quit_warned != Some(fp)
+    {
+        state.quit_warned = Some(fp);
+        state.ctrl_c_at = None; // a third Ctrl-C in a row is not the answer to this question
+        notice(
+            state,
+            "unsaved handoff edits: Ctrl-S to save, or quit again to discard",
+        );
+        return;
+    }
+    fx.push(Effect::Quit);
 }
 
 fn answer(state: &mut AppState, decision: Approval, now: Instant, fx: &mut Vec<Effect>) {
