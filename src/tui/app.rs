@@ -14,13 +14,14 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::time::sleep_until;
 
-use crate::engine::fsutil::atomic_write;
+use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, Op};
 
 use super::TuiParams;
 use super::frame::FrameRequester;
 use super::render::cell::Cell;
 use super::render::theme::Theme;
+use super::rescue;
 use super::state::{AppState, Labels, Settings, StateParams};
 use super::terminal::{self, Tui};
 use super::update::{Effect, Msg, update};
@@ -341,6 +342,11 @@ impl Shell {
             Effect::SaveEditor { path, text } => {
                 let result = atomic_write(&path, text.as_bytes()).map_err(|e| e.to_string());
                 queue.push_back(Msg::Saved { path, text, result });
+            }
+            Effect::KeepUnsaved { path, text } => {
+                let result =
+                    rescue::keep_unsaved(&path, &text, now_unix().0).map_err(|e| e.to_string());
+                queue.push_back(Msg::UnsavedKept { from: path, result });
             }
             Effect::LoadEditor(path) => {
                 let content = read_text(&path);

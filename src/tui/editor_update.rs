@@ -165,3 +165,30 @@ pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<E
     }
     fx.push(Effect::OpenExternalEditor(path));
 }
+
+/// Where the unsaved edits of a replaced editor went (`Effect::KeepUnsaved`), said in the chat.
+pub(super) fn on_unsaved_kept(
+    state: &mut AppState,
+    from: PathBuf,
+    result: Result<PathBuf, String>,
+) {
+    let name = from.file_name().map_or_else(
+        || from.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    match result {
+        Ok(kept) => notice(
+            state,
+            format!(
+                "A new handoff replaced the editor: your unsaved edits to {name} are kept in {}",
+                kept.display()
+            ),
+        ),
+        Err(e) => error(
+            state,
+            format!(
+                "A new handoff replaced the editor: your unsaved edits to {name} could not be kept ({e})"
+            ),
+        ),
+    }
+}

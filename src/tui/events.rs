@@ -431,6 +431,14 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
             }
             match (path, state.settings.review) {
                 (Some(path), Some(review)) => {
+                    if let Some(old) = state.editor.take().filter(|ed| ed.is_dirty()) {
+                        // Never lose the user's words: the new document takes the editor, the
+                        // edits go to a file of their own.
+                        fx.push(Effect::KeepUnsaved {
+                            path: old.path.clone(),
+                            text: old.text(),
+                        });
+                    }
                     state.latest_handoff = Some(path.clone());
                     state.editor =
                         Some(SideEditor::open(path.clone(), &markdown, Some(review), now));

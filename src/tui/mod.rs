@@ -10,6 +10,7 @@ pub mod frame;
 pub mod input;
 pub mod keymap;
 pub mod render;
+pub mod rescue;
 pub mod slash;
 pub mod state;
 pub mod terminal;

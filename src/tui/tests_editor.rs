@@ -478,3 +478,62 @@ fn quitting_with_unsaved_editor_edits_asks_once() {
     type_text(&mut s, "/quit", t0);
     assert!(quit(&update(&mut s, key(KeyCode::Enter), t0)));
 }
+
+#[test]
+fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, key(KeyCode::Esc), t0);
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, "my note ", t0);
+    let second = |md: &str| {
+        ev(Event::Handoff(HandoffPhase::Frozen {
+            path: Some("/n/h.md".into()),
+            degraded: false,
+            markdown: md.into(),
+        }))
+    };
+    let fx = update(&mut s, second("# Handoff · generation 2\n"), t0);
+    assert!(
+        fx.contains(&Effect::KeepUnsaved {
+            path: "/n/h.md".into(),
+            text: format!("my note {DOC}"),
+        }),
+        "{fx:?}"
+    );
+    let ed = s.editor.as_ref().expect("the new document is open");
+    assert_eq!(ed.text(), "# Handoff · generation 2\n");
+    assert!(ed.in_review());
+    update(
+        &mut s,
+        Msg::UnsavedKept {
+            from: "/n/h.md".into(),
+            result: Ok("/n/h.md.unsaved-20270115T080000Z.md".into()),
+        },
+        t0,
+    );
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message }
+            if message.contains("unsaved edits to h.md are kept in /n/h.md.unsaved-20270115T080000Z.md")),
+        "{:?}",
+        last_cell(&s)
+    );
+    update(
+        &mut s,
+        Msg::UnsavedKept {
+            from: "/n/h.md".into(),
+            result: Err("disk full".into()),
+        },
+        t0,
+    );
+    assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("disk full")));
+
+    // A clean editor is simply replaced.
+    update(&mut s, key(KeyCode::Esc), t0);
+    let fx = update(&mut s, second("# Handoff · generation 3\n"), t0);
+    assert!(
+        fx.iter().all(|e| !matches!(e, Effect::KeepUnsaved { .. })),
+        "{fx:?}"
+    );
+}

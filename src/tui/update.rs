@@ -13,7 +13,7 @@ use crate::engine::protocol::{Approval, Event, Op};
 use super::commands::submit;
 use super::editor::{Prompt, SideEditor};
 use super::editor_update::{
-    editor_escape, editor_key, external_editor, on_saved, review_ended, save,
+    editor_escape, editor_key, external_editor, on_saved, on_unsaved_kept, review_ended, save,
 };
 use super::events::{finish_streaming, on_event};
 use super::input;
@@ -80,6 +80,13 @@ pub enum Msg {
         /// Its text afterwards, or why the editor failed.
         result: Result<String, String>,
     },
+    /// `Effect::KeepUnsaved` finished.
+    UnsavedKept {
+        /// The file whose editor held the edits.
+        from: PathBuf,
+        /// Where the edits were written, or why they could not be.
+        result: Result<PathBuf, String>,
+    },
     /// `Effect::WatchFile` failed.
     WatchFailed {
         /// The file.
@@ -110,6 +117,14 @@ pub enum Effect {
         /// The file.
         path: PathBuf,
         /// The text to write.
+        text: String,
+    },
+    /// Write an editor's unsaved text to a new file beside `path` (never over another); comes
+    /// back as `Msg::UnsavedKept`.
+    KeepUnsaved {
+        /// The file the editor was on.
+        path: PathBuf,
+        /// The unsaved text.
         text: String,
     },
     /// Read the file for the side editor; comes back as `Msg::EditorLoaded`.
@@ -170,6 +185,7 @@ pub fn update(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
             }
             Err(e) => error(state, format!("$EDITOR failed: {e}")),
         },
+        Msg::UnsavedKept { from, result } => on_unsaved_kept(state, from, result),
         Msg::WatchFailed { path, reason } => {
             if let Some(ed) = state.editor.as_mut().filter(|e| e.path == path) {
                 ed.note = Some(format!(

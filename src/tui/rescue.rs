@@ -1,0 +1,136 @@
+//! Keeping side-editor text that would otherwise be lost (SPEC §13: never lost data): a new
+//! handoff replaces an editor with unsaved edits, so the edits go to a file of their own beside
+//! the document, `<file name>.unsaved-<timestamp>.md`, written atomically and never over another.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::engine::fsutil::{compact_stamp, unique};
+
+/// Names tried per directory before giving up (`…-2.md`, `…-3.md`, …).
+const MAX_NAMES: u32 = 1000;
+
+/// Write `text`, the unsaved edits of the editor on `path`, beside it as
+/// `<file name>.unsaved-<timestamp>.md` (`secs` = now, seconds since the epoch). If that
+/// directory cannot take it, the system's temp directory is tried. Returns where it landed.
+pub fn keep_unsaved(path: &Path, text: &str, secs: u64) -> io::Result<PathBuf> {
+    keep_unsaved_with_fallback(path, text, secs, &std::env::temp_dir())
+}
+
+/// [`keep_unsaved`] with the fallback directory given.
+pub fn keep_unsaved_with_fallback(
+    path: &Path,
+    text: &str,
+    secs: u64,
+    fallback: &Path,
+) -> io::Result<PathBuf> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "handoff.md".into());
+    let base = format!("{name}.unsaved-{}", compact_stamp(secs));
+    match write_new(dir, &base, text.as_bytes()) {
+        Ok(p) => Ok(p),
+        Err(first) => write_new(fallback, &base, text.as_bytes()).map_err(|second| {
+            io::Error::new(
+                first.kind(),
+                format!(
+                    "{}: {first}; {}: {second}",
+                    dir.display(),
+                    fallback.display()
+                ),
+            )
+        }),
+    }
+}
+
+/// `dir/base.md`, or `dir/base-N.md` when taken: a temp file is written and synced, then linked
+/// to the first free name (a link never replaces an existing file).
+fn write_new(dir: &Path, base: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{base}.tmp-{}-{}", std::process::id(), unique()));
+    let result = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        for n in 1..=MAX_NAMES {
+            let target = if n == 1 {
+                dir.join(format!("{base}.md"))
+            } else {
+                dir.join(format!("{base}-{n}.md"))
+            };
+            match fs::hard_link(&tmp, &target) {
+                Ok(()) => {
+                    if let Ok(d) = File::open(dir) {
+                        // Directory fsync is best effort: some file systems refuse it.
+                        let _ = d.sync_all();
+                    }
+                    return Ok(target);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("no free file name"))
+    })();
+    let _ = fs::remove_file(&tmp);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_text_beside_the_file_without_overwriting() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("handoff-demo.md");
+        std::fs::write(&doc, "new generation\n").unwrap();
+        let secs = 1_800_000_000;
+        let a = keep_unsaved(&doc, "my edits\n", secs).unwrap();
+        assert_eq!(
+            a,
+            dir.path()
+                .join("handoff-demo.md.unsaved-20270115T080000Z.md")
+        );
+        let b = keep_unsaved(&doc, "more edits\n", secs).unwrap();
+        assert_eq!(
+            b,
+            dir.path()
+                .join("handoff-demo.md.unsaved-20270115T080000Z-2.md")
+        );
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "my edits\n");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "more edits\n");
+        assert_eq!(
+            std::fs::read_to_string(&doc).unwrap(),
+            "new generation\n",
+            "the document is untouched"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            3,
+            "no temp file left behind"
+        );
+    }
+
+    #[test]
+    fn falls_back_when_the_directory_cannot_take_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("notes");
+        std::fs::write(&blocker, "a file where the directory was").unwrap();
+        let fallback = dir.path().join("fallback");
+        let kept =
+            keep_unsaved_with_fallback(&blocker.join("h.md"), "edits", 0, &fallback).unwrap();
+        assert_eq!(kept, fallback.join("h.md.unsaved-19700101T000000Z.md"));
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "edits");
+        let err =
+            keep_unsaved_with_fallback(&blocker.join("h.md"), "edits", 0, &blocker).unwrap_err();
+        assert!(err.to_string().contains("notes"), "{err}");
+    }
+}
