@@ -41,6 +41,8 @@ enum Flow {
 enum Wake {
     Frame,
     Quit,
+    /// SIGINT (from outside, or Ctrl-C during `$EDITOR`): ignored.
+    Interrupt,
     Term(Option<std::io::Result<TermEvent>>),
     Engine(Option<Event>),
     File(PathBuf),
@@ -131,8 +133,17 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
     (state, theme)
 }
 
+/// Take SIGINT over for the rest of the process, so it no longer kills it. In raw mode Ctrl-C
+/// arrives as a key; SIGINT comes only from outside, or from Ctrl-C while `$EDITOR` runs on the
+/// cooked terminal, and neither may take the session (and unsaved edits) down. The caller drains
+/// and ignores the stream; `None` if the handler could not be installed.
+fn take_over_interrupts() -> Option<Signal> {
+    signal(SignalKind::interrupt()).ok()
+}
+
 /// Run the TUI until the user quits, the terminal closes, or SIGTERM/SIGHUP arrives.
 pub async fn run(params: TuiParams) -> anyhow::Result<()> {
+    let sigint = take_over_interrupts();
     let (state, theme) = initial_state(&params);
     let tui = terminal::enter().context("cannot set up the terminal")?;
     let (watch_tx, watch_rx) = mpsc::unbounded_channel();
@@ -147,6 +158,7 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
         watch: None,
         watch_tx,
         watch_rx,
+        sigint,
     };
     let result = shell.run().await;
     terminal::restore();
@@ -164,6 +176,7 @@ struct Shell {
     watch: Option<FileWatch>,
     watch_tx: mpsc::UnboundedSender<PathBuf>,
     watch_rx: mpsc::UnboundedReceiver<PathBuf>,
+    sigint: Option<Signal>,
 }
 
 impl Shell {
@@ -184,6 +197,7 @@ impl Shell {
                 _ = sleep_until(deadline.unwrap_or_else(Instant::now).into()), if deadline.is_some() => Wake::Frame,
                 _ = recv_signal(&mut sigterm) => Wake::Quit,
                 _ = recv_signal(&mut sighup) => Wake::Quit,
+                _ = recv_signal(&mut self.sigint) => Wake::Interrupt,
                 ev = term.next() => Wake::Term(ev),
                 ev = self.events.recv(), if self.link_open => Wake::Engine(ev),
                 Some(path) = self.watch_rx.recv() => Wake::File(path),
@@ -194,6 +208,7 @@ impl Shell {
                     let _ = self.ops.try_send(Op::Shutdown);
                     Flow::Quit
                 }
+                Wake::Interrupt => Flow::Continue,
                 Wake::Term(None) => Flow::Quit,
                 Wake::Term(Some(Err(e))) => return Err(e).context("reading the terminal"),
                 Wake::Term(Some(Ok(ev))) => match term_msg(ev) {
@@ -393,6 +408,19 @@ mod tests {
         while let Ok(p) = rx.try_recv() {
             assert_eq!(p, file, "only the watched file is reported");
         }
+    }
+
+    #[tokio::test]
+    async fn sigint_is_taken_over_and_does_not_kill_the_process() {
+        let mut sigint = take_over_interrupts().expect("SIGINT handler");
+        // Without the handler this kills the whole test binary.
+        let status = std::process::Command::new("kill")
+            .args(["-INT", &std::process::id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let got = tokio::time::timeout(Duration::from_secs(5), sigint.recv()).await;
+        assert_eq!(got.unwrap(), Some(()), "the signal arrives as an event");
     }
 
     #[test]

@@ -106,12 +106,18 @@ pub fn install_panic_hook() {
     });
 }
 
-/// Split `$EDITOR` (e.g. `code --wait`) into a program and its arguments.
+/// `$EDITOR` on `path` the way a shell would run `$EDITOR "$path"`: `sh -c '<editor> "$1"' sh
+/// <path>`, so `code --wait`, quoted arguments and paths with spaces or quotes all work (the
+/// path is an argument, never part of the script). `None` when `editor` is blank.
 pub fn editor_command(editor: &str, path: &Path) -> Option<Command> {
-    let mut words = editor.split_whitespace();
-    let program = words.next()?;
-    let mut cmd = Command::new(program);
-    cmd.args(words).arg(path);
+    if editor.trim().is_empty() {
+        return None;
+    }
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(path);
     Some(cmd)
 }
 
@@ -141,11 +147,11 @@ mod tests {
     }
 
     #[test]
-    fn editor_command_splits_arguments() {
+    fn editor_command_runs_through_the_shell() {
         let cmd = editor_command("code --wait", Path::new("/tmp/h.md")).unwrap();
-        assert_eq!(cmd.get_program(), "code");
+        assert_eq!(cmd.get_program(), "sh");
         let args: Vec<_> = cmd.get_args().collect();
-        assert_eq!(args, ["--wait", "/tmp/h.md"]);
+        assert_eq!(args, ["-c", "code --wait \"$1\"", "sh", "/tmp/h.md"]);
         assert!(editor_command("   ", Path::new("x")).is_none());
     }
 
@@ -156,5 +162,19 @@ mod tests {
         let mut touch = editor_command("touch", &file).unwrap();
         assert!(touch.status().unwrap().success());
         assert!(file.exists());
+    }
+
+    #[test]
+    fn editor_command_keeps_quoted_arguments_and_odd_paths_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my notes \"$(touch pwned)\" 'x'.md");
+        let mut cmd = editor_command("printf '%s|' 'two words' >", &file).unwrap();
+        cmd.current_dir(dir.path());
+        assert!(cmd.status().unwrap().success());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "two words|");
+        assert!(
+            !dir.path().join("pwned").exists(),
+            "the path is data, not script"
+        );
     }
 }
