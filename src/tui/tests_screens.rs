@@ -235,3 +235,30 @@ fn input_grows_and_the_conflict_prompt_shows() {
     }
     insta::assert_snapshot!(draw(&mut s, 70, 24, t0).backend());
 }
+
+#[test]
+fn the_review_state_shows_at_common_widths() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
+    let now = t0 + Duration::from_millis(3_200);
+    update(&mut s, Msg::Tick, now);
+    let screen = |t: &Terminal<TestBackend>| format!("{}", t.backend());
+    for (w, h) in [(80, 24), (100, 24), (120, 24)] {
+        let t = draw(&mut s, w, h, now);
+        assert!(
+            screen(&t).contains("successor in 12s"),
+            "{w} columns:\n{}",
+            screen(&t)
+        );
+        if w != 120 {
+            // 120 is `editor_with_countdown_beside_the_chat`.
+            insta::assert_snapshot!(format!("editor_countdown_{w}x{h}"), t.backend());
+        }
+    }
+    update(&mut s, key(KeyCode::Char('x')), now);
+    let t = draw(&mut s, 100, 24, now);
+    assert!(screen(&t).contains("paused"), "{}", screen(&t));
+    insta::assert_snapshot!("editor_paused_100x24", t.backend());
+}

@@ -176,6 +176,7 @@ fn draw_editor(
         ed.is_paused(),
         ed.is_dirty(),
         conflict,
+        area.width.saturating_sub(2),
     );
     let block = editor_block(&title, theme, focused);
     let inner = block.inner(area);

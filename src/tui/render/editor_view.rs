@@ -1,37 +1,91 @@
-//! The side editor's look (SPEC §8): its title (file, unsaved mark, conflict, review countdown) and
+//! The side editor's look (SPEC §8): its title (review countdown, conflict, unsaved mark, file) and
 //! the textarea styling that makes `## Doing`-style headings stand out.
 
 use ratatui::widgets::{Block, BorderType, Borders};
 use ratatui_textarea::TextArea;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::theme::Theme;
 
 /// Markdown heading lines, highlighted in the editor.
 pub const HEADING_PATTERN: &str = r"^#{1,6}\s.*";
 
-/// The editor title, e.g. ` notes/handoff-x.md [+] · successor in 12s `. `countdown` is the review
-/// window's seconds left (`None` when no review is running); `paused` once the user typed in it.
+/// The path is left out of the title when fewer columns than this are left for it.
+const MIN_PATH_COLUMNS: usize = 8;
+
+/// What a paused review says, and its short form when the title is narrow.
+const PAUSED: &str = "paused · ctrl-s save & continue · esc continue";
+const PAUSED_SHORT: &str = "paused · ctrl-s/esc continue";
+
+/// `path` cut from the left to at most `max` columns (`…otes/h.md`); empty when `max` is too
+/// small to show anything useful.
+fn shorten_left(path: &str, max: usize) -> String {
+    if path.width() <= max {
+        return path.to_string();
+    }
+    if max < MIN_PATH_COLUMNS {
+        return String::new();
+    }
+    let mut kept = Vec::new();
+    let mut used = 1; // the `…`
+    for c in path.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
+/// The editor title for `width` columns (the border row between the corners), state first so a
+/// narrow editor still shows it: ` successor in 12s · [+] …/notes/handoff-x.md `. `countdown` is
+/// the review window's seconds left (`None` when no review is running), `paused` once the user
+/// typed in it; `[+]` marks unsaved edits; the path is shortened from the left to the columns
+/// left, or left out.
 pub fn editor_title(
     path: &str,
     countdown: Option<u64>,
     paused: bool,
     dirty: bool,
     conflict: bool,
+    width: u16,
 ) -> String {
-    let mut t = format!(" {path}");
-    if dirty {
-        t.push_str(" [+]");
+    let width = usize::from(width);
+    let build = |paused_text: &str| {
+        let mut head: Vec<String> = Vec::new();
+        match (countdown, paused) {
+            (Some(_), true) => head.push(paused_text.to_string()),
+            (Some(s), false) => head.push(format!("successor in {s}s")),
+            (None, _) => {}
+        }
+        if conflict {
+            head.push("changed on disk".into());
+        }
+        if dirty {
+            head.push("[+]".into());
+        }
+        head
+    };
+    let mut head = build(PAUSED);
+    if head.join(" · ").width() + 2 > width {
+        head = build(PAUSED_SHORT);
     }
-    if conflict {
-        t.push_str(" · changed on disk");
+    let head_text = head.join(" · ");
+    // The dirty mark reads as part of the file: `[+] notes/h.md`.
+    let sep = match head.last().map(String::as_str) {
+        Some("[+]") => " ",
+        Some(_) => " · ",
+        None => "",
+    };
+    let room = width.saturating_sub(head_text.width() + sep.width() + 2);
+    match shorten_left(path, room) {
+        // Nothing else to show: the path, clipped by the border.
+        short if short.is_empty() && head.is_empty() => format!(" {path} "),
+        short if short.is_empty() => format!(" {head_text} "),
+        short => format!(" {head_text}{sep}{short} "),
     }
-    match (countdown, paused) {
-        (Some(_), true) => t.push_str(" · paused · ctrl-s save & continue · esc continue"),
-        (Some(s), false) => t.push_str(&format!(" · successor in {s}s")),
-        (None, _) => {}
-    }
-    t.push(' ');
-    t
 }
 
 /// A bordered block for the editor with `title`, its border in the focus style when focused.
@@ -84,17 +138,46 @@ mod tests {
     #[test]
     fn titles() {
         assert_eq!(
-            editor_title("notes/h.md", None, false, false, false),
+            editor_title("notes/h.md", None, false, false, false, 40),
             " notes/h.md "
         );
         assert_eq!(
-            editor_title("notes/h.md", Some(12), false, true, false),
-            " notes/h.md [+] · successor in 12s "
+            editor_title("notes/h.md", Some(12), false, true, false, 40),
+            " successor in 12s · [+] notes/h.md "
         );
         assert_eq!(
-            editor_title("notes/h.md", Some(3), true, true, true),
-            " notes/h.md [+] · changed on disk · paused · ctrl-s save & continue · esc continue "
+            editor_title("notes/h.md", Some(3), true, true, true, 100),
+            " paused · ctrl-s save & continue · esc continue · changed on disk · [+] notes/h.md "
         );
+        assert_eq!(
+            editor_title("notes/h.md", None, false, true, true, 40),
+            " changed on disk · [+] notes/h.md "
+        );
+    }
+
+    #[test]
+    fn narrow_titles_keep_the_state_and_cut_the_path_from_the_left() {
+        let path = "…/.flower/notes/handoff-fix-macos-build.md";
+        // A 100-column terminal: the editor is 50 wide, 48 columns between the corners.
+        let t = editor_title(path, Some(12), false, false, false, 48);
+        assert_eq!(t, " successor in 12s · …handoff-fix-macos-build.md ");
+        assert_eq!(t.width(), 48);
+        let t = editor_title(path, Some(12), true, true, false, 48);
+        assert_eq!(t, " paused · ctrl-s/esc continue · [+] …s-build.md ");
+        assert_eq!(t.width(), 48);
+        assert_eq!(
+            editor_title(path, Some(7), false, true, false, 24),
+            " successor in 7s · [+] ",
+            "no room for the path: the state stays"
+        );
+        assert_eq!(
+            editor_title("h.md", None, false, false, false, 2),
+            " h.md ",
+            "nothing else to show: the path, clipped by the border"
+        );
+        assert_eq!(shorten_left("abcdef", 6), "abcdef");
+        assert_eq!(shorten_left("notes/handoff.md", 10), "…andoff.md");
+        assert_eq!(shorten_left("notes/handoff.md", 7), "");
     }
 
     #[test]
@@ -106,7 +189,7 @@ mod tests {
             "plain #text".to_string(),
         ]);
         ta.set_block(editor_block(
-            &editor_title("h.md", Some(9), false, false, false),
+            &editor_title("h.md", Some(9), false, false, false, 38),
             &theme,
             true,
         ));
