@@ -22,6 +22,8 @@ mod tests_commands;
 #[cfg(test)]
 mod tests_editor;
 #[cfg(test)]
+mod tests_input;
+#[cfg(test)]
 mod tests_reducer;
 #[cfg(test)]
 mod tests_screens;
