@@ -29,29 +29,7 @@ pub const REDACTED_THINKING_PREFIX: &str = "redacted:";
 pub const MAX_CACHE_MARKERS: usize = 4;
 
 /// Settings for [`AnthropicProvider`].
-#[derive(Clone, Default)]
-pub struct AnthropicConfig {
-    /// E.g. `https://api.anthropic.com` (a trailing `/v1` is accepted).
-    pub base_url: String,
-    pub api_key: String,
-    /// Used when the request's `model` is empty.
-    pub model: Option<String>,
-    /// Used when the request's `max_tokens` is 0.
-    pub max_tokens: Option<u32>,
-    /// A client to share; [`http_client`] builds one when `None`.
-    pub http: Option<reqwest::Client>,
-}
-
-impl std::fmt::Debug for AnthropicConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &crate::engine::secrets::mask(&self.api_key))
-            .field("model", &self.model)
-            .field("max_tokens", &self.max_tokens)
-            .finish_non_exhaustive()
-    }
-}
+pub type AnthropicConfig = super::http::HttpConfig;
 
 /// A [`Provider`] for the Anthropic Messages API.
 #[derive(Debug, Clone)]

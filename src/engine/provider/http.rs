@@ -14,6 +14,32 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much of an error body is read (the rest is not needed for a message).
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// Settings of an HTTP provider (Anthropic or OpenAI-compatible).
+#[derive(Clone, Default)]
+pub struct HttpConfig {
+    /// E.g. `https://api.anthropic.com`, `http://localhost:11434/v1` (a trailing `/v1` is not doubled).
+    pub base_url: String,
+    /// The API key; empty sends no credentials (local OpenAI-compatible servers).
+    pub api_key: String,
+    /// Used when the request's `model` is empty.
+    pub model: Option<String>,
+    /// Used when the request's `max_tokens` is 0.
+    pub max_tokens: Option<u32>,
+    /// A client to share; [`http_client`] builds one when `None`.
+    pub http: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &crate::engine::secrets::mask(&self.api_key))
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A client for the model APIs: rustls with the `ring` provider (installed once per process),
 /// a 30 s connect timeout and no overall timeout.
 pub fn http_client() -> reqwest::Client {

@@ -27,30 +27,7 @@ pub const DEFAULT_MODEL: &str = "gpt-4o";
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// Settings for [`OpenAiProvider`].
-#[derive(Clone, Default)]
-pub struct OpenAiConfig {
-    /// E.g. `https://api.openai.com`, `http://localhost:11434/v1` (a trailing `/v1` is not doubled).
-    pub base_url: String,
-    /// Sent as `Authorization: Bearer …` when not empty (local servers often need none).
-    pub api_key: String,
-    /// Used when the request's `model` is empty.
-    pub model: Option<String>,
-    /// Used when the request's `max_tokens` is 0.
-    pub max_tokens: Option<u32>,
-    /// A client to share; [`http_client`] builds one when `None`.
-    pub http: Option<reqwest::Client>,
-}
-
-impl std::fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &crate::engine::secrets::mask(&self.api_key))
-            .field("model", &self.model)
-            .field("max_tokens", &self.max_tokens)
-            .finish_non_exhaustive()
-    }
-}
+pub type OpenAiConfig = super::http::HttpConfig;
 
 /// A [`Provider`] for OpenAI-compatible Chat Completions.
 #[derive(Debug)]
