@@ -63,6 +63,9 @@ fn width(spans: &[Span<'_>]) -> usize {
     spans.iter().map(|s| str_width(&s.content)).sum()
 }
 
+/// Extra bar cells the gauge keeps beyond its minimum at 80 columns and up.
+const READABLE_BAR: usize = 16;
+
 /// Draws the status line on the first row of `area` (its background fills the whole area).
 pub fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let area = area.intersection(buf.area);
@@ -72,10 +75,13 @@ pub fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme: &Them
     buf.set_style(area, theme.status_bg);
     let w = usize::from(area.width);
     // The gauge keeps room for its label (+1: its left margin); the right side shrinks to make room.
+    // From 80 columns up the bar keeps a readable length (its ticks must be told apart): key
+    // hints give way first; `/help` lists them all.
+    let readable_bar = if w >= 80 { READABLE_BAR } else { 0 };
     let min_gauge = if w >= 100 {
-        gauge_min_width(s.gauge, true) + 1
+        gauge_min_width(s.gauge, true) + 1 + readable_bar
     } else if w >= 60 {
-        gauge_min_width(s.gauge, false) + 1
+        gauge_min_width(s.gauge, false) + 1 + readable_bar
     } else {
         w / 2
     };
