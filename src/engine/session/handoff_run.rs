@@ -163,7 +163,7 @@ impl Engine {
         }));
         let text = prompt::handoff_prompt(used, self.thresholds.window, focus.as_deref());
         let mut messages = self.s.messages.clone();
-        push_user(&mut messages, Message::user(text));
+        super::append_message(&mut messages, Message::user(text));
         let req = ModelRequest {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
@@ -412,15 +412,6 @@ impl Engine {
         });
         self.emit_usage_estimate();
         Ok(true)
-    }
-}
-
-fn push_user(messages: &mut Vec<Message>, msg: Message) {
-    match messages.last_mut() {
-        Some(last) if last.role == crate::engine::types::Role::User => {
-            last.content.extend(msg.content)
-        }
-        _ => messages.push(msg),
     }
 }
 

@@ -106,8 +106,6 @@ struct SessionState {
     /// Characters appended since that report (estimated into the gauge).
     appended_chars: usize,
     near_fired: bool,
-    /// Responses in this session.
-    responses: u32,
 }
 
 pub(crate) struct Engine {
@@ -177,7 +175,6 @@ impl Engine {
                 ctx: 0,
                 appended_chars: 0,
                 near_fired: false,
-                responses: 0,
             },
         };
         let (replace, compactions) = match manifest.steps.get(step) {
@@ -243,7 +240,6 @@ impl Engine {
                 ctx: 0,
                 appended_chars,
                 near_fired: false,
-                responses: 0,
             }),
         ))
     }
@@ -354,7 +350,6 @@ impl Engine {
             ctx: 0,
             appended_chars: appended,
             near_fired: false,
-            responses: 0,
         };
         self.spiller = Spiller::new();
         let window = self.thresholds.window;
@@ -382,14 +377,7 @@ impl Engine {
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
     fn push_message(&mut self, msg: Message) {
         self.s.appended_chars += msg.char_len();
-        if msg.role == Role::User
-            && let Some(last) = self.s.messages.last_mut()
-            && last.role == Role::User
-        {
-            last.content.extend(msg.content.clone());
-        } else {
-            self.s.messages.push(msg.clone());
-        }
+        append_message(&mut self.s.messages, msg.clone());
         self.s
             .transcript
             .append(&TranscriptLine::Message { message: msg });
@@ -518,6 +506,17 @@ impl Engine {
         if self.has_step() {
             self.save_manifest();
         }
+    }
+}
+
+/// Append `msg` to a history; a user message after a user message joins it (the API wants roles to
+/// alternate).
+pub(crate) fn append_message(messages: &mut Vec<Message>, msg: Message) {
+    match messages.last_mut() {
+        Some(last) if msg.role == Role::User && last.role == Role::User => {
+            last.content.extend(msg.content)
+        }
+        _ => messages.push(msg),
     }
 }
 

@@ -147,7 +147,6 @@ impl Engine {
     /// Account a successful response: ctx, cost, ledger; reset the overflow counter.
     pub(crate) fn on_response(&mut self, resp: &ModelResponse) {
         self.overflow_retries = 0;
-        self.s.responses += 1;
         self.total_responses += 1;
         let ctx = resp.usage.context();
         self.s.ctx = ctx;
