@@ -583,11 +583,14 @@ pub fn load(args: impl IntoIterator<Item = String>, env: &Env) -> Result<Config,
     resolve(cli, env, file).map_err(LoadError::Config)
 }
 
-#[derive(Debug)]
+/// Why the configuration could not be loaded (or `--help`/`--version` was asked for).
+#[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// Help, version or a bad flag (clap renders it).
-    Clap(clap::Error),
-    Config(ConfigError),
+    #[error(transparent)]
+    Clap(#[from] clap::Error),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 impl LoadError {

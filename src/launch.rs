@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::config::{Config, ProviderKind};
 use crate::engine::demo::DemoProvider;
+use crate::engine::error::{Error, ResumeError};
 use crate::engine::ledger::RunDir;
 use crate::engine::provider::Provider;
 use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
@@ -20,7 +21,7 @@ pub fn system_prompt(workspace: &std::path::Path) -> String {
 }
 
 /// The provider the config names (the demo when asked or when nothing is configured).
-pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
+pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
     if config.demo {
         return Ok(Arc::new(DemoProvider::new()));
     }
@@ -28,7 +29,7 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
         (Some(k), _) => k.expose().to_string(),
         // A local OpenAI-compatible server: no Authorization header.
         (None, Some(ProviderKind::OpenAi)) => String::new(),
-        (None, _) => return Err("no API key configured".to_string()),
+        (None, _) => return Err(Error::NoApiKey),
     };
     crate::engine::secrets::register(&key);
     match config.provider {
@@ -47,35 +48,38 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
 
 /// The demo works in a scratch copy of a tiny project, never the user's files, and approves its own
 /// tool calls there.
-pub fn prepare_demo(config: &mut Config) -> Result<(), String> {
+pub fn prepare_demo(config: &mut Config) -> Result<(), Error> {
     if !config.demo {
         return Ok(());
     }
-    config.workspace = crate::engine::demo::scratch_workspace()
-        .map_err(|e| format!("cannot create the demo workspace: {e}"))?;
+    config.workspace = crate::engine::demo::scratch_workspace().map_err(|e| {
+        Error::io(
+            "cannot create the demo workspace in",
+            std::env::temp_dir(),
+            e,
+        )
+    })?;
     config.yes = true;
     Ok(())
 }
 
 /// Everything the engine needs, with the run directory created (or found, for `--continue`).
-pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams, String> {
+pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams, Error> {
     let provider = build_provider(config)?;
     let (run_dir, resume) = if config.continue_last {
         let base = config.data_dir.clone();
         let run = match &config.run_dir {
             Some(dir) => RunDir::open(dir),
             None => RunDir::latest(&base, &config.workspace).ok_or_else(|| {
-                format!(
-                    "--continue: no earlier run for {} under {}",
-                    config.workspace.display(),
-                    base.join("runs").display()
-                )
+                ResumeError::NoEarlierRun {
+                    workspace: config.workspace.clone(),
+                    runs: base.join("runs"),
+                }
             })?,
         };
         (run.clone(), Some(Resume { run_dir: run }))
     } else {
-        let run = RunDir::create(&config.data_dir, config.run_dir.as_deref())
-            .map_err(|e| format!("cannot create the run directory: {e}"))?;
+        let run = RunDir::create(&config.data_dir, config.run_dir.as_deref())?;
         (run, None)
     };
     Ok(EngineParams {

@@ -44,6 +44,12 @@ pub enum CompactError {
     /// The summariser returned no text (an empty summary is a failure, not a success).
     #[error("the summary is empty")]
     EmptySummary,
+    /// Fewer than two messages lie between the protected head and the verbatim tail.
+    #[error("nothing to summarise")]
+    NothingToSummarise,
+    /// The history changed while it was summarised (the plan no longer fits).
+    #[error("the history changed while it was summarised")]
+    HistoryChanged,
 }
 
 /// What a strategy's trigger looks at before a main-thread request.

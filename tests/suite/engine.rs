@@ -1,10 +1,11 @@
 //! The engine end to end against the fake provider: turns, tools, retries, errors, budget, spill.
 
-use flower_tui::engine::protocol::{Event, Op, Origin};
+use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
+use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
-use crate::support::harness::{Harness, KEY, all_files, start, text_of, turn_end};
+use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
 
 fn u(input: u64) -> U {
     U {
@@ -166,7 +167,13 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
     ));
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     assert!(ev.iter().any(
         |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
     ));
@@ -186,7 +193,13 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
     });
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     let full = a::text("this will be cut", u(900));
     let Reply::Sse { chunks, .. } = full else {
         panic!()
@@ -209,7 +222,13 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
         bytes: bytes[..bytes.len() / 2].to_vec(),
     });
     let ev = r.turn("again").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     assert!(ev.iter().any(|e| matches!(e, Event::Error { .. })));
     r.shutdown().await;
 }
@@ -400,7 +419,11 @@ async fn api_key_never_reaches_disk() {
     });
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
-    assert!(turn_end(&ev).starts_with("error:auth"), "{ev:#?}");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(P::Auth))),
+        "{ev:#?}"
+    );
     for e in &ev {
         assert!(!format!("{e:?}").contains(KEY));
     }

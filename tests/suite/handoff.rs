@@ -3,10 +3,11 @@
 use flower_tui::engine::protocol::{
     CompactionTrigger, ErrorKind, Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnKind,
 };
+use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::harness::{Harness, exit_reason, start, turn_end};
 
 const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -300,7 +301,12 @@ async fn overflow_twice_in_a_row_reports_the_original_error() {
     h.server.push(overflow());
     let mut r = start(h.params(1_000_000, 50_000));
     let ev = r.turn("task").await;
-    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(
+            P::ContextWindowExceeded
+        )))
+    );
     assert_eq!(h.server.requests().len(), 3, "exactly one retry");
     r.shutdown().await;
 }
@@ -319,7 +325,12 @@ async fn compaction_that_changes_nothing_does_not_retry() {
     let mut r = start(p);
     // A single message: nothing can be summarised, so the generation does not advance.
     let ev = r.turn("one enormous message").await;
-    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(
+            P::ContextWindowExceeded
+        )))
+    );
     assert_eq!(
         h.server.requests().len(),
         1,
@@ -344,7 +355,11 @@ async fn the_breaker_stops_a_window_below_the_startup_floor() {
     }
     let mut r = start(h.params(5_000, 50_000));
     let ev = r.turn("task").await;
-    assert_eq!(turn_end(&ev), "error:handoff_breaker", "{ev:#?}");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::HandoffBreaker)),
+        "{ev:#?}"
+    );
     let msg = ev.iter().find_map(|e| match e {
         Event::Error {
             kind: ErrorKind::HandoffBreaker,

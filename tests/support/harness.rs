@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use flower_tui::engine::context::Thresholds;
 use flower_tui::engine::ledger::{Manifest, RunDir};
-use flower_tui::engine::protocol::{Event, Op, TurnId};
+use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -198,6 +198,14 @@ pub fn turn_end(events: &[Event]) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// The last turn's exit reason, as a type.
+pub fn exit_reason(events: &[Event]) -> Option<ExitReason> {
+    events.iter().rev().find_map(|e| match e {
+        Event::TurnEnd { reason, .. } => Some(*reason),
+        _ => None,
+    })
 }
 
 pub fn text_of(events: &[Event]) -> String {

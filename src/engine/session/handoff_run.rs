@@ -4,17 +4,19 @@ use std::path::PathBuf;
 
 use super::Engine;
 use super::request::Outcome;
-use crate::engine::compact;
+use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
+use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{HandoffDoc, HandoffMeta, prompt};
 use crate::engine::ledger::{HandoffRecord, TranscriptLine, now_stamp};
 use crate::engine::protocol::{
-    CompactionTrigger, ErrorKind, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op,
-    Origin, TurnId, TurnKind,
+    CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin,
+    TurnId, TurnKind,
 };
+use crate::engine::provider::ProviderError;
 use crate::engine::types::{Message, ModelRequest, ToolChoice};
 
 /// What started a handoff.
@@ -37,15 +39,6 @@ pub(crate) enum HandoffOutcome {
     Cancelled,
     /// The turn must stop (breaker, shutdown, user abort during an automatic handoff).
     Stopped(ExitReason),
-}
-
-/// The breaker's message (SPEC §6.11).
-pub fn breaker_message(max: u32, at: u64) -> String {
-    format!(
-        "handoff breaker: {max} handoffs in this step. The handoff line ({at} tokens) is probably below \
-         this session's startup floor (system prompt + tools), so every new session crosses it at once. \
-         Raise --window or use --no-handoff."
-    )
 }
 
 impl Engine {
@@ -88,14 +81,12 @@ impl Engine {
         let id = self.next_handoff_id();
         let done = self.step_rec().handoffs.len() as u32;
         if done >= self.p.max_generations {
-            let message = breaker_message(self.p.max_generations, self.thresholds.at);
-            self.step_rec().errors.push(message.clone());
-            self.save_manifest();
-            self.emit_logged(Event::Error {
-                kind: ErrorKind::HandoffBreaker,
-                message,
+            let reason = self.fail(&Error::HandoffBreaker {
+                max: self.p.max_generations,
+                at: self.thresholds.at,
             });
-            return HandoffOutcome::Stopped(ExitReason::Error(ErrorKind::HandoffBreaker));
+            self.save_manifest();
+            return HandoffOutcome::Stopped(reason);
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
@@ -202,7 +193,7 @@ impl Engine {
         let resp = match self.stream(req, false).await {
             Outcome::Done(resp) => resp,
             Outcome::Aborted { .. } => return Err(WriteFailure::Aborted),
-            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error.to_string())),
+            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error)),
         };
         // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
         self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
@@ -416,7 +407,7 @@ impl Engine {
             compact::KEEP_FRACTION,
             self.compactions == 0,
         ) else {
-            return Err(CompactFailure::Failed("nothing to summarise".into()));
+            return Err(CompactError::NothingToSummarise.into());
         };
         let req = ModelRequest {
             model: self.p.model.clone(),
@@ -431,15 +422,12 @@ impl Engine {
         let resp = match self.stream(req, false).await {
             Outcome::Done(r) => r,
             Outcome::Aborted { .. } => return Err(CompactFailure::Aborted),
-            Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.to_string())),
+            Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.into())),
         };
         self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
-        let summary = compact::summary_message(&resp.text())
-            .map_err(|e| CompactFailure::Failed(e.to_string()))?;
+        let summary = compact::summary_message(&resp.text())?;
         if !compact::apply(&mut self.s.messages, &plan, summary) {
-            return Err(CompactFailure::Failed(
-                "the history changed while it was summarised".into(),
-            ));
+            return Err(CompactError::HistoryChanged.into());
         }
         self.s.transcript.append(&TranscriptLine::Replaced {
             messages: self.s.messages.clone(),
@@ -467,7 +455,13 @@ impl Engine {
 pub(crate) enum CompactFailure {
     /// Esc or shutdown: the turn stops.
     Aborted,
-    Failed(String),
+    Failed(Error),
+}
+
+impl From<CompactError> for CompactFailure {
+    fn from(e: CompactError) -> Self {
+        CompactFailure::Failed(e.into())
+    }
 }
 
 /// Why the writing turn produced no document.
@@ -479,6 +473,6 @@ pub(crate) enum WriteFailure {
     Empty,
     #[error("missing required sections: {0}")]
     Missing(String),
-    #[error("{0}")]
-    Provider(String),
+    #[error(transparent)]
+    Provider(ProviderError),
 }

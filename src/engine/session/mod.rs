@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use super::compact::{CompactionStrategy, ContextStrategy};
 use super::context::{self, Thresholds};
+use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
 use super::handoff::HandoffStrategy;
 use super::ledger::{
@@ -82,7 +83,7 @@ pub struct EngineHandle {
 }
 
 /// Start the engine on the current tokio runtime.
-pub fn spawn(params: EngineParams) -> Result<EngineHandle, String> {
+pub fn spawn(params: EngineParams) -> Result<EngineHandle, Error> {
     let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let mut engine = Engine::new(params, op_rx, ev_tx)?;
@@ -153,7 +154,7 @@ impl Engine {
         p: EngineParams,
         ops: mpsc::Receiver<Op>,
         events: mpsc::UnboundedSender<Event>,
-    ) -> Result<Engine, String> {
+    ) -> Result<Engine, Error> {
         let thresholds = p.thresholds;
         let mut strategies: Vec<Box<dyn ContextStrategy + Send>> = Vec::new();
         if p.handoff {
@@ -225,16 +226,19 @@ impl Engine {
     }
 
     /// `--continue`: the recorded latest successor of the last step, never a retired session.
-    fn resume_state(r: &Resume) -> Result<(Manifest, usize, Option<SessionState>), String> {
-        let manifest = Manifest::load(&r.run_dir.manifest_path())
-            .map_err(|e| format!("--continue: cannot read the last run's manifest: {e}"))?;
+    fn resume_state(r: &Resume) -> Result<(Manifest, usize, Option<SessionState>), ResumeError> {
+        let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
         let Some(step) = manifest.steps.len().checked_sub(1) else {
-            return Err("--continue: the last run has no session to continue".into());
+            return Err(ResumeError::NoSession);
         };
-        let rec = &manifest.steps[step];
+        let Some(rec) = manifest.steps.get(step) else {
+            return Err(ResumeError::NoSession);
+        };
         let path = r.run_dir.transcript_path(&rec.session_id);
-        let (header, messages) = load_transcript(&path)
-            .map_err(|e| format!("--continue: cannot read session {}: {e}", rec.session_id))?;
+        let (header, messages) = load_transcript(&path).map_err(|source| ResumeError::Session {
+            id: rec.session_id.clone(),
+            source,
+        })?;
         let mut transcript = Transcript::open_append(path);
         let mut messages = messages;
         // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer

@@ -6,6 +6,7 @@ use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
 use super::request::Outcome;
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::compact::Pressure;
+use crate::engine::error::Error;
 use crate::engine::handoff::HANDOFF;
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
@@ -106,20 +107,20 @@ impl Engine {
                     }
                     // Text the user already saw stays in the history, marked as cut off.
                     self.keep_cut_off(partial, &error);
-                    return self.fail(&error);
+                    return self.fail(&error.into());
                 }
             }
         }
     }
 
-    /// Report a provider error and end the turn with its kind.
-    pub(crate) fn fail(&mut self, e: &ProviderError) -> ExitReason {
+    /// Report an error (in the ledger and as an event) and end the turn with its kind.
+    pub(crate) fn fail(&mut self, e: &Error) -> ExitReason {
         self.step_rec().errors.push(e.to_string());
         self.emit_logged(Event::Error {
-            kind: e.kind.into(),
-            message: e.message.clone(),
+            kind: e.kind(),
+            message: e.message(),
         });
-        ExitReason::Error(e.kind.into())
+        ExitReason::Error(e.kind())
     }
 
     /// Keep the partial assistant text of an aborted stream, marked interrupted. Tool calls that had
@@ -238,7 +239,7 @@ impl Engine {
             self.learn_window(limit);
         }
         if self.overflow_retries >= OVERFLOW_RETRY_CAP {
-            return Flow::Stop(self.fail(e));
+            return Flow::Stop(self.fail(&e.clone().into()));
         }
         if self.p.handoff {
             if let HandoffOutcome::Stopped(r) = self
@@ -267,7 +268,7 @@ impl Engine {
             self.overflow_retries += 1;
             Flow::Go
         } else {
-            Flow::Stop(self.fail(e))
+            Flow::Stop(self.fail(&e.clone().into()))
         }
     }
 
@@ -365,7 +366,7 @@ impl Engine {
                         }
                     }
                     self.keep_cut_off(partial, &error);
-                    self.fail(&error);
+                    self.fail(&error.into());
                     return ExitReason::MaxIterations { n, max };
                 }
             }
