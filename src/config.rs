@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use serde::Deserialize;
 
-use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds};
+use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
+use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
 
 /// The demo model's window and headroom (SPEC §15).
@@ -99,6 +100,28 @@ impl ProviderKind {
         match self {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::OpenAi => "openai",
+        }
+    }
+}
+
+/// What answers the model: the built-in demo, or a provider's API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The built-in scripted model (SPEC §15).
+    Demo,
+    Api(ProviderKind),
+}
+
+impl Backend {
+    pub fn is_demo(self) -> bool {
+        self == Backend::Demo
+    }
+
+    /// `demo`, `anthropic` or `openai` (the status line's label).
+    pub fn label(self) -> &'static str {
+        match self {
+            Backend::Demo => "demo",
+            Backend::Api(p) => p.as_str(),
         }
     }
 }
@@ -214,16 +237,14 @@ impl Env {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub prompt: Option<String>,
-    pub provider: Option<ProviderKind>,
-    pub demo: bool,
+    pub backend: Backend,
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
     pub window: u64,
-    pub window_source: &'static str,
+    pub window_source: WindowSource,
     pub headroom: u64,
-    pub handoff: bool,
-    pub compaction: bool,
+    pub context: ContextPolicy,
     pub max_generations: u32,
     pub max_iterations: u32,
     pub continue_last: bool,
@@ -233,7 +254,7 @@ pub struct Config {
     pub workbench: bool,
     pub review: Option<u64>,
     pub step: Option<String>,
-    pub yes: bool,
+    pub approvals: ApprovalPolicy,
     pub output: OutputFormat,
     pub verbose: bool,
     pub handoff_after: Option<u32>,
@@ -258,30 +279,25 @@ impl Config {
     /// The `-v` report: endpoint, model, window, thresholds, masked key. Never the key itself.
     pub fn verbose_report(&self) -> String {
         let t = self.thresholds();
-        let provider = if self.demo {
-            "demo (built-in scripted model)"
-        } else {
-            self.provider.map(ProviderKind::as_str).unwrap_or("none")
+        let provider = match self.backend {
+            Backend::Demo => "demo (built-in scripted model)",
+            Backend::Api(p) => p.as_str(),
         };
         format!(
             "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}",
-            if self.demo {
+            if self.backend.is_demo() {
                 "(in-process)"
             } else {
                 self.base_url.as_str()
             },
             self.model,
             t.window,
-            self.window_source,
+            self.window_source.describe(),
             t.headroom,
             t.at,
             t.warn_at,
             mask_key(self.api_key.as_ref().map(ApiKey::expose)),
-            if self.handoff {
-                "on"
-            } else {
-                "off (compaction)"
-            },
+            self.context.describe(),
             self.workspace.display(),
         )
     }
@@ -482,7 +498,7 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
     let data_dir = data_dir(env);
     let flag_window = cli.window.or(file.window);
     let (window, window_source, headroom_default) = if demo && flag_window.is_none() {
-        (DEMO_WINDOW, "demo", DEMO_HEADROOM)
+        (DEMO_WINDOW, WindowSource::Demo, DEMO_HEADROOM)
     } else {
         let name = context::window_model_name(
             Some(model.as_str()),
@@ -490,15 +506,9 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"),
         );
         let learned = learned_window(&data_dir, &model);
-        let source = if flag_window.is_some() {
-            "--window"
-        } else if learned.is_some() {
-            "learned from an overflow message"
-        } else {
-            "default for the model name"
-        };
+        let (window, source) = context::effective_window(flag_window, learned, name);
         (
-            context::effective_window(flag_window, learned, name),
+            window,
             source,
             if demo {
                 DEMO_HEADROOM
@@ -529,19 +539,26 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         None => Some(DEFAULT_REVIEW_SECS),
     };
     let no_handoff = cli.no_handoff || file.no_handoff.unwrap_or(false);
+    let context = match (no_handoff, file.compaction.unwrap_or(false)) {
+        (true, _) => ContextPolicy::Compaction,
+        (false, true) => ContextPolicy::Both,
+        (false, false) => ContextPolicy::Handoff,
+    };
+    let backend = match provider {
+        Some(p) if !demo => Backend::Api(p),
+        _ => Backend::Demo,
+    };
 
     Ok(Config {
         prompt: cli.prompt,
-        provider,
-        demo,
+        backend,
         model,
         base_url,
         api_key: if demo { None } else { api_key.map(ApiKey::new) },
         window,
         window_source,
         headroom: cli.headroom.or(file.headroom).unwrap_or(headroom_default),
-        handoff: !no_handoff,
-        compaction: no_handoff || file.compaction.unwrap_or(false),
+        context,
         max_generations: cli
             .max_generations
             .or(file.max_generations)
@@ -557,7 +574,11 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         workbench: !(cli.no_workbench || file.no_workbench.unwrap_or(false)),
         review,
         step: cli.step.or(file.step),
-        yes: cli.yes || file.yes.unwrap_or(false),
+        approvals: if cli.yes || file.yes.unwrap_or(false) {
+            ApprovalPolicy::Auto
+        } else {
+            ApprovalPolicy::Ask
+        },
         output: cli.output.or(file_output).unwrap_or_default(),
         verbose: cli.verbose || file.verbose.unwrap_or(false),
         handoff_after: cli.handoff_after,
@@ -724,7 +745,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.window, 180_000);
-        assert!(c.window_source.starts_with("learned"));
+        assert_eq!(c.window_source, WindowSource::Learned);
         let c = resolve(
             cli(&["-p", "x", "--workspace", &ws, "--window", "1m"]),
             &e,
@@ -740,7 +761,7 @@ mod tests {
         let ws = dir.path().display().to_string();
         let e = env(&[], dir.path());
         let c = resolve(cli(&["--workspace", &ws]), &e, FileConfig::default()).unwrap();
-        assert!(c.demo);
+        assert!(c.backend.is_demo());
         assert_eq!((c.window, c.headroom), (DEMO_WINDOW, DEMO_HEADROOM));
         let err = resolve(
             cli(&["-p", "x", "--workspace", &ws]),
@@ -758,7 +779,7 @@ mod tests {
             FileConfig::default(),
         )
         .unwrap();
-        assert!(c.demo && c.api_key.is_none());
+        assert!(c.backend.is_demo() && c.api_key.is_none());
     }
 
     #[test]
@@ -784,7 +805,8 @@ mod tests {
             FileConfig::default(),
         )
         .unwrap();
-        assert!(!c.demo && c.api_key.is_none());
+        assert_eq!(c.backend, Backend::Api(ProviderKind::OpenAi));
+        assert!(c.api_key.is_none());
         assert_eq!(c.base_url, "http://127.0.0.1:11434/v1");
         // Without a base URL of its own it is api.openai.com, which needs the key.
         let e = env(&[], dir.path());
@@ -846,16 +868,14 @@ mod tests {
     fn sample() -> Config {
         Config {
             prompt: None,
-            provider: Some(ProviderKind::Anthropic),
-            demo: false,
+            backend: Backend::Api(ProviderKind::Anthropic),
             model: "m".into(),
             base_url: "http://x".into(),
             api_key: None,
             window: 200_000,
-            window_source: "test",
+            window_source: WindowSource::Flag,
             headroom: 50_000,
-            handoff: true,
-            compaction: false,
+            context: ContextPolicy::Handoff,
             max_generations: 8,
             max_iterations: 200,
             continue_last: false,
@@ -865,7 +885,7 @@ mod tests {
             workbench: true,
             review: Some(15),
             step: None,
-            yes: false,
+            approvals: ApprovalPolicy::Ask,
             output: OutputFormat::Json,
             verbose: false,
             handoff_after: None,

@@ -1,5 +1,6 @@
 //! The engine end to end against the fake provider: turns, tools, retries, errors, budget, spill.
 
+use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
 use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
@@ -394,7 +395,7 @@ async fn headless_denies_unapproved_tools() {
     ));
     h.server.push(a::text("ok", u(1100)));
     let mut p = h.params(200_000, 50_000);
-    p.auto_approve = false;
+    p.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
     r.turn("go").await;
     assert!(!h.workspace.join("pwned").exists());
@@ -476,8 +477,8 @@ async fn interactive_always_does_not_cover_an_outside_path() {
         .push(a::tool_use("t2", "write_file", &out_input, u(1100)));
     h.server.push(a::text("ok", u(1200)));
     let mut p = h.params(200_000, 50_000);
-    p.auto_approve = false;
-    p.interactive = true;
+    p.approvals = ApprovalPolicy::Ask;
+    p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     r.send_turn("go").await;
     r.until(|e| matches!(e, Event::ApprovalRequest { .. }))
@@ -521,7 +522,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     p.resume = Some(Resume {
         run_dir: RunDir::open(&root),
     });
-    p.interactive = true;
+    p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r
         .until(

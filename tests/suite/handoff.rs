@@ -1,5 +1,6 @@
 //! Handoff end to end against the fake provider (SPEC §6, §7, §9): scripted usage crosses the lines.
 
+use flower_tui::engine::policy::{ContextPolicy, FrontEnd};
 use flower_tui::engine::protocol::{
     CompactionTrigger, ErrorKind, Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnKind,
 };
@@ -148,7 +149,7 @@ async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.review = true;
+    p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
     let ev = r
@@ -185,7 +186,7 @@ async fn a_deleted_file_falls_back_to_the_document_in_memory() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.review = true;
+    p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
     let ev = r
@@ -320,8 +321,7 @@ async fn compaction_that_changes_nothing_does_not_retry() {
         body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
     });
     let mut p = h.params(200_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     // A single message: nothing can be summarised, so the generation does not advance.
     let ev = r.turn("one enormous message").await;
@@ -510,8 +510,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     let h = Harness::new().await;
     let mut p = h.params(100_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..4 {
         h.server.push(a::tool_use(
@@ -563,8 +562,7 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
 async fn compaction_overflow_path_reduces_and_retries_once() {
     let h = Harness::new().await;
     let mut p = h.params(200_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..3 {
         h.server.push(a::tool_use(

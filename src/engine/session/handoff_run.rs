@@ -79,8 +79,8 @@ impl Engine {
     /// Cut, write (or assemble) the document, freeze it, wait for the review, start the successor.
     pub(crate) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
         let id = self.next_handoff_id();
-        let done = self.step_rec().handoffs.len() as u32;
-        if done >= self.p.max_generations {
+        let done = self.step_ref().map_or(0, |r| r.handoffs.len());
+        if done >= self.p.max_generations as usize {
             let reason = self.fail(&Error::HandoffBreaker {
                 max: self.p.max_generations,
                 at: self.thresholds.at,
@@ -143,9 +143,10 @@ impl Engine {
 
     /// The mechanical document of SPEC §6.7.
     fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
-        let rec = self.step_rec();
-        let task = rec.task.clone();
-        let touched = rec.touched.clone();
+        let (task, touched) = self
+            .step_ref()
+            .map(|r| (r.task.clone(), r.touched.clone()))
+            .unwrap_or_default();
         let mut doc = HandoffDoc::degraded_from(DegradedParams {
             reason,
             task: &task,
@@ -156,9 +157,9 @@ impl Engine {
         doc
     }
 
-    fn meta(&mut self, used: u64) -> HandoffMeta {
+    fn meta(&self, used: u64) -> HandoffMeta {
         HandoffMeta {
-            step: self.step_rec().name.clone(),
+            step: self.step_name(),
             generation: self.s.generation,
             used,
             window: self.thresholds.window,
@@ -215,14 +216,12 @@ impl Engine {
     async fn turn_over(&mut self, id: HandoffId, doc: HandoffDoc, reason: String, ctx_at_cut: u64) {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
-        let step_name = self.step_rec().name.clone();
+        let step_name = self.step_name();
         let path = self.freeze(&step_name, &markdown);
         if degraded {
-            self.step_rec()
-                .errors
-                .push(format!("handoff degraded ({reason})"));
+            self.record(|rec| rec.errors.push(format!("handoff degraded ({reason})")));
         }
-        let awaits_review = self.p.review && path.is_some();
+        let awaits_review = self.p.front_end.reviews() && path.is_some();
         self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
             handoff: id,
             path: path.clone(),
@@ -237,8 +236,7 @@ impl Engine {
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
-        {
-            let rec = self.step_rec();
+        self.record(|rec| {
             rec.retired.push(old_id.clone());
             rec.current_generation().context = old_ctx;
             rec.handoffs.push(HandoffRecord {
@@ -250,7 +248,7 @@ impl Engine {
                 retired_session: old_id.clone(),
                 generation,
             });
-        }
+        });
         // The cut turn ends in the old transcript; the successor goes on with it.
         let cut = self.turn.map(|t| Event::TurnEnd {
             turn: t.id,
@@ -436,7 +434,7 @@ impl Engine {
         self.s.ctx = 0;
         self.s.appended_chars = chars;
         self.compactions += 1;
-        self.step_rec().compactions += 1;
+        self.record(|rec| rec.compactions += 1);
         self.save_manifest();
         self.commit_replacement();
         let after = self.ctx_estimate();

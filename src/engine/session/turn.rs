@@ -5,9 +5,8 @@ use super::ActiveTurn;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
 use super::request::Outcome;
 use super::{Engine, OVERFLOW_RETRY_CAP};
-use crate::engine::compact::Pressure;
+use crate::engine::compact::{Pressure, StrategyKind};
 use crate::engine::error::Error;
-use crate::engine::handoff::HANDOFF;
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
 };
@@ -43,12 +42,15 @@ impl Engine {
     }
 
     fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
-        if matches!(reason, ExitReason::Error(_)) {
-            // A failed try (its error is already in `errors`); handoffs never count.
-            self.step_rec().attempts += 1;
-        }
-        self.step_rec().num_turns += 1;
-        self.step_rec().current_generation().num_turns += 1;
+        let failed = matches!(reason, ExitReason::Error(_));
+        self.record(|rec| {
+            if failed {
+                // A failed try (its error is already in `errors`); handoffs never count.
+                rec.attempts += 1;
+            }
+            rec.num_turns += 1;
+            rec.current_generation().num_turns += 1;
+        });
         self.save_manifest();
         self.turn = None;
         self.end_turn(turn, reason);
@@ -115,7 +117,7 @@ impl Engine {
 
     /// Report an error (in the ledger and as an event) and end the turn with its kind.
     pub(crate) fn fail(&mut self, e: &Error) -> ExitReason {
-        self.step_rec().errors.push(e.to_string());
+        self.record(|rec| rec.errors.push(e.to_string()));
         self.emit_logged(Event::Error {
             kind: e.kind(),
             message: e.message(),
@@ -165,10 +167,11 @@ impl Engine {
         let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
         self.add_cost(cost);
         let window = self.thresholds.window;
-        let rec = self.step_rec();
-        rec.context = ctx;
-        rec.window = window;
-        rec.current_generation().context = ctx;
+        self.record(|rec| {
+            rec.context = ctx;
+            rec.window = window;
+            rec.current_generation().context = ctx;
+        });
         self.save_manifest();
         self.emit_logged(Event::Usage {
             context: ctx,
@@ -213,13 +216,14 @@ impl Engine {
             .strategies
             .iter()
             .find(|s| s.due(&pressure))
-            .map(|s| s.name());
+            .map(|s| s.kind());
         match acting {
-            Some(HANDOFF) => match self.handoff(Trigger::Auto).await {
+            Some(StrategyKind::Handoff) => match self.handoff(Trigger::Auto).await {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
             },
-            Some(_) => match self.compact(CompactionTrigger::Pressure).await {
+            Some(StrategyKind::Compaction) => match self.compact(CompactionTrigger::Pressure).await
+            {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
                 // Failure is loose on this path: logged, and the request goes on.
@@ -241,7 +245,7 @@ impl Engine {
         if self.overflow_retries >= OVERFLOW_RETRY_CAP {
             return Flow::Stop(self.fail(&e.clone().into()));
         }
-        if self.p.handoff {
+        if self.p.context.hands_off() {
             if let HandoffOutcome::Stopped(r) = self
                 .handoff(Trigger::Overflow {
                     reason: format!("context window exceeded: {}", e.message),
@@ -250,7 +254,7 @@ impl Engine {
             {
                 return Flow::Stop(r);
             }
-        } else if self.p.compaction {
+        } else {
             match self.compact(CompactionTrigger::Overflow).await {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
@@ -277,7 +281,7 @@ impl Engine {
         if limit == self.thresholds.window || limit < 1_000 {
             return;
         }
-        if self.p.window_pinned {
+        if self.p.window_source.is_pinned() {
             // `--window` beats a learned window (SPEC §5): record it for later runs only.
             let _ = crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit);
             self.emit(Event::Warning {
@@ -296,9 +300,7 @@ impl Engine {
             });
         }
         self.thresholds = crate::engine::context::Thresholds::new(limit, self.thresholds.headroom);
-        if self.has_step() {
-            self.step_rec().window = limit;
-        }
+        self.record(|rec| rec.window = limit);
         self.emit_logged(Event::WindowLearned {
             model: self.p.model.clone(),
             thresholds: self.thresholds,
