@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
+use crate::engine::windows::LearnedWindows;
 
 /// The demo model's window and headroom (SPEC §15).
 pub const DEMO_WINDOW: u64 = 40_000;
@@ -361,29 +362,6 @@ pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
     })
 }
 
-/// The learned windows, `<data_dir>/windows.json`: model → window from an overflow message.
-pub fn learned_windows_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("windows.json")
-}
-
-pub fn learned_window(data_dir: &Path, model: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(learned_windows_path(data_dir)).ok()?;
-    let map: BTreeMap<String, u64> = serde_json::from_str(&text).ok()?;
-    map.get(model).copied()
-}
-
-/// Record a window learned from an overflow message for this model.
-pub fn record_learned_window(data_dir: &Path, model: &str, window: u64) -> std::io::Result<()> {
-    let path = learned_windows_path(data_dir);
-    let mut map: BTreeMap<String, u64> = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    map.insert(model.to_string(), window);
-    let json = serde_json::to_vec_pretty(&map).map_err(std::io::Error::other)?;
-    crate::engine::fsutil::atomic_write(&path, &json)
-}
-
 fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
     ConfigError(format!(
         "config key `{key}`: accepted values: {accepted} (got {got})"
@@ -505,7 +483,7 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             env.get("ANTHROPIC_MODEL"),
             env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"),
         );
-        let learned = learned_window(&data_dir, &model);
+        let learned = LearnedWindows::in_data_dir(&data_dir).get(&model);
         let (window, source) = context::effective_window(flag_window, learned, name);
         (
             window,
@@ -737,7 +715,9 @@ mod tests {
         .unwrap();
         assert_eq!(c.window, 200_000);
         let data = data_dir(&e);
-        record_learned_window(&data, "claude-haiku-4-5", 180_000).unwrap();
+        LearnedWindows::in_data_dir(&data)
+            .record("claude-haiku-4-5", 180_000)
+            .unwrap();
         let c = resolve(
             cli(&["-p", "x", "--workspace", &ws]),
             &e,

@@ -16,3 +16,4 @@ pub mod secrets;
 pub mod session;
 pub mod tools;
 pub mod types;
+pub mod windows;

@@ -13,6 +13,7 @@ use crate::engine::protocol::{
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::replace::may_retry_overflow;
 use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
+use crate::engine::windows::LearnedWindows;
 
 /// What the turn loop does after a check.
 enum Flow {
@@ -276,6 +277,10 @@ impl Engine {
         }
     }
 
+    fn learned_windows(&self) -> LearnedWindows {
+        LearnedWindows::in_data_dir(&self.p.data_dir)
+    }
+
     /// A window stated by an overflow message becomes the model's window from now on (SPEC §3).
     fn learn_window(&mut self, limit: u64) {
         if limit == self.thresholds.window || limit < 1_000 {
@@ -283,7 +288,7 @@ impl Engine {
         }
         if self.p.window_source.is_pinned() {
             // `--window` beats a learned window (SPEC §5): record it for later runs only.
-            let _ = crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit);
+            let _ = self.learned_windows().record(&self.p.model, limit);
             self.emit(Event::Warning {
                 message: format!(
                     "the provider says {} holds {limit} tokens, but --window {} is in force",
@@ -292,9 +297,7 @@ impl Engine {
             });
             return;
         }
-        if let Err(err) =
-            crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit)
-        {
+        if let Err(err) = self.learned_windows().record(&self.p.model, limit) {
             self.emit(Event::Warning {
                 message: format!("could not record the learned window: {err}"),
             });
@@ -310,7 +313,7 @@ impl Engine {
                 "the provider says {} holds {} tokens: using that window from now on (recorded in {})",
                 self.p.model,
                 limit,
-                crate::config::learned_windows_path(&self.p.data_dir).display()
+                self.learned_windows().path().display()
             ),
         });
     }
