@@ -10,6 +10,7 @@ use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
 use crate::engine::windows::LearnedWindows;
+use crate::logging::LogLevel;
 
 /// The demo model's window and headroom (SPEC §15).
 pub const DEMO_WINDOW: u64 = 40_000;
@@ -88,6 +89,9 @@ pub struct Cli {
     /// Theme name (dark or light, or a file in <config_dir>/flower/themes)
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
+    #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
+    pub log_level: Option<LogLevel>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +178,10 @@ fn parse_review(s: &str) -> Result<Review, String> {
         .map_err(|_| format!("accepted values: a number of seconds or off (got '{s}')"))
 }
 
+fn parse_log_level(s: &str) -> Result<LogLevel, String> {
+    LogLevel::parse(s).ok_or_else(|| format!("accepted values: {} (got '{s}')", LogLevel::ACCEPTED))
+}
+
 fn parse_output(s: &str) -> Result<OutputFormat, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "json" => Ok(OutputFormat::Json),
@@ -210,6 +218,7 @@ pub struct FileConfig {
     pub bash_timeout: Option<u64>,
     /// Base delay of the retry backoff in milliseconds (default 1000).
     pub retry_base_ms: Option<u64>,
+    pub log_level: Option<String>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -265,6 +274,7 @@ pub struct Config {
     pub max_tokens: u32,
     pub bash_timeout_secs: u64,
     pub retry_base_ms: u64,
+    pub log_level: LogLevel,
 }
 
 impl Config {
@@ -285,7 +295,7 @@ impl Config {
             Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}",
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})",
             if self.backend.is_demo() {
                 "(in-process)"
             } else {
@@ -300,6 +310,8 @@ impl Config {
             mask_key(self.api_key.as_ref().map(ApiKey::expose)),
             self.context.describe(),
             self.workspace.display(),
+            self.log_level,
+            crate::logging::log_dir(&self.data_dir).display(),
         )
     }
 }
@@ -373,6 +385,7 @@ struct FileValues {
     provider: Option<ProviderKind>,
     output: Option<OutputFormat>,
     review: Option<Review>,
+    log_level: Option<LogLevel>,
 }
 
 /// Check the file's values: a wrong one is an error naming its key and the accepted values.
@@ -397,6 +410,12 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         }
         Some(v) => return Err(key_err("review", REVIEW, v.type_str())),
     };
+    let log_level = match file.log_level.as_deref() {
+        None => None,
+        Some(l) => {
+            Some(LogLevel::parse(l).ok_or_else(|| key_err("log_level", LogLevel::ACCEPTED, l))?)
+        }
+    };
     if file.max_generations == Some(0) {
         return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
     }
@@ -410,6 +429,7 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         provider,
         output,
         review,
+        log_level,
     })
 }
 
@@ -621,6 +641,7 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         max_tokens: file.max_tokens.unwrap_or(16_384),
         bash_timeout_secs: file.bash_timeout.unwrap_or(120),
         retry_base_ms: file.retry_base_ms.unwrap_or(1_000),
+        log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
     })
 }
 

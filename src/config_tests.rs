@@ -253,5 +253,6 @@ fn sample() -> Config {
         max_tokens: 1024,
         bash_timeout_secs: 120,
         retry_base_ms: 1000,
+        log_level: LogLevel::Info,
     }
 }

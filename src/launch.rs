@@ -21,6 +21,25 @@ pub fn system_prompt(workspace: &std::path::Path) -> String {
     SYSTEM_PROMPT.replace("{workspace}", &workspace.display().to_string())
 }
 
+/// The first line of a run's log: what it runs with (the key never, not even masked).
+pub fn log_start(config: &Config, log: &std::path::Path) {
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        pid = std::process::id(),
+        mode = if config.prompt.is_some() { "headless" } else { "tui" },
+        backend = config.backend.label(),
+        model = %config.model,
+        endpoint = %if config.backend.is_demo() { "(in-process)" } else { config.base_url.as_str() },
+        window = config.window,
+        window_source = config.window_source.describe(),
+        headroom = config.headroom,
+        context = config.context.describe(),
+        workspace = %config.workspace.display(),
+        log = %log.display(),
+        "flower-tui started"
+    );
+}
+
 /// The provider the config names (the demo when asked or when nothing is configured).
 pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
     let Backend::Api(kind) = config.backend else {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::Engine;
-use super::request::Outcome;
+use super::request::{Outcome, Purpose};
 use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
@@ -28,6 +28,16 @@ pub(crate) enum Trigger {
     Manual { focus: Option<String> },
     /// `ContextWindowExceeded`: no writing turn, a degraded document at once.
     Overflow { reason: String },
+}
+
+impl Trigger {
+    fn as_str(&self) -> &'static str {
+        match self {
+            Trigger::Auto => "auto",
+            Trigger::Manual { .. } => "manual",
+            Trigger::Overflow { .. } => "overflow",
+        }
+    }
 }
 
 pub(crate) enum HandoffOutcome {
@@ -77,8 +87,37 @@ impl Engine {
     }
 
     /// Cut, write (or assemble) the document, freeze it, wait for the review, start the successor.
+    /// Logged with its trigger, each phase's time since the start, and how it ended.
     pub(crate) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
         let id = self.next_handoff_id();
+        let started = std::time::Instant::now();
+        tracing::info!(
+            handoff = id.0,
+            trigger = trigger.as_str(),
+            session = %self.s.id,
+            context = self.ctx_estimate(),
+            at = self.thresholds.at,
+            window = self.thresholds.window,
+            "handoff started"
+        );
+        self.handoff_clock = Some((id, started));
+        let outcome = self.run_handoff(id, trigger).await;
+        self.handoff_clock = None;
+        let ended = match &outcome {
+            HandoffOutcome::Done => "successor started".to_string(),
+            HandoffOutcome::Unchanged => "failed; session unchanged".to_string(),
+            HandoffOutcome::Cancelled => "cancelled; session unchanged".to_string(),
+            HandoffOutcome::Stopped(r) => format!("stopped the turn: {r}"),
+        };
+        tracing::info!(
+            handoff = id.0,
+            ms = started.elapsed().as_millis(),
+            "handoff ended: {ended}"
+        );
+        outcome
+    }
+
+    async fn run_handoff(&mut self, id: HandoffId, trigger: Trigger) -> HandoffOutcome {
         let done = self.step_ref().map_or(0, |r| r.handoffs.len());
         if done >= self.p.max_generations as usize {
             let reason = self.fail(&Error::HandoffBreaker {
@@ -191,7 +230,7 @@ impl Engine {
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
         };
-        let resp = match self.stream(req, false).await {
+        let resp = match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => resp,
             Outcome::Aborted { .. } => return Err(WriteFailure::Aborted),
             Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error)),
@@ -417,7 +456,7 @@ impl Engine {
             tool_choice: ToolChoice::Auto,
             max_tokens: self.p.max_tokens,
         };
-        let resp = match self.stream(req, false).await {
+        let resp = match self.stream(req, Purpose::Summary).await {
             Outcome::Done(r) => r,
             Outcome::Aborted { .. } => return Err(CompactFailure::Aborted),
             Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.into())),

@@ -4,6 +4,7 @@
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
 mod handoff_run;
+mod log;
 mod request;
 mod tools_exec;
 mod turn;
@@ -11,7 +12,7 @@ mod turn;
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
@@ -114,6 +115,7 @@ struct SessionState {
 pub(crate) struct ActiveTurn {
     pub id: TurnId,
     pub kind: TurnKind,
+    pub started: Instant,
 }
 
 pub(crate) struct Engine {
@@ -141,6 +143,10 @@ pub(crate) struct Engine {
     shutdown: bool,
     /// The turn running now (None when idle).
     turn: Option<ActiveTurn>,
+    /// Model requests sent in this run (numbers them in the log).
+    requests: u64,
+    /// The handoff in progress and when it began (phase timings in the log).
+    handoff_clock: Option<(HandoffId, Instant)>,
     /// The last handoff id given out.
     handoffs_started: u64,
     /// The handoff whose document is being written, if any (a second `/handoff` is refused).
@@ -209,6 +215,8 @@ impl Engine {
             manual_hook_fired: false,
             shutdown: false,
             turn: None,
+            requests: 0,
+            handoff_clock: None,
             handoffs_started: 0,
             writing: None,
         })
@@ -263,6 +271,7 @@ impl Engine {
     }
 
     fn emit(&self, ev: Event) {
+        log::event(&ev, self.handoff_clock);
         // The front end may be gone (quit); nothing to do then.
         let _ = self.events.send(ev);
     }
@@ -360,6 +369,13 @@ impl Engine {
 
     /// The one end of a turn: `TurnEnd`, recorded in the transcript for message turns.
     fn end_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        tracing::info!(
+            turn = turn.id.0,
+            kind = ?turn.kind,
+            ms = turn.started.elapsed().as_millis(),
+            session = %self.s.id,
+            "turn ended: {reason}"
+        );
         let ev = Event::TurnEnd {
             turn: turn.id,
             kind: turn.kind,
@@ -374,7 +390,11 @@ impl Engine {
 
     /// Begin `turn`: it becomes the one `Op::Abort` may name.
     fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
-        let turn = ActiveTurn { id, kind };
+        let turn = ActiveTurn {
+            id,
+            kind,
+            started: Instant::now(),
+        };
         self.turn = Some(turn);
         self.emit(Event::TurnStarted {
             turn: id,

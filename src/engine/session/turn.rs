@@ -3,7 +3,7 @@
 
 use super::ActiveTurn;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
-use super::request::Outcome;
+use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::compact::{Pressure, StrategyKind};
 use crate::engine::error::Error;
@@ -76,7 +76,7 @@ impl Engine {
             iterations += 1;
             let req = self.build_request(ToolChoice::Auto);
             let snapshot = self.replace.get();
-            match self.stream(req, true).await {
+            match self.stream(req, Purpose::Main).await {
                 Outcome::Done(resp) => {
                     let msg = resp.message();
                     let tool_uses = msg.has_tool_use();
@@ -333,7 +333,7 @@ impl Engine {
         loop {
             let snapshot = self.replace.get();
             let req = self.build_request(ToolChoice::None);
-            match self.stream(req, true).await {
+            match self.stream(req, Purpose::Main).await {
                 Outcome::Done(resp) => {
                     // A tool call emitted anyway is dropped: only the text is kept.
                     let text = resp.text();
