@@ -23,6 +23,27 @@ pub(crate) enum Outcome {
     },
 }
 
+/// What a model request is for (its text reaches the user only for `Main`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// A main-thread request of a turn.
+    Main,
+    /// The handoff writing turn.
+    Handoff,
+    /// A compaction summary.
+    Summary,
+}
+
+impl Purpose {
+    fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Main => "main",
+            Purpose::Handoff => "handoff",
+            Purpose::Summary => "summary",
+        }
+    }
+}
+
 /// An op that stops the work in progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stop {
@@ -84,7 +105,14 @@ impl Engine {
                 Op::Handoff { .. } => TurnKind::Handoff,
                 _ => TurnKind::Message,
             };
-            self.end_turn(ActiveTurn { id: turn, kind }, ExitReason::Interrupted);
+            self.end_turn(
+                ActiveTurn {
+                    id: turn,
+                    kind,
+                    started: std::time::Instant::now(),
+                },
+                ExitReason::Interrupted,
+            );
         }
         None
     }
@@ -99,6 +127,7 @@ impl Engine {
             ActiveTurn {
                 id: turn,
                 kind: TurnKind::Handoff,
+                started: std::time::Instant::now(),
             },
             ExitReason::Unchanged,
         );
@@ -116,8 +145,58 @@ impl Engine {
         }
     }
 
-    /// Stream `req`. `visible`: forward text to the front end (the handoff writing turn is not).
-    pub(crate) async fn stream(&mut self, req: ModelRequest, visible: bool) -> Outcome {
+    /// Stream `req`; only a main request's text goes to the front end. Logged with its number,
+    /// purpose, retries, outcome and duration.
+    pub(crate) async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
+        self.requests += 1;
+        let number = self.requests;
+        let started = std::time::Instant::now();
+        tracing::debug!(
+            request = number,
+            purpose = purpose.as_str(),
+            session = %self.s.id,
+            messages = req.messages.len(),
+            tool_choice = ?req.tool_choice,
+            "request sent"
+        );
+        let outcome = self
+            .stream_inner(req, purpose == Purpose::Main, number)
+            .await;
+        let ms = started.elapsed().as_millis();
+        match &outcome {
+            Outcome::Done(resp) => tracing::info!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                input = resp.usage.input_tokens,
+                cache_read = resp.usage.cache_read_input_tokens,
+                cache_write = resp.usage.cache_creation_input_tokens,
+                output = resp.usage.output_tokens,
+                stop = resp.stop_reason.as_deref().unwrap_or("-"),
+                "request done"
+            ),
+            Outcome::Failed { error, partial } => tracing::warn!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                kind = error.kind.as_str(),
+                status = error.status.unwrap_or(0),
+                streamed_chars = partial.len(),
+                "request failed: {}",
+                error.message
+            ),
+            Outcome::Aborted { partial } => tracing::info!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                streamed_chars = partial.len(),
+                "request aborted"
+            ),
+        }
+        outcome
+    }
+
+    async fn stream_inner(&mut self, req: ModelRequest, visible: bool, number: u64) -> Outcome {
         let provider = self.p.provider.clone();
         let policy = self.p.retry;
         let events = self.events.clone();
@@ -138,6 +217,14 @@ impl Engine {
             Delta::ToolUseStart { .. } => {}
         };
         let mut on_retry = |n: RetryNotice| {
+            tracing::warn!(
+                request = number,
+                attempt = n.attempt,
+                max = n.max,
+                delay_ms = n.delay.as_millis(),
+                "retrying: {}",
+                n.reason
+            );
             let _ = retry_events.send(Event::Retry {
                 attempt: n.attempt,
                 max: n.max,
