@@ -528,6 +528,8 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
             error(state, format!("Handoff failed: {message}"));
         }
         HandoffPhase::Refused { message, .. } => notice(state, message),
+        // The engine's notice says why; the `Frozen` that follows opens the review.
+        HandoffPhase::Reopened { .. } => {}
     }
 }
 
