@@ -2,6 +2,7 @@
 
 mod cli;
 mod continuity;
+mod continuity_e2e;
 mod e2e;
 mod engine;
 mod handoff;
