@@ -363,3 +363,120 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
     ra.shutdown().await;
     rb.shutdown().await;
 }
+
+/// Engine parameters that resume the run in `root`.
+fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::EngineParams {
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    p.run_dir = RunDir::open(root);
+    p.resume = Some(Resume {
+        run_dir: RunDir::open(root),
+    });
+    p
+}
+
+#[tokio::test]
+async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one() {
+    let h = Harness::new().await;
+    h.server.push(a::text("first answer", u(1_000)));
+    h.server.push(Reply::Stall {
+        prefix: crate::support::harness::text_prefix("half an ans"),
+    });
+    h.server.push(a::text(DOC, u(1_500))); // the /handoff writing turn
+    h.server.push(a::text("ok", u(500)));
+    h.server.push(a::text(DOC, u(1_500))); // the second /handoff
+    let mut r = start(h.params(40_000, 10_000));
+    assert_eq!(turn_end(&r.turn("first request").await), "completed");
+    let cut = "the request Esc interrupted";
+    let turn = r.send_turn(cut).await;
+    while h.server.requests().len() < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    r.send(Op::Abort { turn }).await;
+    assert_eq!(turn_end(&r.until_end(turn).await), "interrupted");
+    let turn = r.send_handoff(None).await;
+    assert_eq!(turn_end(&r.until_end(turn).await), "handoff");
+    // The successor's first request (sent with the next message) has the interrupted request.
+    assert_eq!(turn_end(&r.turn("and then?").await), "completed");
+    let blocks = first_blocks(&h.server.requests()[3]);
+    assert_eq!(
+        &blocks[2..],
+        [cut.to_string(), "and then?".to_string()],
+        "{blocks:#?}"
+    );
+    // That turn completed: a handoff now carries no request.
+    let turn = r.send_handoff(None).await;
+    assert_eq!(turn_end(&r.until_end(turn).await), "handoff");
+    let m = r.manifest();
+    assert_eq!(m.steps[0].handoffs.len(), 2);
+    let s = m.steps[0].session_id.clone();
+    let transcript =
+        std::fs::read_to_string(r.run_root.join(format!("sessions/{s}.jsonl"))).unwrap();
+    let first: Value = serde_json::from_str(transcript.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        first["message"]["content"].as_array().map(Vec::len),
+        Some(1),
+        "the briefing alone: {first:#}"
+    );
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    let root = p.run_dir.root.clone();
+    let mut r = start(p);
+    r.send_turn("task").await;
+    let (_, path) = frozen(&mut r).await;
+    r.shutdown().await;
+    // As if killed between the ledger's record and the file: not written, no file.
+    let mpath = root.join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&mpath).unwrap()).unwrap();
+    m["steps"][0]["frozen"]["written"] = Value::Bool(false);
+    m["steps"][0]["frozen"]["path"] = Value::Null;
+    std::fs::write(&mpath, serde_json::to_vec(&m).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+
+    let mut r = start(resumed(&h, &root));
+    let (handoff, again) = frozen(&mut r).await;
+    assert_eq!(again, path);
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("Run the parser tests.")
+    );
+    h.server.push(a::text("on it", u(100)));
+    r.send(Op::ReviewDone { handoff }).await;
+    r.until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
+        .await;
+    assert!(r.manifest().steps[0].frozen.is_none());
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn continuing_a_step_a_live_engine_works_on_is_refused() {
+    let h = Harness::new().await;
+    h.server.push(a::text("hi", u(100)));
+    let p = h.params(40_000, 10_000);
+    let root = p.run_dir.root.clone();
+    let mut r = start(p);
+    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    let err = flower_tui::engine::session::spawn(resumed(&h, &root))
+        .err()
+        .expect("refused while the first engine lives");
+    let text = err.to_string();
+    assert!(
+        text.contains("step test-step is in use by another flower-tui")
+            && text.contains(&format!("pid {}", std::process::id())),
+        "{text}"
+    );
+    r.shutdown().await;
+    // Once it is gone, the step is free again.
+    let r = start(resumed(&h, &root));
+    r.shutdown().await;
+}
