@@ -23,6 +23,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         render_bench::run,
     ),
     (
+        "concurrency",
+        "30 same-step pairs of real processes in one workspace each: lost documents, cross-briefings, lock time",
+        continuity_bench::run,
+    ),
+    (
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
@@ -36,6 +41,7 @@ mod support {
 }
 use support::fake;
 
+mod continuity_bench;
 mod engine_bench;
 mod render_bench;
 

@@ -154,6 +154,13 @@ impl Manifest {
         let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         atomic_write(path, &json)
     }
+
+    /// Rewrite atomically without the fsyncs (`fsutil::atomic_write_unsynced`): a kill never
+    /// loses it, a power cut may.
+    pub fn save_unsynced(&self, path: &Path) -> io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        super::fsutil::atomic_write_unsynced(path, &json)
+    }
 }
 
 /// A run directory: `manifest.json` and `sessions/`.

@@ -4,6 +4,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::HandoffDoc;
 use crate::engine::fsutil::{atomic_write, compact_stamp, numbered_names, write_new};
@@ -63,10 +64,19 @@ pub fn archive_dir(workbench: &Path) -> PathBuf {
 /// is on disk. A live file that already holds exactly `markdown` is left as it is (a freeze
 /// repeated after a crash archives nothing twice).
 pub fn freeze(workbench: &Path, step: &str, markdown: &str, now_secs: u64) -> io::Result<PathBuf> {
+    freeze_timed(workbench, step, markdown, now_secs).map(|(path, _)| path)
+}
+
+/// [`freeze`], and what the document lock cost (taking and releasing it).
+pub fn freeze_timed(
+    workbench: &Path,
+    step: &str,
+    markdown: &str,
+    now_secs: u64,
+) -> io::Result<(PathBuf, Duration)> {
     super::lock::with_doc_lock(workbench, step, || {
         freeze_unlocked(workbench, step, markdown, now_secs)
     })
-    .map(|(path, _)| path)
 }
 
 /// [`freeze`] without the document lock: only for measuring what the lock costs.
@@ -136,11 +146,12 @@ pub fn read_back(path: &Path) -> ReadBack {
     }
 }
 
-/// [`read_back`] under the step's document lock (no other process is halfway through a freeze).
-pub fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> ReadBack {
+/// [`read_back`] under the step's document lock (no other process is halfway through a freeze),
+/// and what the lock cost.
+pub fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack, Duration) {
     match super::lock::with_doc_lock(workbench, step, || Ok(read_back(path))) {
-        Ok((r, _)) => r,
-        Err(e) => ReadBack::Unreadable(e.to_string()),
+        Ok(r) => r,
+        Err(e) => (ReadBack::Unreadable(e.to_string()), Duration::ZERO),
     }
 }
 

@@ -187,6 +187,8 @@ pub(crate) struct Engine {
     briefed: Option<super::handoff::HandoffDoc>,
     /// This process's claim on the step name in the workspace (SPEC §6.15).
     claim: Option<super::handoff::lock::StepClaim>,
+    /// What the document lock cost the handoff in progress.
+    handoff_lock: Duration,
 }
 
 impl Engine {
@@ -259,6 +261,7 @@ impl Engine {
             request: Request::default(),
             briefed: None,
             claim,
+            handoff_lock: Duration::ZERO,
         })
     }
 

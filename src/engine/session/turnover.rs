@@ -64,12 +64,18 @@ impl Engine {
             time: now_stamp(),
             retired_session: self.s.id.clone(),
             generation: self.s.generation + 1,
-            request: self.request.in_flight(),
+            // Masked on disk like everything else; the live successor gets the messages as typed.
+            request: self
+                .request
+                .in_flight()
+                .iter()
+                .map(|m| crate::engine::secrets::redact(m).into_owned())
+                .collect(),
             pid: std::process::id(),
             unsaved: None,
         };
         // The record first: a process killed from here on leaves a review to reopen.
-        self.set_frozen(Some(frozen.clone()));
+        self.set_frozen(Some(frozen.clone()), false);
         let frozen = self.write_frozen(frozen);
         self.review_and_commit(id, frozen).await
     }
@@ -79,7 +85,10 @@ impl Engine {
         let step = self.step_name();
         frozen.path = self.freeze(&step, &frozen.markdown);
         frozen.written = true;
-        self.set_frozen(Some(frozen.clone()));
+        // Durable when a review may keep it waiting; otherwise the turnover's own durable save
+        // follows within milliseconds.
+        let durable = self.p.front_end.reviews() && frozen.path.is_some();
+        self.set_frozen(Some(frozen.clone()), durable);
         frozen
     }
 
@@ -112,15 +121,29 @@ impl Engine {
         Turnover::Done
     }
 
-    /// Keep (or clear) the frozen record of the current step, on disk at once.
-    fn set_frozen(&mut self, frozen: Option<FrozenHandoff>) {
+    /// Keep (or clear) the frozen record of the current step, on disk at once: `durable` with the
+    /// fsyncs, else only safe against a kill (a power cut may lose it).
+    fn set_frozen(&mut self, frozen: Option<FrozenHandoff>, durable: bool) {
         self.record(|rec| rec.frozen = frozen);
-        self.save_manifest();
+        if durable {
+            self.save_manifest();
+        } else if let Err(e) = self.manifest.save_unsynced(&self.p.run_dir.manifest_path()) {
+            self.emit(Event::Warning {
+                message: format!("could not write the ledger: {e}"),
+            });
+        }
     }
 
     /// Read the document back, start the successor with it, record the turnover.
     fn commit_turnover(&mut self, id: HandoffId, frozen: FrozenHandoff) {
         let successor = self.read_back(&frozen);
+        // What the step's document lock cost this handoff (freeze + read-back): `perf concurrency`
+        // reads it from the log.
+        tracing::info!(
+            handoff = id.0,
+            lock_us = std::mem::take(&mut self.handoff_lock).as_micros(),
+            "handoff: document lock"
+        );
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
@@ -153,14 +176,22 @@ impl Engine {
                 .transcript
                 .append(&TranscriptLine::Event { event: v });
         }
+        // The request as typed when this process cut it; as recorded when it reopens an earlier
+        // process's review.
+        let live = self.request.in_flight();
+        let request = if live.is_empty() {
+            &frozen.request
+        } else {
+            &live
+        };
         let briefing = Briefing {
             document: &successor.text,
             degraded: successor.degraded,
-            request: &frozen.request,
+            request,
         };
         let first = briefing.message();
-        if !frozen.request.is_empty() {
-            // The successor continues the request (also one reopened from an earlier process).
+        if live.is_empty() && !frozen.request.is_empty() {
+            // The successor continues the request of an earlier process's review.
             self.request = super::Request {
                 messages: frozen.request.clone(),
                 open: true,
@@ -193,13 +224,9 @@ impl Engine {
     /// Write the document to the workbench; None with `--no-workbench` or when the write fails.
     fn freeze(&mut self, step: &str, markdown: &str) -> Option<PathBuf> {
         let wb = self.p.workbench.clone()?;
-        let started = std::time::Instant::now();
-        match store::freeze(&wb, step, markdown, now_unix().0) {
-            Ok(p) => {
-                tracing::debug!(
-                    us = started.elapsed().as_micros(),
-                    "frozen under the step's lock"
-                );
+        match store::freeze_timed(&wb, step, markdown, now_unix().0) {
+            Ok((p, lock)) => {
+                self.handoff_lock += lock;
                 Some(p)
             }
             Err(e) => {
@@ -268,7 +295,11 @@ impl Engine {
             )
         };
         let read = match &self.p.workbench {
-            Some(wb) => store::read_back_locked(wb, &self.step_name(), path),
+            Some(wb) => {
+                let (read, lock) = store::read_back_locked(wb, &self.step_name(), path);
+                self.handoff_lock += lock;
+                read
+            }
             None => store::read_back(path),
         };
         let why = match read {
