@@ -138,3 +138,87 @@ pub fn run() {
         );
     }
 }
+
+/// A realistic assistant message of about `bytes` bytes: headings, prose, a list and code blocks.
+pub fn long_message(bytes: usize) -> String {
+    let section = |i: usize| {
+        format!(
+            "## Step {i}\n\nI read the module and traced the failure to the **parser**: it treats a \
+             trailing `\\r` as part of the token, so the comparison in `eq_token` never matches on \
+             Windows files. The fix keeps the tokenizer pure and strips the byte at the boundary.\n\n\
+             - keep `Token` as it is\n- strip `\\r` in `next_line`\n- add a test with CRLF input\n\n\
+             ```rust\nfn next_line(src: &str) -> Option<&str> {{\n    let line = src.lines().next()?;\n    \
+             Some(line.strip_suffix('\\r').unwrap_or(line)) // {i}\n}}\n```\n\n"
+        )
+    };
+    let mut out = String::with_capacity(bytes + 1024);
+    let mut i = 0;
+    while out.len() < bytes {
+        out.push_str(&section(i));
+        i += 1;
+    }
+    out
+}
+
+/// The deltas streamed after the long message: prose into a paragraph, or lines into an open
+/// code block (`code`).
+fn stream_delta(k: usize, code: bool) -> String {
+    match (code, k % 8) {
+        (false, 7) => "\n\n".to_string(),
+        (false, 3) => format!("word{k} and `code`\n"),
+        (false, _) => format!("word{k} and `code` "),
+        (true, 3 | 7) => format!("x{k});\n"),
+        (true, _) => format!("let v{k} = f("),
+    }
+}
+
+pub fn stream() {
+    let theme = Theme::builtin("dark").unwrap_or_else(|_| Theme::plain());
+    let area = Rect::new(0, 0, 200, 50);
+    let runs = 101;
+    for code in [false, true] {
+        let mut figures = Vec::new();
+        for bytes in [10_000usize, 200_000] {
+            let mut chat = transcript(20);
+            let mut start = long_message(bytes);
+            if code {
+                start.push_str("```rust\n");
+            }
+            chat.push(Cell::Assistant {
+                markdown: start,
+                streaming: true,
+                interrupted: false,
+            });
+            let mut buf = Buffer::empty(area);
+            render_chat(&mut chat, area, &mut buf, &theme);
+            let mut k = 0;
+            // One delta, then a frame: what a fast stream costs at most (frames coalesce at 60 fps).
+            let per_delta = median(runs, || {
+                k += 1;
+                let delta = stream_delta(k, code);
+                let mut buf = Buffer::empty(area);
+                let t = Instant::now();
+                if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
+                    markdown.push_str(&delta);
+                }
+                render_chat(&mut chat, area, &mut buf, &theme);
+                t.elapsed()
+            });
+            figures.push(per_delta);
+            println!(
+                "stream: 200x50, delta + frame into a {:>3} KB message ({}): {} (median of {runs})",
+                bytes / 1000,
+                if code { "open code block" } else { "prose" },
+                ms(per_delta)
+            );
+        }
+        let [small, big] = figures[..] else {
+            continue;
+        };
+        println!(
+            "stream: ratio 200 KB / 10 KB ({}): {:.2}",
+            if code { "open code block" } else { "prose" },
+            big.as_secs_f64() / small.as_secs_f64()
+        );
+    }
+}
