@@ -19,12 +19,13 @@ use crate::engine::protocol::{Event, Op};
 
 use super::TuiParams;
 use super::frame::FrameRequester;
+use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
 use super::render::theme::Theme;
 use super::rescue;
 use super::state::{AppState, Labels, Settings, StateParams};
 use super::terminal::{self, Tui};
-use super::update::{Effect, Msg, update};
+use super::update::update;
 use super::view::view;
 
 /// Engine events handled per wake-up before a frame gets a chance to draw.

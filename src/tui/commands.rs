@@ -5,12 +5,11 @@ use std::time::Instant;
 use crate::engine::context::Thresholds;
 use crate::engine::protocol::Op;
 
-use super::events::finish_streaming;
 use super::keymap;
+use super::msg::Effect;
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
 use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
-use super::update::{Effect, error, notice, popup_items, popup_selected, request_quit};
 
 /// Sent messages remembered for matching the engine's echo.
 const MAX_PENDING_ECHO: usize = 8;
@@ -22,22 +21,19 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         return;
     }
     let parsed = match slash::parse(&raw) {
-        Parsed::Unknown(word) => match popup_items(state).get(popup_selected(state)) {
+        Parsed::Unknown(word) => match state.popup_items().get(state.popup_selected()) {
             Some(spec) => Parsed::Command {
                 cmd: spec.cmd,
                 arg: None,
             },
             None => {
-                return error(
-                    state,
-                    format!("Unknown command /{word} (/help lists commands)"),
-                );
+                return state.error(format!("Unknown command /{word} (/help lists commands)"));
             }
         },
         p => p,
     };
     if parsed == Parsed::Message && state.link == EngineLink::Closed {
-        return error(state, "The engine is not running; /quit to leave");
+        return state.error("The engine is not running; /quit to leave");
     }
     // The chips go with the history entry, so a recalled message sends what was pasted.
     let pastes = std::mem::take(&mut state.pastes);
@@ -82,7 +78,7 @@ fn send_message(
 
 /// The user's message in the chat, as typed (chips stay chips: the chat never holds 10 MB).
 fn push_user(state: &mut AppState, raw: String) {
-    finish_streaming(state);
+    state.finish_streaming();
     state.chat.push(Cell::User { text: raw });
     state.chat.scroll_to_bottom();
 }
@@ -91,9 +87,9 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
     match cmd {
         SlashCommand::Handoff => {
             if matches!(state.running, Running::WritingHandoff { .. }) {
-                notice(state, "A handoff is already being written (Esc cancels it)");
+                state.notice("A handoff is already being written (Esc cancels it)");
             } else if state.session_messages < 2 {
-                notice(state, "Nothing to hand off (no messages yet)");
+                state.notice("Nothing to hand off (no messages yet)");
             } else {
                 fx.push(Effect::SendOp(Op::Handoff { focus: arg }));
             }
@@ -104,12 +100,12 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             } else if let Some(p) = state.latest_handoff.clone() {
                 fx.push(Effect::LoadEditor(p));
             } else {
-                notice(state, "No handoff document yet");
+                state.notice("No handoff document yet");
             }
         }
         SlashCommand::New => {
             fx.push(Effect::SendOp(Op::NewSession));
-            notice(state, "Starting a new session (no handoff)");
+            state.notice("Starting a new session (no handoff)");
         }
         SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
             Ok(window) => {
@@ -117,17 +113,17 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 // The engine confirms the new window with its own notice: one line is enough.
                 fx.push(Effect::SendOp(Op::SetWindow { window }));
             }
-            Err(e) => error(state, e),
+            Err(e) => state.error(e),
         },
         SlashCommand::Cost => {
             let text = cost_report(state);
-            notice(state, text);
+            state.notice(text);
         }
         SlashCommand::Help => {
             let mut lines = slash::help_lines();
             lines.push(String::new());
             lines.extend(keymap::help_lines());
-            notice(state, lines.join("\n"));
+            state.notice(lines.join("\n"));
         }
         SlashCommand::Quit => request_quit(state, fx),
     }
@@ -156,4 +152,23 @@ pub fn cost_report(state: &AppState) -> String {
     }
     lines.push(format!("  total: ${total:.4} · {turns} turns"));
     lines.join("\n")
+}
+
+/// Ctrl-C twice or `/quit`: quit, unless the side editor holds edits nobody was warned about;
+/// then say so once, and quit on the next request.
+pub(super) fn request_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let unsaved = state
+        .editor
+        .as_ref()
+        .filter(|ed| ed.is_dirty())
+        .map(|ed| Fingerprint::of(&ed.text()));
+    if let Some(fp) = unsaved
+        && state.quit_warned != Some(fp)
+    {
+        state.quit_warned = Some(fp);
+        state.ctrl_c_at = None; // a third Ctrl-C in a row is not the answer to this question
+        state.notice("unsaved handoff edits: Ctrl-S to save, or quit again to discard");
+        return;
+    }
+    fx.push(Effect::Quit);
 }

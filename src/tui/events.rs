@@ -8,11 +8,11 @@ use crate::engine::context::{Thresholds, fmt_tokens, fmt_window};
 use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
 
 use super::editor::SideEditor;
+use super::msg::Effect;
 use super::render::cell::Cell;
 use super::state::{
     AppState, Fingerprint, Focus, GenerationCost, HandoffKind, PendingApproval, Running,
 };
-use super::update::Effect;
 
 /// Longest tool summary kept for a tool cell's header.
 const SUMMARY_CHARS: usize = 200;
@@ -54,40 +54,6 @@ pub fn tool_summary(name: &str, input: &Value) -> String {
         out.push('…');
     }
     out
-}
-
-/// The streaming assistant cell (if it is the last cell) stops streaming.
-pub(super) fn finish_streaming(state: &mut AppState) {
-    if let Some(Cell::Assistant { streaming, .. }) = state.chat.last_mut()
-        && *streaming
-    {
-        *streaming = false;
-        state.chat.invalidate_last();
-    }
-}
-
-/// Push a cell after closing the streaming one.
-fn push(state: &mut AppState, cell: Cell) {
-    finish_streaming(state);
-    state.chat.push(cell);
-}
-
-fn notice(state: &mut AppState, message: impl Into<String>) {
-    push(
-        state,
-        Cell::Notice {
-            message: message.into(),
-        },
-    );
-}
-
-fn error(state: &mut AppState, message: impl Into<String>) {
-    push(
-        state,
-        Cell::Error {
-            message: message.into(),
-        },
-    );
 }
 
 fn writing(state: &AppState) -> bool {
@@ -137,12 +103,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             } else {
                 // A message the engine wrote (e.g. the successor's handoff briefing): long ones
                 // are shown by their head; the file holds the whole document.
-                push(
-                    state,
-                    Cell::User {
-                        text: clip_lines(&text, ENGINE_MESSAGE_LINES),
-                    },
-                );
+                state.push_cell(Cell::User {
+                    text: clip_lines(&text, ENGINE_MESSAGE_LINES),
+                });
             }
             state.session_messages += 1;
         }
@@ -178,7 +141,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 t.push_str(&text);
                 state.chat.invalidate_last();
             } else {
-                push(state, Cell::Thinking { text });
+                state.push_cell(Cell::Thinking { text });
             }
         }
         Event::AssistantDone { text, interrupted } => {
@@ -217,17 +180,14 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                     since: now,
                 };
             }
-            push(
-                state,
-                Cell::Tool {
-                    id,
-                    name,
-                    summary,
-                    output: None,
-                    is_error: false,
-                    expanded: false,
-                },
-            );
+            state.push_cell(Cell::Tool {
+                id,
+                name,
+                summary,
+                output: None,
+                is_error: false,
+                expanded: false,
+            });
         }
         Event::ToolResult {
             id,
@@ -254,14 +214,11 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }
         }
         Event::ApprovalRequest { id, name, summary } => {
-            push(
-                state,
-                Cell::Approval {
-                    name: name.clone(),
-                    summary: summary.clone(),
-                    answer: None,
-                },
-            );
+            state.push_cell(Cell::Approval {
+                name: name.clone(),
+                summary: summary.clone(),
+                answer: None,
+            });
             let cell = state.chat.len().saturating_sub(1);
             state.approvals.push_back(PendingApproval {
                 id,
@@ -299,37 +256,28 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             before,
             after,
             trigger,
-        } => notice(
-            state,
-            format!(
-                "Context compacted ({trigger}): {} → {}",
-                fmt_tokens(before),
-                fmt_tokens(after)
-            ),
-        ),
+        } => state.notice(format!(
+            "Context compacted ({trigger}): {} → {}",
+            fmt_tokens(before),
+            fmt_tokens(after)
+        )),
         Event::Retry {
             attempt,
             max,
             reason,
             delay_ms,
-        } => push(
-            state,
-            Cell::Retry {
-                attempt,
-                max,
-                reason,
-                delay_ms,
-            },
-        ),
+        } => state.push_cell(Cell::Retry {
+            attempt,
+            max,
+            reason,
+            delay_ms,
+        }),
         Event::WindowLearned { model, window } => {
             state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
-            notice(
-                state,
-                format!(
-                    "Learned the context window of {model}: {}; using it from now on",
-                    fmt_window(window)
-                ),
-            );
+            state.notice(format!(
+                "Learned the context window of {model}: {}; using it from now on",
+                fmt_window(window)
+            ));
         }
         Event::Notice { message } => {
             // The engine and the UI may both announce the same thing (a manual handoff's success):
@@ -341,13 +289,13 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 .and_then(|i| state.chat.get(i))
                 .is_some_and(|c| matches!(c, Cell::Notice { message: m } if *m == message));
             if !repeat {
-                notice(state, message);
+                state.notice(message);
             }
         }
-        Event::Warning { message } => notice(state, format!("warning: {message}")),
-        Event::Error { kind, message } => error(state, format!("{kind}: {message}")),
+        Event::Warning { message } => state.notice(format!("warning: {message}")),
+        Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
         Event::TurnEnd { reason } => {
-            finish_streaming(state);
+            state.finish_streaming();
             if matches!(
                 state.running,
                 Running::Streaming { .. } | Running::Tool { .. }
@@ -358,10 +306,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 c.turns += 1;
             }
             match reason {
-                ExitReason::MaxIterations { n, max } => notice(
-                    state,
-                    format!("Stopped: the iteration budget is spent ({n}/{max})"),
-                ),
+                ExitReason::MaxIterations { n, max } => state.notice(format!(
+                    "Stopped: the iteration budget is spent ({n}/{max})"
+                )),
                 ExitReason::Interrupted => {
                     let marked = matches!(
                         state.chat.last_mut(),
@@ -371,7 +318,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                         })
                     );
                     if !marked {
-                        notice(state, "Interrupted");
+                        state.notice("Interrupted");
                     }
                 }
                 ExitReason::Completed | ExitReason::Handoff | ExitReason::Error(_) => {}
@@ -391,19 +338,16 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
         } => {
             if state.near_noticed != Some(state.generation) {
                 state.near_noticed = Some(state.generation);
-                notice(
-                    state,
-                    format!(
-                        "Context at {}/{}: a handoff will be written at {}",
-                        fmt_tokens(context),
-                        fmt_window(window),
-                        fmt_tokens(at)
-                    ),
-                );
+                state.notice(format!(
+                    "Context at {}/{}: a handoff will be written at {}",
+                    fmt_tokens(context),
+                    fmt_window(window),
+                    fmt_tokens(at)
+                ));
             }
         }
         HandoffPhase::Writing { manual, .. } => {
-            finish_streaming(state);
+            state.finish_streaming();
             state.running = Running::WritingHandoff { since: now, manual };
             state.handoff = Some(if manual {
                 HandoffKind::Manual
@@ -411,10 +355,7 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
                 HandoffKind::Automatic
             });
             if !manual {
-                notice(
-                    state,
-                    "Context reached the handoff line: writing a handoff document",
-                );
+                state.notice("Context reached the handoff line: writing a handoff document");
             }
         }
         HandoffPhase::Frozen {
@@ -424,9 +365,7 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
         } => {
             state.running = Running::Idle;
             if degraded {
-                notice(
-                    state,
-                    "warning: the handoff is degraded (the writing turn failed); a mechanical document was saved",
+                state.notice("warning: the handoff is degraded (the writing turn failed); a mechanical document was saved",
                 );
             }
             match (path, state.settings.review) {
@@ -450,18 +389,15 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
                     fx.push(Effect::WatchFile(path));
                 }
                 (Some(path), None) => {
-                    notice(
-                        state,
-                        format!(
-                            "Handoff saved to {} (review off; /edit-handoff opens it)",
-                            path.display()
-                        ),
-                    );
+                    state.notice(format!(
+                        "Handoff saved to {} (review off; /edit-handoff opens it)",
+                        path.display()
+                    ));
                     state.latest_handoff = Some(path);
                     fx.push(Effect::SendOp(Op::ReviewDone));
                 }
                 (None, _) => {
-                    notice(state, "Handoff written (no workbench: not saved to disk)");
+                    state.notice("Handoff written (no workbench: not saved to disk)");
                     fx.push(Effect::SendOp(Op::ReviewDone));
                 }
             }
@@ -477,18 +413,15 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
             if let Some(p) = &path {
                 state.latest_handoff = Some(p.clone());
             }
-            push(
-                state,
-                Cell::Divider {
-                    generation,
-                    context,
-                    window,
-                    path: path.map(|p| p.display().to_string()),
-                    degraded,
-                },
-            );
+            state.push_cell(Cell::Divider {
+                generation,
+                context,
+                window,
+                path: path.map(|p| p.display().to_string()),
+                degraded,
+            });
             if state.handoff.take() == Some(HandoffKind::Manual) {
-                notice(state, "New session started with handoff context");
+                state.notice("New session started with handoff context");
             }
             if let Some(ed) = &mut state.editor
                 && ed.in_review()
@@ -503,12 +436,12 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
         HandoffPhase::Cancelled => {
             state.handoff = None;
             state.running = Running::Idle;
-            notice(state, "Handoff cancelled");
+            state.notice("Handoff cancelled");
         }
         HandoffPhase::Failed { message } => {
             state.handoff = None;
             state.running = Running::Idle;
-            error(state, format!("Handoff failed: {message}"));
+            state.error(format!("Handoff failed: {message}"));
         }
     }
 }

@@ -15,6 +15,12 @@ use super::render::cell::Cell;
 use super::render::chat::Chat;
 use super::render::gauge::{GaugeMode, GaugeModel};
 
+/// A second Ctrl-C within this long quits.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+/// An approval prompt ignores its keys this long after it appears: keys typed for something else
+/// (a message being sent, a double `y`) must not answer it.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(400);
+
 /// Where keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -331,6 +337,36 @@ impl AppState {
             Running::WritingHandoff { .. } => GaugeMode::Writing,
             _ => GaugeMode::Normal,
         };
+    }
+
+    /// The streaming assistant cell (if it is the last cell) stops streaming.
+    pub fn finish_streaming(&mut self) {
+        if let Some(Cell::Assistant { streaming, .. }) = self.chat.last_mut()
+            && *streaming
+        {
+            *streaming = false;
+            self.chat.invalidate_last();
+        }
+    }
+
+    /// Push a cell after closing the streaming one.
+    pub fn push_cell(&mut self, cell: Cell) {
+        self.finish_streaming();
+        self.chat.push(cell);
+    }
+
+    /// A notice line in the chat.
+    pub fn notice(&mut self, message: impl Into<String>) {
+        self.push_cell(Cell::Notice {
+            message: message.into(),
+        });
+    }
+
+    /// An error line in the chat.
+    pub fn error(&mut self, message: impl Into<String>) {
+        self.push_cell(Cell::Error {
+            message: message.into(),
+        });
     }
 
     /// The tally entry of the current session, if a session started.

@@ -10,7 +10,7 @@ use crate::engine::types::Usage;
 use super::commands::cost_report;
 use super::render::cell::Cell;
 use super::tests_reducer::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
-use super::update::{popup_items, update};
+use super::update::update;
 
 #[test]
 fn handoff_command_guard_and_focus() {
@@ -113,7 +113,7 @@ fn popup_selects_and_runs_commands() {
     let t0 = Instant::now();
     let mut s = state();
     type_text(&mut s, "/h", t0);
-    let names: Vec<_> = popup_items(&s).iter().map(|c| c.name).collect();
+    let names: Vec<_> = s.popup_items().iter().map(|c| c.name).collect();
     assert_eq!(names, ["handoff", "help"]);
     update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Enter), t0);
@@ -121,7 +121,7 @@ fn popup_selects_and_runs_commands() {
     type_text(&mut s, "/wi", t0);
     update(&mut s, key(KeyCode::Tab), t0);
     assert_eq!(s.input_text(), "/window ");
-    assert!(popup_items(&s).is_empty());
+    assert!(s.popup_items().is_empty());
     update(&mut s, ctrl('c'), t0);
     type_text(&mut s, "/zz", t0);
     update(&mut s, key(KeyCode::Enter), t0);
@@ -130,7 +130,7 @@ fn popup_selects_and_runs_commands() {
     );
     assert_eq!(s.input_text(), "/zz", "the input stays for correction");
     update(&mut s, key(KeyCode::Esc), t0);
-    assert!(popup_items(&s).is_empty());
+    assert!(s.popup_items().is_empty());
 }
 
 #[test]

@@ -7,12 +7,13 @@ use crossterm::event::KeyCode;
 use crate::engine::protocol::{Event, HandoffPhase, Op};
 
 use super::editor::{Prompt, Review};
+use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
 use super::state::{Focus, Running};
 use super::tests_reducer::{
     DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
 };
-use super::update::{Effect, Msg, update};
+use super::update::update;
 
 #[test]
 fn frozen_opens_the_editor_with_focus_and_a_watch() {

@@ -7,10 +7,11 @@ use serde_json::json;
 
 use crate::engine::protocol::{Approval, Event, Op};
 
+use super::msg::Msg;
 use super::render::cell::Cell;
 use super::state::Focus;
 use super::tests_reducer::{ev, key, last_cell, ops, state, type_text};
-use super::update::{Msg, update};
+use super::update::update;
 
 #[test]
 fn history_up_down() {

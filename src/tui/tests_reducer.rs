@@ -9,10 +9,11 @@ use serde_json::json;
 use crate::engine::context::Thresholds;
 use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
 
+use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
 use super::render::gauge::GaugeMode;
 use super::state::{AppState, Labels, Running, Settings, StateParams};
-use super::update::{Effect, Msg, next_frame_in, update};
+use super::update::update;
 
 pub(super) fn state_with(review: Option<u64>) -> AppState {
     AppState::new(StateParams {
@@ -381,7 +382,7 @@ fn tool_cells_fill_in() {
 fn idle_means_no_frames() {
     let t0 = Instant::now();
     let mut s = state();
-    assert_eq!(next_frame_in(&s, t0), None);
+    assert_eq!(s.next_frame_in(t0), None);
     let moved = MouseEvent {
         kind: MouseEventKind::Moved,
         column: 3,
@@ -404,7 +405,7 @@ fn idle_means_no_frames() {
         })),
         t0,
     );
-    let d = next_frame_in(&s, t0 + Duration::from_millis(30)).unwrap();
+    let d = s.next_frame_in(t0 + Duration::from_millis(30)).unwrap();
     assert_eq!(d, Duration::from_millis(50), "the spinner's next frame");
 }
 

@@ -11,10 +11,11 @@ use serde_json::json;
 use crate::engine::protocol::{Event, ExitReason, HandoffPhase};
 use crate::engine::types::Usage;
 
+use super::msg::Msg;
 use super::render::theme::Theme;
 use super::state::AppState;
 use super::tests_reducer::{ev, frozen, key, state, type_text};
-use super::update::{Msg, update};
+use super::update::update;
 use super::view::view;
 
 fn draw(s: &mut AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {

@@ -21,7 +21,6 @@ use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
 use super::state::{AppState, Focus, LayoutCache, PendingApproval};
-use super::update::{QUIT_WINDOW, contexts, popup_items, popup_selected};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub const MIN_WIDTH: u16 = 10;
@@ -251,7 +250,7 @@ fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffe
 }
 
 fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme: &Theme) {
-    let items = popup_items(state);
+    let items = state.popup_items();
     if items.is_empty() || body.height < 3 {
         return;
     }
@@ -265,7 +264,7 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
         .border_style(theme.border_focus);
     let inner = block.inner(rect);
     block.render(rect, buf);
-    let selected = popup_selected(state);
+    let selected = state.popup_selected();
     let first = selected.saturating_sub(usize::from(inner.height).saturating_sub(1));
     let lines: Vec<Line> = items
         .iter()
@@ -291,11 +290,9 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 }
 
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
-    let armed = state
-        .ctrl_c_at
-        .is_some_and(|t| now.saturating_duration_since(t) <= QUIT_WINDOW);
+    let armed = state.quit_armed(now);
     let running = state.is_running();
-    let mut hints: Vec<(String, &str)> = keymap::hints(&contexts(state))
+    let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts())
         .into_iter()
         .filter(|(_, h)| running || *h != "abort")
         .filter(|(_, h)| !armed || *h != "quit")
