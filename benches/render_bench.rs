@@ -2,9 +2,40 @@
 
 use std::time::{Duration, Instant};
 
-use flower_tui::tui::render::{Cell, Chat, Theme, highlight, render_chat};
+use flower_tui::tui::render::{Cell, ChatView, Theme, Transcript, highlight, render_chat};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+
+/// The transcript (model) and its view (scroll, cached layouts), as the app holds them.
+struct Chat {
+    t: Transcript,
+    v: ChatView,
+}
+
+impl Chat {
+    fn new() -> Self {
+        Chat {
+            t: Transcript::new(),
+            v: ChatView::new(),
+        }
+    }
+    fn push(&mut self, cell: Cell) {
+        self.t.push(cell);
+    }
+    fn last_mut(&mut self) -> Option<&mut Cell> {
+        self.t.last_mut()
+    }
+    fn scroll_up(&mut self, lines: u16) {
+        self.v.scroll_up(lines);
+    }
+    fn scroll_to_bottom(&mut self) {
+        self.v.scroll_to_bottom();
+    }
+}
+
+fn render(chat: &mut Chat, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    render_chat(&chat.t, &mut chat.v, area, buf, theme);
+}
 
 /// Runs `f` `n` times and returns the median duration.
 fn median(n: usize, mut f: impl FnMut() -> Duration) -> Duration {
@@ -54,7 +85,7 @@ pub fn run() {
     let mut chat = transcript(100);
     let mut buf = Buffer::empty(area);
     let t = Instant::now();
-    render_chat(&mut chat, area, &mut buf, &theme);
+    render(&mut chat, area, &mut buf, &theme);
     println!(
         "render: first frame of the process (syntect load incl.): {}",
         ms(t.elapsed())
@@ -66,17 +97,17 @@ pub fn run() {
             highlight::clear_cache();
             let mut buf = Buffer::empty(area);
             let t = Instant::now();
-            render_chat(&mut chat, area, &mut buf, &theme);
+            render(&mut chat, area, &mut buf, &theme);
             t.elapsed()
         });
         // Warm: the same transcript redrawn (heights and visible lines cached).
         let mut chat = transcript(n);
         let mut buf = Buffer::empty(area);
-        render_chat(&mut chat, area, &mut buf, &theme);
+        render(&mut chat, area, &mut buf, &theme);
         let warm = median(runs, || {
             let mut buf = Buffer::empty(area);
             let t = Instant::now();
-            render_chat(&mut chat, area, &mut buf, &theme);
+            render(&mut chat, area, &mut buf, &theme);
             t.elapsed()
         });
         // Streaming: a delta appended to the last (assistant) cell, then a frame.
@@ -96,7 +127,7 @@ pub fn run() {
             }
             let mut buf = Buffer::empty(area);
             let t = Instant::now();
-            render_chat(&mut chat, area, &mut buf, &theme);
+            render(&mut chat, area, &mut buf, &theme);
             t.elapsed()
         });
         // Scrolling up a page at a time (new cells come into view each frame).
@@ -104,7 +135,7 @@ pub fn run() {
             chat.scroll_up(25);
             let mut buf = Buffer::empty(area);
             let t = Instant::now();
-            render_chat(&mut chat, area, &mut buf, &theme);
+            render(&mut chat, area, &mut buf, &theme);
             t.elapsed()
         });
         // Streaming into a long message (~50 KB of markdown with code): the whole message is
@@ -122,7 +153,7 @@ pub fn run() {
             }
             let mut buf = Buffer::empty(area);
             let t = Instant::now();
-            render_chat(&mut chat, area, &mut buf, &theme);
+            render(&mut chat, area, &mut buf, &theme);
             t.elapsed()
         });
         println!(
@@ -190,7 +221,7 @@ pub fn stream() {
                 interrupted: false,
             });
             let mut buf = Buffer::empty(area);
-            render_chat(&mut chat, area, &mut buf, &theme);
+            render(&mut chat, area, &mut buf, &theme);
             let mut k = 0;
             // One delta, then a frame: what a fast stream costs at most (frames coalesce at 60 fps).
             let per_delta = median(runs, || {
@@ -201,7 +232,7 @@ pub fn stream() {
                 if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
                     markdown.push_str(&delta);
                 }
-                render_chat(&mut chat, area, &mut buf, &theme);
+                render(&mut chat, area, &mut buf, &theme);
                 t.elapsed()
             });
             figures.push(per_delta);

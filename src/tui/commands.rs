@@ -6,7 +6,7 @@ use crate::engine::context::Thresholds;
 use crate::engine::protocol::Op;
 
 use super::keymap;
-use super::msg::Effect;
+use super::msg::{ChatScroll, Effect};
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
 use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
@@ -62,6 +62,7 @@ fn send_message(
     fx: &mut Vec<Effect>,
 ) {
     push_user(state, raw);
+    fx.push(Effect::ScrollChat(ChatScroll::Bottom));
     // Remember what the engine may echo; if it never echoes, keep only the last few.
     state.pending_echo.push_back(Fingerprint::of(&text));
     while state.pending_echo.len() > MAX_PENDING_ECHO {
@@ -80,7 +81,6 @@ fn send_message(
 fn push_user(state: &mut AppState, raw: String) {
     state.finish_streaming();
     state.chat.push(Cell::User { text: raw });
-    state.chat.scroll_to_bottom();
 }
 
 fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {

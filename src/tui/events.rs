@@ -124,7 +124,6 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }) = state.chat.last_mut()
             {
                 markdown.push_str(&text);
-                state.chat.invalidate_last();
             } else {
                 state.chat.push(Cell::Assistant {
                     markdown: text,
@@ -139,7 +138,6 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }
             if let Some(Cell::Thinking { text: t }) = state.chat.last_mut() {
                 t.push_str(&text);
-                state.chat.invalidate_last();
             } else {
                 state.push_cell(Cell::Thinking { text });
             }
@@ -162,7 +160,6 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                     }
                     *streaming = false;
                     *cut = interrupted;
-                    state.chat.invalidate_last();
                 }
                 _ if !streamed && !text.is_empty() => state.chat.push(Cell::Assistant {
                     markdown: text,

@@ -8,6 +8,19 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::engine::protocol::{Event, Op};
 
+pub use super::render::chat::ChatScroll;
+
+/// A part of the screen, for mouse events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// The transcript.
+    Chat,
+    /// The input box (or the approval prompt in its place).
+    Input,
+    /// The side editor.
+    Editor,
+}
+
 /// Everything the reducer reacts to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
@@ -15,8 +28,13 @@ pub enum Msg {
     Key(KeyEvent),
     /// A bracketed paste.
     Paste(String),
-    /// A mouse event.
-    Mouse(MouseEvent),
+    /// A mouse event, with the pane under it (the view's last layout decides).
+    Mouse {
+        /// The event.
+        event: MouseEvent,
+        /// The pane at its position, if any.
+        pane: Option<Pane>,
+    },
     /// The terminal was resized.
     Resize,
     /// An event from the engine.
@@ -104,6 +122,8 @@ pub enum Effect {
     },
     /// Read the file for the side editor; comes back as `Msg::EditorLoaded`.
     LoadEditor(PathBuf),
+    /// Scroll the chat view.
+    ScrollChat(ChatScroll),
     /// Draw: now (`None`) or after a delay (an animation step).
     ScheduleFrame(Option<Duration>),
     /// Watch the file (replacing any previous watch); changes come back as `Msg::FileChanged`.

@@ -4,7 +4,6 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use crate::engine::context::Thresholds;
@@ -12,7 +11,8 @@ use crate::engine::context::Thresholds;
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
 use super::render::cell::Cell;
-use super::render::chat::Chat;
+use super::render::chat::Transcript;
+use super::render::editor_view::{TextAreaStyles, style_editor, style_input};
 use super::render::gauge::{GaugeMode, GaugeModel};
 
 /// A second Ctrl-C within this long quits.
@@ -149,17 +149,6 @@ pub struct Labels {
     pub demo: bool,
 }
 
-/// Where the last frame put things (for page sizes and mouse hit-tests).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LayoutCache {
-    /// The chat pane.
-    pub chat: Rect,
-    /// The input box (or the approval prompt in its place).
-    pub input: Rect,
-    /// The side editor, when open.
-    pub editor: Option<Rect>,
-}
-
 /// Settings fixed for the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -172,7 +161,7 @@ pub struct Settings {
 /// The whole UI state.
 pub struct AppState {
     /// The transcript.
-    pub chat: Chat,
+    pub chat: Transcript,
     /// The input box.
     pub input: TextArea<'static>,
     /// Where keys go.
@@ -224,8 +213,8 @@ pub struct AppState {
     pub streamed: bool,
     /// Cost and turns per session.
     pub tally: Vec<GenerationCost>,
-    /// Where the last frame put things.
-    pub layout: LayoutCache,
+    /// How the textareas look (from the theme); applied when the focus moves.
+    pub styles: TextAreaStyles,
 }
 
 /// What the state is built from.
@@ -239,6 +228,8 @@ pub struct StateParams {
     pub thresholds: Thresholds,
     /// A first chat line (the demo banner).
     pub banner: Option<String>,
+    /// How the textareas look.
+    pub styles: TextAreaStyles,
 }
 
 /// The input box, empty, with the placeholder.
@@ -253,12 +244,12 @@ pub fn new_input() -> TextArea<'static> {
 impl AppState {
     /// A fresh state: empty chat (plus the banner), idle, focus in the input.
     pub fn new(p: StateParams) -> Self {
-        let mut chat = Chat::new();
+        let mut chat = Transcript::new();
         if let Some(banner) = p.banner {
             chat.push(Cell::Notice { message: banner });
         }
         let t = p.thresholds;
-        AppState {
+        let mut state = AppState {
             chat,
             input: new_input(),
             focus: Focus::Input,
@@ -292,7 +283,23 @@ impl AppState {
             pending_echo: VecDeque::new(),
             streamed: false,
             tally: Vec::new(),
-            layout: LayoutCache::default(),
+            styles: p.styles,
+        };
+        state.sync_styles();
+        state
+    }
+
+    /// Styles the textareas for where the focus is: the focused one shows its cursor. The input
+    /// is cheap to style and is restyled every time (it is replaced after each send); the side
+    /// editor only when its focus or its buffer changed (its heading pattern is compiled then).
+    pub fn sync_styles(&mut self) {
+        style_input(&mut self.input, &self.styles, self.focus == Focus::Input);
+        let focused = self.focus == Focus::Editor;
+        if let Some(ed) = self.editor.as_mut()
+            && ed.styled_focus != Some(focused)
+        {
+            style_editor(&mut ed.area, &self.styles, focused);
+            ed.styled_focus = Some(focused);
         }
     }
 
@@ -341,11 +348,15 @@ impl AppState {
 
     /// The streaming assistant cell (if it is the last cell) stops streaming.
     pub fn finish_streaming(&mut self) {
-        if let Some(Cell::Assistant { streaming, .. }) = self.chat.last_mut()
-            && *streaming
+        if matches!(
+            self.chat.last(),
+            Some(Cell::Assistant {
+                streaming: true,
+                ..
+            })
+        ) && let Some(Cell::Assistant { streaming, .. }) = self.chat.last_mut()
         {
             *streaming = false;
-            self.chat.invalidate_last();
         }
     }
 

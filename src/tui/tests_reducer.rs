@@ -9,9 +9,11 @@ use serde_json::json;
 use crate::engine::context::Thresholds;
 use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
 
-use super::msg::{Effect, Msg};
+use super::msg::{Effect, Msg, Pane};
 use super::render::cell::Cell;
+use super::render::editor_view::TextAreaStyles;
 use super::render::gauge::GaugeMode;
+use super::render::theme::Theme;
 use super::state::{AppState, Labels, Running, Settings, StateParams};
 use super::update::update;
 
@@ -28,6 +30,7 @@ pub(super) fn state_with(review: Option<u64>) -> AppState {
         },
         thresholds: Thresholds::new(200_000, 50_000),
         banner: None,
+        styles: TextAreaStyles::from_theme(&Theme::builtin("dark").expect("built-in theme")),
     })
 }
 
@@ -390,7 +393,15 @@ fn idle_means_no_frames() {
         modifiers: KeyModifiers::NONE,
     };
     assert!(
-        update(&mut s, Msg::Mouse(moved), t0).is_empty(),
+        update(
+            &mut s,
+            Msg::Mouse {
+                event: moved,
+                pane: Some(Pane::Chat)
+            },
+            t0
+        )
+        .is_empty(),
         "mouse motion draws nothing"
     );
     assert!(

@@ -6,7 +6,6 @@
 use std::time::Instant;
 
 use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
-use ratatui::layout::{Position, Rect};
 use ratatui_textarea::{DataCursor, Scrolling};
 
 use crate::engine::protocol::{Approval, Op};
@@ -19,7 +18,7 @@ use super::editor_update::{
 use super::events::on_event;
 use super::input;
 use super::keymap::{self, Action};
-use super::msg::{Effect, Msg};
+use super::msg::{ChatScroll, Effect, Msg, Pane};
 use super::render::cell::Cell;
 use super::state::{
     APPROVAL_GUARD, AppState, EngineLink, Fingerprint, Focus, Popup, QUIT_WINDOW, Running,
@@ -33,12 +32,18 @@ const WHEEL_LINES: u16 = 3;
 
 /// Apply one message.
 pub fn update(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
+    let fx = reduce(state, msg, now);
+    state.sync_styles();
+    fx
+}
+
+fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
     match msg {
         Msg::Key(key) => on_key(state, key, now, &mut fx),
         Msg::Paste(text) => on_paste(state, text, now),
-        Msg::Mouse(m) => {
-            if !on_mouse(state, m) {
+        Msg::Mouse { event, pane } => {
+            if !on_mouse(state, event, pane, &mut fx) {
                 return fx; // motion and clicks that change nothing: no redraw
             }
         }
@@ -191,14 +196,8 @@ fn on_action(
                 state.popup = Popup::Auto { selected: 0 };
             }
         }
-        Action::ScrollUp => {
-            let page = state.layout.chat.height.saturating_sub(2).max(1);
-            state.chat.scroll_up(page);
-        }
-        Action::ScrollDown => {
-            let page = state.layout.chat.height.saturating_sub(2).max(1);
-            state.chat.scroll_down(page);
-        }
+        Action::ScrollUp => fx.push(Effect::ScrollChat(ChatScroll::PageUp)),
+        Action::ScrollDown => fx.push(Effect::ScrollChat(ChatScroll::PageDown)),
         Action::ToggleFocus => match (state.focus, state.editor.is_some()) {
             (Focus::Input, true) => state.focus = Focus::Editor,
             (Focus::Editor, _) => state.focus = Focus::Input,
@@ -306,33 +305,28 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
     }
 }
 
-fn on_mouse(state: &mut AppState, m: MouseEvent) -> bool {
-    let at = Position::new(m.column, m.row);
-    let in_rect = |r: Option<Rect>| r.is_some_and(|r| r.contains(at));
-    let over_editor = in_rect(state.layout.editor);
+fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Vec<Effect>) -> bool {
     match m.kind {
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
             let up = m.kind == MouseEventKind::ScrollUp;
             match state.editor.as_mut() {
-                Some(ed) if over_editor => {
+                Some(ed) if pane == Some(Pane::Editor) => {
                     let d = WHEEL_LINES as i16;
                     ed.area.scroll(Scrolling::Delta {
                         rows: if up { -d } else { d },
                         cols: 0,
                     });
                 }
-                _ if up => state.chat.scroll_up(WHEEL_LINES),
-                _ => state.chat.scroll_down(WHEEL_LINES),
+                _ if up => fx.push(Effect::ScrollChat(ChatScroll::Up(WHEEL_LINES))),
+                _ => fx.push(Effect::ScrollChat(ChatScroll::Down(WHEEL_LINES))),
             }
             true
         }
         MouseEventKind::Down(_) if state.focus != Focus::Approval => {
-            let target = if over_editor && state.editor.is_some() {
-                Focus::Editor
-            } else if in_rect(Some(state.layout.input)) {
-                Focus::Input
-            } else {
-                return false;
+            let target = match pane {
+                Some(Pane::Editor) if state.editor.is_some() => Focus::Editor,
+                Some(Pane::Input) => Focus::Input,
+                _ => return false,
             };
             let changed = state.focus != target;
             state.focus = target;

@@ -2,6 +2,52 @@ use super::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+/// The transcript and its view, as the app holds them (the state and the view cache).
+struct Chat {
+    t: Transcript,
+    v: ChatView,
+}
+
+impl Chat {
+    fn new() -> Self {
+        Chat {
+            t: Transcript::new(),
+            v: ChatView::new(),
+        }
+    }
+    fn push(&mut self, cell: Cell) {
+        self.t.push(cell);
+    }
+    fn last_mut(&mut self) -> Option<&mut Cell> {
+        self.t.last_mut()
+    }
+    fn find_tool_mut(&mut self, id: &str) -> Option<&mut Cell> {
+        self.t.find_tool_mut(id)
+    }
+    fn toggle_last_tool_expanded(&mut self) {
+        self.t.toggle_last_tool_expanded();
+    }
+    fn scroll_up(&mut self, lines: u16) {
+        self.v.scroll_up(lines);
+    }
+    fn scroll_down(&mut self, lines: u16) {
+        self.v.scroll_down(lines);
+    }
+    fn scroll_to_bottom(&mut self) {
+        self.v.scroll_to_bottom();
+    }
+    fn following(&self) -> bool {
+        self.v.following()
+    }
+    fn stats(&self) -> RenderStats {
+        self.v.stats()
+    }
+}
+
+fn render(chat: &mut Chat, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    render_chat(&chat.t, &mut chat.v, area, buf, theme);
+}
+
 fn theme() -> Theme {
     Theme::builtin("dark").unwrap()
 }
@@ -16,7 +62,7 @@ fn notice(i: usize) -> Cell {
 fn rows(chat: &mut Chat, w: u16, h: u16) -> Vec<String> {
     let area = Rect::new(0, 0, w, h);
     let mut buf = Buffer::empty(area);
-    render_chat(chat, area, &mut buf, &theme());
+    render(chat, area, &mut buf, &theme());
     (0..h)
         .map(|y| {
             (0..w)
@@ -102,7 +148,7 @@ fn every_kind() -> Chat {
 
 fn terminal(chat: &mut Chat, w: u16, h: u16, theme: &Theme) -> Terminal<TestBackend> {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| render_chat(chat, f.area(), f.buffer_mut(), theme))
+    t.draw(|f| render(chat, f.area(), f.buffer_mut(), theme))
         .unwrap();
     t
 }
@@ -135,8 +181,8 @@ fn transcript_snapshots() {
     }
     // An area outside the buffer is clipped, not a panic.
     let mut buf = Buffer::empty(Rect::new(0, 0, 10, 4));
-    render_chat(&mut chat, Rect::new(5, 2, 40, 40), &mut buf, &theme());
-    render_chat(&mut chat, Rect::new(50, 50, 4, 4), &mut buf, &theme());
+    render(&mut chat, Rect::new(5, 2, 40, 40), &mut buf, &theme());
+    render(&mut chat, Rect::new(50, 50, 4, 4), &mut buf, &theme());
 }
 
 #[test]
@@ -216,7 +262,6 @@ fn height_cache_is_invalidated() {
     if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
         markdown.push_str("\n\ntwo\n\nthree");
     }
-    chat.invalidate_last();
     assert_eq!(rows(&mut chat, 20, 6), ["", "one", "", "two", "", "three"]);
     assert_eq!(chat.stats().laid_out, 1);
 
@@ -285,9 +330,11 @@ fn only_visible_cells_are_laid_out() {
     assert!(chat.stats().laid_out <= 11);
     // Only drawn cells keep their lines.
     let holding = chat
-        .entries
+        .v
+        .layouts
         .iter()
-        .filter(|e| e.layout.as_ref().is_some_and(|l| l.lines.is_some()))
+        .flatten()
+        .filter(|l| l.lines.is_some())
         .count();
     assert!(holding <= 11, "{holding} cells hold lines");
 }
@@ -301,11 +348,11 @@ fn theme_change_redraws_with_new_styles() {
     let dark = theme();
     let area = Rect::new(0, 0, 10, 1);
     let mut buf = Buffer::empty(area);
-    render_chat(&mut chat, area, &mut buf, &dark);
+    render(&mut chat, area, &mut buf, &dark);
     assert_eq!(buf[(2, 0)].fg, dark.error.fg.unwrap());
     let plain = Theme::plain();
     let mut buf = Buffer::empty(area);
-    render_chat(&mut chat, area, &mut buf, &plain);
+    render(&mut chat, area, &mut buf, &plain);
     assert_eq!(buf[(2, 0)].fg, ratatui::style::Color::Reset);
 }
 
