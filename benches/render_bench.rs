@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use flower_tui::tui::render::{Cell, ChatView, Theme, Transcript, highlight, render_chat};
+use flower_tui::tui::render::{
+    AssistantState, Cell, ChatView, Theme, ToolStatus, Transcript, highlight, render_chat,
+};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -58,15 +60,13 @@ fn transcript(n: usize) -> Chat {
                 markdown: format!(
                     "## Step {i}\n\nI read the file. The bug is an **off-by-one** in `sum`:\n\n- loop bound\n- empty input\n\n```rust\nfn sum(xs: &[i32]) -> i32 {{\n    xs.iter().sum() // {i}\n}}\n```\n"
                 ),
-                streaming: false,
-                interrupted: false,
+                state: AssistantState::Done,
             },
             2 => Cell::Tool {
                 id: format!("t{i}"),
                 name: "bash".into(),
                 summary: "cargo test".into(),
-                output: Some("running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok".into()),
-                is_error: false,
+                status: ToolStatus::Succeeded("running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok".into()),
                 expanded: false,
             },
             3 => Cell::Notice { message: format!("note {i}") },
@@ -113,8 +113,7 @@ pub fn run() {
         // Streaming: a delta appended to the last (assistant) cell, then a frame.
         chat.push(Cell::Assistant {
             markdown: String::new(),
-            streaming: true,
-            interrupted: false,
+            state: AssistantState::Streaming,
         });
         let mut k = 0;
         let stream = median(runs, || {
@@ -143,8 +142,7 @@ pub fn run() {
         let block = "Some prose with **bold** and `code` in it, long enough to wrap around.\n\n```rust\nfn f(x: u32) -> u32 {\n    x * 2\n}\n```\n\n";
         chat.push(Cell::Assistant {
             markdown: block.repeat(50_000 / block.len()),
-            streaming: true,
-            interrupted: false,
+            state: AssistantState::Streaming,
         });
         chat.scroll_to_bottom();
         let long = median(runs, || {
@@ -217,8 +215,7 @@ pub fn stream() {
             }
             chat.push(Cell::Assistant {
                 markdown: start,
-                streaming: true,
-                interrupted: false,
+                state: AssistantState::Streaming,
             });
             let mut buf = Buffer::empty(area);
             render(&mut chat, area, &mut buf, &theme);

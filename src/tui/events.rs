@@ -9,7 +9,7 @@ use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
 
 use super::editor::SideEditor;
 use super::msg::Effect;
-use super::render::cell::Cell;
+use super::render::cell::{AssistantState, Cell, ToolStatus};
 use super::state::{
     AppState, Fingerprint, Focus, GenerationCost, HandoffKind, PendingApproval, Running,
 };
@@ -117,19 +117,15 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 state.running = Running::Streaming { since: now };
             }
             state.streamed = true;
-            if let Some(Cell::Assistant {
-                markdown,
-                streaming: true,
-                ..
-            }) = state.chat.last_mut()
-            {
-                markdown.push_str(&text);
-            } else {
-                state.chat.push(Cell::Assistant {
+            match state.chat.last_mut() {
+                Some(Cell::Assistant {
+                    markdown,
+                    state: AssistantState::Streaming,
+                }) => markdown.push_str(&text),
+                _ => state.chat.push(Cell::Assistant {
                     markdown: text,
-                    streaming: true,
-                    interrupted: false,
-                });
+                    state: AssistantState::Streaming,
+                }),
             }
         }
         Event::ThinkingDelta { text } => {
@@ -148,23 +144,25 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }
             state.session_messages += 1;
             let streamed = std::mem::take(&mut state.streamed);
+            let end = if interrupted {
+                AssistantState::Interrupted
+            } else {
+                AssistantState::Done
+            };
             match state.chat.last_mut() {
                 Some(Cell::Assistant {
                     markdown,
-                    streaming,
-                    interrupted: cut,
-                }) if *streaming => {
+                    state: cell_state @ AssistantState::Streaming,
+                }) => {
                     // Deltas that went missing: the complete text extends what streamed.
                     if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
                         *markdown = text;
                     }
-                    *streaming = false;
-                    *cut = interrupted;
+                    *cell_state = end;
                 }
                 _ if !streamed && !text.is_empty() => state.chat.push(Cell::Assistant {
                     markdown: text,
-                    streaming: false,
-                    interrupted,
+                    state: end,
                 }),
                 _ => {}
             }
@@ -181,8 +179,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 id,
                 name,
                 summary,
-                output: None,
-                is_error: false,
+                status: ToolStatus::Running,
                 expanded: false,
             });
         }
@@ -197,14 +194,12 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 Some(p) => format!("{output}\n[full output: {}]", p.display()),
                 None => output,
             };
-            if let Some(Cell::Tool {
-                output: o,
-                is_error: e,
-                ..
-            }) = state.chat.find_tool_mut(&id)
-            {
-                *o = Some(output);
-                *e = is_error;
+            if let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(&id) {
+                *status = if is_error {
+                    ToolStatus::Failed(output)
+                } else {
+                    ToolStatus::Succeeded(output)
+                };
             }
             if matches!(state.running, Running::Tool { .. }) {
                 state.running = Running::Streaming { since: now };
@@ -308,9 +303,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 )),
                 ExitReason::Interrupted => {
                     let marked = matches!(
-                        state.chat.last_mut(),
+                        state.chat.last(),
                         Some(Cell::Assistant {
-                            interrupted: true,
+                            state: AssistantState::Interrupted,
                             ..
                         })
                     );
@@ -345,7 +340,7 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
         }
         HandoffPhase::Writing { manual, .. } => {
             state.finish_streaming();
-            state.running = Running::WritingHandoff { since: now, manual };
+            state.running = Running::WritingHandoff { since: now };
             state.handoff = Some(if manual {
                 HandoffKind::Manual
             } else {

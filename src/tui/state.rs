@@ -10,7 +10,7 @@ use crate::engine::context::Thresholds;
 
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
-use super::render::cell::Cell;
+use super::render::cell::{AssistantState, Cell};
 use super::render::chat::Transcript;
 use super::render::editor_view::{TextAreaStyles, style_editor, style_input};
 use super::render::gauge::{GaugeMode, GaugeModel};
@@ -53,8 +53,6 @@ pub enum Running {
     WritingHandoff {
         /// When the writing turn started.
         since: Instant,
-        /// `/handoff` (true) or the automatic handoff.
-        manual: bool,
     },
 }
 
@@ -324,7 +322,7 @@ impl AppState {
             Running::Tool { name, since } => {
                 Some((format!("running {name}…"), *since, "esc to interrupt"))
             }
-            Running::WritingHandoff { since, .. } => {
+            Running::WritingHandoff { since } => {
                 Some(("writing handoff…".into(), *since, "esc to cancel"))
             }
         }
@@ -351,12 +349,12 @@ impl AppState {
         if matches!(
             self.chat.last(),
             Some(Cell::Assistant {
-                streaming: true,
+                state: AssistantState::Streaming,
                 ..
             })
-        ) && let Some(Cell::Assistant { streaming, .. }) = self.chat.last_mut()
+        ) && let Some(Cell::Assistant { state, .. }) = self.chat.last_mut()
         {
-            *streaming = false;
+            *state = AssistantState::Done;
         }
     }
 

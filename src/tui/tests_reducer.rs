@@ -10,11 +10,11 @@ use crate::engine::context::Thresholds;
 use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
 
 use super::msg::{Effect, Msg, Pane};
-use super::render::cell::Cell;
+use super::render::cell::{AssistantState, Cell, ToolStatus};
 use super::render::editor_view::TextAreaStyles;
 use super::render::gauge::GaugeMode;
 use super::render::theme::Theme;
-use super::state::{AppState, Labels, Running, Settings, StateParams};
+use super::state::{AppState, HandoffKind, Labels, Running, Settings, StateParams};
 use super::update::update;
 
 pub(super) fn state_with(review: Option<u64>) -> AppState {
@@ -158,8 +158,7 @@ fn idle_streaming_idle() {
         last_cell(&s),
         Cell::Assistant {
             markdown: "Hi there".into(),
-            streaming: true,
-            interrupted: false
+            state: AssistantState::Streaming,
         }
     );
     update(
@@ -187,8 +186,7 @@ fn idle_streaming_idle() {
             },
             Cell::Assistant {
                 markdown: "Hi there".into(),
-                streaming: false,
-                interrupted: false
+                state: AssistantState::Done,
             },
         ]
     );
@@ -233,8 +231,7 @@ fn esc_aborts_only_what_runs() {
         last_cell(&s),
         Cell::Assistant {
             markdown: "partial".into(),
-            streaming: false,
-            interrupted: true
+            state: AssistantState::Interrupted,
         },
         "the partial text is kept, marked interrupted, with no extra notice"
     );
@@ -252,13 +249,8 @@ fn esc_while_writing_a_handoff_cancels_it() {
         })),
         t0,
     );
-    assert_eq!(
-        s.running,
-        Running::WritingHandoff {
-            since: t0,
-            manual: true
-        }
-    );
+    assert_eq!(s.running, Running::WritingHandoff { since: t0 });
+    assert_eq!(s.handoff, Some(HandoffKind::Manual));
     assert_eq!(s.gauge.mode, GaugeMode::Writing);
     let (label, _, hint) = s.spinner().expect("spinner shows");
     assert_eq!(
@@ -355,7 +347,7 @@ fn tool_cells_fill_in() {
         matches!(
             s.chat.get(0),
             Some(Cell::Assistant {
-                streaming: false,
+                state: AssistantState::Done,
                 ..
             })
         ),
@@ -375,7 +367,7 @@ fn tool_cells_fill_in() {
     );
     assert_eq!(s.running, Running::Streaming { since: t1 });
     assert!(
-        matches!(last_cell(&s), Cell::Tool { output: Some(o), summary, .. } if o == "fn a() {}" && summary == "src/a.rs")
+        matches!(last_cell(&s), Cell::Tool { status: ToolStatus::Succeeded(o), summary, .. } if o == "fn a() {}" && summary == "src/a.rs")
     );
     update(&mut s, ctrl('t'), t1);
     assert!(matches!(last_cell(&s), Cell::Tool { expanded: true, .. }));

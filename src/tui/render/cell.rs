@@ -11,26 +11,46 @@ use crate::engine::context::{fmt_tokens, fmt_window};
 /// Tool output lines shown while a tool cell is collapsed.
 pub const COLLAPSED_LINES: usize = 3;
 
+/// Where an assistant message is in its life.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssistantState {
+    /// Deltas still arrive.
+    Streaming,
+    /// Complete.
+    Done,
+    /// Cut short by Esc (marked `[interrupted]`).
+    Interrupted,
+}
+
+/// Where a tool call is: running, or finished with its output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolStatus {
+    /// No result yet.
+    Running,
+    /// It succeeded with this output.
+    Succeeded(String),
+    /// It failed with this output.
+    Failed(String),
+}
+
 /// One entry of the chat transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     /// A message the user sent.
     User { text: String },
-    /// Assistant text (markdown); `streaming` while deltas still arrive.
+    /// Assistant text (markdown).
     Assistant {
         markdown: String,
-        streaming: bool,
-        interrupted: bool,
+        state: AssistantState,
     },
     /// Thinking text.
     Thinking { text: String },
-    /// A tool call; `output` is `None` while it runs.
+    /// A tool call.
     Tool {
         id: String,
         name: String,
         summary: String,
-        output: Option<String>,
-        is_error: bool,
+        status: ToolStatus,
         expanded: bool,
     },
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
@@ -81,17 +101,14 @@ impl Cell {
                     WrapMode::Words,
                 )
             }
-            Cell::Assistant {
-                markdown,
-                streaming,
-                interrupted,
-            } => {
-                let mut lines = if markdown.is_empty() && *streaming {
+            Cell::Assistant { markdown, state } => {
+                let streaming = matches!(state, AssistantState::Streaming);
+                let mut lines = if markdown.is_empty() && streaming {
                     vec![Line::from(raw("…", theme.dim))]
                 } else {
                     render_markdown(markdown, w, theme)
                 };
-                if *interrupted {
+                if *state == AssistantState::Interrupted {
                     lines.push(Line::from(raw("[interrupted]", theme.warning)));
                 }
                 lines
@@ -110,19 +127,10 @@ impl Cell {
             Cell::Tool {
                 name,
                 summary,
-                output,
-                is_error,
+                status,
                 expanded,
                 ..
-            } => tool_lines(
-                name,
-                summary,
-                output.as_deref(),
-                *is_error,
-                *expanded,
-                w,
-                theme,
-            ),
+            } => tool_lines(name, summary, status, *expanded, w, theme),
             Cell::Approval {
                 name,
                 summary,
@@ -214,12 +222,16 @@ impl Cell {
 fn tool_lines(
     name: &str,
     summary: &str,
-    output: Option<&str>,
-    is_error: bool,
+    status: &ToolStatus,
     expanded: bool,
     w: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
+    let (output, is_error) = match status {
+        ToolStatus::Running => (None, false),
+        ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
+        ToolStatus::Failed(o) => (Some(o.as_str()), true),
+    };
     let mark_style = if is_error { theme.error } else { theme.tool };
     let mark = if expanded { "▾ " } else { "▸ " };
     let mut head = vec![raw(mark, mark_style), raw(name.to_string(), mark_style)];
@@ -363,8 +375,7 @@ mod tests {
             id: "t1".into(),
             name: "bash".into(),
             summary: "cargo test".into(),
-            output: output.map(str::to_string),
-            is_error: false,
+            status: output.map_or(ToolStatus::Running, |o| ToolStatus::Succeeded(o.into())),
             expanded,
         }
     }
@@ -448,8 +459,7 @@ mod tests {
         );
         let a = Cell::Assistant {
             markdown: "hi".into(),
-            streaming: false,
-            interrupted: true,
+            state: AssistantState::Interrupted,
         };
         assert_eq!(text(&a, 80), ["hi", "[interrupted]"]);
         let u = Cell::User {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tui::render::cell::{AssistantState, ToolStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -84,34 +85,30 @@ fn every_kind() -> Chat {
     });
     chat.push(Cell::Assistant {
         markdown: "## Plan\n\n1. Read `src/lib.rs`\n2. Run **tests**\n   - then fix\n\nSee [docs](https://docs.rs).\n\n```rust\nfn add(a: i32, b: i32) -> i32 {\n    a + b // fixed\n}\n```\n".into(),
-        streaming: false,
-        interrupted: false,
+        state: AssistantState::Done,
     });
     chat.push(Cell::Tool {
         id: "t1".into(),
         name: "bash".into(),
         summary: "cargo test".into(),
-        output: Some(
+        status: ToolStatus::Succeeded(
             "running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok"
                 .into(),
         ),
-        is_error: false,
         expanded: false,
     });
     chat.push(Cell::Tool {
         id: "t2".into(),
         name: "read_file".into(),
         summary: "src/missing.rs".into(),
-        output: Some("No such file or directory".into()),
-        is_error: true,
+        status: ToolStatus::Failed("No such file or directory".into()),
         expanded: false,
     });
     chat.push(Cell::Tool {
         id: "t3".into(),
         name: "bash".into(),
         summary: "sleep 10".into(),
-        output: None,
-        is_error: false,
+        status: ToolStatus::Running,
         expanded: false,
     });
     chat.push(Cell::Approval {
@@ -140,8 +137,7 @@ fn every_kind() -> Chat {
     });
     chat.push(Cell::Assistant {
         markdown: "Picking up from the handoff".into(),
-        streaming: true,
-        interrupted: true,
+        state: AssistantState::Interrupted,
     });
     chat
 }
@@ -243,8 +239,7 @@ fn height_cache_is_invalidated() {
     chat.push(Cell::User { text: "hi".into() });
     chat.push(Cell::Assistant {
         markdown: "one".into(),
-        streaming: true,
-        interrupted: false,
+        state: AssistantState::Streaming,
     });
     rows(&mut chat, 20, 6);
     assert_eq!(chat.stats().laid_out, 2);
@@ -278,14 +273,13 @@ fn height_cache_is_invalidated() {
         id: "t9".into(),
         name: "bash".into(),
         summary: "ls".into(),
-        output: None,
-        is_error: false,
+        status: ToolStatus::Running,
         expanded: false,
     });
     chat.push(notice(1));
     assert!(rows(&mut chat, 30, 6).contains(&"  running…".to_string()));
-    if let Some(Cell::Tool { output, .. }) = chat.find_tool_mut("t9") {
-        *output = Some("a\nb\nc\nd\ne\nf".into());
+    if let Some(Cell::Tool { status, .. }) = chat.find_tool_mut("t9") {
+        *status = ToolStatus::Succeeded("a\nb\nc\nd\ne\nf".into());
     }
     let shown = rows(&mut chat, 40, 8);
     assert!(
@@ -366,8 +360,7 @@ fn ten_megabyte_paste_renders() {
         id: "t".into(),
         name: "bash".into(),
         summary: "cat big".into(),
-        output: Some("x".repeat(10 * 1024 * 1024)),
-        is_error: false,
+        status: ToolStatus::Succeeded("x".repeat(10 * 1024 * 1024)),
         expanded: false,
     });
     let shown = rows(&mut chat, 80, 6);

@@ -14,7 +14,7 @@ mod table;
 pub mod theme;
 pub mod wrap;
 
-pub use cell::Cell;
+pub use cell::{AssistantState, Cell, ToolStatus};
 pub use chat::{ChatScroll, ChatView, RenderStats, Transcript, render_chat};
 pub use editor_view::{TextAreaStyles, editor_block, editor_title, style_editor, style_input};
 pub use gauge::{GaugeMode, GaugeModel, Zone, gauge_label, render_gauge};
