@@ -111,17 +111,14 @@ pub fn run() {
             t.elapsed()
         });
         // Streaming: a delta appended to the last (assistant) cell, then a frame.
-        chat.push(Cell::Assistant {
-            markdown: String::new(),
-            state: AssistantState::Streaming,
-        });
+        chat.push(Cell::streaming(String::new()));
         let mut k = 0;
         let stream = median(runs, || {
-            if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
+            if let Some(cell) = chat.last_mut() {
                 k += 1;
-                markdown.push_str(&format!("word{k} and `code` "));
+                cell.push_delta(&format!("word{k} and `code` "));
                 if k % 10 == 0 {
-                    markdown.push_str("\n\n");
+                    cell.push_delta("\n\n");
                 }
             }
             let mut buf = Buffer::empty(area);
@@ -137,17 +134,14 @@ pub fn run() {
             render(&mut chat, area, &mut buf, &theme);
             t.elapsed()
         });
-        // Streaming into a long message (~50 KB of markdown with code): the whole message is
-        // re-rendered each frame; finished code blocks come from the highlight memo.
+        // Streaming into a long message (~50 KB of markdown with code): the committed part is
+        // drawn once, each frame draws the tail.
         let block = "Some prose with **bold** and `code` in it, long enough to wrap around.\n\n```rust\nfn f(x: u32) -> u32 {\n    x * 2\n}\n```\n\n";
-        chat.push(Cell::Assistant {
-            markdown: block.repeat(50_000 / block.len()),
-            state: AssistantState::Streaming,
-        });
+        chat.push(Cell::streaming(block.repeat(50_000 / block.len())));
         chat.scroll_to_bottom();
         let long = median(runs, || {
-            if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
-                markdown.push_str("more words ");
+            if let Some(cell) = chat.last_mut() {
+                cell.push_delta("more words ");
             }
             let mut buf = Buffer::empty(area);
             let t = Instant::now();
@@ -213,10 +207,7 @@ pub fn stream() {
             if code {
                 start.push_str("```rust\n");
             }
-            chat.push(Cell::Assistant {
-                markdown: start,
-                state: AssistantState::Streaming,
-            });
+            chat.push(Cell::streaming(start));
             let mut buf = Buffer::empty(area);
             render(&mut chat, area, &mut buf, &theme);
             let mut k = 0;
@@ -226,8 +217,8 @@ pub fn stream() {
                 let delta = stream_delta(k, code);
                 let mut buf = Buffer::empty(area);
                 let t = Instant::now();
-                if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
-                    markdown.push_str(&delta);
+                if let Some(cell) = chat.last_mut() {
+                    cell.push_delta(&delta);
                 }
                 render(&mut chat, area, &mut buf, &theme);
                 t.elapsed()

@@ -117,15 +117,12 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 state.running = Running::Streaming { since: now };
             }
             state.streamed = true;
+            let streaming = state.chat.last().is_some_and(Cell::is_streaming);
             match state.chat.last_mut() {
-                Some(Cell::Assistant {
-                    markdown,
-                    state: AssistantState::Streaming,
-                }) => markdown.push_str(&text),
-                _ => state.chat.push(Cell::Assistant {
-                    markdown: text,
-                    state: AssistantState::Streaming,
-                }),
+                Some(cell) if streaming => {
+                    cell.push_delta(&text);
+                }
+                _ => state.chat.push(Cell::streaming(text)),
             }
         }
         Event::ThinkingDelta { text } => {
@@ -152,7 +149,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             match state.chat.last_mut() {
                 Some(Cell::Assistant {
                     markdown,
-                    state: cell_state @ AssistantState::Streaming,
+                    state: cell_state @ AssistantState::Streaming(_),
                 }) => {
                     // Deltas that went missing: the complete text extends what streamed.
                     if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {

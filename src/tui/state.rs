@@ -346,13 +346,8 @@ impl AppState {
 
     /// The streaming assistant cell (if it is the last cell) stops streaming.
     pub fn finish_streaming(&mut self) {
-        if matches!(
-            self.chat.last(),
-            Some(Cell::Assistant {
-                state: AssistantState::Streaming,
-                ..
-            })
-        ) && let Some(Cell::Assistant { state, .. }) = self.chat.last_mut()
+        if self.chat.last().is_some_and(Cell::is_streaming)
+            && let Some(Cell::Assistant { state, .. }) = self.chat.last_mut()
         {
             *state = AssistantState::Done;
         }

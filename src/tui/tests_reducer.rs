@@ -154,13 +154,7 @@ fn idle_streaming_idle() {
         }),
         t0,
     );
-    assert_eq!(
-        last_cell(&s),
-        Cell::Assistant {
-            markdown: "Hi there".into(),
-            state: AssistantState::Streaming,
-        }
-    );
+    assert_eq!(last_cell(&s), Cell::streaming("Hi there".into()));
     update(
         &mut s,
         ev(Event::AssistantDone {

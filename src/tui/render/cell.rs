@@ -4,6 +4,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown;
+use super::stream::StreamCommits;
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
@@ -14,8 +15,8 @@ pub const COLLAPSED_LINES: usize = 3;
 /// Where an assistant message is in its life.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantState {
-    /// Deltas still arrive.
-    Streaming,
+    /// Deltas still arrive; the stream controller knows which part is committed.
+    Streaming(StreamCommits),
     /// Complete.
     Done,
     /// Cut short by Esc (marked `[interrupted]`).
@@ -85,6 +86,42 @@ fn raw(s: impl Into<String>, style: Style) -> Span<'static> {
 }
 
 impl Cell {
+    /// A streaming assistant message holding `text` so far.
+    pub fn streaming(text: String) -> Cell {
+        let commits = StreamCommits::of(&text);
+        Cell::Assistant {
+            markdown: text,
+            state: AssistantState::Streaming(commits),
+        }
+    }
+
+    /// Appends a delta to a streaming assistant message; false (and nothing changes) for any
+    /// other cell.
+    pub fn push_delta(&mut self, delta: &str) -> bool {
+        match self {
+            Cell::Assistant {
+                markdown,
+                state: AssistantState::Streaming(commits),
+            } => {
+                markdown.push_str(delta);
+                commits.advance(markdown);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// True for an assistant message still streaming.
+    pub fn is_streaming(&self) -> bool {
+        matches!(
+            self,
+            Cell::Assistant {
+                state: AssistantState::Streaming(_),
+                ..
+            }
+        )
+    }
+
     /// The cell's lines wrapped to `width` columns (at least one line).
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let w = usize::from(width.max(1));
@@ -102,7 +139,7 @@ impl Cell {
                 )
             }
             Cell::Assistant { markdown, state } => {
-                let streaming = matches!(state, AssistantState::Streaming);
+                let streaming = matches!(state, AssistantState::Streaming(_));
                 let mut lines = if markdown.is_empty() && streaming {
                     vec![Line::from(raw("…", theme.dim))]
                 } else {

@@ -7,7 +7,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use super::cell::Cell;
+use super::cell::{AssistantState, Cell};
+use super::stream_view::StreamLines;
 use super::theme::Theme;
 
 struct Entry {
@@ -128,13 +129,36 @@ pub enum ChatScroll {
     Bottom,
 }
 
+/// A cell's lines: all of them, or a streaming message's committed lines plus its live tail.
+enum Lines {
+    All(Vec<Line<'static>>),
+    Stream(Box<StreamLines>),
+}
+
+impl Lines {
+    fn len(&self) -> usize {
+        match self {
+            Lines::All(l) => l.len(),
+            Lines::Stream(s) => s.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&Line<'static>> {
+        match self {
+            Lines::All(l) => l.get(i),
+            Lines::Stream(s) => s.get(i),
+        }
+    }
+}
+
 /// A cell's lines at one width and revision. `lines` is dropped once the cell leaves the
-/// viewport; the height stays (it does not depend on the theme, only on the width).
+/// viewport (a streaming message keeps its committed lines); the height stays (it does not
+/// depend on the theme, only on the width).
 struct Layout {
     rev: u64,
     width: u16,
     height: usize,
-    lines: Option<Vec<Line<'static>>>,
+    lines: Option<Lines>,
 }
 
 /// The viewport's top row while scrolled up: row `line` of cell `cell` (row 0 of every cell after
@@ -251,49 +275,62 @@ impl Frame<'_> {
         let Some(entry) = self.t.entries.get(idx) else {
             return 0;
         };
-        if let Some(Some(l)) = self.v.layouts.get(idx)
+        let Some(slot) = self.v.layouts.get_mut(idx) else {
+            return 0;
+        };
+        if let Some(l) = slot
             && l.width == width
             && l.rev == entry.rev
         {
             return l.height;
         }
-        let lines = entry.cell.lines(width, self.theme);
+        let lines = match &entry.cell {
+            Cell::Assistant {
+                markdown,
+                state: AssistantState::Streaming(commits),
+            } if !markdown.is_empty() => {
+                // The committed part is drawn once; only what came since, and the tail, now.
+                let mut stream = match slot.take().and_then(|l| l.lines) {
+                    Some(Lines::Stream(s)) => s,
+                    _ => Box::new(StreamLines::new(width)),
+                };
+                stream.update(markdown, commits, width, self.theme);
+                Lines::Stream(stream)
+            }
+            cell => Lines::All(cell.lines(width, self.theme)),
+        };
         let height = gap + lines.len();
-        if let Some(slot) = self.v.layouts.get_mut(idx) {
-            *slot = Some(Layout {
-                rev: entry.rev,
-                width,
-                height,
-                lines: Some(lines),
-            });
-        }
+        *slot = Some(Layout {
+            rev: entry.rev,
+            width,
+            height,
+            lines: Some(lines),
+        });
         self.v.with_lines.push(idx);
         self.v.stats.laid_out += 1;
         height
     }
 
     /// Cell `idx`'s lines at `width`, computing them if only the height was cached.
-    fn lines(&mut self, idx: usize, width: u16) -> &[Line<'static>] {
+    fn lines(&mut self, idx: usize, width: u16) -> Option<&Lines> {
         self.height(idx, width);
         let missing = self
             .v
             .layouts
             .get(idx)
             .is_none_or(|l| l.as_ref().is_none_or(|l| l.lines.is_none()));
-        if missing && let Some(entry) = self.t.entries.get(idx) {
-            let lines = entry.cell.lines(width, self.theme);
-            self.v.stats.laid_out += 1;
-            self.v.with_lines.push(idx);
+        if missing {
+            // Dropped with its lines kept: lay it out again.
             if let Some(Some(l)) = self.v.layouts.get_mut(idx) {
-                l.lines = Some(lines);
+                l.rev = 0;
             }
+            self.height(idx, width);
         }
         self.v
             .layouts
             .get(idx)
             .and_then(|l| l.as_ref())
-            .and_then(|l| l.lines.as_deref())
-            .unwrap_or(&[])
+            .and_then(|l| l.lines.as_ref())
     }
 
     /// The top row of the view when it is aligned to the bottom: (cell, row within it).
@@ -413,12 +450,15 @@ pub fn render_chat(
     while y < rows && idx < f.t.entries.len() {
         let gap = usize::from(idx > 0);
         let lines = f.lines(idx, width);
-        let height = gap + lines.len();
+        let height = gap + lines.map_or(0, Lines::len);
         for row in skip..height {
             if y >= rows {
                 break;
             }
-            if let Some(line) = row.checked_sub(gap).and_then(|i| lines.get(i)) {
+            if let Some(line) = row
+                .checked_sub(gap)
+                .and_then(|i| lines.and_then(|l| l.get(i)))
+            {
                 let ry = area.y + y as u16;
                 if line.style.bg.is_some() {
                     buf.set_style(Rect::new(area.x, ry, width, 1), line.style);
@@ -438,6 +478,7 @@ pub fn render_chat(
     {
         if !drawn.contains(&i)
             && let Some(Some(l)) = f.v.layouts.get_mut(i)
+            && !matches!(l.lines, Some(Lines::Stream(_)))
         {
             l.lines = None;
         }

@@ -237,10 +237,7 @@ fn short_content_always_follows() {
 fn height_cache_is_invalidated() {
     let mut chat = Chat::new();
     chat.push(Cell::User { text: "hi".into() });
-    chat.push(Cell::Assistant {
-        markdown: "one".into(),
-        state: AssistantState::Streaming,
-    });
+    chat.push(Cell::streaming("one".into()));
     rows(&mut chat, 20, 6);
     assert_eq!(chat.stats().laid_out, 2);
     // Nothing changed: both heights and lines come from the cache.
@@ -376,4 +373,40 @@ fn ten_megabyte_paste_renders() {
         rows(&mut chat, 80, 1),
         ["› word word word word word word word word word word word word word word word"]
     );
+}
+
+#[test]
+fn a_streaming_message_shows_what_its_whole_text_renders() {
+    let answer = "## Plan\n\n1. Read `src/lib.rs`\n2. Fix\n\n```rust\nfn add(a: i32) -> i32 {\n    a + 1 /* note\n    more */\n}\n```\n\nDone, and the tests pass.\n";
+    let mut chat = Chat::new();
+    chat.push(Cell::User { text: "go".into() });
+    chat.push(Cell::streaming(String::new()));
+    assert_eq!(rows(&mut chat, 40, 4), ["› go", "", "…", ""]);
+    let mut text = String::new();
+    let chars: Vec<char> = answer.chars().collect();
+    for piece in chars.chunks(3) {
+        let piece: String = piece.iter().collect();
+        text.push_str(&piece);
+        assert!(chat.last_mut().is_some_and(|c| c.push_delta(&piece)));
+        let mut whole = Chat::new();
+        whole.push(Cell::User { text: "go".into() });
+        whole.push(Cell::Assistant {
+            markdown: text.clone(),
+            state: AssistantState::Done,
+        });
+        for (w, h) in [(40, 30), (23, 8)] {
+            let area = Rect::new(0, 0, w, h);
+            let mut a = Buffer::empty(area);
+            let mut b = Buffer::empty(area);
+            render(&mut chat, area, &mut a, &theme());
+            render(&mut whole, area, &mut b, &theme());
+            assert_eq!(a, b, "after {text:?} at {w}x{h}");
+        }
+    }
+    // Finished: the cell renders whole, as before.
+    if let Some(Cell::Assistant { state, .. }) = chat.last_mut() {
+        *state = AssistantState::Done;
+    }
+    assert!(rows(&mut chat, 40, 30).contains(&"Done, and the tests pass.".to_string()));
+    assert!(!Cell::User { text: "x".into() }.push_delta("y"));
 }

@@ -10,6 +10,8 @@ pub mod highlight;
 pub mod markdown;
 pub mod spinner;
 pub mod status;
+pub mod stream;
+pub mod stream_view;
 mod table;
 pub mod theme;
 pub mod wrap;
