@@ -20,7 +20,7 @@ pub fn warn_at(at: u64) -> u64 {
 }
 
 /// The thresholds of one window, computed once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Thresholds {
     pub window: u64,
     pub headroom: u64,
@@ -98,9 +98,48 @@ pub fn window_model_name<'a>(
         .unwrap_or("")
 }
 
-/// The window in force: `--window` beats a learned window beats the guess from the name.
-pub fn effective_window(flag: Option<u64>, learned: Option<u64>, model: &str) -> u64 {
-    flag.or(learned).unwrap_or_else(|| default_window(model))
+/// Where the window in force came from (`-v` and `/window` say it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowSource {
+    /// `--window` (or the `window` config key): it beats a learned window.
+    Flag,
+    /// Recorded from an earlier overflow message for this model.
+    Learned,
+    /// The guess from the model's name ([`default_window`]).
+    ModelName,
+    /// The demo model's fixed window.
+    Demo,
+}
+
+impl WindowSource {
+    /// A window the user set: a learned one is recorded for later runs but does not replace it.
+    pub fn is_pinned(self) -> bool {
+        self == WindowSource::Flag
+    }
+
+    /// For `-v`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WindowSource::Flag => "--window",
+            WindowSource::Learned => "learned from an overflow message",
+            WindowSource::ModelName => "default for the model name",
+            WindowSource::Demo => "demo",
+        }
+    }
+}
+
+/// The window in force and where it came from: `--window` beats a learned window beats the guess
+/// from the name.
+pub fn effective_window(
+    flag: Option<u64>,
+    learned: Option<u64>,
+    model: &str,
+) -> (u64, WindowSource) {
+    match (flag, learned) {
+        (Some(w), _) => (w, WindowSource::Flag),
+        (None, Some(w)) => (w, WindowSource::Learned),
+        (None, None) => (default_window(model), WindowSource::ModelName),
+    }
 }
 
 /// A token estimate for text appended since the last response: ~4 characters a token.
@@ -211,9 +250,19 @@ mod tests {
 
     #[test]
     fn window_precedence() {
-        assert_eq!(effective_window(Some(1), Some(2), "haiku"), 1);
-        assert_eq!(effective_window(None, Some(2), "haiku"), 2);
-        assert_eq!(effective_window(None, None, "haiku"), 200_000);
+        assert_eq!(
+            effective_window(Some(1), Some(2), "haiku"),
+            (1, WindowSource::Flag)
+        );
+        assert_eq!(
+            effective_window(None, Some(2), "haiku"),
+            (2, WindowSource::Learned)
+        );
+        assert_eq!(
+            effective_window(None, None, "haiku"),
+            (200_000, WindowSource::ModelName)
+        );
+        assert!(WindowSource::Flag.is_pinned() && !WindowSource::Learned.is_pinned());
         assert_eq!(window_model_name(None, Some("a"), Some("b")), "a");
         assert_eq!(window_model_name(Some(""), None, Some("b")), "b");
     }

@@ -4,8 +4,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::engine::context::{Thresholds, fmt_tokens, fmt_window};
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, TurnKind};
 
 use super::editor::SideEditor;
 use super::msg::Effect;
@@ -68,21 +68,14 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             generation,
             model,
             provider,
-            window,
-            at,
-            warn_at,
+            thresholds,
             demo,
             ..
         } => {
             state.labels.model = model;
             state.labels.provider = provider;
             state.labels.demo = demo;
-            state.set_thresholds(Thresholds {
-                window,
-                headroom: state.thresholds.headroom,
-                at,
-                warn_at,
-            });
+            state.set_thresholds(thresholds);
             state.gauge.context = 0;
             state.gauge.estimated = false;
             state.generation = generation;
@@ -97,7 +90,8 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 });
             }
         }
-        Event::UserMessage { text } => {
+        Event::TurnStarted { turn, .. } => state.engine_turn = Some(turn),
+        Event::UserMessage { text, .. } => {
             if state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
                 state.pending_echo.pop_front();
             } else {
@@ -164,7 +158,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 _ => {}
             }
         }
-        Event::ToolCall { id, name, input } => {
+        Event::ToolCall {
+            id, name, input, ..
+        } => {
             let summary = tool_summary(&name, &input);
             if !writing(state) {
                 state.running = Running::Tool {
@@ -202,7 +198,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 state.running = Running::Streaming { since: now };
             }
         }
-        Event::ApprovalRequest { id, name, summary } => {
+        Event::ApprovalRequest {
+            id, name, summary, ..
+        } => {
             state.push_cell(Cell::Approval {
                 name: name.clone(),
                 summary: summary.clone(),
@@ -223,18 +221,18 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         }
         Event::Usage {
             context,
-            window,
+            thresholds,
             estimated,
-            cost_usd,
+            session_cost_usd,
             ..
         } => {
             state.gauge.context = context;
             state.gauge.estimated = estimated;
-            if window != state.thresholds.window {
-                state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
+            if thresholds != state.thresholds {
+                state.set_thresholds(thresholds);
             }
             if let Some(c) = state.current_cost_mut() {
-                c.cost_usd = cost_usd;
+                c.cost_usd = session_cost_usd;
                 if !estimated {
                     c.requests += 1;
                 }
@@ -261,8 +259,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             reason,
             delay_ms,
         }),
-        Event::WindowLearned { model, window } => {
-            state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
+        Event::WindowLearned { model, thresholds } => {
+            let window = thresholds.window;
+            state.set_thresholds(thresholds);
             state.notice(format!(
                 "Learned the context window of {model}: {}; using it from now on",
                 fmt_window(window)
@@ -283,7 +282,17 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         }
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
-        Event::TurnEnd { reason } => {
+        Event::TurnEnd {
+            turn, kind, reason, ..
+        } => {
+            if state.engine_turn == Some(turn) {
+                state.engine_turn = None;
+            }
+            if kind == TurnKind::Handoff {
+                // A `/handoff` turn: its `Event::Handoff` phases said everything.
+                state.sync_gauge_mode();
+                return;
+            }
             state.finish_streaming();
             if matches!(
                 state.running,
@@ -310,7 +319,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                         state.notice("Interrupted");
                     }
                 }
-                ExitReason::Completed | ExitReason::Handoff | ExitReason::Error(_) => {}
+                ExitReason::Completed
+                | ExitReason::Handoff
+                | ExitReason::Unchanged
+                | ExitReason::Error(_) => {}
             }
         }
         Event::Result { .. } => {}
@@ -348,11 +360,14 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
             }
         }
         HandoffPhase::Frozen {
+            handoff,
             path,
             degraded,
             markdown,
+            ..
         } => {
             state.running = Running::Idle;
+            state.review_handoff = Some(handoff);
             if degraded {
                 state.notice("warning: the handoff is degraded (the writing turn failed); a mechanical document was saved",
                 );
@@ -383,11 +398,13 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
                         path.display()
                     ));
                     state.latest_handoff = Some(path);
-                    fx.push(Effect::SendOp(Op::ReviewDone));
+                    state.review_handoff = None;
+                    fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
                 }
                 (None, _) => {
                     state.notice("Handoff written (no workbench: not saved to disk)");
-                    fx.push(Effect::SendOp(Op::ReviewDone));
+                    state.review_handoff = None;
+                    fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
                 }
             }
         }
@@ -422,16 +439,17 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
                 state.running = Running::Idle;
             }
         }
-        HandoffPhase::Cancelled => {
+        HandoffPhase::Cancelled { .. } => {
             state.handoff = None;
             state.running = Running::Idle;
             state.notice("Handoff cancelled");
         }
-        HandoffPhase::Failed { message } => {
+        HandoffPhase::Failed { message, .. } => {
             state.handoff = None;
             state.running = Running::Idle;
             state.error(format!("Handoff failed: {message}"));
         }
+        HandoffPhase::Refused { message, .. } => state.notice(message),
     }
 }
 
