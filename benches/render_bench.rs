@@ -65,7 +65,7 @@ fn transcript(n: usize) -> Chat {
             2 => Cell::Tool {
                 id: format!("t{i}"),
                 name: "bash".into(),
-                summary: "cargo test".into(),
+                summary: "bash: cargo test".into(),
                 status: ToolStatus::Succeeded("running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok".into()),
                 expanded: false,
             },

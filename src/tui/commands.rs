@@ -2,17 +2,13 @@
 
 use std::time::Instant;
 
-use crate::engine::context::Thresholds;
 use crate::engine::protocol::Op;
 
 use super::keymap;
 use super::msg::{ChatScroll, Effect};
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
-
-/// Sent messages remembered for matching the engine's echo.
-const MAX_PENDING_ECHO: usize = 8;
+use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
 
 /// Enter in the input box: run the slash command or send the message.
 pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
@@ -63,13 +59,6 @@ fn send_message(
 ) {
     push_user(state, raw);
     fx.push(Effect::ScrollChat(ChatScroll::Bottom));
-    // Remember what the engine may echo; if it never echoes, keep only the last few.
-    state.pending_echo.push_back(Fingerprint::of(&text));
-    while state.pending_echo.len() > MAX_PENDING_ECHO {
-        state.pending_echo.pop_front();
-    }
-    // Counted when the engine echoes it: the first message opens the session, whose start resets
-    // the count.
     if state.running == Running::Idle {
         state.running = Running::Streaming { since: now };
     }
@@ -86,15 +75,10 @@ fn push_user(state: &mut AppState, raw: String) {
 
 fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {
     match cmd {
+        // The engine decides whether there is something to hand off (and says why not).
         SlashCommand::Handoff => {
-            if matches!(state.running, Running::WritingHandoff { .. }) {
-                state.notice("A handoff is already being written (Esc cancels it)");
-            } else if state.session_messages < 2 {
-                state.notice("Nothing to hand off (no messages yet)");
-            } else {
-                let turn = state.new_turn();
-                fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
-            }
+            let turn = state.new_turn();
+            fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
         }
         SlashCommand::EditHandoff => {
             if state.editor.is_some() {
@@ -105,16 +89,12 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 state.notice("No handoff document yet");
             }
         }
-        SlashCommand::New => {
-            fx.push(Effect::SendOp(Op::NewSession));
-            state.notice("Starting a new session (no handoff)");
-        }
+        // The engine says when the new session started.
+        SlashCommand::New => fx.push(Effect::SendOp(Op::NewSession)),
         SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
-            Ok(window) => {
-                state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
-                // The engine confirms the new window with its own notice: one line is enough.
-                fx.push(Effect::SendOp(Op::SetWindow { window }));
-            }
+            // The engine confirms it with a notice, and its next usage event carries the
+            // thresholds of the new window.
+            Ok(window) => fx.push(Effect::SendOp(Op::SetWindow { window })),
             Err(e) => state.error(e),
         },
         SlashCommand::Cost => {
@@ -163,11 +143,11 @@ pub(super) fn request_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
         .editor
         .as_ref()
         .filter(|ed| ed.is_dirty())
-        .map(|ed| Fingerprint::of(&ed.text()));
-    if let Some(fp) = unsaved
-        && state.quit_warned != Some(fp)
+        .map(|ed| ed.text());
+    if let Some(text) = unsaved
+        && state.quit_warned.as_ref() != Some(&text)
     {
-        state.quit_warned = Some(fp);
+        state.quit_warned = Some(text);
         state.ctrl_c_at = None; // a third Ctrl-C in a row is not the answer to this question
         state.notice("unsaved handoff edits: Ctrl-S to save, or quit again to discard");
         return;

@@ -2,20 +2,13 @@
 
 use std::time::Instant;
 
-use serde_json::Value;
-
 use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, TurnKind};
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnKind};
 
 use super::editor::SideEditor;
 use super::msg::Effect;
 use super::render::cell::{AssistantState, Cell, ToolStatus};
-use super::state::{
-    AppState, Fingerprint, Focus, GenerationCost, HandoffKind, PendingApproval, Running,
-};
-
-/// Longest tool summary kept for a tool cell's header.
-const SUMMARY_CHARS: usize = 200;
+use super::state::{AppState, Focus, GenerationCost, HandoffKind, PendingApproval, Running};
 
 /// Lines of an engine-written user message shown in the chat.
 const ENGINE_MESSAGE_LINES: usize = 8;
@@ -30,30 +23,6 @@ pub fn clip_lines(text: &str, max: usize) -> String {
     let more = format!("… ({} more lines)", total - max);
     out.push(&more);
     out.join("\n")
-}
-
-/// The one-line summary of a tool call's input for its cell header.
-pub fn tool_summary(name: &str, input: &Value) -> String {
-    let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
-    let summary = match name {
-        "bash" => field("command"),
-        "grep" => field("pattern").map(|p| match field("path") {
-            Some(dir) => format!("{p} in {dir}"),
-            None => p,
-        }),
-        "glob" => field("pattern"),
-        _ => field("path").or_else(|| field("file_path")),
-    }
-    .unwrap_or_else(|| match input {
-        Value::Object(m) if m.is_empty() => String::new(),
-        other => other.to_string(),
-    });
-    let first = summary.lines().next().unwrap_or_default();
-    let mut out: String = first.chars().take(SUMMARY_CHARS).collect();
-    if out.len() < summary.len() {
-        out.push('…');
-    }
-    out
 }
 
 fn writing(state: &AppState) -> bool {
@@ -79,7 +48,6 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             state.gauge.context = 0;
             state.gauge.estimated = false;
             state.generation = generation;
-            state.session_messages = 0;
             if state.tally.last().map(|c| c.session_id.as_str()) != Some(session_id.as_str()) {
                 state.tally.push(GenerationCost {
                     session_id,
@@ -90,18 +58,23 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 });
             }
         }
-        Event::TurnStarted { turn, .. } => state.engine_turn = Some(turn),
-        Event::UserMessage { text, .. } => {
-            if state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
-                state.pending_echo.pop_front();
-            } else {
-                // A message the engine wrote (e.g. the successor's handoff briefing): long ones
-                // are shown by their head; the file holds the whole document.
+        Event::TurnStarted { turn, kind, .. } => {
+            state.engine_turn = Some(turn);
+            // A message queued behind the last turn starts now: it runs (Esc aborts it).
+            if kind == TurnKind::Message && state.running == Running::Idle {
+                state.running = Running::Streaming { since: now };
+            }
+        }
+        Event::UserMessage { turn, origin, text } => {
+            // The user's own messages of this run are in the chat already (as typed, chips and
+            // all). The others: one the engine wrote (the successor's handoff briefing, a
+            // summary) or one replayed from an earlier run; long ones are shown by their head.
+            let shown = origin == Origin::User && turn.is_some();
+            if !shown {
                 state.push_cell(Cell::User {
                     text: clip_lines(&text, ENGINE_MESSAGE_LINES),
                 });
             }
-            state.session_messages += 1;
         }
         Event::TextDelta { text } => {
             if writing(state) {
@@ -133,7 +106,6 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             if writing(state) {
                 return;
             }
-            state.session_messages += 1;
             let streamed = std::mem::take(&mut state.streamed);
             let end = if interrupted {
                 AssistantState::Interrupted
@@ -159,9 +131,8 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }
         }
         Event::ToolCall {
-            id, name, input, ..
+            id, name, summary, ..
         } => {
-            let summary = tool_summary(&name, &input);
             if !writing(state) {
                 state.running = Running::Tool {
                     name: name.clone(),
@@ -259,27 +230,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             reason,
             delay_ms,
         }),
-        Event::WindowLearned { model, thresholds } => {
-            let window = thresholds.window;
-            state.set_thresholds(thresholds);
-            state.notice(format!(
-                "Learned the context window of {model}: {}; using it from now on",
-                fmt_window(window)
-            ));
-        }
-        Event::Notice { message } => {
-            // The engine and the UI may both announce the same thing (a manual handoff's success):
-            // one line is enough.
-            let repeat = state
-                .chat
-                .len()
-                .checked_sub(1)
-                .and_then(|i| state.chat.get(i))
-                .is_some_and(|c| matches!(c, Cell::Notice { message: m } if *m == message));
-            if !repeat {
-                state.notice(message);
-            }
-        }
+        // The engine's notice that follows says what was learned and where it is recorded.
+        Event::WindowLearned { thresholds, .. } => state.set_thresholds(thresholds),
+        Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
         Event::TurnEnd {
@@ -456,7 +409,6 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn long_engine_messages_are_clipped() {
@@ -466,34 +418,5 @@ mod tests {
             "one extra line is not worth a marker"
         );
         assert_eq!(clip_lines("a\nb\nc\nd", 2), "a\nb\n… (2 more lines)");
-    }
-
-    #[test]
-    fn tool_summaries() {
-        assert_eq!(
-            tool_summary("bash", &json!({"command": "make test\nmore"})),
-            "make test…"
-        );
-        assert_eq!(
-            tool_summary("read_file", &json!({"path": "src/a.rs", "start": 1})),
-            "src/a.rs"
-        );
-        assert_eq!(
-            tool_summary("grep", &json!({"pattern": "fn main", "path": "src"})),
-            "fn main in src"
-        );
-        assert_eq!(
-            tool_summary("glob", &json!({"pattern": "**/*.rs"})),
-            "**/*.rs"
-        );
-        assert_eq!(tool_summary("mystery", &json!({"x": 1})), "{\"x\":1}");
-        assert_eq!(tool_summary("list_dir", &json!({})), "");
-        let long = "x".repeat(500);
-        assert_eq!(
-            tool_summary("bash", &json!({ "command": long }))
-                .chars()
-                .count(),
-            SUMMARY_CHARS + 1
-        );
     }
 }

@@ -115,28 +115,6 @@ pub struct GenerationCost {
     pub requests: u32,
 }
 
-/// A message's length and hash: enough to recognise the engine's echo without keeping a copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint {
-    /// Bytes.
-    pub len: usize,
-    /// `DefaultHasher` of the text.
-    pub hash: u64,
-}
-
-impl Fingerprint {
-    /// The fingerprint of `text`.
-    pub fn of(text: &str) -> Self {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut h);
-        Fingerprint {
-            len: text.len(),
-            hash: h.finish(),
-        }
-    }
-}
-
 /// Labels for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Labels {
@@ -193,11 +171,9 @@ pub struct AppState {
     pub ctrl_c_at: Option<Instant>,
     /// The side editor's unsaved text a quit was warned about: the next quit with the same text
     /// discards it.
-    pub quit_warned: Option<Fingerprint>,
+    pub quit_warned: Option<String>,
     /// Whether the engine still talks to us.
     pub link: EngineLink,
-    /// Messages in the current session (the `/handoff` guard needs 2).
-    pub session_messages: u32,
     /// The current generation.
     pub generation: u32,
     /// The generation whose near-handoff notice was shown.
@@ -206,8 +182,6 @@ pub struct AppState {
     pub handoff: Option<HandoffKind>,
     /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
     pub latest_handoff: Option<PathBuf>,
-    /// User messages sent but not yet echoed back by the engine.
-    pub pending_echo: VecDeque<Fingerprint>,
     /// Text deltas arrived since the last `AssistantDone`.
     pub streamed: bool,
     /// Cost and turns per session.
@@ -280,12 +254,10 @@ impl AppState {
             ctrl_c_at: None,
             quit_warned: None,
             link: EngineLink::Connected,
-            session_messages: 0,
             generation: 1,
             near_noticed: None,
             handoff: None,
             latest_handoff: None,
-            pending_echo: VecDeque::new(),
             streamed: false,
             tally: Vec::new(),
             styles: p.styles,

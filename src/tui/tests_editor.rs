@@ -361,7 +361,7 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
         ev(Event::ApprovalRequest {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "ls".into(),
+            summary: "bash: ls".into(),
             outside_workspace: false,
         }),
         t0,

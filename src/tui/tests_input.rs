@@ -60,7 +60,7 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
             outside_workspace: false,
         }),
         t0,
@@ -88,7 +88,7 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t2".into(),
             name: "write_file".into(),
-            summary: "a.rs".into(),
+            summary: "write_file: a.rs".into(),
             outside_workspace: false,
         }),
         t1,
@@ -177,7 +177,7 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
         ev(Event::ApprovalRequest {
             id: id.into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
             outside_workspace: false,
         })
     };

@@ -149,7 +149,7 @@ fn approval_prompt() {
         ev(Event::ApprovalRequest {
             id: "t2".into(),
             name: "bash".into(),
-            summary: "rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
+            summary: "bash: rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
             outside_workspace: false,
         }),
         t0,

@@ -21,8 +21,7 @@ use super::keymap::{self, Action};
 use super::msg::{ChatScroll, Effect, Msg, Pane};
 use super::render::cell::Cell;
 use super::state::{
-    APPROVAL_GUARD, AppState, EngineLink, Fingerprint, Focus, Popup, QUIT_WINDOW, Running,
-    new_input,
+    APPROVAL_GUARD, AppState, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input,
 };
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
@@ -343,9 +342,6 @@ fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Ve
 fn on_send_failed(state: &mut AppState, op: Op, reason: String, now: Instant) {
     state.error(format!("Could not reach the engine ({reason})"));
     if let Op::UserTurn { text, .. } = op {
-        if state.pending_echo.back() == Some(&Fingerprint::of(&text)) {
-            state.pending_echo.pop_back();
-        }
         if matches!(state.running, Running::Streaming { .. }) {
             state.running = Running::Idle;
         }

@@ -173,12 +173,8 @@ impl Cell {
                 summary,
                 answer,
             } => {
-                let head = vec![
-                    raw("? ", theme.warning),
-                    raw(format!("allow {name}"), theme.warning),
-                    raw("  ", theme.text),
-                    raw(sanitize(summary).replace('\n', " "), theme.text),
-                ];
+                let mut head = vec![raw("? ", theme.warning), raw("allow ", theme.warning)];
+                head.extend(summary_spans(name, summary, theme.warning, theme.text));
                 let mut lines =
                     wrap_spans(&head, w, &[], &[raw("  ", theme.text)], WrapMode::Words);
                 let tail = match answer {
@@ -256,6 +252,24 @@ impl Cell {
     }
 }
 
+/// The engine's one-line summary of a tool call (`bash: cargo test`), the tool's name in
+/// `name_style` and the rest in `rest_style`.
+fn summary_spans(
+    name: &str,
+    summary: &str,
+    name_style: Style,
+    rest_style: Style,
+) -> Vec<Span<'static>> {
+    let summary = sanitize(summary).replace('\n', " ");
+    match summary.strip_prefix(name) {
+        Some(rest) => vec![
+            raw(name.to_string(), name_style),
+            raw(rest.to_string(), rest_style),
+        ],
+        None => vec![raw(summary, rest_style)],
+    }
+}
+
 fn tool_lines(
     name: &str,
     summary: &str,
@@ -271,12 +285,8 @@ fn tool_lines(
     };
     let mark_style = if is_error { theme.error } else { theme.tool };
     let mark = if expanded { "▾ " } else { "▸ " };
-    let mut head = vec![raw(mark, mark_style), raw(name.to_string(), mark_style)];
-    let summary = sanitize(summary).replace('\n', " ");
-    if !summary.is_empty() {
-        head.push(raw("  ", theme.text));
-        head.push(raw(summary, theme.text));
-    }
+    let mut head = vec![raw(mark, mark_style)];
+    head.extend(summary_spans(name, summary, mark_style, theme.text));
     let indent = [raw("  ", theme.text)];
     let mut lines = wrap_spans(&head, w, &[], &indent, WrapMode::Words);
     let out_style = if is_error {
@@ -411,7 +421,7 @@ mod tests {
         Cell::Tool {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "cargo test".into(),
+            summary: "bash: cargo test".into(),
             status: output.map_or(ToolStatus::Running, |o| ToolStatus::Succeeded(o.into())),
             expanded,
         }
@@ -421,13 +431,13 @@ mod tests {
     fn tool_collapses_and_expands() {
         assert_eq!(
             text(&tool(None, false), 40),
-            ["▸ bash  cargo test", "  running…"]
+            ["▸ bash: cargo test", "  running…"]
         );
         let out = "1\n2\n3\n4\n5\n6\n";
         assert_eq!(
             text(&tool(Some(out), false), 40),
             [
-                "▸ bash  cargo test",
+                "▸ bash: cargo test",
                 "  1",
                 "  2",
                 "  3",
@@ -505,12 +515,12 @@ mod tests {
         assert_eq!(text(&u, 9), ["› one two", "  three"]);
         let ap = Cell::Approval {
             name: "bash".into(),
-            summary: "rm -rf target".into(),
+            summary: "bash: rm -rf target".into(),
             answer: None,
         };
         assert_eq!(
             text(&ap, 80),
-            ["? allow bash  rm -rf target", "  y once  a always  n deny"]
+            ["? allow bash: rm -rf target", "  y once  a always  n deny"]
         );
     }
 }

@@ -90,7 +90,7 @@ fn every_kind() -> Chat {
     chat.push(Cell::Tool {
         id: "t1".into(),
         name: "bash".into(),
-        summary: "cargo test".into(),
+        summary: "bash: cargo test".into(),
         status: ToolStatus::Succeeded(
             "running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok"
                 .into(),
@@ -100,20 +100,20 @@ fn every_kind() -> Chat {
     chat.push(Cell::Tool {
         id: "t2".into(),
         name: "read_file".into(),
-        summary: "src/missing.rs".into(),
+        summary: "read_file: src/missing.rs".into(),
         status: ToolStatus::Failed("No such file or directory".into()),
         expanded: false,
     });
     chat.push(Cell::Tool {
         id: "t3".into(),
         name: "bash".into(),
-        summary: "sleep 10".into(),
+        summary: "bash: sleep 10".into(),
         status: ToolStatus::Running,
         expanded: false,
     });
     chat.push(Cell::Approval {
         name: "bash".into(),
-        summary: "rm -rf target".into(),
+        summary: "bash: rm -rf target".into(),
         answer: Some("allowed once".into()),
     });
     chat.push(Cell::Retry {
@@ -269,7 +269,7 @@ fn height_cache_is_invalidated() {
     chat.push(Cell::Tool {
         id: "t9".into(),
         name: "bash".into(),
-        summary: "ls".into(),
+        summary: "bash: ls".into(),
         status: ToolStatus::Running,
         expanded: false,
     });
@@ -356,7 +356,7 @@ fn ten_megabyte_paste_renders() {
     chat.push(Cell::Tool {
         id: "t".into(),
         name: "bash".into(),
-        summary: "cat big".into(),
+        summary: "bash: cat big".into(),
         status: ToolStatus::Succeeded("x".repeat(10 * 1024 * 1024)),
         expanded: false,
     });
