@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use crate::engine::protocol::Op;
 
-use super::keymap;
+use super::keymap::{self, Action};
 use super::msg::{ChatScroll, Effect};
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
@@ -149,7 +149,10 @@ pub(super) fn request_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
     {
         state.quit_warned = Some(text);
         state.ctrl_c_at = None; // a third Ctrl-C in a row is not the answer to this question
-        state.notice("unsaved handoff edits: Ctrl-S to save, or quit again to discard");
+        state.notice(format!(
+            "unsaved handoff edits: {} to save, or quit again to discard",
+            keymap::label_for(Action::Save)
+        ));
         return;
     }
     fx.push(Effect::Quit);

@@ -8,7 +8,7 @@ use crossterm::event::KeyEvent;
 
 use crate::engine::protocol::Op;
 
-use super::editor::{Prompt, Review};
+use super::editor::{Prompt, Review, conflict_keys};
 use super::msg::Effect;
 use super::state::{AppState, Focus};
 
@@ -154,7 +154,10 @@ pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<E
     if let Some(ed) = state.editor.as_mut() {
         ed.pause(now);
         if matches!(ed.prompt, Prompt::Conflict { .. }) {
-            ed.note = Some("the file changed on disk: r reload / k keep mine first".into());
+            ed.note = Some(format!(
+                "the file changed on disk: {} first",
+                conflict_keys()
+            ));
             return;
         }
         if ed.is_dirty() {

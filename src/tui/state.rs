@@ -11,6 +11,7 @@ use crate::engine::protocol::{HandoffId, TurnId};
 
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
+use super::keymap::{Action, label_for, short_label_for};
 use super::render::cell::{AssistantState, Cell};
 use super::render::chat::Transcript;
 use super::render::editor_view::{TextAreaStyles, style_editor, style_input};
@@ -214,7 +215,10 @@ pub struct StateParams {
 /// The input box, empty, with the placeholder.
 pub fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
-    t.set_placeholder_text("Ask anything · / for commands · Alt-Enter for a newline");
+    t.set_placeholder_text(format!(
+        "Ask anything · / for commands · {} for a newline",
+        label_for(Action::Newline)
+    ));
     t.set_cursor_line_style(ratatui::style::Style::default());
     t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t
@@ -305,19 +309,30 @@ impl AppState {
     }
 
     /// The spinner line, if one shows: `(label, since, hint)`.
-    pub fn spinner(&self) -> Option<(String, Instant, &'static str)> {
+    pub fn spinner(&self) -> Option<(String, Instant, String)> {
         if let (Some(p), Running::Tool { since, .. }) = (self.approvals.front(), &self.running) {
-            return Some((format!("{} waits for your answer…", p.name), *since, ""));
+            return Some((
+                format!("{} waits for your answer…", p.name),
+                *since,
+                String::new(),
+            ));
         }
+        let esc = short_label_for(Action::Abort);
         match &self.running {
             Running::Idle => None,
-            Running::Streaming { since } => Some(("working…".into(), *since, "esc to interrupt")),
-            Running::Tool { name, since } => {
-                Some((format!("running {name}…"), *since, "esc to interrupt"))
+            Running::Streaming { since } => {
+                Some(("working…".into(), *since, format!("{esc} to interrupt")))
             }
-            Running::WritingHandoff { since } => {
-                Some(("writing handoff…".into(), *since, "esc to cancel"))
-            }
+            Running::Tool { name, since } => Some((
+                format!("running {name}…"),
+                *since,
+                format!("{esc} to interrupt"),
+            )),
+            Running::WritingHandoff { since } => Some((
+                "writing handoff…".into(),
+                *since,
+                format!("{esc} to cancel"),
+            )),
         }
     }
 

@@ -67,7 +67,10 @@ fn approval_prompt_takes_the_keys() {
     );
     assert_eq!(s.focus, Focus::Approval);
     let (label, _, hint) = s.spinner().expect("spinner");
-    assert_eq!((label.as_str(), hint), ("bash waits for your answer…", ""));
+    assert_eq!(
+        (label.as_str(), hint.as_str()),
+        ("bash waits for your answer…", "")
+    );
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(s.input.is_empty(), "keys do not leak into the input");
     let t1 = t0 + Duration::from_millis(500);

@@ -323,7 +323,7 @@ fn esc_while_writing_a_handoff_cancels_it() {
     assert_eq!(s.gauge.mode, GaugeMode::Writing);
     let (label, _, hint) = s.spinner().expect("spinner shows");
     assert_eq!(
-        (label.as_str(), hint),
+        (label.as_str(), hint.as_str()),
         ("writing handoff…", "esc to cancel")
     );
     // The writing turn's text goes to the document, not the chat.

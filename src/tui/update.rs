@@ -296,8 +296,9 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
                 ed.prompt = Prompt::None;
                 if text.len() > EDITOR_PASTE_MAX {
                     ed.note = Some(format!(
-                        "paste too large for the editor ({}); Ctrl-E opens $EDITOR",
-                        input::human_bytes(text.len())
+                        "paste too large for the editor ({}); {} opens $EDITOR",
+                        input::human_bytes(text.len()),
+                        keymap::label_for(Action::ExternalEditor)
                     ));
                 } else {
                     ed.area.insert_str(text);

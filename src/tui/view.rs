@@ -14,8 +14,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
-use super::editor::{Prompt, SideEditor};
-use super::keymap::{self, Context};
+use super::editor::{Prompt, SideEditor, conflict_keys};
+use super::keymap::{self, Action, Context, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title};
@@ -133,7 +133,7 @@ pub fn draw(
         render_spinner(
             &label,
             now.saturating_duration_since(since),
-            hint,
+            &hint,
             spin,
             buf,
             theme,
@@ -236,11 +236,15 @@ fn draw_editor(
     block.render(area, buf);
     let line = match &ed.prompt {
         Prompt::Conflict { .. } => Some(Line::styled(
-            "file changed on disk: r reload / k keep mine",
+            format!("file changed on disk: {}", conflict_keys()),
             theme.warning,
         )),
         Prompt::DiscardConfirm => Some(Line::styled(
-            "unsaved changes: Ctrl-S saves · Esc again discards",
+            format!(
+                "unsaved changes: {} saves · {} again discards",
+                keymap::label_for(Action::Save),
+                keymap::label_for(Action::EditorEscape)
+            ),
             theme.warning,
         )),
         Prompt::None => ed
@@ -287,12 +291,12 @@ fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffe
         .wrap(ratatui::widgets::Wrap { trim: false })
         .render(summary, buf);
     let mut spans = Vec::new();
-    for (key, hint) in keymap::hints(&[Context::Approval]) {
+    for hint in keymap::hints(&[Context::Approval]) {
         if !spans.is_empty() {
             spans.push(Span::styled("  ·  ", theme.dim));
         }
-        spans.push(Span::styled(key, theme.key));
-        spans.push(Span::styled(format!(" {hint}"), theme.text));
+        spans.push(Span::styled(hint.keys, theme.key));
+        spans.push(Span::styled(format!(" {}", hint.text), theme.text));
     }
     Paragraph::new(Line::from(spans)).render(keys, buf);
 }
@@ -308,7 +312,11 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
     let rect = Rect::new(body.x, input.y.saturating_sub(height), width, height);
     Clear.render(rect, buf);
     let block = Block::bordered()
-        .title(" commands · Tab completes · Enter runs ")
+        .title(format!(
+            " commands · {} completes · {} runs ",
+            keymap::label_for(Action::PopupComplete),
+            keymap::label_for(Action::Send)
+        ))
         .border_style(theme.border_focus);
     let inner = block.inner(rect);
     block.render(rect, buf);
@@ -342,11 +350,12 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
     let running = state.is_running();
     let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts())
         .into_iter()
-        .filter(|(_, h)| running || *h != "abort")
-        .filter(|(_, h)| !armed || *h != "quit")
+        .filter(|h| running || h.action != Action::Abort)
+        .filter(|h| !armed || h.action != Action::ClearOrQuit)
+        .map(|h| (h.keys, h.text))
         .collect();
     if armed {
-        hints.insert(0, ("ctrl-c".into(), "again to quit"));
+        hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }
     let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
     render_status(

@@ -8,6 +8,7 @@ use super::stream::StreamCommits;
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::tui::keymap::{Action, label_for, short_label_for};
 
 /// Tool output lines shown while a tool cell is collapsed.
 pub const COLLAPSED_LINES: usize = 3;
@@ -180,11 +181,11 @@ impl Cell {
                 let tail = match answer {
                     Some(a) => vec![raw("→ ", theme.dim), raw(a.clone(), theme.text)],
                     None => vec![
-                        raw("y", theme.key),
+                        raw(label_for(Action::ApproveOnce), theme.key),
                         raw(" once  ", theme.dim),
-                        raw("a", theme.key),
+                        raw(label_for(Action::ApproveAlways), theme.key),
                         raw(" always  ", theme.dim),
-                        raw("n", theme.key),
+                        raw(label_for(Action::Deny), theme.key),
                         raw(" deny", theme.dim),
                     ],
                 };
@@ -337,10 +338,11 @@ fn tool_lines(
         spans.push(raw(truncate(line, room), out_style));
         lines.push(Line::from(spans));
     }
+    let key = short_label_for(Action::ToggleTool);
     let more = match total - shown {
-        0 => "… (long lines cut, ctrl-t to expand)".to_string(),
-        1 => "… (1 more line, ctrl-t to expand)".to_string(),
-        n => format!("… ({n} more lines, ctrl-t to expand)"),
+        0 => format!("… (long lines cut, {key} to expand)"),
+        1 => format!("… (1 more line, {key} to expand)"),
+        n => format!("… ({n} more lines, {key} to expand)"),
     };
     lines.extend(wrap_spans(
         &[raw(more, theme.dim)],

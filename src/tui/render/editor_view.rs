@@ -7,6 +7,7 @@ use ratatui_textarea::TextArea;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::theme::Theme;
+use crate::tui::keymap::{Action, short_label_for};
 
 /// Markdown heading lines, highlighted in the editor.
 pub const HEADING_PATTERN: &str = r"^#{1,6}\s.*";
@@ -14,9 +15,19 @@ pub const HEADING_PATTERN: &str = r"^#{1,6}\s.*";
 /// The path is left out of the title when fewer columns than this are left for it.
 const MIN_PATH_COLUMNS: usize = 8;
 
-/// What a paused review says, and its short form when the title is narrow.
-const PAUSED: &str = "paused · ctrl-s save & continue · esc continue";
-const PAUSED_SHORT: &str = "paused · ctrl-s/esc continue";
+/// What a paused review says (`paused · ctrl-s save & continue · esc continue`), and its short
+/// form when the title is narrow.
+fn paused_text(short: bool) -> String {
+    let (save, done) = (
+        short_label_for(Action::Save),
+        short_label_for(Action::EditorEscape),
+    );
+    if short {
+        format!("paused · {save}/{done} continue")
+    } else {
+        format!("paused · {save} save & continue · {done} continue")
+    }
+}
 
 /// `path` cut from the left to at most `max` columns (`…otes/h.md`); empty when `max` is too
 /// small to show anything useful.
@@ -69,9 +80,9 @@ pub fn editor_title(
         }
         head
     };
-    let mut head = build(PAUSED);
+    let mut head = build(&paused_text(false));
     if head.join(" · ").width() + 2 > width {
-        head = build(PAUSED_SHORT);
+        head = build(&paused_text(true));
     }
     let head_text = head.join(" · ");
     // The dirty mark reads as part of the file: `[+] notes/h.md`.
