@@ -7,6 +7,7 @@ pub mod editor;
 pub mod editor_update;
 pub mod events;
 pub mod frame;
+pub mod handoff_events;
 pub mod input;
 pub mod keymap;
 pub mod msg;

@@ -78,6 +78,28 @@ fn review_off_or_no_workbench_continues_at_once() {
 }
 
 #[test]
+fn nothing_is_sent_for_a_review_the_engine_does_not_wait_for() {
+    let t0 = Instant::now();
+    for review in [Some(15), None] {
+        let mut s = state_with(review);
+        let fx = update(
+            &mut s,
+            ev(Event::Handoff(HandoffPhase::Frozen {
+                handoff: HandoffId(4),
+                awaits_review: false,
+                path: Some("/n/h.md".into()),
+                degraded: false,
+                markdown: DOC.into(),
+            })),
+            t0,
+        );
+        assert!(ops(&fx).is_empty(), "{fx:?}");
+        assert!(s.editor.is_none());
+        assert_eq!(s.latest_handoff, Some("/n/h.md".into()), "/edit-handoff opens it");
+    }
+}
+
+#[test]
 fn countdown_with_time_passed_in_reaches_review_done() {
     let t0 = Instant::now();
     let mut s = state();
