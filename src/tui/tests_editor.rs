@@ -95,7 +95,11 @@ fn nothing_is_sent_for_a_review_the_engine_does_not_wait_for() {
         );
         assert!(ops(&fx).is_empty(), "{fx:?}");
         assert!(s.editor.is_none());
-        assert_eq!(s.latest_handoff, Some("/n/h.md".into()), "/edit-handoff opens it");
+        assert_eq!(
+            s.latest_handoff,
+            Some("/n/h.md".into()),
+            "/edit-handoff opens it"
+        );
     }
 }
 

@@ -156,32 +156,8 @@ fn on_action(
     match action {
         Action::Send => submit(state, now, fx),
         Action::Newline => state.input.insert_newline(),
-        Action::HistoryPrev => {
-            let DataCursor(row, _) = state.input.cursor();
-            let recalled = if row == 0 {
-                let current = state.input_text();
-                state.history.older(&current, &mut state.pastes)
-            } else {
-                None
-            };
-            match recalled {
-                Some(text) => set_input(state, &text),
-                None => input_key(state, key),
-            }
-        }
-        Action::HistoryNext => {
-            let DataCursor(row, _) = state.input.cursor();
-            let last = state.input.lines().len().saturating_sub(1);
-            let recalled = if row == last {
-                state.history.newer(&mut state.pastes)
-            } else {
-                None
-            };
-            match recalled {
-                Some(text) => set_input(state, &text),
-                None => input_key(state, key),
-            }
-        }
+        Action::HistoryPrev => recall(state, true, key),
+        Action::HistoryNext => recall(state, false, key),
         Action::Abort => {
             if state.is_running() {
                 fx.push(Effect::SendOp(Op::Abort {
@@ -189,16 +165,7 @@ fn on_action(
                 }));
             }
         }
-        Action::ClearOrQuit => {
-            if state.quit_armed(now) {
-                request_quit(state, fx);
-            } else {
-                state.ctrl_c_at = Some(now);
-                state.input = new_input();
-                state.pastes.clear();
-                state.popup = Popup::Auto { selected: 0 };
-            }
-        }
+        Action::ClearOrQuit => clear_or_quit(state, now, fx),
         Action::ScrollUp => fx.push(Effect::ScrollChat(ChatScroll::PageUp)),
         Action::ScrollDown => fx.push(Effect::ScrollChat(ChatScroll::PageDown)),
         Action::ToggleFocus => match (state.focus, state.editor.is_some()) {
@@ -212,26 +179,9 @@ fn on_action(
         Action::Save => save(state, fx),
         Action::ExternalEditor => external_editor(state, now, fx),
         Action::ToggleTool => state.chat.toggle_last_tool_expanded(),
-        Action::PopupNext | Action::PopupPrev => {
-            let n = state.popup_items().len().max(1);
-            let sel = state.popup_selected();
-            let sel = if action == Action::PopupNext {
-                (sel + 1) % n
-            } else {
-                (sel + n - 1) % n
-            };
-            state.popup = Popup::Auto { selected: sel };
-        }
-        Action::PopupComplete => {
-            if let Some(spec) = state.popup_items().get(state.popup_selected()).copied() {
-                let text = if spec.args.is_empty() {
-                    format!("/{}", spec.name)
-                } else {
-                    format!("/{} ", spec.name)
-                };
-                set_input(state, &text);
-            }
-        }
+        Action::PopupNext => popup_move(state, true),
+        Action::PopupPrev => popup_move(state, false),
+        Action::PopupComplete => popup_complete(state),
         Action::PopupClose => state.popup = Popup::Dismissed,
         Action::EditorEscape => editor_escape(state, fx),
         Action::ApproveOnce => answer(state, Approval::Once, now, fx),
@@ -242,6 +192,60 @@ fn on_action(
                 ed.resolve_conflict(action == Action::Reload);
             }
         }
+    }
+}
+
+/// Up on the input's first line recalls an older message, Down on its last line a newer one;
+/// elsewhere (or with no more history) the key moves the cursor.
+fn recall(state: &mut AppState, older: bool, key: KeyEvent) {
+    let DataCursor(row, _) = state.input.cursor();
+    let last = state.input.lines().len().saturating_sub(1);
+    let recalled = match older {
+        true if row == 0 => {
+            let current = state.input_text();
+            state.history.older(&current, &mut state.pastes)
+        }
+        false if row == last => state.history.newer(&mut state.pastes),
+        _ => None,
+    };
+    match recalled {
+        Some(text) => set_input(state, &text),
+        None => input_key(state, key),
+    }
+}
+
+/// Ctrl-C: clears the input; a second press within [`QUIT_WINDOW`] quits.
+fn clear_or_quit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    if state.quit_armed(now) {
+        request_quit(state, fx);
+    } else {
+        state.ctrl_c_at = Some(now);
+        state.input = new_input();
+        state.pastes.clear();
+        state.popup = Popup::Auto { selected: 0 };
+    }
+}
+
+fn popup_move(state: &mut AppState, down: bool) {
+    let n = state.popup_items().len().max(1);
+    let sel = state.popup_selected();
+    let sel = if down {
+        (sel + 1) % n
+    } else {
+        (sel + n - 1) % n
+    };
+    state.popup = Popup::Auto { selected: sel };
+}
+
+/// Tab: the selected command into the input (with a space when it takes an argument).
+fn popup_complete(state: &mut AppState) {
+    if let Some(spec) = state.popup_items().get(state.popup_selected()).copied() {
+        let text = if spec.args.is_empty() {
+            format!("/{}", spec.name)
+        } else {
+            format!("/{} ", spec.name)
+        };
+        set_input(state, &text);
     }
 }
 

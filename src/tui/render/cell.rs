@@ -126,41 +126,16 @@ impl Cell {
     /// The cell's lines wrapped to `width` columns (at least one line).
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let w = usize::from(width.max(1));
+        let t = theme;
         match self {
             Cell::User { text } => {
-                let first = [raw("› ", theme.accent)];
-                let rest = [raw("  ", theme.user)];
-                wrap_text(
-                    &sanitize(text),
-                    theme.user,
-                    w,
-                    &first,
-                    &rest,
-                    WrapMode::Words,
-                )
+                let (first, rest) = (raw("› ", t.accent), raw("  ", t.user));
+                marked(first, rest, &sanitize(text), t.user, w)
             }
-            Cell::Assistant { markdown, state } => {
-                let streaming = matches!(state, AssistantState::Streaming(_));
-                let mut lines = if markdown.is_empty() && streaming {
-                    vec![Line::from(raw("…", theme.dim))]
-                } else {
-                    render_markdown(markdown, w, theme)
-                };
-                if *state == AssistantState::Interrupted {
-                    lines.push(Line::from(raw("[interrupted]", theme.warning)));
-                }
-                lines
-            }
+            Cell::Assistant { markdown, state } => assistant_lines(markdown, state, w, t),
             Cell::Thinking { text } => {
-                let bar = [raw("┊ ", theme.thinking)];
-                wrap_text(
-                    sanitize(text).trim_end(),
-                    theme.thinking,
-                    w,
-                    &bar,
-                    &bar,
-                    WrapMode::Words,
-                )
+                let bar = raw("┊ ", t.thinking);
+                marked(bar.clone(), bar, sanitize(text).trim_end(), t.thinking, w)
             }
             Cell::Tool {
                 name,
@@ -168,54 +143,19 @@ impl Cell {
                 status,
                 expanded,
                 ..
-            } => tool_lines(name, summary, status, *expanded, w, theme),
+            } => tool_lines(name, summary, status, *expanded, w, t),
             Cell::Approval {
                 name,
                 summary,
                 answer,
-            } => {
-                let mut head = vec![raw("? ", theme.warning), raw("allow ", theme.warning)];
-                head.extend(summary_spans(name, summary, theme.warning, theme.text));
-                let mut lines =
-                    wrap_spans(&head, w, &[], &[raw("  ", theme.text)], WrapMode::Words);
-                let tail = match answer {
-                    Some(a) => vec![raw("→ ", theme.dim), raw(a.clone(), theme.text)],
-                    None => vec![
-                        raw(label_for(Action::ApproveOnce), theme.key),
-                        raw(" once  ", theme.dim),
-                        raw(label_for(Action::ApproveAlways), theme.key),
-                        raw(" always  ", theme.dim),
-                        raw(label_for(Action::Deny), theme.key),
-                        raw(" deny", theme.dim),
-                    ],
-                };
-                let pad = [raw("  ", theme.text)];
-                lines.extend(wrap_spans(&tail, w, &pad, &pad, WrapMode::Words));
-                lines
-            }
+            } => approval_lines(name, summary, answer.as_deref(), w, t),
             Cell::Error { message } => {
-                let first = [raw("✗ ", theme.error)];
-                let rest = [raw("  ", theme.error)];
-                wrap_text(
-                    sanitize(message).trim_end(),
-                    theme.error,
-                    w,
-                    &first,
-                    &rest,
-                    WrapMode::Words,
-                )
+                let (first, rest) = (raw("✗ ", t.error), raw("  ", t.error));
+                marked(first, rest, sanitize(message).trim_end(), t.error, w)
             }
             Cell::Notice { message } => {
-                let first = [raw("• ", theme.notice)];
-                let rest = [raw("  ", theme.notice)];
-                wrap_text(
-                    sanitize(message).trim_end(),
-                    theme.notice,
-                    w,
-                    &first,
-                    &rest,
-                    WrapMode::Words,
-                )
+                let (first, rest) = (raw("• ", t.notice), raw("  ", t.notice));
+                marked(first, rest, sanitize(message).trim_end(), t.notice, w)
             }
             Cell::Retry {
                 attempt,
@@ -228,9 +168,8 @@ impl Cell {
                     *delay_ms as f64 / 1000.0,
                     sanitize(reason).trim()
                 );
-                let first = [raw("⟳ ", theme.warning)];
-                let rest = [raw("  ", theme.warning)];
-                wrap_text(&text, theme.warning, w, &first, &rest, WrapMode::Words)
+                let (first, rest) = (raw("⟳ ", t.warning), raw("  ", t.warning));
+                marked(first, rest, &text, t.warning, w)
             }
             Cell::Divider {
                 generation,
@@ -238,19 +177,73 @@ impl Cell {
                 window,
                 path,
                 degraded,
-            } => {
-                vec![divider_line(
-                    *generation,
-                    *context,
-                    *window,
-                    path.as_deref(),
-                    *degraded,
-                    w,
-                    theme,
-                )]
-            }
+            } => vec![divider_line(
+                *generation,
+                *context,
+                *window,
+                path.as_deref(),
+                *degraded,
+                w,
+                t,
+            )],
         }
     }
+}
+
+/// `text` wrapped at words after `first` (its first row) and `rest` (the rows after).
+fn marked(
+    first: Span<'static>,
+    rest: Span<'static>,
+    text: &str,
+    style: Style,
+    w: usize,
+) -> Vec<Line<'static>> {
+    wrap_text(text, style, w, &[first], &[rest], WrapMode::Words)
+}
+
+fn assistant_lines(
+    markdown: &str,
+    state: &AssistantState,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let streaming = matches!(state, AssistantState::Streaming(_));
+    let mut lines = if markdown.is_empty() && streaming {
+        vec![Line::from(raw("…", theme.dim))]
+    } else {
+        render_markdown(markdown, w, theme)
+    };
+    if *state == AssistantState::Interrupted {
+        lines.push(Line::from(raw("[interrupted]", theme.warning)));
+    }
+    lines
+}
+
+/// `? allow bash: rm -rf target`, then the keys that answer it, or the answer given.
+fn approval_lines(
+    name: &str,
+    summary: &str,
+    answer: Option<&str>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut head = vec![raw("? ", theme.warning), raw("allow ", theme.warning)];
+    head.extend(summary_spans(name, summary, theme.warning, theme.text));
+    let pad = [raw("  ", theme.text)];
+    let mut lines = wrap_spans(&head, w, &[], &pad, WrapMode::Words);
+    let tail = match answer {
+        Some(a) => vec![raw("→ ", theme.dim), raw(a.to_string(), theme.text)],
+        None => vec![
+            raw(label_for(Action::ApproveOnce), theme.key),
+            raw(" once  ", theme.dim),
+            raw(label_for(Action::ApproveAlways), theme.key),
+            raw(" always  ", theme.dim),
+            raw(label_for(Action::Deny), theme.key),
+            raw(" deny", theme.dim),
+        ],
+    };
+    lines.extend(wrap_spans(&tail, w, &pad, &pad, WrapMode::Words));
+    lines
 }
 
 /// The engine's one-line summary of a tool call (`bash: cargo test`), the tool's name in
@@ -290,54 +283,61 @@ fn tool_lines(
     head.extend(summary_spans(name, summary, mark_style, theme.text));
     let indent = [raw("  ", theme.text)];
     let mut lines = wrap_spans(&head, w, &[], &indent, WrapMode::Words);
-    let out_style = if is_error {
-        theme.error
-    } else {
-        theme.tool_output
+    let note = |text: String| {
+        wrap_spans(
+            &[raw(text, theme.dim)],
+            w,
+            &indent,
+            &indent,
+            WrapMode::Words,
+        )
     };
     let Some(output) = output else {
-        lines.extend(wrap_spans(
-            &[raw("running…", theme.dim)],
-            w,
-            &indent,
-            &indent,
-            WrapMode::Words,
-        ));
+        lines.extend(note("running…".into()));
         return lines;
     };
-    let output = sanitize(output);
-    let output = output.trim_end_matches('\n');
+    let clean = sanitize(output);
+    let output = clean.trim_end_matches('\n');
     if output.is_empty() {
-        lines.extend(wrap_spans(
-            &[raw("(no output)", theme.dim)],
-            w,
-            &indent,
-            &indent,
-            WrapMode::Words,
-        ));
-        return lines;
+        lines.extend(note("(no output)".into()));
+    } else {
+        let style = if is_error {
+            theme.error
+        } else {
+            theme.tool_output
+        };
+        lines.extend(output_lines(output, style, expanded, w, theme));
     }
+    lines
+}
+
+/// A tool's output under its header: whole when expanded or short, else its first lines cut to
+/// a row each and a note of what is hidden.
+fn output_lines(
+    output: &str,
+    style: Style,
+    expanded: bool,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let indent = [raw("  ", theme.text)];
     let total = output.split('\n').count();
     let room = w.saturating_sub(2).max(1);
     let fits = total <= COLLAPSED_LINES + 1 && output.split('\n').all(|l| str_width(l) <= room);
     if expanded || fits {
-        lines.extend(wrap_text(
-            output,
-            out_style,
-            w,
-            &indent,
-            &indent,
-            WrapMode::Chars,
-        ));
-        return lines;
+        return wrap_text(output, style, w, &indent, &indent, WrapMode::Chars);
     }
-    // Collapsed: the first lines, each cut to one row, then how much is hidden.
     let shown = total.min(COLLAPSED_LINES);
-    for line in output.split('\n').take(shown) {
-        let mut spans = indent.to_vec();
-        spans.push(raw(truncate(line, room), out_style));
-        lines.push(Line::from(spans));
-    }
+    let mut lines: Vec<Line<'static>> = output
+        .split('\n')
+        .take(shown)
+        .map(|line| {
+            Line::from(vec![
+                raw("  ", theme.text),
+                raw(truncate(line, room), style),
+            ])
+        })
+        .collect();
     let key = short_label_for(Action::ToggleTool);
     let more = match total - shown {
         0 => format!("… (long lines cut, {key} to expand)"),
