@@ -21,15 +21,15 @@ pub mod update;
 pub mod view;
 
 #[cfg(test)]
-mod tests_commands;
+mod commands_tests;
 #[cfg(test)]
-mod tests_editor;
+mod editor_tests;
 #[cfg(test)]
-mod tests_input;
+mod input_tests;
 #[cfg(test)]
-mod tests_reducer;
+mod reducer_tests;
 #[cfg(test)]
-mod tests_screens;
+mod screens_tests;
 
 use tokio::sync::mpsc;
 

@@ -8,11 +8,11 @@ use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op, Origin, TurnId
 
 use super::editor::{Prompt, Review};
 use super::msg::{Effect, Msg};
-use super::render::cell::Cell;
-use super::state::{Focus, Running};
-use super::tests_reducer::{
+use super::reducer_tests::{
     DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
 };
+use super::render::cell::Cell;
+use super::state::{Focus, Running};
 use super::update::update;
 
 #[test]
