@@ -206,7 +206,7 @@ fn short_path(path: &Path, keep: usize) -> String {
         .filter(|c| matches!(c, Component::Normal(_)))
         .collect();
     let start = parts.len().saturating_sub(keep);
-    let tail: std::path::PathBuf = parts[start..].iter().collect();
+    let tail: std::path::PathBuf = parts.get(start..).unwrap_or_default().iter().collect();
     if start > 0 {
         format!("…/{}", tail.display())
     } else {

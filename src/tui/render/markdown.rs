@@ -416,7 +416,10 @@ impl<'t> Renderer<'t> {
             TagEnd::Link | TagEnd::Image => {
                 self.styles.pop();
                 if let Some((url, start)) = self.links.pop() {
-                    let shown: String = self.inline[start.min(self.inline.len())..]
+                    let shown: String = self
+                        .inline
+                        .get(start..)
+                        .unwrap_or_default()
                         .iter()
                         .map(|s| s.content.as_ref())
                         .collect();
