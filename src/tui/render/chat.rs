@@ -260,14 +260,14 @@ impl ChatView {
     }
 }
 
-/// A transcript with its view, as one frame sees them.
-struct Frame<'a> {
+/// One render pass: the transcript with its view.
+struct Pass<'a> {
     t: &'a Transcript,
     v: &'a mut ChatView,
     theme: &'a Theme,
 }
 
-impl Frame<'_> {
+impl Pass<'_> {
     /// Rows cell `idx` takes at `width` (its separating blank line included), laying it out if
     /// needed.
     fn height(&mut self, idx: usize, width: u16) -> usize {
@@ -433,7 +433,7 @@ pub fn render_chat(
     if area.is_empty() {
         return;
     }
-    let mut f = Frame {
+    let mut f = Pass {
         t: transcript,
         v: view,
         theme,
