@@ -27,6 +27,8 @@ mod tests_input;
 mod tests_reducer;
 #[cfg(test)]
 mod tests_screens;
+#[cfg(test)]
+mod tests_stream;
 
 use tokio::sync::mpsc;
 

@@ -11,7 +11,7 @@ use super::http;
 pub use super::http::http_client;
 use super::sse::SseDecoder;
 use super::{BoxFuture, DeltaSink, Provider};
-use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
 /// The API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -204,17 +204,16 @@ impl Provider for AnthropicProvider {
                 headers.push(("x-api-key", key));
             }
             let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+            sink(Delta::Alive);
             let mut decoder = SseDecoder::new();
             let mut events = Vec::new();
             let mut state = AnthropicStream::new();
             loop {
-                let chunk = resp
-                    .chunk()
-                    .await
-                    .map_err(|e| http::transport_error(&e, "stream interrupted", key))?;
+                let chunk = resp.chunk().await.map_err(|e| http::body_error(&e, key))?;
                 let Some(bytes) = chunk else {
                     return state.finish();
                 };
+                sink(Delta::Alive);
                 decoder.push_into(&bytes, &mut events);
                 for ev in events.drain(..) {
                     state

@@ -37,8 +37,11 @@ pub struct ProviderError {
     pub message: String,
     /// `retry-after` as the server sent it.
     pub retry_after: Option<Duration>,
-    /// Whether a retry may help (429/5xx/529/connection reset).
+    /// Whether a retry may help (429/5xx/529/connection reset, a broken stream).
     pub retryable: bool,
+    /// The response had started (status 200, an event stream) and broke: it ended without its
+    /// terminal event, carried an event that does not parse, or its connection dropped or stalled.
+    pub stream_broken: bool,
 }
 
 impl ProviderError {
@@ -54,6 +57,16 @@ impl ProviderError {
             message: message.into(),
             retry_after: None,
             retryable,
+            stream_broken: false,
+        }
+    }
+
+    /// A response stream that broke after it had started (SPEC §3): a retryable `Network` error whose
+    /// request is replayed from scratch.
+    pub fn broken_stream(message: impl Into<String>) -> Self {
+        ProviderError {
+            stream_broken: true,
+            ..Self::network(message)
         }
     }
 
@@ -322,6 +335,7 @@ pub fn from_error_json(v: &serde_json::Value) -> ProviderError {
         message: truncate(&message),
         retry_after: None,
         retryable,
+        stream_broken: false,
     }
 }
 
@@ -383,6 +397,7 @@ pub fn classify(status: u16, body: &str, retry_after: Option<Duration>) -> Provi
         message,
         retry_after,
         retryable,
+        stream_broken: false,
     }
 }
 

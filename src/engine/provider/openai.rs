@@ -17,7 +17,7 @@ use super::error::{ErrorKind, ProviderError};
 use super::http::{self, http_client};
 use super::sse::SseDecoder;
 use super::{BoxFuture, DeltaSink, Provider};
-use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com";
@@ -91,21 +91,25 @@ impl OpenAiProvider {
             vec![("authorization", bearer.as_str())]
         };
         let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+        sink(Delta::Alive);
         let mut decoder = SseDecoder::new();
         let mut events = Vec::new();
         let mut state = OpenAiStream::new();
         loop {
-            let chunk = resp
-                .chunk()
-                .await
-                .map_err(|e| http::transport_error(&e, "stream interrupted", key))?;
+            let chunk = match resp.chunk().await {
+                Ok(c) => c,
+                // Cut after the finish reason: the answer is whole, only the usage chunk is lost.
+                Err(_) if state.is_complete() => return state.finish(),
+                Err(e) => return Err(http::body_error(&e, key)),
+            };
             let Some(bytes) = chunk else {
                 return state.finish();
             };
+            sink(Delta::Alive);
             decoder.push_into(&bytes, &mut events);
             for ev in events.drain(..) {
                 state
-                    .on_data(&ev.data, &mut *sink)
+                    .on_event(&ev, &mut *sink)
                     .map_err(|e| e.redacted(key))?;
                 if state.is_done() {
                     return state.finish();

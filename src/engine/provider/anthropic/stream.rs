@@ -110,8 +110,12 @@ impl AnthropicStream {
         sink: &mut dyn FnMut(Delta),
     ) -> Result<(), ProviderError> {
         let name = ev.event.as_deref().unwrap_or("unnamed");
-        let parsed: Event<'_> = serde_json::from_str(&ev.data)
-            .map_err(|e| ProviderError::other(format!("malformed JSON in `{name}` event: {e}")))?;
+        let parsed: Event<'_> = serde_json::from_str(&ev.data).map_err(|e| {
+            ProviderError::broken_stream(match &ev.event {
+                Some(n) => format!("malformed JSON in `{n}` event: {e}"),
+                None => format!("malformed JSON in an event with no name: {e}"),
+            })
+        })?;
         let ty = parsed.ty.as_deref().unwrap_or(name);
         match ty {
             "message_start" => {
@@ -156,11 +160,13 @@ impl AnthropicStream {
         Ok(())
     }
 
-    /// The complete response, or a retryable `Network` error when the stream ended before
+    /// The complete response, or a broken-stream error (retryable) when the stream ended before
     /// `message_stop`.
     pub fn finish(self) -> Result<ModelResponse, ProviderError> {
         if !self.done {
-            return Err(ProviderError::network("stream ended before message_stop"));
+            return Err(ProviderError::broken_stream(
+                "stream ended before message_stop",
+            ));
         }
         let content = self
             .blocks
@@ -197,7 +203,7 @@ impl AnthropicStream {
     fn slot(&mut self, index: Option<usize>, name: &str) -> Result<usize, ProviderError> {
         let index = index.ok_or_else(|| missing(name, "index"))?;
         if index >= MAX_BLOCKS {
-            return Err(ProviderError::other(format!(
+            return Err(ProviderError::broken_stream(format!(
                 "`{name}` event with an impossible block index {index}"
             )));
         }
@@ -250,7 +256,7 @@ impl AnthropicStream {
 }
 
 fn missing(event: &str, field: &str) -> ProviderError {
-    ProviderError::other(format!("`{event}` event without `{field}`"))
+    ProviderError::broken_stream(format!("`{event}` event without `{field}`"))
 }
 
 fn start_block(b: BlockStart, sink: &mut dyn FnMut(Delta)) -> Partial {
