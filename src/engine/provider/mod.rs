@@ -4,6 +4,7 @@ pub mod anthropic;
 pub mod error;
 pub mod http;
 pub mod openai;
+pub mod overflow;
 pub mod retry;
 pub mod sse;
 
