@@ -508,7 +508,7 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         } else if learned.is_some() {
             "learned from an overflow message"
         } else {
-            "default for the model name"
+            context::window_guess(name).source()
         };
         (
             context::effective_window(flag_window, learned, name),

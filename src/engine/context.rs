@@ -1,5 +1,7 @@
 //! Context accounting and the handoff thresholds (SPEC §5, §6.2) — pure functions.
 
+use super::provider::windows::{self, Family};
+
 /// The headroom kept below the window when none is configured.
 pub const DEFAULT_HEADROOM: u64 = 50_000;
 /// The handoff line never drops below this.
@@ -73,15 +75,56 @@ fn has_1m_token(name: &str) -> bool {
     false
 }
 
-/// SPEC §5 `default_window()`: from the model name; `1m` first, then `haiku`, else 1,000,000.
-pub fn default_window(model: &str) -> u64 {
-    if has_1m_token(model) {
-        1_000_000
-    } else if model.to_ascii_lowercase().contains("haiku") {
-        200_000
-    } else {
-        1_000_000
+/// Where a window guessed from the model name comes from (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowGuess {
+    /// A standalone `1m` token (`[1m]`, `-1m`): 1,000,000.
+    Marker1m,
+    /// A well-known family with the window its API accepts without opt-in.
+    Table(Family),
+    /// Unknown, but `haiku` is in the name: 200,000.
+    Haiku,
+    /// Unknown: 1,000,000.
+    Unknown,
+}
+
+impl WindowGuess {
+    pub fn window(self) -> u64 {
+        match self {
+            WindowGuess::Marker1m | WindowGuess::Unknown => 1_000_000,
+            WindowGuess::Table(f) => f.window,
+            WindowGuess::Haiku => 200_000,
+        }
     }
+
+    /// Where the window came from, for `-v` and `/window`.
+    pub fn source(self) -> &'static str {
+        match self {
+            WindowGuess::Marker1m => "1m marker in the model name",
+            WindowGuess::Table(f) => f.source,
+            WindowGuess::Haiku => "default for the model name (haiku)",
+            WindowGuess::Unknown => "default for the model name",
+        }
+    }
+}
+
+/// SPEC §5 `default_window()` with its reason: `1m` first, then the table of well-known families,
+/// then `haiku`, else 1,000,000.
+pub fn window_guess(model: &str) -> WindowGuess {
+    if has_1m_token(model) {
+        WindowGuess::Marker1m
+    } else if let Some(f) = windows::family(model) {
+        WindowGuess::Table(f)
+    } else if model.to_ascii_lowercase().contains("haiku") {
+        WindowGuess::Haiku
+    } else {
+        WindowGuess::Unknown
+    }
+}
+
+/// SPEC §5 `default_window()`: the window guessed from the model name.
+pub fn default_window(model: &str) -> u64 {
+    window_guess(model).window()
 }
 
 /// The model name `default_window` looks at: the effective model, else `ANTHROPIC_MODEL`, else
@@ -199,7 +242,20 @@ mod tests {
         assert_eq!(default_window("claude-haiku-4-5"), 200_000);
         assert_eq!(default_window("claude-haiku[1m]"), 1_000_000);
         assert_eq!(default_window("claude-sonnet-4-5-1m"), 1_000_000);
-        assert_eq!(default_window("claude-opus-4-1"), 1_000_000);
+        // Claude on the Anthropic API: 200,000 unless the 1M beta is asked for with `[1m]`.
+        assert_eq!(default_window("claude-opus-4-1"), 200_000);
+        assert_eq!(default_window("claude-sonnet-4-5"), 200_000);
+        assert_eq!(default_window("claude-sonnet-4-5[1m]"), 1_000_000);
+        assert_eq!(default_window("gpt-4o"), 128_000);
+        assert_eq!(default_window("some-local-model"), 1_000_000);
+        assert_eq!(
+            window_guess("claude-sonnet-4-5").source(),
+            "model table: Claude on the Anthropic API"
+        );
+        assert_eq!(
+            window_guess("x[1m]").source(),
+            "1m marker in the model name"
+        );
         assert_eq!(
             default_window("haiku-21m"),
             200_000,

@@ -351,6 +351,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         ),
         Event::Stream(s) => on_stream(state, s, now),
         Event::WindowLearned { model, window } => {
+            state.labels.window_source = "learned from an overflow message".into();
             state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
             notice(
                 state,

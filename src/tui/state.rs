@@ -141,6 +141,8 @@ pub struct Labels {
     pub provider: String,
     /// The built-in demo model runs.
     pub demo: bool,
+    /// Where the context window came from (`-v` says the same), for `/window`.
+    pub window_source: String,
 }
 
 /// Where the last frame put things (for page sizes and mouse hit-tests).

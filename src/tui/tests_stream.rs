@@ -1,5 +1,6 @@
-//! The provider's stream states on screen: a broken try's text is taken back and replaced by its
-//! replay after the retry line; a long silence shows in the spinner (SPEC §3).
+//! The provider on screen: a broken try's text is taken back and replaced by its replay after the
+//! retry line; a long silence shows in the spinner (SPEC §3); `/window` says where the window came
+//! from (SPEC §5).
 
 use std::time::{Duration, Instant};
 
@@ -159,4 +160,13 @@ fn a_silence_left_over_from_an_aborted_turn_is_not_shown_in_the_next() {
         s.spinner().map(|(label, _, _)| label).as_deref(),
         Some("working…")
     );
+}
+
+#[test]
+fn window_says_where_the_window_comes_from() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/window", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    insta::assert_snapshot!(draw(&mut s, 72, 7, t0).backend());
 }

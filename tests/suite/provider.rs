@@ -7,6 +7,7 @@ mod errors;
 mod fake_server;
 mod openai;
 mod retry;
+mod windows;
 
 use std::time::{Duration, Instant};
 

@@ -10,6 +10,7 @@ use super::error::ProviderError;
 use super::http;
 pub use super::http::http_client;
 use super::sse::SseDecoder;
+use super::windows;
 use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
@@ -50,13 +51,20 @@ impl AnthropicProvider {
         AnthropicProvider { cfg, url, http }
     }
 
-    /// The JSON body sent for `req` (public for tests and `-v` diagnostics).
-    pub fn request_body(&self, req: &ModelRequest) -> Value {
+    /// The model id for `req`, and whether it asks for the 1M-context beta (a `[1m]` marker, which
+    /// the API itself does not know: it is sent as the `anthropic-beta` header instead).
+    pub fn model_for<'a>(&'a self, req: &'a ModelRequest) -> (&'a str, bool) {
         let model = if req.model.is_empty() {
             self.cfg.model.as_deref().unwrap_or(DEFAULT_MODEL)
         } else {
             &req.model
         };
+        windows::strip_1m_marker(model)
+    }
+
+    /// The JSON body sent for `req` (public for tests and `-v` diagnostics).
+    pub fn request_body(&self, req: &ModelRequest) -> Value {
+        let (model, _) = self.model_for(req);
         let max_tokens = match req.max_tokens {
             0 => self.cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             n => n,
@@ -202,6 +210,9 @@ impl Provider for AnthropicProvider {
             let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
             if !key.is_empty() {
                 headers.push(("x-api-key", key));
+            }
+            if self.model_for(req).1 {
+                headers.push(("anthropic-beta", windows::CONTEXT_1M_BETA));
             }
             let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
             sink(Delta::Alive);

@@ -7,6 +7,7 @@ pub mod openai;
 pub mod overflow;
 pub mod retry;
 pub mod sse;
+pub mod windows;
 
 use std::future::Future;
 use std::pin::Pin;
