@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flower_tui::engine::context::Thresholds;
 use flower_tui::engine::ledger::RunDir;
-use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::protocol::{Event, Op, TurnId};
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::retry::RetryPolicy;
 use flower_tui::engine::session::{self, EngineParams};
@@ -66,8 +66,14 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 async fn run_turn(h: &mut session::EngineHandle, text: &str) {
+    // Turn ids only need to differ; one counter serves every engine of the bench.
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let turn = TurnId(LAST.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     h.ops
-        .send(Op::UserTurn { text: text.into() })
+        .send(Op::UserTurn {
+            turn,
+            text: text.into(),
+        })
         .await
         .expect("send");
     while let Some(ev) = h.events.recv().await {

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::config::{Config, OutputFormat};
-use crate::engine::protocol::{Event, ExitReason, Op, StreamState};
+use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session;
 
 /// Run one task to completion. Returns the process exit code.
@@ -32,7 +32,13 @@ pub async fn run(mut config: Config) -> i32 {
         }
     };
     eprintln!("flower-tui: run directory {}", run_dir.display());
-    if handle.ops.send(Op::UserTurn { text: task }).await.is_err() {
+    let turn = TurnId::FIRST;
+    if handle
+        .ops
+        .send(Op::UserTurn { turn, text: task })
+        .await
+        .is_err()
+    {
         eprintln!("flower-tui: the engine stopped before the task was sent");
         return 1;
     }
@@ -64,7 +70,13 @@ pub async fn run(mut config: Config) -> i32 {
         } else if let Event::Warning { message } | Event::Notice { message } = &ev {
             eprintln!("flower-tui: {message}");
         }
-        if let Event::TurnEnd { reason } = &ev {
+        if let Event::TurnEnd {
+            turn: ended,
+            reason,
+            ..
+        } = &ev
+            && *ended == turn
+        {
             turns += 1;
             let ok = matches!(
                 reason,

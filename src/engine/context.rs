@@ -22,7 +22,7 @@ pub fn warn_at(at: u64) -> u64 {
 }
 
 /// The thresholds of one window, computed once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Thresholds {
     pub window: u64,
     pub headroom: u64,

@@ -3,6 +3,7 @@
 pub mod compact;
 pub mod context;
 pub mod demo;
+pub mod error;
 pub mod fsutil;
 pub mod handoff;
 pub mod ledger;

@@ -77,7 +77,8 @@ fn send_message(
         state.running = Running::Streaming { since: now };
     }
     state.streamed = false;
-    fx.push(Effect::SendOp(Op::UserTurn { text }));
+    let turn = state.new_turn();
+    fx.push(Effect::SendOp(Op::UserTurn { turn, text }));
 }
 
 /// The user's message in the chat, as typed (chips stay chips: the chat never holds 10 MB).
@@ -95,7 +96,8 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             } else if state.session_messages < 2 {
                 notice(state, "Nothing to hand off (no messages yet)");
             } else {
-                fx.push(Effect::SendOp(Op::Handoff { focus: arg }));
+                let turn = state.new_turn();
+                fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
             }
         }
         SlashCommand::EditHandoff => {

@@ -65,7 +65,9 @@ pub(super) fn on_saved(
             if ed.review == Review::Saving {
                 ed.review = Review::Over;
                 ed.note = Some("saved: the next session reads this file".into());
-                fx.push(Effect::SendOp(Op::ReviewDone));
+                if let Some(handoff) = state.review_handoff.take() {
+                    fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
+                }
                 review_ended(state);
             } else {
                 ed.note = Some("saved".into());
@@ -117,11 +119,15 @@ pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
             ed.revert();
             ed.review = Review::Over;
             ed.note = Some("review over: the next session reads the file as it is on disk".into());
-            fx.push(Effect::SendOp(Op::ReviewDone));
+            if let Some(handoff) = state.review_handoff.take() {
+                fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
+            }
             review_ended(state);
         }
         // Esc aborts what runs first, as it does in the input; the editor is left as it is.
-        Review::Over if running => fx.push(Effect::SendOp(Op::Abort)),
+        Review::Over if running => fx.push(Effect::SendOp(Op::Abort {
+            turn: state.abort_turn(),
+        })),
         Review::Over => match ed.prompt {
             Prompt::Conflict { .. } => ed.resolve_conflict(false),
             Prompt::None if ed.is_dirty() => {

@@ -4,8 +4,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::engine::context::{Thresholds, fmt_tokens, fmt_window};
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, StreamState};
+use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, StreamState, TurnKind};
 
 use super::editor::SideEditor;
 use super::render::cell::Cell;
@@ -130,21 +130,14 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             generation,
             model,
             provider,
-            window,
-            at,
-            warn_at,
+            thresholds,
             demo,
             ..
         } => {
             state.labels.model = model;
             state.labels.provider = provider;
             state.labels.demo = demo;
-            state.set_thresholds(Thresholds {
-                window,
-                headroom: state.thresholds.headroom,
-                at,
-                warn_at,
-            });
+            state.set_thresholds(thresholds);
             state.gauge.context = 0;
             state.gauge.estimated = false;
             state.generation = generation;
@@ -159,7 +152,8 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 });
             }
         }
-        Event::UserMessage { text } => {
+        Event::TurnStarted { turn, .. } => state.engine_turn = Some(turn),
+        Event::UserMessage { text, .. } => {
             if state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
                 state.pending_echo.pop_front();
             } else {
@@ -237,7 +231,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 _ => {}
             }
         }
-        Event::ToolCall { id, name, input } => {
+        Event::ToolCall {
+            id, name, input, ..
+        } => {
             let summary = tool_summary(&name, &input);
             if !writing(state) {
                 state.running = Running::Tool {
@@ -281,7 +277,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 state.running = Running::Streaming { since: now };
             }
         }
-        Event::ApprovalRequest { id, name, summary } => {
+        Event::ApprovalRequest {
+            id, name, summary, ..
+        } => {
             push(
                 state,
                 Cell::Approval {
@@ -305,18 +303,18 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         }
         Event::Usage {
             context,
-            window,
+            thresholds,
             estimated,
-            cost_usd,
+            session_cost_usd,
             ..
         } => {
             state.gauge.context = context;
             state.gauge.estimated = estimated;
-            if window != state.thresholds.window {
-                state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
+            if thresholds != state.thresholds {
+                state.set_thresholds(thresholds);
             }
             if let Some(c) = state.current_cost_mut() {
-                c.cost_usd = cost_usd;
+                c.cost_usd = session_cost_usd;
                 if !estimated {
                     c.requests += 1;
                 }
@@ -350,9 +348,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             },
         ),
         Event::Stream(s) => on_stream(state, s, now),
-        Event::WindowLearned { model, window } => {
+        Event::WindowLearned { model, thresholds } => {
             state.labels.window_source = "learned from an overflow message".into();
-            state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
+            let window = thresholds.window;
+            state.set_thresholds(thresholds);
             notice(
                 state,
                 format!(
@@ -376,7 +375,17 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         }
         Event::Warning { message } => notice(state, format!("warning: {message}")),
         Event::Error { kind, message } => error(state, format!("{kind}: {message}")),
-        Event::TurnEnd { reason } => {
+        Event::TurnEnd {
+            turn, kind, reason, ..
+        } => {
+            if state.engine_turn == Some(turn) {
+                state.engine_turn = None;
+            }
+            if kind == TurnKind::Handoff {
+                // A `/handoff` turn: its `Event::Handoff` phases said everything.
+                state.sync_gauge_mode();
+                return;
+            }
             finish_streaming(state);
             if matches!(
                 state.running,
@@ -404,7 +413,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                         notice(state, "Interrupted");
                     }
                 }
-                ExitReason::Completed | ExitReason::Handoff | ExitReason::Error(_) => {}
+                ExitReason::Completed
+                | ExitReason::Handoff
+                | ExitReason::Unchanged
+                | ExitReason::Error(_) => {}
             }
         }
         Event::Result { .. } => {}
@@ -448,11 +460,14 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
             }
         }
         HandoffPhase::Frozen {
+            handoff,
             path,
             degraded,
             markdown,
+            ..
         } => {
             state.running = Running::Idle;
+            state.review_handoff = Some(handoff);
             if degraded {
                 notice(
                     state,
@@ -488,11 +503,13 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
                         ),
                     );
                     state.latest_handoff = Some(path);
-                    fx.push(Effect::SendOp(Op::ReviewDone));
+                    state.review_handoff = None;
+                    fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
                 }
                 (None, _) => {
                     notice(state, "Handoff written (no workbench: not saved to disk)");
-                    fx.push(Effect::SendOp(Op::ReviewDone));
+                    state.review_handoff = None;
+                    fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
                 }
             }
         }
@@ -530,16 +547,17 @@ fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut 
                 state.running = Running::Idle;
             }
         }
-        HandoffPhase::Cancelled => {
+        HandoffPhase::Cancelled { .. } => {
             state.handoff = None;
             state.running = Running::Idle;
             notice(state, "Handoff cancelled");
         }
-        HandoffPhase::Failed { message } => {
+        HandoffPhase::Failed { message, .. } => {
             state.handoff = None;
             state.running = Running::Idle;
             error(state, format!("Handoff failed: {message}"));
         }
+        HandoffPhase::Refused { message, .. } => notice(state, message),
     }
 }
 

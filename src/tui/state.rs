@@ -8,6 +8,7 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use crate::engine::context::Thresholds;
+use crate::engine::protocol::{HandoffId, TurnId};
 
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
@@ -224,6 +225,12 @@ pub struct AppState {
     pub tally: Vec<GenerationCost>,
     /// Where the last frame put things.
     pub layout: LayoutCache,
+    /// The last turn id this front end gave out.
+    pub last_turn: TurnId,
+    /// The turn the engine works on (`TurnStarted` until its `TurnEnd`).
+    pub engine_turn: Option<TurnId>,
+    /// The handoff whose document the review window holds.
+    pub review_handoff: Option<HandoffId>,
 }
 
 /// What the state is built from.
@@ -292,12 +299,26 @@ impl AppState {
             silent_since: None,
             tally: Vec::new(),
             layout: LayoutCache::default(),
+            last_turn: TurnId(0),
+            engine_turn: None,
+            review_handoff: None,
         }
     }
 
     /// The input box as one string (lines joined).
     pub fn input_text(&self) -> String {
         self.input.lines().join("\n")
+    }
+
+    /// A new turn id for an op that starts a turn.
+    pub fn new_turn(&mut self) -> TurnId {
+        self.last_turn = self.last_turn.next();
+        self.last_turn
+    }
+
+    /// The turn Esc aborts: the one the engine works on, else the last one sent.
+    pub fn abort_turn(&self) -> TurnId {
+        self.engine_turn.unwrap_or(self.last_turn)
     }
 
     /// True while something runs that Esc can abort.

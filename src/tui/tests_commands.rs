@@ -4,7 +4,10 @@ use std::time::Instant;
 
 use crossterm::event::KeyCode;
 
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::context::Thresholds;
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
+};
 use crate::engine::types::Usage;
 
 use super::commands::cost_report;
@@ -32,6 +35,7 @@ fn handoff_command_guard_and_focus() {
     assert_eq!(
         ops(&fx),
         [Op::Handoff {
+            turn: TurnId(2),
             focus: Some("the parser bug".into())
         }]
     );
@@ -40,6 +44,7 @@ fn handoff_command_guard_and_focus() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: true,
             focus: None,
         })),
@@ -48,6 +53,7 @@ fn handoff_command_guard_and_focus() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Done {
+            handoff: HandoffId(1),
             context: 152_000,
             window: 200_000,
             degraded: false,
@@ -132,7 +138,7 @@ fn window_without_a_number_says_where_the_window_comes_from() {
         &mut s,
         ev(Event::WindowLearned {
             model: "claude-haiku-4-5".into(),
-            window: 180_000,
+            thresholds: crate::engine::context::Thresholds::new(180_000, 50_000),
         }),
         t0,
     );
@@ -178,19 +184,19 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
             generation,
             model: "m".into(),
             provider: "anthropic".into(),
-            window: 200_000,
-            at: 150_000,
-            warn_at: 130_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             demo: false,
         })
     };
-    let usage = |context, cost_usd, estimated| {
+    // The cost is the session's so far, as the engine reports it with every usage.
+    let usage = |context, session_cost_usd, estimated| {
         ev(Event::Usage {
             context,
-            window: 200_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             estimated,
             usage: Usage::default(),
-            cost_usd,
+            cost_usd: 0.0,
+            session_cost_usd,
         })
     };
     update(&mut s, started("aaaaaaaa-1", 1), t0);
@@ -201,6 +207,9 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Completed,
         }),
         t0,

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
-use crate::engine::protocol::{Event, HandoffPhase, Op};
+use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind};
 
 use super::editor::{Prompt, Review};
 use super::render::cell::Cell;
@@ -21,6 +21,7 @@ fn frozen_opens_the_editor_with_focus_and_a_watch() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: false,
             focus: None,
         })),
@@ -47,19 +48,31 @@ fn review_off_or_no_workbench_continues_at_once() {
     let t0 = Instant::now();
     let mut s = state_with(None);
     let fx = update(&mut s, frozen("/n/h.md"), t0);
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     assert!(s.editor.is_none());
     let mut s = state();
     let fx = update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Frozen {
+            handoff: HandoffId(1),
+            awaits_review: true,
             path: None,
             degraded: true,
             markdown: DOC.into(),
         })),
         t0,
     );
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     assert!(s.editor.is_none());
 }
 
@@ -75,7 +88,12 @@ fn countdown_with_time_passed_in_reaches_review_done() {
         "{fx:?}"
     );
     let fx = update(&mut s, Msg::Tick, t0 + Duration::from_secs(15));
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     assert_eq!(s.focus, Focus::Input, "the focus goes back to the input");
     assert!(
         s.editor.as_ref().is_some_and(|e| !e.in_review()),
@@ -133,7 +151,12 @@ fn ctrl_s_saves_then_sends_review_done() {
         },
         t0,
     );
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     let ed = s.editor.as_ref().unwrap();
     assert!(!ed.is_dirty());
     assert!(!ed.in_review());
@@ -165,7 +188,9 @@ fn a_failed_save_keeps_the_review_open() {
     // Esc continues with the file as it is on disk.
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
-        [Op::ReviewDone]
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
     );
 }
 
@@ -177,7 +202,9 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     update(&mut s, key(KeyCode::Char('z')), t0);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
-        [Op::ReviewDone]
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
     );
     let ed = s.editor.as_ref().unwrap();
     assert_eq!(ed.text(), DOC, "Esc keeps the file as it is on disk");
@@ -280,7 +307,9 @@ fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
     ));
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
-        [Op::ReviewDone]
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
     );
     let ed = s.editor.as_ref().unwrap();
     assert_eq!(ed.text(), "theirs\n");
@@ -300,7 +329,7 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
     update(&mut s, ctrl('o'), t0);
     type_text(&mut s, "fix ", t0);
     let fx = update(&mut s, key(KeyCode::Esc), t0);
-    assert_eq!(ops(&fx), [Op::Abort]);
+    assert_eq!(ops(&fx), [Op::Abort { turn: TurnId(1) }]);
     let ed = s.editor.as_ref().expect("still open");
     assert_eq!(ed.prompt, Prompt::None, "no discard question yet");
     assert!(ed.is_dirty(), "the edits are kept");
@@ -309,6 +338,9 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: crate::engine::protocol::ExitReason::Interrupted,
         }),
         t0,
@@ -329,6 +361,7 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
             id: "t1".into(),
             name: "bash".into(),
             summary: "ls".into(),
+            outside_workspace: false,
         }),
         t0,
     );
@@ -489,6 +522,8 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
     type_text(&mut s, "my note ", t0);
     let second = |md: &str| {
         ev(Event::Handoff(HandoffPhase::Frozen {
+            handoff: HandoffId(1),
+            awaits_review: true,
             path: Some("/n/h.md".into()),
             degraded: false,
             markdown: md.into(),

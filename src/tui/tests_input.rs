@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use crate::engine::protocol::{Approval, Event, Op};
+use crate::engine::protocol::{Approval, Event, Op, TurnId};
 
 use super::render::cell::Cell;
 use super::state::Focus;
@@ -50,6 +50,7 @@ fn approval_prompt_takes_the_keys() {
             id: "t1".into(),
             name: "bash".into(),
             input: json!({"command": "make"}),
+            summary: "bash: make".into(),
         }),
         t0,
     );
@@ -59,6 +60,7 @@ fn approval_prompt_takes_the_keys() {
             id: "t1".into(),
             name: "bash".into(),
             summary: "make".into(),
+            outside_workspace: false,
         }),
         t0,
     );
@@ -86,6 +88,7 @@ fn approval_prompt_takes_the_keys() {
             id: "t2".into(),
             name: "write_file".into(),
             summary: "a.rs".into(),
+            outside_workspace: false,
         }),
         t1,
     );
@@ -119,7 +122,7 @@ fn a_10_mb_paste_is_one_chip_expanded_on_send() {
         "a paste must not freeze the UI"
     );
     match ops(&fx).as_slice() {
-        [Op::UserTurn { text }] => {
+        [Op::UserTurn { text, .. }] => {
             assert_eq!(text.len(), big.len() + " explain".len());
             assert!(text.starts_with(line) && text.ends_with("\n explain"));
         }
@@ -151,10 +154,15 @@ fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
         "the chip comes back, not 40 KB in the textarea"
     );
     let again = ops(&update(&mut s, key(KeyCode::Enter), t0));
-    assert_eq!(again, first);
+    let sent = |ops: &[Op]| match ops {
+        [Op::UserTurn { text, .. }] => Some(text.clone()),
+        _ => None,
+    };
+    assert_eq!(sent(&again), sent(&first));
     assert_eq!(
         again,
         [Op::UserTurn {
+            turn: TurnId(2),
             text: format!("{big} why?")
         }]
     );
@@ -169,6 +177,7 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
             id: id.into(),
             name: "bash".into(),
             summary: "make".into(),
+            outside_workspace: false,
         })
     };
     update(&mut s, request("t1"), t0);

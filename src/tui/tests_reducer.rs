@@ -7,7 +7,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use serde_json::json;
 
 use crate::engine::context::Thresholds;
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
+};
 
 use super::render::cell::Cell;
 use super::render::gauge::GaugeMode;
@@ -71,6 +73,8 @@ pub(super) const DOC: &str =
 
 pub(super) fn frozen(path: &str) -> Msg {
     ev(Event::Handoff(HandoffPhase::Frozen {
+        handoff: HandoffId(1),
+        awaits_review: true,
         path: Some(PathBuf::from(path)),
         degraded: false,
         markdown: DOC.into(),
@@ -90,9 +94,7 @@ pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
             generation: 1,
             model: "m".into(),
             provider: "anthropic".into(),
-            window: 200_000,
-            at: 150_000,
-            warn_at: 130_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             demo: false,
         }),
         t0,
@@ -100,6 +102,8 @@ pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
             text: "fix it".into(),
         }),
         t0,
@@ -115,6 +119,9 @@ pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Completed,
         }),
         t0,
@@ -130,6 +137,7 @@ fn idle_streaming_idle() {
     assert_eq!(
         ops(&fx),
         [Op::UserTurn {
+            turn: TurnId(1),
             text: "hello".into()
         }]
     );
@@ -139,6 +147,8 @@ fn idle_streaming_idle() {
     update(
         &mut s,
         ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
             text: "hello".into(),
         }),
         t0,
@@ -170,6 +180,9 @@ fn idle_streaming_idle() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Completed,
         }),
         t0,
@@ -202,7 +215,10 @@ fn esc_aborts_only_what_runs() {
     );
     type_text(&mut s, "go", t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    assert_eq!(ops(&update(&mut s, key(KeyCode::Esc), t0)), [Op::Abort]);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(1) }]
+    );
     update(
         &mut s,
         ev(Event::TextDelta {
@@ -221,6 +237,9 @@ fn esc_aborts_only_what_runs() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Interrupted,
         }),
         t0,
@@ -241,9 +260,20 @@ fn esc_aborts_only_what_runs() {
 fn esc_while_writing_a_handoff_cancels_it() {
     let t0 = Instant::now();
     let mut s = state();
+    // The engine says which turn it works on: Esc names that one.
+    update(
+        &mut s,
+        ev(Event::TurnStarted {
+            turn: TurnId(7),
+            kind: TurnKind::Handoff,
+            origin: Origin::User,
+        }),
+        t0,
+    );
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: true,
             focus: None,
         })),
@@ -272,8 +302,17 @@ fn esc_while_writing_a_handoff_cancels_it() {
         t0,
     );
     assert_eq!(s.chat.len(), before);
-    assert_eq!(ops(&update(&mut s, key(KeyCode::Esc), t0)), [Op::Abort]);
-    update(&mut s, ev(Event::Handoff(HandoffPhase::Cancelled)), t0);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(7) }]
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Cancelled {
+            handoff: HandoffId(1),
+        })),
+        t0,
+    );
     assert_eq!(s.running, Running::Idle);
     assert_eq!(s.gauge.mode, GaugeMode::Normal);
     assert_eq!(
@@ -285,6 +324,7 @@ fn esc_while_writing_a_handoff_cancels_it() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Failed {
+            handoff: HandoffId(1),
             message: "no text".into(),
         })),
         t0,
@@ -338,6 +378,7 @@ fn tool_cells_fill_in() {
             id: "t1".into(),
             name: "read_file".into(),
             input: json!({"path": "src/a.rs"}),
+            summary: "read_file: src/a.rs".into(),
         }),
         t0,
     );
@@ -400,6 +441,7 @@ fn idle_means_no_frames() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: false,
             focus: None,
         })),
@@ -441,6 +483,8 @@ fn engine_written_messages_show_clipped() {
     update(
         &mut s,
         ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
             text: brief.join("\n"),
         }),
         t0,

@@ -8,7 +8,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase};
+use crate::engine::context::Thresholds;
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffId, HandoffPhase, Origin, TurnId, TurnKind,
+};
 use crate::engine::types::Usage;
 
 use super::render::theme::Theme;
@@ -34,9 +37,7 @@ fn session(s: &mut AppState, t0: Instant) {
             generation: 1,
             model: "claude-haiku-4-5".into(),
             provider: "anthropic".into(),
-            window: 200_000,
-            at: 150_000,
-            warn_at: 130_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             demo: false,
         }),
         t0,
@@ -49,6 +50,7 @@ fn session(s: &mut AppState, t0: Instant) {
             id: "t1".into(),
             name: "bash".into(),
             input: json!({"command": "make"}),
+            summary: "bash: make".into(),
         }),
         t0,
     );
@@ -81,6 +83,9 @@ fn session(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Completed,
         }),
         t0,
@@ -89,10 +94,11 @@ fn session(s: &mut AppState, t0: Instant) {
         s,
         ev(Event::Usage {
             context: 131_200,
-            window: 200_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             estimated: false,
             usage: Usage::default(),
             cost_usd: 0.12,
+            session_cost_usd: 0.12,
         }),
         t0,
     );
@@ -133,6 +139,7 @@ fn approval_prompt() {
             id: "t2".into(),
             name: "bash".into(),
             summary: "rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
+            outside_workspace: false,
         }),
         t0,
     );
@@ -147,6 +154,7 @@ fn spinner_line_while_a_handoff_is_written() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: true,
             focus: None,
         })),
@@ -184,6 +192,7 @@ fn tiny_terminals_do_not_panic() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: false,
             focus: None,
         })),

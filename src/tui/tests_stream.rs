@@ -8,7 +8,7 @@ use crossterm::event::KeyCode;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use crate::engine::protocol::{Event, ExitReason, StreamState};
+use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, TurnKind};
 
 use super::render::cell::Cell;
 use super::render::theme::Theme;
@@ -150,6 +150,9 @@ fn a_silence_left_over_from_an_aborted_turn_is_not_shown_in_the_next() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Interrupted,
         }),
         t0 + Duration::from_secs(21),

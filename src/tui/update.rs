@@ -238,7 +238,9 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         if let Some(ed) = state.editor.as_mut() {
             ed.note = Some("review over: the next session reads this file".into());
         }
-        fx.push(Effect::SendOp(Op::ReviewDone));
+        if let Some(handoff) = state.review_handoff.take() {
+            fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
+        }
         review_ended(state);
     }
 }
@@ -352,7 +354,9 @@ fn on_action(
         }
         Action::Abort => {
             if state.is_running() {
-                fx.push(Effect::SendOp(Op::Abort));
+                fx.push(Effect::SendOp(Op::Abort {
+                    turn: state.abort_turn(),
+                }));
             }
         }
         Action::ClearOrQuit => {
@@ -544,7 +548,7 @@ fn on_mouse(state: &mut AppState, m: MouseEvent) -> bool {
 
 fn on_send_failed(state: &mut AppState, op: Op, reason: String) {
     error(state, format!("Could not reach the engine ({reason})"));
-    if let Op::UserTurn { text } = op {
+    if let Op::UserTurn { text, .. } = op {
         if state.pending_echo.back() == Some(&Fingerprint::of(&text)) {
             state.pending_echo.pop_back();
         }

@@ -1,6 +1,6 @@
 //! The engine end to end against the fake provider: turns, tools, retries, errors, budget, spill.
 
-use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::protocol::{Event, Op, Origin};
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
@@ -313,9 +313,9 @@ async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
         prefix: crate::support::harness::text_prefix("partial answer"),
     });
     let mut r = start(h.params(200_000, 50_000));
-    r.send(Op::UserTurn { text: "go".into() }).await;
+    let turn = r.send_turn("go").await;
     r.until(|e| matches!(e, Event::TextDelta { .. })).await;
-    r.send(Op::Abort).await;
+    r.send(Op::Abort { turn }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "interrupted");
     assert!(ev.iter().any(|e| matches!(
@@ -458,7 +458,7 @@ async fn interactive_always_does_not_cover_an_outside_path() {
     p.auto_approve = false;
     p.interactive = true;
     let mut r = start(p);
-    r.send(Op::UserTurn { text: "go".into() }).await;
+    r.send_turn("go").await;
     r.until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
     r.send(Op::Approval {
@@ -509,7 +509,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
         .await;
     assert!(
         ev.iter()
-            .any(|e| matches!(e, Event::UserMessage { text } if text == "list the files"))
+            .any(|e| matches!(e, Event::UserMessage { turn: None, origin: Origin::User, text } if text == "list the files"))
     );
     assert!(
         ev.iter()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use flower_tui::engine::context::Thresholds;
 use flower_tui::engine::ledger::{Manifest, RunDir};
-use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::protocol::{Event, Op, TurnId};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -103,6 +103,8 @@ pub struct Running {
     pub h: EngineHandle,
     pub run_root: PathBuf,
     pub events: Vec<Event>,
+    /// The last turn id given out.
+    pub last_turn: TurnId,
 }
 
 pub fn start(params: EngineParams) -> Running {
@@ -111,6 +113,7 @@ pub fn start(params: EngineParams) -> Running {
         h: session::spawn(params).unwrap(),
         run_root,
         events: Vec::new(),
+        last_turn: TurnId(0),
     }
 }
 
@@ -137,10 +140,44 @@ impl Running {
         }
     }
 
-    /// Send a user turn and collect its events through `TurnEnd`.
+    /// A new turn id, as a front end numbers its turns.
+    pub fn new_turn(&mut self) -> TurnId {
+        self.last_turn = self.last_turn.next();
+        self.last_turn
+    }
+
+    /// Send a user message; returns its turn.
+    pub async fn send_turn(&mut self, text: &str) -> TurnId {
+        let turn = self.new_turn();
+        self.send(Op::UserTurn {
+            turn,
+            text: text.into(),
+        })
+        .await;
+        turn
+    }
+
+    /// Send `/handoff [focus]`; returns its turn.
+    pub async fn send_handoff(&mut self, focus: Option<&str>) -> TurnId {
+        let turn = self.new_turn();
+        self.send(Op::Handoff {
+            turn,
+            focus: focus.map(str::to_string),
+        })
+        .await;
+        turn
+    }
+
+    /// Collect events through the `TurnEnd` of `turn`.
+    pub async fn until_end(&mut self, turn: TurnId) -> Vec<Event> {
+        self.until(|e| matches!(e, Event::TurnEnd { turn: t, .. } if *t == turn))
+            .await
+    }
+
+    /// Send a user turn and collect its events through its `TurnEnd`.
     pub async fn turn(&mut self, text: &str) -> Vec<Event> {
-        self.send(Op::UserTurn { text: text.into() }).await;
-        self.until(|e| matches!(e, Event::TurnEnd { .. })).await
+        let turn = self.send_turn(text).await;
+        self.until_end(turn).await
     }
 
     pub fn manifest(&self) -> Manifest {
@@ -158,7 +195,7 @@ pub fn turn_end(events: &[Event]) -> String {
         .iter()
         .rev()
         .find_map(|e| match e {
-            Event::TurnEnd { reason } => Some(reason.to_string()),
+            Event::TurnEnd { reason, .. } => Some(reason.to_string()),
             _ => None,
         })
         .unwrap_or_default()

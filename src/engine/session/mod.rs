@@ -22,7 +22,7 @@ use super::handoff::HandoffStrategy;
 use super::ledger::{
     Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
 };
-use super::protocol::{Event, Op};
+use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
@@ -106,6 +106,15 @@ struct SessionState {
     /// Characters appended since that report (estimated into the gauge).
     appended_chars: usize,
     near_fired: bool,
+    /// What this session's requests cost so far.
+    cost_usd: f64,
+}
+
+/// The turn the engine works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ActiveTurn {
+    pub id: TurnId,
+    pub kind: TurnKind,
 }
 
 pub(crate) struct Engine {
@@ -131,6 +140,12 @@ pub(crate) struct Engine {
     total_responses: u32,
     manual_hook_fired: bool,
     shutdown: bool,
+    /// The turn running now (None when idle).
+    turn: Option<ActiveTurn>,
+    /// The last handoff id given out.
+    handoffs_started: u64,
+    /// The handoff whose document is being written, if any (a second `/handoff` is refused).
+    writing: Option<HandoffId>,
 }
 
 impl Engine {
@@ -175,6 +190,7 @@ impl Engine {
                 ctx: 0,
                 appended_chars: 0,
                 near_fired: false,
+                cost_usd: 0.0,
             },
         };
         let (replace, compactions) = match manifest.steps.get(step) {
@@ -202,6 +218,9 @@ impl Engine {
             total_responses: 0,
             manual_hook_fired: false,
             shutdown: false,
+            turn: None,
+            handoffs_started: 0,
+            writing: None,
         })
     }
 
@@ -226,6 +245,11 @@ impl Engine {
             });
         }
         let appended_chars = messages.iter().map(Message::char_len).sum();
+        let cost_usd = rec
+            .per_generation
+            .iter()
+            .find(|g| g.session_id == header.session_id)
+            .map_or(0.0, |g| g.cost_usd);
         Ok((
             manifest.clone(),
             step,
@@ -240,6 +264,7 @@ impl Engine {
                 ctx: 0,
                 appended_chars,
                 near_fired: false,
+                cost_usd,
             }),
         ))
     }
@@ -293,11 +318,59 @@ impl Engine {
     fn emit_usage_estimate(&self) {
         self.emit(Event::Usage {
             context: self.ctx_estimate(),
-            window: self.thresholds.window,
+            thresholds: self.thresholds,
             estimated: true,
             usage: Default::default(),
             cost_usd: 0.0,
+            session_cost_usd: self.s.cost_usd,
         });
+    }
+
+    /// Book a request's cost: the step, its generation and the session.
+    fn add_cost(&mut self, cost: f64) {
+        self.s.cost_usd += cost;
+        let rec = self.step_rec();
+        rec.cost_usd += cost;
+        rec.current_generation().cost_usd += cost;
+    }
+
+    /// The `SessionStarted` event of the current session.
+    fn session_started(&self) -> Event {
+        Event::SessionStarted {
+            session_id: self.s.id.clone(),
+            parent_session: self.s.parent.clone(),
+            generation: self.s.generation,
+            model: self.p.model.clone(),
+            provider: self.p.provider.name().to_string(),
+            thresholds: self.thresholds,
+            demo: self.p.demo,
+        }
+    }
+
+    /// The one end of a turn: `TurnEnd`, recorded in the transcript for message turns.
+    fn end_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        let ev = Event::TurnEnd {
+            turn: turn.id,
+            kind: turn.kind,
+            origin: Origin::User,
+            reason,
+        };
+        match turn.kind {
+            TurnKind::Message => self.emit_logged(ev),
+            TurnKind::Handoff => self.emit(ev),
+        }
+    }
+
+    /// Begin `turn`: it becomes the one `Op::Abort` may name.
+    fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
+        let turn = ActiveTurn { id, kind };
+        self.turn = Some(turn);
+        self.emit(Event::TurnStarted {
+            turn: id,
+            kind,
+            origin: Origin::User,
+        });
+        turn
     }
 
     /// Start the step on its first task: name it, record it in the ledger.
@@ -350,6 +423,7 @@ impl Engine {
             ctx: 0,
             appended_chars: appended,
             near_fired: false,
+            cost_usd: 0.0,
         };
         self.spiller = Spiller::new();
         let window = self.thresholds.window;
@@ -361,17 +435,7 @@ impl Engine {
         rec.window = window;
         rec.current_generation().generation = generation;
         self.save_manifest();
-        self.emit(Event::SessionStarted {
-            session_id: id,
-            parent_session: parent,
-            generation,
-            model: self.p.model.clone(),
-            provider: self.p.provider.name().to_string(),
-            window: self.thresholds.window,
-            at: self.thresholds.at,
-            warn_at: self.thresholds.warn_at,
-            demo: self.p.demo,
-        });
+        self.emit(self.session_started());
     }
 
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
@@ -399,18 +463,7 @@ impl Engine {
 
     async fn run(&mut self) {
         if self.p.resume.is_some() {
-            let s = &self.s;
-            self.emit(Event::SessionStarted {
-                session_id: s.id.clone(),
-                parent_session: s.parent.clone(),
-                generation: s.generation,
-                model: self.p.model.clone(),
-                provider: self.p.provider.name().to_string(),
-                window: self.thresholds.window,
-                at: self.thresholds.at,
-                warn_at: self.thresholds.warn_at,
-                demo: self.p.demo,
-            });
+            self.emit(self.session_started());
             if self.p.interactive {
                 self.replay_history();
             }
@@ -430,8 +483,8 @@ impl Engine {
                 break;
             };
             match op {
-                Op::UserTurn { text } => self.user_turn(text).await,
-                Op::Handoff { focus } => self.manual_handoff(focus).await,
+                Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+                Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
                     if self.has_step() {
                         let gen_ = self.s.generation;
@@ -458,8 +511,12 @@ impl Engine {
                     self.emit_usage_estimate();
                 }
                 Op::Shutdown => break,
-                // Nothing is running: stale answers and aborts are ignored.
-                Op::Abort | Op::Approval { .. } | Op::ReviewDone => {}
+                // Nothing is running: an abort can only drop a queued turn.
+                Op::Abort { turn } => {
+                    let _ = self.on_abort(turn);
+                }
+                // Nothing waits for them: stale answers are ignored.
+                Op::Approval { .. } | Op::ReviewDone { .. } => {}
             }
         }
         self.save_manifest_if_any();
@@ -468,12 +525,19 @@ impl Engine {
     /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
     fn replay_history(&self) {
         use super::types::Block;
-        for m in &self.s.messages {
+        for (i, m) in self.s.messages.iter().enumerate() {
             match m.role {
                 Role::User => {
                     let text = m.text();
                     if !text.trim().is_empty() {
-                        self.emit(Event::UserMessage { text });
+                        // A successor's first message is its briefing; a summary is compaction's.
+                        let engine = (i == 0 && self.s.parent.is_some())
+                            || text.starts_with(super::compact::SUMMARY_PREFIX);
+                        self.emit(Event::UserMessage {
+                            turn: None,
+                            origin: if engine { Origin::Engine } else { Origin::User },
+                            text,
+                        });
                     }
                 }
                 Role::Assistant => {

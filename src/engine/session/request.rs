@@ -3,8 +3,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use super::ActiveTurn;
 use super::Engine;
-use crate::engine::protocol::{Event, Op, StreamState};
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, StreamState, TurnId, TurnKind,
+};
 use crate::engine::provider::ProviderError;
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
 use crate::engine::types::{Delta, ModelRequest, ModelResponse, ToolChoice};
@@ -23,24 +26,85 @@ pub(crate) enum Outcome {
     },
 }
 
+/// An op that stops the work in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// `Op::Abort` of the running turn.
+    Abort,
+    /// `Op::Shutdown`, or the front end is gone (remembered in `Engine::shutdown`).
+    Shutdown,
+}
+
 impl Engine {
-    /// Run `fut` while listening for ops: `Abort` drops it (None), as does shutdown (which is
-    /// remembered); any other op waits in `pending` for the engine's loop.
+    /// Run `fut` while listening for ops: an abort of the running turn drops it (None), as does
+    /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`].
     pub(crate) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
         tokio::pin!(fut);
         loop {
             tokio::select! {
                 out = &mut fut => return Some(out),
-                op = self.ops.recv() => match op {
-                    Some(Op::Abort) => return None,
-                    Some(Op::Shutdown) | None => {
-                        self.shutdown = true;
-                        return None;
-                    }
-                    Some(other) => self.pending.push_back(other),
+                op = self.ops.recv() => if self.triage(op).is_some() {
+                    return None;
                 },
             }
         }
+    }
+
+    /// An op that arrived while something runs. Returns what stops the running work; answers a
+    /// `/handoff` during a writing turn at once (refused); queues the rest in `pending` for the
+    /// engine's loop.
+    pub(crate) fn triage(&mut self, op: Option<Op>) -> Option<Stop> {
+        match op {
+            Some(Op::Shutdown) | None => {
+                self.shutdown = true;
+                Some(Stop::Shutdown)
+            }
+            Some(Op::Abort { turn }) => self.on_abort(turn),
+            Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
+                self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
+                None
+            }
+            Some(other) => {
+                self.pending.push_back(other);
+                None
+            }
+        }
+    }
+
+    /// `Op::Abort { turn }`: stops the running turn; drops a queued one (which ends at once,
+    /// interrupted); an abort of a turn that is over is stale and ignored.
+    pub(crate) fn on_abort(&mut self, turn: TurnId) -> Option<Stop> {
+        if self.turn.is_some_and(|t| t.id == turn) {
+            return Some(Stop::Abort);
+        }
+        let queued = self
+            .pending
+            .iter()
+            .position(|op| op.starts_turn() == Some(turn))
+            .and_then(|i| self.pending.remove(i));
+        if let Some(op) = queued {
+            let kind = match op {
+                Op::Handoff { .. } => TurnKind::Handoff,
+                _ => TurnKind::Message,
+            };
+            self.end_turn(ActiveTurn { id: turn, kind }, ExitReason::Interrupted);
+        }
+        None
+    }
+
+    /// Decline a `/handoff` turn: say why, and end it.
+    pub(crate) fn refuse_handoff(&mut self, turn: TurnId, reason: HandoffRefusal) {
+        self.emit(Event::Handoff(HandoffPhase::Refused {
+            reason,
+            message: reason.to_string(),
+        }));
+        self.end_turn(
+            ActiveTurn {
+                id: turn,
+                kind: TurnKind::Handoff,
+            },
+            ExitReason::Unchanged,
+        );
     }
 
     /// Build a request on the current session's history.

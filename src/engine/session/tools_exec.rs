@@ -47,6 +47,7 @@ impl Engine {
                 id: id.clone(),
                 name: name.clone(),
                 input: input.clone(),
+                summary: tools::summary(&name, &input),
             });
             let out = match self.approve(&id, &name, &input).await {
                 Decision::Allow => {
@@ -139,6 +140,7 @@ impl Engine {
             id: id.to_string(),
             name: name.to_string(),
             summary: tools::summary(name, input),
+            outside_workspace: outside,
         });
         loop {
             match self.ops.recv().await {
@@ -156,13 +158,13 @@ impl Engine {
                         )),
                     };
                 }
+                // An answer to another request: stale.
                 Some(Op::Approval { .. }) => {}
-                Some(Op::Abort) => return Decision::Abort,
-                Some(Op::Shutdown) | None => {
-                    self.shutdown = true;
-                    return Decision::Abort;
+                other => {
+                    if self.triage(other).is_some() {
+                        return Decision::Abort;
+                    }
                 }
-                Some(other) => self.pending.push_back(other),
             }
         }
     }

@@ -1,12 +1,15 @@
 //! One user turn: a loop of model requests and tool executions (SPEC §4), with the handoff and
 //! compaction checks before every request and the overflow path after a context-window error.
 
+use super::ActiveTurn;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
 use super::request::Outcome;
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::compact::Pressure;
 use crate::engine::handoff::HANDOFF;
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase};
+use crate::engine::protocol::{
+    CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
+};
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::replace::may_retry_overflow;
 use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
@@ -18,21 +21,27 @@ enum Flow {
 }
 
 impl Engine {
-    pub(crate) async fn user_turn(&mut self, text: String) {
+    pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
         self.ensure_step(&text);
         if self.s.id.is_empty() {
             let generation = self.s.generation.max(1);
             self.start_session(None, generation, Vec::new());
         }
-        self.emit(Event::UserMessage { text: text.clone() });
+        // After the session it opens: a run's first event stays `session_started`.
+        let turn = self.begin_turn(id, TurnKind::Message);
+        self.emit(Event::UserMessage {
+            turn: Some(id),
+            origin: Origin::User,
+            text: text.clone(),
+        });
         self.push_message(Message::user(text));
         self.save_manifest();
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
-        self.finish_turn(reason);
+        self.finish_turn(turn, reason);
     }
 
-    pub(crate) fn finish_turn(&mut self, reason: ExitReason) {
+    fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
         if matches!(reason, ExitReason::Error(_)) {
             // A failed try (its error is already in `errors`); handoffs never count.
             self.step_rec().attempts += 1;
@@ -40,7 +49,8 @@ impl Engine {
         self.step_rec().num_turns += 1;
         self.step_rec().current_generation().num_turns += 1;
         self.save_manifest();
-        self.emit_logged(Event::TurnEnd { reason });
+        self.turn = None;
+        self.end_turn(turn, reason);
     }
 
     /// The loop of one turn. Continues across automatic handoffs (the successor picks up the turn).
@@ -106,10 +116,10 @@ impl Engine {
     pub(crate) fn fail(&mut self, e: &ProviderError) -> ExitReason {
         self.step_rec().errors.push(e.to_string());
         self.emit_logged(Event::Error {
-            kind: e.kind.as_str().to_string(),
+            kind: e.kind.into(),
             message: e.message.clone(),
         });
-        ExitReason::Error(e.kind.as_str().to_string())
+        ExitReason::Error(e.kind.into())
     }
 
     /// Keep the partial assistant text of an aborted stream, marked interrupted. Tool calls that had
@@ -152,21 +162,20 @@ impl Engine {
         self.s.ctx = ctx;
         self.s.appended_chars = 0;
         let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
+        self.add_cost(cost);
         let window = self.thresholds.window;
         let rec = self.step_rec();
         rec.context = ctx;
-        rec.cost_usd += cost;
         rec.window = window;
-        let g = rec.current_generation();
-        g.cost_usd += cost;
-        g.context = ctx;
+        rec.current_generation().context = ctx;
         self.save_manifest();
         self.emit_logged(Event::Usage {
             context: ctx,
-            window,
+            thresholds: self.thresholds,
             estimated: false,
             usage: resp.usage,
             cost_usd: cost,
+            session_cost_usd: self.s.cost_usd,
         });
     }
 
@@ -188,9 +197,8 @@ impl Engine {
         {
             self.manual_hook_fired = true;
             match self.handoff(Trigger::Manual { focus: None }).await {
-                HandoffOutcome::Done => {}
+                HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
-                HandoffOutcome::Unchanged => {}
             }
         }
         // The pressure path: the first strategy in force whose line is crossed acts.
@@ -207,10 +215,10 @@ impl Engine {
             .map(|s| s.name());
         match acting {
             Some(HANDOFF) => match self.handoff(Trigger::Auto).await {
-                HandoffOutcome::Done | HandoffOutcome::Unchanged => {}
+                HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
             },
-            Some(_) => match self.compact("pressure").await {
+            Some(_) => match self.compact(CompactionTrigger::Pressure).await {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
                 // Failure is loose on this path: logged, and the request goes on.
@@ -242,7 +250,7 @@ impl Engine {
                 return Flow::Stop(r);
             }
         } else if self.p.compaction {
-            match self.compact("overflow").await {
+            match self.compact(CompactionTrigger::Overflow).await {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
                 Err(CompactFailure::Failed(msg)) => self.emit(Event::Warning {
@@ -292,7 +300,7 @@ impl Engine {
         }
         self.emit_logged(Event::WindowLearned {
             model: self.p.model.clone(),
-            window: limit,
+            thresholds: self.thresholds,
         });
         self.emit(Event::Notice {
             message: format!(

@@ -168,11 +168,11 @@ async fn esc_works_before_the_headers_and_during_a_backoff() {
     let mut r = start(p);
 
     // Silent before the headers, announced as such: Esc ends it and closes the silence.
-    r.send(Op::UserTurn { text: "one".into() }).await;
+    let turn = r.send_turn("one").await;
     r.until(|e| matches!(e, Event::Stream(StreamState::Silent { .. })))
         .await;
     let t = Instant::now();
-    r.send(Op::Abort).await;
+    r.send(Op::Abort { turn }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "interrupted");
     assert!(ev.contains(&Event::Stream(StreamState::Resumed)));
@@ -180,10 +180,10 @@ async fn esc_works_before_the_headers_and_during_a_backoff() {
     assert!(h.server.wait_idle(Duration::from_secs(3)).await);
 
     // Waiting 30 s for `retry-after`: Esc ends the wait.
-    r.send(Op::UserTurn { text: "two".into() }).await;
+    let turn = r.send_turn("two").await;
     r.until(|e| matches!(e, Event::Retry { .. })).await;
     let t = Instant::now();
-    r.send(Op::Abort).await;
+    r.send(Op::Abort { turn }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "interrupted");
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());

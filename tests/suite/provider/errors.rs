@@ -294,7 +294,8 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     assert!(ev.iter().any(|e| matches!(
         e,
-        Event::WindowLearned { window: 8192, model } if model == "qwen3-coder-local"
+        Event::WindowLearned { thresholds, model }
+            if thresholds.window == 8192 && model == "qwen3-coder-local"
     )));
     let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
     assert!(learned.contains("\"qwen3-coder-local\": 8192"), "{learned}");
