@@ -271,6 +271,15 @@ impl FakeServer {
             .collect()
     }
 
+    /// Drop the scripted replies not used yet (a turn that gave up leaves its rest behind); returns
+    /// how many there were.
+    pub fn drop_pending(&self) -> usize {
+        let mut s = lock(&self.state);
+        let n = s.replies.len();
+        s.replies.clear();
+        n
+    }
+
     /// Scripted replies not used yet.
     pub fn pending(&self) -> usize {
         lock(&self.state).replies.len()
