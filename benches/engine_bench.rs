@@ -5,8 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flower_tui::engine::context::Thresholds;
+use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::RunDir;
+use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
 use flower_tui::engine::protocol::{Event, Op, TurnId};
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::retry::RetryPolicy;
@@ -39,14 +40,12 @@ pub fn params(
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
         data_dir: dir.join("data"),
         thresholds: Thresholds::new(window, headroom),
-        window_pinned: false,
-        handoff: true,
-        compaction: false,
+        window_source: WindowSource::ModelName,
+        context: ContextPolicy::Handoff,
         max_generations,
         max_iterations: 10_000,
-        review: false,
-        auto_approve: true,
-        interactive: false,
+        approvals: ApprovalPolicy::Auto,
+        front_end: FrontEnd::Headless,
         step: Some("bench".into()),
         retry: RetryPolicy::default(),
         max_tokens: 1024,

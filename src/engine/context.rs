@@ -96,16 +96,6 @@ impl WindowGuess {
             WindowGuess::Haiku => 200_000,
         }
     }
-
-    /// Where the window came from, for `-v` and `/window`.
-    pub fn source(self) -> &'static str {
-        match self {
-            WindowGuess::Marker1m => "1m marker in the model name",
-            WindowGuess::Table(f) => f.source,
-            WindowGuess::Haiku => "default for the model name (haiku)",
-            WindowGuess::Unknown => "default for the model name",
-        }
-    }
 }
 
 /// SPEC §5 `default_window()` with its reason: `1m` first, then the table of well-known families,
@@ -141,9 +131,62 @@ pub fn window_model_name<'a>(
         .unwrap_or("")
 }
 
-/// The window in force: `--window` beats a learned window beats the guess from the name.
-pub fn effective_window(flag: Option<u64>, learned: Option<u64>, model: &str) -> u64 {
-    flag.or(learned).unwrap_or_else(|| default_window(model))
+/// Where the window in force came from (`-v` and `/window` say it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowSource {
+    /// `--window` (or the `window` config key): it beats a learned window.
+    Flag,
+    /// Recorded from an earlier overflow message for this model.
+    Learned,
+    /// The guess from the model's name ([`default_window`]): a family of the model table.
+    ModelTable(Family),
+    /// The guess from the model's name: a standalone `1m` token (`[1m]`, `-1m`).
+    Marker1m,
+    /// The guess from the model's name, for a name the table does not know ([`default_window`]).
+    ModelName,
+    /// The demo model's fixed window.
+    Demo,
+}
+
+impl WindowSource {
+    /// A window the user set: a learned one is recorded for later runs but does not replace it.
+    pub fn is_pinned(self) -> bool {
+        self == WindowSource::Flag
+    }
+
+    /// For `-v`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WindowSource::Flag => "--window",
+            WindowSource::Learned => "learned from an overflow message",
+            WindowSource::ModelTable(f) => f.source,
+            WindowSource::Marker1m => "1m marker in the model name",
+            WindowSource::ModelName => "default for the model name",
+            WindowSource::Demo => "demo",
+        }
+    }
+}
+
+/// The window in force and where it came from: `--window` beats a learned window beats the guess
+/// from the name.
+pub fn effective_window(
+    flag: Option<u64>,
+    learned: Option<u64>,
+    model: &str,
+) -> (u64, WindowSource) {
+    match (flag, learned) {
+        (Some(w), _) => (w, WindowSource::Flag),
+        (None, Some(w)) => (w, WindowSource::Learned),
+        (None, None) => {
+            let guess = window_guess(model);
+            let source = match guess {
+                WindowGuess::Table(f) => WindowSource::ModelTable(f),
+                WindowGuess::Marker1m => WindowSource::Marker1m,
+                WindowGuess::Haiku | WindowGuess::Unknown => WindowSource::ModelName,
+            };
+            (guess.window(), source)
+        }
+    }
 }
 
 /// A token estimate for text appended since the last response: ~4 characters a token.
@@ -249,12 +292,18 @@ mod tests {
         assert_eq!(default_window("gpt-4o"), 128_000);
         assert_eq!(default_window("some-local-model"), 1_000_000);
         assert_eq!(
-            window_guess("claude-sonnet-4-5").source(),
+            effective_window(None, None, "claude-sonnet-4-5")
+                .1
+                .describe(),
             "model table: Claude on the Anthropic API"
         );
         assert_eq!(
-            window_guess("x[1m]").source(),
-            "1m marker in the model name"
+            effective_window(None, None, "x[1m]").1,
+            WindowSource::Marker1m
+        );
+        assert_eq!(
+            effective_window(None, None, "x").1.describe(),
+            "default for the model name"
         );
         assert_eq!(
             default_window("haiku-21m"),
@@ -267,9 +316,19 @@ mod tests {
 
     #[test]
     fn window_precedence() {
-        assert_eq!(effective_window(Some(1), Some(2), "haiku"), 1);
-        assert_eq!(effective_window(None, Some(2), "haiku"), 2);
-        assert_eq!(effective_window(None, None, "haiku"), 200_000);
+        assert_eq!(
+            effective_window(Some(1), Some(2), "haiku"),
+            (1, WindowSource::Flag)
+        );
+        assert_eq!(
+            effective_window(None, Some(2), "haiku"),
+            (2, WindowSource::Learned)
+        );
+        assert_eq!(
+            effective_window(None, None, "haiku"),
+            (200_000, WindowSource::ModelName)
+        );
+        assert!(WindowSource::Flag.is_pinned() && !WindowSource::Learned.is_pinned());
         assert_eq!(window_model_name(None, Some("a"), Some("b")), "a");
         assert_eq!(window_model_name(Some(""), None, Some("b")), "b");
     }

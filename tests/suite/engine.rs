@@ -1,10 +1,12 @@
 //! The engine end to end against the fake provider: turns, tools, retries, errors, budget, spill.
 
-use flower_tui::engine::protocol::{Event, Op, Origin};
+use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
+use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
+use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
-use crate::support::harness::{Harness, KEY, all_files, start, text_of, turn_end};
+use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
 
 fn u(input: u64) -> U {
     U {
@@ -166,7 +168,13 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
     ));
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     assert!(ev.iter().any(
         |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
     ));
@@ -188,7 +196,13 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
     }
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     let full = a::text("this will be cut", u(900));
     let Reply::Sse { chunks, .. } = full else {
         panic!()
@@ -211,7 +225,13 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
         bytes: bytes[..bytes.len() / 2].to_vec(),
     });
     let ev = r.turn("again").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     assert!(ev.iter().any(|e| matches!(e, Event::Error { .. })));
     r.shutdown().await;
 }
@@ -377,7 +397,7 @@ async fn headless_denies_unapproved_tools() {
     ));
     h.server.push(a::text("ok", u(1100)));
     let mut p = h.params(200_000, 50_000);
-    p.auto_approve = false;
+    p.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
     r.turn("go").await;
     assert!(!h.workspace.join("pwned").exists());
@@ -402,7 +422,11 @@ async fn api_key_never_reaches_disk() {
     });
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
-    assert!(turn_end(&ev).starts_with("error:auth"), "{ev:#?}");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(P::Auth))),
+        "{ev:#?}"
+    );
     for e in &ev {
         assert!(!format!("{e:?}").contains(KEY));
     }
@@ -455,8 +479,8 @@ async fn interactive_always_does_not_cover_an_outside_path() {
         .push(a::tool_use("t2", "write_file", &out_input, u(1100)));
     h.server.push(a::text("ok", u(1200)));
     let mut p = h.params(200_000, 50_000);
-    p.auto_approve = false;
-    p.interactive = true;
+    p.approvals = ApprovalPolicy::Ask;
+    p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     r.send_turn("go").await;
     r.until(|e| matches!(e, Event::ApprovalRequest { .. }))
@@ -500,7 +524,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     p.resume = Some(Resume {
         run_dir: RunDir::open(&root),
     });
-    p.interactive = true;
+    p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r
         .until(

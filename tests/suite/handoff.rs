@@ -1,12 +1,14 @@
 //! Handoff end to end against the fake provider (SPEC §6, §7, §9): scripted usage crosses the lines.
 
+use flower_tui::engine::policy::{ContextPolicy, FrontEnd};
 use flower_tui::engine::protocol::{
     CompactionTrigger, ErrorKind, Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnKind,
 };
+use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::harness::{Harness, exit_reason, start, turn_end};
 
 const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -147,7 +149,7 @@ async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.review = true;
+    p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
     let ev = r
@@ -184,7 +186,7 @@ async fn a_deleted_file_falls_back_to_the_document_in_memory() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.review = true;
+    p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
     let ev = r
@@ -300,7 +302,12 @@ async fn overflow_twice_in_a_row_reports_the_original_error() {
     h.server.push(overflow());
     let mut r = start(h.params(1_000_000, 50_000));
     let ev = r.turn("task").await;
-    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(
+            P::ContextWindowExceeded
+        )))
+    );
     assert_eq!(h.server.requests().len(), 3, "exactly one retry");
     r.shutdown().await;
 }
@@ -314,12 +321,16 @@ async fn compaction_that_changes_nothing_does_not_retry() {
         body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
     });
     let mut p = h.params(200_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     // A single message: nothing can be summarised, so the generation does not advance.
     let ev = r.turn("one enormous message").await;
-    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(
+            P::ContextWindowExceeded
+        )))
+    );
     assert_eq!(
         h.server.requests().len(),
         1,
@@ -344,7 +355,11 @@ async fn the_breaker_stops_a_window_below_the_startup_floor() {
     }
     let mut r = start(h.params(5_000, 50_000));
     let ev = r.turn("task").await;
-    assert_eq!(turn_end(&ev), "error:handoff_breaker", "{ev:#?}");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::HandoffBreaker)),
+        "{ev:#?}"
+    );
     let msg = ev.iter().find_map(|e| match e {
         Event::Error {
             kind: ErrorKind::HandoffBreaker,
@@ -495,8 +510,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     let h = Harness::new().await;
     let mut p = h.params(100_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..4 {
         h.server.push(a::tool_use(
@@ -548,8 +562,7 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
 async fn compaction_overflow_path_reduces_and_retries_once() {
     let h = Harness::new().await;
     let mut p = h.params(200_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..3 {
         h.server.push(a::tool_use(

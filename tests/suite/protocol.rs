@@ -1,5 +1,6 @@
 //! The queue pair's correlation ids: turns, stale and queued aborts, reviews named by handoff.
 
+use flower_tui::engine::policy::FrontEnd;
 use std::time::Duration;
 
 use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnKind};
@@ -92,7 +93,7 @@ async fn a_review_ends_only_with_its_own_handoff_id() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.review = true;
+    p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     let turn = r.send_turn("work").await;
     let ev = r

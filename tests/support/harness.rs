@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flower_tui::engine::context::Thresholds;
+use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::{Manifest, RunDir};
-use flower_tui::engine::protocol::{Event, Op, TurnId};
+use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
+use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -75,14 +76,12 @@ impl Harness {
             run_dir,
             data_dir: self.data.clone(),
             thresholds: Thresholds::new(window, headroom),
-            window_pinned: false,
-            handoff: true,
-            compaction: false,
+            window_source: WindowSource::ModelName,
+            context: ContextPolicy::Handoff,
             max_generations: 8,
             max_iterations: 50,
-            review: false,
-            auto_approve: true,
-            interactive: false,
+            approvals: ApprovalPolicy::Auto,
+            front_end: FrontEnd::Headless,
             step: Some("test-step".into()),
             retry: RetryPolicy {
                 max_tries: 5,
@@ -199,6 +198,14 @@ pub fn turn_end(events: &[Event]) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// The last turn's exit reason, as a type.
+pub fn exit_reason(events: &[Event]) -> Option<ExitReason> {
+    events.iter().rev().find_map(|e| match e {
+        Event::TurnEnd { reason, .. } => Some(*reason),
+        _ => None,
+    })
 }
 
 pub fn text_of(events: &[Event]) -> String {

@@ -3,18 +3,20 @@
 use std::path::PathBuf;
 
 use super::Engine;
-use super::request::Outcome;
-use crate::engine::compact;
+use super::request::{Outcome, Purpose};
+use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
+use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{HandoffDoc, HandoffMeta, prompt};
 use crate::engine::ledger::{HandoffRecord, TranscriptLine, now_stamp};
 use crate::engine::protocol::{
-    CompactionTrigger, ErrorKind, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op,
-    Origin, TurnId, TurnKind,
+    CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin,
+    TurnId, TurnKind,
 };
+use crate::engine::provider::ProviderError;
 use crate::engine::types::{Message, ModelRequest, ToolChoice};
 
 /// What started a handoff.
@@ -28,6 +30,16 @@ pub(crate) enum Trigger {
     Overflow { reason: String },
 }
 
+impl Trigger {
+    fn as_str(&self) -> &'static str {
+        match self {
+            Trigger::Auto => "auto",
+            Trigger::Manual { .. } => "manual",
+            Trigger::Overflow { .. } => "overflow",
+        }
+    }
+}
+
 pub(crate) enum HandoffOutcome {
     /// A successor session is running.
     Done,
@@ -37,15 +49,6 @@ pub(crate) enum HandoffOutcome {
     Cancelled,
     /// The turn must stop (breaker, shutdown, user abort during an automatic handoff).
     Stopped(ExitReason),
-}
-
-/// The breaker's message (SPEC §6.11).
-pub fn breaker_message(max: u32, at: u64) -> String {
-    format!(
-        "handoff breaker: {max} handoffs in this step. The handoff line ({at} tokens) is probably below \
-         this session's startup floor (system prompt + tools), so every new session crosses it at once. \
-         Raise --window or use --no-handoff."
-    )
 }
 
 impl Engine {
@@ -84,18 +87,45 @@ impl Engine {
     }
 
     /// Cut, write (or assemble) the document, freeze it, wait for the review, start the successor.
+    /// Logged with its trigger, each phase's time since the start, and how it ended.
     pub(crate) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
         let id = self.next_handoff_id();
-        let done = self.step_rec().handoffs.len() as u32;
-        if done >= self.p.max_generations {
-            let message = breaker_message(self.p.max_generations, self.thresholds.at);
-            self.step_rec().errors.push(message.clone());
-            self.save_manifest();
-            self.emit_logged(Event::Error {
-                kind: ErrorKind::HandoffBreaker,
-                message,
+        let started = std::time::Instant::now();
+        tracing::info!(
+            handoff = id.0,
+            trigger = trigger.as_str(),
+            session = %self.s.id,
+            context = self.ctx_estimate(),
+            at = self.thresholds.at,
+            window = self.thresholds.window,
+            "handoff started"
+        );
+        self.handoff_clock = Some((id, started));
+        let outcome = self.run_handoff(id, trigger).await;
+        self.handoff_clock = None;
+        let ended = match &outcome {
+            HandoffOutcome::Done => "successor started".to_string(),
+            HandoffOutcome::Unchanged => "failed; session unchanged".to_string(),
+            HandoffOutcome::Cancelled => "cancelled; session unchanged".to_string(),
+            HandoffOutcome::Stopped(r) => format!("stopped the turn: {r}"),
+        };
+        tracing::info!(
+            handoff = id.0,
+            ms = started.elapsed().as_millis(),
+            "handoff ended: {ended}"
+        );
+        outcome
+    }
+
+    async fn run_handoff(&mut self, id: HandoffId, trigger: Trigger) -> HandoffOutcome {
+        let done = self.step_ref().map_or(0, |r| r.handoffs.len());
+        if done >= self.p.max_generations as usize {
+            let reason = self.fail(&Error::HandoffBreaker {
+                max: self.p.max_generations,
+                at: self.thresholds.at,
             });
-            return HandoffOutcome::Stopped(ExitReason::Error(ErrorKind::HandoffBreaker));
+            self.save_manifest();
+            return HandoffOutcome::Stopped(reason);
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
@@ -152,9 +182,10 @@ impl Engine {
 
     /// The mechanical document of SPEC §6.7.
     fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
-        let rec = self.step_rec();
-        let task = rec.task.clone();
-        let touched = rec.touched.clone();
+        let (task, touched) = self
+            .step_ref()
+            .map(|r| (r.task.clone(), r.touched.clone()))
+            .unwrap_or_default();
         let mut doc = HandoffDoc::degraded_from(DegradedParams {
             reason,
             task: &task,
@@ -165,9 +196,9 @@ impl Engine {
         doc
     }
 
-    fn meta(&mut self, used: u64) -> HandoffMeta {
+    fn meta(&self, used: u64) -> HandoffMeta {
         HandoffMeta {
-            step: self.step_rec().name.clone(),
+            step: self.step_name(),
             generation: self.s.generation,
             used,
             window: self.thresholds.window,
@@ -199,10 +230,10 @@ impl Engine {
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
         };
-        let resp = match self.stream(req, false).await {
+        let resp = match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => resp,
             Outcome::Aborted { .. } => return Err(WriteFailure::Aborted),
-            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error.to_string())),
+            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error)),
         };
         // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
         self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
@@ -224,14 +255,12 @@ impl Engine {
     async fn turn_over(&mut self, id: HandoffId, doc: HandoffDoc, reason: String, ctx_at_cut: u64) {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
-        let step_name = self.step_rec().name.clone();
+        let step_name = self.step_name();
         let path = self.freeze(&step_name, &markdown);
         if degraded {
-            self.step_rec()
-                .errors
-                .push(format!("handoff degraded ({reason})"));
+            self.record(|rec| rec.errors.push(format!("handoff degraded ({reason})")));
         }
-        let awaits_review = self.p.review && path.is_some();
+        let awaits_review = self.p.front_end.reviews() && path.is_some();
         self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
             handoff: id,
             path: path.clone(),
@@ -246,8 +275,7 @@ impl Engine {
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
-        {
-            let rec = self.step_rec();
+        self.record(|rec| {
             rec.retired.push(old_id.clone());
             rec.current_generation().context = old_ctx;
             rec.handoffs.push(HandoffRecord {
@@ -259,7 +287,7 @@ impl Engine {
                 retired_session: old_id.clone(),
                 generation,
             });
-        }
+        });
         // The cut turn ends in the old transcript; the successor goes on with it.
         let cut = self.turn.map(|t| Event::TurnEnd {
             turn: t.id,
@@ -416,7 +444,7 @@ impl Engine {
             compact::KEEP_FRACTION,
             self.compactions == 0,
         ) else {
-            return Err(CompactFailure::Failed("nothing to summarise".into()));
+            return Err(CompactError::NothingToSummarise.into());
         };
         let req = ModelRequest {
             model: self.p.model.clone(),
@@ -428,18 +456,15 @@ impl Engine {
             tool_choice: ToolChoice::Auto,
             max_tokens: self.p.max_tokens,
         };
-        let resp = match self.stream(req, false).await {
+        let resp = match self.stream(req, Purpose::Summary).await {
             Outcome::Done(r) => r,
             Outcome::Aborted { .. } => return Err(CompactFailure::Aborted),
-            Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.to_string())),
+            Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.into())),
         };
         self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
-        let summary = compact::summary_message(&resp.text())
-            .map_err(|e| CompactFailure::Failed(e.to_string()))?;
+        let summary = compact::summary_message(&resp.text())?;
         if !compact::apply(&mut self.s.messages, &plan, summary) {
-            return Err(CompactFailure::Failed(
-                "the history changed while it was summarised".into(),
-            ));
+            return Err(CompactError::HistoryChanged.into());
         }
         self.s.transcript.append(&TranscriptLine::Replaced {
             messages: self.s.messages.clone(),
@@ -448,7 +473,7 @@ impl Engine {
         self.s.ctx = 0;
         self.s.appended_chars = chars;
         self.compactions += 1;
-        self.step_rec().compactions += 1;
+        self.record(|rec| rec.compactions += 1);
         self.save_manifest();
         self.commit_replacement();
         let after = self.ctx_estimate();
@@ -467,7 +492,13 @@ impl Engine {
 pub(crate) enum CompactFailure {
     /// Esc or shutdown: the turn stops.
     Aborted,
-    Failed(String),
+    Failed(Error),
+}
+
+impl From<CompactError> for CompactFailure {
+    fn from(e: CompactError) -> Self {
+        CompactFailure::Failed(e.into())
+    }
 }
 
 /// Why the writing turn produced no document.
@@ -479,6 +510,6 @@ pub(crate) enum WriteFailure {
     Empty,
     #[error("missing required sections: {0}")]
     Missing(String),
-    #[error("{0}")]
-    Provider(String),
+    #[error(transparent)]
+    Provider(ProviderError),
 }

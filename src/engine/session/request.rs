@@ -26,6 +26,27 @@ pub(crate) enum Outcome {
     },
 }
 
+/// What a model request is for (its text reaches the user only for `Main`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// A main-thread request of a turn.
+    Main,
+    /// The handoff writing turn.
+    Handoff,
+    /// A compaction summary.
+    Summary,
+}
+
+impl Purpose {
+    fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Main => "main",
+            Purpose::Handoff => "handoff",
+            Purpose::Summary => "summary",
+        }
+    }
+}
+
 /// An op that stops the work in progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stop {
@@ -87,7 +108,14 @@ impl Engine {
                 Op::Handoff { .. } => TurnKind::Handoff,
                 _ => TurnKind::Message,
             };
-            self.end_turn(ActiveTurn { id: turn, kind }, ExitReason::Interrupted);
+            self.end_turn(
+                ActiveTurn {
+                    id: turn,
+                    kind,
+                    started: std::time::Instant::now(),
+                },
+                ExitReason::Interrupted,
+            );
         }
         None
     }
@@ -102,6 +130,7 @@ impl Engine {
             ActiveTurn {
                 id: turn,
                 kind: TurnKind::Handoff,
+                started: std::time::Instant::now(),
             },
             ExitReason::Unchanged,
         );
@@ -119,10 +148,60 @@ impl Engine {
         }
     }
 
-    /// Stream `req`. `visible`: forward text to the front end (the handoff writing turn is not).
+    /// Stream `req`; only a main request's text goes to the front end. Logged with its number,
+    /// purpose, retries, outcome and duration.
+    pub(crate) async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
+        self.requests += 1;
+        let number = self.requests;
+        let started = std::time::Instant::now();
+        tracing::debug!(
+            request = number,
+            purpose = purpose.as_str(),
+            session = %self.s.id,
+            messages = req.messages.len(),
+            tool_choice = ?req.tool_choice,
+            "request sent"
+        );
+        let outcome = self
+            .stream_inner(req, purpose == Purpose::Main, number)
+            .await;
+        let ms = started.elapsed().as_millis();
+        match &outcome {
+            Outcome::Done(resp) => tracing::info!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                input = resp.usage.input_tokens,
+                cache_read = resp.usage.cache_read_input_tokens,
+                cache_write = resp.usage.cache_creation_input_tokens,
+                output = resp.usage.output_tokens,
+                stop = resp.stop_reason.as_deref().unwrap_or("-"),
+                "request done"
+            ),
+            Outcome::Failed { error, partial } => tracing::warn!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                kind = error.kind.as_str(),
+                status = error.status.unwrap_or(0),
+                streamed_chars = partial.len(),
+                "request failed: {}",
+                error.message
+            ),
+            Outcome::Aborted { partial } => tracing::info!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                streamed_chars = partial.len(),
+                "request aborted"
+            ),
+        }
+        outcome
+    }
+
     /// A try that broke after showing text is replayed: the front end is told to drop what it
     /// showed, and `partial` only ever holds the text of the latest try.
-    pub(crate) async fn stream(&mut self, req: ModelRequest, visible: bool) -> Outcome {
+    async fn stream_inner(&mut self, req: ModelRequest, visible: bool, number: u64) -> Outcome {
         let provider = self.p.provider.clone();
         let policy = self.p.retry;
         let events = self.events.clone();
@@ -149,6 +228,15 @@ impl Engine {
         };
         let mut on_notice = |n: StreamNotice| match n {
             StreamNotice::Retry(n) => {
+                tracing::warn!(
+                    request = number,
+                    attempt = n.attempt,
+                    max = n.max,
+                    delay_ms = n.delay.as_millis(),
+                    discarded = n.discarded,
+                    "retrying: {}",
+                    n.reason
+                );
                 if n.discarded {
                     let chars = std::mem::take(&mut *lock(&partial)).chars().count();
                     if shown.swap(false, Ordering::Relaxed) {
@@ -163,6 +251,11 @@ impl Engine {
                 });
             }
             StreamNotice::Silent(d) => {
+                tracing::info!(
+                    request = number,
+                    silent_ms = d.as_millis(),
+                    "provider silent"
+                );
                 silent.store(true, Ordering::Relaxed);
                 let _ = notice_events.send(Event::Stream(StreamState::Silent {
                     silent_ms: u64::try_from(d.as_millis()).unwrap_or(u64::MAX),

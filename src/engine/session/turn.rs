@@ -3,16 +3,17 @@
 
 use super::ActiveTurn;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
-use super::request::Outcome;
+use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
-use crate::engine::compact::Pressure;
-use crate::engine::handoff::HANDOFF;
+use crate::engine::compact::{Pressure, StrategyKind};
+use crate::engine::error::Error;
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
 };
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::replace::may_retry_overflow;
 use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
+use crate::engine::windows::LearnedWindows;
 
 /// What the turn loop does after a check.
 enum Flow {
@@ -42,12 +43,15 @@ impl Engine {
     }
 
     fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
-        if matches!(reason, ExitReason::Error(_)) {
-            // A failed try (its error is already in `errors`); handoffs never count.
-            self.step_rec().attempts += 1;
-        }
-        self.step_rec().num_turns += 1;
-        self.step_rec().current_generation().num_turns += 1;
+        let failed = matches!(reason, ExitReason::Error(_));
+        self.record(|rec| {
+            if failed {
+                // A failed try (its error is already in `errors`); handoffs never count.
+                rec.attempts += 1;
+            }
+            rec.num_turns += 1;
+            rec.current_generation().num_turns += 1;
+        });
         self.save_manifest();
         self.turn = None;
         self.end_turn(turn, reason);
@@ -72,7 +76,7 @@ impl Engine {
             iterations += 1;
             let req = self.build_request(ToolChoice::Auto);
             let snapshot = self.replace.get();
-            match self.stream(req, true).await {
+            match self.stream(req, Purpose::Main).await {
                 Outcome::Done(resp) => {
                     let msg = resp.message();
                     let tool_uses = msg.has_tool_use();
@@ -106,20 +110,20 @@ impl Engine {
                     }
                     // Text the user already saw stays in the history, marked as cut off.
                     self.keep_cut_off(partial, &error);
-                    return self.fail(&error);
+                    return self.fail(&error.into());
                 }
             }
         }
     }
 
-    /// Report a provider error and end the turn with its kind.
-    pub(crate) fn fail(&mut self, e: &ProviderError) -> ExitReason {
-        self.step_rec().errors.push(e.to_string());
+    /// Report an error (in the ledger and as an event) and end the turn with its kind.
+    pub(crate) fn fail(&mut self, e: &Error) -> ExitReason {
+        self.record(|rec| rec.errors.push(e.to_string()));
         self.emit_logged(Event::Error {
-            kind: e.kind.into(),
-            message: e.message.clone(),
+            kind: e.kind(),
+            message: e.message(),
         });
-        ExitReason::Error(e.kind.into())
+        ExitReason::Error(e.kind())
     }
 
     /// Keep the partial assistant text of an aborted stream, marked interrupted. Tool calls that had
@@ -164,10 +168,11 @@ impl Engine {
         let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
         self.add_cost(cost);
         let window = self.thresholds.window;
-        let rec = self.step_rec();
-        rec.context = ctx;
-        rec.window = window;
-        rec.current_generation().context = ctx;
+        self.record(|rec| {
+            rec.context = ctx;
+            rec.window = window;
+            rec.current_generation().context = ctx;
+        });
         self.save_manifest();
         self.emit_logged(Event::Usage {
             context: ctx,
@@ -212,13 +217,14 @@ impl Engine {
             .strategies
             .iter()
             .find(|s| s.due(&pressure))
-            .map(|s| s.name());
+            .map(|s| s.kind());
         match acting {
-            Some(HANDOFF) => match self.handoff(Trigger::Auto).await {
+            Some(StrategyKind::Handoff) => match self.handoff(Trigger::Auto).await {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
             },
-            Some(_) => match self.compact(CompactionTrigger::Pressure).await {
+            Some(StrategyKind::Compaction) => match self.compact(CompactionTrigger::Pressure).await
+            {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
                 // Failure is loose on this path: logged, and the request goes on.
@@ -238,9 +244,9 @@ impl Engine {
             self.learn_window(limit);
         }
         if self.overflow_retries >= OVERFLOW_RETRY_CAP {
-            return Flow::Stop(self.fail(e));
+            return Flow::Stop(self.fail(&e.clone().into()));
         }
-        if self.p.handoff {
+        if self.p.context.hands_off() {
             if let HandoffOutcome::Stopped(r) = self
                 .handoff(Trigger::Overflow {
                     reason: format!("context window exceeded: {}", e.message),
@@ -249,7 +255,7 @@ impl Engine {
             {
                 return Flow::Stop(r);
             }
-        } else if self.p.compaction {
+        } else {
             match self.compact(CompactionTrigger::Overflow).await {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
@@ -267,8 +273,12 @@ impl Engine {
             self.overflow_retries += 1;
             Flow::Go
         } else {
-            Flow::Stop(self.fail(e))
+            Flow::Stop(self.fail(&e.clone().into()))
         }
+    }
+
+    fn learned_windows(&self) -> LearnedWindows {
+        LearnedWindows::in_data_dir(&self.p.data_dir)
     }
 
     /// A window stated by an overflow message becomes the model's window from now on (SPEC §3).
@@ -276,9 +286,9 @@ impl Engine {
         if limit == self.thresholds.window || limit < 1_000 {
             return;
         }
-        if self.p.window_pinned {
+        if self.p.window_source.is_pinned() {
             // `--window` beats a learned window (SPEC §5): record it for later runs only.
-            let _ = crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit);
+            let _ = self.learned_windows().record(&self.p.model, limit);
             self.emit(Event::Warning {
                 message: format!(
                     "the provider says {} holds {limit} tokens, but --window {} is in force",
@@ -287,17 +297,13 @@ impl Engine {
             });
             return;
         }
-        if let Err(err) =
-            crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit)
-        {
+        if let Err(err) = self.learned_windows().record(&self.p.model, limit) {
             self.emit(Event::Warning {
                 message: format!("could not record the learned window: {err}"),
             });
         }
         self.thresholds = crate::engine::context::Thresholds::new(limit, self.thresholds.headroom);
-        if self.has_step() {
-            self.step_rec().window = limit;
-        }
+        self.record(|rec| rec.window = limit);
         self.emit_logged(Event::WindowLearned {
             model: self.p.model.clone(),
             thresholds: self.thresholds,
@@ -307,7 +313,7 @@ impl Engine {
                 "the provider says {} holds {} tokens: using that window from now on (recorded in {})",
                 self.p.model,
                 limit,
-                crate::config::learned_windows_path(&self.p.data_dir).display()
+                self.learned_windows().path().display()
             ),
         });
     }
@@ -327,7 +333,7 @@ impl Engine {
         loop {
             let snapshot = self.replace.get();
             let req = self.build_request(ToolChoice::None);
-            match self.stream(req, true).await {
+            match self.stream(req, Purpose::Main).await {
                 Outcome::Done(resp) => {
                     // A tool call emitted anyway is dropped: only the text is kept.
                     let text = resp.text();
@@ -365,7 +371,7 @@ impl Engine {
                         }
                     }
                     self.keep_cut_off(partial, &error);
-                    self.fail(&error);
+                    self.fail(&error.into());
                     return ExitReason::MaxIterations { n, max };
                 }
             }
