@@ -320,3 +320,136 @@ async fn a_stalled_writing_turn_ends_in_a_degraded_handoff_and_the_run_exits_0()
     assert_eq!(last["text"], "finished after the handoff");
     assert_eq!(server.requests().len(), 7);
 }
+
+#[test]
+fn a_bad_idle_timeout_is_a_one_line_error_naming_it() {
+    let home = tempfile::tempdir().unwrap();
+    let out = bin(home.path())
+        .args(["-p", "x", "--demo", "--stream-idle-timeout", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--stream-idle-timeout"), "{err}");
+    let cfg = home.path().join("config/flower");
+    std::fs::create_dir_all(&cfg).unwrap();
+    for (text, shows) in [
+        ("stream_idle_timeout = 0\n", "stream_idle_timeout"),
+        ("stream_idle_timeout = \"soon\"\n", "stream_idle_timeout"),
+    ] {
+        std::fs::write(cfg.join("config.toml"), text).unwrap();
+        let out = bin(home.path())
+            .args(["-p", "x", "--demo"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(shows), "{err}");
+    }
+}
+
+/// A broken stream is replayed for every kind of request, not only the main thread's.
+mod every_request {
+    use flower_tui::engine::policy::ContextPolicy;
+    use flower_tui::engine::protocol::{Event, HandoffPhase};
+
+    use super::super::chaos::{shown, transcript};
+    use crate::support::fake::{Reply, U, anthropic as a};
+    use crate::support::harness::{Harness, start, text_prefix, turn_end};
+
+    fn cut(text: &str) -> Reply {
+        Reply::Cut {
+            bytes: text_prefix(text),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_handoff_writing_turn() {
+        let h = Harness::new().await;
+        h.server
+            .push(a::tool_use("t1", "list_dir", "{}", U::new(16_000, 20)));
+        h.server.push(cut("## Doing\nA draft that breaks"));
+        h.server.push(a::text(
+            "## Doing\nListing the files.\n\n## Next\nSummarise them.\n",
+            U::new(16_500, 40),
+        ));
+        h.server
+            .push(a::text("finished in the successor", U::new(3_000, 20)));
+        let mut r = start(h.params(20_000, 5_000));
+        let ev = r.turn("list the files").await;
+        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        let done = ev.iter().find_map(|e| match e {
+            Event::Handoff(HandoffPhase::Done { degraded, path, .. }) => {
+                Some((*degraded, path.clone()))
+            }
+            _ => None,
+        });
+        let Some((false, Some(path))) = done else {
+            panic!("no real handoff: {ev:#?}");
+        };
+        let doc = std::fs::read_to_string(path).unwrap();
+        assert!(doc.contains("Listing the files."), "{doc}");
+        assert!(!doc.contains("A draft that breaks"), "{doc}");
+        r.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn the_compaction_summary() {
+        let h = Harness::new().await;
+        let mut p = h.params(100_000, 50_000);
+        p.context = ContextPolicy::Compaction;
+        let mut r = start(p);
+        for i in 0..4 {
+            h.server.push(a::tool_use(
+                &format!("t{i}"),
+                "list_dir",
+                "{}",
+                U::new(10_000 + i * 20_000, 20),
+            ));
+        }
+        h.server.push(a::text("first done", U::new(79_000, 20)));
+        r.turn("first task").await;
+        h.server.push(cut("A broken summary draft"));
+        h.server.push(a::text(
+            "Summary of the earlier work: listed the directory four times.",
+            U::new(2_000, 20),
+        ));
+        h.server.push(a::text("second done", U::new(20_000, 20)));
+        let ev = r.turn(&"second task ".repeat(400)).await;
+        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        assert!(ev.iter().any(|e| matches!(e, Event::Compaction { .. })));
+        let reqs = h.server.requests();
+        let history = reqs.last().unwrap()["messages"].to_string();
+        assert!(history.contains("Summary of the earlier work"), "{history}");
+        assert!(!history.contains("A broken summary draft"), "{history}");
+        r.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn the_iteration_budgets_final_request() {
+        let h = Harness::new().await;
+        h.server
+            .push(a::tool_use("t1", "list_dir", "{}", U::new(1_000, 20)));
+        h.server.push(cut("An unfinished summ"));
+        h.server
+            .push(a::text("Summary: one listing.", U::new(1_200, 20)));
+        let mut p = h.params(200_000, 50_000);
+        p.max_iterations = 1;
+        let mut r = start(p);
+        let ev = r.turn("loop").await;
+        assert_eq!(turn_end(&ev), "max_iterations_reached(1/1)", "{ev:#?}");
+        assert_eq!(shown(&ev), "Summary: one listing.");
+        let t = transcript(&r);
+        assert_eq!(
+            t.last().map(|m| m.text()).as_deref(),
+            Some("Summary: one listing.")
+        );
+        assert!(!t.iter().any(|m| m.text().contains("unfinished")));
+        let reqs = h.server.requests();
+        assert_eq!(reqs.len(), 3);
+        assert_eq!(reqs[2]["tool_choice"]["type"], "none");
+        r.shutdown().await;
+    }
+}
