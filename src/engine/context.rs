@@ -61,18 +61,13 @@ pub fn handoff_due(i: DueInput) -> bool {
 fn has_1m_token(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let bytes = lower.as_bytes();
-    let mut i = 0;
-    while let Some(pos) = lower[i..].find("1m") {
-        let start = i + pos;
-        let end = start + 2;
-        let before_ok = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
-        let after_ok = end == bytes.len() || !bytes[end].is_ascii_alphanumeric();
-        if before_ok && after_ok {
-            return true;
-        }
-        i = start + 1;
-    }
-    false
+    let alnum = |i: Option<usize>| {
+        i.and_then(|i| bytes.get(i))
+            .is_some_and(u8::is_ascii_alphanumeric)
+    };
+    lower
+        .match_indices("1m")
+        .any(|(start, _)| !alnum(start.checked_sub(1)) && !alnum(Some(start + 2)))
 }
 
 /// Where a window guessed from the model name comes from (SPEC §5).

@@ -107,7 +107,7 @@ fn block_json(b: &Block) -> Option<Value> {
             let mut v =
                 json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
             if *is_error {
-                v["is_error"] = Value::Bool(true);
+                super::set(&mut v, "is_error", Value::Bool(true));
             }
             v
         }
@@ -140,7 +140,7 @@ fn mark_last_block(message: &mut Value) -> bool {
     });
     match target {
         Some(b) => {
-            b["cache_control"] = cache_marker();
+            super::set(b, "cache_control", cache_marker());
             true
         }
         None => false,
@@ -157,8 +157,11 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
     });
     let mut markers = 0;
     if !req.system.is_empty() {
-        body["system"] =
-            json!([{"type": "text", "text": req.system, "cache_control": cache_marker()}]);
+        super::set(
+            &mut body,
+            "system",
+            json!([{"type": "text", "text": req.system, "cache_control": cache_marker()}]),
+        );
         markers += 1;
     }
     let mut messages: Vec<Value> = req.messages.iter().map(message_json).collect();
@@ -168,7 +171,7 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
             markers += 1;
         }
     }
-    body["messages"] = Value::Array(messages);
+    super::set(&mut body, "messages", Value::Array(messages));
     if !req.tools.is_empty() {
         let mut tools: Vec<Value> = req
             .tools
@@ -178,13 +181,14 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
         if markers < MAX_CACHE_MARKERS
             && let Some(last) = tools.last_mut()
         {
-            last["cache_control"] = cache_marker();
+            super::set(last, "cache_control", cache_marker());
         }
-        body["tools"] = Value::Array(tools);
-        body["tool_choice"] = match req.tool_choice {
+        super::set(&mut body, "tools", Value::Array(tools));
+        let choice = match req.tool_choice {
             ToolChoice::Auto => json!({"type": "auto"}),
             ToolChoice::None => json!({"type": "none"}),
         };
+        super::set(&mut body, "tool_choice", choice);
     }
     body
 }

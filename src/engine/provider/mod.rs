@@ -16,6 +16,14 @@ pub use error::{ErrorKind, ProviderError};
 
 use super::types::{Delta, ModelRequest, ModelResponse};
 
+/// Set `key` on a JSON object; anything else is left alone (every body built here is an object, and
+/// `value[key] = …` would panic on anything but an object or null).
+pub(crate) fn set(obj: &mut serde_json::Value, key: &str, value: serde_json::Value) {
+    if let Some(o) = obj.as_object_mut() {
+        o.insert(key.to_owned(), value);
+    }
+}
+
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Receives streamed pieces of a response as they arrive.

@@ -152,13 +152,14 @@ fn push_assistant(out: &mut Vec<Value>, m: &Message) {
         })
         .collect();
     let mut msg = json!({"role": "assistant"});
-    msg["content"] = if text.is_empty() && !calls.is_empty() {
+    let content = if text.is_empty() && !calls.is_empty() {
         Value::Null
     } else {
         Value::String(text)
     };
+    super::set(&mut msg, "content", content);
     if !calls.is_empty() {
-        msg["tool_calls"] = Value::Array(calls);
+        super::set(&mut msg, "tool_calls", Value::Array(calls));
     }
     out.push(msg);
 }
@@ -183,7 +184,7 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
         "messages": messages,
     });
     if !req.tools.is_empty() {
-        body["tools"] = req
+        let tools = req
             .tools
             .iter()
             .map(|t| {
@@ -191,10 +192,12 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
                     "name": t.name, "description": t.description, "parameters": t.input_schema}})
             })
             .collect();
-        body["tool_choice"] = json!(match req.tool_choice {
+        super::set(&mut body, "tools", tools);
+        let choice = json!(match req.tool_choice {
             ToolChoice::Auto => "auto",
             ToolChoice::None => "none",
         });
+        super::set(&mut body, "tool_choice", choice);
     }
     body
 }

@@ -127,13 +127,11 @@ impl AnthropicStream {
                 let block = parsed
                     .content_block
                     .ok_or_else(|| missing(name, "content_block"))?;
-                let index = self.slot(parsed.index, name)?;
-                self.blocks[index] = Some(start_block(block, sink));
+                *self.slot(parsed.index, name)? = Some(start_block(block, sink));
             }
             "content_block_delta" => {
                 let delta = parsed.delta.ok_or_else(|| missing(name, "delta"))?;
-                let index = self.slot(parsed.index, name)?;
-                self.apply_delta(index, delta, sink);
+                apply_delta(self.slot(parsed.index, name)?, delta, sink);
             }
             "content_block_stop" => {}
             "message_delta" => {
@@ -200,7 +198,11 @@ impl AnthropicStream {
     }
 
     /// The table slot for a block index, grown as needed.
-    fn slot(&mut self, index: Option<usize>, name: &str) -> Result<usize, ProviderError> {
+    fn slot(
+        &mut self,
+        index: Option<usize>,
+        name: &str,
+    ) -> Result<&mut Option<Partial>, ProviderError> {
         let index = index.ok_or_else(|| missing(name, "index"))?;
         if index >= MAX_BLOCKS {
             return Err(ProviderError::broken_stream(format!(
@@ -210,48 +212,50 @@ impl AnthropicStream {
         if self.blocks.len() <= index {
             self.blocks.resize_with(index + 1, || None);
         }
-        Ok(index)
+        self.blocks
+            .get_mut(index)
+            .ok_or_else(|| missing(name, "index"))
     }
+}
 
-    fn apply_delta(&mut self, index: usize, d: EventDelta, sink: &mut dyn FnMut(Delta)) {
-        let slot = &mut self.blocks[index];
-        match (d.ty.as_deref(), slot) {
-            (Some("text_delta"), slot) => {
-                let text = d.text.unwrap_or_default();
-                match slot {
-                    Some(Partial::Text(t)) => t.push_str(&text),
-                    // A delta for a block that never started: keep the text rather than lose it.
-                    s @ None => *s = Some(Partial::Text(text.clone())),
-                    Some(_) => return,
-                }
-                if !text.is_empty() {
-                    sink(Delta::Text(text));
-                }
+/// Apply one `content_block_delta` to its block's slot.
+fn apply_delta(slot: &mut Option<Partial>, d: EventDelta, sink: &mut dyn FnMut(Delta)) {
+    match (d.ty.as_deref(), slot) {
+        (Some("text_delta"), slot) => {
+            let text = d.text.unwrap_or_default();
+            match slot {
+                Some(Partial::Text(t)) => t.push_str(&text),
+                // A delta for a block that never started: keep the text rather than lose it.
+                s @ None => *s = Some(Partial::Text(text.clone())),
+                Some(_) => return,
             }
-            (Some("thinking_delta"), slot) => {
-                let text = d.thinking.unwrap_or_default();
-                match slot {
-                    Some(Partial::Thinking { thinking, .. }) => thinking.push_str(&text),
-                    s @ None => {
-                        *s = Some(Partial::Thinking {
-                            thinking: text.clone(),
-                            signature: String::new(),
-                        })
-                    }
-                    Some(_) => return,
-                }
-                if !text.is_empty() {
-                    sink(Delta::Thinking(text));
-                }
+            if !text.is_empty() {
+                sink(Delta::Text(text));
             }
-            (Some("signature_delta"), Some(Partial::Thinking { signature, .. })) => {
-                signature.push_str(d.signature.as_deref().unwrap_or_default());
-            }
-            (Some("input_json_delta"), Some(Partial::Tool { json, .. })) => {
-                json.push_str(d.partial_json.as_deref().unwrap_or_default());
-            }
-            _ => {}
         }
+        (Some("thinking_delta"), slot) => {
+            let text = d.thinking.unwrap_or_default();
+            match slot {
+                Some(Partial::Thinking { thinking, .. }) => thinking.push_str(&text),
+                s @ None => {
+                    *s = Some(Partial::Thinking {
+                        thinking: text.clone(),
+                        signature: String::new(),
+                    })
+                }
+                Some(_) => return,
+            }
+            if !text.is_empty() {
+                sink(Delta::Thinking(text));
+            }
+        }
+        (Some("signature_delta"), Some(Partial::Thinking { signature, .. })) => {
+            signature.push_str(d.signature.as_deref().unwrap_or_default());
+        }
+        (Some("input_json_delta"), Some(Partial::Tool { json, .. })) => {
+            json.push_str(d.partial_json.as_deref().unwrap_or_default());
+        }
+        _ => {}
     }
 }
 

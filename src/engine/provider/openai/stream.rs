@@ -191,8 +191,11 @@ impl OpenAiStream {
                 .iter()
                 .rposition(|c| c.index == Some(i))
                 .filter(|&p| {
-                    id.as_ref()
-                        .is_none_or(|id| self.calls[p].id.is_empty() || self.calls[p].id == *id)
+                    id.as_ref().is_none_or(|id| {
+                        self.calls
+                            .get(p)
+                            .is_some_and(|c| c.id.is_empty() || c.id == *id)
+                    })
                 }),
             (None, Some(id)) => self.calls.iter().position(|c| c.id == *id),
             (None, None) => self.calls.len().checked_sub(1),
@@ -210,7 +213,11 @@ impl OpenAiStream {
                 self.calls.len() - 1
             }
         };
-        let call = &mut self.calls[pos];
+        let Some(call) = self.calls.get_mut(pos) else {
+            return Err(ProviderError::broken_stream(
+                "tool call fragment out of order",
+            ));
+        };
         if let Some(id) = id
             && call.id.is_empty()
         {
