@@ -32,6 +32,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
     ),
+    (
+        "chaos",
+        "turns completed and cost per fault under a 40 % fault rate (both protocols)",
+        chaos_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -41,6 +46,7 @@ mod support {
 }
 use support::fake;
 
+mod chaos_bench;
 mod engine_bench;
 mod render_bench;
 

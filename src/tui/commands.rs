@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use crate::engine::context::fmt_window;
 use crate::engine::protocol::Op;
 
 use super::keymap::{self, Action};
@@ -91,10 +92,20 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         }
         // The engine says when the new session started.
         SlashCommand::New => fx.push(Effect::SendOp(Op::NewSession)),
+        SlashCommand::Window if arg.as_deref().is_none_or(|a| a.trim().is_empty()) => {
+            state.notice(format!(
+                "Context window {} ({}) · /window N sets it",
+                fmt_window(state.thresholds.window),
+                state.labels.window_source
+            ))
+        }
         SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
             // The engine confirms it with a notice, and its next usage event carries the
             // thresholds of the new window.
-            Ok(window) => fx.push(Effect::SendOp(Op::SetWindow { window })),
+            Ok(window) => {
+                state.labels.window_source = "/window".into();
+                fx.push(Effect::SendOp(Op::SetWindow { window }));
+            }
             Err(e) => state.error(e),
         },
         SlashCommand::Cost => {

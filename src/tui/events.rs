@@ -1,10 +1,10 @@
 //! Engine events → state changes and chat cells (part of the pure reducer). The handoff's
 //! phases are in `handoff_events.rs`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::engine::context::{Thresholds, fmt_tokens};
-use crate::engine::protocol::{Event, ExitReason, Origin, TurnId, TurnKind};
+use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, TurnKind};
 
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
@@ -29,6 +29,34 @@ pub fn clip_lines(text: &str, max: usize) -> String {
 /// The handoff's writing turn runs: its text goes to the document, not the chat.
 fn writing(state: &AppState) -> bool {
     matches!(state.running, Running::WritingHandoff { .. })
+}
+
+/// The stream's own states: a broken try's text is taken back (its replay streams anew after the
+/// retry line); a long silence shows in the spinner.
+fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
+    match s {
+        StreamState::Discarded { .. } => {
+            if writing(state) {
+                return;
+            }
+            while matches!(
+                state.chat.last(),
+                Some(
+                    Cell::Assistant {
+                        state: AssistantState::Streaming(_),
+                        ..
+                    } | Cell::Thinking { .. }
+                )
+            ) {
+                state.chat.pop();
+            }
+            state.streamed = false;
+        }
+        StreamState::Silent { silent_ms } => {
+            state.silent_since = now.checked_sub(Duration::from_millis(silent_ms));
+        }
+        StreamState::Resumed => state.silent_since = None,
+    }
 }
 
 /// Apply one engine event.
@@ -100,8 +128,12 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             reason,
             delay_ms,
         }),
+        Event::Stream(s) => on_stream(state, s, now),
         // The engine's notice that follows says what was learned and where it is recorded.
-        Event::WindowLearned { thresholds, .. } => state.set_thresholds(thresholds),
+        Event::WindowLearned { thresholds, .. } => {
+            state.labels.window_source = "learned from an overflow message".into();
+            state.set_thresholds(thresholds);
+        }
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),

@@ -30,6 +30,8 @@ mod input_tests;
 mod reducer_tests;
 #[cfg(test)]
 mod screens_tests;
+#[cfg(test)]
+mod stream_tests;
 
 use tokio::sync::mpsc;
 
@@ -58,6 +60,8 @@ pub struct TuiParams {
     pub editor_cmd: Option<String>,
     /// The thresholds the gauge starts with.
     pub thresholds: Thresholds,
+    /// Where the window came from (`--window`, learned, the model table, the default).
+    pub window_source: String,
     /// A first chat line (the demo banner).
     pub banner: Option<String>,
 }

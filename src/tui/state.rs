@@ -125,6 +125,8 @@ pub struct Labels {
     pub provider: String,
     /// The built-in demo model runs.
     pub demo: bool,
+    /// Where the context window came from (`-v` says the same), for `/window`.
+    pub window_source: String,
 }
 
 /// Settings fixed for the run.
@@ -185,6 +187,8 @@ pub struct AppState {
     pub latest_handoff: Option<PathBuf>,
     /// Text deltas arrived since the last `AssistantDone`.
     pub streamed: bool,
+    /// Since when the provider has sent nothing, once that passed 15 s (the spinner says so).
+    pub silent_since: Option<Instant>,
     /// Cost and turns per session.
     pub tally: Vec<GenerationCost>,
     /// How the textareas look (from the theme); applied when the focus moves.
@@ -263,6 +267,7 @@ impl AppState {
             handoff: None,
             latest_handoff: None,
             streamed: false,
+            silent_since: None,
             tally: Vec::new(),
             styles: p.styles,
             last_turn: TurnId(0),
@@ -318,21 +323,29 @@ impl AppState {
             ));
         }
         let esc = short_label_for(Action::Abort);
+        // A silence that began during what runs now (a stale one from an aborted try is ignored).
+        let silent = |since: &Instant| self.silent_since.filter(|s| s >= since);
         match &self.running {
             Running::Idle => None,
             Running::Streaming { since } => {
-                Some(("working…".into(), *since, format!("{esc} to interrupt")))
+                let hint = format!("{esc} to interrupt");
+                Some(match silent(since) {
+                    Some(s) => ("waiting for the provider…".into(), s, hint),
+                    None => ("working…".into(), *since, hint),
+                })
             }
             Running::Tool { name, since } => Some((
                 format!("running {name}…"),
                 *since,
                 format!("{esc} to interrupt"),
             )),
-            Running::WritingHandoff { since } => Some((
-                "writing handoff…".into(),
-                *since,
-                format!("{esc} to cancel"),
-            )),
+            Running::WritingHandoff { since } => {
+                let hint = format!("{esc} to cancel");
+                Some(match silent(since) {
+                    Some(s) => ("writing handoff… waiting for the provider…".into(), s, hint),
+                    None => ("writing handoff…".into(), *since, hint),
+                })
+            }
         }
     }
 

@@ -42,6 +42,11 @@ impl Transcript {
         self.entries.push(Entry { cell, rev });
     }
 
+    /// Removes the last cell (a replayed stream takes back what its broken try showed).
+    pub fn pop(&mut self) -> Option<Cell> {
+        self.entries.pop().map(|e| e.cell)
+    }
+
     /// The last cell, for in-place updates (streaming text); it gets a new revision, so the change
     /// shows at the next render.
     pub fn last_mut(&mut self) -> Option<&mut Cell> {
