@@ -23,6 +23,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         render_bench::run,
     ),
     (
+        "stream",
+        "cost per streamed delta (delta + frame) into a 10 KB and a 200 KB message",
+        render_bench::stream,
+    ),
+    (
         "concurrency",
         "30 same-step pairs of real processes in one workspace each: lost documents, cross-briefings, lock time",
         continuity_bench::run,
@@ -31,6 +36,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
+    ),
+    (
+        "chaos",
+        "turns completed and cost per fault under a 40 % fault rate (both protocols)",
+        chaos_bench::run,
     ),
 ];
 
@@ -41,6 +51,7 @@ mod support {
 }
 use support::fake;
 
+mod chaos_bench;
 mod continuity_bench;
 mod engine_bench;
 mod render_bench;

@@ -7,10 +7,11 @@ use serde_json::json;
 
 use crate::engine::protocol::{Approval, Event, Op, TurnId};
 
+use super::msg::Msg;
+use super::reducer_tests::{ev, key, last_cell, ops, state, type_text};
 use super::render::cell::Cell;
 use super::state::Focus;
-use super::tests_reducer::{ev, key, last_cell, ops, state, type_text};
-use super::update::{Msg, update};
+use super::update::update;
 
 #[test]
 fn history_up_down() {
@@ -59,14 +60,17 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
             outside_workspace: false,
         }),
         t0,
     );
     assert_eq!(s.focus, Focus::Approval);
     let (label, _, hint) = s.spinner().expect("spinner");
-    assert_eq!((label.as_str(), hint), ("bash waits for your answer…", ""));
+    assert_eq!(
+        (label.as_str(), hint.as_str()),
+        ("bash waits for your answer…", "")
+    );
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(s.input.is_empty(), "keys do not leak into the input");
     let t1 = t0 + Duration::from_millis(500);
@@ -87,7 +91,7 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t2".into(),
             name: "write_file".into(),
-            summary: "a.rs".into(),
+            summary: "write_file: a.rs".into(),
             outside_workspace: false,
         }),
         t1,
@@ -176,7 +180,7 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
         ev(Event::ApprovalRequest {
             id: id.into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
             outside_workspace: false,
         })
     };
