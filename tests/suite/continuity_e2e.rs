@@ -399,3 +399,150 @@ async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
         );
     }
 }
+
+/// Start a review in a fresh home, type a line into the side editor without saving, send
+/// `signal`; the program exits cleanly. Returns the home and the path of the frozen file.
+fn review_then_signal(
+    server: &FakeServer,
+    step: &str,
+    signal: &str,
+    typed: &str,
+) -> (Arc<tempfile::TempDir>, PathBuf) {
+    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.push(a::text(&doc("signals"), u(31_500)));
+    let mut t = Pty::start(
+        server,
+        &[
+            "--yes",
+            "--window",
+            "40000",
+            "--headroom",
+            "10000",
+            "--review",
+            "60",
+            "--step",
+            step,
+        ],
+    );
+    t.wait_for(READY);
+    t.keys("handle the signals");
+    t.keys(ENTER);
+    let file = format!("handoff-{step}.md");
+    t.wait("the review", |s| {
+        s.contains(&file) && s.contains("successor in")
+    });
+    t.keys(&"\x1b[B".repeat(40));
+    t.keys(END);
+    t.keys(ENTER);
+    t.keys(typed);
+    t.wait("the typed line, unsaved", |s| {
+        s.contains(typed) && s.contains("paused")
+    });
+    let sent = Command::new("kill")
+        .args([signal, &t.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = t.wait_exit();
+    assert!(
+        status.success(),
+        "{signal}: {status}; screen:\n{}",
+        t.screen()
+    );
+    let raw = String::from_utf8_lossy(&t.raw()).into_owned();
+    assert!(
+        raw.contains("are kept in"),
+        "the way out says where: {raw:?}"
+    );
+    assert_eq!(server.requests().len(), 2, "no successor was started");
+    let home = t.home();
+    let notes = t.workspace().join(".flower/notes");
+    (home, notes.join(file))
+}
+
+/// The unsaved-edits files beside `file`.
+fn kept_beside(file: &Path) -> Vec<PathBuf> {
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{name}.unsaved-")))
+        })
+        .collect()
+}
+
+#[test]
+fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let typed = "- typed before SIGTERM";
+    let (home, file) = review_then_signal(&server, "s3t", "-TERM", typed);
+    let kept = kept_beside(&file);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(read(&kept[0]).contains(typed));
+    assert!(!read(&file).contains(typed), "the file itself is as frozen");
+    let m = manifest(home.path());
+    let step = &m["steps"][0];
+    assert_eq!(
+        step["handoffs"].as_array().map(Vec::len),
+        Some(0),
+        "{step:#}"
+    );
+    assert_eq!(step["retired"].as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        step["frozen"]["unsaved"],
+        kept[0].to_string_lossy().as_ref()
+    );
+
+    // --continue: the review reopens and offers the edits; r restores, Ctrl-S hands them over.
+    server.push(a::text("Successor with the restored edits.", u(4_000)));
+    let mut t = Pty::start_in(home, &server, &["--continue", "--review", "60"]);
+    t.wait("the restore offer", |s| s.contains("r restore / d discard"));
+    assert!(
+        t.screen().contains("was never turned over"),
+        "{}",
+        t.screen()
+    );
+    assert_eq!(server.requests().len(), 2);
+    t.keys("r");
+    t.wait_for(typed);
+    t.keys(CTRL_S);
+    t.wait_for("send a message");
+    assert!(read(&file).contains(typed));
+    t.keys("go on");
+    t.keys(ENTER);
+    t.wait_for("Successor with the restored edits.");
+    let reqs = server.requests();
+    let blocks = first_blocks(&reqs[2]);
+    assert!(blocks[0].contains(typed), "{blocks:#?}");
+    assert_eq!(&blocks[blocks.len() - 2..], ["handle the signals", "go on"]);
+}
+
+#[test]
+fn case3_sighup_keeps_the_edits_and_a_plain_start_can_discard_them() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let typed = "- typed before the terminal closed";
+    let (home, file) = review_then_signal(&server, "s3h", "-HUP", typed);
+    let kept = kept_beside(&file);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    server.push(a::text("Successor with the frozen file.", u(4_000)));
+    let mut t = Pty::start_in(home, &server, &["--review", "60"]);
+    t.wait("the restore offer", |s| s.contains("r restore / d discard"));
+    t.keys("d");
+    t.wait_for("discarded the unsaved edits");
+    assert!(
+        kept_beside(&file).is_empty(),
+        "discard removes the kept file"
+    );
+    t.keys(ESC);
+    t.wait_for("send a message");
+    t.keys("go on");
+    t.keys(ENTER);
+    t.wait_for("Successor with the frozen file.");
+    let blocks = first_blocks(&server.requests()[2]);
+    assert!(blocks[0].contains("Continue signals.") && !blocks[0].contains(typed));
+}
