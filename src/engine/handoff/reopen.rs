@@ -41,6 +41,14 @@ pub fn frozen_run(
         }
         let Some(step) = m.steps.last() else { continue };
         let Some(frozen) = &step.frozen else { continue };
+        // Only a review `--continue` can reopen: the session that froze it is the step's latest
+        // and its transcript is there (a plain start must not fail on a broken old run).
+        let run = RunDir::open(&entry.path());
+        if frozen.retired_session != step.session_id
+            || !run.transcript_path(&step.session_id).is_file()
+        {
+            continue;
+        }
         if let Some(wb) = workbench
             && !claim_is_free(wb, &step.name)
         {
@@ -49,7 +57,7 @@ pub fn frozen_run(
         best = Some((
             mtime,
             FrozenRun {
-                run: RunDir::open(&entry.path()),
+                run,
                 step: step.name.clone(),
                 path: frozen.path.clone(),
             },
@@ -75,12 +83,17 @@ mod tests {
             workspace: ws.to_path_buf(),
             steps: vec![StepRecord {
                 name: "s".into(),
-                frozen: frozen.then(FrozenHandoff::default),
+                session_id: "s1".into(),
+                frozen: frozen.then(|| FrozenHandoff {
+                    retired_session: "s1".into(),
+                    ..Default::default()
+                }),
                 ..Default::default()
             }],
             ..Default::default()
         };
         m.save(&run.manifest_path()).unwrap();
+        std::fs::write(run.transcript_path("s1"), "{}\n").unwrap();
         run
     }
 
@@ -110,5 +123,8 @@ mod tests {
             !lock::claim_path(&wb, "s").exists(),
             "the check leaves no lock file"
         );
+        // A run whose session cannot be continued is not offered (a plain start must start).
+        std::fs::remove_file(frozen.transcript_path("s1")).unwrap();
+        assert!(frozen_run(&data, &ws, Some(&wb)).is_none());
     }
 }
