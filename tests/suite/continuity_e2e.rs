@@ -546,3 +546,79 @@ fn case3_sighup_keeps_the_edits_and_a_plain_start_can_discard_them() {
     let blocks = first_blocks(&server.requests()[2]);
     assert!(blocks[0].contains("Continue signals.") && !blocks[0].contains(typed));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_off() {
+    let tui_server = FakeServer::start().await;
+    tui_server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    tui_server.push(a::text(&doc("tui"), u(31_500)));
+    tui_server.push(a::text("TUI successor here.", u(4_000)));
+    let mut t = Pty::start(
+        &tui_server,
+        &[
+            "--yes",
+            "--window",
+            "40000",
+            "--headroom",
+            "10000",
+            "--review",
+            "60",
+            "--step",
+            "same",
+        ],
+    );
+    t.wait_for(READY);
+    t.keys("the tui's task");
+    t.keys(ENTER);
+    t.wait("the review", |s| {
+        s.contains("handoff-same.md") && s.contains("successor in")
+    });
+
+    // A headless process on the same step, in the same workspace and data dir, hands off twice.
+    let other = FakeServer::start().await;
+    script(&other, "headless");
+    let home = t.home();
+    let mut c = bin(home.path(), &other);
+    c.args([
+        "--yes",
+        "--window",
+        "40000",
+        "--headroom",
+        "10000",
+        "--step",
+        "same",
+    ])
+    .arg("--workspace")
+    .arg(t.workspace())
+    .args(["-p", "the headless task"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        json_lines(&out).iter().any(|e| e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("works as step same-2"))),
+        "the second process says it took another name"
+    );
+    let notes = t.workspace().join(".flower/notes");
+    assert!(read(&notes.join("handoff-same-2.md")).contains("Work of headless-g2."));
+    // The review still shows (and the TUI's file still holds) the TUI's own document.
+    let screen = t.wait_for("Work of tui.");
+    assert!(!screen.contains("headless"), "{screen}");
+    assert!(read(&notes.join("handoff-same.md")).contains("Work of tui."));
+    t.keys(ESC);
+    t.wait_for("TUI successor here.");
+    let first = first_blocks(&tui_server.requests()[2]).join("");
+    assert!(
+        first.contains("Work of tui.") && !first.contains("headless"),
+        "{first}"
+    );
+    let first = first_blocks(&other.requests()[4]).join("");
+    assert!(first.contains("Work of headless-g2.") && !first.contains("Work of tui."));
+}
