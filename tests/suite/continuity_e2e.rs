@@ -69,7 +69,11 @@ fn manifest(home: &Path) -> Value {
 fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
     let rt = runtime();
     let server = rt.block_on(FakeServer::start());
+    // "hello" crosses the line: a complete document, then generation 2 answers.
+    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.push(a::text(&doc("greeting"), u(31_500)));
     server.push(a::text("Hello! What shall we do?", u(1_000)));
+    // The second message overflows: a degraded document, then generation 3 answers.
     server.push(Reply::Status {
         status: 400,
         headers: vec![],
@@ -101,9 +105,15 @@ fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
     t.keys(ENTER);
     t.wait_for("Successor: renaming parse_all now.");
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 3);
-    let blocks = first_blocks(&reqs[2]);
-    assert_eq!(reqs[2]["messages"].as_array().map(Vec::len), Some(1));
+    assert_eq!(reqs.len(), 5);
+    // Generation 2 was briefed with "hello" after the document, generation 3 with the second
+    // message after the degraded one: each the request that was cut, verbatim, a block of its own.
+    assert_eq!(
+        first_blocks(&reqs[2]).last().map(String::as_str),
+        Some("hello")
+    );
+    let blocks = first_blocks(&reqs[4]);
+    assert_eq!(reqs[4]["messages"].as_array().map(Vec::len), Some(1));
     assert!(blocks[0].contains("[DEGRADED"), "{blocks:#?}");
     assert_eq!(
         blocks.last().map(String::as_str),
@@ -119,6 +129,16 @@ fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
     );
     assert!(
         file.contains("Original task of this step:\nhello"),
+        "{file}"
+    );
+    // What the complete document had settled is carried forward, marked.
+    let mark = "[carried forward from the generation 1 handoff, not checked since]";
+    assert!(
+        file.contains(&format!("## Decided\n{mark}\n- greeting decided this.")),
+        "{file}"
+    );
+    assert!(
+        file.contains(&format!("{mark}\n- src/greeting.rs")),
         "{file}"
     );
 }
