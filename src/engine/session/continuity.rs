@@ -54,15 +54,20 @@ impl Engine {
                     let users: Vec<String> = claim
                         .skipped
                         .iter()
-                        .map(|(n, pid)| match pid {
-                            Some(pid) => format!("{n} (pid {pid})"),
-                            None => n.clone(),
+                        .map(|(n, pid)| {
+                            let pid =
+                                pid.map_or_else(|| "pid unknown".into(), |p| format!("pid {p}"));
+                            if claim.skipped.len() == 1 {
+                                pid
+                            } else {
+                                format!("{n}: {pid}")
+                            }
                         })
                         .collect();
                     self.emit(Event::Notice {
                         message: format!(
                             "step {name} is in use by another flower-tui in this workspace ({}): \
-                             this one works as step {}, its handoff file {}",
+                             this one works as step {} (handoff file {})",
                             users.join(", "),
                             claim.name,
                             live_path(&wb, &claim.name).display()
