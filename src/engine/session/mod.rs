@@ -3,11 +3,13 @@
 //! Front ends talk to it through the queue pair of [`super::protocol`]: `spawn` returns an
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
+mod continuity;
 mod handoff_run;
 mod log;
 mod request;
 mod tools_exec;
 mod turn;
+mod turnover;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
@@ -110,6 +112,34 @@ struct SessionState {
     cost_usd: f64,
 }
 
+/// The user request in progress (SPEC §6.14): the running message turn's user messages, kept
+/// after the turn when it did not complete (interrupted, failed, out of iterations), so a handoff
+/// made then still carries it. A completed turn closes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Request {
+    messages: Vec<String>,
+    open: bool,
+}
+
+impl Request {
+    /// A new request opened by a user turn.
+    fn opened(text: String) -> Request {
+        Request {
+            messages: vec![text],
+            open: true,
+        }
+    }
+
+    /// The messages a successor gets after its briefing: none when no request is open.
+    fn in_flight(&self) -> Vec<String> {
+        if self.open {
+            self.messages.clone()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// The turn the engine works on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ActiveTurn {
@@ -151,6 +181,14 @@ pub(crate) struct Engine {
     handoffs_started: u64,
     /// The handoff whose document is being written, if any (a second `/handoff` is refused).
     writing: Option<HandoffId>,
+    /// The user request in progress, for the successor and the degraded document.
+    request: Request,
+    /// The document the current session was briefed with (a degraded one carries it forward).
+    briefed: Option<super::handoff::HandoffDoc>,
+    /// This process's claim on the step name in the workspace (SPEC §6.15).
+    claim: Option<super::handoff::lock::StepClaim>,
+    /// What the document lock cost the handoff in progress.
+    handoff_lock: Duration,
 }
 
 impl Engine {
@@ -189,6 +227,7 @@ impl Engine {
                 cost_usd: 0.0,
             },
         };
+        let claim = Self::claim_resumed(&p, step.and_then(|i| manifest.steps.get(i)))?;
         let (replace, compactions) = match step.and_then(|i| manifest.steps.get(i)) {
             Some(rec) => (
                 ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
@@ -219,6 +258,10 @@ impl Engine {
             handoff_clock: None,
             handoffs_started: 0,
             writing: None,
+            request: Request::default(),
+            briefed: None,
+            claim,
+            handoff_lock: Duration::ZERO,
         })
     }
 
@@ -414,6 +457,7 @@ impl Engine {
             .step
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
+        let name = self.claim_step(name);
         self.step = Some(self.manifest.steps.len());
         self.manifest.steps.push(StepRecord {
             name,
@@ -509,6 +553,8 @@ impl Engine {
                 ),
             });
             self.emit_usage_estimate();
+            self.briefed = super::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
+            self.reopen_frozen().await;
         }
         while !self.shutdown {
             let Some(op) = self.next_op().await else {
@@ -519,6 +565,9 @@ impl Engine {
                 Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
                     if self.has_step() {
+                        // A fresh start: no briefing, no request carried into it.
+                        self.request = Request::default();
+                        self.briefed = None;
                         let gen_ = self.s.generation;
                         self.start_session(None, gen_, Vec::new());
                         self.emit(Event::Notice {
@@ -548,7 +597,7 @@ impl Engine {
                     let _ = self.on_abort(turn);
                 }
                 // Nothing waits for them: stale answers are ignored.
-                Op::Approval { .. } | Op::ReviewDone { .. } => {}
+                Op::Approval { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. } => {}
             }
         }
         self.save_manifest_if_any();

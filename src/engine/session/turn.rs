@@ -35,6 +35,7 @@ impl Engine {
             origin: Origin::User,
             text: text.clone(),
         });
+        self.request = super::Request::opened(text.clone());
         self.push_message(Message::user(text));
         self.save_manifest();
         self.emit_usage_estimate();
@@ -43,6 +44,9 @@ impl Engine {
     }
 
     fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        if reason == ExitReason::Completed {
+            self.request.open = false;
+        }
         let failed = matches!(reason, ExitReason::Error(_));
         self.record(|rec| {
             if failed {
