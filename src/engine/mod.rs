@@ -6,6 +6,7 @@ pub mod demo;
 pub mod fsutil;
 pub mod handoff;
 pub mod ledger;
+pub mod mcp;
 pub mod pricing;
 pub mod protocol;
 pub mod provider;

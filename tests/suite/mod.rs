@@ -4,4 +4,5 @@ mod cli;
 mod e2e;
 mod engine;
 mod handoff;
+mod mcp;
 mod provider;
