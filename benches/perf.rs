@@ -27,19 +27,28 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
     ),
+    (
+        "mcp",
+        "MCP tool-call round trip over stdio beyond the server's own time",
+        mcp_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
 #[path = "../tests/support"]
 mod support {
     pub mod fake;
+    pub mod mcp_server;
 }
 use support::fake;
 
 mod engine_bench;
+mod mcp_bench;
 mod render_bench;
 
 fn main() {
+    // Re-executed as the MCP server of the `mcp` bench.
+    mcp_bench::serve_if_asked();
     // `cargo bench` passes `--bench`; anything starting with `-` is not a bench name.
     let names: Vec<String> = std::env::args()
         .skip(1)
