@@ -160,12 +160,15 @@ fn run_step(cmd: &mut Command, client: &str) -> Result<(), String> {
         "Max retries exceeded",
         "ConnectTimeoutError",
         "ProxyError",
+        // pip found nothing at all for a package that exists: its index did not answer.
+        "(from versions: none)",
     ];
-    if NETWORK.iter().any(|n| text.contains(n)) {
-        return Err(format!(
-            "the {client} registry cannot be reached: {}",
-            last_line(&text)
-        ));
+    let network_line = text
+        .lines()
+        .find(|line| NETWORK.iter().any(|n| line.contains(n)));
+    if let Some(line) = network_line {
+        let line: String = line.trim().chars().take(200).collect();
+        return Err(format!("the {client} registry cannot be reached: {line}"));
     }
     panic!("{client} install failed ({status}):\n{text}");
 }
@@ -176,13 +179,6 @@ fn read_all(r: Option<impl std::io::Read>) -> String {
         let _ = r.read_to_string(&mut s);
     }
     s
-}
-
-fn last_line(text: &str) -> &str {
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
 }
 
 /// The Python SDK server of `tests/support/mcp/http_server.py`, on a loopback port; killed on drop.
