@@ -5,9 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flower_tui::engine::context::Thresholds;
+use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::RunDir;
-use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
+use flower_tui::engine::protocol::{Event, Op, TurnId};
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::retry::RetryPolicy;
 use flower_tui::engine::session::{self, EngineParams};
@@ -16,7 +17,7 @@ use crate::fake::{FakeServer, U, anthropic as a};
 
 const DOC: &str = "## Doing\nBenchmarking.\n## Decided\n- x\n## Dead ends\n- y\n## Next\nGo on.\n## Scene\n- a.rs\n";
 
-fn params(
+pub fn params(
     server: &FakeServer,
     dir: &Path,
     window: u64,
@@ -39,14 +40,12 @@ fn params(
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
         data_dir: dir.join("data"),
         thresholds: Thresholds::new(window, headroom),
-        window_pinned: false,
-        handoff: true,
-        compaction: false,
+        window_source: WindowSource::ModelName,
+        context: ContextPolicy::Handoff,
         max_generations,
         max_iterations: 10_000,
-        review: false,
-        auto_approve: true,
-        interactive: false,
+        approvals: ApprovalPolicy::Auto,
+        front_end: FrontEnd::Headless,
         step: Some("bench".into()),
         retry: RetryPolicy::default(),
         max_tokens: 1024,
@@ -66,8 +65,14 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 async fn run_turn(h: &mut session::EngineHandle, text: &str) {
+    // Turn ids only need to differ; one counter serves every engine of the bench.
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let turn = TurnId(LAST.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
     h.ops
-        .send(Op::UserTurn { text: text.into() })
+        .send(Op::UserTurn {
+            turn,
+            text: text.into(),
+        })
         .await
         .expect("send");
     while let Some(ev) = h.events.recv().await {

@@ -23,9 +23,19 @@ const BENCHES: &[(&str, &str, fn())] = &[
         render_bench::run,
     ),
     (
+        "stream",
+        "cost per streamed delta (delta + frame) into a 10 KB and a 200 KB message",
+        render_bench::stream,
+    ),
+    (
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
+    ),
+    (
+        "chaos",
+        "turns completed and cost per fault under a 40 % fault rate (both protocols)",
+        chaos_bench::run,
     ),
     (
         "mcp",
@@ -42,6 +52,7 @@ mod support {
 }
 use support::fake;
 
+mod chaos_bench;
 mod engine_bench;
 mod mcp_bench;
 mod render_bench;

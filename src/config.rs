@@ -6,8 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use serde::Deserialize;
 
-use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds};
+use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
+use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
+use crate::engine::windows::LearnedWindows;
+use crate::logging::LogLevel;
 
 /// The demo model's window and headroom (SPEC §15).
 pub const DEMO_WINDOW: u64 = 40_000;
@@ -86,6 +89,12 @@ pub struct Cli {
     /// Theme name (dark or light, or a file in <config_dir>/flower/themes)
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Abandon and retry a request after this many seconds without a byte from the provider
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub stream_idle_timeout: Option<u64>,
+    /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
+    #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
+    pub log_level: Option<LogLevel>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +108,28 @@ impl ProviderKind {
         match self {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::OpenAi => "openai",
+        }
+    }
+}
+
+/// What answers the model: the built-in demo, or a provider's API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The built-in scripted model (SPEC §15).
+    Demo,
+    Api(ProviderKind),
+}
+
+impl Backend {
+    pub fn is_demo(self) -> bool {
+        self == Backend::Demo
+    }
+
+    /// `demo`, `anthropic` or `openai` (the status line's label).
+    pub fn label(self) -> &'static str {
+        match self {
+            Backend::Demo => "demo",
+            Backend::Api(p) => p.as_str(),
         }
     }
 }
@@ -150,6 +181,10 @@ fn parse_review(s: &str) -> Result<Review, String> {
         .map_err(|_| format!("accepted values: a number of seconds or off (got '{s}')"))
 }
 
+fn parse_log_level(s: &str) -> Result<LogLevel, String> {
+    LogLevel::parse(s).ok_or_else(|| format!("accepted values: {} (got '{s}')", LogLevel::ACCEPTED))
+}
+
 fn parse_output(s: &str) -> Result<OutputFormat, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "json" => Ok(OutputFormat::Json),
@@ -186,6 +221,8 @@ pub struct FileConfig {
     pub bash_timeout: Option<u64>,
     /// Base delay of the retry backoff in milliseconds (default 1000).
     pub retry_base_ms: Option<u64>,
+    pub stream_idle_timeout: Option<u64>,
+    pub log_level: Option<String>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -214,16 +251,14 @@ impl Env {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub prompt: Option<String>,
-    pub provider: Option<ProviderKind>,
-    pub demo: bool,
+    pub backend: Backend,
     pub model: String,
     pub base_url: String,
     pub api_key: Option<ApiKey>,
     pub window: u64,
-    pub window_source: &'static str,
+    pub window_source: WindowSource,
     pub headroom: u64,
-    pub handoff: bool,
-    pub compaction: bool,
+    pub context: ContextPolicy,
     pub max_generations: u32,
     pub max_iterations: u32,
     pub continue_last: bool,
@@ -233,7 +268,7 @@ pub struct Config {
     pub workbench: bool,
     pub review: Option<u64>,
     pub step: Option<String>,
-    pub yes: bool,
+    pub approvals: ApprovalPolicy,
     pub output: OutputFormat,
     pub verbose: bool,
     pub handoff_after: Option<u32>,
@@ -243,6 +278,9 @@ pub struct Config {
     pub max_tokens: u32,
     pub bash_timeout_secs: u64,
     pub retry_base_ms: u64,
+    /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
+    pub stream_idle_timeout_secs: u64,
+    pub log_level: LogLevel,
 }
 
 impl Config {
@@ -258,31 +296,28 @@ impl Config {
     /// The `-v` report: endpoint, model, window, thresholds, masked key. Never the key itself.
     pub fn verbose_report(&self) -> String {
         let t = self.thresholds();
-        let provider = if self.demo {
-            "demo (built-in scripted model)"
-        } else {
-            self.provider.map(ProviderKind::as_str).unwrap_or("none")
+        let provider = match self.backend {
+            Backend::Demo => "demo (built-in scripted model)",
+            Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}",
-            if self.demo {
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})",
+            if self.backend.is_demo() {
                 "(in-process)"
             } else {
                 self.base_url.as_str()
             },
             self.model,
             t.window,
-            self.window_source,
+            self.window_source.describe(),
             t.headroom,
             t.at,
             t.warn_at,
             mask_key(self.api_key.as_ref().map(ApiKey::expose)),
-            if self.handoff {
-                "on"
-            } else {
-                "off (compaction)"
-            },
+            self.context.describe(),
             self.workspace.display(),
+            self.log_level,
+            crate::logging::log_dir(&self.data_dir).display(),
         )
     }
 }
@@ -345,63 +380,46 @@ pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
     })
 }
 
-/// The learned windows, `<data_dir>/windows.json`: model → window from an overflow message.
-pub fn learned_windows_path(data_dir: &Path) -> PathBuf {
-    data_dir.join("windows.json")
-}
-
-pub fn learned_window(data_dir: &Path, model: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(learned_windows_path(data_dir)).ok()?;
-    let map: BTreeMap<String, u64> = serde_json::from_str(&text).ok()?;
-    map.get(model).copied()
-}
-
-/// Record a window learned from an overflow message for this model.
-pub fn record_learned_window(data_dir: &Path, model: &str, window: u64) -> std::io::Result<()> {
-    let path = learned_windows_path(data_dir);
-    let mut map: BTreeMap<String, u64> = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    map.insert(model.to_string(), window);
-    let json = serde_json::to_vec_pretty(&map).map_err(std::io::Error::other)?;
-    crate::engine::fsutil::atomic_write(&path, &json)
-}
-
 fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
     ConfigError(format!(
         "config key `{key}`: accepted values: {accepted} (got {got})"
     ))
 }
 
-/// Merge flags, env and file into the effective config.
-pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
-    let file_provider = match file.provider.as_deref() {
+/// The config file's values that need checking beyond their TOML type.
+struct FileValues {
+    provider: Option<ProviderKind>,
+    output: Option<OutputFormat>,
+    review: Option<Review>,
+    log_level: Option<LogLevel>,
+}
+
+/// Check the file's values: a wrong one is an error naming its key and the accepted values.
+fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
+    let provider = match file.provider.as_deref() {
         None => None,
         Some(p) => {
             Some(parse_provider(p).map_err(|_| key_err("provider", "anthropic, openai", p))?)
         }
     };
-    let file_output = match file.output.as_deref() {
+    let output = match file.output.as_deref() {
         None => None,
         Some(o) => Some(parse_output(o).map_err(|_| key_err("output", "json, text", o))?),
     };
-    let file_review = match &file.review {
+    const REVIEW: &str = "a number of seconds or \"off\"";
+    let review = match &file.review {
         None => None,
-        Some(toml::Value::Integer(n)) if *n >= 0 => Some(if *n == 0 {
-            Review::Off
-        } else {
-            Review::Secs(*n as u64)
-        }),
-        Some(toml::Value::String(s)) => Some(
-            parse_review(s).map_err(|_| key_err("review", "a number of seconds or \"off\"", s))?,
-        ),
-        Some(v) => {
-            return Err(key_err(
-                "review",
-                "a number of seconds or \"off\"",
-                v.type_str(),
-            ));
+        Some(toml::Value::Integer(0)) => Some(Review::Off),
+        Some(toml::Value::Integer(n)) if *n > 0 => Some(Review::Secs(n.unsigned_abs())),
+        Some(toml::Value::String(s)) => {
+            Some(parse_review(s).map_err(|_| key_err("review", REVIEW, s))?)
+        }
+        Some(v) => return Err(key_err("review", REVIEW, v.type_str())),
+    };
+    let log_level = match file.log_level.as_deref() {
+        None => None,
+        Some(l) => {
+            Some(LogLevel::parse(l).ok_or_else(|| key_err("log_level", LogLevel::ACCEPTED, l))?)
         }
     };
     if file.max_generations == Some(0) {
@@ -413,9 +431,38 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
     if file.window == Some(0) {
         return Err(key_err("window", "a positive token count", "0"));
     }
+    if file.stream_idle_timeout == Some(0) {
+        return Err(key_err(
+            "stream_idle_timeout",
+            "a whole number of seconds ≥ 1",
+            "0",
+        ));
+    }
+    Ok(FileValues {
+        provider,
+        output,
+        review,
+        log_level,
+    })
+}
 
-    let demo_flag = cli.demo || file.demo.unwrap_or(false);
-    // Provider: flag > file > whichever key the env has.
+/// Which provider, with which key, or the demo.
+struct Account {
+    /// The provider named (flag > file) or implied by the env's key; it picks the model and URL
+    /// defaults even for the demo.
+    provider: Option<ProviderKind>,
+    api_key: Option<String>,
+    demo: bool,
+}
+
+/// Provider: flag > file > whichever key the env has. No provider configured: the TUI falls back
+/// to the demo; headless must ask for `--demo`.
+fn resolve_account(
+    cli: &Cli,
+    env: &Env,
+    file: &FileConfig,
+    file_provider: Option<ProviderKind>,
+) -> Result<Account, ConfigError> {
     let explicit = cli.provider.or(file_provider);
     let provider = explicit.or_else(|| {
         if env.get("ANTHROPIC_API_KEY").is_some() {
@@ -435,9 +482,8 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
     // provider chosen explicitly with a base URL of its own is configured enough.
     let keyless_local = explicit == Some(ProviderKind::OpenAi)
         && (env.get("OPENAI_BASE_URL").is_some() || file.base_url.is_some());
-    // No provider configured: the TUI falls back to the demo; headless must ask for --demo.
     let configured = api_key.is_some() || keyless_local;
-    let demo = demo_flag || (!configured && cli.prompt.is_none());
+    let demo = cli.demo || file.demo.unwrap_or(false) || (!configured && cli.prompt.is_none());
     if !demo && !configured {
         let which = match provider {
             Some(ProviderKind::OpenAi) => "OPENAI_API_KEY",
@@ -448,66 +494,75 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             "no API key configured: set {which}, or pass --demo to use the built-in demo model"
         )));
     }
+    Ok(Account {
+        provider,
+        api_key: if demo { None } else { api_key },
+        demo,
+    })
+}
 
-    // Model: flag > env > file > defaults.
-    let env_model = match provider {
+/// Model: flag > env > file > the provider's default (the demo's own unless one is named).
+fn resolve_model(cli: &Cli, env: &Env, file: &FileConfig, account: &Account) -> String {
+    if account.demo && cli.model.is_none() && file.model.is_none() {
+        return "flower-demo".to_string();
+    }
+    let env_model = match account.provider {
         Some(ProviderKind::OpenAi) => env.get("OPENAI_MODEL"),
         _ => env.get("ANTHROPIC_MODEL"),
     };
-    let model = if demo && cli.model.is_none() && file.model.is_none() {
-        "flower-demo".to_string()
-    } else {
-        cli.model
-            .clone()
-            .or(env_model.map(str::to_string))
-            .or(file.model.clone())
-            .unwrap_or_else(|| match provider {
-                Some(ProviderKind::OpenAi) => DEFAULT_OPENAI_MODEL.to_string(),
-                _ => env
-                    .get("ANTHROPIC_DEFAULT_OPUS_MODEL")
-                    .unwrap_or(DEFAULT_ANTHROPIC_MODEL)
-                    .to_string(),
-            })
-    };
-    // Base URL: env beats file beats the provider's public endpoint.
+    cli.model
+        .clone()
+        .or(env_model.map(str::to_string))
+        .or(file.model.clone())
+        .unwrap_or_else(|| match account.provider {
+            Some(ProviderKind::OpenAi) => DEFAULT_OPENAI_MODEL.to_string(),
+            _ => env
+                .get("ANTHROPIC_DEFAULT_OPUS_MODEL")
+                .unwrap_or(DEFAULT_ANTHROPIC_MODEL)
+                .to_string(),
+        })
+}
+
+/// Base URL: env beats file beats the provider's public endpoint.
+fn resolve_base_url(env: &Env, file: &FileConfig, provider: Option<ProviderKind>) -> String {
     let (env_base, public) = match provider {
         Some(ProviderKind::OpenAi) => (env.get("OPENAI_BASE_URL"), "https://api.openai.com"),
         _ => (env.get("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"),
     };
-    let base_url = env_base
+    env_base
         .map(str::to_string)
         .or(file.base_url.clone())
-        .unwrap_or_else(|| public.to_string());
+        .unwrap_or_else(|| public.to_string())
+}
 
-    let data_dir = data_dir(env);
-    let flag_window = cli.window.or(file.window);
-    let (window, window_source, headroom_default) = if demo && flag_window.is_none() {
-        (DEMO_WINDOW, "demo", DEMO_HEADROOM)
+/// The window, where it came from, and the headroom used when none is configured.
+fn resolve_window(
+    flag: Option<u64>,
+    env: &Env,
+    model: &str,
+    demo: bool,
+    data_dir: &Path,
+) -> (u64, WindowSource, u64) {
+    if demo && flag.is_none() {
+        return (DEMO_WINDOW, WindowSource::Demo, DEMO_HEADROOM);
+    }
+    let name = context::window_model_name(
+        Some(model),
+        env.get("ANTHROPIC_MODEL"),
+        env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"),
+    );
+    let learned = LearnedWindows::in_data_dir(data_dir).get(model);
+    let (window, source) = context::effective_window(flag, learned, name);
+    let headroom = if demo {
+        DEMO_HEADROOM
     } else {
-        let name = context::window_model_name(
-            Some(model.as_str()),
-            env.get("ANTHROPIC_MODEL"),
-            env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"),
-        );
-        let learned = learned_window(&data_dir, &model);
-        let source = if flag_window.is_some() {
-            "--window"
-        } else if learned.is_some() {
-            "learned from an overflow message"
-        } else {
-            "default for the model name"
-        };
-        (
-            context::effective_window(flag_window, learned, name),
-            source,
-            if demo {
-                DEMO_HEADROOM
-            } else {
-                DEFAULT_HEADROOM
-            },
-        )
+        DEFAULT_HEADROOM
     };
+    (window, source, headroom)
+}
 
+/// The workspace: flag > file > the current directory; it must be a directory.
+fn resolve_workspace(cli: &Cli, file: &FileConfig) -> Result<PathBuf, ConfigError> {
     let workspace = cli
         .workspace
         .clone()
@@ -522,26 +577,58 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             workspace.display()
         )));
     }
+    Ok(workspace)
+}
 
-    let review = match cli.review.or(file_review) {
+/// Handoff by default; `--no-handoff` compacts instead; `compaction = true` adds compaction.
+fn context_policy(cli: &Cli, file: &FileConfig) -> ContextPolicy {
+    let no_handoff = cli.no_handoff || file.no_handoff.unwrap_or(false);
+    match (no_handoff, file.compaction.unwrap_or(false)) {
+        (true, _) => ContextPolicy::Compaction,
+        (false, true) => ContextPolicy::Both,
+        (false, false) => ContextPolicy::Handoff,
+    }
+}
+
+/// Merge flags, env and file into the effective config.
+pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
+    let checked = check_file(&file)?;
+    let account = resolve_account(&cli, env, &file, checked.provider)?;
+    let model = resolve_model(&cli, env, &file, &account);
+    let base_url = resolve_base_url(env, &file, account.provider);
+    let data_dir = data_dir(env);
+    let (window, window_source, headroom_default) = resolve_window(
+        cli.window.or(file.window),
+        env,
+        &model,
+        account.demo,
+        &data_dir,
+    );
+    let workspace = resolve_workspace(&cli, &file)?;
+    let review = match cli.review.or(checked.review) {
         Some(Review::Off) => None,
         Some(Review::Secs(s)) => Some(s),
         None => Some(DEFAULT_REVIEW_SECS),
     };
-    let no_handoff = cli.no_handoff || file.no_handoff.unwrap_or(false);
-
+    let backend = match account.provider {
+        Some(p) if !account.demo => Backend::Api(p),
+        _ => Backend::Demo,
+    };
+    let approvals = if cli.yes || file.yes.unwrap_or(false) {
+        ApprovalPolicy::Auto
+    } else {
+        ApprovalPolicy::Ask
+    };
     Ok(Config {
+        context: context_policy(&cli, &file),
         prompt: cli.prompt,
-        provider,
-        demo,
+        backend,
         model,
         base_url,
-        api_key: if demo { None } else { api_key.map(ApiKey::new) },
+        api_key: account.api_key.map(ApiKey::new),
         window,
         window_source,
         headroom: cli.headroom.or(file.headroom).unwrap_or(headroom_default),
-        handoff: !no_handoff,
-        compaction: no_handoff || file.compaction.unwrap_or(false),
         max_generations: cli
             .max_generations
             .or(file.max_generations)
@@ -557,8 +644,8 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         workbench: !(cli.no_workbench || file.no_workbench.unwrap_or(false)),
         review,
         step: cli.step.or(file.step),
-        yes: cli.yes || file.yes.unwrap_or(false),
-        output: cli.output.or(file_output).unwrap_or_default(),
+        approvals,
+        output: cli.output.or(checked.output).unwrap_or_default(),
         verbose: cli.verbose || file.verbose.unwrap_or(false),
         handoff_after: cli.handoff_after,
         theme: cli.theme.or(file.theme).unwrap_or_else(|| "dark".into()),
@@ -567,6 +654,11 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         max_tokens: file.max_tokens.unwrap_or(16_384),
         bash_timeout_secs: file.bash_timeout.unwrap_or(120),
         retry_base_ms: file.retry_base_ms.unwrap_or(1_000),
+        stream_idle_timeout_secs: cli
+            .stream_idle_timeout
+            .or(file.stream_idle_timeout)
+            .unwrap_or(120),
+        log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
     })
 }
 
@@ -583,11 +675,14 @@ pub fn load(args: impl IntoIterator<Item = String>, env: &Env) -> Result<Config,
     resolve(cli, env, file).map_err(LoadError::Config)
 }
 
-#[derive(Debug)]
+/// Why the configuration could not be loaded (or `--help`/`--version` was asked for).
+#[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// Help, version or a bad flag (clap renders it).
-    Clap(clap::Error),
-    Config(ConfigError),
+    #[error(transparent)]
+    Clap(#[from] clap::Error),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 impl LoadError {
@@ -619,259 +714,5 @@ impl LoadError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(pairs: &[(&str, &str)], dir: &Path) -> Env {
-        let mut m: BTreeMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        m.insert(
-            "XDG_DATA_HOME".into(),
-            dir.join("data").display().to_string(),
-        );
-        m.insert(
-            "XDG_CONFIG_HOME".into(),
-            dir.join("cfg").display().to_string(),
-        );
-        Env(m)
-    }
-
-    fn cli(args: &[&str]) -> Cli {
-        Cli::try_parse_from(std::iter::once("flower-tui").chain(args.iter().copied())).unwrap()
-    }
-
-    #[test]
-    fn flags_beat_env_beat_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let e = env(
-            &[
-                ("ANTHROPIC_API_KEY", "sk-ant-1"),
-                ("ANTHROPIC_MODEL", "claude-haiku-4-5"),
-            ],
-            dir.path(),
-        );
-        let file = FileConfig {
-            model: Some("from-file".into()),
-            window: Some(123_000),
-            base_url: Some("http://file".into()),
-            ..Default::default()
-        };
-        let ws = dir.path().display().to_string();
-        let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file.clone()).unwrap();
-        assert_eq!(c.model, "claude-haiku-4-5", "env beats file");
-        assert_eq!(c.window, 123_000);
-        assert_eq!(c.base_url, "http://file");
-        let no_env = env(&[("ANTHROPIC_API_KEY", "sk-ant-1")], dir.path());
-        let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &no_env, file.clone()).unwrap();
-        assert_eq!(c.model, "from-file", "the file when the env says nothing");
-        let e2 = env(
-            &[
-                ("ANTHROPIC_API_KEY", "sk-ant-1"),
-                ("ANTHROPIC_BASE_URL", "http://env"),
-            ],
-            dir.path(),
-        );
-        let c = resolve(
-            cli(&[
-                "-p",
-                "x",
-                "--workspace",
-                &ws,
-                "--model",
-                "flag-model",
-                "--window",
-                "200k",
-            ]),
-            &e2,
-            file,
-        )
-        .unwrap();
-        assert_eq!(c.model, "flag-model");
-        assert_eq!(c.window, 200_000);
-        assert_eq!(c.base_url, "http://env", "env beats file");
-        assert_eq!(c.thresholds().at, 150_000);
-    }
-
-    #[test]
-    fn window_from_the_model_name_and_learned_windows() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().display().to_string();
-        let e = env(
-            &[
-                ("ANTHROPIC_API_KEY", "k"),
-                ("ANTHROPIC_MODEL", "claude-haiku-4-5"),
-            ],
-            dir.path(),
-        );
-        let c = resolve(
-            cli(&["-p", "x", "--workspace", &ws]),
-            &e,
-            FileConfig::default(),
-        )
-        .unwrap();
-        assert_eq!(c.window, 200_000);
-        let data = data_dir(&e);
-        record_learned_window(&data, "claude-haiku-4-5", 180_000).unwrap();
-        let c = resolve(
-            cli(&["-p", "x", "--workspace", &ws]),
-            &e,
-            FileConfig::default(),
-        )
-        .unwrap();
-        assert_eq!(c.window, 180_000);
-        assert!(c.window_source.starts_with("learned"));
-        let c = resolve(
-            cli(&["-p", "x", "--workspace", &ws, "--window", "1m"]),
-            &e,
-            FileConfig::default(),
-        )
-        .unwrap();
-        assert_eq!(c.window, 1_000_000);
-    }
-
-    #[test]
-    fn no_key_means_demo_in_the_tui_and_an_error_headless() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().display().to_string();
-        let e = env(&[], dir.path());
-        let c = resolve(cli(&["--workspace", &ws]), &e, FileConfig::default()).unwrap();
-        assert!(c.demo);
-        assert_eq!((c.window, c.headroom), (DEMO_WINDOW, DEMO_HEADROOM));
-        let err = resolve(
-            cli(&["-p", "x", "--workspace", &ws]),
-            &e,
-            FileConfig::default(),
-        )
-        .unwrap_err();
-        assert!(
-            err.0.contains("ANTHROPIC_API_KEY") && err.0.contains("--demo"),
-            "{err}"
-        );
-        let c = resolve(
-            cli(&["-p", "x", "--demo", "--workspace", &ws]),
-            &e,
-            FileConfig::default(),
-        )
-        .unwrap();
-        assert!(c.demo && c.api_key.is_none());
-    }
-
-    #[test]
-    fn a_local_openai_compatible_server_needs_no_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().display().to_string();
-        let e = env(
-            &[("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")],
-            dir.path(),
-        );
-        let c = resolve(
-            cli(&[
-                "-p",
-                "x",
-                "--provider",
-                "openai",
-                "--model",
-                "llama3",
-                "--workspace",
-                &ws,
-            ]),
-            &e,
-            FileConfig::default(),
-        )
-        .unwrap();
-        assert!(!c.demo && c.api_key.is_none());
-        assert_eq!(c.base_url, "http://127.0.0.1:11434/v1");
-        // Without a base URL of its own it is api.openai.com, which needs the key.
-        let e = env(&[], dir.path());
-        let err = resolve(
-            cli(&["-p", "x", "--provider", "openai", "--workspace", &ws]),
-            &e,
-            FileConfig::default(),
-        )
-        .unwrap_err();
-        assert!(err.0.contains("OPENAI_API_KEY"), "{err}");
-    }
-
-    #[test]
-    fn values_parse_and_mask() {
-        assert_eq!(parse_tokens("200k"), Ok(200_000));
-        assert_eq!(parse_tokens("1M"), Ok(1_000_000));
-        assert_eq!(parse_tokens("1_000"), Ok(1_000));
-        assert!(parse_tokens("-3").is_err());
-        assert!(parse_tokens("0.4").is_err(), "rounds to zero");
-        assert_eq!(parse_review("off"), Ok(Review::Off));
-        assert_eq!(parse_review("15"), Ok(Review::Secs(15)));
-        assert!(parse_review("soon").is_err());
-        assert_eq!(mask_key(Some("sk-ant-secret")), "sk-a****");
-        assert_eq!(mask_key(None), "(none)");
-        let c = Config {
-            api_key: Some(ApiKey::new("sk-ant-secret")),
-            ..sample()
-        };
-        let report = c.verbose_report();
-        assert!(report.contains("sk-a****") && !report.contains("secret"));
-    }
-
-    #[test]
-    fn bad_file_values_name_the_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().display().to_string();
-        let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
-        let file = FileConfig {
-            review: Some(toml::Value::Boolean(true)),
-            ..Default::default()
-        };
-        let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
-        assert!(err.0.contains("`review`"), "{err}");
-        let file = FileConfig {
-            provider: Some("gemini".into()),
-            ..Default::default()
-        };
-        let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
-        assert!(
-            err.0.contains("`provider`") && err.0.contains("anthropic, openai"),
-            "{err}"
-        );
-        let path = dir.path().join("c.toml");
-        std::fs::write(&path, "max_generations = \"many\"\n").unwrap();
-        let err = load_file(&path).unwrap_err();
-        assert!(err.0.contains("max_generations"), "{err}");
-    }
-
-    fn sample() -> Config {
-        Config {
-            prompt: None,
-            provider: Some(ProviderKind::Anthropic),
-            demo: false,
-            model: "m".into(),
-            base_url: "http://x".into(),
-            api_key: None,
-            window: 200_000,
-            window_source: "test",
-            headroom: 50_000,
-            handoff: true,
-            compaction: false,
-            max_generations: 8,
-            max_iterations: 200,
-            continue_last: false,
-            workspace: PathBuf::from("/w"),
-            run_dir: None,
-            data_dir: PathBuf::from("/d"),
-            workbench: true,
-            review: Some(15),
-            step: None,
-            yes: false,
-            output: OutputFormat::Json,
-            verbose: false,
-            handoff_after: None,
-            theme: "dark".into(),
-            no_color: false,
-            editor: None,
-            max_tokens: 1024,
-            bash_timeout_secs: 120,
-            retry_base_ms: 1000,
-        }
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

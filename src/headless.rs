@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::config::{Config, OutputFormat};
-use crate::engine::protocol::{Event, ExitReason, Op};
+use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session;
 
 /// Run one task to completion. Returns the process exit code.
@@ -32,7 +32,13 @@ pub async fn run(mut config: Config) -> i32 {
         }
     };
     eprintln!("flower-tui: run directory {}", run_dir.display());
-    if handle.ops.send(Op::UserTurn { text: task }).await.is_err() {
+    let turn = TurnId::FIRST;
+    if handle
+        .ops
+        .send(Op::UserTurn { turn, text: task })
+        .await
+        .is_err()
+    {
         eprintln!("flower-tui: the engine stopped before the task was sent");
         return 1;
     }
@@ -49,7 +55,8 @@ pub async fn run(mut config: Config) -> i32 {
             Event::SessionStarted { session_id: id, .. } => session_id = id.clone(),
             Event::UserMessage { .. } => answer.clear(),
             Event::TextDelta { text } => answer.push_str(text),
-            Event::ToolCall { .. } => answer.clear(),
+            // A replayed try's text replaces the broken one's.
+            Event::ToolCall { .. } | Event::Stream(StreamState::Discarded { .. }) => answer.clear(),
             Event::Usage { cost_usd, .. } => cost += cost_usd,
             Event::Error { message, .. } => failure = Some(message.clone()),
             _ => {}
@@ -63,7 +70,13 @@ pub async fn run(mut config: Config) -> i32 {
         } else if let Event::Warning { message } | Event::Notice { message } = &ev {
             eprintln!("flower-tui: {message}");
         }
-        if let Event::TurnEnd { reason } = &ev {
+        if let Event::TurnEnd {
+            turn: ended,
+            reason,
+            ..
+        } = &ev
+            && *ended == turn
+        {
             turns += 1;
             let ok = matches!(
                 reason,

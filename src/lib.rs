@@ -7,5 +7,6 @@ pub mod config;
 pub mod engine;
 pub mod headless;
 pub mod launch;
+pub mod logging;
 pub mod tui;
 pub mod tui_main;

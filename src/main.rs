@@ -30,6 +30,12 @@ fn main() {
     if config.verbose {
         eprintln!("{}", config.verbose_report());
     }
+    // Before the TUI takes the terminal: after that, nothing may be printed.
+    match flower_tui::logging::init(&config.data_dir, config.log_level) {
+        Ok(Some(path)) => flower_tui::launch::log_start(&config, &path),
+        Ok(None) => {}
+        Err(e) => eprintln!("flower-tui: {e}; running without a log file"),
+    }
     let code = if config.prompt.is_some() {
         runtime.block_on(flower_tui::headless::run(config))
     } else {

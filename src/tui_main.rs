@@ -24,26 +24,21 @@ pub async fn run(mut config: Config) -> i32 {
             return 1;
         }
     };
-    let banner = config.demo.then(|| crate::engine::demo::BANNER.to_string());
-    let provider = if config.demo {
-        "demo".to_string()
-    } else {
-        config
-            .provider
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_default()
-    };
+    let demo = config.backend.is_demo();
+    let banner = demo.then(|| crate::engine::demo::BANNER.to_string());
+    let provider = config.backend.label().to_string();
     let result = crate::tui::run(crate::tui::TuiParams {
         ops: handle.ops.clone(),
         events: handle.events,
         model: config.model.clone(),
         provider,
-        demo: config.demo,
+        demo,
         review: config.review,
         theme: config.theme.clone(),
         no_color: config.no_color,
         editor_cmd: config.editor.clone(),
         thresholds,
+        window_source: config.window_source.describe().to_string(),
         banner,
     })
     .await;

@@ -44,6 +44,12 @@ pub enum CompactError {
     /// The summariser returned no text (an empty summary is a failure, not a success).
     #[error("the summary is empty")]
     EmptySummary,
+    /// Fewer than two messages lie between the protected head and the verbatim tail.
+    #[error("nothing to summarise")]
+    NothingToSummarise,
+    /// The history changed while it was summarised (the plan no longer fits).
+    #[error("the history changed while it was summarised")]
+    HistoryChanged,
 }
 
 /// What a strategy's trigger looks at before a main-thread request.
@@ -59,11 +65,32 @@ pub struct Pressure {
     pub has_session_id: bool,
 }
 
+/// Which strategy a [`ContextStrategy`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategyKind {
+    Handoff,
+    Compaction,
+}
+
+impl StrategyKind {
+    /// A short name for logs and the ledger.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategyKind::Handoff => "handoff",
+            StrategyKind::Compaction => "compaction",
+        }
+    }
+}
+
 /// What replaces the model-visible history when the context runs out. Handoff and compaction both
 /// implement it so a third strategy can be added.
 pub trait ContextStrategy {
+    /// Which strategy this is (the session acts on the kind, never on a name).
+    fn kind(&self) -> StrategyKind;
     /// A short name for logs and the ledger (`handoff`, `compaction`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
     /// The pressure path: true when the strategy should act before the next request. The overflow
     /// path (a `ContextWindowExceeded` error) acts regardless of this.
     fn due(&self, p: &Pressure) -> bool;
@@ -74,8 +101,8 @@ pub trait ContextStrategy {
 pub struct CompactionStrategy;
 
 impl ContextStrategy for CompactionStrategy {
-    fn name(&self) -> &'static str {
-        "compaction"
+    fn kind(&self) -> StrategyKind {
+        StrategyKind::Compaction
     }
 
     fn due(&self, p: &Pressure) -> bool {

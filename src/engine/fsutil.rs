@@ -2,7 +2,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -34,6 +34,101 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Where [`write_new`] put its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewFile {
+    /// The position of the name taken among the candidates (0 = the first).
+    pub index: usize,
+    pub path: PathBuf,
+}
+
+/// Write `bytes` to the first of `names` (file names in `dir`) that is free, and never over an
+/// existing file, also against a concurrent writer. The file appears complete or not at all: the
+/// bytes go to a synced temp file first, which is then hard-linked to the free name (a link never
+/// replaces a file). Where the file system has no hard links, the name is created exclusively and
+/// written in place. Fails when every name is taken.
+pub fn write_new(
+    dir: &Path,
+    names: impl IntoIterator<Item = String>,
+    bytes: &[u8],
+) -> io::Result<NewFile> {
+    fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".flower-new.tmp-{}-{}",
+        std::process::id(),
+        unique()
+    ));
+    let result =
+        write_exclusive(&tmp, bytes).and_then(|()| link_to_free_name(dir, &tmp, names, bytes));
+    let _ = fs::remove_file(&tmp);
+    if result.is_ok()
+        && let Ok(d) = File::open(dir)
+    {
+        // Directory fsync is best effort: some file systems refuse it.
+        let _ = d.sync_all();
+    }
+    result
+}
+
+fn link_to_free_name(
+    dir: &Path,
+    tmp: &Path,
+    names: impl IntoIterator<Item = String>,
+    bytes: &[u8],
+) -> io::Result<NewFile> {
+    let mut in_place = false;
+    for (index, name) in names.into_iter().enumerate() {
+        let path = dir.join(name);
+        let mut placed = if in_place {
+            write_exclusive(&path, bytes)
+        } else {
+            fs::hard_link(tmp, &path)
+        };
+        if let Err(e) = &placed
+            && !in_place
+            && matches!(
+                e.kind(),
+                io::ErrorKind::Unsupported | io::ErrorKind::PermissionDenied
+            )
+        {
+            in_place = true;
+            placed = write_exclusive(&path, bytes);
+        }
+        match placed {
+            Ok(()) => return Ok(NewFile { index, path }),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("no free file name in {}", dir.display()),
+    ))
+}
+
+/// Create `path` (which must not exist), write and sync `bytes`; a failed write removes it.
+fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = OpenOptions::new().write(true).create_new(true).open(path)?;
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    if written.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+    }
+    written
+}
+
+/// `base.ext`, then `base-2.ext`, `base-3.ext`, … up to `max` names in all.
+pub fn numbered_names(base: &str, ext: &str, max: u32) -> impl Iterator<Item = String> + use<> {
+    let (base, ext) = (base.to_string(), ext.to_string());
+    (1..=max).map(move |n| {
+        if n == 1 {
+            format!("{base}.{ext}")
+        } else {
+            format!("{base}-{n}.{ext}")
+        }
+    })
 }
 
 /// A process-wide counter, for unique names.
@@ -140,6 +235,58 @@ mod tests {
         atomic_write(&p, b"two").unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "two");
         assert_eq!(fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn write_new_never_overwrites_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("sub");
+        let names = || numbered_names("a", "md", 3);
+        let first = write_new(&d, names(), b"one").unwrap();
+        assert_eq!((first.index, first.path.clone()), (0, d.join("a.md")));
+        let second = write_new(&d, names(), b"two").unwrap();
+        assert_eq!((second.index, second.path.clone()), (1, d.join("a-2.md")));
+        write_new(&d, names(), b"three").unwrap();
+        let full = write_new(&d, names(), b"four").unwrap_err();
+        assert_eq!(full.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(d.join("a.md")).unwrap(), "one");
+        assert_eq!(fs::read_to_string(d.join("a-2.md")).unwrap(), "two");
+        assert_eq!(fs::read_to_string(d.join("a-3.md")).unwrap(), "three");
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 3, "no temp file left");
+        // A directory that cannot be made is an error, not a panic.
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "x").unwrap();
+        assert!(write_new(&blocker.join("d"), names(), b"x").is_err());
+    }
+
+    #[test]
+    fn two_writers_at_once_take_different_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let d = d.clone();
+                std::thread::spawn(move || {
+                    write_new(
+                        &d,
+                        numbered_names("x", "txt", 100),
+                        format!("{i}").as_bytes(),
+                    )
+                    .unwrap()
+                    .path
+                })
+            })
+            .collect();
+        let mut paths: Vec<PathBuf> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(paths.len(), 8);
+        let mut seen: Vec<String> = paths
+            .iter()
+            .map(|p| fs::read_to_string(p).unwrap())
+            .collect();
+        seen.sort();
+        assert_eq!(seen, ["0", "1", "2", "3", "4", "5", "6", "7"]);
     }
 
     #[test]

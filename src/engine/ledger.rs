@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::Error;
 use super::fsutil::{atomic_write, new_id, now_unix, rfc3339};
 use super::types::Message;
 
@@ -125,22 +126,17 @@ pub struct RunDir {
 impl RunDir {
     /// `<data_dir>/runs/<run-id>`, or the given directory (which must not hold a run already: its
     /// ledger would be overwritten; `--continue` opens it instead).
-    pub fn create(data_dir: &Path, explicit: Option<&Path>) -> io::Result<RunDir> {
+    pub fn create(data_dir: &Path, explicit: Option<&Path>) -> Result<RunDir, Error> {
         let run_id = new_id();
         let root = match explicit {
             Some(p) => p.to_path_buf(),
             None => data_dir.join("runs").join(&run_id),
         };
         if root.join("manifest.json").exists() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} already holds a run (use --continue to go on with it, or another --run-dir)",
-                    root.display()
-                ),
-            ));
+            return Err(Error::RunDirTaken { path: root });
         }
-        fs::create_dir_all(root.join("sessions"))?;
+        fs::create_dir_all(root.join("sessions"))
+            .map_err(|e| Error::io("cannot create the run directory", &root, e))?;
         Ok(RunDir { root, run_id })
     }
 

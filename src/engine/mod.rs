@@ -3,10 +3,12 @@
 pub mod compact;
 pub mod context;
 pub mod demo;
+pub mod error;
 pub mod fsutil;
 pub mod handoff;
 pub mod ledger;
 pub mod mcp;
+pub mod policy;
 pub mod pricing;
 pub mod protocol;
 pub mod provider;
@@ -15,3 +17,4 @@ pub mod secrets;
 pub mod session;
 pub mod tools;
 pub mod types;
+pub mod windows;

@@ -1,23 +1,95 @@
 //! The queue pair between the engine and its front ends (TUI, headless): `Op`s in, `Event`s out.
+//!
+//! Correlation: every piece of work a front end starts (a user message, `/handoff`) is a *turn*
+//! with a [`TurnId`] the front end chooses ([`TurnId::next`]); the engine answers with
+//! `TurnStarted` when it begins the turn and exactly one `TurnEnd` when it is over (also for a turn
+//! refused or cancelled before it started). `Op::Abort` names the turn it means: an abort of a turn
+//! that already ended is ignored, an abort of a turn still queued drops it. A handoff has a
+//! [`HandoffId`] the engine chooses; `Op::ReviewDone` names the handoff whose review it ends.
+//!
+//! Extending it: new work gets a new `Op` with a `TurnId` and a new `TurnKind`; new facts get new
+//! `Event` variants (headless prints every event as one JSON line with a `"type"`, so a variant is
+//! never renamed and a field never changes meaning).
 
+use std::fmt;
 use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::context::Thresholds;
 use super::types::Usage;
+
+pub use super::error::ErrorKind;
+
+/// One turn, numbered by the front end that starts it (from [`TurnId::FIRST`] up, never reused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct TurnId(pub u64);
+
+impl TurnId {
+    /// The first turn of a front end.
+    pub const FIRST: TurnId = TurnId(1);
+
+    /// The id after this one.
+    pub fn next(self) -> TurnId {
+        TurnId(self.0.saturating_add(1))
+    }
+}
+
+impl fmt::Display for TurnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "turn {}", self.0)
+    }
+}
+
+/// One handoff (automatic or manual), numbered by the engine from 1 in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct HandoffId(pub u64);
+
+impl fmt::Display for HandoffId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "handoff {}", self.0)
+    }
+}
+
+/// Who wrote a message or started a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// The person at the front end (typed, or `-p`).
+    User,
+    /// The engine itself (e.g. the successor's handoff briefing).
+    Engine,
+}
+
+/// What a turn does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    /// A user message: the agent loop of requests and tools (SPEC §4).
+    Message,
+    /// `/handoff [focus]` (SPEC §7).
+    Handoff,
+}
 
 /// What a front end asks of the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     /// A user message: runs one turn.
     UserTurn {
+        turn: TurnId,
         text: String,
     },
-    /// Abort what is running: a stream, a tool, a handoff being written.
-    Abort,
-    /// `/handoff [focus]`.
+    /// Abort what runs in `turn` (a stream, a tool, an approval wait, a handoff being written),
+    /// or drop `turn` if it is still queued. Ignored when `turn` is over.
+    Abort {
+        turn: TurnId,
+    },
+    /// `/handoff [focus]`: a turn of its own.
     Handoff {
+        turn: TurnId,
         focus: Option<String>,
     },
     /// The answer to an `Event::ApprovalRequest`.
@@ -25,8 +97,11 @@ pub enum Op {
         id: String,
         decision: Approval,
     },
-    /// The review window (SPEC §8) is over: start the successor from the file on disk.
-    ReviewDone,
+    /// The review window (SPEC §8) of `handoff` is over: start the successor from the file on disk.
+    /// Ignored unless that handoff awaits its review.
+    ReviewDone {
+        handoff: HandoffId,
+    },
     /// `/new`: a fresh session with no handoff.
     NewSession,
     /// `/window N`: a new context window for the rest of the run.
@@ -34,6 +109,16 @@ pub enum Op {
         window: u64,
     },
     Shutdown,
+}
+
+impl Op {
+    /// The turn this op starts, if it starts one.
+    pub fn starts_turn(&self) -> Option<TurnId> {
+        match self {
+            Op::UserTurn { turn, .. } | Op::Handoff { turn, .. } => Some(*turn),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,21 +130,29 @@ pub enum Approval {
 }
 
 /// Why a turn ended (SPEC §4).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitReason {
     Completed,
     Interrupted,
+    /// The session was replaced by a successor (a `/handoff` turn that succeeded).
     Handoff,
-    MaxIterations { n: u32, max: u32 },
-    Error(String),
+    /// The turn ended without touching the session (a `/handoff` refused or failed; its
+    /// `Event::Handoff` says why).
+    Unchanged,
+    MaxIterations {
+        n: u32,
+        max: u32,
+    },
+    Error(ErrorKind),
 }
 
-impl std::fmt::Display for ExitReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExitReason::Completed => f.write_str("completed"),
             ExitReason::Interrupted => f.write_str("interrupted"),
             ExitReason::Handoff => f.write_str("handoff"),
+            ExitReason::Unchanged => f.write_str("unchanged"),
             ExitReason::MaxIterations { n, max } => write!(f, "max_iterations_reached({n}/{max})"),
             ExitReason::Error(kind) => write!(f, "error:{kind}"),
         }
@@ -72,6 +165,44 @@ impl Serialize for ExitReason {
     }
 }
 
+/// Why the engine declined a `/handoff` (the guard of SPEC §7, kept in one place: here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoffRefusal {
+    /// Fewer than 2 messages in the session.
+    NoMessages,
+    /// A handoff is being written already.
+    AlreadyWriting,
+}
+
+impl fmt::Display for HandoffRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HandoffRefusal::NoMessages => "Nothing to hand off (no messages yet)",
+            HandoffRefusal::AlreadyWriting => "A handoff is already being written (Esc cancels it)",
+        })
+    }
+}
+
+/// What set off a compaction (SPEC §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// ctx reached 0.8 × window before a request.
+    Pressure,
+    /// The provider said the context window was exceeded.
+    Overflow,
+}
+
+impl fmt::Display for CompactionTrigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CompactionTrigger::Pressure => "pressure",
+            CompactionTrigger::Overflow => "overflow",
+        })
+    }
+}
+
 /// The handoff's visible phases (SPEC §6, §7).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
@@ -79,15 +210,23 @@ pub enum HandoffPhase {
     /// `ctx >= warn_at`, once per generation.
     Near { context: u64, at: u64, window: u64 },
     /// The writing turn started.
-    Writing { manual: bool, focus: Option<String> },
-    /// The document is on disk (or, with no workbench, in memory) and the review window is open.
+    Writing {
+        handoff: HandoffId,
+        manual: bool,
+        focus: Option<String>,
+    },
+    /// The document is on disk (or, with no workbench, in memory). When `awaits_review`, the engine
+    /// waits for `Op::ReviewDone { handoff }` before it starts the successor.
     Frozen {
+        handoff: HandoffId,
         path: Option<PathBuf>,
         degraded: bool,
         markdown: String,
+        awaits_review: bool,
     },
     /// The successor session started.
     Done {
+        handoff: HandoffId,
         context: u64,
         window: u64,
         degraded: bool,
@@ -95,10 +234,28 @@ pub enum HandoffPhase {
         sections: Vec<String>,
         generation: u32,
     },
-    /// Esc during a manual handoff: the session is unchanged.
-    Cancelled,
+    /// Esc while the document was written: the session is unchanged.
+    Cancelled { handoff: HandoffId },
     /// A manual handoff failed; the session is unchanged.
-    Failed { message: String },
+    Failed { handoff: HandoffId, message: String },
+    /// A `/handoff` was declined before it started; `message` is what to show.
+    Refused {
+        reason: HandoffRefusal,
+        message: String,
+    },
+}
+
+/// What a request's stream is doing, when it is not simply streaming (SPEC §3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum StreamState {
+    /// The try broke after part of its answer was shown (`chars` characters of text, maybe thinking
+    /// too): that part is void; the `retry` event that follows replays the request from scratch.
+    Discarded { chars: usize },
+    /// No byte from the provider for `silent_ms` (sent once a silence passes 15 s).
+    Silent { silent_ms: u64 },
+    /// The silence is over: bytes arrive again, or the silent try ended.
+    Resumed,
 }
 
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
@@ -111,13 +268,23 @@ pub enum Event {
         generation: u32,
         model: String,
         provider: String,
-        window: u64,
-        at: u64,
-        warn_at: u64,
+        /// `window`, `headroom`, `at`, `warn_at` (flat on the wire).
+        #[serde(flatten)]
+        thresholds: Thresholds,
         demo: bool,
     },
-    /// A user message the engine put into the conversation (echo, for transcripts and the chat pane).
+    /// The engine began working on `turn`.
+    TurnStarted {
+        turn: TurnId,
+        kind: TurnKind,
+        origin: Origin,
+    },
+    /// A user message the engine put into the conversation (echo, for transcripts and the chat
+    /// pane). `turn` is the turn it belongs to; None for a message replayed from an earlier run
+    /// (`--continue`).
     UserMessage {
+        turn: Option<TurnId>,
+        origin: Origin,
         text: String,
     },
     TextDelta {
@@ -135,6 +302,8 @@ pub enum Event {
         id: String,
         name: String,
         input: Value,
+        /// One line for the UI (`tools::summary`): `bash: cargo test`, `read_file: a.rs:1-40`.
+        summary: String,
     },
     ToolResult {
         id: String,
@@ -147,21 +316,29 @@ pub enum Event {
         id: String,
         name: String,
         summary: String,
+        /// The call leaves the workspace: "always" does not cover it (SPEC §14).
+        outside_workspace: bool,
     },
-    /// Context accounting after a response (or an estimate between responses).
+    /// Context accounting after a response (or an estimate between responses), with the
+    /// thresholds in force.
     Usage {
         context: u64,
-        window: u64,
+        /// `window`, `headroom`, `at`, `warn_at` (flat on the wire).
+        #[serde(flatten)]
+        thresholds: Thresholds,
         estimated: bool,
         usage: Usage,
+        /// This response's cost (0 for an estimate).
         cost_usd: f64,
+        /// The session's cost so far (writing turns and summaries included).
+        session_cost_usd: f64,
     },
     Handoff(HandoffPhase),
     /// A compaction (`--no-handoff`) replaced older history with a summary.
     Compaction {
         before: u64,
         after: u64,
-        trigger: String,
+        trigger: CompactionTrigger,
     },
     Retry {
         attempt: u32,
@@ -169,10 +346,14 @@ pub enum Event {
         reason: String,
         delay_ms: u64,
     },
-    /// A window learned from an overflow message, now recorded for the model.
+    /// The provider's stream between the request and its reply (SPEC §3).
+    Stream(StreamState),
+    /// A window learned from an overflow message, now recorded for the model, with the thresholds
+    /// now in force.
     WindowLearned {
         model: String,
-        window: u64,
+        #[serde(flatten)]
+        thresholds: Thresholds,
     },
     Notice {
         message: String,
@@ -181,10 +362,13 @@ pub enum Event {
         message: String,
     },
     Error {
-        kind: String,
+        kind: ErrorKind,
         message: String,
     },
     TurnEnd {
+        turn: TurnId,
+        kind: TurnKind,
+        origin: Origin,
         reason: ExitReason,
     },
     /// The final answer of a headless run.
@@ -196,3 +380,7 @@ pub enum Event {
         session_id: String,
     },
 }
+
+#[cfg(test)]
+#[path = "protocol_tests.rs"]
+mod tests;

@@ -2,11 +2,10 @@
 //! handoff replaces an editor with unsaved edits, so the edits go to a file of their own beside
 //! the document, `<file name>.unsaved-<timestamp>.md`, written atomically and never over another.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::engine::fsutil::{compact_stamp, unique};
+use crate::engine::fsutil::{self, compact_stamp};
 
 /// Names tried per directory before giving up (`…-2.md`, `…-3.md`, …).
 const MAX_NAMES: u32 = 1000;
@@ -49,38 +48,9 @@ pub fn keep_unsaved_with_fallback(
     }
 }
 
-/// `dir/base.md`, or `dir/base-N.md` when taken: a temp file is written and synced, then linked
-/// to the first free name (a link never replaces an existing file).
+/// `dir/base.md`, or `dir/base-N.md` when taken, never over another file.
 fn write_new(dir: &Path, base: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{base}.tmp-{}-{}", std::process::id(), unique()));
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        for n in 1..=MAX_NAMES {
-            let target = if n == 1 {
-                dir.join(format!("{base}.md"))
-            } else {
-                dir.join(format!("{base}-{n}.md"))
-            };
-            match fs::hard_link(&tmp, &target) {
-                Ok(()) => {
-                    if let Ok(d) = File::open(dir) {
-                        // Directory fsync is best effort: some file systems refuse it.
-                        let _ = d.sync_all();
-                    }
-                    return Ok(target);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::other("no free file name"))
-    })();
-    let _ = fs::remove_file(&tmp);
-    result
+    fsutil::write_new(dir, fsutil::numbered_names(base, "md", MAX_NAMES), bytes).map(|f| f.path)
 }
 
 #[cfg(test)]

@@ -136,7 +136,8 @@ async fn verbose_masks_the_key_and_the_window_is_learned_for_the_next_run() {
         let mut c = bin(home.path());
         c.env("ANTHROPIC_API_KEY", KEY)
             .env("ANTHROPIC_BASE_URL", server.base_url())
-            .env("ANTHROPIC_MODEL", "claude-opus-test")
+            // Not in the model table (Claude names are 200,000 there): the 1M default applies.
+            .env("ANTHROPIC_MODEL", "gateway-opus-test")
             .args(args);
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };
@@ -359,4 +360,64 @@ async fn a_local_openai_compatible_server_runs_without_a_key() {
         "{headers:?}"
     );
     assert_eq!(server.requests()[0]["model"], "llama3.1");
+}
+
+#[tokio::test]
+async fn the_log_file_has_the_turn_the_requests_and_the_retries_but_never_the_key() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config/flower");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "retry_base_ms = 1\nlog_level = \"debug\"\n",
+    )
+    .unwrap();
+    server.push(a::overloaded());
+    server.push(a::text(&format!("done, and {KEY} is not logged"), u(2_000)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "task", "--yes"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let logs = home.path().join("data/flower/logs");
+    let files: Vec<_> = std::fs::read_dir(&logs).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1, "one file a day");
+    let log = std::fs::read_to_string(files[0].path()).unwrap();
+    for want in [
+        "flower-tui started",
+        "session started",
+        "turn started",
+        "retrying",
+        "request done",
+        "turn ended: completed",
+    ] {
+        assert!(log.contains(want), "{want:?} missing from the log:\n{log}");
+    }
+    assert!(!log.contains(KEY), "the key reached the log:\n{log}");
+    assert!(!log.contains("hyper"), "only this crate's events:\n{log}");
+    let pid = log.split_whitespace().next().unwrap();
+    assert!(log.lines().all(|l| l.starts_with(pid)), "{log}");
+
+    // `off` writes nothing; a bad level is one line and exit 2.
+    let quiet = tempfile::tempdir().unwrap();
+    server.push(a::text("quiet", u(2_000)));
+    let mut c = bin(quiet.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "task", "--log-level", "off"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!quiet.path().join("data/flower/logs").exists());
+    let out = bin(quiet.path())
+        .args(["--log-level", "loud"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("off, error, warn, info, debug, trace"));
 }

@@ -1,10 +1,12 @@
 //! The engine end to end against the fake provider: turns, tools, retries, errors, budget, spill.
 
-use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
+use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
+use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
-use crate::support::harness::{Harness, KEY, all_files, start, text_of, turn_end};
+use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
 
 fn u(input: u64) -> U {
     U {
@@ -166,7 +168,13 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
     ));
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     assert!(ev.iter().any(
         |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
     ));
@@ -180,13 +188,21 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
 #[tokio::test]
 async fn malformed_and_truncated_streams_are_clear_errors() {
     let h = Harness::new().await;
-    h.server.push(Reply::Sse {
-        chunks: vec![b"event: message_start\ndata: {not json\n\n".to_vec()],
-        delay: None,
-    });
+    for _ in 0..5 {
+        h.server.push(Reply::Sse {
+            chunks: vec![b"event: message_start\ndata: {not json\n\n".to_vec()],
+            delay: None,
+        });
+    }
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     let full = a::text("this will be cut", u(900));
     let Reply::Sse { chunks, .. } = full else {
         panic!()
@@ -195,7 +211,7 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
     h.server.push(Reply::Cut {
         bytes: bytes[..bytes.len() / 2].to_vec(),
     });
-    // The cut is retried only when nothing reached the user; either way no panic and a clear end.
+    // Every try is cut: it is replayed until the five tries are spent, then ends in a clear error.
     h.server.push(Reply::Cut {
         bytes: bytes[..bytes.len() / 2].to_vec(),
     });
@@ -209,7 +225,13 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
         bytes: bytes[..bytes.len() / 2].to_vec(),
     });
     let ev = r.turn("again").await;
-    assert!(turn_end(&ev).starts_with("error:"), "{ev:#?}");
+    assert!(
+        matches!(
+            exit_reason(&ev),
+            Some(ExitReason::Error(ErrorKind::Provider(_)))
+        ),
+        "{ev:#?}"
+    );
     assert!(ev.iter().any(|e| matches!(e, Event::Error { .. })));
     r.shutdown().await;
 }
@@ -311,9 +333,9 @@ async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
         prefix: crate::support::harness::text_prefix("partial answer"),
     });
     let mut r = start(h.params(200_000, 50_000));
-    r.send(Op::UserTurn { text: "go".into() }).await;
+    let turn = r.send_turn("go").await;
     r.until(|e| matches!(e, Event::TextDelta { .. })).await;
-    r.send(Op::Abort).await;
+    r.send(Op::Abort { turn }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "interrupted");
     assert!(ev.iter().any(|e| matches!(
@@ -375,7 +397,7 @@ async fn headless_denies_unapproved_tools() {
     ));
     h.server.push(a::text("ok", u(1100)));
     let mut p = h.params(200_000, 50_000);
-    p.auto_approve = false;
+    p.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
     r.turn("go").await;
     assert!(!h.workspace.join("pwned").exists());
@@ -400,7 +422,11 @@ async fn api_key_never_reaches_disk() {
     });
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
-    assert!(turn_end(&ev).starts_with("error:auth"), "{ev:#?}");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(P::Auth))),
+        "{ev:#?}"
+    );
     for e in &ev {
         assert!(!format!("{e:?}").contains(KEY));
     }
@@ -453,10 +479,10 @@ async fn interactive_always_does_not_cover_an_outside_path() {
         .push(a::tool_use("t2", "write_file", &out_input, u(1100)));
     h.server.push(a::text("ok", u(1200)));
     let mut p = h.params(200_000, 50_000);
-    p.auto_approve = false;
-    p.interactive = true;
+    p.approvals = ApprovalPolicy::Ask;
+    p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
-    r.send(Op::UserTurn { text: "go".into() }).await;
+    r.send_turn("go").await;
     r.until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
     r.send(Op::Approval {
@@ -498,7 +524,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     p.resume = Some(Resume {
         run_dir: RunDir::open(&root),
     });
-    p.interactive = true;
+    p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r
         .until(
@@ -507,7 +533,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
         .await;
     assert!(
         ev.iter()
-            .any(|e| matches!(e, Event::UserMessage { text } if text == "list the files"))
+            .any(|e| matches!(e, Event::UserMessage { turn: None, origin: Origin::User, text } if text == "list the files"))
     );
     assert!(
         ev.iter()

@@ -1,10 +1,14 @@
 //! Handoff end to end against the fake provider (SPEC §6, §7, §9): scripted usage crosses the lines.
 
-use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
+use flower_tui::engine::policy::{ContextPolicy, FrontEnd};
+use flower_tui::engine::protocol::{
+    CompactionTrigger, ErrorKind, Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnKind,
+};
+use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::harness::{Harness, exit_reason, start, turn_end};
 
 const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -145,17 +149,17 @@ async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.review = true;
+    p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
-    r.send(Op::UserTurn {
-        text: "work".into(),
-    })
-    .await;
+    r.send_turn("work").await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
         .await;
     let Some(Event::Handoff(HandoffPhase::Frozen {
-        path: Some(path), ..
+        handoff,
+        path: Some(path),
+        awaits_review: true,
+        ..
     })) = ev.last()
     else {
         panic!("{ev:#?}")
@@ -166,7 +170,7 @@ async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
         "Run the parser tests.\nUSER EDIT: also check the Windows paths.",
     );
     std::fs::write(path, edited).unwrap();
-    r.send(Op::ReviewDone).await;
+    r.send(Op::ReviewDone { handoff: *handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
     let reqs = h.server.requests();
@@ -182,23 +186,23 @@ async fn a_deleted_file_falls_back_to_the_document_in_memory() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.review = true;
+    p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
-    r.send(Op::UserTurn {
-        text: "work".into(),
-    })
-    .await;
+    r.send_turn("work").await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
         .await;
     let Some(Event::Handoff(HandoffPhase::Frozen {
-        path: Some(path), ..
+        handoff,
+        path: Some(path),
+        awaits_review: true,
+        ..
     })) = ev.last()
     else {
         panic!()
     };
     std::fs::remove_file(path).unwrap();
-    r.send(Op::ReviewDone).await;
+    r.send(Op::ReviewDone { handoff: *handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert!(
         ev.iter()
@@ -260,10 +264,7 @@ async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     assert!(ev.iter().any(|e| matches!(
         e,
-        Event::WindowLearned {
-            window: 200_000,
-            ..
-        }
+        Event::WindowLearned { thresholds, .. } if thresholds.window == 200_000
     )));
     assert!(
         phases(&ev)
@@ -301,7 +302,12 @@ async fn overflow_twice_in_a_row_reports_the_original_error() {
     h.server.push(overflow());
     let mut r = start(h.params(1_000_000, 50_000));
     let ev = r.turn("task").await;
-    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(
+            P::ContextWindowExceeded
+        )))
+    );
     assert_eq!(h.server.requests().len(), 3, "exactly one retry");
     r.shutdown().await;
 }
@@ -315,12 +321,16 @@ async fn compaction_that_changes_nothing_does_not_retry() {
         body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
     });
     let mut p = h.params(200_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     // A single message: nothing can be summarised, so the generation does not advance.
     let ev = r.turn("one enormous message").await;
-    assert_eq!(turn_end(&ev), "error:context_window_exceeded");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::Provider(
+            P::ContextWindowExceeded
+        )))
+    );
     assert_eq!(
         h.server.requests().len(),
         1,
@@ -345,9 +355,16 @@ async fn the_breaker_stops_a_window_below_the_startup_floor() {
     }
     let mut r = start(h.params(5_000, 50_000));
     let ev = r.turn("task").await;
-    assert_eq!(turn_end(&ev), "error:handoff_breaker", "{ev:#?}");
+    assert_eq!(
+        exit_reason(&ev),
+        Some(ExitReason::Error(ErrorKind::HandoffBreaker)),
+        "{ev:#?}"
+    );
     let msg = ev.iter().find_map(|e| match e {
-        Event::Error { kind, message } if kind == "handoff_breaker" => Some(message.clone()),
+        Event::Error {
+            kind: ErrorKind::HandoffBreaker,
+            message,
+        } => Some(message.clone()),
         _ => None,
     });
     let msg = msg.unwrap();
@@ -395,11 +412,21 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
     let h = Harness::new().await;
     let mut r = start(h.params(200_000, 50_000));
     // Guard: nothing yet.
-    r.send(Op::Handoff { focus: None }).await;
-    let ev = r.until(|e| matches!(e, Event::Handoff(_))).await;
+    let turn = r.send_handoff(None).await;
+    let ev = r.until_end(turn).await;
     assert!(
-        matches!(ev.last(), Some(Event::Handoff(HandoffPhase::Failed { message })) if message == "Nothing to hand off (no messages yet)")
+        ev.iter().any(|e| matches!(e, Event::Handoff(HandoffPhase::Refused { reason: HandoffRefusal::NoMessages, message })
+            if message == "Nothing to hand off (no messages yet)")),
+        "{ev:#?}"
     );
+    assert!(matches!(
+        ev.last(),
+        Some(Event::TurnEnd {
+            kind: TurnKind::Handoff,
+            reason: ExitReason::Unchanged,
+            ..
+        })
+    ));
     h.server.push(a::text("hello", u(1_000)));
     r.turn("hi").await;
 
@@ -407,10 +434,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
     h.server.push(Reply::Stall {
         prefix: crate::support::harness::text_prefix("## Doing"),
     });
-    r.send(Op::Handoff {
-        focus: Some("the {used} parser".into()),
-    })
-    .await;
+    let turn = r.send_handoff(Some("the {used} parser")).await;
     r.until(|e| matches!(e, Event::Handoff(HandoffPhase::Writing { .. })))
         .await;
     // Abort once the writing request is on the wire.
@@ -420,19 +444,21 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    r.send(Op::Abort).await;
+    r.send(Op::Abort { turn }).await;
     let ev = r
         .until(|e| {
             matches!(
                 e,
-                Event::Handoff(HandoffPhase::Cancelled | HandoffPhase::Failed { .. })
+                Event::Handoff(HandoffPhase::Cancelled { .. } | HandoffPhase::Failed { .. })
             )
         })
         .await;
     assert!(matches!(
         ev.last(),
-        Some(Event::Handoff(HandoffPhase::Cancelled))
+        Some(Event::Handoff(HandoffPhase::Cancelled { .. }))
     ));
+    let ev = r.until_end(turn).await;
+    assert_eq!(turn_end(&ev), "interrupted");
     let body = h.server.requests().last().unwrap().clone();
     assert!(
         last_user_text(&body).contains("Additional focus: the {used} parser"),
@@ -442,18 +468,20 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 
     // Failure: empty text.
     h.server.push(a::text("", u(1_000)));
-    r.send(Op::Handoff { focus: None }).await;
+    let turn = r.send_handoff(None).await;
     let ev = r
         .until(|e| {
             matches!(
                 e,
-                Event::Handoff(HandoffPhase::Cancelled | HandoffPhase::Failed { .. })
+                Event::Handoff(HandoffPhase::Cancelled { .. } | HandoffPhase::Failed { .. })
             )
         })
         .await;
     assert!(
-        matches!(ev.last(), Some(Event::Handoff(HandoffPhase::Failed { message })) if message.contains("no text"))
+        matches!(ev.last(), Some(Event::Handoff(HandoffPhase::Failed { message, .. })) if message.contains("no text"))
     );
+    let ev = r.until_end(turn).await;
+    assert_eq!(turn_end(&ev), "unchanged");
     assert_eq!(r.manifest().steps[0].session_id, sid, "unchanged");
 
     // Still usable, and the history has no trace of the aborted writing turn.
@@ -464,7 +492,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 
     // Success.
     h.server.push(a::text(DOC, u(1_300)));
-    r.send(Op::Handoff { focus: None }).await;
+    let turn = r.send_handoff(None).await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
@@ -472,6 +500,8 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
         ev.last(),
         Some(Event::Handoff(HandoffPhase::Done { generation: 2, .. }))
     ));
+    let ev = r.until_end(turn).await;
+    assert_eq!(turn_end(&ev), "handoff");
     assert_ne!(r.manifest().steps[0].session_id, sid);
     r.shutdown().await;
 }
@@ -480,8 +510,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     let h = Harness::new().await;
     let mut p = h.params(100_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..4 {
         h.server.push(a::tool_use(
@@ -503,7 +532,7 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     assert!(
         ev.iter()
-            .any(|e| matches!(e, Event::Compaction { trigger, .. } if trigger == "pressure"))
+            .any(|e| matches!(e, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Pressure))
     );
     let reqs = h.server.requests();
     let last = reqs.last().unwrap();
@@ -533,8 +562,7 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
 async fn compaction_overflow_path_reduces_and_retries_once() {
     let h = Harness::new().await;
     let mut p = h.params(200_000, 50_000);
-    p.handoff = false;
-    p.compaction = true;
+    p.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..3 {
         h.server.push(a::tool_use(
@@ -558,7 +586,7 @@ async fn compaction_overflow_path_reduces_and_retries_once() {
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     assert!(
         ev.iter()
-            .any(|e| matches!(e, Event::Compaction { trigger, .. } if trigger == "overflow"))
+            .any(|e| matches!(e, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Overflow))
     );
     let reqs = h.server.requests();
     assert_eq!(
@@ -593,10 +621,7 @@ async fn esc_during_an_automatic_writing_turn_cancels_and_keeps_the_session() {
         prefix: crate::support::harness::text_prefix("## Doing"),
     });
     let mut r = start(h.params(40_000, 10_000));
-    r.send(Op::UserTurn {
-        text: "work".into(),
-    })
-    .await;
+    let turn = r.send_turn("work").await;
     r.until(|e| {
         matches!(
             e,
@@ -611,13 +636,13 @@ async fn esc_during_an_automatic_writing_turn_cancels_and_keeps_the_session() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     let sid = r.manifest().steps[0].session_id.clone();
-    r.send(Op::Abort).await;
+    r.send(Op::Abort { turn }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "interrupted");
     assert!(
         phases(&ev)
             .iter()
-            .any(|p| matches!(p, HandoffPhase::Cancelled))
+            .any(|p| matches!(p, HandoffPhase::Cancelled { .. }))
     );
     assert!(
         !phases(&ev)

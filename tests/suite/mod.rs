@@ -5,4 +5,5 @@ mod e2e;
 mod engine;
 mod handoff;
 mod mcp;
+mod protocol;
 mod provider;

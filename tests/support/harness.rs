@@ -4,9 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flower_tui::engine::context::Thresholds;
+use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::{Manifest, RunDir};
-use flower_tui::engine::protocol::{Event, Op};
+use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
+use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -75,19 +76,18 @@ impl Harness {
             run_dir,
             data_dir: self.data.clone(),
             thresholds: Thresholds::new(window, headroom),
-            window_pinned: false,
-            handoff: true,
-            compaction: false,
+            window_source: WindowSource::ModelName,
+            context: ContextPolicy::Handoff,
             max_generations: 8,
             max_iterations: 50,
-            review: false,
-            auto_approve: true,
-            interactive: false,
+            approvals: ApprovalPolicy::Auto,
+            front_end: FrontEnd::Headless,
             step: Some("test-step".into()),
             retry: RetryPolicy {
                 max_tries: 5,
                 base_delay: Duration::from_millis(1),
                 max_delay: Duration::from_millis(5),
+                ..RetryPolicy::default()
             },
             max_tokens: 1024,
             bash_timeout: Duration::from_secs(30),
@@ -102,6 +102,8 @@ pub struct Running {
     pub h: EngineHandle,
     pub run_root: PathBuf,
     pub events: Vec<Event>,
+    /// The last turn id given out.
+    pub last_turn: TurnId,
 }
 
 pub fn start(params: EngineParams) -> Running {
@@ -110,6 +112,7 @@ pub fn start(params: EngineParams) -> Running {
         h: session::spawn(params).unwrap(),
         run_root,
         events: Vec::new(),
+        last_turn: TurnId(0),
     }
 }
 
@@ -136,10 +139,44 @@ impl Running {
         }
     }
 
-    /// Send a user turn and collect its events through `TurnEnd`.
+    /// A new turn id, as a front end numbers its turns.
+    pub fn new_turn(&mut self) -> TurnId {
+        self.last_turn = self.last_turn.next();
+        self.last_turn
+    }
+
+    /// Send a user message; returns its turn.
+    pub async fn send_turn(&mut self, text: &str) -> TurnId {
+        let turn = self.new_turn();
+        self.send(Op::UserTurn {
+            turn,
+            text: text.into(),
+        })
+        .await;
+        turn
+    }
+
+    /// Send `/handoff [focus]`; returns its turn.
+    pub async fn send_handoff(&mut self, focus: Option<&str>) -> TurnId {
+        let turn = self.new_turn();
+        self.send(Op::Handoff {
+            turn,
+            focus: focus.map(str::to_string),
+        })
+        .await;
+        turn
+    }
+
+    /// Collect events through the `TurnEnd` of `turn`.
+    pub async fn until_end(&mut self, turn: TurnId) -> Vec<Event> {
+        self.until(|e| matches!(e, Event::TurnEnd { turn: t, .. } if *t == turn))
+            .await
+    }
+
+    /// Send a user turn and collect its events through its `TurnEnd`.
     pub async fn turn(&mut self, text: &str) -> Vec<Event> {
-        self.send(Op::UserTurn { text: text.into() }).await;
-        self.until(|e| matches!(e, Event::TurnEnd { .. })).await
+        let turn = self.send_turn(text).await;
+        self.until_end(turn).await
     }
 
     pub fn manifest(&self) -> Manifest {
@@ -157,10 +194,18 @@ pub fn turn_end(events: &[Event]) -> String {
         .iter()
         .rev()
         .find_map(|e| match e {
-            Event::TurnEnd { reason } => Some(reason.to_string()),
+            Event::TurnEnd { reason, .. } => Some(reason.to_string()),
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// The last turn's exit reason, as a type.
+pub fn exit_reason(events: &[Event]) -> Option<ExitReason> {
+    events.iter().rev().find_map(|e| match e {
+        Event::TurnEnd { reason, .. } => Some(*reason),
+        _ => None,
+    })
 }
 
 pub fn text_of(events: &[Event]) -> String {

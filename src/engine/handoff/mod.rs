@@ -9,11 +9,8 @@ pub use document::{DEGRADED_MARKER, DegradedParams, HandoffDoc, HandoffMeta};
 pub use prompt::{handoff_prompt, successor_task_note};
 pub use store::{ReadBack, freeze, live_path, read_back, safe_step_name};
 
-use crate::engine::compact::{ContextStrategy, Pressure};
+use crate::engine::compact::{ContextStrategy, Pressure, StrategyKind};
 use crate::engine::context::{DueInput, handoff_at, handoff_due};
-
-/// The name [`HandoffStrategy`] reports.
-pub const HANDOFF: &str = "handoff";
 
 /// Handoff as a [`ContextStrategy`]: due at the handoff line `max(10_000, window - headroom)`
 /// (SPEC §6.2), never during the writing turn, only once the session has an id.
@@ -26,8 +23,8 @@ pub struct HandoffStrategy {
 }
 
 impl ContextStrategy for HandoffStrategy {
-    fn name(&self) -> &'static str {
-        HANDOFF
+    fn kind(&self) -> StrategyKind {
+        StrategyKind::Handoff
     }
 
     fn due(&self, p: &Pressure) -> bool {

@@ -1,11 +1,11 @@
 //! The handoff document on disk (SPEC §6.9, §10): the live file per step, the archive of earlier
 //! generations, and reading the file back after the review window.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::engine::fsutil::{atomic_write, compact_stamp};
+use crate::engine::fsutil::{atomic_write, compact_stamp, numbered_names, write_new};
 
 /// The longest step name used in a file name, in characters.
 pub const MAX_STEP_NAME_CHARS: usize = 64;
@@ -80,33 +80,14 @@ pub fn freeze(workbench: &Path, step: &str, markdown: &str, now_secs: u64) -> io
     Ok(live)
 }
 
-/// Write `bytes` to a new archive file; returns its path.
+/// Names tried for one archive file in one second (`-2`, `-3`, …).
+const MAX_ARCHIVE_NAMES: u32 = 10_000;
+
+/// Write `bytes` to a new archive file (never over another); returns its path.
 fn archive(workbench: &Path, step: &str, bytes: &[u8], now_secs: u64) -> io::Result<PathBuf> {
-    let dir = archive_dir(workbench);
-    fs::create_dir_all(&dir)?;
     let base = format!("{}-{}", safe_step_name(step), compact_stamp(now_secs));
-    for n in 1u32.. {
-        let path = if n == 1 {
-            dir.join(format!("{base}.md"))
-        } else {
-            dir.join(format!("{base}-{n}.md"))
-        };
-        // `create_new` is the no-overwrite guarantee, also against a concurrent writer.
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut f) => {
-                let written = f.write_all(bytes).and_then(|()| f.sync_all());
-                if let Err(e) = written {
-                    drop(f);
-                    let _ = fs::remove_file(&path);
-                    return Err(e);
-                }
-                return Ok(path);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::other("no free archive name"))
+    let names = numbered_names(&base, "md", MAX_ARCHIVE_NAMES);
+    write_new(&archive_dir(workbench), names, bytes).map(|f| f.path)
 }
 
 /// What reading the frozen document back found (SPEC §6.10, §13).

@@ -3,15 +3,20 @@
 use std::path::PathBuf;
 
 use super::Engine;
-use super::request::Outcome;
-use crate::engine::compact;
+use super::request::{Outcome, Purpose};
+use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
+use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{HandoffDoc, HandoffMeta, prompt};
 use crate::engine::ledger::{HandoffRecord, TranscriptLine, now_stamp};
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::protocol::{
+    CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin,
+    TurnId, TurnKind,
+};
+use crate::engine::provider::ProviderError;
 use crate::engine::types::{Message, ModelRequest, ToolChoice};
 
 /// What started a handoff.
@@ -25,60 +30,102 @@ pub(crate) enum Trigger {
     Overflow { reason: String },
 }
 
+impl Trigger {
+    fn as_str(&self) -> &'static str {
+        match self {
+            Trigger::Auto => "auto",
+            Trigger::Manual { .. } => "manual",
+            Trigger::Overflow { .. } => "overflow",
+        }
+    }
+}
+
 pub(crate) enum HandoffOutcome {
     /// A successor session is running.
     Done,
-    /// The session is unchanged (manual handoff cancelled or failed).
+    /// The session is unchanged: a manual handoff failed.
     Unchanged,
+    /// The session is unchanged: Esc during a manual handoff.
+    Cancelled,
     /// The turn must stop (breaker, shutdown, user abort during an automatic handoff).
     Stopped(ExitReason),
 }
 
-/// The breaker's message (SPEC §6.11).
-pub fn breaker_message(max: u32, at: u64) -> String {
-    format!(
-        "handoff breaker: {max} handoffs in this step. The handoff line ({at} tokens) is probably below \
-         this session's startup floor (system prompt + tools), so every new session crosses it at once. \
-         Raise --window or use --no-handoff."
-    )
-}
-
 impl Engine {
-    /// `Op::Handoff` when idle: guards, then the same path as the automatic handoff.
-    pub(crate) async fn manual_handoff(&mut self, focus: Option<String>) {
+    /// `Op::Handoff` when idle: the guard, then the same path as the automatic handoff.
+    pub(crate) async fn manual_handoff(&mut self, id: TurnId, focus: Option<String>) {
         if !self.has_step() || self.s.messages.len() < 2 {
-            self.emit(Event::Handoff(HandoffPhase::Failed {
-                message: "Nothing to hand off (no messages yet)".into(),
-            }));
+            self.refuse_handoff(id, HandoffRefusal::NoMessages);
             return;
         }
-        match self.handoff(Trigger::Manual { focus }).await {
+        let turn = self.begin_turn(id, TurnKind::Handoff);
+        let reason = match self.handoff(Trigger::Manual { focus }).await {
             // The front end says "New session started with handoff context" on `Done`.
-            HandoffOutcome::Done => {}
-            HandoffOutcome::Unchanged => {}
-            HandoffOutcome::Stopped(_) => {
+            HandoffOutcome::Done => ExitReason::Handoff,
+            HandoffOutcome::Unchanged => ExitReason::Unchanged,
+            HandoffOutcome::Cancelled => ExitReason::Interrupted,
+            HandoffOutcome::Stopped(r) => {
                 // The breaker (its error is already shown) or quitting: the session is unchanged.
                 if !self.shutdown {
                     self.emit(Event::Handoff(HandoffPhase::Failed {
+                        // The id `handoff()` gave the attempt the breaker stopped.
+                        handoff: HandoffId(self.handoffs_started),
                         message: "the handoff breaker stopped it (see the error above)".into(),
                     }));
                 }
+                r
             }
-        }
+        };
+        self.turn = None;
+        self.end_turn(turn, reason);
+    }
+
+    /// The next handoff's id.
+    fn next_handoff_id(&mut self) -> HandoffId {
+        self.handoffs_started += 1;
+        HandoffId(self.handoffs_started)
     }
 
     /// Cut, write (or assemble) the document, freeze it, wait for the review, start the successor.
+    /// Logged with its trigger, each phase's time since the start, and how it ended.
     pub(crate) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
-        let done = self.step_rec().handoffs.len() as u32;
-        if done >= self.p.max_generations {
-            let message = breaker_message(self.p.max_generations, self.thresholds.at);
-            self.step_rec().errors.push(message.clone());
-            self.save_manifest();
-            self.emit_logged(Event::Error {
-                kind: "handoff_breaker".into(),
-                message,
+        let id = self.next_handoff_id();
+        let started = std::time::Instant::now();
+        tracing::info!(
+            handoff = id.0,
+            trigger = trigger.as_str(),
+            session = %self.s.id,
+            context = self.ctx_estimate(),
+            at = self.thresholds.at,
+            window = self.thresholds.window,
+            "handoff started"
+        );
+        self.handoff_clock = Some((id, started));
+        let outcome = self.run_handoff(id, trigger).await;
+        self.handoff_clock = None;
+        let ended = match &outcome {
+            HandoffOutcome::Done => "successor started".to_string(),
+            HandoffOutcome::Unchanged => "failed; session unchanged".to_string(),
+            HandoffOutcome::Cancelled => "cancelled; session unchanged".to_string(),
+            HandoffOutcome::Stopped(r) => format!("stopped the turn: {r}"),
+        };
+        tracing::info!(
+            handoff = id.0,
+            ms = started.elapsed().as_millis(),
+            "handoff ended: {ended}"
+        );
+        outcome
+    }
+
+    async fn run_handoff(&mut self, id: HandoffId, trigger: Trigger) -> HandoffOutcome {
+        let done = self.step_ref().map_or(0, |r| r.handoffs.len());
+        if done >= self.p.max_generations as usize {
+            let reason = self.fail(&Error::HandoffBreaker {
+                max: self.p.max_generations,
+                at: self.thresholds.at,
             });
-            return HandoffOutcome::Stopped(ExitReason::Error("handoff_breaker".into()));
+            self.save_manifest();
+            return HandoffOutcome::Stopped(reason);
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
@@ -89,14 +136,22 @@ impl Engine {
                     Trigger::Manual { focus } => focus.clone(),
                     _ => None,
                 };
-                match self.writing_turn(ctx_at_cut, focus, manual).await {
+                self.writing = Some(id);
+                let written = self.writing_turn(id, ctx_at_cut, focus, manual).await;
+                self.writing = None;
+                match written {
                     Ok(doc) => (doc, if manual { "manual" } else { "auto" }.to_string()),
                     Err(WriteFailure::Aborted) if manual => {
-                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled));
-                        return HandoffOutcome::Unchanged;
+                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
+                        return if self.shutdown {
+                            HandoffOutcome::Stopped(ExitReason::Interrupted)
+                        } else {
+                            HandoffOutcome::Cancelled
+                        };
                     }
                     Err(f) if manual => {
                         self.emit_logged(Event::Handoff(HandoffPhase::Failed {
+                            handoff: id,
                             message: f.to_string(),
                         }));
                         return HandoffOutcome::Unchanged;
@@ -104,7 +159,7 @@ impl Engine {
                     Err(WriteFailure::Aborted) => {
                         // Esc aborts the handoff being generated: the session stays as it was
                         // and the turn ends; the due check fires again on the next request.
-                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled));
+                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
                         return HandoffOutcome::Stopped(ExitReason::Interrupted);
                     }
                     Err(f) => {
@@ -118,7 +173,7 @@ impl Engine {
             // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
-        self.turn_over(doc, reason, ctx_at_cut).await;
+        self.turn_over(id, doc, reason, ctx_at_cut).await;
         if self.shutdown {
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
@@ -127,9 +182,10 @@ impl Engine {
 
     /// The mechanical document of SPEC §6.7.
     fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
-        let rec = self.step_rec();
-        let task = rec.task.clone();
-        let touched = rec.touched.clone();
+        let (task, touched) = self
+            .step_ref()
+            .map(|r| (r.task.clone(), r.touched.clone()))
+            .unwrap_or_default();
         let mut doc = HandoffDoc::degraded_from(DegradedParams {
             reason,
             task: &task,
@@ -140,9 +196,9 @@ impl Engine {
         doc
     }
 
-    fn meta(&mut self, used: u64) -> HandoffMeta {
+    fn meta(&self, used: u64) -> HandoffMeta {
         HandoffMeta {
-            step: self.step_rec().name.clone(),
+            step: self.step_name(),
             generation: self.s.generation,
             used,
             window: self.thresholds.window,
@@ -153,11 +209,13 @@ impl Engine {
     /// The writing turn: the same session, one more request with the handoff prompt, tool use off.
     async fn writing_turn(
         &mut self,
+        handoff: HandoffId,
         used: u64,
         focus: Option<String>,
         manual: bool,
     ) -> Result<HandoffDoc, WriteFailure> {
         self.emit_logged(Event::Handoff(HandoffPhase::Writing {
+            handoff,
             manual,
             focus: focus.clone(),
         }));
@@ -172,16 +230,13 @@ impl Engine {
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
         };
-        let resp = match self.stream(req, false).await {
+        let resp = match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => resp,
             Outcome::Aborted { .. } => return Err(WriteFailure::Aborted),
-            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error.to_string())),
+            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error)),
         };
         // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
-        let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
-        let rec = self.step_rec();
-        rec.cost_usd += cost;
-        rec.current_generation().cost_usd += cost;
+        self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
         // A tool call emitted anyway is ignored: the text is the document.
         let text = resp.text();
         if text.trim().is_empty() {
@@ -197,30 +252,30 @@ impl Engine {
     }
 
     /// Freeze, review, read back, start the successor, record it all.
-    async fn turn_over(&mut self, doc: HandoffDoc, reason: String, ctx_at_cut: u64) {
+    async fn turn_over(&mut self, id: HandoffId, doc: HandoffDoc, reason: String, ctx_at_cut: u64) {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
-        let step_name = self.step_rec().name.clone();
+        let step_name = self.step_name();
         let path = self.freeze(&step_name, &markdown);
         if degraded {
-            self.step_rec()
-                .errors
-                .push(format!("handoff degraded ({reason})"));
+            self.record(|rec| rec.errors.push(format!("handoff degraded ({reason})")));
         }
+        let awaits_review = self.p.front_end.reviews() && path.is_some();
         self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
+            handoff: id,
             path: path.clone(),
             degraded,
             markdown: markdown.clone(),
+            awaits_review,
         }));
-        if self.p.review && path.is_some() {
-            self.wait_review().await;
+        if awaits_review {
+            self.wait_review(id).await;
         }
         let successor_doc = self.read_back(path.as_deref(), doc);
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
-        {
-            let rec = self.step_rec();
+        self.record(|rec| {
             rec.retired.push(old_id.clone());
             rec.current_generation().context = old_ctx;
             rec.handoffs.push(HandoffRecord {
@@ -232,10 +287,15 @@ impl Engine {
                 retired_session: old_id.clone(),
                 generation,
             });
-        }
-        if let Ok(v) = serde_json::to_value(Event::TurnEnd {
+        });
+        // The cut turn ends in the old transcript; the successor goes on with it.
+        let cut = self.turn.map(|t| Event::TurnEnd {
+            turn: t.id,
+            kind: t.kind,
+            origin: Origin::User,
             reason: ExitReason::Handoff,
-        }) {
+        });
+        if let Some(v) = cut.and_then(|ev| serde_json::to_value(ev).ok()) {
             self.s
                 .transcript
                 .append(&TranscriptLine::Event { event: v });
@@ -245,6 +305,7 @@ impl Engine {
         self.start_session(Some(old_id), generation, first);
         self.commit_replacement();
         self.emit_logged(Event::Handoff(HandoffPhase::Done {
+            handoff: id,
             context: ctx_at_cut,
             window: self.thresholds.window,
             degraded: successor_doc.degraded(),
@@ -259,7 +320,11 @@ impl Engine {
             .first()
             .map(Message::text)
             .unwrap_or_default();
-        self.emit(Event::UserMessage { text: briefing });
+        self.emit(Event::UserMessage {
+            turn: self.turn.map(|t| t.id),
+            origin: Origin::Engine,
+            text: briefing,
+        });
         self.emit_usage_estimate();
     }
 
@@ -281,16 +346,26 @@ impl Engine {
     }
 
     /// The review window (SPEC §8): wait until the front end says the successor may start.
-    async fn wait_review(&mut self) {
+    /// Esc belongs to the review then (it ends it with `ReviewDone`): an abort does not stop it.
+    async fn wait_review(&mut self, handoff: HandoffId) {
+        let done = |op: &Op| matches!(op, Op::ReviewDone { handoff: h } if *h == handoff);
+        if let Some(i) = self.pending.iter().position(done) {
+            self.pending.remove(i);
+            return;
+        }
         loop {
             match self.ops.recv().await {
-                Some(Op::ReviewDone) => return,
-                Some(Op::Shutdown) | None => {
-                    self.shutdown = true;
-                    return;
+                Some(op) if done(&op) => return,
+                // Another handoff's review, or an answer nothing waits for: stale.
+                Some(Op::ReviewDone { .. } | Op::Approval { .. }) => {}
+                Some(Op::Abort { turn }) => {
+                    let _ = self.on_abort(turn);
                 }
-                Some(Op::Abort) | Some(Op::Approval { .. }) => {}
-                Some(other) => self.pending.push_back(other),
+                other => {
+                    if self.triage(other) == Some(super::request::Stop::Shutdown) {
+                        return;
+                    }
+                }
             }
         }
     }
@@ -349,7 +424,10 @@ impl Engine {
     }
 
     /// In-place compaction (SPEC §9). Ok(true) when the history was replaced.
-    pub(crate) async fn compact(&mut self, trigger: &str) -> Result<bool, CompactFailure> {
+    pub(crate) async fn compact(
+        &mut self,
+        trigger: CompactionTrigger,
+    ) -> Result<bool, CompactFailure> {
         let before = self.ctx_estimate();
         let total_chars: usize = self.s.messages.iter().map(Message::char_len).sum();
         // Scale per-message estimates so they add up to the reported ctx.
@@ -366,7 +444,7 @@ impl Engine {
             compact::KEEP_FRACTION,
             self.compactions == 0,
         ) else {
-            return Err(CompactFailure::Failed("nothing to summarise".into()));
+            return Err(CompactError::NothingToSummarise.into());
         };
         let req = ModelRequest {
             model: self.p.model.clone(),
@@ -378,21 +456,15 @@ impl Engine {
             tool_choice: ToolChoice::Auto,
             max_tokens: self.p.max_tokens,
         };
-        let resp = match self.stream(req, false).await {
+        let resp = match self.stream(req, Purpose::Summary).await {
             Outcome::Done(r) => r,
             Outcome::Aborted { .. } => return Err(CompactFailure::Aborted),
-            Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.to_string())),
+            Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.into())),
         };
-        let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
-        let rec = self.step_rec();
-        rec.cost_usd += cost;
-        rec.current_generation().cost_usd += cost;
-        let summary = compact::summary_message(&resp.text())
-            .map_err(|e| CompactFailure::Failed(e.to_string()))?;
+        self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
+        let summary = compact::summary_message(&resp.text())?;
         if !compact::apply(&mut self.s.messages, &plan, summary) {
-            return Err(CompactFailure::Failed(
-                "the history changed while it was summarised".into(),
-            ));
+            return Err(CompactError::HistoryChanged.into());
         }
         self.s.transcript.append(&TranscriptLine::Replaced {
             messages: self.s.messages.clone(),
@@ -401,14 +473,14 @@ impl Engine {
         self.s.ctx = 0;
         self.s.appended_chars = chars;
         self.compactions += 1;
-        self.step_rec().compactions += 1;
+        self.record(|rec| rec.compactions += 1);
         self.save_manifest();
         self.commit_replacement();
         let after = self.ctx_estimate();
         self.emit_logged(Event::Compaction {
             before,
             after,
-            trigger: trigger.to_string(),
+            trigger,
         });
         self.emit_usage_estimate();
         Ok(true)
@@ -420,7 +492,13 @@ impl Engine {
 pub(crate) enum CompactFailure {
     /// Esc or shutdown: the turn stops.
     Aborted,
-    Failed(String),
+    Failed(Error),
+}
+
+impl From<CompactError> for CompactFailure {
+    fn from(e: CompactError) -> Self {
+        CompactFailure::Failed(e.into())
+    }
 }
 
 /// Why the writing turn produced no document.
@@ -432,6 +510,6 @@ pub(crate) enum WriteFailure {
     Empty,
     #[error("missing required sections: {0}")]
     Missing(String),
-    #[error("{0}")]
-    Provider(String),
+    #[error(transparent)]
+    Provider(ProviderError),
 }

@@ -4,6 +4,7 @@
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
 mod handoff_run;
+mod log;
 mod request;
 mod tools_exec;
 mod turn;
@@ -11,18 +12,19 @@ mod turn;
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::compact::{CompactionStrategy, ContextStrategy};
-use super::context::{self, Thresholds};
+use super::compact::ContextStrategy;
+use super::context::{self, Thresholds, WindowSource};
+use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
-use super::handoff::HandoffStrategy;
 use super::ledger::{
     Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
 };
-use super::protocol::{Event, Op};
+use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
+use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
@@ -45,18 +47,16 @@ pub struct EngineParams {
     pub run_dir: RunDir,
     pub data_dir: PathBuf,
     pub thresholds: Thresholds,
-    /// The window came from `--window` (it beats a window learned from an overflow message).
-    pub window_pinned: bool,
-    pub handoff: bool,
-    pub compaction: bool,
+    /// Where the window came from (`--window` beats a window learned from an overflow message).
+    pub window_source: WindowSource,
+    /// Handoff, compaction, or both.
+    pub context: ContextPolicy,
     pub max_generations: u32,
     pub max_iterations: u32,
-    /// Wait for `Op::ReviewDone` between freeze and successor (the TUI's review window).
-    pub review: bool,
-    /// Approve every tool call (`--yes`).
-    pub auto_approve: bool,
-    /// Ask the front end for approvals; false in headless mode (then calls needing one are denied).
-    pub interactive: bool,
+    /// `--yes` or not.
+    pub approvals: ApprovalPolicy,
+    /// The TUI (asks, reviews, replays) or headless.
+    pub front_end: FrontEnd,
     pub step: Option<String>,
     pub retry: RetryPolicy,
     pub max_tokens: u32,
@@ -82,7 +82,7 @@ pub struct EngineHandle {
 }
 
 /// Start the engine on the current tokio runtime.
-pub fn spawn(params: EngineParams) -> Result<EngineHandle, String> {
+pub fn spawn(params: EngineParams) -> Result<EngineHandle, Error> {
     let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let mut engine = Engine::new(params, op_rx, ev_tx)?;
@@ -106,6 +106,16 @@ struct SessionState {
     /// Characters appended since that report (estimated into the gauge).
     appended_chars: usize,
     near_fired: bool,
+    /// What this session's requests cost so far.
+    cost_usd: f64,
+}
+
+/// The turn the engine works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ActiveTurn {
+    pub id: TurnId,
+    pub kind: TurnKind,
+    pub started: Instant,
 }
 
 pub(crate) struct Engine {
@@ -116,8 +126,8 @@ pub(crate) struct Engine {
     s: SessionState,
     thresholds: Thresholds,
     manifest: Manifest,
-    /// Index of the current step in the manifest.
-    step: usize,
+    /// Index of the current step in the manifest; None until the first task names it.
+    step: Option<usize>,
     replace: ReplaceGeneration,
     overflow_retries: u32,
     /// Compactions so far (head protection only until the first).
@@ -131,6 +141,16 @@ pub(crate) struct Engine {
     total_responses: u32,
     manual_hook_fired: bool,
     shutdown: bool,
+    /// The turn running now (None when idle).
+    turn: Option<ActiveTurn>,
+    /// Model requests sent in this run (numbers them in the log).
+    requests: u64,
+    /// The handoff in progress and when it began (phase timings in the log).
+    handoff_clock: Option<(HandoffId, Instant)>,
+    /// The last handoff id given out.
+    handoffs_started: u64,
+    /// The handoff whose document is being written, if any (a second `/handoff` is refused).
+    writing: Option<HandoffId>,
 }
 
 impl Engine {
@@ -138,18 +158,9 @@ impl Engine {
         p: EngineParams,
         ops: mpsc::Receiver<Op>,
         events: mpsc::UnboundedSender<Event>,
-    ) -> Result<Engine, String> {
+    ) -> Result<Engine, Error> {
         let thresholds = p.thresholds;
-        let mut strategies: Vec<Box<dyn ContextStrategy + Send>> = Vec::new();
-        if p.handoff {
-            strategies.push(Box::new(HandoffStrategy {
-                enabled: true,
-                headroom: thresholds.headroom,
-            }));
-        }
-        if p.compaction {
-            strategies.push(Box::new(CompactionStrategy));
-        }
+        let strategies = p.context.strategies(thresholds.headroom);
         let (manifest, step, session) = match &p.resume {
             Some(r) => Self::resume_state(r)?,
             None => {
@@ -161,7 +172,7 @@ impl Engine {
                     model: p.model.clone(),
                     steps: Vec::new(),
                 };
-                (manifest, usize::MAX, None)
+                (manifest, None, None)
             }
         };
         let s = match session {
@@ -175,9 +186,10 @@ impl Engine {
                 ctx: 0,
                 appended_chars: 0,
                 near_fired: false,
+                cost_usd: 0.0,
             },
         };
-        let (replace, compactions) = match manifest.steps.get(step) {
+        let (replace, compactions) = match step.and_then(|i| manifest.steps.get(i)) {
             Some(rec) => (
                 ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
                 rec.compactions,
@@ -202,20 +214,28 @@ impl Engine {
             total_responses: 0,
             manual_hook_fired: false,
             shutdown: false,
+            turn: None,
+            requests: 0,
+            handoff_clock: None,
+            handoffs_started: 0,
+            writing: None,
         })
     }
 
     /// `--continue`: the recorded latest successor of the last step, never a retired session.
-    fn resume_state(r: &Resume) -> Result<(Manifest, usize, Option<SessionState>), String> {
-        let manifest = Manifest::load(&r.run_dir.manifest_path())
-            .map_err(|e| format!("--continue: cannot read the last run's manifest: {e}"))?;
-        let Some(step) = manifest.steps.len().checked_sub(1) else {
-            return Err("--continue: the last run has no session to continue".into());
+    fn resume_state(
+        r: &Resume,
+    ) -> Result<(Manifest, Option<usize>, Option<SessionState>), ResumeError> {
+        let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
+        let step = manifest.steps.len().checked_sub(1);
+        let Some(rec) = step.and_then(|i| manifest.steps.get(i)) else {
+            return Err(ResumeError::NoSession);
         };
-        let rec = &manifest.steps[step];
         let path = r.run_dir.transcript_path(&rec.session_id);
-        let (header, messages) = load_transcript(&path)
-            .map_err(|e| format!("--continue: cannot read session {}: {e}", rec.session_id))?;
+        let (header, messages) = load_transcript(&path).map_err(|source| ResumeError::Session {
+            id: rec.session_id.clone(),
+            source,
+        })?;
         let mut transcript = Transcript::open_append(path);
         let mut messages = messages;
         // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer
@@ -226,6 +246,11 @@ impl Engine {
             });
         }
         let appended_chars = messages.iter().map(Message::char_len).sum();
+        let cost_usd = rec
+            .per_generation
+            .iter()
+            .find(|g| g.session_id == header.session_id)
+            .map_or(0.0, |g| g.cost_usd);
         Ok((
             manifest.clone(),
             step,
@@ -240,11 +265,13 @@ impl Engine {
                 ctx: 0,
                 appended_chars,
                 near_fired: false,
+                cost_usd,
             }),
         ))
     }
 
     fn emit(&self, ev: Event) {
+        log::event(&ev, self.handoff_clock);
         // The front end may be gone (quit); nothing to do then.
         let _ = self.events.send(ev);
     }
@@ -269,12 +296,29 @@ impl Engine {
         }
     }
 
-    fn step_rec(&mut self) -> &mut StepRecord {
-        &mut self.manifest.steps[self.step]
+    /// The current step's record; None before the first task names the step.
+    fn step_rec(&mut self) -> Option<&mut StepRecord> {
+        self.step.and_then(|i| self.manifest.steps.get_mut(i))
+    }
+
+    fn step_ref(&self) -> Option<&StepRecord> {
+        self.step.and_then(|i| self.manifest.steps.get(i))
+    }
+
+    /// Change the current step's record (nothing to record before the first task).
+    fn record(&mut self, f: impl FnOnce(&mut StepRecord)) {
+        if let Some(rec) = self.step_rec() {
+            f(rec);
+        }
     }
 
     fn has_step(&self) -> bool {
-        self.step < self.manifest.steps.len()
+        self.step_ref().is_some()
+    }
+
+    /// The current step's name (empty before the first task).
+    fn step_name(&self) -> String {
+        self.step_ref().map(|r| r.name.clone()).unwrap_or_default()
     }
 
     fn save_manifest(&mut self) {
@@ -293,11 +337,71 @@ impl Engine {
     fn emit_usage_estimate(&self) {
         self.emit(Event::Usage {
             context: self.ctx_estimate(),
-            window: self.thresholds.window,
+            thresholds: self.thresholds,
             estimated: true,
             usage: Default::default(),
             cost_usd: 0.0,
+            session_cost_usd: self.s.cost_usd,
         });
+    }
+
+    /// Book a request's cost: the step, its generation and the session.
+    fn add_cost(&mut self, cost: f64) {
+        self.s.cost_usd += cost;
+        self.record(|rec| {
+            rec.cost_usd += cost;
+            rec.current_generation().cost_usd += cost;
+        });
+    }
+
+    /// The `SessionStarted` event of the current session.
+    fn session_started(&self) -> Event {
+        Event::SessionStarted {
+            session_id: self.s.id.clone(),
+            parent_session: self.s.parent.clone(),
+            generation: self.s.generation,
+            model: self.p.model.clone(),
+            provider: self.p.provider.name().to_string(),
+            thresholds: self.thresholds,
+            demo: self.p.demo,
+        }
+    }
+
+    /// The one end of a turn: `TurnEnd`, recorded in the transcript for message turns.
+    fn end_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        tracing::info!(
+            turn = turn.id.0,
+            kind = ?turn.kind,
+            ms = turn.started.elapsed().as_millis(),
+            session = %self.s.id,
+            "turn ended: {reason}"
+        );
+        let ev = Event::TurnEnd {
+            turn: turn.id,
+            kind: turn.kind,
+            origin: Origin::User,
+            reason,
+        };
+        match turn.kind {
+            TurnKind::Message => self.emit_logged(ev),
+            TurnKind::Handoff => self.emit(ev),
+        }
+    }
+
+    /// Begin `turn`: it becomes the one `Op::Abort` may name.
+    fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
+        let turn = ActiveTurn {
+            id,
+            kind,
+            started: Instant::now(),
+        };
+        self.turn = Some(turn);
+        self.emit(Event::TurnStarted {
+            turn: id,
+            kind,
+            origin: Origin::User,
+        });
+        turn
     }
 
     /// Start the step on its first task: name it, record it in the ledger.
@@ -310,19 +414,19 @@ impl Engine {
             .step
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
+        self.step = Some(self.manifest.steps.len());
         self.manifest.steps.push(StepRecord {
             name,
             task: task.to_string(),
             window: self.thresholds.window,
             ..Default::default()
         });
-        self.step = self.manifest.steps.len() - 1;
     }
 
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
     fn start_session(&mut self, parent: Option<String>, generation: u32, first: Vec<Message>) {
         let id = new_id();
-        let step_name = self.step_rec().name.clone();
+        let step_name = self.step_name();
         let header = SessionHeader {
             session_id: id.clone(),
             parent_session: parent.clone(),
@@ -350,28 +454,20 @@ impl Engine {
             ctx: 0,
             appended_chars: appended,
             near_fired: false,
+            cost_usd: 0.0,
         };
         self.spiller = Spiller::new();
         let window = self.thresholds.window;
         let estimate = self.ctx_estimate();
-        let rec = self.step_rec();
-        rec.session_id = id.clone();
-        rec.context = estimate;
-        rec.generations = generation;
-        rec.window = window;
-        rec.current_generation().generation = generation;
-        self.save_manifest();
-        self.emit(Event::SessionStarted {
-            session_id: id,
-            parent_session: parent,
-            generation,
-            model: self.p.model.clone(),
-            provider: self.p.provider.name().to_string(),
-            window: self.thresholds.window,
-            at: self.thresholds.at,
-            warn_at: self.thresholds.warn_at,
-            demo: self.p.demo,
+        self.record(|rec| {
+            rec.session_id = id.clone();
+            rec.context = estimate;
+            rec.generations = generation;
+            rec.window = window;
+            rec.current_generation().generation = generation;
         });
+        self.save_manifest();
+        self.emit(self.session_started());
     }
 
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
@@ -399,19 +495,8 @@ impl Engine {
 
     async fn run(&mut self) {
         if self.p.resume.is_some() {
-            let s = &self.s;
-            self.emit(Event::SessionStarted {
-                session_id: s.id.clone(),
-                parent_session: s.parent.clone(),
-                generation: s.generation,
-                model: self.p.model.clone(),
-                provider: self.p.provider.name().to_string(),
-                window: self.thresholds.window,
-                at: self.thresholds.at,
-                warn_at: self.thresholds.warn_at,
-                demo: self.p.demo,
-            });
-            if self.p.interactive {
+            self.emit(self.session_started());
+            if self.p.front_end.can_ask() {
                 self.replay_history();
             }
             let s = &self.s;
@@ -430,8 +515,8 @@ impl Engine {
                 break;
             };
             match op {
-                Op::UserTurn { text } => self.user_turn(text).await,
-                Op::Handoff { focus } => self.manual_handoff(focus).await,
+                Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+                Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
                     if self.has_step() {
                         let gen_ = self.s.generation;
@@ -444,7 +529,7 @@ impl Engine {
                 Op::SetWindow { window } => {
                     self.thresholds = Thresholds::new(window, self.thresholds.headroom);
                     if self.has_step() {
-                        self.step_rec().window = window;
+                        self.record(|rec| rec.window = window);
                         self.save_manifest();
                     }
                     self.emit(Event::Notice {
@@ -458,8 +543,12 @@ impl Engine {
                     self.emit_usage_estimate();
                 }
                 Op::Shutdown => break,
-                // Nothing is running: stale answers and aborts are ignored.
-                Op::Abort | Op::Approval { .. } | Op::ReviewDone => {}
+                // Nothing is running: an abort can only drop a queued turn.
+                Op::Abort { turn } => {
+                    let _ = self.on_abort(turn);
+                }
+                // Nothing waits for them: stale answers are ignored.
+                Op::Approval { .. } | Op::ReviewDone { .. } => {}
             }
         }
         self.save_manifest_if_any();
@@ -468,12 +557,19 @@ impl Engine {
     /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
     fn replay_history(&self) {
         use super::types::Block;
-        for m in &self.s.messages {
+        for (i, m) in self.s.messages.iter().enumerate() {
             match m.role {
                 Role::User => {
                     let text = m.text();
                     if !text.trim().is_empty() {
-                        self.emit(Event::UserMessage { text });
+                        // A successor's first message is its briefing; a summary is compaction's.
+                        let engine = (i == 0 && self.s.parent.is_some())
+                            || text.starts_with(super::compact::SUMMARY_PREFIX);
+                        self.emit(Event::UserMessage {
+                            turn: None,
+                            origin: if engine { Origin::Engine } else { Origin::User },
+                            text,
+                        });
                     }
                 }
                 Role::Assistant => {

@@ -1,9 +1,15 @@
 //! One model request, streamed, abortable by `Op::Abort`, with retries surfaced as events.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use super::ActiveTurn;
 use super::Engine;
-use crate::engine::protocol::{Event, Op};
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, StreamState, TurnId, TurnKind,
+};
 use crate::engine::provider::ProviderError;
-use crate::engine::provider::retry::{RetryNotice, stream_with_retry};
+use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
 use crate::engine::types::{Delta, ModelRequest, ModelResponse, ToolChoice};
 
 /// How a request ended.
@@ -20,24 +26,114 @@ pub(crate) enum Outcome {
     },
 }
 
+/// What a model request is for (its text reaches the user only for `Main`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// A main-thread request of a turn.
+    Main,
+    /// The handoff writing turn.
+    Handoff,
+    /// A compaction summary.
+    Summary,
+}
+
+impl Purpose {
+    fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Main => "main",
+            Purpose::Handoff => "handoff",
+            Purpose::Summary => "summary",
+        }
+    }
+}
+
+/// An op that stops the work in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// `Op::Abort` of the running turn.
+    Abort,
+    /// `Op::Shutdown`, or the front end is gone (remembered in `Engine::shutdown`).
+    Shutdown,
+}
+
 impl Engine {
-    /// Run `fut` while listening for ops: `Abort` drops it (None), as does shutdown (which is
-    /// remembered); any other op waits in `pending` for the engine's loop.
+    /// Run `fut` while listening for ops: an abort of the running turn drops it (None), as does
+    /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`].
     pub(crate) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
         tokio::pin!(fut);
         loop {
             tokio::select! {
                 out = &mut fut => return Some(out),
-                op = self.ops.recv() => match op {
-                    Some(Op::Abort) => return None,
-                    Some(Op::Shutdown) | None => {
-                        self.shutdown = true;
-                        return None;
-                    }
-                    Some(other) => self.pending.push_back(other),
+                op = self.ops.recv() => if self.triage(op).is_some() {
+                    return None;
                 },
             }
         }
+    }
+
+    /// An op that arrived while something runs. Returns what stops the running work; answers a
+    /// `/handoff` during a writing turn at once (refused); queues the rest in `pending` for the
+    /// engine's loop.
+    pub(crate) fn triage(&mut self, op: Option<Op>) -> Option<Stop> {
+        match op {
+            Some(Op::Shutdown) | None => {
+                self.shutdown = true;
+                Some(Stop::Shutdown)
+            }
+            Some(Op::Abort { turn }) => self.on_abort(turn),
+            Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
+                self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
+                None
+            }
+            Some(other) => {
+                self.pending.push_back(other);
+                None
+            }
+        }
+    }
+
+    /// `Op::Abort { turn }`: stops the running turn; drops a queued one (which ends at once,
+    /// interrupted); an abort of a turn that is over is stale and ignored.
+    pub(crate) fn on_abort(&mut self, turn: TurnId) -> Option<Stop> {
+        if self.turn.is_some_and(|t| t.id == turn) {
+            return Some(Stop::Abort);
+        }
+        let queued = self
+            .pending
+            .iter()
+            .position(|op| op.starts_turn() == Some(turn))
+            .and_then(|i| self.pending.remove(i));
+        if let Some(op) = queued {
+            let kind = match op {
+                Op::Handoff { .. } => TurnKind::Handoff,
+                _ => TurnKind::Message,
+            };
+            self.end_turn(
+                ActiveTurn {
+                    id: turn,
+                    kind,
+                    started: std::time::Instant::now(),
+                },
+                ExitReason::Interrupted,
+            );
+        }
+        None
+    }
+
+    /// Decline a `/handoff` turn: say why, and end it.
+    pub(crate) fn refuse_handoff(&mut self, turn: TurnId, reason: HandoffRefusal) {
+        self.emit(Event::Handoff(HandoffPhase::Refused {
+            reason,
+            message: reason.to_string(),
+        }));
+        self.end_turn(
+            ActiveTurn {
+                id: turn,
+                kind: TurnKind::Handoff,
+                started: std::time::Instant::now(),
+            },
+            ExitReason::Unchanged,
+        );
     }
 
     /// Build a request on the current session's history.
@@ -52,34 +148,123 @@ impl Engine {
         }
     }
 
-    /// Stream `req`. `visible`: forward text to the front end (the handoff writing turn is not).
-    pub(crate) async fn stream(&mut self, req: ModelRequest, visible: bool) -> Outcome {
+    /// Stream `req`; only a main request's text goes to the front end. Logged with its number,
+    /// purpose, retries, outcome and duration.
+    pub(crate) async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
+        self.requests += 1;
+        let number = self.requests;
+        let started = std::time::Instant::now();
+        tracing::debug!(
+            request = number,
+            purpose = purpose.as_str(),
+            session = %self.s.id,
+            messages = req.messages.len(),
+            tool_choice = ?req.tool_choice,
+            "request sent"
+        );
+        let outcome = self
+            .stream_inner(req, purpose == Purpose::Main, number)
+            .await;
+        let ms = started.elapsed().as_millis();
+        match &outcome {
+            Outcome::Done(resp) => tracing::info!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                input = resp.usage.input_tokens,
+                cache_read = resp.usage.cache_read_input_tokens,
+                cache_write = resp.usage.cache_creation_input_tokens,
+                output = resp.usage.output_tokens,
+                stop = resp.stop_reason.as_deref().unwrap_or("-"),
+                "request done"
+            ),
+            Outcome::Failed { error, partial } => tracing::warn!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                kind = error.kind.as_str(),
+                status = error.status.unwrap_or(0),
+                streamed_chars = partial.len(),
+                "request failed: {}",
+                error.message
+            ),
+            Outcome::Aborted { partial } => tracing::info!(
+                request = number,
+                purpose = purpose.as_str(),
+                ms,
+                streamed_chars = partial.len(),
+                "request aborted"
+            ),
+        }
+        outcome
+    }
+
+    /// A try that broke after showing text is replayed: the front end is told to drop what it
+    /// showed, and `partial` only ever holds the text of the latest try.
+    async fn stream_inner(&mut self, req: ModelRequest, visible: bool, number: u64) -> Outcome {
         let provider = self.p.provider.clone();
         let policy = self.p.retry;
         let events = self.events.clone();
-        let retry_events = self.events.clone();
-        let mut partial = String::new();
+        let notice_events = self.events.clone();
+        // The sink and the notice handler both reach the text of the current try.
+        let partial = Mutex::new(String::new());
+        let shown = AtomicBool::new(false);
+        let silent = AtomicBool::new(false);
         let mut sink = |d: Delta| match d {
             Delta::Text(t) => {
-                partial.push_str(&t);
+                lock(&partial).push_str(&t);
                 if visible {
+                    shown.store(true, Ordering::Relaxed);
                     let _ = events.send(Event::TextDelta { text: t });
                 }
             }
             Delta::Thinking(t) => {
                 if visible {
+                    shown.store(true, Ordering::Relaxed);
                     let _ = events.send(Event::ThinkingDelta { text: t });
                 }
             }
-            Delta::ToolUseStart { .. } => {}
+            Delta::ToolUseStart { .. } | Delta::Alive => {}
         };
-        let mut on_retry = |n: RetryNotice| {
-            let _ = retry_events.send(Event::Retry {
-                attempt: n.attempt,
-                max: n.max,
-                reason: n.reason,
-                delay_ms: n.delay.as_millis() as u64,
-            });
+        let mut on_notice = |n: StreamNotice| match n {
+            StreamNotice::Retry(n) => {
+                tracing::warn!(
+                    request = number,
+                    attempt = n.attempt,
+                    max = n.max,
+                    delay_ms = n.delay.as_millis(),
+                    discarded = n.discarded,
+                    "retrying: {}",
+                    n.reason
+                );
+                if n.discarded {
+                    let chars = std::mem::take(&mut *lock(&partial)).chars().count();
+                    if shown.swap(false, Ordering::Relaxed) {
+                        let _ = notice_events.send(Event::Stream(StreamState::Discarded { chars }));
+                    }
+                }
+                let _ = notice_events.send(Event::Retry {
+                    attempt: n.attempt,
+                    max: n.max,
+                    reason: n.reason,
+                    delay_ms: u64::try_from(n.delay.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            StreamNotice::Silent(d) => {
+                tracing::info!(
+                    request = number,
+                    silent_ms = d.as_millis(),
+                    "provider silent"
+                );
+                silent.store(true, Ordering::Relaxed);
+                let _ = notice_events.send(Event::Stream(StreamState::Silent {
+                    silent_ms: u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
+                }));
+            }
+            StreamNotice::Resumed => {
+                silent.store(false, Ordering::Relaxed);
+                let _ = notice_events.send(Event::Stream(StreamState::Resumed));
+            }
         };
         let result = self
             .abortable(stream_with_retry(
@@ -87,13 +272,22 @@ impl Engine {
                 &req,
                 &mut sink,
                 &policy,
-                &mut on_retry,
+                &mut on_notice,
             ))
             .await;
+        if silent.load(Ordering::Relaxed) {
+            // Aborted while silent: nothing else would close the silence.
+            self.emit(Event::Stream(StreamState::Resumed));
+        }
+        let partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
         match result {
             Some(Ok(resp)) => Outcome::Done(resp),
             Some(Err(error)) => Outcome::Failed { error, partial },
             None => Outcome::Aborted { partial },
         }
     }
+}
+
+fn lock(m: &Mutex<String>) -> MutexGuard<'_, String> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

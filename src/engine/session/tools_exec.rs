@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::Engine;
+use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op};
 use crate::engine::tools::{self, ToolCtx, ToolOutput};
 use crate::engine::types::{Block, Message, Role};
@@ -47,6 +48,7 @@ impl Engine {
                 id: id.clone(),
                 name: name.clone(),
                 input: input.clone(),
+                summary: tools::summary(&name, &input),
             });
             let out = match self.approve(&id, &name, &input).await {
                 Decision::Allow => {
@@ -106,10 +108,11 @@ impl Engine {
     fn note_touched(&mut self, input: &Value) {
         if let Some(path) = input.get("path").and_then(Value::as_str) {
             let path = path.to_string();
-            let rec = self.step_rec();
-            if !rec.touched.contains(&path) {
-                rec.touched.push(path);
-            }
+            self.record(|rec| {
+                if !rec.touched.contains(&path) {
+                    rec.touched.push(path);
+                }
+            });
         }
     }
 
@@ -120,16 +123,18 @@ impl Engine {
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it (SPEC §14).
         let outside = tools::touches_outside(name, input, &self.p.workspace);
-        if !outside && (self.p.auto_approve || self.always_allowed.contains(name)) {
+        let auto = self.p.approvals == ApprovalPolicy::Auto;
+        if !outside && (auto || self.always_allowed.contains(name)) {
             return Decision::Allow;
         }
-        if outside && !self.p.interactive {
+        let can_ask = self.p.front_end.can_ask();
+        if outside && !can_ask {
             return Decision::Deny(format!(
                 "denied: `{name}` would leave the workspace ({}); only the user can approve that,                  call by call, and this headless run cannot ask.",
                 tools::summary(name, input)
             ));
         }
-        if !self.p.interactive {
+        if !can_ask {
             return Decision::Deny(format!(
                 "denied: `{name}` needs the user's approval and this is a headless run without --yes. \
                  Continue without it or explain what you need."
@@ -139,6 +144,7 @@ impl Engine {
             id: id.to_string(),
             name: name.to_string(),
             summary: tools::summary(name, input),
+            outside_workspace: outside,
         });
         loop {
             match self.ops.recv().await {
@@ -156,13 +162,13 @@ impl Engine {
                         )),
                     };
                 }
+                // An answer to another request: stale.
                 Some(Op::Approval { .. }) => {}
-                Some(Op::Abort) => return Decision::Abort,
-                Some(Op::Shutdown) | None => {
-                    self.shutdown = true;
-                    return Decision::Abort;
+                other => {
+                    if self.triage(other).is_some() {
+                        return Decision::Abort;
+                    }
                 }
-                Some(other) => self.pending.push_back(other),
             }
         }
     }

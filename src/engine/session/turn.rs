@@ -1,15 +1,19 @@
 //! One user turn: a loop of model requests and tool executions (SPEC §4), with the handoff and
 //! compaction checks before every request and the overflow path after a context-window error.
 
+use super::ActiveTurn;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
-use super::request::Outcome;
+use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
-use crate::engine::compact::Pressure;
-use crate::engine::handoff::HANDOFF;
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase};
+use crate::engine::compact::{Pressure, StrategyKind};
+use crate::engine::error::Error;
+use crate::engine::protocol::{
+    CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
+};
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::replace::may_retry_overflow;
 use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
+use crate::engine::windows::LearnedWindows;
 
 /// What the turn loop does after a check.
 enum Flow {
@@ -18,29 +22,39 @@ enum Flow {
 }
 
 impl Engine {
-    pub(crate) async fn user_turn(&mut self, text: String) {
+    pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
         self.ensure_step(&text);
         if self.s.id.is_empty() {
             let generation = self.s.generation.max(1);
             self.start_session(None, generation, Vec::new());
         }
-        self.emit(Event::UserMessage { text: text.clone() });
+        // After the session it opens: a run's first event stays `session_started`.
+        let turn = self.begin_turn(id, TurnKind::Message);
+        self.emit(Event::UserMessage {
+            turn: Some(id),
+            origin: Origin::User,
+            text: text.clone(),
+        });
         self.push_message(Message::user(text));
         self.save_manifest();
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
-        self.finish_turn(reason);
+        self.finish_turn(turn, reason);
     }
 
-    pub(crate) fn finish_turn(&mut self, reason: ExitReason) {
-        if matches!(reason, ExitReason::Error(_)) {
-            // A failed try (its error is already in `errors`); handoffs never count.
-            self.step_rec().attempts += 1;
-        }
-        self.step_rec().num_turns += 1;
-        self.step_rec().current_generation().num_turns += 1;
+    fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        let failed = matches!(reason, ExitReason::Error(_));
+        self.record(|rec| {
+            if failed {
+                // A failed try (its error is already in `errors`); handoffs never count.
+                rec.attempts += 1;
+            }
+            rec.num_turns += 1;
+            rec.current_generation().num_turns += 1;
+        });
         self.save_manifest();
-        self.emit_logged(Event::TurnEnd { reason });
+        self.turn = None;
+        self.end_turn(turn, reason);
     }
 
     /// The loop of one turn. Continues across automatic handoffs (the successor picks up the turn).
@@ -62,7 +76,7 @@ impl Engine {
             iterations += 1;
             let req = self.build_request(ToolChoice::Auto);
             let snapshot = self.replace.get();
-            match self.stream(req, true).await {
+            match self.stream(req, Purpose::Main).await {
                 Outcome::Done(resp) => {
                     let msg = resp.message();
                     let tool_uses = msg.has_tool_use();
@@ -96,20 +110,20 @@ impl Engine {
                     }
                     // Text the user already saw stays in the history, marked as cut off.
                     self.keep_cut_off(partial, &error);
-                    return self.fail(&error);
+                    return self.fail(&error.into());
                 }
             }
         }
     }
 
-    /// Report a provider error and end the turn with its kind.
-    pub(crate) fn fail(&mut self, e: &ProviderError) -> ExitReason {
-        self.step_rec().errors.push(e.to_string());
+    /// Report an error (in the ledger and as an event) and end the turn with its kind.
+    pub(crate) fn fail(&mut self, e: &Error) -> ExitReason {
+        self.record(|rec| rec.errors.push(e.to_string()));
         self.emit_logged(Event::Error {
-            kind: e.kind.as_str().to_string(),
-            message: e.message.clone(),
+            kind: e.kind(),
+            message: e.message(),
         });
-        ExitReason::Error(e.kind.as_str().to_string())
+        ExitReason::Error(e.kind())
     }
 
     /// Keep the partial assistant text of an aborted stream, marked interrupted. Tool calls that had
@@ -152,21 +166,21 @@ impl Engine {
         self.s.ctx = ctx;
         self.s.appended_chars = 0;
         let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
+        self.add_cost(cost);
         let window = self.thresholds.window;
-        let rec = self.step_rec();
-        rec.context = ctx;
-        rec.cost_usd += cost;
-        rec.window = window;
-        let g = rec.current_generation();
-        g.cost_usd += cost;
-        g.context = ctx;
+        self.record(|rec| {
+            rec.context = ctx;
+            rec.window = window;
+            rec.current_generation().context = ctx;
+        });
         self.save_manifest();
         self.emit_logged(Event::Usage {
             context: ctx,
-            window,
+            thresholds: self.thresholds,
             estimated: false,
             usage: resp.usage,
             cost_usd: cost,
+            session_cost_usd: self.s.cost_usd,
         });
     }
 
@@ -188,9 +202,8 @@ impl Engine {
         {
             self.manual_hook_fired = true;
             match self.handoff(Trigger::Manual { focus: None }).await {
-                HandoffOutcome::Done => {}
+                HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
-                HandoffOutcome::Unchanged => {}
             }
         }
         // The pressure path: the first strategy in force whose line is crossed acts.
@@ -204,13 +217,14 @@ impl Engine {
             .strategies
             .iter()
             .find(|s| s.due(&pressure))
-            .map(|s| s.name());
+            .map(|s| s.kind());
         match acting {
-            Some(HANDOFF) => match self.handoff(Trigger::Auto).await {
-                HandoffOutcome::Done | HandoffOutcome::Unchanged => {}
+            Some(StrategyKind::Handoff) => match self.handoff(Trigger::Auto).await {
+                HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
             },
-            Some(_) => match self.compact("pressure").await {
+            Some(StrategyKind::Compaction) => match self.compact(CompactionTrigger::Pressure).await
+            {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
                 // Failure is loose on this path: logged, and the request goes on.
@@ -230,9 +244,9 @@ impl Engine {
             self.learn_window(limit);
         }
         if self.overflow_retries >= OVERFLOW_RETRY_CAP {
-            return Flow::Stop(self.fail(e));
+            return Flow::Stop(self.fail(&e.clone().into()));
         }
-        if self.p.handoff {
+        if self.p.context.hands_off() {
             if let HandoffOutcome::Stopped(r) = self
                 .handoff(Trigger::Overflow {
                     reason: format!("context window exceeded: {}", e.message),
@@ -241,8 +255,8 @@ impl Engine {
             {
                 return Flow::Stop(r);
             }
-        } else if self.p.compaction {
-            match self.compact("overflow").await {
+        } else {
+            match self.compact(CompactionTrigger::Overflow).await {
                 Ok(_) => {}
                 Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
                 Err(CompactFailure::Failed(msg)) => self.emit(Event::Warning {
@@ -259,8 +273,12 @@ impl Engine {
             self.overflow_retries += 1;
             Flow::Go
         } else {
-            Flow::Stop(self.fail(e))
+            Flow::Stop(self.fail(&e.clone().into()))
         }
+    }
+
+    fn learned_windows(&self) -> LearnedWindows {
+        LearnedWindows::in_data_dir(&self.p.data_dir)
     }
 
     /// A window stated by an overflow message becomes the model's window from now on (SPEC §3).
@@ -268,9 +286,9 @@ impl Engine {
         if limit == self.thresholds.window || limit < 1_000 {
             return;
         }
-        if self.p.window_pinned {
+        if self.p.window_source.is_pinned() {
             // `--window` beats a learned window (SPEC §5): record it for later runs only.
-            let _ = crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit);
+            let _ = self.learned_windows().record(&self.p.model, limit);
             self.emit(Event::Warning {
                 message: format!(
                     "the provider says {} holds {limit} tokens, but --window {} is in force",
@@ -279,27 +297,23 @@ impl Engine {
             });
             return;
         }
-        if let Err(err) =
-            crate::config::record_learned_window(&self.p.data_dir, &self.p.model, limit)
-        {
+        if let Err(err) = self.learned_windows().record(&self.p.model, limit) {
             self.emit(Event::Warning {
                 message: format!("could not record the learned window: {err}"),
             });
         }
         self.thresholds = crate::engine::context::Thresholds::new(limit, self.thresholds.headroom);
-        if self.has_step() {
-            self.step_rec().window = limit;
-        }
+        self.record(|rec| rec.window = limit);
         self.emit_logged(Event::WindowLearned {
             model: self.p.model.clone(),
-            window: limit,
+            thresholds: self.thresholds,
         });
         self.emit(Event::Notice {
             message: format!(
                 "the provider says {} holds {} tokens: using that window from now on (recorded in {})",
                 self.p.model,
                 limit,
-                crate::config::learned_windows_path(&self.p.data_dir).display()
+                self.learned_windows().path().display()
             ),
         });
     }
@@ -319,7 +333,7 @@ impl Engine {
         loop {
             let snapshot = self.replace.get();
             let req = self.build_request(ToolChoice::None);
-            match self.stream(req, true).await {
+            match self.stream(req, Purpose::Main).await {
                 Outcome::Done(resp) => {
                     // A tool call emitted anyway is dropped: only the text is kept.
                     let text = resp.text();
@@ -357,7 +371,7 @@ impl Engine {
                         }
                     }
                     self.keep_cut_off(partial, &error);
-                    self.fail(&error);
+                    self.fail(&error.into());
                     return ExitReason::MaxIterations { n, max };
                 }
             }

@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use super::ToolError;
+
 /// The arguments of one call, with the tool's name for error messages.
 pub(crate) struct Args<'a> {
     tool: &'a str,
@@ -20,19 +22,19 @@ impl<'a> Args<'a> {
     }
 
     /// A required string argument.
-    pub(crate) fn str(&self, key: &str) -> Result<&'a str, String> {
+    pub(crate) fn str(&self, key: &str) -> Result<&'a str, ToolError> {
         match self.map.get(key) {
-            None | Some(Value::Null) => Err(format!(
+            None | Some(Value::Null) => Err(ToolError(format!(
                 "`{}` needs the argument `{key}` (a string), which is missing.",
                 self.tool
-            )),
+            ))),
             Some(Value::String(s)) => Ok(s),
             Some(other) => Err(self.wrong_type(key, "a string", other)),
         }
     }
 
     /// An optional string argument; an empty string counts as absent.
-    pub(crate) fn opt_str(&self, key: &str) -> Result<Option<&'a str>, String> {
+    pub(crate) fn opt_str(&self, key: &str) -> Result<Option<&'a str>, ToolError> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
@@ -42,7 +44,7 @@ impl<'a> Args<'a> {
     }
 
     /// An optional non-negative integer argument.
-    pub(crate) fn opt_u64(&self, key: &str) -> Result<Option<u64>, String> {
+    pub(crate) fn opt_u64(&self, key: &str) -> Result<Option<u64>, ToolError> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => as_u64(v)
@@ -52,7 +54,7 @@ impl<'a> Args<'a> {
     }
 
     /// An optional non-negative number argument (seconds may have a fraction).
-    pub(crate) fn opt_f64(&self, key: &str) -> Result<Option<f64>, String> {
+    pub(crate) fn opt_f64(&self, key: &str) -> Result<Option<f64>, ToolError> {
         let bad = |v: &Value| self.wrong_type(key, "a non-negative number", v);
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -69,7 +71,7 @@ impl<'a> Args<'a> {
     }
 
     /// An optional boolean argument.
-    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>, String> {
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>, ToolError> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -79,15 +81,15 @@ impl<'a> Args<'a> {
         }
     }
 
-    fn wrong_type(&self, key: &str, want: &str, got: &Value) -> String {
+    fn wrong_type(&self, key: &str, want: &str, got: &Value) -> ToolError {
         let mut shown = got.to_string();
         if shown.chars().count() > 200 {
             shown = shown.chars().take(200).collect::<String>() + "…";
         }
-        format!(
+        ToolError(format!(
             "`{}`: the argument `{key}` must be {want}, got {shown}.",
             self.tool
-        )
+        ))
     }
 }
 
@@ -128,16 +130,21 @@ mod tests {
         });
         with(json!({"t": "2.5", "u": -3}), |a| {
             assert_eq!(a.opt_f64("t").unwrap(), Some(2.5));
-            assert!(a.opt_f64("u").unwrap_err().contains("non-negative number"));
+            assert!(
+                a.opt_f64("u")
+                    .unwrap_err()
+                    .0
+                    .contains("non-negative number")
+            );
         });
     }
 
     #[test]
     fn missing_and_wrong_types_are_named() {
         with(json!({"path": 3, "e": ""}), |a| {
-            let e = a.str("command").unwrap_err();
+            let e = a.str("command").unwrap_err().0;
             assert!(e.contains("`command`") && e.contains("missing"), "{e}");
-            let e = a.str("path").unwrap_err();
+            let e = a.str("path").unwrap_err().0;
             assert!(e.contains("must be a string, got 3"), "{e}");
             assert_eq!(a.opt_str("e").unwrap(), None);
             assert!(a.opt_u64("path").is_ok());

@@ -63,28 +63,30 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     }
     let meta = match fs::metadata(&path) {
         Ok(m) if m.is_dir() => {
-            return Err(format!("{shown} is a directory, not a file."));
+            return Err(format!("{shown} is a directory, not a file.").into());
         }
         Ok(m) if !m.is_file() => {
-            return Err(format!(
-                "{shown} is not a regular file (a device, socket or pipe)."
-            ));
+            return Err(
+                format!("{shown} is not a regular file (a device, socket or pipe).").into(),
+            );
         }
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(format!(
                 "{} To create a new file, use write_file.",
                 paths::not_found(&ctx.workspace, &path, "File")
-            ));
+            )
+            .into());
         }
-        Err(e) => return Err(format!("Cannot read {shown}: {e}")),
+        Err(e) => return Err(format!("Cannot read {shown}: {e}").into()),
     };
     let bytes = fs::read(&path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
     if looks_binary(&bytes) {
         return Err(format!(
             "{shown} is a binary file ({} bytes); edit_file only edits text.",
             bytes.len()
-        ));
+        )
+        .into());
     }
     let content = String::from_utf8(bytes)
         .map_err(|_| format!("{shown} is not valid UTF-8; edit_file only edits UTF-8 text."))?;
@@ -95,10 +97,10 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
         .map(|(i, _)| i)
         .collect();
     if starts.is_empty() {
-        return Err(no_match_message(&shown, &content, &old));
+        return Err(no_match_message(&shown, &content, &old).into());
     }
     if starts.len() > 1 && !replace_all {
-        return Err(many_matches_message(&shown, &content, &starts));
+        return Err(many_matches_message(&shown, &content, &starts).into());
     }
     let (updated, new_starts) = replace_at(&content, &starts, &old, &new);
     write_keeping_mode(&path, updated.as_bytes(), Some(&meta))

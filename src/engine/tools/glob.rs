@@ -50,7 +50,8 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
             format!("{shown_root} is a file; glob needs a directory as `path`.")
         } else {
             paths::not_found(&ctx.workspace, &root, "Directory")
-        });
+        }
+        .into());
     }
     let matcher = GlobBuilder::new(pattern)
         .literal_separator(true)

@@ -81,7 +81,7 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
     let root = paths::check(ctx, root_raw, false)?;
     let shown_root = paths::in_prose(&paths::display(&ctx.workspace, &root));
     if !root.exists() {
-        return Err(paths::not_found(&ctx.workspace, &root, "Path"));
+        return Err(paths::not_found(&ctx.workspace, &root, "Path").into());
     }
     let mut builder = walker(&root);
     if let Some(g) = glob {

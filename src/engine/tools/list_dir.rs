@@ -47,14 +47,14 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     let read = match fs::read_dir(&dir) {
         Ok(r) => r,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(paths::not_found(&ctx.workspace, &dir, "Directory"));
+            return Err(paths::not_found(&ctx.workspace, &dir, "Directory").into());
         }
         Err(_) if dir.is_file() => {
-            return Err(format!(
-                "{shown} is a file, not a directory. Use read_file to read it."
-            ));
+            return Err(
+                format!("{shown} is a file, not a directory. Use read_file to read it.").into(),
+            );
         }
-        Err(e) => return Err(format!("Cannot list {shown}: {e}")),
+        Err(e) => return Err(format!("Cannot list {shown}: {e}").into()),
     };
 
     // What the ignore rules let through at depth 1; everything else in the directory is ignored.

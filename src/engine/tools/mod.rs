@@ -104,8 +104,32 @@ impl ToolOutput {
     }
 }
 
-/// What a tool's body returns: `Err` is a message for the model.
-pub(crate) type ToolResult = Result<ToolOutput, String>;
+/// A tool call that failed: the message goes back to the model as an error result (it says what
+/// was wrong and how to call the tool instead).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError(message.to_string())
+    }
+}
+
+impl From<ToolError> for ToolOutput {
+    fn from(e: ToolError) -> Self {
+        ToolOutput::error(e.0)
+    }
+}
+
+/// What a tool's body returns.
+pub(crate) type ToolResult = Result<ToolOutput, ToolError>;
 
 /// JSON schemas and descriptions of every tool, for the model.
 pub fn specs() -> Vec<ToolSpec> {
@@ -211,13 +235,13 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
     if name == "bash" {
         return bash::run(&Args::new(name, map), ctx)
             .await
-            .unwrap_or_else(ToolOutput::error);
+            .unwrap_or_else(ToolOutput::from);
     }
     let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = Arc::clone(&cancel.0);
     let (name, map, ctx) = (name.to_owned(), map.clone(), ctx.clone());
     let task = tokio::task::spawn_blocking(move || {
-        run_blocking(&Args::new(&name, &map), &ctx, &flag).unwrap_or_else(ToolOutput::error)
+        run_blocking(&Args::new(&name, &map), &ctx, &flag).unwrap_or_else(ToolOutput::from)
     });
     let out = match task.await {
         Ok(out) => out,
@@ -236,7 +260,7 @@ fn run_blocking(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult {
         "grep" => grep::run(args, ctx, cancel),
         "glob" => glob::run(args, ctx, cancel),
         "list_dir" => list_dir::run(args, ctx),
-        other => Err(unknown_tool(other)),
+        other => Err(unknown_tool(other).into()),
     }
 }
 

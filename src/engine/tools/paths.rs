@@ -9,8 +9,8 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use super::ToolCtx;
 use super::text::edit_distance;
+use super::{ToolCtx, ToolError};
 
 /// How many dangling symlinks in a row are followed before giving up.
 const MAX_LINK_HOPS: usize = 40;
@@ -52,7 +52,7 @@ pub fn in_default_spill_dir(path: &Path) -> bool {
 
 /// Resolves `raw` for a tool call and enforces containment: outside the workspace is an error
 /// unless the user approved it for this call (or it is a spill file that `read_file` may read).
-pub(crate) fn check(ctx: &ToolCtx, raw: &str, may_read_spill: bool) -> Result<PathBuf, String> {
+pub(crate) fn check(ctx: &ToolCtx, raw: &str, may_read_spill: bool) -> Result<PathBuf, ToolError> {
     if raw.trim().is_empty() {
         return Err("The path is empty.".into());
     }
@@ -80,7 +80,8 @@ pub(crate) fn check(ctx: &ToolCtx, raw: &str, may_read_spill: bool) -> Result<Pa
          workspace.",
         path.display(),
         workspace.display()
-    ))
+    )
+    .into())
 }
 
 /// How a resolved path is shown to the model: relative to the workspace when inside it (`.` for
@@ -301,7 +302,7 @@ mod tests {
     fn check_enforces_containment() {
         let (_t, root) = ws();
         let mut ctx = ToolCtx::new(&root, "s");
-        let err = check(&ctx, "../x", false).unwrap_err();
+        let err = check(&ctx, "../x", false).unwrap_err().0;
         assert!(err.contains("outside the workspace"), "{err}");
         assert!(check(&ctx, "", false).is_err());
         ctx.allow_outside = true;

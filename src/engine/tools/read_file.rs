@@ -53,19 +53,21 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(paths::not_found(&ctx.workspace, &path, "File"));
+            return Err(paths::not_found(&ctx.workspace, &path, "File").into());
         }
-        Err(e) => return Err(format!("Cannot read {shown}: {e}")),
+        Err(e) => return Err(format!("Cannot read {shown}: {e}").into()),
     };
     if meta.is_dir() {
         return Err(format!(
             "{shown} is a directory, not a file. Use list_dir to see its entries."
-        ));
+        )
+        .into());
     }
     if !meta.is_file() {
         return Err(format!(
             "{shown} is not a regular file (a device, socket or pipe); read_file only reads files."
-        ));
+        )
+        .into());
     }
     let io_err = |e: io::Error| format!("Cannot read {shown}: {e}");
     let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
@@ -76,7 +78,8 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
         return Err(format!(
             "{shown} is a binary file ({} bytes); read_file only shows text.",
             meta.len()
-        ));
+        )
+        .into());
     }
     let file = File::open(&path).map_err(io_err)?;
     let page =

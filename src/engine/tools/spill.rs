@@ -1,9 +1,10 @@
 //! The per-turn tool-result budget (SPEC §4): results too large for the context are written to a
 //! spill file and replaced by a preview that says how to read the rest with `read_file`.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::engine::fsutil::write_new;
 
 use super::paths::{self, default_spill_dir};
 use super::{ToolCtx, ToolOutput};
@@ -16,6 +17,8 @@ pub const SPILL_TURN_LIMIT: usize = 200_000;
 /// last `SPILL_PREVIEW_CHARS - PREVIEW_HEAD_CHARS` (where a command's errors and exit code are).
 pub const SPILL_PREVIEW_CHARS: usize = 1_500;
 const PREVIEW_HEAD_CHARS: usize = 1_000;
+/// Spill file numbers tried past the last one used before giving up.
+const MAX_SPILL_NAMES: u64 = 100_000;
 
 /// Tracks one session's turn total and numbers its spill files.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -76,26 +79,13 @@ impl Spiller {
 
     /// Writes `content` to the next free `<dir>/<session>-<n>.txt`; never overwrites a file.
     fn write(&mut self, dir: &Path, session: &str, content: &str) -> io::Result<PathBuf> {
-        fs::create_dir_all(dir)?;
         let session = safe_file_stem(session);
-        for _ in 0..100_000 {
-            self.counter += 1;
-            let path = dir.join(format!("{session}-{}.txt", self.counter));
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    let written = f.write_all(content.as_bytes()).and_then(|()| f.sync_all());
-                    if let Err(e) = written {
-                        drop(f);
-                        let _ = fs::remove_file(&path);
-                        return Err(e);
-                    }
-                    return Ok(path);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::other("no free spill file name"))
+        let from = self.counter;
+        let names = (1..=MAX_SPILL_NAMES).map(|k| format!("{session}-{}.txt", from + k));
+        let file = write_new(dir, names, content.as_bytes())?;
+        // The numbers go on after the one taken (names skipped were another writer's).
+        self.counter = from + file.index as u64 + 1;
+        Ok(file.path)
     }
 }
 

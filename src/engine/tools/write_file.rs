@@ -37,13 +37,11 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     let shown = paths::display(&ctx.workspace, &path);
     let old = match fs::metadata(&path) {
         Ok(m) if m.is_dir() => {
-            return Err(format!(
-                "{shown} is a directory; write_file needs a file path."
-            ));
+            return Err(format!("{shown} is a directory; write_file needs a file path.").into());
         }
         Ok(m) => Some(m),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("Cannot write {shown}: {e}")),
+        Err(e) => return Err(format!("Cannot write {shown}: {e}").into()),
     };
     write_keeping_mode(&path, content.as_bytes(), old.as_ref())
         .map_err(|e| format!("Cannot write {shown}: {e}"))?;

@@ -1,6 +1,7 @@
 use super::*;
 use crate::engine::tools::{ToolCtx, run as run_tool};
 use serde_json::json;
+use std::fs;
 
 fn ctx() -> (tempfile::TempDir, ToolCtx) {
     let dir = tempfile::tempdir().unwrap();

@@ -4,15 +4,16 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
-use crate::engine::protocol::{Event, HandoffPhase, Op};
+use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind};
 
 use super::editor::{Prompt, Review};
-use super::render::cell::Cell;
-use super::state::{Focus, Running};
-use super::tests_reducer::{
+use super::msg::{Effect, Msg};
+use super::reducer_tests::{
     DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
 };
-use super::update::{Effect, Msg, update};
+use super::render::cell::Cell;
+use super::state::{Focus, Running};
+use super::update::update;
 
 #[test]
 fn frozen_opens_the_editor_with_focus_and_a_watch() {
@@ -21,6 +22,7 @@ fn frozen_opens_the_editor_with_focus_and_a_watch() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: false,
             focus: None,
         })),
@@ -47,20 +49,58 @@ fn review_off_or_no_workbench_continues_at_once() {
     let t0 = Instant::now();
     let mut s = state_with(None);
     let fx = update(&mut s, frozen("/n/h.md"), t0);
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     assert!(s.editor.is_none());
     let mut s = state();
     let fx = update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Frozen {
+            handoff: HandoffId(1),
+            awaits_review: true,
             path: None,
             degraded: true,
             markdown: DOC.into(),
         })),
         t0,
     );
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     assert!(s.editor.is_none());
+}
+
+#[test]
+fn nothing_is_sent_for_a_review_the_engine_does_not_wait_for() {
+    let t0 = Instant::now();
+    for review in [Some(15), None] {
+        let mut s = state_with(review);
+        let fx = update(
+            &mut s,
+            ev(Event::Handoff(HandoffPhase::Frozen {
+                handoff: HandoffId(4),
+                awaits_review: false,
+                path: Some("/n/h.md".into()),
+                degraded: false,
+                markdown: DOC.into(),
+            })),
+            t0,
+        );
+        assert!(ops(&fx).is_empty(), "{fx:?}");
+        assert!(s.editor.is_none());
+        assert_eq!(
+            s.latest_handoff,
+            Some("/n/h.md".into()),
+            "/edit-handoff opens it"
+        );
+    }
 }
 
 #[test]
@@ -75,7 +115,12 @@ fn countdown_with_time_passed_in_reaches_review_done() {
         "{fx:?}"
     );
     let fx = update(&mut s, Msg::Tick, t0 + Duration::from_secs(15));
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     assert_eq!(s.focus, Focus::Input, "the focus goes back to the input");
     assert!(
         s.editor.as_ref().is_some_and(|e| !e.in_review()),
@@ -133,7 +178,12 @@ fn ctrl_s_saves_then_sends_review_done() {
         },
         t0,
     );
-    assert_eq!(ops(&fx), [Op::ReviewDone]);
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
     let ed = s.editor.as_ref().unwrap();
     assert!(!ed.is_dirty());
     assert!(!ed.in_review());
@@ -165,7 +215,9 @@ fn a_failed_save_keeps_the_review_open() {
     // Esc continues with the file as it is on disk.
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
-        [Op::ReviewDone]
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
     );
 }
 
@@ -177,7 +229,9 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     update(&mut s, key(KeyCode::Char('z')), t0);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
-        [Op::ReviewDone]
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
     );
     let ed = s.editor.as_ref().unwrap();
     assert_eq!(ed.text(), DOC, "Esc keeps the file as it is on disk");
@@ -280,7 +334,9 @@ fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
     ));
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
-        [Op::ReviewDone]
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
     );
     let ed = s.editor.as_ref().unwrap();
     assert_eq!(ed.text(), "theirs\n");
@@ -300,7 +356,7 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
     update(&mut s, ctrl('o'), t0);
     type_text(&mut s, "fix ", t0);
     let fx = update(&mut s, key(KeyCode::Esc), t0);
-    assert_eq!(ops(&fx), [Op::Abort]);
+    assert_eq!(ops(&fx), [Op::Abort { turn: TurnId(1) }]);
     let ed = s.editor.as_ref().expect("still open");
     assert_eq!(ed.prompt, Prompt::None, "no discard question yet");
     assert!(ed.is_dirty(), "the edits are kept");
@@ -309,6 +365,9 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: crate::engine::protocol::ExitReason::Interrupted,
         }),
         t0,
@@ -328,7 +387,8 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
         ev(Event::ApprovalRequest {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "ls".into(),
+            summary: "bash: ls".into(),
+            outside_workspace: false,
         }),
         t0,
     );
@@ -489,6 +549,8 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
     type_text(&mut s, "my note ", t0);
     let second = |md: &str| {
         ev(Event::Handoff(HandoffPhase::Frozen {
+            handoff: HandoffId(1),
+            awaits_review: true,
             path: Some("/n/h.md".into()),
             degraded: false,
             markdown: md.into(),

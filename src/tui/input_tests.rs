@@ -5,12 +5,13 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use crate::engine::protocol::{Approval, Event, Op};
+use crate::engine::protocol::{Approval, Event, Op, TurnId};
 
+use super::msg::Msg;
+use super::reducer_tests::{ev, key, last_cell, ops, state, type_text};
 use super::render::cell::Cell;
 use super::state::Focus;
-use super::tests_reducer::{ev, key, last_cell, ops, state, type_text};
-use super::update::{Msg, update};
+use super::update::update;
 
 #[test]
 fn history_up_down() {
@@ -50,6 +51,7 @@ fn approval_prompt_takes_the_keys() {
             id: "t1".into(),
             name: "bash".into(),
             input: json!({"command": "make"}),
+            summary: "bash: make".into(),
         }),
         t0,
     );
@@ -58,13 +60,17 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
+            outside_workspace: false,
         }),
         t0,
     );
     assert_eq!(s.focus, Focus::Approval);
     let (label, _, hint) = s.spinner().expect("spinner");
-    assert_eq!((label.as_str(), hint), ("bash waits for your answer…", ""));
+    assert_eq!(
+        (label.as_str(), hint.as_str()),
+        ("bash waits for your answer…", "")
+    );
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(s.input.is_empty(), "keys do not leak into the input");
     let t1 = t0 + Duration::from_millis(500);
@@ -85,7 +91,8 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t2".into(),
             name: "write_file".into(),
-            summary: "a.rs".into(),
+            summary: "write_file: a.rs".into(),
+            outside_workspace: false,
         }),
         t1,
     );
@@ -119,7 +126,7 @@ fn a_10_mb_paste_is_one_chip_expanded_on_send() {
         "a paste must not freeze the UI"
     );
     match ops(&fx).as_slice() {
-        [Op::UserTurn { text }] => {
+        [Op::UserTurn { text, .. }] => {
             assert_eq!(text.len(), big.len() + " explain".len());
             assert!(text.starts_with(line) && text.ends_with("\n explain"));
         }
@@ -151,10 +158,15 @@ fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
         "the chip comes back, not 40 KB in the textarea"
     );
     let again = ops(&update(&mut s, key(KeyCode::Enter), t0));
-    assert_eq!(again, first);
+    let sent = |ops: &[Op]| match ops {
+        [Op::UserTurn { text, .. }] => Some(text.clone()),
+        _ => None,
+    };
+    assert_eq!(sent(&again), sent(&first));
     assert_eq!(
         again,
         [Op::UserTurn {
+            turn: TurnId(2),
             text: format!("{big} why?")
         }]
     );
@@ -168,7 +180,8 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
         ev(Event::ApprovalRequest {
             id: id.into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
+            outside_workspace: false,
         })
     };
     update(&mut s, request("t1"), t0);

@@ -4,13 +4,16 @@ use std::time::Instant;
 
 use crossterm::event::KeyCode;
 
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::context::Thresholds;
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin, TurnId, TurnKind,
+};
 use crate::engine::types::Usage;
 
 use super::commands::cost_report;
+use super::reducer_tests::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
 use super::render::cell::Cell;
-use super::tests_reducer::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
-use super::update::{popup_items, update};
+use super::update::update;
 
 #[test]
 fn handoff_command_guard_and_focus() {
@@ -18,7 +21,34 @@ fn handoff_command_guard_and_focus() {
     let mut s = state();
     type_text(&mut s, "/handoff", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
-    assert!(ops(&fx).is_empty());
+    // The guard is the engine's: the UI asks, the engine refuses and says why.
+    assert_eq!(
+        ops(&fx),
+        [Op::Handoff {
+            turn: TurnId(1),
+            focus: None
+        }]
+    );
+    let cells = s.chat.len();
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Refused {
+            reason: HandoffRefusal::NoMessages,
+            message: HandoffRefusal::NoMessages.to_string(),
+        })),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Handoff,
+            origin: Origin::User,
+            reason: ExitReason::Unchanged,
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), cells + 1, "one line, the engine's");
     assert_eq!(
         last_cell(&s),
         Cell::Notice {
@@ -32,6 +62,7 @@ fn handoff_command_guard_and_focus() {
     assert_eq!(
         ops(&fx),
         [Op::Handoff {
+            turn: TurnId(3),
             focus: Some("the parser bug".into())
         }]
     );
@@ -40,6 +71,7 @@ fn handoff_command_guard_and_focus() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: true,
             focus: None,
         })),
@@ -48,6 +80,7 @@ fn handoff_command_guard_and_focus() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Done {
+            handoff: HandoffId(1),
             context: 152_000,
             window: 200_000,
             degraded: false,
@@ -72,15 +105,11 @@ fn handoff_command_guard_and_focus() {
             message: "New session started with handoff context".into()
         }
     );
-    // The engine says the same: still one line.
-    update(
-        &mut s,
-        ev(Event::Notice {
-            message: "New session started with handoff context".into(),
-        }),
-        t0,
+    assert_eq!(
+        s.chat.len(),
+        n,
+        "the success is said once (the engine says nothing)"
     );
-    assert_eq!(s.chat.len(), n);
 }
 
 #[test]
@@ -102,6 +131,20 @@ fn window_command_validates() {
         cells,
         "the engine's notice confirms the window; the UI adds none of its own"
     );
+    // The thresholds are the engine's: its next usage event carries them.
+    assert_eq!(s.gauge.window, 200_000);
+    update(
+        &mut s,
+        ev(Event::Usage {
+            context: 0,
+            thresholds: Thresholds::new(40_000, 50_000),
+            estimated: true,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            session_cost_usd: 0.0,
+        }),
+        t0,
+    );
     assert_eq!(
         (s.gauge.window, s.gauge.at, s.gauge.warn_at),
         (40_000, 10_000, 1_000)
@@ -109,11 +152,58 @@ fn window_command_validates() {
 }
 
 #[test]
+fn window_without_a_number_says_where_the_window_comes_from() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/window", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message }
+            if message == "Context window 200K (model table: Claude on the Anthropic API) · /window N sets it"),
+        "{:?}",
+        last_cell(&s)
+    );
+    type_text(&mut s, "/window 150K", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    // The engine's usage event after `SetWindow` carries the new thresholds.
+    update(
+        &mut s,
+        ev(Event::Usage {
+            context: 0,
+            thresholds: Thresholds::new(150_000, 50_000),
+            estimated: true,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            session_cost_usd: 0.0,
+        }),
+        t0,
+    );
+    type_text(&mut s, "/window ", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("Context window 150K (/window)"))
+    );
+    update(
+        &mut s,
+        ev(Event::WindowLearned {
+            model: "claude-haiku-4-5".into(),
+            thresholds: crate::engine::context::Thresholds::new(180_000, 50_000),
+        }),
+        t0,
+    );
+    type_text(&mut s, "/window", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Notice { message }
+            if message.starts_with("Context window 180K (learned from an overflow message)")));
+}
+
+#[test]
 fn popup_selects_and_runs_commands() {
     let t0 = Instant::now();
     let mut s = state();
     type_text(&mut s, "/h", t0);
-    let names: Vec<_> = popup_items(&s).iter().map(|c| c.name).collect();
+    let names: Vec<_> = s.popup_items().iter().map(|c| c.name).collect();
     assert_eq!(names, ["handoff", "help"]);
     update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Enter), t0);
@@ -121,7 +211,7 @@ fn popup_selects_and_runs_commands() {
     type_text(&mut s, "/wi", t0);
     update(&mut s, key(KeyCode::Tab), t0);
     assert_eq!(s.input_text(), "/window ");
-    assert!(popup_items(&s).is_empty());
+    assert!(s.popup_items().is_empty());
     update(&mut s, ctrl('c'), t0);
     type_text(&mut s, "/zz", t0);
     update(&mut s, key(KeyCode::Enter), t0);
@@ -130,7 +220,7 @@ fn popup_selects_and_runs_commands() {
     );
     assert_eq!(s.input_text(), "/zz", "the input stays for correction");
     update(&mut s, key(KeyCode::Esc), t0);
-    assert!(popup_items(&s).is_empty());
+    assert!(s.popup_items().is_empty());
 }
 
 #[test]
@@ -144,19 +234,19 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
             generation,
             model: "m".into(),
             provider: "anthropic".into(),
-            window: 200_000,
-            at: 150_000,
-            warn_at: 130_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             demo: false,
         })
     };
-    let usage = |context, cost_usd, estimated| {
+    // The cost is the session's so far, as the engine reports it with every usage.
+    let usage = |context, session_cost_usd, estimated| {
         ev(Event::Usage {
             context,
-            window: 200_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             estimated,
             usage: Usage::default(),
-            cost_usd,
+            cost_usd: 0.0,
+            session_cost_usd,
         })
     };
     update(&mut s, started("aaaaaaaa-1", 1), t0);
@@ -167,6 +257,9 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Completed,
         }),
         t0,

@@ -7,12 +7,17 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 use serde_json::json;
 
 use crate::engine::context::Thresholds;
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op};
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
+};
 
-use super::render::cell::Cell;
+use super::msg::{Effect, Msg, Pane};
+use super::render::cell::{AssistantState, Cell, ToolStatus};
+use super::render::editor_view::TextAreaStyles;
 use super::render::gauge::GaugeMode;
-use super::state::{AppState, Labels, Running, Settings, StateParams};
-use super::update::{Effect, Msg, next_frame_in, update};
+use super::render::theme::Theme;
+use super::state::{AppState, HandoffKind, Labels, Running, Settings, StateParams};
+use super::update::update;
 
 pub(super) fn state_with(review: Option<u64>) -> AppState {
     AppState::new(StateParams {
@@ -20,6 +25,7 @@ pub(super) fn state_with(review: Option<u64>) -> AppState {
             model: "claude-haiku-4-5".into(),
             provider: "anthropic".into(),
             demo: false,
+            window_source: "model table: Claude on the Anthropic API".into(),
         },
         settings: Settings {
             review: review.map(Duration::from_secs),
@@ -27,6 +33,7 @@ pub(super) fn state_with(review: Option<u64>) -> AppState {
         },
         thresholds: Thresholds::new(200_000, 50_000),
         banner: None,
+        styles: TextAreaStyles::from_theme(&Theme::builtin("dark").expect("built-in theme")),
     })
 }
 
@@ -70,6 +77,8 @@ pub(super) const DOC: &str =
 
 pub(super) fn frozen(path: &str) -> Msg {
     ev(Event::Handoff(HandoffPhase::Frozen {
+        handoff: HandoffId(1),
+        awaits_review: true,
         path: Some(PathBuf::from(path)),
         degraded: false,
         markdown: DOC.into(),
@@ -89,9 +98,7 @@ pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
             generation: 1,
             model: "m".into(),
             provider: "anthropic".into(),
-            window: 200_000,
-            at: 150_000,
-            warn_at: 130_000,
+            thresholds: Thresholds::new(200_000, 50_000),
             demo: false,
         }),
         t0,
@@ -99,6 +106,8 @@ pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
             text: "fix it".into(),
         }),
         t0,
@@ -114,6 +123,9 @@ pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Completed,
         }),
         t0,
@@ -129,6 +141,7 @@ fn idle_streaming_idle() {
     assert_eq!(
         ops(&fx),
         [Op::UserTurn {
+            turn: TurnId(1),
             text: "hello".into()
         }]
     );
@@ -138,6 +151,8 @@ fn idle_streaming_idle() {
     update(
         &mut s,
         ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
             text: "hello".into(),
         }),
         t0,
@@ -150,14 +165,7 @@ fn idle_streaming_idle() {
         }),
         t0,
     );
-    assert_eq!(
-        last_cell(&s),
-        Cell::Assistant {
-            markdown: "Hi there".into(),
-            streaming: true,
-            interrupted: false
-        }
-    );
+    assert_eq!(last_cell(&s), Cell::streaming("Hi there".into()));
     update(
         &mut s,
         ev(Event::AssistantDone {
@@ -169,6 +177,9 @@ fn idle_streaming_idle() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Completed,
         }),
         t0,
@@ -183,12 +194,56 @@ fn idle_streaming_idle() {
             },
             Cell::Assistant {
                 markdown: "Hi there".into(),
-                streaming: false,
-                interrupted: false
+                state: AssistantState::Done,
             },
         ]
     );
-    assert_eq!(s.session_messages, 2);
+}
+
+#[test]
+fn esc_aborts_the_turn_the_engine_runs() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let end = |turn| {
+        ev(Event::TurnEnd {
+            turn: TurnId(turn),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Completed,
+        })
+    };
+    let start = |turn| {
+        ev(Event::TurnStarted {
+            turn: TurnId(turn),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+        })
+    };
+    for text in ["one", "two"] {
+        type_text(&mut s, text, t0);
+        update(&mut s, key(KeyCode::Enter), t0);
+    }
+    update(&mut s, start(1), t0);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(1) }],
+        "the running turn, not the one queued behind it"
+    );
+    update(&mut s, end(1), t0);
+    assert_eq!(s.running, Running::Idle);
+    // The queued message starts: it runs, and Esc names it.
+    let t1 = t0 + Duration::from_secs(1);
+    update(&mut s, start(2), t1);
+    assert_eq!(s.running, Running::Streaming { since: t1 });
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t1)),
+        [Op::Abort { turn: TurnId(2) }]
+    );
+    update(&mut s, end(2), t1);
+    assert!(
+        ops(&update(&mut s, key(KeyCode::Esc), t1)).is_empty(),
+        "nothing runs: no abort to go stale"
+    );
 }
 
 #[test]
@@ -201,7 +256,10 @@ fn esc_aborts_only_what_runs() {
     );
     type_text(&mut s, "go", t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    assert_eq!(ops(&update(&mut s, key(KeyCode::Esc), t0)), [Op::Abort]);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(1) }]
+    );
     update(
         &mut s,
         ev(Event::TextDelta {
@@ -220,6 +278,9 @@ fn esc_aborts_only_what_runs() {
     update(
         &mut s,
         ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
             reason: ExitReason::Interrupted,
         }),
         t0,
@@ -229,8 +290,7 @@ fn esc_aborts_only_what_runs() {
         last_cell(&s),
         Cell::Assistant {
             markdown: "partial".into(),
-            streaming: false,
-            interrupted: true
+            state: AssistantState::Interrupted,
         },
         "the partial text is kept, marked interrupted, with no extra notice"
     );
@@ -240,25 +300,31 @@ fn esc_aborts_only_what_runs() {
 fn esc_while_writing_a_handoff_cancels_it() {
     let t0 = Instant::now();
     let mut s = state();
+    // The engine says which turn it works on: Esc names that one.
+    update(
+        &mut s,
+        ev(Event::TurnStarted {
+            turn: TurnId(7),
+            kind: TurnKind::Handoff,
+            origin: Origin::User,
+        }),
+        t0,
+    );
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: true,
             focus: None,
         })),
         t0,
     );
-    assert_eq!(
-        s.running,
-        Running::WritingHandoff {
-            since: t0,
-            manual: true
-        }
-    );
+    assert_eq!(s.running, Running::WritingHandoff { since: t0 });
+    assert_eq!(s.handoff, Some(HandoffKind::Manual));
     assert_eq!(s.gauge.mode, GaugeMode::Writing);
     let (label, _, hint) = s.spinner().expect("spinner shows");
     assert_eq!(
-        (label.as_str(), hint),
+        (label.as_str(), hint.as_str()),
         ("writing handoff…", "esc to cancel")
     );
     // The writing turn's text goes to the document, not the chat.
@@ -271,8 +337,17 @@ fn esc_while_writing_a_handoff_cancels_it() {
         t0,
     );
     assert_eq!(s.chat.len(), before);
-    assert_eq!(ops(&update(&mut s, key(KeyCode::Esc), t0)), [Op::Abort]);
-    update(&mut s, ev(Event::Handoff(HandoffPhase::Cancelled)), t0);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(7) }]
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Cancelled {
+            handoff: HandoffId(1),
+        })),
+        t0,
+    );
     assert_eq!(s.running, Running::Idle);
     assert_eq!(s.gauge.mode, GaugeMode::Normal);
     assert_eq!(
@@ -284,6 +359,7 @@ fn esc_while_writing_a_handoff_cancels_it() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Failed {
+            handoff: HandoffId(1),
             message: "no text".into(),
         })),
         t0,
@@ -337,6 +413,7 @@ fn tool_cells_fill_in() {
             id: "t1".into(),
             name: "read_file".into(),
             input: json!({"path": "src/a.rs"}),
+            summary: "read_file: src/a.rs".into(),
         }),
         t0,
     );
@@ -351,7 +428,7 @@ fn tool_cells_fill_in() {
         matches!(
             s.chat.get(0),
             Some(Cell::Assistant {
-                streaming: false,
+                state: AssistantState::Done,
                 ..
             })
         ),
@@ -371,7 +448,7 @@ fn tool_cells_fill_in() {
     );
     assert_eq!(s.running, Running::Streaming { since: t1 });
     assert!(
-        matches!(last_cell(&s), Cell::Tool { output: Some(o), summary, .. } if o == "fn a() {}" && summary == "src/a.rs")
+        matches!(last_cell(&s), Cell::Tool { status: ToolStatus::Succeeded(o), summary, .. } if o == "fn a() {}" && summary == "read_file: src/a.rs")
     );
     update(&mut s, ctrl('t'), t1);
     assert!(matches!(last_cell(&s), Cell::Tool { expanded: true, .. }));
@@ -381,7 +458,7 @@ fn tool_cells_fill_in() {
 fn idle_means_no_frames() {
     let t0 = Instant::now();
     let mut s = state();
-    assert_eq!(next_frame_in(&s, t0), None);
+    assert_eq!(s.next_frame_in(t0), None);
     let moved = MouseEvent {
         kind: MouseEventKind::Moved,
         column: 3,
@@ -389,7 +466,15 @@ fn idle_means_no_frames() {
         modifiers: KeyModifiers::NONE,
     };
     assert!(
-        update(&mut s, Msg::Mouse(moved), t0).is_empty(),
+        update(
+            &mut s,
+            Msg::Mouse {
+                event: moved,
+                pane: Some(Pane::Chat)
+            },
+            t0
+        )
+        .is_empty(),
         "mouse motion draws nothing"
     );
     assert!(
@@ -399,12 +484,13 @@ fn idle_means_no_frames() {
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
             manual: false,
             focus: None,
         })),
         t0,
     );
-    let d = next_frame_in(&s, t0 + Duration::from_millis(30)).unwrap();
+    let d = s.next_frame_in(t0 + Duration::from_millis(30)).unwrap();
     assert_eq!(d, Duration::from_millis(50), "the spinner's next frame");
 }
 
@@ -440,6 +526,8 @@ fn engine_written_messages_show_clipped() {
     update(
         &mut s,
         ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::Engine,
             text: brief.join("\n"),
         }),
         t0,
@@ -451,5 +539,20 @@ fn engine_written_messages_show_clipped() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(s.session_messages, 1, "it counts for the /handoff guard");
+    // A message replayed from an earlier run (`--continue`) has no turn: shown too.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: None,
+            origin: Origin::User,
+            text: "what I asked yesterday".into(),
+        }),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::User {
+            text: "what I asked yesterday".into()
+        }
+    );
 }

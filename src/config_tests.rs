@@ -1,0 +1,259 @@
+//! Unit tests of the configuration: precedence, windows, keys, masking, bad values.
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)], dir: &Path) -> Env {
+    let mut m: BTreeMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    m.insert(
+        "XDG_DATA_HOME".into(),
+        dir.join("data").display().to_string(),
+    );
+    m.insert(
+        "XDG_CONFIG_HOME".into(),
+        dir.join("cfg").display().to_string(),
+    );
+    Env(m)
+}
+
+fn cli(args: &[&str]) -> Cli {
+    Cli::try_parse_from(std::iter::once("flower-tui").chain(args.iter().copied())).unwrap()
+}
+
+#[test]
+fn flags_beat_env_beat_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = env(
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant-1"),
+            ("ANTHROPIC_MODEL", "claude-haiku-4-5"),
+        ],
+        dir.path(),
+    );
+    let file = FileConfig {
+        model: Some("from-file".into()),
+        window: Some(123_000),
+        base_url: Some("http://file".into()),
+        ..Default::default()
+    };
+    let ws = dir.path().display().to_string();
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file.clone()).unwrap();
+    assert_eq!(c.model, "claude-haiku-4-5", "env beats file");
+    assert_eq!(c.window, 123_000);
+    assert_eq!(c.base_url, "http://file");
+    let no_env = env(&[("ANTHROPIC_API_KEY", "sk-ant-1")], dir.path());
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &no_env, file.clone()).unwrap();
+    assert_eq!(c.model, "from-file", "the file when the env says nothing");
+    let e2 = env(
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant-1"),
+            ("ANTHROPIC_BASE_URL", "http://env"),
+        ],
+        dir.path(),
+    );
+    let c = resolve(
+        cli(&[
+            "-p",
+            "x",
+            "--workspace",
+            &ws,
+            "--model",
+            "flag-model",
+            "--window",
+            "200k",
+        ]),
+        &e2,
+        file,
+    )
+    .unwrap();
+    assert_eq!(c.model, "flag-model");
+    assert_eq!(c.window, 200_000);
+    assert_eq!(c.base_url, "http://env", "env beats file");
+    assert_eq!(c.thresholds().at, 150_000);
+}
+
+#[test]
+fn window_from_the_model_name_and_learned_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(
+        &[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_MODEL", "claude-haiku-4-5"),
+        ],
+        dir.path(),
+    );
+    let c = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(c.window, 200_000);
+    let data = data_dir(&e);
+    LearnedWindows::in_data_dir(&data)
+        .record("claude-haiku-4-5", 180_000)
+        .unwrap();
+    let c = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(c.window, 180_000);
+    assert_eq!(c.window_source, WindowSource::Learned);
+    let c = resolve(
+        cli(&["-p", "x", "--workspace", &ws, "--window", "1m"]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(c.window, 1_000_000);
+}
+
+#[test]
+fn no_key_means_demo_in_the_tui_and_an_error_headless() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(&[], dir.path());
+    let c = resolve(cli(&["--workspace", &ws]), &e, FileConfig::default()).unwrap();
+    assert!(c.backend.is_demo());
+    assert_eq!((c.window, c.headroom), (DEMO_WINDOW, DEMO_HEADROOM));
+    let err = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.0.contains("ANTHROPIC_API_KEY") && err.0.contains("--demo"),
+        "{err}"
+    );
+    let c = resolve(
+        cli(&["-p", "x", "--demo", "--workspace", &ws]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap();
+    assert!(c.backend.is_demo() && c.api_key.is_none());
+}
+
+#[test]
+fn a_local_openai_compatible_server_needs_no_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(
+        &[("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")],
+        dir.path(),
+    );
+    let c = resolve(
+        cli(&[
+            "-p",
+            "x",
+            "--provider",
+            "openai",
+            "--model",
+            "llama3",
+            "--workspace",
+            &ws,
+        ]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(c.backend, Backend::Api(ProviderKind::OpenAi));
+    assert!(c.api_key.is_none());
+    assert_eq!(c.base_url, "http://127.0.0.1:11434/v1");
+    // Without a base URL of its own it is api.openai.com, which needs the key.
+    let e = env(&[], dir.path());
+    let err = resolve(
+        cli(&["-p", "x", "--provider", "openai", "--workspace", &ws]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap_err();
+    assert!(err.0.contains("OPENAI_API_KEY"), "{err}");
+}
+
+#[test]
+fn values_parse_and_mask() {
+    assert_eq!(parse_tokens("200k"), Ok(200_000));
+    assert_eq!(parse_tokens("1M"), Ok(1_000_000));
+    assert_eq!(parse_tokens("1_000"), Ok(1_000));
+    assert!(parse_tokens("-3").is_err());
+    assert!(parse_tokens("0.4").is_err(), "rounds to zero");
+    assert_eq!(parse_review("off"), Ok(Review::Off));
+    assert_eq!(parse_review("15"), Ok(Review::Secs(15)));
+    assert!(parse_review("soon").is_err());
+    assert_eq!(mask_key(Some("sk-ant-secret")), "sk-a****");
+    assert_eq!(mask_key(None), "(none)");
+    let c = Config {
+        api_key: Some(ApiKey::new("sk-ant-secret")),
+        ..sample()
+    };
+    let report = c.verbose_report();
+    assert!(report.contains("sk-a****") && !report.contains("secret"));
+}
+
+#[test]
+fn bad_file_values_name_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
+    let file = FileConfig {
+        review: Some(toml::Value::Boolean(true)),
+        ..Default::default()
+    };
+    let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+    assert!(err.0.contains("`review`"), "{err}");
+    let file = FileConfig {
+        provider: Some("gemini".into()),
+        ..Default::default()
+    };
+    let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+    assert!(
+        err.0.contains("`provider`") && err.0.contains("anthropic, openai"),
+        "{err}"
+    );
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, "max_generations = \"many\"\n").unwrap();
+    let err = load_file(&path).unwrap_err();
+    assert!(err.0.contains("max_generations"), "{err}");
+}
+
+fn sample() -> Config {
+    Config {
+        prompt: None,
+        backend: Backend::Api(ProviderKind::Anthropic),
+        model: "m".into(),
+        base_url: "http://x".into(),
+        api_key: None,
+        window: 200_000,
+        window_source: WindowSource::Flag,
+        headroom: 50_000,
+        context: ContextPolicy::Handoff,
+        max_generations: 8,
+        max_iterations: 200,
+        continue_last: false,
+        workspace: PathBuf::from("/w"),
+        run_dir: None,
+        data_dir: PathBuf::from("/d"),
+        workbench: true,
+        review: Some(15),
+        step: None,
+        approvals: ApprovalPolicy::Ask,
+        output: OutputFormat::Json,
+        verbose: false,
+        handoff_after: None,
+        theme: "dark".into(),
+        no_color: false,
+        editor: None,
+        max_tokens: 1024,
+        bash_timeout_secs: 120,
+        retry_base_ms: 1000,
+        stream_idle_timeout_secs: 120,
+        log_level: LogLevel::Info,
+    }
+}

@@ -1,0 +1,104 @@
+//! What the engine is told to do, as types: which strategy keeps the context in bounds, whether
+//! tool calls are pre-approved, and who drives the engine.
+
+use super::compact::{CompactionStrategy, ContextStrategy};
+use super::handoff::HandoffStrategy;
+
+/// What replaces the model-visible history when the context fills up (SPEC §6.1, §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContextPolicy {
+    /// Handoff to a fresh session (the default).
+    #[default]
+    Handoff,
+    /// In-place compaction (`--no-handoff`).
+    Compaction,
+    /// Both, only when the config asks for it (`compaction = true`): the first due one acts.
+    Both,
+}
+
+impl ContextPolicy {
+    /// The strategies in force, in the order they are checked before a request.
+    pub fn strategies(self, headroom: u64) -> Vec<Box<dyn ContextStrategy + Send>> {
+        let handoff = || -> Box<dyn ContextStrategy + Send> {
+            Box::new(HandoffStrategy {
+                enabled: true,
+                headroom,
+            })
+        };
+        match self {
+            ContextPolicy::Handoff => vec![handoff()],
+            ContextPolicy::Compaction => vec![Box::new(CompactionStrategy)],
+            ContextPolicy::Both => vec![handoff(), Box::new(CompactionStrategy)],
+        }
+    }
+
+    /// Whether the overflow path hands off (else it compacts).
+    pub fn hands_off(self) -> bool {
+        matches!(self, ContextPolicy::Handoff | ContextPolicy::Both)
+    }
+
+    /// For `-v`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ContextPolicy::Handoff => "on",
+            ContextPolicy::Compaction => "off (compaction)",
+            ContextPolicy::Both => "on, with compaction",
+        }
+    }
+}
+
+/// Whether tool calls that need approval (SPEC §4) are approved without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// Ask the user for each (or deny, when no one can be asked).
+    #[default]
+    Ask,
+    /// `--yes`: approve every call inside the workspace. A path outside it is still asked for,
+    /// call by call (SPEC §14), or denied headless.
+    Auto,
+}
+
+/// Who drives the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// The TUI: it answers approvals and shows the history replayed by `--continue`. With `review`,
+    /// the engine waits for `Op::ReviewDone` between freezing a handoff and starting its successor.
+    Interactive { review: bool },
+    /// Headless: no one to ask, so a call that needs approval and is not pre-approved is denied.
+    Headless,
+}
+
+impl FrontEnd {
+    /// Someone can answer an approval request.
+    pub fn can_ask(self) -> bool {
+        matches!(self, FrontEnd::Interactive { .. })
+    }
+
+    /// The engine waits for the review window.
+    pub fn reviews(self) -> bool {
+        matches!(self, FrontEnd::Interactive { review: true })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::compact::StrategyKind;
+
+    #[test]
+    fn policies_pick_their_strategies() {
+        let kinds = |p: ContextPolicy| -> Vec<StrategyKind> {
+            p.strategies(50_000).iter().map(|s| s.kind()).collect()
+        };
+        assert_eq!(kinds(ContextPolicy::Handoff), [StrategyKind::Handoff]);
+        assert_eq!(kinds(ContextPolicy::Compaction), [StrategyKind::Compaction]);
+        assert_eq!(
+            kinds(ContextPolicy::Both),
+            [StrategyKind::Handoff, StrategyKind::Compaction]
+        );
+        assert!(ContextPolicy::Both.hands_off() && !ContextPolicy::Compaction.hands_off());
+        assert!(FrontEnd::Interactive { review: false }.can_ask());
+        assert!(!FrontEnd::Interactive { review: false }.reviews());
+        assert!(!FrontEnd::Headless.can_ask() && !FrontEnd::Headless.reviews());
+    }
+}

@@ -1,0 +1,404 @@
+//! The headless wire format, pinned: every event kind as one JSON line, byte for byte.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::*;
+use crate::engine::provider::ErrorKind as P;
+
+fn line(ev: &Event) -> String {
+    serde_json::to_string(ev).unwrap_or_else(|e| format!("unserialisable: {e}"))
+}
+
+#[test]
+fn every_event_kind_on_the_wire() {
+    let t = Thresholds::new(200_000, 50_000);
+    let table: Vec<(Event, &str)> = vec![
+        (
+            Event::SessionStarted {
+                session_id: "s1".into(),
+                parent_session: None,
+                generation: 1,
+                model: "m".into(),
+                provider: "anthropic".into(),
+                thresholds: t,
+                demo: false,
+            },
+            r#"{"type":"session_started","session_id":"s1","parent_session":null,"generation":1,"model":"m","provider":"anthropic","window":200000,"headroom":50000,"at":150000,"warn_at":130000,"demo":false}"#,
+        ),
+        (
+            Event::TurnStarted {
+                turn: TurnId(3),
+                kind: TurnKind::Message,
+                origin: Origin::User,
+            },
+            r#"{"type":"turn_started","turn":3,"kind":"message","origin":"user"}"#,
+        ),
+        (
+            Event::UserMessage {
+                turn: Some(TurnId(3)),
+                origin: Origin::Engine,
+                text: "briefing".into(),
+            },
+            r#"{"type":"user_message","turn":3,"origin":"engine","text":"briefing"}"#,
+        ),
+        (
+            Event::UserMessage {
+                turn: None,
+                origin: Origin::User,
+                text: "earlier".into(),
+            },
+            r#"{"type":"user_message","turn":null,"origin":"user","text":"earlier"}"#,
+        ),
+        (
+            Event::TextDelta { text: "Hi".into() },
+            r#"{"type":"text_delta","text":"Hi"}"#,
+        ),
+        (
+            Event::ThinkingDelta { text: "hm".into() },
+            r#"{"type":"thinking_delta","text":"hm"}"#,
+        ),
+        (
+            Event::AssistantDone {
+                text: "Hi".into(),
+                interrupted: false,
+            },
+            r#"{"type":"assistant_done","text":"Hi","interrupted":false}"#,
+        ),
+        (
+            Event::ToolCall {
+                id: "t1".into(),
+                name: "bash".into(),
+                input: json!({"command": "ls"}),
+                summary: "bash: ls".into(),
+            },
+            r#"{"type":"tool_call","id":"t1","name":"bash","input":{"command":"ls"},"summary":"bash: ls"}"#,
+        ),
+        (
+            Event::ToolResult {
+                id: "t1".into(),
+                name: "bash".into(),
+                output: "a\n".into(),
+                is_error: false,
+                spilled: Some(PathBuf::from("/w/.flower/spill/s-1.txt")),
+            },
+            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt"}"#,
+        ),
+        (
+            Event::ApprovalRequest {
+                id: "t1".into(),
+                name: "bash".into(),
+                summary: "bash: ls".into(),
+                outside_workspace: false,
+            },
+            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false}"#,
+        ),
+        (
+            Event::Usage {
+                context: 1200,
+                thresholds: t,
+                estimated: false,
+                usage: crate::engine::types::Usage {
+                    input_tokens: 1000,
+                    output_tokens: 200,
+                    cache_creation_input_tokens: 0,
+                    cache_read_input_tokens: 0,
+                },
+                cost_usd: 0.5,
+                session_cost_usd: 1.25,
+            },
+            r#"{"type":"usage","context":1200,"window":200000,"headroom":50000,"at":150000,"warn_at":130000,"estimated":false,"usage":{"input_tokens":1000,"output_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.5,"session_cost_usd":1.25}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Near {
+                context: 130_000,
+                at: 150_000,
+                window: 200_000,
+            }),
+            r#"{"type":"handoff","phase":"near","context":130000,"at":150000,"window":200000}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Writing {
+                handoff: HandoffId(1),
+                manual: true,
+                focus: Some("parser".into()),
+            }),
+            r#"{"type":"handoff","phase":"writing","handoff":1,"manual":true,"focus":"parser"}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Frozen {
+                handoff: HandoffId(1),
+                path: Some(PathBuf::from("/w/.flower/notes/handoff-s.md")),
+                degraded: false,
+                markdown: "Doing\n".into(),
+                awaits_review: true,
+            }),
+            r#"{"type":"handoff","phase":"frozen","handoff":1,"path":"/w/.flower/notes/handoff-s.md","degraded":false,"markdown":"Doing\n","awaits_review":true}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Done {
+                handoff: HandoffId(1),
+                context: 152_000,
+                window: 200_000,
+                degraded: false,
+                path: None,
+                sections: vec!["doing".into(), "next".into()],
+                generation: 2,
+            }),
+            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Cancelled {
+                handoff: HandoffId(2),
+            }),
+            r#"{"type":"handoff","phase":"cancelled","handoff":2}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Failed {
+                handoff: HandoffId(2),
+                message: "no text captured".into(),
+            }),
+            r#"{"type":"handoff","phase":"failed","handoff":2,"message":"no text captured"}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Refused {
+                reason: HandoffRefusal::NoMessages,
+                message: HandoffRefusal::NoMessages.to_string(),
+            }),
+            r#"{"type":"handoff","phase":"refused","reason":"no_messages","message":"Nothing to hand off (no messages yet)"}"#,
+        ),
+        (
+            Event::Compaction {
+                before: 80_000,
+                after: 20_000,
+                trigger: CompactionTrigger::Overflow,
+            },
+            r#"{"type":"compaction","before":80000,"after":20000,"trigger":"overflow"}"#,
+        ),
+        (
+            Event::Retry {
+                attempt: 2,
+                max: 5,
+                reason: "overloaded".into(),
+                delay_ms: 1000,
+            },
+            r#"{"type":"retry","attempt":2,"max":5,"reason":"overloaded","delay_ms":1000}"#,
+        ),
+        (
+            Event::Stream(StreamState::Discarded { chars: 12 }),
+            r#"{"type":"stream","state":"discarded","chars":12}"#,
+        ),
+        (
+            Event::Stream(StreamState::Silent { silent_ms: 15_000 }),
+            r#"{"type":"stream","state":"silent","silent_ms":15000}"#,
+        ),
+        (
+            Event::Stream(StreamState::Resumed),
+            r#"{"type":"stream","state":"resumed"}"#,
+        ),
+        (
+            Event::WindowLearned {
+                model: "m".into(),
+                thresholds: t,
+            },
+            r#"{"type":"window_learned","model":"m","window":200000,"headroom":50000,"at":150000,"warn_at":130000}"#,
+        ),
+        (
+            Event::Notice {
+                message: "n".into(),
+            },
+            r#"{"type":"notice","message":"n"}"#,
+        ),
+        (
+            Event::Warning {
+                message: "w".into(),
+            },
+            r#"{"type":"warning","message":"w"}"#,
+        ),
+        (
+            Event::Error {
+                kind: ErrorKind::Provider(P::RateLimited),
+                message: "slow down".into(),
+            },
+            r#"{"type":"error","kind":"rate_limited","message":"slow down"}"#,
+        ),
+        (
+            Event::Error {
+                kind: ErrorKind::HandoffBreaker,
+                message: "stop".into(),
+            },
+            r#"{"type":"error","kind":"handoff_breaker","message":"stop"}"#,
+        ),
+        (
+            Event::TurnEnd {
+                turn: TurnId(3),
+                kind: TurnKind::Message,
+                origin: Origin::User,
+                reason: ExitReason::Error(ErrorKind::Provider(P::ContextWindowExceeded)),
+            },
+            r#"{"type":"turn_end","turn":3,"kind":"message","origin":"user","reason":"error:context_window_exceeded"}"#,
+        ),
+        (
+            Event::Result {
+                text: "done".into(),
+                is_error: false,
+                num_turns: 1,
+                cost_usd: 0.25,
+                session_id: "s1".into(),
+            },
+            r#"{"type":"result","text":"done","is_error":false,"num_turns":1,"cost_usd":0.25,"session_id":"s1"}"#,
+        ),
+    ];
+    for (ev, want) in &table {
+        assert_eq!(line(ev), *want);
+    }
+    // Every variant is in the table: a new one fails to compile here until it is pinned above.
+    let covered = |name: &str| table.iter().any(|(ev, _)| variant(ev) == name);
+    for name in ALL_VARIANTS {
+        assert!(covered(name), "{name} is not pinned");
+    }
+}
+
+const ALL_VARIANTS: [&str; 28] = [
+    "session_started",
+    "turn_started",
+    "user_message",
+    "text_delta",
+    "thinking_delta",
+    "assistant_done",
+    "tool_call",
+    "tool_result",
+    "approval_request",
+    "usage",
+    "handoff:near",
+    "handoff:writing",
+    "handoff:frozen",
+    "handoff:done",
+    "handoff:cancelled",
+    "handoff:failed",
+    "handoff:refused",
+    "compaction",
+    "retry",
+    "stream:discarded",
+    "stream:silent",
+    "stream:resumed",
+    "window_learned",
+    "notice",
+    "warning",
+    "error",
+    "turn_end",
+    "result",
+];
+
+/// The wire name of each variant (exhaustive: no `_` arm).
+fn variant(ev: &Event) -> &'static str {
+    match ev {
+        Event::SessionStarted { .. } => "session_started",
+        Event::TurnStarted { .. } => "turn_started",
+        Event::UserMessage { .. } => "user_message",
+        Event::TextDelta { .. } => "text_delta",
+        Event::ThinkingDelta { .. } => "thinking_delta",
+        Event::AssistantDone { .. } => "assistant_done",
+        Event::ToolCall { .. } => "tool_call",
+        Event::ToolResult { .. } => "tool_result",
+        Event::ApprovalRequest { .. } => "approval_request",
+        Event::Usage { .. } => "usage",
+        Event::Handoff(phase) => match phase {
+            HandoffPhase::Near { .. } => "handoff:near",
+            HandoffPhase::Writing { .. } => "handoff:writing",
+            HandoffPhase::Frozen { .. } => "handoff:frozen",
+            HandoffPhase::Done { .. } => "handoff:done",
+            HandoffPhase::Cancelled { .. } => "handoff:cancelled",
+            HandoffPhase::Failed { .. } => "handoff:failed",
+            HandoffPhase::Refused { .. } => "handoff:refused",
+        },
+        Event::Compaction { .. } => "compaction",
+        Event::Retry { .. } => "retry",
+        Event::Stream(s) => match s {
+            StreamState::Discarded { .. } => "stream:discarded",
+            StreamState::Silent { .. } => "stream:silent",
+            StreamState::Resumed => "stream:resumed",
+        },
+        Event::WindowLearned { .. } => "window_learned",
+        Event::Notice { .. } => "notice",
+        Event::Warning { .. } => "warning",
+        Event::Error { .. } => "error",
+        Event::TurnEnd { .. } => "turn_end",
+        Event::Result { .. } => "result",
+    }
+}
+
+#[test]
+fn exit_reasons_and_error_kinds_are_words() {
+    let table = [
+        (ExitReason::Completed, "completed"),
+        (ExitReason::Interrupted, "interrupted"),
+        (ExitReason::Handoff, "handoff"),
+        (ExitReason::Unchanged, "unchanged"),
+        (
+            ExitReason::MaxIterations { n: 200, max: 200 },
+            "max_iterations_reached(200/200)",
+        ),
+        (
+            ExitReason::Error(ErrorKind::Provider(P::ContextWindowExceeded)),
+            "error:context_window_exceeded",
+        ),
+        (
+            ExitReason::Error(ErrorKind::Provider(P::Auth)),
+            "error:auth",
+        ),
+        (
+            ExitReason::Error(ErrorKind::Provider(P::InvalidRequest)),
+            "error:invalid_request",
+        ),
+        (
+            ExitReason::Error(ErrorKind::Provider(P::Overloaded)),
+            "error:overloaded",
+        ),
+        (
+            ExitReason::Error(ErrorKind::Provider(P::Network)),
+            "error:network",
+        ),
+        (
+            ExitReason::Error(ErrorKind::Provider(P::Other)),
+            "error:other",
+        ),
+        (
+            ExitReason::Error(ErrorKind::HandoffBreaker),
+            "error:handoff_breaker",
+        ),
+    ];
+    for (reason, want) in table {
+        assert_eq!(reason.to_string(), want);
+        assert_eq!(
+            serde_json::to_value(reason).ok(),
+            Some(serde_json::Value::from(want))
+        );
+    }
+}
+
+#[test]
+fn turn_ids_count_up_and_ops_name_the_turn_they_start() {
+    assert_eq!(TurnId::FIRST.next(), TurnId(2));
+    assert_eq!(TurnId(u64::MAX).next(), TurnId(u64::MAX), "never wraps");
+    let t = TurnId(4);
+    assert_eq!(
+        Op::UserTurn {
+            turn: t,
+            text: "x".into()
+        }
+        .starts_turn(),
+        Some(t)
+    );
+    assert_eq!(
+        Op::Handoff {
+            turn: t,
+            focus: None
+        }
+        .starts_turn(),
+        Some(t)
+    );
+    assert_eq!(Op::Abort { turn: t }.starts_turn(), None);
+    assert_eq!(Op::NewSession.starts_turn(), None);
+}

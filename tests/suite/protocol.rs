@@ -1,0 +1,144 @@
+//! The queue pair's correlation ids: turns, stale and queued aborts, reviews named by handoff.
+
+use flower_tui::engine::policy::FrontEnd;
+use std::time::Duration;
+
+use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnKind};
+
+use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::harness::{Harness, start, text_of};
+
+fn u(input: u64) -> U {
+    U {
+        input,
+        output: 20,
+        cache_creation: 0,
+        cache_read: 0,
+    }
+}
+
+/// A reply whose events arrive one every 30 ms: long enough to send ops while it streams.
+fn slow_text(text: &str) -> Reply {
+    Reply::Sse {
+        chunks: a::Stream::new(u(1_000)).text(text).events(),
+        delay: Some(Duration::from_millis(30)),
+    }
+}
+
+#[tokio::test]
+async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropped() {
+    let h = Harness::new().await;
+    h.server.push(a::text("one", u(900)));
+    let answer = "the second answer arrives in several pieces, slowly";
+    h.server.push(slow_text(answer));
+    let mut r = start(h.params(200_000, 50_000));
+    let first = r.send_turn("first").await;
+    let ev = r.until_end(first).await;
+    assert!(matches!(ev.first(), Some(Event::SessionStarted { .. }),));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TurnStarted { turn, kind: TurnKind::Message, origin: Origin::User } if *turn == first
+    )));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::UserMessage { turn: Some(t), origin: Origin::User, text } if *t == first && text == "first"
+    )));
+
+    // Turn 2 streams; Esc meant for turn 1 arrives late, and a third message is queued behind it.
+    let second = r.send_turn("second").await;
+    r.until(|e| matches!(e, Event::TextDelta { .. })).await;
+    r.send(Op::Abort { turn: first }).await;
+    let third = r.send_turn("third").await;
+    r.send(Op::Abort { turn: third }).await;
+    let ev = r.until_end(second).await;
+    let ends: Vec<(u64, ExitReason)> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnEnd { turn, reason, .. } => Some((turn.0, *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (third.0, ExitReason::Interrupted),
+            (second.0, ExitReason::Completed)
+        ],
+        "the queued turn is dropped at once; the running one is unharmed"
+    );
+    assert!(
+        ev.iter().any(
+            |e| matches!(e, Event::AssistantDone { text, interrupted: false } if text == answer)
+        ),
+        "{ev:#?}"
+    );
+    assert!(answer.ends_with(&text_of(&ev)), "the rest streamed");
+    assert!(
+        !ev.iter()
+            .any(|e| matches!(e, Event::TurnStarted { turn, .. } if *turn == third)),
+        "a dropped turn never starts"
+    );
+    assert_eq!(h.server.requests().len(), 2, "turn 3 sent no request");
+    let st = &r.manifest().steps[0];
+    assert_eq!(st.num_turns, 2);
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_review_ends_only_with_its_own_handoff_id() {
+    const DOC: &str = "## Doing\nParsing.\n## Next\nRun the parser tests.\n";
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    h.server.push(a::text("ok", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    let mut r = start(p);
+    let turn = r.send_turn("work").await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen {
+        handoff,
+        awaits_review: true,
+        ..
+    })) = ev.last()
+    else {
+        panic!("{ev:#?}")
+    };
+    let handoff = *handoff;
+    // A stale ReviewDone (an earlier handoff's) and an abort do not end this review.
+    r.send(Op::ReviewDone {
+        handoff: flower_tui::engine::protocol::HandoffId(handoff.0 + 7),
+    })
+    .await;
+    r.send(Op::Abort { turn }).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(h.server.requests().len(), 2, "the successor waits");
+    r.send(Op::ReviewDone { handoff }).await;
+    let ev = r.until_end(turn).await;
+    let briefing = ev.iter().find_map(|e| match e {
+        Event::UserMessage {
+            turn: t,
+            origin: Origin::Engine,
+            text,
+        } => Some((*t, text.clone())),
+        _ => None,
+    });
+    let (t, text) = briefing.expect("the briefing is echoed");
+    assert_eq!(
+        t,
+        Some(turn),
+        "the briefing belongs to the turn it continues"
+    );
+    assert!(text.contains("Run the parser tests."));
+    assert!(matches!(
+        ev.last(),
+        Some(Event::TurnEnd {
+            reason: ExitReason::Completed,
+            ..
+        })
+    ));
+    r.shutdown().await;
+}
