@@ -21,6 +21,7 @@ pub mod env;
 mod manager;
 pub mod names;
 mod process;
+pub mod project;
 mod status;
 
 pub use approval::{ApprovalStore, Decision};
@@ -29,4 +30,5 @@ pub use convert::to_output;
 pub use manager::{
     GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, StartingServer, UnknownServer,
 };
+pub use project::{McpJsonPolicy, ProjectServers, headless_notice, project_servers};
 pub use status::{ServerState, ServerStatus};
