@@ -53,6 +53,7 @@ pub fn params(
         resume: None,
         handoff_after: None,
         demo: false,
+        mcp: None,
     }
 }
 

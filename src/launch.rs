@@ -135,5 +135,6 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         resume,
         handoff_after: config.handoff_after,
         demo: config.backend.is_demo(),
+        mcp: None,
     })
 }

@@ -94,6 +94,7 @@ impl Harness {
             resume: None,
             handoff_after: None,
             demo: false,
+            mcp: None,
         }
     }
 }

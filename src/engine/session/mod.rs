@@ -66,6 +66,8 @@ pub struct EngineParams {
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
+    /// MCP servers whose tools are offered beside the built-in ones (issue 12); `None`: none.
+    pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
 }
 
 /// Where `--continue` attaches.
