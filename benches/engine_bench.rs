@@ -54,6 +54,7 @@ pub fn params(
         handoff_after: None,
         demo: false,
         mcp: None,
+        side_events: None,
     }
 }
 

@@ -355,6 +355,9 @@ pub enum Event {
         #[serde(flatten)]
         thresholds: Thresholds,
     },
+    /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
+    /// stopped (headless: `mcp_status`).
+    McpStatus(crate::engine::mcp::ServerStatus),
     Notice {
         message: String,
     },

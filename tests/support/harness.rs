@@ -95,6 +95,7 @@ impl Harness {
             handoff_after: None,
             demo: false,
             mcp: None,
+            side_events: None,
         }
     }
 }

@@ -165,6 +165,7 @@ fn tool_names(m: &McpManager) -> Vec<String> {
     m.tools().into_iter().map(|t| t.name).collect()
 }
 
+mod cli;
 mod engine;
 mod faults;
 mod lifecycle;
