@@ -108,6 +108,10 @@ pub enum Op {
     SetWindow {
         window: u64,
     },
+    /// `/mcp restart NAME`: stop that MCP server and start it again (at once, even mid-turn).
+    McpRestart {
+        name: String,
+    },
     Shutdown,
 }
 

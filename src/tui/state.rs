@@ -199,6 +199,8 @@ pub struct AppState {
     pub engine_turn: Option<TurnId>,
     /// The handoff whose document the review window holds.
     pub review_handoff: Option<HandoffId>,
+    /// The MCP servers as their last status events described them, in the order they came.
+    pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
 }
 
 /// What the state is built from.
@@ -273,6 +275,7 @@ impl AppState {
             last_turn: TurnId(0),
             engine_turn: None,
             review_handoff: None,
+            mcp_servers: Vec::new(),
         };
         state.sync_styles();
         state

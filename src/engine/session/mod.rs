@@ -556,6 +556,7 @@ impl Engine {
                     });
                     self.emit_usage_estimate();
                 }
+                Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::Shutdown => break,
                 // Nothing is running: an abort can only drop a queued turn.
                 Op::Abort { turn } => {

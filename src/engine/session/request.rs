@@ -81,6 +81,10 @@ impl Engine {
                 Some(Stop::Shutdown)
             }
             Some(Op::Abort { turn }) => self.on_abort(turn),
+            Some(Op::McpRestart { name }) => {
+                self.restart_mcp(&name);
+                None
+            }
             Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
@@ -134,6 +138,20 @@ impl Engine {
             },
             ExitReason::Unchanged,
         );
+    }
+
+    /// `/mcp restart NAME`.
+    pub(crate) fn restart_mcp(&mut self, name: &str) {
+        let message = match &self.p.mcp {
+            None => "no MCP servers are configured ([mcp_servers.NAME] in config.toml, or an \
+                     approved .mcp.json)"
+                .to_string(),
+            Some(mcp) => match mcp.restart(name) {
+                Ok(()) => format!("restarting MCP server `{name}`"),
+                Err(e) => e.to_string(),
+            },
+        };
+        self.emit_logged(Event::Notice { message });
     }
 
     /// Before a request: wait for MCP servers still starting, each at most until its

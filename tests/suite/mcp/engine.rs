@@ -105,3 +105,42 @@ async fn headless_without_yes_denies_every_mcp_tool() {
     r.shutdown().await;
     m.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_restart_op_restarts_the_server() {
+    use flower_tui::engine::protocol::Op;
+    let h = Harness::new().await;
+    let mark = marker();
+    let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
+    let m = Arc::new(m);
+    settled(&m, "faults").await;
+    let mut p = h.params(200_000, 50_000);
+    p.mcp = Some(m.clone());
+    let mut r = start_engine(p);
+    r.send(Op::McpRestart {
+        name: "faults".into(),
+    })
+    .await;
+    let ev = r
+        .until(|e| matches!(e, Event::Notice { message } if message.contains("MCP server")))
+        .await;
+    assert!(ev.iter().any(
+        |e| matches!(e, Event::Notice { message } if message == "restarting MCP server `faults`")
+    ));
+    assert!(matches!(
+        settled(&m, "faults").await.state,
+        ServerState::Ready { .. }
+    ));
+    r.send(Op::McpRestart {
+        name: "nobody".into(),
+    })
+    .await;
+    let ev = r
+        .until(|e| matches!(e, Event::Notice { message } if message.contains("nobody")))
+        .await;
+    assert!(ev.iter().any(
+        |e| matches!(e, Event::Notice { message } if message == "no MCP server is named `nobody`")
+    ));
+    r.shutdown().await;
+    m.shutdown().await;
+}
