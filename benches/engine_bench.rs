@@ -53,6 +53,8 @@ pub fn params(
         resume: None,
         handoff_after: None,
         demo: false,
+        mcp: None,
+        side_events: None,
     }
 }
 

@@ -24,6 +24,7 @@ pub async fn run(mut config: Config) -> i32 {
         }
     };
     let run_dir = params.run_dir.root.clone();
+    let mcp = params.mcp.clone();
     let mut handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => {
@@ -116,5 +117,8 @@ pub async fn run(mut config: Config) -> i32 {
         }
     }
     let _ = handle.task.await;
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     code
 }

@@ -115,6 +115,10 @@ pub enum Op {
     SetWindow {
         window: u64,
     },
+    /// `/mcp restart NAME`: stop that MCP server and start it again (at once, even mid-turn).
+    McpRestart {
+        name: String,
+    },
     Shutdown,
 }
 
@@ -373,6 +377,9 @@ pub enum Event {
         #[serde(flatten)]
         thresholds: Thresholds,
     },
+    /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
+    /// stopped (headless: `mcp_status`).
+    McpStatus(crate::engine::mcp::ServerStatus),
     Notice {
         message: String,
     },

@@ -333,6 +333,7 @@ fn variant(ev: &Event) -> &'static str {
             StreamState::Resumed => "stream:resumed",
         },
         Event::WindowLearned { .. } => "window_learned",
+        Event::McpStatus(_) => "mcp_status",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

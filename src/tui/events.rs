@@ -134,6 +134,13 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             state.labels.window_source = "learned from an overflow message".into();
             state.set_thresholds(thresholds);
         }
+        // Launch turns the changes worth a notice into notices; /mcp shows the states.
+        Event::McpStatus(status) => {
+            match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
+                Some(known) => *known = status,
+                None => state.mcp_servers.push(status),
+            }
+        }
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),

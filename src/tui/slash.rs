@@ -13,6 +13,8 @@ pub enum SlashCommand {
     Window,
     /// `/cost`: cost and turns per generation.
     Cost,
+    /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
+    Mcp,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -63,6 +65,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "cost",
         args: "",
         desc: "show the cost and turns of each generation",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Mcp,
+        name: "mcp",
+        args: "[restart NAME]",
+        desc: "list the MCP servers with their state, or restart one",
     },
     CommandSpec {
         cmd: SlashCommand::Help,

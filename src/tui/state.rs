@@ -201,6 +201,8 @@ pub struct AppState {
     pub review_handoff: Option<HandoffId>,
     /// A reopened review's unsaved edits, offered once its document is in the editor.
     pub unsaved_offer: Option<(HandoffId, PathBuf)>,
+    /// The MCP servers as their last status events described them, in the order they came.
+    pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
 }
 
 /// What the state is built from.
@@ -276,6 +278,7 @@ impl AppState {
             engine_turn: None,
             review_handoff: None,
             unsaved_offer: None,
+            mcp_servers: Vec::new(),
         };
         state.sync_styles();
         state

@@ -6,5 +6,6 @@ mod continuity_e2e;
 mod e2e;
 mod engine;
 mod handoff;
+mod mcp;
 mod protocol;
 mod provider;

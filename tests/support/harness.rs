@@ -94,6 +94,8 @@ impl Harness {
             resume: None,
             handoff_after: None,
             demo: false,
+            mcp: None,
+            side_events: None,
         }
     }
 }

@@ -230,7 +230,7 @@ impl Engine {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
             messages,
-            tools: crate::engine::tools::specs(),
+            tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
         };

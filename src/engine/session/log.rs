@@ -72,6 +72,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             ..
         } => tracing::debug!(context, estimated, cost_usd, session_cost_usd, "usage"),
         Event::Handoff(phase) => handoff_phase(phase, since),
+        Event::McpStatus(status) => {
+            tracing::info!(server = %status.name, "mcp server {}", status.state)
+        }
         Event::Compaction {
             before,
             after,

@@ -68,6 +68,10 @@ pub struct EngineParams {
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
+    /// MCP servers whose tools are offered beside the built-in ones (issue 12); `None`: none.
+    pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
+    /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
+    pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
 }
 
 /// Where `--continue` attaches.
@@ -84,9 +88,19 @@ pub struct EngineHandle {
 }
 
 /// Start the engine on the current tokio runtime.
-pub fn spawn(params: EngineParams) -> Result<EngineHandle, Error> {
+pub fn spawn(mut params: EngineParams) -> Result<EngineHandle, Error> {
     let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    if let Some(mut side) = params.side_events.take() {
+        let tx = ev_tx.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = side.recv().await {
+                if tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let mut engine = Engine::new(params, op_rx, ev_tx)?;
     let task = tokio::spawn(async move { engine.run().await });
     Ok(EngineHandle {
@@ -591,6 +605,7 @@ impl Engine {
                     });
                     self.emit_usage_estimate();
                 }
+                Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::Shutdown => break,
                 // Nothing is running: an abort can only drop a queued turn.
                 Op::Abort { turn } => {

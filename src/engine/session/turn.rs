@@ -78,6 +78,9 @@ impl Engine {
                 Flow::Stop(r) => return r,
             }
             iterations += 1;
+            if !self.wait_for_mcp().await {
+                return ExitReason::Interrupted;
+            }
             let req = self.build_request(ToolChoice::Auto);
             let snapshot = self.replace.get();
             match self.stream(req, Purpose::Main).await {
