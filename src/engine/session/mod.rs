@@ -423,8 +423,22 @@ impl Engine {
         });
     }
 
+    /// Make sure the workbench exists with its `.gitignore` (notes and spills stay out of git).
+    /// Said once if it cannot be made; the tools and the handoff store report their own failures.
+    fn ensure_workbench(&mut self) {
+        let Some(dir) = self.p.workbench.clone() else {
+            return;
+        };
+        if let Err(e) = super::fsutil::ensure_workbench(&dir) {
+            self.emit(Event::Warning {
+                message: format!("cannot prepare the workbench {}: {e}", dir.display()),
+            });
+        }
+    }
+
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
     fn start_session(&mut self, parent: Option<String>, generation: u32, first: Vec<Message>) {
+        self.ensure_workbench();
         let id = new_id();
         let step_name = self.step_name();
         let header = SessionHeader {
@@ -495,6 +509,7 @@ impl Engine {
 
     async fn run(&mut self) {
         if self.p.resume.is_some() {
+            self.ensure_workbench();
             self.emit(self.session_started());
             if self.p.front_end.can_ask() {
                 self.replay_history();
