@@ -27,6 +27,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
     ),
+    (
+        "diff",
+        "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
+        daily_bench::diff,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -36,6 +41,7 @@ mod support {
 }
 use support::fake;
 
+mod daily_bench;
 mod engine_bench;
 mod render_bench;
 

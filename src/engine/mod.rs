@@ -1,8 +1,10 @@
 //! The agent engine. Nothing below this module imports ratatui, crossterm or the textarea crate.
 
+pub mod approvals;
 pub mod compact;
 pub mod context;
 pub mod demo;
+pub mod diff;
 pub mod error;
 pub mod fsutil;
 pub mod handoff;

@@ -48,7 +48,8 @@ impl ContextPolicy {
 }
 
 /// Whether tool calls that need approval (SPEC §4) are approved without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ApprovalPolicy {
     /// Ask the user for each (or deny, when no one can be asked).
     #[default]

@@ -17,7 +17,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::context::Thresholds;
+pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
+pub use super::policy::ApprovalPolicy;
 use super::types::Usage;
 
 pub use super::error::ErrorKind;
@@ -102,8 +105,14 @@ pub enum Op {
     ReviewDone {
         handoff: HandoffId,
     },
-    /// `/new`: a fresh session with no handoff.
+    /// `/new`: a fresh session with no handoff ("always" grants are reset too).
     NewSession,
+    /// `/permissions`: answered by `Event::Permissions` (at once, also during a turn).
+    Permissions,
+    /// Revoke one "always" grant, or all of them (None); answered by `Event::Permissions`.
+    Revoke {
+        rule: Option<AllowRule>,
+    },
     /// `/window N`: a new context window for the rest of the run.
     SetWindow {
         window: u64,
@@ -295,9 +304,12 @@ pub enum Event {
     ToolResult {
         id: String,
         name: String,
+        /// What the model is given (a spilled result: its preview).
         output: String,
         is_error: bool,
         spilled: Option<PathBuf>,
+        /// `edit_file` / `write_file`: the change made, as a unified diff with line numbers.
+        diff: Option<Box<FileDiff>>,
     },
     ApprovalRequest {
         id: String,
@@ -305,6 +317,13 @@ pub enum Event {
         summary: String,
         /// The call leaves the workspace: "always" does not cover it (SPEC §14).
         outside_workspace: bool,
+        /// `bash`: the whole command, exactly as it will run.
+        command: Option<String>,
+        /// `edit_file` / `write_file`: the change the call would make (the preview).
+        diff: Option<Box<FileDiff>>,
+        /// What answering [`Approval::Always`] grants, with the sentence to show; None when
+        /// "always" is not offered (a call leaving the workspace is approved call by call).
+        always: Option<AllowOffer>,
     },
     /// Context accounting after a response (or an estimate between responses), with the
     /// thresholds in force.
@@ -339,6 +358,12 @@ pub enum Event {
         model: String,
         #[serde(flatten)]
         thresholds: Thresholds,
+    },
+    /// The approval policy and the "always" grants in force (the answer to `Op::Permissions`
+    /// and `Op::Revoke`).
+    Permissions {
+        policy: ApprovalPolicy,
+        allowances: Vec<Allowance>,
     },
     Notice {
         message: String,

@@ -82,8 +82,25 @@ fn every_event_kind_on_the_wire() {
                 output: "a\n".into(),
                 is_error: false,
                 spilled: Some(PathBuf::from("/w/.flower/spill/s-1.txt")),
+                diff: None,
             },
-            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt"}"#,
+            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null}"#,
+        ),
+        (
+            Event::ToolResult {
+                id: "t2".into(),
+                name: "edit_file".into(),
+                output: "Edited a.txt".into(),
+                is_error: false,
+                spilled: None,
+                diff: Some(Box::new(FileDiff::new(
+                    "a.txt",
+                    Some("x\n"),
+                    "y\n",
+                    crate::engine::diff::DiffLimits::RESULT,
+                ))),
+            },
+            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false}}"#,
         ),
         (
             Event::ApprovalRequest {
@@ -91,8 +108,37 @@ fn every_event_kind_on_the_wire() {
                 name: "bash".into(),
                 summary: "bash: ls".into(),
                 outside_workspace: false,
+                command: Some("ls".into()),
+                diff: None,
+                always: crate::engine::approvals::offer("bash", &json!({"command": "ls"}), false),
             },
-            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false}"#,
+            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false,"command":"ls","diff":null,"always":{"rules":[{"kind":"bash_prefix","prefix":"ls"}],"label":"always allow `ls …` this session"}}"#,
+        ),
+        (
+            Event::ApprovalRequest {
+                id: "t2".into(),
+                name: "write_file".into(),
+                summary: "write_file: /etc/x".into(),
+                outside_workspace: true,
+                command: None,
+                diff: Some(Box::new(FileDiff::new(
+                    "/etc/x",
+                    None,
+                    "a\n",
+                    crate::engine::diff::DiffLimits::PREVIEW,
+                ))),
+                always: None,
+            },
+            r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null}"#,
+        ),
+        (
+            Event::Permissions {
+                policy: ApprovalPolicy::Ask,
+                allowances: vec![Allowance::from(AllowRule::BashPrefix {
+                    prefix: "cargo test".into(),
+                })],
+            },
+            r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}]}"#,
         ),
         (
             Event::Usage {
@@ -248,7 +294,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 25] = [
+const ALL_VARIANTS: [&str; 26] = [
     "session_started",
     "turn_started",
     "user_message",
@@ -269,6 +315,7 @@ const ALL_VARIANTS: [&str; 25] = [
     "compaction",
     "retry",
     "window_learned",
+    "permissions",
     "notice",
     "warning",
     "error",
@@ -301,6 +348,7 @@ fn variant(ev: &Event) -> &'static str {
         Event::Compaction { .. } => "compaction",
         Event::Retry { .. } => "retry",
         Event::WindowLearned { .. } => "window_learned",
+        Event::Permissions { .. } => "permissions",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

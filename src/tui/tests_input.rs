@@ -61,6 +61,9 @@ fn approval_prompt_takes_the_keys() {
             name: "bash".into(),
             summary: "make".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t0,
     );
@@ -89,6 +92,9 @@ fn approval_prompt_takes_the_keys() {
             name: "write_file".into(),
             summary: "a.rs".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t1,
     );
@@ -178,6 +184,9 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
             name: "bash".into(),
             summary: "make".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         })
     };
     update(&mut s, request("t1"), t0);

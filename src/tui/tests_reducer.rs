@@ -407,6 +407,7 @@ fn tool_cells_fill_in() {
             output: "fn a() {}".into(),
             is_error: false,
             spilled: None,
+            diff: None,
         }),
         t1,
     );

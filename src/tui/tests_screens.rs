@@ -62,6 +62,7 @@ fn session(s: &mut AppState, t0: Instant) {
             output: "cc -c main.c\nmain.c:3: error: expected expression".into(),
             is_error: true,
             spilled: None,
+            diff: None,
         }),
         t0,
     );
@@ -140,6 +141,9 @@ fn approval_prompt() {
             name: "bash".into(),
             summary: "rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t0,
     );

@@ -50,12 +50,14 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             output,
             is_error,
             spilled,
+            diff,
         } => tracing::debug!(
             id = %id,
             name = %name,
             is_error,
             chars = output.len(),
             spilled = spilled.is_some(),
+            diff = diff.as_ref().map(|d| d.stat()).unwrap_or_default(),
             "tool result"
         ),
         Event::ApprovalRequest {
@@ -63,7 +65,15 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             name,
             summary,
             outside_workspace,
-        } => tracing::info!(id = %id, name = %name, outside_workspace, "approval asked: {summary}"),
+            always,
+            ..
+        } => tracing::info!(
+            id = %id,
+            name = %name,
+            outside_workspace,
+            always = always.as_ref().map(|a| a.label.as_str()).unwrap_or("-"),
+            "approval asked: {summary}"
+        ),
         Event::Usage {
             context,
             estimated,
@@ -83,6 +93,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::Notice { message } => tracing::debug!("notice: {message}"),
         Event::Warning { message } => tracing::warn!("{message}"),
         Event::Error { kind, message } => tracing::error!(%kind, "{message}"),
+        Event::Permissions { allowances, .. } => {
+            tracing::debug!(grants = allowances.len(), "permissions listed")
+        }
         Event::TextDelta { .. }
         | Event::ThinkingDelta { .. }
         | Event::Retry { .. }

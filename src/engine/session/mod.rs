@@ -9,13 +9,14 @@ mod request;
 mod tools_exec;
 mod turn;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::approvals::Allowances;
 use super::compact::ContextStrategy;
 use super::context::{self, Thresholds, WindowSource};
 use super::error::{Error, ResumeError};
@@ -132,7 +133,8 @@ pub(crate) struct Engine {
     overflow_retries: u32,
     /// Compactions so far (head protection only until the first).
     compactions: u32,
-    always_allowed: HashSet<String>,
+    /// What "always" allowed in this session (`/new` clears it).
+    allowances: Allowances,
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or both when
     /// the config asks for both explicitly.
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
@@ -208,7 +210,7 @@ impl Engine {
             replace,
             overflow_retries: 0,
             compactions,
-            always_allowed: HashSet::new(),
+            allowances: Allowances::default(),
             strategies,
             spiller: Spiller::new(),
             total_responses: 0,
@@ -533,14 +535,21 @@ impl Engine {
                 Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
                 Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
+                    let revoked = self.allowances.clear();
                     if self.has_step() {
                         let gen_ = self.s.generation;
                         self.start_session(None, gen_, Vec::new());
-                        self.emit(Event::Notice {
-                            message: "new session started (no handoff)".into(),
-                        });
                     }
+                    let mut message = String::from("new session started (no handoff)");
+                    if revoked > 0 {
+                        message.push_str(&format!(
+                            "; {revoked} \"always\" approval(s) of the last session revoked"
+                        ));
+                    }
+                    self.emit(Event::Notice { message });
                 }
+                Op::Permissions => self.emit(self.permissions_event()),
+                Op::Revoke { rule } => self.revoke(rule),
                 Op::SetWindow { window } => {
                     self.thresholds = Thresholds::new(window, self.thresholds.headroom);
                     if self.has_step() {

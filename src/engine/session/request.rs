@@ -82,6 +82,15 @@ impl Engine {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
             }
+            // Questions and revocations are answered at once, also in the middle of a turn.
+            Some(Op::Permissions) => {
+                self.emit(self.permissions_event());
+                None
+            }
+            Some(Op::Revoke { rule }) => {
+                self.revoke(rule);
+                None
+            }
             Some(other) => {
                 self.pending.push_back(other);
                 None

@@ -3,6 +3,8 @@
 use serde_json::Value;
 
 use super::Engine;
+use crate::engine::approvals::{self, AllowRule};
+use crate::engine::diff::FileDiff;
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op};
 use crate::engine::tools::{self, ToolCtx, ToolOutput};
@@ -12,6 +14,8 @@ use crate::engine::types::{Block, Message, Role};
 enum Decision {
     Allow,
     Deny(String),
+    /// The call cannot apply (its preview failed): this is its result, nobody was asked.
+    Fail(ToolOutput),
     Abort,
 }
 
@@ -50,7 +54,7 @@ impl Engine {
                 input: input.clone(),
                 summary: tools::summary(&name, &input),
             });
-            let out = match self.approve(&id, &name, &input).await {
+            let mut out = match self.approve(&id, &name, &input).await {
                 Decision::Allow => {
                     // Only reached for an outside path when the user approved that very call.
                     let outside = tools::touches_outside(&name, &input, &self.p.workspace);
@@ -58,26 +62,15 @@ impl Engine {
                         Some(out) => out,
                         None => {
                             aborted = true;
-                            ToolOutput {
-                                content: "interrupted by the user".into(),
-                                is_error: true,
-                                spilled: None,
-                            }
+                            ToolOutput::error("interrupted by the user")
                         }
                     }
                 }
-                Decision::Deny(why) => ToolOutput {
-                    content: why,
-                    is_error: true,
-                    spilled: None,
-                },
+                Decision::Deny(why) => ToolOutput::error(why),
+                Decision::Fail(out) => out,
                 Decision::Abort => {
                     aborted = true;
-                    ToolOutput {
-                        content: "not run: the user interrupted the turn".into(),
-                        is_error: true,
-                        spilled: None,
-                    }
+                    ToolOutput::error("not run: the user interrupted the turn")
                 }
             };
             if !out.is_error && matches!(name.as_str(), "write_file" | "edit_file") {
@@ -89,6 +82,7 @@ impl Engine {
                 output: out.content.clone(),
                 is_error: out.is_error,
                 spilled: out.spilled.clone(),
+                diff: out.diff.take(),
             });
             results.push(Block::ToolResult {
                 tool_use_id: id,
@@ -124,13 +118,14 @@ impl Engine {
         // covers it (SPEC §14).
         let outside = tools::touches_outside(name, input, &self.p.workspace);
         let auto = self.p.approvals == ApprovalPolicy::Auto;
-        if !outside && (auto || self.always_allowed.contains(name)) {
+        if !outside && (auto || self.allowances.covers(name, input)) {
             return Decision::Allow;
         }
         let can_ask = self.p.front_end.can_ask();
         if outside && !can_ask {
             return Decision::Deny(format!(
-                "denied: `{name}` would leave the workspace ({}); only the user can approve that,                  call by call, and this headless run cannot ask.",
+                "denied: `{name}` would leave the workspace ({}); only the user can approve that, \
+                 call by call, and this headless run cannot ask.",
                 tools::summary(name, input)
             ));
         }
@@ -140,11 +135,28 @@ impl Engine {
                  Continue without it or explain what you need."
             ));
         }
+        // The prompt shows the change itself; a call that cannot apply fails now, unasked.
+        let diff = match self.preview(name, input).await {
+            Ok(diff) => diff,
+            Err(Some(e)) => return Decision::Fail(e),
+            Err(None) => return Decision::Abort,
+        };
+        let always = approvals::offer(name, input, outside);
         self.emit_logged(Event::ApprovalRequest {
             id: id.to_string(),
             name: name.to_string(),
             summary: tools::summary(name, input),
             outside_workspace: outside,
+            command: (name == "bash")
+                .then(|| {
+                    input
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .flatten(),
+            diff: diff.map(Box::new),
+            always: always.clone(),
         });
         loop {
             match self.ops.recv().await {
@@ -152,8 +164,8 @@ impl Engine {
                     return match decision {
                         Approval::Once => Decision::Allow,
                         Approval::Always => {
-                            if !outside {
-                                self.always_allowed.insert(name.to_string());
+                            if let Some(offer) = &always {
+                                self.allowances.grant(&offer.rules);
                             }
                             Decision::Allow
                         }
@@ -171,6 +183,50 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// The diff a file tool would make, read off the engine's thread. `Err(Some)`: the call would
+    /// fail (its error goes to the model); `Err(None)`: the user aborted meanwhile.
+    async fn preview(
+        &mut self,
+        name: &str,
+        input: &Value,
+    ) -> Result<Option<FileDiff>, Option<ToolOutput>> {
+        if !matches!(name, "edit_file" | "write_file") {
+            return Ok(None);
+        }
+        let ctx = self.tool_ctx(false);
+        let (name, input) = (name.to_string(), input.clone());
+        let task = tokio::task::spawn_blocking(move || tools::preview(&name, &input, &ctx));
+        match self.abortable(task).await {
+            None => Err(None),
+            Some(Ok(Ok(diff))) => Ok(diff),
+            Some(Ok(Err(e))) => Err(Some(ToolOutput::from(e))),
+            // The preview itself failed unexpectedly: ask without it.
+            Some(Err(_)) => Ok(None),
+        }
+    }
+
+    /// `/permissions` and its revocations: the policy and the grants in force.
+    pub(crate) fn permissions_event(&self) -> Event {
+        Event::Permissions {
+            policy: self.p.approvals,
+            allowances: self.allowances.list(),
+        }
+    }
+
+    /// `Op::Revoke`: one grant, or all of them.
+    pub(crate) fn revoke(&mut self, rule: Option<AllowRule>) {
+        let message = match rule {
+            None => match self.allowances.clear() {
+                0 => "no \"always\" approvals to revoke".to_string(),
+                n => format!("revoked {n} \"always\" approval(s)"),
+            },
+            Some(rule) if self.allowances.revoke(&rule) => format!("revoked: {rule}"),
+            Some(rule) => format!("not granted, nothing to revoke: {rule}"),
+        };
+        self.emit(Event::Notice { message });
+        self.emit(self.permissions_event());
     }
 
     /// Run one tool; None when the user aborted it (the future is dropped, a child process dies).

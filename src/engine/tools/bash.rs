@@ -112,6 +112,7 @@ impl Finished {
             content,
             is_error: failed,
             spilled: None,
+            diff: None,
         }
     }
 }

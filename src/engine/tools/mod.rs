@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::engine::diff::FileDiff;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
 pub use paths::default_spill_dir;
@@ -82,6 +83,8 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Where the full result was written when it was too large for the context.
     pub spilled: Option<PathBuf>,
+    /// The change a file tool made, as a diff for front ends (the model gets `content` only).
+    pub diff: Option<Box<FileDiff>>,
 }
 
 impl ToolOutput {
@@ -91,6 +94,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             spilled: None,
+            diff: None,
         }
     }
 
@@ -100,7 +104,14 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             spilled: None,
+            diff: None,
         }
+    }
+
+    /// The same result with the diff of the change it made.
+    pub fn with_diff(mut self, diff: Option<FileDiff>) -> Self {
+        self.diff = diff.map(Box::new);
+        self
     }
 }
 
@@ -249,6 +260,24 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
     };
     drop(cancel);
     out
+}
+
+/// What an approval prompt shows before a file tool runs: the diff the call would make (nothing
+/// is written). `Ok(None)` for other tools; an error when the call would fail anyway (the engine
+/// returns it without asking). Blocking: it reads the file.
+pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDiff>, ToolError> {
+    let map = validate(name, input).map_err(|out| ToolError(out.content))?;
+    let args = Args::new(name, map);
+    // Reading to show the change is not leaving the workspace: the approval decides that.
+    let ctx = ToolCtx {
+        allow_outside: true,
+        ..ctx.clone()
+    };
+    match name {
+        "edit_file" => edit_file::preview(&args, &ctx).map(Some),
+        "write_file" => write_file::preview(&args, &ctx),
+        _ => Ok(None),
+    }
 }
 
 /// The tools that do blocking file-system work (run on tokio's blocking pool).

@@ -74,6 +74,7 @@ impl Spiller {
             content,
             is_error: out.is_error,
             spilled: spilled.ok(),
+            diff: out.diff,
         }
     }
 
