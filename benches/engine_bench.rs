@@ -17,7 +17,7 @@ use crate::fake::{FakeServer, U, anthropic as a};
 
 const DOC: &str = "## Doing\nBenchmarking.\n## Decided\n- x\n## Dead ends\n- y\n## Next\nGo on.\n## Scene\n- a.rs\n";
 
-fn params(
+pub fn params(
     server: &FakeServer,
     dir: &Path,
     window: u64,

@@ -28,6 +28,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         engine_bench::memory,
     ),
     (
+        "chaos",
+        "turns completed and cost per fault under a 40 % fault rate (both protocols)",
+        chaos_bench::run,
+    ),
+    (
         "diff",
         "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
         daily_bench::diff,
@@ -41,6 +46,7 @@ mod support {
 }
 use support::fake;
 
+mod chaos_bench;
 mod daily_bench;
 mod engine_bench;
 mod render_bench;

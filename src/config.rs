@@ -89,6 +89,9 @@ pub struct Cli {
     /// Theme name (dark or light, or a file in <config_dir>/flower/themes)
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Abandon and retry a request after this many seconds without a byte from the provider
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub stream_idle_timeout: Option<u64>,
     /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LogLevel>,
@@ -218,6 +221,7 @@ pub struct FileConfig {
     pub bash_timeout: Option<u64>,
     /// Base delay of the retry backoff in milliseconds (default 1000).
     pub retry_base_ms: Option<u64>,
+    pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
 }
 
@@ -274,6 +278,8 @@ pub struct Config {
     pub max_tokens: u32,
     pub bash_timeout_secs: u64,
     pub retry_base_ms: u64,
+    /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
+    pub stream_idle_timeout_secs: u64,
     pub log_level: LogLevel,
 }
 
@@ -424,6 +430,13 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
     }
     if file.window == Some(0) {
         return Err(key_err("window", "a positive token count", "0"));
+    }
+    if file.stream_idle_timeout == Some(0) {
+        return Err(key_err(
+            "stream_idle_timeout",
+            "a whole number of seconds ≥ 1",
+            "0",
+        ));
     }
     Ok(FileValues {
         provider,
@@ -641,6 +654,10 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         max_tokens: file.max_tokens.unwrap_or(16_384),
         bash_timeout_secs: file.bash_timeout.unwrap_or(120),
         retry_base_ms: file.retry_base_ms.unwrap_or(1_000),
+        stream_idle_timeout_secs: cli
+            .stream_idle_timeout
+            .or(file.stream_idle_timeout)
+            .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
     })
 }

@@ -253,6 +253,7 @@ fn sample() -> Config {
         max_tokens: 1024,
         bash_timeout_secs: 120,
         retry_base_ms: 1000,
+        stream_idle_timeout_secs: 120,
         log_level: LogLevel::Info,
     }
 }

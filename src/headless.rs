@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::config::{Config, OutputFormat};
-use crate::engine::protocol::{Event, ExitReason, Op, TurnId};
+use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session;
 
 /// Run one task to completion. Returns the process exit code.
@@ -55,7 +55,8 @@ pub async fn run(mut config: Config) -> i32 {
             Event::SessionStarted { session_id: id, .. } => session_id = id.clone(),
             Event::UserMessage { .. } => answer.clear(),
             Event::TextDelta { text } => answer.push_str(text),
-            Event::ToolCall { .. } => answer.clear(),
+            // A replayed try's text replaces the broken one's.
+            Event::ToolCall { .. } | Event::Stream(StreamState::Discarded { .. }) => answer.clear(),
             Event::Usage { cost_usd, .. } => cost += cost_usd,
             Event::Error { message, .. } => failure = Some(message.clone()),
             _ => {}

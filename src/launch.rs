@@ -127,6 +127,7 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         step: config.step.clone(),
         retry: RetryPolicy {
             base_delay: Duration::from_millis(config.retry_base_ms),
+            idle_timeout: Duration::from_secs(config.stream_idle_timeout_secs),
             ..RetryPolicy::default()
         },
         max_tokens: config.max_tokens,

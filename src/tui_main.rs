@@ -38,6 +38,7 @@ pub async fn run(mut config: Config) -> i32 {
         no_color: config.no_color,
         editor_cmd: config.editor.clone(),
         thresholds,
+        window_source: config.window_source.describe().to_string(),
         banner,
     })
     .await;

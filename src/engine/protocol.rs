@@ -254,6 +254,19 @@ pub enum HandoffPhase {
     },
 }
 
+/// What a request's stream is doing, when it is not simply streaming (SPEC §3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum StreamState {
+    /// The try broke after part of its answer was shown (`chars` characters of text, maybe thinking
+    /// too): that part is void; the `retry` event that follows replays the request from scratch.
+    Discarded { chars: usize },
+    /// No byte from the provider for `silent_ms` (sent once a silence passes 15 s).
+    Silent { silent_ms: u64 },
+    /// The silence is over: bytes arrive again, or the silent try ended.
+    Resumed,
+}
+
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -352,6 +365,8 @@ pub enum Event {
         reason: String,
         delay_ms: u64,
     },
+    /// The provider's stream between the request and its reply (SPEC §3).
+    Stream(StreamState),
     /// A window learned from an overflow message, now recorded for the model, with the thresholds
     /// now in force.
     WindowLearned {

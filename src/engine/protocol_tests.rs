@@ -232,6 +232,18 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"retry","attempt":2,"max":5,"reason":"overloaded","delay_ms":1000}"#,
         ),
         (
+            Event::Stream(StreamState::Discarded { chars: 12 }),
+            r#"{"type":"stream","state":"discarded","chars":12}"#,
+        ),
+        (
+            Event::Stream(StreamState::Silent { silent_ms: 15_000 }),
+            r#"{"type":"stream","state":"silent","silent_ms":15000}"#,
+        ),
+        (
+            Event::Stream(StreamState::Resumed),
+            r#"{"type":"stream","state":"resumed"}"#,
+        ),
+        (
             Event::WindowLearned {
                 model: "m".into(),
                 thresholds: t,
@@ -294,7 +306,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 26] = [
+const ALL_VARIANTS: [&str; 29] = [
     "session_started",
     "turn_started",
     "user_message",
@@ -314,6 +326,9 @@ const ALL_VARIANTS: [&str; 26] = [
     "handoff:refused",
     "compaction",
     "retry",
+    "stream:discarded",
+    "stream:silent",
+    "stream:resumed",
     "window_learned",
     "permissions",
     "notice",
@@ -347,6 +362,11 @@ fn variant(ev: &Event) -> &'static str {
         },
         Event::Compaction { .. } => "compaction",
         Event::Retry { .. } => "retry",
+        Event::Stream(s) => match s {
+            StreamState::Discarded { .. } => "stream:discarded",
+            StreamState::Silent { .. } => "stream:silent",
+            StreamState::Resumed => "stream:resumed",
+        },
         Event::WindowLearned { .. } => "window_learned",
         Event::Permissions { .. } => "permissions",
         Event::Notice { .. } => "notice",

@@ -119,6 +119,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             model: params.model.clone(),
             provider: params.provider.clone(),
             demo: params.demo,
+            window_source: params.window_source.clone(),
         },
         settings: Settings {
             review: params.review.map(std::time::Duration::from_secs),

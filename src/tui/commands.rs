@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, fmt_window};
 use crate::engine::protocol::Op;
 
 use super::events::finish_streaming;
@@ -113,8 +113,17 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             fx.push(Effect::SendOp(Op::NewSession));
             notice(state, "Starting a new session (no handoff)");
         }
+        SlashCommand::Window if arg.as_deref().is_none_or(|a| a.trim().is_empty()) => notice(
+            state,
+            format!(
+                "Context window {} ({}) · /window N sets it",
+                fmt_window(state.thresholds.window),
+                state.labels.window_source
+            ),
+        ),
         SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
             Ok(window) => {
+                state.labels.window_source = "/window".into();
                 state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
                 // The engine confirms the new window with its own notice: one line is enough.
                 fx.push(Effect::SendOp(Op::SetWindow { window }));

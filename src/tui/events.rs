@@ -1,11 +1,11 @@
 //! Engine events → state changes and chat cells (part of the pure reducer).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, TurnKind};
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, StreamState, TurnKind};
 
 use super::editor::SideEditor;
 use super::render::cell::Cell;
@@ -92,6 +92,34 @@ fn error(state: &mut AppState, message: impl Into<String>) {
 
 fn writing(state: &AppState) -> bool {
     matches!(state.running, Running::WritingHandoff { .. })
+}
+
+/// The stream's own states: a broken try's text is taken back (its replay streams anew after the
+/// retry line); a long silence shows in the spinner.
+fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
+    match s {
+        StreamState::Discarded { .. } => {
+            if writing(state) {
+                return;
+            }
+            while matches!(
+                state.chat.iter().last(),
+                Some(
+                    Cell::Assistant {
+                        streaming: true,
+                        ..
+                    } | Cell::Thinking { .. }
+                )
+            ) {
+                state.chat.pop();
+            }
+            state.streamed = false;
+        }
+        StreamState::Silent { silent_ms } => {
+            state.silent_since = now.checked_sub(Duration::from_millis(silent_ms));
+        }
+        StreamState::Resumed => state.silent_since = None,
+    }
 }
 
 /// Apply one engine event.
@@ -319,7 +347,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 delay_ms,
             },
         ),
+        Event::Stream(s) => on_stream(state, s, now),
         Event::WindowLearned { model, thresholds } => {
+            state.labels.window_source = "learned from an overflow message".into();
             let window = thresholds.window;
             state.set_thresholds(thresholds);
             notice(

@@ -27,6 +27,8 @@ mod tests_input;
 mod tests_reducer;
 #[cfg(test)]
 mod tests_screens;
+#[cfg(test)]
+mod tests_stream;
 
 use tokio::sync::mpsc;
 
@@ -55,6 +57,8 @@ pub struct TuiParams {
     pub editor_cmd: Option<String>,
     /// The thresholds the gauge starts with.
     pub thresholds: Thresholds,
+    /// Where the window came from (`--window`, learned, the model table, the default).
+    pub window_source: String,
     /// A first chat line (the demo banner).
     pub banner: Option<String>,
 }

@@ -55,8 +55,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         cmd: SlashCommand::Window,
         name: "window",
-        args: "N",
-        desc: "set the context window in tokens (e.g. 200000 or 200K)",
+        args: "[N]",
+        desc: "show where the context window comes from, or set it (e.g. 200000 or 200K)",
     },
     CommandSpec {
         cmd: SlashCommand::Cost,

@@ -142,6 +142,8 @@ pub struct Labels {
     pub provider: String,
     /// The built-in demo model runs.
     pub demo: bool,
+    /// Where the context window came from (`-v` says the same), for `/window`.
+    pub window_source: String,
 }
 
 /// Where the last frame put things (for page sizes and mouse hit-tests).
@@ -217,6 +219,8 @@ pub struct AppState {
     pub pending_echo: VecDeque<Fingerprint>,
     /// Text deltas arrived since the last `AssistantDone`.
     pub streamed: bool,
+    /// Since when the provider has sent nothing, once that passed 15 s (the spinner says so).
+    pub silent_since: Option<Instant>,
     /// Cost and turns per session.
     pub tally: Vec<GenerationCost>,
     /// Where the last frame put things.
@@ -292,6 +296,7 @@ impl AppState {
             latest_handoff: None,
             pending_echo: VecDeque::new(),
             streamed: false,
+            silent_since: None,
             tally: Vec::new(),
             layout: LayoutCache::default(),
             last_turn: TurnId(0),
@@ -326,15 +331,25 @@ impl AppState {
         if let (Some(p), Running::Tool { since, .. }) = (self.approvals.front(), &self.running) {
             return Some((format!("{} waits for your answer…", p.name), *since, ""));
         }
+        // A silence that began during what runs now (a stale one from an aborted try is ignored).
+        let silent = |since: &Instant| self.silent_since.filter(|s| s >= since);
         match &self.running {
             Running::Idle => None,
-            Running::Streaming { since } => Some(("working…".into(), *since, "esc to interrupt")),
+            Running::Streaming { since } => match silent(since) {
+                Some(s) => Some(("waiting for the provider…".into(), s, "esc to interrupt")),
+                None => Some(("working…".into(), *since, "esc to interrupt")),
+            },
             Running::Tool { name, since } => {
                 Some((format!("running {name}…"), *since, "esc to interrupt"))
             }
-            Running::WritingHandoff { since, .. } => {
-                Some(("writing handoff…".into(), *since, "esc to cancel"))
-            }
+            Running::WritingHandoff { since, .. } => match silent(since) {
+                Some(s) => Some((
+                    "writing handoff… waiting for the provider…".into(),
+                    s,
+                    "esc to cancel",
+                )),
+                None => Some(("writing handoff…".into(), *since, "esc to cancel")),
+            },
         }
     }
 

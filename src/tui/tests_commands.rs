@@ -115,6 +115,40 @@ fn window_command_validates() {
 }
 
 #[test]
+fn window_without_a_number_says_where_the_window_comes_from() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/window", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message }
+            if message == "Context window 200K (model table: Claude on the Anthropic API) · /window N sets it"),
+        "{:?}",
+        last_cell(&s)
+    );
+    type_text(&mut s, "/window 150K", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    type_text(&mut s, "/window ", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("Context window 150K (/window)"))
+    );
+    update(
+        &mut s,
+        ev(Event::WindowLearned {
+            model: "claude-haiku-4-5".into(),
+            thresholds: crate::engine::context::Thresholds::new(180_000, 50_000),
+        }),
+        t0,
+    );
+    type_text(&mut s, "/window", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Notice { message }
+            if message.starts_with("Context window 180K (learned from an overflow message)")));
+}
+
+#[test]
 fn popup_selects_and_runs_commands() {
     let t0 = Instant::now();
     let mut s = state();

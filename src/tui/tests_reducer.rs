@@ -22,6 +22,7 @@ pub(super) fn state_with(review: Option<u64>) -> AppState {
             model: "claude-haiku-4-5".into(),
             provider: "anthropic".into(),
             demo: false,
+            window_source: "model table: Claude on the Anthropic API".into(),
         },
         settings: Settings {
             review: review.map(Duration::from_secs),

@@ -533,3 +533,34 @@ fn a_resize_redraws_the_screen_at_the_new_size() {
     );
     assert!(screen.contains("› before resizing"), "{screen}");
 }
+
+#[test]
+fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    // The first try streams some words, then the connection drops; the replay completes.
+    server.push(Reply::Cut {
+        bytes: text_prefix("Half of a first try that breaks"),
+    });
+    server.push(a::text("The whole answer arrives once.", u(2_000)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("explain it");
+    t.wait_for("explain it");
+    t.keys(ENTER);
+    let screen = t.wait_for("The whole answer arrives once.");
+    assert!(
+        screen.contains("stream broken: interrupted") && screen.contains("(2/5)"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Half of a first try"), "{screen}");
+    assert_eq!(
+        screen.matches("The whole answer arrives once.").count(),
+        1,
+        "{screen}"
+    );
+    let r = screen.find("stream broken").unwrap_or(0);
+    let a = screen.find("The whole answer").unwrap_or(0);
+    assert!(r < a, "the replay follows the retry line: {screen}");
+    assert_eq!(server.requests().len(), 2);
+}

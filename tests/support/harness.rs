@@ -87,6 +87,7 @@ impl Harness {
                 max_tries: 5,
                 base_delay: Duration::from_millis(1),
                 max_delay: Duration::from_millis(5),
+                ..RetryPolicy::default()
             },
             max_tokens: 1024,
             bash_timeout: Duration::from_secs(30),

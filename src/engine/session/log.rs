@@ -90,6 +90,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::WindowLearned { model, thresholds } => {
             tracing::info!(model = %model, window = thresholds.window, "window learned")
         }
+        Event::Stream(state) => tracing::debug!(?state, "stream"),
         Event::Notice { message } => tracing::debug!("notice: {message}"),
         Event::Warning { message } => tracing::warn!("{message}"),
         Event::Error { kind, message } => tracing::error!(%kind, "{message}"),

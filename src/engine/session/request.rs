@@ -1,12 +1,15 @@
 //! One model request, streamed, abortable by `Op::Abort`, with retries surfaced as events.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
 use super::ActiveTurn;
 use super::Engine;
 use crate::engine::protocol::{
-    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnId, TurnKind,
+    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, StreamState, TurnId, TurnKind,
 };
 use crate::engine::provider::ProviderError;
-use crate::engine::provider::retry::{RetryNotice, stream_with_retry};
+use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
 use crate::engine::types::{Delta, ModelRequest, ModelResponse, ToolChoice};
 
 /// How a request ended.
@@ -205,41 +208,72 @@ impl Engine {
         outcome
     }
 
+    /// A try that broke after showing text is replayed: the front end is told to drop what it
+    /// showed, and `partial` only ever holds the text of the latest try.
     async fn stream_inner(&mut self, req: ModelRequest, visible: bool, number: u64) -> Outcome {
         let provider = self.p.provider.clone();
         let policy = self.p.retry;
         let events = self.events.clone();
-        let retry_events = self.events.clone();
-        let mut partial = String::new();
+        let notice_events = self.events.clone();
+        // The sink and the notice handler both reach the text of the current try.
+        let partial = Mutex::new(String::new());
+        let shown = AtomicBool::new(false);
+        let silent = AtomicBool::new(false);
         let mut sink = |d: Delta| match d {
             Delta::Text(t) => {
-                partial.push_str(&t);
+                lock(&partial).push_str(&t);
                 if visible {
+                    shown.store(true, Ordering::Relaxed);
                     let _ = events.send(Event::TextDelta { text: t });
                 }
             }
             Delta::Thinking(t) => {
                 if visible {
+                    shown.store(true, Ordering::Relaxed);
                     let _ = events.send(Event::ThinkingDelta { text: t });
                 }
             }
-            Delta::ToolUseStart { .. } => {}
+            Delta::ToolUseStart { .. } | Delta::Alive => {}
         };
-        let mut on_retry = |n: RetryNotice| {
-            tracing::warn!(
-                request = number,
-                attempt = n.attempt,
-                max = n.max,
-                delay_ms = n.delay.as_millis(),
-                "retrying: {}",
-                n.reason
-            );
-            let _ = retry_events.send(Event::Retry {
-                attempt: n.attempt,
-                max: n.max,
-                reason: n.reason,
-                delay_ms: n.delay.as_millis() as u64,
-            });
+        let mut on_notice = |n: StreamNotice| match n {
+            StreamNotice::Retry(n) => {
+                tracing::warn!(
+                    request = number,
+                    attempt = n.attempt,
+                    max = n.max,
+                    delay_ms = n.delay.as_millis(),
+                    discarded = n.discarded,
+                    "retrying: {}",
+                    n.reason
+                );
+                if n.discarded {
+                    let chars = std::mem::take(&mut *lock(&partial)).chars().count();
+                    if shown.swap(false, Ordering::Relaxed) {
+                        let _ = notice_events.send(Event::Stream(StreamState::Discarded { chars }));
+                    }
+                }
+                let _ = notice_events.send(Event::Retry {
+                    attempt: n.attempt,
+                    max: n.max,
+                    reason: n.reason,
+                    delay_ms: u64::try_from(n.delay.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            StreamNotice::Silent(d) => {
+                tracing::info!(
+                    request = number,
+                    silent_ms = d.as_millis(),
+                    "provider silent"
+                );
+                silent.store(true, Ordering::Relaxed);
+                let _ = notice_events.send(Event::Stream(StreamState::Silent {
+                    silent_ms: u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
+                }));
+            }
+            StreamNotice::Resumed => {
+                silent.store(false, Ordering::Relaxed);
+                let _ = notice_events.send(Event::Stream(StreamState::Resumed));
+            }
         };
         let result = self
             .abortable(stream_with_retry(
@@ -247,13 +281,22 @@ impl Engine {
                 &req,
                 &mut sink,
                 &policy,
-                &mut on_retry,
+                &mut on_notice,
             ))
             .await;
+        if silent.load(Ordering::Relaxed) {
+            // Aborted while silent: nothing else would close the silence.
+            self.emit(Event::Stream(StreamState::Resumed));
+        }
+        let partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
         match result {
             Some(Ok(resp)) => Outcome::Done(resp),
             Some(Err(error)) => Outcome::Failed { error, partial },
             None => Outcome::Aborted { partial },
         }
     }
+}
+
+fn lock(m: &Mutex<String>) -> MutexGuard<'_, String> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -182,9 +182,9 @@ impl Cell {
                 delay_ms,
             } => {
                 let text = format!(
-                    "retrying in {:.1}s (attempt {attempt}/{max}): {}",
+                    "{} — retrying in {:.1}s ({attempt}/{max})",
+                    sanitize(reason).trim(),
                     *delay_ms as f64 / 1000.0,
-                    sanitize(reason).trim()
                 );
                 let first = [raw("⟳ ", theme.warning)];
                 let rest = [raw("  ", theme.warning)];
@@ -442,10 +442,7 @@ mod tests {
             reason: "overloaded".into(),
             delay_ms: 2000,
         };
-        assert_eq!(
-            text(&r, 80),
-            ["⟳ retrying in 2.0s (attempt 2/5): overloaded"]
-        );
+        assert_eq!(text(&r, 80), ["⟳ overloaded — retrying in 2.0s (2/5)"]);
         let a = Cell::Assistant {
             markdown: "hi".into(),
             streaming: false,

@@ -80,6 +80,14 @@ impl Chat {
         self.entries.push(Entry { cell, layout: None });
     }
 
+    /// Removes the last cell (a replayed stream takes back what its broken try showed).
+    pub fn pop(&mut self) -> Option<Cell> {
+        let entry = self.entries.pop()?;
+        let n = self.entries.len();
+        self.with_lines.retain(|&i| i < n);
+        Some(entry.cell)
+    }
+
     /// The last cell, for in-place updates (streaming text). Its cached layout is dropped here, so
     /// the change shows at the next render; [`Chat::invalidate_last`] is then harmless.
     pub fn last_mut(&mut self) -> Option<&mut Cell> {
