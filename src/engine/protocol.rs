@@ -21,6 +21,7 @@ pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::policy::ApprovalPolicy;
+pub use super::tools::CommandExit;
 use super::types::Usage;
 
 pub use super::error::ErrorKind;
@@ -323,6 +324,15 @@ pub enum Event {
         spilled: Option<PathBuf>,
         /// `edit_file` / `write_file`: the change made, as a unified diff with line numbers.
         diff: Option<Box<FileDiff>>,
+        /// `bash`: how the command ended (exit code, signal, timeout, interrupt, elapsed time).
+        exit: Option<CommandExit>,
+    },
+    /// Output of the running tool call `id` (bash), while it runs: throttled to at most 20 events
+    /// a second, redacted, raw terminal text (`\r`, colours) that the front end cleans for its
+    /// cell; it stops after 4 MiB. The `ToolResult` that follows has the whole (cleaned) output.
+    ToolOutputDelta {
+        id: String,
+        text: String,
     },
     ApprovalRequest {
         id: String,

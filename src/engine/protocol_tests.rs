@@ -83,8 +83,23 @@ fn every_event_kind_on_the_wire() {
                 is_error: false,
                 spilled: Some(PathBuf::from("/w/.flower/spill/s-1.txt")),
                 diff: None,
+                exit: Some(CommandExit {
+                    code: Some(0),
+                    signal: None,
+                    timed_out: false,
+                    interrupted: false,
+                    elapsed_ms: 1250,
+                    summary: "exit code 0".into(),
+                }),
             },
-            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null}"#,
+            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"}}"#,
+        ),
+        (
+            Event::ToolOutputDelta {
+                id: "t1".into(),
+                text: "Compiling foo\n".into(),
+            },
+            r#"{"type":"tool_output_delta","id":"t1","text":"Compiling foo\n"}"#,
         ),
         (
             Event::ToolResult {
@@ -99,8 +114,9 @@ fn every_event_kind_on_the_wire() {
                     "y\n",
                     crate::engine::diff::DiffLimits::RESULT,
                 ))),
+                exit: None,
             },
-            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false}}"#,
+            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null}"#,
         ),
         (
             Event::ApprovalRequest {
@@ -306,7 +322,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 29] = [
+const ALL_VARIANTS: [&str; 30] = [
     "session_started",
     "turn_started",
     "user_message",
@@ -315,6 +331,7 @@ const ALL_VARIANTS: [&str; 29] = [
     "assistant_done",
     "tool_call",
     "tool_result",
+    "tool_output_delta",
     "approval_request",
     "usage",
     "handoff:near",
@@ -349,6 +366,7 @@ fn variant(ev: &Event) -> &'static str {
         Event::AssistantDone { .. } => "assistant_done",
         Event::ToolCall { .. } => "tool_call",
         Event::ToolResult { .. } => "tool_result",
+        Event::ToolOutputDelta { .. } => "tool_output_delta",
         Event::ApprovalRequest { .. } => "approval_request",
         Event::Usage { .. } => "usage",
         Event::Handoff(phase) => match phase {

@@ -409,6 +409,7 @@ fn tool_cells_fill_in() {
             is_error: false,
             spilled: None,
             diff: None,
+            exit: None,
         }),
         t1,
     );

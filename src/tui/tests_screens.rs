@@ -63,6 +63,7 @@ fn session(s: &mut AppState, t0: Instant) {
             is_error: true,
             spilled: None,
             diff: None,
+            exit: None,
         }),
         t0,
     );

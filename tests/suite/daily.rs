@@ -2,4 +2,5 @@
 //! honest approvals, live bash output, sessions, cost, `@file` mentions, the workbench).
 
 mod approvals;
+mod bash_live;
 mod workbench;

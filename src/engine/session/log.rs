@@ -51,6 +51,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             is_error,
             spilled,
             diff,
+            exit,
         } => tracing::debug!(
             id = %id,
             name = %name,
@@ -58,6 +59,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             chars = output.len(),
             spilled = spilled.is_some(),
             diff = diff.as_ref().map(|d| d.stat()).unwrap_or_default(),
+            exit = exit.as_ref().map(|e| e.summary.as_str()).unwrap_or("-"),
             "tool result"
         ),
         Event::ApprovalRequest {
@@ -98,6 +100,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             tracing::debug!(grants = allowances.len(), "permissions listed")
         }
         Event::TextDelta { .. }
+        | Event::ToolOutputDelta { .. }
         | Event::ThinkingDelta { .. }
         | Event::Retry { .. }
         | Event::TurnEnd { .. }

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::Engine;
+use super::request::Stop;
 use crate::engine::approvals::{self, AllowRule};
 use crate::engine::diff::FileDiff;
 use crate::engine::policy::ApprovalPolicy;
@@ -58,8 +59,14 @@ impl Engine {
                 Decision::Allow => {
                     // Only reached for an outside path when the user approved that very call.
                     let outside = tools::touches_outside(&name, &input, &self.p.workspace);
-                    match self.execute(&name, &input, outside).await {
-                        Some(out) => out,
+                    match self.execute(&id, &name, &input, outside).await {
+                        Some(out) => {
+                            // A command stopped by Esc keeps its output; the turn ends here.
+                            if out.exit.as_ref().is_some_and(|e| e.interrupted) {
+                                aborted = true;
+                            }
+                            out
+                        }
                         None => {
                             aborted = true;
                             ToolOutput::error("interrupted by the user")
@@ -83,6 +90,7 @@ impl Engine {
                 is_error: out.is_error,
                 spilled: out.spilled.clone(),
                 diff: out.diff.take(),
+                exit: out.exit.take(),
             });
             results.push(Block::ToolResult {
                 tool_use_id: id,
@@ -230,17 +238,59 @@ impl Engine {
     }
 
     /// Run one tool; None when the user aborted it (the future is dropped, a child process dies).
+    /// A bash command is stopped instead, so its output so far is its result (marked
+    /// interrupted), and its output streams as `ToolOutputDelta` events while it runs.
     async fn execute(
         &mut self,
+        id: &str,
         name: &str,
         input: &Value,
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let mut out = self.abortable(tools::run(name, input, &ctx)).await?;
+        let mut out = if name == "bash" {
+            self.run_bash(id, input, &ctx).await?
+        } else {
+            self.abortable(tools::run(name, input, &ctx)).await?
+        };
         if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
             out.content = clean;
         }
         Some(self.spiller.apply(name, out, &ctx))
+    }
+
+    /// bash with live output and a graceful stop: an abort of the turn stops the command and
+    /// waits for its partial result; shutdown drops it (the process group dies).
+    async fn run_bash(&mut self, id: &str, input: &Value, ctx: &ToolCtx) -> Option<ToolOutput> {
+        let events = self.events.clone();
+        let call = id.to_string();
+        let mut on_output = move |text: String| {
+            let _ = events.send(Event::ToolOutputDelta {
+                id: call.clone(),
+                text,
+            });
+        };
+        let (stop, interrupt) = tokio::sync::oneshot::channel();
+        let mut stop = Some(stop);
+        let live = tools::Live {
+            on_output: &mut on_output,
+            interrupt: Some(interrupt),
+        };
+        let run = tools::run_live("bash", input, ctx, live);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                out = &mut run => return Some(out),
+                op = self.ops.recv(), if stop.is_some() => match self.triage(op) {
+                    Some(Stop::Abort) => {
+                        if let Some(tx) = stop.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Some(Stop::Shutdown) => return None,
+                    None => {}
+                },
+            }
+        }
     }
 }

@@ -27,6 +27,8 @@ use serde_json::{Map, Value};
 use crate::engine::diff::FileDiff;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
+pub use bash::Live;
+pub use bash::live::{INTERVAL as LIVE_INTERVAL, TOTAL_CAP as LIVE_TOTAL_CAP};
 pub use paths::default_spill_dir;
 pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
 
@@ -85,6 +87,24 @@ pub struct ToolOutput {
     pub spilled: Option<PathBuf>,
     /// The change a file tool made, as a diff for front ends (the model gets `content` only).
     pub diff: Option<Box<FileDiff>>,
+    /// `bash`: how the command ended (always set for a command that started).
+    pub exit: Option<CommandExit>,
+}
+
+/// How a bash command ended, for front ends (the model reads the same in the result's last line).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CommandExit {
+    /// The exit code; None when the command was killed (signal, timeout, interrupt).
+    pub code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// Stopped by the user (Esc): the output is what it printed until then.
+    pub interrupted: bool,
+    pub elapsed_ms: u64,
+    /// One line to show: `exit code 0`, `exit code 101`, `killed by signal 9`,
+    /// `timed out after 30s`, `interrupted after 2.5s`.
+    pub summary: String,
 }
 
 impl ToolOutput {
@@ -95,6 +115,7 @@ impl ToolOutput {
             is_error: false,
             spilled: None,
             diff: None,
+            exit: None,
         }
     }
 
@@ -105,6 +126,7 @@ impl ToolOutput {
             is_error: true,
             spilled: None,
             diff: None,
+            exit: None,
         }
     }
 
@@ -239,12 +261,23 @@ pub fn summary(name: &str, input: &Value) -> String {
 /// model. Cancel-safe: dropping the future kills a running bash command and its process group, and
 /// stops a running search.
 pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
+    let mut ignore = |_: String| {};
+    let live = Live {
+        on_output: &mut ignore,
+        interrupt: None,
+    };
+    run_live(name, input, ctx, live).await
+}
+
+/// [`run`], with a running command's output streamed to `live.on_output` and `live.interrupt` to
+/// stop it keeping its output (only `bash` streams or stops this way; other tools ignore both).
+pub async fn run_live(name: &str, input: &Value, ctx: &ToolCtx, live: Live<'_>) -> ToolOutput {
     let map = match validate(name, input) {
         Ok(map) => map,
         Err(out) => return out,
     };
     if name == "bash" {
-        return bash::run(&Args::new(name, map), ctx)
+        return bash::run(&Args::new(name, map), ctx, live)
             .await
             .unwrap_or_else(ToolOutput::from);
     }

@@ -75,6 +75,7 @@ impl Spiller {
             is_error: out.is_error,
             spilled: spilled.ok(),
             diff: out.diff,
+            exit: out.exit,
         }
     }
 
