@@ -35,6 +35,7 @@ pub fn params(
         })),
         model: "claude-bench".into(),
         system_prompt: "bench".into(),
+        instructions: Default::default(),
         workspace: ws.clone(),
         workbench: Some(ws.join(".flower")),
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),

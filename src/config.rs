@@ -223,6 +223,8 @@ pub struct FileConfig {
     pub retry_base_ms: Option<u64>,
     pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
+    /// The cap on the project instructions (AGENTS.md / CLAUDE.md files together), in bytes.
+    pub instructions_max_bytes: Option<u64>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -281,6 +283,9 @@ pub struct Config {
     /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
     pub stream_idle_timeout_secs: u64,
     pub log_level: LogLevel,
+    /// `<config_dir>/flower`: the config file and the user's own `AGENTS.md`.
+    pub config_dir: Option<PathBuf>,
+    pub instructions_max_bytes: usize,
 }
 
 impl Config {
@@ -659,6 +664,12 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .or(file.stream_idle_timeout)
             .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
+        config_dir: config_path(env).and_then(|p| p.parent().map(Path::to_path_buf)),
+        instructions_max_bytes: file
+            .instructions_max_bytes
+            .map_or(crate::engine::instructions::DEFAULT_MAX_BYTES, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
     })
 }
 

@@ -255,5 +255,7 @@ fn sample() -> Config {
         retry_base_ms: 1000,
         stream_idle_timeout_secs: 120,
         log_level: LogLevel::Info,
+        config_dir: None,
+        instructions_max_bytes: 32 * 1024,
     }
 }

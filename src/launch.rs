@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::config::{Backend, Config, ProviderKind};
 use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
+use crate::engine::instructions::InstructionSources;
 use crate::engine::ledger::RunDir;
 use crate::engine::policy::{ApprovalPolicy, FrontEnd};
 use crate::engine::provider::Provider;
@@ -113,6 +114,10 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         provider,
         model: config.model.clone(),
         system_prompt: system_prompt(&config.workspace),
+        instructions: InstructionSources {
+            user_dir: config.config_dir.clone(),
+            max_bytes: config.instructions_max_bytes,
+        },
         workspace: config.workspace.clone(),
         workbench: config.workbench_dir(),
         run_dir,

@@ -20,6 +20,7 @@ use serde_json::Value;
 pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
+pub use super::instructions::InstructionFile;
 pub use super::policy::ApprovalPolicy;
 pub use super::tools::CommandExit;
 use super::types::Usage;
@@ -76,6 +77,8 @@ pub enum TurnKind {
     Message,
     /// `/handoff [focus]` (SPEC §7).
     Handoff,
+    /// `/init`: a message turn with the engine's own prompt, drafting `AGENTS.md`.
+    Init,
 }
 
 /// What a front end asks of the engine.
@@ -95,6 +98,14 @@ pub enum Op {
     Handoff {
         turn: TurnId,
         focus: Option<String>,
+    },
+    /// `/init`: draft `<workspace>/AGENTS.md` through the model (a normal turn with the engine's
+    /// own prompt). When the file exists and `overwrite` is false, nothing runs: the engine
+    /// answers `Event::InitExists` and ends the turn unchanged, and the front end asks the user
+    /// before it sends `Init { overwrite: true }` in a new turn.
+    Init {
+        turn: TurnId,
+        overwrite: bool,
     },
     /// The answer to an `Event::ApprovalRequest`.
     Approval {
@@ -125,7 +136,9 @@ impl Op {
     /// The turn this op starts, if it starts one.
     pub fn starts_turn(&self) -> Option<TurnId> {
         match self {
-            Op::UserTurn { turn, .. } | Op::Handoff { turn, .. } => Some(*turn),
+            Op::UserTurn { turn, .. } | Op::Handoff { turn, .. } | Op::Init { turn, .. } => {
+                Some(*turn)
+            }
             _ => None,
         }
     }
@@ -283,6 +296,13 @@ pub enum Event {
         thresholds: Thresholds,
         demo: bool,
     },
+    /// What the session's system prompt holds besides the base prompt: the environment block
+    /// and the project instructions read for it (after `SessionStarted`, for every session).
+    SessionPrompt {
+        session_id: String,
+        environment: String,
+        instructions: Vec<InstructionFile>,
+    },
     /// The engine began working on `turn`.
     TurnStarted {
         turn: TurnId,
@@ -383,6 +403,12 @@ pub enum Event {
         model: String,
         #[serde(flatten)]
         thresholds: Thresholds,
+    },
+    /// `/init` found `path` already there: nothing was changed. Ask the user, then send
+    /// `Op::Init { overwrite: true }` to have it replaced.
+    InitExists {
+        turn: TurnId,
+        path: PathBuf,
     },
     /// The approval policy and the "always" grants in force (the answer to `Op::Permissions`
     /// and `Op::Revoke`).

@@ -28,12 +28,33 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"session_started","session_id":"s1","parent_session":null,"generation":1,"model":"m","provider":"anthropic","window":200000,"headroom":50000,"at":150000,"warn_at":130000,"demo":false}"#,
         ),
         (
+            Event::SessionPrompt {
+                session_id: "s1".into(),
+                environment: "# Environment\n".into(),
+                instructions: vec![InstructionFile {
+                    path: PathBuf::from("/w/AGENTS.md"),
+                    bytes: 40_000,
+                    included: 32_000,
+                    error: None,
+                }],
+            },
+            r##"{"type":"session_prompt","session_id":"s1","environment":"# Environment\n","instructions":[{"path":"/w/AGENTS.md","bytes":40000,"included":32000,"error":null}]}"##,
+        ),
+        (
             Event::TurnStarted {
                 turn: TurnId(3),
                 kind: TurnKind::Message,
                 origin: Origin::User,
             },
             r#"{"type":"turn_started","turn":3,"kind":"message","origin":"user"}"#,
+        ),
+        (
+            Event::TurnStarted {
+                turn: TurnId(5),
+                kind: TurnKind::Init,
+                origin: Origin::User,
+            },
+            r#"{"type":"turn_started","turn":5,"kind":"init","origin":"user"}"#,
         ),
         (
             Event::UserMessage {
@@ -146,6 +167,13 @@ fn every_event_kind_on_the_wire() {
                 always: None,
             },
             r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null}"#,
+        ),
+        (
+            Event::InitExists {
+                turn: TurnId(4),
+                path: PathBuf::from("/w/AGENTS.md"),
+            },
+            r#"{"type":"init_exists","turn":4,"path":"/w/AGENTS.md"}"#,
         ),
         (
             Event::Permissions {
@@ -322,8 +350,9 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 30] = [
+const ALL_VARIANTS: [&str; 32] = [
     "session_started",
+    "session_prompt",
     "turn_started",
     "user_message",
     "text_delta",
@@ -347,6 +376,7 @@ const ALL_VARIANTS: [&str; 30] = [
     "stream:silent",
     "stream:resumed",
     "window_learned",
+    "init_exists",
     "permissions",
     "notice",
     "warning",
@@ -359,6 +389,7 @@ const ALL_VARIANTS: [&str; 30] = [
 fn variant(ev: &Event) -> &'static str {
     match ev {
         Event::SessionStarted { .. } => "session_started",
+        Event::SessionPrompt { .. } => "session_prompt",
         Event::TurnStarted { .. } => "turn_started",
         Event::UserMessage { .. } => "user_message",
         Event::TextDelta { .. } => "text_delta",
@@ -386,6 +417,7 @@ fn variant(ev: &Event) -> &'static str {
             StreamState::Resumed => "stream:resumed",
         },
         Event::WindowLearned { .. } => "window_learned",
+        Event::InitExists { .. } => "init_exists",
         Event::Permissions { .. } => "permissions",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",

@@ -421,7 +421,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         }
         Event::Result { .. } => {}
         // Issue 10's engine events: the TUI side renders them (until then they are ignored).
-        Event::Permissions { .. } | Event::ToolOutputDelta { .. } => {}
+        Event::Permissions { .. }
+        | Event::ToolOutputDelta { .. }
+        | Event::SessionPrompt { .. }
+        | Event::InitExists { .. } => {}
     }
     state.sync_gauge_mode();
 }

@@ -3,4 +3,5 @@
 
 mod approvals;
 mod bash_live;
+mod instructions;
 mod workbench;

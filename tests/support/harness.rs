@@ -71,6 +71,7 @@ impl Harness {
             provider: self.anthropic(),
             model: "claude-test".into(),
             system_prompt: "You are a test.".into(),
+            instructions: Default::default(),
             workspace: self.workspace.clone(),
             workbench: Some(self.workbench()),
             run_dir,

@@ -96,6 +96,19 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::Notice { message } => tracing::debug!("notice: {message}"),
         Event::Warning { message } => tracing::warn!("{message}"),
         Event::Error { kind, message } => tracing::error!(%kind, "{message}"),
+        Event::SessionPrompt { instructions, .. } => tracing::info!(
+            files = instructions.len(),
+            bytes = instructions.iter().map(|f| f.included).sum::<usize>(),
+            "session prompt: {}",
+            instructions
+                .iter()
+                .map(|f| f.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Event::InitExists { path, .. } => {
+            tracing::info!(path = %path.display(), "/init: the file exists")
+        }
         Event::Permissions { allowances, .. } => {
             tracing::debug!(grants = allowances.len(), "permissions listed")
         }

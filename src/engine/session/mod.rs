@@ -21,6 +21,7 @@ use super::compact::ContextStrategy;
 use super::context::{self, Thresholds, WindowSource};
 use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
+use super::instructions::InstructionSources;
 use super::ledger::{
     Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
 };
@@ -29,6 +30,7 @@ use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
+use super::sysprompt::{self, SessionPrompt};
 use super::tools::Spiller;
 use super::types::{Message, Role};
 
@@ -41,7 +43,12 @@ pub const OVERFLOW_RETRY_CAP: u32 = 1;
 pub struct EngineParams {
     pub provider: Arc<dyn Provider>,
     pub model: String,
+    /// The base system prompt. Each session sends it with the environment block and the project
+    /// instructions appended ([`crate::engine::sysprompt`]); while the engine runs, this field
+    /// holds the current session's whole prompt, unchanged for the session's every request.
     pub system_prompt: String,
+    /// Where the project instructions come from (read again at the start of every session).
+    pub instructions: InstructionSources,
     pub workspace: PathBuf,
     /// `<workspace>/.flower`, or None with `--no-workbench`.
     pub workbench: Option<PathBuf>,
@@ -121,6 +128,8 @@ pub(crate) struct ActiveTurn {
 
 pub(crate) struct Engine {
     p: EngineParams,
+    /// `EngineParams::system_prompt` as given: every session's prompt starts with it.
+    base_prompt: String,
     ops: mpsc::Receiver<Op>,
     events: mpsc::UnboundedSender<Event>,
     pending: VecDeque<Op>,
@@ -199,6 +208,7 @@ impl Engine {
             None => (ReplaceGeneration::default(), 0),
         };
         Ok(Engine {
+            base_prompt: p.system_prompt.clone(),
             p,
             ops,
             events,
@@ -385,7 +395,7 @@ impl Engine {
             reason,
         };
         match turn.kind {
-            TurnKind::Message => self.emit_logged(ev),
+            TurnKind::Message | TurnKind::Init => self.emit_logged(ev),
             TurnKind::Handoff => self.emit(ev),
         }
     }
@@ -438,9 +448,34 @@ impl Engine {
         }
     }
 
+    /// Build the new session's system prompt: the base, the environment and the project
+    /// instructions read from disk now. It stays as it is for the whole session.
+    fn prepare_prompt(&mut self) -> SessionPrompt {
+        let prompt = sysprompt::build(&self.base_prompt, &self.p.workspace, &self.p.instructions);
+        self.p.system_prompt = prompt.text.clone();
+        for f in &prompt.instructions {
+            if let Some(e) = &f.error {
+                self.emit(Event::Warning {
+                    message: format!("cannot read the instructions in {}: {e}", f.path.display()),
+                });
+            }
+        }
+        prompt
+    }
+
+    /// What the session's prompt holds, for front ends (after `SessionStarted`).
+    fn emit_prompt(&mut self, prompt: SessionPrompt) {
+        self.emit_logged(Event::SessionPrompt {
+            session_id: self.s.id.clone(),
+            environment: prompt.environment,
+            instructions: prompt.instructions,
+        });
+    }
+
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
     fn start_session(&mut self, parent: Option<String>, generation: u32, first: Vec<Message>) {
         self.ensure_workbench();
+        let prompt = self.prepare_prompt();
         let id = new_id();
         let step_name = self.step_name();
         let header = SessionHeader {
@@ -484,6 +519,7 @@ impl Engine {
         });
         self.save_manifest();
         self.emit(self.session_started());
+        self.emit_prompt(prompt);
     }
 
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
@@ -512,7 +548,9 @@ impl Engine {
     async fn run(&mut self) {
         if self.p.resume.is_some() {
             self.ensure_workbench();
+            let prompt = self.prepare_prompt();
             self.emit(self.session_started());
+            self.emit_prompt(prompt);
             if self.p.front_end.can_ask() {
                 self.replay_history();
             }
@@ -533,6 +571,7 @@ impl Engine {
             };
             match op {
                 Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+                Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
                 Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
                     let revoked = self.allowances.clear();

@@ -115,6 +115,7 @@ impl Engine {
         if let Some(op) = queued {
             let kind = match op {
                 Op::Handoff { .. } => TurnKind::Handoff,
+                Op::Init { .. } => TurnKind::Init,
                 _ => TurnKind::Message,
             };
             self.end_turn(
