@@ -21,6 +21,7 @@ pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
+pub use super::ledger::GenerationStart;
 pub use super::policy::ApprovalPolicy;
 pub use super::tools::CommandExit;
 use super::types::Usage;
@@ -121,6 +122,8 @@ pub enum Op {
     NewSession,
     /// `/permissions`: answered by `Event::Permissions` (at once, also during a turn).
     Permissions,
+    /// `/cost`: answered by `Event::Cost` (at once, also during a turn).
+    Cost,
     /// Revoke one "always" grant, or all of them (None); answered by `Event::Permissions`.
     Revoke {
         rule: Option<AllowRule>,
@@ -281,6 +284,22 @@ pub enum StreamState {
     Resumed,
 }
 
+/// One generation in `/cost`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostRow {
+    pub generation: u32,
+    pub start: GenerationStart,
+    /// `gen 1`, `gen 2 · handoff`, `gen 3 · /new`.
+    pub label: String,
+    pub session_id: String,
+    pub cost_usd: f64,
+    pub num_turns: u32,
+    /// The generation's last context reading.
+    pub context: u64,
+    /// This is the session running now.
+    pub current: bool,
+}
+
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -403,6 +422,15 @@ pub enum Event {
         model: String,
         #[serde(flatten)]
         thresholds: Thresholds,
+    },
+    /// The answer to `Op::Cost`: the step's cost per generation and in total, as the ledger has
+    /// them (every response of every generation, writing turns and summaries included, also
+    /// those of earlier processes of the run).
+    Cost {
+        step: String,
+        rows: Vec<CostRow>,
+        total_usd: f64,
+        num_turns: u32,
     },
     /// `/init` found `path` already there: nothing was changed. Ask the user, then send
     /// `Op::Init { overwrite: true }` to have it replaced.

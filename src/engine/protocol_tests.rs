@@ -169,6 +169,24 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null}"#,
         ),
         (
+            Event::Cost {
+                step: "fix".into(),
+                rows: vec![CostRow {
+                    generation: 2,
+                    start: GenerationStart::New,
+                    label: "gen 2 · /new".into(),
+                    session_id: "s2".into(),
+                    cost_usd: 0.5,
+                    num_turns: 3,
+                    context: 12_000,
+                    current: true,
+                }],
+                total_usd: 1.25,
+                num_turns: 7,
+            },
+            r#"{"type":"cost","step":"fix","rows":[{"generation":2,"start":"new","label":"gen 2 · /new","session_id":"s2","cost_usd":0.5,"num_turns":3,"context":12000,"current":true}],"total_usd":1.25,"num_turns":7}"#,
+        ),
+        (
             Event::InitExists {
                 turn: TurnId(4),
                 path: PathBuf::from("/w/AGENTS.md"),
@@ -350,7 +368,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 32] = [
+const ALL_VARIANTS: [&str; 33] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -376,6 +394,7 @@ const ALL_VARIANTS: [&str; 32] = [
     "stream:silent",
     "stream:resumed",
     "window_learned",
+    "cost",
     "init_exists",
     "permissions",
     "notice",
@@ -417,6 +436,7 @@ fn variant(ev: &Event) -> &'static str {
             StreamState::Resumed => "stream:resumed",
         },
         Event::WindowLearned { .. } => "window_learned",
+        Event::Cost { .. } => "cost",
         Event::InitExists { .. } => "init_exists",
         Event::Permissions { .. } => "permissions",
         Event::Notice { .. } => "notice",

@@ -424,7 +424,8 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         Event::Permissions { .. }
         | Event::ToolOutputDelta { .. }
         | Event::SessionPrompt { .. }
-        | Event::InitExists { .. } => {}
+        | Event::InitExists { .. }
+        | Event::Cost { .. } => {}
     }
     state.sync_gauge_mode();
 }

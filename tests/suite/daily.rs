@@ -3,5 +3,6 @@
 
 mod approvals;
 mod bash_live;
+mod cost;
 mod instructions;
 mod workbench;

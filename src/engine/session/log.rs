@@ -106,6 +106,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Event::Cost {
+            total_usd, rows, ..
+        } => tracing::debug!(total_usd, generations = rows.len(), "cost listed"),
         Event::InitExists { path, .. } => {
             tracing::info!(path = %path.display(), "/init: the file exists")
         }

@@ -23,10 +23,11 @@ use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
 use super::instructions::InstructionSources;
 use super::ledger::{
-    Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
+    GenerationStart, Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine,
+    load_transcript,
 };
 use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
-use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
+use super::protocol::{CostRow, Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
@@ -366,6 +367,38 @@ impl Engine {
         });
     }
 
+    /// `/cost`: the step's generations as the ledger has them (earlier processes included).
+    pub(crate) fn cost_event(&self) -> Event {
+        let current = &self.s.id;
+        let (step, rows, total_usd, num_turns) = match self.step_ref() {
+            None => (String::new(), Vec::new(), 0.0, 0),
+            Some(rec) => (
+                rec.name.clone(),
+                rec.per_generation
+                    .iter()
+                    .map(|g| CostRow {
+                        generation: g.generation,
+                        start: g.start(),
+                        label: g.label(),
+                        session_id: g.session_id.clone(),
+                        cost_usd: g.cost_usd,
+                        num_turns: g.num_turns,
+                        context: g.context,
+                        current: g.session_id == *current,
+                    })
+                    .collect(),
+                rec.cost_usd,
+                rec.num_turns,
+            ),
+        };
+        Event::Cost {
+            step,
+            rows,
+            total_usd,
+            num_turns,
+        }
+    }
+
     /// The `SessionStarted` event of the current session.
     fn session_started(&self) -> Event {
         Event::SessionStarted {
@@ -496,6 +529,11 @@ impl Engine {
             self.emit(Event::Warning { message: err });
         }
         let appended: usize = first.iter().map(Message::char_len).sum();
+        let start = match (parent.is_some(), self.s.id.is_empty()) {
+            (true, _) => GenerationStart::Handoff,
+            (false, true) => GenerationStart::First,
+            (false, false) => GenerationStart::New,
+        };
         self.s = SessionState {
             id: id.clone(),
             parent: parent.clone(),
@@ -515,7 +553,9 @@ impl Engine {
             rec.context = estimate;
             rec.generations = generation;
             rec.window = window;
-            rec.current_generation().generation = generation;
+            let row = rec.current_generation();
+            row.generation = generation;
+            row.start = Some(start);
         });
         self.save_manifest();
         self.emit(self.session_started());
@@ -576,8 +616,9 @@ impl Engine {
                 Op::NewSession => {
                     let revoked = self.allowances.clear();
                     if self.has_step() {
-                        let gen_ = self.s.generation;
-                        self.start_session(None, gen_, Vec::new());
+                        // The next generation, marked as a /new (no handoff, no parent).
+                        let next = self.s.generation + 1;
+                        self.start_session(None, next, Vec::new());
                     }
                     let mut message = String::from("new session started (no handoff)");
                     if revoked > 0 {
@@ -588,6 +629,7 @@ impl Engine {
                     self.emit(Event::Notice { message });
                 }
                 Op::Permissions => self.emit(self.permissions_event()),
+                Op::Cost => self.emit(self.cost_event()),
                 Op::Revoke { rule } => self.revoke(rule),
                 Op::SetWindow { window } => {
                     self.thresholds = Thresholds::new(window, self.thresholds.headroom);

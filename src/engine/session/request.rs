@@ -90,6 +90,10 @@ impl Engine {
                 self.emit(self.permissions_event());
                 None
             }
+            Some(Op::Cost) => {
+                self.emit(self.cost_event());
+                None
+            }
             Some(Op::Revoke { rule }) => {
                 self.revoke(rule);
                 None
