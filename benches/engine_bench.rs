@@ -50,6 +50,7 @@ pub fn params(
         step: Some("bench".into()),
         retry: RetryPolicy::default(),
         max_tokens: 1024,
+        effort: None,
         bash_timeout: Duration::from_secs(30),
         resume: None,
         handoff_after: None,

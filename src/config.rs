@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
+use crate::engine::types::Effort;
 use crate::engine::windows::LearnedWindows;
 use crate::logging::LogLevel;
 
@@ -53,6 +54,19 @@ pub struct Cli {
     /// Continue the last run's latest session
     #[arg(long = "continue")]
     pub continue_last: bool,
+    /// Continue a session of this workspace: alone, pick one (TUI); with RUN_ID (or a unique
+    /// prefix of it), continue that run's latest session (TUI and headless)
+    #[arg(
+        long,
+        value_name = "RUN_ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "continue_last"
+    )]
+    pub resume: Option<String>,
+    /// Extended thinking (Anthropic) or reasoning effort (OpenAI): low, medium, high, or off
+    #[arg(long, value_name = "low|medium|high", value_parser = parse_effort)]
+    pub effort: Option<EffortSetting>,
     /// The workspace (default: the current directory)
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -95,6 +109,23 @@ pub struct Cli {
     /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LogLevel>,
+}
+
+/// `--effort` as given: a level, or `off` (None).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EffortSetting(pub Option<Effort>);
+
+fn parse_effort(s: &str) -> Result<EffortSetting, String> {
+    Effort::parse(s).map(EffortSetting)
+}
+
+/// What `--resume` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeChoice {
+    /// `--resume` alone: the TUI shows a picker of this workspace's sessions.
+    Pick,
+    /// `--resume RUN_ID`: continue that run.
+    Run(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,6 +256,8 @@ pub struct FileConfig {
     pub log_level: Option<String>,
     /// The cap on the project instructions (AGENTS.md / CLAUDE.md files together), in bytes.
     pub instructions_max_bytes: Option<u64>,
+    /// `low`, `medium`, `high` or `off`.
+    pub effort: Option<String>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -286,6 +319,10 @@ pub struct Config {
     /// `<config_dir>/flower`: the config file and the user's own `AGENTS.md`.
     pub config_dir: Option<PathBuf>,
     pub instructions_max_bytes: usize,
+    /// `--resume [RUN_ID]`.
+    pub resume: Option<ResumeChoice>,
+    /// `--effort` / `effort`.
+    pub effort: Option<Effort>,
 }
 
 impl Config {
@@ -393,6 +430,7 @@ fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
 
 /// The config file's values that need checking beyond their TOML type.
 struct FileValues {
+    effort: Option<EffortSetting>,
     provider: Option<ProviderKind>,
     output: Option<OutputFormat>,
     review: Option<Review>,
@@ -427,6 +465,10 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
             Some(LogLevel::parse(l).ok_or_else(|| key_err("log_level", LogLevel::ACCEPTED, l))?)
         }
     };
+    let effort = match file.effort.as_deref() {
+        None => None,
+        Some(e) => Some(parse_effort(e).map_err(|_| key_err("effort", Effort::ACCEPTED, e))?),
+    };
     if file.max_generations == Some(0) {
         return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
     }
@@ -444,6 +486,7 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         ));
     }
     Ok(FileValues {
+        effort,
         provider,
         output,
         review,
@@ -665,6 +708,11 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
         config_dir: config_path(env).and_then(|p| p.parent().map(Path::to_path_buf)),
+        resume: cli.resume.map(|id| match id.trim() {
+            "" => ResumeChoice::Pick,
+            id => ResumeChoice::Run(id.to_string()),
+        }),
+        effort: cli.effort.or(checked.effort).and_then(|e| e.0),
         instructions_max_bytes: file
             .instructions_max_bytes
             .map_or(crate::engine::instructions::DEFAULT_MAX_BYTES, |n| {

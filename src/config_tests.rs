@@ -257,5 +257,7 @@ fn sample() -> Config {
         log_level: LogLevel::Info,
         config_dir: None,
         instructions_max_bytes: 32 * 1024,
+        resume: None,
+        effort: None,
     }
 }

@@ -16,6 +16,22 @@ pub async fn run(mut config: Config) -> i32 {
         eprintln!("flower-tui: headless mode needs a task (-p \"task\")");
         return 2;
     };
+    if config.resume == Some(crate::config::ResumeChoice::Pick) {
+        // No picker without a terminal: say which runs there are and how to name one.
+        let runs = crate::engine::sessions::list(&config.data_dir, &config.workspace);
+        if runs.is_empty() {
+            eprintln!(
+                "flower-tui: --resume: no earlier session of {}",
+                config.workspace.display()
+            );
+        } else {
+            eprintln!(
+                "flower-tui: --resume needs a run id in headless mode (flower-tui --resume RUN_ID -p …); this workspace's sessions, newest first:\n{}",
+                crate::engine::sessions::describe(&runs, 10).trim_end()
+            );
+        }
+        return 2;
+    }
     let params = match crate::launch::engine_params(&config, false) {
         Ok(p) => p,
         Err(e) => {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Backend, Config, ProviderKind};
+use crate::config::{Backend, Config, ProviderKind, ResumeChoice};
 use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::instructions::InstructionSources;
@@ -14,6 +14,7 @@ use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
 use crate::engine::session::{EngineParams, Resume};
+use crate::engine::sessions;
 
 const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 
@@ -94,7 +95,15 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         FrontEnd::Headless
     };
     let provider = build_provider(config)?;
-    let (run_dir, resume) = if config.continue_last {
+    let chosen = match &config.resume {
+        Some(ResumeChoice::Run(id)) => {
+            Some(sessions::find(&config.data_dir, &config.workspace, id)?)
+        }
+        _ => None,
+    };
+    let (run_dir, resume) = if let Some(run) = chosen {
+        (run.clone(), Some(Resume { run_dir: run }))
+    } else if config.continue_last {
         let base = config.data_dir.clone();
         let run = match &config.run_dir {
             Some(dir) => RunDir::open(dir),
@@ -136,6 +145,7 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
             ..RetryPolicy::default()
         },
         max_tokens: config.max_tokens,
+        effort: config.effort,
         bash_timeout: Duration::from_secs(config.bash_timeout_secs),
         resume,
         handoff_after: config.handoff_after,

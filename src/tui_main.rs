@@ -24,6 +24,13 @@ pub async fn run(mut config: Config) -> i32 {
             return 1;
         }
     };
+    if config.resume == Some(crate::config::ResumeChoice::Pick) {
+        // `--resume` alone: the engine lists this workspace's sessions; the TUI shows the list
+        // as a picker and answers with `Op::Resume`.
+        let _ = handle
+            .ops
+            .try_send(crate::engine::protocol::Op::ListSessions);
+    }
     let demo = config.backend.is_demo();
     let banner = demo.then(|| crate::engine::demo::BANNER.to_string());
     let provider = config.backend.label().to_string();

@@ -99,6 +99,21 @@ pub struct StepRecord {
     /// Files the tools wrote or edited, for a degraded handoff's scene.
     #[serde(default)]
     pub touched: Vec<String>,
+    /// `/model` and `/effort` changes, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingChange>,
+}
+
+/// A model or effort change during a step (`/model`, `/effort`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingChange {
+    pub time: String,
+    /// The generation it happened in.
+    pub generation: u32,
+    /// The model and effort in force from then on, and the window that follows from them.
+    pub model: String,
+    pub effort: Option<crate::engine::types::Effort>,
+    pub window: u64,
 }
 
 impl StepRecord {

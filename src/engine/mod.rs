@@ -17,6 +17,7 @@ pub mod provider;
 pub mod replace;
 pub mod secrets;
 pub mod session;
+pub mod sessions;
 pub mod sysprompt;
 pub mod tools;
 pub mod types;

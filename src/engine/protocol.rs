@@ -23,7 +23,9 @@ pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
 pub use super::ledger::GenerationStart;
 pub use super::policy::ApprovalPolicy;
+pub use super::sessions::SessionSummary;
 pub use super::tools::CommandExit;
+pub use super::types::Effort;
 use super::types::Usage;
 
 pub use super::error::ErrorKind;
@@ -124,6 +126,24 @@ pub enum Op {
     Permissions,
     /// `/cost`: answered by `Event::Cost` (at once, also during a turn).
     Cost,
+    /// `/resume`: answered by `Event::Sessions` (at once, also during a turn).
+    ListSessions,
+    /// Continue another run of this workspace at its latest successor (`run_id` or a unique
+    /// prefix). Waits for the running turn; answered by `Resumed`, `SessionStarted`,
+    /// `SessionPrompt`, the replayed conversation and a usage estimate — or an `Error`.
+    Resume {
+        run_id: String,
+    },
+    /// `/model NAME`: the model of the next request (after the running turn); answered by
+    /// `Event::Model`. An empty name only asks.
+    SetModel {
+        model: String,
+    },
+    /// `/effort LEVEL|off`: extended thinking / reasoning effort from the next turn on; answered
+    /// by `Event::Model`.
+    SetEffort {
+        effort: Option<Effort>,
+    },
     /// Revoke one "always" grant, or all of them (None); answered by `Event::Permissions`.
     Revoke {
         rule: Option<AllowRule>,
@@ -431,6 +451,31 @@ pub enum Event {
         rows: Vec<CostRow>,
         total_usd: f64,
         num_turns: u32,
+    },
+    /// The answer to `Op::ListSessions`: this workspace's runs, newest first (`current_run` is
+    /// the one running now).
+    Sessions {
+        current_run: String,
+        sessions: Vec<SessionSummary>,
+    },
+    /// The engine now continues `run_id` at `session_id` (`--continue`, `--resume`,
+    /// `Op::Resume`): the conversation replayed from it follows (`UserMessage { turn: None }`,
+    /// `AssistantDone`), so a front end clears what it showed of the run it left.
+    Resumed {
+        run_id: String,
+        session_id: String,
+        generation: u32,
+        messages: usize,
+    },
+    /// The model, effort and window in force (the answer to `Op::SetModel` / `Op::SetEffort`).
+    Model {
+        model: String,
+        effort: Option<Effort>,
+        /// `window`, `headroom`, `at`, `warn_at` (flat on the wire).
+        #[serde(flatten)]
+        thresholds: Thresholds,
+        /// Where the window comes from (`--window`, the model table, learned, …).
+        window_source: String,
     },
     /// `/init` found `path` already there: nothing was changed. Ask the user, then send
     /// `Op::Init { overwrite: true }` to have it replaced.

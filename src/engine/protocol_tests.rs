@@ -187,6 +187,44 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"cost","step":"fix","rows":[{"generation":2,"start":"new","label":"gen 2 · /new","session_id":"s2","cost_usd":0.5,"num_turns":3,"context":12000,"current":true}],"total_usd":1.25,"num_turns":7}"#,
         ),
         (
+            Event::Sessions {
+                current_run: "r2".into(),
+                sessions: vec![crate::engine::sessions::SessionSummary {
+                    run_id: "r1".into(),
+                    run_dir: PathBuf::from("/d/runs/r1"),
+                    created: "2026-11-29T10:00:00Z".into(),
+                    updated: "2026-11-29T11:00:00Z".into(),
+                    updated_unix_ms: 1_795_950_000_000,
+                    step: "fix-add".into(),
+                    first_message: "fix add".into(),
+                    generations: 2,
+                    num_turns: 4,
+                    cost_usd: 0.75,
+                    model: "m".into(),
+                    session_id: "s9".into(),
+                }],
+            },
+            r#"{"type":"sessions","current_run":"r2","sessions":[{"run_id":"r1","run_dir":"/d/runs/r1","created":"2026-11-29T10:00:00Z","updated":"2026-11-29T11:00:00Z","updated_unix_ms":1795950000000,"step":"fix-add","first_message":"fix add","generations":2,"num_turns":4,"cost_usd":0.75,"model":"m","session_id":"s9"}]}"#,
+        ),
+        (
+            Event::Resumed {
+                run_id: "r1".into(),
+                session_id: "s9".into(),
+                generation: 2,
+                messages: 6,
+            },
+            r#"{"type":"resumed","run_id":"r1","session_id":"s9","generation":2,"messages":6}"#,
+        ),
+        (
+            Event::Model {
+                model: "claude-opus-4-1".into(),
+                effort: Some(Effort::High),
+                thresholds: t,
+                window_source: "model table".into(),
+            },
+            r#"{"type":"model","model":"claude-opus-4-1","effort":"high","window":200000,"headroom":50000,"at":150000,"warn_at":130000,"window_source":"model table"}"#,
+        ),
+        (
             Event::InitExists {
                 turn: TurnId(4),
                 path: PathBuf::from("/w/AGENTS.md"),
@@ -368,7 +406,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 33] = [
+const ALL_VARIANTS: [&str; 36] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -395,6 +433,9 @@ const ALL_VARIANTS: [&str; 33] = [
     "stream:resumed",
     "window_learned",
     "cost",
+    "sessions",
+    "resumed",
+    "model",
     "init_exists",
     "permissions",
     "notice",
@@ -437,6 +478,9 @@ fn variant(ev: &Event) -> &'static str {
         },
         Event::WindowLearned { .. } => "window_learned",
         Event::Cost { .. } => "cost",
+        Event::Sessions { .. } => "sessions",
+        Event::Resumed { .. } => "resumed",
+        Event::Model { .. } => "model",
         Event::InitExists { .. } => "init_exists",
         Event::Permissions { .. } => "permissions",
         Event::Notice { .. } => "notice",

@@ -425,7 +425,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         | Event::ToolOutputDelta { .. }
         | Event::SessionPrompt { .. }
         | Event::InitExists { .. }
-        | Event::Cost { .. } => {}
+        | Event::Cost { .. }
+        | Event::Sessions { .. }
+        | Event::Resumed { .. }
+        | Event::Model { .. } => {}
     }
     state.sync_gauge_mode();
 }

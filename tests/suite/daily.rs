@@ -3,6 +3,8 @@
 
 mod approvals;
 mod bash_live;
+mod cli;
 mod cost;
 mod instructions;
+mod sessions;
 mod workbench;

@@ -91,6 +91,7 @@ impl Harness {
                 ..RetryPolicy::default()
             },
             max_tokens: 1024,
+            effort: None,
             bash_timeout: Duration::from_secs(30),
             resume: None,
             handoff_after: None,

@@ -106,6 +106,27 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Event::Sessions { sessions, .. } => {
+            tracing::debug!(runs = sessions.len(), "sessions listed")
+        }
+        Event::Resumed {
+            run_id,
+            session_id,
+            generation,
+            messages,
+        } => tracing::info!(run = %run_id, session = %session_id, generation, messages, "resumed"),
+        Event::Model {
+            model,
+            effort,
+            thresholds,
+            window_source,
+        } => tracing::info!(
+            model = %model,
+            effort = effort.map_or("off", |e| e.as_str()),
+            window = thresholds.window,
+            window_source = %window_source,
+            "model settings"
+        ),
         Event::Cost {
             total_usd, rows, ..
         } => tracing::debug!(total_usd, generations = rows.len(), "cost listed"),

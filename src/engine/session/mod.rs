@@ -6,6 +6,7 @@
 mod handoff_run;
 mod log;
 mod request;
+mod runs;
 mod tools_exec;
 mod turn;
 
@@ -27,13 +28,13 @@ use super::ledger::{
     load_transcript,
 };
 use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
-use super::protocol::{CostRow, Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
+use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
 use super::sysprompt::{self, SessionPrompt};
 use super::tools::Spiller;
-use super::types::{Message, Role};
+use super::types::{Effort, Message, Role};
 
 /// How many ops may wait before `try_send` fails (the UI never awaits a send).
 pub const OP_QUEUE: usize = 64;
@@ -69,6 +70,8 @@ pub struct EngineParams {
     pub step: Option<String>,
     pub retry: RetryPolicy,
     pub max_tokens: u32,
+    /// `--effort`: extended thinking / reasoning effort (`/effort` changes it between turns).
+    pub effort: Option<Effort>,
     pub bash_timeout: Duration,
     /// `--continue`: attach to the last run's latest session.
     pub resume: Option<Resume>,
@@ -201,13 +204,7 @@ impl Engine {
                 cost_usd: 0.0,
             },
         };
-        let (replace, compactions) = match step.and_then(|i| manifest.steps.get(i)) {
-            Some(rec) => (
-                ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
-                rec.compactions,
-            ),
-            None => (ReplaceGeneration::default(), 0),
-        };
+        let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
         Ok(Engine {
             base_prompt: p.system_prompt.clone(),
             p,
@@ -365,38 +362,6 @@ impl Engine {
             rec.cost_usd += cost;
             rec.current_generation().cost_usd += cost;
         });
-    }
-
-    /// `/cost`: the step's generations as the ledger has them (earlier processes included).
-    pub(crate) fn cost_event(&self) -> Event {
-        let current = &self.s.id;
-        let (step, rows, total_usd, num_turns) = match self.step_ref() {
-            None => (String::new(), Vec::new(), 0.0, 0),
-            Some(rec) => (
-                rec.name.clone(),
-                rec.per_generation
-                    .iter()
-                    .map(|g| CostRow {
-                        generation: g.generation,
-                        start: g.start(),
-                        label: g.label(),
-                        session_id: g.session_id.clone(),
-                        cost_usd: g.cost_usd,
-                        num_turns: g.num_turns,
-                        context: g.context,
-                        current: g.session_id == *current,
-                    })
-                    .collect(),
-                rec.cost_usd,
-                rec.num_turns,
-            ),
-        };
-        Event::Cost {
-            step,
-            rows,
-            total_usd,
-            num_turns,
-        }
     }
 
     /// The `SessionStarted` event of the current session.
@@ -587,23 +552,7 @@ impl Engine {
 
     async fn run(&mut self) {
         if self.p.resume.is_some() {
-            self.ensure_workbench();
-            let prompt = self.prepare_prompt();
-            self.emit(self.session_started());
-            self.emit_prompt(prompt);
-            if self.p.front_end.can_ask() {
-                self.replay_history();
-            }
-            let s = &self.s;
-            self.emit(Event::Notice {
-                message: format!(
-                    "continuing session {} (generation {}, {} messages)",
-                    s.id,
-                    s.generation,
-                    s.messages.len()
-                ),
-            });
-            self.emit_usage_estimate();
+            self.announce_resumed();
         }
         while !self.shutdown {
             let Some(op) = self.next_op().await else {
@@ -630,6 +579,10 @@ impl Engine {
                 }
                 Op::Permissions => self.emit(self.permissions_event()),
                 Op::Cost => self.emit(self.cost_event()),
+                Op::ListSessions => self.emit(self.sessions_event()),
+                Op::Resume { run_id } => self.resume_run(&run_id),
+                Op::SetModel { model } => self.set_model(&model),
+                Op::SetEffort { effort } => self.set_effort(effort),
                 Op::Revoke { rule } => self.revoke(rule),
                 Op::SetWindow { window } => {
                     self.thresholds = Thresholds::new(window, self.thresholds.headroom);
@@ -659,54 +612,22 @@ impl Engine {
         self.save_manifest_if_any();
     }
 
-    /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
-    fn replay_history(&self) {
-        use super::types::Block;
-        for (i, m) in self.s.messages.iter().enumerate() {
-            match m.role {
-                Role::User => {
-                    let text = m.text();
-                    if !text.trim().is_empty() {
-                        // A successor's first message is its briefing; a summary is compaction's.
-                        let engine = (i == 0 && self.s.parent.is_some())
-                            || text.starts_with(super::compact::SUMMARY_PREFIX);
-                        self.emit(Event::UserMessage {
-                            turn: None,
-                            origin: if engine { Origin::Engine } else { Origin::User },
-                            text,
-                        });
-                    }
-                }
-                Role::Assistant => {
-                    let text = m.text();
-                    if !text.trim().is_empty() {
-                        self.emit(Event::AssistantDone {
-                            text,
-                            interrupted: false,
-                        });
-                    }
-                    let tools: Vec<&str> = m
-                        .content
-                        .iter()
-                        .filter_map(|b| match b {
-                            Block::ToolUse { name, .. } => Some(name.as_str()),
-                            _ => None,
-                        })
-                        .collect();
-                    if !tools.is_empty() {
-                        self.emit(Event::Notice {
-                            message: format!("(earlier tool calls: {})", tools.join(", ")),
-                        });
-                    }
-                }
-            }
-        }
-    }
-
     fn save_manifest_if_any(&mut self) {
         if self.has_step() {
             self.save_manifest();
         }
+    }
+}
+
+/// The replace generation and compaction count a step's record implies (`--continue` seeds them
+/// from the ledger, never lower).
+fn replace_state(rec: Option<&StepRecord>) -> (ReplaceGeneration, u32) {
+    match rec {
+        Some(rec) => (
+            ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
+            rec.compactions,
+        ),
+        None => (ReplaceGeneration::default(), 0),
     }
 }
 

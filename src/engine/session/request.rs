@@ -94,6 +94,10 @@ impl Engine {
                 self.emit(self.cost_event());
                 None
             }
+            Some(Op::ListSessions) => {
+                self.emit(self.sessions_event());
+                None
+            }
             Some(Op::Revoke { rule }) => {
                 self.revoke(rule);
                 None
@@ -159,6 +163,7 @@ impl Engine {
             tools: crate::engine::tools::specs(),
             tool_choice,
             max_tokens: self.p.max_tokens,
+            effort: self.p.effort,
         }
     }
 
