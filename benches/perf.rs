@@ -23,6 +23,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         render_bench::run,
     ),
     (
+        "stream",
+        "cost per streamed delta (delta + frame) into a 10 KB and a 200 KB message",
+        render_bench::stream,
+    ),
+    (
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,

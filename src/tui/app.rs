@@ -19,13 +19,15 @@ use crate::engine::protocol::{Event, Op};
 
 use super::TuiParams;
 use super::frame::FrameRequester;
+use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
+use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
 use super::rescue;
 use super::state::{AppState, Labels, Settings, StateParams};
 use super::terminal::{self, Tui};
-use super::update::{Effect, Msg, update};
-use super::view::view;
+use super::update::update;
+use super::view::{ViewCache, view};
 
 /// Engine events handled per wake-up before a frame gets a chance to draw.
 const DRAIN_BATCH: usize = 1024;
@@ -95,11 +97,15 @@ async fn recv_signal(sig: &mut Option<Signal>) {
     }
 }
 
-fn term_msg(ev: TermEvent) -> Option<Msg> {
+/// A terminal event as a message; a mouse event carries the pane under it in the last frame.
+fn term_msg(ev: TermEvent, cache: &ViewCache) -> Option<Msg> {
     match ev {
         TermEvent::Key(k) => Some(Msg::Key(k)),
         TermEvent::Paste(s) => Some(Msg::Paste(s)),
-        TermEvent::Mouse(m) => Some(Msg::Mouse(m)),
+        TermEvent::Mouse(m) => Some(Msg::Mouse {
+            event: m,
+            pane: cache.pane_at(m.column, m.row),
+        }),
         TermEvent::Resize(..) => Some(Msg::Resize),
         TermEvent::FocusGained | TermEvent::FocusLost => None,
     }
@@ -127,6 +133,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),
+        styles: TextAreaStyles::from_theme(&theme),
     });
     if let Some(message) = theme_error {
         state.chat.push(Cell::Error { message });
@@ -151,6 +158,7 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
     let mut shell = Shell {
         tui,
         state,
+        cache: ViewCache::new(),
         theme,
         ops: params.ops,
         events: params.events,
@@ -169,6 +177,7 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
 struct Shell {
     tui: Tui,
     state: AppState,
+    cache: ViewCache,
     theme: Theme,
     ops: mpsc::Sender<Op>,
     events: mpsc::UnboundedReceiver<Event>,
@@ -212,7 +221,7 @@ impl Shell {
                 Wake::Interrupt => Flow::Continue,
                 Wake::Term(None) => Flow::Quit,
                 Wake::Term(Some(Err(e))) => return Err(e).context("reading the terminal"),
-                Wake::Term(Some(Ok(ev))) => match term_msg(ev) {
+                Wake::Term(Some(Ok(ev))) => match term_msg(ev, &self.cache) {
                     Some(msg) => {
                         let flow = self.dispatch(msg, &mut term)?;
                         // The user's own input is drawn at once, not at the stream's next slot.
@@ -304,9 +313,9 @@ impl Shell {
                 return Ok(Flow::Quit);
             }
         }
-        let (state, theme) = (&mut self.state, &self.theme);
+        let (state, cache, theme) = (&self.state, &mut self.cache, &self.theme);
         self.tui
-            .draw(|f| view(f, state, theme, now))
+            .draw(|f| view(f, state, cache, theme, now))
             .context("drawing the screen")?;
         self.frames.frame_drawn(now);
         let mut none = VecDeque::new();
@@ -368,6 +377,7 @@ impl Shell {
                 let content = read_text(&path);
                 queue.push_back(Msg::EditorLoaded { path, content });
             }
+            Effect::ScrollChat(s) => self.cache.scroll_chat(s),
             Effect::ScheduleFrame(None) => self.frames.schedule_frame(now),
             Effect::ScheduleFrame(Some(d)) => self.frames.schedule_frame_in(now, d),
             Effect::WatchFile(path) => {

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use ratatui_textarea::{CursorMove, DataCursor, TextArea};
 
+use super::keymap::{Action, label_for};
+
 /// The review window of a frozen handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Review {
@@ -60,6 +62,15 @@ pub struct SideEditor {
     /// Ctrl-E saved the buffer first: `$EDITOR` opens when that save lands.
     pub external_after_save: bool,
     trailing_newline: bool,
+}
+
+/// `r reload / k keep mine`: the keys that answer the conflict prompt.
+pub fn conflict_keys() -> String {
+    format!(
+        "{} reload / {} keep mine",
+        label_for(Action::Reload),
+        label_for(Action::KeepMine)
+    )
 }
 
 /// `\r\n` → `\n`, so a CRLF file does not look edited.
@@ -208,7 +219,8 @@ impl SideEditor {
                 if self.disk_text.is_some() {
                     self.disk_text = None;
                     self.note = Some(format!(
-                        "file unreadable on disk ({e}); Ctrl-S writes it back"
+                        "file unreadable on disk ({e}); {} writes it back",
+                        label_for(Action::Save)
                     ));
                 }
             }

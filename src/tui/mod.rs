@@ -7,10 +7,13 @@ pub mod editor;
 pub mod editor_update;
 pub mod events;
 pub mod frame;
+pub mod handoff_events;
 pub mod input;
 pub mod keymap;
+pub mod msg;
 pub mod render;
 pub mod rescue;
+pub mod select;
 pub mod slash;
 pub mod state;
 pub mod terminal;
@@ -18,17 +21,17 @@ pub mod update;
 pub mod view;
 
 #[cfg(test)]
-mod tests_commands;
+mod commands_tests;
 #[cfg(test)]
-mod tests_editor;
+mod editor_tests;
 #[cfg(test)]
-mod tests_input;
+mod input_tests;
 #[cfg(test)]
-mod tests_reducer;
+mod reducer_tests;
 #[cfg(test)]
-mod tests_screens;
+mod screens_tests;
 #[cfg(test)]
-mod tests_stream;
+mod stream_tests;
 
 use tokio::sync::mpsc;
 

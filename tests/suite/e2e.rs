@@ -535,6 +535,52 @@ fn a_resize_redraws_the_screen_at_the_new_size() {
 }
 
 #[test]
+fn page_keys_and_the_wheel_scroll_a_long_answer_and_the_bottom_follows_again() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let answer: String = (1..=120)
+        .map(|i| format!("row {i:03} of the answer\n\n"))
+        .collect();
+    server.push(a::text(&answer, u(1_000)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("a long answer please");
+    t.keys(ENTER);
+    t.wait_for("row 120 of the answer");
+    // The first answer row on the screen.
+    let top = |s: &str| {
+        s.lines()
+            .filter_map(|l| l.trim().strip_prefix("row ")?.get(..3)?.parse::<u32>().ok())
+            .min()
+            .unwrap_or(0)
+    };
+    let bottom_top = top(&t.screen());
+    // PageUp: a page of the chat pane back; the newest row leaves the screen.
+    t.keys("\x1b[5~");
+    let up = t.wait("a page up", |s| !s.contains("row 120"));
+    let paged = top(&up);
+    assert!(
+        paged > 0 && paged < bottom_top,
+        "{bottom_top} -> {paged}:\n{up}"
+    );
+    // The wheel (SGR mouse reports) over the chat scrolls further up, then back down.
+    for _ in 0..5 {
+        t.keys("\x1b[<64;10;5M");
+    }
+    t.wait("the wheel up", |s| top(s) > 0 && top(s) < paged);
+    for _ in 0..40 {
+        t.keys("\x1b[<65;10;5M");
+    }
+    t.keys("\x1b[6~\x1b[6~\x1b[6~");
+    t.wait_for("row 120 of the answer");
+    // At the bottom the view follows again: a new answer shows without scrolling.
+    server.push(a::text("A second answer at the bottom.", u(2_000)));
+    t.keys("more");
+    t.keys(ENTER);
+    t.wait_for("A second answer at the bottom.");
+}
+
+#[test]
 fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
     let rt = runtime();
     let server = rt.block_on(FakeServer::start());

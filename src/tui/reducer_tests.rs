@@ -11,10 +11,13 @@ use crate::engine::protocol::{
     Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
 };
 
-use super::render::cell::Cell;
+use super::msg::{Effect, Msg, Pane};
+use super::render::cell::{AssistantState, Cell, ToolStatus};
+use super::render::editor_view::TextAreaStyles;
 use super::render::gauge::GaugeMode;
-use super::state::{AppState, Labels, Running, Settings, StateParams};
-use super::update::{Effect, Msg, next_frame_in, update};
+use super::render::theme::Theme;
+use super::state::{AppState, HandoffKind, Labels, Running, Settings, StateParams};
+use super::update::update;
 
 pub(super) fn state_with(review: Option<u64>) -> AppState {
     AppState::new(StateParams {
@@ -30,6 +33,7 @@ pub(super) fn state_with(review: Option<u64>) -> AppState {
         },
         thresholds: Thresholds::new(200_000, 50_000),
         banner: None,
+        styles: TextAreaStyles::from_theme(&Theme::builtin("dark").expect("built-in theme")),
     })
 }
 
@@ -161,14 +165,7 @@ fn idle_streaming_idle() {
         }),
         t0,
     );
-    assert_eq!(
-        last_cell(&s),
-        Cell::Assistant {
-            markdown: "Hi there".into(),
-            streaming: true,
-            interrupted: false
-        }
-    );
+    assert_eq!(last_cell(&s), Cell::streaming("Hi there".into()));
     update(
         &mut s,
         ev(Event::AssistantDone {
@@ -197,12 +194,56 @@ fn idle_streaming_idle() {
             },
             Cell::Assistant {
                 markdown: "Hi there".into(),
-                streaming: false,
-                interrupted: false
+                state: AssistantState::Done,
             },
         ]
     );
-    assert_eq!(s.session_messages, 2);
+}
+
+#[test]
+fn esc_aborts_the_turn_the_engine_runs() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let end = |turn| {
+        ev(Event::TurnEnd {
+            turn: TurnId(turn),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Completed,
+        })
+    };
+    let start = |turn| {
+        ev(Event::TurnStarted {
+            turn: TurnId(turn),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+        })
+    };
+    for text in ["one", "two"] {
+        type_text(&mut s, text, t0);
+        update(&mut s, key(KeyCode::Enter), t0);
+    }
+    update(&mut s, start(1), t0);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(1) }],
+        "the running turn, not the one queued behind it"
+    );
+    update(&mut s, end(1), t0);
+    assert_eq!(s.running, Running::Idle);
+    // The queued message starts: it runs, and Esc names it.
+    let t1 = t0 + Duration::from_secs(1);
+    update(&mut s, start(2), t1);
+    assert_eq!(s.running, Running::Streaming { since: t1 });
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t1)),
+        [Op::Abort { turn: TurnId(2) }]
+    );
+    update(&mut s, end(2), t1);
+    assert!(
+        ops(&update(&mut s, key(KeyCode::Esc), t1)).is_empty(),
+        "nothing runs: no abort to go stale"
+    );
 }
 
 #[test]
@@ -249,8 +290,7 @@ fn esc_aborts_only_what_runs() {
         last_cell(&s),
         Cell::Assistant {
             markdown: "partial".into(),
-            streaming: false,
-            interrupted: true
+            state: AssistantState::Interrupted,
         },
         "the partial text is kept, marked interrupted, with no extra notice"
     );
@@ -279,17 +319,12 @@ fn esc_while_writing_a_handoff_cancels_it() {
         })),
         t0,
     );
-    assert_eq!(
-        s.running,
-        Running::WritingHandoff {
-            since: t0,
-            manual: true
-        }
-    );
+    assert_eq!(s.running, Running::WritingHandoff { since: t0 });
+    assert_eq!(s.handoff, Some(HandoffKind::Manual));
     assert_eq!(s.gauge.mode, GaugeMode::Writing);
     let (label, _, hint) = s.spinner().expect("spinner shows");
     assert_eq!(
-        (label.as_str(), hint),
+        (label.as_str(), hint.as_str()),
         ("writing handoff…", "esc to cancel")
     );
     // The writing turn's text goes to the document, not the chat.
@@ -393,7 +428,7 @@ fn tool_cells_fill_in() {
         matches!(
             s.chat.get(0),
             Some(Cell::Assistant {
-                streaming: false,
+                state: AssistantState::Done,
                 ..
             })
         ),
@@ -415,7 +450,7 @@ fn tool_cells_fill_in() {
     );
     assert_eq!(s.running, Running::Streaming { since: t1 });
     assert!(
-        matches!(last_cell(&s), Cell::Tool { output: Some(o), summary, .. } if o == "fn a() {}" && summary == "src/a.rs")
+        matches!(last_cell(&s), Cell::Tool { status: ToolStatus::Succeeded(o), summary, .. } if o == "fn a() {}" && summary == "read_file: src/a.rs")
     );
     update(&mut s, ctrl('t'), t1);
     assert!(matches!(last_cell(&s), Cell::Tool { expanded: true, .. }));
@@ -425,7 +460,7 @@ fn tool_cells_fill_in() {
 fn idle_means_no_frames() {
     let t0 = Instant::now();
     let mut s = state();
-    assert_eq!(next_frame_in(&s, t0), None);
+    assert_eq!(s.next_frame_in(t0), None);
     let moved = MouseEvent {
         kind: MouseEventKind::Moved,
         column: 3,
@@ -433,7 +468,15 @@ fn idle_means_no_frames() {
         modifiers: KeyModifiers::NONE,
     };
     assert!(
-        update(&mut s, Msg::Mouse(moved), t0).is_empty(),
+        update(
+            &mut s,
+            Msg::Mouse {
+                event: moved,
+                pane: Some(Pane::Chat)
+            },
+            t0
+        )
+        .is_empty(),
         "mouse motion draws nothing"
     );
     assert!(
@@ -449,7 +492,7 @@ fn idle_means_no_frames() {
         })),
         t0,
     );
-    let d = next_frame_in(&s, t0 + Duration::from_millis(30)).unwrap();
+    let d = s.next_frame_in(t0 + Duration::from_millis(30)).unwrap();
     assert_eq!(d, Duration::from_millis(50), "the spinner's next frame");
 }
 
@@ -486,7 +529,7 @@ fn engine_written_messages_show_clipped() {
         &mut s,
         ev(Event::UserMessage {
             turn: Some(TurnId(1)),
-            origin: Origin::User,
+            origin: Origin::Engine,
             text: brief.join("\n"),
         }),
         t0,
@@ -498,5 +541,20 @@ fn engine_written_messages_show_clipped() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(s.session_messages, 1, "it counts for the /handoff guard");
+    // A message replayed from an earlier run (`--continue`) has no turn: shown too.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: None,
+            origin: Origin::User,
+            text: "what I asked yesterday".into(),
+        }),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::User {
+            text: "what I asked yesterday".into()
+        }
+    );
 }

@@ -7,12 +7,13 @@ use crossterm::event::KeyCode;
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind};
 
 use super::editor::{Prompt, Review};
-use super::render::cell::Cell;
-use super::state::{Focus, Running};
-use super::tests_reducer::{
+use super::msg::{Effect, Msg};
+use super::reducer_tests::{
     DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
 };
-use super::update::{Effect, Msg, update};
+use super::render::cell::Cell;
+use super::state::{Focus, Running};
+use super::update::update;
 
 #[test]
 fn frozen_opens_the_editor_with_focus_and_a_watch() {
@@ -74,6 +75,32 @@ fn review_off_or_no_workbench_continues_at_once() {
         }]
     );
     assert!(s.editor.is_none());
+}
+
+#[test]
+fn nothing_is_sent_for_a_review_the_engine_does_not_wait_for() {
+    let t0 = Instant::now();
+    for review in [Some(15), None] {
+        let mut s = state_with(review);
+        let fx = update(
+            &mut s,
+            ev(Event::Handoff(HandoffPhase::Frozen {
+                handoff: HandoffId(4),
+                awaits_review: false,
+                path: Some("/n/h.md".into()),
+                degraded: false,
+                markdown: DOC.into(),
+            })),
+            t0,
+        );
+        assert!(ops(&fx).is_empty(), "{fx:?}");
+        assert!(s.editor.is_none());
+        assert_eq!(
+            s.latest_handoff,
+            Some("/n/h.md".into()),
+            "/edit-handoff opens it"
+        );
+    }
 }
 
 #[test]
@@ -360,7 +387,7 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
         ev(Event::ApprovalRequest {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "ls".into(),
+            summary: "bash: ls".into(),
             outside_workspace: false,
             command: None,
             diff: None,

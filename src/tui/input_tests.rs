@@ -7,10 +7,11 @@ use serde_json::json;
 
 use crate::engine::protocol::{Approval, Event, Op, TurnId};
 
+use super::msg::Msg;
+use super::reducer_tests::{ev, key, last_cell, ops, state, type_text};
 use super::render::cell::Cell;
 use super::state::Focus;
-use super::tests_reducer::{ev, key, last_cell, ops, state, type_text};
-use super::update::{Msg, update};
+use super::update::update;
 
 #[test]
 fn history_up_down() {
@@ -59,7 +60,7 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
             outside_workspace: false,
             command: None,
             diff: None,
@@ -69,7 +70,10 @@ fn approval_prompt_takes_the_keys() {
     );
     assert_eq!(s.focus, Focus::Approval);
     let (label, _, hint) = s.spinner().expect("spinner");
-    assert_eq!((label.as_str(), hint), ("bash waits for your answer…", ""));
+    assert_eq!(
+        (label.as_str(), hint.as_str()),
+        ("bash waits for your answer…", "")
+    );
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(s.input.is_empty(), "keys do not leak into the input");
     let t1 = t0 + Duration::from_millis(500);
@@ -90,7 +94,7 @@ fn approval_prompt_takes_the_keys() {
         ev(Event::ApprovalRequest {
             id: "t2".into(),
             name: "write_file".into(),
-            summary: "a.rs".into(),
+            summary: "write_file: a.rs".into(),
             outside_workspace: false,
             command: None,
             diff: None,
@@ -182,7 +186,7 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
         ev(Event::ApprovalRequest {
             id: id.into(),
             name: "bash".into(),
-            summary: "make".into(),
+            summary: "bash: make".into(),
             outside_workspace: false,
             command: None,
             diff: None,

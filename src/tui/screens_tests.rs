@@ -14,16 +14,27 @@ use crate::engine::protocol::{
 };
 use crate::engine::types::Usage;
 
+use super::msg::Msg;
+use super::reducer_tests::{ev, frozen, key, state, type_text};
 use super::render::theme::Theme;
 use super::state::AppState;
-use super::tests_reducer::{ev, frozen, key, state, type_text};
-use super::update::{Msg, update};
-use super::view::view;
+use super::update::update;
+use super::view::{ViewCache, view};
 
-fn draw(s: &mut AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+fn draw(s: &AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+    draw_with(s, &mut ViewCache::new(), w, h, now)
+}
+
+fn draw_with(
+    s: &AppState,
+    cache: &mut ViewCache,
+    w: u16,
+    h: u16,
+    now: Instant,
+) -> Terminal<TestBackend> {
     let theme = Theme::builtin("dark").expect("built-in theme");
     let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    t.draw(|f| view(f, s, &theme, now)).expect("draw");
+    t.draw(|f| view(f, s, cache, &theme, now)).expect("draw");
     t
 }
 
@@ -114,7 +125,7 @@ fn editor_with_countdown_beside_the_chat() {
     update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
     let now = t0 + Duration::from_millis(3_200);
     update(&mut s, Msg::Tick, now);
-    insta::assert_snapshot!(draw(&mut s, 120, 24, now).backend());
+    insta::assert_snapshot!(draw(&s, 120, 24, now).backend());
 }
 
 #[test]
@@ -127,7 +138,7 @@ fn editor_below_the_chat_when_narrow_and_paused() {
     update(&mut s, key(KeyCode::Down), now);
     update(&mut s, key(KeyCode::End), now);
     type_text(&mut s, " Carefully.", now);
-    insta::assert_snapshot!(draw(&mut s, 80, 28, now).backend());
+    insta::assert_snapshot!(draw(&s, 80, 28, now).backend());
 }
 
 #[test]
@@ -140,7 +151,7 @@ fn approval_prompt() {
         ev(Event::ApprovalRequest {
             id: "t2".into(),
             name: "bash".into(),
-            summary: "rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
+            summary: "bash: rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
             outside_workspace: false,
             command: None,
             diff: None,
@@ -148,7 +159,7 @@ fn approval_prompt() {
         }),
         t0,
     );
-    insta::assert_snapshot!(draw(&mut s, 80, 20, t0).backend());
+    insta::assert_snapshot!(draw(&s, 80, 20, t0).backend());
 }
 
 #[test]
@@ -165,7 +176,7 @@ fn spinner_line_while_a_handoff_is_written() {
         })),
         t0,
     );
-    insta::assert_snapshot!(draw(&mut s, 80, 16, t0 + Duration::from_secs(7)).backend());
+    insta::assert_snapshot!(draw(&s, 80, 16, t0 + Duration::from_secs(7)).backend());
 }
 
 #[test]
@@ -173,7 +184,7 @@ fn slash_popup_while_typing_a_command() {
     let t0 = Instant::now();
     let mut s = state();
     type_text(&mut s, "/h", t0);
-    insta::assert_snapshot!(draw(&mut s, 80, 14, t0).backend());
+    insta::assert_snapshot!(draw(&s, 80, 14, t0).backend());
 }
 
 #[test]
@@ -183,9 +194,9 @@ fn banner_at_start_and_a_20x5_terminal() {
     s.chat.push(super::render::cell::Cell::Notice {
         message: "Demo model: set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real one".into(),
     });
-    insta::assert_snapshot!("start_80x10", draw(&mut s, 80, 10, t0).backend());
+    insta::assert_snapshot!("start_80x10", draw(&s, 80, 10, t0).backend());
     session(&mut s, t0);
-    insta::assert_snapshot!("tiny_20x5", draw(&mut s, 20, 5, t0).backend());
+    insta::assert_snapshot!("tiny_20x5", draw(&s, 20, 5, t0).backend());
 }
 
 #[test]
@@ -213,9 +224,9 @@ fn tiny_terminals_do_not_panic() {
         (200, 3),
         (3, 200),
     ] {
-        draw(&mut s, w, h, t0);
+        draw(&s, w, h, t0);
     }
-    let t = draw(&mut s, 1, 1, t0);
+    let t = draw(&s, 1, 1, t0);
     insta::assert_snapshot!("one_by_one", t.backend());
 }
 
@@ -225,7 +236,7 @@ fn input_grows_and_the_conflict_prompt_shows() {
     let mut s = state();
     update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
     update(&mut s, key(KeyCode::Esc), t0);
-    update(&mut s, super::tests_reducer::ctrl('o'), t0);
+    update(&mut s, super::reducer_tests::ctrl('o'), t0);
     type_text(&mut s, "mine", t0);
     update(
         &mut s,
@@ -235,7 +246,7 @@ fn input_grows_and_the_conflict_prompt_shows() {
         },
         t0,
     );
-    update(&mut s, super::tests_reducer::ctrl('o'), t0);
+    update(&mut s, super::reducer_tests::ctrl('o'), t0);
     for line in ["first line", "second line", "third line"] {
         type_text(&mut s, line, t0);
         update(
@@ -247,7 +258,7 @@ fn input_grows_and_the_conflict_prompt_shows() {
             t0,
         );
     }
-    insta::assert_snapshot!(draw(&mut s, 70, 24, t0).backend());
+    insta::assert_snapshot!(draw(&s, 70, 24, t0).backend());
 }
 
 #[test]
@@ -260,7 +271,7 @@ fn the_review_state_shows_at_common_widths() {
     update(&mut s, Msg::Tick, now);
     let screen = |t: &Terminal<TestBackend>| format!("{}", t.backend());
     for (w, h) in [(80, 24), (100, 24), (120, 24)] {
-        let t = draw(&mut s, w, h, now);
+        let t = draw(&s, w, h, now);
         assert!(
             screen(&t).contains("successor in 12s"),
             "{w} columns:\n{}",
@@ -272,7 +283,80 @@ fn the_review_state_shows_at_common_widths() {
         }
     }
     update(&mut s, key(KeyCode::Char('x')), now);
-    let t = draw(&mut s, 100, 24, now);
+    let t = draw(&s, 100, 24, now);
     assert!(screen(&t).contains("paused"), "{}", screen(&t));
     insta::assert_snapshot!("editor_paused_100x24", t.backend());
+}
+
+#[test]
+fn the_mouse_focuses_and_scrolls_the_pane_under_it() {
+    use super::msg::{ChatScroll, Effect, Pane};
+    use super::state::Focus;
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
+    let mut cache = ViewCache::new();
+    draw_with(&s, &mut cache, 120, 24, t0);
+    let mouse = |cache: &ViewCache, kind, column, row| Msg::Mouse {
+        event: MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        },
+        pane: cache.pane_at(column, row),
+    };
+    let (input, editor, chat) = (
+        cache.layout.input,
+        cache.layout.editor.expect("the editor is open"),
+        cache.layout.chat,
+    );
+    assert_eq!(
+        cache.pane_at(editor.x + 1, editor.y + 1),
+        Some(Pane::Editor)
+    );
+    assert_eq!(cache.pane_at(chat.x + 1, chat.y + 1), Some(Pane::Chat));
+    let click = MouseEventKind::Down(MouseButton::Left);
+
+    assert_eq!(s.focus, Focus::Editor);
+    update(&mut s, mouse(&cache, click, input.x + 2, input.y + 1), t0);
+    assert_eq!(s.focus, Focus::Input, "a click in the input focuses it");
+    update(&mut s, mouse(&cache, click, editor.x + 2, editor.y + 2), t0);
+    assert_eq!(s.focus, Focus::Editor, "a click in the editor focuses it");
+    let fx = update(&mut s, mouse(&cache, click, chat.x + 1, chat.y + 1), t0);
+    assert!(fx.is_empty(), "a click in the chat changes nothing");
+    assert_eq!(s.focus, Focus::Editor);
+
+    // The wheel over the chat scrolls the chat view; over the editor, the editor.
+    let fx = update(
+        &mut s,
+        mouse(&cache, MouseEventKind::ScrollUp, chat.x + 1, chat.y + 1),
+        t0,
+    );
+    assert!(
+        fx.contains(&Effect::ScrollChat(ChatScroll::Up(3))),
+        "{fx:?}"
+    );
+    let fx = update(
+        &mut s,
+        mouse(
+            &cache,
+            MouseEventKind::ScrollDown,
+            editor.x + 2,
+            editor.y + 2,
+        ),
+        t0,
+    );
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::ScrollChat(_))),
+        "{fx:?}"
+    );
+    // PageUp is a page of the chat pane as last drawn.
+    let fx = update(&mut s, key(KeyCode::PageUp), t0);
+    assert!(fx.contains(&Effect::ScrollChat(ChatScroll::PageUp)));
+    cache.scroll_chat(ChatScroll::PageUp);
+    assert!(!cache.chat.following());
 }

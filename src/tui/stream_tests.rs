@@ -10,17 +10,18 @@ use ratatui::backend::TestBackend;
 
 use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, TurnKind};
 
+use super::reducer_tests::{ev, key, state, type_text};
 use super::render::cell::Cell;
 use super::render::theme::Theme;
 use super::state::AppState;
-use super::tests_reducer::{ev, key, state, type_text};
 use super::update::update;
-use super::view::view;
+use super::view::{ViewCache, view};
 
-fn draw(s: &mut AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+fn draw(s: &AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
     let theme = Theme::builtin("dark").expect("built-in theme");
     let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
-    t.draw(|f| view(f, s, &theme, now)).expect("draw");
+    t.draw(|f| view(f, s, &mut ViewCache::new(), &theme, now))
+        .expect("draw");
     t
 }
 
@@ -90,7 +91,7 @@ fn a_discarded_try_is_taken_back_and_the_replay_follows_the_retry_line() {
             "The build fails because of a macro.",
         ]
     );
-    insta::assert_snapshot!(draw(&mut s, 72, 12, t0).backend());
+    insta::assert_snapshot!(draw(&s, 72, 12, t0).backend());
 }
 
 #[test]
@@ -129,7 +130,7 @@ fn a_long_silence_shows_in_the_spinner_until_bytes_come_again() {
     );
     let spinner = s.spinner().map(|(label, since, _)| (label, since));
     assert_eq!(spinner, Some(("waiting for the provider…".to_owned(), t0)));
-    insta::assert_snapshot!(draw(&mut s, 72, 8, t0 + Duration::from_secs(42)).backend());
+    insta::assert_snapshot!(draw(&s, 72, 8, t0 + Duration::from_secs(42)).backend());
     update(&mut s, ev(Event::Stream(StreamState::Resumed)), t15);
     assert_eq!(
         s.spinner().map(|(label, _, _)| label).as_deref(),
@@ -171,5 +172,5 @@ fn window_says_where_the_window_comes_from() {
     let mut s = state();
     type_text(&mut s, "/window", t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    insta::assert_snapshot!(draw(&mut s, 72, 7, t0).backend());
+    insta::assert_snapshot!(draw(&s, 72, 7, t0).backend());
 }

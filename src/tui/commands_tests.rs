@@ -6,14 +6,14 @@ use crossterm::event::KeyCode;
 
 use crate::engine::context::Thresholds;
 use crate::engine::protocol::{
-    Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
+    Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin, TurnId, TurnKind,
 };
 use crate::engine::types::Usage;
 
 use super::commands::cost_report;
+use super::reducer_tests::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
 use super::render::cell::Cell;
-use super::tests_reducer::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
-use super::update::{popup_items, update};
+use super::update::update;
 
 #[test]
 fn handoff_command_guard_and_focus() {
@@ -21,7 +21,34 @@ fn handoff_command_guard_and_focus() {
     let mut s = state();
     type_text(&mut s, "/handoff", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
-    assert!(ops(&fx).is_empty());
+    // The guard is the engine's: the UI asks, the engine refuses and says why.
+    assert_eq!(
+        ops(&fx),
+        [Op::Handoff {
+            turn: TurnId(1),
+            focus: None
+        }]
+    );
+    let cells = s.chat.len();
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Refused {
+            reason: HandoffRefusal::NoMessages,
+            message: HandoffRefusal::NoMessages.to_string(),
+        })),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Handoff,
+            origin: Origin::User,
+            reason: ExitReason::Unchanged,
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), cells + 1, "one line, the engine's");
     assert_eq!(
         last_cell(&s),
         Cell::Notice {
@@ -35,7 +62,7 @@ fn handoff_command_guard_and_focus() {
     assert_eq!(
         ops(&fx),
         [Op::Handoff {
-            turn: TurnId(2),
+            turn: TurnId(3),
             focus: Some("the parser bug".into())
         }]
     );
@@ -78,15 +105,11 @@ fn handoff_command_guard_and_focus() {
             message: "New session started with handoff context".into()
         }
     );
-    // The engine says the same: still one line.
-    update(
-        &mut s,
-        ev(Event::Notice {
-            message: "New session started with handoff context".into(),
-        }),
-        t0,
+    assert_eq!(
+        s.chat.len(),
+        n,
+        "the success is said once (the engine says nothing)"
     );
-    assert_eq!(s.chat.len(), n);
 }
 
 #[test]
@@ -107,6 +130,20 @@ fn window_command_validates() {
         s.chat.len(),
         cells,
         "the engine's notice confirms the window; the UI adds none of its own"
+    );
+    // The thresholds are the engine's: its next usage event carries them.
+    assert_eq!(s.gauge.window, 200_000);
+    update(
+        &mut s,
+        ev(Event::Usage {
+            context: 0,
+            thresholds: Thresholds::new(40_000, 50_000),
+            estimated: true,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            session_cost_usd: 0.0,
+        }),
+        t0,
     );
     assert_eq!(
         (s.gauge.window, s.gauge.at, s.gauge.warn_at),
@@ -129,6 +166,19 @@ fn window_without_a_number_says_where_the_window_comes_from() {
     );
     type_text(&mut s, "/window 150K", t0);
     update(&mut s, key(KeyCode::Enter), t0);
+    // The engine's usage event after `SetWindow` carries the new thresholds.
+    update(
+        &mut s,
+        ev(Event::Usage {
+            context: 0,
+            thresholds: Thresholds::new(150_000, 50_000),
+            estimated: true,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            session_cost_usd: 0.0,
+        }),
+        t0,
+    );
     type_text(&mut s, "/window ", t0);
     update(&mut s, key(KeyCode::Enter), t0);
     assert!(
@@ -153,7 +203,7 @@ fn popup_selects_and_runs_commands() {
     let t0 = Instant::now();
     let mut s = state();
     type_text(&mut s, "/h", t0);
-    let names: Vec<_> = popup_items(&s).iter().map(|c| c.name).collect();
+    let names: Vec<_> = s.popup_items().iter().map(|c| c.name).collect();
     assert_eq!(names, ["handoff", "help"]);
     update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Enter), t0);
@@ -161,7 +211,7 @@ fn popup_selects_and_runs_commands() {
     type_text(&mut s, "/wi", t0);
     update(&mut s, key(KeyCode::Tab), t0);
     assert_eq!(s.input_text(), "/window ");
-    assert!(popup_items(&s).is_empty());
+    assert!(s.popup_items().is_empty());
     update(&mut s, ctrl('c'), t0);
     type_text(&mut s, "/zz", t0);
     update(&mut s, key(KeyCode::Enter), t0);
@@ -170,7 +220,7 @@ fn popup_selects_and_runs_commands() {
     );
     assert_eq!(s.input_text(), "/zz", "the input stays for correction");
     update(&mut s, key(KeyCode::Esc), t0);
-    assert!(popup_items(&s).is_empty());
+    assert!(s.popup_items().is_empty());
 }
 
 #[test]
