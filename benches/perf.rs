@@ -42,6 +42,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
         daily_bench::diff,
     ),
+    (
+        "mentions",
+        "@ completion over a 100,000-file tree: first results, the walk, one query",
+        daily_bench::mentions,
+    ),
 ];
 
 #[allow(dead_code)]

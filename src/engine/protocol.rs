@@ -356,6 +356,15 @@ pub enum Event {
         origin: Origin,
         text: String,
     },
+    /// An `@path` of the user's message of `turn`: attached to it (the model gets the file's
+    /// first page under its path) or, with `attached: false`, why not. `summary` is the line to
+    /// show (`src/main.rs: 120 lines attached`).
+    Attachment {
+        turn: TurnId,
+        path: String,
+        attached: bool,
+        summary: String,
+    },
     TextDelta {
         text: String,
     },

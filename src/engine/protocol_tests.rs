@@ -73,6 +73,15 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"user_message","turn":null,"origin":"user","text":"earlier"}"#,
         ),
         (
+            Event::Attachment {
+                turn: TurnId(3),
+                path: "src/main.rs".into(),
+                attached: true,
+                summary: "src/main.rs: 12 lines attached".into(),
+            },
+            r#"{"type":"attachment","turn":3,"path":"src/main.rs","attached":true,"summary":"src/main.rs: 12 lines attached"}"#,
+        ),
+        (
             Event::TextDelta { text: "Hi".into() },
             r#"{"type":"text_delta","text":"Hi"}"#,
         ),
@@ -406,11 +415,12 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 36] = [
+const ALL_VARIANTS: [&str; 37] = [
     "session_started",
     "session_prompt",
     "turn_started",
     "user_message",
+    "attachment",
     "text_delta",
     "thinking_delta",
     "assistant_done",
@@ -452,6 +462,7 @@ fn variant(ev: &Event) -> &'static str {
         Event::SessionPrompt { .. } => "session_prompt",
         Event::TurnStarted { .. } => "turn_started",
         Event::UserMessage { .. } => "user_message",
+        Event::Attachment { .. } => "attachment",
         Event::TextDelta { .. } => "text_delta",
         Event::ThinkingDelta { .. } => "thinking_delta",
         Event::AssistantDone { .. } => "assistant_done",

@@ -149,7 +149,8 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         | Event::Cost { .. }
         | Event::Sessions { .. }
         | Event::Resumed { .. }
-        | Event::Model { .. } => {}
+        | Event::Model { .. }
+        | Event::Attachment { .. } => {}
     }
     state.sync_gauge_mode();
 }

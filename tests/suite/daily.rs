@@ -6,5 +6,6 @@ mod bash_live;
 mod cli;
 mod cost;
 mod instructions;
+mod mentions;
 mod sessions;
 mod workbench;

@@ -106,6 +106,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Event::Attachment { path, summary, .. } => {
+            tracing::debug!(path = %path, "attachment: {summary}")
+        }
         Event::Sessions { sessions, .. } => {
             tracing::debug!(runs = sessions.len(), "sessions listed")
         }

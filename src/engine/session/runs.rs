@@ -51,7 +51,19 @@ impl Engine {
         for (i, m) in self.s.messages.iter().enumerate() {
             match m.role {
                 Role::User => {
-                    let text = m.text();
+                    // What the user typed: the `@path` attachments stay out of the replay.
+                    let text: String = m
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::Text { text }
+                                if !text.starts_with(crate::engine::mentions::ATTACHMENT_OPEN) =>
+                            {
+                                Some(text.as_str())
+                            }
+                            _ => None,
+                        })
+                        .collect();
                     if !text.trim().is_empty() {
                         // A successor's first message is its briefing; a summary is compaction's.
                         let engine = (i == 0 && self.s.parent.is_some())

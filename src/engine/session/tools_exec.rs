@@ -21,7 +21,7 @@ enum Decision {
 }
 
 impl Engine {
-    fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
+    pub(crate) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
             workspace: self.p.workspace.clone(),
             spill_dir: self.p.workbench.as_ref().map(|w| w.join("spill")),

@@ -82,7 +82,23 @@ impl Engine {
             origin,
             text: text.clone(),
         });
-        self.push_message(Message::user(text));
+        let mut message = Message::user(text.clone());
+        if origin == Origin::User {
+            // `@path` mentions travel with the message, each under its path.
+            let ctx = self.tool_ctx(false);
+            for a in crate::engine::mentions::attach(&text, &ctx).await {
+                self.emit_logged(Event::Attachment {
+                    turn: id,
+                    path: a.path,
+                    attached: a.block.is_some(),
+                    summary: a.summary,
+                });
+                if let Some(block) = a.block {
+                    message.content.push(Block::text(block));
+                }
+            }
+        }
+        self.push_message(message);
         self.save_manifest();
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
