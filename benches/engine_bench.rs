@@ -54,6 +54,7 @@ pub fn params(
         bash_timeout: Duration::from_secs(30),
         resume: None,
         handoff_after: None,
+        autostart: None,
         demo: false,
     }
 }

@@ -8,10 +8,14 @@ use crate::engine::session;
 
 /// Run one task to completion. Returns the process exit code.
 pub async fn run(mut config: Config) -> i32 {
-    if let Err(e) = crate::launch::prepare_demo(&mut config) {
-        eprintln!("flower-tui: {e}");
-        return 1;
-    }
+    // Held to the end: the demo's scratch directory goes when it is dropped.
+    let _scratch = match crate::launch::prepare_demo(&mut config, false) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("flower-tui: {e}");
+            return 1;
+        }
+    };
     let Some(task) = config.prompt.clone() else {
         eprintln!("flower-tui: headless mode needs a task (-p \"task\")");
         return 2;

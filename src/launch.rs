@@ -68,21 +68,30 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
     }
 }
 
-/// The demo works in a scratch copy of a tiny project, never the user's files, and approves its own
-/// tool calls there.
-pub fn prepare_demo(config: &mut Config) -> Result<(), Error> {
+/// The demo works in a scratch copy of a tiny project, never the user's files; the copy is
+/// removed when the returned guard is dropped (keep it until the run ends). Headless it approves
+/// its own calls there; in the TUI it asks once (the first edit, with its diff) and then plays on.
+pub fn prepare_demo(
+    config: &mut Config,
+    interactive: bool,
+) -> Result<Option<crate::engine::demo::Scratch>, Error> {
     if !config.backend.is_demo() {
-        return Ok(());
+        return Ok(None);
     }
-    config.workspace = crate::engine::demo::scratch_workspace().map_err(|e| {
+    let scratch = crate::engine::demo::Scratch::create().map_err(|e| {
         Error::io(
             "cannot create the demo workspace in",
             std::env::temp_dir(),
             e,
         )
     })?;
-    config.approvals = ApprovalPolicy::Auto;
-    Ok(())
+    config.workspace = scratch.path().to_path_buf();
+    config.approvals = if interactive {
+        ApprovalPolicy::AskOnce
+    } else {
+        ApprovalPolicy::Auto
+    };
+    Ok(Some(scratch))
 }
 
 /// Everything the engine needs, with the run directory created (or found, for `--continue`).
@@ -149,6 +158,9 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         bash_timeout: Duration::from_secs(config.bash_timeout_secs),
         resume,
         handoff_after: config.handoff_after,
+        // The demo plays by itself in the TUI (headless has its task); never when continuing.
+        autostart: (interactive && config.backend.is_demo())
+            .then(|| crate::engine::demo::FIRST_MESSAGE.to_string()),
         demo: config.backend.is_demo(),
     })
 }

@@ -57,6 +57,9 @@ pub enum ApprovalPolicy {
     /// `--yes`: approve every call inside the workspace. A path outside it is still asked for,
     /// call by call (SPEC §14), or denied headless.
     Auto,
+    /// Ask for the first call that needs approval, then approve like `Auto` (the demo shows one
+    /// approval prompt, then plays on).
+    AskOnce,
 }
 
 /// Who drives the engine.

@@ -38,6 +38,18 @@ pub struct TurnId(pub u64);
 impl TurnId {
     /// The first turn of a front end.
     pub const FIRST: TurnId = TurnId(1);
+    /// The one turn the engine starts itself (the demo types its own first message): its
+    /// `TurnStarted`/`TurnEnd` say `origin: engine`; front ends never number a turn 0.
+    pub const ENGINE: TurnId = TurnId(0);
+
+    /// Who started the turn.
+    pub fn origin(self) -> Origin {
+        if self == TurnId::ENGINE {
+            Origin::Engine
+        } else {
+            Origin::User
+        }
+    }
 
     /// The id after this one.
     pub fn next(self) -> TurnId {

@@ -5,6 +5,7 @@ mod approvals;
 mod bash_live;
 mod cli;
 mod cost;
+mod demo;
 mod instructions;
 mod mentions;
 mod sessions;

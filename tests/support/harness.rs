@@ -95,6 +95,7 @@ impl Harness {
             bash_timeout: Duration::from_secs(30),
             resume: None,
             handoff_after: None,
+            autostart: None,
             demo: false,
         }
     }

@@ -75,6 +75,9 @@ pub struct EngineParams {
     pub bash_timeout: Duration,
     /// `--continue`: attach to the last run's latest session.
     pub resume: Option<Resume>,
+    /// A first message the engine sends itself when it starts (the demo plays by itself); not
+    /// used when continuing a run.
+    pub autostart: Option<String>,
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
@@ -148,6 +151,8 @@ pub(crate) struct Engine {
     compactions: u32,
     /// What "always" allowed in this session (`/new` clears it).
     allowances: Allowances,
+    /// An approval was asked (and answered): `ApprovalPolicy::AskOnce` asks no more.
+    asked_once: bool,
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or both when
     /// the config asks for both explicitly.
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
@@ -219,6 +224,7 @@ impl Engine {
             overflow_retries: 0,
             compactions,
             allowances: Allowances::default(),
+            asked_once: false,
             strategies,
             spiller: Spiller::new(),
             total_responses: 0,
@@ -389,7 +395,7 @@ impl Engine {
         let ev = Event::TurnEnd {
             turn: turn.id,
             kind: turn.kind,
-            origin: Origin::User,
+            origin: turn.id.origin(),
             reason,
         };
         match turn.kind {
@@ -409,7 +415,7 @@ impl Engine {
         self.emit(Event::TurnStarted {
             turn: id,
             kind,
-            origin: Origin::User,
+            origin: id.origin(),
         });
         turn
     }
@@ -553,6 +559,16 @@ impl Engine {
     async fn run(&mut self) {
         if self.p.resume.is_some() {
             self.announce_resumed();
+        } else if let Some(text) = self.p.autostart.take() {
+            let task = text.clone();
+            self.message_turn(
+                TurnId::ENGINE,
+                TurnKind::Message,
+                Origin::Engine,
+                &task,
+                text,
+            )
+            .await;
         }
         while !self.shutdown {
             let Some(op) = self.next_op().await else {

@@ -125,7 +125,11 @@ impl Engine {
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it (SPEC §14).
         let outside = tools::touches_outside(name, input, &self.p.workspace);
-        let auto = self.p.approvals == ApprovalPolicy::Auto;
+        let auto = match self.p.approvals {
+            ApprovalPolicy::Auto => true,
+            ApprovalPolicy::AskOnce => self.asked_once,
+            ApprovalPolicy::Ask => false,
+        };
         if !outside && (auto || self.allowances.covers(name, input)) {
             return Decision::Allow;
         }
@@ -169,6 +173,7 @@ impl Engine {
         loop {
             match self.ops.recv().await {
                 Some(Op::Approval { id: got, decision }) if got == id => {
+                    self.asked_once = true;
                     return match decision {
                         Approval::Once => Decision::Allow,
                         Approval::Always => {

@@ -62,7 +62,7 @@ impl Engine {
     }
 
     /// A turn of the agent loop on one message: `task` names the step if this is its first.
-    async fn message_turn(
+    pub(crate) async fn message_turn(
         &mut self,
         id: TurnId,
         kind: TurnKind,
