@@ -66,6 +66,9 @@ pub enum ResumeError {
     /// `--resume RUN_ID` / `/resume`: no run of this workspace has that id.
     #[error("no run of {} has the id {id:?} (flower-tui --resume lists them)", workspace.display())]
     UnknownRun { id: String, workspace: PathBuf },
+    /// `/resume` of the run that is running.
+    #[error("run {id} is the one running now")]
+    SameRun { id: String },
     /// A prefix that more than one run id starts with.
     #[error("{matches} runs start with {id:?}: give more of the id")]
     AmbiguousRun { id: String, matches: usize },

@@ -21,6 +21,8 @@ pub const MAX_MENTIONS: usize = 10;
 pub const MAX_CHARS: usize = 40_000;
 /// All attachments of one message hold at most this many characters.
 pub const MAX_TOTAL_CHARS: usize = 100_000;
+/// At most this many `@` tokens are looked up on disk (a pasted log full of `@` stays cheap).
+const MAX_CANDIDATES: usize = 100;
 
 /// One mention, attached or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +38,7 @@ pub struct Attachment {
 /// The paths mentioned in `text` that name something in the workspace, in order, once each.
 pub fn mentioned(text: &str, workspace: &Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for raw in candidates(text) {
+    for raw in candidates(text, MAX_CANDIDATES) {
         let Some(path) = existing(&raw, workspace) else {
             continue;
         };
@@ -50,8 +52,8 @@ pub fn mentioned(text: &str, workspace: &Path) -> Vec<String> {
     out
 }
 
-/// Every `@…` token of `text`, quotes removed.
-fn candidates(text: &str) -> Vec<String> {
+/// The first `max` `@…` tokens of `text`, quotes removed.
+fn candidates(text: &str, max: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut prev: Option<char> = None;
     let mut chars = text.char_indices().peekable();
@@ -82,6 +84,9 @@ fn candidates(text: &str) -> Vec<String> {
         prev = token.chars().last().or(prev);
         if !token.is_empty() {
             out.push(token);
+            if out.len() == max {
+                break;
+            }
         }
     }
     out
@@ -216,6 +221,15 @@ mod tests {
         assert!(mentioned("@nothing/here and @", w).is_empty());
         let many: String = (0..20).map(|_| "@src/main.rs ").collect();
         assert_eq!(mentioned(&many, w).len(), 1);
+        // A 10 MB paste full of `@`: only the first tokens are looked up, and quickly.
+        let paste = "@x ".repeat(3_500_000);
+        let t = std::time::Instant::now();
+        assert!(mentioned(&paste, w).is_empty());
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[tokio::test]

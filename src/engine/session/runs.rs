@@ -153,6 +153,9 @@ impl Engine {
 
     fn try_resume(&mut self, run_id: &str) -> Result<(), ResumeError> {
         let run = sessions::find(&self.p.data_dir, &self.p.workspace, run_id)?;
+        if run.root == self.p.run_dir.root {
+            return Err(ResumeError::SameRun { id: run.run_id });
+        }
         let resume = Resume { run_dir: run };
         let (manifest, step, session) = Self::resume_state(&resume)?;
         let session = session.ok_or(ResumeError::NoSession)?;

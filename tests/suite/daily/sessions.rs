@@ -107,6 +107,16 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
     .unwrap();
     assert_eq!(m.steps[0].num_turns, 2, "the older run's ledger goes on");
 
+    // The run already running is not resumed again.
+    r.send(Op::Resume {
+        run_id: older.clone(),
+    })
+    .await;
+    let ev = r.until(|e| matches!(e, Event::Error { .. })).await;
+    assert!(
+        matches!(ev.last(), Some(Event::Error { message, .. }) if message.contains("is the one running now")),
+        "{ev:?}"
+    );
     // An unknown id is an error, and the session stays where it is.
     r.send(Op::Resume {
         run_id: "nope".into(),
