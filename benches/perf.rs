@@ -28,6 +28,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         render_bench::stream,
     ),
     (
+        "concurrency",
+        "30 same-step pairs of real processes in one workspace each: lost documents, cross-briefings, lock time",
+        continuity_bench::run,
+    ),
+    (
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
@@ -57,6 +62,7 @@ mod support {
 use support::fake;
 
 mod chaos_bench;
+mod continuity_bench;
 mod daily_bench;
 mod engine_bench;
 mod render_bench;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::config::{Backend, Config, ProviderKind, ResumeChoice};
 use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
+use crate::engine::handoff::reopen;
 use crate::engine::instructions::InstructionSources;
 use crate::engine::ledger::RunDir;
 use crate::engine::policy::{ApprovalPolicy, FrontEnd};
@@ -110,19 +111,28 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         }
         _ => None,
     };
+    // A review an earlier process left open (SPEC §6.15) is reopened by `--continue` and by a
+    // plain interactive start; headless `-p` has no one to review it and starts fresh.
+    let reopen = || {
+        let wb = config.workbench_dir();
+        reopen::frozen_run(&config.data_dir, &config.workspace, wb.as_deref()).map(|f| f.run)
+    };
+    let plain_reopens = interactive && config.run_dir.is_none();
     let (run_dir, resume) = if let Some(run) = chosen {
         (run.clone(), Some(Resume { run_dir: run }))
     } else if config.continue_last {
         let base = config.data_dir.clone();
         let run = match &config.run_dir {
             Some(dir) => RunDir::open(dir),
-            None => RunDir::latest(&base, &config.workspace).ok_or_else(|| {
-                ResumeError::NoEarlierRun {
+            None => reopen()
+                .or_else(|| RunDir::latest(&base, &config.workspace))
+                .ok_or_else(|| ResumeError::NoEarlierRun {
                     workspace: config.workspace.clone(),
                     runs: base.join("runs"),
-                }
-            })?,
+                })?,
         };
+        (run.clone(), Some(Resume { run_dir: run }))
+    } else if plain_reopens && let Some(run) = reopen() {
         (run.clone(), Some(Resume { run_dir: run }))
     } else {
         let run = RunDir::create(&config.data_dir, config.run_dir.as_deref())?;

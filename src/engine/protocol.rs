@@ -132,6 +132,13 @@ pub enum Op {
     ReviewDone {
         handoff: HandoffId,
     },
+    /// The review of `handoff` ends with the front end going away (a signal, a closed terminal)
+    /// while the side editor held unsaved edits, which it kept in `path`: the engine records them
+    /// with the frozen handoff, so the next start offers them when it reopens the review.
+    UnsavedEdits {
+        handoff: HandoffId,
+        path: PathBuf,
+    },
     /// `/new`: a fresh session with no handoff ("always" grants are reset too).
     NewSession,
     /// `/permissions`: answered by `Event::Permissions` (at once, also during a turn).
@@ -281,6 +288,17 @@ pub enum HandoffPhase {
         degraded: bool,
         markdown: String,
         awaits_review: bool,
+    },
+    /// A handoff frozen by an earlier process and never turned over (it ended during the review:
+    /// a signal, a closed terminal, `kill -9`) is reviewed again: a `Frozen` for it follows.
+    /// `unsaved` is where that process kept the side editor's unsaved edits, if it did and the
+    /// file is still there: the front end offers to restore them.
+    Reopened {
+        handoff: HandoffId,
+        path: Option<PathBuf>,
+        /// When it was frozen (RFC 3339).
+        frozen_at: String,
+        unsaved: Option<PathBuf>,
     },
     /// The successor session started.
     Done {

@@ -292,6 +292,17 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"handoff","phase":"frozen","handoff":1,"path":"/w/.flower/notes/handoff-s.md","degraded":false,"markdown":"Doing\n","awaits_review":true}"#,
         ),
         (
+            Event::Handoff(HandoffPhase::Reopened {
+                handoff: HandoffId(1),
+                path: Some(PathBuf::from("/w/.flower/notes/handoff-s.md")),
+                frozen_at: "2026-11-29T13:40:05Z".into(),
+                unsaved: Some(PathBuf::from(
+                    "/w/.flower/notes/handoff-s.md.unsaved-20261129T134100Z.md",
+                )),
+            }),
+            r#"{"type":"handoff","phase":"reopened","handoff":1,"path":"/w/.flower/notes/handoff-s.md","frozen_at":"2026-11-29T13:40:05Z","unsaved":"/w/.flower/notes/handoff-s.md.unsaved-20261129T134100Z.md"}"#,
+        ),
+        (
             Event::Handoff(HandoffPhase::Done {
                 handoff: HandoffId(1),
                 context: 152_000,
@@ -475,6 +486,7 @@ fn variant(ev: &Event) -> &'static str {
             HandoffPhase::Near { .. } => "handoff:near",
             HandoffPhase::Writing { .. } => "handoff:writing",
             HandoffPhase::Frozen { .. } => "handoff:frozen",
+            HandoffPhase::Reopened { .. } => "handoff:reopened",
             HandoffPhase::Done { .. } => "handoff:done",
             HandoffPhase::Cancelled { .. } => "handoff:cancelled",
             HandoffPhase::Failed { .. } => "handoff:failed",

@@ -17,6 +17,8 @@ pub enum Context {
     Editor,
     /// The side editor shows `file changed on disk: r reload / k keep mine`.
     Conflict,
+    /// The side editor offers the unsaved edits of an interrupted review: `r` restore / `d` discard.
+    Restore,
     /// An approval prompt is waiting for an answer.
     Approval,
 }
@@ -69,6 +71,10 @@ pub enum Action {
     Reload,
     /// Keep the editor buffer and ignore the change on disk.
     KeepMine,
+    /// Put the offered unsaved edits of an interrupted review into the editor.
+    RestoreUnsaved,
+    /// Discard the offered unsaved edits (their file is removed).
+    DiscardUnsaved,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
@@ -152,6 +158,8 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Approval, k(KeyCode::Esc), A::Deny, "deny the tool call", Some("deny")),
     b(C::Conflict, k(KeyCode::Char('r')), A::Reload, "reload the file changed on disk", Some("reload")),
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
+    b(C::Restore, k(KeyCode::Char('r')), A::RestoreUnsaved, "restore the unsaved edits of the interrupted review", Some("restore")),
+    b(C::Restore, k(KeyCode::Char('d')), A::DiscardUnsaved, "discard them (their file is removed)", Some("discard")),
     b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
     b(C::Popup, k(KeyCode::Up), A::PopupPrev, "previous command", None),
     b(C::Popup, k(KeyCode::Tab), A::PopupComplete, "complete the command", Some("complete")),
@@ -291,6 +299,7 @@ pub fn help_lines() -> Vec<String> {
         (C::Editor, "side editor"),
         (C::Approval, "approval prompt"),
         (C::Conflict, "file changed on disk"),
+        (C::Restore, "unsaved edits of an interrupted review"),
         (C::Popup, "command list"),
     ];
     let mut out = Vec::new();
@@ -427,6 +436,8 @@ mod tests {
             Deny,
             Reload,
             KeepMine,
+            RestoreUnsaved,
+            DiscardUnsaved,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -434,7 +445,7 @@ mod tests {
                 Send | Newline | HistoryPrev | HistoryNext | Abort | ClearOrQuit | ScrollUp
                 | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool | PopupNext
                 | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
-                | ApproveAlways | Deny | Reload | KeepMine => {}
+                | ApproveAlways | Deny | Reload | KeepMine | RestoreUnsaved | DiscardUnsaved => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -17,6 +17,7 @@ pub mod select;
 pub mod slash;
 pub mod state;
 pub mod terminal;
+pub mod unsaved;
 pub mod update;
 pub mod view;
 
@@ -32,6 +33,8 @@ mod reducer_tests;
 mod screens_tests;
 #[cfg(test)]
 mod stream_tests;
+#[cfg(test)]
+mod unsaved_tests;
 
 use tokio::sync::mpsc;
 

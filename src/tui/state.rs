@@ -199,6 +199,8 @@ pub struct AppState {
     pub engine_turn: Option<TurnId>,
     /// The handoff whose document the review window holds.
     pub review_handoff: Option<HandoffId>,
+    /// A reopened review's unsaved edits, offered once its document is in the editor.
+    pub unsaved_offer: Option<(HandoffId, PathBuf)>,
 }
 
 /// What the state is built from.
@@ -273,6 +275,7 @@ impl AppState {
             last_turn: TurnId(0),
             engine_turn: None,
             review_handoff: None,
+            unsaved_offer: None,
         };
         state.sync_styles();
         state

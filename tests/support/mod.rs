@@ -4,3 +4,4 @@
 
 pub mod fake;
 pub mod harness;
+pub mod pty;

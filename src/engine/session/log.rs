@@ -195,5 +195,16 @@ fn handoff_phase(phase: &HandoffPhase, ms: u128) {
             tracing::warn!(handoff = handoff.0, ms, "handoff failed: {message}")
         }
         HandoffPhase::Refused { reason, .. } => tracing::info!(?reason, "handoff refused"),
+        HandoffPhase::Reopened {
+            handoff,
+            frozen_at,
+            unsaved,
+            ..
+        } => tracing::info!(
+            handoff = handoff.0,
+            frozen_at = %frozen_at,
+            unsaved = unsaved.is_some(),
+            "handoff: review reopened (frozen by an earlier process)"
+        ),
     }
 }

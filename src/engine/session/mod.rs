@@ -3,12 +3,14 @@
 //! Front ends talk to it through the queue pair of [`super::protocol`]: `spawn` returns an
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
+mod continuity;
 mod handoff_run;
 mod log;
 mod request;
 mod runs;
 mod tools_exec;
 mod turn;
+mod turnover;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -125,6 +127,34 @@ struct SessionState {
     cost_usd: f64,
 }
 
+/// The user request in progress (SPEC §6.14): the running message turn's user messages, kept
+/// after the turn when it did not complete (interrupted, failed, out of iterations), so a handoff
+/// made then still carries it. A completed turn closes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Request {
+    messages: Vec<String>,
+    open: bool,
+}
+
+impl Request {
+    /// A new request opened by a user turn.
+    fn opened(text: String) -> Request {
+        Request {
+            messages: vec![text],
+            open: true,
+        }
+    }
+
+    /// The messages a successor gets after its briefing: none when no request is open.
+    fn in_flight(&self) -> Vec<String> {
+        if self.open {
+            self.messages.clone()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// The turn the engine works on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ActiveTurn {
@@ -171,6 +201,14 @@ pub(crate) struct Engine {
     handoffs_started: u64,
     /// The handoff whose document is being written, if any (a second `/handoff` is refused).
     writing: Option<HandoffId>,
+    /// The user request in progress, for the successor and the degraded document.
+    request: Request,
+    /// The document the current session was briefed with (a degraded one carries it forward).
+    briefed: Option<super::handoff::HandoffDoc>,
+    /// This process's claim on the step name in the workspace (SPEC §6.15).
+    claim: Option<super::handoff::lock::StepClaim>,
+    /// What the document lock cost the handoff in progress.
+    handoff_lock: Duration,
 }
 
 impl Engine {
@@ -209,6 +247,7 @@ impl Engine {
                 cost_usd: 0.0,
             },
         };
+        let claim = Self::claim_resumed(&p, step.and_then(|i| manifest.steps.get(i)))?;
         let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
         Ok(Engine {
             base_prompt: p.system_prompt.clone(),
@@ -235,6 +274,10 @@ impl Engine {
             handoff_clock: None,
             handoffs_started: 0,
             writing: None,
+            request: Request::default(),
+            briefed: None,
+            claim,
+            handoff_lock: Duration::ZERO,
         })
     }
 
@@ -430,6 +473,7 @@ impl Engine {
             .step
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
+        let name = self.claim_step(name);
         self.step = Some(self.manifest.steps.len());
         self.manifest.steps.push(StepRecord {
             name,
@@ -559,6 +603,7 @@ impl Engine {
     async fn run(&mut self) {
         if self.p.resume.is_some() {
             self.announce_resumed();
+            self.reopen_frozen().await;
         } else if let Some(text) = self.p.autostart.take() {
             let task = text.clone();
             self.message_turn(
@@ -581,7 +626,10 @@ impl Engine {
                 Op::NewSession => {
                     let revoked = self.allowances.clear();
                     if self.has_step() {
-                        // The next generation, marked as a /new (no handoff, no parent).
+                        // A fresh start: no briefing, no request carried into it; the next
+                        // generation, marked as a /new (no handoff, no parent).
+                        self.request = Request::default();
+                        self.briefed = None;
                         let next = self.s.generation + 1;
                         self.start_session(None, next, Vec::new());
                     }
@@ -596,7 +644,7 @@ impl Engine {
                 Op::Permissions => self.emit(self.permissions_event()),
                 Op::Cost => self.emit(self.cost_event()),
                 Op::ListSessions => self.emit(self.sessions_event()),
-                Op::Resume { run_id } => self.resume_run(&run_id),
+                Op::Resume { run_id } => self.resume_run(&run_id).await,
                 Op::SetModel { model } => self.set_model(&model),
                 Op::SetEffort { effort } => self.set_effort(effort),
                 Op::Revoke { rule } => self.revoke(rule),
@@ -622,7 +670,7 @@ impl Engine {
                     let _ = self.on_abort(turn);
                 }
                 // Nothing waits for them: stale answers are ignored.
-                Op::Approval { .. } | Op::ReviewDone { .. } => {}
+                Op::Approval { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. } => {}
             }
         }
         self.save_manifest_if_any();

@@ -135,14 +135,18 @@ impl Engine {
             ),
         });
         self.emit_usage_estimate();
+        self.briefed =
+            crate::engine::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
     }
 
     /// `Op::Resume`: leave this run for another run of the workspace, at its latest successor.
-    pub(crate) fn resume_run(&mut self, run_id: &str) {
+    pub(crate) async fn resume_run(&mut self, run_id: &str) {
         match self.try_resume(run_id) {
-            Ok(()) => self.announce_resumed(),
+            Ok(()) => {
+                self.announce_resumed();
+                self.reopen_frozen().await;
+            }
             Err(e) => {
-                let e = Error::from(e);
                 self.emit(Event::Error {
                     kind: e.kind(),
                     message: e.message(),
@@ -151,15 +155,26 @@ impl Engine {
         }
     }
 
-    fn try_resume(&mut self, run_id: &str) -> Result<(), ResumeError> {
+    fn try_resume(&mut self, run_id: &str) -> Result<(), Error> {
         let run = sessions::find(&self.p.data_dir, &self.p.workspace, run_id)?;
         if run.root == self.p.run_dir.root {
-            return Err(ResumeError::SameRun { id: run.run_id });
+            return Err(ResumeError::SameRun { id: run.run_id }.into());
         }
         let resume = Resume { run_dir: run };
         let (manifest, step, session) = Self::resume_state(&resume)?;
         let session = session.ok_or(ResumeError::NoSession)?;
+        // The step name of that run, unless another live process works on it (SPEC §6.15).
+        let previous = self.p.resume.replace(resume.clone());
+        let claim = match Self::claim_resumed(&self.p, step.and_then(|i| manifest.steps.get(i))) {
+            Ok(c) => c,
+            Err(e) => {
+                self.p.resume = previous;
+                return Err(e);
+            }
+        };
         self.save_manifest_if_any();
+        self.claim = claim;
+        self.request = Default::default();
         let left = std::mem::replace(&mut self.p.run_dir, resume.run_dir.clone());
         if !self.has_step() {
             // This run recorded nothing: leave no empty run directory behind.
@@ -167,7 +182,6 @@ impl Engine {
             let _ = std::fs::remove_dir(&left.root);
         }
         let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
-        self.p.resume = Some(resume);
         self.manifest = manifest;
         self.step = step;
         self.s = session;

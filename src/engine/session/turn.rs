@@ -98,6 +98,8 @@ impl Engine {
                 }
             }
         }
+        // The request in flight is what the user typed (a successor gets it verbatim).
+        self.request = super::Request::opened(text.clone());
         self.push_message(message);
         self.save_manifest();
         self.emit_usage_estimate();
@@ -106,6 +108,9 @@ impl Engine {
     }
 
     fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        if reason == ExitReason::Completed {
+            self.request.open = false;
+        }
         let failed = matches!(reason, ExitReason::Error(_));
         self.record(|rec| {
             if failed {
