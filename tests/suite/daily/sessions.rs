@@ -229,3 +229,36 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
     assert_eq!(h.server.requests()[0]["reasoning_effort"], "low");
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn resume_is_refused_while_another_live_process_works_on_that_step() {
+    use flower_tui::engine::session::Resume;
+    let h = Harness::new().await;
+    let older = a_run(&h, "fix the add bug", "Fixed add.").await;
+    let root = h.data.join("runs").join(&older);
+    // Someone else continues it and is still running.
+    let mut p = h.params(200_000, 50_000);
+    p.run_dir = RunDir::open(&root);
+    p.resume = Some(Resume {
+        run_dir: RunDir::open(&root),
+    });
+    let mut other = start(p);
+    other
+        .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
+        .await;
+    let mut r = start(h.params(200_000, 50_000));
+    r.send(Op::Resume {
+        run_id: older.clone(),
+    })
+    .await;
+    let ev = r.until(|e| matches!(e, Event::Error { .. })).await;
+    assert!(
+        matches!(ev.last(), Some(Event::Error { message, .. }) if message.contains("in use by another flower-tui")),
+        "{ev:?}"
+    );
+    other.shutdown().await;
+    // Once it is gone, the run can be continued.
+    r.send(Op::Resume { run_id: older }).await;
+    r.until(|e| matches!(e, Event::Resumed { .. })).await;
+    r.shutdown().await;
+}
