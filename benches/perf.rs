@@ -47,6 +47,16 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "MCP tool-call round trip over stdio beyond the server's own time",
         mcp_bench::run,
     ),
+    (
+        "diff",
+        "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
+        daily_bench::diff,
+    ),
+    (
+        "mentions",
+        "@ completion over a 100,000-file tree: first results, the walk, one query",
+        daily_bench::mentions,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -59,6 +69,7 @@ use support::fake;
 
 mod chaos_bench;
 mod continuity_bench;
+mod daily_bench;
 mod engine_bench;
 mod mcp_bench;
 mod render_bench;
