@@ -58,6 +58,7 @@ pub fn params(
         demo: false,
         mcp: None,
         side_events: None,
+        subagent: Default::default(),
     }
 }
 

@@ -177,6 +177,10 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         demo: config.backend.is_demo(),
         mcp: mcp.manager,
         side_events: mcp.events,
+        subagent: crate::engine::subagent::SubagentSettings {
+            model: config.subagent_model.clone(),
+            max_iterations: config.subagent_max_iterations,
+        },
     })
 }
 

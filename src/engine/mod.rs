@@ -21,6 +21,7 @@ pub mod replace;
 pub mod secrets;
 pub mod session;
 pub mod sessions;
+pub mod subagent;
 pub mod sysprompt;
 pub mod tools;
 pub mod types;

@@ -22,8 +22,10 @@ use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
 pub use super::ledger::GenerationStart;
+pub use super::ledger::SubagentRecord;
 pub use super::policy::ApprovalPolicy;
 pub use super::sessions::SessionSummary;
+pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub use super::tools::CommandExit;
 pub use super::types::Effort;
 use super::types::Usage;
@@ -352,6 +354,8 @@ pub struct CostRow {
     pub context: u64,
     /// This is the session running now.
     pub current: bool,
+    /// The part of `cost_usd` its subagents spent.
+    pub subagents_usd: f64,
 }
 
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
@@ -489,12 +493,17 @@ pub enum Event {
     /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
     /// stopped (headless: `mcp_status`).
     McpStatus(crate::engine::mcp::ServerStatus),
+    /// A subagent (a `task` call) started, called a tool, replied, used tokens, or ended
+    /// (headless: `subagent` with its `phase`). Its `id` is the `task` call's.
+    Subagent(SubagentPhase),
     /// The answer to `Op::Cost`: the step's cost per generation and in total, as the ledger has
     /// them (every response of every generation, writing turns and summaries included, also
     /// those of earlier processes of the run).
     Cost {
         step: String,
         rows: Vec<CostRow>,
+        /// The step's subagents, in the order they ended (their cost is in the rows too).
+        subagents: Vec<SubagentRecord>,
         total_usd: f64,
         num_turns: u32,
     },

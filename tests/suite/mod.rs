@@ -10,3 +10,4 @@ mod handoff;
 mod mcp;
 mod protocol;
 mod provider;
+mod subagents;

@@ -15,8 +15,11 @@ pub enum ServerState {
     /// Started, not yet through the handshake and the tool list.
     #[default]
     Starting,
-    /// Its tools are offered.
-    Ready { tools: usize },
+    /// Its tools are offered. (`tool_count` on the wire: the status's own `tools` lists them.)
+    Ready {
+        #[serde(rename = "tool_count")]
+        tools: usize,
+    },
     /// It could not start, or it ended by itself; the reason is one line.
     Failed { reason: String },
     /// Stopped by flower-tui (shutdown).

@@ -142,6 +142,8 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::Permissions { allowances, .. } => {
             tracing::debug!(grants = allowances.len(), "permissions listed")
         }
+        // A subagent logs its own start and end (its events do not pass through the engine's).
+        Event::Subagent(_) => {}
         Event::TextDelta { .. }
         | Event::ToolOutputDelta { .. }
         | Event::ThinkingDelta { .. }

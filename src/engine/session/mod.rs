@@ -8,6 +8,7 @@ mod handoff_run;
 mod log;
 mod request;
 mod runs;
+mod tasks;
 mod tools_exec;
 mod turn;
 mod turnover;
@@ -87,6 +88,8 @@ pub struct EngineParams {
     pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
     /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
+    /// How the `task` tool's subagents run (their model, their iteration budget).
+    pub subagent: crate::engine::subagent::SubagentSettings,
 }
 
 /// Where `--continue` attaches.
@@ -549,6 +552,7 @@ impl Engine {
             provider: self.p.provider.name().to_string(),
             started: rfc3339(now_unix().0),
             workspace: self.p.workspace.clone(),
+            subagent: None,
         };
         let mut transcript = Transcript::create(self.p.run_dir.transcript_path(&id), &header);
         for m in &first {

@@ -194,10 +194,11 @@ impl Engine {
             .is_some()
     }
 
-    /// The built-in tools, then the tools of every ready MCP server (a server that became ready
+    /// The built-in tools, `task`, then the tools of every ready MCP server (a server that became ready
     /// since the last request is offered from this one on).
     pub(crate) fn tool_specs(&self) -> Vec<crate::engine::types::ToolSpec> {
         let mut specs = crate::engine::tools::specs();
+        specs.push(crate::engine::subagent::spec(self.child_tools()));
         if let Some(mcp) = &self.p.mcp {
             specs.extend(mcp.tool_specs());
         }
@@ -297,15 +298,7 @@ impl Engine {
         };
         let mut on_notice = |n: StreamNotice| match n {
             StreamNotice::Retry(n) => {
-                tracing::warn!(
-                    request = number,
-                    attempt = n.attempt,
-                    max = n.max,
-                    delay_ms = n.delay.as_millis(),
-                    discarded = n.discarded,
-                    "retrying: {}",
-                    n.reason
-                );
+                n.log(&number);
                 if n.discarded {
                     let chars = std::mem::take(&mut *lock(&partial)).chars().count();
                     if shown.swap(false, Ordering::Relaxed) {

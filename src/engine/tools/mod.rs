@@ -14,7 +14,7 @@ mod list_dir;
 pub mod paths;
 mod read_file;
 mod spill;
-mod text;
+pub(crate) mod text;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -249,6 +249,8 @@ pub fn summary(name: &str, input: &Value) -> String {
             None => pat,
         }),
         "list_dir" => Some(path.unwrap_or_else(|| ".".into())),
+        // A subagent (`engine::subagent`): what it was asked to do, in the model's words.
+        "task" => s("description"),
         // An MCP tool: its arguments, so an approval shows what it is asked to do.
         _ if name.starts_with("mcp__") => match input {
             Value::Object(m) if m.is_empty() => None,
@@ -299,6 +301,21 @@ pub async fn run_live(name: &str, input: &Value, ctx: &ToolCtx, live: Live<'_>) 
     };
     drop(cancel);
     out
+}
+
+/// A result as the model is given it: secrets masked, then through the tool-result budget (a
+/// result too large for the context is spilled and previewed). Every tool result goes through
+/// here, the main thread's and a subagent's alike.
+pub fn for_model(
+    name: &str,
+    mut out: ToolOutput,
+    ctx: &ToolCtx,
+    spiller: &mut Spiller,
+) -> ToolOutput {
+    if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
+        out.content = clean;
+    }
+    spiller.apply(name, out, ctx)
 }
 
 /// What an approval prompt shows before a file tool runs: the diff the call would make (nothing
