@@ -177,6 +177,13 @@ pub enum Op {
     McpRestart {
         name: String,
     },
+    /// The answer to `Event::McpJsonApproval` (at once, even mid-turn): record it for this
+    /// workspace and this version of the file (`sha256`), then start its servers or leave them
+    /// declined. Ignored when that version is not the one pending.
+    McpJsonDecision {
+        sha256: String,
+        approve: bool,
+    },
     Shutdown,
 }
 
@@ -493,6 +500,21 @@ pub enum Event {
     /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
     /// stopped (headless: `mcp_status`).
     McpStatus(crate::engine::mcp::ServerStatus),
+    /// The workspace's `.mcp.json` names servers the user never approved (this version of the
+    /// file): they are held, not started. The front end asks (approve / deny / view them) and
+    /// answers with `Op::McpJsonDecision`. Only sent to a front end that can ask (the TUI).
+    McpJsonApproval {
+        path: PathBuf,
+        sha256: String,
+        /// The held servers (name, command or URL; never `env` or header values).
+        servers: Vec<crate::engine::mcp::ServerStatus>,
+    },
+    /// The request about to be sent waits for these MCP servers to finish starting (each at most
+    /// its `startup_timeout`); sent again as they become ready, and with none when the wait is
+    /// over. The front end's spinner shows it (`waiting for MCP servers: a, b… 3s`).
+    McpWaiting {
+        servers: Vec<String>,
+    },
     /// A subagent (a `task` call) started, called a tool, replied, used tokens, or ended
     /// (headless: `subagent` with its `phase`). Its `id` is the `task` call's.
     Subagent(SubagentPhase),

@@ -228,6 +228,28 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"mcp_status","name":"docs","origin":"config.toml","transport":"https://example.com/mcp","state":"ready","tool_count":2,"tools":["search","fetch"],"last_error":null,"warnings":[]}"#,
         ),
         (
+            Event::McpJsonApproval {
+                path: PathBuf::from("/w/.mcp.json"),
+                sha256: "ab12".into(),
+                servers: vec![crate::engine::mcp::ServerStatus {
+                    name: "tracker".into(),
+                    origin: crate::engine::mcp::Origin::McpJson,
+                    transport: "npx -y tracker-mcp".into(),
+                    state: crate::engine::mcp::ServerState::AwaitingApproval,
+                    tools: vec![],
+                    last_error: None,
+                    warnings: vec![],
+                }],
+            },
+            r#"{"type":"mcp_json_approval","path":"/w/.mcp.json","sha256":"ab12","servers":[{"name":"tracker","origin":".mcp.json","transport":"npx -y tracker-mcp","state":"awaiting_approval","tools":[],"last_error":null,"warnings":[]}]}"#,
+        ),
+        (
+            Event::McpWaiting {
+                servers: vec!["docs".into(), "tracker".into()],
+            },
+            r#"{"type":"mcp_waiting","servers":["docs","tracker"]}"#,
+        ),
+        (
             Event::Subagent(SubagentPhase::Start {
                 id: "t7".into(),
                 description: "find loaders".into(),
@@ -546,7 +568,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 44] = [
+const ALL_VARIANTS: [&str; 46] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -574,6 +596,8 @@ const ALL_VARIANTS: [&str; 44] = [
     "stream:resumed",
     "window_learned",
     "mcp_status",
+    "mcp_json_approval",
+    "mcp_waiting",
     "subagent:start",
     "subagent:text",
     "subagent:tool_call",
@@ -628,6 +652,8 @@ fn variant(ev: &Event) -> &'static str {
         },
         Event::WindowLearned { .. } => "window_learned",
         Event::McpStatus(_) => "mcp_status",
+        Event::McpJsonApproval { .. } => "mcp_json_approval",
+        Event::McpWaiting { .. } => "mcp_waiting",
         Event::Subagent(phase) => match phase {
             SubagentPhase::Start { .. } => "subagent:start",
             SubagentPhase::Text { .. } => "subagent:text",

@@ -158,8 +158,8 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         | Event::Resumed { .. }
         | Event::Model { .. }
         | Event::Attachment { .. } => {}
-        // Issue 12's subagents: the TUI's live cell renders them (until then they are ignored).
-        Event::Subagent(_) => {}
+        // Issue 12's subagents and MCP prompts: the TUI renders them (until then ignored).
+        Event::Subagent(_) | Event::McpJsonApproval { .. } | Event::McpWaiting { .. } => {}
     }
     state.sync_gauge_mode();
 }

@@ -24,6 +24,12 @@ pub enum ServerState {
     Failed { reason: String },
     /// Stopped by flower-tui (shutdown).
     Stopped,
+    /// A server of the workspace's `.mcp.json`, held until the user approves the file (the TUI
+    /// asks; see [`super::ProjectApproval`]).
+    AwaitingApproval,
+    /// The user declined the workspace's `.mcp.json`: not started (asked again when the file
+    /// changes).
+    Declined,
 }
 
 impl fmt::Display for ServerState {
@@ -35,6 +41,8 @@ impl fmt::Display for ServerState {
             ServerState::Ready { tools } => write!(f, "ready, {tools} tools"),
             ServerState::Failed { reason } => write!(f, "failed: {reason}"),
             ServerState::Stopped => write!(f, "stopped"),
+            ServerState::AwaitingApproval => write!(f, "awaiting your approval of .mcp.json"),
+            ServerState::Declined => write!(f, "not started: .mcp.json declined"),
         }
     }
 }

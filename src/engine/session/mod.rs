@@ -683,6 +683,7 @@ impl Engine {
                     self.emit_usage_estimate();
                 }
                 Op::McpRestart { name } => self.restart_mcp(&name),
+                Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
                 Op::Shutdown => break,
                 // Nothing is running: an abort can only drop a queued turn.
                 Op::Abort { turn } => {
