@@ -3,6 +3,7 @@
 mod cli;
 mod e2e;
 mod engine;
+mod faults;
 mod handoff;
 mod protocol;
 mod provider;

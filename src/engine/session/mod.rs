@@ -494,6 +494,7 @@ impl Engine {
     }
 
     async fn run(&mut self) {
+        self.warn_about_the_line();
         if self.p.resume.is_some() {
             self.emit(self.session_started());
             if self.p.front_end.can_ask() {
@@ -540,6 +541,7 @@ impl Engine {
                             context::fmt_tokens(self.thresholds.warn_at)
                         ),
                     });
+                    self.warn_about_the_line();
                     self.emit_usage_estimate();
                 }
                 Op::Shutdown => break,
@@ -552,6 +554,15 @@ impl Engine {
             }
         }
         self.save_manifest_if_any();
+    }
+
+    /// A handoff line at or above the window is said (the session would hit the wall first).
+    fn warn_about_the_line(&self) {
+        if self.p.context.hands_off()
+            && let Some(message) = self.thresholds.line_warning()
+        {
+            self.emit(Event::Warning { message });
+        }
     }
 
     /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
