@@ -9,8 +9,7 @@ use crate::engine::session;
 /// Run one task to completion. Returns the process exit code.
 pub async fn run(mut config: Config) -> i32 {
     if let Err(e) = crate::launch::prepare_demo(&mut config) {
-        eprintln!("flower-tui: {e}");
-        return 1;
+        return crate::launch::start_failed(&e);
     }
     let Some(task) = config.prompt.clone() else {
         eprintln!("flower-tui: headless mode needs a task (-p \"task\")");
@@ -18,18 +17,12 @@ pub async fn run(mut config: Config) -> i32 {
     };
     let params = match crate::launch::engine_params(&config, false) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     let run_dir = params.run_dir.root.clone();
     let mut handle = match session::spawn(params) {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     eprintln!("flower-tui: run directory {}", run_dir.display());
     let turn = TurnId::FIRST;

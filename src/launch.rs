@@ -40,6 +40,16 @@ pub fn log_start(config: &Config, log: &std::path::Path) {
     );
 }
 
+/// Say why the run cannot start (one line, keys masked); the exit code: 2 when the flags ask for
+/// something the disk refuses (a taken run directory or step), else 1.
+pub fn start_failed(e: &Error) -> i32 {
+    eprintln!(
+        "flower-tui: {}",
+        crate::engine::secrets::redact(&e.to_string())
+    );
+    e.exit_code()
+}
+
 /// The provider the config names (the demo when asked or when nothing is configured).
 pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
     let Backend::Api(kind) = config.backend else {

@@ -4,6 +4,11 @@ use flower_tui::config::{self, Env};
 
 fn main() {
     let env = Env::from_process();
+    // SAFETY: the very start of main, before the async runtime or anything else starts a thread:
+    // nothing else reads or writes the environment while the provider keys are wiped from it.
+    // Their values live on in `env` (and, masked, in the secrets registry).
+    unsafe { flower_tui::harden::scrub_keys_and_lock_down() };
+    flower_tui::engine::secrets::register_env(env.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let config = match config::load(std::env::args(), &env) {
         Ok(c) => c,
         Err(e) => {

@@ -6,23 +6,16 @@ use crate::engine::session;
 /// Run the TUI until the user quits. Returns the process exit code.
 pub async fn run(mut config: Config) -> i32 {
     if let Err(e) = crate::launch::prepare_demo(&mut config) {
-        eprintln!("flower-tui: {e}");
-        return 1;
+        return crate::launch::start_failed(&e);
     }
     let params = match crate::launch::engine_params(&config, true) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     let thresholds = params.thresholds;
     let handle = match session::spawn(params) {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     let demo = config.backend.is_demo();
     let banner = demo.then(|| crate::engine::demo::BANNER.to_string());

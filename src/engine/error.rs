@@ -87,6 +87,15 @@ impl Error {
         }
     }
 
+    /// The process's exit code when this error stops a run before it starts: 2 for flags that ask
+    /// for what the disk refuses (as for a bad flag), else 1.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::RunDirTaken { .. } => 2,
+            _ => 1,
+        }
+    }
+
     /// Whether trying again may help (429, 5xx, 529, a dropped connection).
     pub fn is_retryable(&self) -> bool {
         match self {

@@ -111,8 +111,9 @@ impl Manifest {
 
     /// Rewrite atomically (temp file, fsync, rename).
     pub fn save(&self, path: &Path) -> io::Result<()> {
-        let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
-        atomic_write(path, &json)
+        let json = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
+        // Tasks, errors and reasons may quote a key: the ledger holds it masked.
+        atomic_write(path, super::secrets::redact(&json).as_bytes())
     }
 }
 

@@ -270,7 +270,14 @@ impl Engine {
         ))
     }
 
-    fn emit(&self, ev: Event) {
+    fn emit(&self, mut ev: Event) {
+        // Messages may quote paths, provider bodies or the user's words: never a key.
+        if let Event::Notice { message } | Event::Warning { message } | Event::Error { message, .. } =
+            &mut ev
+            && let std::borrow::Cow::Owned(clean) = super::secrets::redact(message)
+        {
+            *message = clean;
+        }
         log::event(&ev, self.handoff_clock);
         // The front end may be gone (quit); nothing to do then.
         let _ = self.events.send(ev);
@@ -627,17 +634,32 @@ pub(crate) fn append_message(messages: &mut Vec<Message>, msg: Message) {
     }
 }
 
-/// Give every `tool_use` without a `tool_result` in the next message an "not run" result.
-/// Returns Some when the history was changed.
+/// What a call left without a result by a crash is answered with: what is known to have happened.
+/// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
+/// have finished its change before the end.
+pub fn interrupted_result(tool: &str) -> String {
+    let what = match tool {
+        "bash" => "the command and every process it started were killed with it",
+        "write_file" | "edit_file" => {
+            "the change may or may not have been made: check the file before you retry"
+        }
+        t if t.starts_with("mcp__") => "what the tool did before that is unknown",
+        _ => "it changed nothing",
+    };
+    format!("interrupted: flower-tui stopped before this call finished; {what}")
+}
+
+/// Give every `tool_use` without a `tool_result` in the next message an "interrupted" result
+/// ([`interrupted_result`]).
 pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
     use super::types::Block;
     let mut fixed = 0;
     let mut i = 0;
     while i < messages.len() {
         if messages[i].role == Role::Assistant {
-            let ids: Vec<String> = messages[i]
+            let ids: Vec<(String, String)> = messages[i]
                 .tool_uses()
-                .map(|(id, _, _)| id.to_string())
+                .map(|(id, name, _)| (id.to_string(), name.to_string()))
                 .collect();
             if !ids.is_empty() {
                 let answered: Vec<String> = match messages.get(i + 1) {
@@ -653,10 +675,10 @@ pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
                 };
                 let missing: Vec<Block> = ids
                     .into_iter()
-                    .filter(|id| !answered.contains(id))
-                    .map(|id| Block::ToolResult {
+                    .filter(|(id, _)| !answered.contains(id))
+                    .map(|(id, name)| Block::ToolResult {
                         tool_use_id: id,
-                        content: "not run: the session ended before this call finished".into(),
+                        content: interrupted_result(&name),
                         is_error: true,
                     })
                     .collect();

@@ -23,6 +23,9 @@ enum Flow {
 
 impl Engine {
     pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
+        // A key the user pastes never enters the conversation: not the model's request, not the
+        // transcript, the ledger or a handoff document (SPEC §14).
+        let text = crate::engine::secrets::redact(&text).into_owned();
         self.ensure_step(&text);
         if self.s.id.is_empty() {
             let generation = self.s.generation.max(1);
