@@ -12,6 +12,7 @@ use crate::engine::provider::Provider;
 use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
+use crate::engine::runs;
 use crate::engine::session::{EngineParams, Resume};
 
 const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
@@ -93,6 +94,46 @@ pub fn prepare_demo(config: &mut Config) -> Result<(), Error> {
     Ok(())
 }
 
+/// The run `--continue` attaches to without `--run-dir`: the workspace's newest. When the newest
+/// one's ledger cannot be read, headless stops with an error naming the file and the flags that
+/// continue the run before it; the TUI continues that run after saying so.
+fn latest_to_continue(config: &Config, interactive: bool) -> Result<Resume, ResumeError> {
+    let found = runs::latest_run(&config.data_dir, &config.workspace);
+    let Some(bad) = found.skipped.first() else {
+        return found
+            .run
+            .map(Resume::at)
+            .ok_or_else(|| ResumeError::NoEarlierRun {
+                workspace: config.workspace.clone(),
+                runs: config.data_dir.join("runs"),
+            });
+    };
+    match found.run {
+        Some(run) if interactive => {
+            let more = match found.skipped.len() - 1 {
+                0 => String::new(),
+                n => format!("; so are {n} more recent one(s)"),
+            };
+            let warning = format!(
+                "the newest run's manifest {} is unreadable ({}){more}: continuing the older run \
+                 {} instead",
+                bad.manifest.display(),
+                bad.reason,
+                run.root.display()
+            );
+            Ok(Resume {
+                run_dir: run,
+                warnings: vec![warning],
+            })
+        }
+        next => Err(ResumeError::NewestUnreadable {
+            manifest: bad.manifest.clone(),
+            reason: bad.reason.clone(),
+            next: next.map(|r| r.root),
+        }),
+    }
+}
+
 /// Everything the engine needs, with the run directory created (or found, for `--continue`).
 pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams, Error> {
     let front_end = if interactive {
@@ -104,17 +145,11 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
     };
     let provider = build_provider(config)?;
     let (run_dir, resume) = if config.continue_last {
-        let base = config.data_dir.clone();
-        let run = match &config.run_dir {
-            Some(dir) => RunDir::open(dir),
-            None => RunDir::latest(&base, &config.workspace).ok_or_else(|| {
-                ResumeError::NoEarlierRun {
-                    workspace: config.workspace.clone(),
-                    runs: base.join("runs"),
-                }
-            })?,
+        let resume = match &config.run_dir {
+            Some(dir) => Resume::at(RunDir::open(dir)),
+            None => latest_to_continue(config, interactive)?,
         };
-        (run.clone(), Some(Resume { run_dir: run }))
+        (resume.run_dir.clone(), Some(resume))
     } else {
         let run = RunDir::create(&config.data_dir, config.run_dir.as_deref())?;
         (run, None)

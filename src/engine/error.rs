@@ -53,8 +53,28 @@ pub enum Error {
 pub enum ResumeError {
     #[error("no earlier run for {} under {}", workspace.display(), runs.display())]
     NoEarlierRun { workspace: PathBuf, runs: PathBuf },
-    #[error("cannot read the last run's manifest: {0}")]
+    /// The ledger cannot be read (the error names the file).
+    #[error("cannot read the run's manifest {0}")]
     Manifest(#[source] io::Error),
+    /// The newest run of the workspace has a ledger that cannot be read: nothing is continued
+    /// silently in its place (headless); the TUI continues `next` after saying so.
+    #[error(
+        "the newest run of this workspace cannot be continued: its manifest {} is unreadable \
+         ({reason}). {}",
+        manifest.display(),
+        match next {
+            Some(dir) => format!(
+                "To continue the run before it instead: --continue --run-dir {}",
+                dir.display()
+            ),
+            None => "No earlier run of this workspace can be read either.".to_string(),
+        }
+    )]
+    NewestUnreadable {
+        manifest: PathBuf,
+        reason: String,
+        next: Option<PathBuf>,
+    },
     #[error("the last run has no session to continue")]
     NoSession,
     #[error("cannot read session {id}: {source}")]

@@ -3,6 +3,7 @@
 
 mod children;
 mod config;
+mod resume;
 mod secrets;
 
 use std::time::{Duration, Instant};

@@ -21,7 +21,7 @@ use super::context::{self, Thresholds, WindowSource};
 use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
 use super::ledger::{
-    Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
+    Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, read_transcript,
 };
 use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
 use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
@@ -72,6 +72,19 @@ pub struct EngineParams {
 #[derive(Debug, Clone)]
 pub struct Resume {
     pub run_dir: RunDir,
+    /// What the front end should hear before the conversation goes on (e.g. that a newer run
+    /// could not be read and this older one is continued instead).
+    pub warnings: Vec<String>,
+}
+
+impl Resume {
+    /// Continue the run in `run_dir`, with nothing to warn about.
+    pub fn at(run_dir: RunDir) -> Resume {
+        Resume {
+            run_dir,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// The front end's side of the queue pair.
@@ -151,6 +164,8 @@ pub(crate) struct Engine {
     handoffs_started: u64,
     /// The handoff whose document is being written, if any (a second `/handoff` is refused).
     writing: Option<HandoffId>,
+    /// Said once the front end listens (torn transcript lines, a run skipped by `--continue`).
+    startup_warnings: Vec<String>,
 }
 
 impl Engine {
@@ -161,8 +176,12 @@ impl Engine {
     ) -> Result<Engine, Error> {
         let thresholds = p.thresholds;
         let strategies = p.context.strategies(thresholds.headroom);
+        let mut startup_warnings = Vec::new();
         let (manifest, step, session) = match &p.resume {
-            Some(r) => Self::resume_state(r)?,
+            Some(r) => {
+                startup_warnings.extend(r.warnings.iter().cloned());
+                Self::resume_state(r, &mut startup_warnings)?
+            }
             None => {
                 let manifest = Manifest {
                     run_id: p.run_dir.run_id.clone(),
@@ -219,12 +238,14 @@ impl Engine {
             handoff_clock: None,
             handoffs_started: 0,
             writing: None,
+            startup_warnings,
         })
     }
 
     /// `--continue`: the recorded latest successor of the last step, never a retired session.
     fn resume_state(
         r: &Resume,
+        warnings: &mut Vec<String>,
     ) -> Result<(Manifest, Option<usize>, Option<SessionState>), ResumeError> {
         let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
         let step = manifest.steps.len().checked_sub(1);
@@ -232,12 +253,21 @@ impl Engine {
             return Err(ResumeError::NoSession);
         };
         let path = r.run_dir.transcript_path(&rec.session_id);
-        let (header, messages) = load_transcript(&path).map_err(|source| ResumeError::Session {
+        let loaded = read_transcript(&path).map_err(|source| ResumeError::Session {
             id: rec.session_id.clone(),
             source,
         })?;
+        let (header, mut messages) = (loaded.header, loaded.messages);
+        if loaded.torn > 0 {
+            warnings.push(format!(
+                "{}: {} torn line{} skipped (cut off by a crash mid-write); the conversation is \
+                 rebuilt from the others",
+                path.display(),
+                loaded.torn,
+                if loaded.torn == 1 { "" } else { "s" }
+            ));
+        }
         let mut transcript = Transcript::open_append(path);
-        let mut messages = messages;
         // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer
         // them so the history is valid again, and record that in the transcript.
         if repair_dangling_tool_uses(&mut messages).is_some() {
@@ -501,6 +531,9 @@ impl Engine {
     }
 
     async fn run(&mut self) {
+        for message in std::mem::take(&mut self.startup_warnings) {
+            self.emit(Event::Warning { message });
+        }
         self.warn_about_the_line();
         if self.p.resume.is_some() {
             self.emit(self.session_started());
