@@ -29,7 +29,7 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
     about = "A terminal coding agent with visible, editable context handoffs"
 )]
 pub struct Cli {
-    /// Run headless with this task; print events as JSON lines
+    /// Run headless with this task (`-` reads it from stdin); print events as JSON lines
     #[arg(short = 'p', long = "print", value_name = "TASK")]
     pub prompt: Option<String>,
     /// Context window in tokens

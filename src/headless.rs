@@ -6,6 +6,21 @@ use crate::config::{Config, OutputFormat};
 use crate::engine::protocol::{Event, ExitReason, Op, TurnId};
 use crate::engine::session;
 
+/// The task of `-p -`: all of `input` (stdin), which must not be empty.
+pub fn task_from(mut input: impl std::io::Read) -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes)?;
+    let task = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    if task.trim().is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the task read from stdin is empty",
+        ));
+    }
+    Ok(task)
+}
+
 /// Run one task to completion. Returns the process exit code.
 pub async fn run(mut config: Config) -> i32 {
     if let Err(e) = crate::launch::prepare_demo(&mut config) {

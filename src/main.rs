@@ -9,7 +9,7 @@ fn main() {
     // Their values live on in `env` (and, masked, in the secrets registry).
     unsafe { flower_tui::harden::scrub_keys_and_lock_down() };
     flower_tui::engine::secrets::register_env(env.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let config = match config::load(std::env::args(), &env) {
+    let mut config = match config::load(std::env::args(), &env) {
         Ok(c) => c,
         Err(e) => {
             let (line, code) = e.report();
@@ -21,6 +21,16 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // `-p -`: the task comes from stdin (a task too long for the command line).
+    if config.prompt.as_deref() == Some("-") {
+        match flower_tui::headless::task_from(std::io::stdin().lock()) {
+            Ok(task) => config.prompt = Some(task),
+            Err(e) => {
+                eprintln!("flower-tui: -p -: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -16,12 +16,12 @@ use tempfile::TempDir;
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{KEY, text_prefix};
 
-const ROWS: u16 = 40;
+pub(crate) const ROWS: u16 = 40;
 const COLS: u16 = 120;
 const POLL: Duration = Duration::from_millis(50);
 const TIMEOUT: Duration = Duration::from_secs(20);
 
-const ENTER: &str = "\r";
+pub(crate) const ENTER: &str = "\r";
 const ESC: &str = "\x1b";
 const CTRL_C: &str = "\x03";
 const CTRL_S: &str = "\x13";
@@ -29,7 +29,7 @@ const DOWN: &str = "\x1b[B";
 const END: &str = "\x1b[F";
 
 /// The input box's placeholder: the first frame has been drawn and keys are read.
-const READY: &str = "Ask anything";
+pub(crate) const READY: &str = "Ask anything";
 
 /// A five-section handoff document, as a model writes it.
 const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
@@ -65,14 +65,14 @@ struct Shared {
 }
 
 /// The real binary running in a pseudo-terminal. Dropping it kills the program if it still runs.
-struct Pty {
+pub(crate) struct Pty {
     child: Box<dyn Child + Send + Sync>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     shared: Arc<Shared>,
     reader: Option<JoinHandle<()>>,
     master: Box<dyn MasterPty + Send>,
     /// HOME, data and config dirs, and the workspace `ws`.
-    home: TempDir,
+    home: Arc<TempDir>,
 }
 
 impl Drop for Pty {
@@ -86,8 +86,12 @@ impl Drop for Pty {
 
 impl Pty {
     /// Start `flower-tui ARGS --workspace <home>/ws` against the fake server, in an isolated env.
-    fn start(server: &FakeServer, args: &[&str]) -> Pty {
-        let home = tempfile::tempdir().unwrap();
+    pub(crate) fn start(server: &FakeServer, args: &[&str]) -> Pty {
+        Pty::start_in(Arc::new(tempfile::tempdir().unwrap()), server, args)
+    }
+
+    /// [`Pty::start`] in a given home (a second run in the same workspace, data and config dirs).
+    pub(crate) fn start_in(home: Arc<TempDir>, server: &FakeServer, args: &[&str]) -> Pty {
         let ws = home.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         let pair = native_pty_system()
@@ -157,12 +161,12 @@ impl Pty {
         }
     }
 
-    fn workspace(&self) -> PathBuf {
+    pub(crate) fn workspace(&self) -> PathBuf {
         self.home.path().join("ws")
     }
 
     /// Type bytes into the terminal.
-    fn keys(&self, s: &str) {
+    pub(crate) fn keys(&self, s: &str) {
         let mut w = lock(&self.writer);
         w.write_all(s.as_bytes()).unwrap();
         w.flush().unwrap();
@@ -181,7 +185,7 @@ impl Pty {
             .unwrap();
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         lock(&self.shared.parser).screen().contents()
     }
 
@@ -191,7 +195,7 @@ impl Pty {
 
     /// Poll until `ok` holds for the screen; panic with the screen after the timeout, or at once
     /// if the program exited.
-    fn wait(&mut self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait(&mut self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let screen = self.screen();
@@ -209,12 +213,12 @@ impl Pty {
     }
 
     /// Poll until `text` is on the screen.
-    fn wait_for(&mut self, text: &str) -> String {
+    pub(crate) fn wait_for(&mut self, text: &str) -> String {
         self.wait(&format!("{text:?}"), |s| s.contains(text))
     }
 
     /// Poll until the fake has recorded `n` requests; they are returned.
-    fn wait_requests(&mut self, server: &FakeServer, n: usize) -> Vec<Value> {
+    pub(crate) fn wait_requests(&mut self, server: &FakeServer, n: usize) -> Vec<Value> {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let reqs = server.requests();
@@ -257,7 +261,7 @@ impl Pty {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -266,7 +270,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// The text of the last user message of a request body.
-fn last_user_text(body: &Value) -> String {
+pub(crate) fn last_user_text(body: &Value) -> String {
     let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
         return String::new();
     };

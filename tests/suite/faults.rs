@@ -3,8 +3,10 @@
 
 mod children;
 mod config;
+mod input;
 mod resume;
 mod secrets;
+mod tui;
 
 use std::time::{Duration, Instant};
 

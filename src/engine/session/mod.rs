@@ -4,6 +4,7 @@
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
 mod handoff_run;
+mod input;
 mod log;
 mod request;
 mod tools_exec;
@@ -454,7 +455,7 @@ impl Engine {
         self.step = Some(self.manifest.steps.len());
         self.manifest.steps.push(StepRecord {
             name,
-            task: task.to_string(),
+            task: input::task_excerpt(task),
             window: self.thresholds.window,
             ..Default::default()
         });

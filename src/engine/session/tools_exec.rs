@@ -19,7 +19,7 @@ impl Engine {
     fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
             workspace: self.p.workspace.clone(),
-            spill_dir: self.p.workbench.as_ref().map(|w| w.join("spill")),
+            spill_dir: Some(self.spill_dir()),
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
@@ -53,7 +53,7 @@ impl Engine {
             let out = match self.approve(&id, &name, &input).await {
                 Decision::Allow => {
                     // Only reached for an outside path when the user approved that very call.
-                    let outside = tools::touches_outside(&name, &input, &self.p.workspace);
+                    let outside = self.leaves_workspace(&name, &input);
                     match self.execute(&name, &input, outside).await {
                         Some(out) => out,
                         None => {
@@ -116,13 +116,35 @@ impl Engine {
         }
     }
 
+    /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
+    /// directory with `--no-workbench`) does not.
+    fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
+        tools::touches_outside(name, input, &self.p.workspace) && !self.reads_own_spill(name, input)
+    }
+
+    /// `read_file` of a file in this run's spill folder: the spill notices send the model there.
+    fn reads_own_spill(&self, name: &str, input: &Value) -> bool {
+        name == "read_file"
+            && input
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|raw| {
+                    let path = tools::paths::resolve(&self.p.workspace, raw);
+                    let dir = tools::paths::canonical_or_self(&self.spill_dir());
+                    path != dir && tools::paths::is_within(&dir, &path)
+                })
+    }
+
     async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
-        if !tools::is_known(name) || !tools::needs_approval(name, input, &self.p.workspace) {
+        if !tools::is_known(name)
+            || !tools::needs_approval(name, input, &self.p.workspace)
+            || self.reads_own_spill(name, input)
+        {
             return Decision::Allow;
         }
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it (SPEC §14).
-        let outside = tools::touches_outside(name, input, &self.p.workspace);
+        let outside = self.leaves_workspace(name, input);
         let auto = self.p.approvals == ApprovalPolicy::Auto;
         if !outside && (auto || self.always_allowed.contains(name)) {
             return Decision::Allow;
@@ -130,7 +152,8 @@ impl Engine {
         let can_ask = self.p.front_end.can_ask();
         if outside && !can_ask {
             return Decision::Deny(format!(
-                "denied: `{name}` would leave the workspace ({}); only the user can approve that,                  call by call, and this headless run cannot ask.",
+                "denied: `{name}` would leave the workspace ({}); only the user can approve \
+                 that, call by call, and this headless run cannot ask.",
                 tools::summary(name, input)
             ));
         }

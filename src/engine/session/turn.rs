@@ -33,6 +33,8 @@ impl Engine {
         }
         // After the session it opens: a run's first event stays `session_started`.
         let turn = self.begin_turn(id, TurnKind::Message);
+        // A 10 MB paste reaches the model as a preview and a file to read (SPEC §13).
+        let text = self.admit_input(text);
         self.emit(Event::UserMessage {
             turn: Some(id),
             origin: Origin::User,

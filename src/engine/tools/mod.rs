@@ -28,7 +28,9 @@ use serde_json::{Map, Value};
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
 pub use paths::default_spill_dir;
-pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
+pub use spill::{
+    SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller, preview as spill_preview,
+};
 
 /// The bash timeout when neither the call nor the configuration asks for another.
 pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -51,7 +53,8 @@ pub const TOOL_NAMES: [&str; 7] = [
 pub struct ToolCtx {
     /// The workspace root: absolute and canonical.
     pub workspace: PathBuf,
-    /// `<workbench>/spill`; `None` with `--no-workbench` (then [`default_spill_dir`] is used).
+    /// Where spilled results go: the engine passes `<workbench>/spill`, or `<run>/spill` with
+    /// `--no-workbench`; `None` uses [`default_spill_dir`].
     pub spill_dir: Option<PathBuf>,
     /// The session whose results are spilled (names the spill files).
     pub session_id: String,
