@@ -27,6 +27,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
     ),
+    (
+        "faults",
+        "a ledger save merging one step under the run's lock; a bash call with its lifeline",
+        faults_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -37,6 +42,7 @@ mod support {
 use support::fake;
 
 mod engine_bench;
+mod faults_bench;
 mod render_bench;
 
 fn main() {

@@ -151,7 +151,12 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         };
         (resume.run_dir.clone(), Some(resume))
     } else {
-        let run = RunDir::create(&config.data_dir, config.run_dir.as_deref())?;
+        let run = RunDir::create_or_join(
+            &config.data_dir,
+            config.run_dir.as_deref(),
+            config.step.as_deref(),
+            &config.workspace,
+        )?;
         (run, None)
     };
     Ok(EngineParams {

@@ -27,12 +27,29 @@ pub enum Error {
     /// `--continue` found nothing it can continue.
     #[error("--continue: {0}")]
     Resume(#[from] ResumeError),
-    /// `--run-dir` names a directory that holds a run already.
+    /// `--run-dir` names a directory that holds a run already, and no new `--step` for it.
     #[error(
-        "{} already holds a run (use --continue to go on with it, or another --run-dir)",
+        "--run-dir {} already holds a run: use --continue to go on with it, --step NAME to add a \
+         step to it, or another --run-dir",
         path.display()
     )]
     RunDirTaken { path: PathBuf },
+    /// `--run-dir` with a `--step` the run has already.
+    #[error(
+        "--run-dir {} already has step {step}: use --continue --step {step} to go on with it, or \
+         another --step",
+        path.display()
+    )]
+    StepTaken { path: PathBuf, step: String },
+    /// `--run-dir` names a run of another workspace.
+    #[error(
+        "--run-dir {} is a run of the workspace {}: its steps share that workspace; use \
+         --workspace {} or another --run-dir",
+        path.display(),
+        workspace.display(),
+        workspace.display()
+    )]
+    RunOfOtherWorkspace { path: PathBuf, workspace: PathBuf },
     /// `max_generations` handoffs in one step (SPEC §6.11).
     #[error(
         "handoff breaker: {max} handoffs in this step. The handoff line ({at} tokens) is probably \
@@ -77,6 +94,9 @@ pub enum ResumeError {
     },
     #[error("the last run has no session to continue")]
     NoSession,
+    /// `--continue --step NAME` and the run has no such step.
+    #[error("the run has no step {step} (its steps: {})", if steps.is_empty() { "none".to_string() } else { steps.join(", ") })]
+    NoStep { step: String, steps: Vec<String> },
     #[error("cannot read session {id}: {source}")]
     Session {
         id: String,
@@ -100,7 +120,10 @@ impl Error {
         match self {
             Error::Provider(e) => ErrorKind::Provider(e.kind),
             Error::HandoffBreaker { .. } => ErrorKind::HandoffBreaker,
-            Error::Io { .. } | Error::RunDirTaken { .. } => ErrorKind::Io,
+            Error::Io { .. }
+            | Error::RunDirTaken { .. }
+            | Error::StepTaken { .. }
+            | Error::RunOfOtherWorkspace { .. } => ErrorKind::Io,
             Error::Resume(_) => ErrorKind::Resume,
             Error::Compaction(_) => ErrorKind::Compaction,
             Error::NoApiKey => ErrorKind::Config,
@@ -111,7 +134,9 @@ impl Error {
     /// for what the disk refuses (as for a bad flag), else 1.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::RunDirTaken { .. } => 2,
+            Error::RunDirTaken { .. }
+            | Error::StepTaken { .. }
+            | Error::RunOfOtherWorkspace { .. } => 2,
             _ => 1,
         }
     }

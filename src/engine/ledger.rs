@@ -64,6 +64,10 @@ pub struct StepRecord {
     /// Files the tools wrote or edited, for a degraded handoff's scene.
     #[serde(default)]
     pub touched: Vec<String>,
+    /// The process that claimed this step's name in a shared run directory before its first
+    /// session (`--run-dir` with a new `--step`); cleared when the step starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_by: Option<u32>,
 }
 
 impl StepRecord {
@@ -128,7 +132,8 @@ pub struct RunDir {
 
 impl RunDir {
     /// `<data_dir>/runs/<run-id>`, or the given directory (which must not hold a run already: its
-    /// ledger would be overwritten; `--continue` opens it instead).
+    /// ledger would be overwritten; `--continue` opens it instead, [`super::runs::join`] adds a
+    /// step to it).
     pub fn create(data_dir: &Path, explicit: Option<&Path>) -> Result<RunDir, Error> {
         let run_id = new_id();
         let root = match explicit {
@@ -141,6 +146,22 @@ impl RunDir {
         fs::create_dir_all(root.join("sessions"))
             .map_err(|e| Error::io("cannot create the run directory", &root, e))?;
         Ok(RunDir { root, run_id })
+    }
+
+    /// [`RunDir::create`], or — when `explicit` holds a run already — join it with the new `step`
+    /// ([`super::runs::join`]).
+    pub fn create_or_join(
+        data_dir: &Path,
+        explicit: Option<&Path>,
+        step: Option<&str>,
+        workspace: &Path,
+    ) -> Result<RunDir, Error> {
+        match explicit {
+            Some(dir) if dir.join("manifest.json").exists() => {
+                super::runs::join(dir, step, workspace)
+            }
+            _ => RunDir::create(data_dir, explicit),
+        }
     }
 
     /// Open an existing run directory.

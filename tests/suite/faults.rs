@@ -5,6 +5,7 @@ mod children;
 mod config;
 mod input;
 mod resume;
+mod rundir;
 mod secrets;
 mod tui;
 

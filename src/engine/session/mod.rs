@@ -181,19 +181,23 @@ impl Engine {
         let (manifest, step, session) = match &p.resume {
             Some(r) => {
                 startup_warnings.extend(r.warnings.iter().cloned());
-                Self::resume_state(r, &mut startup_warnings)?
+                Self::resume_state(r, p.step.as_deref(), &mut startup_warnings)?
             }
-            None => {
-                let manifest = Manifest {
-                    run_id: p.run_dir.run_id.clone(),
-                    created: rfc3339(now_unix().0),
-                    workspace: p.workspace.clone(),
-                    provider: p.provider.name().to_string(),
-                    model: p.model.clone(),
-                    steps: Vec::new(),
-                };
-                (manifest, None, None)
-            }
+            // A run directory joined with a new step keeps the steps it has.
+            None => match Manifest::load(&p.run_dir.manifest_path()) {
+                Ok(joined) => (joined, None, None),
+                Err(_) => {
+                    let manifest = Manifest {
+                        run_id: p.run_dir.run_id.clone(),
+                        created: rfc3339(now_unix().0),
+                        workspace: p.workspace.clone(),
+                        provider: p.provider.name().to_string(),
+                        model: p.model.clone(),
+                        steps: Vec::new(),
+                    };
+                    (manifest, None, None)
+                }
+            },
         };
         let s = match session {
             Some(s) => s,
@@ -246,11 +250,31 @@ impl Engine {
     /// `--continue`: the recorded latest successor of the last step, never a retired session.
     fn resume_state(
         r: &Resume,
+        step_name: Option<&str>,
         warnings: &mut Vec<String>,
     ) -> Result<(Manifest, Option<usize>, Option<SessionState>), ResumeError> {
         let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
-        let step = manifest.steps.len().checked_sub(1);
-        let Some(rec) = step.and_then(|i| manifest.steps.get(i)) else {
+        // `--step NAME` picks a step of a run that holds several; else the last one that ran.
+        let step = match step_name {
+            Some(name) => Some(
+                manifest
+                    .steps
+                    .iter()
+                    .position(|s| s.name == name)
+                    .ok_or_else(|| ResumeError::NoStep {
+                        step: name.to_string(),
+                        steps: manifest.steps.iter().map(|s| s.name.clone()).collect(),
+                    })?,
+            ),
+            None => manifest
+                .steps
+                .iter()
+                .rposition(|s| !s.session_id.is_empty()),
+        };
+        let Some(rec) = step
+            .and_then(|i| manifest.steps.get(i))
+            .filter(|s| !s.session_id.is_empty())
+        else {
             return Err(ResumeError::NoSession);
         };
         let path = r.run_dir.transcript_path(&rec.session_id);
@@ -360,7 +384,9 @@ impl Engine {
     }
 
     fn save_manifest(&mut self) {
-        if let Err(e) = self.manifest.save(&self.p.run_dir.manifest_path()) {
+        // Only this process's step: others may share the run directory.
+        let path = self.p.run_dir.manifest_path();
+        if let Err(e) = super::runs::save_step(&self.manifest, self.step, &path) {
             self.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
@@ -452,13 +478,28 @@ impl Engine {
             .step
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
-        self.step = Some(self.manifest.steps.len());
-        self.manifest.steps.push(StepRecord {
+        let rec = StepRecord {
             name,
             task: input::task_excerpt(task),
             window: self.thresholds.window,
             ..Default::default()
-        });
+        };
+        // The name this process claimed in a joined run directory (a record without a session).
+        let claimed = self
+            .manifest
+            .steps
+            .iter()
+            .position(|s| s.name == rec.name && s.session_id.is_empty());
+        match claimed.and_then(|i| self.manifest.steps.get_mut(i).map(|slot| (i, slot))) {
+            Some((i, slot)) => {
+                *slot = rec;
+                self.step = Some(i);
+            }
+            None => {
+                self.step = Some(self.manifest.steps.len());
+                self.manifest.steps.push(rec);
+            }
+        }
     }
 
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
