@@ -5,7 +5,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, TurnKind};
+use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnKind};
 
 use super::editor::SideEditor;
 use super::render::cell::Cell;
@@ -125,8 +125,11 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             }
         }
         Event::TurnStarted { turn, .. } => state.engine_turn = Some(turn),
-        Event::UserMessage { text, .. } => {
-            if state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
+        Event::UserMessage { turn, origin, text } => {
+            // The echo of a message typed here names its turn: it is in the chat already, as
+            // typed, even when the engine masked a key in it or spilled it to a file.
+            let own = origin == Origin::User && turn.is_some();
+            if own || state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
                 state.pending_echo.pop_front();
             } else {
                 // A message the engine wrote (e.g. the successor's handoff briefing): long ones
