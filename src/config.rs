@@ -710,7 +710,8 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
     );
     let workspace = resolve_workspace(&cli, &file)?;
     let workbench = !(cli.no_workbench || file.no_workbench.unwrap_or(false));
-    if workbench {
+    // (The demo works in a scratch copy, never in this workspace.)
+    if workbench && !account.demo {
         check_workbench(&workspace)?;
     }
     let run_dir = cli.run_dir.clone().or(file.run_dir.clone());

@@ -92,7 +92,9 @@ async fn a_handoff_line_at_the_window_is_a_warning() {
 fn a_dot_flower_file_and_a_bad_run_dir_are_named() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join(".flower"), "a file").unwrap();
-    let out = run_with(home.path(), "", &["-p", "x", "--demo"]);
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY).args(["-p", "x"]);
+    let out = c.output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(".flower is a file, not a directory"), "{err}");
