@@ -17,7 +17,7 @@ use crate::fake::{FakeServer, U, anthropic as a};
 
 const DOC: &str = "## Doing\nBenchmarking.\n## Decided\n- x\n## Dead ends\n- y\n## Next\nGo on.\n## Scene\n- a.rs\n";
 
-fn params(
+pub fn params(
     server: &FakeServer,
     dir: &Path,
     window: u64,
@@ -53,6 +53,8 @@ fn params(
         resume: None,
         handoff_after: None,
         demo: false,
+        mcp: None,
+        side_events: None,
     }
 }
 

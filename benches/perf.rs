@@ -23,9 +23,29 @@ const BENCHES: &[(&str, &str, fn())] = &[
         render_bench::run,
     ),
     (
+        "stream",
+        "cost per streamed delta (delta + frame) into a 10 KB and a 200 KB message",
+        render_bench::stream,
+    ),
+    (
+        "concurrency",
+        "30 same-step pairs of real processes in one workspace each: lost documents, cross-briefings, lock time",
+        continuity_bench::run,
+    ),
+    (
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
+    ),
+    (
+        "chaos",
+        "turns completed and cost per fault under a 40 % fault rate (both protocols)",
+        chaos_bench::run,
+    ),
+    (
+        "mcp",
+        "MCP tool-call round trip over stdio beyond the server's own time",
+        mcp_bench::run,
     ),
     (
         "faults",
@@ -38,14 +58,20 @@ const BENCHES: &[(&str, &str, fn())] = &[
 #[path = "../tests/support"]
 mod support {
     pub mod fake;
+    pub mod mcp_server;
 }
 use support::fake;
 
+mod chaos_bench;
+mod continuity_bench;
 mod engine_bench;
 mod faults_bench;
+mod mcp_bench;
 mod render_bench;
 
 fn main() {
+    // Re-executed as the MCP server of the `mcp` bench.
+    mcp_bench::serve_if_asked();
     // `cargo bench` passes `--bench`; anything starting with `-` is not a bench name.
     let names: Vec<String> = std::env::args()
         .skip(1)

@@ -7,6 +7,7 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
+use crate::engine::mcp::{McpJsonPolicy, ServerConfig};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
 use crate::engine::windows::LearnedWindows;
@@ -89,9 +90,16 @@ pub struct Cli {
     /// Theme name (dark or light, or a file in <config_dir>/flower/themes)
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Abandon and retry a request after this many seconds without a byte from the provider
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub stream_idle_timeout: Option<u64>,
     /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LogLevel>,
+    /// The workspace's .mcp.json: ask (once per workspace; headless ignores an unapproved one),
+    /// trust, or ignore
+    #[arg(long, value_name = "ask|trust|ignore", value_parser = parse_mcp_json)]
+    pub mcp_json: Option<McpJsonPolicy>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,6 +218,10 @@ fn parse_log_level(s: &str) -> Result<LogLevel, String> {
     LogLevel::parse(s).ok_or_else(|| format!("accepted values: {} (got '{s}')", LogLevel::ACCEPTED))
 }
 
+fn parse_mcp_json(s: &str) -> Result<McpJsonPolicy, String> {
+    McpJsonPolicy::parse(s).ok_or_else(|| format!("accepted values: {}", McpJsonPolicy::ACCEPTED))
+}
+
 fn parse_output(s: &str) -> Result<OutputFormat, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "json" => Ok(OutputFormat::Json),
@@ -249,7 +261,12 @@ pub struct FileConfig {
     pub bash_timeout: Option<u64>,
     /// Base delay of the retry backoff in milliseconds (default 1000).
     pub retry_base_ms: Option<u64>,
+    pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
+    /// `[mcp_servers.NAME]` tables (see `engine::mcp::config`).
+    pub mcp_servers: Option<toml::Value>,
+    /// Whether a workspace's `.mcp.json` is used: ask, trust, ignore.
+    pub mcp_json: Option<String>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -305,7 +322,12 @@ pub struct Config {
     pub max_tokens: u32,
     pub bash_timeout_secs: u64,
     pub retry_base_ms: u64,
+    /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
+    pub stream_idle_timeout_secs: u64,
     pub log_level: LogLevel,
+    /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
+    pub mcp_servers: Vec<ServerConfig>,
+    pub mcp_json: McpJsonPolicy,
 }
 
 impl Config {
@@ -326,7 +348,7 @@ impl Config {
             Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})",
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})\nmcp servers: {}",
             if self.backend.is_demo() {
                 "(in-process)"
             } else {
@@ -343,6 +365,7 @@ impl Config {
             self.workspace.display(),
             self.log_level,
             crate::logging::log_dir(&self.data_dir).display(),
+            mcp_summary(&self.mcp_servers),
         ) + &self
             .startup_warnings()
             .iter()
@@ -448,6 +471,7 @@ struct FileValues {
     output: Option<OutputFormat>,
     review: Option<Review>,
     log_level: Option<LogLevel>,
+    mcp_json: Option<McpJsonPolicy>,
 }
 
 /// Check the file's values: a wrong one is an error naming its key and the accepted values.
@@ -494,11 +518,26 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
             ))
         })?;
     }
+    if file.stream_idle_timeout == Some(0) {
+        return Err(key_err(
+            "stream_idle_timeout",
+            "a whole number of seconds ≥ 1",
+            "0",
+        ));
+    }
+    let mcp_json = match file.mcp_json.as_deref() {
+        None => None,
+        Some(m) => Some(
+            McpJsonPolicy::parse(m)
+                .ok_or_else(|| key_err("mcp_json", McpJsonPolicy::ACCEPTED, m))?,
+        ),
+    };
     Ok(FileValues {
         provider,
         output,
         review,
         log_level,
+        mcp_json,
     })
 }
 
@@ -697,6 +736,7 @@ fn context_policy(cli: &Cli, file: &FileConfig) -> ContextPolicy {
 /// Merge flags, env and file into the effective config.
 pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
     let checked = check_file(&file)?;
+    let mcp_servers = mcp_servers(&file, env)?;
     let account = resolve_account(&cli, env, &file, checked.provider)?;
     let model = resolve_model(&cli, env, &file, &account);
     let base_url = resolve_base_url(env, &file, account.provider)?;
@@ -767,8 +807,39 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         max_tokens: file.max_tokens.unwrap_or(16_384),
         bash_timeout_secs: file.bash_timeout.unwrap_or(120),
         retry_base_ms: file.retry_base_ms.unwrap_or(1_000),
+        stream_idle_timeout_secs: cli
+            .stream_idle_timeout
+            .or(file.stream_idle_timeout)
+            .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
+        mcp_servers,
+        mcp_json: cli.mcp_json.or(checked.mcp_json).unwrap_or_default(),
     })
+}
+
+/// `name (command or URL), …` for `-v`, or `(none)`.
+fn mcp_summary(servers: &[ServerConfig]) -> String {
+    if servers.is_empty() {
+        return "(none in the config file)".into();
+    }
+    servers
+        .iter()
+        .map(|s| {
+            let off = if s.enabled { "" } else { ", disabled" };
+            format!("{} ({}{off})", s.name, s.transport.summary())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The file's `[mcp_servers]`, `${VAR}` expanded from `env`; an error names the key.
+fn mcp_servers(file: &FileConfig, env: &Env) -> Result<Vec<ServerConfig>, ConfigError> {
+    let Some(table) = &file.mcp_servers else {
+        return Ok(Vec::new());
+    };
+    let lookup = |k: &str| env.get(k).map(str::to_string);
+    crate::engine::mcp::config::from_toml(table, &lookup)
+        .map_err(|e| ConfigError(format!("config {e}")))
 }
 
 /// Parse argv, read env and the config file: the whole start-up configuration.

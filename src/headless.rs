@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::config::{Config, OutputFormat};
-use crate::engine::protocol::{Event, ExitReason, Op, TurnId};
+use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session;
 
 /// The task of `-p -`: all of `input` (stdin), which must not be empty.
@@ -35,6 +35,7 @@ pub async fn run(mut config: Config) -> i32 {
         Err(e) => return crate::launch::start_failed(&e),
     };
     let run_dir = params.run_dir.root.clone();
+    let mcp = params.mcp.clone();
     let mut handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => return crate::launch::start_failed(&e),
@@ -63,7 +64,8 @@ pub async fn run(mut config: Config) -> i32 {
             Event::SessionStarted { session_id: id, .. } => session_id = id.clone(),
             Event::UserMessage { .. } => answer.clear(),
             Event::TextDelta { text } => answer.push_str(text),
-            Event::ToolCall { .. } => answer.clear(),
+            // A replayed try's text replaces the broken one's.
+            Event::ToolCall { .. } | Event::Stream(StreamState::Discarded { .. }) => answer.clear(),
             Event::Usage { cost_usd, .. } => cost += cost_usd,
             Event::Error { message, .. } => failure = Some(message.clone()),
             _ => {}
@@ -123,5 +125,8 @@ pub async fn run(mut config: Config) -> i32 {
         }
     }
     let _ = handle.task.await;
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     code
 }

@@ -6,8 +6,11 @@ use std::time::Duration;
 use crate::config::{Backend, Config, ProviderKind};
 use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
+use crate::engine::handoff::reopen;
 use crate::engine::ledger::RunDir;
+use crate::engine::mcp::McpManager;
 use crate::engine::policy::{ApprovalPolicy, FrontEnd};
+use crate::engine::protocol::Event;
 use crate::engine::provider::Provider;
 use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -144,12 +147,24 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         FrontEnd::Headless
     };
     let provider = build_provider(config)?;
+    // A review an earlier process left open (SPEC §6.15) is reopened by `--continue` and by a
+    // plain interactive start; headless `-p` has no one to review it and starts fresh.
+    let reopen = || {
+        let wb = config.workbench_dir();
+        reopen::frozen_run(&config.data_dir, &config.workspace, wb.as_deref()).map(|f| f.run)
+    };
+    let plain_reopens = interactive && config.run_dir.is_none();
+    let mcp = start_mcp(config, interactive);
     let (run_dir, resume) = if config.continue_last {
-        let resume = match &config.run_dir {
-            Some(dir) => Resume::at(RunDir::open(dir)),
-            None => latest_to_continue(config, interactive)?,
+        // A review left open comes first; else the newest run, said when it cannot be read.
+        let resume = match (&config.run_dir, reopen()) {
+            (Some(dir), _) => Resume::at(RunDir::open(dir)),
+            (None, Some(run)) => Resume::at(run),
+            (None, None) => latest_to_continue(config, interactive)?,
         };
         (resume.run_dir.clone(), Some(resume))
+    } else if plain_reopens && let Some(run) = reopen() {
+        (run.clone(), Some(Resume::at(run)))
     } else {
         let run = RunDir::create_or_join(
             &config.data_dir,
@@ -177,6 +192,7 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         step: config.step.clone(),
         retry: RetryPolicy {
             base_delay: Duration::from_millis(config.retry_base_ms),
+            idle_timeout: Duration::from_secs(config.stream_idle_timeout_secs),
             ..RetryPolicy::default()
         },
         max_tokens: config.max_tokens,
@@ -184,5 +200,100 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         resume,
         handoff_after: config.handoff_after,
         demo: config.backend.is_demo(),
+        mcp: mcp.manager,
+        side_events: mcp.events,
     })
+}
+
+/// The MCP servers of a launch and what the front end should hear about them.
+struct McpLaunch {
+    manager: Option<Arc<McpManager>>,
+    events: Option<tokio::sync::mpsc::UnboundedReceiver<Event>>,
+}
+
+/// Start the config file's MCP servers and, once approved, the workspace's `.mcp.json` ones, in
+/// the background: nothing here waits for a server. Notices (an unapproved or broken `.mcp.json`,
+/// a server that failed, variables not passed) and every status change go to the front end.
+fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
+    use crate::engine::mcp::{self, ProjectServers};
+    let none = McpLaunch {
+        manager: None,
+        events: None,
+    };
+    if tokio::runtime::Handle::try_current().is_err() {
+        return none;
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let lookup = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let store = mcp::ApprovalStore::new(&config.data_dir);
+    let mut notices = Vec::new();
+    let project = match mcp::project_servers(&config.workspace, config.mcp_json, &store, &lookup) {
+        ProjectServers::Absent => Vec::new(),
+        ProjectServers::Use(servers) => servers,
+        ProjectServers::NeedsApproval { file, .. } if interactive => {
+            notices.push(format!(
+                "{} names MCP servers that are not started: approving it from the TUI is not built                  yet; start flower-tui with --mcp-json trust to use them",
+                file.path.display()
+            ));
+            Vec::new()
+        }
+        ProjectServers::NeedsApproval { file, .. } => {
+            notices.push(mcp::headless_notice(&file));
+            Vec::new()
+        }
+        ProjectServers::Ignored(n) | ProjectServers::Invalid(n) => {
+            notices.push(n);
+            Vec::new()
+        }
+    };
+    let (servers, skipped) = mcp::config::merge(config.mcp_servers.clone(), project);
+    notices.extend(skipped);
+    for message in notices {
+        let _ = tx.send(Event::Notice { message });
+    }
+    if servers.is_empty() {
+        return McpLaunch {
+            manager: None,
+            events: Some(rx),
+        };
+    }
+    for server in &servers {
+        for value in server.transport.secret_values() {
+            crate::engine::secrets::register(value);
+        }
+    }
+    let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
+    let manager = McpManager::start(mcp::ManagerParams {
+        servers,
+        workspace: config.workspace.clone(),
+        env: std::env::vars().collect(),
+        status_tx: Some(status_tx),
+    });
+    tokio::spawn(async move {
+        let mut told: Vec<String> = Vec::new();
+        while let Some(status) = status_rx.recv().await {
+            tracing::info!(server = %status.name, "mcp server {}", status.state);
+            let mut worth = Vec::new();
+            if let mcp::ServerState::Failed { reason } = &status.state {
+                worth.push(format!("MCP server `{}` failed: {reason}", status.name));
+            }
+            for w in &status.warnings {
+                worth.push(format!("MCP server `{}`: {w}", status.name));
+            }
+            for message in worth {
+                // Each distinct notice once (a status repeats its warnings).
+                if !told.contains(&message) {
+                    told.push(message.clone());
+                    let _ = tx.send(Event::Notice { message });
+                }
+            }
+            if tx.send(Event::McpStatus(status)).is_err() {
+                break;
+            }
+        }
+    });
+    McpLaunch {
+        manager: Some(Arc::new(manager)),
+        events: Some(rx),
+    }
 }

@@ -13,6 +13,7 @@ pub async fn run(mut config: Config) -> i32 {
         Err(e) => return crate::launch::start_failed(&e),
     };
     let thresholds = params.thresholds;
+    let mcp = params.mcp.clone();
     let handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => return crate::launch::start_failed(&e),
@@ -31,12 +32,17 @@ pub async fn run(mut config: Config) -> i32 {
         no_color: config.no_color,
         editor_cmd: config.editor.clone(),
         thresholds,
+        window_source: config.window_source.describe().to_string(),
         banner,
     })
     .await;
     // Let the engine finish its records (tool results, ledger) before the process exits.
     let _ = handle.ops.try_send(crate::engine::protocol::Op::Shutdown);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(3), handle.task).await;
+    // Servers are stopped however flower-tui exits; here, gently first.
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     match result {
         Ok(()) => 0,
         Err(e) => {

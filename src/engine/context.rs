@@ -1,5 +1,7 @@
 //! Context accounting and the handoff thresholds (SPEC §5, §6.2) — pure functions.
 
+use super::provider::windows::{self, Family};
+
 /// The headroom kept below the window when none is configured.
 pub const DEFAULT_HEADROOM: u64 = 50_000;
 /// The handoff line never drops below this.
@@ -74,29 +76,55 @@ pub fn handoff_due(i: DueInput) -> bool {
 fn has_1m_token(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let bytes = lower.as_bytes();
-    let mut i = 0;
-    while let Some(pos) = lower[i..].find("1m") {
-        let start = i + pos;
-        let end = start + 2;
-        let before_ok = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
-        let after_ok = end == bytes.len() || !bytes[end].is_ascii_alphanumeric();
-        if before_ok && after_ok {
-            return true;
-        }
-        i = start + 1;
-    }
-    false
+    let alnum = |i: Option<usize>| {
+        i.and_then(|i| bytes.get(i))
+            .is_some_and(u8::is_ascii_alphanumeric)
+    };
+    lower
+        .match_indices("1m")
+        .any(|(start, _)| !alnum(start.checked_sub(1)) && !alnum(Some(start + 2)))
 }
 
-/// SPEC §5 `default_window()`: from the model name; `1m` first, then `haiku`, else 1,000,000.
-pub fn default_window(model: &str) -> u64 {
-    if has_1m_token(model) {
-        1_000_000
-    } else if model.to_ascii_lowercase().contains("haiku") {
-        200_000
-    } else {
-        1_000_000
+/// Where a window guessed from the model name comes from (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowGuess {
+    /// A standalone `1m` token (`[1m]`, `-1m`): 1,000,000.
+    Marker1m,
+    /// A well-known family with the window its API accepts without opt-in.
+    Table(Family),
+    /// Unknown, but `haiku` is in the name: 200,000.
+    Haiku,
+    /// Unknown: 1,000,000.
+    Unknown,
+}
+
+impl WindowGuess {
+    pub fn window(self) -> u64 {
+        match self {
+            WindowGuess::Marker1m | WindowGuess::Unknown => 1_000_000,
+            WindowGuess::Table(f) => f.window,
+            WindowGuess::Haiku => 200_000,
+        }
     }
+}
+
+/// SPEC §5 `default_window()` with its reason: `1m` first, then the table of well-known families,
+/// then `haiku`, else 1,000,000.
+pub fn window_guess(model: &str) -> WindowGuess {
+    if has_1m_token(model) {
+        WindowGuess::Marker1m
+    } else if let Some(f) = windows::family(model) {
+        WindowGuess::Table(f)
+    } else if model.to_ascii_lowercase().contains("haiku") {
+        WindowGuess::Haiku
+    } else {
+        WindowGuess::Unknown
+    }
+}
+
+/// SPEC §5 `default_window()`: the window guessed from the model name.
+pub fn default_window(model: &str) -> u64 {
+    window_guess(model).window()
 }
 
 /// The model name `default_window` looks at: the effective model, else `ANTHROPIC_MODEL`, else
@@ -120,7 +148,11 @@ pub enum WindowSource {
     Flag,
     /// Recorded from an earlier overflow message for this model.
     Learned,
-    /// The guess from the model's name ([`default_window`]).
+    /// The guess from the model's name ([`default_window`]): a family of the model table.
+    ModelTable(Family),
+    /// The guess from the model's name: a standalone `1m` token (`[1m]`, `-1m`).
+    Marker1m,
+    /// The guess from the model's name, for a name the table does not know ([`default_window`]).
     ModelName,
     /// The demo model's fixed window.
     Demo,
@@ -137,6 +169,8 @@ impl WindowSource {
         match self {
             WindowSource::Flag => "--window",
             WindowSource::Learned => "learned from an overflow message",
+            WindowSource::ModelTable(f) => f.source,
+            WindowSource::Marker1m => "1m marker in the model name",
             WindowSource::ModelName => "default for the model name",
             WindowSource::Demo => "demo",
         }
@@ -153,7 +187,15 @@ pub fn effective_window(
     match (flag, learned) {
         (Some(w), _) => (w, WindowSource::Flag),
         (None, Some(w)) => (w, WindowSource::Learned),
-        (None, None) => (default_window(model), WindowSource::ModelName),
+        (None, None) => {
+            let guess = window_guess(model);
+            let source = match guess {
+                WindowGuess::Table(f) => WindowSource::ModelTable(f),
+                WindowGuess::Marker1m => WindowSource::Marker1m,
+                WindowGuess::Haiku | WindowGuess::Unknown => WindowSource::ModelName,
+            };
+            (guess.window(), source)
+        }
     }
 }
 
@@ -276,7 +318,26 @@ mod tests {
         assert_eq!(default_window("claude-haiku-4-5"), 200_000);
         assert_eq!(default_window("claude-haiku[1m]"), 1_000_000);
         assert_eq!(default_window("claude-sonnet-4-5-1m"), 1_000_000);
-        assert_eq!(default_window("claude-opus-4-1"), 1_000_000);
+        // Claude on the Anthropic API: 200,000 unless the 1M beta is asked for with `[1m]`.
+        assert_eq!(default_window("claude-opus-4-1"), 200_000);
+        assert_eq!(default_window("claude-sonnet-4-5"), 200_000);
+        assert_eq!(default_window("claude-sonnet-4-5[1m]"), 1_000_000);
+        assert_eq!(default_window("gpt-4o"), 128_000);
+        assert_eq!(default_window("some-local-model"), 1_000_000);
+        assert_eq!(
+            effective_window(None, None, "claude-sonnet-4-5")
+                .1
+                .describe(),
+            "model table: Claude on the Anthropic API"
+        );
+        assert_eq!(
+            effective_window(None, None, "x[1m]").1,
+            WindowSource::Marker1m
+        );
+        assert_eq!(
+            effective_window(None, None, "x").1.describe(),
+            "default for the model name"
+        );
         assert_eq!(
             default_window("haiku-21m"),
             200_000,

@@ -103,6 +103,12 @@ pub enum ResumeError {
         #[source]
         source: io::Error,
     },
+    /// Another live process works on that step in this workspace (SPEC §6.15).
+    #[error(
+        "step {step} is in use by another flower-tui{} in this workspace; wait for it to end",
+        pid.map_or_else(String::new, |p| format!(" (pid {p})"))
+    )]
+    StepInUse { step: String, pid: Option<u32> },
 }
 
 impl Error {

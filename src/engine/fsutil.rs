@@ -8,6 +8,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Write `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the directory.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_file(path, bytes, true)
+}
+
+/// [`atomic_write`] without the fsyncs: readers and a process killed at any point still see the
+/// old file or the new one, never half of one, but a power cut may lose the new one. For records
+/// that a durable write follows within milliseconds.
+pub fn atomic_write_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_file(path, bytes, false)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -21,10 +32,12 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         drop(f);
         fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
+        if sync && let Ok(d) = File::open(dir) {
             // Directory fsync is best effort: some file systems refuse it.
             let _ = d.sync_all();
         }

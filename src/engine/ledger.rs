@@ -34,6 +34,43 @@ pub struct HandoffRecord {
     /// The session retired by this handoff and the generation that replaced it.
     pub retired_session: String,
     pub generation: u32,
+    /// The sections of the document the successor read (parsed from the file as it was).
+    #[serde(default)]
+    pub sections: Vec<String>,
+    /// The user changed the file during the review.
+    #[serde(default)]
+    pub edited: bool,
+}
+
+/// A handoff frozen but not turned over yet (SPEC §6.15): its review is open, or the process died
+/// during it (a signal, a closed terminal, `kill -9`). The next start in the workspace reopens the
+/// review from this record; the turnover replaces it with a [`HandoffRecord`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrozenHandoff {
+    /// The live file, once written (None with `--no-workbench` or when the write failed).
+    pub path: Option<PathBuf>,
+    /// The freeze is done (the file written, or its write failed and `path` is None): from here on
+    /// the file, with the user's edits, is the document. Before, the freeze may not have happened
+    /// and is repeated from `markdown`.
+    pub written: bool,
+    /// The document as frozen (masked): what the successor reads if the file is gone.
+    pub markdown: String,
+    pub degraded: bool,
+    /// As in [`HandoffRecord::reason`].
+    pub reason: String,
+    pub ctx_at_cut: u64,
+    /// When it was frozen.
+    pub time: String,
+    /// The session the turnover retires and the generation that replaces it.
+    pub retired_session: String,
+    pub generation: u32,
+    /// The user messages of the request in progress at the cut, verbatim, oldest first.
+    pub request: Vec<String>,
+    /// The process that froze it.
+    pub pid: u32,
+    /// Unsaved side-editor edits a signal kept beside the file, offered when the review reopens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsaved: Option<PathBuf>,
 }
 
 /// The ledger of one step.
@@ -68,6 +105,9 @@ pub struct StepRecord {
     /// session (`--run-dir` with a new `--step`); cleared when the step starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_by: Option<u32>,
+    /// A handoff frozen and not yet turned over (its review is open or was interrupted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frozen: Option<FrozenHandoff>,
 }
 
 impl StepRecord {
@@ -120,6 +160,13 @@ impl Manifest {
         let json = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
         // Tasks, errors and reasons may quote a key: the ledger holds it masked.
         atomic_write(path, super::secrets::redact(&json).as_bytes())
+    }
+
+    /// Rewrite atomically without the fsyncs (`fsutil::atomic_write_unsynced`): a kill never
+    /// loses it, a power cut may.
+    pub fn save_unsynced(&self, path: &Path) -> io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        super::fsutil::atomic_write_unsynced(path, &json)
     }
 }
 

@@ -102,11 +102,22 @@ pub enum Op {
     ReviewDone {
         handoff: HandoffId,
     },
+    /// The review of `handoff` ends with the front end going away (a signal, a closed terminal)
+    /// while the side editor held unsaved edits, which it kept in `path`: the engine records them
+    /// with the frozen handoff, so the next start offers them when it reopens the review.
+    UnsavedEdits {
+        handoff: HandoffId,
+        path: PathBuf,
+    },
     /// `/new`: a fresh session with no handoff.
     NewSession,
     /// `/window N`: a new context window for the rest of the run.
     SetWindow {
         window: u64,
+    },
+    /// `/mcp restart NAME`: stop that MCP server and start it again (at once, even mid-turn).
+    McpRestart {
+        name: String,
     },
     Shutdown,
 }
@@ -224,6 +235,17 @@ pub enum HandoffPhase {
         markdown: String,
         awaits_review: bool,
     },
+    /// A handoff frozen by an earlier process and never turned over (it ended during the review:
+    /// a signal, a closed terminal, `kill -9`) is reviewed again: a `Frozen` for it follows.
+    /// `unsaved` is where that process kept the side editor's unsaved edits, if it did and the
+    /// file is still there: the front end offers to restore them.
+    Reopened {
+        handoff: HandoffId,
+        path: Option<PathBuf>,
+        /// When it was frozen (RFC 3339).
+        frozen_at: String,
+        unsaved: Option<PathBuf>,
+    },
     /// The successor session started.
     Done {
         handoff: HandoffId,
@@ -243,6 +265,19 @@ pub enum HandoffPhase {
         reason: HandoffRefusal,
         message: String,
     },
+}
+
+/// What a request's stream is doing, when it is not simply streaming (SPEC §3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum StreamState {
+    /// The try broke after part of its answer was shown (`chars` characters of text, maybe thinking
+    /// too): that part is void; the `retry` event that follows replays the request from scratch.
+    Discarded { chars: usize },
+    /// No byte from the provider for `silent_ms` (sent once a silence passes 15 s).
+    Silent { silent_ms: u64 },
+    /// The silence is over: bytes arrive again, or the silent try ended.
+    Resumed,
 }
 
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
@@ -333,6 +368,8 @@ pub enum Event {
         reason: String,
         delay_ms: u64,
     },
+    /// The provider's stream between the request and its reply (SPEC §3).
+    Stream(StreamState),
     /// A window learned from an overflow message, now recorded for the model, with the thresholds
     /// now in force.
     WindowLearned {
@@ -340,6 +377,9 @@ pub enum Event {
         #[serde(flatten)]
         thresholds: Thresholds,
     },
+    /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
+    /// stopped (headless: `mcp_status`).
+    McpStatus(crate::engine::mcp::ServerStatus),
     Notice {
         message: String,
     },

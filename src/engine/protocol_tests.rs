@@ -137,6 +137,17 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"handoff","phase":"frozen","handoff":1,"path":"/w/.flower/notes/handoff-s.md","degraded":false,"markdown":"Doing\n","awaits_review":true}"#,
         ),
         (
+            Event::Handoff(HandoffPhase::Reopened {
+                handoff: HandoffId(1),
+                path: Some(PathBuf::from("/w/.flower/notes/handoff-s.md")),
+                frozen_at: "2026-11-29T13:40:05Z".into(),
+                unsaved: Some(PathBuf::from(
+                    "/w/.flower/notes/handoff-s.md.unsaved-20261129T134100Z.md",
+                )),
+            }),
+            r#"{"type":"handoff","phase":"reopened","handoff":1,"path":"/w/.flower/notes/handoff-s.md","frozen_at":"2026-11-29T13:40:05Z","unsaved":"/w/.flower/notes/handoff-s.md.unsaved-20261129T134100Z.md"}"#,
+        ),
+        (
             Event::Handoff(HandoffPhase::Done {
                 handoff: HandoffId(1),
                 context: 152_000,
@@ -184,6 +195,18 @@ fn every_event_kind_on_the_wire() {
                 delay_ms: 1000,
             },
             r#"{"type":"retry","attempt":2,"max":5,"reason":"overloaded","delay_ms":1000}"#,
+        ),
+        (
+            Event::Stream(StreamState::Discarded { chars: 12 }),
+            r#"{"type":"stream","state":"discarded","chars":12}"#,
+        ),
+        (
+            Event::Stream(StreamState::Silent { silent_ms: 15_000 }),
+            r#"{"type":"stream","state":"silent","silent_ms":15000}"#,
+        ),
+        (
+            Event::Stream(StreamState::Resumed),
+            r#"{"type":"stream","state":"resumed"}"#,
         ),
         (
             Event::WindowLearned {
@@ -248,7 +271,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 25] = [
+const ALL_VARIANTS: [&str; 28] = [
     "session_started",
     "turn_started",
     "user_message",
@@ -268,6 +291,9 @@ const ALL_VARIANTS: [&str; 25] = [
     "handoff:refused",
     "compaction",
     "retry",
+    "stream:discarded",
+    "stream:silent",
+    "stream:resumed",
     "window_learned",
     "notice",
     "warning",
@@ -293,6 +319,7 @@ fn variant(ev: &Event) -> &'static str {
             HandoffPhase::Near { .. } => "handoff:near",
             HandoffPhase::Writing { .. } => "handoff:writing",
             HandoffPhase::Frozen { .. } => "handoff:frozen",
+            HandoffPhase::Reopened { .. } => "handoff:reopened",
             HandoffPhase::Done { .. } => "handoff:done",
             HandoffPhase::Cancelled { .. } => "handoff:cancelled",
             HandoffPhase::Failed { .. } => "handoff:failed",
@@ -300,7 +327,13 @@ fn variant(ev: &Event) -> &'static str {
         },
         Event::Compaction { .. } => "compaction",
         Event::Retry { .. } => "retry",
+        Event::Stream(s) => match s {
+            StreamState::Discarded { .. } => "stream:discarded",
+            StreamState::Silent { .. } => "stream:silent",
+            StreamState::Resumed => "stream:resumed",
+        },
         Event::WindowLearned { .. } => "window_learned",
+        Event::McpStatus(_) => "mcp_status",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

@@ -155,7 +155,13 @@ pub struct ModelRequest {
 pub enum Delta {
     Text(String),
     Thinking(String),
-    ToolUseStart { id: String, name: String },
+    ToolUseStart {
+        id: String,
+        name: String,
+    },
+    /// Bytes arrived from the server (the response headers, an event, a `ping`, an SSE comment):
+    /// nothing to show, but the stream is alive (the idle timeout, SPEC §3, starts again).
+    Alive,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -3,6 +3,7 @@
 //! and draws once when a frame is due. The reducer decides; this file does the I/O it asks for.
 
 use std::collections::VecDeque;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -15,17 +16,19 @@ use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::time::sleep_until;
 
 use crate::engine::fsutil::{atomic_write, now_unix};
-use crate::engine::protocol::{Event, Op};
+use crate::engine::protocol::{Event, HandoffId, Op};
 
 use super::TuiParams;
 use super::frame::FrameRequester;
+use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
+use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
 use super::rescue;
 use super::state::{AppState, Labels, Settings, StateParams};
 use super::terminal::{self, Tui};
-use super::update::{Effect, Msg, update};
-use super::view::view;
+use super::update::update;
+use super::view::{ViewCache, view};
 
 /// Engine events handled per wake-up before a frame gets a chance to draw.
 const DRAIN_BATCH: usize = 1024;
@@ -95,11 +98,15 @@ async fn recv_signal(sig: &mut Option<Signal>) {
     }
 }
 
-fn term_msg(ev: TermEvent) -> Option<Msg> {
+/// A terminal event as a message; a mouse event carries the pane under it in the last frame.
+fn term_msg(ev: TermEvent, cache: &ViewCache) -> Option<Msg> {
     match ev {
         TermEvent::Key(k) => Some(Msg::Key(k)),
         TermEvent::Paste(s) => Some(Msg::Paste(s)),
-        TermEvent::Mouse(m) => Some(Msg::Mouse(m)),
+        TermEvent::Mouse(m) => Some(Msg::Mouse {
+            event: m,
+            pane: cache.pane_at(m.column, m.row),
+        }),
         TermEvent::Resize(..) => Some(Msg::Resize),
         TermEvent::FocusGained | TermEvent::FocusLost => None,
     }
@@ -119,6 +126,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             model: params.model.clone(),
             provider: params.provider.clone(),
             demo: params.demo,
+            window_source: params.window_source.clone(),
         },
         settings: Settings {
             review: params.review.map(std::time::Duration::from_secs),
@@ -126,6 +134,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),
+        styles: TextAreaStyles::from_theme(&theme),
     });
     if let Some(message) = theme_error {
         state.chat.push(Cell::Error { message });
@@ -150,6 +159,7 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
     let mut shell = Shell {
         tui,
         state,
+        cache: ViewCache::new(),
         theme,
         ops: params.ops,
         events: params.events,
@@ -159,15 +169,22 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
         watch_tx,
         watch_rx,
         sigint,
+        exit_notes: Vec::new(),
     };
     let result = shell.run().await;
     terminal::restore();
+    // What the way out did with unsaved edits, where the user (or their scrollback) can read it.
+    // (Not `eprintln!`: with the terminal gone a failed write must not panic.)
+    for note in &shell.exit_notes {
+        let _ = writeln!(std::io::stderr(), "flower-tui: {note}");
+    }
     result
 }
 
 struct Shell {
     tui: Tui,
     state: AppState,
+    cache: ViewCache,
     theme: Theme,
     ops: mpsc::Sender<Op>,
     events: mpsc::UnboundedReceiver<Event>,
@@ -177,6 +194,8 @@ struct Shell {
     watch_tx: mpsc::UnboundedSender<PathBuf>,
     watch_rx: mpsc::UnboundedReceiver<PathBuf>,
     sigint: Option<Signal>,
+    /// Printed after the terminal is restored (unsaved edits kept on the way out).
+    exit_notes: Vec<String>,
 }
 
 impl Shell {
@@ -204,14 +223,14 @@ impl Shell {
             };
             let flow = match wake {
                 Wake::Frame => self.frame(&mut term)?,
-                Wake::Quit => {
-                    let _ = self.ops.try_send(Op::Shutdown);
-                    Flow::Quit
-                }
+                // SIGTERM, SIGHUP, the terminal closed: keep unsaved edits, then go.
+                Wake::Quit | Wake::Term(None) => self.dispatch(Msg::Hangup, &mut term)?,
                 Wake::Interrupt => Flow::Continue,
-                Wake::Term(None) => Flow::Quit,
-                Wake::Term(Some(Err(e))) => return Err(e).context("reading the terminal"),
-                Wake::Term(Some(Ok(ev))) => match term_msg(ev) {
+                Wake::Term(Some(Err(e))) => {
+                    self.dispatch(Msg::Hangup, &mut term)?;
+                    return Err(e).context("reading the terminal");
+                }
+                Wake::Term(Some(Ok(ev))) => match term_msg(ev, &self.cache) {
                     Some(msg) => {
                         let flow = self.dispatch(msg, &mut term)?;
                         // The user's own input is drawn at once, not at the stream's next slot.
@@ -303,9 +322,9 @@ impl Shell {
                 return Ok(Flow::Quit);
             }
         }
-        let (state, theme) = (&mut self.state, &self.theme);
+        let (state, cache, theme) = (&self.state, &mut self.cache, &self.theme);
         self.tui
-            .draw(|f| view(f, state, theme, now))
+            .draw(|f| view(f, state, cache, theme, now))
             .context("drawing the screen")?;
         self.frames.frame_drawn(now);
         let mut none = VecDeque::new();
@@ -313,6 +332,38 @@ impl Shell {
             self.execute(effect, now, &mut none, term)?;
         }
         Ok(Flow::Continue)
+    }
+
+    /// The way out with unsaved edits: beside the file (or in the temp dir), the engine told
+    /// where when they belong to the review it waits on; the result is printed after restore.
+    fn keep_unsaved_on_exit(&mut self, path: &Path, text: &str, handoff: Option<HandoffId>) {
+        match rescue::keep_unsaved(path, text, now_unix().0) {
+            Ok(kept) => {
+                tracing::info!(from = %path.display(), kept = %kept.display(), "unsaved edits kept on the way out");
+                self.exit_notes.push(format!(
+                    "your unsaved edits to {} are kept in {}",
+                    path.display(),
+                    kept.display()
+                ));
+                if let Some(handoff) = handoff {
+                    let _ = self.ops.try_send(Op::UnsavedEdits {
+                        handoff,
+                        path: kept,
+                    });
+                    self.exit_notes.push(
+                        "the handoff was not turned over: flower-tui --continue reopens its review"
+                            .into(),
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::error!(from = %path.display(), "unsaved edits could not be kept: {e}");
+                self.exit_notes.push(format!(
+                    "your unsaved edits to {} could not be kept ({e}); they were:\n{text}",
+                    path.display()
+                ));
+            }
+        }
     }
 
     fn execute(
@@ -367,6 +418,20 @@ impl Shell {
                 let content = read_text(&path);
                 queue.push_back(Msg::EditorLoaded { path, content });
             }
+            Effect::KeepUnsavedOnExit {
+                path,
+                text,
+                handoff,
+            } => self.keep_unsaved_on_exit(&path, &text, handoff),
+            Effect::LoadUnsaved(path) => {
+                let content = read_text(&path);
+                queue.push_back(Msg::UnsavedLoaded { path, content });
+            }
+            Effect::DiscardUnsaved(path) => {
+                let result = std::fs::remove_file(&path).map_err(|e| e.to_string());
+                queue.push_back(Msg::UnsavedDiscarded { path, result });
+            }
+            Effect::ScrollChat(s) => self.cache.scroll_chat(s),
             Effect::ScheduleFrame(None) => self.frames.schedule_frame(now),
             Effect::ScheduleFrame(Some(d)) => self.frames.schedule_frame_in(now, d),
             Effect::WatchFile(path) => {

@@ -2,18 +2,14 @@
 
 use std::time::Instant;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::fmt_window;
 use crate::engine::protocol::Op;
 
-use super::events::finish_streaming;
-use super::keymap;
+use super::keymap::{self, Action};
+use super::msg::{ChatScroll, Effect};
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, EngineLink, Fingerprint, Focus, Popup, Running, new_input};
-use super::update::{Effect, error, notice, popup_items, popup_selected, request_quit};
-
-/// Sent messages remembered for matching the engine's echo.
-const MAX_PENDING_ECHO: usize = 8;
+use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
 
 /// Enter in the input box: run the slash command or send the message.
 pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
@@ -22,22 +18,19 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         return;
     }
     let parsed = match slash::parse(&raw) {
-        Parsed::Unknown(word) => match popup_items(state).get(popup_selected(state)) {
+        Parsed::Unknown(word) => match state.popup_items().get(state.popup_selected()) {
             Some(spec) => Parsed::Command {
                 cmd: spec.cmd,
                 arg: None,
             },
             None => {
-                return error(
-                    state,
-                    format!("Unknown command /{word} (/help lists commands)"),
-                );
+                return state.error(format!("Unknown command /{word} (/help lists commands)"));
             }
         },
         p => p,
     };
     if parsed == Parsed::Message && state.link == EngineLink::Closed {
-        return error(state, "The engine is not running; /quit to leave");
+        return state.error("The engine is not running; /quit to leave");
     }
     // The chips go with the history entry, so a recalled message sends what was pasted.
     let pastes = std::mem::take(&mut state.pastes);
@@ -66,13 +59,7 @@ fn send_message(
     fx: &mut Vec<Effect>,
 ) {
     push_user(state, raw);
-    // Remember what the engine may echo; if it never echoes, keep only the last few.
-    state.pending_echo.push_back(Fingerprint::of(&text));
-    while state.pending_echo.len() > MAX_PENDING_ECHO {
-        state.pending_echo.pop_front();
-    }
-    // Counted when the engine echoes it: the first message opens the session, whose start resets
-    // the count.
+    fx.push(Effect::ScrollChat(ChatScroll::Bottom));
     if state.running == Running::Idle {
         state.running = Running::Streaming { since: now };
     }
@@ -83,22 +70,16 @@ fn send_message(
 
 /// The user's message in the chat, as typed (chips stay chips: the chat never holds 10 MB).
 fn push_user(state: &mut AppState, raw: String) {
-    finish_streaming(state);
+    state.finish_streaming();
     state.chat.push(Cell::User { text: raw });
-    state.chat.scroll_to_bottom();
 }
 
 fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {
     match cmd {
+        // The engine decides whether there is something to hand off (and says why not).
         SlashCommand::Handoff => {
-            if matches!(state.running, Running::WritingHandoff { .. }) {
-                notice(state, "A handoff is already being written (Esc cancels it)");
-            } else if state.session_messages < 2 {
-                notice(state, "Nothing to hand off (no messages yet)");
-            } else {
-                let turn = state.new_turn();
-                fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
-            }
+            let turn = state.new_turn();
+            fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
         }
         SlashCommand::EditHandoff => {
             if state.editor.is_some() {
@@ -106,33 +87,69 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             } else if let Some(p) = state.latest_handoff.clone() {
                 fx.push(Effect::LoadEditor(p));
             } else {
-                notice(state, "No handoff document yet");
+                state.notice("No handoff document yet");
             }
         }
-        SlashCommand::New => {
-            fx.push(Effect::SendOp(Op::NewSession));
-            notice(state, "Starting a new session (no handoff)");
+        // The engine says when the new session started.
+        SlashCommand::New => fx.push(Effect::SendOp(Op::NewSession)),
+        SlashCommand::Window if arg.as_deref().is_none_or(|a| a.trim().is_empty()) => {
+            state.notice(format!(
+                "Context window {} ({}) · /window N sets it",
+                fmt_window(state.thresholds.window),
+                state.labels.window_source
+            ))
         }
         SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
+            // The engine confirms it with a notice, and its next usage event carries the
+            // thresholds of the new window.
             Ok(window) => {
-                state.set_thresholds(Thresholds::new(window, state.thresholds.headroom));
-                // The engine confirms the new window with its own notice: one line is enough.
+                state.labels.window_source = "/window".into();
                 fx.push(Effect::SendOp(Op::SetWindow { window }));
             }
-            Err(e) => error(state, e),
+            Err(e) => state.error(e),
         },
         SlashCommand::Cost => {
             let text = cost_report(state);
-            notice(state, text);
+            state.notice(text);
         }
+        SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
+            None => {
+                let text = mcp_report(state);
+                state.notice(text);
+            }
+            Some(mut words) => match (words.next(), words.next(), words.next()) {
+                (Some("restart"), Some(name), None) => fx.push(Effect::SendOp(Op::McpRestart {
+                    name: name.to_string(),
+                })),
+                _ => state.error("usage: /mcp, or /mcp restart NAME"),
+            },
+        },
         SlashCommand::Help => {
             let mut lines = slash::help_lines();
             lines.push(String::new());
             lines.extend(keymap::help_lines());
-            notice(state, lines.join("\n"));
+            state.notice(lines.join("\n"));
         }
         SlashCommand::Quit => request_quit(state, fx),
     }
+}
+
+/// The `/mcp` notice: one line per server (state, then command or URL), and how to restart one.
+pub fn mcp_report(state: &AppState) -> String {
+    if state.mcp_servers.is_empty() {
+        return "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the \
+                workspace"
+            .to_string();
+    }
+    let mut lines = vec!["MCP servers:".to_string()];
+    for s in &state.mcp_servers {
+        lines.push(format!("  {} · {} · {}", s.name, s.state, s.transport));
+        if let Some(e) = &s.last_error {
+            lines.push(format!("    last error: {e}"));
+        }
+    }
+    lines.push("/mcp restart NAME restarts one".to_string());
+    lines.join("\n")
 }
 
 /// The `/cost` notice: one line per generation, then the total.
@@ -158,4 +175,26 @@ pub fn cost_report(state: &AppState) -> String {
     }
     lines.push(format!("  total: ${total:.4} · {turns} turns"));
     lines.join("\n")
+}
+
+/// Ctrl-C twice or `/quit`: quit, unless the side editor holds edits nobody was warned about;
+/// then say so once, and quit on the next request.
+pub(super) fn request_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let unsaved = state
+        .editor
+        .as_ref()
+        .filter(|ed| ed.is_dirty())
+        .map(|ed| ed.text());
+    if let Some(text) = unsaved
+        && state.quit_warned.as_ref() != Some(&text)
+    {
+        state.quit_warned = Some(text);
+        state.ctrl_c_at = None; // a third Ctrl-C in a row is not the answer to this question
+        state.notice(format!(
+            "unsaved handoff edits: {} to save, or quit again to discard",
+            keymap::label_for(Action::Save)
+        ));
+        return;
+    }
+    fx.push(Effect::Quit);
 }

@@ -8,9 +8,9 @@ use crossterm::event::KeyEvent;
 
 use crate::engine::protocol::Op;
 
-use super::editor::{Prompt, Review};
+use super::editor::{Prompt, Review, conflict_keys};
+use super::msg::Effect;
 use super::state::{AppState, Focus};
-use super::update::{Effect, error, notice};
 
 /// A key typed into the side editor: it pauses the review countdown.
 pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
@@ -18,8 +18,8 @@ pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
         state.focus = Focus::Input;
         return;
     };
-    if matches!(ed.prompt, Prompt::Conflict { .. }) {
-        return; // answer the prompt first (r / k, Ctrl-S, Esc)
+    if matches!(ed.prompt, Prompt::Conflict { .. } | Prompt::Restore { .. }) {
+        return; // answer the prompt first (r / k or r / d, Ctrl-S, Esc)
     }
     ed.pause(now);
     ed.prompt = Prompt::None;
@@ -54,7 +54,7 @@ pub(super) fn on_saved(
 ) {
     let Some(ed) = state.editor.as_mut().filter(|e| e.path == path) else {
         if let Err(e) = result {
-            error(state, format!("Could not save {}: {e}", path.display()));
+            state.error(format!("Could not save {}: {e}", path.display()));
         }
         return;
     };
@@ -88,7 +88,7 @@ pub(super) fn on_saved(
             } else {
                 format!("save failed: {e}")
             });
-            error(state, format!("Could not save {}: {e}", path.display()));
+            state.error(format!("Could not save {}: {e}", path.display()));
         }
     }
 }
@@ -114,8 +114,12 @@ pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
     match ed.review {
         Review::Saving => {}
         Review::Counting { .. } | Review::Paused { .. } => {
-            // The successor reads the disk: show exactly that (a pending outside change included).
+            // The successor reads the disk: show exactly that (a pending outside change included;
+            // offered edits not restored stay in their file).
             ed.resolve_conflict(true);
+            if matches!(ed.prompt, Prompt::Restore { .. }) {
+                ed.prompt = Prompt::None;
+            }
             ed.revert();
             ed.review = Review::Over;
             ed.note = Some("review over: the next session reads the file as it is on disk".into());
@@ -130,6 +134,7 @@ pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
         })),
         Review::Over => match ed.prompt {
             Prompt::Conflict { .. } => ed.resolve_conflict(false),
+            Prompt::Restore { .. } => ed.prompt = Prompt::None,
             Prompt::None if ed.is_dirty() => {
                 ed.prompt = Prompt::DiscardConfirm;
             }
@@ -146,15 +151,18 @@ pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<E
     let path = match (&state.editor, &state.latest_handoff) {
         (Some(ed), _) => ed.path.clone(),
         (None, Some(p)) => p.clone(),
-        (None, None) => return notice(state, "No handoff document yet"),
+        (None, None) => return state.notice("No handoff document yet"),
     };
     if state.settings.editor_cmd.is_none() {
-        return error(state, "$EDITOR is not set");
+        return state.error("$EDITOR is not set");
     }
     if let Some(ed) = state.editor.as_mut() {
         ed.pause(now);
         if matches!(ed.prompt, Prompt::Conflict { .. }) {
-            ed.note = Some("the file changed on disk: r reload / k keep mine first".into());
+            ed.note = Some(format!(
+                "the file changed on disk: {} first",
+                conflict_keys()
+            ));
             return;
         }
         if ed.is_dirty() {
@@ -183,16 +191,12 @@ pub(super) fn on_unsaved_kept(
         |n| n.to_string_lossy().into_owned(),
     );
     match result {
-        Ok(kept) => notice(
-            state,
-            format!(
+        Ok(kept) => state.notice(format!(
                 "A new handoff replaced the editor: your unsaved edits to {name} are kept in {}",
                 kept.display()
             ),
         ),
-        Err(e) => error(
-            state,
-            format!(
+        Err(e) => state.error(format!(
                 "A new handoff replaced the editor: your unsaved edits to {name} could not be kept ({e})"
             ),
         ),

@@ -1,21 +1,15 @@
-//! Engine events → state changes and chat cells (part of the pure reducer).
+//! Engine events → state changes and chat cells (part of the pure reducer). The handoff's
+//! phases are in `handoff_events.rs`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use crate::engine::context::{Thresholds, fmt_tokens};
+use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, TurnKind};
 
-use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnKind};
-
-use super::editor::SideEditor;
-use super::render::cell::Cell;
-use super::state::{
-    AppState, Fingerprint, Focus, GenerationCost, HandoffKind, PendingApproval, Running,
-};
-use super::update::Effect;
-
-/// Longest tool summary kept for a tool cell's header.
-const SUMMARY_CHARS: usize = 200;
+use super::handoff_events::on_handoff;
+use super::msg::Effect;
+use super::render::cell::{AssistantState, Cell, ToolStatus};
+use super::state::{AppState, Focus, GenerationCost, PendingApproval, Running};
 
 /// Lines of an engine-written user message shown in the chat.
 const ENGINE_MESSAGE_LINES: usize = 8;
@@ -32,66 +26,37 @@ pub fn clip_lines(text: &str, max: usize) -> String {
     out.join("\n")
 }
 
-/// The one-line summary of a tool call's input for its cell header.
-pub fn tool_summary(name: &str, input: &Value) -> String {
-    let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
-    let summary = match name {
-        "bash" => field("command"),
-        "grep" => field("pattern").map(|p| match field("path") {
-            Some(dir) => format!("{p} in {dir}"),
-            None => p,
-        }),
-        "glob" => field("pattern"),
-        _ => field("path").or_else(|| field("file_path")),
-    }
-    .unwrap_or_else(|| match input {
-        Value::Object(m) if m.is_empty() => String::new(),
-        other => other.to_string(),
-    });
-    let first = summary.lines().next().unwrap_or_default();
-    let mut out: String = first.chars().take(SUMMARY_CHARS).collect();
-    if out.len() < summary.len() {
-        out.push('…');
-    }
-    out
-}
-
-/// The streaming assistant cell (if it is the last cell) stops streaming.
-pub(super) fn finish_streaming(state: &mut AppState) {
-    if let Some(Cell::Assistant { streaming, .. }) = state.chat.last_mut()
-        && *streaming
-    {
-        *streaming = false;
-        state.chat.invalidate_last();
-    }
-}
-
-/// Push a cell after closing the streaming one.
-fn push(state: &mut AppState, cell: Cell) {
-    finish_streaming(state);
-    state.chat.push(cell);
-}
-
-fn notice(state: &mut AppState, message: impl Into<String>) {
-    push(
-        state,
-        Cell::Notice {
-            message: message.into(),
-        },
-    );
-}
-
-fn error(state: &mut AppState, message: impl Into<String>) {
-    push(
-        state,
-        Cell::Error {
-            message: message.into(),
-        },
-    );
-}
-
+/// The handoff's writing turn runs: its text goes to the document, not the chat.
 fn writing(state: &AppState) -> bool {
     matches!(state.running, Running::WritingHandoff { .. })
+}
+
+/// The stream's own states: a broken try's text is taken back (its replay streams anew after the
+/// retry line); a long silence shows in the spinner.
+fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
+    match s {
+        StreamState::Discarded { .. } => {
+            if writing(state) {
+                return;
+            }
+            while matches!(
+                state.chat.last(),
+                Some(
+                    Cell::Assistant {
+                        state: AssistantState::Streaming(_),
+                        ..
+                    } | Cell::Thinking { .. }
+                )
+            ) {
+                state.chat.pop();
+            }
+            state.streamed = false;
+        }
+        StreamState::Silent { silent_ms } => {
+            state.silent_since = now.checked_sub(Duration::from_millis(silent_ms));
+        }
+        StreamState::Resumed => state.silent_since = None,
+    }
 }
 
 /// Apply one engine event.
@@ -109,125 +74,16 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             state.labels.model = model;
             state.labels.provider = provider;
             state.labels.demo = demo;
-            state.set_thresholds(thresholds);
-            state.gauge.context = 0;
-            state.gauge.estimated = false;
-            state.generation = generation;
-            state.session_messages = 0;
-            if state.tally.last().map(|c| c.session_id.as_str()) != Some(session_id.as_str()) {
-                state.tally.push(GenerationCost {
-                    session_id,
-                    generation,
-                    cost_usd: 0.0,
-                    turns: 0,
-                    requests: 0,
-                });
-            }
+            on_session_started(state, session_id, generation, thresholds);
         }
-        Event::TurnStarted { turn, .. } => state.engine_turn = Some(turn),
-        Event::UserMessage { turn, origin, text } => {
-            // The echo of a message typed here names its turn: it is in the chat already, as
-            // typed, even when the engine masked a key in it or spilled it to a file.
-            let own = origin == Origin::User && turn.is_some();
-            if own || state.pending_echo.front() == Some(&Fingerprint::of(&text)) {
-                state.pending_echo.pop_front();
-            } else {
-                // A message the engine wrote (e.g. the successor's handoff briefing): long ones
-                // are shown by their head; the file holds the whole document.
-                push(
-                    state,
-                    Cell::User {
-                        text: clip_lines(&text, ENGINE_MESSAGE_LINES),
-                    },
-                );
-            }
-            state.session_messages += 1;
-        }
-        Event::TextDelta { text } => {
-            if writing(state) {
-                return; // the document lands in the side editor, not in the chat
-            }
-            if !matches!(state.running, Running::Streaming { .. }) {
-                state.running = Running::Streaming { since: now };
-            }
-            state.streamed = true;
-            if let Some(Cell::Assistant {
-                markdown,
-                streaming: true,
-                ..
-            }) = state.chat.last_mut()
-            {
-                markdown.push_str(&text);
-                state.chat.invalidate_last();
-            } else {
-                state.chat.push(Cell::Assistant {
-                    markdown: text,
-                    streaming: true,
-                    interrupted: false,
-                });
-            }
-        }
-        Event::ThinkingDelta { text } => {
-            if writing(state) {
-                return;
-            }
-            if let Some(Cell::Thinking { text: t }) = state.chat.last_mut() {
-                t.push_str(&text);
-                state.chat.invalidate_last();
-            } else {
-                push(state, Cell::Thinking { text });
-            }
-        }
-        Event::AssistantDone { text, interrupted } => {
-            if writing(state) {
-                return;
-            }
-            state.session_messages += 1;
-            let streamed = std::mem::take(&mut state.streamed);
-            match state.chat.last_mut() {
-                Some(Cell::Assistant {
-                    markdown,
-                    streaming,
-                    interrupted: cut,
-                }) if *streaming => {
-                    // Deltas that went missing: the complete text extends what streamed.
-                    if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
-                        *markdown = text;
-                    }
-                    *streaming = false;
-                    *cut = interrupted;
-                    state.chat.invalidate_last();
-                }
-                _ if !streamed && !text.is_empty() => state.chat.push(Cell::Assistant {
-                    markdown: text,
-                    streaming: false,
-                    interrupted,
-                }),
-                _ => {}
-            }
-        }
+        Event::TurnStarted { turn, kind, .. } => on_turn_started(state, turn, kind, now),
+        Event::UserMessage { turn, origin, text } => on_user_message(state, turn, origin, text),
+        Event::TextDelta { text } => on_text_delta(state, text, now),
+        Event::ThinkingDelta { text } => on_thinking_delta(state, text),
+        Event::AssistantDone { text, interrupted } => on_assistant_done(state, text, interrupted),
         Event::ToolCall {
-            id, name, input, ..
-        } => {
-            let summary = tool_summary(&name, &input);
-            if !writing(state) {
-                state.running = Running::Tool {
-                    name: name.clone(),
-                    since: now,
-                };
-            }
-            push(
-                state,
-                Cell::Tool {
-                    id,
-                    name,
-                    summary,
-                    output: None,
-                    is_error: false,
-                    expanded: false,
-                },
-            );
-        }
+            id, name, summary, ..
+        } => on_tool_call(state, id, name, summary, now),
         Event::ToolResult {
             id,
             output,
@@ -239,305 +95,280 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 Some(p) => format!("{output}\n[full output: {}]", p.display()),
                 None => output,
             };
-            if let Some(Cell::Tool {
-                output: o,
-                is_error: e,
-                ..
-            }) = state.chat.find_tool_mut(&id)
-            {
-                *o = Some(output);
-                *e = is_error;
-            }
-            if matches!(state.running, Running::Tool { .. }) {
-                state.running = Running::Streaming { since: now };
-            }
+            on_tool_result(state, &id, output, is_error, now);
         }
         Event::ApprovalRequest {
             id, name, summary, ..
-        } => {
-            push(
-                state,
-                Cell::Approval {
-                    name: name.clone(),
-                    summary: summary.clone(),
-                    answer: None,
-                },
-            );
-            let cell = state.chat.len().saturating_sub(1);
-            state.approvals.push_back(PendingApproval {
-                id,
-                name,
-                summary,
-                cell,
-            });
-            if state.focus != Focus::Approval {
-                state.focus_before_approval = state.focus;
-                state.focus = Focus::Approval;
-                state.approval_shown_at = Some(now);
-            }
-        }
+        } => on_approval_request(state, id, name, summary, now),
         Event::Usage {
             context,
             thresholds,
             estimated,
             session_cost_usd,
             ..
-        } => {
-            state.gauge.context = context;
-            state.gauge.estimated = estimated;
-            if thresholds != state.thresholds {
-                state.set_thresholds(thresholds);
-            }
-            if let Some(c) = state.current_cost_mut() {
-                c.cost_usd = session_cost_usd;
-                if !estimated {
-                    c.requests += 1;
-                }
-            }
-        }
+        } => on_usage(state, context, thresholds, estimated, session_cost_usd),
         Event::Handoff(phase) => on_handoff(state, phase, now, fx),
         Event::Compaction {
             before,
             after,
             trigger,
-        } => notice(
-            state,
-            format!(
-                "Context compacted ({trigger}): {} → {}",
-                fmt_tokens(before),
-                fmt_tokens(after)
-            ),
-        ),
+        } => state.notice(format!(
+            "Context compacted ({trigger}): {} → {}",
+            fmt_tokens(before),
+            fmt_tokens(after)
+        )),
         Event::Retry {
             attempt,
             max,
             reason,
             delay_ms,
-        } => push(
-            state,
-            Cell::Retry {
-                attempt,
-                max,
-                reason,
-                delay_ms,
-            },
-        ),
-        Event::WindowLearned { model, thresholds } => {
-            let window = thresholds.window;
+        } => state.push_cell(Cell::Retry {
+            attempt,
+            max,
+            reason,
+            delay_ms,
+        }),
+        Event::Stream(s) => on_stream(state, s, now),
+        // The engine's notice that follows says what was learned and where it is recorded.
+        Event::WindowLearned { thresholds, .. } => {
+            state.labels.window_source = "learned from an overflow message".into();
             state.set_thresholds(thresholds);
-            notice(
-                state,
-                format!(
-                    "Learned the context window of {model}: {}; using it from now on",
-                    fmt_window(window)
-                ),
-            );
         }
-        Event::Notice { message } => {
-            // The engine and the UI may both announce the same thing (a manual handoff's success):
-            // one line is enough.
-            let repeat = state
-                .chat
-                .len()
-                .checked_sub(1)
-                .and_then(|i| state.chat.get(i))
-                .is_some_and(|c| matches!(c, Cell::Notice { message: m } if *m == message));
-            if !repeat {
-                notice(state, message);
+        // Launch turns the changes worth a notice into notices; /mcp shows the states.
+        Event::McpStatus(status) => {
+            match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
+                Some(known) => *known = status,
+                None => state.mcp_servers.push(status),
             }
         }
-        Event::Warning { message } => notice(state, format!("warning: {message}")),
-        Event::Error { kind, message } => error(state, format!("{kind}: {message}")),
+        Event::Notice { message } => state.notice(message),
+        Event::Warning { message } => state.notice(format!("warning: {message}")),
+        Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
         Event::TurnEnd {
             turn, kind, reason, ..
-        } => {
-            if state.engine_turn == Some(turn) {
-                state.engine_turn = None;
-            }
-            if kind == TurnKind::Handoff {
-                // A `/handoff` turn: its `Event::Handoff` phases said everything.
-                state.sync_gauge_mode();
-                return;
-            }
-            finish_streaming(state);
-            if matches!(
-                state.running,
-                Running::Streaming { .. } | Running::Tool { .. }
-            ) {
-                state.running = Running::Idle;
-            }
-            if let Some(c) = state.current_cost_mut() {
-                c.turns += 1;
-            }
-            match reason {
-                ExitReason::MaxIterations { n, max } => notice(
-                    state,
-                    format!("Stopped: the iteration budget is spent ({n}/{max})"),
-                ),
-                ExitReason::Interrupted => {
-                    let marked = matches!(
-                        state.chat.last_mut(),
-                        Some(Cell::Assistant {
-                            interrupted: true,
-                            ..
-                        })
-                    );
-                    if !marked {
-                        notice(state, "Interrupted");
-                    }
-                }
-                ExitReason::Completed
-                | ExitReason::Handoff
-                | ExitReason::Unchanged
-                | ExitReason::Error(_) => {}
-            }
-        }
+        } => on_turn_end(state, turn, kind, reason),
         Event::Result { .. } => {}
     }
     state.sync_gauge_mode();
 }
 
-fn on_handoff(state: &mut AppState, phase: HandoffPhase, now: Instant, fx: &mut Vec<Effect>) {
-    match phase {
-        HandoffPhase::Near {
-            context,
-            at,
-            window,
-        } => {
-            if state.near_noticed != Some(state.generation) {
-                state.near_noticed = Some(state.generation);
-                notice(
-                    state,
-                    format!(
-                        "Context at {}/{}: a handoff will be written at {}",
-                        fmt_tokens(context),
-                        fmt_window(window),
-                        fmt_tokens(at)
-                    ),
-                );
-            }
-        }
-        HandoffPhase::Writing { manual, .. } => {
-            finish_streaming(state);
-            state.running = Running::WritingHandoff { since: now, manual };
-            state.handoff = Some(if manual {
-                HandoffKind::Manual
-            } else {
-                HandoffKind::Automatic
-            });
-            if !manual {
-                notice(
-                    state,
-                    "Context reached the handoff line: writing a handoff document",
-                );
-            }
-        }
-        HandoffPhase::Frozen {
-            handoff,
-            path,
-            degraded,
-            markdown,
-            ..
-        } => {
-            state.running = Running::Idle;
-            state.review_handoff = Some(handoff);
-            if degraded {
-                notice(
-                    state,
-                    "warning: the handoff is degraded (the writing turn failed); a mechanical document was saved",
-                );
-            }
-            match (path, state.settings.review) {
-                (Some(path), Some(review)) => {
-                    if let Some(old) = state.editor.take().filter(|ed| ed.is_dirty()) {
-                        // Never lose the user's words: the new document takes the editor, the
-                        // edits go to a file of their own.
-                        fx.push(Effect::KeepUnsaved {
-                            path: old.path.clone(),
-                            text: old.text(),
-                        });
-                    }
-                    state.latest_handoff = Some(path.clone());
-                    state.editor =
-                        Some(SideEditor::open(path.clone(), &markdown, Some(review), now));
-                    if state.focus == Focus::Approval {
-                        state.focus_before_approval = Focus::Editor;
-                    } else {
-                        state.focus = Focus::Editor;
-                    }
-                    fx.push(Effect::WatchFile(path));
-                }
-                (Some(path), None) => {
-                    notice(
-                        state,
-                        format!(
-                            "Handoff saved to {} (review off; /edit-handoff opens it)",
-                            path.display()
-                        ),
-                    );
-                    state.latest_handoff = Some(path);
-                    state.review_handoff = None;
-                    fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
-                }
-                (None, _) => {
-                    notice(state, "Handoff written (no workbench: not saved to disk)");
-                    state.review_handoff = None;
-                    fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
-                }
-            }
-        }
-        HandoffPhase::Done {
-            context,
-            window,
-            degraded,
-            path,
+fn on_session_started(
+    state: &mut AppState,
+    session_id: String,
+    generation: u32,
+    thresholds: Thresholds,
+) {
+    state.set_thresholds(thresholds);
+    state.gauge.context = 0;
+    state.gauge.estimated = false;
+    state.generation = generation;
+    if state.tally.last().map(|c| c.session_id.as_str()) != Some(session_id.as_str()) {
+        state.tally.push(GenerationCost {
+            session_id,
             generation,
-            ..
-        } => {
-            if let Some(p) = &path {
-                state.latest_handoff = Some(p.clone());
+            cost_usd: 0.0,
+            turns: 0,
+            requests: 0,
+        });
+    }
+}
+
+fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {
+    state.engine_turn = Some(turn);
+    // A message queued behind the last turn starts now: it runs (Esc aborts it).
+    if kind == TurnKind::Message && state.running == Running::Idle {
+        state.running = Running::Streaming { since: now };
+    }
+}
+
+fn on_user_message(state: &mut AppState, turn: Option<TurnId>, origin: Origin, text: String) {
+    // The user's own messages of this run are in the chat already (as typed, chips and all).
+    // The others: one the engine wrote (the successor's handoff briefing, a summary) or one
+    // replayed from an earlier run; long ones are shown by their head.
+    let shown = origin == Origin::User && turn.is_some();
+    if !shown {
+        state.push_cell(Cell::User {
+            text: clip_lines(&text, ENGINE_MESSAGE_LINES),
+        });
+    }
+}
+
+fn on_text_delta(state: &mut AppState, text: String, now: Instant) {
+    if writing(state) {
+        return; // the document lands in the side editor, not in the chat
+    }
+    if !matches!(state.running, Running::Streaming { .. }) {
+        state.running = Running::Streaming { since: now };
+    }
+    state.streamed = true;
+    let streaming = state.chat.last().is_some_and(Cell::is_streaming);
+    match state.chat.last_mut() {
+        Some(cell) if streaming => {
+            cell.push_delta(&text);
+        }
+        _ => state.chat.push(Cell::streaming(text)),
+    }
+}
+
+fn on_thinking_delta(state: &mut AppState, text: String) {
+    if writing(state) {
+        return;
+    }
+    if let Some(Cell::Thinking { text: t }) = state.chat.last_mut() {
+        t.push_str(&text);
+    } else {
+        state.push_cell(Cell::Thinking { text });
+    }
+}
+
+fn on_assistant_done(state: &mut AppState, text: String, interrupted: bool) {
+    if writing(state) {
+        return;
+    }
+    let streamed = std::mem::take(&mut state.streamed);
+    let end = if interrupted {
+        AssistantState::Interrupted
+    } else {
+        AssistantState::Done
+    };
+    match state.chat.last_mut() {
+        Some(Cell::Assistant {
+            markdown,
+            state: cell_state @ AssistantState::Streaming(_),
+        }) => {
+            // Deltas that went missing: the complete text extends what streamed.
+            if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
+                *markdown = text;
             }
-            push(
-                state,
-                Cell::Divider {
-                    generation,
-                    context,
-                    window,
-                    path: path.map(|p| p.display().to_string()),
-                    degraded,
-                },
+            *cell_state = end;
+        }
+        _ if !streamed && !text.is_empty() => state.chat.push(Cell::Assistant {
+            markdown: text,
+            state: end,
+        }),
+        _ => {}
+    }
+}
+
+fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String, now: Instant) {
+    if !writing(state) {
+        state.running = Running::Tool {
+            name: name.clone(),
+            since: now,
+        };
+    }
+    state.push_cell(Cell::Tool {
+        id,
+        name,
+        summary,
+        status: ToolStatus::Running,
+        expanded: false,
+    });
+}
+
+fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool, now: Instant) {
+    if let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(id) {
+        *status = if is_error {
+            ToolStatus::Failed(output)
+        } else {
+            ToolStatus::Succeeded(output)
+        };
+    }
+    if matches!(state.running, Running::Tool { .. }) {
+        state.running = Running::Streaming { since: now };
+    }
+}
+
+fn on_approval_request(
+    state: &mut AppState,
+    id: String,
+    name: String,
+    summary: String,
+    now: Instant,
+) {
+    state.push_cell(Cell::Approval {
+        name: name.clone(),
+        summary: summary.clone(),
+        answer: None,
+    });
+    let cell = state.chat.len().saturating_sub(1);
+    state.approvals.push_back(PendingApproval {
+        id,
+        name,
+        summary,
+        cell,
+    });
+    if state.focus != Focus::Approval {
+        state.focus_before_approval = state.focus;
+        state.focus = Focus::Approval;
+        state.approval_shown_at = Some(now);
+    }
+}
+
+fn on_usage(
+    state: &mut AppState,
+    context: u64,
+    thresholds: Thresholds,
+    estimated: bool,
+    session_cost_usd: f64,
+) {
+    state.gauge.context = context;
+    state.gauge.estimated = estimated;
+    if thresholds != state.thresholds {
+        state.set_thresholds(thresholds);
+    }
+    if let Some(c) = state.current_cost_mut() {
+        c.cost_usd = session_cost_usd;
+        if !estimated {
+            c.requests += 1;
+        }
+    }
+}
+
+fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitReason) {
+    if state.engine_turn == Some(turn) {
+        state.engine_turn = None;
+    }
+    if kind == TurnKind::Handoff {
+        // A `/handoff` turn: its `Event::Handoff` phases said everything.
+        return;
+    }
+    state.finish_streaming();
+    if matches!(
+        state.running,
+        Running::Streaming { .. } | Running::Tool { .. }
+    ) {
+        state.running = Running::Idle;
+    }
+    if let Some(c) = state.current_cost_mut() {
+        c.turns += 1;
+    }
+    match reason {
+        ExitReason::MaxIterations { n, max } => state.notice(format!(
+            "Stopped: the iteration budget is spent ({n}/{max})"
+        )),
+        ExitReason::Interrupted => {
+            let marked = matches!(
+                state.chat.last(),
+                Some(Cell::Assistant {
+                    state: AssistantState::Interrupted,
+                    ..
+                })
             );
-            if state.handoff.take() == Some(HandoffKind::Manual) {
-                notice(state, "New session started with handoff context");
-            }
-            if let Some(ed) = &mut state.editor
-                && ed.in_review()
-            {
-                // The engine moved on (e.g. the review ended on its side): the countdown is moot.
-                ed.review = super::editor::Review::Over;
-            }
-            if matches!(state.running, Running::WritingHandoff { .. }) {
-                state.running = Running::Idle;
+            if !marked {
+                state.notice("Interrupted");
             }
         }
-        HandoffPhase::Cancelled { .. } => {
-            state.handoff = None;
-            state.running = Running::Idle;
-            notice(state, "Handoff cancelled");
-        }
-        HandoffPhase::Failed { message, .. } => {
-            state.handoff = None;
-            state.running = Running::Idle;
-            error(state, format!("Handoff failed: {message}"));
-        }
-        HandoffPhase::Refused { message, .. } => notice(state, message),
+        ExitReason::Completed
+        | ExitReason::Handoff
+        | ExitReason::Unchanged
+        | ExitReason::Error(_) => {}
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn long_engine_messages_are_clipped() {
@@ -547,34 +378,5 @@ mod tests {
             "one extra line is not worth a marker"
         );
         assert_eq!(clip_lines("a\nb\nc\nd", 2), "a\nb\n… (2 more lines)");
-    }
-
-    #[test]
-    fn tool_summaries() {
-        assert_eq!(
-            tool_summary("bash", &json!({"command": "make test\nmore"})),
-            "make test…"
-        );
-        assert_eq!(
-            tool_summary("read_file", &json!({"path": "src/a.rs", "start": 1})),
-            "src/a.rs"
-        );
-        assert_eq!(
-            tool_summary("grep", &json!({"pattern": "fn main", "path": "src"})),
-            "fn main in src"
-        );
-        assert_eq!(
-            tool_summary("glob", &json!({"pattern": "**/*.rs"})),
-            "**/*.rs"
-        );
-        assert_eq!(tool_summary("mystery", &json!({"x": 1})), "{\"x\":1}");
-        assert_eq!(tool_summary("list_dir", &json!({})), "");
-        let long = "x".repeat(500);
-        assert_eq!(
-            tool_summary("bash", &json!({ "command": long }))
-                .chars()
-                .count(),
-            SUMMARY_CHARS + 1
-        );
     }
 }

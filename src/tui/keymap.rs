@@ -17,6 +17,8 @@ pub enum Context {
     Editor,
     /// The side editor shows `file changed on disk: r reload / k keep mine`.
     Conflict,
+    /// The side editor offers the unsaved edits of an interrupted review: `r` restore / `d` discard.
+    Restore,
     /// An approval prompt is waiting for an answer.
     Approval,
 }
@@ -69,6 +71,10 @@ pub enum Action {
     Reload,
     /// Keep the editor buffer and ignore the change on disk.
     KeepMine,
+    /// Put the offered unsaved edits of an interrupted review into the editor.
+    RestoreUnsaved,
+    /// Discard the offered unsaved edits (their file is removed).
+    DiscardUnsaved,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
@@ -152,6 +158,8 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Approval, k(KeyCode::Esc), A::Deny, "deny the tool call", Some("deny")),
     b(C::Conflict, k(KeyCode::Char('r')), A::Reload, "reload the file changed on disk", Some("reload")),
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
+    b(C::Restore, k(KeyCode::Char('r')), A::RestoreUnsaved, "restore the unsaved edits of the interrupted review", Some("restore")),
+    b(C::Restore, k(KeyCode::Char('d')), A::DiscardUnsaved, "discard them (their file is removed)", Some("discard")),
     b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
     b(C::Popup, k(KeyCode::Up), A::PopupPrev, "previous command", None),
     b(C::Popup, k(KeyCode::Tab), A::PopupComplete, "complete the command", Some("complete")),
@@ -229,26 +237,58 @@ pub fn key_label(key: &Key) -> String {
     out
 }
 
-/// The footer hints for the live contexts: `(key, hint)` pairs, in table order, one per hint text.
-/// Keys of one context with the same hint share it (`n/esc deny`); a hint a more specific
-/// context already gave is not repeated.
-pub fn hints(contexts: &[Context]) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str, Context)> = Vec::new();
+/// The label of the first key bound to `action`, as `/help` writes it (`Ctrl-S`, `Esc`, `y`).
+/// Every key named on screen comes from here, so a changed binding changes every mention.
+pub fn label_for(action: Action) -> String {
+    KEYMAP
+        .iter()
+        .find(|bnd| bnd.action == action)
+        .map_or_else(String::new, |bnd| key_label(&bnd.key))
+}
+
+/// [`label_for`] in the footer's lower case (`ctrl-s`, `esc`).
+pub fn short_label_for(action: Action) -> String {
+    label_for(action).to_lowercase()
+}
+
+/// A footer hint: the keys (`n/esc`), what they do, and the action of the first of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hint {
+    /// The keys, lower case, `/` between them.
+    pub keys: String,
+    /// What they do.
+    pub text: &'static str,
+    /// The action bound to them.
+    pub action: Action,
+}
+
+/// The footer hints for the live contexts, in table order, one per hint text. Keys of one
+/// context with the same hint share it (`n/esc deny`); a hint a more specific context already
+/// gave is not repeated.
+pub fn hints(contexts: &[Context]) -> Vec<Hint> {
+    let mut out: Vec<(Hint, Context)> = Vec::new();
     for ctx in contexts {
         for bnd in KEYMAP.iter().filter(|bnd| bnd.context == *ctx) {
-            let Some(hint) = bnd.hint else { continue };
+            let Some(text) = bnd.hint else { continue };
             let label = key_label(&bnd.key).to_lowercase();
-            match out.iter_mut().find(|(_, h, _)| *h == hint) {
-                Some((keys, _, c)) if *c == *ctx => {
-                    keys.push('/');
-                    keys.push_str(&label);
+            match out.iter_mut().find(|(h, _)| h.text == text) {
+                Some((h, c)) if *c == *ctx => {
+                    h.keys.push('/');
+                    h.keys.push_str(&label);
                 }
                 Some(_) => {}
-                None => out.push((label, hint, *ctx)),
+                None => out.push((
+                    Hint {
+                        keys: label,
+                        text,
+                        action: bnd.action,
+                    },
+                    *ctx,
+                )),
             }
         }
     }
-    out.into_iter().map(|(k, h, _)| (k, h)).collect()
+    out.into_iter().map(|(h, _)| h).collect()
 }
 
 /// The key section of `/help`: every binding, grouped by context, same action on one line.
@@ -259,6 +299,7 @@ pub fn help_lines() -> Vec<String> {
         (C::Editor, "side editor"),
         (C::Approval, "approval prompt"),
         (C::Conflict, "file changed on disk"),
+        (C::Restore, "unsaved edits of an interrupted review"),
         (C::Popup, "command list"),
     ];
     let mut out = Vec::new();
@@ -333,20 +374,27 @@ mod tests {
         assert_eq!(key_label(&ctrl('c')), "Ctrl-C");
         assert_eq!(key_label(&alt(KeyCode::Enter)), "Alt-Enter");
         assert_eq!(key_label(&k(KeyCode::PageDown)), "PgDn");
+        let pairs = |h: Vec<Hint>| -> Vec<(String, &'static str)> {
+            h.into_iter().map(|h| (h.keys, h.text)).collect()
+        };
         assert_eq!(
-            hints(&[C::Approval]),
+            pairs(hints(&[C::Approval])),
             [
                 ("y".to_string(), "once"),
                 ("a".to_string(), "always"),
                 ("n/esc".to_string(), "deny")
             ]
         );
+        assert_eq!(hints(&[C::Approval])[2].action, A::Deny);
+        assert_eq!(label_for(A::Save), "Ctrl-S");
+        assert_eq!(label_for(A::Newline), "Alt-Enter", "the first binding");
+        assert_eq!(short_label_for(A::Abort), "esc");
         assert_eq!(
             lookup(&[C::Approval], &ev(KeyCode::Enter, KeyModifiers::NONE)),
             None,
             "Enter never answers an approval"
         );
-        let h = hints(&[C::Input, C::Global]);
+        let h = pairs(hints(&[C::Input, C::Global]));
         assert_eq!(h[0], ("enter".to_string(), "send"));
         assert!(h.iter().any(|(k, v)| k == "ctrl-c" && *v == "quit"));
         assert!(
@@ -359,6 +407,47 @@ mod tests {
         // Every binding appears in /help.
         for bnd in KEYMAP {
             assert!(help.contains(bnd.desc), "{} missing", bnd.desc);
+        }
+    }
+
+    #[test]
+    fn every_action_has_a_key_to_name() {
+        use Action::*;
+        let all = [
+            Send,
+            Newline,
+            HistoryPrev,
+            HistoryNext,
+            Abort,
+            ClearOrQuit,
+            ScrollUp,
+            ScrollDown,
+            ToggleFocus,
+            Save,
+            ExternalEditor,
+            ToggleTool,
+            PopupNext,
+            PopupPrev,
+            PopupComplete,
+            PopupClose,
+            EditorEscape,
+            ApproveOnce,
+            ApproveAlways,
+            Deny,
+            Reload,
+            KeepMine,
+            RestoreUnsaved,
+            DiscardUnsaved,
+        ];
+        for a in all {
+            // A new action fails to compile here until it is listed above.
+            match a {
+                Send | Newline | HistoryPrev | HistoryNext | Abort | ClearOrQuit | ScrollUp
+                | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool | PopupNext
+                | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
+                | ApproveAlways | Deny | Reload | KeepMine | RestoreUnsaved | DiscardUnsaved => {}
+            }
+            assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }
     }
 }

@@ -7,26 +7,34 @@ pub mod editor;
 pub mod editor_update;
 pub mod events;
 pub mod frame;
+pub mod handoff_events;
 pub mod input;
 pub mod keymap;
+pub mod msg;
 pub mod render;
 pub mod rescue;
+pub mod select;
 pub mod slash;
 pub mod state;
 pub mod terminal;
+pub mod unsaved;
 pub mod update;
 pub mod view;
 
 #[cfg(test)]
-mod tests_commands;
+mod commands_tests;
 #[cfg(test)]
-mod tests_editor;
+mod editor_tests;
 #[cfg(test)]
-mod tests_input;
+mod input_tests;
 #[cfg(test)]
-mod tests_reducer;
+mod reducer_tests;
 #[cfg(test)]
-mod tests_screens;
+mod screens_tests;
+#[cfg(test)]
+mod stream_tests;
+#[cfg(test)]
+mod unsaved_tests;
 
 use tokio::sync::mpsc;
 
@@ -55,6 +63,8 @@ pub struct TuiParams {
     pub editor_cmd: Option<String>,
     /// The thresholds the gauge starts with.
     pub thresholds: Thresholds,
+    /// Where the window came from (`--window`, learned, the model table, the default).
+    pub window_source: String,
     /// A first chat line (the demo banner).
     pub banner: Option<String>,
 }

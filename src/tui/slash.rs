@@ -13,6 +13,8 @@ pub enum SlashCommand {
     Window,
     /// `/cost`: cost and turns per generation.
     Cost,
+    /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
+    Mcp,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -55,14 +57,20 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         cmd: SlashCommand::Window,
         name: "window",
-        args: "N",
-        desc: "set the context window in tokens (e.g. 200000 or 200K)",
+        args: "[N]",
+        desc: "show where the context window comes from, or set it (e.g. 200000 or 200K)",
     },
     CommandSpec {
         cmd: SlashCommand::Cost,
         name: "cost",
         args: "",
         desc: "show the cost and turns of each generation",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Mcp,
+        name: "mcp",
+        args: "[restart NAME]",
+        desc: "list the MCP servers with their state, or restart one",
     },
     CommandSpec {
         cmd: SlashCommand::Help,

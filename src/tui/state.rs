@@ -4,7 +4,6 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use crate::engine::context::Thresholds;
@@ -12,9 +11,17 @@ use crate::engine::protocol::{HandoffId, TurnId};
 
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
-use super::render::cell::Cell;
-use super::render::chat::Chat;
+use super::keymap::{Action, label_for, short_label_for};
+use super::render::cell::{AssistantState, Cell};
+use super::render::chat::Transcript;
+use super::render::editor_view::{TextAreaStyles, style_editor, style_input};
 use super::render::gauge::{GaugeMode, GaugeModel};
+
+/// A second Ctrl-C within this long quits.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+/// An approval prompt ignores its keys this long after it appears: keys typed for something else
+/// (a message being sent, a double `y`) must not answer it.
+pub const APPROVAL_GUARD: Duration = Duration::from_millis(400);
 
 /// Where keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +55,6 @@ pub enum Running {
     WritingHandoff {
         /// When the writing turn started.
         since: Instant,
-        /// `/handoff` (true) or the automatic handoff.
-        manual: bool,
     },
 }
 
@@ -111,28 +116,6 @@ pub struct GenerationCost {
     pub requests: u32,
 }
 
-/// A message's length and hash: enough to recognise the engine's echo without keeping a copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint {
-    /// Bytes.
-    pub len: usize,
-    /// `DefaultHasher` of the text.
-    pub hash: u64,
-}
-
-impl Fingerprint {
-    /// The fingerprint of `text`.
-    pub fn of(text: &str) -> Self {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut h);
-        Fingerprint {
-            len: text.len(),
-            hash: h.finish(),
-        }
-    }
-}
-
 /// Labels for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Labels {
@@ -142,17 +125,8 @@ pub struct Labels {
     pub provider: String,
     /// The built-in demo model runs.
     pub demo: bool,
-}
-
-/// Where the last frame put things (for page sizes and mouse hit-tests).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LayoutCache {
-    /// The chat pane.
-    pub chat: Rect,
-    /// The input box (or the approval prompt in its place).
-    pub input: Rect,
-    /// The side editor, when open.
-    pub editor: Option<Rect>,
+    /// Where the context window came from (`-v` says the same), for `/window`.
+    pub window_source: String,
 }
 
 /// Settings fixed for the run.
@@ -167,7 +141,7 @@ pub struct Settings {
 /// The whole UI state.
 pub struct AppState {
     /// The transcript.
-    pub chat: Chat,
+    pub chat: Transcript,
     /// The input box.
     pub input: TextArea<'static>,
     /// Where keys go.
@@ -200,11 +174,9 @@ pub struct AppState {
     pub ctrl_c_at: Option<Instant>,
     /// The side editor's unsaved text a quit was warned about: the next quit with the same text
     /// discards it.
-    pub quit_warned: Option<Fingerprint>,
+    pub quit_warned: Option<String>,
     /// Whether the engine still talks to us.
     pub link: EngineLink,
-    /// Messages in the current session (the `/handoff` guard needs 2).
-    pub session_messages: u32,
     /// The current generation.
     pub generation: u32,
     /// The generation whose near-handoff notice was shown.
@@ -213,20 +185,24 @@ pub struct AppState {
     pub handoff: Option<HandoffKind>,
     /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
     pub latest_handoff: Option<PathBuf>,
-    /// User messages sent but not yet echoed back by the engine.
-    pub pending_echo: VecDeque<Fingerprint>,
     /// Text deltas arrived since the last `AssistantDone`.
     pub streamed: bool,
+    /// Since when the provider has sent nothing, once that passed 15 s (the spinner says so).
+    pub silent_since: Option<Instant>,
     /// Cost and turns per session.
     pub tally: Vec<GenerationCost>,
-    /// Where the last frame put things.
-    pub layout: LayoutCache,
+    /// How the textareas look (from the theme); applied when the focus moves.
+    pub styles: TextAreaStyles,
     /// The last turn id this front end gave out.
     pub last_turn: TurnId,
     /// The turn the engine works on (`TurnStarted` until its `TurnEnd`).
     pub engine_turn: Option<TurnId>,
     /// The handoff whose document the review window holds.
     pub review_handoff: Option<HandoffId>,
+    /// A reopened review's unsaved edits, offered once its document is in the editor.
+    pub unsaved_offer: Option<(HandoffId, PathBuf)>,
+    /// The MCP servers as their last status events described them, in the order they came.
+    pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
 }
 
 /// What the state is built from.
@@ -240,12 +216,17 @@ pub struct StateParams {
     pub thresholds: Thresholds,
     /// A first chat line (the demo banner).
     pub banner: Option<String>,
+    /// How the textareas look.
+    pub styles: TextAreaStyles,
 }
 
 /// The input box, empty, with the placeholder.
 pub fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
-    t.set_placeholder_text("Ask anything · / for commands · Alt-Enter for a newline");
+    t.set_placeholder_text(format!(
+        "Ask anything · / for commands · {} for a newline",
+        label_for(Action::Newline)
+    ));
     t.set_cursor_line_style(ratatui::style::Style::default());
     t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
     t
@@ -254,12 +235,12 @@ pub fn new_input() -> TextArea<'static> {
 impl AppState {
     /// A fresh state: empty chat (plus the banner), idle, focus in the input.
     pub fn new(p: StateParams) -> Self {
-        let mut chat = Chat::new();
+        let mut chat = Transcript::new();
         if let Some(banner) = p.banner {
             chat.push(Cell::Notice { message: banner });
         }
         let t = p.thresholds;
-        AppState {
+        let mut state = AppState {
             chat,
             input: new_input(),
             focus: Focus::Input,
@@ -285,18 +266,35 @@ impl AppState {
             ctrl_c_at: None,
             quit_warned: None,
             link: EngineLink::Connected,
-            session_messages: 0,
             generation: 1,
             near_noticed: None,
             handoff: None,
             latest_handoff: None,
-            pending_echo: VecDeque::new(),
             streamed: false,
+            silent_since: None,
             tally: Vec::new(),
-            layout: LayoutCache::default(),
+            styles: p.styles,
             last_turn: TurnId(0),
             engine_turn: None,
             review_handoff: None,
+            unsaved_offer: None,
+            mcp_servers: Vec::new(),
+        };
+        state.sync_styles();
+        state
+    }
+
+    /// Styles the textareas for where the focus is: the focused one shows its cursor. The input
+    /// is cheap to style and is restyled every time (it is replaced after each send); the side
+    /// editor only when its focus or its buffer changed (its heading pattern is compiled then).
+    pub fn sync_styles(&mut self) {
+        style_input(&mut self.input, &self.styles, self.focus == Focus::Input);
+        let focused = self.focus == Focus::Editor;
+        if let Some(ed) = self.editor.as_mut()
+            && ed.styled_focus != Some(focused)
+        {
+            style_editor(&mut ed.area, &self.styles, focused);
+            ed.styled_focus = Some(focused);
         }
     }
 
@@ -322,18 +320,37 @@ impl AppState {
     }
 
     /// The spinner line, if one shows: `(label, since, hint)`.
-    pub fn spinner(&self) -> Option<(String, Instant, &'static str)> {
+    pub fn spinner(&self) -> Option<(String, Instant, String)> {
         if let (Some(p), Running::Tool { since, .. }) = (self.approvals.front(), &self.running) {
-            return Some((format!("{} waits for your answer…", p.name), *since, ""));
+            return Some((
+                format!("{} waits for your answer…", p.name),
+                *since,
+                String::new(),
+            ));
         }
+        let esc = short_label_for(Action::Abort);
+        // A silence that began during what runs now (a stale one from an aborted try is ignored).
+        let silent = |since: &Instant| self.silent_since.filter(|s| s >= since);
         match &self.running {
             Running::Idle => None,
-            Running::Streaming { since } => Some(("working…".into(), *since, "esc to interrupt")),
-            Running::Tool { name, since } => {
-                Some((format!("running {name}…"), *since, "esc to interrupt"))
+            Running::Streaming { since } => {
+                let hint = format!("{esc} to interrupt");
+                Some(match silent(since) {
+                    Some(s) => ("waiting for the provider…".into(), s, hint),
+                    None => ("working…".into(), *since, hint),
+                })
             }
-            Running::WritingHandoff { since, .. } => {
-                Some(("writing handoff…".into(), *since, "esc to cancel"))
+            Running::Tool { name, since } => Some((
+                format!("running {name}…"),
+                *since,
+                format!("{esc} to interrupt"),
+            )),
+            Running::WritingHandoff { since } => {
+                let hint = format!("{esc} to cancel");
+                Some(match silent(since) {
+                    Some(s) => ("writing handoff… waiting for the provider…".into(), s, hint),
+                    None => ("writing handoff…".into(), *since, hint),
+                })
             }
         }
     }
@@ -352,6 +369,35 @@ impl AppState {
             Running::WritingHandoff { .. } => GaugeMode::Writing,
             _ => GaugeMode::Normal,
         };
+    }
+
+    /// The streaming assistant cell (if it is the last cell) stops streaming.
+    pub fn finish_streaming(&mut self) {
+        if self.chat.last().is_some_and(Cell::is_streaming)
+            && let Some(Cell::Assistant { state, .. }) = self.chat.last_mut()
+        {
+            *state = AssistantState::Done;
+        }
+    }
+
+    /// Push a cell after closing the streaming one.
+    pub fn push_cell(&mut self, cell: Cell) {
+        self.finish_streaming();
+        self.chat.push(cell);
+    }
+
+    /// A notice line in the chat.
+    pub fn notice(&mut self, message: impl Into<String>) {
+        self.push_cell(Cell::Notice {
+            message: message.into(),
+        });
+    }
+
+    /// An error line in the chat.
+    pub fn error(&mut self, message: impl Into<String>) {
+        self.push_cell(Cell::Error {
+            message: message.into(),
+        });
     }
 
     /// The tally entry of the current session, if a session started.

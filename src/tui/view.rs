@@ -1,27 +1,28 @@
-//! The view: lays out the screen and draws the state. It only reads the state, except for the
-//! caches drawing fills (chat heights, textarea scroll, the layout rects the reducer uses for
-//! page sizes and mouse hit-tests).
+//! The view: lays out the screen and draws the state. It reads the state and writes only its own
+//! [`ViewCache`]: the chat's cached layouts and scroll position, and where the last frame put the
+//! panes (the app hit-tests mouse events against it). The textareas keep their own scroll
+//! position through `&TextArea` rendering (ratatui-textarea stores it in a cell).
 
 use std::path::{Component, Path};
 use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
-use super::editor::{Prompt, SideEditor};
-use super::keymap::{self, Context};
-use super::render::chat::render_chat;
-use super::render::editor_view::{editor_block, editor_title, style_editor};
+use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys};
+use super::keymap::{self, Action, Context, short_label_for};
+use super::msg::{ChatScroll, Pane};
+use super::render::chat::{ChatView, render_chat};
+use super::render::editor_view::{editor_block, editor_title};
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Focus, LayoutCache, PendingApproval};
-use super::update::{QUIT_WINDOW, contexts, popup_items, popup_selected};
+use super::state::{AppState, Focus, PendingApproval};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub const MIN_WIDTH: u16 = 10;
@@ -36,16 +37,76 @@ const POPUP_MAX_ROWS: u16 = 8;
 /// Summary rows the approval prompt shows at most.
 const APPROVAL_MAX_ROWS: u16 = 3;
 
+/// Where the last frame put things (for page sizes and mouse hit-tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LayoutCache {
+    /// The chat pane.
+    pub chat: Rect,
+    /// The input box (or the approval prompt in its place).
+    pub input: Rect,
+    /// The side editor, when open.
+    pub editor: Option<Rect>,
+}
+
+/// What the view keeps between frames. Nothing in it is model: dropping it loses the scroll
+/// position and costs a re-layout, nothing else.
+#[derive(Default)]
+pub struct ViewCache {
+    /// Where the last frame put the panes.
+    pub layout: LayoutCache,
+    /// The chat's cached layouts and scroll position.
+    pub chat: ChatView,
+}
+
+impl ViewCache {
+    /// An empty cache: the chat follows the bottom.
+    pub fn new() -> Self {
+        ViewCache::default()
+    }
+
+    /// The pane at a screen position in the last frame (the editor wins where they overlap).
+    pub fn pane_at(&self, column: u16, row: u16) -> Option<Pane> {
+        let at = Position::new(column, row);
+        if self.layout.editor.is_some_and(|r| r.contains(at)) {
+            Some(Pane::Editor)
+        } else if self.layout.input.contains(at) {
+            Some(Pane::Input)
+        } else if self.layout.chat.contains(at) {
+            Some(Pane::Chat)
+        } else {
+            None
+        }
+    }
+
+    /// Scrolls the chat (a page is the chat pane's height in the last frame, less two rows).
+    pub fn scroll_chat(&mut self, s: ChatScroll) {
+        self.chat.scroll(s, self.layout.chat.height);
+    }
+}
+
 /// Draw the whole screen.
-pub fn view(frame: &mut Frame<'_>, state: &mut AppState, theme: &Theme, now: Instant) {
+pub fn view(
+    frame: &mut Frame<'_>,
+    state: &AppState,
+    cache: &mut ViewCache,
+    theme: &Theme,
+    now: Instant,
+) {
     let area = frame.area();
-    draw(area, frame.buffer_mut(), state, theme, now);
+    draw(area, frame.buffer_mut(), state, cache, theme, now);
 }
 
 /// Draw into a buffer (the view without a `Frame`, for tests and benchmarks).
-pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState, theme: &Theme, now: Instant) {
+pub fn draw(
+    area: Rect,
+    buf: &mut Buffer,
+    state: &AppState,
+    cache: &mut ViewCache,
+    theme: &Theme,
+    now: Instant,
+) {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        state.layout = LayoutCache::default();
+        cache.layout = LayoutCache::default();
         return;
     }
     let spinner_h = u16::from(state.spinner().is_some());
@@ -63,16 +124,16 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState, theme: &Theme, n
 
     let (chat, editor) = split_body(body, state.editor.is_some());
     if !chat.is_empty() {
-        render_chat(&mut state.chat, chat, buf, theme);
+        render_chat(&state.chat, &mut cache.chat, chat, buf, theme);
     }
-    if let (Some(ed), Some(rect)) = (state.editor.as_mut(), editor) {
+    if let (Some(ed), Some(rect)) = (state.editor.as_ref(), editor) {
         draw_editor(ed, state.focus == Focus::Editor, rect, buf, theme, now);
     }
     if let Some((label, since, hint)) = state.spinner() {
         render_spinner(
             &label,
             now.saturating_duration_since(since),
-            hint,
+            &hint,
             spin,
             buf,
             theme,
@@ -86,7 +147,7 @@ pub fn draw(area: Rect, buf: &mut Buffer, state: &mut AppState, theme: &Theme, n
     }
     draw_popup(state, body, bottom, buf, theme);
     draw_status(state, status, buf, theme, now);
-    state.layout = LayoutCache {
+    cache.layout = LayoutCache {
         chat,
         input: bottom,
         editor,
@@ -126,7 +187,7 @@ fn input_height(state: &AppState, width: u16) -> u16 {
     (rows as u16).clamp(1, INPUT_MAX_LINES) + 2
 }
 
-fn draw_input(state: &mut AppState, area: Rect, buf: &mut Buffer, theme: &Theme) {
+fn draw_input(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let focused = state.focus == Focus::Input;
     let block = Block::bordered().border_style(if focused {
         theme.border_focus
@@ -135,15 +196,7 @@ fn draw_input(state: &mut AppState, area: Rect, buf: &mut Buffer, theme: &Theme)
     });
     let inner = block.inner(area);
     block.render(area, buf);
-    let input = &mut state.input;
-    input.set_style(theme.text);
-    input.set_placeholder_style(theme.dim);
-    input.set_cursor_style(if focused {
-        theme.cursor
-    } else {
-        Style::default()
-    });
-    Widget::render(&*input, inner, buf);
+    Widget::render(&state.input, inner, buf);
 }
 
 /// The last components of a path, for a title: `…/.flower/notes/handoff-x.md`.
@@ -153,7 +206,7 @@ fn short_path(path: &Path, keep: usize) -> String {
         .filter(|c| matches!(c, Component::Normal(_)))
         .collect();
     let start = parts.len().saturating_sub(keep);
-    let tail: std::path::PathBuf = parts[start..].iter().collect();
+    let tail: std::path::PathBuf = parts.get(start..).unwrap_or_default().iter().collect();
     if start > 0 {
         format!("…/{}", tail.display())
     } else {
@@ -162,7 +215,7 @@ fn short_path(path: &Path, keep: usize) -> String {
 }
 
 fn draw_editor(
-    ed: &mut SideEditor,
+    ed: &SideEditor,
     focused: bool,
     area: Rect,
     buf: &mut Buffer,
@@ -183,11 +236,24 @@ fn draw_editor(
     block.render(area, buf);
     let line = match &ed.prompt {
         Prompt::Conflict { .. } => Some(Line::styled(
-            "file changed on disk: r reload / k keep mine",
+            format!("file changed on disk: {}", conflict_keys()),
+            theme.warning,
+        )),
+        Prompt::Restore { text, .. } => Some(Line::styled(
+            // The keys first: a narrow editor still shows what to press.
+            format!(
+                "{}: your unsaved edits of the interrupted review ({} lines)",
+                restore_keys(),
+                text.lines().count()
+            ),
             theme.warning,
         )),
         Prompt::DiscardConfirm => Some(Line::styled(
-            "unsaved changes: Ctrl-S saves · Esc again discards",
+            format!(
+                "unsaved changes: {} saves · {} again discards",
+                keymap::label_for(Action::Save),
+                keymap::label_for(Action::EditorEscape)
+            ),
             theme.warning,
         )),
         Prompt::None => ed
@@ -204,12 +270,6 @@ fn draw_editor(
         }
         _ => inner,
     };
-    // Styling compiles the heading pattern: only when the buffer or the focus changed.
-    if ed.styled_focus != Some(focused) {
-        style_editor(&mut ed.area, theme, focused);
-        ed.area.remove_block();
-        ed.styled_focus = Some(focused);
-    }
     Widget::render(&ed.area, text_area, buf);
 }
 
@@ -240,18 +300,18 @@ fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffe
         .wrap(ratatui::widgets::Wrap { trim: false })
         .render(summary, buf);
     let mut spans = Vec::new();
-    for (key, hint) in keymap::hints(&[Context::Approval]) {
+    for hint in keymap::hints(&[Context::Approval]) {
         if !spans.is_empty() {
             spans.push(Span::styled("  ·  ", theme.dim));
         }
-        spans.push(Span::styled(key, theme.key));
-        spans.push(Span::styled(format!(" {hint}"), theme.text));
+        spans.push(Span::styled(hint.keys, theme.key));
+        spans.push(Span::styled(format!(" {}", hint.text), theme.text));
     }
     Paragraph::new(Line::from(spans)).render(keys, buf);
 }
 
 fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme: &Theme) {
-    let items = popup_items(state);
+    let items = state.popup_items();
     if items.is_empty() || body.height < 3 {
         return;
     }
@@ -261,11 +321,15 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
     let rect = Rect::new(body.x, input.y.saturating_sub(height), width, height);
     Clear.render(rect, buf);
     let block = Block::bordered()
-        .title(" commands · Tab completes · Enter runs ")
+        .title(format!(
+            " commands · {} completes · {} runs ",
+            keymap::label_for(Action::PopupComplete),
+            keymap::label_for(Action::Send)
+        ))
         .border_style(theme.border_focus);
     let inner = block.inner(rect);
     block.render(rect, buf);
-    let selected = popup_selected(state);
+    let selected = state.popup_selected();
     let first = selected.saturating_sub(usize::from(inner.height).saturating_sub(1));
     let lines: Vec<Line> = items
         .iter()
@@ -291,17 +355,16 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 }
 
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
-    let armed = state
-        .ctrl_c_at
-        .is_some_and(|t| now.saturating_duration_since(t) <= QUIT_WINDOW);
+    let armed = state.quit_armed(now);
     let running = state.is_running();
-    let mut hints: Vec<(String, &str)> = keymap::hints(&contexts(state))
+    let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts())
         .into_iter()
-        .filter(|(_, h)| running || *h != "abort")
-        .filter(|(_, h)| !armed || *h != "quit")
+        .filter(|h| running || h.action != Action::Abort)
+        .filter(|h| !armed || h.action != Action::ClearOrQuit)
+        .map(|h| (h.keys, h.text))
         .collect();
     if armed {
-        hints.insert(0, ("ctrl-c".into(), "again to quit"));
+        hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }
     let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
     render_status(

@@ -136,7 +136,8 @@ async fn verbose_masks_the_key_and_the_window_is_learned_for_the_next_run() {
         let mut c = bin(home.path());
         c.env("ANTHROPIC_API_KEY", KEY)
             .env("ANTHROPIC_BASE_URL", server.base_url())
-            .env("ANTHROPIC_MODEL", "claude-opus-test")
+            // Not in the model table (Claude names are 200,000 there): the 1M default applies.
+            .env("ANTHROPIC_MODEL", "gateway-opus-test")
             .args(args);
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };

@@ -188,10 +188,12 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
 #[tokio::test]
 async fn malformed_and_truncated_streams_are_clear_errors() {
     let h = Harness::new().await;
-    h.server.push(Reply::Sse {
-        chunks: vec![b"event: message_start\ndata: {not json\n\n".to_vec()],
-        delay: None,
-    });
+    for _ in 0..5 {
+        h.server.push(Reply::Sse {
+            chunks: vec![b"event: message_start\ndata: {not json\n\n".to_vec()],
+            delay: None,
+        });
+    }
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
     assert!(
@@ -209,7 +211,7 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
     h.server.push(Reply::Cut {
         bytes: bytes[..bytes.len() / 2].to_vec(),
     });
-    // The cut is retried only when nothing reached the user; either way no panic and a clear end.
+    // Every try is cut: it is replayed until the five tries are spent, then ends in a clear error.
     h.server.push(Reply::Cut {
         bytes: bytes[..bytes.len() / 2].to_vec(),
     });

@@ -1,9 +1,12 @@
 //! The integration suite, one module per area.
 
 mod cli;
+mod continuity;
+mod continuity_e2e;
 mod e2e;
 mod engine;
 mod faults;
 mod handoff;
+mod mcp;
 mod protocol;
 mod provider;

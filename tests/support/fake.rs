@@ -12,8 +12,12 @@
 //! Like the real services, it rejects (with 400 and their wording) a history whose tool calls are not
 //! answered, or that holds tool blocks but defines no tools; such a rejection is answered instead of
 //! the next scripted reply, which stays queued. One request per connection (`connection: close`).
+//!
+//! In chaos mode ([`FakeServer::set_chaos`], see [`chaos`]) a scripted stream reply may be answered
+//! by a seeded fault instead, and then stays queued for the retry.
 
 pub mod anthropic;
+pub mod chaos;
 pub mod openai;
 
 use std::collections::VecDeque;
@@ -89,6 +93,14 @@ pub enum Reply {
     Stall { prefix: Vec<u8> },
     /// Start a stream, send `bytes`, then close the connection without finishing the body.
     Cut { bytes: Vec<u8> },
+    /// Start a stream, send `bytes`, then reset the connection (TCP RST).
+    Reset { bytes: Vec<u8> },
+    /// Send nothing at all (`head: None`) or the stream's headers and `head`, stay silent for
+    /// `pause` (or until the client hangs up), then close without finishing the body.
+    Pause {
+        head: Option<Vec<u8>>,
+        pause: Duration,
+    },
 }
 
 impl Reply {
@@ -148,7 +160,8 @@ impl Reply {
         match self {
             Reply::Sse { chunks, .. } => chunks.concat(),
             Reply::Stall { prefix } => prefix.clone(),
-            Reply::Cut { bytes } => bytes.clone(),
+            Reply::Cut { bytes } | Reply::Reset { bytes } => bytes.clone(),
+            Reply::Pause { head, .. } => head.clone().unwrap_or_default(),
             Reply::Status { body, .. } => body.clone().into_bytes(),
         }
     }
@@ -167,6 +180,8 @@ pub struct Recorded {
     pub arrived: std::time::Instant,
     /// When the reply's last byte was written (None while it is being sent, or for a stall).
     pub finished: Option<std::time::Instant>,
+    /// The fault chaos mode answered with instead of the scripted reply.
+    pub fault: Option<chaos::Fault>,
 }
 
 impl Recorded {
@@ -185,6 +200,7 @@ struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
     active: usize,
+    chaos: Option<chaos::Dice>,
 }
 
 /// The loopback server. Dropping it stops accepting connections.
@@ -234,6 +250,34 @@ impl FakeServer {
     /// Queue several replies in order.
     pub fn push_all(&self, rs: impl IntoIterator<Item = Reply>) {
         lock(&self.state).replies.extend(rs);
+    }
+
+    /// Answer scripted stream replies with seeded faults from now on (the reply stays queued).
+    pub fn set_chaos(&self, c: chaos::Chaos) {
+        lock(&self.state).chaos = Some(chaos::Dice::new(c));
+    }
+
+    /// Back to plain replies.
+    pub fn clear_chaos(&self) {
+        lock(&self.state).chaos = None;
+    }
+
+    /// Every fault injected, in request order.
+    pub fn faults(&self) -> Vec<chaos::Fault> {
+        lock(&self.state)
+            .requests
+            .iter()
+            .filter_map(|r| r.fault.clone())
+            .collect()
+    }
+
+    /// Drop the scripted replies not used yet (a turn that gave up leaves its rest behind); returns
+    /// how many there were.
+    pub fn drop_pending(&self) -> usize {
+        let mut s = lock(&self.state);
+        let n = s.replies.len();
+        s.replies.clear();
+        n
     }
 
     /// Scripted replies not used yet.
@@ -466,6 +510,19 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
     let arrived = std::time::Instant::now();
     let (index, reply) = {
         let mut s = lock(&state);
+        let protocol = chaos::Protocol::of_path(&path);
+        let mut reply = match rejection {
+            Some(err) => Reply::status(400, err),
+            None => s
+                .replies
+                .pop_front()
+                .unwrap_or_else(|| Reply::status(500, "no scripted reply")),
+        };
+        let mut fault = None;
+        if let Some((f, faulty)) = s.chaos.as_mut().and_then(|d| d.roll(&reply, protocol)) {
+            s.replies.push_front(std::mem::replace(&mut reply, faulty));
+            fault = Some(f);
+        }
         s.requests.push(Recorded {
             method,
             path,
@@ -473,23 +530,19 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
             body,
             arrived,
             finished: None,
+            fault,
         });
-        let index = s.requests.len() - 1;
-        let reply = match rejection {
-            Some(err) => Reply::status(400, err),
-            None => s
-                .replies
-                .pop_front()
-                .unwrap_or_else(|| Reply::status(500, "no scripted reply")),
-        };
-        (index, reply)
+        (s.requests.len() - 1, reply)
     };
+    let reset = matches!(reply, Reply::Reset { .. });
     // Write errors mean the client went away: nothing to do.
     let _ = respond(&mut sock, reply).await;
     if let Some(r) = lock(&state).requests.get_mut(index) {
         r.finished = Some(std::time::Instant::now());
     }
-    let _ = sock.shutdown().await;
+    if !reset {
+        let _ = sock.shutdown().await;
+    }
 }
 
 async fn respond(sock: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
@@ -551,6 +604,28 @@ async fn respond(sock: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
                 sock.write_all(&chunk(&bytes)).await?;
             }
             sock.flush().await?;
+        }
+        Reply::Reset { bytes } => {
+            sock.write_all(STREAM_HEAD.as_bytes()).await?;
+            if !bytes.is_empty() {
+                sock.write_all(&chunk(&bytes)).await?;
+            }
+            sock.flush().await?;
+            // Closing with SO_LINGER 0 sends a reset instead of a clean FIN.
+            sock.set_zero_linger()?;
+        }
+        Reply::Pause { head, pause } => {
+            if let Some(bytes) = head {
+                sock.write_all(STREAM_HEAD.as_bytes()).await?;
+                if !bytes.is_empty() {
+                    sock.write_all(&chunk(&bytes)).await?;
+                }
+                sock.flush().await?;
+            }
+            // Silent for `pause`, or until the client gives up and hangs up.
+            let mut tmp = [0u8; 1024];
+            let hung_up = async { while !matches!(sock.read(&mut tmp).await, Ok(0) | Err(_)) {} };
+            let _ = tokio::time::timeout(pause, hung_up).await;
         }
     }
     sock.flush().await

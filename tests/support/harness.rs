@@ -87,12 +87,15 @@ impl Harness {
                 max_tries: 5,
                 base_delay: Duration::from_millis(1),
                 max_delay: Duration::from_millis(5),
+                ..RetryPolicy::default()
             },
             max_tokens: 1024,
             bash_timeout: Duration::from_secs(30),
             resume: None,
             handoff_after: None,
             demo: false,
+            mcp: None,
+            side_events: None,
         }
     }
 }

@@ -10,8 +10,9 @@ use super::error::ProviderError;
 use super::http;
 pub use super::http::http_client;
 use super::sse::SseDecoder;
+use super::windows;
 use super::{BoxFuture, DeltaSink, Provider};
-use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
 /// The API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -50,13 +51,20 @@ impl AnthropicProvider {
         AnthropicProvider { cfg, url, http }
     }
 
-    /// The JSON body sent for `req` (public for tests and `-v` diagnostics).
-    pub fn request_body(&self, req: &ModelRequest) -> Value {
+    /// The model id for `req`, and whether it asks for the 1M-context beta (a `[1m]` marker, which
+    /// the API itself does not know: it is sent as the `anthropic-beta` header instead).
+    pub fn model_for<'a>(&'a self, req: &'a ModelRequest) -> (&'a str, bool) {
         let model = if req.model.is_empty() {
             self.cfg.model.as_deref().unwrap_or(DEFAULT_MODEL)
         } else {
             &req.model
         };
+        windows::strip_1m_marker(model)
+    }
+
+    /// The JSON body sent for `req` (public for tests and `-v` diagnostics).
+    pub fn request_body(&self, req: &ModelRequest) -> Value {
+        let (model, _) = self.model_for(req);
         let max_tokens = match req.max_tokens {
             0 => self.cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             n => n,
@@ -99,7 +107,7 @@ fn block_json(b: &Block) -> Option<Value> {
             let mut v =
                 json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
             if *is_error {
-                v["is_error"] = Value::Bool(true);
+                super::set(&mut v, "is_error", Value::Bool(true));
             }
             v
         }
@@ -132,7 +140,7 @@ fn mark_last_block(message: &mut Value) -> bool {
     });
     match target {
         Some(b) => {
-            b["cache_control"] = cache_marker();
+            super::set(b, "cache_control", cache_marker());
             true
         }
         None => false,
@@ -149,8 +157,11 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
     });
     let mut markers = 0;
     if !req.system.is_empty() {
-        body["system"] =
-            json!([{"type": "text", "text": req.system, "cache_control": cache_marker()}]);
+        super::set(
+            &mut body,
+            "system",
+            json!([{"type": "text", "text": req.system, "cache_control": cache_marker()}]),
+        );
         markers += 1;
     }
     let mut messages: Vec<Value> = req.messages.iter().map(message_json).collect();
@@ -160,7 +171,7 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
             markers += 1;
         }
     }
-    body["messages"] = Value::Array(messages);
+    super::set(&mut body, "messages", Value::Array(messages));
     if !req.tools.is_empty() {
         let mut tools: Vec<Value> = req
             .tools
@@ -170,13 +181,14 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
         if markers < MAX_CACHE_MARKERS
             && let Some(last) = tools.last_mut()
         {
-            last["cache_control"] = cache_marker();
+            super::set(last, "cache_control", cache_marker());
         }
-        body["tools"] = Value::Array(tools);
-        body["tool_choice"] = match req.tool_choice {
+        super::set(&mut body, "tools", Value::Array(tools));
+        let choice = match req.tool_choice {
             ToolChoice::Auto => json!({"type": "auto"}),
             ToolChoice::None => json!({"type": "none"}),
         };
+        super::set(&mut body, "tool_choice", choice);
     }
     body
 }
@@ -203,18 +215,20 @@ impl Provider for AnthropicProvider {
             if !key.is_empty() {
                 headers.push(("x-api-key", key));
             }
+            if self.model_for(req).1 {
+                headers.push(("anthropic-beta", windows::CONTEXT_1M_BETA));
+            }
             let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+            sink(Delta::Alive);
             let mut decoder = SseDecoder::new();
             let mut events = Vec::new();
             let mut state = AnthropicStream::new();
             loop {
-                let chunk = resp
-                    .chunk()
-                    .await
-                    .map_err(|e| http::transport_error(&e, "stream interrupted", key))?;
+                let chunk = resp.chunk().await.map_err(|e| http::body_error(&e, key))?;
                 let Some(bytes) = chunk else {
                     return state.finish();
                 };
+                sink(Delta::Alive);
                 decoder.push_into(&bytes, &mut events);
                 for ev in events.drain(..) {
                     state

@@ -37,8 +37,11 @@ pub struct ProviderError {
     pub message: String,
     /// `retry-after` as the server sent it.
     pub retry_after: Option<Duration>,
-    /// Whether a retry may help (429/5xx/529/connection reset).
+    /// Whether a retry may help (429/5xx/529/connection reset, a broken stream).
     pub retryable: bool,
+    /// The response had started (status 200, an event stream) and broke: it ended without its
+    /// terminal event, carried an event that does not parse, or its connection dropped or stalled.
+    pub stream_broken: bool,
 }
 
 impl ProviderError {
@@ -54,6 +57,16 @@ impl ProviderError {
             message: message.into(),
             retry_after: None,
             retryable,
+            stream_broken: false,
+        }
+    }
+
+    /// A response stream that broke after it had started (SPEC §3): a retryable `Network` error whose
+    /// request is replayed from scratch.
+    pub fn broken_stream(message: impl Into<String>) -> Self {
+        ProviderError {
+            stream_broken: true,
+            ..Self::network(message)
         }
     }
 
@@ -78,130 +91,10 @@ impl ProviderError {
 /// The longest message an error carries (server bodies are cut to this many characters).
 pub const MAX_MESSAGE_CHARS: usize = 300;
 
-/// Overflow phrases, lower case, backticks removed (SPEC §3). Includes what vLLM, llama.cpp, Ollama and
-/// LM Studio say.
-const OVERFLOW_PHRASES: &[&str] = &[
-    // Anthropic
-    "prompt is too long",
-    "input length and max_tokens exceed",
-    "too many total text bytes",
-    // OpenAI, Azure, OpenRouter, DeepSeek, Groq, Mistral, vLLM (OpenAI wording)
-    "context length exceeded",
-    "context_length_exceeded",
-    "maximum context length",
-    "exceeds the context window",
-    "reduce the length of the messages",
-    // llama.cpp server
-    "exceeds the available context size",
-    "the request exceeds the available context",
-    // AWS Bedrock
-    "input is too long for requested model",
-    // Google Gemini
-    "exceeds the maximum number of tokens allowed",
-    // vLLM
-    "is longer than the maximum model length",
-    "is too long to fit into the model",
-    "is too long and exceeds limit",
-    "longer than the model's context length",
-    // Ollama
-    "input length exceeds the context length",
-    "exceeds the context length",
-    // LM Studio
-    "context the overflows",
-    "context overflow",
-    "context length of only",
-    "greater than the context length",
-];
-
-/// Words that mark a rate-limit message: such a message is never an overflow, even when it talks
-/// about tokens (`Request too large for gpt-4o … tokens per min (TPM)`).
-const RATE_LIMIT_PHRASES: &[&str] = &[
-    "rate limit",
-    "rate_limit",
-    "ratelimit",
-    "rate-limit",
-    "tokens per min",
-    "tokens per day",
-    "requests per min",
-    "requests per day",
-    "too many requests",
-    "(tpm)",
-    " tpm ",
-    " tpm:",
-    "exceeded your current quota",
-];
+pub use super::overflow::{is_overflow, overflow_limit};
 
 fn normalise(text: &str) -> String {
     text.to_lowercase().replace('`', "")
-}
-
-fn is_rate_limit_text(lower: &str) -> bool {
-    RATE_LIMIT_PHRASES.iter().any(|p| lower.contains(p))
-}
-
-/// Whether any of `texts` (status body, message, error type or code) says the context window overflowed.
-/// Case-insensitive; a rate-limit text never counts.
-pub fn is_overflow(texts: &[&str]) -> bool {
-    let lowered: Vec<String> = texts.iter().map(|t| normalise(t)).collect();
-    if lowered.iter().any(|t| is_rate_limit_text(t)) {
-        return false;
-    }
-    lowered
-        .iter()
-        .any(|t| OVERFLOW_PHRASES.iter().any(|p| t.contains(p)))
-}
-
-fn limit_patterns() -> &'static [regex::Regex] {
-    static PATTERNS: std::sync::OnceLock<Vec<regex::Regex>> = std::sync::OnceLock::new();
-    PATTERNS.get_or_init(|| {
-        const N: &str = r"(\d[\d,_]*)";
-        [
-            // Anthropic: `205030 tokens > 200000 maximum`, `188240 + 21333 > 200000`
-            format!(r">\s*{N}\s*maximum"),
-            format!(r"\d\s*\+\s*\d[\d,]*\s*>\s*{N}"),
-            // OpenAI and friends: `maximum context length is 8192 tokens`
-            format!(r"maximum context length (?:is|of)\s*{N}"),
-            // Mistral: `too large for model with 32768 maximum context length`
-            format!(r"{N}\s*(?:tokens?\s*)?maximum context length"),
-            // llama.cpp: `exceeds the available context size (8192 tokens)`, `n_ctx_slot = 8192`
-            format!(r"available context size\s*\(\s*{N}"),
-            format!(r"n_ctx(?:_slot)?\s*[=:]\s*{N}"),
-            // Gemini: `exceeds the maximum number of tokens allowed (1048575)`
-            format!(r"maximum number of tokens allowed\s*\(\s*{N}"),
-            // OpenAI Responses and others: `context window of 128000 tokens`
-            format!(r"context window (?:of|is)\s*{N}"),
-            // LM Studio: `loaded with context length of only 4096 tokens`
-            format!(r"context length of only\s*{N}"),
-            // vLLM
-            format!(r"maximum model length of\s*{N}"),
-            format!(r"\(context length\s*{N}\)"),
-            format!(r"exceeds limit of\s*{N}"),
-            // Ollama and generic: `context length (4096)`, `context length is 4096`
-            format!(r"context (?:length|size|window)\s*(?:is\s*)?\(\s*{N}\s*(?:tokens)?\)"),
-        ]
-        .iter()
-        .filter_map(|p| {
-            regex::RegexBuilder::new(p)
-                .case_insensitive(true)
-                .build()
-                .ok()
-        })
-        .collect()
-    })
-}
-
-/// The context window an overflow message states, e.g. `200000` from `… 205030 tokens > 200000 maximum`.
-pub fn overflow_limit(text: &str) -> Option<u64> {
-    limit_patterns().iter().find_map(|re| {
-        let digits: String = re
-            .captures(text)?
-            .get(1)?
-            .as_str()
-            .chars()
-            .filter(char::is_ascii_digit)
-            .collect();
-        digits.parse::<u64>().ok().filter(|n| *n > 0)
-    })
 }
 
 /// The kind an error `type` or `code` string names (Anthropic `error.type`, OpenAI `type` / `code`).
@@ -225,7 +118,10 @@ fn kind_from_type(ty: &str) -> Option<(ErrorKind, bool)> {
         | "model_not_found"
         | "bad_request" => (ErrorKind::InvalidRequest, false),
         "timeout_error" | "timeout" => (ErrorKind::Network, true),
-        "context_length_exceeded" => (ErrorKind::ContextWindowExceeded, false),
+        "context_length_exceeded"
+        | "context_window_exceeded"
+        | "model_context_window_exceeded"
+        | "exceed_context_size_error" => (ErrorKind::ContextWindowExceeded, false),
         _ => return None,
     })
 }
@@ -250,7 +146,9 @@ fn decide(status: Option<u16>, message: &str, hints: &[&str]) -> (ErrorKind, boo
     {
         return (ErrorKind::Overloaded, true);
     }
-    if is_overflow(&texts) {
+    // A 413 about bytes (payload, entity) is not an overflow unless it also speaks of tokens.
+    let bytes_413 = status == Some(413) && super::overflow::is_about_bytes_only(&texts);
+    if !bytes_413 && is_overflow(&texts) {
         return (ErrorKind::ContextWindowExceeded, false);
     }
     if let Some(k) = typed {
@@ -306,6 +204,16 @@ fn read_error_json(v: &serde_json::Value) -> Option<(String, Vec<String>, Option
         .and_then(serde_json::Value::as_u64)
         .and_then(|c| u16::try_from(c).ok())
         .filter(|c| (400..600).contains(c));
+    // llama.cpp states the numbers beside its message: keep them (the window is learned from them).
+    let counts: Vec<String> = ["n_prompt_tokens", "n_ctx"]
+        .iter()
+        .filter_map(|k| Some(format!("{k} = {}", inner.get(*k)?.as_u64()?)))
+        .collect();
+    let message = if counts.is_empty() {
+        message
+    } else {
+        format!("{message} ({})", counts.join(", "))
+    };
     Some((message, hints, code))
 }
 
@@ -322,6 +230,7 @@ pub fn from_error_json(v: &serde_json::Value) -> ProviderError {
         message: truncate(&message),
         retry_after: None,
         retryable,
+        stream_broken: false,
     }
 }
 
@@ -383,6 +292,7 @@ pub fn classify(status: u16, body: &str, retry_after: Option<Duration>) -> Provi
         message,
         retry_after,
         retryable,
+        stream_broken: false,
     }
 }
 

@@ -100,6 +100,14 @@ pub fn transport_error(err: &reqwest::Error, during: &str, secret: &str) -> Prov
     .redacted(secret)
 }
 
+/// A transport failure while the body of a started stream arrives (a cut, a reset): a broken stream.
+pub fn body_error(err: &reqwest::Error, secret: &str) -> ProviderError {
+    ProviderError {
+        stream_broken: true,
+        ..transport_error(err, "stream interrupted", secret)
+    }
+}
+
 /// Read at most [`MAX_ERROR_BODY`] bytes of a response body as text (lossy).
 async fn read_capped(resp: &mut reqwest::Response) -> String {
     let mut body = Vec::new();

@@ -4,8 +4,10 @@ pub mod anthropic;
 pub mod error;
 pub mod http;
 pub mod openai;
+pub mod overflow;
 pub mod retry;
 pub mod sse;
+pub mod windows;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,6 +15,14 @@ use std::pin::Pin;
 pub use error::{ErrorKind, ProviderError};
 
 use super::types::{Delta, ModelRequest, ModelResponse};
+
+/// Set `key` on a JSON object; anything else is left alone (every body built here is an object, and
+/// `value[key] = …` would panic on anything but an object or null).
+pub(crate) fn set(obj: &mut serde_json::Value, key: &str, value: serde_json::Value) {
+    if let Some(o) = obj.as_object_mut() {
+        o.insert(key.to_owned(), value);
+    }
+}
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -17,7 +17,7 @@ use super::error::{ErrorKind, ProviderError};
 use super::http::{self, http_client};
 use super::sse::SseDecoder;
 use super::{BoxFuture, DeltaSink, Provider};
-use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com";
@@ -91,21 +91,25 @@ impl OpenAiProvider {
             vec![("authorization", bearer.as_str())]
         };
         let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+        sink(Delta::Alive);
         let mut decoder = SseDecoder::new();
         let mut events = Vec::new();
         let mut state = OpenAiStream::new();
         loop {
-            let chunk = resp
-                .chunk()
-                .await
-                .map_err(|e| http::transport_error(&e, "stream interrupted", key))?;
+            let chunk = match resp.chunk().await {
+                Ok(c) => c,
+                // Cut after the finish reason: the answer is whole, only the usage chunk is lost.
+                Err(_) if state.is_complete() => return state.finish(),
+                Err(e) => return Err(http::body_error(&e, key)),
+            };
             let Some(bytes) = chunk else {
                 return state.finish();
             };
+            sink(Delta::Alive);
             decoder.push_into(&bytes, &mut events);
             for ev in events.drain(..) {
                 state
-                    .on_data(&ev.data, &mut *sink)
+                    .on_event(&ev, &mut *sink)
                     .map_err(|e| e.redacted(key))?;
                 if state.is_done() {
                     return state.finish();
@@ -148,13 +152,14 @@ fn push_assistant(out: &mut Vec<Value>, m: &Message) {
         })
         .collect();
     let mut msg = json!({"role": "assistant"});
-    msg["content"] = if text.is_empty() && !calls.is_empty() {
+    let content = if text.is_empty() && !calls.is_empty() {
         Value::Null
     } else {
         Value::String(text)
     };
+    super::set(&mut msg, "content", content);
     if !calls.is_empty() {
-        msg["tool_calls"] = Value::Array(calls);
+        super::set(&mut msg, "tool_calls", Value::Array(calls));
     }
     out.push(msg);
 }
@@ -179,7 +184,7 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
         "messages": messages,
     });
     if !req.tools.is_empty() {
-        body["tools"] = req
+        let tools = req
             .tools
             .iter()
             .map(|t| {
@@ -187,10 +192,12 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
                     "name": t.name, "description": t.description, "parameters": t.input_schema}})
             })
             .collect();
-        body["tool_choice"] = json!(match req.tool_choice {
+        super::set(&mut body, "tools", tools);
+        let choice = json!(match req.tool_choice {
             ToolChoice::Auto => "auto",
             ToolChoice::None => "none",
         });
+        super::set(&mut body, "tool_choice", choice);
     }
     body
 }

@@ -81,12 +81,12 @@ impl SseDecoder {
     fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
         if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
-            if bytes[0] == b'\n' {
-                bytes = &bytes[1..];
+            if let Some(rest) = bytes.strip_prefix(b"\n") {
+                bytes = rest;
             }
         }
         while let Some(i) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
-            let line = &bytes[..i];
+            let (line, rest) = bytes.split_at(i);
             if self.partial.is_empty() {
                 self.line(line, out);
             } else {
@@ -96,11 +96,15 @@ impl SseDecoder {
                 whole.clear();
                 self.partial = whole;
             }
-            let was_cr = bytes[i] == b'\r';
-            bytes = &bytes[i + 1..];
+            // `rest` starts with the line end just found.
+            let (was_cr, after) = match rest.split_first() {
+                Some((end, after)) => (*end == b'\r', after),
+                None => (false, rest),
+            };
+            bytes = after;
             if was_cr {
-                match bytes.first() {
-                    Some(b'\n') => bytes = &bytes[1..],
+                match bytes.split_first() {
+                    Some((b'\n', after)) => bytes = after,
                     None => self.skip_lf = true,
                     Some(_) => {}
                 }
@@ -115,13 +119,14 @@ impl SseDecoder {
             self.dispatch(out);
             return;
         }
-        if line[0] == b':' {
+        if line.starts_with(b":") {
             return;
         }
         let (field, value) = match line.iter().position(|&b| b == b':') {
             Some(c) => {
-                let v = &line[c + 1..];
-                (&line[..c], v.strip_prefix(b" ").unwrap_or(v))
+                let (field, colon_value) = line.split_at(c);
+                let v = colon_value.get(1..).unwrap_or_default();
+                (field, v.strip_prefix(b" ").unwrap_or(v))
             }
             None => (line, &[][..]),
         };

@@ -72,6 +72,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             ..
         } => tracing::debug!(context, estimated, cost_usd, session_cost_usd, "usage"),
         Event::Handoff(phase) => handoff_phase(phase, since),
+        Event::McpStatus(status) => {
+            tracing::info!(server = %status.name, "mcp server {}", status.state)
+        }
         Event::Compaction {
             before,
             after,
@@ -80,6 +83,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::WindowLearned { model, thresholds } => {
             tracing::info!(model = %model, window = thresholds.window, "window learned")
         }
+        Event::Stream(state) => tracing::debug!(?state, "stream"),
         Event::Notice { message } => tracing::debug!("notice: {message}"),
         Event::Warning { message } => tracing::warn!("{message}"),
         Event::Error { kind, message } => tracing::error!(%kind, "{message}"),
@@ -138,5 +142,16 @@ fn handoff_phase(phase: &HandoffPhase, ms: u128) {
             tracing::warn!(handoff = handoff.0, ms, "handoff failed: {message}")
         }
         HandoffPhase::Refused { reason, .. } => tracing::info!(?reason, "handoff refused"),
+        HandoffPhase::Reopened {
+            handoff,
+            frozen_at,
+            unsaved,
+            ..
+        } => tracing::info!(
+            handoff = handoff.0,
+            frozen_at = %frozen_at,
+            unsaved = unsaved.is_some(),
+            "handoff: review reopened (frozen by an earlier process)"
+        ),
     }
 }

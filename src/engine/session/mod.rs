@@ -3,12 +3,14 @@
 //! Front ends talk to it through the queue pair of [`super::protocol`]: `spawn` returns an
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
+mod continuity;
 mod handoff_run;
 mod input;
 mod log;
 mod request;
 mod tools_exec;
 mod turn;
+mod turnover;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
@@ -67,6 +69,10 @@ pub struct EngineParams {
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
+    /// MCP servers whose tools are offered beside the built-in ones (issue 12); `None`: none.
+    pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
+    /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
+    pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
 }
 
 /// Where `--continue` attaches.
@@ -96,9 +102,19 @@ pub struct EngineHandle {
 }
 
 /// Start the engine on the current tokio runtime.
-pub fn spawn(params: EngineParams) -> Result<EngineHandle, Error> {
+pub fn spawn(mut params: EngineParams) -> Result<EngineHandle, Error> {
     let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    if let Some(mut side) = params.side_events.take() {
+        let tx = ev_tx.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = side.recv().await {
+                if tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let mut engine = Engine::new(params, op_rx, ev_tx)?;
     let task = tokio::spawn(async move { engine.run().await });
     Ok(EngineHandle {
@@ -122,6 +138,34 @@ struct SessionState {
     near_fired: bool,
     /// What this session's requests cost so far.
     cost_usd: f64,
+}
+
+/// The user request in progress (SPEC §6.14): the running message turn's user messages, kept
+/// after the turn when it did not complete (interrupted, failed, out of iterations), so a handoff
+/// made then still carries it. A completed turn closes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Request {
+    messages: Vec<String>,
+    open: bool,
+}
+
+impl Request {
+    /// A new request opened by a user turn.
+    fn opened(text: String) -> Request {
+        Request {
+            messages: vec![text],
+            open: true,
+        }
+    }
+
+    /// The messages a successor gets after its briefing: none when no request is open.
+    fn in_flight(&self) -> Vec<String> {
+        if self.open {
+            self.messages.clone()
+        } else {
+            Vec::new()
+        }
+    }
 }
 
 /// The turn the engine works on.
@@ -167,6 +211,14 @@ pub(crate) struct Engine {
     writing: Option<HandoffId>,
     /// Said once the front end listens (torn transcript lines, a run skipped by `--continue`).
     startup_warnings: Vec<String>,
+    /// The user request in progress, for the successor and the degraded document.
+    request: Request,
+    /// The document the current session was briefed with (a degraded one carries it forward).
+    briefed: Option<super::handoff::HandoffDoc>,
+    /// This process's claim on the step name in the workspace (SPEC §6.15).
+    claim: Option<super::handoff::lock::StepClaim>,
+    /// What the document lock cost the handoff in progress.
+    handoff_lock: Duration,
 }
 
 impl Engine {
@@ -213,6 +265,7 @@ impl Engine {
                 cost_usd: 0.0,
             },
         };
+        let claim = Self::claim_resumed(&p, step.and_then(|i| manifest.steps.get(i)))?;
         let (replace, compactions) = match step.and_then(|i| manifest.steps.get(i)) {
             Some(rec) => (
                 ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
@@ -244,6 +297,10 @@ impl Engine {
             handoffs_started: 0,
             writing: None,
             startup_warnings,
+            request: Request::default(),
+            briefed: None,
+            claim,
+            handoff_lock: Duration::ZERO,
         })
     }
 
@@ -478,18 +535,19 @@ impl Engine {
             .step
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
+        let name = self.claim_step(name);
         let rec = StepRecord {
             name,
             task: input::task_excerpt(task),
             window: self.thresholds.window,
             ..Default::default()
         };
-        // The name this process claimed in a joined run directory (a record without a session).
-        let claimed = self
-            .manifest
-            .steps
-            .iter()
-            .position(|s| s.name == rec.name && s.session_id.is_empty());
+        // The name this process claimed in a joined run directory (a record without a session;
+        // the workspace's step claim may have renamed it since, `<step>-2`).
+        let me = std::process::id();
+        let claimed = self.manifest.steps.iter().position(|s| {
+            s.session_id.is_empty() && (s.name == rec.name || s.claimed_by == Some(me))
+        });
         match claimed.and_then(|i| self.manifest.steps.get_mut(i).map(|slot| (i, slot))) {
             Some((i, slot)) => {
                 *slot = rec;
@@ -592,6 +650,8 @@ impl Engine {
                 ),
             });
             self.emit_usage_estimate();
+            self.briefed = super::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
+            self.reopen_frozen().await;
         }
         while !self.shutdown {
             let Some(op) = self.next_op().await else {
@@ -602,6 +662,9 @@ impl Engine {
                 Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
                     if self.has_step() {
+                        // A fresh start: no briefing, no request carried into it.
+                        self.request = Request::default();
+                        self.briefed = None;
                         let gen_ = self.s.generation;
                         self.start_session(None, gen_, Vec::new());
                         self.emit(Event::Notice {
@@ -626,13 +689,14 @@ impl Engine {
                     self.warn_about_the_line();
                     self.emit_usage_estimate();
                 }
+                Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::Shutdown => break,
                 // Nothing is running: an abort can only drop a queued turn.
                 Op::Abort { turn } => {
                     let _ = self.on_abort(turn);
                 }
                 // Nothing waits for them: stale answers are ignored.
-                Op::Approval { .. } | Op::ReviewDone { .. } => {}
+                Op::Approval { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. } => {}
             }
         }
         self.save_manifest_if_any();

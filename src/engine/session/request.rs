@@ -1,12 +1,15 @@
 //! One model request, streamed, abortable by `Op::Abort`, with retries surfaced as events.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
 use super::ActiveTurn;
 use super::Engine;
 use crate::engine::protocol::{
-    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnId, TurnKind,
+    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, StreamState, TurnId, TurnKind,
 };
 use crate::engine::provider::ProviderError;
-use crate::engine::provider::retry::{RetryNotice, stream_with_retry};
+use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
 use crate::engine::types::{Delta, ModelRequest, ModelResponse, ToolChoice};
 
 /// How a request ended.
@@ -78,6 +81,10 @@ impl Engine {
                 Some(Stop::Shutdown)
             }
             Some(Op::Abort { turn }) => self.on_abort(turn),
+            Some(Op::McpRestart { name }) => {
+                self.restart_mcp(&name);
+                None
+            }
             Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
@@ -133,13 +140,59 @@ impl Engine {
         );
     }
 
+    /// `/mcp restart NAME`.
+    pub(crate) fn restart_mcp(&mut self, name: &str) {
+        let message = match &self.p.mcp {
+            None => "no MCP servers are configured ([mcp_servers.NAME] in config.toml, or an \
+                     approved .mcp.json)"
+                .to_string(),
+            Some(mcp) => match mcp.restart(name) {
+                Ok(()) => format!("restarting MCP server `{name}`"),
+                Err(e) => e.to_string(),
+            },
+        };
+        self.emit_logged(Event::Notice { message });
+    }
+
+    /// Before a request: wait for MCP servers still starting, each at most until its
+    /// `startup_timeout` (a later one is offered from a later request). False: the user aborted.
+    pub(crate) async fn wait_for_mcp(&mut self) -> bool {
+        let Some(mcp) = self.p.mcp.clone() else {
+            return true;
+        };
+        let starting = mcp.starting();
+        if starting.is_empty() {
+            return true;
+        }
+        let names: Vec<String> = starting
+            .iter()
+            .map(|s| format!("{} (up to {} s)", s.name, s.timeout.as_secs_f64().ceil()))
+            .collect();
+        self.emit_logged(Event::Notice {
+            message: format!("Waiting for MCP servers to start: {}", names.join(", ")),
+        });
+        self.abortable(async move { mcp.wait_for_startup().await })
+            .await
+            .is_some()
+    }
+
+    /// The built-in tools, then the tools of every ready MCP server (a server that became ready
+    /// since the last request is offered from this one on).
+    pub(crate) fn tool_specs(&self) -> Vec<crate::engine::types::ToolSpec> {
+        let mut specs = crate::engine::tools::specs();
+        if let Some(mcp) = &self.p.mcp {
+            specs.extend(mcp.tool_specs());
+        }
+        specs
+    }
+
     /// Build a request on the current session's history.
     pub(crate) fn build_request(&self, tool_choice: ToolChoice) -> ModelRequest {
         ModelRequest {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
             messages: self.s.messages.clone(),
-            tools: crate::engine::tools::specs(),
+            tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.p.max_tokens,
         }
@@ -196,41 +249,72 @@ impl Engine {
         outcome
     }
 
+    /// A try that broke after showing text is replayed: the front end is told to drop what it
+    /// showed, and `partial` only ever holds the text of the latest try.
     async fn stream_inner(&mut self, req: ModelRequest, visible: bool, number: u64) -> Outcome {
         let provider = self.p.provider.clone();
         let policy = self.p.retry;
         let events = self.events.clone();
-        let retry_events = self.events.clone();
-        let mut partial = String::new();
+        let notice_events = self.events.clone();
+        // The sink and the notice handler both reach the text of the current try.
+        let partial = Mutex::new(String::new());
+        let shown = AtomicBool::new(false);
+        let silent = AtomicBool::new(false);
         let mut sink = |d: Delta| match d {
             Delta::Text(t) => {
-                partial.push_str(&t);
+                lock(&partial).push_str(&t);
                 if visible {
+                    shown.store(true, Ordering::Relaxed);
                     let _ = events.send(Event::TextDelta { text: t });
                 }
             }
             Delta::Thinking(t) => {
                 if visible {
+                    shown.store(true, Ordering::Relaxed);
                     let _ = events.send(Event::ThinkingDelta { text: t });
                 }
             }
-            Delta::ToolUseStart { .. } => {}
+            Delta::ToolUseStart { .. } | Delta::Alive => {}
         };
-        let mut on_retry = |n: RetryNotice| {
-            tracing::warn!(
-                request = number,
-                attempt = n.attempt,
-                max = n.max,
-                delay_ms = n.delay.as_millis(),
-                "retrying: {}",
-                n.reason
-            );
-            let _ = retry_events.send(Event::Retry {
-                attempt: n.attempt,
-                max: n.max,
-                reason: n.reason,
-                delay_ms: n.delay.as_millis() as u64,
-            });
+        let mut on_notice = |n: StreamNotice| match n {
+            StreamNotice::Retry(n) => {
+                tracing::warn!(
+                    request = number,
+                    attempt = n.attempt,
+                    max = n.max,
+                    delay_ms = n.delay.as_millis(),
+                    discarded = n.discarded,
+                    "retrying: {}",
+                    n.reason
+                );
+                if n.discarded {
+                    let chars = std::mem::take(&mut *lock(&partial)).chars().count();
+                    if shown.swap(false, Ordering::Relaxed) {
+                        let _ = notice_events.send(Event::Stream(StreamState::Discarded { chars }));
+                    }
+                }
+                let _ = notice_events.send(Event::Retry {
+                    attempt: n.attempt,
+                    max: n.max,
+                    reason: n.reason,
+                    delay_ms: u64::try_from(n.delay.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            StreamNotice::Silent(d) => {
+                tracing::info!(
+                    request = number,
+                    silent_ms = d.as_millis(),
+                    "provider silent"
+                );
+                silent.store(true, Ordering::Relaxed);
+                let _ = notice_events.send(Event::Stream(StreamState::Silent {
+                    silent_ms: u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
+                }));
+            }
+            StreamNotice::Resumed => {
+                silent.store(false, Ordering::Relaxed);
+                let _ = notice_events.send(Event::Stream(StreamState::Resumed));
+            }
         };
         let result = self
             .abortable(stream_with_retry(
@@ -238,13 +322,22 @@ impl Engine {
                 &req,
                 &mut sink,
                 &policy,
-                &mut on_retry,
+                &mut on_notice,
             ))
             .await;
+        if silent.load(Ordering::Relaxed) {
+            // Aborted while silent: nothing else would close the silence.
+            self.emit(Event::Stream(StreamState::Resumed));
+        }
+        let partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
         match result {
             Some(Ok(resp)) => Outcome::Done(resp),
             Some(Err(error)) => Outcome::Failed { error, partial },
             None => Outcome::Aborted { partial },
         }
     }
+}
+
+fn lock(m: &Mutex<String>) -> MutexGuard<'_, String> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

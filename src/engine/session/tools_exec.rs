@@ -135,11 +135,21 @@ impl Engine {
                 })
     }
 
+    /// Whether `name` is a tool of one of the MCP servers.
+    fn is_mcp(&self, name: &str) -> bool {
+        self.p.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
+    }
+
     async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
-        if !tools::is_known(name)
-            || !tools::needs_approval(name, input, &self.p.workspace)
-            || self.reads_own_spill(name, input)
-        {
+        // Every MCP tool needs approval: flower-tui cannot know what a server's tool does.
+        let needs = if self.is_mcp(name) {
+            true
+        } else {
+            tools::is_known(name)
+                && tools::needs_approval(name, input, &self.p.workspace)
+                && !self.reads_own_spill(name, input)
+        };
+        if !needs {
             return Decision::Allow;
         }
         // A path outside the workspace is approved call by call: neither --yes nor "always"
@@ -204,7 +214,14 @@ impl Engine {
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let mut out = self.abortable(tools::run(name, input, &ctx)).await?;
+        let mut out = match (&self.p.mcp, self.is_mcp(name)) {
+            (Some(mcp), true) => {
+                let mcp = mcp.clone();
+                self.abortable(async move { mcp.call(name, input).await })
+                    .await?
+            }
+            _ => self.abortable(tools::run(name, input, &ctx)).await?,
+        };
         if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
             out.content = clean;
         }

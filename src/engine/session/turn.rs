@@ -40,6 +40,7 @@ impl Engine {
             origin: Origin::User,
             text: text.clone(),
         });
+        self.request = super::Request::opened(text.clone());
         self.push_message(Message::user(text));
         self.save_manifest();
         self.emit_usage_estimate();
@@ -48,6 +49,9 @@ impl Engine {
     }
 
     fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        if reason == ExitReason::Completed {
+            self.request.open = false;
+        }
         let failed = matches!(reason, ExitReason::Error(_));
         self.record(|rec| {
             if failed {
@@ -79,6 +83,9 @@ impl Engine {
                 Flow::Stop(r) => return r,
             }
             iterations += 1;
+            if !self.wait_for_mcp().await {
+                return ExitReason::Interrupted;
+            }
             let req = self.build_request(ToolChoice::Auto);
             let snapshot = self.replace.get();
             match self.stream(req, Purpose::Main).await {

@@ -220,6 +220,12 @@ pub fn summary(name: &str, input: &Value) -> String {
             None => pat,
         }),
         "list_dir" => Some(path.unwrap_or_else(|| ".".into())),
+        // An MCP tool: its arguments, so an approval shows what it is asked to do.
+        _ if name.starts_with("mcp__") => match input {
+            Value::Object(m) if m.is_empty() => None,
+            Value::Null => None,
+            other => Some(one_line(&other.to_string())),
+        },
         _ => None,
     };
     match detail {

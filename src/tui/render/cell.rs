@@ -4,33 +4,55 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown;
+use super::stream::StreamCommits;
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::tui::keymap::{Action, label_for, short_label_for};
 
 /// Tool output lines shown while a tool cell is collapsed.
 pub const COLLAPSED_LINES: usize = 3;
+
+/// Where an assistant message is in its life.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssistantState {
+    /// Deltas still arrive; the stream controller knows which part is committed.
+    Streaming(StreamCommits),
+    /// Complete.
+    Done,
+    /// Cut short by Esc (marked `[interrupted]`).
+    Interrupted,
+}
+
+/// Where a tool call is: running, or finished with its output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolStatus {
+    /// No result yet.
+    Running,
+    /// It succeeded with this output.
+    Succeeded(String),
+    /// It failed with this output.
+    Failed(String),
+}
 
 /// One entry of the chat transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
     /// A message the user sent.
     User { text: String },
-    /// Assistant text (markdown); `streaming` while deltas still arrive.
+    /// Assistant text (markdown).
     Assistant {
         markdown: String,
-        streaming: bool,
-        interrupted: bool,
+        state: AssistantState,
     },
     /// Thinking text.
     Thinking { text: String },
-    /// A tool call; `output` is `None` while it runs.
+    /// A tool call.
     Tool {
         id: String,
         name: String,
         summary: String,
-        output: Option<String>,
-        is_error: bool,
+        status: ToolStatus,
         expanded: bool,
     },
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
@@ -65,115 +87,75 @@ fn raw(s: impl Into<String>, style: Style) -> Span<'static> {
 }
 
 impl Cell {
+    /// A streaming assistant message holding `text` so far.
+    pub fn streaming(text: String) -> Cell {
+        let commits = StreamCommits::of(&text);
+        Cell::Assistant {
+            markdown: text,
+            state: AssistantState::Streaming(commits),
+        }
+    }
+
+    /// Appends a delta to a streaming assistant message; false (and nothing changes) for any
+    /// other cell.
+    pub fn push_delta(&mut self, delta: &str) -> bool {
+        match self {
+            Cell::Assistant {
+                markdown,
+                state: AssistantState::Streaming(commits),
+            } => {
+                markdown.push_str(delta);
+                commits.advance(markdown);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// True for an assistant message still streaming.
+    pub fn is_streaming(&self) -> bool {
+        matches!(
+            self,
+            Cell::Assistant {
+                state: AssistantState::Streaming(_),
+                ..
+            }
+        )
+    }
+
     /// The cell's lines wrapped to `width` columns (at least one line).
     pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let w = usize::from(width.max(1));
+        let t = theme;
         match self {
             Cell::User { text } => {
-                let first = [raw("› ", theme.accent)];
-                let rest = [raw("  ", theme.user)];
-                wrap_text(
-                    &sanitize(text),
-                    theme.user,
-                    w,
-                    &first,
-                    &rest,
-                    WrapMode::Words,
-                )
+                let (first, rest) = (raw("› ", t.accent), raw("  ", t.user));
+                marked(first, rest, &sanitize(text), t.user, w)
             }
-            Cell::Assistant {
-                markdown,
-                streaming,
-                interrupted,
-            } => {
-                let mut lines = if markdown.is_empty() && *streaming {
-                    vec![Line::from(raw("…", theme.dim))]
-                } else {
-                    render_markdown(markdown, w, theme)
-                };
-                if *interrupted {
-                    lines.push(Line::from(raw("[interrupted]", theme.warning)));
-                }
-                lines
-            }
+            Cell::Assistant { markdown, state } => assistant_lines(markdown, state, w, t),
             Cell::Thinking { text } => {
-                let bar = [raw("┊ ", theme.thinking)];
-                wrap_text(
-                    sanitize(text).trim_end(),
-                    theme.thinking,
-                    w,
-                    &bar,
-                    &bar,
-                    WrapMode::Words,
-                )
+                let bar = raw("┊ ", t.thinking);
+                marked(bar.clone(), bar, sanitize(text).trim_end(), t.thinking, w)
             }
             Cell::Tool {
                 name,
                 summary,
-                output,
-                is_error,
+                status,
                 expanded,
                 ..
-            } => tool_lines(
-                name,
-                summary,
-                output.as_deref(),
-                *is_error,
-                *expanded,
-                w,
-                theme,
-            ),
+            } => tool_lines(name, summary, status, *expanded, w, t),
             Cell::Approval {
                 name,
                 summary,
                 answer,
-            } => {
-                let head = vec![
-                    raw("? ", theme.warning),
-                    raw(format!("allow {name}"), theme.warning),
-                    raw("  ", theme.text),
-                    raw(sanitize(summary).replace('\n', " "), theme.text),
-                ];
-                let mut lines =
-                    wrap_spans(&head, w, &[], &[raw("  ", theme.text)], WrapMode::Words);
-                let tail = match answer {
-                    Some(a) => vec![raw("→ ", theme.dim), raw(a.clone(), theme.text)],
-                    None => vec![
-                        raw("y", theme.key),
-                        raw(" once  ", theme.dim),
-                        raw("a", theme.key),
-                        raw(" always  ", theme.dim),
-                        raw("n", theme.key),
-                        raw(" deny", theme.dim),
-                    ],
-                };
-                let pad = [raw("  ", theme.text)];
-                lines.extend(wrap_spans(&tail, w, &pad, &pad, WrapMode::Words));
-                lines
-            }
+            } => approval_lines(name, summary, answer.as_deref(), w, t),
             Cell::Error { message } => {
-                let first = [raw("✗ ", theme.error)];
-                let rest = [raw("  ", theme.error)];
-                wrap_text(
-                    sanitize(message).trim_end(),
-                    theme.error,
-                    w,
-                    &first,
-                    &rest,
-                    WrapMode::Words,
-                )
+                let (first, rest) = (raw("✗ ", t.error), raw("  ", t.error));
+                marked(first, rest, sanitize(message).trim_end(), t.error, w)
             }
             Cell::Notice { message } => {
-                let first = [raw("• ", theme.notice)];
-                let rest = [raw("  ", theme.notice)];
-                wrap_text(
-                    sanitize(message).trim_end(),
-                    theme.notice,
-                    w,
-                    &first,
-                    &rest,
-                    WrapMode::Words,
-                )
+                let (first, rest) = (raw("• ", t.notice), raw("  ", t.notice));
+                marked(first, rest, sanitize(message).trim_end(), t.notice, w)
             }
             Cell::Retry {
                 attempt,
@@ -182,13 +164,12 @@ impl Cell {
                 delay_ms,
             } => {
                 let text = format!(
-                    "retrying in {:.1}s (attempt {attempt}/{max}): {}",
+                    "{} — retrying in {:.1}s ({attempt}/{max})",
+                    sanitize(reason).trim(),
                     *delay_ms as f64 / 1000.0,
-                    sanitize(reason).trim()
                 );
-                let first = [raw("⟳ ", theme.warning)];
-                let rest = [raw("  ", theme.warning)];
-                wrap_text(&text, theme.warning, w, &first, &rest, WrapMode::Words)
+                let (first, rest) = (raw("⟳ ", t.warning), raw("  ", t.warning));
+                marked(first, rest, &text, t.warning, w)
             }
             Cell::Divider {
                 generation,
@@ -196,92 +177,172 @@ impl Cell {
                 window,
                 path,
                 degraded,
-            } => {
-                vec![divider_line(
-                    *generation,
-                    *context,
-                    *window,
-                    path.as_deref(),
-                    *degraded,
-                    w,
-                    theme,
-                )]
-            }
+            } => vec![divider_line(
+                *generation,
+                *context,
+                *window,
+                path.as_deref(),
+                *degraded,
+                w,
+                t,
+            )],
         }
+    }
+}
+
+/// `text` wrapped at words after `first` (its first row) and `rest` (the rows after).
+fn marked(
+    first: Span<'static>,
+    rest: Span<'static>,
+    text: &str,
+    style: Style,
+    w: usize,
+) -> Vec<Line<'static>> {
+    wrap_text(text, style, w, &[first], &[rest], WrapMode::Words)
+}
+
+fn assistant_lines(
+    markdown: &str,
+    state: &AssistantState,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let streaming = matches!(state, AssistantState::Streaming(_));
+    let mut lines = if markdown.is_empty() && streaming {
+        vec![Line::from(raw("…", theme.dim))]
+    } else {
+        render_markdown(markdown, w, theme)
+    };
+    if *state == AssistantState::Interrupted {
+        lines.push(Line::from(raw("[interrupted]", theme.warning)));
+    }
+    lines
+}
+
+/// `? allow bash: rm -rf target`, then the keys that answer it, or the answer given.
+fn approval_lines(
+    name: &str,
+    summary: &str,
+    answer: Option<&str>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut head = vec![raw("? ", theme.warning), raw("allow ", theme.warning)];
+    head.extend(summary_spans(name, summary, theme.warning, theme.text));
+    let pad = [raw("  ", theme.text)];
+    let mut lines = wrap_spans(&head, w, &[], &pad, WrapMode::Words);
+    let tail = match answer {
+        Some(a) => vec![raw("→ ", theme.dim), raw(a.to_string(), theme.text)],
+        None => vec![
+            raw(label_for(Action::ApproveOnce), theme.key),
+            raw(" once  ", theme.dim),
+            raw(label_for(Action::ApproveAlways), theme.key),
+            raw(" always  ", theme.dim),
+            raw(label_for(Action::Deny), theme.key),
+            raw(" deny", theme.dim),
+        ],
+    };
+    lines.extend(wrap_spans(&tail, w, &pad, &pad, WrapMode::Words));
+    lines
+}
+
+/// The engine's one-line summary of a tool call (`bash: cargo test`), the tool's name in
+/// `name_style` and the rest in `rest_style`.
+fn summary_spans(
+    name: &str,
+    summary: &str,
+    name_style: Style,
+    rest_style: Style,
+) -> Vec<Span<'static>> {
+    let summary = sanitize(summary).replace('\n', " ");
+    match summary.strip_prefix(name) {
+        Some(rest) => vec![
+            raw(name.to_string(), name_style),
+            raw(rest.to_string(), rest_style),
+        ],
+        None => vec![raw(summary, rest_style)],
     }
 }
 
 fn tool_lines(
     name: &str,
     summary: &str,
-    output: Option<&str>,
-    is_error: bool,
+    status: &ToolStatus,
     expanded: bool,
     w: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
+    let (output, is_error) = match status {
+        ToolStatus::Running => (None, false),
+        ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
+        ToolStatus::Failed(o) => (Some(o.as_str()), true),
+    };
     let mark_style = if is_error { theme.error } else { theme.tool };
     let mark = if expanded { "▾ " } else { "▸ " };
-    let mut head = vec![raw(mark, mark_style), raw(name.to_string(), mark_style)];
-    let summary = sanitize(summary).replace('\n', " ");
-    if !summary.is_empty() {
-        head.push(raw("  ", theme.text));
-        head.push(raw(summary, theme.text));
-    }
+    let mut head = vec![raw(mark, mark_style)];
+    head.extend(summary_spans(name, summary, mark_style, theme.text));
     let indent = [raw("  ", theme.text)];
     let mut lines = wrap_spans(&head, w, &[], &indent, WrapMode::Words);
-    let out_style = if is_error {
-        theme.error
-    } else {
-        theme.tool_output
+    let note = |text: String| {
+        wrap_spans(
+            &[raw(text, theme.dim)],
+            w,
+            &indent,
+            &indent,
+            WrapMode::Words,
+        )
     };
     let Some(output) = output else {
-        lines.extend(wrap_spans(
-            &[raw("running…", theme.dim)],
-            w,
-            &indent,
-            &indent,
-            WrapMode::Words,
-        ));
+        lines.extend(note("running…".into()));
         return lines;
     };
-    let output = sanitize(output);
-    let output = output.trim_end_matches('\n');
+    let clean = sanitize(output);
+    let output = clean.trim_end_matches('\n');
     if output.is_empty() {
-        lines.extend(wrap_spans(
-            &[raw("(no output)", theme.dim)],
-            w,
-            &indent,
-            &indent,
-            WrapMode::Words,
-        ));
-        return lines;
+        lines.extend(note("(no output)".into()));
+    } else {
+        let style = if is_error {
+            theme.error
+        } else {
+            theme.tool_output
+        };
+        lines.extend(output_lines(output, style, expanded, w, theme));
     }
+    lines
+}
+
+/// A tool's output under its header: whole when expanded or short, else its first lines cut to
+/// a row each and a note of what is hidden.
+fn output_lines(
+    output: &str,
+    style: Style,
+    expanded: bool,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let indent = [raw("  ", theme.text)];
     let total = output.split('\n').count();
     let room = w.saturating_sub(2).max(1);
     let fits = total <= COLLAPSED_LINES + 1 && output.split('\n').all(|l| str_width(l) <= room);
     if expanded || fits {
-        lines.extend(wrap_text(
-            output,
-            out_style,
-            w,
-            &indent,
-            &indent,
-            WrapMode::Chars,
-        ));
-        return lines;
+        return wrap_text(output, style, w, &indent, &indent, WrapMode::Chars);
     }
-    // Collapsed: the first lines, each cut to one row, then how much is hidden.
     let shown = total.min(COLLAPSED_LINES);
-    for line in output.split('\n').take(shown) {
-        let mut spans = indent.to_vec();
-        spans.push(raw(truncate(line, room), out_style));
-        lines.push(Line::from(spans));
-    }
+    let mut lines: Vec<Line<'static>> = output
+        .split('\n')
+        .take(shown)
+        .map(|line| {
+            Line::from(vec![
+                raw("  ", theme.text),
+                raw(truncate(line, room), style),
+            ])
+        })
+        .collect();
+    let key = short_label_for(Action::ToggleTool);
     let more = match total - shown {
-        0 => "… (long lines cut, ctrl-t to expand)".to_string(),
-        1 => "… (1 more line, ctrl-t to expand)".to_string(),
-        n => format!("… ({n} more lines, ctrl-t to expand)"),
+        0 => format!("… (long lines cut, {key} to expand)"),
+        1 => format!("… (1 more line, {key} to expand)"),
+        n => format!("… ({n} more lines, {key} to expand)"),
     };
     lines.extend(wrap_spans(
         &[raw(more, theme.dim)],
@@ -362,9 +423,8 @@ mod tests {
         Cell::Tool {
             id: "t1".into(),
             name: "bash".into(),
-            summary: "cargo test".into(),
-            output: output.map(str::to_string),
-            is_error: false,
+            summary: "bash: cargo test".into(),
+            status: output.map_or(ToolStatus::Running, |o| ToolStatus::Succeeded(o.into())),
             expanded,
         }
     }
@@ -373,13 +433,13 @@ mod tests {
     fn tool_collapses_and_expands() {
         assert_eq!(
             text(&tool(None, false), 40),
-            ["▸ bash  cargo test", "  running…"]
+            ["▸ bash: cargo test", "  running…"]
         );
         let out = "1\n2\n3\n4\n5\n6\n";
         assert_eq!(
             text(&tool(Some(out), false), 40),
             [
-                "▸ bash  cargo test",
+                "▸ bash: cargo test",
                 "  1",
                 "  2",
                 "  3",
@@ -442,14 +502,10 @@ mod tests {
             reason: "overloaded".into(),
             delay_ms: 2000,
         };
-        assert_eq!(
-            text(&r, 80),
-            ["⟳ retrying in 2.0s (attempt 2/5): overloaded"]
-        );
+        assert_eq!(text(&r, 80), ["⟳ overloaded — retrying in 2.0s (2/5)"]);
         let a = Cell::Assistant {
             markdown: "hi".into(),
-            streaming: false,
-            interrupted: true,
+            state: AssistantState::Interrupted,
         };
         assert_eq!(text(&a, 80), ["hi", "[interrupted]"]);
         let u = Cell::User {
@@ -458,12 +514,12 @@ mod tests {
         assert_eq!(text(&u, 9), ["› one two", "  three"]);
         let ap = Cell::Approval {
             name: "bash".into(),
-            summary: "rm -rf target".into(),
+            summary: "bash: rm -rf target".into(),
             answer: None,
         };
         assert_eq!(
             text(&ap, 80),
-            ["? allow bash  rm -rf target", "  y once  a always  n deny"]
+            ["? allow bash: rm -rf target", "  y once  a always  n deny"]
         );
     }
 }

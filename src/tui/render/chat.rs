@@ -1,131 +1,84 @@
-//! The transcript view model: cells, each with its wrapped height cached per width, and a scroll
-//! position. Only the cells that intersect the viewport are laid out and drawn; when following the
-//! bottom, the walk starts from the last cell.
+//! The transcript and its view. [`Transcript`] is model: the cells, each with a revision that
+//! changes whenever the cell does. [`ChatView`] is view state: each cell's wrapped height and lines
+//! cached per width (and per revision), and the scroll position. Only the cells that intersect the
+//! viewport are laid out and drawn; when following the bottom, the walk starts from the last cell.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use super::cell::Cell;
+use super::cell::{AssistantState, Cell};
+use super::stream_view::StreamLines;
 use super::theme::Theme;
-
-/// A cell's lines at one width. `lines` is dropped once the cell leaves the viewport; the height
-/// stays (it does not depend on the theme, only on the width).
-struct Layout {
-    width: u16,
-    height: usize,
-    lines: Option<Vec<Line<'static>>>,
-}
 
 struct Entry {
     cell: Cell,
-    layout: Option<Layout>,
+    /// Changes on every mutable access: the view's caches compare it.
+    rev: u64,
 }
 
-/// The viewport's top row while scrolled up: row `line` of cell `cell` (row 0 of every cell after
-/// the first is the blank line that separates it from the previous one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Anchor {
-    cell: usize,
-    line: usize,
-}
-
-/// What the last [`render_chat`] did, for tests and benchmarks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RenderStats {
-    /// Cells whose lines were computed (cache misses).
-    pub laid_out: usize,
-    /// Cells drawn into the buffer.
-    pub drawn: usize,
-}
-
-/// The chat transcript: cells plus scroll state. Scrolling is in lines; the view follows the
-/// bottom until scrolled up, and scrolling back to the bottom follows again.
-pub struct Chat {
+/// The chat transcript: cells, oldest first. Cells are only appended; a cell changes in place
+/// through the `_mut` accessors, which give it a new revision.
+#[derive(Default)]
+pub struct Transcript {
     entries: Vec<Entry>,
-    follow: bool,
-    /// The top of the viewport while not following; stays put when content grows below it.
-    anchor: Option<Anchor>,
-    /// Scroll requested since the last render, in lines (positive is down).
-    pending: i64,
-    /// The theme the cached lines were drawn with.
-    theme: Option<Theme>,
-    /// Cells holding cached lines (drawn last frame).
-    with_lines: Vec<usize>,
-    stats: RenderStats,
+    next_rev: u64,
 }
 
-impl Default for Chat {
-    fn default() -> Self {
-        Chat::new()
-    }
-}
-
-impl Chat {
-    /// An empty transcript following the bottom.
+impl Transcript {
+    /// An empty transcript.
     pub fn new() -> Self {
-        Chat {
-            entries: Vec::new(),
-            follow: true,
-            anchor: None,
-            pending: 0,
-            theme: None,
-            with_lines: Vec::new(),
-            stats: RenderStats::default(),
-        }
+        Transcript::default()
+    }
+
+    fn bump(&mut self) -> u64 {
+        self.next_rev += 1;
+        self.next_rev
     }
 
     /// Appends a cell.
     pub fn push(&mut self, cell: Cell) {
-        self.entries.push(Entry { cell, layout: None });
+        let rev = self.bump();
+        self.entries.push(Entry { cell, rev });
     }
 
-    /// The last cell, for in-place updates (streaming text). Its cached layout is dropped here, so
-    /// the change shows at the next render; [`Chat::invalidate_last`] is then harmless.
+    /// Removes the last cell (a replayed stream takes back what its broken try showed).
+    pub fn pop(&mut self) -> Option<Cell> {
+        self.entries.pop().map(|e| e.cell)
+    }
+
+    /// The last cell, for in-place updates (streaming text); it gets a new revision, so the change
+    /// shows at the next render.
     pub fn last_mut(&mut self) -> Option<&mut Cell> {
+        let rev = self.bump();
         let entry = self.entries.last_mut()?;
-        entry.layout = None;
+        entry.rev = rev;
         Some(&mut entry.cell)
     }
 
-    /// Marks the last cell's cached height stale.
-    pub fn invalidate_last(&mut self) {
-        if let Some(e) = self.entries.last_mut() {
-            e.layout = None;
-        }
+    /// The last cell.
+    pub fn last(&self) -> Option<&Cell> {
+        self.entries.last().map(|e| &e.cell)
     }
 
-    /// Marks cell `idx`'s cached height stale.
-    pub fn invalidate(&mut self, idx: usize) {
-        if let Some(e) = self.entries.get_mut(idx) {
-            e.layout = None;
-        }
-    }
-
-    /// Drops every cached layout (e.g. after changing how cells render).
-    pub fn invalidate_all(&mut self) {
-        for e in &mut self.entries {
-            e.layout = None;
-        }
-        self.with_lines.clear();
-    }
-
-    /// The most recent tool cell with this call id; its cached layout is dropped (as with
-    /// [`Chat::last_mut`]) so an update shows at the next render.
+    /// The most recent tool cell with this call id (it gets a new revision, as with
+    /// [`Transcript::last_mut`]).
     pub fn find_tool_mut(&mut self, id: &str) -> Option<&mut Cell> {
+        let rev = self.bump();
         let entry = self
             .entries
             .iter_mut()
             .rev()
             .find(|e| matches!(&e.cell, Cell::Tool { id: i, .. } if i == id))?;
-        entry.layout = None;
+        entry.rev = rev;
         Some(&mut entry.cell)
     }
 
-    /// Cell `idx`, mutable; its cached layout is dropped.
+    /// Cell `idx`, mutable (it gets a new revision).
     pub fn get_mut(&mut self, idx: usize) -> Option<&mut Cell> {
+        let rev = self.bump();
         let entry = self.entries.get_mut(idx)?;
-        entry.layout = None;
+        entry.rev = rev;
         Some(&mut entry.cell)
     }
 
@@ -149,12 +102,121 @@ impl Chat {
         self.entries.is_empty()
     }
 
-    /// Removes every cell and follows the bottom again.
-    pub fn clear(&mut self) {
-        *self = Chat {
-            theme: self.theme.take(),
-            ..Chat::new()
-        };
+    /// Expands or collapses the most recent tool cell's output.
+    pub fn toggle_last_tool_expanded(&mut self) {
+        let rev = self.bump();
+        if let Some(e) = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find(|e| matches!(e.cell, Cell::Tool { .. }))
+        {
+            if let Cell::Tool { expanded, .. } = &mut e.cell {
+                *expanded = !*expanded;
+            }
+            e.rev = rev;
+        }
+    }
+}
+
+/// A scroll the reducer asks of the chat view (`Effect::ScrollChat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatScroll {
+    /// Up by the viewport's height, less two rows of context.
+    PageUp,
+    /// Down by the viewport's height, less two rows of context.
+    PageDown,
+    /// Up by this many rows.
+    Up(u16),
+    /// Down by this many rows.
+    Down(u16),
+    /// To the bottom, following it again.
+    Bottom,
+}
+
+/// A cell's lines: all of them, or a streaming message's committed lines plus its live tail.
+enum Lines {
+    All(Vec<Line<'static>>),
+    Stream(Box<StreamLines>),
+}
+
+impl Lines {
+    fn len(&self) -> usize {
+        match self {
+            Lines::All(l) => l.len(),
+            Lines::Stream(s) => s.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&Line<'static>> {
+        match self {
+            Lines::All(l) => l.get(i),
+            Lines::Stream(s) => s.get(i),
+        }
+    }
+}
+
+/// A cell's lines at one width and revision. `lines` is dropped once the cell leaves the
+/// viewport (a streaming message keeps its committed lines); the height stays (it does not
+/// depend on the theme, only on the width).
+struct Layout {
+    rev: u64,
+    width: u16,
+    height: usize,
+    lines: Option<Lines>,
+}
+
+/// The viewport's top row while scrolled up: row `line` of cell `cell` (row 0 of every cell after
+/// the first is the blank line that separates it from the previous one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Anchor {
+    cell: usize,
+    line: usize,
+}
+
+/// What the last [`render_chat`] did, for tests and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenderStats {
+    /// Cells whose lines were computed (cache misses).
+    pub laid_out: usize,
+    /// Cells drawn into the buffer.
+    pub drawn: usize,
+}
+
+/// How a [`Transcript`] is shown: cached layouts plus scroll state. Scrolling is in lines; the
+/// view follows the bottom until scrolled up, and scrolling back to the bottom follows again.
+pub struct ChatView {
+    layouts: Vec<Option<Layout>>,
+    follow: bool,
+    /// The top of the viewport while not following; stays put when content grows below it.
+    anchor: Option<Anchor>,
+    /// Scroll requested since the last render, in lines (positive is down).
+    pending: i64,
+    /// The theme the cached lines were drawn with.
+    theme: Option<Theme>,
+    /// Cells holding cached lines (drawn last frame).
+    with_lines: Vec<usize>,
+    stats: RenderStats,
+}
+
+impl Default for ChatView {
+    fn default() -> Self {
+        ChatView::new()
+    }
+}
+
+impl ChatView {
+    /// A view following the bottom, nothing cached.
+    pub fn new() -> Self {
+        ChatView {
+            layouts: Vec::new(),
+            follow: true,
+            anchor: None,
+            pending: 0,
+            theme: None,
+            with_lines: Vec::new(),
+            stats: RenderStats::default(),
+        }
     }
 
     /// Scrolls toward older cells; stops following the bottom.
@@ -180,81 +242,109 @@ impl Chat {
         self.pending = 0;
     }
 
+    /// Applies a scroll request; `rows` is the height of the chat pane (for pages).
+    pub fn scroll(&mut self, s: ChatScroll, rows: u16) {
+        let page = rows.saturating_sub(2).max(1);
+        match s {
+            ChatScroll::PageUp => self.scroll_up(page),
+            ChatScroll::PageDown => self.scroll_down(page),
+            ChatScroll::Up(n) => self.scroll_up(n),
+            ChatScroll::Down(n) => self.scroll_down(n),
+            ChatScroll::Bottom => self.scroll_to_bottom(),
+        }
+    }
+
     /// True while the view sticks to the newest line.
     pub fn following(&self) -> bool {
         self.follow
-    }
-
-    /// Expands or collapses the most recent tool cell's output.
-    pub fn toggle_last_tool_expanded(&mut self) {
-        if let Some(e) = self
-            .entries
-            .iter_mut()
-            .rev()
-            .find(|e| matches!(e.cell, Cell::Tool { .. }))
-        {
-            if let Cell::Tool { expanded, .. } = &mut e.cell {
-                *expanded = !*expanded;
-            }
-            e.layout = None;
-        }
     }
 
     /// What the last render laid out and drew.
     pub fn stats(&self) -> RenderStats {
         self.stats
     }
+}
 
-    /// Rows cell `idx` takes at `width` (its separating blank line included), laying it out if needed.
-    fn height(&mut self, idx: usize, width: u16, theme: &Theme) -> usize {
+/// One render pass: the transcript with its view.
+struct Pass<'a> {
+    t: &'a Transcript,
+    v: &'a mut ChatView,
+    theme: &'a Theme,
+}
+
+impl Pass<'_> {
+    /// Rows cell `idx` takes at `width` (its separating blank line included), laying it out if
+    /// needed.
+    fn height(&mut self, idx: usize, width: u16) -> usize {
         let gap = usize::from(idx > 0);
-        let entry = &mut self.entries[idx];
-        if let Some(l) = &entry.layout
+        let Some(entry) = self.t.entries.get(idx) else {
+            return 0;
+        };
+        let Some(slot) = self.v.layouts.get_mut(idx) else {
+            return 0;
+        };
+        if let Some(l) = slot
             && l.width == width
+            && l.rev == entry.rev
         {
             return l.height;
         }
-        let lines = entry.cell.lines(width, theme);
+        let lines = match &entry.cell {
+            Cell::Assistant {
+                markdown,
+                state: AssistantState::Streaming(commits),
+            } if !markdown.is_empty() => {
+                // The committed part is drawn once; only what came since, and the tail, now.
+                let mut stream = match slot.take().and_then(|l| l.lines) {
+                    Some(Lines::Stream(s)) => s,
+                    _ => Box::new(StreamLines::new(width)),
+                };
+                stream.update(markdown, commits, width, self.theme);
+                Lines::Stream(stream)
+            }
+            cell => Lines::All(cell.lines(width, self.theme)),
+        };
         let height = gap + lines.len();
-        entry.layout = Some(Layout {
+        *slot = Some(Layout {
+            rev: entry.rev,
             width,
             height,
             lines: Some(lines),
         });
-        self.with_lines.push(idx);
-        self.stats.laid_out += 1;
+        self.v.with_lines.push(idx);
+        self.v.stats.laid_out += 1;
         height
     }
 
     /// Cell `idx`'s lines at `width`, computing them if only the height was cached.
-    fn lines(&mut self, idx: usize, width: u16, theme: &Theme) -> &[Line<'static>] {
-        self.height(idx, width, theme);
-        let missing = self.entries[idx]
-            .layout
-            .as_ref()
-            .is_none_or(|l| l.lines.is_none());
+    fn lines(&mut self, idx: usize, width: u16) -> Option<&Lines> {
+        self.height(idx, width);
+        let missing = self
+            .v
+            .layouts
+            .get(idx)
+            .is_none_or(|l| l.as_ref().is_none_or(|l| l.lines.is_none()));
         if missing {
-            let lines = self.entries[idx].cell.lines(width, theme);
-            self.stats.laid_out += 1;
-            self.with_lines.push(idx);
-            if let Some(l) = &mut self.entries[idx].layout {
-                l.lines = Some(lines);
+            // Dropped with its lines kept: lay it out again.
+            if let Some(Some(l)) = self.v.layouts.get_mut(idx) {
+                l.rev = 0;
             }
+            self.height(idx, width);
         }
-        self.entries[idx]
-            .layout
-            .as_ref()
-            .and_then(|l| l.lines.as_deref())
-            .unwrap_or(&[])
+        self.v
+            .layouts
+            .get(idx)
+            .and_then(|l| l.as_ref())
+            .and_then(|l| l.lines.as_ref())
     }
 
     /// The top row of the view when it is aligned to the bottom: (cell, row within it).
-    fn bottom_view(&mut self, width: u16, rows: usize, theme: &Theme) -> Anchor {
+    fn bottom_view(&mut self, width: u16, rows: usize) -> Anchor {
         let mut sum = 0;
-        let mut idx = self.entries.len();
+        let mut idx = self.t.entries.len();
         while idx > 0 && sum < rows {
             idx -= 1;
-            sum += self.height(idx, width, theme);
+            sum += self.height(idx, width);
         }
         Anchor {
             cell: idx,
@@ -263,21 +353,19 @@ impl Chat {
     }
 
     /// Resolves follow / anchor / pending scroll into the viewport's top row.
-    fn viewport(&mut self, width: u16, rows: usize, theme: &Theme) -> Anchor {
-        let n = self.entries.len();
-        if n == 0 || self.follow {
-            self.pending = 0;
-            self.anchor = None;
-            return self.bottom_view(width, rows, theme);
+    fn viewport(&mut self, width: u16, rows: usize) -> Anchor {
+        let n = self.t.entries.len();
+        if n == 0 || self.v.follow {
+            self.v.pending = 0;
+            self.v.anchor = None;
+            return self.bottom_view(width, rows);
         }
-        let mut a = match self.anchor {
+        let mut a = match self.v.anchor {
             Some(a) if a.cell < n => a,
-            _ => self.bottom_view(width, rows, theme),
+            _ => self.bottom_view(width, rows),
         };
-        a.line = a
-            .line
-            .min(self.height(a.cell, width, theme).saturating_sub(1));
-        let mut d = std::mem::take(&mut self.pending);
+        a.line = a.line.min(self.height(a.cell, width).saturating_sub(1));
+        let mut d = std::mem::take(&mut self.v.pending);
         while d < 0 {
             if a.line > 0 {
                 let step = a.line.min(d.unsigned_abs() as usize);
@@ -285,14 +373,14 @@ impl Chat {
                 d += step as i64;
             } else if a.cell > 0 {
                 a.cell -= 1;
-                a.line = self.height(a.cell, width, theme).saturating_sub(1);
+                a.line = self.height(a.cell, width).saturating_sub(1);
                 d += 1;
             } else {
                 break;
             }
         }
         while d > 0 {
-            let h = self.height(a.cell, width, theme);
+            let h = self.height(a.cell, width);
             if a.line + 1 < h {
                 let step = (h - 1 - a.line).min(d as usize);
                 a.line += step;
@@ -306,56 +394,76 @@ impl Chat {
             }
         }
         // Does the content end inside the viewport? Then we are at the bottom: follow it.
-        let mut below = self.height(a.cell, width, theme) - a.line;
+        let mut below = self.height(a.cell, width).saturating_sub(a.line);
         let mut i = a.cell + 1;
         while below <= rows && i < n {
-            below += self.height(i, width, theme);
+            below += self.height(i, width);
             i += 1;
         }
         if below <= rows {
-            self.follow = true;
-            self.anchor = None;
-            return self.bottom_view(width, rows, theme);
+            self.v.follow = true;
+            self.v.anchor = None;
+            return self.bottom_view(width, rows);
         }
-        self.anchor = Some(a);
+        self.v.anchor = Some(a);
         a
+    }
+
+    /// Keeps the view's caches in step with the transcript and the theme.
+    fn sync(&mut self) {
+        let n = self.t.entries.len();
+        self.v.layouts.truncate(n);
+        self.v.layouts.resize_with(n, || None);
+        self.v.with_lines.retain(|&i| i < n);
+        if self.v.theme.as_ref() != Some(self.theme) {
+            for l in self.v.layouts.iter_mut().flatten() {
+                l.lines = None;
+            }
+            self.v.with_lines.clear();
+            self.v.theme = Some(self.theme.clone());
+        }
     }
 }
 
 /// Draws the visible part of the transcript into `area`, laying out only the cells it shows.
-pub fn render_chat(chat: &mut Chat, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    chat.stats = RenderStats::default();
+pub fn render_chat(
+    transcript: &Transcript,
+    view: &mut ChatView,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    view.stats = RenderStats::default();
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;
     }
-    if chat.theme.as_ref() != Some(theme) {
-        for e in &mut chat.entries {
-            if let Some(l) = &mut e.layout {
-                l.lines = None;
-            }
-        }
-        chat.with_lines.clear();
-        chat.theme = Some(theme.clone());
-    }
+    let mut f = Pass {
+        t: transcript,
+        v: view,
+        theme,
+    };
+    f.sync();
     let width = area.width;
     let rows = usize::from(area.height);
-    let top = chat.viewport(width, rows, theme);
-    let previous = std::mem::take(&mut chat.with_lines);
+    let top = f.viewport(width, rows);
+    let previous = std::mem::take(&mut f.v.with_lines);
     let mut drawn = Vec::new();
     let mut y = 0usize;
     let mut idx = top.cell;
     let mut skip = top.line;
-    while y < rows && idx < chat.entries.len() {
+    while y < rows && idx < f.t.entries.len() {
         let gap = usize::from(idx > 0);
-        let lines = chat.lines(idx, width, theme);
-        let height = gap + lines.len();
+        let lines = f.lines(idx, width);
+        let height = gap + lines.map_or(0, Lines::len);
         for row in skip..height {
             if y >= rows {
                 break;
             }
-            if row >= gap {
-                let line = &lines[row - gap];
+            if let Some(line) = row
+                .checked_sub(gap)
+                .and_then(|i| lines.and_then(|l| l.get(i)))
+            {
                 let ry = area.y + y as u16;
                 if line.style.bg.is_some() {
                     buf.set_style(Rect::new(area.x, ry, width, 1), line.style);
@@ -371,16 +479,17 @@ pub fn render_chat(chat: &mut Chat, area: Rect, buf: &mut Buffer, theme: &Theme)
     // Keep lines only for what is on screen; heights stay cached.
     for i in previous
         .into_iter()
-        .chain(std::mem::take(&mut chat.with_lines))
+        .chain(std::mem::take(&mut f.v.with_lines))
     {
         if !drawn.contains(&i)
-            && let Some(l) = chat.entries.get_mut(i).and_then(|e| e.layout.as_mut())
+            && let Some(Some(l)) = f.v.layouts.get_mut(i)
+            && !matches!(l.lines, Some(Lines::Stream(_)))
         {
             l.lines = None;
         }
     }
-    chat.stats.drawn = drawn.len();
-    chat.with_lines = drawn;
+    f.v.stats.drawn = drawn.len();
+    f.v.with_lines = drawn;
 }
 
 #[cfg(test)]

@@ -1,6 +1,53 @@
 use super::*;
+use crate::tui::render::cell::{AssistantState, ToolStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+
+/// The transcript and its view, as the app holds them (the state and the view cache).
+struct Chat {
+    t: Transcript,
+    v: ChatView,
+}
+
+impl Chat {
+    fn new() -> Self {
+        Chat {
+            t: Transcript::new(),
+            v: ChatView::new(),
+        }
+    }
+    fn push(&mut self, cell: Cell) {
+        self.t.push(cell);
+    }
+    fn last_mut(&mut self) -> Option<&mut Cell> {
+        self.t.last_mut()
+    }
+    fn find_tool_mut(&mut self, id: &str) -> Option<&mut Cell> {
+        self.t.find_tool_mut(id)
+    }
+    fn toggle_last_tool_expanded(&mut self) {
+        self.t.toggle_last_tool_expanded();
+    }
+    fn scroll_up(&mut self, lines: u16) {
+        self.v.scroll_up(lines);
+    }
+    fn scroll_down(&mut self, lines: u16) {
+        self.v.scroll_down(lines);
+    }
+    fn scroll_to_bottom(&mut self) {
+        self.v.scroll_to_bottom();
+    }
+    fn following(&self) -> bool {
+        self.v.following()
+    }
+    fn stats(&self) -> RenderStats {
+        self.v.stats()
+    }
+}
+
+fn render(chat: &mut Chat, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    render_chat(&chat.t, &mut chat.v, area, buf, theme);
+}
 
 fn theme() -> Theme {
     Theme::builtin("dark").unwrap()
@@ -16,7 +63,7 @@ fn notice(i: usize) -> Cell {
 fn rows(chat: &mut Chat, w: u16, h: u16) -> Vec<String> {
     let area = Rect::new(0, 0, w, h);
     let mut buf = Buffer::empty(area);
-    render_chat(chat, area, &mut buf, &theme());
+    render(chat, area, &mut buf, &theme());
     (0..h)
         .map(|y| {
             (0..w)
@@ -38,39 +85,35 @@ fn every_kind() -> Chat {
     });
     chat.push(Cell::Assistant {
         markdown: "## Plan\n\n1. Read `src/lib.rs`\n2. Run **tests**\n   - then fix\n\nSee [docs](https://docs.rs).\n\n```rust\nfn add(a: i32, b: i32) -> i32 {\n    a + b // fixed\n}\n```\n".into(),
-        streaming: false,
-        interrupted: false,
+        state: AssistantState::Done,
     });
     chat.push(Cell::Tool {
         id: "t1".into(),
         name: "bash".into(),
-        summary: "cargo test".into(),
-        output: Some(
+        summary: "bash: cargo test".into(),
+        status: ToolStatus::Succeeded(
             "running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok"
                 .into(),
         ),
-        is_error: false,
         expanded: false,
     });
     chat.push(Cell::Tool {
         id: "t2".into(),
         name: "read_file".into(),
-        summary: "src/missing.rs".into(),
-        output: Some("No such file or directory".into()),
-        is_error: true,
+        summary: "read_file: src/missing.rs".into(),
+        status: ToolStatus::Failed("No such file or directory".into()),
         expanded: false,
     });
     chat.push(Cell::Tool {
         id: "t3".into(),
         name: "bash".into(),
-        summary: "sleep 10".into(),
-        output: None,
-        is_error: false,
+        summary: "bash: sleep 10".into(),
+        status: ToolStatus::Running,
         expanded: false,
     });
     chat.push(Cell::Approval {
         name: "bash".into(),
-        summary: "rm -rf target".into(),
+        summary: "bash: rm -rf target".into(),
         answer: Some("allowed once".into()),
     });
     chat.push(Cell::Retry {
@@ -94,15 +137,14 @@ fn every_kind() -> Chat {
     });
     chat.push(Cell::Assistant {
         markdown: "Picking up from the handoff".into(),
-        streaming: true,
-        interrupted: true,
+        state: AssistantState::Interrupted,
     });
     chat
 }
 
 fn terminal(chat: &mut Chat, w: u16, h: u16, theme: &Theme) -> Terminal<TestBackend> {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| render_chat(chat, f.area(), f.buffer_mut(), theme))
+    t.draw(|f| render(chat, f.area(), f.buffer_mut(), theme))
         .unwrap();
     t
 }
@@ -135,8 +177,8 @@ fn transcript_snapshots() {
     }
     // An area outside the buffer is clipped, not a panic.
     let mut buf = Buffer::empty(Rect::new(0, 0, 10, 4));
-    render_chat(&mut chat, Rect::new(5, 2, 40, 40), &mut buf, &theme());
-    render_chat(&mut chat, Rect::new(50, 50, 4, 4), &mut buf, &theme());
+    render(&mut chat, Rect::new(5, 2, 40, 40), &mut buf, &theme());
+    render(&mut chat, Rect::new(50, 50, 4, 4), &mut buf, &theme());
 }
 
 #[test]
@@ -195,11 +237,7 @@ fn short_content_always_follows() {
 fn height_cache_is_invalidated() {
     let mut chat = Chat::new();
     chat.push(Cell::User { text: "hi".into() });
-    chat.push(Cell::Assistant {
-        markdown: "one".into(),
-        streaming: true,
-        interrupted: false,
-    });
+    chat.push(Cell::streaming("one".into()));
     rows(&mut chat, 20, 6);
     assert_eq!(chat.stats().laid_out, 2);
     // Nothing changed: both heights and lines come from the cache.
@@ -216,7 +254,6 @@ fn height_cache_is_invalidated() {
     if let Some(Cell::Assistant { markdown, .. }) = chat.last_mut() {
         markdown.push_str("\n\ntwo\n\nthree");
     }
-    chat.invalidate_last();
     assert_eq!(rows(&mut chat, 20, 6), ["", "one", "", "two", "", "three"]);
     assert_eq!(chat.stats().laid_out, 1);
 
@@ -232,15 +269,14 @@ fn height_cache_is_invalidated() {
     chat.push(Cell::Tool {
         id: "t9".into(),
         name: "bash".into(),
-        summary: "ls".into(),
-        output: None,
-        is_error: false,
+        summary: "bash: ls".into(),
+        status: ToolStatus::Running,
         expanded: false,
     });
     chat.push(notice(1));
     assert!(rows(&mut chat, 30, 6).contains(&"  running…".to_string()));
-    if let Some(Cell::Tool { output, .. }) = chat.find_tool_mut("t9") {
-        *output = Some("a\nb\nc\nd\ne\nf".into());
+    if let Some(Cell::Tool { status, .. }) = chat.find_tool_mut("t9") {
+        *status = ToolStatus::Succeeded("a\nb\nc\nd\ne\nf".into());
     }
     let shown = rows(&mut chat, 40, 8);
     assert!(
@@ -285,9 +321,11 @@ fn only_visible_cells_are_laid_out() {
     assert!(chat.stats().laid_out <= 11);
     // Only drawn cells keep their lines.
     let holding = chat
-        .entries
+        .v
+        .layouts
         .iter()
-        .filter(|e| e.layout.as_ref().is_some_and(|l| l.lines.is_some()))
+        .flatten()
+        .filter(|l| l.lines.is_some())
         .count();
     assert!(holding <= 11, "{holding} cells hold lines");
 }
@@ -301,11 +339,11 @@ fn theme_change_redraws_with_new_styles() {
     let dark = theme();
     let area = Rect::new(0, 0, 10, 1);
     let mut buf = Buffer::empty(area);
-    render_chat(&mut chat, area, &mut buf, &dark);
+    render(&mut chat, area, &mut buf, &dark);
     assert_eq!(buf[(2, 0)].fg, dark.error.fg.unwrap());
     let plain = Theme::plain();
     let mut buf = Buffer::empty(area);
-    render_chat(&mut chat, area, &mut buf, &plain);
+    render(&mut chat, area, &mut buf, &plain);
     assert_eq!(buf[(2, 0)].fg, ratatui::style::Color::Reset);
 }
 
@@ -318,9 +356,8 @@ fn ten_megabyte_paste_renders() {
     chat.push(Cell::Tool {
         id: "t".into(),
         name: "bash".into(),
-        summary: "cat big".into(),
-        output: Some("x".repeat(10 * 1024 * 1024)),
-        is_error: false,
+        summary: "bash: cat big".into(),
+        status: ToolStatus::Succeeded("x".repeat(10 * 1024 * 1024)),
         expanded: false,
     });
     let shown = rows(&mut chat, 80, 6);
@@ -336,4 +373,40 @@ fn ten_megabyte_paste_renders() {
         rows(&mut chat, 80, 1),
         ["› word word word word word word word word word word word word word word word"]
     );
+}
+
+#[test]
+fn a_streaming_message_shows_what_its_whole_text_renders() {
+    let answer = "## Plan\n\n1. Read `src/lib.rs`\n2. Fix\n\n```rust\nfn add(a: i32) -> i32 {\n    a + 1 /* note\n    more */\n}\n```\n\nDone, and the tests pass.\n";
+    let mut chat = Chat::new();
+    chat.push(Cell::User { text: "go".into() });
+    chat.push(Cell::streaming(String::new()));
+    assert_eq!(rows(&mut chat, 40, 4), ["› go", "", "…", ""]);
+    let mut text = String::new();
+    let chars: Vec<char> = answer.chars().collect();
+    for piece in chars.chunks(3) {
+        let piece: String = piece.iter().collect();
+        text.push_str(&piece);
+        assert!(chat.last_mut().is_some_and(|c| c.push_delta(&piece)));
+        let mut whole = Chat::new();
+        whole.push(Cell::User { text: "go".into() });
+        whole.push(Cell::Assistant {
+            markdown: text.clone(),
+            state: AssistantState::Done,
+        });
+        for (w, h) in [(40, 30), (23, 8)] {
+            let area = Rect::new(0, 0, w, h);
+            let mut a = Buffer::empty(area);
+            let mut b = Buffer::empty(area);
+            render(&mut chat, area, &mut a, &theme());
+            render(&mut whole, area, &mut b, &theme());
+            assert_eq!(a, b, "after {text:?} at {w}x{h}");
+        }
+    }
+    // Finished: the cell renders whole, as before.
+    if let Some(Cell::Assistant { state, .. }) = chat.last_mut() {
+        *state = AssistantState::Done;
+    }
+    assert!(rows(&mut chat, 40, 30).contains(&"Done, and the tests pass.".to_string()));
+    assert!(!Cell::User { text: "x".into() }.push_delta("y"));
 }

@@ -1,11 +1,13 @@
 //! The side editor's look (SPEC §8): its title (review countdown, conflict, unsaved mark, file) and
 //! the textarea styling that makes `## Doing`-style headings stand out.
 
+use ratatui::style::Style;
 use ratatui::widgets::{Block, BorderType, Borders};
 use ratatui_textarea::TextArea;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::theme::Theme;
+use crate::tui::keymap::{Action, short_label_for};
 
 /// Markdown heading lines, highlighted in the editor.
 pub const HEADING_PATTERN: &str = r"^#{1,6}\s.*";
@@ -13,9 +15,19 @@ pub const HEADING_PATTERN: &str = r"^#{1,6}\s.*";
 /// The path is left out of the title when fewer columns than this are left for it.
 const MIN_PATH_COLUMNS: usize = 8;
 
-/// What a paused review says, and its short form when the title is narrow.
-const PAUSED: &str = "paused · ctrl-s save & continue · esc continue";
-const PAUSED_SHORT: &str = "paused · ctrl-s/esc continue";
+/// What a paused review says (`paused · ctrl-s save & continue · esc continue`), and its short
+/// form when the title is narrow.
+fn paused_text(short: bool) -> String {
+    let (save, done) = (
+        short_label_for(Action::Save),
+        short_label_for(Action::EditorEscape),
+    );
+    if short {
+        format!("paused · {save}/{done} continue")
+    } else {
+        format!("paused · {save} save & continue · {done} continue")
+    }
+}
 
 /// `path` cut from the left to at most `max` columns (`…otes/h.md`); empty when `max` is too
 /// small to show anything useful.
@@ -68,9 +80,9 @@ pub fn editor_title(
         }
         head
     };
-    let mut head = build(PAUSED);
+    let mut head = build(&paused_text(false));
     if head.join(" · ").width() + 2 > width {
-        head = build(PAUSED_SHORT);
+        head = build(&paused_text(true));
     }
     let head_text = head.join(" · ");
     // The dirty mark reads as part of the file: `[+] notes/h.md`.
@@ -107,22 +119,68 @@ pub fn editor_block(title: &str, theme: &Theme, focused: bool) -> Block<'static>
         })
 }
 
-/// Styles the textarea: text, selection, a cursor only when focused, headings highlighted, and the
-/// existing block's border (title kept) in the focus style when focused.
-pub fn style_editor(area: &mut TextArea<'_>, theme: &Theme, focused: bool) {
-    area.set_style(theme.text);
-    area.set_selection_style(theme.selection);
-    area.set_cursor_line_style(ratatui::style::Style::new());
-    area.set_cursor_style(if focused { theme.cursor } else { theme.text });
+/// How the textareas look, taken from the theme once: the reducer styles the input and the side
+/// editor with it when the focus moves (the style lives inside the textarea it edits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextAreaStyles {
+    /// Text.
+    pub text: Style,
+    /// The input's placeholder.
+    pub placeholder: Style,
+    /// The cursor of the focused textarea.
+    pub cursor: Style,
+    /// Selected text.
+    pub selection: Style,
+    /// Markdown headings in the side editor.
+    pub heading: Style,
+    /// The border of a focused textarea that has a block.
+    pub border_focus: Style,
+    /// The border of an unfocused textarea that has a block.
+    pub border: Style,
+}
+
+impl TextAreaStyles {
+    /// The textarea styles of `theme`.
+    pub fn from_theme(theme: &Theme) -> Self {
+        TextAreaStyles {
+            text: theme.text,
+            placeholder: theme.dim,
+            cursor: theme.cursor,
+            selection: theme.selection,
+            heading: theme.editor_heading,
+            border_focus: theme.border_focus,
+            border: theme.border,
+        }
+    }
+}
+
+/// Styles the input box: text, placeholder, and a cursor only when focused.
+pub fn style_input(area: &mut TextArea<'_>, styles: &TextAreaStyles, focused: bool) {
+    area.set_style(styles.text);
+    area.set_placeholder_style(styles.placeholder);
+    area.set_cursor_style(if focused {
+        styles.cursor
+    } else {
+        Style::default()
+    });
+}
+
+/// Styles the side editor's textarea: text, selection, a cursor only when focused, headings
+/// highlighted, and the existing block's border (title kept) in the focus style when focused.
+pub fn style_editor(area: &mut TextArea<'_>, styles: &TextAreaStyles, focused: bool) {
+    area.set_style(styles.text);
+    area.set_selection_style(styles.selection);
+    area.set_cursor_line_style(Style::new());
+    area.set_cursor_style(if focused { styles.cursor } else { styles.text });
     // The pattern is a constant known to compile; a failure would only lose the highlight.
     if area.set_search_pattern(HEADING_PATTERN).is_ok() {
-        area.set_search_style(theme.editor_heading);
+        area.set_search_style(styles.heading);
     }
     if let Some(block) = area.block().cloned() {
         let (border, kind) = if focused {
-            (theme.border_focus, BorderType::Thick)
+            (styles.border_focus, BorderType::Thick)
         } else {
-            (theme.border, BorderType::Plain)
+            (styles.border, BorderType::Plain)
         };
         area.set_block(block.border_style(border).border_type(kind));
     }
@@ -193,7 +251,7 @@ mod tests {
             &theme,
             true,
         ));
-        style_editor(&mut ta, &theme, true);
+        style_editor(&mut ta, &TextAreaStyles::from_theme(&theme), true);
         let mut t = Terminal::new(TestBackend::new(40, 6)).unwrap();
         t.draw(|f| f.render_widget(&ta, f.area())).unwrap();
         let buf = t.backend().buffer();
@@ -205,7 +263,7 @@ mod tests {
         );
         assert!(!bold(3, 3), "a plain line is not");
         insta::assert_snapshot!("editor_40x6", t.backend());
-        style_editor(&mut ta, &theme, false);
+        style_editor(&mut ta, &TextAreaStyles::from_theme(&theme), false);
         let mut t = Terminal::new(TestBackend::new(1, 1)).unwrap();
         t.draw(|f| f.render_widget(&ta, f.area())).unwrap();
     }

@@ -172,7 +172,7 @@ pub fn gauge_label_fit(g: &GaugeModel, width: usize) -> String {
 /// The width the gauge needs to show its full label (`long`) or its short label beside a usable bar.
 pub fn gauge_min_width(g: &GaugeModel, long: bool) -> usize {
     let variants = g.variants();
-    let reserved = variants[usize::from(!long)].2;
+    let reserved = variants.get(usize::from(!long)).map_or(0, |v| v.2);
     reserved + 1 + MIN_BAR
 }
 
@@ -221,7 +221,7 @@ fn draw_bar(g: &GaugeModel, x: u16, y: u16, n: usize, buf: &mut Buffer, theme: &
         let (sym, style) = if i < full {
             ("█", fill)
         } else if i == full && rem > 0 {
-            (EIGHTHS[rem], fill)
+            (EIGHTHS.get(rem).copied().unwrap_or("█"), fill)
         } else {
             ("░", theme.gauge_empty)
         };

@@ -7,9 +7,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ratatui::style::{Color, Modifier, Style};
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::highlighting::{FontStyle, HighlightIterator, HighlightState, Highlighter, ThemeSet};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 /// Code blocks larger than this (bytes) are not highlighted.
@@ -80,14 +79,20 @@ fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
         .or_else(|| set.find_syntax_by_extension(token))
 }
 
-/// Highlights `code` written in `lang` with the syntect theme `theme`. `None` when the language or
-/// theme is unknown, the code is over [`MAX_CODE_BYTES`], or syntect fails: render it plain then.
+/// True if `lang` and the syntect theme `theme` are both known (code in `lang` can highlight).
+pub fn supports(lang: &str, theme: &str) -> bool {
+    find_syntax(lang).is_some() && themes().themes.contains_key(theme)
+}
+
+/// Highlights `code` written in `lang` with the syntect theme `theme`: one entry per line of
+/// `code`, each line highlighted with its `\n` (the newline syntaxes need it). `None` when the
+/// language or theme is unknown, the code (less its final newline) is over [`MAX_CODE_BYTES`],
+/// or syntect fails: render it plain then.
 pub fn highlight(code: &str, lang: &str, theme: &str) -> Option<Arc<Vec<HlLine>>> {
-    if code.len() > MAX_CODE_BYTES {
+    if code.strip_suffix('\n').unwrap_or(code).len() > MAX_CODE_BYTES {
         return None;
     }
     let syntax = find_syntax(lang)?;
-    let syn_theme = themes().themes.get(theme)?;
     let key = {
         let mut h = DefaultHasher::new();
         (code, syntax.name.as_str(), theme).hash(&mut h);
@@ -96,18 +101,10 @@ pub fn highlight(code: &str, lang: &str, theme: &str) -> Option<Arc<Vec<HlLine>>
     if let Some(hit) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Some(hit);
     }
-    let mut hl = HighlightLines::new(syntax, syn_theme);
+    let mut hl = LineHighlighter::for_syntax(syntax, theme)?;
     let mut out = Vec::new();
     for line in LinesWithEndings::from(code) {
-        let ranges = hl.highlight_line(line, syntaxes()).ok()?;
-        let runs: HlLine = ranges
-            .into_iter()
-            .filter_map(|(style, text)| {
-                let text = text.trim_end_matches(['\n', '\r']);
-                (!text.is_empty()).then(|| (to_style(style), text.to_string()))
-            })
-            .collect();
-        out.push(runs);
+        out.push(hl.line(line)?);
     }
     let out = Arc::new(out);
     if let Ok(mut c) = cache().lock() {
@@ -117,6 +114,46 @@ pub fn highlight(code: &str, lang: &str, theme: &str) -> Option<Arc<Vec<HlLine>>
         c.insert(key, Arc::clone(&out));
     }
     Some(out)
+}
+
+/// A code block highlighted a line at a time, keeping syntect's state between lines: a fence
+/// that is still streaming highlights only its new lines. Cloning it forks the state (the live
+/// last line is highlighted on a copy).
+#[derive(Clone)]
+pub struct LineHighlighter {
+    highlighter: Arc<Highlighter<'static>>,
+    parse: ParseState,
+    state: HighlightState,
+}
+
+impl LineHighlighter {
+    /// A highlighter for `lang` in the syntect theme `theme`; `None` when either is unknown.
+    pub fn new(lang: &str, theme: &str) -> Option<Self> {
+        LineHighlighter::for_syntax(find_syntax(lang)?, theme)
+    }
+
+    fn for_syntax(syntax: &SyntaxReference, theme: &str) -> Option<Self> {
+        let highlighter = Highlighter::new(themes().themes.get(theme)?);
+        let state = HighlightState::new(&highlighter, ScopeStack::new());
+        Some(LineHighlighter {
+            highlighter: Arc::new(highlighter),
+            parse: ParseState::new(syntax),
+            state,
+        })
+    }
+
+    /// Highlights the next line (with its `\n`, unless it is the unfinished last one); `None`
+    /// if syntect fails.
+    pub fn line(&mut self, line: &str) -> Option<HlLine> {
+        let ops = self.parse.parse_line(line, syntaxes()).ok()?;
+        let runs = HighlightIterator::new(&mut self.state, &ops, line, &self.highlighter)
+            .filter_map(|(style, text)| {
+                let text = text.trim_end_matches(['\n', '\r']);
+                (!text.is_empty()).then(|| (to_style(style), text.to_string()))
+            })
+            .collect();
+        Some(runs)
+    }
 }
 
 fn to_style(s: syntect::highlighting::Style) -> Style {

@@ -7,18 +7,38 @@ use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Par
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::highlight::{self, MAX_DOC_BYTES};
+use super::highlight::{self, HlLine, MAX_DOC_BYTES};
 use super::table;
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, wrap_spans};
 
-/// Renders markdown to lines at most `width` columns wide (assistant text style as the base).
+/// Renders markdown to lines at most `width` columns wide (assistant text style as the base); at
+/// least one line.
 pub fn render_markdown(src: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let src = sanitize(src);
-    let highlight = src.len() <= MAX_DOC_BYTES;
+    let mut out = render_blocks(&src, width, theme, src.len() <= MAX_DOC_BYTES, false);
+    if out.is_empty() {
+        out.push(Line::default());
+    }
+    out
+}
+
+/// Renders sanitized markdown to lines (none for text without blocks); `highlight` allows code
+/// highlighting (the whole document's size decides it). The stream view renders a message in
+/// parts with it, cut at block boundaries: `preceded` says lines came before, so the part's
+/// first block starts with the blank line it would have inside the whole text.
+pub(crate) fn render_blocks(
+    src: &str,
+    width: usize,
+    theme: &Theme,
+    highlight: bool,
+    preceded: bool,
+) -> Vec<Line<'static>> {
     let mut r = Renderer::new(width.max(1), theme, highlight);
+    r.need_blank = preceded;
+    r.preceded = preceded;
     let opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS;
-    for event in Parser::new_ext(&src, opts) {
+    for event in Parser::new_ext(src, opts) {
         r.event(event);
     }
     r.finish()
@@ -50,6 +70,8 @@ struct Renderer<'t> {
     code: Option<CodeBlock>,
     table: Option<table::TableBuilder>,
     need_blank: bool,
+    /// Lines came before this text (it is a part of a streaming message).
+    preceded: bool,
 }
 
 impl<'t> Renderer<'t> {
@@ -67,6 +89,7 @@ impl<'t> Renderer<'t> {
             code: None,
             table: None,
             need_blank: false,
+            preceded: false,
         }
     }
 
@@ -131,7 +154,7 @@ impl<'t> Renderer<'t> {
     }
 
     fn blank_if_needed(&mut self) {
-        if self.need_blank && !self.out.is_empty() {
+        if self.need_blank && (self.preceded || !self.out.is_empty()) {
             let (_, rest) = self.prefixes();
             let quotes: Vec<Span<'static>> = rest
                 .into_iter()
@@ -393,7 +416,10 @@ impl<'t> Renderer<'t> {
             TagEnd::Link | TagEnd::Image => {
                 self.styles.pop();
                 if let Some((url, start)) = self.links.pop() {
-                    let shown: String = self.inline[start.min(self.inline.len())..]
+                    let shown: String = self
+                        .inline
+                        .get(start..)
+                        .unwrap_or_default()
                         .iter()
                         .map(|s| s.content.as_ref())
                         .collect();
@@ -421,32 +447,23 @@ impl<'t> Renderer<'t> {
     /// A fenced code block: highlighted when allowed, hard-wrapped, on the code background.
     fn code_lines(&mut self, code: &CodeBlock) {
         let text = code.text.strip_suffix('\n').unwrap_or(&code.text);
-        let base = self.theme.code_bg;
         let highlighted = match (&self.theme.syntax, self.highlight) {
-            (Some(name), true) => highlight::highlight(text, &code.lang, name),
+            (Some(name), true) => highlight::highlight(&code.text, &code.lang, name),
             _ => None,
         };
-        let (mut first, mut rest) = self.prefixes();
-        first.push(Span::styled(" ", base));
-        rest.push(Span::styled(" ", base));
-        let pad = base.bg.is_some();
+        let (first, rest) = self.prefixes();
         for (n, src_line) in text.split('\n').enumerate() {
-            let spans: Vec<Span<'static>> = match highlighted.as_ref().and_then(|h| h.get(n)) {
-                Some(runs) => runs
-                    .iter()
-                    .map(|(st, t)| Span::styled(t.clone(), base.patch(*st)))
-                    .collect(),
-                None => vec![Span::styled(src_line.to_string(), base)],
-            };
+            let runs = highlighted.as_ref().and_then(|h| h.get(n));
             let lead = if n == 0 { &first } else { &rest };
-            for mut line in wrap_spans(&spans, self.width, lead, &rest, WrapMode::Chars) {
-                let w = line.width();
-                if pad && w < self.width {
-                    line.spans
-                        .push(Span::styled(" ".repeat(self.width - w), base));
-                }
-                self.out.push(line);
-            }
+            code_line(
+                &mut self.out,
+                src_line,
+                runs,
+                lead,
+                &rest,
+                self.width,
+                self.theme,
+            );
         }
         self.consume_marker();
     }
@@ -456,10 +473,41 @@ impl<'t> Renderer<'t> {
             self.code_lines(&code);
         }
         self.flush_inline();
-        if self.out.is_empty() {
-            self.out.push(Line::default());
-        }
         self.out
+    }
+}
+
+/// One line of a code block, highlighted (`runs`) or plain, hard-wrapped to `width` after the
+/// block's prefixes (`lead` on its first row, `rest` on the others; a code-background space is
+/// added to both), padded to the width when the code background has a colour.
+pub(crate) fn code_line(
+    out: &mut Vec<Line<'static>>,
+    src_line: &str,
+    runs: Option<&HlLine>,
+    lead: &[Span<'static>],
+    rest: &[Span<'static>],
+    width: usize,
+    theme: &Theme,
+) {
+    let base = theme.code_bg;
+    let pad = base.bg.is_some();
+    let spans: Vec<Span<'static>> = match runs {
+        Some(runs) => runs
+            .iter()
+            .map(|(st, t)| Span::styled(t.clone(), base.patch(*st)))
+            .collect(),
+        None => vec![Span::styled(src_line.to_string(), base)],
+    };
+    let mut lead = lead.to_vec();
+    lead.push(Span::styled(" ", base));
+    let mut rest = rest.to_vec();
+    rest.push(Span::styled(" ", base));
+    for mut line in wrap_spans(&spans, width, &lead, &rest, WrapMode::Chars) {
+        let w = line.width();
+        if pad && w < width {
+            line.spans.push(Span::styled(" ".repeat(width - w), base));
+        }
+        out.push(line);
     }
 }
 

@@ -10,13 +10,15 @@ pub mod highlight;
 pub mod markdown;
 pub mod spinner;
 pub mod status;
+pub mod stream;
+pub mod stream_view;
 mod table;
 pub mod theme;
 pub mod wrap;
 
-pub use cell::Cell;
-pub use chat::{Chat, RenderStats, render_chat};
-pub use editor_view::{editor_block, editor_title, style_editor};
+pub use cell::{AssistantState, Cell, ToolStatus};
+pub use chat::{ChatScroll, ChatView, RenderStats, Transcript, render_chat};
+pub use editor_view::{TextAreaStyles, editor_block, editor_title, style_editor, style_input};
 pub use gauge::{GaugeMode, GaugeModel, Zone, gauge_label, render_gauge};
 pub use spinner::{render_spinner, spinner_text};
 pub use status::{StatusModel, render_status};

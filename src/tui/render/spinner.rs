@@ -18,7 +18,7 @@ pub const FRAME_MS: u64 = 80;
 /// The frame shown after `elapsed`.
 pub fn frame(elapsed: Duration) -> &'static str {
     let n = (elapsed.as_millis() / u128::from(FRAME_MS)) % FRAMES.len() as u128;
-    FRAMES[n as usize]
+    FRAMES.get(n as usize).copied().unwrap_or("⠋")
 }
 
 /// How long until the frame changes (to schedule the next redraw).

@@ -72,8 +72,8 @@ impl TableBuilder {
         }
         let mut widths = vec![0usize; ncols];
         for row in &self.rows {
-            for (i, cell) in row.iter().enumerate() {
-                widths[i] = widths[i].max(cell_width(cell));
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell_width(cell));
             }
         }
         let total: usize = widths.iter().sum::<usize>() + 3 * (ncols - 1);

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use super::super::e2e::{ENTER, Pty, READY, last_user_text, runtime};
 use super::input::big_message;
 use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
 
 #[test]
 fn a_ten_megabyte_paste_is_spilled_and_the_user_is_told() {

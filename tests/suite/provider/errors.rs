@@ -40,9 +40,17 @@ fn every_overflow_message_is_recognised_and_classified() {
             is_overflow(&["", &text.to_uppercase()]),
             "case matters for: {text}"
         );
+        // A 413 about bytes is not an overflow (SPEC §3): the byte limit is the request's, not the
+        // context window's.
+        let bytes = text.contains("bytes");
         for status in [400, 413, 422] {
             let e = classify(status, text, None);
-            assert_eq!(e.kind, ErrorKind::ContextWindowExceeded, "{status} {text}");
+            let want = if status == 413 && bytes {
+                ErrorKind::InvalidRequest
+            } else {
+                ErrorKind::ContextWindowExceeded
+            };
+            assert_eq!(e.kind, want, "{status} {text}");
             assert!(!e.retryable);
         }
         let anthropic_json = fake::anthropic::error_json("invalid_request_error", text);
@@ -258,4 +266,38 @@ async fn the_api_key_never_appears_in_errors() {
         assert!(!shown.contains(KEY), "{shown}");
         assert!(shown.contains("[redacted]"), "{shown}");
     }
+}
+
+#[tokio::test]
+async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
+    use crate::support::fake::{U, openai as o};
+    use crate::support::harness::{Harness, start, turn_end};
+    use flower_tui::engine::protocol::Event;
+
+    let h = Harness::new().await;
+    h.server.push(o::tool_calls(
+        &[("c1", "list_dir", "{}")],
+        U::new(9_000, 20),
+    ));
+    // llama.cpp's own wording and body: the numbers are fields beside the message.
+    h.server.push(Reply::status(
+        400,
+        r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
+    ));
+    h.server
+        .push(o::text("continuing after the handoff", U::new(3_000, 20)));
+    let mut p = h.params(1_000_000, 50_000);
+    p.provider = h.openai();
+    p.model = "qwen3-coder-local".into();
+    let mut r = start(p);
+    let ev = r.turn("a long task").await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::WindowLearned { thresholds, model }
+            if thresholds.window == 8192 && model == "qwen3-coder-local"
+    )));
+    let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
+    assert!(learned.contains("\"qwen3-coder-local\": 8192"), "{learned}");
+    r.shutdown().await;
 }

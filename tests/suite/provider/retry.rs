@@ -3,7 +3,9 @@
 use std::time::{Duration, Instant};
 
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
-use flower_tui::engine::provider::retry::{RetryNotice, RetryPolicy, stream_with_retry};
+use flower_tui::engine::provider::retry::{
+    RetryNotice, RetryPolicy, StreamNotice, stream_with_retry,
+};
 use flower_tui::engine::provider::{ErrorKind, Provider, ProviderError};
 use flower_tui::engine::types::{Delta, Message, ModelRequest, ModelResponse};
 
@@ -15,6 +17,7 @@ fn quick(max_tries: u32) -> RetryPolicy {
         max_tries,
         base_delay: Duration::from_millis(2),
         max_delay: Duration::from_millis(20),
+        ..RetryPolicy::default()
     }
 }
 
@@ -29,11 +32,19 @@ async fn retrying(
 ) {
     let mut deltas = Vec::new();
     let mut notices = Vec::new();
-    let mut sink = |d: Delta| deltas.push(d);
-    let mut on_retry = |n: RetryNotice| notices.push(n);
+    let mut sink = |d: Delta| {
+        if d != Delta::Alive {
+            deltas.push(d)
+        }
+    };
+    let mut on_notice = |n: StreamNotice| {
+        if let StreamNotice::Retry(r) = n {
+            notices.push(r)
+        }
+    };
     let r = tokio::time::timeout(
         Duration::from_secs(20),
-        stream_with_retry(p, req, &mut sink, &policy, &mut on_retry),
+        stream_with_retry(p, req, &mut sink, &policy, &mut on_notice),
     )
     .await
     .expect("retrying took more than 20 s");
@@ -133,7 +144,7 @@ async fn errors_that_a_retry_cannot_fix_are_returned_at_once() {
 }
 
 #[tokio::test]
-async fn an_attempt_that_already_showed_text_is_not_retried() {
+async fn an_attempt_that_already_showed_text_is_replayed_and_says_so() {
     let server = FakeServer::start().await;
     let mut chunks = fake::anthropic::Stream::new(U::new(1, 1))
         .text("half an answer")
@@ -144,14 +155,16 @@ async fn an_attempt_that_already_showed_text_is_not_retried() {
         chunks,
         delay: None,
     });
-    server.push(fake::anthropic::text("never asked for", U::new(1, 1)));
+    server.push(fake::anthropic::text("the whole answer", U::new(1, 1)));
     let p = anthropic(&server);
     let (r, deltas, notices) = retrying(&p, &request(vec![Message::user("hi")]), quick(5)).await;
-    let e = r.unwrap_err();
-    assert_eq!((e.kind, e.retryable), (ErrorKind::Overloaded, true));
-    assert_eq!(text_of(&deltas), "half an ");
-    assert!(notices.is_empty());
-    assert_eq!(server.pending(), 1);
+    assert_eq!(r.unwrap().text(), "the whole answer");
+    // The sink saw the broken try, then the replay; the notice between them voids the first.
+    assert_eq!(text_of(&deltas), "half an the whole answer");
+    assert_eq!(notices.len(), 1);
+    assert!(notices[0].discarded);
+    assert_eq!(notices[0].reason, "overloaded: Overloaded");
+    assert_eq!(server.pending(), 0);
 }
 
 #[tokio::test]
@@ -169,10 +182,11 @@ async fn a_cut_before_any_text_is_retried() {
     assert_eq!(r.unwrap().text(), "recovered");
     assert_eq!(notices.len(), 1);
     assert!(
-        notices[0].reason.starts_with("network: stream interrupted"),
+        notices[0].reason.starts_with("stream broken: interrupted:"),
         "{}",
         notices[0].reason
     );
+    assert!(!notices[0].discarded);
 }
 
 #[tokio::test]

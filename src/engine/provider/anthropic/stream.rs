@@ -110,8 +110,12 @@ impl AnthropicStream {
         sink: &mut dyn FnMut(Delta),
     ) -> Result<(), ProviderError> {
         let name = ev.event.as_deref().unwrap_or("unnamed");
-        let parsed: Event<'_> = serde_json::from_str(&ev.data)
-            .map_err(|e| ProviderError::other(format!("malformed JSON in `{name}` event: {e}")))?;
+        let parsed: Event<'_> = serde_json::from_str(&ev.data).map_err(|e| {
+            ProviderError::broken_stream(match &ev.event {
+                Some(n) => format!("malformed JSON in `{n}` event: {e}"),
+                None => format!("malformed JSON in an event with no name: {e}"),
+            })
+        })?;
         let ty = parsed.ty.as_deref().unwrap_or(name);
         match ty {
             "message_start" => {
@@ -123,13 +127,11 @@ impl AnthropicStream {
                 let block = parsed
                     .content_block
                     .ok_or_else(|| missing(name, "content_block"))?;
-                let index = self.slot(parsed.index, name)?;
-                self.blocks[index] = Some(start_block(block, sink));
+                *self.slot(parsed.index, name)? = Some(start_block(block, sink));
             }
             "content_block_delta" => {
                 let delta = parsed.delta.ok_or_else(|| missing(name, "delta"))?;
-                let index = self.slot(parsed.index, name)?;
-                self.apply_delta(index, delta, sink);
+                apply_delta(self.slot(parsed.index, name)?, delta, sink);
             }
             "content_block_stop" => {}
             "message_delta" => {
@@ -156,11 +158,13 @@ impl AnthropicStream {
         Ok(())
     }
 
-    /// The complete response, or a retryable `Network` error when the stream ended before
+    /// The complete response, or a broken-stream error (retryable) when the stream ended before
     /// `message_stop`.
     pub fn finish(self) -> Result<ModelResponse, ProviderError> {
         if !self.done {
-            return Err(ProviderError::network("stream ended before message_stop"));
+            return Err(ProviderError::broken_stream(
+                "stream ended before message_stop",
+            ));
         }
         let content = self
             .blocks
@@ -194,63 +198,69 @@ impl AnthropicStream {
     }
 
     /// The table slot for a block index, grown as needed.
-    fn slot(&mut self, index: Option<usize>, name: &str) -> Result<usize, ProviderError> {
+    fn slot(
+        &mut self,
+        index: Option<usize>,
+        name: &str,
+    ) -> Result<&mut Option<Partial>, ProviderError> {
         let index = index.ok_or_else(|| missing(name, "index"))?;
         if index >= MAX_BLOCKS {
-            return Err(ProviderError::other(format!(
+            return Err(ProviderError::broken_stream(format!(
                 "`{name}` event with an impossible block index {index}"
             )));
         }
         if self.blocks.len() <= index {
             self.blocks.resize_with(index + 1, || None);
         }
-        Ok(index)
+        self.blocks
+            .get_mut(index)
+            .ok_or_else(|| missing(name, "index"))
     }
+}
 
-    fn apply_delta(&mut self, index: usize, d: EventDelta, sink: &mut dyn FnMut(Delta)) {
-        let slot = &mut self.blocks[index];
-        match (d.ty.as_deref(), slot) {
-            (Some("text_delta"), slot) => {
-                let text = d.text.unwrap_or_default();
-                match slot {
-                    Some(Partial::Text(t)) => t.push_str(&text),
-                    // A delta for a block that never started: keep the text rather than lose it.
-                    s @ None => *s = Some(Partial::Text(text.clone())),
-                    Some(_) => return,
-                }
-                if !text.is_empty() {
-                    sink(Delta::Text(text));
-                }
+/// Apply one `content_block_delta` to its block's slot.
+fn apply_delta(slot: &mut Option<Partial>, d: EventDelta, sink: &mut dyn FnMut(Delta)) {
+    match (d.ty.as_deref(), slot) {
+        (Some("text_delta"), slot) => {
+            let text = d.text.unwrap_or_default();
+            match slot {
+                Some(Partial::Text(t)) => t.push_str(&text),
+                // A delta for a block that never started: keep the text rather than lose it.
+                s @ None => *s = Some(Partial::Text(text.clone())),
+                Some(_) => return,
             }
-            (Some("thinking_delta"), slot) => {
-                let text = d.thinking.unwrap_or_default();
-                match slot {
-                    Some(Partial::Thinking { thinking, .. }) => thinking.push_str(&text),
-                    s @ None => {
-                        *s = Some(Partial::Thinking {
-                            thinking: text.clone(),
-                            signature: String::new(),
-                        })
-                    }
-                    Some(_) => return,
-                }
-                if !text.is_empty() {
-                    sink(Delta::Thinking(text));
-                }
+            if !text.is_empty() {
+                sink(Delta::Text(text));
             }
-            (Some("signature_delta"), Some(Partial::Thinking { signature, .. })) => {
-                signature.push_str(d.signature.as_deref().unwrap_or_default());
-            }
-            (Some("input_json_delta"), Some(Partial::Tool { json, .. })) => {
-                json.push_str(d.partial_json.as_deref().unwrap_or_default());
-            }
-            _ => {}
         }
+        (Some("thinking_delta"), slot) => {
+            let text = d.thinking.unwrap_or_default();
+            match slot {
+                Some(Partial::Thinking { thinking, .. }) => thinking.push_str(&text),
+                s @ None => {
+                    *s = Some(Partial::Thinking {
+                        thinking: text.clone(),
+                        signature: String::new(),
+                    })
+                }
+                Some(_) => return,
+            }
+            if !text.is_empty() {
+                sink(Delta::Thinking(text));
+            }
+        }
+        (Some("signature_delta"), Some(Partial::Thinking { signature, .. })) => {
+            signature.push_str(d.signature.as_deref().unwrap_or_default());
+        }
+        (Some("input_json_delta"), Some(Partial::Tool { json, .. })) => {
+            json.push_str(d.partial_json.as_deref().unwrap_or_default());
+        }
+        _ => {}
     }
 }
 
 fn missing(event: &str, field: &str) -> ProviderError {
-    ProviderError::other(format!("`{event}` event without `{field}`"))
+    ProviderError::broken_stream(format!("`{event}` event without `{field}`"))
 }
 
 fn start_block(b: BlockStart, sink: &mut dyn FnMut(Delta)) -> Partial {

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::engine::fsutil::new_id;
 use crate::engine::provider::anthropic::tool_input;
 use crate::engine::provider::error::{self, ProviderError};
+use crate::engine::provider::sse::SseEvent;
 use crate::engine::types::{Block, Delta, ModelResponse, Usage};
 
 /// More parallel tool calls than this in one response is treated as a malformed stream.
@@ -91,10 +92,34 @@ impl OpenAiStream {
         self.done
     }
 
-    /// Apply one `data:` payload. Content and reasoning go to `sink`; an `{"error": …}` chunk or
-    /// malformed JSON returns an error (never a panic).
+    /// Whether a terminal event arrived: `[DONE]` or a `finish_reason` (only the usage chunk may
+    /// still follow).
+    pub fn is_complete(&self) -> bool {
+        self.done || self.finish_reason.is_some()
+    }
+
+    /// Apply one SSE event (its name, when the server gives one, only shows in errors).
+    pub fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        sink: &mut dyn FnMut(Delta),
+    ) -> Result<(), ProviderError> {
+        self.apply(ev.event.as_deref(), &ev.data, sink)
+    }
+
+    /// Apply one `data:` payload. Content and reasoning go to `sink`; an `{"error": …}` chunk
+    /// returns its error, malformed JSON a broken-stream error (never a panic).
     pub fn on_data(
         &mut self,
+        data: &str,
+        sink: &mut dyn FnMut(Delta),
+    ) -> Result<(), ProviderError> {
+        self.apply(None, data, sink)
+    }
+
+    fn apply(
+        &mut self,
+        name: Option<&str>,
         data: &str,
         sink: &mut dyn FnMut(Delta),
     ) -> Result<(), ProviderError> {
@@ -103,7 +128,12 @@ impl OpenAiStream {
             return Ok(());
         }
         let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
-            ProviderError::other(format!("malformed JSON in a chat.completion.chunk: {e}"))
+            ProviderError::broken_stream(match name {
+                Some(n) => format!("malformed JSON in `{n}` event: {e}"),
+                None => format!(
+                    "malformed JSON in an event with no name (a chat.completion.chunk): {e}"
+                ),
+            })
         })?;
         if let Some(e) = chunk.error {
             return Err(error::from_error_json(&e));
@@ -161,8 +191,11 @@ impl OpenAiStream {
                 .iter()
                 .rposition(|c| c.index == Some(i))
                 .filter(|&p| {
-                    id.as_ref()
-                        .is_none_or(|id| self.calls[p].id.is_empty() || self.calls[p].id == *id)
+                    id.as_ref().is_none_or(|id| {
+                        self.calls
+                            .get(p)
+                            .is_some_and(|c| c.id.is_empty() || c.id == *id)
+                    })
                 }),
             (None, Some(id)) => self.calls.iter().position(|c| c.id == *id),
             (None, None) => self.calls.len().checked_sub(1),
@@ -180,7 +213,11 @@ impl OpenAiStream {
                 self.calls.len() - 1
             }
         };
-        let call = &mut self.calls[pos];
+        let Some(call) = self.calls.get_mut(pos) else {
+            return Err(ProviderError::broken_stream(
+                "tool call fragment out of order",
+            ));
+        };
         if let Some(id) = id
             && call.id.is_empty()
         {
@@ -209,11 +246,11 @@ impl OpenAiStream {
         Ok(())
     }
 
-    /// The complete response, or a retryable `Network` error when the stream ended before both
-    /// `[DONE]` and a `finish_reason`.
+    /// The complete response, or a broken-stream error (retryable) when the stream ended before
+    /// both `[DONE]` and a `finish_reason`.
     pub fn finish(self) -> Result<ModelResponse, ProviderError> {
         if !self.done && self.finish_reason.is_none() {
-            return Err(ProviderError::network("stream ended before [DONE]"));
+            return Err(ProviderError::broken_stream("stream ended before [DONE]"));
         }
         let mut content = Vec::new();
         if !self.text.is_empty() {

@@ -1,0 +1,208 @@
+//! The overflow classifier against the wordings real providers and servers send, each in the body
+//! shape that service uses, through the same path a live error takes (`classify` → kind, then
+//! `overflow_limit` on the message). Sources are the public issue trackers and docs of each service
+//! (the `search` tool's issues corpus); numbers are as reported there.
+
+use super::*;
+use crate::engine::provider::ErrorKind;
+use crate::engine::provider::error::classify;
+
+fn anthropic(ty: &str, msg: &str) -> String {
+    serde_json::json!({"type": "error", "error": {"type": ty, "message": msg}}).to_string()
+}
+
+fn openai(msg: &str, ty: &str, code: Option<&str>) -> String {
+    serde_json::json!({"error": {"message": msg, "type": ty, "param": "messages", "code": code}})
+        .to_string()
+}
+
+fn google(code: u16, msg: &str, status: &str) -> String {
+    serde_json::json!([{"error": {"code": code, "message": msg, "status": status}}]).to_string()
+}
+
+/// vLLM, sglang, Mistral: the message at the top level.
+fn top(msg: &str, ty: &str) -> String {
+    serde_json::json!({"object": "error", "message": msg, "type": ty, "param": null, "code": 400})
+        .to_string()
+}
+
+/// Ollama, LM Studio, TGI: `{"error": "<text>"}`.
+fn plain(msg: &str) -> String {
+    serde_json::json!({"error": msg}).to_string()
+}
+
+/// One row: who says it, the status, the body, and the expected verdict and window.
+struct Row {
+    source: &'static str,
+    status: u16,
+    body: String,
+    overflow: bool,
+    limit: Option<u64>,
+}
+
+fn row(source: &'static str, status: u16, body: String, limit: Option<u64>) -> Row {
+    Row {
+        source,
+        status,
+        body,
+        overflow: true,
+        limit,
+    }
+}
+
+fn not(source: &'static str, status: u16, body: String) -> Row {
+    Row {
+        source,
+        status,
+        body,
+        overflow: false,
+        limit: None,
+    }
+}
+
+fn table() -> Vec<Row> {
+    vec![
+        // Anthropic (and Vertex AI / Bedrock, which pass its wording on)
+        row("anthropic", 400, anthropic("invalid_request_error", "prompt is too long: 205030 tokens > 200000 maximum"), Some(200_000)),
+        row("anthropic", 400, anthropic("invalid_request_error", "input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again"), Some(200_000)),
+        row("anthropic 413", 413, anthropic("invalid_request_error", "Request size exceeds model context window"), None),
+        row("vertex anthropic", 400, anthropic("invalid_request_error", "prompt is too long: 209353 tokens > 199999 maximum"), Some(199_999)),
+        row("bedrock converse", 400, serde_json::json!({"message": "The model returned the following errors: prompt is too long: 200049 tokens > 200000 maximum"}).to_string(), Some(200_000)),
+        row("bedrock", 400, serde_json::json!({"message": "Input is too long for requested model."}).to_string(), None),
+        // OpenAI Chat, Azure OpenAI, DeepSeek, Groq, Cerebras, OpenRouter
+        row("openai chat", 400, openai("This model's maximum context length is 128000 tokens. However, your messages resulted in 204308 tokens. Please reduce the length of the messages.", "invalid_request_error", Some("context_length_exceeded")), Some(128_000)),
+        row("openai chat (completion)", 400, openai("This model's maximum context length is 8192 tokens. However, you requested 8554 tokens (7554 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.", "invalid_request_error", Some("context_length_exceeded")), Some(8192)),
+        row("openai responses", 400, openai("Your input exceeds the context window of this model. Please adjust your input and try again.", "invalid_request_error", Some("context_length_exceeded")), None),
+        row("openai gpt-5", 400, openai("Input tokens exceed the configured limit of 272000 tokens.", "invalid_request_error", None), Some(272_000)),
+        row("azure openai", 400, openai("This model's maximum context length is 16385 tokens. However, your messages resulted in 17112 tokens. Please reduce the length of the messages.", "invalid_request_error", Some("context_length_exceeded")), Some(16_385)),
+        row("deepseek", 400, openai("This model's maximum context length is 131072 tokens. However, you requested 131134 tokens (122942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.", "invalid_request_error", Some("invalid_request_error")), Some(131_072)),
+        row("groq (code only)", 400, openai("Please reduce the length of the messages or completion.", "invalid_request_error", Some("context_length_exceeded")), None),
+        row("cerebras", 400, serde_json::json!({"message": "Please reduce the length of the messages or completion. Current length is 42328 while limit is 40000", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}).to_string(), Some(40_000)),
+        row("openrouter", 400, serde_json::json!({"error": {"message": "This endpoint's maximum context length is 131072 tokens. However, you requested about 138956 tokens (7884 of text input, 131072 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.", "code": 400}}).to_string(), Some(131_072)),
+        row("kimi", 400, openai("Your request exceeded model token limit: 262144 (requested: 300000)", "invalid_request_error", None), Some(262_144)),
+        row("perplexity", 400, openai("The total length of all messages is too long.", "invalid_message", None), None),
+        // Google Gemini and Vertex AI
+        row("gemini", 400, google(400, "The input token count (1054016) exceeds the maximum number of tokens allowed (1048576).", "INVALID_ARGUMENT"), Some(1_048_576)),
+        row("vertex gemini", 400, serde_json::json!({"error": {"code": 400, "message": "The input token count (134123) exceeds the maximum number of tokens allowed (131072).", "status": "INVALID_ARGUMENT"}}).to_string(), Some(131_072)),
+        // Mistral
+        row("mistral", 400, top("Prompt contains 321774 tokens and 0 draft tokens, too large for model with 262144 maximum context length", "invalid_request_error"), Some(262_144)),
+        // vLLM, old and new, and sglang
+        row("vllm v0", 400, top("This model's maximum context length is 16384 tokens. However, you requested 19591 tokens (9591 in the messages, 10000 in the completion). Please reduce the length of the messages or completion.", "BadRequestError"), Some(16_384)),
+        row("vllm v1 decoder", 400, top("The decoder prompt (length 17772) is longer than the maximum model length of 16384. Make sure that `max_model_len` is no smaller than the number of text tokens.", "BadRequestError"), Some(16_384)),
+        row("vllm v1 prompt", 400, top("Prompt length of 5016 is longer than the maximum model length of 4096.", "BadRequestError"), Some(4096)),
+        row("vllm 0.15", 400, openai("This model's maximum context length is 2048 tokens. However, your request has 8 input tokens plus 2045 'max_tokens'. Please reduce one or the other. (parameter=input_tokens, max_tokens, value=(8, 2045))", "BadRequestError", None), Some(2048)),
+        row("vllm output+input", 400, openai("This model's maximum context length is 262144 tokens. However, you requested 128000 output tokens and your prompt contains at least 134145 input tokens, for a total of at least 262145 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=134145)", "BadRequestError", None), Some(262_144)),
+        row("sglang", 400, top("The input (8231 tokens) is longer than the model's context length (8192 tokens).", "BadRequestError"), Some(8192)),
+        // llama.cpp server (and llama-cpp-python)
+        row("llama.cpp typed", 400, serde_json::json!({"error": {"code": 400, "message": "the request exceeds the available context size. try increasing the context size or enable context shift", "type": "exceed_context_size_error", "n_prompt_tokens": 14429, "n_ctx": 8192}}).to_string(), Some(8192)),
+        row("llama.cpp counts", 400, serde_json::json!({"error": {"code": 400, "message": "request (4390 tokens) exceeds the available context size (4096 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 4390, "n_ctx": 4096}}).to_string(), Some(4096)),
+        row("llama.cpp old 500", 500, serde_json::json!({"error": {"code": 500, "message": "Context size has been exceeded.", "type": "server_error"}}).to_string(), None),
+        row("llama-cpp-python", 400, plain("Requested tokens (2285) exceed context window of 2048"), Some(2048)),
+        // Ollama
+        row("ollama", 400, plain("The prompt is too long: 450028, model maximum context length: 262144"), Some(262_144)),
+        row("ollama old", 400, plain("prompt too long; exceeded max context length by 4 tokens"), None),
+        row("ollama embed", 400, plain("the input length exceeds the context length"), None),
+        // LM Studio
+        row("lm studio", 400, plain("Trying to keep the first 15857 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"), Some(4096)),
+        row("lm studio n_keep", 400, plain("Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"), Some(7424)),
+        // TGI and Together (which runs it)
+        row("tgi", 422, serde_json::json!({"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: 1244 `inputs` tokens and 1000 `max_new_tokens`", "error_type": "validation"}).to_string(), Some(2048)),
+        row("tgi input", 422, serde_json::json!({"error": "Input validation error: `inputs` must have less than 1024 tokens. Given: 1168", "error_type": "validation"}).to_string(), Some(1024)),
+        row("together", 400, openai("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4097. Given: 80125 `inputs` tokens and 4096 `max_new_tokens`", "invalid_request_error", None), Some(4097)),
+        // LiteLLM proxy, MiniMax, z.ai: only a class name or a code
+        row("litellm", 400, openai("litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: OpenAIException - Input tokens exceed the configured limit of 272000 tokens.", "None", Some("400")), Some(272_000)),
+        row("minimax", 400, openai("invalid params, context window exceeds limit", "invalid_request_error", None), None),
+        row("z.ai", 400, openai("Request failed", "invalid_request_error", Some("model_context_window_exceeded")), None),
+        // Not overflows: rate limits and quotas (even when they count tokens against a limit) …
+        not("openai tpm 429", 429, openai("Request too large for gpt-4o in organization org-VDAWofJASuLH0vVz8o9tiQZr on tokens per min (TPM): Limit 30000, Requested 30601. The input or output tokens must be reduced in order to run successfully.", "tokens", Some("rate_limit_exceeded"))),
+        not("groq tpm 413", 413, openai("Request too large for model `llama-3.3-70b-versatile` in organization `org_01jp8byqwpfx9sp1m0dbhb6a1e` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 14810, please reduce your message size and try again.", "tokens", Some("rate_limit_exceeded"))),
+        not("groq tpm 429", 429, openai("Rate limit reached for model `llama-3.1-8b-instant` in organization `org_01j5b4pz9jff492fq686vypsx6` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Used 5034, Requested 1443. Please try again in 4.77s.", "tokens", Some("rate_limit_exceeded"))),
+        not("anthropic itpm 429", 429, anthropic("rate_limit_error", "This request would exceed the rate limit for your organization of 40,000 input tokens per minute. For details, refer to: https://docs.anthropic.com/en/api/rate-limits. Please reduce the prompt length or the maximum tokens requested, or try again later.")),
+        not("anthropic itpm proxied as 400", 400, openai("This request would exceed the rate limit for your organization of 20,000 input tokens per minute. Please reduce the prompt length or the maximum tokens requested, or try again later.", "invalid_request_error", Some("rate_limit_error"))),
+        not("azure 429", 429, serde_json::json!({"error": {"code": "429", "message": "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-05-01-preview have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 86400 seconds."}}).to_string()),
+        not("gemini quota 429", 429, google(429, "You exceeded your current quota, please check your plan and billing details. * Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 250000, model: gemini-2.5-flash", "RESOURCE_EXHAUSTED")),
+        // … a 413 about bytes …
+        not("anthropic 413 bytes", 413, anthropic("request_too_large", "Request exceeds the maximum size")),
+        not("nginx 413", 413, "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n".to_owned()),
+        not("bedrock body size", 400, serde_json::json!({"message": "1 validation error detected: Value at 'body' failed to satisfy constraint: Member must have length less than or equal to 25000000"}).to_string()),
+        // … and a cap on the output alone, or one long string.
+        not("anthropic max_tokens", 400, anthropic("invalid_request_error", "max_tokens: 128000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-20250514")),
+        not("groq max_tokens", 400, openai("max_tokens must be less than or equal to 16384, the maximum value for max_tokens is less than the context_window for this model", "invalid_request_error", None)),
+        not("openai string too long", 400, openai("Invalid 'messages[1].content': string too long. Expected a string with maximum length 10485760, but got a string with length 15000000 instead.", "invalid_request_error", Some("string_above_max_length"))),
+    ]
+}
+
+#[test]
+fn real_wordings_get_their_verdict_and_their_window() {
+    let rows = table();
+    let overflows = rows.iter().filter(|r| r.overflow).count();
+    assert!(overflows >= 30, "{overflows} overflow wordings");
+    assert!(rows.len() - overflows >= 6);
+    let mut wrong = Vec::new();
+    for r in &rows {
+        let e = classify(r.status, &r.body, None);
+        let overflow = e.kind == ErrorKind::ContextWindowExceeded;
+        let limit = overflow.then(|| overflow_limit(&e.message)).flatten();
+        if overflow != r.overflow || limit != r.limit {
+            wrong.push(format!(
+                "{} ({}): got {:?} limit {limit:?}, want overflow={} limit {:?}: {}",
+                r.source, r.status, e.kind, r.overflow, r.limit, e.message
+            ));
+        }
+        if overflow {
+            assert!(!e.retryable, "{}", r.source);
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn rate_limits_stay_retryable_rate_limits() {
+    for r in table().iter().filter(|r| !r.overflow && r.status == 429) {
+        let e = classify(r.status, &r.body, None);
+        assert_eq!(e.kind, ErrorKind::RateLimited, "{}", r.source);
+    }
+    // Groq sends its tokens-per-minute limit as a 413: still a rate limit, by its code.
+    let groq = table().into_iter().find(|r| r.source == "groq tpm 413");
+    let e = groq.map(|r| classify(r.status, &r.body, None).kind);
+    assert_eq!(e, Some(ErrorKind::RateLimited));
+}
+
+#[test]
+fn the_shape_generalises_to_wordings_not_in_the_table() {
+    // Made-up but plausible servers: the rules, not a list, recognise them.
+    for text in [
+        "Conversation is longer than the 32k context of this deployment",
+        "error: prompt tokens (40960) exceed n_ctx_train (32768)",
+        "Input exceeds the model's maximum context (8192 tokens)",
+        "context_overflow: shorten the history",
+    ] {
+        assert!(is_overflow(&[text]), "{text}");
+    }
+    for text in [
+        "Rate limit exceeded: 40000 input tokens per minute",
+        "quota exceeded for input tokens",
+        "max_output_tokens must be <= 8192",
+        "Invalid 'tools[0].name': string too long",
+        "model not found",
+    ] {
+        assert!(!is_overflow(&[text]), "{text}");
+    }
+}
+
+#[test]
+fn limits_need_a_marker_or_exactly_two_numbers() {
+    assert_eq!(
+        overflow_limit("prompt tokens (40960) exceed n_ctx_train (32768)"),
+        Some(32_768)
+    );
+    assert_eq!(
+        overflow_limit("prompt too long; exceeded max context length by 4 tokens"),
+        None
+    );
+    assert_eq!(overflow_limit("1200 1300 1400 tokens"), None);
+    assert_eq!(
+        overflow_limit("131,072 tokens allowed (131_072)"),
+        Some(131_072)
+    );
+}

@@ -1,0 +1,378 @@
+//! Reducer tests of slash commands, the popup, and the gauge/cost bookkeeping.
+
+use std::time::Instant;
+
+use crossterm::event::KeyCode;
+
+use crate::engine::context::Thresholds;
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin, TurnId, TurnKind,
+};
+use crate::engine::types::Usage;
+
+use super::commands::cost_report;
+use super::reducer_tests::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
+use super::render::cell::Cell;
+use super::update::update;
+
+#[test]
+fn handoff_command_guard_and_focus() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/handoff", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    // The guard is the engine's: the UI asks, the engine refuses and says why.
+    assert_eq!(
+        ops(&fx),
+        [Op::Handoff {
+            turn: TurnId(1),
+            focus: None
+        }]
+    );
+    let cells = s.chat.len();
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Refused {
+            reason: HandoffRefusal::NoMessages,
+            message: HandoffRefusal::NoMessages.to_string(),
+        })),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Handoff,
+            origin: Origin::User,
+            reason: ExitReason::Unchanged,
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), cells + 1, "one line, the engine's");
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "Nothing to hand off (no messages yet)".into()
+        }
+    );
+
+    with_exchange(&mut s, t0);
+    type_text(&mut s, "/handoff the parser bug", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::Handoff {
+            turn: TurnId(3),
+            focus: Some("the parser bug".into())
+        }]
+    );
+
+    // Done after a manual handoff: divider + notice.
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
+            manual: true,
+            focus: None,
+        })),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Done {
+            handoff: HandoffId(1),
+            context: 152_000,
+            window: 200_000,
+            degraded: false,
+            path: Some("/n/h.md".into()),
+            sections: vec![],
+            generation: 2,
+        })),
+        t0,
+    );
+    let n = s.chat.len();
+    assert!(matches!(
+        s.chat.get(n - 2),
+        Some(Cell::Divider {
+            generation: 2,
+            context: 152_000,
+            ..
+        })
+    ));
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "New session started with handoff context".into()
+        }
+    );
+    assert_eq!(
+        s.chat.len(),
+        n,
+        "the success is said once (the engine says nothing)"
+    );
+}
+
+#[test]
+fn window_command_validates() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/window abc", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
+    assert!(
+        matches!(last_cell(&s), Cell::Error { message } if message.contains("`abc` is not a number"))
+    );
+    type_text(&mut s, "/window 40K", t0);
+    let cells = s.chat.len();
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(ops(&fx), [Op::SetWindow { window: 40_000 }]);
+    assert_eq!(
+        s.chat.len(),
+        cells,
+        "the engine's notice confirms the window; the UI adds none of its own"
+    );
+    // The thresholds are the engine's: its next usage event carries them.
+    assert_eq!(s.gauge.window, 200_000);
+    update(
+        &mut s,
+        ev(Event::Usage {
+            context: 0,
+            thresholds: Thresholds::new(40_000, 50_000),
+            estimated: true,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            session_cost_usd: 0.0,
+        }),
+        t0,
+    );
+    assert_eq!(
+        (s.gauge.window, s.gauge.at, s.gauge.warn_at),
+        (40_000, 10_000, 1_000)
+    );
+}
+
+#[test]
+fn window_without_a_number_says_where_the_window_comes_from() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/window", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message }
+            if message == "Context window 200K (model table: Claude on the Anthropic API) · /window N sets it"),
+        "{:?}",
+        last_cell(&s)
+    );
+    type_text(&mut s, "/window 150K", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    // The engine's usage event after `SetWindow` carries the new thresholds.
+    update(
+        &mut s,
+        ev(Event::Usage {
+            context: 0,
+            thresholds: Thresholds::new(150_000, 50_000),
+            estimated: true,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            session_cost_usd: 0.0,
+        }),
+        t0,
+    );
+    type_text(&mut s, "/window ", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("Context window 150K (/window)"))
+    );
+    update(
+        &mut s,
+        ev(Event::WindowLearned {
+            model: "claude-haiku-4-5".into(),
+            thresholds: crate::engine::context::Thresholds::new(180_000, 50_000),
+        }),
+        t0,
+    );
+    type_text(&mut s, "/window", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Notice { message }
+            if message.starts_with("Context window 180K (learned from an overflow message)")));
+}
+
+#[test]
+fn popup_selects_and_runs_commands() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/h", t0);
+    let names: Vec<_> = s.popup_items().iter().map(|c| c.name).collect();
+    assert_eq!(names, ["handoff", "help"]);
+    update(&mut s, key(KeyCode::Down), t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("commands:")));
+    type_text(&mut s, "/wi", t0);
+    update(&mut s, key(KeyCode::Tab), t0);
+    assert_eq!(s.input_text(), "/window ");
+    assert!(s.popup_items().is_empty());
+    update(&mut s, ctrl('c'), t0);
+    type_text(&mut s, "/zz", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(
+        matches!(last_cell(&s), Cell::Error { message } if message.starts_with("Unknown command /zz"))
+    );
+    assert_eq!(s.input_text(), "/zz", "the input stays for correction");
+    update(&mut s, key(KeyCode::Esc), t0);
+    assert!(s.popup_items().is_empty());
+}
+
+#[test]
+fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let started = |id: &str, generation| {
+        ev(Event::SessionStarted {
+            session_id: id.into(),
+            parent_session: None,
+            generation,
+            model: "m".into(),
+            provider: "anthropic".into(),
+            thresholds: Thresholds::new(200_000, 50_000),
+            demo: false,
+        })
+    };
+    // The cost is the session's so far, as the engine reports it with every usage.
+    let usage = |context, session_cost_usd, estimated| {
+        ev(Event::Usage {
+            context,
+            thresholds: Thresholds::new(200_000, 50_000),
+            estimated,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+            session_cost_usd,
+        })
+    };
+    update(&mut s, started("aaaaaaaa-1", 1), t0);
+    update(&mut s, usage(120_000, 0.5, false), t0);
+    update(&mut s, usage(131_000, 0.5, true), t0);
+    assert_eq!((s.gauge.context, s.gauge.estimated), (131_000, true));
+    update(&mut s, usage(140_000, 0.75, false), t0);
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Completed,
+        }),
+        t0,
+    );
+    update(&mut s, started("bbbbbbbb-2", 2), t0);
+    assert_eq!(s.gauge.context, 0);
+    update(&mut s, usage(20_000, 0.1, false), t0);
+    let report = cost_report(&s);
+    assert!(
+        report.contains("gen 1 (aaaaaaaa): $0.7500 · 1 turn · 2 requests"),
+        "{report}"
+    );
+    assert!(
+        report.contains("gen 2 (bbbbbbbb): $0.1000 · 0 turns · 1 request"),
+        "{report}"
+    );
+    assert!(report.contains("total: $0.8500"), "{report}");
+    type_text(&mut s, "/cost", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(last_cell(&s), Cell::Notice { message: report });
+}
+
+#[test]
+fn near_notice_once_per_generation() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let near = || {
+        ev(Event::Handoff(HandoffPhase::Near {
+            context: 130_000,
+            at: 150_000,
+            window: 200_000,
+        }))
+    };
+    update(&mut s, near(), t0);
+    update(&mut s, near(), t0);
+    let notices = s
+        .chat
+        .iter()
+        .filter(|c| matches!(c, Cell::Notice { .. }))
+        .count();
+    assert_eq!(notices, 1);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "Context at 130.0K/200K: a handoff will be written at 150.0K".into()
+        }
+    );
+}
+
+#[test]
+fn mcp_lists_servers_from_their_status_events_and_restarts_one() {
+    use crate::engine::mcp::{Origin as McpOrigin, ServerState, ServerStatus};
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/mcp", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the workspace".into()
+        }
+    );
+    let status = |name: &str, state: ServerState, last_error: Option<&str>| {
+        ev(Event::McpStatus(ServerStatus {
+            name: name.into(),
+            origin: McpOrigin::ConfigFile,
+            transport: format!("npx {name}-server"),
+            state,
+            tools: vec![],
+            last_error: last_error.map(str::to_string),
+            warnings: vec![],
+        }))
+    };
+    update(&mut s, status("github", ServerState::Starting, None), t0);
+    update(
+        &mut s,
+        status(
+            "docs",
+            ServerState::Failed {
+                reason: "exited with status 1".into(),
+            },
+            None,
+        ),
+        t0,
+    );
+    update(
+        &mut s,
+        status(
+            "github",
+            ServerState::Ready { tools: 12 },
+            Some("timed out"),
+        ),
+        t0,
+    );
+    type_text(&mut s, "/mcp", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "MCP servers:\n  github · ready, 12 tools · npx github-server\n    last error: timed out\n  \
+                      docs · failed: exited with status 1 · npx docs-server\n/mcp restart NAME restarts one"
+                .into()
+        }
+    );
+    type_text(&mut s, "/mcp restart docs", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::McpRestart {
+            name: "docs".into()
+        }]
+    );
+    type_text(&mut s, "/mcp stop docs", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
+}

@@ -1,0 +1,226 @@
+//! Reducer tests of what the user types: history, big pastes, and the approval prompt's keys.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+use crate::engine::protocol::{Approval, Event, Op, TurnId};
+
+use super::msg::Msg;
+use super::reducer_tests::{ev, key, last_cell, ops, state, type_text};
+use super::render::cell::Cell;
+use super::state::Focus;
+use super::update::update;
+
+#[test]
+fn history_up_down() {
+    let t0 = Instant::now();
+    let mut s = state();
+    for m in ["one", "two"] {
+        type_text(&mut s, m, t0);
+        update(&mut s, key(KeyCode::Enter), t0);
+    }
+    type_text(&mut s, "dra", t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input_text(), "two");
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input_text(), "one");
+    update(&mut s, key(KeyCode::Down), t0);
+    assert_eq!(s.input_text(), "two");
+    update(&mut s, key(KeyCode::Down), t0);
+    assert_eq!(s.input_text(), "dra", "the draft comes back");
+    // On a multi-line input, Up on the second line moves the cursor, not the history.
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+        t0,
+    );
+    type_text(&mut s, "ft", t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input_text(), "dra\nft");
+}
+
+#[test]
+fn approval_prompt_takes_the_keys() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            id: "t1".into(),
+            name: "bash".into(),
+            input: json!({"command": "make"}),
+            summary: "bash: make".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t1".into(),
+            name: "bash".into(),
+            summary: "bash: make".into(),
+            outside_workspace: false,
+        }),
+        t0,
+    );
+    assert_eq!(s.focus, Focus::Approval);
+    let (label, _, hint) = s.spinner().expect("spinner");
+    assert_eq!(
+        (label.as_str(), hint.as_str()),
+        ("bash waits for your answer…", "")
+    );
+    update(&mut s, key(KeyCode::Char('x')), t0);
+    assert!(s.input.is_empty(), "keys do not leak into the input");
+    let t1 = t0 + Duration::from_millis(500);
+    let fx = update(&mut s, key(KeyCode::Char('a')), t1);
+    assert_eq!(
+        ops(&fx),
+        [Op::Approval {
+            id: "t1".into(),
+            decision: Approval::Always
+        }]
+    );
+    assert_eq!(s.focus, Focus::Input);
+    assert!(
+        matches!(last_cell(&s), Cell::Approval { answer: Some(a), .. } if a.contains("always"))
+    );
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t2".into(),
+            name: "write_file".into(),
+            summary: "write_file: a.rs".into(),
+            outside_workspace: false,
+        }),
+        t1,
+    );
+    assert_eq!(
+        ops(&update(
+            &mut s,
+            key(KeyCode::Esc),
+            t1 + Duration::from_millis(400)
+        )),
+        [Op::Approval {
+            id: "t2".into(),
+            decision: Approval::Deny
+        }]
+    );
+}
+
+#[test]
+fn a_10_mb_paste_is_one_chip_expanded_on_send() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
+    let big = line.repeat(10 * 1024 * 1024 / line.len());
+    let started = Instant::now();
+    update(&mut s, Msg::Paste(big.clone()), t0);
+    assert_eq!(s.input.lines().len(), 1, "the textarea holds the chip only");
+    assert_eq!(s.input_text(), "[pasted 10.0 MB, 163,840 lines]");
+    type_text(&mut s, " explain", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a paste must not freeze the UI"
+    );
+    match ops(&fx).as_slice() {
+        [Op::UserTurn { text, .. }] => {
+            assert_eq!(text.len(), big.len() + " explain".len());
+            assert!(text.starts_with(line) && text.ends_with("\n explain"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        last_cell(&s),
+        Cell::User {
+            text: "[pasted 10.0 MB, 163,840 lines] explain".into()
+        }
+    );
+    // A small paste goes in as text.
+    update(&mut s, Msg::Paste("a\r\nb".into()), t0);
+    assert_eq!(s.input_text(), "a\nb");
+}
+
+#[test]
+fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let big = "line of a log\n".repeat(3_000);
+    update(&mut s, Msg::Paste(big.clone()), t0);
+    type_text(&mut s, " why?", t0);
+    let first = ops(&update(&mut s, key(KeyCode::Enter), t0));
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(
+        s.input_text(),
+        "[pasted 41.0 KB, 3,000 lines] why?",
+        "the chip comes back, not 40 KB in the textarea"
+    );
+    let again = ops(&update(&mut s, key(KeyCode::Enter), t0));
+    let sent = |ops: &[Op]| match ops {
+        [Op::UserTurn { text, .. }] => Some(text.clone()),
+        _ => None,
+    };
+    assert_eq!(sent(&again), sent(&first));
+    assert_eq!(
+        again,
+        [Op::UserTurn {
+            turn: TurnId(2),
+            text: format!("{big} why?")
+        }]
+    );
+}
+
+#[test]
+fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let request = |id: &str| {
+        ev(Event::ApprovalRequest {
+            id: id.into(),
+            name: "bash".into(),
+            summary: "bash: make".into(),
+            outside_workspace: false,
+        })
+    };
+    update(&mut s, request("t1"), t0);
+    update(&mut s, request("t2"), t0);
+    for k in [KeyCode::Char('y'), KeyCode::Char('a'), KeyCode::Esc] {
+        let fx = update(&mut s, key(k), t0 + Duration::from_millis(399));
+        assert!(ops(&fx).is_empty(), "{k:?} within 400 ms answers nothing");
+    }
+    let t1 = t0 + Duration::from_millis(400);
+    let fx = update(&mut s, key(KeyCode::Enter), t1);
+    assert!(ops(&fx).is_empty(), "Enter never answers");
+    assert_eq!(s.approvals.len(), 2);
+    let fx = update(&mut s, key(KeyCode::Char('y')), t1);
+    assert_eq!(
+        ops(&fx),
+        [Op::Approval {
+            id: "t1".into(),
+            decision: Approval::Once
+        }]
+    );
+    // The queued prompt takes its place: a double `y` does not answer it too.
+    let fx = update(
+        &mut s,
+        key(KeyCode::Char('y')),
+        t1 + Duration::from_millis(50),
+    );
+    assert!(ops(&fx).is_empty());
+    assert_eq!(s.focus, Focus::Approval);
+    let fx = update(
+        &mut s,
+        key(KeyCode::Char('n')),
+        t1 + Duration::from_millis(400),
+    );
+    assert_eq!(
+        ops(&fx),
+        [Op::Approval {
+            id: "t2".into(),
+            decision: Approval::Deny
+        }]
+    );
+    assert_eq!(s.focus, Focus::Input);
+}

@@ -1,0 +1,165 @@
+//! The reducer's vocabulary: the messages it reacts to and the effects it asks the app for. The
+//! reducer, the view and the app all import this; it imports nothing of theirs.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use crate::engine::protocol::{Event, HandoffId, Op};
+
+pub use super::render::chat::ChatScroll;
+
+/// A part of the screen, for mouse events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// The transcript.
+    Chat,
+    /// The input box (or the approval prompt in its place).
+    Input,
+    /// The side editor.
+    Editor,
+}
+
+/// Everything the reducer reacts to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    /// A key press.
+    Key(KeyEvent),
+    /// A bracketed paste.
+    Paste(String),
+    /// A mouse event, with the pane under it (the view's last layout decides).
+    Mouse {
+        /// The event.
+        event: MouseEvent,
+        /// The pane at its position, if any.
+        pane: Option<Pane>,
+    },
+    /// The terminal was resized.
+    Resize,
+    /// An event from the engine.
+    Engine(Event),
+    /// The engine's event channel closed.
+    EngineClosed,
+    /// A frame is about to be drawn (time-driven state: countdown, Ctrl-C window).
+    Tick,
+    /// The watched file changed; `content` is what it holds now.
+    FileChanged {
+        /// The file.
+        path: PathBuf,
+        /// Its text, or why it could not be read.
+        content: Result<String, String>,
+    },
+    /// `Effect::LoadEditor` finished.
+    EditorLoaded {
+        /// The file.
+        path: PathBuf,
+        /// Its text, or why it could not be read.
+        content: Result<String, String>,
+    },
+    /// `Effect::SaveEditor` finished.
+    Saved {
+        /// The file.
+        path: PathBuf,
+        /// What was written.
+        text: String,
+        /// Whether the write landed.
+        result: Result<(), String>,
+    },
+    /// `$EDITOR` exited; `result` is the file's content afterwards, or why it failed.
+    ExternalEditorDone {
+        /// The file.
+        path: PathBuf,
+        /// Its text afterwards, or why the editor failed.
+        result: Result<String, String>,
+    },
+    /// `Effect::KeepUnsaved` finished.
+    UnsavedKept {
+        /// The file whose editor held the edits.
+        from: PathBuf,
+        /// Where the edits were written, or why they could not be.
+        result: Result<PathBuf, String>,
+    },
+    /// `Effect::WatchFile` failed.
+    WatchFailed {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// SIGTERM, SIGHUP or the terminal gone (closed, unreadable): the app ends now, and the
+    /// side editor's unsaved edits must not end with it.
+    Hangup,
+    /// `Effect::LoadUnsaved` finished.
+    UnsavedLoaded {
+        /// The kept edits' file.
+        path: PathBuf,
+        /// Its text, or why it could not be read.
+        content: Result<String, String>,
+    },
+    /// `Effect::DiscardUnsaved` finished.
+    UnsavedDiscarded {
+        /// The kept edits' file.
+        path: PathBuf,
+        /// Whether it was removed.
+        result: Result<(), String>,
+    },
+    /// An `Effect::SendOp` could not be queued.
+    SendFailed {
+        /// The op that was not sent.
+        op: Op,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What the app must do for the reducer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// `try_send` to the engine; failure comes back as `Msg::SendFailed`.
+    SendOp(Op),
+    /// Leave the app (sends `Op::Shutdown`).
+    Quit,
+    /// Suspend the TUI and run `$EDITOR` on the path.
+    OpenExternalEditor(PathBuf),
+    /// Atomic write; the result comes back as `Msg::Saved`.
+    SaveEditor {
+        /// The file.
+        path: PathBuf,
+        /// The text to write.
+        text: String,
+    },
+    /// Write an editor's unsaved text to a new file beside `path` (never over another); comes
+    /// back as `Msg::UnsavedKept`.
+    KeepUnsaved {
+        /// The file the editor was on.
+        path: PathBuf,
+        /// The unsaved text.
+        text: String,
+    },
+    /// Read the file for the side editor; comes back as `Msg::EditorLoaded`.
+    LoadEditor(PathBuf),
+    /// On the way out (`Msg::Hangup`): write the editor's unsaved text beside `path` now, and
+    /// when `handoff` is under review tell the engine where (`Op::UnsavedEdits`), before the
+    /// `Quit` that follows. What happened is printed once the terminal is restored.
+    KeepUnsavedOnExit {
+        /// The file the editor is on.
+        path: PathBuf,
+        /// The unsaved text.
+        text: String,
+        /// The handoff whose review the editor holds, if any.
+        handoff: Option<HandoffId>,
+    },
+    /// Read unsaved edits kept by an earlier process; comes back as `Msg::UnsavedLoaded`.
+    LoadUnsaved(PathBuf),
+    /// Remove unsaved edits the user discarded; comes back as `Msg::UnsavedDiscarded`.
+    DiscardUnsaved(PathBuf),
+    /// Scroll the chat view.
+    ScrollChat(ChatScroll),
+    /// Draw: now (`None`) or after a delay (an animation step).
+    ScheduleFrame(Option<Duration>),
+    /// Watch the file (replacing any previous watch); changes come back as `Msg::FileChanged`.
+    WatchFile(PathBuf),
+    /// Stop watching.
+    UnwatchFile,
+}

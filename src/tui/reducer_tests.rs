@@ -1,0 +1,589 @@
+//! Reducer tests: messages in, state and effects out, time passed in.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use serde_json::json;
+
+use crate::engine::context::Thresholds;
+use crate::engine::protocol::{
+    Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
+};
+
+use super::msg::{Effect, Msg, Pane};
+use super::render::cell::{AssistantState, Cell, ToolStatus};
+use super::render::editor_view::TextAreaStyles;
+use super::render::gauge::GaugeMode;
+use super::render::theme::Theme;
+use super::state::{AppState, HandoffKind, Labels, Running, Settings, StateParams};
+use super::update::update;
+
+pub(super) fn state_with(review: Option<u64>) -> AppState {
+    AppState::new(StateParams {
+        labels: Labels {
+            model: "claude-haiku-4-5".into(),
+            provider: "anthropic".into(),
+            demo: false,
+            window_source: "model table: Claude on the Anthropic API".into(),
+        },
+        settings: Settings {
+            review: review.map(Duration::from_secs),
+            editor_cmd: Some("vi".into()),
+        },
+        thresholds: Thresholds::new(200_000, 50_000),
+        banner: None,
+        styles: TextAreaStyles::from_theme(&Theme::builtin("dark").expect("built-in theme")),
+    })
+}
+
+pub(super) fn state() -> AppState {
+    state_with(Some(15))
+}
+
+pub(super) fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+pub(super) fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+pub(super) fn ev(e: Event) -> Msg {
+    Msg::Engine(e)
+}
+
+pub(super) fn ops(fx: &[Effect]) -> Vec<Op> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::SendOp(op) => Some(op.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub(super) fn type_text(s: &mut AppState, text: &str, now: Instant) {
+    for c in text.chars() {
+        update(s, key(KeyCode::Char(c)), now);
+    }
+}
+
+pub(super) fn last_cell(s: &AppState) -> Cell {
+    s.chat.get(s.chat.len() - 1).cloned().expect("a cell")
+}
+
+pub(super) const DOC: &str =
+    "# Handoff · step demo · generation 1\n## Doing\nFixing the parser.\n## Next\nRun the tests.\n";
+
+pub(super) fn frozen(path: &str) -> Msg {
+    ev(Event::Handoff(HandoffPhase::Frozen {
+        handoff: HandoffId(1),
+        awaits_review: true,
+        path: Some(PathBuf::from(path)),
+        degraded: false,
+        markdown: DOC.into(),
+    }))
+}
+
+/// A session with one exchange, so `/handoff` is allowed. The events come in the engine's order:
+/// the first message opens the session, then the echo, then the reply.
+pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
+    type_text(s, "fix it", t0);
+    update(s, key(KeyCode::Enter), t0);
+    update(
+        s,
+        ev(Event::SessionStarted {
+            session_id: "s1".into(),
+            parent_session: None,
+            generation: 1,
+            model: "m".into(),
+            provider: "anthropic".into(),
+            thresholds: Thresholds::new(200_000, 50_000),
+            demo: false,
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
+            text: "fix it".into(),
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::AssistantDone {
+            text: "done".into(),
+            interrupted: false,
+        }),
+        t0,
+    );
+    update(
+        s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Completed,
+        }),
+        t0,
+    );
+}
+
+#[test]
+fn idle_streaming_idle() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "hello", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::UserTurn {
+            turn: TurnId(1),
+            text: "hello".into()
+        }]
+    );
+    assert_eq!(s.running, Running::Streaming { since: t0 });
+    assert!(s.input.is_empty());
+    // The engine's echo of our own message does not duplicate the cell.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
+            text: "hello".into(),
+        }),
+        t0,
+    );
+    update(&mut s, ev(Event::TextDelta { text: "Hi ".into() }), t0);
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "there".into(),
+        }),
+        t0,
+    );
+    assert_eq!(last_cell(&s), Cell::streaming("Hi there".into()));
+    update(
+        &mut s,
+        ev(Event::AssistantDone {
+            text: "Hi there".into(),
+            interrupted: false,
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Completed,
+        }),
+        t0,
+    );
+    assert_eq!(s.running, Running::Idle);
+    let cells: Vec<_> = s.chat.iter().cloned().collect();
+    assert_eq!(
+        cells,
+        [
+            Cell::User {
+                text: "hello".into()
+            },
+            Cell::Assistant {
+                markdown: "Hi there".into(),
+                state: AssistantState::Done,
+            },
+        ]
+    );
+}
+
+#[test]
+fn esc_aborts_the_turn_the_engine_runs() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let end = |turn| {
+        ev(Event::TurnEnd {
+            turn: TurnId(turn),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Completed,
+        })
+    };
+    let start = |turn| {
+        ev(Event::TurnStarted {
+            turn: TurnId(turn),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+        })
+    };
+    for text in ["one", "two"] {
+        type_text(&mut s, text, t0);
+        update(&mut s, key(KeyCode::Enter), t0);
+    }
+    update(&mut s, start(1), t0);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(1) }],
+        "the running turn, not the one queued behind it"
+    );
+    update(&mut s, end(1), t0);
+    assert_eq!(s.running, Running::Idle);
+    // The queued message starts: it runs, and Esc names it.
+    let t1 = t0 + Duration::from_secs(1);
+    update(&mut s, start(2), t1);
+    assert_eq!(s.running, Running::Streaming { since: t1 });
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t1)),
+        [Op::Abort { turn: TurnId(2) }]
+    );
+    update(&mut s, end(2), t1);
+    assert!(
+        ops(&update(&mut s, key(KeyCode::Esc), t1)).is_empty(),
+        "nothing runs: no abort to go stale"
+    );
+}
+
+#[test]
+fn esc_aborts_only_what_runs() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty(),
+        "idle: nothing to abort"
+    );
+    type_text(&mut s, "go", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(1) }]
+    );
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "partial".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::AssistantDone {
+            text: "partial".into(),
+            interrupted: true,
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Interrupted,
+        }),
+        t0,
+    );
+    assert_eq!(s.running, Running::Idle);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Assistant {
+            markdown: "partial".into(),
+            state: AssistantState::Interrupted,
+        },
+        "the partial text is kept, marked interrupted, with no extra notice"
+    );
+}
+
+#[test]
+fn esc_while_writing_a_handoff_cancels_it() {
+    let t0 = Instant::now();
+    let mut s = state();
+    // The engine says which turn it works on: Esc names that one.
+    update(
+        &mut s,
+        ev(Event::TurnStarted {
+            turn: TurnId(7),
+            kind: TurnKind::Handoff,
+            origin: Origin::User,
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
+            manual: true,
+            focus: None,
+        })),
+        t0,
+    );
+    assert_eq!(s.running, Running::WritingHandoff { since: t0 });
+    assert_eq!(s.handoff, Some(HandoffKind::Manual));
+    assert_eq!(s.gauge.mode, GaugeMode::Writing);
+    let (label, _, hint) = s.spinner().expect("spinner shows");
+    assert_eq!(
+        (label.as_str(), hint.as_str()),
+        ("writing handoff…", "esc to cancel")
+    );
+    // The writing turn's text goes to the document, not the chat.
+    let before = s.chat.len();
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "## Doing".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), before);
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(7) }]
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Cancelled {
+            handoff: HandoffId(1),
+        })),
+        t0,
+    );
+    assert_eq!(s.running, Running::Idle);
+    assert_eq!(s.gauge.mode, GaugeMode::Normal);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "Handoff cancelled".into()
+        }
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Failed {
+            handoff: HandoffId(1),
+            message: "no text".into(),
+        })),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::Error {
+            message: "Handoff failed: no text".into()
+        }
+    );
+}
+
+#[test]
+fn ctrl_c_clears_then_quits_within_one_second() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "draft", t0);
+    let fx = update(&mut s, ctrl('c'), t0);
+    assert!(!fx.contains(&Effect::Quit));
+    assert!(s.input.is_empty());
+    let fx = update(&mut s, ctrl('c'), t0 + Duration::from_millis(900));
+    assert!(fx.contains(&Effect::Quit));
+
+    let mut s = state();
+    update(&mut s, ctrl('c'), t0);
+    update(
+        &mut s,
+        Msg::Tick,
+        t0 + Duration::from_secs(1) + Duration::from_millis(1),
+    );
+    assert_eq!(s.ctrl_c_at, None, "the window closed");
+    let fx = update(&mut s, ctrl('c'), t0 + Duration::from_secs(2));
+    assert!(!fx.contains(&Effect::Quit), "2 s apart does not quit");
+    assert_eq!(s.ctrl_c_at, Some(t0 + Duration::from_secs(2)));
+}
+
+#[test]
+fn tool_cells_fill_in() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "Let me look.".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            id: "t1".into(),
+            name: "read_file".into(),
+            input: json!({"path": "src/a.rs"}),
+            summary: "read_file: src/a.rs".into(),
+        }),
+        t0,
+    );
+    assert_eq!(
+        s.running,
+        Running::Tool {
+            name: "read_file".into(),
+            since: t0
+        }
+    );
+    assert!(
+        matches!(
+            s.chat.get(0),
+            Some(Cell::Assistant {
+                state: AssistantState::Done,
+                ..
+            })
+        ),
+        "closed by the tool"
+    );
+    let t1 = t0 + Duration::from_secs(1);
+    update(
+        &mut s,
+        ev(Event::ToolResult {
+            id: "t1".into(),
+            name: "read_file".into(),
+            output: "fn a() {}".into(),
+            is_error: false,
+            spilled: None,
+        }),
+        t1,
+    );
+    assert_eq!(s.running, Running::Streaming { since: t1 });
+    assert!(
+        matches!(last_cell(&s), Cell::Tool { status: ToolStatus::Succeeded(o), summary, .. } if o == "fn a() {}" && summary == "read_file: src/a.rs")
+    );
+    update(&mut s, ctrl('t'), t1);
+    assert!(matches!(last_cell(&s), Cell::Tool { expanded: true, .. }));
+}
+
+#[test]
+fn idle_means_no_frames() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert_eq!(s.next_frame_in(t0), None);
+    let moved = MouseEvent {
+        kind: MouseEventKind::Moved,
+        column: 3,
+        row: 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(
+        update(
+            &mut s,
+            Msg::Mouse {
+                event: moved,
+                pane: Some(Pane::Chat)
+            },
+            t0
+        )
+        .is_empty(),
+        "mouse motion draws nothing"
+    );
+    assert!(
+        update(&mut s, Msg::Tick, t0).is_empty(),
+        "an idle tick asks for no next frame"
+    );
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Writing {
+            handoff: HandoffId(1),
+            manual: false,
+            focus: None,
+        })),
+        t0,
+    );
+    let d = s.next_frame_in(t0 + Duration::from_millis(30)).unwrap();
+    assert_eq!(d, Duration::from_millis(50), "the spinner's next frame");
+}
+
+#[test]
+fn a_failed_send_gives_the_message_back() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "hello", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    let op = ops(&fx).remove(0);
+    update(
+        &mut s,
+        Msg::SendFailed {
+            op,
+            reason: "the engine is busy; try again".into(),
+        },
+        t0,
+    );
+    assert_eq!(s.input_text(), "hello");
+    assert_eq!(s.running, Running::Idle);
+    assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("busy")));
+    update(&mut s, Msg::EngineClosed, t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("not running")));
+    assert_eq!(s.input_text(), "hello", "the message stays in the input");
+}
+
+#[test]
+fn engine_written_messages_show_clipped() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let brief: Vec<String> = (1..=40).map(|i| format!("line {i}")).collect();
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::Engine,
+            text: brief.join("\n"),
+        }),
+        t0,
+    );
+    match last_cell(&s) {
+        Cell::User { text } => {
+            assert!(text.starts_with("line 1\nline 2\n"), "{text}");
+            assert!(text.ends_with("line 8\n… (32 more lines)"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A message replayed from an earlier run (`--continue`) has no turn: shown too.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: None,
+            origin: Origin::User,
+            text: "what I asked yesterday".into(),
+        }),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::User {
+            text: "what I asked yesterday".into()
+        }
+    );
+}
+
+#[test]
+fn the_echo_of_a_typed_message_is_not_drawn_again_even_when_the_engine_changed_it() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "my key is sk-ant-secret-0123456789", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    let cells = s.chat.len();
+    // The engine masked the key (or spilled a huge paste): the echo differs from what was typed.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
+            text: "my key is sk-a****".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), cells, "no second cell");
+    // Replayed history (no turn) is drawn.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: None,
+            origin: Origin::User,
+            text: "an earlier message".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), cells + 1);
+}
