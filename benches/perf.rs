@@ -48,6 +48,16 @@ const BENCHES: &[(&str, &str, fn())] = &[
         mcp_bench::run,
     ),
     (
+        "diff",
+        "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
+        daily_bench::diff,
+    ),
+    (
+        "mentions",
+        "@ completion over a 100,000-file tree: first results, the walk, one query",
+        daily_bench::mentions,
+    ),
+    (
         "faults",
         "a ledger save merging one step under the run's lock; a bash call with its lifeline",
         faults_bench::run,
@@ -64,6 +74,7 @@ use support::fake;
 
 mod chaos_bench;
 mod continuity_bench;
+mod daily_bench;
 mod engine_bench;
 mod faults_bench;
 mod mcp_bench;

@@ -10,6 +10,7 @@ use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
 use crate::engine::mcp::{McpJsonPolicy, ServerConfig};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
+use crate::engine::types::Effort;
 use crate::engine::windows::LearnedWindows;
 use crate::logging::LogLevel;
 
@@ -54,6 +55,19 @@ pub struct Cli {
     /// Continue the last run's latest session
     #[arg(long = "continue")]
     pub continue_last: bool,
+    /// Continue a session of this workspace: alone, pick one (TUI); with RUN_ID (or a unique
+    /// prefix of it), continue that run's latest session (TUI and headless)
+    #[arg(
+        long,
+        value_name = "RUN_ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "continue_last"
+    )]
+    pub resume: Option<String>,
+    /// Extended thinking (Anthropic) or reasoning effort (OpenAI): low, medium, high, or off
+    #[arg(long, value_name = "low|medium|high", value_parser = parse_effort)]
+    pub effort: Option<EffortSetting>,
     /// The workspace (default: the current directory)
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -100,6 +114,23 @@ pub struct Cli {
     /// trust, or ignore
     #[arg(long, value_name = "ask|trust|ignore", value_parser = parse_mcp_json)]
     pub mcp_json: Option<McpJsonPolicy>,
+}
+
+/// `--effort` as given: a level, or `off` (None).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EffortSetting(pub Option<Effort>);
+
+fn parse_effort(s: &str) -> Result<EffortSetting, String> {
+    Effort::parse(s).map(EffortSetting)
+}
+
+/// What `--resume` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeChoice {
+    /// `--resume` alone: the TUI shows a picker of this workspace's sessions.
+    Pick,
+    /// `--resume RUN_ID`: continue that run.
+    Run(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,6 +298,10 @@ pub struct FileConfig {
     pub mcp_servers: Option<toml::Value>,
     /// Whether a workspace's `.mcp.json` is used: ask, trust, ignore.
     pub mcp_json: Option<String>,
+    /// The cap on the project instructions (AGENTS.md / CLAUDE.md files together), in bytes.
+    pub instructions_max_bytes: Option<u64>,
+    /// `low`, `medium`, `high` or `off`.
+    pub effort: Option<String>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -328,6 +363,13 @@ pub struct Config {
     /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
     pub mcp_servers: Vec<ServerConfig>,
     pub mcp_json: McpJsonPolicy,
+    /// `<config_dir>/flower`: the config file and the user's own `AGENTS.md`.
+    pub config_dir: Option<PathBuf>,
+    pub instructions_max_bytes: usize,
+    /// `--resume [RUN_ID]`.
+    pub resume: Option<ResumeChoice>,
+    /// `--effort` / `effort`.
+    pub effort: Option<Effort>,
 }
 
 impl Config {
@@ -467,6 +509,7 @@ fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
 
 /// The config file's values that need checking beyond their TOML type.
 struct FileValues {
+    effort: Option<EffortSetting>,
     provider: Option<ProviderKind>,
     output: Option<OutputFormat>,
     review: Option<Review>,
@@ -502,6 +545,10 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
             Some(LogLevel::parse(l).ok_or_else(|| key_err("log_level", LogLevel::ACCEPTED, l))?)
         }
     };
+    let effort = match file.effort.as_deref() {
+        None => None,
+        Some(e) => Some(parse_effort(e).map_err(|_| key_err("effort", Effort::ACCEPTED, e))?),
+    };
     if file.max_generations == Some(0) {
         return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
     }
@@ -533,6 +580,7 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         ),
     };
     Ok(FileValues {
+        effort,
         provider,
         output,
         review,
@@ -814,6 +862,17 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
         mcp_servers,
         mcp_json: cli.mcp_json.or(checked.mcp_json).unwrap_or_default(),
+        config_dir: config_path(env).and_then(|p| p.parent().map(Path::to_path_buf)),
+        resume: cli.resume.map(|id| match id.trim() {
+            "" => ResumeChoice::Pick,
+            id => ResumeChoice::Run(id.to_string()),
+        }),
+        effort: cli.effort.or(checked.effort).and_then(|e| e.0),
+        instructions_max_bytes: file
+            .instructions_max_bytes
+            .map_or(crate::engine::instructions::DEFAULT_MAX_BYTES, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
     })
 }
 

@@ -257,6 +257,10 @@ fn sample() -> Config {
         log_level: LogLevel::Info,
         mcp_servers: Vec::new(),
         mcp_json: McpJsonPolicy::Ask,
+        config_dir: None,
+        instructions_max_bytes: 32 * 1024,
+        resume: None,
+        effort: None,
     }
 }
 

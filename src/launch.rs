@@ -3,10 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Backend, Config, ProviderKind};
+use crate::config::{Backend, Config, ProviderKind, ResumeChoice};
 use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::handoff::reopen;
+use crate::engine::instructions::InstructionSources;
 use crate::engine::ledger::RunDir;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{ApprovalPolicy, FrontEnd};
@@ -17,6 +18,7 @@ use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
 use crate::engine::runs;
 use crate::engine::session::{EngineParams, Resume};
+use crate::engine::sessions;
 
 const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 
@@ -80,21 +82,30 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
     }
 }
 
-/// The demo works in a scratch copy of a tiny project, never the user's files, and approves its own
-/// tool calls there.
-pub fn prepare_demo(config: &mut Config) -> Result<(), Error> {
+/// The demo works in a scratch copy of a tiny project, never the user's files; the copy is
+/// removed when the returned guard is dropped (keep it until the run ends). Headless it approves
+/// its own calls there; in the TUI it asks once (the first edit, with its diff) and then plays on.
+pub fn prepare_demo(
+    config: &mut Config,
+    interactive: bool,
+) -> Result<Option<crate::engine::demo::Scratch>, Error> {
     if !config.backend.is_demo() {
-        return Ok(());
+        return Ok(None);
     }
-    config.workspace = crate::engine::demo::scratch_workspace().map_err(|e| {
+    let scratch = crate::engine::demo::Scratch::create().map_err(|e| {
         Error::io(
             "cannot create the demo workspace in",
             std::env::temp_dir(),
             e,
         )
     })?;
-    config.approvals = ApprovalPolicy::Auto;
-    Ok(())
+    config.workspace = scratch.path().to_path_buf();
+    config.approvals = if interactive {
+        ApprovalPolicy::AskOnce
+    } else {
+        ApprovalPolicy::Auto
+    };
+    Ok(Some(scratch))
 }
 
 /// The run `--continue` attaches to without `--run-dir`: the workspace's newest. When the newest
@@ -147,6 +158,12 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         FrontEnd::Headless
     };
     let provider = build_provider(config)?;
+    let chosen = match &config.resume {
+        Some(ResumeChoice::Run(id)) => {
+            Some(sessions::find(&config.data_dir, &config.workspace, id)?)
+        }
+        _ => None,
+    };
     // A review an earlier process left open (SPEC §6.15) is reopened by `--continue` and by a
     // plain interactive start; headless `-p` has no one to review it and starts fresh.
     let reopen = || {
@@ -155,7 +172,9 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
     };
     let plain_reopens = interactive && config.run_dir.is_none();
     let mcp = start_mcp(config, interactive);
-    let (run_dir, resume) = if config.continue_last {
+    let (run_dir, resume) = if let Some(run) = chosen {
+        (run.clone(), Some(Resume::at(run)))
+    } else if config.continue_last {
         // A review left open comes first; else the newest run, said when it cannot be read.
         let resume = match (&config.run_dir, reopen()) {
             (Some(dir), _) => Resume::at(RunDir::open(dir)),
@@ -178,6 +197,10 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         provider,
         model: config.model.clone(),
         system_prompt: system_prompt(&config.workspace),
+        instructions: InstructionSources {
+            user_dir: config.config_dir.clone(),
+            max_bytes: config.instructions_max_bytes,
+        },
         workspace: config.workspace.clone(),
         workbench: config.workbench_dir(),
         run_dir,
@@ -196,9 +219,13 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
             ..RetryPolicy::default()
         },
         max_tokens: config.max_tokens,
+        effort: config.effort,
         bash_timeout: Duration::from_secs(config.bash_timeout_secs),
         resume,
         handoff_after: config.handoff_after,
+        // The demo plays by itself in the TUI (headless has its task); never when continuing.
+        autostart: (interactive && config.backend.is_demo())
+            .then(|| crate::engine::demo::FIRST_MESSAGE.to_string()),
         demo: config.backend.is_demo(),
         mcp: mcp.manager,
         side_events: mcp.events,

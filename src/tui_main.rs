@@ -5,9 +5,11 @@ use crate::engine::session;
 
 /// Run the TUI until the user quits. Returns the process exit code.
 pub async fn run(mut config: Config) -> i32 {
-    if let Err(e) = crate::launch::prepare_demo(&mut config) {
-        return crate::launch::start_failed(&e);
-    }
+    // Held to the end: the demo's scratch directory goes when it is dropped.
+    let _scratch = match crate::launch::prepare_demo(&mut config, true) {
+        Ok(s) => s,
+        Err(e) => return crate::launch::start_failed(&e),
+    };
     let params = match crate::launch::engine_params(&config, true) {
         Ok(p) => p,
         Err(e) => return crate::launch::start_failed(&e),
@@ -18,6 +20,13 @@ pub async fn run(mut config: Config) -> i32 {
         Ok(h) => h,
         Err(e) => return crate::launch::start_failed(&e),
     };
+    if config.resume == Some(crate::config::ResumeChoice::Pick) {
+        // `--resume` alone: the engine lists this workspace's sessions; the TUI shows the list
+        // as a picker and answers with `Op::Resume`.
+        let _ = handle
+            .ops
+            .try_send(crate::engine::protocol::Op::ListSessions);
+    }
     let demo = config.backend.is_demo();
     let banner = demo.then(|| crate::engine::demo::BANNER.to_string());
     let provider = config.backend.label().to_string();

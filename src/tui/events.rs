@@ -148,6 +148,16 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             turn, kind, reason, ..
         } => on_turn_end(state, turn, kind, reason),
         Event::Result { .. } => {}
+        // Issue 10's engine events: the TUI side renders them (until then they are ignored).
+        Event::Permissions { .. }
+        | Event::ToolOutputDelta { .. }
+        | Event::SessionPrompt { .. }
+        | Event::InitExists { .. }
+        | Event::Cost { .. }
+        | Event::Sessions { .. }
+        | Event::Resumed { .. }
+        | Event::Model { .. }
+        | Event::Attachment { .. } => {}
     }
     state.sync_gauge_mode();
 }

@@ -3,6 +3,7 @@
 mod cli;
 mod continuity;
 mod continuity_e2e;
+mod daily;
 mod e2e;
 mod engine;
 mod faults;

@@ -89,6 +89,23 @@ impl Engine {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
             }
+            // Questions and revocations are answered at once, also in the middle of a turn.
+            Some(Op::Permissions) => {
+                self.emit(self.permissions_event());
+                None
+            }
+            Some(Op::Cost) => {
+                self.emit(self.cost_event());
+                None
+            }
+            Some(Op::ListSessions) => {
+                self.emit(self.sessions_event());
+                None
+            }
+            Some(Op::Revoke { rule }) => {
+                self.revoke(rule);
+                None
+            }
             Some(other) => {
                 self.pending.push_back(other);
                 None
@@ -110,6 +127,7 @@ impl Engine {
         if let Some(op) = queued {
             let kind = match op {
                 Op::Handoff { .. } => TurnKind::Handoff,
+                Op::Init { .. } => TurnKind::Init,
                 _ => TurnKind::Message,
             };
             self.end_turn(
@@ -195,6 +213,7 @@ impl Engine {
             tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.p.max_tokens,
+            effort: self.p.effort,
         }
     }
 
