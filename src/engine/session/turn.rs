@@ -103,6 +103,8 @@ impl Engine {
                     summary: a.summary,
                 });
                 if let Some(block) = a.block {
+                    // An attached file is masked as a tool's read of it would be.
+                    let block = crate::engine::secrets::redact(&block).into_owned();
                     message.content.push(Block::text(block));
                 }
             }

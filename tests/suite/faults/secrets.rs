@@ -27,7 +27,14 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
         U::new(1_500, 30),
     ));
     server.push(a::text("done in generation 2", U::new(900, 10)));
-    let task = format!("my key is {KEY}, the OpenAI one {OPENAI_KEY} and groq {GROQ_KEY}");
+    // A file of the user's that holds a key, attached with `@`.
+    std::fs::write(
+        home.path().join("creds.txt"),
+        format!("OPENAI={OPENAI_KEY}\n"),
+    )
+    .unwrap();
+    let task =
+        format!("my key is {KEY}, the OpenAI one {OPENAI_KEY} and groq {GROQ_KEY}; see @creds.txt");
     let mut c = bin(home.path());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
@@ -66,6 +73,10 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
     // The model got the task masked.
     let first = serde_json::to_string(&server.requests()[0]["messages"]).unwrap();
     assert!(first.contains("my key is sk-t****"), "{first}");
+    assert!(
+        first.contains("OPENAI=sk-p****"),
+        "the attachment is there, masked: {first}"
+    );
     // Nothing on disk holds a key: ledger, transcripts, handoff file, log.
     let manifest = std::fs::read_to_string(
         all_files(&home.path().join("data/flower/runs"))
@@ -79,6 +90,9 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
         std::fs::read_to_string(home.path().join(".flower/notes/handoff-keys.md")).unwrap();
     assert!(handoff.contains("Keys sk-t**** and sk-p****"), "{handoff}");
     for f in all_files(home.path()) {
+        if f.ends_with("creds.txt") {
+            continue; // the user's own file
+        }
         let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
         for key in keys {
             assert!(!text.contains(key), "{key} in {}", f.display());
