@@ -25,7 +25,7 @@ impl Engine {
     pub(crate) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
             workspace: self.p.workspace.clone(),
-            spill_dir: self.p.workbench.as_ref().map(|w| w.join("spill")),
+            spill_dir: Some(self.spill_dir()),
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
@@ -112,7 +112,7 @@ impl Engine {
         match self.approve(id, name, input).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
-                let outside = tools::touches_outside(name, input, &self.p.workspace);
+                let outside = self.leaves_workspace(name, input);
                 match self.execute(id, name, input, outside).await {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
@@ -164,6 +164,12 @@ impl Engine {
         }
     }
 
+    /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
+    /// directory with `--no-workbench`) does not.
+    fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
+        tools::leaves_workspace(name, input, &self.p.workspace, Some(&self.spill_dir()))
+    }
+
     /// Whether `name` is a tool of one of the MCP servers.
     fn is_mcp(&self, name: &str) -> bool {
         self.p.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
@@ -174,14 +180,16 @@ impl Engine {
         let needs = if self.is_mcp(name) {
             true
         } else {
-            tools::is_known(name) && tools::needs_approval(name, input, &self.p.workspace)
+            tools::is_known(name)
+                && tools::needs_approval(name, input, &self.p.workspace)
+                && !tools::reads_spill(name, input, &self.p.workspace, Some(&self.spill_dir()))
         };
         if !needs {
             return Decision::Allow;
         }
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it (SPEC §14).
-        let outside = tools::touches_outside(name, input, &self.p.workspace);
+        let outside = self.leaves_workspace(name, input);
         let auto = match self.p.approvals {
             ApprovalPolicy::Auto => true,
             ApprovalPolicy::AskOnce => self.asked_once,

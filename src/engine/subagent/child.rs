@@ -409,7 +409,7 @@ impl Child {
                 summary,
                 calls: u32::try_from(self.calls.len()).unwrap_or(u32::MAX),
             });
-            let out = match env.tools.check(&name, &input, &ctx.workspace) {
+            let out = match env.tools.check(&name, &input, &ctx) {
                 Ok(()) => tools::run(&name, &input, &ctx).await,
                 Err(e) => ToolOutput::from(e),
             };

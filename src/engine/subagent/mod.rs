@@ -39,7 +39,7 @@ pub use child::{Child, ChildEnv, ChildHeader, Finished};
 pub use events::{SubagentOutcome, SubagentPhase};
 
 use crate::engine::policy::ApprovalPolicy;
-use crate::engine::tools::{self, ToolError};
+use crate::engine::tools::{self, ToolCtx, ToolError};
 use crate::engine::types::ToolSpec;
 
 /// The tool's name.
@@ -109,8 +109,9 @@ impl ChildTools {
         READ_ONLY.contains(&name) || (self.bash && name == "bash")
     }
 
-    /// Whether the child may make this call; the error is its result when not.
-    pub fn check(self, name: &str, input: &Value, workspace: &Path) -> Result<(), ToolError> {
+    /// Whether the child may make this call (in `ctx`'s workspace, reading its spill folder);
+    /// the error is its result when not.
+    pub fn check(self, name: &str, input: &Value, ctx: &ToolCtx) -> Result<(), ToolError> {
         if name == TASK_TOOL {
             return Err(ToolError(
                 "`task` is not available to a subagent: a subagent cannot start subagents. Do \
@@ -134,7 +135,7 @@ impl ChildTools {
                 self.names().join(", ")
             )));
         }
-        if tools::touches_outside(name, input, workspace) {
+        if tools::leaves_workspace(name, input, &ctx.workspace, ctx.spill_dir.as_deref()) {
             return Err(ToolError(format!(
                 "denied: `{}` would leave the workspace; only the user can approve that, call \
                  by call, and a subagent cannot ask.",

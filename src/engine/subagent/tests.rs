@@ -26,34 +26,46 @@ fn the_approval_policy_decides_bash_and_nothing_else_changes() {
 
 #[test]
 fn a_child_may_call_only_its_own_tools_inside_the_workspace() {
-    let ws = tempfile::tempdir().unwrap();
-    let ws = ws.path().canonicalize().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let spill = root.join("run/spill");
+    std::fs::create_dir_all(&spill).unwrap();
+    std::fs::create_dir_all(root.join("ws")).unwrap();
+    let ws = crate::engine::tools::ToolCtx {
+        spill_dir: Some(spill.clone()),
+        ..crate::engine::tools::ToolCtx::new(root.join("ws"), "s")
+    };
+    let ws = &ws;
     let ask = ChildTools { bash: false };
     let auto = ChildTools { bash: true };
     let inside = json!({"path": "src/a.rs"});
-    assert!(ask.check("read_file", &inside, &ws).is_ok());
-    assert!(ask.check("grep", &json!({"pattern": "x"}), &ws).is_ok());
-    let no_task = ask.check(TASK_TOOL, &json!({}), &ws).unwrap_err();
+    assert!(ask.check("read_file", &inside, ws).is_ok());
+    assert!(ask.check("grep", &json!({"pattern": "x"}), ws).is_ok());
+    let no_task = ask.check(TASK_TOOL, &json!({}), ws).unwrap_err();
     assert!(no_task.0.contains("cannot start subagents"), "{no_task}");
-    assert!(auto.check(TASK_TOOL, &json!({}), &ws).is_err());
+    assert!(auto.check(TASK_TOOL, &json!({}), ws).is_err());
     let no_bash = ask
-        .check("bash", &json!({"command": "ls"}), &ws)
+        .check("bash", &json!({"command": "ls"}), ws)
         .unwrap_err();
     assert!(
         no_bash.0.contains("`bash` cannot be called here")
             && no_bash.0.contains("read_file, grep, glob, list_dir"),
         "{no_bash}"
     );
-    assert!(auto.check("bash", &json!({"command": "ls"}), &ws).is_ok());
+    assert!(auto.check("bash", &json!({"command": "ls"}), ws).is_ok());
     for name in ["write_file", "edit_file"] {
-        let e = auto.check(name, &inside, &ws).unwrap_err();
+        let e = auto.check(name, &inside, ws).unwrap_err();
         assert!(e.0.contains("cannot change files"), "{e}");
     }
-    assert!(auto.check("mcp__srv__search", &json!({}), &ws).is_err());
+    assert!(auto.check("mcp__srv__search", &json!({}), ws).is_err());
     let outside = auto
-        .check("read_file", &json!({"path": "/etc/passwd"}), &ws)
+        .check("read_file", &json!({"path": "/etc/passwd"}), ws)
         .unwrap_err();
     assert!(outside.0.contains("would leave the workspace"), "{outside}");
+    // Its own spill files (outside the workspace with --no-workbench) it may read.
+    let spilled = json!({"path": spill.join("s-1.txt").display().to_string()});
+    assert!(ask.check("read_file", &spilled, ws).is_ok());
+    assert!(ask.check("list_dir", &spilled, ws).is_err());
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
+mod lifeline;
 mod list_dir;
 pub mod paths;
 mod read_file;
@@ -30,7 +31,9 @@ use args::Args;
 pub use bash::Live;
 pub use bash::live::{INTERVAL as LIVE_INTERVAL, TOTAL_CAP as LIVE_TOTAL_CAP};
 pub use paths::default_spill_dir;
-pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
+pub use spill::{
+    SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller, preview as spill_preview,
+};
 
 /// The bash timeout when neither the call nor the configuration asks for another.
 pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -53,7 +56,8 @@ pub const TOOL_NAMES: [&str; 7] = [
 pub struct ToolCtx {
     /// The workspace root: absolute and canonical.
     pub workspace: PathBuf,
-    /// `<workbench>/spill`; `None` with `--no-workbench` (then [`default_spill_dir`] is used).
+    /// Where spilled results go: the engine passes `<workbench>/spill`, or `<run>/spill` with
+    /// `--no-workbench`; `None` uses [`default_spill_dir`].
     pub spill_dir: Option<PathBuf>,
     /// The session whose results are spilled (names the spill files).
     pub session_id: String,
@@ -194,6 +198,33 @@ pub fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether a call leaves the workspace (SPEC §14): [`touches_outside`], except `read_file` of a
+/// file in `spill_dir`, this run's spill folder (the spill notices send the model there; with
+/// `--no-workbench` it is in the run directory).
+pub fn leaves_workspace(
+    name: &str,
+    input: &Value,
+    workspace: &Path,
+    spill_dir: Option<&Path>,
+) -> bool {
+    touches_outside(name, input, workspace) && !reads_spill(name, input, workspace, spill_dir)
+}
+
+/// `read_file` of a file in `spill_dir` (not the folder itself).
+pub fn reads_spill(name: &str, input: &Value, workspace: &Path, spill_dir: Option<&Path>) -> bool {
+    let (Some(dir), "read_file") = (spill_dir, name) else {
+        return false;
+    };
+    input
+        .get("path")
+        .and_then(Value::as_str)
+        .is_some_and(|raw| {
+            let path = paths::resolve(workspace, raw);
+            let dir = paths::canonical_or_self(dir);
+            path != dir && paths::is_within(&dir, &path)
+        })
 }
 
 /// Whether this call must be approved by the user: `bash`, `write_file` and `edit_file` always; any
