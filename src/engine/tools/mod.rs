@@ -10,7 +10,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
-mod lifeline;
+pub(crate) mod lifeline;
 mod list_dir;
 pub mod paths;
 mod read_file;
