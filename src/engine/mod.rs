@@ -7,6 +7,7 @@ pub mod error;
 pub mod fsutil;
 pub mod handoff;
 pub mod ledger;
+pub mod memory;
 pub mod policy;
 pub mod pricing;
 pub mod protocol;

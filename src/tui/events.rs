@@ -134,6 +134,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             state.labels.window_source = "learned from an overflow message".into();
             state.set_thresholds(thresholds);
         }
+        ev @ (Event::Pins { .. }
+        | Event::Focus { .. }
+        | Event::Todo { .. }
+        | Event::MemoryRefused { .. }) => super::step_memory::on_event(state, ev),
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),

@@ -6,5 +6,7 @@ mod continuity_e2e;
 mod e2e;
 mod engine;
 mod handoff;
+mod memory;
+mod memory_e2e;
 mod protocol;
 mod provider;

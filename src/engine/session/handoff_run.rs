@@ -129,10 +129,10 @@ impl Engine {
         let (doc, reason) = match &trigger {
             Trigger::Overflow { reason } => (self.degraded_doc(reason), reason.clone()),
             Trigger::Auto | Trigger::Manual { .. } => {
-                let focus = match &trigger {
+                let focus = self.handoff_focus(match &trigger {
                     Trigger::Manual { focus } => focus.clone(),
                     _ => None,
-                };
+                });
                 self.writing = Some(id);
                 let written = self.writing_turn(id, ctx_at_cut, focus, manual).await;
                 self.writing = None;
@@ -230,7 +230,7 @@ impl Engine {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
             messages,
-            tools: crate::engine::tools::specs(),
+            tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
         };

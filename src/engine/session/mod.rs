@@ -6,6 +6,7 @@
 mod continuity;
 mod handoff_run;
 mod log;
+mod memory;
 mod request;
 mod tools_exec;
 mod turn;
@@ -189,6 +190,9 @@ pub(crate) struct Engine {
     claim: Option<super::handoff::lock::StepClaim>,
     /// What the document lock cost the handoff in progress.
     handoff_lock: Duration,
+    /// Pins (and focus) given before the first message named the step: they move into its
+    /// record when it starts (`memory()` reads the record's from then on).
+    unborn: super::memory::StepMemory,
 }
 
 impl Engine {
@@ -262,6 +266,7 @@ impl Engine {
             briefed: None,
             claim,
             handoff_lock: Duration::ZERO,
+            unborn: Default::default(),
         })
     }
 
@@ -463,6 +468,7 @@ impl Engine {
             name,
             task: task.to_string(),
             window: self.thresholds.window,
+            memory: std::mem::take(&mut self.unborn),
             ..Default::default()
         });
     }
@@ -553,6 +559,7 @@ impl Engine {
                 ),
             });
             self.emit_usage_estimate();
+            self.emit_memory();
             self.briefed = super::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
             self.reopen_frozen().await;
         }
@@ -590,6 +597,9 @@ impl Engine {
                         ),
                     });
                     self.emit_usage_estimate();
+                }
+                op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => {
+                    self.on_memory_op(op)
                 }
                 Op::Shutdown => break,
                 // Nothing is running: an abort can only drop a queued turn.

@@ -81,6 +81,12 @@ impl Engine {
                 Some(Stop::Shutdown)
             }
             Some(Op::Abort { turn }) => self.on_abort(turn),
+            // The step's memory changes at once, also mid-turn: a pin made now reaches the next
+            // successor even if the handoff comes before the turn ends.
+            Some(op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. })) => {
+                self.on_memory_op(op);
+                None
+            }
             Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
@@ -136,13 +142,20 @@ impl Engine {
         );
     }
 
+    /// The built-in tools, then the step's own (`todo`, and `recall` for a successor).
+    pub(crate) fn tool_specs(&self) -> Vec<crate::engine::types::ToolSpec> {
+        let mut specs = crate::engine::tools::specs();
+        specs.extend(self.step_tool_specs());
+        specs
+    }
+
     /// Build a request on the current session's history.
     pub(crate) fn build_request(&self, tool_choice: ToolChoice) -> ModelRequest {
         ModelRequest {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
             messages: self.s.messages.clone(),
-            tools: crate::engine::tools::specs(),
+            tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.p.max_tokens,
         }

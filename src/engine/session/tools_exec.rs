@@ -181,7 +181,11 @@ impl Engine {
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let mut out = self.abortable(tools::run(name, input, &ctx)).await?;
+        let mut out = if Self::is_step_tool(name) {
+            self.run_step_tool(name, input).await?
+        } else {
+            self.abortable(tools::run(name, input, &ctx)).await?
+        };
         if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
             out.content = clean;
         }
