@@ -38,6 +38,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         engine_bench::memory,
     ),
     (
+        "recall",
+        "recall over 8 retired generations read from disk: a search, a regex, a whole message",
+        recall_bench::run,
+    ),
+    (
         "chaos",
         "turns completed and cost per fault under a 40 % fault rate (both protocols)",
         chaos_bench::run,
@@ -54,6 +59,7 @@ use support::fake;
 mod chaos_bench;
 mod continuity_bench;
 mod engine_bench;
+mod recall_bench;
 mod render_bench;
 
 fn main() {

@@ -349,3 +349,36 @@ async fn the_async_call_answers_and_bad_arguments_are_errors() {
         "{out:?}"
     );
 }
+
+#[test]
+fn binary_garbage_and_a_line_without_an_end_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.jsonl");
+    write(
+        &path,
+        &header("f", 1, None),
+        &[Message::user("before the garbage")],
+    );
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(b"\xff\xfe\x00binary\n\n   \n").unwrap();
+    f.write_all(
+        serde_json::to_string(&TranscriptLine::Message {
+            message: Message::assistant("after the garbage"),
+        })
+        .unwrap()
+        .as_bytes(),
+    )
+    .unwrap();
+    // The last line has no newline (a crash mid-write of the one after would leave it so).
+    drop(f);
+    let sources = vec![Source {
+        generation: 1,
+        path,
+    }];
+    let out = recall(&sources, json!({"query": "garbage"})).unwrap();
+    assert!(out.contains("2 messages match"), "{out}");
+    assert!(out.contains("1 unreadable line (skipped)"), "{out}");
+}
