@@ -20,6 +20,41 @@ pub struct GenerationRecord {
     pub num_turns: u32,
     /// The last main-thread ctx of this generation.
     pub context: u64,
+    /// How the generation's session began (None in ledgers written before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<GenerationStart>,
+}
+
+/// How a generation's session began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GenerationStart {
+    /// The step's first session.
+    First,
+    /// A successor after a handoff.
+    Handoff,
+    /// `/new`: a fresh session with no handoff.
+    New,
+}
+
+impl GenerationRecord {
+    /// How it began; for an older ledger, guessed from the number (1 first, later a handoff).
+    pub fn start(&self) -> GenerationStart {
+        self.start.unwrap_or(if self.generation <= 1 {
+            GenerationStart::First
+        } else {
+            GenerationStart::Handoff
+        })
+    }
+
+    /// `gen 1`, `gen 2 · handoff`, `gen 3 · /new`: what `/cost` shows for the row.
+    pub fn label(&self) -> String {
+        match self.start() {
+            GenerationStart::First => format!("gen {}", self.generation),
+            GenerationStart::Handoff => format!("gen {} · handoff", self.generation),
+            GenerationStart::New => format!("gen {} · /new", self.generation),
+        }
+    }
 }
 
 /// One handoff (or compaction) that replaced what the model sees.
@@ -125,6 +160,21 @@ pub struct StepRecord {
     /// The pins, the plan and the standing focus, carried into every successor's briefing.
     #[serde(default, skip_serializing_if = "StepMemory::is_empty")]
     pub memory: StepMemory,
+    /// `/model` and `/effort` changes, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingChange>,
+}
+
+/// A model or effort change during a step (`/model`, `/effort`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingChange {
+    pub time: String,
+    /// The generation it happened in.
+    pub generation: u32,
+    /// The model and effort in force from then on, and the window that follows from them.
+    pub model: String,
+    pub effort: Option<crate::engine::types::Effort>,
+    pub window: u64,
 }
 
 impl StepRecord {

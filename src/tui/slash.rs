@@ -19,6 +19,8 @@ pub enum SlashCommand {
     Pins,
     /// `/focus [TEXT]`: the standing focus of the step's handoffs; alone, clears it.
     Focus,
+    /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
+    Mcp,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -87,6 +89,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "focus",
         args: "[TEXT]",
         desc: "a focus every later handoff of the step keeps in view; alone, clears it",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Mcp,
+        name: "mcp",
+        args: "[restart NAME]",
+        desc: "list the MCP servers with their state, or restart one",
     },
     CommandSpec {
         cmd: SlashCommand::Help,

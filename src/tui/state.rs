@@ -204,6 +204,8 @@ pub struct AppState {
     pub unsaved_offer: Option<(HandoffId, PathBuf)>,
     /// The step's pins, plan and standing focus, as the engine last said.
     pub memory: MemoryView,
+    /// The MCP servers as their last status events described them, in the order they came.
+    pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
 }
 
 /// What the state is built from.
@@ -280,6 +282,7 @@ impl AppState {
             review_handoff: None,
             unsaved_offer: None,
             memory: MemoryView::default(),
+            mcp_servers: Vec::new(),
         };
         state.sync_styles();
         state

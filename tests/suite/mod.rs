@@ -3,9 +3,11 @@
 mod cli;
 mod continuity;
 mod continuity_e2e;
+mod daily;
 mod e2e;
 mod engine;
 mod handoff;
+mod mcp;
 mod memory;
 mod memory_e2e;
 mod protocol;

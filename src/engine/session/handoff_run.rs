@@ -233,6 +233,7 @@ impl Engine {
             tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
+            effort: self.p.effort,
         };
         let resp = match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => resp,
@@ -287,6 +288,7 @@ impl Engine {
             tools: Vec::new(),
             tool_choice: ToolChoice::Auto,
             max_tokens: self.p.max_tokens,
+            effort: None,
         };
         let resp = match self.stream(req, Purpose::Summary).await {
             Outcome::Done(r) => r,
