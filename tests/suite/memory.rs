@@ -644,3 +644,71 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     assert_eq!(r.manifest().steps[0].generations, 5);
     r.shutdown().await;
 }
+
+/// A process that dies during the review (here: shut down) commits nothing; the next start
+/// reopens the review, and the `Pinned` section typed into the file then is adopted at its end.
+#[tokio::test]
+async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    let root = p.run_dir.root.clone();
+    let mut r = start(p);
+    pin(&mut r, "pinned before the cut").await;
+    r.send_turn("work").await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen {
+        path: Some(path), ..
+    })) = ev.last()
+    else {
+        panic!("{ev:#?}")
+    };
+    let path = path.clone();
+    r.shutdown().await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\n## Pinned\n- typed while no process ran\n"),
+    )
+    .unwrap();
+
+    h.server.push(a::text("successor", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    p.run_dir = RunDir::open(&root);
+    p.resume = Some(Resume {
+        run_dir: RunDir::open(&root),
+    });
+    let mut r = start(p);
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen { handoff, .. })) = ev.last() else {
+        panic!()
+    };
+    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
+        .await;
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::Pins { change: PinChange::FromEditor, changed, .. }
+            if changed == &["typed while no process ran".to_string()]
+    )));
+    assert_eq!(
+        r.manifest().steps[0].memory.pin_texts(),
+        ["pinned before the cut", "typed while no process ran"]
+    );
+    r.turn("go on").await;
+    let block = carried(&h.server.requests().pop().unwrap());
+    assert!(
+        block.contains("## Pinned\n- pinned before the cut\n- typed while no process ran\n"),
+        "{block}"
+    );
+    r.shutdown().await;
+}
