@@ -62,6 +62,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "@ completion over a 100,000-file tree: first results, the walk, one query",
         daily_bench::mentions,
     ),
+    (
+        "faults",
+        "a ledger save merging one step under the run's lock; a bash call with its lifeline",
+        faults_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -76,6 +81,7 @@ mod chaos_bench;
 mod continuity_bench;
 mod daily_bench;
 mod engine_bench;
+mod faults_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;

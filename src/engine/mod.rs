@@ -19,6 +19,7 @@ pub mod pricing;
 pub mod protocol;
 pub mod provider;
 pub mod replace;
+pub mod runs;
 pub mod secrets;
 pub mod session;
 pub mod sessions;

@@ -6,6 +6,7 @@ mod continuity_e2e;
 mod daily;
 mod e2e;
 mod engine;
+mod faults;
 mod handoff;
 mod mcp;
 mod memory;

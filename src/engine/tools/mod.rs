@@ -13,6 +13,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
+mod lifeline;
 mod list_dir;
 pub mod paths;
 mod read_file;
@@ -35,7 +36,9 @@ use args::Args;
 pub use bash::Live;
 pub use bash::live::{INTERVAL as LIVE_INTERVAL, TOTAL_CAP as LIVE_TOTAL_CAP};
 pub use paths::default_spill_dir;
-pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
+pub use spill::{
+    SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller, preview as spill_preview,
+};
 
 /// The bash timeout when neither the call nor the configuration asks for another.
 pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -58,7 +61,8 @@ pub const TOOL_NAMES: [&str; 7] = [
 pub struct ToolCtx {
     /// The workspace root: absolute and canonical.
     pub workspace: PathBuf,
-    /// `<workbench>/spill`; `None` with `--no-workbench` (then [`default_spill_dir`] is used).
+    /// Where spilled results go: the engine passes `<workbench>/spill`, or `<run>/spill` with
+    /// `--no-workbench`; `None` uses [`default_spill_dir`].
     pub spill_dir: Option<PathBuf>,
     /// The session whose results are spilled (names the spill files).
     pub session_id: String,

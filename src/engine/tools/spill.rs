@@ -132,8 +132,8 @@ fn notice(full: &str, len: usize, reason: &str, saved: Result<&str, &io::Error>)
 }
 
 /// The first [`PREVIEW_HEAD_CHARS`] and the last characters of `full`, [`SPILL_PREVIEW_CHARS`]
-/// in all, with a marker for what lies between.
-fn preview(full: &str, len: usize) -> String {
+/// in all, with a marker for what lies between. `len` is `full`'s length in characters.
+pub fn preview(full: &str, len: usize) -> String {
     if len <= SPILL_PREVIEW_CHARS {
         return full.to_owned();
     }
