@@ -9,5 +9,7 @@ mod engine;
 mod faults;
 mod handoff;
 mod mcp;
+mod memory;
+mod memory_e2e;
 mod protocol;
 mod provider;
