@@ -38,6 +38,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         engine_bench::memory,
     ),
     (
+        "recall",
+        "recall over 8 retired generations read from disk: a search, a regex, a whole message",
+        recall_bench::run,
+    ),
+    (
         "chaos",
         "turns completed and cost per fault under a 40 % fault rate (both protocols)",
         chaos_bench::run,
@@ -78,6 +83,7 @@ mod daily_bench;
 mod engine_bench;
 mod faults_bench;
 mod mcp_bench;
+mod recall_bench;
 mod render_bench;
 
 fn main() {

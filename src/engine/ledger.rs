@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::Error;
 use super::fsutil::{atomic_write, new_id, now_unix, rfc3339};
+use super::memory::StepMemory;
 use super::types::Message;
 
 /// One generation of a step: one session from its start to its handoff (or to the end).
@@ -75,6 +76,23 @@ pub struct HandoffRecord {
     /// The user changed the file during the review.
     #[serde(default)]
     pub edited: bool,
+    /// What the retired session held when it was retired, and where its transcript is.
+    #[serde(default)]
+    pub held: Held,
+}
+
+/// What a retired generation held (SPEC §6.12, issue 11): shown on the chat's generation divider
+/// and kept with its handoff in the ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// Messages in its history.
+    pub messages: usize,
+    /// Tool calls in its history.
+    pub tool_calls: usize,
+    /// Its context when it was retired (the last response's ctx plus what was appended since).
+    pub tokens: u64,
+    /// Its transcript (`<run>/sessions/<id>.jsonl`), which `recall` searches.
+    pub transcript: Option<PathBuf>,
 }
 
 /// A handoff frozen but not turned over yet (SPEC §6.15): its review is open, or the process died
@@ -143,6 +161,9 @@ pub struct StepRecord {
     /// A handoff frozen and not yet turned over (its review is open or was interrupted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frozen: Option<FrozenHandoff>,
+    /// The pins, the plan and the standing focus, carried into every successor's briefing.
+    #[serde(default, skip_serializing_if = "StepMemory::is_empty")]
+    pub memory: StepMemory,
     /// `/model` and `/effort` changes, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<SettingChange>,

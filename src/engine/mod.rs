@@ -12,6 +12,7 @@ pub mod handoff;
 pub mod instructions;
 pub mod ledger;
 pub mod mcp;
+pub mod memory;
 pub mod mentions;
 pub mod policy;
 pub mod pricing;

@@ -43,6 +43,8 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
             send_message(state, raw, text, now, fx);
         }
         Parsed::Command { cmd, arg } => {
+            // A pasted chip in a command's text is what was pasted (a pin, a focus).
+            let arg = arg.map(|a| pastes.expand(&a));
             state.history.push(&raw, pastes);
             run_command(state, cmd, arg, fx);
         }
@@ -108,6 +110,9 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             }
             Err(e) => state.error(e),
         },
+        SlashCommand::Pin => super::step_memory::pin(state, arg, fx),
+        SlashCommand::Pins => super::step_memory::pins(state, arg, fx),
+        SlashCommand::Focus => super::step_memory::focus(state, arg, fx),
         SlashCommand::Cost => {
             let text = cost_report(state);
             state.notice(text);

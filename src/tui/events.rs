@@ -134,6 +134,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             state.labels.window_source = "learned from an overflow message".into();
             state.set_thresholds(thresholds);
         }
+        ev @ (Event::Pins { .. }
+        | Event::Focus { .. }
+        | Event::Todo { .. }
+        | Event::MemoryRefused { .. }) => super::step_memory::on_event(state, ev),
         // Launch turns the changes worth a notice into notices; /mcp shows the states.
         Event::McpStatus(status) => {
             match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
@@ -148,6 +152,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             turn, kind, reason, ..
         } => on_turn_end(state, turn, kind, reason),
         Event::Result { .. } => {}
+        // Another run (or the same one, continued): its step's pins, plan and focus follow in
+        // their own events; what was shown of the run left behind goes.
+        Event::Resumed { .. } => state.memory = Default::default(),
         // Issue 10's engine events: the TUI side renders them (until then they are ignored).
         Event::Permissions { .. }
         | Event::ToolOutputDelta { .. }
@@ -155,7 +162,6 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         | Event::InitExists { .. }
         | Event::Cost { .. }
         | Event::Sessions { .. }
-        | Event::Resumed { .. }
         | Event::Model { .. }
         | Event::Attachment { .. } => {}
         // Issue 12's subagents and MCP prompts: the TUI renders them (until then ignored).

@@ -9,6 +9,8 @@ mod engine;
 mod faults;
 mod handoff;
 mod mcp;
+mod memory;
+mod memory_e2e;
 mod protocol;
 mod provider;
 mod subagents;

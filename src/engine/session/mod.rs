@@ -7,6 +7,7 @@ mod continuity;
 mod handoff_run;
 mod input;
 mod log;
+mod memory;
 mod request;
 mod runs;
 mod tasks;
@@ -242,6 +243,9 @@ pub(crate) struct Engine {
     claim: Option<super::handoff::lock::StepClaim>,
     /// What the document lock cost the handoff in progress.
     handoff_lock: Duration,
+    /// Pins (and focus) given before the first message named the step: they move into its
+    /// record when it starts (`memory()` reads the record's from then on).
+    unborn: super::memory::StepMemory,
 }
 
 impl Engine {
@@ -320,6 +324,7 @@ impl Engine {
             briefed: None,
             claim,
             handoff_lock: Duration::ZERO,
+            unborn: Default::default(),
         })
     }
 
@@ -559,6 +564,7 @@ impl Engine {
             name,
             task: input::task_excerpt(task),
             window: self.thresholds.window,
+            memory: std::mem::take(&mut self.unborn),
             ..Default::default()
         };
         // The name this process claimed in a joined run directory (a record without a session;
@@ -765,6 +771,9 @@ impl Engine {
                     });
                     self.warn_about_the_line();
                     self.emit_usage_estimate();
+                }
+                op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => {
+                    self.on_memory_op(op)
                 }
                 Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),

@@ -143,6 +143,7 @@ impl Engine {
             ),
         });
         self.emit_usage_estimate();
+        self.emit_memory();
         self.briefed =
             crate::engine::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
     }

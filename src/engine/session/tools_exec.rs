@@ -324,6 +324,7 @@ impl Engine {
                 self.abortable(async move { mcp.call(name, input).await })
                     .await?
             }
+            _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
             _ if name == "bash" => self.run_bash(id, input, &ctx).await?,
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };

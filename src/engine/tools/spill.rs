@@ -43,13 +43,13 @@ impl Spiller {
         self.turn_total
     }
 
-    /// Applies the budget to one result. `read_file` results are never spilled (they page), but
-    /// they count toward the turn's total. When the spill file cannot be written, the result is
+    /// Applies the budget to one result. `read_file` and `recall` results are never spilled
+    /// (they page), but they count toward the turn's total. When the spill file cannot be written, the result is
     /// cut to the preview and says why.
     pub fn apply(&mut self, tool: &str, out: ToolOutput, ctx: &ToolCtx) -> ToolOutput {
         let len = out.content.chars().count();
         let fits = len <= SPILL_SINGLE_LIMIT && self.turn_total + len <= SPILL_TURN_LIMIT;
-        if tool == "read_file" || fits {
+        if matches!(tool, "read_file" | super::recall::NAME) || fits {
             self.turn_total += len;
             return out;
         }
