@@ -40,7 +40,7 @@ env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
     )
 }
 
-fn mcp_json(marker: &(String, String)) -> String {
+pub(super) fn mcp_json(marker: &(String, String)) -> String {
     let exe = std::env::current_exe()
         .unwrap()
         .to_string_lossy()

@@ -173,3 +173,4 @@ mod engine;
 mod faults;
 mod lifecycle;
 mod third_party;
+mod tui_e2e;

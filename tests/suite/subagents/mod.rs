@@ -2,6 +2,7 @@
 //! its prompt (`FakeServer::push_for`), so children that run at once each get their own script.
 
 mod cli;
+mod e2e;
 mod engine;
 mod limits;
 
