@@ -356,6 +356,8 @@ fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitR
         state.engine_turn = None;
     }
     state.mcp_waiting = None;
+    // The engine answers every `task` call before a turn ends: none of its subagents runs on.
+    state.agents.clear();
     if kind == TurnKind::Handoff {
         // A `/handoff` turn: its `Event::Handoff` phases said everything.
         return;

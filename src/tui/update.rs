@@ -52,6 +52,8 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::EngineClosed => {
             state.link = EngineLink::Closed;
             state.running = Running::Idle;
+            state.agents.clear();
+            state.mcp_waiting = None;
             state.sync_gauge_mode();
             state.error("The engine stopped; /quit to leave");
         }

@@ -114,7 +114,20 @@ impl AgentCell {
                 fmt_window(self.window),
                 self.transcript.display()
             )));
-            for step in &self.steps {
+            // Its last reply is its report, shown below once it came: not twice.
+            let report = match &self.report {
+                ToolStatus::Succeeded(r) | ToolStatus::Failed(r) => Some(r.trim()),
+                ToolStatus::Running => None,
+            };
+            let shown = match (self.steps.last(), report) {
+                (Some(AgentStep::Text(t)), Some(r))
+                    if !t.trim().is_empty() && r.starts_with(t.trim()) =>
+                {
+                    self.steps.len() - 1
+                }
+                _ => self.steps.len(),
+            };
+            for step in self.steps.iter().take(shown) {
                 lines.extend(step_lines(step, w, theme));
             }
         } else if self.outcome.is_none() {
@@ -310,6 +323,23 @@ mod tests {
                 "  it is in src/parse.rs"
             ]
         );
+        // Expanded: its last reply is the report, shown once.
+        c.steps
+            .push(AgentStep::Text("it is in src/parse.rs".into()));
+        c.expanded = true;
+        let open = text(&c, 100);
+        assert_eq!(
+            open.iter()
+                .filter(|l| l.contains("it is in src/parse.rs"))
+                .count(),
+            1,
+            "{open:#?}"
+        );
+        assert_eq!(
+            open.last().map(String::as_str),
+            Some("  it is in src/parse.rs")
+        );
+        c.expanded = false;
         // Narrow: the header wraps, nothing is wider than the cell.
         for w in [8, 20, 33] {
             for l in text(&c, w) {

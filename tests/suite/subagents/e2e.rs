@@ -67,12 +67,13 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
     t.keys("survey the code");
     t.wait_for("survey the code");
     t.keys(ENTER);
-    let live = t.wait("two live subagent cells", |s| {
+    // Both called their tool and got its result: they think about their reports now.
+    t.wait("two live subagent cells", |s| {
         s.contains("2 subagents work…")
             && s.contains("▸ task: alpha survey · 1 tool call · 30.1K tokens")
             && s.contains("▸ task: beta search · 1 tool call · 30.1K tokens")
+            && s.matches("thinking…").count() == 2
     });
-    assert!(live.contains("thinking…"), "{live}");
     t.keys(CTRL_T);
     let open = t.wait("their transcripts", |s| {
         s.contains("▾ task: alpha survey") && s.contains("▸ read_file: a.txt")
