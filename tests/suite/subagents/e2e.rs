@@ -1,6 +1,7 @@
 //! Subagents on the real binary in a pseudo-terminal: two `task` calls show as live cells (what
 //! each was asked, its tool calls, tokens, elapsed), Ctrl-T shows their transcripts, their reports
-//! end the cells, `/cost` lists them; a later subagent is stopped by Esc with the turn.
+//! end the cells, `/cost` lists them; a later subagent is stopped by Esc with the turn; a kill -9
+//! while two run leaves both calls answered for `--continue`.
 
 use std::time::Duration;
 
@@ -126,4 +127,72 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
         s.contains("task: gamma hunt · interrupted")
     });
     assert!(!stopped.contains("a subagent works…"), "{stopped}");
+}
+
+#[test]
+fn kill_9_while_two_subagents_run_then_continue_answers_both_calls() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let both = [
+        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
+        task(
+            "task_b",
+            "beta search",
+            "BETA-JOB: look for beta and report",
+        ),
+    ];
+    server.push(a::text_then_tools(
+        "Splitting the work.",
+        &calls(&both),
+        U::new(5_000, 100),
+    ));
+    // Both children stall in their first reply: the process is killed meanwhile.
+    let stall = Duration::from_secs(20);
+    for key in ["ALPHA-JOB", "BETA-JOB"] {
+        server.push_for(
+            key,
+            a::text("never finished", U::new(1_000, 10)).with_delay(stall),
+        );
+    }
+    let mut t = Pty::start(&server, &[]);
+    t.wait_for(READY);
+    t.keys("survey the code");
+    t.wait_for("survey the code");
+    t.keys(ENTER);
+    t.wait("both running", |s| s.contains("2 subagents work…"));
+    let home = t.home();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &t.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    t.wait_exit();
+    drop(t);
+
+    // --continue: the next request answers both task calls (as interrupted), nothing dangles.
+    server.push(a::text("Picking up again.", U::new(5_500, 20)));
+    let mut t = Pty::start_in(home, &server, &["--continue"]);
+    t.wait_for(READY);
+    t.keys("go on");
+    t.wait_for("go on");
+    t.keys(ENTER);
+    t.wait_for("Picking up again.");
+    let recorded = server.recorded();
+    let last = &recorded.last().unwrap().body;
+    let messages = last["messages"].as_array().unwrap();
+    let answered: Vec<String> = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .filter_map(|b| b["tool_use_id"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        answered,
+        ["task_a", "task_b"],
+        "both calls answered: {last:#}"
+    );
+    assert!(
+        !last.to_string().contains("never finished"),
+        "nothing of the children reached the parent"
+    );
 }
