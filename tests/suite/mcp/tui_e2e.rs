@@ -56,6 +56,45 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
     assert!(!listed.contains("Start the MCP servers"), "{listed}");
 }
 
+#[test]
+fn declined_stays_declined_until_the_file_changes() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let mark = marker();
+    let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let json = mcp_json(&mark);
+    std::fs::write(ws.join(".mcp.json"), &json).unwrap();
+    let question = "Start the MCP servers of this workspace's .mcp.json?";
+
+    let mut t = Pty::start_in(home.clone(), &server, &[]);
+    t.wait_for(question);
+    std::thread::sleep(Duration::from_millis(500));
+    t.keys("n");
+    t.wait_for("declined: its MCP servers stay off");
+    t.keys("/quit");
+    t.wait_for("/quit");
+    t.keys(ENTER);
+    t.wait_exit();
+    drop(t);
+
+    let mut t = Pty::start_in(home.clone(), &server, &[]);
+    let screen = t.wait_for("you declined it for this workspace");
+    assert!(!screen.contains(question), "{screen}");
+    t.keys("/quit");
+    t.wait_for("/quit");
+    t.keys(ENTER);
+    t.wait_exit();
+    drop(t);
+    assert!(pids_with_env(&marker_str(&mark)).is_empty());
+
+    // Another version of the file is another question.
+    std::fs::write(ws.join(".mcp.json"), format!("{json}\n")).unwrap();
+    let mut t = Pty::start_in(home, &server, &[]);
+    t.wait_for(question);
+}
+
 /// `/mcp` until it lists the project's server ready (it may still be starting); the screen then.
 fn mcp_until_ready(t: &mut Pty) -> String {
     for _ in 0..40 {
