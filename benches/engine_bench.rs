@@ -58,6 +58,7 @@ pub fn params(
         demo: false,
         mcp: None,
         side_events: None,
+        subagent: Default::default(),
     }
 }
 
@@ -184,6 +185,102 @@ pub fn memory() {
             first / 1024.0,
             last / first
         );
+        let _ = h.ops.send(Op::Shutdown).await;
+    });
+}
+
+/// The engine's own time around a subagent: from the parent's `task` reply's last byte to the
+/// child's first request (its session, transcript and tools set up), and from the child's report's
+/// last byte to the parent's next request (its cost and record in the ledger, the report through
+/// the budget); then four `task` calls of one reply, to the last of the four children's first
+/// requests.
+pub fn subagent() {
+    const TURNS: usize = 30;
+    let task = |n: usize| {
+        serde_json::json!({"description": format!("look {n}"), "prompt": format!("JOB-{n}: look")})
+            .to_string()
+    };
+    runtime().block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = FakeServer::start().await;
+        for i in 0..TURNS {
+            server.push(a::tool_use("t", "task", &task(i), U::new(2_000, 10)));
+            server.push(a::text("REPORT: nothing here.", U::new(1_500, 10)));
+            server.push(a::text("ok", U::new(2_100, 5)));
+        }
+        let mut h = session::spawn(params(&server, dir.path(), 200_000, 50_000, 8)).expect("engine");
+        for _ in 0..TURNS {
+            run_turn(&mut h, "go").await;
+        }
+        let rec = server.recorded();
+        let (mut start, mut end): (Vec<Duration>, Vec<Duration>) = (Vec::new(), Vec::new());
+        for i in 0..TURNS {
+            let (parent, child, next) = (&rec[3 * i], &rec[3 * i + 1], &rec[3 * i + 2]);
+            if let (Some(p), Some(c)) = (parent.finished, child.finished) {
+                start.push(child.arrived.saturating_duration_since(p));
+                end.push(next.arrived.saturating_duration_since(c));
+            }
+        }
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        for (what, v) in [
+            ("task reply → child's first request", &mut start),
+            ("child's report → parent's next request", &mut end),
+        ] {
+            v.sort_unstable();
+            println!(
+                "subagent {what}: median {:.2} ms, min {:.2} ms, max {:.2} ms over {}",
+                ms(v[v.len() / 2]),
+                ms(v[0]),
+                ms(v[v.len() - 1]),
+                v.len()
+            );
+        }
+        let _ = h.ops.send(Op::Shutdown).await;
+
+        // Four at once.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = FakeServer::start().await;
+        let mut spreads = Vec::new();
+        for round in 0..10 {
+            let calls: Vec<(String, String)> = (0..4)
+                .map(|k| (format!("t{k}"), task(round * 4 + k)))
+                .collect();
+            let tools: Vec<(&str, &str, &str)> = calls
+                .iter()
+                .map(|(id, input)| (id.as_str(), "task", input.as_str()))
+                .collect();
+            server.push(a::text_then_tools("four", &tools, U::new(2_000, 10)));
+            for k in 0..4 {
+                server.push_for(
+                    &format!("JOB-{}:", round * 4 + k),
+                    a::text("REPORT", U::new(1_500, 10)),
+                );
+            }
+            server.push(a::text("ok", U::new(2_100, 5)));
+        }
+        let mut h = session::spawn(params(&server, dir.path(), 200_000, 50_000, 8)).expect("engine");
+        let mut seen = 0;
+        for _ in 0..10 {
+            run_turn(&mut h, "go").await;
+            let rec = server.recorded();
+            let new = &rec[seen..];
+            seen = rec.len();
+            let Some(parent_done) = new.first().and_then(|r| r.finished) else {
+                continue;
+            };
+            if let Some(last) = new.get(1..5).and_then(|c| c.iter().map(|r| r.arrived).max()) {
+                spreads.push(last.saturating_duration_since(parent_done));
+            }
+        }
+        spreads.sort_unstable();
+        if !spreads.is_empty() {
+            println!(
+                "four task calls of one reply → the last child's first request: median {:.2} ms, max {:.2} ms over {} replies",
+                ms(spreads[spreads.len() / 2]),
+                ms(spreads[spreads.len() - 1]),
+                spreads.len()
+            );
+        }
         let _ = h.ops.send(Op::Shutdown).await;
     });
 }

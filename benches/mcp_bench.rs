@@ -106,6 +106,7 @@ pub fn run() {
             workspace: std::env::temp_dir(),
             env: std::env::vars().collect(),
             status_tx: None,
+            project: None,
         });
         m.wait_for_startup().await;
         println!("   start-up of the servers (spawn, handshake, tools/list): {:.1} ms", ms(started.elapsed()));

@@ -53,6 +53,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         mcp_bench::run,
     ),
     (
+        "subagent",
+        "the engine's own time around a subagent: its start, its report back, four at once",
+        engine_bench::subagent,
+    ),
+    (
         "diff",
         "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
         daily_bench::diff,

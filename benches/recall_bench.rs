@@ -26,6 +26,7 @@ fn write_generation(dir: &Path, generation: u32) -> Source {
         provider: "p".into(),
         started: now_stamp(),
         workspace: dir.to_path_buf(),
+        subagent: None,
     };
     let mut t = Transcript::create(path.clone(), &header);
     t.append(&TranscriptLine::Message {

@@ -302,6 +302,10 @@ pub struct FileConfig {
     pub instructions_max_bytes: Option<u64>,
     /// `low`, `medium`, `high` or `off`.
     pub effort: Option<String>,
+    /// The model of the `task` tool's subagents (default: the main thread's).
+    pub subagent_model: Option<String>,
+    /// A subagent's iteration budget (default 50).
+    pub subagent_max_iterations: Option<u32>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -370,6 +374,10 @@ pub struct Config {
     pub resume: Option<ResumeChoice>,
     /// `--effort` / `effort`.
     pub effort: Option<Effort>,
+    /// `subagent_model`: the model of the `task` tool's subagents (None: the main thread's).
+    pub subagent_model: Option<String>,
+    /// `subagent_max_iterations`: each subagent's iteration budget.
+    pub subagent_max_iterations: u32,
 }
 
 impl Config {
@@ -554,6 +562,20 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
     }
     if file.max_iterations == Some(0) {
         return Err(key_err("max_iterations", "a whole number ≥ 1", "0"));
+    }
+    if file.subagent_max_iterations == Some(0) {
+        return Err(key_err(
+            "subagent_max_iterations",
+            "a whole number ≥ 1",
+            "0",
+        ));
+    }
+    if file
+        .subagent_model
+        .as_deref()
+        .is_some_and(|m| m.trim().is_empty())
+    {
+        return Err(key_err("subagent_model", "a model name", "an empty string"));
     }
     if file.max_tokens == Some(0) {
         return Err(key_err("max_tokens", "a whole number ≥ 1", "0"));
@@ -868,6 +890,10 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             id => ResumeChoice::Run(id.to_string()),
         }),
         effort: cli.effort.or(checked.effort).and_then(|e| e.0),
+        subagent_model: file.subagent_model.map(|m| m.trim().to_string()),
+        subagent_max_iterations: file
+            .subagent_max_iterations
+            .unwrap_or(crate::engine::subagent::DEFAULT_MAX_ITERATIONS),
         instructions_max_bytes: file
             .instructions_max_bytes
             .map_or(crate::engine::instructions::DEFAULT_MAX_BYTES, |n| {

@@ -221,6 +221,53 @@ fn bad_file_values_name_the_key() {
     std::fs::write(&path, "max_generations = \"many\"\n").unwrap();
     let err = load_file(&path).unwrap_err();
     assert!(err.0.contains("max_generations"), "{err}");
+    for (file, key) in [
+        (
+            FileConfig {
+                subagent_max_iterations: Some(0),
+                ..Default::default()
+            },
+            "`subagent_max_iterations`",
+        ),
+        (
+            FileConfig {
+                subagent_model: Some("  ".into()),
+                ..Default::default()
+            },
+            "`subagent_model`",
+        ),
+    ] {
+        let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+        assert!(err.0.contains(key), "{err}");
+    }
+}
+
+#[test]
+fn subagent_keys_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
+    let c = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(c.subagent_model, None);
+    assert_eq!(
+        c.subagent_max_iterations,
+        crate::engine::subagent::DEFAULT_MAX_ITERATIONS
+    );
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        "subagent_model = \"claude-haiku-4-5\"\nsubagent_max_iterations = 12\n",
+    )
+    .unwrap();
+    let file = load_file(&path).unwrap();
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap();
+    assert_eq!(c.subagent_model.as_deref(), Some("claude-haiku-4-5"));
+    assert_eq!(c.subagent_max_iterations, 12);
 }
 
 fn sample() -> Config {
@@ -261,6 +308,8 @@ fn sample() -> Config {
         instructions_max_bytes: 32 * 1024,
         resume: None,
         effort: None,
+        subagent_model: None,
+        subagent_max_iterations: 50,
     }
 }
 

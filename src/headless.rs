@@ -53,7 +53,7 @@ pub async fn run(mut config: Config) -> i32 {
         Err(e) => return crate::launch::start_failed(&e),
     };
     let run_dir = params.run_dir.root.clone();
-    let mcp = params.mcp.clone();
+    let mut mcp = params.mcp.clone();
     let mut handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => return crate::launch::start_failed(&e),
@@ -89,11 +89,7 @@ pub async fn run(mut config: Config) -> i32 {
             _ => {}
         }
         if json {
-            if let Ok(line) = serde_json::to_string(&ev) {
-                let mut out = stdout.lock();
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
-            }
+            print_json(&stdout, &ev);
         } else if let Event::Warning { message } | Event::Notice { message } = &ev {
             eprintln!("flower-tui: {message}");
         }
@@ -110,6 +106,16 @@ pub async fn run(mut config: Config) -> i32 {
                 ExitReason::Completed | ExitReason::MaxIterations { .. }
             );
             code = if ok { 0 } else { 1 };
+            // The servers stop before the result, so their last `mcp_status` (stopped) is
+            // printed and `result` stays the last line.
+            if let Some(mcp) = mcp.take() {
+                mcp.shutdown().await;
+                if json {
+                    for status in mcp.statuses() {
+                        print_json(&stdout, &Event::McpStatus(status));
+                    }
+                }
+            }
             let result = Event::Result {
                 text: if ok {
                     answer.clone()
@@ -125,11 +131,7 @@ pub async fn run(mut config: Config) -> i32 {
                 session_id: session_id.clone(),
             };
             if json {
-                if let Ok(line) = serde_json::to_string(&result) {
-                    let mut out = stdout.lock();
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
-                }
+                print_json(&stdout, &result);
             } else if ok {
                 println!("{}", answer.trim_end());
             } else {
@@ -147,4 +149,13 @@ pub async fn run(mut config: Config) -> i32 {
         mcp.shutdown().await;
     }
     code
+}
+
+/// One event as one JSON line on stdout, flushed.
+fn print_json(stdout: &std::io::Stdout, ev: &Event) {
+    if let Ok(line) = serde_json::to_string(ev) {
+        let mut out = stdout.lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
 }

@@ -229,6 +229,10 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
         demo: config.backend.is_demo(),
         mcp: mcp.manager,
         side_events: mcp.events,
+        subagent: crate::engine::subagent::SubagentSettings {
+            model: config.subagent_model.clone(),
+            max_iterations: config.subagent_max_iterations,
+        },
     })
 }
 
@@ -254,15 +258,17 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
     let lookup = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let store = mcp::ApprovalStore::new(&config.data_dir);
     let mut notices = Vec::new();
+    // A `.mcp.json` never approved: the TUI asks (its servers are held until it does).
+    let mut pending = None;
     let project = match mcp::project_servers(&config.workspace, config.mcp_json, &store, &lookup) {
         ProjectServers::Absent => Vec::new(),
         ProjectServers::Use(servers) => servers,
-        ProjectServers::NeedsApproval { file, .. } if interactive => {
-            notices.push(format!(
-                "{} names MCP servers that are not started: approving it from the TUI is not built                  yet; start flower-tui with --mcp-json trust to use them",
-                file.path.display()
-            ));
-            Vec::new()
+        ProjectServers::NeedsApproval { file, servers } if interactive => {
+            pending = Some(mcp::ProjectApproval {
+                path: file.path.clone(),
+                sha256: mcp::approval::sha256_hex(&file.bytes),
+            });
+            servers
         }
         ProjectServers::NeedsApproval { file, .. } => {
             notices.push(mcp::headless_notice(&file));
@@ -275,6 +281,10 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
     };
     let (servers, skipped) = mcp::config::merge(config.mcp_servers.clone(), project);
     notices.extend(skipped);
+    // Every server of the file may have been shadowed by config.toml: then nothing to ask.
+    if !servers.iter().any(|s| s.origin == mcp::Origin::McpJson) {
+        pending = None;
+    }
     for message in notices {
         let _ = tx.send(Event::Notice { message });
     }
@@ -295,7 +305,15 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
         workspace: config.workspace.clone(),
         env: std::env::vars().collect(),
         status_tx: Some(status_tx),
+        project: pending,
     });
+    if let Some((project, servers)) = manager.pending_project() {
+        let _ = tx.send(Event::McpJsonApproval {
+            path: project.path,
+            sha256: project.sha256,
+            servers,
+        });
+    }
     tokio::spawn(async move {
         let mut told: Vec<String> = Vec::new();
         while let Some(status) = status_rx.recv().await {

@@ -167,6 +167,35 @@ pub struct StepRecord {
     /// `/model` and `/effort` changes, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<SettingChange>,
+    /// The subagents (`task` calls) of the step, in the order they ended; their cost is in
+    /// `cost_usd` and in their parent's generation too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<SubagentRecord>,
+}
+
+/// One subagent: the child session a `task` call started (SPEC §4), linked to its transcript.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubagentRecord {
+    /// The child's own session; its transcript is `sessions/<session_id>.jsonl`.
+    pub session_id: String,
+    /// The main-thread session whose `task` call started it.
+    pub parent_session: String,
+    /// The id of that `task` call.
+    pub call_id: String,
+    pub description: String,
+    pub model: String,
+    pub started: String,
+    /// How it ended (`completed`, `context_full`, `overflow`, `interrupted`, …).
+    pub outcome: String,
+    /// Its responses' usage, summed.
+    pub usage: super::types::Usage,
+    /// Its last context reading (its own window; never the main thread's).
+    pub context: u64,
+    pub cost_usd: f64,
+    pub tool_calls: u32,
+    pub elapsed_ms: u64,
+    /// The transcript, relative to the run directory.
+    pub transcript: PathBuf,
 }
 
 /// A model or effort change during a step (`/model`, `/effort`).
@@ -322,6 +351,16 @@ pub struct SessionHeader {
     pub provider: String,
     pub started: String,
     pub workspace: PathBuf,
+    /// Set for a subagent's session: it was started by a `task` call of `parent_session`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentOf>,
+}
+
+/// What marks a transcript as a subagent's: the `task` call that started it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubagentOf {
+    pub call_id: String,
+    pub description: String,
 }
 
 /// One line of a transcript.
@@ -521,6 +560,7 @@ mod tests {
             provider: "p".into(),
             started: now_stamp(),
             workspace: PathBuf::from("/w"),
+            subagent: None,
         }
     }
 

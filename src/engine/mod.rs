@@ -23,6 +23,7 @@ pub mod runs;
 pub mod secrets;
 pub mod session;
 pub mod sessions;
+pub mod subagent;
 pub mod sysprompt;
 pub mod tools;
 pub mod types;

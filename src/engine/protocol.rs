@@ -22,8 +22,10 @@ use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
 pub use super::ledger::GenerationStart;
+pub use super::ledger::SubagentRecord;
 pub use super::policy::ApprovalPolicy;
 pub use super::sessions::SessionSummary;
+pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub use super::tools::CommandExit;
 pub use super::types::Effort;
 use super::types::Usage;
@@ -191,6 +193,13 @@ pub enum Op {
     /// `/mcp restart NAME`: stop that MCP server and start it again (at once, even mid-turn).
     McpRestart {
         name: String,
+    },
+    /// The answer to `Event::McpJsonApproval` (at once, even mid-turn): record it for this
+    /// workspace and this version of the file (`sha256`), then start its servers or leave them
+    /// declined. Ignored when that version is not the one pending.
+    McpJsonDecision {
+        sha256: String,
+        approve: bool,
     },
     Shutdown,
 }
@@ -385,6 +394,8 @@ pub struct CostRow {
     pub context: u64,
     /// This is the session running now.
     pub current: bool,
+    /// The part of `cost_usd` its subagents spent.
+    pub subagents_usd: f64,
 }
 
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
@@ -545,12 +556,32 @@ pub enum Event {
     /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
     /// stopped (headless: `mcp_status`).
     McpStatus(crate::engine::mcp::ServerStatus),
+    /// The workspace's `.mcp.json` names servers the user never approved (this version of the
+    /// file): they are held, not started. The front end asks (approve / deny / view them) and
+    /// answers with `Op::McpJsonDecision`. Only sent to a front end that can ask (the TUI).
+    McpJsonApproval {
+        path: PathBuf,
+        sha256: String,
+        /// The held servers (name, command or URL; never `env` or header values).
+        servers: Vec<crate::engine::mcp::ServerStatus>,
+    },
+    /// The request about to be sent waits for these MCP servers to finish starting (each at most
+    /// its `startup_timeout`); sent again as they become ready, and with none when the wait is
+    /// over. The front end's spinner shows it (`waiting for MCP servers: a, b… 3s`).
+    McpWaiting {
+        servers: Vec<String>,
+    },
+    /// A subagent (a `task` call) started, called a tool, replied, used tokens, or ended
+    /// (headless: `subagent` with its `phase`). Its `id` is the `task` call's.
+    Subagent(SubagentPhase),
     /// The answer to `Op::Cost`: the step's cost per generation and in total, as the ledger has
     /// them (every response of every generation, writing turns and summaries included, also
     /// those of earlier processes of the run).
     Cost {
         step: String,
         rows: Vec<CostRow>,
+        /// The step's subagents, in the order they ended (their cost is in the rows too).
+        subagents: Vec<SubagentRecord>,
         total_usd: f64,
         num_turns: u32,
     },

@@ -189,11 +189,153 @@ fn every_event_kind_on_the_wire() {
                     num_turns: 3,
                     context: 12_000,
                     current: true,
+                    subagents_usd: 0.125,
+                }],
+                subagents: vec![SubagentRecord {
+                    session_id: "c1".into(),
+                    parent_session: "s2".into(),
+                    call_id: "t7".into(),
+                    description: "find loaders".into(),
+                    model: "m".into(),
+                    started: "2026-11-29T10:00:00Z".into(),
+                    outcome: "completed".into(),
+                    usage: Usage {
+                        input_tokens: 9_000,
+                        output_tokens: 300,
+                        ..Default::default()
+                    },
+                    context: 4_800,
+                    cost_usd: 0.125,
+                    tool_calls: 6,
+                    elapsed_ms: 4_200,
+                    transcript: PathBuf::from("sessions/c1.jsonl"),
                 }],
                 total_usd: 1.25,
                 num_turns: 7,
             },
-            r#"{"type":"cost","step":"fix","rows":[{"generation":2,"start":"new","label":"gen 2 · /new","session_id":"s2","cost_usd":0.5,"num_turns":3,"context":12000,"current":true}],"total_usd":1.25,"num_turns":7}"#,
+            r#"{"type":"cost","step":"fix","rows":[{"generation":2,"start":"new","label":"gen 2 · /new","session_id":"s2","cost_usd":0.5,"num_turns":3,"context":12000,"current":true,"subagents_usd":0.125}],"subagents":[{"session_id":"c1","parent_session":"s2","call_id":"t7","description":"find loaders","model":"m","started":"2026-11-29T10:00:00Z","outcome":"completed","usage":{"input_tokens":9000,"output_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"context":4800,"cost_usd":0.125,"tool_calls":6,"elapsed_ms":4200,"transcript":"sessions/c1.jsonl"}],"total_usd":1.25,"num_turns":7}"#,
+        ),
+        (
+            Event::McpStatus(crate::engine::mcp::ServerStatus {
+                name: "docs".into(),
+                origin: crate::engine::mcp::Origin::ConfigFile,
+                transport: "https://example.com/mcp".into(),
+                state: crate::engine::mcp::ServerState::Ready { tools: 2 },
+                tools: vec!["search".into(), "fetch".into()],
+                last_error: None,
+                warnings: vec![],
+            }),
+            r#"{"type":"mcp_status","name":"docs","origin":"config.toml","transport":"https://example.com/mcp","state":"ready","tool_count":2,"tools":["search","fetch"],"last_error":null,"warnings":[]}"#,
+        ),
+        (
+            Event::McpJsonApproval {
+                path: PathBuf::from("/w/.mcp.json"),
+                sha256: "ab12".into(),
+                servers: vec![crate::engine::mcp::ServerStatus {
+                    name: "tracker".into(),
+                    origin: crate::engine::mcp::Origin::McpJson,
+                    transport: "npx -y tracker-mcp".into(),
+                    state: crate::engine::mcp::ServerState::AwaitingApproval,
+                    tools: vec![],
+                    last_error: None,
+                    warnings: vec![],
+                }],
+            },
+            r#"{"type":"mcp_json_approval","path":"/w/.mcp.json","sha256":"ab12","servers":[{"name":"tracker","origin":".mcp.json","transport":"npx -y tracker-mcp","state":"awaiting_approval","tools":[],"last_error":null,"warnings":[]}]}"#,
+        ),
+        (
+            Event::McpWaiting {
+                servers: vec!["docs".into(), "tracker".into()],
+            },
+            r#"{"type":"mcp_waiting","servers":["docs","tracker"]}"#,
+        ),
+        (
+            Event::Subagent(SubagentPhase::Start {
+                id: "t7".into(),
+                description: "find loaders".into(),
+                session_id: "c1".into(),
+                parent_session: "s2".into(),
+                model: "m".into(),
+                tools: vec!["read_file".into(), "grep".into()],
+                window: 200_000,
+                transcript: PathBuf::from("/r/sessions/c1.jsonl"),
+            }),
+            r#"{"type":"subagent","phase":"start","id":"t7","description":"find loaders","session_id":"c1","parent_session":"s2","model":"m","tools":["read_file","grep"],"window":200000,"transcript":"/r/sessions/c1.jsonl"}"#,
+        ),
+        (
+            Event::Subagent(SubagentPhase::Text {
+                id: "t7".into(),
+                text: "Looking.".into(),
+            }),
+            r#"{"type":"subagent","phase":"text","id":"t7","text":"Looking."}"#,
+        ),
+        (
+            Event::Subagent(SubagentPhase::ToolCall {
+                id: "t7".into(),
+                call_id: "c1-1".into(),
+                name: "grep".into(),
+                summary: "grep: /load/".into(),
+                calls: 1,
+            }),
+            r#"{"type":"subagent","phase":"tool_call","id":"t7","call_id":"c1-1","name":"grep","summary":"grep: /load/","calls":1}"#,
+        ),
+        (
+            Event::Subagent(SubagentPhase::ToolResult {
+                id: "t7".into(),
+                call_id: "c1-1".into(),
+                name: "grep".into(),
+                is_error: false,
+                output: "src/a.rs:3: load()".into(),
+                chars: 18,
+            }),
+            r#"{"type":"subagent","phase":"tool_result","id":"t7","call_id":"c1-1","name":"grep","is_error":false,"output":"src/a.rs:3: load()","chars":18}"#,
+        ),
+        (
+            Event::Subagent(SubagentPhase::Usage {
+                id: "t7".into(),
+                context: 4_800,
+                usage: Usage {
+                    input_tokens: 4_500,
+                    output_tokens: 300,
+                    ..Default::default()
+                },
+                cost_usd: 0.02,
+            }),
+            r#"{"type":"subagent","phase":"usage","id":"t7","context":4800,"usage":{"input_tokens":4500,"output_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.02}"#,
+        ),
+        (
+            Event::Subagent(SubagentPhase::End {
+                id: "t7".into(),
+                session_id: "c1".into(),
+                outcome: SubagentOutcome::MaxIterations { n: 50, max: 50 },
+                usage: Usage {
+                    input_tokens: 9_000,
+                    output_tokens: 300,
+                    ..Default::default()
+                },
+                context: 4_800,
+                cost_usd: 0.125,
+                tool_calls: 6,
+                iterations: 50,
+                elapsed_ms: 4_200,
+                report_chars: 812,
+            }),
+            r#"{"type":"subagent","phase":"end","id":"t7","session_id":"c1","outcome":"max_iterations_reached(50/50)","usage":{"input_tokens":9000,"output_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"context":4800,"cost_usd":0.125,"tool_calls":6,"iterations":50,"elapsed_ms":4200,"report_chars":812}"#,
+        ),
+        (
+            Event::Subagent(SubagentPhase::End {
+                id: "t8".into(),
+                session_id: "c2".into(),
+                outcome: SubagentOutcome::Error(ErrorKind::Provider(P::Auth)),
+                usage: Usage::default(),
+                context: 0,
+                cost_usd: 0.0,
+                tool_calls: 0,
+                iterations: 1,
+                elapsed_ms: 12,
+                report_chars: 190,
+            }),
+            r#"{"type":"subagent","phase":"end","id":"t8","session_id":"c2","outcome":"error:auth","usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"context":0,"cost_usd":0.0,"tool_calls":0,"iterations":1,"elapsed_ms":12,"report_chars":190}"#,
         ),
         (
             Event::Sessions {
@@ -474,7 +616,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 41] = [
+const ALL_VARIANTS: [&str; 50] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -501,6 +643,15 @@ const ALL_VARIANTS: [&str; 41] = [
     "stream:silent",
     "stream:resumed",
     "window_learned",
+    "mcp_status",
+    "mcp_json_approval",
+    "mcp_waiting",
+    "subagent:start",
+    "subagent:text",
+    "subagent:tool_call",
+    "subagent:tool_result",
+    "subagent:usage",
+    "subagent:end",
     "cost",
     "sessions",
     "resumed",
@@ -553,6 +704,16 @@ fn variant(ev: &Event) -> &'static str {
         },
         Event::WindowLearned { .. } => "window_learned",
         Event::McpStatus(_) => "mcp_status",
+        Event::McpJsonApproval { .. } => "mcp_json_approval",
+        Event::McpWaiting { .. } => "mcp_waiting",
+        Event::Subagent(phase) => match phase {
+            SubagentPhase::Start { .. } => "subagent:start",
+            SubagentPhase::Text { .. } => "subagent:text",
+            SubagentPhase::ToolCall { .. } => "subagent:tool_call",
+            SubagentPhase::ToolResult { .. } => "subagent:tool_result",
+            SubagentPhase::Usage { .. } => "subagent:usage",
+            SubagentPhase::End { .. } => "subagent:end",
+        },
         Event::Cost { .. } => "cost",
         Event::Sessions { .. } => "sessions",
         Event::Resumed { .. } => "resumed",

@@ -156,6 +156,15 @@ pub fn compose(
     }
 }
 
+/// What a session's prompt holds after its base: the environment block and the project
+/// instructions (a subagent's prompt puts them after its own base). Empty when `prompt` was not
+/// built on `base`.
+pub fn session_context<'a>(prompt: &'a str, base: &str) -> &'a str {
+    prompt
+        .strip_prefix(base.trim_end())
+        .map_or("", |rest| rest.trim_start_matches('\n'))
+}
+
 fn os_description() -> String {
     let base = format!("{} {}", std::env::consts::OS, std::env::consts::ARCH);
     let pretty = std::fs::read_to_string("/etc/os-release")
@@ -270,6 +279,10 @@ mod tests {
         assert_eq!(p.environment, env(None).block());
         let none = compose("BASE", &env(None), Instructions::default());
         assert!(!none.text.contains("Project instructions"));
+        // What follows the base, for a subagent's prompt: the environment and the instructions.
+        let context = session_context(&p.text, "BASE\n");
+        assert!(context.starts_with("# Environment") && context.contains("RULES"));
+        assert_eq!(session_context(&p.text, "OTHER"), "");
     }
 
     #[test]

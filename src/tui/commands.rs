@@ -148,9 +148,21 @@ pub fn mcp_report(state: &AppState) -> String {
     }
     let mut lines = vec!["MCP servers:".to_string()];
     for s in &state.mcp_servers {
-        lines.push(format!("  {} · {} · {}", s.name, s.state, s.transport));
+        lines.push(format!(
+            "  {} ({}) · {} · {}",
+            s.name,
+            s.origin.as_str(),
+            s.state,
+            s.transport
+        ));
+        if !s.tools.is_empty() {
+            lines.push(format!("    tools: {}", s.tools.join(", ")));
+        }
         if let Some(e) = &s.last_error {
             lines.push(format!("    last error: {e}"));
+        }
+        for w in &s.warnings {
+            lines.push(format!("    note: {w}"));
         }
     }
     lines.push("/mcp restart NAME restarts one".to_string());
@@ -179,6 +191,25 @@ pub fn cost_report(state: &AppState) -> String {
         turns += c.turns;
     }
     lines.push(format!("  total: ${total:.4} · {turns} turns"));
+    // The subagents seen in this process (their cost is in their generation's already).
+    let agents: Vec<String> = state
+        .chat
+        .iter()
+        .filter_map(|c| match c {
+            Cell::Subagent(a) if a.outcome.is_some() => Some(format!(
+                "    {}: ${:.4} · {} tool call{}",
+                a.summary,
+                a.cost_usd,
+                a.calls,
+                if a.calls == 1 { "" } else { "s" }
+            )),
+            _ => None,
+        })
+        .collect();
+    if !agents.is_empty() {
+        lines.push(format!("  of which subagents ({}):", agents.len()));
+        lines.extend(agents);
+    }
     lines.join("\n")
 }
 

@@ -360,9 +360,11 @@ fn mcp_lists_servers_from_their_status_events_and_restarts_one() {
     assert_eq!(
         last_cell(&s),
         Cell::Notice {
-            message: "MCP servers:\n  github · ready, 12 tools · npx github-server\n    last error: timed out\n  \
-                      docs · failed: exited with status 1 · npx docs-server\n/mcp restart NAME restarts one"
-                .into()
+            message:
+                "MCP servers:\n  github (config.toml) · ready, 12 tools · npx github-server\n    \
+                      last error: timed out\n  docs (config.toml) · failed: exited with status 1 · \
+                      npx docs-server\n/mcp restart NAME restarts one"
+                    .into()
         }
     );
     type_text(&mut s, "/mcp restart docs", t0);

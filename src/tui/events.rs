@@ -9,7 +9,7 @@ use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, Tu
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
 use super::render::cell::{AssistantState, Cell, ToolStatus};
-use super::state::{AppState, Focus, GenerationCost, PendingApproval, Running};
+use super::state::{AppState, Asked, Focus, GenerationCost, PendingApproval, Running};
 
 /// Lines of an engine-written user message shown in the chat.
 const ENGINE_MESSAGE_LINES: usize = 8;
@@ -164,6 +164,13 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         | Event::Sessions { .. }
         | Event::Model { .. }
         | Event::Attachment { .. } => {}
+        Event::Subagent(phase) => super::agents::on_subagent(state, phase, now),
+        Event::McpJsonApproval {
+            path,
+            sha256,
+            servers,
+        } => super::agents::on_mcp_json(state, &path, sha256, &servers, now),
+        Event::McpWaiting { servers } => super::agents::on_mcp_waiting(state, servers, now),
     }
     state.sync_gauge_mode();
 }
@@ -283,12 +290,15 @@ fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String,
 }
 
 fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool, now: Instant) {
-    if let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(id) {
-        *status = if is_error {
-            ToolStatus::Failed(output)
-        } else {
-            ToolStatus::Succeeded(output)
-        };
+    let result = if is_error {
+        ToolStatus::Failed(output)
+    } else {
+        ToolStatus::Succeeded(output)
+    };
+    match state.chat.find_tool_mut(id) {
+        Some(Cell::Tool { status, .. }) => *status = result,
+        Some(Cell::Subagent(agent)) => agent.report = result,
+        _ => {}
     }
     if matches!(state.running, Running::Tool { .. }) {
         state.running = Running::Streaming { since: now };
@@ -309,7 +319,7 @@ fn on_approval_request(
     });
     let cell = state.chat.len().saturating_sub(1);
     state.approvals.push_back(PendingApproval {
-        id,
+        asked: Asked::Tool { id },
         name,
         summary,
         cell,
@@ -345,6 +355,9 @@ fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitR
     if state.engine_turn == Some(turn) {
         state.engine_turn = None;
     }
+    state.mcp_waiting = None;
+    // The engine answers every `task` call before a turn ends: none of its subagents runs on.
+    state.agents.clear();
     if kind == TurnKind::Handoff {
         // A `/handoff` turn: its `Event::Handoff` phases said everything.
         return;

@@ -178,7 +178,7 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Global, k(KeyCode::PageDown), A::ScrollDown, "scroll the chat down", Some("scroll")),
     b(C::Global, ctrl('o'), A::ToggleFocus, "move the focus between input and editor", Some("focus")),
     b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
-    b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the last tool output", None),
+    b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the last tool output (the last subagents: their transcripts)", None),
 ];
 
 fn matches(key: &Key, ev: &KeyEvent) -> bool {

@@ -1,6 +1,7 @@
 //! The full-screen terminal front end (SPEC §11): an Elm-style shell (state, pure reducer, view)
 //! around the engine's queue pair, with the renderer in [`render`].
 
+pub mod agents;
 pub mod app;
 pub mod commands;
 pub mod editor;
@@ -22,6 +23,8 @@ pub mod unsaved;
 pub mod update;
 pub mod view;
 
+#[cfg(test)]
+mod agents_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]

@@ -68,11 +68,20 @@ pub enum HandoffKind {
     Automatic,
 }
 
-/// A tool call waiting for the user's answer.
+/// What a pending question asks about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// A tool call; the answer goes to this call id.
+    Tool { id: String },
+    /// The workspace's `.mcp.json` (this version of it): may its servers start?
+    McpJson { sha256: String },
+}
+
+/// A question waiting for the user's answer: a tool call, or the workspace's `.mcp.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingApproval {
-    /// The tool call id the answer goes to.
-    pub id: String,
+    /// What it asks about.
+    pub asked: Asked,
     /// The tool.
     pub name: String,
     /// What it would do.
@@ -206,6 +215,10 @@ pub struct AppState {
     pub memory: MemoryView,
     /// The MCP servers as their last status events described them, in the order they came.
     pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
+    /// The MCP servers the next request waits for, and since when (the spinner says so).
+    pub mcp_waiting: Option<(Vec<String>, Instant)>,
+    /// The subagents running now (their `task` call ids) and when each started.
+    pub agents: Vec<(String, Instant)>,
 }
 
 /// What the state is built from.
@@ -283,6 +296,8 @@ impl AppState {
             unsaved_offer: None,
             memory: MemoryView::default(),
             mcp_servers: Vec::new(),
+            mcp_waiting: None,
+            agents: Vec::new(),
         };
         state.sync_styles();
         state
@@ -339,11 +354,29 @@ impl AppState {
             Running::Idle => None,
             Running::Streaming { since } => {
                 let hint = format!("{esc} to interrupt");
+                if let Some((servers, waiting)) = &self.mcp_waiting {
+                    return Some((
+                        format!("waiting for MCP servers: {}…", servers.join(", ")),
+                        *waiting,
+                        hint,
+                    ));
+                }
                 Some(match silent(since) {
                     Some(s) => ("waiting for the provider…".into(), s, hint),
                     None => ("working…".into(), *since, hint),
                 })
             }
+            Running::Tool { since, .. } if !self.agents.is_empty() => Some((
+                match self.agents.len() {
+                    1 => "a subagent works…".to_string(),
+                    n => format!("{n} subagents work…"),
+                },
+                *since,
+                format!(
+                    "{esc} to interrupt · {} shows their work",
+                    short_label_for(Action::ToggleTool)
+                ),
+            )),
             Running::Tool { name, since } => Some((
                 format!("running {name}…"),
                 *since,

@@ -21,7 +21,7 @@ use super::keymap::{self, Action};
 use super::msg::{ChatScroll, Effect, Msg, Pane};
 use super::render::cell::Cell;
 use super::state::{
-    APPROVAL_GUARD, AppState, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input,
+    APPROVAL_GUARD, AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input,
 };
 use super::unsaved;
 
@@ -52,6 +52,8 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::EngineClosed => {
             state.link = EngineLink::Closed;
             state.running = Running::Idle;
+            state.agents.clear();
+            state.mcp_waiting = None;
             state.sync_gauge_mode();
             state.error("The engine stopped; /quit to leave");
         }
@@ -113,6 +115,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     {
         state.ctrl_c_at = None;
     }
+    super::agents::on_tick(state, now);
     let ended = state.editor.as_mut().is_some_and(|ed| ed.tick(now));
     if ended {
         if let Some(ed) = state.editor.as_mut() {
@@ -128,6 +131,17 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
 fn on_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     if key.kind == crossterm::event::KeyEventKind::Release {
         return;
+    }
+    // The `.mcp.json` question comes at launch, when keys are being typed for a first message:
+    // each key in its guard restarts the guard, so only a key after a pause answers it.
+    if state.focus == Focus::Approval
+        && state
+            .approvals
+            .front()
+            .is_some_and(|p| matches!(p.asked, Asked::McpJson { .. }))
+        && guarded(state, now)
+    {
+        state.approval_shown_at = Some(now);
     }
     match keymap::lookup(&state.contexts(), &key) {
         Some(action) => on_action(state, action, key, now, fx),
@@ -193,9 +207,9 @@ fn on_action(
         Action::PopupComplete => popup_complete(state),
         Action::PopupClose => state.popup = Popup::Dismissed,
         Action::EditorEscape => editor_escape(state, fx),
-        Action::ApproveOnce => answer(state, Approval::Once, now, fx),
-        Action::ApproveAlways => answer(state, Approval::Always, now, fx),
-        Action::Deny => answer(state, Approval::Deny, now, fx),
+        Action::ApproveOnce => answer(state, Approval::Once, key, now, fx),
+        Action::ApproveAlways => answer(state, Approval::Always, key, now, fx),
+        Action::Deny => answer(state, Approval::Deny, key, now, fx),
         Action::Reload | Action::KeepMine => {
             if let Some(ed) = state.editor.as_mut() {
                 ed.resolve_conflict(action == Action::Reload);
@@ -261,24 +275,53 @@ fn popup_complete(state: &mut AppState) {
     }
 }
 
-fn answer(state: &mut AppState, decision: Approval, now: Instant, fx: &mut Vec<Effect>) {
-    if state
+/// True while the approval prompt now shown ignores its keys.
+fn guarded(state: &AppState, now: Instant) -> bool {
+    state
         .approval_shown_at
         .is_some_and(|t| now.saturating_duration_since(t) < APPROVAL_GUARD)
-    {
+}
+
+fn answer(
+    state: &mut AppState,
+    decision: Approval,
+    key: KeyEvent,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) {
+    if guarded(state, now) {
         return; // typed before the prompt could be read
     }
     let Some(p) = state.approvals.pop_front() else {
         state.focus = state.focus_before_approval;
         return;
     };
-    fx.push(Effect::SendOp(Op::Approval { id: p.id, decision }));
-    let text = match decision {
-        Approval::Once => "allowed once",
-        Approval::Always => "always allowed this session",
-        Approval::Deny => "denied",
+    let text = match p.asked {
+        Asked::Tool { id } => {
+            fx.push(Effect::SendOp(Op::Approval { id, decision }));
+            match decision {
+                Approval::Once => "allowed once",
+                Approval::Always => "always allowed this session",
+                Approval::Deny => "denied",
+            }
+        }
+        // Esc leaves it undecided: the servers stay off now and the next launch asks again.
+        Asked::McpJson { .. } if key.code == crossterm::event::KeyCode::Esc => {
+            "not decided: its servers stay off, the next launch asks again"
+        }
+        Asked::McpJson { sha256 } => {
+            let approve = decision != Approval::Deny;
+            fx.push(Effect::SendOp(Op::McpJsonDecision { sha256, approve }));
+            if approve {
+                "approved for this workspace"
+            } else {
+                "declined for this workspace (asked again when the file changes)"
+            }
+        }
     };
-    if let Some(Cell::Approval { answer, .. }) = state.chat.get_mut(p.cell) {
+    if let Some(Cell::Approval { answer, .. } | Cell::McpJson { answer, .. }) =
+        state.chat.get_mut(p.cell)
+    {
         *answer = Some(text.to_string());
     }
     if state.approvals.is_empty() {

@@ -23,7 +23,7 @@ use super::render::plan_view::plan_lines;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Focus, PendingApproval};
+use super::state::{AppState, Asked, Focus, PendingApproval};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub const MIN_WIDTH: u16 = 10;
@@ -313,9 +313,13 @@ fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffe
     } else {
         String::new()
     };
-    let block = Block::bordered()
-        .title(format!(" Allow {}?{more} ", p.name))
-        .border_style(theme.warning);
+    let mcp_json = matches!(p.asked, Asked::McpJson { .. });
+    let title = if mcp_json {
+        format!(" Start the MCP servers of this workspace's .mcp.json?{more} ")
+    } else {
+        format!(" Allow {}?{more} ", p.name)
+    };
+    let block = Block::bordered().title(title).border_style(theme.warning);
     let inner = block.inner(area);
     block.render(area, buf);
     if inner.is_empty() {
@@ -328,7 +332,23 @@ fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffe
         .wrap(ratatui::widgets::Wrap { trim: false })
         .render(summary, buf);
     let mut spans = Vec::new();
-    for hint in keymap::hints(&[Context::Approval]) {
+    if mcp_json {
+        for (keys, text) in [
+            (keymap::label_for(Action::ApproveOnce), "approve"),
+            (keymap::label_for(Action::Deny), "decline"),
+            ("Esc".to_string(), "ask at the next launch"),
+        ] {
+            if !spans.is_empty() {
+                spans.push(Span::styled("  ·  ", theme.dim));
+            }
+            spans.push(Span::styled(keys, theme.key));
+            spans.push(Span::styled(format!(" {text}"), theme.text));
+        }
+    }
+    for hint in keymap::hints(&[Context::Approval])
+        .into_iter()
+        .filter(|_| !mcp_json)
+    {
         if !spans.is_empty() {
             spans.push(Span::styled("  ·  ", theme.dim));
         }

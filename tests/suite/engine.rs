@@ -3,7 +3,6 @@
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
 use flower_tui::engine::provider::ErrorKind as P;
-use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
 use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
@@ -15,20 +14,6 @@ fn u(input: u64) -> U {
         cache_creation: 0,
         cache_read: 0,
     }
-}
-
-/// The tool_result blocks of the last user message of a recorded Anthropic request.
-fn tool_results(body: &Value) -> Vec<Value> {
-    let msgs = body["messages"].as_array().unwrap();
-    msgs.last().unwrap()["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter(|b| b["type"] == "tool_result")
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -84,9 +69,9 @@ async fn write_then_edit_then_reply() {
     );
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
-    let r2 = tool_results(&reqs[1]);
+    let r2 = a::tool_results(&reqs[1]);
     assert_eq!(r2[0]["tool_use_id"], "t1");
-    let r3 = tool_results(&reqs[2]);
+    let r3 = a::tool_results(&reqs[2]);
     assert_eq!(r3[0]["tool_use_id"], "t2");
     assert_ne!(r3[0]["is_error"], true, "{r3:?}");
     // The transcript holds the tool results.
@@ -120,7 +105,7 @@ async fn bash_timeout_is_reported_to_the_model() {
     let ev = r.turn("run it").await;
     assert!(t0.elapsed().as_secs() < 10);
     assert_eq!(turn_end(&ev), "completed");
-    let res = tool_results(&h.server.requests()[1]);
+    let res = a::tool_results(&h.server.requests()[1]);
     let text = res[0]["content"].as_str().unwrap().to_lowercase();
     assert!(text.contains("timed out"), "{text}");
     assert!(text.contains("start"), "{text}");
@@ -252,7 +237,7 @@ async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed");
     let reqs = h.server.requests();
-    let r1 = tool_results(&reqs[1]);
+    let r1 = a::tool_results(&reqs[1]);
     assert_eq!(r1[0]["is_error"], true);
     assert!(
         r1[0]["content"]
@@ -261,7 +246,7 @@ async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
             .to_lowercase()
             .contains("json")
     );
-    let r2 = tool_results(&reqs[2]);
+    let r2 = a::tool_results(&reqs[2]);
     assert_eq!(r2[0]["is_error"], true);
     assert!(r2[0]["content"].as_str().unwrap().contains("no_such_tool"));
     assert!(!h.workspace.join("x.txt").exists());
@@ -307,7 +292,7 @@ async fn big_tool_output_is_spilled_with_a_preview() {
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("big").await;
     assert_eq!(turn_end(&ev), "completed");
-    let res = tool_results(&h.server.requests()[1]);
+    let res = a::tool_results(&h.server.requests()[1]);
     let content = res[0]["content"].as_str().unwrap();
     assert!(content.len() < 5_000, "preview only, got {}", content.len());
     let spill_dir = h.workbench().join("spill");
@@ -401,7 +386,7 @@ async fn headless_denies_unapproved_tools() {
     let mut r = start(p);
     r.turn("go").await;
     assert!(!h.workspace.join("pwned").exists());
-    let res = tool_results(&h.server.requests()[1]);
+    let res = a::tool_results(&h.server.requests()[1]);
     assert!(res[0]["content"].as_str().unwrap().contains("--yes"));
     r.shutdown().await;
 }
@@ -454,7 +439,7 @@ async fn paths_outside_the_workspace_need_a_call_by_call_approval() {
     let mut r = start(h.params(200_000, 50_000));
     r.turn("write outside").await;
     assert!(!outside.exists());
-    let res = tool_results(&h.server.requests()[1]);
+    let res = a::tool_results(&h.server.requests()[1]);
     assert_eq!(res[0]["is_error"], true);
     assert!(
         res[0]["content"]

@@ -13,3 +13,4 @@ mod memory;
 mod memory_e2e;
 mod protocol;
 mod provider;
+mod subagents;

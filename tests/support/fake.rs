@@ -198,6 +198,8 @@ impl Recorded {
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
+    /// Replies for requests whose first user message holds a key ([`FakeServer::push_for`]).
+    routes: Vec<(String, VecDeque<Reply>)>,
     requests: Vec<Recorded>,
     active: usize,
     chaos: Option<chaos::Dice>,
@@ -250,6 +252,26 @@ impl FakeServer {
     /// Queue several replies in order.
     pub fn push_all(&self, rs: impl IntoIterator<Item = Reply>) {
         lock(&self.state).replies.extend(rs);
+    }
+
+    /// Queue a reply for the requests whose first user message contains `key` (FIFO per key):
+    /// concurrent conversations (subagents) each get their own script, whatever order their
+    /// requests arrive in. Such a request takes the plain queue once its key's replies are used.
+    pub fn push_for(&self, key: &str, r: Reply) {
+        let mut s = lock(&self.state);
+        match s.routes.iter_mut().find(|(k, _)| k == key) {
+            Some((_, q)) => q.push_back(r),
+            None => s.routes.push((key.to_owned(), VecDeque::from([r]))),
+        }
+    }
+
+    /// Scripted replies not used yet for `key`.
+    pub fn pending_for(&self, key: &str) -> usize {
+        lock(&self.state)
+            .routes
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(0, |(_, q)| q.len())
     }
 
     /// Answer scripted stream replies with seeded faults from now on (the reply stays queued).
@@ -337,6 +359,21 @@ impl FakeServer {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         true
+    }
+}
+
+impl State {
+    /// The next reply routed to this request by its first user message, if any.
+    fn routed(&mut self, body: &Value) -> Option<Reply> {
+        let first = body["messages"]
+            .as_array()?
+            .iter()
+            .find(|m| m["role"] == "user")?
+            .to_string();
+        self.routes
+            .iter_mut()
+            .find(|(k, q)| !q.is_empty() && first.contains(k.as_str()))
+            .and_then(|(_, q)| q.pop_front())
     }
 }
 
@@ -514,8 +551,8 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
         let mut reply = match rejection {
             Some(err) => Reply::status(400, err),
             None => s
-                .replies
-                .pop_front()
+                .routed(&body)
+                .or_else(|| s.replies.pop_front())
                 .unwrap_or_else(|| Reply::status(500, "no scripted reply")),
         };
         let mut fault = None;

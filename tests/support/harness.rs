@@ -99,6 +99,7 @@ impl Harness {
             demo: false,
             mcp: None,
             side_events: None,
+            subagent: Default::default(),
         }
     }
 }
@@ -249,4 +250,16 @@ pub fn text_prefix(text: &str) -> Vec<u8> {
         .text(text)
         .head_events()
         .concat()
+}
+
+/// What a scripted reply with these plain token numbers costs on `model`.
+pub fn price(model: &str, input: u64, output: u64) -> f64 {
+    flower_tui::engine::pricing::cost_usd(
+        model,
+        &flower_tui::engine::types::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Default::default()
+        },
+    )
 }

@@ -189,9 +189,15 @@ pub struct PythonServer {
 
 impl PythonServer {
     pub fn start(python: &Path) -> PythonServer {
+        Self::start_on(python, 0)
+    }
+
+    /// The server on `port` (0: one the kernel picks), e.g. again where a killed one was.
+    pub fn start_on(python: &Path, port: u16) -> PythonServer {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/mcp/http_server.py");
         let mut child = Command::new(python)
             .arg(script)
+            .arg(port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

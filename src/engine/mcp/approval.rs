@@ -68,12 +68,23 @@ impl ApprovalStore {
         file_bytes: &[u8],
         decision: Decision,
     ) -> io::Result<()> {
+        self.record_digest(workspace, &sha256_hex(file_bytes), decision)
+    }
+
+    /// [`Self::record`] for the version of the file whose SHA-256 is `sha256` (the one the user
+    /// was shown).
+    pub fn record_digest(
+        &self,
+        workspace: &Path,
+        sha256: &str,
+        decision: Decision,
+    ) -> io::Result<()> {
         let _lock = FileLock::acquire(&self.path.with_extension("json.lock"))?;
         let mut store = self.read();
         store.workspaces.insert(
             key(workspace),
             Entry {
-                sha256: sha256_hex(file_bytes),
+                sha256: sha256.to_string(),
                 decision,
                 at: crate::engine::fsutil::now_unix().0,
             },

@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::client::{self, StartCtx};
-use super::config::ServerConfig;
+use super::config::{Origin, ServerConfig, Transport};
 use super::names;
 
 mod supervise;
@@ -50,6 +50,17 @@ pub struct ManagerParams {
     pub env: BTreeMap<String, String>,
     /// Receives a server's status every time it changes.
     pub status_tx: Option<mpsc::UnboundedSender<ServerStatus>>,
+    /// The workspace's `.mcp.json` awaits the user's approval: its servers (origin `McpJson`)
+    /// are held, not started, until [`McpManager::decide_project`].
+    pub project: Option<ProjectApproval>,
+}
+
+/// A workspace's `.mcp.json` the user has not approved yet (this version of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectApproval {
+    pub path: PathBuf,
+    /// The SHA-256 of the file's bytes, as the approval store records it.
+    pub sha256: String,
 }
 
 /// A tool of a ready server, as offered to the model.
@@ -85,6 +96,8 @@ struct Shared {
     status_tx: Option<mpsc::UnboundedSender<ServerStatus>>,
     /// Bumped on every change, for waiters.
     version: watch::Sender<u64>,
+    /// The `.mcp.json` whose servers are held for the user's decision (taken by it).
+    project: Mutex<Option<ProjectApproval>>,
 }
 
 struct Slot {
@@ -148,15 +161,79 @@ impl McpManager {
             runtime: tokio::runtime::Handle::try_current().ok(),
             status_tx: params.status_tx,
             version,
+            project: Mutex::new(params.project),
         });
+        let held = shared.project_pending();
         for (idx, slot) in shared.slots.iter().enumerate() {
-            if slot.config.enabled {
-                shared.launch(idx);
-            } else {
+            if !slot.config.enabled {
                 shared.update(idx, None, |s| s.state = ServerState::Disabled);
+            } else if held && slot.config.origin == Origin::McpJson {
+                shared.update(idx, None, |s| s.state = ServerState::AwaitingApproval);
+            } else {
+                shared.launch(idx);
             }
         }
         McpManager { shared }
+    }
+
+    /// The `.mcp.json` awaiting the user's decision, with the statuses of its held servers.
+    pub fn pending_project(&self) -> Option<(ProjectApproval, Vec<ServerStatus>)> {
+        let project = lock(&self.shared.project).clone()?;
+        let held = self
+            .statuses()
+            .into_iter()
+            .filter(|s| s.state == ServerState::AwaitingApproval)
+            .collect();
+        Some((project, held))
+    }
+
+    /// The user's answer about the pending `.mcp.json` (`sha256` names the version they saw):
+    /// start its held servers, or mark them declined. None when no such file is pending (already
+    /// decided, or another version).
+    pub fn decide_project(&self, sha256: &str, approve: bool) -> Option<ProjectApproval> {
+        let project = {
+            let mut pending = lock(&self.shared.project);
+            if pending.as_ref().is_none_or(|p| p.sha256 != sha256) {
+                return None;
+            }
+            pending.take()?
+        };
+        for idx in 0..self.shared.slots.len() {
+            let held = self
+                .shared
+                .slots
+                .get(idx)
+                .is_some_and(|s| s.lock().state == ServerState::AwaitingApproval);
+            if !held {
+                continue;
+            }
+            if approve {
+                self.shared.launch(idx);
+            } else {
+                self.shared
+                    .update(idx, None, |s| s.state = ServerState::Declined);
+            }
+        }
+        Some(project)
+    }
+
+    /// Wait until a server's state changes, or until the earliest `startup_timeout` of the
+    /// servers still starting passes; at once when none is starting. (A waiting front end
+    /// shows which servers it waits for, [`Self::starting`], after each.)
+    pub async fn startup_progress(&self) {
+        let mut changes = self.shared.version.subscribe();
+        let Some(deadline) = self
+            .starting()
+            .iter()
+            .map(|s| Instant::now() + s.timeout.saturating_sub(s.elapsed))
+            .min()
+        else {
+            return;
+        };
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep_until(deadline.into()) => {}
+        }
     }
 
     /// Every server's status, in config order.
@@ -195,20 +272,8 @@ impl McpManager {
     /// Wait until no server is still starting within its `startup_timeout`: each one is ready,
     /// failed, or late (then it is offered from a later request, once ready).
     pub async fn wait_for_startup(&self) {
-        let mut changes = self.shared.version.subscribe();
-        loop {
-            let waiting = self.starting();
-            let Some(deadline) = waiting
-                .iter()
-                .map(|s| Instant::now() + s.timeout.saturating_sub(s.elapsed))
-                .min()
-            else {
-                return;
-            };
-            tokio::select! {
-                _ = changes.changed() => {}
-                _ = tokio::time::sleep_until(deadline.into()) => {}
-            }
+        while !self.starting().is_empty() {
+            self.startup_progress().await;
         }
     }
 
@@ -292,12 +357,22 @@ impl McpManager {
         }
     }
 
-    /// Stop `name`'s server (if running) and start it again, enabled or not.
-    pub fn restart(&self, name: &str) -> Result<(), UnknownServer> {
+    /// Stop `name`'s server (if running) and start it again, enabled or not — but never a
+    /// server of a `.mcp.json` the user has not approved (that is the approval's to start).
+    pub fn restart(&self, name: &str) -> Result<(), RestartError> {
         let idx = self
             .shared
             .index(name)
-            .ok_or_else(|| UnknownServer(name.to_string()))?;
+            .ok_or_else(|| RestartError::Unknown(name.to_string()))?;
+        let state = self
+            .shared
+            .slots
+            .get(idx)
+            .map(|s| s.lock().state.clone())
+            .unwrap_or_default();
+        if matches!(state, ServerState::AwaitingApproval | ServerState::Declined) {
+            return Err(RestartError::NotApproved(name.to_string()));
+        }
         self.shared.launch(idx);
         Ok(())
     }
@@ -338,18 +413,34 @@ impl Drop for McpManager {
     }
 }
 
-/// `/mcp restart NAME` named no configured server.
+/// Why `/mcp restart NAME` did nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no MCP server is named `{0}`")]
-pub struct UnknownServer(pub String);
+pub enum RestartError {
+    #[error("no MCP server is named `{0}`")]
+    Unknown(String),
+    /// A `.mcp.json` server the user has not approved (or declined).
+    #[error(
+        "MCP server `{0}` comes from this workspace's .mcp.json, which is not approved: it starts          once you approve the file"
+    )]
+    NotApproved(String),
+}
 
 impl Slot {
     fn lock(&self) -> MutexGuard<'_, SlotInner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.inner)
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Shared {
+    /// A `.mcp.json` awaits the user's decision.
+    fn project_pending(&self) -> bool {
+        lock(&self.project).is_some()
+    }
+
     fn index(&self, name: &str) -> Option<usize> {
         self.slots.iter().position(|s| s.config.name == name)
     }
@@ -506,7 +597,50 @@ impl Shared {
             ),
         };
         self.note_error(t.idx, t.generation, &message);
+        // An HTTP server has no process to watch: a call that cannot reach it is how flower-tui
+        // learns it is gone. Its tools are withdrawn until `/mcp restart` finds it again.
+        let unreachable = matches!(e, E::TransportSend(_) | E::TransportClosed);
+        let http = self
+            .slots
+            .get(t.idx)
+            .is_some_and(|s| matches!(s.config.transport, Transport::Http { .. }));
+        if unreachable && http {
+            self.lose(
+                t.idx,
+                t.generation,
+                format!(
+                    "stopped answering ({message}); `/mcp restart {}` once it is back",
+                    t.server
+                ),
+            );
+        }
         message
+    }
+
+    /// Mark slot `idx` failed now (if `generation` is still current and it was ready), and stop
+    /// its supervisor without letting it report anything more.
+    fn lose(&self, idx: usize, generation: u64, reason: String) {
+        let Some(slot) = self.slots.get(idx) else {
+            return;
+        };
+        let stop = {
+            let mut s = slot.lock();
+            if s.generation != generation || !matches!(s.state, ServerState::Ready { .. }) {
+                return;
+            }
+            // What the old supervisor says from now on is stale.
+            s.generation += 1;
+            drop(s.task.take());
+            s.stop.take()
+        };
+        if let Some(stop) = stop {
+            let _ = stop.send(());
+        }
+        self.update(idx, None, |s| {
+            s.state = ServerState::Failed { reason };
+            s.peer = None;
+            s.tools.clear();
+        });
     }
 
     /// The failure reason of slot `idx` once its state turns failed (at most `wait`).

@@ -28,7 +28,8 @@ pub use approval::{ApprovalStore, Decision};
 pub use config::{McpConfigError, Origin, ServerConfig, Transport};
 pub use convert::to_output;
 pub use manager::{
-    GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, StartingServer, UnknownServer,
+    GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, ProjectApproval, RestartError,
+    StartingServer,
 };
 pub use project::{McpJsonPolicy, ProjectServers, headless_notice, project_servers};
 pub use status::{ServerState, ServerStatus};

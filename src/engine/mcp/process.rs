@@ -1,7 +1,8 @@
 //! A stdio server's process: started in a session of its own (its own process group, and no
 //! controlling terminal, so it can neither read the TUI's keys nor draw over its screen), with the
-//! environment of `env.rs`, killed as a whole group when flower-tui lets go of it, and on Linux
-//! killed by the kernel when flower-tui dies without cleaning up (`PR_SET_PDEATHSIG`).
+//! environment of `env.rs`, killed as a whole group when flower-tui lets go of it, and when
+//! flower-tui dies without cleaning up: the kernel kills the server (`PR_SET_PDEATHSIG`) and the
+//! lifeline watcher of `tools::lifeline` kills its group (what a wrapper started, too).
 //!
 //! rmcp's own `TokioChildProcess` is not used: it kills its child from a `tokio::spawn` in `Drop`
 //! (a panic outside a runtime, nothing at all once the runtime is gone) and only the child, not
@@ -59,40 +60,26 @@ pub(crate) fn spawn(
         .kill_on_drop(true);
     #[cfg(unix)]
     {
-        #[cfg(target_os = "linux")]
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: the closure runs in the forked child before exec and calls only async-signal-safe
-        // functions (setsid, prctl, getppid); it allocates nothing.
+        // SAFETY: the closure runs in the forked child before exec and calls only an
+        // async-signal-safe function (setsid); it allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
                 // A new session: its own process group (killed as one) and no controlling terminal.
                 if libc::setsid() == -1 {
                     return Err(io::Error::last_os_error());
                 }
-                #[cfg(target_os = "linux")]
-                {
-                    // The kernel kills the server when the thread that started it dies, which is
-                    // a tokio worker (they live as long as the runtime) or the process itself.
-                    if libc::prctl(
-                        libc::PR_SET_PDEATHSIG,
-                        libc::SIGKILL as libc::c_ulong,
-                        0,
-                        0,
-                        0,
-                    ) == -1
-                    {
-                        return Err(io::Error::last_os_error());
-                    }
-                    // flower-tui died between fork and prctl: the signal will never come.
-                    if libc::getppid() != parent {
-                        return Err(io::Error::from_raw_os_error(libc::ESRCH));
-                    }
-                }
                 Ok(())
             });
         }
     }
+    // The kernel kills the server when flower-tui dies (the death signal), and a watcher kills
+    // its whole group then: a wrapper's grandchildren too, even one that ignores a closed stdin.
+    crate::engine::tools::lifeline::prepare(&mut cmd);
     let mut child = cmd.spawn()?;
+    if let Some(pid) = child.id() {
+        // Its own session: the group id is its pid.
+        crate::engine::tools::lifeline::watch(pid);
+    }
     let group = Arc::new(ProcessGroup::new(child.id()));
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())

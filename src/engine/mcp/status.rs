@@ -15,12 +15,21 @@ pub enum ServerState {
     /// Started, not yet through the handshake and the tool list.
     #[default]
     Starting,
-    /// Its tools are offered.
-    Ready { tools: usize },
+    /// Its tools are offered. (`tool_count` on the wire: the status's own `tools` lists them.)
+    Ready {
+        #[serde(rename = "tool_count")]
+        tools: usize,
+    },
     /// It could not start, or it ended by itself; the reason is one line.
     Failed { reason: String },
     /// Stopped by flower-tui (shutdown).
     Stopped,
+    /// A server of the workspace's `.mcp.json`, held until the user approves the file (the TUI
+    /// asks; see [`super::ProjectApproval`]).
+    AwaitingApproval,
+    /// The user declined the workspace's `.mcp.json`: not started (asked again when the file
+    /// changes).
+    Declined,
 }
 
 impl fmt::Display for ServerState {
@@ -32,6 +41,8 @@ impl fmt::Display for ServerState {
             ServerState::Ready { tools } => write!(f, "ready, {tools} tools"),
             ServerState::Failed { reason } => write!(f, "failed: {reason}"),
             ServerState::Stopped => write!(f, "stopped"),
+            ServerState::AwaitingApproval => write!(f, "awaiting your approval of .mcp.json"),
+            ServerState::Declined => write!(f, "not started: .mcp.json declined"),
         }
     }
 }

@@ -90,6 +90,21 @@ pub struct RetryNotice {
     pub discarded: bool,
 }
 
+impl RetryNotice {
+    /// The log line of this retry; `request` names the request (`7`, `subagent toolu_01…`).
+    pub fn log(&self, request: &dyn std::fmt::Display) {
+        tracing::warn!(
+            request = %request,
+            attempt = self.attempt,
+            max = self.max,
+            delay_ms = self.delay.as_millis(),
+            discarded = self.discarded,
+            "retrying: {}",
+            self.reason
+        );
+    }
+}
+
 /// What [`stream_with_retry`] reports while it works.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamNotice {

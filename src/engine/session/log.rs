@@ -157,6 +157,16 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::Permissions { allowances, .. } => {
             tracing::debug!(grants = allowances.len(), "permissions listed")
         }
+        Event::McpWaiting { servers } => {
+            tracing::info!("waiting for MCP servers: {}", servers.join(", "))
+        }
+        Event::McpJsonApproval { path, servers, .. } => tracing::info!(
+            servers = servers.len(),
+            "{} awaits the user's approval",
+            path.display()
+        ),
+        // A subagent logs its own start and end (its events do not pass through the engine's).
+        Event::Subagent(_) => {}
         Event::TextDelta { .. }
         | Event::ToolOutputDelta { .. }
         | Event::ThinkingDelta { .. }

@@ -10,6 +10,7 @@ mod log;
 mod memory;
 mod request;
 mod runs;
+mod tasks;
 mod tools_exec;
 mod turn;
 mod turnover;
@@ -89,6 +90,8 @@ pub struct EngineParams {
     pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
     /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
+    /// How the `task` tool's subagents run (their model, their iteration budget).
+    pub subagent: crate::engine::subagent::SubagentSettings,
 }
 
 /// Where `--continue` attaches.
@@ -634,6 +637,7 @@ impl Engine {
             provider: self.p.provider.name().to_string(),
             started: rfc3339(now_unix().0),
             workspace: self.p.workspace.clone(),
+            subagent: None,
         };
         let mut transcript = Transcript::create(self.p.run_dir.transcript_path(&id), &header);
         for m in &first {
@@ -772,6 +776,7 @@ impl Engine {
                     self.on_memory_op(op)
                 }
                 Op::McpRestart { name } => self.restart_mcp(&name),
+                Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
                 Op::Shutdown => break,
                 // Nothing is running: an abort can only drop a queued turn.
                 Op::Abort { turn } => {

@@ -91,6 +91,10 @@ impl Engine {
                 self.restart_mcp(&name);
                 None
             }
+            Some(Op::McpJsonDecision { sha256, approve }) => {
+                self.decide_mcp_json(&sha256, approve);
+                None
+            }
             Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
@@ -178,8 +182,49 @@ impl Engine {
         self.emit_logged(Event::Notice { message });
     }
 
+    /// The user's answer about the workspace's `.mcp.json`: recorded for this workspace and
+    /// version of the file (asked again when it changes), then its servers start or stay off.
+    pub(crate) fn decide_mcp_json(&mut self, sha256: &str, approve: bool) {
+        use crate::engine::mcp::{ApprovalStore, Decision};
+        let Some(mcp) = self.p.mcp.clone() else {
+            return;
+        };
+        let Some(project) = mcp.decide_project(sha256, approve) else {
+            // Answered already, or about another version of the file: nothing waits for it.
+            return;
+        };
+        let decision = if approve {
+            Decision::Approved
+        } else {
+            Decision::Denied
+        };
+        let store = ApprovalStore::new(&self.p.data_dir);
+        if let Err(e) = store.record_digest(&self.p.workspace, sha256, decision) {
+            self.emit(Event::Warning {
+                message: format!(
+                    "could not record the decision about {} in {}: {e} (you will be asked again)",
+                    project.path.display(),
+                    store.path().display()
+                ),
+            });
+        }
+        let message = if approve {
+            format!(
+                "{} approved for this workspace: starting its MCP servers",
+                project.path.display()
+            )
+        } else {
+            format!(
+                "{} declined: its MCP servers stay off (asked again when the file changes)",
+                project.path.display()
+            )
+        };
+        self.emit_logged(Event::Notice { message });
+    }
+
     /// Before a request: wait for MCP servers still starting, each at most until its
-    /// `startup_timeout` (a later one is offered from a later request). False: the user aborted.
+    /// `startup_timeout` (a later one is offered from a later request). The front end is told
+    /// which ones it waits for as that changes. False: the user aborted.
     pub(crate) async fn wait_for_mcp(&mut self) -> bool {
         let Some(mcp) = self.p.mcp.clone() else {
             return true;
@@ -195,17 +240,39 @@ impl Engine {
         self.emit_logged(Event::Notice {
             message: format!("Waiting for MCP servers to start: {}", names.join(", ")),
         });
-        self.abortable(async move { mcp.wait_for_startup().await })
-            .await
-            .is_some()
+        let mut shown: Vec<String> = Vec::new();
+        loop {
+            let waiting: Vec<String> = mcp.starting().into_iter().map(|s| s.name).collect();
+            if waiting != shown {
+                self.emit(Event::McpWaiting {
+                    servers: waiting.clone(),
+                });
+                shown.clone_from(&waiting);
+            }
+            if waiting.is_empty() {
+                return true;
+            }
+            let next = mcp.clone();
+            if self
+                .abortable(async move { next.startup_progress().await })
+                .await
+                .is_none()
+            {
+                self.emit(Event::McpWaiting {
+                    servers: Vec::new(),
+                });
+                return false;
+            }
+        }
     }
 
-    /// The built-in tools, the step's own (`todo`, and `recall` for a successor), then the tools
-    /// of every ready MCP server (a server that became ready since the last request is offered
-    /// from this one on).
+    /// The built-in tools, the step's own (`todo`, and `recall` for a successor), `task`, then
+    /// the tools of every ready MCP server (a server that became ready since the last request is
+    /// offered from this one on).
     pub(crate) fn tool_specs(&self) -> Vec<crate::engine::types::ToolSpec> {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.step_tool_specs());
+        specs.push(crate::engine::subagent::spec(self.child_tools()));
         if let Some(mcp) = &self.p.mcp {
             specs.extend(mcp.tool_specs());
         }
@@ -305,15 +372,7 @@ impl Engine {
         };
         let mut on_notice = |n: StreamNotice| match n {
             StreamNotice::Retry(n) => {
-                tracing::warn!(
-                    request = number,
-                    attempt = n.attempt,
-                    max = n.max,
-                    delay_ms = n.delay.as_millis(),
-                    discarded = n.discarded,
-                    "retrying: {}",
-                    n.reason
-                );
+                n.log(&number);
                 if n.discarded {
                     let chars = std::mem::take(&mut *lock(&partial)).chars().count();
                     if shown.swap(false, Ordering::Relaxed) {

@@ -16,8 +16,8 @@ impl Engine {
     /// `/cost`: the step's generations as the ledger has them (earlier processes included).
     pub(crate) fn cost_event(&self) -> Event {
         let current = &self.s.id;
-        let (step, rows, total_usd, num_turns) = match self.step_ref() {
-            None => (String::new(), Vec::new(), 0.0, 0),
+        let (step, rows, subagents, total_usd, num_turns) = match self.step_ref() {
+            None => (String::new(), Vec::new(), Vec::new(), 0.0, 0),
             Some(rec) => (
                 rec.name.clone(),
                 rec.per_generation
@@ -31,8 +31,15 @@ impl Engine {
                         num_turns: g.num_turns,
                         context: g.context,
                         current: g.session_id == *current,
+                        subagents_usd: rec
+                            .subagents
+                            .iter()
+                            .filter(|s| s.parent_session == g.session_id)
+                            .map(|s| s.cost_usd)
+                            .sum(),
                     })
                     .collect(),
+                rec.subagents.clone(),
                 rec.cost_usd,
                 rec.num_turns,
             ),
@@ -40,6 +47,7 @@ impl Engine {
         Event::Cost {
             step,
             rows,
+            subagents,
             total_usd,
             num_turns,
         }

@@ -8,6 +8,7 @@ use crate::engine::approvals::{self, AllowRule};
 use crate::engine::diff::FileDiff;
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op};
+use crate::engine::subagent::TASK_TOOL;
 use crate::engine::tools::{self, ToolCtx, ToolOutput};
 use crate::engine::types::{Block, Message, Role};
 
@@ -32,78 +33,123 @@ impl Engine {
     }
 
     /// Run every tool call of `msg` and append one user message with all their results.
-    /// Returns false when the user aborted (every call still gets a result).
+    /// Returns false when the user aborted (every call still gets a result). The `task` calls
+    /// run together, at the place of the first of them (`tasks.rs`); the others one by one.
     pub(crate) async fn run_tools(&mut self, msg: &Message) -> bool {
         let calls: Vec<(String, String, Value)> = msg
             .tool_uses()
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
             .collect();
-        let mut results: Vec<Block> = Vec::with_capacity(calls.len());
+        let mut results: Vec<Option<Block>> = vec![None; calls.len()];
         let mut aborted = false;
-        for (id, name, input) in calls {
-            if aborted || self.shutdown {
-                results.push(Block::ToolResult {
-                    tool_use_id: id,
-                    content: "not run: the user interrupted the turn".into(),
-                    is_error: true,
-                });
+        for (i, (id, name, input)) in calls.iter().enumerate() {
+            if results.get(i).is_some_and(Option::is_some) {
                 continue;
             }
-            self.emit_logged(Event::ToolCall {
-                id: id.clone(),
-                name: name.clone(),
-                input: input.clone(),
-                summary: tools::summary(&name, &input),
-            });
-            let mut out = match self.approve(&id, &name, &input).await {
-                Decision::Allow => {
-                    // Only reached for an outside path when the user approved that very call.
-                    let outside = self.leaves_workspace(&name, &input);
-                    match self.execute(&id, &name, &input, outside).await {
-                        Some(out) => {
-                            // A command stopped by Esc keeps its output; the turn ends here.
-                            if out.exit.as_ref().is_some_and(|e| e.interrupted) {
-                                aborted = true;
-                            }
-                            out
-                        }
-                        None => {
-                            aborted = true;
-                            ToolOutput::error("interrupted by the user")
-                        }
+            if aborted || self.shutdown {
+                set(&mut results, i, not_run(id));
+                continue;
+            }
+            if name == TASK_TOOL {
+                let batch: Vec<(String, Value)> = calls
+                    .iter()
+                    .skip(i)
+                    .filter(|(_, n, _)| n == TASK_TOOL)
+                    .map(|(id, _, input)| (id.clone(), input.clone()))
+                    .collect();
+                for (id, input) in &batch {
+                    self.emit_logged(Event::ToolCall {
+                        id: id.clone(),
+                        name: TASK_TOOL.into(),
+                        input: input.clone(),
+                        summary: tools::summary(TASK_TOOL, input),
+                    });
+                }
+                let (done, stopped) = self.run_tasks(batch).await;
+                aborted |= stopped;
+                for (id, block) in done {
+                    let slot = calls
+                        .iter()
+                        .enumerate()
+                        .skip(i)
+                        .position(|(j, (c, _, _))| {
+                            *c == id && results.get(j).is_some_and(Option::is_none)
+                        })
+                        .map(|p| p + i);
+                    if let Some(j) = slot {
+                        set(&mut results, j, block);
                     }
                 }
-                Decision::Deny(why) => ToolOutput::error(why),
-                Decision::Fail(out) => out,
-                Decision::Abort => {
-                    aborted = true;
-                    ToolOutput::error("not run: the user interrupted the turn")
-                }
-            };
-            if !out.is_error && matches!(name.as_str(), "write_file" | "edit_file") {
-                self.note_touched(&input);
+                continue;
             }
-            self.emit_logged(Event::ToolResult {
-                id: id.clone(),
-                name: name.clone(),
-                output: out.content.clone(),
-                is_error: out.is_error,
-                spilled: out.spilled.clone(),
-                diff: out.diff.take(),
-                exit: out.exit.take(),
-            });
-            results.push(Block::ToolResult {
-                tool_use_id: id,
-                content: out.content,
-                is_error: out.is_error,
-            });
+            let (out, stopped) = self.run_call(id, name, input).await;
+            aborted |= stopped;
+            let block = self.deliver(id, name, out);
+            set(&mut results, i, block);
         }
+        let results: Vec<Block> = results
+            .into_iter()
+            .zip(&calls)
+            .map(|(block, (id, _, _))| block.unwrap_or_else(|| not_run(id)))
+            .collect();
         self.push_message(Message {
             role: Role::User,
             content: results,
         });
         self.emit_usage_estimate();
         !aborted
+    }
+
+    /// One call (not a `task`): asked for when it needs approval, then run. True in the second
+    /// place when the user stopped the turn meanwhile.
+    async fn run_call(&mut self, id: &str, name: &str, input: &Value) -> (ToolOutput, bool) {
+        self.emit_logged(Event::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            input: input.clone(),
+            summary: tools::summary(name, input),
+        });
+        match self.approve(id, name, input).await {
+            Decision::Allow => {
+                // Only reached for an outside path when the user approved that very call.
+                let outside = self.leaves_workspace(name, input);
+                match self.execute(id, name, input, outside).await {
+                    // A command stopped by Esc keeps its output; the turn ends here.
+                    Some(out) => {
+                        if !out.is_error && matches!(name, "write_file" | "edit_file") {
+                            self.note_touched(input);
+                        }
+                        let stopped = out.exit.as_ref().is_some_and(|e| e.interrupted);
+                        (out, stopped)
+                    }
+                    None => (ToolOutput::error("interrupted by the user"), true),
+                }
+            }
+            Decision::Deny(why) => (ToolOutput::error(why), false),
+            Decision::Fail(out) => (out, false),
+            Decision::Abort => (
+                ToolOutput::error("not run: the user interrupted the turn"),
+                true,
+            ),
+        }
+    }
+
+    /// A call's result: told to the front end (and the transcript), as the block the model gets.
+    pub(crate) fn deliver(&mut self, id: &str, name: &str, mut out: ToolOutput) -> Block {
+        self.emit_logged(Event::ToolResult {
+            id: id.to_string(),
+            name: name.to_string(),
+            output: out.content.clone(),
+            is_error: out.is_error,
+            spilled: out.spilled.clone(),
+            diff: out.diff.take(),
+            exit: out.exit.take(),
+        });
+        Block::ToolResult {
+            tool_use_id: id.to_string(),
+            content: out.content,
+            is_error: out.is_error,
+        }
     }
 
     /// Remember a written path for a degraded handoff's scene.
@@ -121,20 +167,7 @@ impl Engine {
     /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
     /// directory with `--no-workbench`) does not.
     fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
-        tools::touches_outside(name, input, &self.p.workspace) && !self.reads_own_spill(name, input)
-    }
-
-    /// `read_file` of a file in this run's spill folder: the spill notices send the model there.
-    fn reads_own_spill(&self, name: &str, input: &Value) -> bool {
-        name == "read_file"
-            && input
-                .get("path")
-                .and_then(Value::as_str)
-                .is_some_and(|raw| {
-                    let path = tools::paths::resolve(&self.p.workspace, raw);
-                    let dir = tools::paths::canonical_or_self(&self.spill_dir());
-                    path != dir && tools::paths::is_within(&dir, &path)
-                })
+        tools::leaves_workspace(name, input, &self.p.workspace, Some(&self.spill_dir()))
     }
 
     /// Whether `name` is a tool of one of the MCP servers.
@@ -149,7 +182,7 @@ impl Engine {
         } else {
             tools::is_known(name)
                 && tools::needs_approval(name, input, &self.p.workspace)
-                && !self.reads_own_spill(name, input)
+                && !tools::reads_spill(name, input, &self.p.workspace, Some(&self.spill_dir()))
         };
         if !needs {
             return Decision::Allow;
@@ -285,7 +318,7 @@ impl Engine {
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let mut out = match (&self.p.mcp, self.is_mcp(name)) {
+        let out = match (&self.p.mcp, self.is_mcp(name)) {
             (Some(mcp), true) => {
                 let mcp = mcp.clone();
                 self.abortable(async move { mcp.call(name, input).await })
@@ -295,10 +328,7 @@ impl Engine {
             _ if name == "bash" => self.run_bash(id, input, &ctx).await?,
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };
-        if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
-            out.content = clean;
-        }
-        Some(self.spiller.apply(name, out, &ctx))
+        Some(tools::for_model(name, out, &ctx, &mut self.spiller))
     }
 
     /// bash with live output and a graceful stop: an abort of the turn stops the command and
@@ -334,5 +364,21 @@ impl Engine {
                 },
             }
         }
+    }
+}
+
+/// The result of a call the turn's end left unrun.
+fn not_run(id: &str) -> Block {
+    Block::ToolResult {
+        tool_use_id: id.to_string(),
+        content: "not run: the user interrupted the turn".into(),
+        is_error: true,
+    }
+}
+
+/// Fill slot `i` of the results.
+fn set(results: &mut [Option<Block>], i: usize, block: Block) {
+    if let Some(slot) = results.get_mut(i) {
+        *slot = Some(block);
     }
 }

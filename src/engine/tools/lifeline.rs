@@ -1,6 +1,7 @@
 //! Tool processes die with flower-tui, however it dies (SPEC §13): a `kill -9` of the agent must
 //! not leave a `bash` command or its children running while the repaired transcript tells the
-//! model the call was interrupted.
+//! model the call was interrupted. MCP stdio servers (`mcp/process.rs`) are guarded the same way:
+//! a server run by a wrapper (`npx`, a shell) has grandchildren the death signal never reaches.
 //!
 //! Two parts, both set up by [`prepare`] and [`watch`] around the spawn of a command (which runs
 //! as the leader of its own process group):
@@ -55,7 +56,7 @@ fn lifeline() -> Option<&'static Lifeline> {
 
 /// Set up a command's process before it runs: no provider keys in its environment, and (Linux)
 /// killed by the kernel when the agent dies.
-pub(super) fn prepare(cmd: &mut Command) {
+pub(crate) fn prepare(cmd: &mut Command) {
     for var in PROVIDER_KEY_VARS {
         cmd.env_remove(var);
     }
@@ -82,7 +83,7 @@ pub(super) fn prepare(cmd: &mut Command) {
 
 /// Start the watcher of the process group `pgid` (the command's pid). Best effort: without
 /// `bash` or a lifeline only the death signal guards the command.
-pub(super) fn watch(pgid: u32) {
+pub(crate) fn watch(pgid: u32) {
     let Some(line) = lifeline() else { return };
     let Ok(stdin) = line.read.try_clone() else {
         return;

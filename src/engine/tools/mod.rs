@@ -13,13 +13,13 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
-mod lifeline;
+pub(crate) mod lifeline;
 mod list_dir;
 pub mod paths;
 mod read_file;
 pub mod recall;
 mod spill;
-mod text;
+pub(crate) mod text;
 pub mod todo;
 mod write_file;
 
@@ -205,6 +205,33 @@ pub fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
     }
 }
 
+/// Whether a call leaves the workspace (SPEC §14): [`touches_outside`], except `read_file` of a
+/// file in `spill_dir`, this run's spill folder (the spill notices send the model there; with
+/// `--no-workbench` it is in the run directory).
+pub fn leaves_workspace(
+    name: &str,
+    input: &Value,
+    workspace: &Path,
+    spill_dir: Option<&Path>,
+) -> bool {
+    touches_outside(name, input, workspace) && !reads_spill(name, input, workspace, spill_dir)
+}
+
+/// `read_file` of a file in `spill_dir` (not the folder itself).
+pub fn reads_spill(name: &str, input: &Value, workspace: &Path, spill_dir: Option<&Path>) -> bool {
+    let (Some(dir), "read_file") = (spill_dir, name) else {
+        return false;
+    };
+    input
+        .get("path")
+        .and_then(Value::as_str)
+        .is_some_and(|raw| {
+            let path = paths::resolve(workspace, raw);
+            let dir = paths::canonical_or_self(dir);
+            path != dir && paths::is_within(&dir, &path)
+        })
+}
+
 /// Whether this call must be approved by the user: `bash`, `write_file` and `edit_file` always; any
 /// other tool whose path argument resolves outside the workspace.
 pub fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
@@ -263,6 +290,8 @@ pub fn summary(name: &str, input: &Value) -> String {
             None => pat,
         }),
         "list_dir" => Some(path.unwrap_or_else(|| ".".into())),
+        // A subagent (`engine::subagent`): what it was asked to do, in the model's words.
+        "task" => s("description"),
         // An MCP tool: its arguments, so an approval shows what it is asked to do.
         _ if name.starts_with("mcp__") => match input {
             Value::Object(m) if m.is_empty() => None,
@@ -313,6 +342,21 @@ pub async fn run_live(name: &str, input: &Value, ctx: &ToolCtx, live: Live<'_>) 
     };
     drop(cancel);
     out
+}
+
+/// A result as the model is given it: secrets masked, then through the tool-result budget (a
+/// result too large for the context is spilled and previewed). Every tool result goes through
+/// here, the main thread's and a subagent's alike.
+pub fn for_model(
+    name: &str,
+    mut out: ToolOutput,
+    ctx: &ToolCtx,
+    spiller: &mut Spiller,
+) -> ToolOutput {
+    if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
+        out.content = clean;
+    }
+    spiller.apply(name, out, ctx)
 }
 
 /// What an approval prompt shows before a file tool runs: the diff the call would make (nothing

@@ -17,6 +17,7 @@ fn header(id: &str, generation: u32, parent: Option<&str>) -> SessionHeader {
         provider: "p".into(),
         started: now_stamp(),
         workspace: PathBuf::from("/w"),
+        subagent: None,
     }
 }
 

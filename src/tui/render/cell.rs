@@ -3,6 +3,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use super::agent_cell::AgentCell;
 use super::markdown::render_markdown;
 use super::stream::StreamCommits;
 use super::theme::Theme;
@@ -55,6 +56,15 @@ pub enum Cell {
         summary: String,
         status: ToolStatus,
         expanded: bool,
+    },
+    /// A subagent (a `task` call, once its child started): live, then its report.
+    Subagent(Box<AgentCell>),
+    /// The question whether the workspace's `.mcp.json` may start its servers (name, command or
+    /// URL each); `answer` once the user answered.
+    McpJson {
+        path: String,
+        servers: Vec<(String, String)>,
+        answer: Option<String>,
     },
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
     Approval {
@@ -147,6 +157,12 @@ impl Cell {
                 expanded,
                 ..
             } => tool_lines(name, summary, status, *expanded, w, t),
+            Cell::Subagent(agent) => agent.lines(w, t),
+            Cell::McpJson {
+                path,
+                servers,
+                answer,
+            } => super::mcp_cell::mcp_json_lines(path, servers, answer.as_deref(), w, t),
             Cell::Approval {
                 name,
                 summary,
@@ -258,7 +274,7 @@ fn approval_lines(
 
 /// The engine's one-line summary of a tool call (`bash: cargo test`), the tool's name in
 /// `name_style` and the rest in `rest_style`.
-fn summary_spans(
+pub(super) fn summary_spans(
     name: &str,
     summary: &str,
     name_style: Style,
@@ -323,7 +339,7 @@ fn tool_lines(
 
 /// A tool's output under its header: whole when expanded or short, else its first lines cut to
 /// a row each and a note of what is hidden.
-fn output_lines(
+pub(super) fn output_lines(
     output: &str,
     style: Style,
     expanded: bool,

@@ -61,15 +61,15 @@ impl Transcript {
         self.entries.last().map(|e| &e.cell)
     }
 
-    /// The most recent tool cell with this call id (it gets a new revision, as with
+    /// The most recent tool or subagent cell with this call id (it gets a new revision, as with
     /// [`Transcript::last_mut`]).
     pub fn find_tool_mut(&mut self, id: &str) -> Option<&mut Cell> {
         let rev = self.bump();
-        let entry = self
-            .entries
-            .iter_mut()
-            .rev()
-            .find(|e| matches!(&e.cell, Cell::Tool { id: i, .. } if i == id))?;
+        let entry = self.entries.iter_mut().rev().find(|e| match &e.cell {
+            Cell::Tool { id: i, .. } => i == id,
+            Cell::Subagent(a) => a.id == id,
+            _ => false,
+        })?;
         entry.rev = rev;
         Some(&mut entry.cell)
     }
@@ -88,7 +88,7 @@ impl Transcript {
     }
 
     /// The cells, oldest first.
-    pub fn iter(&self) -> impl Iterator<Item = &Cell> {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Cell> {
         self.entries.iter().map(|e| &e.cell)
     }
 
@@ -102,19 +102,34 @@ impl Transcript {
         self.entries.is_empty()
     }
 
-    /// Expands or collapses the most recent tool cell's output.
+    /// Expands or collapses the most recent tool cell's output; when that is a subagent, every
+    /// subagent of its batch (the subagent cells next to it) follows it.
     pub fn toggle_last_tool_expanded(&mut self) {
         let rev = self.bump();
-        if let Some(e) = self
+        let Some(last) = self
             .entries
-            .iter_mut()
-            .rev()
-            .find(|e| matches!(e.cell, Cell::Tool { .. }))
-        {
-            if let Cell::Tool { expanded, .. } = &mut e.cell {
-                *expanded = !*expanded;
+            .iter()
+            .rposition(|e| matches!(e.cell, Cell::Tool { .. } | Cell::Subagent(_)))
+        else {
+            return;
+        };
+        let entries = self.entries.get_mut(..=last).unwrap_or_default();
+        let mut to: Option<bool> = None;
+        for e in entries.iter_mut().rev() {
+            match &mut e.cell {
+                Cell::Tool { .. } if to.is_some() => return,
+                Cell::Tool { expanded, .. } => {
+                    *expanded = !*expanded;
+                    e.rev = rev;
+                    return;
+                }
+                Cell::Subagent(a) => {
+                    let value = *to.get_or_insert(!a.expanded);
+                    a.expanded = value;
+                    e.rev = rev;
+                }
+                _ => return,
             }
-            e.rev = rev;
         }
     }
 }

@@ -2,12 +2,14 @@
 //! editor's look, and themes. Every function here draws into a `Buffer` area of any size (0×0
 //! included) without panicking and without touching the terminal.
 
+pub mod agent_cell;
 pub mod cell;
 pub mod chat;
 pub mod editor_view;
 pub mod gauge;
 pub mod highlight;
 pub mod markdown;
+pub mod mcp_cell;
 pub mod plan_view;
 pub mod spinner;
 pub mod status;

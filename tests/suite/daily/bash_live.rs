@@ -17,21 +17,6 @@ fn bash(id: &str, command: &str) -> crate::support::fake::Reply {
     )
 }
 
-/// The tool_result blocks of a recorded Anthropic request's last message.
-fn tool_results(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .map(|c| {
-            c.iter()
-                .filter(|b| b["type"] == "tool_result")
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn output_streams_as_events_and_the_result_has_the_exit() {
     let h = Harness::new().await;
@@ -123,7 +108,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
     );
     assert_eq!(results[0]["is_error"], true);
     // The results and the question travel in one user message, results first.
-    assert_eq!(tool_results(body).len(), 1);
+    assert_eq!(a::tool_results(body).len(), 1);
     let last = msgs.last().unwrap()["content"].as_array().unwrap();
     assert_eq!(last.last().unwrap()["text"], "what happened?");
     r.shutdown().await;

@@ -1,10 +1,8 @@
 //! `/cost`: every response of every generation, earlier processes included, as the ledger says.
 
 use flower_tui::engine::ledger::{GenerationStart, RunDir};
-use flower_tui::engine::pricing::cost_usd;
 use flower_tui::engine::protocol::{CostRow, Event, Op};
 use flower_tui::engine::session::Resume;
-use flower_tui::engine::types::Usage;
 
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, Running, start, turn_end};
@@ -15,14 +13,7 @@ const DOC: &str =
 
 /// What a scripted reply with these numbers costs.
 fn price(input: u64, output: u64) -> f64 {
-    cost_usd(
-        MODEL,
-        &Usage {
-            input_tokens: input,
-            output_tokens: output,
-            ..Default::default()
-        },
-    )
+    crate::support::harness::price(MODEL, input, output)
 }
 
 async fn cost(r: &mut Running) -> (Vec<CostRow>, f64) {

@@ -40,7 +40,7 @@ env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
     )
 }
 
-fn mcp_json(marker: &(String, String)) -> String {
+pub(super) fn mcp_json(marker: &(String, String)) -> String {
     let exe = std::env::current_exe()
         .unwrap()
         .to_string_lossy()
@@ -108,6 +108,15 @@ async fn headless_starts_configured_servers_and_an_mcp_json_only_when_trusted() 
     let faults = statuses(&events, "faults");
     assert_eq!(faults.first(), Some(&"starting"), "{events:?}");
     assert!(faults.contains(&"ready"), "{faults:?}");
+    // The run ends with the servers' last state, then the result.
+    assert_eq!(faults.last(), Some(&"stopped"), "{faults:?}");
+    assert_eq!(events.last().unwrap()["type"], "result");
+    let stopped = events
+        .iter()
+        .position(|e| e["type"] == "mcp_status" && e["state"] == "stopped")
+        .unwrap();
+    let turn_end = events.iter().position(|e| e["type"] == "turn_end").unwrap();
+    assert!(turn_end < stopped, "stopped after the turn's end");
     // The .mcp.json was never approved: not started, and the user is told.
     assert!(statuses(&events, "project").is_empty());
     assert!(events.iter().any(|e| e["type"] == "notice"

@@ -50,6 +50,13 @@ fn servers_are_gone_after_their_owner_is_killed() {
         command = "sh"
         args = ["-c", "\"$0\" \"$@\" 3>&1 1>/dev/null; echo after", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
         env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
+
+        # A wrapper whose other child ignores a closed stdin (and is no child of ours): only the
+        # lifeline watcher, which kills the server's whole group, ends it.
+        [mcp_servers.stubborn]
+        command = "sh"
+        args = ["-c", "sleep 300 </dev/null & \"$0\" \"$@\" 3>&1 1>/dev/null", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
+        env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
         "#,
         m0 = mark.0,
         m1 = mark.1,
@@ -75,8 +82,8 @@ fn servers_are_gone_after_their_owner_is_killed() {
             break rest.to_string();
         }
     };
-    assert_eq!(ready, "ready, 15 tools / ready, 15 tools");
-    assert_eq!(pids_with_env(&marker_str(&mark)).len(), 3);
+    assert_eq!(ready, "ready, 15 tools / ready, 15 tools / ready, 15 tools");
+    assert_eq!(pids_with_env(&marker_str(&mark)).len(), 6);
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(owner.id() as i32, libc::SIGKILL) };
     let _ = owner.wait();

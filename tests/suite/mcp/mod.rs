@@ -41,6 +41,7 @@ fn mcp_owner_entry() {
             workspace: std::env::temp_dir(),
             env: std::env::vars().collect(),
             status_tx: None,
+            project: None,
         });
         m.wait_for_startup().await;
         let states: Vec<String> = m.statuses().iter().map(|s| s.state.to_string()).collect();
@@ -145,6 +146,7 @@ fn start(servers: Vec<ServerConfig>) -> (McpManager, mpsc::UnboundedReceiver<Ser
         workspace: std::env::temp_dir(),
         env: parent_env(),
         status_tx: Some(tx),
+        project: None,
     });
     (m, rx)
 }
@@ -165,8 +167,10 @@ fn tool_names(m: &McpManager) -> Vec<String> {
     m.tools().into_iter().map(|t| t.name).collect()
 }
 
+mod approval;
 mod cli;
 mod engine;
 mod faults;
 mod lifecycle;
 mod third_party;
+mod tui_e2e;

@@ -232,3 +232,72 @@ async fn python_sdk_server_over_streamable_http() {
     );
     m.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_goes_away_is_failed_and_mcp_restart_finds_it_again() {
+    let python = match mcp_setup::python_with_mcp() {
+        Ok(p) => p,
+        Err(why) => return skip("an_http_server_that_goes_away_is_failed", &why),
+    };
+    let first = python.clone();
+    let mut py = tokio::task::spawn_blocking(move || PythonServer::start(&first))
+        .await
+        .unwrap();
+    let port: u16 = py
+        .url
+        .trim_end_matches("/mcp")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (m, _rx) = start(vec![ServerConfig {
+        name: "py".into(),
+        transport: Transport::Http {
+            url: py.url.clone(),
+            headers: BTreeMap::new(),
+        },
+        enabled: true,
+        startup_timeout: Duration::from_secs(20),
+        tool_timeout: Duration::from_secs(5),
+        origin: Origin::ConfigFile,
+    }]);
+    m.wait_for_startup().await;
+    assert!(matches!(
+        m.status("py").unwrap().state,
+        ServerState::Ready { .. }
+    ));
+    py.kill();
+    let out = m.call("mcp__py__add", &json!({"a": 1, "b": 2})).await;
+    assert!(
+        out.is_error && out.content.contains("could not reach"),
+        "{out:?}"
+    );
+    // Failed, with the reason, and its tools are no longer offered.
+    let s = m.status("py").unwrap();
+    let ServerState::Failed { reason } = &s.state else {
+        panic!("not failed: {s:?}");
+    };
+    assert!(
+        reason.starts_with("stopped answering (could not reach MCP server `py`")
+            && reason.ends_with("`/mcp restart py` once it is back"),
+        "{reason}"
+    );
+    assert!(tool_names(&m).is_empty());
+    let again = m.call("mcp__py__add", &json!({"a": 1, "b": 2})).await;
+    assert!(again.content.contains("is not available"), "{again:?}");
+    // It comes back on the same port: `/mcp restart` finds it again.
+    let _py = tokio::task::spawn_blocking(move || PythonServer::start_on(&python, port))
+        .await
+        .unwrap();
+    m.restart("py").unwrap();
+    m.wait_for_startup().await;
+    assert!(
+        matches!(m.status("py").unwrap().state, ServerState::Ready { .. }),
+        "{:?}",
+        m.status("py")
+    );
+    let out = m.call("mcp__py__add", &json!({"a": 40, "b": 2})).await;
+    assert_eq!((out.content.as_str(), out.is_error), ("42", false));
+    m.shutdown().await;
+}

@@ -1,7 +1,9 @@
 """A small MCP server written with the Python `mcp` SDK, served over streamable HTTP on loopback,
-for flower-tui's tests. It listens on a port the kernel picks and prints `PORT <n>` once it does."""
+for flower-tui's tests. It listens on the port given as its argument, else on one the kernel picks,
+and prints `PORT <n>` once it does."""
 
 import socket
+import sys
 
 import anyio
 import uvicorn
@@ -39,7 +41,8 @@ async def sleep(seconds: float) -> str:
 def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    sock.bind(("127.0.0.1", port))
     sock.listen(64)
     app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

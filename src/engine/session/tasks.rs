@@ -1,0 +1,137 @@
+//! The `task` calls of one reply (SPEC §4, issue 12): their subagents run together, at most
+//! [`MAX_CONCURRENT`] at once, while the engine keeps answering ops; Esc (or shutdown) aborts them
+//! with the turn. Each child's report is its call's result, through the main thread's tool-result
+//! budget; its cost goes to the session, the step and the generation, its record (linking its
+//! transcript) into the ledger. Nothing of a child counts in the main gauge: only its report is
+//! appended to the main thread's history.
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde_json::Value;
+
+use super::Engine;
+use crate::engine::context::{self, Thresholds};
+use crate::engine::subagent::{
+    self, Child, ChildEnv, ChildHeader, ChildTools, Finished, MAX_CONCURRENT, TASK_TOOL, TaskInput,
+};
+use crate::engine::tools::{self, ToolOutput};
+use crate::engine::types::Block;
+use crate::engine::windows::LearnedWindows;
+
+impl Engine {
+    /// What a subagent may call under the approval policy in force.
+    pub(crate) fn child_tools(&self) -> ChildTools {
+        ChildTools::for_policy(self.p.approvals, self.asked_once)
+    }
+
+    /// What the children of a batch share, taken from the session now.
+    fn child_env(&self) -> ChildEnv {
+        let tools = self.child_tools();
+        let model = self
+            .p
+            .subagent
+            .model
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| self.p.model.clone());
+        // Its own window: the main thread's for the same model, else that model's own.
+        let thresholds = if model == self.p.model {
+            self.thresholds
+        } else {
+            let learned = LearnedWindows::in_data_dir(&self.p.data_dir).get(&model);
+            let (window, _) = context::effective_window(None, learned, &model);
+            Thresholds::new(window, self.thresholds.headroom)
+        };
+        let session_context =
+            crate::engine::sysprompt::session_context(&self.p.system_prompt, &self.base_prompt);
+        ChildEnv {
+            provider: self.p.provider.clone(),
+            system: subagent::system_prompt(&self.p.workspace, tools, session_context),
+            model,
+            thresholds,
+            max_iterations: self.p.subagent.max_iterations.max(1),
+            max_tokens: self.p.max_tokens,
+            effort: self.p.effort,
+            retry: self.p.retry,
+            tools,
+            tool_ctx: self.tool_ctx(false),
+            run_dir: self.p.run_dir.clone(),
+            header: ChildHeader {
+                parent_session: self.s.id.clone(),
+                generation: self.s.generation,
+                step: self.step_name(),
+                provider: self.p.provider.name().to_string(),
+                workspace: self.p.workspace.clone(),
+            },
+            events: self.events.clone(),
+        }
+    }
+
+    /// Run the `task` calls `batch` (call id, input) together. Returns each call's result, by
+    /// call id, and whether the turn was stopped (every call still gets its result).
+    pub(crate) async fn run_tasks(
+        &mut self,
+        batch: Vec<(String, Value)>,
+    ) -> (Vec<(String, Block)>, bool) {
+        let env = self.child_env();
+        let mut results = Vec::with_capacity(batch.len());
+        let mut children = Vec::with_capacity(batch.len());
+        for (id, input) in batch {
+            match TaskInput::parse(&input) {
+                Ok(task) => children.push(Child::new(&id, task, &env)),
+                Err(e) => {
+                    let block = self.deliver(&id, TASK_TOOL, ToolOutput::from(e));
+                    results.push((id, block));
+                }
+            }
+        }
+        let mut booked = std::collections::HashSet::new();
+        let stopped = {
+            let mut waiting = children.iter_mut();
+            let mut running = FuturesUnordered::new();
+            for child in waiting.by_ref().take(MAX_CONCURRENT) {
+                running.push(run_child(child, &env));
+            }
+            loop {
+                match self.abortable(running.next()).await {
+                    Some(Some(done)) => {
+                        booked.insert(done.call_id.clone());
+                        results.push(self.book(done));
+                        if let Some(child) = waiting.next() {
+                            running.push(run_child(child, &env));
+                        }
+                    }
+                    Some(None) => break false,
+                    // Esc or shutdown: the children still running are dropped here.
+                    None => break true,
+                }
+            }
+        };
+        for child in children.iter_mut() {
+            if !booked.contains(child.call_id()) {
+                child.interrupt();
+                results.push(self.book(child.finished()));
+            }
+        }
+        (results, stopped)
+    }
+
+    /// A child is over: its cost and record into the ledger, its report to the model.
+    fn book(&mut self, done: Finished) -> (String, Block) {
+        if let Some(rec) = done.record {
+            self.add_cost(rec.cost_usd);
+            self.record(|step| step.subagents.push(rec));
+            self.save_manifest();
+        }
+        let ctx = self.tool_ctx(false);
+        let out = tools::for_model(TASK_TOOL, done.output, &ctx, &mut self.spiller);
+        let block = self.deliver(&done.call_id, TASK_TOOL, out);
+        (done.call_id, block)
+    }
+}
+
+/// Run one child and hand back what the parent needs of it.
+async fn run_child(child: &mut Child, env: &ChildEnv) -> Finished {
+    child.run(env).await;
+    child.finished()
+}

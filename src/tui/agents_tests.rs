@@ -1,0 +1,490 @@
+//! Issue 12 in the TUI: subagents as live cells (Ctrl-T shows their transcripts), the question
+//! about the workspace's `.mcp.json` (not answered by keys typed ahead), the MCP servers a request
+//! waits for on the spinner, and the `/mcp` listing.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use crate::engine::context::Thresholds;
+use crate::engine::mcp::{Origin as McpOrigin, ServerState, ServerStatus};
+use crate::engine::protocol::{
+    Event, ExitReason, Op, Origin, SubagentOutcome, SubagentPhase, TurnId, TurnKind,
+};
+use crate::engine::types::Usage;
+
+use super::msg::Msg;
+use super::reducer_tests::{ctrl, ev, key, last_cell, ops, state, type_text};
+use super::render::cell::{Cell, ToolStatus};
+use super::render::theme::Theme;
+use super::state::{AppState, Focus, Running};
+use super::update::update;
+use super::view::{ViewCache, view};
+
+fn draw(s: &AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+    let theme = Theme::builtin("dark").expect("built-in theme");
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| view(f, s, &mut ViewCache::new(), &theme, now))
+        .expect("draw");
+    t
+}
+
+fn started(s: &mut AppState, now: Instant) {
+    update(
+        s,
+        ev(Event::SessionStarted {
+            session_id: "s1".into(),
+            parent_session: None,
+            generation: 1,
+            model: "claude-haiku-4-5".into(),
+            provider: "anthropic".into(),
+            thresholds: Thresholds::new(200_000, 50_000),
+            demo: false,
+        }),
+        now,
+    );
+}
+
+fn sub(p: SubagentPhase) -> Msg {
+    ev(Event::Subagent(p))
+}
+
+fn task_call(s: &mut AppState, id: &str, description: &str, now: Instant) {
+    update(
+        s,
+        ev(Event::ToolCall {
+            id: id.into(),
+            name: "task".into(),
+            input: json!({"description": description, "prompt": "…"}),
+            summary: format!("task: {description}"),
+        }),
+        now,
+    );
+}
+
+fn start(s: &mut AppState, id: &str, description: &str, now: Instant) {
+    update(
+        s,
+        sub(SubagentPhase::Start {
+            id: id.into(),
+            description: description.into(),
+            session_id: format!("child-{id}"),
+            parent_session: "s1".into(),
+            model: "claude-haiku-4-5".into(),
+            tools: vec!["read_file".into(), "grep".into()],
+            window: 200_000,
+            transcript: PathBuf::from(format!("/d/runs/r/sessions/child-{id}.jsonl")),
+        }),
+        now,
+    );
+}
+
+fn tool(s: &mut AppState, id: &str, n: u32, summary: &str, output: Option<&str>, now: Instant) {
+    update(
+        s,
+        sub(SubagentPhase::ToolCall {
+            id: id.into(),
+            call_id: format!("{id}-k{n}"),
+            name: "grep".into(),
+            summary: summary.into(),
+            calls: n,
+        }),
+        now,
+    );
+    if let Some(out) = output {
+        update(
+            s,
+            sub(SubagentPhase::ToolResult {
+                id: id.into(),
+                call_id: format!("{id}-k{n}"),
+                name: "grep".into(),
+                is_error: false,
+                output: out.into(),
+                chars: out.len(),
+            }),
+            now,
+        );
+    }
+}
+
+fn usage(s: &mut AppState, id: &str, context: u64, now: Instant) {
+    update(
+        s,
+        sub(SubagentPhase::Usage {
+            id: id.into(),
+            context,
+            usage: Usage::default(),
+            cost_usd: 0.0021,
+        }),
+        now,
+    );
+}
+
+/// A question, then two `task` calls whose children work.
+fn two_running(s: &mut AppState, t0: Instant) {
+    started(s, t0);
+    type_text(s, "Where are the parser and the lexer tested?", t0);
+    update(s, key(KeyCode::Enter), t0);
+    task_call(s, "c1", "find the parser's tests", t0);
+    task_call(s, "c2", "find the lexer's tests", t0);
+    start(s, "c1", "find the parser's tests", t0);
+    start(s, "c2", "find the lexer's tests", t0);
+    tool(
+        s,
+        "c1",
+        1,
+        "grep: fn parse in tests",
+        Some("tests/parse.rs:3:fn parse_empty()\ntests/parse.rs:9:fn parse_nested()"),
+        t0,
+    );
+    update(
+        s,
+        sub(SubagentPhase::Text {
+            id: "c1".into(),
+            text: "Two tests so far; checking the fixtures.".into(),
+        }),
+        t0,
+    );
+    tool(s, "c1", 2, "read_file: tests/fixtures/nested.txt", None, t0);
+    usage(s, "c1", 12_400, t0);
+    tool(s, "c2", 1, "glob: tests/**/lex*.rs", None, t0);
+    usage(s, "c2", 3_100, t0);
+}
+
+#[test]
+fn running_subagents_are_live_cells_and_never_move_the_main_gauge() {
+    let t0 = Instant::now();
+    let mut s = state();
+    two_running(&mut s, t0);
+    assert_eq!(
+        s.gauge.context, 0,
+        "a child's usage is not the main thread's"
+    );
+    assert_eq!(s.agents.len(), 2);
+    let now = t0 + Duration::from_millis(8_300);
+    update(&mut s, Msg::Tick, now);
+    insta::assert_snapshot!("two_subagents_running", draw(&s, 80, 16, now).backend());
+
+    // Ctrl-T: both show what they did so far.
+    update(&mut s, ctrl('t'), now);
+    insta::assert_snapshot!("two_subagents_expanded", draw(&s, 80, 24, now).backend());
+}
+
+#[test]
+fn an_ended_subagent_shows_how_and_its_report() {
+    let t0 = Instant::now();
+    let mut s = state();
+    two_running(&mut s, t0);
+    let end = |id: &str, outcome, calls, ms| {
+        sub(SubagentPhase::End {
+            id: id.into(),
+            session_id: format!("child-{id}"),
+            outcome,
+            usage: Usage::default(),
+            context: 14_000,
+            cost_usd: 0.0042,
+            tool_calls: calls,
+            iterations: 3,
+            elapsed_ms: ms,
+            report_chars: 40,
+        })
+    };
+    let later = t0 + Duration::from_secs(21);
+    update(
+        &mut s,
+        end("c1", SubagentOutcome::Completed, 2, 20_400),
+        later,
+    );
+    update(
+        &mut s,
+        end("c2", SubagentOutcome::ContextFull, 7, 21_000),
+        later,
+    );
+    assert!(s.agents.is_empty());
+    let result = |id: &str, text: &str| {
+        ev(Event::ToolResult {
+            id: id.into(),
+            name: "task".into(),
+            output: text.into(),
+            is_error: false,
+            spilled: None,
+            diff: None,
+            exit: None,
+        })
+    };
+    update(
+        &mut s,
+        result(
+            "c1",
+            "The parser is tested in tests/parse.rs:\n- parse_empty\n- parse_nested\n- parse_unicode\n- parse_errors",
+        ),
+        later,
+    );
+    update(
+        &mut s,
+        result("c2", "The lexer is tested in tests/lex.rs (12 tests)."),
+        later,
+    );
+    // A later tick changes nothing of an ended one.
+    update(&mut s, Msg::Tick, later + Duration::from_secs(5));
+    let cells: Vec<&Cell> = s.chat.iter().collect();
+    let Some(Cell::Subagent(a)) = cells.iter().rev().nth(1) else {
+        panic!("not a subagent cell: {cells:?}");
+    };
+    assert_eq!(a.elapsed_ms, 20_400);
+    assert!(matches!(&a.report, ToolStatus::Succeeded(r) if r.starts_with("The parser")));
+    insta::assert_snapshot!("two_subagents_over", draw(&s, 80, 14, later).backend());
+    type_text(&mut s, "/cost", later);
+    update(&mut s, key(KeyCode::Enter), later);
+    let Cell::Notice { message } = last_cell(&s) else {
+        panic!("no /cost notice");
+    };
+    assert!(
+        message.ends_with(
+            "  of which subagents (2):\n    task: find the parser's tests: $0.0042 · 2 tool calls\n    \
+             task: find the lexer's tests: $0.0042 · 7 tool calls"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn esc_aborts_the_turn_with_its_subagents_and_the_spinner_counts_them() {
+    let t0 = Instant::now();
+    let mut s = state();
+    two_running(&mut s, t0);
+    assert!(matches!(s.running, Running::Tool { .. }));
+    let (label, _, hint) = s.spinner().expect("a spinner while they run");
+    assert_eq!(label, "2 subagents work…");
+    assert!(hint.contains("ctrl-t"), "{hint}");
+    let fx = update(&mut s, key(KeyCode::Esc), t0);
+    assert_eq!(ops(&fx), [Op::Abort { turn: TurnId(1) }]);
+}
+
+#[test]
+fn a_start_without_its_call_cell_gets_a_cell_of_its_own_and_stray_phases_are_ignored() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    let before = s.chat.len();
+    usage(&mut s, "nobody", 9_000, t0);
+    assert_eq!(
+        s.chat.len(),
+        before,
+        "a phase of an unknown subagent adds nothing"
+    );
+    start(&mut s, "c9", "look around", t0);
+    match last_cell(&s) {
+        Cell::Subagent(a) => assert_eq!(a.summary, "task: look around"),
+        other => panic!("not a subagent: {other:?}"),
+    }
+    // A long reply is kept cut (the whole is in its transcript on disk).
+    update(
+        &mut s,
+        sub(SubagentPhase::Text {
+            id: "c9".into(),
+            text: "x".repeat(50_000),
+        }),
+        t0,
+    );
+    match last_cell(&s) {
+        Cell::Subagent(a) => match a.steps.first() {
+            Some(super::render::agent_cell::AgentStep::Text(t)) => {
+                assert!(t.chars().count() <= super::render::agent_cell::STEP_TEXT_MAX + 1)
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("not a subagent: {other:?}"),
+    }
+}
+
+fn mcp_json_event(s: &mut AppState, now: Instant) {
+    let server = |name: &str, transport: &str| ServerStatus {
+        name: name.into(),
+        origin: McpOrigin::McpJson,
+        transport: transport.into(),
+        state: ServerState::AwaitingApproval,
+        tools: vec![],
+        last_error: None,
+        warnings: vec![],
+    };
+    update(
+        s,
+        ev(Event::McpJsonApproval {
+            path: PathBuf::from("/w/.mcp.json"),
+            sha256: "abc123".into(),
+            servers: vec![
+                server(
+                    "everything",
+                    "npx -y @modelcontextprotocol/server-everything",
+                ),
+                server("docs", "http://127.0.0.1:8000/mcp"),
+            ],
+        }),
+        now,
+    );
+}
+
+#[test]
+fn the_mcp_json_question_is_not_answered_by_typing_ahead() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    mcp_json_event(&mut s, t0);
+    assert_eq!(s.focus, Focus::Approval);
+    insta::assert_snapshot!("mcp_json_question", draw(&s, 80, 14, t0).backend());
+
+    // A message typed at launch runs on past the guard: none of its y or n answers.
+    let mut at = t0;
+    for c in "say yes and then no".chars() {
+        at += Duration::from_millis(150);
+        let fx = update(&mut s, key(KeyCode::Char(c)), at);
+        assert!(ops(&fx).is_empty(), "{c:?} answered it");
+    }
+    assert_eq!(s.focus, Focus::Approval);
+    // A key after a pause answers it.
+    let fx = update(
+        &mut s,
+        key(KeyCode::Char('y')),
+        at + Duration::from_millis(500),
+    );
+    assert_eq!(
+        ops(&fx),
+        [Op::McpJsonDecision {
+            sha256: "abc123".into(),
+            approve: true
+        }]
+    );
+    assert_eq!(s.focus, Focus::Input);
+    assert!(s.chat.iter().any(
+        |c| matches!(c, Cell::McpJson { answer: Some(a), .. } if a == "approved for this workspace")
+    ));
+}
+
+#[test]
+fn the_mcp_json_question_declines_with_n_and_esc_leaves_it_for_the_next_launch() {
+    let t0 = Instant::now();
+    let late = t0 + Duration::from_secs(2);
+    let mut s = state();
+    started(&mut s, t0);
+    mcp_json_event(&mut s, t0);
+    // The same question again (a restart) is not asked twice.
+    mcp_json_event(&mut s, t0);
+    assert_eq!(s.approvals.len(), 1);
+    let fx = update(&mut s, key(KeyCode::Char('n')), late);
+    assert_eq!(
+        ops(&fx),
+        [Op::McpJsonDecision {
+            sha256: "abc123".into(),
+            approve: false
+        }]
+    );
+
+    let mut s = state();
+    started(&mut s, t0);
+    mcp_json_event(&mut s, t0);
+    let fx = update(&mut s, key(KeyCode::Esc), late);
+    assert!(ops(&fx).is_empty(), "Esc decides nothing");
+    assert_eq!(s.focus, Focus::Input);
+    assert!(matches!(
+        last_cell(&s),
+        Cell::McpJson { answer: Some(a), .. } if a.contains("next launch")
+    ));
+}
+
+#[test]
+fn the_spinner_names_the_mcp_servers_a_request_waits_for() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    type_text(&mut s, "hello", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    let t1 = t0 + Duration::from_millis(100);
+    let waiting = |names: &[&str]| {
+        ev(Event::McpWaiting {
+            servers: names.iter().map(|n| n.to_string()).collect(),
+        })
+    };
+    update(&mut s, waiting(&["slow", "docs"]), t1);
+    update(&mut s, waiting(&["slow"]), t1 + Duration::from_secs(1));
+    let (label, since, _) = s.spinner().expect("spinner");
+    assert_eq!(label, "waiting for MCP servers: slow…");
+    assert_eq!(since, t1, "the wait is timed from its start");
+    let now = t1 + Duration::from_millis(3_400);
+    insta::assert_snapshot!("spinner_waits_for_mcp", draw(&s, 70, 6, now).backend());
+    update(&mut s, waiting(&[]), now);
+    assert_eq!(s.spinner().map(|s| s.0), Some("working…".into()));
+    // A turn that ends while waiting leaves no stale wait behind.
+    update(&mut s, waiting(&["slow"]), now);
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Interrupted,
+        }),
+        now,
+    );
+    assert!(s.mcp_waiting.is_none());
+}
+
+#[test]
+fn mcp_lists_every_server_with_its_state_tools_and_origin() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    let status = |name: &str, origin, transport: &str, state, tools: &[&str]| {
+        ev(Event::McpStatus(ServerStatus {
+            name: name.into(),
+            origin,
+            transport: transport.into(),
+            state,
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+            last_error: None,
+            warnings: vec![],
+        }))
+    };
+    update(
+        &mut s,
+        status(
+            "everything",
+            McpOrigin::McpJson,
+            "npx -y @modelcontextprotocol/server-everything",
+            ServerState::Ready { tools: 3 },
+            &["echo", "add", "longRunningOperation"],
+        ),
+        t0,
+    );
+    update(
+        &mut s,
+        status(
+            "docs",
+            McpOrigin::ConfigFile,
+            "http://127.0.0.1:8000/mcp",
+            ServerState::Starting,
+            &[],
+        ),
+        t0,
+    );
+    update(
+        &mut s,
+        status(
+            "tracker",
+            McpOrigin::ConfigFile,
+            "tracker-mcp --stdio",
+            ServerState::Failed {
+                reason: "exited with status 1 before the handshake".into(),
+            },
+            &[],
+        ),
+        t0,
+    );
+    type_text(&mut s, "/mcp", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    insta::assert_snapshot!("mcp_listing", draw(&s, 90, 14, t0).backend());
+}

@@ -1,0 +1,198 @@
+//! Subagents on the real binary in a pseudo-terminal: two `task` calls show as live cells (what
+//! each was asked, its tool calls, tokens, elapsed), Ctrl-T shows their transcripts, their reports
+//! end the cells, `/cost` lists them; a later subagent is stopped by Esc with the turn; a kill -9
+//! while two run leaves both calls answered for `--continue`.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{calls, task};
+use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::pty::{ENTER, ESC, Pty, READY, runtime};
+
+const CTRL_T: &str = "\x14";
+
+#[test]
+fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let both = [
+        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
+        task(
+            "task_b",
+            "beta search",
+            "BETA-JOB: grep for beta and report",
+        ),
+    ];
+    server.push(a::text_then_tools(
+        "Splitting the work.",
+        &calls(&both),
+        U::new(5_000, 100),
+    ));
+    // Each child calls one tool, then streams its report slowly (the pause is between the
+    // chunks): long enough to see them live and to expand them.
+    let think = Duration::from_millis(400);
+    server.push_for(
+        "ALPHA-JOB",
+        a::tool_use(
+            "ca1",
+            "read_file",
+            &json!({"path": "a.txt"}).to_string(),
+            U::new(30_000, 50),
+        ),
+    );
+    server.push_for(
+        "ALPHA-JOB",
+        a::text("ALPHA REPORT: a.txt holds one line.", U::new(31_000, 80)).with_delay(think),
+    );
+    server.push_for(
+        "BETA-JOB",
+        a::tool_use(
+            "cb1",
+            "grep",
+            &json!({"pattern": "beta"}).to_string(),
+            U::new(30_000, 50),
+        ),
+    );
+    server.push_for(
+        "BETA-JOB",
+        a::text("BETA REPORT: beta is in b.txt:1.", U::new(31_000, 80)).with_delay(think),
+    );
+    server.push(a::text("Both done.", U::new(5_400, 60)));
+
+    let mut t = Pty::start(&server, &[]);
+    std::fs::write(t.workspace().join("a.txt"), "FILE-A-CONTENT-7781\n").unwrap();
+    std::fs::write(t.workspace().join("b.txt"), "beta FILE-B-CONTENT-3302\n").unwrap();
+    t.wait_for(READY);
+    t.keys("survey the code");
+    t.wait_for("survey the code");
+    t.keys(ENTER);
+    // Both called their tool and got its result: they think about their reports now.
+    t.wait("two live subagent cells", |s| {
+        s.contains("2 subagents work…")
+            && s.contains("▸ task: alpha survey · 1 tool call · 30.1K tokens")
+            && s.contains("▸ task: beta search · 1 tool call · 30.1K tokens")
+            && s.matches("thinking…").count() == 2
+    });
+    t.keys(CTRL_T);
+    let open = t.wait("their transcripts", |s| {
+        s.contains("▾ task: alpha survey") && s.contains("▸ read_file: a.txt")
+    });
+    assert!(open.contains("▸ grep: /beta/"), "{open}");
+    assert!(open.contains("b.txt:1:beta FILE-B-CONTENT-3302"), "{open}");
+    assert!(
+        open.contains("FILE-A-CONTENT-7781"),
+        "the read's output: {open}"
+    );
+    assert!(
+        open.contains("transcript") && open.contains("/sessions/"),
+        "{open}"
+    );
+    let done = t.wait_for("Both done.");
+    assert!(
+        done.contains("ALPHA REPORT: a.txt holds one line."),
+        "{done}"
+    );
+    assert!(
+        done.contains("▾ task: alpha survey · done · 1 tool call"),
+        "{done}"
+    );
+    // The children's 31K never reached the main gauge.
+    assert!(!done.contains("31.0K/200K"), "{done}");
+
+    t.keys("/cost");
+    t.wait_for("/cost");
+    t.keys(ENTER);
+    t.wait_for("of which subagents (2):");
+
+    // A subagent that would take a minute: Esc stops it with the turn.
+    server.push(a::text_then_tools(
+        "One more look.",
+        &calls(&[task("task_c", "gamma hunt", "GAMMA-JOB: look for gamma")]),
+        U::new(6_000, 50),
+    ));
+    server.push_for(
+        "GAMMA-JOB",
+        a::text("GAMMA REPORT", U::new(1_000, 10)).with_delay(Duration::from_secs(20)),
+    );
+    t.keys("and gamma?");
+    t.wait_for("and gamma?");
+    t.keys(ENTER);
+    t.wait("the third subagent live", |s| {
+        s.contains("a subagent works…") && s.contains("task: gamma hunt · 0 tool calls")
+    });
+    t.keys(ESC);
+    let stopped = t.wait("the subagent interrupted", |s| {
+        s.contains("task: gamma hunt · interrupted")
+    });
+    assert!(!stopped.contains("a subagent works…"), "{stopped}");
+}
+
+#[test]
+fn kill_9_while_two_subagents_run_then_continue_answers_both_calls() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let both = [
+        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
+        task(
+            "task_b",
+            "beta search",
+            "BETA-JOB: look for beta and report",
+        ),
+    ];
+    server.push(a::text_then_tools(
+        "Splitting the work.",
+        &calls(&both),
+        U::new(5_000, 100),
+    ));
+    // Both children stall in their first reply: the process is killed meanwhile.
+    let stall = Duration::from_secs(20);
+    for key in ["ALPHA-JOB", "BETA-JOB"] {
+        server.push_for(
+            key,
+            a::text("never finished", U::new(1_000, 10)).with_delay(stall),
+        );
+    }
+    let mut t = Pty::start(&server, &[]);
+    t.wait_for(READY);
+    t.keys("survey the code");
+    t.wait_for("survey the code");
+    t.keys(ENTER);
+    t.wait("both running", |s| s.contains("2 subagents work…"));
+    let home = t.home();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &t.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    t.wait_exit();
+    drop(t);
+
+    // --continue: the next request answers both task calls (as interrupted), nothing dangles.
+    server.push(a::text("Picking up again.", U::new(5_500, 20)));
+    let mut t = Pty::start_in(home, &server, &["--continue"]);
+    t.wait_for(READY);
+    t.keys("go on");
+    t.wait_for("go on");
+    t.keys(ENTER);
+    t.wait_for("Picking up again.");
+    let recorded = server.recorded();
+    let last = &recorded.last().unwrap().body;
+    let messages = last["messages"].as_array().unwrap();
+    let answered: Vec<String> = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .filter_map(|b| b["tool_use_id"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        answered,
+        ["task_a", "task_b"],
+        "both calls answered: {last:#}"
+    );
+    assert!(
+        !last.to_string().contains("never finished"),
+        "nothing of the children reached the parent"
+    );
+}
