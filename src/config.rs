@@ -223,6 +223,40 @@ pub struct FileConfig {
     pub retry_base_ms: Option<u64>,
     pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
+    /// When a turn that took over 10 s ends: "bell", "osc9", "osc777" or "off".
+    pub notify: Option<String>,
+    /// Keep the input history across runs (per workspace, under the data dir).
+    pub history: Option<bool>,
+}
+
+/// How the TUI says that a long turn ended (config key `notify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Notify {
+    /// The terminal bell (BEL).
+    #[default]
+    Bell,
+    /// A desktop notification by OSC 9 (iTerm2, WezTerm, Windows Terminal, ghostty, kitty).
+    Osc9,
+    /// A desktop notification by OSC 777 (rxvt-unicode, foot, ghostty, VTE terminals).
+    Osc777,
+    /// Nothing.
+    Off,
+}
+
+impl Notify {
+    /// The accepted values, for error messages.
+    pub const ACCEPTED: &'static str = "bell, osc9, osc777, off";
+
+    /// Parse a config value.
+    pub fn parse(s: &str) -> Option<Notify> {
+        match s {
+            "bell" => Some(Notify::Bell),
+            "osc9" => Some(Notify::Osc9),
+            "osc777" => Some(Notify::Osc777),
+            "off" => Some(Notify::Off),
+            _ => None,
+        }
+    }
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -281,6 +315,10 @@ pub struct Config {
     /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
     pub stream_idle_timeout_secs: u64,
     pub log_level: LogLevel,
+    /// How a long turn's end is signalled.
+    pub notify: Notify,
+    /// Whether the input history is kept across runs.
+    pub history: bool,
 }
 
 impl Config {
@@ -392,6 +430,7 @@ struct FileValues {
     output: Option<OutputFormat>,
     review: Option<Review>,
     log_level: Option<LogLevel>,
+    notify: Option<Notify>,
 }
 
 /// Check the file's values: a wrong one is an error naming its key and the accepted values.
@@ -422,6 +461,10 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
             Some(LogLevel::parse(l).ok_or_else(|| key_err("log_level", LogLevel::ACCEPTED, l))?)
         }
     };
+    let notify = match file.notify.as_deref() {
+        None => None,
+        Some(n) => Some(Notify::parse(n).ok_or_else(|| key_err("notify", Notify::ACCEPTED, n))?),
+    };
     if file.max_generations == Some(0) {
         return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
     }
@@ -443,6 +486,7 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         output,
         review,
         log_level,
+        notify,
     })
 }
 
@@ -659,6 +703,8 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .or(file.stream_idle_timeout)
             .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
+        notify: checked.notify.unwrap_or_default(),
+        history: file.history.unwrap_or(true),
     })
 }
 

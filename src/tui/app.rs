@@ -17,17 +17,19 @@ use tokio::time::sleep_until;
 use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, Op};
 
-use super::TuiParams;
 use super::frame::FrameRequester;
+use super::history_file;
 use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
 use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
 use super::rescue;
 use super::state::{AppState, Labels, Settings, StateParams};
+use super::term_out;
 use super::terminal::{self, Tui};
 use super::update::update;
 use super::view::{ViewCache, view};
+use super::{Outcome, TuiParams};
 
 /// Engine events handled per wake-up before a frame gets a chance to draw.
 const DRAIN_BATCH: usize = 1024;
@@ -84,6 +86,17 @@ impl FileWatch {
     }
 }
 
+/// Bytes for the terminal itself, between frames (they draw nothing).
+fn write_raw(bytes: &[u8]) {
+    use std::io::Write as _;
+    if bytes.is_empty() {
+        return;
+    }
+    let mut out = std::io::stdout();
+    let _ = out.write_all(bytes);
+    let _ = out.flush();
+}
+
 fn read_text(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| e.to_string())
 }
@@ -105,6 +118,7 @@ fn term_msg(ev: TermEvent, cache: &ViewCache) -> Option<Msg> {
         TermEvent::Mouse(m) => Some(Msg::Mouse {
             event: m,
             pane: cache.pane_at(m.column, m.row),
+            cell: cache.cell_at(m.column, m.row),
         }),
         TermEvent::Resize(..) => Some(Msg::Resize),
         TermEvent::FocusGained | TermEvent::FocusLost => None,
@@ -130,10 +144,17 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
         settings: Settings {
             review: params.review.map(std::time::Duration::from_secs),
             editor_cmd: params.editor_cmd.clone().filter(|c| !c.trim().is_empty()),
+            notify: params.notify != crate::config::Notify::Off,
+            history_file: params.history_file.clone(),
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),
         styles: TextAreaStyles::from_theme(&theme),
+        history: params
+            .history_file
+            .as_deref()
+            .map(history_file::load)
+            .unwrap_or_default(),
     });
     if let Some(message) = theme_error {
         state.chat.push(Cell::Error { message });
@@ -150,7 +171,7 @@ fn take_over_interrupts() -> Option<Signal> {
 }
 
 /// Run the TUI until the user quits, the terminal closes, or SIGTERM/SIGHUP arrives.
-pub async fn run(params: TuiParams) -> anyhow::Result<()> {
+pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     let sigint = take_over_interrupts();
     let (state, theme) = initial_state(&params);
     let tui = terminal::enter().context("cannot set up the terminal")?;
@@ -168,10 +189,16 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
         watch_tx,
         watch_rx,
         sigint,
+        notify: params.notify,
+        tmux: std::env::var_os("TMUX").is_some(),
     };
     let result = shell.run().await;
     terminal::restore();
-    result
+    let outcome = Outcome {
+        session_id: shell.state.tally.last().map(|c| c.session_id.clone()),
+        generation: shell.state.generation,
+    };
+    result.map(|()| outcome)
 }
 
 struct Shell {
@@ -187,6 +214,9 @@ struct Shell {
     watch_tx: mpsc::UnboundedSender<PathBuf>,
     watch_rx: mpsc::UnboundedReceiver<PathBuf>,
     sigint: Option<Signal>,
+    notify: crate::config::Notify,
+    /// Inside tmux: OSC sequences go through its passthrough.
+    tmux: bool,
 }
 
 impl Shell {
@@ -391,6 +421,20 @@ impl Shell {
                 }
             }
             Effect::UnwatchFile => self.watch = None,
+            Effect::ScrollPrompt(delta) => self.cache.scroll_prompt(delta),
+            Effect::AppendHistory(text) => {
+                if let Some(path) = self.state.settings.history_file.as_deref()
+                    && let Err(e) = history_file::append(path, &text)
+                {
+                    tracing::warn!("input history {}: {e}", path.display());
+                }
+            }
+            Effect::CopyToClipboard(text) => {
+                write_raw(&term_out::clipboard(&text, self.tmux));
+            }
+            Effect::Notify(message) => {
+                write_raw(&term_out::notification(self.notify, &message, self.tmux));
+            }
         }
         Ok(Flow::Continue)
     }

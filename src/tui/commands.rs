@@ -5,11 +5,13 @@ use std::time::Instant;
 use crate::engine::context::fmt_window;
 use crate::engine::protocol::Op;
 
+use super::input::Pastes;
 use super::keymap::{self, Action};
-use super::msg::{ChatScroll, Effect};
+use super::msg::Effect;
+use super::queue;
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
+use super::state::{AppState, EngineLink, Focus, HISTORY_ENTRY_MAX, Popup, new_input};
 
 /// Enter in the input box: run the slash command or send the message.
 pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
@@ -35,14 +37,18 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     // The chips go with the history entry, so a recalled message sends what was pasted.
     let pastes = std::mem::take(&mut state.pastes);
     state.input = new_input();
+    // Sent: the input changed (an approval prompt waits again), and nobody is typing now.
+    state.input_edited(now);
+    state.typed_at = None;
     state.popup = Popup::Auto { selected: 0 };
     match parsed {
         Parsed::Message => {
-            let text = pastes.expand(&raw);
-            state.history.push(&raw, pastes);
-            send_message(state, raw, text, now, fx);
+            remember(state, &raw, &pastes, fx);
+            state.history.push(&raw, pastes.clone());
+            queue::send_or_queue(state, raw, pastes, now, fx);
         }
         Parsed::Command { cmd, arg } => {
+            remember(state, &raw, &pastes, fx);
             state.history.push(&raw, pastes);
             run_command(state, cmd, arg, fx);
         }
@@ -50,28 +56,16 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Send `text` (the input with its chips expanded); the chat shows `raw`, chips and all.
-fn send_message(
-    state: &mut AppState,
-    raw: String,
-    text: String,
-    now: Instant,
-    fx: &mut Vec<Effect>,
-) {
-    push_user(state, raw);
-    fx.push(Effect::ScrollChat(ChatScroll::Bottom));
-    if state.running == Running::Idle {
-        state.running = Running::Streaming { since: now };
+/// The history file keeps what was sent: the text with its chips expanded, unless a chip holds
+/// more than [`HISTORY_ENTRY_MAX`] (then the entry stays in this run's memory only).
+fn remember(state: &AppState, raw: &str, pastes: &Pastes, fx: &mut Vec<Effect>) {
+    if state.settings.history_file.is_none() {
+        return;
     }
-    state.streamed = false;
-    let turn = state.new_turn();
-    fx.push(Effect::SendOp(Op::UserTurn { turn, text }));
-}
-
-/// The user's message in the chat, as typed (chips stay chips: the chat never holds 10 MB).
-fn push_user(state: &mut AppState, raw: String) {
-    state.finish_streaming();
-    state.chat.push(Cell::User { text: raw });
+    let text = pastes.expand(raw);
+    if text.len() <= HISTORY_ENTRY_MAX {
+        fx.push(Effect::AppendHistory(text));
+    }
 }
 
 fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {
@@ -79,6 +73,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         // The engine decides whether there is something to hand off (and says why not).
         SlashCommand::Handoff => {
             let turn = state.new_turn();
+            state.in_flight.push(turn);
             fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
         }
         SlashCommand::EditHandoff => {
@@ -112,6 +107,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             let text = cost_report(state);
             state.notice(text);
         }
+        SlashCommand::Copy => copy_last_reply(state, fx),
         SlashCommand::Help => {
             let mut lines = slash::help_lines();
             lines.push(String::new());
@@ -120,6 +116,30 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         }
         SlashCommand::Quit => request_quit(state, fx),
     }
+}
+
+/// Past this size a terminal may cut or refuse an OSC 52 copy (xterm's default limit is lower).
+const COPY_WARN_BYTES: usize = 100_000;
+
+/// `/copy`: the newest assistant reply, as markdown, to the terminal's clipboard.
+fn copy_last_reply(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let last = state.chat.iter().rev().find_map(|c| match c {
+        Cell::Assistant { markdown, .. } if !markdown.trim().is_empty() => Some(markdown.clone()),
+        _ => None,
+    });
+    let Some(text) = last else {
+        return state.notice("Nothing to copy yet (no reply)");
+    };
+    let chars = text.chars().count();
+    let warn = if text.len() > COPY_WARN_BYTES {
+        " · it is large: your terminal may cut it"
+    } else {
+        ""
+    };
+    fx.push(Effect::CopyToClipboard(text));
+    state.notice(format!(
+        "Copied the last reply ({chars} characters) through the terminal (OSC 52; tmux needs set-clipboard on){warn}"
+    ));
 }
 
 /// The `/cost` notice: one line per generation, then the total.

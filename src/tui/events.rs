@@ -8,8 +8,9 @@ use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, Tu
 
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
+use super::queue;
 use super::render::cell::{AssistantState, Cell, ToolStatus};
-use super::state::{AppState, Focus, GenerationCost, PendingApproval, Running};
+use super::state::{AppState, GenerationCost, NOTIFY_AFTER, PendingApproval, Running};
 
 /// Lines of an engine-written user message shown in the chat.
 const ENGINE_MESSAGE_LINES: usize = 8;
@@ -50,7 +51,7 @@ fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
             ) {
                 state.chat.pop();
             }
-            state.streamed = false;
+            state.reply = None;
         }
         StreamState::Silent { silent_ms } => {
             state.silent_since = now.checked_sub(Duration::from_millis(silent_ms));
@@ -98,8 +99,12 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             on_tool_result(state, &id, output, is_error, now);
         }
         Event::ApprovalRequest {
-            id, name, summary, ..
-        } => on_approval_request(state, id, name, summary, now),
+            id,
+            name,
+            summary,
+            outside_workspace,
+            ..
+        } => on_approval_request(state, id, name, summary, outside_workspace, now),
         Event::Usage {
             context,
             thresholds,
@@ -139,7 +144,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
         Event::TurnEnd {
             turn, kind, reason, ..
-        } => on_turn_end(state, turn, kind, reason),
+        } => on_turn_end(state, turn, kind, reason, now, fx),
         Event::Result { .. } => {}
     }
     state.sync_gauge_mode();
@@ -168,6 +173,7 @@ fn on_session_started(
 
 fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {
     state.engine_turn = Some(turn);
+    state.turn_started_at = Some(now);
     // A message queued behind the last turn starts now: it runs (Esc aborts it).
     if kind == TurnKind::Message && state.running == Running::Idle {
         state.running = Running::Streaming { since: now };
@@ -193,13 +199,15 @@ fn on_text_delta(state: &mut AppState, text: String, now: Instant) {
     if !matches!(state.running, Running::Streaming { .. }) {
         state.running = Running::Streaming { since: now };
     }
-    state.streamed = true;
     let streaming = state.chat.last().is_some_and(Cell::is_streaming);
     match state.chat.last_mut() {
         Some(cell) if streaming => {
             cell.push_delta(&text);
         }
-        _ => state.chat.push(Cell::streaming(text)),
+        _ => {
+            state.chat.push(Cell::streaming(text));
+            state.reply = Some(state.chat.len().saturating_sub(1));
+        }
     }
 }
 
@@ -218,28 +226,33 @@ fn on_assistant_done(state: &mut AppState, text: String, interrupted: bool) {
     if writing(state) {
         return;
     }
-    let streamed = std::mem::take(&mut state.streamed);
     let end = if interrupted {
         AssistantState::Interrupted
     } else {
         AssistantState::Done
     };
-    match state.chat.last_mut() {
-        Some(Cell::Assistant {
-            markdown,
-            state: cell_state @ AssistantState::Streaming(_),
-        }) => {
-            // Deltas that went missing: the complete text extends what streamed.
-            if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
-                *markdown = text;
+    // The reply's own cell gets its end, wherever it is now (a notice may have come after it);
+    // a reply that never streamed is drawn once, here. Never both: that drew an interrupted
+    // reply twice.
+    match state.reply.take() {
+        Some(idx) => {
+            if let Some(Cell::Assistant {
+                markdown,
+                state: cell_state,
+            }) = state.chat.get_mut(idx)
+            {
+                // Deltas that went missing: the complete text extends what streamed.
+                if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
+                    *markdown = text;
+                }
+                *cell_state = end;
             }
-            *cell_state = end;
         }
-        _ if !streamed && !text.is_empty() => state.chat.push(Cell::Assistant {
+        None if !text.is_empty() => state.push_cell(Cell::Assistant {
             markdown: text,
             state: end,
         }),
-        _ => {}
+        None => {}
     }
 }
 
@@ -254,12 +267,14 @@ fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String,
         id,
         name,
         summary,
-        status: ToolStatus::Running,
+        status: ToolStatus::Running { secs: 0 },
         expanded: false,
     });
+    state.running_tool = Some((state.chat.len().saturating_sub(1), now));
 }
 
 fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool, now: Instant) {
+    state.running_tool = None;
     if let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(id) {
         *status = if is_error {
             ToolStatus::Failed(output)
@@ -277,6 +292,7 @@ fn on_approval_request(
     id: String,
     name: String,
     summary: String,
+    outside_workspace: bool,
     now: Instant,
 ) {
     state.push_cell(Cell::Approval {
@@ -290,10 +306,11 @@ fn on_approval_request(
         name,
         summary,
         cell,
+        outside_workspace,
     });
-    if state.focus != Focus::Approval {
-        state.focus_before_approval = state.focus;
-        state.focus = Focus::Approval;
+    // The prompt shows above the input; the focus stays where it is. It takes keys once the
+    // input is empty and 400 ms have passed (`AppState::approval_takes_keys`).
+    if state.approval_shown_at.is_none() {
         state.approval_shown_at = Some(now);
     }
 }
@@ -318,12 +335,29 @@ fn on_usage(
     }
 }
 
-fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitReason) {
+fn on_turn_end(
+    state: &mut AppState,
+    turn: TurnId,
+    kind: TurnKind,
+    reason: ExitReason,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) {
     if state.engine_turn == Some(turn) {
         state.engine_turn = None;
+        if let Some(started) = state.turn_started_at.take()
+            && state.settings.notify
+            && now.saturating_duration_since(started) >= NOTIFY_AFTER
+        {
+            let secs = now.saturating_duration_since(started).as_secs();
+            fx.push(Effect::Notify(format!(
+                "flower-tui: turn {reason} after {secs}s"
+            )));
+        }
     }
     if kind == TurnKind::Handoff {
         // A `/handoff` turn: its `Event::Handoff` phases said everything.
+        queue::on_turn_over(state, turn, reason, now, fx);
         return;
     }
     state.finish_streaming();
@@ -357,6 +391,7 @@ fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitR
         | ExitReason::Unchanged
         | ExitReason::Error(_) => {}
     }
+    queue::on_turn_over(state, turn, reason, now, fx);
 }
 
 #[cfg(test)]

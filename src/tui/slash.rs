@@ -13,6 +13,8 @@ pub enum SlashCommand {
     Window,
     /// `/cost`: cost and turns per generation.
     Cost,
+    /// `/copy`: the last reply to the clipboard.
+    Copy,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -63,6 +65,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "cost",
         args: "",
         desc: "show the cost and turns of each generation",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Copy,
+        name: "copy",
+        args: "",
+        desc: "copy the last reply to the clipboard (OSC 52)",
     },
     CommandSpec {
         cmd: SlashCommand::Help,

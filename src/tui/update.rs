@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui_textarea::{DataCursor, Scrolling};
 
 use crate::engine::protocol::{Approval, Op};
@@ -19,10 +19,10 @@ use super::events::on_event;
 use super::input;
 use super::keymap::{self, Action};
 use super::msg::{ChatScroll, Effect, Msg, Pane};
-use super::render::cell::Cell;
-use super::state::{
-    APPROVAL_GUARD, AppState, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input,
-};
+use super::queue;
+use super::render::cell::{Cell, ToolStatus};
+use super::search;
+use super::state::{AppState, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
 pub const EDITOR_PASTE_MAX: usize = 1024 * 1024;
@@ -41,8 +41,8 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
     match msg {
         Msg::Key(key) => on_key(state, key, now, &mut fx),
         Msg::Paste(text) => on_paste(state, text, now),
-        Msg::Mouse { event, pane } => {
-            if !on_mouse(state, event, pane, &mut fx) {
+        Msg::Mouse { event, pane, cell } => {
+            if !on_mouse(state, event, pane, cell, now, &mut fx) {
                 return fx; // motion and clicks that change nothing: no redraw
             }
         }
@@ -50,6 +50,7 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Engine(ev) => on_event(state, ev, now, &mut fx),
         Msg::EngineClosed => {
             state.link = EngineLink::Closed;
+            queue::engine_gone(state);
             state.running = Running::Idle;
             state.sync_gauge_mode();
             state.error("The engine stopped; /quit to leave");
@@ -104,6 +105,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     {
         state.ctrl_c_at = None;
     }
+    count_tool_seconds(state, now);
     let ended = state.editor.as_mut().is_some_and(|ed| ed.tick(now));
     if ended {
         if let Some(ed) = state.editor.as_mut() {
@@ -116,34 +118,57 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
+/// The running tool cell shows its whole seconds: changed (and re-laid out) once a second.
+fn count_tool_seconds(state: &mut AppState, now: Instant) {
+    let Some((idx, since)) = state.running_tool else {
+        return;
+    };
+    let secs = now.saturating_duration_since(since).as_secs();
+    let stale = matches!(
+        state.chat.get(idx),
+        Some(Cell::Tool { status: ToolStatus::Running { secs: s }, .. }) if *s != secs
+    );
+    if stale
+        && let Some(Cell::Tool {
+            status: ToolStatus::Running { secs: s },
+            ..
+        }) = state.chat.get_mut(idx)
+    {
+        *s = secs;
+    }
+}
+
 fn on_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     if key.kind == crossterm::event::KeyEventKind::Release {
         return;
     }
-    match keymap::lookup(&state.contexts(), &key) {
+    match keymap::lookup(&state.contexts(now), &key) {
         Some(action) => on_action(state, action, key, now, fx),
+        None if state.search.is_some() => search::key(state, key),
         None => match state.focus {
-            Focus::Input => input_key(state, key),
+            Focus::Input => input_key(state, key, now),
             Focus::Editor => editor_key(state, key, now),
-            Focus::Approval => {}
         },
     }
 }
 
 /// A key the input's textarea handles itself.
-fn input_key(state: &mut AppState, key: KeyEvent) {
+fn input_key(state: &mut AppState, key: KeyEvent, now: Instant) {
     if state.input.input(key) {
         state.popup = Popup::Auto { selected: 0 };
+        state.input_edited(now);
+        state.typed_at = Some(now);
         if state.input.is_empty() {
             state.pastes.clear();
         }
     }
 }
 
-fn set_input(state: &mut AppState, text: &str) {
+fn set_input(state: &mut AppState, text: &str, now: Instant) {
     state.input = new_input();
     state.input.insert_str(text);
     state.popup = Popup::Auto { selected: 0 };
+    state.input_edited(now);
 }
 
 fn on_action(
@@ -156,9 +181,16 @@ fn on_action(
     match action {
         Action::Send => submit(state, now, fx),
         Action::Newline => state.input.insert_newline(),
-        Action::HistoryPrev => recall(state, true, key),
-        Action::HistoryNext => recall(state, false, key),
+        Action::HistoryPrev => {
+            if !(state.input.is_empty() && queue::recall_newest(state, now)) {
+                recall(state, true, key, now);
+            }
+        }
+        Action::HistoryNext => recall(state, false, key, now),
         Action::Abort => {
+            if state.input.is_empty() && queue::drop_newest(state) {
+                return;
+            }
             if state.is_running() {
                 fx.push(Effect::SendOp(Op::Abort {
                     turn: state.abort_turn(),
@@ -174,14 +206,32 @@ fn on_action(
             (Focus::Input, false) => {
                 state.notice("No editor open (/edit-handoff opens the latest handoff)")
             }
-            (Focus::Approval, _) => {}
         },
         Action::Save => save(state, fx),
         Action::ExternalEditor => external_editor(state, now, fx),
-        Action::ToggleTool => state.chat.toggle_last_tool_expanded(),
+        Action::ToggleTool => toggle_tool(state, fx),
+        Action::SelectPrevTool => select_tool(state, true, fx),
+        Action::SelectNextTool => select_tool(state, false, fx),
+        Action::ChatTop | Action::ChatBottom => {
+            let from_input =
+                matches!(key.code, KeyCode::Home | KeyCode::End) && key.modifiers.is_empty();
+            if from_input && !state.input.is_empty() {
+                input_key(state, key, now); // the start or end of the line being typed
+            } else if action == Action::ChatTop {
+                fx.push(Effect::ScrollChat(ChatScroll::Top));
+            } else {
+                fx.push(Effect::ScrollChat(ChatScroll::Bottom));
+            }
+        }
+        Action::ApprovalUp => fx.push(Effect::ScrollPrompt(-1)),
+        Action::ApprovalDown => fx.push(Effect::ScrollPrompt(1)),
+        Action::HistorySearch => search::start(state),
+        Action::SearchOlder => search::older(state),
+        Action::SearchAccept => search::accept(state, now),
+        Action::SearchCancel => search::cancel(state),
         Action::PopupNext => popup_move(state, true),
         Action::PopupPrev => popup_move(state, false),
-        Action::PopupComplete => popup_complete(state),
+        Action::PopupComplete => popup_complete(state, now),
         Action::PopupClose => state.popup = Popup::Dismissed,
         Action::EditorEscape => editor_escape(state, fx),
         Action::ApproveOnce => answer(state, Approval::Once, now, fx),
@@ -197,7 +247,7 @@ fn on_action(
 
 /// Up on the input's first line recalls an older message, Down on its last line a newer one;
 /// elsewhere (or with no more history) the key moves the cursor.
-fn recall(state: &mut AppState, older: bool, key: KeyEvent) {
+fn recall(state: &mut AppState, older: bool, key: KeyEvent, now: Instant) {
     let DataCursor(row, _) = state.input.cursor();
     let last = state.input.lines().len().saturating_sub(1);
     let recalled = match older {
@@ -209,20 +259,66 @@ fn recall(state: &mut AppState, older: bool, key: KeyEvent) {
         _ => None,
     };
     match recalled {
-        Some(text) => set_input(state, &text),
-        None => input_key(state, key),
+        Some(text) => set_input(state, &text, now),
+        None => input_key(state, key, now),
     }
 }
 
-/// Ctrl-C: clears the input; a second press within [`QUIT_WINDOW`] quits.
+/// Ctrl-C: clears the input; on an empty input drops the newest queued message, else
+/// interrupts the running turn; on an idle empty input a second press within [`QUIT_WINDOW`]
+/// quits. Interrupting never arms the quit: hammering Ctrl-C to stop the agent does not leave.
 fn clear_or_quit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    if !state.input.is_empty() {
+        state.input = new_input();
+        state.pastes.clear();
+        state.popup = Popup::Auto { selected: 0 };
+        state.history.reset_browsing();
+        state.input_edited(now);
+        if !state.busy() {
+            state.ctrl_c_at = Some(now);
+        }
+        return;
+    }
+    if queue::drop_newest(state) {
+        return;
+    }
+    if state.busy() || state.is_running() {
+        state.ctrl_c_at = None;
+        fx.push(Effect::SendOp(Op::Abort {
+            turn: state.abort_turn(),
+        }));
+        return;
+    }
     if state.quit_armed(now) {
         request_quit(state, fx);
     } else {
         state.ctrl_c_at = Some(now);
-        state.input = new_input();
-        state.pastes.clear();
-        state.popup = Popup::Auto { selected: 0 };
+    }
+}
+
+/// Ctrl-T: the selected tool cell (else the newest) expands or collapses.
+fn toggle_tool(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let target = state.selected_tool.or_else(|| state.chat.tool_before(None));
+    if let Some(idx) = target
+        && state.chat.toggle_tool_expanded(idx)
+    {
+        fx.push(Effect::ScrollChat(ChatScroll::Reveal(idx)));
+    }
+}
+
+/// Alt-Up / Alt-Down: select the previous / next tool cell and bring it into view. Down past
+/// the newest clears the selection.
+fn select_tool(state: &mut AppState, prev: bool, fx: &mut Vec<Effect>) {
+    let next = match (prev, state.selected_tool) {
+        (true, None) => state.chat.tool_before(None),
+        (true, Some(i)) => state.chat.tool_before(Some(i)).or(Some(i)),
+        (false, None) => None,
+        (false, Some(i)) => state.chat.tool_after(i),
+    };
+    state.selected_tool = next;
+    match next {
+        Some(idx) => fx.push(Effect::ScrollChat(ChatScroll::Reveal(idx))),
+        None => fx.push(Effect::ScrollChat(ChatScroll::Bottom)),
     }
 }
 
@@ -238,26 +334,22 @@ fn popup_move(state: &mut AppState, down: bool) {
 }
 
 /// Tab: the selected command into the input (with a space when it takes an argument).
-fn popup_complete(state: &mut AppState) {
+fn popup_complete(state: &mut AppState, now: Instant) {
     if let Some(spec) = state.popup_items().get(state.popup_selected()).copied() {
         let text = if spec.args.is_empty() {
             format!("/{}", spec.name)
         } else {
             format!("/{} ", spec.name)
         };
-        set_input(state, &text);
+        set_input(state, &text, now);
     }
 }
 
 fn answer(state: &mut AppState, decision: Approval, now: Instant, fx: &mut Vec<Effect>) {
-    if state
-        .approval_shown_at
-        .is_some_and(|t| now.saturating_duration_since(t) < APPROVAL_GUARD)
-    {
-        return; // typed before the prompt could be read
+    if !state.approval_takes_keys(now) {
+        return; // typed before the prompt could be read, or meant for the input
     }
     let Some(p) = state.approvals.pop_front() else {
-        state.focus = state.focus_before_approval;
         return;
     };
     fx.push(Effect::SendOp(Op::Approval { id: p.id, decision }));
@@ -269,21 +361,20 @@ fn answer(state: &mut AppState, decision: Approval, now: Instant, fx: &mut Vec<E
     if let Some(Cell::Approval { answer, .. }) = state.chat.get_mut(p.cell) {
         *answer = Some(text.to_string());
     }
-    if state.approvals.is_empty() {
-        state.approval_shown_at = None;
-        state.focus = match state.focus_before_approval {
-            Focus::Editor if state.editor.is_none() => Focus::Input,
-            f => f,
-        };
+    state.approval_shown_at = if state.approvals.is_empty() {
+        None
     } else {
-        state.approval_shown_at = Some(now); // the next prompt takes the place of this one
-    }
+        Some(now) // the next prompt takes the place of this one
+    };
 }
 
 fn on_paste(state: &mut AppState, text: String, now: Instant) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     match state.focus {
         Focus::Input => {
+            if state.search.is_some() {
+                state.search = None; // a paste is text for the input, not a query
+            }
             if input::needs_chip(&text) {
                 let label = state.pastes.add(text);
                 state.input.insert_str(label);
@@ -291,6 +382,8 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
                 state.input.insert_str(text);
             }
             state.popup = Popup::Auto { selected: 0 };
+            state.input_edited(now);
+            state.typed_at = Some(now);
         }
         Focus::Editor => {
             if let Some(ed) = state.editor.as_mut()
@@ -309,15 +402,25 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
                 }
             }
         }
-        Focus::Approval => {}
     }
 }
 
-fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Vec<Effect>) -> bool {
+fn on_mouse(
+    state: &mut AppState,
+    m: MouseEvent,
+    pane: Option<Pane>,
+    cell: Option<usize>,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) -> bool {
     match m.kind {
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
             let up = m.kind == MouseEventKind::ScrollUp;
             match state.editor.as_mut() {
+                _ if pane == Some(Pane::Approval) => {
+                    let d = i32::from(WHEEL_LINES);
+                    fx.push(Effect::ScrollPrompt(if up { -d } else { d }));
+                }
                 Some(ed) if pane == Some(Pane::Editor) => {
                     let d = WHEEL_LINES as i16;
                     ed.area.scroll(Scrolling::Delta {
@@ -330,13 +433,17 @@ fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Ve
             }
             true
         }
-        MouseEventKind::Down(_) if state.focus != Focus::Approval => {
+        MouseEventKind::Down(_) => {
             let target = match pane {
                 Some(Pane::Editor) if state.editor.is_some() => Focus::Editor,
-                Some(Pane::Input) => Focus::Input,
+                Some(Pane::Input | Pane::Approval) => Focus::Input,
+                Some(Pane::Chat) => return click_chat(state, cell, fx),
                 _ => return false,
             };
             let changed = state.focus != target;
+            if changed && target == Focus::Input {
+                state.input_edited(now); // the prompt does not answer a key meant for the editor
+            }
             state.focus = target;
             changed
         }
@@ -344,8 +451,21 @@ fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Ve
     }
 }
 
+/// A click in the chat: on a tool cell it selects it and expands or collapses it.
+fn click_chat(state: &mut AppState, cell: Option<usize>, fx: &mut Vec<Effect>) -> bool {
+    let Some(idx) = cell.filter(|i| matches!(state.chat.get(*i), Some(Cell::Tool { .. }))) else {
+        return false;
+    };
+    state.selected_tool = Some(idx);
+    toggle_tool(state, fx);
+    true
+}
+
 fn on_send_failed(state: &mut AppState, op: Op, reason: String, now: Instant) {
     state.error(format!("Could not reach the engine ({reason})"));
+    if let Some(turn) = op.starts_turn() {
+        state.in_flight.retain(|t| *t != turn);
+    }
     if let Op::UserTurn { text, .. } = op {
         if matches!(state.running, Running::Streaming { .. }) {
             state.running = Running::Idle;

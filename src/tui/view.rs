@@ -15,10 +15,13 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use super::editor::{Prompt, SideEditor, conflict_keys};
-use super::keymap::{self, Action, Context, short_label_for};
+use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title};
+use super::render::prompt_view::{
+    PromptBody, PromptKeys, prompt_body_lines, prompt_keys_line, queued_lines,
+};
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
@@ -34,16 +37,18 @@ pub const INPUT_MAX_LINES: u16 = 8;
 pub const SIDE_BY_SIDE_WIDTH: u16 = 100;
 /// Rows the slash popup lists at most.
 const POPUP_MAX_ROWS: u16 = 8;
-/// Summary rows the approval prompt shows at most.
-const APPROVAL_MAX_ROWS: u16 = 3;
+/// Body rows the approval prompt shows at least when it has them (a longer body scrolls).
+const APPROVAL_MIN_ROWS: u16 = 3;
 
 /// Where the last frame put things (for page sizes and mouse hit-tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LayoutCache {
     /// The chat pane.
     pub chat: Rect,
-    /// The input box (or the approval prompt in its place).
+    /// The input box.
     pub input: Rect,
+    /// The approval prompt, when one waits.
+    pub approval: Option<Rect>,
     /// The side editor, when open.
     pub editor: Option<Rect>,
 }
@@ -56,6 +61,10 @@ pub struct ViewCache {
     pub layout: LayoutCache,
     /// The chat's cached layouts and scroll position.
     pub chat: ChatView,
+    /// The approval prompt's scroll: the call it belongs to and its first body row shown.
+    pub prompt_scroll: Option<(String, u16)>,
+    /// The largest scroll of the prompt drawn last (its body rows less those shown).
+    pub prompt_max_scroll: u16,
 }
 
 impl ViewCache {
@@ -69,12 +78,27 @@ impl ViewCache {
         let at = Position::new(column, row);
         if self.layout.editor.is_some_and(|r| r.contains(at)) {
             Some(Pane::Editor)
+        } else if self.layout.approval.is_some_and(|r| r.contains(at)) {
+            Some(Pane::Approval)
         } else if self.layout.input.contains(at) {
             Some(Pane::Input)
         } else if self.layout.chat.contains(at) {
             Some(Pane::Chat)
         } else {
             None
+        }
+    }
+
+    /// The chat cell drawn at a screen position in the last frame.
+    pub fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
+        self.chat.cell_at(column, row)
+    }
+
+    /// Scrolls the approval prompt drawn last by `delta` rows, within its body.
+    pub fn scroll_prompt(&mut self, delta: i32) {
+        if let Some((_, row)) = self.prompt_scroll.as_mut() {
+            let next = i64::from(*row) + i64::from(delta);
+            *row = next.clamp(0, i64::from(self.prompt_max_scroll)) as u16;
         }
     }
 
@@ -110,25 +134,31 @@ pub fn draw(
         return;
     }
     let spinner_h = u16::from(state.spinner().is_some());
-    let bottom_h = match state.approvals.front() {
-        Some(p) if state.focus == Focus::Approval => approval_height(p, area.width),
-        _ => input_height(state, area.width),
-    };
-    let [body, spin, bottom, status] = Layout::vertical([
+    let queued = queued_rows(state, area.width, theme);
+    let prompt = state
+        .approvals
+        .front()
+        .map(|p| approval_model(state, p, area, theme, now));
+    let input_h = input_height(state, area.width);
+    let [body, queue, spin, approval, bottom, status] = Layout::vertical([
         Constraint::Min(0),
+        Constraint::Length(queued.len() as u16),
         Constraint::Length(spinner_h),
-        Constraint::Length(bottom_h),
+        Constraint::Length(prompt.as_ref().map_or(0, |m| m.height)),
+        Constraint::Length(input_h),
         Constraint::Length(1),
     ])
     .areas(area);
 
     let (chat, editor) = split_body(body, state.editor.is_some());
     if !chat.is_empty() {
+        cache.chat.highlight = state.selected_tool;
         render_chat(&state.chat, &mut cache.chat, chat, buf, theme);
     }
     if let (Some(ed), Some(rect)) = (state.editor.as_ref(), editor) {
         draw_editor(ed, state.focus == Focus::Editor, rect, buf, theme, now);
     }
+    Paragraph::new(queued).render(queue, buf);
     if let Some((label, since, hint)) = state.spinner() {
         render_spinner(
             &label,
@@ -139,9 +169,25 @@ pub fn draw(
             theme,
         );
     }
-    match state.approvals.front() {
-        Some(p) if state.focus == Focus::Approval => {
-            draw_approval(p, state.approvals.len(), bottom, buf, theme)
+    match (state.approvals.front(), prompt.as_ref()) {
+        (Some(p), Some(m)) => {
+            let max = max_prompt_scroll(m.lines.len(), m.rows);
+            let scroll = match &cache.prompt_scroll {
+                Some((id, row)) if *id == p.id => (*row).min(max),
+                _ => 0,
+            };
+            cache.prompt_scroll = Some((p.id.clone(), scroll));
+            cache.prompt_max_scroll = max;
+            draw_approval(p, m, scroll, state.approvals.len(), approval, buf, theme);
+        }
+        _ => {
+            cache.prompt_scroll = None;
+            cache.prompt_max_scroll = 0;
+        }
+    }
+    match &state.search {
+        Some(search) if state.focus == Focus::Input => {
+            draw_search(state, search, bottom, buf, theme)
         }
         _ => draw_input(state, bottom, buf, theme),
     }
@@ -150,8 +196,66 @@ pub fn draw(
     cache.layout = LayoutCache {
         chat,
         input: bottom,
+        approval: prompt.is_some().then_some(approval),
         editor,
     };
+}
+
+/// The queued messages' rows (none when nothing is queued).
+fn queued_rows(state: &AppState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    if state.queue.is_empty() {
+        return Vec::new();
+    }
+    let texts: Vec<&str> = state.queue.iter().map(|q| q.raw.as_str()).collect();
+    let hint = state.focus == Focus::Input && state.input.is_empty();
+    queued_lines(&texts, usize::from(width), hint, theme)
+}
+
+/// The approval prompt as drawn this frame: its body lines, the keys state, its height.
+struct PromptModel {
+    lines: Vec<Line<'static>>,
+    keys: PromptKeys,
+    /// Body rows shown.
+    rows: u16,
+    height: u16,
+}
+
+fn approval_model(
+    state: &AppState,
+    p: &PendingApproval,
+    area: Rect,
+    theme: &Theme,
+    now: Instant,
+) -> PromptModel {
+    let inner = usize::from(area.width.saturating_sub(2).max(1));
+    let body = PromptBody {
+        summary: &p.summary,
+        outside_workspace: p.outside_workspace,
+    };
+    let lines = prompt_body_lines(&body, inner, theme);
+    let keys = if state.approval_takes_keys(now) {
+        PromptKeys::Live
+    } else if state.focus == Focus::Editor {
+        PromptKeys::EditorFocused
+    } else if !state.input.is_empty() {
+        PromptKeys::InputHasText
+    } else {
+        PromptKeys::Settling
+    };
+    // Up to half the screen, less the input box and the status line; at least a few rows.
+    let room = (area.height / 2).saturating_sub(3).max(APPROVAL_MIN_ROWS);
+    let rows = (lines.len() as u16).clamp(1, room);
+    PromptModel {
+        lines,
+        keys,
+        rows,
+        height: rows + 3,
+    }
+}
+
+/// The longest scroll of a prompt whose body has `lines` rows and shows `rows` of them.
+pub fn max_prompt_scroll(lines: usize, rows: u16) -> u16 {
+    (lines.saturating_sub(usize::from(rows))).min(usize::from(u16::MAX)) as u16
 }
 
 /// The chat and editor rects: side by side when wide, stacked when narrow, the editor alone
@@ -264,41 +368,78 @@ fn draw_editor(
     Widget::render(&ed.area, text_area, buf);
 }
 
-fn approval_height(p: &PendingApproval, width: u16) -> u16 {
-    let inner = usize::from(width.saturating_sub(2).max(1));
-    let rows = p.summary.width().div_ceil(inner).max(1) as u16;
-    rows.min(APPROVAL_MAX_ROWS) + 3
-}
-
-fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
+fn draw_approval(
+    p: &PendingApproval,
+    m: &PromptModel,
+    scroll: u16,
+    queued: usize,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
     let more = if queued > 1 {
         format!(" (+{} more)", queued - 1)
     } else {
         String::new()
     };
+    let total = m.lines.len();
+    let position = if total > usize::from(m.rows) {
+        let first = usize::from(scroll) + 1;
+        let last = (usize::from(scroll) + usize::from(m.rows)).min(total);
+        format!(" lines {first}-{last} of {total} ")
+    } else {
+        String::new()
+    };
     let block = Block::bordered()
         .title(format!(" Allow {}?{more} ", p.name))
+        .title_bottom(Line::from(position).right_aligned())
         .border_style(theme.warning);
     let inner = block.inner(area);
+    Clear.render(area, buf);
     block.render(area, buf);
     if inner.is_empty() {
         return;
     }
-    let [summary, keys] =
-        Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(inner);
-    Paragraph::new(p.summary.as_str())
+    let [body, keys] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(inner);
+    let shown: Vec<Line> = m
+        .lines
+        .iter()
+        .skip(usize::from(scroll))
+        .take(usize::from(body.height))
+        .cloned()
+        .collect();
+    Paragraph::new(shown).render(body, buf);
+    let scrollable = total > usize::from(m.rows);
+    Paragraph::new(prompt_keys_line(m.keys, scrollable, theme)).render(keys, buf);
+}
+
+/// Ctrl-R: the input box shows the match and the query in its title.
+fn draw_search(
+    state: &AppState,
+    search: &super::state::Search,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    let found = search
+        .hit
+        .and_then(|i| state.history.entry(i))
+        .map(|(t, _)| t);
+    let title = match found {
+        Some(_) => format!(" history search: {} ", search.query),
+        None if search.query.is_empty() => " history search: type to search ".to_string(),
+        None => format!(" history search: {} (no match) ", search.query),
+    };
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.border_focus);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let text = found.unwrap_or_default();
+    Paragraph::new(text.to_string())
         .style(theme.text)
         .wrap(ratatui::widgets::Wrap { trim: false })
-        .render(summary, buf);
-    let mut spans = Vec::new();
-    for hint in keymap::hints(&[Context::Approval]) {
-        if !spans.is_empty() {
-            spans.push(Span::styled("  ·  ", theme.dim));
-        }
-        spans.push(Span::styled(hint.keys, theme.key));
-        spans.push(Span::styled(format!(" {}", hint.text), theme.text));
-    }
-    Paragraph::new(Line::from(spans)).render(keys, buf);
+        .render(inner, buf);
 }
 
 fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme: &Theme) {
@@ -348,7 +489,7 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     let armed = state.quit_armed(now);
     let running = state.is_running();
-    let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts())
+    let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts(now))
         .into_iter()
         .filter(|h| running || h.action != Action::Abort)
         .filter(|h| !armed || h.action != Action::ClearOrQuit)

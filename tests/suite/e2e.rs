@@ -71,8 +71,8 @@ struct Pty {
     shared: Arc<Shared>,
     reader: Option<JoinHandle<()>>,
     master: Box<dyn MasterPty + Send>,
-    /// HOME, data and config dirs, and the workspace `ws`.
-    home: TempDir,
+    /// HOME, data and config dirs, and the workspace `ws` (shared with a later run).
+    home: Arc<TempDir>,
 }
 
 impl Drop for Pty {
@@ -87,7 +87,11 @@ impl Drop for Pty {
 impl Pty {
     /// Start `flower-tui ARGS --workspace <home>/ws` against the fake server, in an isolated env.
     fn start(server: &FakeServer, args: &[&str]) -> Pty {
-        let home = tempfile::tempdir().unwrap();
+        Pty::start_in(server, args, Arc::new(tempfile::tempdir().unwrap()))
+    }
+
+    /// [`Pty::start`] in the HOME of an earlier run (its data dir, config and workspace).
+    fn start_in(server: &FakeServer, args: &[&str], home: Arc<TempDir>) -> Pty {
         let ws = home.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         let pair = native_pty_system()
@@ -159,6 +163,11 @@ impl Pty {
 
     fn workspace(&self) -> PathBuf {
         self.home.path().join("ws")
+    }
+
+    /// The HOME this run uses, for a later run in the same place.
+    fn home_dir(&self) -> Arc<TempDir> {
+        self.home.clone()
     }
 
     /// Type bytes into the terminal.
@@ -610,3 +619,5 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
     assert!(r < a, "the replay follows the retry line: {screen}");
     assert_eq!(server.requests().len(), 2);
 }
+
+mod daily;

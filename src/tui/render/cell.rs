@@ -10,8 +10,11 @@ use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text
 use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::tui::keymap::{Action, label_for, short_label_for};
 
-/// Tool output lines shown while a tool cell is collapsed.
-pub const COLLAPSED_LINES: usize = 3;
+/// Output lines a collapsed tool cell shows from the start of its output.
+pub const HEAD_LINES: usize = 2;
+/// Output lines a collapsed tool cell shows from the end of its output (where a command says
+/// how it ended).
+pub const TAIL_LINES: usize = 3;
 
 /// Where an assistant message is in its life.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,8 +30,11 @@ pub enum AssistantState {
 /// Where a tool call is: running, or finished with its output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
-    /// No result yet.
-    Running,
+    /// No result yet; it has run this many whole seconds.
+    Running {
+        /// Seconds since the call started.
+        secs: u64,
+    },
     /// It succeeded with this output.
     Succeeded(String),
     /// It failed with this output.
@@ -273,7 +279,7 @@ fn tool_lines(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let (output, is_error) = match status {
-        ToolStatus::Running => (None, false),
+        ToolStatus::Running { .. } => (None, false),
         ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
         ToolStatus::Failed(o) => (Some(o.as_str()), true),
     };
@@ -293,7 +299,11 @@ fn tool_lines(
         )
     };
     let Some(output) = output else {
-        lines.extend(note("running…".into()));
+        let text = match status {
+            ToolStatus::Running { secs } if *secs > 0 => format!("running… {secs}s"),
+            _ => "running…".to_string(),
+        };
+        lines.extend(note(text));
         return lines;
     };
     let clean = sanitize(output);
@@ -311,8 +321,8 @@ fn tool_lines(
     lines
 }
 
-/// A tool's output under its header: whole when expanded or short, else its first lines cut to
-/// a row each and a note of what is hidden.
+/// A tool's output under its header: whole when expanded or short, else its first and last
+/// lines cut to a row each, with a note of what is hidden between them.
 fn output_lines(
     output: &str,
     style: Style,
@@ -321,36 +331,46 @@ fn output_lines(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let indent = [raw("  ", theme.text)];
-    let total = output.split('\n').count();
+    let all: Vec<&str> = output.split('\n').collect();
+    let total = all.len();
     let room = w.saturating_sub(2).max(1);
-    let fits = total <= COLLAPSED_LINES + 1 && output.split('\n').all(|l| str_width(l) <= room);
+    let fits = total <= HEAD_LINES + TAIL_LINES + 1 && all.iter().all(|l| str_width(l) <= room);
     if expanded || fits {
         return wrap_text(output, style, w, &indent, &indent, WrapMode::Chars);
     }
-    let shown = total.min(COLLAPSED_LINES);
-    let mut lines: Vec<Line<'static>> = output
-        .split('\n')
-        .take(shown)
-        .map(|line| {
-            Line::from(vec![
-                raw("  ", theme.text),
-                raw(truncate(line, room), style),
-            ])
-        })
-        .collect();
-    let key = short_label_for(Action::ToggleTool);
-    let more = match total - shown {
-        0 => format!("… (long lines cut, {key} to expand)"),
-        1 => format!("… (1 more line, {key} to expand)"),
-        n => format!("… ({n} more lines, {key} to expand)"),
+    let row = |line: &str| {
+        Line::from(vec![
+            raw("  ", theme.text),
+            raw(truncate(line, room), style),
+        ])
     };
-    lines.extend(wrap_spans(
+    // Short output with a long line: every line, cut; else the head, the count, the tail.
+    let (head, tail) = if total <= HEAD_LINES + TAIL_LINES + 1 {
+        (total, 0)
+    } else {
+        (HEAD_LINES, TAIL_LINES)
+    };
+    let hidden = total - head - tail;
+    let key = short_label_for(Action::ToggleTool);
+    let more = match hidden {
+        0 => format!("… (long lines cut, {key} expands)"),
+        1 => format!("… 1 more line ({key} expands)"),
+        n => format!("… {n} more lines ({key} expands)"),
+    };
+    let mut lines: Vec<Line<'static>> = all.iter().take(head).map(|l| row(l)).collect();
+    let note = wrap_spans(
         &[raw(more, theme.dim)],
         w,
         &indent,
         &indent,
         WrapMode::Words,
-    ));
+    );
+    if hidden == 0 {
+        lines.extend(note);
+        return lines;
+    }
+    lines.extend(note);
+    lines.extend(all.iter().skip(total - tail).map(|l| row(l)));
     lines
 }
 
@@ -424,44 +444,56 @@ mod tests {
             id: "t1".into(),
             name: "bash".into(),
             summary: "bash: cargo test".into(),
-            status: output.map_or(ToolStatus::Running, |o| ToolStatus::Succeeded(o.into())),
+            status: output.map_or(ToolStatus::Running { secs: 0 }, |o| {
+                ToolStatus::Succeeded(o.into())
+            }),
             expanded,
         }
     }
 
     #[test]
-    fn tool_collapses_and_expands() {
+    fn tool_collapses_to_head_and_tail_and_expands() {
         assert_eq!(
             text(&tool(None, false), 40),
             ["▸ bash: cargo test", "  running…"]
         );
-        let out = "1\n2\n3\n4\n5\n6\n";
+        let out = "1\n2\n3\n4\n5\n6\n7\n8\n";
         assert_eq!(
             text(&tool(Some(out), false), 40),
             [
                 "▸ bash: cargo test",
                 "  1",
                 "  2",
-                "  3",
-                "  … (3 more lines, ctrl-t to expand)"
+                "  … 3 more lines (ctrl-t expands)",
+                "  6",
+                "  7",
+                "  8",
             ]
         );
-        assert_eq!(text(&tool(Some(out), true), 40).len(), 7);
+        assert_eq!(text(&tool(Some(out), true), 40).len(), 9);
         // One hidden line is shown rather than a note of the same size.
-        assert_eq!(text(&tool(Some("a\nb\nc\nd"), false), 40).len(), 5);
-        // ... unless it is too long for one row.
+        assert_eq!(text(&tool(Some("a\nb\nc\nd\ne\nf"), false), 40).len(), 7);
+        // ... a short output with a too long line is cut, line by line.
         let four = format!("a\nb\nc\n{}", "d".repeat(50));
         assert_eq!(
-            text(&tool(Some(&four), false), 40)[4],
-            "  … (1 more line, ctrl-t to expand)"
+            text(&tool(Some(&four), false), 40)[5],
+            "  … (long lines cut, ctrl-t expands)"
         );
         assert_eq!(text(&tool(Some(""), false), 40)[1], "  (no output)");
         // A long collapsed line is cut to one row.
-        let long = format!("{}\nx\ny\nz\nw", "a".repeat(100));
+        let long = format!("{}\nx\ny\nz\nw\nv\nu", "a".repeat(100));
         assert_eq!(
             text(&tool(Some(&long), false), 20)[1],
             format!("  {}…", "a".repeat(17))
         );
+        let running = Cell::Tool {
+            id: "t1".into(),
+            name: "bash".into(),
+            summary: "bash: sleep 9".into(),
+            status: ToolStatus::Running { secs: 4 },
+            expanded: false,
+        };
+        assert_eq!(text(&running, 40)[1], "  running… 4s");
     }
 
     #[test]

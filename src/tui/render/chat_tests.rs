@@ -108,7 +108,7 @@ fn every_kind() -> Chat {
         id: "t3".into(),
         name: "bash".into(),
         summary: "bash: sleep 10".into(),
-        status: ToolStatus::Running,
+        status: ToolStatus::Running { secs: 0 },
         expanded: false,
     });
     chat.push(Cell::Approval {
@@ -270,22 +270,22 @@ fn height_cache_is_invalidated() {
         id: "t9".into(),
         name: "bash".into(),
         summary: "bash: ls".into(),
-        status: ToolStatus::Running,
+        status: ToolStatus::Running { secs: 0 },
         expanded: false,
     });
     chat.push(notice(1));
     assert!(rows(&mut chat, 30, 6).contains(&"  running…".to_string()));
     if let Some(Cell::Tool { status, .. }) = chat.find_tool_mut("t9") {
-        *status = ToolStatus::Succeeded("a\nb\nc\nd\ne\nf".into());
+        *status = ToolStatus::Succeeded("a\nb\nc\nd\ne\nf\ng\nh".into());
     }
     let shown = rows(&mut chat, 40, 8);
     assert!(
-        shown.contains(&"  … (3 more lines, ctrl-t to expand)".to_string()),
+        shown.contains(&"  … 3 more lines (ctrl-t expands)".to_string()),
         "{shown:?}"
     );
     chat.toggle_last_tool_expanded();
-    let shown = rows(&mut chat, 40, 10);
-    assert!(shown.contains(&"  f".to_string()), "{shown:?}");
+    let shown = rows(&mut chat, 40, 12);
+    assert!(shown.contains(&"  e".to_string()), "{shown:?}");
     assert!(chat.find_tool_mut("nope").is_none());
 }
 
@@ -362,7 +362,7 @@ fn ten_megabyte_paste_renders() {
     });
     let shown = rows(&mut chat, 80, 6);
     assert_eq!(
-        shown[5], "  … (long lines cut, ctrl-t to expand)",
+        shown[5], "  … (long lines cut, ctrl-t expands)",
         "{shown:?}"
     );
     // The paste wraps in full (about 200,000 rows); its first row is reachable.
