@@ -28,6 +28,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         render_bench::stream,
     ),
     (
+        "concurrency",
+        "30 same-step pairs of real processes in one workspace each: lost documents, cross-briefings, lock time",
+        continuity_bench::run,
+    ),
+    (
         "memory",
         "memory after 8 generations of ~150k-token sessions",
         engine_bench::memory,
@@ -37,20 +42,41 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "turns completed and cost per fault under a 40 % fault rate (both protocols)",
         chaos_bench::run,
     ),
+    (
+        "mcp",
+        "MCP tool-call round trip over stdio beyond the server's own time",
+        mcp_bench::run,
+    ),
+    (
+        "diff",
+        "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
+        daily_bench::diff,
+    ),
+    (
+        "mentions",
+        "@ completion over a 100,000-file tree: first results, the walk, one query",
+        daily_bench::mentions,
+    ),
 ];
 
 #[allow(dead_code)]
 #[path = "../tests/support"]
 mod support {
     pub mod fake;
+    pub mod mcp_server;
 }
 use support::fake;
 
 mod chaos_bench;
+mod continuity_bench;
+mod daily_bench;
 mod engine_bench;
+mod mcp_bench;
 mod render_bench;
 
 fn main() {
+    // Re-executed as the MCP server of the `mcp` bench.
+    mcp_bench::serve_if_asked();
     // `cargo bench` passes `--bench`; anything starting with `-` is not a bench name.
     let names: Vec<String> = std::env::args()
         .skip(1)

@@ -7,8 +7,10 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
+use crate::engine::mcp::{McpJsonPolicy, ServerConfig};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
 use crate::engine::secrets::{self, ApiKey};
+use crate::engine::types::Effort;
 use crate::engine::windows::LearnedWindows;
 use crate::logging::LogLevel;
 
@@ -53,6 +55,19 @@ pub struct Cli {
     /// Continue the last run's latest session
     #[arg(long = "continue")]
     pub continue_last: bool,
+    /// Continue a session of this workspace: alone, pick one (TUI); with RUN_ID (or a unique
+    /// prefix of it), continue that run's latest session (TUI and headless)
+    #[arg(
+        long,
+        value_name = "RUN_ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "continue_last"
+    )]
+    pub resume: Option<String>,
+    /// Extended thinking (Anthropic) or reasoning effort (OpenAI): low, medium, high, or off
+    #[arg(long, value_name = "low|medium|high", value_parser = parse_effort)]
+    pub effort: Option<EffortSetting>,
     /// The workspace (default: the current directory)
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -95,6 +110,27 @@ pub struct Cli {
     /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LogLevel>,
+    /// The workspace's .mcp.json: ask (once per workspace; headless ignores an unapproved one),
+    /// trust, or ignore
+    #[arg(long, value_name = "ask|trust|ignore", value_parser = parse_mcp_json)]
+    pub mcp_json: Option<McpJsonPolicy>,
+}
+
+/// `--effort` as given: a level, or `off` (None).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EffortSetting(pub Option<Effort>);
+
+fn parse_effort(s: &str) -> Result<EffortSetting, String> {
+    Effort::parse(s).map(EffortSetting)
+}
+
+/// What `--resume` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeChoice {
+    /// `--resume` alone: the TUI shows a picker of this workspace's sessions.
+    Pick,
+    /// `--resume RUN_ID`: continue that run.
+    Run(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +221,10 @@ fn parse_log_level(s: &str) -> Result<LogLevel, String> {
     LogLevel::parse(s).ok_or_else(|| format!("accepted values: {} (got '{s}')", LogLevel::ACCEPTED))
 }
 
+fn parse_mcp_json(s: &str) -> Result<McpJsonPolicy, String> {
+    McpJsonPolicy::parse(s).ok_or_else(|| format!("accepted values: {}", McpJsonPolicy::ACCEPTED))
+}
+
 fn parse_output(s: &str) -> Result<OutputFormat, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "json" => Ok(OutputFormat::Json),
@@ -223,6 +263,14 @@ pub struct FileConfig {
     pub retry_base_ms: Option<u64>,
     pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
+    /// `[mcp_servers.NAME]` tables (see `engine::mcp::config`).
+    pub mcp_servers: Option<toml::Value>,
+    /// Whether a workspace's `.mcp.json` is used: ask, trust, ignore.
+    pub mcp_json: Option<String>,
+    /// The cap on the project instructions (AGENTS.md / CLAUDE.md files together), in bytes.
+    pub instructions_max_bytes: Option<u64>,
+    /// `low`, `medium`, `high` or `off`.
+    pub effort: Option<String>,
     /// When a turn that took over 10 s ends: "bell", "osc9", "osc777" or "off".
     pub notify: Option<String>,
     /// Keep the input history across runs (per workspace, under the data dir).
@@ -319,6 +367,16 @@ pub struct Config {
     pub notify: Notify,
     /// Whether the input history is kept across runs.
     pub history: bool,
+    /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
+    pub mcp_servers: Vec<ServerConfig>,
+    pub mcp_json: McpJsonPolicy,
+    /// `<config_dir>/flower`: the config file and the user's own `AGENTS.md`.
+    pub config_dir: Option<PathBuf>,
+    pub instructions_max_bytes: usize,
+    /// `--resume [RUN_ID]`.
+    pub resume: Option<ResumeChoice>,
+    /// `--effort` / `effort`.
+    pub effort: Option<Effort>,
 }
 
 impl Config {
@@ -339,7 +397,7 @@ impl Config {
             Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})",
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})\nmcp servers: {}",
             if self.backend.is_demo() {
                 "(in-process)"
             } else {
@@ -356,6 +414,7 @@ impl Config {
             self.workspace.display(),
             self.log_level,
             crate::logging::log_dir(&self.data_dir).display(),
+            mcp_summary(&self.mcp_servers),
         )
     }
 }
@@ -426,11 +485,13 @@ fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
 
 /// The config file's values that need checking beyond their TOML type.
 struct FileValues {
+    effort: Option<EffortSetting>,
     provider: Option<ProviderKind>,
     output: Option<OutputFormat>,
     review: Option<Review>,
     log_level: Option<LogLevel>,
     notify: Option<Notify>,
+    mcp_json: Option<McpJsonPolicy>,
 }
 
 /// Check the file's values: a wrong one is an error naming its key and the accepted values.
@@ -465,6 +526,10 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         None => None,
         Some(n) => Some(Notify::parse(n).ok_or_else(|| key_err("notify", Notify::ACCEPTED, n))?),
     };
+    let effort = match file.effort.as_deref() {
+        None => None,
+        Some(e) => Some(parse_effort(e).map_err(|_| key_err("effort", Effort::ACCEPTED, e))?),
+    };
     if file.max_generations == Some(0) {
         return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
     }
@@ -481,12 +546,21 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
             "0",
         ));
     }
+    let mcp_json = match file.mcp_json.as_deref() {
+        None => None,
+        Some(m) => Some(
+            McpJsonPolicy::parse(m)
+                .ok_or_else(|| key_err("mcp_json", McpJsonPolicy::ACCEPTED, m))?,
+        ),
+    };
     Ok(FileValues {
+        effort,
         provider,
         output,
         review,
         log_level,
         notify,
+        mcp_json,
     })
 }
 
@@ -637,6 +711,7 @@ fn context_policy(cli: &Cli, file: &FileConfig) -> ContextPolicy {
 /// Merge flags, env and file into the effective config.
 pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
     let checked = check_file(&file)?;
+    let mcp_servers = mcp_servers(&file, env)?;
     let account = resolve_account(&cli, env, &file, checked.provider)?;
     let model = resolve_model(&cli, env, &file, &account);
     let base_url = resolve_base_url(env, &file, account.provider);
@@ -705,7 +780,45 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
         notify: checked.notify.unwrap_or_default(),
         history: file.history.unwrap_or(true),
+        mcp_servers,
+        mcp_json: cli.mcp_json.or(checked.mcp_json).unwrap_or_default(),
+        config_dir: config_path(env).and_then(|p| p.parent().map(Path::to_path_buf)),
+        resume: cli.resume.map(|id| match id.trim() {
+            "" => ResumeChoice::Pick,
+            id => ResumeChoice::Run(id.to_string()),
+        }),
+        effort: cli.effort.or(checked.effort).and_then(|e| e.0),
+        instructions_max_bytes: file
+            .instructions_max_bytes
+            .map_or(crate::engine::instructions::DEFAULT_MAX_BYTES, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
     })
+}
+
+/// `name (command or URL), …` for `-v`, or `(none)`.
+fn mcp_summary(servers: &[ServerConfig]) -> String {
+    if servers.is_empty() {
+        return "(none in the config file)".into();
+    }
+    servers
+        .iter()
+        .map(|s| {
+            let off = if s.enabled { "" } else { ", disabled" };
+            format!("{} ({}{off})", s.name, s.transport.summary())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The file's `[mcp_servers]`, `${VAR}` expanded from `env`; an error names the key.
+fn mcp_servers(file: &FileConfig, env: &Env) -> Result<Vec<ServerConfig>, ConfigError> {
+    let Some(table) = &file.mcp_servers else {
+        return Ok(Vec::new());
+    };
+    let lookup = |k: &str| env.get(k).map(str::to_string);
+    crate::engine::mcp::config::from_toml(table, &lookup)
+        .map_err(|e| ConfigError(format!("config {e}")))
 }
 
 /// Parse argv, read env and the config file: the whole start-up configuration.

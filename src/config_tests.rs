@@ -273,5 +273,72 @@ fn sample() -> Config {
         log_level: LogLevel::Info,
         notify: Notify::Bell,
         history: true,
+        mcp_servers: Vec::new(),
+        mcp_json: McpJsonPolicy::Ask,
+        config_dir: None,
+        instructions_max_bytes: 32 * 1024,
+        resume: None,
+        effort: None,
     }
+}
+
+#[test]
+fn mcp_servers_and_the_mcp_json_policy_from_the_file_and_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(
+        &[("ANTHROPIC_API_KEY", "k"), ("GH_TOKEN", "ghp_1")],
+        dir.path(),
+    );
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        r#"
+        mcp_json = "trust"
+        [mcp_servers.github]
+        command = "npx"
+        args = ["-y", "@modelcontextprotocol/server-github"]
+        env = { GITHUB_TOKEN = "${GH_TOKEN}" }
+        [mcp_servers.docs]
+        url = "https://example.com/mcp"
+        "#,
+    )
+    .unwrap();
+    let file = load_file(&path).unwrap();
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file.clone()).unwrap();
+    let names: Vec<&str> = c.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["docs", "github"]);
+    assert_eq!(c.mcp_json, McpJsonPolicy::Trust);
+    let c = resolve(
+        cli(&["-p", "x", "--workspace", &ws, "--mcp-json", "ignore"]),
+        &e,
+        file,
+    )
+    .unwrap();
+    assert_eq!(c.mcp_json, McpJsonPolicy::Ignore, "the flag wins");
+    assert_eq!(sample().mcp_json, McpJsonPolicy::Ask);
+
+    std::fs::write(&path, "[mcp_servers.bad]\ncommand = 3\n").unwrap();
+    let err = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        load_file(&path).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.0,
+        "config key `mcp_servers.bad.command`: expected a string (got a number)"
+    );
+    std::fs::write(&path, "mcp_json = \"always\"\n").unwrap();
+    let err = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        load_file(&path).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.0,
+        "config key `mcp_json`: accepted values: ask, trust, ignore (got always)"
+    );
+    assert!(Cli::try_parse_from(["flower-tui", "--mcp-json", "maybe"]).is_err());
 }

@@ -8,14 +8,34 @@ use crate::engine::session;
 
 /// Run one task to completion. Returns the process exit code.
 pub async fn run(mut config: Config) -> i32 {
-    if let Err(e) = crate::launch::prepare_demo(&mut config) {
-        eprintln!("flower-tui: {e}");
-        return 1;
-    }
+    // Held to the end: the demo's scratch directory goes when it is dropped.
+    let _scratch = match crate::launch::prepare_demo(&mut config, false) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("flower-tui: {e}");
+            return 1;
+        }
+    };
     let Some(task) = config.prompt.clone() else {
         eprintln!("flower-tui: headless mode needs a task (-p \"task\")");
         return 2;
     };
+    if config.resume == Some(crate::config::ResumeChoice::Pick) {
+        // No picker without a terminal: say which runs there are and how to name one.
+        let runs = crate::engine::sessions::list(&config.data_dir, &config.workspace);
+        if runs.is_empty() {
+            eprintln!(
+                "flower-tui: --resume: no earlier session of {}",
+                config.workspace.display()
+            );
+        } else {
+            eprintln!(
+                "flower-tui: --resume needs a run id in headless mode (flower-tui --resume RUN_ID -p …); this workspace's sessions, newest first:\n{}",
+                crate::engine::sessions::describe(&runs, 10).trim_end()
+            );
+        }
+        return 2;
+    }
     let params = match crate::launch::engine_params(&config, false) {
         Ok(p) => p,
         Err(e) => {
@@ -24,6 +44,7 @@ pub async fn run(mut config: Config) -> i32 {
         }
     };
     let run_dir = params.run_dir.root.clone();
+    let mcp = params.mcp.clone();
     let mut handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => {
@@ -116,5 +137,8 @@ pub async fn run(mut config: Config) -> i32 {
         }
     }
     let _ = handle.task.await;
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     code
 }

@@ -24,8 +24,8 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
-    /// `--continue` found nothing it can continue.
-    #[error("--continue: {0}")]
+    /// `--continue`, `--resume` or `/resume` found nothing it can continue.
+    #[error("cannot continue: {0}")]
     Resume(#[from] ResumeError),
     /// `--run-dir` names a directory that holds a run already.
     #[error(
@@ -63,6 +63,21 @@ pub enum ResumeError {
         #[source]
         source: io::Error,
     },
+    /// `--resume RUN_ID` / `/resume`: no run of this workspace has that id.
+    #[error("no run of {} has the id {id:?} (flower-tui --resume lists them)", workspace.display())]
+    UnknownRun { id: String, workspace: PathBuf },
+    /// `/resume` of the run that is running.
+    #[error("run {id} is the one running now")]
+    SameRun { id: String },
+    /// A prefix that more than one run id starts with.
+    #[error("{matches} runs start with {id:?}: give more of the id")]
+    AmbiguousRun { id: String, matches: usize },
+    /// Another live process works on that step in this workspace (SPEC §6.15).
+    #[error(
+        "step {step} is in use by another flower-tui{} in this workspace; wait for it to end",
+        pid.map_or_else(String::new, |p| format!(" (pid {p})"))
+    )]
+    StepInUse { step: String, pid: Option<u32> },
 }
 
 impl Error {
@@ -223,7 +238,7 @@ mod tests {
         let resume = Error::from(ResumeError::NoSession);
         assert_eq!(
             resume.to_string(),
-            "--continue: the last run has no session to continue"
+            "cannot continue: the last run has no session to continue"
         );
     }
 }

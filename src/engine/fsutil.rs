@@ -8,6 +8,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Write `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the directory.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_file(path, bytes, true)
+}
+
+/// [`atomic_write`] without the fsyncs: readers and a process killed at any point still see the
+/// old file or the new one, never half of one, but a power cut may lose the new one. For records
+/// that a durable write follows within milliseconds.
+pub fn atomic_write_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_file(path, bytes, false)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -21,10 +32,12 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         drop(f);
         fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
+        if sync && let Ok(d) = File::open(dir) {
             // Directory fsync is best effort: some file systems refuse it.
             let _ = d.sync_all();
         }
@@ -34,6 +47,31 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// What `<workbench>/.gitignore` holds: everything inside the workbench stays out of git.
+pub const WORKBENCH_GITIGNORE: &str =
+    "# Written by flower-tui: its notes and spills stay out of git.\n*\n";
+
+/// Create the workbench (`<workspace>/.flower`) if needed, with a `.gitignore` that ignores
+/// everything inside it (so notes and spills never show in `git status`). An existing
+/// `.gitignore` is left as the user made it.
+pub fn ensure_workbench(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let ignore = dir.join(".gitignore");
+    if fs::symlink_metadata(&ignore).is_ok() {
+        return Ok(());
+    }
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&ignore)
+    {
+        Ok(mut f) => f.write_all(WORKBENCH_GITIGNORE.as_bytes()),
+        // Another process wrote it first.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Where [`write_new`] put its bytes.
@@ -287,6 +325,28 @@ mod tests {
             .collect();
         seen.sort();
         assert_eq!(seen, ["0", "1", "2", "3", "4", "5", "6", "7"]);
+    }
+
+    #[test]
+    fn workbench_gets_a_gitignore_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let wb = dir.path().join(".flower");
+        ensure_workbench(&wb).unwrap();
+        assert_eq!(
+            fs::read_to_string(wb.join(".gitignore")).unwrap(),
+            WORKBENCH_GITIGNORE
+        );
+        // The user's own version is kept.
+        fs::write(wb.join(".gitignore"), "notes/\n").unwrap();
+        ensure_workbench(&wb).unwrap();
+        assert_eq!(
+            fs::read_to_string(wb.join(".gitignore")).unwrap(),
+            "notes/\n"
+        );
+        // A workbench that cannot be made is an error, not a panic.
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "x").unwrap();
+        assert!(ensure_workbench(&blocker.join(".flower")).is_err());
     }
 
     #[test]

@@ -19,6 +19,41 @@ pub struct GenerationRecord {
     pub num_turns: u32,
     /// The last main-thread ctx of this generation.
     pub context: u64,
+    /// How the generation's session began (None in ledgers written before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<GenerationStart>,
+}
+
+/// How a generation's session began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GenerationStart {
+    /// The step's first session.
+    First,
+    /// A successor after a handoff.
+    Handoff,
+    /// `/new`: a fresh session with no handoff.
+    New,
+}
+
+impl GenerationRecord {
+    /// How it began; for an older ledger, guessed from the number (1 first, later a handoff).
+    pub fn start(&self) -> GenerationStart {
+        self.start.unwrap_or(if self.generation <= 1 {
+            GenerationStart::First
+        } else {
+            GenerationStart::Handoff
+        })
+    }
+
+    /// `gen 1`, `gen 2 · handoff`, `gen 3 · /new`: what `/cost` shows for the row.
+    pub fn label(&self) -> String {
+        match self.start() {
+            GenerationStart::First => format!("gen {}", self.generation),
+            GenerationStart::Handoff => format!("gen {} · handoff", self.generation),
+            GenerationStart::New => format!("gen {} · /new", self.generation),
+        }
+    }
 }
 
 /// One handoff (or compaction) that replaced what the model sees.
@@ -34,6 +69,43 @@ pub struct HandoffRecord {
     /// The session retired by this handoff and the generation that replaced it.
     pub retired_session: String,
     pub generation: u32,
+    /// The sections of the document the successor read (parsed from the file as it was).
+    #[serde(default)]
+    pub sections: Vec<String>,
+    /// The user changed the file during the review.
+    #[serde(default)]
+    pub edited: bool,
+}
+
+/// A handoff frozen but not turned over yet (SPEC §6.15): its review is open, or the process died
+/// during it (a signal, a closed terminal, `kill -9`). The next start in the workspace reopens the
+/// review from this record; the turnover replaces it with a [`HandoffRecord`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrozenHandoff {
+    /// The live file, once written (None with `--no-workbench` or when the write failed).
+    pub path: Option<PathBuf>,
+    /// The freeze is done (the file written, or its write failed and `path` is None): from here on
+    /// the file, with the user's edits, is the document. Before, the freeze may not have happened
+    /// and is repeated from `markdown`.
+    pub written: bool,
+    /// The document as frozen (masked): what the successor reads if the file is gone.
+    pub markdown: String,
+    pub degraded: bool,
+    /// As in [`HandoffRecord::reason`].
+    pub reason: String,
+    pub ctx_at_cut: u64,
+    /// When it was frozen.
+    pub time: String,
+    /// The session the turnover retires and the generation that replaces it.
+    pub retired_session: String,
+    pub generation: u32,
+    /// The user messages of the request in progress at the cut, verbatim, oldest first.
+    pub request: Vec<String>,
+    /// The process that froze it.
+    pub pid: u32,
+    /// Unsaved side-editor edits a signal kept beside the file, offered when the review reopens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsaved: Option<PathBuf>,
 }
 
 /// The ledger of one step.
@@ -64,6 +136,24 @@ pub struct StepRecord {
     /// Files the tools wrote or edited, for a degraded handoff's scene.
     #[serde(default)]
     pub touched: Vec<String>,
+    /// A handoff frozen and not yet turned over (its review is open or was interrupted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frozen: Option<FrozenHandoff>,
+    /// `/model` and `/effort` changes, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingChange>,
+}
+
+/// A model or effort change during a step (`/model`, `/effort`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingChange {
+    pub time: String,
+    /// The generation it happened in.
+    pub generation: u32,
+    /// The model and effort in force from then on, and the window that follows from them.
+    pub model: String,
+    pub effort: Option<crate::engine::types::Effort>,
+    pub window: u64,
 }
 
 impl StepRecord {
@@ -113,6 +203,13 @@ impl Manifest {
     pub fn save(&self, path: &Path) -> io::Result<()> {
         let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         atomic_write(path, &json)
+    }
+
+    /// Rewrite atomically without the fsyncs (`fsutil::atomic_write_unsynced`): a kill never
+    /// loses it, a power cut may.
+    pub fn save_unsynced(&self, path: &Path) -> io::Result<()> {
+        let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        super::fsutil::atomic_write_unsynced(path, &json)
     }
 }
 

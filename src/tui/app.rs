@@ -3,6 +3,7 @@
 //! and draws once when a frame is due. The reducer decides; this file does the I/O it asks for.
 
 use std::collections::VecDeque;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -15,7 +16,7 @@ use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::time::sleep_until;
 
 use crate::engine::fsutil::{atomic_write, now_unix};
-use crate::engine::protocol::{Event, Op};
+use crate::engine::protocol::{Event, HandoffId, Op};
 
 use super::frame::FrameRequester;
 use super::history_file;
@@ -191,9 +192,15 @@ pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         sigint,
         notify: params.notify,
         tmux: std::env::var_os("TMUX").is_some(),
+        exit_notes: Vec::new(),
     };
     let result = shell.run().await;
     terminal::restore();
+    // What the way out did with unsaved edits, where the user (or their scrollback) can read it.
+    // (Not `eprintln!`: with the terminal gone a failed write must not panic.)
+    for note in &shell.exit_notes {
+        let _ = writeln!(std::io::stderr(), "flower-tui: {note}");
+    }
     let outcome = Outcome {
         session_id: shell.state.tally.last().map(|c| c.session_id.clone()),
         generation: shell.state.generation,
@@ -217,6 +224,8 @@ struct Shell {
     notify: crate::config::Notify,
     /// Inside tmux: OSC sequences go through its passthrough.
     tmux: bool,
+    /// Printed after the terminal is restored (unsaved edits kept on the way out).
+    exit_notes: Vec<String>,
 }
 
 impl Shell {
@@ -244,13 +253,13 @@ impl Shell {
             };
             let flow = match wake {
                 Wake::Frame => self.frame(&mut term)?,
-                Wake::Quit => {
-                    let _ = self.ops.try_send(Op::Shutdown);
-                    Flow::Quit
-                }
+                // SIGTERM, SIGHUP, the terminal closed: keep unsaved edits, then go.
+                Wake::Quit | Wake::Term(None) => self.dispatch(Msg::Hangup, &mut term)?,
                 Wake::Interrupt => Flow::Continue,
-                Wake::Term(None) => Flow::Quit,
-                Wake::Term(Some(Err(e))) => return Err(e).context("reading the terminal"),
+                Wake::Term(Some(Err(e))) => {
+                    self.dispatch(Msg::Hangup, &mut term)?;
+                    return Err(e).context("reading the terminal");
+                }
                 Wake::Term(Some(Ok(ev))) => match term_msg(ev, &self.cache) {
                     Some(msg) => {
                         let flow = self.dispatch(msg, &mut term)?;
@@ -355,6 +364,38 @@ impl Shell {
         Ok(Flow::Continue)
     }
 
+    /// The way out with unsaved edits: beside the file (or in the temp dir), the engine told
+    /// where when they belong to the review it waits on; the result is printed after restore.
+    fn keep_unsaved_on_exit(&mut self, path: &Path, text: &str, handoff: Option<HandoffId>) {
+        match rescue::keep_unsaved(path, text, now_unix().0) {
+            Ok(kept) => {
+                tracing::info!(from = %path.display(), kept = %kept.display(), "unsaved edits kept on the way out");
+                self.exit_notes.push(format!(
+                    "your unsaved edits to {} are kept in {}",
+                    path.display(),
+                    kept.display()
+                ));
+                if let Some(handoff) = handoff {
+                    let _ = self.ops.try_send(Op::UnsavedEdits {
+                        handoff,
+                        path: kept,
+                    });
+                    self.exit_notes.push(
+                        "the handoff was not turned over: flower-tui --continue reopens its review"
+                            .into(),
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::error!(from = %path.display(), "unsaved edits could not be kept: {e}");
+                self.exit_notes.push(format!(
+                    "your unsaved edits to {} could not be kept ({e}); they were:\n{text}",
+                    path.display()
+                ));
+            }
+        }
+    }
+
     fn execute(
         &mut self,
         effect: Effect,
@@ -406,6 +447,19 @@ impl Shell {
             Effect::LoadEditor(path) => {
                 let content = read_text(&path);
                 queue.push_back(Msg::EditorLoaded { path, content });
+            }
+            Effect::KeepUnsavedOnExit {
+                path,
+                text,
+                handoff,
+            } => self.keep_unsaved_on_exit(&path, &text, handoff),
+            Effect::LoadUnsaved(path) => {
+                let content = read_text(&path);
+                queue.push_back(Msg::UnsavedLoaded { path, content });
+            }
+            Effect::DiscardUnsaved(path) => {
+                let result = std::fs::remove_file(&path).map_err(|e| e.to_string());
+                queue.push_back(Msg::UnsavedDiscarded { path, result });
             }
             Effect::ScrollChat(s) => self.cache.scroll_chat(s),
             Effect::ScheduleFrame(None) => self.frames.schedule_frame(now),

@@ -108,6 +108,18 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             state.notice(text);
         }
         SlashCommand::Copy => copy_last_reply(state, fx),
+        SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
+            None => {
+                let text = mcp_report(state);
+                state.notice(text);
+            }
+            Some(mut words) => match (words.next(), words.next(), words.next()) {
+                (Some("restart"), Some(name), None) => fx.push(Effect::SendOp(Op::McpRestart {
+                    name: name.to_string(),
+                })),
+                _ => state.error("usage: /mcp, or /mcp restart NAME"),
+            },
+        },
         SlashCommand::Help => {
             let mut lines = slash::help_lines();
             lines.push(String::new());
@@ -140,6 +152,24 @@ fn copy_last_reply(state: &mut AppState, fx: &mut Vec<Effect>) {
     state.notice(format!(
         "Copied the last reply ({chars} characters) through the terminal (OSC 52; tmux needs set-clipboard on){warn}"
     ));
+}
+
+/// The `/mcp` notice: one line per server (state, then command or URL), and how to restart one.
+pub fn mcp_report(state: &AppState) -> String {
+    if state.mcp_servers.is_empty() {
+        return "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the \
+                workspace"
+            .to_string();
+    }
+    let mut lines = vec!["MCP servers:".to_string()];
+    for s in &state.mcp_servers {
+        lines.push(format!("  {} · {} · {}", s.name, s.state, s.transport));
+        if let Some(e) = &s.last_error {
+            lines.push(format!("    last error: {e}"));
+        }
+    }
+    lines.push("/mcp restart NAME restarts one".to_string());
+    lines.join("\n")
 }
 
 /// The `/cost` notice: one line per generation, then the total.

@@ -61,6 +61,8 @@ fn a_tool_cell_selected_and_expanded() {
             output: format!("{out}test result: ok. 9 passed"),
             is_error: false,
             spilled: None,
+            diff: None,
+            exit: None,
         }),
         t0,
     );
@@ -164,6 +166,9 @@ fn the_approval_prompt_waits_for_typed_text() {
             name: "bash".into(),
             summary: "bash: git push --force".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t0,
     );

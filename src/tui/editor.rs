@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use ratatui_textarea::{CursorMove, DataCursor, TextArea};
 
 use super::keymap::{Action, label_for};
+use crate::engine::handoff::store::foreign;
 
 /// The review window of a frozen handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,14 @@ pub enum Prompt {
     },
     /// Esc with unsaved edits after the review: a second Esc discards them and closes.
     DiscardConfirm,
+    /// A reopened review (the last process ended during it) found its unsaved edits kept in
+    /// `path`: `r` restore them into the buffer / `d` discard them (the file is removed).
+    Restore {
+        /// The kept edits.
+        path: PathBuf,
+        /// Their text.
+        text: String,
+    },
 }
 
 /// The side editor.
@@ -70,6 +79,15 @@ pub fn conflict_keys() -> String {
         "{} reload / {} keep mine",
         label_for(Action::Reload),
         label_for(Action::KeepMine)
+    )
+}
+
+/// The restore offer's keys, as the footer and the prompt say them.
+pub fn restore_keys() -> String {
+    format!(
+        "{} restore / {} discard",
+        label_for(Action::RestoreUnsaved),
+        label_for(Action::DiscardUnsaved)
     )
 }
 
@@ -197,12 +215,24 @@ impl SideEditor {
     }
 
     /// The file changed on disk (watcher, `$EDITOR`). Reload when the buffer is clean; ask when it
-    /// has unsaved edits; ignore when the disk already matches (our own save).
+    /// has unsaved edits; ignore when the disk already matches (our own save), or when the file
+    /// now holds another handoff document (its header names another step or generation: another
+    /// process's freeze, SPEC §6.15), which this editor never takes for its own.
     pub fn disk_changed(&mut self, content: Result<String, String>) {
         match content {
             Ok(disk) => {
                 let disk = normalize(&disk);
                 if self.disk_text.as_deref() == Some(disk.as_str()) {
+                    return;
+                }
+                if let Some(other) = self
+                    .disk_text
+                    .as_deref()
+                    .and_then(|ours| foreign(&disk, ours))
+                {
+                    self.note = Some(format!(
+                        "ignored a change on disk: the file now holds another document ({other})"
+                    ));
                     return;
                 }
                 if self.text() == disk {
@@ -238,6 +268,46 @@ impl SideEditor {
                 self.note = Some("kept your edits (unsaved)".into());
             }
         }
+    }
+
+    /// Offer unsaved edits kept by an earlier process (`Prompt::Restore`); the countdown stops
+    /// until they are restored or discarded.
+    pub fn offer_restore(&mut self, path: PathBuf, text: String, now: Instant) {
+        self.pause(now);
+        self.prompt = Prompt::Restore {
+            path,
+            text: normalize(&text),
+        };
+    }
+
+    /// Answer the restore offer: put the kept edits in the buffer (unsaved until Ctrl-S), or drop
+    /// the offer. Returns the kept file when the answer was to discard it.
+    pub fn resolve_restore(&mut self, restore: bool) -> Option<PathBuf> {
+        let Prompt::Restore { path, text } = std::mem::replace(&mut self.prompt, Prompt::None)
+        else {
+            return None;
+        };
+        if !restore {
+            return Some(path);
+        }
+        let DataCursor(row, col) = self.area.cursor();
+        self.area = textarea_for(&text);
+        self.styled_focus = None;
+        self.trailing_newline = text.ends_with('\n');
+        let row = row.min(self.area.lines().len().saturating_sub(1));
+        self.area.move_cursor(CursorMove::Jump(
+            row.min(u16::MAX as usize) as u16,
+            col.min(u16::MAX as usize) as u16,
+        ));
+        self.note = Some(format!(
+            "restored the unsaved edits from {}: {} saves them",
+            path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned()
+            ),
+            label_for(Action::Save)
+        ));
+        None
     }
 
     /// Put the buffer back to what is on disk (Esc during the review keeps the file as it is).

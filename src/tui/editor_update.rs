@@ -18,8 +18,8 @@ pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
         state.focus = Focus::Input;
         return;
     };
-    if matches!(ed.prompt, Prompt::Conflict { .. }) {
-        return; // answer the prompt first (r / k, Ctrl-S, Esc)
+    if matches!(ed.prompt, Prompt::Conflict { .. } | Prompt::Restore { .. }) {
+        return; // answer the prompt first (r / k or r / d, Ctrl-S, Esc)
     }
     ed.pause(now);
     ed.prompt = Prompt::None;
@@ -110,8 +110,12 @@ pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
     match ed.review {
         Review::Saving => {}
         Review::Counting { .. } | Review::Paused { .. } => {
-            // The successor reads the disk: show exactly that (a pending outside change included).
+            // The successor reads the disk: show exactly that (a pending outside change included;
+            // offered edits not restored stay in their file).
             ed.resolve_conflict(true);
+            if matches!(ed.prompt, Prompt::Restore { .. }) {
+                ed.prompt = Prompt::None;
+            }
             ed.revert();
             ed.review = Review::Over;
             ed.note = Some("review over: the next session reads the file as it is on disk".into());
@@ -126,6 +130,7 @@ pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
         })),
         Review::Over => match ed.prompt {
             Prompt::Conflict { .. } => ed.resolve_conflict(false),
+            Prompt::Restore { .. } => ed.prompt = Prompt::None,
             Prompt::None if ed.is_dirty() => {
                 ed.prompt = Prompt::DiscardConfirm;
             }

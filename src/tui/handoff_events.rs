@@ -68,6 +68,10 @@ pub(super) fn on_handoff(
             state.error(format!("Handoff failed: {message}"));
         }
         HandoffPhase::Refused { message, .. } => state.notice(message),
+        // The engine's notice says why; the `Frozen` that follows opens the review.
+        HandoffPhase::Reopened {
+            handoff, unsaved, ..
+        } => super::unsaved::on_reopened(state, handoff, unsaved),
     }
 }
 
@@ -120,6 +124,7 @@ fn on_frozen(state: &mut AppState, doc: Frozen, now: Instant, fx: &mut Vec<Effec
         (Some(path), Some(review)) if awaits_review => {
             state.review_handoff = Some(handoff);
             open_for_review(state, path, &markdown, review, now, fx);
+            super::unsaved::review_opened(state, handoff, fx);
             return;
         }
         (Some(path), _) => {

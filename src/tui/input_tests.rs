@@ -62,6 +62,9 @@ fn approval_prompt_takes_the_keys() {
             name: "bash".into(),
             summary: "bash: make".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t0,
     );
@@ -93,6 +96,9 @@ fn approval_prompt_takes_the_keys() {
             name: "write_file".into(),
             summary: "write_file: a.rs".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t1,
     );
@@ -183,6 +189,9 @@ fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
             name: "bash".into(),
             summary: "bash: make".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         })
     };
     // The user is typing "can you also" when the prompt appears: the `a` of "also" (which

@@ -17,6 +17,8 @@ pub enum Context {
     Editor,
     /// The side editor shows `file changed on disk: r reload / k keep mine`.
     Conflict,
+    /// The side editor offers the unsaved edits of an interrupted review: `r` restore / `d` discard.
+    Restore,
     /// An approval prompt is waiting for an answer (and the input is empty).
     Approval,
     /// Ctrl-R: searching the input history.
@@ -93,6 +95,10 @@ pub enum Action {
     Reload,
     /// Keep the editor buffer and ignore the change on disk.
     KeepMine,
+    /// Put the offered unsaved edits of an interrupted review into the editor.
+    RestoreUnsaved,
+    /// Discard the offered unsaved edits (their file is removed).
+    DiscardUnsaved,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
@@ -191,6 +197,8 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Search, ctrl('c'), A::SearchCancel, "leave the search, input unchanged", None),
     b(C::Conflict, k(KeyCode::Char('r')), A::Reload, "reload the file changed on disk", Some("reload")),
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
+    b(C::Restore, k(KeyCode::Char('r')), A::RestoreUnsaved, "restore the unsaved edits of the interrupted review", Some("restore")),
+    b(C::Restore, k(KeyCode::Char('d')), A::DiscardUnsaved, "discard them (their file is removed)", Some("discard")),
     b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
     b(C::Popup, k(KeyCode::Up), A::PopupPrev, "previous command", None),
     b(C::Popup, k(KeyCode::Tab), A::PopupComplete, "complete the command", Some("complete")),
@@ -347,6 +355,7 @@ pub fn help_lines() -> Vec<String> {
         (C::Editor, "side editor"),
         (C::Approval, "approval prompt"),
         (C::Conflict, "file changed on disk"),
+        (C::Restore, "unsaved edits of an interrupted review"),
         (C::Popup, "command list"),
         (C::Search, "history search (Ctrl-R)"),
     ];
@@ -494,6 +503,8 @@ mod tests {
             SearchOlder,
             SearchAccept,
             SearchCancel,
+            RestoreUnsaved,
+            DiscardUnsaved,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -503,7 +514,7 @@ mod tests {
                 | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
                 | ApproveAlways | Deny | Reload | KeepMine | SelectPrevTool | SelectNextTool
                 | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
-                | SearchOlder | SearchAccept | SearchCancel => {}
+                | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -39,6 +39,8 @@ fn tool(s: &mut AppState, id: &str, now: Instant) {
             output: "1\n2\n3\n4\n5\n6\n7\n8".into(),
             is_error: false,
             spilled: None,
+            diff: None,
+            exit: None,
         }),
         now,
     );

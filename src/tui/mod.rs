@@ -21,6 +21,7 @@ pub mod slash;
 pub mod state;
 pub mod term_out;
 pub mod terminal;
+pub mod unsaved;
 pub mod update;
 pub mod view;
 
@@ -42,6 +43,8 @@ mod reducer_tests;
 mod screens_tests;
 #[cfg(test)]
 mod stream_tests;
+#[cfg(test)]
+mod unsaved_tests;
 
 use tokio::sync::mpsc;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::engine::protocol::{Event, Op};
+use crate::engine::protocol::{Event, HandoffId, Op};
 
 pub use super::render::chat::ChatScroll;
 
@@ -91,6 +91,23 @@ pub enum Msg {
         /// Why.
         reason: String,
     },
+    /// SIGTERM, SIGHUP or the terminal gone (closed, unreadable): the app ends now, and the
+    /// side editor's unsaved edits must not end with it.
+    Hangup,
+    /// `Effect::LoadUnsaved` finished.
+    UnsavedLoaded {
+        /// The kept edits' file.
+        path: PathBuf,
+        /// Its text, or why it could not be read.
+        content: Result<String, String>,
+    },
+    /// `Effect::DiscardUnsaved` finished.
+    UnsavedDiscarded {
+        /// The kept edits' file.
+        path: PathBuf,
+        /// Whether it was removed.
+        result: Result<(), String>,
+    },
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
         /// The op that was not sent.
@@ -126,6 +143,21 @@ pub enum Effect {
     },
     /// Read the file for the side editor; comes back as `Msg::EditorLoaded`.
     LoadEditor(PathBuf),
+    /// On the way out (`Msg::Hangup`): write the editor's unsaved text beside `path` now, and
+    /// when `handoff` is under review tell the engine where (`Op::UnsavedEdits`), before the
+    /// `Quit` that follows. What happened is printed once the terminal is restored.
+    KeepUnsavedOnExit {
+        /// The file the editor is on.
+        path: PathBuf,
+        /// The unsaved text.
+        text: String,
+        /// The handoff whose review the editor holds, if any.
+        handoff: Option<HandoffId>,
+    },
+    /// Read unsaved edits kept by an earlier process; comes back as `Msg::UnsavedLoaded`.
+    LoadUnsaved(PathBuf),
+    /// Remove unsaved edits the user discarded; comes back as `Msg::UnsavedDiscarded`.
+    DiscardUnsaved(PathBuf),
     /// Scroll the chat view.
     ScrollChat(ChatScroll),
     /// Scroll the approval prompt's body by this many rows (negative is up).

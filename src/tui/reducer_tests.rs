@@ -484,6 +484,8 @@ fn tool_cells_fill_in() {
             output: "fn a() {}".into(),
             is_error: false,
             spilled: None,
+            diff: None,
+            exit: None,
         }),
         t1,
     );

@@ -19,17 +19,15 @@ impl AppState {
             return vec![Context::Approval, Context::Input, Context::Global];
         }
         match self.focus {
-            Focus::Editor => {
-                let conflict = self
-                    .editor
-                    .as_ref()
-                    .is_some_and(|e| matches!(e.prompt, Prompt::Conflict { .. }));
-                if conflict {
+            Focus::Editor => match self.editor.as_ref().map(|e| &e.prompt) {
+                Some(Prompt::Conflict { .. }) => {
                     vec![Context::Conflict, Context::Editor, Context::Global]
-                } else {
-                    vec![Context::Editor, Context::Global]
                 }
-            }
+                Some(Prompt::Restore { .. }) => {
+                    vec![Context::Restore, Context::Editor, Context::Global]
+                }
+                _ => vec![Context::Editor, Context::Global],
+            },
             Focus::Input if !self.popup_items().is_empty() => {
                 vec![Context::Popup, Context::Input, Context::Global]
             }

@@ -15,6 +15,8 @@ pub enum SlashCommand {
     Cost,
     /// `/copy`: the last reply to the clipboard.
     Copy,
+    /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
+    Mcp,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -71,6 +73,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "copy",
         args: "",
         desc: "copy the last reply to the clipboard (OSC 52)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Mcp,
+        name: "mcp",
+        args: "[restart NAME]",
+        desc: "list the MCP servers with their state, or restart one",
     },
     CommandSpec {
         cmd: SlashCommand::Help,

@@ -243,6 +243,10 @@ pub struct AppState {
     pub engine_turn: Option<TurnId>,
     /// The handoff whose document the review window holds.
     pub review_handoff: Option<HandoffId>,
+    /// A reopened review's unsaved edits, offered once its document is in the editor.
+    pub unsaved_offer: Option<(HandoffId, PathBuf)>,
+    /// The MCP servers as their last status events described them, in the order they came.
+    pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
 }
 
 /// What the state is built from.
@@ -326,6 +330,8 @@ impl AppState {
             last_turn: TurnId(0),
             engine_turn: None,
             review_handoff: None,
+            unsaved_offer: None,
+            mcp_servers: Vec::new(),
         };
         state.sync_styles();
         state

@@ -23,6 +23,7 @@ use super::queue;
 use super::render::cell::{Cell, ToolStatus};
 use super::search;
 use super::state::{AppState, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
+use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
 pub const EDITOR_PASTE_MAX: usize = 1024 * 1024;
@@ -93,6 +94,14 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
             }
         }
         Msg::SendFailed { op, reason } => on_send_failed(state, op, reason, now),
+        Msg::Hangup => {
+            unsaved::on_hangup(state, &mut fx);
+            return fx;
+        }
+        Msg::UnsavedLoaded { path, content } => {
+            unsaved::on_unsaved_loaded(state, path, content, now)
+        }
+        Msg::UnsavedDiscarded { path, result } => unsaved::on_discarded(state, path, result),
     }
     fx.push(Effect::ScheduleFrame(None));
     fx
@@ -242,6 +251,9 @@ fn on_action(
                 ed.resolve_conflict(action == Action::Reload);
             }
         }
+        Action::RestoreUnsaved | Action::DiscardUnsaved => {
+            unsaved::answer(state, action == Action::RestoreUnsaved, fx)
+        }
     }
 }
 
@@ -387,7 +399,7 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
         }
         Focus::Editor => {
             if let Some(ed) = state.editor.as_mut()
-                && !matches!(ed.prompt, Prompt::Conflict { .. })
+                && !matches!(ed.prompt, Prompt::Conflict { .. } | Prompt::Restore { .. })
             {
                 ed.pause(now);
                 ed.prompt = Prompt::None;

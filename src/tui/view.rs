@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
-use super::editor::{Prompt, SideEditor, conflict_keys};
+use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys};
 use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
@@ -341,6 +341,15 @@ fn draw_editor(
     let line = match &ed.prompt {
         Prompt::Conflict { .. } => Some(Line::styled(
             format!("file changed on disk: {}", conflict_keys()),
+            theme.warning,
+        )),
+        Prompt::Restore { text, .. } => Some(Line::styled(
+            // The keys first: a narrow editor still shows what to press.
+            format!(
+                "{}: your unsaved edits of the interrupted review ({} lines)",
+                restore_keys(),
+                text.lines().count()
+            ),
             theme.warning,
         )),
         Prompt::DiscardConfirm => Some(Line::styled(

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{KEY, all_files};
 
-fn bin(home: &Path) -> Command {
+pub(crate) fn bin(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
     c.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -19,14 +19,14 @@ fn bin(home: &Path) -> Command {
     c
 }
 
-fn lines(out: &Output) -> Vec<Value> {
+pub(crate) fn lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
         .collect()
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

@@ -1,35 +1,15 @@
-//! End to end: the real binary in a pseudo-terminal (120×40), its output parsed by a vt100 screen,
-//! keys written as bytes, the model played by the loopback fake. Every wait polls the parsed screen
-//! (or the fake's request log) every 50 ms and fails with the screen after 20 s.
+//! End to end: the real binary in a pseudo-terminal (`support/pty.rs`), the model played by the
+//! loopback fake.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use portable_pty::{Child, CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
 use serde_json::Value;
-use tempfile::TempDir;
 
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
-use crate::support::harness::{KEY, text_prefix};
-
-const ROWS: u16 = 40;
-const COLS: u16 = 120;
-const POLL: Duration = Duration::from_millis(50);
-const TIMEOUT: Duration = Duration::from_secs(20);
-
-const ENTER: &str = "\r";
-const ESC: &str = "\x1b";
-const CTRL_C: &str = "\x03";
-const CTRL_S: &str = "\x13";
-const DOWN: &str = "\x1b[B";
-const END: &str = "\x1b[F";
-
-/// The input box's placeholder: the first frame has been drawn and keys are read.
-const READY: &str = "Ask anything";
+use crate::support::harness::text_prefix;
+use crate::support::pty::{
+    CTRL_C, CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, last_user_text, lock, rfind, runtime,
+};
 
 /// A five-section handoff document, as a model writes it.
 const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
@@ -40,253 +20,6 @@ fn u(input: u64) -> U {
         output: 10,
         cache_creation: 0,
         cache_read: 0,
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).rposition(|w| w == needle)
-}
-
-/// What the reader thread shares with the test.
-struct Shared {
-    parser: Mutex<vt100::Parser>,
-    /// Every byte the program wrote, in order.
-    raw: Mutex<Vec<u8>>,
-    /// The reader saw end of file (the program and its terminal are gone).
-    eof: AtomicBool,
-}
-
-/// The real binary running in a pseudo-terminal. Dropping it kills the program if it still runs.
-struct Pty {
-    child: Box<dyn Child + Send + Sync>,
-    writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    shared: Arc<Shared>,
-    reader: Option<JoinHandle<()>>,
-    master: Box<dyn MasterPty + Send>,
-    /// HOME, data and config dirs, and the workspace `ws` (shared with a later run).
-    home: Arc<TempDir>,
-}
-
-impl Drop for Pty {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Pty {
-    /// Start `flower-tui ARGS --workspace <home>/ws` against the fake server, in an isolated env.
-    fn start(server: &FakeServer, args: &[&str]) -> Pty {
-        Pty::start_in(server, args, Arc::new(tempfile::tempdir().unwrap()))
-    }
-
-    /// [`Pty::start`] in the HOME of an earlier run (its data dir, config and workspace).
-    fn start_in(server: &FakeServer, args: &[&str], home: Arc<TempDir>) -> Pty {
-        let ws = home.path().join("ws");
-        std::fs::create_dir_all(&ws).unwrap();
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_flower-tui"));
-        cmd.env_clear();
-        cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("HOME", home.path());
-        cmd.env("XDG_DATA_HOME", home.path().join("data"));
-        cmd.env("XDG_CONFIG_HOME", home.path().join("config"));
-        cmd.env("ANTHROPIC_API_KEY", KEY);
-        cmd.env("ANTHROPIC_BASE_URL", server.base_url());
-        cmd.cwd(home.path());
-        cmd.args(args);
-        cmd.arg("--workspace");
-        cmd.arg(&ws);
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        // Only the child may hold the slave: the reader sees EOF once the child is gone.
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
-        let shared = Arc::new(Shared {
-            parser: Mutex::new(vt100::Parser::new(ROWS, COLS, 0)),
-            raw: Mutex::new(Vec::new()),
-            eof: AtomicBool::new(false),
-        });
-        let thread_shared = shared.clone();
-        let answer = writer.clone();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            let mut answered = false;
-            loop {
-                match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        lock(&thread_shared.parser).process(&buf[..n]);
-                        let mut raw = lock(&thread_shared.raw);
-                        raw.extend_from_slice(&buf[..n]);
-                        // Answer the primary device attributes query (crossterm asks it to learn
-                        // whether the keyboard protocol is supported) as a terminal would, so the
-                        // program does not wait for its timeout. vt100 does not answer queries.
-                        if !answered && find(&raw, b"\x1b[c").is_some() {
-                            answered = true;
-                            let mut w = lock(&answer);
-                            let _ = w.write_all(b"\x1b[?62;22c");
-                            let _ = w.flush();
-                        }
-                    }
-                }
-            }
-            thread_shared.eof.store(true, Ordering::SeqCst);
-        });
-        Pty {
-            child,
-            writer,
-            shared,
-            reader: Some(reader),
-            master: pair.master,
-            home,
-        }
-    }
-
-    fn workspace(&self) -> PathBuf {
-        self.home.path().join("ws")
-    }
-
-    /// The HOME this run uses, for a later run in the same place.
-    fn home_dir(&self) -> Arc<TempDir> {
-        self.home.clone()
-    }
-
-    /// Type bytes into the terminal.
-    fn keys(&self, s: &str) {
-        let mut w = lock(&self.writer);
-        w.write_all(s.as_bytes()).unwrap();
-        w.flush().unwrap();
-    }
-
-    /// Resize the terminal (the program gets SIGWINCH) and the parsed screen with it.
-    fn resize(&self, rows: u16, cols: u16) {
-        lock(&self.shared.parser).screen_mut().set_size(rows, cols);
-        self.master
-            .resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-    }
-
-    fn screen(&self) -> String {
-        lock(&self.shared.parser).screen().contents()
-    }
-
-    fn raw(&self) -> Vec<u8> {
-        lock(&self.shared.raw).clone()
-    }
-
-    /// Poll until `ok` holds for the screen; panic with the screen after the timeout, or at once
-    /// if the program exited.
-    fn wait(&mut self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let screen = self.screen();
-            if ok(&screen) {
-                return screen;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("the program exited ({status}) while waiting for {what}; screen:\n{screen}");
-            }
-            if Instant::now() >= deadline {
-                panic!("timed out waiting for {what}; screen:\n{screen}");
-            }
-            std::thread::sleep(POLL);
-        }
-    }
-
-    /// Poll until `text` is on the screen.
-    fn wait_for(&mut self, text: &str) -> String {
-        self.wait(&format!("{text:?}"), |s| s.contains(text))
-    }
-
-    /// Poll until the fake has recorded `n` requests; they are returned.
-    fn wait_requests(&mut self, server: &FakeServer, n: usize) -> Vec<Value> {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let reqs = server.requests();
-            if reqs.len() >= n {
-                return reqs;
-            }
-            if Instant::now() >= deadline {
-                panic!(
-                    "timed out waiting for request {n} (got {}); screen:\n{}",
-                    reqs.len(),
-                    self.screen()
-                );
-            }
-            std::thread::sleep(POLL);
-        }
-    }
-
-    /// Poll until the program exits and its output is drained; its exit status.
-    fn wait_exit(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + TIMEOUT;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() >= deadline {
-                panic!("the program did not exit; screen:\n{}", self.screen());
-            }
-            std::thread::sleep(POLL);
-        };
-        while !self.shared.eof.load(Ordering::SeqCst) {
-            if Instant::now() >= deadline {
-                panic!("the terminal output did not end after the program exited");
-            }
-            std::thread::sleep(POLL);
-        }
-        if let Some(r) = self.reader.take() {
-            r.join().unwrap();
-        }
-        status
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// The text of the last user message of a request body.
-fn last_user_text(body: &Value) -> String {
-    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
-        return String::new();
-    };
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 
@@ -621,3 +354,37 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
 }
 
 mod daily;
+
+#[test]
+fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let mut t = Pty::start(&server, &["--demo", "--review", "off"]);
+    // No key pressed: the demo types its own first message and reaches its one prompt.
+    t.wait_for("Allow edit_file?");
+    std::thread::sleep(std::time::Duration::from_millis(450));
+    t.keys("y");
+    t.wait_for("Running the checks.");
+    // Stop the turn, then quit from an idle, empty input.
+    t.keys(ESC);
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    t.keys(CTRL_C);
+    t.keys(CTRL_C);
+    let status = t.wait_exit();
+    assert!(status.success(), "{status}; screen:\n{}", t.screen());
+    let runs = t.home().path().join("data/flower/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let m = flower_tui::engine::ledger::Manifest::load(&run.join("manifest.json")).unwrap();
+    assert!(m.workspace.starts_with(std::env::temp_dir()));
+    assert!(
+        !m.workspace.exists(),
+        "{} is left behind",
+        m.workspace.display()
+    );
+    assert!(server.requests().is_empty(), "the demo needs no provider");
+}

@@ -47,6 +47,10 @@ pub const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
 /// How many characters of the original task a degraded handoff (and the task note) carries.
 pub const TASK_EXCERPT_CHARS: usize = 1_200;
 
+/// Opens what a degraded handoff carries forward from an earlier document (a section's first
+/// line: `[carried forward from the generation 2 handoff, not checked since]`).
+pub const CARRIED_MARKER: &str = "[carried forward";
+
 /// The header line's fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HandoffMeta {
@@ -85,8 +89,13 @@ pub struct DegradedParams<'a> {
     pub reason: &'a str,
     /// The step's original task.
     pub task: &'a str,
+    /// The user messages of the request in progress at the cut, oldest first (may be empty).
+    pub request: &'a [String],
     /// Paths known to have been touched (written, edited) in this step.
     pub touched: &'a [String],
+    /// The document this generation was briefed with, if any: its Decided, Dead ends and Scene
+    /// are carried forward, marked as such.
+    pub previous: Option<&'a HandoffDoc>,
     pub meta: Option<HandoffMeta>,
 }
 
@@ -200,33 +209,15 @@ impl HandoffDoc {
         out
     }
 
-    /// The successor's first user message: a preamble that tells it what it is receiving and how to
-    /// use it, then the document.
+    /// The in-memory document as a successor's briefing (no request): what
+    /// [`super::briefing::Briefing`] makes of [`HandoffDoc::to_markdown`].
     pub fn prompt_block(&self) -> String {
-        let mut out = String::from(
-            "You are taking over this work from your previous generation. Its context window ran \
-             out, so it stopped and wrote the handoff document below for you. You start fresh: you \
-             have no memory of that conversation, only this document and the workspace.\n\
-             \n\
-             - This document is your briefing. Continue from its Next section; do not ask the \
-             human for background that the document or the workspace can give you.\n\
-             - Verify rather than trust blindly: it was written from memory at the end of a long \
-             context. Check the state of the files and commands it names in the workspace before \
-             you build on them.\n\
-             - Respect what it lists as Decided, and do not retry what it lists under Dead ends \
-             unless you have new evidence.\n",
-        );
-        if self.degraded() {
-            out.push_str(
-                "- WARNING: this handoff is DEGRADED. The previous generation could not write it, \
-                 so it was assembled mechanically and is incomplete. Inspect the workspace \
-                 (git status, git diff, the files listed under Scene) before you continue.\n",
-            );
+        super::briefing::Briefing {
+            document: &self.to_markdown(),
+            degraded: self.degraded(),
+            request: &[],
         }
-        out.push_str("\n<handoff>\n");
-        out.push_str(&self.to_markdown());
-        out.push_str("</handoff>\n");
-        out
+        .briefing_block()
     }
 
     /// True when `doing` carries [`DEGRADED_MARKER`].
@@ -244,9 +235,12 @@ impl HandoffDoc {
             .collect()
     }
 
-    /// The mechanical fallback when the writing turn failed (SPEC §6.7): `doing` carries the marker
-    /// and the reason, `scene` the first 1,200 characters of the task and the touched paths, `next`
-    /// tells the successor to inspect the workspace first.
+    /// The mechanical fallback when the writing turn failed (SPEC §6.7, §6.14): `doing` carries
+    /// the marker and the reason; `scene` the request in progress (its first 1,200 characters),
+    /// the step's original task (the same) and the touched paths; `next` tells the successor to
+    /// inspect the workspace first. The Decided, Dead ends and Scene of the document this
+    /// generation was briefed with are carried forward under [`CARRIED_MARKER`] (a degraded
+    /// predecessor passes on only what it had carried itself).
     pub fn degraded_from(p: DegradedParams) -> HandoffDoc {
         let reason = collapse_whitespace(p.reason);
         let reason = if reason.is_empty() {
@@ -259,17 +253,34 @@ impl HandoffDoc {
              The previous generation could not write its handoff document; this one was assembled \
              mechanically from what the harness knew, so what was in progress is unknown."
         );
-        let (excerpt, truncated) = head_chars(p.task.trim(), TASK_EXCERPT_CHARS);
-        let mut scene = String::from("Original task of this step:\n");
-        scene.push_str(if excerpt.is_empty() {
-            "(not recorded)"
-        } else {
-            &excerpt
-        });
-        if truncated {
-            scene.push_str("\n[… task truncated to its first 1,200 characters]");
+        let request: Vec<&str> = p
+            .request
+            .iter()
+            .map(|m| m.trim())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let request = request.join("\n\n");
+        let task = p.task.trim();
+        let mut scene = String::new();
+        if !request.is_empty() {
+            scene.push_str(if request == task {
+                "Request in progress at the cut (the step's original task):\n"
+            } else {
+                "Request in progress at the cut:\n"
+            });
+            push_excerpt(&mut scene, &request, "request");
+            scene.push_str("\n[quoted in full after this document]\n\n");
         }
-        scene.push_str("\n\nFiles touched so far:");
+        if request != task {
+            scene.push_str("Original task of this step:\n");
+            if task.is_empty() {
+                scene.push_str("(not recorded)");
+            } else {
+                push_excerpt(&mut scene, task, "task");
+            }
+            scene.push_str("\n\n");
+        }
+        scene.push_str("Files touched so far:");
         if p.touched.is_empty() {
             scene.push_str("\n(none recorded)");
         }
@@ -277,15 +288,26 @@ impl HandoffDoc {
             scene.push_str("\n- ");
             scene.push_str(&collapse_whitespace(path));
         }
-        let next = "Inspect the workspace before doing anything else: run `git status` and \
-                    `git diff`, read the files listed under Scene, and work out how far the task \
-                    got. Then continue the task from where the workspace actually stands."
-            .to_string();
+        let carried = p.previous.map(Carried::from).unwrap_or_default();
+        if !carried.scene.is_empty() {
+            scene.push_str("\n\n");
+            scene.push_str(&carried.scene);
+        }
+        let then = if request.is_empty() {
+            "Then continue the task from where the workspace actually stands."
+        } else {
+            "Then continue the request in progress (quoted after this document) from where the \
+             workspace actually stands."
+        };
+        let next = format!(
+            "Inspect the workspace before doing anything else: run `git status` and `git diff`, \
+             read the files listed under Scene, and work out how far the work got. {then}"
+        );
         HandoffDoc {
             meta: p.meta,
             doing,
-            decided: String::new(),
-            deadends: String::new(),
+            decided: carried.decided,
+            deadends: carried.deadends,
             next,
             scene,
         }
@@ -327,6 +349,61 @@ fn section_text(lines: &[&str]) -> String {
 fn is_fence(line: &str) -> bool {
     let t = line.trim();
     t.starts_with("```") || t.starts_with("~~~")
+}
+
+/// What a degraded document carries forward from the one its generation was briefed with.
+#[derive(Debug, Default)]
+struct Carried {
+    decided: String,
+    deadends: String,
+    scene: String,
+}
+
+impl From<&HandoffDoc> for Carried {
+    fn from(prev: &HandoffDoc) -> Carried {
+        if prev.degraded() {
+            // Its Decided and Dead ends are what it carried (already marked); of its Scene only
+            // the carried part: its own mechanical part is rebuilt fresh.
+            let scene = prev
+                .scene
+                .find(CARRIED_MARKER)
+                .and_then(|i| prev.scene.get(i..))
+                .unwrap_or_default();
+            return Carried {
+                decided: prev.decided.clone(),
+                deadends: prev.deadends.clone(),
+                scene: scene.trim().to_string(),
+            };
+        }
+        let from = match &prev.meta {
+            Some(m) => format!("the generation {} handoff", m.generation),
+            None => "the previous handoff".to_string(),
+        };
+        let mark = |text: &str| {
+            let text = text.trim();
+            if text.is_empty() {
+                String::new()
+            } else {
+                format!("{CARRIED_MARKER} from {from}, not checked since]\n{text}")
+            }
+        };
+        Carried {
+            decided: mark(&prev.decided),
+            deadends: mark(&prev.deadends),
+            scene: mark(&prev.scene),
+        }
+    }
+}
+
+/// The first 1,200 characters of `text`, and a note when it was cut.
+fn push_excerpt(out: &mut String, text: &str, what: &str) {
+    let (excerpt, truncated) = head_chars(text, TASK_EXCERPT_CHARS);
+    out.push_str(&excerpt);
+    if truncated {
+        out.push_str(&format!(
+            "\n[… {what} truncated to its first 1,200 characters]"
+        ));
+    }
 }
 
 /// The first `n` characters of `s` (never splitting a character) and whether anything was cut.

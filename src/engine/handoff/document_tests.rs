@@ -196,7 +196,9 @@ fn degraded_fallback() {
     let doc = HandoffDoc::degraded_from(DegradedParams {
         reason: "network:\nconnection reset",
         task: &task,
+        request: &[],
         touched: &touched,
+        previous: None,
         meta: None,
     });
     assert!(doc.degraded());
@@ -222,13 +224,122 @@ fn degraded_fallback() {
     let bare = HandoffDoc::degraded_from(DegradedParams {
         reason: "",
         task: "short task\n## Next\nnot a heading here",
+        request: &[],
         touched: &[],
+        previous: None,
         meta: None,
     });
     assert!(bare.doing.contains("unknown reason"));
     assert!(bare.scene.contains("(none recorded)"));
     assert!(!bare.scene.contains("truncated"));
     assert_eq!(HandoffDoc::parse(&bare.to_markdown()), bare);
+}
+
+#[test]
+fn degraded_scene_names_the_request_in_progress() {
+    let request = vec![
+        "now make it overflow".to_string(),
+        "and this too".to_string(),
+    ];
+    let doc = HandoffDoc::degraded_from(DegradedParams {
+        reason: "context window exceeded",
+        task: "hello",
+        request: &request,
+        touched: &[],
+        previous: None,
+        meta: None,
+    });
+    assert!(
+        doc.scene.starts_with(
+            "Request in progress at the cut:\nnow make it overflow\n\nand this too\n[quoted in full"
+        ),
+        "{}",
+        doc.scene
+    );
+    assert!(doc.scene.contains("Original task of this step:\nhello"));
+    assert!(doc.next.contains("continue the request in progress"));
+    // The first request of a step is its task: said once, not twice.
+    let first = vec!["hello".to_string()];
+    let doc = HandoffDoc::degraded_from(DegradedParams {
+        request: &first,
+        ..DegradedParams {
+            reason: "x",
+            task: "hello",
+            request: &[],
+            touched: &[],
+            previous: None,
+            meta: None,
+        }
+    });
+    assert!(
+        doc.scene
+            .starts_with("Request in progress at the cut (the step's original task):\nhello")
+    );
+    assert_eq!(doc.scene.matches("hello").count(), 1, "{}", doc.scene);
+    // A long request is cut to its first 1,200 characters (it follows in full anyway).
+    let long = vec!["ж".repeat(1_300)];
+    let doc = HandoffDoc::degraded_from(DegradedParams {
+        reason: "x",
+        task: "t",
+        request: &long,
+        touched: &[],
+        previous: None,
+        meta: None,
+    });
+    assert!(
+        doc.scene
+            .contains("request truncated to its first 1,200 characters")
+    );
+    assert!(!doc.scene.contains(&"ж".repeat(1_201)));
+}
+
+#[test]
+fn degraded_after_a_complete_document_carries_it_forward() {
+    let good = example_doc();
+    let params = |previous| DegradedParams {
+        reason: "network",
+        task: "the task",
+        request: &[],
+        touched: &[],
+        previous,
+        meta: None,
+    };
+    let d1 = HandoffDoc::degraded_from(params(Some(&good)));
+    let gen_ = good.meta.as_ref().map(|m| m.generation).unwrap();
+    let mark = format!("{CARRIED_MARKER} from the generation {gen_} handoff, not checked since]\n");
+    assert_eq!(d1.decided, format!("{mark}{}", good.decided));
+    assert_eq!(d1.deadends, format!("{mark}{}", good.deadends));
+    assert!(
+        d1.scene.ends_with(&format!("{mark}{}", good.scene)),
+        "{}",
+        d1.scene
+    );
+    assert!(d1.scene.starts_with("Original task of this step:"));
+    // It survives the file.
+    let d1 = HandoffDoc::parse(&d1.to_markdown());
+    assert!(d1.degraded());
+    // A second degraded document in a row passes on what the first carried, once.
+    let d2 = HandoffDoc::degraded_from(params(Some(&d1)));
+    assert_eq!(d2.decided, d1.decided);
+    assert_eq!(d2.deadends, d1.deadends);
+    assert_eq!(d2.scene.matches(CARRIED_MARKER).count(), 1, "{}", d2.scene);
+    assert_eq!(d2.scene.matches("Original task of this step:").count(), 1);
+    assert!(d2.scene.ends_with(&good.scene));
+    // Nothing to carry from a degraded document that carried nothing; a header-less one is named
+    // as "the previous handoff".
+    let bare = HandoffDoc::degraded_from(params(None));
+    let d3 = HandoffDoc::degraded_from(params(Some(&bare)));
+    assert!(d3.decided.is_empty() && d3.deadends.is_empty());
+    assert!(!d3.scene.contains(CARRIED_MARKER));
+    let headless = HandoffDoc {
+        meta: None,
+        ..good.clone()
+    };
+    let d4 = HandoffDoc::degraded_from(params(Some(&headless)));
+    assert!(
+        d4.decided
+            .starts_with("[carried forward from the previous handoff")
+    );
 }
 
 #[test]

@@ -4,7 +4,9 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use super::HandoffDoc;
 use crate::engine::fsutil::{atomic_write, compact_stamp, numbered_names, write_new};
 
 /// The longest step name used in a file name, in characters.
@@ -54,14 +56,39 @@ pub fn archive_dir(workbench: &Path) -> PathBuf {
 
 /// Archive the previous live file (if any) to `<wb>/notes/archive/handoff/<step>-<compact_stamp>.md`
 /// (never overwriting an archive: `-2`, `-3`… when the name exists — two handoffs in the same
-/// second), then write the new document atomically. Returns the live path.
+/// second), then write the new document atomically. Returns the live path. Runs under the step's
+/// document lock (`lock::with_doc_lock`), so two processes never interleave these steps.
 ///
 /// The previous file is copied into the archive (created exclusively, fsynced) before the live file
 /// is replaced by an atomic rename, so at every moment at least one complete copy of each generation
-/// is on disk.
+/// is on disk. A live file that already holds exactly `markdown` is left as it is (a freeze
+/// repeated after a crash archives nothing twice).
 pub fn freeze(workbench: &Path, step: &str, markdown: &str, now_secs: u64) -> io::Result<PathBuf> {
+    freeze_timed(workbench, step, markdown, now_secs).map(|(path, _)| path)
+}
+
+/// [`freeze`], and what the document lock cost (taking and releasing it).
+pub fn freeze_timed(
+    workbench: &Path,
+    step: &str,
+    markdown: &str,
+    now_secs: u64,
+) -> io::Result<(PathBuf, Duration)> {
+    super::lock::with_doc_lock(workbench, step, || {
+        freeze_unlocked(workbench, step, markdown, now_secs)
+    })
+}
+
+/// [`freeze`] without the document lock: only for measuring what the lock costs.
+pub fn freeze_unlocked(
+    workbench: &Path,
+    step: &str,
+    markdown: &str,
+    now_secs: u64,
+) -> io::Result<PathBuf> {
     let live = live_path(workbench, step);
     match fs::read(&live) {
+        Ok(previous) if previous == markdown.as_bytes() => return Ok(live),
         Ok(previous) => {
             archive(workbench, step, &previous, now_secs)?;
         }
@@ -117,6 +144,27 @@ pub fn read_back(path: &Path) -> ReadBack {
         Err(e) if e.kind() == io::ErrorKind::NotFound => ReadBack::Missing,
         Err(e) => ReadBack::Unreadable(format!("{}: {e}", path.display())),
     }
+}
+
+/// [`read_back`] under the step's document lock (no other process is halfway through a freeze),
+/// and what the lock cost.
+pub fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack, Duration) {
+    match super::lock::with_doc_lock(workbench, step, || Ok(read_back(path))) {
+        Ok(r) => r,
+        Err(e) => (ReadBack::Unreadable(e.to_string()), Duration::ZERO),
+    }
+}
+
+/// Whether `text` is another handoff document than the one frozen as `frozen`: its header line
+/// names another step or generation (another process's freeze, SPEC §6.15). Returns what it
+/// names. A file whose header line was removed or no longer parses is the user's edit, not
+/// another document.
+pub fn foreign(text: &str, frozen: &str) -> Option<String> {
+    let theirs = HandoffDoc::parse(text).meta?;
+    let ours = HandoffDoc::parse(frozen).meta?;
+    let same = safe_step_name(&theirs.step) == safe_step_name(&ours.step)
+        && theirs.generation == ours.generation;
+    (!same).then(|| format!("step {}, generation {}", theirs.step, theirs.generation))
 }
 
 #[cfg(test)]
@@ -194,6 +242,9 @@ mod tests {
         );
         // A later second gets its own plain name; the notes folder holds only the live file.
         freeze(wb, "s", "gen 4", now + 1).unwrap();
+        // The same text again (a freeze repeated after a crash) archives nothing.
+        freeze(wb, "s", "gen 4", now + 2).unwrap();
+        assert_eq!(archived(wb).len(), 3);
         assert!(archived(wb).contains(&("s-20261129T134006Z.md".to_string(), "gen 3".to_string())));
         let notes: Vec<_> = fs::read_dir(wb.join("notes"))
             .unwrap()
@@ -202,6 +253,8 @@ mod tests {
         let mut notes = notes;
         notes.sort();
         assert_eq!(notes, ["archive", "handoff-s.md"]);
+        // The document lock is gone once the freeze is over.
+        assert!(!super::super::lock::doc_lock_path(wb, "s").exists());
     }
 
     #[test]
@@ -235,6 +288,27 @@ mod tests {
             read_back(&live_path(&wb2, "s")),
             ReadBack::Text("first".into())
         );
+    }
+
+    #[test]
+    fn another_steps_or_generations_document_is_foreign() {
+        let ours =
+            "# Handoff · step fix build · generation 2 · 1.0K/2K · 2026-11-29 13:40\n## Doing\nx\n";
+        assert_eq!(foreign(ours, ours), None);
+        let edited = format!("{ours}a line the user added\n");
+        assert_eq!(foreign(&edited, ours), None);
+        // The same step by another spelling of its file name is the same step.
+        let spelled = ours.replace("step fix build", "step fix-build");
+        assert_eq!(foreign(&spelled, ours), None);
+        // The header removed or mangled by the user: still ours.
+        assert_eq!(foreign("## Doing\nx\n", ours), None);
+        let other_step = ours.replace("step fix build", "step fix build-2");
+        assert_eq!(
+            foreign(&other_step, ours).as_deref(),
+            Some("step fix build-2, generation 2")
+        );
+        let other_gen = ours.replace("generation 2", "generation 3");
+        assert!(foreign(&other_gen, ours).is_some());
     }
 
     #[test]

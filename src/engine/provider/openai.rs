@@ -199,6 +199,9 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
         });
         super::set(&mut body, "tool_choice", choice);
     }
+    if let Some(effort) = req.effort {
+        super::set(&mut body, "reasoning_effort", json!(effort.as_str()));
+    }
     body
 }
 

@@ -1,20 +1,17 @@
 //! The generation turnover (SPEC §6, §7) and in-place compaction (SPEC §9).
 
-use std::path::PathBuf;
-
 use super::Engine;
 use super::request::{Outcome, Purpose};
+use super::turnover::Turnover;
 use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
-use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{HandoffDoc, HandoffMeta, prompt};
-use crate::engine::ledger::{HandoffRecord, TranscriptLine, now_stamp};
+use crate::engine::ledger::TranscriptLine;
 use crate::engine::protocol::{
-    CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin,
-    TurnId, TurnKind,
+    CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, TurnId, TurnKind,
 };
 use crate::engine::provider::ProviderError;
 use crate::engine::types::{Message, ModelRequest, ToolChoice};
@@ -81,7 +78,7 @@ impl Engine {
     }
 
     /// The next handoff's id.
-    fn next_handoff_id(&mut self) -> HandoffId {
+    pub(super) fn next_handoff_id(&mut self) -> HandoffId {
         self.handoffs_started += 1;
         HandoffId(self.handoffs_started)
     }
@@ -173,23 +170,30 @@ impl Engine {
             // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
-        self.turn_over(id, doc, reason, ctx_at_cut).await;
-        if self.shutdown {
-            return HandoffOutcome::Stopped(ExitReason::Interrupted);
+        match self.turn_over(id, doc, reason, ctx_at_cut).await {
+            Turnover::Done if !self.shutdown => HandoffOutcome::Done,
+            // Quitting during the review: the turnover is not committed; the frozen record in the
+            // ledger reopens the review at the next start.
+            Turnover::Done | Turnover::NotCommitted => {
+                HandoffOutcome::Stopped(ExitReason::Interrupted)
+            }
         }
-        HandoffOutcome::Done
     }
 
-    /// The mechanical document of SPEC §6.7.
+    /// The mechanical document of SPEC §6.7, §6.14: it names the request in progress and carries
+    /// forward what the document this generation was briefed with had settled.
     fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
         let (task, touched) = self
             .step_ref()
             .map(|r| (r.task.clone(), r.touched.clone()))
             .unwrap_or_default();
+        let request = self.request.in_flight();
         let mut doc = HandoffDoc::degraded_from(DegradedParams {
             reason,
             task: &task,
+            request: &request,
             touched: &touched,
+            previous: self.briefed.as_ref(),
             meta: None,
         });
         doc.meta = Some(self.meta(self.ctx_estimate()));
@@ -226,9 +230,10 @@ impl Engine {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
             messages,
-            tools: crate::engine::tools::specs(),
+            tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
+            effort: self.p.effort,
         };
         let resp = match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => resp,
@@ -249,178 +254,6 @@ impl Engine {
         }
         doc.meta = Some(self.meta(used));
         Ok(doc)
-    }
-
-    /// Freeze, review, read back, start the successor, record it all.
-    async fn turn_over(&mut self, id: HandoffId, doc: HandoffDoc, reason: String, ctx_at_cut: u64) {
-        let degraded = doc.degraded();
-        let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
-        let step_name = self.step_name();
-        let path = self.freeze(&step_name, &markdown);
-        if degraded {
-            self.record(|rec| rec.errors.push(format!("handoff degraded ({reason})")));
-        }
-        let awaits_review = self.p.front_end.reviews() && path.is_some();
-        self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
-            handoff: id,
-            path: path.clone(),
-            degraded,
-            markdown: markdown.clone(),
-            awaits_review,
-        }));
-        if awaits_review {
-            self.wait_review(id).await;
-        }
-        let successor_doc = self.read_back(path.as_deref(), doc);
-        let old_id = self.s.id.clone();
-        let old_ctx = self.ctx_estimate();
-        let generation = self.s.generation + 1;
-        self.record(|rec| {
-            rec.retired.push(old_id.clone());
-            rec.current_generation().context = old_ctx;
-            rec.handoffs.push(HandoffRecord {
-                path: path.clone(),
-                degraded,
-                reason,
-                ctx_at_cut,
-                time: now_stamp(),
-                retired_session: old_id.clone(),
-                generation,
-            });
-        });
-        // The cut turn ends in the old transcript; the successor goes on with it.
-        let cut = self.turn.map(|t| Event::TurnEnd {
-            turn: t.id,
-            kind: t.kind,
-            origin: Origin::User,
-            reason: ExitReason::Handoff,
-        });
-        if let Some(v) = cut.and_then(|ev| serde_json::to_value(ev).ok()) {
-            self.s
-                .transcript
-                .append(&TranscriptLine::Event { event: v });
-        }
-        let first = vec![Message::user(successor_doc.prompt_block())];
-        // The old session's history is dropped here: retired histories are freed.
-        self.start_session(Some(old_id), generation, first);
-        self.commit_replacement();
-        self.emit_logged(Event::Handoff(HandoffPhase::Done {
-            handoff: id,
-            context: ctx_at_cut,
-            window: self.thresholds.window,
-            degraded: successor_doc.degraded(),
-            path,
-            sections: successor_doc.section_names(),
-            generation,
-        }));
-        // Show what the successor was given (it is already in its history and transcript).
-        let briefing = self
-            .s
-            .messages
-            .first()
-            .map(Message::text)
-            .unwrap_or_default();
-        self.emit(Event::UserMessage {
-            turn: self.turn.map(|t| t.id),
-            origin: Origin::Engine,
-            text: briefing,
-        });
-        self.emit_usage_estimate();
-    }
-
-    /// Write the document to the workbench; None with `--no-workbench` or when the write fails.
-    fn freeze(&mut self, step: &str, markdown: &str) -> Option<PathBuf> {
-        let wb = self.p.workbench.clone()?;
-        match store::freeze(&wb, step, markdown, now_unix().0) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                self.emit(Event::Warning {
-                    message: format!(
-                        "could not write the handoff file under {}: {e}; the successor gets the document through its prompt",
-                        wb.display()
-                    ),
-                });
-                None
-            }
-        }
-    }
-
-    /// The review window (SPEC §8): wait until the front end says the successor may start.
-    /// Esc belongs to the review then (it ends it with `ReviewDone`): an abort does not stop it.
-    async fn wait_review(&mut self, handoff: HandoffId) {
-        let done = |op: &Op| matches!(op, Op::ReviewDone { handoff: h } if *h == handoff);
-        if let Some(i) = self.pending.iter().position(done) {
-            self.pending.remove(i);
-            return;
-        }
-        loop {
-            match self.ops.recv().await {
-                Some(op) if done(&op) => return,
-                // Another handoff's review, or an answer nothing waits for: stale.
-                Some(Op::ReviewDone { .. } | Op::Approval { .. }) => {}
-                Some(Op::Abort { turn }) => {
-                    let _ = self.on_abort(turn);
-                }
-                other => {
-                    if self.triage(other) == Some(super::request::Stop::Shutdown) {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    /// The document the successor reads: the file as it is on disk now (the user's edits), or the
-    /// in-memory document when the file is gone or empty.
-    fn read_back(&mut self, path: Option<&std::path::Path>, doc: HandoffDoc) -> HandoffDoc {
-        let Some(path) = path else { return doc };
-        let fallback = |why: &str| {
-            format!(
-                "the handoff file {} {why}; the successor gets the document as it was written",
-                path.display()
-            )
-        };
-        match store::read_back(path) {
-            ReadBack::Text(t) => {
-                let edited = HandoffDoc::parse(&t);
-                if edited == doc {
-                    return doc;
-                }
-                if edited.section_names().is_empty() {
-                    self.emit(Event::Warning {
-                        message: fallback("has no recognisable sections"),
-                    });
-                    return doc;
-                }
-                if !edited.complete() {
-                    self.emit(Event::Warning {
-                        message: format!(
-                            "the edited handoff file lacks: {}; the successor reads it as it is",
-                            edited.missing().join(", ")
-                        ),
-                    });
-                }
-                edited
-            }
-            ReadBack::Missing => {
-                self.emit(Event::Warning {
-                    message: fallback("was deleted"),
-                });
-                doc
-            }
-            ReadBack::Empty => {
-                self.emit(Event::Warning {
-                    message: fallback("is empty"),
-                });
-                doc
-            }
-            ReadBack::Unreadable(e) => {
-                self.emit(Event::Warning {
-                    message: fallback(&format!("cannot be read ({e})")),
-                });
-                doc
-            }
-        }
     }
 
     /// In-place compaction (SPEC §9). Ok(true) when the history was replaced.
@@ -455,6 +288,7 @@ impl Engine {
             tools: Vec::new(),
             tool_choice: ToolChoice::Auto,
             max_tokens: self.p.max_tokens,
+            effort: None,
         };
         let resp = match self.stream(req, Purpose::Summary).await {
             Outcome::Done(r) => r,

@@ -3,33 +3,40 @@
 //! Front ends talk to it through the queue pair of [`super::protocol`]: `spawn` returns an
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
+mod continuity;
 mod handoff_run;
 mod log;
 mod request;
+mod runs;
 mod tools_exec;
 mod turn;
+mod turnover;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::approvals::Allowances;
 use super::compact::ContextStrategy;
 use super::context::{self, Thresholds, WindowSource};
 use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
+use super::instructions::InstructionSources;
 use super::ledger::{
-    Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
+    GenerationStart, Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine,
+    load_transcript,
 };
 use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
 use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
+use super::sysprompt::{self, SessionPrompt};
 use super::tools::Spiller;
-use super::types::{Message, Role};
+use super::types::{Effort, Message, Role};
 
 /// How many ops may wait before `try_send` fails (the UI never awaits a send).
 pub const OP_QUEUE: usize = 64;
@@ -40,7 +47,12 @@ pub const OVERFLOW_RETRY_CAP: u32 = 1;
 pub struct EngineParams {
     pub provider: Arc<dyn Provider>,
     pub model: String,
+    /// The base system prompt. Each session sends it with the environment block and the project
+    /// instructions appended ([`crate::engine::sysprompt`]); while the engine runs, this field
+    /// holds the current session's whole prompt, unchanged for the session's every request.
     pub system_prompt: String,
+    /// Where the project instructions come from (read again at the start of every session).
+    pub instructions: InstructionSources,
     pub workspace: PathBuf,
     /// `<workspace>/.flower`, or None with `--no-workbench`.
     pub workbench: Option<PathBuf>,
@@ -60,12 +72,21 @@ pub struct EngineParams {
     pub step: Option<String>,
     pub retry: RetryPolicy,
     pub max_tokens: u32,
+    /// `--effort`: extended thinking / reasoning effort (`/effort` changes it between turns).
+    pub effort: Option<Effort>,
     pub bash_timeout: Duration,
     /// `--continue`: attach to the last run's latest session.
     pub resume: Option<Resume>,
+    /// A first message the engine sends itself when it starts (the demo plays by itself); not
+    /// used when continuing a run.
+    pub autostart: Option<String>,
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
+    /// MCP servers whose tools are offered beside the built-in ones (issue 12); `None`: none.
+    pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
+    /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
+    pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
 }
 
 /// Where `--continue` attaches.
@@ -82,9 +103,19 @@ pub struct EngineHandle {
 }
 
 /// Start the engine on the current tokio runtime.
-pub fn spawn(params: EngineParams) -> Result<EngineHandle, Error> {
+pub fn spawn(mut params: EngineParams) -> Result<EngineHandle, Error> {
     let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    if let Some(mut side) = params.side_events.take() {
+        let tx = ev_tx.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = side.recv().await {
+                if tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let mut engine = Engine::new(params, op_rx, ev_tx)?;
     let task = tokio::spawn(async move { engine.run().await });
     Ok(EngineHandle {
@@ -110,6 +141,34 @@ struct SessionState {
     cost_usd: f64,
 }
 
+/// The user request in progress (SPEC §6.14): the running message turn's user messages, kept
+/// after the turn when it did not complete (interrupted, failed, out of iterations), so a handoff
+/// made then still carries it. A completed turn closes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Request {
+    messages: Vec<String>,
+    open: bool,
+}
+
+impl Request {
+    /// A new request opened by a user turn.
+    fn opened(text: String) -> Request {
+        Request {
+            messages: vec![text],
+            open: true,
+        }
+    }
+
+    /// The messages a successor gets after its briefing: none when no request is open.
+    fn in_flight(&self) -> Vec<String> {
+        if self.open {
+            self.messages.clone()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 /// The turn the engine works on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ActiveTurn {
@@ -120,6 +179,8 @@ pub(crate) struct ActiveTurn {
 
 pub(crate) struct Engine {
     p: EngineParams,
+    /// `EngineParams::system_prompt` as given: every session's prompt starts with it.
+    base_prompt: String,
     ops: mpsc::Receiver<Op>,
     events: mpsc::UnboundedSender<Event>,
     pending: VecDeque<Op>,
@@ -132,7 +193,10 @@ pub(crate) struct Engine {
     overflow_retries: u32,
     /// Compactions so far (head protection only until the first).
     compactions: u32,
-    always_allowed: HashSet<String>,
+    /// What "always" allowed in this session (`/new` clears it).
+    allowances: Allowances,
+    /// An approval was asked (and answered): `ApprovalPolicy::AskOnce` asks no more.
+    asked_once: bool,
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or both when
     /// the config asks for both explicitly.
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
@@ -151,6 +215,14 @@ pub(crate) struct Engine {
     handoffs_started: u64,
     /// The handoff whose document is being written, if any (a second `/handoff` is refused).
     writing: Option<HandoffId>,
+    /// The user request in progress, for the successor and the degraded document.
+    request: Request,
+    /// The document the current session was briefed with (a degraded one carries it forward).
+    briefed: Option<super::handoff::HandoffDoc>,
+    /// This process's claim on the step name in the workspace (SPEC §6.15).
+    claim: Option<super::handoff::lock::StepClaim>,
+    /// What the document lock cost the handoff in progress.
+    handoff_lock: Duration,
 }
 
 impl Engine {
@@ -189,14 +261,10 @@ impl Engine {
                 cost_usd: 0.0,
             },
         };
-        let (replace, compactions) = match step.and_then(|i| manifest.steps.get(i)) {
-            Some(rec) => (
-                ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
-                rec.compactions,
-            ),
-            None => (ReplaceGeneration::default(), 0),
-        };
+        let claim = Self::claim_resumed(&p, step.and_then(|i| manifest.steps.get(i)))?;
+        let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
         Ok(Engine {
+            base_prompt: p.system_prompt.clone(),
             p,
             ops,
             events,
@@ -208,7 +276,8 @@ impl Engine {
             replace,
             overflow_retries: 0,
             compactions,
-            always_allowed: HashSet::new(),
+            allowances: Allowances::default(),
+            asked_once: false,
             strategies,
             spiller: Spiller::new(),
             total_responses: 0,
@@ -219,6 +288,10 @@ impl Engine {
             handoff_clock: None,
             handoffs_started: 0,
             writing: None,
+            request: Request::default(),
+            briefed: None,
+            claim,
+            handoff_lock: Duration::ZERO,
         })
     }
 
@@ -379,11 +452,11 @@ impl Engine {
         let ev = Event::TurnEnd {
             turn: turn.id,
             kind: turn.kind,
-            origin: Origin::User,
+            origin: turn.id.origin(),
             reason,
         };
         match turn.kind {
-            TurnKind::Message => self.emit_logged(ev),
+            TurnKind::Message | TurnKind::Init => self.emit_logged(ev),
             TurnKind::Handoff => self.emit(ev),
         }
     }
@@ -399,7 +472,7 @@ impl Engine {
         self.emit(Event::TurnStarted {
             turn: id,
             kind,
-            origin: Origin::User,
+            origin: id.origin(),
         });
         turn
     }
@@ -414,6 +487,7 @@ impl Engine {
             .step
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
+        let name = self.claim_step(name);
         self.step = Some(self.manifest.steps.len());
         self.manifest.steps.push(StepRecord {
             name,
@@ -423,8 +497,47 @@ impl Engine {
         });
     }
 
+    /// Make sure the workbench exists with its `.gitignore` (notes and spills stay out of git).
+    /// Said once if it cannot be made; the tools and the handoff store report their own failures.
+    fn ensure_workbench(&mut self) {
+        let Some(dir) = self.p.workbench.clone() else {
+            return;
+        };
+        if let Err(e) = super::fsutil::ensure_workbench(&dir) {
+            self.emit(Event::Warning {
+                message: format!("cannot prepare the workbench {}: {e}", dir.display()),
+            });
+        }
+    }
+
+    /// Build the new session's system prompt: the base, the environment and the project
+    /// instructions read from disk now. It stays as it is for the whole session.
+    fn prepare_prompt(&mut self) -> SessionPrompt {
+        let prompt = sysprompt::build(&self.base_prompt, &self.p.workspace, &self.p.instructions);
+        self.p.system_prompt = prompt.text.clone();
+        for f in &prompt.instructions {
+            if let Some(e) = &f.error {
+                self.emit(Event::Warning {
+                    message: format!("cannot read the instructions in {}: {e}", f.path.display()),
+                });
+            }
+        }
+        prompt
+    }
+
+    /// What the session's prompt holds, for front ends (after `SessionStarted`).
+    fn emit_prompt(&mut self, prompt: SessionPrompt) {
+        self.emit_logged(Event::SessionPrompt {
+            session_id: self.s.id.clone(),
+            environment: prompt.environment,
+            instructions: prompt.instructions,
+        });
+    }
+
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
     fn start_session(&mut self, parent: Option<String>, generation: u32, first: Vec<Message>) {
+        self.ensure_workbench();
+        let prompt = self.prepare_prompt();
         let id = new_id();
         let step_name = self.step_name();
         let header = SessionHeader {
@@ -445,6 +558,11 @@ impl Engine {
             self.emit(Event::Warning { message: err });
         }
         let appended: usize = first.iter().map(Message::char_len).sum();
+        let start = match (parent.is_some(), self.s.id.is_empty()) {
+            (true, _) => GenerationStart::Handoff,
+            (false, true) => GenerationStart::First,
+            (false, false) => GenerationStart::New,
+        };
         self.s = SessionState {
             id: id.clone(),
             parent: parent.clone(),
@@ -464,10 +582,13 @@ impl Engine {
             rec.context = estimate;
             rec.generations = generation;
             rec.window = window;
-            rec.current_generation().generation = generation;
+            let row = rec.current_generation();
+            row.generation = generation;
+            row.start = Some(start);
         });
         self.save_manifest();
         self.emit(self.session_started());
+        self.emit_prompt(prompt);
     }
 
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
@@ -495,20 +616,18 @@ impl Engine {
 
     async fn run(&mut self) {
         if self.p.resume.is_some() {
-            self.emit(self.session_started());
-            if self.p.front_end.can_ask() {
-                self.replay_history();
-            }
-            let s = &self.s;
-            self.emit(Event::Notice {
-                message: format!(
-                    "continuing session {} (generation {}, {} messages)",
-                    s.id,
-                    s.generation,
-                    s.messages.len()
-                ),
-            });
-            self.emit_usage_estimate();
+            self.announce_resumed();
+            self.reopen_frozen().await;
+        } else if let Some(text) = self.p.autostart.take() {
+            let task = text.clone();
+            self.message_turn(
+                TurnId::ENGINE,
+                TurnKind::Message,
+                Origin::Engine,
+                &task,
+                text,
+            )
+            .await;
         }
         while !self.shutdown {
             let Some(op) = self.next_op().await else {
@@ -516,16 +635,33 @@ impl Engine {
             };
             match op {
                 Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+                Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
                 Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
+                    let revoked = self.allowances.clear();
                     if self.has_step() {
-                        let gen_ = self.s.generation;
-                        self.start_session(None, gen_, Vec::new());
-                        self.emit(Event::Notice {
-                            message: "new session started (no handoff)".into(),
-                        });
+                        // A fresh start: no briefing, no request carried into it; the next
+                        // generation, marked as a /new (no handoff, no parent).
+                        self.request = Request::default();
+                        self.briefed = None;
+                        let next = self.s.generation + 1;
+                        self.start_session(None, next, Vec::new());
                     }
+                    let mut message = String::from("new session started (no handoff)");
+                    if revoked > 0 {
+                        message.push_str(&format!(
+                            "; {revoked} \"always\" approval(s) of the last session revoked"
+                        ));
+                    }
+                    self.emit(Event::Notice { message });
                 }
+                Op::Permissions => self.emit(self.permissions_event()),
+                Op::Cost => self.emit(self.cost_event()),
+                Op::ListSessions => self.emit(self.sessions_event()),
+                Op::Resume { run_id } => self.resume_run(&run_id).await,
+                Op::SetModel { model } => self.set_model(&model),
+                Op::SetEffort { effort } => self.set_effort(effort),
+                Op::Revoke { rule } => self.revoke(rule),
                 Op::SetWindow { window } => {
                     self.thresholds = Thresholds::new(window, self.thresholds.headroom);
                     if self.has_step() {
@@ -542,66 +678,35 @@ impl Engine {
                     });
                     self.emit_usage_estimate();
                 }
+                Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::Shutdown => break,
                 // Nothing is running: an abort can only drop a queued turn.
                 Op::Abort { turn } => {
                     let _ = self.on_abort(turn);
                 }
                 // Nothing waits for them: stale answers are ignored.
-                Op::Approval { .. } | Op::ReviewDone { .. } => {}
+                Op::Approval { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. } => {}
             }
         }
         self.save_manifest_if_any();
-    }
-
-    /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
-    fn replay_history(&self) {
-        use super::types::Block;
-        for (i, m) in self.s.messages.iter().enumerate() {
-            match m.role {
-                Role::User => {
-                    let text = m.text();
-                    if !text.trim().is_empty() {
-                        // A successor's first message is its briefing; a summary is compaction's.
-                        let engine = (i == 0 && self.s.parent.is_some())
-                            || text.starts_with(super::compact::SUMMARY_PREFIX);
-                        self.emit(Event::UserMessage {
-                            turn: None,
-                            origin: if engine { Origin::Engine } else { Origin::User },
-                            text,
-                        });
-                    }
-                }
-                Role::Assistant => {
-                    let text = m.text();
-                    if !text.trim().is_empty() {
-                        self.emit(Event::AssistantDone {
-                            text,
-                            interrupted: false,
-                        });
-                    }
-                    let tools: Vec<&str> = m
-                        .content
-                        .iter()
-                        .filter_map(|b| match b {
-                            Block::ToolUse { name, .. } => Some(name.as_str()),
-                            _ => None,
-                        })
-                        .collect();
-                    if !tools.is_empty() {
-                        self.emit(Event::Notice {
-                            message: format!("(earlier tool calls: {})", tools.join(", ")),
-                        });
-                    }
-                }
-            }
-        }
     }
 
     fn save_manifest_if_any(&mut self) {
         if self.has_step() {
             self.save_manifest();
         }
+    }
+}
+
+/// The replace generation and compaction count a step's record implies (`--continue` seeds them
+/// from the ledger, never lower).
+fn replace_state(rec: Option<&StepRecord>) -> (ReplaceGeneration, u32) {
+    match rec {
+        Some(rec) => (
+            ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
+            rec.compactions,
+        ),
+        None => (ReplaceGeneration::default(), 0),
     }
 }
 

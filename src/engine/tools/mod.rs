@@ -24,8 +24,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::engine::diff::FileDiff;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
+pub use bash::Live;
+pub use bash::live::{INTERVAL as LIVE_INTERVAL, TOTAL_CAP as LIVE_TOTAL_CAP};
 pub use paths::default_spill_dir;
 pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
 
@@ -82,6 +85,26 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Where the full result was written when it was too large for the context.
     pub spilled: Option<PathBuf>,
+    /// The change a file tool made, as a diff for front ends (the model gets `content` only).
+    pub diff: Option<Box<FileDiff>>,
+    /// `bash`: how the command ended (always set for a command that started).
+    pub exit: Option<CommandExit>,
+}
+
+/// How a bash command ended, for front ends (the model reads the same in the result's last line).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CommandExit {
+    /// The exit code; None when the command was killed (signal, timeout, interrupt).
+    pub code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// Stopped by the user (Esc): the output is what it printed until then.
+    pub interrupted: bool,
+    pub elapsed_ms: u64,
+    /// One line to show: `exit code 0`, `exit code 101`, `killed by signal 9`,
+    /// `timed out after 30s`, `interrupted after 2.5s`.
+    pub summary: String,
 }
 
 impl ToolOutput {
@@ -91,6 +114,8 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             spilled: None,
+            diff: None,
+            exit: None,
         }
     }
 
@@ -100,7 +125,15 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             spilled: None,
+            diff: None,
+            exit: None,
         }
+    }
+
+    /// The same result with the diff of the change it made.
+    pub fn with_diff(mut self, diff: Option<FileDiff>) -> Self {
+        self.diff = diff.map(Box::new);
+        self
     }
 }
 
@@ -216,6 +249,12 @@ pub fn summary(name: &str, input: &Value) -> String {
             None => pat,
         }),
         "list_dir" => Some(path.unwrap_or_else(|| ".".into())),
+        // An MCP tool: its arguments, so an approval shows what it is asked to do.
+        _ if name.starts_with("mcp__") => match input {
+            Value::Object(m) if m.is_empty() => None,
+            Value::Null => None,
+            other => Some(one_line(&other.to_string())),
+        },
         _ => None,
     };
     match detail {
@@ -228,12 +267,23 @@ pub fn summary(name: &str, input: &Value) -> String {
 /// model. Cancel-safe: dropping the future kills a running bash command and its process group, and
 /// stops a running search.
 pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
+    let mut ignore = |_: String| {};
+    let live = Live {
+        on_output: &mut ignore,
+        interrupt: None,
+    };
+    run_live(name, input, ctx, live).await
+}
+
+/// [`run`], with a running command's output streamed to `live.on_output` and `live.interrupt` to
+/// stop it keeping its output (only `bash` streams or stops this way; other tools ignore both).
+pub async fn run_live(name: &str, input: &Value, ctx: &ToolCtx, live: Live<'_>) -> ToolOutput {
     let map = match validate(name, input) {
         Ok(map) => map,
         Err(out) => return out,
     };
     if name == "bash" {
-        return bash::run(&Args::new(name, map), ctx)
+        return bash::run(&Args::new(name, map), ctx, live)
             .await
             .unwrap_or_else(ToolOutput::from);
     }
@@ -249,6 +299,24 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
     };
     drop(cancel);
     out
+}
+
+/// What an approval prompt shows before a file tool runs: the diff the call would make (nothing
+/// is written). `Ok(None)` for other tools; an error when the call would fail anyway (the engine
+/// returns it without asking). Blocking: it reads the file.
+pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDiff>, ToolError> {
+    let map = validate(name, input).map_err(|out| ToolError(out.content))?;
+    let args = Args::new(name, map);
+    // Reading to show the change is not leaving the workspace: the approval decides that.
+    let ctx = ToolCtx {
+        allow_outside: true,
+        ..ctx.clone()
+    };
+    match name {
+        "edit_file" => edit_file::preview(&args, &ctx).map(Some),
+        "write_file" => write_file::preview(&args, &ctx),
+        _ => Ok(None),
+    }
 }
 
 /// The tools that do blocking file-system work (run on tokio's blocking pool).

@@ -74,6 +74,8 @@ impl Spiller {
             content,
             is_error: out.is_error,
             spilled: spilled.ok(),
+            diff: out.diff,
+            exit: out.exit,
         }
     }
 

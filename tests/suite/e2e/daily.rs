@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use crate::support::fake::{Reply, anthropic as a};
 
-use super::{CTRL_C, ENTER, Pty, READY, last_user_text, runtime, u};
+use crate::support::pty::{CTRL_C, ENTER, Pty, READY, last_user_text, rfind, runtime};
+
+use super::u;
 
 /// A reply streamed slowly: its deltas `delay` apart.
 fn slow(text: &str, delay: Duration) -> Reply {
@@ -119,18 +121,20 @@ fn quitting_prints_the_session_and_how_to_continue_it() {
     t.keys("pick a number");
     t.keys(ENTER);
     t.wait_for("Remember the number 7431.");
+    // While the turn still runs Ctrl-C interrupts it; on an idle empty input twice quits.
+    t.wait("the turn to end", |s| !s.contains("to interrupt"));
     t.keys(CTRL_C);
     t.keys(CTRL_C);
     assert!(t.wait_exit().success());
     let raw = t.raw();
-    let left = super::rfind(&raw, b"\x1b[?1049l").expect("left the alternate screen");
+    let left = rfind(&raw, b"\x1b[?1049l").expect("left the alternate screen");
     let after = String::from_utf8_lossy(&raw[left..]).into_owned();
     assert!(after.contains("flower-tui: session "), "{after:?}");
     let ws = t.workspace().canonicalize().unwrap();
     let cmd = format!("flower-tui --continue --workspace {}", ws.display());
     assert!(after.contains(&cmd), "{after:?}");
     // The printed command continues the conversation.
-    let mut again = Pty::start_in(&server, &["--yes", "--continue"], t.home_dir());
+    let mut again = Pty::start_in(t.home(), &server, &["--yes", "--continue"]);
     again.wait_for("pick a number");
     again.wait_for(READY);
     again.keys("what was it?");

@@ -1,0 +1,241 @@
+//! The successor's first message (SPEC §6.10, §6.14) — assembled here and nowhere else.
+//!
+//! It is one user message made of parts, in this order:
+//!
+//! 1. **The briefing**: a preamble that says what the successor is receiving, then the handoff
+//!    document *exactly as the successor is to read it* — the file as it is on disk when the review
+//!    ends, byte for byte (header line, text before the first section, unknown sections, the
+//!    user's formatting), between `<handoff>` and `</handoff>`. Parsing never rewrites it.
+//! 2. **The request in flight**: when a user request was in progress at the cut (the running
+//!    turn's, or the last turn's when it did not complete), a short note, then every user message
+//!    of that request, verbatim and each a block of its own, so the successor continues *that*
+//!    request.
+//!
+//! Each part is its own text block, so a part never changes another part's bytes. Issue 11 adds
+//! more parts here (engine-written `## Pinned` and plan sections after the document, and a record
+//! of the work done after the cut after the request): add a field to [`Briefing`] and a step in
+//! [`Briefing::blocks`].
+
+use crate::engine::types::{Block, Message, Role};
+
+/// Opens the document inside the briefing.
+pub const OPEN_TAG: &str = "<handoff>\n";
+/// Closes the document inside the briefing.
+pub const CLOSE_TAG: &str = "</handoff>\n";
+
+/// What the successor is briefed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Briefing<'a> {
+    /// The handoff document's text as the successor reads it (the file on disk, or the rendering
+    /// of the in-memory document when the file is gone).
+    pub document: &'a str,
+    /// The document is degraded: the preamble warns.
+    pub degraded: bool,
+    /// The user messages of the request in progress at the cut, oldest first (may be empty).
+    pub request: &'a [String],
+}
+
+impl Briefing<'_> {
+    /// The blocks of the successor's first user message, in order.
+    pub fn blocks(&self) -> Vec<Block> {
+        let mut blocks = vec![Block::text(self.briefing_block())];
+        let request: Vec<&String> = self
+            .request
+            .iter()
+            .filter(|m| !m.trim().is_empty())
+            .collect();
+        if !request.is_empty() {
+            blocks.push(Block::text(request_note(request.len())));
+            blocks.extend(request.into_iter().map(|m| Block::text(m.clone())));
+        }
+        blocks
+    }
+
+    /// The successor's first message.
+    pub fn message(&self) -> Message {
+        Message {
+            role: Role::User,
+            content: self.blocks(),
+        }
+    }
+
+    /// The preamble and the document, wrapped.
+    pub fn briefing_block(&self) -> String {
+        let mut out = preamble(self.degraded);
+        out.push('\n');
+        out.push_str(OPEN_TAG);
+        out.push_str(self.document);
+        if !self.document.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(CLOSE_TAG);
+        out
+    }
+}
+
+/// The text that tells the successor what it is receiving and how to use it.
+pub fn preamble(degraded: bool) -> String {
+    let mut out = String::from(
+        "You are taking over this work from your previous generation. Its context window ran \
+         out, so it stopped and wrote the handoff document below for you. You start fresh: you \
+         have no memory of that conversation, only this document and the workspace.\n\
+         \n\
+         - This document is your briefing. Continue from its Next section; do not ask the \
+         human for background that the document or the workspace can give you.\n\
+         - Verify rather than trust blindly: it was written from memory at the end of a long \
+         context. Check the state of the files and commands it names in the workspace before \
+         you build on them.\n\
+         - Respect what it lists as Decided, and do not retry what it lists under Dead ends \
+         unless you have new evidence.\n\
+         - The human may have edited it before you read it: where their words and the rest \
+         disagree, theirs win.\n",
+    );
+    if degraded {
+        out.push_str(
+            "- WARNING: this handoff is DEGRADED. The previous generation could not write it, \
+             so it was assembled mechanically and is incomplete. Inspect the workspace \
+             (git status, git diff, the files listed under Scene) before you continue.\n",
+        );
+    }
+    out
+}
+
+/// The note before the request's messages.
+fn request_note(n: usize) -> String {
+    let what = if n == 1 {
+        "the user's message".to_string()
+    } else {
+        format!("the user's {n} messages, oldest first")
+    };
+    format!(
+        "The handoff was made while this request of the user was in progress. It follows \
+         verbatim ({what}). It is the request you are continuing: pick it up from where the \
+         handoff and the workspace say it stands, and do not start it over.\n"
+    )
+}
+
+/// The document inside a briefing block (between the tags), if the text is one. Used to find the
+/// document a resumed successor was briefed with.
+pub fn document_of(briefing_block: &str) -> Option<&str> {
+    let start = briefing_block.find(OPEN_TAG)? + OPEN_TAG.len();
+    let end = briefing_block.rfind(CLOSE_TAG)?;
+    briefing_block.get(start..end)
+}
+
+/// The document a resumed session was briefed with: the one inside the first block of its first
+/// message, when it is a successor (`parent` set).
+pub fn briefed_with(messages: &[Message], parent: &Option<String>) -> Option<super::HandoffDoc> {
+    parent.as_ref()?;
+    let first = messages.first()?.content.first()?;
+    let Block::Text { text } = first else {
+        return None;
+    };
+    let doc = super::HandoffDoc::parse(document_of(text)?);
+    (!doc.section_names().is_empty()).then_some(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "# Handoff · step s · generation 1 · 1.0K/2K · 2026-11-29 13:40\n\
+                        A note the user typed above the sections.\n\
+                        ## Doing\n  *kept*   as typed\n## Notes from me\nan unknown section\n\
+                        ## Next\nrun it";
+
+    fn texts(blocks: &[Block]) -> Vec<&str> {
+        blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text { text } => text.as_str(),
+                other => panic!("not text: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_document_is_inside_byte_for_byte() {
+        let b = Briefing {
+            document: FILE,
+            degraded: false,
+            request: &[],
+        };
+        let blocks = b.blocks();
+        assert_eq!(blocks.len(), 1);
+        let block = texts(&blocks)[0];
+        assert!(block.starts_with("You are taking over"), "{block}");
+        // The file, then a newline only because it lacked one, then the closing tag.
+        assert!(
+            block.ends_with(&format!("{OPEN_TAG}{FILE}\n{CLOSE_TAG}")),
+            "{block}"
+        );
+        assert_eq!(document_of(block), Some(&format!("{FILE}\n")[..]));
+        assert!(!block.contains("DEGRADED"));
+        // A file that ends with a newline gets nothing added.
+        let with_nl = format!("{FILE}\n");
+        let b = Briefing {
+            document: &with_nl,
+            ..b
+        };
+        assert!(
+            b.briefing_block()
+                .ends_with(&format!("{OPEN_TAG}{with_nl}{CLOSE_TAG}"))
+        );
+    }
+
+    #[test]
+    fn the_request_follows_verbatim_each_in_its_own_block() {
+        let request = vec![
+            "  first message\n  with   spacing\n".to_string(),
+            "   ".to_string(),
+            "## Next\nnot a heading of the document".to_string(),
+        ];
+        let b = Briefing {
+            document: FILE,
+            degraded: true,
+            request: &request,
+        };
+        let blocks = b.blocks();
+        let t = texts(&blocks);
+        assert_eq!(t.len(), 4, "{t:#?}");
+        assert!(t[0].contains("WARNING: this handoff is DEGRADED"));
+        assert!(t[1].contains("2 messages, oldest first"), "{}", t[1]);
+        assert!(t[1].contains("continuing"));
+        assert_eq!(t[2], request[0]);
+        assert_eq!(t[3], request[2], "a blank message is left out");
+        let m = b.message();
+        assert_eq!(m.role, Role::User);
+        assert_eq!(m.content, blocks);
+        let one = vec!["just this".to_string()];
+        let t1 = Briefing { request: &one, ..b }.blocks();
+        assert!(texts(&t1)[1].contains("(the user's message)"));
+    }
+
+    #[test]
+    fn a_resumed_successor_knows_its_briefing() {
+        let request = vec!["go on".to_string()];
+        let first = Briefing {
+            document: FILE,
+            degraded: false,
+            request: &request,
+        }
+        .message();
+        let parent = Some("old".to_string());
+        let doc = briefed_with(std::slice::from_ref(&first), &parent).unwrap();
+        assert_eq!(doc.next, "run it");
+        assert_eq!(doc.meta.map(|m| m.generation), Some(1));
+        assert!(
+            briefed_with(&[first], &None).is_none(),
+            "a first generation"
+        );
+        assert!(briefed_with(&[Message::user("hi")], &parent).is_none());
+        assert!(briefed_with(&[], &parent).is_none());
+    }
+
+    #[test]
+    fn document_of_needs_both_tags() {
+        assert_eq!(document_of("no tags"), None);
+        assert_eq!(document_of("<handoff>\nhalf"), None);
+        assert_eq!(document_of("x<handoff>\nD\n</handoff>\n"), Some("D\n"));
+    }
+}

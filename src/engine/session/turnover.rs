@@ -1,0 +1,351 @@
+//! From a document to a successor (SPEC §6.9, §6.10, §6.14, §6.15, §8): freeze it under the step's
+//! lock with a frozen record in the ledger first, wait for the review, read the file back under
+//! the lock, brief the successor with the file verbatim and the request in flight, and only then
+//! record the turnover. A review that does not end (quit, signal) commits nothing: the frozen
+//! record reopens it at the next start (`reopen_frozen`).
+
+use std::path::{Path, PathBuf};
+
+use super::Engine;
+use crate::engine::fsutil::now_unix;
+use crate::engine::handoff::store::foreign;
+use crate::engine::handoff::store::{self, ReadBack};
+use crate::engine::handoff::{Briefing, HandoffDoc};
+use crate::engine::ledger::{FrozenHandoff, HandoffRecord, TranscriptLine, now_stamp};
+use crate::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op, Origin};
+
+/// How a turnover ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Turnover {
+    /// The successor runs.
+    Done,
+    /// The front end went away during the review: nothing was committed.
+    NotCommitted,
+}
+
+/// How a review ended.
+enum Review {
+    Over,
+    Shutdown,
+}
+
+/// The document the successor reads, and what the ledger learns from it.
+struct Successor {
+    /// Its text, verbatim (the file as on disk, or the in-memory rendering).
+    text: String,
+    /// The text parsed: validation and the ledger only.
+    parsed: HandoffDoc,
+    degraded: bool,
+    /// The file differs from what was frozen.
+    edited: bool,
+}
+
+impl Engine {
+    /// Freeze, review, read back, start the successor, record it all.
+    pub(crate) async fn turn_over(
+        &mut self,
+        id: HandoffId,
+        doc: HandoffDoc,
+        reason: String,
+        ctx_at_cut: u64,
+    ) -> Turnover {
+        let degraded = doc.degraded();
+        let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
+        if degraded {
+            self.record(|rec| rec.errors.push(format!("handoff degraded ({reason})")));
+        }
+        let frozen = FrozenHandoff {
+            path: None,
+            written: false,
+            markdown,
+            degraded,
+            reason,
+            ctx_at_cut,
+            time: now_stamp(),
+            retired_session: self.s.id.clone(),
+            generation: self.s.generation + 1,
+            // Masked on disk like everything else; the live successor gets the messages as typed.
+            request: self
+                .request
+                .in_flight()
+                .iter()
+                .map(|m| crate::engine::secrets::redact(m).into_owned())
+                .collect(),
+            pid: std::process::id(),
+            unsaved: None,
+        };
+        // The record first: a process killed from here on leaves a review to reopen.
+        self.set_frozen(Some(frozen.clone()), false);
+        let frozen = self.write_frozen(frozen);
+        self.review_and_commit(id, frozen).await
+    }
+
+    /// Write the frozen document to the workbench and note it in the ledger.
+    pub(super) fn write_frozen(&mut self, mut frozen: FrozenHandoff) -> FrozenHandoff {
+        let step = self.step_name();
+        frozen.path = self.freeze(&step, &frozen.markdown);
+        frozen.written = true;
+        // Durable when a review may keep it waiting; otherwise the turnover's own durable save
+        // follows within milliseconds.
+        let durable = self.p.front_end.reviews() && frozen.path.is_some();
+        self.set_frozen(Some(frozen.clone()), durable);
+        frozen
+    }
+
+    /// The review (if the front end reviews and the file is on disk), then the turnover.
+    pub(super) async fn review_and_commit(
+        &mut self,
+        id: HandoffId,
+        frozen: FrozenHandoff,
+    ) -> Turnover {
+        let awaits_review = self.p.front_end.reviews() && frozen.path.is_some();
+        let shown = match frozen.path.as_deref().map(store::read_back) {
+            Some(ReadBack::Text(t)) => t,
+            _ => frozen.markdown.clone(),
+        };
+        self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
+            handoff: id,
+            path: frozen.path.clone(),
+            degraded: frozen.degraded,
+            markdown: shown,
+            awaits_review,
+        }));
+        if awaits_review && matches!(self.wait_review(id).await, Review::Shutdown) {
+            tracing::info!(
+                handoff = id.0,
+                "the review did not end: the turnover is not committed"
+            );
+            return Turnover::NotCommitted;
+        }
+        self.commit_turnover(id, frozen);
+        Turnover::Done
+    }
+
+    /// Keep (or clear) the frozen record of the current step, on disk at once: `durable` with the
+    /// fsyncs, else only safe against a kill (a power cut may lose it).
+    fn set_frozen(&mut self, frozen: Option<FrozenHandoff>, durable: bool) {
+        self.record(|rec| rec.frozen = frozen);
+        if durable {
+            self.save_manifest();
+        } else if let Err(e) = self.manifest.save_unsynced(&self.p.run_dir.manifest_path()) {
+            self.emit(Event::Warning {
+                message: format!("could not write the ledger: {e}"),
+            });
+        }
+    }
+
+    /// Read the document back, start the successor with it, record the turnover.
+    fn commit_turnover(&mut self, id: HandoffId, frozen: FrozenHandoff) {
+        let successor = self.read_back(&frozen);
+        // What the step's document lock cost this handoff (freeze + read-back): `perf concurrency`
+        // reads it from the log.
+        tracing::info!(
+            handoff = id.0,
+            lock_us = std::mem::take(&mut self.handoff_lock).as_micros(),
+            "handoff: document lock"
+        );
+        let old_id = self.s.id.clone();
+        let old_ctx = self.ctx_estimate();
+        let generation = self.s.generation + 1;
+        let record = HandoffRecord {
+            path: frozen.path.clone(),
+            degraded: successor.degraded,
+            reason: frozen.reason.clone(),
+            ctx_at_cut: frozen.ctx_at_cut,
+            time: now_stamp(),
+            retired_session: old_id.clone(),
+            generation,
+            sections: successor.parsed.section_names(),
+            edited: successor.edited,
+        };
+        self.record(|rec| {
+            rec.retired.push(old_id.clone());
+            rec.current_generation().context = old_ctx;
+            rec.handoffs.push(record);
+            rec.frozen = None;
+        });
+        // The cut turn ends in the old transcript; the successor goes on with it.
+        let cut = self.turn.map(|t| Event::TurnEnd {
+            turn: t.id,
+            kind: t.kind,
+            origin: Origin::User,
+            reason: ExitReason::Handoff,
+        });
+        if let Some(v) = cut.and_then(|ev| serde_json::to_value(ev).ok()) {
+            self.s
+                .transcript
+                .append(&TranscriptLine::Event { event: v });
+        }
+        // The request as typed when this process cut it; as recorded when it reopens an earlier
+        // process's review.
+        let live = self.request.in_flight();
+        let request = if live.is_empty() {
+            &frozen.request
+        } else {
+            &live
+        };
+        let briefing = Briefing {
+            document: &successor.text,
+            degraded: successor.degraded,
+            request,
+        };
+        let first = briefing.message();
+        if live.is_empty() && !frozen.request.is_empty() {
+            // The successor continues the request of an earlier process's review.
+            self.request = super::Request {
+                messages: frozen.request.clone(),
+                open: true,
+            };
+        }
+        let shown = briefing.briefing_block();
+        // The old session's history is dropped here: retired histories are freed.
+        self.start_session(Some(old_id), generation, vec![first]);
+        self.commit_replacement();
+        self.briefed = Some(successor.parsed.clone()).filter(|d| !d.section_names().is_empty());
+        self.emit_logged(Event::Handoff(HandoffPhase::Done {
+            handoff: id,
+            context: frozen.ctx_at_cut,
+            window: self.thresholds.window,
+            degraded: successor.degraded,
+            path: frozen.path,
+            sections: successor.parsed.section_names(),
+            generation,
+        }));
+        // Show what the successor was given (it is already in its history and transcript); the
+        // request's messages are in the chat already.
+        self.emit(Event::UserMessage {
+            turn: self.turn.map(|t| t.id),
+            origin: Origin::Engine,
+            text: shown,
+        });
+        self.emit_usage_estimate();
+    }
+
+    /// Write the document to the workbench; None with `--no-workbench` or when the write fails.
+    fn freeze(&mut self, step: &str, markdown: &str) -> Option<PathBuf> {
+        let wb = self.p.workbench.clone()?;
+        match store::freeze_timed(&wb, step, markdown, now_unix().0) {
+            Ok((p, lock)) => {
+                self.handoff_lock += lock;
+                Some(p)
+            }
+            Err(e) => {
+                self.emit(Event::Warning {
+                    message: format!(
+                        "could not write the handoff file under {}: {e}; the successor gets the document through its prompt",
+                        wb.display()
+                    ),
+                });
+                None
+            }
+        }
+    }
+
+    /// The review window (SPEC §8): wait until the front end says the successor may start.
+    /// Esc belongs to the review then (it ends it with `ReviewDone`): an abort does not stop it.
+    async fn wait_review(&mut self, handoff: HandoffId) -> Review {
+        let done = |op: &Op| matches!(op, Op::ReviewDone { handoff: h } if *h == handoff);
+        if let Some(i) = self.pending.iter().position(done) {
+            self.pending.remove(i);
+            return Review::Over;
+        }
+        loop {
+            match self.ops.recv().await {
+                Some(op) if done(&op) => return Review::Over,
+                Some(Op::UnsavedEdits { handoff: h, path }) if h == handoff => {
+                    self.record(|rec| {
+                        if let Some(f) = rec.frozen.as_mut() {
+                            f.unsaved = Some(path);
+                        }
+                    });
+                    self.save_manifest();
+                }
+                // Another handoff's review, or an answer nothing waits for: stale.
+                Some(Op::ReviewDone { .. } | Op::Approval { .. } | Op::UnsavedEdits { .. }) => {}
+                Some(Op::Abort { turn }) => {
+                    let _ = self.on_abort(turn);
+                }
+                other => {
+                    if self.triage(other) == Some(super::request::Stop::Shutdown) {
+                        return Review::Shutdown;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The document the successor reads (SPEC §6.14, §13): the file exactly as it is on disk now,
+    /// read under the step's lock, even when it no longer parses as a handoff (with a warning);
+    /// the in-memory document only when the file is gone, empty, unreadable, or holds another
+    /// step's or generation's document.
+    fn read_back(&mut self, frozen: &FrozenHandoff) -> Successor {
+        let memory = |markdown: &str| Successor {
+            text: markdown.to_string(),
+            parsed: HandoffDoc::parse(markdown),
+            degraded: frozen.degraded,
+            edited: false,
+        };
+        let Some(path) = frozen.path.as_deref() else {
+            return memory(&frozen.markdown);
+        };
+        let fallback = |why: &str| {
+            format!(
+                "the handoff file {} {why}; the successor gets the document as it was written",
+                path.display()
+            )
+        };
+        let read = match &self.p.workbench {
+            Some(wb) => {
+                let (read, lock) = store::read_back_locked(wb, &self.step_name(), path);
+                self.handoff_lock += lock;
+                read
+            }
+            None => store::read_back(path),
+        };
+        let why = match read {
+            ReadBack::Text(text) => match foreign(&text, &frozen.markdown) {
+                Some(other) => format!("now holds another document ({other})"),
+                None => return self.validated(text, frozen, path),
+            },
+            ReadBack::Missing => "was deleted".to_string(),
+            ReadBack::Empty => "is empty".to_string(),
+            ReadBack::Unreadable(e) => format!("cannot be read ({e})"),
+        };
+        self.emit(Event::Warning {
+            message: fallback(&why),
+        });
+        memory(&frozen.markdown)
+    }
+
+    /// The file's text goes to the successor as it is; parsing only checks it and says what is
+    /// missing.
+    fn validated(&mut self, text: String, frozen: &FrozenHandoff, path: &Path) -> Successor {
+        let parsed = HandoffDoc::parse(&text);
+        let complete = parsed.complete();
+        if parsed.section_names().is_empty() {
+            self.emit(Event::Warning {
+                message: format!(
+                    "the handoff file {} has no recognisable sections; the successor reads it as you left it",
+                    path.display()
+                ),
+            });
+        } else if !complete {
+            self.emit(Event::Warning {
+                message: format!(
+                    "the edited handoff file lacks: {}; the successor reads it as you left it",
+                    parsed.missing().join(", ")
+                ),
+            });
+        }
+        Successor {
+            edited: text != frozen.markdown,
+            degraded: if complete {
+                parsed.degraded()
+            } else {
+                frozen.degraded
+            },
+            text,
+            parsed,
+        }
+    }
+}
