@@ -22,6 +22,7 @@ pub async fn run(mut config: Config) -> i32 {
     };
     let thresholds = params.thresholds;
     let mcp = params.mcp.clone();
+    let run_id = params.run_dir.run_id.clone();
     let handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => {
@@ -53,6 +54,9 @@ pub async fn run(mut config: Config) -> i32 {
         window_source: config.window_source.describe().to_string(),
         banner,
         notify: config.notify,
+        run_id,
+        effort: config.effort,
+        workspace: config.workspace.clone(),
         history_file: config
             .history
             .then(|| crate::tui::history_file::path_for(&config.data_dir, &config.workspace)),
@@ -100,8 +104,12 @@ pub fn farewell(outcome: &crate::tui::Outcome, config: &Config) -> Option<String
     } else {
         format!(" --workspace {}", shell_quote(&ws.display().to_string()))
     };
+    let resume = match &outcome.run_id {
+        Some(run) => format!("flower-tui --resume {}{workspace}", shell_quote(run)),
+        None => format!("flower-tui --continue{workspace}"),
+    };
     Some(format!(
-        "flower-tui: session {id} (generation {})\n  continue it: flower-tui --continue{workspace}",
+        "flower-tui: session {id} (generation {})\n  continue it: {resume}\n  pick another: flower-tui --resume{workspace}",
         outcome.generation
     ))
 }

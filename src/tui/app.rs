@@ -15,6 +15,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::time::sleep_until;
 
+use crate::engine::files::FileIndex;
 use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, HandoffId, Op};
 
@@ -51,6 +52,7 @@ enum Wake {
     Term(Option<std::io::Result<TermEvent>>),
     Engine(Option<Event>),
     File(PathBuf),
+    Files(Msg),
 }
 
 /// A watch on one file: its directory is watched (an atomic save replaces the inode) and events
@@ -141,6 +143,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             provider: params.provider.clone(),
             demo: params.demo,
             window_source: params.window_source.clone(),
+            effort: params.effort,
         },
         settings: Settings {
             review: params.review.map(std::time::Duration::from_secs),
@@ -156,6 +159,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             .as_deref()
             .map(history_file::load)
             .unwrap_or_default(),
+        run_id: Some(params.run_id.clone()),
     });
     if let Some(message) = theme_error {
         state.chat.push(Cell::Error { message });
@@ -193,6 +197,7 @@ pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         notify: params.notify,
         tmux: std::env::var_os("TMUX").is_some(),
         exit_notes: Vec::new(),
+        files: Files::new(params.workspace.clone()),
     };
     let result = shell.run().await;
     terminal::restore();
@@ -202,8 +207,9 @@ pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         let _ = writeln!(std::io::stderr(), "flower-tui: {note}");
     }
     let outcome = Outcome {
-        session_id: shell.state.tally.last().map(|c| c.session_id.clone()),
+        session_id: shell.state.session_id.clone(),
         generation: shell.state.generation,
+        run_id: shell.state.run_id.clone(),
     };
     result.map(|()| outcome)
 }
@@ -226,6 +232,69 @@ struct Shell {
     tmux: bool,
     /// Printed after the terminal is restored (unsaved edits kept on the way out).
     exit_notes: Vec<String>,
+    files: Files,
+}
+
+/// The workspace's file index for `@` completion: walked in the background from the first
+/// frame on, queried off the UI thread one query at a time (the newest waiting one next; the
+/// ones typed over are skipped).
+struct Files {
+    root: PathBuf,
+    index: Option<FileIndex>,
+    busy: bool,
+    next: Option<(u64, String)>,
+    tx: mpsc::UnboundedSender<Msg>,
+    rx: mpsc::UnboundedReceiver<Msg>,
+}
+
+impl Files {
+    fn new(root: PathBuf) -> Files {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Files {
+            root,
+            index: None,
+            busy: false,
+            next: None,
+            tx,
+            rx,
+        }
+    }
+
+    /// The index, its first walk started now if it had not been.
+    fn index(&mut self) -> &FileIndex {
+        self.index
+            .get_or_insert_with(|| FileIndex::start(self.root.clone()))
+    }
+
+    fn query(&mut self, seq: u64, query: String, refresh: bool) {
+        if refresh {
+            self.index().refresh();
+        }
+        if self.busy {
+            self.next = Some((seq, query));
+            return;
+        }
+        self.busy = true;
+        let index = self.index().clone();
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let found = index.query(&query, crate::tui::mention::LIMIT);
+            let _ = tx.send(Msg::FileMatches {
+                seq,
+                items: found.matches.into_iter().map(|m| m.path).collect(),
+                complete: found.complete,
+                indexed: found.indexed,
+            });
+        });
+    }
+
+    /// A query answered: the next one waiting goes.
+    fn answered(&mut self) {
+        self.busy = false;
+        if let Some((seq, query)) = self.next.take() {
+            self.query(seq, query, false);
+        }
+    }
 }
 
 impl Shell {
@@ -250,9 +319,16 @@ impl Shell {
                 ev = term.next() => Wake::Term(ev),
                 ev = self.events.recv(), if self.link_open => Wake::Engine(ev),
                 Some(path) = self.watch_rx.recv() => Wake::File(path),
+                Some(msg) = self.files.rx.recv() => Wake::Files(msg),
             };
             let flow = match wake {
                 Wake::Frame => self.frame(&mut term)?,
+                Wake::Files(msg) => {
+                    self.files.answered();
+                    let flow = self.dispatch(msg, &mut term)?;
+                    self.frames.expedite_for_input(Instant::now());
+                    flow
+                }
                 // SIGTERM, SIGHUP, the terminal closed: keep unsaved edits, then go.
                 Wake::Quit | Wake::Term(None) => self.dispatch(Msg::Hangup, &mut term)?,
                 Wake::Interrupt => Flow::Continue,
@@ -357,6 +433,8 @@ impl Shell {
             .draw(|f| view(f, state, cache, theme, now))
             .context("drawing the screen")?;
         self.frames.frame_drawn(now);
+        // The first frame is up: the `@` index walks in the background from now on.
+        self.files.index();
         let mut none = VecDeque::new();
         for effect in later {
             self.execute(effect, now, &mut none, term)?;
@@ -489,6 +567,11 @@ impl Shell {
             Effect::Notify(message) => {
                 write_raw(&term_out::notification(self.notify, &message, self.tmux));
             }
+            Effect::QueryFiles {
+                seq,
+                query,
+                refresh,
+            } => self.files.query(seq, query, refresh),
         }
         Ok(Flow::Continue)
     }

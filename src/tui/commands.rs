@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use crate::engine::context::fmt_window;
-use crate::engine::protocol::Op;
+use crate::engine::protocol::{Effort, Op};
 
 use super::input::Pastes;
 use super::keymap::{self, Action};
@@ -103,9 +103,34 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             }
             Err(e) => state.error(e),
         },
-        SlashCommand::Cost => {
-            let text = cost_report(state);
-            state.notice(text);
+        // The engine answers from the ledger (earlier processes of the run included).
+        SlashCommand::Cost => fx.push(Effect::SendOp(Op::Cost)),
+        SlashCommand::Resume => fx.push(Effect::SendOp(Op::ListSessions)),
+        SlashCommand::Model => fx.push(Effect::SendOp(Op::SetModel {
+            model: arg.unwrap_or_default(),
+        })),
+        SlashCommand::Effort => match arg.as_deref().map(Effort::parse) {
+            Some(Ok(effort)) => fx.push(Effect::SendOp(Op::SetEffort { effort })),
+            Some(Err(e)) => state.error(format!("/effort: {e}")),
+            None => {
+                let now = state.labels.effort.map_or("off", Effort::as_str);
+                state.notice(format!(
+                    "Effort {now} · /effort low|medium|high|off changes it from the next turn"
+                ));
+            }
+        },
+        SlashCommand::Permissions => permissions(state, arg.as_deref(), fx),
+        SlashCommand::Init => {
+            let overwrite = match arg.as_deref() {
+                None => false,
+                Some("overwrite") => true,
+                Some(other) => {
+                    return state.error(format!("/init: `{other}`? (usage: /init [overwrite])"));
+                }
+            };
+            let turn = state.new_turn();
+            state.in_flight.push(turn);
+            fx.push(Effect::SendOp(Op::Init { turn, overwrite }));
         }
         SlashCommand::Copy => copy_last_reply(state, fx),
         SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
@@ -172,29 +197,30 @@ pub fn mcp_report(state: &AppState) -> String {
     lines.join("\n")
 }
 
-/// The `/cost` notice: one line per generation, then the total.
-pub fn cost_report(state: &AppState) -> String {
-    if state.tally.is_empty() {
-        return "No cost yet (no session has started)".into();
+/// `/permissions`: list the grants; `/permissions revoke N` or `… revoke all` takes some back
+/// (N as the last listing numbered them).
+fn permissions(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effect>) {
+    let words: Vec<&str> = arg.unwrap_or_default().split_whitespace().collect();
+    let usage = "usage: /permissions, /permissions revoke N, /permissions revoke all";
+    match words.as_slice() {
+        [] => fx.push(Effect::SendOp(Op::Permissions)),
+        ["revoke", "all"] => fx.push(Effect::SendOp(Op::Revoke { rule: None })),
+        ["revoke", n] => {
+            let rule = n
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| state.allowances.get(i))
+                .map(|a| a.rule.clone());
+            match rule {
+                Some(rule) => fx.push(Effect::SendOp(Op::Revoke { rule: Some(rule) })),
+                None => state.error(format!(
+                    "/permissions: no grant number {n} (/permissions lists them)"
+                )),
+            }
+        }
+        _ => state.error(usage),
     }
-    let mut lines = vec!["Cost by generation:".to_string()];
-    let (mut total, mut turns) = (0.0, 0);
-    for c in &state.tally {
-        let short: String = c.session_id.chars().take(8).collect();
-        lines.push(format!(
-            "  gen {} ({short}): ${:.4} · {} turn{} · {} request{}",
-            c.generation,
-            c.cost_usd,
-            c.turns,
-            if c.turns == 1 { "" } else { "s" },
-            c.requests,
-            if c.requests == 1 { "" } else { "s" },
-        ));
-        total += c.cost_usd;
-        turns += c.turns;
-    }
-    lines.push(format!("  total: ${total:.4} · {turns} turns"));
-    lines.join("\n")
 }
 
 /// Ctrl-C twice or `/quit`: quit, unless the side editor holds edits nobody was warned about;

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use crate::engine::protocol::Event;
+use crate::engine::diff::DiffLimits;
+use crate::engine::protocol::{AllowOffer, AllowRule, Event, FileDiff};
 
 use super::msg::{ChatScroll, Msg};
 use super::reducer_tests::{ctrl, ev, frozen, key, params, state, type_text};
@@ -173,4 +174,265 @@ fn the_approval_prompt_waits_for_typed_text() {
         t0,
     );
     insta::assert_snapshot!(draw(&s, 80, 16, t0 + Duration::from_secs(1)).backend());
+}
+
+fn offer(label: &str) -> Option<AllowOffer> {
+    Some(AllowOffer {
+        rules: vec![AllowRule::BashCommand {
+            command: "x".into(),
+        }],
+        label: label.into(),
+    })
+}
+
+#[test]
+fn an_approval_shows_the_whole_long_command_and_scrolls() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    let command = "cat > cleanup.sh <<'EOF'\n#!/bin/sh\nset -e\necho cleaning\nrm -rf ~/.cache/build $HOME/old\nfind . -name '*.o' -delete\necho done\nEOF\nsh cleanup.sh";
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t7".into(),
+            name: "bash".into(),
+            summary: "bash: cat > cleanup.sh <<'EOF'".into(),
+            outside_workspace: false,
+            command: Some(command.into()),
+            diff: None,
+            always: offer("always allow exactly this command this session (it writes a file)"),
+        }),
+        t0,
+    );
+    let later = t0 + Duration::from_millis(500);
+    let mut cache = ViewCache::new();
+    insta::assert_snapshot!(
+        "approval_long_command",
+        draw_with(&s, &mut cache, 80, 20, later).backend()
+    );
+    // Down scrolls the command: its last lines come into view.
+    for _ in 0..4 {
+        for fx in update(&mut s, key(KeyCode::Down), later) {
+            if let super::msg::Effect::ScrollPrompt(d) = fx {
+                cache.scroll_prompt(d);
+            }
+        }
+    }
+    let screen = format!("{:?}", draw_with(&s, &mut cache, 80, 20, later).backend());
+    assert!(screen.contains("sh cleanup.sh"), "{screen}");
+    assert!(
+        !screen.contains("#!/bin/sh"),
+        "scrolled past the top: {screen}"
+    );
+}
+
+#[test]
+fn an_approval_previews_the_diff() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    let old = "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+    let new = "[package]\nname = \"demo\"\nversion = \"0.2.0\"\nedition = \"2024\"\n";
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "e1".into(),
+            name: "edit_file".into(),
+            summary: "edit_file: Cargo.toml".into(),
+            outside_workspace: false,
+            command: None,
+            diff: Some(Box::new(FileDiff::new(
+                "Cargo.toml",
+                Some(old),
+                new,
+                DiffLimits::PREVIEW,
+            ))),
+            always: offer("always allow edit_file inside the workspace this session"),
+        }),
+        t0,
+    );
+    insta::assert_snapshot!(draw(&s, 80, 24, t0 + Duration::from_millis(500)).backend());
+}
+
+#[test]
+fn an_edit_and_a_new_file_as_diff_cells() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 3\n", "line three\n")
+        .replace("line 30\n", "line thirty\nline thirty-one and a half\n");
+    for (id, name, before, after, path) in [
+        (
+            "e1",
+            "edit_file",
+            Some(old.as_str()),
+            new.as_str(),
+            "notes.txt",
+        ),
+        (
+            "w1",
+            "write_file",
+            None,
+            "fn main() {\n    println!(\"hi\");\n}\n",
+            "src/main.rs",
+        ),
+    ] {
+        update(
+            &mut s,
+            ev(Event::ToolCall {
+                id: id.into(),
+                name: name.into(),
+                input: json!({}),
+                summary: format!("{name}: {path}"),
+            }),
+            t0,
+        );
+        update(
+            &mut s,
+            ev(Event::ToolResult {
+                id: id.into(),
+                name: name.into(),
+                output: format!("Wrote {path}"),
+                is_error: false,
+                spilled: None,
+                diff: Some(Box::new(FileDiff::new(
+                    path,
+                    before,
+                    after,
+                    DiffLimits::RESULT,
+                ))),
+                exit: None,
+            }),
+            t0,
+        );
+    }
+    insta::assert_snapshot!("diff_cells_collapsed", draw(&s, 80, 30, t0).backend());
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT)),
+        t0,
+    );
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT)),
+        t0,
+    );
+    update(&mut s, ctrl('t'), t0);
+    insta::assert_snapshot!("diff_cell_expanded", draw(&s, 80, 36, t0).backend());
+}
+
+#[test]
+fn a_live_bash_cell_streams_its_output_with_the_time() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            id: "b1".into(),
+            name: "bash".into(),
+            input: json!({"command": "cargo test"}),
+            summary: "bash: cargo test".into(),
+        }),
+        t0,
+    );
+    let out: String = (1..=12)
+        .map(|i| format!("\x1b[32mtest\x1b[0m case_{i} ... ok\n"))
+        .collect();
+    for piece in [out.as_str(), "Downloading 10%\rDownloading 62%"] {
+        update(
+            &mut s,
+            ev(Event::ToolOutputDelta {
+                id: "b1".into(),
+                text: piece.into(),
+            }),
+            t0,
+        );
+    }
+    let t1 = t0 + Duration::from_millis(7_300);
+    update(&mut s, Msg::Tick, t1);
+    insta::assert_snapshot!(draw(&s, 80, 20, t1).backend());
+}
+
+#[test]
+fn the_session_picker() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    let run = |id: &str, updated: &str, first: &str, generations, num_turns, cost_usd| {
+        crate::engine::protocol::SessionSummary {
+            run_id: id.into(),
+            run_dir: format!("/d/runs/{id}").into(),
+            created: updated.into(),
+            updated: updated.into(),
+            updated_unix_ms: 0,
+            step: "s".into(),
+            first_message: first.into(),
+            generations,
+            num_turns,
+            cost_usd,
+            model: "claude-haiku-4-5".into(),
+            session_id: format!("{id}-s"),
+        }
+    };
+    update(
+        &mut s,
+        ev(Event::Sessions {
+            current_run: "run-now".into(),
+            sessions: vec![
+                run(
+                    "run-now",
+                    "2026-12-02T09:14:00Z",
+                    "Why does the macOS build fail?",
+                    1,
+                    1,
+                    0.12,
+                ),
+                run(
+                    "run-b",
+                    "2026-12-01T17:40:00Z",
+                    "Refactor the parser to use the new token stream",
+                    3,
+                    24,
+                    1.056,
+                ),
+                run(
+                    "run-a",
+                    "2026-11-28T08:02:00Z",
+                    "Add a --json flag to the CLI",
+                    1,
+                    6,
+                    0.0412,
+                ),
+            ],
+        }),
+        t0,
+    );
+    insta::assert_snapshot!(draw(&s, 100, 16, t0).backend());
+}
+
+#[test]
+fn the_at_popup_lists_matching_files() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    type_text(&mut s, "explain @srmain", t0);
+    let seq = s.file_query_seq;
+    update(
+        &mut s,
+        Msg::FileMatches {
+            seq,
+            items: vec![
+                "src/main.rs".into(),
+                "src/tui/mod.rs".into(),
+                "scripts/run_main.sh".into(),
+            ],
+            complete: true,
+            indexed: 1_204,
+        },
+        t0,
+    );
+    insta::assert_snapshot!(draw(&s, 80, 16, t0).backend());
 }

@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 use crate::engine::context::{Thresholds, fmt_tokens};
 use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, TurnKind};
 
+use super::daily_events;
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
 use super::queue;
 use super::render::cell::{AssistantState, Cell, ToolStatus};
-use super::state::{AppState, GenerationCost, NOTIFY_AFTER, PendingApproval, Running};
+use super::state::{AppState, NOTIFY_AFTER, PendingApproval, Running};
 
 /// Lines of an engine-written user message shown in the chat.
 const ENGINE_MESSAGE_LINES: usize = 8;
@@ -87,31 +88,58 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         } => on_tool_call(state, id, name, summary, now),
         Event::ToolResult {
             id,
+            name,
             output,
             is_error,
             spilled,
-            ..
+            diff,
+            exit,
         } => {
             let output = match spilled {
                 Some(p) => format!("{output}\n[full output: {}]", p.display()),
                 None => output,
             };
+            if matches!(name.as_str(), "bash" | "write_file" | "edit_file") {
+                state.files_stale = true; // the @ index walks again before its next answer
+            }
             on_tool_result(state, &id, output, is_error, now);
+            if let Some(Cell::Tool {
+                diff: d, exit: e, ..
+            }) = state.chat.find_tool_mut(&id)
+            {
+                *d = diff;
+                *e = exit;
+            }
         }
+        Event::ToolOutputDelta { id, text } => daily_events::on_tool_output(state, &id, &text),
         Event::ApprovalRequest {
             id,
             name,
             summary,
             outside_workspace,
-            ..
-        } => on_approval_request(state, id, name, summary, outside_workspace, now),
+            command,
+            diff,
+            always,
+        } => on_approval_request(
+            state,
+            PendingApproval {
+                id,
+                name,
+                summary,
+                cell: 0,
+                outside_workspace,
+                command,
+                diff,
+                always,
+            },
+            now,
+        ),
         Event::Usage {
             context,
             thresholds,
             estimated,
-            session_cost_usd,
             ..
-        } => on_usage(state, context, thresholds, estimated, session_cost_usd),
+        } => on_usage(state, context, thresholds, estimated),
         Event::Handoff(phase) => on_handoff(state, phase, now, fx),
         Event::Compaction {
             before,
@@ -153,16 +181,38 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             turn, kind, reason, ..
         } => on_turn_end(state, turn, kind, reason, now, fx),
         Event::Result { .. } => {}
-        // Issue 10's engine events: the TUI side renders them (until then they are ignored).
-        Event::Permissions { .. }
-        | Event::ToolOutputDelta { .. }
-        | Event::SessionPrompt { .. }
-        | Event::InitExists { .. }
-        | Event::Cost { .. }
-        | Event::Sessions { .. }
-        | Event::Resumed { .. }
-        | Event::Model { .. }
-        | Event::Attachment { .. } => {}
+        Event::Permissions { policy, allowances } => {
+            daily_events::on_permissions(state, policy, allowances)
+        }
+        Event::SessionPrompt { instructions, .. } => {
+            daily_events::on_session_prompt(state, &instructions)
+        }
+        Event::InitExists { path, .. } => daily_events::on_init_exists(state, &path),
+        Event::Cost {
+            step,
+            rows,
+            total_usd,
+            num_turns,
+        } => daily_events::on_cost(state, &step, &rows, total_usd, num_turns),
+        Event::Sessions {
+            current_run,
+            sessions,
+        } => daily_events::on_sessions(state, current_run, sessions),
+        Event::Resumed {
+            run_id,
+            generation,
+            messages,
+            ..
+        } => daily_events::on_resumed(state, run_id, generation, messages),
+        Event::Model {
+            model,
+            effort,
+            thresholds,
+            window_source,
+        } => daily_events::on_model(state, model, effort, thresholds, window_source),
+        Event::Attachment {
+            attached, summary, ..
+        } => daily_events::on_attachment(state, attached, summary),
     }
     state.sync_gauge_mode();
 }
@@ -177,15 +227,7 @@ fn on_session_started(
     state.gauge.context = 0;
     state.gauge.estimated = false;
     state.generation = generation;
-    if state.tally.last().map(|c| c.session_id.as_str()) != Some(session_id.as_str()) {
-        state.tally.push(GenerationCost {
-            session_id,
-            generation,
-            cost_usd: 0.0,
-            turns: 0,
-            requests: 0,
-        });
-    }
+    state.session_id = Some(session_id);
 }
 
 fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {
@@ -232,10 +274,13 @@ fn on_thinking_delta(state: &mut AppState, text: String) {
     if writing(state) {
         return;
     }
-    if let Some(Cell::Thinking { text: t }) = state.chat.last_mut() {
+    if let Some(Cell::Thinking { text: t, .. }) = state.chat.last_mut() {
         t.push_str(&text);
     } else {
-        state.push_cell(Cell::Thinking { text });
+        state.push_cell(Cell::Thinking {
+            text,
+            expanded: false,
+        });
     }
 }
 
@@ -284,8 +329,10 @@ fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String,
         id,
         name,
         summary,
-        status: ToolStatus::Running { secs: 0 },
+        status: ToolStatus::running(),
         expanded: false,
+        diff: None,
+        exit: None,
     });
     state.running_tool = Some((state.chat.len().saturating_sub(1), now));
 }
@@ -304,27 +351,14 @@ fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool
     }
 }
 
-fn on_approval_request(
-    state: &mut AppState,
-    id: String,
-    name: String,
-    summary: String,
-    outside_workspace: bool,
-    now: Instant,
-) {
+fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instant) {
     state.push_cell(Cell::Approval {
-        name: name.clone(),
-        summary: summary.clone(),
+        name: p.name.clone(),
+        summary: p.summary.clone(),
         answer: None,
     });
-    let cell = state.chat.len().saturating_sub(1);
-    state.approvals.push_back(PendingApproval {
-        id,
-        name,
-        summary,
-        cell,
-        outside_workspace,
-    });
+    p.cell = state.chat.len().saturating_sub(1);
+    state.approvals.push_back(p);
     // The prompt shows above the input; the focus stays where it is. It takes keys once the
     // input is empty and 400 ms have passed (`AppState::approval_takes_keys`).
     if state.approval_shown_at.is_none() {
@@ -332,23 +366,11 @@ fn on_approval_request(
     }
 }
 
-fn on_usage(
-    state: &mut AppState,
-    context: u64,
-    thresholds: Thresholds,
-    estimated: bool,
-    session_cost_usd: f64,
-) {
+fn on_usage(state: &mut AppState, context: u64, thresholds: Thresholds, estimated: bool) {
     state.gauge.context = context;
     state.gauge.estimated = estimated;
     if thresholds != state.thresholds {
         state.set_thresholds(thresholds);
-    }
-    if let Some(c) = state.current_cost_mut() {
-        c.cost_usd = session_cost_usd;
-        if !estimated {
-            c.requests += 1;
-        }
     }
 }
 
@@ -383,9 +405,6 @@ fn on_turn_end(
         Running::Streaming { .. } | Running::Tool { .. }
     ) {
         state.running = Running::Idle;
-    }
-    if let Some(c) = state.current_cost_mut() {
-        c.turns += 1;
     }
     match reason {
         ExitReason::MaxIterations { n, max } => state.notice(format!(

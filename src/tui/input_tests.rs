@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use crate::engine::protocol::{Approval, Event, Op, TurnId};
+use crate::engine::protocol::{AllowOffer, AllowRule, Approval, Event, Op, TurnId};
 
 use super::msg::Msg;
 use super::reducer_tests::{ctrl, end_turn, ev, key, last_cell, ops, state, type_text};
@@ -62,9 +62,14 @@ fn approval_prompt_takes_the_keys() {
             name: "bash".into(),
             summary: "bash: make".into(),
             outside_workspace: false,
-            command: None,
+            command: Some("make".into()),
             diff: None,
-            always: None,
+            always: Some(AllowOffer {
+                rules: vec![AllowRule::BashPrefix {
+                    prefix: "make".into(),
+                }],
+                label: "always allow `make …` this session".into(),
+            }),
         }),
         t0,
     );
@@ -87,7 +92,7 @@ fn approval_prompt_takes_the_keys() {
     );
     assert_eq!(s.focus, Focus::Input);
     assert!(
-        matches!(last_cell(&s), Cell::Approval { answer: Some(a), .. } if a.contains("always"))
+        matches!(last_cell(&s), Cell::Approval { answer: Some(a), .. } if a == "always allow `make …` this session")
     );
     update(
         &mut s,

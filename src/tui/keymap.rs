@@ -23,6 +23,10 @@ pub enum Context {
     Approval,
     /// Ctrl-R: searching the input history.
     Search,
+    /// The session picker (`/resume`, `--resume`) is open.
+    Picker,
+    /// The `@path` completion popup shows over the input box.
+    Mention,
 }
 
 /// What a key does.
@@ -74,6 +78,22 @@ pub enum Action {
     SearchAccept,
     /// Leave the search; the input is as it was.
     SearchCancel,
+    /// The next session in the picker.
+    PickerNext,
+    /// The previous session in the picker.
+    PickerPrev,
+    /// Continue the highlighted session.
+    PickerChoose,
+    /// Close the picker.
+    PickerClose,
+    /// The next file in the `@` popup.
+    MentionNext,
+    /// The previous file in the `@` popup.
+    MentionPrev,
+    /// Put the highlighted file into the input (`@path `).
+    MentionComplete,
+    /// Close the `@` popup.
+    MentionClose,
     /// Next match in the slash popup.
     PopupNext,
     /// Previous match in the slash popup.
@@ -195,6 +215,15 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Search, k(KeyCode::Esc), A::SearchCancel, "leave the search, input unchanged", Some("cancel")),
     b(C::Search, ctrl('g'), A::SearchCancel, "leave the search, input unchanged", None),
     b(C::Search, ctrl('c'), A::SearchCancel, "leave the search, input unchanged", None),
+    b(C::Picker, k(KeyCode::Down), A::PickerNext, "next session", None),
+    b(C::Picker, k(KeyCode::Up), A::PickerPrev, "previous session", None),
+    b(C::Picker, k(KeyCode::Enter), A::PickerChoose, "continue the session", Some("continue")),
+    b(C::Picker, k(KeyCode::Esc), A::PickerClose, "close the list", Some("close")),
+    b(C::Mention, k(KeyCode::Down), A::MentionNext, "next file", None),
+    b(C::Mention, k(KeyCode::Up), A::MentionPrev, "previous file", None),
+    b(C::Mention, k(KeyCode::Tab), A::MentionComplete, "put the file into the message (attached when sent)", Some("attach")),
+    b(C::Mention, k(KeyCode::Enter), A::MentionComplete, "put the file into the message (attached when sent)", None),
+    b(C::Mention, k(KeyCode::Esc), A::MentionClose, "close the file list", None),
     b(C::Conflict, k(KeyCode::Char('r')), A::Reload, "reload the file changed on disk", Some("reload")),
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
     b(C::Restore, k(KeyCode::Char('r')), A::RestoreUnsaved, "restore the unsaved edits of the interrupted review", Some("restore")),
@@ -358,6 +387,8 @@ pub fn help_lines() -> Vec<String> {
         (C::Restore, "unsaved edits of an interrupted review"),
         (C::Popup, "command list"),
         (C::Search, "history search (Ctrl-R)"),
+        (C::Picker, "session picker (/resume)"),
+        (C::Mention, "file list (@path)"),
     ];
     let mut out = Vec::new();
     for (ctx, title) in groups {
@@ -505,6 +536,14 @@ mod tests {
             SearchCancel,
             RestoreUnsaved,
             DiscardUnsaved,
+            PickerNext,
+            PickerPrev,
+            PickerChoose,
+            PickerClose,
+            MentionNext,
+            MentionPrev,
+            MentionComplete,
+            MentionClose,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -514,7 +553,9 @@ mod tests {
                 | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
                 | ApproveAlways | Deny | Reload | KeepMine | SelectPrevTool | SelectNextTool
                 | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
-                | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved => {}
+                | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
+                | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
+                | MentionPrev | MentionComplete | MentionClose => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

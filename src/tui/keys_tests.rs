@@ -286,7 +286,7 @@ fn a_running_tool_cell_counts_its_seconds() {
     assert!(matches!(
         s.chat.get(0),
         Some(Cell::Tool {
-            status: ToolStatus::Running { secs: 3 },
+            status: ToolStatus::Running { secs: 3, .. },
             ..
         })
     ));

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod commands;
+pub mod daily_events;
 pub mod editor;
 pub mod editor_update;
 pub mod events;
@@ -11,7 +12,9 @@ pub mod handoff_events;
 pub mod history_file;
 pub mod input;
 pub mod keymap;
+pub mod mention;
 pub mod msg;
+pub mod overlay_view;
 pub mod queue;
 pub mod render;
 pub mod rescue;
@@ -29,6 +32,8 @@ pub mod view;
 mod commands_tests;
 #[cfg(test)]
 mod daily_screens_tests;
+#[cfg(test)]
+mod daily_tests;
 #[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
@@ -81,6 +86,12 @@ pub struct TuiParams {
     pub notify: crate::config::Notify,
     /// This workspace's input history file (`None`: history is not kept across runs).
     pub history_file: Option<std::path::PathBuf>,
+    /// The run this process records to (`--resume RUN_ID` continues it).
+    pub run_id: String,
+    /// The reasoning effort asked for at start.
+    pub effort: Option<crate::engine::protocol::Effort>,
+    /// The workspace (its files are offered after `@`).
+    pub workspace: std::path::PathBuf,
 }
 
 /// What the user leaves behind: the session to come back to.
@@ -90,6 +101,8 @@ pub struct Outcome {
     pub session_id: Option<String>,
     /// Its generation in the step.
     pub generation: u32,
+    /// Its run (what `--resume RUN_ID` takes).
+    pub run_id: Option<String>,
 }
 
 /// Run the TUI until the user quits. The terminal is restored on every way out.

@@ -108,6 +108,17 @@ pub enum Msg {
         /// Whether it was removed.
         result: Result<(), String>,
     },
+    /// The answer to `Effect::QueryFiles`.
+    FileMatches {
+        /// The query it answers.
+        seq: u64,
+        /// Matching paths, best first (directories end with `/`).
+        items: Vec<String>,
+        /// The index was complete when it answered.
+        complete: bool,
+        /// Paths indexed so far.
+        indexed: usize,
+    },
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
         /// The op that was not sent.
@@ -174,4 +185,13 @@ pub enum Effect {
     CopyToClipboard(String),
     /// A long turn ended: ring the bell or post a desktop notification with this text.
     Notify(String),
+    /// Fuzzy-match workspace paths (off the UI thread); the answer comes as `Msg::FileMatches`.
+    QueryFiles {
+        /// Numbers the query (answers to older ones are dropped).
+        seq: u64,
+        /// What follows the `@`.
+        query: String,
+        /// Files changed since the index walked: walk again (the old list answers meanwhile).
+        refresh: bool,
+    },
 }

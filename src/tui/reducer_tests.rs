@@ -31,6 +31,7 @@ pub(super) fn params(review: Option<u64>) -> StateParams {
             provider: "anthropic".into(),
             demo: false,
             window_source: "model table: Claude on the Anthropic API".into(),
+            effort: None,
         },
         settings: Settings {
             review: review.map(Duration::from_secs),
@@ -42,6 +43,7 @@ pub(super) fn params(review: Option<u64>) -> StateParams {
         banner: None,
         styles: TextAreaStyles::from_theme(&Theme::builtin("dark").expect("built-in theme")),
         history: Vec::new(),
+        run_id: Some("run-now".into()),
     }
 }
 

@@ -12,6 +12,9 @@ use super::state::{APPROVAL_GUARD, AppState, Focus, Popup, QUIT_WINDOW};
 impl AppState {
     /// The key contexts live right now, most specific first.
     pub fn contexts(&self, now: Instant) -> Vec<Context> {
+        if self.picker.is_some() {
+            return vec![Context::Picker, Context::Global];
+        }
         if self.search.is_some() && self.focus == Focus::Input {
             return vec![Context::Search, Context::Global];
         }
@@ -28,6 +31,9 @@ impl AppState {
                 }
                 _ => vec![Context::Editor, Context::Global],
             },
+            Focus::Input if super::mention::visible(self) => {
+                vec![Context::Mention, Context::Input, Context::Global]
+            }
             Focus::Input if !self.popup_items().is_empty() => {
                 vec![Context::Popup, Context::Input, Context::Global]
             }

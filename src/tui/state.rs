@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use ratatui_textarea::TextArea;
 
 use crate::engine::context::Thresholds;
-use crate::engine::protocol::{HandoffId, TurnId};
+use crate::engine::protocol::{
+    AllowOffer, Allowance, Effort, FileDiff, HandoffId, SessionSummary, TurnId,
+};
 
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
@@ -85,6 +87,12 @@ pub struct PendingApproval {
     pub cell: usize,
     /// The call leaves the workspace ("always" does not cover it).
     pub outside_workspace: bool,
+    /// `bash`: the whole command, exactly as it will run.
+    pub command: Option<String>,
+    /// `edit_file` / `write_file`: the change it would make.
+    pub diff: Option<Box<FileDiff>>,
+    /// What "always" would grant (None: not offered).
+    pub always: Option<AllowOffer>,
 }
 
 /// Whether the slash popup may show for the current input.
@@ -108,21 +116,6 @@ pub enum EngineLink {
     Closed,
 }
 
-/// Cost and turns of one session (a generation of the step).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GenerationCost {
-    /// The session.
-    pub session_id: String,
-    /// Its generation in the step.
-    pub generation: u32,
-    /// Cumulative for the session, as the engine reports it.
-    pub cost_usd: f64,
-    /// Turns ended in it.
-    pub turns: u32,
-    /// Model responses in it (estimates not counted).
-    pub requests: u32,
-}
-
 /// Labels for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Labels {
@@ -134,6 +127,8 @@ pub struct Labels {
     pub demo: bool,
     /// Where the context window came from (`-v` says the same), for `/window`.
     pub window_source: String,
+    /// The reasoning effort in force (`--effort`, `/effort`).
+    pub effort: Option<Effort>,
 }
 
 /// Settings fixed for the run.
@@ -196,6 +191,18 @@ pub struct AppState {
     pub turn_started_at: Option<Instant>,
     /// The tool call running now: its chat cell and when it started (its cell counts seconds).
     pub running_tool: Option<(usize, Instant)>,
+    /// The "always" grants as the engine last listed them (`/permissions revoke N` names one).
+    pub allowances: Vec<Allowance>,
+    /// `/resume`, `--resume`: the picker of this workspace's sessions, while it is open.
+    pub picker: Option<Picker>,
+    /// The run this session belongs to (what `--resume RUN_ID` continues).
+    pub run_id: Option<String>,
+    /// `@path` being typed: the completion popup.
+    pub mention: Option<Mention>,
+    /// A tool changed files since the @ index last walked.
+    pub files_stale: bool,
+    /// The last file query asked of the app (answers to older ones are dropped).
+    pub file_query_seq: u64,
     /// What the engine is doing.
     pub running: Running,
     /// The context gauge.
@@ -233,8 +240,8 @@ pub struct AppState {
     pub latest_handoff: Option<PathBuf>,
     /// Since when the provider has sent nothing, once that passed 15 s (the spinner says so).
     pub silent_since: Option<Instant>,
-    /// Cost and turns per session.
-    pub tally: Vec<GenerationCost>,
+    /// The session the engine talks in now (for the line printed on quit).
+    pub session_id: Option<String>,
     /// How the textareas look (from the theme); applied when the focus moves.
     pub styles: TextAreaStyles,
     /// The last turn id this front end gave out.
@@ -264,6 +271,40 @@ pub struct StateParams {
     pub styles: TextAreaStyles,
     /// The input history of earlier runs in this workspace, oldest first.
     pub history: Vec<String>,
+    /// The run this process records to.
+    pub run_id: Option<String>,
+}
+
+/// The session picker: this workspace's runs, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picker {
+    /// The run open now (marked, not offered).
+    pub current_run: String,
+    /// The runs.
+    pub sessions: Vec<SessionSummary>,
+    /// The highlighted row.
+    pub selected: usize,
+}
+
+/// `@path` completion: what is typed after the `@` and the files that match it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// Where the `@` is: the input's row and the character column.
+    pub row: usize,
+    /// The character column of the `@`.
+    pub col: usize,
+    /// What follows the `@` up to the cursor.
+    pub query: String,
+    /// Matching workspace paths, best first.
+    pub items: Vec<String>,
+    /// The highlighted row.
+    pub selected: usize,
+    /// The index was still being built when these matches came (ask again soon).
+    pub partial: bool,
+    /// Paths indexed so far.
+    pub indexed: usize,
+    /// The `@` was dismissed with Esc: no popup until the token changes.
+    pub dismissed: bool,
 }
 
 /// The input box, empty, with the placeholder.
@@ -300,6 +341,12 @@ impl AppState {
             search: None,
             turn_started_at: None,
             running_tool: None,
+            allowances: Vec::new(),
+            picker: None,
+            run_id: p.run_id,
+            mention: None,
+            files_stale: false,
+            file_query_seq: 0,
             running: Running::Idle,
             gauge: GaugeModel {
                 context: 0,
@@ -325,7 +372,7 @@ impl AppState {
             handoff: None,
             latest_handoff: None,
             silent_since: None,
-            tally: Vec::new(),
+            session_id: None,
             styles: p.styles,
             last_turn: TurnId(0),
             engine_turn: None,
@@ -470,10 +517,5 @@ impl AppState {
         self.push_cell(Cell::Error {
             message: message.into(),
         });
-    }
-
-    /// The tally entry of the current session, if a session started.
-    pub fn current_cost_mut(&mut self) -> Option<&mut GenerationCost> {
-        self.tally.last_mut()
     }
 }

@@ -18,6 +18,7 @@ use super::editor_update::{
 use super::events::on_event;
 use super::input;
 use super::keymap::{self, Action};
+use super::mention;
 use super::msg::{ChatScroll, Effect, Msg, Pane};
 use super::queue;
 use super::render::cell::{Cell, ToolStatus};
@@ -41,7 +42,10 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
     match msg {
         Msg::Key(key) => on_key(state, key, now, &mut fx),
-        Msg::Paste(text) => on_paste(state, text, now),
+        Msg::Paste(text) => {
+            on_paste(state, text, now);
+            mention::sync(state, &mut fx);
+        }
         Msg::Mouse { event, pane, cell } => {
             if !on_mouse(state, event, pane, cell, now, &mut fx) {
                 return fx; // motion and clicks that change nothing: no redraw
@@ -102,6 +106,12 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
             unsaved::on_unsaved_loaded(state, path, content, now)
         }
         Msg::UnsavedDiscarded { path, result } => unsaved::on_discarded(state, path, result),
+        Msg::FileMatches {
+            seq,
+            items,
+            complete,
+            indexed,
+        } => mention::on_matches(state, seq, items, complete, indexed, &mut fx),
     }
     fx.push(Effect::ScheduleFrame(None));
     fx
@@ -115,6 +125,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         state.ctrl_c_at = None;
     }
     count_tool_seconds(state, now);
+    mention::on_tick(state, fx);
     let ended = state.editor.as_mut().is_some_and(|ed| ed.tick(now));
     if ended {
         if let Some(ed) = state.editor.as_mut() {
@@ -127,6 +138,22 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
+/// Enter in the picker: continue the highlighted run (not the one open now).
+fn choose_session(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let Some(p) = state.picker.take() else {
+        return;
+    };
+    match p.sessions.get(p.selected) {
+        Some(s) if s.run_id == p.current_run => {
+            state.notice("That is the session open now");
+        }
+        Some(s) => fx.push(Effect::SendOp(Op::Resume {
+            run_id: s.run_id.clone(),
+        })),
+        None => {}
+    }
+}
+
 /// The running tool cell shows its whole seconds: changed (and re-laid out) once a second.
 fn count_tool_seconds(state: &mut AppState, now: Instant) {
     let Some((idx, since)) = state.running_tool else {
@@ -135,11 +162,11 @@ fn count_tool_seconds(state: &mut AppState, now: Instant) {
     let secs = now.saturating_duration_since(since).as_secs();
     let stale = matches!(
         state.chat.get(idx),
-        Some(Cell::Tool { status: ToolStatus::Running { secs: s }, .. }) if *s != secs
+        Some(Cell::Tool { status: ToolStatus::Running { secs: s, .. }, .. }) if *s != secs
     );
     if stale
         && let Some(Cell::Tool {
-            status: ToolStatus::Running { secs: s },
+            status: ToolStatus::Running { secs: s, .. },
             ..
         }) = state.chat.get_mut(idx)
     {
@@ -151,8 +178,18 @@ fn on_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect
     if key.kind == crossterm::event::KeyEventKind::Release {
         return;
     }
+    let before = (state.input.cursor(), state.input_edited_at, state.focus);
+    dispatch_key(state, key, now, fx);
+    // The `@` popup follows what is typed and where the cursor is.
+    if (state.input.cursor(), state.input_edited_at, state.focus) != before {
+        mention::sync(state, fx);
+    }
+}
+
+fn dispatch_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     match keymap::lookup(&state.contexts(now), &key) {
         Some(action) => on_action(state, action, key, now, fx),
+        None if state.picker.is_some() => {} // the picker has every key until it closes
         None if state.search.is_some() => search::key(state, key),
         None => match state.focus {
             Focus::Input => input_key(state, key, now),
@@ -238,6 +275,22 @@ fn on_action(
         Action::SearchOlder => search::older(state),
         Action::SearchAccept => search::accept(state, now),
         Action::SearchCancel => search::cancel(state),
+        Action::PickerNext | Action::PickerPrev => {
+            if let Some(p) = state.picker.as_mut() {
+                let n = p.sessions.len().max(1);
+                p.selected = if action == Action::PickerNext {
+                    (p.selected + 1) % n
+                } else {
+                    (p.selected + n - 1) % n
+                };
+            }
+        }
+        Action::PickerChoose => choose_session(state, fx),
+        Action::PickerClose => state.picker = None,
+        Action::MentionNext => mention::step(state, true),
+        Action::MentionPrev => mention::step(state, false),
+        Action::MentionComplete => mention::complete(state, fx),
+        Action::MentionClose => mention::dismiss(state),
         Action::PopupNext => popup_move(state, true),
         Action::PopupPrev => popup_move(state, false),
         Action::PopupComplete => popup_complete(state, now),
@@ -361,17 +414,21 @@ fn answer(state: &mut AppState, decision: Approval, now: Instant, fx: &mut Vec<E
     if !state.approval_takes_keys(now) {
         return; // typed before the prompt could be read, or meant for the input
     }
+    if decision == Approval::Always && state.approvals.front().is_some_and(|p| p.always.is_none()) {
+        return; // not offered (the prompt says so)
+    }
     let Some(p) = state.approvals.pop_front() else {
         return;
     };
     fx.push(Effect::SendOp(Op::Approval { id: p.id, decision }));
-    let text = match decision {
-        Approval::Once => "allowed once",
-        Approval::Always => "always allowed this session",
-        Approval::Deny => "denied",
+    let text = match (decision, &p.always) {
+        (Approval::Once, _) => "allowed once".to_string(),
+        (Approval::Always, Some(offer)) => offer.label.clone(),
+        (Approval::Always, None) => "always allowed".to_string(),
+        (Approval::Deny, _) => "denied".to_string(),
     };
     if let Some(Cell::Approval { answer, .. }) = state.chat.get_mut(p.cell) {
-        *answer = Some(text.to_string());
+        *answer = Some(text);
     }
     state.approval_shown_at = if state.approvals.is_empty() {
         None
@@ -465,7 +522,7 @@ fn on_mouse(
 
 /// A click in the chat: on a tool cell it selects it and expands or collapses it.
 fn click_chat(state: &mut AppState, cell: Option<usize>, fx: &mut Vec<Effect>) -> bool {
-    let Some(idx) = cell.filter(|i| matches!(state.chat.get(*i), Some(Cell::Tool { .. }))) else {
+    let Some(idx) = cell.filter(|i| state.chat.get(*i).is_some_and(Cell::is_expandable)) else {
         return false;
     };
     state.selected_tool = Some(idx);

@@ -20,7 +20,7 @@ use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title};
 use super::render::prompt_view::{
-    PromptBody, PromptKeys, prompt_body_lines, prompt_keys_line, queued_lines,
+    PromptBody, PromptKeys, prompt_body_lines, prompt_keys_line, prompt_note_lines, queued_lines,
 };
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
@@ -192,6 +192,10 @@ pub fn draw(
         _ => draw_input(state, bottom, buf, theme),
     }
     draw_popup(state, body, bottom, buf, theme);
+    super::overlay_view::draw_mentions(state, body, bottom, buf, theme);
+    if let Some(p) = &state.picker {
+        super::overlay_view::draw_picker(p, body, buf, theme);
+    }
     draw_status(state, status, buf, theme, now);
     cache.layout = LayoutCache {
         chat,
@@ -214,6 +218,8 @@ fn queued_rows(state: &AppState, width: u16, theme: &Theme) -> Vec<Line<'static>
 /// The approval prompt as drawn this frame: its body lines, the keys state, its height.
 struct PromptModel {
     lines: Vec<Line<'static>>,
+    /// Fixed lines under the body.
+    notes: Vec<Line<'static>>,
     keys: PromptKeys,
     /// Body rows shown.
     rows: u16,
@@ -231,8 +237,12 @@ fn approval_model(
     let body = PromptBody {
         summary: &p.summary,
         outside_workspace: p.outside_workspace,
+        command: p.command.as_deref(),
+        diff: p.diff.as_deref(),
+        always: p.always.as_ref(),
     };
     let lines = prompt_body_lines(&body, inner, theme);
+    let notes = prompt_note_lines(&body, inner, theme);
     let keys = if state.approval_takes_keys(now) {
         PromptKeys::Live
     } else if state.focus == Focus::Editor {
@@ -243,13 +253,17 @@ fn approval_model(
         PromptKeys::Settling
     };
     // Up to half the screen, less the input box and the status line; at least a few rows.
-    let room = (area.height / 2).saturating_sub(3).max(APPROVAL_MIN_ROWS);
+    let fixed = notes.len() as u16;
+    let room = (area.height / 2)
+        .saturating_sub(3 + fixed)
+        .max(APPROVAL_MIN_ROWS);
     let rows = (lines.len() as u16).clamp(1, room);
     PromptModel {
         lines,
+        notes,
         keys,
         rows,
-        height: rows + 3,
+        height: rows + fixed + 3,
     }
 }
 
@@ -409,7 +423,13 @@ fn draw_approval(
     if inner.is_empty() {
         return;
     }
-    let [body, keys] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(inner);
+    let [body, notes, keys] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(m.notes.len() as u16),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    Paragraph::new(m.notes.clone()).render(notes, buf);
     let shown: Vec<Line> = m
         .lines
         .iter()
@@ -508,10 +528,14 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }
     let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
+    let model = match state.labels.effort {
+        Some(e) => format!("{} · {}", state.labels.model, e.as_str()),
+        None => state.labels.model.clone(),
+    };
     render_status(
         &StatusModel {
             gauge: &state.gauge,
-            model: &state.labels.model,
+            model: &model,
             provider: &state.labels.provider,
             demo: state.labels.demo,
             hints: &pairs,

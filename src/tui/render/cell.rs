@@ -3,11 +3,14 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use super::diff_view::{COLLAPSED_DIFF_LINES, diff_lines, diff_stat};
+use super::live_output::LiveOutput;
 use super::markdown::render_markdown;
 use super::stream::StreamCommits;
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::engine::protocol::{CommandExit, FileDiff};
 use crate::tui::keymap::{Action, label_for, short_label_for};
 
 /// Output lines a collapsed tool cell shows from the start of its output.
@@ -30,15 +33,27 @@ pub enum AssistantState {
 /// Where a tool call is: running, or finished with its output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
-    /// No result yet; it has run this many whole seconds.
+    /// No result yet; it has run this many whole seconds, printing `live` so far.
     Running {
         /// Seconds since the call started.
         secs: u64,
+        /// What a running command printed so far.
+        live: LiveOutput,
     },
     /// It succeeded with this output.
     Succeeded(String),
     /// It failed with this output.
     Failed(String),
+}
+
+impl ToolStatus {
+    /// Just started: no output, no time yet.
+    pub fn running() -> ToolStatus {
+        ToolStatus::Running {
+            secs: 0,
+            live: LiveOutput::default(),
+        }
+    }
 }
 
 /// One entry of the chat transcript.
@@ -51,15 +66,17 @@ pub enum Cell {
         markdown: String,
         state: AssistantState,
     },
-    /// Thinking text.
-    Thinking { text: String },
-    /// A tool call.
+    /// Thinking text: collapsed to a line until expanded.
+    Thinking { text: String, expanded: bool },
+    /// A tool call: its output, or the diff of the change it made, and how a command ended.
     Tool {
         id: String,
         name: String,
         summary: String,
         status: ToolStatus,
         expanded: bool,
+        diff: Option<Box<FileDiff>>,
+        exit: Option<CommandExit>,
     },
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
     Approval {
@@ -118,6 +135,11 @@ impl Cell {
         }
     }
 
+    /// True for a cell Ctrl-T expands: a tool call, thinking.
+    pub fn is_expandable(&self) -> bool {
+        matches!(self, Cell::Tool { .. } | Cell::Thinking { .. })
+    }
+
     /// True for an assistant message still streaming.
     pub fn is_streaming(&self) -> bool {
         matches!(
@@ -139,17 +161,27 @@ impl Cell {
                 marked(first, rest, &sanitize(text), t.user, w)
             }
             Cell::Assistant { markdown, state } => assistant_lines(markdown, state, w, t),
-            Cell::Thinking { text } => {
-                let bar = raw("┊ ", t.thinking);
-                marked(bar.clone(), bar, sanitize(text).trim_end(), t.thinking, w)
-            }
+            Cell::Thinking { text, expanded } => thinking_lines(text, *expanded, w, t),
             Cell::Tool {
                 name,
                 summary,
                 status,
                 expanded,
+                diff,
+                exit,
                 ..
-            } => tool_lines(name, summary, status, *expanded, w, t),
+            } => tool_lines(
+                &ToolView {
+                    name,
+                    summary,
+                    status,
+                    expanded: *expanded,
+                    diff: diff.as_deref(),
+                    exit: exit.as_ref(),
+                },
+                w,
+                t,
+            ),
             Cell::Approval {
                 name,
                 summary,
@@ -270,23 +302,60 @@ fn summary_spans(
     }
 }
 
-fn tool_lines(
-    name: &str,
-    summary: &str,
-    status: &ToolStatus,
+/// What a tool cell draws.
+struct ToolView<'a> {
+    name: &'a str,
+    summary: &'a str,
+    status: &'a ToolStatus,
     expanded: bool,
-    w: usize,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
-    let (output, is_error) = match status {
+    diff: Option<&'a FileDiff>,
+    exit: Option<&'a CommandExit>,
+}
+
+/// `1.2s`, `59.9s`, `2m05s`.
+pub fn fmt_elapsed(ms: u64) -> String {
+    if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        let s = ms / 1000;
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// How a command ended, for its header: `exit code 0 · 1.2s`, `interrupted after 2.5s`.
+fn exit_text(exit: &CommandExit) -> String {
+    let summary = sanitize(&exit.summary).trim().to_string();
+    if exit.interrupted || exit.timed_out || summary.contains(" after ") {
+        summary
+    } else {
+        format!("{summary} · {}", fmt_elapsed(exit.elapsed_ms))
+    }
+}
+
+fn tool_lines(v: &ToolView<'_>, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let (output, is_error) = match v.status {
         ToolStatus::Running { .. } => (None, false),
         ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
         ToolStatus::Failed(o) => (Some(o.as_str()), true),
     };
-    let mark_style = if is_error { theme.error } else { theme.tool };
-    let mark = if expanded { "▾ " } else { "▸ " };
+    let failed = is_error || v.exit.is_some_and(|e| e.code != Some(0));
+    let mark_style = if failed { theme.error } else { theme.tool };
+    let mark = if v.expanded { "▾ " } else { "▸ " };
     let mut head = vec![raw(mark, mark_style)];
-    head.extend(summary_spans(name, summary, mark_style, theme.text));
+    head.extend(summary_spans(v.name, v.summary, mark_style, theme.text));
+    if let Some(d) = v.diff {
+        head.push(raw(format!("  {}", diff_stat(d)), theme.dim));
+    }
+    // The exit code is in the header, so it shows collapsed too.
+    if let Some(e) = v.exit {
+        let style = if e.code == Some(0) {
+            theme.success
+        } else {
+            theme.error
+        };
+        head.push(raw(" · ", theme.dim));
+        head.push(raw(exit_text(e), style));
+    }
     let indent = [raw("  ", theme.text)];
     let mut lines = wrap_spans(&head, w, &[], &indent, WrapMode::Words);
     let note = |text: String| {
@@ -298,9 +367,30 @@ fn tool_lines(
             WrapMode::Words,
         )
     };
+    if let (Some(d), false) = (v.diff, is_error) {
+        let budget = (!v.expanded).then_some(COLLAPSED_DIFF_LINES);
+        let mut body = diff_lines(d, budget, 2, w, theme);
+        if !v.expanded
+            && let Some(last) = body.last_mut()
+            && last.to_string().trim_start().starts_with('…')
+        {
+            last.spans.push(raw(
+                format!(" ({} expands)", short_label_for(Action::ToggleTool)),
+                theme.dim,
+            ));
+        }
+        lines.extend(body);
+        return lines;
+    }
     let Some(output) = output else {
-        let text = match status {
-            ToolStatus::Running { secs } if *secs > 0 => format!("running… {secs}s"),
+        if let ToolStatus::Running { live, .. } = v.status
+            && !live.is_empty()
+        {
+            let text = live.text();
+            lines.extend(output_lines(&text, theme.tool_output, v.expanded, w, theme));
+        }
+        let text = match v.status {
+            ToolStatus::Running { secs, .. } if *secs > 0 => format!("running… {secs}s"),
             _ => "running…".to_string(),
         };
         lines.extend(note(text));
@@ -316,9 +406,44 @@ fn tool_lines(
         } else {
             theme.tool_output
         };
-        lines.extend(output_lines(output, style, expanded, w, theme));
+        lines.extend(output_lines(output, style, v.expanded, w, theme));
     }
     lines
+}
+
+/// A thinking cell: one line saying how much was thought (and its start) until expanded.
+fn thinking_lines(text: &str, expanded: bool, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let clean = sanitize(text);
+    let body = clean.trim();
+    let bar = raw("┊ ", theme.thinking);
+    if expanded {
+        let mut lines = vec![Line::from(vec![
+            bar.clone(),
+            raw("thinking", theme.thinking),
+        ])];
+        lines.extend(marked(bar.clone(), bar, body, theme.thinking, w));
+        return lines;
+    }
+    let n = body.lines().count();
+    let first = body.lines().next().unwrap_or("");
+    let count = format!(
+        "thinking · {n} line{} · {} expands · ",
+        if n == 1 { "" } else { "s" },
+        short_label_for(Action::ToggleTool)
+    );
+    let room = w.saturating_sub(str_width(&count) + 2);
+    let mut spans = vec![bar, raw(count, theme.thinking)];
+    if room > 3 {
+        spans.push(raw(truncate(first, room), theme.dim));
+    }
+    let line = Line::from(spans);
+    if line.width() > w {
+        return vec![Line::from(raw(
+            truncate(&line.to_string(), w),
+            theme.thinking,
+        ))];
+    }
+    vec![line]
 }
 
 /// A tool's output under its header: whole when expanded or short, else its first and last
@@ -444,10 +569,10 @@ mod tests {
             id: "t1".into(),
             name: "bash".into(),
             summary: "bash: cargo test".into(),
-            status: output.map_or(ToolStatus::Running { secs: 0 }, |o| {
-                ToolStatus::Succeeded(o.into())
-            }),
+            status: output.map_or(ToolStatus::running(), |o| ToolStatus::Succeeded(o.into())),
             expanded,
+            diff: None,
+            exit: None,
         }
     }
 
@@ -490,8 +615,13 @@ mod tests {
             id: "t1".into(),
             name: "bash".into(),
             summary: "bash: sleep 9".into(),
-            status: ToolStatus::Running { secs: 4 },
+            status: ToolStatus::Running {
+                secs: 4,
+                live: LiveOutput::default(),
+            },
             expanded: false,
+            diff: None,
+            exit: None,
         };
         assert_eq!(text(&running, 40)[1], "  running… 4s");
     }

@@ -107,14 +107,15 @@ impl Transcript {
         self.next_rev
     }
 
-    /// Expands or collapses tool cell `idx`; false when it is not a tool cell.
+    /// Expands or collapses cell `idx` (a tool call or a thinking cell); false for another.
     pub fn toggle_tool_expanded(&mut self, idx: usize) -> bool {
         let rev = self.bump();
-        match self.entries.get_mut(idx) {
-            Some(e) if matches!(e.cell, Cell::Tool { .. }) => {
-                if let Cell::Tool { expanded, .. } = &mut e.cell {
-                    *expanded = !*expanded;
-                }
+        let Some(e) = self.entries.get_mut(idx) else {
+            return false;
+        };
+        match &mut e.cell {
+            Cell::Tool { expanded, .. } | Cell::Thinking { expanded, .. } => {
+                *expanded = !*expanded;
                 e.rev = rev;
                 true
             }
@@ -122,23 +123,31 @@ impl Transcript {
         }
     }
 
-    /// The index of the newest tool cell before `before` (all cells when `None`).
+    /// The index of the newest expandable cell (a tool call, thinking) before `before` (all
+    /// cells when `None`).
     pub fn tool_before(&self, before: Option<usize>) -> Option<usize> {
         let end = before.unwrap_or(self.entries.len()).min(self.entries.len());
         self.entries
             .get(..end)?
             .iter()
-            .rposition(|e| matches!(e.cell, Cell::Tool { .. }))
+            .rposition(|e| e.cell.is_expandable())
     }
 
-    /// The index of the oldest tool cell after `after`.
+    /// The index of the oldest expandable cell after `after`.
     pub fn tool_after(&self, after: usize) -> Option<usize> {
         let start = after.saturating_add(1);
         self.entries
             .get(start..)?
             .iter()
-            .position(|e| matches!(e.cell, Cell::Tool { .. }))
+            .position(|e| e.cell.is_expandable())
             .map(|i| i + start)
+    }
+
+    /// Forget every cell (another run is continued). Revisions keep growing, so nothing the
+    /// view cached for the old cells is taken for the new ones.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.next_rev += 1;
     }
 
     /// Expands or collapses the most recent tool cell's output.

@@ -4,9 +4,11 @@
 
 pub mod cell;
 pub mod chat;
+pub mod diff_view;
 pub mod editor_view;
 pub mod gauge;
 pub mod highlight;
+pub mod live_output;
 pub mod markdown;
 pub mod prompt_view;
 pub mod spinner;

@@ -4,8 +4,10 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use super::diff_view::{diff_lines, diff_stat};
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
+use crate::engine::protocol::{AllowOffer, FileDiff};
 use crate::tui::keymap::{self, Action, Context, short_label_for};
 
 /// Rows the queued messages take at most (the last says how many more there are).
@@ -22,6 +24,12 @@ pub struct PromptBody<'a> {
     pub summary: &'a str,
     /// The call leaves the workspace: approved call by call.
     pub outside_workspace: bool,
+    /// `bash`: the whole command.
+    pub command: Option<&'a str>,
+    /// `edit_file` / `write_file`: the change.
+    pub diff: Option<&'a FileDiff>,
+    /// What "always" grants (None: not offered).
+    pub always: Option<&'a AllowOffer>,
 }
 
 /// Whether the prompt answers keys now, and if not, why not.
@@ -37,31 +45,83 @@ pub enum PromptKeys {
     EditorFocused,
 }
 
-/// The prompt's body lines at `width` (the whole of it; the view scrolls).
+/// The prompt's body lines at `width` (the whole of it; the view scrolls): the whole command or
+/// the whole diff (else the summary).
 pub fn prompt_body_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let w = width.max(1);
     let mut lines = Vec::new();
-    if body.outside_workspace {
+    match (body.command, body.diff) {
+        (Some(command), _) => {
+            let text = sanitize(command);
+            let mark = [raw("$ ", theme.dim)];
+            let pad = [raw("  ", theme.dim)];
+            lines.extend(wrap_text(
+                text.trim_end(),
+                theme.text,
+                w,
+                &mark,
+                &pad,
+                WrapMode::Chars,
+            ));
+        }
+        (None, Some(diff)) => {
+            lines.extend(wrap_spans(
+                &[raw(
+                    format!("{} · {}", sanitize(&diff.path), diff_stat(diff)),
+                    theme.text,
+                )],
+                w,
+                &[],
+                &[],
+                WrapMode::Words,
+            ));
+            lines.extend(diff_lines(diff, None, 0, w, theme));
+        }
+        (None, None) => {
+            let text = sanitize(body.summary);
+            lines.extend(wrap_text(
+                text.trim_end(),
+                theme.text,
+                w,
+                &[],
+                &[],
+                WrapMode::Chars,
+            ));
+        }
+    }
+    lines
+}
+
+/// The prompt's fixed lines under its body (never scrolled away): a warning when the call leaves
+/// the workspace, and what "always" would allow.
+pub fn prompt_note_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let w = width.max(1);
+    let mut lines = Vec::new();
+    let mut words = |text: String, style: Style| {
         lines.extend(wrap_spans(
-            &[raw(
-                "⚠ outside the workspace: approved call by call (always is not offered)",
-                theme.warning,
-            )],
+            &[raw(text, style)],
             w,
             &[],
             &[],
             WrapMode::Words,
         ));
+    };
+    if body.outside_workspace {
+        words(
+            "⚠ outside the workspace: approved call by call".into(),
+            theme.warning,
+        );
     }
-    let text = sanitize(body.summary);
-    lines.extend(wrap_text(
-        text.trim_end(),
-        theme.text,
-        w,
-        &[],
-        &[],
-        WrapMode::Chars,
-    ));
+    let always = match body.always {
+        Some(offer) => format!(
+            "{}: {}",
+            keymap::label_for(Action::ApproveAlways),
+            sanitize(&offer.label)
+        ),
+        None if body.outside_workspace => "always is not offered outside the workspace".into(),
+        None => "always is not offered for this call".into(),
+    };
+    words(always, theme.dim);
     lines
 }
 
@@ -208,10 +268,20 @@ mod tests {
         let body = PromptBody {
             summary: "bash: ls /etc",
             outside_workspace: true,
+            command: Some("ls /etc\n  | wc -l"),
+            diff: None,
+            always: None,
         };
         let lines = text_of(&prompt_body_lines(&body, 80, &t));
-        assert!(lines[0].contains("outside the workspace"), "{lines:?}");
-        assert_eq!(lines[1], "bash: ls /etc");
+        assert_eq!(lines, ["$ ls /etc", "    | wc -l"]);
+        let notes = text_of(&prompt_note_lines(&body, 80, &t));
+        assert_eq!(
+            notes,
+            [
+                "⚠ outside the workspace: approved call by call",
+                "always is not offered outside the workspace"
+            ]
+        );
     }
 
     fn text_of(lines: &[Line<'_>]) -> Vec<String> {

@@ -131,10 +131,18 @@ fn quitting_prints_the_session_and_how_to_continue_it() {
     let after = String::from_utf8_lossy(&raw[left..]).into_owned();
     assert!(after.contains("flower-tui: session "), "{after:?}");
     let ws = t.workspace().canonicalize().unwrap();
-    let cmd = format!("flower-tui --continue --workspace {}", ws.display());
-    assert!(after.contains(&cmd), "{after:?}");
+    let line = after
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("continue it: flower-tui --resume "))
+        .unwrap_or_else(|| panic!("no command to continue: {after:?}"));
+    let (run_id, rest) = line.split_once(' ').unwrap_or((line, ""));
+    assert_eq!(rest, format!("--workspace {}", ws.display()), "{after:?}");
+    assert!(
+        after.contains("pick another: flower-tui --resume --workspace"),
+        "{after:?}"
+    );
     // The printed command continues the conversation.
-    let mut again = Pty::start_in(t.home(), &server, &["--yes", "--continue"]);
+    let mut again = Pty::start_in(t.home(), &server, &["--yes", "--resume", run_id]);
     again.wait_for("pick a number");
     again.wait_for(READY);
     again.keys("what was it?");
