@@ -232,6 +232,11 @@ fn on_session_started(
 
 fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {
     state.engine_turn = Some(turn);
+    // A turn the engine started itself (the demo's first message) runs too: what is typed now
+    // waits for it like for any other.
+    if !state.in_flight.contains(&turn) {
+        state.in_flight.push(turn);
+    }
     state.turn_started_at = Some(now);
     // A message queued behind the last turn starts now: it runs (Esc aborts it).
     if kind == TurnKind::Message && state.running == Running::Idle {

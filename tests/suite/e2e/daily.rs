@@ -152,3 +152,271 @@ fn quitting_prints_the_session_and_how_to_continue_it() {
     let history = reqs[1]["messages"].to_string();
     assert!(history.contains("Remember the number 7431."), "{history}");
 }
+
+/// A five-section handoff document.
+const DOC: &str =
+    "## Doing\nWork.\n\n## Decided\n- a\n\n## Dead ends\n- b\n\n## Next\nGo on.\n\n## Scene\n- f\n";
+
+/// Wait until no turn runs (the spinner's interrupt hint is gone).
+fn idle(t: &mut Pty) {
+    t.wait("the turn to end", |s| !s.contains("to interrupt"));
+}
+
+/// Type a line and send it.
+fn say(t: &mut Pty, text: &str) {
+    t.keys(text);
+    t.wait_for(text);
+    t.keys(ENTER);
+}
+
+/// The system prompt of a request body, all its text blocks.
+fn system(body: &serde_json::Value) -> String {
+    match &body["system"] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The one run's manifest under `<home>/data`.
+fn only_manifest(home: &std::path::Path) -> flower_tui::engine::ledger::Manifest {
+    let runs: Vec<_> = std::fs::read_dir(home.join("data/flower/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    flower_tui::engine::ledger::Manifest::load(&runs[0].join("manifest.json")).unwrap()
+}
+
+#[test]
+fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let usage = |input, output| crate::support::fake::U::new(input, output);
+    server.push(a::text("Generation one answers.", usage(10_000, 500)));
+    server.push(a::text(DOC, usage(11_000, 400)));
+    server.push(a::text("Generation two answers.", usage(3_000, 300)));
+    server.push(a::text(DOC, usage(4_000, 400)));
+    server.push(a::text("Generation three answers.", usage(2_000, 200)));
+    let mut t = Pty::start(&server, &["--yes", "--review", "off"]);
+    t.wait_for(READY);
+    say(&mut t, "start");
+    t.wait_for("Generation one answers.");
+    for (next, question, answer) in [
+        ("generation 2", "continue", "Generation two answers."),
+        ("generation 3", "and on", "Generation three answers."),
+    ] {
+        idle(&mut t);
+        say(&mut t, "/handoff");
+        t.wait_for(next);
+        idle(&mut t);
+        say(&mut t, question);
+        t.wait_for(answer);
+    }
+    idle(&mut t);
+    t.keys(CTRL_C);
+    t.keys(CTRL_C);
+    assert!(t.wait_exit().success());
+
+    // A later process continues the run: /cost has every generation, the earlier process's too.
+    server.push(a::text("After the restart.", usage(5_000, 100)));
+    let mut t2 = Pty::start_in(
+        t.home(),
+        &server,
+        &["--yes", "--continue", "--review", "off"],
+    );
+    t2.wait_for(READY);
+    say(&mut t2, "after the restart");
+    t2.wait_for("After the restart.");
+    idle(&mut t2);
+    say(&mut t2, "/cost");
+    let screen = t2.wait_for("  total ");
+    let m = only_manifest(t.home().path());
+    let step = &m.steps[0];
+    assert_eq!(step.per_generation.len(), 3, "{:#?}", step.per_generation);
+    let row = |label: &str| -> String {
+        screen
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} row:\n{screen}"))
+            .to_string()
+    };
+    for (label, g) in ["gen 1", "gen 2 · handoff", "gen 3 · handoff"]
+        .iter()
+        .zip(&step.per_generation)
+    {
+        let line = row(label);
+        assert!(
+            line.contains(&format!("${:.4}", g.cost_usd)),
+            "{line}\n{:#?}",
+            g
+        );
+        let turns = format!("{} turn", g.num_turns);
+        assert!(line.contains(&turns), "{line}");
+    }
+    let total = row("total");
+    assert!(total.contains(&format!("${:.4}", step.cost_usd)), "{total}");
+    let sum: f64 = step.per_generation.iter().map(|g| g.cost_usd).sum();
+    assert!((sum - step.cost_usd).abs() < 1e-9);
+    assert!(step.cost_usd > 0.0);
+    assert!(
+        row("gen 3 · handoff").contains("(now)"),
+        "the continued generation"
+    );
+}
+
+#[test]
+fn resume_picks_an_older_session_and_continues_it() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    server.push(a::text("Alpha is done.", u(1_000)));
+    server.push(a::text("Beta is done.", u(1_000)));
+    server.push(a::text("The task was alpha.", u(1_500)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    say(&mut t, "the alpha task");
+    t.wait_for("Alpha is done.");
+    idle(&mut t);
+    t.keys(CTRL_C);
+    t.keys(CTRL_C);
+    assert!(t.wait_exit().success());
+    // Runs are named by the second they start: the next one must not share it.
+    std::thread::sleep(Duration::from_millis(1_100));
+    let mut b = Pty::start_in(t.home(), &server, &["--yes"]);
+    b.wait_for(READY);
+    say(&mut b, "the beta task");
+    b.wait_for("Beta is done.");
+    idle(&mut b);
+    b.keys(CTRL_C);
+    b.keys(CTRL_C);
+    assert!(b.wait_exit().success());
+
+    let mut c = Pty::start_in(t.home(), &server, &["--yes", "--resume"]);
+    let screen = c.wait("the picker with both runs", |s| {
+        s.contains("sessions of this workspace") && s.contains("the alpha task")
+    });
+    let beta = screen.find("the beta task").expect("beta listed");
+    let alpha = screen.find("the alpha task").expect("alpha listed");
+    assert!(beta < alpha, "newest first:\n{screen}");
+    // The newest is highlighted; Down goes to the older one.
+    c.keys("\x1b[B");
+    std::thread::sleep(Duration::from_millis(200));
+    c.keys(ENTER);
+    c.wait("alpha's conversation replayed", |s| {
+        s.contains("Alpha is done.") && !s.contains("sessions of this workspace")
+    });
+    c.wait_for(READY);
+    say(&mut c, "what was the task?");
+    c.wait_for("The task was alpha.");
+    let reqs = server.requests();
+    let last = reqs.last().expect("a request");
+    let history = last["messages"].to_string();
+    assert!(history.contains("the alpha task"), "{history}");
+    assert!(!history.contains("the beta task"), "{history}");
+}
+
+#[test]
+fn at_completes_a_workspace_path_and_attaches_the_file() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    server.push(a::text("The parser reads tokens.", u(1_000)));
+    let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(ws.join("target")).unwrap();
+    std::fs::write(
+        ws.join("src/parser.rs"),
+        "// PARSER-MARKER\nfn parse() {}\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("src/lexer.rs"), "fn lex() {}\n").unwrap();
+    std::fs::write(ws.join("target/parsed_junk.rs"), "junk\n").unwrap();
+    std::fs::write(ws.join(".gitignore"), "target/\n").unwrap();
+    let mut t = Pty::start_in(home, &server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("explain @pars");
+    let screen = t.wait("the @ popup", |s| {
+        s.contains("src/parser.rs") && s.contains("files ·")
+    });
+    assert!(
+        !screen.contains("parsed_junk"),
+        ".gitignore is respected:\n{screen}"
+    );
+    t.keys("\t");
+    t.wait_for("explain @src/parser.rs");
+    t.keys("please");
+    t.keys(ENTER);
+    t.wait_for("The parser reads tokens.");
+    let screen = t.wait_for("attached src/parser.rs");
+    assert!(
+        screen.contains("› explain @src/parser.rs please"),
+        "{screen}"
+    );
+    let reqs = server.requests();
+    let sent = last_user_text(&reqs[0]);
+    assert!(
+        sent.contains("PARSER-MARKER"),
+        "the file travels with the message: {sent}"
+    );
+}
+
+#[test]
+fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
+    server.push(a::text(DOC, u(31_500))); // the writing turn
+    server.push(a::text("Successor here.", u(5_000)));
+    let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(
+        ws.join("AGENTS.md"),
+        "WS-MARKER-ONE: run the tests first.\n",
+    )
+    .unwrap();
+    let user = home.path().join("config/flower");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
+    let args = [
+        "--yes",
+        "--window",
+        "40000",
+        "--headroom",
+        "10000",
+        "--review",
+        "60",
+        "--step",
+        "e2e",
+    ];
+    let mut t = Pty::start_in(home, &server, &args);
+    t.wait_for(READY);
+    say(&mut t, "refactor the parser");
+    t.wait("the review of the frozen document", |s| {
+        s.contains("successor in")
+    });
+    t.wait_for("Project instructions:");
+    // Edited while the document is reviewed: the successor reads the file as it is now.
+    std::fs::write(ws.join("AGENTS.md"), "WS-MARKER-TWO: and lint.\n").unwrap();
+    t.keys(crate::support::pty::CTRL_S);
+    t.wait_for("Successor here.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let first = system(&reqs[0]);
+    assert!(
+        first.contains("WS-MARKER-ONE") && first.contains("USER-MARKER"),
+        "{first}"
+    );
+    let successor = system(&reqs[2]);
+    assert!(
+        successor.contains("WS-MARKER-TWO")
+            && !successor.contains("WS-MARKER-ONE")
+            && successor.contains("USER-MARKER"),
+        "{successor}"
+    );
+}
