@@ -44,6 +44,17 @@ fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
         1,
         "nothing sent while the turn runs"
     );
+    // The reply goes on streaming above the queued line, never around it.
+    let screen = t.wait("more of the reply with the message still queued", |s| {
+        s.contains("while it arrives") && s.contains("⋯ queued")
+    });
+    let reply = screen.find("while it arrives").unwrap_or(usize::MAX);
+    let queued = screen.find("⋯ queued  second message").unwrap_or(0);
+    assert!(
+        reply < queued,
+        "the queued line is below the reply:\n{screen}"
+    );
+    assert!(!screen.contains("› second message"), "{screen}");
     let screen = t.wait_for("The second answer.");
     assert!(!screen.contains("⋯ queued"), "{screen}");
     // On screen in the order the model reads: question, whole reply, queued message, answer.
@@ -419,4 +430,59 @@ fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
             && successor.contains("USER-MARKER"),
         "{successor}"
     );
+}
+
+#[test]
+fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let command = "echo PARTIAL-ONE; echo PARTIAL-TWO; sleep 30; echo AFTER-$((40 + 2))";
+    server.push(a::tool_use(
+        "b1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+        u(1_000),
+    ));
+    server.push(a::text("I see the command was stopped.", u(1_200)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    say(&mut t, "build it");
+    // Live: the lines are in the cell while the command still runs.
+    let screen = t.wait("the live output", |s| {
+        s.contains("PARTIAL-TWO") && s.contains("to interrupt")
+    });
+    assert!(!screen.contains("exit code"), "{screen}");
+    t.keys(crate::support::pty::ESC);
+    let screen = t.wait("the command marked interrupted", |s| {
+        s.contains("interrupted") && !s.contains("to interrupt")
+    });
+    assert!(
+        screen.contains("PARTIAL-ONE") && screen.contains("PARTIAL-TWO"),
+        "the partial output stays in the cell:\n{screen}"
+    );
+    assert!(!screen.contains("AFTER-42"), "{screen}");
+    assert_eq!(server.requests().len(), 1, "Esc ends the turn");
+    say(&mut t, "what happened?");
+    t.wait_for("I see the command was stopped.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let result = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool result in {}", reqs[1]["messages"]));
+    let content = result["content"].to_string();
+    assert!(
+        content.contains("PARTIAL-ONE") && content.contains("PARTIAL-TWO"),
+        "{content}"
+    );
+    assert!(
+        content.contains("the user stopped the command"),
+        "{content}"
+    );
+    assert!(!content.contains("AFTER-42"), "{content}");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(last_user_text(&reqs[1]), "what happened?");
 }
