@@ -38,6 +38,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         engine_bench::memory,
     ),
     (
+        "recall",
+        "recall over 8 retired generations read from disk: a search, a regex, a whole message",
+        recall_bench::run,
+    ),
+    (
         "chaos",
         "turns completed and cost per fault under a 40 % fault rate (both protocols)",
         chaos_bench::run,
@@ -57,6 +62,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "@ completion over a 100,000-file tree: first results, the walk, one query",
         daily_bench::mentions,
     ),
+    (
+        "faults",
+        "a ledger save merging one step under the run's lock; a bash call with its lifeline",
+        faults_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -71,7 +81,9 @@ mod chaos_bench;
 mod continuity_bench;
 mod daily_bench;
 mod engine_bench;
+mod faults_bench;
 mod mcp_bench;
+mod recall_bench;
 mod render_bench;
 
 fn main() {

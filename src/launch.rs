@@ -16,6 +16,7 @@ use crate::engine::provider::Provider;
 use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
+use crate::engine::runs;
 use crate::engine::session::{EngineParams, Resume};
 use crate::engine::sessions;
 
@@ -43,6 +44,16 @@ pub fn log_start(config: &Config, log: &std::path::Path) {
         log = %log.display(),
         "flower-tui started"
     );
+}
+
+/// Say why the run cannot start (one line, keys masked); the exit code: 2 when the flags ask for
+/// something the disk refuses (a taken run directory or step), else 1.
+pub fn start_failed(e: &Error) -> i32 {
+    eprintln!(
+        "flower-tui: {}",
+        crate::engine::secrets::redact(&e.to_string())
+    );
+    e.exit_code()
 }
 
 /// The provider the config names (the demo when asked or when nothing is configured).
@@ -97,6 +108,46 @@ pub fn prepare_demo(
     Ok(Some(scratch))
 }
 
+/// The run `--continue` attaches to without `--run-dir`: the workspace's newest. When the newest
+/// one's ledger cannot be read, headless stops with an error naming the file and the flags that
+/// continue the run before it; the TUI continues that run after saying so.
+fn latest_to_continue(config: &Config, interactive: bool) -> Result<Resume, ResumeError> {
+    let found = runs::latest_run(&config.data_dir, &config.workspace);
+    let Some(bad) = found.skipped.first() else {
+        return found
+            .run
+            .map(Resume::at)
+            .ok_or_else(|| ResumeError::NoEarlierRun {
+                workspace: config.workspace.clone(),
+                runs: config.data_dir.join("runs"),
+            });
+    };
+    match found.run {
+        Some(run) if interactive => {
+            let more = match found.skipped.len() - 1 {
+                0 => String::new(),
+                n => format!("; so are {n} more recent one(s)"),
+            };
+            let warning = format!(
+                "the newest run's manifest {} is unreadable ({}){more}: continuing the older run \
+                 {} instead",
+                bad.manifest.display(),
+                bad.reason,
+                run.root.display()
+            );
+            Ok(Resume {
+                run_dir: run,
+                warnings: vec![warning],
+            })
+        }
+        next => Err(ResumeError::NewestUnreadable {
+            manifest: bad.manifest.clone(),
+            reason: bad.reason.clone(),
+            next: next.map(|r| r.root),
+        }),
+    }
+}
+
 /// Everything the engine needs, with the run directory created (or found, for `--continue`).
 pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams, Error> {
     let front_end = if interactive {
@@ -122,23 +173,24 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
     let plain_reopens = interactive && config.run_dir.is_none();
     let mcp = start_mcp(config, interactive);
     let (run_dir, resume) = if let Some(run) = chosen {
-        (run.clone(), Some(Resume { run_dir: run }))
+        (run.clone(), Some(Resume::at(run)))
     } else if config.continue_last {
-        let base = config.data_dir.clone();
-        let run = match &config.run_dir {
-            Some(dir) => RunDir::open(dir),
-            None => reopen()
-                .or_else(|| RunDir::latest(&base, &config.workspace))
-                .ok_or_else(|| ResumeError::NoEarlierRun {
-                    workspace: config.workspace.clone(),
-                    runs: base.join("runs"),
-                })?,
+        // A review left open comes first; else the newest run, said when it cannot be read.
+        let resume = match (&config.run_dir, reopen()) {
+            (Some(dir), _) => Resume::at(RunDir::open(dir)),
+            (None, Some(run)) => Resume::at(run),
+            (None, None) => latest_to_continue(config, interactive)?,
         };
-        (run.clone(), Some(Resume { run_dir: run }))
+        (resume.run_dir.clone(), Some(resume))
     } else if plain_reopens && let Some(run) = reopen() {
-        (run.clone(), Some(Resume { run_dir: run }))
+        (run.clone(), Some(Resume::at(run)))
     } else {
-        let run = RunDir::create(&config.data_dir, config.run_dir.as_deref())?;
+        let run = RunDir::create_or_join(
+            &config.data_dir,
+            config.run_dir.as_deref(),
+            config.step.as_deref(),
+            &config.workspace,
+        )?;
         (run, None)
     };
     Ok(EngineParams {

@@ -8,27 +8,18 @@ pub async fn run(mut config: Config) -> i32 {
     // Held to the end: the demo's scratch directory goes when it is dropped.
     let _scratch = match crate::launch::prepare_demo(&mut config, true) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     let params = match crate::launch::engine_params(&config, true) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     let thresholds = params.thresholds;
     let mcp = params.mcp.clone();
     let run_id = params.run_dir.run_id.clone();
     let handle = match session::spawn(params) {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     if config.resume == Some(crate::config::ResumeChoice::Pick) {
         // `--resume` alone: the engine lists this workspace's sessions; the TUI shows the list

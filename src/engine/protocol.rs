@@ -29,6 +29,8 @@ pub use super::types::Effort;
 use super::types::Usage;
 
 pub use super::error::ErrorKind;
+pub use super::ledger::Held;
+pub use super::memory::{MemoryRefusal, PinRef, TodoItem, TodoStatus};
 
 /// One turn, numbered by the front end that starts it (from [`TurnId::FIRST`] up, never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -171,6 +173,21 @@ pub enum Op {
     SetWindow {
         window: u64,
     },
+    /// `/pin TEXT`: pin a line for the rest of the step (sent before the first message, it is
+    /// kept for the step that message starts). Applied at once, also while a turn runs; answered
+    /// by `Event::Pins` or `Event::MemoryRefused`.
+    Pin {
+        text: String,
+    },
+    /// `/pins rm N`, `/pins clear`. Answered like `Pin`.
+    Unpin {
+        pin: PinRef,
+    },
+    /// `/focus [TEXT]`: the focus every later handoff of the step appends to its prompt; None
+    /// clears it. Answered by `Event::Focus` or `Event::MemoryRefused`.
+    SetFocus {
+        focus: Option<String>,
+    },
     /// `/mcp restart NAME`: stop that MCP server and start it again (at once, even mid-turn).
     McpRestart {
         name: String,
@@ -253,6 +270,20 @@ impl fmt::Display for HandoffRefusal {
     }
 }
 
+/// What changed the step's pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChange {
+    /// `/pin TEXT`.
+    Added,
+    /// `/pins rm N` or `/pins clear`.
+    Removed,
+    /// A `Pinned` section the user typed into the handoff document during its review.
+    FromEditor,
+    /// `--continue`: the pins the ledger kept.
+    Restored,
+}
+
 /// What set off a compaction (SPEC §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -313,6 +344,8 @@ pub enum HandoffPhase {
         path: Option<PathBuf>,
         sections: Vec<String>,
         generation: u32,
+        /// What the retired session held, and where its transcript is.
+        held: Held,
     },
     /// Esc while the document was written: the session is unchanged.
     Cancelled { handoff: HandoffId },
@@ -485,6 +518,29 @@ pub enum Event {
         model: String,
         #[serde(flatten)]
         thresholds: Thresholds,
+    },
+    /// The step's pins after a change (or as `--continue` restored them): all of them, oldest
+    /// first, and the ones `change` added or removed. `step` is None before the first message
+    /// named the step (the pins wait for it).
+    Pins {
+        pins: Vec<String>,
+        change: PinChange,
+        changed: Vec<String>,
+        step: Option<String>,
+    },
+    /// The standing focus after `/focus` (None: cleared), or as `--continue` restored it.
+    Focus {
+        focus: Option<String>,
+        step: Option<String>,
+    },
+    /// The plan as the `todo` tool last wrote it (or as `--continue` restored it).
+    Todo {
+        items: Vec<TodoItem>,
+    },
+    /// A `/pin`, `/pins rm` or `/focus` the engine declined; nothing changed.
+    MemoryRefused {
+        reason: MemoryRefusal,
+        message: String,
     },
     /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
     /// stopped (headless: `mcp_status`).

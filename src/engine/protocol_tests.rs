@@ -311,8 +311,14 @@ fn every_event_kind_on_the_wire() {
                 path: None,
                 sections: vec!["doing".into(), "next".into()],
                 generation: 2,
+                held: Held {
+                    messages: 48,
+                    tool_calls: 31,
+                    tokens: 152_400,
+                    transcript: Some(PathBuf::from("/d/runs/r/sessions/s1.jsonl")),
+                },
             }),
-            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2}"#,
+            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2,"held":{"messages":48,"tool_calls":31,"tokens":152400,"transcript":"/d/runs/r/sessions/s1.jsonl"}}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Cancelled {
@@ -371,6 +377,48 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"window_learned","model":"m","window":200000,"headroom":50000,"at":150000,"warn_at":130000}"#,
         ),
         (
+            Event::Pins {
+                pins: vec!["never push to main".into(), "run the tests".into()],
+                change: PinChange::Added,
+                changed: vec!["run the tests".into()],
+                step: Some("fix-it".into()),
+            },
+            r#"{"type":"pins","pins":["never push to main","run the tests"],"change":"added","changed":["run the tests"],"step":"fix-it"}"#,
+        ),
+        (
+            Event::Focus {
+                focus: Some("the parser".into()),
+                step: None,
+            },
+            r#"{"type":"focus","focus":"the parser","step":null}"#,
+        ),
+        (
+            Event::Todo {
+                items: vec![
+                    TodoItem {
+                        text: "read".into(),
+                        status: TodoStatus::Done,
+                    },
+                    TodoItem {
+                        text: "fix".into(),
+                        status: TodoStatus::InProgress,
+                    },
+                    TodoItem {
+                        text: "test".into(),
+                        status: TodoStatus::Pending,
+                    },
+                ],
+            },
+            r#"{"type":"todo","items":[{"text":"read","status":"done"},{"text":"fix","status":"in_progress"},{"text":"test","status":"pending"}]}"#,
+        ),
+        (
+            Event::MemoryRefused {
+                reason: MemoryRefusal::PinTooLong,
+                message: "Not pinned".into(),
+            },
+            r#"{"type":"memory_refused","reason":"pin_too_long","message":"Not pinned"}"#,
+        ),
+        (
             Event::Notice {
                 message: "n".into(),
             },
@@ -426,7 +474,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 37] = [
+const ALL_VARIANTS: [&str; 41] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -459,6 +507,10 @@ const ALL_VARIANTS: [&str; 37] = [
     "model",
     "init_exists",
     "permissions",
+    "pins",
+    "focus",
+    "todo",
+    "memory_refused",
     "notice",
     "warning",
     "error",
@@ -507,6 +559,10 @@ fn variant(ev: &Event) -> &'static str {
         Event::Model { .. } => "model",
         Event::InitExists { .. } => "init_exists",
         Event::Permissions { .. } => "permissions",
+        Event::Pins { .. } => "pins",
+        Event::Focus { .. } => "focus",
+        Event::Todo { .. } => "todo",
+        Event::MemoryRefused { .. } => "memory_refused",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

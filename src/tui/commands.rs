@@ -49,6 +49,8 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         }
         Parsed::Command { cmd, arg } => {
             remember(state, &raw, &pastes, fx);
+            // A pasted chip in a command's text is what was pasted (a pin, a focus).
+            let arg = arg.map(|a| pastes.expand(&a));
             state.history.push(&raw, pastes);
             run_command(state, cmd, arg, fx);
         }
@@ -103,6 +105,9 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             }
             Err(e) => state.error(e),
         },
+        SlashCommand::Pin => super::step_memory::pin(state, arg, fx),
+        SlashCommand::Pins => super::step_memory::pins(state, arg, fx),
+        SlashCommand::Focus => super::step_memory::focus(state, arg, fx),
         // The engine answers from the ledger (earlier processes of the run included).
         SlashCommand::Cost => fx.push(Effect::SendOp(Op::Cost)),
         SlashCommand::Resume => fx.push(Effect::SendOp(Op::ListSessions)),

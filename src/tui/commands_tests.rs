@@ -87,6 +87,7 @@ fn handoff_command_guard_and_focus() {
             path: Some("/n/h.md".into()),
             sections: vec![],
             generation: 2,
+            held: Default::default(),
         })),
         t0,
     );

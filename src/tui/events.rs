@@ -167,6 +167,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             state.labels.window_source = "learned from an overflow message".into();
             state.set_thresholds(thresholds);
         }
+        ev @ (Event::Pins { .. }
+        | Event::Focus { .. }
+        | Event::Todo { .. }
+        | Event::MemoryRefused { .. }) => super::step_memory::on_event(state, ev),
         // Launch turns the changes worth a notice into notices; /mcp shows the states.
         Event::McpStatus(status) => {
             match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
@@ -203,7 +207,12 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             generation,
             messages,
             ..
-        } => daily_events::on_resumed(state, run_id, generation, messages),
+        } => {
+            // Another run (or the same one, continued): its step's pins, plan and focus follow
+            // in their own events; what was shown of the run left behind goes.
+            state.memory = Default::default();
+            daily_events::on_resumed(state, run_id, generation, messages)
+        }
         Event::Model {
             model,
             effort,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::{HandoffId, HandoffPhase, Op};
+use crate::engine::protocol::{HandoffId, HandoffPhase, Held, Op};
 
 use super::editor::{Review, SideEditor};
 use super::keymap::{Action, label_for};
@@ -55,8 +55,19 @@ pub(super) fn on_handoff(
             degraded,
             path,
             generation,
+            held,
             ..
-        } => on_done(state, generation, context, window, path, degraded),
+        } => on_done(
+            state,
+            Done {
+                generation,
+                context,
+                window,
+                path,
+                degraded,
+                held,
+            },
+        ),
         HandoffPhase::Cancelled { .. } => {
             state.handoff = None;
             state.running = Running::Idle;
@@ -172,14 +183,25 @@ fn open_for_review(
     fx.push(Effect::WatchFile(path));
 }
 
-fn on_done(
-    state: &mut AppState,
+/// A successor started.
+struct Done {
     generation: u32,
     context: u64,
     window: u64,
     path: Option<PathBuf>,
     degraded: bool,
-) {
+    held: Held,
+}
+
+fn on_done(state: &mut AppState, done: Done) {
+    let Done {
+        generation,
+        context,
+        window,
+        path,
+        degraded,
+        held,
+    } = done;
     if let Some(p) = &path {
         state.latest_handoff = Some(p.clone());
     }
@@ -189,6 +211,7 @@ fn on_done(
         window,
         path: path.map(|p| p.display().to_string()),
         degraded,
+        held: Some(held),
     });
     if state.handoff.take() == Some(HandoffKind::Manual) {
         state.notice("New session started with handoff context");

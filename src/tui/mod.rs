@@ -22,6 +22,7 @@ pub mod search;
 pub mod select;
 pub mod slash;
 pub mod state;
+pub mod step_memory;
 pub mod term_out;
 pub mod terminal;
 pub mod unsaved;
@@ -40,6 +41,8 @@ mod editor_tests;
 mod input_tests;
 #[cfg(test)]
 mod keys_tests;
+#[cfg(test)]
+mod memory_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]

@@ -15,6 +15,12 @@ pub enum SlashCommand {
     Cost,
     /// `/copy`: the last reply to the clipboard.
     Copy,
+    /// `/pin TEXT`: pin a line for the rest of the step.
+    Pin,
+    /// `/pins [rm N | clear]`: list the pins, unpin.
+    Pins,
+    /// `/focus [TEXT]`: the standing focus of the step's handoffs; alone, clears it.
+    Focus,
     /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
     Mcp,
     /// `/resume`: pick a session of this workspace to continue.
@@ -113,6 +119,24 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "copy",
         args: "",
         desc: "copy the last reply to the clipboard (OSC 52)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Pin,
+        name: "pin",
+        args: "TEXT",
+        desc: "pin a line for the rest of the step: every successor reads it verbatim",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Pins,
+        name: "pins",
+        args: "[rm N|clear]",
+        desc: "list the pins; rm N unpins number N, clear unpins all",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Focus,
+        name: "focus",
+        args: "[TEXT]",
+        desc: "a focus every later handoff of the step keeps in view; alone, clears it",
     },
     CommandSpec {
         cmd: SlashCommand::Mcp,

@@ -421,3 +421,53 @@ async fn the_log_file_has_the_turn_the_requests_and_the_retries_but_never_the_ke
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("off, error, warn, info, debug, trace"));
 }
+
+#[tokio::test]
+async fn headless_prints_the_plan_as_a_todo_event() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    server.push(a::tool_use(
+        "t1",
+        "todo",
+        r#"{"items": [{"text": "read the parser", "status": "done"}, {"text": "fix it", "status": "in_progress"}]}"#,
+        u(1_000),
+    ));
+    server.push(a::text("planned", u(1_100)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "plan it", "--output", "json"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ev = lines(&out);
+    let todo: Vec<&Value> = ev.iter().filter(|e| e["type"] == "todo").collect();
+    assert_eq!(todo.len(), 1, "{ev:#?}");
+    assert_eq!(
+        todo[0]["items"],
+        serde_json::json!([
+            {"text": "read the parser", "status": "done"},
+            {"text": "fix it", "status": "in_progress"}
+        ])
+    );
+    // The tool result comes after it, and the ledger keeps the plan.
+    let at = |t: &str| ev.iter().position(|e| e["type"] == t).unwrap();
+    assert!(at("todo") < at("tool_result"));
+    let err = stderr(&out);
+    let run = err
+        .lines()
+        .find_map(|l| l.strip_prefix("flower-tui: run directory "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let m =
+        flower_tui::engine::ledger::Manifest::load(&Path::new(run).join("manifest.json")).unwrap();
+    assert_eq!(m.steps[0].memory.todo.len(), 2);
+    let body = &server.requests()[0];
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "todo")
+    );
+}

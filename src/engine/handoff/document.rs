@@ -215,7 +215,7 @@ impl HandoffDoc {
         super::briefing::Briefing {
             document: &self.to_markdown(),
             degraded: self.degraded(),
-            request: &[],
+            ..Default::default()
         }
         .briefing_block()
     }

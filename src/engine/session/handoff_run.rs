@@ -129,10 +129,10 @@ impl Engine {
         let (doc, reason) = match &trigger {
             Trigger::Overflow { reason } => (self.degraded_doc(reason), reason.clone()),
             Trigger::Auto | Trigger::Manual { .. } => {
-                let focus = match &trigger {
+                let focus = self.handoff_focus(match &trigger {
                     Trigger::Manual { focus } => focus.clone(),
                     _ => None,
-                };
+                });
                 self.writing = Some(id);
                 let written = self.writing_turn(id, ctx_at_cut, focus, manual).await;
                 self.writing = None;

@@ -96,6 +96,21 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             tracing::info!(model = %model, window = thresholds.window, "window learned")
         }
         Event::Stream(state) => tracing::debug!(?state, "stream"),
+        Event::Pins {
+            pins, change, step, ..
+        } => tracing::info!(
+            pins = pins.len(),
+            ?change,
+            step = step.as_deref().unwrap_or("-"),
+            "pins changed"
+        ),
+        Event::Focus { focus, .. } => tracing::info!(
+            chars = focus.as_ref().map_or(0, String::len),
+            "standing focus {}",
+            if focus.is_some() { "set" } else { "cleared" }
+        ),
+        Event::Todo { items } => tracing::debug!(items = items.len(), "plan written"),
+        Event::MemoryRefused { reason, .. } => tracing::info!(?reason, "memory op refused"),
         Event::Notice { message } => tracing::debug!("notice: {message}"),
         Event::Warning { message } => tracing::warn!("{message}"),
         Event::Error { kind, message } => tracing::error!(%kind, "{message}"),

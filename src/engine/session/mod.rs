@@ -5,7 +5,9 @@
 
 mod continuity;
 mod handoff_run;
+mod input;
 mod log;
+mod memory;
 mod request;
 mod runs;
 mod tools_exec;
@@ -27,7 +29,7 @@ use super::fsutil::{new_id, now_unix, rfc3339};
 use super::instructions::InstructionSources;
 use super::ledger::{
     GenerationStart, Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine,
-    load_transcript,
+    read_transcript,
 };
 use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
 use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
@@ -93,6 +95,19 @@ pub struct EngineParams {
 #[derive(Debug, Clone)]
 pub struct Resume {
     pub run_dir: RunDir,
+    /// What the front end should hear before the conversation goes on (e.g. that a newer run
+    /// could not be read and this older one is continued instead).
+    pub warnings: Vec<String>,
+}
+
+impl Resume {
+    /// Continue the run in `run_dir`, with nothing to warn about.
+    pub fn at(run_dir: RunDir) -> Resume {
+        Resume {
+            run_dir,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// The front end's side of the queue pair.
@@ -215,6 +230,8 @@ pub(crate) struct Engine {
     handoffs_started: u64,
     /// The handoff whose document is being written, if any (a second `/handoff` is refused).
     writing: Option<HandoffId>,
+    /// Said once the front end listens (torn transcript lines, a run skipped by `--continue`).
+    startup_warnings: Vec<String>,
     /// The user request in progress, for the successor and the degraded document.
     request: Request,
     /// The document the current session was briefed with (a degraded one carries it forward).
@@ -223,6 +240,9 @@ pub(crate) struct Engine {
     claim: Option<super::handoff::lock::StepClaim>,
     /// What the document lock cost the handoff in progress.
     handoff_lock: Duration,
+    /// Pins (and focus) given before the first message named the step: they move into its
+    /// record when it starts (`memory()` reads the record's from then on).
+    unborn: super::memory::StepMemory,
 }
 
 impl Engine {
@@ -233,19 +253,27 @@ impl Engine {
     ) -> Result<Engine, Error> {
         let thresholds = p.thresholds;
         let strategies = p.context.strategies(thresholds.headroom);
+        let mut startup_warnings = Vec::new();
         let (manifest, step, session) = match &p.resume {
-            Some(r) => Self::resume_state(r)?,
-            None => {
-                let manifest = Manifest {
-                    run_id: p.run_dir.run_id.clone(),
-                    created: rfc3339(now_unix().0),
-                    workspace: p.workspace.clone(),
-                    provider: p.provider.name().to_string(),
-                    model: p.model.clone(),
-                    steps: Vec::new(),
-                };
-                (manifest, None, None)
+            Some(r) => {
+                startup_warnings.extend(r.warnings.iter().cloned());
+                Self::resume_state(r, p.step.as_deref(), &mut startup_warnings)?
             }
+            // A run directory joined with a new step keeps the steps it has.
+            None => match Manifest::load(&p.run_dir.manifest_path()) {
+                Ok(joined) => (joined, None, None),
+                Err(_) => {
+                    let manifest = Manifest {
+                        run_id: p.run_dir.run_id.clone(),
+                        created: rfc3339(now_unix().0),
+                        workspace: p.workspace.clone(),
+                        provider: p.provider.name().to_string(),
+                        model: p.model.clone(),
+                        steps: Vec::new(),
+                    };
+                    (manifest, None, None)
+                }
+            },
         };
         let s = match session {
             Some(s) => s,
@@ -288,29 +316,61 @@ impl Engine {
             handoff_clock: None,
             handoffs_started: 0,
             writing: None,
+            startup_warnings,
             request: Request::default(),
             briefed: None,
             claim,
             handoff_lock: Duration::ZERO,
+            unborn: Default::default(),
         })
     }
 
     /// `--continue`: the recorded latest successor of the last step, never a retired session.
     fn resume_state(
         r: &Resume,
+        step_name: Option<&str>,
+        warnings: &mut Vec<String>,
     ) -> Result<(Manifest, Option<usize>, Option<SessionState>), ResumeError> {
         let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
-        let step = manifest.steps.len().checked_sub(1);
-        let Some(rec) = step.and_then(|i| manifest.steps.get(i)) else {
+        // `--step NAME` picks a step of a run that holds several; else the last one that ran.
+        let step = match step_name {
+            Some(name) => Some(
+                manifest
+                    .steps
+                    .iter()
+                    .position(|s| s.name == name)
+                    .ok_or_else(|| ResumeError::NoStep {
+                        step: name.to_string(),
+                        steps: manifest.steps.iter().map(|s| s.name.clone()).collect(),
+                    })?,
+            ),
+            None => manifest
+                .steps
+                .iter()
+                .rposition(|s| !s.session_id.is_empty()),
+        };
+        let Some(rec) = step
+            .and_then(|i| manifest.steps.get(i))
+            .filter(|s| !s.session_id.is_empty())
+        else {
             return Err(ResumeError::NoSession);
         };
         let path = r.run_dir.transcript_path(&rec.session_id);
-        let (header, messages) = load_transcript(&path).map_err(|source| ResumeError::Session {
+        let loaded = read_transcript(&path).map_err(|source| ResumeError::Session {
             id: rec.session_id.clone(),
             source,
         })?;
+        let (header, mut messages) = (loaded.header, loaded.messages);
+        if loaded.torn > 0 {
+            warnings.push(format!(
+                "{}: {} torn line{} skipped (cut off by a crash mid-write); the conversation is \
+                 rebuilt from the others",
+                path.display(),
+                loaded.torn,
+                if loaded.torn == 1 { "" } else { "s" }
+            ));
+        }
         let mut transcript = Transcript::open_append(path);
-        let mut messages = messages;
         // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer
         // them so the history is valid again, and record that in the transcript.
         if repair_dangling_tool_uses(&mut messages).is_some() {
@@ -343,7 +403,14 @@ impl Engine {
         ))
     }
 
-    fn emit(&self, ev: Event) {
+    fn emit(&self, mut ev: Event) {
+        // Messages may quote paths, provider bodies or the user's words: never a key.
+        if let Event::Notice { message } | Event::Warning { message } | Event::Error { message, .. } =
+            &mut ev
+            && let std::borrow::Cow::Owned(clean) = super::secrets::redact(message)
+        {
+            *message = clean;
+        }
         log::event(&ev, self.handoff_clock);
         // The front end may be gone (quit); nothing to do then.
         let _ = self.events.send(ev);
@@ -395,7 +462,9 @@ impl Engine {
     }
 
     fn save_manifest(&mut self) {
-        if let Err(e) = self.manifest.save(&self.p.run_dir.manifest_path()) {
+        // Only this process's step: others may share the run directory.
+        let path = self.p.run_dir.manifest_path();
+        if let Err(e) = super::runs::save_step(&self.manifest, self.step, &path) {
             self.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
@@ -488,13 +557,29 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
         let name = self.claim_step(name);
-        self.step = Some(self.manifest.steps.len());
-        self.manifest.steps.push(StepRecord {
+        let rec = StepRecord {
             name,
-            task: task.to_string(),
+            task: input::task_excerpt(task),
             window: self.thresholds.window,
+            memory: std::mem::take(&mut self.unborn),
             ..Default::default()
+        };
+        // The name this process claimed in a joined run directory (a record without a session;
+        // the workspace's step claim may have renamed it since, `<step>-2`).
+        let me = std::process::id();
+        let claimed = self.manifest.steps.iter().position(|s| {
+            s.session_id.is_empty() && (s.name == rec.name || s.claimed_by == Some(me))
         });
+        match claimed.and_then(|i| self.manifest.steps.get_mut(i).map(|slot| (i, slot))) {
+            Some((i, slot)) => {
+                *slot = rec;
+                self.step = Some(i);
+            }
+            None => {
+                self.step = Some(self.manifest.steps.len());
+                self.manifest.steps.push(rec);
+            }
+        }
     }
 
     /// Make sure the workbench exists with its `.gitignore` (notes and spills stay out of git).
@@ -615,6 +700,10 @@ impl Engine {
     }
 
     async fn run(&mut self) {
+        for message in std::mem::take(&mut self.startup_warnings) {
+            self.emit(Event::Warning { message });
+        }
+        self.warn_about_the_line();
         if self.p.resume.is_some() {
             self.announce_resumed();
             self.reopen_frozen().await;
@@ -676,7 +765,11 @@ impl Engine {
                             context::fmt_tokens(self.thresholds.warn_at)
                         ),
                     });
+                    self.warn_about_the_line();
                     self.emit_usage_estimate();
+                }
+                op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => {
+                    self.on_memory_op(op)
                 }
                 Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::Shutdown => break,
@@ -689,6 +782,15 @@ impl Engine {
             }
         }
         self.save_manifest_if_any();
+    }
+
+    /// A handoff line at or above the window is said (the session would hit the wall first).
+    fn warn_about_the_line(&self) {
+        if self.p.context.hands_off()
+            && let Some(message) = self.thresholds.line_warning()
+        {
+            self.emit(Event::Warning { message });
+        }
     }
 
     fn save_manifest_if_any(&mut self) {
@@ -721,17 +823,32 @@ pub(crate) fn append_message(messages: &mut Vec<Message>, msg: Message) {
     }
 }
 
-/// Give every `tool_use` without a `tool_result` in the next message an "not run" result.
-/// Returns Some when the history was changed.
+/// What a call left without a result by a crash is answered with: what is known to have happened.
+/// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
+/// have finished its change before the end.
+pub fn interrupted_result(tool: &str) -> String {
+    let what = match tool {
+        "bash" => "the command and every process it started were killed with it",
+        "write_file" | "edit_file" => {
+            "the change may or may not have been made: check the file before you retry"
+        }
+        t if t.starts_with("mcp__") => "what the tool did before that is unknown",
+        _ => "it changed nothing",
+    };
+    format!("interrupted: flower-tui stopped before this call finished; {what}")
+}
+
+/// Give every `tool_use` without a `tool_result` in the next message an "interrupted" result
+/// ([`interrupted_result`]).
 pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
     use super::types::Block;
     let mut fixed = 0;
     let mut i = 0;
     while i < messages.len() {
         if messages[i].role == Role::Assistant {
-            let ids: Vec<String> = messages[i]
+            let ids: Vec<(String, String)> = messages[i]
                 .tool_uses()
-                .map(|(id, _, _)| id.to_string())
+                .map(|(id, name, _)| (id.to_string(), name.to_string()))
                 .collect();
             if !ids.is_empty() {
                 let answered: Vec<String> = match messages.get(i + 1) {
@@ -747,10 +864,10 @@ pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
                 };
                 let missing: Vec<Block> = ids
                     .into_iter()
-                    .filter(|id| !answered.contains(id))
-                    .map(|id| Block::ToolResult {
+                    .filter(|(id, _)| !answered.contains(id))
+                    .map(|(id, name)| Block::ToolResult {
                         tool_use_id: id,
-                        content: "not run: the session ended before this call finished".into(),
+                        content: interrupted_result(&name),
                         is_error: true,
                     })
                     .collect();

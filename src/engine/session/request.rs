@@ -81,6 +81,12 @@ impl Engine {
                 Some(Stop::Shutdown)
             }
             Some(Op::Abort { turn }) => self.on_abort(turn),
+            // The step's memory changes at once, also mid-turn: a pin made now reaches the next
+            // successor even if the handoff comes before the turn ends.
+            Some(op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. })) => {
+                self.on_memory_op(op);
+                None
+            }
             Some(Op::McpRestart { name }) => {
                 self.restart_mcp(&name);
                 None
@@ -194,10 +200,12 @@ impl Engine {
             .is_some()
     }
 
-    /// The built-in tools, then the tools of every ready MCP server (a server that became ready
-    /// since the last request is offered from this one on).
+    /// The built-in tools, the step's own (`todo`, and `recall` for a successor), then the tools
+    /// of every ready MCP server (a server that became ready since the last request is offered
+    /// from this one on).
     pub(crate) fn tool_specs(&self) -> Vec<crate::engine::types::ToolSpec> {
         let mut specs = crate::engine::tools::specs();
+        specs.extend(self.step_tool_specs());
         if let Some(mcp) = &self.p.mcp {
             specs.extend(mcp.tool_specs());
         }

@@ -135,6 +135,7 @@ impl Engine {
             ),
         });
         self.emit_usage_estimate();
+        self.emit_memory();
         self.briefed =
             crate::engine::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
     }
@@ -160,8 +161,10 @@ impl Engine {
         if run.root == self.p.run_dir.root {
             return Err(ResumeError::SameRun { id: run.run_id }.into());
         }
-        let resume = Resume { run_dir: run };
-        let (manifest, step, session) = Self::resume_state(&resume)?;
+        let resume = Resume::at(run);
+        // Torn transcript lines are said once the switch is done.
+        let mut warnings = Vec::new();
+        let (manifest, step, session) = Self::resume_state(&resume, None, &mut warnings)?;
         let session = session.ok_or(ResumeError::NoSession)?;
         // The step name of that run, unless another live process works on it (SPEC §6.15).
         let previous = self.p.resume.replace(resume.clone());
@@ -190,6 +193,9 @@ impl Engine {
         self.overflow_retries = 0;
         self.allowances = Allowances::default();
         self.spiller = Spiller::new();
+        for message in warnings {
+            self.emit(Event::Warning { message });
+        }
         Ok(())
     }
 

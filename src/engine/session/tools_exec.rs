@@ -24,7 +24,7 @@ impl Engine {
     pub(crate) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
             workspace: self.p.workspace.clone(),
-            spill_dir: self.p.workbench.as_ref().map(|w| w.join("spill")),
+            spill_dir: Some(self.spill_dir()),
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
@@ -58,7 +58,7 @@ impl Engine {
             let mut out = match self.approve(&id, &name, &input).await {
                 Decision::Allow => {
                     // Only reached for an outside path when the user approved that very call.
-                    let outside = tools::touches_outside(&name, &input, &self.p.workspace);
+                    let outside = self.leaves_workspace(&name, &input);
                     match self.execute(&id, &name, &input, outside).await {
                         Some(out) => {
                             // A command stopped by Esc keeps its output; the turn ends here.
@@ -118,6 +118,25 @@ impl Engine {
         }
     }
 
+    /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
+    /// directory with `--no-workbench`) does not.
+    fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
+        tools::touches_outside(name, input, &self.p.workspace) && !self.reads_own_spill(name, input)
+    }
+
+    /// `read_file` of a file in this run's spill folder: the spill notices send the model there.
+    fn reads_own_spill(&self, name: &str, input: &Value) -> bool {
+        name == "read_file"
+            && input
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|raw| {
+                    let path = tools::paths::resolve(&self.p.workspace, raw);
+                    let dir = tools::paths::canonical_or_self(&self.spill_dir());
+                    path != dir && tools::paths::is_within(&dir, &path)
+                })
+    }
+
     /// Whether `name` is a tool of one of the MCP servers.
     fn is_mcp(&self, name: &str) -> bool {
         self.p.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
@@ -128,14 +147,16 @@ impl Engine {
         let needs = if self.is_mcp(name) {
             true
         } else {
-            tools::is_known(name) && tools::needs_approval(name, input, &self.p.workspace)
+            tools::is_known(name)
+                && tools::needs_approval(name, input, &self.p.workspace)
+                && !self.reads_own_spill(name, input)
         };
         if !needs {
             return Decision::Allow;
         }
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it (SPEC §14).
-        let outside = tools::touches_outside(name, input, &self.p.workspace);
+        let outside = self.leaves_workspace(name, input);
         let auto = match self.p.approvals {
             ApprovalPolicy::Auto => true,
             ApprovalPolicy::AskOnce => self.asked_once,
@@ -270,6 +291,7 @@ impl Engine {
                 self.abortable(async move { mcp.call(name, input).await })
                     .await?
             }
+            _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
             _ if name == "bash" => self.run_bash(id, input, &ctx).await?,
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };

@@ -40,6 +40,9 @@ enum Flow {
 
 impl Engine {
     pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
+        // A key the user pastes never enters the conversation: not the model's request, not the
+        // transcript, the ledger or a handoff document (SPEC §14).
+        let text = crate::engine::secrets::redact(&text).into_owned();
         self.message_turn(id, TurnKind::Message, Origin::User, &text.clone(), text)
             .await;
     }
@@ -77,6 +80,12 @@ impl Engine {
         }
         // After the session it opens: a run's first event stays `session_started`.
         let turn = self.begin_turn(id, kind);
+        // A 10 MB paste reaches the model as a preview and a file to read (SPEC §13).
+        let text = if origin == Origin::User {
+            self.admit_input(text)
+        } else {
+            text
+        };
         self.emit(Event::UserMessage {
             turn: Some(id),
             origin,
@@ -94,6 +103,8 @@ impl Engine {
                     summary: a.summary,
                 });
                 if let Some(block) = a.block {
+                    // An attached file is masked as a tool's read of it would be.
+                    let block = crate::engine::secrets::redact(&block).into_owned();
                     message.content.push(Block::text(block));
                 }
             }

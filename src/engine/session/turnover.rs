@@ -137,6 +137,8 @@ impl Engine {
     /// Read the document back, start the successor with it, record the turnover.
     fn commit_turnover(&mut self, id: HandoffId, frozen: FrozenHandoff) {
         let successor = self.read_back(&frozen);
+        // A `Pinned` section the user typed during the review: pins from now on (SPEC §6.19).
+        self.adopt_typed_pins(&successor.text, &frozen.markdown);
         // What the step's document lock cost this handoff (freeze + read-back): `perf concurrency`
         // reads it from the log.
         tracing::info!(
@@ -147,6 +149,7 @@ impl Engine {
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
+        let held = self.held();
         let record = HandoffRecord {
             path: frozen.path.clone(),
             degraded: successor.degraded,
@@ -157,6 +160,7 @@ impl Engine {
             generation,
             sections: successor.parsed.section_names(),
             edited: successor.edited,
+            held: held.clone(),
         };
         self.record(|rec| {
             rec.retired.push(old_id.clone());
@@ -184,10 +188,15 @@ impl Engine {
         } else {
             &live
         };
+        // What the engine carries itself, and the transcripts `recall` searches (this one too).
+        let memory = self.memory().clone();
+        let predecessors = self.predecessors();
         let briefing = Briefing {
             document: &successor.text,
             degraded: successor.degraded,
             request,
+            memory: Some(&memory),
+            predecessors: &predecessors,
         };
         let first = briefing.message();
         if live.is_empty() && !frozen.request.is_empty() {
@@ -210,6 +219,7 @@ impl Engine {
             path: frozen.path,
             sections: successor.parsed.section_names(),
             generation,
+            held,
         }));
         // Show what the successor was given (it is already in its history and transcript); the
         // request's messages are in the chat already.

@@ -203,11 +203,13 @@ async fn execute(
     timeout: Duration,
     live: Live<'_>,
 ) -> io::Result<Finished> {
+    // From before the spawn: the command may run a while before `spawn` returns (its guards are
+    // set up in between, `lifeline`).
+    let started = Instant::now();
     let (mut child, mut reader) = match spawn("bash", command, cwd) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => spawn("sh", command, cwd)?,
         other => other?,
     };
-    let started = Instant::now();
     let mut group = GroupKiller::new(&child);
     let mut capture = Capture::default();
     let mut shown = LiveOutput::default();
@@ -321,13 +323,15 @@ fn spawn(shell: &str, command: &str, cwd: &Path) -> io::Result<(Child, OutputRea
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0")
-            // The model's API keys are flower-tui's, not the command's: `env` must not print them.
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
             .kill_on_drop(true)
             .process_group(0);
+        // No provider keys; the command and its group die with the agent.
+        super::lifeline::prepare(&mut cmd);
         cmd.spawn()?
     };
+    if let Some(pgid) = child.id() {
+        super::lifeline::watch(pgid);
+    }
     Ok((child, reader))
 }
 

@@ -1,5 +1,8 @@
 //! The model's tools (SPEC §4): `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
+//! The step's own tools, [`todo`] and [`recall`], keep state in the engine: the session layer
+//! offers and runs them (`session/memory.rs`), with the argument checks and summaries of this
+//! module.
 //!
 //! Every tool answers with a [`ToolOutput`]; failures are `is_error` outputs carrying a message for the
 //! model, never panics. Paths stay inside the workspace unless the user approved leaving it
@@ -10,11 +13,14 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
+mod lifeline;
 mod list_dir;
 pub mod paths;
 mod read_file;
+pub mod recall;
 mod spill;
 mod text;
+pub mod todo;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +36,9 @@ use args::Args;
 pub use bash::Live;
 pub use bash::live::{INTERVAL as LIVE_INTERVAL, TOTAL_CAP as LIVE_TOTAL_CAP};
 pub use paths::default_spill_dir;
-pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
+pub use spill::{
+    SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller, preview as spill_preview,
+};
 
 /// The bash timeout when neither the call nor the configuration asks for another.
 pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -53,7 +61,8 @@ pub const TOOL_NAMES: [&str; 7] = [
 pub struct ToolCtx {
     /// The workspace root: absolute and canonical.
     pub workspace: PathBuf,
-    /// `<workbench>/spill`; `None` with `--no-workbench` (then [`default_spill_dir`] is used).
+    /// Where spilled results go: the engine passes `<workbench>/spill`, or `<run>/spill` with
+    /// `--no-workbench`; `None` uses [`default_spill_dir`].
     pub spill_dir: Option<PathBuf>,
     /// The session whose results are spilled (names the spill files).
     pub session_id: String,
@@ -213,6 +222,11 @@ pub fn summary(name: &str, input: &Value) -> String {
     if input.get(INVALID_JSON_KEY).is_some() {
         return format!("{}: (invalid JSON arguments)", one_line(name));
     }
+    match name {
+        todo::NAME => return todo::summary(input),
+        recall::NAME => return recall::summary(input),
+        _ => {}
+    }
     let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
     let n = |k: &str| input.get(k).and_then(args::as_u64);
     let path = s("path");
@@ -333,7 +347,7 @@ fn run_blocking(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult {
 }
 
 /// Sets its flag when dropped, so a blocking search stops when the caller gives up on it.
-struct CancelOnDrop(Arc<AtomicBool>);
+pub(crate) struct CancelOnDrop(pub(crate) Arc<AtomicBool>);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
@@ -346,6 +360,14 @@ fn validate<'a>(name: &str, input: &'a Value) -> Result<&'a Map<String, Value>, 
     if !is_known(name) {
         return Err(ToolOutput::error(unknown_tool(name)));
     }
+    arguments(name, input)
+}
+
+/// Checks that the arguments are a JSON object the model meant to send (null counts as `{}`).
+pub(crate) fn arguments<'a>(
+    name: &str,
+    input: &'a Value,
+) -> Result<&'a Map<String, Value>, ToolOutput> {
     if let Some(raw) = input.get(INVALID_JSON_KEY) {
         let raw = match raw {
             Value::String(s) => s.clone(),

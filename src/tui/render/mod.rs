@@ -10,6 +10,7 @@ pub mod gauge;
 pub mod highlight;
 pub mod live_output;
 pub mod markdown;
+pub mod plan_view;
 pub mod prompt_view;
 pub mod spinner;
 pub mod status;

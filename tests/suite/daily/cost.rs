@@ -71,9 +71,7 @@ async fn cost_sums_every_generation_across_a_continue_and_labels_new_apart() {
     let mut p = h.params(200_000, 50_000);
     p.model = MODEL.into();
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume {
-        run_dir: RunDir::open(&root),
-    });
+    p.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     r.turn("after the restart").await;
     r.send(Op::NewSession).await;

@@ -239,9 +239,7 @@ async fn resume_is_refused_while_another_live_process_works_on_that_step() {
     // Someone else continues it and is still running.
     let mut p = h.params(200_000, 50_000);
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume {
-        run_dir: RunDir::open(&root),
-    });
+    p.resume = Some(Resume::at(RunDir::open(&root)));
     let mut other = start(p);
     other
         .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
