@@ -486,3 +486,52 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
     assert_eq!(result["is_error"], true);
     assert_eq!(last_user_text(&reqs[1]), "what happened?");
 }
+
+#[test]
+fn esc_drops_a_queued_message_then_interrupts_and_the_partial_reply_is_drawn_once() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let words: Vec<String> = (1..=80).map(|i| format!("w{i:02}")).collect();
+    server.push(slow(&words.join(" "), Duration::from_millis(100)));
+    server.push(a::text("Answer to the follow-up.", u(1_200)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    say(&mut t, "count slowly");
+    t.wait_for("w06");
+    say(&mut t, "queued then dropped");
+    t.wait_for("⋯ queued  queued then dropped");
+    // Esc on an empty input drops the queued message first; the reply goes on.
+    t.keys(crate::support::pty::ESC);
+    let screen = t.wait("the queued message dropped", |s| !s.contains("⋯ queued"));
+    assert!(
+        screen.contains("to interrupt"),
+        "still streaming:
+{screen}"
+    );
+    // The next Esc interrupts the turn.
+    t.keys(crate::support::pty::ESC);
+    let screen = t.wait("the turn interrupted", |s| {
+        s.contains("[interrupted]") && !s.contains("to interrupt")
+    });
+    // The partial reply once, the rest never streamed.
+    assert_eq!(screen.matches("w01").count(), 1, "{screen}");
+    assert_eq!(screen.matches("w06").count(), 1, "{screen}");
+    assert_eq!(screen.matches("[interrupted]").count(), 1, "{screen}");
+    assert!(!screen.contains("w80"), "{screen}");
+    assert!(!screen.contains("queued then dropped"), "{screen}");
+    assert_eq!(server.requests().len(), 1);
+    say(&mut t, "follow-up question");
+    let screen = t.wait_for("Answer to the follow-up.");
+    assert_eq!(screen.matches("w01").count(), 1, "{screen}");
+    let at = |s: &str| screen.find(s).unwrap_or(usize::MAX);
+    assert!(at("w06") < at("› follow-up question"), "{screen}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(last_user_text(&reqs[1]), "follow-up question");
+    let history = reqs[1]["messages"].to_string();
+    assert!(
+        history.contains("w06") && !history.contains("w80"),
+        "{history}"
+    );
+    assert!(!history.contains("queued then dropped"), "{history}");
+}
