@@ -134,7 +134,7 @@ pub fn mentions() {
         made.elapsed().as_secs_f64()
     );
 
-    let queries = ["module_42", "c42part3mod", "part7/module_9", "srcmod"];
+    let queries = ["", "module_42", "c42part3mod", "part7/module_9", "srcmod"];
     let mut firsts = Vec::new();
     let mut walks = Vec::new();
     for _ in 0..5 {
@@ -184,7 +184,8 @@ pub fn mentions() {
             t
         });
         println!(
-            "  query {q:<16} over the whole index: median {:.1} ms, fastest {fastest:.1} ms ({found} shown)",
+            "  query {:<16} over the whole index: median {:.1} ms, fastest {fastest:.1} ms ({found} shown)",
+            format!("{q:?}"),
             ms(t)
         );
     }

@@ -69,9 +69,11 @@ fn transcript(n: usize) -> Chat {
                 summary: "bash: cargo test".into(),
                 status: ToolStatus::Succeeded("running 3 tests\ntest a ... ok\ntest b ... ok\ntest c ... ok\n\ntest result: ok".into()),
                 expanded: false,
+                diff: None,
+                exit: None,
             },
             3 => Cell::Notice { message: format!("note {i}") },
-            _ => Cell::Thinking { text: "Considering the loop bound and the empty case.".into() },
+            _ => Cell::Thinking { text: "Considering the loop bound and the empty case.".into(), expanded: false },
         };
         chat.push(cell);
     }

@@ -5,17 +5,22 @@ Measures, each in fresh processes with HOME/XDG dirs/TMPDIR isolated in a temp d
   1. first frame: spawn to the first output containing the drawn status line (`DEMO`, run with
      `--demo`), median of 10 launches;
   2. keystroke-to-frame latency while ~2,000 tokens/s stream in from a loopback Anthropic-style
-     SSE server: p50/p99 over >= 50 single printable keystrokes typed ~100 ms apart;
-  3. idle CPU over 10 s (and bytes drawn, context switches) and idle RSS, with `--demo`.
+     SSE server, then while the bash command that reply calls prints ~5,000 lines/s into its live
+     cell: p50/p99 per phase and together, single printable keystrokes typed ~100 ms apart;
+  3. idle CPU over 10 s (and bytes drawn, context switches) and idle RSS (a provider that is
+     never asked: the demo plays by itself, which is not idle);
+  4. `@` completion over a 100,000-file tree, through the UI: `@<query>` written to the frame
+     listing the file (read off a small screen model), p50/p99 over 30 queries once the index
+     is complete.
 
 The reader acts as a terminal: it answers the primary device attributes query (ESC [ c) with
 ESC [ ? 62 ; c and a cursor position query (ESC [ 6 n) with ESC [ 1 ; 1 R.
 
 Usage: cargo build --release && python3 benches/tui_bench.py
-Options: --launches N (first-frame launches, default 10), --keys N (keystrokes, default 70),
---idle S (idle seconds, default 10), --bin PATH (the binary).
+Options: --launches N (first-frame launches, default 10), --keys N (keystrokes at most, default
+200), --idle S (idle seconds, default 10), --mentions N (@ queries, default 30), --bin PATH.
 """
-import fcntl, http.server, json, os, pty, select, shutil, signal, statistics, struct, sys
+import fcntl, http.server, json, os, pty, re, select, shutil, signal, statistics, struct, sys
 import tempfile, termios, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,7 +32,7 @@ TOKENS_PER_SEC = 2000
 STREAM_SECS = 8.0
 KEY_INTERVAL = 0.100
 KEY_TIMEOUT = 3.0
-OVERALL_TIMEOUT = 300  # seconds: the whole bench is aborted (and the child killed) after this
+OVERALL_TIMEOUT = 420  # seconds: the whole bench is aborted (and the child killed) after this
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -36,6 +41,63 @@ class BenchError(Exception):
 
 
 # ---------------------------------------------------------------- the child in a pseudo-terminal
+
+class Screen:
+    """Just enough of a terminal to read what is on screen: absolute cursor moves (CSI row;col H,
+    which is how the TUI addresses every run of changed cells), CR/LF, and printable characters;
+    every other escape sequence is skipped. The popup highlights the matched characters and
+    leaves cells that did not change, so the bytes of a path are not contiguous in the output."""
+
+    CSI = re.compile(rb"\x1b\[([0-9;?]*)([@-~])|\x1b[^\[]")
+
+    def __init__(self, rows, cols):
+        self.rows, self.cols = rows, cols
+        self.grid = [[" "] * cols for _ in range(rows)]
+        self.r = self.c = 0
+        self.pending = b""
+
+    def feed(self, data):
+        data = self.pending + data
+        # Keep an incomplete escape sequence or UTF-8 character for the next read.
+        cut = data.rfind(b"\x1b")
+        if cut >= 0 and not self.CSI.match(data, cut):
+            data, self.pending = data[:cut], data[cut:]
+        else:
+            self.pending = b""
+        i = 0
+        while i < len(data):
+            m = self.CSI.match(data, i) if data[i] == 0x1b else None
+            if m:
+                if m.group(2) == b"H":
+                    parts = (m.group(1) or b"1;1").split(b";")
+                    self.r = max(0, int(parts[0] or 1) - 1)
+                    self.c = max(0, int(parts[1] or 1) - 1) if len(parts) > 1 else 0
+                i = m.end()
+                continue
+            j = i
+            while j < len(data) and data[j] != 0x1b:
+                j += 1
+            for ch in data[i:j].decode("utf-8", "replace"):
+                if ch == "\r":
+                    self.c = 0
+                elif ch == "\n":
+                    self.r = min(self.rows - 1, self.r + 1)
+                elif ch >= " ":
+                    if self.r < self.rows and self.c < self.cols:
+                        self.grid[self.r][self.c] = ch
+                    self.c += 1
+            i = j
+
+    def contains(self, text):
+        return any(text in "".join(row) for row in self.grid)
+
+    def find(self, pattern):
+        for row in self.grid:
+            m = re.search(pattern, "".join(row))
+            if m:
+                return m
+        return None
+
 
 class Child:
     """The binary on the slave side of a pty; this object is the terminal on the master side."""
@@ -130,14 +192,17 @@ class Child:
         return self.status
 
     def quit(self):
-        """Two Ctrl-C (the second within the 1 s window), then SIGTERM, then SIGKILL. True when
-        the Ctrl-Cs alone were enough."""
+        """Ctrl-C until it quits, at most four (a running turn takes the first: the demo plays
+        by itself; one may clear the input; then one arms the quit and, within 1 s, the next one
+        quits), then SIGTERM, then SIGKILL. True when the Ctrl-Cs alone were enough."""
         graceful = False
         try:
-            if self.alive():
+            for _ in range(4):
+                if not self.alive():
+                    break
                 self.send(b"\x03")
-                time.sleep(0.05)
-                self.send(b"\x03")
+                graceful = self.reap(0.2) is not None
+            if not graceful and self.alive():
                 graceful = self.reap(3.0) is not None
         except OSError:
             pass
@@ -209,10 +274,12 @@ def make_deltas():
 
 
 class Server:
-    """Answers every POST /v1/messages with one long streamed text reply."""
+    """Answers the first POST /v1/messages with one long streamed text reply (followed, with
+    `tool`, by a bash tool call running that command), every later one with a short reply."""
 
-    def __init__(self, rate, secs):
-        self.rate, self.secs = rate, secs
+    def __init__(self, rate, secs, tool=None):
+        self.rate, self.secs, self.tool = rate, secs, tool
+        self.first_done = threading.Event()
         self.started = threading.Event()
         self.done = threading.Event()
         self.stop = threading.Event()
@@ -278,11 +345,22 @@ class Server:
         if first:
             self.sent, self.elapsed = i, time.perf_counter() - t0
         w.write(sse_event("content_block_stop", {"type": "content_block_stop", "index": 0}))
+        stop = "end_turn"
+        if first and self.tool:
+            stop = "tool_use"
+            w.write(sse_event("content_block_start", {"type": "content_block_start", "index": 1,
+                                                      "content_block": {"type": "tool_use", "id": "toolu_bench",
+                                                                        "name": "bash", "input": {}}}))
+            w.write(sse_event("content_block_delta", {"type": "content_block_delta", "index": 1, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps({"command": self.tool})}}))
+            w.write(sse_event("content_block_stop", {"type": "content_block_stop", "index": 1}))
         w.write(sse_event("message_delta", {"type": "message_delta",
-                                            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                            "delta": {"stop_reason": stop, "stop_sequence": None},
                                             "usage": {"output_tokens": i}}))
         w.write(sse_event("message_stop", {"type": "message_stop"}))
         w.write(b"0\r\n\r\n")
+        if first:
+            self.first_done.set()
 
     def close(self):
         self.stop.set()
@@ -323,16 +401,29 @@ def first_frame(root, children, launches):
     print(f"1. first frame (spawn -> status line drawn): median {statistics.median(times):.1f} ms "
           f"(min {min(times):.1f}, max {max(times):.1f}, n={len(times)}); "
           f"first byte of output: median {statistics.median(first_bytes):.1f} ms; "
-          f"quit by two Ctrl-C: {graceful}/{launches}", flush=True)
+          f"quit by Ctrl-C alone: {graceful}/{launches}", flush=True)
     return statistics.median(times)
 
 
+BASH_SECS = 8.0
+# A command printing ~5,000 lines/s for BASH_SECS (lowercase and digits only, like the stream).
+BASH_COMMAND = ("python3 -u -c 'import time\nt = time.time()\ni = 0\n"
+                "while time.time() - t < %.1f:\n"
+                "    for _ in range(50):\n"
+                "        print(\"test case_%%d ... ok\" %% i)\n"
+                "        i += 1\n"
+                "    time.sleep(0.01)'" % BASH_SECS)
+
+
 def keystroke_latency(root, children, keys):
-    srv = Server(TOKENS_PER_SEC, STREAM_SECS)
+    """Keystrokes typed ~100 ms apart through one turn: a 2,000 tokens/s streamed reply, then the
+    bash command it calls printing ~5,000 lines/s into its live cell. The engine runs a tool after
+    the reply that called it, so the two phases follow each other in one process."""
+    srv = Server(TOKENS_PER_SEC, STREAM_SECS, tool=BASH_COMMAND)
     try:
         env = base_env(root)
         env.update({"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{srv.port}"})
-        c = Child(["--workspace", os.path.join(root, "ws")], env)
+        c = Child(["--yes", "--workspace", os.path.join(root, "ws")], env)
         children.append(c)
         c.read_until(b"Ask anything", 15.0, "the input box placeholder")
         c.drain(0.3)
@@ -355,11 +446,12 @@ def keystroke_latency(root, children, keys):
         if len(alphabet) < 4:
             raise BenchError(f"too few distinguishable keys (output used {sorted(set(seen))[:40]})")
         cpu0, tc0, bytes0 = c.cpu_ticks(), time.perf_counter(), c.total
-        lat, missed, after_stream = [], 0, 0
+        lat = {"stream": [], "bash": []}
+        missed = 0
         for i in range(keys):
-            if srv.done.is_set():
-                after_stream = keys - i
+            if srv.requests >= 2:  # the command ended: its result went to the model
                 break
+            phase = "bash" if srv.first_done.is_set() else "stream"
             ch = bytes([alphabet[i % len(alphabet)]])
             t_w = time.perf_counter()
             c.send(ch)
@@ -373,36 +465,125 @@ def keystroke_latency(root, children, keys):
             if got is None:
                 missed += 1
             else:
-                lat.append((got - t_w) * 1000)
+                lat[phase].append((got - t_w) * 1000)
             c.drain(max(0.0, t_w + KEY_INTERVAL - time.perf_counter()))
         cpu1, tc1, bytes1 = c.cpu_ticks(), time.perf_counter(), c.total
-        srv.done.wait(STREAM_SECS + 10)
+        end = time.perf_counter() + STREAM_SECS + BASH_SECS + 10
+        while srv.requests < 2 and time.perf_counter() < end:
+            c.drain(0.1)
         c.drain(0.5)
         ok = c.alive()
     finally:
         srv.close()
-    if len(lat) < 2:
-        raise BenchError(f"only {len(lat)} keystrokes were seen on screen ({missed} missed)")
-    q = statistics.quantiles(lat, n=100, method="inclusive")
+    both = lat["stream"] + lat["bash"]
+    if len(lat["stream"]) < 2 or len(lat["bash"]) < 2:
+        raise BenchError(f"too few keystrokes seen on screen (stream {len(lat['stream'])}, "
+                         f"bash {len(lat['bash'])}, {missed} missed)")
     rate = srv.sent / srv.elapsed if srv.elapsed else 0.0
     secs = tc1 - tc0
-    print(f"2. keystroke -> frame while streaming {rate:,.0f} tokens/s: p50 {q[49]:.1f} ms, "
-          f"p99 {q[98]:.1f} ms (min {min(lat):.1f}, max {max(lat):.1f}, n={len(lat)}, missed {missed}"
-          f"{', not typed: stream over ' + str(after_stream) if after_stream else ''})", flush=True)
+
+    def pq(xs):
+        q = statistics.quantiles(xs, n=100, method="inclusive")
+        return q[49], q[98]
+    s50, s99 = pq(lat["stream"])
+    b50, b99 = pq(lat["bash"])
+    a50, a99 = pq(both)
+    print(f"2. keystroke -> frame while streaming {rate:,.0f} tokens/s: p50 {s50:.1f} ms, p99 {s99:.1f} ms "
+          f"(n={len(lat['stream'])}); while the bash cell takes ~5,000 lines/s: p50 {b50:.1f} ms, "
+          f"p99 {b99:.1f} ms (n={len(lat['bash'])}); both: p50 {a50:.1f} ms, p99 {a99:.1f} ms "
+          f"(max {max(both):.1f}, missed {missed})", flush=True)
     print(f"   during the typing: TUI CPU {(cpu1 - cpu0) / CLK_TCK / secs * 100:.0f}% of one core, "
           f"terminal output {(bytes1 - bytes0) / secs / 1024:.0f} KiB/s; streamed {srv.sent} deltas "
           f"in {srv.elapsed:.2f} s; TUI alive after the turn: {ok}", flush=True)
-    if len(lat) < 50:
-        print(f"   WARNING: fewer than 50 keystrokes measured ({len(lat)})", flush=True)
+    if len(both) < 50:
+        print(f"   WARNING: fewer than 50 keystrokes measured ({len(both)})", flush=True)
     c.quit()
+    return a50, a99
+
+
+MENTION_DIRS, MENTION_FILES = 1000, 100  # 100,000 files
+
+
+def mention_latency(root, children, trials):
+    """`@` completion through the UI over a 100,000-file tree: from the write of `@<query>` to the
+    frame that lists the file it names (the index walked in the background since the first
+    frame)."""
+    ws = os.path.join(root, "mention-ws")
+    t0 = time.perf_counter()
+    for i in range(MENTION_DIRS):
+        d = os.path.join(ws, f"d{i}")
+        os.makedirs(d, exist_ok=True)
+        for j in range(MENTION_FILES):
+            open(os.path.join(d, f"f{i}_{j}.rs"), "w").close()
+    made = time.perf_counter() - t0
+    env = base_env(root)
+    # A provider that is never asked (the demo would work in its own scratch copy, not `ws`).
+    env.update({"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    c = Child(["--workspace", ws], env)
+    children.append(c)
+    try:
+        t_spawn = c.t_spawn
+        c.read_until(b"Ask anything", 15.0, "the input box placeholder")
+        # The first answers may come from a partial index; wait until the walk is done (the
+        # popup's title says how many paths are indexed).
+        screen = Screen(ROWS, COLS)
+        deadline = time.perf_counter() + 60.0
+        while True:
+            c.send(b"@")
+            t_poll = time.perf_counter() + 0.3
+            while (left := t_poll - time.perf_counter()) > 0:
+                data, _ = c.read(left)
+                screen.feed(data)
+            done = screen.find(r"files · (\d+) indexed")
+            c.send(b"\x7f")
+            t_poll = time.perf_counter() + 0.2
+            while (left := t_poll - time.perf_counter()) > 0:
+                data, _ = c.read(left)
+                screen.feed(data)
+            if done and int(done.group(1)) >= MENTION_DIRS * MENTION_FILES:
+                indexed = int(done.group(1))
+                walked = time.perf_counter() - t_spawn
+                break
+            if time.perf_counter() > deadline:
+                raise BenchError("the index did not complete within 60 s")
+        lat = []
+        for k in range(trials):
+            i, j = (k * 389) % MENTION_DIRS, (k * 37) % MENTION_FILES
+            query = f"f{i}_{j}".encode()
+            target = f"d{i}/f{i}_{j}.rs"
+            t_w = time.perf_counter()
+            c.send(b"@" + query)
+            t_end = t_w + 5.0
+            while not screen.contains(target):
+                if (left := t_end - time.perf_counter()) <= 0:
+                    raise BenchError(f"the popup never listed {target}")
+                data, t = c.read(left)
+                screen.feed(data)
+            lat.append((t - t_w) * 1000)
+            c.send(b"\x7f" * (len(query) + 1))
+            t_poll = time.perf_counter() + 0.3
+            while (left := t_poll - time.perf_counter()) > 0:
+                data, _ = c.read(left)
+                screen.feed(data)
+            if screen.contains(target):
+                raise BenchError(f"{target} still on screen after the popup closed")
+    finally:
+        c.quit()
+    q = statistics.quantiles(lat, n=100, method="inclusive")
+    print(f"4. @ completion over {MENTION_DIRS * MENTION_FILES:,} files (UI path, keys to the frame "
+          f"listing the match): p50 {q[49]:.1f} ms, p99 {q[98]:.1f} ms (min {min(lat):.1f}, "
+          f"max {max(lat):.1f}, n={len(lat)}); index of {indexed:,} paths complete {walked:.1f} s after launch; "
+          f"tree made in {made:.1f} s", flush=True)
     return q[49], q[98]
 
 
 def idle(root, children, secs):
     env = base_env(root)
-    c = Child(["--demo", "--workspace", os.path.join(root, "ws")], env)
+    # A provider that is never asked: the demo now plays by itself, which is not idle.
+    env.update({"ANTHROPIC_API_KEY": "sk-bench", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    c = Child(["--workspace", os.path.join(root, "ws")], env)
     children.append(c)
-    c.read_until(b"DEMO", 10.0, "the status line (DEMO)")
+    c.read_until(b"Ask anything", 10.0, "the input box placeholder")
     c.drain(2.0)
     cpu0, sw0, t0 = c.cpu_ticks(), c.ctx_switches(), time.perf_counter()
     drawn = c.drain(secs)
@@ -422,7 +603,7 @@ def idle(root, children, secs):
 def main():
     global BIN
     args = sys.argv[1:]
-    opts = {"--launches": 10, "--keys": 70, "--idle": 10}
+    opts = {"--launches": 10, "--keys": 200, "--idle": 10, "--mentions": 30}
     while args:
         a = args.pop(0)
         if a == "--bin" and args:
@@ -448,8 +629,10 @@ def main():
         ff = first_frame(root, children, opts["--launches"])
         p50, p99 = keystroke_latency(root, children, opts["--keys"])
         cpu, rss = idle(root, children, opts["--idle"])
+        m50, m99 = mention_latency(root, children, opts["--mentions"])
         print(f"summary: first frame {ff:.1f} ms | keystroke->frame under {TOKENS_PER_SEC} tok/s "
-              f"p50 {p50:.1f} ms, p99 {p99:.1f} ms | idle CPU {cpu:.2f}% of a core | idle RSS {rss} "
+              f"then a live bash cell p50 {p50:.1f} ms, p99 {p99:.1f} ms | idle CPU {cpu:.2f}% of a "
+              f"core | idle RSS {rss} | @ over 100,000 files p50 {m50:.1f} ms, p99 {m99:.1f} ms "
               f"| load average {os.getloadavg()[0]:.2f}", flush=True)
     except BenchError as e:
         print(f"tui_bench: {e}", file=sys.stderr)

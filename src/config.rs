@@ -306,6 +306,40 @@ pub struct FileConfig {
     pub subagent_model: Option<String>,
     /// A subagent's iteration budget (default 50).
     pub subagent_max_iterations: Option<u32>,
+    /// When a turn that took over 10 s ends: "bell", "osc9", "osc777" or "off".
+    pub notify: Option<String>,
+    /// Keep the input history across runs (per workspace, under the data dir).
+    pub history: Option<bool>,
+}
+
+/// How the TUI says that a long turn ended (config key `notify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Notify {
+    /// The terminal bell (BEL).
+    #[default]
+    Bell,
+    /// A desktop notification by OSC 9 (iTerm2, WezTerm, Windows Terminal, ghostty, kitty).
+    Osc9,
+    /// A desktop notification by OSC 777 (rxvt-unicode, foot, ghostty, VTE terminals).
+    Osc777,
+    /// Nothing.
+    Off,
+}
+
+impl Notify {
+    /// The accepted values, for error messages.
+    pub const ACCEPTED: &'static str = "bell, osc9, osc777, off";
+
+    /// Parse a config value.
+    pub fn parse(s: &str) -> Option<Notify> {
+        match s {
+            "bell" => Some(Notify::Bell),
+            "osc9" => Some(Notify::Osc9),
+            "osc777" => Some(Notify::Osc777),
+            "off" => Some(Notify::Off),
+            _ => None,
+        }
+    }
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -364,6 +398,10 @@ pub struct Config {
     /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
     pub stream_idle_timeout_secs: u64,
     pub log_level: LogLevel,
+    /// How a long turn's end is signalled.
+    pub notify: Notify,
+    /// Whether the input history is kept across runs.
+    pub history: bool,
     /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
     pub mcp_servers: Vec<ServerConfig>,
     pub mcp_json: McpJsonPolicy,
@@ -522,6 +560,7 @@ struct FileValues {
     output: Option<OutputFormat>,
     review: Option<Review>,
     log_level: Option<LogLevel>,
+    notify: Option<Notify>,
     mcp_json: Option<McpJsonPolicy>,
 }
 
@@ -552,6 +591,10 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         Some(l) => {
             Some(LogLevel::parse(l).ok_or_else(|| key_err("log_level", LogLevel::ACCEPTED, l))?)
         }
+    };
+    let notify = match file.notify.as_deref() {
+        None => None,
+        Some(n) => Some(Notify::parse(n).ok_or_else(|| key_err("notify", Notify::ACCEPTED, n))?),
     };
     let effort = match file.effort.as_deref() {
         None => None,
@@ -607,6 +650,7 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         output,
         review,
         log_level,
+        notify,
         mcp_json,
     })
 }
@@ -882,6 +926,8 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .or(file.stream_idle_timeout)
             .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
+        notify: checked.notify.unwrap_or_default(),
+        history: file.history.unwrap_or(true),
         mcp_servers,
         mcp_json: cli.mcp_json.or(checked.mcp_json).unwrap_or_default(),
         config_dir: config_path(env).and_then(|p| p.parent().map(Path::to_path_buf)),

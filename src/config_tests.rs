@@ -217,6 +217,22 @@ fn bad_file_values_name_the_key() {
         err.0.contains("`provider`") && err.0.contains("anthropic, openai"),
         "{err}"
     );
+    let file = FileConfig {
+        notify: Some("loud".into()),
+        ..Default::default()
+    };
+    let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+    assert!(
+        err.0.contains("`notify`") && err.0.contains("bell, osc9, osc777, off"),
+        "{err}"
+    );
+    let file = FileConfig {
+        notify: Some("osc777".into()),
+        history: Some(false),
+        ..Default::default()
+    };
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap();
+    assert_eq!((c.notify, c.history), (Notify::Osc777, false));
     let path = dir.path().join("c.toml");
     std::fs::write(&path, "max_generations = \"many\"\n").unwrap();
     let err = load_file(&path).unwrap_err();
@@ -302,6 +318,8 @@ fn sample() -> Config {
         retry_base_ms: 1000,
         stream_idle_timeout_secs: 120,
         log_level: LogLevel::Info,
+        notify: Notify::Bell,
+        history: true,
         mcp_servers: Vec::new(),
         mcp_json: McpJsonPolicy::Ask,
         config_dir: None,

@@ -16,6 +16,7 @@ pub async fn run(mut config: Config) -> i32 {
     };
     let thresholds = params.thresholds;
     let mcp = params.mcp.clone();
+    let run_id = params.run_dir.run_id.clone();
     let handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => return crate::launch::start_failed(&e),
@@ -43,6 +44,13 @@ pub async fn run(mut config: Config) -> i32 {
         thresholds,
         window_source: config.window_source.describe().to_string(),
         banner,
+        notify: config.notify,
+        run_id,
+        effort: config.effort,
+        workspace: config.workspace.clone(),
+        history_file: config
+            .history
+            .then(|| crate::tui::history_file::path_for(&config.data_dir, &config.workspace)),
     })
     .await;
     // Let the engine finish its records (tool results, ledger) before the process exits.
@@ -53,10 +61,58 @@ pub async fn run(mut config: Config) -> i32 {
         mcp.shutdown().await;
     }
     match result {
-        Ok(()) => 0,
+        Ok(outcome) => {
+            // The alternate screen is gone with the transcript: say how to come back.
+            if let Some(text) = farewell(&outcome, &config) {
+                println!("{text}");
+            }
+            0
+        }
         Err(e) => {
             eprintln!("flower-tui: {e:#}");
             1
         }
+    }
+}
+
+/// The lines printed after the TUI left the alternate screen: the session and the command that
+/// continues it (with `--workspace` when it is not the current directory). None for the demo
+/// (its scratch copy is gone) or when no session started.
+pub fn farewell(outcome: &crate::tui::Outcome, config: &Config) -> Option<String> {
+    let id = outcome.session_id.as_deref()?;
+    if config.backend.is_demo() {
+        return None;
+    }
+    let here = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok());
+    let ws = config
+        .workspace
+        .canonicalize()
+        .unwrap_or_else(|_| config.workspace.clone());
+    let workspace = if here.as_deref() == Some(ws.as_path()) {
+        String::new()
+    } else {
+        format!(" --workspace {}", shell_quote(&ws.display().to_string()))
+    };
+    let resume = match &outcome.run_id {
+        Some(run) => format!("flower-tui --resume {}{workspace}", shell_quote(run)),
+        None => format!("flower-tui --continue{workspace}"),
+    };
+    Some(format!(
+        "flower-tui: session {id} (generation {})\n  continue it: {resume}\n  pick another: flower-tui --resume{workspace}",
+        outcome.generation
+    ))
+}
+
+/// `s` as one shell word.
+fn shell_quote(s: &str) -> String {
+    let plain = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@,=".contains(c));
+    if plain && !s.is_empty() {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }

@@ -239,6 +239,7 @@ mod tests {
             status: Some(status),
         }));
         let block = e.block();
+        insta::assert_snapshot!("environment_block", block);
         assert!(block.starts_with(
             "# Environment\n\n- Date: 2026-11-29 (UTC)\n- OS: linux x86_64 (Debian GNU/Linux 13 (trixie))\n- Shell: the bash tool runs `bash -c` in the workspace (the user's shell is /bin/zsh)\n- Workspace: /home/u/calc\n- Git: a repository, branch main, 22 changed or untracked file(s) when this session started"
         ), "{block}");

@@ -10,7 +10,7 @@ use crate::engine::protocol::SubagentPhase;
 
 use super::render::agent_cell::{AgentCell, AgentStep, STEP_TEXT_MAX};
 use super::render::cell::Cell;
-use super::state::{AppState, Asked, Focus, PendingApproval};
+use super::state::{AppState, Asked, PendingApproval};
 
 /// One subagent event: the cell of its `task` call follows it.
 pub(super) fn on_subagent(state: &mut AppState, phase: SubagentPhase, now: Instant) {
@@ -171,10 +171,14 @@ pub(super) fn on_mcp_json(
         name: ".mcp.json".into(),
         summary: format!("{shown} would start: {}", names.join(", ")),
         cell: state.chat.len().saturating_sub(1),
+        outside_workspace: false,
+        command: None,
+        diff: None,
+        always: None,
     });
-    if state.focus != Focus::Approval {
-        state.focus_before_approval = state.focus;
-        state.focus = Focus::Approval;
+    // Like a tool's prompt it shows above the input and the focus stays; it answers keys only
+    // on an empty input a while after it appeared and after the input last changed.
+    if state.approval_shown_at.is_none() {
         state.approval_shown_at = Some(now);
     }
 }

@@ -11,9 +11,10 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use crate::engine::context::Thresholds;
+use crate::engine::ledger::{GenerationStart, SubagentRecord};
 use crate::engine::mcp::{Origin as McpOrigin, ServerState, ServerStatus};
 use crate::engine::protocol::{
-    Event, ExitReason, Op, Origin, SubagentOutcome, SubagentPhase, TurnId, TurnKind,
+    CostRow, Event, ExitReason, Op, Origin, SubagentOutcome, SubagentPhase, TurnId, TurnKind,
 };
 use crate::engine::types::Usage;
 
@@ -238,15 +239,49 @@ fn an_ended_subagent_shows_how_and_its_report() {
     assert_eq!(a.elapsed_ms, 20_400);
     assert!(matches!(&a.report, ToolStatus::Succeeded(r) if r.starts_with("The parser")));
     insta::assert_snapshot!("two_subagents_over", draw(&s, 80, 14, later).backend());
+    // /cost asks the engine, which answers from the ledger: its subagents are listed there.
     type_text(&mut s, "/cost", later);
-    update(&mut s, key(KeyCode::Enter), later);
+    let fx = update(&mut s, key(KeyCode::Enter), later);
+    assert_eq!(ops(&fx), [Op::Cost]);
+    let record = |description: &str, tool_calls| SubagentRecord {
+        description: description.into(),
+        outcome: "completed".into(),
+        cost_usd: 0.0042,
+        tool_calls,
+        ..Default::default()
+    };
+    update(
+        &mut s,
+        ev(Event::Cost {
+            step: "s".into(),
+            rows: vec![CostRow {
+                generation: 1,
+                start: GenerationStart::First,
+                label: "gen 1".into(),
+                session_id: "a".into(),
+                cost_usd: 0.0184,
+                num_turns: 1,
+                context: 9_000,
+                current: true,
+                subagents_usd: 0.0084,
+            }],
+            subagents: vec![
+                record("find the parser's tests", 2),
+                record("find the lexer's tests", 7),
+            ],
+            total_usd: 0.0184,
+            num_turns: 1,
+        }),
+        later,
+    );
     let Cell::Notice { message } = last_cell(&s) else {
         panic!("no /cost notice");
     };
+    assert!(message.contains("of which subagents $0.0084"), "{message}");
     assert!(
         message.ends_with(
-            "  of which subagents (2):\n    task: find the parser's tests: $0.0042 · 2 tool calls\n    \
-             task: find the lexer's tests: $0.0042 · 7 tool calls"
+            "  subagents (2):\n    find the parser's tests: $0.0042 · 2 tool calls · completed\n    \
+             find the lexer's tests: $0.0042 · 7 tool calls · completed"
         ),
         "{message}"
     );
@@ -335,18 +370,26 @@ fn the_mcp_json_question_is_not_answered_by_typing_ahead() {
     let mut s = state();
     started(&mut s, t0);
     mcp_json_event(&mut s, t0);
-    assert_eq!(s.focus, Focus::Approval);
+    // It shows above the input; the focus stays there.
+    assert_eq!(s.focus, Focus::Input);
     insta::assert_snapshot!("mcp_json_question", draw(&s, 80, 14, t0).backend());
 
-    // A message typed at launch runs on past the guard: none of its y or n answers.
+    // A message typed at launch runs on past the guard: none of its y or n answers it, every
+    // key lands in the input.
     let mut at = t0;
     for c in "say yes and then no".chars() {
         at += Duration::from_millis(150);
         let fx = update(&mut s, key(KeyCode::Char(c)), at);
         assert!(ops(&fx).is_empty(), "{c:?} answered it");
     }
-    assert_eq!(s.focus, Focus::Approval);
-    // A key after a pause answers it.
+    assert_eq!(s.input.lines().join("\n"), "say yes and then no");
+    // Even after a pause a key goes to the text in the input, not to the question.
+    at += Duration::from_millis(600);
+    let fx = update(&mut s, key(KeyCode::Char('y')), at);
+    assert!(ops(&fx).is_empty(), "a key after text answered it");
+    // Cleared (Ctrl-C), then a pause: now `y` answers.
+    update(&mut s, ctrl('c'), at);
+    assert!(s.input.is_empty());
     let fx = update(
         &mut s,
         key(KeyCode::Char('y')),

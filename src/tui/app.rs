@@ -15,20 +15,23 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::time::sleep_until;
 
+use crate::engine::files::FileIndex;
 use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, HandoffId, Op};
 
-use super::TuiParams;
 use super::frame::FrameRequester;
+use super::history_file;
 use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
 use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
 use super::rescue;
 use super::state::{AppState, Labels, Settings, StateParams};
+use super::term_out;
 use super::terminal::{self, Tui};
 use super::update::update;
 use super::view::{ViewCache, view};
+use super::{Outcome, TuiParams};
 
 /// Engine events handled per wake-up before a frame gets a chance to draw.
 const DRAIN_BATCH: usize = 1024;
@@ -49,6 +52,7 @@ enum Wake {
     Term(Option<std::io::Result<TermEvent>>),
     Engine(Option<Event>),
     File(PathBuf),
+    Files(Msg),
 }
 
 /// A watch on one file: its directory is watched (an atomic save replaces the inode) and events
@@ -85,6 +89,17 @@ impl FileWatch {
     }
 }
 
+/// Bytes for the terminal itself, between frames (they draw nothing).
+fn write_raw(bytes: &[u8]) {
+    use std::io::Write as _;
+    if bytes.is_empty() {
+        return;
+    }
+    let mut out = std::io::stdout();
+    let _ = out.write_all(bytes);
+    let _ = out.flush();
+}
+
 fn read_text(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| e.to_string())
 }
@@ -106,6 +121,7 @@ fn term_msg(ev: TermEvent, cache: &ViewCache) -> Option<Msg> {
         TermEvent::Mouse(m) => Some(Msg::Mouse {
             event: m,
             pane: cache.pane_at(m.column, m.row),
+            cell: cache.cell_at(m.column, m.row),
         }),
         TermEvent::Resize(..) => Some(Msg::Resize),
         TermEvent::FocusGained | TermEvent::FocusLost => None,
@@ -127,14 +143,23 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             provider: params.provider.clone(),
             demo: params.demo,
             window_source: params.window_source.clone(),
+            effort: params.effort,
         },
         settings: Settings {
             review: params.review.map(std::time::Duration::from_secs),
             editor_cmd: params.editor_cmd.clone().filter(|c| !c.trim().is_empty()),
+            notify: params.notify != crate::config::Notify::Off,
+            history_file: params.history_file.clone(),
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),
         styles: TextAreaStyles::from_theme(&theme),
+        history: params
+            .history_file
+            .as_deref()
+            .map(history_file::load)
+            .unwrap_or_default(),
+        run_id: Some(params.run_id.clone()),
     });
     if let Some(message) = theme_error {
         state.chat.push(Cell::Error { message });
@@ -151,7 +176,7 @@ fn take_over_interrupts() -> Option<Signal> {
 }
 
 /// Run the TUI until the user quits, the terminal closes, or SIGTERM/SIGHUP arrives.
-pub async fn run(params: TuiParams) -> anyhow::Result<()> {
+pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     let sigint = take_over_interrupts();
     let (state, theme) = initial_state(&params);
     let tui = terminal::enter().context("cannot set up the terminal")?;
@@ -169,7 +194,10 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
         watch_tx,
         watch_rx,
         sigint,
+        notify: params.notify,
+        tmux: std::env::var_os("TMUX").is_some(),
         exit_notes: Vec::new(),
+        files: Files::new(params.workspace.clone()),
     };
     let result = shell.run().await;
     terminal::restore();
@@ -178,7 +206,12 @@ pub async fn run(params: TuiParams) -> anyhow::Result<()> {
     for note in &shell.exit_notes {
         let _ = writeln!(std::io::stderr(), "flower-tui: {note}");
     }
-    result
+    let outcome = Outcome {
+        session_id: shell.state.session_id.clone(),
+        generation: shell.state.generation,
+        run_id: shell.state.run_id.clone(),
+    };
+    result.map(|()| outcome)
 }
 
 struct Shell {
@@ -194,8 +227,74 @@ struct Shell {
     watch_tx: mpsc::UnboundedSender<PathBuf>,
     watch_rx: mpsc::UnboundedReceiver<PathBuf>,
     sigint: Option<Signal>,
+    notify: crate::config::Notify,
+    /// Inside tmux: OSC sequences go through its passthrough.
+    tmux: bool,
     /// Printed after the terminal is restored (unsaved edits kept on the way out).
     exit_notes: Vec<String>,
+    files: Files,
+}
+
+/// The workspace's file index for `@` completion: walked in the background from the first
+/// frame on, queried off the UI thread one query at a time (the newest waiting one next; the
+/// ones typed over are skipped).
+struct Files {
+    root: PathBuf,
+    index: Option<FileIndex>,
+    busy: bool,
+    next: Option<(u64, String)>,
+    tx: mpsc::UnboundedSender<Msg>,
+    rx: mpsc::UnboundedReceiver<Msg>,
+}
+
+impl Files {
+    fn new(root: PathBuf) -> Files {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Files {
+            root,
+            index: None,
+            busy: false,
+            next: None,
+            tx,
+            rx,
+        }
+    }
+
+    /// The index, its first walk started now if it had not been.
+    fn index(&mut self) -> &FileIndex {
+        self.index
+            .get_or_insert_with(|| FileIndex::start(self.root.clone()))
+    }
+
+    fn query(&mut self, seq: u64, query: String, refresh: bool) {
+        if refresh {
+            self.index().refresh();
+        }
+        if self.busy {
+            self.next = Some((seq, query));
+            return;
+        }
+        self.busy = true;
+        let index = self.index().clone();
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let found = index.query(&query, crate::tui::mention::LIMIT);
+            let _ = tx.send(Msg::FileMatches {
+                seq,
+                items: found.matches.into_iter().map(|m| m.path).collect(),
+                complete: found.complete,
+                indexed: found.indexed,
+            });
+        });
+    }
+
+    /// A query answered: the next one waiting goes.
+    fn answered(&mut self) {
+        self.busy = false;
+        if let Some((seq, query)) = self.next.take() {
+            self.query(seq, query, false);
+        }
+    }
 }
 
 impl Shell {
@@ -220,9 +319,16 @@ impl Shell {
                 ev = term.next() => Wake::Term(ev),
                 ev = self.events.recv(), if self.link_open => Wake::Engine(ev),
                 Some(path) = self.watch_rx.recv() => Wake::File(path),
+                Some(msg) = self.files.rx.recv() => Wake::Files(msg),
             };
             let flow = match wake {
                 Wake::Frame => self.frame(&mut term)?,
+                Wake::Files(msg) => {
+                    self.files.answered();
+                    let flow = self.dispatch(msg, &mut term)?;
+                    self.frames.expedite_for_input(Instant::now());
+                    flow
+                }
                 // SIGTERM, SIGHUP, the terminal closed: keep unsaved edits, then go.
                 Wake::Quit | Wake::Term(None) => self.dispatch(Msg::Hangup, &mut term)?,
                 Wake::Interrupt => Flow::Continue,
@@ -327,6 +433,8 @@ impl Shell {
             .draw(|f| view(f, state, cache, theme, now))
             .context("drawing the screen")?;
         self.frames.frame_drawn(now);
+        // The first frame is up: the `@` index walks in the background from now on.
+        self.files.index();
         let mut none = VecDeque::new();
         for effect in later {
             self.execute(effect, now, &mut none, term)?;
@@ -445,6 +553,25 @@ impl Shell {
                 }
             }
             Effect::UnwatchFile => self.watch = None,
+            Effect::ScrollPrompt(delta) => self.cache.scroll_prompt(delta),
+            Effect::AppendHistory(text) => {
+                if let Some(path) = self.state.settings.history_file.as_deref()
+                    && let Err(e) = history_file::append(path, &text)
+                {
+                    tracing::warn!("input history {}: {e}", path.display());
+                }
+            }
+            Effect::CopyToClipboard(text) => {
+                write_raw(&term_out::clipboard(&text, self.tmux));
+            }
+            Effect::Notify(message) => {
+                write_raw(&term_out::notification(self.notify, &message, self.tmux));
+            }
+            Effect::QueryFiles {
+                seq,
+                query,
+                refresh,
+            } => self.files.query(seq, query, refresh),
         }
         Ok(Flow::Continue)
     }

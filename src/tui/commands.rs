@@ -3,13 +3,15 @@
 use std::time::Instant;
 
 use crate::engine::context::fmt_window;
-use crate::engine::protocol::Op;
+use crate::engine::protocol::{Effort, Op};
 
+use super::input::Pastes;
 use super::keymap::{self, Action};
-use super::msg::{ChatScroll, Effect};
+use super::msg::Effect;
+use super::queue;
 use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, EngineLink, Focus, Popup, Running, new_input};
+use super::state::{AppState, EngineLink, Focus, HISTORY_ENTRY_MAX, Popup, new_input};
 
 /// Enter in the input box: run the slash command or send the message.
 pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
@@ -35,14 +37,18 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     // The chips go with the history entry, so a recalled message sends what was pasted.
     let pastes = std::mem::take(&mut state.pastes);
     state.input = new_input();
+    // Sent: the input changed (an approval prompt waits again), and nobody is typing now.
+    state.input_edited(now);
+    state.typed_at = None;
     state.popup = Popup::Auto { selected: 0 };
     match parsed {
         Parsed::Message => {
-            let text = pastes.expand(&raw);
-            state.history.push(&raw, pastes);
-            send_message(state, raw, text, now, fx);
+            remember(state, &raw, &pastes, fx);
+            state.history.push(&raw, pastes.clone());
+            queue::send_or_queue(state, raw, pastes, now, fx);
         }
         Parsed::Command { cmd, arg } => {
+            remember(state, &raw, &pastes, fx);
             // A pasted chip in a command's text is what was pasted (a pin, a focus).
             let arg = arg.map(|a| pastes.expand(&a));
             state.history.push(&raw, pastes);
@@ -52,28 +58,16 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Send `text` (the input with its chips expanded); the chat shows `raw`, chips and all.
-fn send_message(
-    state: &mut AppState,
-    raw: String,
-    text: String,
-    now: Instant,
-    fx: &mut Vec<Effect>,
-) {
-    push_user(state, raw);
-    fx.push(Effect::ScrollChat(ChatScroll::Bottom));
-    if state.running == Running::Idle {
-        state.running = Running::Streaming { since: now };
+/// The history file keeps what was sent: the text with its chips expanded, unless a chip holds
+/// more than [`HISTORY_ENTRY_MAX`] (then the entry stays in this run's memory only).
+fn remember(state: &AppState, raw: &str, pastes: &Pastes, fx: &mut Vec<Effect>) {
+    if state.settings.history_file.is_none() {
+        return;
     }
-    state.streamed = false;
-    let turn = state.new_turn();
-    fx.push(Effect::SendOp(Op::UserTurn { turn, text }));
-}
-
-/// The user's message in the chat, as typed (chips stay chips: the chat never holds 10 MB).
-fn push_user(state: &mut AppState, raw: String) {
-    state.finish_streaming();
-    state.chat.push(Cell::User { text: raw });
+    let text = pastes.expand(raw);
+    if text.len() <= HISTORY_ENTRY_MAX {
+        fx.push(Effect::AppendHistory(text));
+    }
 }
 
 fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {
@@ -81,6 +75,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         // The engine decides whether there is something to hand off (and says why not).
         SlashCommand::Handoff => {
             let turn = state.new_turn();
+            state.in_flight.push(turn);
             fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
         }
         SlashCommand::EditHandoff => {
@@ -113,10 +108,36 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         SlashCommand::Pin => super::step_memory::pin(state, arg, fx),
         SlashCommand::Pins => super::step_memory::pins(state, arg, fx),
         SlashCommand::Focus => super::step_memory::focus(state, arg, fx),
-        SlashCommand::Cost => {
-            let text = cost_report(state);
-            state.notice(text);
+        // The engine answers from the ledger (earlier processes of the run included).
+        SlashCommand::Cost => fx.push(Effect::SendOp(Op::Cost)),
+        SlashCommand::Resume => fx.push(Effect::SendOp(Op::ListSessions)),
+        SlashCommand::Model => fx.push(Effect::SendOp(Op::SetModel {
+            model: arg.unwrap_or_default(),
+        })),
+        SlashCommand::Effort => match arg.as_deref().map(Effort::parse) {
+            Some(Ok(effort)) => fx.push(Effect::SendOp(Op::SetEffort { effort })),
+            Some(Err(e)) => state.error(format!("/effort: {e}")),
+            None => {
+                let now = state.labels.effort.map_or("off", Effort::as_str);
+                state.notice(format!(
+                    "Effort {now} · /effort low|medium|high|off changes it from the next turn"
+                ));
+            }
+        },
+        SlashCommand::Permissions => permissions(state, arg.as_deref(), fx),
+        SlashCommand::Init => {
+            let overwrite = match arg.as_deref() {
+                None => false,
+                Some("overwrite") => true,
+                Some(other) => {
+                    return state.error(format!("/init: `{other}`? (usage: /init [overwrite])"));
+                }
+            };
+            let turn = state.new_turn();
+            state.in_flight.push(turn);
+            fx.push(Effect::SendOp(Op::Init { turn, overwrite }));
         }
+        SlashCommand::Copy => copy_last_reply(state, fx),
         SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
             None => {
                 let text = mcp_report(state);
@@ -137,6 +158,30 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         }
         SlashCommand::Quit => request_quit(state, fx),
     }
+}
+
+/// Past this size a terminal may cut or refuse an OSC 52 copy (xterm's default limit is lower).
+const COPY_WARN_BYTES: usize = 100_000;
+
+/// `/copy`: the newest assistant reply, as markdown, to the terminal's clipboard.
+fn copy_last_reply(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let last = state.chat.iter().rev().find_map(|c| match c {
+        Cell::Assistant { markdown, .. } if !markdown.trim().is_empty() => Some(markdown.clone()),
+        _ => None,
+    });
+    let Some(text) = last else {
+        return state.notice("Nothing to copy yet (no reply)");
+    };
+    let chars = text.chars().count();
+    let warn = if text.len() > COPY_WARN_BYTES {
+        " · it is large: your terminal may cut it"
+    } else {
+        ""
+    };
+    fx.push(Effect::CopyToClipboard(text));
+    state.notice(format!(
+        "Copied the last reply ({chars} characters) through the terminal (OSC 52; tmux needs set-clipboard on){warn}"
+    ));
 }
 
 /// The `/mcp` notice: one line per server (state, then command or URL), and how to restart one.
@@ -169,48 +214,30 @@ pub fn mcp_report(state: &AppState) -> String {
     lines.join("\n")
 }
 
-/// The `/cost` notice: one line per generation, then the total.
-pub fn cost_report(state: &AppState) -> String {
-    if state.tally.is_empty() {
-        return "No cost yet (no session has started)".into();
+/// `/permissions`: list the grants; `/permissions revoke N` or `… revoke all` takes some back
+/// (N as the last listing numbered them).
+fn permissions(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effect>) {
+    let words: Vec<&str> = arg.unwrap_or_default().split_whitespace().collect();
+    let usage = "usage: /permissions, /permissions revoke N, /permissions revoke all";
+    match words.as_slice() {
+        [] => fx.push(Effect::SendOp(Op::Permissions)),
+        ["revoke", "all"] => fx.push(Effect::SendOp(Op::Revoke { rule: None })),
+        ["revoke", n] => {
+            let rule = n
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| state.allowances.get(i))
+                .map(|a| a.rule.clone());
+            match rule {
+                Some(rule) => fx.push(Effect::SendOp(Op::Revoke { rule: Some(rule) })),
+                None => state.error(format!(
+                    "/permissions: no grant number {n} (/permissions lists them)"
+                )),
+            }
+        }
+        _ => state.error(usage),
     }
-    let mut lines = vec!["Cost by generation:".to_string()];
-    let (mut total, mut turns) = (0.0, 0);
-    for c in &state.tally {
-        let short: String = c.session_id.chars().take(8).collect();
-        lines.push(format!(
-            "  gen {} ({short}): ${:.4} · {} turn{} · {} request{}",
-            c.generation,
-            c.cost_usd,
-            c.turns,
-            if c.turns == 1 { "" } else { "s" },
-            c.requests,
-            if c.requests == 1 { "" } else { "s" },
-        ));
-        total += c.cost_usd;
-        turns += c.turns;
-    }
-    lines.push(format!("  total: ${total:.4} · {turns} turns"));
-    // The subagents seen in this process (their cost is in their generation's already).
-    let agents: Vec<String> = state
-        .chat
-        .iter()
-        .filter_map(|c| match c {
-            Cell::Subagent(a) if a.outcome.is_some() => Some(format!(
-                "    {}: ${:.4} · {} tool call{}",
-                a.summary,
-                a.cost_usd,
-                a.calls,
-                if a.calls == 1 { "" } else { "s" }
-            )),
-            _ => None,
-        })
-        .collect();
-    if !agents.is_empty() {
-        lines.push(format!("  of which subagents ({}):", agents.len()));
-        lines.extend(agents);
-    }
-    lines.join("\n")
 }
 
 /// Ctrl-C twice or `/quit`: quit, unless the side editor holds edits nobody was warned about;

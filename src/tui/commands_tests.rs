@@ -5,12 +5,12 @@ use std::time::Instant;
 use crossterm::event::KeyCode;
 
 use crate::engine::context::Thresholds;
+use crate::engine::protocol::{CostRow, GenerationStart};
 use crate::engine::protocol::{
     Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op, Origin, TurnId, TurnKind,
 };
 use crate::engine::types::Usage;
 
-use super::commands::cost_report;
 use super::reducer_tests::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
 use super::render::cell::Cell;
 use super::update::update;
@@ -267,20 +267,57 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
     );
     update(&mut s, started("bbbbbbbb-2", 2), t0);
     assert_eq!(s.gauge.context, 0);
-    update(&mut s, usage(20_000, 0.1, false), t0);
-    let report = cost_report(&s);
-    assert!(
-        report.contains("gen 1 (aaaaaaaa): $0.7500 · 1 turn · 2 requests"),
-        "{report}"
-    );
-    assert!(
-        report.contains("gen 2 (bbbbbbbb): $0.1000 · 0 turns · 1 request"),
-        "{report}"
-    );
-    assert!(report.contains("total: $0.8500"), "{report}");
+    assert_eq!(s.session_id.as_deref(), Some("bbbbbbbb-2"));
+    // /cost asks the engine, which answers from the ledger.
     type_text(&mut s, "/cost", t0);
-    update(&mut s, key(KeyCode::Enter), t0);
-    assert_eq!(last_cell(&s), Cell::Notice { message: report });
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(ops(&fx), [Op::Cost]);
+    let row = |generation, start, label: &str, cost_usd, num_turns, current| CostRow {
+        generation,
+        start,
+        label: label.into(),
+        session_id: format!("{label}-session"),
+        cost_usd,
+        num_turns,
+        context: 120_000,
+        current,
+        subagents_usd: 0.0,
+    };
+    update(
+        &mut s,
+        ev(Event::Cost {
+            step: "fix-build".into(),
+            subagents: Vec::new(),
+            rows: vec![
+                row(1, GenerationStart::First, "gen 1", 0.75, 1, false),
+                row(
+                    2,
+                    GenerationStart::Handoff,
+                    "gen 2 · handoff",
+                    0.2,
+                    2,
+                    false,
+                ),
+                row(3, GenerationStart::New, "gen 3 · /new", 0.106, 1, true),
+            ],
+            total_usd: 1.056,
+            num_turns: 4,
+        }),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: [
+                "Cost of step fix-build:",
+                "  gen 1            $0.7500 · 1 turn · ctx 120.0K",
+                "  gen 2 · handoff  $0.2000 · 2 turns · ctx 120.0K",
+                "  gen 3 · /new     $0.1060 · 1 turn · ctx 120.0K (now)",
+                "  total            $1.0560 · 4 turns",
+            ]
+            .join("\n")
+        }
+    );
 }
 
 #[test]

@@ -4,7 +4,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
-use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind};
+use crate::engine::protocol::{
+    Approval, Event, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
+};
 
 use super::editor::{Prompt, Review};
 use super::msg::{Effect, Msg};
@@ -404,9 +406,20 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
         },
         t0,
     );
-    assert_eq!(s.focus, Focus::Approval, "the prompt keeps the keys");
-    update(&mut s, key(KeyCode::Char('n')), t0 + Duration::from_secs(1));
-    assert_eq!(s.focus, Focus::Input);
+    assert_eq!(
+        s.focus,
+        Focus::Input,
+        "the review is over: the keys go to the input"
+    );
+    assert!(s.approval_takes_keys(t0 + Duration::from_secs(1)));
+    let fx = update(&mut s, key(KeyCode::Char('n')), t0 + Duration::from_secs(1));
+    assert_eq!(
+        ops(&fx),
+        [Op::Approval {
+            id: "t1".into(),
+            decision: Approval::Deny
+        }]
+    );
 }
 
 #[test]

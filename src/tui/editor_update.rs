@@ -96,12 +96,8 @@ pub(super) fn on_saved(
 /// The review just ended: the keys go back to the input, where the conversation goes on (and
 /// where Esc aborts what the successor runs).
 pub(super) fn review_ended(state: &mut AppState) {
-    match state.focus {
-        Focus::Editor => state.focus = Focus::Input,
-        Focus::Approval if state.focus_before_approval == Focus::Editor => {
-            state.focus_before_approval = Focus::Input;
-        }
-        Focus::Input | Focus::Approval => {}
+    if state.focus == Focus::Editor {
+        state.focus = Focus::Input;
     }
 }
 

@@ -6,10 +6,12 @@ use std::time::{Duration, Instant};
 use crate::engine::context::{Thresholds, fmt_tokens};
 use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, TurnKind};
 
+use super::daily_events;
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
+use super::queue;
 use super::render::cell::{AssistantState, Cell, ToolStatus};
-use super::state::{AppState, Asked, Focus, GenerationCost, PendingApproval, Running};
+use super::state::{AppState, Asked, NOTIFY_AFTER, PendingApproval, Running};
 
 /// Lines of an engine-written user message shown in the chat.
 const ENGINE_MESSAGE_LINES: usize = 8;
@@ -50,7 +52,7 @@ fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
             ) {
                 state.chat.pop();
             }
-            state.streamed = false;
+            state.reply = None;
         }
         StreamState::Silent { silent_ms } => {
             state.silent_since = now.checked_sub(Duration::from_millis(silent_ms));
@@ -86,27 +88,58 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         } => on_tool_call(state, id, name, summary, now),
         Event::ToolResult {
             id,
+            name,
             output,
             is_error,
             spilled,
-            ..
+            diff,
+            exit,
         } => {
             let output = match spilled {
                 Some(p) => format!("{output}\n[full output: {}]", p.display()),
                 None => output,
             };
+            if matches!(name.as_str(), "bash" | "write_file" | "edit_file") {
+                state.files_stale = true; // the @ index walks again before its next answer
+            }
             on_tool_result(state, &id, output, is_error, now);
+            if let Some(Cell::Tool {
+                diff: d, exit: e, ..
+            }) = state.chat.find_tool_mut(&id)
+            {
+                *d = diff;
+                *e = exit;
+            }
         }
+        Event::ToolOutputDelta { id, text } => daily_events::on_tool_output(state, &id, &text),
         Event::ApprovalRequest {
-            id, name, summary, ..
-        } => on_approval_request(state, id, name, summary, now),
+            id,
+            name,
+            summary,
+            outside_workspace,
+            command,
+            diff,
+            always,
+        } => on_approval_request(
+            state,
+            PendingApproval {
+                asked: Asked::Tool { id },
+                name,
+                summary,
+                cell: 0,
+                outside_workspace,
+                command,
+                diff,
+                always,
+            },
+            now,
+        ),
         Event::Usage {
             context,
             thresholds,
             estimated,
-            session_cost_usd,
             ..
-        } => on_usage(state, context, thresholds, estimated, session_cost_usd),
+        } => on_usage(state, context, thresholds, estimated),
         Event::Handoff(phase) => on_handoff(state, phase, now, fx),
         Event::Compaction {
             before,
@@ -150,20 +183,46 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
         Event::TurnEnd {
             turn, kind, reason, ..
-        } => on_turn_end(state, turn, kind, reason),
+        } => on_turn_end(state, turn, kind, reason, now, fx),
         Event::Result { .. } => {}
-        // Another run (or the same one, continued): its step's pins, plan and focus follow in
-        // their own events; what was shown of the run left behind goes.
-        Event::Resumed { .. } => state.memory = Default::default(),
-        // Issue 10's engine events: the TUI side renders them (until then they are ignored).
-        Event::Permissions { .. }
-        | Event::ToolOutputDelta { .. }
-        | Event::SessionPrompt { .. }
-        | Event::InitExists { .. }
-        | Event::Cost { .. }
-        | Event::Sessions { .. }
-        | Event::Model { .. }
-        | Event::Attachment { .. } => {}
+        Event::Permissions { policy, allowances } => {
+            daily_events::on_permissions(state, policy, allowances)
+        }
+        Event::SessionPrompt { instructions, .. } => {
+            daily_events::on_session_prompt(state, &instructions)
+        }
+        Event::InitExists { path, .. } => daily_events::on_init_exists(state, &path),
+        Event::Cost {
+            step,
+            rows,
+            subagents,
+            total_usd,
+            num_turns,
+        } => daily_events::on_cost(state, &step, &rows, &subagents, total_usd, num_turns),
+        Event::Sessions {
+            current_run,
+            sessions,
+        } => daily_events::on_sessions(state, current_run, sessions),
+        Event::Resumed {
+            run_id,
+            generation,
+            messages,
+            ..
+        } => {
+            // Another run (or the same one, continued): its step's pins, plan and focus follow
+            // in their own events; what was shown of the run left behind goes.
+            state.memory = Default::default();
+            daily_events::on_resumed(state, run_id, generation, messages)
+        }
+        Event::Model {
+            model,
+            effort,
+            thresholds,
+            window_source,
+        } => daily_events::on_model(state, model, effort, thresholds, window_source),
+        Event::Attachment {
+            attached, summary, ..
+        } => daily_events::on_attachment(state, attached, summary),
         Event::Subagent(phase) => super::agents::on_subagent(state, phase, now),
         Event::McpJsonApproval {
             path,
@@ -185,19 +244,17 @@ fn on_session_started(
     state.gauge.context = 0;
     state.gauge.estimated = false;
     state.generation = generation;
-    if state.tally.last().map(|c| c.session_id.as_str()) != Some(session_id.as_str()) {
-        state.tally.push(GenerationCost {
-            session_id,
-            generation,
-            cost_usd: 0.0,
-            turns: 0,
-            requests: 0,
-        });
-    }
+    state.session_id = Some(session_id);
 }
 
 fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {
     state.engine_turn = Some(turn);
+    // A turn the engine started itself (the demo's first message) runs too: what is typed now
+    // waits for it like for any other.
+    if !state.in_flight.contains(&turn) {
+        state.in_flight.push(turn);
+    }
+    state.turn_started_at = Some(now);
     // A message queued behind the last turn starts now: it runs (Esc aborts it).
     if kind == TurnKind::Message && state.running == Running::Idle {
         state.running = Running::Streaming { since: now };
@@ -223,13 +280,15 @@ fn on_text_delta(state: &mut AppState, text: String, now: Instant) {
     if !matches!(state.running, Running::Streaming { .. }) {
         state.running = Running::Streaming { since: now };
     }
-    state.streamed = true;
     let streaming = state.chat.last().is_some_and(Cell::is_streaming);
     match state.chat.last_mut() {
         Some(cell) if streaming => {
             cell.push_delta(&text);
         }
-        _ => state.chat.push(Cell::streaming(text)),
+        _ => {
+            state.chat.push(Cell::streaming(text));
+            state.reply = Some(state.chat.len().saturating_sub(1));
+        }
     }
 }
 
@@ -237,10 +296,13 @@ fn on_thinking_delta(state: &mut AppState, text: String) {
     if writing(state) {
         return;
     }
-    if let Some(Cell::Thinking { text: t }) = state.chat.last_mut() {
+    if let Some(Cell::Thinking { text: t, .. }) = state.chat.last_mut() {
         t.push_str(&text);
     } else {
-        state.push_cell(Cell::Thinking { text });
+        state.push_cell(Cell::Thinking {
+            text,
+            expanded: false,
+        });
     }
 }
 
@@ -248,28 +310,33 @@ fn on_assistant_done(state: &mut AppState, text: String, interrupted: bool) {
     if writing(state) {
         return;
     }
-    let streamed = std::mem::take(&mut state.streamed);
     let end = if interrupted {
         AssistantState::Interrupted
     } else {
         AssistantState::Done
     };
-    match state.chat.last_mut() {
-        Some(Cell::Assistant {
-            markdown,
-            state: cell_state @ AssistantState::Streaming(_),
-        }) => {
-            // Deltas that went missing: the complete text extends what streamed.
-            if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
-                *markdown = text;
+    // The reply's own cell gets its end, wherever it is now (a notice may have come after it);
+    // a reply that never streamed is drawn once, here. Never both: that drew an interrupted
+    // reply twice.
+    match state.reply.take() {
+        Some(idx) => {
+            if let Some(Cell::Assistant {
+                markdown,
+                state: cell_state,
+            }) = state.chat.get_mut(idx)
+            {
+                // Deltas that went missing: the complete text extends what streamed.
+                if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
+                    *markdown = text;
+                }
+                *cell_state = end;
             }
-            *cell_state = end;
         }
-        _ if !streamed && !text.is_empty() => state.chat.push(Cell::Assistant {
+        None if !text.is_empty() => state.push_cell(Cell::Assistant {
             markdown: text,
             state: end,
         }),
-        _ => {}
+        None => {}
     }
 }
 
@@ -284,12 +351,16 @@ fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String,
         id,
         name,
         summary,
-        status: ToolStatus::Running,
+        status: ToolStatus::running(),
         expanded: false,
+        diff: None,
+        exit: None,
     });
+    state.running_tool = Some((state.chat.len().saturating_sub(1), now));
 }
 
 fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool, now: Instant) {
+    state.running_tool = None;
     let result = if is_error {
         ToolStatus::Failed(output)
     } else {
@@ -305,61 +376,55 @@ fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool
     }
 }
 
-fn on_approval_request(
-    state: &mut AppState,
-    id: String,
-    name: String,
-    summary: String,
-    now: Instant,
-) {
+fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instant) {
     state.push_cell(Cell::Approval {
-        name: name.clone(),
-        summary: summary.clone(),
+        name: p.name.clone(),
+        summary: p.summary.clone(),
         answer: None,
     });
-    let cell = state.chat.len().saturating_sub(1);
-    state.approvals.push_back(PendingApproval {
-        asked: Asked::Tool { id },
-        name,
-        summary,
-        cell,
-    });
-    if state.focus != Focus::Approval {
-        state.focus_before_approval = state.focus;
-        state.focus = Focus::Approval;
+    p.cell = state.chat.len().saturating_sub(1);
+    state.approvals.push_back(p);
+    // The prompt shows above the input; the focus stays where it is. It takes keys once the
+    // input is empty and 400 ms have passed (`AppState::approval_takes_keys`).
+    if state.approval_shown_at.is_none() {
         state.approval_shown_at = Some(now);
     }
 }
 
-fn on_usage(
-    state: &mut AppState,
-    context: u64,
-    thresholds: Thresholds,
-    estimated: bool,
-    session_cost_usd: f64,
-) {
+fn on_usage(state: &mut AppState, context: u64, thresholds: Thresholds, estimated: bool) {
     state.gauge.context = context;
     state.gauge.estimated = estimated;
     if thresholds != state.thresholds {
         state.set_thresholds(thresholds);
     }
-    if let Some(c) = state.current_cost_mut() {
-        c.cost_usd = session_cost_usd;
-        if !estimated {
-            c.requests += 1;
-        }
-    }
 }
 
-fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitReason) {
+fn on_turn_end(
+    state: &mut AppState,
+    turn: TurnId,
+    kind: TurnKind,
+    reason: ExitReason,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) {
     if state.engine_turn == Some(turn) {
         state.engine_turn = None;
+        if let Some(started) = state.turn_started_at.take()
+            && state.settings.notify
+            && now.saturating_duration_since(started) >= NOTIFY_AFTER
+        {
+            let secs = now.saturating_duration_since(started).as_secs();
+            fx.push(Effect::Notify(format!(
+                "flower-tui: turn {reason} after {secs}s"
+            )));
+        }
     }
     state.mcp_waiting = None;
     // The engine answers every `task` call before a turn ends: none of its subagents runs on.
     state.agents.clear();
     if kind == TurnKind::Handoff {
         // A `/handoff` turn: its `Event::Handoff` phases said everything.
+        queue::on_turn_over(state, turn, reason, now, fx);
         return;
     }
     state.finish_streaming();
@@ -368,9 +433,6 @@ fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitR
         Running::Streaming { .. } | Running::Tool { .. }
     ) {
         state.running = Running::Idle;
-    }
-    if let Some(c) = state.current_cost_mut() {
-        c.turns += 1;
     }
     match reason {
         ExitReason::MaxIterations { n, max } => state.notice(format!(
@@ -393,6 +455,7 @@ fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitR
         | ExitReason::Unchanged
         | ExitReason::Error(_) => {}
     }
+    queue::on_turn_over(state, turn, reason, now, fx);
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::protocol::{HandoffId, HandoffPhase, Held, Op};
 
 use super::editor::{Review, SideEditor};
+use super::keymap::{Action, label_for};
 use super::msg::Effect;
 use super::render::cell::Cell;
 use super::state::{AppState, Focus, HandoffKind, Running};
@@ -168,12 +169,17 @@ fn open_for_review(
         });
     }
     state.latest_handoff = Some(path.clone());
-    state.editor = Some(SideEditor::open(path.clone(), markdown, Some(review), now));
-    if state.focus == Focus::Approval {
-        state.focus_before_approval = Focus::Editor;
+    let mut ed = SideEditor::open(path.clone(), markdown, Some(review), now);
+    // Someone typing a message keeps the keys: the countdown runs, Ctrl-O or a click enters.
+    if state.typing(now) {
+        ed.note = Some(format!(
+            "{} to edit · the countdown runs",
+            label_for(Action::ToggleFocus)
+        ));
     } else {
         state.focus = Focus::Editor;
     }
+    state.editor = Some(ed);
     fx.push(Effect::WatchFile(path));
 }
 

@@ -17,6 +17,43 @@ pub struct History {
 }
 
 impl History {
+    /// A history holding `texts` (oldest first), as loaded from an earlier run.
+    pub fn with_entries(texts: Vec<String>) -> History {
+        History {
+            entries: texts
+                .into_iter()
+                .map(|text| Entry {
+                    text,
+                    pastes: Pastes::default(),
+                })
+                .collect(),
+            pos: None,
+            draft: Entry::default(),
+        }
+    }
+
+    /// The newest entry before `before` (all entries when `None`) that contains `query`
+    /// (case-insensitive); an empty query matches the newest.
+    pub fn find_back(&self, query: &str, before: Option<usize>) -> Option<usize> {
+        let end = before.unwrap_or(self.entries.len()).min(self.entries.len());
+        let q = query.to_lowercase();
+        self.entries
+            .get(..end)?
+            .iter()
+            .rposition(|e| e.text.to_lowercase().contains(&q))
+    }
+
+    /// Entry `idx`: its text and the pastes behind its chips.
+    pub fn entry(&self, idx: usize) -> Option<(&str, &Pastes)> {
+        self.entries.get(idx).map(|e| (e.text.as_str(), &e.pastes))
+    }
+
+    /// Stop browsing (the input was replaced from elsewhere).
+    pub fn reset_browsing(&mut self) {
+        self.pos = None;
+        self.draft = Entry::default();
+    }
+
     /// Remember a sent message with the pastes behind its chips (not an empty one, not a repeat
     /// of the last) and stop browsing.
     pub fn push(&mut self, text: &str, pastes: Pastes) {
@@ -173,6 +210,11 @@ impl Pastes {
         }
         out.push_str(rest);
         out
+    }
+
+    /// Take over the chips of `other` (messages joined into one input).
+    pub fn extend(&mut self, other: Pastes) {
+        self.items.extend(other.items);
     }
 
     /// Forget every chip (the input was cleared).

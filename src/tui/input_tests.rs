@@ -5,10 +5,10 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use crate::engine::protocol::{Approval, Event, Op, TurnId};
+use crate::engine::protocol::{AllowOffer, AllowRule, Approval, Event, Op, TurnId};
 
 use super::msg::Msg;
-use super::reducer_tests::{ev, key, last_cell, ops, state, type_text};
+use super::reducer_tests::{ctrl, end_turn, ev, key, last_cell, ops, state, type_text};
 use super::render::cell::Cell;
 use super::state::Focus;
 use super::update::update;
@@ -62,20 +62,25 @@ fn approval_prompt_takes_the_keys() {
             name: "bash".into(),
             summary: "bash: make".into(),
             outside_workspace: false,
-            command: None,
+            command: Some("make".into()),
             diff: None,
-            always: None,
+            always: Some(AllowOffer {
+                rules: vec![AllowRule::BashPrefix {
+                    prefix: "make".into(),
+                }],
+                label: "always allow `make …` this session".into(),
+            }),
         }),
         t0,
     );
-    assert_eq!(s.focus, Focus::Approval);
+    assert_eq!(s.focus, Focus::Input, "the focus stays in the input");
+    assert!(!s.approval_takes_keys(t0), "not within 400 ms");
+    assert!(s.approval_takes_keys(t0 + Duration::from_millis(400)));
     let (label, _, hint) = s.spinner().expect("spinner");
     assert_eq!(
         (label.as_str(), hint.as_str()),
         ("bash waits for your answer…", "")
     );
-    update(&mut s, key(KeyCode::Char('x')), t0);
-    assert!(s.input.is_empty(), "keys do not leak into the input");
     let t1 = t0 + Duration::from_millis(500);
     let fx = update(&mut s, key(KeyCode::Char('a')), t1);
     assert_eq!(
@@ -87,7 +92,7 @@ fn approval_prompt_takes_the_keys() {
     );
     assert_eq!(s.focus, Focus::Input);
     assert!(
-        matches!(last_cell(&s), Cell::Approval { answer: Some(a), .. } if a.contains("always"))
+        matches!(last_cell(&s), Cell::Approval { answer: Some(a), .. } if a == "always allow `make …` this session")
     );
     update(
         &mut s,
@@ -157,6 +162,7 @@ fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
     update(&mut s, Msg::Paste(big.clone()), t0);
     type_text(&mut s, " why?", t0);
     let first = ops(&update(&mut s, key(KeyCode::Enter), t0));
+    end_turn(&mut s, 1, t0);
     update(&mut s, key(KeyCode::Up), t0);
     assert_eq!(
         s.input_text(),
@@ -179,7 +185,7 @@ fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
 }
 
 #[test]
-fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
+fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
     let t0 = Instant::now();
     let mut s = state();
     let request = |id: &str| {
@@ -193,17 +199,36 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
             always: None,
         })
     };
+    // The user is typing "can you also" when the prompt appears: the `a` of "also" (which
+    // used to answer "always") lands in the input with the rest.
+    type_text(&mut s, "can you ", t0);
     update(&mut s, request("t1"), t0);
     update(&mut s, request("t2"), t0);
-    for k in [KeyCode::Char('y'), KeyCode::Char('a'), KeyCode::Esc] {
-        let fx = update(&mut s, key(k), t0 + Duration::from_millis(399));
-        assert!(ops(&fx).is_empty(), "{k:?} within 400 ms answers nothing");
+    let later = t0 + Duration::from_secs(2);
+    for c in "also".chars() {
+        let fx = update(&mut s, key(KeyCode::Char(c)), later);
+        assert!(ops(&fx).is_empty(), "{c} answers nothing");
     }
-    let t1 = t0 + Duration::from_millis(400);
-    let fx = update(&mut s, key(KeyCode::Enter), t1);
+    assert_eq!(s.input_text(), "can you also");
+    assert!(!s.approval_takes_keys(later + Duration::from_secs(5)));
+    // Keys right after the prompt appeared, on an empty input, go to the input too.
+    let t1 = later + Duration::from_secs(1);
+    update(&mut s, ctrl('c'), t1);
+    assert!(s.input.is_empty());
+    for k in [KeyCode::Char('y'), KeyCode::Char('a')] {
+        let fx = update(&mut s, key(k), t1 + Duration::from_millis(100));
+        assert!(
+            ops(&fx).is_empty(),
+            "{k:?} within 400 ms of clearing answers nothing"
+        );
+    }
+    assert_eq!(s.input_text(), "ya", "they stay in the input");
+    update(&mut s, ctrl('c'), t1 + Duration::from_millis(200));
+    let t2 = t1 + Duration::from_millis(600);
+    let fx = update(&mut s, key(KeyCode::Enter), t2);
     assert!(ops(&fx).is_empty(), "Enter never answers");
     assert_eq!(s.approvals.len(), 2);
-    let fx = update(&mut s, key(KeyCode::Char('y')), t1);
+    let fx = update(&mut s, key(KeyCode::Char('y')), t2);
     assert_eq!(
         ops(&fx),
         [Op::Approval {
@@ -211,18 +236,23 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
             decision: Approval::Once
         }]
     );
-    // The queued prompt takes its place: a double `y` does not answer it too.
+    // The queued prompt takes its place: a double `y` does not answer it, nor does it type.
     let fx = update(
         &mut s,
         key(KeyCode::Char('y')),
-        t1 + Duration::from_millis(50),
+        t2 + Duration::from_millis(50),
     );
     assert!(ops(&fx).is_empty());
-    assert_eq!(s.focus, Focus::Approval);
+    assert_eq!(s.input_text(), "y", "a key inside the guard is text");
+    update(
+        &mut s,
+        key(KeyCode::Backspace),
+        t2 + Duration::from_millis(60),
+    );
     let fx = update(
         &mut s,
         key(KeyCode::Char('n')),
-        t1 + Duration::from_millis(400),
+        t2 + Duration::from_millis(500),
     );
     assert_eq!(
         ops(&fx),
@@ -231,5 +261,6 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
             decision: Approval::Deny
         }]
     );
-    assert_eq!(s.focus, Focus::Input);
+    assert!(s.approvals.is_empty());
+    assert!(s.input.is_empty());
 }

@@ -19,8 +19,14 @@ pub enum Context {
     Conflict,
     /// The side editor offers the unsaved edits of an interrupted review: `r` restore / `d` discard.
     Restore,
-    /// An approval prompt is waiting for an answer.
+    /// An approval prompt is waiting for an answer (and the input is empty).
     Approval,
+    /// Ctrl-R: searching the input history.
+    Search,
+    /// The session picker (`/resume`, `--resume`) is open.
+    Picker,
+    /// The `@path` completion popup shows over the input box.
+    Mention,
 }
 
 /// What a key does.
@@ -34,9 +40,11 @@ pub enum Action {
     HistoryPrev,
     /// Next history entry (only when the cursor is on the last line).
     HistoryNext,
-    /// Abort what runs: a stream, a tool, a handoff being written.
+    /// Abort what runs: a stream, a tool, a handoff being written (on an empty input with
+    /// messages queued, drop the newest of them first).
     Abort,
-    /// Clear the input; a second press within 1 s quits.
+    /// Clear the input, else drop the newest queued message, else interrupt the turn; on an idle
+    /// empty input a second press within 1 s quits.
     ClearOrQuit,
     /// Scroll the chat up a page.
     ScrollUp,
@@ -48,8 +56,44 @@ pub enum Action {
     Save,
     /// Open the handoff file in `$EDITOR`.
     ExternalEditor,
-    /// Expand or collapse the last tool output.
+    /// Expand or collapse the selected tool output (the newest when none is selected).
     ToggleTool,
+    /// Select the tool cell before the selected one (or the newest).
+    SelectPrevTool,
+    /// Select the tool cell after the selected one.
+    SelectNextTool,
+    /// Jump to the top of the chat (Home: only while the input is empty).
+    ChatTop,
+    /// Jump to the bottom of the chat and follow it (End: only while the input is empty).
+    ChatBottom,
+    /// Scroll the approval prompt's command or diff up a line.
+    ApprovalUp,
+    /// Scroll the approval prompt's command or diff down a line.
+    ApprovalDown,
+    /// Ctrl-R: search the input history backwards.
+    HistorySearch,
+    /// Ctrl-R again: the next older match.
+    SearchOlder,
+    /// Put the match into the input.
+    SearchAccept,
+    /// Leave the search; the input is as it was.
+    SearchCancel,
+    /// The next session in the picker.
+    PickerNext,
+    /// The previous session in the picker.
+    PickerPrev,
+    /// Continue the highlighted session.
+    PickerChoose,
+    /// Close the picker.
+    PickerClose,
+    /// The next file in the `@` popup.
+    MentionNext,
+    /// The previous file in the `@` popup.
+    MentionPrev,
+    /// Put the highlighted file into the input (`@path `).
+    MentionComplete,
+    /// Close the `@` popup.
+    MentionClose,
     /// Next match in the slash popup.
     PopupNext,
     /// Previous match in the slash popup.
@@ -115,6 +159,13 @@ const fn ctrl(c: char) -> Key {
     }
 }
 
+const fn ctrl_key(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
 const fn alt(code: KeyCode) -> Key {
     Key {
         code,
@@ -156,6 +207,23 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Approval, k(KeyCode::Char('a')), A::ApproveAlways, "always allow this tool this session", Some("always")),
     b(C::Approval, k(KeyCode::Char('n')), A::Deny, "deny the tool call", Some("deny")),
     b(C::Approval, k(KeyCode::Esc), A::Deny, "deny the tool call", Some("deny")),
+    b(C::Approval, k(KeyCode::Up), A::ApprovalUp, "scroll the command or diff up", None),
+    b(C::Approval, k(KeyCode::Down), A::ApprovalDown, "scroll the command or diff down", None),
+    b(C::Search, ctrl('r'), A::SearchOlder, "the next older match", Some("older")),
+    b(C::Search, k(KeyCode::Enter), A::SearchAccept, "put the match into the input", Some("accept")),
+    b(C::Search, k(KeyCode::Tab), A::SearchAccept, "put the match into the input", None),
+    b(C::Search, k(KeyCode::Esc), A::SearchCancel, "leave the search, input unchanged", Some("cancel")),
+    b(C::Search, ctrl('g'), A::SearchCancel, "leave the search, input unchanged", None),
+    b(C::Search, ctrl('c'), A::SearchCancel, "leave the search, input unchanged", None),
+    b(C::Picker, k(KeyCode::Down), A::PickerNext, "next session", None),
+    b(C::Picker, k(KeyCode::Up), A::PickerPrev, "previous session", None),
+    b(C::Picker, k(KeyCode::Enter), A::PickerChoose, "continue the session", Some("continue")),
+    b(C::Picker, k(KeyCode::Esc), A::PickerClose, "close the list", Some("close")),
+    b(C::Mention, k(KeyCode::Down), A::MentionNext, "next file", None),
+    b(C::Mention, k(KeyCode::Up), A::MentionPrev, "previous file", None),
+    b(C::Mention, k(KeyCode::Tab), A::MentionComplete, "put the file into the message (attached when sent)", Some("attach")),
+    b(C::Mention, k(KeyCode::Enter), A::MentionComplete, "put the file into the message (attached when sent)", None),
+    b(C::Mention, k(KeyCode::Esc), A::MentionClose, "close the file list", None),
     b(C::Conflict, k(KeyCode::Char('r')), A::Reload, "reload the file changed on disk", Some("reload")),
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
     b(C::Restore, k(KeyCode::Char('r')), A::RestoreUnsaved, "restore the unsaved edits of the interrupted review", Some("restore")),
@@ -170,15 +238,22 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Input, ctrl('j'), A::Newline, "insert a newline", None),
     b(C::Input, k(KeyCode::Up), A::HistoryPrev, "previous message (on the first line)", None),
     b(C::Input, k(KeyCode::Down), A::HistoryNext, "next message (on the last line)", None),
-    b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff)", Some("abort")),
+    b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff); on an empty input, drop the newest queued message first", Some("abort")),
+    b(C::Input, ctrl('r'), A::HistorySearch, "search the input history", None),
+    b(C::Input, k(KeyCode::Home), A::ChatTop, "the top of the chat (while the input is empty)", None),
+    b(C::Input, k(KeyCode::End), A::ChatBottom, "the bottom of the chat (while the input is empty)", None),
     b(C::Editor, ctrl('s'), A::Save, "save the handoff file and continue", Some("save")),
     b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "review: keep the file on disk and continue; after: abort what runs, else close", Some("done")),
-    b(C::Global, ctrl('c'), A::ClearOrQuit, "clear the input; twice within 1 s quits", Some("quit")),
+    b(C::Global, ctrl('c'), A::ClearOrQuit, "clear the input, else drop the newest queued message, else interrupt the turn; twice within 1 s on an idle empty input quits", Some("quit")),
     b(C::Global, k(KeyCode::PageUp), A::ScrollUp, "scroll the chat up", None),
     b(C::Global, k(KeyCode::PageDown), A::ScrollDown, "scroll the chat down", Some("scroll")),
     b(C::Global, ctrl('o'), A::ToggleFocus, "move the focus between input and editor", Some("focus")),
     b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
-    b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the last tool output (the last subagents: their transcripts)", None),
+    b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the selected tool output (else the newest; subagents: their transcripts)", None),
+    b(C::Global, alt(KeyCode::Up), A::SelectPrevTool, "select the previous tool call (a click selects one too)", None),
+    b(C::Global, alt(KeyCode::Down), A::SelectNextTool, "select the next tool call", None),
+    b(C::Global, ctrl_key(KeyCode::Home), A::ChatTop, "the top of the chat", None),
+    b(C::Global, ctrl_key(KeyCode::End), A::ChatBottom, "the bottom of the chat", None),
 ];
 
 fn matches(key: &Key, ev: &KeyEvent) -> bool {
@@ -227,6 +302,8 @@ pub fn key_label(key: &Key) -> String {
         KeyCode::Down => "Down".to_string(),
         KeyCode::PageUp => "PgUp".to_string(),
         KeyCode::PageDown => "PgDn".to_string(),
+        KeyCode::Home => "Home".to_string(),
+        KeyCode::End => "End".to_string(),
         KeyCode::Char(c) if key.mods.contains(KeyModifiers::CONTROL) => {
             c.to_ascii_uppercase().to_string()
         }
@@ -267,9 +344,17 @@ pub struct Hint {
 /// gave is not repeated.
 pub fn hints(contexts: &[Context]) -> Vec<Hint> {
     let mut out: Vec<(Hint, Context)> = Vec::new();
-    for ctx in contexts {
+    for (i, ctx) in contexts.iter().enumerate() {
+        let before = contexts.get(..i).unwrap_or_default();
         for bnd in KEYMAP.iter().filter(|bnd| bnd.context == *ctx) {
             let Some(text) = bnd.hint else { continue };
+            // A key a more specific context binds does something else here.
+            let shadowed = KEYMAP
+                .iter()
+                .any(|o| before.contains(&o.context) && o.key == bnd.key);
+            if shadowed {
+                continue;
+            }
             let label = key_label(&bnd.key).to_lowercase();
             match out.iter_mut().find(|(h, _)| h.text == text) {
                 Some((h, c)) if *c == *ctx => {
@@ -301,6 +386,9 @@ pub fn help_lines() -> Vec<String> {
         (C::Conflict, "file changed on disk"),
         (C::Restore, "unsaved edits of an interrupted review"),
         (C::Popup, "command list"),
+        (C::Search, "history search (Ctrl-R)"),
+        (C::Picker, "session picker (/resume)"),
+        (C::Mention, "file list (@path)"),
     ];
     let mut out = Vec::new();
     for (ctx, title) in groups {
@@ -436,8 +524,26 @@ mod tests {
             Deny,
             Reload,
             KeepMine,
+            SelectPrevTool,
+            SelectNextTool,
+            ChatTop,
+            ChatBottom,
+            ApprovalUp,
+            ApprovalDown,
+            HistorySearch,
+            SearchOlder,
+            SearchAccept,
+            SearchCancel,
             RestoreUnsaved,
             DiscardUnsaved,
+            PickerNext,
+            PickerPrev,
+            PickerChoose,
+            PickerClose,
+            MentionNext,
+            MentionPrev,
+            MentionComplete,
+            MentionClose,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -445,7 +551,11 @@ mod tests {
                 Send | Newline | HistoryPrev | HistoryNext | Abort | ClearOrQuit | ScrollUp
                 | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool | PopupNext
                 | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
-                | ApproveAlways | Deny | Reload | KeepMine | RestoreUnsaved | DiscardUnsaved => {}
+                | ApproveAlways | Deny | Reload | KeepMine | SelectPrevTool | SelectNextTool
+                | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
+                | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
+                | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
+                | MentionPrev | MentionComplete | MentionClose => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -232,7 +232,7 @@ fn help_and_the_popup_list_the_memory_commands() {
         .iter()
         .map(|c| c.name)
         .collect();
-    assert_eq!(names, ["pin", "pins"]);
+    assert_eq!(names, ["permissions", "pin", "pins"]);
 }
 
 #[test]
@@ -274,6 +274,43 @@ fn the_plan_above_the_input_while_it_has_open_items() {
     );
     let small = draw(&s, 60, 7, t0).backend().to_string();
     assert!(!small.contains("Plan ·"), "{small}");
+}
+
+#[test]
+fn a_queued_message_sits_between_the_live_reply_and_the_plan() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    submit(&mut s, "Fix the nested quotes bug", t0);
+    update(
+        &mut s,
+        ev(Event::Todo {
+            items: vec![
+                item("read the parser", TodoStatus::Done),
+                item("fix nested quotes in lex()", TodoStatus::InProgress),
+                item("add a regression test", TodoStatus::Pending),
+            ],
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            text: "The lexer closes a string at the first quote, escaped or".into(),
+        }),
+        t0,
+    );
+    type_text(&mut s, "and keep the old error text", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    let screen = draw(&s, 60, 20, t0 + Duration::from_millis(300));
+    insta::assert_snapshot!("queued_message_and_the_plan", screen.backend());
+    let text = screen.backend().to_string();
+    let (reply, queued, plan) = (
+        text.find("escaped or").unwrap(),
+        text.find("queued").unwrap(),
+        text.find("Plan").unwrap(),
+    );
+    assert!(reply < queued && queued < plan, "{text}");
 }
 
 #[test]

@@ -4,20 +4,27 @@
 pub mod agents;
 pub mod app;
 pub mod commands;
+pub mod daily_events;
 pub mod editor;
 pub mod editor_update;
 pub mod events;
 pub mod frame;
 pub mod handoff_events;
+pub mod history_file;
 pub mod input;
 pub mod keymap;
+pub mod mention;
 pub mod msg;
+pub mod overlay_view;
+pub mod queue;
 pub mod render;
 pub mod rescue;
+pub mod search;
 pub mod select;
 pub mod slash;
 pub mod state;
 pub mod step_memory;
+pub mod term_out;
 pub mod terminal;
 pub mod unsaved;
 pub mod update;
@@ -28,11 +35,19 @@ mod agents_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
+mod daily_screens_tests;
+#[cfg(test)]
+mod daily_tests;
+#[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
 mod input_tests;
 #[cfg(test)]
+mod keys_tests;
+#[cfg(test)]
 mod memory_tests;
+#[cfg(test)]
+mod queue_tests;
 #[cfg(test)]
 mod reducer_tests;
 #[cfg(test)]
@@ -73,9 +88,30 @@ pub struct TuiParams {
     pub window_source: String,
     /// A first chat line (the demo banner).
     pub banner: Option<String>,
+    /// How a long turn's end is signalled.
+    pub notify: crate::config::Notify,
+    /// This workspace's input history file (`None`: history is not kept across runs).
+    pub history_file: Option<std::path::PathBuf>,
+    /// The run this process records to (`--resume RUN_ID` continues it).
+    pub run_id: String,
+    /// The reasoning effort asked for at start.
+    pub effort: Option<crate::engine::protocol::Effort>,
+    /// The workspace (its files are offered after `@`).
+    pub workspace: std::path::PathBuf,
+}
+
+/// What the user leaves behind: the session to come back to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The session the TUI talked to last, if one started.
+    pub session_id: Option<String>,
+    /// Its generation in the step.
+    pub generation: u32,
+    /// Its run (what `--resume RUN_ID` takes).
+    pub run_id: Option<String>,
 }
 
 /// Run the TUI until the user quits. The terminal is restored on every way out.
-pub async fn run(params: TuiParams) -> anyhow::Result<()> {
+pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     app::run(params).await
 }

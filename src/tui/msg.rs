@@ -15,8 +15,10 @@ pub use super::render::chat::ChatScroll;
 pub enum Pane {
     /// The transcript.
     Chat,
-    /// The input box (or the approval prompt in its place).
+    /// The input box.
     Input,
+    /// The approval prompt above the input box.
+    Approval,
     /// The side editor.
     Editor,
 }
@@ -34,6 +36,8 @@ pub enum Msg {
         event: MouseEvent,
         /// The pane at its position, if any.
         pane: Option<Pane>,
+        /// The chat cell drawn at its position in the last frame, if any.
+        cell: Option<usize>,
     },
     /// The terminal was resized.
     Resize,
@@ -104,6 +108,17 @@ pub enum Msg {
         /// Whether it was removed.
         result: Result<(), String>,
     },
+    /// The answer to `Effect::QueryFiles`.
+    FileMatches {
+        /// The query it answers.
+        seq: u64,
+        /// Matching paths, best first (directories end with `/`).
+        items: Vec<String>,
+        /// The index was complete when it answered.
+        complete: bool,
+        /// Paths indexed so far.
+        indexed: usize,
+    },
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
         /// The op that was not sent.
@@ -156,10 +171,27 @@ pub enum Effect {
     DiscardUnsaved(PathBuf),
     /// Scroll the chat view.
     ScrollChat(ChatScroll),
+    /// Scroll the approval prompt's body by this many rows (negative is up).
+    ScrollPrompt(i32),
     /// Draw: now (`None`) or after a delay (an animation step).
     ScheduleFrame(Option<Duration>),
     /// Watch the file (replacing any previous watch); changes come back as `Msg::FileChanged`.
     WatchFile(PathBuf),
     /// Stop watching.
     UnwatchFile,
+    /// Append a sent message to this workspace's input history file.
+    AppendHistory(String),
+    /// Put text on the terminal's clipboard (OSC 52).
+    CopyToClipboard(String),
+    /// A long turn ended: ring the bell or post a desktop notification with this text.
+    Notify(String),
+    /// Fuzzy-match workspace paths (off the UI thread); the answer comes as `Msg::FileMatches`.
+    QueryFiles {
+        /// Numbers the query (answers to older ones are dropped).
+        seq: u64,
+        /// What follows the `@`.
+        query: String,
+        /// Files changed since the index walked: walk again (the old list answers meanwhile).
+        refresh: bool,
+    },
 }

@@ -20,21 +20,31 @@ use super::state::{AppState, HandoffKind, Labels, Running, Settings, StateParams
 use super::update::update;
 
 pub(super) fn state_with(review: Option<u64>) -> AppState {
-    AppState::new(StateParams {
+    AppState::new(params(review))
+}
+
+/// What [`state_with`] builds its state from.
+pub(super) fn params(review: Option<u64>) -> StateParams {
+    StateParams {
         labels: Labels {
             model: "claude-haiku-4-5".into(),
             provider: "anthropic".into(),
             demo: false,
             window_source: "model table: Claude on the Anthropic API".into(),
+            effort: None,
         },
         settings: Settings {
             review: review.map(Duration::from_secs),
             editor_cmd: Some("vi".into()),
+            notify: true,
+            history_file: None,
         },
         thresholds: Thresholds::new(200_000, 50_000),
         banner: None,
         styles: TextAreaStyles::from_theme(&Theme::builtin("dark").expect("built-in theme")),
-    })
+        history: Vec::new(),
+        run_id: Some("run-now".into()),
+    }
 }
 
 pub(super) fn state() -> AppState {
@@ -60,6 +70,20 @@ pub(super) fn ops(fx: &[Effect]) -> Vec<Op> {
             _ => None,
         })
         .collect()
+}
+
+/// The engine ends turn `n` (completed).
+pub(super) fn end_turn(s: &mut AppState, n: u64, now: Instant) -> Vec<Effect> {
+    update(
+        s,
+        ev(Event::TurnEnd {
+            turn: TurnId(n),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Completed,
+        }),
+        now,
+    )
 }
 
 pub(super) fn type_text(s: &mut AppState, text: &str, now: Instant) {
@@ -224,17 +248,36 @@ fn esc_aborts_the_turn_the_engine_runs() {
         update(&mut s, key(KeyCode::Enter), t0);
     }
     update(&mut s, start(1), t0);
+    assert_eq!(s.queue.len(), 1, "two waits in the UI");
+    assert!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty(),
+        "on an empty input Esc drops the queued message first"
+    );
+    assert!(s.queue.is_empty());
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
         [Op::Abort { turn: TurnId(1) }],
-        "the running turn, not the one queued behind it"
+        "then it aborts the running turn"
     );
-    update(&mut s, end(1), t0);
-    assert_eq!(s.running, Running::Idle);
+    type_text(&mut s, "three", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    let fx = update(&mut s, end(1), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::UserTurn {
+            turn: TurnId(2),
+            text: "three".into()
+        }],
+        "the queued message goes when the turn ends"
+    );
     // The queued message starts: it runs, and Esc names it.
     let t1 = t0 + Duration::from_secs(1);
     update(&mut s, start(2), t1);
-    assert_eq!(s.running, Running::Streaming { since: t1 });
+    assert_eq!(
+        s.running,
+        Running::Streaming { since: t0 },
+        "running since it was sent"
+    );
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t1)),
         [Op::Abort { turn: TurnId(2) }]
@@ -472,7 +515,8 @@ fn idle_means_no_frames() {
             &mut s,
             Msg::Mouse {
                 event: moved,
-                pane: Some(Pane::Chat)
+                pane: Some(Pane::Chat),
+                cell: None,
             },
             t0
         )

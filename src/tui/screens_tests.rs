@@ -21,11 +21,11 @@ use super::state::AppState;
 use super::update::update;
 use super::view::{ViewCache, view};
 
-fn draw(s: &AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
+pub(super) fn draw(s: &AppState, w: u16, h: u16, now: Instant) -> Terminal<TestBackend> {
     draw_with(s, &mut ViewCache::new(), w, h, now)
 }
 
-fn draw_with(
+pub(super) fn draw_with(
     s: &AppState,
     cache: &mut ViewCache,
     w: u16,
@@ -39,7 +39,7 @@ fn draw_with(
 }
 
 /// A short session: a question, a tool call with output, an answer, usage near the warn line.
-fn session(s: &mut AppState, t0: Instant) {
+pub(super) fn session(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::SessionStarted {
@@ -53,8 +53,10 @@ fn session(s: &mut AppState, t0: Instant) {
         }),
         t0,
     );
-    type_text(s, "Why does the macOS build fail?", t0);
-    update(s, key(KeyCode::Enter), t0);
+    // Typed a while ago: the user is not typing when a handoff opens.
+    let typed = t0 - Duration::from_secs(10);
+    type_text(s, "Why does the macOS build fail?", typed);
+    update(s, key(KeyCode::Enter), typed);
     update(
         s,
         ev(Event::ToolCall {
@@ -159,7 +161,8 @@ fn approval_prompt() {
         }),
         t0,
     );
-    insta::assert_snapshot!(draw(&s, 80, 20, t0).backend());
+    // Above the input, which keeps the focus; its keys answer from 400 ms on.
+    insta::assert_snapshot!(draw(&s, 80, 20, t0 + Duration::from_millis(500)).backend());
 }
 
 #[test]
@@ -308,6 +311,7 @@ fn the_mouse_focuses_and_scrolls_the_pane_under_it() {
             modifiers: KeyModifiers::NONE,
         },
         pane: cache.pane_at(column, row),
+        cell: cache.cell_at(column, row),
     };
     let (input, editor, chat) = (
         cache.layout.input,

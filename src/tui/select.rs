@@ -7,13 +7,21 @@ use super::editor::Prompt;
 use super::keymap::Context;
 use super::render::spinner;
 use super::slash;
-use super::state::{AppState, Focus, Popup, QUIT_WINDOW};
+use super::state::{APPROVAL_GUARD, AppState, Focus, Popup, QUIT_WINDOW};
 
 impl AppState {
     /// The key contexts live right now, most specific first.
-    pub fn contexts(&self) -> Vec<Context> {
+    pub fn contexts(&self, now: Instant) -> Vec<Context> {
+        if self.picker.is_some() {
+            return vec![Context::Picker, Context::Global];
+        }
+        if self.search.is_some() && self.focus == Focus::Input {
+            return vec![Context::Search, Context::Global];
+        }
+        if self.approval_takes_keys(now) {
+            return vec![Context::Approval, Context::Input, Context::Global];
+        }
         match self.focus {
-            Focus::Approval => vec![Context::Approval, Context::Global],
             Focus::Editor => match self.editor.as_ref().map(|e| &e.prompt) {
                 Some(Prompt::Conflict { .. }) => {
                     vec![Context::Conflict, Context::Editor, Context::Global]
@@ -23,11 +31,35 @@ impl AppState {
                 }
                 _ => vec![Context::Editor, Context::Global],
             },
+            Focus::Input if super::mention::visible(self) => {
+                vec![Context::Mention, Context::Input, Context::Global]
+            }
             Focus::Input if !self.popup_items().is_empty() => {
                 vec![Context::Popup, Context::Input, Context::Global]
             }
             Focus::Input => vec![Context::Input, Context::Global],
         }
+    }
+
+    /// When the waiting approval prompt may take keys: 400 ms after it appeared and after the
+    /// user's own input last changed (`None` when no prompt waits).
+    pub fn approval_ready_at(&self) -> Option<Instant> {
+        self.approvals.front()?;
+        let shown = self.approval_shown_at?;
+        let since = match self.input_edited_at {
+            Some(edited) if edited > shown => edited,
+            _ => shown,
+        };
+        Some(since + APPROVAL_GUARD)
+    }
+
+    /// True when the waiting approval prompt answers keys: the input has the focus and is empty
+    /// (typed-ahead text stays there and never answers it), and the guard time has passed.
+    pub fn approval_takes_keys(&self, now: Instant) -> bool {
+        self.focus == Focus::Input
+            && self.input.is_empty()
+            && self.search.is_none()
+            && self.approval_ready_at().is_some_and(|t| now >= t)
     }
 
     /// The slash commands the popup shows (empty when it is hidden).
@@ -65,6 +97,14 @@ impl AppState {
         let quit = self
             .ctrl_c_at
             .map(|t| (t + QUIT_WINDOW).saturating_duration_since(now));
-        [spinner, countdown, quit].into_iter().flatten().min()
+        // The prompt's keys line changes when its guard ends.
+        let approval = self
+            .approval_ready_at()
+            .filter(|t| *t > now)
+            .map(|t| t.saturating_duration_since(now));
+        [spinner, countdown, quit, approval]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

@@ -13,6 +13,8 @@ pub enum SlashCommand {
     Window,
     /// `/cost`: cost and turns per generation.
     Cost,
+    /// `/copy`: the last reply to the clipboard.
+    Copy,
     /// `/pin TEXT`: pin a line for the rest of the step.
     Pin,
     /// `/pins [rm N | clear]`: list the pins, unpin.
@@ -21,6 +23,16 @@ pub enum SlashCommand {
     Focus,
     /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
     Mcp,
+    /// `/resume`: pick a session of this workspace to continue.
+    Resume,
+    /// `/model [NAME]`: the model of the next request.
+    Model,
+    /// `/effort low|medium|high|off`: extended thinking / reasoning effort.
+    Effort,
+    /// `/permissions [revoke N|all]`: what "always" allowed.
+    Permissions,
+    /// `/init [overwrite]`: draft an AGENTS.md for the repository.
+    Init,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -70,7 +82,43 @@ pub const COMMANDS: &[CommandSpec] = &[
         cmd: SlashCommand::Cost,
         name: "cost",
         args: "",
-        desc: "show the cost and turns of each generation",
+        desc: "the cost and turns of each generation of the step, and the total (from the ledger)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Resume,
+        name: "resume",
+        args: "",
+        desc: "pick a session of this workspace and continue it",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Model,
+        name: "model",
+        args: "[NAME]",
+        desc: "show the model, or switch to NAME from the next request",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Effort,
+        name: "effort",
+        args: "low|medium|high|off",
+        desc: "extended thinking (Anthropic) or reasoning effort (OpenAI) from the next turn",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Permissions,
+        name: "permissions",
+        args: "[revoke N|all]",
+        desc: "list what \"always\" allowed this session, or take a grant back",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Init,
+        name: "init",
+        args: "[overwrite]",
+        desc: "draft an AGENTS.md for this repository through the model",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Copy,
+        name: "copy",
+        args: "",
+        desc: "copy the last reply to the clipboard (OSC 52)",
     },
     CommandSpec {
         cmd: SlashCommand::Pin,
@@ -272,7 +320,7 @@ mod tests {
             COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()
         );
         assert_eq!(names("/h"), ["handoff", "help"]);
-        assert_eq!(names("/e"), ["edit-handoff"]);
+        assert_eq!(names("/e"), ["edit-handoff", "effort"]);
         assert!(names("/handoff x").is_empty());
         assert!(names("hi").is_empty());
         assert!(names("/zz").is_empty());

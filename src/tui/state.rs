@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use ratatui_textarea::TextArea;
 
 use crate::engine::context::Thresholds;
-use crate::engine::protocol::{HandoffId, TurnId};
+use crate::engine::protocol::{
+    AllowOffer, Allowance, Effort, FileDiff, HandoffId, SessionSummary, TurnId,
+};
 
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
@@ -20,9 +22,16 @@ use super::step_memory::MemoryView;
 
 /// A second Ctrl-C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
-/// An approval prompt ignores its keys this long after it appears: keys typed for something else
-/// (a message being sent, a double `y`) must not answer it.
+/// An approval prompt takes keys only this long after it appeared and after the user's own input
+/// was last changed: keys typed for something else (a message, a double `y`) never answer it.
 pub const APPROVAL_GUARD: Duration = Duration::from_millis(400);
+/// A key typed into the input this recently means the user is typing: a handoff document opens
+/// beside the chat without taking the focus.
+pub const TYPING_RECENTLY: Duration = Duration::from_millis(1500);
+/// A sent message longer than this stays out of the history file (a big paste).
+pub const HISTORY_ENTRY_MAX: usize = 64 * 1024;
+/// A turn that took at least this long rings the bell (or notifies) when it ends.
+pub const NOTIFY_AFTER: Duration = Duration::from_secs(10);
 
 /// Where keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,8 +40,6 @@ pub enum Focus {
     Input,
     /// The side editor.
     Editor,
-    /// An approval prompt is waiting; it takes every key until answered.
-    Approval,
 }
 
 /// What the engine is doing, as far as the UI knows.
@@ -77,6 +84,16 @@ pub enum Asked {
     McpJson { sha256: String },
 }
 
+impl Asked {
+    /// What tells this question from another: the call id, or the file's hash.
+    pub fn key(&self) -> &str {
+        match self {
+            Asked::Tool { id } => id,
+            Asked::McpJson { sha256 } => sha256,
+        }
+    }
+}
+
 /// A question waiting for the user's answer: a tool call, or the workspace's `.mcp.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingApproval {
@@ -88,6 +105,14 @@ pub struct PendingApproval {
     pub summary: String,
     /// The index of its chat cell, to record the answer there.
     pub cell: usize,
+    /// The call leaves the workspace ("always" does not cover it).
+    pub outside_workspace: bool,
+    /// `bash`: the whole command, exactly as it will run.
+    pub command: Option<String>,
+    /// `edit_file` / `write_file`: the change it would make.
+    pub diff: Option<Box<FileDiff>>,
+    /// What "always" would grant (None: not offered).
+    pub always: Option<AllowOffer>,
 }
 
 /// Whether the slash popup may show for the current input.
@@ -111,21 +136,6 @@ pub enum EngineLink {
     Closed,
 }
 
-/// Cost and turns of one session (a generation of the step).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GenerationCost {
-    /// The session.
-    pub session_id: String,
-    /// Its generation in the step.
-    pub generation: u32,
-    /// Cumulative for the session, as the engine reports it.
-    pub cost_usd: f64,
-    /// Turns ended in it.
-    pub turns: u32,
-    /// Model responses in it (estimates not counted).
-    pub requests: u32,
-}
-
 /// Labels for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Labels {
@@ -137,6 +147,8 @@ pub struct Labels {
     pub demo: bool,
     /// Where the context window came from (`-v` says the same), for `/window`.
     pub window_source: String,
+    /// The reasoning effort in force (`--effort`, `/effort`).
+    pub effort: Option<Effort>,
 }
 
 /// Settings fixed for the run.
@@ -146,6 +158,28 @@ pub struct Settings {
     pub review: Option<Duration>,
     /// `$EDITOR`, if set.
     pub editor_cmd: Option<String>,
+    /// Whether a long turn's end rings the bell (or notifies).
+    pub notify: bool,
+    /// This workspace's input history file, when history persists.
+    pub history_file: Option<PathBuf>,
+}
+
+/// A message typed while a turn runs, waiting for the turn to end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    /// The text as typed (chips as labels): what the chat and the queue show.
+    pub raw: String,
+    /// The pastes behind its chips.
+    pub pastes: Pastes,
+}
+
+/// Ctrl-R: the query typed so far and the history entry it found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    /// What was typed since Ctrl-R.
+    pub query: String,
+    /// The history entry shown (an index into the history), if one matches.
+    pub hit: Option<usize>,
 }
 
 /// The whole UI state.
@@ -156,10 +190,39 @@ pub struct AppState {
     pub input: TextArea<'static>,
     /// Where keys go.
     pub focus: Focus,
-    /// Where focus returns after an approval.
-    pub focus_before_approval: Focus,
-    /// When the approval prompt now shown appeared (its keys are ignored for a moment after).
+    /// When the approval prompt now shown appeared (it takes keys only a moment after).
     pub approval_shown_at: Option<Instant>,
+    /// When the user last changed the input box (typing, pasting, clearing, sending).
+    pub input_edited_at: Option<Instant>,
+    /// When the user last typed or pasted into the input (not cleared by sending): whether they
+    /// are in the middle of writing something.
+    pub typed_at: Option<Instant>,
+    /// Messages typed while a turn runs, oldest first: sent one by one as turns end.
+    pub queue: Vec<Queued>,
+    /// Turns sent to the engine whose `TurnEnd` has not come yet.
+    pub in_flight: Vec<TurnId>,
+    /// The chat cell of the reply streaming now (deltas go there until `AssistantDone`).
+    pub reply: Option<usize>,
+    /// The tool cell picked with the selection keys or the mouse (Ctrl-T expands it).
+    pub selected_tool: Option<usize>,
+    /// Ctrl-R: the reverse search through the input history, while it runs.
+    pub search: Option<Search>,
+    /// When the turn the engine works on started (for the end-of-turn notification).
+    pub turn_started_at: Option<Instant>,
+    /// The tool call running now: its chat cell and when it started (its cell counts seconds).
+    pub running_tool: Option<(usize, Instant)>,
+    /// The "always" grants as the engine last listed them (`/permissions revoke N` names one).
+    pub allowances: Vec<Allowance>,
+    /// `/resume`, `--resume`: the picker of this workspace's sessions, while it is open.
+    pub picker: Option<Picker>,
+    /// The run this session belongs to (what `--resume RUN_ID` continues).
+    pub run_id: Option<String>,
+    /// `@path` being typed: the completion popup.
+    pub mention: Option<Mention>,
+    /// A tool changed files since the @ index last walked.
+    pub files_stale: bool,
+    /// The last file query asked of the app (answers to older ones are dropped).
+    pub file_query_seq: u64,
     /// What the engine is doing.
     pub running: Running,
     /// The context gauge.
@@ -195,12 +258,10 @@ pub struct AppState {
     pub handoff: Option<HandoffKind>,
     /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
     pub latest_handoff: Option<PathBuf>,
-    /// Text deltas arrived since the last `AssistantDone`.
-    pub streamed: bool,
     /// Since when the provider has sent nothing, once that passed 15 s (the spinner says so).
     pub silent_since: Option<Instant>,
-    /// Cost and turns per session.
-    pub tally: Vec<GenerationCost>,
+    /// The session the engine talks in now (for the line printed on quit).
+    pub session_id: Option<String>,
     /// How the textareas look (from the theme); applied when the focus moves.
     pub styles: TextAreaStyles,
     /// The last turn id this front end gave out.
@@ -234,6 +295,42 @@ pub struct StateParams {
     pub banner: Option<String>,
     /// How the textareas look.
     pub styles: TextAreaStyles,
+    /// The input history of earlier runs in this workspace, oldest first.
+    pub history: Vec<String>,
+    /// The run this process records to.
+    pub run_id: Option<String>,
+}
+
+/// The session picker: this workspace's runs, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Picker {
+    /// The run open now (marked, not offered).
+    pub current_run: String,
+    /// The runs.
+    pub sessions: Vec<SessionSummary>,
+    /// The highlighted row.
+    pub selected: usize,
+}
+
+/// `@path` completion: what is typed after the `@` and the files that match it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mention {
+    /// Where the `@` is: the input's row and the character column.
+    pub row: usize,
+    /// The character column of the `@`.
+    pub col: usize,
+    /// What follows the `@` up to the cursor.
+    pub query: String,
+    /// Matching workspace paths, best first.
+    pub items: Vec<String>,
+    /// The highlighted row.
+    pub selected: usize,
+    /// The index was still being built when these matches came (ask again soon).
+    pub partial: bool,
+    /// Paths indexed so far.
+    pub indexed: usize,
+    /// The `@` was dismissed with Esc: no popup until the token changes.
+    pub dismissed: bool,
 }
 
 /// The input box, empty, with the placeholder.
@@ -260,8 +357,22 @@ impl AppState {
             chat,
             input: new_input(),
             focus: Focus::Input,
-            focus_before_approval: Focus::Input,
             approval_shown_at: None,
+            input_edited_at: None,
+            typed_at: None,
+            queue: Vec::new(),
+            in_flight: Vec::new(),
+            reply: None,
+            selected_tool: None,
+            search: None,
+            turn_started_at: None,
+            running_tool: None,
+            allowances: Vec::new(),
+            picker: None,
+            run_id: p.run_id,
+            mention: None,
+            files_stale: false,
+            file_query_seq: 0,
             running: Running::Idle,
             gauge: GaugeModel {
                 context: 0,
@@ -276,7 +387,7 @@ impl AppState {
             settings: p.settings,
             approvals: VecDeque::new(),
             editor: None,
-            history: History::default(),
+            history: History::with_entries(p.history),
             pastes: Pastes::default(),
             popup: Popup::Auto { selected: 0 },
             ctrl_c_at: None,
@@ -286,9 +397,8 @@ impl AppState {
             near_noticed: None,
             handoff: None,
             latest_handoff: None,
-            streamed: false,
             silent_since: None,
-            tally: Vec::new(),
+            session_id: None,
             styles: p.styles,
             last_turn: TurnId(0),
             engine_turn: None,
@@ -336,6 +446,25 @@ impl AppState {
     /// True while something runs that Esc can abort.
     pub fn is_running(&self) -> bool {
         !matches!(self.running, Running::Idle)
+    }
+
+    /// True while a turn this front end sent has not ended: a message typed now is queued.
+    pub fn busy(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
+
+    /// True while the user is typing into the input: it holds text, or a key went there lately.
+    pub fn typing(&self, now: Instant) -> bool {
+        self.focus == Focus::Input
+            && (!self.input.is_empty()
+                || self
+                    .typed_at
+                    .is_some_and(|t| now.saturating_duration_since(t) < TYPING_RECENTLY))
+    }
+
+    /// The user changed the input box (its approval guard starts again).
+    pub fn input_edited(&mut self, now: Instant) {
+        self.input_edited_at = Some(now);
     }
 
     /// The spinner line, if one shows: `(label, since, hint)`.
@@ -435,10 +564,5 @@ impl AppState {
         self.push_cell(Cell::Error {
             message: message.into(),
         });
-    }
-
-    /// The tally entry of the current session, if a session started.
-    pub fn current_cost_mut(&mut self) -> Option<&mut GenerationCost> {
-        self.tally.last_mut()
     }
 }

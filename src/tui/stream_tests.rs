@@ -39,7 +39,7 @@ fn text_cells(s: &AppState) -> Vec<String> {
         .iter()
         .filter_map(|c| match c {
             Cell::Assistant { markdown, .. } => Some(markdown.clone()),
-            Cell::Thinking { text } => Some(format!("(thinking) {text}")),
+            Cell::Thinking { text, .. } => Some(format!("(thinking) {text}")),
             Cell::Retry { reason, .. } => Some(format!("(retry) {reason}")),
             _ => None,
         })

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui_textarea::{DataCursor, Scrolling};
 
 use crate::engine::protocol::{Approval, Op};
@@ -18,11 +18,12 @@ use super::editor_update::{
 use super::events::on_event;
 use super::input;
 use super::keymap::{self, Action};
+use super::mention;
 use super::msg::{ChatScroll, Effect, Msg, Pane};
-use super::render::cell::Cell;
-use super::state::{
-    APPROVAL_GUARD, AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input,
-};
+use super::queue;
+use super::render::cell::{Cell, ToolStatus};
+use super::search;
+use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
@@ -41,9 +42,12 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
     let mut fx = Vec::new();
     match msg {
         Msg::Key(key) => on_key(state, key, now, &mut fx),
-        Msg::Paste(text) => on_paste(state, text, now),
-        Msg::Mouse { event, pane } => {
-            if !on_mouse(state, event, pane, &mut fx) {
+        Msg::Paste(text) => {
+            on_paste(state, text, now);
+            mention::sync(state, &mut fx);
+        }
+        Msg::Mouse { event, pane, cell } => {
+            if !on_mouse(state, event, pane, cell, now, &mut fx) {
                 return fx; // motion and clicks that change nothing: no redraw
             }
         }
@@ -51,6 +55,7 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::Engine(ev) => on_event(state, ev, now, &mut fx),
         Msg::EngineClosed => {
             state.link = EngineLink::Closed;
+            queue::engine_gone(state);
             state.running = Running::Idle;
             state.agents.clear();
             state.mcp_waiting = None;
@@ -103,6 +108,12 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
             unsaved::on_unsaved_loaded(state, path, content, now)
         }
         Msg::UnsavedDiscarded { path, result } => unsaved::on_discarded(state, path, result),
+        Msg::FileMatches {
+            seq,
+            items,
+            complete,
+            indexed,
+        } => mention::on_matches(state, seq, items, complete, indexed, &mut fx),
     }
     fx.push(Effect::ScheduleFrame(None));
     fx
@@ -116,6 +127,8 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         state.ctrl_c_at = None;
     }
     super::agents::on_tick(state, now);
+    count_tool_seconds(state, now);
+    mention::on_tick(state, fx);
     let ended = state.editor.as_mut().is_some_and(|ed| ed.tick(now));
     if ended {
         if let Some(ed) = state.editor.as_mut() {
@@ -128,45 +141,83 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
+/// Enter in the picker: continue the highlighted run (not the one open now).
+fn choose_session(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let Some(p) = state.picker.take() else {
+        return;
+    };
+    match p.sessions.get(p.selected) {
+        Some(s) if s.run_id == p.current_run => {
+            state.notice("That is the session open now");
+        }
+        Some(s) => fx.push(Effect::SendOp(Op::Resume {
+            run_id: s.run_id.clone(),
+        })),
+        None => {}
+    }
+}
+
+/// The running tool cell shows its whole seconds: changed (and re-laid out) once a second.
+fn count_tool_seconds(state: &mut AppState, now: Instant) {
+    let Some((idx, since)) = state.running_tool else {
+        return;
+    };
+    let secs = now.saturating_duration_since(since).as_secs();
+    let stale = matches!(
+        state.chat.get(idx),
+        Some(Cell::Tool { status: ToolStatus::Running { secs: s, .. }, .. }) if *s != secs
+    );
+    if stale
+        && let Some(Cell::Tool {
+            status: ToolStatus::Running { secs: s, .. },
+            ..
+        }) = state.chat.get_mut(idx)
+    {
+        *s = secs;
+    }
+}
+
 fn on_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     if key.kind == crossterm::event::KeyEventKind::Release {
         return;
     }
-    // The `.mcp.json` question comes at launch, when keys are being typed for a first message:
-    // each key in its guard restarts the guard, so only a key after a pause answers it.
-    if state.focus == Focus::Approval
-        && state
-            .approvals
-            .front()
-            .is_some_and(|p| matches!(p.asked, Asked::McpJson { .. }))
-        && guarded(state, now)
-    {
-        state.approval_shown_at = Some(now);
+    let before = (state.input.cursor(), state.input_edited_at, state.focus);
+    dispatch_key(state, key, now, fx);
+    // The `@` popup follows what is typed and where the cursor is.
+    if (state.input.cursor(), state.input_edited_at, state.focus) != before {
+        mention::sync(state, fx);
     }
-    match keymap::lookup(&state.contexts(), &key) {
+}
+
+fn dispatch_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
+    match keymap::lookup(&state.contexts(now), &key) {
         Some(action) => on_action(state, action, key, now, fx),
+        None if state.picker.is_some() => {} // the picker has every key until it closes
+        None if state.search.is_some() => search::key(state, key),
         None => match state.focus {
-            Focus::Input => input_key(state, key),
+            Focus::Input => input_key(state, key, now),
             Focus::Editor => editor_key(state, key, now),
-            Focus::Approval => {}
         },
     }
 }
 
 /// A key the input's textarea handles itself.
-fn input_key(state: &mut AppState, key: KeyEvent) {
+fn input_key(state: &mut AppState, key: KeyEvent, now: Instant) {
     if state.input.input(key) {
         state.popup = Popup::Auto { selected: 0 };
+        state.input_edited(now);
+        state.typed_at = Some(now);
         if state.input.is_empty() {
             state.pastes.clear();
         }
     }
 }
 
-fn set_input(state: &mut AppState, text: &str) {
+fn set_input(state: &mut AppState, text: &str, now: Instant) {
     state.input = new_input();
     state.input.insert_str(text);
     state.popup = Popup::Auto { selected: 0 };
+    state.input_edited(now);
 }
 
 fn on_action(
@@ -179,9 +230,16 @@ fn on_action(
     match action {
         Action::Send => submit(state, now, fx),
         Action::Newline => state.input.insert_newline(),
-        Action::HistoryPrev => recall(state, true, key),
-        Action::HistoryNext => recall(state, false, key),
+        Action::HistoryPrev => {
+            if !(state.input.is_empty() && queue::recall_newest(state, now)) {
+                recall(state, true, key, now);
+            }
+        }
+        Action::HistoryNext => recall(state, false, key, now),
         Action::Abort => {
+            if state.input.is_empty() && queue::drop_newest(state) {
+                return;
+            }
             if state.is_running() {
                 fx.push(Effect::SendOp(Op::Abort {
                     turn: state.abort_turn(),
@@ -197,14 +255,48 @@ fn on_action(
             (Focus::Input, false) => {
                 state.notice("No editor open (/edit-handoff opens the latest handoff)")
             }
-            (Focus::Approval, _) => {}
         },
         Action::Save => save(state, fx),
         Action::ExternalEditor => external_editor(state, now, fx),
-        Action::ToggleTool => state.chat.toggle_last_tool_expanded(),
+        Action::ToggleTool => toggle_tool(state, fx),
+        Action::SelectPrevTool => select_tool(state, true, fx),
+        Action::SelectNextTool => select_tool(state, false, fx),
+        Action::ChatTop | Action::ChatBottom => {
+            let from_input =
+                matches!(key.code, KeyCode::Home | KeyCode::End) && key.modifiers.is_empty();
+            if from_input && !state.input.is_empty() {
+                input_key(state, key, now); // the start or end of the line being typed
+            } else if action == Action::ChatTop {
+                fx.push(Effect::ScrollChat(ChatScroll::Top));
+            } else {
+                fx.push(Effect::ScrollChat(ChatScroll::Bottom));
+            }
+        }
+        Action::ApprovalUp => fx.push(Effect::ScrollPrompt(-1)),
+        Action::ApprovalDown => fx.push(Effect::ScrollPrompt(1)),
+        Action::HistorySearch => search::start(state),
+        Action::SearchOlder => search::older(state),
+        Action::SearchAccept => search::accept(state, now),
+        Action::SearchCancel => search::cancel(state),
+        Action::PickerNext | Action::PickerPrev => {
+            if let Some(p) = state.picker.as_mut() {
+                let n = p.sessions.len().max(1);
+                p.selected = if action == Action::PickerNext {
+                    (p.selected + 1) % n
+                } else {
+                    (p.selected + n - 1) % n
+                };
+            }
+        }
+        Action::PickerChoose => choose_session(state, fx),
+        Action::PickerClose => state.picker = None,
+        Action::MentionNext => mention::step(state, true),
+        Action::MentionPrev => mention::step(state, false),
+        Action::MentionComplete => mention::complete(state, fx),
+        Action::MentionClose => mention::dismiss(state),
         Action::PopupNext => popup_move(state, true),
         Action::PopupPrev => popup_move(state, false),
-        Action::PopupComplete => popup_complete(state),
+        Action::PopupComplete => popup_complete(state, now),
         Action::PopupClose => state.popup = Popup::Dismissed,
         Action::EditorEscape => editor_escape(state, fx),
         Action::ApproveOnce => answer(state, Approval::Once, key, now, fx),
@@ -223,7 +315,7 @@ fn on_action(
 
 /// Up on the input's first line recalls an older message, Down on its last line a newer one;
 /// elsewhere (or with no more history) the key moves the cursor.
-fn recall(state: &mut AppState, older: bool, key: KeyEvent) {
+fn recall(state: &mut AppState, older: bool, key: KeyEvent, now: Instant) {
     let DataCursor(row, _) = state.input.cursor();
     let last = state.input.lines().len().saturating_sub(1);
     let recalled = match older {
@@ -235,20 +327,66 @@ fn recall(state: &mut AppState, older: bool, key: KeyEvent) {
         _ => None,
     };
     match recalled {
-        Some(text) => set_input(state, &text),
-        None => input_key(state, key),
+        Some(text) => set_input(state, &text, now),
+        None => input_key(state, key, now),
     }
 }
 
-/// Ctrl-C: clears the input; a second press within [`QUIT_WINDOW`] quits.
+/// Ctrl-C: clears the input; on an empty input drops the newest queued message, else
+/// interrupts the running turn; on an idle empty input a second press within [`QUIT_WINDOW`]
+/// quits. Interrupting never arms the quit: hammering Ctrl-C to stop the agent does not leave.
 fn clear_or_quit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    if !state.input.is_empty() {
+        state.input = new_input();
+        state.pastes.clear();
+        state.popup = Popup::Auto { selected: 0 };
+        state.history.reset_browsing();
+        state.input_edited(now);
+        if !state.busy() {
+            state.ctrl_c_at = Some(now);
+        }
+        return;
+    }
+    if queue::drop_newest(state) {
+        return;
+    }
+    if state.busy() || state.is_running() {
+        state.ctrl_c_at = None;
+        fx.push(Effect::SendOp(Op::Abort {
+            turn: state.abort_turn(),
+        }));
+        return;
+    }
     if state.quit_armed(now) {
         request_quit(state, fx);
     } else {
         state.ctrl_c_at = Some(now);
-        state.input = new_input();
-        state.pastes.clear();
-        state.popup = Popup::Auto { selected: 0 };
+    }
+}
+
+/// Ctrl-T: the selected tool cell (else the newest) expands or collapses.
+fn toggle_tool(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let target = state.selected_tool.or_else(|| state.chat.tool_before(None));
+    if let Some(idx) = target
+        && state.chat.toggle_tool_expanded(idx)
+    {
+        fx.push(Effect::ScrollChat(ChatScroll::Reveal(idx)));
+    }
+}
+
+/// Alt-Up / Alt-Down: select the previous / next tool cell and bring it into view. Down past
+/// the newest clears the selection.
+fn select_tool(state: &mut AppState, prev: bool, fx: &mut Vec<Effect>) {
+    let next = match (prev, state.selected_tool) {
+        (true, None) => state.chat.tool_before(None),
+        (true, Some(i)) => state.chat.tool_before(Some(i)).or(Some(i)),
+        (false, None) => None,
+        (false, Some(i)) => state.chat.tool_after(i),
+    };
+    state.selected_tool = next;
+    match next {
+        Some(idx) => fx.push(Effect::ScrollChat(ChatScroll::Reveal(idx))),
+        None => fx.push(Effect::ScrollChat(ChatScroll::Bottom)),
     }
 }
 
@@ -264,22 +402,15 @@ fn popup_move(state: &mut AppState, down: bool) {
 }
 
 /// Tab: the selected command into the input (with a space when it takes an argument).
-fn popup_complete(state: &mut AppState) {
+fn popup_complete(state: &mut AppState, now: Instant) {
     if let Some(spec) = state.popup_items().get(state.popup_selected()).copied() {
         let text = if spec.args.is_empty() {
             format!("/{}", spec.name)
         } else {
             format!("/{} ", spec.name)
         };
-        set_input(state, &text);
+        set_input(state, &text, now);
     }
-}
-
-/// True while the approval prompt now shown ignores its keys.
-fn guarded(state: &AppState, now: Instant) -> bool {
-    state
-        .approval_shown_at
-        .is_some_and(|t| now.saturating_duration_since(t) < APPROVAL_GUARD)
 }
 
 fn answer(
@@ -289,56 +420,63 @@ fn answer(
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
-    if guarded(state, now) {
-        return; // typed before the prompt could be read
+    if !state.approval_takes_keys(now) {
+        return; // typed before the prompt could be read, or meant for the input
+    }
+    if decision == Approval::Always
+        && state
+            .approvals
+            .front()
+            .is_some_and(|p| p.always.is_none() && matches!(p.asked, Asked::Tool { .. }))
+    {
+        return; // not offered (the prompt says so)
     }
     let Some(p) = state.approvals.pop_front() else {
-        state.focus = state.focus_before_approval;
         return;
     };
-    let text = match p.asked {
-        Asked::Tool { id } => {
+    let text = match (p.asked, decision, &p.always) {
+        (Asked::Tool { id }, _, always) => {
             fx.push(Effect::SendOp(Op::Approval { id, decision }));
-            match decision {
-                Approval::Once => "allowed once",
-                Approval::Always => "always allowed this session",
-                Approval::Deny => "denied",
+            match (decision, always) {
+                (Approval::Once, _) => "allowed once".to_string(),
+                (Approval::Always, Some(offer)) => offer.label.clone(),
+                (Approval::Always, None) => "always allowed".to_string(),
+                (Approval::Deny, _) => "denied".to_string(),
             }
         }
         // Esc leaves it undecided: the servers stay off now and the next launch asks again.
-        Asked::McpJson { .. } if key.code == crossterm::event::KeyCode::Esc => {
-            "not decided: its servers stay off, the next launch asks again"
+        (Asked::McpJson { .. }, _, _) if key.code == KeyCode::Esc => {
+            "not decided: its servers stay off, the next launch asks again".to_string()
         }
-        Asked::McpJson { sha256 } => {
+        (Asked::McpJson { sha256 }, _, _) => {
             let approve = decision != Approval::Deny;
             fx.push(Effect::SendOp(Op::McpJsonDecision { sha256, approve }));
             if approve {
-                "approved for this workspace"
+                "approved for this workspace".to_string()
             } else {
-                "declined for this workspace (asked again when the file changes)"
+                "declined for this workspace (asked again when the file changes)".to_string()
             }
         }
     };
     if let Some(Cell::Approval { answer, .. } | Cell::McpJson { answer, .. }) =
         state.chat.get_mut(p.cell)
     {
-        *answer = Some(text.to_string());
+        *answer = Some(text);
     }
-    if state.approvals.is_empty() {
-        state.approval_shown_at = None;
-        state.focus = match state.focus_before_approval {
-            Focus::Editor if state.editor.is_none() => Focus::Input,
-            f => f,
-        };
+    state.approval_shown_at = if state.approvals.is_empty() {
+        None
     } else {
-        state.approval_shown_at = Some(now); // the next prompt takes the place of this one
-    }
+        Some(now) // the next prompt takes the place of this one
+    };
 }
 
 fn on_paste(state: &mut AppState, text: String, now: Instant) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     match state.focus {
         Focus::Input => {
+            if state.search.is_some() {
+                state.search = None; // a paste is text for the input, not a query
+            }
             if input::needs_chip(&text) {
                 let label = state.pastes.add(text);
                 state.input.insert_str(label);
@@ -346,6 +484,8 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
                 state.input.insert_str(text);
             }
             state.popup = Popup::Auto { selected: 0 };
+            state.input_edited(now);
+            state.typed_at = Some(now);
         }
         Focus::Editor => {
             if let Some(ed) = state.editor.as_mut()
@@ -364,15 +504,25 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
                 }
             }
         }
-        Focus::Approval => {}
     }
 }
 
-fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Vec<Effect>) -> bool {
+fn on_mouse(
+    state: &mut AppState,
+    m: MouseEvent,
+    pane: Option<Pane>,
+    cell: Option<usize>,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) -> bool {
     match m.kind {
         MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
             let up = m.kind == MouseEventKind::ScrollUp;
             match state.editor.as_mut() {
+                _ if pane == Some(Pane::Approval) => {
+                    let d = i32::from(WHEEL_LINES);
+                    fx.push(Effect::ScrollPrompt(if up { -d } else { d }));
+                }
                 Some(ed) if pane == Some(Pane::Editor) => {
                     let d = WHEEL_LINES as i16;
                     ed.area.scroll(Scrolling::Delta {
@@ -385,13 +535,17 @@ fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Ve
             }
             true
         }
-        MouseEventKind::Down(_) if state.focus != Focus::Approval => {
+        MouseEventKind::Down(_) => {
             let target = match pane {
                 Some(Pane::Editor) if state.editor.is_some() => Focus::Editor,
-                Some(Pane::Input) => Focus::Input,
+                Some(Pane::Input | Pane::Approval) => Focus::Input,
+                Some(Pane::Chat) => return click_chat(state, cell, fx),
                 _ => return false,
             };
             let changed = state.focus != target;
+            if changed && target == Focus::Input {
+                state.input_edited(now); // the prompt does not answer a key meant for the editor
+            }
             state.focus = target;
             changed
         }
@@ -399,8 +553,21 @@ fn on_mouse(state: &mut AppState, m: MouseEvent, pane: Option<Pane>, fx: &mut Ve
     }
 }
 
+/// A click in the chat: on a tool cell it selects it and expands or collapses it.
+fn click_chat(state: &mut AppState, cell: Option<usize>, fx: &mut Vec<Effect>) -> bool {
+    let Some(idx) = cell.filter(|i| state.chat.get(*i).is_some_and(Cell::is_expandable)) else {
+        return false;
+    };
+    state.selected_tool = Some(idx);
+    toggle_tool(state, fx);
+    true
+}
+
 fn on_send_failed(state: &mut AppState, op: Op, reason: String, now: Instant) {
     state.error(format!("Could not reach the engine ({reason})"));
+    if let Some(turn) = op.starts_turn() {
+        state.in_flight.retain(|t| *t != turn);
+    }
     if let Op::UserTurn { text, .. } = op {
         if matches!(state.running, Running::Streaming { .. }) {
             state.running = Running::Idle;

@@ -15,11 +15,15 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys};
-use super::keymap::{self, Action, Context, short_label_for};
+use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_focus};
 use super::render::plan_view::plan_lines;
+use super::render::prompt_view::{
+    PromptBody, PromptKeys, mcp_json_keys_line, prompt_body_lines, prompt_keys_line,
+    prompt_note_lines, queued_lines,
+};
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
@@ -37,16 +41,18 @@ pub const SIDE_BY_SIDE_WIDTH: u16 = 100;
 const PLAN_MIN_CHAT_ROWS: u16 = 4;
 /// Rows the slash popup lists at most.
 const POPUP_MAX_ROWS: u16 = 8;
-/// Summary rows the approval prompt shows at most.
-const APPROVAL_MAX_ROWS: u16 = 3;
+/// Body rows the approval prompt shows at least when it has them (a longer body scrolls).
+const APPROVAL_MIN_ROWS: u16 = 3;
 
 /// Where the last frame put things (for page sizes and mouse hit-tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LayoutCache {
     /// The chat pane.
     pub chat: Rect,
-    /// The input box (or the approval prompt in its place).
+    /// The input box.
     pub input: Rect,
+    /// The approval prompt, when one waits.
+    pub approval: Option<Rect>,
     /// The side editor, when open.
     pub editor: Option<Rect>,
 }
@@ -59,6 +65,10 @@ pub struct ViewCache {
     pub layout: LayoutCache,
     /// The chat's cached layouts and scroll position.
     pub chat: ChatView,
+    /// The approval prompt's scroll: the call it belongs to and its first body row shown.
+    pub prompt_scroll: Option<(String, u16)>,
+    /// The largest scroll of the prompt drawn last (its body rows less those shown).
+    pub prompt_max_scroll: u16,
 }
 
 impl ViewCache {
@@ -72,12 +82,27 @@ impl ViewCache {
         let at = Position::new(column, row);
         if self.layout.editor.is_some_and(|r| r.contains(at)) {
             Some(Pane::Editor)
+        } else if self.layout.approval.is_some_and(|r| r.contains(at)) {
+            Some(Pane::Approval)
         } else if self.layout.input.contains(at) {
             Some(Pane::Input)
         } else if self.layout.chat.contains(at) {
             Some(Pane::Chat)
         } else {
             None
+        }
+    }
+
+    /// The chat cell drawn at a screen position in the last frame.
+    pub fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
+        self.chat.cell_at(column, row)
+    }
+
+    /// Scrolls the approval prompt drawn last by `delta` rows, within its body.
+    pub fn scroll_prompt(&mut self, delta: i32) {
+        if let Some((_, row)) = self.prompt_scroll.as_mut() {
+            let next = i64::from(*row) + i64::from(delta);
+            *row = next.clamp(0, i64::from(self.prompt_max_scroll)) as u16;
         }
     }
 
@@ -113,15 +138,25 @@ pub fn draw(
         return;
     }
     let spinner_h = u16::from(state.spinner().is_some());
-    let bottom_h = match state.approvals.front() {
-        Some(p) if state.focus == Focus::Approval => approval_height(p, area.width),
-        _ => input_height(state, area.width),
-    };
+    let queued = queued_rows(state, area.width, theme);
+    let prompt = state
+        .approvals
+        .front()
+        .map(|p| approval_model(state, p, area, theme, now));
+    let input_h = input_height(state, area.width);
+    let prompt_h = prompt.as_ref().map_or(0, |m| m.height);
+    let queued_h = u16::try_from(queued.len()).unwrap_or(u16::MAX);
     // The plan above the input while it has open items, in at most a third of the screen and
     // never taking the chat's last rows.
     let room = area
         .height
-        .saturating_sub(spinner_h + bottom_h + 1 + PLAN_MIN_CHAT_ROWS)
+        .saturating_sub(
+            spinner_h
+                .saturating_add(queued_h)
+                .saturating_add(prompt_h)
+                .saturating_add(input_h)
+                .saturating_add(1 + PLAN_MIN_CHAT_ROWS),
+        )
         .min(area.height / 3);
     let plan = plan_lines(
         &state.memory.plan,
@@ -129,17 +164,20 @@ pub fn draw(
         usize::from(room),
         theme,
     );
-    let [body, plan_area, spin, bottom, status] = Layout::vertical([
+    let [body, queue, plan_area, spin, approval, bottom, status] = Layout::vertical([
         Constraint::Min(0),
+        Constraint::Length(queued_h),
         Constraint::Length(u16::try_from(plan.len()).unwrap_or(0)),
         Constraint::Length(spinner_h),
-        Constraint::Length(bottom_h),
+        Constraint::Length(prompt_h),
+        Constraint::Length(input_h),
         Constraint::Length(1),
     ])
     .areas(area);
 
     let (chat, editor) = split_body(body, state.editor.is_some());
     if !chat.is_empty() {
+        cache.chat.highlight = state.selected_tool;
         render_chat(&state.chat, &mut cache.chat, chat, buf, theme);
     }
     if let (Some(ed), Some(rect)) = (state.editor.as_ref(), editor) {
@@ -154,6 +192,7 @@ pub fn draw(
             now,
         );
     }
+    Paragraph::new(queued).render(queue, buf);
     Paragraph::new(plan).render(plan_area, buf);
     if let Some((label, since, hint)) = state.spinner() {
         render_spinner(
@@ -165,19 +204,111 @@ pub fn draw(
             theme,
         );
     }
-    match state.approvals.front() {
-        Some(p) if state.focus == Focus::Approval => {
-            draw_approval(p, state.approvals.len(), bottom, buf, theme)
+    match (state.approvals.front(), prompt.as_ref()) {
+        (Some(p), Some(m)) => {
+            let max = max_prompt_scroll(m.lines.len(), m.rows);
+            let scroll = match &cache.prompt_scroll {
+                Some((id, row)) if id == p.asked.key() => (*row).min(max),
+                _ => 0,
+            };
+            cache.prompt_scroll = Some((p.asked.key().to_string(), scroll));
+            cache.prompt_max_scroll = max;
+            draw_approval(p, m, scroll, state.approvals.len(), approval, buf, theme);
+        }
+        _ => {
+            cache.prompt_scroll = None;
+            cache.prompt_max_scroll = 0;
+        }
+    }
+    match &state.search {
+        Some(search) if state.focus == Focus::Input => {
+            draw_search(state, search, bottom, buf, theme)
         }
         _ => draw_input(state, bottom, buf, theme),
     }
     draw_popup(state, body, bottom, buf, theme);
+    super::overlay_view::draw_mentions(state, body, bottom, buf, theme);
+    if let Some(p) = &state.picker {
+        super::overlay_view::draw_picker(p, body, buf, theme);
+    }
     draw_status(state, status, buf, theme, now);
     cache.layout = LayoutCache {
         chat,
         input: bottom,
+        approval: prompt.is_some().then_some(approval),
         editor,
     };
+}
+
+/// The queued messages' rows (none when nothing is queued).
+fn queued_rows(state: &AppState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    if state.queue.is_empty() {
+        return Vec::new();
+    }
+    let texts: Vec<&str> = state.queue.iter().map(|q| q.raw.as_str()).collect();
+    let hint = state.focus == Focus::Input && state.input.is_empty();
+    queued_lines(&texts, usize::from(width), hint, theme)
+}
+
+/// The approval prompt as drawn this frame: its body lines, the keys state, its height.
+struct PromptModel {
+    lines: Vec<Line<'static>>,
+    /// Fixed lines under the body.
+    notes: Vec<Line<'static>>,
+    keys: PromptKeys,
+    /// Body rows shown.
+    rows: u16,
+    height: u16,
+}
+
+fn approval_model(
+    state: &AppState,
+    p: &PendingApproval,
+    area: Rect,
+    theme: &Theme,
+    now: Instant,
+) -> PromptModel {
+    let inner = usize::from(area.width.saturating_sub(2).max(1));
+    let body = PromptBody {
+        summary: &p.summary,
+        outside_workspace: p.outside_workspace,
+        command: p.command.as_deref(),
+        diff: p.diff.as_deref(),
+        always: p.always.as_ref(),
+    };
+    let lines = prompt_body_lines(&body, inner, theme);
+    // The `.mcp.json` question has no tool's notes ("always" is not a thing there).
+    let notes = match p.asked {
+        Asked::Tool { .. } => prompt_note_lines(&body, inner, theme),
+        Asked::McpJson { .. } => Vec::new(),
+    };
+    let keys = if state.approval_takes_keys(now) {
+        PromptKeys::Live
+    } else if state.focus == Focus::Editor {
+        PromptKeys::EditorFocused
+    } else if !state.input.is_empty() {
+        PromptKeys::InputHasText
+    } else {
+        PromptKeys::Settling
+    };
+    // Up to half the screen, less the input box and the status line; at least a few rows.
+    let fixed = notes.len() as u16;
+    let room = (area.height / 2)
+        .saturating_sub(3 + fixed)
+        .max(APPROVAL_MIN_ROWS);
+    let rows = (lines.len() as u16).clamp(1, room);
+    PromptModel {
+        lines,
+        notes,
+        keys,
+        rows,
+        height: rows + fixed + 3,
+    }
+}
+
+/// The longest scroll of a prompt whose body has `lines` rows and shows `rows` of them.
+pub fn max_prompt_scroll(lines: usize, rows: u16) -> u16 {
+    (lines.saturating_sub(usize::from(rows))).min(usize::from(u16::MAX)) as u16
 }
 
 /// The chat and editor rects: side by side when wide, stacked when narrow, the editor alone
@@ -301,13 +432,15 @@ fn draw_editor(
     Widget::render(&ed.area, text_area, buf);
 }
 
-fn approval_height(p: &PendingApproval, width: u16) -> u16 {
-    let inner = usize::from(width.saturating_sub(2).max(1));
-    let rows = p.summary.width().div_ceil(inner).max(1) as u16;
-    rows.min(APPROVAL_MAX_ROWS) + 3
-}
-
-fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffer, theme: &Theme) {
+fn draw_approval(
+    p: &PendingApproval,
+    m: &PromptModel,
+    scroll: u16,
+    queued: usize,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
     let more = if queued > 1 {
         format!(" (+{} more)", queued - 1)
     } else {
@@ -319,43 +452,75 @@ fn draw_approval(p: &PendingApproval, queued: usize, area: Rect, buf: &mut Buffe
     } else {
         format!(" Allow {}?{more} ", p.name)
     };
-    let block = Block::bordered().title(title).border_style(theme.warning);
+    let total = m.lines.len();
+    let position = if total > usize::from(m.rows) {
+        let first = usize::from(scroll) + 1;
+        let last = (usize::from(scroll) + usize::from(m.rows)).min(total);
+        format!(" lines {first}-{last} of {total} ")
+    } else {
+        String::new()
+    };
+    let block = Block::bordered()
+        .title(title)
+        .title_bottom(Line::from(position).right_aligned())
+        .border_style(theme.warning);
     let inner = block.inner(area);
+    Clear.render(area, buf);
     block.render(area, buf);
     if inner.is_empty() {
         return;
     }
-    let [summary, keys] =
-        Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(inner);
-    Paragraph::new(p.summary.as_str())
+    let [body, notes, keys] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(m.notes.len() as u16),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    Paragraph::new(m.notes.clone()).render(notes, buf);
+    let shown: Vec<Line> = m
+        .lines
+        .iter()
+        .skip(usize::from(scroll))
+        .take(usize::from(body.height))
+        .cloned()
+        .collect();
+    Paragraph::new(shown).render(body, buf);
+    let scrollable = total > usize::from(m.rows);
+    let keys_line = if mcp_json {
+        mcp_json_keys_line(m.keys, theme)
+    } else {
+        prompt_keys_line(m.keys, scrollable, theme)
+    };
+    Paragraph::new(keys_line).render(keys, buf);
+}
+
+/// Ctrl-R: the input box shows the match and the query in its title.
+fn draw_search(
+    state: &AppState,
+    search: &super::state::Search,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    let found = search
+        .hit
+        .and_then(|i| state.history.entry(i))
+        .map(|(t, _)| t);
+    let title = match found {
+        Some(_) => format!(" history search: {} ", search.query),
+        None if search.query.is_empty() => " history search: type to search ".to_string(),
+        None => format!(" history search: {} (no match) ", search.query),
+    };
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.border_focus);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let text = found.unwrap_or_default();
+    Paragraph::new(text.to_string())
         .style(theme.text)
         .wrap(ratatui::widgets::Wrap { trim: false })
-        .render(summary, buf);
-    let mut spans = Vec::new();
-    if mcp_json {
-        for (keys, text) in [
-            (keymap::label_for(Action::ApproveOnce), "approve"),
-            (keymap::label_for(Action::Deny), "decline"),
-            ("Esc".to_string(), "ask at the next launch"),
-        ] {
-            if !spans.is_empty() {
-                spans.push(Span::styled("  ·  ", theme.dim));
-            }
-            spans.push(Span::styled(keys, theme.key));
-            spans.push(Span::styled(format!(" {text}"), theme.text));
-        }
-    }
-    for hint in keymap::hints(&[Context::Approval])
-        .into_iter()
-        .filter(|_| !mcp_json)
-    {
-        if !spans.is_empty() {
-            spans.push(Span::styled("  ·  ", theme.dim));
-        }
-        spans.push(Span::styled(hint.keys, theme.key));
-        spans.push(Span::styled(format!(" {}", hint.text), theme.text));
-    }
-    Paragraph::new(Line::from(spans)).render(keys, buf);
+        .render(inner, buf);
 }
 
 fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme: &Theme) {
@@ -405,7 +570,7 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     let armed = state.quit_armed(now);
     let running = state.is_running();
-    let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts())
+    let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts(now))
         .into_iter()
         .filter(|h| running || h.action != Action::Abort)
         .filter(|h| !armed || h.action != Action::ClearOrQuit)
@@ -415,10 +580,14 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }
     let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
+    let model = match state.labels.effort {
+        Some(e) => format!("{} · {}", state.labels.model, e.as_str()),
+        None => state.labels.model.clone(),
+    };
     render_status(
         &StatusModel {
             gauge: &state.gauge,
-            model: &state.labels.model,
+            model: &model,
             provider: &state.labels.provider,
             demo: state.labels.demo,
             hints: &pairs,

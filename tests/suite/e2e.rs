@@ -353,6 +353,8 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
     assert_eq!(server.requests().len(), 2);
 }
 
+mod daily;
+
 #[test]
 fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting() {
     let rt = runtime();

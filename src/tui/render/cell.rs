@@ -4,16 +4,21 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::agent_cell::AgentCell;
+use super::diff_view::{COLLAPSED_DIFF_LINES, diff_lines, diff_stat};
+use super::live_output::LiveOutput;
 use super::markdown::render_markdown;
 use super::stream::StreamCommits;
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::Held;
+use crate::engine::protocol::{CommandExit, FileDiff, Held};
 use crate::tui::keymap::{Action, label_for, short_label_for};
 
-/// Tool output lines shown while a tool cell is collapsed.
-pub const COLLAPSED_LINES: usize = 3;
+/// Output lines a collapsed tool cell shows from the start of its output.
+pub const HEAD_LINES: usize = 2;
+/// Output lines a collapsed tool cell shows from the end of its output (where a command says
+/// how it ended).
+pub const TAIL_LINES: usize = 3;
 
 /// Where an assistant message is in its life.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,12 +34,27 @@ pub enum AssistantState {
 /// Where a tool call is: running, or finished with its output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
-    /// No result yet.
-    Running,
+    /// No result yet; it has run this many whole seconds, printing `live` so far.
+    Running {
+        /// Seconds since the call started.
+        secs: u64,
+        /// What a running command printed so far.
+        live: LiveOutput,
+    },
     /// It succeeded with this output.
     Succeeded(String),
     /// It failed with this output.
     Failed(String),
+}
+
+impl ToolStatus {
+    /// Just started: no output, no time yet.
+    pub fn running() -> ToolStatus {
+        ToolStatus::Running {
+            secs: 0,
+            live: LiveOutput::default(),
+        }
+    }
 }
 
 /// One entry of the chat transcript.
@@ -47,15 +67,17 @@ pub enum Cell {
         markdown: String,
         state: AssistantState,
     },
-    /// Thinking text.
-    Thinking { text: String },
-    /// A tool call.
+    /// Thinking text: collapsed to a line until expanded.
+    Thinking { text: String, expanded: bool },
+    /// A tool call: its output, or the diff of the change it made, and how a command ended.
     Tool {
         id: String,
         name: String,
         summary: String,
         status: ToolStatus,
         expanded: bool,
+        diff: Option<Box<FileDiff>>,
+        exit: Option<CommandExit>,
     },
     /// A subagent (a `task` call, once its child started): live, then its report.
     Subagent(Box<AgentCell>),
@@ -125,6 +147,14 @@ impl Cell {
         }
     }
 
+    /// True for a cell Ctrl-T expands: a tool call, thinking.
+    pub fn is_expandable(&self) -> bool {
+        matches!(
+            self,
+            Cell::Tool { .. } | Cell::Thinking { .. } | Cell::Subagent(_)
+        )
+    }
+
     /// True for an assistant message still streaming.
     pub fn is_streaming(&self) -> bool {
         matches!(
@@ -146,17 +176,27 @@ impl Cell {
                 marked(first, rest, &sanitize(text), t.user, w)
             }
             Cell::Assistant { markdown, state } => assistant_lines(markdown, state, w, t),
-            Cell::Thinking { text } => {
-                let bar = raw("┊ ", t.thinking);
-                marked(bar.clone(), bar, sanitize(text).trim_end(), t.thinking, w)
-            }
+            Cell::Thinking { text, expanded } => thinking_lines(text, *expanded, w, t),
             Cell::Tool {
                 name,
                 summary,
                 status,
                 expanded,
+                diff,
+                exit,
                 ..
-            } => tool_lines(name, summary, status, *expanded, w, t),
+            } => tool_lines(
+                &ToolView {
+                    name,
+                    summary,
+                    status,
+                    expanded: *expanded,
+                    diff: diff.as_deref(),
+                    exit: exit.as_ref(),
+                },
+                w,
+                t,
+            ),
             Cell::Subagent(agent) => agent.lines(w, t),
             Cell::McpJson {
                 path,
@@ -290,23 +330,60 @@ pub(super) fn summary_spans(
     }
 }
 
-fn tool_lines(
-    name: &str,
-    summary: &str,
-    status: &ToolStatus,
+/// What a tool cell draws.
+struct ToolView<'a> {
+    name: &'a str,
+    summary: &'a str,
+    status: &'a ToolStatus,
     expanded: bool,
-    w: usize,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
-    let (output, is_error) = match status {
-        ToolStatus::Running => (None, false),
+    diff: Option<&'a FileDiff>,
+    exit: Option<&'a CommandExit>,
+}
+
+/// `1.2s`, `59.9s`, `2m05s`.
+pub fn fmt_elapsed(ms: u64) -> String {
+    if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        let s = ms / 1000;
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// How a command ended, for its header: `exit code 0 · 1.2s`, `interrupted after 2.5s`.
+fn exit_text(exit: &CommandExit) -> String {
+    let summary = sanitize(&exit.summary).trim().to_string();
+    if exit.interrupted || exit.timed_out || summary.contains(" after ") {
+        summary
+    } else {
+        format!("{summary} · {}", fmt_elapsed(exit.elapsed_ms))
+    }
+}
+
+fn tool_lines(v: &ToolView<'_>, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let (output, is_error) = match v.status {
+        ToolStatus::Running { .. } => (None, false),
         ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
         ToolStatus::Failed(o) => (Some(o.as_str()), true),
     };
-    let mark_style = if is_error { theme.error } else { theme.tool };
-    let mark = if expanded { "▾ " } else { "▸ " };
+    let failed = is_error || v.exit.is_some_and(|e| e.code != Some(0));
+    let mark_style = if failed { theme.error } else { theme.tool };
+    let mark = if v.expanded { "▾ " } else { "▸ " };
     let mut head = vec![raw(mark, mark_style)];
-    head.extend(summary_spans(name, summary, mark_style, theme.text));
+    head.extend(summary_spans(v.name, v.summary, mark_style, theme.text));
+    if let Some(d) = v.diff {
+        head.push(raw(format!("  {}", diff_stat(d)), theme.dim));
+    }
+    // The exit code is in the header, so it shows collapsed too.
+    if let Some(e) = v.exit {
+        let style = if e.code == Some(0) {
+            theme.success
+        } else {
+            theme.error
+        };
+        head.push(raw(" · ", theme.dim));
+        head.push(raw(exit_text(e), style));
+    }
     let indent = [raw("  ", theme.text)];
     let mut lines = wrap_spans(&head, w, &[], &indent, WrapMode::Words);
     let note = |text: String| {
@@ -318,8 +395,33 @@ fn tool_lines(
             WrapMode::Words,
         )
     };
+    if let (Some(d), false) = (v.diff, is_error) {
+        let budget = (!v.expanded).then_some(COLLAPSED_DIFF_LINES);
+        let mut body = diff_lines(d, budget, 2, w, theme);
+        if !v.expanded
+            && let Some(last) = body.last_mut()
+            && last.to_string().trim_start().starts_with('…')
+        {
+            last.spans.push(raw(
+                format!(" ({} expands)", short_label_for(Action::ToggleTool)),
+                theme.dim,
+            ));
+        }
+        lines.extend(body);
+        return lines;
+    }
     let Some(output) = output else {
-        lines.extend(note("running…".into()));
+        if let ToolStatus::Running { live, .. } = v.status
+            && !live.is_empty()
+        {
+            let text = live.text();
+            lines.extend(output_lines(&text, theme.tool_output, v.expanded, w, theme));
+        }
+        let text = match v.status {
+            ToolStatus::Running { secs, .. } if *secs > 0 => format!("running… {secs}s"),
+            _ => "running…".to_string(),
+        };
+        lines.extend(note(text));
         return lines;
     };
     let clean = sanitize(output);
@@ -332,13 +434,48 @@ fn tool_lines(
         } else {
             theme.tool_output
         };
-        lines.extend(output_lines(output, style, expanded, w, theme));
+        lines.extend(output_lines(output, style, v.expanded, w, theme));
     }
     lines
 }
 
-/// A tool's output under its header: whole when expanded or short, else its first lines cut to
-/// a row each and a note of what is hidden.
+/// A thinking cell: one line saying how much was thought (and its start) until expanded.
+fn thinking_lines(text: &str, expanded: bool, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let clean = sanitize(text);
+    let body = clean.trim();
+    let bar = raw("┊ ", theme.thinking);
+    if expanded {
+        let mut lines = vec![Line::from(vec![
+            bar.clone(),
+            raw("thinking", theme.thinking),
+        ])];
+        lines.extend(marked(bar.clone(), bar, body, theme.thinking, w));
+        return lines;
+    }
+    let n = body.lines().count();
+    let first = body.lines().next().unwrap_or("");
+    let count = format!(
+        "thinking · {n} line{} · {} expands · ",
+        if n == 1 { "" } else { "s" },
+        short_label_for(Action::ToggleTool)
+    );
+    let room = w.saturating_sub(str_width(&count) + 2);
+    let mut spans = vec![bar, raw(count, theme.thinking)];
+    if room > 3 {
+        spans.push(raw(truncate(first, room), theme.dim));
+    }
+    let line = Line::from(spans);
+    if line.width() > w {
+        return vec![Line::from(raw(
+            truncate(&line.to_string(), w),
+            theme.thinking,
+        ))];
+    }
+    vec![line]
+}
+
+/// A tool's output under its header: whole when expanded or short, else its first and last
+/// lines cut to a row each, with a note of what is hidden between them.
 pub(super) fn output_lines(
     output: &str,
     style: Style,
@@ -347,36 +484,46 @@ pub(super) fn output_lines(
     theme: &Theme,
 ) -> Vec<Line<'static>> {
     let indent = [raw("  ", theme.text)];
-    let total = output.split('\n').count();
+    let all: Vec<&str> = output.split('\n').collect();
+    let total = all.len();
     let room = w.saturating_sub(2).max(1);
-    let fits = total <= COLLAPSED_LINES + 1 && output.split('\n').all(|l| str_width(l) <= room);
+    let fits = total <= HEAD_LINES + TAIL_LINES + 1 && all.iter().all(|l| str_width(l) <= room);
     if expanded || fits {
         return wrap_text(output, style, w, &indent, &indent, WrapMode::Chars);
     }
-    let shown = total.min(COLLAPSED_LINES);
-    let mut lines: Vec<Line<'static>> = output
-        .split('\n')
-        .take(shown)
-        .map(|line| {
-            Line::from(vec![
-                raw("  ", theme.text),
-                raw(truncate(line, room), style),
-            ])
-        })
-        .collect();
-    let key = short_label_for(Action::ToggleTool);
-    let more = match total - shown {
-        0 => format!("… (long lines cut, {key} to expand)"),
-        1 => format!("… (1 more line, {key} to expand)"),
-        n => format!("… ({n} more lines, {key} to expand)"),
+    let row = |line: &str| {
+        Line::from(vec![
+            raw("  ", theme.text),
+            raw(truncate(line, room), style),
+        ])
     };
-    lines.extend(wrap_spans(
+    // Short output with a long line: every line, cut; else the head, the count, the tail.
+    let (head, tail) = if total <= HEAD_LINES + TAIL_LINES + 1 {
+        (total, 0)
+    } else {
+        (HEAD_LINES, TAIL_LINES)
+    };
+    let hidden = total - head - tail;
+    let key = short_label_for(Action::ToggleTool);
+    let more = match hidden {
+        0 => format!("… (long lines cut, {key} expands)"),
+        1 => format!("… 1 more line ({key} expands)"),
+        n => format!("… {n} more lines ({key} expands)"),
+    };
+    let mut lines: Vec<Line<'static>> = all.iter().take(head).map(|l| row(l)).collect();
+    let note = wrap_spans(
         &[raw(more, theme.dim)],
         w,
         &indent,
         &indent,
         WrapMode::Words,
-    ));
+    );
+    if hidden == 0 {
+        lines.extend(note);
+        return lines;
+    }
+    lines.extend(note);
+    lines.extend(all.iter().skip(total - tail).map(|l| row(l)));
     lines
 }
 
@@ -495,44 +642,61 @@ mod tests {
             id: "t1".into(),
             name: "bash".into(),
             summary: "bash: cargo test".into(),
-            status: output.map_or(ToolStatus::Running, |o| ToolStatus::Succeeded(o.into())),
+            status: output.map_or(ToolStatus::running(), |o| ToolStatus::Succeeded(o.into())),
             expanded,
+            diff: None,
+            exit: None,
         }
     }
 
     #[test]
-    fn tool_collapses_and_expands() {
+    fn tool_collapses_to_head_and_tail_and_expands() {
         assert_eq!(
             text(&tool(None, false), 40),
             ["▸ bash: cargo test", "  running…"]
         );
-        let out = "1\n2\n3\n4\n5\n6\n";
+        let out = "1\n2\n3\n4\n5\n6\n7\n8\n";
         assert_eq!(
             text(&tool(Some(out), false), 40),
             [
                 "▸ bash: cargo test",
                 "  1",
                 "  2",
-                "  3",
-                "  … (3 more lines, ctrl-t to expand)"
+                "  … 3 more lines (ctrl-t expands)",
+                "  6",
+                "  7",
+                "  8",
             ]
         );
-        assert_eq!(text(&tool(Some(out), true), 40).len(), 7);
+        assert_eq!(text(&tool(Some(out), true), 40).len(), 9);
         // One hidden line is shown rather than a note of the same size.
-        assert_eq!(text(&tool(Some("a\nb\nc\nd"), false), 40).len(), 5);
-        // ... unless it is too long for one row.
+        assert_eq!(text(&tool(Some("a\nb\nc\nd\ne\nf"), false), 40).len(), 7);
+        // ... a short output with a too long line is cut, line by line.
         let four = format!("a\nb\nc\n{}", "d".repeat(50));
         assert_eq!(
-            text(&tool(Some(&four), false), 40)[4],
-            "  … (1 more line, ctrl-t to expand)"
+            text(&tool(Some(&four), false), 40)[5],
+            "  … (long lines cut, ctrl-t expands)"
         );
         assert_eq!(text(&tool(Some(""), false), 40)[1], "  (no output)");
         // A long collapsed line is cut to one row.
-        let long = format!("{}\nx\ny\nz\nw", "a".repeat(100));
+        let long = format!("{}\nx\ny\nz\nw\nv\nu", "a".repeat(100));
         assert_eq!(
             text(&tool(Some(&long), false), 20)[1],
             format!("  {}…", "a".repeat(17))
         );
+        let running = Cell::Tool {
+            id: "t1".into(),
+            name: "bash".into(),
+            summary: "bash: sleep 9".into(),
+            status: ToolStatus::Running {
+                secs: 4,
+                live: LiveOutput::default(),
+            },
+            expanded: false,
+            diff: None,
+            exit: None,
+        };
+        assert_eq!(text(&running, 40)[1], "  running… 4s");
     }
 
     #[test]

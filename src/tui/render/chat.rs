@@ -102,34 +102,87 @@ impl Transcript {
         self.entries.is_empty()
     }
 
-    /// Expands or collapses the most recent tool cell's output; when that is a subagent, every
-    /// subagent of its batch (the subagent cells next to it) follows it.
-    pub fn toggle_last_tool_expanded(&mut self) {
+    /// A number that grows whenever a cell is added or changed.
+    pub fn latest_rev(&self) -> u64 {
+        self.next_rev
+    }
+
+    /// Expands or collapses cell `idx` (a tool call, a thinking cell or a subagent); false for
+    /// another. A subagent takes every subagent of its batch (the subagent cells next to it) along.
+    pub fn toggle_tool_expanded(&mut self, idx: usize) -> bool {
         let rev = self.bump();
-        let Some(last) = self
-            .entries
-            .iter()
-            .rposition(|e| matches!(e.cell, Cell::Tool { .. } | Cell::Subagent(_)))
-        else {
-            return;
+        let batch = self.subagent_batch(idx);
+        let Some(e) = self.entries.get_mut(idx) else {
+            return false;
         };
-        let entries = self.entries.get_mut(..=last).unwrap_or_default();
-        let mut to: Option<bool> = None;
-        for e in entries.iter_mut().rev() {
-            match &mut e.cell {
-                Cell::Tool { .. } if to.is_some() => return,
-                Cell::Tool { expanded, .. } => {
-                    *expanded = !*expanded;
-                    e.rev = rev;
-                    return;
-                }
-                Cell::Subagent(a) => {
-                    let value = *to.get_or_insert(!a.expanded);
-                    a.expanded = value;
-                    e.rev = rev;
-                }
-                _ => return,
+        match &mut e.cell {
+            Cell::Tool { expanded, .. } | Cell::Thinking { expanded, .. } => {
+                *expanded = !*expanded;
+                e.rev = rev;
+                true
             }
+            Cell::Subagent(a) => {
+                let value = !a.expanded;
+                for e in self.entries.get_mut(batch).unwrap_or_default() {
+                    if let Cell::Subagent(a) = &mut e.cell {
+                        a.expanded = value;
+                        e.rev = rev;
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The run of subagent cells around `idx` (one `task` batch).
+    fn subagent_batch(&self, idx: usize) -> std::ops::Range<usize> {
+        let is_agent = |i: usize| {
+            self.entries
+                .get(i)
+                .is_some_and(|e| matches!(e.cell, Cell::Subagent(_)))
+        };
+        let (mut lo, mut hi) = (idx, idx);
+        while lo > 0 && is_agent(lo - 1) {
+            lo -= 1;
+        }
+        while is_agent(hi + 1) {
+            hi += 1;
+        }
+        lo..hi + 1
+    }
+
+    /// The index of the newest expandable cell (a tool call, thinking) before `before` (all
+    /// cells when `None`).
+    pub fn tool_before(&self, before: Option<usize>) -> Option<usize> {
+        let end = before.unwrap_or(self.entries.len()).min(self.entries.len());
+        self.entries
+            .get(..end)?
+            .iter()
+            .rposition(|e| e.cell.is_expandable())
+    }
+
+    /// The index of the oldest expandable cell after `after`.
+    pub fn tool_after(&self, after: usize) -> Option<usize> {
+        let start = after.saturating_add(1);
+        self.entries
+            .get(start..)?
+            .iter()
+            .position(|e| e.cell.is_expandable())
+            .map(|i| i + start)
+    }
+
+    /// Forget every cell (another run is continued). Revisions keep growing, so nothing the
+    /// view cached for the old cells is taken for the new ones.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.next_rev += 1;
+    }
+
+    /// Expands or collapses the most recent expandable cell (see [`Self::toggle_tool_expanded`]).
+    pub fn toggle_last_tool_expanded(&mut self) {
+        if let Some(idx) = self.tool_before(None) {
+            self.toggle_tool_expanded(idx);
         }
     }
 }
@@ -147,6 +200,10 @@ pub enum ChatScroll {
     Down(u16),
     /// To the bottom, following it again.
     Bottom,
+    /// To the top.
+    Top,
+    /// Bring cell `n` into view (its first row at the top when it was not fully shown).
+    Reveal(usize),
 }
 
 /// A cell's lines: all of them, or a streaming message's committed lines plus its live tail.
@@ -212,6 +269,17 @@ pub struct ChatView {
     /// Cells holding cached lines (drawn last frame).
     with_lines: Vec<usize>,
     stats: RenderStats,
+    /// A cell to bring into view at the next render.
+    reveal: Option<usize>,
+    /// The transcript's revision when the view stopped following the bottom: anything newer is
+    /// new output below.
+    seen_rev: Option<u64>,
+    /// The cell drawn on each row of the last frame, from the pane's top.
+    row_cells: Vec<Option<usize>>,
+    /// Where the last frame drew the chat.
+    area: Rect,
+    /// The cell drawn highlighted (the selected tool call).
+    pub highlight: Option<usize>,
 }
 
 impl Default for ChatView {
@@ -231,7 +299,31 @@ impl ChatView {
             theme: None,
             with_lines: Vec::new(),
             stats: RenderStats::default(),
+            reveal: None,
+            seen_rev: None,
+            row_cells: Vec::new(),
+            area: Rect::default(),
+            highlight: None,
         }
+    }
+
+    /// Jumps to the top; stops following the bottom.
+    pub fn scroll_to_top(&mut self) {
+        self.follow = false;
+        self.anchor = Some(Anchor { cell: 0, line: 0 });
+        self.pending = 0;
+    }
+
+    /// The cell drawn at a screen position in the last frame.
+    pub fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
+        if !self
+            .area
+            .contains(ratatui::layout::Position::new(column, row))
+        {
+            return None;
+        }
+        let i = usize::from(row.checked_sub(self.area.y)?);
+        self.row_cells.get(i).copied().flatten()
     }
 
     /// Scrolls toward older cells; stops following the bottom.
@@ -266,6 +358,8 @@ impl ChatView {
             ChatScroll::Up(n) => self.scroll_up(n),
             ChatScroll::Down(n) => self.scroll_down(n),
             ChatScroll::Bottom => self.scroll_to_bottom(),
+            ChatScroll::Top => self.scroll_to_top(),
+            ChatScroll::Reveal(cell) => self.reveal = Some(cell),
         }
     }
 
@@ -367,8 +461,47 @@ impl Pass<'_> {
         }
     }
 
+    /// Moves the view to show cell `idx` whole (from its top when it is taller than the view),
+    /// unless it is shown whole already.
+    fn reveal(&mut self, idx: usize, width: u16, rows: usize) {
+        let n = self.t.entries.len();
+        if idx >= n {
+            return;
+        }
+        let top = match (self.v.follow, self.v.anchor) {
+            (false, Some(a)) if a.cell < n => a,
+            _ => self.bottom_view(width, rows),
+        };
+        let gap = usize::from(idx > 0);
+        let h = self.height(idx, width);
+        let shown = if idx < top.cell {
+            false
+        } else if idx == top.cell {
+            top.line <= gap && h.saturating_sub(top.line) <= rows
+        } else {
+            let mut y = self.height(top.cell, width).saturating_sub(top.line);
+            let mut i = top.cell + 1;
+            while i < idx && y <= rows {
+                y += self.height(i, width);
+                i += 1;
+            }
+            y + h <= rows
+        };
+        if !shown {
+            self.v.follow = false;
+            self.v.pending = 0;
+            self.v.anchor = Some(Anchor {
+                cell: idx,
+                line: gap.min(h.saturating_sub(1)),
+            });
+        }
+    }
+
     /// Resolves follow / anchor / pending scroll into the viewport's top row.
     fn viewport(&mut self, width: u16, rows: usize) -> Anchor {
+        if let Some(idx) = self.v.reveal.take() {
+            self.reveal(idx, width, rows);
+        }
         let n = self.t.entries.len();
         if n == 0 || self.v.follow {
             self.v.pending = 0;
@@ -464,6 +597,8 @@ pub fn render_chat(
     let top = f.viewport(width, rows);
     let previous = std::mem::take(&mut f.v.with_lines);
     let mut drawn = Vec::new();
+    let mut row_cells = vec![None; rows];
+    let highlight = f.v.highlight;
     let mut y = 0usize;
     let mut idx = top.cell;
     let mut skip = top.line;
@@ -484,6 +619,12 @@ pub fn render_chat(
                     buf.set_style(Rect::new(area.x, ry, width, 1), line.style);
                 }
                 buf.set_line(area.x, ry, line, width);
+                if highlight == Some(idx) {
+                    buf.set_style(Rect::new(area.x, ry, width, 1), theme.selection);
+                }
+                if let Some(slot) = row_cells.get_mut(y) {
+                    *slot = Some(idx);
+                }
             }
             y += 1;
         }
@@ -505,6 +646,33 @@ pub fn render_chat(
     }
     f.v.stats.drawn = drawn.len();
     f.v.with_lines = drawn;
+    f.v.row_cells = row_cells;
+    f.v.area = area;
+    // New output below the view while scrolled up: say so on the last row.
+    let latest = transcript.latest_rev();
+    let seen = if f.v.follow {
+        None
+    } else {
+        Some(*f.v.seen_rev.get_or_insert(latest))
+    };
+    f.v.seen_rev = seen;
+    if seen.is_some_and(|s| latest > s) {
+        draw_new_output_marker(area, buf, theme);
+    }
+}
+
+/// ` ↓ new output below · End ` at the right of the chat's last row.
+fn draw_new_output_marker(area: Rect, buf: &mut Buffer, theme: &Theme) {
+    let key = crate::tui::keymap::label_for(crate::tui::keymap::Action::ChatBottom);
+    let label = format!(" ↓ new output below · {key} ");
+    let w = super::wrap::str_width(&label) as u16;
+    if area.width < w || area.height == 0 {
+        return;
+    }
+    let y = area.y + area.height - 1;
+    let x = area.x + area.width - w;
+    buf.set_style(Rect::new(x, y, w, 1), ratatui::style::Style::reset());
+    buf.set_string(x, y, &label, theme.badge);
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
 use super::*;
+use crate::engine::diff::DiffLimits;
+use crate::engine::protocol::{CommandExit, FileDiff};
 use crate::tui::render::cell::{AssistantState, ToolStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -81,7 +83,8 @@ fn every_kind() -> Chat {
         text: "Fix the failing test in src/lib.rs, please.".into(),
     });
     chat.push(Cell::Thinking {
-        text: "The test probably fails on an off-by-one.".into(),
+        text: "The test probably fails on an off-by-one.\nCheck the loop bound first.".into(),
+        expanded: false,
     });
     chat.push(Cell::Assistant {
         markdown: "## Plan\n\n1. Read `src/lib.rs`\n2. Run **tests**\n   - then fix\n\nSee [docs](https://docs.rs).\n\n```rust\nfn add(a: i32, b: i32) -> i32 {\n    a + b // fixed\n}\n```\n".into(),
@@ -96,6 +99,29 @@ fn every_kind() -> Chat {
                 .into(),
         ),
         expanded: false,
+        diff: None,
+        exit: Some(CommandExit {
+            code: Some(0),
+            signal: None,
+            timed_out: false,
+            interrupted: false,
+            elapsed_ms: 1_240,
+            summary: "exit code 0".into(),
+        }),
+    });
+    chat.push(Cell::Tool {
+        id: "e1".into(),
+        name: "edit_file".into(),
+        summary: "edit_file: src/lib.rs".into(),
+        status: ToolStatus::Succeeded("Edited src/lib.rs: replaced 1 occurrence.".into()),
+        expanded: false,
+        diff: Some(Box::new(FileDiff::new(
+            "src/lib.rs",
+            Some("fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"),
+            "fn add(a: i32, b: i32) -> i32 {\n    a + b // fixed\n}\n",
+            DiffLimits::RESULT,
+        ))),
+        exit: None,
     });
     chat.push(Cell::Tool {
         id: "t2".into(),
@@ -103,13 +129,17 @@ fn every_kind() -> Chat {
         summary: "read_file: src/missing.rs".into(),
         status: ToolStatus::Failed("No such file or directory".into()),
         expanded: false,
+        diff: None,
+        exit: None,
     });
     chat.push(Cell::Tool {
         id: "t3".into(),
         name: "bash".into(),
         summary: "bash: sleep 10".into(),
-        status: ToolStatus::Running,
+        status: ToolStatus::running(),
         expanded: false,
+        diff: None,
+        exit: None,
     });
     chat.push(Cell::Approval {
         name: "bash".into(),
@@ -271,22 +301,24 @@ fn height_cache_is_invalidated() {
         id: "t9".into(),
         name: "bash".into(),
         summary: "bash: ls".into(),
-        status: ToolStatus::Running,
+        status: ToolStatus::running(),
         expanded: false,
+        diff: None,
+        exit: None,
     });
     chat.push(notice(1));
     assert!(rows(&mut chat, 30, 6).contains(&"  running…".to_string()));
     if let Some(Cell::Tool { status, .. }) = chat.find_tool_mut("t9") {
-        *status = ToolStatus::Succeeded("a\nb\nc\nd\ne\nf".into());
+        *status = ToolStatus::Succeeded("a\nb\nc\nd\ne\nf\ng\nh".into());
     }
     let shown = rows(&mut chat, 40, 8);
     assert!(
-        shown.contains(&"  … (3 more lines, ctrl-t to expand)".to_string()),
+        shown.contains(&"  … 3 more lines (ctrl-t expands)".to_string()),
         "{shown:?}"
     );
     chat.toggle_last_tool_expanded();
-    let shown = rows(&mut chat, 40, 10);
-    assert!(shown.contains(&"  f".to_string()), "{shown:?}");
+    let shown = rows(&mut chat, 40, 12);
+    assert!(shown.contains(&"  e".to_string()), "{shown:?}");
     assert!(chat.find_tool_mut("nope").is_none());
 }
 
@@ -360,10 +392,12 @@ fn ten_megabyte_paste_renders() {
         summary: "bash: cat big".into(),
         status: ToolStatus::Succeeded("x".repeat(10 * 1024 * 1024)),
         expanded: false,
+        diff: None,
+        exit: None,
     });
     let shown = rows(&mut chat, 80, 6);
     assert_eq!(
-        shown[5], "  … (long lines cut, ctrl-t to expand)",
+        shown[5], "  … (long lines cut, ctrl-t expands)",
         "{shown:?}"
     );
     // The paste wraps in full (about 200,000 rows); its first row is reachable.

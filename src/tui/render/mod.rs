@@ -5,12 +5,15 @@
 pub mod agent_cell;
 pub mod cell;
 pub mod chat;
+pub mod diff_view;
 pub mod editor_view;
 pub mod gauge;
 pub mod highlight;
+pub mod live_output;
 pub mod markdown;
 pub mod mcp_cell;
 pub mod plan_view;
+pub mod prompt_view;
 pub mod spinner;
 pub mod status;
 pub mod stream;

@@ -111,6 +111,10 @@ theme_styles! {
     cursor,
     /// The spinner frame.
     spinner,
+    /// Lines a diff adds (`+`).
+    diff_added,
+    /// Lines a diff removes (`-`).
+    diff_removed,
 }
 
 impl Default for Theme {
@@ -196,6 +200,7 @@ impl Theme {
             selection: reversed,
             cursor: reversed,
             spinner: bold,
+            diff_removed: dim,
             ..Theme::empty()
         }
     }

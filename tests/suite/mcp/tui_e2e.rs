@@ -25,7 +25,7 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
     let asked = t.wait_for("Start the MCP servers of this workspace's .mcp.json?");
     assert!(asked.contains("project: sh -c"), "{asked}");
     assert!(asked.contains("y approve"), "{asked}");
-    // A first message typed at once: its y and n land in the guard and answer nothing.
+    // A first message typed at once: its y and n go to the input and answer nothing.
     for c in "say yes or no".chars() {
         t.keys(&c.to_string());
         std::thread::sleep(Duration::from_millis(60));
@@ -40,6 +40,10 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
         pids_with_env(&marker_str(&mark)).is_empty(),
         "a server started before the answer"
     );
+    // The typed text stays in the input (the prompt says so) until it is sent or cleared.
+    assert!(screen.contains("your text stays in the input"), "{screen}");
+    t.keys("\x03"); // Ctrl-C clears the input
+    std::thread::sleep(Duration::from_millis(600));
     t.keys("y");
     t.wait_for("approved for this workspace: starting its MCP servers");
     mcp_until_ready(&mut t);

@@ -104,7 +104,7 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
     t.keys("/cost");
     t.wait_for("/cost");
     t.keys(ENTER);
-    t.wait_for("of which subagents (2):");
+    t.wait_for("subagents (2):");
 
     // A subagent that would take a minute: Esc stops it with the turn.
     server.push(a::text_then_tools(
