@@ -7,7 +7,7 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
-use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
+use crate::engine::policy::{ApprovalPolicy, ContextPolicy, HandoffMode};
 use crate::engine::secrets::{self, ApiKey};
 use crate::engine::windows::LearnedWindows;
 use crate::logging::LogLevel;
@@ -15,6 +15,8 @@ use crate::logging::LogLevel;
 /// The demo model's window and headroom (SPEC §15).
 pub const DEMO_WINDOW: u64 = 40_000;
 pub const DEMO_HEADROOM: u64 = 10_000;
+/// The demo's `max_tokens`, the writing reserve below its window (SPEC §6.16).
+pub const DEMO_MAX_TOKENS: u32 = 4_096;
 pub const DEFAULT_MAX_GENERATIONS: u32 = 8;
 pub const DEFAULT_MAX_ITERATIONS: u32 = 200;
 pub const DEFAULT_REVIEW_SECS: u64 = 15;
@@ -95,6 +97,10 @@ pub struct Cli {
     /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LogLevel>,
+    /// Write the handoff document beside the main thread (background) or stop it until the
+    /// document is ready (blocking)
+    #[arg(long, value_name = "background|blocking", value_parser = parse_handoff_mode)]
+    pub handoff_mode: Option<HandoffMode>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +191,11 @@ fn parse_log_level(s: &str) -> Result<LogLevel, String> {
     LogLevel::parse(s).ok_or_else(|| format!("accepted values: {} (got '{s}')", LogLevel::ACCEPTED))
 }
 
+fn parse_handoff_mode(s: &str) -> Result<HandoffMode, String> {
+    HandoffMode::parse(s)
+        .ok_or_else(|| format!("accepted values: background, blocking (got '{s}')"))
+}
+
 fn parse_output(s: &str) -> Result<OutputFormat, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "json" => Ok(OutputFormat::Json),
@@ -223,6 +234,7 @@ pub struct FileConfig {
     pub retry_base_ms: Option<u64>,
     pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
+    pub handoff_mode: Option<String>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -281,6 +293,8 @@ pub struct Config {
     /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
     pub stream_idle_timeout_secs: u64,
     pub log_level: LogLevel,
+    /// The handoff's writing turn beside the main thread or blocking it (SPEC §6.16).
+    pub handoff_mode: HandoffMode,
 }
 
 impl Config {
@@ -301,7 +315,7 @@ impl Config {
             Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})",
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {} ({})\nworkspace: {}\nlog: {} ({})",
             if self.backend.is_demo() {
                 "(in-process)"
             } else {
@@ -315,6 +329,7 @@ impl Config {
             t.warn_at,
             mask_key(self.api_key.as_ref().map(ApiKey::expose)),
             self.context.describe(),
+            self.handoff_mode.as_str(),
             self.workspace.display(),
             self.log_level,
             crate::logging::log_dir(&self.data_dir).display(),
@@ -392,6 +407,7 @@ struct FileValues {
     output: Option<OutputFormat>,
     review: Option<Review>,
     log_level: Option<LogLevel>,
+    handoff_mode: Option<HandoffMode>,
 }
 
 /// Check the file's values: a wrong one is an error naming its key and the accepted values.
@@ -422,6 +438,13 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
             Some(LogLevel::parse(l).ok_or_else(|| key_err("log_level", LogLevel::ACCEPTED, l))?)
         }
     };
+    let handoff_mode = match file.handoff_mode.as_deref() {
+        None => None,
+        Some(m) => Some(
+            HandoffMode::parse(m)
+                .ok_or_else(|| key_err("handoff_mode", "background, blocking", m))?,
+        ),
+    };
     if file.max_generations == Some(0) {
         return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
     }
@@ -443,6 +466,7 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         output,
         review,
         log_level,
+        handoff_mode,
     })
 }
 
@@ -651,7 +675,12 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         theme: cli.theme.or(file.theme).unwrap_or_else(|| "dark".into()),
         no_color: env.get("NO_COLOR").is_some(),
         editor: env.get("VISUAL").or(env.get("EDITOR")).map(str::to_string),
-        max_tokens: file.max_tokens.unwrap_or(16_384),
+        // The demo's 40,000-token window keeps room to work on past its handoff line.
+        max_tokens: file.max_tokens.unwrap_or(if account.demo {
+            DEMO_MAX_TOKENS
+        } else {
+            16_384
+        }),
         bash_timeout_secs: file.bash_timeout.unwrap_or(120),
         retry_base_ms: file.retry_base_ms.unwrap_or(1_000),
         stream_idle_timeout_secs: cli
@@ -659,6 +688,11 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .or(file.stream_idle_timeout)
             .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
+        // Blocking until the TUI shows a handoff running beside the main thread.
+        handoff_mode: cli
+            .handoff_mode
+            .or(checked.handoff_mode)
+            .unwrap_or(HandoffMode::Blocking),
     })
 }
 

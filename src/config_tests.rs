@@ -223,6 +223,39 @@ fn bad_file_values_name_the_key() {
     assert!(err.0.contains("max_generations"), "{err}");
 }
 
+#[test]
+fn the_handoff_mode_from_flag_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
+    let args = ["-p", "x", "--workspace", &ws];
+    let mode = |extra: &[&str], file: FileConfig| {
+        let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+        resolve(cli(&all), &e, file).map(|c| c.handoff_mode)
+    };
+    let blocking = || FileConfig {
+        handoff_mode: Some("Blocking".into()),
+        ..Default::default()
+    };
+    assert_eq!(mode(&[], blocking()), Ok(HandoffMode::Blocking));
+    assert_eq!(
+        mode(&["--handoff-mode", "background"], blocking()),
+        Ok(HandoffMode::Background),
+        "the flag beats the file"
+    );
+    let bad = FileConfig {
+        handoff_mode: Some("lazy".into()),
+        ..Default::default()
+    };
+    let err = mode(&[], bad).unwrap_err();
+    assert!(
+        err.0.contains("`handoff_mode`") && err.0.contains("background, blocking"),
+        "{err}"
+    );
+    let flag = Cli::try_parse_from(["flower-tui", "--handoff-mode", "eager"]).unwrap_err();
+    assert!(flag.to_string().contains("background, blocking"), "{flag}");
+}
+
 fn sample() -> Config {
     Config {
         prompt: None,
@@ -255,5 +288,6 @@ fn sample() -> Config {
         retry_base_ms: 1000,
         stream_idle_timeout_secs: 120,
         log_level: LogLevel::Info,
+        handoff_mode: crate::engine::policy::HandoffMode::Background,
     }
 }

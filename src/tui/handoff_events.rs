@@ -27,12 +27,15 @@ pub(super) fn on_handoff(
             window,
         } => on_near(state, context, at, window),
         HandoffPhase::Writing { manual, .. } => on_writing(state, manual, now),
+        HandoffPhase::Rescuing { .. } => on_writing(state, false, now),
+        HandoffPhase::Waiting { .. } => {}
         HandoffPhase::Frozen {
             handoff,
             path,
             degraded,
             markdown,
             awaits_review,
+            background: _,
         } => {
             state.running = Running::Idle;
             if degraded {

@@ -168,6 +168,7 @@ fn spinner_line_while_a_handoff_is_written() {
             handoff: HandoffId(1),
             manual: true,
             focus: None,
+            background: false,
         })),
         t0,
     );
@@ -206,6 +207,7 @@ fn tiny_terminals_do_not_panic() {
             handoff: HandoffId(1),
             manual: false,
             focus: None,
+            background: false,
         })),
         t0,
     );

@@ -1,5 +1,6 @@
 //! The integration suite, one module per area.
 
+mod background;
 mod cli;
 mod continuity;
 mod continuity_e2e;
@@ -8,3 +9,4 @@ mod engine;
 mod handoff;
 mod protocol;
 mod provider;
+mod rescue;

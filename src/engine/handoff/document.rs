@@ -216,6 +216,8 @@ impl HandoffDoc {
             document: &self.to_markdown(),
             degraded: self.degraded(),
             request: &[],
+            tail: &[],
+            rescued: false,
         }
         .briefing_block()
     }

@@ -147,7 +147,15 @@ impl Engine {
             outside_workspace: outside,
         });
         loop {
-            match self.ops.recv().await {
+            let op = tokio::select! {
+                op = self.ops.recv() => op,
+                Some(w) = self.bg_rx.recv() => {
+                    // A background handoff's document arrived while the user decides.
+                    self.on_written(w);
+                    continue;
+                }
+            };
+            match op {
                 Some(Op::Approval { id: got, decision }) if got == id => {
                     return match decision {
                         Approval::Once => Decision::Allow,
