@@ -688,11 +688,10 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .or(file.stream_idle_timeout)
             .unwrap_or(120),
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
-        // Blocking until the TUI shows a handoff running beside the main thread.
         handoff_mode: cli
             .handoff_mode
             .or(checked.handoff_mode)
-            .unwrap_or(HandoffMode::Blocking),
+            .unwrap_or_default(),
     })
 }
 

@@ -241,6 +241,7 @@ fn on_assistant_done(state: &mut AppState, text: String, interrupted: bool) {
         }),
         _ => {}
     }
+    state.flush_deferred();
 }
 
 fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String, now: Instant) {
@@ -327,6 +328,7 @@ fn on_turn_end(state: &mut AppState, turn: TurnId, kind: TurnKind, reason: ExitR
         return;
     }
     state.finish_streaming();
+    state.flush_deferred();
     if matches!(
         state.running,
         Running::Streaming { .. } | Running::Tool { .. }

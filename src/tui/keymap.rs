@@ -75,6 +75,8 @@ pub enum Action {
     RestoreUnsaved,
     /// Discard the offered unsaved edits (their file is removed).
     DiscardUnsaved,
+    /// Stop writing the handoff document in the background; the main turn goes on.
+    CancelHandoff,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
@@ -179,6 +181,9 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Global, ctrl('o'), A::ToggleFocus, "move the focus between input and editor", Some("focus")),
     b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
     b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the last tool output", None),
+    // Esc aborts the main turn first; this one cancels only the handoff written beside it (Esc
+    // does too once no turn runs).
+    b(C::Global, ctrl('g'), A::CancelHandoff, "cancel the handoff being written in the background (the turn goes on)", None),
 ];
 
 fn matches(key: &Key, ev: &KeyEvent) -> bool {
@@ -438,6 +443,7 @@ mod tests {
             KeepMine,
             RestoreUnsaved,
             DiscardUnsaved,
+            CancelHandoff,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -445,7 +451,8 @@ mod tests {
                 Send | Newline | HistoryPrev | HistoryNext | Abort | ClearOrQuit | ScrollUp
                 | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool | PopupNext
                 | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
-                | ApproveAlways | Deny | Reload | KeepMine | RestoreUnsaved | DiscardUnsaved => {}
+                | ApproveAlways | Deny | Reload | KeepMine | RestoreUnsaved | DiscardUnsaved
+                | CancelHandoff => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -22,6 +22,8 @@ pub mod update;
 pub mod view;
 
 #[cfg(test)]
+mod background_tests;
+#[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
 mod editor_tests;

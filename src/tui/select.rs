@@ -61,10 +61,16 @@ impl AppState {
         let spinner = self
             .spinner()
             .map(|(_, since, _)| spinner::next_frame_in(now.saturating_duration_since(since)));
+        let background = self
+            .background_spinner()
+            .map(|(_, since, _)| spinner::next_frame_in(now.saturating_duration_since(since)));
         let countdown = self.editor.as_ref().and_then(|e| e.next_change(now));
         let quit = self
             .ctrl_c_at
             .map(|t| (t + QUIT_WINDOW).saturating_duration_since(now));
-        [spinner, countdown, quit].into_iter().flatten().min()
+        [spinner, background, countdown, quit]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

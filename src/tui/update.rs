@@ -172,8 +172,19 @@ fn on_action(
                 fx.push(Effect::SendOp(Op::Abort {
                     turn: state.abort_turn(),
                 }));
+            } else if let Some(bg) = state.background.filter(|b| b.writing()) {
+                // Nothing else runs: Esc cancels the handoff written in the background.
+                fx.push(Effect::SendOp(Op::CancelHandoff {
+                    handoff: bg.handoff,
+                }));
             }
         }
+        Action::CancelHandoff => match state.background.filter(|b| b.writing()) {
+            Some(bg) => fx.push(Effect::SendOp(Op::CancelHandoff {
+                handoff: bg.handoff,
+            })),
+            None => state.notice("No handoff is being written in the background"),
+        },
         Action::ClearOrQuit => clear_or_quit(state, now, fx),
         Action::ScrollUp => fx.push(Effect::ScrollChat(ChatScroll::PageUp)),
         Action::ScrollDown => fx.push(Effect::ScrollChat(ChatScroll::PageDown)),

@@ -110,12 +110,14 @@ pub fn draw(
         return;
     }
     let spinner_h = u16::from(state.spinner().is_some());
+    let background_h = u16::from(state.background_spinner().is_some());
     let bottom_h = match state.approvals.front() {
         Some(p) if state.focus == Focus::Approval => approval_height(p, area.width),
         _ => input_height(state, area.width),
     };
-    let [body, spin, bottom, status] = Layout::vertical([
+    let [body, background, spin, bottom, status] = Layout::vertical([
         Constraint::Min(0),
+        Constraint::Length(background_h),
         Constraint::Length(spinner_h),
         Constraint::Length(bottom_h),
         Constraint::Length(1),
@@ -128,6 +130,17 @@ pub fn draw(
     }
     if let (Some(ed), Some(rect)) = (state.editor.as_ref(), editor) {
         draw_editor(ed, state.focus == Focus::Editor, rect, buf, theme, now);
+    }
+    // A handoff written beside the main thread has its own line above the main thread's.
+    if let Some((label, since, hint)) = state.background_spinner() {
+        render_spinner(
+            &label,
+            now.saturating_duration_since(since),
+            &hint,
+            background,
+            buf,
+            theme,
+        );
     }
     if let Some((label, since, hint)) = state.spinner() {
         render_spinner(

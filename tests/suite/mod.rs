@@ -1,6 +1,7 @@
 //! The integration suite, one module per area.
 
 mod background;
+mod background_e2e;
 mod cli;
 mod continuity;
 mod continuity_e2e;

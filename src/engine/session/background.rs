@@ -520,6 +520,17 @@ impl Engine {
     pub(super) async fn background_boundary(
         &mut self,
     ) -> Option<crate::engine::protocol::ExitReason> {
+        self.bg.as_ref()?;
+        // What arrived while the last request or tool ran counts before this boundary: a review
+        // that ended then turns over now, not one request later.
+        while let Ok(w) = self.bg_rx.try_recv() {
+            self.on_written(w);
+        }
+        while let Ok(op) = self.ops.try_recv() {
+            if self.triage(Some(op)).is_some() {
+                return Some(crate::engine::protocol::ExitReason::Interrupted);
+            }
+        }
         let bg = self.bg.as_ref()?;
         if !bg.ready() {
             let (context, limit) = (self.ctx_estimate(), self.hard_limit());
