@@ -38,6 +38,16 @@ const BENCHES: &[(&str, &str, fn())] = &[
         engine_bench::memory,
     ),
     (
+        "turnover",
+        "the wait at the turnover with a 20 s writing turn: background against blocking, side by side",
+        handoff_bg_bench::turnover,
+    ),
+    (
+        "rescue",
+        "overflow handoffs on a fake enforcing its window by body size: the share rescued",
+        handoff_bg_bench::rescue,
+    ),
+    (
         "chaos",
         "turns completed and cost per fault under a 40 % fault rate (both protocols)",
         chaos_bench::run,
@@ -54,6 +64,7 @@ use support::fake;
 mod chaos_bench;
 mod continuity_bench;
 mod engine_bench;
+mod handoff_bg_bench;
 mod render_bench;
 
 fn main() {

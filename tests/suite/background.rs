@@ -671,3 +671,51 @@ async fn headless_finishes_a_background_handoff_before_it_exits() {
 fn exit_of(ev: &[Event]) -> Option<ExitReason> {
     crate::support::harness::exit_reason(ev)
 }
+
+#[tokio::test]
+async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_spill_file() {
+    let h = Harness::new().await;
+    // 9,000+ characters whose last line only the spill file may hold.
+    let big: String = (0..900)
+        .map(|i| format!("row {i:04}\n"))
+        .chain(std::iter::once("END-OF-BIG-FILE\n".to_string()))
+        .collect();
+    std::fs::write(h.workspace.join("big.txt"), &big).unwrap();
+    let gw = Gate::new();
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    // After the cut, while the document is written: the big read.
+    h.server.push(a::tool_use(
+        "t2",
+        "read_file",
+        r#"{"path":"big.txt"}"#,
+        u(31_200),
+    ));
+    h.server.push(a::text("read it", u(34_000)));
+    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    let mut r = start(bg(&h));
+    let ev = r.turn("read the big file").await;
+    assert_eq!(turn_end(&ev), "completed");
+    gw.open();
+    until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
+    h.server.push(a::text("gen 2", u(5_000)));
+    r.turn("go on").await;
+    let rec = h.server.recorded();
+    let blocks = first_blocks(&rec.last().unwrap().body);
+    let result = blocks
+        .iter()
+        .find(|b| b.contains("[tool result t2 (read_file)]"))
+        .unwrap_or_else(|| panic!("the big result in the tail: {blocks:#?}"));
+    // Capped: the start is there, the end is not, and the record says where the whole is.
+    assert!(result.contains("row 0000"), "{result}");
+    assert!(!result.contains("END-OF-BIG-FILE"), "{result}");
+    let (_, after) = result
+        .split_once("the whole result is in ")
+        .unwrap_or_else(|| panic!("no spill path: {result}"));
+    let path = after.split(']').next().unwrap().trim();
+    assert!(path.contains("spill"), "{path}");
+    let spilled = std::fs::read_to_string(h.workspace.join(path)).unwrap();
+    assert!(spilled.contains("row 0000") && spilled.contains("END-OF-BIG-FILE"));
+    assert!(result.len() < spilled.len() / 2, "the record is capped");
+    r.shutdown().await;
+}
