@@ -35,6 +35,7 @@ pub fn params(
         })),
         model: "claude-bench".into(),
         system_prompt: "bench".into(),
+        instructions: Default::default(),
         workspace: ws.clone(),
         workbench: Some(ws.join(".flower")),
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
@@ -51,10 +52,14 @@ pub fn params(
         step: Some("bench".into()),
         retry: RetryPolicy::default(),
         max_tokens: 1024,
+        effort: None,
         bash_timeout: Duration::from_secs(30),
         resume: None,
         handoff_after: None,
+        autostart: None,
         demo: false,
+        mcp: None,
+        side_events: None,
     }
 }
 

@@ -48,9 +48,34 @@ const BENCHES: &[(&str, &str, fn())] = &[
         handoff_bg_bench::rescue,
     ),
     (
+        "recall",
+        "recall over 8 retired generations read from disk: a search, a regex, a whole message",
+        recall_bench::run,
+    ),
+    (
         "chaos",
         "turns completed and cost per fault under a 40 % fault rate (both protocols)",
         chaos_bench::run,
+    ),
+    (
+        "mcp",
+        "MCP tool-call round trip over stdio beyond the server's own time",
+        mcp_bench::run,
+    ),
+    (
+        "diff",
+        "the unified diff of a 5,000-line file (edit_file / write_file results and previews)",
+        daily_bench::diff,
+    ),
+    (
+        "mentions",
+        "@ completion over a 100,000-file tree: first results, the walk, one query",
+        daily_bench::mentions,
+    ),
+    (
+        "faults",
+        "a ledger save merging one step under the run's lock; a bash call with its lifeline",
+        faults_bench::run,
     ),
 ];
 
@@ -58,16 +83,23 @@ const BENCHES: &[(&str, &str, fn())] = &[
 #[path = "../tests/support"]
 mod support {
     pub mod fake;
+    pub mod mcp_server;
 }
 use support::fake;
 
 mod chaos_bench;
 mod continuity_bench;
+mod daily_bench;
 mod engine_bench;
+mod faults_bench;
 mod handoff_bg_bench;
+mod mcp_bench;
+mod recall_bench;
 mod render_bench;
 
 fn main() {
+    // Re-executed as the MCP server of the `mcp` bench.
+    mcp_bench::serve_if_asked();
     // `cargo bench` passes `--bench`; anything starting with `-` is not a bench name.
     let names: Vec<String> = std::env::args()
         .skip(1)

@@ -7,8 +7,10 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
+use crate::engine::mcp::{McpJsonPolicy, ServerConfig};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy, HandoffMode};
 use crate::engine::secrets::{self, ApiKey};
+use crate::engine::types::Effort;
 use crate::engine::windows::LearnedWindows;
 use crate::logging::LogLevel;
 
@@ -31,20 +33,20 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
     about = "A terminal coding agent with visible, editable context handoffs"
 )]
 pub struct Cli {
-    /// Run headless with this task; print events as JSON lines
+    /// Run headless with this task (`-` reads it from stdin); print events as JSON lines
     #[arg(short = 'p', long = "print", value_name = "TASK")]
     pub prompt: Option<String>,
     /// Context window in tokens
-    #[arg(long, value_name = "N", value_parser = parse_tokens)]
+    #[arg(long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true)]
     pub window: Option<u64>,
     /// Tokens kept free below the window; the handoff line is max(10000, window - headroom)
-    #[arg(long, value_name = "N", value_parser = parse_tokens)]
+    #[arg(long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true)]
     pub headroom: Option<u64>,
     /// Use in-place compaction instead of handoff
     #[arg(long)]
     pub no_handoff: bool,
     /// Handoffs allowed in one step before it stops
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
     pub max_generations: Option<u32>,
     /// Model name
     #[arg(long, value_name = "NAME")]
@@ -55,6 +57,19 @@ pub struct Cli {
     /// Continue the last run's latest session
     #[arg(long = "continue")]
     pub continue_last: bool,
+    /// Continue a session of this workspace: alone, pick one (TUI); with RUN_ID (or a unique
+    /// prefix of it), continue that run's latest session (TUI and headless)
+    #[arg(
+        long,
+        value_name = "RUN_ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "continue_last"
+    )]
+    pub resume: Option<String>,
+    /// Extended thinking (Anthropic) or reasoning effort (OpenAI): low, medium, high, or off
+    #[arg(long, value_name = "low|medium|high", value_parser = parse_effort)]
+    pub effort: Option<EffortSetting>,
     /// The workspace (default: the current directory)
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -65,7 +80,7 @@ pub struct Cli {
     #[arg(long)]
     pub no_workbench: bool,
     /// Side-editor review window before the successor starts: seconds, or off
-    #[arg(long, value_name = "SECS|off", value_parser = parse_review)]
+    #[arg(long, value_name = "SECS|off", value_parser = parse_review, allow_negative_numbers = true)]
     pub review: Option<Review>,
     /// Step name (default: derived from the first task)
     #[arg(long, value_name = "NAME")]
@@ -83,10 +98,10 @@ pub struct Cli {
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
     /// Iteration budget of one turn
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
     pub max_iterations: Option<u32>,
     /// Headless: trigger a manual handoff after N completed turns' worth of model responses
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
     pub handoff_after: Option<u32>,
     /// Theme name (dark or light, or a file in <config_dir>/flower/themes)
     #[arg(long, value_name = "NAME")]
@@ -101,6 +116,27 @@ pub struct Cli {
     /// document is ready (blocking)
     #[arg(long, value_name = "background|blocking", value_parser = parse_handoff_mode)]
     pub handoff_mode: Option<HandoffMode>,
+    /// The workspace's .mcp.json: ask (once per workspace; headless ignores an unapproved one),
+    /// trust, or ignore
+    #[arg(long, value_name = "ask|trust|ignore", value_parser = parse_mcp_json)]
+    pub mcp_json: Option<McpJsonPolicy>,
+}
+
+/// `--effort` as given: a level, or `off` (None).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EffortSetting(pub Option<Effort>);
+
+fn parse_effort(s: &str) -> Result<EffortSetting, String> {
+    Effort::parse(s).map(EffortSetting)
+}
+
+/// What `--resume` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeChoice {
+    /// `--resume` alone: the TUI shows a picker of this workspace's sessions.
+    Pick,
+    /// `--resume RUN_ID`: continue that run.
+    Run(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +204,34 @@ fn parse_tokens(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A token count in the config file: an integer, or a string the flag would accept (`"200k"`).
+fn file_tokens<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    use serde::de::Error as _;
+    const ACCEPTED: &str = "accepted values: a positive token count like 200000 or \"200k\"";
+    match toml::Value::deserialize(d)? {
+        toml::Value::Integer(n) if n > 0 => Ok(Some(n.unsigned_abs())),
+        toml::Value::Integer(n) => Err(D::Error::custom(format!("{ACCEPTED} (got {n})"))),
+        toml::Value::String(s) => parse_tokens(&s)
+            .map(Some)
+            .map_err(|_| D::Error::custom(format!("{ACCEPTED} (got \"{s}\")"))),
+        other => Err(D::Error::custom(format!(
+            "{ACCEPTED} (got {})",
+            a_type(&other)
+        ))),
+    }
+}
+
+/// `a string`, `an array`: a TOML value's type with its article.
+fn a_type(v: &toml::Value) -> String {
+    let t = v.type_str();
+    let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {t}")
+}
+
 fn parse_provider(s: &str) -> Result<ProviderKind, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "anthropic" => Ok(ProviderKind::Anthropic),
@@ -196,6 +260,10 @@ fn parse_handoff_mode(s: &str) -> Result<HandoffMode, String> {
         .ok_or_else(|| format!("accepted values: background, blocking (got '{s}')"))
 }
 
+fn parse_mcp_json(s: &str) -> Result<McpJsonPolicy, String> {
+    McpJsonPolicy::parse(s).ok_or_else(|| format!("accepted values: {}", McpJsonPolicy::ACCEPTED))
+}
+
 fn parse_output(s: &str) -> Result<OutputFormat, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "json" => Ok(OutputFormat::Json),
@@ -208,7 +276,10 @@ fn parse_output(s: &str) -> Result<OutputFormat, String> {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
+    /// A token count: `200000` or, as on the command line, `"200k"`.
+    #[serde(default, deserialize_with = "file_tokens")]
     pub window: Option<u64>,
+    #[serde(default, deserialize_with = "file_tokens")]
     pub headroom: Option<u64>,
     pub no_handoff: Option<bool>,
     /// Run compaction as well as handoff (both only when asked explicitly, SPEC §6.1).
@@ -235,6 +306,14 @@ pub struct FileConfig {
     pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
     pub handoff_mode: Option<String>,
+    /// `[mcp_servers.NAME]` tables (see `engine::mcp::config`).
+    pub mcp_servers: Option<toml::Value>,
+    /// Whether a workspace's `.mcp.json` is used: ask, trust, ignore.
+    pub mcp_json: Option<String>,
+    /// The cap on the project instructions (AGENTS.md / CLAUDE.md files together), in bytes.
+    pub instructions_max_bytes: Option<u64>,
+    /// `low`, `medium`, `high` or `off`.
+    pub effort: Option<String>,
 }
 
 /// A configuration error: one line naming the key and the accepted values; exit code 2.
@@ -295,6 +374,16 @@ pub struct Config {
     pub log_level: LogLevel,
     /// The handoff's writing turn beside the main thread or blocking it (SPEC §6.16).
     pub handoff_mode: HandoffMode,
+    /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
+    pub mcp_servers: Vec<ServerConfig>,
+    pub mcp_json: McpJsonPolicy,
+    /// `<config_dir>/flower`: the config file and the user's own `AGENTS.md`.
+    pub config_dir: Option<PathBuf>,
+    pub instructions_max_bytes: usize,
+    /// `--resume [RUN_ID]`.
+    pub resume: Option<ResumeChoice>,
+    /// `--effort` / `effort`.
+    pub effort: Option<Effort>,
 }
 
 impl Config {
@@ -315,7 +404,7 @@ impl Config {
             Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {} ({})\nworkspace: {}\nlog: {} ({})",
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {} ({})\nworkspace: {}\nlog: {} ({})\nmcp servers: {}",
             if self.backend.is_demo() {
                 "(in-process)"
             } else {
@@ -333,7 +422,23 @@ impl Config {
             self.workspace.display(),
             self.log_level,
             crate::logging::log_dir(&self.data_dir).display(),
-        )
+            mcp_summary(&self.mcp_servers),
+        ) + &self
+            .startup_warnings()
+            .iter()
+            .map(|w| format!("\nwarning: {w}"))
+            .collect::<String>()
+    }
+
+    /// What the settings themselves warn about (shown by `-v`; the engine says it at start too).
+    pub fn startup_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.context.hands_off()
+            && let Some(w) = self.thresholds().line_warning()
+        {
+            out.push(w);
+        }
+        out
     }
 }
 
@@ -377,22 +482,38 @@ pub fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
     };
     toml::from_str(&text).map_err(|e| {
         let msg = e.message().replace('\n', " ");
-        // Name the key: the line the error points at, up to its `=`.
-        let key = e.span().and_then(|span| {
-            let start = text[..span.start.min(text.len())]
-                .rfind('\n')
-                .map_or(0, |i| i + 1);
-            let line = text[start..].lines().next()?;
-            let (k, _) = line.split_once('=')?;
-            Some(k.trim().to_string())
-        });
-        match key {
-            Some(k) if !k.is_empty() && !msg.contains(&format!("`{k}`")) => {
-                ConfigError(format!("config {}: key `{k}`: {msg}", path.display()))
+        let path = path.display();
+        match e.span().and_then(|span| key_at(&text, span.start)) {
+            Some(KeyAt::Table(k)) if !k.is_empty() => ConfigError(format!(
+                "config {path}: key `{k}` is written as a table ([{k}]) but takes a value \
+                 (write `{k} = …` at the top of the file): {msg}"
+            )),
+            Some(KeyAt::Value(k)) if !k.is_empty() && !msg.contains(&format!("`{k}`")) => {
+                ConfigError(format!("config {path}: key `{k}`: {msg}"))
             }
-            _ => ConfigError(format!("config {}: {msg}", path.display())),
+            _ => ConfigError(format!("config {path}: {msg}")),
         }
     })
+}
+
+/// What the line an error points at names: a `key = value` or a `[table]` header.
+enum KeyAt {
+    Value(String),
+    Table(String),
+}
+
+/// The key on the line holding byte `pos` of `text`.
+fn key_at(text: &str, pos: usize) -> Option<KeyAt> {
+    let head = text.get(..pos.min(text.len()))?;
+    let start = head.rfind('\n').map_or(0, |i| i + 1);
+    let line = text.get(start..)?.lines().next()?.trim();
+    if let Some(header) = line.strip_prefix('[') {
+        let name = header.trim_start_matches('[');
+        let name = name.split(']').next()?.trim();
+        return Some(KeyAt::Table(name.trim_matches('"').to_string()));
+    }
+    let (k, _) = line.split_once('=')?;
+    Some(KeyAt::Value(k.trim().to_string()))
 }
 
 fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
@@ -403,11 +524,13 @@ fn key_err(key: &str, accepted: &str, got: &str) -> ConfigError {
 
 /// The config file's values that need checking beyond their TOML type.
 struct FileValues {
+    effort: Option<EffortSetting>,
     provider: Option<ProviderKind>,
     output: Option<OutputFormat>,
     review: Option<Review>,
     log_level: Option<LogLevel>,
     handoff_mode: Option<HandoffMode>,
+    mcp_json: Option<McpJsonPolicy>,
 }
 
 /// Check the file's values: a wrong one is an error naming its key and the accepted values.
@@ -445,14 +568,25 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
                 .ok_or_else(|| key_err("handoff_mode", "background, blocking", m))?,
         ),
     };
+    let effort = match file.effort.as_deref() {
+        None => None,
+        Some(e) => Some(parse_effort(e).map_err(|_| key_err("effort", Effort::ACCEPTED, e))?),
+    };
     if file.max_generations == Some(0) {
         return Err(key_err("max_generations", "a whole number ≥ 1", "0"));
     }
     if file.max_iterations == Some(0) {
         return Err(key_err("max_iterations", "a whole number ≥ 1", "0"));
     }
-    if file.window == Some(0) {
-        return Err(key_err("window", "a positive token count", "0"));
+    if file.max_tokens == Some(0) {
+        return Err(key_err("max_tokens", "a whole number ≥ 1", "0"));
+    }
+    if let Some(url) = &file.base_url {
+        check_base_url(url).map_err(|why| {
+            ConfigError(format!(
+                "config key `base_url`: {why}; accepted values: {BASE_URL_ACCEPTED}"
+            ))
+        })?;
     }
     if file.stream_idle_timeout == Some(0) {
         return Err(key_err(
@@ -461,13 +595,36 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
             "0",
         ));
     }
+    let mcp_json = match file.mcp_json.as_deref() {
+        None => None,
+        Some(m) => Some(
+            McpJsonPolicy::parse(m)
+                .ok_or_else(|| key_err("mcp_json", McpJsonPolicy::ACCEPTED, m))?,
+        ),
+    };
     Ok(FileValues {
+        effort,
         provider,
         output,
         review,
         log_level,
         handoff_mode,
+        mcp_json,
     })
+}
+
+const BASE_URL_ACCEPTED: &str = "an absolute http(s) URL like https://api.anthropic.com";
+
+/// Why `url` cannot be a provider's base URL, if it cannot.
+fn check_base_url(url: &str) -> Result<(), String> {
+    match reqwest::Url::parse(url.trim()) {
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+            Err(format!("'{url}' is not an http(s) URL"))
+        }
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Err(format!("'{url}' has no host")),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("'{url}' is not an absolute URL ({e})")),
+    }
 }
 
 /// Which provider, with which key, or the demo.
@@ -547,16 +704,26 @@ fn resolve_model(cli: &Cli, env: &Env, file: &FileConfig, account: &Account) -> 
         })
 }
 
-/// Base URL: env beats file beats the provider's public endpoint.
-fn resolve_base_url(env: &Env, file: &FileConfig, provider: Option<ProviderKind>) -> String {
-    let (env_base, public) = match provider {
-        Some(ProviderKind::OpenAi) => (env.get("OPENAI_BASE_URL"), "https://api.openai.com"),
-        _ => (env.get("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"),
+/// Base URL: env beats file beats the provider's public endpoint. A bad env value is an error
+/// naming the variable (the file's was checked with the file).
+fn resolve_base_url(
+    env: &Env,
+    file: &FileConfig,
+    provider: Option<ProviderKind>,
+) -> Result<String, ConfigError> {
+    let (var, public) = match provider {
+        Some(ProviderKind::OpenAi) => ("OPENAI_BASE_URL", "https://api.openai.com"),
+        _ => ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
     };
-    env_base
-        .map(str::to_string)
-        .or(file.base_url.clone())
-        .unwrap_or_else(|| public.to_string())
+    if let Some(url) = env.get(var) {
+        check_base_url(url).map_err(|why| {
+            ConfigError(format!(
+                "{var}: {why}; accepted values: {BASE_URL_ACCEPTED}"
+            ))
+        })?;
+        return Ok(url.to_string());
+    }
+    Ok(file.base_url.clone().unwrap_or_else(|| public.to_string()))
 }
 
 /// The window, where it came from, and the headroom used when none is configured.
@@ -604,6 +771,30 @@ fn resolve_workspace(cli: &Cli, file: &FileConfig) -> Result<PathBuf, ConfigErro
     Ok(workspace)
 }
 
+/// `<workspace>/.flower` must be a directory (or not exist yet): a file there is named as such.
+fn check_workbench(workspace: &Path) -> Result<(), ConfigError> {
+    let dir = workspace.join(".flower");
+    match std::fs::metadata(&dir) {
+        Ok(m) if !m.is_dir() => Err(ConfigError(format!(
+            "{} is a file, not a directory: flower-tui keeps its notes and spill files there; \
+             move the file away, or pass --no-workbench",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `--run-dir` must be a directory when it exists.
+fn check_run_dir(dir: &Path) -> Result<(), ConfigError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(ConfigError(format!(
+            "--run-dir {}: not a directory",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Handoff by default; `--no-handoff` compacts instead; `compaction = true` adds compaction.
 fn context_policy(cli: &Cli, file: &FileConfig) -> ContextPolicy {
     let no_handoff = cli.no_handoff || file.no_handoff.unwrap_or(false);
@@ -617,9 +808,10 @@ fn context_policy(cli: &Cli, file: &FileConfig) -> ContextPolicy {
 /// Merge flags, env and file into the effective config.
 pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
     let checked = check_file(&file)?;
+    let mcp_servers = mcp_servers(&file, env)?;
     let account = resolve_account(&cli, env, &file, checked.provider)?;
     let model = resolve_model(&cli, env, &file, &account);
-    let base_url = resolve_base_url(env, &file, account.provider);
+    let base_url = resolve_base_url(env, &file, account.provider)?;
     let data_dir = data_dir(env);
     let (window, window_source, headroom_default) = resolve_window(
         cli.window.or(file.window),
@@ -629,6 +821,15 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         &data_dir,
     );
     let workspace = resolve_workspace(&cli, &file)?;
+    let workbench = !(cli.no_workbench || file.no_workbench.unwrap_or(false));
+    // (The demo works in a scratch copy, never in this workspace.)
+    if workbench && !account.demo {
+        check_workbench(&workspace)?;
+    }
+    let run_dir = cli.run_dir.clone().or(file.run_dir.clone());
+    if let Some(dir) = &run_dir {
+        check_run_dir(dir)?;
+    }
     let review = match cli.review.or(checked.review) {
         Some(Review::Off) => None,
         Some(Review::Secs(s)) => Some(s),
@@ -663,9 +864,9 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .unwrap_or(DEFAULT_MAX_ITERATIONS),
         continue_last: cli.continue_last,
         workspace,
-        run_dir: cli.run_dir.or(file.run_dir),
+        run_dir,
         data_dir,
-        workbench: !(cli.no_workbench || file.no_workbench.unwrap_or(false)),
+        workbench,
         review,
         step: cli.step.or(file.step),
         approvals,
@@ -692,7 +893,45 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
             .handoff_mode
             .or(checked.handoff_mode)
             .unwrap_or_default(),
+        mcp_servers,
+        mcp_json: cli.mcp_json.or(checked.mcp_json).unwrap_or_default(),
+        config_dir: config_path(env).and_then(|p| p.parent().map(Path::to_path_buf)),
+        resume: cli.resume.map(|id| match id.trim() {
+            "" => ResumeChoice::Pick,
+            id => ResumeChoice::Run(id.to_string()),
+        }),
+        effort: cli.effort.or(checked.effort).and_then(|e| e.0),
+        instructions_max_bytes: file
+            .instructions_max_bytes
+            .map_or(crate::engine::instructions::DEFAULT_MAX_BYTES, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
     })
+}
+
+/// `name (command or URL), …` for `-v`, or `(none)`.
+fn mcp_summary(servers: &[ServerConfig]) -> String {
+    if servers.is_empty() {
+        return "(none in the config file)".into();
+    }
+    servers
+        .iter()
+        .map(|s| {
+            let off = if s.enabled { "" } else { ", disabled" };
+            format!("{} ({}{off})", s.name, s.transport.summary())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The file's `[mcp_servers]`, `${VAR}` expanded from `env`; an error names the key.
+fn mcp_servers(file: &FileConfig, env: &Env) -> Result<Vec<ServerConfig>, ConfigError> {
+    let Some(table) = &file.mcp_servers else {
+        return Ok(Vec::new());
+    };
+    let lookup = |k: &str| env.get(k).map(str::to_string);
+    crate::engine::mcp::config::from_toml(table, &lookup)
+        .map_err(|e| ConfigError(format!("config {e}")))
 }
 
 /// Parse argv, read env and the config file: the whole start-up configuration.

@@ -289,5 +289,251 @@ fn sample() -> Config {
         stream_idle_timeout_secs: 120,
         log_level: LogLevel::Info,
         handoff_mode: crate::engine::policy::HandoffMode::Background,
+        mcp_servers: Vec::new(),
+        mcp_json: McpJsonPolicy::Ask,
+        config_dir: None,
+        instructions_max_bytes: 32 * 1024,
+        resume: None,
+        effort: None,
     }
+}
+
+/// The error `text` as the config file yields it.
+fn file_error(dir: &Path, text: &str) -> String {
+    let path = dir.join("edge.toml");
+    std::fs::write(&path, text).unwrap();
+    load_file(&path)
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.0)
+}
+
+#[test]
+fn file_edge_cases_name_the_key_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = |text: &str| {
+        let path = dir.path().join("ok.toml");
+        std::fs::write(&path, text).unwrap();
+        load_file(&path).unwrap()
+    };
+    // As the flag takes it.
+    assert_eq!(ok("window = \"200k\"\n").window, Some(200_000));
+    assert_eq!(ok("headroom = \"20_000\"\n").headroom, Some(20_000));
+    assert_eq!(ok("window = 1000000\n").window, Some(1_000_000));
+    // (text, what the one line must hold)
+    let table: [(&str, &[&str]); 6] = [
+        ("[window]\nsize = 3\n", &["`window`", "table", "window = "]),
+        ("[[window]]\n", &["`window`", "table"]),
+        ("window = \"big\"\n", &["`window`", "200k", "big"]),
+        ("window = 0\n", &["`window`", "positive token count"]),
+        ("headroom = true\n", &["`headroom`", "boolean"]),
+        ("model = { name = \"x\" }\n", &["`model`"]),
+    ];
+    for (text, want) in table {
+        let err = file_error(dir.path(), text);
+        assert!(!err.is_empty(), "{text:?} was accepted");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for w in want {
+            assert!(err.contains(w), "{text:?}: {w:?} missing from {err}");
+        }
+    }
+}
+
+#[test]
+fn checked_values_name_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(&[("ANTHROPIC_API_KEY", "sk-ant-k")], dir.path());
+    let run = |file: FileConfig, e: &Env| resolve(cli(&["-p", "x", "--workspace", &ws]), e, file);
+    let err = run(
+        FileConfig {
+            max_tokens: Some(0),
+            ..Default::default()
+        },
+        &e,
+    )
+    .unwrap_err();
+    assert!(
+        err.0.contains("`max_tokens`") && err.0.contains("≥ 1"),
+        "{err}"
+    );
+    for bad in ["localhost:8080", "ftp://host/x", "/v1", "http://"] {
+        let err = run(
+            FileConfig {
+                base_url: Some(bad.into()),
+                ..Default::default()
+            },
+            &e,
+        )
+        .unwrap_err();
+        assert!(
+            err.0.contains("`base_url`") && err.0.contains("http(s)") && err.0.contains(bad),
+            "{bad}: {err}"
+        );
+    }
+    for good in ["http://127.0.0.1:8080", "https://api.example.com/v1"] {
+        let c = run(
+            FileConfig {
+                base_url: Some(good.into()),
+                ..Default::default()
+            },
+            &e,
+        )
+        .unwrap();
+        assert_eq!(c.base_url, good);
+    }
+    let bad_env = env(
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant-k"),
+            ("ANTHROPIC_BASE_URL", "api.anthropic.com"),
+        ],
+        dir.path(),
+    );
+    let err = run(FileConfig::default(), &bad_env).unwrap_err();
+    assert!(err.0.starts_with("ANTHROPIC_BASE_URL: "), "{err}");
+}
+
+#[test]
+fn negative_flag_values_name_the_flag_and_the_accepted_values() {
+    for (flag, want) in [
+        ("--review", "a number of seconds or off"),
+        ("--window", "positive token count"),
+        ("--max-generations", "1.."),
+    ] {
+        let err = Cli::try_parse_from(["flower-tui", flag, "-3"]).unwrap_err();
+        let (line, code) = LoadError::Clap(err).report();
+        assert_eq!(code, 2, "{line}");
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(
+            line.contains(flag) && line.contains("-3") && line.contains(want),
+            "{flag}: {line}"
+        );
+    }
+}
+
+#[test]
+fn a_dot_flower_file_and_a_run_dir_file_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join(".flower"), "not a dir").unwrap();
+    let e = env(&[("ANTHROPIC_API_KEY", "sk-ant-k")], dir.path());
+    let ws_arg = ws.display().to_string();
+    let err = resolve(
+        cli(&["-p", "x", "--workspace", &ws_arg]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.0.contains(".flower is a file, not a directory") && err.0.contains("--no-workbench"),
+        "{err}"
+    );
+    // Without the workbench it is not in the way.
+    let c = resolve(
+        cli(&["-p", "x", "--workspace", &ws_arg, "--no-workbench"]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap();
+    assert!(c.workbench_dir().is_none());
+    let file = dir.path().join("run-file");
+    std::fs::write(&file, "x").unwrap();
+    let run_arg = file.display().to_string();
+    let err = resolve(
+        cli(&[
+            "-p",
+            "x",
+            "--workspace",
+            &ws_arg,
+            "--no-workbench",
+            "--run-dir",
+            &run_arg,
+        ]),
+        &e,
+        FileConfig::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.0, format!("--run-dir {run_arg}: not a directory"));
+}
+
+#[test]
+fn a_handoff_line_at_the_window_is_a_warning_in_the_report() {
+    let c = Config {
+        window: 8_000,
+        ..sample()
+    };
+    assert_eq!(c.startup_warnings().len(), 1);
+    let report = c.verbose_report();
+    assert!(
+        report.contains("\nwarning: the handoff line (10.0K) is at or above the window (8K)"),
+        "{report}"
+    );
+    // Compaction has no handoff line.
+    let c = Config {
+        context: ContextPolicy::Compaction,
+        ..c
+    };
+    assert!(c.startup_warnings().is_empty());
+    assert!(sample().startup_warnings().is_empty());
+}
+
+#[test]
+fn mcp_servers_and_the_mcp_json_policy_from_the_file_and_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(
+        &[("ANTHROPIC_API_KEY", "k"), ("GH_TOKEN", "ghp_1")],
+        dir.path(),
+    );
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        r#"
+        mcp_json = "trust"
+        [mcp_servers.github]
+        command = "npx"
+        args = ["-y", "@modelcontextprotocol/server-github"]
+        env = { GITHUB_TOKEN = "${GH_TOKEN}" }
+        [mcp_servers.docs]
+        url = "https://example.com/mcp"
+        "#,
+    )
+    .unwrap();
+    let file = load_file(&path).unwrap();
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file.clone()).unwrap();
+    let names: Vec<&str> = c.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["docs", "github"]);
+    assert_eq!(c.mcp_json, McpJsonPolicy::Trust);
+    let c = resolve(
+        cli(&["-p", "x", "--workspace", &ws, "--mcp-json", "ignore"]),
+        &e,
+        file,
+    )
+    .unwrap();
+    assert_eq!(c.mcp_json, McpJsonPolicy::Ignore, "the flag wins");
+    assert_eq!(sample().mcp_json, McpJsonPolicy::Ask);
+
+    std::fs::write(&path, "[mcp_servers.bad]\ncommand = 3\n").unwrap();
+    let err = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        load_file(&path).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.0,
+        "config key `mcp_servers.bad.command`: expected a string (got a number)"
+    );
+    std::fs::write(&path, "mcp_json = \"always\"\n").unwrap();
+    let err = resolve(
+        cli(&["-p", "x", "--workspace", &ws]),
+        &e,
+        load_file(&path).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.0,
+        "config key `mcp_json`: accepted values: ask, trust, ignore (got always)"
+    );
+    assert!(Cli::try_parse_from(["flower-tui", "--mcp-json", "maybe"]).is_err());
 }

@@ -6,30 +6,57 @@ use crate::config::{Config, OutputFormat};
 use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session;
 
+/// The task of `-p -`: all of `input` (stdin), which must not be empty.
+pub fn task_from(mut input: impl std::io::Read) -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes)?;
+    let task = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    if task.trim().is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the task read from stdin is empty",
+        ));
+    }
+    Ok(task)
+}
+
 /// Run one task to completion. Returns the process exit code.
 pub async fn run(mut config: Config) -> i32 {
-    if let Err(e) = crate::launch::prepare_demo(&mut config) {
-        eprintln!("flower-tui: {e}");
-        return 1;
-    }
+    // Held to the end: the demo's scratch directory goes when it is dropped.
+    let _scratch = match crate::launch::prepare_demo(&mut config, false) {
+        Ok(s) => s,
+        Err(e) => return crate::launch::start_failed(&e),
+    };
     let Some(task) = config.prompt.clone() else {
         eprintln!("flower-tui: headless mode needs a task (-p \"task\")");
         return 2;
     };
+    if config.resume == Some(crate::config::ResumeChoice::Pick) {
+        // No picker without a terminal: say which runs there are and how to name one.
+        let runs = crate::engine::sessions::list(&config.data_dir, &config.workspace);
+        if runs.is_empty() {
+            eprintln!(
+                "flower-tui: --resume: no earlier session of {}",
+                config.workspace.display()
+            );
+        } else {
+            eprintln!(
+                "flower-tui: --resume needs a run id in headless mode (flower-tui --resume RUN_ID -p …); this workspace's sessions, newest first:\n{}",
+                crate::engine::sessions::describe(&runs, 10).trim_end()
+            );
+        }
+        return 2;
+    }
     let params = match crate::launch::engine_params(&config, false) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     let run_dir = params.run_dir.root.clone();
+    let mcp = params.mcp.clone();
     let mut handle = match session::spawn(params) {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("flower-tui: {e}");
-            return 1;
-        }
+        Err(e) => return crate::launch::start_failed(&e),
     };
     eprintln!("flower-tui: run directory {}", run_dir.display());
     let turn = TurnId::FIRST;
@@ -116,5 +143,8 @@ pub async fn run(mut config: Config) -> i32 {
         }
     }
     let _ = handle.task.await;
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     code
 }

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod harden;
 pub mod headless;
 pub mod launch;
 pub mod logging;

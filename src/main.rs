@@ -4,7 +4,12 @@ use flower_tui::config::{self, Env};
 
 fn main() {
     let env = Env::from_process();
-    let config = match config::load(std::env::args(), &env) {
+    // SAFETY: the very start of main, before the async runtime or anything else starts a thread:
+    // nothing else reads or writes the environment while the provider keys are wiped from it.
+    // Their values live on in `env` (and, masked, in the secrets registry).
+    unsafe { flower_tui::harden::scrub_keys_and_lock_down() };
+    flower_tui::engine::secrets::register_env(env.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let mut config = match config::load(std::env::args(), &env) {
         Ok(c) => c,
         Err(e) => {
             let (line, code) = e.report();
@@ -16,6 +21,16 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // `-p -`: the task comes from stdin (a task too long for the command line).
+    if config.prompt.as_deref() == Some("-") {
+        match flower_tui::headless::task_from(std::io::stdin().lock()) {
+            Ok(task) => config.prompt = Some(task),
+            Err(e) => {
+                eprintln!("flower-tui: -p -: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

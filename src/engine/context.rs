@@ -40,6 +40,21 @@ impl Thresholds {
             warn_at: warn_at(at),
         }
     }
+
+    /// A warning when the handoff line (10k floor) is at or above the window itself: the session
+    /// would hit the window before a handoff is ever due.
+    pub fn line_warning(&self) -> Option<String> {
+        (self.at >= self.window).then(|| {
+            format!(
+                "the handoff line ({}) is at or above the window ({}): the context would hit \
+                 the window before a handoff is due. Raise --window (the line never drops below \
+                 {}) or lower --headroom",
+                fmt_tokens(self.at),
+                fmt_window(self.window),
+                fmt_tokens(MIN_AT)
+            )
+        })
+    }
 }
 
 /// What the due check needs to know.
@@ -230,6 +245,29 @@ mod tests {
             let t = Thresholds::new(w, h);
             assert_eq!((t.at, t.warn_at), (at, warn), "window {w} headroom {h}");
         }
+    }
+
+    #[test]
+    fn a_line_at_or_above_the_window_is_warned_about() {
+        // (window, headroom, warned)
+        let table = [
+            (200_000, 50_000, false),
+            (10_001, 50_000, false), // the floor, just below the window
+            (10_000, 50_000, true),  // the floor is the window
+            (8_000, 50_000, true),   // the floor is above the window
+            (40_000, 0, true),       // no headroom: the line is the window
+        ];
+        for (w, h, warned) in table {
+            let got = Thresholds::new(w, h).line_warning();
+            assert_eq!(got.is_some(), warned, "window {w} headroom {h}: {got:?}");
+        }
+        let text = Thresholds::new(8_000, 50_000)
+            .line_warning()
+            .unwrap_or_default();
+        assert!(
+            text.contains("10.0K") && text.contains("8K") && text.contains("--window"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -20,14 +20,48 @@ const README: &str =
 const CALC: &str = "#!/bin/sh\n# usage: calc.sh OP A B\nop=$1; a=$2; b=$3\ncase \"$op\" in\n  add) echo $((a - b)) ;;\n  sub) echo $((a - b)) ;;\n  *) echo \"unknown op: $op\" >&2; exit 2 ;;\nesac\n";
 const TEST: &str = "#!/bin/sh\nfail=0\ncheck() { got=$(sh calc.sh \"$1\" \"$2\" \"$3\"); [ \"$got\" = \"$4\" ] && echo \"ok   $1 $2 $3 = $4\" || { echo \"FAIL $1 $2 $3: got $got, want $4\"; fail=1; }; }\ncheck add 2 3 5\ncheck sub 7 4 3\nexit $fail\n";
 
-/// Create the scratch project in a fresh temp dir and return its path.
-pub fn scratch_workspace() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("flower-demo-{}", super::fsutil::new_id()));
-    std::fs::create_dir_all(&dir)?;
-    write(&dir, "README.md", README)?;
-    write(&dir, "calc.sh", CALC)?;
-    write(&dir, "test.sh", TEST)?;
-    Ok(dir)
+/// The message the demo types itself when the TUI starts, so it plays without a keystroke.
+pub const FIRST_MESSAGE: &str = "The checks in this little calculator fail. Fix them, then add the `mul` operation the README asks for.";
+
+/// What the scratch directories' names start with (only such a directory is ever removed).
+const SCRATCH_PREFIX: &str = "flower-demo-";
+
+/// The demo's scratch copy of the tiny project: created in the temp dir, removed (with whatever
+/// the session wrote into it) when this is dropped, so a demo leaves nothing behind.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    /// Create the scratch project in a fresh temp dir.
+    pub fn create() -> std::io::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("{SCRATCH_PREFIX}{}", super::fsutil::new_id()));
+        std::fs::create_dir_all(&dir)?;
+        let scratch = Scratch { dir };
+        write(&scratch.dir, "README.md", README)?;
+        write(&scratch.dir, "calc.sh", CALC)?;
+        write(&scratch.dir, "test.sh", TEST)?;
+        Ok(scratch)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Never anything but a scratch directory of ours in the temp dir.
+        let ours = self.dir.parent() == Some(std::env::temp_dir().as_path())
+            && self
+                .dir
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(SCRATCH_PREFIX));
+        if ours {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
@@ -55,23 +89,23 @@ fn gen1() -> Vec<Step> {
             tool: Some(("read_file", json!({"path": "calc.sh"}))),
         },
         Step {
-            text: "Let me run the checks before touching anything.",
-            tool: Some(("bash", json!({"command": "sh test.sh"}))),
+            text: "And the checks it has to pass.",
+            tool: Some(("read_file", json!({"path": "test.sh"}))),
         },
         Step {
-            text: "The `add` branch subtracts: `$((a - b))`. That is the failing check. Fixing it:",
+            text: "The `add` branch subtracts: `$((a - b))`, so `check add 2 3 5` gets -1. Fixing it (this edit waits for your approval, with its diff):",
             tool: Some((
                 "edit_file",
                 json!({"path": "calc.sh", "old_string": "  add) echo $((a - b)) ;;", "new_string": "  add) echo $((a + b)) ;;"}),
             )),
         },
         Step {
-            text: "Running the checks again.",
+            text: "Running the checks.",
             tool: Some(("bash", json!({"command": "sh test.sh"}))),
         },
         Step {
-            text: "Both checks pass. The README also asks for a `mul` operation; let me look at the test file to add a check for it.",
-            tool: Some(("read_file", json!({"path": "test.sh"}))),
+            text: "Both checks pass. The README also asks for a `mul` operation; let me read its TODO again.",
+            tool: Some(("read_file", json!({"path": "README.md"}))),
         },
         Step {
             text: "While the handoff document is written in the background, I'll check the edge cases. First, a missing operand:",
@@ -271,5 +305,27 @@ impl Provider for DemoProvider {
                 stop_reason: Some(stop),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scratch_copy_goes_when_dropped_and_nothing_else_is_ever_removed() {
+        let scratch = Scratch::create().unwrap();
+        let dir = scratch.path().to_path_buf();
+        assert!(dir.join("calc.sh").is_file() && dir.join("test.sh").is_file());
+        std::fs::create_dir_all(dir.join(".flower/notes")).unwrap();
+        std::fs::write(dir.join(".flower/notes/handoff-x.md"), "doc").unwrap();
+        drop(scratch);
+        assert!(!dir.exists());
+        // A guard that points anywhere else leaves it alone.
+        let keep = tempfile::tempdir().unwrap();
+        drop(Scratch {
+            dir: keep.path().to_path_buf(),
+        });
+        assert!(keep.path().exists());
     }
 }

@@ -24,15 +24,32 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
-    /// `--continue` found nothing it can continue.
-    #[error("--continue: {0}")]
+    /// `--continue`, `--resume` or `/resume` found nothing it can continue.
+    #[error("cannot continue: {0}")]
     Resume(#[from] ResumeError),
-    /// `--run-dir` names a directory that holds a run already.
+    /// `--run-dir` names a directory that holds a run already, and no new `--step` for it.
     #[error(
-        "{} already holds a run (use --continue to go on with it, or another --run-dir)",
+        "--run-dir {} already holds a run: use --continue to go on with it, --step NAME to add a \
+         step to it, or another --run-dir",
         path.display()
     )]
     RunDirTaken { path: PathBuf },
+    /// `--run-dir` with a `--step` the run has already.
+    #[error(
+        "--run-dir {} already has step {step}: use --continue --step {step} to go on with it, or \
+         another --step",
+        path.display()
+    )]
+    StepTaken { path: PathBuf, step: String },
+    /// `--run-dir` names a run of another workspace.
+    #[error(
+        "--run-dir {} is a run of the workspace {}: its steps share that workspace; use \
+         --workspace {} or another --run-dir",
+        path.display(),
+        workspace.display(),
+        workspace.display()
+    )]
+    RunOfOtherWorkspace { path: PathBuf, workspace: PathBuf },
     /// `max_generations` handoffs in one step (SPEC §6.11).
     #[error(
         "handoff breaker: {max} handoffs in this step. The handoff line ({at} tokens) is probably \
@@ -53,16 +70,48 @@ pub enum Error {
 pub enum ResumeError {
     #[error("no earlier run for {} under {}", workspace.display(), runs.display())]
     NoEarlierRun { workspace: PathBuf, runs: PathBuf },
-    #[error("cannot read the last run's manifest: {0}")]
+    /// The ledger cannot be read (the error names the file).
+    #[error("cannot read the run's manifest {0}")]
     Manifest(#[source] io::Error),
+    /// The newest run of the workspace has a ledger that cannot be read: nothing is continued
+    /// silently in its place (headless); the TUI continues `next` after saying so.
+    #[error(
+        "the newest run of this workspace cannot be continued: its manifest {} is unreadable \
+         ({reason}). {}",
+        manifest.display(),
+        match next {
+            Some(dir) => format!(
+                "To continue the run before it instead: --continue --run-dir {}",
+                dir.display()
+            ),
+            None => "No earlier run of this workspace can be read either.".to_string(),
+        }
+    )]
+    NewestUnreadable {
+        manifest: PathBuf,
+        reason: String,
+        next: Option<PathBuf>,
+    },
     #[error("the last run has no session to continue")]
     NoSession,
+    /// `--continue --step NAME` and the run has no such step.
+    #[error("the run has no step {step} (its steps: {})", if steps.is_empty() { "none".to_string() } else { steps.join(", ") })]
+    NoStep { step: String, steps: Vec<String> },
     #[error("cannot read session {id}: {source}")]
     Session {
         id: String,
         #[source]
         source: io::Error,
     },
+    /// `--resume RUN_ID` / `/resume`: no run of this workspace has that id.
+    #[error("no run of {} has the id {id:?} (flower-tui --resume lists them)", workspace.display())]
+    UnknownRun { id: String, workspace: PathBuf },
+    /// `/resume` of the run that is running.
+    #[error("run {id} is the one running now")]
+    SameRun { id: String },
+    /// A prefix that more than one run id starts with.
+    #[error("{matches} runs start with {id:?}: give more of the id")]
+    AmbiguousRun { id: String, matches: usize },
     /// Another live process works on that step in this workspace (SPEC §6.15).
     #[error(
         "step {step} is in use by another flower-tui{} in this workspace; wait for it to end",
@@ -86,10 +135,24 @@ impl Error {
         match self {
             Error::Provider(e) => ErrorKind::Provider(e.kind),
             Error::HandoffBreaker { .. } => ErrorKind::HandoffBreaker,
-            Error::Io { .. } | Error::RunDirTaken { .. } => ErrorKind::Io,
+            Error::Io { .. }
+            | Error::RunDirTaken { .. }
+            | Error::StepTaken { .. }
+            | Error::RunOfOtherWorkspace { .. } => ErrorKind::Io,
             Error::Resume(_) => ErrorKind::Resume,
             Error::Compaction(_) => ErrorKind::Compaction,
             Error::NoApiKey => ErrorKind::Config,
+        }
+    }
+
+    /// The process's exit code when this error stops a run before it starts: 2 for flags that ask
+    /// for what the disk refuses (as for a bad flag), else 1.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::RunDirTaken { .. }
+            | Error::StepTaken { .. }
+            | Error::RunOfOtherWorkspace { .. } => 2,
+            _ => 1,
         }
     }
 
@@ -229,7 +292,7 @@ mod tests {
         let resume = Error::from(ResumeError::NoSession);
         assert_eq!(
             resume.to_string(),
-            "--continue: the last run has no session to continue"
+            "cannot continue: the last run has no session to continue"
         );
     }
 }

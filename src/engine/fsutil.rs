@@ -49,6 +49,31 @@ fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     result
 }
 
+/// What `<workbench>/.gitignore` holds: everything inside the workbench stays out of git.
+pub const WORKBENCH_GITIGNORE: &str =
+    "# Written by flower-tui: its notes and spills stay out of git.\n*\n";
+
+/// Create the workbench (`<workspace>/.flower`) if needed, with a `.gitignore` that ignores
+/// everything inside it (so notes and spills never show in `git status`). An existing
+/// `.gitignore` is left as the user made it.
+pub fn ensure_workbench(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let ignore = dir.join(".gitignore");
+    if fs::symlink_metadata(&ignore).is_ok() {
+        return Ok(());
+    }
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&ignore)
+    {
+        Ok(mut f) => f.write_all(WORKBENCH_GITIGNORE.as_bytes()),
+        // Another process wrote it first.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Where [`write_new`] put its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewFile {
@@ -300,6 +325,28 @@ mod tests {
             .collect();
         seen.sort();
         assert_eq!(seen, ["0", "1", "2", "3", "4", "5", "6", "7"]);
+    }
+
+    #[test]
+    fn workbench_gets_a_gitignore_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let wb = dir.path().join(".flower");
+        ensure_workbench(&wb).unwrap();
+        assert_eq!(
+            fs::read_to_string(wb.join(".gitignore")).unwrap(),
+            WORKBENCH_GITIGNORE
+        );
+        // The user's own version is kept.
+        fs::write(wb.join(".gitignore"), "notes/\n").unwrap();
+        ensure_workbench(&wb).unwrap();
+        assert_eq!(
+            fs::read_to_string(wb.join(".gitignore")).unwrap(),
+            "notes/\n"
+        );
+        // A workbench that cannot be made is an error, not a panic.
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "x").unwrap();
+        assert!(ensure_workbench(&blocker.join(".flower")).is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::Error;
 use super::fsutil::{atomic_write, new_id, now_unix, rfc3339};
+use super::memory::StepMemory;
 use super::protocol::DocumentSource;
 use super::types::{Block, Message};
 
@@ -20,6 +21,41 @@ pub struct GenerationRecord {
     pub num_turns: u32,
     /// The last main-thread ctx of this generation.
     pub context: u64,
+    /// How the generation's session began (None in ledgers written before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<GenerationStart>,
+}
+
+/// How a generation's session began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GenerationStart {
+    /// The step's first session.
+    First,
+    /// A successor after a handoff.
+    Handoff,
+    /// `/new`: a fresh session with no handoff.
+    New,
+}
+
+impl GenerationRecord {
+    /// How it began; for an older ledger, guessed from the number (1 first, later a handoff).
+    pub fn start(&self) -> GenerationStart {
+        self.start.unwrap_or(if self.generation <= 1 {
+            GenerationStart::First
+        } else {
+            GenerationStart::Handoff
+        })
+    }
+
+    /// `gen 1`, `gen 2 · handoff`, `gen 3 · /new`: what `/cost` shows for the row.
+    pub fn label(&self) -> String {
+        match self.start() {
+            GenerationStart::First => format!("gen {}", self.generation),
+            GenerationStart::Handoff => format!("gen {} · handoff", self.generation),
+            GenerationStart::New => format!("gen {} · /new", self.generation),
+        }
+    }
 }
 
 /// One handoff (or compaction) that replaced what the model sees.
@@ -47,6 +83,9 @@ pub struct HandoffRecord {
     /// Messages after the cut that the successor's briefing records (a background handoff's).
     #[serde(default)]
     pub tail: usize,
+    /// What the retired session held when it was retired, and where its transcript is.
+    #[serde(default)]
+    pub held: Held,
 }
 
 /// Where a background handoff's document was cut (SPEC §6.16): the history's first `messages`
@@ -93,6 +132,20 @@ impl Cut {
         after.extend(messages.iter().skip(self.messages).cloned());
         Some((before, after))
     }
+}
+
+/// What a retired generation held (SPEC §6.12, issue 11): shown on the chat's generation divider
+/// and kept with its handoff in the ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// Messages in its history.
+    pub messages: usize,
+    /// Tool calls in its history.
+    pub tool_calls: usize,
+    /// Its context when it was retired (the last response's ctx plus what was appended since).
+    pub tokens: u64,
+    /// Its transcript (`<run>/sessions/<id>.jsonl`), which `recall` searches.
+    pub transcript: Option<PathBuf>,
 }
 
 /// A handoff frozen but not turned over yet (SPEC §6.15): its review is open, or the process died
@@ -163,9 +216,31 @@ pub struct StepRecord {
     /// Files the tools wrote or edited, for a degraded handoff's scene.
     #[serde(default)]
     pub touched: Vec<String>,
+    /// The process that claimed this step's name in a shared run directory before its first
+    /// session (`--run-dir` with a new `--step`); cleared when the step starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_by: Option<u32>,
     /// A handoff frozen and not yet turned over (its review is open or was interrupted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frozen: Option<FrozenHandoff>,
+    /// The pins, the plan and the standing focus, carried into every successor's briefing.
+    #[serde(default, skip_serializing_if = "StepMemory::is_empty")]
+    pub memory: StepMemory,
+    /// `/model` and `/effort` changes, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<SettingChange>,
+}
+
+/// A model or effort change during a step (`/model`, `/effort`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingChange {
+    pub time: String,
+    /// The generation it happened in.
+    pub generation: u32,
+    /// The model and effort in force from then on, and the window that follows from them.
+    pub model: String,
+    pub effort: Option<crate::engine::types::Effort>,
+    pub window: u64,
 }
 
 impl StepRecord {
@@ -201,8 +276,10 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// Read a ledger; every error names the file.
     pub fn load(path: &Path) -> io::Result<Manifest> {
-        let text = fs::read_to_string(path)?;
+        let text = fs::read_to_string(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         serde_json::from_str(&text).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -213,8 +290,9 @@ impl Manifest {
 
     /// Rewrite atomically (temp file, fsync, rename).
     pub fn save(&self, path: &Path) -> io::Result<()> {
-        let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
-        atomic_write(path, &json)
+        let json = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
+        // Tasks, errors and reasons may quote a key: the ledger holds it masked.
+        atomic_write(path, super::secrets::redact(&json).as_bytes())
     }
 
     /// Rewrite atomically without the fsyncs (`fsutil::atomic_write_unsynced`): a kill never
@@ -234,7 +312,8 @@ pub struct RunDir {
 
 impl RunDir {
     /// `<data_dir>/runs/<run-id>`, or the given directory (which must not hold a run already: its
-    /// ledger would be overwritten; `--continue` opens it instead).
+    /// ledger would be overwritten; `--continue` opens it instead, [`super::runs::join`] adds a
+    /// step to it).
     pub fn create(data_dir: &Path, explicit: Option<&Path>) -> Result<RunDir, Error> {
         let run_id = new_id();
         let root = match explicit {
@@ -247,6 +326,22 @@ impl RunDir {
         fs::create_dir_all(root.join("sessions"))
             .map_err(|e| Error::io("cannot create the run directory", &root, e))?;
         Ok(RunDir { root, run_id })
+    }
+
+    /// [`RunDir::create`], or — when `explicit` holds a run already — join it with the new `step`
+    /// ([`super::runs::join`]).
+    pub fn create_or_join(
+        data_dir: &Path,
+        explicit: Option<&Path>,
+        step: Option<&str>,
+        workspace: &Path,
+    ) -> Result<RunDir, Error> {
+        match explicit {
+            Some(dir) if dir.join("manifest.json").exists() => {
+                super::runs::join(dir, step, workspace)
+            }
+            _ => RunDir::create(data_dir, explicit),
+        }
     }
 
     /// Open an existing run directory.
@@ -271,27 +366,10 @@ impl RunDir {
             .join(format!("{session_id}.jsonl"))
     }
 
-    /// The most recently modified run under `<data_dir>/runs` that has a manifest for `workspace`.
+    /// The most recently modified run under `<data_dir>/runs` that has a readable manifest for
+    /// `workspace` ([`super::runs::latest_run`] also says which newer ones could not be read).
     pub fn latest(data_dir: &Path, workspace: &Path) -> Option<RunDir> {
-        let runs = fs::read_dir(data_dir.join("runs")).ok()?;
-        let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-        for entry in runs.flatten() {
-            let manifest = entry.path().join("manifest.json");
-            let Ok(meta) = fs::metadata(&manifest) else {
-                continue;
-            };
-            let Ok(mtime) = meta.modified() else { continue };
-            let same_workspace = Manifest::load(&manifest)
-                .map(|m| m.workspace == workspace)
-                .unwrap_or(false);
-            if !same_workspace {
-                continue;
-            }
-            if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
-                best = Some((mtime, entry.path()));
-            }
-        }
-        best.map(|(_, p)| RunDir::open(&p))
+        super::runs::latest_run(data_dir, workspace).run
     }
 }
 
@@ -425,24 +503,50 @@ impl Transcript {
     }
 }
 
+/// A transcript read back (for `--continue`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedTranscript {
+    pub header: SessionHeader,
+    /// The conversation, consecutive user messages merged (as the engine holds them, and as every
+    /// provider accepts them).
+    pub messages: Vec<Message>,
+    /// Lines that could not be read (torn by a crash mid-write) and were skipped.
+    pub torn: usize,
+}
+
 /// Rebuild the conversation of a transcript (for `--continue`).
 pub fn load_transcript(path: &Path) -> io::Result<(SessionHeader, Vec<Message>)> {
-    let f = File::open(path)?;
+    read_transcript(path).map(|t| (t.header, t.messages))
+}
+
+/// Rebuild the conversation of a transcript, counting the lines it had to skip.
+pub fn read_transcript(path: &Path) -> io::Result<LoadedTranscript> {
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let f = File::open(path).map_err(named)?;
     let mut header = None;
     let mut messages = Vec::new();
-    for line in BufReader::new(f).lines() {
-        let line = line?;
-        if line.trim().is_empty() {
+    let mut torn = 0;
+    for line in BufReader::new(f).split(b'\n') {
+        let line = line.map_err(named)?;
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // A torn last line (crash mid-write) is skipped, not fatal.
-        let Ok(parsed) = serde_json::from_str::<TranscriptLine>(&line) else {
+        // A torn line (a crash mid-write) is skipped and counted, not fatal.
+        let Ok(parsed) = serde_json::from_slice::<TranscriptLine>(&line) else {
+            torn += 1;
             continue;
         };
         match parsed {
             TranscriptLine::Header(h) => header = Some(h),
-            TranscriptLine::Message { message } => messages.push(message),
-            TranscriptLine::Replaced { messages: m } => messages = m,
+            TranscriptLine::Message { message } => {
+                super::session::append_message(&mut messages, message)
+            }
+            TranscriptLine::Replaced { messages: m } => {
+                messages.clear();
+                for message in m {
+                    super::session::append_message(&mut messages, message);
+                }
+            }
             TranscriptLine::Event { .. } => {}
         }
     }
@@ -452,7 +556,11 @@ pub fn load_transcript(path: &Path) -> io::Result<(SessionHeader, Vec<Message>)>
             format!("{}: no session header", path.display()),
         )
     })?;
-    Ok((header, messages))
+    Ok(LoadedTranscript {
+        header,
+        messages,
+        torn,
+    })
 }
 
 /// Now, as the ledger writes it.
@@ -463,6 +571,7 @@ pub fn now_stamp() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::types::Role;
 
     fn header(id: &str) -> SessionHeader {
         SessionHeader {
@@ -501,8 +610,51 @@ mod tests {
             message: Message::user("after"),
         });
         drop(t);
-        let (_, msgs) = load_transcript(&path).unwrap();
-        assert_eq!(msgs.last(), Some(&Message::user("after")));
+        let loaded = read_transcript(&path).unwrap();
+        assert_eq!(loaded.messages.len(), 3);
+        assert_eq!(loaded.torn, 1, "the torn line is counted");
+        // "after" follows the assistant's "hello": nothing to merge.
+        assert_eq!(loaded.messages.last(), Some(&Message::user("after")));
+    }
+
+    #[test]
+    fn consecutive_user_messages_merge_and_torn_lines_count_anywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sessions/b.jsonl");
+        let mut t = Transcript::create(path.clone(), &header("b"));
+        for m in [
+            Message::user("first, then interrupted"),
+            Message::user("second"),
+            Message::assistant("answer"),
+            Message::user("third"),
+        ] {
+            t.append(&TranscriptLine::Message { message: m });
+        }
+        drop(t);
+        // A torn line in the middle (a crash, then a resume that went on), and bytes that are not
+        // UTF-8: both are skipped and counted, neither stops the load.
+        let text = fs::read(&path).unwrap();
+        let mut damaged = Vec::new();
+        for (i, line) in text.split_inclusive(|b| *b == b'\n').enumerate() {
+            damaged.extend_from_slice(line);
+            if i == 2 {
+                damaged.extend_from_slice(b"{\"type\":\"message\",\"mes\n\xff\xfe torn\n");
+            }
+        }
+        fs::write(&path, damaged).unwrap();
+        let loaded = read_transcript(&path).unwrap();
+        assert_eq!(loaded.torn, 2);
+        assert_eq!(loaded.messages.len(), 3, "{:?}", loaded.messages);
+        assert_eq!(loaded.messages[0].role, Role::User);
+        assert_eq!(loaded.messages[0].content.len(), 2);
+        assert_eq!(
+            loaded.messages[0].content,
+            vec![
+                crate::engine::types::Block::text("first, then interrupted"),
+                crate::engine::types::Block::text("second")
+            ]
+        );
+        assert_eq!(loaded.messages[2], Message::user("third"));
     }
 
     #[test]

@@ -78,7 +78,8 @@ impl HandoffMode {
 }
 
 /// Whether tool calls that need approval (SPEC §4) are approved without asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ApprovalPolicy {
     /// Ask the user for each (or deny, when no one can be asked).
     #[default]
@@ -86,6 +87,9 @@ pub enum ApprovalPolicy {
     /// `--yes`: approve every call inside the workspace. A path outside it is still asked for,
     /// call by call (SPEC §14), or denied headless.
     Auto,
+    /// Ask for the first call that needs approval, then approve like `Auto` (the demo shows one
+    /// approval prompt, then plays on).
+    AskOnce,
 }
 
 /// Who drives the engine.

@@ -17,10 +17,20 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::context::Thresholds;
+pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
+pub use super::instructions::InstructionFile;
+pub use super::ledger::GenerationStart;
+pub use super::policy::ApprovalPolicy;
+pub use super::sessions::SessionSummary;
+pub use super::tools::CommandExit;
+pub use super::types::Effort;
 use super::types::Usage;
 
 pub use super::error::ErrorKind;
+pub use super::ledger::Held;
+pub use super::memory::{MemoryRefusal, PinRef, TodoItem, TodoStatus};
 
 /// One turn, numbered by the front end that starts it (from [`TurnId::FIRST`] up, never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -30,6 +40,18 @@ pub struct TurnId(pub u64);
 impl TurnId {
     /// The first turn of a front end.
     pub const FIRST: TurnId = TurnId(1);
+    /// The one turn the engine starts itself (the demo types its own first message): its
+    /// `TurnStarted`/`TurnEnd` say `origin: engine`; front ends never number a turn 0.
+    pub const ENGINE: TurnId = TurnId(0);
+
+    /// Who started the turn.
+    pub fn origin(self) -> Origin {
+        if self == TurnId::ENGINE {
+            Origin::Engine
+        } else {
+            Origin::User
+        }
+    }
 
     /// The id after this one.
     pub fn next(self) -> TurnId {
@@ -72,6 +94,8 @@ pub enum TurnKind {
     Message,
     /// `/handoff [focus]` (SPEC §7).
     Handoff,
+    /// `/init`: a message turn with the engine's own prompt, drafting `AGENTS.md`.
+    Init,
 }
 
 /// What a front end asks of the engine.
@@ -91,6 +115,14 @@ pub enum Op {
     Handoff {
         turn: TurnId,
         focus: Option<String>,
+    },
+    /// `/init`: draft `<workspace>/AGENTS.md` through the model (a normal turn with the engine's
+    /// own prompt). When the file exists and `overwrite` is false, nothing runs: the engine
+    /// answers `Event::InitExists` and ends the turn unchanged, and the front end asks the user
+    /// before it sends `Init { overwrite: true }` in a new turn.
+    Init {
+        turn: TurnId,
+        overwrite: bool,
     },
     /// The answer to an `Event::ApprovalRequest`.
     Approval {
@@ -114,11 +146,56 @@ pub enum Op {
         handoff: HandoffId,
         path: PathBuf,
     },
-    /// `/new`: a fresh session with no handoff.
+    /// `/new`: a fresh session with no handoff ("always" grants are reset too).
     NewSession,
+    /// `/permissions`: answered by `Event::Permissions` (at once, also during a turn).
+    Permissions,
+    /// `/cost`: answered by `Event::Cost` (at once, also during a turn).
+    Cost,
+    /// `/resume`: answered by `Event::Sessions` (at once, also during a turn).
+    ListSessions,
+    /// Continue another run of this workspace at its latest successor (`run_id` or a unique
+    /// prefix). Waits for the running turn; answered by `Resumed`, `SessionStarted`,
+    /// `SessionPrompt`, the replayed conversation and a usage estimate — or an `Error`.
+    Resume {
+        run_id: String,
+    },
+    /// `/model NAME`: the model of the next request (after the running turn); answered by
+    /// `Event::Model`. An empty name only asks.
+    SetModel {
+        model: String,
+    },
+    /// `/effort LEVEL|off`: extended thinking / reasoning effort from the next turn on; answered
+    /// by `Event::Model`.
+    SetEffort {
+        effort: Option<Effort>,
+    },
+    /// Revoke one "always" grant, or all of them (None); answered by `Event::Permissions`.
+    Revoke {
+        rule: Option<AllowRule>,
+    },
     /// `/window N`: a new context window for the rest of the run.
     SetWindow {
         window: u64,
+    },
+    /// `/pin TEXT`: pin a line for the rest of the step (sent before the first message, it is
+    /// kept for the step that message starts). Applied at once, also while a turn runs; answered
+    /// by `Event::Pins` or `Event::MemoryRefused`.
+    Pin {
+        text: String,
+    },
+    /// `/pins rm N`, `/pins clear`. Answered like `Pin`.
+    Unpin {
+        pin: PinRef,
+    },
+    /// `/focus [TEXT]`: the focus every later handoff of the step appends to its prompt; None
+    /// clears it. Answered by `Event::Focus` or `Event::MemoryRefused`.
+    SetFocus {
+        focus: Option<String>,
+    },
+    /// `/mcp restart NAME`: stop that MCP server and start it again (at once, even mid-turn).
+    McpRestart {
+        name: String,
     },
     Shutdown,
 }
@@ -127,7 +204,9 @@ impl Op {
     /// The turn this op starts, if it starts one.
     pub fn starts_turn(&self) -> Option<TurnId> {
         match self {
-            Op::UserTurn { turn, .. } | Op::Handoff { turn, .. } => Some(*turn),
+            Op::UserTurn { turn, .. } | Op::Handoff { turn, .. } | Op::Init { turn, .. } => {
+                Some(*turn)
+            }
             _ => None,
         }
     }
@@ -199,6 +278,20 @@ impl fmt::Display for HandoffRefusal {
             }
         })
     }
+}
+
+/// What changed the step's pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChange {
+    /// `/pin TEXT`.
+    Added,
+    /// `/pins rm N` or `/pins clear`.
+    Removed,
+    /// A `Pinned` section the user typed into the handoff document during its review.
+    FromEditor,
+    /// `--continue`: the pins the ledger kept.
+    Restored,
 }
 
 /// What set off a compaction (SPEC §9).
@@ -316,6 +409,8 @@ pub enum HandoffPhase {
         generation: u32,
         source: DocumentSource,
         tail: usize,
+        /// What the retired session held, and where its transcript is.
+        held: Held,
     },
     /// Esc (or `Op::CancelHandoff`) while the document was written: the session is unchanged.
     Cancelled { handoff: HandoffId },
@@ -341,6 +436,22 @@ pub enum StreamState {
     Resumed,
 }
 
+/// One generation in `/cost`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CostRow {
+    pub generation: u32,
+    pub start: GenerationStart,
+    /// `gen 1`, `gen 2 · handoff`, `gen 3 · /new`.
+    pub label: String,
+    pub session_id: String,
+    pub cost_usd: f64,
+    pub num_turns: u32,
+    /// The generation's last context reading.
+    pub context: u64,
+    /// This is the session running now.
+    pub current: bool,
+}
+
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -356,6 +467,13 @@ pub enum Event {
         thresholds: Thresholds,
         demo: bool,
     },
+    /// What the session's system prompt holds besides the base prompt: the environment block
+    /// and the project instructions read for it (after `SessionStarted`, for every session).
+    SessionPrompt {
+        session_id: String,
+        environment: String,
+        instructions: Vec<InstructionFile>,
+    },
     /// The engine began working on `turn`.
     TurnStarted {
         turn: TurnId,
@@ -369,6 +487,15 @@ pub enum Event {
         turn: Option<TurnId>,
         origin: Origin,
         text: String,
+    },
+    /// An `@path` of the user's message of `turn`: attached to it (the model gets the file's
+    /// first page under its path) or, with `attached: false`, why not. `summary` is the line to
+    /// show (`src/main.rs: 120 lines attached`).
+    Attachment {
+        turn: TurnId,
+        path: String,
+        attached: bool,
+        summary: String,
     },
     TextDelta {
         text: String,
@@ -391,9 +518,21 @@ pub enum Event {
     ToolResult {
         id: String,
         name: String,
+        /// What the model is given (a spilled result: its preview).
         output: String,
         is_error: bool,
         spilled: Option<PathBuf>,
+        /// `edit_file` / `write_file`: the change made, as a unified diff with line numbers.
+        diff: Option<Box<FileDiff>>,
+        /// `bash`: how the command ended (exit code, signal, timeout, interrupt, elapsed time).
+        exit: Option<CommandExit>,
+    },
+    /// Output of the running tool call `id` (bash), while it runs: throttled to at most 20 events
+    /// a second, redacted, raw terminal text (`\r`, colours) that the front end cleans for its
+    /// cell; it stops after 4 MiB. The `ToolResult` that follows has the whole (cleaned) output.
+    ToolOutputDelta {
+        id: String,
+        text: String,
     },
     ApprovalRequest {
         id: String,
@@ -401,6 +540,13 @@ pub enum Event {
         summary: String,
         /// The call leaves the workspace: "always" does not cover it (SPEC §14).
         outside_workspace: bool,
+        /// `bash`: the whole command, exactly as it will run.
+        command: Option<String>,
+        /// `edit_file` / `write_file`: the change the call would make (the preview).
+        diff: Option<Box<FileDiff>>,
+        /// What answering [`Approval::Always`] grants, with the sentence to show; None when
+        /// "always" is not offered (a call leaving the workspace is approved call by call).
+        always: Option<AllowOffer>,
     },
     /// Context accounting after a response (or an estimate between responses), with the
     /// thresholds in force.
@@ -437,6 +583,78 @@ pub enum Event {
         model: String,
         #[serde(flatten)]
         thresholds: Thresholds,
+    },
+    /// The step's pins after a change (or as `--continue` restored them): all of them, oldest
+    /// first, and the ones `change` added or removed. `step` is None before the first message
+    /// named the step (the pins wait for it).
+    Pins {
+        pins: Vec<String>,
+        change: PinChange,
+        changed: Vec<String>,
+        step: Option<String>,
+    },
+    /// The standing focus after `/focus` (None: cleared), or as `--continue` restored it.
+    Focus {
+        focus: Option<String>,
+        step: Option<String>,
+    },
+    /// The plan as the `todo` tool last wrote it (or as `--continue` restored it).
+    Todo {
+        items: Vec<TodoItem>,
+    },
+    /// A `/pin`, `/pins rm` or `/focus` the engine declined; nothing changed.
+    MemoryRefused {
+        reason: MemoryRefusal,
+        message: String,
+    },
+    /// An MCP server's state changed: starting, ready with N tools, failed with the reason,
+    /// stopped (headless: `mcp_status`).
+    McpStatus(crate::engine::mcp::ServerStatus),
+    /// The answer to `Op::Cost`: the step's cost per generation and in total, as the ledger has
+    /// them (every response of every generation, writing turns and summaries included, also
+    /// those of earlier processes of the run).
+    Cost {
+        step: String,
+        rows: Vec<CostRow>,
+        total_usd: f64,
+        num_turns: u32,
+    },
+    /// The answer to `Op::ListSessions`: this workspace's runs, newest first (`current_run` is
+    /// the one running now).
+    Sessions {
+        current_run: String,
+        sessions: Vec<SessionSummary>,
+    },
+    /// The engine now continues `run_id` at `session_id` (`--continue`, `--resume`,
+    /// `Op::Resume`): the conversation replayed from it follows (`UserMessage { turn: None }`,
+    /// `AssistantDone`), so a front end clears what it showed of the run it left.
+    Resumed {
+        run_id: String,
+        session_id: String,
+        generation: u32,
+        messages: usize,
+    },
+    /// The model, effort and window in force (the answer to `Op::SetModel` / `Op::SetEffort`).
+    Model {
+        model: String,
+        effort: Option<Effort>,
+        /// `window`, `headroom`, `at`, `warn_at` (flat on the wire).
+        #[serde(flatten)]
+        thresholds: Thresholds,
+        /// Where the window comes from (`--window`, the model table, learned, …).
+        window_source: String,
+    },
+    /// `/init` found `path` already there: nothing was changed. Ask the user, then send
+    /// `Op::Init { overwrite: true }` to have it replaced.
+    InitExists {
+        turn: TurnId,
+        path: PathBuf,
+    },
+    /// The approval policy and the "always" grants in force (the answer to `Op::Permissions`
+    /// and `Op::Revoke`).
+    Permissions {
+        policy: ApprovalPolicy,
+        allowances: Vec<Allowance>,
     },
     Notice {
         message: String,

@@ -28,12 +28,33 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"session_started","session_id":"s1","parent_session":null,"generation":1,"model":"m","provider":"anthropic","window":200000,"headroom":50000,"at":150000,"warn_at":130000,"demo":false}"#,
         ),
         (
+            Event::SessionPrompt {
+                session_id: "s1".into(),
+                environment: "# Environment\n".into(),
+                instructions: vec![InstructionFile {
+                    path: PathBuf::from("/w/AGENTS.md"),
+                    bytes: 40_000,
+                    included: 32_000,
+                    error: None,
+                }],
+            },
+            r##"{"type":"session_prompt","session_id":"s1","environment":"# Environment\n","instructions":[{"path":"/w/AGENTS.md","bytes":40000,"included":32000,"error":null}]}"##,
+        ),
+        (
             Event::TurnStarted {
                 turn: TurnId(3),
                 kind: TurnKind::Message,
                 origin: Origin::User,
             },
             r#"{"type":"turn_started","turn":3,"kind":"message","origin":"user"}"#,
+        ),
+        (
+            Event::TurnStarted {
+                turn: TurnId(5),
+                kind: TurnKind::Init,
+                origin: Origin::User,
+            },
+            r#"{"type":"turn_started","turn":5,"kind":"init","origin":"user"}"#,
         ),
         (
             Event::UserMessage {
@@ -50,6 +71,15 @@ fn every_event_kind_on_the_wire() {
                 text: "earlier".into(),
             },
             r#"{"type":"user_message","turn":null,"origin":"user","text":"earlier"}"#,
+        ),
+        (
+            Event::Attachment {
+                turn: TurnId(3),
+                path: "src/main.rs".into(),
+                attached: true,
+                summary: "src/main.rs: 12 lines attached".into(),
+            },
+            r#"{"type":"attachment","turn":3,"path":"src/main.rs","attached":true,"summary":"src/main.rs: 12 lines attached"}"#,
         ),
         (
             Event::TextDelta { text: "Hi".into() },
@@ -82,8 +112,41 @@ fn every_event_kind_on_the_wire() {
                 output: "a\n".into(),
                 is_error: false,
                 spilled: Some(PathBuf::from("/w/.flower/spill/s-1.txt")),
+                diff: None,
+                exit: Some(CommandExit {
+                    code: Some(0),
+                    signal: None,
+                    timed_out: false,
+                    interrupted: false,
+                    elapsed_ms: 1250,
+                    summary: "exit code 0".into(),
+                }),
             },
-            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt"}"#,
+            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"}}"#,
+        ),
+        (
+            Event::ToolOutputDelta {
+                id: "t1".into(),
+                text: "Compiling foo\n".into(),
+            },
+            r#"{"type":"tool_output_delta","id":"t1","text":"Compiling foo\n"}"#,
+        ),
+        (
+            Event::ToolResult {
+                id: "t2".into(),
+                name: "edit_file".into(),
+                output: "Edited a.txt".into(),
+                is_error: false,
+                spilled: None,
+                diff: Some(Box::new(FileDiff::new(
+                    "a.txt",
+                    Some("x\n"),
+                    "y\n",
+                    crate::engine::diff::DiffLimits::RESULT,
+                ))),
+                exit: None,
+            },
+            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null}"#,
         ),
         (
             Event::ApprovalRequest {
@@ -91,8 +154,100 @@ fn every_event_kind_on_the_wire() {
                 name: "bash".into(),
                 summary: "bash: ls".into(),
                 outside_workspace: false,
+                command: Some("ls".into()),
+                diff: None,
+                always: crate::engine::approvals::offer("bash", &json!({"command": "ls"}), false),
             },
-            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false}"#,
+            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false,"command":"ls","diff":null,"always":{"rules":[{"kind":"bash_prefix","prefix":"ls"}],"label":"always allow `ls …` this session"}}"#,
+        ),
+        (
+            Event::ApprovalRequest {
+                id: "t2".into(),
+                name: "write_file".into(),
+                summary: "write_file: /etc/x".into(),
+                outside_workspace: true,
+                command: None,
+                diff: Some(Box::new(FileDiff::new(
+                    "/etc/x",
+                    None,
+                    "a\n",
+                    crate::engine::diff::DiffLimits::PREVIEW,
+                ))),
+                always: None,
+            },
+            r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null}"#,
+        ),
+        (
+            Event::Cost {
+                step: "fix".into(),
+                rows: vec![CostRow {
+                    generation: 2,
+                    start: GenerationStart::New,
+                    label: "gen 2 · /new".into(),
+                    session_id: "s2".into(),
+                    cost_usd: 0.5,
+                    num_turns: 3,
+                    context: 12_000,
+                    current: true,
+                }],
+                total_usd: 1.25,
+                num_turns: 7,
+            },
+            r#"{"type":"cost","step":"fix","rows":[{"generation":2,"start":"new","label":"gen 2 · /new","session_id":"s2","cost_usd":0.5,"num_turns":3,"context":12000,"current":true}],"total_usd":1.25,"num_turns":7}"#,
+        ),
+        (
+            Event::Sessions {
+                current_run: "r2".into(),
+                sessions: vec![crate::engine::sessions::SessionSummary {
+                    run_id: "r1".into(),
+                    run_dir: PathBuf::from("/d/runs/r1"),
+                    created: "2026-11-29T10:00:00Z".into(),
+                    updated: "2026-11-29T11:00:00Z".into(),
+                    updated_unix_ms: 1_795_950_000_000,
+                    step: "fix-add".into(),
+                    first_message: "fix add".into(),
+                    generations: 2,
+                    num_turns: 4,
+                    cost_usd: 0.75,
+                    model: "m".into(),
+                    session_id: "s9".into(),
+                }],
+            },
+            r#"{"type":"sessions","current_run":"r2","sessions":[{"run_id":"r1","run_dir":"/d/runs/r1","created":"2026-11-29T10:00:00Z","updated":"2026-11-29T11:00:00Z","updated_unix_ms":1795950000000,"step":"fix-add","first_message":"fix add","generations":2,"num_turns":4,"cost_usd":0.75,"model":"m","session_id":"s9"}]}"#,
+        ),
+        (
+            Event::Resumed {
+                run_id: "r1".into(),
+                session_id: "s9".into(),
+                generation: 2,
+                messages: 6,
+            },
+            r#"{"type":"resumed","run_id":"r1","session_id":"s9","generation":2,"messages":6}"#,
+        ),
+        (
+            Event::Model {
+                model: "claude-opus-4-1".into(),
+                effort: Some(Effort::High),
+                thresholds: t,
+                window_source: "model table".into(),
+            },
+            r#"{"type":"model","model":"claude-opus-4-1","effort":"high","window":200000,"headroom":50000,"at":150000,"warn_at":130000,"window_source":"model table"}"#,
+        ),
+        (
+            Event::InitExists {
+                turn: TurnId(4),
+                path: PathBuf::from("/w/AGENTS.md"),
+            },
+            r#"{"type":"init_exists","turn":4,"path":"/w/AGENTS.md"}"#,
+        ),
+        (
+            Event::Permissions {
+                policy: ApprovalPolicy::Ask,
+                allowances: vec![Allowance::from(AllowRule::BashPrefix {
+                    prefix: "cargo test".into(),
+                })],
+            },
+            r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}]}"#,
         ),
         (
             Event::Usage {
@@ -178,8 +333,14 @@ fn every_event_kind_on_the_wire() {
                 generation: 2,
                 source: crate::engine::protocol::DocumentSource::Rescued,
                 tail: 4,
+                held: Held {
+                    messages: 48,
+                    tool_calls: 31,
+                    tokens: 152_400,
+                    transcript: Some(PathBuf::from("/d/runs/r/sessions/s1.jsonl")),
+                },
             }),
-            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2,"source":"rescued","tail":4}"#,
+            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2,"source":"rescued","tail":4,"held":{"messages":48,"tool_calls":31,"tokens":152400,"transcript":"/d/runs/r/sessions/s1.jsonl"}}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Cancelled {
@@ -238,6 +399,48 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"window_learned","model":"m","window":200000,"headroom":50000,"at":150000,"warn_at":130000}"#,
         ),
         (
+            Event::Pins {
+                pins: vec!["never push to main".into(), "run the tests".into()],
+                change: PinChange::Added,
+                changed: vec!["run the tests".into()],
+                step: Some("fix-it".into()),
+            },
+            r#"{"type":"pins","pins":["never push to main","run the tests"],"change":"added","changed":["run the tests"],"step":"fix-it"}"#,
+        ),
+        (
+            Event::Focus {
+                focus: Some("the parser".into()),
+                step: None,
+            },
+            r#"{"type":"focus","focus":"the parser","step":null}"#,
+        ),
+        (
+            Event::Todo {
+                items: vec![
+                    TodoItem {
+                        text: "read".into(),
+                        status: TodoStatus::Done,
+                    },
+                    TodoItem {
+                        text: "fix".into(),
+                        status: TodoStatus::InProgress,
+                    },
+                    TodoItem {
+                        text: "test".into(),
+                        status: TodoStatus::Pending,
+                    },
+                ],
+            },
+            r#"{"type":"todo","items":[{"text":"read","status":"done"},{"text":"fix","status":"in_progress"},{"text":"test","status":"pending"}]}"#,
+        ),
+        (
+            Event::MemoryRefused {
+                reason: MemoryRefusal::PinTooLong,
+                message: "Not pinned".into(),
+            },
+            r#"{"type":"memory_refused","reason":"pin_too_long","message":"Not pinned"}"#,
+        ),
+        (
             Event::Notice {
                 message: "n".into(),
             },
@@ -293,15 +496,18 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 31] = [
+const ALL_VARIANTS: [&str; 44] = [
     "session_started",
+    "session_prompt",
     "turn_started",
     "user_message",
+    "attachment",
     "text_delta",
     "thinking_delta",
     "assistant_done",
     "tool_call",
     "tool_result",
+    "tool_output_delta",
     "approval_request",
     "usage",
     "handoff:near",
@@ -320,6 +526,16 @@ const ALL_VARIANTS: [&str; 31] = [
     "stream:silent",
     "stream:resumed",
     "window_learned",
+    "cost",
+    "sessions",
+    "resumed",
+    "model",
+    "init_exists",
+    "permissions",
+    "pins",
+    "focus",
+    "todo",
+    "memory_refused",
     "notice",
     "warning",
     "error",
@@ -331,13 +547,16 @@ const ALL_VARIANTS: [&str; 31] = [
 fn variant(ev: &Event) -> &'static str {
     match ev {
         Event::SessionStarted { .. } => "session_started",
+        Event::SessionPrompt { .. } => "session_prompt",
         Event::TurnStarted { .. } => "turn_started",
         Event::UserMessage { .. } => "user_message",
+        Event::Attachment { .. } => "attachment",
         Event::TextDelta { .. } => "text_delta",
         Event::ThinkingDelta { .. } => "thinking_delta",
         Event::AssistantDone { .. } => "assistant_done",
         Event::ToolCall { .. } => "tool_call",
         Event::ToolResult { .. } => "tool_result",
+        Event::ToolOutputDelta { .. } => "tool_output_delta",
         Event::ApprovalRequest { .. } => "approval_request",
         Event::Usage { .. } => "usage",
         Event::Handoff(phase) => match phase {
@@ -360,6 +579,17 @@ fn variant(ev: &Event) -> &'static str {
             StreamState::Resumed => "stream:resumed",
         },
         Event::WindowLearned { .. } => "window_learned",
+        Event::McpStatus(_) => "mcp_status",
+        Event::Cost { .. } => "cost",
+        Event::Sessions { .. } => "sessions",
+        Event::Resumed { .. } => "resumed",
+        Event::Model { .. } => "model",
+        Event::InitExists { .. } => "init_exists",
+        Event::Permissions { .. } => "permissions",
+        Event::Pins { .. } => "pins",
+        Event::Focus { .. } => "focus",
+        Event::Todo { .. } => "todo",
+        Event::MemoryRefused { .. } => "memory_refused",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

@@ -1,6 +1,10 @@
 //! Secrets that must never reach disk or the screen (SPEC §14): registered once at start-up,
-//! replaced by their masked form wherever text leaves the engine (transcripts, tool output, spill
-//! files, handoff documents).
+//! replaced by their masked form wherever text enters or leaves the engine (the user's messages,
+//! tool output, transcripts, the ledger, spill and handoff files, events, logs).
+//!
+//! Every provider key in the environment is registered, not only the active provider's
+//! ([`register_env`]); the same variables are removed from every child's environment
+//! ([`PROVIDER_KEY_VARS`]).
 
 use std::borrow::Cow;
 use std::sync::RwLock;
@@ -9,6 +13,42 @@ static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
 /// Keys shorter than this are not registered: replacing them would mangle ordinary text.
 const MIN_SECRET_LEN: usize = 8;
+
+/// The environment variables that hold model-provider keys: the two flower-tui reads and those of
+/// the services people reach through an OpenAI-compatible endpoint. They are masked, removed from
+/// flower-tui's own environment at start, and never passed to a tool's process.
+pub const PROVIDER_KEY_VARS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "CEREBRAS_API_KEY",
+    "PERPLEXITY_API_KEY",
+];
+
+/// Whether an environment variable's value is masked: a provider key, or any other `*_API_KEY`
+/// (those are masked but left to the commands that need them).
+pub fn is_key_var(name: &str) -> bool {
+    PROVIDER_KEY_VARS.contains(&name) || name.ends_with("_API_KEY")
+}
+
+/// Register the value of every key variable in `vars` (name, value pairs).
+pub fn register_env<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    for (name, value) in vars {
+        if is_key_var(name) {
+            register(value.trim());
+        }
+    }
+}
 
 /// Remember a secret (an API key) for [`redact`].
 pub fn register(secret: &str) {
@@ -46,6 +86,24 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_key_variable_is_registered() {
+        register_env([
+            ("OPENAI_API_KEY", "sk-proj-unit-inactive-0123456789"),
+            ("STRIPE_API_KEY", "rk_live_unit-0123456789"),
+            ("PATH", "/usr/bin:/bin:/unit-path-0123"),
+        ]);
+        assert_eq!(
+            redact("a sk-proj-unit-inactive-0123456789 b rk_live_unit-0123456789"),
+            "a sk-p**** b rk_l****"
+        );
+        assert_eq!(
+            redact("/usr/bin:/bin:/unit-path-0123"),
+            "/usr/bin:/bin:/unit-path-0123"
+        );
+        assert!(is_key_var("ANTHROPIC_AUTH_TOKEN") && !is_key_var("HOME"));
+    }
 
     #[test]
     fn registered_secrets_are_masked() {

@@ -148,6 +148,61 @@ pub struct ModelRequest {
     pub tools: Vec<ToolSpec>,
     pub tool_choice: ToolChoice,
     pub max_tokens: u32,
+    /// How hard the model should think (`--effort`, `/effort`): Anthropic extended thinking with a
+    /// budget, OpenAI `reasoning_effort`. None: the provider's default (no thinking requested).
+    pub effort: Option<Effort>,
+}
+
+/// Reasoning effort (`--effort low|medium|high`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    /// The words `--effort` accepts.
+    pub const ACCEPTED: &'static str = "low, medium, high (or off)";
+
+    /// `low`, `medium`, `high`; `off` (or `none`) is `Ok(None)`.
+    pub fn parse(s: &str) -> Result<Option<Effort>, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "low" => Ok(Some(Effort::Low)),
+            "medium" | "med" => Ok(Some(Effort::Medium)),
+            "high" => Ok(Some(Effort::High)),
+            "off" | "none" => Ok(None),
+            _ => Err(format!("accepted values: {} (got '{s}')", Effort::ACCEPTED)),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+
+    /// Anthropic's `thinking.budget_tokens` for this effort (the API's floor is 1,024).
+    pub fn thinking_budget(self) -> u32 {
+        match self {
+            Effort::Low => 4_000,
+            Effort::Medium => 10_000,
+            Effort::High => 20_000,
+        }
+    }
+}
+
+/// What a reply keeps for its answer beyond the thinking budget (`max_tokens` must exceed the
+/// budget: it is raised to `budget + THINKING_ANSWER_ROOM` when it is lower).
+pub const THINKING_ANSWER_ROOM: u32 = 4_096;
+
+impl std::fmt::Display for Effort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A piece of a streamed response, forwarded to the UI as it arrives.

@@ -263,6 +263,7 @@ fn the_turnover_clears_it_and_says_what_the_briefing_holds() {
             generation: 2,
             source: DocumentSource::Rescued,
             tail: 5,
+            held: Default::default(),
         })),
         t0,
     );

@@ -43,6 +43,8 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
             send_message(state, raw, text, now, fx);
         }
         Parsed::Command { cmd, arg } => {
+            // A pasted chip in a command's text is what was pasted (a pin, a focus).
+            let arg = arg.map(|a| pastes.expand(&a));
             state.history.push(&raw, pastes);
             run_command(state, cmd, arg, fx);
         }
@@ -108,10 +110,25 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             }
             Err(e) => state.error(e),
         },
+        SlashCommand::Pin => super::step_memory::pin(state, arg, fx),
+        SlashCommand::Pins => super::step_memory::pins(state, arg, fx),
+        SlashCommand::Focus => super::step_memory::focus(state, arg, fx),
         SlashCommand::Cost => {
             let text = cost_report(state);
             state.notice(text);
         }
+        SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
+            None => {
+                let text = mcp_report(state);
+                state.notice(text);
+            }
+            Some(mut words) => match (words.next(), words.next(), words.next()) {
+                (Some("restart"), Some(name), None) => fx.push(Effect::SendOp(Op::McpRestart {
+                    name: name.to_string(),
+                })),
+                _ => state.error("usage: /mcp, or /mcp restart NAME"),
+            },
+        },
         SlashCommand::Help => {
             let mut lines = slash::help_lines();
             lines.push(String::new());
@@ -120,6 +137,24 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         }
         SlashCommand::Quit => request_quit(state, fx),
     }
+}
+
+/// The `/mcp` notice: one line per server (state, then command or URL), and how to restart one.
+pub fn mcp_report(state: &AppState) -> String {
+    if state.mcp_servers.is_empty() {
+        return "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the \
+                workspace"
+            .to_string();
+    }
+    let mut lines = vec!["MCP servers:".to_string()];
+    for s in &state.mcp_servers {
+        lines.push(format!("  {} · {} · {}", s.name, s.state, s.transport));
+        if let Some(e) = &s.last_error {
+            lines.push(format!("    last error: {e}"));
+        }
+    }
+    lines.push("/mcp restart NAME restarts one".to_string());
+    lines.join("\n")
 }
 
 /// The `/cost` notice: one line per generation, then the total.

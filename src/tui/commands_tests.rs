@@ -90,6 +90,7 @@ fn handoff_command_guard_and_focus() {
             generation: 2,
             source: crate::engine::protocol::DocumentSource::Written,
             tail: 0,
+            held: Default::default(),
         })),
         t0,
     );
@@ -310,4 +311,72 @@ fn near_notice_once_per_generation() {
             message: "Context at 130.0K/200K: a handoff will be written at 150.0K".into()
         }
     );
+}
+
+#[test]
+fn mcp_lists_servers_from_their_status_events_and_restarts_one() {
+    use crate::engine::mcp::{Origin as McpOrigin, ServerState, ServerStatus};
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "/mcp", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the workspace".into()
+        }
+    );
+    let status = |name: &str, state: ServerState, last_error: Option<&str>| {
+        ev(Event::McpStatus(ServerStatus {
+            name: name.into(),
+            origin: McpOrigin::ConfigFile,
+            transport: format!("npx {name}-server"),
+            state,
+            tools: vec![],
+            last_error: last_error.map(str::to_string),
+            warnings: vec![],
+        }))
+    };
+    update(&mut s, status("github", ServerState::Starting, None), t0);
+    update(
+        &mut s,
+        status(
+            "docs",
+            ServerState::Failed {
+                reason: "exited with status 1".into(),
+            },
+            None,
+        ),
+        t0,
+    );
+    update(
+        &mut s,
+        status(
+            "github",
+            ServerState::Ready { tools: 12 },
+            Some("timed out"),
+        ),
+        t0,
+    );
+    type_text(&mut s, "/mcp", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "MCP servers:\n  github · ready, 12 tools · npx github-server\n    last error: timed out\n  \
+                      docs · failed: exited with status 1 · npx docs-server\n/mcp restart NAME restarts one"
+                .into()
+        }
+    );
+    type_text(&mut s, "/mcp restart docs", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::McpRestart {
+            name: "docs".into()
+        }]
+    );
+    type_text(&mut s, "/mcp stop docs", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty());
 }

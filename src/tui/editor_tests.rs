@@ -392,6 +392,9 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
             name: "bash".into(),
             summary: "bash: ls".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t0,
     );

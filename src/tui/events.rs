@@ -134,6 +134,17 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             state.labels.window_source = "learned from an overflow message".into();
             state.set_thresholds(thresholds);
         }
+        ev @ (Event::Pins { .. }
+        | Event::Focus { .. }
+        | Event::Todo { .. }
+        | Event::MemoryRefused { .. }) => super::step_memory::on_event(state, ev),
+        // Launch turns the changes worth a notice into notices; /mcp shows the states.
+        Event::McpStatus(status) => {
+            match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
+                Some(known) => *known = status,
+                None => state.mcp_servers.push(status),
+            }
+        }
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
@@ -141,6 +152,18 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             turn, kind, reason, ..
         } => on_turn_end(state, turn, kind, reason),
         Event::Result { .. } => {}
+        // Another run (or the same one, continued): its step's pins, plan and focus follow in
+        // their own events; what was shown of the run left behind goes.
+        Event::Resumed { .. } => state.memory = Default::default(),
+        // Issue 10's engine events: the TUI side renders them (until then they are ignored).
+        Event::Permissions { .. }
+        | Event::ToolOutputDelta { .. }
+        | Event::SessionPrompt { .. }
+        | Event::InitExists { .. }
+        | Event::Cost { .. }
+        | Event::Sessions { .. }
+        | Event::Model { .. }
+        | Event::Attachment { .. } => {}
     }
     state.sync_gauge_mode();
 }

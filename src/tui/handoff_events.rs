@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::{DocumentSource, HandoffId, HandoffPhase, Op};
+use crate::engine::protocol::{DocumentSource, HandoffId, HandoffPhase, Held, Op};
 
 use super::editor::{Review, SideEditor};
 use super::keymap::{Action, label_for};
@@ -111,9 +111,20 @@ pub(super) fn on_handoff(
             generation,
             source,
             tail,
+            held,
             ..
         } => {
-            on_done(state, generation, context, window, path, degraded);
+            on_done(
+                state,
+                Done {
+                    generation,
+                    context,
+                    window,
+                    path,
+                    degraded,
+                    held,
+                },
+            );
             let rescued = source == DocumentSource::Rescued;
             match (tail, rescued) {
                 (0, false) => {}
@@ -296,14 +307,25 @@ fn open_for_review(
     fx.push(Effect::WatchFile(path));
 }
 
-fn on_done(
-    state: &mut AppState,
+/// A successor started.
+struct Done {
     generation: u32,
     context: u64,
     window: u64,
     path: Option<PathBuf>,
     degraded: bool,
-) {
+    held: Held,
+}
+
+fn on_done(state: &mut AppState, done: Done) {
+    let Done {
+        generation,
+        context,
+        window,
+        path,
+        degraded,
+        held,
+    } = done;
     if let Some(p) = &path {
         state.latest_handoff = Some(p.clone());
     }
@@ -313,6 +335,7 @@ fn on_done(
         window,
         path: path.map(|p| p.display().to_string()),
         degraded,
+        held: Some(held),
     });
     if state.handoff.take() == Some(HandoffKind::Manual) {
         state.notice("New session started with handoff context");

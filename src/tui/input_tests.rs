@@ -62,6 +62,9 @@ fn approval_prompt_takes_the_keys() {
             name: "bash".into(),
             summary: "bash: make".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t0,
     );
@@ -93,6 +96,9 @@ fn approval_prompt_takes_the_keys() {
             name: "write_file".into(),
             summary: "write_file: a.rs".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t1,
     );
@@ -182,6 +188,9 @@ fn approval_keys_typed_before_the_prompt_showed_are_ignored() {
             name: "bash".into(),
             summary: "bash: make".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         })
     };
     update(&mut s, request("t1"), t0);

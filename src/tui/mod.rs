@@ -16,6 +16,7 @@ pub mod rescue;
 pub mod select;
 pub mod slash;
 pub mod state;
+pub mod step_memory;
 pub mod terminal;
 pub mod unsaved;
 pub mod update;
@@ -29,6 +30,8 @@ mod commands_tests;
 mod editor_tests;
 #[cfg(test)]
 mod input_tests;
+#[cfg(test)]
+mod memory_tests;
 #[cfg(test)]
 mod reducer_tests;
 #[cfg(test)]

@@ -445,6 +445,8 @@ fn tool_cells_fill_in() {
             output: "fn a() {}".into(),
             is_error: false,
             spilled: None,
+            diff: None,
+            exit: None,
         }),
         t1,
     );
@@ -558,4 +560,35 @@ fn engine_written_messages_show_clipped() {
             text: "what I asked yesterday".into()
         }
     );
+}
+
+#[test]
+fn the_echo_of_a_typed_message_is_not_drawn_again_even_when_the_engine_changed_it() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "my key is sk-ant-secret-0123456789", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    let cells = s.chat.len();
+    // The engine masked the key (or spilled a huge paste): the echo differs from what was typed.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: Some(TurnId(1)),
+            origin: Origin::User,
+            text: "my key is sk-a****".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), cells, "no second cell");
+    // Replayed history (no turn) is drawn.
+    update(
+        &mut s,
+        ev(Event::UserMessage {
+            turn: None,
+            origin: Origin::User,
+            text: "an earlier message".into(),
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.len(), cells + 1);
 }

@@ -73,6 +73,8 @@ fn session(s: &mut AppState, t0: Instant) {
             output: "cc -c main.c\nmain.c:3: error: expected expression".into(),
             is_error: true,
             spilled: None,
+            diff: None,
+            exit: None,
         }),
         t0,
     );
@@ -151,6 +153,9 @@ fn approval_prompt() {
             name: "bash".into(),
             summary: "bash: rm -rf build && make CFLAGS=-D_DARWIN_C_SOURCE".into(),
             outside_workspace: false,
+            command: None,
+            diff: None,
+            always: None,
         }),
         t0,
     );

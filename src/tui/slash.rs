@@ -13,6 +13,14 @@ pub enum SlashCommand {
     Window,
     /// `/cost`: cost and turns per generation.
     Cost,
+    /// `/pin TEXT`: pin a line for the rest of the step.
+    Pin,
+    /// `/pins [rm N | clear]`: list the pins, unpin.
+    Pins,
+    /// `/focus [TEXT]`: the standing focus of the step's handoffs; alone, clears it.
+    Focus,
+    /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
+    Mcp,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -63,6 +71,30 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "cost",
         args: "",
         desc: "show the cost and turns of each generation",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Pin,
+        name: "pin",
+        args: "TEXT",
+        desc: "pin a line for the rest of the step: every successor reads it verbatim",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Pins,
+        name: "pins",
+        args: "[rm N|clear]",
+        desc: "list the pins; rm N unpins number N, clear unpins all",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Focus,
+        name: "focus",
+        args: "[TEXT]",
+        desc: "a focus every later handoff of the step keeps in view; alone, clears it",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Mcp,
+        name: "mcp",
+        args: "[restart NAME]",
+        desc: "list the MCP servers with their state, or restart one",
     },
     CommandSpec {
         cmd: SlashCommand::Help,

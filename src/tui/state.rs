@@ -16,6 +16,7 @@ use super::render::cell::{AssistantState, Cell};
 use super::render::chat::Transcript;
 use super::render::editor_view::{TextAreaStyles, style_editor, style_input};
 use super::render::gauge::{GaugeMode, GaugeModel};
+use super::step_memory::MemoryView;
 
 /// A second Ctrl-C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -240,6 +241,10 @@ pub struct AppState {
     pub review_handoff: Option<HandoffId>,
     /// A reopened review's unsaved edits, offered once its document is in the editor.
     pub unsaved_offer: Option<(HandoffId, PathBuf)>,
+    /// The step's pins, plan and standing focus, as the engine last said.
+    pub memory: MemoryView,
+    /// The MCP servers as their last status events described them, in the order they came.
+    pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
 }
 
 /// What the state is built from.
@@ -317,6 +322,8 @@ impl AppState {
             engine_turn: None,
             review_handoff: None,
             unsaved_offer: None,
+            memory: MemoryView::default(),
+            mcp_servers: Vec::new(),
         };
         state.sync_styles();
         state

@@ -18,7 +18,8 @@ use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys};
 use super::keymap::{self, Action, Context, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
-use super::render::editor_view::{editor_block, editor_title};
+use super::render::editor_view::{editor_block, editor_title_focus};
+use super::render::plan_view::plan_lines;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
@@ -32,6 +33,8 @@ pub const MIN_HEIGHT: u16 = 3;
 pub const INPUT_MAX_LINES: u16 = 8;
 /// From this width the side editor sits beside the chat; narrower, below it.
 pub const SIDE_BY_SIDE_WIDTH: u16 = 100;
+/// The plan above the input shows only when the chat keeps at least this many rows.
+const PLAN_MIN_CHAT_ROWS: u16 = 4;
 /// Rows the slash popup lists at most.
 const POPUP_MAX_ROWS: u16 = 8;
 /// Summary rows the approval prompt shows at most.
@@ -115,8 +118,21 @@ pub fn draw(
         Some(p) if state.focus == Focus::Approval => approval_height(p, area.width),
         _ => input_height(state, area.width),
     };
-    let [body, background, spin, bottom, status] = Layout::vertical([
+    // The plan above the input while it has open items, in at most a third of the screen and
+    // never taking the chat's last rows.
+    let room = area
+        .height
+        .saturating_sub(spinner_h + background_h + bottom_h + 1 + PLAN_MIN_CHAT_ROWS)
+        .min(area.height / 3);
+    let plan = plan_lines(
+        &state.memory.plan,
+        usize::from(area.width),
+        usize::from(room),
+        theme,
+    );
+    let [body, plan_area, background, spin, bottom, status] = Layout::vertical([
         Constraint::Min(0),
+        Constraint::Length(u16::try_from(plan.len()).unwrap_or(0)),
         Constraint::Length(background_h),
         Constraint::Length(spinner_h),
         Constraint::Length(bottom_h),
@@ -129,8 +145,18 @@ pub fn draw(
         render_chat(&state.chat, &mut cache.chat, chat, buf, theme);
     }
     if let (Some(ed), Some(rect)) = (state.editor.as_ref(), editor) {
-        draw_editor(ed, state.focus == Focus::Editor, rect, buf, theme, now);
+        let focus = state.memory.focus.as_deref();
+        draw_editor(
+            ed,
+            state.focus == Focus::Editor,
+            focus,
+            rect,
+            buf,
+            theme,
+            now,
+        );
     }
+    Paragraph::new(plan).render(plan_area, buf);
     // A handoff written beside the main thread has its own line above the main thread's.
     if let Some((label, since, hint)) = state.background_spinner() {
         render_spinner(
@@ -230,18 +256,20 @@ fn short_path(path: &Path, keep: usize) -> String {
 fn draw_editor(
     ed: &SideEditor,
     focused: bool,
+    standing_focus: Option<&str>,
     area: Rect,
     buf: &mut Buffer,
     theme: &Theme,
     now: Instant,
 ) {
     let conflict = matches!(ed.prompt, Prompt::Conflict { .. });
-    let title = editor_title(
+    let title = editor_title_focus(
         &short_path(&ed.path, 3),
         ed.countdown(now),
         ed.is_paused(),
         ed.is_dirty(),
         conflict,
+        standing_focus,
         area.width.saturating_sub(2),
     );
     let block = editor_block(&title, theme, focused);

@@ -314,6 +314,10 @@ fn the_demo_hands_off_in_the_background_and_generation_2_finishes() {
     t.wait_for(READY);
     t.keys("fix the calculator");
     t.keys(ENTER);
+    // The demo's edit waits for its approval (keys are ignored for 400 ms after it shows).
+    t.wait_for("Allow edit_file?");
+    std::thread::sleep(std::time::Duration::from_millis(450));
+    t.keys("y");
     // The review of the demo's document runs while its first generation re-runs the checks.
     t.wait("the review beside the work", |s| {
         s.contains("handoff-") && s.contains("successor in") && s.contains("Re-running the checks")

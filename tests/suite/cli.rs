@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{KEY, all_files};
 
-fn bin(home: &Path) -> Command {
+pub(crate) fn bin(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
     c.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -19,14 +19,14 @@ fn bin(home: &Path) -> Command {
     c
 }
 
-fn lines(out: &Output) -> Vec<Value> {
+pub(crate) fn lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
         .collect()
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -420,4 +420,54 @@ async fn the_log_file_has_the_turn_the_requests_and_the_retries_but_never_the_ke
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("off, error, warn, info, debug, trace"));
+}
+
+#[tokio::test]
+async fn headless_prints_the_plan_as_a_todo_event() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    server.push(a::tool_use(
+        "t1",
+        "todo",
+        r#"{"items": [{"text": "read the parser", "status": "done"}, {"text": "fix it", "status": "in_progress"}]}"#,
+        u(1_000),
+    ));
+    server.push(a::text("planned", u(1_100)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "plan it", "--output", "json"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ev = lines(&out);
+    let todo: Vec<&Value> = ev.iter().filter(|e| e["type"] == "todo").collect();
+    assert_eq!(todo.len(), 1, "{ev:#?}");
+    assert_eq!(
+        todo[0]["items"],
+        serde_json::json!([
+            {"text": "read the parser", "status": "done"},
+            {"text": "fix it", "status": "in_progress"}
+        ])
+    );
+    // The tool result comes after it, and the ledger keeps the plan.
+    let at = |t: &str| ev.iter().position(|e| e["type"] == t).unwrap();
+    assert!(at("todo") < at("tool_result"));
+    let err = stderr(&out);
+    let run = err
+        .lines()
+        .find_map(|l| l.strip_prefix("flower-tui: run directory "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let m =
+        flower_tui::engine::ledger::Manifest::load(&Path::new(run).join("manifest.json")).unwrap();
+    assert_eq!(m.steps[0].memory.todo.len(), 2);
+    let body = &server.requests()[0];
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "todo")
+    );
 }

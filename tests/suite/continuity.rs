@@ -270,9 +270,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume {
-        run_dir: RunDir::open(&root),
-    });
+    p.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
@@ -369,9 +367,7 @@ fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(root);
-    p.resume = Some(Resume {
-        run_dir: RunDir::open(root),
-    });
+    p.resume = Some(Resume::at(RunDir::open(root)));
     p
 }
 

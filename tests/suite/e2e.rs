@@ -356,3 +356,37 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
     assert!(r < a, "the replay follows the retry line: {screen}");
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let mut t = Pty::start(&server, &["--demo", "--review", "off"]);
+    // No key pressed: the demo types its own first message and reaches its one prompt.
+    t.wait_for("Allow edit_file?");
+    std::thread::sleep(std::time::Duration::from_millis(450));
+    t.keys("y");
+    t.wait_for("Running the checks.");
+    // Stop the turn, then quit from an idle, empty input.
+    t.keys(ESC);
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    t.keys(CTRL_C);
+    t.keys(CTRL_C);
+    let status = t.wait_exit();
+    assert!(status.success(), "{status}; screen:\n{}", t.screen());
+    let runs = t.home().path().join("data/flower/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let m = flower_tui::engine::ledger::Manifest::load(&run.join("manifest.json")).unwrap();
+    assert!(m.workspace.starts_with(std::env::temp_dir()));
+    assert!(
+        !m.workspace.exists(),
+        "{} is left behind",
+        m.workspace.display()
+    );
+    assert!(server.requests().is_empty(), "the demo needs no provider");
+}

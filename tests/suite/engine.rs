@@ -521,9 +521,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
 
     let mut p = h.params(200_000, 50_000);
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume {
-        run_dir: RunDir::open(&root),
-    });
+    p.resume = Some(Resume::at(RunDir::open(&root)));
     p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r

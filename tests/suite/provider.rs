@@ -51,6 +51,7 @@ pub fn request(messages: Vec<Message>) -> ModelRequest {
         tools: vec![tool("read_file"), tool("run")],
         tool_choice: ToolChoice::Auto,
         max_tokens: 1024,
+        effort: None,
     }
 }
 

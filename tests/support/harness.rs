@@ -71,6 +71,7 @@ impl Harness {
             provider: self.anthropic(),
             model: "claude-test".into(),
             system_prompt: "You are a test.".into(),
+            instructions: Default::default(),
             workspace: self.workspace.clone(),
             workbench: Some(self.workbench()),
             run_dir,
@@ -92,10 +93,14 @@ impl Harness {
                 ..RetryPolicy::default()
             },
             max_tokens: 1024,
+            effort: None,
             bash_timeout: Duration::from_secs(30),
             resume: None,
             handoff_after: None,
+            autostart: None,
             demo: false,
+            mcp: None,
+            side_events: None,
         }
     }
 }

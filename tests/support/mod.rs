@@ -4,4 +4,6 @@
 
 pub mod fake;
 pub mod harness;
+pub mod mcp_server;
+pub mod mcp_setup;
 pub mod pty;

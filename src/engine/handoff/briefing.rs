@@ -6,21 +6,28 @@
 //!    document *exactly as the successor is to read it* — the file as it is on disk when the review
 //!    ends, byte for byte (header line, text before the first section, unknown sections, the
 //!    user's formatting), between `<handoff>` and `</handoff>`. Parsing never rewrites it.
-//! 2. **The request in flight**: when a user request was in progress at the cut (the running
+//!    The preamble also says where the transcripts of the step's retired generations are and
+//!    that `recall` searches them.
+//! 2. **What the engine carries itself** (`memory::carried_block`): the user's pins under
+//!    `## Pinned`, the plan under `## Plan`, the standing focus under `## Focus`, verbatim, so a
+//!    degraded or rescued document loses none of them.
+//! 3. **The request in flight**: when a user request was in progress at the cut (the running
 //!    turn's, or the last turn's when it did not complete), a short note, then every user message
 //!    of that request, verbatim and each a block of its own, so the successor continues *that*
 //!    request.
 //!
-//! 3. **The record after the cut** (a background handoff, SPEC §6.16): the main thread kept
+//! 4. **The record after the cut** (a background handoff, SPEC §6.16): the main thread kept
 //!    working while the document was written, so a note, then every message of the session after
 //!    the document's cut, oldest first, one block each: the user's words, the assistant's text,
 //!    tool calls with their arguments and their results (a large result capped, with the file that
 //!    holds it whole). Built by [`tail_blocks`].
 //!
-//! Each part is its own text block, so a part never changes another part's bytes. Issue 11 adds
-//! more parts here (engine-written `## Pinned` and plan sections after the document): add a field
-//! to [`Briefing`] and a step in [`Briefing::blocks`].
+//! Each part is its own text block, so a part never changes another part's bytes. A new part:
+//! add a field to [`Briefing`] (it derives `Default`, so callers write `..Default::default()`)
+//! and a step in [`Briefing::blocks`].
 
+use crate::engine::memory::{StepMemory, carried_block};
+use crate::engine::tools::recall::Source;
 use crate::engine::types::{Block, Message, Role};
 
 /// Opens the document inside the briefing.
@@ -29,7 +36,7 @@ pub const OPEN_TAG: &str = "<handoff>\n";
 pub const CLOSE_TAG: &str = "</handoff>\n";
 
 /// What the successor is briefed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Briefing<'a> {
     /// The handoff document's text as the successor reads it (the file on disk, or the rendering
     /// of the in-memory document when the file is gone).
@@ -38,6 +45,11 @@ pub struct Briefing<'a> {
     pub degraded: bool,
     /// The user messages of the request in progress at the cut, oldest first (may be empty).
     pub request: &'a [String],
+    /// The step's pins, plan and standing focus, which the engine writes in itself.
+    pub memory: Option<&'a StepMemory>,
+    /// The transcripts of the step's retired generations, oldest first, the one being retired
+    /// included: the preamble says where they are.
+    pub predecessors: &'a [Source],
     /// What the session did after the document's cut (a background handoff; else empty).
     pub tail: &'a [TailMessage],
     /// The document was written from a reduced copy of the history: the preamble says so.
@@ -88,6 +100,9 @@ impl Briefing<'_> {
     /// The blocks of the successor's first user message, in order.
     pub fn blocks(&self) -> Vec<Block> {
         let mut blocks = vec![Block::text(self.briefing_block())];
+        if let Some(carried) = self.memory.and_then(carried_block) {
+            blocks.push(Block::text(carried));
+        }
         let request: Vec<&String> = self
             .request
             .iter()
@@ -115,6 +130,7 @@ impl Briefing<'_> {
         if self.rescued && !self.degraded {
             out.push_str(RESCUED_NOTE);
         }
+        out.push_str(&transcripts_note(self.predecessors));
         out.push('\n');
         out.push_str(OPEN_TAG);
         out.push_str(self.document);
@@ -228,6 +244,30 @@ fn render_tail_message(m: &TailMessage) -> String {
     format!("{role}\n{}\n", parts.join("\n"))
 }
 
+/// The preamble's line about the predecessors' transcripts (empty when none is known).
+pub fn transcripts_note(predecessors: &[Source]) -> String {
+    if predecessors.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "- Your predecessors' full transcripts are kept on disk (JSON lines), one per \
+         generation:\n",
+    );
+    for p in predecessors {
+        out.push_str(&format!(
+            "  - generation {}: {}\n",
+            p.generation,
+            p.path.display()
+        ));
+    }
+    out.push_str(
+        "  When you need a detail this document does not hold (an exact error, a command's \
+         output, why something was decided), search them with the `recall` tool (words or a \
+         regex, optionally one generation) instead of redoing the work.\n",
+    );
+    out
+}
+
 /// The note before the request's messages.
 fn request_note(n: usize) -> String {
     let what = if n == 1 {
@@ -287,8 +327,7 @@ mod tests {
             document: FILE,
             degraded: false,
             request: &[],
-            tail: &[],
-            rescued: false,
+            ..Default::default()
         };
         let blocks = b.blocks();
         assert_eq!(blocks.len(), 1);
@@ -324,8 +363,7 @@ mod tests {
             document: FILE,
             degraded: true,
             request: &request,
-            tail: &[],
-            rescued: false,
+            ..Default::default()
         };
         let blocks = b.blocks();
         let t = texts(&blocks);
@@ -350,8 +388,7 @@ mod tests {
             document: FILE,
             degraded: false,
             request: &request,
-            tail: &[],
-            rescued: false,
+            ..Default::default()
         }
         .message();
         let parent = Some("old".to_string());
@@ -410,6 +447,7 @@ mod tests {
             request: &request,
             tail: &tail,
             rescued: true,
+            ..Default::default()
         };
         let blocks = b.blocks();
         let t = texts(&blocks);
@@ -432,6 +470,74 @@ mod tests {
             ..b
         };
         assert!(!d.briefing_block().contains(RESCUED_NOTE));
+    }
+
+    #[test]
+    fn the_engine_writes_its_part_after_the_document_and_names_the_transcripts() {
+        use crate::engine::memory::PinSource;
+        use std::path::PathBuf;
+        let mut memory = StepMemory::default();
+        memory
+            .add_pin("never push to main", PinSource::Command, "t")
+            .unwrap();
+        let preds = vec![
+            Source {
+                generation: 1,
+                path: PathBuf::from("/r/sessions/a.jsonl"),
+            },
+            Source {
+                generation: 2,
+                path: PathBuf::from("/r/sessions/b.jsonl"),
+            },
+        ];
+        let request = vec!["go on".to_string()];
+        let b = Briefing {
+            document: FILE,
+            degraded: false,
+            request: &request,
+            memory: Some(&memory),
+            predecessors: &preds,
+            ..Default::default()
+        };
+        let blocks = b.blocks();
+        let t = texts(&blocks);
+        assert_eq!(t.len(), 4, "{t:#?}");
+        let (preamble, _) = t[0].split_once(OPEN_TAG).unwrap();
+        assert!(
+            preamble.contains(
+                "  - generation 1: /r/sessions/a.jsonl\n  - generation 2: /r/sessions/b.jsonl\n"
+            ),
+            "{preamble}"
+        );
+        assert!(preamble.contains("the `recall` tool"), "{preamble}");
+        // The document is still byte for byte what it was.
+        assert_eq!(document_of(t[0]), Some(&format!("{FILE}\n")[..]));
+        assert_eq!(Some(t[1].to_string()), carried_block(&memory));
+        assert!(t[1].contains("## Pinned\n- never push to main\n"));
+        assert_eq!(t[3], "go on");
+        // Nothing remembered, no predecessors: neither part.
+        let empty = StepMemory::default();
+        let plain = Briefing {
+            memory: Some(&empty),
+            predecessors: &[],
+            ..b
+        };
+        let t = texts(&plain.blocks()).len();
+        assert_eq!(t, 3);
+        assert!(!plain.briefing_block().contains("recall"));
+        // A background handoff's record comes last: after the engine's part and the request.
+        let tail = vec![TailMessage {
+            role: Role::Assistant,
+            parts: vec![TailPart::Text("kept working".into())],
+        }];
+        let with_tail = Briefing { tail: &tail, ..b };
+        let all = with_tail.blocks();
+        let t = texts(&all);
+        assert_eq!(t.len(), 6, "{t:#?}");
+        assert_eq!(Some(t[1].to_string()), carried_block(&memory));
+        assert_eq!(t[3], "go on");
+        assert_eq!(t[4], TAIL_NOTE);
+        assert_eq!(t[5], "[assistant]\nkept working\n");
     }
 
     #[test]

@@ -215,9 +215,7 @@ impl HandoffDoc {
         super::briefing::Briefing {
             document: &self.to_markdown(),
             degraded: self.degraded(),
-            request: &[],
-            tail: &[],
-            rescued: false,
+            ..Default::default()
         }
         .briefing_block()
     }

@@ -12,7 +12,9 @@ pub use super::http::http_client;
 use super::sse::SseDecoder;
 use super::windows;
 use super::{BoxFuture, DeltaSink, Provider};
-use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+use crate::engine::types::{
+    Block, Delta, Message, ModelRequest, ModelResponse, Role, THINKING_ANSWER_ROOM, ToolChoice,
+};
 
 /// The API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -189,6 +191,14 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
             ToolChoice::None => json!({"type": "none"}),
         };
         super::set(&mut body, "tool_choice", choice);
+    }
+    // Extended thinking: `max_tokens` must exceed the budget; no temperature is ever sent.
+    if let Some(effort) = req.effort {
+        let budget = effort.thinking_budget();
+        let thinking = json!({"type": "enabled", "budget_tokens": budget});
+        super::set(&mut body, "thinking", thinking);
+        let room = budget.saturating_add(THINKING_ANSWER_ROOM);
+        super::set(&mut body, "max_tokens", json!(max_tokens.max(room)));
     }
     body
 }

@@ -132,7 +132,14 @@ fn push_user(out: &mut Vec<Value>, m: &Message) {
             } => {
                 out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
             }
-            Block::Text { text: t } => text.push_str(t),
+            // Merged user messages (a queued message after an interrupted one, the request in
+            // flight after a briefing) stay apart: Chat Completions takes one string.
+            Block::Text { text: t } => {
+                if !text.is_empty() && !t.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(t);
+            }
             Block::Thinking { .. } | Block::ToolUse { .. } => {}
         }
     }
@@ -199,6 +206,9 @@ pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
         });
         super::set(&mut body, "tool_choice", choice);
     }
+    if let Some(effort) = req.effort {
+        super::set(&mut body, "reasoning_effort", json!(effort.as_str()));
+    }
     body
 }
 
@@ -235,5 +245,35 @@ impl Provider for OpenAiProvider {
                 other => other,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_merged_user_message_keeps_its_parts_apart() {
+        let m = Message {
+            role: Role::User,
+            content: vec![
+                Block::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: "ok".into(),
+                    is_error: false,
+                },
+                Block::text("interrupted"),
+                Block::text("second"),
+            ],
+        };
+        let mut out = Vec::new();
+        push_user(&mut out, &m);
+        assert_eq!(
+            out,
+            vec![
+                json!({"role": "tool", "tool_call_id": "t1", "content": "ok"}),
+                json!({"role": "user", "content": "interrupted\n\nsecond"}),
+            ]
+        );
     }
 }

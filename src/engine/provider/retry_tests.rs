@@ -116,6 +116,7 @@ fn req() -> ModelRequest {
         tools: Vec::new(),
         tool_choice: ToolChoice::Auto,
         max_tokens: 10,
+        effort: None,
     }
 }
 

@@ -210,13 +210,15 @@ impl Engine {
             "handoff started"
         );
         self.handoff_clock = Some((id, Instant::now()));
+        // The step's standing focus (SPEC §6.19), as for every automatic handoff.
+        let focus = self.handoff_focus(None);
         self.emit_logged(Event::Handoff(HandoffPhase::Writing {
             handoff: id,
             manual: false,
-            focus: None,
+            focus: focus.clone(),
             background: true,
         }));
-        let req = self.writing_request(prefix, used, None);
+        let req = self.writing_request(prefix, used, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Full, req);
         self.writing = Some(id);
         self.bg = Some(Background {
@@ -378,8 +380,9 @@ impl Engine {
             .split(&self.s.messages)
             .map(|(p, _)| p)
             .unwrap_or_default();
+        let focus = self.handoff_focus(None);
         let Some((req, reduced)) =
-            self.reduced_writing_request(&prefix, used, None, error.as_ref())
+            self.reduced_writing_request(&prefix, used, focus.as_deref(), error.as_ref())
         else {
             self.degrade_background(format!(
                 "{first}; a reduced history does not fit the window either"

@@ -142,8 +142,10 @@ impl Engine {
         let (doc, reason, produced) = match &trigger {
             Trigger::Overflow { reason, error } => {
                 self.writing = Some(id);
+                // The rescue writes the document an automatic handoff would: the standing focus.
+                let focus = self.handoff_focus(None);
                 let rescued = self
-                    .rescue_turn(id, ctx_at_cut, None, reason, Some(error))
+                    .rescue_turn(id, ctx_at_cut, focus.as_deref(), reason, Some(error))
                     .await;
                 self.writing = None;
                 match rescued {
@@ -163,10 +165,10 @@ impl Engine {
                 }
             }
             Trigger::Auto | Trigger::Manual { .. } => {
-                let focus = match &trigger {
+                let focus = self.handoff_focus(match &trigger {
                     Trigger::Manual { focus } => focus.clone(),
                     _ => None,
-                };
+                });
                 self.writing = Some(id);
                 let mut written = self
                     .writing_turn(id, ctx_at_cut, focus.clone(), manual)
@@ -324,6 +326,7 @@ impl Engine {
             tools: Vec::new(),
             tool_choice: ToolChoice::Auto,
             max_tokens: self.p.max_tokens,
+            effort: None,
         };
         let resp = match self.stream(req, Purpose::Summary).await {
             Outcome::Done(r) => r,

@@ -50,12 +50,16 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             output,
             is_error,
             spilled,
+            diff,
+            exit,
         } => tracing::debug!(
             id = %id,
             name = %name,
             is_error,
             chars = output.len(),
             spilled = spilled.is_some(),
+            diff = diff.as_ref().map(|d| d.stat()).unwrap_or_default(),
+            exit = exit.as_ref().map(|e| e.summary.as_str()).unwrap_or("-"),
             "tool result"
         ),
         Event::ApprovalRequest {
@@ -63,7 +67,15 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             name,
             summary,
             outside_workspace,
-        } => tracing::info!(id = %id, name = %name, outside_workspace, "approval asked: {summary}"),
+            always,
+            ..
+        } => tracing::info!(
+            id = %id,
+            name = %name,
+            outside_workspace,
+            always = always.as_ref().map(|a| a.label.as_str()).unwrap_or("-"),
+            "approval asked: {summary}"
+        ),
         Event::Usage {
             context,
             estimated,
@@ -72,6 +84,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             ..
         } => tracing::debug!(context, estimated, cost_usd, session_cost_usd, "usage"),
         Event::Handoff(phase) => handoff_phase(phase, since),
+        Event::McpStatus(status) => {
+            tracing::info!(server = %status.name, "mcp server {}", status.state)
+        }
         Event::Compaction {
             before,
             after,
@@ -81,10 +96,69 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             tracing::info!(model = %model, window = thresholds.window, "window learned")
         }
         Event::Stream(state) => tracing::debug!(?state, "stream"),
+        Event::Pins {
+            pins, change, step, ..
+        } => tracing::info!(
+            pins = pins.len(),
+            ?change,
+            step = step.as_deref().unwrap_or("-"),
+            "pins changed"
+        ),
+        Event::Focus { focus, .. } => tracing::info!(
+            chars = focus.as_ref().map_or(0, String::len),
+            "standing focus {}",
+            if focus.is_some() { "set" } else { "cleared" }
+        ),
+        Event::Todo { items } => tracing::debug!(items = items.len(), "plan written"),
+        Event::MemoryRefused { reason, .. } => tracing::info!(?reason, "memory op refused"),
         Event::Notice { message } => tracing::debug!("notice: {message}"),
         Event::Warning { message } => tracing::warn!("{message}"),
         Event::Error { kind, message } => tracing::error!(%kind, "{message}"),
+        Event::SessionPrompt { instructions, .. } => tracing::info!(
+            files = instructions.len(),
+            bytes = instructions.iter().map(|f| f.included).sum::<usize>(),
+            "session prompt: {}",
+            instructions
+                .iter()
+                .map(|f| f.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Event::Attachment { path, summary, .. } => {
+            tracing::debug!(path = %path, "attachment: {summary}")
+        }
+        Event::Sessions { sessions, .. } => {
+            tracing::debug!(runs = sessions.len(), "sessions listed")
+        }
+        Event::Resumed {
+            run_id,
+            session_id,
+            generation,
+            messages,
+        } => tracing::info!(run = %run_id, session = %session_id, generation, messages, "resumed"),
+        Event::Model {
+            model,
+            effort,
+            thresholds,
+            window_source,
+        } => tracing::info!(
+            model = %model,
+            effort = effort.map_or("off", |e| e.as_str()),
+            window = thresholds.window,
+            window_source = %window_source,
+            "model settings"
+        ),
+        Event::Cost {
+            total_usd, rows, ..
+        } => tracing::debug!(total_usd, generations = rows.len(), "cost listed"),
+        Event::InitExists { path, .. } => {
+            tracing::info!(path = %path.display(), "/init: the file exists")
+        }
+        Event::Permissions { allowances, .. } => {
+            tracing::debug!(grants = allowances.len(), "permissions listed")
+        }
         Event::TextDelta { .. }
+        | Event::ToolOutputDelta { .. }
         | Event::ThinkingDelta { .. }
         | Event::Retry { .. }
         | Event::TurnEnd { .. }

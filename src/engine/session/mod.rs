@@ -6,35 +6,42 @@
 mod background;
 mod continuity;
 mod handoff_run;
+mod input;
 mod log;
+mod memory;
 mod request;
 mod rescue_run;
+mod runs;
 mod tail;
 mod tools_exec;
 mod turn;
 mod turnover;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::approvals::Allowances;
 use super::compact::ContextStrategy;
 use super::context::{self, Thresholds, WindowSource};
 use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
+use super::instructions::InstructionSources;
 use super::ledger::{
-    Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine, load_transcript,
+    GenerationStart, Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine,
+    read_transcript,
 };
 use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
 use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
+use super::sysprompt::{self, SessionPrompt};
 use super::tools::Spiller;
-use super::types::{Message, Role};
+use super::types::{Effort, Message, Role};
 
 /// How many ops may wait before `try_send` fails (the UI never awaits a send).
 pub const OP_QUEUE: usize = 64;
@@ -45,7 +52,12 @@ pub const OVERFLOW_RETRY_CAP: u32 = 1;
 pub struct EngineParams {
     pub provider: Arc<dyn Provider>,
     pub model: String,
+    /// The base system prompt. Each session sends it with the environment block and the project
+    /// instructions appended ([`crate::engine::sysprompt`]); while the engine runs, this field
+    /// holds the current session's whole prompt, unchanged for the session's every request.
     pub system_prompt: String,
+    /// Where the project instructions come from (read again at the start of every session).
+    pub instructions: InstructionSources,
     pub workspace: PathBuf,
     /// `<workspace>/.flower`, or None with `--no-workbench`.
     pub workbench: Option<PathBuf>,
@@ -67,18 +79,40 @@ pub struct EngineParams {
     pub step: Option<String>,
     pub retry: RetryPolicy,
     pub max_tokens: u32,
+    /// `--effort`: extended thinking / reasoning effort (`/effort` changes it between turns).
+    pub effort: Option<Effort>,
     pub bash_timeout: Duration,
     /// `--continue`: attach to the last run's latest session.
     pub resume: Option<Resume>,
+    /// A first message the engine sends itself when it starts (the demo plays by itself); not
+    /// used when continuing a run.
+    pub autostart: Option<String>,
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
+    /// MCP servers whose tools are offered beside the built-in ones (issue 12); `None`: none.
+    pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
+    /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
+    pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
 }
 
 /// Where `--continue` attaches.
 #[derive(Debug, Clone)]
 pub struct Resume {
     pub run_dir: RunDir,
+    /// What the front end should hear before the conversation goes on (e.g. that a newer run
+    /// could not be read and this older one is continued instead).
+    pub warnings: Vec<String>,
+}
+
+impl Resume {
+    /// Continue the run in `run_dir`, with nothing to warn about.
+    pub fn at(run_dir: RunDir) -> Resume {
+        Resume {
+            run_dir,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// The front end's side of the queue pair.
@@ -89,9 +123,19 @@ pub struct EngineHandle {
 }
 
 /// Start the engine on the current tokio runtime.
-pub fn spawn(params: EngineParams) -> Result<EngineHandle, Error> {
+pub fn spawn(mut params: EngineParams) -> Result<EngineHandle, Error> {
     let (op_tx, op_rx) = mpsc::channel(OP_QUEUE);
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    if let Some(mut side) = params.side_events.take() {
+        let tx = ev_tx.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = side.recv().await {
+                if tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let mut engine = Engine::new(params, op_rx, ev_tx)?;
     let task = tokio::spawn(async move { engine.run().await });
     Ok(EngineHandle {
@@ -155,6 +199,8 @@ pub(crate) struct ActiveTurn {
 
 pub(crate) struct Engine {
     p: EngineParams,
+    /// `EngineParams::system_prompt` as given: every session's prompt starts with it.
+    base_prompt: String,
     ops: mpsc::Receiver<Op>,
     events: mpsc::UnboundedSender<Event>,
     pending: VecDeque<Op>,
@@ -167,7 +213,10 @@ pub(crate) struct Engine {
     overflow_retries: u32,
     /// Compactions so far (head protection only until the first).
     compactions: u32,
-    always_allowed: HashSet<String>,
+    /// What "always" allowed in this session (`/new` clears it).
+    allowances: Allowances,
+    /// An approval was asked (and answered): `ApprovalPolicy::AskOnce` asks no more.
+    asked_once: bool,
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or both when
     /// the config asks for both explicitly.
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
@@ -186,6 +235,8 @@ pub(crate) struct Engine {
     handoffs_started: u64,
     /// The handoff whose document is being written, if any (a second `/handoff` is refused).
     writing: Option<HandoffId>,
+    /// Said once the front end listens (torn transcript lines, a run skipped by `--continue`).
+    startup_warnings: Vec<String>,
     /// The user request in progress, for the successor and the degraded document.
     request: Request,
     /// The document the current session was briefed with (a degraded one carries it forward).
@@ -202,6 +253,9 @@ pub(crate) struct Engine {
     /// The user cancelled a background handoff during this turn: none starts again before the
     /// next user turn (unless the context reaches the hard limit).
     bg_cancelled: bool,
+    /// Pins (and focus) given before the first message named the step: they move into its
+    /// record when it starts (`memory()` reads the record's from then on).
+    unborn: super::memory::StepMemory,
 }
 
 impl Engine {
@@ -212,19 +266,27 @@ impl Engine {
     ) -> Result<Engine, Error> {
         let thresholds = p.thresholds;
         let strategies = p.context.strategies(thresholds.headroom);
+        let mut startup_warnings = Vec::new();
         let (manifest, step, session) = match &p.resume {
-            Some(r) => Self::resume_state(r)?,
-            None => {
-                let manifest = Manifest {
-                    run_id: p.run_dir.run_id.clone(),
-                    created: rfc3339(now_unix().0),
-                    workspace: p.workspace.clone(),
-                    provider: p.provider.name().to_string(),
-                    model: p.model.clone(),
-                    steps: Vec::new(),
-                };
-                (manifest, None, None)
+            Some(r) => {
+                startup_warnings.extend(r.warnings.iter().cloned());
+                Self::resume_state(r, p.step.as_deref(), &mut startup_warnings)?
             }
+            // A run directory joined with a new step keeps the steps it has.
+            None => match Manifest::load(&p.run_dir.manifest_path()) {
+                Ok(joined) => (joined, None, None),
+                Err(_) => {
+                    let manifest = Manifest {
+                        run_id: p.run_dir.run_id.clone(),
+                        created: rfc3339(now_unix().0),
+                        workspace: p.workspace.clone(),
+                        provider: p.provider.name().to_string(),
+                        model: p.model.clone(),
+                        steps: Vec::new(),
+                    };
+                    (manifest, None, None)
+                }
+            },
         };
         let s = match session {
             Some(s) => s,
@@ -241,15 +303,10 @@ impl Engine {
             },
         };
         let claim = Self::claim_resumed(&p, step.and_then(|i| manifest.steps.get(i)))?;
-        let (replace, compactions) = match step.and_then(|i| manifest.steps.get(i)) {
-            Some(rec) => (
-                ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
-                rec.compactions,
-            ),
-            None => (ReplaceGeneration::default(), 0),
-        };
+        let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
         let (bg_tx, bg_rx) = mpsc::unbounded_channel();
         Ok(Engine {
+            base_prompt: p.system_prompt.clone(),
             p,
             ops,
             events,
@@ -261,7 +318,8 @@ impl Engine {
             replace,
             overflow_retries: 0,
             compactions,
-            always_allowed: HashSet::new(),
+            allowances: Allowances::default(),
+            asked_once: false,
             strategies,
             spiller: Spiller::new(),
             total_responses: 0,
@@ -272,6 +330,7 @@ impl Engine {
             handoff_clock: None,
             handoffs_started: 0,
             writing: None,
+            startup_warnings,
             request: Request::default(),
             briefed: None,
             claim,
@@ -280,25 +339,56 @@ impl Engine {
             bg_tx,
             bg_rx,
             bg_cancelled: false,
+            unborn: Default::default(),
         })
     }
 
     /// `--continue`: the recorded latest successor of the last step, never a retired session.
     fn resume_state(
         r: &Resume,
+        step_name: Option<&str>,
+        warnings: &mut Vec<String>,
     ) -> Result<(Manifest, Option<usize>, Option<SessionState>), ResumeError> {
         let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
-        let step = manifest.steps.len().checked_sub(1);
-        let Some(rec) = step.and_then(|i| manifest.steps.get(i)) else {
+        // `--step NAME` picks a step of a run that holds several; else the last one that ran.
+        let step = match step_name {
+            Some(name) => Some(
+                manifest
+                    .steps
+                    .iter()
+                    .position(|s| s.name == name)
+                    .ok_or_else(|| ResumeError::NoStep {
+                        step: name.to_string(),
+                        steps: manifest.steps.iter().map(|s| s.name.clone()).collect(),
+                    })?,
+            ),
+            None => manifest
+                .steps
+                .iter()
+                .rposition(|s| !s.session_id.is_empty()),
+        };
+        let Some(rec) = step
+            .and_then(|i| manifest.steps.get(i))
+            .filter(|s| !s.session_id.is_empty())
+        else {
             return Err(ResumeError::NoSession);
         };
         let path = r.run_dir.transcript_path(&rec.session_id);
-        let (header, messages) = load_transcript(&path).map_err(|source| ResumeError::Session {
+        let loaded = read_transcript(&path).map_err(|source| ResumeError::Session {
             id: rec.session_id.clone(),
             source,
         })?;
+        let (header, mut messages) = (loaded.header, loaded.messages);
+        if loaded.torn > 0 {
+            warnings.push(format!(
+                "{}: {} torn line{} skipped (cut off by a crash mid-write); the conversation is \
+                 rebuilt from the others",
+                path.display(),
+                loaded.torn,
+                if loaded.torn == 1 { "" } else { "s" }
+            ));
+        }
         let mut transcript = Transcript::open_append(path);
-        let mut messages = messages;
         // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer
         // them so the history is valid again, and record that in the transcript.
         if repair_dangling_tool_uses(&mut messages).is_some() {
@@ -331,7 +421,14 @@ impl Engine {
         ))
     }
 
-    fn emit(&self, ev: Event) {
+    fn emit(&self, mut ev: Event) {
+        // Messages may quote paths, provider bodies or the user's words: never a key.
+        if let Event::Notice { message } | Event::Warning { message } | Event::Error { message, .. } =
+            &mut ev
+            && let std::borrow::Cow::Owned(clean) = super::secrets::redact(message)
+        {
+            *message = clean;
+        }
         log::event(&ev, self.handoff_clock);
         // The front end may be gone (quit); nothing to do then.
         let _ = self.events.send(ev);
@@ -383,7 +480,9 @@ impl Engine {
     }
 
     fn save_manifest(&mut self) {
-        if let Err(e) = self.manifest.save(&self.p.run_dir.manifest_path()) {
+        // Only this process's step: others may share the run directory.
+        let path = self.p.run_dir.manifest_path();
+        if let Err(e) = super::runs::save_step(&self.manifest, self.step, &path) {
             self.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
@@ -440,11 +539,11 @@ impl Engine {
         let ev = Event::TurnEnd {
             turn: turn.id,
             kind: turn.kind,
-            origin: Origin::User,
+            origin: turn.id.origin(),
             reason,
         };
         match turn.kind {
-            TurnKind::Message => self.emit_logged(ev),
+            TurnKind::Message | TurnKind::Init => self.emit_logged(ev),
             TurnKind::Handoff => self.emit(ev),
         }
     }
@@ -460,7 +559,7 @@ impl Engine {
         self.emit(Event::TurnStarted {
             turn: id,
             kind,
-            origin: Origin::User,
+            origin: id.origin(),
         });
         turn
     }
@@ -476,17 +575,72 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
         let name = self.claim_step(name);
-        self.step = Some(self.manifest.steps.len());
-        self.manifest.steps.push(StepRecord {
+        let rec = StepRecord {
             name,
-            task: task.to_string(),
+            task: input::task_excerpt(task),
             window: self.thresholds.window,
+            memory: std::mem::take(&mut self.unborn),
             ..Default::default()
+        };
+        // The name this process claimed in a joined run directory (a record without a session;
+        // the workspace's step claim may have renamed it since, `<step>-2`).
+        let me = std::process::id();
+        let claimed = self.manifest.steps.iter().position(|s| {
+            s.session_id.is_empty() && (s.name == rec.name || s.claimed_by == Some(me))
+        });
+        match claimed.and_then(|i| self.manifest.steps.get_mut(i).map(|slot| (i, slot))) {
+            Some((i, slot)) => {
+                *slot = rec;
+                self.step = Some(i);
+            }
+            None => {
+                self.step = Some(self.manifest.steps.len());
+                self.manifest.steps.push(rec);
+            }
+        }
+    }
+
+    /// Make sure the workbench exists with its `.gitignore` (notes and spills stay out of git).
+    /// Said once if it cannot be made; the tools and the handoff store report their own failures.
+    fn ensure_workbench(&mut self) {
+        let Some(dir) = self.p.workbench.clone() else {
+            return;
+        };
+        if let Err(e) = super::fsutil::ensure_workbench(&dir) {
+            self.emit(Event::Warning {
+                message: format!("cannot prepare the workbench {}: {e}", dir.display()),
+            });
+        }
+    }
+
+    /// Build the new session's system prompt: the base, the environment and the project
+    /// instructions read from disk now. It stays as it is for the whole session.
+    fn prepare_prompt(&mut self) -> SessionPrompt {
+        let prompt = sysprompt::build(&self.base_prompt, &self.p.workspace, &self.p.instructions);
+        self.p.system_prompt = prompt.text.clone();
+        for f in &prompt.instructions {
+            if let Some(e) = &f.error {
+                self.emit(Event::Warning {
+                    message: format!("cannot read the instructions in {}: {e}", f.path.display()),
+                });
+            }
+        }
+        prompt
+    }
+
+    /// What the session's prompt holds, for front ends (after `SessionStarted`).
+    fn emit_prompt(&mut self, prompt: SessionPrompt) {
+        self.emit_logged(Event::SessionPrompt {
+            session_id: self.s.id.clone(),
+            environment: prompt.environment,
+            instructions: prompt.instructions,
         });
     }
 
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
     fn start_session(&mut self, parent: Option<String>, generation: u32, first: Vec<Message>) {
+        self.ensure_workbench();
+        let prompt = self.prepare_prompt();
         let id = new_id();
         let step_name = self.step_name();
         let header = SessionHeader {
@@ -507,6 +661,11 @@ impl Engine {
             self.emit(Event::Warning { message: err });
         }
         let appended: usize = first.iter().map(Message::char_len).sum();
+        let start = match (parent.is_some(), self.s.id.is_empty()) {
+            (true, _) => GenerationStart::Handoff,
+            (false, true) => GenerationStart::First,
+            (false, false) => GenerationStart::New,
+        };
         self.s = SessionState {
             id: id.clone(),
             parent: parent.clone(),
@@ -526,10 +685,13 @@ impl Engine {
             rec.context = estimate;
             rec.generations = generation;
             rec.window = window;
-            rec.current_generation().generation = generation;
+            let row = rec.current_generation();
+            row.generation = generation;
+            row.start = Some(start);
         });
         self.save_manifest();
         self.emit(self.session_started());
+        self.emit_prompt(prompt);
     }
 
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
@@ -548,23 +710,23 @@ impl Engine {
     }
 
     async fn run(&mut self) {
+        for message in std::mem::take(&mut self.startup_warnings) {
+            self.emit(Event::Warning { message });
+        }
+        self.warn_about_the_line();
         if self.p.resume.is_some() {
-            self.emit(self.session_started());
-            if self.p.front_end.can_ask() {
-                self.replay_history();
-            }
-            let s = &self.s;
-            self.emit(Event::Notice {
-                message: format!(
-                    "continuing session {} (generation {}, {} messages)",
-                    s.id,
-                    s.generation,
-                    s.messages.len()
-                ),
-            });
-            self.emit_usage_estimate();
-            self.briefed = super::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
+            self.announce_resumed();
             self.reopen_frozen().await;
+        } else if let Some(text) = self.p.autostart.take() {
+            let task = text.clone();
+            self.message_turn(
+                TurnId::ENGINE,
+                TurnKind::Message,
+                Origin::Engine,
+                &task,
+                text,
+            )
+            .await;
         }
         while !self.shutdown {
             // Idle is a message boundary: a background handoff whose review is over turns over.
@@ -574,20 +736,34 @@ impl Engine {
             };
             match op {
                 Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+                Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
                 Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
                     self.drop_background("/new started a fresh session");
+                    let revoked = self.allowances.clear();
                     if self.has_step() {
-                        // A fresh start: no briefing, no request carried into it.
+                        // A fresh start: no briefing, no request carried into it; the next
+                        // generation, marked as a /new (no handoff, no parent).
                         self.request = Request::default();
                         self.briefed = None;
-                        let gen_ = self.s.generation;
-                        self.start_session(None, gen_, Vec::new());
-                        self.emit(Event::Notice {
-                            message: "new session started (no handoff)".into(),
-                        });
+                        let next = self.s.generation + 1;
+                        self.start_session(None, next, Vec::new());
                     }
+                    let mut message = String::from("new session started (no handoff)");
+                    if revoked > 0 {
+                        message.push_str(&format!(
+                            "; {revoked} \"always\" approval(s) of the last session revoked"
+                        ));
+                    }
+                    self.emit(Event::Notice { message });
                 }
+                Op::Permissions => self.emit(self.permissions_event()),
+                Op::Cost => self.emit(self.cost_event()),
+                Op::ListSessions => self.emit(self.sessions_event()),
+                Op::Resume { run_id } => self.resume_run(&run_id).await,
+                Op::SetModel { model } => self.set_model(&model),
+                Op::SetEffort { effort } => self.set_effort(effort),
+                Op::Revoke { rule } => self.revoke(rule),
                 Op::SetWindow { window } => {
                     self.thresholds = Thresholds::new(window, self.thresholds.headroom);
                     if self.has_step() {
@@ -602,8 +778,13 @@ impl Engine {
                             context::fmt_tokens(self.thresholds.warn_at)
                         ),
                     });
+                    self.warn_about_the_line();
                     self.emit_usage_estimate();
                 }
+                op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => {
+                    self.on_memory_op(op)
+                }
+                Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::Shutdown => {
                     self.settle_before_exit().await;
                     break;
@@ -643,47 +824,12 @@ impl Engine {
         }
     }
 
-    /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
-    fn replay_history(&self) {
-        use super::types::Block;
-        for (i, m) in self.s.messages.iter().enumerate() {
-            match m.role {
-                Role::User => {
-                    let text = m.text();
-                    if !text.trim().is_empty() {
-                        // A successor's first message is its briefing; a summary is compaction's.
-                        let engine = (i == 0 && self.s.parent.is_some())
-                            || text.starts_with(super::compact::SUMMARY_PREFIX);
-                        self.emit(Event::UserMessage {
-                            turn: None,
-                            origin: if engine { Origin::Engine } else { Origin::User },
-                            text,
-                        });
-                    }
-                }
-                Role::Assistant => {
-                    let text = m.text();
-                    if !text.trim().is_empty() {
-                        self.emit(Event::AssistantDone {
-                            text,
-                            interrupted: false,
-                        });
-                    }
-                    let tools: Vec<&str> = m
-                        .content
-                        .iter()
-                        .filter_map(|b| match b {
-                            Block::ToolUse { name, .. } => Some(name.as_str()),
-                            _ => None,
-                        })
-                        .collect();
-                    if !tools.is_empty() {
-                        self.emit(Event::Notice {
-                            message: format!("(earlier tool calls: {})", tools.join(", ")),
-                        });
-                    }
-                }
-            }
+    /// A handoff line at or above the window is said (the session would hit the wall first).
+    fn warn_about_the_line(&self) {
+        if self.p.context.hands_off()
+            && let Some(message) = self.thresholds.line_warning()
+        {
+            self.emit(Event::Warning { message });
         }
     }
 
@@ -691,6 +837,18 @@ impl Engine {
         if self.has_step() {
             self.save_manifest();
         }
+    }
+}
+
+/// The replace generation and compaction count a step's record implies (`--continue` seeds them
+/// from the ledger, never lower).
+fn replace_state(rec: Option<&StepRecord>) -> (ReplaceGeneration, u32) {
+    match rec {
+        Some(rec) => (
+            ReplaceGeneration::starting_at(rec.handoffs.len() as u64 + rec.compactions as u64),
+            rec.compactions,
+        ),
+        None => (ReplaceGeneration::default(), 0),
     }
 }
 
@@ -705,17 +863,32 @@ pub(crate) fn append_message(messages: &mut Vec<Message>, msg: Message) {
     }
 }
 
-/// Give every `tool_use` without a `tool_result` in the next message an "not run" result.
-/// Returns Some when the history was changed.
+/// What a call left without a result by a crash is answered with: what is known to have happened.
+/// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
+/// have finished its change before the end.
+pub fn interrupted_result(tool: &str) -> String {
+    let what = match tool {
+        "bash" => "the command and every process it started were killed with it",
+        "write_file" | "edit_file" => {
+            "the change may or may not have been made: check the file before you retry"
+        }
+        t if t.starts_with("mcp__") => "what the tool did before that is unknown",
+        _ => "it changed nothing",
+    };
+    format!("interrupted: flower-tui stopped before this call finished; {what}")
+}
+
+/// Give every `tool_use` without a `tool_result` in the next message an "interrupted" result
+/// ([`interrupted_result`]).
 pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
     use super::types::Block;
     let mut fixed = 0;
     let mut i = 0;
     while i < messages.len() {
         if messages[i].role == Role::Assistant {
-            let ids: Vec<String> = messages[i]
+            let ids: Vec<(String, String)> = messages[i]
                 .tool_uses()
-                .map(|(id, _, _)| id.to_string())
+                .map(|(id, name, _)| (id.to_string(), name.to_string()))
                 .collect();
             if !ids.is_empty() {
                 let answered: Vec<String> = match messages.get(i + 1) {
@@ -731,10 +904,10 @@ pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
                 };
                 let missing: Vec<Block> = ids
                     .into_iter()
-                    .filter(|id| !answered.contains(id))
-                    .map(|id| Block::ToolResult {
+                    .filter(|(id, _)| !answered.contains(id))
+                    .map(|(id, name)| Block::ToolResult {
                         tool_use_id: id,
-                        content: "not run: the session ended before this call finished".into(),
+                        content: interrupted_result(&name),
                         is_error: true,
                     })
                     .collect();

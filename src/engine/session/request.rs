@@ -83,6 +83,16 @@ impl Engine {
                 Some(Stop::Shutdown)
             }
             Some(Op::Abort { turn }) => self.on_abort(turn),
+            // The step's memory changes at once, also mid-turn: a pin made now reaches the next
+            // successor even if the handoff comes before the turn ends.
+            Some(op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. })) => {
+                self.on_memory_op(op);
+                None
+            }
+            Some(Op::McpRestart { name }) => {
+                self.restart_mcp(&name);
+                None
+            }
             Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
@@ -96,6 +106,23 @@ impl Engine {
                 op @ (Op::CancelHandoff { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. }),
             ) if self.bg.is_some() => {
                 self.background_op(op);
+                None
+            }
+            // Questions and revocations are answered at once, also in the middle of a turn.
+            Some(Op::Permissions) => {
+                self.emit(self.permissions_event());
+                None
+            }
+            Some(Op::Cost) => {
+                self.emit(self.cost_event());
+                None
+            }
+            Some(Op::ListSessions) => {
+                self.emit(self.sessions_event());
+                None
+            }
+            Some(Op::Revoke { rule }) => {
+                self.revoke(rule);
                 None
             }
             Some(other) => {
@@ -119,6 +146,7 @@ impl Engine {
         if let Some(op) = queued {
             let kind = match op {
                 Op::Handoff { .. } => TurnKind::Handoff,
+                Op::Init { .. } => TurnKind::Init,
                 _ => TurnKind::Message,
             };
             self.end_turn(
@@ -149,15 +177,64 @@ impl Engine {
         );
     }
 
+    /// `/mcp restart NAME`.
+    pub(crate) fn restart_mcp(&mut self, name: &str) {
+        let message = match &self.p.mcp {
+            None => "no MCP servers are configured ([mcp_servers.NAME] in config.toml, or an \
+                     approved .mcp.json)"
+                .to_string(),
+            Some(mcp) => match mcp.restart(name) {
+                Ok(()) => format!("restarting MCP server `{name}`"),
+                Err(e) => e.to_string(),
+            },
+        };
+        self.emit_logged(Event::Notice { message });
+    }
+
+    /// Before a request: wait for MCP servers still starting, each at most until its
+    /// `startup_timeout` (a later one is offered from a later request). False: the user aborted.
+    pub(crate) async fn wait_for_mcp(&mut self) -> bool {
+        let Some(mcp) = self.p.mcp.clone() else {
+            return true;
+        };
+        let starting = mcp.starting();
+        if starting.is_empty() {
+            return true;
+        }
+        let names: Vec<String> = starting
+            .iter()
+            .map(|s| format!("{} (up to {} s)", s.name, s.timeout.as_secs_f64().ceil()))
+            .collect();
+        self.emit_logged(Event::Notice {
+            message: format!("Waiting for MCP servers to start: {}", names.join(", ")),
+        });
+        self.abortable(async move { mcp.wait_for_startup().await })
+            .await
+            .is_some()
+    }
+
+    /// The built-in tools, the step's own (`todo`, and `recall` for a successor), then the tools
+    /// of every ready MCP server (a server that became ready since the last request is offered
+    /// from this one on).
+    pub(crate) fn tool_specs(&self) -> Vec<crate::engine::types::ToolSpec> {
+        let mut specs = crate::engine::tools::specs();
+        specs.extend(self.step_tool_specs());
+        if let Some(mcp) = &self.p.mcp {
+            specs.extend(mcp.tool_specs());
+        }
+        specs
+    }
+
     /// Build a request on the current session's history.
     pub(crate) fn build_request(&self, tool_choice: ToolChoice) -> ModelRequest {
         ModelRequest {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
             messages: self.s.messages.clone(),
-            tools: crate::engine::tools::specs(),
+            tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.p.max_tokens,
+            effort: self.p.effort,
         }
     }
 

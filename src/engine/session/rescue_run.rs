@@ -40,9 +40,10 @@ impl Engine {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
             messages: history,
-            tools: crate::engine::tools::specs(),
+            tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.p.max_tokens,
+            effort: self.p.effort,
         }
     }
 

@@ -3,6 +3,9 @@
 use serde_json::Value;
 
 use super::Engine;
+use super::request::Stop;
+use crate::engine::approvals::{self, AllowRule};
+use crate::engine::diff::FileDiff;
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op};
 use crate::engine::tools::{self, ToolCtx, ToolOutput};
@@ -12,14 +15,16 @@ use crate::engine::types::{Block, Message, Role};
 enum Decision {
     Allow,
     Deny(String),
+    /// The call cannot apply (its preview failed): this is its result, nobody was asked.
+    Fail(ToolOutput),
     Abort,
 }
 
 impl Engine {
-    fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
+    pub(crate) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
             workspace: self.p.workspace.clone(),
-            spill_dir: self.p.workbench.as_ref().map(|w| w.join("spill")),
+            spill_dir: Some(self.spill_dir()),
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
@@ -50,34 +55,29 @@ impl Engine {
                 input: input.clone(),
                 summary: tools::summary(&name, &input),
             });
-            let out = match self.approve(&id, &name, &input).await {
+            let mut out = match self.approve(&id, &name, &input).await {
                 Decision::Allow => {
                     // Only reached for an outside path when the user approved that very call.
-                    let outside = tools::touches_outside(&name, &input, &self.p.workspace);
-                    match self.execute(&name, &input, outside).await {
-                        Some(out) => out,
+                    let outside = self.leaves_workspace(&name, &input);
+                    match self.execute(&id, &name, &input, outside).await {
+                        Some(out) => {
+                            // A command stopped by Esc keeps its output; the turn ends here.
+                            if out.exit.as_ref().is_some_and(|e| e.interrupted) {
+                                aborted = true;
+                            }
+                            out
+                        }
                         None => {
                             aborted = true;
-                            ToolOutput {
-                                content: "interrupted by the user".into(),
-                                is_error: true,
-                                spilled: None,
-                            }
+                            ToolOutput::error("interrupted by the user")
                         }
                     }
                 }
-                Decision::Deny(why) => ToolOutput {
-                    content: why,
-                    is_error: true,
-                    spilled: None,
-                },
+                Decision::Deny(why) => ToolOutput::error(why),
+                Decision::Fail(out) => out,
                 Decision::Abort => {
                     aborted = true;
-                    ToolOutput {
-                        content: "not run: the user interrupted the turn".into(),
-                        is_error: true,
-                        spilled: None,
-                    }
+                    ToolOutput::error("not run: the user interrupted the turn")
                 }
             };
             if !out.is_error && matches!(name.as_str(), "write_file" | "edit_file") {
@@ -89,6 +89,8 @@ impl Engine {
                 output: out.content.clone(),
                 is_error: out.is_error,
                 spilled: out.spilled.clone(),
+                diff: out.diff.take(),
+                exit: out.exit.take(),
             });
             results.push(Block::ToolResult {
                 tool_use_id: id,
@@ -116,21 +118,58 @@ impl Engine {
         }
     }
 
+    /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
+    /// directory with `--no-workbench`) does not.
+    fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
+        tools::touches_outside(name, input, &self.p.workspace) && !self.reads_own_spill(name, input)
+    }
+
+    /// `read_file` of a file in this run's spill folder: the spill notices send the model there.
+    fn reads_own_spill(&self, name: &str, input: &Value) -> bool {
+        name == "read_file"
+            && input
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|raw| {
+                    let path = tools::paths::resolve(&self.p.workspace, raw);
+                    let dir = tools::paths::canonical_or_self(&self.spill_dir());
+                    path != dir && tools::paths::is_within(&dir, &path)
+                })
+    }
+
+    /// Whether `name` is a tool of one of the MCP servers.
+    fn is_mcp(&self, name: &str) -> bool {
+        self.p.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
+    }
+
     async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
-        if !tools::is_known(name) || !tools::needs_approval(name, input, &self.p.workspace) {
+        // Every MCP tool needs approval: flower-tui cannot know what a server's tool does.
+        let needs = if self.is_mcp(name) {
+            true
+        } else {
+            tools::is_known(name)
+                && tools::needs_approval(name, input, &self.p.workspace)
+                && !self.reads_own_spill(name, input)
+        };
+        if !needs {
             return Decision::Allow;
         }
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it (SPEC §14).
-        let outside = tools::touches_outside(name, input, &self.p.workspace);
-        let auto = self.p.approvals == ApprovalPolicy::Auto;
-        if !outside && (auto || self.always_allowed.contains(name)) {
+        let outside = self.leaves_workspace(name, input);
+        let auto = match self.p.approvals {
+            ApprovalPolicy::Auto => true,
+            ApprovalPolicy::AskOnce => self.asked_once,
+            ApprovalPolicy::Ask => false,
+        };
+        if !outside && (auto || self.allowances.covers(name, input)) {
             return Decision::Allow;
         }
         let can_ask = self.p.front_end.can_ask();
         if outside && !can_ask {
             return Decision::Deny(format!(
-                "denied: `{name}` would leave the workspace ({}); only the user can approve that,                  call by call, and this headless run cannot ask.",
+                "denied: `{name}` would leave the workspace ({}); only the user can approve that, \
+                 call by call, and this headless run cannot ask.",
                 tools::summary(name, input)
             ));
         }
@@ -140,11 +179,28 @@ impl Engine {
                  Continue without it or explain what you need."
             ));
         }
+        // The prompt shows the change itself; a call that cannot apply fails now, unasked.
+        let diff = match self.preview(name, input).await {
+            Ok(diff) => diff,
+            Err(Some(e)) => return Decision::Fail(e),
+            Err(None) => return Decision::Abort,
+        };
+        let always = approvals::offer(name, input, outside);
         self.emit_logged(Event::ApprovalRequest {
             id: id.to_string(),
             name: name.to_string(),
             summary: tools::summary(name, input),
             outside_workspace: outside,
+            command: (name == "bash")
+                .then(|| {
+                    input
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .flatten(),
+            diff: diff.map(Box::new),
+            always: always.clone(),
         });
         loop {
             let op = tokio::select! {
@@ -157,11 +213,12 @@ impl Engine {
             };
             match op {
                 Some(Op::Approval { id: got, decision }) if got == id => {
+                    self.asked_once = true;
                     return match decision {
                         Approval::Once => Decision::Allow,
                         Approval::Always => {
-                            if !outside {
-                                self.always_allowed.insert(name.to_string());
+                            if let Some(offer) = &always {
+                                self.allowances.grant(&offer.rules);
                             }
                             Decision::Allow
                         }
@@ -181,18 +238,109 @@ impl Engine {
         }
     }
 
+    /// The diff a file tool would make, read off the engine's thread. `Err(Some)`: the call would
+    /// fail (its error goes to the model); `Err(None)`: the user aborted meanwhile.
+    async fn preview(
+        &mut self,
+        name: &str,
+        input: &Value,
+    ) -> Result<Option<FileDiff>, Option<ToolOutput>> {
+        if !matches!(name, "edit_file" | "write_file") {
+            return Ok(None);
+        }
+        let ctx = self.tool_ctx(false);
+        let (name, input) = (name.to_string(), input.clone());
+        let task = tokio::task::spawn_blocking(move || tools::preview(&name, &input, &ctx));
+        match self.abortable(task).await {
+            None => Err(None),
+            Some(Ok(Ok(diff))) => Ok(diff),
+            Some(Ok(Err(e))) => Err(Some(ToolOutput::from(e))),
+            // The preview itself failed unexpectedly: ask without it.
+            Some(Err(_)) => Ok(None),
+        }
+    }
+
+    /// `/permissions` and its revocations: the policy and the grants in force.
+    pub(crate) fn permissions_event(&self) -> Event {
+        Event::Permissions {
+            policy: self.p.approvals,
+            allowances: self.allowances.list(),
+        }
+    }
+
+    /// `Op::Revoke`: one grant, or all of them.
+    pub(crate) fn revoke(&mut self, rule: Option<AllowRule>) {
+        let message = match rule {
+            None => match self.allowances.clear() {
+                0 => "no \"always\" approvals to revoke".to_string(),
+                n => format!("revoked {n} \"always\" approval(s)"),
+            },
+            Some(rule) if self.allowances.revoke(&rule) => format!("revoked: {rule}"),
+            Some(rule) => format!("not granted, nothing to revoke: {rule}"),
+        };
+        self.emit(Event::Notice { message });
+        self.emit(self.permissions_event());
+    }
+
     /// Run one tool; None when the user aborted it (the future is dropped, a child process dies).
+    /// A bash command is stopped instead, so its output so far is its result (marked
+    /// interrupted), and its output streams as `ToolOutputDelta` events while it runs.
     async fn execute(
         &mut self,
+        id: &str,
         name: &str,
         input: &Value,
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let mut out = self.abortable(tools::run(name, input, &ctx)).await?;
+        let mut out = match (&self.p.mcp, self.is_mcp(name)) {
+            (Some(mcp), true) => {
+                let mcp = mcp.clone();
+                self.abortable(async move { mcp.call(name, input).await })
+                    .await?
+            }
+            _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
+            _ if name == "bash" => self.run_bash(id, input, &ctx).await?,
+            _ => self.abortable(tools::run(name, input, &ctx)).await?,
+        };
         if let std::borrow::Cow::Owned(clean) = crate::engine::secrets::redact(&out.content) {
             out.content = clean;
         }
         Some(self.spiller.apply(name, out, &ctx))
+    }
+
+    /// bash with live output and a graceful stop: an abort of the turn stops the command and
+    /// waits for its partial result; shutdown drops it (the process group dies).
+    async fn run_bash(&mut self, id: &str, input: &Value, ctx: &ToolCtx) -> Option<ToolOutput> {
+        let events = self.events.clone();
+        let call = id.to_string();
+        let mut on_output = move |text: String| {
+            let _ = events.send(Event::ToolOutputDelta {
+                id: call.clone(),
+                text,
+            });
+        };
+        let (stop, interrupt) = tokio::sync::oneshot::channel();
+        let mut stop = Some(stop);
+        let live = tools::Live {
+            on_output: &mut on_output,
+            interrupt: Some(interrupt),
+        };
+        let run = tools::run_live("bash", input, ctx, live);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                out = &mut run => return Some(out),
+                op = self.ops.recv(), if stop.is_some() => match self.triage(op) {
+                    Some(Stop::Abort) => {
+                        if let Some(tx) = stop.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Some(Stop::Shutdown) => return None,
+                    None => {}
+                },
+            }
+        }
     }
 }

@@ -17,6 +17,23 @@ use crate::engine::replace::may_retry_overflow;
 use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
 use crate::engine::windows::LearnedWindows;
 
+/// The task an `/init` turn names its step after.
+const INIT_TASK: &str = "Draft AGENTS.md for the repository (/init)";
+const INIT_PROMPT: &str = include_str!("../../../assets/init_prompt.md");
+
+/// The `/init` prompt for `path`.
+fn init_prompt(path: &std::path::Path, exists: bool) -> String {
+    let existing = if exists {
+        " An AGENTS.md exists already and the user agreed to replace it: read it first and keep \
+         what is still true."
+    } else {
+        ""
+    };
+    INIT_PROMPT
+        .replace("{path}", &path.display().to_string())
+        .replace("{existing}", existing)
+}
+
 /// What the turn loop does after a check.
 enum Flow {
     Go,
@@ -25,22 +42,80 @@ enum Flow {
 
 impl Engine {
     pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
-        self.ensure_step(&text);
+        // A key the user pastes never enters the conversation: not the model's request, not the
+        // transcript, the ledger or a handoff document (SPEC §14).
+        let text = crate::engine::secrets::redact(&text).into_owned();
+        self.message_turn(id, TurnKind::Message, Origin::User, &text.clone(), text)
+            .await;
+    }
+
+    /// `/init`: draft `<workspace>/AGENTS.md` through the model, unless it exists and the user
+    /// has not agreed to replace it (then the front end is told, and asks).
+    pub(crate) async fn init_turn(&mut self, id: TurnId, overwrite: bool) {
+        let path = self.p.workspace.join("AGENTS.md");
+        let exists = std::fs::symlink_metadata(&path).is_ok();
+        if exists && !overwrite {
+            let turn = self.begin_turn(id, TurnKind::Init);
+            self.emit(Event::InitExists { turn: id, path });
+            self.turn = None;
+            self.end_turn(turn, ExitReason::Unchanged);
+            return;
+        }
+        let prompt = init_prompt(&path, exists);
+        self.message_turn(id, TurnKind::Init, Origin::Engine, INIT_TASK, prompt)
+            .await;
+    }
+
+    /// A turn of the agent loop on one message: `task` names the step if this is its first.
+    pub(crate) async fn message_turn(
+        &mut self,
+        id: TurnId,
+        kind: TurnKind,
+        origin: Origin,
+        task: &str,
+        text: String,
+    ) {
+        self.ensure_step(task);
         if self.s.id.is_empty() {
             let generation = self.s.generation.max(1);
             self.start_session(None, generation, Vec::new());
         }
         // After the session it opens: a run's first event stays `session_started`.
-        let turn = self.begin_turn(id, TurnKind::Message);
+        let turn = self.begin_turn(id, kind);
         // A background handoff the user cancelled may start again from this turn on.
         self.bg_cancelled = false;
+        // A 10 MB paste reaches the model as a preview and a file to read (SPEC §13).
+        let text = if origin == Origin::User {
+            self.admit_input(text)
+        } else {
+            text
+        };
         self.emit(Event::UserMessage {
             turn: Some(id),
-            origin: Origin::User,
+            origin,
             text: text.clone(),
         });
+        let mut message = Message::user(text.clone());
+        if origin == Origin::User {
+            // `@path` mentions travel with the message, each under its path.
+            let ctx = self.tool_ctx(false);
+            for a in crate::engine::mentions::attach(&text, &ctx).await {
+                self.emit_logged(Event::Attachment {
+                    turn: id,
+                    path: a.path,
+                    attached: a.block.is_some(),
+                    summary: a.summary,
+                });
+                if let Some(block) = a.block {
+                    // An attached file is masked as a tool's read of it would be.
+                    let block = crate::engine::secrets::redact(&block).into_owned();
+                    message.content.push(Block::text(block));
+                }
+            }
+        }
+        // The request in flight is what the user typed (a successor gets it verbatim).
         self.request = super::Request::opened(text.clone());
-        self.push_message(Message::user(text));
+        self.push_message(message);
         self.save_manifest();
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
@@ -82,6 +157,9 @@ impl Engine {
                 Flow::Stop(r) => return r,
             }
             iterations += 1;
+            if !self.wait_for_mcp().await {
+                return ExitReason::Interrupted;
+            }
             let req = self.build_request(ToolChoice::Auto);
             let snapshot = self.replace.get();
             // The history this request sends: a background handoff started by its response

@@ -195,6 +195,8 @@ impl Engine {
     /// Read the document back, start the successor with it, record the turnover.
     pub(super) fn commit_turnover(&mut self, id: HandoffId, frozen: FrozenHandoff) {
         let successor = self.read_back(&frozen);
+        // A `Pinned` section the user typed during the review: pins from now on (SPEC §6.19).
+        self.adopt_typed_pins(&successor.text, &frozen.markdown);
         // What the step's document lock cost this handoff (freeze + read-back): `perf concurrency`
         // reads it from the log.
         tracing::info!(
@@ -218,6 +220,7 @@ impl Engine {
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
+        let held = self.held();
         let record = HandoffRecord {
             path: frozen.path.clone(),
             degraded: successor.degraded,
@@ -230,6 +233,7 @@ impl Engine {
             edited: successor.edited,
             source: frozen.source,
             tail: tail.len(),
+            held: held.clone(),
         };
         self.record(|rec| {
             rec.retired.push(old_id.clone());
@@ -249,10 +253,15 @@ impl Engine {
                 .transcript
                 .append(&TranscriptLine::Event { event: v });
         }
+        // What the engine carries itself, and the transcripts `recall` searches (this one too).
+        let memory = self.memory().clone();
+        let predecessors = self.predecessors();
         let briefing = Briefing {
             document: &successor.text,
             degraded: successor.degraded,
             request: &request,
+            memory: Some(&memory),
+            predecessors: &predecessors,
             tail: &tail,
             rescued: frozen.source == DocumentSource::Rescued && frozen.reduced,
         };
@@ -286,6 +295,7 @@ impl Engine {
             generation,
             source: frozen.source,
             tail: tail.len(),
+            held,
         }));
         // Show what the successor was given (it is already in its history and transcript); the
         // request's messages are in the chat already.

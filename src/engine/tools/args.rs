@@ -21,6 +21,11 @@ impl<'a> Args<'a> {
         self.tool
     }
 
+    /// An argument as sent, if present.
+    pub(crate) fn raw(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
     /// A required string argument.
     pub(crate) fn str(&self, key: &str) -> Result<&'a str, ToolError> {
         match self.map.get(key) {

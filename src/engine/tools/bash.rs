@@ -17,8 +17,9 @@ use tokio::time::Instant;
 
 use super::args::Args;
 use super::text::clean_terminal_output;
-use super::{MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
+use super::{CommandExit, MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
 use crate::engine::types::ToolSpec;
+use live::LiveOutput;
 
 /// Bytes kept from the start of the output.
 const HEAD_BYTES: usize = 256 * 1024;
@@ -51,7 +52,7 @@ pub(super) fn spec() -> ToolSpec {
     }
 }
 
-pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx) -> ToolResult {
+pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx, live: Live<'_>) -> ToolResult {
     let command = args.str("command")?;
     if command.trim().is_empty() {
         return Err("`bash`: the command is empty.".into());
@@ -60,10 +61,19 @@ pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx) -> ToolResult {
         Some(secs) => Duration::from_secs_f64(secs.clamp(1.0, MAX_BASH_TIMEOUT.as_secs_f64())),
         None => ctx.bash_timeout,
     };
-    let done = execute(command, &ctx.workspace, timeout)
+    let done = execute(command, &ctx.workspace, timeout, live)
         .await
         .map_err(|e| format!("Could not start the shell: {e}"))?;
     Ok(done.into_output(timeout))
+}
+
+/// What a caller may do with a command while it runs.
+pub struct Live<'a> {
+    /// Called with new output (throttled, redacted; see [`live`]).
+    pub on_output: &'a mut (dyn FnMut(String) + Send),
+    /// Resolves when the user interrupts: the command is killed and what it printed until then
+    /// is its result, marked interrupted. A dropped sender is no interrupt.
+    pub interrupt: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 /// What a finished (or killed) command left behind.
@@ -71,19 +81,60 @@ struct Finished {
     output: String,
     status: Option<ExitStatus>,
     timed_out: bool,
+    /// The user stopped it (Esc).
+    interrupted: bool,
+    elapsed: Duration,
     /// Background processes still held the output open when we stopped reading.
     left_running: bool,
 }
 
 impl Finished {
+    fn exit(&self, timeout: Duration) -> CommandExit {
+        let code = self.status.as_ref().and_then(ExitStatus::code);
+        #[cfg(unix)]
+        let signal = {
+            use std::os::unix::process::ExitStatusExt;
+            self.status.as_ref().and_then(ExitStatusExt::signal)
+        };
+        #[cfg(not(unix))]
+        let signal = None;
+        let summary = if self.interrupted {
+            format!("interrupted after {}s", fmt_secs_1(self.elapsed))
+        } else if self.timed_out {
+            format!("timed out after {}s", fmt_secs(timeout))
+        } else {
+            self.status.as_ref().map_or_else(
+                || "exit status unknown".to_string(),
+                |s| describe_status(s).0,
+            )
+        };
+        let killed = self.interrupted || self.timed_out;
+        CommandExit {
+            code: code.filter(|_| !killed),
+            signal: signal.filter(|_| !killed),
+            timed_out: self.timed_out,
+            interrupted: self.interrupted,
+            elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+            summary,
+        }
+    }
+
     fn into_output(self, timeout: Duration) -> ToolOutput {
+        let exit = self.exit(timeout);
         let mut content = clean_terminal_output(self.output.trim_end_matches(['\n', '\r']));
         if content.trim().is_empty() {
             content = "(no output)".into();
         }
         content.push_str("\n\n");
         let failed;
-        if self.timed_out {
+        if self.interrupted {
+            failed = true;
+            content.push_str(&format!(
+                "[{}: the user stopped the command; it and its child processes were killed; the \
+                 output above is what it printed until then]",
+                exit.summary
+            ));
+        } else if self.timed_out {
             failed = true;
             content.push_str(&format!(
                 "[timed out after {}s: the command and its child processes were killed; the \
@@ -112,8 +163,15 @@ impl Finished {
             content,
             is_error: failed,
             spilled: None,
+            diff: None,
+            exit: Some(exit),
         }
     }
+}
+
+/// Seconds with one decimal: `2.5`.
+fn fmt_secs_1(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64())
 }
 
 fn fmt_secs(d: Duration) -> String {
@@ -139,26 +197,46 @@ fn describe_status(status: &ExitStatus) -> (String, bool) {
     (format!("{status}"), false)
 }
 
-async fn execute(command: &str, cwd: &Path, timeout: Duration) -> io::Result<Finished> {
+async fn execute(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    live: Live<'_>,
+) -> io::Result<Finished> {
+    // From before the spawn: the command may run a while before `spawn` returns (its guards are
+    // set up in between, `lifeline`).
+    let started = Instant::now();
     let (mut child, mut reader) = match spawn("bash", command, cwd) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => spawn("sh", command, cwd)?,
         other => other?,
     };
     let mut group = GroupKiller::new(&child);
     let mut capture = Capture::default();
+    let mut shown = LiveOutput::default();
+    let Live {
+        on_output,
+        interrupt,
+    } = live;
+    let mut interrupt = interrupt;
     let mut chunk = vec![0u8; 64 * 1024];
     let mut eof = false;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
 
-    // Read while the command runs, until it exits or the deadline passes.
+    // Read while the command runs, until it exits, the deadline passes or the user stops it.
     let mut timed_out = false;
+    let mut interrupted = false;
     let mut status = None;
     while status.is_none() {
+        let flush_at = shown.next_due();
         tokio::select! {
             r = reader.read(&mut chunk), if !eof => match r {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => capture.push(&chunk[..n]),
+                Ok(n) => {
+                    let data = chunk.get(..n).unwrap_or_default();
+                    capture.push(data);
+                    shown.push(data, Instant::now());
+                }
             },
             s = child.wait() => {
                 group.disarm();
@@ -171,24 +249,58 @@ async fn execute(command: &str, cwd: &Path, timeout: Duration) -> io::Result<Fin
                 status = Some(child.wait().await?);
                 group.disarm();
             }
+            stop = stopped(&mut interrupt), if interrupt.is_some() => {
+                interrupt = None;
+                // A dropped sender is no interrupt; a sent one stops the command now.
+                if stop {
+                    interrupted = true;
+                    group.kill();
+                    let _ = child.start_kill();
+                    status = Some(child.wait().await?);
+                    group.disarm();
+                }
+            }
+            () = tokio::time::sleep_until(flush_at.unwrap_or_else(Instant::now)), if flush_at.is_some() => {
+                if let Some(text) = shown.take(Instant::now(), false) {
+                    on_output(text);
+                }
+            }
         }
     }
+    let elapsed = started.elapsed();
 
     // Drain what is left in the pipe; stop if background processes keep it open.
     let grace_end = Instant::now() + DRAIN_GRACE;
     while !eof {
         match tokio::time::timeout_at(grace_end, reader.read(&mut chunk)).await {
             Ok(Ok(0)) | Ok(Err(_)) => eof = true,
-            Ok(Ok(n)) => capture.push(&chunk[..n]),
+            Ok(Ok(n)) => {
+                let data = chunk.get(..n).unwrap_or_default();
+                capture.push(data);
+                shown.push(data, Instant::now());
+            }
             Err(_) => break,
         }
+    }
+    if let Some(text) = shown.take(Instant::now(), true) {
+        on_output(text);
     }
     Ok(Finished {
         output: capture.finish(),
         status,
         timed_out,
+        interrupted,
+        elapsed,
         left_running: !eof,
     })
+}
+
+/// Whether the user stopped the command (false: the sender is gone, or there is none).
+async fn stopped(interrupt: &mut Option<tokio::sync::oneshot::Receiver<()>>) -> bool {
+    match interrupt {
+        Some(rx) => rx.await.is_ok(),
+        None => false,
+    }
 }
 
 /// The read end of the shared stdout/stderr pipe.
@@ -211,13 +323,15 @@ fn spawn(shell: &str, command: &str, cwd: &Path) -> io::Result<(Child, OutputRea
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0")
-            // The model's API keys are flower-tui's, not the command's: `env` must not print them.
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("OPENAI_API_KEY")
             .kill_on_drop(true)
             .process_group(0);
+        // No provider keys; the command and its group die with the agent.
+        super::lifeline::prepare(&mut cmd);
         cmd.spawn()?
     };
+    if let Some(pgid) = child.id() {
+        super::lifeline::watch(pgid);
+    }
     Ok((child, reader))
 }
 
@@ -303,6 +417,8 @@ impl Capture {
         out
     }
 }
+
+pub mod live;
 
 #[cfg(test)]
 mod tests;

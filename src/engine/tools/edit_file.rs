@@ -8,7 +8,8 @@ use serde_json::json;
 use super::args::Args;
 use super::text::{looks_binary, numbered, similarity, truncate_chars};
 use super::write_file::write_keeping_mode;
-use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use super::{ToolCtx, ToolError, ToolOutput, ToolResult, paths};
+use crate::engine::diff::{DiffLimits, FileDiff};
 use crate::engine::types::ToolSpec;
 
 /// Lines of context shown around an edit.
@@ -44,7 +45,21 @@ pub(super) fn spec() -> ToolSpec {
     }
 }
 
-pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
+/// An edit worked out but not yet written.
+struct EditPlan {
+    path: std::path::PathBuf,
+    shown: String,
+    meta: fs::Metadata,
+    before: String,
+    after: String,
+    /// Where each replacement begins in `after`.
+    new_starts: Vec<usize>,
+    /// The replacement text (in the file's line endings).
+    new: String,
+}
+
+/// Check the call and compute the edited text; nothing is written.
+fn plan(args: &Args, ctx: &ToolCtx) -> Result<EditPlan, ToolError> {
     let raw = args.str("path")?;
     let old = args.str("old_string")?;
     let new = args.str("new_string")?;
@@ -102,27 +117,53 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     if starts.len() > 1 && !replace_all {
         return Err(many_matches_message(&shown, &content, &starts).into());
     }
-    let (updated, new_starts) = replace_at(&content, &starts, &old, &new);
-    write_keeping_mode(&path, updated.as_bytes(), Some(&meta))
+    let (after, new_starts) = replace_at(&content, &starts, &old, &new);
+    Ok(EditPlan {
+        path,
+        shown,
+        meta,
+        before: content,
+        after,
+        new_starts,
+        new,
+    })
+}
+
+/// The diff the call would make, for the approval prompt.
+pub(super) fn preview(args: &Args, ctx: &ToolCtx) -> Result<FileDiff, ToolError> {
+    let p = plan(args, ctx)?;
+    Ok(FileDiff::new(
+        &p.shown,
+        Some(&p.before),
+        &p.after,
+        DiffLimits::PREVIEW,
+    ))
+}
+
+pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
+    let p = plan(args, ctx)?;
+    let shown = &p.shown;
+    write_keeping_mode(&p.path, p.after.as_bytes(), Some(&p.meta))
         .map_err(|e| format!("Cannot write {shown}: {e}"))?;
 
-    let count = starts.len();
+    let count = p.new_starts.len();
     let noun = if count == 1 {
         "occurrence"
     } else {
         "occurrences"
     };
     let mut out = format!("Edited {shown}: replaced {count} {noun}.\n");
-    for (i, &start) in new_starts.iter().take(MAX_SNIPPETS).enumerate() {
+    for (i, &start) in p.new_starts.iter().take(MAX_SNIPPETS).enumerate() {
         if i > 0 {
             out.push_str("    ...\n");
         }
-        out.push_str(&snippet(&updated, start, new.len()));
+        out.push_str(&snippet(&p.after, start, p.new.len()));
     }
     if count > MAX_SNIPPETS {
         out.push_str(&format!("    ... and {} more.\n", count - MAX_SNIPPETS));
     }
-    Ok(ToolOutput::ok(out))
+    let diff = FileDiff::new(shown, Some(&p.before), &p.after, DiffLimits::RESULT);
+    Ok(ToolOutput::ok(out).with_diff(Some(diff)))
 }
 
 /// When the file uses CRLF line endings and the model sent LF, match and write CRLF.

@@ -1,5 +1,8 @@
 //! The model's tools (SPEC §4): `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
+//! The step's own tools, [`todo`] and [`recall`], keep state in the engine: the session layer
+//! offers and runs them (`session/memory.rs`), with the argument checks and summaries of this
+//! module.
 //!
 //! Every tool answers with a [`ToolOutput`]; failures are `is_error` outputs carrying a message for the
 //! model, never panics. Paths stay inside the workspace unless the user approved leaving it
@@ -10,11 +13,14 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
+mod lifeline;
 mod list_dir;
 pub mod paths;
 mod read_file;
+pub mod recall;
 mod spill;
 mod text;
+pub mod todo;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -24,10 +30,15 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::engine::diff::FileDiff;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
+pub use bash::Live;
+pub use bash::live::{INTERVAL as LIVE_INTERVAL, TOTAL_CAP as LIVE_TOTAL_CAP};
 pub use paths::default_spill_dir;
-pub use spill::{SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller};
+pub use spill::{
+    SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller, preview as spill_preview,
+};
 
 /// The bash timeout when neither the call nor the configuration asks for another.
 pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -50,7 +61,8 @@ pub const TOOL_NAMES: [&str; 7] = [
 pub struct ToolCtx {
     /// The workspace root: absolute and canonical.
     pub workspace: PathBuf,
-    /// `<workbench>/spill`; `None` with `--no-workbench` (then [`default_spill_dir`] is used).
+    /// Where spilled results go: the engine passes `<workbench>/spill`, or `<run>/spill` with
+    /// `--no-workbench`; `None` uses [`default_spill_dir`].
     pub spill_dir: Option<PathBuf>,
     /// The session whose results are spilled (names the spill files).
     pub session_id: String,
@@ -82,6 +94,26 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Where the full result was written when it was too large for the context.
     pub spilled: Option<PathBuf>,
+    /// The change a file tool made, as a diff for front ends (the model gets `content` only).
+    pub diff: Option<Box<FileDiff>>,
+    /// `bash`: how the command ended (always set for a command that started).
+    pub exit: Option<CommandExit>,
+}
+
+/// How a bash command ended, for front ends (the model reads the same in the result's last line).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CommandExit {
+    /// The exit code; None when the command was killed (signal, timeout, interrupt).
+    pub code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// Stopped by the user (Esc): the output is what it printed until then.
+    pub interrupted: bool,
+    pub elapsed_ms: u64,
+    /// One line to show: `exit code 0`, `exit code 101`, `killed by signal 9`,
+    /// `timed out after 30s`, `interrupted after 2.5s`.
+    pub summary: String,
 }
 
 impl ToolOutput {
@@ -91,6 +123,8 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             spilled: None,
+            diff: None,
+            exit: None,
         }
     }
 
@@ -100,7 +134,15 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             spilled: None,
+            diff: None,
+            exit: None,
         }
+    }
+
+    /// The same result with the diff of the change it made.
+    pub fn with_diff(mut self, diff: Option<FileDiff>) -> Self {
+        self.diff = diff.map(Box::new);
+        self
     }
 }
 
@@ -180,6 +222,11 @@ pub fn summary(name: &str, input: &Value) -> String {
     if input.get(INVALID_JSON_KEY).is_some() {
         return format!("{}: (invalid JSON arguments)", one_line(name));
     }
+    match name {
+        todo::NAME => return todo::summary(input),
+        recall::NAME => return recall::summary(input),
+        _ => {}
+    }
     let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
     let n = |k: &str| input.get(k).and_then(args::as_u64);
     let path = s("path");
@@ -216,6 +263,12 @@ pub fn summary(name: &str, input: &Value) -> String {
             None => pat,
         }),
         "list_dir" => Some(path.unwrap_or_else(|| ".".into())),
+        // An MCP tool: its arguments, so an approval shows what it is asked to do.
+        _ if name.starts_with("mcp__") => match input {
+            Value::Object(m) if m.is_empty() => None,
+            Value::Null => None,
+            other => Some(one_line(&other.to_string())),
+        },
         _ => None,
     };
     match detail {
@@ -228,12 +281,23 @@ pub fn summary(name: &str, input: &Value) -> String {
 /// model. Cancel-safe: dropping the future kills a running bash command and its process group, and
 /// stops a running search.
 pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
+    let mut ignore = |_: String| {};
+    let live = Live {
+        on_output: &mut ignore,
+        interrupt: None,
+    };
+    run_live(name, input, ctx, live).await
+}
+
+/// [`run`], with a running command's output streamed to `live.on_output` and `live.interrupt` to
+/// stop it keeping its output (only `bash` streams or stops this way; other tools ignore both).
+pub async fn run_live(name: &str, input: &Value, ctx: &ToolCtx, live: Live<'_>) -> ToolOutput {
     let map = match validate(name, input) {
         Ok(map) => map,
         Err(out) => return out,
     };
     if name == "bash" {
-        return bash::run(&Args::new(name, map), ctx)
+        return bash::run(&Args::new(name, map), ctx, live)
             .await
             .unwrap_or_else(ToolOutput::from);
     }
@@ -251,6 +315,24 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
     out
 }
 
+/// What an approval prompt shows before a file tool runs: the diff the call would make (nothing
+/// is written). `Ok(None)` for other tools; an error when the call would fail anyway (the engine
+/// returns it without asking). Blocking: it reads the file.
+pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDiff>, ToolError> {
+    let map = validate(name, input).map_err(|out| ToolError(out.content))?;
+    let args = Args::new(name, map);
+    // Reading to show the change is not leaving the workspace: the approval decides that.
+    let ctx = ToolCtx {
+        allow_outside: true,
+        ..ctx.clone()
+    };
+    match name {
+        "edit_file" => edit_file::preview(&args, &ctx).map(Some),
+        "write_file" => write_file::preview(&args, &ctx),
+        _ => Ok(None),
+    }
+}
+
 /// The tools that do blocking file-system work (run on tokio's blocking pool).
 fn run_blocking(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult {
     match args.tool() {
@@ -265,7 +347,7 @@ fn run_blocking(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult {
 }
 
 /// Sets its flag when dropped, so a blocking search stops when the caller gives up on it.
-struct CancelOnDrop(Arc<AtomicBool>);
+pub(crate) struct CancelOnDrop(pub(crate) Arc<AtomicBool>);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
@@ -278,6 +360,14 @@ fn validate<'a>(name: &str, input: &'a Value) -> Result<&'a Map<String, Value>, 
     if !is_known(name) {
         return Err(ToolOutput::error(unknown_tool(name)));
     }
+    arguments(name, input)
+}
+
+/// Checks that the arguments are a JSON object the model meant to send (null counts as `{}`).
+pub(crate) fn arguments<'a>(
+    name: &str,
+    input: &'a Value,
+) -> Result<&'a Map<String, Value>, ToolOutput> {
     if let Some(raw) = input.get(INVALID_JSON_KEY) {
         let raw = match raw {
             Value::String(s) => s.clone(),

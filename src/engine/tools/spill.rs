@@ -43,13 +43,13 @@ impl Spiller {
         self.turn_total
     }
 
-    /// Applies the budget to one result. `read_file` results are never spilled (they page), but
-    /// they count toward the turn's total. When the spill file cannot be written, the result is
+    /// Applies the budget to one result. `read_file` and `recall` results are never spilled
+    /// (they page), but they count toward the turn's total. When the spill file cannot be written, the result is
     /// cut to the preview and says why.
     pub fn apply(&mut self, tool: &str, out: ToolOutput, ctx: &ToolCtx) -> ToolOutput {
         let len = out.content.chars().count();
         let fits = len <= SPILL_SINGLE_LIMIT && self.turn_total + len <= SPILL_TURN_LIMIT;
-        if tool == "read_file" || fits {
+        if matches!(tool, "read_file" | super::recall::NAME) || fits {
             self.turn_total += len;
             return out;
         }
@@ -74,6 +74,8 @@ impl Spiller {
             content,
             is_error: out.is_error,
             spilled: spilled.ok(),
+            diff: out.diff,
+            exit: out.exit,
         }
     }
 
@@ -130,8 +132,8 @@ fn notice(full: &str, len: usize, reason: &str, saved: Result<&str, &io::Error>)
 }
 
 /// The first [`PREVIEW_HEAD_CHARS`] and the last characters of `full`, [`SPILL_PREVIEW_CHARS`]
-/// in all, with a marker for what lies between.
-fn preview(full: &str, len: usize) -> String {
+/// in all, with a marker for what lies between. `len` is `full`'s length in characters.
+pub fn preview(full: &str, len: usize) -> String {
     if len <= SPILL_PREVIEW_CHARS {
         return full.to_owned();
     }

@@ -7,7 +7,9 @@ use std::path::Path;
 use serde_json::json;
 
 use super::args::Args;
-use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use super::text::looks_binary;
+use super::{ToolCtx, ToolError, ToolOutput, ToolResult, paths};
+use crate::engine::diff::{DiffLimits, FileDiff, MAX_DIFF_BYTES};
 use crate::engine::fsutil::atomic_write;
 use crate::engine::types::ToolSpec;
 
@@ -30,7 +32,16 @@ pub(super) fn spec() -> ToolSpec {
     }
 }
 
-pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
+/// A write worked out but not yet done.
+struct WritePlan<'a> {
+    path: std::path::PathBuf,
+    shown: String,
+    content: &'a str,
+    /// The file's metadata when it exists.
+    old: Option<fs::Metadata>,
+}
+
+fn plan<'a>(args: &'a Args, ctx: &ToolCtx) -> Result<WritePlan<'a>, ToolError> {
     let raw = args.str("path")?;
     let content = args.str("content")?;
     let path = paths::check(ctx, raw, false)?;
@@ -43,18 +54,60 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("Cannot write {shown}: {e}").into()),
     };
-    write_keeping_mode(&path, content.as_bytes(), old.as_ref())
+    Ok(WritePlan {
+        path,
+        shown,
+        content,
+        old,
+    })
+}
+
+impl WritePlan<'_> {
+    /// The diff against what is on disk now; None when the old file is not text one can diff (or
+    /// too large to read for a diff).
+    fn diff(&self, limits: DiffLimits) -> Option<FileDiff> {
+        let Some(meta) = &self.old else {
+            return Some(FileDiff::new(&self.shown, None, self.content, limits));
+        };
+        if !meta.is_file() || meta.len() > MAX_DIFF_BYTES as u64 {
+            return None;
+        }
+        let bytes = fs::read(&self.path).ok()?;
+        if looks_binary(&bytes) {
+            return None;
+        }
+        let before = String::from_utf8(bytes).ok()?;
+        Some(FileDiff::new(
+            &self.shown,
+            Some(&before),
+            self.content,
+            limits,
+        ))
+    }
+}
+
+/// The diff the call would make, for the approval prompt (None: the old file is not text).
+pub(super) fn preview(args: &Args, ctx: &ToolCtx) -> Result<Option<FileDiff>, ToolError> {
+    Ok(plan(args, ctx)?.diff(DiffLimits::PREVIEW))
+}
+
+pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
+    let p = plan(args, ctx)?;
+    let shown = &p.shown;
+    let diff = p.diff(DiffLimits::RESULT);
+    write_keeping_mode(&p.path, p.content.as_bytes(), p.old.as_ref())
         .map_err(|e| format!("Cannot write {shown}: {e}"))?;
-    let verb = if old.is_some() {
+    let verb = if p.old.is_some() {
         "Overwrote"
     } else {
         "Created"
     };
     Ok(ToolOutput::ok(format!(
         "{verb} {shown} ({} bytes, {} lines).",
-        content.len(),
-        line_count(content)
-    )))
+        p.content.len(),
+        line_count(p.content)
+    ))
+    .with_diff(diff))
 }
 
 /// Lines as an editor counts them: a final line without `\n` still counts.

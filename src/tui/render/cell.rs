@@ -8,6 +8,7 @@ use super::stream::StreamCommits;
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::engine::protocol::Held;
 use crate::tui::keymap::{Action, label_for, short_label_for};
 
 /// Tool output lines shown while a tool cell is collapsed.
@@ -72,13 +73,15 @@ pub enum Cell {
         reason: String,
         delay_ms: u64,
     },
-    /// A generation boundary: a handoff ended the previous generation at `context`/`window`.
+    /// A generation boundary: a handoff ended the previous generation at `context`/`window`;
+    /// `held` is what that generation held and where its transcript is.
     Divider {
         generation: u32,
         context: u64,
         window: u64,
         path: Option<String>,
         degraded: bool,
+        held: Option<Held>,
     },
 }
 
@@ -177,15 +180,22 @@ impl Cell {
                 window,
                 path,
                 degraded,
-            } => vec![divider_line(
-                *generation,
-                *context,
-                *window,
-                path.as_deref(),
-                *degraded,
-                w,
-                t,
-            )],
+                held,
+            } => {
+                let mut lines = vec![divider_line(
+                    *generation,
+                    *context,
+                    *window,
+                    path.as_deref(),
+                    *degraded,
+                    w,
+                    t,
+                )];
+                if let Some(held) = held {
+                    lines.push(held_line(generation.saturating_sub(1), held, w, t));
+                }
+                lines
+            }
         }
     }
 }
@@ -408,6 +418,51 @@ fn divider_line(
     Line::from(spans)
 }
 
+/// Under the divider, centred: `generation 1 held 48 messages · 31 tool calls · 152.0K tokens ·
+/// transcript …/sessions/abc.jsonl`. At narrow widths the transcript shrinks to its file name,
+/// then goes, then the counts are cut.
+fn held_line(retired: u32, held: &Held, w: usize, theme: &Theme) -> Line<'static> {
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let base = format!(
+        "generation {retired} held {} · {} · {} tokens",
+        plural(held.messages, "message", "messages"),
+        plural(held.tool_calls, "tool call", "tool calls"),
+        fmt_tokens(held.tokens)
+    );
+    let path = held.transcript.as_ref().map(|p| p.display().to_string());
+    let file = held
+        .transcript
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|f| f.to_string_lossy().into_owned());
+    let short = format!(
+        "gen {retired}: {} msgs · {} tools · {} tokens",
+        held.messages,
+        held.tool_calls,
+        fmt_tokens(held.tokens)
+    );
+    let candidates = [
+        path.map(|p| format!("{base} · transcript {p}")),
+        file.map(|f| format!("{base} · transcript {f}")),
+        Some(base.clone()),
+        Some(short.clone()),
+    ];
+    let label = candidates
+        .iter()
+        .flatten()
+        .find(|l| str_width(l) + 2 <= w)
+        .cloned()
+        .unwrap_or_else(|| truncate(&short, w));
+    let pad = w.saturating_sub(str_width(&label)) / 2;
+    Line::from(vec![raw(" ".repeat(pad), theme.dim), raw(label, theme.dim)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,6 +527,7 @@ mod tests {
             window: 200_000,
             path: Some("notes/handoff-x.md".into()),
             degraded: true,
+            held: None,
         };
         let wide = &text(&d, 90)[0];
         assert!(

@@ -134,6 +134,7 @@ fn every_kind() -> Chat {
         window: 200_000,
         path: Some("notes/handoff-x.md".into()),
         degraded: true,
+        held: None,
     });
     chat.push(Cell::Assistant {
         markdown: "Picking up from the handoff".into(),

@@ -100,6 +100,56 @@ pub fn editor_title(
     }
 }
 
+/// Columns the standing focus takes at most in the title (`focus: …` included).
+const FOCUS_TITLE_COLUMNS: usize = 40;
+
+/// [`editor_title`] with the step's standing focus at its end (` · focus: the parser bug `), cut
+/// to fit; the path gives up its room first.
+pub fn editor_title_focus(
+    path: &str,
+    countdown: Option<u64>,
+    paused: bool,
+    dirty: bool,
+    conflict: bool,
+    focus: Option<&str>,
+    width: u16,
+) -> String {
+    let focus = focus
+        .map(|f| f.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|f| !f.is_empty());
+    let Some(focus) = focus else {
+        return editor_title(path, countdown, paused, dirty, conflict, width);
+    };
+    let w = usize::from(width);
+    let full = format!("focus: {focus}");
+    let label = super::wrap::truncate(&full, FOCUS_TITLE_COLUMNS.min(w / 2).max(MIN_PATH_COLUMNS));
+    let rest = u16::try_from(w.saturating_sub(label.width() + 3)).unwrap_or(u16::MAX);
+    let with_path = editor_title(path, countdown, paused, dirty, conflict, rest);
+    let with_path = with_path.trim();
+    // The review's state alone (an empty path leaves it out).
+    let state = editor_title("", countdown, paused, dirty, conflict, width);
+    let state = state.trim();
+    if with_path != state && with_path.width() + label.width() + 5 <= w {
+        return format!(" {with_path} · {label} ");
+    }
+    // No room for the path: the state first, the focus in what is left, or not at all.
+    let sep = if state.is_empty() {
+        2
+    } else {
+        state.width() + 5
+    };
+    let left = w.saturating_sub(sep);
+    if left < MIN_PATH_COLUMNS {
+        return editor_title(path, countdown, paused, dirty, conflict, width);
+    }
+    let label = super::wrap::truncate(&full, left);
+    if state.is_empty() {
+        format!(" {label} ")
+    } else {
+        format!(" {state} · {label} ")
+    }
+}
+
 /// A bordered block for the editor with `title`, its border in the focus style when focused.
 pub fn editor_block(title: &str, theme: &Theme, focused: bool) -> Block<'static> {
     let (border, kind) = if focused {
@@ -236,6 +286,32 @@ mod tests {
         assert_eq!(shorten_left("abcdef", 6), "abcdef");
         assert_eq!(shorten_left("notes/handoff.md", 10), "…andoff.md");
         assert_eq!(shorten_left("notes/handoff.md", 7), "");
+    }
+
+    #[test]
+    fn titles_with_the_standing_focus() {
+        let t = |focus: Option<&str>, width: u16| {
+            editor_title_focus("notes/h.md", Some(12), false, false, false, focus, width)
+        };
+        assert_eq!(
+            t(None, 60),
+            editor_title("notes/h.md", Some(12), false, false, false, 60)
+        );
+        assert_eq!(t(Some("  \n "), 60), t(None, 60), "a blank focus is none");
+        assert_eq!(
+            t(Some("the parser\nbug"), 60),
+            " successor in 12s · notes/h.md · focus: the parser bug "
+        );
+        // Narrower: the path goes first, then the focus is cut; the countdown always stays.
+        let narrow = t(Some("the nested quotes bug in lex()"), 48);
+        assert_eq!(narrow, " successor in 12s · focus: the nested quotes b… ");
+        assert_eq!(narrow.width(), 48);
+        let tiny = t(Some("the nested quotes bug in lex()"), 26);
+        assert_eq!(tiny, " successor in 12s ", "the countdown before the focus");
+        assert_eq!(
+            editor_title_focus("h.md", None, false, false, false, Some("parser"), 60),
+            " h.md · focus: parser "
+        );
     }
 
     #[test]

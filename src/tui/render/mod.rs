@@ -8,6 +8,7 @@ pub mod editor_view;
 pub mod gauge;
 pub mod highlight;
 pub mod markdown;
+pub mod plan_view;
 pub mod spinner;
 pub mod status;
 pub mod stream;

@@ -145,3 +145,100 @@ fn capture_keeps_head_and_tail() {
     assert_eq!(c.omitted, 2 * TAIL_BYTES as u64);
     assert_eq!(c.tail.len(), TAIL_BYTES);
 }
+
+#[tokio::test]
+async fn output_streams_while_the_command_runs_and_the_exit_is_structured() {
+    use crate::engine::tools::{Live, run_live};
+    let (_t, ctx) = ctx();
+    let mut pieces: Vec<(StdInstant, String)> = Vec::new();
+    let start = StdInstant::now();
+    let out = {
+        let mut on = |t: String| pieces.push((StdInstant::now(), t));
+        let live = Live {
+            on_output: &mut on,
+            interrupt: None,
+        };
+        let input = json!({"command": "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 4"});
+        run_live("bash", &input, &ctx, live).await
+    };
+    let joined: String = pieces.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(joined, "line 1\nline 2\nline 3\n");
+    assert!(pieces.len() >= 3, "{pieces:?}");
+    // The first line was shown long before the command ended.
+    assert!(
+        pieces[0].0 - start < Duration::from_millis(300),
+        "{pieces:?}"
+    );
+    let exit = out.exit.expect("bash reports how it ended");
+    assert_eq!(
+        (exit.code, exit.interrupted, exit.timed_out),
+        (Some(4), false, false)
+    );
+    assert_eq!(exit.summary, "exit code 4");
+    assert!(exit.elapsed_ms >= 600, "{exit:?}");
+    assert!(out.content.ends_with("[exit code 4]"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn an_interrupt_keeps_the_partial_output_and_kills_the_group() {
+    use crate::engine::tools::{Live, run_live};
+    let (_t, ctx) = ctx();
+    let marker = ctx.workspace.join("grandchild-survived");
+    let command = format!(
+        "echo started; (sleep 1; touch '{}') & sleep 10; echo never",
+        marker.display()
+    );
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let mut tx = Some(tx);
+    let start = StdInstant::now();
+    let out = {
+        // Stop the command as soon as its first output is shown.
+        let mut on = |_: String| {
+            if let Some(tx) = tx.take() {
+                let _ = tx.send(());
+            }
+        };
+        let live = Live {
+            on_output: &mut on,
+            interrupt: Some(rx),
+        };
+        run_live("bash", &json!({ "command": command }), &ctx, live).await
+    };
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(out.is_error);
+    assert!(out.content.starts_with("started\n"), "{}", out.content);
+    assert!(!out.content.contains("never"));
+    assert!(
+        out.content.contains("the user stopped the command"),
+        "{}",
+        out.content
+    );
+    let exit = out.exit.unwrap();
+    assert!(exit.interrupted && exit.code.is_none(), "{exit:?}");
+    assert!(exit.summary.starts_with("interrupted after 0."), "{exit:?}");
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    assert!(
+        !marker.exists(),
+        "the background child died with the command"
+    );
+    // A dropped sender is not an interrupt.
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    drop(tx);
+    let mut ignore = |_: String| {};
+    let live = Live {
+        on_output: &mut ignore,
+        interrupt: Some(rx),
+    };
+    let out = run_live(
+        "bash",
+        &json!({"command": "sleep 0.3; echo done"}),
+        &ctx,
+        live,
+    )
+    .await;
+    assert_eq!(out.content, "done\n\n[exit code 0]");
+}

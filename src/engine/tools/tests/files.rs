@@ -281,3 +281,58 @@ async fn read_refuses_pipes_instead_of_hanging() {
     .expect("read_file hung on a pipe");
     assert!(e.contains("not a regular file"), "{e}");
 }
+
+#[tokio::test]
+async fn file_tools_carry_their_diff_and_preview_writes_nothing() {
+    use crate::engine::diff::{FileChange, LineKind};
+    use crate::engine::tools::preview;
+    let ws = Ws::new();
+    let out = ws
+        .call(
+            "write_file",
+            json!({"path": "a.txt", "content": "one\ntwo\n"}),
+        )
+        .await;
+    let d = out.diff.expect("a new file has a diff");
+    assert_eq!((d.change, d.added, d.removed), (FileChange::Created, 2, 0));
+    assert_eq!(d.path, "a.txt");
+    // The model's result stays the short text.
+    assert_eq!(out.content, "Created a.txt (8 bytes, 2 lines).");
+
+    let input = json!({"path": "a.txt", "old_string": "two", "new_string": "TWO"});
+    let shown = preview("edit_file", &input, &ws.ctx).unwrap().unwrap();
+    assert_eq!(ws.read("a.txt"), "one\ntwo\n", "a preview writes nothing");
+    let out = ws.call("edit_file", input).await;
+    let d = out.diff.expect("an edit has a diff");
+    assert_eq!(
+        d.hunks, shown.hunks,
+        "the preview is the diff that was made"
+    );
+    let kinds: Vec<_> = d.hunks[0].lines.iter().map(|l| l.kind).collect();
+    assert_eq!(
+        kinds,
+        [LineKind::Context, LineKind::Removed, LineKind::Added]
+    );
+
+    // Overwriting shows old against new; a failing call previews as its error.
+    let input = json!({"path": "a.txt", "content": "one\n"});
+    let d = preview("write_file", &input, &ws.ctx).unwrap().unwrap();
+    assert_eq!((d.change, d.added, d.removed), (FileChange::Modified, 0, 1));
+    let bad = json!({"path": "a.txt", "old_string": "nope", "new_string": "x"});
+    let err = preview("edit_file", &bad, &ws.ctx).unwrap_err();
+    assert!(err.0.contains("was not found"), "{}", err.0);
+    assert_eq!(
+        preview("read_file", &json!({"path": "a.txt"}), &ws.ctx),
+        Ok(None)
+    );
+    // A binary file being overwritten has no diff, and the write still happens.
+    ws.write("b.bin", [0u8, 159, 146, 150]);
+    let out = ws
+        .call("write_file", json!({"path": "b.bin", "content": "text\n"}))
+        .await;
+    assert!(!out.is_error && out.diff.is_none());
+    // Reading outside the workspace to preview is allowed; writing there is not.
+    let outside = json!({"path": "../x.txt", "content": "x"});
+    assert!(preview("write_file", &outside, &ws.ctx).unwrap().is_some());
+    assert!(ws.call("write_file", outside).await.is_error);
+}

@@ -1,0 +1,610 @@
+//! The MCP manager: every enabled server started in the background, its state tracked, its tools
+//! offered under `mcp__<server>__<tool>`, calls bounded by the server's `tool_timeout`, failures
+//! turned into tool errors and state changes, one server restarted on request, all stopped on
+//! shutdown or drop.
+//!
+//! Each server has a supervisor task (`supervise`) owning its connection; the manager's slots hold
+//! what callers need (state, tools, a clone of the rmcp peer) and the process groups, so dropping
+//! the manager kills every server at once, without a runtime. A restart bumps the slot's
+//! generation: whatever an older supervisor reports afterwards is ignored.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rmcp::RoleClient;
+use rmcp::service::Peer;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use super::client::{self, StartCtx};
+use super::config::ServerConfig;
+use super::names;
+
+mod supervise;
+use super::process::{Diagnostics, ProcessGroup};
+use super::status::{ServerState, ServerStatus};
+use crate::engine::types::ToolSpec;
+use supervise::{supervise, tool_entries};
+
+/// A server still starting this many times its `startup_timeout` after it was started is given up.
+/// (Until then it is only not waited for: it is offered from the next request once ready.)
+pub const GIVE_UP_FACTOR: u32 = 6;
+/// How long a stopping server gets after its stdin is closed, and again after SIGTERM.
+const STOP_GRACE: Duration = Duration::from_millis(300);
+/// The longest [`McpManager::shutdown`] waits for every server together.
+const SHUTDOWN_BOUND: Duration = Duration::from_secs(2);
+/// A tool description longer than this many characters is cut (as Claude Code does).
+pub const MAX_DESCRIPTION: usize = 2048;
+
+/// What the manager needs to start.
+#[derive(Debug, Clone, Default)]
+pub struct ManagerParams {
+    /// Every configured server, enabled or not, in the order `/mcp` lists them.
+    pub servers: Vec<ServerConfig>,
+    /// Working directory of stdio servers whose config names none.
+    pub workspace: PathBuf,
+    /// flower-tui's environment (for the servers' base variables); see `env.rs`.
+    pub env: BTreeMap<String, String>,
+    /// Receives a server's status every time it changes.
+    pub status_tx: Option<mpsc::UnboundedSender<ServerStatus>>,
+}
+
+/// A tool of a ready server, as offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTool {
+    /// `mcp__<server>__<tool>`.
+    pub name: String,
+    pub server: String,
+    /// The server's own name for it.
+    pub tool: String,
+    pub spec: ToolSpec,
+}
+
+/// A server the first request is still waiting for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartingServer {
+    pub name: String,
+    /// Since it was started.
+    pub elapsed: Duration,
+    /// Its `startup_timeout`: how long a request waits for it.
+    pub timeout: Duration,
+}
+
+/// The MCP servers of one flower-tui process. Not `Clone`: the owner's drop stops every server.
+pub struct McpManager {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    slots: Vec<Slot>,
+    ctx: StartCtx,
+    runtime: Option<tokio::runtime::Handle>,
+    status_tx: Option<mpsc::UnboundedSender<ServerStatus>>,
+    /// Bumped on every change, for waiters.
+    version: watch::Sender<u64>,
+}
+
+struct Slot {
+    config: ServerConfig,
+    inner: Mutex<SlotInner>,
+}
+
+#[derive(Default)]
+struct SlotInner {
+    generation: u64,
+    state: ServerState,
+    started_at: Option<Instant>,
+    peer: Option<Peer<RoleClient>>,
+    tools: Vec<ToolEntry>,
+    last_error: Option<String>,
+    warnings: Vec<String>,
+    /// Process groups of this slot's servers, by generation, until each is reaped.
+    groups: Vec<(u64, Arc<ProcessGroup>)>,
+    diag: Option<Arc<Diagnostics>>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug, Clone)]
+struct ToolEntry {
+    qualified: String,
+    tool: String,
+    description: String,
+    schema: Value,
+}
+
+/// What a call needs, taken under the lock.
+struct CallTarget {
+    idx: usize,
+    generation: u64,
+    server: String,
+    tool: String,
+    peer: Peer<RoleClient>,
+    timeout: Duration,
+    diag: Option<Arc<Diagnostics>>,
+}
+
+impl McpManager {
+    /// Start every enabled server in the background and return at once. Call inside a tokio
+    /// runtime (without one, every server is marked failed).
+    pub fn start(params: ManagerParams) -> Self {
+        let (version, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            slots: params
+                .servers
+                .into_iter()
+                .map(|config| Slot {
+                    config,
+                    inner: Mutex::new(SlotInner::default()),
+                })
+                .collect(),
+            ctx: StartCtx {
+                workspace: params.workspace,
+                env: Arc::new(params.env),
+            },
+            runtime: tokio::runtime::Handle::try_current().ok(),
+            status_tx: params.status_tx,
+            version,
+        });
+        for (idx, slot) in shared.slots.iter().enumerate() {
+            if slot.config.enabled {
+                shared.launch(idx);
+            } else {
+                shared.update(idx, None, |s| s.state = ServerState::Disabled);
+            }
+        }
+        McpManager { shared }
+    }
+
+    /// Every server's status, in config order.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        (0..self.shared.slots.len())
+            .filter_map(|i| self.shared.status(i))
+            .collect()
+    }
+
+    /// One server's status.
+    pub fn status(&self, name: &str) -> Option<ServerStatus> {
+        self.shared.index(name).and_then(|i| self.shared.status(i))
+    }
+
+    /// Servers still starting whose `startup_timeout` has not passed: what a request waits for.
+    pub fn starting(&self) -> Vec<StartingServer> {
+        let now = Instant::now();
+        self.shared
+            .slots
+            .iter()
+            .filter_map(|slot| {
+                let s = slot.lock();
+                let started = s.started_at?;
+                let elapsed = now.saturating_duration_since(started);
+                (s.state == ServerState::Starting && elapsed < slot.config.startup_timeout).then(
+                    || StartingServer {
+                        name: slot.config.name.clone(),
+                        elapsed,
+                        timeout: slot.config.startup_timeout,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Wait until no server is still starting within its `startup_timeout`: each one is ready,
+    /// failed, or late (then it is offered from a later request, once ready).
+    pub async fn wait_for_startup(&self) {
+        let mut changes = self.shared.version.subscribe();
+        loop {
+            let waiting = self.starting();
+            let Some(deadline) = waiting
+                .iter()
+                .map(|s| Instant::now() + s.timeout.saturating_sub(s.elapsed))
+                .min()
+            else {
+                return;
+            };
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(deadline.into()) => {}
+            }
+        }
+    }
+
+    /// The tools of every ready server, in config order then the server's order.
+    pub fn tools(&self) -> Vec<McpTool> {
+        let mut out = Vec::new();
+        for slot in &self.shared.slots {
+            let s = slot.lock();
+            if !matches!(s.state, ServerState::Ready { .. }) {
+                continue;
+            }
+            for t in &s.tools {
+                out.push(McpTool {
+                    name: t.qualified.clone(),
+                    server: slot.config.name.clone(),
+                    tool: t.tool.clone(),
+                    spec: ToolSpec {
+                        name: t.qualified.clone(),
+                        description: t.description.clone(),
+                        input_schema: t.schema.clone(),
+                    },
+                });
+            }
+        }
+        out
+    }
+
+    /// The specs of [`Self::tools`], for a model request.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools().into_iter().map(|t| t.spec).collect()
+    }
+
+    /// Whether `name` is an MCP tool name (offered now or not).
+    pub fn is_mcp_tool(name: &str) -> bool {
+        name.starts_with(names::PREFIX)
+    }
+
+    /// Call a tool by its `mcp__…` name. Every failure is an `is_error` output for the model; the
+    /// server's state and last error change with it.
+    pub async fn call(&self, name: &str, input: &Value) -> crate::engine::tools::ToolOutput {
+        use crate::engine::tools::ToolOutput;
+        let target = match self.shared.target(name) {
+            Ok(t) => t,
+            Err(message) => return ToolOutput::error(message),
+        };
+        let arguments = match input {
+            Value::Object(map) => Some(map.clone()),
+            Value::Null => None,
+            other => {
+                return ToolOutput::error(format!(
+                    "the arguments of `{name}` must be a JSON object (got {})",
+                    json_kind(other)
+                ));
+            }
+        };
+        let mut params = rmcp::model::CallToolRequestParams::new(target.tool.clone());
+        if let Some(args) = arguments {
+            params = params.with_arguments(args);
+        }
+        let outcome = tokio::time::timeout(target.timeout, target.peer.call_tool(params)).await;
+        match outcome {
+            Ok(Ok(result)) => super::convert::to_output(&result),
+            Ok(Err(e)) => ToolOutput::error(self.shared.call_failed(&target, e).await),
+            Err(_) => {
+                let extra = target
+                    .diag
+                    .as_ref()
+                    .map(|d| d.describe())
+                    .unwrap_or_default();
+                let message = format!(
+                    "MCP tool `{}` of server `{}` did not answer within {} (its tool_timeout){}",
+                    target.tool,
+                    target.server,
+                    secs(target.timeout),
+                    client::clause(&extra)
+                );
+                self.shared
+                    .note_error(target.idx, target.generation, &message);
+                ToolOutput::error(message)
+            }
+        }
+    }
+
+    /// Stop `name`'s server (if running) and start it again, enabled or not.
+    pub fn restart(&self, name: &str) -> Result<(), UnknownServer> {
+        let idx = self
+            .shared
+            .index(name)
+            .ok_or_else(|| UnknownServer(name.to_string()))?;
+        self.shared.launch(idx);
+        Ok(())
+    }
+
+    /// Stop every server: close its stdin, then SIGTERM, then SIGKILL its process group; at most
+    /// about two seconds in all.
+    pub async fn shutdown(&self) {
+        let mut tasks = Vec::new();
+        for slot in &self.shared.slots {
+            let mut s = slot.lock();
+            if let Some(stop) = s.stop.take() {
+                let _ = stop.send(());
+            }
+            tasks.extend(s.task.take());
+        }
+        let _ = tokio::time::timeout(SHUTDOWN_BOUND, futures_util::future::join_all(tasks)).await;
+        self.shared.kill_all();
+        for idx in 0..self.shared.slots.len() {
+            self.shared.update(idx, None, |s| {
+                if !matches!(s.state, ServerState::Disabled | ServerState::Failed { .. }) {
+                    s.state = ServerState::Stopped;
+                }
+                s.peer = None;
+                s.tools.clear();
+            });
+        }
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        self.shared.kill_all();
+        for slot in &self.shared.slots {
+            if let Some(task) = slot.lock().task.take() {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// `/mcp restart NAME` named no configured server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no MCP server is named `{0}`")]
+pub struct UnknownServer(pub String);
+
+impl Slot {
+    fn lock(&self) -> MutexGuard<'_, SlotInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Shared {
+    fn index(&self, name: &str) -> Option<usize> {
+        self.slots.iter().position(|s| s.config.name == name)
+    }
+
+    fn status(&self, idx: usize) -> Option<ServerStatus> {
+        let slot = self.slots.get(idx)?;
+        let s = slot.lock();
+        Some(ServerStatus {
+            name: slot.config.name.clone(),
+            origin: slot.config.origin,
+            transport: slot.config.transport.summary(),
+            state: s.state.clone(),
+            tools: s.tools.iter().map(|t| t.tool.clone()).collect(),
+            last_error: s.last_error.clone(),
+            warnings: s.warnings.clone(),
+        })
+    }
+
+    /// Change slot `idx` if `generation` is still current (`None`: whatever it is), then tell
+    /// the listeners.
+    fn update(&self, idx: usize, generation: Option<u64>, f: impl FnOnce(&mut SlotInner)) -> bool {
+        let Some(slot) = self.slots.get(idx) else {
+            return false;
+        };
+        {
+            let mut s = slot.lock();
+            if generation.is_some_and(|g| g != s.generation) {
+                return false;
+            }
+            f(&mut s);
+        }
+        self.version.send_modify(|v| *v += 1);
+        if let (Some(tx), Some(status)) = (&self.status_tx, self.status(idx)) {
+            let _ = tx.send(status);
+        }
+        true
+    }
+
+    /// (Re)start slot `idx`: a new generation, the old supervisor told to stop.
+    fn launch(self: &Arc<Self>, idx: usize) {
+        let Some(slot) = self.slots.get(idx) else {
+            return;
+        };
+        let Some(runtime) = self.runtime.clone() else {
+            self.update(idx, None, |s| {
+                s.state = ServerState::Failed {
+                    reason: "flower-tui started its MCP servers outside an async runtime".into(),
+                };
+            });
+            return;
+        };
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let generation = {
+            let mut s = slot.lock();
+            if let Some(old) = s.stop.take() {
+                let _ = old.send(());
+            }
+            // The old supervisor stops its own process; it is not awaited here.
+            drop(s.task.take());
+            s.generation += 1;
+            s.stop = Some(stop_tx);
+            s.generation
+        };
+        self.update(idx, Some(generation), |s| {
+            s.state = ServerState::Starting;
+            s.started_at = Some(Instant::now());
+            s.peer = None;
+            s.tools.clear();
+            s.last_error = None;
+            s.warnings.clear();
+            s.diag = None;
+        });
+        let task = runtime.spawn(supervise(self.clone(), idx, generation, stop_rx));
+        let mut s = slot.lock();
+        if s.generation == generation {
+            s.task = Some(task);
+        }
+    }
+
+    /// Kill every server's process group now (no runtime needed).
+    fn kill_all(&self) {
+        for slot in &self.slots {
+            let mut s = slot.lock();
+            for (_, group) in s.groups.drain(..) {
+                group.kill_and_disarm();
+            }
+        }
+    }
+
+    fn target(&self, name: &str) -> Result<CallTarget, String> {
+        for (idx, slot) in self.slots.iter().enumerate() {
+            let prefix = format!("{}{}__", names::PREFIX, slot.config.name);
+            let s = slot.lock();
+            if let Some(entry) = s.tools.iter().find(|t| t.qualified == name)
+                && let (ServerState::Ready { .. }, Some(peer)) = (&s.state, &s.peer)
+            {
+                return Ok(CallTarget {
+                    idx,
+                    generation: s.generation,
+                    server: slot.config.name.clone(),
+                    tool: entry.tool.clone(),
+                    peer: peer.clone(),
+                    timeout: slot.config.tool_timeout,
+                    diag: s.diag.clone(),
+                });
+            }
+            if name.starts_with(&prefix) && !matches!(s.state, ServerState::Ready { .. }) {
+                return Err(format!(
+                    "MCP server `{}` is not available ({}); the user can restart it with /mcp",
+                    slot.config.name, s.state
+                ));
+            }
+        }
+        Err(format!("unknown MCP tool `{name}`"))
+    }
+
+    fn note_error(&self, idx: usize, generation: u64, message: &str) {
+        self.update(idx, Some(generation), |s| {
+            s.last_error = Some(message.to_string())
+        });
+    }
+
+    /// The message for a call that failed inside rmcp, after recording it.
+    async fn call_failed(&self, t: &CallTarget, e: rmcp::service::ServiceError) -> String {
+        use rmcp::service::ServiceError as E;
+        let message = match &e {
+            E::McpError(data) => format!(
+                "MCP server `{}` refused the call of `{}`: {} (JSON-RPC error {})",
+                t.server, t.tool, data.message, data.code.0
+            ),
+            E::TransportClosed => {
+                // The supervisor is noting how the server ended: wait a moment for its reason.
+                let reason = self
+                    .await_failure(t.idx, t.generation, Duration::from_secs(1))
+                    .await;
+                format!(
+                    "MCP server `{}` stopped during the call of `{}`{}",
+                    t.server,
+                    t.tool,
+                    reason.map(|r| format!(": it {r}")).unwrap_or_default()
+                )
+            }
+            E::TransportSend(inner) => format!(
+                "could not reach MCP server `{}` for `{}`: {}",
+                t.server,
+                t.tool,
+                client::transport_error(inner)
+            ),
+            _ => format!(
+                "the call of `{}` on MCP server `{}` failed: {}",
+                t.tool,
+                t.server,
+                client::error_chain(&e)
+            ),
+        };
+        self.note_error(t.idx, t.generation, &message);
+        message
+    }
+
+    /// The failure reason of slot `idx` once its state turns failed (at most `wait`).
+    async fn await_failure(&self, idx: usize, generation: u64, wait: Duration) -> Option<String> {
+        let mut changes = self.version.subscribe();
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            {
+                let slot = self.slots.get(idx)?;
+                let s = slot.lock();
+                if s.generation != generation {
+                    return None;
+                }
+                if let ServerState::Failed { reason } = &s.state {
+                    return Some(reason.clone());
+                }
+            }
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = tokio::time::sleep_until(deadline) => return None,
+            }
+        }
+    }
+
+    fn set_tools(
+        &self,
+        idx: usize,
+        generation: u64,
+        peer: Peer<RoleClient>,
+        tools: Vec<rmcp::model::Tool>,
+    ) {
+        let server = self
+            .slots
+            .get(idx)
+            .map(|s| s.config.name.clone())
+            .unwrap_or_default();
+        let entries = tool_entries(&server, tools);
+        self.update(idx, Some(generation), |s| {
+            s.state = ServerState::Ready {
+                tools: entries.len(),
+            };
+            s.peer = Some(peer);
+            s.tools = entries;
+        });
+    }
+
+    fn finish(&self, idx: usize, generation: u64, state: ServerState) {
+        self.update(idx, Some(generation), |s| {
+            s.state = state;
+            s.peer = None;
+            s.tools.clear();
+        });
+        if let Some(slot) = self.slots.get(idx) {
+            let mut s = slot.lock();
+            s.groups.retain(|(g, group)| {
+                let keep = *g != generation;
+                if !keep {
+                    group.kill_and_disarm();
+                }
+                keep
+            });
+        }
+    }
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if (s - s.round()).abs() < 0.001 {
+        format!("{} s", s.round() as u64)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manager_and_its_futures_can_move_between_tasks() {
+        fn shared<T: Send + Sync>(_: &T) {}
+        fn sendable<F: std::future::Future + Send>(_: F) {}
+        let m = McpManager::start(ManagerParams::default());
+        shared(&m);
+        let input = Value::Null;
+        sendable(m.call("mcp__x__y", &input));
+        sendable(m.wait_for_startup());
+        sendable(m.shutdown());
+    }
+}

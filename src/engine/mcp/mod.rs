@@ -1,0 +1,34 @@
+//! MCP servers (SPEC §3, issue 12): the tools people already run, through the official Rust SDK
+//! (`rmcp`, client side only). Configuration in `config.toml` and a workspace's `.mcp.json`
+//! ([`config`]), the `.mcp.json` approval store ([`approval`]), and the [`McpManager`] that runs the
+//! servers, offers their tools as `mcp__<server>__<tool>` and calls them.
+//!
+//! Nothing here blocks its caller: servers start in the background, and every failure of a server
+//! (it crashes, hangs, answers garbage, times out) becomes a tool error and a state change, never a
+//! panic or a hang of flower-tui.
+
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
+
+pub mod approval;
+mod client;
+pub mod config;
+mod convert;
+pub mod env;
+mod manager;
+pub mod names;
+mod process;
+pub mod project;
+mod status;
+
+pub use approval::{ApprovalStore, Decision};
+pub use config::{McpConfigError, Origin, ServerConfig, Transport};
+pub use convert::to_output;
+pub use manager::{
+    GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, StartingServer, UnknownServer,
+};
+pub use project::{McpJsonPolicy, ProjectServers, headless_notice, project_servers};
+pub use status::{ServerState, ServerStatus};

@@ -1,0 +1,130 @@
+//! Oversized user input (SPEC §13, a 10 MB paste): a message too large for one message or for a
+//! fresh session below the handoff line is saved to `<spill dir>/input-<n>.txt`; the model gets a
+//! preview plus the path and how to read the rest, and the user is told.
+
+use std::path::PathBuf;
+
+use super::Engine;
+use crate::engine::context::estimate_tokens;
+use crate::engine::fsutil::write_new;
+use crate::engine::protocol::Event;
+use crate::engine::tools::{self, SPILL_PREVIEW_CHARS};
+
+/// A user message longer than this many characters is spilled.
+pub const INPUT_SPILL_LIMIT: usize = 100_000;
+/// Input spill file numbers tried before giving up.
+const MAX_INPUT_NAMES: usize = 100_000;
+
+/// Why a message is spilled, in words for the model and the user.
+fn spill_reason(chars: usize, tokens_over_line: bool) -> String {
+    if chars > INPUT_SPILL_LIMIT {
+        format!("over the {INPUT_SPILL_LIMIT}-character limit for one message")
+    } else if tokens_over_line {
+        "too large to fit below the handoff line even in a fresh session".to_string()
+    } else {
+        String::new()
+    }
+}
+
+impl Engine {
+    /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
+    /// `--no-workbench` (outside the workspace, private to the user, and readable by `read_file`).
+    pub(crate) fn spill_dir(&self) -> PathBuf {
+        match &self.p.workbench {
+            Some(w) => w.join("spill"),
+            None => self.p.run_dir.root.join("spill"),
+        }
+    }
+
+    /// Tokens a fresh session starts with before any message: system prompt and tool list.
+    fn startup_floor(&self) -> u64 {
+        let tools = serde_json::to_string(&tools::specs()).map_or(0, |t| t.len());
+        estimate_tokens(self.p.system_prompt.len() + tools)
+    }
+
+    /// The message as the model gets it: `text` itself, or — when it is too large — a notice with
+    /// a preview and the path of the file that holds all of it (the user hears about it).
+    pub(crate) fn admit_input(&mut self, text: String) -> String {
+        let chars = text.chars().count();
+        let over_line = estimate_tokens(chars) + self.startup_floor() >= self.thresholds.at;
+        if chars <= INPUT_SPILL_LIMIT && !over_line {
+            return text;
+        }
+        let reason = spill_reason(chars, over_line);
+        let dir = self.spill_dir();
+        let names = (1..=MAX_INPUT_NAMES).map(|n| format!("input-{n}.txt"));
+        let lines = text.lines().count();
+        let preview = tools::spill_preview(&text, chars);
+        match write_new(&dir, names, text.as_bytes()) {
+            Ok(file) => {
+                let shown = tools::paths::display(&self.p.workspace, &file.path);
+                self.emit(Event::Notice {
+                    message: format!(
+                        "your message is {chars} characters, {reason}: saved in full to {}; the \
+                         model gets its first and last {SPILL_PREVIEW_CHARS} characters and reads \
+                         the rest from the file",
+                        file.path.display()
+                    ),
+                });
+                format!(
+                    "[The user's message is {chars} characters ({lines} lines), {reason}, so it \
+                     was saved in full to {shown}. Read it with read_file, e.g. {{\"path\": {}, \
+                     \"offset\": 1, \"limit\": 200}}, and continue with a higher offset; or grep \
+                     it. A preview of {SPILL_PREVIEW_CHARS} characters (its start and end) \
+                     follows.]\n{preview}",
+                    serde_json::Value::from(shown.as_str())
+                )
+            }
+            Err(e) => {
+                self.emit(Event::Warning {
+                    message: format!(
+                        "your message is {chars} characters, {reason}, and it could not be saved \
+                         in {} ({e}): the model gets only its first and last \
+                         {SPILL_PREVIEW_CHARS} characters",
+                        dir.display()
+                    ),
+                });
+                format!(
+                    "[The user's message is {chars} characters ({lines} lines), {reason}, and it \
+                     could not be saved to a file ({e}), so only a preview of \
+                     {SPILL_PREVIEW_CHARS} characters (its start and end) is shown. Ask the user \
+                     for the part you need.]\n{preview}"
+                )
+            }
+        }
+    }
+}
+
+/// A task as the ledger keeps it: its first [`TASK_CHARS`] characters, and `…` when cut (the
+/// ledger is rewritten after every change; a 10 MB task must not be).
+pub(crate) fn task_excerpt(task: &str) -> String {
+    match task.char_indices().nth(TASK_CHARS) {
+        Some((byte, _)) => format!("{}…", task.get(..byte).unwrap_or_default()),
+        None => task.to_string(),
+    }
+}
+
+/// Characters of a task the ledger keeps.
+pub const TASK_CHARS: usize = crate::engine::handoff::document::TASK_EXCERPT_CHARS;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ledger_keeps_the_head_of_a_task() {
+        assert_eq!(task_excerpt("short"), "short");
+        let long = "é".repeat(TASK_CHARS + 5);
+        let kept = task_excerpt(&long);
+        assert_eq!(kept.chars().count(), TASK_CHARS + 1);
+        assert!(kept.ends_with("é…"));
+        let exact = "a".repeat(TASK_CHARS);
+        assert_eq!(task_excerpt(&exact), exact);
+    }
+
+    #[test]
+    fn reasons_name_the_limit_that_was_crossed() {
+        assert!(spill_reason(INPUT_SPILL_LIMIT + 1, false).contains("100000-character"));
+        assert!(spill_reason(10, true).contains("handoff line"));
+    }
+}

@@ -1,0 +1,300 @@
+//! The system prompt of a session: the base prompt (`assets/system_prompt.md`, guidance on tools,
+//! verification and git safety), an environment block (date, OS, shell, workspace, git branch and
+//! a short status), and the project instructions. Built once when a session starts and never
+//! changed during it, so the provider's prompt cache holds; a successor builds its own, so it
+//! reads the instructions (and the git state) fresh.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::fsutil::{civil, now_unix};
+use super::instructions::{self, InstructionFile, InstructionSources};
+
+/// How long a `git` query may take at session start before it is given up.
+const GIT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Lines of `git status --short` shown; the rest are counted.
+const STATUS_LINES: usize = 20;
+
+/// What the environment block says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Environment {
+    /// `2026-11-29` (UTC).
+    pub date: String,
+    /// `linux x86_64`, with the distribution when known.
+    pub os: String,
+    /// The user's login shell (`$SHELL`), when set.
+    pub user_shell: Option<String>,
+    pub workspace: String,
+    pub git: Option<GitState>,
+}
+
+/// The repository at the start of the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitState {
+    /// The branch, `detached at <sha>`, or None when git could not say.
+    pub branch: Option<String>,
+    /// `git status --short` lines (None: git could not be run).
+    pub status: Option<Vec<String>>,
+}
+
+impl Environment {
+    /// Look at the machine and the workspace now.
+    pub fn detect(workspace: &Path) -> Environment {
+        let (y, mo, d, ..) = civil(now_unix().0);
+        Environment {
+            date: format!("{y:04}-{mo:02}-{d:02}"),
+            os: os_description(),
+            user_shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
+            workspace: workspace.display().to_string(),
+            git: instructions::git_root(workspace).map(|_| GitState {
+                branch: git(workspace, &["symbolic-ref", "--short", "-q", "HEAD"])
+                    .map(|b| b.trim().to_string())
+                    .filter(|b| !b.is_empty())
+                    .or_else(|| {
+                        git(workspace, &["rev-parse", "--short", "HEAD"])
+                            .map(|sha| format!("detached at {}", sha.trim()))
+                    }),
+                status: git(
+                    workspace,
+                    &["status", "--short", "--untracked-files=normal"],
+                )
+                .map(|s| s.lines().map(str::to_string).collect()),
+            }),
+        }
+    }
+
+    /// The `# Environment` block.
+    pub fn block(&self) -> String {
+        let mut out = String::from("# Environment\n\n");
+        out.push_str(&format!("- Date: {} (UTC)\n", self.date));
+        out.push_str(&format!("- OS: {}\n", self.os));
+        match &self.user_shell {
+            Some(sh) => out.push_str(&format!(
+                "- Shell: the bash tool runs `bash -c` in the workspace (the user's shell is {sh})\n"
+            )),
+            None => out.push_str("- Shell: the bash tool runs `bash -c` in the workspace\n"),
+        }
+        out.push_str(&format!("- Workspace: {}\n", self.workspace));
+        match &self.git {
+            None => out.push_str("- Git: the workspace is not in a git repository\n"),
+            Some(g) => {
+                let branch = match g.branch.as_deref() {
+                    Some(b) if b.starts_with("detached") => b.to_string(),
+                    Some(b) => format!("branch {b}"),
+                    None => "unknown branch".to_string(),
+                };
+                match &g.status {
+                    None => out.push_str(&format!(
+                        "- Git: a repository, {branch}; its status could not be read\n"
+                    )),
+                    Some(lines) if lines.is_empty() => out.push_str(&format!(
+                        "- Git: a repository, {branch}, clean working tree\n"
+                    )),
+                    Some(lines) => {
+                        out.push_str(&format!(
+                            "- Git: a repository, {branch}, {} changed or untracked \
+                             file(s) when this session started (a snapshot; it is not kept up to \
+                             date):\n",
+                            lines.len()
+                        ));
+                        for l in lines.iter().take(STATUS_LINES) {
+                            out.push_str(&format!("    {l}\n"));
+                        }
+                        if lines.len() > STATUS_LINES {
+                            out.push_str(&format!(
+                                "    … and {} more (run `git status`)\n",
+                                lines.len() - STATUS_LINES
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A session's prompt and what went into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPrompt {
+    /// The whole system prompt, sent unchanged with every request of the session.
+    pub text: String,
+    /// The environment block alone (for front ends).
+    pub environment: String,
+    pub instructions: Vec<InstructionFile>,
+}
+
+/// Build the prompt of a session starting now: `base`, the environment, the instructions.
+pub fn build(base: &str, workspace: &Path, sources: &InstructionSources) -> SessionPrompt {
+    compose(
+        base,
+        &Environment::detect(workspace),
+        instructions::load(sources, workspace),
+    )
+}
+
+/// The prompt from its parts (pure: the tests pass the environment in).
+pub fn compose(
+    base: &str,
+    env: &Environment,
+    instructions: instructions::Instructions,
+) -> SessionPrompt {
+    let environment = env.block();
+    let mut text = base.trim_end().to_string();
+    text.push_str("\n\n");
+    text.push_str(&environment);
+    if !instructions.block.is_empty() {
+        text.push('\n');
+        text.push_str(instructions.block.trim_end());
+        text.push('\n');
+    }
+    SessionPrompt {
+        text,
+        environment,
+        instructions: instructions.files,
+    }
+}
+
+fn os_description() -> String {
+    let base = format!("{} {}", std::env::consts::OS, std::env::consts::ARCH);
+    let pretty = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
+    match pretty {
+        Some(p) if !p.is_empty() => format!("{base} ({p})"),
+        _ => base,
+    }
+}
+
+/// `git <args>` in `dir`: its stdout when it succeeds within [`GIT_TIMEOUT`].
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                if !status.success() {
+                    return None;
+                }
+                let mut out = String::new();
+                use std::io::Read;
+                child.stdout.take()?.read_to_string(&mut out).ok()?;
+                return Some(out);
+            }
+            Ok(None) if started.elapsed() < GIT_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::instructions::Instructions;
+
+    fn env(git: Option<GitState>) -> Environment {
+        Environment {
+            date: "2026-11-29".into(),
+            os: "linux x86_64 (Debian GNU/Linux 13 (trixie))".into(),
+            user_shell: Some("/bin/zsh".into()),
+            workspace: "/home/u/calc".into(),
+            git,
+        }
+    }
+
+    #[test]
+    fn the_environment_block() {
+        let status = (0..22).map(|i| format!(" M src/f{i}.rs")).collect();
+        let e = env(Some(GitState {
+            branch: Some("main".into()),
+            status: Some(status),
+        }));
+        let block = e.block();
+        assert!(block.starts_with(
+            "# Environment\n\n- Date: 2026-11-29 (UTC)\n- OS: linux x86_64 (Debian GNU/Linux 13 (trixie))\n- Shell: the bash tool runs `bash -c` in the workspace (the user's shell is /bin/zsh)\n- Workspace: /home/u/calc\n- Git: a repository, branch main, 22 changed or untracked file(s) when this session started"
+        ), "{block}");
+        assert!(block.contains("    M src/f19.rs\n    … and 2 more (run `git status`)\n"));
+        assert!(!block.contains("f20"));
+        assert!(
+            env(None)
+                .block()
+                .contains("- Git: the workspace is not in a git repository\n")
+        );
+        let clean = env(Some(GitState {
+            branch: Some("feature/x".into()),
+            status: Some(Vec::new()),
+        }));
+        assert!(
+            clean
+                .block()
+                .ends_with("- Git: a repository, branch feature/x, clean working tree\n")
+        );
+    }
+
+    #[test]
+    fn compose_orders_base_environment_instructions() {
+        let p = compose(
+            "BASE\n",
+            &env(None),
+            Instructions {
+                files: Vec::new(),
+                block: "# Project instructions\n\nRULES\n".into(),
+            },
+        );
+        let (b, e, i) = (
+            p.text.find("BASE").unwrap(),
+            p.text.find("# Environment").unwrap(),
+            p.text.find("RULES").unwrap(),
+        );
+        assert!(b < e && e < i, "{}", p.text);
+        assert_eq!(p.environment, env(None).block());
+        let none = compose("BASE", &env(None), Instructions::default());
+        assert!(!none.text.contains("Project instructions"));
+    }
+
+    #[test]
+    fn detect_reads_a_real_repository() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(tmp.path()).unwrap();
+        let run = |args: &[&str]| {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(&ws)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        assert_eq!(Environment::detect(&ws).git, None);
+        run(&["init", "-q", "-b", "trunk"]);
+        std::fs::write(ws.join("new.txt"), "x").unwrap();
+        let e = Environment::detect(&ws);
+        let git = e.git.unwrap();
+        assert_eq!(git.branch.as_deref(), Some("trunk"));
+        assert_eq!(git.status, Some(vec!["?? new.txt".to_string()]));
+        assert_eq!(e.date.len(), 10);
+    }
+}

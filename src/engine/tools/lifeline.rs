@@ -1,0 +1,150 @@
+//! Tool processes die with flower-tui, however it dies (SPEC §13): a `kill -9` of the agent must
+//! not leave a `bash` command or its children running while the repaired transcript tells the
+//! model the call was interrupted.
+//!
+//! Two parts, both set up by [`prepare`] and [`watch`] around the spawn of a command (which runs
+//! as the leader of its own process group):
+//! - **`PR_SET_PDEATHSIG` (Linux)**: set in the child before `exec`, so the kernel sends the shell
+//!   `SIGKILL` the moment the agent's spawning thread ends. Tools are spawned from the async
+//!   runtime's worker threads, which live as long as the process; a tool process must never be
+//!   spawned from a thread that may end earlier (`spawn_blocking`), or it would be killed then.
+//! - **A watcher per command group**: a tiny `bash` outside the group, whose stdin is the read
+//!   end of the agent's *lifeline* pipe. Only the agent holds the write end (close-on-exec), so
+//!   the read end reports end-of-file exactly when the agent process is gone, however it went; the
+//!   watcher then kills the whole group (grandchildren, background jobs the command left running).
+//!   It checks once a second whether the group is empty and exits when it is.
+//!
+//! Commands also never see a provider key: [`prepare`] removes them from the child's environment.
+
+use std::io::{self, PipeReader, PipeWriter};
+use std::process::Stdio;
+use std::sync::OnceLock;
+
+use tokio::process::Command;
+
+use crate::engine::secrets::PROVIDER_KEY_VARS;
+
+/// The watcher: wait on the lifeline; on its end kill the group; leave once the group is empty.
+/// `read -t 1` returns 1 at end-of-file (the agent is gone) and more than 128 on its timeout.
+const WATCHER: &str = r#"pg=$1
+while kill -0 -- "-$pg" 2>/dev/null; do
+  read -r -t 1 _
+  if [ $? -le 128 ]; then kill -KILL -- "-$pg" 2>/dev/null; exit 0; fi
+done"#;
+
+/// The agent's end and the watchers' end of the lifeline pipe, made once.
+struct Lifeline {
+    read: PipeReader,
+    /// Never written and never closed: its closing at the process's death is the signal.
+    _write: PipeWriter,
+}
+
+fn lifeline() -> Option<&'static Lifeline> {
+    static LIFELINE: OnceLock<Option<Lifeline>> = OnceLock::new();
+    LIFELINE
+        .get_or_init(|| {
+            // Both ends are close-on-exec: no command inherits the write end.
+            let (read, write) = std::io::pipe().ok()?;
+            Some(Lifeline {
+                read,
+                _write: write,
+            })
+        })
+        .as_ref()
+}
+
+/// Set up a command's process before it runs: no provider keys in its environment, and (Linux)
+/// killed by the kernel when the agent dies.
+pub(super) fn prepare(cmd: &mut Command) {
+    for var in PROVIDER_KEY_VARS {
+        cmd.env_remove(var);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        // SAFETY: the closure runs in the child between fork and exec, where only
+        // async-signal-safe calls are allowed: it makes two system calls (prctl, getppid) and
+        // builds an io::Error from a raw code, which does not allocate.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // The agent died before the signal was armed: do not run at all.
+                if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// Start the watcher of the process group `pgid` (the command's pid). Best effort: without
+/// `bash` or a lifeline only the death signal guards the command.
+pub(super) fn watch(pgid: u32) {
+    let Some(line) = lifeline() else { return };
+    let Ok(stdin) = line.read.try_clone() else {
+        return;
+    };
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(WATCHER)
+        .arg("flower-tui-watcher")
+        .arg(pgid.to_string())
+        .env_clear()
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Its own group: outside the one it watches, and out of reach of a Ctrl-C meant for us.
+        .process_group(0);
+    // Dropped at once: tokio reaps it in the background when it exits.
+    let _ = cmd.spawn();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Whether `pid` is gone (or a zombie nobody reaped yet).
+    fn gone(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_watcher_leaves_when_the_group_is_empty() {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("0.2").process_group(0);
+        prepare(&mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        let pid = child.id().unwrap();
+        watch(pid);
+        child.wait().await.unwrap();
+        // The watcher polls once a second; find it by its command line and wait for it to go.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let watcher_of = |pid: u32| {
+            std::fs::read_dir("/proc").ok().and_then(|rd| {
+                rd.flatten().find_map(|e| {
+                    let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+                    let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                    let id: u32 = e.file_name().to_str()?.parse().ok()?;
+                    (text.contains("flower-tui-watcher")
+                        && text.trim_end().ends_with(&format!(" {pid}")))
+                    .then_some(id)
+                })
+            })
+        };
+        let watcher = watcher_of(pid).expect("a watcher runs while the group lives");
+        while !gone(watcher) {
+            assert!(Instant::now() < deadline, "the watcher of {pid} stayed");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The real binary: `--resume`, `--effort`, the user's AGENTS.md from the config dir.
+
+use std::path::Path;
+
+use crate::suite::cli::{bin, lines, stderr};
+use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::harness::KEY;
+
+fn api(home: &Path, server: &FakeServer, args: &[&str]) -> std::process::Command {
+    let mut c = bin(home);
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(args);
+    c
+}
+
+async fn output(mut c: std::process::Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let out = output(api(h, &server, &["--resume", "-p", "x"])).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no earlier session of"),
+        "{}",
+        stderr(&out)
+    );
+
+    server.push(a::text("First answer.", U::new(100, 5)));
+    let out = output(api(h, &server, &["-p", "remember the word kiwi"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run_dir = stderr(&out)
+        .lines()
+        .find_map(|l| l.strip_prefix("flower-tui: run directory "))
+        .map(str::to_string)
+        .unwrap();
+    let run_id = Path::new(&run_dir)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    // A fresh run in between: --resume RUN_ID is not "the last run".
+    server.push(a::text("Other.", U::new(100, 5)));
+    assert_eq!(
+        output(api(h, &server, &["-p", "other task"]))
+            .await
+            .status
+            .code(),
+        Some(0)
+    );
+
+    let out = output(api(h, &server, &["--resume", "-p", "x"])).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("--resume needs a run id"), "{err}");
+    assert!(
+        err.contains(&run_id) && err.contains("remember the word kiwi"),
+        "{err}"
+    );
+
+    server.push(a::text("The word was kiwi.", U::new(200, 5)));
+    let prefix = run_id.get(..run_id.len() - 1).unwrap();
+    let out = output(api(h, &server, &["--resume", prefix, "-p", "which word?"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ev = lines(&out);
+    assert!(
+        ev.iter()
+            .any(|e| e["type"] == "resumed" && e["run_id"] == run_id.as_str())
+    );
+    let last = server.requests().last().cloned().unwrap();
+    let first = &last["messages"][0]["content"][0]["text"];
+    assert_eq!(
+        first, "remember the word kiwi",
+        "continued that run's session"
+    );
+
+    let out = output(api(h, &server, &["--resume", "zzz", "-p", "x"])).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("\"zzz\""), "{}", stderr(&out));
+    let out = output(api(h, &server, &["--resume", "--continue", "-p", "x"])).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn effort_and_the_users_agents_md_reach_the_request() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let out = output(api(h, &server, &["--effort", "extreme", "-p", "x"])).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--effort") && err.contains("low, medium, high"),
+        "{err}"
+    );
+
+    let cfg = h.join("config/flower");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("AGENTS.md"), "USER-RULE-42\n").unwrap();
+    std::fs::write(cfg.join("config.toml"), "effort = \"medium\"\n").unwrap();
+    server.push(a::text("ok", U::new(100, 5)));
+    let out = output(api(h, &server, &["-p", "hi"])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    assert_eq!(req["thinking"]["budget_tokens"], 10_000);
+    let system = req["system"][0]["text"].as_str().unwrap();
+    assert!(system.contains("USER-RULE-42"), "{system}");
+    // Labelled with its path (relative: the test's config dir is inside the workspace).
+    assert!(system.contains("## config/flower/AGENTS.md\n"), "{system}");
+    std::fs::write(cfg.join("config.toml"), "effort = \"lots\"\n").unwrap();
+    let out = output(api(h, &server, &["-p", "hi"])).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("`effort`"), "{}", stderr(&out));
+}

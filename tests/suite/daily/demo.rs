@@ -1,0 +1,104 @@
+//! The demo plays by itself, asks exactly once, and leaves no scratch directory behind.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flower_tui::engine::demo::{DemoProvider, FIRST_MESSAGE, Scratch};
+use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
+use flower_tui::engine::protocol::{Approval, Event, Op, Origin, TurnId};
+
+use crate::suite::cli::{bin, lines, stderr};
+use crate::support::harness::{Harness, start};
+
+#[tokio::test]
+async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
+    let h = Harness::new().await;
+    let scratch = Scratch::create().unwrap();
+    let mut p = h.params(40_000, 10_000);
+    p.provider = Arc::new(DemoProvider {
+        pace: Duration::ZERO,
+    });
+    p.model = "flower-demo".into();
+    p.demo = true;
+    p.workspace = scratch.path().to_path_buf();
+    p.workbench = Some(scratch.path().join(".flower"));
+    p.approvals = ApprovalPolicy::AskOnce;
+    p.front_end = FrontEnd::Interactive { review: false };
+    p.autostart = Some(FIRST_MESSAGE.into());
+    let mut r = start(p);
+    // Nothing sent: it starts by itself.
+    let ev = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TurnStarted {
+            turn: TurnId::ENGINE,
+            origin: Origin::Engine,
+            ..
+        }
+    )));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::UserMessage { origin: Origin::Engine, text, .. } if text == FIRST_MESSAGE
+    )));
+    let Some(Event::ApprovalRequest { id, name, diff, .. }) = ev.last().cloned() else {
+        unreachable!()
+    };
+    assert_eq!(name, "edit_file");
+    assert_eq!(
+        diff.map(|d| (d.added, d.removed)),
+        Some((1, 1)),
+        "the fix as a diff"
+    );
+    r.send(Op::Approval {
+        id,
+        decision: Approval::Once,
+    })
+    .await;
+    let ev = r.until_end(TurnId::ENGINE).await;
+    assert!(
+        !ev.iter()
+            .any(|e| matches!(e, Event::ApprovalRequest { .. })),
+        "one prompt only"
+    );
+    assert!(
+        ev.iter().any(|e| matches!(e, Event::Handoff(_))),
+        "it hands off"
+    );
+    let calc = std::fs::read_to_string(scratch.path().join("calc.sh")).unwrap();
+    assert!(
+        calc.contains("$((a + b))") && calc.contains("mul)"),
+        "{calc}"
+    );
+    r.shutdown().await;
+}
+
+#[test]
+fn a_headless_demo_removes_its_scratch_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let out = bin(home.path())
+        .args(["-p", "fix the calculator", "--demo"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(lines(&out).last().unwrap()["is_error"], false);
+    let runs = home.path().join("data/flower/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let m = flower_tui::engine::ledger::Manifest::load(&run.join("manifest.json")).unwrap();
+    assert!(
+        m.workspace.starts_with(std::env::temp_dir()),
+        "{}",
+        m.workspace.display()
+    );
+    assert!(
+        !m.workspace.exists(),
+        "{} is left behind",
+        m.workspace.display()
+    );
+}

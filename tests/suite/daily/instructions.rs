@@ -1,0 +1,217 @@
+//! Project instructions reach the model in every session, fresh from disk; the prompt holds
+//! still within a session (the prompt cache).
+
+use flower_tui::engine::instructions::InstructionSources;
+use flower_tui::engine::protocol::{Event, HandoffPhase};
+use serde_json::Value;
+
+use crate::support::fake::{U, anthropic as a};
+use crate::support::harness::{Harness, start, turn_end};
+
+const DOC: &str = "## Doing\nRefactoring.\n\n## Decided\n- x\n\n## Dead ends\n- y\n\n## Next\nGo on.\n\n## Scene\n- a.rs\n";
+
+fn system(body: &Value) -> String {
+    body["system"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() {
+    let h = Harness::new().await;
+    std::fs::write(
+        h.workspace.join("AGENTS.md"),
+        "MARKER-ONE: run `make check`.\n",
+    )
+    .unwrap();
+    let user_dir = h.dir.path().join("config/flower");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::write(user_dir.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
+    let u = |n| U::new(n, 10);
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(12_000)));
+    h.server
+        .push(a::tool_use("t2", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500))); // the writing turn
+    h.server.push(a::text("Continuing.", u(5_000))); // the successor
+    let mut p = h.params(40_000, 10_000);
+    p.instructions = InstructionSources {
+        user_dir: Some(user_dir),
+        ..Default::default()
+    };
+    let mut r = start(p);
+    let turn = r.send_turn("refactor").await;
+    // Edited while the first session runs: that session keeps its prompt as it was.
+    r.until(|e| matches!(e, Event::ToolResult { .. })).await;
+    std::fs::write(
+        h.workspace.join("AGENTS.md"),
+        "MARKER-TWO: run `make test`.\n",
+    )
+    .unwrap();
+    let ev = r.until_end(turn).await;
+    assert_eq!(turn_end(&ev), "completed");
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
+    );
+
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 4);
+    let first = system(&reqs[0]);
+    assert!(first.contains("MARKER-ONE"), "{first}");
+    let (user, project) = (
+        first.find("USER-MARKER").unwrap(),
+        first.find("MARKER-ONE").unwrap(),
+    );
+    assert!(user < project, "the user's file comes first");
+    assert!(first.contains("# Environment") && first.contains("- Date: "));
+    assert_eq!(system(&reqs[1]), first, "byte-stable within the session");
+    assert_eq!(system(&reqs[2]), first, "the writing turn keeps the prefix");
+    let successor = system(&reqs[3]);
+    assert!(
+        successor.contains("MARKER-TWO") && !successor.contains("MARKER-ONE"),
+        "{successor}"
+    );
+    assert!(successor.contains("USER-MARKER"));
+
+    // Each session says what its prompt holds.
+    let prompts: Vec<&Event> = r
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::SessionPrompt { .. }))
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    let Event::SessionPrompt {
+        instructions,
+        environment,
+        ..
+    } = prompts[1]
+    else {
+        unreachable!()
+    };
+    assert_eq!(instructions.len(), 2);
+    assert_eq!(instructions[1].path, h.workspace.join("AGENTS.md"));
+    assert!(environment.contains(&h.workspace.display().to_string()));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn claude_md_is_read_where_there_is_no_agents_md() {
+    let h = Harness::new().await;
+    std::fs::create_dir_all(h.workspace.join(".git")).unwrap();
+    let sub = h.workspace.join("app");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(h.workspace.join("CLAUDE.md"), "ROOT-CLAUDE\n").unwrap();
+    std::fs::write(sub.join("AGENTS.md"), "APP-AGENTS\n").unwrap();
+    h.server.push(a::text("ok", U::new(100, 5)));
+    let mut p = h.params(200_000, 50_000);
+    p.workspace = sub.clone();
+    let mut r = start(p);
+    r.turn("hi").await;
+    let s = system(&h.server.requests()[0]);
+    let (root, app) = (
+        s.find("ROOT-CLAUDE").unwrap(),
+        s.find("APP-AGENTS").unwrap(),
+    );
+    assert!(root < app, "from the git root down to the workspace");
+    assert!(s.contains(&format!("## {}\n", h.workspace.join("CLAUDE.md").display())));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one() {
+    use flower_tui::engine::protocol::{ExitReason, Op, Origin, TurnKind};
+    let h = Harness::new().await;
+    let path = h.workspace.join("AGENTS.md");
+    let write = |text: &str| serde_json::json!({"path": "AGENTS.md", "content": text}).to_string();
+    h.server.push(a::tool_use(
+        "t1",
+        "write_file",
+        &write("# Drafted\nRun `make`.\n"),
+        U::new(900, 40),
+    ));
+    h.server.push(a::text("Wrote AGENTS.md.", U::new(1000, 20)));
+    let mut r = start(h.params(200_000, 50_000));
+    let turn = r.new_turn();
+    r.send(Op::Init {
+        turn,
+        overwrite: false,
+    })
+    .await;
+    let ev = r.until_end(turn).await;
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TurnStarted {
+            kind: TurnKind::Init,
+            ..
+        }
+    )));
+    let asked = ev
+        .iter()
+        .find_map(|e| match e {
+            Event::UserMessage {
+                origin: Origin::Engine,
+                text,
+                ..
+            } => Some(text.clone()),
+            _ => None,
+        })
+        .expect("the engine's prompt is echoed as the engine's");
+    assert!(asked.contains(&path.display().to_string()), "{asked}");
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TurnEnd {
+            kind: TurnKind::Init,
+            reason: ExitReason::Completed,
+            ..
+        }
+    )));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "# Drafted\nRun `make`.\n"
+    );
+
+    // It exists now: nothing runs until the user agrees.
+    let before = h.server.requests().len();
+    let turn = r.new_turn();
+    r.send(Op::Init {
+        turn,
+        overwrite: false,
+    })
+    .await;
+    let ev = r.until_end(turn).await;
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::InitExists { path: p, .. } if *p == path))
+    );
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TurnEnd {
+            reason: ExitReason::Unchanged,
+            ..
+        }
+    )));
+    assert_eq!(h.server.requests().len(), before, "no request");
+
+    h.server.push(a::tool_use(
+        "t2",
+        "write_file",
+        &write("# Better\n"),
+        U::new(1200, 40),
+    ));
+    h.server.push(a::text("Replaced it.", U::new(1300, 20)));
+    let turn = r.new_turn();
+    r.send(Op::Init {
+        turn,
+        overwrite: true,
+    })
+    .await;
+    let ev = r.until_end(turn).await;
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::UserMessage { text, .. } if text.contains("exists already")
+    )));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Better\n");
+    r.shutdown().await;
+}

@@ -1,0 +1,49 @@
+//! `<workspace>/.flower/.gitignore`: notes and spills never show in `git status`.
+
+use std::process::Command;
+
+use crate::support::fake::{U, anthropic as a};
+use crate::support::harness::{Harness, start, turn_end};
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn spills_in_the_workbench_stay_out_of_git_status() {
+    let h = Harness::new().await;
+    git(&h.workspace, &["init", "-q"]);
+    std::fs::write(h.workspace.join("tracked.txt"), "x\n").unwrap();
+    git(&h.workspace, &["add", "tracked.txt"]);
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
+        U::new(1000, 20),
+    ));
+    h.server.push(a::text("Big.", U::new(1100, 20)));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("big").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let spill = h.workbench().join("spill");
+    assert_eq!(
+        std::fs::read_dir(&spill).unwrap().count(),
+        1,
+        "a spill file"
+    );
+    assert!(h.workbench().join(".gitignore").is_file());
+    // Only the staged file: nothing under .flower is untracked.
+    assert_eq!(
+        git(&h.workspace, &["status", "--porcelain"]),
+        "A  tracked.txt\n"
+    );
+    r.shutdown().await;
+}

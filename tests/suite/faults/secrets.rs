@@ -1,0 +1,111 @@
+//! Secrets: every provider key known at start is masked everywhere, and no command can read one,
+//! not from its own environment and not from the agent's `/proc/<pid>/environ`.
+
+use super::super::cli::{bin, stderr};
+use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::harness::{KEY, all_files};
+
+/// The inactive provider's key: flower-tui talks to Anthropic, yet this one is guarded too.
+const OPENAI_KEY: &str = "sk-proj-INACTIVE-0123456789abcdef";
+/// A key flower-tui never uses at all.
+const GROQ_KEY: &str = "gsk_UNUSED-0123456789abcdef";
+
+#[tokio::test]
+async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let command = "cat /proc/$PPID/environ > agent-environ.txt; env > child-env.txt; echo done";
+    server.push(a::tool_use(
+        "t1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+        U::new(1_000, 20),
+    ));
+    // A model that repeats a key into its handoff document (it never saw one; a fake can).
+    server.push(a::text(
+        &format!("## Doing\nKeys {KEY} and {OPENAI_KEY}.\n## Next\nGo on.\n"),
+        U::new(1_500, 30),
+    ));
+    server.push(a::text("done in generation 2", U::new(900, 10)));
+    // A file of the user's that holds a key, attached with `@`.
+    std::fs::write(
+        home.path().join("creds.txt"),
+        format!("OPENAI={OPENAI_KEY}\n"),
+    )
+    .unwrap();
+    let task =
+        format!("my key is {KEY}, the OpenAI one {OPENAI_KEY} and groq {GROQ_KEY}; see @creds.txt");
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("GROQ_API_KEY", GROQ_KEY)
+        .args([
+            "-p",
+            &task,
+            "--yes",
+            "--step",
+            "keys",
+            "--handoff-after",
+            "1",
+        ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let keys = [KEY, OPENAI_KEY, GROQ_KEY];
+
+    // The command ran, and saw no key: not in its environment, not in the agent's.
+    let child_env = std::fs::read_to_string(home.path().join("child-env.txt")).unwrap();
+    let agent_env = std::fs::read(home.path().join("agent-environ.txt")).unwrap();
+    let agent_env = String::from_utf8_lossy(&agent_env);
+    assert!(child_env.contains("PATH="), "{child_env}");
+    assert!(
+        agent_env.contains("ANTHROPIC_BASE_URL="),
+        "the agent's block was read"
+    );
+    for key in keys {
+        assert!(!child_env.contains(key), "{key} in the command's env");
+        assert!(!agent_env.contains(key), "{key} in /proc/<agent>/environ");
+    }
+    assert!(!child_env.contains("OPENAI_API_KEY="), "{child_env}");
+
+    // The model got the task masked.
+    let first = serde_json::to_string(&server.requests()[0]["messages"]).unwrap();
+    assert!(first.contains("my key is sk-t****"), "{first}");
+    assert!(
+        first.contains("OPENAI=sk-p****"),
+        "the attachment is there, masked: {first}"
+    );
+    // Nothing on disk holds a key: ledger, transcripts, handoff file, log.
+    let manifest = std::fs::read_to_string(
+        all_files(&home.path().join("data/flower/runs"))
+            .into_iter()
+            .find(|f| f.ends_with("manifest.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(manifest.contains("my key is sk-t****"), "{manifest}");
+    let handoff =
+        std::fs::read_to_string(home.path().join(".flower/notes/handoff-keys.md")).unwrap();
+    assert!(handoff.contains("Keys sk-t**** and sk-p****"), "{handoff}");
+    for f in all_files(home.path()) {
+        if f.ends_with("creds.txt") {
+            continue; // the user's own file
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        for key in keys {
+            assert!(!text.contains(key), "{key} in {}", f.display());
+        }
+    }
+    for body in server.requests() {
+        let body = body.to_string();
+        for key in keys {
+            assert!(!body.contains(key), "{key} sent to the model");
+        }
+    }
+    let printed = String::from_utf8_lossy(&out.stdout);
+    for key in keys {
+        assert!(!printed.contains(key), "{key} printed");
+    }
+}

@@ -1,0 +1,88 @@
+//! The same faults through the TUI in a pseudo-terminal: a 10 MB paste, and `--continue` over a
+//! damaged newest run.
+
+use std::sync::Arc;
+
+use super::input::big_message;
+use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+
+#[test]
+fn a_ten_megabyte_paste_is_spilled_and_the_user_is_told() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text("I will read the file in pages.", U::new(2_000, 20)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    let paste = big_message(10_000_000);
+    t.keys(&format!("\x1b[200~{paste}\x1b[201~"));
+    t.keys(ENTER);
+    let reqs = t.wait_requests(&server, 1);
+    let sent = last_user_text(&reqs[0]);
+    assert!(sent.len() < 3_000, "{} characters sent", sent.len());
+    assert!(
+        sent.contains(".flower/spill/input-1.txt") && sent.contains("BEGIN-MARKER"),
+        "{}",
+        &sent[..sent.len().min(400)]
+    );
+    let spilled = t.workspace().join(".flower/spill/input-1.txt");
+    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), paste);
+    // The user sees the notice, and the reply.
+    t.wait_for("saved in full to");
+    t.wait_for("I will read the file in pages.");
+}
+
+#[test]
+fn continue_in_the_tui_names_the_damaged_newest_run_then_goes_on_with_the_older() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let home = Arc::new(tempfile::tempdir().unwrap());
+    // Two runs in the workspace; the newer one's ledger is torn afterwards.
+    for (task, answer) in [
+        ("older task", "older answer"),
+        ("newer task", "newer answer"),
+    ] {
+        server.push(a::text(answer, U::new(1_000, 10)));
+        let mut t = Pty::start_in(home.clone(), &server, &["--yes"]);
+        t.wait_for(READY);
+        t.keys(task);
+        t.keys(ENTER);
+        t.wait_for(answer);
+        drop(t);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let runs = home.path().join("data/flower/runs");
+    let mut manifests: Vec<_> = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("manifest.json"))
+        .collect();
+    manifests.sort_by_key(|m| std::fs::metadata(m).unwrap().modified().unwrap());
+    let newest = manifests.last().unwrap().clone();
+    let text = std::fs::read(&newest).unwrap();
+    std::fs::write(&newest, &text[..text.len() / 2]).unwrap();
+
+    server.push(a::text("going on with the older run", U::new(1_100, 10)));
+    let mut t = Pty::start_in(home.clone(), &server, &["--yes", "--continue"]);
+    // The warning names the file (the screen wraps long lines: look for its parts).
+    let want = format!(
+        "warning: the newest run's manifest {} is unreadable",
+        newest.display()
+    );
+    t.wait(&want, |s| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains(&want)
+    });
+    t.wait_for("older answer");
+    t.keys("and now?");
+    t.keys(ENTER);
+    let reqs = t.wait_requests(&server, 3);
+    let body = reqs.last().unwrap()["messages"].to_string();
+    assert!(
+        body.contains("older answer") && !body.contains("newer answer"),
+        "{body}"
+    );
+    t.wait_for("going on with the older run");
+}

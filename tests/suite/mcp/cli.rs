@@ -1,0 +1,144 @@
+//! The real binary, headless: servers from config.toml start at launch, `mcp_status` events and
+//! notices come out as JSON lines, a tool call reaches the server, and a workspace's `.mcp.json`
+//! is not used until approved (or `--mcp-json trust`).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::harness::KEY;
+use crate::support::mcp_setup::wait_gone;
+
+use super::*;
+
+fn bin(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .current_dir(home);
+    c
+}
+
+/// TOML for the fault server under `name`.
+fn fault_server_toml(name: &str, marker: &(String, String)) -> String {
+    let exe = std::env::current_exe()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    format!(
+        r#"
+[mcp_servers.{name}]
+command = "sh"
+args = ["-c", "exec \"$0\" \"$@\" 3>&1 1>/dev/null", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
+env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
+"#,
+        m0 = marker.0,
+        m1 = marker.1,
+    )
+}
+
+fn mcp_json(marker: &(String, String)) -> String {
+    let exe = std::env::current_exe()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    serde_json::json!({"mcpServers": {"project": {
+        "type": "stdio",
+        "command": "sh",
+        "args": ["-c", "exec \"$0\" \"$@\" 3>&1 1>/dev/null", exe, "--exact",
+                 "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"],
+        "env": {SERVER_ENV: "1", marker.0.clone(): marker.1.clone()}
+    }}})
+    .to_string()
+}
+
+async fn run(home: &Path, server: &FakeServer, extra: &[&str]) -> Vec<serde_json::Value> {
+    let mut c = bin(home);
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "use the tool", "--yes"])
+        .args(extra);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect()
+}
+
+fn statuses<'a>(events: &'a [serde_json::Value], name: &str) -> Vec<&'a str> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "mcp_status" && e["name"] == name)
+        .map(|e| e["state"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_starts_configured_servers_and_an_mcp_json_only_when_trusted() {
+    let home = tempfile::tempdir().unwrap();
+    let mark = marker();
+    std::fs::create_dir_all(home.path().join("config/flower")).unwrap();
+    std::fs::write(
+        home.path().join("config/flower/config.toml"),
+        fault_server_toml("faults", &mark),
+    )
+    .unwrap();
+    std::fs::write(home.path().join(".mcp.json"), mcp_json(&mark)).unwrap();
+
+    let server = FakeServer::start().await;
+    server.push(a::tool_use(
+        "t1",
+        "mcp__faults__echo",
+        r#"{"text":"through the binary"}"#,
+        U::new(1000, 10),
+    ));
+    server.push(a::text("done", U::new(1100, 10)));
+    let events = run(home.path(), &server, &[]).await;
+    let faults = statuses(&events, "faults");
+    assert_eq!(faults.first(), Some(&"starting"), "{events:?}");
+    assert!(faults.contains(&"ready"), "{faults:?}");
+    // The .mcp.json was never approved: not started, and the user is told.
+    assert!(statuses(&events, "project").is_empty());
+    assert!(events.iter().any(|e| e["type"] == "notice"
+        && e["message"].as_str().unwrap().ends_with("is not used: it was never approved in this workspace (run flower-tui here once to approve it, or pass --mcp-json trust)")), "{events:?}");
+    let reqs = server.requests();
+    let result = &reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"][0];
+    assert_eq!(result["content"], "through the binary");
+    assert_eq!(
+        wait_gone(&marker_str(&mark), Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+
+    // Trusted: the project's server starts too.
+    let server = FakeServer::start().await;
+    server.push(a::tool_use(
+        "t1",
+        "mcp__project__echo",
+        r#"{"text":"project"}"#,
+        U::new(1000, 10),
+    ));
+    server.push(a::text("done", U::new(1100, 10)));
+    let events = run(home.path(), &server, &["--mcp-json", "trust"]).await;
+    assert!(
+        statuses(&events, "project").contains(&"ready"),
+        "{events:?}"
+    );
+    let reqs = server.requests();
+    let result = &reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"][0];
+    assert_eq!(result["content"], "project");
+    assert_eq!(
+        wait_gone(&marker_str(&mark), Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+}

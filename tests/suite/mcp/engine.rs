@@ -1,0 +1,146 @@
+//! MCP tools through the engine on the loopback fake: offered beside the built-ins after the first
+//! request waited for the server, approved like any tool that needs it, results back to the model.
+
+use std::sync::Arc;
+
+use flower_tui::engine::policy::ApprovalPolicy;
+use flower_tui::engine::protocol::Event;
+
+use crate::support::fake::{U, anthropic as a};
+use crate::support::harness::{Harness, start as start_engine, turn_end};
+
+use super::*;
+
+fn tool_result(body: &serde_json::Value) -> serde_json::Value {
+    let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+    last["content"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_calls_an_mcp_tool_through_the_engine() {
+    let h = Harness::new().await;
+    let mark = marker();
+    let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
+    let m = Arc::new(m);
+    h.server.push(a::tool_use(
+        "t1",
+        "mcp__faults__echo",
+        r#"{"text":"from the server"}"#,
+        U::new(1000, 20),
+    ));
+    h.server.push(a::tool_use(
+        "t2",
+        "mcp__faults__crash",
+        "{}",
+        U::new(1100, 20),
+    ));
+    h.server.push(a::text("done", U::new(1200, 20)));
+    let mut p = h.params(200_000, 50_000);
+    p.mcp = Some(m.clone());
+    let mut r = start_engine(p);
+    let ev = r.turn("use the tool").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 3);
+    // The first request waited for the server: its tools are offered beside the built-ins.
+    let names: Vec<&str> = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"read_file") && names.contains(&"mcp__faults__echo"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"mcp__faults__read_file"));
+    assert_eq!(tool_result(&reqs[1])["content"], "from the server");
+    // A crash mid-call is a tool error for the model, not a failed turn.
+    let crash = tool_result(&reqs[2]);
+    assert_eq!(crash["is_error"], true);
+    assert!(
+        crash["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("MCP server `faults` stopped during the call of `crash`"),
+        "{crash}"
+    );
+    // The tool call event names its arguments.
+    assert!(ev.iter().any(|e| matches!(e, Event::ToolCall { summary, .. } if summary == "mcp__faults__echo: {\"text\":\"from the server\"}")));
+    // The crashed server's tools are no longer offered.
+    assert!(!reqs[2]["tools"].to_string().contains("mcp__faults__"));
+    r.shutdown().await;
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_without_yes_denies_every_mcp_tool() {
+    let h = Harness::new().await;
+    let mark = marker();
+    let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
+    let m = Arc::new(m);
+    m.wait_for_startup().await;
+    h.server.push(a::tool_use(
+        "t1",
+        "mcp__faults__echo",
+        r#"{"text":"x"}"#,
+        U::new(1000, 20),
+    ));
+    h.server.push(a::text("ok", U::new(1100, 20)));
+    let mut p = h.params(200_000, 50_000);
+    p.approvals = ApprovalPolicy::Ask;
+    p.mcp = Some(m.clone());
+    let mut r = start_engine(p);
+    let ev = r.turn("try it").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let result = tool_result(&h.server.requests()[1]);
+    assert_eq!(result["is_error"], true);
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("denied: `mcp__faults__echo` needs the user's approval"),
+        "{result}"
+    );
+    r.shutdown().await;
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_restart_op_restarts_the_server() {
+    use flower_tui::engine::protocol::Op;
+    let h = Harness::new().await;
+    let mark = marker();
+    let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
+    let m = Arc::new(m);
+    settled(&m, "faults").await;
+    let mut p = h.params(200_000, 50_000);
+    p.mcp = Some(m.clone());
+    let mut r = start_engine(p);
+    r.send(Op::McpRestart {
+        name: "faults".into(),
+    })
+    .await;
+    let ev = r
+        .until(|e| matches!(e, Event::Notice { message } if message.contains("MCP server")))
+        .await;
+    assert!(ev.iter().any(
+        |e| matches!(e, Event::Notice { message } if message == "restarting MCP server `faults`")
+    ));
+    assert!(matches!(
+        settled(&m, "faults").await.state,
+        ServerState::Ready { .. }
+    ));
+    r.send(Op::McpRestart {
+        name: "nobody".into(),
+    })
+    .await;
+    let ev = r
+        .until(|e| matches!(e, Event::Notice { message } if message.contains("nobody")))
+        .await;
+    assert!(ev.iter().any(
+        |e| matches!(e, Event::Notice { message } if message == "no MCP server is named `nobody`")
+    ));
+    r.shutdown().await;
+    m.shutdown().await;
+}
