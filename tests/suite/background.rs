@@ -227,10 +227,11 @@ async fn an_edit_during_the_review_reaches_the_successor_with_the_work_done_mean
     };
     // The user edits the file while the main thread keeps working.
     let text = std::fs::read_to_string(&path).unwrap();
+    // And types a pin into it (SPEC §6.19): pinned from the turnover on, in the background path too.
     let edited = text.replace(
         "Run the parser tests.",
         "Run the parser tests.\nUSER EDIT:   also the Windows paths.",
-    );
+    ) + "## Pinned\n- typed during the background review\n";
     std::fs::write(&path, &edited).unwrap();
     g2.open();
     r.until(|e| matches!(e, Event::ToolResult { id, .. } if id == "t2"))
@@ -260,9 +261,17 @@ async fn an_edit_during_the_review_reaches_the_successor_with_the_work_done_mean
         "the note and t1..t3 with their results: {tail:#?}"
     );
     assert!(tail[5].contains("[tool call t3: list_dir {}]"));
+    // The engine's own part follows the document and carries the typed pin.
+    assert!(
+        blocks[1].contains("## Pinned\n- typed during the background review\n"),
+        "{}",
+        blocks[1]
+    );
     let st = &r.manifest().steps[0];
     assert!(st.handoffs[0].edited);
     assert_eq!(st.handoffs[0].tail, 6);
+    assert_eq!(st.memory.pins.len(), 1, "{:?}", st.memory.pins);
+    assert_eq!(st.memory.pins[0].text, "typed during the background review");
     r.shutdown().await;
 }
 
@@ -717,5 +726,93 @@ async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_
     let spilled = std::fs::read_to_string(h.workspace.join(path)).unwrap();
     assert!(spilled.contains("row 0000") && spilled.contains("END-OF-BIG-FILE"));
     assert!(result.len() < spilled.len() / 2, "the record is capped");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn pins_focus_and_plan_reach_the_successor_of_a_background_handoff_with_the_tail_last() {
+    const PLAN: &str = r#"{"items": [{"text": "read the parser", "status": "done"}, {"text": "fix nested quotes", "status": "in_progress"}]}"#;
+    let h = Harness::new().await;
+    let gw = Gate::new();
+    let mut r = start(bg(&h));
+    r.send(Op::Pin {
+        text: "never push to `main`".into(),
+    })
+    .await;
+    r.until(|e| matches!(e, Event::Pins { .. })).await;
+    r.send(Op::SetFocus {
+        focus: Some("the parser bug".into()),
+    })
+    .await;
+    r.until(|e| matches!(e, Event::Focus { .. })).await;
+    // The plan crosses the line; the work after the cut goes on while the document is written,
+    // and the turn is still running when it is ready: the request is in flight at the turnover.
+    let gm = Gate::new();
+    h.server.push(a::tool_use("t1", "todo", PLAN, u(31_000)));
+    h.server
+        .push(a::tool_use("t2", "list_dir", "{}", u(31_200)).gated(&gm));
+    h.server.push(a::text("listed, in generation 2", u(5_000)));
+    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    let turn = r.send_turn("refactor the parser").await;
+    until_phase(&mut r, |p| matches!(p, HandoffPhase::Writing { .. })).await;
+    gw.open();
+    until_phase(&mut r, |p| matches!(p, HandoffPhase::Frozen { .. })).await;
+    gm.open();
+    let ev = r.until_end(turn).await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let rec = h.server.recorded();
+    // The background writing carries the standing focus (and the same prefix as always).
+    let w = &writing_requests(&rec)[0].body;
+    let prompt = w["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m.to_string())
+        .unwrap_or_default();
+    assert!(
+        prompt.contains("Additional focus: the parser bug"),
+        "{prompt}"
+    );
+    let mains = main_requests(&rec);
+    let blocks = first_blocks(&mains.last().unwrap().body);
+    // briefing, the engine's part, the request note, the request, the tail note, then the
+    // record: the assistant's call and its result, the reply.
+    let carried = blocks
+        .iter()
+        .position(|b| b.contains("## Pinned\n- never push to `main`\n"))
+        .unwrap_or_else(|| panic!("no pins: {blocks:#?}"));
+    assert_eq!(carried, 1, "{blocks:#?}");
+    assert!(blocks[1].contains("fix nested quotes"), "{}", blocks[1]);
+    assert!(blocks[1].contains("the parser bug"), "{}", blocks[1]);
+    assert_eq!(blocks[3], "refactor the parser");
+    assert_eq!(blocks[4], TAIL_NOTE);
+    assert!(
+        blocks[5..]
+            .iter()
+            .any(|b| b.contains("[tool call t2: list_dir {}]")),
+        "{blocks:#?}"
+    );
+    assert!(
+        blocks
+            .last()
+            .unwrap()
+            .contains("[tool result t2 (list_dir)]"),
+        "{blocks:#?}"
+    );
+    let m = r.manifest();
+    let st = &m.steps[0];
+    assert_eq!(st.memory.pins.len(), 1);
+    assert_eq!(st.handoffs[0].source, DocumentSource::Written);
+    assert!(st.handoffs[0].tail >= 2, "{}", st.handoffs[0].tail);
+    // What the retired generation held is recorded for the background path too.
+    assert!(
+        st.handoffs[0].held.messages >= 4,
+        "{:?}",
+        st.handoffs[0].held
+    );
+    assert!(
+        st.handoffs[0].held.tool_calls >= 2,
+        "{:?}",
+        st.handoffs[0].held
+    );
     r.shutdown().await;
 }

@@ -142,6 +142,8 @@ impl Engine {
 
     /// `Op::Resume`: leave this run for another run of the workspace, at its latest successor.
     pub(crate) async fn resume_run(&mut self, run_id: &str) {
+        // A background handoff belongs to the session being left (its record to this run's step).
+        self.drop_background("/resume switched to another run");
         match self.try_resume(run_id) {
             Ok(()) => {
                 self.announce_resumed();
