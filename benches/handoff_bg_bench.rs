@@ -419,3 +419,201 @@ pub fn rescue() {
         }
     });
 }
+
+// ---------------------------------------------------------------------------------------------
+// continuity
+// ---------------------------------------------------------------------------------------------
+
+const PIN_A: &str = "never push to `main`";
+const PIN_B: &str = "keep the public API of the parser";
+const FOCUS: &str = "the nested-quotes bug";
+const REQUEST: &str = "refactor the parser so nested quotes parse";
+const PLAN1: &str = r#"{"items": [{"text": "read the parser", "status": "done"}, {"text": "fix nested quotes", "status": "in_progress"}, {"text": "run the tests", "status": "pending"}]}"#;
+const PLAN2: &str = r#"{"items": [{"text": "read the parser", "status": "done"}, {"text": "fix nested quotes", "status": "done"}, {"text": "run the tests", "status": "in_progress"}, {"text": "update the changelog", "status": "pending"}]}"#;
+/// Decided in generation 1; only documents carry it (the model's, or the engine's carry-forward
+/// into a degraded one).
+const DECISION_1: &str = "Keep the tokenizer: its callers depend on it.";
+const DECISION_4: &str = "Quote nesting is tracked by a depth counter.";
+
+fn written(decision: &str, next: &str) -> String {
+    format!(
+        "## Doing\nRefactoring the parser.\n## Decided\n- {decision}\n## Dead ends\n- A regex: breaks on nested quotes.\n## Next\n{next}\n## Scene\n- src/parser.rs\n"
+    )
+}
+
+/// The facts the engine carries itself, and where each must appear.
+fn engine_facts() -> Vec<(&'static str, String)> {
+    vec![
+        ("pin 1", format!("- {PIN_A}")),
+        ("pin 2", format!("- {PIN_B}")),
+        ("focus", FOCUS.to_string()),
+        ("plan item 1", "read the parser".to_string()),
+        ("plan item 2", "fix nested quotes".to_string()),
+        ("plan item 3", "run the tests".to_string()),
+        (
+            "plan item 4 (added in generation 3)",
+            "update the changelog".to_string(),
+        ),
+        ("the request in flight", REQUEST.to_string()),
+    ]
+}
+
+/// Every text of a request's first message, joined.
+fn first_message(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn continuity_run() -> (Vec<String>, Vec<Option<DocumentSource>>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = FakeServer::start().await;
+    // Every usage is what the fake counted in the body, so sizes, overflow and rescue agree as
+    // with a real provider. The context grows by reading 60,000-character files (15K tokens).
+    let cat = |i: usize| {
+        a::tool_use_counted(
+            &format!("c{i}"),
+            "bash",
+            &format!(r#"{{"command":"cat big{i}.txt"}}"#),
+            10,
+        )
+    };
+    // Generation 1: a plan, two reads cross the line; the document is written.
+    server.push(a::tool_use_counted("t1", "todo", PLAN1, 10));
+    server.push(cat(1));
+    server.push(cat(2));
+    server.push_writing(a::text_counted(
+        &written(DECISION_1, "Fix the quote scanner."),
+        400,
+    ));
+    // Generation 2: crosses again; the writing turn answers without its sections: degraded.
+    server.push(cat(3));
+    server.push(cat(4));
+    server.push_writing(a::text_counted("I could not write it.", 10));
+    // Generation 3: a new plan, a read, then the provider refuses the request as larger than its
+    // window (smaller than the engine thought): rescued on a reduced copy.
+    server.push(a::tool_use_counted("t3", "todo", PLAN2, 10));
+    server.push(cat(5));
+    server.push(Reply::lazy(|_, c| {
+        let count = c.total();
+        Reply::Status {
+            status: 400,
+            headers: vec![],
+            body: format!(
+                r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {count} tokens > {} maximum"}}}}"#,
+                count.saturating_sub(500)
+            ),
+        }
+    }));
+    server.push_writing(a::text_counted(
+        &written("Scan quotes with a state machine.", "Run the tests."),
+        400,
+    ));
+    // Generation 4 (the request retried there): a read crosses the learned line; written.
+    server.push(cat(6));
+    server.push_writing(a::text_counted(
+        &written(DECISION_4, "Update the changelog."),
+        400,
+    ));
+    // Generation 5 finishes.
+    server.push(a::text_counted("All done.", 10));
+    let p = crate::engine_bench::params(&server, dir.path(), 40_000, 10_000, 8);
+    for i in 1..=6 {
+        std::fs::write(p.workspace.join(format!("big{i}.txt")), "q".repeat(60_000)).expect("file");
+    }
+    let run_root = p.run_dir.root.clone();
+    let mut h = session::spawn(p).expect("engine");
+    for op in [
+        Op::Pin { text: PIN_A.into() },
+        Op::Pin { text: PIN_B.into() },
+        Op::SetFocus {
+            focus: Some(FOCUS.into()),
+        },
+    ] {
+        h.ops.send(op).await.expect("send");
+    }
+    h.ops
+        .send(Op::UserTurn {
+            turn: TurnId(1),
+            text: REQUEST.into(),
+        })
+        .await
+        .expect("send");
+    while let Some(ev) = h.events.recv().await {
+        if let Event::TurnEnd { .. } = ev {
+            break;
+        }
+    }
+    let _ = h.ops.send(Op::Shutdown).await;
+    let _ = h.task.await;
+    let m = flower_tui::engine::ledger::Manifest::load(&run_root.join("manifest.json"))
+        .expect("ledger");
+    let sources = m
+        .steps
+        .first()
+        .map(|s| s.handoffs.iter().map(|h| Some(h.source)).collect())
+        .unwrap_or_default();
+    // Each successor's first request: the first main-thread request with a new briefing.
+    let mut briefings: Vec<String> = Vec::new();
+    for r in server.recorded().iter().filter(|r| !is_writing(&r.body)) {
+        let first = first_message(&r.body);
+        if first.contains("<handoff>") && briefings.last() != Some(&first) {
+            briefings.push(first);
+        }
+    }
+    (briefings, sources)
+}
+
+pub fn continuity() {
+    runtime().block_on(async {
+        let (briefings, sources) = continuity_run().await;
+        let names: Vec<String> = sources
+            .iter()
+            .map(|s| s.map_or("none".into(), |s| s.as_str().to_string()))
+            .collect();
+        println!(
+            "   four handoffs in one turn, as the ledger records them: {}",
+            names.join(", ")
+        );
+        let facts = engine_facts();
+        for (i, b) in briefings.iter().enumerate() {
+            let missing: Vec<&str> = facts
+                .iter()
+                // The second plan exists from generation 3's todo call on.
+                .filter(|(n, _)| i >= 2 || !n.starts_with("plan item 4"))
+                .filter(|(_, f)| !b.contains(f.as_str()))
+                .map(|(n, _)| *n)
+                .collect();
+            let due = facts.len() - usize::from(i < 2);
+            println!(
+                "   generation {} is told: {}/{due} engine-carried facts{}; generation 1's decision {}; generation 4's decision {}",
+                i + 2,
+                due - missing.len(),
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (missing: {})", missing.join(", "))
+                },
+                if b.contains(DECISION_1) { "present" } else { "absent" },
+                if b.contains(DECISION_4) { "present" } else { "absent" },
+            );
+        }
+        let Some(fifth) = briefings.get(3) else {
+            println!(
+                "   no fifth generation: only {} successors were briefed",
+                briefings.len()
+            );
+            return;
+        };
+        let present = facts.iter().filter(|(_, f)| fifth.contains(f.as_str())).count();
+        println!(
+            "   continuity score, the fifth generation's first request: {present}/{} = {:.0} % of engine-carried facts (goal 100 %)",
+            facts.len(),
+            100.0 * present as f64 / facts.len() as f64
+        );
+    });
+}

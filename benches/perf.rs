@@ -48,6 +48,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         handoff_bg_bench::rescue,
     ),
     (
+        "continuity",
+        "four handoffs in one turn (written, degraded, rescued, written): what each successor is told",
+        handoff_bg_bench::continuity,
+    ),
+    (
         "recall",
         "recall over 8 retired generations read from disk: a search, a regex, a whole message",
         recall_bench::run,
