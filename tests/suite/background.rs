@@ -816,3 +816,64 @@ async fn pins_focus_and_plan_reach_the_successor_of_a_background_handoff_with_th
     );
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_leaves() {
+    let h = Harness::new().await;
+    // An older run to resume.
+    h.server.push(a::text("Fixed add.", u(1_000)));
+    let mut older = start(h.params(200_000, 50_000));
+    assert_eq!(turn_end(&older.turn("fix the add bug").await), "completed");
+    let older_id = flower_tui::engine::ledger::RunDir::open(&older.run_root).run_id;
+    let older_root = older.run_root.clone();
+    older.shutdown().await;
+    // This run crosses its line; its document is held back while the user resumes the older one.
+    let gw = Gate::new();
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text("listed", u(31_200)));
+    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    let mut p = bg(&h);
+    p.front_end = FrontEnd::Interactive { review: false };
+    // Its own step: the older run's is free to be claimed when it is resumed.
+    p.step = Some("this-step".into());
+    let mut r = start(p);
+    let ev = r.turn("work").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let id = handoff_of(&r.events);
+    r.send(Op::Resume {
+        run_id: older_id.clone(),
+    })
+    .await;
+    let ev = r
+        .until(
+            |e| matches!(e, Event::Handoff(HandoffPhase::Cancelled { handoff }) if *handoff == id),
+        )
+        .await;
+    assert!(
+        ev.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("/resume switched to another run"))),
+        "{ev:#?}"
+    );
+    r.until(|e| matches!(e, Event::Resumed { .. })).await;
+    // The late document goes nowhere: no turnover in the resumed run, whose session goes on.
+    gw.open();
+    h.server.push(a::text("Add still works.", u(1_200)));
+    let ev = r.turn("check it again").await;
+    assert_eq!(turn_end(&ev), "completed");
+    assert!(
+        !phases(&ev)
+            .iter()
+            .any(|p| matches!(p, HandoffPhase::Done { .. })),
+        "{ev:#?}"
+    );
+    let m = flower_tui::engine::ledger::Manifest::load(&older_root.join("manifest.json")).unwrap();
+    assert!(m.steps[0].handoffs.is_empty());
+    assert!(m.steps[0].frozen.is_none());
+    let last = h.server.recorded();
+    let first = first_blocks(&main_requests(&last).last().unwrap().body);
+    assert_eq!(
+        first[0], "fix the add bug",
+        "the older run's own history goes on"
+    );
+    r.shutdown().await;
+}

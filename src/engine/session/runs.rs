@@ -142,8 +142,6 @@ impl Engine {
 
     /// `Op::Resume`: leave this run for another run of the workspace, at its latest successor.
     pub(crate) async fn resume_run(&mut self, run_id: &str) {
-        // A background handoff belongs to the session being left (its record to this run's step).
-        self.drop_background("/resume switched to another run");
         match self.try_resume(run_id) {
             Ok(()) => {
                 self.announce_resumed();
@@ -177,6 +175,9 @@ impl Engine {
                 return Err(e);
             }
         };
+        // The switch happens: a background handoff belongs to the session being left (its frozen
+        // record to this run's step).
+        self.drop_background("/resume switched to another run");
         self.save_manifest_if_any();
         self.claim = claim;
         self.request = Default::default();
