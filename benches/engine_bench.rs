@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::RunDir;
-use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
+use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
 use flower_tui::engine::protocol::{Event, Op, TurnId};
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::retry::RetryPolicy;
@@ -43,6 +43,8 @@ pub fn params(
         thresholds: Thresholds::new(window, headroom),
         window_source: WindowSource::ModelName,
         context: ContextPolicy::Handoff,
+        // The handoff-overhead figures are the blocking path's; `perf turnover` measures both.
+        handoff_mode: HandoffMode::Blocking,
         max_generations,
         max_iterations: 10_000,
         approvals: ApprovalPolicy::Auto,

@@ -38,6 +38,21 @@ const BENCHES: &[(&str, &str, fn())] = &[
         engine_bench::memory,
     ),
     (
+        "turnover",
+        "the wait at the turnover with a 20 s writing turn: background against blocking, side by side",
+        handoff_bg_bench::turnover,
+    ),
+    (
+        "rescue",
+        "overflow handoffs on a fake enforcing its window by body size: the share rescued",
+        handoff_bg_bench::rescue,
+    ),
+    (
+        "continuity",
+        "four handoffs in one turn (written, degraded, rescued, written): what each successor is told",
+        handoff_bg_bench::continuity,
+    ),
+    (
         "recall",
         "recall over 8 retired generations read from disk: a search, a regex, a whole message",
         recall_bench::run,
@@ -87,6 +102,7 @@ mod continuity_bench;
 mod daily_bench;
 mod engine_bench;
 mod faults_bench;
+mod handoff_bg_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;

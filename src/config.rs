@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
 use crate::engine::mcp::{McpJsonPolicy, ServerConfig};
-use crate::engine::policy::{ApprovalPolicy, ContextPolicy};
+use crate::engine::policy::{ApprovalPolicy, ContextPolicy, HandoffMode};
 use crate::engine::secrets::{self, ApiKey};
 use crate::engine::types::Effort;
 use crate::engine::windows::LearnedWindows;
@@ -17,6 +17,8 @@ use crate::logging::LogLevel;
 /// The demo model's window and headroom (SPEC §15).
 pub const DEMO_WINDOW: u64 = 40_000;
 pub const DEMO_HEADROOM: u64 = 10_000;
+/// The demo's `max_tokens`, the writing reserve below its window (SPEC §6.16).
+pub const DEMO_MAX_TOKENS: u32 = 4_096;
 pub const DEFAULT_MAX_GENERATIONS: u32 = 8;
 pub const DEFAULT_MAX_ITERATIONS: u32 = 200;
 pub const DEFAULT_REVIEW_SECS: u64 = 15;
@@ -110,6 +112,10 @@ pub struct Cli {
     /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     pub log_level: Option<LogLevel>,
+    /// Write the handoff document beside the main thread (background) or stop it until the
+    /// document is ready (blocking)
+    #[arg(long, value_name = "background|blocking", value_parser = parse_handoff_mode)]
+    pub handoff_mode: Option<HandoffMode>,
     /// The workspace's .mcp.json: ask (once per workspace; headless ignores an unapproved one),
     /// trust, or ignore
     #[arg(long, value_name = "ask|trust|ignore", value_parser = parse_mcp_json)]
@@ -249,6 +255,11 @@ fn parse_log_level(s: &str) -> Result<LogLevel, String> {
     LogLevel::parse(s).ok_or_else(|| format!("accepted values: {} (got '{s}')", LogLevel::ACCEPTED))
 }
 
+fn parse_handoff_mode(s: &str) -> Result<HandoffMode, String> {
+    HandoffMode::parse(s)
+        .ok_or_else(|| format!("accepted values: background, blocking (got '{s}')"))
+}
+
 fn parse_mcp_json(s: &str) -> Result<McpJsonPolicy, String> {
     McpJsonPolicy::parse(s).ok_or_else(|| format!("accepted values: {}", McpJsonPolicy::ACCEPTED))
 }
@@ -294,6 +305,7 @@ pub struct FileConfig {
     pub retry_base_ms: Option<u64>,
     pub stream_idle_timeout: Option<u64>,
     pub log_level: Option<String>,
+    pub handoff_mode: Option<String>,
     /// `[mcp_servers.NAME]` tables (see `engine::mcp::config`).
     pub mcp_servers: Option<toml::Value>,
     /// Whether a workspace's `.mcp.json` is used: ask, trust, ignore.
@@ -402,6 +414,8 @@ pub struct Config {
     pub notify: Notify,
     /// Whether the input history is kept across runs.
     pub history: bool,
+    /// The handoff's writing turn beside the main thread or blocking it (SPEC §6.16).
+    pub handoff_mode: HandoffMode,
     /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
     pub mcp_servers: Vec<ServerConfig>,
     pub mcp_json: McpJsonPolicy,
@@ -436,7 +450,7 @@ impl Config {
             Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {}\nworkspace: {}\nlog: {} ({})\nmcp servers: {}",
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {} ({})\nworkspace: {}\nlog: {} ({})\nmcp servers: {}",
             if self.backend.is_demo() {
                 "(in-process)"
             } else {
@@ -450,6 +464,7 @@ impl Config {
             t.warn_at,
             mask_key(self.api_key.as_ref().map(ApiKey::expose)),
             self.context.describe(),
+            self.handoff_mode.as_str(),
             self.workspace.display(),
             self.log_level,
             crate::logging::log_dir(&self.data_dir).display(),
@@ -561,6 +576,7 @@ struct FileValues {
     review: Option<Review>,
     log_level: Option<LogLevel>,
     notify: Option<Notify>,
+    handoff_mode: Option<HandoffMode>,
     mcp_json: Option<McpJsonPolicy>,
 }
 
@@ -595,6 +611,13 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
     let notify = match file.notify.as_deref() {
         None => None,
         Some(n) => Some(Notify::parse(n).ok_or_else(|| key_err("notify", Notify::ACCEPTED, n))?),
+    };
+    let handoff_mode = match file.handoff_mode.as_deref() {
+        None => None,
+        Some(m) => Some(
+            HandoffMode::parse(m)
+                .ok_or_else(|| key_err("handoff_mode", "background, blocking", m))?,
+        ),
     };
     let effort = match file.effort.as_deref() {
         None => None,
@@ -651,6 +674,7 @@ fn check_file(file: &FileConfig) -> Result<FileValues, ConfigError> {
         review,
         log_level,
         notify,
+        handoff_mode,
         mcp_json,
     })
 }
@@ -918,7 +942,12 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         theme: cli.theme.or(file.theme).unwrap_or_else(|| "dark".into()),
         no_color: env.get("NO_COLOR").is_some(),
         editor: env.get("VISUAL").or(env.get("EDITOR")).map(str::to_string),
-        max_tokens: file.max_tokens.unwrap_or(16_384),
+        // The demo's 40,000-token window keeps room to work on past its handoff line.
+        max_tokens: file.max_tokens.unwrap_or(if account.demo {
+            DEMO_MAX_TOKENS
+        } else {
+            16_384
+        }),
         bash_timeout_secs: file.bash_timeout.unwrap_or(120),
         retry_base_ms: file.retry_base_ms.unwrap_or(1_000),
         stream_idle_timeout_secs: cli
@@ -928,6 +957,10 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         log_level: cli.log_level.or(checked.log_level).unwrap_or_default(),
         notify: checked.notify.unwrap_or_default(),
         history: file.history.unwrap_or(true),
+        handoff_mode: cli
+            .handoff_mode
+            .or(checked.handoff_mode)
+            .unwrap_or_default(),
         mcp_servers,
         mcp_json: cli.mcp_json.or(checked.mcp_json).unwrap_or_default(),
         config_dir: config_path(env).and_then(|p| p.parent().map(Path::to_path_buf)),

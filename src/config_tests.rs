@@ -286,6 +286,39 @@ fn subagent_keys_from_the_file() {
     assert_eq!(c.subagent_max_iterations, 12);
 }
 
+#[test]
+fn the_handoff_mode_from_flag_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
+    let args = ["-p", "x", "--workspace", &ws];
+    let mode = |extra: &[&str], file: FileConfig| {
+        let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+        resolve(cli(&all), &e, file).map(|c| c.handoff_mode)
+    };
+    let blocking = || FileConfig {
+        handoff_mode: Some("Blocking".into()),
+        ..Default::default()
+    };
+    assert_eq!(mode(&[], blocking()), Ok(HandoffMode::Blocking));
+    assert_eq!(
+        mode(&["--handoff-mode", "background"], blocking()),
+        Ok(HandoffMode::Background),
+        "the flag beats the file"
+    );
+    let bad = FileConfig {
+        handoff_mode: Some("lazy".into()),
+        ..Default::default()
+    };
+    let err = mode(&[], bad).unwrap_err();
+    assert!(
+        err.0.contains("`handoff_mode`") && err.0.contains("background, blocking"),
+        "{err}"
+    );
+    let flag = Cli::try_parse_from(["flower-tui", "--handoff-mode", "eager"]).unwrap_err();
+    assert!(flag.to_string().contains("background, blocking"), "{flag}");
+}
+
 fn sample() -> Config {
     Config {
         prompt: None,
@@ -320,6 +353,7 @@ fn sample() -> Config {
         log_level: LogLevel::Info,
         notify: Notify::Bell,
         history: true,
+        handoff_mode: crate::engine::policy::HandoffMode::Background,
         mcp_servers: Vec::new(),
         mcp_json: McpJsonPolicy::Ask,
         config_dir: None,

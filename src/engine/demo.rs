@@ -108,11 +108,37 @@ fn gen1() -> Vec<Step> {
             tool: Some(("read_file", json!({"path": "README.md"}))),
         },
         Step {
-            text: "I'll add `mul` next.",
-            tool: Some(("list_dir", json!({}))),
+            text: "While the handoff document is written in the background, I'll check the edge cases. First, a missing operand:",
+            tool: Some((
+                "bash",
+                json!({"command": "sh calc.sh add 2; echo \"exit $?\""}),
+            )),
+        },
+        Step {
+            text: "An unknown operation should fail clearly:",
+            tool: Some((
+                "bash",
+                json!({"command": "sh calc.sh pow 2 3; echo \"exit $?\""}),
+            )),
         },
     ]
 }
+
+/// After the edge cases, the first generation re-runs the checks until its successor takes over
+/// (at most this many times), each run a little slower than a plain step.
+const RECHECKS: usize = 6;
+
+fn recheck() -> Step {
+    Step {
+        text: "Re-running the checks while the handoff is reviewed (the next generation adds `mul`).",
+        tool: Some(("bash", json!({"command": "sleep 2; sh test.sh"}))),
+    }
+}
+
+/// Tokens each step after the handoff line adds (small: the work goes on below the hard limit).
+const AFTER_LINE_TOKENS: u64 = 600;
+/// Steps of the first generation before its usage reaches the handoff line.
+const BEFORE_LINE_STEPS: u64 = 6;
 
 fn gen2() -> Vec<Step> {
     vec![
@@ -190,9 +216,21 @@ impl DemoProvider {
         let (script, base) = if successor {
             (gen2(), 6_500)
         } else {
-            (gen1(), 4_200)
+            let mut s = gen1();
+            s.extend((0..RECHECKS).map(|_| recheck()));
+            s.push(Step {
+                text: "That is as far as this generation goes: the handoff document says what is left (`mul`), and the next generation picks it up.",
+                tool: None,
+            });
+            (s, 4_200)
         };
-        let used = base + 4_300 * assistant_turns as u64;
+        let turns = assistant_turns as u64;
+        let used = if successor {
+            base + 4_300 * turns
+        } else {
+            base + 4_300 * turns.min(BEFORE_LINE_STEPS)
+                + AFTER_LINE_TOKENS * turns.saturating_sub(BEFORE_LINE_STEPS)
+        };
         match script.into_iter().nth(assistant_turns) {
             Some(step) => (
                 step.text.to_string(),

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::error::Error;
 use super::fsutil::{atomic_write, new_id, now_unix, rfc3339};
 use super::memory::StepMemory;
-use super::types::Message;
+use super::protocol::DocumentSource;
+use super::types::{Block, Message};
 
 /// One generation of a step: one session from its start to its handoff (or to the end).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -76,9 +77,61 @@ pub struct HandoffRecord {
     /// The user changed the file during the review.
     #[serde(default)]
     pub edited: bool,
+    /// Which path produced the document: written, rescued or degraded (SPEC §6.17).
+    #[serde(default)]
+    pub source: DocumentSource,
+    /// Messages after the cut that the successor's briefing records (a background handoff's).
+    #[serde(default)]
+    pub tail: usize,
     /// What the retired session held when it was retired, and where its transcript is.
     #[serde(default)]
     pub held: Held,
+}
+
+/// Where a background handoff's document was cut (SPEC §6.16): the history's first `messages`
+/// messages, the last of them holding `blocks` blocks then (a user message may grow after the cut
+/// when later text joins it). The successor's briefing records everything after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cut {
+    pub messages: usize,
+    pub blocks: usize,
+}
+
+impl Cut {
+    /// The cut at the end of `messages`.
+    pub fn at_end(messages: &[Message]) -> Cut {
+        Cut {
+            messages: messages.len(),
+            blocks: messages.last().map_or(0, |m| m.content.len()),
+        }
+    }
+
+    /// The history before the cut and after it: the part of a message that grew after the cut
+    /// starts the tail. None when the history no longer holds the cut (it was replaced).
+    pub fn split(self, messages: &[Message]) -> Option<(Vec<Message>, Vec<Message>)> {
+        if self.messages == 0 {
+            return Some((Vec::new(), messages.to_vec()));
+        }
+        let last = messages.get(self.messages - 1)?;
+        if last.content.len() < self.blocks {
+            return None;
+        }
+        let mut before: Vec<Message> = messages.iter().take(self.messages - 1).cloned().collect();
+        before.push(Message {
+            role: last.role,
+            content: last.content.iter().take(self.blocks).cloned().collect(),
+        });
+        let mut after = Vec::new();
+        let grown: Vec<Block> = last.content.iter().skip(self.blocks).cloned().collect();
+        if !grown.is_empty() {
+            after.push(Message {
+                role: last.role,
+                content: grown,
+            });
+        }
+        after.extend(messages.iter().skip(self.messages).cloned());
+        Some((before, after))
+    }
 }
 
 /// What a retired generation held (SPEC §6.12, issue 11): shown on the chat's generation divider
@@ -124,6 +177,15 @@ pub struct FrozenHandoff {
     /// Unsaved side-editor edits a signal kept beside the file, offered when the review reopens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsaved: Option<PathBuf>,
+    /// Which path produced the document.
+    #[serde(default)]
+    pub source: DocumentSource,
+    /// A rescued document was written from a history with parts elided (the briefing says so).
+    #[serde(default)]
+    pub reduced: bool,
+    /// A background handoff's cut: the successor's briefing records the session after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Cut>,
 }
 
 /// The ledger of one step.

@@ -47,6 +47,36 @@ impl ContextPolicy {
     }
 }
 
+/// How the handoff's writing turn runs beside the main thread (SPEC §6.16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HandoffMode {
+    /// The writing request runs in the background on the same prefix while the main thread works
+    /// on; the successor starts at the first message boundary after the review (the default).
+    #[default]
+    Background,
+    /// The main thread stops at the handoff line until the document is written and reviewed.
+    Blocking,
+}
+
+impl HandoffMode {
+    /// `background` or `blocking`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandoffMode::Background => "background",
+            HandoffMode::Blocking => "blocking",
+        }
+    }
+
+    /// The accepted spellings (for flags and config values).
+    pub fn parse(s: &str) -> Option<HandoffMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "background" => Some(HandoffMode::Background),
+            "blocking" => Some(HandoffMode::Blocking),
+            _ => None,
+        }
+    }
+}
+
 /// Whether tool calls that need approval (SPEC §4) are approved without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -136,6 +136,11 @@ pub enum Op {
     ReviewDone {
         handoff: HandoffId,
     },
+    /// Stop writing the document of `handoff`, a handoff running in the background (SPEC §6.16):
+    /// the main turn goes on, the session is unchanged. Ignored once the document is frozen.
+    CancelHandoff {
+        handoff: HandoffId,
+    },
     /// The review of `handoff` ends with the front end going away (a signal, a closed terminal)
     /// while the side editor held unsaved edits, which it kept in `path`: the engine records them
     /// with the frozen handoff, so the next start offers them when it reopens the review.
@@ -268,6 +273,8 @@ pub enum HandoffRefusal {
     NoMessages,
     /// A handoff is being written already.
     AlreadyWriting,
+    /// A handoff written in the background is in its review; its successor starts when it ends.
+    Reviewing,
 }
 
 impl fmt::Display for HandoffRefusal {
@@ -275,6 +282,9 @@ impl fmt::Display for HandoffRefusal {
         f.write_str(match self {
             HandoffRefusal::NoMessages => "Nothing to hand off (no messages yet)",
             HandoffRefusal::AlreadyWriting => "A handoff is already being written (Esc cancels it)",
+            HandoffRefusal::Reviewing => {
+                "A handoff is under review: its successor starts when the review ends"
+            }
         })
     }
 }
@@ -312,26 +322,78 @@ impl fmt::Display for CompactionTrigger {
     }
 }
 
+/// Which path produced a handoff document (SPEC §6.17), as the ledger records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentSource {
+    /// The model wrote it from the whole history.
+    #[default]
+    Written,
+    /// The model wrote it from a reduced copy of the history (old tool results as stubs, maybe
+    /// the oldest turns dropped), after a request overflowed or a background writing failed.
+    Rescued,
+    /// Assembled mechanically: no writing turn produced a document.
+    Degraded,
+}
+
+impl DocumentSource {
+    /// `written`, `rescued` or `degraded`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocumentSource::Written => "written",
+            DocumentSource::Rescued => "rescued",
+            DocumentSource::Degraded => "degraded",
+        }
+    }
+}
+
+impl fmt::Display for DocumentSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The handoff's visible phases (SPEC §6, §7).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum HandoffPhase {
     /// `ctx >= warn_at`, once per generation.
     Near { context: u64, at: u64, window: u64 },
-    /// The writing turn started.
+    /// The writing turn started. `background`: it runs beside the main thread, which keeps
+    /// working (SPEC §6.16); otherwise the main thread waits for it.
     Writing {
         handoff: HandoffId,
         manual: bool,
         focus: Option<String>,
+        background: bool,
+    },
+    /// The writing turn runs (again) on a reduced copy of the history (SPEC §6.17): `reason` says
+    /// what failed; `stubbed` tool results became one-line stubs, `dropped` old messages went.
+    Rescuing {
+        handoff: HandoffId,
+        reason: String,
+        stubbed: usize,
+        dropped: usize,
+        background: bool,
+    },
+    /// The main thread stops until the background document is ready (and reviewed): its context
+    /// reached `limit`, the window minus the writing reserve.
+    Waiting {
+        handoff: HandoffId,
+        context: u64,
+        limit: u64,
     },
     /// The document is on disk (or, with no workbench, in memory). When `awaits_review`, the engine
-    /// waits for `Op::ReviewDone { handoff }` before it starts the successor.
+    /// waits for `Op::ReviewDone { handoff }` before it starts the successor. `background`: the
+    /// main thread keeps working during the review; the successor starts at the first message
+    /// boundary after it.
     Frozen {
         handoff: HandoffId,
         path: Option<PathBuf>,
         degraded: bool,
         markdown: String,
         awaits_review: bool,
+        background: bool,
     },
     /// A handoff frozen by an earlier process and never turned over (it ended during the review:
     /// a signal, a closed terminal, `kill -9`) is reviewed again: a `Frozen` for it follows.
@@ -344,7 +406,8 @@ pub enum HandoffPhase {
         frozen_at: String,
         unsaved: Option<PathBuf>,
     },
-    /// The successor session started.
+    /// The successor session started. `source`: which path produced the document; `tail`: the
+    /// messages after the cut its briefing records (a background handoff's).
     Done {
         handoff: HandoffId,
         context: u64,
@@ -353,10 +416,12 @@ pub enum HandoffPhase {
         path: Option<PathBuf>,
         sections: Vec<String>,
         generation: u32,
+        source: DocumentSource,
+        tail: usize,
         /// What the retired session held, and where its transcript is.
         held: Held,
     },
-    /// Esc while the document was written: the session is unchanged.
+    /// Esc (or `Op::CancelHandoff`) while the document was written: the session is unchanged.
     Cancelled { handoff: HandoffId },
     /// A manual handoff failed; the session is unchanged.
     Failed { handoff: HandoffId, message: String },

@@ -420,8 +420,27 @@ fn every_event_kind_on_the_wire() {
                 handoff: HandoffId(1),
                 manual: true,
                 focus: Some("parser".into()),
+                background: false,
             }),
-            r#"{"type":"handoff","phase":"writing","handoff":1,"manual":true,"focus":"parser"}"#,
+            r#"{"type":"handoff","phase":"writing","handoff":1,"manual":true,"focus":"parser","background":false}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Rescuing {
+                handoff: HandoffId(1),
+                reason: "the writing request overflowed".into(),
+                stubbed: 3,
+                dropped: 0,
+                background: true,
+            }),
+            r#"{"type":"handoff","phase":"rescuing","handoff":1,"reason":"the writing request overflowed","stubbed":3,"dropped":0,"background":true}"#,
+        ),
+        (
+            Event::Handoff(HandoffPhase::Waiting {
+                handoff: HandoffId(1),
+                context: 183_700,
+                limit: 183_616,
+            }),
+            r#"{"type":"handoff","phase":"waiting","handoff":1,"context":183700,"limit":183616}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Frozen {
@@ -430,8 +449,9 @@ fn every_event_kind_on_the_wire() {
                 degraded: false,
                 markdown: "Doing\n".into(),
                 awaits_review: true,
+                background: false,
             }),
-            r#"{"type":"handoff","phase":"frozen","handoff":1,"path":"/w/.flower/notes/handoff-s.md","degraded":false,"markdown":"Doing\n","awaits_review":true}"#,
+            r#"{"type":"handoff","phase":"frozen","handoff":1,"path":"/w/.flower/notes/handoff-s.md","degraded":false,"markdown":"Doing\n","awaits_review":true,"background":false}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Reopened {
@@ -453,6 +473,8 @@ fn every_event_kind_on_the_wire() {
                 path: None,
                 sections: vec!["doing".into(), "next".into()],
                 generation: 2,
+                source: crate::engine::protocol::DocumentSource::Rescued,
+                tail: 4,
                 held: Held {
                     messages: 48,
                     tool_calls: 31,
@@ -460,7 +482,7 @@ fn every_event_kind_on_the_wire() {
                     transcript: Some(PathBuf::from("/d/runs/r/sessions/s1.jsonl")),
                 },
             }),
-            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2,"held":{"messages":48,"tool_calls":31,"tokens":152400,"transcript":"/d/runs/r/sessions/s1.jsonl"}}"#,
+            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2,"source":"rescued","tail":4,"held":{"messages":48,"tool_calls":31,"tokens":152400,"transcript":"/d/runs/r/sessions/s1.jsonl"}}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Cancelled {
@@ -616,7 +638,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 50] = [
+const ALL_VARIANTS: [&str; 53] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -632,7 +654,10 @@ const ALL_VARIANTS: [&str; 50] = [
     "usage",
     "handoff:near",
     "handoff:writing",
+    "handoff:rescuing",
+    "handoff:waiting",
     "handoff:frozen",
+    "handoff:reopened",
     "handoff:done",
     "handoff:cancelled",
     "handoff:failed",
@@ -688,6 +713,8 @@ fn variant(ev: &Event) -> &'static str {
         Event::Handoff(phase) => match phase {
             HandoffPhase::Near { .. } => "handoff:near",
             HandoffPhase::Writing { .. } => "handoff:writing",
+            HandoffPhase::Rescuing { .. } => "handoff:rescuing",
+            HandoffPhase::Waiting { .. } => "handoff:waiting",
             HandoffPhase::Frozen { .. } => "handoff:frozen",
             HandoffPhase::Reopened { .. } => "handoff:reopened",
             HandoffPhase::Done { .. } => "handoff:done",

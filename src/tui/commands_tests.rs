@@ -74,6 +74,7 @@ fn handoff_command_guard_and_focus() {
             handoff: HandoffId(1),
             manual: true,
             focus: None,
+            background: false,
         })),
         t0,
     );
@@ -87,6 +88,8 @@ fn handoff_command_guard_and_focus() {
             path: Some("/n/h.md".into()),
             sections: vec![],
             generation: 2,
+            source: crate::engine::protocol::DocumentSource::Written,
+            tail: 0,
             held: Default::default(),
         })),
         t0,

@@ -27,6 +27,7 @@ fn frozen_opens_the_editor_with_focus_and_a_watch() {
             handoff: HandoffId(1),
             manual: false,
             focus: None,
+            background: false,
         })),
         t0,
     );
@@ -67,6 +68,7 @@ fn review_off_or_no_workbench_continues_at_once() {
             path: None,
             degraded: true,
             markdown: DOC.into(),
+            background: false,
         })),
         t0,
     );
@@ -92,6 +94,7 @@ fn nothing_is_sent_for_a_review_the_engine_does_not_wait_for() {
                 path: Some("/n/h.md".into()),
                 degraded: false,
                 markdown: DOC.into(),
+                background: false,
             })),
             t0,
         );
@@ -570,6 +573,7 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
             path: Some("/n/h.md".into()),
             degraded: false,
             markdown: md.into(),
+            background: false,
         }))
     };
     let fx = update(&mut s, second("# Handoff · generation 2\n"), t0);

@@ -338,6 +338,7 @@ fn on_assistant_done(state: &mut AppState, text: String, interrupted: bool) {
         }),
         None => {}
     }
+    state.flush_deferred();
 }
 
 fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String, now: Instant) {
@@ -428,6 +429,7 @@ fn on_turn_end(
         return;
     }
     state.finish_streaming();
+    state.flush_deferred();
     if matches!(
         state.running,
         Running::Streaming { .. } | Running::Tool { .. }

@@ -1,18 +1,22 @@
 //! The handoff's phases → state changes (part of the pure reducer): the near notice, the writing
 //! turn, the frozen document in the side editor (its review window), the divider of the new
 //! generation, and the ways a handoff ends without one.
+//!
+//! A handoff written in the background (SPEC §6.16) never touches what the main thread shows:
+//! it has its own spinner line (`AppState.background`), its notices wait for a streaming reply to
+//! finish, and its document opens in the side editor without taking the focus.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::engine::context::{fmt_tokens, fmt_window};
-use crate::engine::protocol::{HandoffId, HandoffPhase, Held, Op};
+use crate::engine::protocol::{DocumentSource, HandoffId, HandoffPhase, Held, Op};
 
 use super::editor::{Review, SideEditor};
 use super::keymap::{Action, label_for};
 use super::msg::Effect;
 use super::render::cell::Cell;
-use super::state::{AppState, Focus, HandoffKind, Running};
+use super::state::{AppState, BackgroundHandoff, BackgroundStage, Focus, HandoffKind, Running};
 
 /// Apply one handoff phase.
 pub(super) fn on_handoff(
@@ -27,15 +31,64 @@ pub(super) fn on_handoff(
             at,
             window,
         } => on_near(state, context, at, window),
+        HandoffPhase::Writing {
+            handoff,
+            background: true,
+            ..
+        } => on_background_writing(state, handoff, now),
         HandoffPhase::Writing { manual, .. } => on_writing(state, manual, now),
+        HandoffPhase::Rescuing {
+            handoff,
+            reason,
+            stubbed,
+            dropped,
+            background,
+        } => {
+            let what = match (stubbed, dropped) {
+                (0, 0) => "the whole history fits".to_string(),
+                (s, 0) => format!("{s} old tool results as stubs"),
+                (s, d) => format!("{s} old tool results as stubs, {d} old messages dropped"),
+            };
+            if background {
+                if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
+                    bg.stage = BackgroundStage::Rescuing;
+                    bg.since = now;
+                }
+                state.notice_soon(format!(
+                    "The handoff writing failed ({reason}): writing it again from a reduced history ({what})"
+                ));
+            } else {
+                let manual = state.handoff == Some(HandoffKind::Manual);
+                on_writing(state, manual, now);
+                state.notice(format!(
+                    "The context window was exceeded ({reason}): writing the handoff from a reduced history ({what})"
+                ));
+            }
+        }
+        HandoffPhase::Waiting {
+            handoff, context, ..
+        } => {
+            if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
+                bg.main_waits = Some(now);
+                state.notice_soon(format!(
+                    "Context at {}: the work waits for the handoff document",
+                    fmt_tokens(context)
+                ));
+            }
+        }
         HandoffPhase::Frozen {
             handoff,
             path,
             degraded,
             markdown,
             awaits_review,
+            background,
         } => {
-            state.running = Running::Idle;
+            if background {
+                on_background_frozen(state, handoff, degraded, now);
+            } else {
+                state.running = Running::Idle;
+            }
             if degraded {
                 state.notice(
                     "warning: the handoff is degraded (the writing turn failed); a mechanical document was saved",
@@ -46,6 +99,7 @@ pub(super) fn on_handoff(
                 path,
                 markdown,
                 awaits_review,
+                background,
             };
             on_frozen(state, frozen, now, fx);
         }
@@ -55,20 +109,45 @@ pub(super) fn on_handoff(
             degraded,
             path,
             generation,
+            source,
+            tail,
             held,
             ..
-        } => on_done(
-            state,
-            Done {
-                generation,
-                context,
-                window,
-                path,
-                degraded,
-                held,
-            },
-        ),
-        HandoffPhase::Cancelled { .. } => {
+        } => {
+            on_done(
+                state,
+                Done {
+                    generation,
+                    context,
+                    window,
+                    path,
+                    degraded,
+                    held,
+                },
+            );
+            let rescued = source == DocumentSource::Rescued;
+            match (tail, rescued) {
+                (0, false) => {}
+                (0, true) => {
+                    state.notice("The handoff was rescued: written from a reduced history")
+                }
+                (n, r) => state.notice(format!(
+                    "The new session's briefing also records the {n} message{} after the cut{}",
+                    if n == 1 { "" } else { "s" },
+                    if r {
+                        " (the document was rescued: written from a reduced history)"
+                    } else {
+                        ""
+                    }
+                )),
+            }
+        }
+        HandoffPhase::Cancelled { handoff } => {
+            if state.background.is_some_and(|b| b.handoff == handoff) {
+                state.background = None;
+                state.notice_soon("Handoff cancelled (the work goes on)");
+                return;
+            }
             state.handoff = None;
             state.running = Running::Idle;
             state.notice("Handoff cancelled");
@@ -99,6 +178,38 @@ fn on_near(state: &mut AppState, context: u64, at: u64, window: u64) {
     ));
 }
 
+/// The writing runs beside the main thread: its own spinner line, nothing else changes.
+fn on_background_writing(state: &mut AppState, handoff: HandoffId, now: Instant) {
+    state.background = Some(BackgroundHandoff {
+        handoff,
+        since: now,
+        stage: BackgroundStage::Writing,
+        main_waits: None,
+    });
+    state.notice_soon(format!(
+        "Context reached the handoff line: the handoff document is written in the background while the work goes on ({} or {} cancels it)",
+        label_for(Action::Abort),
+        label_for(Action::CancelHandoff)
+    ));
+}
+
+/// The background document is frozen: its review runs while the work goes on.
+fn on_background_frozen(state: &mut AppState, handoff: HandoffId, degraded: bool, now: Instant) {
+    match state.background.as_mut() {
+        Some(bg) if bg.handoff == handoff => {
+            bg.stage = BackgroundStage::Review;
+            bg.since = now;
+        }
+        // A review reopened at start-up is a blocking one; anything else is stale.
+        _ => {}
+    }
+    if degraded {
+        state.notice_soon(
+            "warning: the handoff is degraded (its writing failed, also on a reduced history); a mechanical document was saved",
+        );
+    }
+}
+
 fn on_writing(state: &mut AppState, manual: bool, now: Instant) {
     state.finish_streaming();
     state.running = Running::WritingHandoff { since: now };
@@ -118,6 +229,8 @@ struct Frozen {
     path: Option<PathBuf>,
     markdown: String,
     awaits_review: bool,
+    /// Written in the background: the editor opens without the focus, the work goes on.
+    background: bool,
 }
 
 /// The document is frozen: it opens in the side editor for the review window, or the UI says
@@ -129,23 +242,37 @@ fn on_frozen(state: &mut AppState, doc: Frozen, now: Instant, fx: &mut Vec<Effec
         path,
         markdown,
         awaits_review,
+        background,
     } = doc;
     state.review_handoff = None;
     match (path, state.settings.review) {
         (Some(path), Some(review)) if awaits_review => {
             state.review_handoff = Some(handoff);
-            open_for_review(state, path, &markdown, review, now, fx);
+            // Written in the background, the user is working: the editor opens beside the
+            // chat and the focus stays where it is.
+            open_for_review(state, path, &markdown, review, now, !background, fx);
+            if background {
+                state.notice_soon(format!(
+                    "Handoff document ready in the side editor ({} to edit it): the next session starts from it when the review ends; the work goes on meanwhile",
+                    label_for(Action::ToggleFocus)
+                ));
+            }
             super::unsaved::review_opened(state, handoff, fx);
             return;
         }
         (Some(path), _) => {
-            state.notice(format!(
-                "Handoff saved to {} (review off; /edit-handoff opens it)",
+            let when = if background {
+                "the next session starts from it at the next step of the work"
+            } else {
+                "review off"
+            };
+            state.notice_soon(format!(
+                "Handoff saved to {} ({when}; /edit-handoff opens it)",
                 path.display()
             ));
             state.latest_handoff = Some(path);
         }
-        (None, _) => state.notice("Handoff written (no workbench: not saved to disk)"),
+        (None, _) => state.notice_soon("Handoff written (no workbench: not saved to disk)"),
     }
     if awaits_review {
         fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
@@ -158,6 +285,7 @@ fn open_for_review(
     markdown: &str,
     review: std::time::Duration,
     now: Instant,
+    take_focus: bool,
     fx: &mut Vec<Effect>,
 ) {
     if let Some(old) = state.editor.take().filter(|ed| ed.is_dirty()) {
@@ -170,8 +298,10 @@ fn open_for_review(
     }
     state.latest_handoff = Some(path.clone());
     let mut ed = SideEditor::open(path.clone(), markdown, Some(review), now);
-    // Someone typing a message keeps the keys: the countdown runs, Ctrl-O or a click enters.
-    if state.typing(now) {
+    // A document written in the background (the main thread works on), or someone typing a
+    // message: the focus stays where the user has it, the countdown runs, Ctrl-O or a click
+    // enters.
+    if !take_focus || state.typing(now) {
         ed.note = Some(format!(
             "{} to edit · the countdown runs",
             label_for(Action::ToggleFocus)
@@ -223,6 +353,7 @@ fn on_done(state: &mut AppState, done: Done) {
         ed.review = Review::Over;
     }
     state.review_handoff = None;
+    state.background = None;
     if matches!(state.running, Running::WritingHandoff { .. }) {
         state.running = Running::Idle;
     }

@@ -119,6 +119,8 @@ pub enum Action {
     RestoreUnsaved,
     /// Discard the offered unsaved edits (their file is removed).
     DiscardUnsaved,
+    /// Stop writing the handoff document in the background; the main turn goes on.
+    CancelHandoff,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
@@ -254,6 +256,9 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Global, alt(KeyCode::Down), A::SelectNextTool, "select the next tool call", None),
     b(C::Global, ctrl_key(KeyCode::Home), A::ChatTop, "the top of the chat", None),
     b(C::Global, ctrl_key(KeyCode::End), A::ChatBottom, "the bottom of the chat", None),
+    // Esc does the same first (then, pressed again, interrupts the turn); this key never
+    // touches the main turn.
+    b(C::Global, ctrl('g'), A::CancelHandoff, "cancel the handoff being written in the background (the turn goes on)", None),
 ];
 
 fn matches(key: &Key, ev: &KeyEvent) -> bool {
@@ -544,6 +549,7 @@ mod tests {
             MentionPrev,
             MentionComplete,
             MentionClose,
+            CancelHandoff,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -555,7 +561,7 @@ mod tests {
                 | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
                 | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
                 | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
-                | MentionPrev | MentionComplete | MentionClose => {}
+                | MentionPrev | MentionComplete | MentionClose | CancelHandoff => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

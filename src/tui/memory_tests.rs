@@ -374,6 +374,8 @@ fn the_divider_says_what_the_retired_generation_held() {
             path: Some(PathBuf::from("/w/.flower/notes/handoff-fix.md")),
             sections: vec!["doing".into(), "next".into()],
             generation: 2,
+            source: crate::engine::protocol::DocumentSource::Written,
+            tail: 0,
             held: Held {
                 messages: 48,
                 tool_calls: 31,

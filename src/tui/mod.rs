@@ -33,6 +33,8 @@ pub mod view;
 #[cfg(test)]
 mod agents_tests;
 #[cfg(test)]
+mod background_tests;
+#[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
 mod daily_screens_tests;

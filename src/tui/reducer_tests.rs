@@ -106,6 +106,7 @@ pub(super) fn frozen(path: &str) -> Msg {
         path: Some(PathBuf::from(path)),
         degraded: false,
         markdown: DOC.into(),
+        background: false,
     }))
 }
 
@@ -359,6 +360,7 @@ fn esc_while_writing_a_handoff_cancels_it() {
             handoff: HandoffId(1),
             manual: true,
             focus: None,
+            background: false,
         })),
         t0,
     );
@@ -533,6 +535,7 @@ fn idle_means_no_frames() {
             handoff: HandoffId(1),
             manual: false,
             focus: None,
+            background: false,
         })),
         t0,
     );

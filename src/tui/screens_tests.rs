@@ -176,6 +176,7 @@ fn spinner_line_while_a_handoff_is_written() {
             handoff: HandoffId(1),
             manual: true,
             focus: None,
+            background: false,
         })),
         t0,
     );
@@ -214,6 +215,7 @@ fn tiny_terminals_do_not_panic() {
             handoff: HandoffId(1),
             manual: false,
             focus: None,
+            background: false,
         })),
         t0,
     );

@@ -93,6 +93,9 @@ impl AppState {
         let spinner = self
             .spinner()
             .map(|(_, since, _)| spinner::next_frame_in(now.saturating_duration_since(since)));
+        let background = self
+            .background_spinner()
+            .map(|(_, since, _)| spinner::next_frame_in(now.saturating_duration_since(since)));
         let countdown = self.editor.as_ref().and_then(|e| e.next_change(now));
         let quit = self
             .ctrl_c_at
@@ -102,7 +105,7 @@ impl AppState {
             .approval_ready_at()
             .filter(|t| *t > now)
             .map(|t| t.saturating_duration_since(now));
-        [spinner, countdown, quit, approval]
+        [spinner, background, countdown, quit, approval]
             .into_iter()
             .flatten()
             .min()

@@ -66,6 +66,40 @@ pub enum Running {
     },
 }
 
+/// A handoff written beside the main thread (SPEC §6.16), as far as the UI knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackgroundHandoff {
+    /// The engine's id for it (`Op::CancelHandoff` names it).
+    pub handoff: HandoffId,
+    /// When its current stage began.
+    pub since: Instant,
+    pub stage: BackgroundStage,
+    /// Since when the main thread waits for it: its context reached the window minus the
+    /// writing reserve.
+    pub main_waits: Option<Instant>,
+}
+
+/// Where a background handoff stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackgroundStage {
+    /// The writing request runs.
+    Writing,
+    /// It runs again, on a reduced history, after the first one failed.
+    Rescuing,
+    /// The document is frozen; its review decides when the successor starts.
+    Review,
+}
+
+impl BackgroundHandoff {
+    /// Its document is still being written (Esc / Ctrl-G cancels that).
+    pub fn writing(&self) -> bool {
+        matches!(
+            self.stage,
+            BackgroundStage::Writing | BackgroundStage::Rescuing
+        )
+    }
+}
+
 /// How a handoff in progress was started: decides the notice when it completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandoffKind {
@@ -256,6 +290,11 @@ pub struct AppState {
     pub near_noticed: Option<u32>,
     /// The handoff in progress, if any.
     pub handoff: Option<HandoffKind>,
+    /// The handoff running beside the main thread, if any.
+    pub background: Option<BackgroundHandoff>,
+    /// Notices held while a reply streams (a background handoff's news must not cut the reply's
+    /// cell in two); shown when it is done.
+    pub deferred: Vec<String>,
     /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
     pub latest_handoff: Option<PathBuf>,
     /// Since when the provider has sent nothing, once that passed 15 s (the spinner says so).
@@ -396,6 +435,8 @@ impl AppState {
             generation: 1,
             near_noticed: None,
             handoff: None,
+            background: None,
+            deferred: Vec::new(),
             latest_handoff: None,
             silent_since: None,
             session_id: None,
@@ -467,6 +508,34 @@ impl AppState {
         self.input_edited_at = Some(now);
     }
 
+    /// The background handoff's spinner line, while its document is written.
+    pub fn background_spinner(&self) -> Option<(String, Instant, String)> {
+        let bg = self.background.filter(BackgroundHandoff::writing)?;
+        let label = match bg.stage {
+            BackgroundStage::Rescuing => "rewriting the handoff from a reduced history…",
+            _ => "writing the handoff in the background…",
+        };
+        // Esc cancels it before it interrupts the main turn.
+        let key = short_label_for(Action::Abort);
+        Some((label.into(), bg.since, format!("{key} to cancel it")))
+    }
+
+    /// A notice now, or after the reply that streams (so the reply stays one cell).
+    pub fn notice_soon(&mut self, message: impl Into<String>) {
+        if self.chat.last().is_some_and(Cell::is_streaming) {
+            self.deferred.push(message.into());
+        } else {
+            self.notice(message);
+        }
+    }
+
+    /// Show the notices held while a reply streamed.
+    pub fn flush_deferred(&mut self) {
+        for m in std::mem::take(&mut self.deferred) {
+            self.notice(m);
+        }
+    }
+
     /// The spinner line, if one shows: `(label, since, hint)`.
     pub fn spinner(&self) -> Option<(String, Instant, String)> {
         if let (Some(p), Running::Tool { since, .. }) = (self.approvals.front(), &self.running) {
@@ -483,6 +552,9 @@ impl AppState {
             Running::Idle => None,
             Running::Streaming { since } => {
                 let hint = format!("{esc} to interrupt");
+                if let Some(t) = self.background.and_then(|b| b.main_waits) {
+                    return Some(("waiting for the handoff document…".into(), t, hint));
+                }
                 if let Some((servers, waiting)) = &self.mcp_waiting {
                     return Some((
                         format!("waiting for MCP servers: {}…", servers.join(", ")),
@@ -531,8 +603,10 @@ impl AppState {
 
     /// The gauge mode follows the running state.
     pub fn sync_gauge_mode(&mut self) {
+        let background = self.background.is_some_and(|b| b.writing());
         self.gauge.mode = match self.running {
             Running::WritingHandoff { .. } => GaugeMode::Writing,
+            _ if background => GaugeMode::Writing,
             _ => GaugeMode::Normal,
         };
     }

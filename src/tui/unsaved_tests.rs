@@ -86,6 +86,7 @@ fn reopened(t0: Instant) -> super::state::AppState {
             degraded: false,
             markdown: DOC.into(),
             awaits_review: true,
+            background: false,
         })),
         t0,
     );
@@ -220,6 +221,7 @@ fn kept_edits_the_file_already_holds_are_not_offered() {
             degraded: false,
             markdown: saved.clone(),
             awaits_review: true,
+            background: false,
         })),
         t0,
     );
@@ -250,6 +252,7 @@ fn another_processs_document_in_the_watched_file_is_ignored() {
             degraded: false,
             markdown: ours.into(),
             awaits_review: true,
+            background: false,
         })),
         t0,
     );

@@ -240,12 +240,24 @@ fn on_action(
             if state.input.is_empty() && queue::drop_newest(state) {
                 return;
             }
-            if state.is_running() {
+            // A handoff written in the background goes first: Esc cancels the writing only and
+            // the main turn goes on (SPEC §6.16); the next Esc interrupts the turn.
+            if let Some(bg) = state.background.filter(|b| b.writing()) {
+                fx.push(Effect::SendOp(Op::CancelHandoff {
+                    handoff: bg.handoff,
+                }));
+            } else if state.is_running() {
                 fx.push(Effect::SendOp(Op::Abort {
                     turn: state.abort_turn(),
                 }));
             }
         }
+        Action::CancelHandoff => match state.background.filter(|b| b.writing()) {
+            Some(bg) => fx.push(Effect::SendOp(Op::CancelHandoff {
+                handoff: bg.handoff,
+            })),
+            None => state.notice("No handoff is being written in the background"),
+        },
         Action::ClearOrQuit => clear_or_quit(state, now, fx),
         Action::ScrollUp => fx.push(Effect::ScrollChat(ChatScroll::PageUp)),
         Action::ScrollDown => fx.push(Effect::ScrollChat(ChatScroll::PageDown)),

@@ -138,6 +138,7 @@ pub fn draw(
         return;
     }
     let spinner_h = u16::from(state.spinner().is_some());
+    let background_h = u16::from(state.background_spinner().is_some());
     let queued = queued_rows(state, area.width, theme);
     let prompt = state
         .approvals
@@ -152,6 +153,7 @@ pub fn draw(
         .height
         .saturating_sub(
             spinner_h
+                .saturating_add(background_h)
                 .saturating_add(queued_h)
                 .saturating_add(prompt_h)
                 .saturating_add(input_h)
@@ -164,10 +166,20 @@ pub fn draw(
         usize::from(room),
         theme,
     );
-    let [body, queue, plan_area, spin, approval, bottom, status] = Layout::vertical([
+    let [
+        body,
+        queue,
+        plan_area,
+        background,
+        spin,
+        approval,
+        bottom,
+        status,
+    ] = Layout::vertical([
         Constraint::Min(0),
         Constraint::Length(queued_h),
         Constraint::Length(u16::try_from(plan.len()).unwrap_or(0)),
+        Constraint::Length(background_h),
         Constraint::Length(spinner_h),
         Constraint::Length(prompt_h),
         Constraint::Length(input_h),
@@ -194,6 +206,17 @@ pub fn draw(
     }
     Paragraph::new(queued).render(queue, buf);
     Paragraph::new(plan).render(plan_area, buf);
+    // A handoff written beside the main thread has its own line above the main thread's.
+    if let Some((label, since, hint)) = state.background_spinner() {
+        render_spinner(
+            &label,
+            now.saturating_duration_since(since),
+            &hint,
+            background,
+            buf,
+            theme,
+        );
+    }
     if let Some((label, since, hint)) = state.spinner() {
         render_spinner(
             &label,

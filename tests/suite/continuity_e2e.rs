@@ -84,6 +84,9 @@ fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
         &server,
         &[
             "--yes",
+            // The blocking flow: these cases script the replies in order.
+            "--handoff-mode",
+            "blocking",
             "--window",
             "40000",
             "--headroom",
@@ -157,6 +160,9 @@ fn case2_the_successor_reads_the_file_as_the_user_left_it() {
         &server,
         &[
             "--yes",
+            // The blocking flow: these cases script the replies in order.
+            "--handoff-mode",
+            "blocking",
             "--window",
             "40000",
             "--headroom",
@@ -217,6 +223,9 @@ fn case3_kill_9_in_the_review_reopens_it_at_the_next_plain_start() {
     server.push(a::text(&doc("lexer"), u(31_500)));
     let args = [
         "--yes",
+        // The blocking flow: these cases script the replies in order.
+        "--handoff-mode",
+        "blocking",
         "--window",
         "40000",
         "--headroom",
@@ -327,6 +336,9 @@ async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
                 let mut c = bin(home.path(), s);
                 c.args([
                     "--yes",
+                    // The blocking flow: these cases script the replies in order.
+                    "--handoff-mode",
+                    "blocking",
                     "--window",
                     "40000",
                     "--headroom",
@@ -434,6 +446,9 @@ fn review_then_signal(
         server,
         &[
             "--yes",
+            // The blocking flow: these cases script the replies in order.
+            "--handoff-mode",
+            "blocking",
             "--window",
             "40000",
             "--headroom",
@@ -577,6 +592,9 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
         &tui_server,
         &[
             "--yes",
+            // The blocking flow: these cases script the replies in order.
+            "--handoff-mode",
+            "blocking",
             "--window",
             "40000",
             "--headroom",
@@ -601,6 +619,9 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
     let mut c = bin(home.path(), &other);
     c.args([
         "--yes",
+        // The blocking flow: these cases script the replies in order.
+        "--handoff-mode",
+        "blocking",
         "--window",
         "40000",
         "--headroom",

@@ -109,6 +109,10 @@ fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
         &server,
         &[
             "--yes",
+            // The main thread stops for the document (the background flow is in
+            // background_e2e.rs).
+            "--handoff-mode",
+            "blocking",
             "--window",
             "40000",
             "--headroom",

@@ -28,6 +28,9 @@ fn pins_focus_and_plan_on_screen_and_in_the_successor() {
             "60",
             "--step",
             "mem",
+            // The writing turn is scripted in line with the main thread's replies.
+            "--handoff-mode",
+            "blocking",
         ],
     );
     t.wait_for(READY);

@@ -1,5 +1,7 @@
 //! The integration suite, one module per area.
 
+mod background;
+mod background_e2e;
 mod cli;
 mod continuity;
 mod continuity_e2e;
@@ -13,4 +15,5 @@ mod memory;
 mod memory_e2e;
 mod protocol;
 mod provider;
+mod rescue;
 mod subagents;

@@ -15,8 +15,16 @@
 //!
 //! In chaos mode ([`FakeServer::set_chaos`], see [`chaos`]) a scripted stream reply may be answered
 //! by a seeded fault instead, and then stays queued for the retry.
+//!
+//! Requests that run at the same time (a background handoff's writing request beside the main
+//! thread's) are told apart by *routes*: [`FakeServer::push_writing`] queues a reply for the next
+//! writing request only ([`is_writing`]); everything else takes the main queue. Every request is
+//! counted in tokens and run through a prompt cache ([`cache`]); a [`Reply::Lazy`] reply is built
+//! from those counts (`anthropic::text_counted`), and [`FakeServer::set_window`] makes the server
+//! refuse, with the API's overflow wording, a body larger than a window.
 
 pub mod anthropic;
+pub mod cache;
 pub mod chaos;
 pub mod openai;
 
@@ -101,6 +109,70 @@ pub enum Reply {
         head: Option<Vec<u8>>,
         pause: Duration,
     },
+    /// A reply built when the request arrives, from the request's body and its token counts (the
+    /// prompt cache's reading of it).
+    Lazy(Lazy),
+    /// Nothing for `delay`, then `reply`.
+    Delayed { delay: Duration, reply: Box<Reply> },
+    /// Nothing until the test opens `gate`, then `reply` (or the client hangs up first).
+    Gated { gate: Gate, reply: Box<Reply> },
+}
+
+/// A latch a test opens to let a [`Reply::Gated`] reply go.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<(std::sync::atomic::AtomicBool, tokio::sync::Notify)>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    /// Let every reply waiting on it go (and every later one at once).
+    pub fn open(&self) {
+        self.0.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.1.notify_waiters();
+    }
+
+    async fn opened(&self) {
+        loop {
+            let notified = self.0.1.notified();
+            if self.0.0.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// The builder of a [`Reply::Lazy`].
+#[derive(Clone)]
+pub struct Lazy(pub Arc<LazyFn>);
+
+/// What builds a lazy reply: the request's body and its token counts in, the reply out.
+pub type LazyFn = dyn Fn(&Value, cache::Counted) -> Reply + Send + Sync;
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Lazy(..)")
+    }
+}
+
+/// The writing turn of a handoff: tool use off and the handoff prompt last.
+pub fn is_writing(body: &Value) -> bool {
+    let last_user_text = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+        .unwrap_or_default();
+    last_user_text.contains("write a handoff document now")
 }
 
 impl Reply {
@@ -155,6 +227,28 @@ impl Reply {
         self
     }
 
+    /// A reply built from the request and its token counts when it arrives.
+    pub fn lazy(f: impl Fn(&Value, cache::Counted) -> Reply + Send + Sync + 'static) -> Reply {
+        Reply::Lazy(Lazy(Arc::new(f)))
+    }
+
+    /// This reply once `gate` opens.
+    pub fn gated(self, gate: &Gate) -> Reply {
+        Reply::Gated {
+            gate: gate.clone(),
+            reply: Box::new(self),
+        }
+    }
+
+    /// This reply after `d`: nothing is sent for that long, then the reply as it is (a model
+    /// that takes its time before the first token).
+    pub fn after(self, d: Duration) -> Reply {
+        Reply::Delayed {
+            delay: d,
+            reply: Box::new(self),
+        }
+    }
+
     /// All the SSE bytes of this reply joined (empty for non-SSE replies).
     pub fn body_bytes(&self) -> Vec<u8> {
         match self {
@@ -163,6 +257,8 @@ impl Reply {
             Reply::Cut { bytes } | Reply::Reset { bytes } => bytes.clone(),
             Reply::Pause { head, .. } => head.clone().unwrap_or_default(),
             Reply::Status { body, .. } => body.clone().into_bytes(),
+            Reply::Lazy(_) => Vec::new(),
+            Reply::Delayed { reply, .. } | Reply::Gated { reply, .. } => reply.body_bytes(),
         }
     }
 }
@@ -182,6 +278,10 @@ pub struct Recorded {
     pub finished: Option<std::time::Instant>,
     /// The fault chaos mode answered with instead of the scripted reply.
     pub fault: Option<chaos::Fault>,
+    /// Its tokens as the prompt cache read them (zero for a rejected request).
+    pub counted: cache::Counted,
+    /// Its tokens in all.
+    pub tokens: u64,
 }
 
 impl Recorded {
@@ -195,14 +295,22 @@ impl Recorded {
     }
 }
 
+/// Which requests a routed queue answers.
+type Route = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     replies: VecDeque<Reply>,
     /// Replies for requests whose first user message holds a key ([`FakeServer::push_for`]).
-    routes: Vec<(String, VecDeque<Reply>)>,
+    keyed: Vec<(String, VecDeque<Reply>)>,
+    /// Queues for the requests a route matches, checked before the main queue.
+    routes: Vec<(Route, VecDeque<Reply>)>,
     requests: Vec<Recorded>,
     active: usize,
     chaos: Option<chaos::Dice>,
+    cache: cache::PromptCache,
+    /// Bodies over this many tokens are refused as overflows.
+    window: Option<u64>,
 }
 
 /// The loopback server. Dropping it stops accepting connections.
@@ -259,19 +367,47 @@ impl FakeServer {
     /// requests arrive in. Such a request takes the plain queue once its key's replies are used.
     pub fn push_for(&self, key: &str, r: Reply) {
         let mut s = lock(&self.state);
-        match s.routes.iter_mut().find(|(k, _)| k == key) {
+        match s.keyed.iter_mut().find(|(k, _)| k == key) {
             Some((_, q)) => q.push_back(r),
-            None => s.routes.push((key.to_owned(), VecDeque::from([r]))),
+            None => s.keyed.push((key.to_owned(), VecDeque::from([r]))),
         }
     }
 
     /// Scripted replies not used yet for `key`.
     pub fn pending_for(&self, key: &str) -> usize {
         lock(&self.state)
-            .routes
+            .keyed
             .iter()
             .find(|(k, _)| k == key)
             .map_or(0, |(_, q)| q.len())
+    }
+
+    /// Queue a reply for the next request `route` matches (ahead of the main queue). Routes are
+    /// kept per predicate instance: call it once per reply with a shared `Arc` to queue several.
+    pub fn push_when(&self, route: Arc<dyn Fn(&Value) -> bool + Send + Sync>, r: Reply) {
+        let mut s = lock(&self.state);
+        match s.routes.iter_mut().find(|(p, _)| Arc::ptr_eq(p, &route)) {
+            Some((_, q)) => q.push_back(r),
+            None => s.routes.push((route, VecDeque::from([r]))),
+        }
+    }
+
+    /// Queue a reply for the next handoff writing request ([`is_writing`]).
+    pub fn push_writing(&self, r: Reply) {
+        let mut s = lock(&self.state);
+        match s.routes.iter_mut().find(|(p, _)| p(&WRITING_PROBE)) {
+            Some((_, q)) => q.push_back(r),
+            None => {
+                let route: Route = Arc::new(is_writing);
+                s.routes.push((route, VecDeque::from([r])));
+            }
+        }
+    }
+
+    /// Refuse bodies over `window` tokens (counted as [`cache::units`] does) with the Messages
+    /// API's overflow error, which states both numbers. None: no limit.
+    pub fn set_window(&self, window: Option<u64>) {
+        lock(&self.state).window = window;
     }
 
     /// Answer scripted stream replies with seeded faults from now on (the reply stays queued).
@@ -302,9 +438,12 @@ impl FakeServer {
         n
     }
 
-    /// Scripted replies not used yet.
+    /// Scripted replies not used yet (routed ones too).
     pub fn pending(&self) -> usize {
-        lock(&self.state).replies.len()
+        let s = lock(&self.state);
+        s.replies.len()
+            + s.routes.iter().map(|(_, q)| q.len()).sum::<usize>()
+            + s.keyed.iter().map(|(_, q)| q.len()).sum::<usize>()
     }
 
     /// Forget the recorded requests (long benchmarks keep memory flat).
@@ -364,13 +503,13 @@ impl FakeServer {
 
 impl State {
     /// The next reply routed to this request by its first user message, if any.
-    fn routed(&mut self, body: &Value) -> Option<Reply> {
+    fn keyed_reply(&mut self, body: &Value) -> Option<Reply> {
         let first = body["messages"]
             .as_array()?
             .iter()
             .find(|m| m["role"] == "user")?
             .to_string();
-        self.routes
+        self.keyed
             .iter_mut()
             .find(|(k, q)| !q.is_empty() && first.contains(k.as_str()))
             .and_then(|(_, q)| q.pop_front())
@@ -545,16 +684,35 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
     let rejection = validate(&path, &body);
     let arrived = std::time::Instant::now();
+    let units = cache::units(&body);
     let (index, reply) = {
         let mut s = lock(&state);
         let protocol = chaos::Protocol::of_path(&path);
+        let rejection = rejection.or_else(|| {
+            s.window.filter(|w| units.total > *w).map(|w| {
+                format!(
+                    r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {} tokens > {w} maximum"}}}}"#,
+                    units.total
+                )
+            })
+        });
+        let mut counted = cache::Counted::default();
         let mut reply = match rejection {
             Some(err) => Reply::status(400, err),
-            None => s
-                .routed(&body)
-                .or_else(|| s.replies.pop_front())
-                .unwrap_or_else(|| Reply::status(500, "no scripted reply")),
+            None => {
+                counted = s.cache.account(&units);
+                let routed = s
+                    .routes
+                    .iter_mut()
+                    .find(|(p, q)| !q.is_empty() && p(&body))
+                    .and_then(|(_, q)| q.pop_front());
+                routed
+                    .or_else(|| s.keyed_reply(&body))
+                    .or_else(|| s.replies.pop_front())
+                    .unwrap_or_else(|| Reply::status(500, "no scripted reply"))
+            }
         };
+        reply = resolve(reply, &body, counted);
         let mut fault = None;
         if let Some((f, faulty)) = s.chaos.as_mut().and_then(|d| d.roll(&reply, protocol)) {
             s.replies.push_front(std::mem::replace(&mut reply, faulty));
@@ -568,6 +726,8 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
             arrived,
             finished: None,
             fault,
+            counted,
+            tokens: units.total,
         });
         (s.requests.len() - 1, reply)
     };
@@ -582,8 +742,52 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
     }
 }
 
+/// Build a lazy reply (also inside a gate or a delay) for the request that arrived.
+fn resolve(reply: Reply, body: &Value, counted: cache::Counted) -> Reply {
+    match reply {
+        Reply::Lazy(l) => (l.0)(body, counted),
+        Reply::Gated { gate, reply } => Reply::Gated {
+            gate,
+            reply: Box::new(resolve(*reply, body, counted)),
+        },
+        Reply::Delayed { delay, reply } => Reply::Delayed {
+            delay,
+            reply: Box::new(resolve(*reply, body, counted)),
+        },
+        other => other,
+    }
+}
+
+/// A body [`is_writing`] holds true for: finds the writing route among the routes.
+static WRITING_PROBE: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+    || serde_json::json!({"messages": [{"role": "user", "content": "write a handoff document now"}]}),
+);
+
 async fn respond(sock: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
     match reply {
+        Reply::Delayed { delay, reply } => {
+            tokio::time::sleep(delay).await;
+            Box::pin(respond(sock, *reply)).await?;
+        }
+        Reply::Gated { gate, reply } => {
+            let mut tmp = [0u8; 1024];
+            let hung_up = async { while !matches!(sock.read(&mut tmp).await, Ok(0) | Err(_)) {} };
+            tokio::select! {
+                () = gate.opened() => {}
+                () = hung_up => return Ok(()),
+            }
+            Box::pin(respond(sock, *reply)).await?;
+        }
+        // Built when the request arrived; a builder returning another builder is not one.
+        Reply::Lazy(_) => {
+            let body = "a lazy reply built a lazy reply";
+            let head = format!(
+                "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            sock.write_all(head.as_bytes()).await?;
+            sock.write_all(body.as_bytes()).await?;
+        }
         Reply::Status {
             status,
             headers,

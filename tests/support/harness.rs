@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::{Manifest, RunDir};
-use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
+use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
 use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
@@ -79,6 +79,8 @@ impl Harness {
             thresholds: Thresholds::new(window, headroom),
             window_source: WindowSource::ModelName,
             context: ContextPolicy::Handoff,
+            // The suites written for the blocking handoff keep it; background ones say so.
+            handoff_mode: HandoffMode::Blocking,
             max_generations: 8,
             max_iterations: 50,
             approvals: ApprovalPolicy::Auto,

@@ -16,6 +16,12 @@
 //!    of that request, verbatim and each a block of its own, so the successor continues *that*
 //!    request.
 //!
+//! 4. **The record after the cut** (a background handoff, SPEC §6.16): the main thread kept
+//!    working while the document was written, so a note, then every message of the session after
+//!    the document's cut, oldest first, one block each: the user's words, the assistant's text,
+//!    tool calls with their arguments and their results (a large result capped, with the file that
+//!    holds it whole). Built by [`tail_blocks`].
+//!
 //! Each part is its own text block, so a part never changes another part's bytes. A new part:
 //! add a field to [`Briefing`] (it derives `Default`, so callers write `..Default::default()`)
 //! and a step in [`Briefing::blocks`].
@@ -44,6 +50,50 @@ pub struct Briefing<'a> {
     /// The transcripts of the step's retired generations, oldest first, the one being retired
     /// included: the preamble says where they are.
     pub predecessors: &'a [Source],
+    /// What the session did after the document's cut (a background handoff; else empty).
+    pub tail: &'a [TailMessage],
+    /// The document was written from a reduced copy of the history: the preamble says so.
+    pub rescued: bool,
+}
+
+/// One message of the record after the cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailMessage {
+    pub role: Role,
+    pub parts: Vec<TailPart>,
+}
+
+/// A part of a [`TailMessage`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TailPart {
+    /// Text as written (a user's message, the assistant's reply).
+    Text(String),
+    /// A user message the briefing quotes already as message `n` (from 1) of the request.
+    RequestRef(usize),
+    /// A tool call: its id, the tool, the arguments as JSON.
+    Call {
+        id: String,
+        name: String,
+        input: String,
+    },
+    /// A tool's result, `content` capped; `elided` says what the cap left out and where it is.
+    Result {
+        id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+        elided: Option<Elided>,
+    },
+}
+
+/// What a capped result left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Elided {
+    /// Characters not shown.
+    pub chars: usize,
+    /// The file holding the whole result, as the model should name it; None when it could not be
+    /// written.
+    pub path: Option<String>,
 }
 
 impl Briefing<'_> {
@@ -62,6 +112,7 @@ impl Briefing<'_> {
             blocks.push(Block::text(request_note(request.len())));
             blocks.extend(request.into_iter().map(|m| Block::text(m.clone())));
         }
+        blocks.extend(tail_blocks(self.tail));
         blocks
     }
 
@@ -76,6 +127,9 @@ impl Briefing<'_> {
     /// The preamble and the document, wrapped.
     pub fn briefing_block(&self) -> String {
         let mut out = preamble(self.degraded);
+        if self.rescued && !self.degraded {
+            out.push_str(RESCUED_NOTE);
+        }
         out.push_str(&transcripts_note(self.predecessors));
         out.push('\n');
         out.push_str(OPEN_TAG);
@@ -113,6 +167,81 @@ pub fn preamble(degraded: bool) -> String {
         );
     }
     out
+}
+
+/// The preamble's line for a document written from a reduced history.
+pub const RESCUED_NOTE: &str = "- It was written from a shortened copy of the conversation (the \
+     context window was exceeded: old tool results were replaced by stubs, maybe early turns were \
+     dropped), so details it does not mention may be missing: check the workspace.\n";
+
+/// The opening of the record after the cut.
+pub const TAIL_NOTE: &str = "The session did not stop when the handoff document above was cut: \
+     it kept working while the document was written. Here is the faithful record of everything it \
+     did after the cut, oldest first, one message per block. The document does not know about \
+     this: where they disagree, this record is newer. Large tool results are capped; the file \
+     named holds the whole result (read it with read_file).\n";
+
+/// The record after the cut: [`TAIL_NOTE`], then one block per message. Empty for no messages.
+pub fn tail_blocks(tail: &[TailMessage]) -> Vec<Block> {
+    let shown: Vec<String> = tail
+        .iter()
+        .map(render_tail_message)
+        .filter(|t| !t.is_empty())
+        .collect();
+    if shown.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![Block::text(TAIL_NOTE)];
+    blocks.extend(shown.into_iter().map(Block::text));
+    blocks
+}
+
+/// One message of the record: `[user]` / `[assistant]`, then its parts.
+fn render_tail_message(m: &TailMessage) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for p in &m.parts {
+        match p {
+            TailPart::Text(t) if t.trim().is_empty() => {}
+            TailPart::Text(t) => parts.push(t.clone()),
+            TailPart::RequestRef(n) => parts.push(format!(
+                "(the user's message {n} of the request quoted above, sent at this point)"
+            )),
+            TailPart::Call { id, name, input } => {
+                parts.push(format!("[tool call {id}: {name} {input}]"))
+            }
+            TailPart::Result {
+                id,
+                name,
+                content,
+                is_error,
+                elided,
+            } => {
+                let what = if *is_error { "error" } else { "result" };
+                let mut out = format!("[tool {what} {id} ({name})]\n{content}");
+                if let Some(e) = elided {
+                    match &e.path {
+                        Some(p) => out.push_str(&format!(
+                            "\n[… {} more characters: the whole result is in {p}]",
+                            e.chars
+                        )),
+                        None => out.push_str(&format!(
+                            "\n[… {} more characters not kept (they could not be written to a file)]",
+                            e.chars
+                        )),
+                    }
+                }
+                parts.push(out);
+            }
+        }
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    let role = match m.role {
+        Role::User => "[user]",
+        Role::Assistant => "[assistant]",
+    };
+    format!("{role}\n{}\n", parts.join("\n"))
 }
 
 /// The preamble's line about the predecessors' transcripts (empty when none is known).
@@ -275,6 +404,75 @@ mod tests {
     }
 
     #[test]
+    fn the_record_after_the_cut_follows_the_request() {
+        let request = vec!["fix the build".to_string()];
+        let tail = vec![
+            TailMessage {
+                role: Role::Assistant,
+                parts: vec![
+                    TailPart::Text("Running make.".into()),
+                    TailPart::Call {
+                        id: "t1".into(),
+                        name: "bash".into(),
+                        input: r#"{"command":"make"}"#.into(),
+                    },
+                ],
+            },
+            TailMessage {
+                role: Role::User,
+                parts: vec![
+                    TailPart::Result {
+                        id: "t1".into(),
+                        name: "bash".into(),
+                        content: "ok".into(),
+                        is_error: false,
+                        elided: Some(Elided {
+                            chars: 9_000,
+                            path: Some(".flower/spill/s-tail-1.txt".into()),
+                        }),
+                    },
+                    TailPart::RequestRef(1),
+                    TailPart::Text("  and then the docs  ".into()),
+                ],
+            },
+            // Thinking only, say: nothing to record.
+            TailMessage {
+                role: Role::Assistant,
+                parts: vec![TailPart::Text("  ".into())],
+            },
+        ];
+        let b = Briefing {
+            document: FILE,
+            degraded: false,
+            request: &request,
+            tail: &tail,
+            rescued: true,
+            ..Default::default()
+        };
+        let blocks = b.blocks();
+        let t = texts(&blocks);
+        assert_eq!(t.len(), 6, "{t:#?}");
+        assert!(t[0].contains(RESCUED_NOTE), "{}", t[0]);
+        assert_eq!(t[2], request[0]);
+        assert_eq!(t[3], TAIL_NOTE);
+        assert_eq!(
+            t[4],
+            "[assistant]\nRunning make.\n[tool call t1: bash {\"command\":\"make\"}]\n"
+        );
+        assert_eq!(
+            t[5],
+            "[user]\n[tool result t1 (bash)]\nok\n[… 9000 more characters: the whole result is in .flower/spill/s-tail-1.txt]\n(the user's message 1 of the request quoted above, sent at this point)\n  and then the docs  \n"
+        );
+        assert!(tail_blocks(&[]).is_empty());
+        // A degraded document says so, not that it was rescued.
+        let d = Briefing {
+            degraded: true,
+            ..b
+        };
+        assert!(!d.briefing_block().contains(RESCUED_NOTE));
+    }
+
+    #[test]
     fn the_engine_writes_its_part_after_the_document_and_names_the_transcripts() {
         use crate::engine::memory::PinSource;
         use std::path::PathBuf;
@@ -299,6 +497,7 @@ mod tests {
             request: &request,
             memory: Some(&memory),
             predecessors: &preds,
+            ..Default::default()
         };
         let blocks = b.blocks();
         let t = texts(&blocks);
@@ -326,6 +525,19 @@ mod tests {
         let t = texts(&plain.blocks()).len();
         assert_eq!(t, 3);
         assert!(!plain.briefing_block().contains("recall"));
+        // A background handoff's record comes last: after the engine's part and the request.
+        let tail = vec![TailMessage {
+            role: Role::Assistant,
+            parts: vec![TailPart::Text("kept working".into())],
+        }];
+        let with_tail = Briefing { tail: &tail, ..b };
+        let all = with_tail.blocks();
+        let t = texts(&all);
+        assert_eq!(t.len(), 6, "{t:#?}");
+        assert_eq!(Some(t[1].to_string()), carried_block(&memory));
+        assert_eq!(t[3], "go on");
+        assert_eq!(t[4], TAIL_NOTE);
+        assert_eq!(t[5], "[assistant]\nkept working\n");
     }
 
     #[test]

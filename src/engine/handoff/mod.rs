@@ -5,6 +5,7 @@ pub mod document;
 pub mod lock;
 pub mod prompt;
 pub mod reopen;
+pub mod rescue;
 pub mod store;
 mod syntax;
 

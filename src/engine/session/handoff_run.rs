@@ -2,18 +2,18 @@
 
 use super::Engine;
 use super::request::{Outcome, Purpose};
-use super::turnover::Turnover;
+use super::turnover::{Produced, Turnover};
 use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
-use crate::engine::handoff::{HandoffDoc, HandoffMeta, prompt};
+use crate::engine::handoff::{HandoffDoc, HandoffMeta};
 use crate::engine::ledger::TranscriptLine;
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, TurnId, TurnKind,
 };
-use crate::engine::provider::ProviderError;
+use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::types::{Message, ModelRequest, ToolChoice};
 
 /// What started a handoff.
@@ -23,8 +23,12 @@ pub(crate) enum Trigger {
     Auto,
     /// `/handoff [focus]`.
     Manual { focus: Option<String> },
-    /// `ContextWindowExceeded`: no writing turn, a degraded document at once.
-    Overflow { reason: String },
+    /// `ContextWindowExceeded` on a main-thread request: the writing turn on a reduced copy of
+    /// the history (the rescue), else a degraded document.
+    Overflow {
+        reason: String,
+        error: ProviderError,
+    },
 }
 
 impl Trigger {
@@ -53,6 +57,15 @@ impl Engine {
     pub(crate) async fn manual_handoff(&mut self, id: TurnId, focus: Option<String>) {
         if !self.has_step() || self.s.messages.len() < 2 {
             self.refuse_handoff(id, HandoffRefusal::NoMessages);
+            return;
+        }
+        if let Some(bg) = &self.bg {
+            let reason = if self.writing == Some(bg.id) {
+                HandoffRefusal::AlreadyWriting
+            } else {
+                HandoffRefusal::Reviewing
+            };
+            self.refuse_handoff(id, reason);
             return;
         }
         let turn = self.begin_turn(id, TurnKind::Handoff);
@@ -126,18 +139,67 @@ impl Engine {
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
-        let (doc, reason) = match &trigger {
-            Trigger::Overflow { reason } => (self.degraded_doc(reason), reason.clone()),
+        let (doc, reason, produced) = match &trigger {
+            Trigger::Overflow { reason, error } => {
+                self.writing = Some(id);
+                // The rescue writes the document an automatic handoff would: the standing focus.
+                let focus = self.handoff_focus(None);
+                let rescued = self
+                    .rescue_turn(id, ctx_at_cut, focus.as_deref(), reason, Some(error))
+                    .await;
+                self.writing = None;
+                match rescued {
+                    Ok((doc, reduced)) => (
+                        doc,
+                        format!("{reason}; rescued"),
+                        Produced::rescued(reduced),
+                    ),
+                    Err(WriteFailure::Aborted) => {
+                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
+                        return HandoffOutcome::Stopped(ExitReason::Interrupted);
+                    }
+                    Err(f) => {
+                        let why = format!("{reason}; the rescue failed: {f}");
+                        (self.degraded_doc(&why), why, Produced::DEGRADED)
+                    }
+                }
+            }
             Trigger::Auto | Trigger::Manual { .. } => {
                 let focus = self.handoff_focus(match &trigger {
                     Trigger::Manual { focus } => focus.clone(),
                     _ => None,
                 });
                 self.writing = Some(id);
-                let written = self.writing_turn(id, ctx_at_cut, focus, manual).await;
+                let mut written = self
+                    .writing_turn(id, ctx_at_cut, focus.clone(), manual)
+                    .await
+                    .map(|d| (d, Produced::WRITTEN));
+                if let Err(WriteFailure::Provider(e)) = &written
+                    && e.kind == ErrorKind::ContextWindowExceeded
+                {
+                    // The writing request itself overflowed: once more on a reduced copy.
+                    let e = e.clone();
+                    if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message)
+                    {
+                        self.learn_window(limit);
+                    }
+                    let reason = format!("the writing request overflowed: {}", e.message);
+                    written = self
+                        .rescue_turn(id, ctx_at_cut, focus.as_deref(), &reason, Some(&e))
+                        .await
+                        .map(|(d, reduced)| (d, Produced::rescued(reduced)))
+                        .map_err(|f| match f {
+                            WriteFailure::Aborted => WriteFailure::Aborted,
+                            f => WriteFailure::Rescue(format!("{reason}; the rescue failed: {f}")),
+                        });
+                }
                 self.writing = None;
                 match written {
-                    Ok(doc) => (doc, if manual { "manual" } else { "auto" }.to_string()),
+                    Ok((doc, produced)) => (
+                        doc,
+                        if manual { "manual" } else { "auto" }.to_string(),
+                        produced,
+                    ),
                     Err(WriteFailure::Aborted) if manual => {
                         self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
                         return if self.shutdown {
@@ -161,7 +223,7 @@ impl Engine {
                     }
                     Err(f) => {
                         let why = f.to_string();
-                        (self.degraded_doc(&why), why)
+                        (self.degraded_doc(&why), why, Produced::DEGRADED)
                     }
                 }
             }
@@ -170,7 +232,7 @@ impl Engine {
             // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
-        match self.turn_over(id, doc, reason, ctx_at_cut).await {
+        match self.turn_over(id, doc, reason, ctx_at_cut, produced).await {
             Turnover::Done if !self.shutdown => HandoffOutcome::Done,
             // Quitting during the review: the turnover is not committed; the frozen record in the
             // ledger reopens the review at the next start.
@@ -182,7 +244,7 @@ impl Engine {
 
     /// The mechanical document of SPEC §6.7, §6.14: it names the request in progress and carries
     /// forward what the document this generation was briefed with had settled.
-    fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
+    pub(super) fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
         let (task, touched) = self
             .step_ref()
             .map(|r| (r.task.clone(), r.touched.clone()))
@@ -200,7 +262,7 @@ impl Engine {
         doc
     }
 
-    fn meta(&self, used: u64) -> HandoffMeta {
+    pub(super) fn meta(&self, used: u64) -> HandoffMeta {
         HandoffMeta {
             step: self.step_name(),
             generation: self.s.generation,
@@ -222,38 +284,14 @@ impl Engine {
             handoff,
             manual,
             focus: focus.clone(),
+            background: false,
         }));
-        let text = prompt::handoff_prompt(used, self.thresholds.window, focus.as_deref());
-        let mut messages = self.s.messages.clone();
-        super::append_message(&mut messages, Message::user(text));
-        let req = ModelRequest {
-            model: self.p.model.clone(),
-            system: self.p.system_prompt.clone(),
-            messages,
-            tools: self.tool_specs(),
-            tool_choice: ToolChoice::None,
-            max_tokens: self.p.max_tokens,
-            effort: self.p.effort,
-        };
-        let resp = match self.stream(req, Purpose::Handoff).await {
-            Outcome::Done(resp) => resp,
-            Outcome::Aborted { .. } => return Err(WriteFailure::Aborted),
-            Outcome::Failed { error, .. } => return Err(WriteFailure::Provider(error)),
-        };
-        // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
-        self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
-        // A tool call emitted anyway is ignored: the text is the document.
-        let text = resp.text();
-        if text.trim().is_empty() {
-            return Err(WriteFailure::Empty);
+        let req = self.writing_request(self.s.messages.clone(), used, focus.as_deref());
+        match self.stream(req, Purpose::Handoff).await {
+            Outcome::Done(resp) => self.document_from(&resp, used),
+            Outcome::Aborted { .. } => Err(WriteFailure::Aborted),
+            Outcome::Failed { error, .. } => Err(WriteFailure::Provider(error)),
         }
-        let mut doc = HandoffDoc::parse(&text);
-        let missing = doc.missing();
-        if !missing.is_empty() {
-            return Err(WriteFailure::Missing(missing.join(", ")));
-        }
-        doc.meta = Some(self.meta(used));
-        Ok(doc)
     }
 
     /// In-place compaction (SPEC §9). Ok(true) when the history was replaced.
@@ -346,4 +384,10 @@ pub(crate) enum WriteFailure {
     Missing(String),
     #[error(transparent)]
     Provider(ProviderError),
+    /// No reduced copy of the history fits the window.
+    #[error("a reduced history does not fit the window either")]
+    NoFit,
+    /// The rescue after an overflow failed (what happened, in full).
+    #[error("{0}")]
+    Rescue(String),
 }

@@ -184,8 +184,42 @@ fn handoff_phase(phase: &HandoffPhase, ms: u128) {
             window,
         } => tracing::info!(context, at, window, "handoff near"),
         HandoffPhase::Writing {
-            handoff, manual, ..
-        } => tracing::info!(handoff = handoff.0, manual, ms, "handoff: writing"),
+            handoff,
+            manual,
+            background,
+            ..
+        } => tracing::info!(
+            handoff = handoff.0,
+            manual,
+            background,
+            ms,
+            "handoff: writing"
+        ),
+        HandoffPhase::Rescuing {
+            handoff,
+            reason,
+            stubbed,
+            dropped,
+            background,
+        } => tracing::warn!(
+            handoff = handoff.0,
+            ms,
+            stubbed,
+            dropped,
+            background,
+            "handoff: rescue on a reduced history ({reason})"
+        ),
+        HandoffPhase::Waiting {
+            handoff,
+            context,
+            limit,
+        } => tracing::info!(
+            handoff = handoff.0,
+            ms,
+            context,
+            limit,
+            "handoff: the main thread waits for the document"
+        ),
         HandoffPhase::Frozen {
             handoff,
             path,
@@ -206,6 +240,8 @@ fn handoff_phase(phase: &HandoffPhase, ms: u128) {
             degraded,
             generation,
             sections,
+            source,
+            tail,
             ..
         } => tracing::info!(
             handoff = handoff.0,
@@ -213,6 +249,8 @@ fn handoff_phase(phase: &HandoffPhase, ms: u128) {
             context,
             degraded,
             generation,
+            source = source.as_str(),
+            tail,
             sections = %sections.join(","),
             "handoff: successor briefed"
         ),

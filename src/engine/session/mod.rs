@@ -3,13 +3,16 @@
 //! Front ends talk to it through the queue pair of [`super::protocol`]: `spawn` returns an
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
+mod background;
 mod continuity;
 mod handoff_run;
 mod input;
 mod log;
 mod memory;
 mod request;
+mod rescue_run;
 mod runs;
+mod tail;
 mod tasks;
 mod tools_exec;
 mod turn;
@@ -32,7 +35,7 @@ use super::ledger::{
     GenerationStart, Manifest, RunDir, SessionHeader, StepRecord, Transcript, TranscriptLine,
     read_transcript,
 };
-use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd};
+use super::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
 use super::protocol::{Event, ExitReason, HandoffId, Op, Origin, TurnId, TurnKind};
 use super::provider::Provider;
 use super::provider::retry::RetryPolicy;
@@ -66,6 +69,8 @@ pub struct EngineParams {
     pub window_source: WindowSource,
     /// Handoff, compaction, or both.
     pub context: ContextPolicy,
+    /// The writing turn in the background (default) or blocking the main thread (SPEC §6.16).
+    pub handoff_mode: HandoffMode,
     pub max_generations: u32,
     pub max_iterations: u32,
     /// `--yes` or not.
@@ -243,6 +248,14 @@ pub(crate) struct Engine {
     claim: Option<super::handoff::lock::StepClaim>,
     /// What the document lock cost the handoff in progress.
     handoff_lock: Duration,
+    /// The handoff running beside the main thread (SPEC §6.16), if any.
+    bg: Option<background::Background>,
+    /// Where background writing requests send their result.
+    bg_tx: mpsc::UnboundedSender<background::Written>,
+    bg_rx: mpsc::UnboundedReceiver<background::Written>,
+    /// The user cancelled a background handoff during this turn: none starts again before the
+    /// next user turn (unless the context reaches the hard limit).
+    bg_cancelled: bool,
     /// Pins (and focus) given before the first message named the step: they move into its
     /// record when it starts (`memory()` reads the record's from then on).
     unborn: super::memory::StepMemory,
@@ -294,6 +307,7 @@ impl Engine {
         };
         let claim = Self::claim_resumed(&p, step.and_then(|i| manifest.steps.get(i)))?;
         let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
+        let (bg_tx, bg_rx) = mpsc::unbounded_channel();
         Ok(Engine {
             base_prompt: p.system_prompt.clone(),
             p,
@@ -324,6 +338,10 @@ impl Engine {
             briefed: None,
             claim,
             handoff_lock: Duration::ZERO,
+            bg: None,
+            bg_tx,
+            bg_rx,
+            bg_cancelled: false,
             unborn: Default::default(),
         })
     }
@@ -695,14 +713,6 @@ impl Engine {
         self.replace.advance()
     }
 
-    /// The next op: queued ones first.
-    async fn next_op(&mut self) -> Option<Op> {
-        if let Some(op) = self.pending.pop_front() {
-            return Some(op);
-        }
-        self.ops.recv().await
-    }
-
     async fn run(&mut self) {
         for message in std::mem::take(&mut self.startup_warnings) {
             self.emit(Event::Warning { message });
@@ -723,7 +733,9 @@ impl Engine {
             .await;
         }
         while !self.shutdown {
-            let Some(op) = self.next_op().await else {
+            // Idle is a message boundary: a background handoff whose review is over turns over.
+            self.turnover_if_ready();
+            let Some(op) = self.next_idle_op().await else {
                 break;
             };
             match op {
@@ -731,6 +743,7 @@ impl Engine {
                 Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
                 Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
                 Op::NewSession => {
+                    self.drop_background("/new started a fresh session");
                     let revoked = self.allowances.clear();
                     if self.has_step() {
                         // A fresh start: no briefing, no request carried into it; the next
@@ -777,16 +790,43 @@ impl Engine {
                 }
                 Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
-                Op::Shutdown => break,
+                Op::Shutdown => {
+                    self.settle_before_exit().await;
+                    break;
+                }
                 // Nothing is running: an abort can only drop a queued turn.
                 Op::Abort { turn } => {
                     let _ = self.on_abort(turn);
                 }
-                // Nothing waits for them: stale answers are ignored.
-                Op::Approval { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. } => {}
+                // A background handoff's own ops; anything else is a stale answer.
+                op @ (Op::ReviewDone { .. }
+                | Op::UnsavedEdits { .. }
+                | Op::CancelHandoff { .. }) => self.background_op(op),
+                Op::Approval { .. } => {}
             }
         }
+        // Quitting: a writing request still running is dropped (the transcript keeps the
+        // session, the next start hands off again); a frozen document keeps its record and its
+        // review reopens at the next start.
+        self.abort_background_writing();
         self.save_manifest_if_any();
+    }
+
+    /// The next op while idle (queued ones first); a background writing request's result is
+    /// handled as it arrives.
+    async fn next_idle_op(&mut self) -> Option<Op> {
+        loop {
+            if let Some(op) = self.pending.pop_front() {
+                return Some(op);
+            }
+            tokio::select! {
+                op = self.ops.recv() => return op,
+                Some(w) = self.bg_rx.recv() => {
+                    self.on_written(w);
+                    self.turnover_if_ready();
+                }
+            }
+        }
     }
 
     /// A handoff line at or above the window is said (the session would hit the wall first).

@@ -58,7 +58,8 @@ pub(crate) enum Stop {
 
 impl Engine {
     /// Run `fut` while listening for ops: an abort of the running turn drops it (None), as does
-    /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`].
+    /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`]. A background
+    /// handoff's writing result is handled as it arrives (frozen, rescued), never dropping `fut`.
     pub(crate) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
         tokio::pin!(fut);
         loop {
@@ -67,6 +68,7 @@ impl Engine {
                 op = self.ops.recv() => if self.triage(op).is_some() {
                     return None;
                 },
+                Some(w) = self.bg_rx.recv() => self.on_written(w),
             }
         }
     }
@@ -97,6 +99,17 @@ impl Engine {
             }
             Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
+                None
+            }
+            Some(Op::Handoff { turn, .. }) if self.bg.is_some() => {
+                // Queued behind the running turn, it would be refused then: say it now.
+                self.refuse_handoff(turn, HandoffRefusal::Reviewing);
+                None
+            }
+            Some(
+                op @ (Op::CancelHandoff { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. }),
+            ) if self.bg.is_some() => {
+                self.background_op(op);
                 None
             }
             // Questions and revocations are answered at once, also in the middle of a turn.

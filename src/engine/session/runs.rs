@@ -183,6 +183,9 @@ impl Engine {
                 return Err(e);
             }
         };
+        // The switch happens: a background handoff belongs to the session being left (its frozen
+        // record to this run's step).
+        self.drop_background("/resume switched to another run");
         self.save_manifest_if_any();
         self.claim = claim;
         self.request = Default::default();

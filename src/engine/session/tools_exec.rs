@@ -236,7 +236,15 @@ impl Engine {
             always: always.clone(),
         });
         loop {
-            match self.ops.recv().await {
+            let op = tokio::select! {
+                op = self.ops.recv() => op,
+                Some(w) = self.bg_rx.recv() => {
+                    // A background handoff's document arrived while the user decides.
+                    self.on_written(w);
+                    continue;
+                }
+            };
+            match op {
                 Some(Op::Approval { id: got, decision }) if got == id => {
                     self.asked_once = true;
                     return match decision {

@@ -2,11 +2,13 @@
 //! compaction checks before every request and the overflow path after a context-window error.
 
 use super::ActiveTurn;
+use super::background::Settle;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
 use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::compact::{Pressure, StrategyKind};
 use crate::engine::error::Error;
+use crate::engine::ledger::Cut;
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
 };
@@ -80,6 +82,8 @@ impl Engine {
         }
         // After the session it opens: a run's first event stays `session_started`.
         let turn = self.begin_turn(id, kind);
+        // A background handoff the user cancelled may start again from this turn on.
+        self.bg_cancelled = false;
         // A 10 MB paste reaches the model as a preview and a file to read (SPEC §13).
         let text = if origin == Origin::User {
             self.admit_input(text)
@@ -158,6 +162,9 @@ impl Engine {
             }
             let req = self.build_request(ToolChoice::Auto);
             let snapshot = self.replace.get();
+            // The history this request sends: a background handoff started by its response
+            // writes on exactly this prefix (its cache is warm).
+            let cut = Cut::at_end(&self.s.messages);
             match self.stream(req, Purpose::Main).await {
                 Outcome::Done(resp) => {
                     let msg = resp.message();
@@ -168,6 +175,7 @@ impl Engine {
                     }
                     // After the push: the response's ctx already counts its own output.
                     self.on_response(&resp);
+                    self.consider_background(cut);
                     self.emit_logged(Event::AssistantDone {
                         text,
                         interrupted: false,
@@ -266,8 +274,12 @@ impl Engine {
         });
     }
 
-    /// The checks before every main-thread request: near warning, handoff due, compaction pressure.
+    /// The checks before every main-thread request: a background handoff's turnover (or the wait
+    /// for it), near warning, handoff due, compaction pressure.
     async fn before_request(&mut self) -> Flow {
+        if let Some(r) = self.background_boundary().await {
+            return Flow::Stop(r);
+        }
         let ctx = self.ctx_estimate();
         if ctx >= self.thresholds.warn_at && !self.s.near_fired {
             self.s.near_fired = true;
@@ -280,6 +292,7 @@ impl Engine {
         // Test hook: a manual handoff after N responses (headless `--handoff-after`).
         if let Some(n) = self.p.handoff_after
             && !self.manual_hook_fired
+            && self.bg.is_none()
             && self.total_responses >= n
         {
             self.manual_hook_fired = true;
@@ -287,6 +300,10 @@ impl Engine {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
             }
+        }
+        if self.bg.is_some() {
+            // A handoff runs in the background: nothing else replaces the history meanwhile.
+            return Flow::Go;
         }
         // The pressure path: the first strategy in force whose line is crossed acts.
         let pressure = Pressure {
@@ -301,6 +318,11 @@ impl Engine {
             .find(|s| s.due(&pressure))
             .map(|s| s.kind());
         match acting {
+            // In background mode the writing starts beside the main thread; after the user
+            // cancelled one in this turn, only the hard limit makes it block instead.
+            Some(StrategyKind::Handoff)
+                if self.consider_background(Cut::at_end(&self.s.messages))
+                    || (self.bg_cancelled && self.ctx_estimate() < self.hard_limit()) => {}
             Some(StrategyKind::Handoff) => match self.handoff(Trigger::Auto).await {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
@@ -328,10 +350,24 @@ impl Engine {
         if self.overflow_retries >= OVERFLOW_RETRY_CAP {
             return Flow::Stop(self.fail(&e.clone().into()));
         }
-        if self.p.context.hands_off() {
+        if self.bg.is_some() {
+            // A document is being written (or reviewed) on a shorter prefix: wait for it.
+            if let Some(bg) = &self.bg {
+                self.emit_logged(Event::Handoff(HandoffPhase::Waiting {
+                    handoff: bg.id,
+                    context: self.ctx_estimate(),
+                    limit: self.hard_limit(),
+                }));
+            }
+            if self.wait_background().await != Settle::Ready {
+                return Flow::Stop(ExitReason::Interrupted);
+            }
+            self.turnover_if_ready();
+        } else if self.p.context.hands_off() {
             if let HandoffOutcome::Stopped(r) = self
                 .handoff(Trigger::Overflow {
                     reason: format!("context window exceeded: {}", e.message),
+                    error: e.clone(),
                 })
                 .await
             {
@@ -364,7 +400,7 @@ impl Engine {
     }
 
     /// A window stated by an overflow message becomes the model's window from now on (SPEC §3).
-    fn learn_window(&mut self, limit: u64) {
+    pub(super) fn learn_window(&mut self, limit: u64) {
         if limit == self.thresholds.window || limit < 1_000 {
             return;
         }

@@ -11,8 +11,35 @@ use crate::engine::fsutil::now_unix;
 use crate::engine::handoff::store::foreign;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{Briefing, HandoffDoc};
-use crate::engine::ledger::{FrozenHandoff, HandoffRecord, TranscriptLine, now_stamp};
-use crate::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op, Origin};
+use crate::engine::ledger::{Cut, FrozenHandoff, HandoffRecord, TranscriptLine, now_stamp};
+use crate::engine::protocol::{
+    DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin,
+};
+
+/// Which path produced a document, and whether it was written from a reduced history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Produced {
+    pub source: DocumentSource,
+    pub reduced: bool,
+}
+
+impl Produced {
+    pub const WRITTEN: Produced = Produced {
+        source: DocumentSource::Written,
+        reduced: false,
+    };
+    pub const DEGRADED: Produced = Produced {
+        source: DocumentSource::Degraded,
+        reduced: false,
+    };
+
+    pub fn rescued(reduced: bool) -> Produced {
+        Produced {
+            source: DocumentSource::Rescued,
+            reduced,
+        }
+    }
+}
 
 /// How a turnover ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +75,23 @@ impl Engine {
         doc: HandoffDoc,
         reason: String,
         ctx_at_cut: u64,
+        produced: Produced,
     ) -> Turnover {
+        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None);
+        let frozen = self.write_frozen(frozen);
+        self.review_and_commit(id, frozen).await
+    }
+
+    /// The frozen record of `doc`, in the ledger at once: a process killed from here on leaves a
+    /// review to reopen. `cut`: a background handoff's.
+    pub(super) fn frozen_record(
+        &mut self,
+        doc: &HandoffDoc,
+        reason: String,
+        ctx_at_cut: u64,
+        produced: Produced,
+        cut: Option<Cut>,
+    ) -> FrozenHandoff {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
         if degraded {
@@ -73,11 +116,13 @@ impl Engine {
                 .collect(),
             pid: std::process::id(),
             unsaved: None,
+            source: produced.source,
+            reduced: produced.reduced,
+            cut,
         };
         // The record first: a process killed from here on leaves a review to reopen.
         self.set_frozen(Some(frozen.clone()), false);
-        let frozen = self.write_frozen(frozen);
-        self.review_and_commit(id, frozen).await
+        frozen
     }
 
     /// Write the frozen document to the workbench and note it in the ledger.
@@ -98,6 +143,26 @@ impl Engine {
         id: HandoffId,
         frozen: FrozenHandoff,
     ) -> Turnover {
+        let awaits_review = self.emit_frozen(id, &frozen, false);
+        if awaits_review && matches!(self.wait_review(id).await, Review::Shutdown) {
+            tracing::info!(
+                handoff = id.0,
+                "the review did not end: the turnover is not committed"
+            );
+            return Turnover::NotCommitted;
+        }
+        self.commit_turnover(id, frozen);
+        Turnover::Done
+    }
+
+    /// Say the document is frozen (with the file as it is on disk). Returns whether the engine
+    /// waits for its review.
+    pub(super) fn emit_frozen(
+        &mut self,
+        id: HandoffId,
+        frozen: &FrozenHandoff,
+        background: bool,
+    ) -> bool {
         let awaits_review = self.p.front_end.reviews() && frozen.path.is_some();
         let shown = match frozen.path.as_deref().map(store::read_back) {
             Some(ReadBack::Text(t)) => t,
@@ -109,16 +174,9 @@ impl Engine {
             degraded: frozen.degraded,
             markdown: shown,
             awaits_review,
+            background,
         }));
-        if awaits_review && matches!(self.wait_review(id).await, Review::Shutdown) {
-            tracing::info!(
-                handoff = id.0,
-                "the review did not end: the turnover is not committed"
-            );
-            return Turnover::NotCommitted;
-        }
-        self.commit_turnover(id, frozen);
-        Turnover::Done
+        awaits_review
     }
 
     /// Keep (or clear) the frozen record of the current step, on disk at once: `durable` with the
@@ -135,7 +193,7 @@ impl Engine {
     }
 
     /// Read the document back, start the successor with it, record the turnover.
-    fn commit_turnover(&mut self, id: HandoffId, frozen: FrozenHandoff) {
+    pub(super) fn commit_turnover(&mut self, id: HandoffId, frozen: FrozenHandoff) {
         let successor = self.read_back(&frozen);
         // A `Pinned` section the user typed during the review: pins from now on (SPEC §6.19).
         self.adopt_typed_pins(&successor.text, &frozen.markdown);
@@ -146,6 +204,19 @@ impl Engine {
             lock_us = std::mem::take(&mut self.handoff_lock).as_micros(),
             "handoff: document lock"
         );
+        // The request as typed when this process cut it; as recorded when it reopens an earlier
+        // process's review.
+        let live = self.request.in_flight();
+        let request = if live.is_empty() {
+            frozen.request.clone()
+        } else {
+            live.clone()
+        };
+        // A background handoff: what the session did after the cut.
+        let tail = match frozen.cut {
+            Some(cut) => self.tail_record(cut, &request),
+            None => Vec::new(),
+        };
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
@@ -160,6 +231,8 @@ impl Engine {
             generation,
             sections: successor.parsed.section_names(),
             edited: successor.edited,
+            source: frozen.source,
+            tail: tail.len(),
             held: held.clone(),
         };
         self.record(|rec| {
@@ -180,23 +253,17 @@ impl Engine {
                 .transcript
                 .append(&TranscriptLine::Event { event: v });
         }
-        // The request as typed when this process cut it; as recorded when it reopens an earlier
-        // process's review.
-        let live = self.request.in_flight();
-        let request = if live.is_empty() {
-            &frozen.request
-        } else {
-            &live
-        };
         // What the engine carries itself, and the transcripts `recall` searches (this one too).
         let memory = self.memory().clone();
         let predecessors = self.predecessors();
         let briefing = Briefing {
             document: &successor.text,
             degraded: successor.degraded,
-            request,
+            request: &request,
             memory: Some(&memory),
             predecessors: &predecessors,
+            tail: &tail,
+            rescued: frozen.source == DocumentSource::Rescued && frozen.reduced,
         };
         let first = briefing.message();
         if live.is_empty() && !frozen.request.is_empty() {
@@ -206,7 +273,14 @@ impl Engine {
                 open: true,
             };
         }
-        let shown = briefing.briefing_block();
+        let mut shown = briefing.briefing_block();
+        if !tail.is_empty() {
+            shown.push_str(&format!(
+                "(then the record of the {} message{} after the cut)\n",
+                tail.len(),
+                if tail.len() == 1 { "" } else { "s" }
+            ));
+        }
         // The old session's history is dropped here: retired histories are freed.
         self.start_session(Some(old_id), generation, vec![first]);
         self.commit_replacement();
@@ -219,6 +293,8 @@ impl Engine {
             path: frozen.path,
             sections: successor.parsed.section_names(),
             generation,
+            source: frozen.source,
+            tail: tail.len(),
             held,
         }));
         // Show what the successor was given (it is already in its history and transcript); the

@@ -404,6 +404,9 @@ fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
         "60",
         "--step",
         "e2e",
+        // The script answers the writing turn in line with the main thread's replies.
+        "--handoff-mode",
+        "blocking",
     ];
     let mut t = Pty::start_in(home, &server, &args);
     t.wait_for(READY);

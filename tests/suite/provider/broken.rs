@@ -280,6 +280,10 @@ async fn a_stalled_writing_turn_ends_in_a_degraded_handoff_and_the_run_exits_0()
             "-p",
             "list the files",
             "--yes",
+            // The main thread stops for the writing turn (issue 8's case); the background
+            // version is in tests/suite/background.rs.
+            "--handoff-mode",
+            "blocking",
             "--window",
             "20000",
             "--headroom",

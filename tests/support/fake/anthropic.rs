@@ -268,6 +268,32 @@ pub fn tool_use(id: &str, name: &str, input_json: &str, usage: U) -> Reply {
     Stream::new(usage).tool(id, name, input_json).reply()
 }
 
+/// The usage the fake counted for a request, with `output` tokens written.
+pub fn counted_usage(c: super::cache::Counted, output: u64) -> U {
+    U {
+        input: c.input,
+        output,
+        cache_creation: c.cache_creation,
+        cache_read: c.cache_read,
+    }
+}
+
+/// A text reply whose usage is what the fake counted for the request (input and prompt cache).
+pub fn text_counted(text: &str, output: u64) -> Reply {
+    let text = text.to_owned();
+    Reply::lazy(move |_, c| Stream::new(counted_usage(c, output)).text(&text).reply())
+}
+
+/// A tool call whose usage is what the fake counted for the request.
+pub fn tool_use_counted(id: &str, name: &str, input_json: &str, output: u64) -> Reply {
+    let (id, name, input) = (id.to_owned(), name.to_owned(), input_json.to_owned());
+    Reply::lazy(move |_, c| {
+        Stream::new(counted_usage(c, output))
+            .tool(&id, &name, &input)
+            .reply()
+    })
+}
+
 /// Some text, then tool calls `(id, name, input_json)`.
 pub fn text_then_tools(text: &str, tools: &[(&str, &str, &str)], usage: U) -> Reply {
     let mut s = Stream::new(usage).text(text);

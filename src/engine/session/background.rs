@@ -1,0 +1,599 @@
+//! The handoff in the background (SPEC §6.16): the writing request runs beside the main thread.
+//!
+//! When the context crosses the handoff line (after a main-thread response, or before a request),
+//! the writing request starts on the *same prefix* the main thread's last request sent (system
+//! prompt, tools, the history up to the cut, so the provider reads its prompt cache), as a task of
+//! its own whose result comes back on `Engine.bg_rx`. Every place the engine waits (a stream or a
+//! tool in [`Engine::abortable`], an approval, the idle loop) also listens there, so the document
+//! is frozen, and its review opened, while the main thread keeps working. The review ends with
+//! `Op::ReviewDone` (or at once without one); the turnover happens at the first message boundary
+//! after that: before the next main-thread request, or at once when idle. The successor's briefing
+//! then holds the document and the record of everything after the cut ([`super::tail`]).
+//!
+//! A failed writing request (an error after its retries, a stall, an overflow, a reply without the
+//! required sections) runs once more on a reduced copy of the history ([`super::rescue_run`]);
+//! only when that fails too is the degraded document frozen. `Op::CancelHandoff` stops the writing
+//! only. When the main thread's context reaches the window minus the writing reserve first, it
+//! waits for the document ([`Engine::wait_background`]), as in blocking mode.
+
+use std::time::Instant;
+
+use tokio::task::AbortHandle;
+
+use super::Engine;
+use super::handoff_run::WriteFailure;
+use super::turnover::Produced;
+use crate::engine::compact::{Pressure, StrategyKind};
+use crate::engine::handoff::HandoffDoc;
+use crate::engine::ledger::{Cut, FrozenHandoff};
+use crate::engine::policy::HandoffMode;
+use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op};
+use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
+use crate::engine::provider::{ErrorKind, ProviderError};
+use crate::engine::types::{Delta, ModelRequest, ModelResponse};
+
+/// Which writing request a result answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attempt {
+    /// On the whole prefix.
+    Full,
+    /// On a reduced copy, after the first one failed.
+    Rescue,
+}
+
+/// Whether the review of a frozen background document is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ReviewState {
+    Open,
+    Over,
+}
+
+pub(super) enum BgState {
+    /// The writing request runs as a task.
+    Writing {
+        attempt: Attempt,
+        task: AbortHandle,
+        /// Why the full attempt failed (for a rescue).
+        failure: Option<String>,
+        /// A rescue's history had parts elided.
+        reduced: bool,
+    },
+    /// The document is frozen (on disk, in the ledger); the turnover waits for the review.
+    Frozen {
+        frozen: Box<FrozenHandoff>,
+        review: ReviewState,
+    },
+}
+
+/// A handoff running beside the main thread.
+pub(crate) struct Background {
+    pub(super) id: HandoffId,
+    pub(super) cut: Cut,
+    pub(super) ctx_at_cut: u64,
+    pub(super) state: BgState,
+}
+
+impl Background {
+    /// Frozen and reviewed: the turnover may happen.
+    pub(super) fn ready(&self) -> bool {
+        matches!(
+            self.state,
+            BgState::Frozen {
+                review: ReviewState::Over,
+                ..
+            }
+        )
+    }
+}
+
+/// A writing request's result, sent by its task.
+pub(crate) struct Written {
+    id: HandoffId,
+    attempt: Attempt,
+    result: Result<ModelResponse, ProviderError>,
+    number: u64,
+    ms: u128,
+}
+
+/// Sends the writing task's result, or, if the task ends without one (a panic), a failure: a
+/// wait for the document never hangs on a task that is gone. An aborted task's failure is stale
+/// (its handoff is no longer the current one) and dropped.
+struct Reply {
+    tx: tokio::sync::mpsc::UnboundedSender<Written>,
+    id: HandoffId,
+    attempt: Attempt,
+    number: u64,
+    started: Instant,
+    sent: bool,
+}
+
+impl Reply {
+    fn send(mut self, result: Result<ModelResponse, ProviderError>) {
+        self.sent = true;
+        let _ = self.tx.send(Written {
+            id: self.id,
+            attempt: self.attempt,
+            result,
+            number: self.number,
+            ms: self.started.elapsed().as_millis(),
+        });
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if !self.sent {
+            let _ = self.tx.send(Written {
+                id: self.id,
+                attempt: self.attempt,
+                result: Err(ProviderError::other(
+                    "the writing request's task ended without an answer",
+                )),
+                number: self.number,
+                ms: self.started.elapsed().as_millis(),
+            });
+        }
+    }
+}
+
+/// How a wait for the background document ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Settle {
+    /// It is ready to turn over, or it is gone (cancelled).
+    Ready,
+    /// The running turn was aborted.
+    Aborted,
+    Shutdown,
+}
+
+impl Engine {
+    /// The handoff line is crossed (the first strategy in force that is due is handoff's).
+    fn handoff_is_due(&self) -> bool {
+        let pressure = Pressure {
+            ctx: self.ctx_estimate(),
+            window: self.thresholds.window,
+            writing_turn: false,
+            has_session_id: !self.s.id.is_empty(),
+        };
+        self.strategies
+            .iter()
+            .find(|s| s.due(&pressure))
+            .is_some_and(|s| s.kind() == StrategyKind::Handoff)
+    }
+
+    /// `max_generations` handoffs happened in this step: the next due one stops it.
+    pub(super) fn breaker_reached(&self) -> bool {
+        self.step_ref().map_or(0, |r| r.handoffs.len()) >= self.p.max_generations as usize
+    }
+
+    /// The context at which the main thread waits for a background document: the window minus
+    /// the writing reserve (the request's `max_tokens`).
+    pub(super) fn hard_limit(&self) -> u64 {
+        self.thresholds
+            .window
+            .saturating_sub(u64::from(self.p.max_tokens))
+    }
+
+    /// Start the writing in the background if the line is crossed and nothing stops it. `cut`:
+    /// the history the main thread's request saw (after a response) or will see (before one).
+    /// Returns true when it started.
+    pub(super) fn consider_background(&mut self, cut: Cut) -> bool {
+        if self.p.handoff_mode != HandoffMode::Background
+            || self.bg.is_some()
+            || self.writing.is_some()
+            || self.bg_cancelled
+            || self.breaker_reached()
+            || !self.handoff_is_due()
+        {
+            return false;
+        }
+        self.start_background(cut)
+    }
+
+    fn start_background(&mut self, cut: Cut) -> bool {
+        let Some((prefix, _)) = cut.split(&self.s.messages) else {
+            return false;
+        };
+        if prefix.is_empty() {
+            return false;
+        }
+        let id = self.next_handoff_id();
+        let used = self.ctx_estimate();
+        tracing::info!(
+            handoff = id.0,
+            trigger = "background",
+            session = %self.s.id,
+            context = used,
+            at = self.thresholds.at,
+            window = self.thresholds.window,
+            cut = cut.messages,
+            "handoff started"
+        );
+        self.handoff_clock = Some((id, Instant::now()));
+        // The step's standing focus (SPEC §6.19), as for every automatic handoff.
+        let focus = self.handoff_focus(None);
+        self.emit_logged(Event::Handoff(HandoffPhase::Writing {
+            handoff: id,
+            manual: false,
+            focus: focus.clone(),
+            background: true,
+        }));
+        let req = self.writing_request(prefix, used, focus.as_deref());
+        let task = self.spawn_writing(id, Attempt::Full, req);
+        self.writing = Some(id);
+        self.bg = Some(Background {
+            id,
+            cut,
+            ctx_at_cut: used,
+            state: BgState::Writing {
+                attempt: Attempt::Full,
+                task,
+                failure: None,
+                reduced: false,
+            },
+        });
+        true
+    }
+
+    /// Send a writing request from a task of its own; its result comes back on `bg_rx`. Its
+    /// retries are said as notices (the main stream's `retry` events are the main thread's).
+    fn spawn_writing(&mut self, id: HandoffId, attempt: Attempt, req: ModelRequest) -> AbortHandle {
+        self.requests += 1;
+        let number = self.requests;
+        tracing::debug!(
+            request = number,
+            purpose = "handoff",
+            background = true,
+            ?attempt,
+            session = %self.s.id,
+            messages = req.messages.len(),
+            "request sent"
+        );
+        let provider = self.p.provider.clone();
+        let policy = self.p.retry;
+        let reply = Reply {
+            tx: self.bg_tx.clone(),
+            id,
+            attempt,
+            number,
+            started: Instant::now(),
+            sent: false,
+        };
+        let events = self.events.clone();
+        let task = tokio::spawn(async move {
+            let mut sink = |_: Delta| {};
+            let mut on_notice = move |n: StreamNotice| match n {
+                StreamNotice::Retry(n) => {
+                    tracing::warn!(
+                        request = number,
+                        attempt = n.attempt,
+                        delay_ms = n.delay.as_millis(),
+                        "retrying the background writing request: {}",
+                        n.reason
+                    );
+                    let _ = events.send(Event::Notice {
+                        message: format!(
+                            "{id}: the background writing request is retried ({}/{}) in {} ms: {}",
+                            n.attempt,
+                            n.max,
+                            n.delay.as_millis(),
+                            n.reason
+                        ),
+                    });
+                }
+                StreamNotice::Silent(d) => tracing::info!(
+                    request = number,
+                    silent_ms = d.as_millis(),
+                    "background writing request silent"
+                ),
+                StreamNotice::Resumed => {}
+            };
+            let result =
+                stream_with_retry(&*provider, &req, &mut sink, &policy, &mut on_notice).await;
+            reply.send(result);
+        });
+        task.abort_handle()
+    }
+
+    /// A writing request's result: freeze the document, or rescue, or degrade. Stale results (a
+    /// cancelled handoff's, an earlier attempt's) are dropped.
+    pub(super) fn on_written(&mut self, w: Written) {
+        let current = self.bg.as_ref().and_then(|bg| match &bg.state {
+            BgState::Writing {
+                attempt,
+                failure,
+                reduced,
+                ..
+            } if bg.id == w.id && *attempt == w.attempt => {
+                Some((bg.ctx_at_cut, failure.clone(), *reduced))
+            }
+            _ => None,
+        });
+        let Some((used, failure, reduced)) = current else {
+            tracing::debug!(handoff = w.id.0, "stale background writing result dropped");
+            return;
+        };
+        match &w.result {
+            Ok(resp) => tracing::info!(
+                request = w.number,
+                purpose = "handoff",
+                background = true,
+                ms = w.ms,
+                input = resp.usage.input_tokens,
+                cache_read = resp.usage.cache_read_input_tokens,
+                cache_write = resp.usage.cache_creation_input_tokens,
+                output = resp.usage.output_tokens,
+                "request done"
+            ),
+            Err(e) => tracing::warn!(
+                request = w.number,
+                purpose = "handoff",
+                background = true,
+                ms = w.ms,
+                kind = e.kind.as_str(),
+                "request failed: {}",
+                e.message
+            ),
+        }
+        let outcome = match w.result {
+            Ok(resp) => self.document_from(&resp, used),
+            Err(e) => Err(WriteFailure::Provider(e)),
+        };
+        match (outcome, w.attempt) {
+            (Ok(doc), Attempt::Full) => {
+                self.freeze_background(doc, Produced::WRITTEN, "auto".into())
+            }
+            (Ok(doc), Attempt::Rescue) => {
+                let why = failure.unwrap_or_default();
+                self.freeze_background(
+                    doc,
+                    Produced::rescued(reduced),
+                    format!("auto, rescued: {why}"),
+                )
+            }
+            (Err(f), Attempt::Full) => self.rescue_background(f),
+            (Err(f), Attempt::Rescue) => {
+                let first = failure.unwrap_or_default();
+                self.degrade_background(format!(
+                    "{first}; the rescue on a reduced history failed too: {f}"
+                ));
+            }
+        }
+    }
+
+    /// The first writing request failed: once more on a reduced copy of the prefix, or degraded.
+    fn rescue_background(&mut self, first: WriteFailure) {
+        let Some((id, cut, used)) = self.bg.as_ref().map(|b| (b.id, b.cut, b.ctx_at_cut)) else {
+            return;
+        };
+        let error = match &first {
+            WriteFailure::Provider(e) if e.kind == ErrorKind::ContextWindowExceeded => {
+                if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message) {
+                    self.learn_window(limit);
+                }
+                Some(e.clone())
+            }
+            _ => None,
+        };
+        let first = first.to_string();
+        let prefix = cut
+            .split(&self.s.messages)
+            .map(|(p, _)| p)
+            .unwrap_or_default();
+        let focus = self.handoff_focus(None);
+        let Some((req, reduced)) =
+            self.reduced_writing_request(&prefix, used, focus.as_deref(), error.as_ref())
+        else {
+            self.degrade_background(format!(
+                "{first}; a reduced history does not fit the window either"
+            ));
+            return;
+        };
+        self.emit_logged(Event::Handoff(HandoffPhase::Rescuing {
+            handoff: id,
+            reason: first.clone(),
+            stubbed: reduced.stubbed,
+            dropped: reduced.dropped,
+            background: true,
+        }));
+        let task = self.spawn_writing(id, Attempt::Rescue, req);
+        if let Some(bg) = self.bg.as_mut() {
+            bg.state = BgState::Writing {
+                attempt: Attempt::Rescue,
+                task,
+                failure: Some(first),
+                reduced: !reduced.is_whole(),
+            };
+        }
+    }
+
+    fn degrade_background(&mut self, reason: String) {
+        let used = self.bg.as_ref().map_or(0, |b| b.ctx_at_cut);
+        let mut doc = self.degraded_doc(&reason);
+        doc.meta = Some(self.meta(used));
+        self.freeze_background(doc, Produced::DEGRADED, reason);
+    }
+
+    /// Freeze the background document (the ledger's record first) and open its review: the main
+    /// thread goes on meanwhile.
+    fn freeze_background(&mut self, doc: HandoffDoc, produced: Produced, reason: String) {
+        let Some(mut bg) = self.bg.take() else {
+            return;
+        };
+        self.writing = None;
+        let frozen = self.frozen_record(&doc, reason, bg.ctx_at_cut, produced, Some(bg.cut));
+        let frozen = self.write_frozen(frozen);
+        let awaits = self.emit_frozen(bg.id, &frozen, true);
+        bg.state = BgState::Frozen {
+            frozen: Box::new(frozen),
+            review: if awaits {
+                ReviewState::Open
+            } else {
+                ReviewState::Over
+            },
+        };
+        self.bg = Some(bg);
+    }
+
+    /// The ops that belong to the background handoff: cancel, the review's end, kept edits.
+    /// Anything for another handoff is stale.
+    pub(super) fn background_op(&mut self, op: Op) {
+        let Some(bg) = self.bg.as_mut() else {
+            return;
+        };
+        match op {
+            Op::CancelHandoff { handoff } if handoff == bg.id => match &bg.state {
+                BgState::Writing { task, .. } => {
+                    task.abort();
+                    self.bg = None;
+                    self.writing = None;
+                    self.bg_cancelled = true;
+                    self.handoff_clock = None;
+                    tracing::info!(handoff = handoff.0, "background handoff cancelled");
+                    self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff }));
+                }
+                BgState::Frozen { .. } => self.emit(Event::Notice {
+                    message: format!(
+                        "{handoff}: the document is written already; its review decides when the successor starts"
+                    ),
+                }),
+            },
+            Op::ReviewDone { handoff } if handoff == bg.id => {
+                if let BgState::Frozen { review, .. } = &mut bg.state {
+                    *review = ReviewState::Over;
+                }
+            }
+            Op::UnsavedEdits { handoff, path } if handoff == bg.id => {
+                if let BgState::Frozen { frozen, .. } = &mut bg.state {
+                    frozen.unsaved = Some(path.clone());
+                }
+                self.record(|rec| {
+                    if let Some(f) = rec.frozen.as_mut() {
+                        f.unsaved = Some(path);
+                    }
+                });
+                self.save_manifest();
+            }
+            _ => {}
+        }
+    }
+
+    /// At a message boundary: a reviewed background document becomes the successor's briefing.
+    /// Returns true when a successor started.
+    pub(super) fn turnover_if_ready(&mut self) -> bool {
+        if !self.bg.as_ref().is_some_and(Background::ready) {
+            return false;
+        }
+        let Some(bg) = self.bg.take() else {
+            return false;
+        };
+        let BgState::Frozen { frozen, .. } = bg.state else {
+            return false;
+        };
+        self.commit_turnover(bg.id, *frozen);
+        if let Some((id, started)) = self.handoff_clock.take() {
+            tracing::info!(
+                handoff = id.0,
+                ms = started.elapsed().as_millis(),
+                "handoff ended: successor started"
+            );
+        }
+        true
+    }
+
+    /// Wait until the background document is ready to turn over (or the handoff is gone).
+    pub(super) async fn wait_background(&mut self) -> Settle {
+        loop {
+            if self.bg.as_ref().is_none_or(Background::ready) {
+                return Settle::Ready;
+            }
+            tokio::select! {
+                op = self.ops.recv() => match self.triage(op) {
+                    Some(super::request::Stop::Abort) => return Settle::Aborted,
+                    Some(super::request::Stop::Shutdown) => return Settle::Shutdown,
+                    None => {}
+                },
+                Some(w) = self.bg_rx.recv() => self.on_written(w),
+            }
+        }
+    }
+
+    /// Before a main-thread request: the turnover if the document is ready; the wait for it if
+    /// the context reached the hard limit first. Some(reason) when the turn must stop.
+    pub(super) async fn background_boundary(
+        &mut self,
+    ) -> Option<crate::engine::protocol::ExitReason> {
+        self.bg.as_ref()?;
+        // What arrived while the last request or tool ran counts before this boundary: a review
+        // that ended then turns over now, not one request later.
+        while let Ok(w) = self.bg_rx.try_recv() {
+            self.on_written(w);
+        }
+        while let Ok(op) = self.ops.try_recv() {
+            if self.triage(Some(op)).is_some() {
+                return Some(crate::engine::protocol::ExitReason::Interrupted);
+            }
+        }
+        let bg = self.bg.as_ref()?;
+        if !bg.ready() {
+            let (context, limit) = (self.ctx_estimate(), self.hard_limit());
+            if context < limit {
+                return None;
+            }
+            self.emit_logged(Event::Handoff(HandoffPhase::Waiting {
+                handoff: bg.id,
+                context,
+                limit,
+            }));
+            if self.wait_background().await != Settle::Ready {
+                return Some(crate::engine::protocol::ExitReason::Interrupted);
+            }
+        }
+        self.turnover_if_ready();
+        None
+    }
+
+    /// Headless, quitting: nobody else will see the background handoff through, so finish it
+    /// (the writing, the freeze, the turnover) before the engine stops. Ops are not read.
+    pub(super) async fn settle_before_exit(&mut self) {
+        if self.p.front_end.can_ask() {
+            return;
+        }
+        while self.bg.as_ref().is_some_and(|b| !b.ready()) {
+            match self.bg_rx.recv().await {
+                Some(w) => self.on_written(w),
+                None => break,
+            }
+        }
+        self.turnover_if_ready();
+    }
+
+    /// `/new`: the background handoff is dropped (its frozen document stays on disk, unused).
+    pub(super) fn drop_background(&mut self, why: &str) {
+        let Some(bg) = self.bg.take() else {
+            return;
+        };
+        self.writing = None;
+        self.handoff_clock = None;
+        match bg.state {
+            BgState::Writing { task, .. } => task.abort(),
+            BgState::Frozen { .. } => self.record(|rec| rec.frozen = None),
+        }
+        self.save_manifest_if_any();
+        self.emit(Event::Notice {
+            message: format!("the background handoff ({}) was dropped: {why}", bg.id),
+        });
+        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: bg.id }));
+    }
+
+    /// Quitting: a writing request still running is dropped.
+    pub(super) fn abort_background_writing(&mut self) {
+        if let Some(Background {
+            state: BgState::Writing { task, .. },
+            ..
+        }) = &self.bg
+        {
+            task.abort();
+        }
+    }
+}
