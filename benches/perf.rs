@@ -2,6 +2,10 @@
 //! all. Each bench prints its own figures (median of several runs). To add one: write a `mod` with a
 //! `pub fn run()` and list it in [`BENCHES`].
 
+// Bench code: it measures the product and stops loudly on a broken set-up (unwrap, expect, an
+// index) rather than reporting a figure it did not take. The deny lints are for the product's code.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -144,7 +144,7 @@ pub fn plan(
     let n = messages.len();
     let last_user = messages.iter().rposition(|m| m.role == Role::User)?;
     let crossing = pair_crossings(messages);
-    let clean = |i: usize| crossing[i] == 0;
+    let clean = |i: usize| crossing.get(i).copied().unwrap_or(0) == 0;
 
     let mut head = if first_compaction {
         messages
@@ -165,13 +165,12 @@ pub fn plan(
     let mut kept = 0u64;
     while tail > head && kept < budget {
         tail -= 1;
-        kept = kept.saturating_add(tokens[tail]);
+        kept = kept.saturating_add(tokens.get(tail).copied().unwrap_or(0));
     }
     tail = tail.min(last_user);
-    let head_ends_with_user = head > 0 && messages[head - 1].role == Role::User;
-    while tail > head
-        && (!clean(tail) || (head_ends_with_user && messages[tail].role == Role::User))
-    {
+    let is_user = |i: usize| messages.get(i).is_some_and(|m| m.role == Role::User);
+    let head_ends_with_user = head.checked_sub(1).is_some_and(is_user);
+    while tail > head && (!clean(tail) || (head_ends_with_user && is_user(tail))) {
         tail -= 1;
     }
     if tail < head + 2 {
@@ -192,8 +191,12 @@ fn pair_crossings(messages: &[Message]) -> Vec<u32> {
     let mut mark = |a: usize, b: usize| {
         let (lo, hi) = (a.min(b), a.max(b));
         if lo < hi {
-            diff[lo + 1] += 1;
-            diff[hi + 1] -= 1;
+            if let Some(d) = diff.get_mut(lo + 1) {
+                *d += 1;
+            }
+            if let Some(d) = diff.get_mut(hi + 1) {
+                *d -= 1;
+            }
         }
     };
     let mut uses: HashMap<&str, usize> = HashMap::new();
@@ -210,7 +213,11 @@ fn pair_crossings(messages: &[Message]) -> Vec<u32> {
                 mark(u, i);
             }
         }
-        if i > 0 && messages[i - 1].has_tool_use() && m.has_tool_result() {
+        let after_use = i
+            .checked_sub(1)
+            .and_then(|p| messages.get(p))
+            .is_some_and(Message::has_tool_use);
+        if after_use && m.has_tool_result() {
             mark(i - 1, i);
         }
     }
@@ -331,19 +338,26 @@ pub fn apply(messages: &mut Vec<Message>, plan: &CompactionPlan, summary_msg: Me
     }
     let at = r.start;
     messages.splice(r, std::iter::once(summary_msg));
-    if at + 1 < messages.len() && messages[at + 1].role == messages[at].role {
+    let same_role = |ms: &[Message], a: usize, b: usize| match (ms.get(a), ms.get(b)) {
+        (Some(x), Some(y)) => x.role == y.role,
+        _ => false,
+    };
+    if same_role(messages, at, at + 1) {
         let summary = messages.remove(at);
-        let next = &mut messages[at];
-        let pos = next
-            .content
-            .iter()
-            .take_while(|b| matches!(b, Block::ToolResult { .. }))
-            .count();
-        next.content.splice(pos..pos, summary.content);
+        if let Some(next) = messages.get_mut(at) {
+            let pos = next
+                .content
+                .iter()
+                .take_while(|b| matches!(b, Block::ToolResult { .. }))
+                .count();
+            next.content.splice(pos..pos, summary.content);
+        }
     }
-    if at > 0 && messages[at - 1].role == messages[at].role {
+    if at > 0 && same_role(messages, at - 1, at) {
         let joined = messages.remove(at);
-        messages[at - 1].content.extend(joined.content);
+        if let Some(prev) = messages.get_mut(at - 1) {
+            prev.content.extend(joined.content);
+        }
     }
     true
 }

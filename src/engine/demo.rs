@@ -278,12 +278,8 @@ impl Provider for DemoProvider {
             let bytes: Vec<(usize, char)> = text.char_indices().collect();
             while start < bytes.len() {
                 let end = (start + 12).min(bytes.len());
-                let from = bytes[start].0;
-                let to = if end == bytes.len() {
-                    text.len()
-                } else {
-                    bytes[end].0
-                };
+                let at = |i: usize| bytes.get(i).map_or(text.len(), |&(b, _)| b);
+                let (from, to) = (at(start), at(end));
                 sink(Delta::Text(text[from..to].to_string()));
                 start = end;
                 tokio::time::sleep(self.pace).await;

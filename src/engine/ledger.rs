@@ -274,6 +274,10 @@ pub struct SettingChange {
 
 impl StepRecord {
     /// The generation record of the current session, created when missing.
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "idx comes from position() over this vector or from the push just before it"
+    )]
     pub fn current_generation(&mut self) -> &mut GenerationRecord {
         let idx = match self
             .per_generation

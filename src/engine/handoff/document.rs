@@ -99,13 +99,34 @@ pub struct DegradedParams<'a> {
     pub meta: Option<HandoffMeta>,
 }
 
+/// Every occurrence of each section while a document is read, as raw lines.
+#[derive(Default)]
+struct Parts<'a> {
+    doing: Vec<Vec<&'a str>>,
+    decided: Vec<Vec<&'a str>>,
+    deadends: Vec<Vec<&'a str>>,
+    next: Vec<Vec<&'a str>>,
+    scene: Vec<Vec<&'a str>>,
+}
+
+impl<'a> Parts<'a> {
+    fn of(&mut self, section: Section) -> &mut Vec<Vec<&'a str>> {
+        match section {
+            Section::Doing => &mut self.doing,
+            Section::Decided => &mut self.decided,
+            Section::Deadends => &mut self.deadends,
+            Section::Next => &mut self.next,
+            Section::Scene => &mut self.scene,
+        }
+    }
+}
+
 impl HandoffDoc {
     /// Parse a document written by a model or edited by a person. Never fails: what cannot be
     /// recognised ends up as text of the section before it, or is ignored before the first section.
     pub fn parse(text: &str) -> HandoffDoc {
         let mut doc = HandoffDoc::default();
-        // Every occurrence of each section, as raw lines.
-        let mut parts: [Vec<Vec<&str>>; 5] = Default::default();
+        let mut parts = Parts::default();
         let mut current: Option<Section> = None;
         // A model that wraps the whole document in a code fence: a fence is still open when the
         // first section starts, and its closing fence must not end up in the last section.
@@ -119,11 +140,11 @@ impl HandoffDoc {
                     } else {
                         vec![inline]
                     };
-                    parts[section.index()].push(lines);
+                    parts.of(section).push(lines);
                 }
                 _ => match current {
                     Some(section) => {
-                        if let Some(last) = parts[section.index()].last_mut() {
+                        if let Some(last) = parts.of(section).last_mut() {
                             last.push(line);
                         }
                     }
@@ -146,7 +167,7 @@ impl HandoffDoc {
                 },
             }
         }
-        if preamble_fence && let Some(lines) = current.and_then(|s| parts[s.index()].last_mut()) {
+        if preamble_fence && let Some(lines) = current.and_then(|s| parts.of(s).last_mut()) {
             while lines.last().is_some_and(|l| l.trim().is_empty()) {
                 lines.pop();
             }
@@ -155,7 +176,8 @@ impl HandoffDoc {
             }
         }
         for section in Section::ALL {
-            let text = parts[section.index()]
+            let text = parts
+                .of(section)
                 .iter()
                 .map(|lines| section_text(lines))
                 .filter(|t| !t.is_empty())

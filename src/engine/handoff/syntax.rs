@@ -48,10 +48,6 @@ impl Section {
             Section::Scene => "Scene",
         }
     }
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
 }
 
 /// Heading names the reader accepts, matched ASCII-case-insensitively. Longer names first so that

@@ -321,7 +321,10 @@ impl Engine {
             model: self.p.model.clone(),
             system: compact::SUMMARY_SYSTEM.to_string(),
             messages: vec![Message::user(compact::summary_request(
-                &self.s.messages[plan.summarize.clone()],
+                self.s
+                    .messages
+                    .get(plan.summarize.clone())
+                    .unwrap_or_default(),
             ))],
             tools: Vec::new(),
             tool_choice: ToolChoice::Auto,

@@ -889,9 +889,9 @@ pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
     use super::types::Block;
     let mut fixed = 0;
     let mut i = 0;
-    while i < messages.len() {
-        if messages[i].role == Role::Assistant {
-            let ids: Vec<(String, String)> = messages[i]
+    while let Some(message) = messages.get(i) {
+        if message.role == Role::Assistant {
+            let ids: Vec<(String, String)> = message
                 .tool_uses()
                 .map(|(id, name, _)| (id.to_string(), name.to_string()))
                 .collect();

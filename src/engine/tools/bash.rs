@@ -382,9 +382,9 @@ struct Capture {
 impl Capture {
     fn push(&mut self, mut data: &[u8]) {
         if self.head.len() < HEAD_BYTES {
-            let take = data.len().min(HEAD_BYTES - self.head.len());
-            self.head.extend_from_slice(&data[..take]);
-            data = &data[take..];
+            let (head, rest) = data.split_at(data.len().min(HEAD_BYTES - self.head.len()));
+            self.head.extend_from_slice(head);
+            data = rest;
         }
         if data.is_empty() {
             return;
@@ -392,7 +392,8 @@ impl Capture {
         if data.len() >= TAIL_BYTES {
             self.omitted += (self.tail.len() + data.len() - TAIL_BYTES) as u64;
             self.tail.clear();
-            self.tail.extend(&data[data.len() - TAIL_BYTES..]);
+            self.tail
+                .extend(data.get(data.len() - TAIL_BYTES..).unwrap_or(data));
             return;
         }
         let overflow = (self.tail.len() + data.len()).saturating_sub(TAIL_BYTES);

@@ -197,11 +197,7 @@ fn replace_at(content: &str, starts: &[usize], old: &str, new: &str) -> (String,
 
 /// 1-based line number of byte offset `at`.
 fn line_of(content: &str, at: usize) -> usize {
-    content.as_bytes()[..at.min(content.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    content.bytes().take(at).filter(|&b| b == b'\n').count() + 1
 }
 
 /// The lines around `[start, start + len)` of `content`, numbered.
@@ -218,7 +214,8 @@ fn snippet(content: &str, start: usize, len: usize) -> String {
             out.push_str(&format!("    ... (to line {})\n", to.min(lines.len())));
             break;
         }
-        out.push_str(&numbered(n, &truncate_chars(lines[n - 1], 300)));
+        let text = n.checked_sub(1).and_then(|i| lines.get(i)).copied();
+        out.push_str(&numbered(n, &truncate_chars(text.unwrap_or(""), 300)));
     }
     if lines.is_empty() {
         out.push_str("(the file is now empty)\n");
@@ -258,13 +255,15 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
         msg.push_str(" It contains only whitespace; include some text to match.");
         return msg;
     };
-    let wanted_tail = &wanted[first_idx..];
+    let wanted_tail: Vec<&str> = wanted.iter().skip(first_idx).copied().collect();
     let wanted_len = wanted_tail
         .iter()
         .rposition(|l| !l.is_empty())
         .map_or(1, |i| i + 1);
-    let wanted_tail = &wanted_tail[..wanted_len];
-    let first = wanted_tail[0];
+    let wanted_tail: Vec<&str> = wanted_tail.into_iter().take(wanted_len).collect();
+    let Some(&first) = wanted_tail.first() else {
+        return msg;
+    };
     if wanted_tail
         .iter()
         .all(|l| l.is_empty() || has_line_number_prefix(l))
@@ -278,14 +277,16 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
     let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
 
     // 1. The same lines with other whitespace (indentation, tabs, trailing spaces).
-    let loose: Vec<usize> = (0..lines.len())
-        .filter(|&i| {
-            i + wanted_len <= lines.len()
-                && wanted_tail
-                    .iter()
-                    .enumerate()
-                    .all(|(j, w)| norm(lines[i + j]) == norm(w))
+    let loose: Vec<usize> = lines
+        .windows(wanted_len)
+        .enumerate()
+        .filter(|(_, window)| {
+            window
+                .iter()
+                .zip(&wanted_tail)
+                .all(|(l, w)| norm(l) == norm(w))
         })
+        .map(|(i, _)| i)
         .take(3)
         .collect();
     if !loose.is_empty() {
@@ -294,10 +295,11 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
              spacing:\n",
         );
         for &i in &loose {
-            for (j, line) in lines[i..i + wanted_len]
+            for (j, line) in lines
                 .iter()
+                .skip(i)
+                .take(wanted_len.min(MAX_SNIPPET_LINES))
                 .enumerate()
-                .take(MAX_SNIPPET_LINES)
             {
                 msg.push_str(&numbered(i + j + 1, &truncate_chars(line, 300)));
             }
@@ -307,16 +309,19 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
     }
 
     // 2. Lines containing the first line of old_string.
-    let containing: Vec<usize> = (0..lines.len())
-        .filter(|&i| lines[i].contains(first))
+    let containing: Vec<(usize, &str)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains(first))
+        .map(|(i, l)| (i, *l))
         .collect();
     if !containing.is_empty() {
         msg.push_str(
             " The first line of old_string occurs at these lines, but what follows differs \
              (read the file again to see the current text):\n",
         );
-        for &i in containing.iter().take(5) {
-            msg.push_str(&numbered(i + 1, &truncate_chars(lines[i], 300)));
+        for &(i, line) in containing.iter().take(5) {
+            msg.push_str(&numbered(i + 1, &truncate_chars(line, 300)));
         }
         return msg;
     }
@@ -344,7 +349,8 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
     let mut best: Vec<usize> = similar.iter().take(3).map(|&(_, i)| i).collect();
     best.sort_unstable();
     for i in best {
-        msg.push_str(&numbered(i + 1, &truncate_chars(lines[i], 300)));
+        let line = lines.get(i).copied().unwrap_or("");
+        msg.push_str(&numbered(i + 1, &truncate_chars(line, 300)));
     }
     msg
 }
@@ -352,7 +358,10 @@ fn no_match_message(shown: &str, content: &str, old: &str) -> String {
 /// Whether a trimmed line starts like read_file's output: digits, then a tab.
 fn has_line_number_prefix(line: &str) -> bool {
     let digits = line.chars().take_while(char::is_ascii_digit).count();
-    digits > 0 && line[digits..].starts_with('\t')
+    digits > 0
+        && line
+            .get(digits..)
+            .is_some_and(|rest| rest.starts_with('\t'))
 }
 
 #[cfg(test)]

@@ -221,14 +221,14 @@ fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
             .collect();
         let mut split = comps.len();
         while split > 0 {
-            let prefix: PathBuf = comps[..split].iter().collect();
+            let prefix: PathBuf = comps.iter().take(split).collect();
             if fs::symlink_metadata(&prefix).is_ok() {
                 break;
             }
             split -= 1;
         }
-        let prefix: PathBuf = comps[..split].iter().collect();
-        let rest: PathBuf = comps[split..].iter().collect();
+        let prefix: PathBuf = comps.iter().take(split).collect();
+        let rest: PathBuf = comps.iter().skip(split).collect();
         if split == 0 {
             return current;
         }

@@ -199,12 +199,12 @@ fn next_line(
         }
         any = true;
         let (part, found, used) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], true, i + 1),
+            Some(i) => (chunk.get(..i).unwrap_or(chunk), true, i + 1),
             None => (chunk, false, chunk.len()),
         };
         if buf.len() < keep {
             let room = keep - buf.len();
-            buf.extend_from_slice(&part[..part.len().min(room)]);
+            buf.extend(part.iter().take(room));
         }
         len += part.len();
         reader.consume(used);
@@ -220,7 +220,7 @@ fn decode_line(bytes: &[u8], was_cut: bool) -> (String, bool) {
     match std::str::from_utf8(bytes) {
         Ok(s) => (s.to_owned(), false),
         Err(e) if was_cut && e.error_len().is_none() => (
-            String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned(),
+            String::from_utf8_lossy(bytes.get(..e.valid_up_to()).unwrap_or(bytes)).into_owned(),
             false,
         ),
         Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),

@@ -5,7 +5,7 @@ pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 /// Whether these leading bytes of a file look binary (a NUL byte).
 pub(crate) fn looks_binary(head: &[u8]) -> bool {
-    head[..head.len().min(BINARY_SNIFF_BYTES)].contains(&0)
+    head.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0)
 }
 
 /// At most `max` characters of `s`, with `…` when something was cut.
@@ -37,12 +37,16 @@ pub(crate) fn human_size(bytes: u64) -> String {
         return format!("{bytes} B");
     }
     let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
+    let mut units = UNITS.iter().peekable();
+    let mut unit = "KiB";
+    while let Some(u) = units.next() {
+        unit = u;
+        if value < 1024.0 || units.peek().is_none() {
+            break;
+        }
         value /= 1024.0;
-        unit += 1;
     }
-    format!("{value:.1} {}", UNITS[unit])
+    format!("{value:.1} {unit}")
 }
 
 /// Removes terminal escape sequences (colours, cursor moves, titles) and resolves carriage returns
@@ -104,7 +108,11 @@ pub(crate) fn clean_terminal_output(s: &str) -> String {
 pub(crate) fn similarity(a: &str, b: &str) -> f64 {
     fn bigrams(s: &str) -> Vec<(char, char)> {
         let chars: Vec<char> = s.chars().collect();
-        let mut v: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+        let mut v: Vec<(char, char)> = chars
+            .iter()
+            .copied()
+            .zip(chars.iter().copied().skip(1))
+            .collect();
         v.sort_unstable();
         v
     }
@@ -115,16 +123,20 @@ pub(crate) fn similarity(a: &str, b: &str) -> f64 {
     if x.is_empty() || y.is_empty() {
         return 0.0;
     }
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < x.len() && j < y.len() {
-        match x[i].cmp(&y[j]) {
+    let (mut xs, mut ys, mut common) = (x.iter().peekable(), y.iter().peekable(), 0usize);
+    while let (Some(p), Some(q)) = (xs.peek(), ys.peek()) {
+        match p.cmp(q) {
             std::cmp::Ordering::Equal => {
                 common += 1;
-                i += 1;
-                j += 1;
+                xs.next();
+                ys.next();
             }
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Less => {
+                xs.next();
+            }
+            std::cmp::Ordering::Greater => {
+                ys.next();
+            }
         }
     }
     2.0 * common as f64 / (x.len() + y.len()) as f64
@@ -135,14 +147,21 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        let mut left = i + 1;
+        for (cb, pair) in b.iter().zip(prev.windows(2)) {
+            let (diag, up) = match pair {
+                [d, u] => (*d, *u),
+                _ => (0, 0),
+            };
             let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+            left = (diag + cost).min(up + 1).min(left + 1);
+            cur.push(left);
         }
         prev = cur;
     }
-    prev[b.len()]
+    prev.last().copied().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -161,6 +180,8 @@ mod tests {
         assert_eq!(human_size(512), "512 B");
         assert_eq!(human_size(1536), "1.5 KiB");
         assert_eq!(human_size(5 * 1024 * 1024), "5.0 MiB");
+        assert_eq!(human_size(1024 * 1024 * 1024), "1.0 GiB");
+        assert!(human_size(u64::MAX).ends_with(" TiB"));
     }
 
     #[test]
@@ -182,6 +203,8 @@ mod tests {
         assert!(similarity("let x = 1;", "fn main() {}") < 0.3);
         assert_eq!(edit_distance("main.rs", "mian.rs"), 2);
         assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("ab", ""), 2);
     }
 
     #[test]
