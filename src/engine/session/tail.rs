@@ -53,8 +53,8 @@ impl Engine {
                             .then(|| {
                                 request
                                     .iter()
-                                    .enumerate()
-                                    .position(|(i, r)| *r == text && !quoted[i])
+                                    .zip(&quoted)
+                                    .position(|(r, done)| *r == text && !done)
                             })
                             .flatten();
                         match known {
