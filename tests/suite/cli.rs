@@ -392,6 +392,7 @@ async fn the_log_file_has_the_turn_the_requests_and_the_retries_but_never_the_ke
         "session started",
         "turn started",
         "retrying",
+        "request_id=req_fake_0001",
         "request done",
         "turn ended: completed",
     ] {

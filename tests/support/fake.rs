@@ -655,7 +655,8 @@ fn reason_phrase(status: u16) -> &'static str {
     }
 }
 
-const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+/// The head of every streamed answer; `request-id` as the Messages API sends it.
+const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\nrequest-id: req_fake_0001\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
 
 fn chunk(bytes: &[u8]) -> Vec<u8> {
     let mut out = format!("{:x}\r\n", bytes.len()).into_bytes();

@@ -121,6 +121,15 @@ async fn read_capped(resp: &mut reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
+/// The provider's id of a request, from the headers providers send it in: `request-id`
+/// (Anthropic), `x-request-id` (OpenAI, most gateways and proxies), `apim-request-id` (Azure).
+pub fn provider_request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id", "apim-request-id"]
+        .iter()
+        .find_map(|name| headers.get(*name)?.to_str().ok())
+        .map(|id| id.chars().filter(|c| !c.is_control()).take(200).collect())
+}
+
 /// POST `body` as JSON and return the response once its status says a stream follows. Transport
 /// failures become `Network` errors; non-2xx statuses are classified from their body; a 2xx that is
 /// JSON or HTML instead of an event stream becomes a clear error too.
@@ -144,6 +153,11 @@ pub async fn post_stream(
         .await
         .map_err(|e| transport_error(&e, "request failed", secret))?;
     let status = resp.status().as_u16();
+    // The provider's own id of this request: what its support asks for in a bug report.
+    match provider_request_id(resp.headers()) {
+        Some(id) => tracing::info!(status, request_id = %id, "provider answered"),
+        None => tracing::info!(status, "provider answered (no request id header)"),
+    }
     if !resp.status().is_success() {
         let after = retry_after(resp.headers());
         let text = read_capped(&mut resp).await;
@@ -176,6 +190,23 @@ pub async fn post_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_request_id_comes_from_whichever_header_the_provider_uses() {
+        let mut h = HeaderMap::new();
+        assert_eq!(provider_request_id(&h), None);
+        h.insert("x-request-id", "req_openai_1".parse().unwrap());
+        assert_eq!(provider_request_id(&h).as_deref(), Some("req_openai_1"));
+        h.insert("request-id", "req_011CAnthropic".parse().unwrap());
+        assert_eq!(
+            provider_request_id(&h).as_deref(),
+            Some("req_011CAnthropic"),
+            "Anthropic's own header first"
+        );
+        let mut azure = HeaderMap::new();
+        azure.insert("apim-request-id", "3f2a-azure".parse().unwrap());
+        assert_eq!(provider_request_id(&azure).as_deref(), Some("3f2a-azure"));
+    }
 
     #[test]
     fn endpoint_is_not_doubled() {
