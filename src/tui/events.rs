@@ -4,7 +4,9 @@
 use std::time::{Duration, Instant};
 
 use crate::engine::context::{Thresholds, fmt_tokens};
-use crate::engine::protocol::{Event, ExitReason, Origin, StreamState, TurnId, TurnKind};
+use crate::engine::protocol::{
+    CommandExit, Event, ExitReason, FileDiff, Origin, StreamState, TurnId, TurnKind,
+};
 
 use super::daily_events;
 use super::handoff_events::on_handoff;
@@ -102,14 +104,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             if matches!(name.as_str(), "bash" | "write_file" | "edit_file") {
                 state.files_stale = true; // the @ index walks again before its next answer
             }
-            on_tool_result(state, &id, output, is_error, now);
-            if let Some(Cell::Tool {
-                diff: d, exit: e, ..
-            }) = state.chat.find_tool_mut(&id)
-            {
-                *d = diff;
-                *e = exit;
-            }
+            on_tool_result(state, &id, output, is_error, (diff, exit), now);
         }
         Event::ToolOutputDelta { id, text } => daily_events::on_tool_output(state, &id, &text),
         Event::ApprovalRequest {
@@ -360,7 +355,14 @@ fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String,
     state.running_tool = Some((state.chat.len().saturating_sub(1), now));
 }
 
-fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool, now: Instant) {
+fn on_tool_result(
+    state: &mut AppState,
+    id: &str,
+    output: String,
+    is_error: bool,
+    (new_diff, new_exit): (Option<Box<FileDiff>>, Option<CommandExit>),
+    now: Instant,
+) {
     state.running_tool = None;
     let result = if is_error {
         ToolStatus::Failed(output)
@@ -368,7 +370,13 @@ fn on_tool_result(state: &mut AppState, id: &str, output: String, is_error: bool
         ToolStatus::Succeeded(output)
     };
     match state.chat.find_tool_mut(id) {
-        Some(Cell::Tool { status, .. }) => *status = result,
+        Some(Cell::Tool {
+            status, diff, exit, ..
+        }) => {
+            *status = result;
+            *diff = new_diff;
+            *exit = new_exit;
+        }
         Some(Cell::Subagent(agent)) => agent.report = result,
         _ => {}
     }

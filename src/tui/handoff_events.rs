@@ -43,39 +43,10 @@ pub(super) fn on_handoff(
             stubbed,
             dropped,
             background,
-        } => {
-            let what = match (stubbed, dropped) {
-                (0, 0) => "the whole history fits".to_string(),
-                (s, 0) => format!("{s} old tool results as stubs"),
-                (s, d) => format!("{s} old tool results as stubs, {d} old messages dropped"),
-            };
-            if background {
-                if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
-                    bg.stage = BackgroundStage::Rescuing;
-                    bg.since = now;
-                }
-                state.notice_soon(format!(
-                    "The handoff writing failed ({reason}): writing it again from a reduced history ({what})"
-                ));
-            } else {
-                let manual = state.handoff == Some(HandoffKind::Manual);
-                on_writing(state, manual, now);
-                state.notice(format!(
-                    "The context window was exceeded ({reason}): writing the handoff from a reduced history ({what})"
-                ));
-            }
-        }
+        } => on_rescuing(state, handoff, &reason, (stubbed, dropped), background, now),
         HandoffPhase::Waiting {
             handoff, context, ..
-        } => {
-            if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
-                bg.main_waits = Some(now);
-                state.notice_soon(format!(
-                    "Context at {}: the work waits for the handoff document",
-                    fmt_tokens(context)
-                ));
-            }
-        }
+        } => on_waiting(state, handoff, context, now),
         HandoffPhase::Frozen {
             handoff,
             path,
@@ -125,22 +96,7 @@ pub(super) fn on_handoff(
                     held,
                 },
             );
-            let rescued = source == DocumentSource::Rescued;
-            match (tail, rescued) {
-                (0, false) => {}
-                (0, true) => {
-                    state.notice("The handoff was rescued: written from a reduced history")
-                }
-                (n, r) => state.notice(format!(
-                    "The new session's briefing also records the {n} message{} after the cut{}",
-                    if n == 1 { "" } else { "s" },
-                    if r {
-                        " (the document was rescued: written from a reduced history)"
-                    } else {
-                        ""
-                    }
-                )),
-            }
+            on_done_notes(state, tail, source == DocumentSource::Rescued);
         }
         HandoffPhase::Cancelled { handoff } => {
             if state.background.is_some_and(|b| b.handoff == handoff) {
@@ -162,6 +118,66 @@ pub(super) fn on_handoff(
         HandoffPhase::Reopened {
             handoff, unsaved, ..
         } => super::unsaved::on_reopened(state, handoff, unsaved),
+    }
+}
+
+/// The writing turn failed or overflowed: it is written again from a reduced history.
+fn on_rescuing(
+    state: &mut AppState,
+    handoff: HandoffId,
+    reason: &str,
+    (stubbed, dropped): (usize, usize),
+    background: bool,
+    now: Instant,
+) {
+    let what = match (stubbed, dropped) {
+        (0, 0) => "the whole history fits".to_string(),
+        (s, 0) => format!("{s} old tool results as stubs"),
+        (s, d) => format!("{s} old tool results as stubs, {d} old messages dropped"),
+    };
+    if background {
+        if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
+            bg.stage = BackgroundStage::Rescuing;
+            bg.since = now;
+        }
+        state.notice_soon(format!(
+            "The handoff writing failed ({reason}): writing it again from a reduced history ({what})"
+        ));
+    } else {
+        let manual = state.handoff == Some(HandoffKind::Manual);
+        on_writing(state, manual, now);
+        state.notice(format!(
+            "The context window was exceeded ({reason}): writing the handoff from a reduced history ({what})"
+        ));
+    }
+}
+
+/// The main thread reached the hard limit before the background document: it waits for it.
+fn on_waiting(state: &mut AppState, handoff: HandoffId, context: u64, now: Instant) {
+    if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
+        bg.main_waits = Some(now);
+        state.notice_soon(format!(
+            "Context at {}: the work waits for the handoff document",
+            fmt_tokens(context)
+        ));
+    }
+}
+
+/// What the successor's briefing holds beyond the document (the record after the cut), and
+/// whether the document was rescued.
+fn on_done_notes(state: &mut AppState, tail: usize, rescued: bool) {
+    match (tail, rescued) {
+        (0, false) => {}
+        (0, true) => state.notice("The handoff was rescued: written from a reduced history"),
+        (n, r) => state.notice(format!(
+            "The new session's briefing also records the {n} message{} after the cut{}",
+            if n == 1 { "" } else { "s" },
+            if r {
+                " (the document was rescued: written from a reduced history)"
+            } else {
+                ""
+            }
+        )),
     }
 }
 
