@@ -270,13 +270,16 @@ pub fn truncate(s: &str, width: usize) -> String {
     out
 }
 
+/// The text of each line, its styles dropped (what the render tests compare).
+#[cfg(test)]
+pub(crate) fn line_texts(lines: &[Line<'_>]) -> Vec<String> {
+    lines.iter().map(|l| l.to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::line_texts as text;
     use super::*;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
 
     #[test]
     fn words_wrap_at_spaces() {
