@@ -271,6 +271,21 @@ impl Drop for Batch<'_> {
     }
 }
 
+/// A walker over `root` with the rules the file index and every search tool share: `.gitignore`
+/// (also outside a git repository, and those of parent directories), no hidden entries, links not
+/// followed.
+pub(crate) fn walk_rules(root: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .parents(true)
+        .follow_links(false);
+    b
+}
+
 /// Walk the tree (parallel, `.gitignore` respected, no hidden entries); the first walk publishes
 /// batches as they come, a refresh swaps the finished list in.
 fn walk(shared: &Shared) {
@@ -282,16 +297,8 @@ fn walk(shared: &Shared) {
     let count = std::sync::atomic::AtomicUsize::new(0);
     let truncated = AtomicBool::new(false);
     let root = shared.root.clone();
-    let mut builder = ignore::WalkBuilder::new(&root);
-    builder
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .parents(true)
-        .follow_links(false)
-        .threads(2);
+    let mut builder = walk_rules(&root);
+    builder.threads(2);
     builder.build_parallel().run(|| {
         let mut batch = Batch {
             entries: Vec::with_capacity(BATCH),

@@ -141,18 +141,8 @@ pub fn needs_chip(text: &str) -> bool {
     text.len() >= CHIP_BYTES || text.lines().count() >= CHIP_LINES
 }
 
-/// `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `1,234,567`: the engine's digit grouping, so a count reads the same in both.
+pub use crate::engine::memory::thousands;
 
 /// `512 B`, `40.0 KB`, `10.0 MB` (binary multiples).
 pub fn human_bytes(n: usize) -> String {

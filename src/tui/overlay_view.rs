@@ -63,15 +63,8 @@ pub fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Theme) {
         width,
         height,
     );
-    Clear.render(rect, buf);
-    let block = Block::bordered()
-        .title(format!(" sessions of this workspace · {} ", picker_keys()))
-        .border_style(theme.border_focus);
-    let inner = block.inner(rect);
-    block.render(rect, buf);
-    let first = p
-        .selected
-        .saturating_sub(usize::from(inner.height).saturating_sub(1));
+    let title = format!(" sessions of this workspace · {} ", picker_keys());
+    let (inner, first) = popup_frame(rect, buf, title, p.selected, theme);
     let lines: Vec<Line> = p
         .sessions
         .iter()
@@ -105,20 +98,12 @@ pub fn draw_mentions(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer
     let height = (rows + 2).min(body.height);
     let width = body.width.min(80);
     let rect = Rect::new(body.x, input.y.saturating_sub(height), width, height);
-    Clear.render(rect, buf);
     let status = if m.partial {
         format!(" files · indexing… {} so far ", m.indexed)
     } else {
         format!(" files · {} indexed ", m.indexed)
     };
-    let block = Block::bordered()
-        .title(status)
-        .border_style(theme.border_focus);
-    let inner = block.inner(rect);
-    block.render(rect, buf);
-    let first = m
-        .selected
-        .saturating_sub(usize::from(inner.height).saturating_sub(1));
+    let (inner, first) = popup_frame(rect, buf, status, m.selected, theme);
     let lines: Vec<Line> = if m.items.is_empty() {
         vec![Line::styled("(no match yet)", theme.dim)]
     } else {
@@ -138,6 +123,25 @@ pub fn draw_mentions(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer
             .collect()
     };
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// A popup's frame over `rect`: cleared, bordered in the focus style with `title`. Returns the
+/// area inside and the first row to show so that row `selected` stays in view.
+fn popup_frame(
+    rect: Rect,
+    buf: &mut Buffer,
+    title: String,
+    selected: usize,
+    theme: &Theme,
+) -> (Rect, usize) {
+    Clear.render(rect, buf);
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.border_focus);
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    let first = selected.saturating_sub(usize::from(inner.height).saturating_sub(1));
+    (inner, first)
 }
 
 /// A path with the query's characters (matched in order, case-insensitively) highlighted.

@@ -568,3 +568,27 @@ async fn the_budget_summary_survives_an_overflow() {
     );
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_failed_budget_summary_reports_the_error_and_still_ends_on_the_budget() {
+    let h = Harness::new().await;
+    h.server.push(a::tool_use("t0", "list_dir", "{}", u(1_000)));
+    h.server.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"tool_choice none is not allowed here"}}"#.into(),
+    });
+    let mut p = h.params(200_000, 50_000);
+    p.max_iterations = 1;
+    let mut r = start(p);
+    let ev = r.turn("loop").await;
+    assert_eq!(turn_end(&ev), "max_iterations_reached(1/1)", "{ev:#?}");
+    assert!(
+        ev.iter().any(
+            |e| matches!(e, Event::Error { message, .. } if message.contains("tool_choice none"))
+        ),
+        "{ev:#?}"
+    );
+    assert_eq!(h.server.requests().len(), 2);
+    r.shutdown().await;
+}

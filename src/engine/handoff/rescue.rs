@@ -75,14 +75,16 @@ pub fn reduce(
     let mut out: Vec<Message> = messages.to_vec();
     let mut sizes: Vec<u64> = out.iter().map(&size).collect();
     let total = |sizes: &[u64]| fixed.saturating_add(sizes.iter().sum::<u64>());
+    // The history with nothing dropped, stubbed or not.
+    let undropped = |messages: Vec<Message>, sizes: &[u64], stubbed: usize| Reduced {
+        size: total(sizes),
+        messages,
+        stubbed,
+        dropped: 0,
+    };
     let mut stubbed = 0;
     if total(&sizes) <= budget {
-        return Some(Reduced {
-            size: total(&sizes),
-            messages: out,
-            stubbed,
-            dropped: 0,
-        });
+        return Some(undropped(out, &sizes, stubbed));
     }
     // 1. Stubs, oldest result first.
     let calls: HashMap<String, (String, serde_json::Value)> = messages
@@ -114,12 +116,7 @@ pub fn reduce(
         if changed && let Some(s) = sizes.get_mut(i) {
             *s = size(m);
             if total(&sizes) <= budget {
-                return Some(Reduced {
-                    size: total(&sizes),
-                    messages: out,
-                    stubbed,
-                    dropped: 0,
-                });
+                return Some(undropped(out, &sizes, stubbed));
             }
         }
     }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 mod parse;
 pub use parse::expand;
+pub(super) use parse::value_kind;
 use parse::{kind, parse_servers};
 
 /// How long the first model request waits for a server that is still starting.

@@ -284,3 +284,20 @@ fn read_and_merge() {
         "key `mcpServers`: the file is not UTF-8 text"
     );
 }
+
+#[test]
+fn a_value_kind_names_an_object_as_its_caller_asks() {
+    // The config calls an object a table (TOML); a tool call's arguments call it an object.
+    assert_eq!(kind(&serde_json::json!({})), "a table");
+    assert_eq!(value_kind(&serde_json::json!({}), "an object"), "an object");
+    for (v, name) in [
+        (serde_json::json!(null), "null"),
+        (serde_json::json!(true), "a boolean"),
+        (serde_json::json!(1.5), "a number"),
+        (serde_json::json!("x"), "a string"),
+        (serde_json::json!([1]), "an array"),
+    ] {
+        assert_eq!(kind(&v), name);
+        assert_eq!(value_kind(&v, "an object"), name);
+    }
+}

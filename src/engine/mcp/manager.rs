@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::client::{self, StartCtx};
-use super::config::{Origin, ServerConfig, Transport};
+use super::config::{Origin, ServerConfig, Transport, value_kind};
 use super::names;
 
 mod supervise;
@@ -325,7 +325,7 @@ impl McpManager {
             other => {
                 return ToolOutput::error(format!(
                     "the arguments of `{name}` must be a JSON object (got {})",
-                    json_kind(other)
+                    value_kind(other, "an object")
                 ));
             }
         };
@@ -712,17 +712,6 @@ fn secs(d: Duration) -> String {
         format!("{} s", s.round() as u64)
     } else {
         format!("{s:.1} s")
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -9,11 +9,10 @@ use serde_json::{Value, json};
 use super::error::ProviderError;
 use super::http;
 pub use super::http::http_client;
-use super::sse::SseDecoder;
 use super::windows;
 use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::types::{
-    Block, Delta, Message, ModelRequest, ModelResponse, Role, THINKING_ANSWER_ROOM, ToolChoice,
+    Block, Message, ModelRequest, ModelResponse, Role, THINKING_ANSWER_ROOM, ToolChoice,
 };
 
 /// The API version header value.
@@ -228,27 +227,8 @@ impl Provider for AnthropicProvider {
             if self.model_for(req).1 {
                 headers.push(("anthropic-beta", windows::CONTEXT_1M_BETA));
             }
-            let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
-            sink(Delta::Alive);
-            let mut decoder = SseDecoder::new();
-            let mut events = Vec::new();
-            let mut state = AnthropicStream::new();
-            loop {
-                let chunk = resp.chunk().await.map_err(|e| http::body_error(&e, key))?;
-                let Some(bytes) = chunk else {
-                    return state.finish();
-                };
-                sink(Delta::Alive);
-                decoder.push_into(&bytes, &mut events);
-                for ev in events.drain(..) {
-                    state
-                        .on_event(&ev, &mut *sink)
-                        .map_err(|e| e.redacted(key))?;
-                    if state.is_done() {
-                        return state.finish();
-                    }
-                }
-            }
+            let resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+            http::read_stream(resp, AnthropicStream::new(), sink, key).await
         })
     }
 }

@@ -7,6 +7,8 @@ use std::time::Duration;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
 use super::error::{self, ProviderError};
+use super::sse::{SseDecoder, SseEvent};
+use crate::engine::types::{Delta, ModelResponse};
 
 /// How long to wait for a TCP/TLS connection. There is no overall timeout: streams are long.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -185,6 +187,55 @@ pub async fn post_stream(
         return Err(e.redacted(secret));
     }
     Ok(resp)
+}
+
+/// The state of one streamed response, fed the SSE events of its body (Anthropic's or an
+/// OpenAI-compatible server's).
+pub trait StreamState {
+    /// Apply one event; text and thinking go to `sink` as they arrive.
+    fn on_event(&mut self, ev: &SseEvent, sink: &mut dyn FnMut(Delta))
+    -> Result<(), ProviderError>;
+    /// Whether the terminal event arrived: reading stops there.
+    fn is_done(&self) -> bool;
+    /// Whether a body cut now still holds the whole answer (only trailing metadata lost).
+    fn whole_if_cut(&self) -> bool {
+        false
+    }
+    /// The response, once the body ended (or `is_done`).
+    fn finish(self) -> Result<ModelResponse, ProviderError>;
+}
+
+/// Read a streaming response to its end through `state`: every chunk tells `sink` the stream is
+/// alive, every SSE event goes to `state`, and errors carry `secret` redacted.
+pub async fn read_stream<S: StreamState>(
+    mut resp: reqwest::Response,
+    mut state: S,
+    sink: &mut (dyn FnMut(Delta) + Send),
+    secret: &str,
+) -> Result<ModelResponse, ProviderError> {
+    sink(Delta::Alive);
+    let mut decoder = SseDecoder::new();
+    let mut events = Vec::new();
+    loop {
+        let chunk = match resp.chunk().await {
+            Ok(c) => c,
+            Err(_) if state.whole_if_cut() => return state.finish(),
+            Err(e) => return Err(body_error(&e, secret)),
+        };
+        let Some(bytes) = chunk else {
+            return state.finish();
+        };
+        sink(Delta::Alive);
+        decoder.push_into(&bytes, &mut events);
+        for ev in events.drain(..) {
+            state
+                .on_event(&ev, &mut *sink)
+                .map_err(|e| e.redacted(secret))?;
+            if state.is_done() {
+                return state.finish();
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,9 +15,8 @@ use serde_json::{Value, json};
 
 use super::error::{ErrorKind, ProviderError};
 use super::http::{self, http_client};
-use super::sse::SseDecoder;
 use super::{BoxFuture, DeltaSink, Provider};
-use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, Role, ToolChoice};
+use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com";
@@ -90,32 +89,8 @@ impl OpenAiProvider {
         } else {
             vec![("authorization", bearer.as_str())]
         };
-        let mut resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
-        sink(Delta::Alive);
-        let mut decoder = SseDecoder::new();
-        let mut events = Vec::new();
-        let mut state = OpenAiStream::new();
-        loop {
-            let chunk = match resp.chunk().await {
-                Ok(c) => c,
-                // Cut after the finish reason: the answer is whole, only the usage chunk is lost.
-                Err(_) if state.is_complete() => return state.finish(),
-                Err(e) => return Err(http::body_error(&e, key)),
-            };
-            let Some(bytes) = chunk else {
-                return state.finish();
-            };
-            sink(Delta::Alive);
-            decoder.push_into(&bytes, &mut events);
-            for ev in events.drain(..) {
-                state
-                    .on_event(&ev, &mut *sink)
-                    .map_err(|e| e.redacted(key))?;
-                if state.is_done() {
-                    return state.finish();
-                }
-            }
-        }
+        let resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+        http::read_stream(resp, OpenAiStream::new(), sink, key).await
     }
 }
 

@@ -40,6 +40,16 @@ enum Flow {
     Stop(ExitReason),
 }
 
+/// How the turn goes on after a request that did not complete (see `finished`).
+enum Unfinished {
+    /// An overflow was recovered (handoff or compaction): send the request again.
+    Again,
+    /// The turn ends with this exit: aborted, or an overflow that could not be recovered.
+    Stop(ExitReason),
+    /// The request failed and the error was reported; the exit that error gives.
+    Failed(ExitReason),
+}
+
 impl Engine {
     pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
         // A key the user pastes never enters the conversation: not the model's request, not the
@@ -165,43 +175,58 @@ impl Engine {
             // The history this request sends: a background handoff started by its response
             // writes on exactly this prefix (its cache is warm).
             let cut = Cut::at_end(&self.s.messages);
-            match self.stream(req, Purpose::Main).await {
-                Outcome::Done(resp) => {
-                    let msg = resp.message();
-                    let tool_uses = msg.has_tool_use();
-                    let text = msg.text();
-                    if !msg.content.is_empty() {
-                        self.push_message(msg.clone());
-                    }
-                    // After the push: the response's ctx already counts its own output.
-                    self.on_response(&resp);
-                    self.consider_background(cut);
-                    self.emit_logged(Event::AssistantDone {
-                        text,
-                        interrupted: false,
+            let outcome = self.stream(req, Purpose::Main).await;
+            let resp = match self.finished(outcome, snapshot).await {
+                Ok(resp) => resp,
+                Err(Unfinished::Again) => continue,
+                Err(Unfinished::Stop(r) | Unfinished::Failed(r)) => return r,
+            };
+            let msg = resp.message();
+            let tool_uses = msg.has_tool_use();
+            let text = msg.text();
+            if !msg.content.is_empty() {
+                self.push_message(msg.clone());
+            }
+            // After the push: the response's ctx already counts its own output.
+            self.on_response(&resp);
+            self.consider_background(cut);
+            self.emit_logged(Event::AssistantDone {
+                text,
+                interrupted: false,
+            });
+            if !tool_uses {
+                return ExitReason::Completed;
+            }
+            if !self.run_tools(&msg).await {
+                return ExitReason::Interrupted;
+            }
+        }
+    }
+
+    /// The response of a request that completed, or how the turn goes on after one that did not:
+    /// aborted (the streamed text kept, marked interrupted), an overflow before any text (a
+    /// handoff or a compaction, then the request again), or a failure (text the user already saw
+    /// stays in the history, marked as cut off, and the error is reported).
+    async fn finished(
+        &mut self,
+        outcome: Outcome,
+        snapshot: u64,
+    ) -> Result<ModelResponse, Unfinished> {
+        match outcome {
+            Outcome::Done(resp) => Ok(resp),
+            Outcome::Aborted { partial } => {
+                self.keep_partial(partial);
+                Err(Unfinished::Stop(ExitReason::Interrupted))
+            }
+            Outcome::Failed { error, partial } => {
+                if error.kind == ErrorKind::ContextWindowExceeded && partial.is_empty() {
+                    return Err(match self.on_overflow(&error, snapshot).await {
+                        Flow::Go => Unfinished::Again,
+                        Flow::Stop(r) => Unfinished::Stop(r),
                     });
-                    if !tool_uses {
-                        return ExitReason::Completed;
-                    }
-                    if !self.run_tools(&msg).await {
-                        return ExitReason::Interrupted;
-                    }
                 }
-                Outcome::Aborted { partial } => {
-                    self.keep_partial(partial);
-                    return ExitReason::Interrupted;
-                }
-                Outcome::Failed { error, partial } => {
-                    if error.kind == ErrorKind::ContextWindowExceeded && partial.is_empty() {
-                        match self.on_overflow(&error, snapshot).await {
-                            Flow::Go => continue,
-                            Flow::Stop(r) => return r,
-                        }
-                    }
-                    // Text the user already saw stays in the history, marked as cut off.
-                    self.keep_cut_off(partial, &error);
-                    return self.fail(&error.into());
-                }
+                self.keep_cut_off(partial, &error);
+                Err(Unfinished::Failed(self.fail(&error.into())))
             }
         }
     }
@@ -451,48 +476,37 @@ impl Engine {
         loop {
             let snapshot = self.replace.get();
             let req = self.build_request(ToolChoice::None);
-            match self.stream(req, Purpose::Main).await {
-                Outcome::Done(resp) => {
-                    // A tool call emitted anyway is dropped: only the text is kept.
-                    let text = resp.text();
-                    if !text.is_empty() {
-                        self.push_message(Message::assistant(text.clone()));
+            let outcome = self.stream(req, Purpose::Main).await;
+            let resp = match self.finished(outcome, snapshot).await {
+                Ok(resp) => resp,
+                Err(Unfinished::Again) => {
+                    // A successor gets the question after its briefing; a compacted history kept
+                    // it as its last user message.
+                    let asked = self
+                        .s
+                        .messages
+                        .last()
+                        .is_some_and(|m| m.text().contains(&ask));
+                    if !asked {
+                        self.push_message(Message::user(ask.clone()));
                     }
-                    self.on_response(&resp);
-                    self.emit_logged(Event::AssistantDone {
-                        text,
-                        interrupted: false,
-                    });
-                    return ExitReason::MaxIterations { n, max };
+                    continue;
                 }
-                Outcome::Aborted { partial } => {
-                    self.keep_partial(partial);
-                    return ExitReason::Interrupted;
-                }
-                Outcome::Failed { error, partial } => {
-                    if error.kind == ErrorKind::ContextWindowExceeded && partial.is_empty() {
-                        match self.on_overflow(&error, snapshot).await {
-                            Flow::Go => {
-                                // A successor gets the question after its briefing; a compacted
-                                // history kept it as its last user message.
-                                let asked = self
-                                    .s
-                                    .messages
-                                    .last()
-                                    .is_some_and(|m| m.text().contains(&ask));
-                                if !asked {
-                                    self.push_message(Message::user(ask.clone()));
-                                }
-                                continue;
-                            }
-                            Flow::Stop(r) => return r,
-                        }
-                    }
-                    self.keep_cut_off(partial, &error);
-                    self.fail(&error.into());
-                    return ExitReason::MaxIterations { n, max };
-                }
+                Err(Unfinished::Stop(r)) => return r,
+                // The error is reported; the turn still ends as the budget says.
+                Err(Unfinished::Failed(_)) => return ExitReason::MaxIterations { n, max },
+            };
+            // A tool call emitted anyway is dropped: only the text is kept.
+            let text = resp.text();
+            if !text.is_empty() {
+                self.push_message(Message::assistant(text.clone()));
             }
+            self.on_response(&resp);
+            self.emit_logged(Event::AssistantDone {
+                text,
+                interrupted: false,
+            });
+            return ExitReason::MaxIterations { n, max };
         }
     }
 }

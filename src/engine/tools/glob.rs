@@ -1,13 +1,13 @@
 //! `glob`: files whose paths match a glob pattern, newest first.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 use globset::GlobBuilder;
 use serde_json::json;
 
 use super::args::Args;
-use super::grep::walker;
+use super::grep::{files, walker};
 use super::{ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::types::ToolSpec;
 
@@ -61,14 +61,8 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
     let names_only = !pattern.contains('/');
 
     let mut found: Vec<(SystemTime, String)> = Vec::new();
-    for entry in walker(&root).build() {
-        if cancel.load(Ordering::Relaxed) {
-            return Err("The search was cancelled.".into());
-        }
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
+    for entry in files(walker(&root).build(), cancel) {
+        let entry = entry?;
         let path = entry.path();
         let hit = if names_only {
             path.file_name().is_some_and(|n| matcher.is_match(n))

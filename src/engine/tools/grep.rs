@@ -5,14 +5,15 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
+use ignore::{DirEntry, WalkBuilder};
 use regex::RegexBuilder;
 use serde_json::json;
 
 use super::args::Args;
 use super::text::{looks_binary, truncate_chars};
 use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use crate::engine::files::walk_rules;
 use crate::engine::types::ToolSpec;
 
 /// Matches returned when the call names no `max_results`.
@@ -52,16 +53,27 @@ pub(super) fn spec() -> ToolSpec {
 /// A walker over `root` with the rules every search tool shares: `.gitignore` (also outside a git
 /// repository), no hidden entries, sorted by name.
 pub(super) fn walker(root: &Path) -> WalkBuilder {
-    let mut b = WalkBuilder::new(root);
-    b.hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .parents(true)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b));
+    let mut b = walk_rules(root);
+    b.sort_by_file_name(|a, b| a.cmp(b));
     b
+}
+
+/// The files of a walk in its order (entries it could not read and directories skipped); an
+/// `Err` with the message for the model as soon as `cancel` is set.
+pub(super) fn files<'a>(
+    walk: ignore::Walk,
+    cancel: &'a AtomicBool,
+) -> impl Iterator<Item = Result<DirEntry, &'static str>> + 'a {
+    walk.filter_map(move |entry| {
+        if cancel.load(Ordering::Relaxed) {
+            return Some(Err("The search was cancelled."));
+        }
+        let entry = entry.ok()?;
+        entry
+            .file_type()
+            .is_some_and(|t| t.is_file())
+            .then_some(Ok(entry))
+    })
 }
 
 pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult {
@@ -95,14 +107,8 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
     let mut files_with_matches = 0usize;
     let mut truncated = false;
     let mut skipped_large = 0usize;
-    for entry in builder.build() {
-        if cancel.load(Ordering::Relaxed) {
-            return Err("The search was cancelled.".into());
-        }
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
+    for entry in files(builder.build(), cancel) {
+        let entry = entry?;
         let path = entry.path();
         if entry
             .metadata()

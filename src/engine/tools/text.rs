@@ -59,36 +59,7 @@ pub(crate) fn clean_terminal_output(s: &str) -> String {
             out.push(c);
             continue;
         }
-        match chars.peek() {
-            Some('[') => {
-                chars.next();
-                // CSI: parameters and intermediates, then one final byte in @..~.
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            Some(']') => {
-                chars.next();
-                // OSC: ends with BEL or ESC \.
-                while let Some(c) = chars.next() {
-                    if c == '\u{7}' {
-                        break;
-                    }
-                    if c == '\u{1b}' {
-                        if chars.peek() == Some(&'\\') {
-                            chars.next();
-                        }
-                        break;
-                    }
-                }
-            }
-            Some(_) => {
-                chars.next();
-            }
-            None => {}
-        }
+        skip_escape(&mut chars);
     }
     if !out.contains('\r') {
         return out;
@@ -102,6 +73,38 @@ pub(crate) fn clean_terminal_output(s: &str) -> String {
         resolved.push_str(line.rsplit('\r').next().unwrap_or(line));
     }
     resolved
+}
+
+/// Consumes the rest of a terminal escape sequence whose ESC was just read: a CSI (`ESC [`
+/// parameters, then one final byte in `@..=~`), an OSC (`ESC ]` up to BEL or `ESC \`), or a
+/// two-character escape (`ESC c`, `ESC =`, ...). Shared with the TUI's text sanitising.
+pub(crate) fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek() {
+        Some('[') => {
+            chars.next();
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']') => {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    chars.next_if_eq(&'\\');
+                    break;
+                }
+            }
+        }
+        Some(_) => {
+            chars.next();
+        }
+        None => {}
+    }
 }
 
 /// Similarity of two strings in `0.0..=1.0` (Sørensen–Dice over character bigrams).
@@ -194,6 +197,22 @@ mod tests {
             clean_terminal_output("\u{1b}]0;title\u{7}ok\r\n10%\r50%\r100%\ndone"),
             "ok\n100%\ndone"
         );
+    }
+
+    #[test]
+    fn an_escape_is_skipped_to_its_end_and_no_further() {
+        let rest = |s: &str| {
+            let mut chars = s.chars().peekable();
+            skip_escape(&mut chars);
+            chars.collect::<String>()
+        };
+        assert_eq!(rest("[1;31mred"), "red");
+        assert_eq!(rest("]0;title\u{7}after"), "after");
+        assert_eq!(rest("]8;;url\u{1b}\\after"), "after");
+        assert_eq!(rest("]8;;url\u{1b}after"), "after");
+        assert_eq!(rest("cafter"), "after");
+        assert_eq!(rest("[12"), "");
+        assert_eq!(rest(""), "");
     }
 
     #[test]

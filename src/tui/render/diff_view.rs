@@ -157,10 +157,7 @@ pub fn diff_lines(
 mod tests {
     use super::*;
     use crate::engine::diff::DiffLimits;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
+    use crate::tui::render::wrap::line_texts as text;
 
     #[test]
     fn an_edit_shows_old_and_new_lines_with_numbers() {

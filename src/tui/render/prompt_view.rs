@@ -255,10 +255,7 @@ pub fn queued_lines(queue: &[&str], width: usize, hint: bool, theme: &Theme) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
+    use crate::tui::render::wrap::line_texts as text;
 
     #[test]
     fn queued_rows_fold_the_oldest_into_a_count() {

@@ -6,6 +6,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::engine::tools::text::skip_escape;
+
 /// How a logical line breaks when it is wider than the width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WrapMode {
@@ -40,35 +42,7 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
         match c {
             '\n' => out.push('\n'),
             '\t' => out.push_str("    "),
-            '\u{1b}' => match chars.peek() {
-                // CSI: ESC [ params final-byte (0x40..=0x7e).
-                Some('[') => {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: ESC ] ... (BEL | ESC \).
-                Some(']') => {
-                    chars.next();
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' {
-                            chars.next_if_eq(&'\\');
-                            break;
-                        }
-                    }
-                }
-                // Two-byte escapes (ESC c, ESC =, ...).
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            },
+            '\u{1b}' => skip_escape(&mut chars),
             c if c.is_control() => {}
             c => out.push(c),
         }
@@ -296,13 +270,16 @@ pub fn truncate(s: &str, width: usize) -> String {
     out
 }
 
+/// The text of each line, its styles dropped (what the render tests compare).
+#[cfg(test)]
+pub(crate) fn line_texts(lines: &[Line<'_>]) -> Vec<String> {
+    lines.iter().map(|l| l.to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::line_texts as text;
     use super::*;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
 
     #[test]
     fn words_wrap_at_spaces() {

@@ -280,3 +280,35 @@ async fn max_completion_tokens_is_used_when_the_model_asks_for_it() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_cut_after_the_finish_reason_keeps_the_answer_and_one_before_it_is_an_error() {
+    let server = FakeServer::start().await;
+    let events = fake::openai::Stream::new(U::new(10, 5))
+        .text("whole answer")
+        .events();
+    // Role, text pieces and the finish reason arrive; the usage chunk and `[DONE]` do not.
+    let upto_finish = events[..events.len() - 2].concat();
+    server.push(fake::Reply::Reset { bytes: upto_finish });
+    // The same cut one chunk earlier: no finish reason yet.
+    let before_finish = events[..events.len() - 3].concat();
+    server.push(fake::Reply::Reset {
+        bytes: before_finish,
+    });
+    let p = openai(&server);
+    let req = request(vec![Message::user("hi")]);
+
+    let (r, deltas) = run(&p, &req).await;
+    let r = r.unwrap();
+    assert_eq!(r.content, vec![Block::text("whole answer")]);
+    assert_eq!(text_of(&deltas), "whole answer");
+
+    let (r, _) = run(&p, &req).await;
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Network);
+    assert!(
+        e.message.starts_with("stream interrupted:"),
+        "{}",
+        e.message
+    );
+}

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::REDACTED_THINKING_PREFIX;
 use crate::engine::provider::error::{self, ProviderError};
+use crate::engine::provider::http::StreamState;
 use crate::engine::provider::sse::SseEvent;
 use crate::engine::types::{Block, Delta, INVALID_JSON_KEY, ModelResponse, Usage};
 
@@ -79,6 +80,22 @@ enum Partial {
     },
     /// A block type this client does not use (server tools, citations…): skipped.
     Ignored,
+}
+
+impl StreamState for AnthropicStream {
+    fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        sink: &mut dyn FnMut(Delta),
+    ) -> Result<(), ProviderError> {
+        AnthropicStream::on_event(self, ev, sink)
+    }
+    fn is_done(&self) -> bool {
+        AnthropicStream::is_done(self)
+    }
+    fn finish(self) -> Result<ModelResponse, ProviderError> {
+        AnthropicStream::finish(self)
+    }
 }
 
 /// The state of one streamed Anthropic response: feed it every SSE event with

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::engine::fsutil::new_id;
 use crate::engine::provider::anthropic::tool_input;
 use crate::engine::provider::error::{self, ProviderError};
+use crate::engine::provider::http::StreamState;
 use crate::engine::provider::sse::SseEvent;
 use crate::engine::types::{Block, Delta, ModelResponse, Usage};
 
@@ -68,6 +69,26 @@ struct Call {
     name: String,
     args: String,
     announced: bool,
+}
+
+impl StreamState for OpenAiStream {
+    fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        sink: &mut dyn FnMut(Delta),
+    ) -> Result<(), ProviderError> {
+        OpenAiStream::on_event(self, ev, sink)
+    }
+    fn is_done(&self) -> bool {
+        OpenAiStream::is_done(self)
+    }
+    /// Cut after the finish reason: the answer is whole, only the usage chunk is lost.
+    fn whole_if_cut(&self) -> bool {
+        self.is_complete()
+    }
+    fn finish(self) -> Result<ModelResponse, ProviderError> {
+        OpenAiStream::finish(self)
+    }
 }
 
 /// The state of one streamed Chat Completions response: feed it each SSE `data` payload with

@@ -127,3 +127,28 @@ async fn list_dir_sorts_dirs_first_and_marks_ignored() {
     let e = ws.err("list_dir", json!({"path": "scr"})).await;
     assert!(e.contains("Did you mean: src"), "{e}");
 }
+
+#[test]
+fn the_shared_walk_yields_files_by_name_and_stops_when_cancelled() {
+    use super::super::grep::{files, walker};
+    use std::sync::atomic::AtomicBool;
+    let ws = project();
+    let running = AtomicBool::new(false);
+    let found: Vec<String> = files(walker(ws.root()).build(), &running)
+        .map(|e| {
+            let e = e.unwrap();
+            let rel = e.path().strip_prefix(ws.root()).unwrap().to_owned();
+            rel.to_string_lossy().into_owned()
+        })
+        .collect();
+    assert_eq!(
+        found,
+        ["README.md", "blob.bin", "src/main.rs", "src/util/mod.rs"]
+    );
+    let cancelled = AtomicBool::new(true);
+    let mut walk = files(walker(ws.root()).build(), &cancelled);
+    assert_eq!(
+        walk.next().map(|e| e.err()),
+        Some(Some("The search was cancelled."))
+    );
+}
