@@ -240,7 +240,7 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Input, ctrl('j'), A::Newline, "insert a newline", None),
     b(C::Input, k(KeyCode::Up), A::HistoryPrev, "previous message (on the first line)", None),
     b(C::Input, k(KeyCode::Down), A::HistoryNext, "next message (on the last line)", None),
-    b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff); on an empty input, drop the newest queued message first", Some("abort")),
+    b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff); on an empty input, first drop the newest queued message, then cancel a background handoff", Some("abort")),
     b(C::Input, ctrl('r'), A::HistorySearch, "search the input history", None),
     b(C::Input, k(KeyCode::Home), A::ChatTop, "the top of the chat (while the input is empty)", None),
     b(C::Input, k(KeyCode::End), A::ChatBottom, "the bottom of the chat (while the input is empty)", None),
