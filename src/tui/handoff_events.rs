@@ -13,7 +13,7 @@ use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::protocol::{DocumentSource, HandoffId, HandoffPhase, Held, Op};
 
 use super::editor::{Review, SideEditor};
-use super::keymap::{Action, label_for};
+use super::keymap::{Action, label_for, short_label_for};
 use super::msg::Effect;
 use super::render::cell::Cell;
 use super::state::{AppState, BackgroundHandoff, BackgroundStage, Focus, HandoffKind, Running};
@@ -70,8 +70,17 @@ pub(super) fn on_handoff(
         } => {
             if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
                 bg.main_waits = Some(now);
+                // The document may be written already: then the work waits for its review.
+                let what = if bg.stage == BackgroundStage::Review {
+                    format!(
+                        "the review of the handoff document to end ({} starts the next session now)",
+                        short_label_for(Action::Save)
+                    )
+                } else {
+                    "the handoff document".to_string()
+                };
                 state.notice_soon(format!(
-                    "Context at {}: the work waits for the handoff document",
+                    "Context at {}: the work waits for {what}",
                     fmt_tokens(context)
                 ));
             }
