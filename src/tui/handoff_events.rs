@@ -179,11 +179,20 @@ fn on_near(state: &mut AppState, context: u64, at: u64, window: u64) {
         return;
     }
     state.near_noticed = Some(state.generation);
+    // One response can jump past the line itself (a large tool result, a cancelled handoff):
+    // then the handoff is due now, not "will be written" at a mark already behind.
+    let when = if context >= at {
+        format!(
+            "past the handoff line at {}, a handoff is due",
+            fmt_tokens(at)
+        )
+    } else {
+        format!("a handoff will be written at {}", fmt_tokens(at))
+    };
     state.notice(format!(
-        "Context at {}/{}: a handoff will be written at {}",
+        "Context at {}/{}: {when}",
         fmt_tokens(context),
-        fmt_window(window),
-        fmt_tokens(at)
+        fmt_window(window)
     ));
 }
 
