@@ -31,6 +31,16 @@ fn main() {
             }
         }
     }
+    // `-p ""` (or only blanks): refused as an empty stdin is, before anything starts; the provider
+    // would reject an empty message with a less clear error.
+    if config
+        .prompt
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        eprintln!("flower-tui: -p: the task is empty");
+        std::process::exit(2);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1,5 +1,7 @@
 //! The interactive entry point: start the engine, then the full-screen TUI over it.
 
+use std::io::Write;
+
 use crate::config::Config;
 use crate::engine::session;
 
@@ -63,13 +65,14 @@ pub async fn run(mut config: Config) -> i32 {
     match result {
         Ok(outcome) => {
             // The alternate screen is gone with the transcript: say how to come back.
+            // Not `println!`: the terminal may be gone, and a failed write must not panic.
             if let Some(text) = farewell(&outcome, &config) {
-                println!("{text}");
+                let _ = writeln!(std::io::stdout(), "{text}");
             }
             0
         }
         Err(e) => {
-            eprintln!("flower-tui: {e:#}");
+            let _ = writeln!(std::io::stderr(), "flower-tui: {e:#}");
             1
         }
     }

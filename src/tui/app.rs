@@ -201,15 +201,25 @@ pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     };
     let result = shell.run().await;
     terminal::restore();
+    let Shell {
+        tui,
+        state,
+        exit_notes,
+        ..
+    } = shell;
+    // `restore` showed the cursor already. ratatui's own drop would show it again and, with the
+    // terminal gone (closed window, `tmux kill-session`), `eprintln!` its failure, which panics
+    // and ends the process before the engine has kept its records: it is not run.
+    std::mem::forget(tui);
     // What the way out did with unsaved edits, where the user (or their scrollback) can read it.
     // (Not `eprintln!`: with the terminal gone a failed write must not panic.)
-    for note in &shell.exit_notes {
+    for note in &exit_notes {
         let _ = writeln!(std::io::stderr(), "flower-tui: {note}");
     }
     let outcome = Outcome {
-        session_id: shell.state.session_id.clone(),
-        generation: shell.state.generation,
-        run_id: shell.state.run_id.clone(),
+        session_id: state.session_id.clone(),
+        generation: state.generation,
+        run_id: state.run_id.clone(),
     };
     result.map(|()| outcome)
 }

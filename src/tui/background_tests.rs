@@ -309,3 +309,46 @@ fn the_turnover_clears_it_and_says_what_the_briefing_holds() {
         "The new session's briefing also records the 5 messages after the cut (the document was rescued: written from a reduced history)"
     );
 }
+
+#[test]
+fn a_wait_for_a_document_already_in_review_says_it_waits_for_the_review() {
+    // The document is frozen and its countdown runs; then the main thread reaches the hard limit.
+    // It waits for the review to end, not for a document still being written.
+    let t0 = Instant::now();
+    let mut s = state();
+    streaming(&mut s, t0);
+    update(&mut s, writing(), t0);
+    update(&mut s, frozen_bg(true), t0);
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Waiting {
+            handoff: H,
+            context: 184_000,
+            limit: 183_616,
+        })),
+        t0 + Duration::from_secs(2),
+    );
+    let (label, since, _) = s.spinner().expect("the main spinner");
+    assert_eq!(label, "waiting for the handoff review to end…");
+    assert_eq!(since, t0 + Duration::from_secs(2));
+    s.flush_deferred();
+    let said = s
+        .chat
+        .iter()
+        .filter_map(|c| match c {
+            Cell::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    assert!(
+        said.iter().any(|m| m
+            == "Context at 184.0K: the work waits for the review of the handoff document to end (ctrl-s starts the next session now)"),
+        "{said:#?}"
+    );
+    assert!(
+        !said
+            .iter()
+            .any(|m| m.contains("waits for the handoff document")),
+        "{said:#?}"
+    );
+}

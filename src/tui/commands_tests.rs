@@ -351,6 +351,28 @@ fn near_notice_once_per_generation() {
 }
 
 #[test]
+fn a_near_notice_past_the_line_says_the_handoff_is_due() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Near {
+            context: 25_000,
+            at: 20_000,
+            window: 30_000,
+        })),
+        t0,
+    );
+    assert_eq!(
+        last_cell(&s),
+        Cell::Notice {
+            message: "Context at 25.0K/30K: past the handoff line at 20.0K, a handoff is due"
+                .into()
+        }
+    );
+}
+
+#[test]
 fn mcp_lists_servers_from_their_status_events_and_restarts_one() {
     use crate::engine::mcp::{Origin as McpOrigin, ServerState, ServerStatus};
     let t0 = Instant::now();

@@ -13,7 +13,7 @@ use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::protocol::{DocumentSource, HandoffId, HandoffPhase, Held, Op};
 
 use super::editor::{Review, SideEditor};
-use super::keymap::{Action, label_for};
+use super::keymap::{Action, label_for, short_label_for};
 use super::msg::Effect;
 use super::render::cell::Cell;
 use super::state::{AppState, BackgroundHandoff, BackgroundStage, Focus, HandoffKind, Running};
@@ -156,8 +156,17 @@ fn on_rescuing(
 fn on_waiting(state: &mut AppState, handoff: HandoffId, context: u64, now: Instant) {
     if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
         bg.main_waits = Some(now);
+        // The document may be written already: then the work waits for its review.
+        let what = if bg.stage == BackgroundStage::Review {
+            format!(
+                "the review of the handoff document to end ({} starts the next session now)",
+                short_label_for(Action::Save)
+            )
+        } else {
+            "the handoff document".to_string()
+        };
         state.notice_soon(format!(
-            "Context at {}: the work waits for the handoff document",
+            "Context at {}: the work waits for {what}",
             fmt_tokens(context)
         ));
     }
@@ -186,11 +195,20 @@ fn on_near(state: &mut AppState, context: u64, at: u64, window: u64) {
         return;
     }
     state.near_noticed = Some(state.generation);
+    // One response can jump past the line itself (a large tool result, a cancelled handoff):
+    // then the handoff is due now, not "will be written" at a mark already behind.
+    let when = if context >= at {
+        format!(
+            "past the handoff line at {}, a handoff is due",
+            fmt_tokens(at)
+        )
+    } else {
+        format!("a handoff will be written at {}", fmt_tokens(at))
+    };
     state.notice(format!(
-        "Context at {}/{}: a handoff will be written at {}",
+        "Context at {}/{}: {when}",
         fmt_tokens(context),
-        fmt_window(window),
-        fmt_tokens(at)
+        fmt_window(window)
     ));
 }
 

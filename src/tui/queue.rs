@@ -22,7 +22,9 @@ pub(super) fn send_now(
     fx: &mut Vec<Effect>,
 ) {
     state.finish_streaming();
-    state.chat.push(Cell::User { text: raw });
+    // Drawn as the model gets it: a provider key typed or pasted in is masked (SPEC §14).
+    let shown = crate::engine::secrets::redact(&raw).into_owned();
+    state.chat.push(Cell::User { text: shown });
     state.selected_tool = None;
     fx.push(Effect::ScrollChat(ChatScroll::Bottom));
     if state.running == Running::Idle {

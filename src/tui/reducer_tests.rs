@@ -636,3 +636,42 @@ fn the_echo_of_a_typed_message_is_not_drawn_again_even_when_the_engine_changed_i
     );
     assert_eq!(s.chat.len(), cells + 1);
 }
+
+#[test]
+fn a_key_typed_into_a_message_is_drawn_masked_once_sent_or_queued() {
+    // The user's own provider key, registered at start as every key is (SPEC §14).
+    let key_text = "sk-ant-tui-typed-0123456789abcdef";
+    crate::engine::secrets::register(key_text);
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, &format!("my key is {key_text}"), t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    // The chat shows what the model gets: the key masked, never the key itself.
+    assert_eq!(
+        last_cell(&s),
+        Cell::User {
+            text: "my key is sk-a****".into()
+        }
+    );
+    // The engine still gets the text as typed; it masks it itself (and the tests of the engine
+    // check that).
+    assert!(matches!(ops(&fx).first(), Some(Op::UserTurn { text, .. }) if text.contains(key_text)));
+    // Typed while the turn runs: queued, drawn masked below the reply, then sent masked too.
+    type_text(&mut s, &format!("again {key_text}"), t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    let theme = Theme::builtin("dark").expect("built-in theme");
+    let mut t =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).expect("terminal");
+    t.draw(|f| super::view::view(f, &s, &mut super::view::ViewCache::new(), &theme, t0))
+        .expect("draw");
+    let screen = format!("{:?}", t.backend().buffer());
+    assert!(screen.contains("again sk-a****"), "{screen}");
+    assert!(!screen.contains(key_text), "{screen}");
+    end_turn(&mut s, 1, t0);
+    assert_eq!(
+        last_cell(&s),
+        Cell::User {
+            text: "again sk-a****".into()
+        }
+    );
+}

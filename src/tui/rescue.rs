@@ -33,6 +33,8 @@ pub fn keep_unsaved_with_fallback(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "handoff.md".into());
     let base = format!("{name}.unsaved-{}", compact_stamp(secs));
+    // A provider key typed into the document never reaches disk (SPEC §14).
+    let text = crate::engine::secrets::redact(text);
     match write_new(dir, &base, text.as_bytes()) {
         Ok(p) => Ok(p),
         Err(first) => write_new(fallback, &base, text.as_bytes()).map_err(|second| {
@@ -86,6 +88,19 @@ mod tests {
             std::fs::read_dir(dir.path()).unwrap().count(),
             3,
             "no temp file left behind"
+        );
+    }
+
+    #[test]
+    fn a_key_in_the_kept_edits_is_masked() {
+        let key = "sk-ant-kept-edits-0123456789abcdef";
+        crate::engine::secrets::register(key);
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("handoff-demo.md");
+        let kept = keep_unsaved(&doc, &format!("## Notes\nkey {key}\n"), 0).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&kept).unwrap(),
+            "## Notes\nkey sk-a****\n"
         );
     }
 

@@ -552,8 +552,15 @@ impl AppState {
             Running::Idle => None,
             Running::Streaming { since } => {
                 let hint = format!("{esc} to interrupt");
-                if let Some(t) = self.background.and_then(|b| b.main_waits) {
-                    return Some(("waiting for the handoff document…".into(), t, hint));
+                if let Some(bg) = self.background
+                    && let Some(t) = bg.main_waits
+                {
+                    let label = if bg.stage == BackgroundStage::Review {
+                        "waiting for the handoff review to end…"
+                    } else {
+                        "waiting for the handoff document…"
+                    };
+                    return Some((label.into(), t, hint));
                 }
                 if let Some((servers, waiting)) = &self.mcp_waiting {
                     return Some((

@@ -268,7 +268,13 @@ fn queued_rows(state: &AppState, width: u16, theme: &Theme) -> Vec<Line<'static>
     if state.queue.is_empty() {
         return Vec::new();
     }
-    let texts: Vec<&str> = state.queue.iter().map(|q| q.raw.as_str()).collect();
+    // A key typed into a queued message is drawn masked, as the model will get it.
+    let masked: Vec<String> = state
+        .queue
+        .iter()
+        .map(|q| crate::engine::secrets::redact(&q.raw).into_owned())
+        .collect();
+    let texts: Vec<&str> = masked.iter().map(String::as_str).collect();
     let hint = state.focus == Focus::Input && state.input.is_empty();
     queued_lines(&texts, usize::from(width), hint, theme)
 }

@@ -877,3 +877,40 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     );
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_document_is_frozen_while_a_long_bash_command_runs() {
+    // The writing request answers at once, while the main thread runs a command for seconds: the
+    // document must be frozen (on disk, in the ledger, its review open) then, not only once the
+    // command ends (a kill meanwhile would lose it; the review would start late).
+    let h = Harness::new().await;
+    let marker = h.workspace.join("bash-ended");
+    let command = format!("sleep 3; touch {}", marker.display());
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+        u(31_000),
+    ));
+    h.server.push(a::text("done", u(31_500)));
+    h.server.push(a::text("successor", u(5_000)));
+    h.server.push_writing(a::text_counted(DOC, 300));
+    let mut r = start(bg(&h));
+    r.send_turn("run the slow command").await;
+    let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Frozen { .. })).await;
+    assert!(
+        !marker.exists(),
+        "the document was frozen only after the command ended"
+    );
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::ToolResult { .. })),
+        "{ev:#?}"
+    );
+    assert!(
+        r.manifest().steps[0].frozen.is_some(),
+        "frozen in the ledger"
+    );
+    let end = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    assert_eq!(turn_end(&end), "completed");
+    r.shutdown().await;
+}

@@ -476,3 +476,36 @@ async fn continuing_a_step_a_live_engine_works_on_is_refused() {
     let r = start(resumed(&h, &root));
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the_model_nor_disk() {
+    // A provider key, registered as every key in the environment is at start (SPEC §14).
+    const TYPED_KEY: &str = "sk-ant-typed-into-the-file-0123456789";
+    flower_tui::engine::secrets::register(TYPED_KEY);
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    h.server.push(a::text("ok", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    let mut r = start(p);
+    r.send_turn("work").await;
+    let (handoff, path) = frozen(&mut r).await;
+    // The user (or `$EDITOR`, or a command) puts a key into the document under review.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}## Notes\nthe key is {TYPED_KEY}\n")).unwrap();
+    r.send(Op::ReviewDone { handoff }).await;
+    r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    let briefing = first_blocks(&h.server.requests()[2]).join("\n");
+    assert!(
+        briefing.contains("## Notes\nthe key is sk-a****\n"),
+        "{briefing}"
+    );
+    assert!(!briefing.contains(TYPED_KEY), "{briefing}");
+    // The file the successor was briefed from holds it masked too, as every handoff file does.
+    let on_disk = std::fs::read_to_string(&path).unwrap();
+    assert!(!on_disk.contains(TYPED_KEY), "{on_disk}");
+    assert!(on_disk.contains("the key is sk-a****"), "{on_disk}");
+    r.shutdown().await;
+}

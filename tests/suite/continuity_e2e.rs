@@ -663,3 +663,68 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
     let first = first_blocks(&other.requests()[4]).join("");
     assert!(first.contains("Work of headless-g2.") && !first.contains("Work of tui."));
 }
+
+#[test]
+fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
+    // The terminal itself goes (a closed window, `tmux kill-session`): SIGHUP, and every write to
+    // the terminal fails from then on. The edits must be kept, the ledger must say where (so the
+    // next start offers them), and nothing may panic on the way out.
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.push(a::text(&doc("signals"), u(31_500)));
+    let step = "s3gone";
+    let typed = "- typed before the window closed";
+    let mut t = Pty::start(
+        &server,
+        &[
+            "--yes",
+            "--handoff-mode",
+            "blocking",
+            "--window",
+            "40000",
+            "--headroom",
+            "10000",
+            "--review",
+            "60",
+            "--step",
+            step,
+        ],
+    );
+    t.wait_for(READY);
+    t.keys("handle the signals");
+    t.keys(ENTER);
+    let file = format!("handoff-{step}.md");
+    t.wait("the review", |s| {
+        s.contains(&file) && s.contains("successor in")
+    });
+    t.keys(&"\x1b[B".repeat(40));
+    t.keys(END);
+    t.keys(ENTER);
+    t.keys(typed);
+    t.wait("the typed line, unsaved", |s| {
+        s.contains(typed) && s.contains("paused")
+    });
+    t.hang_up(" ");
+    let status = t.wait_exit();
+    assert!(status.success(), "{status}");
+    let home = t.home();
+    let file = t.workspace().join(".flower/notes").join(file);
+    let kept = kept_beside(&file);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(read(&kept[0]).contains(typed));
+    let m = manifest(home.path());
+    let step = &m["steps"][0];
+    assert_eq!(step["handoffs"].as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        step["frozen"]["unsaved"],
+        kept[0].to_string_lossy().as_ref(),
+        "{step:#}"
+    );
+    // Nothing panicked on the way out.
+    let logs = all_files(&home.path().join("data/flower/logs"));
+    for log in logs {
+        let text = read(&log);
+        assert!(!text.contains("panicked"), "{text}");
+    }
+}

@@ -50,6 +50,8 @@ pub struct Shared {
     pub raw: Mutex<Vec<u8>>,
     /// The reader saw end of file (the program and its terminal are gone).
     pub eof: AtomicBool,
+    /// The test hangs up: the reader lets go of the terminal at its next read.
+    pub hang_up: AtomicBool,
 }
 
 /// The real binary running in a pseudo-terminal. Dropping it kills the program if it still runs.
@@ -58,7 +60,8 @@ pub struct Pty {
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     pub shared: Arc<Shared>,
     reader: Option<JoinHandle<()>>,
-    master: Box<dyn MasterPty + Send>,
+    /// None once the test hung up ([`Pty::hang_up`]).
+    master: Option<Box<dyn MasterPty + Send>>,
     /// HOME, data and config dirs, and the workspace `ws`.
     home: Arc<TempDir>,
 }
@@ -112,6 +115,7 @@ impl Pty {
             parser: Mutex::new(vt100::Parser::new(ROWS, COLS, 0)),
             raw: Mutex::new(Vec::new()),
             eof: AtomicBool::new(false),
+            hang_up: AtomicBool::new(false),
         });
         let thread_shared = shared.clone();
         let answer = writer.clone();
@@ -121,6 +125,7 @@ impl Pty {
             loop {
                 match reader.read(&mut buf) {
                     Ok(0) | Err(_) => break,
+                    Ok(_) if thread_shared.hang_up.load(Ordering::SeqCst) => break,
                     Ok(n) => {
                         lock(&thread_shared.parser).process(&buf[..n]);
                         let mut raw = lock(&thread_shared.raw);
@@ -144,7 +149,7 @@ impl Pty {
             writer,
             shared,
             reader: Some(reader),
-            master: pair.master,
+            master: Some(pair.master),
             home,
         }
     }
@@ -174,6 +179,8 @@ impl Pty {
     pub fn resize(&self, rows: u16, cols: u16) {
         lock(&self.shared.parser).screen_mut().set_size(rows, cols);
         self.master
+            .as_ref()
+            .expect("the terminal is open")
             .resize(PtySize {
                 rows,
                 cols,
@@ -181,6 +188,21 @@ impl Pty {
                 pixel_height: 0,
             })
             .unwrap();
+    }
+
+    /// Close the terminal, as a closed terminal window or `tmux kill-session` does: every
+    /// descriptor of the master side goes, so the kernel sends the program SIGHUP and its writes
+    /// to the terminal fail from then on. `poke` is typed first so that the program draws and the
+    /// reader, woken by that, lets go of its descriptor.
+    pub fn hang_up(&mut self, poke: &str) {
+        self.shared.hang_up.store(true, Ordering::SeqCst);
+        self.keys(poke);
+        if let Some(r) = self.reader.take() {
+            r.join().unwrap();
+        }
+        *lock(&self.writer) = Box::new(std::io::sink());
+        self.master = None;
+        self.shared.eof.store(true, Ordering::SeqCst);
     }
 
     pub fn screen(&self) -> String {

@@ -130,11 +130,25 @@ pub enum ReadBack {
     Unreadable(String),
 }
 
-/// Read the live document back after the review window.
+/// Read the live document back after the review window. A provider key put into the file (typed
+/// in the side editor or `$EDITOR`, pasted by a command) is masked, in the text returned and in
+/// the file itself, so it reaches neither the successor nor a handoff file on disk (SPEC §14).
 pub fn read_back(path: &Path) -> ReadBack {
     match fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes).into_owned();
+            let text = match crate::engine::secrets::redact(&text) {
+                std::borrow::Cow::Borrowed(_) => text,
+                std::borrow::Cow::Owned(masked) => {
+                    if let Err(e) = atomic_write(path, masked.as_bytes()) {
+                        tracing::warn!(
+                            "could not rewrite {} with its key masked: {e}",
+                            path.display()
+                        );
+                    }
+                    masked
+                }
+            };
             if text.trim().is_empty() {
                 ReadBack::Empty
             } else {

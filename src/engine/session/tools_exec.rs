@@ -370,6 +370,9 @@ impl Engine {
                     Some(Stop::Shutdown) => return None,
                     None => {}
                 },
+                // A background handoff's document that arrives while the command runs is frozen
+                // (and its review opened) now, not when the command ends.
+                Some(w) = self.bg_rx.recv() => self.on_written(w),
             }
         }
     }

@@ -224,3 +224,27 @@ async fn a_message_that_cannot_fit_below_the_handoff_line_is_spilled_too() {
     );
     assert!(home.path().join(".flower/spill/input-1.txt").exists());
 }
+
+#[tokio::test]
+async fn an_empty_or_blank_task_on_the_command_line_is_refused_as_stdin_is() {
+    // `-p -` with nothing on stdin is a clear error; `-p ""` and `-p "  "` must be too, not an
+    // empty user message the provider rejects (Anthropic: "text content blocks must be non-empty").
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    for task in ["", "   \n\t"] {
+        let mut c = bin(home.path());
+        c.env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .args(["-p", task]);
+        let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{task:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("-p: the task is empty"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(server.requests().is_empty(), "nothing was sent");
+}
