@@ -83,9 +83,38 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `value` with every registered secret masked in each of its strings (keys and values).
+pub fn redact_value(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(redact(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(redact_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (redact(k).into_owned(), redact_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_is_masked_in_every_string_of_a_json_value() {
+        register("sk-unit-json-secret-98765");
+        let v = serde_json::json!({
+            "command": "curl -H 'x-api-key: sk-unit-json-secret-98765' x",
+            "list": ["sk-unit-json-secret-98765", 3, true],
+            "sk-unit-json-secret-98765": null
+        });
+        let masked = redact_value(&v).to_string();
+        assert!(!masked.contains("sk-unit-json-secret-98765"), "{masked}");
+        assert_eq!(masked.matches("sk-u****").count(), 3, "{masked}");
+        assert!(masked.contains("3,true"), "{masked}");
+    }
 
     #[test]
     fn every_key_variable_is_registered() {

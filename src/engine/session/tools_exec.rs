@@ -8,6 +8,7 @@ use crate::engine::approvals::{self, AllowRule};
 use crate::engine::diff::FileDiff;
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op};
+use crate::engine::secrets;
 use crate::engine::subagent::TASK_TOOL;
 use crate::engine::tools::{self, ToolCtx, ToolOutput};
 use crate::engine::types::{Block, Message, Role};
@@ -58,12 +59,7 @@ impl Engine {
                     .map(|(id, _, input)| (id.clone(), input.clone()))
                     .collect();
                 for (id, input) in &batch {
-                    self.emit_logged(Event::ToolCall {
-                        id: id.clone(),
-                        name: TASK_TOOL.into(),
-                        input: input.clone(),
-                        summary: tools::summary(TASK_TOOL, input),
-                    });
+                    self.emit_logged(tool_call_event(id, TASK_TOOL, input));
                 }
                 let (done, stopped) = self.run_tasks(batch).await;
                 aborted |= stopped;
@@ -103,12 +99,7 @@ impl Engine {
     /// One call (not a `task`): asked for when it needs approval, then run. True in the second
     /// place when the user stopped the turn meanwhile.
     async fn run_call(&mut self, id: &str, name: &str, input: &Value) -> (ToolOutput, bool) {
-        self.emit_logged(Event::ToolCall {
-            id: id.to_string(),
-            name: name.to_string(),
-            input: input.clone(),
-            summary: tools::summary(name, input),
-        });
+        self.emit_logged(tool_call_event(id, name, input));
         match self.approve(id, name, input).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
@@ -222,14 +213,14 @@ impl Engine {
         self.emit_logged(Event::ApprovalRequest {
             id: id.to_string(),
             name: name.to_string(),
-            summary: tools::summary(name, input),
+            summary: secrets::redact(&tools::summary(name, input)).into_owned(),
             outside_workspace: outside,
             command: (name == "bash")
                 .then(|| {
                     input
                         .get("command")
                         .and_then(Value::as_str)
-                        .map(str::to_string)
+                        .map(|c| secrets::redact(c).into_owned())
                 })
                 .flatten(),
             diff: diff.map(Box::new),
@@ -391,5 +382,16 @@ fn not_run(id: &str) -> Block {
 fn set(results: &mut [Option<Block>], i: usize, block: Block) {
     if let Some(slot) = results.get_mut(i) {
         *slot = Some(block);
+    }
+}
+
+/// A tool call as the front ends see it: its input and summary with every secret masked (a key
+/// the model put into a command is not shown; the call itself runs as the model wrote it).
+fn tool_call_event(id: &str, name: &str, input: &Value) -> Event {
+    Event::ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        input: secrets::redact_value(input),
+        summary: secrets::redact(&tools::summary(name, input)).into_owned(),
     }
 }

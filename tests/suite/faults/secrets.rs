@@ -109,3 +109,43 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
         assert!(!printed.contains(key), "{key} printed");
     }
 }
+
+#[tokio::test]
+async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    // A model that puts a key into a command (it never saw one; a fake can).
+    let command = format!("echo {OPENAI_KEY} > /dev/null; echo ran");
+    server.push(a::tool_use(
+        "t1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+        U::new(1_000, 20),
+    ));
+    server.push(a::text("done", U::new(1_100, 10)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .args(["-p", "run it", "--yes"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let call = stdout
+        .lines()
+        .find(|l| l.contains("\"type\":\"tool_call\""))
+        .unwrap_or_else(|| panic!("no tool_call event: {stdout}"));
+    assert!(call.contains("echo sk-p****"), "{call}");
+    assert!(
+        !stdout.contains(OPENAI_KEY),
+        "the key was printed: {stdout}"
+    );
+    // The command itself ran as written.
+    let result = stdout
+        .lines()
+        .find(|l| l.contains("\"type\":\"tool_result\""))
+        .unwrap_or_default();
+    assert!(result.contains("ran"), "{result}");
+}
