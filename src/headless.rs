@@ -77,7 +77,23 @@ pub async fn run(mut config: Config) -> i32 {
     let mut session_id = String::new();
     let mut failure: Option<String> = None;
     let mut code = 1;
-    while let Some(ev) = handle.events.recv().await {
+    // SIGTERM, SIGHUP or SIGINT stop the turn the way Esc does (every tool call answered, the
+    // transcript and ledger written), then the result says why and the exit code is 128 + N.
+    let mut signals = Signals::new();
+    let mut stopped_by: Option<(&'static str, i32)> = None;
+    loop {
+        let ev = tokio::select! {
+            ev = handle.events.recv() => match ev {
+                Some(ev) => ev,
+                None => break,
+            },
+            sig = signals.next(), if stopped_by.is_none() => {
+                stopped_by = Some(sig);
+                eprintln!("flower-tui: {}: stopping the turn", sig.0);
+                let _ = handle.ops.send(Op::Abort { turn }).await;
+                continue;
+            }
+        };
         match &ev {
             Event::SessionStarted { session_id: id, .. } => session_id = id.clone(),
             Event::UserMessage { .. } => answer.clear(),
@@ -105,7 +121,15 @@ pub async fn run(mut config: Config) -> i32 {
                 reason,
                 ExitReason::Completed | ExitReason::MaxIterations { .. }
             );
-            code = if ok { 0 } else { 1 };
+            code = match stopped_by {
+                Some((_, n)) => 128 + n,
+                None if ok => 0,
+                None => 1,
+            };
+            if let Some((name, _)) = stopped_by {
+                failure = Some(format!("stopped by {name}"));
+            }
+            let ok = ok && stopped_by.is_none();
             // The servers stop before the result, so their last `mcp_status` (stopped) is
             // printed and `result` stays the last line.
             if let Some(mcp) = mcp.take() {
@@ -149,6 +173,42 @@ pub async fn run(mut config: Config) -> i32 {
         mcp.shutdown().await;
     }
     code
+}
+
+/// The signals that stop a headless run: the first to arrive, with its name and number.
+struct Signals {
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        use tokio::signal::unix::{SignalKind, signal};
+        Signals {
+            term: signal(SignalKind::terminate()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
+        }
+    }
+
+    async fn next(&mut self) -> (&'static str, i32) {
+        async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+            // A stream that ends (its driver gone) never fires.
+            let fired = match s {
+                Some(s) => s.recv().await.is_some(),
+                None => false,
+            };
+            if !fired {
+                std::future::pending::<()>().await;
+            }
+        }
+        tokio::select! {
+            _ = recv(&mut self.term) => ("SIGTERM", 15),
+            _ = recv(&mut self.hup) => ("SIGHUP", 1),
+            _ = recv(&mut self.int) => ("SIGINT", 2),
+        }
+    }
 }
 
 /// One event as one JSON line on stdout, flushed.

@@ -7,6 +7,7 @@ mod input;
 mod resume;
 mod rundir;
 mod secrets;
+mod signals;
 mod tui;
 
 use std::time::{Duration, Instant};
