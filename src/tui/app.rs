@@ -216,6 +216,11 @@ pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     for note in &exit_notes {
         let _ = writeln!(std::io::stderr(), "flower-tui: {note}");
     }
+    // Messages still queued (a signal, or the engine gone) were never sent: say so, masked.
+    for line in unsent_notes(&state) {
+        tracing::warn!("{line}");
+        let _ = writeln!(std::io::stderr(), "flower-tui: {line}");
+    }
     let outcome = Outcome {
         session_id: state.session_id.clone(),
         generation: state.generation,
@@ -585,6 +590,30 @@ impl Shell {
         }
         Ok(Flow::Continue)
     }
+}
+
+/// One line per queued message that was never sent, naming its start (masked) and where it can
+/// be found again.
+fn unsent_notes(state: &AppState) -> Vec<String> {
+    let again = if state.settings.history_file.is_some() {
+        " (Up recalls it from the input history)"
+    } else {
+        ""
+    };
+    state
+        .queue
+        .iter()
+        .map(|q| {
+            let text = crate::engine::secrets::redact(&q.raw).into_owned();
+            let flat: String = text
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .take(80)
+                .collect();
+            let cut = if text.chars().count() > 80 { "…" } else { "" };
+            format!("a queued message was not sent{again}: {flat}{cut}")
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -86,3 +86,35 @@ fn continue_in_the_tui_names_the_damaged_newest_run_then_goes_on_with_the_older(
     );
     t.wait_for("going on with the older run");
 }
+
+#[test]
+fn a_message_still_queued_when_sigterm_arrives_is_named_on_the_way_out() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    // A reply that streams for a long while: the second message waits in the queue.
+    server.push(
+        a::text("A long answer that is still streaming.", U::new(1_000, 10))
+            .with_delay(std::time::Duration::from_secs(5)),
+    );
+    let mut t = Pty::start(&server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("first question");
+    t.keys(ENTER);
+    t.wait_requests(&server, 1);
+    t.keys("the second thing I asked");
+    t.keys(ENTER);
+    t.wait("the message queued", |s| {
+        s.contains("the second thing I asked")
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(t.pid() as i32, libc::SIGTERM) };
+    t.wait_exit();
+    let raw = String::from_utf8_lossy(&t.raw()).into_owned();
+    assert!(
+        raw.contains(
+            "a queued message was not sent (Up recalls it from the input history): the second thing I asked"
+        ),
+        "{raw:?}"
+    );
+    assert_eq!(server.requests().len(), 1, "it was never sent");
+}
