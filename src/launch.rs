@@ -301,13 +301,19 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
         }
     }
     let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
-    let manager = McpManager::start(mcp::ManagerParams {
+    let params = mcp::ManagerParams {
         servers,
         workspace: config.workspace.clone(),
         env: std::env::vars().collect(),
         status_tx: Some(status_tx),
         project: pending,
-    });
+    };
+    // The TUI's first frame must not wait for the servers' spawns: it releases them once drawn.
+    let manager = if interactive {
+        McpManager::start_held(params)
+    } else {
+        McpManager::start(params)
+    };
     if let Some((project, servers)) = manager.pending_project() {
         let _ = tx.send(Event::McpJsonApproval {
             path: project.path,

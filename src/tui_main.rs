@@ -33,7 +33,11 @@ pub async fn run(mut config: Config) -> i32 {
     let demo = config.backend.is_demo();
     let banner = demo.then(|| crate::engine::demo::BANNER.to_string());
     let provider = config.backend.label().to_string();
+    let release = mcp
+        .clone()
+        .map(|m| Box::new(move || m.release()) as Box<dyn FnOnce() + Send>);
     let result = crate::tui::run(crate::tui::TuiParams {
+        on_first_frame: release,
         ops: handle.ops.clone(),
         events: handle.events,
         model: config.model.clone(),

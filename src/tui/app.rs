@@ -198,6 +198,7 @@ pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         tmux: std::env::var_os("TMUX").is_some(),
         exit_notes: Vec::new(),
         files: Files::new(params.workspace.clone()),
+        on_first_frame: params.on_first_frame,
     };
     let result = shell.run().await;
     terminal::restore();
@@ -248,6 +249,8 @@ struct Shell {
     /// Printed after the terminal is restored (unsaved edits kept on the way out).
     exit_notes: Vec<String>,
     files: Files,
+    /// Run once the first frame is drawn.
+    on_first_frame: Option<Box<dyn FnOnce() + Send>>,
 }
 
 /// The workspace's file index for `@` completion: walked in the background from the first
@@ -448,8 +451,12 @@ impl Shell {
             .draw(|f| view(f, state, cache, theme, now))
             .context("drawing the screen")?;
         self.frames.frame_drawn(now);
-        // The first frame is up: the `@` index walks in the background from now on.
+        // The first frame is up: the `@` index walks in the background from now on, and the
+        // MCP servers spawn their processes.
         self.files.index();
+        if let Some(first) = self.on_first_frame.take() {
+            first();
+        }
         let mut none = VecDeque::new();
         for effect in later {
             self.execute(effect, now, &mut none, term)?;

@@ -66,6 +66,8 @@ use crate::engine::protocol::{Event, Op};
 
 /// Everything the TUI needs from `main`.
 pub struct TuiParams {
+    /// Called once the first frame is drawn (the MCP servers are released to start then).
+    pub on_first_frame: Option<Box<dyn FnOnce() + Send>>,
     /// Ops to the engine (bounded; the UI never awaits a send).
     pub ops: mpsc::Sender<Op>,
     /// Events from the engine.

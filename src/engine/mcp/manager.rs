@@ -55,6 +55,9 @@ pub struct ManagerParams {
     pub project: Option<ProjectApproval>,
 }
 
+/// The longest a held server waits for [`McpManager::release`] before it spawns anyway.
+pub const GATE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A workspace's `.mcp.json` the user has not approved yet (this version of it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectApproval {
@@ -98,6 +101,9 @@ struct Shared {
     version: watch::Sender<u64>,
     /// The `.mcp.json` whose servers are held for the user's decision (taken by it).
     project: Mutex<Option<ProjectApproval>>,
+    /// Open once the servers may spawn their processes: at once, or when the TUI has drawn its
+    /// first frame ([`McpManager::release`]), so that the frame does not wait for the spawns.
+    gate: watch::Sender<bool>,
 }
 
 struct Slot {
@@ -144,7 +150,24 @@ impl McpManager {
     /// Start every enabled server in the background and return at once. Call inside a tokio
     /// runtime (without one, every server is marked failed).
     pub fn start(params: ManagerParams) -> Self {
+        Self::start_gated(params, true)
+    }
+
+    /// As [`McpManager::start`], but the servers (already `starting`, so a first request waits
+    /// for them) spawn their processes only after [`McpManager::release`], or after
+    /// [`GATE_WAIT`] at the latest.
+    pub fn start_held(params: ManagerParams) -> Self {
+        Self::start_gated(params, false)
+    }
+
+    /// Let held servers spawn their processes (see [`McpManager::start_held`]).
+    pub fn release(&self) {
+        self.shared.gate.send_replace(true);
+    }
+
+    fn start_gated(params: ManagerParams, open: bool) -> Self {
         let (version, _) = watch::channel(0);
+        let (gate, _) = watch::channel(open);
         let shared = Arc::new(Shared {
             slots: params
                 .servers
@@ -162,6 +185,7 @@ impl McpManager {
             status_tx: params.status_tx,
             version,
             project: Mutex::new(params.project),
+            gate,
         });
         let held = shared.project_pending();
         for (idx, slot) in shared.slots.iter().enumerate() {

@@ -155,3 +155,44 @@ async fn mcp_json_servers_from_an_approved_file_only() {
     let changed = read_mcp_json(ws.path()).unwrap().unwrap();
     assert_eq!(store.decision(ws.path(), &changed.bytes), None);
 }
+
+#[tokio::test]
+async fn held_servers_are_starting_but_spawn_nothing_until_released() {
+    let mark = marker();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let m = McpManager::start_held(ManagerParams {
+        servers: vec![fault_server("held", "normal", &mark, false)],
+        workspace: std::env::temp_dir(),
+        env: parent_env(),
+        status_tx: Some(tx),
+        project: None,
+    });
+    // Held: already `starting` (a first request waits for it), no process yet.
+    assert_eq!(m.status("held").unwrap().state, ServerState::Starting);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(
+        pids_with_env(&marker_str(&mark)).is_empty(),
+        "spawned before release"
+    );
+    m.release();
+    let held = settled(&m, "held").await;
+    assert!(matches!(held.state, ServerState::Ready { .. }), "{held:?}");
+    assert_eq!(pids_with_env(&marker_str(&mark)).len(), 1);
+    m.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_held_server_that_is_never_released_starts_after_the_gate_wait() {
+    let mark = marker();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let m = McpManager::start_held(ManagerParams {
+        servers: vec![fault_server("forgotten", "normal", &mark, false)],
+        workspace: std::env::temp_dir(),
+        env: parent_env(),
+        status_tx: Some(tx),
+        project: None,
+    });
+    let late = settled(&m, "forgotten").await;
+    assert!(matches!(late.state, ServerState::Ready { .. }), "{late:?}");
+    m.shutdown().await;
+}

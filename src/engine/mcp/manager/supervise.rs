@@ -21,6 +21,9 @@ pub(super) async fn supervise(
     let Some(cfg) = shared.slots.get(idx).map(|s| s.config.clone()) else {
         return;
     };
+    // Held until the front end's first frame is up (or a moment at the most).
+    let mut gate = shared.gate.subscribe();
+    let _ = tokio::time::timeout(super::GATE_WAIT, gate.wait_for(|open| *open)).await;
     let (list_tx, mut list_changed) = mpsc::unbounded_channel();
     let give_up = cfg.startup_timeout.saturating_mul(GIVE_UP_FACTOR);
     let mut warnings = Vec::new();
