@@ -193,16 +193,7 @@ impl Signals {
     }
 
     async fn next(&mut self) -> (&'static str, i32) {
-        async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
-            // A stream that ends (its driver gone) never fires.
-            let fired = match s {
-                Some(s) => s.recv().await.is_some(),
-                None => false,
-            };
-            if !fired {
-                std::future::pending::<()>().await;
-            }
-        }
+        use crate::launch::recv_signal as recv;
         tokio::select! {
             _ = recv(&mut self.term) => ("SIGTERM", 15),
             _ = recv(&mut self.hup) => ("SIGHUP", 1),

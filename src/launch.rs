@@ -349,3 +349,15 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
         events: Some(rx),
     }
 }
+
+/// The next delivery of `sig` (a signal the front end listens to); never, when it could not be
+/// set up or its stream ended.
+pub async fn recv_signal(sig: &mut Option<tokio::signal::unix::Signal>) {
+    let fired = match sig {
+        Some(s) => s.recv().await.is_some(),
+        None => false,
+    };
+    if !fired {
+        std::future::pending::<()>().await;
+    }
+}

@@ -18,6 +18,7 @@ use tokio::time::sleep_until;
 use crate::engine::files::FileIndex;
 use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, HandoffId, Op};
+use crate::launch::recv_signal;
 
 use super::frame::FrameRequester;
 use super::history_file;
@@ -102,15 +103,6 @@ fn write_raw(bytes: &[u8]) {
 
 fn read_text(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| e.to_string())
-}
-
-async fn recv_signal(sig: &mut Option<Signal>) {
-    match sig {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending::<()>().await,
-    }
 }
 
 /// A terminal event as a message; a mouse event carries the pane under it in the last frame.
@@ -611,14 +603,9 @@ fn unsent_notes(state: &AppState) -> Vec<String> {
         .queue
         .iter()
         .map(|q| {
-            let text = crate::engine::secrets::redact(&q.raw).into_owned();
-            let flat: String = text
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .take(80)
-                .collect();
-            let cut = if text.chars().count() > 80 { "…" } else { "" };
-            format!("a queued message was not sent{again}: {flat}{cut}")
+            let text = crate::engine::secrets::redact(&q.raw);
+            let start = crate::engine::tools::text::one_line(&text, 80);
+            format!("a queued message was not sent{again}: {start}")
         })
         .collect()
 }

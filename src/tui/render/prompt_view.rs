@@ -134,19 +134,32 @@ pub fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'static> {
             return prompt_keys_line(keys, false, theme);
         }
     };
+    Line::from(key_spans(
+        [
+            (short_label_for(Action::ApproveOnce), "approve"),
+            (short_label_for(Action::Deny), "decline"),
+            ("Esc".to_string(), "ask at the next launch"),
+        ],
+        key_style,
+        theme,
+    ))
+}
+
+/// `keys what · keys what · …`: the keys in `key_style`, what they do in the text style.
+fn key_spans(
+    items: impl IntoIterator<Item = (String, &'static str)>,
+    key_style: Style,
+    theme: &Theme,
+) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
-    for (keys, text) in [
-        (short_label_for(Action::ApproveOnce), "approve"),
-        (short_label_for(Action::Deny), "decline"),
-        ("Esc".to_string(), "ask at the next launch"),
-    ] {
+    for (keys, text) in items {
         if !spans.is_empty() {
             spans.push(raw("  ·  ", theme.dim));
         }
         spans.push(raw(keys, key_style));
         spans.push(raw(format!(" {text}"), theme.text));
     }
-    Line::from(spans)
+    spans
 }
 
 /// The prompt's last row: its keys, or why it does not take them yet.
@@ -158,14 +171,12 @@ pub fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Li
             } else {
                 theme.dim
             };
-            let mut spans = Vec::new();
-            for hint in keymap::hints(&[Context::Approval]) {
-                if !spans.is_empty() {
-                    spans.push(raw("  ·  ", theme.dim));
-                }
-                spans.push(raw(hint.keys, key_style));
-                spans.push(raw(format!(" {}", hint.text), theme.text));
-            }
+            let hints = keymap::hints(&[Context::Approval]);
+            let mut spans = key_spans(
+                hints.into_iter().map(|h| (h.keys, h.text)),
+                key_style,
+                theme,
+            );
             if scrollable {
                 spans.push(raw("  ·  ", theme.dim));
                 spans.push(raw(
