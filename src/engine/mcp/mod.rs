@@ -28,7 +28,7 @@ pub use approval::{ApprovalStore, Decision};
 pub use config::{McpConfigError, Origin, ServerConfig, Transport};
 pub use convert::to_output;
 pub use manager::{
-    GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, ProjectApproval, RestartError,
+    GATE_WAIT, GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, ProjectApproval, RestartError,
     StartingServer,
 };
 pub use project::{McpJsonPolicy, ProjectServers, headless_notice, project_servers};

@@ -196,3 +196,24 @@ async fn a_held_server_that_is_never_released_starts_after_the_gate_wait() {
     assert!(matches!(late.state, ServerState::Ready { .. }), "{late:?}");
     m.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_held_server_stopped_before_its_release_never_spawns() {
+    let mark = marker();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let m = McpManager::start_held(ManagerParams {
+        servers: vec![fault_server("quit-early", "normal", &mark, false)],
+        workspace: std::env::temp_dir(),
+        env: parent_env(),
+        status_tx: Some(tx),
+        project: None,
+    });
+    m.shutdown().await;
+    assert_eq!(m.status("quit-early").unwrap().state, ServerState::Stopped);
+    // Past the gate's longest wait: still nothing.
+    tokio::time::sleep(flower_tui::engine::mcp::GATE_WAIT + Duration::from_millis(200)).await;
+    assert!(
+        pids_with_env(&marker_str(&mark)).is_empty(),
+        "spawned after the stop"
+    );
+}

@@ -23,7 +23,14 @@ pub(super) async fn supervise(
     };
     // Held until the front end's first frame is up (or a moment at the most).
     let mut gate = shared.gate.subscribe();
-    let _ = tokio::time::timeout(super::GATE_WAIT, gate.wait_for(|open| *open)).await;
+    tokio::select! {
+        _ = tokio::time::timeout(super::GATE_WAIT, gate.wait_for(|open| *open)) => {}
+        // Stopped while held (a quit before the first frame): nothing was spawned.
+        _ = &mut stop => {
+            shared.finish(idx, generation, ServerState::Stopped);
+            return;
+        }
+    }
     let (list_tx, mut list_changed) = mpsc::unbounded_channel();
     let give_up = cfg.startup_timeout.saturating_mul(GIVE_UP_FACTOR);
     let mut warnings = Vec::new();
