@@ -103,11 +103,11 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 state.labels.window_source = "/window".into();
                 fx.push(Effect::SendOp(Op::SetWindow { window }));
             }
-            Err(e) => state.error(e),
+            Err(e) => state.error(e.to_string()),
         },
-        SlashCommand::Pin => super::step_memory::pin(state, arg, fx),
-        SlashCommand::Pins => super::step_memory::pins(state, arg, fx),
-        SlashCommand::Focus => super::step_memory::focus(state, arg, fx),
+        SlashCommand::Pin => super::memory_commands::pin(state, arg, fx),
+        SlashCommand::Pins => super::memory_commands::pins(state, arg, fx),
+        SlashCommand::Focus => super::memory_commands::focus(state, arg, fx),
         // The engine answers from the ledger (earlier processes of the run included).
         SlashCommand::Cost => fx.push(Effect::SendOp(Op::Cost)),
         SlashCommand::Resume => fx.push(Effect::SendOp(Op::ListSessions)),
@@ -185,7 +185,7 @@ fn copy_last_reply(state: &mut AppState, fx: &mut Vec<Effect>) {
 }
 
 /// The `/mcp` notice: one line per server (state, then command or URL), and how to restart one.
-pub fn mcp_report(state: &AppState) -> String {
+pub(crate) fn mcp_report(state: &AppState) -> String {
     if state.mcp_servers.is_empty() {
         return "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the \
                 workspace"

@@ -1,4 +1,4 @@
-//! Reducer tests of the side editor and the review window (SPEC §8): time passed in.
+//! Reducer tests of the side editor and the review window: time passed in.
 
 use std::time::{Duration, Instant};
 
@@ -10,11 +10,11 @@ use crate::engine::protocol::{
 
 use super::editor::{Prompt, Review};
 use super::msg::{Effect, Msg};
-use super::reducer_tests::{
-    DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
-};
 use super::render::cell::Cell;
 use super::state::{Focus, Running};
+use super::test_support::{
+    DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
+};
 use super::update::update;
 
 #[test]
@@ -210,7 +210,7 @@ fn a_failed_save_keeps_the_review_open() {
         Msg::Saved {
             path: "/n/h.md".into(),
             text: DOC.into(),
-            result: Err("read-only".into()),
+            result: Err(std::io::Error::other("read-only").into()),
         },
         t0,
     );
@@ -482,7 +482,7 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
         Msg::Saved {
             path: "/n/h.md".into(),
             text: "whatever".into(),
-            result: Err("read-only".into()),
+            result: Err(std::io::Error::other("read-only").into()),
         },
         t0,
     );
@@ -605,7 +605,7 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
         &mut s,
         Msg::UnsavedKept {
             from: "/n/h.md".into(),
-            result: Err("disk full".into()),
+            result: Err(std::io::Error::other("disk full").into()),
         },
         t0,
     );

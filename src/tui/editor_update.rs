@@ -9,7 +9,7 @@ use crossterm::event::KeyEvent;
 use crate::engine::protocol::Op;
 
 use super::editor::{Prompt, Review, conflict_keys};
-use super::msg::Effect;
+use super::msg::{Effect, FileError};
 use super::state::{AppState, Focus};
 
 /// A key typed into the side editor: it pauses the review countdown.
@@ -49,7 +49,7 @@ pub(super) fn on_saved(
     state: &mut AppState,
     path: PathBuf,
     text: String,
-    result: Result<(), String>,
+    result: Result<(), FileError>,
     fx: &mut Vec<Effect>,
 ) {
     let Some(ed) = state.editor.as_mut().filter(|e| e.path == path) else {
@@ -180,7 +180,7 @@ pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<E
 pub(super) fn on_unsaved_kept(
     state: &mut AppState,
     from: PathBuf,
-    result: Result<PathBuf, String>,
+    result: Result<PathBuf, FileError>,
 ) {
     let name = from.file_name().map_or_else(
         || from.display().to_string(),

@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 /// Where a binding applies. The reducer asks for the contexts that are live right now, most
 /// specific first, and the first binding that matches wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Context {
+pub(crate) enum Context {
     /// Everywhere, whatever has the focus.
     Global,
     /// The input box has the focus.
@@ -31,7 +31,7 @@ pub enum Context {
 
 /// What a key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Send the input (or run the slash command).
     Send,
     /// Insert a newline in the input.
@@ -125,26 +125,26 @@ pub enum Action {
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
+pub(crate) struct Key {
     /// The key.
-    pub code: KeyCode,
+    pub(crate) code: KeyCode,
     /// Ctrl, Alt, Shift (others are ignored when matching).
-    pub mods: KeyModifiers,
+    pub(crate) mods: KeyModifiers,
 }
 
 /// One row of the key table.
 #[derive(Debug, Clone, Copy)]
-pub struct Binding {
+pub(crate) struct Binding {
     /// Where it applies.
-    pub context: Context,
+    pub(crate) context: Context,
     /// The key that triggers it.
-    pub key: Key,
+    pub(crate) key: Key,
     /// What it does.
-    pub action: Action,
+    pub(crate) action: Action,
     /// The line in `/help`.
-    pub desc: &'static str,
+    pub(crate) desc: &'static str,
     /// The short footer hint, if this binding is worth one.
-    pub hint: Option<&'static str>,
+    pub(crate) hint: Option<&'static str>,
 }
 
 const fn k(code: KeyCode) -> Key {
@@ -203,7 +203,7 @@ use Context as C;
 
 /// The key table.
 #[rustfmt::skip]
-pub const KEYMAP: &[Binding] = &[
+pub(crate) const KEYMAP: &[Binding] = &[
     // No Enter: a message being sent when the prompt appears must not allow a tool call.
     b(C::Approval, k(KeyCode::Char('y')), A::ApproveOnce, "allow the tool call once", Some("once")),
     b(C::Approval, k(KeyCode::Char('a')), A::ApproveAlways, "always allow this tool this session", Some("always")),
@@ -275,7 +275,7 @@ fn matches(key: &Key, ev: &KeyEvent) -> bool {
 
 /// The action bound to `ev` in the first of `contexts` that binds it (contexts in priority order).
 /// Key releases never match.
-pub fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
+pub(crate) fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
     if ev.kind == KeyEventKind::Release {
         return None;
     }
@@ -288,7 +288,7 @@ pub fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
 }
 
 /// A key as people write it: `Enter`, `Alt-Enter`, `Ctrl-C`, `PgUp`, `y`.
-pub fn key_label(key: &Key) -> String {
+pub(crate) fn key_label(key: &Key) -> String {
     let mut out = String::new();
     if key.mods.contains(KeyModifiers::CONTROL) {
         out.push_str("Ctrl-");
@@ -321,7 +321,7 @@ pub fn key_label(key: &Key) -> String {
 
 /// The label of the first key bound to `action`, as `/help` writes it (`Ctrl-S`, `Esc`, `y`).
 /// Every key named on screen comes from here, so a changed binding changes every mention.
-pub fn label_for(action: Action) -> String {
+pub(crate) fn label_for(action: Action) -> String {
     KEYMAP
         .iter()
         .find(|bnd| bnd.action == action)
@@ -329,25 +329,25 @@ pub fn label_for(action: Action) -> String {
 }
 
 /// [`label_for`] in the footer's lower case (`ctrl-s`, `esc`).
-pub fn short_label_for(action: Action) -> String {
+pub(crate) fn short_label_for(action: Action) -> String {
     label_for(action).to_lowercase()
 }
 
 /// A footer hint: the keys (`n/esc`), what they do, and the action of the first of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hint {
+pub(crate) struct Hint {
     /// The keys, lower case, `/` between them.
-    pub keys: String,
+    pub(crate) keys: String,
     /// What they do.
-    pub text: &'static str,
+    pub(crate) text: &'static str,
     /// The action bound to them.
-    pub action: Action,
+    pub(crate) action: Action,
 }
 
 /// The footer hints for the live contexts, in table order, one per hint text. Keys of one
 /// context with the same hint share it (`n/esc deny`); a hint a more specific context already
 /// gave is not repeated.
-pub fn hints(contexts: &[Context]) -> Vec<Hint> {
+pub(crate) fn hints(contexts: &[Context]) -> Vec<Hint> {
     let mut out: Vec<(Hint, Context)> = Vec::new();
     for (i, ctx) in contexts.iter().enumerate() {
         let before = contexts.get(..i).unwrap_or_default();
@@ -382,7 +382,7 @@ pub fn hints(contexts: &[Context]) -> Vec<Hint> {
 }
 
 /// The key section of `/help`: every binding, grouped by context, same action on one line.
-pub fn help_lines() -> Vec<String> {
+pub(crate) fn help_lines() -> Vec<String> {
     let groups = [
         (C::Input, "input"),
         (C::Global, "anywhere"),

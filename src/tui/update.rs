@@ -21,18 +21,19 @@ use super::keymap::{self, Action};
 use super::mention;
 use super::msg::{ChatScroll, Effect, Msg, Pane};
 use super::queue;
-use super::render::cell::{Cell, ToolStatus};
+use super::render::cell::Cell;
+use super::render::tool_cell::ToolStatus;
 use super::search;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
-pub const EDITOR_PASTE_MAX: usize = 1024 * 1024;
+pub(crate) const EDITOR_PASTE_MAX: usize = 1024 * 1024;
 /// Lines a mouse-wheel notch scrolls.
 const WHEEL_LINES: u16 = 3;
 
 /// Apply one message.
-pub fn update(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
+pub(crate) fn update(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
     let fx = reduce(state, msg, now);
     state.sync_styles();
     fx
@@ -126,7 +127,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     {
         state.ctrl_c_at = None;
     }
-    super::agents::on_tick(state, now);
+    super::subagent_events::on_tick(state, now);
     count_tool_seconds(state, now);
     mention::on_tick(state, fx);
     let ended = state.editor.as_mut().is_some_and(|ed| ed.tick(now));
@@ -241,7 +242,7 @@ fn on_action(
                 return;
             }
             // A handoff written in the background goes first: Esc cancels the writing only and
-            // the main turn goes on (SPEC §6.16); the next Esc interrupts the turn.
+            // the main turn goes on; the next Esc interrupts the turn.
             if let Some(bg) = state.background.filter(|b| b.writing()) {
                 fx.push(Effect::SendOp(Op::CancelHandoff {
                     handoff: bg.handoff,

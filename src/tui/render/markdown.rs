@@ -3,7 +3,7 @@
 //! [`super::highlight`]. Streaming-safe: half a list or an unterminated fence renders as what it is
 //! so far (an open fence is a code block to the end of the text).
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -14,7 +14,7 @@ use super::wrap::{WrapMode, sanitize, str_width, wrap_spans};
 
 /// Renders markdown to lines at most `width` columns wide (assistant text style as the base); at
 /// least one line.
-pub fn render_markdown(src: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render_markdown(src: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let src = sanitize(src);
     let mut out = render_blocks(&src, width, theme, src.len() <= MAX_DOC_BYTES, false);
     if out.is_empty() {
@@ -521,16 +521,6 @@ fn fit_prefix(prefix: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
         prefix
     } else {
         Vec::new()
-    }
-}
-
-/// Column alignment helper shared with [`super::table`].
-pub(crate) fn align_pad(text_w: usize, col_w: usize, align: Alignment) -> (usize, usize) {
-    let extra = col_w.saturating_sub(text_w);
-    match align {
-        Alignment::Right => (extra, 0),
-        Alignment::Center => (extra / 2, extra - extra / 2),
-        Alignment::Left | Alignment::None => (0, extra),
     }
 }
 

@@ -1,3 +1,6 @@
+//! Tests of the markdown renderer: blocks and inlines, lists, a half-streamed fence, code
+//! wrapping, the highlight limit, tables, and every width respected.
+
 use super::*;
 use ratatui::style::Color;
 

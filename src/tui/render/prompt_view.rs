@@ -11,7 +11,7 @@ use crate::engine::protocol::{AllowOffer, FileDiff};
 use crate::tui::keymap::{self, Action, Context, short_label_for};
 
 /// Rows the queued messages take at most (the last says how many more there are).
-pub const QUEUE_MAX_ROWS: usize = 3;
+pub(crate) const QUEUE_MAX_ROWS: usize = 3;
 
 fn raw(s: impl Into<String>, style: Style) -> Span<'static> {
     Span::styled(s.into(), style)
@@ -19,22 +19,22 @@ fn raw(s: impl Into<String>, style: Style) -> Span<'static> {
 
 /// What the prompt is about, as the view draws it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PromptBody<'a> {
+pub(crate) struct PromptBody<'a> {
     /// The engine's one-line summary (`bash: cargo test`).
-    pub summary: &'a str,
+    pub(crate) summary: &'a str,
     /// The call leaves the workspace: approved call by call.
-    pub outside_workspace: bool,
+    pub(crate) outside_workspace: bool,
     /// `bash`: the whole command.
-    pub command: Option<&'a str>,
+    pub(crate) command: Option<&'a str>,
     /// `edit_file` / `write_file`: the change.
-    pub diff: Option<&'a FileDiff>,
+    pub(crate) diff: Option<&'a FileDiff>,
     /// What "always" grants (None: not offered).
-    pub always: Option<&'a AllowOffer>,
+    pub(crate) always: Option<&'a AllowOffer>,
 }
 
 /// Whether the prompt answers keys now, and if not, why not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptKeys {
+pub(crate) enum PromptKeys {
     /// `y` / `a` / `n` answer it.
     Live,
     /// It appeared (or the input changed) less than 400 ms ago.
@@ -47,7 +47,11 @@ pub enum PromptKeys {
 
 /// The prompt's body lines at `width` (the whole of it; the view scrolls): the whole command or
 /// the whole diff (else the summary).
-pub fn prompt_body_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn prompt_body_lines(
+    body: &PromptBody<'_>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let w = width.max(1);
     let mut lines = Vec::new();
     match (body.command, body.diff) {
@@ -94,7 +98,11 @@ pub fn prompt_body_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> 
 
 /// The prompt's fixed lines under its body (never scrolled away): a warning when the call leaves
 /// the workspace, and what "always" would allow.
-pub fn prompt_note_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn prompt_note_lines(
+    body: &PromptBody<'_>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let w = width.max(1);
     let mut lines = Vec::new();
     let mut words = |text: String, style: Style| {
@@ -126,7 +134,7 @@ pub fn prompt_note_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> 
 }
 
 /// The keys line of the `.mcp.json` question: approve, decline, or leave it to the next launch.
-pub fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'static> {
+pub(crate) fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'static> {
     let key_style = match keys {
         PromptKeys::Live => theme.key,
         PromptKeys::Settling => theme.dim,
@@ -163,7 +171,7 @@ fn key_spans(
 }
 
 /// The prompt's last row: its keys, or why it does not take them yet.
-pub fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Line<'static> {
+pub(crate) fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Line<'static> {
     match keys {
         PromptKeys::Live | PromptKeys::Settling => {
             let key_style = if keys == PromptKeys::Live {
@@ -210,7 +218,12 @@ pub fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Li
 
 /// The queued messages, one row each (at most [`QUEUE_MAX_ROWS`]), the newest last, with the
 /// keys that edit and drop it on the first row when `hint`.
-pub fn queued_lines(queue: &[&str], width: usize, hint: bool, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn queued_lines(
+    queue: &[&str],
+    width: usize,
+    hint: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let w = width.max(1);
     let shown = if queue.len() > QUEUE_MAX_ROWS {
         QUEUE_MAX_ROWS - 1

@@ -10,7 +10,7 @@ use crate::engine::tools::text::skip_escape;
 
 /// How a logical line breaks when it is wider than the width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WrapMode {
+pub(crate) enum WrapMode {
     /// Break between words; a word wider than the line breaks between characters.
     Words,
     /// Break between characters, keeping every space (code, tool output).
@@ -18,7 +18,7 @@ pub enum WrapMode {
 }
 
 /// The columns a string takes.
-pub fn str_width(s: &str) -> usize {
+pub(crate) fn str_width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
@@ -32,7 +32,7 @@ fn spans_width(spans: &[Span<'_>]) -> usize {
 
 /// Makes text safe to put in a terminal cell: tabs become spaces, ANSI escape sequences are removed,
 /// `\r\n` becomes `\n`, and other control characters are dropped.
-pub fn sanitize(text: &str) -> Cow<'_, str> {
+pub(crate) fn sanitize(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c.is_control() && c != '\n') {
         return Cow::Borrowed(text);
     }
@@ -155,7 +155,7 @@ impl<'p> Builder<'p> {
 /// Wraps one logical line (styled spans, no `\n`) to `width` columns. `first_prefix` starts the first
 /// output line, `rest_prefix` every continuation line (list indents, quote bars). Always returns at
 /// least one line.
-pub fn wrap_spans(
+pub(crate) fn wrap_spans(
     spans: &[Span<'_>],
     width: usize,
     first_prefix: &[Span<'static>],
@@ -226,7 +226,7 @@ pub fn wrap_spans(
 }
 
 /// Wraps multi-line plain text in one style; every `\n` starts a new logical line.
-pub fn wrap_text(
+pub(crate) fn wrap_text(
     text: &str,
     style: Style,
     width: usize,
@@ -249,7 +249,7 @@ pub fn wrap_text(
 }
 
 /// Cuts a string to at most `width` columns, ending with `…` when it was cut.
-pub fn truncate(s: &str, width: usize) -> String {
+pub(crate) fn truncate(s: &str, width: usize) -> String {
     if str_width(s) <= width {
         return s.to_string();
     }
