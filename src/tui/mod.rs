@@ -83,44 +83,44 @@ use crate::engine::context::Thresholds;
 use crate::engine::protocol::{Event, Op};
 
 /// Everything the TUI needs from `main`.
-pub struct TuiParams {
+pub(crate) struct TuiParams {
     /// Called once the first frame is drawn (the MCP servers are released to start then).
-    pub on_first_frame: Option<Box<dyn FnOnce() + Send>>,
+    pub(crate) on_first_frame: Option<Box<dyn FnOnce() + Send>>,
     /// Ops to the engine (bounded; the UI never awaits a send).
-    pub ops: mpsc::Sender<Op>,
+    pub(crate) ops: mpsc::Sender<Op>,
     /// Events from the engine.
-    pub events: mpsc::UnboundedReceiver<Event>,
+    pub(crate) events: mpsc::UnboundedReceiver<Event>,
     /// The model name for the status line (until the engine reports its session).
-    pub model: String,
+    pub(crate) model: String,
     /// The provider label (`anthropic`, `openai`, `demo`).
-    pub provider: String,
+    pub(crate) provider: String,
     /// The built-in demo model runs (no provider, no key).
-    pub demo: bool,
+    pub(crate) demo: bool,
     /// The review window in seconds (how long the side editor waits before the successor
     /// starts); `None` = `--review off`.
-    pub review: Option<u64>,
+    pub(crate) review: Option<u64>,
     /// Theme name: `dark`, `light` or a user theme.
-    pub theme: String,
+    pub(crate) theme: String,
     /// `NO_COLOR`: modifiers only.
-    pub no_color: bool,
+    pub(crate) no_color: bool,
     /// `$EDITOR`, for Ctrl-E.
-    pub editor_cmd: Option<String>,
+    pub(crate) editor_cmd: Option<String>,
     /// The thresholds the gauge starts with.
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
     /// Where the window came from (`--window`, learned, the model table, the default).
-    pub window_source: String,
+    pub(crate) window_source: String,
     /// A first chat line (the demo banner).
-    pub banner: Option<String>,
+    pub(crate) banner: Option<String>,
     /// How a long turn's end is signalled.
-    pub notify: crate::config::Notify,
+    pub(crate) notify: crate::config::Notify,
     /// This workspace's input history file (`None`: history is not kept across runs).
-    pub history_file: Option<std::path::PathBuf>,
+    pub(crate) history_file: Option<std::path::PathBuf>,
     /// The run this process records to (`--resume RUN_ID` continues it).
-    pub run_id: String,
+    pub(crate) run_id: String,
     /// The reasoning effort asked for at start.
-    pub effort: Option<crate::engine::protocol::Effort>,
+    pub(crate) effort: Option<crate::engine::protocol::Effort>,
     /// The workspace (its files are offered after `@`).
-    pub workspace: std::path::PathBuf,
+    pub(crate) workspace: std::path::PathBuf,
 }
 
 /// What the user leaves behind: the session to come back to.
@@ -135,6 +135,6 @@ pub struct Outcome {
 }
 
 /// Run the TUI until the user quits. The terminal is restored on every way out.
-pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
+pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     app::run(params).await
 }
