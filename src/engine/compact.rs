@@ -1,19 +1,17 @@
-//! Compaction mode (`--no-handoff`, SPEC §9): the pure part — when the pressure path is due, which
-//! messages to summarise, the summariser's request, the reference-only summary message, and splicing
-//! it in — plus the [`ContextStrategy`] trait that handoff and compaction both implement.
+//! Compaction mode (`--no-handoff`): the pure part — which messages to summarise, the
+//! summariser's request, the reference-only summary message, and splicing it in. When it is due is
+//! decided below, in `context::strategy` (`CompactionStrategy`, at 80% of the window).
 //!
 //! The session layer drives it: before a request, `if strategy.due(..)` → [`plan`] → send
 //! [`summary_request`] to the model → [`summary_message`] → [`apply`] → persist and advance the replace
-//! generation. The overflow path calls [`plan`] the same way, ignoring [`pressure_due`].
+//! generation. The overflow path calls [`plan`] the same way, whatever the pressure.
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::handoff::document::head_chars;
+use super::text::head_chars;
 use super::types::{Block, Message, Role};
 
-/// The pressure path fires when the total reaches this fraction of the window.
-pub const PRESSURE_FRACTION: f64 = 0.8;
 /// The newest fraction of the conversation, by tokens, kept verbatim.
 pub const KEEP_FRACTION: f64 = 0.16;
 
@@ -50,69 +48,6 @@ pub enum CompactError {
     /// The history changed while it was summarised (the plan no longer fits).
     #[error("the history changed while it was summarised")]
     HistoryChanged,
-}
-
-/// What a strategy's trigger looks at before a main-thread request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pressure {
-    /// Main-thread context (SPEC §5 `ctx`), measured or estimated.
-    pub ctx: u64,
-    /// The context window in force.
-    pub window: u64,
-    /// True during the handoff writing turn (which must never trigger anything).
-    pub writing_turn: bool,
-    /// True once the session has an id.
-    pub has_session_id: bool,
-}
-
-/// Which strategy a [`ContextStrategy`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StrategyKind {
-    Handoff,
-    Compaction,
-}
-
-impl StrategyKind {
-    /// A short name for logs and the ledger.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StrategyKind::Handoff => "handoff",
-            StrategyKind::Compaction => "compaction",
-        }
-    }
-}
-
-/// What replaces the model-visible history when the context runs out. Handoff and compaction both
-/// implement it so a third strategy can be added.
-pub trait ContextStrategy {
-    /// Which strategy this is (the session acts on the kind, never on a name).
-    fn kind(&self) -> StrategyKind;
-    /// A short name for logs and the ledger (`handoff`, `compaction`).
-    fn name(&self) -> &'static str {
-        self.kind().as_str()
-    }
-    /// The pressure path: true when the strategy should act before the next request. The overflow
-    /// path (a `ContextWindowExceeded` error) acts regardless of this.
-    fn due(&self, p: &Pressure) -> bool;
-}
-
-/// Compaction as a [`ContextStrategy`]: due at [`PRESSURE_FRACTION`] of the window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CompactionStrategy;
-
-impl ContextStrategy for CompactionStrategy {
-    fn kind(&self) -> StrategyKind {
-        StrategyKind::Compaction
-    }
-
-    fn due(&self, p: &Pressure) -> bool {
-        !p.writing_turn && pressure_due(p.ctx, p.window)
-    }
-}
-
-/// `total >= 0.8 × window`. A zero window (unknown) is never due.
-pub fn pressure_due(total_tokens: u64, window: u64) -> bool {
-    window > 0 && total_tokens as f64 >= PRESSURE_FRACTION * window as f64
 }
 
 /// Which messages to replace by a summary: `summarize` (always `keep_head..tail`), the protected head

@@ -1,4 +1,4 @@
-//! The built-in demo model (SPEC §15): a scripted provider that plays a short coding session in a
+//! The built-in demo model: a scripted provider that plays a short coding session in a
 //! scratch copy of a tiny project, reporting growing usage so the gauge crosses its ticks, writes a
 //! real handoff document, and continues in the next generation. It goes through the same engine.
 

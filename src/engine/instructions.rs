@@ -1,4 +1,4 @@
-//! Project instructions (SPEC §2): the user's `<config_dir>/flower/AGENTS.md`, then `AGENTS.md`
+//! Project instructions: the user's `<config_dir>/flower/AGENTS.md`, then `AGENTS.md`
 //! (or `CLAUDE.md` where a directory has no `AGENTS.md`) in every directory from the git root down
 //! to the workspace, in that order, each labelled with its path. Read from disk at the start of
 //! every session, so a handoff's successor gets them fresh; capped in size, with a line that says

@@ -1,4 +1,4 @@
-//! The replace generation (SPEC §1, §6.8): a monotonic count of real, persisted replacements of what
+//! The replace generation: a monotonic count of real, persisted replacements of what
 //! the model sees. It never decreases, has no reset and no API to lower it; it advances in exactly one
 //! place (`Engine::commit_replacement`, after the new history or session is persisted).
 

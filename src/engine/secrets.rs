@@ -1,4 +1,4 @@
-//! Secrets that must never reach disk or the screen (SPEC §14): registered once at start-up,
+//! Secrets that must never reach disk or the screen: registered once at start-up,
 //! replaced by their masked form wherever text enters or leaves the engine (the user's messages,
 //! tool output, transcripts, the ledger, spill and handoff files, events, logs).
 //!

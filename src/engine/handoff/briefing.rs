@@ -1,4 +1,4 @@
-//! The successor's first message (SPEC §6.10, §6.14) — assembled here and nowhere else.
+//! The successor's first message — assembled here and nowhere else.
 //!
 //! It is one user message made of parts, in this order:
 //!
@@ -8,7 +8,7 @@
 //!    user's formatting), between `<handoff>` and `</handoff>`. Parsing never rewrites it.
 //!    The preamble also says where the transcripts of the step's retired generations are and
 //!    that `recall` searches them.
-//! 2. **What the engine carries itself** (`memory::carried_block`): the user's pins under
+//! 2. **What the engine carries itself** (`step_memory::carried_block`): the user's pins under
 //!    `## Pinned`, the plan under `## Plan`, the standing focus under `## Focus`, verbatim, so a
 //!    degraded or rescued document loses none of them.
 //! 3. **The request in flight**: when a user request was in progress at the cut (the running
@@ -16,7 +16,7 @@
 //!    of that request, verbatim and each a block of its own, so the successor continues *that*
 //!    request.
 //!
-//! 4. **The record after the cut** (a background handoff, SPEC §6.16): the main thread kept
+//! 4. **The record after the cut** (a background handoff): the main thread kept
 //!    working while the document was written, so a note, then every message of the session after
 //!    the document's cut, oldest first, one block each: the user's words, the assistant's text,
 //!    tool calls with their arguments and their results (a large result capped, with the file that
@@ -26,7 +26,7 @@
 //! add a field to [`Briefing`] (it derives `Default`, so callers write `..Default::default()`)
 //! and a step in [`Briefing::blocks`].
 
-use crate::engine::memory::{StepMemory, carried_block};
+use crate::engine::step_memory::{StepMemory, carried_block};
 use crate::engine::tools::recall::Source;
 use crate::engine::types::{Block, Message, Role};
 
@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn the_engine_writes_its_part_after_the_document_and_names_the_transcripts() {
-        use crate::engine::memory::PinSource;
+        use crate::engine::step_memory::PinSource;
         use std::path::PathBuf;
         let mut memory = StepMemory::default();
         memory

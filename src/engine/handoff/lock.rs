@@ -1,4 +1,4 @@
-//! Lock files for a workspace's handoff documents (SPEC §6.15): several flower-tui processes may
+//! Lock files for a workspace's handoff documents: several flower-tui processes may
 //! work in one workspace, and none may overwrite, archive away or read another's document.
 //!
 //! Two kinds, both in `<workbench>/locks/`:
@@ -20,7 +20,38 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::store::safe_step_name;
+/// The longest step name used in a file name, in characters.
+pub const MAX_STEP_NAME_CHARS: usize = 64;
+
+/// A step name that is safe as part of a file name: letters and digits of any script, `-`, `_` and
+/// `.` are kept; everything else (separators, spaces, control characters) becomes `-`; runs of `-`
+/// collapse; leading dots and dashes go (no hidden files, no `..`); at most 64 characters; never
+/// empty (`step`).
+pub fn safe_step_name(step: &str) -> String {
+    let mut out = String::new();
+    for c in step.chars() {
+        let c = if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let trimmed: String = out
+        .trim_start_matches(['.', '-'])
+        .chars()
+        .take(MAX_STEP_NAME_CHARS)
+        .collect();
+    let trimmed = trimmed.trim_end_matches(['-', '.']);
+    if trimmed.is_empty() {
+        "step".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
 
 /// How many names a step tries (`x`, `x-2`, … `x-99`) before giving up on a claim.
 pub const MAX_STEP_NAMES: u32 = 99;

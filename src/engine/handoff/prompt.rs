@@ -1,7 +1,8 @@
-//! The writing turn's prompt (SPEC §6.5, §7) and the successor's reminder of its original task.
+//! The writing turn's prompt and the successor's reminder of its original task.
 
-use super::document::{TASK_EXCERPT_CHARS, head_chars};
+use super::document::TASK_EXCERPT_CHARS;
 use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::engine::text::head_chars;
 
 /// The handoff prompt template, with `{used}` and `{window}` placeholders.
 pub const HANDOFF_PROMPT_TEMPLATE: &str = include_str!("../../../assets/handoff_prompt.md");

@@ -1,4 +1,4 @@
-//! MCP servers (SPEC §3, issue 12): the tools people already run, through the official Rust SDK
+//! MCP servers: the tools people already run, through the official Rust SDK
 //! (`rmcp`, client side only). Configuration in `config.toml` and a workspace's `.mcp.json`
 //! ([`config`]), the `.mcp.json` approval store ([`approval`]), and the [`McpManager`] that runs the
 //! servers, offers their tools as `mcp__<server>__<tool>` and calls them.
@@ -21,7 +21,7 @@ pub mod env;
 mod manager;
 pub mod names;
 mod process;
-pub mod project;
+pub(crate) mod project;
 mod status;
 
 pub use approval::{ApprovalStore, Decision};

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::error::ProviderError;
 use super::http;
 pub use super::http::http_client;
-use super::windows;
+use super::known_windows;
 use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::types::{
     Block, Message, ModelRequest, ModelResponse, Role, THINKING_ANSWER_ROOM, ToolChoice,
@@ -60,7 +60,7 @@ impl AnthropicProvider {
         } else {
             &req.model
         };
-        windows::strip_1m_marker(model)
+        known_windows::strip_1m_marker(model)
     }
 
     /// The JSON body sent for `req` (public for tests and `-v` diagnostics).
@@ -225,7 +225,7 @@ impl Provider for AnthropicProvider {
                 headers.push(("x-api-key", key));
             }
             if self.model_for(req).1 {
-                headers.push(("anthropic-beta", windows::CONTEXT_1M_BETA));
+                headers.push(("anthropic-beta", known_windows::CONTEXT_1M_BETA));
             }
             let resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
             http::read_stream(resp, AnthropicStream::new(), sink, key).await

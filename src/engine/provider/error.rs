@@ -1,4 +1,4 @@
-//! Provider errors normalised into kinds (SPEC §3).
+//! Provider errors normalised into kinds.
 
 use std::time::Duration;
 
@@ -61,7 +61,7 @@ impl ProviderError {
         }
     }
 
-    /// A response stream that broke after it had started (SPEC §3): a retryable `Network` error whose
+    /// A response stream that broke after it had started: a retryable `Network` error whose
     /// request is replayed from scratch.
     pub fn broken_stream(message: impl Into<String>) -> Self {
         ProviderError {

@@ -3,11 +3,11 @@
 pub mod anthropic;
 pub mod error;
 pub mod http;
+pub mod known_windows;
 pub mod openai;
-pub mod overflow;
+pub(crate) mod overflow;
 pub mod retry;
 pub mod sse;
-pub mod windows;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,4 +1,4 @@
-//! Recognising a context-window overflow by the shape of the error (SPEC §3), and the limit it states.
+//! Recognising a context-window overflow by the shape of the error, and the limit it states.
 //!
 //! Providers word the same failure in dozens of ways (`prompt is too long: 205030 tokens > 200000
 //! maximum`, `This model's maximum context length is 8192 tokens…`, `request (13392 tokens) exceeds

@@ -1,4 +1,4 @@
-//! Oversized user input (SPEC §13, a 10 MB paste): a message too large for one message or for a
+//! Oversized user input (a 10 MB paste, say): a message too large for one message or for a
 //! fresh session below the handoff line is saved to `<spill dir>/input-<n>.txt`; the model gets a
 //! preview plus the path and how to read the rest, and the user is told.
 

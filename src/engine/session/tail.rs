@@ -1,4 +1,4 @@
-//! The record after the cut (SPEC §6.16): what a session did while its background handoff was
+//! The record after the cut: what a session did while its background handoff was
 //! written, as the successor's briefing carries it ([`crate::engine::handoff::briefing`]).
 //!
 //! Every message after the cut, in order: user text (a message the briefing already quotes as the

@@ -1,4 +1,4 @@
-//! Subagents (SPEC §4, issue 12): the `task` tool starts a child session with its own context and
+//! Subagents: the `task` tool starts a child session with its own context and
 //! window accounting, which works on the prompt alone and returns only its final report, as the
 //! result of the `task` call. Its reading never enters the main thread's context, gauge or
 //! handoff check.
@@ -27,7 +27,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
-pub mod child;
+pub(crate) mod child;
 mod events;
 mod report;
 
@@ -36,7 +36,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 pub use child::{Child, ChildEnv, ChildHeader, Finished};
-pub use events::{SubagentOutcome, SubagentPhase};
+pub use events::{SubagentEvent, SubagentOutcome, SubagentPhase, TranscriptEvent};
 
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::tools::{self, ToolCtx, ToolError};
@@ -131,7 +131,7 @@ impl ChildTools {
             return Err(ToolError(format!(
                 "`{}` cannot be called here: {why}. Your tools are: {}. Say in your report what \
                  you could not do.",
-                tools::text::one_line(name, 100),
+                crate::engine::text::one_line(name, 100),
                 self.names().join(", ")
             )));
         }
@@ -229,8 +229,8 @@ impl TaskInput {
             )
         })?;
         let description = text("description")
-            .map(|d| tools::text::one_line(&d, 80))
-            .unwrap_or_else(|| tools::text::one_line(&prompt, 60));
+            .map(|d| crate::engine::text::one_line(&d, 80))
+            .unwrap_or_else(|| crate::engine::text::one_line(&prompt, 60));
         Ok(TaskInput {
             description,
             prompt,

@@ -1,4 +1,4 @@
-//! The model's tools (SPEC §4): `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
+//! The model's tools: `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
 //! The step's own tools, [`todo`] and [`recall`], keep state in the engine: the session layer
 //! offers and runs them (`session/memory.rs`), with the argument checks and summaries of this
@@ -15,12 +15,11 @@ mod glob;
 mod grep;
 pub(crate) mod lifeline;
 mod list_dir;
-pub mod paths;
+pub(crate) mod paths;
 mod read_file;
 pub mod recall;
 mod spill;
-pub(crate) mod text;
-pub mod todo;
+pub(crate) mod todo;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -31,6 +30,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::engine::diff::FileDiff;
+use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
 pub use bash::Live;
@@ -205,7 +205,7 @@ pub fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
     }
 }
 
-/// Whether a call leaves the workspace (SPEC §14): [`touches_outside`], except `read_file` of a
+/// Whether a call leaves the workspace: [`touches_outside`], except `read_file` of a
 /// file in `spill_dir`, this run's spill folder (the spill notices send the model there; with
 /// `--no-workbench` it is in the run directory).
 pub fn leaves_workspace(

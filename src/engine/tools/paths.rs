@@ -9,8 +9,8 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use super::text::edit_distance;
 use super::{ToolCtx, ToolError};
+use crate::engine::text::edit_distance;
 
 /// How many dangling symlinks in a row are followed before giving up.
 const MAX_LINK_HOPS: usize = 40;

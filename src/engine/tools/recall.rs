@@ -1,4 +1,4 @@
-//! `recall`: search the transcripts of the step's retired generations (SPEC §6.18). Offered only
+//! `recall`: search the transcripts of the step's retired generations. Offered only
 //! to a successor. Reads the JSONL transcripts from disk (`<run>/sessions/<id>.jsonl`), skipping
 //! torn or unreadable lines; every text block, tool call and tool result is one numbered
 //! *message* of its generation. A search returns the matching messages with their generation,
@@ -15,9 +15,9 @@ use regex::{Regex, RegexBuilder};
 use serde_json::{Value, json};
 
 use super::args::Args;
-use super::text::{numbered, one_line, truncate_chars};
 use super::{ToolError, ToolOutput, ToolResult};
 use crate::engine::ledger::TranscriptLine;
+use crate::engine::text::{numbered, one_line, truncate_chars};
 use crate::engine::types::{Block, Role, ToolSpec};
 
 /// The tool's name.

@@ -1,4 +1,4 @@
-//! The per-turn tool-result budget (SPEC §4): results too large for the context are written to a
+//! The per-turn tool-result budget: results too large for the context are written to a
 //! spill file and replaced by a preview that says how to read the rest with `read_file`.
 
 use std::io;

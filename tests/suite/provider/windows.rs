@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use flower_tui::engine::provider::windows::CONTEXT_1M_BETA;
+use flower_tui::engine::provider::known_windows::CONTEXT_1M_BETA;
 use flower_tui::engine::types::Message;
 
 use super::{KEY, anthropic, request, run};

@@ -7,9 +7,10 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
-use super::error::ResumeError;
-use super::fsutil::rfc3339;
-use super::ledger::{Manifest, RunDir};
+use super::manifest::Manifest;
+use super::run_dir::RunDir;
+use crate::engine::error::ResumeError;
+use crate::engine::fsutil::rfc3339;
 
 /// At most this many characters of the first message are listed.
 const FIRST_MESSAGE_CHARS: usize = 120;

@@ -1,4 +1,4 @@
-//! The context windows well-known model families accept without opt-in (SPEC §5), and the `[1m]`
+//! The context windows well-known model families accept without opt-in, and the `[1m]`
 //! marker that opts a Claude model into the 1M-token beta.
 //!
 //! A model id is matched after its routing prefixes are dropped (`anthropic/`, `openai/`,
@@ -261,7 +261,7 @@ mod tests {
             ("mistral-large-latest", Some(131_072)),
             ("mixtral-8x22b-instruct", Some(65_536)),
             ("grok-4", Some(256_000)),
-            // Not in the table: the SPEC §5 rule decides.
+            // Not in the table: the general rule for unknown models decides.
             ("my-finetune", None),
             ("flower-demo", None),
             ("falcon3", None),

@@ -1,4 +1,4 @@
-//! Rescue on overflow (SPEC §6.17): when a request overflows the context window, the writing turn
+//! Rescue on overflow: when a request overflows the context window, the writing turn
 //! runs once more on a *reduced copy* of the history sized to fit the window minus the writing
 //! reserve, instead of falling straight back to the mechanical degraded document.
 //!

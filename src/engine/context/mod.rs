@@ -1,6 +1,8 @@
-//! Context accounting and the handoff thresholds (SPEC §5, §6.2) — pure functions.
+//! Context accounting and the handoff thresholds — pure functions.
 
-use super::provider::windows::{self, Family};
+pub(crate) mod strategy;
+
+use super::provider::known_windows::{self, Family};
 
 /// The headroom kept below the window when none is configured.
 pub const DEFAULT_HEADROOM: u64 = 50_000;
@@ -67,7 +69,7 @@ pub struct DueInput {
     pub has_session_id: bool,
 }
 
-/// SPEC §6.2: `enabled && !writing_turn && ctx >= at && session has an id`.
+/// The handoff is due when `enabled && !writing_turn && ctx >= at && session has an id`.
 pub fn handoff_due(i: DueInput) -> bool {
     i.enabled && !i.writing_turn && i.ctx >= i.at && i.has_session_id
 }
@@ -85,7 +87,7 @@ fn has_1m_token(name: &str) -> bool {
         .any(|(start, _)| !alnum(start.checked_sub(1)) && !alnum(Some(start + 2)))
 }
 
-/// Where a window guessed from the model name comes from (SPEC §5).
+/// Where a window guessed from the model name comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowGuess {
     /// A standalone `1m` token (`[1m]`, `-1m`): 1,000,000.
@@ -108,12 +110,12 @@ impl WindowGuess {
     }
 }
 
-/// SPEC §5 `default_window()` with its reason: `1m` first, then the table of well-known families,
+/// The window guessed from the model name, with its reason: `1m` first, then the table of well-known families,
 /// then `haiku`, else 1,000,000.
 pub fn window_guess(model: &str) -> WindowGuess {
     if has_1m_token(model) {
         WindowGuess::Marker1m
-    } else if let Some(f) = windows::family(model) {
+    } else if let Some(f) = known_windows::family(model) {
         WindowGuess::Table(f)
     } else if model.to_ascii_lowercase().contains("haiku") {
         WindowGuess::Haiku
@@ -122,7 +124,7 @@ pub fn window_guess(model: &str) -> WindowGuess {
     }
 }
 
-/// SPEC §5 `default_window()`: the window guessed from the model name.
+/// The window guessed from the model name.
 pub fn default_window(model: &str) -> u64 {
     window_guess(model).window()
 }

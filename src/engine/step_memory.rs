@@ -1,5 +1,5 @@
-//! What a step remembers across its generations without the model having to carry it (SPEC
-//! §6.19, §6.20): the user's pins, the model's plan (the `todo` tool's list) and the standing
+//! What a step remembers across its generations without the model having to carry it: the
+//! user's pins, the model's plan (the `todo` tool's list) and the standing
 //! focus. The engine keeps them in the ledger (`StepRecord.memory`) and writes them into every
 //! successor's briefing itself ([`carried_block`]), so a degraded or rescued document loses none
 //! of them.
@@ -420,5 +420,5 @@ pub fn typed_pins(file: &str, frozen: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "memory_tests.rs"]
+#[path = "step_memory_tests.rs"]
 mod tests;
