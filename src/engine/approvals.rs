@@ -69,7 +69,7 @@ pub struct AllowOffer {
 
 /// The grants of the current session, in the order they were made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Allowances {
+pub(crate) struct Allowances {
     rules: Vec<AllowRule>,
 }
 
@@ -293,7 +293,7 @@ fn one_line(s: &str, max: usize) -> String {
 
 /// How a command line reads for the prefix rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// Simple commands (their words, quotes removed) joined by `;`, `&&`, `||`, `|`, `&`.
     Plain(Vec<Vec<String>>),
     /// Something no prefix may cover, and why.

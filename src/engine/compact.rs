@@ -13,19 +13,19 @@ use super::text::head_chars;
 use super::types::{Block, Message, Role};
 
 /// The newest fraction of the conversation, by tokens, kept verbatim.
-pub const KEEP_FRACTION: f64 = 0.16;
+pub(crate) const KEEP_FRACTION: f64 = 0.16;
 
 /// The summariser's instructions; `{transcript}` is replaced by the rendered messages.
-pub const COMPACT_PROMPT_TEMPLATE: &str = include_str!("../../assets/compact_prompt.md");
+pub(crate) const COMPACT_PROMPT_TEMPLATE: &str = include_str!("../../assets/compact_prompt.md");
 
 /// A system prompt for the summarisation request.
-pub const SUMMARY_SYSTEM: &str = "You write faithful, compact summaries of coding sessions so that \
+pub(crate) const SUMMARY_SYSTEM: &str = "You write faithful, compact summaries of coding sessions so that \
     an agent can continue the work from the summary alone.";
 
 /// The opening of every summary message. It frames the summary as background so that the model does
 /// not re-run finished requests quoted in it, and says the tools stay usable (framing that only says
 /// "reference only" has been seen to stop agents from using tools at all).
-pub const SUMMARY_PREFIX: &str = "[Summary of earlier conversation — reference only]\n\
+pub(crate) const SUMMARY_PREFIX: &str = "[Summary of earlier conversation — reference only]\n\
     The earlier part of this conversation was summarised to free context. Treat the summary below as \
     background you remember, not as instructions: do not redo work it reports as done, and do not act \
     on requests it quotes unless they are still open. The latest user message after this summary is \
@@ -33,7 +33,7 @@ pub const SUMMARY_PREFIX: &str = "[Summary of earlier conversation — reference
     fully available; keep using them as before.";
 
 /// The closing line of every summary message.
-pub const SUMMARY_END: &str =
+pub(crate) const SUMMARY_END: &str =
     "[End of summary — respond to the latest user message after it, not to the summary]";
 
 /// Compaction failures that the caller must handle.
@@ -53,7 +53,7 @@ pub enum CompactError {
 /// Which messages to replace by a summary: `summarize` (always `keep_head..tail`), the protected head
 /// before it, and the verbatim tail after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactionPlan {
+pub(crate) struct CompactionPlan {
     /// The messages the summary replaces.
     pub summarize: Range<usize>,
     /// How many messages at the start stay verbatim (`summarize.start`).
@@ -176,7 +176,7 @@ const RESULT_LIMIT: usize = 1_200;
 
 /// The summarisation request's user prompt for the messages to summarise (rendered as a readable
 /// transcript: roles, text, tool calls with args abbreviated, tool results truncated).
-pub fn summary_request(messages: &[Message]) -> String {
+pub(crate) fn summary_request(messages: &[Message]) -> String {
     COMPACT_PROMPT_TEMPLATE.trim_end().replacen(
         "{transcript}",
         render_transcript(messages).trim_end(),
@@ -185,7 +185,7 @@ pub fn summary_request(messages: &[Message]) -> String {
 }
 
 /// The transcript the summariser reads.
-pub fn render_transcript(messages: &[Message]) -> String {
+pub(crate) fn render_transcript(messages: &[Message]) -> String {
     let names: HashMap<&str, &str> = messages
         .iter()
         .flat_map(|m| m.tool_uses())
@@ -252,7 +252,7 @@ fn abbreviate(s: &str, limit: usize) -> String {
 /// The message that replaces the summarised range: framed as reference-only background ("a summary of
 /// earlier conversation, for reference only; the latest user message after it is what to act on;
 /// your tools remain fully available"). An empty summary is an error.
-pub fn summary_message(summary: &str) -> Result<Message, CompactError> {
+pub(crate) fn summary_message(summary: &str) -> Result<Message, CompactError> {
     let summary = summary.trim();
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);

@@ -11,7 +11,7 @@ use super::provider::{BoxFuture, DeltaSink, Provider, ProviderError};
 use super::types::{Block, Delta, ModelRequest, ModelResponse, Role, ToolChoice, Usage};
 
 /// The banner shown when the demo runs.
-pub const BANNER: &str = "Demo mode: a built-in scripted model is playing a short session in a scratch \
+pub(crate) const BANNER: &str = "Demo mode: a built-in scripted model is playing a short session in a scratch \
 copy of a tiny project (your files are not touched). To use a real model, set ANTHROPIC_API_KEY (or \
 OPENAI_API_KEY with --provider openai) and run flower-tui again.";
 

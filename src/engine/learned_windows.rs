@@ -10,7 +10,7 @@ use super::fsutil::atomic_write;
 
 /// The learned-window store of a data dir (`<data_dir>/flower`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LearnedWindows {
+pub(crate) struct LearnedWindows {
     path: PathBuf,
 }
 

@@ -4,7 +4,7 @@
 
 /// A monotonic counter. Only `advance` changes it.
 #[derive(Debug, Default)]
-pub struct ReplaceGeneration(u64);
+pub(crate) struct ReplaceGeneration(u64);
 
 impl ReplaceGeneration {
     /// Continue a recorded count (`--continue`): the counter never restarts below what was persisted.
@@ -25,7 +25,7 @@ impl ReplaceGeneration {
 
 /// The overflow-retry rule: retry only when the generation strictly advanced since the snapshot, and
 /// at most `cap` times in a row (the count resets on every successful model response).
-pub fn may_retry_overflow(snapshot: u64, now: u64, retries_in_a_row: u32, cap: u32) -> bool {
+pub(crate) fn may_retry_overflow(snapshot: u64, now: u64, retries_in_a_row: u32, cap: u32) -> bool {
     now > snapshot && retries_in_a_row < cap
 }
 

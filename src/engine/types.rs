@@ -212,7 +212,7 @@ impl Effort {
 
 /// What a reply keeps for its answer beyond the thinking budget (`max_tokens` must exceed the
 /// budget: it is raised to `budget + THINKING_ANSWER_ROOM` when it is lower).
-pub const THINKING_ANSWER_ROOM: u32 = 4_096;
+pub(crate) const THINKING_ANSWER_ROOM: u32 = 4_096;
 
 impl std::fmt::Display for Effort {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

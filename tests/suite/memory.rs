@@ -1,4 +1,4 @@
-//! The step's memory against the fake provider (issue 11; SPEC §6.18–§6.20): pins, the plan, the
+//! The step's memory against the fake provider: pins, the plan, the
 //! standing focus and `recall` reach every successor, survive degraded documents and
 //! `--continue`, and the ledger says what each retired generation held.
 

@@ -5,16 +5,16 @@ pub(crate) mod strategy;
 use super::provider::known_windows::{self, Family};
 
 /// The headroom kept below the window when none is configured.
-pub const DEFAULT_HEADROOM: u64 = 50_000;
+pub(crate) const DEFAULT_HEADROOM: u64 = 50_000;
 /// The handoff line never drops below this.
-pub const MIN_AT: u64 = 10_000;
+pub(crate) const MIN_AT: u64 = 10_000;
 /// The approach warning never drops below this.
-pub const MIN_WARN_AT: u64 = 1_000;
+pub(crate) const MIN_WARN_AT: u64 = 1_000;
 /// The warning comes this many tokens before the handoff line.
-pub const WARN_BEFORE: u64 = 20_000;
+pub(crate) const WARN_BEFORE: u64 = 20_000;
 
 /// The handoff line: `max(10_000, W - H)`.
-pub fn handoff_at(window: u64, headroom: u64) -> u64 {
+pub(crate) fn handoff_at(window: u64, headroom: u64) -> u64 {
     MIN_AT.max(window.saturating_sub(headroom))
 }
 
@@ -61,7 +61,7 @@ impl Thresholds {
 
 /// What the due check needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DueInput {
+pub(crate) struct DueInput {
     pub enabled: bool,
     pub writing_turn: bool,
     pub ctx: u64,
@@ -70,7 +70,7 @@ pub struct DueInput {
 }
 
 /// The handoff is due when `enabled && !writing_turn && ctx >= at && session has an id`.
-pub fn handoff_due(i: DueInput) -> bool {
+pub(crate) fn handoff_due(i: DueInput) -> bool {
     i.enabled && !i.writing_turn && i.ctx >= i.at && i.has_session_id
 }
 
@@ -89,7 +89,7 @@ fn has_1m_token(name: &str) -> bool {
 
 /// Where a window guessed from the model name comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowGuess {
+pub(crate) enum WindowGuess {
     /// A standalone `1m` token (`[1m]`, `-1m`): 1,000,000.
     Marker1m,
     /// A well-known family with the window its API accepts without opt-in.
@@ -112,7 +112,7 @@ impl WindowGuess {
 
 /// The window guessed from the model name, with its reason: `1m` first, then the table of well-known families,
 /// then `haiku`, else 1,000,000.
-pub fn window_guess(model: &str) -> WindowGuess {
+pub(crate) fn window_guess(model: &str) -> WindowGuess {
     if has_1m_token(model) {
         WindowGuess::Marker1m
     } else if let Some(f) = known_windows::family(model) {
@@ -131,7 +131,7 @@ pub fn default_window(model: &str) -> u64 {
 
 /// The model name `default_window` looks at: the effective model, else `ANTHROPIC_MODEL`, else
 /// `ANTHROPIC_DEFAULT_OPUS_MODEL`.
-pub fn window_model_name<'a>(
+pub(crate) fn window_model_name<'a>(
     effective: Option<&'a str>,
     anthropic_model: Option<&'a str>,
     default_opus: Option<&'a str>,
@@ -181,7 +181,7 @@ impl WindowSource {
 
 /// The window in force and where it came from: `--window` beats a learned window beats the guess
 /// from the name.
-pub fn effective_window(
+pub(crate) fn effective_window(
     flag: Option<u64>,
     learned: Option<u64>,
     model: &str,
@@ -202,12 +202,12 @@ pub fn effective_window(
 }
 
 /// A token estimate for text appended since the last response: ~4 characters a token.
-pub fn estimate_tokens(chars: usize) -> u64 {
+pub(crate) fn estimate_tokens(chars: usize) -> u64 {
     (chars as u64).div_ceil(4)
 }
 
 /// A token count with one decimal: `130.0K`, `20.0K`, `1.2M`, `950`.
-pub fn fmt_tokens(n: u64) -> String {
+pub(crate) fn fmt_tokens(n: u64) -> String {
     if n >= 1_000_000 {
         format!("{:.1}M", n as f64 / 1_000_000.0)
     } else if n >= 1_000 {
@@ -218,7 +218,7 @@ pub fn fmt_tokens(n: u64) -> String {
 }
 
 /// A window size, round where it is round: `200K`, `1M`, `40K`, `8.2K`.
-pub fn fmt_window(n: u64) -> String {
+pub(crate) fn fmt_window(n: u64) -> String {
     if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
     } else if (1_000..1_000_000).contains(&n) && n.is_multiple_of(1_000) {

@@ -7,7 +7,7 @@
 use super::{DueInput, handoff_at, handoff_due};
 
 /// The pressure path of compaction fires when the total reaches this fraction of the window.
-pub const PRESSURE_FRACTION: f64 = 0.8;
+pub(crate) const PRESSURE_FRACTION: f64 = 0.8;
 
 /// What a strategy's trigger looks at before a main-thread request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub trait ContextStrategy {
 
 /// Compaction as a [`ContextStrategy`]: due at [`PRESSURE_FRACTION`] of the window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CompactionStrategy;
+pub(crate) struct CompactionStrategy;
 
 impl ContextStrategy for CompactionStrategy {
     fn kind(&self) -> StrategyKind {
@@ -69,7 +69,7 @@ impl ContextStrategy for CompactionStrategy {
 }
 
 /// `total >= 0.8 × window`. A zero window (unknown) is never due.
-pub fn pressure_due(total_tokens: u64, window: u64) -> bool {
+pub(crate) fn pressure_due(total_tokens: u64, window: u64) -> bool {
     window > 0 && total_tokens as f64 >= PRESSURE_FRACTION * window as f64
 }
 
@@ -77,7 +77,7 @@ pub fn pressure_due(total_tokens: u64, window: u64) -> bool {
 /// (the window less the headroom, never below 10,000 tokens), never during the writing turn,
 /// only once the session has an id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HandoffStrategy {
+pub(crate) struct HandoffStrategy {
     /// `HandoffPolicy.enabled` (false with `--no-handoff`).
     pub enabled: bool,
     /// Tokens kept free below the window (`--headroom`, default 50,000).

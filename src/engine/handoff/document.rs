@@ -43,10 +43,10 @@ use super::syntax::{self, Section};
 use crate::engine::text::head_chars;
 
 /// The mark a mechanically assembled handoff carries at the start of `doing`.
-pub const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
+pub(crate) const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
 
 /// How many characters of the original task a degraded handoff (and the task note) carries.
-pub const TASK_EXCERPT_CHARS: usize = 1_200;
+pub(crate) const TASK_EXCERPT_CHARS: usize = 1_200;
 
 /// Opens what a degraded handoff carries forward from an earlier document (a section's first
 /// line: `[carried forward from the generation 2 handoff, not checked since]`).

@@ -9,8 +9,10 @@ pub mod reopen;
 pub mod store;
 mod syntax;
 
-pub use briefing::Briefing;
-pub use document::{CARRIED_MARKER, DEGRADED_MARKER, DegradedParams, HandoffDoc, HandoffMeta};
-pub use lock::safe_step_name;
-pub use prompt::{handoff_prompt, successor_task_note};
-pub use store::{ReadBack, freeze, live_path, read_back};
+pub use document::{CARRIED_MARKER, HandoffDoc};
+pub use prompt::successor_task_note;
+pub use store::freeze;
+
+pub(crate) use briefing::Briefing;
+pub(crate) use document::HandoffMeta;
+pub(crate) use store::live_path;

@@ -11,14 +11,14 @@ use super::lock::safe_step_name;
 use crate::engine::fsutil::{atomic_write, compact_stamp, numbered_names, write_new};
 
 /// `<workbench>/notes/handoff-<safe step>.md`.
-pub fn live_path(workbench: &Path, step: &str) -> PathBuf {
+pub(crate) fn live_path(workbench: &Path, step: &str) -> PathBuf {
     workbench
         .join("notes")
         .join(format!("handoff-{}.md", safe_step_name(step)))
 }
 
 /// `<workbench>/notes/archive/handoff/`.
-pub fn archive_dir(workbench: &Path) -> PathBuf {
+pub(crate) fn archive_dir(workbench: &Path) -> PathBuf {
     workbench.join("notes").join("archive").join("handoff")
 }
 
@@ -36,7 +36,7 @@ pub fn freeze(workbench: &Path, step: &str, markdown: &str, now_secs: u64) -> io
 }
 
 /// [`freeze`], and what the document lock cost (taking and releasing it).
-pub fn freeze_timed(
+pub(crate) fn freeze_timed(
     workbench: &Path,
     step: &str,
     markdown: &str,
@@ -87,7 +87,7 @@ fn archive(workbench: &Path, step: &str, bytes: &[u8], now_secs: u64) -> io::Res
 
 /// What reading the frozen document back found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadBack {
+pub(crate) enum ReadBack {
     /// The file's text (bytes that are not UTF-8 are replaced, not refused: the user's edits win).
     Text(String),
     /// The file is gone (deleted by the user).
@@ -101,7 +101,7 @@ pub enum ReadBack {
 /// Read the live document back after the review window. A provider key put into the file (typed
 /// in the side editor or `$EDITOR`, pasted by a command) is masked, in the text returned and in
 /// the file itself, so it reaches neither the successor nor a handoff file on disk.
-pub fn read_back(path: &Path) -> ReadBack {
+pub(crate) fn read_back(path: &Path) -> ReadBack {
     match fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes).into_owned();
@@ -130,7 +130,7 @@ pub fn read_back(path: &Path) -> ReadBack {
 
 /// [`read_back`] under the step's document lock (no other process is halfway through a freeze),
 /// and what the lock cost.
-pub fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack, Duration) {
+pub(crate) fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack, Duration) {
     match super::lock::with_doc_lock(workbench, step, || Ok(read_back(path))) {
         Ok(r) => r,
         Err(e) => (ReadBack::Unreadable(e.to_string()), Duration::ZERO),
@@ -141,7 +141,7 @@ pub fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack,
 /// names another step or generation (another process's freeze). Returns what it
 /// names. A file whose header line was removed or no longer parses is the user's edit, not
 /// another document.
-pub fn foreign(text: &str, frozen: &str) -> Option<String> {
+pub(crate) fn foreign(text: &str, frozen: &str) -> Option<String> {
     let theirs = HandoffDoc::parse(text).meta?;
     let ours = HandoffDoc::parse(frozen).meta?;
     let same = safe_step_name(&theirs.step) == safe_step_name(&ours.step)

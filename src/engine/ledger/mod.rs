@@ -13,12 +13,13 @@ pub(crate) mod run_list;
 pub(crate) mod transcript;
 
 pub use manifest::{
-    Cut, DocumentSource, FrozenHandoff, GenerationRecord, GenerationStart, HandoffRecord, Held,
-    Manifest, SettingChange, StepRecord, SubagentRecord, now_stamp,
+    Cut, DocumentSource, GenerationRecord, GenerationStart, HandoffRecord, Held, Manifest,
+    StepRecord, SubagentRecord, now_stamp,
 };
-pub use run_dir::{LatestRun, LedgerLock, RunDir, Unreadable, join, latest_run, save_step};
+pub use run_dir::{RunDir, join, save_step};
 pub use run_list::SessionSummary;
-pub use transcript::{
-    LoadedTranscript, SessionHeader, SubagentOf, Transcript, TranscriptLine, load_transcript,
-    read_transcript,
-};
+pub use transcript::{SessionHeader, Transcript, TranscriptLine, load_transcript};
+
+pub(crate) use manifest::{FrozenHandoff, SettingChange};
+pub(crate) use run_dir::latest_run;
+pub(crate) use transcript::{SubagentOf, read_transcript};

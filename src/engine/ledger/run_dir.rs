@@ -83,14 +83,14 @@ impl RunDir {
 
 /// A run whose `manifest.json` is there but cannot be read (torn by a crash, damaged, unreadable).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unreadable {
+pub(crate) struct Unreadable {
     pub manifest: PathBuf,
     pub reason: String,
 }
 
 /// What a search for the workspace's latest run found.
 #[derive(Debug, Clone, Default)]
-pub struct LatestRun {
+pub(crate) struct LatestRun {
     /// The newest run of the workspace whose ledger reads.
     pub run: Option<RunDir>,
     /// Runs newer than `run` whose ledger cannot be read and that may belong to the workspace
@@ -106,7 +106,7 @@ enum Found {
 
 /// The newest run of `workspace` under `<data_dir>/runs` (by the manifest's modification time),
 /// with the newer runs that could not be read.
-pub fn latest_run(data_dir: &Path, workspace: &Path) -> LatestRun {
+pub(crate) fn latest_run(data_dir: &Path, workspace: &Path) -> LatestRun {
     let Ok(entries) = fs::read_dir(data_dir.join("runs")) else {
         return LatestRun::default();
     };
@@ -182,7 +182,7 @@ fn names_other_workspace(text: &str, workspace: &Path) -> bool {
 
 /// An exclusive lock on a run's ledger (`<run>/manifest.lock`, `flock`): held while the ledger
 /// is read, merged and rewritten. The kernel drops it when the process dies, so it is never stale.
-pub struct LedgerLock {
+pub(crate) struct LedgerLock {
     _file: fs::File,
 }
 

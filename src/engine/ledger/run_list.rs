@@ -123,7 +123,7 @@ pub fn find(data_dir: &Path, workspace: &Path, id: &str) -> Result<RunDir, Resum
 }
 
 /// The listing as lines for a terminal (headless `--resume` without a run id says them).
-pub fn describe(sessions: &[SessionSummary], max: usize) -> String {
+pub(crate) fn describe(sessions: &[SessionSummary], max: usize) -> String {
     let mut out = String::new();
     for s in sessions.iter().take(max) {
         out.push_str(&format!(

@@ -153,7 +153,7 @@ impl Transcript {
 
 /// A transcript read back (for `--continue`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadedTranscript {
+pub(crate) struct LoadedTranscript {
     pub header: SessionHeader,
     /// The conversation, consecutive user messages merged (as the engine holds them, and as every
     /// provider accepts them).
@@ -168,7 +168,7 @@ pub fn load_transcript(path: &Path) -> io::Result<(SessionHeader, Vec<Message>)>
 }
 
 /// Rebuild the conversation of a transcript, counting the lines it had to skip.
-pub fn read_transcript(path: &Path) -> io::Result<LoadedTranscript> {
+pub(crate) fn read_transcript(path: &Path) -> io::Result<LoadedTranscript> {
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let f = File::open(path).map_err(named)?;
     let mut header = None;

@@ -25,11 +25,9 @@ pub(crate) mod project;
 mod status;
 
 pub use approval::{ApprovalStore, Decision};
-pub use config::{McpConfigError, Origin, ServerConfig, Transport};
-pub use convert::to_output;
-pub use manager::{
-    GATE_WAIT, GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, ProjectApproval, RestartError,
-    StartingServer,
-};
-pub use project::{McpJsonPolicy, ProjectServers, headless_notice, project_servers};
+pub use config::{Origin, ServerConfig, Transport};
+pub use manager::{GATE_WAIT, ManagerParams, McpManager, ProjectApproval};
+pub use project::{McpJsonPolicy, ProjectServers, project_servers};
+
+pub(crate) use project::headless_notice;
 pub use status::{ServerState, ServerStatus};

@@ -2,7 +2,8 @@
 
 mod stream;
 
-pub use stream::{AnthropicStream, tool_input};
+pub use stream::AnthropicStream;
+pub(crate) use stream::tool_input;
 
 use serde_json::{Value, json};
 
@@ -16,19 +17,19 @@ use crate::engine::types::{
 };
 
 /// The API version header value.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The default base URL.
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The model used when neither the request nor the config names one.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// `max_tokens` when neither the request nor the config sets one.
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// A `redacted_thinking` block is kept as a [`Block::Thinking`] with empty text and this prefix before
 /// its opaque `data` in `signature` (real signatures are base64 and never contain `:`), so it can be
 /// sent back unchanged.
 pub const REDACTED_THINKING_PREFIX: &str = "redacted:";
 /// At most this many `cache_control` breakpoints go in one request (the API's limit).
-pub const MAX_CACHE_MARKERS: usize = 4;
+pub(crate) const MAX_CACHE_MARKERS: usize = 4;
 
 /// Settings for [`AnthropicProvider`].
 pub type AnthropicConfig = super::http::HttpConfig;
@@ -150,7 +151,7 @@ fn mark_last_block(message: &mut Value) -> bool {
 
 /// The request body: streamed, system as one cached text block, the last tool cached, the last block
 /// of each of the last two messages cached — at most [`MAX_CACHE_MARKERS`] markers.
-pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
+pub(crate) fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
     let mut body = json!({
         "model": model,
         "max_tokens": max_tokens,

@@ -183,7 +183,7 @@ pub fn is_overflow(texts: &[&str]) -> bool {
 
 /// Whether an error speaks of bytes (payload, entity, MB) and never of tokens or the context: the
 /// shape of a 413 that a shorter context would not fix.
-pub fn is_about_bytes_only(texts: &[&str]) -> bool {
+pub(crate) fn is_about_bytes_only(texts: &[&str]) -> bool {
     let p = patterns();
     let lowered: Vec<String> = texts.iter().map(|t| normalise(t)).collect();
     lowered.iter().any(|t| hit(&p.bytes, t)) && !lowered.iter().any(|t| hit(&p.tokens, t))

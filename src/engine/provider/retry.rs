@@ -21,11 +21,11 @@ use crate::engine::fsutil::jitter;
 use crate::engine::types::{Delta, ModelRequest, ModelResponse};
 
 /// A server's `retry-after` is followed up to this long.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// `stream_idle_timeout` when none is configured.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// A silence this long is reported (the TUI shows `waiting for the provider… 42s`).
-pub const SILENCE_NOTICE_AFTER: Duration = Duration::from_secs(15);
+pub(crate) const SILENCE_NOTICE_AFTER: Duration = Duration::from_secs(15);
 
 /// How often and how patiently to retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use crate::engine::protocol::Event;
 use crate::engine::tools::{self, SPILL_PREVIEW_CHARS};
 
 /// A user message longer than this many characters is spilled.
-pub const INPUT_SPILL_LIMIT: usize = 100_000;
+pub(crate) const INPUT_SPILL_LIMIT: usize = 100_000;
 /// Input spill file numbers tried before giving up.
 const MAX_INPUT_NAMES: usize = 100_000;
 
@@ -105,7 +105,7 @@ pub(crate) fn task_excerpt(task: &str) -> String {
 }
 
 /// Characters of a task the ledger keeps.
-pub const TASK_CHARS: usize = crate::engine::handoff::document::TASK_EXCERPT_CHARS;
+pub(crate) const TASK_CHARS: usize = crate::engine::handoff::document::TASK_EXCERPT_CHARS;
 
 #[cfg(test)]
 mod tests {

@@ -45,9 +45,9 @@ use super::tools::Spiller;
 use super::types::{Effort, Message, Role, append_message};
 
 /// How many ops may wait before `try_send` fails (the UI never awaits a send).
-pub const OP_QUEUE: usize = 64;
+pub(crate) const OP_QUEUE: usize = 64;
 /// At most this many overflow retries in a row.
-pub const OVERFLOW_RETRY_CAP: u32 = 1;
+pub(crate) const OVERFLOW_RETRY_CAP: u32 = 1;
 
 /// Everything the engine needs to start.
 pub struct EngineParams {
@@ -860,7 +860,7 @@ fn replace_state(rec: Option<&StepRecord>) -> (ReplaceGeneration, u32) {
 /// What a call left without a result by a crash is answered with: what is known to have happened.
 /// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
 /// have finished its change before the end.
-pub fn interrupted_result(tool: &str) -> String {
+pub(crate) fn interrupted_result(tool: &str) -> String {
     let what = match tool {
         "bash" => "the command and every process it started were killed with it",
         "write_file" | "edit_file" => {
@@ -931,7 +931,7 @@ pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
 }
 
 /// A step name from a task: its first words, lower-case, `-` separated.
-pub fn step_name_from_task(task: &str) -> String {
+pub(crate) fn step_name_from_task(task: &str) -> String {
     let mut out = String::new();
     for word in task.split_whitespace() {
         let w: String = word

@@ -27,7 +27,7 @@ pub enum SubagentEvent {
 /// (`{"type":"subagent","phase":…}`).
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum TranscriptEvent<'a> {
+pub(crate) enum TranscriptEvent<'a> {
     Subagent(&'a SubagentPhase),
 }
 

@@ -35,19 +35,22 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-pub use child::{Child, ChildEnv, ChildHeader, Finished};
-pub use events::{SubagentEvent, SubagentOutcome, SubagentPhase, TranscriptEvent};
+pub use child::Child;
+pub use events::{SubagentOutcome, SubagentPhase};
+
+pub(crate) use child::{ChildEnv, ChildHeader, Finished};
+pub(crate) use events::{SubagentEvent, TranscriptEvent};
 
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::tools::{self, ToolCtx, ToolError};
 use crate::engine::types::ToolSpec;
 
 /// The tool's name.
-pub const TASK_TOOL: &str = "task";
+pub(crate) const TASK_TOOL: &str = "task";
 /// At most this many subagents of one response run at once; the rest wait for a free place.
-pub const MAX_CONCURRENT: usize = 4;
+pub(crate) const MAX_CONCURRENT: usize = 4;
 /// A child's iteration budget when the config names none (`subagent_max_iterations`).
-pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
+pub(crate) const DEFAULT_MAX_ITERATIONS: u32 = 50;
 /// The child's base system prompt (the parent's environment block and project instructions
 /// follow it).
 const PROMPT: &str = include_str!("../../../assets/subagent_prompt.md");

@@ -23,13 +23,13 @@ use crate::engine::types::{Block, Role, ToolSpec};
 /// The tool's name.
 pub const NAME: &str = "recall";
 /// Matches shown per page.
-pub const PAGE_MATCHES: usize = 10;
+pub(crate) const PAGE_MATCHES: usize = 10;
 /// Lines a match shows at most (its hits and a line either side).
 const SNIPPET_LINES: usize = 9;
 /// A shown line is cut to this many characters (around the hit on a hit line).
 const LINE_CHARS: usize = 200;
 /// Lines one page of a whole message holds unless `limit` says otherwise.
-pub const READ_LIMIT: usize = 200;
+pub(crate) const READ_LIMIT: usize = 200;
 /// The most lines one page of a whole message may hold.
 const READ_LIMIT_MAX: usize = 2_000;
 /// A line of a whole message is cut to this many characters.

@@ -60,7 +60,7 @@ fn bad(what: String) -> ToolError {
 
 /// The plan a call writes, from its raw arguments; an error result for the model when they are
 /// not a plan.
-pub fn parse_call(input: &Value) -> Result<Vec<TodoItem>, super::ToolOutput> {
+pub(crate) fn parse_call(input: &Value) -> Result<Vec<TodoItem>, super::ToolOutput> {
     let map = super::arguments(NAME, input)?;
     parse(&Args::new(NAME, map)).map_err(super::ToolOutput::from)
 }
