@@ -1,4 +1,4 @@
-//! Configuration: flags beat env, env beats the config file (SPEC §2).
+//! Configuration: flags beat env, env beats the config file.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -7,17 +7,17 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
+use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::mcp::{McpJsonPolicy, ServerConfig};
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy, HandoffMode};
 use crate::engine::secrets::{self, ApiKey};
 use crate::engine::types::Effort;
-use crate::engine::windows::LearnedWindows;
 use crate::logging::LogLevel;
 
-/// The demo model's window and headroom (SPEC §15).
+/// The demo model's window and headroom.
 pub const DEMO_WINDOW: u64 = 40_000;
 pub const DEMO_HEADROOM: u64 = 10_000;
-/// The demo's `max_tokens`, the writing reserve below its window (SPEC §6.16).
+/// The demo's `max_tokens`, the writing reserve below its window.
 pub const DEMO_MAX_TOKENS: u32 = 4_096;
 pub const DEFAULT_MAX_GENERATIONS: u32 = 8;
 pub const DEFAULT_MAX_ITERATIONS: u32 = 200;
@@ -157,7 +157,7 @@ impl ProviderKind {
 /// What answers the model: the built-in demo, or a provider's API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
-    /// The built-in scripted model (SPEC §15).
+    /// The built-in scripted model.
     Demo,
     Api(ProviderKind),
 }
@@ -282,7 +282,7 @@ pub struct FileConfig {
     #[serde(default, deserialize_with = "file_tokens")]
     pub headroom: Option<u64>,
     pub no_handoff: Option<bool>,
-    /// Run compaction as well as handoff (both only when asked explicitly, SPEC §6.1).
+    /// Run compaction as well as handoff (both only when asked explicitly).
     pub compaction: Option<bool>,
     pub max_generations: Option<u32>,
     pub model: Option<String>,
@@ -407,14 +407,14 @@ pub struct Config {
     pub max_tokens: u32,
     pub bash_timeout_secs: u64,
     pub retry_base_ms: u64,
-    /// Seconds without a byte before a try is abandoned (SPEC §3, default 120).
+    /// Seconds without a byte before a try is abandoned (default 120).
     pub stream_idle_timeout_secs: u64,
     pub log_level: LogLevel,
     /// How a long turn's end is signalled.
     pub notify: Notify,
     /// Whether the input history is kept across runs.
     pub history: bool,
-    /// The handoff's writing turn beside the main thread or blocking it (SPEC §6.16).
+    /// The handoff's writing turn beside the main thread or blocking it.
     pub handoff_mode: HandoffMode,
     /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
     pub mcp_servers: Vec<ServerConfig>,

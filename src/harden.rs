@@ -1,4 +1,4 @@
-//! Process hardening at start-up (SPEC §14): the provider keys leave flower-tui's environment
+//! Process hardening at start-up: the provider keys leave flower-tui's environment
 //! (and its `/proc/<pid>/environ`), and the process becomes non-dumpable, as ssh-agent does, so
 //! another process of the same user can neither read its memory nor attach a debugger.
 

@@ -1,4 +1,4 @@
-//! Headless mode (SPEC §12): the engine without a terminal; events as JSON lines on stdout.
+//! Headless mode: the engine without a terminal; events as JSON lines on stdout.
 
 use std::io::Write;
 
@@ -34,7 +34,7 @@ pub async fn run(mut config: Config) -> i32 {
     };
     if config.resume == Some(crate::config::ResumeChoice::Pick) {
         // No picker without a terminal: say which runs there are and how to name one.
-        let runs = crate::engine::sessions::list(&config.data_dir, &config.workspace);
+        let runs = crate::engine::ledger::run_list::list(&config.data_dir, &config.workspace);
         if runs.is_empty() {
             eprintln!(
                 "flower-tui: --resume: no earlier session of {}",
@@ -43,7 +43,7 @@ pub async fn run(mut config: Config) -> i32 {
         } else {
             eprintln!(
                 "flower-tui: --resume needs a run id in headless mode (flower-tui --resume RUN_ID -p …); this workspace's sessions, newest first:\n{}",
-                crate::engine::sessions::describe(&runs, 10).trim_end()
+                crate::engine::ledger::run_list::describe(&runs, 10).trim_end()
             );
         }
         return 2;

@@ -8,7 +8,7 @@ use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::handoff::reopen;
 use crate::engine::instructions::InstructionSources;
-use crate::engine::ledger::RunDir;
+use crate::engine::ledger::{self, RunDir};
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{ApprovalPolicy, FrontEnd};
 use crate::engine::protocol::Event;
@@ -16,9 +16,7 @@ use crate::engine::provider::Provider;
 use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
-use crate::engine::runs;
 use crate::engine::session::{EngineParams, Resume};
-use crate::engine::sessions;
 
 const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 
@@ -112,7 +110,7 @@ pub fn prepare_demo(
 /// one's ledger cannot be read, headless stops with an error naming the file and the flags that
 /// continue the run before it; the TUI continues that run after saying so.
 fn latest_to_continue(config: &Config, interactive: bool) -> Result<Resume, ResumeError> {
-    let found = runs::latest_run(&config.data_dir, &config.workspace);
+    let found = ledger::latest_run(&config.data_dir, &config.workspace);
     let Some(bad) = found.skipped.first() else {
         return found
             .run
@@ -159,12 +157,14 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
     };
     let provider = build_provider(config)?;
     let chosen = match &config.resume {
-        Some(ResumeChoice::Run(id)) => {
-            Some(sessions::find(&config.data_dir, &config.workspace, id)?)
-        }
+        Some(ResumeChoice::Run(id)) => Some(ledger::run_list::find(
+            &config.data_dir,
+            &config.workspace,
+            id,
+        )?),
         _ => None,
     };
-    // A review an earlier process left open (SPEC §6.15) is reopened by `--continue` and by a
+    // A review an earlier process left open is reopened by `--continue` and by a
     // plain interactive start; headless `-p` has no one to review it and starts fresh.
     let reopen = || {
         let wb = config.workbench_dir();

@@ -1,4 +1,4 @@
-//! The built-in demo model (SPEC §15): a scripted provider that plays a short coding session in a
+//! The built-in demo model: a scripted provider that plays a short coding session in a
 //! scratch copy of a tiny project, reporting growing usage so the gauge crosses its ticks, writes a
 //! real handoff document, and continues in the next generation. It goes through the same engine.
 
@@ -11,7 +11,7 @@ use super::provider::{BoxFuture, DeltaSink, Provider, ProviderError};
 use super::types::{Block, Delta, ModelRequest, ModelResponse, Role, ToolChoice, Usage};
 
 /// The banner shown when the demo runs.
-pub const BANNER: &str = "Demo mode: a built-in scripted model is playing a short session in a scratch \
+pub(crate) const BANNER: &str = "Demo mode: a built-in scripted model is playing a short session in a scratch \
 copy of a tiny project (your files are not touched). To use a real model, set ANTHROPIC_API_KEY (or \
 OPENAI_API_KEY with --provider openai) and run flower-tui again.";
 

@@ -514,7 +514,7 @@ fn unsent_notes(state: &AppState) -> Vec<String> {
         .iter()
         .map(|q| {
             let text = crate::engine::secrets::redact(&q.raw);
-            let start = crate::engine::tools::text::one_line(&text, 80);
+            let start = crate::engine::text::one_line(&text, 80);
             format!("a queued message was not sent{again}: {start}")
         })
         .collect()

@@ -143,7 +143,7 @@ pub(crate) fn needs_chip(text: &str) -> bool {
 }
 
 /// `1,234,567`: the engine's digit grouping, so a count reads the same in both.
-pub(crate) use crate::engine::memory::thousands;
+pub(crate) use crate::engine::step_memory::thousands;
 
 /// `512 B`, `40.0 KB`, `10.0 MB` (binary multiples).
 pub(crate) fn human_bytes(n: usize) -> String {

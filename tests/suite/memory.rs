@@ -1,12 +1,12 @@
-//! The step's memory against the fake provider (issue 11; SPEC §6.18–§6.20): pins, the plan, the
+//! The step's memory against the fake provider: pins, the plan, the
 //! standing focus and `recall` reach every successor, survive degraded documents and
 //! `--continue`, and the ledger says what each retired generation held.
 
 use flower_tui::engine::ledger::RunDir;
-use flower_tui::engine::memory::{PinSource, TodoStatus};
 use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Event, HandoffPhase, MemoryRefusal, Op, PinChange, PinRef};
 use flower_tui::engine::session::Resume;
+use flower_tui::engine::step_memory::{PinSource, TodoStatus};
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a};

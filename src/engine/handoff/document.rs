@@ -1,4 +1,4 @@
-//! The handoff document (SPEC §6.6, §6.7): five sections, a tolerant parser, the file format, the
+//! The handoff document: five sections, a tolerant parser, the file format, the
 //! successor's briefing and the mechanically assembled degraded fallback.
 //!
 //! # File format
@@ -40,12 +40,13 @@
 //! backslash, so `HandoffDoc::parse(&doc.to_markdown()) == doc` for any trimmed section text.
 
 use super::syntax::{self, Section};
+use crate::engine::text::head_chars;
 
 /// The mark a mechanically assembled handoff carries at the start of `doing`.
-pub const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
+pub(crate) const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
 
 /// How many characters of the original task a degraded handoff (and the task note) carries.
-pub const TASK_EXCERPT_CHARS: usize = 1_200;
+pub(crate) const TASK_EXCERPT_CHARS: usize = 1_200;
 
 /// Opens what a degraded handoff carries forward from an earlier document (a section's first
 /// line: `[carried forward from the generation 2 handoff, not checked since]`).
@@ -66,7 +67,8 @@ pub struct HandoffMeta {
     pub time: String,
 }
 
-/// A handoff document: the five sections of SPEC §6.6 plus the optional header.
+/// A handoff document: its five sections (doing, decided, dead ends, next, scene) plus the
+/// optional header.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HandoffDoc {
     pub meta: Option<HandoffMeta>,
@@ -257,7 +259,7 @@ impl HandoffDoc {
             .collect()
     }
 
-    /// The mechanical fallback when the writing turn failed (SPEC §6.7, §6.14): `doing` carries
+    /// The mechanical fallback when the writing turn failed: `doing` carries
     /// the marker and the reason; `scene` the request in progress (its first 1,200 characters),
     /// the step's original task (the same) and the touched paths; `next` tells the successor to
     /// inspect the workspace first. The Decided, Dead ends and Scene of the document this
@@ -425,14 +427,6 @@ fn push_excerpt(out: &mut String, text: &str, what: &str) {
         out.push_str(&format!(
             "\n[… {what} truncated to its first 1,200 characters]"
         ));
-    }
-}
-
-/// The first `n` characters of `s` (never splitting a character) and whether anything was cut.
-pub(crate) fn head_chars(s: &str, n: usize) -> (String, bool) {
-    match s.char_indices().nth(n) {
-        Some((byte, _)) => (s[..byte].to_string(), true),
-        None => (s.to_string(), false),
     }
 }
 

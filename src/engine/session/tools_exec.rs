@@ -179,7 +179,7 @@ impl Engine {
             return Decision::Allow;
         }
         // A path outside the workspace is approved call by call: neither --yes nor "always"
-        // covers it (SPEC §14).
+        // covers it.
         let outside = self.leaves_workspace(name, input);
         let auto = match self.p.approvals {
             ApprovalPolicy::Auto => true,

@@ -16,8 +16,8 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
 use super::args::Args;
-use super::text::clean_terminal_output;
 use super::{CommandExit, MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
+use crate::engine::text::clean_terminal_output;
 use crate::engine::types::ToolSpec;
 use live::LiveOutput;
 

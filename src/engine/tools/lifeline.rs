@@ -1,4 +1,4 @@
-//! Tool processes die with flower-tui, however it dies (SPEC §13): a `kill -9` of the agent must
+//! Tool processes die with flower-tui, however it dies: a `kill -9` of the agent must
 //! not leave a `bash` command or its children running while the repaired transcript tells the
 //! model the call was interrupted. MCP stdio servers (`mcp/process.rs`) are guarded the same way:
 //! a server run by a wrapper (`npx`, a shell) has grandchildren the death signal never reaches.

@@ -1,4 +1,4 @@
-//! `recall`: search the transcripts of the step's retired generations (SPEC §6.18). Offered only
+//! `recall`: search the transcripts of the step's retired generations. Offered only
 //! to a successor. Reads the JSONL transcripts from disk (`<run>/sessions/<id>.jsonl`), skipping
 //! torn or unreadable lines; every text block, tool call and tool result is one numbered
 //! *message* of its generation. A search returns the matching messages with their generation,
@@ -15,21 +15,21 @@ use regex::{Regex, RegexBuilder};
 use serde_json::{Value, json};
 
 use super::args::Args;
-use super::text::{numbered, one_line, truncate_chars};
 use super::{ToolError, ToolOutput, ToolResult};
 use crate::engine::ledger::TranscriptLine;
+use crate::engine::text::{numbered, one_line, truncate_chars};
 use crate::engine::types::{Block, Role, ToolSpec};
 
 /// The tool's name.
 pub const NAME: &str = "recall";
 /// Matches shown per page.
-pub const PAGE_MATCHES: usize = 10;
+pub(crate) const PAGE_MATCHES: usize = 10;
 /// Lines a match shows at most (its hits and a line either side).
 const SNIPPET_LINES: usize = 9;
 /// A shown line is cut to this many characters (around the hit on a hit line).
 const LINE_CHARS: usize = 200;
 /// Lines one page of a whole message holds unless `limit` says otherwise.
-pub const READ_LIMIT: usize = 200;
+pub(crate) const READ_LIMIT: usize = 200;
 /// The most lines one page of a whole message may hold.
 const READ_LIMIT_MAX: usize = 2_000;
 /// A line of a whole message is cut to this many characters.

@@ -6,7 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::engine::tools::text::skip_escape;
+use crate::engine::text::skip_escape;
 
 /// How a logical line breaks when it is wider than the width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

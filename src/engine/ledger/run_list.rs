@@ -7,9 +7,10 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
-use super::error::ResumeError;
-use super::fsutil::rfc3339;
-use super::ledger::{Manifest, RunDir};
+use super::manifest::Manifest;
+use super::run_dir::RunDir;
+use crate::engine::error::ResumeError;
+use crate::engine::fsutil::rfc3339;
 
 /// At most this many characters of the first message are listed.
 const FIRST_MESSAGE_CHARS: usize = 120;
@@ -122,7 +123,7 @@ pub fn find(data_dir: &Path, workspace: &Path, id: &str) -> Result<RunDir, Resum
 }
 
 /// The listing as lines for a terminal (headless `--resume` without a run id says them).
-pub fn describe(sessions: &[SessionSummary], max: usize) -> String {
+pub(crate) fn describe(sessions: &[SessionSummary], max: usize) -> String {
     let mut out = String::new();
     for s in sessions.iter().take(max) {
         out.push_str(&format!(

@@ -1,16 +1,17 @@
-//! The writing request, and its rescue on a reduced history (SPEC §6.5, §6.17).
+//! The handoff's writing request, and its rescue on a reduced history when the full one
+//! overflows the context window.
 //!
 //! Sizing the reduced copy: the budget is the window (the one an overflow message states, if it
 //! is smaller) minus the writing reserve (`max_tokens`). Sizes are estimated from the request's
 //! JSON (≈ 4 bytes a token) and calibrated against what the provider counted: the number an
 //! overflow message states for the failed request, else the main thread's ctx. Without a stated
-//! count an overflowed history that the estimate says fits is cut to [`rescue::BLIND_SHARE`] of
-//! it: the provider's word beats the estimate.
+//! count an overflowed history that the estimate says fits is cut to
+//! [`reduced_history::BLIND_SHARE`] of it: the provider's word beats the estimate.
 
 use super::Engine;
 use super::handoff_run::WriteFailure;
 use super::request::{Outcome, Purpose};
-use crate::engine::handoff::rescue::{self, Reduced};
+use crate::engine::handoff::reduced_history::{self, Reduced};
 use crate::engine::handoff::{HandoffDoc, prompt};
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase};
 use crate::engine::provider::ProviderError;
@@ -35,7 +36,7 @@ impl Engine {
         focus: Option<&str>,
     ) -> ModelRequest {
         let text = prompt::handoff_prompt(used, self.thresholds.window, focus);
-        super::append_message(&mut history, Message::user(text));
+        crate::engine::types::append_message(&mut history, Message::user(text));
         ModelRequest {
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
@@ -66,14 +67,14 @@ impl Engine {
         let stated_limit = error.and_then(|e| overflow_limit(&e.message));
         let window = stated_limit.map_or(self.thresholds.window, |l| l.min(self.thresholds.window));
         let budget = window.saturating_sub(u64::from(self.p.max_tokens));
-        let count = error.and_then(|e| rescue::stated_count(&e.message, stated_limit));
+        let count = error.and_then(|e| reduced_history::stated_count(&e.message, stated_limit));
         let measured = count.unwrap_or_else(|| self.ctx_estimate());
         let scale = (measured as f64 / full.max(1) as f64).max(1.0);
-        let mut target = (budget as f64 * rescue::MARGIN / scale) as u64;
+        let mut target = (budget as f64 * reduced_history::MARGIN / scale) as u64;
         if error.is_some() && count.is_none() && full <= target {
-            target = (full as f64 * rescue::BLIND_SHARE) as u64;
+            target = (full as f64 * reduced_history::BLIND_SHARE) as u64;
         }
-        let reduced = rescue::reduce(history, fixed, target, json_tokens)?;
+        let reduced = reduced_history::reduce(history, fixed, target, json_tokens)?;
         tracing::info!(
             budget,
             scale,

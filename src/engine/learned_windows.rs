@@ -1,4 +1,4 @@
-//! Context windows learned from overflow messages (SPEC §3): `<data_dir>/windows.json`, a map from
+//! Context windows learned from overflow messages: `<data_dir>/windows.json`, a map from
 //! model name to the window its provider stated. The engine records them; start-up (`config.rs`)
 //! reads them back for later runs.
 
@@ -10,7 +10,7 @@ use super::fsutil::atomic_write;
 
 /// The learned-window store of a data dir (`<data_dir>/flower`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LearnedWindows {
+pub(crate) struct LearnedWindows {
     path: PathBuf,
 }
 

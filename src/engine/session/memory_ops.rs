@@ -1,4 +1,4 @@
-//! The step's memory in the engine (SPEC §6.18–§6.20, issue 11): `/pin`, `/pins rm`, `/focus`,
+//! The step's memory in the engine: `/pin`, `/pins rm`, `/focus`,
 //! the `todo` and `recall` tools, and what the writing turn and the successor's briefing take
 //! from them. The memory lives in the step's ledger record (`StepRecord.memory`); before the
 //! first message names the step it waits in `Engine.unborn` and moves into the record with it.
@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::Engine;
 use crate::engine::ledger::{Held, now_stamp};
-use crate::engine::memory::{PinSource, Refused, StepMemory};
 use crate::engine::protocol::{Event, Op, PinChange};
 use crate::engine::secrets::redact;
+use crate::engine::step_memory::{PinSource, Refused, StepMemory};
 use crate::engine::tools::recall::{self, Source};
 use crate::engine::tools::{ToolOutput, todo};
 use crate::engine::types::{Block, ToolSpec};
@@ -185,7 +185,7 @@ impl Engine {
     /// The pins the user typed into the handoff file during its review (a `Pinned` section that
     /// the frozen document did not hold): pinned like `/pin`, and said.
     pub(super) fn adopt_typed_pins(&mut self, file: &str, frozen: &str) {
-        let typed = crate::engine::memory::typed_pins(file, frozen);
+        let typed = crate::engine::step_memory::typed_pins(file, frozen);
         if typed.is_empty() {
             return;
         }
@@ -195,7 +195,7 @@ impl Engine {
             match self.memory_mut().add_pin(&text, PinSource::Editor, &time) {
                 Ok(()) => added.push(text),
                 // Typed twice, or pinned already: nothing to say.
-                Err(r) if r.reason == crate::engine::memory::MemoryRefusal::AlreadyPinned => {}
+                Err(r) if r.reason == crate::engine::step_memory::MemoryRefusal::AlreadyPinned => {}
                 Err(r) => self.emit(Event::Warning {
                     message: format!(
                         "a pin typed in the handoff document was not kept: {}",

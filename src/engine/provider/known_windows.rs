@@ -1,4 +1,4 @@
-//! The context windows well-known model families accept without opt-in (SPEC §5), and the `[1m]`
+//! The context windows well-known model families accept without opt-in, and the `[1m]`
 //! marker that opts a Claude model into the 1M-token beta.
 //!
 //! A model id is matched after its routing prefixes are dropped (`anthropic/`, `openai/`,
@@ -13,7 +13,7 @@
 pub const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 
 /// The marker a user appends to a Claude model name to ask for the 1M window.
-pub const MARKER_1M: &str = "[1m]";
+pub(crate) const MARKER_1M: &str = "[1m]";
 
 /// A family in the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +190,7 @@ fn matches(p: Pattern, id: &str) -> bool {
 }
 
 /// The family of a well-known model, if the table knows it.
-pub fn family(model: &str) -> Option<Family> {
+pub(crate) fn family(model: &str) -> Option<Family> {
     let id = normalise(model);
     TABLE
         .iter()
@@ -200,7 +200,7 @@ pub fn family(model: &str) -> Option<Family> {
 
 /// `model` without a `[1m]` marker (any case), and whether it had one. The marker is how a user asks
 /// for the 1M window; the API only knows the plain id and the beta header.
-pub fn strip_1m_marker(model: &str) -> (&str, bool) {
+pub(crate) fn strip_1m_marker(model: &str) -> (&str, bool) {
     let lower = model.to_ascii_lowercase();
     match lower.rfind(MARKER_1M) {
         Some(i) if i + MARKER_1M.len() == lower.len() => {
@@ -261,7 +261,7 @@ mod tests {
             ("mistral-large-latest", Some(131_072)),
             ("mixtral-8x22b-instruct", Some(65_536)),
             ("grok-4", Some(256_000)),
-            // Not in the table: the SPEC §5 rule decides.
+            // Not in the table: the general rule for unknown models decides.
             ("my-finetune", None),
             ("flower-demo", None),
             ("falcon3", None),

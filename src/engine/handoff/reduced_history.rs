@@ -1,4 +1,4 @@
-//! Rescue on overflow (SPEC §6.17): when a request overflows the context window, the writing turn
+//! Rescue on overflow: when a request overflows the context window, the writing turn
 //! runs once more on a *reduced copy* of the history sized to fit the window minus the writing
 //! reserve, instead of falling straight back to the mechanical degraded document.
 //!
@@ -18,16 +18,16 @@ use std::collections::HashMap;
 use crate::engine::types::{Block, Message, Role};
 
 /// Arguments shown in a stub, at most (characters).
-pub const STUB_ARGS_CHARS: usize = 160;
+pub(crate) const STUB_ARGS_CHARS: usize = 160;
 /// The reduced copy aims at this share of the budget: estimates are estimates.
-pub const MARGIN: f64 = 0.95;
+pub(crate) const MARGIN: f64 = 0.95;
 /// Without a count in the overflow message, a history the estimate says fits is cut to this share
 /// of its estimate: the provider said it does not fit, so the estimate is wrong.
-pub const BLIND_SHARE: f64 = 0.75;
+pub(crate) const BLIND_SHARE: f64 = 0.75;
 
 /// A reduced copy of a history.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reduced {
+pub(crate) struct Reduced {
     pub messages: Vec<Message>,
     /// Tool results replaced by stubs.
     pub stubbed: usize,
@@ -55,7 +55,7 @@ pub fn stub(name: &str, input: &serde_json::Value, chars: usize) -> String {
 }
 
 /// The note left in the first message where messages were dropped.
-pub fn dropped_note(n: usize) -> String {
+pub(crate) fn dropped_note(n: usize) -> String {
     format!(
         "[{n} message{} of this conversation after this one were dropped here to fit the context \
          window; the workspace shows what they did]",
@@ -155,7 +155,7 @@ pub fn reduce(
 /// The input size an overflow message states besides the limit, e.g. `205030` in `prompt is too
 /// long: 205030 tokens > 200000 maximum`, or `188240` in `188240 + 21333 > 200000`: the largest
 /// number other than the limit.
-pub fn stated_count(text: &str, limit: Option<u64>) -> Option<u64> {
+pub(crate) fn stated_count(text: &str, limit: Option<u64>) -> Option<u64> {
     let mut numbers = Vec::new();
     let mut cur = String::new();
     for c in text.chars().chain(std::iter::once(' ')) {

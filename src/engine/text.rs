@@ -1,4 +1,6 @@
-//! Small text helpers shared by the tools: truncation, binary sniffing, line numbering, sizes.
+//! Small text helpers shared across the engine (a leaf: it imports nothing of the engine):
+//! truncation by characters, one-line summaries, binary sniffing, line numbering, sizes, terminal
+//! escape cleaning and edit distance.
 
 /// How many leading bytes are checked for a NUL byte to call a file binary.
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -6,6 +8,14 @@ pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// Whether these leading bytes of a file look binary (a NUL byte).
 pub(crate) fn looks_binary(head: &[u8]) -> bool {
     head.iter().take(BINARY_SNIFF_BYTES).any(|&b| b == 0)
+}
+
+/// The first `n` characters of `s` (never splitting a character) and whether anything was cut.
+pub(crate) fn head_chars(s: &str, n: usize) -> (String, bool) {
+    match s.char_indices().nth(n) {
+        Some((byte, _)) => (s[..byte].to_string(), true),
+        None => (s.to_string(), false),
+    }
 }
 
 /// At most `max` characters of `s`, with `…` when something was cut.
@@ -170,6 +180,13 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn head_chars_is_char_safe() {
+        assert_eq!(head_chars("añb", 2), ("añ".to_string(), true));
+        assert_eq!(head_chars("ab", 2), ("ab".to_string(), false));
+        assert_eq!(head_chars("", 5), (String::new(), false));
+    }
 
     #[test]
     fn truncation_and_one_line() {

@@ -1,18 +1,20 @@
-//! Context accounting and the handoff thresholds (SPEC §5, §6.2) — pure functions.
+//! Context accounting and the handoff thresholds — pure functions.
 
-use super::provider::windows::{self, Family};
+pub(crate) mod strategy;
+
+use super::provider::known_windows::{self, Family};
 
 /// The headroom kept below the window when none is configured.
-pub const DEFAULT_HEADROOM: u64 = 50_000;
+pub(crate) const DEFAULT_HEADROOM: u64 = 50_000;
 /// The handoff line never drops below this.
-pub const MIN_AT: u64 = 10_000;
+pub(crate) const MIN_AT: u64 = 10_000;
 /// The approach warning never drops below this.
-pub const MIN_WARN_AT: u64 = 1_000;
+pub(crate) const MIN_WARN_AT: u64 = 1_000;
 /// The warning comes this many tokens before the handoff line.
-pub const WARN_BEFORE: u64 = 20_000;
+pub(crate) const WARN_BEFORE: u64 = 20_000;
 
 /// The handoff line: `max(10_000, W - H)`.
-pub fn handoff_at(window: u64, headroom: u64) -> u64 {
+pub(crate) fn handoff_at(window: u64, headroom: u64) -> u64 {
     MIN_AT.max(window.saturating_sub(headroom))
 }
 
@@ -59,7 +61,7 @@ impl Thresholds {
 
 /// What the due check needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DueInput {
+pub(crate) struct DueInput {
     pub enabled: bool,
     pub writing_turn: bool,
     pub ctx: u64,
@@ -67,8 +69,8 @@ pub struct DueInput {
     pub has_session_id: bool,
 }
 
-/// SPEC §6.2: `enabled && !writing_turn && ctx >= at && session has an id`.
-pub fn handoff_due(i: DueInput) -> bool {
+/// The handoff is due when `enabled && !writing_turn && ctx >= at && session has an id`.
+pub(crate) fn handoff_due(i: DueInput) -> bool {
     i.enabled && !i.writing_turn && i.ctx >= i.at && i.has_session_id
 }
 
@@ -85,9 +87,9 @@ fn has_1m_token(name: &str) -> bool {
         .any(|(start, _)| !alnum(start.checked_sub(1)) && !alnum(Some(start + 2)))
 }
 
-/// Where a window guessed from the model name comes from (SPEC §5).
+/// Where a window guessed from the model name comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowGuess {
+pub(crate) enum WindowGuess {
     /// A standalone `1m` token (`[1m]`, `-1m`): 1,000,000.
     Marker1m,
     /// A well-known family with the window its API accepts without opt-in.
@@ -108,12 +110,12 @@ impl WindowGuess {
     }
 }
 
-/// SPEC §5 `default_window()` with its reason: `1m` first, then the table of well-known families,
+/// The window guessed from the model name, with its reason: `1m` first, then the table of well-known families,
 /// then `haiku`, else 1,000,000.
-pub fn window_guess(model: &str) -> WindowGuess {
+pub(crate) fn window_guess(model: &str) -> WindowGuess {
     if has_1m_token(model) {
         WindowGuess::Marker1m
-    } else if let Some(f) = windows::family(model) {
+    } else if let Some(f) = known_windows::family(model) {
         WindowGuess::Table(f)
     } else if model.to_ascii_lowercase().contains("haiku") {
         WindowGuess::Haiku
@@ -122,14 +124,14 @@ pub fn window_guess(model: &str) -> WindowGuess {
     }
 }
 
-/// SPEC §5 `default_window()`: the window guessed from the model name.
+/// The window guessed from the model name.
 pub fn default_window(model: &str) -> u64 {
     window_guess(model).window()
 }
 
 /// The model name `default_window` looks at: the effective model, else `ANTHROPIC_MODEL`, else
 /// `ANTHROPIC_DEFAULT_OPUS_MODEL`.
-pub fn window_model_name<'a>(
+pub(crate) fn window_model_name<'a>(
     effective: Option<&'a str>,
     anthropic_model: Option<&'a str>,
     default_opus: Option<&'a str>,
@@ -179,7 +181,7 @@ impl WindowSource {
 
 /// The window in force and where it came from: `--window` beats a learned window beats the guess
 /// from the name.
-pub fn effective_window(
+pub(crate) fn effective_window(
     flag: Option<u64>,
     learned: Option<u64>,
     model: &str,
@@ -200,12 +202,12 @@ pub fn effective_window(
 }
 
 /// A token estimate for text appended since the last response: ~4 characters a token.
-pub fn estimate_tokens(chars: usize) -> u64 {
+pub(crate) fn estimate_tokens(chars: usize) -> u64 {
     (chars as u64).div_ceil(4)
 }
 
 /// A token count with one decimal: `130.0K`, `20.0K`, `1.2M`, `950`.
-pub fn fmt_tokens(n: u64) -> String {
+pub(crate) fn fmt_tokens(n: u64) -> String {
     if n >= 1_000_000 {
         format!("{:.1}M", n as f64 / 1_000_000.0)
     } else if n >= 1_000 {
@@ -216,7 +218,7 @@ pub fn fmt_tokens(n: u64) -> String {
 }
 
 /// A window size, round where it is round: `200K`, `1M`, `40K`, `8.2K`.
-pub fn fmt_window(n: u64) -> String {
+pub(crate) fn fmt_window(n: u64) -> String {
     if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
     } else if (1_000..1_000_000).contains(&n) && n.is_multiple_of(1_000) {

@@ -1,4 +1,4 @@
-//! Runs on disk (SPEC §6.12): finding the run `--continue` attaches to (the newest of the
+//! Run directories on disk: creating one, opening one, finding the run `--continue` attaches to (the newest of the
 //! workspace — and, when its ledger cannot be read, saying so instead of quietly taking an older
 //! one); joining a run directory with a new step; and writing one step's ledger entry without
 //! losing what other processes wrote for theirs.
@@ -9,20 +9,88 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-use super::error::Error;
-use super::fsutil::atomic_write;
-use super::ledger::{Manifest, RunDir, StepRecord};
+use super::manifest::{Manifest, StepRecord};
+use crate::engine::error::Error;
+use crate::engine::fsutil::{atomic_write, new_id};
+
+/// A run directory: `manifest.json` and `sessions/`.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub root: PathBuf,
+    pub run_id: String,
+}
+
+impl RunDir {
+    /// `<data_dir>/runs/<run-id>`, or the given directory (which must not hold a run already: its
+    /// ledger would be overwritten; `--continue` opens it instead, [`join`] adds a
+    /// step to it).
+    pub fn create(data_dir: &Path, explicit: Option<&Path>) -> Result<RunDir, Error> {
+        let run_id = new_id();
+        let root = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => data_dir.join("runs").join(&run_id),
+        };
+        if root.join("manifest.json").exists() {
+            return Err(Error::RunDirTaken { path: root });
+        }
+        fs::create_dir_all(root.join("sessions"))
+            .map_err(|e| Error::io("cannot create the run directory", &root, e))?;
+        Ok(RunDir { root, run_id })
+    }
+
+    /// [`RunDir::create`], or — when `explicit` holds a run already — join it with the new `step`
+    /// ([`join`]).
+    pub fn create_or_join(
+        data_dir: &Path,
+        explicit: Option<&Path>,
+        step: Option<&str>,
+        workspace: &Path,
+    ) -> Result<RunDir, Error> {
+        match explicit {
+            Some(dir) if dir.join("manifest.json").exists() => join(dir, step, workspace),
+            _ => RunDir::create(data_dir, explicit),
+        }
+    }
+
+    /// Open an existing run directory.
+    pub fn open(root: &Path) -> RunDir {
+        let run_id = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        RunDir {
+            root: root.to_path_buf(),
+            run_id,
+        }
+    }
+
+    pub fn manifest_path(&self) -> PathBuf {
+        self.root.join("manifest.json")
+    }
+
+    pub fn transcript_path(&self, session_id: &str) -> PathBuf {
+        self.root
+            .join("sessions")
+            .join(format!("{session_id}.jsonl"))
+    }
+
+    /// The most recently modified run under `<data_dir>/runs` that has a readable manifest for
+    /// `workspace` ([`latest_run`] also says which newer ones could not be read).
+    pub fn latest(data_dir: &Path, workspace: &Path) -> Option<RunDir> {
+        latest_run(data_dir, workspace).run
+    }
+}
 
 /// A run whose `manifest.json` is there but cannot be read (torn by a crash, damaged, unreadable).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unreadable {
+pub(crate) struct Unreadable {
     pub manifest: PathBuf,
     pub reason: String,
 }
 
 /// What a search for the workspace's latest run found.
 #[derive(Debug, Clone, Default)]
-pub struct LatestRun {
+pub(crate) struct LatestRun {
     /// The newest run of the workspace whose ledger reads.
     pub run: Option<RunDir>,
     /// Runs newer than `run` whose ledger cannot be read and that may belong to the workspace
@@ -38,7 +106,7 @@ enum Found {
 
 /// The newest run of `workspace` under `<data_dir>/runs` (by the manifest's modification time),
 /// with the newer runs that could not be read.
-pub fn latest_run(data_dir: &Path, workspace: &Path) -> LatestRun {
+pub(crate) fn latest_run(data_dir: &Path, workspace: &Path) -> LatestRun {
     let Ok(entries) = fs::read_dir(data_dir.join("runs")) else {
         return LatestRun::default();
     };
@@ -114,7 +182,7 @@ fn names_other_workspace(text: &str, workspace: &Path) -> bool {
 
 /// An exclusive lock on a run's ledger (`<run>/manifest.lock`, `flock`): held while the ledger
 /// is read, merged and rewritten. The kernel drops it when the process dies, so it is never stale.
-pub struct LedgerLock {
+pub(crate) struct LedgerLock {
     _file: fs::File,
 }
 
@@ -168,7 +236,7 @@ pub fn save_step(manifest: &Manifest, step: Option<usize>, path: &Path) -> io::R
         (_, Err(_)) => manifest.clone(),
     };
     let json = serde_json::to_string_pretty(&merged).map_err(io::Error::other)?;
-    atomic_write(path, super::secrets::redact(&json).as_bytes())
+    atomic_write(path, crate::engine::secrets::redact(&json).as_bytes())
 }
 
 /// Join the run in `dir` (it holds a ledger) with the new step `step`: refused without a step
@@ -205,7 +273,7 @@ pub fn join(dir: &Path, step: Option<&str>, workspace: &Path) -> Result<RunDir, 
         ..Default::default()
     });
     let json = serde_json::to_string_pretty(&manifest).map_err(io::Error::other);
-    json.and_then(|j| atomic_write(&path, super::secrets::redact(&j).as_bytes()))
+    json.and_then(|j| atomic_write(&path, crate::engine::secrets::redact(&j).as_bytes()))
         .map_err(|e| Error::io("cannot write", &path, e))?;
     Ok(run)
 }
@@ -377,5 +445,33 @@ mod tests {
         // Nothing readable at all.
         let found = latest_run(&old.join("nowhere"), Path::new("/w"));
         assert!(found.run.is_none() && found.skipped.is_empty());
+    }
+
+    #[test]
+    fn manifest_save_load_and_latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::create(dir.path(), None).unwrap();
+        let mut m = Manifest {
+            run_id: run.run_id.clone(),
+            ..Default::default()
+        };
+        m.steps.push(StepRecord {
+            name: "x".into(),
+            session_id: "s1".into(),
+            generations: 1,
+            ..Default::default()
+        });
+        m.steps[0].current_generation().cost_usd = 0.5;
+        m.save(&run.manifest_path()).unwrap();
+        assert_eq!(Manifest::load(&run.manifest_path()).unwrap(), m);
+        assert!(RunDir::latest(dir.path(), Path::new("/elsewhere")).is_none());
+        m.workspace = PathBuf::from("/w");
+        m.save(&run.manifest_path()).unwrap();
+        assert_eq!(
+            RunDir::latest(dir.path(), Path::new("/w")).unwrap().root,
+            run.root
+        );
+        // A directory that holds a run is not silently reused.
+        assert!(RunDir::create(dir.path(), Some(&run.root)).is_err());
     }
 }

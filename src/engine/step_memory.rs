@@ -1,5 +1,5 @@
-//! What a step remembers across its generations without the model having to carry it (SPEC
-//! §6.19, §6.20): the user's pins, the model's plan (the `todo` tool's list) and the standing
+//! What a step remembers across its generations without the model having to carry it: the
+//! user's pins, the model's plan (the `todo` tool's list) and the standing
 //! focus. The engine keeps them in the ledger (`StepRecord.memory`) and writes them into every
 //! successor's briefing itself ([`carried_block`]), so a degraded or rescued document loses none
 //! of them.
@@ -12,15 +12,15 @@ use serde::{Deserialize, Serialize};
 use super::secrets::redact;
 
 /// The most characters one pin may hold.
-pub const PIN_MAX_CHARS: usize = 1_000;
+pub(crate) const PIN_MAX_CHARS: usize = 1_000;
 /// The most characters the step's pins may hold together (every successor reads them all).
-pub const PINS_MAX_CHARS: usize = 8_000;
+pub(crate) const PINS_MAX_CHARS: usize = 8_000;
 /// The most characters the standing focus may hold.
-pub const FOCUS_MAX_CHARS: usize = 1_000;
+pub(crate) const FOCUS_MAX_CHARS: usize = 1_000;
 /// The most items the plan may hold.
-pub const TODO_MAX_ITEMS: usize = 50;
+pub(crate) const TODO_MAX_ITEMS: usize = 50;
 /// The most characters one plan item may hold.
-pub const TODO_ITEM_MAX_CHARS: usize = 500;
+pub(crate) const TODO_ITEM_MAX_CHARS: usize = 500;
 
 /// Where a pin came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,7 +260,7 @@ impl StepMemory {
 }
 
 /// One plan item as a list line: `- [in progress] fix the lexer`.
-pub fn todo_line(item: &TodoItem) -> String {
+pub(crate) fn todo_line(item: &TodoItem) -> String {
     list_item(&format!("[{}] {}", item.status.label(), item.text))
 }
 
@@ -277,7 +277,7 @@ fn list_item(text: &str) -> String {
 }
 
 /// How many items of each status: `2 done, 1 in progress, 2 pending`.
-pub fn todo_counts(items: &[TodoItem]) -> String {
+pub(crate) fn todo_counts(items: &[TodoItem]) -> String {
     let n = |s: TodoStatus| items.iter().filter(|i| i.status == s).count();
     format!(
         "{} done, {} in progress, {} pending",
@@ -289,7 +289,7 @@ pub fn todo_counts(items: &[TodoItem]) -> String {
 
 /// The part of a successor's first message the engine writes itself: the pins, the plan and
 /// the standing focus, verbatim. None when the step remembers nothing.
-pub fn carried_block(memory: &StepMemory) -> Option<String> {
+pub(crate) fn carried_block(memory: &StepMemory) -> Option<String> {
     if memory.is_empty() {
         return None;
     }
@@ -360,7 +360,7 @@ fn strip_marker(line: &str) -> &str {
 
 /// The items of every `Pinned` section in `text`: each non-blank line is one, its list marker
 /// removed; an indented line after an item continues it. Up to the next heading.
-pub fn pinned_in(text: &str) -> Vec<String> {
+pub(crate) fn pinned_in(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut inside = false;
     let mut open = false;
@@ -405,7 +405,7 @@ pub fn pinned_in(text: &str) -> Vec<String> {
 /// The pins the user typed into a handoff file during its review: the items of its `Pinned`
 /// sections that the frozen document did not hold (a section the model copied into its document
 /// adds nothing; each line counts as often as it appears).
-pub fn typed_pins(file: &str, frozen: &str) -> Vec<String> {
+pub(crate) fn typed_pins(file: &str, frozen: &str) -> Vec<String> {
     let mut before = pinned_in(frozen);
     let mut out = Vec::new();
     for item in pinned_in(file) {
@@ -420,5 +420,5 @@ pub fn typed_pins(file: &str, frozen: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "memory_tests.rs"]
+#[path = "step_memory_tests.rs"]
 mod tests;

@@ -5,12 +5,12 @@ use super::{Engine, Resume, replace_state};
 use crate::engine::approvals::Allowances;
 use crate::engine::context::{self, Thresholds};
 use crate::engine::error::{Error, ResumeError};
+use crate::engine::learned_windows::LearnedWindows;
+use crate::engine::ledger::run_list;
 use crate::engine::ledger::{SettingChange, now_stamp};
 use crate::engine::protocol::{CostRow, Event, Origin};
-use crate::engine::sessions;
 use crate::engine::tools::Spiller;
 use crate::engine::types::{Effort, Role};
-use crate::engine::windows::LearnedWindows;
 
 impl Engine {
     /// `/cost`: the step's generations as the ledger has them (earlier processes included).
@@ -113,7 +113,7 @@ impl Engine {
     pub(crate) fn sessions_event(&self) -> Event {
         Event::Sessions {
             current_run: self.p.run_dir.run_id.clone(),
-            sessions: sessions::list(&self.p.data_dir, &self.p.workspace),
+            sessions: run_list::list(&self.p.data_dir, &self.p.workspace),
         }
     }
 
@@ -165,7 +165,7 @@ impl Engine {
     }
 
     fn try_resume(&mut self, run_id: &str) -> Result<(), Error> {
-        let run = sessions::find(&self.p.data_dir, &self.p.workspace, run_id)?;
+        let run = run_list::find(&self.p.data_dir, &self.p.workspace, run_id)?;
         if run.root == self.p.run_dir.root {
             return Err(ResumeError::SameRun { id: run.run_id }.into());
         }
@@ -174,7 +174,7 @@ impl Engine {
         let mut warnings = Vec::new();
         let (manifest, step, session) = Self::resume_state(&resume, None, &mut warnings)?;
         let session = session.ok_or(ResumeError::NoSession)?;
-        // The step name of that run, unless another live process works on it (SPEC §6.15).
+        // The step name of that run, unless another live process works on it.
         let previous = self.p.resume.replace(resume.clone());
         let claim = match Self::claim_resumed(&self.p, step.and_then(|i| manifest.steps.get(i))) {
             Ok(c) => c,
