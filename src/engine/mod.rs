@@ -7,6 +7,7 @@ pub mod demo;
 pub mod diff;
 pub mod error;
 pub mod files;
+pub mod frontmatter;
 pub mod fsutil;
 pub mod handoff;
 pub mod instructions;
