@@ -10,6 +10,7 @@ pub mod files;
 pub mod frontmatter;
 pub mod fsutil;
 pub mod handoff;
+pub mod hooks;
 pub mod instructions;
 pub mod ledger;
 pub mod mcp;
