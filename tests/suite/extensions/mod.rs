@@ -1,5 +1,6 @@
-//! Hooks (the loaders and runners; the engine wires them in).
+//! Hooks and custom slash commands (the loaders and runners; the engine wires them in).
 
+mod commands;
 mod hook_files;
 mod hooks;
 
