@@ -26,6 +26,7 @@ pub mod runs;
 pub mod secrets;
 pub mod session;
 pub mod sessions;
+pub mod skills;
 pub mod subagent;
 pub mod sysprompt;
 pub mod tools;

@@ -1,8 +1,9 @@
-//! Hooks and custom slash commands (the loaders and runners; the engine wires them in).
+//! Hooks, custom slash commands and skills (the loaders and runners; the engine wires them in).
 
 mod commands;
 mod hook_files;
 mod hooks;
+mod skills;
 
 /// Claude Code's names of our tools name tools that exist.
 #[test]
@@ -28,5 +29,9 @@ fn claude_code_aliases_name_our_tools() {
     assert_eq!(
         our_name("TodoWrite"),
         Some(flower_tui::engine::tools::todo::NAME)
+    );
+    assert_eq!(
+        our_name("Skill"),
+        Some(flower_tui::engine::skills::SKILL_TOOL)
     );
 }
