@@ -130,7 +130,7 @@ pub struct SkillCatalog {
     notices: Vec<SkillNotice>,
 }
 
-/// Read every skill of `dirs`.
+/// Read every skill of `dirs` (blocking: it reads the folders and each `SKILL.md`).
 pub fn load(dirs: &SkillDirs) -> SkillCatalog {
     let mut catalog = SkillCatalog::default();
     for (source, root) in dirs.roots() {
@@ -170,7 +170,7 @@ fn read_skill(dir: &Path, source: SkillSource) -> Result<Skill, SkillProblem> {
         .unwrap_or_default();
     let name = fm.text("name").map_or(folder_name, str::to_string);
     if !valid_name(&name) {
-        return Err(SkillProblem::BadName(name));
+        return Err(SkillProblem::BadName(one_line(&name, 80)));
     }
     let description = fm
         .text("description")
@@ -294,7 +294,8 @@ impl SkillCatalog {
         }
     }
 
-    /// Run the `skill` tool: the skill's instructions, read now, and the files beside them.
+    /// Run the `skill` tool: the skill's instructions, read now, and the files beside them
+    /// (blocking: it reads the skill's folder).
     pub fn run(&self, input: &Value) -> ToolOutput {
         let Some(name) = input.get("name").and_then(Value::as_str) else {
             return ToolOutput::error(format!(

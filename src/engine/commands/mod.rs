@@ -174,7 +174,7 @@ impl Catalog {
     }
 }
 
-/// Read every command of `dirs`. `builtins` are the names of the built-in commands (with or
+/// Read every command of `dirs` (blocking: it reads the folders and files). `builtins` are the names of the built-in commands (with or
 /// without their slash), which a custom command never replaces.
 pub fn load(dirs: &CommandDirs, builtins: &[&str]) -> Catalog {
     let builtin = |name: &str| {
@@ -191,7 +191,7 @@ pub fn load(dirs: &CommandDirs, builtins: &[&str]) -> Catalog {
             if parts.iter().any(|p| !valid_part(p)) {
                 catalog.notices.push(LoadNotice {
                     path,
-                    problem: LoadProblem::BadName(name),
+                    problem: LoadProblem::BadName(one_line(&name, 80)),
                 });
                 continue;
             }

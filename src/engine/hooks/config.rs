@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::event::HookEvent;
+use crate::engine::tools::text::one_line;
 
 /// A hook's timeout when its entry gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -233,7 +234,7 @@ pub fn from_settings(text: &str, path: &Path) -> (Vec<Hook>, Vec<SettingsNotice>
             for (name, groups) in events {
                 let Some(event) = HookEvent::parse(name) else {
                     notices.push(notice(SettingsProblem::UnknownEvent {
-                        event: name.clone(),
+                        event: one_line(name, 60),
                     }));
                     continue;
                 };
@@ -299,7 +300,7 @@ fn settings_group(
             Some(other) => {
                 problems.push(SettingsProblem::UnsupportedType {
                     key,
-                    kind: other.to_string(),
+                    kind: one_line(other, 40),
                 });
                 continue;
             }

@@ -80,8 +80,8 @@ impl WorkspaceHooks {
     }
 }
 
-/// Decide about each settings file of `workspace`. A file that is absent or names no hook is
-/// left out.
+/// Decide about each settings file of `workspace` (blocking: it reads the files and the store).
+/// A file that is absent or names no hook is left out.
 pub fn workspace_hooks(
     workspace: &Path,
     policy: McpJsonPolicy,

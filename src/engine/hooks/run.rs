@@ -1,5 +1,5 @@
-//! Running one hook command: `bash -c` in the workspace, in a process group of its own that dies
-//! with flower-tui (`tools::lifeline`), the event's JSON on stdin, stdout and stderr read as they
+//! Running one hook command: `bash -c` in the workspace, in a session and process group of its own
+//! (no controlling terminal) that dies with flower-tui (`tools::lifeline`), the event's JSON on stdin, stdout and stderr read as they
 //! come and capped (a hook that floods its output costs no memory), the whole group killed at the
 //! timeout or when the caller stops waiting. Output is masked for secrets before anything sees it.
 
@@ -79,8 +79,19 @@ pub(super) async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the forked child before exec and calls only an
+    // async-signal-safe function (setsid); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            // A session of its own: its own process group (killed as one), and no controlling
+            // terminal, so a hook can neither read the TUI's keys nor draw over its screen.
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     // No provider keys; the hook and its group die with flower-tui.
     lifeline::prepare(&mut cmd);
     let mut child = match cmd.spawn() {

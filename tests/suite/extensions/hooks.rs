@@ -509,3 +509,30 @@ async fn handoff_hooks_refuse_add_focus_and_edit_the_frozen_document() {
         "{o:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_runs_in_a_session_and_process_group_of_its_own() {
+    let ws = Ws::new();
+    // /proc/PID/stat: pid (comm) state ppid pgrp session …
+    let set = hook_set(&entry(
+        "SessionEnd",
+        "read -r -a f < /proc/$$/stat; echo \"${f[0]} ${f[4]} ${f[5]}\"",
+        "",
+    ));
+    let outcome = set
+        .run(
+            &HookInput::SessionEnd {
+                reason: hooks::EndReason::Other,
+            },
+            &ws.session(),
+        )
+        .await;
+    let ids: Vec<u32> = outcome.reports[0]
+        .output
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{outcome:?}");
+    assert_eq!(ids[1], ids[0], "its own process group");
+    assert_eq!(ids[2], ids[0], "its own session, without our terminal");
+}
