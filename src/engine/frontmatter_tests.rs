@@ -1,3 +1,5 @@
+//! The frontmatter shapes command and skill files use, and the errors for what is not read.
+
 use super::*;
 
 fn text(s: &str) -> Value {

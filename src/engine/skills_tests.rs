@@ -1,3 +1,5 @@
+//! Skill names and the description taken from the body.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,5 @@
+//! Argument splitting, placeholder substitution and the `!` command places of a command's body.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,6 @@
+//! The pure parts of hooks: config shapes and their errors, matchers with Claude Code's tool
+//! names, the stdin JSON, and what exit codes and JSON answers mean alone and together.
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
