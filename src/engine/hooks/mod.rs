@@ -5,11 +5,12 @@
 //! - [`project`]: a workspace's `.flower/settings.json` and `.claude/settings.json`, used only
 //!   once the user approved that version of the file (the `.mcp.json` store and policy).
 //! - [`event`]: the events and the JSON each hook reads on stdin; Claude Code's tool names.
-//! - `run`: one hook process (`bash -c`, own process group, timeout, capped and masked output).
+//! - `run`: one hook process (`bash -c`, a session and process group of its own, timeout, capped
+//!   and masked output).
 //! - [`outcome`]: what the hooks' exit codes and JSON answers mean, alone and together.
 //!
-//! [`HookSet::run`] starts every hook matching an event at once, on tasks of their own, and
-//! returns a [`HookBatch`] the caller awaits (in a `select!` beside its other work: nothing here
+//! [`HookSet::run`] starts every hook matching an event at once, on a task of their own (not the
+//! caller's), and returns a [`HookBatch`] the caller awaits (in a `select!` beside its other work: nothing here
 //! blocks a UI). Dropping the batch kills the hooks still running, with their process groups.
 //! The same command configured twice for an event runs once.
 
