@@ -8,14 +8,17 @@
 //! naming the file and the module it imports, and on a top-level module missing from the table.
 
 pub(crate) mod approvals;
+pub mod commands;
 pub(crate) mod compact;
 pub mod context;
 pub mod demo;
 pub mod diff;
 pub(crate) mod error;
 pub mod files;
+pub mod frontmatter;
 pub mod fsutil;
 pub mod handoff;
+pub mod hooks;
 pub mod instructions;
 pub(crate) mod learned_windows;
 pub mod ledger;
@@ -28,6 +31,7 @@ pub mod provider;
 pub(crate) mod replace;
 pub mod secrets;
 pub mod session;
+pub mod skills;
 pub mod step_memory;
 pub mod subagent;
 pub(crate) mod sysprompt;
@@ -69,12 +73,13 @@ pub const LAYERS: &[&[&str]] = &[
         "replace",
         "step_memory",
         "learned_windows",
+        "frontmatter",
     ],
     &["provider", "demo"],
     &["context", "policy"],
     &["compact", "error"],
     &["ledger"],
-    &["tools", "mcp", "mentions"],
+    &["tools", "mcp", "mentions", "hooks", "commands", "skills"],
     &["handoff"],
     &["subagent"],
     &["protocol"],

@@ -8,6 +8,7 @@ mod continuity_e2e;
 mod daily;
 mod e2e;
 mod engine;
+mod extensions;
 mod faults;
 mod handoff;
 mod layers;

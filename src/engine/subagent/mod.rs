@@ -46,7 +46,7 @@ use crate::engine::tools::{self, ToolCtx, ToolError};
 use crate::engine::types::ToolSpec;
 
 /// The tool's name.
-pub(crate) const TASK_TOOL: &str = "task";
+pub const TASK_TOOL: &str = "task";
 /// At most this many subagents of one response run at once; the rest wait for a free place.
 pub(crate) const MAX_CONCURRENT: usize = 4;
 /// A child's iteration budget when the config names none (`subagent_max_iterations`).

@@ -16,6 +16,7 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 
 use super::args::Args;
+use super::lifeline::GroupKiller;
 use super::{CommandExit, MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
 use crate::engine::text::clean_terminal_output;
 use crate::engine::types::ToolSpec;
@@ -333,42 +334,6 @@ fn spawn(shell: &str, command: &str, cwd: &Path) -> io::Result<(Child, OutputRea
         super::lifeline::watch(pgid);
     }
     Ok((child, reader))
-}
-
-/// Kills the command's whole process group unless disarmed: on timeout, and when the future
-/// running the command is dropped.
-struct GroupKiller {
-    pgid: Option<i32>,
-}
-
-impl GroupKiller {
-    fn new(child: &Child) -> Self {
-        GroupKiller {
-            pgid: child.id().and_then(|id| i32::try_from(id).ok()),
-        }
-    }
-
-    /// The command has been reaped: its group id may be reused, so never signal it again.
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-
-    fn kill(&mut self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid.filter(|&p| p > 1) {
-            // SAFETY: kill(2) takes plain integers and has no memory effects. The group leader
-            // has not been reaped yet (we disarm right after reaping), so the id is still ours.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// Output kept in memory: the first [`HEAD_BYTES`] and the last [`TAIL_BYTES`].

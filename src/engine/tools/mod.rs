@@ -19,7 +19,7 @@ pub(crate) mod paths;
 mod read_file;
 pub mod recall;
 mod spill;
-pub(crate) mod todo;
+pub mod todo;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -191,7 +191,7 @@ pub fn is_known(name: &str) -> bool {
 
 /// Whether the call's `path` argument resolves outside the workspace (the spill folder excepted for
 /// `read_file`). Such a call needs the user's approval of that path every time.
-pub(crate) fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
+pub fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
     match input.get("path").and_then(Value::as_str) {
         Some(raw) if !raw.trim().is_empty() => {
             let resolved = paths::resolve(workspace, raw);
