@@ -592,3 +592,30 @@ fn mcp_servers_and_the_mcp_json_policy_from_the_file_and_flags() {
     );
     assert!(Cli::try_parse_from(["flower-tui", "--mcp-json", "maybe"]).is_err());
 }
+
+#[test]
+fn every_accepted_word_is_read_by_flag_and_file() {
+    use super::values::{Choice, flag};
+    fn words<T: Choice + std::fmt::Debug>() {
+        for w in T::ACCEPTED.split(", ") {
+            assert!(flag::<T>(w).is_ok(), "{w} is listed but not read");
+        }
+        let err = flag::<T>("nonsense").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("accepted values: {} (got 'nonsense')", T::ACCEPTED)
+        );
+    }
+    words::<ProviderKind>();
+    words::<OutputFormat>();
+    words::<Notify>();
+    words::<LogLevel>();
+    words::<HandoffMode>();
+    words::<McpJsonPolicy>();
+    // A file value is read by the same words.
+    let c = file("provider = \"openai\"\noutput = \"text\"\nlog_level = \"debug\"\n");
+    assert_eq!(
+        c.provider.provider,
+        Some(values::FileWord::Valid(ProviderKind::OpenAi))
+    );
+}
