@@ -36,10 +36,9 @@ impl Choice for OutputFormat {
     }
 }
 
-/// How the TUI says that a long turn ended (config key `notify`). `pub`, not `pub(crate)`: the
-/// TUI's public start-up parameters carry it.
+/// How the TUI says that a long turn ended (config key `notify`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Notify {
+pub(crate) enum Notify {
     /// The terminal bell (BEL).
     #[default]
     Bell,
