@@ -168,7 +168,11 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
     };
     let provider = build_provider(config)?;
     let chosen = match &places.session {
-        SessionChoice::Resume(id) => Some(ledger::run_list::find(&places.data_dir, &places.workspace, id)?),
+        SessionChoice::Resume(id) => Some(ledger::run_list::find(
+            &places.data_dir,
+            &places.workspace,
+            id,
+        )?),
         SessionChoice::New | SessionChoice::Continue | SessionChoice::Pick => None,
     };
     let mcp = start_mcp(config, interactive);

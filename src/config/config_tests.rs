@@ -15,10 +15,10 @@ use super::tools::ToolSettings;
 use super::values::parse_tokens;
 use super::*;
 use crate::engine::context::WindowSource;
+use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::mcp::McpJsonPolicy;
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy, HandoffMode};
 use crate::engine::secrets::ApiKey;
-use crate::engine::learned_windows::LearnedWindows;
 use crate::logging::LogLevel;
 
 fn env(pairs: &[(&str, &str)], dir: &Path) -> Env {

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::engine::mcp::McpConfigError;
+use crate::engine::mcp::config::McpConfigError;
 
 /// What a provider's base URL must look like (the `base_url` key and the `*_BASE_URL` variables).
 pub(crate) const BASE_URL_ACCEPTED: &str = "an absolute http(s) URL like https://api.anthropic.com";
