@@ -7,7 +7,8 @@
 //! [`headless`] (JSON lines on stdout) and [`tui`] (the full-screen terminal UI, entered through
 //! [`tui_main`]). [`config`], [`launch`], [`logging`] and [`harden`] set a run up: the
 //! configuration (flags beat env, env beats the file), the provider and run directory, the log
-//! file, and the process hardening at start-up. `main.rs` only picks headless or the TUI.
+//! file, and the process hardening at start-up. [`start`] runs them in that order and picks
+//! headless or the TUI; `main.rs` only calls it.
 //!
 //! The engine never imports the front ends, the terminal crates (ratatui, crossterm, the
 //! textarea) or the rest of this crate. Inside it, the modules form layers; each imports only its
@@ -71,11 +72,12 @@
 //!    committed Markdown (`tui/render/stream.rs`, rendered once by `tui/render/stream_view.rs` and
 //!    `tui/render/markdown.rs`) and a live tail redrawn each frame.
 
-pub mod config;
+pub(crate) mod config;
 pub mod engine;
-pub mod harden;
-pub mod headless;
-pub mod launch;
-pub mod logging;
+pub(crate) mod harden;
+pub(crate) mod headless;
+pub(crate) mod launch;
+pub(crate) mod logging;
+pub mod start;
 pub mod tui;
-pub mod tui_main;
+pub(crate) mod tui_main;

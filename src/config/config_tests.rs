@@ -1,6 +1,25 @@
 //! Unit tests of the configuration: precedence, windows, keys, masking, bad values.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::context::{ContextSettings, DEMO_HEADROOM, DEMO_WINDOW};
+use super::env::data_dir;
+use super::file::{FileConfig, load_file};
+use super::front::FrontSettings;
+use super::places::Places;
+use super::provider::ProviderSettings;
+use super::report::mask_key;
+use super::settings::resolve;
+use super::tools::ToolSettings;
+use super::values::parse_tokens;
 use super::*;
+use crate::engine::context::WindowSource;
+use crate::engine::learned_windows::LearnedWindows;
+use crate::engine::mcp::McpJsonPolicy;
+use crate::engine::policy::{ApprovalPolicy, ContextPolicy, HandoffMode};
+use crate::engine::secrets::ApiKey;
+use crate::logging::LogLevel;
 
 fn env(pairs: &[(&str, &str)], dir: &Path) -> Env {
     let mut m: BTreeMap<String, String> = pairs
@@ -22,6 +41,11 @@ fn cli(args: &[&str]) -> Cli {
     Cli::try_parse_from(std::iter::once("flower-tui").chain(args.iter().copied())).unwrap()
 }
 
+/// The config file holding `text`.
+fn file(text: &str) -> FileConfig {
+    file::parse(Path::new("config.toml"), text).unwrap()
+}
+
 #[test]
 fn flags_beat_env_beat_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -32,20 +56,18 @@ fn flags_beat_env_beat_file() {
         ],
         dir.path(),
     );
-    let file = FileConfig {
-        model: Some("from-file".into()),
-        window: Some(123_000),
-        base_url: Some("http://file".into()),
-        ..Default::default()
-    };
+    let text = "model = \"from-file\"\nwindow = 123000\nbase_url = \"http://file\"\n";
     let ws = dir.path().display().to_string();
-    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file.clone()).unwrap();
-    assert_eq!(c.model, "claude-haiku-4-5", "env beats file");
-    assert_eq!(c.window, 123_000);
-    assert_eq!(c.base_url, "http://file");
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file(text)).unwrap();
+    assert_eq!(c.provider.model, "claude-haiku-4-5", "env beats file");
+    assert_eq!(c.context.window, 123_000);
+    assert_eq!(c.provider.base_url, "http://file");
     let no_env = env(&[("ANTHROPIC_API_KEY", "sk-ant-1")], dir.path());
-    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &no_env, file.clone()).unwrap();
-    assert_eq!(c.model, "from-file", "the file when the env says nothing");
+    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &no_env, file(text)).unwrap();
+    assert_eq!(
+        c.provider.model, "from-file",
+        "the file when the env says nothing"
+    );
     let e2 = env(
         &[
             ("ANTHROPIC_API_KEY", "sk-ant-1"),
@@ -65,13 +87,13 @@ fn flags_beat_env_beat_file() {
             "200k",
         ]),
         &e2,
-        file,
+        file(text),
     )
     .unwrap();
-    assert_eq!(c.model, "flag-model");
-    assert_eq!(c.window, 200_000);
-    assert_eq!(c.base_url, "http://env", "env beats file");
-    assert_eq!(c.thresholds().at, 150_000);
+    assert_eq!(c.provider.model, "flag-model");
+    assert_eq!(c.context.window, 200_000);
+    assert_eq!(c.provider.base_url, "http://env", "env beats file");
+    assert_eq!(c.context.thresholds().at, 150_000);
 }
 
 #[test]
@@ -91,7 +113,7 @@ fn window_from_the_model_name_and_learned_windows() {
         FileConfig::default(),
     )
     .unwrap();
-    assert_eq!(c.window, 200_000);
+    assert_eq!(c.context.window, 200_000);
     let data = data_dir(&e);
     LearnedWindows::in_data_dir(&data)
         .record("claude-haiku-4-5", 180_000)
@@ -102,15 +124,15 @@ fn window_from_the_model_name_and_learned_windows() {
         FileConfig::default(),
     )
     .unwrap();
-    assert_eq!(c.window, 180_000);
-    assert_eq!(c.window_source, WindowSource::Learned);
+    assert_eq!(c.context.window, 180_000);
+    assert_eq!(c.context.window_source, WindowSource::Learned);
     let c = resolve(
         cli(&["-p", "x", "--workspace", &ws, "--window", "1m"]),
         &e,
         FileConfig::default(),
     )
     .unwrap();
-    assert_eq!(c.window, 1_000_000);
+    assert_eq!(c.context.window, 1_000_000);
 }
 
 #[test]
@@ -119,16 +141,20 @@ fn no_key_means_demo_in_the_tui_and_an_error_headless() {
     let ws = dir.path().display().to_string();
     let e = env(&[], dir.path());
     let c = resolve(cli(&["--workspace", &ws]), &e, FileConfig::default()).unwrap();
-    assert!(c.backend.is_demo());
-    assert_eq!((c.window, c.headroom), (DEMO_WINDOW, DEMO_HEADROOM));
+    assert!(c.provider.backend.is_demo());
+    assert_eq!(
+        (c.context.window, c.context.headroom),
+        (DEMO_WINDOW, DEMO_HEADROOM)
+    );
     let err = resolve(
         cli(&["-p", "x", "--workspace", &ws]),
         &e,
         FileConfig::default(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
-        err.0.contains("ANTHROPIC_API_KEY") && err.0.contains("--demo"),
+        err.contains("ANTHROPIC_API_KEY") && err.contains("--demo"),
         "{err}"
     );
     let c = resolve(
@@ -137,7 +163,7 @@ fn no_key_means_demo_in_the_tui_and_an_error_headless() {
         FileConfig::default(),
     )
     .unwrap();
-    assert!(c.backend.is_demo() && c.api_key.is_none());
+    assert!(c.provider.backend.is_demo() && c.provider.api_key.is_none());
 }
 
 #[test]
@@ -163,9 +189,9 @@ fn a_local_openai_compatible_server_needs_no_key() {
         FileConfig::default(),
     )
     .unwrap();
-    assert_eq!(c.backend, Backend::Api(ProviderKind::OpenAi));
-    assert!(c.api_key.is_none());
-    assert_eq!(c.base_url, "http://127.0.0.1:11434/v1");
+    assert_eq!(c.provider.backend, Backend::Api(ProviderKind::OpenAi));
+    assert!(c.provider.api_key.is_none());
+    assert_eq!(c.provider.base_url, "http://127.0.0.1:11434/v1");
     // Without a base URL of its own it is api.openai.com, which needs the key.
     let e = env(&[], dir.path());
     let err = resolve(
@@ -173,26 +199,30 @@ fn a_local_openai_compatible_server_needs_no_key() {
         &e,
         FileConfig::default(),
     )
-    .unwrap_err();
-    assert!(err.0.contains("OPENAI_API_KEY"), "{err}");
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("OPENAI_API_KEY"), "{err}");
 }
 
 #[test]
 fn values_parse_and_mask() {
+    use super::values::{Choice, FlagValueError};
     assert_eq!(parse_tokens("200k"), Ok(200_000));
     assert_eq!(parse_tokens("1M"), Ok(1_000_000));
     assert_eq!(parse_tokens("1_000"), Ok(1_000));
     assert!(parse_tokens("-3").is_err());
     assert!(parse_tokens("0.4").is_err(), "rounds to zero");
-    assert_eq!(parse_review("off"), Ok(Review::Off));
-    assert_eq!(parse_review("15"), Ok(Review::Secs(15)));
-    assert!(parse_review("soon").is_err());
+    assert_eq!(
+        parse_tokens("big"),
+        Err(FlagValueError::Tokens { got: "big".into() })
+    );
+    assert_eq!(Review::from_word("off"), Some(Review::Off));
+    assert_eq!(Review::from_word("15"), Some(Review::Secs(15)));
+    assert!(Review::from_word("soon").is_none());
     assert_eq!(mask_key(Some("sk-ant-secret")), "sk-a****");
     assert_eq!(mask_key(None), "(none)");
-    let c = Config {
-        api_key: Some(ApiKey::new("sk-ant-secret")),
-        ..sample()
-    };
+    let mut c = sample();
+    c.provider.api_key = Some(ApiKey::new("sk-ant-secret"));
     let report = c.verbose_report();
     assert!(report.contains("sk-a****") && !report.contains("secret"));
 }
@@ -202,59 +232,31 @@ fn bad_file_values_name_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().display().to_string();
     let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
-    let file = FileConfig {
-        review: Some(toml::Value::Boolean(true)),
-        ..Default::default()
-    };
-    let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
-    assert!(err.0.contains("`review`"), "{err}");
-    let file = FileConfig {
-        provider: Some("gemini".into()),
-        ..Default::default()
-    };
-    let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+    let run = |text: &str| resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file(text));
+    let err = run("review = true\n").unwrap_err().to_string();
+    assert!(err.contains("`review`"), "{err}");
+    let err = run("provider = \"gemini\"\n").unwrap_err().to_string();
     assert!(
-        err.0.contains("`provider`") && err.0.contains("anthropic, openai"),
+        err.contains("`provider`") && err.contains("anthropic, openai"),
         "{err}"
     );
-    let file = FileConfig {
-        notify: Some("loud".into()),
-        ..Default::default()
-    };
-    let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
+    let err = run("notify = \"loud\"\n").unwrap_err().to_string();
     assert!(
-        err.0.contains("`notify`") && err.0.contains("bell, osc9, osc777, off"),
+        err.contains("`notify`") && err.contains("bell, osc9, osc777, off"),
         "{err}"
     );
-    let file = FileConfig {
-        notify: Some("osc777".into()),
-        history: Some(false),
-        ..Default::default()
-    };
-    let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap();
-    assert_eq!((c.notify, c.history), (Notify::Osc777, false));
+    let c = run("notify = \"osc777\"\nhistory = false\n").unwrap();
+    assert_eq!((c.front.notify, c.front.history), (Notify::Osc777, false));
     let path = dir.path().join("c.toml");
     std::fs::write(&path, "max_generations = \"many\"\n").unwrap();
-    let err = load_file(&path).unwrap_err();
-    assert!(err.0.contains("max_generations"), "{err}");
-    for (file, key) in [
-        (
-            FileConfig {
-                subagent_max_iterations: Some(0),
-                ..Default::default()
-            },
-            "`subagent_max_iterations`",
-        ),
-        (
-            FileConfig {
-                subagent_model: Some("  ".into()),
-                ..Default::default()
-            },
-            "`subagent_model`",
-        ),
+    let err = load_file(&path).unwrap_err().to_string();
+    assert!(err.contains("max_generations"), "{err}");
+    for (text, key) in [
+        ("subagent_max_iterations = 0\n", "`subagent_max_iterations`"),
+        ("subagent_model = \"  \"\n", "`subagent_model`"),
     ] {
-        let err = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap_err();
-        assert!(err.0.contains(key), "{err}");
+        let err = run(text).unwrap_err().to_string();
+        assert!(err.contains(key), "{err}");
     }
 }
 
@@ -269,9 +271,9 @@ fn subagent_keys_from_the_file() {
         FileConfig::default(),
     )
     .unwrap();
-    assert_eq!(c.subagent_model, None);
+    assert_eq!(c.tools.subagent_model, None);
     assert_eq!(
-        c.subagent_max_iterations,
+        c.tools.subagent_max_iterations,
         crate::engine::subagent::DEFAULT_MAX_ITERATIONS
     );
     let path = dir.path().join("c.toml");
@@ -282,8 +284,8 @@ fn subagent_keys_from_the_file() {
     .unwrap();
     let file = load_file(&path).unwrap();
     let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file).unwrap();
-    assert_eq!(c.subagent_model.as_deref(), Some("claude-haiku-4-5"));
-    assert_eq!(c.subagent_max_iterations, 12);
+    assert_eq!(c.tools.subagent_model.as_deref(), Some("claude-haiku-4-5"));
+    assert_eq!(c.tools.subagent_max_iterations, 12);
 }
 
 #[test]
@@ -292,27 +294,22 @@ fn the_handoff_mode_from_flag_and_file() {
     let ws = dir.path().display().to_string();
     let e = env(&[("ANTHROPIC_API_KEY", "k")], dir.path());
     let args = ["-p", "x", "--workspace", &ws];
-    let mode = |extra: &[&str], file: FileConfig| {
+    let mode = |extra: &[&str], text: &str| {
         let all: Vec<&str> = args.iter().chain(extra).copied().collect();
-        resolve(cli(&all), &e, file).map(|c| c.handoff_mode)
+        resolve(cli(&all), &e, file(text))
+            .map(|c| c.context.handoff_mode)
+            .map_err(|e| e.to_string())
     };
-    let blocking = || FileConfig {
-        handoff_mode: Some("Blocking".into()),
-        ..Default::default()
-    };
-    assert_eq!(mode(&[], blocking()), Ok(HandoffMode::Blocking));
+    let blocking = "handoff_mode = \"Blocking\"\n";
+    assert_eq!(mode(&[], blocking), Ok(HandoffMode::Blocking));
     assert_eq!(
-        mode(&["--handoff-mode", "background"], blocking()),
+        mode(&["--handoff-mode", "background"], blocking),
         Ok(HandoffMode::Background),
         "the flag beats the file"
     );
-    let bad = FileConfig {
-        handoff_mode: Some("lazy".into()),
-        ..Default::default()
-    };
-    let err = mode(&[], bad).unwrap_err();
+    let err = mode(&[], "handoff_mode = \"lazy\"\n").unwrap_err();
     assert!(
-        err.0.contains("`handoff_mode`") && err.0.contains("background, blocking"),
+        err.contains("`handoff_mode`") && err.contains("background, blocking"),
         "{err}"
     );
     let flag = Cli::try_parse_from(["flower-tui", "--handoff-mode", "eager"]).unwrap_err();
@@ -322,46 +319,55 @@ fn the_handoff_mode_from_flag_and_file() {
 fn sample() -> Config {
     Config {
         prompt: None,
-        backend: Backend::Api(ProviderKind::Anthropic),
-        model: "m".into(),
-        base_url: "http://x".into(),
-        api_key: None,
-        window: 200_000,
-        window_source: WindowSource::Flag,
-        headroom: 50_000,
-        context: ContextPolicy::Handoff,
-        max_generations: 8,
-        max_iterations: 200,
-        continue_last: false,
-        workspace: PathBuf::from("/w"),
-        run_dir: None,
-        data_dir: PathBuf::from("/d"),
-        workbench: true,
-        review: Some(15),
-        step: None,
-        approvals: ApprovalPolicy::Ask,
-        output: OutputFormat::Json,
-        verbose: false,
-        handoff_after: None,
-        theme: "dark".into(),
-        no_color: false,
-        editor: None,
-        max_tokens: 1024,
-        bash_timeout_secs: 120,
-        retry_base_ms: 1000,
-        stream_idle_timeout_secs: 120,
-        log_level: LogLevel::Info,
-        notify: Notify::Bell,
-        history: true,
-        handoff_mode: crate::engine::policy::HandoffMode::Background,
-        mcp_servers: Vec::new(),
-        mcp_json: McpJsonPolicy::Ask,
-        config_dir: None,
-        instructions_max_bytes: 32 * 1024,
-        resume: None,
-        effort: None,
-        subagent_model: None,
-        subagent_max_iterations: 50,
+        provider: ProviderSettings {
+            backend: Backend::Api(ProviderKind::Anthropic),
+            model: "m".into(),
+            base_url: "http://x".into(),
+            api_key: None,
+            max_tokens: 1024,
+            effort: None,
+            retry_base_ms: 1000,
+            stream_idle_timeout_secs: 120,
+        },
+        context: ContextSettings {
+            window: 200_000,
+            window_source: WindowSource::Flag,
+            headroom: 50_000,
+            policy: ContextPolicy::Handoff,
+            max_generations: 8,
+            handoff_mode: HandoffMode::Background,
+            review: Review::Secs(15),
+            handoff_after: None,
+            instructions_max_bytes: 32 * 1024,
+        },
+        places: Places {
+            workspace: PathBuf::from("/w"),
+            workbench: true,
+            run_dir: None,
+            step: None,
+            data_dir: PathBuf::from("/d"),
+            config_dir: None,
+            session: SessionChoice::New,
+        },
+        tools: ToolSettings {
+            approvals: ApprovalPolicy::Ask,
+            max_iterations: 200,
+            bash_timeout_secs: 120,
+            mcp_servers: Vec::new(),
+            mcp_json: McpJsonPolicy::Ask,
+            subagent_model: None,
+            subagent_max_iterations: 50,
+        },
+        front: FrontSettings {
+            output: OutputFormat::Json,
+            verbose: false,
+            theme: "dark".into(),
+            no_color: false,
+            editor: None,
+            log_level: LogLevel::Info,
+            notify: Notify::Bell,
+            history: true,
+        },
     }
 }
 
@@ -371,7 +377,7 @@ fn file_error(dir: &Path, text: &str) -> String {
     std::fs::write(&path, text).unwrap();
     load_file(&path)
         .map(|_| String::new())
-        .unwrap_or_else(|e| e.0)
+        .unwrap_or_else(|e| e.to_string())
 }
 
 #[test]
@@ -383,9 +389,9 @@ fn file_edge_cases_name_the_key_in_one_line() {
         load_file(&path).unwrap()
     };
     // As the flag takes it.
-    assert_eq!(ok("window = \"200k\"\n").window, Some(200_000));
-    assert_eq!(ok("headroom = \"20_000\"\n").headroom, Some(20_000));
-    assert_eq!(ok("window = 1000000\n").window, Some(1_000_000));
+    assert_eq!(ok("window = \"200k\"\n").context.window, Some(200_000));
+    assert_eq!(ok("headroom = \"20_000\"\n").context.headroom, Some(20_000));
+    assert_eq!(ok("window = 1000000\n").context.window, Some(1_000_000));
     // (text, what the one line must hold)
     let table: [(&str, &[&str]); 6] = [
         ("[window]\nsize = 3\n", &["`window`", "table", "window = "]),
@@ -410,43 +416,21 @@ fn checked_values_name_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().display().to_string();
     let e = env(&[("ANTHROPIC_API_KEY", "sk-ant-k")], dir.path());
-    let run = |file: FileConfig, e: &Env| resolve(cli(&["-p", "x", "--workspace", &ws]), e, file);
-    let err = run(
-        FileConfig {
-            max_tokens: Some(0),
-            ..Default::default()
-        },
-        &e,
-    )
-    .unwrap_err();
-    assert!(
-        err.0.contains("`max_tokens`") && err.0.contains("≥ 1"),
-        "{err}"
-    );
+    let run = |text: &str, e: &Env| resolve(cli(&["-p", "x", "--workspace", &ws]), e, file(text));
+    let err = run("max_tokens = 0\n", &e).unwrap_err().to_string();
+    assert!(err.contains("`max_tokens`") && err.contains("≥ 1"), "{err}");
     for bad in ["localhost:8080", "ftp://host/x", "/v1", "http://"] {
-        let err = run(
-            FileConfig {
-                base_url: Some(bad.into()),
-                ..Default::default()
-            },
-            &e,
-        )
-        .unwrap_err();
+        let err = run(&format!("base_url = \"{bad}\"\n"), &e)
+            .unwrap_err()
+            .to_string();
         assert!(
-            err.0.contains("`base_url`") && err.0.contains("http(s)") && err.0.contains(bad),
+            err.contains("`base_url`") && err.contains("http(s)") && err.contains(bad),
             "{bad}: {err}"
         );
     }
     for good in ["http://127.0.0.1:8080", "https://api.example.com/v1"] {
-        let c = run(
-            FileConfig {
-                base_url: Some(good.into()),
-                ..Default::default()
-            },
-            &e,
-        )
-        .unwrap();
-        assert_eq!(c.base_url, good);
+        let c = run(&format!("base_url = \"{good}\"\n"), &e).unwrap();
+        assert_eq!(c.provider.base_url, good);
     }
     let bad_env = env(
         &[
@@ -455,8 +439,8 @@ fn checked_values_name_the_key() {
         ],
         dir.path(),
     );
-    let err = run(FileConfig::default(), &bad_env).unwrap_err();
-    assert!(err.0.starts_with("ANTHROPIC_BASE_URL: "), "{err}");
+    let err = run("", &bad_env).unwrap_err().to_string();
+    assert!(err.starts_with("ANTHROPIC_BASE_URL: "), "{err}");
 }
 
 #[test]
@@ -490,9 +474,10 @@ fn a_dot_flower_file_and_a_run_dir_file_are_named() {
         &e,
         FileConfig::default(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
-        err.0.contains(".flower is a file, not a directory") && err.0.contains("--no-workbench"),
+        err.contains(".flower is a file, not a directory") && err.contains("--no-workbench"),
         "{err}"
     );
     // Without the workbench it is not in the way.
@@ -502,7 +487,7 @@ fn a_dot_flower_file_and_a_run_dir_file_are_named() {
         FileConfig::default(),
     )
     .unwrap();
-    assert!(c.workbench_dir().is_none());
+    assert!(c.places.workbench_dir().is_none());
     let file = dir.path().join("run-file");
     std::fs::write(&file, "x").unwrap();
     let run_arg = file.display().to_string();
@@ -520,28 +505,26 @@ fn a_dot_flower_file_and_a_run_dir_file_are_named() {
         FileConfig::default(),
     )
     .unwrap_err();
-    assert_eq!(err.0, format!("--run-dir {run_arg}: not a directory"));
+    assert_eq!(
+        err.to_string(),
+        format!("--run-dir {run_arg}: not a directory")
+    );
 }
 
 #[test]
 fn a_handoff_line_at_the_window_is_a_warning_in_the_report() {
-    let c = Config {
-        window: 8_000,
-        ..sample()
-    };
-    assert_eq!(c.startup_warnings().len(), 1);
+    let mut c = sample();
+    c.context.window = 8_000;
+    assert_eq!(c.context.startup_warnings().len(), 1);
     let report = c.verbose_report();
     assert!(
         report.contains("\nwarning: the handoff line (10.0K) is at or above the window (8K)"),
         "{report}"
     );
     // Compaction has no handoff line.
-    let c = Config {
-        context: ContextPolicy::Compaction,
-        ..c
-    };
-    assert!(c.startup_warnings().is_empty());
-    assert!(sample().startup_warnings().is_empty());
+    c.context.policy = ContextPolicy::Compaction;
+    assert!(c.context.startup_warnings().is_empty());
+    assert!(sample().context.startup_warnings().is_empty());
 }
 
 #[test]
@@ -568,17 +551,22 @@ fn mcp_servers_and_the_mcp_json_policy_from_the_file_and_flags() {
     .unwrap();
     let file = load_file(&path).unwrap();
     let c = resolve(cli(&["-p", "x", "--workspace", &ws]), &e, file.clone()).unwrap();
-    let names: Vec<&str> = c.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    let names: Vec<&str> = c
+        .tools
+        .mcp_servers
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
     assert_eq!(names, ["docs", "github"]);
-    assert_eq!(c.mcp_json, McpJsonPolicy::Trust);
+    assert_eq!(c.tools.mcp_json, McpJsonPolicy::Trust);
     let c = resolve(
         cli(&["-p", "x", "--workspace", &ws, "--mcp-json", "ignore"]),
         &e,
         file,
     )
     .unwrap();
-    assert_eq!(c.mcp_json, McpJsonPolicy::Ignore, "the flag wins");
-    assert_eq!(sample().mcp_json, McpJsonPolicy::Ask);
+    assert_eq!(c.tools.mcp_json, McpJsonPolicy::Ignore, "the flag wins");
+    assert_eq!(sample().tools.mcp_json, McpJsonPolicy::Ask);
 
     std::fs::write(&path, "[mcp_servers.bad]\ncommand = 3\n").unwrap();
     let err = resolve(
@@ -588,7 +576,7 @@ fn mcp_servers_and_the_mcp_json_policy_from_the_file_and_flags() {
     )
     .unwrap_err();
     assert_eq!(
-        err.0,
+        err.to_string(),
         "config key `mcp_servers.bad.command`: expected a string (got a number)"
     );
     std::fs::write(&path, "mcp_json = \"always\"\n").unwrap();
@@ -599,8 +587,35 @@ fn mcp_servers_and_the_mcp_json_policy_from_the_file_and_flags() {
     )
     .unwrap_err();
     assert_eq!(
-        err.0,
+        err.to_string(),
         "config key `mcp_json`: accepted values: ask, trust, ignore (got always)"
     );
     assert!(Cli::try_parse_from(["flower-tui", "--mcp-json", "maybe"]).is_err());
+}
+
+#[test]
+fn every_accepted_word_is_read_by_flag_and_file() {
+    use super::values::{Choice, flag};
+    fn words<T: Choice + std::fmt::Debug>() {
+        for w in T::ACCEPTED.split(", ") {
+            assert!(flag::<T>(w).is_ok(), "{w} is listed but not read");
+        }
+        let err = flag::<T>("nonsense").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("accepted values: {} (got 'nonsense')", T::ACCEPTED)
+        );
+    }
+    words::<ProviderKind>();
+    words::<OutputFormat>();
+    words::<Notify>();
+    words::<LogLevel>();
+    words::<HandoffMode>();
+    words::<McpJsonPolicy>();
+    // A file value is read by the same words.
+    let c = file("provider = \"openai\"\noutput = \"text\"\nlog_level = \"debug\"\n");
+    assert_eq!(
+        c.provider.provider,
+        Some(values::FileWord::Valid(ProviderKind::OpenAi))
+    );
 }
