@@ -25,7 +25,7 @@ pub use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 pub use super::policy::ApprovalPolicy;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
-pub use super::tools::CommandExit;
+pub use super::tools::{CommandEnd, CommandExit};
 pub use super::types::Effort;
 use super::types::Usage;
 

@@ -114,15 +114,12 @@ fn every_event_kind_on_the_wire() {
                 spilled: Some(PathBuf::from("/w/.flower/spill/s-1.txt")),
                 diff: None,
                 exit: Some(CommandExit {
-                    code: Some(0),
-                    signal: None,
-                    timed_out: false,
-                    interrupted: false,
+                    end: CommandEnd::Exited { code: 0 },
                     elapsed_ms: 1250,
                     summary: "exit code 0".into(),
                 }),
             },
-            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"}}"#,
+            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"ended":"exited","code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"}}"#,
         ),
         (
             Event::ToolOutputDelta {

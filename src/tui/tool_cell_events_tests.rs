@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::engine::diff::DiffLimits;
-use crate::engine::protocol::{CommandExit, Event, FileDiff};
+use crate::engine::protocol::{CommandEnd, CommandExit, Event, FileDiff};
 
 use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
@@ -65,10 +65,7 @@ fn bash_output_streams_into_its_cell_and_the_exit_stays_visible() {
         t0,
     );
     let exit = CommandExit {
-        code: Some(101),
-        signal: None,
-        timed_out: false,
-        interrupted: false,
+        end: CommandEnd::Exited { code: 101 },
         elapsed_ms: 3_400,
         summary: "exit code 101".into(),
     };

@@ -30,23 +30,24 @@ impl Engine {
     /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
     /// `--no-workbench` (outside the workspace, private to the user, and readable by `read_file`).
     pub(crate) fn spill_dir(&self) -> PathBuf {
-        match &self.p.workbench {
+        match &self.run.places.workbench {
             Some(w) => w.join("spill"),
-            None => self.p.run_dir.root.join("spill"),
+            None => self.ledger.run_dir.root.join("spill"),
         }
     }
 
     /// Tokens a fresh session starts with before any message: system prompt and tool list.
     fn startup_floor(&self) -> u64 {
         let tools = serde_json::to_string(&tools::specs()).map_or(0, |t| t.len());
-        estimate_tokens(self.p.system_prompt.len() + tools)
+        estimate_tokens(self.s.system_prompt.len() + tools)
     }
 
     /// The message as the model gets it: `text` itself, or — when it is too large — a notice with
     /// a preview and the path of the file that holds all of it (the user hears about it).
     pub(crate) fn admit_input(&mut self, text: String) -> String {
         let chars = text.chars().count();
-        let over_line = estimate_tokens(chars) + self.startup_floor() >= self.thresholds.at;
+        let over_line =
+            estimate_tokens(chars) + self.startup_floor() >= self.settings.thresholds.at;
         if chars <= INPUT_SPILL_LIMIT && !over_line {
             return text;
         }
@@ -57,7 +58,7 @@ impl Engine {
         let preview = tools::spill_preview(&text, chars);
         match write_new(&dir, names, text.as_bytes()) {
             Ok(file) => {
-                let shown = tools::paths::display(&self.p.workspace, &file.path);
+                let shown = tools::paths::display(&self.run.places.workspace, &file.path);
                 self.emit(Event::Notice {
                     message: format!(
                         "your message is {chars} characters, {reason}: saved in full to {}; the \

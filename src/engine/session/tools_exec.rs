@@ -10,7 +10,7 @@ use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op};
 use crate::engine::secrets;
 use crate::engine::subagent::TASK_TOOL;
-use crate::engine::tools::{self, ToolCtx, ToolOutput};
+use crate::engine::tools::{self, CommandExit, ToolCtx, ToolOutput, names};
 use crate::engine::types::{Block, Message, Role};
 
 /// The answer to one approval request.
@@ -25,10 +25,10 @@ enum Decision {
 impl Engine {
     pub(crate) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
-            workspace: self.p.workspace.clone(),
+            workspace: self.run.places.workspace.clone(),
             spill_dir: Some(self.spill_dir()),
             session_id: self.s.id.clone(),
-            bash_timeout: self.p.bash_timeout,
+            bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
         }
     }
@@ -47,7 +47,7 @@ impl Engine {
             if results.get(i).is_some_and(Option::is_some) {
                 continue;
             }
-            if aborted || self.shutdown {
+            if aborted || self.inbox.shutdown {
                 set(&mut results, i, not_run(id));
                 continue;
             }
@@ -107,10 +107,10 @@ impl Engine {
                 match self.execute(id, name, input, outside).await {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
-                        if !out.is_error && matches!(name, "write_file" | "edit_file") {
+                        if !out.is_error && names::writes_files(name) {
                             self.note_touched(input);
                         }
-                        let stopped = out.exit.as_ref().is_some_and(|e| e.interrupted);
+                        let stopped = out.exit.as_ref().is_some_and(CommandExit::interrupted);
                         (out, stopped)
                     }
                     None => (ToolOutput::error("interrupted by the user"), true),
@@ -147,7 +147,7 @@ impl Engine {
     fn note_touched(&mut self, input: &Value) {
         if let Some(path) = input.get("path").and_then(Value::as_str) {
             let path = path.to_string();
-            self.record(|rec| {
+            self.ledger.record(|rec| {
                 if !rec.touched.contains(&path) {
                     rec.touched.push(path);
                 }
@@ -158,12 +158,17 @@ impl Engine {
     /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
     /// directory with `--no-workbench`) does not.
     fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
-        tools::leaves_workspace(name, input, &self.p.workspace, Some(&self.spill_dir()))
+        tools::leaves_workspace(
+            name,
+            input,
+            &self.run.places.workspace,
+            Some(&self.spill_dir()),
+        )
     }
 
     /// Whether `name` is a tool of one of the MCP servers.
     fn is_mcp(&self, name: &str) -> bool {
-        self.p.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
+        self.run.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
     }
 
     async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
@@ -172,8 +177,13 @@ impl Engine {
             true
         } else {
             tools::is_known(name)
-                && tools::needs_approval(name, input, &self.p.workspace)
-                && !tools::reads_spill(name, input, &self.p.workspace, Some(&self.spill_dir()))
+                && tools::needs_approval(name, input, &self.run.places.workspace)
+                && !tools::reads_spill(
+                    name,
+                    input,
+                    &self.run.places.workspace,
+                    Some(&self.spill_dir()),
+                )
         };
         if !needs {
             return Decision::Allow;
@@ -181,15 +191,15 @@ impl Engine {
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it.
         let outside = self.leaves_workspace(name, input);
-        let auto = match self.p.approvals {
+        let auto = match self.run.tools.approvals {
             ApprovalPolicy::Auto => true,
-            ApprovalPolicy::AskOnce => self.asked_once,
+            ApprovalPolicy::AskOnce => self.approvals.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        if !outside && (auto || self.allowances.covers(name, input)) {
+        if !outside && (auto || self.approvals.granted.covers(name, input)) {
             return Decision::Allow;
         }
-        let can_ask = self.p.front_end.can_ask();
+        let can_ask = self.run.front_end.can_ask();
         if outside && !can_ask {
             return Decision::Deny(format!(
                 "denied: `{name}` would leave the workspace ({}); only the user can approve that, \
@@ -215,7 +225,7 @@ impl Engine {
             name: name.to_string(),
             summary: secrets::redact(&tools::summary(name, input)).into_owned(),
             outside_workspace: outside,
-            command: (name == "bash")
+            command: (name == names::BASH)
                 .then(|| {
                     input
                         .get("command")
@@ -228,8 +238,8 @@ impl Engine {
         });
         loop {
             let op = tokio::select! {
-                op = self.ops.recv() => op,
-                Some(w) = self.bg_rx.recv() => {
+                op = self.inbox.ops.recv() => op,
+                Some(w) = self.handoff.results.recv() => {
                     // A background handoff's document arrived while the user decides.
                     self.on_written(w);
                     continue;
@@ -237,12 +247,12 @@ impl Engine {
             };
             match op {
                 Some(Op::Approval { id: got, decision }) if got == id => {
-                    self.asked_once = true;
+                    self.approvals.asked_once = true;
                     return match decision {
                         Approval::Once => Decision::Allow,
                         Approval::Always => {
                             if let Some(offer) = &always {
-                                self.allowances.grant(&offer.rules);
+                                self.approvals.granted.grant(&offer.rules);
                             }
                             Decision::Allow
                         }
@@ -269,7 +279,7 @@ impl Engine {
         name: &str,
         input: &Value,
     ) -> Result<Option<FileDiff>, Option<ToolOutput>> {
-        if !matches!(name, "edit_file" | "write_file") {
+        if !names::writes_files(name) {
             return Ok(None);
         }
         let ctx = self.tool_ctx(false);
@@ -287,19 +297,19 @@ impl Engine {
     /// `/permissions` and its revocations: the policy and the grants in force.
     pub(crate) fn permissions_event(&self) -> Event {
         Event::Permissions {
-            policy: self.p.approvals,
-            allowances: self.allowances.list(),
+            policy: self.run.tools.approvals,
+            allowances: self.approvals.granted.list(),
         }
     }
 
     /// `Op::Revoke`: one grant, or all of them.
     pub(crate) fn revoke(&mut self, rule: Option<AllowRule>) {
         let message = match rule {
-            None => match self.allowances.clear() {
+            None => match self.approvals.granted.clear() {
                 0 => "no \"always\" approvals to revoke".to_string(),
                 n => format!("revoked {n} \"always\" approval(s)"),
             },
-            Some(rule) if self.allowances.revoke(&rule) => format!("revoked: {rule}"),
+            Some(rule) if self.approvals.granted.revoke(&rule) => format!("revoked: {rule}"),
             Some(rule) => format!("not granted, nothing to revoke: {rule}"),
         };
         self.emit(Event::Notice { message });
@@ -317,23 +327,23 @@ impl Engine {
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let out = match (&self.p.mcp, self.is_mcp(name)) {
+        let out = match (&self.run.mcp, self.is_mcp(name)) {
             (Some(mcp), true) => {
                 let mcp = mcp.clone();
                 self.abortable(async move { mcp.call(name, input).await })
                     .await?
             }
             _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
-            _ if name == "bash" => self.run_bash(id, input, &ctx).await?,
+            _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };
-        Some(tools::for_model(name, out, &ctx, &mut self.spiller))
+        Some(tools::for_model(name, out, &ctx, &mut self.s.spiller))
     }
 
     /// bash with live output and a graceful stop: an abort of the turn stops the command and
     /// waits for its partial result; shutdown drops it (the process group dies).
     async fn run_bash(&mut self, id: &str, input: &Value, ctx: &ToolCtx) -> Option<ToolOutput> {
-        let events = self.events.clone();
+        let events = self.run.events.clone();
         let call = id.to_string();
         let mut on_output = move |text: String| {
             let _ = events.send(Event::ToolOutputDelta {
@@ -347,12 +357,12 @@ impl Engine {
             on_output: &mut on_output,
             interrupt: Some(interrupt),
         };
-        let run = tools::run_live("bash", input, ctx, live);
+        let run = tools::run_live(names::BASH, input, ctx, live);
         tokio::pin!(run);
         loop {
             tokio::select! {
                 out = &mut run => return Some(out),
-                op = self.ops.recv(), if stop.is_some() => match self.triage(op) {
+                op = self.inbox.ops.recv(), if stop.is_some() => match self.triage(op) {
                     Some(Stop::Abort) => {
                         if let Some(tx) = stop.take() {
                             let _ = tx.send(());
@@ -363,7 +373,7 @@ impl Engine {
                 },
                 // A background handoff's document that arrives while the command runs is frozen
                 // (and its review opened) now, not when the command ends.
-                Some(w) = self.bg_rx.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_written(w),
             }
         }
     }

@@ -7,11 +7,14 @@
 use std::path::{Path, PathBuf};
 
 use super::Engine;
+use super::conversation::Request;
 use crate::engine::fsutil::now_unix;
 use crate::engine::handoff::store::foreign;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{Briefing, HandoffDoc};
-use crate::engine::ledger::{Cut, FrozenHandoff, HandoffRecord, TranscriptLine, now_stamp};
+use crate::engine::ledger::{
+    Cut, FrozenFile, FrozenHandoff, HandoffCause, HandoffRecord, TranscriptLine, now_stamp,
+};
 use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin,
 };
@@ -73,11 +76,11 @@ impl Engine {
         &mut self,
         id: HandoffId,
         doc: HandoffDoc,
-        reason: String,
+        cause: HandoffCause,
         ctx_at_cut: u64,
         produced: Produced,
     ) -> Turnover {
-        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None);
+        let frozen = self.frozen_record(&doc, cause, ctx_at_cut, produced, None);
         let frozen = self.write_frozen(frozen);
         self.review_and_commit(id, frozen).await
     }
@@ -87,7 +90,7 @@ impl Engine {
     pub(super) fn frozen_record(
         &mut self,
         doc: &HandoffDoc,
-        reason: String,
+        cause: HandoffCause,
         ctx_at_cut: u64,
         produced: Produced,
         cut: Option<Cut>,
@@ -95,20 +98,25 @@ impl Engine {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
         if degraded {
-            self.record(|rec| rec.errors.push(format!("handoff degraded ({reason})")));
+            let why = match &cause.failure {
+                Some(why) => why.clone(),
+                None => cause.trigger.as_str().to_string(),
+            };
+            self.ledger
+                .record(|rec| rec.errors.push(format!("handoff degraded ({why})")));
         }
         let frozen = FrozenHandoff {
-            path: None,
-            written: false,
+            file: FrozenFile::Pending,
             markdown,
             degraded,
-            reason,
+            cause,
             ctx_at_cut,
             time: now_stamp(),
             retired_session: self.s.id.clone(),
             generation: self.s.generation + 1,
             // Masked on disk like everything else; the live successor gets the messages as typed.
             request: self
+                .s
                 .request
                 .in_flight()
                 .iter()
@@ -127,12 +135,14 @@ impl Engine {
 
     /// Write the frozen document to the workbench and note it in the ledger.
     pub(super) fn write_frozen(&mut self, mut frozen: FrozenHandoff) -> FrozenHandoff {
-        let step = self.step_name();
-        frozen.path = self.freeze(&step, &frozen.markdown);
-        frozen.written = true;
+        let step = self.ledger.step_name();
+        frozen.file = match self.freeze(&step, &frozen.markdown) {
+            Some(path) => FrozenFile::OnDisk(path),
+            None => FrozenFile::InMemory,
+        };
         // Durable when a review may keep it waiting; otherwise the turnover's own durable save
         // follows within milliseconds.
-        let durable = self.p.front_end.reviews() && frozen.path.is_some();
+        let durable = self.run.front_end.reviews() && frozen.file.path().is_some();
         self.set_frozen(Some(frozen.clone()), durable);
         frozen
     }
@@ -163,14 +173,14 @@ impl Engine {
         frozen: &FrozenHandoff,
         background: bool,
     ) -> bool {
-        let awaits_review = self.p.front_end.reviews() && frozen.path.is_some();
-        let shown = match frozen.path.as_deref().map(store::read_back) {
+        let awaits_review = self.run.front_end.reviews() && frozen.file.path().is_some();
+        let shown = match frozen.file.path().map(store::read_back) {
             Some(ReadBack::Text(t)) => t,
             _ => frozen.markdown.clone(),
         };
         self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
             handoff: id,
-            path: frozen.path.clone(),
+            path: frozen.file.path().map(Path::to_path_buf),
             degraded: frozen.degraded,
             markdown: shown,
             awaits_review,
@@ -182,10 +192,10 @@ impl Engine {
     /// Keep (or clear) the frozen record of the current step, on disk at once: `durable` with the
     /// fsyncs, else only safe against a kill (a power cut may lose it).
     fn set_frozen(&mut self, frozen: Option<FrozenHandoff>, durable: bool) {
-        self.record(|rec| rec.frozen = frozen);
+        self.ledger.record(|rec| rec.frozen = frozen);
         if durable {
             self.save_manifest();
-        } else if let Err(e) = self.manifest.save_unsynced(&self.p.run_dir.manifest_path()) {
+        } else if let Err(e) = self.ledger.save_unsynced() {
             self.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
@@ -201,12 +211,12 @@ impl Engine {
         // reads it from the log.
         tracing::info!(
             handoff = id.0,
-            lock_us = std::mem::take(&mut self.handoff_lock).as_micros(),
+            lock_us = self.handoff.take_lock().as_micros(),
             "handoff: document lock"
         );
         // The request as typed when this process cut it; as recorded when it reopens an earlier
         // process's review.
-        let live = self.request.in_flight();
+        let live = self.s.request.in_flight();
         let request = if live.is_empty() {
             frozen.request.clone()
         } else {
@@ -220,11 +230,11 @@ impl Engine {
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
-        let held = self.held();
+        let held = self.s.held();
         let record = HandoffRecord {
-            path: frozen.path.clone(),
+            path: frozen.file.path().map(Path::to_path_buf),
             degraded: successor.degraded,
-            reason: frozen.reason.clone(),
+            cause: frozen.cause.clone(),
             ctx_at_cut: frozen.ctx_at_cut,
             time: now_stamp(),
             retired_session: old_id.clone(),
@@ -235,7 +245,7 @@ impl Engine {
             tail: tail.len(),
             held: held.clone(),
         };
-        self.record(|rec| {
+        self.ledger.record(|rec| {
             rec.retired.push(old_id.clone());
             rec.current_generation().context = old_ctx;
             rec.handoffs.push(record);
@@ -254,7 +264,7 @@ impl Engine {
                 .append(&TranscriptLine::Event { event: v });
         }
         // What the engine carries itself, and the transcripts `recall` searches (this one too).
-        let memory = self.memory().clone();
+        let memory = self.ledger.memory().clone();
         let predecessors = self.predecessors();
         let briefing = Briefing {
             document: &successor.text,
@@ -268,7 +278,7 @@ impl Engine {
         let first = briefing.message();
         if live.is_empty() && !frozen.request.is_empty() {
             // The successor continues the request of an earlier process's review.
-            self.request = super::Request {
+            self.s.request = Request {
                 messages: frozen.request.clone(),
                 open: true,
             };
@@ -284,13 +294,13 @@ impl Engine {
         // The old session's history is dropped here: retired histories are freed.
         self.start_session(Some(old_id), generation, vec![first]);
         self.commit_replacement();
-        self.briefed = Some(successor.parsed.clone()).filter(|d| !d.section_names().is_empty());
+        self.s.briefed = Some(successor.parsed.clone()).filter(|d| !d.section_names().is_empty());
         self.emit_logged(Event::Handoff(HandoffPhase::Done {
             handoff: id,
             context: frozen.ctx_at_cut,
-            window: self.thresholds.window,
+            window: self.settings.thresholds.window,
             degraded: successor.degraded,
-            path: frozen.path,
+            path: frozen.file.path().map(Path::to_path_buf),
             sections: successor.parsed.section_names(),
             generation,
             source: frozen.source,
@@ -309,10 +319,10 @@ impl Engine {
 
     /// Write the document to the workbench; None with `--no-workbench` or when the write fails.
     fn freeze(&mut self, step: &str, markdown: &str) -> Option<PathBuf> {
-        let wb = self.p.workbench.clone()?;
+        let wb = self.run.places.workbench.clone()?;
         match store::freeze_timed(&wb, step, markdown, now_unix().0) {
             Ok((p, lock)) => {
-                self.handoff_lock += lock;
+                self.handoff.add_lock(lock);
                 Some(p)
             }
             Err(e) => {
@@ -331,15 +341,15 @@ impl Engine {
     /// Esc belongs to the review then (it ends it with `ReviewDone`): an abort does not stop it.
     async fn wait_review(&mut self, handoff: HandoffId) -> Review {
         let done = |op: &Op| matches!(op, Op::ReviewDone { handoff: h } if *h == handoff);
-        if let Some(i) = self.pending.iter().position(done) {
-            self.pending.remove(i);
+        if let Some(i) = self.inbox.pending.iter().position(done) {
+            self.inbox.pending.remove(i);
             return Review::Over;
         }
         loop {
-            match self.ops.recv().await {
+            match self.inbox.ops.recv().await {
                 Some(op) if done(&op) => return Review::Over,
                 Some(Op::UnsavedEdits { handoff: h, path }) if h == handoff => {
-                    self.record(|rec| {
+                    self.ledger.record(|rec| {
                         if let Some(f) = rec.frozen.as_mut() {
                             f.unsaved = Some(path);
                         }
@@ -371,7 +381,7 @@ impl Engine {
             degraded: frozen.degraded,
             edited: false,
         };
-        let Some(path) = frozen.path.as_deref() else {
+        let Some(path) = frozen.file.path() else {
             return memory(&frozen.markdown);
         };
         let fallback = |why: &str| {
@@ -380,10 +390,10 @@ impl Engine {
                 path.display()
             )
         };
-        let read = match &self.p.workbench {
+        let read = match &self.run.places.workbench {
             Some(wb) => {
-                let (read, lock) = store::read_back_locked(wb, &self.step_name(), path);
-                self.handoff_lock += lock;
+                let (read, lock) = store::read_back_locked(wb, &self.ledger.step_name(), path);
+                self.handoff.add_lock(lock);
                 read
             }
             None => store::read_back(path),

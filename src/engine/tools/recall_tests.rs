@@ -99,11 +99,9 @@ fn two_generations(dir: &Path) -> Vec<Source> {
     ]
 }
 
-fn recall(sources: &[Source], input: serde_json::Value) -> Result<String, String> {
+fn recall(sources: &[Source], input: serde_json::Value) -> Result<String, ToolError> {
     let map = input.as_object().cloned().unwrap();
-    run(&Args::new(NAME, &map), sources, &AtomicBool::new(false))
-        .map(|o| o.content)
-        .map_err(|e| e.0)
+    run(&Args::new(NAME, &map), sources, &AtomicBool::new(false)).map(|o| o.content)
 }
 
 #[test]
@@ -164,7 +162,9 @@ fn a_regex_and_one_generation() {
     // A tool call is searchable by its arguments.
     let c = recall(&sources, json!({"query": "-p parser"})).unwrap();
     assert!(c.contains("tool call · bash: cargo test -p parser]"), "{c}");
-    let missing = recall(&sources, json!({"query": "x", "generation": 7})).unwrap_err();
+    let missing = recall(&sources, json!({"query": "x", "generation": 7}))
+        .unwrap_err()
+        .0;
     assert!(
         missing.contains("no earlier generation 7") && missing.contains("generations 1–2"),
         "{missing}"
@@ -175,7 +175,9 @@ fn a_regex_and_one_generation() {
 fn a_regex_that_does_not_compile_is_a_tool_error() {
     let dir = tempfile::tempdir().unwrap();
     let sources = two_generations(dir.path());
-    let e = recall(&sources, json!({"query": "(unclosed", "regex": true})).unwrap_err();
+    let e = recall(&sources, json!({"query": "(unclosed", "regex": true}))
+        .unwrap_err()
+        .0;
     assert!(
         e.starts_with("`recall`: `(unclosed` is not a valid regular expression:"),
         "{e}"
@@ -183,9 +185,9 @@ fn a_regex_that_does_not_compile_is_a_tool_error() {
     assert!(e.contains("\"regex\": false"), "{e}");
     // The same text as words is fine.
     assert!(recall(&sources, json!({"query": "(unclosed"})).is_ok());
-    let e = recall(&sources, json!({"query": "  "})).unwrap_err();
+    let e = recall(&sources, json!({"query": "  "})).unwrap_err().0;
     assert!(e.contains("needs a `query`"), "{e}");
-    let e = recall(&[], json!({"query": "x"})).unwrap_err();
+    let e = recall(&[], json!({"query": "x"})).unwrap_err().0;
     assert!(e.contains("first generation"), "{e}");
 }
 
@@ -252,9 +254,11 @@ fn many_matches_page_and_a_long_message_reads_whole() {
     assert!(!rest.contains("the rest:"), "{rest}");
     // The only generation needs no `generation`.
     assert!(recall(&sources, json!({"message": 1})).is_ok());
-    let e = recall(&sources, json!({"message": 99})).unwrap_err();
+    let e = recall(&sources, json!({"message": 99})).unwrap_err().0;
     assert!(e.contains("has no message 99 (it has 26)"), "{e}");
-    let e = recall(&sources, json!({"message": 26, "offset": 999})).unwrap_err();
+    let e = recall(&sources, json!({"message": 26, "offset": 999}))
+        .unwrap_err()
+        .0;
     assert!(e.contains("past its end"), "{e}");
 }
 
