@@ -232,10 +232,7 @@ async fn execute(
     };
     let mut group = GroupKiller::new(&child);
     // Contained: see the leader exit without reaping it, so its group can be killed first.
-    let leader = match containment {
-        Containment::KillGroupAtEnd => child.id().and_then(LeaderExit::open),
-        Containment::LeaveBackground => None,
-    };
+    let leader = LeaderExit::watch(&child, containment);
     let mut leader_exited = false;
     let mut capture = Capture::default();
     let mut shown = LiveOutput::default();

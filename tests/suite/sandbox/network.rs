@@ -43,12 +43,19 @@ fn connected(l: &TcpListener) -> bool {
     }
 }
 
+/// The datagram waiting on `s`, if one arrives within its read timeout (a signal for another
+/// test's child may interrupt the wait: it is resumed).
 fn datagram(s: &UdpSocket) -> Option<String> {
     let mut buf = [0u8; 64];
-    match s.recv_from(&mut buf) {
-        Ok((n, _)) => Some(String::from_utf8_lossy(&buf[..n]).into_owned()),
-        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => None,
-        Err(e) => panic!("recv: {e}"),
+    loop {
+        match s.recv_from(&mut buf) {
+            Ok((n, _)) => return Some(String::from_utf8_lossy(&buf[..n]).into_owned()),
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return None;
+            }
+            Err(e) => panic!("recv: {e}"),
+        }
     }
 }
 

@@ -75,10 +75,11 @@ async fn with_the_sandbox_off_a_setsid_daemon_escapes() {
     assert!(out.content.contains("started"), "{}", out.content);
     let daemon = pid(&p.ws, "daemon.pid");
     let job = pid(&p.ws, "job.pid");
+    let setsid = pid(&p.ws, "setsid.pid");
     let alive = !gone(daemon);
     let own_session = session_of(daemon) == Some(daemon);
     // Clean up before asserting: these would otherwise run for five minutes.
-    for p in [daemon, job] {
+    for p in [daemon, job, setsid] {
         // SAFETY: kill(2) with plain integers; these pids were just read from our own command.
         unsafe {
             libc::kill(i32::try_from(p).unwrap(), libc::SIGKILL);
@@ -169,4 +170,20 @@ async fn the_provider_key_is_not_in_the_commands_environment() {
     assert!(env.contains("PATH="), "{env}");
     assert!(!env.contains(KEY), "{env}");
     assert!(!env.contains("ANTHROPIC_API_KEY"), "{env}");
+}
+
+#[tokio::test]
+async fn git_commits_in_the_sandbox_without_detaching_its_maintenance() {
+    let p = place();
+    let out = bash(
+        &p.ws,
+        &SandboxPolicy::default(),
+        "git init -q . && echo a > a.txt && git add a.txt && git -c user.name=A -c \
+         user.email=a@example.com commit -qm first && git log --format=%s",
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.starts_with("first\n"), "{}", out.content);
+    assert!(!out.content.contains("setsid"), "{}", out.content);
+    assert!(!out.content.contains("[sandbox"), "{}", out.content);
 }

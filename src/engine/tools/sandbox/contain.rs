@@ -5,6 +5,8 @@
 
 use std::io;
 
+use super::Containment;
+
 /// A readiness handle for the exit of one child process.
 pub(crate) struct LeaderExit {
     #[cfg(target_os = "linux")]
@@ -12,6 +14,15 @@ pub(crate) struct LeaderExit {
 }
 
 impl LeaderExit {
+    /// The handle for a command whose group is killed at its end; `None` for one that may leave
+    /// background jobs running, or where pidfds are missing.
+    pub(crate) fn watch(child: &tokio::process::Child, containment: Containment) -> Option<Self> {
+        match containment {
+            Containment::KillGroupAtEnd => child.id().and_then(LeaderExit::open),
+            Containment::LeaveBackground => None,
+        }
+    }
+
     /// A handle on the exit of `pid`, a child not yet reaped. `None` where pidfds are missing.
     pub(crate) fn open(pid: u32) -> Option<Self> {
         #[cfg(target_os = "linux")]

@@ -25,7 +25,7 @@
 //!   `AF_UNIX` (UDP included, which Landlock cannot see before ABI 10); always refused: `setsid`
 //!   and `setpgid`, `io_uring` (its operations would bypass the filter), the terminal ioctls that
 //!   type into the user's terminal (`TIOCSTI`, `TIOCLINUX`), and system calls of a foreign
-//!   architecture (the process is killed). The program is written here, about forty
+//!   architecture (the process is killed). The program is written here, about thirty
 //!   instructions, rather than taken from a crate: `seccompiler` would bring a general compiler
 //!   and its rule language for six rules, `libseccomp` a C library to install; the hand-written
 //!   program is checked instruction by instruction by an interpreter in the unit tests and
@@ -37,11 +37,14 @@
 //! reaped (its pid, and so the group's id, cannot be reused in between: [`contain`]); when
 //! flower-tui dies, the parent-death signal and the lifeline watcher (`lifeline.rs`) kill the
 //! group. So a `setsid` daemon fails to start and a background job stops with its command. The
-//! cost: a program that needs a session of its own (`script`, a daemon, Python's
+//! cost: a program that insists on a session of its own (`setsid`, a daemon, Python's
 //! `start_new_session`) fails in the sandbox with "Operation not permitted"; the tool result says
-//! why ([`stop`]). Chosen over a PID namespace (it needs a user namespace, which many systems
-//! restrict, and an init inside) and a child subreaper (the agent would adopt and have to reap
-//! every orphan, racing tokio's own reaping). With `--sandbox off` nothing of this applies: the
+//! why ([`stop`]). git's automatic maintenance, which detaches that way after a commit, is told
+//! through git's environment configuration to run in the foreground instead. Refusing was chosen
+//! over pretending success (a program would then signal a group that is not what it thinks, the
+//! command's own), over a PID namespace (it needs a user namespace, which many systems restrict,
+//! and an init inside) and over a child subreaper (the agent would adopt and have to reap every
+//! orphan, racing tokio's own reaping). With `--sandbox off` nothing of this applies: the
 //! group is killed on timeout, on Esc and when flower-tui dies, but a process that calls `setsid`
 //! leaves it and is not tracked, and background jobs outlive the command until flower-tui ends.
 //!
@@ -52,7 +55,8 @@
 //! **Known limits.** `AF_UNIX` stays open, so a command can ask a daemon outside the sandbox
 //! (a tmux server, `systemd --user`, dockerd) to act for it. Reads are not confined: with the
 //! network off a secret read can still reach the model through the command's output. Root
-//! inside the sandbox keeps its capabilities apart from what Landlock and the filter refuse.
+//! inside the sandbox keeps its capabilities apart from what Landlock and the filter refuse; no
+//! one gains any (`no_new_privs`: `sudo` and set-user-id programs do not elevate).
 //!
 //! When the sandbox stopped a command, [`sandbox_stop_reason`] finds it in the output and the
 //! `bash` tool adds a note naming the sandbox, so the model can adapt.
@@ -342,7 +346,41 @@ impl Enforcement {
     pub fn confines_writes(&self) -> bool {
         matches!(self, Enforcement::Landlock { .. } | Enforcement::Seatbelt)
     }
+
+    /// What this sandbox does not do that the full one does, in words (empty: nothing missing).
+    pub fn gaps(&self) -> Vec<&'static str> {
+        match self {
+            Enforcement::Landlock { abi } => LANDLOCK_GAPS
+                .iter()
+                .filter(|(since, _)| abi < since)
+                .map(|(_, gap)| *gap)
+                .collect(),
+            Enforcement::FilterOnly { .. } => vec!["writes are not confined"],
+            Enforcement::Seatbelt => {
+                vec!["`setsid` is not refused: a daemon may outlive its command"]
+            }
+            Enforcement::Unconfined { .. } => vec!["nothing is confined"],
+        }
+    }
 }
+
+/// What each Landlock ABI added that the sandbox uses: (the ABI, what is missing before it).
+const LANDLOCK_GAPS: [(u32, &str); 5] = [
+    (
+        2,
+        "moving or linking a file between folders is refused everywhere, the workspace too",
+    ),
+    (
+        3,
+        "truncating a file outside the writable places is not refused",
+    ),
+    (4, "TCP is refused by the seccomp filter alone"),
+    (5, "ioctls on devices are not confined"),
+    (
+        6,
+        "signals to processes outside the sandbox are not refused",
+    ),
+];
 
 /// What this machine's kernel offers the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -431,6 +469,7 @@ pub(crate) fn shell_command(
     {
         let mut cmd = tokio::process::Command::new(shell);
         cmd.arg("-c").arg(command);
+        git_maintenance_in_the_foreground(&mut cmd);
         let confinement = linux::Confinement::prepare(policy, workspace)?;
         let enforcement = confinement.enforcement();
         confinement.install(&mut cmd);
@@ -455,6 +494,22 @@ pub(crate) fn shell_command(
             Containment::KillGroupAtEnd,
         ))
     }
+}
+
+/// git detaches its automatic maintenance after a commit or a fetch into a session of its own; the
+/// sandbox refuses that `setsid`, and git would print `fatal: setsid failed` after every commit.
+/// Run it in the foreground instead (it does nothing unless the repository needs it), through
+/// git's environment configuration, unless the user's environment already uses that.
+#[cfg(target_os = "linux")]
+fn git_maintenance_in_the_foreground(cmd: &mut tokio::process::Command) {
+    if std::env::var_os("GIT_CONFIG_COUNT").is_some() {
+        return;
+    }
+    cmd.env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .env("GIT_CONFIG_KEY_1", "maintenance.autoDetach")
+        .env("GIT_CONFIG_VALUE_1", "false");
 }
 
 /// What the sandbox would enforce for a command under `policy` in `workspace`, without running

@@ -164,3 +164,20 @@ fn landlock_support_matches_the_kernels_module_list() {
         ),
     }
 }
+
+#[test]
+fn an_older_landlock_names_what_it_cannot_do() {
+    assert!(Enforcement::Landlock { abi: 7 }.gaps().is_empty());
+    assert!(Enforcement::Landlock { abi: 6 }.gaps().is_empty());
+    assert_eq!(
+        Enforcement::Landlock { abi: 4 }.gaps(),
+        [
+            "ioctls on devices are not confined",
+            "signals to processes outside the sandbox are not refused"
+        ]
+    );
+    assert_eq!(Enforcement::Landlock { abi: 1 }.gaps().len(), 5);
+    let filter_only = Enforcement::FilterOnly { reason: "x".into() };
+    assert_eq!(filter_only.gaps(), ["writes are not confined"]);
+    assert!(!filter_only.confines_writes());
+}

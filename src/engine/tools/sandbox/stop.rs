@@ -97,6 +97,8 @@ pub struct StopReason {
     pub certainty: Certainty,
     /// Where commands may write, in words (see [`super::WritableSet::describe`]).
     pub writable: String,
+    /// Whether commands had the network.
+    pub network: NetworkAccess,
 }
 
 impl StopReason {
@@ -117,7 +119,12 @@ impl StopReason {
             ),
             (StopKind::Permission, _) => format!(
                 "the permission error above may have been the sandbox's: commands may write \
-                 only in {w}."
+                 only in {w}, may not start new sessions or process groups (setsid, \
+                 setpgid){}.",
+                match self.network {
+                    NetworkAccess::Blocked => " and have no network",
+                    NetworkAccess::Allowed => "",
+                }
             ),
             (StopKind::Network, Certainty::Sure) => "the sandbox refused the connection: \
                  commands run without network access (internet sockets, TCP and UDP, are \
@@ -161,6 +168,7 @@ pub fn sandbox_stop_reason(
             kind,
             certainty,
             writable: writable.describe(),
+            network: policy.network,
         })
     };
     if exit.signal == Some(SIGSYS) {
@@ -210,7 +218,10 @@ pub fn sandbox_stop_reason(
     if let Some(path) = possible {
         return reason(StopKind::Write { path }, Certainty::Possible);
     }
-    if network_off && lines.iter().any(|l| NETWORK.iter().any(|p| l.contains(p))) {
+    // A network failure, or a permission error in output that speaks of sockets (a traceback).
+    let network_failure = lines.iter().any(|l| NETWORK.iter().any(|p| l.contains(p)))
+        || (unread_denial && lines.iter().any(|l| about_network(l)));
+    if network_off && network_failure {
         return reason(StopKind::Network, Certainty::Possible);
     }
     if unread_denial {

@@ -239,6 +239,7 @@ fn notes_name_the_sandbox_and_say_how_sure_they_are() {
         kind: StopKind::Network,
         certainty: Certainty::Possible,
         writable: String::new(),
+        network: NetworkAccess::Blocked,
     };
     assert!(
         net.note().contains("may have been the sandbox's"),
@@ -272,4 +273,34 @@ fn a_sure_line_wins_over_an_earlier_unsure_one() {
         kind_and_certainty(r),
         write("/home/ann/.profile", Certainty::Sure)
     );
+}
+
+#[test]
+fn a_refused_socket_in_a_traceback_is_read_as_the_network() {
+    let out = "  File \"socket.py\", line 232, in __init__\n    \
+               _socket.socket.__init__(self, family, type, proto, fileno)\n\
+               PermissionError: [Errno 13] Permission denied";
+    assert_eq!(
+        kind_and_certainty(reason("python3 c.py", out, &failed())),
+        Some((StopKind::Network, Certainty::Possible))
+    );
+}
+
+#[test]
+fn the_unsure_permission_note_lists_every_refusal() {
+    let r = reason(
+        "python3 s.py",
+        "PermissionError: [Errno 1] Operation not permitted",
+        &failed(),
+    )
+    .unwrap();
+    let note = r.note();
+    assert!(
+        note.contains("may not start new sessions or process groups"),
+        "{note}"
+    );
+    assert!(note.contains("and have no network"), "{note}");
+    let on = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
+    let r = sandbox_stop_reason(&on, &ws(), "x", "Operation not permitted", &failed()).unwrap();
+    assert!(!r.note().contains("network"), "{}", r.note());
 }
