@@ -91,6 +91,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "a ledger save merging one step under the run's lock; a bash call with its lifeline",
         faults_bench::run,
     ),
+    (
+        "sandbox",
+        "a bash `true` with the sandbox off and on (Landlock + seccomp), and its preparation alone",
+        sandbox_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -110,6 +115,7 @@ mod handoff_bg_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;
+mod sandbox_bench;
 
 fn main() {
     // Re-executed as the MCP server of the `mcp` bench.

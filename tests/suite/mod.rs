@@ -18,4 +18,5 @@ mod memory_e2e;
 mod protocol;
 mod provider;
 mod rescue;
+mod sandbox;
 mod subagents;

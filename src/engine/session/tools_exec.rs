@@ -30,6 +30,7 @@ impl Engine {
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
+            sandbox: tools::sandbox::SandboxPolicy::off(),
         }
     }
 
