@@ -275,12 +275,13 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     else {
         panic!("{ev:#?}")
     };
-    let text = std::fs::read_to_string(path).unwrap();
-    std::fs::write(
-        path,
-        format!("{text}- typed in the review\n\n**Pinned**\n1. and this\n"),
-    )
-    .unwrap();
+    // The user continues the pinned list (the engine's `Touched` section follows the model's
+    // sections, so the list is no longer at the end of the file) and adds one at the end.
+    let text = std::fs::read_to_string(path).unwrap().replace(
+        "- copied by the model\n",
+        "- copied by the model\n- typed in the review\n",
+    );
+    std::fs::write(path, format!("{text}\n**Pinned**\n1. and this\n")).unwrap();
     r.send(Op::ReviewDone { handoff: *handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     let added = ev.iter().find_map(|e| match e {

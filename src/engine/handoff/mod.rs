@@ -8,6 +8,7 @@ pub mod reopen;
 pub mod rescue;
 pub mod store;
 mod syntax;
+pub mod touched;
 
 pub use briefing::Briefing;
 pub use document::{CARRIED_MARKER, DEGRADED_MARKER, DegradedParams, HandoffDoc, HandoffMeta};

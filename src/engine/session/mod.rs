@@ -14,6 +14,7 @@ mod rescue_run;
 mod runs;
 mod tail;
 mod tasks;
+mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
@@ -259,6 +260,8 @@ pub(crate) struct Engine {
     /// Pins (and focus) given before the first message named the step: they move into its
     /// record when it starts (`memory()` reads the record's from then on).
     unborn: super::memory::StepMemory,
+    /// The line counts of this session's file changes, for the handoff's `Touched` section.
+    call_counts: tool_log::CallCounts,
 }
 
 impl Engine {
@@ -343,6 +346,7 @@ impl Engine {
             bg_rx,
             bg_cancelled: false,
             unborn: Default::default(),
+            call_counts: Default::default(),
         })
     }
 
