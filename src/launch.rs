@@ -234,6 +234,8 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
             model: config.subagent_model.clone(),
             max_iterations: config.subagent_max_iterations,
         },
+        // `mask_tool_results` and its recent window are not config keys yet: the defaults.
+        masking: crate::engine::mask::MaskSettings::default(),
     })
 }
 

@@ -11,6 +11,7 @@ pub mod fsutil;
 pub mod handoff;
 pub mod instructions;
 pub mod ledger;
+pub mod mask;
 pub mod mcp;
 pub mod memory;
 pub mod mentions;

@@ -335,7 +335,11 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
     h.server.push(a::tool_use("t1", "todo", PLAN, u(31_000))); // crosses at after the tool
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
-    let mut r = start(h.params(40_000, 10_000));
+    let mut p = h.params(40_000, 10_000);
+    // With old tool output masked, `recall` is offered from the first generation on (it brings
+    // a masked output back); without, only to a successor.
+    p.masking = flower_tui::engine::mask::MaskSettings::OFF;
+    let mut r = start(p);
     let ev = r.turn("fix the parser").await;
     assert_eq!(turn_end(&ev), "completed");
     let items = ev

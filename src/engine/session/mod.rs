@@ -8,6 +8,7 @@ mod continuity;
 mod handoff_run;
 mod input;
 mod log;
+mod masking;
 mod memory;
 mod request;
 mod rescue_run;
@@ -98,6 +99,8 @@ pub struct EngineParams {
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: crate::engine::subagent::SubagentSettings,
+    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
+    pub masking: crate::engine::mask::MaskSettings,
 }
 
 /// Where `--continue` attaches.
@@ -262,6 +265,8 @@ pub(crate) struct Engine {
     unborn: super::memory::StepMemory,
     /// The line counts of this session's file changes, for the handoff's `Touched` section.
     call_counts: tool_log::CallCounts,
+    /// Where masking of the current session's requests stands.
+    mask: masking::MaskState,
 }
 
 impl Engine {
@@ -347,6 +352,7 @@ impl Engine {
             bg_cancelled: false,
             unborn: Default::default(),
             call_counts: Default::default(),
+            mask: Default::default(),
         })
     }
 
