@@ -6,6 +6,7 @@ mod cli;
 mod continuity;
 mod continuity_e2e;
 mod daily;
+mod demo_e2e;
 mod e2e;
 mod engine;
 mod faults;
