@@ -10,7 +10,7 @@ use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use flower_tui::engine::session::EngineParams;
 use serde_json::{Value, json};
 
-use crate::support::fake::{Recorded, U, anthropic as a, is_writing};
+use crate::support::fake::{Gate, Recorded, U, anthropic as a, is_writing};
 use crate::support::harness::{Harness, start, turn_end};
 
 /// A body without its `cache_control` markers (they move from request to request).
@@ -308,8 +308,15 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
         &read(4),
         U::new(31_000, 10),
     ));
+    // The order of what runs at once is the test's: the document waits until the main thread's
+    // next request is out, that request's reply until the document is frozen; the turnover
+    // comes at the boundary after it.
+    let (written, frozen) = (Gate::new(), Gate::new());
+    h.server
+        .push(a::tool_use("c11", "list_dir", "{}", U::new(31_200, 10)).gated(&frozen));
     h.server.push(a::text("successor: done", U::new(5_000, 10)));
-    h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
+    h.server
+        .push_writing(a::text(DOC, U::new(31_000, 300)).gated(&written));
     let mut p = masked(&h);
     p.thresholds = flower_tui::engine::context::Thresholds::new(40_000, 10_000);
     // Small steps, so this short session is masked when the line is reached.
@@ -317,7 +324,27 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     p.masking.step_percent = 1;
     p.handoff_mode = HandoffMode::Background;
     let mut r = start(p);
-    let ev = r.turn("work on the files").await;
+    let turn = r.send_turn("work on the files").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while h
+        .server
+        .recorded()
+        .iter()
+        .filter(|r| !is_writing(&r.body))
+        .count()
+        < 11
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the request after the cut"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    written.open();
+    r.until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    frozen.open();
+    let ev = r.until_end(turn).await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     let done = r.events.iter().find_map(|e| match e {
         Event::Handoff(HandoffPhase::Done { source, path, .. }) => Some((*source, path.clone())),
