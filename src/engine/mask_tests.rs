@@ -1,3 +1,6 @@
+//! Tests of observation masking: when a step is taken, what a stub says, and (proptest) that
+//! between two steps every request extends the previous one.
+
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! `recall`: search the transcripts of the step's retired generations (SPEC §6.18), and, while
+//! `recall`: search the transcripts of the step's retired generations, and, while
 //! old tool output is masked in the requests, the current generation's own. Reads the JSONL
 //! transcripts from disk (`<run>/sessions/<id>.jsonl`), skipping torn or unreadable lines; every
 //! text block, tool call and tool result is one numbered *message* of its generation. A search

@@ -1,3 +1,6 @@
+//! Tests of the `Touched` section: a scripted session's facts, the carry-forward, the caps, and
+//! the shapes of commands and results it reads.
+
 use std::collections::HashMap;
 use std::path::Path;
 
