@@ -91,6 +91,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "a ledger save merging one step under the run's lock; a bash call with its lifeline",
         faults_bench::run,
     ),
+    (
+        "economy",
+        "masking a 300-call history for one request; the Touched section of a 300-call log",
+        economy_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -104,6 +109,7 @@ use support::fake;
 mod chaos_bench;
 mod continuity_bench;
 mod daily_bench;
+mod economy_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
