@@ -76,6 +76,8 @@ mod test_support;
 mod tool_cell_events_tests;
 #[cfg(test)]
 mod unsaved_tests;
+#[cfg(test)]
+mod wide_chars_tests;
 
 use tokio::sync::mpsc;
 

@@ -22,6 +22,7 @@ use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_focus};
 use super::render::plan_view::plan_lines;
 use super::render::prompt_view::queued_lines;
+use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
@@ -119,8 +120,21 @@ pub(crate) fn view(
     draw(area, frame.buffer_mut(), state, cache, theme, now);
 }
 
-/// Draw into a buffer (the view without a `Frame`, for tests and benchmarks).
+/// Draw into a buffer (the view without a `Frame`, for tests and benchmarks); every cell is made
+/// safe to send last (`safe_cells`).
 pub(crate) fn draw(
+    area: Rect,
+    buf: &mut Buffer,
+    state: &AppState,
+    cache: &mut ViewCache,
+    theme: &Theme,
+    now: Instant,
+) {
+    draw_panes(area, buf, state, cache, theme, now);
+    make_safe(buf);
+}
+
+fn draw_panes(
     area: Rect,
     buf: &mut Buffer,
     state: &AppState,
