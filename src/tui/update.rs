@@ -25,6 +25,7 @@ use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
 use super::search;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
+use super::turn_events::approval_allowed;
 use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
@@ -436,19 +437,17 @@ fn answer(
     if !state.approval_takes_keys(now) {
         return; // typed before the prompt could be read, or meant for the input
     }
-    if decision == Approval::Always
-        && state
-            .approvals
-            .front()
-            .is_some_and(|p| p.always.is_none() && matches!(p.asked, Asked::Tool { .. }))
-    {
-        return; // not offered (the prompt says so)
+    if decision == Approval::Always && state.approvals.front().is_some_and(|p| p.always.is_none()) {
+        return; // not offered: the prompt does not name the key (nor for `.mcp.json`)
     }
     let Some(p) = state.approvals.pop_front() else {
         return;
     };
     let text = match (p.asked, decision, &p.always) {
         (Asked::Tool { id }, _, always) => {
+            if decision != Approval::Deny {
+                approval_allowed(state, &id, now);
+            }
             fx.push(Effect::SendOp(Op::Approval { id, decision }));
             match (decision, always) {
                 (Approval::Once, _) => "allowed once".to_string(),

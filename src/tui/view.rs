@@ -21,12 +21,12 @@ use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_focus};
 use super::render::plan_view::plan_lines;
-use super::render::prompt_view::queued_lines;
+use super::render::prompt_view::{mcp_json_hints, queued_lines, tool_approval_hints};
 use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Focus};
+use super::state::{AppState, Asked, Focus};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub(crate) const MIN_WIDTH: u16 = 10;
@@ -511,12 +511,32 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     let armed = state.quit_armed(now);
     let running = state.is_running();
+    // The prompt waiting for keys names the keys that answer it (no "always" where it is not
+    // offered; the `.mcp.json` question's own words).
+    let answers = state
+        .approvals
+        .front()
+        .filter(|_| state.approval_takes_keys(now))
+        .map(|p| match p.asked {
+            Asked::Tool { .. } => tool_approval_hints(p.always.is_some()),
+            Asked::McpJson { .. } => mcp_json_hints(),
+        });
+    let answer = |a: Action| {
+        matches!(
+            a,
+            Action::ApproveOnce | Action::ApproveAlways | Action::Deny
+        )
+    };
     let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts(now))
         .into_iter()
         .filter(|h| running || h.action != Action::Abort)
         .filter(|h| !armed || h.action != Action::ClearOrQuit)
+        .filter(|h| answers.is_none() || !answer(h.action))
         .map(|h| (h.keys, h.text))
         .collect();
+    if let Some(answers) = answers {
+        hints.splice(0..0, answers);
+    }
     if armed {
         hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }
