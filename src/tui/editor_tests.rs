@@ -164,7 +164,7 @@ fn ctrl_s_saves_then_sends_review_done() {
     update(&mut s, frozen("/n/h.md"), t0);
     update(&mut s, key(KeyCode::Char('!')), t0);
     let fx = update(&mut s, ctrl('s'), t0);
-    let text = format!("!{DOC}");
+    let text = DOC.replace("Fixing the parser.", "Fixing the parser.!");
     assert_eq!(
         fx[0],
         Effect::SaveEditor {
@@ -232,27 +232,34 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     let mut s = state();
     update(&mut s, frozen("/n/h.md"), t0);
     update(&mut s, key(KeyCode::Char('z')), t0);
+    // Unsaved edits: Esc asks first; `d` discards them and the review ends.
+    assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
+    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
     assert_eq!(
-        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        ops(&update(&mut s, key(KeyCode::Char('d')), t0)),
         [Op::ReviewDone {
             handoff: HandoffId(1)
         }]
     );
     let ed = s.editor.as_ref().unwrap();
-    assert_eq!(ed.text(), DOC, "Esc keeps the file as it is on disk");
+    assert_eq!(
+        ed.text(),
+        DOC,
+        "the next session reads the file as it is on disk"
+    );
     assert_eq!(
         s.focus,
         Focus::Input,
         "the conversation goes on in the input"
     );
-    // After the review: edits, Esc asks, Esc again discards and closes.
+    // After the review: edits, Esc asks, `d` discards and closes.
     update(&mut s, ctrl('o'), t0);
     assert_eq!(s.focus, Focus::Editor);
     update(&mut s, key(KeyCode::Char('q')), t0);
     let fx = update(&mut s, key(KeyCode::Esc), t0);
     assert!(fx.iter().all(|e| *e != Effect::UnwatchFile));
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::DiscardConfirm);
-    let fx = update(&mut s, key(KeyCode::Esc), t0);
+    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
+    let fx = update(&mut s, key(KeyCode::Char('d')), t0);
     assert!(fx.contains(&Effect::UnwatchFile));
     assert!(s.editor.is_none());
     assert_eq!(s.focus, Focus::Input);
@@ -274,6 +281,89 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
 }
 
 #[test]
+fn esc_with_unsaved_edits_never_drops_them_unasked() {
+    let t0 = Instant::now();
+    let t1 = t0 + Duration::from_secs(3);
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    type_text(&mut s, " (checked)", t1);
+    let typed = DOC.replace("Fixing the parser.", "Fixing the parser. (checked)");
+    assert!(ops(&update(&mut s, key(KeyCode::Esc), t1)).is_empty());
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(ed.prompt, Prompt::Unsaved);
+    assert!(ed.is_paused(), "the countdown waits for the answer");
+    // While it asks, other keys do not edit; Esc goes back to editing, the edits still there.
+    update(&mut s, key(KeyCode::Char('x')), t1);
+    update(&mut s, key(KeyCode::Esc), t1);
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(
+        (ed.prompt.clone(), ed.text()),
+        (Prompt::None, typed.clone())
+    );
+    // However long the review waits, the question holds it: the countdown never ends it.
+    update(&mut s, key(KeyCode::Esc), t1);
+    assert!(
+        ops(&update(
+            &mut s,
+            super::msg::Msg::Tick,
+            t1 + Duration::from_secs(60)
+        ))
+        .is_empty()
+    );
+    // `s` saves the edits; the review ends once they are on disk.
+    let fx = update(&mut s, key(KeyCode::Char('s')), t1);
+    assert!(
+        fx.contains(&Effect::SaveEditor {
+            path: "/n/h.md".into(),
+            text: typed.clone(),
+        }),
+        "{fx:?}"
+    );
+    let fx = update(
+        &mut s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text: typed.clone(),
+            result: Ok(()),
+        },
+        t1,
+    );
+    assert_eq!(
+        ops(&fx),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
+    assert!(
+        s.editor.is_some(),
+        "in the review, a save leaves the editor open"
+    );
+    // After the review, `s` saves and then closes the editor.
+    update(&mut s, ctrl('o'), t1);
+    type_text(&mut s, "!", t1);
+    update(&mut s, key(KeyCode::Esc), t1);
+    let fx = update(&mut s, key(KeyCode::Char('s')), t1);
+    let Some(Effect::SaveEditor { text, .. }) =
+        fx.iter().find(|e| matches!(e, Effect::SaveEditor { .. }))
+    else {
+        panic!("no save: {fx:?}");
+    };
+    let text = text.clone();
+    assert!(s.editor.is_some(), "open until the save lands");
+    let fx = update(
+        &mut s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text,
+            result: Ok(()),
+        },
+        t1,
+    );
+    assert!(fx.contains(&Effect::UnwatchFile));
+    assert!(s.editor.is_none());
+}
+
+#[test]
 fn outside_changes_reload_or_ask() {
     let t0 = Instant::now();
     let mut s = state();
@@ -292,7 +382,8 @@ fn outside_changes_reload_or_ask() {
     ));
     // While the prompt shows, typing does not edit; r reloads.
     update(&mut s, key(KeyCode::Char('x')), t0);
-    assert_eq!(s.editor.as_ref().unwrap().text(), "moutside\n");
+    // The cursor stayed on its line (the first), at most at its end.
+    assert_eq!(s.editor.as_ref().unwrap().text(), "outsidem\n");
     update(&mut s, key(KeyCode::Char('r')), t0);
     let ed = s.editor.as_ref().unwrap();
     assert_eq!(ed.text(), "again\n");
@@ -311,7 +402,11 @@ fn pastes_into_the_editor_pause_and_have_a_size_limit() {
     );
     let ed = s.editor.as_ref().unwrap();
     assert!(ed.is_paused());
-    assert!(ed.text().starts_with("- pasted\n# Handoff"));
+    assert!(
+        ed.text().contains("Fixing the parser.- pasted\n"),
+        "at the cursor, in the first section: {:?}",
+        ed.text()
+    );
     let big = "x".repeat(super::update::EDITOR_PASTE_MAX + 1);
     update(&mut s, Msg::Paste(big), t0);
     let ed = s.editor.as_ref().unwrap();
@@ -337,8 +432,11 @@ fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
         s.editor.as_ref().unwrap().prompt,
         Prompt::Conflict { .. }
     ));
+    // Esc asks about the edits over the change on disk; `d` takes the disk's text.
+    assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
+    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
     assert_eq!(
-        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        ops(&update(&mut s, key(KeyCode::Char('d')), t0)),
         [Op::ReviewDone {
             handoff: HandoffId(1)
         }]
@@ -378,7 +476,7 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
         t0,
     );
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::DiscardConfirm);
+    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
 }
 
 #[test]
@@ -435,7 +533,7 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
     assert!(fx.contains(&Effect::OpenExternalEditor("/n/h.md".into())));
     type_text(&mut s, "edit ", t0);
     let fx = update(&mut s, ctrl('e'), t0);
-    let text = format!("edit {DOC}");
+    let text = DOC.replace("Fixing the parser.", "Fixing the parser.edit ");
     assert_eq!(
         fx[0],
         Effect::SaveEditor {
@@ -510,52 +608,71 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
 }
 
 #[test]
-fn quitting_with_unsaved_editor_edits_asks_once() {
+fn quitting_keeps_unsaved_editor_edits_and_ctrl_c_in_the_editor_says_so() {
     let t0 = Instant::now();
     let quit = |fx: &[Effect]| fx.contains(&Effect::Quit);
+    let kept = |fx: &[Effect], text: &str| {
+        fx.contains(&Effect::KeepUnsavedOnExit {
+            path: "/n/h.md".into(),
+            text: text.into(),
+            handoff: Some(HandoffId(1)),
+        })
+    };
     let mut s = state();
     update(&mut s, frozen("/n/h.md"), t0);
-    type_text(&mut s, "mine ", t0);
-    update(&mut s, ctrl('c'), t0);
-    let fx = update(&mut s, ctrl('c'), t0 + Duration::from_millis(300));
-    assert!(!quit(&fx), "the edits are not thrown away silently");
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, "draft message", t0);
+    update(&mut s, ctrl('o'), t0);
+    type_text(&mut s, " mine", t0);
+    let typed = DOC.replace("Fixing the parser.", "Fixing the parser. mine");
+    // Ctrl-C with the editor focused: the first press says what the second does, in the editor;
+    // the input it does not show keeps its text.
+    let fx = update(&mut s, ctrl('c'), t0);
+    assert!(ops(&fx).is_empty() && !quit(&fx), "{fx:?}");
     assert_eq!(
-        last_cell(&s),
-        Cell::Notice {
-            message: "unsaved handoff edits: Ctrl-S to save, or quit again to discard".into()
-        }
+        s.editor.as_ref().unwrap().note.as_deref(),
+        Some("Ctrl-C again quits: your unsaved edits are kept in a file beside it")
     );
-    assert!(
-        !quit(&update(&mut s, ctrl('c'), t0 + Duration::from_millis(600))),
-        "a third press in a row is not the answer"
-    );
-    assert!(quit(&update(
-        &mut s,
-        ctrl('c'),
-        t0 + Duration::from_millis(900)
-    )));
+    assert_eq!(s.input_text(), "draft message");
+    assert!(s.quit_armed(t0));
+    let fx = update(&mut s, ctrl('c'), t0 + Duration::from_millis(300));
+    assert!(kept(&fx, &typed) && quit(&fx), "{fx:?}");
 
-    // /quit asks too; more edits after the warning ask again.
+    // /quit keeps them too, at once.
     let mut s = state();
     update(&mut s, frozen("/n/h.md"), t0);
     type_text(&mut s, "a", t0);
     update(&mut s, ctrl('o'), t0);
     type_text(&mut s, "/quit", t0);
-    assert!(!quit(&update(&mut s, key(KeyCode::Enter), t0)));
-    update(&mut s, ctrl('o'), t0);
-    type_text(&mut s, "b", t0);
-    update(&mut s, ctrl('o'), t0);
-    type_text(&mut s, "/quit", t0);
-    assert!(!quit(&update(&mut s, key(KeyCode::Enter), t0)));
-    type_text(&mut s, "/quit", t0);
-    assert!(quit(&update(&mut s, key(KeyCode::Enter), t0)));
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    let typed = DOC.replace("Fixing the parser.", "Fixing the parser.a");
+    assert!(kept(&fx, &typed) && quit(&fx), "{fx:?}");
 
-    // A clean editor quits at once.
+    // A clean editor quits with nothing to keep.
     let mut s = state();
     update(&mut s, frozen("/n/h.md"), t0);
     update(&mut s, ctrl('o'), t0);
     type_text(&mut s, "/quit", t0);
-    assert!(quit(&update(&mut s, key(KeyCode::Enter), t0)));
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(quit(&fx), "{fx:?}");
+    assert!(
+        !fx.iter()
+            .any(|e| matches!(e, Effect::KeepUnsavedOnExit { .. })),
+        "{fx:?}"
+    );
+
+    // While a turn runs, Ctrl-C in the editor interrupts it (and never quits).
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, key(KeyCode::Esc), t0);
+    type_text(&mut s, "go on", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    update(&mut s, ctrl('o'), t0);
+    for _ in 0..3 {
+        let fx = update(&mut s, ctrl('c'), t0);
+        assert_eq!(ops(&fx), [Op::Abort { turn: TurnId(1) }]);
+        assert!(!quit(&fx));
+    }
 }
 
 #[test]
@@ -580,7 +697,7 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
     assert!(
         fx.contains(&Effect::KeepUnsaved {
             path: "/n/h.md".into(),
-            text: format!("my note {DOC}"),
+            text: DOC.replace("Fixing the parser.", "Fixing the parser.my note "),
         }),
         "{fx:?}"
     );

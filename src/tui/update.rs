@@ -13,7 +13,8 @@ use crate::engine::protocol::{Approval, Op};
 use super::commands::{request_quit, submit};
 use super::editor::{Prompt, SideEditor};
 use super::editor_update::{
-    editor_escape, editor_key, external_editor, on_saved, on_unsaved_kept, review_ended, save,
+    answer_unsaved, editor_ctrl_c, editor_cursor, editor_escape, editor_key, external_editor,
+    on_saved, on_unsaved_kept, review_ended, save,
 };
 use super::events::on_event;
 use super::input;
@@ -103,7 +104,7 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         }
         Msg::SendFailed { op, reason } => on_send_failed(state, op, reason, now),
         Msg::Hangup => {
-            unsaved::on_hangup(state, &mut fx);
+            unsaved::keep_and_quit(state, &mut fx);
             return fx;
         }
         Msg::UnsavedLoaded { path, content } => {
@@ -312,7 +313,13 @@ fn on_action(
         Action::PopupPrev => popup_move(state, false),
         Action::PopupComplete => popup_complete(state, now),
         Action::PopupClose => state.popup = Popup::Dismissed,
-        Action::EditorEscape => editor_escape(state, fx),
+        Action::EditorEscape => editor_escape(state, now, fx),
+        Action::SaveEdits | Action::DiscardEdits | Action::KeepEditing => {
+            answer_unsaved(state, action, fx)
+        }
+        Action::EditorTop | Action::EditorBottom => {
+            editor_cursor(state, action == Action::EditorBottom, now)
+        }
         Action::ApproveOnce => answer(state, Approval::Once, key, now, fx),
         Action::ApproveAlways => answer(state, Approval::Always, key, now, fx),
         Action::Deny => answer(state, Approval::Deny, key, now, fx),
@@ -349,7 +356,14 @@ fn recall(state: &mut AppState, older: bool, key: KeyEvent, now: Instant) {
 /// Ctrl-C: clears the input; on an empty input drops the newest queued message, else
 /// interrupts the running turn; on an idle empty input a second press within [`QUIT_WINDOW`]
 /// quits. Interrupting never arms the quit: hammering Ctrl-C to stop the agent does not leave.
+/// With the focus in the side editor it only interrupts or quits (`editor_ctrl_c`).
 fn clear_or_quit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    if state.focus == Focus::Editor {
+        if editor_ctrl_c(state, now, fx) {
+            request_quit(state, fx);
+        }
+        return;
+    }
     if !state.input.is_empty() {
         state.input = new_input();
         state.pastes.clear();
@@ -501,7 +515,10 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
         }
         Focus::Editor => {
             if let Some(ed) = state.editor.as_mut()
-                && !matches!(ed.prompt, Prompt::Conflict { .. } | Prompt::Restore { .. })
+                && !matches!(
+                    ed.prompt,
+                    Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved
+                )
             {
                 ed.pause(now);
                 ed.prompt = Prompt::None;

@@ -15,7 +15,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use super::approval_view::{PromptModel, approval_model, draw_approval, max_prompt_scroll};
-use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys};
+use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys, unsaved_keys};
 use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
@@ -410,12 +410,9 @@ fn draw_editor(
             ),
             theme.warning,
         )),
-        Prompt::DiscardConfirm => Some(Line::styled(
-            format!(
-                "unsaved changes: {} saves · {} again discards",
-                keymap::label_for(Action::Save),
-                keymap::label_for(Action::EditorEscape)
-            ),
+        // The keys first: a narrow editor still shows what to press.
+        Prompt::Unsaved => Some(Line::styled(
+            format!("{}: your unsaved edits", unsaved_keys()),
             theme.warning,
         )),
         Prompt::None => ed
