@@ -217,7 +217,7 @@ pub(super) fn editor_ctrl_c(state: &mut AppState, now: Instant, fx: &mut Vec<Eff
     state.ctrl_c_at = Some(now);
     if let Some(ed) = state.editor.as_mut() {
         let kept = if ed.is_dirty() {
-            ": your unsaved edits are kept in a file beside it"
+            ", keeping your unsaved edits in a file"
         } else {
             ""
         };

@@ -45,6 +45,8 @@ mod background_handoff_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
+mod editor_escape_tests;
+#[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
 mod input_tests;

@@ -126,7 +126,7 @@ fn quitting_during_the_review_keeps_the_unsaved_edits_and_says_where() {
         } else {
             // The first Ctrl-C with the editor focused says what the second does.
             t.keys(CTRL_C);
-            t.wait_for("Ctrl-C again quits: your unsaved edits are kept in a file");
+            t.wait_for("Ctrl-C again quits, keeping your unsaved edits in a file");
             t.keys(CTRL_C);
         }
         let status = t.wait_exit();
