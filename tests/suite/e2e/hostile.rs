@@ -306,3 +306,36 @@ fn after_continue_edit_handoff_opens_the_document_that_briefed_the_session() {
     assert!(!screen.contains("No handoff document yet"), "{screen}");
     assert!(screen.contains("Run the parser tests."), "{screen}");
 }
+
+#[test]
+fn the_demo_keeps_unsaved_review_edits_outside_its_scratch_copy() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let mut t = Pty::start(&server, &["--demo", "--review", "300"]);
+    t.wait_for("Allow edit_file?");
+    std::thread::sleep(Duration::from_millis(450));
+    t.keys("y");
+    t.wait_for("successor in");
+    // Written in the background, the document opens beside the work without the focus.
+    t.keys(CTRL_O);
+    t.keys(" (demo note)");
+    t.wait_for("(demo note)");
+    t.keys(CTRL_O);
+    t.keys("/quit");
+    t.wait_for("/quit");
+    t.keys(ENTER);
+    let status = t.wait_exit();
+    assert!(status.success(), "{status}; screen:\n{}", t.screen());
+    let raw = String::from_utf8_lossy(&t.raw()).into_owned();
+    let kept = raw
+        .split("are kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split(['\r', '\n']).next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("the way out says where: {raw:?}"));
+    // The scratch copy is gone; the edits are not, and nothing promises a review to reopen.
+    let text = std::fs::read_to_string(&kept).unwrap_or_else(|e| panic!("{}: {e}", kept.display()));
+    let _ = std::fs::remove_file(&kept);
+    assert!(text.contains("(demo note)"), "{text}");
+    assert!(!raw.contains("reopens its review"), "{raw:?}");
+}
