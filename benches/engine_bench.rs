@@ -78,6 +78,7 @@ pub fn params(
         },
         mcp: None,
         side_events: None,
+        masking: Default::default(),
     }
 }
 

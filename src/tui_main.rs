@@ -50,7 +50,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         no_color: front.no_color,
         editor_cmd: front.editor.clone(),
         thresholds,
-        window_source: config.context.window_source.describe().to_string(),
+        window_source: config.context.window_source,
         banner,
         notify: front.notify,
         run_id,

@@ -22,6 +22,7 @@ pub mod hooks;
 pub mod instructions;
 pub(crate) mod learned_windows;
 pub mod ledger;
+pub mod mask;
 pub mod mcp;
 pub(crate) mod mentions;
 pub mod policy;
@@ -77,7 +78,7 @@ pub const LAYERS: &[&[&str]] = &[
         "frontmatter",
     ],
     &["provider"],
-    &["context", "policy"],
+    &["context", "policy", "mask"],
     &["compact", "error"],
     &["ledger"],
     &[

@@ -45,6 +45,8 @@ mod background_handoff_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
+mod editor_escape_tests;
+#[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
 mod input_tests;
@@ -76,10 +78,12 @@ mod test_support;
 mod tool_cell_events_tests;
 #[cfg(test)]
 mod unsaved_tests;
+#[cfg(test)]
+mod wide_chars_tests;
 
 use tokio::sync::mpsc;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::protocol::{Event, Op};
 
 /// Everything the TUI needs from `main`.
@@ -108,7 +112,7 @@ pub(crate) struct TuiParams {
     /// The thresholds the gauge starts with.
     pub(crate) thresholds: Thresholds,
     /// Where the window came from (`--window`, learned, the model table, the default).
-    pub(crate) window_source: String,
+    pub(crate) window_source: WindowSource,
     /// A first chat line (the demo banner).
     pub(crate) banner: Option<String>,
     /// How a long turn's end is signalled.

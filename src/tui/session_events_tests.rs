@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::protocol::{
     AllowRule, Allowance, ApprovalPolicy, Effort, Event, InstructionFile, Op, SessionSummary,
     TurnId,
@@ -39,6 +39,47 @@ fn run(id: &str, updated: &str, first: &str) -> SessionSummary {
 fn run_cmd(s: &mut AppState, text: &str, now: Instant) -> Vec<Effect> {
     type_text(s, text, now);
     update(s, key(KeyCode::Enter), now)
+}
+
+#[test]
+fn a_resumed_run_opens_its_latest_handoff_with_edit_handoff_and_ctrl_e() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert!(ops(&run_cmd(&mut s, "/edit-handoff", t0)).is_empty());
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message } if message == "No handoff document yet")
+    );
+    let resumed = |latest: Option<&str>| {
+        ev(Event::Resumed {
+            run_id: "run-now".into(),
+            session_id: "s2".into(),
+            generation: 2,
+            messages: 3,
+            latest_handoff: latest.map(PathBuf::from),
+        })
+    };
+    update(&mut s, resumed(Some("/w/.flower/notes/handoff-fix.md")), t0);
+    let fx = run_cmd(&mut s, "/edit-handoff", t0);
+    assert!(
+        fx.contains(&Effect::LoadEditor(
+            "/w/.flower/notes/handoff-fix.md".into()
+        )),
+        "{fx:?}"
+    );
+    let fx = update(&mut s, super::test_support::ctrl('e'), t0);
+    assert!(
+        fx.contains(&Effect::OpenExternalEditor(
+            "/w/.flower/notes/handoff-fix.md".into()
+        )),
+        "{fx:?}"
+    );
+    // Another run without a document: none to open.
+    update(&mut s, resumed(None), t0);
+    assert!(
+        run_cmd(&mut s, "/edit-handoff", t0)
+            .iter()
+            .all(|e| !matches!(e, Effect::LoadEditor(_)))
+    );
 }
 
 #[test]
@@ -127,6 +168,7 @@ fn the_picker_lists_sessions_and_enter_resumes_the_chosen_one() {
             session_id: "run-a-s".into(),
             generation: 1,
             messages: 4,
+            latest_handoff: None,
         }),
         t0,
     );
@@ -178,7 +220,7 @@ fn model_and_effort_go_to_the_engine_and_the_status_shows_them() {
             model: "claude-opus-4-5".into(),
             effort: Some(Effort::High),
             thresholds: Thresholds::new(200_000, 50_000),
-            window_source: "model table".into(),
+            window_source: WindowSource::Flag,
         }),
         t0,
     );

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use ratatui_textarea::TextArea;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::protocol::{
     AllowOffer, Allowance, Effort, FileDiff, HandoffId, SessionSummary, TurnId,
 };
@@ -180,7 +180,7 @@ pub(crate) struct Labels {
     /// The built-in demo model runs.
     pub(crate) demo: bool,
     /// Where the context window came from (`-v` says the same), for `/window`.
-    pub(crate) window_source: String,
+    pub(crate) window_source: WindowSource,
     /// The reasoning effort in force (`--effort`, `/effort`).
     pub(crate) effort: Option<Effort>,
 }
@@ -255,6 +255,8 @@ pub(crate) struct AppState {
     pub(crate) mention: Option<Mention>,
     /// A tool changed files since the @ index last walked.
     pub(crate) files_stale: bool,
+    /// Running calls the engine said may change files (their results make the index stale).
+    pub(crate) changing_calls: Vec<String>,
     /// The last file query asked of the app (answers to older ones are dropped).
     pub(crate) file_query_seq: u64,
     /// What the engine is doing.
@@ -279,9 +281,6 @@ pub(crate) struct AppState {
     pub(crate) popup: Popup,
     /// The first Ctrl-C of a possible double press.
     pub(crate) ctrl_c_at: Option<Instant>,
-    /// The side editor's unsaved text a quit was warned about: the next quit with the same text
-    /// discards it.
-    pub(crate) quit_warned: Option<String>,
     /// Whether the engine still talks to us.
     pub(crate) link: EngineLink,
     /// The current generation.
@@ -411,6 +410,7 @@ impl AppState {
             run_id: p.run_id,
             mention: None,
             files_stale: false,
+            changing_calls: Vec::new(),
             file_query_seq: 0,
             running: Running::Idle,
             gauge: GaugeModel {
@@ -430,7 +430,6 @@ impl AppState {
             pastes: Pastes::default(),
             popup: Popup::Auto { selected: 0 },
             ctrl_c_at: None,
-            quit_warned: None,
             link: EngineLink::Connected,
             generation: 1,
             near_noticed: None,

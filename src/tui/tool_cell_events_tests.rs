@@ -23,6 +23,7 @@ fn bash_call(s: &mut AppState, id: &str, now: Instant) {
             name: "bash".into(),
             input: json!({"command": "cargo test"}),
             summary: "bash: cargo test".into(),
+            changes_files: true,
         }),
         now,
     );
@@ -104,6 +105,7 @@ fn an_edit_result_carries_its_diff_to_the_cell() {
             name: "edit_file".into(),
             input: json!({}),
             summary: "edit_file: a.rs".into(),
+            changes_files: true,
         }),
         t0,
     );

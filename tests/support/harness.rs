@@ -119,6 +119,7 @@ impl Harness {
             },
             mcp: None,
             side_events: None,
+            masking: Default::default(),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! what was appended since), its cost, the tool-result budget, the document it was briefed with,
 //! and the user request in progress (which a successor carries on).
 
+use super::masking::MaskState;
+use super::tool_log::CallCounts;
 use crate::engine::context;
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Held, Transcript, TranscriptLine};
@@ -33,6 +35,10 @@ pub(super) struct SessionState {
     pub(super) request: Request,
     /// The document the session was briefed with (a degraded one carries it forward).
     pub(super) briefed: Option<HandoffDoc>,
+    /// The line counts of this session's file changes, for the handoff's `Touched` section.
+    pub(super) call_counts: CallCounts,
+    /// Where masking of this session's requests stands.
+    pub(super) mask: MaskState,
 }
 
 impl SessionState {
@@ -68,6 +74,8 @@ impl SessionState {
             spiller: Spiller::new(),
             request: Request::default(),
             briefed: None,
+            call_counts: CallCounts::default(),
+            mask: MaskState::default(),
         }
     }
 

@@ -88,6 +88,7 @@ fn session_event(ev: &Event) {
             session_id,
             generation,
             messages,
+            ..
         } => tracing::info!(run = %run_id, session = %session_id, generation, messages, "resumed"),
         Event::Model {
             model,

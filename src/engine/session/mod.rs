@@ -16,6 +16,7 @@ mod idle;
 mod input;
 mod lifecycle;
 mod log;
+mod masking;
 mod memory_ops;
 mod params;
 mod request;
@@ -24,6 +25,7 @@ mod startup;
 mod step_ledger;
 mod tail;
 mod tasks;
+mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
@@ -98,6 +100,8 @@ pub(super) struct RunContext {
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or
     /// both when the config asks for both explicitly.
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
+    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
+    masking: super::mask::MaskSettings,
     events: mpsc::UnboundedSender<Event>,
 }
 

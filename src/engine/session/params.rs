@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::instructions::InstructionSources;
 use crate::engine::ledger::RunDir;
+use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
 use crate::engine::protocol::{Event, Op};
@@ -38,6 +39,8 @@ pub struct EngineParams {
     pub mcp: Option<Arc<McpManager>>,
     /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
+    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
+    pub masking: MaskSettings,
 }
 
 /// The provider and what every request to it is bounded by.

@@ -128,6 +128,10 @@ impl Engine {
             session_id: self.s.id.clone(),
             generation: self.s.generation,
             messages: self.s.messages.len(),
+            latest_handoff: self
+                .ledger
+                .rec()
+                .and_then(|r| r.handoffs.last()?.path.clone()),
         });
         self.emit(self.session_started());
         self.emit_prompt(prompt);
@@ -236,7 +240,7 @@ impl Engine {
             model: self.settings.model.clone(),
             effort: self.settings.effort,
             thresholds: self.settings.thresholds,
-            window_source: self.settings.window_source.describe().to_string(),
+            window_source: self.settings.window_source,
         }
     }
 

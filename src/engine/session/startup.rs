@@ -51,6 +51,7 @@ impl Engine {
             start,
             mcp,
             side_events: _,
+            masking,
         } = p;
         let StartParams {
             step: step_flag,
@@ -109,6 +110,7 @@ impl Engine {
                 step: step_flag,
                 mcp,
                 strategies,
+                masking,
                 events,
             },
             settings,

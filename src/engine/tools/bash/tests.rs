@@ -1,3 +1,6 @@
+//! The bash tool with real processes: output, exit codes, timeouts, interrupts, live output and
+//! the process group killed at the end.
+
 use super::*;
 use crate::engine::tools::{ToolCtx, run as run_tool};
 use serde_json::json;
