@@ -11,6 +11,7 @@ mod engine;
 mod extensions;
 mod faults;
 mod handoff;
+mod hostile;
 mod layers;
 mod mcp;
 mod memory;

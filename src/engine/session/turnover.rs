@@ -11,7 +11,9 @@ use crate::engine::fsutil::now_unix;
 use crate::engine::handoff::store::foreign;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{Briefing, HandoffDoc};
-use crate::engine::ledger::{Cut, FrozenHandoff, HandoffRecord, TranscriptLine, now_stamp};
+use crate::engine::ledger::{
+    Cut, FrozenHandoff, HandoffCause, HandoffRecord, TranscriptLine, now_stamp,
+};
 use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin,
 };
@@ -76,14 +78,15 @@ impl Engine {
         reason: String,
         ctx_at_cut: u64,
         produced: Produced,
+        cause: HandoffCause,
     ) -> Turnover {
-        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None);
+        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None, cause);
         let frozen = self.write_frozen(frozen);
         self.review_and_commit(id, frozen).await
     }
 
     /// The frozen record of `doc`, in the ledger at once: a process killed from here on leaves a
-    /// review to reopen. `cut`: a background handoff's.
+    /// review to reopen. `cut`: a background handoff's; `cause`: why it happened.
     pub(super) fn frozen_record(
         &mut self,
         doc: &HandoffDoc,
@@ -91,6 +94,7 @@ impl Engine {
         ctx_at_cut: u64,
         produced: Produced,
         cut: Option<Cut>,
+        cause: HandoffCause,
     ) -> FrozenHandoff {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
@@ -119,6 +123,7 @@ impl Engine {
             source: produced.source,
             reduced: produced.reduced,
             cut,
+            cause,
         };
         // The record first: a process killed from here on leaves a review to reopen.
         self.set_frozen(Some(frozen.clone()), false);
@@ -264,6 +269,7 @@ impl Engine {
             predecessors: &predecessors,
             tail: &tail,
             rescued: frozen.source == DocumentSource::Rescued && frozen.reduced,
+            cause: frozen.cause,
         };
         let first = briefing.message();
         if live.is_empty() && !frozen.request.is_empty() {
