@@ -157,6 +157,13 @@ mod tests {
             "/usr/bin:/bin:/unit-path-0123"
         );
         assert!(is_key_var("ANTHROPIC_AUTH_TOKEN") && !is_key_var("HOME"));
+        // Only a model provider's variable holds a provider key: what a header expanding
+        // `${OPENAI_API_KEY}` would carry is refused, a `${STRIPE_API_KEY}` is only masked.
+        assert!(holds_provider_key(
+            "Bearer sk-proj-unit-inactive-0123456789"
+        ));
+        assert!(!holds_provider_key("Bearer rk_live_unit-0123456789"));
+        assert!(!holds_provider_key("Bearer docs-token-0123456789"));
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub(crate) struct Briefing<'a> {
     pub rescued: bool,
     /// Why the previous generation stopped: the preamble says so.
     pub cause: HandoffCause,
+    /// The focus the user gave `/handoff`: the preamble names it.
+    pub focus: Option<&'a str>,
 }
 
 /// One message of the record after the cut.
@@ -131,7 +133,7 @@ impl Briefing<'_> {
 
     /// The preamble and the document, wrapped.
     pub fn briefing_block(&self) -> String {
-        let mut out = preamble(self.cause, self.degraded);
+        let mut out = preamble(self.cause, self.focus, self.degraded);
         if self.rescued && !self.degraded {
             out.push_str(RESCUED_NOTE);
         }
@@ -147,12 +149,17 @@ impl Briefing<'_> {
     }
 }
 
-/// The text that tells the successor what it is receiving, why, and how to use it.
-pub fn preamble(cause: HandoffCause, degraded: bool) -> String {
-    let why = match cause {
-        HandoffCause::Pressure => "Its context window was nearly full",
-        HandoffCause::Overflow => "Its context window overflowed",
-        HandoffCause::Manual => "The user asked for a handoff",
+/// The text that tells the successor what it is receiving, why (with the focus the user gave
+/// `/handoff`, quoted), and how to use it.
+pub fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
+    let why = match (cause, focus) {
+        (HandoffCause::Pressure, _) => "Its context window was nearly full".to_string(),
+        (HandoffCause::Overflow, _) => "Its context window overflowed".to_string(),
+        (HandoffCause::Manual, None) => "The user asked for a handoff".to_string(),
+        (HandoffCause::Manual, Some(focus)) => format!(
+            "The user asked for a handoff with the focus \"{}\"",
+            crate::engine::text::one_line(focus, 200)
+        ),
     };
     // Written from memory at the end of a long context, or wherever the user chose to stop.
     let memory = match cause {
@@ -578,6 +585,28 @@ mod tests {
             "{manual}"
         );
         assert!(!manual.contains("context window") && !manual.contains("long context"));
+        let focused = Briefing {
+            document: FILE,
+            cause: HandoffCause::Manual,
+            focus: Some("keep the\nparser notes"),
+            ..Default::default()
+        }
+        .briefing_block();
+        assert!(
+            focused.contains(
+                "The user asked for a handoff with the focus \"keep the parser notes\", so it \
+                 stopped"
+            ),
+            "{focused}"
+        );
+        // A focus says nothing where the context forced the handoff.
+        let pressure = Briefing {
+            document: FILE,
+            cause: HandoffCause::Pressure,
+            focus: Some("ignored"),
+            ..Default::default()
+        };
+        assert!(!pressure.briefing_block().contains("ignored"));
         assert!(block(HandoffCause::Pressure).contains("Its context window was nearly full, so"));
         assert!(block(HandoffCause::Overflow).contains("Its context window overflowed, so"));
         assert!(block(HandoffCause::Overflow).contains("at the end of a long context"));

@@ -190,6 +190,9 @@ pub struct FrozenHandoff {
     /// Why the handoff happened: the successor's briefing says so (also after a reopened review).
     #[serde(default)]
     pub cause: HandoffCause,
+    /// The focus the user gave `/handoff` (masked): the successor's briefing names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }
 
 /// The ledger of one step.

@@ -117,4 +117,30 @@ mod tests {
         register(&data, &elsewhere).unwrap();
         assert_eq!(run_dirs(&data), [inside, elsewhere]);
     }
+
+    #[test]
+    fn concurrent_registrations_lose_no_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        let runs: Vec<PathBuf> = (0..16)
+            .map(|i| {
+                let d = tmp.path().join(format!("run-{i}"));
+                std::fs::create_dir_all(&d).unwrap();
+                d.canonicalize().unwrap()
+            })
+            .collect();
+        std::thread::scope(|s| {
+            for run in &runs {
+                let data = &data;
+                s.spawn(move || register(data, run).unwrap());
+            }
+        });
+        let mut found = run_dirs(&data);
+        found.sort();
+        let mut want = runs.clone();
+        want.sort();
+        assert_eq!(found, want);
+        // The file is whole JSON: no half-written index is ever read.
+        assert_eq!(load(&data).runs.len(), 16);
+    }
 }

@@ -15,13 +15,17 @@
 //!   longer than, `>`, `must be <=`, `only supports up to`, `should be [1, N]`, `… but the request
 //!   contains …`), or
 //! - it uses one of the canonical phrases (`maximum context length`, `reduce the length of the
-//!   messages`, …).
+//!   messages`, …), or
+//! - it has the shape of a size compared with a maximum: exactly two numbers, a maximum / limit /
+//!   context / window word and what was measured (the prompt, input, request, messages, tokens),
+//!   whatever the words between (`request of 140000 tokens is over the 128000 token limit`).
 //!
 //! Shapes that look alike and are not overflows: rate limits (`tokens per minute`, TPM / RPM,
 //! quota, `rate limit`, `please wait before trying again`), a cap on the *output* alone
 //! (`max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens`, `the
-//! maximum tokens you requested exceed the model limit`) and a length in characters or bytes (one
-//! string, the body). A 413 about bytes is handled by the caller, which knows the status.
+//! maximum tokens you requested exceed the model limit`) and a length in characters, bytes or of
+//! one string (a field, the body), never in tokens. A 413 about bytes is handled by the caller,
+//! which knows the status.
 
 use std::sync::OnceLock;
 
@@ -58,6 +62,8 @@ struct Patterns {
     tokens: Option<Regex>,
     limits: Vec<Regex>,
     number: Option<Regex>,
+    maximum: Option<Regex>,
+    measured: Option<Regex>,
 }
 
 /// Phrases that are overflow statements wherever they appear.
@@ -103,7 +109,7 @@ fn patterns() -> &'static Patterns {
             bytes: build(
                 r"\bbytes?\b|\bpayload\b|\bentity\b|\b\d+\s*(?:kb|mb|gb|kib|mib)\b|\bmaximum size\b|\bbody\b",
             ),
-            chars: build(r"\b(?:characters?|chars|bytes?)\b"),
+            chars: build(r"\b(?:characters?|chars|bytes?|string)\b"),
             tokens: build(r"\btokens?\b|\bcontext\b|\bn_ctx"),
             limits: [
                 // llama.cpp / LM Studio: `n_ctx (7424)`, `n_ctx = 8192`, `"n_ctx":8192`, `n_ctx_slot = 131072`
@@ -147,6 +153,10 @@ fn patterns() -> &'static Patterns {
             .filter_map(|p| build(p))
             .collect(),
             number: build(r"\d[\d,_]*"),
+            maximum: build(
+                r"\b(?:max(?:imum)?|limit|limits|allowed|context|window|capacity|n_ctx\w*)\b",
+            ),
+            measured: build(r"\b(?:prompt|input|inputs|request|messages?|conversation|tokens?)\b"),
         }
     })
 }
@@ -181,6 +191,23 @@ fn noun_meets_verb(lower: &str) -> bool {
         .any(|s| noun.is_match(s) && verb.is_match(s))
 }
 
+/// The numbers of a (normalised) text that can be sizes (100 and more).
+fn sizes(lower: &str) -> Vec<u64> {
+    patterns().number.as_ref().map_or_else(Vec::new, |re| {
+        re.find_iter(lower)
+            .filter_map(|m| parse_number(m.as_str()))
+            .filter(|n| *n >= 100)
+            .collect()
+    })
+}
+
+/// A size compared with a maximum, whatever the words: exactly two sizes, a maximum word and
+/// what was measured (rate limits and output caps are excluded before).
+fn two_sizes_against_a_maximum(lower: &str) -> bool {
+    let p = patterns();
+    sizes(lower).len() == 2 && hit(&p.maximum, lower) && hit(&p.measured, lower)
+}
+
 /// The verdict for one normalised text (rate limits already excluded).
 fn text_says_overflow(lower: &str) -> bool {
     let p = patterns();
@@ -195,6 +222,7 @@ fn text_says_overflow(lower: &str) -> bool {
     CANONICAL.iter().any(|c| lower.contains(c))
         || (hit(&p.too_long, lower) && !measures_text)
         || noun_meets_verb(lower)
+        || (two_sizes_against_a_maximum(lower) && !measures_text)
 }
 
 /// Whether any of `texts` (status body, message, error type or code) says the context window overflowed.
@@ -232,14 +260,7 @@ pub fn overflow_limit(text: &str) -> Option<u64> {
     if marked.is_some() {
         return marked;
     }
-    let numbers: Vec<u64> = p
-        .number
-        .as_ref()?
-        .find_iter(&lower)
-        .filter_map(|m| parse_number(m.as_str()))
-        .filter(|n| *n >= 100)
-        .collect();
-    match numbers.as_slice() {
+    match sizes(&lower).as_slice() {
         [a, b] => Some((*a).min(*b)),
         _ => None,
     }

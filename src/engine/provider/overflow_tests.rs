@@ -246,3 +246,56 @@ fn limits_need_a_marker_or_exactly_two_numbers() {
         Some(131_072)
     );
 }
+
+#[test]
+fn two_numbers_compared_with_a_maximum_are_an_overflow_and_the_maximum_is_the_window() {
+    // The prompt's size against a maximum, in words no row of the table uses: recognised by
+    // their shape (two numbers, a maximum / limit / context word), the window read from them.
+    for (text, limit) in [
+        (
+            "This model's maximum context length is 16385 tokens. However, your messages \
+             resulted in 17000 tokens. Please reduce the length of the messages.",
+            16_385,
+        ),
+        (
+            "prompt is too long: 205030 tokens > 200000 maximum",
+            200_000,
+        ),
+        (
+            "input length 40000 exceeds maximum allowed length 32768",
+            32_768,
+        ),
+        (
+            "the number of tokens in the prompt (9000) exceeds the limit (8192)",
+            8_192,
+        ),
+        (
+            "Prompt has 70000 tokens, which is more than the model's limit of 65536",
+            65_536,
+        ),
+        (
+            "request of 140000 tokens is over the 128000 token limit",
+            128_000,
+        ),
+        (
+            "Token count 33000 is larger than the maximum sequence length 32768",
+            32_768,
+        ),
+    ] {
+        assert!(is_overflow(&[text]), "{text}");
+        assert_eq!(overflow_limit(text), Some(limit), "{text}");
+    }
+    // Near misses: two numbers and a limit, but a rate, or the output alone.
+    for text in [
+        "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, \
+         Requested 2000.",
+        "Limit 30000 tokens, requested 32000 tokens; please wait before trying again.",
+        "max_tokens is too large: 8192. This model supports at most 4096 completion tokens, \
+         whereas you provided 8192.",
+        "max_tokens (64000) exceeds the maximum allowed (32768) for this model",
+        "The maximum tokens you requested (9000) exceeds the model limit of 4096",
+        "Input length 2000000 exceeds maximum allowed length 1048576 characters",
+    ] {
+        assert!(!is_overflow(&[text]), "{text}");
+    }
+}

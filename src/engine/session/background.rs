@@ -22,7 +22,7 @@ use tokio::task::AbortHandle;
 
 use super::Engine;
 use super::handoff_run::WriteFailure;
-use super::turnover::Produced;
+use super::turnover::{Produced, Why};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Cut, FrozenHandoff, HandoffCause};
@@ -425,8 +425,8 @@ impl Engine {
             return;
         };
         self.writing = None;
-        let cause = HandoffCause::Pressure;
-        let frozen = self.frozen_record(&doc, reason, bg.ctx_at_cut, produced, Some(bg.cut), cause);
+        let why = Why::cause(HandoffCause::Pressure);
+        let frozen = self.frozen_record(&doc, reason, bg.ctx_at_cut, produced, Some(bg.cut), why);
         let frozen = self.write_frozen(frozen);
         let awaits = self.emit_frozen(bg.id, &frozen, true);
         bg.state = BgState::Frozen {

@@ -2,7 +2,7 @@
 
 use super::Engine;
 use super::request::{Outcome, Purpose};
-use super::turnover::{Produced, Turnover};
+use super::turnover::{Produced, Turnover, Why};
 use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
@@ -33,11 +33,18 @@ pub(crate) enum Trigger {
 
 impl Trigger {
     /// Why the handoff happens, as the prompt, the briefing and the ledger say it.
-    fn cause(&self) -> HandoffCause {
+    fn why(&self) -> Why {
         match self {
-            Trigger::Auto => HandoffCause::Pressure,
-            Trigger::Manual { .. } => HandoffCause::Manual,
-            Trigger::Overflow { .. } => HandoffCause::Overflow,
+            Trigger::Auto => Why::cause(HandoffCause::Pressure),
+            Trigger::Manual { focus } => Why {
+                cause: HandoffCause::Manual,
+                focus: focus
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_string),
+            },
+            Trigger::Overflow { .. } => Why::cause(HandoffCause::Overflow),
         }
     }
 
@@ -148,7 +155,8 @@ impl Engine {
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
-        let cause = trigger.cause();
+        let why = trigger.why();
+        let cause = why.cause;
         let (doc, reason, produced) = match &trigger {
             Trigger::Overflow { reason, error } => {
                 self.writing = Some(id);
@@ -243,7 +251,7 @@ impl Engine {
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
         match self
-            .turn_over(id, doc, reason, ctx_at_cut, produced, cause)
+            .turn_over(id, doc, reason, ctx_at_cut, produced, why)
             .await
         {
             Turnover::Done if !self.shutdown => HandoffOutcome::Done,

@@ -43,6 +43,21 @@ impl Produced {
     }
 }
 
+/// Why a handoff happens, as the ledger keeps it and the successor's briefing says it: its cause,
+/// and the focus the user gave `/handoff` (none for the other causes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Why {
+    pub cause: HandoffCause,
+    pub focus: Option<String>,
+}
+
+impl Why {
+    /// `cause`, with no focus of its own.
+    pub fn cause(cause: HandoffCause) -> Why {
+        Why { cause, focus: None }
+    }
+}
+
 /// How a turnover ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Turnover {
@@ -78,15 +93,15 @@ impl Engine {
         reason: String,
         ctx_at_cut: u64,
         produced: Produced,
-        cause: HandoffCause,
+        why: Why,
     ) -> Turnover {
-        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None, cause);
+        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None, why);
         let frozen = self.write_frozen(frozen);
         self.review_and_commit(id, frozen).await
     }
 
     /// The frozen record of `doc`, in the ledger at once: a process killed from here on leaves a
-    /// review to reopen. `cut`: a background handoff's; `cause`: why it happened.
+    /// review to reopen. `cut`: a background handoff's; `why`: why it happened.
     pub(super) fn frozen_record(
         &mut self,
         doc: &HandoffDoc,
@@ -94,7 +109,7 @@ impl Engine {
         ctx_at_cut: u64,
         produced: Produced,
         cut: Option<Cut>,
-        cause: HandoffCause,
+        why: Why,
     ) -> FrozenHandoff {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
@@ -123,7 +138,10 @@ impl Engine {
             source: produced.source,
             reduced: produced.reduced,
             cut,
-            cause,
+            cause: why.cause,
+            focus: why
+                .focus
+                .map(|f| crate::engine::secrets::redact(&f).into_owned()),
         };
         // The record first: a process killed from here on leaves a review to reopen.
         self.set_frozen(Some(frozen.clone()), false);
@@ -270,6 +288,7 @@ impl Engine {
             tail: &tail,
             rescued: frozen.source == DocumentSource::Rescued && frozen.reduced,
             cause: frozen.cause,
+            focus: frozen.focus.as_deref(),
         };
         let first = briefing.message();
         if live.is_empty() && !frozen.request.is_empty() {

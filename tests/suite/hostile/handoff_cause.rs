@@ -72,7 +72,8 @@ fn a_manual_handoff_says_the_user_asked_for_it() {
     assert!(
         brief.starts_with(
             "You are taking over this work from your previous generation. The user asked for a \
-             handoff, so it stopped and wrote the handoff document below for you."
+             handoff with the focus \"keep the parser notes\", so it stopped and wrote the \
+             handoff document below for you."
         ),
         "{brief}"
     );
