@@ -96,6 +96,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "a bash `true` with the sandbox off and on (Landlock + seccomp), and its preparation alone",
         sandbox_bench::run,
     ),
+    (
+        "economy",
+        "masking a 300-call history for one request; the Touched section of a 300-call log",
+        economy_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -109,6 +114,7 @@ use support::fake;
 mod chaos_bench;
 mod continuity_bench;
 mod daily_bench;
+mod economy_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;

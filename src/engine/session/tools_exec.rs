@@ -135,6 +135,7 @@ impl Engine {
 
     /// A call's result: told to the front end (and the transcript), as the block the model gets.
     pub(crate) fn deliver(&mut self, id: &str, name: &str, mut out: ToolOutput) -> Block {
+        self.note_counts(id, out.diff.as_deref());
         self.emit_logged(Event::ToolResult {
             id: id.to_string(),
             name: name.to_string(),
