@@ -1,4 +1,4 @@
-//! Issue 18, engine side: what a hostile daily user found wrong, each through the real binary
+//! What a hostile daily user found wrong in the engine, each through the real binary
 //! (headless, or in a pseudo-terminal where the TUI is involved) against the loopback fake.
 
 mod handoff_cause;
