@@ -510,11 +510,11 @@ async fn a_failed_rescue_degrades_and_the_successor_still_gets_the_tail() {
     assert_eq!(st.handoffs[0].source, DocumentSource::Degraded);
     assert!(
         st.handoffs[0]
-            .cause
+            .reason
             .to_string()
             .contains("the rescue on a reduced history failed too"),
         "{}",
-        st.handoffs[0].cause
+        st.handoffs[0].reason
     );
     r.shutdown().await;
 }

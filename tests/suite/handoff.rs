@@ -246,7 +246,7 @@ async fn a_writing_turn_without_next_is_degraded() {
         st.errors
     );
     assert!(st.handoffs[0].degraded);
-    assert!(st.handoffs[0].cause.to_string().contains("next"));
+    assert!(st.handoffs[0].reason.to_string().contains("next"));
     r.shutdown().await;
 }
 

@@ -147,11 +147,11 @@ async fn when_the_rescue_overflows_too_the_degraded_document_is_written() {
     assert!(st.handoffs[0].degraded);
     assert!(
         st.handoffs[0]
-            .cause
+            .reason
             .to_string()
             .contains("the rescue failed"),
         "{}",
-        st.handoffs[0].cause
+        st.handoffs[0].reason
     );
     assert_eq!(h.server.requests().len(), 4, "one rescue, no more");
     r.shutdown().await;

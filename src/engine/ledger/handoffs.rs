@@ -18,7 +18,7 @@ pub struct HandoffRecord {
     pub degraded: bool,
     /// What set it off and, for a rescued or degraded document, what failed first.
     #[serde(flatten)]
-    pub cause: HandoffCause,
+    pub reason: HandoffReason,
     pub ctx_at_cut: u64,
     pub time: String,
     /// The session retired by this handoff and the generation that replaced it.
@@ -114,7 +114,7 @@ pub struct FrozenHandoff {
     pub degraded: bool,
     /// As in [`HandoffRecord::cause`].
     #[serde(flatten)]
-    pub cause: HandoffCause,
+    pub reason: HandoffReason,
     pub ctx_at_cut: u64,
     /// When it was frozen.
     pub time: String,
@@ -137,6 +137,12 @@ pub struct FrozenHandoff {
     /// A background handoff's cut: the successor's briefing records the session after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Cut>,
+    /// Why the handoff happened: the successor's briefing says so (also after a reopened review).
+    #[serde(default)]
+    pub cause: HandoffCause,
+    /// The focus the user gave `/handoff` (masked): the successor's briefing names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }
 
 /// Where a frozen handoff's file stands. On disk as the two keys it always had, `path` and
@@ -199,7 +205,20 @@ impl From<FrozenFile> for FileKeys {
     }
 }
 
-/// What set a handoff off.
+/// Why a handoff happened: the writing prompt and the successor's briefing say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoffCause {
+    /// The context reached the handoff line (`ctx >= at`): nearly full.
+    #[default]
+    Pressure,
+    /// A request did not fit the context window.
+    Overflow,
+    /// The user asked for it (`/handoff [focus]`), however full the context was.
+    Manual,
+}
+
+/// What set a handoff off, as the ledger records it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HandoffTrigger {
@@ -228,25 +247,25 @@ impl HandoffTrigger {
 /// On disk as `trigger` and `failure`; an older ledger's one `reason` is read into both.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "CauseKeys", into = "CauseKeys")]
-pub struct HandoffCause {
+pub struct HandoffReason {
     pub trigger: HandoffTrigger,
     /// What failed before this document: the writing request (then the rescue wrote it, or it
     /// is degraded), or the main-thread request that overflowed.
     pub failure: Option<String>,
 }
 
-impl HandoffCause {
+impl HandoffReason {
     /// A handoff set off by `trigger` whose document was written at the first try.
-    pub fn clean(trigger: HandoffTrigger) -> HandoffCause {
-        HandoffCause {
+    pub fn clean(trigger: HandoffTrigger) -> HandoffReason {
+        HandoffReason {
             trigger,
             failure: None,
         }
     }
 
     /// A handoff set off by `trigger` after `failure`.
-    pub fn after(trigger: HandoffTrigger, failure: impl Into<String>) -> HandoffCause {
-        HandoffCause {
+    pub fn after(trigger: HandoffTrigger, failure: impl Into<String>) -> HandoffReason {
+        HandoffReason {
             trigger,
             failure: Some(failure.into()),
         }
@@ -254,26 +273,26 @@ impl HandoffCause {
 
     /// An older ledger's `reason`: a trigger word, or what failed (after `auto, rescued: ` for
     /// a rescued background document, with `; rescued` after an overflow's).
-    fn from_reason(reason: &str) -> HandoffCause {
+    fn from_reason(reason: &str) -> HandoffReason {
         let overflow = |r: &str| r.starts_with("context window exceeded");
         match reason {
-            "auto" => HandoffCause::clean(HandoffTrigger::Auto),
-            "manual" => HandoffCause::clean(HandoffTrigger::Manual),
-            "overflow" => HandoffCause::clean(HandoffTrigger::Overflow),
+            "auto" => HandoffReason::clean(HandoffTrigger::Auto),
+            "manual" => HandoffReason::clean(HandoffTrigger::Manual),
+            "overflow" => HandoffReason::clean(HandoffTrigger::Overflow),
             r => match r.strip_prefix("auto, rescued: ") {
-                Some(why) => HandoffCause::after(HandoffTrigger::Auto, why),
-                None if overflow(r) => HandoffCause::after(
+                Some(why) => HandoffReason::after(HandoffTrigger::Auto, why),
+                None if overflow(r) => HandoffReason::after(
                     HandoffTrigger::Overflow,
                     r.strip_suffix("; rescued").unwrap_or(r),
                 ),
-                None => HandoffCause::after(HandoffTrigger::Auto, r),
+                None => HandoffReason::after(HandoffTrigger::Auto, r),
             },
         }
     }
 }
 
 /// `auto`, or `auto: what failed`.
-impl fmt::Display for HandoffCause {
+impl fmt::Display for HandoffReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.failure {
             None => f.write_str(self.trigger.as_str()),
@@ -282,7 +301,7 @@ impl fmt::Display for HandoffCause {
     }
 }
 
-/// [`HandoffCause`] as the ledger writes it, and the `reason` older ledgers wrote instead.
+/// [`HandoffReason`] as the ledger writes it, and the `reason` older ledgers wrote instead.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct CauseKeys {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,15 +312,15 @@ struct CauseKeys {
     reason: Option<String>,
 }
 
-impl From<CauseKeys> for HandoffCause {
+impl From<CauseKeys> for HandoffReason {
     fn from(k: CauseKeys) -> Self {
         match (k.trigger, k.reason) {
-            (Some(trigger), _) => HandoffCause {
+            (Some(trigger), _) => HandoffReason {
                 trigger,
                 failure: k.failure,
             },
-            (None, Some(reason)) => HandoffCause::from_reason(&reason),
-            (None, None) => HandoffCause {
+            (None, Some(reason)) => HandoffReason::from_reason(&reason),
+            (None, None) => HandoffReason {
                 trigger: HandoffTrigger::default(),
                 failure: k.failure,
             },
@@ -309,8 +328,8 @@ impl From<CauseKeys> for HandoffCause {
     }
 }
 
-impl From<HandoffCause> for CauseKeys {
-    fn from(c: HandoffCause) -> Self {
+impl From<HandoffReason> for CauseKeys {
+    fn from(c: HandoffReason) -> Self {
         CauseKeys {
             trigger: Some(c.trigger),
             failure: c.failure,

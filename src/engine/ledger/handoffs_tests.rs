@@ -51,16 +51,16 @@ fn an_older_ledger_loads_into_the_typed_records() {
     std::fs::write(&path, OLD_MANIFEST).unwrap();
     let m = Manifest::load(&path).unwrap();
     let step = &m.steps[0];
-    let causes: Vec<&HandoffCause> = step.handoffs.iter().map(|h| &h.cause).collect();
+    let causes: Vec<&HandoffReason> = step.handoffs.iter().map(|h| &h.reason).collect();
     assert_eq!(
         causes,
         [
-            &HandoffCause::clean(HandoffTrigger::Manual),
-            &HandoffCause::after(
+            &HandoffReason::clean(HandoffTrigger::Manual),
+            &HandoffReason::after(
                 HandoffTrigger::Overflow,
                 "context window exceeded: prompt is too long"
             ),
-            &HandoffCause::after(HandoffTrigger::Auto, "the writing request overflowed"),
+            &HandoffReason::after(HandoffTrigger::Auto, "the writing request overflowed"),
         ]
     );
     let frozen = step.frozen.as_ref().unwrap();
@@ -69,8 +69,8 @@ fn an_older_ledger_loads_into_the_typed_records() {
         FrozenFile::OnDisk(PathBuf::from("/w/.flower/handoff.md"))
     );
     assert_eq!(
-        frozen.cause,
-        HandoffCause::after(HandoffTrigger::Auto, "network: connection reset")
+        frozen.reason,
+        HandoffReason::after(HandoffTrigger::Auto, "network: connection reset")
     );
     assert_eq!(frozen.request, ["go on"]);
 }
@@ -79,7 +79,7 @@ fn an_older_ledger_loads_into_the_typed_records() {
 fn records_round_trip_in_the_new_keys() {
     let frozen = FrozenHandoff {
         file: FrozenFile::InMemory,
-        cause: HandoffCause::after(HandoffTrigger::Overflow, "too long"),
+        reason: HandoffReason::after(HandoffTrigger::Overflow, "too long"),
         ..Default::default()
     };
     let json = serde_json::to_value(&frozen).unwrap();
@@ -91,7 +91,7 @@ fn records_round_trip_in_the_new_keys() {
     let back: FrozenHandoff = serde_json::from_value(json).unwrap();
     assert_eq!(back, frozen);
     let record = HandoffRecord {
-        cause: HandoffCause::clean(HandoffTrigger::Manual),
+        reason: HandoffReason::clean(HandoffTrigger::Manual),
         ..Default::default()
     };
     let json = serde_json::to_value(&record).unwrap();

@@ -24,10 +24,10 @@ use super::Engine;
 use super::handoff_run::WriteFailure;
 use super::lifecycle::{Attempt, Background, BgState, ReviewState, Written};
 use super::request::Stop;
-use super::turnover::Produced;
+use super::turnover::{Produced, Why};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
-use crate::engine::ledger::{Cut, HandoffCause, HandoffTrigger};
+use crate::engine::ledger::{Cut, HandoffCause, HandoffReason, HandoffTrigger};
 use crate::engine::policy::HandoffMode;
 use crate::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op};
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
@@ -159,7 +159,7 @@ impl Engine {
             focus: focus.clone(),
             background: true,
         }));
-        let req = self.writing_request(prefix, used, focus.as_deref());
+        let req = self.writing_request(prefix, used, HandoffCause::Pressure, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Full, req);
         self.handoff.begin_background(Background {
             id,
@@ -285,12 +285,12 @@ impl Engine {
             (Ok(doc), Attempt::Full) => self.freeze_background(
                 doc,
                 Produced::WRITTEN,
-                HandoffCause::clean(HandoffTrigger::Auto),
+                HandoffReason::clean(HandoffTrigger::Auto),
             ),
             (Ok(doc), Attempt::Rescue) => self.freeze_background(
                 doc,
                 Produced::rescued(reduced),
-                HandoffCause::after(HandoffTrigger::Auto, failure.unwrap_or_default()),
+                HandoffReason::after(HandoffTrigger::Auto, failure.unwrap_or_default()),
             ),
             (Err(f), Attempt::Full) => self.rescue_background(f),
             (Err(f), Attempt::Rescue) => {
@@ -326,9 +326,13 @@ impl Engine {
             .map(|(p, _)| p)
             .unwrap_or_default();
         let focus = self.handoff_focus(None);
-        let Some((req, reduced)) =
-            self.reduced_writing_request(&prefix, used, focus.as_deref(), error.as_ref())
-        else {
+        let Some((req, reduced)) = self.reduced_writing_request(
+            &prefix,
+            used,
+            HandoffCause::Pressure,
+            focus.as_deref(),
+            error.as_ref(),
+        ) else {
             self.degrade_background(format!(
                 "{first}; a reduced history does not fit the window either"
             ));
@@ -356,13 +360,13 @@ impl Engine {
         let used = self.handoff.background().map_or(0, |b| b.ctx_at_cut);
         let mut doc = self.degraded_doc(&reason);
         doc.meta = Some(self.meta(used));
-        let cause = HandoffCause::after(HandoffTrigger::Auto, reason);
-        self.freeze_background(doc, Produced::DEGRADED, cause);
+        let why = HandoffReason::after(HandoffTrigger::Auto, reason);
+        self.freeze_background(doc, Produced::DEGRADED, why);
     }
 
     /// Freeze the background document (the ledger's record first) and open its review: the main
     /// thread goes on meanwhile.
-    fn freeze_background(&mut self, doc: HandoffDoc, produced: Produced, cause: HandoffCause) {
+    fn freeze_background(&mut self, doc: HandoffDoc, produced: Produced, reason: HandoffReason) {
         let Some((id, cut, ctx_at_cut)) = self
             .handoff
             .background()
@@ -370,7 +374,8 @@ impl Engine {
         else {
             return;
         };
-        let frozen = self.frozen_record(&doc, cause, ctx_at_cut, produced, Some(cut));
+        let why = Why::cause(HandoffCause::Pressure);
+        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, Some(cut), why);
         let frozen = self.write_frozen(frozen);
         let awaits = self.emit_frozen(id, &frozen, true);
         if let Some(bg) = self.handoff.background_mut() {

@@ -3,14 +3,14 @@
 use super::Engine;
 use super::lifecycle::BlockingStage;
 use super::request::{Outcome, Purpose};
-use super::turnover::{Produced, Turnover};
+use super::turnover::{Produced, Turnover, Why};
 use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
 use crate::engine::handoff::{HandoffDoc, HandoffMeta};
-use crate::engine::ledger::{HandoffCause, HandoffTrigger};
+use crate::engine::ledger::{HandoffCause, HandoffReason, HandoffTrigger};
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, TurnId, TurnKind,
 };
@@ -33,6 +33,22 @@ pub(crate) enum Trigger {
 }
 
 impl Trigger {
+    /// Why the handoff happens, as the prompt, the briefing and the ledger say it.
+    fn why(&self) -> Why {
+        match self {
+            Trigger::Auto => Why::cause(HandoffCause::Pressure),
+            Trigger::Manual { focus } => Why {
+                cause: HandoffCause::Manual,
+                focus: focus
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_string),
+            },
+            Trigger::Overflow { .. } => Why::cause(HandoffCause::Overflow),
+        }
+    }
+
     /// What the ledger records of it.
     fn kind(&self) -> HandoffTrigger {
         match self {
@@ -133,18 +149,20 @@ impl Engine {
             return HandoffOutcome::Stopped(reason);
         }
         let ctx_at_cut = self.ctx_estimate();
+        let why = trigger.why();
+        let cause = why.cause;
         let written = match &trigger {
             Trigger::Overflow { reason, error } => {
                 self.overflow_document(id, ctx_at_cut, reason, error).await
             }
-            Trigger::Auto => self.written_document(id, ctx_at_cut, None).await,
+            Trigger::Auto => self.written_document(id, ctx_at_cut, None, cause).await,
             Trigger::Manual { focus } => {
-                self.written_document(id, ctx_at_cut, Some(focus.clone()))
+                self.written_document(id, ctx_at_cut, Some(focus.clone()), cause)
                     .await
             }
         };
         self.handoff.set_stage(BlockingStage::Turnover);
-        let (doc, cause, produced) = match written {
+        let (doc, reason, produced) = match written {
             Ok(document) => document,
             Err(outcome) => return outcome,
         };
@@ -152,7 +170,10 @@ impl Engine {
             // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
-        match self.turn_over(id, doc, cause, ctx_at_cut, produced).await {
+        match self
+            .turn_over(id, doc, reason, ctx_at_cut, produced, why)
+            .await
+        {
             Turnover::Done if !self.inbox.shutdown => HandoffOutcome::Done,
             // Quitting during the review: the turnover is not committed; the frozen record in the
             // ledger reopens the review at the next start.
@@ -170,16 +191,23 @@ impl Engine {
         ctx_at_cut: u64,
         reason: &str,
         error: &ProviderError,
-    ) -> Result<(HandoffDoc, HandoffCause, Produced), HandoffOutcome> {
+    ) -> Result<(HandoffDoc, HandoffReason, Produced), HandoffOutcome> {
         // The rescue writes the document an automatic handoff would: the standing focus.
         let focus = self.handoff_focus(None);
         let rescued = self
-            .rescue_turn(id, ctx_at_cut, focus.as_deref(), reason, Some(error))
+            .rescue_turn(
+                id,
+                ctx_at_cut,
+                HandoffCause::Overflow,
+                focus.as_deref(),
+                reason,
+                Some(error),
+            )
             .await;
         match rescued {
             Ok((doc, reduced)) => Ok((
                 doc,
-                HandoffCause::after(HandoffTrigger::Overflow, reason),
+                HandoffReason::after(HandoffTrigger::Overflow, reason),
                 Produced::rescued(reduced),
             )),
             Err(WriteFailure::Aborted) => {
@@ -191,7 +219,7 @@ impl Engine {
                 let doc = self.degraded_doc(&why);
                 Ok((
                     doc,
-                    HandoffCause::after(HandoffTrigger::Overflow, why),
+                    HandoffReason::after(HandoffTrigger::Overflow, why),
                     Produced::DEGRADED,
                 ))
             }
@@ -206,19 +234,15 @@ impl Engine {
         id: HandoffId,
         ctx_at_cut: u64,
         manual: Option<Option<String>>,
-    ) -> Result<(HandoffDoc, HandoffCause, Produced), HandoffOutcome> {
+        cause: HandoffCause,
+    ) -> Result<(HandoffDoc, HandoffReason, Produced), HandoffOutcome> {
         let trigger = match manual {
             Some(_) => HandoffTrigger::Manual,
             None => HandoffTrigger::Auto,
         };
         let focus = self.handoff_focus(manual.flatten());
         let mut written = self
-            .writing_turn(
-                id,
-                ctx_at_cut,
-                focus.clone(),
-                trigger == HandoffTrigger::Manual,
-            )
+            .writing_turn(id, ctx_at_cut, focus.clone(), cause)
             .await
             .map(|d| (d, Produced::WRITTEN));
         if let Err(WriteFailure::Provider(e)) = &written
@@ -231,7 +255,7 @@ impl Engine {
             }
             let reason = format!("the writing request overflowed: {}", e.message);
             written = self
-                .rescue_turn(id, ctx_at_cut, focus.as_deref(), &reason, Some(&e))
+                .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), &reason, Some(&e))
                 .await
                 .map(|(d, reduced)| (d, Produced::rescued(reduced)))
                 .map_err(|f| match f {
@@ -240,7 +264,7 @@ impl Engine {
                 });
         }
         match (written, trigger) {
-            (Ok((doc, produced)), _) => Ok((doc, HandoffCause::clean(trigger), produced)),
+            (Ok((doc, produced)), _) => Ok((doc, HandoffReason::clean(trigger), produced)),
             (Err(WriteFailure::Aborted), HandoffTrigger::Manual) => {
                 self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
                 Err(if self.inbox.shutdown {
@@ -265,7 +289,7 @@ impl Engine {
             (Err(f), _) => {
                 let why = f.to_string();
                 let doc = self.degraded_doc(&why);
-                Ok((doc, HandoffCause::after(trigger, why), Produced::DEGRADED))
+                Ok((doc, HandoffReason::after(trigger, why), Produced::DEGRADED))
             }
         }
     }
@@ -307,15 +331,16 @@ impl Engine {
         handoff: HandoffId,
         used: u64,
         focus: Option<String>,
-        manual: bool,
+        cause: HandoffCause,
     ) -> Result<HandoffDoc, WriteFailure> {
         self.emit_logged(Event::Handoff(HandoffPhase::Writing {
             handoff,
-            manual,
+            manual: cause == HandoffCause::Manual,
             focus: focus.clone(),
             background: false,
         }));
-        let req = self.writing_request(self.s.messages.clone(), used, focus.as_deref());
+        let messages = self.s.messages.clone();
+        let req = self.writing_request(messages, used, cause, focus.as_deref());
         match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => self.document_from(&resp, used),
             Outcome::Aborted { .. } => Err(WriteFailure::Aborted),

@@ -13,7 +13,8 @@ use crate::engine::handoff::store::foreign;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{Briefing, HandoffDoc};
 use crate::engine::ledger::{
-    Cut, FrozenFile, FrozenHandoff, HandoffCause, HandoffRecord, TranscriptLine, now_stamp,
+    Cut, FrozenFile, FrozenHandoff, HandoffCause, HandoffReason, HandoffRecord, TranscriptLine,
+    now_stamp,
 };
 use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin,
@@ -41,6 +42,21 @@ impl Produced {
             source: DocumentSource::Rescued,
             reduced,
         }
+    }
+}
+
+/// Why a handoff happens, as the ledger keeps it and the successor's briefing says it: its cause,
+/// and the focus the user gave `/handoff` (none for the other causes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Why {
+    pub cause: HandoffCause,
+    pub focus: Option<String>,
+}
+
+impl Why {
+    /// `cause`, with no focus of its own.
+    pub fn cause(cause: HandoffCause) -> Why {
+        Why { cause, focus: None }
     }
 }
 
@@ -76,33 +92,35 @@ impl Engine {
         &mut self,
         id: HandoffId,
         doc: HandoffDoc,
-        cause: HandoffCause,
+        reason: HandoffReason,
         ctx_at_cut: u64,
         produced: Produced,
+        why: Why,
     ) -> Turnover {
-        let frozen = self.frozen_record(&doc, cause, ctx_at_cut, produced, None);
+        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None, why);
         let frozen = self.write_frozen(frozen);
         self.review_and_commit(id, frozen).await
     }
 
     /// The frozen record of `doc`, in the ledger at once: a process killed from here on leaves a
-    /// review to reopen. `cut`: a background handoff's.
+    /// review to reopen. `cut`: a background handoff's; `why`: why it happened.
     pub(super) fn frozen_record(
         &mut self,
         doc: &HandoffDoc,
-        cause: HandoffCause,
+        reason: HandoffReason,
         ctx_at_cut: u64,
         produced: Produced,
         cut: Option<Cut>,
+        why: Why,
     ) -> FrozenHandoff {
         // Every document, written, rescued or degraded, carries the facts of the tool log.
         let doc = &self.with_touched(doc);
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
         if degraded {
-            let why = match &cause.failure {
+            let why = match &reason.failure {
                 Some(why) => why.clone(),
-                None => cause.trigger.as_str().to_string(),
+                None => reason.trigger.as_str().to_string(),
             };
             self.ledger
                 .record(|rec| rec.errors.push(format!("handoff degraded ({why})")));
@@ -111,7 +129,7 @@ impl Engine {
             file: FrozenFile::Pending,
             markdown,
             degraded,
-            cause,
+            reason,
             ctx_at_cut,
             time: now_stamp(),
             retired_session: self.s.id.clone(),
@@ -129,6 +147,10 @@ impl Engine {
             source: produced.source,
             reduced: produced.reduced,
             cut,
+            cause: why.cause,
+            focus: why
+                .focus
+                .map(|f| crate::engine::secrets::redact(&f).into_owned()),
         };
         // The record first: a process killed from here on leaves a review to reopen.
         self.set_frozen(Some(frozen.clone()), false);
@@ -236,7 +258,7 @@ impl Engine {
         let record = HandoffRecord {
             path: frozen.file.path().map(Path::to_path_buf),
             degraded: successor.degraded,
-            cause: frozen.cause.clone(),
+            reason: frozen.reason.clone(),
             ctx_at_cut: frozen.ctx_at_cut,
             time: now_stamp(),
             retired_session: old_id.clone(),
@@ -276,6 +298,8 @@ impl Engine {
             predecessors: &predecessors,
             tail: &tail,
             rescued: frozen.source == DocumentSource::Rescued && frozen.reduced,
+            cause: frozen.cause,
+            focus: frozen.focus.as_deref(),
         };
         let first = briefing.message();
         if live.is_empty() && !frozen.request.is_empty() {
