@@ -71,6 +71,8 @@ pub(crate) struct SideEditor {
     pub(crate) styled_focus: Option<bool>,
     /// Ctrl-E saved the buffer first: `$EDITOR` opens when that save lands.
     pub(crate) external_after_save: bool,
+    /// The document under review is degraded: why its writing failed (shown in the title).
+    pub(crate) degraded: Option<String>,
     trailing_newline: bool,
 }
 
@@ -122,6 +124,7 @@ impl SideEditor {
             note: None,
             styled_focus: None,
             external_after_save: false,
+            degraded: None,
         }
     }
 

@@ -7,6 +7,7 @@ mod continuity;
 mod continuity_e2e;
 mod daily;
 mod e2e;
+mod echo;
 mod engine;
 mod extensions;
 mod faults;

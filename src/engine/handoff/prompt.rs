@@ -7,11 +7,41 @@ use crate::engine::text::head_chars;
 /// The handoff prompt template, with `{used}` and `{window}` placeholders.
 pub(crate) const HANDOFF_PROMPT_TEMPLATE: &str = include_str!("../../../assets/handoff_prompt.md");
 
+/// The short handoff prompt: a filled-in example instead of a description of each section.
+pub(crate) const HANDOFF_PROMPT_SHORT_TEMPLATE: &str =
+    include_str!("../../../assets/handoff_prompt_short.md");
+
+/// Which prompt a writing request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WritingPrompt {
+    /// The long prompt, which describes each section ([`HANDOFF_PROMPT_TEMPLATE`]).
+    Full,
+    /// The short one, which shows a filled-in example ([`HANDOFF_PROMPT_SHORT_TEMPLATE`]): the
+    /// one retry after a document that restated its instructions. A small window affords it.
+    Short,
+}
+
+impl WritingPrompt {
+    /// The template, placeholders unfilled: the wording a document is checked against.
+    pub(crate) fn template(self) -> &'static str {
+        match self {
+            WritingPrompt::Full => HANDOFF_PROMPT_TEMPLATE,
+            WritingPrompt::Short => HANDOFF_PROMPT_SHORT_TEMPLATE,
+        }
+    }
+}
+
 /// The user message of the writing turn: the template with `{used}` and `{window}` filled in
 /// (`152.0K`, `200K`), and `\n\nAdditional focus: <focus>` appended verbatim when a focus is given
 /// (`/handoff [focus]`). The focus is never expanded as a template: `{used}` in it stays literal.
-pub(crate) fn handoff_prompt(used: u64, window: u64, focus: Option<&str>) -> String {
-    let mut prompt = HANDOFF_PROMPT_TEMPLATE
+pub(crate) fn handoff_prompt(
+    kind: WritingPrompt,
+    used: u64,
+    window: u64,
+    focus: Option<&str>,
+) -> String {
+    let mut prompt = kind
+        .template()
         .trim_end()
         .replace("{used}", &fmt_tokens(used))
         .replace("{window}", &fmt_window(window));
@@ -50,7 +80,7 @@ mod tests {
 
     #[test]
     fn placeholders_are_filled() {
-        let p = handoff_prompt(152_000, 200_000, None);
+        let p = handoff_prompt(WritingPrompt::Full, 152_000, 200_000, None);
         assert!(
             p.starts_with("Your context window is at 152.0K of 200K."),
             "{p}"
@@ -62,7 +92,12 @@ mod tests {
 
     #[test]
     fn focus_is_appended_verbatim_and_never_expanded() {
-        let p = handoff_prompt(1_500, 1_000_000, Some("keep {used} and {window} as typed"));
+        let p = handoff_prompt(
+            WritingPrompt::Full,
+            1_500,
+            1_000_000,
+            Some("keep {used} and {window} as typed"),
+        );
         assert!(p.contains("at 1.5K of 1M"));
         assert!(p.ends_with("\n\nAdditional focus: keep {used} and {window} as typed"));
         assert_eq!(
@@ -71,12 +106,15 @@ mod tests {
             "only the focus keeps the literal"
         );
         // A blank focus adds nothing.
-        assert_eq!(handoff_prompt(1, 2, Some("  ")), handoff_prompt(1, 2, None));
+        assert_eq!(
+            handoff_prompt(WritingPrompt::Full, 1, 2, Some("  ")),
+            handoff_prompt(WritingPrompt::Full, 1, 2, None)
+        );
     }
 
     #[test]
     fn prompt_asks_for_the_five_sections_the_parser_reads() {
-        let p = handoff_prompt(10, 20, None);
+        let p = handoff_prompt(WritingPrompt::Full, 10, 20, None);
         // The prompt's own skeleton parses into all five sections: the headings it asks for are the
         // headings the parser knows.
         let doc = HandoffDoc::parse(&p);
@@ -94,6 +132,36 @@ mod tests {
         ] {
             assert!(p.contains(phrase), "missing: {phrase}");
         }
+    }
+
+    #[test]
+    fn the_short_prompt_shows_an_example_a_small_window_affords() {
+        let long = handoff_prompt(WritingPrompt::Full, 10, 20, Some("the parser"));
+        let short = handoff_prompt(WritingPrompt::Short, 6_100, 8_192, Some("the parser"));
+        assert!(
+            short.starts_with("Your context window is at 6.1K of 8.2K,"),
+            "{short}"
+        );
+        assert!(short.ends_with("\n\nAdditional focus: the parser"));
+        assert!(!short.contains("{used}") && !short.contains("{window}"));
+        // What the fake provider (and the demo model) know a writing request by.
+        assert!(
+            short.contains("write a handoff document now")
+                && long.contains("write a handoff document now")
+        );
+        // About 250 tokens, under a third of the long one.
+        assert!(
+            short.len() < 1_000 && short.len() * 3 < long.len(),
+            "{}",
+            short.len()
+        );
+        // The example is a filled-in document with the five sections the parser reads.
+        let example = HandoffDoc::parse(&short);
+        assert_eq!(
+            example.section_names(),
+            ["doing", "decided", "deadends", "next", "scene"]
+        );
+        assert!(example.next.contains("go test ./thumbs/"), "{example:?}");
     }
 
     #[test]
