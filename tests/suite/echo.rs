@@ -366,7 +366,7 @@ async fn background_run(h: &Harness, first: &str, retry: &str) -> BackgroundRun 
         .server
         .requests()
         .into_iter()
-        .filter(|b| is_writing(b))
+        .filter(is_writing)
         .collect();
     let mut step = r.manifest().steps.remove(0);
     assert_eq!(step.handoffs.len(), 1);

@@ -15,7 +15,12 @@
 //! …
 //! ## Scene
 //! …
+//! ## Touched
+//! …
 //! ```
+//!
+//! `Touched` is written by the engine from the tool log ([`super::touched`]), after the model's
+//! five sections; a document without it (an older one, or one the user cut it from) is whole.
 //!
 //! # What the parser accepts
 //!
@@ -86,6 +91,8 @@ pub struct HandoffDoc {
     pub next: String,
     /// Pointers to key files and artifacts.
     pub scene: String,
+    /// What the tool log says the generation touched (engine-written; empty: not written).
+    pub touched: String,
 }
 
 /// What a degraded handoff is assembled from.
@@ -113,6 +120,7 @@ struct Parts<'a> {
     deadends: Vec<Vec<&'a str>>,
     next: Vec<Vec<&'a str>>,
     scene: Vec<Vec<&'a str>>,
+    touched: Vec<Vec<&'a str>>,
 }
 
 impl<'a> Parts<'a> {
@@ -123,6 +131,7 @@ impl<'a> Parts<'a> {
             Section::Deadends => &mut self.deadends,
             Section::Next => &mut self.next,
             Section::Scene => &mut self.scene,
+            Section::Touched => &mut self.touched,
         }
     }
 }
@@ -205,12 +214,17 @@ impl HandoffDoc {
 
     /// Whether a section restated `prompt`, the wording the writer was given, instead of
     /// reporting (see [`super::echo`]); `doing` and `next` must also have words of their own.
+    /// `Touched` is the engine's, not the writer's, and is not judged.
     pub(crate) fn echo_check(&self, prompt: &str) -> Result<(), echo::Restated> {
-        let parts = Section::ALL.map(|s| echo::Part {
-            name: s.key(),
-            text: self.field(s),
-            required: REQUIRED.contains(&s),
-        });
+        let parts: Vec<echo::Part<'_>> = Section::ALL
+            .into_iter()
+            .filter(|&s| s != Section::Touched)
+            .map(|s| echo::Part {
+                name: s.key(),
+                text: self.field(s),
+                required: REQUIRED.contains(&s),
+            })
+            .collect();
         echo::check(prompt, &parts)
     }
 
@@ -220,7 +234,7 @@ impl HandoffDoc {
     }
 
     /// The file format: the header (when `meta` is set), then every section under its `##` heading,
-    /// an empty one as `(empty)`. Ends with a newline.
+    /// an empty one as `(empty)` (an empty `Touched` is left out). Ends with a newline.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
         if let Some(m) = &self.meta {
@@ -234,6 +248,9 @@ impl HandoffDoc {
             out.push('\n');
         }
         for section in Section::ALL {
+            if section == Section::Touched && self.touched.trim().is_empty() {
+                continue;
+            }
             out.push_str("## ");
             out.push_str(section.heading());
             out.push('\n');
@@ -265,7 +282,7 @@ impl HandoffDoc {
     }
 
     /// The keys of the non-empty sections, in canonical order (`doing`, `decided`, `deadends`,
-    /// `next`, `scene`).
+    /// `next`, `scene`, `touched`).
     pub fn section_names(&self) -> Vec<String> {
         Section::ALL
             .into_iter()
@@ -349,6 +366,7 @@ impl HandoffDoc {
             deadends: carried.deadends,
             next,
             scene,
+            touched: String::new(),
         }
     }
 
@@ -359,6 +377,7 @@ impl HandoffDoc {
             Section::Deadends => &self.deadends,
             Section::Next => &self.next,
             Section::Scene => &self.scene,
+            Section::Touched => &self.touched,
         }
     }
 
@@ -369,6 +388,7 @@ impl HandoffDoc {
             Section::Deadends => &mut self.deadends,
             Section::Next => &mut self.next,
             Section::Scene => &mut self.scene,
+            Section::Touched => &mut self.touched,
         }
     }
 }

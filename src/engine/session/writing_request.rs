@@ -52,12 +52,13 @@ impl Engine {
     /// [`Engine::writing_request`] with the prompt `kind`.
     fn prompted_writing_request(
         &self,
-        mut history: Vec<Message>,
+        history: Vec<Message>,
         used: u64,
         focus: Option<&str>,
         kind: WritingPrompt,
     ) -> ModelRequest {
         let text = prompt::handoff_prompt(kind, used, self.thresholds.window, focus);
+        let mut history = self.masked_as_sent(history);
         crate::engine::types::append_message(&mut history, Message::user(text));
         ModelRequest {
             model: self.p.model.clone(),
