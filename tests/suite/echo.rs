@@ -362,12 +362,7 @@ async fn background_run(h: &Harness, first: &str, retry: &str) -> BackgroundRun 
             .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. }))),
         "{events:#?}"
     );
-    let writes = h
-        .server
-        .requests()
-        .into_iter()
-        .filter(is_writing)
-        .collect();
+    let writes = h.server.requests().into_iter().filter(is_writing).collect();
     let mut step = r.manifest().steps.remove(0);
     assert_eq!(step.handoffs.len(), 1);
     let record = step.handoffs.remove(0);

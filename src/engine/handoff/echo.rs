@@ -5,7 +5,8 @@
 //! it ("What is being done right now, at the moment of the cut: …"). Small models do it often;
 //! large ones do it when the prompt is long and the context nearly full. This module reads the
 //! words, against the prompt the writer was given (a parameter: the handoff's long prompt, its
-//! short one, a plan's prompt).
+//! short one). [`check`] takes any document as named parts: a plan document (there is none yet)
+//! calls it with its own prompt and sections.
 //!
 //! # The measure
 //!

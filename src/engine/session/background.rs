@@ -13,9 +13,10 @@
 //! A failed writing request (an error after its retries, a stall, an overflow, a reply without the
 //! required sections) runs once more on a reduced copy of the history ([`super::writing_request`]);
 //! a document that restated its instructions is asked for once more with the short prompt, on
-//! the same history; only when that fails too is the degraded document frozen. `Op::CancelHandoff` stops the writing
-//! only. When the main thread's context reaches the window minus the writing reserve first, it
-//! waits for the document ([`Engine::wait_background`]), as in blocking mode.
+//! the same history ([`super::background_retry`]); only when that fails too is the degraded
+//! document frozen. `Op::CancelHandoff` stops the writing only. When the main thread's context
+//! reaches the window minus the writing reserve first, it waits for the document
+//! ([`Engine::wait_background`]), as in blocking mode.
 
 use std::time::Instant;
 

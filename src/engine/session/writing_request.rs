@@ -17,10 +17,8 @@
 //! [`reduced_history::BLIND_SHARE`] of it: the provider's word beats the estimate.
 
 use super::Engine;
-use super::background::BgState;
 use super::handoff_run::WriteFailure;
 use super::request::{Outcome, Purpose};
-use crate::engine::handoff::echo::Restated;
 use crate::engine::handoff::prompt::WritingPrompt;
 use crate::engine::handoff::reduced_history::{self, Reduced};
 use crate::engine::handoff::{HandoffDoc, prompt};
@@ -228,51 +226,6 @@ impl Engine {
             focus,
             WritingPrompt::Short,
         )))
-    }
-
-    /// A background document restated its instructions: send its retry with the short prompt
-    /// (its result comes back to `on_written` as the same attempt's). When none is ready, the
-    /// writing failed.
-    pub(super) fn retry_background(&mut self, restated: Restated) {
-        let Some(bg) = self.bg.as_mut() else {
-            return;
-        };
-        let id = bg.id;
-        let BgState::Writing {
-            attempt,
-            failure,
-            reduced,
-            short,
-            ..
-        } = &mut bg.state
-        else {
-            return;
-        };
-        let (attempt, reduced) = (*attempt, *reduced);
-        // What failed before, for the ledger: the first request's failure for a rescue.
-        let why = match failure.take() {
-            Some(first) => format!("{first}; the rescue: {restated}"),
-            None => restated.to_string(),
-        };
-        let ShortRetry::Ready(req) = std::mem::replace(short, ShortRetry::Sent) else {
-            self.degrade_background(why);
-            return;
-        };
-        self.emit_logged(Event::Handoff(HandoffPhase::Retrying {
-            handoff: id,
-            reason: restated.to_string(),
-            background: true,
-        }));
-        let task = self.spawn_writing(id, attempt, *req);
-        if let Some(bg) = self.bg.as_mut() {
-            bg.state = BgState::Writing {
-                attempt,
-                task,
-                failure: Some(why),
-                reduced,
-                short: ShortRetry::Sent,
-            };
-        }
     }
 }
 
