@@ -22,6 +22,7 @@ use super::request::{Outcome, Purpose};
 use crate::engine::handoff::prompt::WritingPrompt;
 use crate::engine::handoff::reduced_history::{self, Reduced};
 use crate::engine::handoff::{HandoffDoc, prompt};
+use crate::engine::ledger::HandoffCause;
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase};
 use crate::engine::provider::ProviderError;
 use crate::engine::provider::error::overflow_limit;
@@ -36,15 +37,16 @@ fn json_tokens<T: serde::Serialize + ?Sized>(v: &T) -> u64 {
 
 impl Engine {
     /// The writing turn's request on `history`: the same system prompt and tools as the main
-    /// thread's, tool use off, the handoff prompt last (joined to the last user message, so the
-    /// history before it is byte for byte the main thread's prefix).
+    /// thread's, tool use off, the handoff prompt for `cause` last (joined to the last user
+    /// message, so the history before it is byte for byte the main thread's prefix).
     pub(super) fn writing_request(
         &self,
         history: Vec<Message>,
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
     ) -> ModelRequest {
-        self.prompted_writing_request(history, used, focus, WritingPrompt::Full)
+        self.prompted_writing_request(history, used, cause, focus, WritingPrompt::Full)
     }
 
     /// [`Engine::writing_request`] with the prompt `kind`.
@@ -52,10 +54,11 @@ impl Engine {
         &self,
         history: Vec<Message>,
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
         kind: WritingPrompt,
     ) -> ModelRequest {
-        let text = prompt::handoff_prompt(kind, used, self.thresholds.window, focus);
+        let text = prompt::handoff_prompt(kind, used, self.thresholds.window, cause, focus);
         let mut history = self.masked_as_sent(history);
         crate::engine::types::append_message(&mut history, Message::user(text));
         ModelRequest {
@@ -76,10 +79,11 @@ impl Engine {
         &self,
         history: &[Message],
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
         error: Option<&ProviderError>,
     ) -> Option<(ModelRequest, Reduced)> {
-        let empty = self.writing_request(Vec::new(), used, focus);
+        let empty = self.writing_request(Vec::new(), used, cause, focus);
         let fixed = json_tokens(&empty.system)
             + json_tokens(&empty.tools)
             + json_tokens(&empty.messages)
@@ -106,7 +110,7 @@ impl Engine {
             dropped = reduced.dropped,
             "handoff rescue: reduced history"
         );
-        let req = self.writing_request(reduced.messages.clone(), used, focus);
+        let req = self.writing_request(reduced.messages.clone(), used, cause, focus);
         Some((req, reduced))
     }
 
@@ -142,12 +146,13 @@ impl Engine {
         &mut self,
         handoff: HandoffId,
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
         reason: &str,
         error: Option<&ProviderError>,
     ) -> Result<(HandoffDoc, bool), WriteFailure> {
         let Some((_, reduced)) =
-            self.reduced_writing_request(&self.s.messages.clone(), used, focus, error)
+            self.reduced_writing_request(&self.s.messages.clone(), used, cause, focus, error)
         else {
             return Err(WriteFailure::NoFit);
         };
@@ -158,7 +163,7 @@ impl Engine {
             dropped: reduced.dropped,
             background: false,
         }));
-        self.write_document(handoff, &reduced.messages, used, focus)
+        self.write_document(handoff, &reduced.messages, used, cause, focus)
             .await
             .map(|d| (d, !reduced.is_whole()))
     }
@@ -170,10 +175,11 @@ impl Engine {
         handoff: HandoffId,
         history: &[Message],
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
     ) -> Result<HandoffDoc, WriteFailure> {
         let first = self
-            .write_once(history, used, focus, WritingPrompt::Full)
+            .write_once(history, used, cause, focus, WritingPrompt::Full)
             .await;
         let Err(WriteFailure::Restated(restated)) = first else {
             return first;
@@ -184,7 +190,7 @@ impl Engine {
             background: false,
         }));
         match self
-            .write_once(history, used, focus, WritingPrompt::Short)
+            .write_once(history, used, cause, focus, WritingPrompt::Short)
             .await
         {
             Err(WriteFailure::Aborted) => Err(WriteFailure::Aborted),
@@ -201,10 +207,11 @@ impl Engine {
         &mut self,
         history: &[Message],
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
         kind: WritingPrompt,
     ) -> Result<HandoffDoc, WriteFailure> {
-        let req = self.prompted_writing_request(history.to_vec(), used, focus, kind);
+        let req = self.prompted_writing_request(history.to_vec(), used, cause, focus, kind);
         match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => self.document_from(&resp, used, kind),
             Outcome::Aborted { .. } => Err(WriteFailure::Aborted),
@@ -213,7 +220,7 @@ impl Engine {
     }
 
     /// The retry a background writing request keeps ready: the same history with the short
-    /// prompt.
+    /// prompt (a background handoff's cause is the context's pressure).
     pub(super) fn short_retry(
         &self,
         history: &[Message],
@@ -223,6 +230,7 @@ impl Engine {
         ShortRetry::Ready(Box::new(self.prompted_writing_request(
             history.to_vec(),
             used,
+            HandoffCause::Pressure,
             focus,
             WritingPrompt::Short,
         )))
