@@ -8,6 +8,7 @@ mod continuity_e2e;
 mod daily;
 mod demo_e2e;
 mod e2e;
+mod echo;
 mod engine;
 mod extensions;
 mod faults;
