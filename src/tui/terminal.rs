@@ -1,7 +1,10 @@
 //! The terminal guard: raw mode, alternate screen, bracketed paste, mouse capture, and one
-//! idempotent [`restore`] shared by normal exit, error exit, the panic hook and the signal path.
+//! idempotent [`restore`] shared by normal exit, error exit, the panic hook and the signal path;
+//! and, on the way out, whether the terminal is gone and how its last keys can still be read.
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, IsTerminal as _, Stdout, Write};
+use std::os::fd::AsRawFd as _;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
 use std::sync::Once;
@@ -25,6 +28,9 @@ pub(crate) type Tui = Terminal<CrosstermBackend<Stdout>>;
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// True when keyboard enhancement flags were pushed and must be popped.
 static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
+/// True when the keys are read from stdin (crossterm reads stdin when it is the terminal, and
+/// opens `/dev/tty` otherwise), as it was when the app took the terminal over.
+static KEYS_FROM_STDIN: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();
 
 /// Put the terminal into the app's modes. Safe to call again after [`restore`].
@@ -55,6 +61,7 @@ fn enter_modes() -> io::Result<()> {
 /// Enter the app's terminal modes and build the ratatui terminal; installs the panic hook once.
 pub(crate) fn enter() -> io::Result<Tui> {
     install_panic_hook();
+    KEYS_FROM_STDIN.store(io::stdin().is_terminal(), Ordering::SeqCst);
     if let Err(e) = enter_modes() {
         restore();
         return Err(e);
@@ -88,6 +95,49 @@ pub(crate) fn restore() {
     );
     let _ = disable_raw_mode();
     let _ = out.flush();
+}
+
+/// True when `e`, from writing or reading the terminal, means that the terminal is gone (its
+/// window closed, `tmux kill-session`, the line hung up). The kernel answers every write to it
+/// with EIO from the moment it closes; once the hangup is complete the descriptor is no longer
+/// a terminal either, which is what tells it apart when the failure came from elsewhere (the
+/// size query falls back to `tput`, whose failure carries no useful error code).
+pub(crate) fn gone(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EIO) || !io::stdout().is_terminal()
+}
+
+/// True when the keys still pending can be read to their end without the reader hanging. An
+/// open terminal can. A terminal that is gone answers every read with end of file, which the key
+/// reader takes for "more to come" and reads again, without end: stdin is replaced first by an
+/// empty socket that stays open, so that the keys already read come out and then the reader
+/// waits, as on a quiet terminal.
+pub(crate) fn keys_can_be_drained() -> bool {
+    if io::stdin().is_terminal() {
+        return true;
+    }
+    if !KEYS_FROM_STDIN.load(Ordering::SeqCst) {
+        return false;
+    }
+    match silence_stdin() {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!("the closed terminal's input could not be replaced: {e}");
+            false
+        }
+    }
+}
+
+/// Make stdin an open, empty, non-blocking socket for the rest of the process.
+fn silence_stdin() -> io::Result<()> {
+    let (quiet, peer) = UnixStream::pair()?;
+    quiet.set_nonblocking(true)?;
+    // SAFETY: both descriptors are open; dup2 only makes descriptor 0 a copy of `quiet`.
+    if unsafe { libc::dup2(quiet.as_raw_fd(), libc::STDIN_FILENO) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // With its peer closed the socket would read as end of file again.
+    std::mem::forget(peer);
+    Ok(())
 }
 
 /// True while the app owns the terminal.
@@ -148,6 +198,12 @@ mod tests {
         restore();
         restore();
         assert!(!is_active());
+    }
+
+    #[test]
+    fn eio_means_the_terminal_is_gone() {
+        // What every write to a closed terminal returns, before SIGHUP is even sent.
+        assert!(gone(&io::Error::from_raw_os_error(libc::EIO)));
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod engine;
 mod extensions;
 mod faults;
 mod handoff;
+mod hangup_e2e;
 mod layers;
 mod mcp;
 mod memory;
