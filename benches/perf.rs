@@ -91,6 +91,16 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "a ledger save merging one step under the run's lock; a bash call with its lifeline",
         faults_bench::run,
     ),
+    (
+        "sandbox",
+        "a bash `true` with the sandbox off and on (Landlock + seccomp), and its preparation alone",
+        sandbox_bench::run,
+    ),
+    (
+        "economy",
+        "masking a 300-call history for one request; the Touched section of a 300-call log",
+        economy_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -104,12 +114,14 @@ use support::fake;
 mod chaos_bench;
 mod continuity_bench;
 mod daily_bench;
+mod economy_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;
+mod sandbox_bench;
 
 fn main() {
     // Re-executed as the MCP server of the `mcp` bench.

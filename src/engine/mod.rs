@@ -22,6 +22,7 @@ pub mod hooks;
 pub mod instructions;
 pub(crate) mod learned_windows;
 pub mod ledger;
+pub mod mask;
 pub mod mcp;
 pub(crate) mod mentions;
 pub mod policy;
@@ -76,7 +77,7 @@ pub const LAYERS: &[&[&str]] = &[
         "frontmatter",
     ],
     &["provider", "demo"],
-    &["context", "policy"],
+    &["context", "policy", "mask"],
     &["compact", "error"],
     &["ledger"],
     &["tools", "mcp", "mentions", "hooks", "commands", "skills"],

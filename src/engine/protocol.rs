@@ -632,6 +632,9 @@ pub enum Event {
         session_id: String,
         generation: u32,
         messages: usize,
+        /// The step's latest handoff document (the one that briefed this session, or a later
+        /// one), for a front end that opens it; None when the step has none on disk.
+        latest_handoff: Option<PathBuf>,
     },
     /// The model, effort and window in force (the answer to `Op::SetModel` / `Op::SetEffort`).
     Model {

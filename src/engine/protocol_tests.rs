@@ -363,8 +363,9 @@ fn every_event_kind_on_the_wire() {
                 session_id: "s9".into(),
                 generation: 2,
                 messages: 6,
+                latest_handoff: Some("/w/.flower/notes/handoff-fix.md".into()),
             },
-            r#"{"type":"resumed","run_id":"r1","session_id":"s9","generation":2,"messages":6}"#,
+            r#"{"type":"resumed","run_id":"r1","session_id":"s9","generation":2,"messages":6,"latest_handoff":"/w/.flower/notes/handoff-fix.md"}"#,
         ),
         (
             Event::Model {

@@ -428,7 +428,15 @@ impl Shell {
     /// The way out with unsaved edits: beside the file (or in the temp dir), the engine told
     /// where when they belong to the review it waits on; the result is printed after restore.
     fn keep_unsaved_on_exit(&mut self, path: &Path, text: &str, handoff: Option<HandoffId>) {
-        match unsaved_copy::keep_unsaved(path, text, now_unix().0) {
+        // The demo's scratch copy is removed on the way out (and never continued): its edits go
+        // to the temp directory.
+        let demo = self.state.labels.demo;
+        let beside = if demo {
+            std::env::temp_dir().join(path.file_name().unwrap_or_default())
+        } else {
+            path.to_path_buf()
+        };
+        match unsaved_copy::keep_unsaved(&beside, text, now_unix().0) {
             Ok(kept) => {
                 tracing::info!(from = %path.display(), kept = %kept.display(), "unsaved edits kept on the way out");
                 self.exit_notes.push(format!(
@@ -436,7 +444,7 @@ impl Shell {
                     path.display(),
                     kept.display()
                 ));
-                if let Some(handoff) = handoff {
+                if let Some(handoff) = handoff.filter(|_| !demo) {
                     let _ = self.ops.try_send(Op::UnsavedEdits {
                         handoff,
                         path: kept,

@@ -144,7 +144,7 @@ pub(super) fn draw_approval(
     let keys_line = if mcp_json {
         mcp_json_keys_line(m.keys, theme)
     } else {
-        prompt_keys_line(m.keys, scrollable, theme)
+        prompt_keys_line(m.keys, p.always.is_some(), scrollable, theme)
     };
     Paragraph::new(keys_line).render(keys, buf);
 }

@@ -6,7 +6,7 @@ use crate::engine::context::fmt_window;
 use crate::engine::protocol::{Effort, Op};
 
 use super::input::Pastes;
-use super::keymap::{self, Action};
+use super::keymap;
 use super::msg::Effect;
 use super::queue;
 use super::render::cell::Cell;
@@ -240,24 +240,8 @@ fn permissions(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Ctrl-C twice or `/quit`: quit, unless the side editor holds edits nobody was warned about;
-/// then say so once, and quit on the next request.
+/// Ctrl-C twice or `/quit`: quit. Unsaved side-editor edits are kept in a file beside the
+/// document, as on SIGTERM, and the way out says where.
 pub(super) fn request_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let unsaved = state
-        .editor
-        .as_ref()
-        .filter(|ed| ed.is_dirty())
-        .map(|ed| ed.text());
-    if let Some(text) = unsaved
-        && state.quit_warned.as_ref() != Some(&text)
-    {
-        state.quit_warned = Some(text);
-        state.ctrl_c_at = None; // a third Ctrl-C in a row is not the answer to this question
-        state.notice(format!(
-            "unsaved handoff edits: {} to save, or quit again to discard",
-            keymap::label_for(Action::Save)
-        ));
-        return;
-    }
-    fx.push(Effect::Quit);
+    super::unsaved::keep_and_quit(state, fx);
 }

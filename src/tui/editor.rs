@@ -1,6 +1,8 @@
-//! The side editor's state: a textarea on the frozen handoff file, the review countdown
-//! (pure: time is passed in), what is known to be on disk, and the conflict prompt. The reducer
-//! drives it; file I/O (save, reload, watch) happens in `app.rs` through effects and messages.
+//! The side editor's state: a textarea on the frozen handoff file (the cursor starts in the first
+//! section's text, never on the header line), the review countdown (pure: time is passed in),
+//! what is known to be on disk, and the questions it asks (a change on disk, unsaved edits). The
+//! reducer drives it; file I/O (save, reload, watch) happens in `app.rs` through effects and
+//! messages.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -40,8 +42,9 @@ pub(crate) enum Prompt {
         /// What the file now holds on disk.
         disk: String,
     },
-    /// Esc with unsaved edits after the review: a second Esc discards them and closes.
-    DiscardConfirm,
+    /// Esc with unsaved edits: `s` save them / `d` discard them (then the review ends, or the
+    /// editor closes) / Esc keep editing. Nothing is dropped unasked.
+    Unsaved,
     /// A reopened review (the last process ended during it) found its unsaved edits kept in
     /// `path`: `r` restore them into the buffer / `d` discard them (the file is removed).
     Restore {
@@ -69,9 +72,20 @@ pub(crate) struct SideEditor {
     pub(crate) note: Option<String>,
     /// The focus the textarea was last styled for (`None`: not styled since it was built).
     pub(crate) styled_focus: Option<bool>,
-    /// Ctrl-E saved the buffer first: `$EDITOR` opens when that save lands.
-    pub(crate) external_after_save: bool,
+    /// What follows the save in flight.
+    pub(crate) after_save: AfterSave,
     trailing_newline: bool,
+}
+
+/// What the editor does once a save lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterSave {
+    /// Nothing more: the buffer is saved.
+    Stay,
+    /// Ctrl-E saved the buffer first: `$EDITOR` opens on the file.
+    OpenExternal,
+    /// The unsaved-edits question was answered "save" after the review: the editor closes.
+    Close,
 }
 
 /// `r reload / k keep mine`: the keys that answer the conflict prompt.
@@ -97,6 +111,47 @@ fn normalize(text: &str) -> String {
     text.replace("\r\n", "\n")
 }
 
+/// The unsaved-edits question's keys: `s save · d discard · Esc keep editing`.
+pub(crate) fn unsaved_keys() -> String {
+    format!(
+        "{} save · {} discard · {} keep editing",
+        label_for(Action::SaveEdits),
+        label_for(Action::DiscardEdits),
+        label_for(Action::KeepEditing)
+    )
+}
+
+/// Where the cursor starts in a document: at the end of its first section's text, where typing
+/// adds to that section and cannot break the header line above it (the last line of the
+/// document when there is no section with text).
+fn start_cursor(lines: &[String]) -> (usize, usize) {
+    let end = || {
+        let row = lines.len().saturating_sub(1);
+        (row, lines.get(row).map_or(0, |l| l.chars().count()))
+    };
+    let Some(heading) = lines.iter().position(|l| l.starts_with("## ")) else {
+        return end();
+    };
+    let body = lines
+        .iter()
+        .enumerate()
+        .skip(heading + 1)
+        .take_while(|(_, l)| !l.starts_with('#'))
+        .filter(|(_, l)| !l.trim().is_empty())
+        .last();
+    match body {
+        Some((row, line)) => (row, line.chars().count()),
+        None => end(),
+    }
+}
+
+fn jump(area: &mut TextArea<'static>, (row, col): (usize, usize)) {
+    area.move_cursor(CursorMove::Jump(
+        row.min(u16::MAX as usize) as u16,
+        col.min(u16::MAX as usize) as u16,
+    ));
+}
+
 fn textarea_for(text: &str) -> TextArea<'static> {
     let body = text.strip_suffix('\n').unwrap_or(text);
     let mut area = TextArea::from(body.split('\n').map(str::to_string));
@@ -109,9 +164,12 @@ impl SideEditor {
     /// Open on `text` (the file's content). `review` = the countdown length, `None` = no review.
     pub(crate) fn open(path: PathBuf, text: &str, review: Option<Duration>, now: Instant) -> Self {
         let text = normalize(text);
+        let mut area = textarea_for(&text);
+        let start = start_cursor(area.lines());
+        jump(&mut area, start);
         SideEditor {
             path,
-            area: textarea_for(&text),
+            area,
             trailing_newline: text.ends_with('\n'),
             disk_text: Some(text),
             review: match review {
@@ -121,7 +179,7 @@ impl SideEditor {
             prompt: Prompt::None,
             note: None,
             styled_focus: None,
-            external_after_save: false,
+            after_save: AfterSave::Stay,
         }
     }
 
@@ -201,11 +259,7 @@ impl SideEditor {
         self.styled_focus = None;
         self.trailing_newline = text.ends_with('\n');
         let last = self.area.lines().len().saturating_sub(1);
-        let row = row.min(last);
-        self.area.move_cursor(CursorMove::Jump(
-            row as u16,
-            col.min(u16::MAX as usize) as u16,
-        ));
+        jump(&mut self.area, (row.min(last), col));
         self.disk_text = Some(text);
         self.prompt = Prompt::None;
     }
@@ -296,10 +350,7 @@ impl SideEditor {
         self.styled_focus = None;
         self.trailing_newline = text.ends_with('\n');
         let row = row.min(self.area.lines().len().saturating_sub(1));
-        self.area.move_cursor(CursorMove::Jump(
-            row.min(u16::MAX as usize) as u16,
-            col.min(u16::MAX as usize) as u16,
-        ));
+        jump(&mut self.area, (row, col));
         self.note = Some(format!(
             "restored the unsaved edits from {}: {} saves them",
             path.file_name().map_or_else(
@@ -311,7 +362,18 @@ impl SideEditor {
         None
     }
 
-    /// Put the buffer back to what is on disk (Esc during the review keeps the file as it is).
+    /// Ctrl-Home / Ctrl-End: the cursor to the document's first or last character.
+    pub(crate) fn cursor_to(&mut self, end: bool) {
+        if end {
+            self.area.move_cursor(CursorMove::Bottom);
+            self.area.move_cursor(CursorMove::End);
+        } else {
+            self.area.move_cursor(CursorMove::Top);
+            self.area.move_cursor(CursorMove::Head);
+        }
+    }
+
+    /// Put the buffer back to what is on disk (the unsaved edits discarded).
     pub(crate) fn revert(&mut self) {
         if let Some(disk) = self.disk_text.clone()
             && self.text() != disk
@@ -381,6 +443,7 @@ mod tests {
         assert_eq!(e.text(), "new\n");
         assert!(!e.is_dirty());
 
+        e.cursor_to(false);
         e.area.insert_str("mine ");
         assert!(e.is_dirty());
         e.disk_changed(Ok("theirs\n".into()));
@@ -407,6 +470,30 @@ mod tests {
         e.disk_changed(Err(std::io::Error::other("No such file").into()));
         assert!(e.disk_text.is_none());
         assert!(e.is_dirty(), "a deleted file makes the buffer unsaved");
+    }
+
+    #[test]
+    fn the_cursor_starts_in_the_first_section_and_ctrl_end_reaches_the_end() {
+        let t0 = Instant::now();
+        let doc =
+            "# Handoff · step demo · generation 2\n\n## Doing\nFixing it.\nStill.\n\n## Next\ny\n";
+        let mut e = SideEditor::open("/n/h.md".into(), doc, None, t0);
+        assert_eq!(e.area.cursor(), DataCursor(4, 6), "after `Still.`");
+        e.area.insert_str(" more");
+        assert_eq!(
+            e.text(),
+            "# Handoff · step demo · generation 2\n\n## Doing\nFixing it.\nStill. more\n\n## Next\ny\n",
+            "the header line is untouched"
+        );
+        e.cursor_to(true);
+        assert_eq!(e.area.cursor(), DataCursor(7, 1));
+        e.cursor_to(false);
+        assert_eq!(e.area.cursor(), DataCursor(0, 0));
+        // No section with text: the end of the document.
+        let e = SideEditor::open("x".into(), "# Handoff\n## Doing\n## Next\n", None, t0);
+        assert_eq!(e.area.cursor(), DataCursor(2, 7));
+        let e = SideEditor::open("x".into(), "", None, t0);
+        assert_eq!(e.area.cursor(), DataCursor(0, 0));
     }
 
     #[test]

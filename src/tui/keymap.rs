@@ -19,6 +19,8 @@ pub(crate) enum Context {
     Conflict,
     /// The side editor offers the unsaved edits of an interrupted review: `r` restore / `d` discard.
     Restore,
+    /// Esc in the side editor with unsaved edits asks: `s` save / `d` discard / Esc keep editing.
+    Unsaved,
     /// An approval prompt is waiting for an answer (and the input is empty).
     Approval,
     /// Ctrl-R: searching the input history.
@@ -102,8 +104,8 @@ pub(crate) enum Action {
     PopupComplete,
     /// Close the slash popup.
     PopupClose,
-    /// Esc in the side editor: end the review keeping the file on disk; after the review, abort
-    /// what runs, or else close the editor.
+    /// Esc in the side editor: end the review with the file as it is on disk; after the review,
+    /// abort what runs, or else close the editor. With unsaved edits it asks first.
     EditorEscape,
     /// Allow the pending tool call once.
     ApproveOnce,
@@ -121,6 +123,16 @@ pub(crate) enum Action {
     DiscardUnsaved,
     /// Stop writing the handoff document in the background; the main turn goes on.
     CancelHandoff,
+    /// The unsaved-edits question: save them (then the review ends, or the editor closes).
+    SaveEdits,
+    /// The unsaved-edits question: discard them (then the review ends, or the editor closes).
+    DiscardEdits,
+    /// The unsaved-edits question: go back to editing.
+    KeepEditing,
+    /// The side editor's cursor to the start of the document.
+    EditorTop,
+    /// The side editor's cursor to the end of the document.
+    EditorBottom,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
@@ -230,6 +242,9 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
     b(C::Restore, k(KeyCode::Char('r')), A::RestoreUnsaved, "restore the unsaved edits of the interrupted review", Some("restore")),
     b(C::Restore, k(KeyCode::Char('d')), A::DiscardUnsaved, "discard them (their file is removed)", Some("discard")),
+    b(C::Unsaved, k(KeyCode::Char('s')), A::SaveEdits, "save the unsaved edits (the review ends, or the editor closes)", Some("save")),
+    b(C::Unsaved, k(KeyCode::Char('d')), A::DiscardEdits, "discard them (the review ends, or the editor closes)", Some("discard")),
+    b(C::Unsaved, k(KeyCode::Esc), A::KeepEditing, "keep editing", Some("keep editing")),
     b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
     b(C::Popup, k(KeyCode::Up), A::PopupPrev, "previous command", None),
     b(C::Popup, k(KeyCode::Tab), A::PopupComplete, "complete the command", Some("complete")),
@@ -245,7 +260,9 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Input, k(KeyCode::Home), A::ChatTop, "the top of the chat (while the input is empty)", None),
     b(C::Input, k(KeyCode::End), A::ChatBottom, "the bottom of the chat (while the input is empty)", None),
     b(C::Editor, ctrl('s'), A::Save, "save the handoff file and continue", Some("save")),
-    b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "review: keep the file on disk and continue; after: abort what runs, else close", Some("done")),
+    b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "review: continue with the file (unsaved edits: asks first); after: abort what runs, else close", Some("done")),
+    b(C::Editor, ctrl_key(KeyCode::Home), A::EditorTop, "the start of the document", None),
+    b(C::Editor, ctrl_key(KeyCode::End), A::EditorBottom, "the end of the document", None),
     b(C::Global, ctrl('c'), A::ClearOrQuit, "clear the input, else drop the newest queued message, else interrupt the turn; twice within 1 s on an idle empty input quits", Some("quit")),
     b(C::Global, k(KeyCode::PageUp), A::ScrollUp, "scroll the chat up", None),
     b(C::Global, k(KeyCode::PageDown), A::ScrollDown, "scroll the chat down", Some("scroll")),
@@ -390,6 +407,7 @@ pub(crate) fn help_lines() -> Vec<String> {
         (C::Approval, "approval prompt"),
         (C::Conflict, "file changed on disk"),
         (C::Restore, "unsaved edits of an interrupted review"),
+        (C::Unsaved, "Esc with unsaved edits in the side editor"),
         (C::Popup, "command list"),
         (C::Search, "history search (Ctrl-R)"),
         (C::Picker, "session picker (/resume)"),
@@ -550,6 +568,11 @@ mod tests {
             MentionComplete,
             MentionClose,
             CancelHandoff,
+            SaveEdits,
+            DiscardEdits,
+            KeepEditing,
+            EditorTop,
+            EditorBottom,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -561,7 +584,8 @@ mod tests {
                 | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
                 | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
                 | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
-                | MentionPrev | MentionComplete | MentionClose | CancelHandoff => {}
+                | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
+                | DiscardEdits | KeepEditing | EditorTop | EditorBottom => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

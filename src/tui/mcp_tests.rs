@@ -118,6 +118,38 @@ fn the_mcp_json_question_declines_with_n_and_esc_leaves_it_for_the_next_launch()
 }
 
 #[test]
+fn the_mcp_json_question_offers_its_own_keys_only() {
+    let t0 = Instant::now();
+    let late = t0 + Duration::from_secs(2);
+    let mut s = state();
+    started(&mut s, t0);
+    mcp_json_event(&mut s, t0);
+    let screen = format!("{:?}", draw(&s, 170, 14, late).backend());
+    // The prompt and the footer say the same keys: no "always", no Esc that would deny.
+    assert!(
+        screen.contains("y approve  ·  n decline  ·  esc ask at the next launch"),
+        "{screen}"
+    );
+    let footer = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("claude-haiku"))
+        .unwrap_or("");
+    assert!(
+        footer.contains("y approve  n decline  esc ask at the next launch"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("always") && !screen.contains("deny"),
+        "{screen}"
+    );
+    // `a` is not offered: it answers nothing.
+    let fx = update(&mut s, key(KeyCode::Char('a')), late);
+    assert!(ops(&fx).is_empty(), "{fx:?}");
+    assert_eq!(s.approvals.len(), 1);
+}
+
+#[test]
 fn the_spinner_names_the_mcp_servers_a_request_waits_for() {
     let t0 = Instant::now();
     let mut s = state();

@@ -45,6 +45,8 @@ mod background_handoff_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
+mod editor_escape_tests;
+#[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
 mod input_tests;
@@ -76,6 +78,8 @@ mod test_support;
 mod tool_cell_events_tests;
 #[cfg(test)]
 mod unsaved_tests;
+#[cfg(test)]
+mod wide_chars_tests;
 
 use tokio::sync::mpsc;
 

@@ -137,7 +137,7 @@ fn editor_below_the_chat_when_narrow_and_paused() {
     session(&mut s, t0);
     update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
     let now = t0 + Duration::from_secs(4);
-    update(&mut s, key(KeyCode::Down), now);
+    // The cursor starts at the end of the first section's text.
     update(&mut s, key(KeyCode::End), now);
     type_text(&mut s, " Carefully.", now);
     insta::assert_snapshot!(draw(&s, 80, 28, now).backend());

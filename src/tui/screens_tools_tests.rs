@@ -102,6 +102,61 @@ fn the_approval_prompt_waits_for_typed_text() {
     insta::assert_snapshot!(draw(&s, 80, 16, t0 + Duration::from_secs(1)).backend());
 }
 
+#[test]
+fn an_approval_offers_only_keys_that_answer_it_and_its_call_waits() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            id: "t5".into(),
+            name: "bash".into(),
+            input: json!({"command": "ls /etc"}),
+            summary: "bash: ls /etc".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t5".into(),
+            name: "bash".into(),
+            summary: "bash: ls /etc".into(),
+            outside_workspace: true,
+            command: Some("ls /etc".into()),
+            diff: None,
+            always: None,
+        }),
+        t0,
+    );
+    // Seconds pass while the user reads: the call has not started.
+    let t3 = t0 + Duration::from_secs(3);
+    update(&mut s, Msg::Tick, t3);
+    let screen = draw(&s, 150, 24, t3);
+    insta::assert_snapshot!("approval_outside_without_always", screen.backend());
+    let text = format!("{:?}", screen.backend());
+    assert!(text.contains("waits for your approval"), "{text}");
+    assert!(!text.contains("running…"), "{text}");
+    // "always" is not offered here: neither the prompt nor the footer names its key.
+    assert!(!text.contains("a always"), "{text}");
+    assert!(text.contains("y once  ·  n/esc deny"), "{text}");
+    let footer = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("claude-haiku"))
+        .unwrap_or("");
+    assert!(footer.contains("y once  n/esc deny"), "the footer: {text}");
+    // Allowed, it runs, and its seconds count from then.
+    update(&mut s, key(KeyCode::Char('y')), t3);
+    update(&mut s, Msg::Tick, t3 + Duration::from_secs(2));
+    let text = format!(
+        "{:?}",
+        draw(&s, 100, 24, t3 + Duration::from_secs(2)).backend()
+    );
+    assert!(text.contains("running… 2s"), "{text}");
+}
+
 fn offer(label: &str) -> Option<AllowOffer> {
     Some(AllowOffer {
         rules: vec![AllowRule::BashCommand {

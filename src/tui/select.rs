@@ -29,6 +29,9 @@ impl AppState {
                 Some(Prompt::Restore { .. }) => {
                     vec![Context::Restore, Context::Editor, Context::Global]
                 }
+                Some(Prompt::Unsaved) => {
+                    vec![Context::Unsaved, Context::Editor, Context::Global]
+                }
                 _ => vec![Context::Editor, Context::Global],
             },
             Focus::Input if super::mention::visible(self) => {

@@ -62,11 +62,14 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             run_id,
             generation,
             messages,
+            latest_handoff,
             ..
         } => {
             // Another run (or the same one, continued): its step's pins, plan and focus follow
-            // in their own events; what was shown of the run left behind goes.
+            // in their own events; what was shown of the run left behind goes. Its latest handoff
+            // document is what `/edit-handoff` and Ctrl-E open now.
             state.memory = Default::default();
+            state.latest_handoff = latest_handoff;
             on_resumed(state, run_id, generation, messages)
         }
         Event::Sessions {

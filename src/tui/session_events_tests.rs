@@ -42,6 +42,47 @@ fn run_cmd(s: &mut AppState, text: &str, now: Instant) -> Vec<Effect> {
 }
 
 #[test]
+fn a_resumed_run_opens_its_latest_handoff_with_edit_handoff_and_ctrl_e() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert!(ops(&run_cmd(&mut s, "/edit-handoff", t0)).is_empty());
+    assert!(
+        matches!(last_cell(&s), Cell::Notice { message } if message == "No handoff document yet")
+    );
+    let resumed = |latest: Option<&str>| {
+        ev(Event::Resumed {
+            run_id: "run-now".into(),
+            session_id: "s2".into(),
+            generation: 2,
+            messages: 3,
+            latest_handoff: latest.map(PathBuf::from),
+        })
+    };
+    update(&mut s, resumed(Some("/w/.flower/notes/handoff-fix.md")), t0);
+    let fx = run_cmd(&mut s, "/edit-handoff", t0);
+    assert!(
+        fx.contains(&Effect::LoadEditor(
+            "/w/.flower/notes/handoff-fix.md".into()
+        )),
+        "{fx:?}"
+    );
+    let fx = update(&mut s, super::test_support::ctrl('e'), t0);
+    assert!(
+        fx.contains(&Effect::OpenExternalEditor(
+            "/w/.flower/notes/handoff-fix.md".into()
+        )),
+        "{fx:?}"
+    );
+    // Another run without a document: none to open.
+    update(&mut s, resumed(None), t0);
+    assert!(
+        run_cmd(&mut s, "/edit-handoff", t0)
+            .iter()
+            .all(|e| !matches!(e, Effect::LoadEditor(_)))
+    );
+}
+
+#[test]
 fn permissions_are_listed_and_revoked_by_number() {
     let t0 = Instant::now();
     let mut s = state();
@@ -127,6 +168,7 @@ fn the_picker_lists_sessions_and_enter_resumes_the_chosen_one() {
             session_id: "run-a-s".into(),
             generation: 1,
             messages: 4,
+            latest_handoff: None,
         }),
         t0,
     );

@@ -279,9 +279,6 @@ pub(crate) struct AppState {
     pub(crate) popup: Popup,
     /// The first Ctrl-C of a possible double press.
     pub(crate) ctrl_c_at: Option<Instant>,
-    /// The side editor's unsaved text a quit was warned about: the next quit with the same text
-    /// discards it.
-    pub(crate) quit_warned: Option<String>,
     /// Whether the engine still talks to us.
     pub(crate) link: EngineLink,
     /// The current generation.
@@ -430,7 +427,6 @@ impl AppState {
             pastes: Pastes::default(),
             popup: Popup::Auto { selected: 0 },
             ctrl_c_at: None,
-            quit_warned: None,
             link: EngineLink::Connected,
             generation: 1,
             near_noticed: None,

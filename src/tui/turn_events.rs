@@ -1,7 +1,7 @@
 //! One turn's events in the reducer: the turn starting and ending (and the queue moving on), the
 //! user messages it shows (the engine's own clipped to their head), the reply streamed into its
-//! cell, thinking, tool calls with their live output and results, approval requests, retries and
-//! the stream's own states. The handoff's writing turn sends its text to the document, never to
+//! cell, thinking, tool calls with their live output and results, approval requests (the call's
+//! cell waits for the answer, then runs), retries and the stream's own states. The handoff's writing turn sends its text to the document, never to
 //! the chat.
 
 use std::time::{Duration, Instant};
@@ -280,9 +280,17 @@ fn on_tool_result(
 }
 
 fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instant) {
+    // Its tool cell waits for the answer; it runs (and counts its seconds) once allowed.
+    if let Asked::Tool { id } = &p.asked
+        && let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(id)
+        && matches!(status, ToolStatus::Running { .. })
+    {
+        *status = ToolStatus::AwaitsApproval;
+    }
     state.push_cell(Cell::Approval {
         name: p.name.clone(),
         summary: p.summary.clone(),
+        always: p.always.is_some(),
         answer: None,
     });
     p.cell = state.chat.len().saturating_sub(1);
@@ -352,6 +360,21 @@ fn on_turn_end(
         | ExitReason::Error(_) => {}
     }
     queue::on_turn_over(state, turn, reason, now, fx);
+}
+
+/// The user allowed the call `id`: its cell runs from now (a denied call gets its result).
+pub(super) fn approval_allowed(state: &mut AppState, id: &str, now: Instant) {
+    if let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(id)
+        && *status == ToolStatus::AwaitsApproval
+    {
+        *status = ToolStatus::running();
+    }
+    if let Some((_, since)) = state.running_tool.as_mut() {
+        *since = now;
+    }
+    if let Running::Tool { since, .. } = &mut state.running {
+        *since = now;
+    }
 }
 
 /// A piece of a running command's output: into its cell.

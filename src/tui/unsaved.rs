@@ -1,4 +1,4 @@
-//! Unsaved side-editor edits across the end of a process, in the reducer: a signal
+//! Unsaved side-editor edits across the end of a process, in the reducer: a quit, a signal
 //! or a closed terminal keeps them in a file beside the document (and tells the engine, which
 //! keeps the turnover uncommitted); a reopened review offers them back (restore / discard).
 
@@ -10,8 +10,9 @@ use crate::engine::protocol::HandoffId;
 use super::msg::{Effect, FileError};
 use super::state::AppState;
 
-/// The app ends now (SIGTERM, SIGHUP, the terminal gone): keep a dirty buffer, then quit.
-pub(super) fn on_hangup(state: &mut AppState, fx: &mut Vec<Effect>) {
+/// The app ends now (a quit, SIGTERM, SIGHUP, the terminal gone): keep a dirty buffer, then
+/// quit.
+pub(super) fn keep_and_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
     if let Some(ed) = state.editor.as_ref().filter(|ed| ed.is_dirty()) {
         fx.push(Effect::KeepUnsavedOnExit {
             path: ed.path.clone(),

@@ -15,17 +15,18 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use super::approval_view::{PromptModel, approval_model, draw_approval, max_prompt_scroll};
-use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys};
+use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys, unsaved_keys};
 use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_focus};
 use super::render::plan_view::plan_lines;
-use super::render::prompt_view::queued_lines;
+use super::render::prompt_view::{mcp_json_hints, queued_lines, tool_approval_hints};
+use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Focus};
+use super::state::{AppState, Asked, Focus};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub(crate) const MIN_WIDTH: u16 = 10;
@@ -119,8 +120,21 @@ pub(crate) fn view(
     draw(area, frame.buffer_mut(), state, cache, theme, now);
 }
 
-/// Draw into a buffer (the view without a `Frame`, for tests and benchmarks).
+/// Draw into a buffer (the view without a `Frame`, for tests and benchmarks); every cell is made
+/// safe to send last (`safe_cells`).
 pub(crate) fn draw(
+    area: Rect,
+    buf: &mut Buffer,
+    state: &AppState,
+    cache: &mut ViewCache,
+    theme: &Theme,
+    now: Instant,
+) {
+    draw_panes(area, buf, state, cache, theme, now);
+    make_safe(buf);
+}
+
+fn draw_panes(
     area: Rect,
     buf: &mut Buffer,
     state: &AppState,
@@ -396,12 +410,9 @@ fn draw_editor(
             ),
             theme.warning,
         )),
-        Prompt::DiscardConfirm => Some(Line::styled(
-            format!(
-                "unsaved changes: {} saves · {} again discards",
-                keymap::label_for(Action::Save),
-                keymap::label_for(Action::EditorEscape)
-            ),
+        // The keys first: a narrow editor still shows what to press.
+        Prompt::Unsaved => Some(Line::styled(
+            format!("{}: your unsaved edits", unsaved_keys()),
             theme.warning,
         )),
         Prompt::None => ed
@@ -497,12 +508,32 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     let armed = state.quit_armed(now);
     let running = state.is_running();
+    // The prompt waiting for keys names the keys that answer it (no "always" where it is not
+    // offered; the `.mcp.json` question's own words).
+    let answers = state
+        .approvals
+        .front()
+        .filter(|_| state.approval_takes_keys(now))
+        .map(|p| match p.asked {
+            Asked::Tool { .. } => tool_approval_hints(p.always.is_some()),
+            Asked::McpJson { .. } => mcp_json_hints(),
+        });
+    let answer = |a: Action| {
+        matches!(
+            a,
+            Action::ApproveOnce | Action::ApproveAlways | Action::Deny
+        )
+    };
     let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts(now))
         .into_iter()
         .filter(|h| running || h.action != Action::Abort)
         .filter(|h| !armed || h.action != Action::ClearOrQuit)
+        .filter(|h| answers.is_none() || !answer(h.action))
         .map(|h| (h.keys, h.text))
         .collect();
+    if let Some(answers) = answers {
+        hints.splice(0..0, answers);
+    }
     if armed {
         hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }

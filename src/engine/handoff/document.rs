@@ -15,7 +15,12 @@
 //! …
 //! ## Scene
 //! …
+//! ## Touched
+//! …
 //! ```
+//!
+//! `Touched` is written by the engine from the tool log ([`super::touched`]), after the model's
+//! five sections; a document without it (an older one, or one the user cut it from) is whole.
 //!
 //! # What the parser accepts
 //!
@@ -82,6 +87,8 @@ pub struct HandoffDoc {
     pub next: String,
     /// Pointers to key files and artifacts.
     pub scene: String,
+    /// What the tool log says the generation touched (engine-written; empty: not written).
+    pub touched: String,
 }
 
 /// What a degraded handoff is assembled from.
@@ -109,6 +116,7 @@ struct Parts<'a> {
     deadends: Vec<Vec<&'a str>>,
     next: Vec<Vec<&'a str>>,
     scene: Vec<Vec<&'a str>>,
+    touched: Vec<Vec<&'a str>>,
 }
 
 impl<'a> Parts<'a> {
@@ -119,6 +127,7 @@ impl<'a> Parts<'a> {
             Section::Deadends => &mut self.deadends,
             Section::Next => &mut self.next,
             Section::Scene => &mut self.scene,
+            Section::Touched => &mut self.touched,
         }
     }
 }
@@ -205,7 +214,7 @@ impl HandoffDoc {
     }
 
     /// The file format: the header (when `meta` is set), then every section under its `##` heading,
-    /// an empty one as `(empty)`. Ends with a newline.
+    /// an empty one as `(empty)` (an empty `Touched` is left out). Ends with a newline.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
         if let Some(m) = &self.meta {
@@ -219,6 +228,9 @@ impl HandoffDoc {
             out.push('\n');
         }
         for section in Section::ALL {
+            if section == Section::Touched && self.touched.trim().is_empty() {
+                continue;
+            }
             out.push_str("## ");
             out.push_str(section.heading());
             out.push('\n');
@@ -250,7 +262,7 @@ impl HandoffDoc {
     }
 
     /// The keys of the non-empty sections, in canonical order (`doing`, `decided`, `deadends`,
-    /// `next`, `scene`).
+    /// `next`, `scene`, `touched`).
     pub fn section_names(&self) -> Vec<String> {
         Section::ALL
             .into_iter()
@@ -334,6 +346,7 @@ impl HandoffDoc {
             deadends: carried.deadends,
             next,
             scene,
+            touched: String::new(),
         }
     }
 
@@ -344,6 +357,7 @@ impl HandoffDoc {
             Section::Deadends => &self.deadends,
             Section::Next => &self.next,
             Section::Scene => &self.scene,
+            Section::Touched => &self.touched,
         }
     }
 
@@ -354,6 +368,7 @@ impl HandoffDoc {
             Section::Deadends => &mut self.deadends,
             Section::Next => &mut self.next,
             Section::Scene => &mut self.scene,
+            Section::Touched => &mut self.touched,
         }
     }
 }

@@ -38,6 +38,7 @@ fn example_doc() -> HandoffDoc {
                 .into(),
         next: "Run `make` on a clean clone to confirm the shim works.".into(),
         scene: "- Makefile, build/shim.h, notes/build-log.txt".into(),
+        touched: String::new(),
     }
 }
 
@@ -157,6 +158,7 @@ fn heading_like_text_is_escaped_and_survives() {
         deadends: "\\## Doing was literal".into(),
         next: "**Scene**".into(),
         scene: "Files:\n- x".into(),
+        touched: "## Doing\n(empty)".into(),
     };
     let md = doc.to_markdown();
     assert!(md.contains("\n\\## Next\n"), "{md}");
@@ -410,8 +412,9 @@ proptest! {
         deadends in section_text(),
         next in section_text(),
         scene in section_text(),
+        touched in section_text(),
     ) {
-        let doc = HandoffDoc { meta, doing, decided, deadends, next, scene };
+        let doc = HandoffDoc { meta, doing, decided, deadends, next, scene, touched };
         let md = doc.to_markdown();
         prop_assert_eq!(HandoffDoc::parse(&md), doc, "markdown:\n{}", md);
     }

@@ -8,6 +8,7 @@ pub(crate) mod reduced_history;
 pub mod reopen;
 pub mod store;
 mod syntax;
+pub mod touched;
 
 pub use document::{CARRIED_MARKER, HandoffDoc};
 pub use prompt::successor_task_note;

@@ -89,6 +89,8 @@ mod tests {
             "what it would cost the successor to find this out again",
             "single next concrete step",
             "Pointers, not content",
+            "appends a `## Touched` section itself, from the tool log",
+            "Do not write a Touched section",
             "Do not call any tool",
             "document only",
         ] {

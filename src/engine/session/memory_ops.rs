@@ -129,13 +129,11 @@ impl Engine {
     }
 
     /// The step's own tools: `todo` always, `recall` once the step has retired generations (a
-    /// successor). Fixed for a session's life, so the cached prefix holds.
+    /// successor) or while old tool output is masked. Fixed for a session's life, so the cached
+    /// prefix holds.
     pub(super) fn step_tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = vec![todo::spec()];
-        let sources = self.predecessors();
-        if !sources.is_empty() {
-            specs.push(recall::spec(&sources));
-        }
+        specs.extend(self.recall_spec());
         specs
     }
 
@@ -150,7 +148,7 @@ impl Engine {
             return Some(self.write_plan(input));
         }
         // Asked for in a first generation (not offered there), it says there is nothing to search.
-        let sources = self.predecessors();
+        let sources = self.recall_sources();
         self.abortable(recall::run_call(input, sources)).await
     }
 

@@ -8,11 +8,13 @@ mod continuity;
 mod handoff_run;
 mod input;
 mod log;
+mod masking;
 mod memory_ops;
 mod request;
 mod slash_ops;
 mod tail;
 mod tasks;
+mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
@@ -97,6 +99,8 @@ pub struct EngineParams {
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: crate::engine::subagent::SubagentSettings,
+    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
+    pub masking: crate::engine::mask::MaskSettings,
 }
 
 /// Where `--continue` attaches.
@@ -259,6 +263,10 @@ pub(crate) struct Engine {
     /// Pins (and focus) given before the first message named the step: they move into its
     /// record when it starts (`memory()` reads the record's from then on).
     unborn: super::step_memory::StepMemory,
+    /// The line counts of this session's file changes, for the handoff's `Touched` section.
+    call_counts: tool_log::CallCounts,
+    /// Where masking of the current session's requests stands.
+    mask: masking::MaskState,
 }
 
 impl Engine {
@@ -343,6 +351,8 @@ impl Engine {
             bg_rx,
             bg_cancelled: false,
             unborn: Default::default(),
+            call_counts: Default::default(),
+            mask: Default::default(),
         })
     }
 

@@ -127,6 +127,9 @@ impl Engine {
             session_id: self.s.id.clone(),
             generation: self.s.generation,
             messages: self.s.messages.len(),
+            latest_handoff: self
+                .step_ref()
+                .and_then(|r| r.handoffs.last()?.path.clone()),
         });
         self.emit(self.session_started());
         self.emit_prompt(prompt);

@@ -92,6 +92,8 @@ impl Engine {
         produced: Produced,
         cut: Option<Cut>,
     ) -> FrozenHandoff {
+        // Every document, written, rescued or degraded, carries the facts of the tool log.
+        let doc = &self.with_touched(doc);
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
         if degraded {

@@ -31,11 +31,12 @@ impl Engine {
     /// history before it is byte for byte the main thread's prefix).
     pub(super) fn writing_request(
         &self,
-        mut history: Vec<Message>,
+        history: Vec<Message>,
         used: u64,
         focus: Option<&str>,
     ) -> ModelRequest {
         let text = prompt::handoff_prompt(used, self.thresholds.window, focus);
+        let mut history = self.masked_as_sent(history);
         crate::engine::types::append_message(&mut history, Message::user(text));
         ModelRequest {
             model: self.p.model.clone(),

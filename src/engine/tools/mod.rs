@@ -18,6 +18,7 @@ mod list_dir;
 pub(crate) mod paths;
 mod read_file;
 pub mod recall;
+pub mod sandbox;
 mod spill;
 pub mod todo;
 mod write_file;
@@ -68,10 +69,13 @@ pub struct ToolCtx {
     pub bash_timeout: Duration,
     /// The user approved leaving the workspace for this call.
     pub allow_outside: bool,
+    /// How `bash` commands are confined ([`sandbox`]).
+    pub sandbox: sandbox::SandboxPolicy,
 }
 
 impl ToolCtx {
-    /// A context with the defaults: no spill dir, the default bash timeout, workspace only.
+    /// A context with the defaults: no spill dir, the default bash timeout, workspace only, no
+    /// sandbox.
     pub fn new(workspace: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
         ToolCtx {
             workspace: workspace.into(),
@@ -79,6 +83,7 @@ impl ToolCtx {
             session_id: session_id.into(),
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             allow_outside: false,
+            sandbox: sandbox::SandboxPolicy::off(),
         }
     }
 }

@@ -117,7 +117,7 @@ impl AgentCell {
             // Its last reply is its report, shown below once it came: not twice.
             let report = match &self.report {
                 ToolStatus::Succeeded(r) | ToolStatus::Failed(r) => Some(r.trim()),
-                ToolStatus::Running { .. } => None,
+                ToolStatus::AwaitsApproval | ToolStatus::Running { .. } => None,
             };
             let shown = match (self.steps.last(), report) {
                 (Some(AgentStep::Text(t)), Some(r))
@@ -134,7 +134,7 @@ impl AgentCell {
             lines.extend(note(self.now_doing()));
         }
         match &self.report {
-            ToolStatus::Running { .. } => {}
+            ToolStatus::AwaitsApproval | ToolStatus::Running { .. } => {}
             ToolStatus::Succeeded(r) | ToolStatus::Failed(r) => {
                 let style = if failed {
                     theme.error

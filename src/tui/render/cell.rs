@@ -59,9 +59,11 @@ pub enum Cell {
         answer: Option<String>,
     },
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
+    /// `always`: "always" is offered for it (its key is named only then).
     Approval {
         name: String,
         summary: String,
+        always: bool,
         answer: Option<String>,
     },
     /// An error message.
@@ -176,8 +178,9 @@ impl Cell {
             Cell::Approval {
                 name,
                 summary,
+                always,
                 answer,
-            } => approval_lines(name, summary, answer.as_deref(), w, t),
+            } => approval_lines(name, summary, *always, answer.as_deref(), w, t),
             Cell::Error { message } => {
                 let (first, rest) = (raw("✗ ", t.error), raw("  ", t.error));
                 marked(first, rest, sanitize(message).trim_end(), t.error, w)
@@ -259,6 +262,7 @@ fn assistant_lines(
 fn approval_lines(
     name: &str,
     summary: &str,
+    always: bool,
     answer: Option<&str>,
     w: usize,
     theme: &Theme,
@@ -269,14 +273,19 @@ fn approval_lines(
     let mut lines = wrap_spans(&head, w, &[], &pad, WrapMode::Words);
     let tail = match answer {
         Some(a) => vec![raw("→ ", theme.dim), raw(a.to_string(), theme.text)],
-        None => vec![
-            raw(label_for(Action::ApproveOnce), theme.key),
-            raw(" once  ", theme.dim),
-            raw(label_for(Action::ApproveAlways), theme.key),
-            raw(" always  ", theme.dim),
-            raw(label_for(Action::Deny), theme.key),
-            raw(" deny", theme.dim),
-        ],
+        None => {
+            let mut keys = vec![
+                raw(label_for(Action::ApproveOnce), theme.key),
+                raw(" once  ", theme.dim),
+            ];
+            if always {
+                keys.push(raw(label_for(Action::ApproveAlways), theme.key));
+                keys.push(raw(" always  ", theme.dim));
+            }
+            keys.push(raw(label_for(Action::Deny), theme.key));
+            keys.push(raw(" deny", theme.dim));
+            keys
+        }
     };
     lines.extend(wrap_spans(&tail, w, &pad, &pad, WrapMode::Words));
     lines
@@ -542,11 +551,19 @@ mod tests {
         let ap = Cell::Approval {
             name: "bash".into(),
             summary: "bash: rm -rf target".into(),
+            always: true,
             answer: None,
         };
         assert_eq!(
             text(&ap, 80),
             ["? allow bash: rm -rf target", "  y once  a always  n deny"]
         );
+        let once = Cell::Approval {
+            name: "bash".into(),
+            summary: "bash: ls /etc".into(),
+            always: false,
+            answer: None,
+        };
+        assert_eq!(text(&once, 80)[1], "  y once  n deny", "always not offered");
     }
 }

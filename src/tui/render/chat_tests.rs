@@ -148,6 +148,7 @@ fn every_kind() -> Chat {
     chat.push(Cell::Approval {
         name: "bash".into(),
         summary: "bash: rm -rf target".into(),
+        always: true,
         answer: Some("allowed once".into()),
     });
     chat.push(Cell::Retry {

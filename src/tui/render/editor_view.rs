@@ -4,9 +4,11 @@
 use ratatui::style::Style;
 use ratatui::widgets::{Block, BorderType, Borders};
 use ratatui_textarea::TextArea;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_segmentation::UnicodeSegmentation as _;
+use unicode_width::UnicodeWidthStr;
 
 use super::theme::Theme;
+use super::wrap::{cluster_width, str_width};
 use crate::tui::keymap::{Action, short_label_for};
 
 /// Markdown heading lines, highlighted in the editor.
@@ -32,7 +34,7 @@ fn paused_text(short: bool) -> String {
 /// `path` cut from the left to at most `max` columns (`…otes/h.md`); empty when `max` is too
 /// small to show anything useful.
 fn shorten_left(path: &str, max: usize) -> String {
-    if path.width() <= max {
+    if str_width(path) <= max {
         return path.to_string();
     }
     if max < MIN_PATH_COLUMNS {
@@ -40,15 +42,15 @@ fn shorten_left(path: &str, max: usize) -> String {
     }
     let mut kept = Vec::new();
     let mut used = 1; // the `…`
-    for c in path.chars().rev() {
-        let w = c.width().unwrap_or(0);
+    for g in path.graphemes(true).rev() {
+        let w = cluster_width(g);
         if used + w > max {
             break;
         }
         used += w;
-        kept.push(c);
+        kept.push(g);
     }
-    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+    std::iter::once("…").chain(kept.into_iter().rev()).collect()
 }
 
 /// The editor title for `width` columns (the border row between the corners), state first so a

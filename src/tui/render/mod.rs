@@ -14,6 +14,7 @@ pub(crate) mod markdown;
 pub(crate) mod mcp_cell;
 pub(crate) mod plan_view;
 pub(crate) mod prompt_view;
+pub(crate) mod safe_cells;
 pub(crate) mod spinner;
 pub(crate) mod status;
 pub(crate) mod stream;

@@ -133,24 +133,43 @@ pub(crate) fn prompt_note_lines(
     lines
 }
 
+/// The keys that answer a tool call's prompt, as (keys, what they do): `y once`, `a always` only
+/// where "always" is offered, `n/esc deny`. The prompt and the footer both say these.
+pub(crate) fn tool_approval_hints(always: bool) -> Vec<(String, &'static str)> {
+    keymap::hints(&[Context::Approval])
+        .into_iter()
+        .filter(|h| always || h.action != Action::ApproveAlways)
+        .map(|h| (h.keys, h.text))
+        .collect()
+}
+
+/// The keys that answer the `.mcp.json` question: approve, decline, or leave it to the next
+/// launch (Esc sends no answer there).
+pub(crate) fn mcp_json_hints() -> Vec<(String, &'static str)> {
+    let esc = keymap::Key {
+        code: crossterm::event::KeyCode::Esc,
+        mods: crossterm::event::KeyModifiers::NONE,
+    };
+    vec![
+        (short_label_for(Action::ApproveOnce), "approve"),
+        (short_label_for(Action::Deny), "decline"),
+        (
+            keymap::key_label(&esc).to_lowercase(),
+            "ask at the next launch",
+        ),
+    ]
+}
+
 /// The keys line of the `.mcp.json` question: approve, decline, or leave it to the next launch.
 pub(crate) fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'static> {
     let key_style = match keys {
         PromptKeys::Live => theme.key,
         PromptKeys::Settling => theme.dim,
         PromptKeys::InputHasText | PromptKeys::EditorFocused => {
-            return prompt_keys_line(keys, false, theme);
+            return prompt_keys_line(keys, false, false, theme);
         }
     };
-    Line::from(key_spans(
-        [
-            (short_label_for(Action::ApproveOnce), "approve"),
-            (short_label_for(Action::Deny), "decline"),
-            ("Esc".to_string(), "ask at the next launch"),
-        ],
-        key_style,
-        theme,
-    ))
+    Line::from(key_spans(mcp_json_hints(), key_style, theme))
 }
 
 /// `keys what · keys what · …`: the keys in `key_style`, what they do in the text style.
@@ -170,8 +189,14 @@ fn key_spans(
     spans
 }
 
-/// The prompt's last row: its keys, or why it does not take them yet.
-pub(crate) fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Line<'static> {
+/// The prompt's last row: its keys (`always` when "always" is offered), or why it does not take
+/// them yet.
+pub(crate) fn prompt_keys_line(
+    keys: PromptKeys,
+    always: bool,
+    scrollable: bool,
+    theme: &Theme,
+) -> Line<'static> {
     match keys {
         PromptKeys::Live | PromptKeys::Settling => {
             let key_style = if keys == PromptKeys::Live {
@@ -179,12 +204,7 @@ pub(crate) fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme
             } else {
                 theme.dim
             };
-            let hints = keymap::hints(&[Context::Approval]);
-            let mut spans = key_spans(
-                hints.into_iter().map(|h| (h.keys, h.text)),
-                key_style,
-                theme,
-            );
+            let mut spans = key_spans(tool_approval_hints(always), key_style, theme);
             if scrollable {
                 spans.push(raw("  ·  ", theme.dim));
                 spans.push(raw(
@@ -303,12 +323,19 @@ mod tests {
     #[test]
     fn prompt_keys_say_why_they_wait() {
         let t = Theme::plain();
-        let live = prompt_keys_line(PromptKeys::Live, true, &t).to_string();
+        let live = prompt_keys_line(PromptKeys::Live, true, true, &t).to_string();
         assert_eq!(
             live,
             "y once  ·  a always  ·  n/esc deny  ·  up/down scroll"
         );
-        let text = prompt_keys_line(PromptKeys::InputHasText, false, &t).to_string();
+        // Where "always" is not offered, its key is not either.
+        let once = prompt_keys_line(PromptKeys::Live, false, false, &t).to_string();
+        assert_eq!(once, "y once  ·  n/esc deny");
+        assert_eq!(
+            mcp_json_keys_line(PromptKeys::Live, &t).to_string(),
+            "y approve  ·  n decline  ·  esc ask at the next launch"
+        );
+        let text = prompt_keys_line(PromptKeys::InputHasText, false, false, &t).to_string();
         assert!(text.contains("ctrl-c"), "{text}");
         let body = PromptBody {
             summary: "bash: ls /etc",

@@ -18,9 +18,11 @@ pub(crate) const HEAD_LINES: usize = 2;
 /// how it ended).
 pub(crate) const TAIL_LINES: usize = 3;
 
-/// Where a tool call is: running, or finished with its output.
+/// Where a tool call is: waiting for the user's approval, running, or finished with its output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolStatus {
+    /// Not started: it waits for the user's answer to its approval prompt.
+    AwaitsApproval,
     /// No result yet; it has run this many whole seconds, printing `live` so far.
     Running {
         /// Seconds since the call started.
@@ -99,7 +101,7 @@ fn exit_text(exit: &CommandExit) -> String {
 /// The tool cell's lines: the header, then the diff, the output, or how long it has run.
 pub(super) fn tool_lines(v: &ToolView<'_>, w: usize, theme: &Theme) -> Vec<Line<'static>> {
     let (output, is_error) = match v.status {
-        ToolStatus::Running { .. } => (None, false),
+        ToolStatus::AwaitsApproval | ToolStatus::Running { .. } => (None, false),
         ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
         ToolStatus::Failed(o) => (Some(o.as_str()), true),
     };
@@ -155,6 +157,7 @@ pub(super) fn tool_lines(v: &ToolView<'_>, w: usize, theme: &Theme) -> Vec<Line<
             lines.extend(output_lines(&text, theme.tool_output, v.expanded, w, theme));
         }
         let text = match v.status {
+            ToolStatus::AwaitsApproval => "waits for your approval".to_string(),
             ToolStatus::Running { secs, .. } if *secs > 0 => format!("running… {secs}s"),
             _ => "running…".to_string(),
         };
