@@ -7,8 +7,9 @@ use std::os::fd::AsRawFd as _;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::Duration;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -61,7 +62,9 @@ fn enter_modes() -> io::Result<()> {
 /// Enter the app's terminal modes and build the ratatui terminal; installs the panic hook once.
 pub(crate) fn enter() -> io::Result<Tui> {
     install_panic_hook();
-    KEYS_FROM_STDIN.store(io::stdin().is_terminal(), Ordering::SeqCst);
+    if io::stdin().is_terminal() && !KEYS_FROM_STDIN.swap(true, Ordering::SeqCst) {
+        watch_for_hangup();
+    }
     if let Err(e) = enter_modes() {
         restore();
         return Err(e);
@@ -106,29 +109,50 @@ pub(crate) fn gone(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EIO) || !io::stdout().is_terminal()
 }
 
-/// True when the keys still pending can be read to their end without the reader hanging. An
-/// open terminal can. A terminal that is gone answers every read with end of file, which the key
-/// reader takes for "more to come" and reads again, without end: stdin is replaced first by an
-/// empty socket that stays open, so that the keys already read come out and then the reader
-/// waits, as on a quiet terminal.
+/// How often the hangup watcher looks whether the terminal is still there.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// True when the keys still pending can be read to their end without the reader hanging: the
+/// terminal is open, or it is gone and stdin is silenced ([`watch_for_hangup`]).
 pub(crate) fn keys_can_be_drained() -> bool {
-    if io::stdin().is_terminal() {
-        return true;
-    }
-    if !KEYS_FROM_STDIN.load(Ordering::SeqCst) {
-        return false;
-    }
-    match silence_stdin() {
-        Ok(()) => true,
-        Err(e) => {
-            tracing::warn!("the closed terminal's input could not be replaced: {e}");
-            false
-        }
+    io::stdin().is_terminal() || (KEYS_FROM_STDIN.load(Ordering::SeqCst) && silence_stdin())
+}
+
+/// A terminal that is gone answers every read with end of file, which the key reader takes for
+/// "more to come" and reads again, without end, holding up whichever thread asked it for a key
+/// (the app's loop too, which then handles neither SIGHUP nor its next frame). A watcher thread
+/// replaces stdin by an empty socket that stays open within [`WATCH_EVERY`] of the terminal
+/// going: the reader's next read says "nothing yet" and it waits, as on a quiet terminal, and the
+/// keys it had already read still come out.
+fn watch_for_hangup() {
+    let watcher = std::thread::Builder::new()
+        .name("hangup-watch".into())
+        .spawn(|| {
+            while io::stdin().is_terminal() {
+                std::thread::sleep(WATCH_EVERY);
+            }
+            silence_stdin();
+        });
+    if let Err(e) = watcher {
+        tracing::warn!("no hangup watcher: {e}");
     }
 }
 
-/// Make stdin an open, empty, non-blocking socket for the rest of the process.
-fn silence_stdin() -> io::Result<()> {
+/// Make stdin an open, empty, non-blocking socket for the rest of the process, once; true when
+/// it is.
+fn silence_stdin() -> bool {
+    static SILENCED: Mutex<bool> = Mutex::new(false);
+    let mut done = SILENCED.lock().unwrap_or_else(|p| p.into_inner());
+    if !*done {
+        match silent_socket_as_stdin() {
+            Ok(()) => *done = true,
+            Err(e) => tracing::warn!("the closed terminal's input could not be replaced: {e}"),
+        }
+    }
+    *done
+}
+
+fn silent_socket_as_stdin() -> io::Result<()> {
     let (quiet, peer) = UnixStream::pair()?;
     quiet.set_nonblocking(true)?;
     // SAFETY: both descriptors are open; dup2 only makes descriptor 0 a copy of `quiet`.
