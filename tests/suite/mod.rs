@@ -13,6 +13,7 @@ mod engine;
 mod extensions;
 mod faults;
 mod handoff;
+mod hangup_e2e;
 mod hostile;
 mod layers;
 mod masking;
