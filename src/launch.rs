@@ -239,8 +239,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         },
         mcp: mcp.manager,
         side_events: mcp.events,
-        // `mask_tool_results` and its recent window are not config keys yet: the defaults.
-        masking: crate::engine::mask::MaskSettings::default(),
+        masking: ctx.masking,
     })
 }
 

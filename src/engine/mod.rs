@@ -57,7 +57,8 @@ pub mod types;
 /// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
 ///    the offline demo model (which calls them), MCP servers, `@` mentions, hooks, custom
 ///    commands and skills.
-/// 6. The handoff: its document, prompt, store, locks, briefing and the reduced history.
+/// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
+///    briefing and the reduced history.
 /// 7. Subagents: child sessions, reporting on a channel of their own.
 /// 8. The protocol: `Op` and `Event`, the queue pair to the front ends.
 /// 9. The session: the turn loop, the only module that builds an `Event`.

@@ -292,6 +292,16 @@ impl HandoffReason {
 }
 
 /// `auto`, or `auto: what failed`.
+impl HandoffReason {
+    /// What failed, or (for a document written at the first try) the trigger's word.
+    pub fn failure_or_trigger(&self) -> String {
+        match &self.failure {
+            Some(why) => why.clone(),
+            None => self.trigger.as_str().to_string(),
+        }
+    }
+}
+
 impl fmt::Display for HandoffReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.failure {

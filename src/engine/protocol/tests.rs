@@ -26,7 +26,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 53] = [
+const ALL_VARIANTS: [&str; 54] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -43,6 +43,7 @@ const ALL_VARIANTS: [&str; 53] = [
     "handoff:near",
     "handoff:writing",
     "handoff:rescuing",
+    "handoff:retrying",
     "handoff:waiting",
     "handoff:frozen",
     "handoff:reopened",
@@ -102,6 +103,7 @@ fn variant(ev: &Event) -> &'static str {
             HandoffPhase::Near { .. } => "handoff:near",
             HandoffPhase::Writing { .. } => "handoff:writing",
             HandoffPhase::Rescuing { .. } => "handoff:rescuing",
+            HandoffPhase::Retrying { .. } => "handoff:retrying",
             HandoffPhase::Waiting { .. } => "handoff:waiting",
             HandoffPhase::Frozen { .. } => "handoff:frozen",
             HandoffPhase::Reopened { .. } => "handoff:reopened",

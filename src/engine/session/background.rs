@@ -12,9 +12,11 @@
 //!
 //! A failed writing request (an error after its retries, a stall, an overflow, a reply without the
 //! required sections) runs once more on a reduced copy of the history ([`super::writing_request`]);
-//! only when that fails too is the degraded document frozen. `Op::CancelHandoff` stops the writing
-//! only. When the main thread's context reaches the window minus the writing reserve first, it
-//! waits for the document ([`Engine::wait_background`]), as in blocking mode.
+//! a document that restated its instructions is asked for once more with the short prompt, on
+//! the same history ([`super::background_retry`]); only when that fails too is the degraded
+//! document frozen. `Op::CancelHandoff` stops the writing only. When the main thread's context
+//! reaches the window minus the writing reserve first, it waits for the document
+//! ([`Engine::wait_background`]), as in blocking mode.
 
 use std::time::{Duration, Instant};
 
@@ -25,8 +27,10 @@ use super::handoff_run::WriteFailure;
 use super::lifecycle::{Attempt, Background, BgState, ReviewState, Written};
 use super::request::Stop;
 use super::turnover::{Produced, Why};
+use super::writing_request::retry_failed;
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
+use crate::engine::handoff::prompt::WritingPrompt;
 use crate::engine::ledger::{Cut, HandoffCause, HandoffReason, HandoffTrigger};
 use crate::engine::policy::HandoffMode;
 use crate::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op};
@@ -159,6 +163,7 @@ impl Engine {
             focus: focus.clone(),
             background: true,
         }));
+        let short = self.short_retry(&prefix, used, focus.as_deref());
         let req = self.writing_request(prefix, used, HandoffCause::Pressure, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Full, req);
         self.handoff.begin_background(Background {
@@ -171,6 +176,7 @@ impl Engine {
                 task,
                 failure: None,
                 reduced: false,
+                short,
             },
             lock: Duration::ZERO,
         });
@@ -179,7 +185,12 @@ impl Engine {
 
     /// Send a writing request from a task of its own; its result comes back on `bg_rx`. Its
     /// retries are said as notices (the main stream's `retry` events are the main thread's).
-    fn spawn_writing(&mut self, id: HandoffId, attempt: Attempt, req: ModelRequest) -> AbortHandle {
+    pub(super) fn spawn_writing(
+        &mut self,
+        id: HandoffId,
+        attempt: Attempt,
+        req: ModelRequest,
+    ) -> AbortHandle {
         self.counters.requests += 1;
         let number = self.counters.requests;
         tracing::debug!(
@@ -245,13 +256,14 @@ impl Engine {
                 attempt,
                 failure,
                 reduced,
+                short,
                 ..
             } if bg.id == w.id && *attempt == w.attempt => {
-                Some((bg.ctx_at_cut, failure.clone(), *reduced))
+                Some((bg.ctx_at_cut, failure.clone(), *reduced, short.prompt()))
             }
             _ => None,
         });
-        let Some((used, failure, reduced)) = current else {
+        let Some((used, failure, reduced, prompt)) = current else {
             tracing::debug!(handoff = w.id.0, "stale background writing result dropped");
             return;
         };
@@ -278,10 +290,16 @@ impl Engine {
             ),
         }
         let outcome = match w.result {
-            Ok(resp) => self.document_from(&resp, used),
+            Ok(resp) => self.document_from(&resp, used, prompt),
             Err(e) => Err(WriteFailure::Provider(e)),
         };
         match (outcome, w.attempt) {
+            (Err(WriteFailure::Restated(r)), _) if prompt == WritingPrompt::Full => {
+                self.retry_background(r)
+            }
+            (Err(f), _) if prompt == WritingPrompt::Short => {
+                self.degrade_background(retry_failed(&failure.unwrap_or_default(), &f))
+            }
             (Ok(doc), Attempt::Full) => self.freeze_background(
                 doc,
                 Produced::WRITTEN,
@@ -345,6 +363,7 @@ impl Engine {
             dropped: reduced.dropped,
             background: true,
         }));
+        let short = self.short_retry(&reduced.messages, used, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Rescue, req);
         if let Some(bg) = self.handoff.background_mut() {
             bg.state = BgState::Writing {
@@ -352,11 +371,12 @@ impl Engine {
                 task,
                 failure: Some(first),
                 reduced: !reduced.is_whole(),
+                short,
             };
         }
     }
 
-    fn degrade_background(&mut self, reason: String) {
+    pub(super) fn degrade_background(&mut self, reason: String) {
         let used = self.handoff.background().map_or(0, |b| b.ctx_at_cut);
         let mut doc = self.degraded_doc(&reason);
         doc.meta = Some(self.meta(used));

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::writing_request::ShortRetry;
 use crate::engine::ledger::{Cut, FrozenHandoff};
 use crate::engine::protocol::HandoffId;
 use crate::engine::provider::ProviderError;
@@ -81,6 +82,8 @@ pub(super) enum BgState {
         failure: Option<String>,
         /// A rescue's history had parts elided.
         reduced: bool,
+        /// The retry with the short prompt, for a document that restated its instructions.
+        short: ShortRetry,
     },
     /// The document is frozen (on disk, in the ledger); the turnover waits for the review.
     Frozen {

@@ -9,6 +9,7 @@
 //! holds the parts, starting sessions and turns, and the one way out for events (`emit`).
 
 mod background;
+mod background_retry;
 mod continuity;
 mod conversation;
 mod handoff_run;

@@ -206,6 +206,7 @@ impl Engine {
             handoff: id,
             path: frozen.file.path().map(Path::to_path_buf),
             degraded: frozen.degraded,
+            degraded_reason: frozen.degraded.then(|| frozen.reason.failure_or_trigger()),
             markdown: shown,
             awaits_review,
             background,
@@ -326,6 +327,9 @@ impl Engine {
             context: frozen.ctx_at_cut,
             window: self.settings.thresholds.window,
             degraded: successor.degraded,
+            degraded_reason: successor
+                .degraded
+                .then(|| frozen.reason.failure_or_trigger()),
             path: frozen.file.path().map(Path::to_path_buf),
             sections: successor.parsed.section_names(),
             generation,
