@@ -551,6 +551,8 @@ pub enum Event {
         cost_usd: f64,
         /// The session's cost so far (writing turns and summaries included).
         session_cost_usd: f64,
+        /// Tokens (estimated) that masking old tool output kept out of the last request.
+        masked_tokens: u64,
     },
     Handoff(HandoffPhase),
     /// A compaction (`--no-handoff`) replaced older history with a summary.

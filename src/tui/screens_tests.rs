@@ -114,6 +114,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
             usage: Usage::default(),
             cost_usd: 0.12,
             session_cost_usd: 0.12,
+            masked_tokens: 0,
         }),
         t0,
     );

@@ -36,8 +36,12 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             context,
             thresholds,
             estimated,
+            masked_tokens,
             ..
-        } => on_usage(state, context, thresholds, estimated),
+        } => {
+            state.gauge.masked = masked_tokens;
+            on_usage(state, context, thresholds, estimated)
+        }
         // The engine's notice that follows says what was learned and where it is recorded.
         Event::WindowLearned { thresholds, .. } => {
             state.labels.window_source = "learned from an overflow message".into();

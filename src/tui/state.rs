@@ -417,6 +417,7 @@ impl AppState {
                 warn_at: t.warn_at,
                 estimated: false,
                 mode: GaugeMode::Normal,
+                masked: 0,
             },
             thresholds: t,
             labels: p.labels,

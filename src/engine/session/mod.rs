@@ -516,6 +516,7 @@ impl Engine {
             usage: Default::default(),
             cost_usd: 0.0,
             session_cost_usd: self.s.cost_usd,
+            masked_tokens: self.mask.saved_tokens,
         });
     }
 

@@ -298,6 +298,7 @@ impl Engine {
             usage: resp.usage,
             cost_usd: cost,
             session_cost_usd: self.s.cost_usd,
+            masked_tokens: self.mask.saved_tokens,
         });
     }
 
