@@ -101,6 +101,9 @@ pub struct ToolOutput {
     pub diff: Option<Box<FileDiff>>,
     /// `bash`: how the command ended (always set for a command that started).
     pub exit: Option<CommandExit>,
+    /// `bash`: the sandbox stopped (or may have stopped) the command; the content ends with
+    /// the same note.
+    pub sandbox: Option<sandbox::SandboxStopped>,
 }
 
 /// How a bash command ended, for front ends (the model reads the same in the result's last line).
@@ -128,6 +131,7 @@ impl ToolOutput {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }
     }
 
@@ -139,6 +143,7 @@ impl ToolOutput {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }
     }
 
