@@ -144,7 +144,7 @@ impl Engine {
             spilled: out.spilled.clone(),
             diff: out.diff.take(),
             exit: out.exit.take(),
-            sandbox: out.sandbox.take(),
+            sandbox: out.sandbox.take().map(|s| *s),
         });
         Block::ToolResult {
             tool_use_id: id.to_string(),

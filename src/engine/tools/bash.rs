@@ -76,7 +76,7 @@ pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx, live: Live<'_>) -> ToolR
         let stopped = stop.stopped();
         out.content.push('\n');
         out.content.push_str(&stopped.message);
-        out.sandbox = Some(stopped);
+        out.sandbox = Some(Box::new(stopped));
     }
     Ok(out)
 }
