@@ -48,6 +48,8 @@ pub fn params(
         max_generations,
         max_iterations: 10_000,
         approvals: ApprovalPolicy::Auto,
+        sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
+        sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
         front_end: FrontEnd::Headless,
         step: Some("bench".into()),
         retry: RetryPolicy::default(),

@@ -199,6 +199,8 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         max_generations: ctx.max_generations,
         max_iterations: tools.max_iterations,
         approvals: tools.approvals,
+        sandbox: config.sandbox.policy.clone(),
+        sandbox_approval: config.sandbox.approval,
         front_end,
         step: places.step.clone(),
         retry: RetryPolicy {

@@ -369,6 +369,10 @@ fn sample() -> Config {
             notify: Notify::Bell,
             history: true,
         },
+        sandbox: super::sandbox::SandboxSettings {
+            policy: crate::engine::tools::sandbox::SandboxPolicy::default(),
+            approval: crate::engine::policy::SandboxApproval::Skip,
+        },
     }
 }
 

@@ -91,6 +91,17 @@ pub enum ApprovalPolicy {
     AskOnce,
 }
 
+/// Whether a `bash` command that the sandbox confines is asked for like any other command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxApproval {
+    /// A confined command runs without asking: the sandbox keeps it to the workspace.
+    #[default]
+    Skip,
+    /// Ask as if there were no sandbox (config `[sandbox] ask = true`).
+    Ask,
+}
+
 /// Who drives the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrontEnd {

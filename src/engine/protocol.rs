@@ -26,6 +26,7 @@ pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 pub use super::policy::ApprovalPolicy;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub use super::tools::CommandExit;
+pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
 pub use super::types::Effort;
 use super::types::Usage;
 
@@ -516,6 +517,8 @@ pub enum Event {
         diff: Option<Box<FileDiff>>,
         /// `bash`: how the command ended (exit code, signal, timeout, interrupt, elapsed time).
         exit: Option<CommandExit>,
+        /// `bash`: the sandbox stopped (or may have stopped) the command, and why in words.
+        sandbox: Option<SandboxStopped>,
     },
     /// Output of the running tool call `id` (bash), while it runs: throttled to at most 20 events
     /// a second, redacted, raw terminal text (`\r`, colours) that the front end cleans for its
@@ -537,6 +540,9 @@ pub enum Event {
         /// What answering [`Approval::Always`] grants, with the sentence to show; None when
         /// "always" is not offered (a call leaving the workspace is approved call by call).
         always: Option<AllowOffer>,
+        /// Set when the sandbox stopped this `bash` command: why, in words. Allowing runs the
+        /// command once more, outside the sandbox; denying keeps the sandboxed result.
+        unsandboxed: Option<String>,
     },
     /// Context accounting after a response (or an estimate between responses), with the
     /// thresholds in force.
@@ -670,6 +676,8 @@ pub enum Event {
     Permissions {
         policy: ApprovalPolicy,
         allowances: Vec<Allowance>,
+        /// The sandbox of `bash` commands, in one line.
+        sandbox: String,
     },
     Notice {
         message: String,

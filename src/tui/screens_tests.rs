@@ -77,6 +77,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }),
         t0,
     );
@@ -159,6 +160,7 @@ fn approval_prompt() {
             command: None,
             diff: None,
             always: None,
+            unsandboxed: None,
         }),
         t0,
     );

@@ -12,6 +12,7 @@ mod log;
 mod masking;
 mod memory_ops;
 mod request;
+mod sandbox_ops;
 mod slash_ops;
 mod tail;
 mod tasks;
@@ -78,6 +79,10 @@ pub struct EngineParams {
     pub max_iterations: u32,
     /// `--yes` or not.
     pub approvals: ApprovalPolicy,
+    /// How `bash` commands are confined (`--sandbox`, `--sandbox-network`, `[sandbox]`).
+    pub sandbox: crate::engine::tools::sandbox::SandboxPolicy,
+    /// Whether a command the sandbox confines is still asked for.
+    pub sandbox_approval: crate::engine::policy::SandboxApproval,
     /// The TUI (asks, reviews, replays) or headless.
     pub front_end: FrontEnd,
     pub step: Option<String>,
@@ -279,6 +284,8 @@ impl Engine {
         let thresholds = p.thresholds;
         let strategies = p.context.strategies(thresholds.headroom);
         let mut startup_warnings = Vec::new();
+        let support = crate::engine::tools::sandbox::Support::current();
+        startup_warnings.extend(support.notice(&p.sandbox));
         let (manifest, step, session) = match &p.resume {
             Some(r) => {
                 startup_warnings.extend(r.warnings.iter().cloned());

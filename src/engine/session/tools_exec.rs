@@ -30,7 +30,7 @@ impl Engine {
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
-            sandbox: tools::sandbox::SandboxPolicy::off(),
+            sandbox: self.p.sandbox.clone(),
         }
     }
 
@@ -112,13 +112,20 @@ impl Engine {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
                 let outside = self.leaves_workspace(name, input);
-                match self.execute(id, name, input, outside).await {
+                let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
+                    Some(out) if out.sandbox.is_some() => {
+                        self.offer_unsandboxed(id, input, out).await
+                    }
+                    other => (other, false),
+                };
+                match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
                         if !out.is_error && matches!(name, "write_file" | "edit_file") {
                             self.note_touched(input);
                         }
-                        let stopped = out.exit.as_ref().is_some_and(|e| e.interrupted);
+                        let stopped =
+                            stopped_asking || out.exit.as_ref().is_some_and(|e| e.interrupted);
                         (out, stopped)
                     }
                     None => (ToolOutput::error("interrupted by the user"), true),
@@ -144,6 +151,7 @@ impl Engine {
             spilled: out.spilled.clone(),
             diff: out.diff.take(),
             exit: out.exit.take(),
+            sandbox: out.sandbox.take().map(|s| *s),
         });
         Block::ToolResult {
             tool_use_id: id.to_string(),
@@ -181,6 +189,7 @@ impl Engine {
             true
         } else {
             tools::is_known(name)
+                && !self.sandbox_covers(name)
                 && tools::needs_approval(name, input, &self.p.workspace)
                 && !tools::reads_spill(name, input, &self.p.workspace, Some(&self.spill_dir()))
         };
@@ -234,7 +243,29 @@ impl Engine {
                 .flatten(),
             diff: diff.map(Box::new),
             always: always.clone(),
+            unsandboxed: None,
         });
+        let answer = self.answer(id).await;
+        if answer.is_some() {
+            self.asked_once = true;
+        }
+        match answer {
+            Some(Approval::Once) => Decision::Allow,
+            Some(Approval::Always) => {
+                if let Some(offer) = &always {
+                    self.allowances.grant(&offer.rules);
+                }
+                Decision::Allow
+            }
+            Some(Approval::Deny) => {
+                Decision::Deny(format!("denied: the user did not allow this `{name}` call"))
+            }
+            None => Decision::Abort,
+        }
+    }
+
+    /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.
+    pub(super) async fn answer(&mut self, id: &str) -> Option<Approval> {
         loop {
             let op = tokio::select! {
                 op = self.ops.recv() => op,
@@ -245,26 +276,12 @@ impl Engine {
                 }
             };
             match op {
-                Some(Op::Approval { id: got, decision }) if got == id => {
-                    self.asked_once = true;
-                    return match decision {
-                        Approval::Once => Decision::Allow,
-                        Approval::Always => {
-                            if let Some(offer) = &always {
-                                self.allowances.grant(&offer.rules);
-                            }
-                            Decision::Allow
-                        }
-                        Approval::Deny => Decision::Deny(format!(
-                            "denied: the user did not allow this `{name}` call"
-                        )),
-                    };
-                }
+                Some(Op::Approval { id: got, decision }) if got == id => return Some(decision),
                 // An answer to another request: stale.
                 Some(Op::Approval { .. }) => {}
                 other => {
                     if self.triage(other).is_some() {
-                        return Decision::Abort;
+                        return None;
                     }
                 }
             }
@@ -298,6 +315,7 @@ impl Engine {
         Event::Permissions {
             policy: self.p.approvals,
             allowances: self.allowances.list(),
+            sandbox: self.sandbox_line(),
         }
     }
 
@@ -341,7 +359,12 @@ impl Engine {
 
     /// bash with live output and a graceful stop: an abort of the turn stops the command and
     /// waits for its partial result; shutdown drops it (the process group dies).
-    async fn run_bash(&mut self, id: &str, input: &Value, ctx: &ToolCtx) -> Option<ToolOutput> {
+    pub(super) async fn run_bash(
+        &mut self,
+        id: &str,
+        input: &Value,
+        ctx: &ToolCtx,
+    ) -> Option<ToolOutput> {
         let events = self.events.clone();
         let call = id.to_string();
         let mut on_output = move |text: String| {

@@ -350,7 +350,7 @@ fn snippet(text: &str, m: &Matcher) -> (String, bool) {
 pub async fn run_call(input: &Value, sources: Vec<Source>) -> ToolOutput {
     let map = match super::arguments(NAME, input) {
         Ok(map) => map.clone(),
-        Err(out) => return out,
+        Err(e) => return ToolOutput::from(e),
     };
     let cancel = super::CancelOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = Arc::clone(&cancel.0);
