@@ -7,6 +7,7 @@ pub mod openai;
 pub mod overflow;
 pub mod retry;
 pub mod sse;
+pub mod text_calls;
 pub mod windows;
 
 use std::future::Future;

@@ -980,6 +980,7 @@ mod tests {
                 id: id.into(),
                 name: "bash".into(),
                 input: serde_json::json!({}),
+                from_text: false,
             }],
         };
         let mut msgs = vec![Message::user("go"), call("a")];
