@@ -45,6 +45,9 @@ pub struct Cli {
     /// Use in-place compaction instead of handoff
     #[arg(long)]
     pub no_handoff: bool,
+    /// Use the compact system prompt and tool descriptions (automatic for windows up to 32K)
+    #[arg(long)]
+    pub lean: bool,
     /// Handoffs allowed in one step before it stops
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
     pub max_generations: Option<u32>,
@@ -282,6 +285,7 @@ pub struct FileConfig {
     #[serde(default, deserialize_with = "file_tokens")]
     pub headroom: Option<u64>,
     pub no_handoff: Option<bool>,
+    pub lean: Option<bool>,
     /// Run compaction as well as handoff (both only when asked explicitly, SPEC §6.1).
     pub compaction: Option<bool>,
     pub max_generations: Option<u32>,
@@ -387,6 +391,8 @@ pub struct Config {
     pub window: u64,
     pub window_source: WindowSource,
     pub headroom: u64,
+    /// `--lean`: the compact prompt whatever the window ([`Config::prompt_style`]).
+    pub lean: bool,
     pub context: ContextPolicy,
     pub max_generations: u32,
     pub max_iterations: u32,
@@ -434,7 +440,12 @@ pub struct Config {
 
 impl Config {
     pub fn thresholds(&self) -> Thresholds {
-        Thresholds::new(self.window, self.headroom)
+        Thresholds::with_output(self.window, self.headroom, self.max_tokens)
+    }
+
+    /// The prompt the sessions get: lean when asked or in a small window.
+    pub fn prompt_style(&self) -> crate::engine::lean::PromptStyle {
+        crate::engine::lean::PromptStyle::choose(self.lean, self.window)
     }
 
     /// `<workspace>/.flower`, or None with `--no-workbench`.
@@ -450,7 +461,7 @@ impl Config {
             Backend::Api(p) => p.as_str(),
         };
         format!(
-            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {} ({})\nworkspace: {}\nlog: {} ({})\nmcp servers: {}",
+            "provider: {provider}\nendpoint: {}\nmodel: {}\nwindow: {} ({})\nheadroom: {}\nat: {}\nwarn_at: {}\napi key: {}\nhandoff: {} ({})\nworkspace: {}\nlog: {} ({})\nmcp servers: {}\nprompt: {}",
             if self.backend.is_demo() {
                 "(in-process)"
             } else {
@@ -469,22 +480,8 @@ impl Config {
             self.log_level,
             crate::logging::log_dir(&self.data_dir).display(),
             mcp_summary(&self.mcp_servers),
-        ) + &self
-            .startup_warnings()
-            .iter()
-            .map(|w| format!("\nwarning: {w}"))
-            .collect::<String>()
-    }
-
-    /// What the settings themselves warn about (shown by `-v`; the engine says it at start too).
-    pub fn startup_warnings(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.context.hands_off()
-            && let Some(w) = self.thresholds().line_warning()
-        {
-            out.push(w);
-        }
-        out
+            self.prompt_style().as_str(),
+        )
     }
 }
 
@@ -940,6 +937,7 @@ pub fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigEr
         verbose: cli.verbose || file.verbose.unwrap_or(false),
         handoff_after: cli.handoff_after,
         theme: cli.theme.or(file.theme).unwrap_or_else(|| "dark".into()),
+        lean: cli.lean || file.lean.unwrap_or(false),
         no_color: env.get("NO_COLOR").is_some(),
         editor: env.get("VISUAL").or(env.get("EDITOR")).map(str::to_string),
         // The demo's 40,000-token window keeps room to work on past its handoff line.

@@ -329,6 +329,7 @@ fn sample() -> Config {
         window: 200_000,
         window_source: WindowSource::Flag,
         headroom: 50_000,
+        lean: false,
         context: ContextPolicy::Handoff,
         max_generations: 8,
         max_iterations: 200,
@@ -524,24 +525,33 @@ fn a_dot_flower_file_and_a_run_dir_file_are_named() {
 }
 
 #[test]
-fn a_handoff_line_at_the_window_is_a_warning_in_the_report() {
+fn a_small_window_scales_the_line_and_gets_the_lean_prompt() {
     let c = Config {
         window: 8_000,
+        max_tokens: 16_384,
         ..sample()
     };
-    assert_eq!(c.startup_warnings().len(), 1);
+    // The line leaves the writing request's output cap (a quarter of the window) free.
+    assert_eq!((c.thresholds().at, c.thresholds().warn_at), (5_000, 4_000));
     let report = c.verbose_report();
     assert!(
-        report.contains("\nwarning: the handoff line (10.0K) is at or above the window (8K)"),
+        report.contains("\nat: 5000\n") && report.contains("\nprompt: lean"),
         "{report}"
     );
-    // Compaction has no handoff line.
-    let c = Config {
-        context: ContextPolicy::Compaction,
-        ..c
+    assert!(sample().verbose_report().contains("\nprompt: full"));
+    let asked = Config {
+        lean: true,
+        ..sample()
     };
-    assert!(c.startup_warnings().is_empty());
-    assert!(sample().startup_warnings().is_empty());
+    assert!(asked.verbose_report().contains("\nprompt: lean"));
+    // A small output cap needs little room: the seed's line holds in the demo's window.
+    let demo = Config {
+        window: 40_000,
+        headroom: 10_000,
+        max_tokens: 4_096,
+        ..sample()
+    };
+    assert_eq!(demo.thresholds().at, 30_000);
 }
 
 #[test]

@@ -20,11 +20,10 @@ use crate::engine::runs;
 use crate::engine::session::{EngineParams, Resume};
 use crate::engine::sessions;
 
-const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
-
-/// The system prompt for a workspace. Stable across a run, so the provider's prompt cache holds.
-pub fn system_prompt(workspace: &std::path::Path) -> String {
-    SYSTEM_PROMPT.replace("{workspace}", &workspace.display().to_string())
+/// The system prompt for a workspace (full or lean, by the window and `--lean`). Stable across a
+/// run, so the provider's prompt cache holds.
+pub fn system_prompt(config: &Config) -> String {
+    config.prompt_style().base_prompt(&config.workspace)
 }
 
 /// The first line of a run's log: what it runs with (the key never, not even masked).
@@ -196,7 +195,7 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
     Ok(EngineParams {
         provider,
         model: config.model.clone(),
-        system_prompt: system_prompt(&config.workspace),
+        system_prompt: system_prompt(config),
         instructions: InstructionSources {
             user_dir: config.config_dir.clone(),
             max_bytes: config.instructions_max_bytes,
@@ -234,6 +233,7 @@ pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams,
             model: config.subagent_model.clone(),
             max_iterations: config.subagent_max_iterations,
         },
+        prompt_style: config.prompt_style(),
     })
 }
 

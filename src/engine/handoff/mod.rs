@@ -17,14 +17,17 @@ pub use store::{ReadBack, freeze, live_path, read_back, safe_step_name};
 use crate::engine::compact::{ContextStrategy, Pressure, StrategyKind};
 use crate::engine::context::{DueInput, handoff_at, handoff_due};
 
-/// Handoff as a [`ContextStrategy`]: due at the handoff line `max(10_000, window - headroom)`
-/// (SPEC §6.2), never during the writing turn, only once the session has an id.
+/// Handoff as a [`ContextStrategy`]: due at the handoff line of the window in force
+/// ([`crate::engine::context::handoff_line`]: `max(10_000, window - headroom)`, scaled in small
+/// windows), never during the writing turn, only once the session has an id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HandoffStrategy {
     /// `HandoffPolicy.enabled` (false with `--no-handoff`).
     pub enabled: bool,
     /// Tokens kept free below the window (`--headroom`, default 50,000).
     pub headroom: u64,
+    /// The requests' output cap: the room the writing request needs below the window.
+    pub max_tokens: u32,
 }
 
 impl ContextStrategy for HandoffStrategy {
@@ -37,7 +40,7 @@ impl ContextStrategy for HandoffStrategy {
             enabled: self.enabled,
             writing_turn: p.writing_turn,
             ctx: p.ctx,
-            at: handoff_at(p.window, self.headroom),
+            at: handoff_at(p.window, self.headroom, self.max_tokens),
             has_session_id: p.has_session_id,
         })
     }
@@ -59,6 +62,7 @@ mod tests {
         let handoff = HandoffStrategy {
             enabled: true,
             headroom: 50_000,
+            max_tokens: 16_384,
         };
         let strategies: [&dyn ContextStrategy; 2] = [&handoff, &CompactionStrategy];
         let names: Vec<_> = strategies.iter().map(|s| s.name()).collect();
@@ -83,13 +87,28 @@ mod tests {
             ..handoff
         };
         assert!(!off.due(&high));
-        // The 10k floor: a tiny window hands off at 10k.
+        // The 10k floor: a 20K window hands off at 10k.
         let tiny = Pressure {
             ctx: 10_000,
-            window: 12_000,
+            window: 20_000,
             ..p
         };
         assert!(handoff.due(&tiny));
         assert!(!handoff.due(&Pressure { ctx: 9_999, ..tiny }));
+        // An 8K window: the line is scaled (5,120), the same line the thresholds show.
+        let small = Pressure {
+            ctx: 5_120,
+            window: 8_192,
+            ..p
+        };
+        assert!(handoff.due(&small));
+        assert!(!handoff.due(&Pressure {
+            ctx: 5_119,
+            ..small
+        }));
+        assert_eq!(
+            crate::engine::context::Thresholds::with_output(8_192, 50_000, 16_384).at,
+            5_120
+        );
     }
 }

@@ -3,8 +3,10 @@
 pub mod anthropic;
 pub mod error;
 pub mod http;
+pub mod length;
 pub mod openai;
 pub mod overflow;
+pub mod probe;
 pub mod retry;
 pub mod sse;
 pub mod text_calls;

@@ -7,6 +7,7 @@ mod background;
 mod continuity;
 mod handoff_run;
 mod input;
+mod local;
 mod log;
 mod memory;
 mod request;
@@ -97,6 +98,8 @@ pub struct EngineParams {
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: crate::engine::subagent::SubagentSettings,
+    /// The full prompt and tool descriptions, or the lean ones of a small window.
+    pub prompt_style: crate::engine::lean::PromptStyle,
 }
 
 /// Where `--continue` attaches.
@@ -259,6 +262,8 @@ pub(crate) struct Engine {
     /// Pins (and focus) given before the first message named the step: they move into its
     /// record when it starts (`memory()` reads the record's from then on).
     unborn: super::memory::StepMemory,
+    /// Token estimates calibrated for the model (learned from every main-thread response).
+    tokens: super::tokens::Estimator,
 }
 
 impl Engine {
@@ -267,8 +272,11 @@ impl Engine {
         ops: mpsc::Receiver<Op>,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Engine, Error> {
-        let thresholds = p.thresholds;
-        let strategies = p.context.strategies(thresholds.headroom);
+        // The handoff line keeps the requests' output cap free below the window.
+        let thresholds =
+            Thresholds::with_output(p.thresholds.window, p.thresholds.headroom, p.max_tokens);
+        let strategies = p.context.strategies(thresholds.headroom, p.max_tokens);
+        let tokens = super::tokens::Estimator::load(&p.data_dir, &p.model);
         let mut startup_warnings = Vec::new();
         let (manifest, step, session) = match &p.resume {
             Some(r) => {
@@ -343,6 +351,7 @@ impl Engine {
             bg_rx,
             bg_cancelled: false,
             unborn: Default::default(),
+            tokens,
         })
     }
 
@@ -492,9 +501,16 @@ impl Engine {
         }
     }
 
-    /// The context the gauge shows: the last report plus an estimate of what was appended since.
+    /// The context the gauge shows: the last report plus an estimate of what was appended since
+    /// (and of the session's floor, before its first report).
     fn ctx_estimate(&self) -> u64 {
-        self.s.ctx + context::estimate_tokens(self.s.appended_chars)
+        // Before the session's first response nothing has counted its prompt and tools yet.
+        let floor = if self.s.ctx == 0 {
+            self.estimate(self.floor_chars())
+        } else {
+            0
+        };
+        self.s.ctx + floor + self.estimate(self.s.appended_chars)
     }
 
     fn emit_usage_estimate(&self) {
@@ -717,7 +733,7 @@ impl Engine {
         for message in std::mem::take(&mut self.startup_warnings) {
             self.emit(Event::Warning { message });
         }
-        self.warn_about_the_line();
+        self.warn_about_the_floor();
         if self.p.resume.is_some() {
             self.announce_resumed();
             self.reopen_frozen().await;
@@ -769,7 +785,7 @@ impl Engine {
                 Op::SetEffort { effort } => self.set_effort(effort),
                 Op::Revoke { rule } => self.revoke(rule),
                 Op::SetWindow { window } => {
-                    self.thresholds = Thresholds::new(window, self.thresholds.headroom);
+                    self.thresholds = self.thresholds_for(window);
                     if self.has_step() {
                         self.record(|rec| rec.window = window);
                         self.save_manifest();
@@ -782,7 +798,7 @@ impl Engine {
                             context::fmt_tokens(self.thresholds.warn_at)
                         ),
                     });
-                    self.warn_about_the_line();
+                    self.warn_about_the_floor();
                     self.emit_usage_estimate();
                 }
                 op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => {
@@ -826,15 +842,6 @@ impl Engine {
                     self.turnover_if_ready();
                 }
             }
-        }
-    }
-
-    /// A handoff line at or above the window is said (the session would hit the wall first).
-    fn warn_about_the_line(&self) {
-        if self.p.context.hands_off()
-            && let Some(message) = self.thresholds.line_warning()
-        {
-            self.emit(Event::Warning { message });
         }
     }
 

@@ -289,6 +289,9 @@ impl Engine {
         if let Some(mcp) = &self.p.mcp {
             specs.extend(mcp.tool_specs());
         }
+        if self.p.prompt_style.is_lean() {
+            crate::engine::tools::lean::compact(&mut specs);
+        }
         specs
     }
 
@@ -300,7 +303,7 @@ impl Engine {
             messages: self.s.messages.clone(),
             tools: self.tool_specs(),
             tool_choice,
-            max_tokens: self.p.max_tokens,
+            max_tokens: self.output_cap(),
             effort: self.p.effort,
         }
     }
@@ -319,9 +322,11 @@ impl Engine {
             tool_choice = ?req.tool_choice,
             "request sent"
         );
+        let sent = (purpose == Purpose::Main).then(|| super::local::request_chars(&req));
         let outcome = self
             .stream_inner(req, purpose == Purpose::Main, number)
             .await;
+        let outcome = self.after_reply(outcome, sent, purpose);
         let ms = started.elapsed().as_millis();
         match &outcome {
             Outcome::Done(resp) => tracing::info!(
@@ -430,7 +435,12 @@ impl Engine {
         }
         let partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
         match result {
-            Some(Ok(resp)) => Outcome::Done(resp),
+            Some(Ok(resp)) => {
+                if shown.load(Ordering::Relaxed) {
+                    self.take_back(&resp, partial.chars().count());
+                }
+                Outcome::Done(resp)
+            }
             Some(Err(error)) => Outcome::Failed { error, partial },
             None => Outcome::Aborted { partial },
         }

@@ -445,7 +445,7 @@ impl Engine {
                 message: format!("could not record the learned window: {err}"),
             });
         }
-        self.thresholds = crate::engine::context::Thresholds::new(limit, self.thresholds.headroom);
+        self.thresholds = self.thresholds_for(limit);
         self.record(|rec| rec.window = limit);
         self.emit_logged(Event::WindowLearned {
             model: self.p.model.clone(),
