@@ -9,5 +9,6 @@ pub mod harden;
 pub mod headless;
 pub mod launch;
 pub mod logging;
+pub mod server_window;
 pub mod tui;
 pub mod tui_main;

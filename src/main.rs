@@ -52,6 +52,8 @@ fn main() {
             std::process::exit(1);
         }
     };
+    // A local server states its own window: asked before `-v` reports it.
+    runtime.block_on(flower_tui::server_window::ask(&mut config));
     if config.verbose {
         eprintln!("{}", config.verbose_report());
     }

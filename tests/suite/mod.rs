@@ -10,6 +10,7 @@ mod e2e;
 mod engine;
 mod faults;
 mod handoff;
+mod local;
 mod mcp;
 mod memory;
 mod memory_e2e;

@@ -1,10 +1,11 @@
-//! The providers against the fake server: Anthropic streaming here; OpenAI, errors, retries and the
-//! fake's own validation in the submodules.
+//! The providers against the fake server: Anthropic streaming here; OpenAI, errors, retries, local
+//! servers and the fake's own validation in the submodules.
 
 mod broken;
 mod chaos;
 mod errors;
 mod fake_server;
+mod local;
 mod openai;
 mod retry;
 mod windows;
