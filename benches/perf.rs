@@ -91,6 +91,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "a ledger save merging one step under the run's lock; a bash call with its lifeline",
         faults_bench::run,
     ),
+    (
+        "probe",
+        "asking a local server for its window at start: answered, 404, refused, silent",
+        local_bench::probe_costs,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -107,6 +112,7 @@ mod daily_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
+mod local_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;
