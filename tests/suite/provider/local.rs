@@ -100,7 +100,8 @@ async fn each_server_states_its_window_its_own_way() {
                 max: 32_768,
             },
             "qwen2.5-coder-7b-instruct",
-            found(ServerKind::LmStudio, 32_768),
+            // Not loaded: a first request loads it with LM Studio's default context.
+            found(ServerKind::LmStudio, 4_096),
         ),
         (
             LocalServer::Vllm {

@@ -12,7 +12,8 @@
 //!   oversized prompt silently instead of refusing it, so a guess too large is the costly error:
 //!   when nothing better is known the smaller default is taken.
 //! - LM Studio `GET /api/v0/models`: the entry of the model, `loaded_context_length` when it is
-//!   loaded, else `max_context_length`.
+//!   loaded (or loading); a model not loaded yet is loaded on the first request with LM Studio's
+//!   default context, 4,096 ([`LMSTUDIO_DEFAULT_CTX`]), never more than its `max_context_length`.
 //! - vLLM `GET /v1/models`: the entry of the model (or the only one served), `max_model_len`.
 
 use serde_json::Value;
@@ -20,6 +21,10 @@ use serde_json::Value;
 /// The context Ollama gives a model that is not loaded and sets no `num_ctx`: the smallest of the
 /// defaults it chooses by the machine's memory (4,096 below 24 GiB of VRAM; 32K and 256K above).
 pub const OLLAMA_DEFAULT_CTX: u64 = 4_096;
+
+/// The context LM Studio loads a model with on its first request (just-in-time loading does not
+/// use the per-model settings of the app).
+pub const LMSTUDIO_DEFAULT_CTX: u64 = 4_096;
 
 /// A positive integer (servers write some counts as floats).
 fn count(v: Option<&Value>) -> Option<u64> {
@@ -153,16 +158,15 @@ fn id_is(entry: &Value, model: &str) -> bool {
         .is_some_and(|id| id.eq_ignore_ascii_case(model.trim()))
 }
 
-/// LM Studio `/api/v0/models`: the model's loaded context, else its maximum.
+/// LM Studio `/api/v0/models`: the model's loaded context, else the context a first request
+/// loads it with (see the module header).
 pub fn lmstudio_window(models: &Value, model: &str) -> Option<u64> {
     let entry = entries(models).iter().find(|e| id_is(e, model))?;
-    let loaded = entry.get("state").and_then(Value::as_str) == Some("loaded");
-    let in_force = if loaded {
-        count(entry.get("loaded_context_length"))
-    } else {
-        None
-    };
-    in_force.or_else(|| count(entry.get("max_context_length")))
+    let max = count(entry.get("max_context_length"));
+    match count(entry.get("loaded_context_length")) {
+        Some(n) => Some(n),
+        None => max.map(|m| m.min(LMSTUDIO_DEFAULT_CTX)),
+    }
 }
 
 /// vLLM `/v1/models`: `max_model_len` of the model, or of the only model served (vLLM serves one
@@ -336,19 +340,24 @@ mod tests {
     }
 
     #[test]
-    fn lmstudio_loaded_then_max() {
+    fn lmstudio_loaded_else_the_default_load() {
         let list = json!({"object": "list", "data": [
             {"id": "qwen2.5-coder-7b-instruct", "object": "model", "type": "llm", "state": "loaded",
              "max_context_length": 32768, "loaded_context_length": 8192},
+            {"id": "devstral-small-2505-mlx", "object": "model", "type": "llm", "state": "loading",
+             "max_context_length": 131072, "loaded_context_length": 4096},
             {"id": "meta-llama-3.1-8b-instruct", "object": "model", "type": "llm", "state": "not-loaded",
              "max_context_length": 131072},
-            {"id": "broken", "state": "loaded", "max_context_length": 4096}
+            {"id": "tiny", "state": "not-loaded", "max_context_length": 2048},
+            {"id": "broken", "state": "loaded"}
         ]});
         let table: &[(&str, Option<u64>)] = &[
             ("qwen2.5-coder-7b-instruct", Some(8192)),
             ("Qwen2.5-Coder-7B-Instruct", Some(8192)),
-            ("meta-llama-3.1-8b-instruct", Some(131072)),
-            ("broken", Some(4096)),
+            ("devstral-small-2505-mlx", Some(4096)),
+            ("meta-llama-3.1-8b-instruct", Some(4096)),
+            ("tiny", Some(2048)),
+            ("broken", None),
             ("absent", None),
         ];
         for (model, want) in table {
