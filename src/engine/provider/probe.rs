@@ -1,7 +1,8 @@
 //! Asking a local OpenAI-compatible server for the context window it gives the model, before the
 //! first request: llama.cpp (`GET /props`), Ollama (`POST /api/show`, `GET /api/ps`), LM Studio
-//! (`GET /api/v0/models`) and vLLM (`GET /v1/models`); `parse` says which number each one's is. The base URL arrives with its `/v1`; the
-//! servers' own endpoints hang off the root. All questions go out at once and share one short
+//! (`GET /api/v0/models`) and vLLM (`GET /v1/models`); `parse` says which of each one's numbers
+//! is the window. The base URL arrives with its `/v1`; the servers' own endpoints hang off the
+//! root. All questions go out at once and share one short
 //! deadline ([`PROBE_TIMEOUT`]): a refused connection answers at once, a server that says nothing
 //! costs that deadline and no more, and a server that answers none of them leaves the window as
 //! it was. Where several answer, the first in the order above wins (each server answers only its
