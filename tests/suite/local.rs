@@ -309,3 +309,65 @@ async fn a_reply_cut_off_by_the_full_window_hands_off() {
     assert_eq!(last["text"], "Note a is within bounds.");
     assert_eq!(last["is_error"], false);
 }
+
+/// A reply whose usage counts the request's JSON at `chars_per_token` (a tokenizer denser than
+/// four characters a token, as on code and JSON), calling `read_file` on `path` or answering.
+fn dense(chars_per_token: f64, call: Option<&str>) -> Reply {
+    let call = call.map(|p| format!(r#"{{"path": "{p}"}}"#));
+    Reply::lazy(move |body, _| {
+        let prompt = (body.to_string().len() as f64 / chars_per_token) as u64;
+        let s = o::Stream::new(U::new(prompt, 30));
+        match &call {
+            Some(args) => s.tool("call_1", "read_file", args).reply(),
+            None => s.text("done").reply(),
+        }
+    })
+}
+
+#[tokio::test]
+async fn estimates_learn_the_models_tokens_per_character() {
+    use crate::support::harness::{Harness, start};
+    use flower_tui::engine::protocol::Event;
+    let h = Harness::new().await;
+    std::fs::write(
+        h.workspace.join("big.json"),
+        "{\"k\": [1, 2, 3]}\n".repeat(600),
+    )
+    .unwrap();
+    h.server.push(dense(2.5, Some("big.json")));
+    h.server.push(dense(2.5, None));
+    let mut p = h.params(200_000, 50_000);
+    p.provider = h.openai();
+    p.model = "dense-model".into();
+    let mut r = start(p);
+    let events = r.turn("read big.json").await;
+    // After the first response: its context, then the estimate once the result is appended.
+    let contexts: Vec<(u64, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Usage {
+                context, estimated, ..
+            } => Some((*context, *estimated)),
+            _ => None,
+        })
+        .collect();
+    let reported = contexts
+        .iter()
+        .position(|(_, estimated)| !estimated)
+        .unwrap();
+    let (after, estimated) = contexts[reported + 1];
+    assert!(estimated, "{contexts:?}");
+    let grown = after - contexts[reported].0;
+    // The result is 600 numbered lines, about 14,400 characters: four characters a token would
+    // say 3,600; the ratio learned from the first response's usage (about 2.3 characters a
+    // token, the request's JSON keys and escapes counted at 2.5) says over 6,000.
+    assert!((5_000..8_000).contains(&grown), "{grown} ({contexts:?})");
+    r.shutdown().await;
+    // Kept for the model, for the next run.
+    let store = std::fs::read_to_string(h.data.join("tokens.json")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&store).unwrap();
+    let ratio = saved["dense-model"]["chars_per_token"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!((1.8..3.0).contains(&ratio), "{store}");
+}
