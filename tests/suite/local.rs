@@ -3,6 +3,7 @@
 //! `--window` still wins), the small window gets the lean prompt and a scaled handoff line, a
 //! pressure handoff writes its document before any request overflows, a tool call the model wrote
 //! as text is run, and a reply cut off by the full window hands off instead of ending the turn.
+//! At the engine level: the token estimates learn a denser tokenizer from the usage reports.
 
 use std::path::Path;
 use std::process::{Command, Output};
