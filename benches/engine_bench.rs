@@ -62,6 +62,7 @@ pub fn params(
         side_events: None,
         subagent: Default::default(),
         prompt_style: Default::default(),
+        masking: Default::default(),
     }
 }
 

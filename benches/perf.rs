@@ -92,6 +92,16 @@ const BENCHES: &[(&str, &str, fn())] = &[
         faults_bench::run,
     ),
     (
+        "sandbox",
+        "a bash `true` with the sandbox off and on (Landlock + seccomp), and its preparation alone",
+        sandbox_bench::run,
+    ),
+    (
+        "economy",
+        "masking a 300-call history for one request; the Touched section of a 300-call log",
+        economy_bench::run,
+    ),
+    (
         "probe",
         "asking a local server for its window at start: answered, 404, refused, silent",
         local_bench::probe_costs,
@@ -109,6 +119,7 @@ use support::fake;
 mod chaos_bench;
 mod continuity_bench;
 mod daily_bench;
+mod economy_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
@@ -116,6 +127,7 @@ mod local_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;
+mod sandbox_bench;
 
 fn main() {
     // Re-executed as the MCP server of the `mcp` bench.

@@ -28,38 +28,40 @@ fn calibration_sample(config: &Config) -> String {
     let tools = serde_json::to_string(&crate::engine::tools::specs()).unwrap_or_default();
     format!(
         "{}\n{tools}",
-        PromptStyle::Full.base_prompt(&config.workspace)
+        PromptStyle::Full.base_prompt(&config.places.workspace)
     )
 }
 
 /// Ask the configured server for its window (and its tokenizer for a count); a window the server
 /// states replaces a learned or guessed one in `config`.
-pub async fn ask(config: &mut Config) {
-    if config.backend != Backend::Api(ProviderKind::OpenAi)
-        || config.window_source.is_pinned()
-        || probe::is_hosted(&config.base_url)
+pub(crate) async fn ask(config: &mut Config) {
+    let p = &config.provider;
+    if p.backend != Backend::Api(ProviderKind::OpenAi)
+        || config.context.window_source.is_pinned()
+        || probe::is_hosted(&p.base_url)
     {
         return;
     }
     let client = crate::engine::provider::http::http_client();
-    let key = config
+    let key = p
         .api_key
         .as_ref()
         .map(|k| k.expose().to_string())
         .unwrap_or_default();
     let server = Server {
         client: &client,
-        base_url: &config.base_url,
+        base_url: &p.base_url,
         api_key: &key,
     };
     let sample = calibration_sample(config);
-    let (window, count) = tokio::join!(server.window(&config.model), server.count_tokens(&sample));
+    let (window, count) = tokio::join!(server.window(&p.model), server.count_tokens(&sample));
     if let Some(found) = window {
-        config.window = found.window;
-        config.window_source = WindowSource::Server { kind: found.kind };
+        config.context.window = found.window;
+        config.context.window_source = WindowSource::Server { kind: found.kind };
     }
     if let Some(tokens) = count {
         // A store that cannot be written only means the estimates start uncalibrated.
-        let _ = Estimator::load(&config.data_dir, &config.model).observe(sample.len(), tokens);
+        let _ = Estimator::load(&config.places.data_dir, &config.provider.model)
+            .observe(sample.len(), tokens);
     }
 }

@@ -103,6 +103,7 @@ impl Harness {
             side_events: None,
             subagent: Default::default(),
             prompt_style: Default::default(),
+            masking: Default::default(),
         }
     }
 }

@@ -11,14 +11,7 @@ use crate::engine::context::{self, Thresholds};
 use crate::engine::instructions;
 use crate::engine::protocol::{Event, StreamState};
 use crate::engine::provider::length;
-use crate::engine::types::{Block, Message, ModelRequest, ModelResponse};
-
-/// The characters a request sends: system prompt, tool specs and messages, counted as the
-/// estimates count them.
-pub(crate) fn request_chars(req: &ModelRequest) -> usize {
-    let tools = serde_json::to_string(&req.tools).map_or(0, |t| t.len());
-    req.system.len() + tools + req.messages.iter().map(Message::char_len).sum::<usize>()
-}
+use crate::engine::types::{Block, ModelResponse};
 
 /// The tool calls of a reply that the model wrote as text.
 fn text_calls(resp: &ModelResponse) -> Vec<&str> {

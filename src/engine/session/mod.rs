@@ -9,15 +9,17 @@ mod handoff_run;
 mod input;
 mod local;
 mod log;
-mod memory;
+mod masking;
+mod memory_ops;
 mod request;
-mod rescue_run;
-mod runs;
+mod slash_ops;
 mod tail;
 mod tasks;
+mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
+mod writing_request;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -27,7 +29,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::approvals::Allowances;
-use super::compact::ContextStrategy;
+use super::context::strategy::ContextStrategy;
 use super::context::{self, Thresholds, WindowSource};
 use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
@@ -43,12 +45,12 @@ use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
 use super::sysprompt::{self, SessionPrompt};
 use super::tools::Spiller;
-use super::types::{Effort, Message, Role};
+use super::types::{Effort, Message, Role, append_message};
 
 /// How many ops may wait before `try_send` fails (the UI never awaits a send).
-pub const OP_QUEUE: usize = 64;
-/// At most this many overflow retries in a row (SPEC §6.8).
-pub const OVERFLOW_RETRY_CAP: u32 = 1;
+pub(crate) const OP_QUEUE: usize = 64;
+/// At most this many overflow retries in a row.
+pub(crate) const OVERFLOW_RETRY_CAP: u32 = 1;
 
 /// Everything the engine needs to start.
 pub struct EngineParams {
@@ -70,7 +72,7 @@ pub struct EngineParams {
     pub window_source: WindowSource,
     /// Handoff, compaction, or both.
     pub context: ContextPolicy,
-    /// The writing turn in the background (default) or blocking the main thread (SPEC §6.16).
+    /// The writing turn in the background (default) or blocking the main thread.
     pub handoff_mode: HandoffMode,
     pub max_generations: u32,
     pub max_iterations: u32,
@@ -92,7 +94,7 @@ pub struct EngineParams {
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
-    /// MCP servers whose tools are offered beside the built-in ones (issue 12); `None`: none.
+    /// MCP servers whose tools are offered beside the built-in ones; `None`: none.
     pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
     /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
@@ -100,6 +102,8 @@ pub struct EngineParams {
     pub subagent: crate::engine::subagent::SubagentSettings,
     /// The full prompt and tool descriptions, or the lean ones of a small window.
     pub prompt_style: crate::engine::lean::PromptStyle,
+    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
+    pub masking: crate::engine::mask::MaskSettings,
 }
 
 /// Where `--continue` attaches.
@@ -167,7 +171,7 @@ struct SessionState {
     cost_usd: f64,
 }
 
-/// The user request in progress (SPEC §6.14): the running message turn's user messages, kept
+/// The user request in progress: the running message turn's user messages, kept
 /// after the turn when it did not complete (interrupted, failed, out of iterations), so a handoff
 /// made then still carries it. A completed turn closes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -247,11 +251,11 @@ pub(crate) struct Engine {
     request: Request,
     /// The document the current session was briefed with (a degraded one carries it forward).
     briefed: Option<super::handoff::HandoffDoc>,
-    /// This process's claim on the step name in the workspace (SPEC §6.15).
+    /// This process's claim on the step name in the workspace.
     claim: Option<super::handoff::lock::StepClaim>,
     /// What the document lock cost the handoff in progress.
     handoff_lock: Duration,
-    /// The handoff running beside the main thread (SPEC §6.16), if any.
+    /// The handoff running beside the main thread, if any.
     bg: Option<background::Background>,
     /// Where background writing requests send their result.
     bg_tx: mpsc::UnboundedSender<background::Written>,
@@ -261,7 +265,11 @@ pub(crate) struct Engine {
     bg_cancelled: bool,
     /// Pins (and focus) given before the first message named the step: they move into its
     /// record when it starts (`memory()` reads the record's from then on).
-    unborn: super::memory::StepMemory,
+    unborn: super::step_memory::StepMemory,
+    /// The line counts of this session's file changes, for the handoff's `Touched` section.
+    call_counts: tool_log::CallCounts,
+    /// Where masking of the current session's requests stands.
+    mask: masking::MaskState,
     /// Token estimates calibrated for the model (learned from every main-thread response).
     tokens: super::tokens::Estimator,
 }
@@ -352,6 +360,8 @@ impl Engine {
             bg_cancelled: false,
             unborn: Default::default(),
             tokens,
+            call_counts: Default::default(),
+            mask: Default::default(),
         })
     }
 
@@ -494,7 +504,7 @@ impl Engine {
     fn save_manifest(&mut self) {
         // Only this process's step: others may share the run directory.
         let path = self.p.run_dir.manifest_path();
-        if let Err(e) = super::runs::save_step(&self.manifest, self.step, &path) {
+        if let Err(e) = super::ledger::save_step(&self.manifest, self.step, &path) {
             self.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
@@ -864,21 +874,10 @@ fn replace_state(rec: Option<&StepRecord>) -> (ReplaceGeneration, u32) {
     }
 }
 
-/// Append `msg` to a history; a user message after a user message joins it (the API wants roles to
-/// alternate).
-pub(crate) fn append_message(messages: &mut Vec<Message>, msg: Message) {
-    match messages.last_mut() {
-        Some(last) if msg.role == Role::User && last.role == Role::User => {
-            last.content.extend(msg.content)
-        }
-        _ => messages.push(msg),
-    }
-}
-
 /// What a call left without a result by a crash is answered with: what is known to have happened.
 /// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
 /// have finished its change before the end.
-pub fn interrupted_result(tool: &str) -> String {
+pub(crate) fn interrupted_result(tool: &str) -> String {
     let what = match tool {
         "bash" => "the command and every process it started were killed with it",
         "write_file" | "edit_file" => {
@@ -949,7 +948,7 @@ pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
 }
 
 /// A step name from a task: its first words, lower-case, `-` separated.
-pub fn step_name_from_task(task: &str) -> String {
+pub(crate) fn step_name_from_task(task: &str) -> String {
     let mut out = String::new();
     for word in task.split_whitespace() {
         let w: String = word

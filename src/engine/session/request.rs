@@ -10,7 +10,7 @@ use crate::engine::protocol::{
 };
 use crate::engine::provider::ProviderError;
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
-use crate::engine::types::{Delta, ModelRequest, ModelResponse, ToolChoice};
+use crate::engine::types::{Delta, Message, ModelRequest, ModelResponse, ToolChoice};
 
 /// How a request ended.
 pub(crate) enum Outcome {
@@ -295,12 +295,12 @@ impl Engine {
         specs
     }
 
-    /// Build a request on the current session's history.
-    pub(crate) fn build_request(&self, tool_choice: ToolChoice) -> ModelRequest {
+    /// Build a request on the current session's history (old tool output masked).
+    pub(crate) fn build_request(&mut self, tool_choice: ToolChoice) -> ModelRequest {
         ModelRequest {
+            messages: self.request_messages(),
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
-            messages: self.s.messages.clone(),
             tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.output_cap(),
@@ -322,7 +322,7 @@ impl Engine {
             tool_choice = ?req.tool_choice,
             "request sent"
         );
-        let sent = (purpose == Purpose::Main).then(|| super::local::request_chars(&req));
+        let sent = (purpose == Purpose::Main).then(|| request_chars(&req));
         let outcome = self
             .stream_inner(req, purpose == Purpose::Main, number)
             .await;
@@ -449,4 +449,11 @@ impl Engine {
 
 fn lock(m: &Mutex<String>) -> MutexGuard<'_, String> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The characters a request sends: system prompt, tool specs and messages, counted as the
+/// estimates count them (what a response's prompt tokens are compared with).
+fn request_chars(req: &ModelRequest) -> usize {
+    let tools = serde_json::to_string(&req.tools).map_or(0, |t| t.len());
+    req.system.len() + tools + req.messages.iter().map(Message::char_len).sum::<usize>()
 }
