@@ -200,6 +200,15 @@ async fn a_pressure_handoff_writes_its_document_before_any_overflow() {
         assert!(r.tokens <= 8_192, "{} tokens sent", r.tokens);
     }
     assert!(of(&events, "error").is_empty(), "{events:?}");
+    // Native calls are not marked as read from text.
+    let calls = of(&events, "tool_call");
+    assert!(
+        !calls.is_empty()
+            && calls.iter().all(|c| c["summary"]
+                .as_str()
+                .is_some_and(|s| !s.contains("from text"))),
+        "{calls:?}"
+    );
     let last = events.last().unwrap();
     assert_eq!(
         (&last["type"], &last["is_error"]),
@@ -237,6 +246,13 @@ async fn a_tool_call_written_as_text_is_run() {
     let calls = of(&events, "tool_call");
     assert_eq!(calls.len(), 1, "{events:?}");
     assert_eq!(calls[0]["name"], "read_file");
+    // The call says it was read from the text (the TUI's tool cell shows the summary).
+    assert!(
+        calls[0]["summary"]
+            .as_str()
+            .is_some_and(|s| s.ends_with(" · read from text")),
+        "{calls:?}"
+    );
     let results = of(&events, "tool_result");
     assert!(
         results[0]["output"]
