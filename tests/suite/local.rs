@@ -2,7 +2,9 @@
 //! the fake acting as llama.cpp with an 8K context. The window comes from `/props` (a given
 //! `--window` still wins), the small window gets the lean prompt and a scaled handoff line, a
 //! pressure handoff writes its document before any request overflows, a tool call the model wrote
-//! as text is run, and a reply cut off by the full window hands off instead of ending the turn.
+//! as text is run, a reply cut off by the full window hands off instead of ending the turn, and
+//! a message too large for the window (counted in bytes, as tokenizers see it) is spilled before it
+//! is sent.
 //! At the engine level: the token estimates learn a denser tokenizer from the usage reports.
 
 use std::path::Path;
@@ -387,4 +389,43 @@ async fn estimates_learn_the_models_tokens_per_character() {
         .as_f64()
         .unwrap_or(0.0);
     assert!((1.8..3.0).contains(&ratio), "{store}");
+}
+
+#[tokio::test]
+async fn a_message_the_window_cannot_hold_is_spilled_before_it_is_sent() {
+    let server = FakeServer::start().await;
+    server.act_as(LocalServer::llama(8_192));
+    server.push(o::text("I will read the file.", U::new(1_500, 6)));
+    let home = tempfile::tempdir().unwrap();
+    // 9,000 characters, 27,000 bytes: over 6,000 tokens as a tokenizer counts them (a quarter of
+    // that by characters), so the message cannot go whole into an 8K window.
+    let task = format!("Translate this: {}", "数".repeat(9_000));
+    let mut c = bin(home.path(), &server, &["-p", "-"]);
+    c.stdin(std::process::Stdio::piped());
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = c
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            stdin.write_all(task.as_bytes()).unwrap();
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = lines(&out);
+    assert!(
+        of(&events, "notice").iter().any(|n| n["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("saved in full to"))),
+        "{events:?}"
+    );
+    let sent = chats(&server);
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].tokens <= 8_192, "{} tokens sent", sent[0].tokens);
+    assert!(of(&events, "error").is_empty(), "{events:?}");
 }

@@ -44,7 +44,9 @@ impl Engine {
     /// a preview and the path of the file that holds all of it (the user hears about it).
     pub(crate) fn admit_input(&mut self, text: String) -> String {
         let chars = text.chars().count();
-        let over_line = self.estimate(chars) + self.startup_floor() >= self.thresholds.at;
+        // The ratio is learned in bytes (what requests are measured in): a character outside
+        // ASCII is two to four of them.
+        let over_line = self.estimate(text.len()) + self.startup_floor() >= self.thresholds.at;
         if chars <= INPUT_SPILL_LIMIT && !over_line {
             return text;
         }
