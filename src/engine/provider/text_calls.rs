@@ -6,8 +6,8 @@
 //!
 //! What is read: a JSON object with `name` and `arguments` (or `parameters`, as Llama writes it;
 //! arguments as an object or as a JSON string holding one), also wrapped as OpenAI writes it
-//! (`{"type": "function", "function": {...}}`); several in a row, in a JSON array, each in a code
-//! fence, or each in `<tool_call>` tags (the last closing tag may be missing: the server stops at
+//! (`{"type": "function", "function": {...}}`); several in a row (also with a comma between
+//! them, as Qwen2.5-Coder writes them), in a JSON array, each in a code fence, or each in `<tool_call>` tags (the last closing tag may be missing: the server stops at
 //! it); a leading `[TOOL_CALLS]` or `<|python_tag|>` marker is skipped.
 //!
 //! What is never read: text with anything else in it (prose that contains JSON, a call followed
@@ -93,18 +93,33 @@ fn calls_of(v: &Value, offered: &dyn Fn(&str) -> bool, out: &mut Vec<TextCall>) 
     }
 }
 
-/// Every JSON value of `text` (whitespace between them only), each one or more calls.
+/// Every JSON value of `text` (whitespace between them, or a comma as in an array without its
+/// brackets), each one or more calls.
 fn json_calls(text: &str, offered: &dyn Fn(&str) -> bool, out: &mut Vec<TextCall>) -> Option<()> {
-    let text = text.trim();
-    if !text.starts_with(['{', '[']) {
+    let mut rest = text.trim();
+    if !rest.starts_with(['{', '[']) {
         return None;
     }
-    let mut any = false;
-    for v in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
-        calls_of(&v.ok()?, offered, out)?;
-        any = true;
+    while !rest.is_empty() {
+        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+        let v = stream.next()?.ok()?;
+        calls_of(&v, offered, out)?;
+        rest = after_separator(rest.get(stream.byte_offset()..)?)?;
     }
-    any.then_some(())
+    Some(())
+}
+
+/// What follows a call: the rest without the whitespace or the one comma before the next call;
+/// None for a comma with nothing after it.
+fn after_separator(rest: &str) -> Option<&str> {
+    let rest = rest.trim_start();
+    match rest.strip_prefix(',') {
+        Some(next) => {
+            let next = next.trim_start();
+            (!next.is_empty()).then_some(next)
+        }
+        None => Some(rest),
+    }
 }
 
 /// A fence's content: after the opening line (```` ``` ```` and an info word such as `json`),
@@ -181,7 +196,7 @@ pub fn parse(text: &str, offered: &dyn Fn(&str) -> bool) -> Option<Vec<TextCall>
             let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
             let v = stream.next()?.ok()?;
             calls_of(&v, offered, &mut out)?;
-            rest.get(stream.byte_offset()..)?
+            after_separator(rest.get(stream.byte_offset()..)?)?
         } else {
             return None;
         };

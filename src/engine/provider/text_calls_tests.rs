@@ -75,6 +75,23 @@ fn cases() -> Vec<(&'static str, String, Expected)> {
             ]),
         ),
         (
+            // What Qwen2.5-Coder 0.5B wrote through llama.cpp, asked to read and then edit a file.
+            "two with a comma between",
+            format!("{one},\n{bash}"),
+            Some(vec![
+                read("src/main.rs"),
+                ("bash", json!({"command": "cargo test"})),
+            ]),
+        ),
+        (
+            "two with a comma between, in a fence",
+            format!("```json\n{one},\n{bash}\n```"),
+            Some(vec![
+                read("src/main.rs"),
+                ("bash", json!({"command": "cargo test"})),
+            ]),
+        ),
+        (
             "array",
             format!("[{one}, {bash}]"),
             Some(vec![
@@ -205,6 +222,9 @@ fn cases() -> Vec<(&'static str, String, Expected)> {
             None,
         ),
         ("empty array", "[]".into(), None),
+        ("a comma with no call after it", format!("{one},"), None),
+        ("two commas", format!("{one},,{bash}"), None),
+        ("a comma, then prose", format!("{one}, then I will run it"), None),
         ("a JSON string", r#""read_file""#.into(), None),
         (
             "name not a string",
