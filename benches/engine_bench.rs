@@ -63,6 +63,7 @@ pub fn params(
         mcp: None,
         side_events: None,
         subagent: Default::default(),
+        prompt_style: Default::default(),
         masking: Default::default(),
     }
 }

@@ -25,6 +25,7 @@ pub(crate) const KEYS: &[&str] = &[
     "window",
     "headroom",
     "no_handoff",
+    "lean",
     "compaction",
     "max_generations",
     "model",

@@ -1,6 +1,6 @@
 //! The `-v` report: the effective provider, endpoint, model, window and thresholds, the handoff
-//! mode, workspace, log, MCP servers and the sandbox of commands, and the API key masked to its first four characters
-//! (never the key itself), then what the settings warn about.
+//! mode, workspace, log, MCP servers, the sandbox of commands and which prompt (full or lean) the
+//! sessions get, and the API key masked to its first four characters (never the key itself).
 
 use super::provider::Backend;
 use super::settings::Config;
@@ -45,16 +45,9 @@ impl Config {
                 "sandbox: {}",
                 sandbox::describe(&self.sandbox.policy, &sandbox::Support::current())
             ),
+            format!("prompt: {}", ctx.prompt_style().as_str()),
         ];
-        let warnings = ctx
-            .startup_warnings()
-            .into_iter()
-            .map(|w| format!("warning: {w}"));
-        lines
-            .into_iter()
-            .chain(warnings)
-            .collect::<Vec<_>>()
-            .join("\n")
+        lines.join("\n")
     }
 }
 

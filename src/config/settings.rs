@@ -36,6 +36,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         model: &provider.model,
         demo,
         data_dir: &places.data_dir,
+        max_tokens: provider.max_tokens,
     };
     let context = context::resolve(cli.context, file.context, env, inputs)?;
     let tools = tools::resolve(cli.tools, file.tools, env)?;

@@ -16,12 +16,18 @@ pub enum ContextPolicy {
 }
 
 impl ContextPolicy {
-    /// The strategies in force, in the order they are checked before a request.
-    pub fn strategies(self, headroom: u64) -> Vec<Box<dyn ContextStrategy + Send>> {
+    /// The strategies in force, in the order they are checked before a request (`max_tokens`:
+    /// the requests' output cap, which the handoff line keeps free below the window).
+    pub fn strategies(
+        self,
+        headroom: u64,
+        max_tokens: u32,
+    ) -> Vec<Box<dyn ContextStrategy + Send>> {
         let handoff = || -> Box<dyn ContextStrategy + Send> {
             Box::new(HandoffStrategy {
                 enabled: true,
                 headroom,
+                max_tokens,
             })
         };
         match self {
@@ -132,7 +138,10 @@ mod tests {
     #[test]
     fn policies_pick_their_strategies() {
         let kinds = |p: ContextPolicy| -> Vec<StrategyKind> {
-            p.strategies(50_000).iter().map(|s| s.kind()).collect()
+            p.strategies(50_000, 16_384)
+                .iter()
+                .map(|s| s.kind())
+                .collect()
         };
         assert_eq!(kinds(ContextPolicy::Handoff), [StrategyKind::Handoff]);
         assert_eq!(kinds(ContextPolicy::Compaction), [StrategyKind::Compaction]);

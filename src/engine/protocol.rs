@@ -418,6 +418,8 @@ pub enum HandoffPhase {
 pub enum StreamState {
     /// The try broke after part of its answer was shown (`chars` characters of text, maybe thinking
     /// too): that part is void; the `retry` event that follows replays the request from scratch.
+    /// Also sent when a whole reply's text stands for something else: tool calls the model wrote
+    /// as text (the calls follow), or a reply cut off by a full window (a handoff follows).
     Discarded { chars: usize },
     /// No byte from the provider for `silent_ms` (sent once a silence passes 15 s).
     Silent { silent_ms: u64 },

@@ -104,6 +104,7 @@ impl Harness {
             mcp: None,
             side_events: None,
             subagent: Default::default(),
+            prompt_style: Default::default(),
             masking: Default::default(),
         }
     }

@@ -1,5 +1,7 @@
 //! Running the tool calls of one assistant message: approvals, execution, spill, results.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::Engine;
@@ -43,6 +45,7 @@ impl Engine {
             .tool_uses()
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
             .collect();
+        let read = read_from_text(msg);
         let mut results: Vec<Option<Block>> = vec![None; calls.len()];
         let mut aborted = false;
         for (i, (id, name, input)) in calls.iter().enumerate() {
@@ -61,7 +64,7 @@ impl Engine {
                     .map(|(id, _, input)| (id.clone(), input.clone()))
                     .collect();
                 for (id, input) in &batch {
-                    self.emit_logged(tool_call_event(id, TASK_TOOL, input));
+                    self.emit_logged(tool_call_event(id, TASK_TOOL, input, read.contains(id)));
                 }
                 let (done, stopped) = self.run_tasks(batch).await;
                 aborted |= stopped;
@@ -80,10 +83,11 @@ impl Engine {
                 }
                 continue;
             }
+            let from_text = read.contains(id);
             let (out, stopped) = if offered.iter().any(|o| o == name) {
-                self.run_call(id, name, input).await
+                self.run_call(id, name, input, from_text).await
             } else {
-                self.emit_logged(tool_call_event(id, name, input));
+                self.emit_logged(tool_call_event(id, name, input, from_text));
                 let why = tools::unknown_tool_among(name, offered);
                 (ToolOutput::error(why), false)
             };
@@ -106,8 +110,15 @@ impl Engine {
 
     /// One call (not a `task`): asked for when it needs approval, then run. True in the second
     /// place when the user stopped the turn meanwhile.
-    async fn run_call(&mut self, id: &str, name: &str, input: &Value) -> (ToolOutput, bool) {
-        self.emit_logged(tool_call_event(id, name, input));
+    /// `from_text`: the model wrote the call as text (said with the call).
+    async fn run_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        from_text: bool,
+    ) -> (ToolOutput, bool) {
+        self.emit_logged(tool_call_event(id, name, input, from_text));
         match self.approve(id, name, input).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
@@ -417,13 +428,36 @@ fn set(results: &mut [Option<Block>], i: usize, block: Block) {
     }
 }
 
+/// What a call the model wrote as text says after its summary, in the chat and the events.
+pub(crate) const FROM_TEXT_MARK: &str = " · read from text";
+
+/// The ids of the calls of `msg` the model wrote as text.
+fn read_from_text(msg: &Message) -> HashSet<String> {
+    msg.content
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolUse {
+                id,
+                from_text: true,
+                ..
+            } => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A tool call as the front ends see it: its input and summary with every secret masked (a key
-/// the model put into a command is not shown; the call itself runs as the model wrote it).
-fn tool_call_event(id: &str, name: &str, input: &Value) -> Event {
+/// the model put into a command is not shown; the call itself runs as the model wrote it); a
+/// call read from the model's text says so after its summary.
+fn tool_call_event(id: &str, name: &str, input: &Value, from_text: bool) -> Event {
+    let mut summary = secrets::redact(&tools::summary(name, input)).into_owned();
+    if from_text {
+        summary.push_str(FROM_TEXT_MARK);
+    }
     Event::ToolCall {
         id: id.to_string(),
         name: name.to_string(),
         input: secrets::redact_value(input),
-        summary: secrets::redact(&tools::summary(name, input)).into_owned(),
+        summary,
     }
 }

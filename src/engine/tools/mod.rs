@@ -13,6 +13,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
+pub mod lean;
 pub(crate) mod lifeline;
 mod list_dir;
 pub(crate) mod paths;

@@ -169,7 +169,9 @@ fn load(sources: &[Source], cancel: &AtomicBool) -> Result<Loaded, ToolError> {
                         Role::Assistant => (What::Assistant, text),
                     },
                     Block::Thinking { .. } => continue,
-                    Block::ToolUse { id, name, input } => {
+                    Block::ToolUse {
+                        id, name, input, ..
+                    } => {
                         let summary = super::summary(&name, &input);
                         calls.push((id, summary.clone()));
                         let text = serde_json::to_string_pretty(&input)
