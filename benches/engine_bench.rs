@@ -56,6 +56,7 @@ pub fn params(
         prompt: PromptParams {
             system_prompt: "bench".into(),
             instructions: Default::default(),
+            style: Default::default(),
         },
         handoff: HandoffParams {
             context: ContextPolicy::Handoff,
@@ -67,6 +68,8 @@ pub fn params(
         tools: ToolParams {
             max_iterations: 10_000,
             approvals: ApprovalPolicy::Auto,
+            sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
+            sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
             bash_timeout: Duration::from_secs(30),
             subagent: Default::default(),
         },

@@ -24,11 +24,13 @@ use crate::engine::session::{
     ToolParams,
 };
 
-const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
-
-/// The system prompt for a workspace. Stable across a run, so the provider's prompt cache holds.
-pub(crate) fn system_prompt(workspace: &std::path::Path) -> String {
-    SYSTEM_PROMPT.replace("{workspace}", &workspace.display().to_string())
+/// The system prompt for a workspace (full or lean, by the window and `--lean`). Stable across a
+/// run, so the provider's prompt cache holds.
+pub(crate) fn system_prompt(config: &Config) -> String {
+    config
+        .context
+        .prompt_style()
+        .base_prompt(&config.places.workspace)
 }
 
 /// The first line of a run's log: what it runs with (the key never, not even masked).
@@ -207,11 +209,12 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         },
         run_dir,
         prompt: PromptParams {
-            system_prompt: system_prompt(&places.workspace),
+            system_prompt: system_prompt(config),
             instructions: InstructionSources {
                 user_dir: places.config_dir.clone(),
                 max_bytes: ctx.instructions_max_bytes,
             },
+            style: ctx.prompt_style(),
         },
         handoff: HandoffParams {
             context: ctx.policy,
@@ -222,6 +225,8 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         tools: ToolParams {
             max_iterations: tools.max_iterations,
             approvals: tools.approvals,
+            sandbox: config.sandbox.policy.clone(),
+            sandbox_approval: config.sandbox.approval,
             bash_timeout: Duration::from_secs(tools.bash_timeout_secs),
             subagent: crate::engine::subagent::SubagentSettings {
                 model: tools.subagent_model.clone(),

@@ -74,8 +74,7 @@ pub(crate) struct BackgroundHandoff {
     /// When its current stage began.
     pub(crate) since: Instant,
     pub(crate) stage: BackgroundStage,
-    /// Since when the main thread waits for it: its context reached the window minus the
-    /// writing reserve.
+    /// Since when the main thread waits for it: its context reached the window minus the reserve.
     pub(crate) main_waits: Option<Instant>,
 }
 
@@ -147,6 +146,8 @@ pub(crate) struct PendingApproval {
     pub(crate) diff: Option<Box<FileDiff>>,
     /// What "always" would grant (None: not offered).
     pub(crate) always: Option<AllowOffer>,
+    /// The sandbox stopped this command, for this reason: allowing runs it once outside it.
+    pub(crate) unsandboxed: Option<String>,
 }
 
 /// Whether the slash popup may show for the current input.
@@ -420,6 +421,7 @@ impl AppState {
                 warn_at: t.warn_at,
                 estimated: false,
                 mode: GaugeMode::Normal,
+                masked: 0,
             },
             thresholds: t,
             labels: p.labels,

@@ -97,6 +97,7 @@ impl Harness {
             prompt: PromptParams {
                 system_prompt: "You are a test.".into(),
                 instructions: Default::default(),
+                style: Default::default(),
             },
             handoff: HandoffParams {
                 context: ContextPolicy::Handoff,
@@ -108,6 +109,8 @@ impl Harness {
             tools: ToolParams {
                 max_iterations: 50,
                 approvals: ApprovalPolicy::Auto,
+                sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
+                sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
                 bash_timeout: Duration::from_secs(30),
                 subagent: Default::default(),
             },

@@ -133,8 +133,9 @@ fn table_2() -> Vec<(Event, &'static str)> {
                     elapsed_ms: 1250,
                     summary: "exit code 0".into(),
                 }),
+                sandbox: None,
             },
-            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"ended":"exited","code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"}}"#,
+            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"ended":"exited","code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"},"sandbox":null}"#,
         ),
         (
             Event::ToolOutputDelta {
@@ -157,8 +158,9 @@ fn table_2() -> Vec<(Event, &'static str)> {
                     crate::engine::diff::DiffLimits::RESULT,
                 ))),
                 exit: None,
+                sandbox: None,
             },
-            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null}"#,
+            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null,"sandbox":null}"#,
         ),
         (
             Event::ApprovalRequest {
@@ -169,8 +171,9 @@ fn table_2() -> Vec<(Event, &'static str)> {
                 command: Some("ls".into()),
                 diff: None,
                 always: crate::engine::approvals::offer("bash", &json!({"command": "ls"}), false),
+                unsandboxed: None,
             },
-            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false,"command":"ls","diff":null,"always":{"rules":[{"kind":"bash_prefix","prefix":"ls"}],"label":"always allow `ls …` this session"}}"#,
+            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false,"command":"ls","diff":null,"always":{"rules":[{"kind":"bash_prefix","prefix":"ls"}],"label":"always allow `ls …` this session"},"unsandboxed":null}"#,
         ),
         (
             Event::ApprovalRequest {
@@ -186,8 +189,9 @@ fn table_2() -> Vec<(Event, &'static str)> {
                     crate::engine::diff::DiffLimits::PREVIEW,
                 ))),
                 always: None,
+                unsandboxed: None,
             },
-            r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null}"#,
+            r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null,"unsandboxed":null}"#,
         ),
     ]
 }

@@ -29,8 +29,10 @@ pub(super) fn table_5(t: Thresholds) -> Vec<(Event, &'static str)> {
                 allowances: vec![Allowance::from(AllowRule::BashPrefix {
                     prefix: "cargo test".into(),
                 })],
+                sandbox: "workspace-write, network off (Landlock ABI 7 and a seccomp filter)"
+                    .into(),
             },
-            r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}]}"#,
+            r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}],"sandbox":"workspace-write, network off (Landlock ABI 7 and a seccomp filter)"}"#,
         ),
         (
             Event::Usage {
@@ -45,8 +47,9 @@ pub(super) fn table_5(t: Thresholds) -> Vec<(Event, &'static str)> {
                 },
                 cost_usd: 0.5,
                 session_cost_usd: 1.25,
+                masked_tokens: 48_200,
             },
-            r#"{"type":"usage","context":1200,"window":200000,"headroom":50000,"at":150000,"warn_at":130000,"estimated":false,"usage":{"input_tokens":1000,"output_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.5,"session_cost_usd":1.25}"#,
+            r#"{"type":"usage","context":1200,"window":200000,"headroom":50000,"at":150000,"warn_at":130000,"estimated":false,"usage":{"input_tokens":1000,"output_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.5,"session_cost_usd":1.25,"masked_tokens":48200}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Near {

@@ -117,7 +117,7 @@ impl Engine {
         self.settings
             .thresholds
             .window
-            .saturating_sub(u64::from(self.run.provider.max_tokens))
+            .saturating_sub(u64::from(self.output_cap()))
     }
 
     /// Start the writing in the background if the line is crossed and nothing stops it. `cut`:

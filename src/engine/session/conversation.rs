@@ -5,7 +5,6 @@
 
 use super::masking::MaskState;
 use super::tool_log::CallCounts;
-use crate::engine::context;
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Held, Transcript, TranscriptLine};
 use crate::engine::tools::Spiller;
@@ -84,11 +83,6 @@ impl SessionState {
         self.id.is_empty()
     }
 
-    /// The context the gauge shows: the last report plus an estimate of what was appended since.
-    pub(super) fn ctx_estimate(&self) -> u64 {
-        self.ctx + context::estimate_tokens(self.appended_chars)
-    }
-
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
     pub(super) fn push(&mut self, msg: Message) {
         self.appended_chars += msg.char_len();
@@ -107,8 +101,9 @@ impl SessionState {
         self.appended_chars = self.messages.iter().map(Message::char_len).sum();
     }
 
-    /// What the session holds now, for the ledger and the divider when it is retired.
-    pub(super) fn held(&self) -> Held {
+    /// What the session holds now (`tokens`: its context as the gauge estimates it), for the
+    /// ledger and the divider when it is retired.
+    pub(super) fn held(&self, tokens: u64) -> Held {
         let tool_calls = self
             .messages
             .iter()
@@ -119,7 +114,7 @@ impl SessionState {
         Held {
             messages: self.messages.len(),
             tool_calls,
-            tokens: self.ctx_estimate(),
+            tokens,
             transcript: (!path.as_os_str().is_empty()).then(|| path.to_path_buf()),
         }
     }

@@ -5,7 +5,7 @@
 use super::Engine;
 use super::conversation::Request;
 use super::startup::FirstMoves;
-use crate::engine::context::{self, Thresholds};
+use crate::engine::context;
 use crate::engine::protocol::{Event, Op, Origin, TurnId, TurnKind};
 
 impl Engine {
@@ -13,7 +13,7 @@ impl Engine {
         for message in first.warnings {
             self.emit(Event::Warning { message });
         }
-        self.warn_about_the_line();
+        self.warn_about_the_floor();
         if first.resumed {
             self.announce_resumed();
             self.reopen_frozen().await;
@@ -118,7 +118,7 @@ impl Engine {
 
     /// `/window N`: a new context window for the rest of the run.
     fn set_window(&mut self, window: u64) {
-        self.settings.thresholds = Thresholds::new(window, self.settings.thresholds.headroom);
+        self.settings.thresholds = self.thresholds_for(window);
         if self.ledger.has_step() {
             self.ledger.record(|rec| rec.window = window);
             self.save_manifest();
@@ -132,7 +132,7 @@ impl Engine {
                 context::fmt_tokens(t.warn_at)
             ),
         });
-        self.warn_about_the_line();
+        self.warn_about_the_floor();
         self.emit_usage_estimate();
     }
 

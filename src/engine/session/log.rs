@@ -151,6 +151,7 @@ fn turn_event(ev: &Event) {
             spilled,
             diff,
             exit,
+            sandbox,
             ..
         } => tracing::debug!(
             id = %id,
@@ -160,6 +161,7 @@ fn turn_event(ev: &Event) {
             spilled = spilled.is_some(),
             diff = diff.as_ref().map(|d| d.stat()).unwrap_or_default(),
             exit = exit.as_ref().map(|e| e.summary.as_str()).unwrap_or("-"),
+            sandbox = sandbox.as_ref().map(|s| s.message.as_str()).unwrap_or("-"),
             "tool result"
         ),
         Event::ApprovalRequest {
@@ -168,11 +170,13 @@ fn turn_event(ev: &Event) {
             summary,
             outside_workspace,
             always,
+            unsandboxed,
             ..
         } => tracing::info!(
             id = %id,
             name = %name,
             outside_workspace,
+            unsandboxed = unsandboxed.is_some(),
             always = always.as_ref().map(|a| a.label.as_str()).unwrap_or("-"),
             "approval asked: {summary}"
         ),

@@ -5,8 +5,9 @@
 //! its state is a few owned parts, each in its own file: what the run was started with
 //! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
 //! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
-//! lifecycle ([`lifecycle`]), the session's approvals and the run's request counters. This file
-//! holds the parts, starting sessions and turns, and the one way out for events (`emit`).
+//! lifecycle ([`lifecycle`]), the session's approvals and the run's counters (requests, and the
+//! model's token ratio they teach). This file holds the parts, starting sessions and turns, and
+//! the one way out for events (`emit`).
 
 mod background;
 mod background_retry;
@@ -16,11 +17,13 @@ mod handoff_run;
 mod idle;
 mod input;
 mod lifecycle;
+mod local;
 mod log;
 mod masking;
 mod memory_ops;
 mod params;
 mod request;
+mod sandbox_ops;
 mod slash_ops;
 mod startup;
 mod step_ledger;
@@ -124,8 +127,8 @@ pub(super) struct ApprovalState {
     asked_once: bool,
 }
 
-/// What the run counts across sessions.
-#[derive(Debug, Default)]
+/// What the run counts and learns across sessions.
+#[derive(Debug)]
 pub(super) struct Counters {
     /// Model requests sent (numbers them in the log).
     requests: u64,
@@ -133,6 +136,21 @@ pub(super) struct Counters {
     responses: u32,
     /// Overflow retries in a row (reset by a response).
     overflow_retries: u32,
+    /// Token estimates calibrated for the model (learned from every main-thread response; a new
+    /// model loads its own).
+    tokens: super::tokens::Estimator,
+}
+
+impl Counters {
+    /// Nothing counted yet; token estimates start from what `tokens` knows.
+    fn new(tokens: super::tokens::Estimator) -> Counters {
+        Counters {
+            requests: 0,
+            responses: 0,
+            overflow_retries: 0,
+            tokens,
+        }
+    }
 }
 
 /// The turn the engine works on.
@@ -221,9 +239,16 @@ impl Engine {
         }
     }
 
-    /// The context the gauge shows: the last report plus an estimate of what was appended since.
+    /// The context the gauge shows: the last report plus an estimate of what was appended since
+    /// (and of the session's floor, before its first report).
     fn ctx_estimate(&self) -> u64 {
-        self.s.ctx_estimate()
+        // Before the session's first response nothing has counted its prompt and tools yet.
+        let floor = if self.s.ctx == 0 {
+            self.estimate(self.floor_chars())
+        } else {
+            0
+        };
+        self.s.ctx + floor + self.estimate(self.s.appended_chars)
     }
 
     fn emit_usage_estimate(&self) {
@@ -234,6 +259,7 @@ impl Engine {
             usage: Default::default(),
             cost_usd: 0.0,
             session_cost_usd: self.s.cost_usd,
+            masked_tokens: self.s.mask.saved_tokens,
         });
     }
 
@@ -432,14 +458,5 @@ impl Engine {
     /// The one place the replace generation advances: after a replacement is persisted.
     fn commit_replacement(&mut self) -> u64 {
         self.ledger.replace.advance()
-    }
-
-    /// A handoff line at or above the window is said (the session would hit the wall first).
-    fn warn_about_the_line(&self) {
-        if self.run.handoff.context.hands_off()
-            && let Some(message) = self.settings.thresholds.line_warning()
-        {
-            self.emit(Event::Warning { message });
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! What the engine is started with, grouped by concern: the provider and its limits, the model
-//! settings in force at the start, the places it reads and writes, the prompt, the handoff's
-//! rules, the tools' limits, the front end, how the run starts, and the MCP servers.
+//! settings in force at the start, the places it reads and writes, the prompt (full or lean), the
+//! handoff's rules, the tools' limits and sandbox, the front end, how the run starts, and the MCP
+//! servers.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,14 +11,18 @@ use tokio::sync::mpsc;
 
 use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::instructions::InstructionSources;
+use crate::engine::lean::PromptStyle;
 use crate::engine::ledger::RunDir;
 use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
-use crate::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
+use crate::engine::policy::{
+    ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode, SandboxApproval,
+};
 use crate::engine::protocol::{Event, Op};
 use crate::engine::provider::Provider;
 use crate::engine::provider::retry::RetryPolicy;
 use crate::engine::subagent::SubagentSettings;
+use crate::engine::tools::sandbox::SandboxPolicy;
 use crate::engine::types::Effort;
 
 /// Everything the engine needs to start.
@@ -81,6 +86,8 @@ pub struct PromptParams {
     pub system_prompt: String,
     /// Where the project instructions come from (read again at the start of every session).
     pub instructions: InstructionSources,
+    /// The full prompt and tool descriptions, or the lean ones of a small window.
+    pub style: PromptStyle,
 }
 
 /// When and how the engine hands off.
@@ -101,6 +108,10 @@ pub struct ToolParams {
     pub max_iterations: u32,
     /// `--yes` or not.
     pub approvals: ApprovalPolicy,
+    /// How `bash` commands are confined (`--sandbox`, `--sandbox-network`, `[sandbox]`).
+    pub sandbox: SandboxPolicy,
+    /// Whether a command the sandbox confines is still asked for.
+    pub sandbox_approval: SandboxApproval,
     pub bash_timeout: Duration,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: SubagentSettings,

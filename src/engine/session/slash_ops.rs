@@ -4,7 +4,7 @@
 use super::step_ledger::StepLedger;
 use super::{Engine, Resume};
 use crate::engine::approvals::Allowances;
-use crate::engine::context::{self, Thresholds};
+use crate::engine::context;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::ledger::run_list;
@@ -219,9 +219,12 @@ impl Engine {
         if !self.settings.window_source.is_pinned() && !self.run.provider.demo {
             let learned = LearnedWindows::in_data_dir(&self.run.places.data_dir).get(model);
             let (window, source) = context::effective_window(None, learned, model);
-            self.settings.thresholds = Thresholds::new(window, self.settings.thresholds.headroom);
+            self.settings.thresholds = self.thresholds_for(window);
             self.settings.window_source = source;
         }
+        // Token estimates follow the model.
+        self.counters.tokens =
+            crate::engine::tokens::Estimator::load(&self.run.places.data_dir, model);
         self.note_setting();
         self.emit(self.model_event());
         self.emit_usage_estimate();

@@ -9,11 +9,14 @@ use super::lifecycle::Handoffs;
 use super::params::{EngineParams, Resume, StartParams};
 use super::step_ledger::StepLedger;
 use super::{ApprovalState, Counters, Engine, Inbox, RunContext};
+use crate::engine::context::Thresholds;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::fsutil::{now_unix, rfc3339};
 use crate::engine::ledger::{Manifest, TranscriptLine, read_transcript};
 use crate::engine::protocol::{Event, Op};
+use crate::engine::tokens::Estimator;
 use crate::engine::tools::names;
+use crate::engine::tools::sandbox::Support;
 use crate::engine::types::{Block, Message, Role};
 
 /// What the engine does first once it runs, taken from its parameters.
@@ -58,7 +61,16 @@ impl Engine {
             resume,
             autostart,
         } = start;
+        // The handoff line keeps the requests' output cap free below the window.
+        let mut settings = settings;
+        settings.thresholds = Thresholds::with_output(
+            settings.thresholds.window,
+            settings.thresholds.headroom,
+            provider.max_tokens,
+        );
+        let tokens = Estimator::load(&places.data_dir, &settings.model);
         let mut warnings = Vec::new();
+        warnings.extend(Support::current().notice(&tools.sandbox));
         let (manifest, step, session, run_dir) = match &resume {
             Some(r) => {
                 warnings.extend(r.warnings.iter().cloned());
@@ -97,7 +109,9 @@ impl Engine {
             None => None,
         };
         let s = session.unwrap_or_else(|| SessionState::none(&prompt.system_prompt));
-        let strategies = handoff.context.strategies(settings.thresholds.headroom);
+        let strategies = handoff
+            .context
+            .strategies(settings.thresholds.headroom, provider.max_tokens);
         let engine = Engine {
             handoff: Handoffs::new(handoff.after),
             run: RunContext {
@@ -123,7 +137,7 @@ impl Engine {
             s,
             turn: None,
             approvals: ApprovalState::default(),
-            counters: Counters::default(),
+            counters: Counters::new(tokens),
         };
         let first = FirstMoves {
             warnings,
@@ -292,6 +306,7 @@ mod tests {
                 id: id.into(),
                 name: names::BASH.into(),
                 input: serde_json::json!({}),
+                from_text: false,
             }],
         };
         let mut msgs = vec![Message::user("go"), call("a")];

@@ -57,7 +57,7 @@ impl Engine {
             model,
             thresholds,
             max_iterations: self.run.tools.subagent.max_iterations.max(1),
-            max_tokens: self.run.provider.max_tokens,
+            max_tokens: context::output_cap(thresholds.window, self.run.provider.max_tokens),
             effort: self.settings.effort,
             retry: self.run.provider.retry,
             tools,

@@ -299,6 +299,7 @@ impl Engine {
             usage: resp.usage,
             cost_usd: cost,
             session_cost_usd: self.s.cost_usd,
+            masked_tokens: self.s.mask.saved_tokens,
         });
     }
 
@@ -327,6 +328,12 @@ impl Engine {
         }
         if self.handoff.background().is_some() {
             // A handoff runs in the background: nothing else replaces the history meanwhile.
+            return Flow::Go;
+        }
+        if self.s.ctx == 0 {
+            // No response yet: the session holds only its briefing (or its task), so a handoff
+            // or a compaction would free nothing and only start over; a first request too large
+            // for the window meets the overflow path instead.
             return Flow::Go;
         }
         // The pressure path: the first strategy in force whose line is crossed acts.
@@ -444,8 +451,7 @@ impl Engine {
                 message: format!("could not record the learned window: {err}"),
             });
         }
-        self.settings.thresholds =
-            crate::engine::context::Thresholds::new(limit, self.settings.thresholds.headroom);
+        self.settings.thresholds = self.thresholds_for(limit);
         self.ledger.record(|rec| rec.window = limit);
         self.emit_logged(Event::WindowLearned {
             model: self.settings.model.clone(),

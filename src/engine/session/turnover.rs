@@ -255,7 +255,7 @@ impl Engine {
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
-        let held = self.s.held();
+        let held = self.s.held(self.ctx_estimate());
         let record = HandoffRecord {
             path: frozen.file.path().map(Path::to_path_buf),
             degraded: successor.degraded,

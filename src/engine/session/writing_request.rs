@@ -68,7 +68,7 @@ impl Engine {
             messages: history,
             tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
-            max_tokens: self.run.provider.max_tokens,
+            max_tokens: self.output_cap(),
             effort: self.settings.effort,
         }
     }
@@ -94,7 +94,7 @@ impl Engine {
         let window = stated_limit.map_or(self.settings.thresholds.window, |l| {
             l.min(self.settings.thresholds.window)
         });
-        let budget = window.saturating_sub(u64::from(self.run.provider.max_tokens));
+        let budget = window.saturating_sub(u64::from(self.output_cap()));
         let count = error.and_then(|e| reduced_history::stated_count(&e.message, stated_limit));
         let measured = count.unwrap_or_else(|| self.ctx_estimate());
         let scale = (measured as f64 / full.max(1) as f64).max(1.0);

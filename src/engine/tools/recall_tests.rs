@@ -40,6 +40,7 @@ fn call(id: &str, command: &str) -> Message {
                 id: id.into(),
                 name: "bash".into(),
                 input: json!({ "command": command }),
+                from_text: false,
             },
         ],
     }
