@@ -1,6 +1,7 @@
 //! The agent engine. Nothing below this module imports ratatui, crossterm or the textarea crate.
 
 pub mod approvals;
+pub mod checkpoint;
 pub mod compact;
 pub mod context;
 pub mod demo;
