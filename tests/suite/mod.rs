@@ -2,6 +2,7 @@
 
 mod background;
 mod background_e2e;
+mod checkpoint;
 mod cli;
 mod continuity;
 mod continuity_e2e;
