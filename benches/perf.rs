@@ -91,6 +91,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "a ledger save merging one step under the run's lock; a bash call with its lifeline",
         faults_bench::run,
     ),
+    (
+        "checkpoint",
+        "checkpoints of a 5,000-file, 100 MB workspace: the first, after a one-file turn, undo",
+        checkpoint_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -102,6 +107,7 @@ mod support {
 use support::fake;
 
 mod chaos_bench;
+mod checkpoint_bench;
 mod continuity_bench;
 mod daily_bench;
 mod engine_bench;
