@@ -256,7 +256,13 @@ pub(crate) fn apply(ws: &Path, objects: &Objects, deltas: Vec<Delta>) -> Applied
         let result = match d.after {
             Some(Node::Dir(_)) => make_dir(ws, &d.path),
             Some(Node::File { mode, id, .. }) => match d.before {
-                Some(Node::File { id: old, .. }) if old == id => set_mode(ws, &d.path, mode),
+                // Only the bits changed, and the bytes there are still the same (an overwritten
+                // conflict may hold other bytes): the file is kept, its bits set.
+                Some(Node::File { id: old, .. })
+                    if old == id && content_id(&d.path.on(ws)).ok() == Some(id) =>
+                {
+                    set_mode(ws, &d.path, mode)
+                }
                 _ => objects
                     .get(&id)
                     .map_err(io::Error::other)

@@ -287,6 +287,23 @@ fn a_mode_change_is_undone_in_place() {
         0o4751,
         "every permission bit, setuid included"
     );
+    // The user then edits it; an overwriting undo brings back the bytes too, not only the bits.
+    write(&w.ws, "run.sh", "the user's script\n");
+    let r = done(
+        w.store
+            .restore(&after.id, &before.id, OnConflict::Overwrite)
+            .unwrap(),
+    );
+    assert_eq!(r.overwritten.len(), 1);
+    assert_eq!(
+        fs::read_to_string(w.ws.join("run.sh")).unwrap(),
+        "#!/bin/sh\n"
+    );
+    let mode = fs::metadata(w.ws.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o644);
 }
 
 #[test]
