@@ -13,11 +13,13 @@
 //!   they hide is covered (within the caps), never lost.
 //! - Symbolic links are entries of their own, never followed.
 //!
-//! The walk only finds entries and their `lstat`; reading them is the snapshot's job.
+//! The walk only finds entries and their `lstat` (on a few threads); reading them is the
+//! snapshot's job.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::index::Stat;
 use super::path::RelPath;
@@ -57,7 +59,10 @@ pub(crate) struct Rules {
     pub excluded: Vec<PathBuf>,
 }
 
-/// Walk the workspace.
+/// At most this many threads walk (the work is `lstat` calls, which scale with cores).
+const MAX_WALKERS: usize = 4;
+
+/// Walk the workspace (on several threads; the order of what is found is not fixed).
 pub(crate) fn scan(rules: &Rules) -> Scan {
     let ws = &rules.workspace;
     let in_repo = inside_repository(ws);
@@ -75,36 +80,63 @@ pub(crate) fn scan(rules: &Rules) -> Scan {
         .require_git(in_repo)
         .parents(in_repo)
         .follow_links(false)
+        .threads(
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(MAX_WALKERS),
+        )
         .filter_entry(move |e| {
             e.file_name() != ".git" && !excluded.iter().any(|x| e.path() == x.as_path())
         });
-    let mut scan = Scan::default();
-    for entry in builder.build() {
+    let found = Mutex::new(Scan::default());
+    builder.build_parallel().run(|| {
+        let mut batch = Batch {
+            ws,
+            scan: Scan::default(),
+            into: &found,
+        };
+        Box::new(move |entry| {
+            batch.add(entry);
+            ignore::WalkState::Continue
+        })
+    });
+    found.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What one walking thread found; it joins the whole when the thread's visitor is dropped.
+struct Batch<'a> {
+    ws: &'a Path,
+    scan: Scan,
+    into: &'a Mutex<Scan>,
+}
+
+impl Batch<'_> {
+    fn add(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) {
         let entry = match entry {
             Ok(entry) => entry,
             Err(err) => {
-                if let Some(found) = unreadable(ws, err) {
-                    scan.unreadable.push(found);
+                if let Some(found) = unreadable(self.ws, err) {
+                    self.scan.unreadable.push(found);
                 }
-                continue;
+                return;
             }
         };
-        let Some(path) = RelPath::under(ws, entry.path()) else {
-            continue;
+        let Some(path) = RelPath::under(self.ws, entry.path()) else {
+            return;
         };
         let meta = match fs::symlink_metadata(entry.path()) {
             Ok(meta) => meta,
             // Gone since it was listed: not part of this checkpoint.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
             Err(e) => {
-                scan.unreadable.push((path, e));
-                continue;
+                self.scan.unreadable.push((path, e));
+                return;
             }
         };
         let ft = meta.file_type();
         let kind = if ft.is_dir() {
-            scan.dirs.push(path);
-            continue;
+            self.scan.dirs.push(path);
+            return;
         } else if ft.is_file() {
             Kind::File
         } else if ft.is_symlink() {
@@ -112,13 +144,21 @@ pub(crate) fn scan(rules: &Rules) -> Scan {
         } else {
             Kind::Special
         };
-        scan.entries.push(Found {
+        self.scan.entries.push(Found {
             path,
             kind,
             stat: Stat::of(&meta),
         });
     }
-    scan
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        let mut all = self.into.lock().unwrap_or_else(|p| p.into_inner());
+        all.dirs.append(&mut self.scan.dirs);
+        all.entries.append(&mut self.scan.entries);
+        all.unreadable.append(&mut self.scan.unreadable);
+    }
 }
 
 /// The path and error of a walk error that names an entry of the workspace.
