@@ -20,6 +20,8 @@
 //!   find the files over the cap, then a second walk by git.
 //! - *Modes*: git keeps only the executable bit; this store keeps all permission bits
 //!   (`0o7777`) of files, and symbolic links as links (git does that too).
+//! - *Dependencies*: none new (`ignore`, `sha2` and `similar` are already built), and no `git`
+//!   binary is needed on the machine.
 //! - *Cost*: no process is started. Measured on this 2-core machine with 5,000 files / 100 MB
 //!   (`cargo bench --bench perf -- checkpoint`): a turn that changed one file costs FIGURE_TURN,
 //!   the first checkpoint FIGURE_FIRST; a shadow repository (`git add -A` + `write-tree`,
@@ -37,7 +39,7 @@
 //!
 //! **Undo and redo** are restores between a turn's two checkpoints ([`Checkpoints::undo`],
 //! [`Checkpoints::redo`]), limited to the paths the two differ in, after a conflict check (see
-//! `restore`); the stacks are [`undo::UndoStack`], kept by the ledger.
+//! `restore`); the stacks are [`UndoStack`], kept by the ledger.
 //!
 //! **Threads and processes.** Everything here blocks (it walks and reads files); the engine calls
 //! it through [`Checkpoints::in_background`], on the runtime's blocking pool. A snapshot or
@@ -53,7 +55,7 @@ mod path;
 mod restore;
 mod snapshot;
 mod tree;
-pub mod undo;
+mod undo;
 mod walk;
 
 use std::fmt;
@@ -74,7 +76,7 @@ pub use object::{BadObjectId, ObjectId};
 pub use path::RelPath;
 pub use restore::{Conflict, ConflictKind, Failure, OnConflict, Untouched};
 pub use snapshot::{SkipReason, Skipped, Snapshot};
-pub use undo::{Recorded, TurnCheckpoint, UndoStack};
+pub use undo::{MAX_TURNS, NotOnTop, Recorded, TurnCheckpoint, UndoStack};
 
 use lock::StoreLock;
 use object::Objects;
