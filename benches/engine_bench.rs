@@ -61,6 +61,7 @@ pub fn params(
         mcp: None,
         side_events: None,
         subagent: Default::default(),
+        masking: Default::default(),
     }
 }
 

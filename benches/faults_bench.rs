@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use flower_tui::engine::ledger;
 use flower_tui::engine::ledger::{GenerationRecord, HandoffRecord, Manifest, StepRecord};
-use flower_tui::engine::runs;
 use flower_tui::engine::tools::{self, ToolCtx};
 
 use crate::median_of;
@@ -58,7 +58,7 @@ pub fn run() {
     let merged = median_of(201, || {
         m.steps[5].num_turns += 1;
         let t = Instant::now();
-        runs::save_step(&m, Some(5), &path).expect("save_step");
+        ledger::save_step(&m, Some(5), &path).expect("save_step");
         t.elapsed()
     });
     println!(

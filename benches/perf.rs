@@ -92,6 +92,16 @@ const BENCHES: &[(&str, &str, fn())] = &[
         faults_bench::run,
     ),
     (
+        "sandbox",
+        "a bash `true` with the sandbox off and on (Landlock + seccomp), and its preparation alone",
+        sandbox_bench::run,
+    ),
+    (
+        "economy",
+        "masking a 300-call history for one request; the Touched section of a 300-call log",
+        economy_bench::run,
+    ),
+    (
         "checkpoint",
         "checkpoints of a 5,000-file, 100 MB workspace: the first, after a one-file turn, undo",
         checkpoint_bench::run,
@@ -110,12 +120,14 @@ mod chaos_bench;
 mod checkpoint_bench;
 mod continuity_bench;
 mod daily_bench;
+mod economy_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;
+mod sandbox_bench;
 
 fn main() {
     // Re-executed as the MCP server of the `mcp` bench.

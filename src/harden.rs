@@ -1,6 +1,7 @@
-//! Process hardening at start-up (SPEC §14): the provider keys leave flower-tui's environment
-//! (and its `/proc/<pid>/environ`), and the process becomes non-dumpable, as ssh-agent does, so
-//! another process of the same user can neither read its memory nor attach a debugger.
+//! Process hardening at start-up, so the API key never leaks from the process: the provider keys
+//! leave flower-tui's environment (and its `/proc/<pid>/environ`), and the process becomes
+//! non-dumpable, as ssh-agent does, so another process of the same user can neither read its
+//! memory nor attach a debugger.
 
 use crate::engine::secrets::PROVIDER_KEY_VARS;
 
@@ -12,7 +13,7 @@ use crate::engine::secrets::PROVIDER_KEY_VARS;
 /// Must be called at the very start of `main`, before any other thread exists: it changes the
 /// process environment (`remove_var`) and writes into the memory `getenv` points at, which no other
 /// code may be reading at the same time.
-pub unsafe fn scrub_keys_and_lock_down() {
+pub(crate) unsafe fn scrub_keys_and_lock_down() {
     for name in PROVIDER_KEY_VARS {
         // SAFETY: single-threaded (the caller's contract), so nothing reads the environment while
         // it changes.
@@ -51,7 +52,7 @@ unsafe fn wipe_value(_name: &str) {}
 
 /// `prctl(PR_SET_DUMPABLE, 0)`: no core dumps, and `/proc/<pid>/{environ,mem,maps}` and ptrace are
 /// closed to other processes of the same user. Children get it back at `exec`.
-pub fn non_dumpable() {
+pub(crate) fn non_dumpable() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with PR_SET_DUMPABLE takes plain integers and has no memory effects.
     unsafe {
@@ -59,23 +60,17 @@ pub fn non_dumpable() {
     }
 }
 
-/// Whether the process is dumpable (for tests and `-v`).
-pub fn is_dumpable() -> bool {
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the process is dumpable.
     #[cfg(target_os = "linux")]
-    {
+    fn is_dumpable() -> bool {
         // SAFETY: prctl with PR_GET_DUMPABLE takes plain integers and returns the flag.
         let flag = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
         flag != 0
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        true
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[cfg(target_os = "linux")]
     #[test]

@@ -1,13 +1,21 @@
-//! Headless mode (SPEC §12): the engine without a terminal; events as JSON lines on stdout.
+//! Headless mode: the engine without a terminal, for scripts and tests. One task (`-p`) runs to
+//! its end; every event is printed as a JSON line on stdout (or, with `--output text`, only the
+//! answer), and the last line is the `result`. Exit code 0 when the turn completed, 1 when it
+//! failed, 128 + N when signal N (SIGTERM, SIGHUP, SIGINT) stopped it the way Esc does (every tool
+//! call answered, the transcript and ledger written).
 
 use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
 
-use crate::config::{Config, OutputFormat};
+use crate::config::{Config, OutputFormat, SessionChoice};
+use crate::engine::mcp::McpManager;
 use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
-use crate::engine::session;
+use crate::engine::session::{self, EngineHandle};
+use crate::launch;
 
 /// The task of `-p -`: all of `input` (stdin), which must not be empty.
-pub fn task_from(mut input: impl std::io::Read) -> std::io::Result<String> {
+pub(crate) fn task_from(mut input: impl std::io::Read) -> std::io::Result<String> {
     let mut bytes = Vec::new();
     input.read_to_end(&mut bytes)?;
     let task = String::from_utf8(bytes)
@@ -22,41 +30,28 @@ pub fn task_from(mut input: impl std::io::Read) -> std::io::Result<String> {
 }
 
 /// Run one task to completion. Returns the process exit code.
-pub async fn run(mut config: Config) -> i32 {
+pub(crate) async fn run(mut config: Config) -> i32 {
     // Held to the end: the demo's scratch directory goes when it is dropped.
-    let _scratch = match crate::launch::prepare_demo(&mut config, false) {
+    let _scratch = match launch::prepare_demo(&mut config, false) {
         Ok(s) => s,
-        Err(e) => return crate::launch::start_failed(&e),
+        Err(e) => return launch::start_failed(&e),
     };
     let Some(task) = config.prompt.clone() else {
         eprintln!("flower-tui: headless mode needs a task (-p \"task\")");
         return 2;
     };
-    if config.resume == Some(crate::config::ResumeChoice::Pick) {
-        // No picker without a terminal: say which runs there are and how to name one.
-        let runs = crate::engine::sessions::list(&config.data_dir, &config.workspace);
-        if runs.is_empty() {
-            eprintln!(
-                "flower-tui: --resume: no earlier session of {}",
-                config.workspace.display()
-            );
-        } else {
-            eprintln!(
-                "flower-tui: --resume needs a run id in headless mode (flower-tui --resume RUN_ID -p …); this workspace's sessions, newest first:\n{}",
-                crate::engine::sessions::describe(&runs, 10).trim_end()
-            );
-        }
-        return 2;
+    if config.places.session == SessionChoice::Pick {
+        return no_picker(&config);
     }
-    let params = match crate::launch::engine_params(&config, false) {
+    let params = match launch::engine_params(&config, false) {
         Ok(p) => p,
-        Err(e) => return crate::launch::start_failed(&e),
+        Err(e) => return launch::start_failed(&e),
     };
     let run_dir = params.run_dir.root.clone();
-    let mut mcp = params.mcp.clone();
-    let mut handle = match session::spawn(params) {
+    let mcp = params.mcp.clone();
+    let handle = match session::spawn(params) {
         Ok(h) => h,
-        Err(e) => return crate::launch::start_failed(&e),
+        Err(e) => return launch::start_failed(&e),
     };
     eprintln!("flower-tui: run directory {}", run_dir.display());
     let turn = TurnId::FIRST;
@@ -69,18 +64,45 @@ pub async fn run(mut config: Config) -> i32 {
         eprintln!("flower-tui: the engine stopped before the task was sent");
         return 1;
     }
-    let json = config.output == OutputFormat::Json;
-    let stdout = std::io::stdout();
-    let mut answer = String::new();
-    let mut cost = 0.0;
-    let mut turns = 0;
-    let mut session_id = String::new();
-    let mut failure: Option<String> = None;
-    let mut code = 1;
-    // SIGTERM, SIGHUP or SIGINT stop the turn the way Esc does (every tool call answered, the
-    // transcript and ledger written), then the result says why and the exit code is 128 + N.
+    let out = Printer {
+        json: config.front.output == OutputFormat::Json,
+        stdout: std::io::stdout(),
+    };
+    drive(handle, turn, &run_dir, mcp, &out).await
+}
+
+/// `--resume` alone: no picker without a terminal, so say which runs there are and how to name
+/// one. Exit code 2.
+fn no_picker(config: &Config) -> i32 {
+    let places = &config.places;
+    let runs = crate::engine::ledger::run_list::list(&places.data_dir, &places.workspace);
+    if runs.is_empty() {
+        eprintln!(
+            "flower-tui: --resume: no earlier session of {}",
+            places.workspace.display()
+        );
+    } else {
+        eprintln!(
+            "flower-tui: --resume needs a run id in headless mode (flower-tui --resume RUN_ID -p …); this workspace's sessions, newest first:\n{}",
+            crate::engine::ledger::run_list::describe(&runs, 10).trim_end()
+        );
+    }
+    2
+}
+
+/// Print the engine's events until `turn` ends (or the engine stops), then the result; stop the
+/// MCP servers and the engine. Returns the exit code.
+async fn drive(
+    mut handle: EngineHandle,
+    turn: TurnId,
+    run_dir: &Path,
+    mut mcp: Option<Arc<McpManager>>,
+    out: &Printer,
+) -> i32 {
+    let mut tally = Tally::default();
     let mut signals = Signals::new();
     let mut stopped_by: Option<(&'static str, i32)> = None;
+    let mut code = 1;
     loop {
         let ev = tokio::select! {
             ev = handle.events.recv() => match ev {
@@ -94,21 +116,8 @@ pub async fn run(mut config: Config) -> i32 {
                 continue;
             }
         };
-        match &ev {
-            Event::SessionStarted { session_id: id, .. } => session_id = id.clone(),
-            Event::UserMessage { .. } => answer.clear(),
-            Event::TextDelta { text } => answer.push_str(text),
-            // A replayed try's text replaces the broken one's.
-            Event::ToolCall { .. } | Event::Stream(StreamState::Discarded { .. }) => answer.clear(),
-            Event::Usage { cost_usd, .. } => cost += cost_usd,
-            Event::Error { message, .. } => failure = Some(message.clone()),
-            _ => {}
-        }
-        if json {
-            print_json(&stdout, &ev);
-        } else if let Event::Warning { message } | Event::Notice { message } = &ev {
-            eprintln!("flower-tui: {message}");
-        }
+        tally.observe(&ev);
+        out.event(&ev);
         if let Event::TurnEnd {
             turn: ended,
             reason,
@@ -116,54 +125,17 @@ pub async fn run(mut config: Config) -> i32 {
         } = &ev
             && *ended == turn
         {
-            turns += 1;
-            let ok = matches!(
-                reason,
-                ExitReason::Completed | ExitReason::MaxIterations { .. }
-            );
-            code = match stopped_by {
-                Some((_, n)) => 128 + n,
-                None if ok => 0,
-                None => 1,
-            };
-            if let Some((name, _)) = stopped_by {
-                failure = Some(format!("stopped by {name}"));
-            }
-            let ok = ok && stopped_by.is_none();
+            let ended = tally.end(reason, stopped_by);
+            code = ended.code;
             // The servers stop before the result, so their last `mcp_status` (stopped) is
             // printed and `result` stays the last line.
             if let Some(mcp) = mcp.take() {
                 mcp.shutdown().await;
-                if json {
-                    for status in mcp.statuses() {
-                        print_json(&stdout, &Event::McpStatus(status));
-                    }
+                for status in mcp.statuses() {
+                    out.json_only(&Event::McpStatus(status));
                 }
             }
-            let result = Event::Result {
-                text: if ok {
-                    answer.clone()
-                } else {
-                    failure.clone().unwrap_or_else(|| reason.to_string())
-                },
-                is_error: !ok,
-                num_turns: turns,
-                // The ledger has every request's cost (writing turns and summaries too).
-                cost_usd: crate::engine::ledger::Manifest::load(&run_dir.join("manifest.json"))
-                    .map(|m| m.steps.iter().map(|st| st.cost_usd).sum())
-                    .unwrap_or(cost),
-                session_id: session_id.clone(),
-            };
-            if json {
-                print_json(&stdout, &result);
-            } else if ok {
-                println!("{}", answer.trim_end());
-            } else {
-                eprintln!(
-                    "flower-tui: {}",
-                    failure.clone().unwrap_or_else(|| reason.to_string())
-                );
-            }
+            out.result(&tally, &ended, run_dir);
             let _ = handle.ops.send(Op::Shutdown).await;
             break;
         }
@@ -173,6 +145,120 @@ pub async fn run(mut config: Config) -> i32 {
         mcp.shutdown().await;
     }
     code
+}
+
+/// What the events said so far: the answer, the cost, the turns, the session, the failure.
+#[derive(Debug, Default)]
+struct Tally {
+    answer: String,
+    cost: f64,
+    turns: u32,
+    session_id: String,
+    failure: Option<String>,
+}
+
+/// How the task's turn ended.
+struct Ended {
+    ok: bool,
+    /// The failure's text: the error, the signal, or the exit reason.
+    failure: String,
+    code: i32,
+}
+
+impl Tally {
+    fn observe(&mut self, ev: &Event) {
+        match ev {
+            Event::SessionStarted { session_id, .. } => self.session_id = session_id.clone(),
+            Event::UserMessage { .. } => self.answer.clear(),
+            Event::TextDelta { text } => self.answer.push_str(text),
+            // A replayed try's text replaces the broken one's.
+            Event::ToolCall { .. } | Event::Stream(StreamState::Discarded { .. }) => {
+                self.answer.clear()
+            }
+            Event::Usage { cost_usd, .. } => self.cost += cost_usd,
+            Event::Error { message, .. } => self.failure = Some(message.clone()),
+            _ => {}
+        }
+    }
+
+    /// The turn ended for `reason`; `stopped_by` is the signal that stopped it, if one did.
+    fn end(&mut self, reason: &ExitReason, stopped_by: Option<(&'static str, i32)>) -> Ended {
+        self.turns += 1;
+        let completed = matches!(
+            reason,
+            ExitReason::Completed | ExitReason::MaxIterations { .. }
+        );
+        let code = match stopped_by {
+            Some((_, n)) => 128 + n,
+            None if completed => 0,
+            None => 1,
+        };
+        if let Some((name, _)) = stopped_by {
+            self.failure = Some(format!("stopped by {name}"));
+        }
+        Ended {
+            ok: completed && stopped_by.is_none(),
+            failure: self.failure.clone().unwrap_or_else(|| reason.to_string()),
+            code,
+        }
+    }
+}
+
+/// Where events go: JSON lines on stdout, or (text) warnings and notices on stderr.
+struct Printer {
+    json: bool,
+    stdout: std::io::Stdout,
+}
+
+impl Printer {
+    fn event(&self, ev: &Event) {
+        if self.json {
+            self.json_line(ev);
+        } else if let Event::Warning { message } | Event::Notice { message } = ev {
+            eprintln!("flower-tui: {message}");
+        }
+    }
+
+    fn json_only(&self, ev: &Event) {
+        if self.json {
+            self.json_line(ev);
+        }
+    }
+
+    /// The last line: the `result` event, or (text) the answer on stdout or the failure on stderr.
+    fn result(&self, tally: &Tally, ended: &Ended, run_dir: &Path) {
+        if !self.json {
+            if ended.ok {
+                println!("{}", tally.answer.trim_end());
+            } else {
+                eprintln!("flower-tui: {}", ended.failure);
+            }
+            return;
+        }
+        self.json_line(&Event::Result {
+            text: if ended.ok {
+                tally.answer.clone()
+            } else {
+                ended.failure.clone()
+            },
+            is_error: !ended.ok,
+            num_turns: tally.turns,
+            // The ledger has every request's cost (writing turns and summaries too).
+            cost_usd: crate::engine::ledger::Manifest::load(&run_dir.join("manifest.json"))
+                .map(|m| m.steps.iter().map(|st| st.cost_usd).sum())
+                .unwrap_or(tally.cost),
+            session_id: tally.session_id.clone(),
+        });
+    }
+
+    /// One event as one JSON line on stdout, flushed.
+    fn json_line(&self, ev: &Event) {
+        if let Ok(line) = serde_json::to_string(ev) {
+            let mut out = self.stdout.lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
 }
 
 /// The signals that stop a headless run: the first to arrive, with its name and number.
@@ -199,14 +285,5 @@ impl Signals {
             _ = recv(&mut self.hup) => ("SIGHUP", 1),
             _ = recv(&mut self.int) => ("SIGINT", 2),
         }
-    }
-}
-
-/// One event as one JSON line on stdout, flushed.
-fn print_json(stdout: &std::io::Stdout, ev: &Event) {
-    if let Ok(line) = serde_json::to_string(ev) {
-        let mut out = stdout.lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
     }
 }

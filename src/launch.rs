@@ -1,14 +1,17 @@
-//! From a resolved [`Config`] to a running engine: provider, run directory, system prompt.
+//! From a resolved [`Config`] to a running engine: the provider, the run directory (new, joined,
+//! continued or reopened), the system prompt, the MCP servers, and the demo's scratch workspace.
+//! Shared by headless mode and the TUI.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Backend, Config, ProviderKind, ResumeChoice};
+use crate::config::places::Places;
+use crate::config::{Backend, Config, ProviderKind, Review, SessionChoice};
 use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::handoff::reopen;
 use crate::engine::instructions::InstructionSources;
-use crate::engine::ledger::RunDir;
+use crate::engine::ledger::{self, RunDir};
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{ApprovalPolicy, FrontEnd};
 use crate::engine::protocol::Event;
@@ -16,31 +19,30 @@ use crate::engine::provider::Provider;
 use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
-use crate::engine::runs;
 use crate::engine::session::{EngineParams, Resume};
-use crate::engine::sessions;
 
 const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
 
 /// The system prompt for a workspace. Stable across a run, so the provider's prompt cache holds.
-pub fn system_prompt(workspace: &std::path::Path) -> String {
+pub(crate) fn system_prompt(workspace: &std::path::Path) -> String {
     SYSTEM_PROMPT.replace("{workspace}", &workspace.display().to_string())
 }
 
 /// The first line of a run's log: what it runs with (the key never, not even masked).
-pub fn log_start(config: &Config, log: &std::path::Path) {
+pub(crate) fn log_start(config: &Config, log: &std::path::Path) {
+    let (p, ctx) = (&config.provider, &config.context);
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         pid = std::process::id(),
         mode = if config.prompt.is_some() { "headless" } else { "tui" },
-        backend = config.backend.label(),
-        model = %config.model,
-        endpoint = %if config.backend.is_demo() { "(in-process)" } else { config.base_url.as_str() },
-        window = config.window,
-        window_source = config.window_source.describe(),
-        headroom = config.headroom,
-        context = config.context.describe(),
-        workspace = %config.workspace.display(),
+        backend = p.backend.label(),
+        model = %p.model,
+        endpoint = %if p.backend.is_demo() { "(in-process)" } else { p.base_url.as_str() },
+        window = ctx.window,
+        window_source = ctx.window_source.describe(),
+        headroom = ctx.headroom,
+        context = ctx.policy.describe(),
+        workspace = %config.places.workspace.display(),
         log = %log.display(),
         "flower-tui started"
     );
@@ -48,7 +50,7 @@ pub fn log_start(config: &Config, log: &std::path::Path) {
 
 /// Say why the run cannot start (one line, keys masked); the exit code: 2 when the flags ask for
 /// something the disk refuses (a taken run directory or step), else 1.
-pub fn start_failed(e: &Error) -> i32 {
+pub(crate) fn start_failed(e: &Error) -> i32 {
     eprintln!(
         "flower-tui: {}",
         crate::engine::secrets::redact(&e.to_string())
@@ -57,11 +59,12 @@ pub fn start_failed(e: &Error) -> i32 {
 }
 
 /// The provider the config names (the demo when asked or when nothing is configured).
-pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
-    let Backend::Api(kind) = config.backend else {
+pub(crate) fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
+    let p = &config.provider;
+    let Backend::Api(kind) = p.backend else {
         return Ok(Arc::new(DemoProvider::new()));
     };
-    let key = match (&config.api_key, kind) {
+    let key = match (&p.api_key, kind) {
         (Some(k), _) => k.expose().to_string(),
         // A local OpenAI-compatible server: no Authorization header.
         (None, ProviderKind::OpenAi) => String::new(),
@@ -70,12 +73,12 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
     crate::engine::secrets::register(&key);
     match kind {
         ProviderKind::OpenAi => Ok(Arc::new(OpenAiProvider::new(OpenAiConfig {
-            base_url: config.base_url.clone(),
+            base_url: p.base_url.clone(),
             api_key: key,
             ..Default::default()
         }))),
         ProviderKind::Anthropic => Ok(Arc::new(AnthropicProvider::new(AnthropicConfig {
-            base_url: config.base_url.clone(),
+            base_url: p.base_url.clone(),
             api_key: key,
             ..Default::default()
         }))),
@@ -85,11 +88,11 @@ pub fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error> {
 /// The demo works in a scratch copy of a tiny project, never the user's files; the copy is
 /// removed when the returned guard is dropped (keep it until the run ends). Headless it approves
 /// its own calls there; in the TUI it asks once (the first edit, with its diff) and then plays on.
-pub fn prepare_demo(
+pub(crate) fn prepare_demo(
     config: &mut Config,
     interactive: bool,
 ) -> Result<Option<crate::engine::demo::Scratch>, Error> {
-    if !config.backend.is_demo() {
+    if !config.provider.backend.is_demo() {
         return Ok(None);
     }
     let scratch = crate::engine::demo::Scratch::create().map_err(|e| {
@@ -99,8 +102,8 @@ pub fn prepare_demo(
             e,
         )
     })?;
-    config.workspace = scratch.path().to_path_buf();
-    config.approvals = if interactive {
+    config.places.workspace = scratch.path().to_path_buf();
+    config.tools.approvals = if interactive {
         ApprovalPolicy::AskOnce
     } else {
         ApprovalPolicy::Auto
@@ -111,15 +114,15 @@ pub fn prepare_demo(
 /// The run `--continue` attaches to without `--run-dir`: the workspace's newest. When the newest
 /// one's ledger cannot be read, headless stops with an error naming the file and the flags that
 /// continue the run before it; the TUI continues that run after saying so.
-fn latest_to_continue(config: &Config, interactive: bool) -> Result<Resume, ResumeError> {
-    let found = runs::latest_run(&config.data_dir, &config.workspace);
+fn latest_to_continue(places: &Places, interactive: bool) -> Result<Resume, ResumeError> {
+    let found = ledger::latest_run(&places.data_dir, &places.workspace);
     let Some(bad) = found.skipped.first() else {
         return found
             .run
             .map(Resume::at)
             .ok_or_else(|| ResumeError::NoEarlierRun {
-                workspace: config.workspace.clone(),
-                runs: config.data_dir.join("runs"),
+                workspace: places.workspace.clone(),
+                runs: places.data_dir.join("runs"),
             });
     };
     match found.run {
@@ -149,92 +152,110 @@ fn latest_to_continue(config: &Config, interactive: bool) -> Result<Resume, Resu
 }
 
 /// Everything the engine needs, with the run directory created (or found, for `--continue`).
-pub fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams, Error> {
+pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<EngineParams, Error> {
+    let (p, ctx, places, tools) = (
+        &config.provider,
+        &config.context,
+        &config.places,
+        &config.tools,
+    );
     let front_end = if interactive {
         FrontEnd::Interactive {
-            review: config.review.is_some(),
+            review: ctx.review != Review::Off,
         }
     } else {
         FrontEnd::Headless
     };
     let provider = build_provider(config)?;
-    let chosen = match &config.resume {
-        Some(ResumeChoice::Run(id)) => {
-            Some(sessions::find(&config.data_dir, &config.workspace, id)?)
-        }
-        _ => None,
+    let chosen = match &places.session {
+        SessionChoice::Resume(id) => Some(ledger::run_list::find(
+            &places.data_dir,
+            &places.workspace,
+            id,
+        )?),
+        SessionChoice::New | SessionChoice::Continue | SessionChoice::Pick => None,
     };
-    // A review an earlier process left open (SPEC §6.15) is reopened by `--continue` and by a
-    // plain interactive start; headless `-p` has no one to review it and starts fresh.
-    let reopen = || {
-        let wb = config.workbench_dir();
-        reopen::frozen_run(&config.data_dir, &config.workspace, wb.as_deref()).map(|f| f.run)
-    };
-    let plain_reopens = interactive && config.run_dir.is_none();
     let mcp = start_mcp(config, interactive);
-    let (run_dir, resume) = if let Some(run) = chosen {
-        (run.clone(), Some(Resume::at(run)))
-    } else if config.continue_last {
-        // A review left open comes first; else the newest run, said when it cannot be read.
-        let resume = match (&config.run_dir, reopen()) {
-            (Some(dir), _) => Resume::at(RunDir::open(dir)),
-            (None, Some(run)) => Resume::at(run),
-            (None, None) => latest_to_continue(config, interactive)?,
-        };
-        (resume.run_dir.clone(), Some(resume))
-    } else if plain_reopens && let Some(run) = reopen() {
-        (run.clone(), Some(Resume::at(run)))
-    } else {
-        let run = RunDir::create_or_join(
-            &config.data_dir,
-            config.run_dir.as_deref(),
-            config.step.as_deref(),
-            &config.workspace,
-        )?;
-        (run, None)
+    let (run_dir, resume) = match chosen {
+        Some(run) => (run.clone(), Some(Resume::at(run))),
+        None => run_to_use(places, interactive)?,
     };
     Ok(EngineParams {
         provider,
-        model: config.model.clone(),
-        system_prompt: system_prompt(&config.workspace),
+        model: p.model.clone(),
+        system_prompt: system_prompt(&places.workspace),
         instructions: InstructionSources {
-            user_dir: config.config_dir.clone(),
-            max_bytes: config.instructions_max_bytes,
+            user_dir: places.config_dir.clone(),
+            max_bytes: ctx.instructions_max_bytes,
         },
-        workspace: config.workspace.clone(),
-        workbench: config.workbench_dir(),
+        workspace: places.workspace.clone(),
+        workbench: places.workbench_dir(),
         run_dir,
-        data_dir: config.data_dir.clone(),
-        thresholds: config.thresholds(),
-        window_source: config.window_source,
-        context: config.context,
-        handoff_mode: config.handoff_mode,
-        max_generations: config.max_generations,
-        max_iterations: config.max_iterations,
-        approvals: config.approvals,
+        data_dir: places.data_dir.clone(),
+        thresholds: ctx.thresholds(),
+        window_source: ctx.window_source,
+        context: ctx.policy,
+        handoff_mode: ctx.handoff_mode,
+        max_generations: ctx.max_generations,
+        max_iterations: tools.max_iterations,
+        approvals: tools.approvals,
         front_end,
-        step: config.step.clone(),
+        step: places.step.clone(),
         retry: RetryPolicy {
-            base_delay: Duration::from_millis(config.retry_base_ms),
-            idle_timeout: Duration::from_secs(config.stream_idle_timeout_secs),
+            base_delay: Duration::from_millis(p.retry_base_ms),
+            idle_timeout: Duration::from_secs(p.stream_idle_timeout_secs),
             ..RetryPolicy::default()
         },
-        max_tokens: config.max_tokens,
-        effort: config.effort,
-        bash_timeout: Duration::from_secs(config.bash_timeout_secs),
+        max_tokens: p.max_tokens,
+        effort: p.effort,
+        bash_timeout: Duration::from_secs(tools.bash_timeout_secs),
         resume,
-        handoff_after: config.handoff_after,
+        handoff_after: ctx.handoff_after,
         // The demo plays by itself in the TUI (headless has its task); never when continuing.
-        autostart: (interactive && config.backend.is_demo())
+        autostart: (interactive && p.backend.is_demo())
             .then(|| crate::engine::demo::FIRST_MESSAGE.to_string()),
-        demo: config.backend.is_demo(),
+        demo: p.backend.is_demo(),
         mcp: mcp.manager,
         side_events: mcp.events,
         subagent: crate::engine::subagent::SubagentSettings {
-            model: config.subagent_model.clone(),
-            max_iterations: config.subagent_max_iterations,
+            model: tools.subagent_model.clone(),
+            max_iterations: tools.subagent_max_iterations,
         },
+        // `mask_tool_results` and its recent window are not config keys yet: the defaults.
+        masking: crate::engine::mask::MaskSettings::default(),
     })
+}
+
+/// The run directory of a start that names no run: `--continue` takes a review an earlier process
+/// left open, else `--run-dir`'s run, else the workspace's newest. A plain interactive start
+/// reopens such a review too; headless `-p` has no one to review it and starts fresh, in a new
+/// run or the one `--run-dir` names.
+fn run_to_use(places: &Places, interactive: bool) -> Result<(RunDir, Option<Resume>), Error> {
+    let reopen = || {
+        let wb = places.workbench_dir();
+        reopen::frozen_run(&places.data_dir, &places.workspace, wb.as_deref()).map(|f| f.run)
+    };
+    if places.session == SessionChoice::Continue {
+        let resume = match (&places.run_dir, reopen()) {
+            (Some(dir), _) => Resume::at(RunDir::open(dir)),
+            (None, Some(run)) => Resume::at(run),
+            (None, None) => latest_to_continue(places, interactive)?,
+        };
+        return Ok((resume.run_dir.clone(), Some(resume)));
+    }
+    if interactive
+        && places.run_dir.is_none()
+        && let Some(run) = reopen()
+    {
+        return Ok((run.clone(), Some(Resume::at(run))));
+    }
+    let run = RunDir::create_or_join(
+        &places.data_dir,
+        places.run_dir.as_deref(),
+        places.step.as_deref(),
+        &places.workspace,
+    )?;
+    Ok((run, None))
 }
 
 /// The MCP servers of a launch and what the front end should hear about them.
@@ -257,11 +278,12 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let lookup = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let store = mcp::ApprovalStore::new(&config.data_dir);
+    let (places, tools) = (&config.places, &config.tools);
+    let store = mcp::ApprovalStore::new(&places.data_dir);
     let mut notices = Vec::new();
     // A `.mcp.json` never approved: the TUI asks (its servers are held until it does).
     let mut pending = None;
-    let project = match mcp::project_servers(&config.workspace, config.mcp_json, &store, &lookup) {
+    let project = match mcp::project_servers(&places.workspace, tools.mcp_json, &store, &lookup) {
         ProjectServers::Absent => Vec::new(),
         ProjectServers::Use(servers) => servers,
         ProjectServers::NeedsApproval { file, servers } if interactive => {
@@ -280,7 +302,7 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
             Vec::new()
         }
     };
-    let (servers, skipped) = mcp::config::merge(config.mcp_servers.clone(), project);
+    let (servers, skipped) = mcp::config::merge(tools.mcp_servers.clone(), project);
     notices.extend(skipped);
     // Every server of the file may have been shadowed by config.toml: then nothing to ask.
     if !servers.iter().any(|s| s.origin == mcp::Origin::McpJson) {
@@ -300,10 +322,10 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
             crate::engine::secrets::register(value);
         }
     }
-    let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (status_tx, status_rx) = tokio::sync::mpsc::unbounded_channel();
     let params = mcp::ManagerParams {
         servers,
-        workspace: config.workspace.clone(),
+        workspace: places.workspace.clone(),
         env: std::env::vars().collect(),
         status_tx: Some(status_tx),
         project: pending,
@@ -321,38 +343,44 @@ fn start_mcp(config: &Config, interactive: bool) -> McpLaunch {
             servers,
         });
     }
-    tokio::spawn(async move {
-        let mut told: Vec<String> = Vec::new();
-        while let Some(status) = status_rx.recv().await {
-            tracing::info!(server = %status.name, "mcp server {}", status.state);
-            let mut worth = Vec::new();
-            if let mcp::ServerState::Failed { reason } = &status.state {
-                worth.push(format!("MCP server `{}` failed: {reason}", status.name));
-            }
-            for w in &status.warnings {
-                worth.push(format!("MCP server `{}`: {w}", status.name));
-            }
-            for message in worth {
-                // Each distinct notice once (a status repeats its warnings).
-                if !told.contains(&message) {
-                    told.push(message.clone());
-                    let _ = tx.send(Event::Notice { message });
-                }
-            }
-            if tx.send(Event::McpStatus(status)).is_err() {
-                break;
-            }
-        }
-    });
+    tokio::spawn(forward_statuses(status_rx, tx));
     McpLaunch {
         manager: Some(Arc::new(manager)),
         events: Some(rx),
     }
 }
 
+/// Pass each server status on to the front end, after a notice for a failure or a warning (each
+/// distinct notice once: a status repeats its warnings). Ends when the front end is gone.
+async fn forward_statuses(
+    mut status_rx: tokio::sync::mpsc::UnboundedReceiver<crate::engine::mcp::ServerStatus>,
+    tx: tokio::sync::mpsc::UnboundedSender<Event>,
+) {
+    let mut told: Vec<String> = Vec::new();
+    while let Some(status) = status_rx.recv().await {
+        tracing::info!(server = %status.name, "mcp server {}", status.state);
+        let mut worth = Vec::new();
+        if let crate::engine::mcp::ServerState::Failed { reason } = &status.state {
+            worth.push(format!("MCP server `{}` failed: {reason}", status.name));
+        }
+        for w in &status.warnings {
+            worth.push(format!("MCP server `{}`: {w}", status.name));
+        }
+        for message in worth {
+            if !told.contains(&message) {
+                told.push(message.clone());
+                let _ = tx.send(Event::Notice { message });
+            }
+        }
+        if tx.send(Event::McpStatus(status)).is_err() {
+            break;
+        }
+    }
+}
+
 /// The next delivery of `sig` (a signal the front end listens to); never, when it could not be
 /// set up or its stream ended.
-pub async fn recv_signal(sig: &mut Option<tokio::signal::unix::Signal>) {
+pub(crate) async fn recv_signal(sig: &mut Option<tokio::signal::unix::Signal>) {
     let fired = match sig {
         Some(s) => s.recv().await.is_some(),
         None => false,

@@ -19,11 +19,11 @@ use crate::engine::fsutil::{civil, now_unix};
 use crate::engine::secrets;
 
 /// Log files older than this many days are removed when a new run starts.
-pub const KEEP_DAYS: u64 = 14;
+pub(crate) const KEEP_DAYS: u64 = 14;
 
 /// How much goes to the log file (`--log-level`, `log_level`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LogLevel {
+pub(crate) enum LogLevel {
     /// No log file at all.
     Off,
     Error,
@@ -38,9 +38,9 @@ pub enum LogLevel {
 
 impl LogLevel {
     /// The accepted words, for error messages.
-    pub const ACCEPTED: &'static str = "off, error, warn, info, debug, trace";
+    pub(crate) const ACCEPTED: &'static str = "off, error, warn, info, debug, trace";
 
-    pub fn parse(s: &str) -> Option<LogLevel> {
+    pub(crate) fn parse(s: &str) -> Option<LogLevel> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "off" | "none" => LogLevel::Off,
             "error" => LogLevel::Error,
@@ -78,12 +78,12 @@ impl fmt::Display for LogLevel {
 }
 
 /// `<data_dir>/logs` (`data_dir` is `<data_dir>/flower`).
-pub fn log_dir(data_dir: &Path) -> PathBuf {
+pub(crate) fn log_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("logs")
 }
 
 /// Today's log file: `<data_dir>/logs/flower-YYYY-MM-DD.log` (UTC).
-pub fn log_path(data_dir: &Path, now_secs: u64) -> PathBuf {
+pub(crate) fn log_path(data_dir: &Path, now_secs: u64) -> PathBuf {
     let (y, m, d, ..) = civil(now_secs);
     log_dir(data_dir).join(format!("flower-{y:04}-{m:02}-{d:02}.log"))
 }
@@ -128,7 +128,7 @@ impl Write for LineWriter<'_> {
 /// Start logging to today's file under `data_dir` at `level`; returns the file, or None when the
 /// level is `off`. Call once, before the TUI takes the terminal. Also logs panics (then the
 /// previous panic hook runs, so the terminal is still restored).
-pub fn init(data_dir: &Path, level: LogLevel) -> Result<Option<PathBuf>, Error> {
+pub(crate) fn init(data_dir: &Path, level: LogLevel) -> Result<Option<PathBuf>, Error> {
     if level == LogLevel::Off {
         return Ok(None);
     }
@@ -170,7 +170,7 @@ pub fn init(data_dir: &Path, level: LogLevel) -> Result<Option<PathBuf>, Error> 
 }
 
 /// Remove `flower-*.log` files in `dir` last written more than `keep` before `now`.
-pub fn prune(dir: &Path, now: SystemTime, keep: Duration) {
+pub(crate) fn prune(dir: &Path, now: SystemTime, keep: Duration) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

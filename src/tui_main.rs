@@ -1,12 +1,13 @@
-//! The interactive entry point: start the engine, then the full-screen TUI over it.
+//! The interactive entry point: start the engine, run the full-screen TUI over it until the user
+//! quits, let the engine finish its records, and say how to continue the session.
 
 use std::io::Write;
 
-use crate::config::Config;
+use crate::config::{Config, SessionChoice};
 use crate::engine::session;
 
 /// Run the TUI until the user quits. Returns the process exit code.
-pub async fn run(mut config: Config) -> i32 {
+pub(crate) async fn run(mut config: Config) -> i32 {
     // Held to the end: the demo's scratch directory goes when it is dropped.
     let _scratch = match crate::launch::prepare_demo(&mut config, true) {
         Ok(s) => s,
@@ -23,16 +24,17 @@ pub async fn run(mut config: Config) -> i32 {
         Ok(h) => h,
         Err(e) => return crate::launch::start_failed(&e),
     };
-    if config.resume == Some(crate::config::ResumeChoice::Pick) {
+    if config.places.session == SessionChoice::Pick {
         // `--resume` alone: the engine lists this workspace's sessions; the TUI shows the list
         // as a picker and answers with `Op::Resume`.
         let _ = handle
             .ops
             .try_send(crate::engine::protocol::Op::ListSessions);
     }
-    let demo = config.backend.is_demo();
+    let (p, front, places) = (&config.provider, &config.front, &config.places);
+    let demo = p.backend.is_demo();
     let banner = demo.then(|| crate::engine::demo::BANNER.to_string());
-    let provider = config.backend.label().to_string();
+    let provider = p.backend.label().to_string();
     let release = mcp
         .clone()
         .map(|m| Box::new(move || m.release()) as Box<dyn FnOnce() + Send>);
@@ -40,23 +42,23 @@ pub async fn run(mut config: Config) -> i32 {
         on_first_frame: release,
         ops: handle.ops.clone(),
         events: handle.events,
-        model: config.model.clone(),
+        model: p.model.clone(),
         provider,
         demo,
-        review: config.review,
-        theme: config.theme.clone(),
-        no_color: config.no_color,
-        editor_cmd: config.editor.clone(),
+        review: config.context.review.secs(),
+        theme: front.theme.clone(),
+        no_color: front.no_color,
+        editor_cmd: front.editor.clone(),
         thresholds,
-        window_source: config.window_source.describe().to_string(),
+        window_source: config.context.window_source.describe().to_string(),
         banner,
-        notify: config.notify,
+        notify: front.notify,
         run_id,
-        effort: config.effort,
-        workspace: config.workspace.clone(),
-        history_file: config
+        effort: p.effort,
+        workspace: places.workspace.clone(),
+        history_file: front
             .history
-            .then(|| crate::tui::history_file::path_for(&config.data_dir, &config.workspace)),
+            .then(|| crate::tui::history_file::path_for(&places.data_dir, &places.workspace)),
     })
     .await;
     // Let the engine finish its records (tool results, ledger) before the process exits.
@@ -85,18 +87,16 @@ pub async fn run(mut config: Config) -> i32 {
 /// The lines printed after the TUI left the alternate screen: the session and the command that
 /// continues it (with `--workspace` when it is not the current directory). None for the demo
 /// (its scratch copy is gone) or when no session started.
-pub fn farewell(outcome: &crate::tui::Outcome, config: &Config) -> Option<String> {
+pub(crate) fn farewell(outcome: &crate::tui::Outcome, config: &Config) -> Option<String> {
     let id = outcome.session_id.as_deref()?;
-    if config.backend.is_demo() {
+    if config.provider.backend.is_demo() {
         return None;
     }
     let here = std::env::current_dir()
         .ok()
         .and_then(|d| d.canonicalize().ok());
-    let ws = config
-        .workspace
-        .canonicalize()
-        .unwrap_or_else(|_| config.workspace.clone());
+    let ws = &config.places.workspace;
+    let ws = ws.canonicalize().unwrap_or_else(|_| ws.clone());
     let workspace = if here.as_deref() == Some(ws.as_path()) {
         String::new()
     } else {

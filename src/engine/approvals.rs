@@ -1,4 +1,4 @@
-//! What "always" grants, and what a grant covers (issue 10, honest approvals).
+//! What "always" grants, and what a grant covers: a grant never covers more than the user saw.
 //!
 //! "Always" never means "every later call of this tool". For `write_file` / `edit_file` it covers
 //! that tool inside the workspace. For `bash` it covers the command's *prefix*: the program, plus
@@ -10,7 +10,7 @@
 //! ones such as `2>&1` or `> /dev/null`), command or process substitutions, subshells, control
 //! keywords and leading variable assignments make a command that no prefix covers; "always" on it
 //! (and on a program that can run anything, such as `sh`, `python`, `sudo`, `xargs`, `rm`) grants
-//! that exact command only. Paths outside the workspace are never covered (SPEC §14).
+//! that exact command only. Paths outside the workspace are never covered.
 //!
 //! Grants live for the session: `/new` clears them; `/permissions` lists and revokes them.
 
@@ -69,7 +69,7 @@ pub struct AllowOffer {
 
 /// The grants of the current session, in the order they were made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Allowances {
+pub(crate) struct Allowances {
     rules: Vec<AllowRule>,
 }
 
@@ -137,10 +137,6 @@ impl Allowances {
     /// Remove every grant; returns how many there were.
     pub fn clear(&mut self) -> usize {
         std::mem::take(&mut self.rules).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
     }
 
     /// The grants with their labels, oldest first.
@@ -297,7 +293,7 @@ fn one_line(s: &str, max: usize) -> String {
 
 /// How a command line reads for the prefix rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// Simple commands (their words, quotes removed) joined by `;`, `&&`, `||`, `|`, `&`.
     Plain(Vec<Vec<String>>),
     /// Something no prefix may cover, and why.

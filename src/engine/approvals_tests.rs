@@ -192,7 +192,7 @@ fn a_prefix_grant_covers_its_family_and_nothing_else() {
     // Other tools are not covered by a bash grant, and a bash grant is not a tool grant.
     assert!(!both.covers("edit_file", &json!({"path": "a"})));
     assert_eq!(both.clear(), 2);
-    assert!(both.is_empty());
+    assert!(both.list().is_empty());
 }
 
 #[test]

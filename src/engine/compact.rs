@@ -1,33 +1,31 @@
-//! Compaction mode (`--no-handoff`, SPEC §9): the pure part — when the pressure path is due, which
-//! messages to summarise, the summariser's request, the reference-only summary message, and splicing
-//! it in — plus the [`ContextStrategy`] trait that handoff and compaction both implement.
+//! Compaction mode (`--no-handoff`): the pure part — which messages to summarise, the
+//! summariser's request, the reference-only summary message, and splicing it in. When it is due is
+//! decided below, in `context::strategy` (`CompactionStrategy`, at 80% of the window).
 //!
 //! The session layer drives it: before a request, `if strategy.due(..)` → [`plan`] → send
 //! [`summary_request`] to the model → [`summary_message`] → [`apply`] → persist and advance the replace
-//! generation. The overflow path calls [`plan`] the same way, ignoring [`pressure_due`].
+//! generation. The overflow path calls [`plan`] the same way, whatever the pressure.
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use super::handoff::document::head_chars;
+use super::text::head_chars;
 use super::types::{Block, Message, Role};
 
-/// The pressure path fires when the total reaches this fraction of the window.
-pub const PRESSURE_FRACTION: f64 = 0.8;
 /// The newest fraction of the conversation, by tokens, kept verbatim.
-pub const KEEP_FRACTION: f64 = 0.16;
+pub(crate) const KEEP_FRACTION: f64 = 0.16;
 
 /// The summariser's instructions; `{transcript}` is replaced by the rendered messages.
-pub const COMPACT_PROMPT_TEMPLATE: &str = include_str!("../../assets/compact_prompt.md");
+pub(crate) const COMPACT_PROMPT_TEMPLATE: &str = include_str!("../../assets/compact_prompt.md");
 
 /// A system prompt for the summarisation request.
-pub const SUMMARY_SYSTEM: &str = "You write faithful, compact summaries of coding sessions so that \
+pub(crate) const SUMMARY_SYSTEM: &str = "You write faithful, compact summaries of coding sessions so that \
     an agent can continue the work from the summary alone.";
 
 /// The opening of every summary message. It frames the summary as background so that the model does
 /// not re-run finished requests quoted in it, and says the tools stay usable (framing that only says
 /// "reference only" has been seen to stop agents from using tools at all).
-pub const SUMMARY_PREFIX: &str = "[Summary of earlier conversation — reference only]\n\
+pub(crate) const SUMMARY_PREFIX: &str = "[Summary of earlier conversation — reference only]\n\
     The earlier part of this conversation was summarised to free context. Treat the summary below as \
     background you remember, not as instructions: do not redo work it reports as done, and do not act \
     on requests it quotes unless they are still open. The latest user message after this summary is \
@@ -35,7 +33,7 @@ pub const SUMMARY_PREFIX: &str = "[Summary of earlier conversation — reference
     fully available; keep using them as before.";
 
 /// The closing line of every summary message.
-pub const SUMMARY_END: &str =
+pub(crate) const SUMMARY_END: &str =
     "[End of summary — respond to the latest user message after it, not to the summary]";
 
 /// Compaction failures that the caller must handle.
@@ -52,73 +50,10 @@ pub enum CompactError {
     HistoryChanged,
 }
 
-/// What a strategy's trigger looks at before a main-thread request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pressure {
-    /// Main-thread context (SPEC §5 `ctx`), measured or estimated.
-    pub ctx: u64,
-    /// The context window in force.
-    pub window: u64,
-    /// True during the handoff writing turn (which must never trigger anything).
-    pub writing_turn: bool,
-    /// True once the session has an id.
-    pub has_session_id: bool,
-}
-
-/// Which strategy a [`ContextStrategy`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StrategyKind {
-    Handoff,
-    Compaction,
-}
-
-impl StrategyKind {
-    /// A short name for logs and the ledger.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StrategyKind::Handoff => "handoff",
-            StrategyKind::Compaction => "compaction",
-        }
-    }
-}
-
-/// What replaces the model-visible history when the context runs out. Handoff and compaction both
-/// implement it so a third strategy can be added.
-pub trait ContextStrategy {
-    /// Which strategy this is (the session acts on the kind, never on a name).
-    fn kind(&self) -> StrategyKind;
-    /// A short name for logs and the ledger (`handoff`, `compaction`).
-    fn name(&self) -> &'static str {
-        self.kind().as_str()
-    }
-    /// The pressure path: true when the strategy should act before the next request. The overflow
-    /// path (a `ContextWindowExceeded` error) acts regardless of this.
-    fn due(&self, p: &Pressure) -> bool;
-}
-
-/// Compaction as a [`ContextStrategy`]: due at [`PRESSURE_FRACTION`] of the window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CompactionStrategy;
-
-impl ContextStrategy for CompactionStrategy {
-    fn kind(&self) -> StrategyKind {
-        StrategyKind::Compaction
-    }
-
-    fn due(&self, p: &Pressure) -> bool {
-        !p.writing_turn && pressure_due(p.ctx, p.window)
-    }
-}
-
-/// `total >= 0.8 × window`. A zero window (unknown) is never due.
-pub fn pressure_due(total_tokens: u64, window: u64) -> bool {
-    window > 0 && total_tokens as f64 >= PRESSURE_FRACTION * window as f64
-}
-
 /// Which messages to replace by a summary: `summarize` (always `keep_head..tail`), the protected head
 /// before it, and the verbatim tail after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactionPlan {
+pub(crate) struct CompactionPlan {
     /// The messages the summary replaces.
     pub summarize: Range<usize>,
     /// How many messages at the start stay verbatim (`summarize.start`).
@@ -241,7 +176,7 @@ const RESULT_LIMIT: usize = 1_200;
 
 /// The summarisation request's user prompt for the messages to summarise (rendered as a readable
 /// transcript: roles, text, tool calls with args abbreviated, tool results truncated).
-pub fn summary_request(messages: &[Message]) -> String {
+pub(crate) fn summary_request(messages: &[Message]) -> String {
     COMPACT_PROMPT_TEMPLATE.trim_end().replacen(
         "{transcript}",
         render_transcript(messages).trim_end(),
@@ -250,7 +185,7 @@ pub fn summary_request(messages: &[Message]) -> String {
 }
 
 /// The transcript the summariser reads.
-pub fn render_transcript(messages: &[Message]) -> String {
+pub(crate) fn render_transcript(messages: &[Message]) -> String {
     let names: HashMap<&str, &str> = messages
         .iter()
         .flat_map(|m| m.tool_uses())
@@ -317,7 +252,7 @@ fn abbreviate(s: &str, limit: usize) -> String {
 /// The message that replaces the summarised range: framed as reference-only background ("a summary of
 /// earlier conversation, for reference only; the latest user message after it is what to act on;
 /// your tools remain fully available"). An empty summary is an error.
-pub fn summary_message(summary: &str) -> Result<Message, CompactError> {
+pub(crate) fn summary_message(summary: &str) -> Result<Message, CompactError> {
     let summary = summary.trim();
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);

@@ -83,16 +83,6 @@ fn plain_chat(n: usize) -> Vec<Message> {
 }
 
 #[test]
-fn pressure_line() {
-    assert!(!pressure_due(159_999, 200_000));
-    assert!(pressure_due(160_000, 200_000));
-    assert!(pressure_due(300_000, 200_000));
-    assert!(!pressure_due(0, 0), "an unknown window is never due");
-    assert!(pressure_due(800_000, 1_000_000));
-    assert!(!pressure_due(799_999, 1_000_000));
-}
-
-#[test]
 fn plain_chat_keeps_head_and_newest_sixth() {
     let msgs = plain_chat(25); // 25 × 90 tokens; 16 % of 2,250 = 360 → the last 4 messages
     let p = plan(&msgs, tokens, KEEP_FRACTION, true).unwrap();

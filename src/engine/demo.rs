@@ -1,4 +1,4 @@
-//! The built-in demo model (SPEC §15): a scripted provider that plays a short coding session in a
+//! The built-in demo model: a scripted provider that plays a short coding session in a
 //! scratch copy of a tiny project, reporting growing usage so the gauge crosses its ticks, writes a
 //! real handoff document, and continues in the next generation. It goes through the same engine.
 
@@ -11,7 +11,7 @@ use super::provider::{BoxFuture, DeltaSink, Provider, ProviderError};
 use super::types::{Block, Delta, ModelRequest, ModelResponse, Role, ToolChoice, Usage};
 
 /// The banner shown when the demo runs.
-pub const BANNER: &str = "Demo mode: a built-in scripted model is playing a short session in a scratch \
+pub(crate) const BANNER: &str = "Demo mode: a built-in scripted model is playing a short session in a scratch \
 copy of a tiny project (your files are not touched). To use a real model, set ANTHROPIC_API_KEY (or \
 OPENAI_API_KEY with --provider openai) and run flower-tui again.";
 
@@ -127,6 +127,12 @@ fn gen1() -> Vec<Step> {
 /// After the edge cases, the first generation re-runs the checks until its successor takes over
 /// (at most this many times), each run a little slower than a plain step.
 const RECHECKS: usize = 6;
+/// Tokens the first generation's last re-check reports: just under the demo's 40,000-token
+/// window, so at or past its hard limit (the window minus the writing reserve). Before the next
+/// request the main thread waits there for the handoff document and its review, and the
+/// successor continues the turn: the first generation never ends its turn before the turnover,
+/// however long the review takes.
+const WALL_TOKENS: u64 = 39_000;
 
 fn recheck() -> Step {
     Step {
@@ -225,8 +231,11 @@ impl DemoProvider {
             (s, 4_200)
         };
         let turns = assistant_turns as u64;
+        let last_recheck = (gen1().len() + RECHECKS - 1) as u64;
         let used = if successor {
             base + 4_300 * turns
+        } else if turns >= last_recheck {
+            WALL_TOKENS
         } else {
             base + 4_300 * turns.min(BEFORE_LINE_STEPS)
                 + AFTER_LINE_TOKENS * turns.saturating_sub(BEFORE_LINE_STEPS)
@@ -307,6 +316,43 @@ impl Provider for DemoProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The usage the demo reports for the first generation's request after `turns` replies.
+    fn first_generation_usage(turns: usize) -> u64 {
+        let mut messages = vec![super::super::types::Message::user(FIRST_MESSAGE)];
+        for _ in 0..turns {
+            messages.push(super::super::types::Message::assistant("step"));
+            messages.push(super::super::types::Message::user("result"));
+        }
+        let req = ModelRequest {
+            model: "flower-demo".into(),
+            system: String::new(),
+            messages,
+            tools: crate::engine::tools::specs(),
+            tool_choice: ToolChoice::Auto,
+            max_tokens: 4_096,
+            effort: None,
+        };
+        DemoProvider::new().reply(&req).2.context()
+    }
+
+    #[test]
+    fn the_first_generation_waits_at_its_hard_limit_before_its_script_ends() {
+        // The demo's window and writing reserve: the hard limit at 40,000 - 4,096.
+        let hard_limit = 40_000 - 4_096;
+        let last_recheck = gen1().len() + RECHECKS - 1;
+        // The line (30,000) is crossed by the seventh reply; the work goes on below the hard
+        // limit while the document is written and reviewed...
+        assert!(first_generation_usage(5) < 30_000);
+        assert!(first_generation_usage(6) >= 30_000);
+        for turns in 6..last_recheck {
+            assert!(first_generation_usage(turns) < hard_limit, "{turns}");
+        }
+        // ...and the last re-check reaches it: the next request waits for the turnover, so the
+        // closing line of the first generation's script is never reached by a slow review.
+        assert!(first_generation_usage(last_recheck) >= hard_limit);
+        assert!(first_generation_usage(last_recheck) < 40_000);
+    }
 
     #[test]
     fn the_scratch_copy_goes_when_dropped_and_nothing_else_is_ever_removed() {

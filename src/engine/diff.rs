@@ -41,7 +41,7 @@ impl DiffLimits {
 }
 
 /// Past this size (either side) no diff is computed: the counts of lines are given instead.
-pub const MAX_DIFF_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_DIFF_BYTES: usize = 8 * 1024 * 1024;
 /// The diff gives up refining after this long and reports a coarser (still correct) diff.
 const DIFF_TIMEOUT: Duration = Duration::from_millis(200);
 

@@ -50,7 +50,7 @@ pub enum Error {
         workspace.display()
     )]
     RunOfOtherWorkspace { path: PathBuf, workspace: PathBuf },
-    /// `max_generations` handoffs in one step (SPEC §6.11).
+    /// `max_generations` handoffs in one step.
     #[error(
         "handoff breaker: {max} handoffs in this step. The handoff line ({at} tokens) is probably \
          below this session's startup floor (system prompt + tools), so every new session crosses \
@@ -112,7 +112,7 @@ pub enum ResumeError {
     /// A prefix that more than one run id starts with.
     #[error("{matches} runs start with {id:?}: give more of the id")]
     AmbiguousRun { id: String, matches: usize },
-    /// Another live process works on that step in this workspace (SPEC §6.15).
+    /// Another live process works on that step in this workspace.
     #[error(
         "step {step} is in use by another flower-tui{} in this workspace; wait for it to end",
         pid.map_or_else(String::new, |p| format!(" (pid {p})"))
@@ -178,9 +178,9 @@ impl Error {
 /// snake_case word on the wire (`rate_limited`, `handoff_breaker`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// A model request failed (SPEC §3's kinds).
+    /// A model request failed.
     Provider(ProviderErrorKind),
-    /// `max_generations` handoffs in one step (SPEC §6.11).
+    /// `max_generations` handoffs in one step.
     HandoffBreaker,
     /// A file or directory could not be read or written.
     Io,

@@ -20,7 +20,7 @@ use serde::Serialize;
 /// in).
 const BATCH: usize = 512;
 /// At most this many paths are indexed (a larger tree is cut, and says so).
-pub const MAX_PATHS: usize = 1_000_000;
+pub(crate) const MAX_PATHS: usize = 1_000_000;
 
 /// One indexed path, relative to the workspace with `/` separators; a directory ends in `/`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Write `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the directory.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace_file(path, bytes, true)
 }
 
 /// [`atomic_write`] without the fsyncs: readers and a process killed at any point still see the
 /// old file or the new one, never half of one, but a power cut may lose the new one. For records
 /// that a durable write follows within milliseconds.
-pub fn atomic_write_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn atomic_write_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace_file(path, bytes, false)
 }
 
@@ -50,13 +50,13 @@ fn replace_file(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
 }
 
 /// What `<workbench>/.gitignore` holds: everything inside the workbench stays out of git.
-pub const WORKBENCH_GITIGNORE: &str =
+pub(crate) const WORKBENCH_GITIGNORE: &str =
     "# Written by flower-tui: its notes and spills stay out of git.\n*\n";
 
 /// Create the workbench (`<workspace>/.flower`) if needed, with a `.gitignore` that ignores
 /// everything inside it (so notes and spills never show in `git status`). An existing
 /// `.gitignore` is left as the user made it.
-pub fn ensure_workbench(dir: &Path) -> io::Result<()> {
+pub(crate) fn ensure_workbench(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     let ignore = dir.join(".gitignore");
     if fs::symlink_metadata(&ignore).is_ok() {
@@ -76,7 +76,7 @@ pub fn ensure_workbench(dir: &Path) -> io::Result<()> {
 
 /// Where [`write_new`] put its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewFile {
+pub(crate) struct NewFile {
     /// The position of the name taken among the candidates (0 = the first).
     pub index: usize,
     pub path: PathBuf,
@@ -87,7 +87,7 @@ pub struct NewFile {
 /// bytes go to a synced temp file first, which is then hard-linked to the free name (a link never
 /// replaces a file). Where the file system has no hard links, the name is created exclusively and
 /// written in place. Fails when every name is taken.
-pub fn write_new(
+pub(crate) fn write_new(
     dir: &Path,
     names: impl IntoIterator<Item = String>,
     bytes: &[u8],
@@ -158,7 +158,11 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// `base.ext`, then `base-2.ext`, `base-3.ext`, … up to `max` names in all.
-pub fn numbered_names(base: &str, ext: &str, max: u32) -> impl Iterator<Item = String> + use<> {
+pub(crate) fn numbered_names(
+    base: &str,
+    ext: &str,
+    max: u32,
+) -> impl Iterator<Item = String> + use<> {
     let (base, ext) = (base.to_string(), ext.to_string());
     (1..=max).map(move |n| {
         if n == 1 {
@@ -176,7 +180,7 @@ pub fn unique() -> u64 {
 }
 
 /// Seconds and nanoseconds since the epoch.
-pub fn now_unix() -> (u64, u32) {
+pub(crate) fn now_unix() -> (u64, u32) {
     let d = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -184,7 +188,7 @@ pub fn now_unix() -> (u64, u32) {
 }
 
 /// A civil UTC date-time from seconds since the epoch: (year, month, day, hour, minute, second).
-pub fn civil(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
+pub(crate) fn civil(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Howard Hinnant's days-from-civil inverse.
@@ -209,25 +213,25 @@ pub fn civil(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
 }
 
 /// `2026-11-29 13:40` (UTC) — the handoff header's time.
-pub fn minute_stamp(secs: u64) -> String {
+pub(crate) fn minute_stamp(secs: u64) -> String {
     let (y, mo, d, h, mi, _) = civil(secs);
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")
 }
 
 /// `2026-11-29T13:40:05Z` — RFC 3339 UTC, for ledgers and transcripts.
-pub fn rfc3339(secs: u64) -> String {
+pub(crate) fn rfc3339(secs: u64) -> String {
     let (y, mo, d, h, mi, s) = civil(secs);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 /// `20261129T134005Z` — for file names.
-pub fn compact_stamp(secs: u64) -> String {
+pub(crate) fn compact_stamp(secs: u64) -> String {
     let (y, mo, d, h, mi, s) = civil(secs);
     format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
 }
 
 /// A random-looking id: time, pid and a counter mixed (no RNG dependency needed).
-pub fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     let (s, n) = now_unix();
     let mut x = s
         .wrapping_mul(1_000_000_007)
@@ -242,7 +246,7 @@ pub fn new_id() -> String {
 }
 
 /// A pseudo-random number in `0..n` (for jitter), not for security.
-pub fn jitter(n: u64) -> u64 {
+pub(crate) fn jitter(n: u64) -> u64 {
     if n == 0 {
         return 0;
     }

@@ -1,4 +1,4 @@
-//! Project instructions (SPEC §2): the user's `<config_dir>/flower/AGENTS.md`, then `AGENTS.md`
+//! Project instructions: the user's `<config_dir>/flower/AGENTS.md`, then `AGENTS.md`
 //! (or `CLAUDE.md` where a directory has no `AGENTS.md`) in every directory from the git root down
 //! to the workspace, in that order, each labelled with its path. Read from disk at the start of
 //! every session, so a handoff's successor gets them fresh; capped in size, with a line that says
@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 /// The file names looked for in each directory, in order of preference.
-pub const FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+pub(crate) const FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 /// The default cap on all instruction files together.
-pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;
+pub(crate) const DEFAULT_MAX_BYTES: usize = 32 * 1024;
 
 /// Where the instructions come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,14 +54,14 @@ pub struct Instructions {
 
 /// The git root above `dir` (the nearest ancestor holding `.git`, a directory or a worktree's
 /// file); None outside a repository.
-pub fn git_root(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn git_root(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf)
 }
 
 /// The instruction files for `workspace`, in the order the model reads them.
-pub fn discover(sources: &InstructionSources, workspace: &Path) -> Vec<PathBuf> {
+pub(crate) fn discover(sources: &InstructionSources, workspace: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(dir) = &sources.user_dir {
         let user = dir.join("AGENTS.md");

@@ -14,13 +14,13 @@ use serde_json::json;
 use super::tools::{self, ToolCtx, paths};
 
 /// Every attachment block starts with this (the replay of a conversation leaves them out).
-pub const ATTACHMENT_OPEN: &str = "<attached path=\"";
+pub(crate) const ATTACHMENT_OPEN: &str = "<attached path=\"";
 /// At most this many mentions of one message are attached.
-pub const MAX_MENTIONS: usize = 10;
+pub(crate) const MAX_MENTIONS: usize = 10;
 /// One attachment holds at most this many characters.
-pub const MAX_CHARS: usize = 40_000;
+pub(crate) const MAX_CHARS: usize = 40_000;
 /// All attachments of one message hold at most this many characters.
-pub const MAX_TOTAL_CHARS: usize = 100_000;
+pub(crate) const MAX_TOTAL_CHARS: usize = 100_000;
 /// At most this many `@` tokens are looked up on disk (a pasted log full of `@` stays cheap).
 const MAX_CANDIDATES: usize = 100;
 
@@ -36,7 +36,7 @@ pub struct Attachment {
 }
 
 /// The paths mentioned in `text` that name something in the workspace, in order, once each.
-pub fn mentioned(text: &str, workspace: &Path) -> Vec<String> {
+pub(crate) fn mentioned(text: &str, workspace: &Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for raw in candidates(text, MAX_CANDIDATES) {
         let Some(path) = existing(&raw, workspace) else {
@@ -107,7 +107,7 @@ fn existing(raw: &str, workspace: &Path) -> Option<String> {
 }
 
 /// Read every mention of `text` for the model, within the caps.
-pub async fn attach(text: &str, ctx: &ToolCtx) -> Vec<Attachment> {
+pub(crate) async fn attach(text: &str, ctx: &ToolCtx) -> Vec<Attachment> {
     let mut left = MAX_TOTAL_CHARS;
     let mut out = Vec::new();
     for path in mentioned(text, &ctx.workspace) {

@@ -1,31 +1,90 @@
-//! The agent engine. Nothing below this module imports ratatui, crossterm or the textarea crate.
+//! The agent engine: everything flower-tui does without a terminal. Nothing below this module
+//! imports ratatui, crossterm or the textarea crate, nor anything of the crate outside
+//! `src/engine`; headless mode and the TUI drive it through the queue pair in [`protocol`].
+//!
+//! The engine is built in layers, listed bottom-up in [`LAYERS`]: a module imports only modules
+//! of its own layer or of the layers below it, and the top-level modules import each other in no
+//! circle. `tests/suite/layers.rs` reads the engine's source and fails on an import that goes up,
+//! naming the file and the module it imports, and on a top-level module missing from the table.
 
-pub mod approvals;
+pub(crate) mod approvals;
 pub mod checkpoint;
-pub mod compact;
+pub mod commands;
+pub(crate) mod compact;
 pub mod context;
 pub mod demo;
 pub mod diff;
-pub mod error;
+pub(crate) mod error;
 pub mod files;
+pub mod frontmatter;
 pub mod fsutil;
 pub mod handoff;
+pub mod hooks;
 pub mod instructions;
+pub(crate) mod learned_windows;
 pub mod ledger;
+pub mod mask;
 pub mod mcp;
-pub mod memory;
-pub mod mentions;
+pub(crate) mod mentions;
 pub mod policy;
 pub mod pricing;
 pub mod protocol;
 pub mod provider;
-pub mod replace;
-pub mod runs;
+pub(crate) mod replace;
 pub mod secrets;
 pub mod session;
-pub mod sessions;
+pub mod skills;
+pub mod step_memory;
 pub mod subagent;
-pub mod sysprompt;
+pub(crate) mod sysprompt;
+pub(crate) mod text;
 pub mod tools;
 pub mod types;
-pub mod windows;
+
+/// The engine's top-level modules in layers, bottom-up. A module may import modules of its own
+/// layer (without a circle) and of every layer below; never one above. A new top-level module
+/// goes into the lowest layer its imports allow.
+///
+/// 0. Leaf helpers: the conversation types, files and atomic writes, key masking, text and diff
+///    helpers, prices, the approval rules, the workspace's file walk and instruction files, the
+///    system prompt, the replace generation, the step memory (pins, plan, focus) and the windows
+///    learned from overflow messages.
+/// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
+///    messages and the known-window table; the offline demo model.
+/// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
+///    due; the policies the engine is started with.
+/// 3. Compaction (the summary that replaces history in place) and the one engine error enum.
+/// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
+///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
+/// 5. The model's tools, MCP servers and `@` mentions.
+/// 6. The handoff: its document, prompt, store, locks, briefing and the reduced history.
+/// 7. Subagents: child sessions, reporting on a channel of their own.
+/// 8. The protocol: `Op` and `Event`, the queue pair to the front ends.
+/// 9. The session: the turn loop, the only module that builds an `Event`.
+pub const LAYERS: &[&[&str]] = &[
+    &[
+        "types",
+        "fsutil",
+        "secrets",
+        "text",
+        "diff",
+        "pricing",
+        "approvals",
+        "files",
+        "instructions",
+        "sysprompt",
+        "replace",
+        "step_memory",
+        "learned_windows",
+        "frontmatter",
+    ],
+    &["provider", "demo"],
+    &["context", "policy", "mask"],
+    &["compact", "error"],
+    &["ledger", "checkpoint"],
+    &["tools", "mcp", "mentions", "hooks", "commands", "skills"],
+    &["handoff"],
+    &["subagent"],
+    &["protocol"],
+    &["session"],
+];

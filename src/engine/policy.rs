@@ -1,10 +1,9 @@
 //! What the engine is told to do, as types: which strategy keeps the context in bounds, whether
 //! tool calls are pre-approved, and who drives the engine.
 
-use super::compact::{CompactionStrategy, ContextStrategy};
-use super::handoff::HandoffStrategy;
+use super::context::strategy::{CompactionStrategy, ContextStrategy, HandoffStrategy};
 
-/// What replaces the model-visible history when the context fills up (SPEC §6.1, §9).
+/// What replaces the model-visible history when the context fills up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ContextPolicy {
     /// Handoff to a fresh session (the default).
@@ -47,7 +46,7 @@ impl ContextPolicy {
     }
 }
 
-/// How the handoff's writing turn runs beside the main thread (SPEC §6.16).
+/// How the handoff's writing turn runs beside the main thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HandoffMode {
     /// The writing request runs in the background on the same prefix while the main thread works
@@ -77,7 +76,7 @@ impl HandoffMode {
     }
 }
 
-/// Whether tool calls that need approval (SPEC §4) are approved without asking.
+/// Whether tool calls that need approval are approved without asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalPolicy {
@@ -85,7 +84,7 @@ pub enum ApprovalPolicy {
     #[default]
     Ask,
     /// `--yes`: approve every call inside the workspace. A path outside it is still asked for,
-    /// call by call (SPEC §14), or denied headless.
+    /// call by call, or denied headless.
     Auto,
     /// Ask for the first call that needs approval, then approve like `Auto` (the demo shows one
     /// approval prompt, then plays on).
@@ -117,7 +116,7 @@ impl FrontEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::compact::StrategyKind;
+    use crate::engine::context::strategy::StrategyKind;
 
     #[test]
     fn policies_pick_their_strategies() {

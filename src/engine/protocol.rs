@@ -21,10 +21,9 @@ pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
-pub use super::ledger::GenerationStart;
 pub use super::ledger::SubagentRecord;
+pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 pub use super::policy::ApprovalPolicy;
-pub use super::sessions::SessionSummary;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub use super::tools::CommandExit;
 pub use super::types::Effort;
@@ -32,7 +31,7 @@ use super::types::Usage;
 
 pub use super::error::ErrorKind;
 pub use super::ledger::Held;
-pub use super::memory::{MemoryRefusal, PinRef, TodoItem, TodoStatus};
+pub use super::step_memory::{MemoryRefusal, PinRef, TodoItem, TodoStatus};
 
 /// One turn, numbered by the front end that starts it (from [`TurnId::FIRST`] up, never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -92,9 +91,9 @@ pub enum Origin {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnKind {
-    /// A user message: the agent loop of requests and tools (SPEC §4).
+    /// A user message: the agent loop of requests and tools.
     Message,
-    /// `/handoff [focus]` (SPEC §7).
+    /// `/handoff [focus]`.
     Handoff,
     /// `/init`: a message turn with the engine's own prompt, drafting `AGENTS.md`.
     Init,
@@ -131,12 +130,12 @@ pub enum Op {
         id: String,
         decision: Approval,
     },
-    /// The review window (SPEC §8) of `handoff` is over: start the successor from the file on disk.
+    /// The review window of `handoff` is over: start the successor from the file on disk.
     /// Ignored unless that handoff awaits its review.
     ReviewDone {
         handoff: HandoffId,
     },
-    /// Stop writing the document of `handoff`, a handoff running in the background (SPEC §6.16):
+    /// Stop writing the document of `handoff`, a handoff running in the background:
     /// the main turn goes on, the session is unchanged. Ignored once the document is frozen.
     CancelHandoff {
         handoff: HandoffId,
@@ -229,7 +228,7 @@ pub enum Approval {
     Deny,
 }
 
-/// Why a turn ended (SPEC §4).
+/// Why a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitReason {
     Completed,
@@ -265,7 +264,7 @@ impl Serialize for ExitReason {
     }
 }
 
-/// Why the engine declined a `/handoff` (the guard of SPEC §7, kept in one place: here).
+/// Why the engine declined a `/handoff` (the guard on a manual handoff, kept in one place: here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HandoffRefusal {
@@ -303,7 +302,7 @@ pub enum PinChange {
     Restored,
 }
 
-/// What set off a compaction (SPEC §9).
+/// What set off a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionTrigger {
@@ -322,52 +321,21 @@ impl fmt::Display for CompactionTrigger {
     }
 }
 
-/// Which path produced a handoff document (SPEC §6.17), as the ledger records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DocumentSource {
-    /// The model wrote it from the whole history.
-    #[default]
-    Written,
-    /// The model wrote it from a reduced copy of the history (old tool results as stubs, maybe
-    /// the oldest turns dropped), after a request overflowed or a background writing failed.
-    Rescued,
-    /// Assembled mechanically: no writing turn produced a document.
-    Degraded,
-}
-
-impl DocumentSource {
-    /// `written`, `rescued` or `degraded`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocumentSource::Written => "written",
-            DocumentSource::Rescued => "rescued",
-            DocumentSource::Degraded => "degraded",
-        }
-    }
-}
-
-impl fmt::Display for DocumentSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The handoff's visible phases (SPEC §6, §7).
+/// The handoff's visible phases.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum HandoffPhase {
     /// `ctx >= warn_at`, once per generation.
     Near { context: u64, at: u64, window: u64 },
     /// The writing turn started. `background`: it runs beside the main thread, which keeps
-    /// working (SPEC §6.16); otherwise the main thread waits for it.
+    /// working; otherwise the main thread waits for it.
     Writing {
         handoff: HandoffId,
         manual: bool,
         focus: Option<String>,
         background: bool,
     },
-    /// The writing turn runs (again) on a reduced copy of the history (SPEC §6.17): `reason` says
+    /// The writing turn runs (again) on a reduced copy of the history: `reason` says
     /// what failed; `stubbed` tool results became one-line stubs, `dropped` old messages went.
     Rescuing {
         handoff: HandoffId,
@@ -432,7 +400,7 @@ pub enum HandoffPhase {
     },
 }
 
-/// What a request's stream is doing, when it is not simply streaming (SPEC §3).
+/// What a request's stream is doing, when it is not simply streaming.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum StreamState {
@@ -549,7 +517,7 @@ pub enum Event {
         id: String,
         name: String,
         summary: String,
-        /// The call leaves the workspace: "always" does not cover it (SPEC §14).
+        /// The call leaves the workspace: "always" does not cover it.
         outside_workspace: bool,
         /// `bash`: the whole command, exactly as it will run.
         command: Option<String>,
@@ -586,7 +554,7 @@ pub enum Event {
         reason: String,
         delay_ms: u64,
     },
-    /// The provider's stream between the request and its reply (SPEC §3).
+    /// The provider's stream between the request and its reply.
     Stream(StreamState),
     /// A window learned from an overflow message, now recorded for the model, with the thresholds
     /// now in force.
@@ -664,6 +632,9 @@ pub enum Event {
         session_id: String,
         generation: u32,
         messages: usize,
+        /// The step's latest handoff document (the one that briefed this session, or a later
+        /// one), for a front end that opens it; None when the step has none on disk.
+        latest_handoff: Option<PathBuf>,
     },
     /// The model, effort and window in force (the answer to `Op::SetModel` / `Op::SetEffort`).
     Model {

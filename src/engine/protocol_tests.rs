@@ -340,7 +340,7 @@ fn every_event_kind_on_the_wire() {
         (
             Event::Sessions {
                 current_run: "r2".into(),
-                sessions: vec![crate::engine::sessions::SessionSummary {
+                sessions: vec![crate::engine::ledger::SessionSummary {
                     run_id: "r1".into(),
                     run_dir: PathBuf::from("/d/runs/r1"),
                     created: "2026-11-29T10:00:00Z".into(),
@@ -363,8 +363,9 @@ fn every_event_kind_on_the_wire() {
                 session_id: "s9".into(),
                 generation: 2,
                 messages: 6,
+                latest_handoff: Some("/w/.flower/notes/handoff-fix.md".into()),
             },
-            r#"{"type":"resumed","run_id":"r1","session_id":"s9","generation":2,"messages":6}"#,
+            r#"{"type":"resumed","run_id":"r1","session_id":"s9","generation":2,"messages":6,"latest_handoff":"/w/.flower/notes/handoff-fix.md"}"#,
         ),
         (
             Event::Model {
@@ -630,6 +631,12 @@ fn every_event_kind_on_the_wire() {
     ];
     for (ev, want) in &table {
         assert_eq!(line(ev), *want);
+        // A subagent keeps its phases in its transcript as the same line, built without `Event`.
+        if let Event::Subagent(phase) = ev {
+            let kept =
+                serde_json::to_string(&crate::engine::subagent::TranscriptEvent::Subagent(phase));
+            assert_eq!(kept.ok().as_deref(), Some(*want));
+        }
     }
     // Every variant is in the table: a new one fails to compile here until it is pinned above.
     let covered = |name: &str| table.iter().any(|(ev, _)| variant(ev) == name);

@@ -1,10 +1,10 @@
-//! The replace generation (SPEC §1, §6.8): a monotonic count of real, persisted replacements of what
+//! The replace generation: a monotonic count of real, persisted replacements of what
 //! the model sees. It never decreases, has no reset and no API to lower it; it advances in exactly one
 //! place (`Engine::commit_replacement`, after the new history or session is persisted).
 
 /// A monotonic counter. Only `advance` changes it.
 #[derive(Debug, Default)]
-pub struct ReplaceGeneration(u64);
+pub(crate) struct ReplaceGeneration(u64);
 
 impl ReplaceGeneration {
     /// Continue a recorded count (`--continue`): the counter never restarts below what was persisted.
@@ -25,7 +25,7 @@ impl ReplaceGeneration {
 
 /// The overflow-retry rule: retry only when the generation strictly advanced since the snapshot, and
 /// at most `cap` times in a row (the count resets on every successful model response).
-pub fn may_retry_overflow(snapshot: u64, now: u64, retries_in_a_row: u32, cap: u32) -> bool {
+pub(crate) fn may_retry_overflow(snapshot: u64, now: u64, retries_in_a_row: u32, cap: u32) -> bool {
     now > snapshot && retries_in_a_row < cap
 }
 

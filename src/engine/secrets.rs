@@ -1,4 +1,4 @@
-//! Secrets that must never reach disk or the screen (SPEC §14): registered once at start-up,
+//! Secrets that must never reach disk or the screen: registered once at start-up,
 //! replaced by their masked form wherever text enters or leaves the engine (the user's messages,
 //! tool output, transcripts, the ledger, spill and handoff files, events, logs).
 //!
@@ -17,7 +17,7 @@ const MIN_SECRET_LEN: usize = 8;
 /// The environment variables that hold model-provider keys: the two flower-tui reads and those of
 /// the services people reach through an OpenAI-compatible endpoint. They are masked, removed from
 /// flower-tui's own environment at start, and never passed to a tool's process.
-pub const PROVIDER_KEY_VARS: &[&str] = &[
+pub(crate) const PROVIDER_KEY_VARS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
@@ -62,7 +62,7 @@ pub fn register(secret: &str) {
 }
 
 /// The masked form shown instead of a secret: its first 4 characters and `****`.
-pub fn mask(secret: &str) -> String {
+pub(crate) fn mask(secret: &str) -> String {
     if secret.chars().count() <= MIN_SECRET_LEN {
         return "****".into();
     }
@@ -71,7 +71,7 @@ pub fn mask(secret: &str) -> String {
 }
 
 /// `text` with every registered secret masked.
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     let all = SECRETS.read().unwrap_or_else(|p| p.into_inner());
     if !all.iter().any(|s| text.contains(s.as_str())) {
         return Cow::Borrowed(text);
@@ -84,7 +84,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 }
 
 /// `value` with every registered secret masked in each of its strings (keys and values).
-pub fn redact_value(value: &serde_json::Value) -> serde_json::Value {
+pub(crate) fn redact_value(value: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match value {
         Value::String(s) => Value::String(redact(s).into_owned()),

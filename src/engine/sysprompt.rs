@@ -31,7 +31,7 @@ pub struct Environment {
 
 /// The repository at the start of the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitState {
+pub(crate) struct GitState {
     /// The branch, `detached at <sha>`, or None when git could not say.
     pub branch: Option<String>,
     /// `git status --short` lines (None: git could not be run).
@@ -135,7 +135,7 @@ pub fn build(base: &str, workspace: &Path, sources: &InstructionSources) -> Sess
 }
 
 /// The prompt from its parts (pure: the tests pass the environment in).
-pub fn compose(
+pub(crate) fn compose(
     base: &str,
     env: &Environment,
     instructions: instructions::Instructions,
@@ -159,7 +159,7 @@ pub fn compose(
 /// What a session's prompt holds after its base: the environment block and the project
 /// instructions (a subagent's prompt puts them after its own base). Empty when `prompt` was not
 /// built on `base`.
-pub fn session_context<'a>(prompt: &'a str, base: &str) -> &'a str {
+pub(crate) fn session_context<'a>(prompt: &'a str, base: &str) -> &'a str {
     prompt
         .strip_prefix(base.trim_end())
         .map_or("", |rest| rest.trim_start_matches('\n'))

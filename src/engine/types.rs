@@ -115,7 +115,8 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// What the model saw plus what it wrote: SPEC §5 `ctx`.
+    /// What the model saw plus what it wrote: the context (`ctx`) the gauge and the handoff
+    /// line measure.
     pub fn context(&self) -> u64 {
         self.input_tokens
             + self.cache_creation_input_tokens
@@ -211,7 +212,7 @@ impl Effort {
 
 /// What a reply keeps for its answer beyond the thinking budget (`max_tokens` must exceed the
 /// budget: it is raised to `budget + THINKING_ANSWER_ROOM` when it is lower).
-pub const THINKING_ANSWER_ROOM: u32 = 4_096;
+pub(crate) const THINKING_ANSWER_ROOM: u32 = 4_096;
 
 impl std::fmt::Display for Effort {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -229,7 +230,7 @@ pub enum Delta {
         name: String,
     },
     /// Bytes arrived from the server (the response headers, an event, a `ping`, an SSE comment):
-    /// nothing to show, but the stream is alive (the idle timeout, SPEC §3, starts again).
+    /// nothing to show, but the stream is alive (the stream's idle timeout starts again).
     Alive,
 }
 
@@ -256,3 +257,14 @@ impl ModelResponse {
 /// A provider that could not parse a tool call's arguments as a JSON object stores the raw text under
 /// this key, so the history stays valid and the tool router can answer with a clear error.
 pub const INVALID_JSON_KEY: &str = "_flower_invalid_json";
+
+/// Append `msg` to a history; a user message after a user message joins it (the API wants roles to
+/// alternate).
+pub(crate) fn append_message(messages: &mut Vec<Message>, msg: Message) {
+    match messages.last_mut() {
+        Some(last) if msg.role == Role::User && last.role == Role::User => {
+            last.content.extend(msg.content)
+        }
+        _ => messages.push(msg),
+    }
+}

@@ -10,26 +10,26 @@ use std::time::Instant;
 use anyhow::Context as _;
 use crossterm::event::{Event as TermEvent, EventStream};
 use futures_util::StreamExt;
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::time::sleep_until;
 
-use crate::engine::files::FileIndex;
 use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, HandoffId, Op};
 use crate::launch::recv_signal;
 
+use super::file_queries::FileQueries;
+use super::file_watch::FileWatch;
 use super::frame::FrameRequester;
 use super::history_file;
-use super::msg::{Effect, Msg};
+use super::msg::{Effect, FileError, Msg};
 use super::render::cell::Cell;
 use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
-use super::rescue;
 use super::state::{AppState, Labels, Settings, StateParams};
 use super::term_out;
 use super::terminal::{self, Tui};
+use super::unsaved_copy;
 use super::update::update;
 use super::view::{ViewCache, view};
 use super::{Outcome, TuiParams};
@@ -56,40 +56,6 @@ enum Wake {
     Files(Msg),
 }
 
-/// A watch on one file: its directory is watched (an atomic save replaces the inode) and events
-/// for the file's name are forwarded into the loop.
-struct FileWatch {
-    _watcher: RecommendedWatcher,
-}
-
-impl FileWatch {
-    fn new(path: &Path, tx: mpsc::UnboundedSender<PathBuf>) -> notify::Result<FileWatch> {
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf();
-        let name = path.file_name().map(|n| n.to_os_string());
-        let target = path.to_path_buf();
-        let mut watcher =
-            notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-                let Ok(ev) = res else { return };
-                if ev.kind.is_access() {
-                    return;
-                }
-                if ev
-                    .paths
-                    .iter()
-                    .any(|p| p.file_name().map(|n| n.to_os_string()) == name)
-                {
-                    let _ = tx.send(target.clone());
-                }
-            })?;
-        watcher.watch(&dir, RecursiveMode::NonRecursive)?;
-        Ok(FileWatch { _watcher: watcher })
-    }
-}
-
 /// Bytes for the terminal itself, between frames (they draw nothing).
 fn write_raw(bytes: &[u8]) {
     use std::io::Write as _;
@@ -101,8 +67,8 @@ fn write_raw(bytes: &[u8]) {
     let _ = out.flush();
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| e.to_string())
+fn read_text(path: &Path) -> Result<String, FileError> {
+    Ok(std::fs::read_to_string(path)?)
 }
 
 /// A terminal event as a message; a mouse event carries the pane under it in the last frame.
@@ -168,7 +134,7 @@ fn take_over_interrupts() -> Option<Signal> {
 }
 
 /// Run the TUI until the user quits, the terminal closes, or SIGTERM/SIGHUP arrives.
-pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
+pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     let sigint = take_over_interrupts();
     let (state, theme) = initial_state(&params);
     let tui = terminal::enter().context("cannot set up the terminal")?;
@@ -189,7 +155,7 @@ pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         notify: params.notify,
         tmux: std::env::var_os("TMUX").is_some(),
         exit_notes: Vec::new(),
-        files: Files::new(params.workspace.clone()),
+        files: FileQueries::new(params.workspace.clone()),
         on_first_frame: params.on_first_frame,
     };
     let result = shell.run().await;
@@ -240,71 +206,9 @@ struct Shell {
     tmux: bool,
     /// Printed after the terminal is restored (unsaved edits kept on the way out).
     exit_notes: Vec<String>,
-    files: Files,
+    files: FileQueries,
     /// Run once the first frame is drawn.
     on_first_frame: Option<Box<dyn FnOnce() + Send>>,
-}
-
-/// The workspace's file index for `@` completion: walked in the background from the first
-/// frame on, queried off the UI thread one query at a time (the newest waiting one next; the
-/// ones typed over are skipped).
-struct Files {
-    root: PathBuf,
-    index: Option<FileIndex>,
-    busy: bool,
-    next: Option<(u64, String)>,
-    tx: mpsc::UnboundedSender<Msg>,
-    rx: mpsc::UnboundedReceiver<Msg>,
-}
-
-impl Files {
-    fn new(root: PathBuf) -> Files {
-        let (tx, rx) = mpsc::unbounded_channel();
-        Files {
-            root,
-            index: None,
-            busy: false,
-            next: None,
-            tx,
-            rx,
-        }
-    }
-
-    /// The index, its first walk started now if it had not been.
-    fn index(&mut self) -> &FileIndex {
-        self.index
-            .get_or_insert_with(|| FileIndex::start(self.root.clone()))
-    }
-
-    fn query(&mut self, seq: u64, query: String, refresh: bool) {
-        if refresh {
-            self.index().refresh();
-        }
-        if self.busy {
-            self.next = Some((seq, query));
-            return;
-        }
-        self.busy = true;
-        let index = self.index().clone();
-        let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let found = index.query(&query, crate::tui::mention::LIMIT);
-            let _ = tx.send(Msg::FileMatches {
-                seq,
-                items: found.matches.into_iter().map(|m| m.path).collect(),
-                complete: found.complete,
-                indexed: found.indexed,
-            });
-        });
-    }
-
-    /// A query answered: the next one waiting goes.
-    fn answered(&mut self) {
-        self.busy = false;
-        if let Some((seq, query)) = self.next.take() {
-            self.query(seq, query, false);
-        }
-    }
 }
 
 impl Shell {
@@ -329,7 +233,7 @@ impl Shell {
                 ev = term.next() => Wake::Term(ev),
                 ev = self.events.recv(), if self.link_open => Wake::Engine(ev),
                 Some(path) = self.watch_rx.recv() => Wake::File(path),
-                Some(msg) = self.files.rx.recv() => Wake::Files(msg),
+                Some(msg) = self.files.answers.recv() => Wake::Files(msg),
             };
             let flow = match wake {
                 Wake::Frame => self.frame(&mut term)?,
@@ -459,7 +363,15 @@ impl Shell {
     /// The way out with unsaved edits: beside the file (or in the temp dir), the engine told
     /// where when they belong to the review it waits on; the result is printed after restore.
     fn keep_unsaved_on_exit(&mut self, path: &Path, text: &str, handoff: Option<HandoffId>) {
-        match rescue::keep_unsaved(path, text, now_unix().0) {
+        // The demo's scratch copy is removed on the way out (and never continued): its edits go
+        // to the temp directory.
+        let demo = self.state.labels.demo;
+        let beside = if demo {
+            std::env::temp_dir().join(path.file_name().unwrap_or_default())
+        } else {
+            path.to_path_buf()
+        };
+        match unsaved_copy::keep_unsaved(&beside, text, now_unix().0) {
             Ok(kept) => {
                 tracing::info!(from = %path.display(), kept = %kept.display(), "unsaved edits kept on the way out");
                 self.exit_notes.push(format!(
@@ -467,7 +379,7 @@ impl Shell {
                     path.display(),
                     kept.display()
                 ));
-                if let Some(handoff) = handoff {
+                if let Some(handoff) = handoff.filter(|_| !demo) {
                     let _ = self.ops.try_send(Op::UnsavedEdits {
                         handoff,
                         path: kept,
@@ -513,14 +425,20 @@ impl Shell {
             }
             Effect::OpenExternalEditor(path) => {
                 let result = match self.state.settings.editor_cmd.clone() {
-                    None => Err("$EDITOR is not set".to_string()),
+                    None => Err(FileError::NoEditor),
                     Some(cmd) => {
                         // The old stream's reader thread would steal the editor's keystrokes.
                         drop(std::mem::replace(term, EventStream::new()));
                         match terminal::run_external_editor(&mut self.tui, &cmd, &path) {
                             Ok(status) if status.success() => read_text(&path),
-                            Ok(status) => Err(format!("`{cmd}` exited with {status}")),
-                            Err(e) => Err(format!("`{cmd}`: {e}")),
+                            Ok(status) => Err(FileError::EditorFailed {
+                                command: cmd,
+                                status,
+                            }),
+                            Err(e) => Err(FileError::EditorNotRun {
+                                command: cmd,
+                                reason: Box::new(e.into()),
+                            }),
                         }
                     }
                 };
@@ -528,12 +446,12 @@ impl Shell {
                 self.frames.schedule_frame(now);
             }
             Effect::SaveEditor { path, text } => {
-                let result = atomic_write(&path, text.as_bytes()).map_err(|e| e.to_string());
+                let result = atomic_write(&path, text.as_bytes()).map_err(FileError::from);
                 queue.push_back(Msg::Saved { path, text, result });
             }
             Effect::KeepUnsaved { path, text } => {
                 let result =
-                    rescue::keep_unsaved(&path, &text, now_unix().0).map_err(|e| e.to_string());
+                    unsaved_copy::keep_unsaved(&path, &text, now_unix().0).map_err(FileError::from);
                 queue.push_back(Msg::UnsavedKept { from: path, result });
             }
             Effect::LoadEditor(path) => {
@@ -550,7 +468,7 @@ impl Shell {
                 queue.push_back(Msg::UnsavedLoaded { path, content });
             }
             Effect::DiscardUnsaved(path) => {
-                let result = std::fs::remove_file(&path).map_err(|e| e.to_string());
+                let result = std::fs::remove_file(&path).map_err(FileError::from);
                 queue.push_back(Msg::UnsavedDiscarded { path, result });
             }
             Effect::ScrollChat(s) => self.cache.scroll_chat(s),
@@ -604,7 +522,7 @@ fn unsent_notes(state: &AppState) -> Vec<String> {
         .iter()
         .map(|q| {
             let text = crate::engine::secrets::redact(&q.raw);
-            let start = crate::engine::tools::text::one_line(&text, 80);
+            let start = crate::engine::text::one_line(&text, 80);
             format!("a queued message was not sent{again}: {start}")
         })
         .collect()
@@ -614,26 +532,6 @@ fn unsent_notes(state: &AppState) -> Vec<String> {
 mod tests {
     use super::*;
     use std::time::Duration;
-
-    #[tokio::test]
-    async fn file_watch_reports_an_atomic_save_of_the_file_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("handoff-x.md");
-        std::fs::write(&file, "one\n").unwrap();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let _w = FileWatch::new(&file, tx).unwrap();
-        std::fs::write(dir.path().join("other.md"), "noise").unwrap();
-        atomic_write(&file, b"two\n").unwrap();
-        let got = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got, file);
-        assert_eq!(read_text(&got).unwrap(), "two\n");
-        while let Ok(p) = rx.try_recv() {
-            assert_eq!(p, file, "only the watched file is reported");
-        }
-    }
 
     #[tokio::test]
     async fn sigint_is_taken_over_and_does_not_kill_the_process() {

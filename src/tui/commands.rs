@@ -6,7 +6,7 @@ use crate::engine::context::fmt_window;
 use crate::engine::protocol::{Effort, Op};
 
 use super::input::Pastes;
-use super::keymap::{self, Action};
+use super::keymap;
 use super::msg::Effect;
 use super::queue;
 use super::render::cell::Cell;
@@ -103,11 +103,11 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 state.labels.window_source = "/window".into();
                 fx.push(Effect::SendOp(Op::SetWindow { window }));
             }
-            Err(e) => state.error(e),
+            Err(e) => state.error(e.to_string()),
         },
-        SlashCommand::Pin => super::step_memory::pin(state, arg, fx),
-        SlashCommand::Pins => super::step_memory::pins(state, arg, fx),
-        SlashCommand::Focus => super::step_memory::focus(state, arg, fx),
+        SlashCommand::Pin => super::memory_commands::pin(state, arg, fx),
+        SlashCommand::Pins => super::memory_commands::pins(state, arg, fx),
+        SlashCommand::Focus => super::memory_commands::focus(state, arg, fx),
         // The engine answers from the ledger (earlier processes of the run included).
         SlashCommand::Cost => fx.push(Effect::SendOp(Op::Cost)),
         SlashCommand::Resume => fx.push(Effect::SendOp(Op::ListSessions)),
@@ -185,7 +185,7 @@ fn copy_last_reply(state: &mut AppState, fx: &mut Vec<Effect>) {
 }
 
 /// The `/mcp` notice: one line per server (state, then command or URL), and how to restart one.
-pub fn mcp_report(state: &AppState) -> String {
+pub(crate) fn mcp_report(state: &AppState) -> String {
     if state.mcp_servers.is_empty() {
         return "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the \
                 workspace"
@@ -240,24 +240,8 @@ fn permissions(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Ctrl-C twice or `/quit`: quit, unless the side editor holds edits nobody was warned about;
-/// then say so once, and quit on the next request.
+/// Ctrl-C twice or `/quit`: quit. Unsaved side-editor edits are kept in a file beside the
+/// document, as on SIGTERM, and the way out says where.
 pub(super) fn request_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let unsaved = state
-        .editor
-        .as_ref()
-        .filter(|ed| ed.is_dirty())
-        .map(|ed| ed.text());
-    if let Some(text) = unsaved
-        && state.quit_warned.as_ref() != Some(&text)
-    {
-        state.quit_warned = Some(text);
-        state.ctrl_c_at = None; // a third Ctrl-C in a row is not the answer to this question
-        state.notice(format!(
-            "unsaved handoff edits: {} to save, or quit again to discard",
-            keymap::label_for(Action::Save)
-        ));
-        return;
-    }
-    fx.push(Effect::Quit);
+    super::unsaved::keep_and_quit(state, fx);
 }

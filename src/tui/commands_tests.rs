@@ -11,8 +11,8 @@ use crate::engine::protocol::{
 };
 use crate::engine::types::Usage;
 
-use super::reducer_tests::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
 use super::render::cell::Cell;
+use super::test_support::{ctrl, ev, key, last_cell, ops, state, type_text, with_exchange};
 use super::update::update;
 
 #[test]

@@ -1,6 +1,8 @@
-//! The side editor's state (SPEC §8): a textarea on the frozen handoff file, the review countdown
-//! (pure: time is passed in), what is known to be on disk, and the conflict prompt. The reducer
-//! drives it; file I/O (save, reload, watch) happens in `app.rs` through effects and messages.
+//! The side editor's state: a textarea on the frozen handoff file (the cursor starts in the first
+//! section's text, never on the header line), the review countdown (pure: time is passed in),
+//! what is known to be on disk, and the questions it asks (a change on disk, unsaved edits). The
+//! reducer drives it; file I/O (save, reload, watch) happens in `app.rs` through effects and
+//! messages.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -8,11 +10,12 @@ use std::time::{Duration, Instant};
 use ratatui_textarea::{CursorMove, DataCursor, TextArea};
 
 use super::keymap::{Action, label_for};
+use super::msg::FileError;
 use crate::engine::handoff::store::foreign;
 
 /// The review window of a frozen handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Review {
+pub(crate) enum Review {
     /// Counting down; the successor starts at `ends_at`.
     Counting {
         /// When the countdown runs out.
@@ -31,7 +34,7 @@ pub enum Review {
 
 /// A question the editor is asking, shown on its last line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Prompt {
+pub(crate) enum Prompt {
     /// Nothing asked.
     None,
     /// The file changed on disk while the buffer has unsaved edits: `r` reload / `k` keep mine.
@@ -39,8 +42,9 @@ pub enum Prompt {
         /// What the file now holds on disk.
         disk: String,
     },
-    /// Esc with unsaved edits after the review: a second Esc discards them and closes.
-    DiscardConfirm,
+    /// Esc with unsaved edits: `s` save them / `d` discard them (then the review ends, or the
+    /// editor closes) / Esc keep editing. Nothing is dropped unasked.
+    Unsaved,
     /// A reopened review (the last process ended during it) found its unsaved edits kept in
     /// `path`: `r` restore them into the buffer / `d` discard them (the file is removed).
     Restore {
@@ -53,28 +57,39 @@ pub enum Prompt {
 
 /// The side editor.
 #[derive(Debug, Clone)]
-pub struct SideEditor {
+pub(crate) struct SideEditor {
     /// The file being edited.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The buffer.
-    pub area: TextArea<'static>,
+    pub(crate) area: TextArea<'static>,
     /// The file's text as last seen on disk (loaded, saved or reloaded); `None` when it is gone.
-    pub disk_text: Option<String>,
+    pub(crate) disk_text: Option<String>,
     /// The review window, if one runs.
-    pub review: Review,
+    pub(crate) review: Review,
     /// The question shown on the last line, if any.
-    pub prompt: Prompt,
+    pub(crate) prompt: Prompt,
     /// A short status note shown under the buffer ("saved", "reloaded from disk", …).
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
     /// The focus the textarea was last styled for (`None`: not styled since it was built).
-    pub styled_focus: Option<bool>,
-    /// Ctrl-E saved the buffer first: `$EDITOR` opens when that save lands.
-    pub external_after_save: bool,
+    pub(crate) styled_focus: Option<bool>,
+    /// What follows the save in flight.
+    pub(crate) after_save: AfterSave,
     trailing_newline: bool,
 }
 
+/// What the editor does once a save lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterSave {
+    /// Nothing more: the buffer is saved.
+    Stay,
+    /// Ctrl-E saved the buffer first: `$EDITOR` opens on the file.
+    OpenExternal,
+    /// The unsaved-edits question was answered "save" after the review: the editor closes.
+    Close,
+}
+
 /// `r reload / k keep mine`: the keys that answer the conflict prompt.
-pub fn conflict_keys() -> String {
+pub(crate) fn conflict_keys() -> String {
     format!(
         "{} reload / {} keep mine",
         label_for(Action::Reload),
@@ -83,7 +98,7 @@ pub fn conflict_keys() -> String {
 }
 
 /// The restore offer's keys, as the footer and the prompt say them.
-pub fn restore_keys() -> String {
+pub(crate) fn restore_keys() -> String {
     format!(
         "{} restore / {} discard",
         label_for(Action::RestoreUnsaved),
@@ -96,6 +111,47 @@ fn normalize(text: &str) -> String {
     text.replace("\r\n", "\n")
 }
 
+/// The unsaved-edits question's keys: `s save · d discard · Esc keep editing`.
+pub(crate) fn unsaved_keys() -> String {
+    format!(
+        "{} save · {} discard · {} keep editing",
+        label_for(Action::SaveEdits),
+        label_for(Action::DiscardEdits),
+        label_for(Action::KeepEditing)
+    )
+}
+
+/// Where the cursor starts in a document: at the end of its first section's text, where typing
+/// adds to that section and cannot break the header line above it (the last line of the
+/// document when there is no section with text).
+fn start_cursor(lines: &[String]) -> (usize, usize) {
+    let end = || {
+        let row = lines.len().saturating_sub(1);
+        (row, lines.get(row).map_or(0, |l| l.chars().count()))
+    };
+    let Some(heading) = lines.iter().position(|l| l.starts_with("## ")) else {
+        return end();
+    };
+    let body = lines
+        .iter()
+        .enumerate()
+        .skip(heading + 1)
+        .take_while(|(_, l)| !l.starts_with('#'))
+        .filter(|(_, l)| !l.trim().is_empty())
+        .last();
+    match body {
+        Some((row, line)) => (row, line.chars().count()),
+        None => end(),
+    }
+}
+
+fn jump(area: &mut TextArea<'static>, (row, col): (usize, usize)) {
+    area.move_cursor(CursorMove::Jump(
+        row.min(u16::MAX as usize) as u16,
+        col.min(u16::MAX as usize) as u16,
+    ));
+}
+
 fn textarea_for(text: &str) -> TextArea<'static> {
     let body = text.strip_suffix('\n').unwrap_or(text);
     let mut area = TextArea::from(body.split('\n').map(str::to_string));
@@ -106,11 +162,14 @@ fn textarea_for(text: &str) -> TextArea<'static> {
 
 impl SideEditor {
     /// Open on `text` (the file's content). `review` = the countdown length, `None` = no review.
-    pub fn open(path: PathBuf, text: &str, review: Option<Duration>, now: Instant) -> Self {
+    pub(crate) fn open(path: PathBuf, text: &str, review: Option<Duration>, now: Instant) -> Self {
         let text = normalize(text);
+        let mut area = textarea_for(&text);
+        let start = start_cursor(area.lines());
+        jump(&mut area, start);
         SideEditor {
             path,
-            area: textarea_for(&text),
+            area,
             trailing_newline: text.ends_with('\n'),
             disk_text: Some(text),
             review: match review {
@@ -120,12 +179,12 @@ impl SideEditor {
             prompt: Prompt::None,
             note: None,
             styled_focus: None,
-            external_after_save: false,
+            after_save: AfterSave::Stay,
         }
     }
 
     /// The buffer as file text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut out = self.area.lines().join("\n");
         if self.trailing_newline {
             out.push('\n');
@@ -134,17 +193,17 @@ impl SideEditor {
     }
 
     /// True when the buffer differs from what is on disk.
-    pub fn is_dirty(&self) -> bool {
+    pub(crate) fn is_dirty(&self) -> bool {
         self.disk_text.as_deref() != Some(self.text().as_str())
     }
 
     /// True while the review window is open (counting, paused or saving).
-    pub fn in_review(&self) -> bool {
+    pub(crate) fn in_review(&self) -> bool {
         !matches!(self.review, Review::Over)
     }
 
     /// Whole seconds left on the countdown (rounded up), while in review.
-    pub fn countdown(&self, now: Instant) -> Option<u64> {
+    pub(crate) fn countdown(&self, now: Instant) -> Option<u64> {
         let left = match self.review {
             Review::Counting { ends_at } => ends_at.saturating_duration_since(now),
             Review::Paused { remaining } => remaining,
@@ -154,12 +213,12 @@ impl SideEditor {
     }
 
     /// True when a keystroke paused the countdown.
-    pub fn is_paused(&self) -> bool {
+    pub(crate) fn is_paused(&self) -> bool {
         matches!(self.review, Review::Paused { .. })
     }
 
     /// A keystroke in the editor: a running countdown stops where it is.
-    pub fn pause(&mut self, now: Instant) {
+    pub(crate) fn pause(&mut self, now: Instant) {
         if let Review::Counting { ends_at } = self.review {
             self.review = Review::Paused {
                 remaining: ends_at.saturating_duration_since(now),
@@ -168,7 +227,7 @@ impl SideEditor {
     }
 
     /// Advance the countdown. True exactly when it has just run out (the review is then over).
-    pub fn tick(&mut self, now: Instant) -> bool {
+    pub(crate) fn tick(&mut self, now: Instant) -> bool {
         match self.review {
             Review::Counting { ends_at } if now >= ends_at => {
                 self.review = Review::Over;
@@ -179,7 +238,7 @@ impl SideEditor {
     }
 
     /// How long until the countdown label changes (the next whole second), while it counts.
-    pub fn next_change(&self, now: Instant) -> Option<Duration> {
+    pub(crate) fn next_change(&self, now: Instant) -> Option<Duration> {
         let Review::Counting { ends_at } = self.review else {
             return None;
         };
@@ -193,32 +252,28 @@ impl SideEditor {
     }
 
     /// Replace the buffer with `text` from disk (clean afterwards); the cursor stays on its line.
-    pub fn reload(&mut self, text: &str) {
+    pub(crate) fn reload(&mut self, text: &str) {
         let text = normalize(text);
         let DataCursor(row, col) = self.area.cursor();
         self.area = textarea_for(&text);
         self.styled_focus = None;
         self.trailing_newline = text.ends_with('\n');
         let last = self.area.lines().len().saturating_sub(1);
-        let row = row.min(last);
-        self.area.move_cursor(CursorMove::Jump(
-            row as u16,
-            col.min(u16::MAX as usize) as u16,
-        ));
+        jump(&mut self.area, (row.min(last), col));
         self.disk_text = Some(text);
         self.prompt = Prompt::None;
     }
 
     /// The disk now holds `text` (a save of ours finished, or we chose to keep our edits).
-    pub fn mark_disk(&mut self, text: &str) {
+    pub(crate) fn mark_disk(&mut self, text: &str) {
         self.disk_text = Some(normalize(text));
     }
 
     /// The file changed on disk (watcher, `$EDITOR`). Reload when the buffer is clean; ask when it
     /// has unsaved edits; ignore when the disk already matches (our own save), or when the file
     /// now holds another handoff document (its header names another step or generation: another
-    /// process's freeze, SPEC §6.15), which this editor never takes for its own.
-    pub fn disk_changed(&mut self, content: Result<String, String>) {
+    /// process's freeze), which this editor never takes for its own.
+    pub(crate) fn disk_changed(&mut self, content: Result<String, FileError>) {
         match content {
             Ok(disk) => {
                 let disk = normalize(&disk);
@@ -258,7 +313,7 @@ impl SideEditor {
     }
 
     /// Answer the conflict prompt: reload the disk text, or keep the buffer.
-    pub fn resolve_conflict(&mut self, reload: bool) {
+    pub(crate) fn resolve_conflict(&mut self, reload: bool) {
         if let Prompt::Conflict { disk } = std::mem::replace(&mut self.prompt, Prompt::None) {
             if reload {
                 self.reload(&disk);
@@ -272,7 +327,7 @@ impl SideEditor {
 
     /// Offer unsaved edits kept by an earlier process (`Prompt::Restore`); the countdown stops
     /// until they are restored or discarded.
-    pub fn offer_restore(&mut self, path: PathBuf, text: String, now: Instant) {
+    pub(crate) fn offer_restore(&mut self, path: PathBuf, text: String, now: Instant) {
         self.pause(now);
         self.prompt = Prompt::Restore {
             path,
@@ -282,7 +337,7 @@ impl SideEditor {
 
     /// Answer the restore offer: put the kept edits in the buffer (unsaved until Ctrl-S), or drop
     /// the offer. Returns the kept file when the answer was to discard it.
-    pub fn resolve_restore(&mut self, restore: bool) -> Option<PathBuf> {
+    pub(crate) fn resolve_restore(&mut self, restore: bool) -> Option<PathBuf> {
         let Prompt::Restore { path, text } = std::mem::replace(&mut self.prompt, Prompt::None)
         else {
             return None;
@@ -295,10 +350,7 @@ impl SideEditor {
         self.styled_focus = None;
         self.trailing_newline = text.ends_with('\n');
         let row = row.min(self.area.lines().len().saturating_sub(1));
-        self.area.move_cursor(CursorMove::Jump(
-            row.min(u16::MAX as usize) as u16,
-            col.min(u16::MAX as usize) as u16,
-        ));
+        jump(&mut self.area, (row, col));
         self.note = Some(format!(
             "restored the unsaved edits from {}: {} saves them",
             path.file_name().map_or_else(
@@ -310,8 +362,19 @@ impl SideEditor {
         None
     }
 
-    /// Put the buffer back to what is on disk (Esc during the review keeps the file as it is).
-    pub fn revert(&mut self) {
+    /// Ctrl-Home / Ctrl-End: the cursor to the document's first or last character.
+    pub(crate) fn cursor_to(&mut self, end: bool) {
+        if end {
+            self.area.move_cursor(CursorMove::Bottom);
+            self.area.move_cursor(CursorMove::End);
+        } else {
+            self.area.move_cursor(CursorMove::Top);
+            self.area.move_cursor(CursorMove::Head);
+        }
+    }
+
+    /// Put the buffer back to what is on disk (the unsaved edits discarded).
+    pub(crate) fn revert(&mut self) {
         if let Some(disk) = self.disk_text.clone()
             && self.text() != disk
         {
@@ -380,6 +443,7 @@ mod tests {
         assert_eq!(e.text(), "new\n");
         assert!(!e.is_dirty());
 
+        e.cursor_to(false);
         e.area.insert_str("mine ");
         assert!(e.is_dirty());
         e.disk_changed(Ok("theirs\n".into()));
@@ -403,9 +467,33 @@ mod tests {
         assert_eq!(e.text(), "third\n");
         assert!(!e.is_dirty());
 
-        e.disk_changed(Err("No such file".into()));
+        e.disk_changed(Err(std::io::Error::other("No such file").into()));
         assert!(e.disk_text.is_none());
         assert!(e.is_dirty(), "a deleted file makes the buffer unsaved");
+    }
+
+    #[test]
+    fn the_cursor_starts_in_the_first_section_and_ctrl_end_reaches_the_end() {
+        let t0 = Instant::now();
+        let doc =
+            "# Handoff · step demo · generation 2\n\n## Doing\nFixing it.\nStill.\n\n## Next\ny\n";
+        let mut e = SideEditor::open("/n/h.md".into(), doc, None, t0);
+        assert_eq!(e.area.cursor(), DataCursor(4, 6), "after `Still.`");
+        e.area.insert_str(" more");
+        assert_eq!(
+            e.text(),
+            "# Handoff · step demo · generation 2\n\n## Doing\nFixing it.\nStill. more\n\n## Next\ny\n",
+            "the header line is untouched"
+        );
+        e.cursor_to(true);
+        assert_eq!(e.area.cursor(), DataCursor(7, 1));
+        e.cursor_to(false);
+        assert_eq!(e.area.cursor(), DataCursor(0, 0));
+        // No section with text: the end of the document.
+        let e = SideEditor::open("x".into(), "# Handoff\n## Doing\n## Next\n", None, t0);
+        assert_eq!(e.area.cursor(), DataCursor(2, 7));
+        let e = SideEditor::open("x".into(), "", None, t0);
+        assert_eq!(e.area.cursor(), DataCursor(0, 0));
     }
 
     #[test]

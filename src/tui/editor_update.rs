@@ -1,5 +1,6 @@
-//! The side editor's part of the reducer: typing (pauses the review), Ctrl-S, Esc, `$EDITOR`, and
-//! the results of saving.
+//! The side editor's part of the reducer: typing (pauses the review), Ctrl-S, Esc (with unsaved
+//! edits it asks save / discard / keep editing: nothing typed is dropped unasked), Ctrl-C,
+//! `$EDITOR`, and the results of saving.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -8,8 +9,9 @@ use crossterm::event::KeyEvent;
 
 use crate::engine::protocol::Op;
 
-use super::editor::{Prompt, Review, conflict_keys};
-use super::msg::Effect;
+use super::editor::{AfterSave, Prompt, Review, conflict_keys};
+use super::keymap::{Action, label_for};
+use super::msg::{Effect, FileError};
 use super::state::{AppState, Focus};
 
 /// A key typed into the side editor: it pauses the review countdown.
@@ -18,8 +20,11 @@ pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
         state.focus = Focus::Input;
         return;
     };
-    if matches!(ed.prompt, Prompt::Conflict { .. } | Prompt::Restore { .. }) {
-        return; // answer the prompt first (r / k or r / d, Ctrl-S, Esc)
+    if matches!(
+        ed.prompt,
+        Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved
+    ) {
+        return; // answer the question first (r / k, r / d, s / d / Esc; Ctrl-S)
     }
     ed.pause(now);
     ed.prompt = Prompt::None;
@@ -49,7 +54,7 @@ pub(super) fn on_saved(
     state: &mut AppState,
     path: PathBuf,
     text: String,
-    result: Result<(), String>,
+    result: Result<(), FileError>,
     fx: &mut Vec<Effect>,
 ) {
     let Some(ed) = state.editor.as_mut().filter(|e| e.path == path) else {
@@ -58,7 +63,7 @@ pub(super) fn on_saved(
         }
         return;
     };
-    let then_external = std::mem::take(&mut ed.external_after_save);
+    let after = std::mem::replace(&mut ed.after_save, AfterSave::Stay);
     match result {
         Ok(()) => {
             ed.mark_disk(&text);
@@ -72,8 +77,10 @@ pub(super) fn on_saved(
             } else {
                 ed.note = Some("saved".into());
             }
-            if then_external {
-                fx.push(Effect::OpenExternalEditor(path));
+            match after {
+                AfterSave::Stay => {}
+                AfterSave::OpenExternal => fx.push(Effect::OpenExternalEditor(path)),
+                AfterSave::Close => close(state, fx),
             }
         }
         Err(e) => {
@@ -83,7 +90,7 @@ pub(super) fn on_saved(
                     remaining: Duration::ZERO,
                 };
             }
-            ed.note = Some(if then_external {
+            ed.note = Some(if after == AfterSave::OpenExternal {
                 format!("save failed: {e}; $EDITOR not opened")
             } else {
                 format!("save failed: {e}")
@@ -101,45 +108,132 @@ pub(super) fn review_ended(state: &mut AppState) {
     }
 }
 
-pub(super) fn editor_escape(state: &mut AppState, fx: &mut Vec<Effect>) {
+/// Esc in the side editor. During the review it ends the review with the file as it is on disk;
+/// after it, it aborts what runs, else closes the editor. With unsaved edits it asks first (save /
+/// discard / keep editing), the countdown paused until answered.
+pub(super) fn editor_escape(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     let running = state.is_running();
     let Some(ed) = state.editor.as_mut() else {
         state.focus = Focus::Input;
         return;
     };
-    match ed.review {
-        Review::Saving => {}
-        Review::Counting { .. } | Review::Paused { .. } => {
-            // The successor reads the disk: show exactly that (a pending outside change included;
-            // offered edits not restored stay in their file).
-            ed.resolve_conflict(true);
-            if matches!(ed.prompt, Prompt::Restore { .. }) {
-                ed.prompt = Prompt::None;
-            }
-            ed.revert();
-            ed.review = Review::Over;
-            ed.note = Some("review over: the next session reads the file as it is on disk".into());
-            if let Some(handoff) = state.review_handoff.take() {
-                fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
-            }
-            review_ended(state);
-        }
+    let in_review = ed.in_review();
+    match (ed.review, &ed.prompt) {
+        (Review::Saving, _) => return,
         // Esc aborts what runs first, as it does in the input; the editor is left as it is.
-        Review::Over if running => fx.push(Effect::SendOp(Op::Abort {
+        (Review::Over, _) if running => {
+            fx.push(Effect::SendOp(Op::Abort {
+                turn: state.abort_turn(),
+            }));
+            return;
+        }
+        // The kept edits of an interrupted review stay in their file.
+        (_, Prompt::Restore { .. }) => {
+            ed.prompt = Prompt::None;
+            if !in_review {
+                return;
+            }
+        }
+        _ => {}
+    }
+    if ed.is_dirty() {
+        // A change on disk meanwhile: the question is now about the edits over it.
+        ed.resolve_conflict(false);
+        ed.pause(now);
+        ed.prompt = Prompt::Unsaved;
+        ed.note = None;
+        return;
+    }
+    leave(state, fx);
+}
+
+/// The editor is done with the file as it is on disk: the review ends (the next session reads
+/// it), or, after the review, the editor closes.
+fn leave(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let Some(ed) = state.editor.as_mut() else {
+        return;
+    };
+    if !ed.in_review() {
+        return close(state, fx);
+    }
+    ed.prompt = Prompt::None;
+    ed.review = Review::Over;
+    ed.note = Some("review over: the next session reads the file as it is on disk".into());
+    if let Some(handoff) = state.review_handoff.take() {
+        fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
+    }
+    review_ended(state);
+}
+
+fn close(state: &mut AppState, fx: &mut Vec<Effect>) {
+    state.editor = None;
+    state.focus = Focus::Input;
+    fx.push(Effect::UnwatchFile);
+}
+
+/// The answer to the unsaved-edits question: `s` saves them (the review ends with them, or the
+/// editor closes once they are on disk), `d` discards them (the same, with the file as it is),
+/// Esc goes back to editing.
+pub(super) fn answer_unsaved(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
+    let Some(ed) = state
+        .editor
+        .as_mut()
+        .filter(|e| e.prompt == Prompt::Unsaved)
+    else {
+        return;
+    };
+    match action {
+        Action::SaveEdits => {
+            if !ed.in_review() {
+                ed.after_save = AfterSave::Close;
+            }
+            save(state, fx);
+        }
+        Action::DiscardEdits => {
+            ed.revert();
+            leave(state, fx);
+        }
+        _ => {
+            ed.prompt = Prompt::None;
+            ed.note = Some(format!("{} saves", label_for(Action::Save)));
+        }
+    }
+}
+
+/// Ctrl-C with the focus in the side editor: it interrupts what runs, as in the input (it never
+/// clears the input it does not show, nor the buffer); otherwise the first press says in the
+/// editor that a second one quits, and the second quits (unsaved edits are kept in a file).
+pub(super) fn editor_ctrl_c(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) -> bool {
+    if state.is_running() {
+        state.ctrl_c_at = None;
+        fx.push(Effect::SendOp(Op::Abort {
             turn: state.abort_turn(),
-        })),
-        Review::Over => match ed.prompt {
-            Prompt::Conflict { .. } => ed.resolve_conflict(false),
-            Prompt::Restore { .. } => ed.prompt = Prompt::None,
-            Prompt::None if ed.is_dirty() => {
-                ed.prompt = Prompt::DiscardConfirm;
-            }
-            Prompt::None | Prompt::DiscardConfirm => {
-                state.editor = None;
-                state.focus = Focus::Input;
-                fx.push(Effect::UnwatchFile);
-            }
-        },
+        }));
+        return false;
+    }
+    if state.quit_armed(now) {
+        return true;
+    }
+    state.ctrl_c_at = Some(now);
+    if let Some(ed) = state.editor.as_mut() {
+        let kept = if ed.is_dirty() {
+            ", keeping your unsaved edits in a file"
+        } else {
+            ""
+        };
+        ed.note = Some(format!(
+            "{} again quits{kept}",
+            label_for(Action::ClearOrQuit)
+        ));
+    }
+    false
+}
+
+/// Ctrl-Home / Ctrl-End in the editor: the start or the end of the document.
+pub(super) fn editor_cursor(state: &mut AppState, end: bool, now: Instant) {
+    if let Some(ed) = state.editor.as_mut() {
+        ed.pause(now);
+        ed.cursor_to(end);
     }
 }
 
@@ -163,7 +257,7 @@ pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<E
         }
         if ed.is_dirty() {
             // `$EDITOR` opens the file: it must hold the buffer, or the edits end in a conflict.
-            ed.external_after_save = true;
+            ed.after_save = AfterSave::OpenExternal;
             ed.prompt = Prompt::None;
             ed.note = Some("saving for $EDITOR…".into());
             fx.push(Effect::SaveEditor {
@@ -180,7 +274,7 @@ pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<E
 pub(super) fn on_unsaved_kept(
     state: &mut AppState,
     from: PathBuf,
-    result: Result<PathBuf, String>,
+    result: Result<PathBuf, FileError>,
 ) {
     let name = from.file_name().map_or_else(
         || from.display().to_string(),

@@ -1,484 +1,58 @@
-//! Engine events → state changes and chat cells (part of the pure reducer). The handoff's
-//! phases are in `handoff_events.rs`.
+//! Engine events → the reducer: each event goes to the module that owns its concern (one turn's
+//! events, the handoff's phases, the session's own events and the answers to commands, the
+//! step's memory, subagents, MCP servers); notices, warnings and errors become chat lines here.
+//! The gauge's mode follows whatever an event changed.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::engine::context::{Thresholds, fmt_tokens};
-use crate::engine::protocol::{
-    CommandExit, Event, ExitReason, FileDiff, Origin, StreamState, TurnId, TurnKind,
-};
+use crate::engine::protocol::Event;
 
-use super::daily_events;
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
-use super::queue;
-use super::render::cell::{AssistantState, Cell, ToolStatus};
-use super::state::{AppState, Asked, NOTIFY_AFTER, PendingApproval, Running};
-
-/// Lines of an engine-written user message shown in the chat.
-const ENGINE_MESSAGE_LINES: usize = 8;
-
-/// The first `max` lines of `text`, plus `… (N more lines)` when there are more.
-pub fn clip_lines(text: &str, max: usize) -> String {
-    let total = text.lines().count();
-    if total <= max + 1 {
-        return text.to_string();
-    }
-    let mut out: Vec<&str> = text.lines().take(max).collect();
-    let more = format!("… ({} more lines)", total - max);
-    out.push(&more);
-    out.join("\n")
-}
-
-/// The handoff's writing turn runs: its text goes to the document, not the chat.
-fn writing(state: &AppState) -> bool {
-    matches!(state.running, Running::WritingHandoff { .. })
-}
-
-/// The stream's own states: a broken try's text is taken back (its replay streams anew after the
-/// retry line); a long silence shows in the spinner.
-fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
-    match s {
-        StreamState::Discarded { .. } => {
-            if writing(state) {
-                return;
-            }
-            while matches!(
-                state.chat.last(),
-                Some(
-                    Cell::Assistant {
-                        state: AssistantState::Streaming(_),
-                        ..
-                    } | Cell::Thinking { .. }
-                )
-            ) {
-                state.chat.pop();
-            }
-            state.reply = None;
-        }
-        StreamState::Silent { silent_ms } => {
-            state.silent_since = now.checked_sub(Duration::from_millis(silent_ms));
-        }
-        StreamState::Resumed => state.silent_since = None,
-    }
-}
+use super::state::AppState;
+use super::{mcp_events, memory_commands, session_events, subagent_events, turn_events};
 
 /// Apply one engine event.
 pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut Vec<Effect>) {
     match ev {
-        Event::SessionStarted {
-            session_id,
-            generation,
-            model,
-            provider,
-            thresholds,
-            demo,
-            ..
-        } => {
-            state.labels.model = model;
-            state.labels.provider = provider;
-            state.labels.demo = demo;
-            on_session_started(state, session_id, generation, thresholds);
-        }
-        Event::TurnStarted { turn, kind, .. } => on_turn_started(state, turn, kind, now),
-        Event::UserMessage { turn, origin, text } => on_user_message(state, turn, origin, text),
-        Event::TextDelta { text } => on_text_delta(state, text, now),
-        Event::ThinkingDelta { text } => on_thinking_delta(state, text),
-        Event::AssistantDone { text, interrupted } => on_assistant_done(state, text, interrupted),
-        Event::ToolCall {
-            id, name, summary, ..
-        } => on_tool_call(state, id, name, summary, now),
-        Event::ToolResult {
-            id,
-            name,
-            output,
-            is_error,
-            spilled,
-            diff,
-            exit,
-        } => {
-            let output = match spilled {
-                Some(p) => format!("{output}\n[full output: {}]", p.display()),
-                None => output,
-            };
-            if matches!(name.as_str(), "bash" | "write_file" | "edit_file") {
-                state.files_stale = true; // the @ index walks again before its next answer
-            }
-            on_tool_result(state, &id, output, is_error, (diff, exit), now);
-        }
-        Event::ToolOutputDelta { id, text } => daily_events::on_tool_output(state, &id, &text),
-        Event::ApprovalRequest {
-            id,
-            name,
-            summary,
-            outside_workspace,
-            command,
-            diff,
-            always,
-        } => on_approval_request(
-            state,
-            PendingApproval {
-                asked: Asked::Tool { id },
-                name,
-                summary,
-                cell: 0,
-                outside_workspace,
-                command,
-                diff,
-                always,
-            },
-            now,
-        ),
-        Event::Usage {
-            context,
-            thresholds,
-            estimated,
-            ..
-        } => on_usage(state, context, thresholds, estimated),
+        ev @ (Event::TurnStarted { .. }
+        | Event::UserMessage { .. }
+        | Event::TextDelta { .. }
+        | Event::ThinkingDelta { .. }
+        | Event::AssistantDone { .. }
+        | Event::ToolCall { .. }
+        | Event::ToolResult { .. }
+        | Event::ToolOutputDelta { .. }
+        | Event::ApprovalRequest { .. }
+        | Event::Retry { .. }
+        | Event::Stream(_)
+        | Event::TurnEnd { .. }) => turn_events::on_turn_event(state, ev, now, fx),
         Event::Handoff(phase) => on_handoff(state, phase, now, fx),
-        Event::Compaction {
-            before,
-            after,
-            trigger,
-        } => state.notice(format!(
-            "Context compacted ({trigger}): {} → {}",
-            fmt_tokens(before),
-            fmt_tokens(after)
-        )),
-        Event::Retry {
-            attempt,
-            max,
-            reason,
-            delay_ms,
-        } => state.push_cell(Cell::Retry {
-            attempt,
-            max,
-            reason,
-            delay_ms,
-        }),
-        Event::Stream(s) => on_stream(state, s, now),
-        // The engine's notice that follows says what was learned and where it is recorded.
-        Event::WindowLearned { thresholds, .. } => {
-            state.labels.window_source = "learned from an overflow message".into();
-            state.set_thresholds(thresholds);
-        }
+        ev @ (Event::SessionStarted { .. }
+        | Event::Usage { .. }
+        | Event::WindowLearned { .. }
+        | Event::Compaction { .. }
+        | Event::Model { .. }
+        | Event::Resumed { .. }
+        | Event::Sessions { .. }
+        | Event::Permissions { .. }
+        | Event::SessionPrompt { .. }
+        | Event::InitExists { .. }
+        | Event::Cost { .. }
+        | Event::Attachment { .. }) => session_events::on_session_event(state, ev),
         ev @ (Event::Pins { .. }
         | Event::Focus { .. }
         | Event::Todo { .. }
-        | Event::MemoryRefused { .. }) => super::step_memory::on_event(state, ev),
-        // Launch turns the changes worth a notice into notices; /mcp shows the states.
-        Event::McpStatus(status) => {
-            match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
-                Some(known) => *known = status,
-                None => state.mcp_servers.push(status),
-            }
+        | Event::MemoryRefused { .. }) => memory_commands::on_event(state, ev),
+        Event::Subagent(phase) => subagent_events::on_subagent(state, phase, now),
+        ev @ (Event::McpJsonApproval { .. } | Event::McpWaiting { .. } | Event::McpStatus(_)) => {
+            mcp_events::on_mcp_event(state, ev, now)
         }
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
-        Event::TurnEnd {
-            turn, kind, reason, ..
-        } => on_turn_end(state, turn, kind, reason, now, fx),
+        // The headless result line: the TUI shows the turn's end by its own events.
         Event::Result { .. } => {}
-        Event::Permissions { policy, allowances } => {
-            daily_events::on_permissions(state, policy, allowances)
-        }
-        Event::SessionPrompt { instructions, .. } => {
-            daily_events::on_session_prompt(state, &instructions)
-        }
-        Event::InitExists { path, .. } => daily_events::on_init_exists(state, &path),
-        Event::Cost {
-            step,
-            rows,
-            subagents,
-            total_usd,
-            num_turns,
-        } => daily_events::on_cost(state, &step, &rows, &subagents, total_usd, num_turns),
-        Event::Sessions {
-            current_run,
-            sessions,
-        } => daily_events::on_sessions(state, current_run, sessions),
-        Event::Resumed {
-            run_id,
-            generation,
-            messages,
-            ..
-        } => {
-            // Another run (or the same one, continued): its step's pins, plan and focus follow
-            // in their own events; what was shown of the run left behind goes.
-            state.memory = Default::default();
-            daily_events::on_resumed(state, run_id, generation, messages)
-        }
-        Event::Model {
-            model,
-            effort,
-            thresholds,
-            window_source,
-        } => daily_events::on_model(state, model, effort, thresholds, window_source),
-        Event::Attachment {
-            attached, summary, ..
-        } => daily_events::on_attachment(state, attached, summary),
-        Event::Subagent(phase) => super::agents::on_subagent(state, phase, now),
-        Event::McpJsonApproval {
-            path,
-            sha256,
-            servers,
-        } => super::agents::on_mcp_json(state, &path, sha256, &servers, now),
-        Event::McpWaiting { servers } => super::agents::on_mcp_waiting(state, servers, now),
     }
     state.sync_gauge_mode();
-}
-
-fn on_session_started(
-    state: &mut AppState,
-    session_id: String,
-    generation: u32,
-    thresholds: Thresholds,
-) {
-    state.set_thresholds(thresholds);
-    state.gauge.context = 0;
-    state.gauge.estimated = false;
-    state.generation = generation;
-    state.session_id = Some(session_id);
-}
-
-fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {
-    state.engine_turn = Some(turn);
-    // A turn the engine started itself (the demo's first message) runs too: what is typed now
-    // waits for it like for any other.
-    if !state.in_flight.contains(&turn) {
-        state.in_flight.push(turn);
-    }
-    state.turn_started_at = Some(now);
-    // A message queued behind the last turn starts now: it runs (Esc aborts it).
-    if kind == TurnKind::Message && state.running == Running::Idle {
-        state.running = Running::Streaming { since: now };
-    }
-}
-
-fn on_user_message(state: &mut AppState, turn: Option<TurnId>, origin: Origin, text: String) {
-    // The user's own messages of this run are in the chat already (as typed, chips and all).
-    // The others: one the engine wrote (the successor's handoff briefing, a summary) or one
-    // replayed from an earlier run; long ones are shown by their head.
-    let shown = origin == Origin::User && turn.is_some();
-    if !shown {
-        state.push_cell(Cell::User {
-            text: clip_lines(&text, ENGINE_MESSAGE_LINES),
-        });
-    }
-}
-
-fn on_text_delta(state: &mut AppState, text: String, now: Instant) {
-    if writing(state) {
-        return; // the document lands in the side editor, not in the chat
-    }
-    if !matches!(state.running, Running::Streaming { .. }) {
-        state.running = Running::Streaming { since: now };
-    }
-    let streaming = state.chat.last().is_some_and(Cell::is_streaming);
-    match state.chat.last_mut() {
-        Some(cell) if streaming => {
-            cell.push_delta(&text);
-        }
-        _ => {
-            state.chat.push(Cell::streaming(text));
-            state.reply = Some(state.chat.len().saturating_sub(1));
-        }
-    }
-}
-
-fn on_thinking_delta(state: &mut AppState, text: String) {
-    if writing(state) {
-        return;
-    }
-    if let Some(Cell::Thinking { text: t, .. }) = state.chat.last_mut() {
-        t.push_str(&text);
-    } else {
-        state.push_cell(Cell::Thinking {
-            text,
-            expanded: false,
-        });
-    }
-}
-
-fn on_assistant_done(state: &mut AppState, text: String, interrupted: bool) {
-    if writing(state) {
-        return;
-    }
-    let end = if interrupted {
-        AssistantState::Interrupted
-    } else {
-        AssistantState::Done
-    };
-    // The reply's own cell gets its end, wherever it is now (a notice may have come after it);
-    // a reply that never streamed is drawn once, here. Never both: that drew an interrupted
-    // reply twice.
-    match state.reply.take() {
-        Some(idx) => {
-            if let Some(Cell::Assistant {
-                markdown,
-                state: cell_state,
-            }) = state.chat.get_mut(idx)
-            {
-                // Deltas that went missing: the complete text extends what streamed.
-                if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
-                    *markdown = text;
-                }
-                *cell_state = end;
-            }
-        }
-        None if !text.is_empty() => state.push_cell(Cell::Assistant {
-            markdown: text,
-            state: end,
-        }),
-        None => {}
-    }
-    state.flush_deferred();
-}
-
-fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String, now: Instant) {
-    if !writing(state) {
-        state.running = Running::Tool {
-            name: name.clone(),
-            since: now,
-        };
-    }
-    state.push_cell(Cell::Tool {
-        id,
-        name,
-        summary,
-        status: ToolStatus::running(),
-        expanded: false,
-        diff: None,
-        exit: None,
-    });
-    state.running_tool = Some((state.chat.len().saturating_sub(1), now));
-}
-
-fn on_tool_result(
-    state: &mut AppState,
-    id: &str,
-    output: String,
-    is_error: bool,
-    (new_diff, new_exit): (Option<Box<FileDiff>>, Option<CommandExit>),
-    now: Instant,
-) {
-    state.running_tool = None;
-    let result = if is_error {
-        ToolStatus::Failed(output)
-    } else {
-        ToolStatus::Succeeded(output)
-    };
-    match state.chat.find_tool_mut(id) {
-        Some(Cell::Tool {
-            status, diff, exit, ..
-        }) => {
-            *status = result;
-            *diff = new_diff;
-            *exit = new_exit;
-        }
-        Some(Cell::Subagent(agent)) => agent.report = result,
-        _ => {}
-    }
-    if matches!(state.running, Running::Tool { .. }) {
-        state.running = Running::Streaming { since: now };
-    }
-}
-
-fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instant) {
-    state.push_cell(Cell::Approval {
-        name: p.name.clone(),
-        summary: p.summary.clone(),
-        answer: None,
-    });
-    p.cell = state.chat.len().saturating_sub(1);
-    state.approvals.push_back(p);
-    // The prompt shows above the input; the focus stays where it is. It takes keys once the
-    // input is empty and 400 ms have passed (`AppState::approval_takes_keys`).
-    if state.approval_shown_at.is_none() {
-        state.approval_shown_at = Some(now);
-    }
-}
-
-fn on_usage(state: &mut AppState, context: u64, thresholds: Thresholds, estimated: bool) {
-    state.gauge.context = context;
-    state.gauge.estimated = estimated;
-    if thresholds != state.thresholds {
-        state.set_thresholds(thresholds);
-    }
-}
-
-fn on_turn_end(
-    state: &mut AppState,
-    turn: TurnId,
-    kind: TurnKind,
-    reason: ExitReason,
-    now: Instant,
-    fx: &mut Vec<Effect>,
-) {
-    if state.engine_turn == Some(turn) {
-        state.engine_turn = None;
-        if let Some(started) = state.turn_started_at.take()
-            && state.settings.notify
-            && now.saturating_duration_since(started) >= NOTIFY_AFTER
-        {
-            let secs = now.saturating_duration_since(started).as_secs();
-            fx.push(Effect::Notify(format!(
-                "flower-tui: turn {reason} after {secs}s"
-            )));
-        }
-    }
-    state.mcp_waiting = None;
-    // The engine answers every `task` call before a turn ends: none of its subagents runs on.
-    state.agents.clear();
-    if kind == TurnKind::Handoff {
-        // A `/handoff` turn: its `Event::Handoff` phases said everything.
-        queue::on_turn_over(state, turn, reason, now, fx);
-        return;
-    }
-    state.finish_streaming();
-    state.flush_deferred();
-    if matches!(
-        state.running,
-        Running::Streaming { .. } | Running::Tool { .. }
-    ) {
-        state.running = Running::Idle;
-    }
-    match reason {
-        ExitReason::MaxIterations { n, max } => state.notice(format!(
-            "Stopped: the iteration budget is spent ({n}/{max})"
-        )),
-        ExitReason::Interrupted => {
-            let marked = matches!(
-                state.chat.last(),
-                Some(Cell::Assistant {
-                    state: AssistantState::Interrupted,
-                    ..
-                })
-            );
-            if !marked {
-                state.notice("Interrupted");
-            }
-        }
-        ExitReason::Completed
-        | ExitReason::Handoff
-        | ExitReason::Unchanged
-        | ExitReason::Error(_) => {}
-    }
-    queue::on_turn_over(state, turn, reason, now, fx);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_engine_messages_are_clipped() {
-        assert_eq!(
-            clip_lines("a\nb", 1),
-            "a\nb",
-            "one extra line is not worth a marker"
-        );
-        assert_eq!(clip_lines("a\nb\nc\nd", 2), "a\nb\n… (2 more lines)");
-    }
 }

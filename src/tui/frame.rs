@@ -8,33 +8,33 @@
 use std::time::{Duration, Instant};
 
 /// The shortest interval between two frames: 60 fps.
-pub const MIN_FRAME_INTERVAL: Duration = Duration::from_micros(16_667);
+pub(crate) const MIN_FRAME_INTERVAL: Duration = Duration::from_micros(16_667);
 
 /// The shortest interval before a frame that answers the user's own input: a keystroke is drawn at
 /// once rather than waiting for the next 60 fps slot of a busy stream (input comes at human speed,
 /// so this does not raise the sustained frame rate).
-pub const MIN_INPUT_FRAME_INTERVAL: Duration = Duration::from_millis(4);
+pub(crate) const MIN_INPUT_FRAME_INTERVAL: Duration = Duration::from_millis(4);
 
 /// Coalesces frame requests into a single deadline.
 #[derive(Debug, Default)]
-pub struct FrameRequester {
+pub(crate) struct FrameRequester {
     deadline: Option<Instant>,
     last_frame: Option<Instant>,
 }
 
 impl FrameRequester {
     /// No frame pending, none drawn yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Ask for a frame as soon as the frame-rate cap allows.
-    pub fn schedule_frame(&mut self, now: Instant) {
+    pub(crate) fn schedule_frame(&mut self, now: Instant) {
         self.schedule_frame_in(now, Duration::ZERO);
     }
 
     /// Ask for a frame after `delay` (an animation's next step). An earlier pending request wins.
-    pub fn schedule_frame_in(&mut self, now: Instant, delay: Duration) {
+    pub(crate) fn schedule_frame_in(&mut self, now: Instant, delay: Duration) {
         let mut at = now + delay;
         if let Some(last) = self.last_frame {
             at = at.max(last + MIN_FRAME_INTERVAL);
@@ -47,7 +47,7 @@ impl FrameRequester {
 
     /// Bring a pending frame forward because it answers user input: due at once, or
     /// [`MIN_INPUT_FRAME_INTERVAL`] after the last frame. Does nothing when no frame is pending.
-    pub fn expedite_for_input(&mut self, now: Instant) {
+    pub(crate) fn expedite_for_input(&mut self, now: Instant) {
         let Some(current) = self.deadline else { return };
         let mut at = now;
         if let Some(last) = self.last_frame {
@@ -57,17 +57,18 @@ impl FrameRequester {
     }
 
     /// When the next frame is due, if one is pending.
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         self.deadline
     }
 
     /// True when a frame is pending and its time has come.
-    pub fn is_due(&self, now: Instant) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_due(&self, now: Instant) -> bool {
         self.deadline.is_some_and(|d| d <= now)
     }
 
     /// A frame was drawn at `now`: the pending request is satisfied.
-    pub fn frame_drawn(&mut self, now: Instant) {
+    pub(crate) fn frame_drawn(&mut self, now: Instant) {
         self.last_frame = Some(now);
         self.deadline = None;
     }

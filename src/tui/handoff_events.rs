@@ -2,7 +2,7 @@
 //! turn, the frozen document in the side editor (its review window), the divider of the new
 //! generation, and the ways a handoff ends without one.
 //!
-//! A handoff written in the background (SPEC §6.16) never touches what the main thread shows:
+//! A handoff written in the background never touches what the main thread shows:
 //! it has its own spinner line (`AppState.background`), its notices wait for a streaming reply to
 //! finish, and its document opens in the side editor without taking the focus.
 

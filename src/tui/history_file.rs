@@ -12,7 +12,7 @@ use crate::engine::fsutil::atomic_write;
 use crate::engine::secrets;
 
 /// Entries kept on load.
-pub const KEEP: usize = 1_000;
+pub(crate) const KEEP: usize = 1_000;
 /// The file is rewritten with the newest [`KEEP`] entries once it holds more than this many.
 const TRIM_AT: usize = 2 * KEEP;
 
@@ -22,7 +22,7 @@ struct Line {
 }
 
 /// The history file of `workspace` under `data_dir` (`<data_dir>/flower`).
-pub fn path_for(data_dir: &Path, workspace: &Path) -> PathBuf {
+pub(crate) fn path_for(data_dir: &Path, workspace: &Path) -> PathBuf {
     let key = workspace.to_string_lossy();
     // FNV-1a: stable across runs and platforms (std's hasher is not).
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -47,7 +47,7 @@ pub fn path_for(data_dir: &Path, workspace: &Path) -> PathBuf {
 
 /// The entries of the file, oldest first (the newest [`KEEP`]); a missing file is empty. A file
 /// grown past twice that is rewritten with what is kept.
-pub fn load(path: &Path) -> Vec<String> {
+pub(crate) fn load(path: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -73,7 +73,7 @@ pub fn load(path: &Path) -> Vec<String> {
 }
 
 /// Append one entry (redacted) to the file, creating it and its directory.
-pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn append(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }

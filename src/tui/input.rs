@@ -3,14 +3,14 @@
 /// One remembered input: the text as typed (chips as labels) and the pastes behind its chips, so
 /// a recalled message sends what was pasted, not the label.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     text: String,
     pastes: Pastes,
 }
 
 /// Sent messages, for Up/Down recall. The text being typed is kept as a draft while browsing.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct History {
+pub(crate) struct History {
     entries: Vec<Entry>,
     pos: Option<usize>,
     draft: Entry,
@@ -18,7 +18,7 @@ pub struct History {
 
 impl History {
     /// A history holding `texts` (oldest first), as loaded from an earlier run.
-    pub fn with_entries(texts: Vec<String>) -> History {
+    pub(crate) fn with_entries(texts: Vec<String>) -> History {
         History {
             entries: texts
                 .into_iter()
@@ -34,7 +34,7 @@ impl History {
 
     /// The newest entry before `before` (all entries when `None`) that contains `query`
     /// (case-insensitive); an empty query matches the newest.
-    pub fn find_back(&self, query: &str, before: Option<usize>) -> Option<usize> {
+    pub(crate) fn find_back(&self, query: &str, before: Option<usize>) -> Option<usize> {
         let end = before.unwrap_or(self.entries.len()).min(self.entries.len());
         let q = query.to_lowercase();
         self.entries
@@ -44,19 +44,19 @@ impl History {
     }
 
     /// Entry `idx`: its text and the pastes behind its chips.
-    pub fn entry(&self, idx: usize) -> Option<(&str, &Pastes)> {
+    pub(crate) fn entry(&self, idx: usize) -> Option<(&str, &Pastes)> {
         self.entries.get(idx).map(|e| (e.text.as_str(), &e.pastes))
     }
 
     /// Stop browsing (the input was replaced from elsewhere).
-    pub fn reset_browsing(&mut self) {
+    pub(crate) fn reset_browsing(&mut self) {
         self.pos = None;
         self.draft = Entry::default();
     }
 
     /// Remember a sent message with the pastes behind its chips (not an empty one, not a repeat
     /// of the last) and stop browsing.
-    pub fn push(&mut self, text: &str, pastes: Pastes) {
+    pub(crate) fn push(&mut self, text: &str, pastes: Pastes) {
         self.pos = None;
         self.draft = Entry::default();
         if text.trim().is_empty()
@@ -75,7 +75,7 @@ impl History {
 
     /// The previous entry's text; its pastes replace `pastes`. `current` and `pastes` are kept
     /// as the draft when browsing starts.
-    pub fn older(&mut self, current: &str, pastes: &mut Pastes) -> Option<String> {
+    pub(crate) fn older(&mut self, current: &str, pastes: &mut Pastes) -> Option<String> {
         let pos = match self.pos {
             None if self.entries.is_empty() => return None,
             None => {
@@ -95,7 +95,7 @@ impl History {
     }
 
     /// The next entry's text (its pastes replace `pastes`), or the draft after the newest.
-    pub fn newer(&mut self, pastes: &mut Pastes) -> Option<String> {
+    pub(crate) fn newer(&mut self, pastes: &mut Pastes) -> Option<String> {
         let pos = self.pos?;
         if let Some(entry) = self.entries.get(pos + 1) {
             self.pos = Some(pos + 1);
@@ -110,42 +110,43 @@ impl History {
     }
 
     /// True while an old entry is shown.
-    pub fn is_browsing(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_browsing(&self) -> bool {
         self.pos.is_some()
     }
 }
 
 /// Pastes at least this big become a chip instead of textarea text: the textarea re-measures all
 /// of its lines on every edit, so megabytes in it make each keystroke slow.
-pub const CHIP_BYTES: usize = 32 * 1024;
+pub(crate) const CHIP_BYTES: usize = 32 * 1024;
 /// Pastes with at least this many lines become a chip.
-pub const CHIP_LINES: usize = 500;
+pub(crate) const CHIP_LINES: usize = 500;
 
 /// A paste kept out of the textarea.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Paste {
+pub(crate) struct Paste {
     /// What the input box shows in its place.
-    pub label: String,
+    pub(crate) label: String,
     /// The pasted text.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// The chips of the message being typed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Pastes {
+pub(crate) struct Pastes {
     items: Vec<Paste>,
 }
 
 /// True when a paste is big enough to be a chip.
-pub fn needs_chip(text: &str) -> bool {
+pub(crate) fn needs_chip(text: &str) -> bool {
     text.len() >= CHIP_BYTES || text.lines().count() >= CHIP_LINES
 }
 
 /// `1,234,567`: the engine's digit grouping, so a count reads the same in both.
-pub use crate::engine::memory::thousands;
+pub(crate) use crate::engine::step_memory::thousands;
 
 /// `512 B`, `40.0 KB`, `10.0 MB` (binary multiples).
-pub fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     const KB: f64 = 1024.0;
     let f = n as f64;
     if f >= KB * KB {
@@ -158,7 +159,7 @@ pub fn human_bytes(n: usize) -> String {
 }
 
 /// `[pasted 10.0 MB, 123,456 lines]`.
-pub fn chip_label(text: &str) -> String {
+pub(crate) fn chip_label(text: &str) -> String {
     let lines = text.lines().count();
     let unit = if lines == 1 { "line" } else { "lines" };
     format!(
@@ -170,7 +171,7 @@ pub fn chip_label(text: &str) -> String {
 
 impl Pastes {
     /// Keep `text`; returns the chip label to put in the input box.
-    pub fn add(&mut self, text: String) -> String {
+    pub(crate) fn add(&mut self, text: String) -> String {
         let label = chip_label(&text);
         self.items.push(Paste {
             label: label.clone(),
@@ -180,13 +181,14 @@ impl Pastes {
     }
 
     /// True when no chip is held.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
     /// Replace each chip label in `input` (in order, first occurrence after the previous one) by
     /// its paste. A chip whose label the user deleted is dropped.
-    pub fn expand(&self, input: &str) -> String {
+    pub(crate) fn expand(&self, input: &str) -> String {
         let mut out = String::with_capacity(
             input.len() + self.items.iter().map(|p| p.text.len()).sum::<usize>(),
         );
@@ -203,12 +205,12 @@ impl Pastes {
     }
 
     /// Take over the chips of `other` (messages joined into one input).
-    pub fn extend(&mut self, other: Pastes) {
+    pub(crate) fn extend(&mut self, other: Pastes) {
         self.items.extend(other.items);
     }
 
     /// Forget every chip (the input was cleared).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.items.clear();
     }
 }

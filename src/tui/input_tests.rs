@@ -8,9 +8,9 @@ use serde_json::json;
 use crate::engine::protocol::{AllowOffer, AllowRule, Approval, Event, Op, TurnId};
 
 use super::msg::Msg;
-use super::reducer_tests::{ctrl, end_turn, ev, key, last_cell, ops, state, type_text};
 use super::render::cell::Cell;
 use super::state::Focus;
+use super::test_support::{ctrl, end_turn, ev, key, last_cell, ops, state, type_text};
 use super::update::update;
 
 #[test]

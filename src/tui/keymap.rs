@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 /// Where a binding applies. The reducer asks for the contexts that are live right now, most
 /// specific first, and the first binding that matches wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Context {
+pub(crate) enum Context {
     /// Everywhere, whatever has the focus.
     Global,
     /// The input box has the focus.
@@ -19,6 +19,8 @@ pub enum Context {
     Conflict,
     /// The side editor offers the unsaved edits of an interrupted review: `r` restore / `d` discard.
     Restore,
+    /// Esc in the side editor with unsaved edits asks: `s` save / `d` discard / Esc keep editing.
+    Unsaved,
     /// An approval prompt is waiting for an answer (and the input is empty).
     Approval,
     /// Ctrl-R: searching the input history.
@@ -31,7 +33,7 @@ pub enum Context {
 
 /// What a key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Send the input (or run the slash command).
     Send,
     /// Insert a newline in the input.
@@ -102,8 +104,8 @@ pub enum Action {
     PopupComplete,
     /// Close the slash popup.
     PopupClose,
-    /// Esc in the side editor: end the review keeping the file on disk; after the review, abort
-    /// what runs, or else close the editor.
+    /// Esc in the side editor: end the review with the file as it is on disk; after the review,
+    /// abort what runs, or else close the editor. With unsaved edits it asks first.
     EditorEscape,
     /// Allow the pending tool call once.
     ApproveOnce,
@@ -121,30 +123,40 @@ pub enum Action {
     DiscardUnsaved,
     /// Stop writing the handoff document in the background; the main turn goes on.
     CancelHandoff,
+    /// The unsaved-edits question: save them (then the review ends, or the editor closes).
+    SaveEdits,
+    /// The unsaved-edits question: discard them (then the review ends, or the editor closes).
+    DiscardEdits,
+    /// The unsaved-edits question: go back to editing.
+    KeepEditing,
+    /// The side editor's cursor to the start of the document.
+    EditorTop,
+    /// The side editor's cursor to the end of the document.
+    EditorBottom,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
+pub(crate) struct Key {
     /// The key.
-    pub code: KeyCode,
+    pub(crate) code: KeyCode,
     /// Ctrl, Alt, Shift (others are ignored when matching).
-    pub mods: KeyModifiers,
+    pub(crate) mods: KeyModifiers,
 }
 
 /// One row of the key table.
 #[derive(Debug, Clone, Copy)]
-pub struct Binding {
+pub(crate) struct Binding {
     /// Where it applies.
-    pub context: Context,
+    pub(crate) context: Context,
     /// The key that triggers it.
-    pub key: Key,
+    pub(crate) key: Key,
     /// What it does.
-    pub action: Action,
+    pub(crate) action: Action,
     /// The line in `/help`.
-    pub desc: &'static str,
+    pub(crate) desc: &'static str,
     /// The short footer hint, if this binding is worth one.
-    pub hint: Option<&'static str>,
+    pub(crate) hint: Option<&'static str>,
 }
 
 const fn k(code: KeyCode) -> Key {
@@ -203,7 +215,7 @@ use Context as C;
 
 /// The key table.
 #[rustfmt::skip]
-pub const KEYMAP: &[Binding] = &[
+pub(crate) const KEYMAP: &[Binding] = &[
     // No Enter: a message being sent when the prompt appears must not allow a tool call.
     b(C::Approval, k(KeyCode::Char('y')), A::ApproveOnce, "allow the tool call once", Some("once")),
     b(C::Approval, k(KeyCode::Char('a')), A::ApproveAlways, "always allow this tool this session", Some("always")),
@@ -230,6 +242,9 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Conflict, k(KeyCode::Char('k')), A::KeepMine, "keep your edits, ignore the disk change", Some("keep mine")),
     b(C::Restore, k(KeyCode::Char('r')), A::RestoreUnsaved, "restore the unsaved edits of the interrupted review", Some("restore")),
     b(C::Restore, k(KeyCode::Char('d')), A::DiscardUnsaved, "discard them (their file is removed)", Some("discard")),
+    b(C::Unsaved, k(KeyCode::Char('s')), A::SaveEdits, "save the unsaved edits (the review ends, or the editor closes)", Some("save")),
+    b(C::Unsaved, k(KeyCode::Char('d')), A::DiscardEdits, "discard them (the review ends, or the editor closes)", Some("discard")),
+    b(C::Unsaved, k(KeyCode::Esc), A::KeepEditing, "keep editing", Some("keep editing")),
     b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
     b(C::Popup, k(KeyCode::Up), A::PopupPrev, "previous command", None),
     b(C::Popup, k(KeyCode::Tab), A::PopupComplete, "complete the command", Some("complete")),
@@ -245,7 +260,9 @@ pub const KEYMAP: &[Binding] = &[
     b(C::Input, k(KeyCode::Home), A::ChatTop, "the top of the chat (while the input is empty)", None),
     b(C::Input, k(KeyCode::End), A::ChatBottom, "the bottom of the chat (while the input is empty)", None),
     b(C::Editor, ctrl('s'), A::Save, "save the handoff file and continue", Some("save")),
-    b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "review: keep the file on disk and continue; after: abort what runs, else close", Some("done")),
+    b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "review: continue with the file (unsaved edits: asks first); after: abort what runs, else close", Some("done")),
+    b(C::Editor, ctrl_key(KeyCode::Home), A::EditorTop, "the start of the document", None),
+    b(C::Editor, ctrl_key(KeyCode::End), A::EditorBottom, "the end of the document", None),
     b(C::Global, ctrl('c'), A::ClearOrQuit, "clear the input, else drop the newest queued message, else interrupt the turn; twice within 1 s on an idle empty input quits", Some("quit")),
     b(C::Global, k(KeyCode::PageUp), A::ScrollUp, "scroll the chat up", None),
     b(C::Global, k(KeyCode::PageDown), A::ScrollDown, "scroll the chat down", Some("scroll")),
@@ -275,7 +292,7 @@ fn matches(key: &Key, ev: &KeyEvent) -> bool {
 
 /// The action bound to `ev` in the first of `contexts` that binds it (contexts in priority order).
 /// Key releases never match.
-pub fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
+pub(crate) fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
     if ev.kind == KeyEventKind::Release {
         return None;
     }
@@ -288,7 +305,7 @@ pub fn lookup(contexts: &[Context], ev: &KeyEvent) -> Option<Action> {
 }
 
 /// A key as people write it: `Enter`, `Alt-Enter`, `Ctrl-C`, `PgUp`, `y`.
-pub fn key_label(key: &Key) -> String {
+pub(crate) fn key_label(key: &Key) -> String {
     let mut out = String::new();
     if key.mods.contains(KeyModifiers::CONTROL) {
         out.push_str("Ctrl-");
@@ -321,7 +338,7 @@ pub fn key_label(key: &Key) -> String {
 
 /// The label of the first key bound to `action`, as `/help` writes it (`Ctrl-S`, `Esc`, `y`).
 /// Every key named on screen comes from here, so a changed binding changes every mention.
-pub fn label_for(action: Action) -> String {
+pub(crate) fn label_for(action: Action) -> String {
     KEYMAP
         .iter()
         .find(|bnd| bnd.action == action)
@@ -329,25 +346,25 @@ pub fn label_for(action: Action) -> String {
 }
 
 /// [`label_for`] in the footer's lower case (`ctrl-s`, `esc`).
-pub fn short_label_for(action: Action) -> String {
+pub(crate) fn short_label_for(action: Action) -> String {
     label_for(action).to_lowercase()
 }
 
 /// A footer hint: the keys (`n/esc`), what they do, and the action of the first of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hint {
+pub(crate) struct Hint {
     /// The keys, lower case, `/` between them.
-    pub keys: String,
+    pub(crate) keys: String,
     /// What they do.
-    pub text: &'static str,
+    pub(crate) text: &'static str,
     /// The action bound to them.
-    pub action: Action,
+    pub(crate) action: Action,
 }
 
 /// The footer hints for the live contexts, in table order, one per hint text. Keys of one
 /// context with the same hint share it (`n/esc deny`); a hint a more specific context already
 /// gave is not repeated.
-pub fn hints(contexts: &[Context]) -> Vec<Hint> {
+pub(crate) fn hints(contexts: &[Context]) -> Vec<Hint> {
     let mut out: Vec<(Hint, Context)> = Vec::new();
     for (i, ctx) in contexts.iter().enumerate() {
         let before = contexts.get(..i).unwrap_or_default();
@@ -382,7 +399,7 @@ pub fn hints(contexts: &[Context]) -> Vec<Hint> {
 }
 
 /// The key section of `/help`: every binding, grouped by context, same action on one line.
-pub fn help_lines() -> Vec<String> {
+pub(crate) fn help_lines() -> Vec<String> {
     let groups = [
         (C::Input, "input"),
         (C::Global, "anywhere"),
@@ -390,6 +407,7 @@ pub fn help_lines() -> Vec<String> {
         (C::Approval, "approval prompt"),
         (C::Conflict, "file changed on disk"),
         (C::Restore, "unsaved edits of an interrupted review"),
+        (C::Unsaved, "Esc with unsaved edits in the side editor"),
         (C::Popup, "command list"),
         (C::Search, "history search (Ctrl-R)"),
         (C::Picker, "session picker (/resume)"),
@@ -550,6 +568,11 @@ mod tests {
             MentionComplete,
             MentionClose,
             CancelHandoff,
+            SaveEdits,
+            DiscardEdits,
+            KeepEditing,
+            EditorTop,
+            EditorBottom,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -561,7 +584,8 @@ mod tests {
                 | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
                 | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
                 | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
-                | MentionPrev | MentionComplete | MentionClose | CancelHandoff => {}
+                | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
+                | DiscardEdits | KeepEditing | EditorTop | EditorBottom => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -11,9 +11,10 @@ use serde_json::json;
 use crate::engine::protocol::{Event, Origin, TurnId, TurnKind};
 
 use super::msg::{ChatScroll, Effect, Msg, Pane};
-use super::reducer_tests::{ctrl, end_turn, ev, frozen, key, ops, state, type_text};
-use super::render::cell::{Cell, ToolStatus};
+use super::render::cell::Cell;
+use super::render::tool_cell::ToolStatus;
 use super::state::{AppState, Focus};
+use super::test_support::{ctrl, end_turn, ev, frozen, key, ops, state, type_text};
 use super::update::update;
 
 fn alt(code: KeyCode) -> Msg {
@@ -128,7 +129,7 @@ fn ctrl_r_searches_the_history_backwards() {
             "explain the parser".into(),
             "cargo clippy".into(),
         ],
-        ..super::reducer_tests::params(Some(15))
+        ..super::test_support::params(Some(15))
     });
     type_text(&mut s, "draft", t0);
     update(&mut s, ctrl('r'), t0);
@@ -168,7 +169,7 @@ fn sent_messages_go_to_the_history_file_and_copy_takes_the_last_reply() {
             notify: true,
             history_file: Some(PathBuf::from("/d/history/x.jsonl")),
         },
-        ..super::reducer_tests::params(None)
+        ..super::test_support::params(None)
     });
     type_text(&mut s, "remember me", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);

@@ -12,13 +12,16 @@ use super::msg::Effect;
 use super::state::{AppState, Focus, Mention};
 
 /// Matches asked for.
-pub const LIMIT: usize = 50;
+pub(crate) const LIMIT: usize = 50;
 /// While the index is still being built, ask again this often.
-pub const REQUERY: Duration = Duration::from_millis(150);
+pub(crate) const REQUERY: Duration = Duration::from_millis(150);
 
 /// The `@` token the cursor is in: (row, char column of the `@`, text after it up to the cursor).
 /// An `@` counts at the start of a line or after whitespace or `(`, as the engine reads mentions.
-pub fn token_at_cursor(lines: &[String], cursor: DataCursor) -> Option<(usize, usize, String)> {
+pub(crate) fn token_at_cursor(
+    lines: &[String],
+    cursor: DataCursor,
+) -> Option<(usize, usize, String)> {
     let DataCursor(row, col) = cursor;
     let line = lines.get(row)?;
     let before: Vec<char> = line.chars().take(col).collect();
@@ -127,7 +130,7 @@ pub(super) fn on_tick(state: &mut AppState, fx: &mut Vec<Effect>) {
 }
 
 /// Whether the popup shows (and takes Up/Down/Tab/Enter/Esc).
-pub fn visible(state: &AppState) -> bool {
+pub(crate) fn visible(state: &AppState) -> bool {
     state.focus == Focus::Input
         && state
             .mention

@@ -1,45 +1,51 @@
-//! The full-screen terminal front end (SPEC §11): an Elm-style shell (state, pure reducer, view)
-//! around the engine's queue pair, with the renderer in [`render`].
+//! The full-screen terminal front end: an Elm-style shell around the engine's queue pair. The app
+//! (`app`) owns the terminal, the channels and the I/O; the state (`state`) is model only; the
+//! pure reducer (`update`, with one module per concern: keys and commands, the engine's turn,
+//! handoff, session, memory, subagent and MCP events, the queue, the side editor) turns messages
+//! into state changes and effects; the view (`view`, with the approval prompt and the overlays)
+//! draws the state with the renderer in [`render`]. Keys are one table (`keymap`).
 
-pub mod agents;
-pub mod app;
-pub mod commands;
-pub mod daily_events;
-pub mod editor;
-pub mod editor_update;
-pub mod events;
-pub mod frame;
-pub mod handoff_events;
-pub mod history_file;
-pub mod input;
-pub mod keymap;
-pub mod mention;
-pub mod msg;
-pub mod overlay_view;
-pub mod queue;
+pub(crate) mod app;
+pub(crate) mod approval_view;
+pub(crate) mod commands;
+pub(crate) mod editor;
+pub(crate) mod editor_update;
+pub(crate) mod events;
+pub(crate) mod file_queries;
+pub(crate) mod file_watch;
+pub(crate) mod frame;
+pub(crate) mod handoff_events;
+pub(crate) mod history_file;
+pub(crate) mod input;
+pub(crate) mod keymap;
+pub(crate) mod mcp_events;
+pub(crate) mod memory_commands;
+pub(crate) mod memory_view;
+pub(crate) mod mention;
+pub(crate) mod msg;
+pub(crate) mod overlay_view;
+pub(crate) mod queue;
 pub mod render;
-pub mod rescue;
-pub mod search;
-pub mod select;
-pub mod slash;
-pub mod state;
-pub mod step_memory;
-pub mod term_out;
-pub mod terminal;
-pub mod unsaved;
-pub mod update;
-pub mod view;
+pub(crate) mod search;
+pub(crate) mod select;
+pub(crate) mod session_events;
+pub(crate) mod slash;
+pub(crate) mod state;
+pub(crate) mod subagent_events;
+pub(crate) mod term_out;
+pub(crate) mod terminal;
+pub(crate) mod turn_events;
+pub(crate) mod unsaved;
+pub(crate) mod unsaved_copy;
+pub(crate) mod update;
+pub(crate) mod view;
 
 #[cfg(test)]
-mod agents_tests;
-#[cfg(test)]
-mod background_tests;
+mod background_handoff_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
-mod daily_screens_tests;
-#[cfg(test)]
-mod daily_tests;
+mod editor_escape_tests;
 #[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
@@ -47,17 +53,33 @@ mod input_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
-mod memory_tests;
+mod mcp_tests;
+#[cfg(test)]
+mod memory_commands_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
 mod reducer_tests;
 #[cfg(test)]
+mod screens_input_tests;
+#[cfg(test)]
 mod screens_tests;
 #[cfg(test)]
-mod stream_tests;
+mod screens_tools_tests;
+#[cfg(test)]
+mod session_events_tests;
+#[cfg(test)]
+mod stream_states_tests;
+#[cfg(test)]
+mod subagent_tests;
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tool_cell_events_tests;
 #[cfg(test)]
 mod unsaved_tests;
+#[cfg(test)]
+mod wide_chars_tests;
 
 use tokio::sync::mpsc;
 
@@ -65,43 +87,44 @@ use crate::engine::context::Thresholds;
 use crate::engine::protocol::{Event, Op};
 
 /// Everything the TUI needs from `main`.
-pub struct TuiParams {
+pub(crate) struct TuiParams {
     /// Called once the first frame is drawn (the MCP servers are released to start then).
-    pub on_first_frame: Option<Box<dyn FnOnce() + Send>>,
+    pub(crate) on_first_frame: Option<Box<dyn FnOnce() + Send>>,
     /// Ops to the engine (bounded; the UI never awaits a send).
-    pub ops: mpsc::Sender<Op>,
+    pub(crate) ops: mpsc::Sender<Op>,
     /// Events from the engine.
-    pub events: mpsc::UnboundedReceiver<Event>,
+    pub(crate) events: mpsc::UnboundedReceiver<Event>,
     /// The model name for the status line (until the engine reports its session).
-    pub model: String,
+    pub(crate) model: String,
     /// The provider label (`anthropic`, `openai`, `demo`).
-    pub provider: String,
-    /// The built-in demo model runs (SPEC §15).
-    pub demo: bool,
-    /// The review window in seconds (SPEC §8); `None` = `--review off`.
-    pub review: Option<u64>,
+    pub(crate) provider: String,
+    /// The built-in demo model runs (no provider, no key).
+    pub(crate) demo: bool,
+    /// The review window in seconds (how long the side editor waits before the successor
+    /// starts); `None` = `--review off`.
+    pub(crate) review: Option<u64>,
     /// Theme name: `dark`, `light` or a user theme.
-    pub theme: String,
+    pub(crate) theme: String,
     /// `NO_COLOR`: modifiers only.
-    pub no_color: bool,
+    pub(crate) no_color: bool,
     /// `$EDITOR`, for Ctrl-E.
-    pub editor_cmd: Option<String>,
+    pub(crate) editor_cmd: Option<String>,
     /// The thresholds the gauge starts with.
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
     /// Where the window came from (`--window`, learned, the model table, the default).
-    pub window_source: String,
+    pub(crate) window_source: String,
     /// A first chat line (the demo banner).
-    pub banner: Option<String>,
+    pub(crate) banner: Option<String>,
     /// How a long turn's end is signalled.
-    pub notify: crate::config::Notify,
+    pub(crate) notify: crate::config::Notify,
     /// This workspace's input history file (`None`: history is not kept across runs).
-    pub history_file: Option<std::path::PathBuf>,
+    pub(crate) history_file: Option<std::path::PathBuf>,
     /// The run this process records to (`--resume RUN_ID` continues it).
-    pub run_id: String,
+    pub(crate) run_id: String,
     /// The reasoning effort asked for at start.
-    pub effort: Option<crate::engine::protocol::Effort>,
+    pub(crate) effort: Option<crate::engine::protocol::Effort>,
     /// The workspace (its files are offered after `@`).
-    pub workspace: std::path::PathBuf,
+    pub(crate) workspace: std::path::PathBuf,
 }
 
 /// What the user leaves behind: the session to come back to.
@@ -116,6 +139,6 @@ pub struct Outcome {
 }
 
 /// Run the TUI until the user quits. The terminal is restored on every way out.
-pub async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
+pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     app::run(params).await
 }

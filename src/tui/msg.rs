@@ -8,11 +8,53 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::engine::protocol::{Event, HandoffId, Op};
 
-pub use super::render::chat::ChatScroll;
+pub(crate) use super::render::chat::ChatScroll;
+
+/// Why a file the app read, wrote or removed for the reducer could not be, or why `$EDITOR` did
+/// not give the file back. Its text is what the user reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FileError {
+    /// The system refused (its kind, and its message as the user reads it).
+    #[error("{message}")]
+    Io {
+        /// What kind of failure.
+        kind: std::io::ErrorKind,
+        /// The system's message.
+        message: String,
+    },
+    /// Ctrl-E with no `$EDITOR`.
+    #[error("$EDITOR is not set")]
+    NoEditor,
+    /// `$EDITOR` ran and failed.
+    #[error("`{command}` exited with {status}")]
+    EditorFailed {
+        /// The editor command.
+        command: String,
+        /// How it exited.
+        status: std::process::ExitStatus,
+    },
+    /// `$EDITOR` could not be run.
+    #[error("`{command}`: {reason}")]
+    EditorNotRun {
+        /// The editor command.
+        command: String,
+        /// Why.
+        reason: Box<FileError>,
+    },
+}
+
+impl From<std::io::Error> for FileError {
+    fn from(e: std::io::Error) -> Self {
+        FileError::Io {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
 
 /// A part of the screen, for mouse events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
+pub(crate) enum Pane {
     /// The transcript.
     Chat,
     /// The input box.
@@ -25,7 +67,7 @@ pub enum Pane {
 
 /// Everything the reducer reacts to.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Msg {
+pub(crate) enum Msg {
     /// A key press.
     Key(KeyEvent),
     /// A bracketed paste.
@@ -52,14 +94,14 @@ pub enum Msg {
         /// The file.
         path: PathBuf,
         /// Its text, or why it could not be read.
-        content: Result<String, String>,
+        content: Result<String, FileError>,
     },
     /// `Effect::LoadEditor` finished.
     EditorLoaded {
         /// The file.
         path: PathBuf,
         /// Its text, or why it could not be read.
-        content: Result<String, String>,
+        content: Result<String, FileError>,
     },
     /// `Effect::SaveEditor` finished.
     Saved {
@@ -68,21 +110,21 @@ pub enum Msg {
         /// What was written.
         text: String,
         /// Whether the write landed.
-        result: Result<(), String>,
+        result: Result<(), FileError>,
     },
     /// `$EDITOR` exited; `result` is the file's content afterwards, or why it failed.
     ExternalEditorDone {
         /// The file.
         path: PathBuf,
         /// Its text afterwards, or why the editor failed.
-        result: Result<String, String>,
+        result: Result<String, FileError>,
     },
     /// `Effect::KeepUnsaved` finished.
     UnsavedKept {
         /// The file whose editor held the edits.
         from: PathBuf,
         /// Where the edits were written, or why they could not be.
-        result: Result<PathBuf, String>,
+        result: Result<PathBuf, FileError>,
     },
     /// `Effect::WatchFile` failed.
     WatchFailed {
@@ -99,14 +141,14 @@ pub enum Msg {
         /// The kept edits' file.
         path: PathBuf,
         /// Its text, or why it could not be read.
-        content: Result<String, String>,
+        content: Result<String, FileError>,
     },
     /// `Effect::DiscardUnsaved` finished.
     UnsavedDiscarded {
         /// The kept edits' file.
         path: PathBuf,
         /// Whether it was removed.
-        result: Result<(), String>,
+        result: Result<(), FileError>,
     },
     /// The answer to `Effect::QueryFiles`.
     FileMatches {
@@ -130,7 +172,7 @@ pub enum Msg {
 
 /// What the app must do for the reducer.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// `try_send` to the engine; failure comes back as `Msg::SendFailed`.
     SendOp(Op),
     /// Leave the app (sends `Op::Shutdown`).

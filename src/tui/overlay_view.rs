@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-use super::daily_events::picker_keys;
+use super::keymap::{Action, label_for};
 use super::mention;
 use super::render::theme::Theme;
 use super::render::wrap::{sanitize, str_width, truncate};
@@ -24,7 +24,7 @@ fn short_time(rfc3339: &str) -> String {
 }
 
 /// One picker row: time, generations, turns, cost, first message.
-pub fn picker_row(s: &SessionSummary, current: bool, width: usize) -> String {
+pub(crate) fn picker_row(s: &SessionSummary, current: bool, width: usize) -> String {
     let gens = if s.generations == 1 {
         "1 gen ".to_string()
     } else {
@@ -48,7 +48,7 @@ pub fn picker_row(s: &SessionSummary, current: bool, width: usize) -> String {
 }
 
 /// The session picker, centred over `area`.
-pub fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub(crate) fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Theme) {
     if area.width < 20 || area.height < 5 {
         return;
     }
@@ -87,7 +87,13 @@ pub fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Theme) {
 }
 
 /// The `@` popup just above the input box, matched characters of each path in the key style.
-pub fn draw_mentions(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme: &Theme) {
+pub(crate) fn draw_mentions(
+    state: &AppState,
+    body: Rect,
+    input: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
     let Some(m) = state.mention.as_ref().filter(|_| mention::visible(state)) else {
         return;
     };
@@ -160,6 +166,15 @@ fn path_line(path: &str, query: &str, width: usize, base: Style, theme: &Theme) 
         spans.push(Span::styled(c.to_string(), style));
     }
     Line::from(spans)
+}
+
+/// The picker's keys, for its title.
+pub(crate) fn picker_keys() -> String {
+    format!(
+        "{} continues · {} closes",
+        label_for(Action::PickerChoose),
+        label_for(Action::PickerClose)
+    )
 }
 
 #[cfg(test)]

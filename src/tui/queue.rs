@@ -22,7 +22,7 @@ pub(super) fn send_now(
     fx: &mut Vec<Effect>,
 ) {
     state.finish_streaming();
-    // Drawn as the model gets it: a provider key typed or pasted in is masked (SPEC §14).
+    // Drawn as the model gets it: a provider key typed or pasted in is masked.
     let shown = crate::engine::secrets::redact(&raw).into_owned();
     state.chat.push(Cell::User { text: shown });
     state.selected_tool = None;

@@ -10,9 +10,9 @@ use crate::engine::protocol::{
     Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
 };
 
-use super::reducer_tests::{ctrl, end_turn, ev, key, ops, state, type_text};
 use super::render::cell::{AssistantState, Cell};
 use super::state::{AppState, Running};
+use super::test_support::{ctrl, end_turn, ev, key, ops, state, type_text};
 use super::update::update;
 
 fn send(s: &mut AppState, text: &str, now: Instant) -> Vec<Op> {

@@ -15,9 +15,9 @@ use crate::engine::protocol::{
 use crate::engine::types::Usage;
 
 use super::msg::Msg;
-use super::reducer_tests::{ev, frozen, key, state, type_text};
 use super::render::theme::Theme;
 use super::state::AppState;
+use super::test_support::{ev, frozen, key, state, type_text};
 use super::update::update;
 use super::view::{ViewCache, view};
 
@@ -137,7 +137,7 @@ fn editor_below_the_chat_when_narrow_and_paused() {
     session(&mut s, t0);
     update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
     let now = t0 + Duration::from_secs(4);
-    update(&mut s, key(KeyCode::Down), now);
+    // The cursor starts at the end of the first section's text.
     update(&mut s, key(KeyCode::End), now);
     type_text(&mut s, " Carefully.", now);
     insta::assert_snapshot!(draw(&s, 80, 28, now).backend());
@@ -241,7 +241,7 @@ fn input_grows_and_the_conflict_prompt_shows() {
     let mut s = state();
     update(&mut s, frozen("/w/.flower/notes/handoff-demo.md"), t0);
     update(&mut s, key(KeyCode::Esc), t0);
-    update(&mut s, super::reducer_tests::ctrl('o'), t0);
+    update(&mut s, super::test_support::ctrl('o'), t0);
     type_text(&mut s, "mine", t0);
     update(
         &mut s,
@@ -251,7 +251,7 @@ fn input_grows_and_the_conflict_prompt_shows() {
         },
         t0,
     );
-    update(&mut s, super::reducer_tests::ctrl('o'), t0);
+    update(&mut s, super::test_support::ctrl('o'), t0);
     for line in ["first line", "second line", "third line"] {
         type_text(&mut s, line, t0);
         update(

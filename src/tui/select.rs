@@ -11,7 +11,7 @@ use super::state::{APPROVAL_GUARD, AppState, Focus, Popup, QUIT_WINDOW};
 
 impl AppState {
     /// The key contexts live right now, most specific first.
-    pub fn contexts(&self, now: Instant) -> Vec<Context> {
+    pub(crate) fn contexts(&self, now: Instant) -> Vec<Context> {
         if self.picker.is_some() {
             return vec![Context::Picker, Context::Global];
         }
@@ -29,6 +29,9 @@ impl AppState {
                 Some(Prompt::Restore { .. }) => {
                     vec![Context::Restore, Context::Editor, Context::Global]
                 }
+                Some(Prompt::Unsaved) => {
+                    vec![Context::Unsaved, Context::Editor, Context::Global]
+                }
                 _ => vec![Context::Editor, Context::Global],
             },
             Focus::Input if super::mention::visible(self) => {
@@ -43,7 +46,7 @@ impl AppState {
 
     /// When the waiting approval prompt may take keys: 400 ms after it appeared and after the
     /// user's own input last changed (`None` when no prompt waits).
-    pub fn approval_ready_at(&self) -> Option<Instant> {
+    pub(crate) fn approval_ready_at(&self) -> Option<Instant> {
         self.approvals.front()?;
         let shown = self.approval_shown_at?;
         let since = match self.input_edited_at {
@@ -55,7 +58,7 @@ impl AppState {
 
     /// True when the waiting approval prompt answers keys: the input has the focus and is empty
     /// (typed-ahead text stays there and never answers it), and the guard time has passed.
-    pub fn approval_takes_keys(&self, now: Instant) -> bool {
+    pub(crate) fn approval_takes_keys(&self, now: Instant) -> bool {
         self.focus == Focus::Input
             && self.input.is_empty()
             && self.search.is_none()
@@ -63,7 +66,7 @@ impl AppState {
     }
 
     /// The slash commands the popup shows (empty when it is hidden).
-    pub fn popup_items(&self) -> Vec<&'static slash::CommandSpec> {
+    pub(crate) fn popup_items(&self) -> Vec<&'static slash::CommandSpec> {
         if self.focus != Focus::Input || self.popup == Popup::Dismissed {
             return Vec::new();
         }
@@ -74,7 +77,7 @@ impl AppState {
     }
 
     /// The popup's selected row, clamped to the matches.
-    pub fn popup_selected(&self) -> usize {
+    pub(crate) fn popup_selected(&self) -> usize {
         match self.popup {
             Popup::Auto { selected } => selected.min(self.popup_items().len().saturating_sub(1)),
             Popup::Dismissed => 0,
@@ -82,14 +85,14 @@ impl AppState {
     }
 
     /// True while a second Ctrl-C would quit.
-    pub fn quit_armed(&self, now: Instant) -> bool {
+    pub(crate) fn quit_armed(&self, now: Instant) -> bool {
         self.ctrl_c_at
             .is_some_and(|t| now.saturating_duration_since(t) <= QUIT_WINDOW)
     }
 
     /// When the next frame is needed with nothing else happening: the spinner's next frame, the
     /// countdown's next second, the end of the Ctrl-C window. `None` = idle, no redraw.
-    pub fn next_frame_in(&self, now: Instant) -> Option<Duration> {
+    pub(crate) fn next_frame_in(&self, now: Instant) -> Option<Duration> {
         let spinner = self
             .spinner()
             .map(|(_, since, _)| spinner::next_frame_in(now.saturating_duration_since(since)));

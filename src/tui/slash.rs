@@ -2,7 +2,7 @@
 
 /// A slash command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlashCommand {
+pub(crate) enum SlashCommand {
     /// `/handoff [focus]`: a manual handoff.
     Handoff,
     /// `/edit-handoff`: reopen the latest handoff in the side editor.
@@ -41,19 +41,19 @@ pub enum SlashCommand {
 
 /// One row of the command table.
 #[derive(Debug, Clone, Copy)]
-pub struct CommandSpec {
+pub(crate) struct CommandSpec {
     /// The command.
-    pub cmd: SlashCommand,
+    pub(crate) cmd: SlashCommand,
     /// Without the slash.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Argument synopsis, empty when it takes none.
-    pub args: &'static str,
+    pub(crate) args: &'static str,
     /// What it does, for `/help` and the popup.
-    pub desc: &'static str,
+    pub(crate) desc: &'static str,
 }
 
 /// The command table, in the order `/help` and the popup list them.
-pub const COMMANDS: &[CommandSpec] = &[
+pub(crate) const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         cmd: SlashCommand::Handoff,
         name: "handoff",
@@ -160,7 +160,7 @@ pub const COMMANDS: &[CommandSpec] = &[
 
 /// What the input box holds, as far as commands go.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// A known command with its trimmed argument text (None when empty).
     Command {
         /// The command.
@@ -189,7 +189,7 @@ fn command_word(text: &str) -> Option<(&str, &str)> {
 }
 
 /// Parse the input box text.
-pub fn parse(text: &str) -> Parsed {
+pub(crate) fn parse(text: &str) -> Parsed {
     let Some((word, arg)) = command_word(text) else {
         return Parsed::Message;
     };
@@ -207,7 +207,7 @@ pub fn parse(text: &str) -> Parsed {
 
 /// The commands the popup lists for the text typed so far: only while the first word is being
 /// typed (no whitespace yet), by prefix.
-pub fn popup_matches(text: &str) -> Vec<&'static CommandSpec> {
+pub(crate) fn popup_matches(text: &str) -> Vec<&'static CommandSpec> {
     match command_word(text) {
         Some((word, "")) => COMMANDS
             .iter()
@@ -218,7 +218,7 @@ pub fn popup_matches(text: &str) -> Vec<&'static CommandSpec> {
 }
 
 /// `/handoff [focus]` as the popup and `/help` show it.
-pub fn synopsis(spec: &CommandSpec) -> String {
+pub(crate) fn synopsis(spec: &CommandSpec) -> String {
     if spec.args.is_empty() {
         format!("/{}", spec.name)
     } else {
@@ -227,13 +227,29 @@ pub fn synopsis(spec: &CommandSpec) -> String {
 }
 
 /// The smallest and largest window `/window` accepts.
-pub const WINDOW_RANGE: (u64, u64) = (1_000, 100_000_000);
+pub(crate) const WINDOW_RANGE: (u64, u64) = (1_000, 100_000_000);
+
+/// How `/window` is used.
+const WINDOW_USAGE: &str = "usage: /window N (tokens, e.g. 200000 or 200K)";
+
+/// Why the argument of `/window` was not taken (the text is what the user reads).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum WindowArgError {
+    /// No argument.
+    #[error("{usage}", usage = WINDOW_USAGE)]
+    Missing,
+    /// Not a number of tokens (as typed).
+    #[error("/window: `{0}` is not a number of tokens; {usage}", usage = WINDOW_USAGE)]
+    NotANumber(String),
+    /// A number outside [`WINDOW_RANGE`].
+    #[error("/window: {0} is out of range ({lo}..={hi} tokens)", lo = WINDOW_RANGE.0, hi = WINDOW_RANGE.1)]
+    OutOfRange(u64),
+}
 
 /// Parse the argument of `/window`: `200000`, `200_000`, `200,000`, `200K`, `1M`.
-pub fn parse_window(arg: Option<&str>) -> Result<u64, String> {
-    let usage = "usage: /window N (tokens, e.g. 200000 or 200K)";
+pub(crate) fn parse_window(arg: Option<&str>) -> Result<u64, WindowArgError> {
     let Some(raw) = arg.map(str::trim).filter(|s| !s.is_empty()) else {
-        return Err(usage.to_string());
+        return Err(WindowArgError::Missing);
     };
     let cleaned: String = raw.chars().filter(|c| *c != '_' && *c != ',').collect();
     let lower = cleaned.to_ascii_lowercase();
@@ -248,18 +264,16 @@ pub fn parse_window(arg: Option<&str>) -> Result<u64, String> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("/window: `{raw}` is not a number of tokens; {usage}"))?;
+        .ok_or_else(|| WindowArgError::NotANumber(raw.to_string()))?;
     let (lo, hi) = WINDOW_RANGE;
     if !(lo..=hi).contains(&value) {
-        return Err(format!(
-            "/window: {value} is out of range ({lo}..={hi} tokens)"
-        ));
+        return Err(WindowArgError::OutOfRange(value));
     }
     Ok(value)
 }
 
 /// The command section of `/help`.
-pub fn help_lines() -> Vec<String> {
+pub(crate) fn help_lines() -> Vec<String> {
     let mut out = vec!["commands:".to_string()];
     for spec in COMMANDS {
         out.push(format!("  {:<22} {}", synopsis(spec), spec.desc));
@@ -335,12 +349,19 @@ mod tests {
         assert!(
             parse_window(Some("abc"))
                 .unwrap_err()
+                .to_string()
                 .contains("`abc` is not a number")
         );
-        assert!(parse_window(None).unwrap_err().starts_with("usage"));
+        assert!(
+            parse_window(None)
+                .unwrap_err()
+                .to_string()
+                .starts_with("usage")
+        );
         assert!(
             parse_window(Some("5"))
                 .unwrap_err()
+                .to_string()
                 .contains("out of range")
         );
         assert!(parse_window(Some("99999999999999999999")).is_err());

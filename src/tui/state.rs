@@ -14,28 +14,28 @@ use crate::engine::protocol::{
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
 use super::keymap::{Action, label_for, short_label_for};
+use super::memory_view::MemoryView;
 use super::render::cell::{AssistantState, Cell};
-use super::render::chat::Transcript;
 use super::render::editor_view::{TextAreaStyles, style_editor, style_input};
 use super::render::gauge::{GaugeMode, GaugeModel};
-use super::step_memory::MemoryView;
+use super::render::transcript::Transcript;
 
 /// A second Ctrl-C within this long quits.
-pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+pub(crate) const QUIT_WINDOW: Duration = Duration::from_secs(1);
 /// An approval prompt takes keys only this long after it appeared and after the user's own input
 /// was last changed: keys typed for something else (a message, a double `y`) never answer it.
-pub const APPROVAL_GUARD: Duration = Duration::from_millis(400);
+pub(crate) const APPROVAL_GUARD: Duration = Duration::from_millis(400);
 /// A key typed into the input this recently means the user is typing: a handoff document opens
 /// beside the chat without taking the focus.
-pub const TYPING_RECENTLY: Duration = Duration::from_millis(1500);
+pub(crate) const TYPING_RECENTLY: Duration = Duration::from_millis(1500);
 /// A sent message longer than this stays out of the history file (a big paste).
-pub const HISTORY_ENTRY_MAX: usize = 64 * 1024;
+pub(crate) const HISTORY_ENTRY_MAX: usize = 64 * 1024;
 /// A turn that took at least this long rings the bell (or notifies) when it ends.
-pub const NOTIFY_AFTER: Duration = Duration::from_secs(10);
+pub(crate) const NOTIFY_AFTER: Duration = Duration::from_secs(10);
 
 /// Where keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
+pub(crate) enum Focus {
     /// The input box.
     Input,
     /// The side editor.
@@ -44,7 +44,7 @@ pub enum Focus {
 
 /// What the engine is doing, as far as the UI knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Running {
+pub(crate) enum Running {
     /// Nothing runs.
     Idle,
     /// A request is in flight or streaming.
@@ -66,22 +66,22 @@ pub enum Running {
     },
 }
 
-/// A handoff written beside the main thread (SPEC §6.16), as far as the UI knows.
+/// A handoff written beside the main thread (the turn goes on meanwhile), as far as the UI knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BackgroundHandoff {
+pub(crate) struct BackgroundHandoff {
     /// The engine's id for it (`Op::CancelHandoff` names it).
-    pub handoff: HandoffId,
+    pub(crate) handoff: HandoffId,
     /// When its current stage began.
-    pub since: Instant,
-    pub stage: BackgroundStage,
+    pub(crate) since: Instant,
+    pub(crate) stage: BackgroundStage,
     /// Since when the main thread waits for it: its context reached the window minus the
     /// writing reserve.
-    pub main_waits: Option<Instant>,
+    pub(crate) main_waits: Option<Instant>,
 }
 
 /// Where a background handoff stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackgroundStage {
+pub(crate) enum BackgroundStage {
     /// The writing request runs.
     Writing,
     /// It runs again, on a reduced history, after the first one failed.
@@ -92,7 +92,7 @@ pub enum BackgroundStage {
 
 impl BackgroundHandoff {
     /// Its document is still being written (Esc / Ctrl-G cancels that).
-    pub fn writing(&self) -> bool {
+    pub(crate) fn writing(&self) -> bool {
         matches!(
             self.stage,
             BackgroundStage::Writing | BackgroundStage::Rescuing
@@ -102,7 +102,7 @@ impl BackgroundHandoff {
 
 /// How a handoff in progress was started: decides the notice when it completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HandoffKind {
+pub(crate) enum HandoffKind {
     /// `/handoff`.
     Manual,
     /// The context reached the handoff line.
@@ -111,7 +111,7 @@ pub enum HandoffKind {
 
 /// What a pending question asks about.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Asked {
+pub(crate) enum Asked {
     /// A tool call; the answer goes to this call id.
     Tool { id: String },
     /// The workspace's `.mcp.json` (this version of it): may its servers start?
@@ -120,7 +120,7 @@ pub enum Asked {
 
 impl Asked {
     /// What tells this question from another: the call id, or the file's hash.
-    pub fn key(&self) -> &str {
+    pub(crate) fn key(&self) -> &str {
         match self {
             Asked::Tool { id } => id,
             Asked::McpJson { sha256 } => sha256,
@@ -130,28 +130,28 @@ impl Asked {
 
 /// A question waiting for the user's answer: a tool call, or the workspace's `.mcp.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingApproval {
+pub(crate) struct PendingApproval {
     /// What it asks about.
-    pub asked: Asked,
+    pub(crate) asked: Asked,
     /// The tool.
-    pub name: String,
+    pub(crate) name: String,
     /// What it would do.
-    pub summary: String,
+    pub(crate) summary: String,
     /// The index of its chat cell, to record the answer there.
-    pub cell: usize,
+    pub(crate) cell: usize,
     /// The call leaves the workspace ("always" does not cover it).
-    pub outside_workspace: bool,
+    pub(crate) outside_workspace: bool,
     /// `bash`: the whole command, exactly as it will run.
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     /// `edit_file` / `write_file`: the change it would make.
-    pub diff: Option<Box<FileDiff>>,
+    pub(crate) diff: Option<Box<FileDiff>>,
     /// What "always" would grant (None: not offered).
-    pub always: Option<AllowOffer>,
+    pub(crate) always: Option<AllowOffer>,
 }
 
 /// Whether the slash popup may show for the current input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Popup {
+pub(crate) enum Popup {
     /// Shown while the input is a command word being typed; `selected` indexes the matches.
     Auto {
         /// The highlighted match.
@@ -163,7 +163,7 @@ pub enum Popup {
 
 /// Whether the engine's event channel is still open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineLink {
+pub(crate) enum EngineLink {
     /// Events arrive.
     Connected,
     /// The engine is gone.
@@ -172,208 +172,205 @@ pub enum EngineLink {
 
 /// Labels for the status line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Labels {
+pub(crate) struct Labels {
     /// The model name.
-    pub model: String,
+    pub(crate) model: String,
     /// The provider label.
-    pub provider: String,
+    pub(crate) provider: String,
     /// The built-in demo model runs.
-    pub demo: bool,
+    pub(crate) demo: bool,
     /// Where the context window came from (`-v` says the same), for `/window`.
-    pub window_source: String,
+    pub(crate) window_source: String,
     /// The reasoning effort in force (`--effort`, `/effort`).
-    pub effort: Option<Effort>,
+    pub(crate) effort: Option<Effort>,
 }
 
 /// Settings fixed for the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The review window; `None` = `--review off`.
-    pub review: Option<Duration>,
+    pub(crate) review: Option<Duration>,
     /// `$EDITOR`, if set.
-    pub editor_cmd: Option<String>,
+    pub(crate) editor_cmd: Option<String>,
     /// Whether a long turn's end rings the bell (or notifies).
-    pub notify: bool,
+    pub(crate) notify: bool,
     /// This workspace's input history file, when history persists.
-    pub history_file: Option<PathBuf>,
+    pub(crate) history_file: Option<PathBuf>,
 }
 
 /// A message typed while a turn runs, waiting for the turn to end.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Queued {
+pub(crate) struct Queued {
     /// The text as typed (chips as labels): what the chat and the queue show.
-    pub raw: String,
+    pub(crate) raw: String,
     /// The pastes behind its chips.
-    pub pastes: Pastes,
+    pub(crate) pastes: Pastes,
 }
 
 /// Ctrl-R: the query typed so far and the history entry it found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Search {
+pub(crate) struct Search {
     /// What was typed since Ctrl-R.
-    pub query: String,
+    pub(crate) query: String,
     /// The history entry shown (an index into the history), if one matches.
-    pub hit: Option<usize>,
+    pub(crate) hit: Option<usize>,
 }
 
 /// The whole UI state.
-pub struct AppState {
+pub(crate) struct AppState {
     /// The transcript.
-    pub chat: Transcript,
+    pub(crate) chat: Transcript,
     /// The input box.
-    pub input: TextArea<'static>,
+    pub(crate) input: TextArea<'static>,
     /// Where keys go.
-    pub focus: Focus,
+    pub(crate) focus: Focus,
     /// When the approval prompt now shown appeared (it takes keys only a moment after).
-    pub approval_shown_at: Option<Instant>,
+    pub(crate) approval_shown_at: Option<Instant>,
     /// When the user last changed the input box (typing, pasting, clearing, sending).
-    pub input_edited_at: Option<Instant>,
+    pub(crate) input_edited_at: Option<Instant>,
     /// When the user last typed or pasted into the input (not cleared by sending): whether they
     /// are in the middle of writing something.
-    pub typed_at: Option<Instant>,
+    pub(crate) typed_at: Option<Instant>,
     /// Messages typed while a turn runs, oldest first: sent one by one as turns end.
-    pub queue: Vec<Queued>,
+    pub(crate) queue: Vec<Queued>,
     /// Turns sent to the engine whose `TurnEnd` has not come yet.
-    pub in_flight: Vec<TurnId>,
+    pub(crate) in_flight: Vec<TurnId>,
     /// The chat cell of the reply streaming now (deltas go there until `AssistantDone`).
-    pub reply: Option<usize>,
+    pub(crate) reply: Option<usize>,
     /// The tool cell picked with the selection keys or the mouse (Ctrl-T expands it).
-    pub selected_tool: Option<usize>,
+    pub(crate) selected_tool: Option<usize>,
     /// Ctrl-R: the reverse search through the input history, while it runs.
-    pub search: Option<Search>,
+    pub(crate) search: Option<Search>,
     /// When the turn the engine works on started (for the end-of-turn notification).
-    pub turn_started_at: Option<Instant>,
+    pub(crate) turn_started_at: Option<Instant>,
     /// The tool call running now: its chat cell and when it started (its cell counts seconds).
-    pub running_tool: Option<(usize, Instant)>,
+    pub(crate) running_tool: Option<(usize, Instant)>,
     /// The "always" grants as the engine last listed them (`/permissions revoke N` names one).
-    pub allowances: Vec<Allowance>,
+    pub(crate) allowances: Vec<Allowance>,
     /// `/resume`, `--resume`: the picker of this workspace's sessions, while it is open.
-    pub picker: Option<Picker>,
+    pub(crate) picker: Option<Picker>,
     /// The run this session belongs to (what `--resume RUN_ID` continues).
-    pub run_id: Option<String>,
+    pub(crate) run_id: Option<String>,
     /// `@path` being typed: the completion popup.
-    pub mention: Option<Mention>,
+    pub(crate) mention: Option<Mention>,
     /// A tool changed files since the @ index last walked.
-    pub files_stale: bool,
+    pub(crate) files_stale: bool,
     /// The last file query asked of the app (answers to older ones are dropped).
-    pub file_query_seq: u64,
+    pub(crate) file_query_seq: u64,
     /// What the engine is doing.
-    pub running: Running,
+    pub(crate) running: Running,
     /// The context gauge.
-    pub gauge: GaugeModel,
+    pub(crate) gauge: GaugeModel,
     /// The thresholds of the window in force.
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
     /// Status-line labels.
-    pub labels: Labels,
+    pub(crate) labels: Labels,
     /// Run settings.
-    pub settings: Settings,
+    pub(crate) settings: Settings,
     /// Tool calls waiting for an answer, oldest first.
-    pub approvals: VecDeque<PendingApproval>,
+    pub(crate) approvals: VecDeque<PendingApproval>,
     /// The side editor, when open.
-    pub editor: Option<SideEditor>,
+    pub(crate) editor: Option<SideEditor>,
     /// Sent messages, for Up/Down.
-    pub history: History,
+    pub(crate) history: History,
     /// Big pastes held as chips.
-    pub pastes: Pastes,
+    pub(crate) pastes: Pastes,
     /// The slash popup.
-    pub popup: Popup,
+    pub(crate) popup: Popup,
     /// The first Ctrl-C of a possible double press.
-    pub ctrl_c_at: Option<Instant>,
-    /// The side editor's unsaved text a quit was warned about: the next quit with the same text
-    /// discards it.
-    pub quit_warned: Option<String>,
+    pub(crate) ctrl_c_at: Option<Instant>,
     /// Whether the engine still talks to us.
-    pub link: EngineLink,
+    pub(crate) link: EngineLink,
     /// The current generation.
-    pub generation: u32,
+    pub(crate) generation: u32,
     /// The generation whose near-handoff notice was shown.
-    pub near_noticed: Option<u32>,
+    pub(crate) near_noticed: Option<u32>,
     /// The handoff in progress, if any.
-    pub handoff: Option<HandoffKind>,
+    pub(crate) handoff: Option<HandoffKind>,
     /// The handoff running beside the main thread, if any.
-    pub background: Option<BackgroundHandoff>,
+    pub(crate) background: Option<BackgroundHandoff>,
     /// Notices held while a reply streams (a background handoff's news must not cut the reply's
     /// cell in two); shown when it is done.
-    pub deferred: Vec<String>,
+    pub(crate) deferred: Vec<String>,
     /// The latest handoff document on disk (for `/edit-handoff` and Ctrl-E).
-    pub latest_handoff: Option<PathBuf>,
+    pub(crate) latest_handoff: Option<PathBuf>,
     /// Since when the provider has sent nothing, once that passed 15 s (the spinner says so).
-    pub silent_since: Option<Instant>,
+    pub(crate) silent_since: Option<Instant>,
     /// The session the engine talks in now (for the line printed on quit).
-    pub session_id: Option<String>,
+    pub(crate) session_id: Option<String>,
     /// How the textareas look (from the theme); applied when the focus moves.
-    pub styles: TextAreaStyles,
+    pub(crate) styles: TextAreaStyles,
     /// The last turn id this front end gave out.
-    pub last_turn: TurnId,
+    pub(crate) last_turn: TurnId,
     /// The turn the engine works on (`TurnStarted` until its `TurnEnd`).
-    pub engine_turn: Option<TurnId>,
+    pub(crate) engine_turn: Option<TurnId>,
     /// The handoff whose document the review window holds.
-    pub review_handoff: Option<HandoffId>,
+    pub(crate) review_handoff: Option<HandoffId>,
     /// A reopened review's unsaved edits, offered once its document is in the editor.
-    pub unsaved_offer: Option<(HandoffId, PathBuf)>,
+    pub(crate) unsaved_offer: Option<(HandoffId, PathBuf)>,
     /// The step's pins, plan and standing focus, as the engine last said.
-    pub memory: MemoryView,
+    pub(crate) memory: MemoryView,
     /// The MCP servers as their last status events described them, in the order they came.
-    pub mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
+    pub(crate) mcp_servers: Vec<crate::engine::mcp::ServerStatus>,
     /// The MCP servers the next request waits for, and since when (the spinner says so).
-    pub mcp_waiting: Option<(Vec<String>, Instant)>,
+    pub(crate) mcp_waiting: Option<(Vec<String>, Instant)>,
     /// The subagents running now (their `task` call ids) and when each started.
-    pub agents: Vec<(String, Instant)>,
+    pub(crate) agents: Vec<(String, Instant)>,
 }
 
 /// What the state is built from.
 #[derive(Debug, Clone)]
-pub struct StateParams {
+pub(crate) struct StateParams {
     /// Status-line labels.
-    pub labels: Labels,
+    pub(crate) labels: Labels,
     /// Run settings.
-    pub settings: Settings,
+    pub(crate) settings: Settings,
     /// The thresholds the gauge starts with.
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
     /// A first chat line (the demo banner).
-    pub banner: Option<String>,
+    pub(crate) banner: Option<String>,
     /// How the textareas look.
-    pub styles: TextAreaStyles,
+    pub(crate) styles: TextAreaStyles,
     /// The input history of earlier runs in this workspace, oldest first.
-    pub history: Vec<String>,
+    pub(crate) history: Vec<String>,
     /// The run this process records to.
-    pub run_id: Option<String>,
+    pub(crate) run_id: Option<String>,
 }
 
 /// The session picker: this workspace's runs, newest first.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Picker {
+pub(crate) struct Picker {
     /// The run open now (marked, not offered).
-    pub current_run: String,
+    pub(crate) current_run: String,
     /// The runs.
-    pub sessions: Vec<SessionSummary>,
+    pub(crate) sessions: Vec<SessionSummary>,
     /// The highlighted row.
-    pub selected: usize,
+    pub(crate) selected: usize,
 }
 
 /// `@path` completion: what is typed after the `@` and the files that match it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mention {
+pub(crate) struct Mention {
     /// Where the `@` is: the input's row and the character column.
-    pub row: usize,
+    pub(crate) row: usize,
     /// The character column of the `@`.
-    pub col: usize,
+    pub(crate) col: usize,
     /// What follows the `@` up to the cursor.
-    pub query: String,
+    pub(crate) query: String,
     /// Matching workspace paths, best first.
-    pub items: Vec<String>,
+    pub(crate) items: Vec<String>,
     /// The highlighted row.
-    pub selected: usize,
+    pub(crate) selected: usize,
     /// The index was still being built when these matches came (ask again soon).
-    pub partial: bool,
+    pub(crate) partial: bool,
     /// Paths indexed so far.
-    pub indexed: usize,
+    pub(crate) indexed: usize,
     /// The `@` was dismissed with Esc: no popup until the token changes.
-    pub dismissed: bool,
+    pub(crate) dismissed: bool,
 }
 
 /// The input box, empty, with the placeholder.
-pub fn new_input() -> TextArea<'static> {
+pub(crate) fn new_input() -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_placeholder_text(format!(
         "Ask anything · / for commands · {} for a newline",
@@ -386,7 +383,7 @@ pub fn new_input() -> TextArea<'static> {
 
 impl AppState {
     /// A fresh state: empty chat (plus the banner), idle, focus in the input.
-    pub fn new(p: StateParams) -> Self {
+    pub(crate) fn new(p: StateParams) -> Self {
         let mut chat = Transcript::new();
         if let Some(banner) = p.banner {
             chat.push(Cell::Notice { message: banner });
@@ -430,7 +427,6 @@ impl AppState {
             pastes: Pastes::default(),
             popup: Popup::Auto { selected: 0 },
             ctrl_c_at: None,
-            quit_warned: None,
             link: EngineLink::Connected,
             generation: 1,
             near_noticed: None,
@@ -457,7 +453,7 @@ impl AppState {
     /// Styles the textareas for where the focus is: the focused one shows its cursor. The input
     /// is cheap to style and is restyled every time (it is replaced after each send); the side
     /// editor only when its focus or its buffer changed (its heading pattern is compiled then).
-    pub fn sync_styles(&mut self) {
+    pub(crate) fn sync_styles(&mut self) {
         style_input(&mut self.input, &self.styles, self.focus == Focus::Input);
         let focused = self.focus == Focus::Editor;
         if let Some(ed) = self.editor.as_mut()
@@ -469,33 +465,33 @@ impl AppState {
     }
 
     /// The input box as one string (lines joined).
-    pub fn input_text(&self) -> String {
+    pub(crate) fn input_text(&self) -> String {
         self.input.lines().join("\n")
     }
 
     /// A new turn id for an op that starts a turn.
-    pub fn new_turn(&mut self) -> TurnId {
+    pub(crate) fn new_turn(&mut self) -> TurnId {
         self.last_turn = self.last_turn.next();
         self.last_turn
     }
 
     /// The turn Esc aborts: the one the engine works on, else the last one sent.
-    pub fn abort_turn(&self) -> TurnId {
+    pub(crate) fn abort_turn(&self) -> TurnId {
         self.engine_turn.unwrap_or(self.last_turn)
     }
 
     /// True while something runs that Esc can abort.
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         !matches!(self.running, Running::Idle)
     }
 
     /// True while a turn this front end sent has not ended: a message typed now is queued.
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         !self.in_flight.is_empty()
     }
 
     /// True while the user is typing into the input: it holds text, or a key went there lately.
-    pub fn typing(&self, now: Instant) -> bool {
+    pub(crate) fn typing(&self, now: Instant) -> bool {
         self.focus == Focus::Input
             && (!self.input.is_empty()
                 || self
@@ -504,12 +500,12 @@ impl AppState {
     }
 
     /// The user changed the input box (its approval guard starts again).
-    pub fn input_edited(&mut self, now: Instant) {
+    pub(crate) fn input_edited(&mut self, now: Instant) {
         self.input_edited_at = Some(now);
     }
 
     /// The background handoff's spinner line, while its document is written.
-    pub fn background_spinner(&self) -> Option<(String, Instant, String)> {
+    pub(crate) fn background_spinner(&self) -> Option<(String, Instant, String)> {
         let bg = self.background.filter(BackgroundHandoff::writing)?;
         let label = match bg.stage {
             BackgroundStage::Rescuing => "rewriting the handoff from a reduced history…",
@@ -521,7 +517,7 @@ impl AppState {
     }
 
     /// A notice now, or after the reply that streams (so the reply stays one cell).
-    pub fn notice_soon(&mut self, message: impl Into<String>) {
+    pub(crate) fn notice_soon(&mut self, message: impl Into<String>) {
         if self.chat.last().is_some_and(Cell::is_streaming) {
             self.deferred.push(message.into());
         } else {
@@ -530,14 +526,14 @@ impl AppState {
     }
 
     /// Show the notices held while a reply streamed.
-    pub fn flush_deferred(&mut self) {
+    pub(crate) fn flush_deferred(&mut self) {
         for m in std::mem::take(&mut self.deferred) {
             self.notice(m);
         }
     }
 
     /// The spinner line, if one shows: `(label, since, hint)`.
-    pub fn spinner(&self) -> Option<(String, Instant, String)> {
+    pub(crate) fn spinner(&self) -> Option<(String, Instant, String)> {
         if let (Some(p), Running::Tool { since, .. }) = (self.approvals.front(), &self.running) {
             return Some((
                 format!("{} waits for your answer…", p.name),
@@ -601,7 +597,7 @@ impl AppState {
     }
 
     /// Set the thresholds for a (possibly new) window and keep the gauge in step.
-    pub fn set_thresholds(&mut self, t: Thresholds) {
+    pub(crate) fn set_thresholds(&mut self, t: Thresholds) {
         self.thresholds = t;
         self.gauge.window = t.window;
         self.gauge.at = t.at;
@@ -609,7 +605,7 @@ impl AppState {
     }
 
     /// The gauge mode follows the running state.
-    pub fn sync_gauge_mode(&mut self) {
+    pub(crate) fn sync_gauge_mode(&mut self) {
         let background = self.background.is_some_and(|b| b.writing());
         self.gauge.mode = match self.running {
             Running::WritingHandoff { .. } => GaugeMode::Writing,
@@ -619,7 +615,7 @@ impl AppState {
     }
 
     /// The streaming assistant cell (if it is the last cell) stops streaming.
-    pub fn finish_streaming(&mut self) {
+    pub(crate) fn finish_streaming(&mut self) {
         if self.chat.last().is_some_and(Cell::is_streaming)
             && let Some(Cell::Assistant { state, .. }) = self.chat.last_mut()
         {
@@ -628,20 +624,20 @@ impl AppState {
     }
 
     /// Push a cell after closing the streaming one.
-    pub fn push_cell(&mut self, cell: Cell) {
+    pub(crate) fn push_cell(&mut self, cell: Cell) {
         self.finish_streaming();
         self.chat.push(cell);
     }
 
     /// A notice line in the chat.
-    pub fn notice(&mut self, message: impl Into<String>) {
+    pub(crate) fn notice(&mut self, message: impl Into<String>) {
         self.push_cell(Cell::Notice {
             message: message.into(),
         });
     }
 
     /// An error line in the chat.
-    pub fn error(&mut self, message: impl Into<String>) {
+    pub(crate) fn error(&mut self, message: impl Into<String>) {
         self.push_cell(Cell::Error {
             message: message.into(),
         });

@@ -7,7 +7,7 @@ use crate::config::Notify;
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Standard base64 with padding (what OSC 52 expects).
-pub fn base64(data: &[u8]) -> String {
+pub(crate) fn base64(data: &[u8]) -> String {
     let sym = |i: u32| char::from(B64.get((i & 63) as usize).copied().unwrap_or(b'A'));
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
@@ -33,7 +33,7 @@ fn osc(body: &str, tmux: bool) -> Vec<u8> {
 }
 
 /// OSC 52: put `text` on the clipboard.
-pub fn clipboard(text: &str, tmux: bool) -> Vec<u8> {
+pub(crate) fn clipboard(text: &str, tmux: bool) -> Vec<u8> {
     osc(&format!("52;c;{}", base64(text.as_bytes())), tmux)
 }
 
@@ -45,7 +45,7 @@ fn clean(text: &str) -> String {
 }
 
 /// The bytes that signal the end of a long turn, or nothing with [`Notify::Off`].
-pub fn notification(mode: Notify, message: &str, tmux: bool) -> Vec<u8> {
+pub(crate) fn notification(mode: Notify, message: &str, tmux: bool) -> Vec<u8> {
     match mode {
         Notify::Off => Vec::new(),
         Notify::Bell => b"\x07".to_vec(),

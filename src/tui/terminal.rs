@@ -19,7 +19,7 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 /// The terminal the app draws on.
-pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+pub(crate) type Tui = Terminal<CrosstermBackend<Stdout>>;
 
 /// True while the terminal is in the app's modes (raw, alternate screen, …).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -53,7 +53,7 @@ fn enter_modes() -> io::Result<()> {
 }
 
 /// Enter the app's terminal modes and build the ratatui terminal; installs the panic hook once.
-pub fn enter() -> io::Result<Tui> {
+pub(crate) fn enter() -> io::Result<Tui> {
     install_panic_hook();
     if let Err(e) = enter_modes() {
         restore();
@@ -71,7 +71,7 @@ pub fn enter() -> io::Result<Tui> {
 /// Give the terminal back: leave the alternate screen, disable raw mode, paste and mouse modes,
 /// show the cursor. Idempotent and infallible (errors are ignored: there is nowhere to report
 /// them once the terminal is being torn down).
-pub fn restore() {
+pub(crate) fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }
@@ -91,12 +91,12 @@ pub fn restore() {
 }
 
 /// True while the app owns the terminal.
-pub fn is_active() -> bool {
+pub(crate) fn is_active() -> bool {
     ACTIVE.load(Ordering::SeqCst)
 }
 
 /// Restore the terminal before the previous panic hook prints, so the message is readable.
-pub fn install_panic_hook() {
+pub(crate) fn install_panic_hook() {
     PANIC_HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
@@ -109,7 +109,7 @@ pub fn install_panic_hook() {
 /// `$EDITOR` on `path` the way a shell would run `$EDITOR "$path"`: `sh -c '<editor> "$1"' sh
 /// <path>`, so `code --wait`, quoted arguments and paths with spaces or quotes all work (the
 /// path is an argument, never part of the script). `None` when `editor` is blank.
-pub fn editor_command(editor: &str, path: &Path) -> Option<Command> {
+pub(crate) fn editor_command(editor: &str, path: &Path) -> Option<Command> {
     if editor.trim().is_empty() {
         return None;
     }
@@ -124,7 +124,11 @@ pub fn editor_command(editor: &str, path: &Path) -> Option<Command> {
 /// Run `$EDITOR path` on the real terminal: restore, run it synchronously with inherited stdio,
 /// re-enter and clear so the next draw is a full redraw. The caller must drop its crossterm
 /// `EventStream` before calling, or its reader thread would steal the editor's keystrokes.
-pub fn run_external_editor(tui: &mut Tui, editor: &str, path: &Path) -> io::Result<ExitStatus> {
+pub(crate) fn run_external_editor(
+    tui: &mut Tui,
+    editor: &str,
+    path: &Path,
+) -> io::Result<ExitStatus> {
     let mut cmd = editor_command(editor, path)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "$EDITOR is empty"))?;
     restore();

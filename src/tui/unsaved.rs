@@ -1,4 +1,4 @@
-//! Unsaved side-editor edits across the end of a process (SPEC §6.15), in the reducer: a signal
+//! Unsaved side-editor edits across the end of a process, in the reducer: a quit, a signal
 //! or a closed terminal keeps them in a file beside the document (and tells the engine, which
 //! keeps the turnover uncommitted); a reopened review offers them back (restore / discard).
 
@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use crate::engine::protocol::HandoffId;
 
-use super::msg::Effect;
+use super::msg::{Effect, FileError};
 use super::state::AppState;
 
-/// The app ends now (SIGTERM, SIGHUP, the terminal gone): keep a dirty buffer, then quit.
-pub(super) fn on_hangup(state: &mut AppState, fx: &mut Vec<Effect>) {
+/// The app ends now (a quit, SIGTERM, SIGHUP, the terminal gone): keep a dirty buffer, then
+/// quit.
+pub(super) fn keep_and_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
     if let Some(ed) = state.editor.as_ref().filter(|ed| ed.is_dirty()) {
         fx.push(Effect::KeepUnsavedOnExit {
             path: ed.path.clone(),
@@ -41,7 +42,7 @@ pub(super) fn review_opened(state: &AppState, handoff: HandoffId, fx: &mut Vec<E
 pub(super) fn on_unsaved_loaded(
     state: &mut AppState,
     path: PathBuf,
-    content: Result<String, String>,
+    content: Result<String, FileError>,
     now: Instant,
 ) {
     let Some((handoff, offered)) = state.unsaved_offer.take() else {
@@ -83,7 +84,7 @@ pub(super) fn answer(state: &mut AppState, restore: bool, fx: &mut Vec<Effect>) 
 }
 
 /// The discarded edits' file is gone (or could not be removed).
-pub(super) fn on_discarded(state: &mut AppState, path: PathBuf, result: Result<(), String>) {
+pub(super) fn on_discarded(state: &mut AppState, path: PathBuf, result: Result<(), FileError>) {
     let note = match result {
         Ok(()) => format!("discarded the unsaved edits ({} removed)", path.display()),
         Err(e) => format!(

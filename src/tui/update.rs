@@ -13,7 +13,8 @@ use crate::engine::protocol::{Approval, Op};
 use super::commands::{request_quit, submit};
 use super::editor::{Prompt, SideEditor};
 use super::editor_update::{
-    editor_escape, editor_key, external_editor, on_saved, on_unsaved_kept, review_ended, save,
+    answer_unsaved, editor_ctrl_c, editor_cursor, editor_escape, editor_key, external_editor,
+    on_saved, on_unsaved_kept, review_ended, save,
 };
 use super::events::on_event;
 use super::input;
@@ -21,18 +22,20 @@ use super::keymap::{self, Action};
 use super::mention;
 use super::msg::{ChatScroll, Effect, Msg, Pane};
 use super::queue;
-use super::render::cell::{Cell, ToolStatus};
+use super::render::cell::Cell;
+use super::render::tool_cell::ToolStatus;
 use super::search;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
+use super::turn_events::approval_allowed;
 use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
-pub const EDITOR_PASTE_MAX: usize = 1024 * 1024;
+pub(crate) const EDITOR_PASTE_MAX: usize = 1024 * 1024;
 /// Lines a mouse-wheel notch scrolls.
 const WHEEL_LINES: u16 = 3;
 
 /// Apply one message.
-pub fn update(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
+pub(crate) fn update(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
     let fx = reduce(state, msg, now);
     state.sync_styles();
     fx
@@ -101,7 +104,7 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         }
         Msg::SendFailed { op, reason } => on_send_failed(state, op, reason, now),
         Msg::Hangup => {
-            unsaved::on_hangup(state, &mut fx);
+            unsaved::keep_and_quit(state, &mut fx);
             return fx;
         }
         Msg::UnsavedLoaded { path, content } => {
@@ -126,7 +129,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     {
         state.ctrl_c_at = None;
     }
-    super::agents::on_tick(state, now);
+    super::subagent_events::on_tick(state, now);
     count_tool_seconds(state, now);
     mention::on_tick(state, fx);
     let ended = state.editor.as_mut().is_some_and(|ed| ed.tick(now));
@@ -241,7 +244,7 @@ fn on_action(
                 return;
             }
             // A handoff written in the background goes first: Esc cancels the writing only and
-            // the main turn goes on (SPEC §6.16); the next Esc interrupts the turn.
+            // the main turn goes on; the next Esc interrupts the turn.
             if let Some(bg) = state.background.filter(|b| b.writing()) {
                 fx.push(Effect::SendOp(Op::CancelHandoff {
                     handoff: bg.handoff,
@@ -310,7 +313,13 @@ fn on_action(
         Action::PopupPrev => popup_move(state, false),
         Action::PopupComplete => popup_complete(state, now),
         Action::PopupClose => state.popup = Popup::Dismissed,
-        Action::EditorEscape => editor_escape(state, fx),
+        Action::EditorEscape => editor_escape(state, now, fx),
+        Action::SaveEdits | Action::DiscardEdits | Action::KeepEditing => {
+            answer_unsaved(state, action, fx)
+        }
+        Action::EditorTop | Action::EditorBottom => {
+            editor_cursor(state, action == Action::EditorBottom, now)
+        }
         Action::ApproveOnce => answer(state, Approval::Once, key, now, fx),
         Action::ApproveAlways => answer(state, Approval::Always, key, now, fx),
         Action::Deny => answer(state, Approval::Deny, key, now, fx),
@@ -347,7 +356,14 @@ fn recall(state: &mut AppState, older: bool, key: KeyEvent, now: Instant) {
 /// Ctrl-C: clears the input; on an empty input drops the newest queued message, else
 /// interrupts the running turn; on an idle empty input a second press within [`QUIT_WINDOW`]
 /// quits. Interrupting never arms the quit: hammering Ctrl-C to stop the agent does not leave.
+/// With the focus in the side editor it only interrupts or quits (`editor_ctrl_c`).
 fn clear_or_quit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    if state.focus == Focus::Editor {
+        if editor_ctrl_c(state, now, fx) {
+            request_quit(state, fx);
+        }
+        return;
+    }
     if !state.input.is_empty() {
         state.input = new_input();
         state.pastes.clear();
@@ -435,19 +451,17 @@ fn answer(
     if !state.approval_takes_keys(now) {
         return; // typed before the prompt could be read, or meant for the input
     }
-    if decision == Approval::Always
-        && state
-            .approvals
-            .front()
-            .is_some_and(|p| p.always.is_none() && matches!(p.asked, Asked::Tool { .. }))
-    {
-        return; // not offered (the prompt says so)
+    if decision == Approval::Always && state.approvals.front().is_some_and(|p| p.always.is_none()) {
+        return; // not offered: the prompt does not name the key (nor for `.mcp.json`)
     }
     let Some(p) = state.approvals.pop_front() else {
         return;
     };
     let text = match (p.asked, decision, &p.always) {
         (Asked::Tool { id }, _, always) => {
+            if decision != Approval::Deny {
+                approval_allowed(state, &id, now);
+            }
             fx.push(Effect::SendOp(Op::Approval { id, decision }));
             match (decision, always) {
                 (Approval::Once, _) => "allowed once".to_string(),
@@ -501,7 +515,10 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
         }
         Focus::Editor => {
             if let Some(ed) = state.editor.as_mut()
-                && !matches!(ed.prompt, Prompt::Conflict { .. } | Prompt::Restore { .. })
+                && !matches!(
+                    ed.prompt,
+                    Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved
+                )
             {
                 ed.pause(now);
                 ed.prompt = Prompt::None;

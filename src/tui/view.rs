@@ -14,71 +14,67 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
-use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys};
+use super::approval_view::{PromptModel, approval_model, draw_approval, max_prompt_scroll};
+use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys, unsaved_keys};
 use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_focus};
 use super::render::plan_view::plan_lines;
-use super::render::prompt_view::{
-    PromptBody, PromptKeys, mcp_json_keys_line, prompt_body_lines, prompt_keys_line,
-    prompt_note_lines, queued_lines,
-};
+use super::render::prompt_view::{mcp_json_hints, queued_lines, tool_approval_hints};
+use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Asked, Focus, PendingApproval};
+use super::state::{AppState, Asked, Focus};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
-pub const MIN_WIDTH: u16 = 10;
+pub(crate) const MIN_WIDTH: u16 = 10;
 /// Below this height nothing is drawn.
-pub const MIN_HEIGHT: u16 = 3;
+pub(crate) const MIN_HEIGHT: u16 = 3;
 /// The input box grows up to this many text lines.
-pub const INPUT_MAX_LINES: u16 = 8;
+pub(crate) const INPUT_MAX_LINES: u16 = 8;
 /// From this width the side editor sits beside the chat; narrower, below it.
-pub const SIDE_BY_SIDE_WIDTH: u16 = 100;
+pub(crate) const SIDE_BY_SIDE_WIDTH: u16 = 100;
 /// The plan above the input shows only when the chat keeps at least this many rows.
 const PLAN_MIN_CHAT_ROWS: u16 = 4;
 /// Rows the slash popup lists at most.
 const POPUP_MAX_ROWS: u16 = 8;
-/// Body rows the approval prompt shows at least when it has them (a longer body scrolls).
-const APPROVAL_MIN_ROWS: u16 = 3;
-
 /// Where the last frame put things (for page sizes and mouse hit-tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LayoutCache {
+pub(crate) struct LayoutCache {
     /// The chat pane.
-    pub chat: Rect,
+    pub(crate) chat: Rect,
     /// The input box.
-    pub input: Rect,
+    pub(crate) input: Rect,
     /// The approval prompt, when one waits.
-    pub approval: Option<Rect>,
+    pub(crate) approval: Option<Rect>,
     /// The side editor, when open.
-    pub editor: Option<Rect>,
+    pub(crate) editor: Option<Rect>,
 }
 
 /// What the view keeps between frames. Nothing in it is model: dropping it loses the scroll
 /// position and costs a re-layout, nothing else.
 #[derive(Default)]
-pub struct ViewCache {
+pub(crate) struct ViewCache {
     /// Where the last frame put the panes.
-    pub layout: LayoutCache,
+    pub(crate) layout: LayoutCache,
     /// The chat's cached layouts and scroll position.
-    pub chat: ChatView,
+    pub(crate) chat: ChatView,
     /// The approval prompt's scroll: the call it belongs to and its first body row shown.
-    pub prompt_scroll: Option<(String, u16)>,
+    pub(crate) prompt_scroll: Option<(String, u16)>,
     /// The largest scroll of the prompt drawn last (its body rows less those shown).
-    pub prompt_max_scroll: u16,
+    pub(crate) prompt_max_scroll: u16,
 }
 
 impl ViewCache {
     /// An empty cache: the chat follows the bottom.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ViewCache::default()
     }
 
     /// The pane at a screen position in the last frame (the editor wins where they overlap).
-    pub fn pane_at(&self, column: u16, row: u16) -> Option<Pane> {
+    pub(crate) fn pane_at(&self, column: u16, row: u16) -> Option<Pane> {
         let at = Position::new(column, row);
         if self.layout.editor.is_some_and(|r| r.contains(at)) {
             Some(Pane::Editor)
@@ -94,12 +90,12 @@ impl ViewCache {
     }
 
     /// The chat cell drawn at a screen position in the last frame.
-    pub fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
+    pub(crate) fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
         self.chat.cell_at(column, row)
     }
 
     /// Scrolls the approval prompt drawn last by `delta` rows, within its body.
-    pub fn scroll_prompt(&mut self, delta: i32) {
+    pub(crate) fn scroll_prompt(&mut self, delta: i32) {
         if let Some((_, row)) = self.prompt_scroll.as_mut() {
             let next = i64::from(*row) + i64::from(delta);
             *row = next.clamp(0, i64::from(self.prompt_max_scroll)) as u16;
@@ -107,13 +103,13 @@ impl ViewCache {
     }
 
     /// Scrolls the chat (a page is the chat pane's height in the last frame, less two rows).
-    pub fn scroll_chat(&mut self, s: ChatScroll) {
+    pub(crate) fn scroll_chat(&mut self, s: ChatScroll) {
         self.chat.scroll(s, self.layout.chat.height);
     }
 }
 
 /// Draw the whole screen.
-pub fn view(
+pub(crate) fn view(
     frame: &mut Frame<'_>,
     state: &AppState,
     cache: &mut ViewCache,
@@ -124,8 +120,21 @@ pub fn view(
     draw(area, frame.buffer_mut(), state, cache, theme, now);
 }
 
-/// Draw into a buffer (the view without a `Frame`, for tests and benchmarks).
-pub fn draw(
+/// Draw into a buffer (the view without a `Frame`, for tests and benchmarks); every cell is made
+/// safe to send last (`safe_cells`).
+pub(crate) fn draw(
+    area: Rect,
+    buf: &mut Buffer,
+    state: &AppState,
+    cache: &mut ViewCache,
+    theme: &Theme,
+    now: Instant,
+) {
+    draw_panes(area, buf, state, cache, theme, now);
+    make_safe(buf);
+}
+
+fn draw_panes(
     area: Rect,
     buf: &mut Buffer,
     state: &AppState,
@@ -147,25 +156,12 @@ pub fn draw(
     let input_h = input_height(state, area.width);
     let prompt_h = prompt.as_ref().map_or(0, |m| m.height);
     let queued_h = u16::try_from(queued.len()).unwrap_or(u16::MAX);
-    // The plan above the input while it has open items, in at most a third of the screen and
-    // never taking the chat's last rows.
-    let room = area
-        .height
-        .saturating_sub(
-            spinner_h
-                .saturating_add(background_h)
-                .saturating_add(queued_h)
-                .saturating_add(prompt_h)
-                .saturating_add(input_h)
-                .saturating_add(1 + PLAN_MIN_CHAT_ROWS),
-        )
-        .min(area.height / 3);
-    let plan = plan_lines(
-        &state.memory.plan,
-        usize::from(area.width),
-        usize::from(room),
-        theme,
-    );
+    let fixed = spinner_h
+        .saturating_add(background_h)
+        .saturating_add(queued_h)
+        .saturating_add(prompt_h)
+        .saturating_add(input_h);
+    let plan = plan_rows(state, area, fixed, theme);
     let [
         body,
         queue,
@@ -206,43 +202,8 @@ pub fn draw(
     }
     Paragraph::new(queued).render(queue, buf);
     Paragraph::new(plan).render(plan_area, buf);
-    // A handoff written beside the main thread has its own line above the main thread's.
-    if let Some((label, since, hint)) = state.background_spinner() {
-        render_spinner(
-            &label,
-            now.saturating_duration_since(since),
-            &hint,
-            background,
-            buf,
-            theme,
-        );
-    }
-    if let Some((label, since, hint)) = state.spinner() {
-        render_spinner(
-            &label,
-            now.saturating_duration_since(since),
-            &hint,
-            spin,
-            buf,
-            theme,
-        );
-    }
-    match (state.approvals.front(), prompt.as_ref()) {
-        (Some(p), Some(m)) => {
-            let max = max_prompt_scroll(m.lines.len(), m.rows);
-            let scroll = match &cache.prompt_scroll {
-                Some((id, row)) if id == p.asked.key() => (*row).min(max),
-                _ => 0,
-            };
-            cache.prompt_scroll = Some((p.asked.key().to_string(), scroll));
-            cache.prompt_max_scroll = max;
-            draw_approval(p, m, scroll, state.approvals.len(), approval, buf, theme);
-        }
-        _ => {
-            cache.prompt_scroll = None;
-            cache.prompt_max_scroll = 0;
-        }
-    }
+    draw_spinners(state, background, spin, buf, theme, now);
+    draw_prompt(state, prompt.as_ref(), approval, cache, buf, theme);
     match &state.search {
         Some(search) if state.focus == Focus::Input => {
             draw_search(state, search, bottom, buf, theme)
@@ -263,6 +224,80 @@ pub fn draw(
     };
 }
 
+/// The plan above the input while it has open items, in at most a third of the screen and never
+/// taking the chat's last rows (`fixed`: the rows the other lines under the chat take).
+fn plan_rows(state: &AppState, area: Rect, fixed: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let room = area
+        .height
+        .saturating_sub(fixed.saturating_add(1 + PLAN_MIN_CHAT_ROWS))
+        .min(area.height / 3);
+    plan_lines(
+        &state.memory.plan,
+        usize::from(area.width),
+        usize::from(room),
+        theme,
+    )
+}
+
+/// The spinner lines: the main thread's, and above it a handoff written beside it.
+fn draw_spinners(
+    state: &AppState,
+    background: Rect,
+    spin: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+    now: Instant,
+) {
+    if let Some((label, since, hint)) = state.background_spinner() {
+        render_spinner(
+            &label,
+            now.saturating_duration_since(since),
+            &hint,
+            background,
+            buf,
+            theme,
+        );
+    }
+    if let Some((label, since, hint)) = state.spinner() {
+        render_spinner(
+            &label,
+            now.saturating_duration_since(since),
+            &hint,
+            spin,
+            buf,
+            theme,
+        );
+    }
+}
+
+/// The first waiting approval's prompt, scrolled where the user left it (a new prompt starts at
+/// its top); the cache keeps the scroll and its limit for the next scroll keys.
+fn draw_prompt(
+    state: &AppState,
+    prompt: Option<&PromptModel>,
+    area: Rect,
+    cache: &mut ViewCache,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    match (state.approvals.front(), prompt) {
+        (Some(p), Some(m)) => {
+            let max = max_prompt_scroll(m.lines.len(), m.rows);
+            let scroll = match &cache.prompt_scroll {
+                Some((id, row)) if id == p.asked.key() => (*row).min(max),
+                _ => 0,
+            };
+            cache.prompt_scroll = Some((p.asked.key().to_string(), scroll));
+            cache.prompt_max_scroll = max;
+            draw_approval(p, m, scroll, state.approvals.len(), area, buf, theme);
+        }
+        _ => {
+            cache.prompt_scroll = None;
+            cache.prompt_max_scroll = 0;
+        }
+    }
+}
+
 /// The queued messages' rows (none when nothing is queued).
 fn queued_rows(state: &AppState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     if state.queue.is_empty() {
@@ -277,67 +312,6 @@ fn queued_rows(state: &AppState, width: u16, theme: &Theme) -> Vec<Line<'static>
     let texts: Vec<&str> = masked.iter().map(String::as_str).collect();
     let hint = state.focus == Focus::Input && state.input.is_empty();
     queued_lines(&texts, usize::from(width), hint, theme)
-}
-
-/// The approval prompt as drawn this frame: its body lines, the keys state, its height.
-struct PromptModel {
-    lines: Vec<Line<'static>>,
-    /// Fixed lines under the body.
-    notes: Vec<Line<'static>>,
-    keys: PromptKeys,
-    /// Body rows shown.
-    rows: u16,
-    height: u16,
-}
-
-fn approval_model(
-    state: &AppState,
-    p: &PendingApproval,
-    area: Rect,
-    theme: &Theme,
-    now: Instant,
-) -> PromptModel {
-    let inner = usize::from(area.width.saturating_sub(2).max(1));
-    let body = PromptBody {
-        summary: &p.summary,
-        outside_workspace: p.outside_workspace,
-        command: p.command.as_deref(),
-        diff: p.diff.as_deref(),
-        always: p.always.as_ref(),
-    };
-    let lines = prompt_body_lines(&body, inner, theme);
-    // The `.mcp.json` question has no tool's notes ("always" is not a thing there).
-    let notes = match p.asked {
-        Asked::Tool { .. } => prompt_note_lines(&body, inner, theme),
-        Asked::McpJson { .. } => Vec::new(),
-    };
-    let keys = if state.approval_takes_keys(now) {
-        PromptKeys::Live
-    } else if state.focus == Focus::Editor {
-        PromptKeys::EditorFocused
-    } else if !state.input.is_empty() {
-        PromptKeys::InputHasText
-    } else {
-        PromptKeys::Settling
-    };
-    // Up to half the screen, less the input box and the status line; at least a few rows.
-    let fixed = notes.len() as u16;
-    let room = (area.height / 2)
-        .saturating_sub(3 + fixed)
-        .max(APPROVAL_MIN_ROWS);
-    let rows = (lines.len() as u16).clamp(1, room);
-    PromptModel {
-        lines,
-        notes,
-        keys,
-        rows,
-        height: rows + fixed + 3,
-    }
-}
-
-/// The longest scroll of a prompt whose body has `lines` rows and shows `rows` of them.
-pub fn max_prompt_scroll(lines: usize, rows: u16) -> u16 {
-    (lines.saturating_sub(usize::from(rows))).min(usize::from(u16::MAX)) as u16
 }
 
 /// The chat and editor rects: side by side when wide, stacked when narrow, the editor alone
@@ -436,12 +410,9 @@ fn draw_editor(
             ),
             theme.warning,
         )),
-        Prompt::DiscardConfirm => Some(Line::styled(
-            format!(
-                "unsaved changes: {} saves · {} again discards",
-                keymap::label_for(Action::Save),
-                keymap::label_for(Action::EditorEscape)
-            ),
+        // The keys first: a narrow editor still shows what to press.
+        Prompt::Unsaved => Some(Line::styled(
+            format!("{}: your unsaved edits", unsaved_keys()),
             theme.warning,
         )),
         Prompt::None => ed
@@ -459,68 +430,6 @@ fn draw_editor(
         _ => inner,
     };
     Widget::render(&ed.area, text_area, buf);
-}
-
-fn draw_approval(
-    p: &PendingApproval,
-    m: &PromptModel,
-    scroll: u16,
-    queued: usize,
-    area: Rect,
-    buf: &mut Buffer,
-    theme: &Theme,
-) {
-    let more = if queued > 1 {
-        format!(" (+{} more)", queued - 1)
-    } else {
-        String::new()
-    };
-    let mcp_json = matches!(p.asked, Asked::McpJson { .. });
-    let title = if mcp_json {
-        format!(" Start the MCP servers of this workspace's .mcp.json?{more} ")
-    } else {
-        format!(" Allow {}?{more} ", p.name)
-    };
-    let total = m.lines.len();
-    let position = if total > usize::from(m.rows) {
-        let first = usize::from(scroll) + 1;
-        let last = (usize::from(scroll) + usize::from(m.rows)).min(total);
-        format!(" lines {first}-{last} of {total} ")
-    } else {
-        String::new()
-    };
-    let block = Block::bordered()
-        .title(title)
-        .title_bottom(Line::from(position).right_aligned())
-        .border_style(theme.warning);
-    let inner = block.inner(area);
-    Clear.render(area, buf);
-    block.render(area, buf);
-    if inner.is_empty() {
-        return;
-    }
-    let [body, notes, keys] = Layout::vertical([
-        Constraint::Min(0),
-        Constraint::Length(m.notes.len() as u16),
-        Constraint::Length(1),
-    ])
-    .areas(inner);
-    Paragraph::new(m.notes.clone()).render(notes, buf);
-    let shown: Vec<Line> = m
-        .lines
-        .iter()
-        .skip(usize::from(scroll))
-        .take(usize::from(body.height))
-        .cloned()
-        .collect();
-    Paragraph::new(shown).render(body, buf);
-    let scrollable = total > usize::from(m.rows);
-    let keys_line = if mcp_json {
-        mcp_json_keys_line(m.keys, theme)
-    } else {
-        prompt_keys_line(m.keys, scrollable, theme)
-    };
-    Paragraph::new(keys_line).render(keys, buf);
 }
 
 /// Ctrl-R: the input box shows the match and the query in its title.
@@ -599,12 +508,32 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     let armed = state.quit_armed(now);
     let running = state.is_running();
+    // The prompt waiting for keys names the keys that answer it (no "always" where it is not
+    // offered; the `.mcp.json` question's own words).
+    let answers = state
+        .approvals
+        .front()
+        .filter(|_| state.approval_takes_keys(now))
+        .map(|p| match p.asked {
+            Asked::Tool { .. } => tool_approval_hints(p.always.is_some()),
+            Asked::McpJson { .. } => mcp_json_hints(),
+        });
+    let answer = |a: Action| {
+        matches!(
+            a,
+            Action::ApproveOnce | Action::ApproveAlways | Action::Deny
+        )
+    };
     let mut hints: Vec<(String, &str)> = keymap::hints(&state.contexts(now))
         .into_iter()
         .filter(|h| running || h.action != Action::Abort)
         .filter(|h| !armed || h.action != Action::ClearOrQuit)
+        .filter(|h| answers.is_none() || !answer(h.action))
         .map(|h| (h.keys, h.text))
         .collect();
+    if let Some(answers) = answers {
+        hints.splice(0..0, answers);
+    }
     if armed {
         hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }

@@ -183,7 +183,8 @@ async fn the_briefing_holds_the_file_byte_for_byte() {
     let m = r.manifest();
     let rec = &m.steps[0].handoffs[0];
     assert!(rec.edited);
-    assert_eq!(rec.sections.len(), 5);
+    // The model's five and the engine's `touched`.
+    assert_eq!(rec.sections.len(), 6);
     assert!(m.steps[0].frozen.is_none());
     r.shutdown().await;
 }

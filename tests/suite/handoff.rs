@@ -90,7 +90,9 @@ async fn automatic_handoff_full_path() {
     let (generation, degraded, path, sections) = done.expect("done phase");
     assert_eq!(generation, 2);
     assert!(!degraded);
-    assert_eq!(sections.len(), 5, "{sections:?}");
+    // The model's five, then the engine's `touched`.
+    assert_eq!(sections.len(), 6, "{sections:?}");
+    assert_eq!(sections.last().map(String::as_str), Some("touched"));
 
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4);
@@ -110,6 +112,7 @@ async fn automatic_handoff_full_path() {
         "## Dead ends",
         "## Next",
         "## Scene",
+        "## Touched",
     ] {
         assert!(file.contains(s), "{s} in {file}");
     }

@@ -1,12 +1,12 @@
-//! The step's memory against the fake provider (issue 11; SPEC §6.18–§6.20): pins, the plan, the
+//! The step's memory against the fake provider: pins, the plan, the
 //! standing focus and `recall` reach every successor, survive degraded documents and
 //! `--continue`, and the ledger says what each retired generation held.
 
 use flower_tui::engine::ledger::RunDir;
-use flower_tui::engine::memory::{PinSource, TodoStatus};
 use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Event, HandoffPhase, MemoryRefusal, Op, PinChange, PinRef};
 use flower_tui::engine::session::Resume;
+use flower_tui::engine::step_memory::{PinSource, TodoStatus};
 use serde_json::Value;
 
 use crate::support::fake::{Reply, U, anthropic as a};
@@ -275,12 +275,13 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     else {
         panic!("{ev:#?}")
     };
-    let text = std::fs::read_to_string(path).unwrap();
-    std::fs::write(
-        path,
-        format!("{text}- typed in the review\n\n**Pinned**\n1. and this\n"),
-    )
-    .unwrap();
+    // The user continues the pinned list (the engine's `Touched` section follows the model's
+    // sections, so the list is no longer at the end of the file) and adds one at the end.
+    let text = std::fs::read_to_string(path).unwrap().replace(
+        "- copied by the model\n",
+        "- copied by the model\n- typed in the review\n",
+    );
+    std::fs::write(path, format!("{text}\n**Pinned**\n1. and this\n")).unwrap();
     r.send(Op::ReviewDone { handoff: *handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     let added = ev.iter().find_map(|e| match e {
@@ -334,7 +335,11 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
     h.server.push(a::tool_use("t1", "todo", PLAN, u(31_000))); // crosses at after the tool
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
-    let mut r = start(h.params(40_000, 10_000));
+    let mut p = h.params(40_000, 10_000);
+    // With old tool output masked, `recall` is offered from the first generation on (it brings
+    // a masked output back); without, only to a successor.
+    p.masking = flower_tui::engine::mask::MaskSettings::OFF;
+    let mut r = start(p);
     let ev = r.turn("fix the parser").await;
     assert_eq!(turn_end(&ev), "completed");
     let items = ev

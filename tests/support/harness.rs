@@ -102,6 +102,7 @@ impl Harness {
             mcp: None,
             side_events: None,
             subagent: Default::default(),
+            masking: Default::default(),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::object::ObjectId;
+use super::object_id::ObjectId;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {

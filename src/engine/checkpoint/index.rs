@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::object::ObjectId;
+use super::object_id::ObjectId;
 use super::path::RelPath;
 use super::tree::Stamp;
 

@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::object::{ObjectId, Objects};
+use super::object::Objects;
+use super::object_id::ObjectId;
 use super::path::RelPath;
 use super::tree::{Delta, Node};
 use crate::engine::fsutil::unique;

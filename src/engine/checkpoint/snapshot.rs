@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::CheckpointError;
 use super::index::{Stat, StatCache};
-use super::object::{ObjectId, Objects};
+use super::object::Objects;
+use super::object_id::ObjectId;
 use super::path::RelPath;
 use super::tree::{self, Node, Stamp, Tree};
 use super::walk::{self, Found, Kind, Rules};

@@ -16,7 +16,8 @@
 use std::fmt::Write as _;
 
 use super::error::CheckpointError;
-use super::object::{ObjectId, Objects};
+use super::object::Objects;
+use super::object_id::ObjectId;
 use super::path::RelPath;
 
 const HEADER: &[u8] = b"flower-tree 1\n";

@@ -1,4 +1,4 @@
-//! The successor's first message (SPEC §6.10, §6.14) — assembled here and nowhere else.
+//! The successor's first message — assembled here and nowhere else.
 //!
 //! It is one user message made of parts, in this order:
 //!
@@ -8,7 +8,7 @@
 //!    user's formatting), between `<handoff>` and `</handoff>`. Parsing never rewrites it.
 //!    The preamble also says where the transcripts of the step's retired generations are and
 //!    that `recall` searches them.
-//! 2. **What the engine carries itself** (`memory::carried_block`): the user's pins under
+//! 2. **What the engine carries itself** (`step_memory::carried_block`): the user's pins under
 //!    `## Pinned`, the plan under `## Plan`, the standing focus under `## Focus`, verbatim, so a
 //!    degraded or rescued document loses none of them.
 //! 3. **The request in flight**: when a user request was in progress at the cut (the running
@@ -16,7 +16,7 @@
 //!    of that request, verbatim and each a block of its own, so the successor continues *that*
 //!    request.
 //!
-//! 4. **The record after the cut** (a background handoff, SPEC §6.16): the main thread kept
+//! 4. **The record after the cut** (a background handoff): the main thread kept
 //!    working while the document was written, so a note, then every message of the session after
 //!    the document's cut, oldest first, one block each: the user's words, the assistant's text,
 //!    tool calls with their arguments and their results (a large result capped, with the file that
@@ -26,18 +26,18 @@
 //! add a field to [`Briefing`] (it derives `Default`, so callers write `..Default::default()`)
 //! and a step in [`Briefing::blocks`].
 
-use crate::engine::memory::{StepMemory, carried_block};
+use crate::engine::step_memory::{StepMemory, carried_block};
 use crate::engine::tools::recall::Source;
 use crate::engine::types::{Block, Message, Role};
 
 /// Opens the document inside the briefing.
-pub const OPEN_TAG: &str = "<handoff>\n";
+pub(crate) const OPEN_TAG: &str = "<handoff>\n";
 /// Closes the document inside the briefing.
-pub const CLOSE_TAG: &str = "</handoff>\n";
+pub(crate) const CLOSE_TAG: &str = "</handoff>\n";
 
 /// What the successor is briefed with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Briefing<'a> {
+pub(crate) struct Briefing<'a> {
     /// The handoff document's text as the successor reads it (the file on disk, or the rendering
     /// of the in-memory document when the file is gone).
     pub document: &'a str,
@@ -58,14 +58,14 @@ pub struct Briefing<'a> {
 
 /// One message of the record after the cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TailMessage {
+pub(crate) struct TailMessage {
     pub role: Role,
     pub parts: Vec<TailPart>,
 }
 
 /// A part of a [`TailMessage`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TailPart {
+pub(crate) enum TailPart {
     /// Text as written (a user's message, the assistant's reply).
     Text(String),
     /// A user message the briefing quotes already as message `n` (from 1) of the request.
@@ -88,7 +88,7 @@ pub enum TailPart {
 
 /// What a capped result left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Elided {
+pub(crate) struct Elided {
     /// Characters not shown.
     pub chars: usize,
     /// The file holding the whole result, as the model should name it; None when it could not be
@@ -182,7 +182,7 @@ pub const TAIL_NOTE: &str = "The session did not stop when the handoff document 
      named holds the whole result (read it with read_file).\n";
 
 /// The record after the cut: [`TAIL_NOTE`], then one block per message. Empty for no messages.
-pub fn tail_blocks(tail: &[TailMessage]) -> Vec<Block> {
+pub(crate) fn tail_blocks(tail: &[TailMessage]) -> Vec<Block> {
     let shown: Vec<String> = tail
         .iter()
         .map(render_tail_message)
@@ -245,7 +245,7 @@ fn render_tail_message(m: &TailMessage) -> String {
 }
 
 /// The preamble's line about the predecessors' transcripts (empty when none is known).
-pub fn transcripts_note(predecessors: &[Source]) -> String {
+pub(crate) fn transcripts_note(predecessors: &[Source]) -> String {
     if predecessors.is_empty() {
         return String::new();
     }
@@ -284,7 +284,7 @@ fn request_note(n: usize) -> String {
 
 /// The document inside a briefing block (between the tags), if the text is one. Used to find the
 /// document a resumed successor was briefed with.
-pub fn document_of(briefing_block: &str) -> Option<&str> {
+pub(crate) fn document_of(briefing_block: &str) -> Option<&str> {
     let start = briefing_block.find(OPEN_TAG)? + OPEN_TAG.len();
     let end = briefing_block.rfind(CLOSE_TAG)?;
     briefing_block.get(start..end)
@@ -292,7 +292,10 @@ pub fn document_of(briefing_block: &str) -> Option<&str> {
 
 /// The document a resumed session was briefed with: the one inside the first block of its first
 /// message, when it is a successor (`parent` set).
-pub fn briefed_with(messages: &[Message], parent: &Option<String>) -> Option<super::HandoffDoc> {
+pub(crate) fn briefed_with(
+    messages: &[Message],
+    parent: &Option<String>,
+) -> Option<super::HandoffDoc> {
     parent.as_ref()?;
     let first = messages.first()?.content.first()?;
     let Block::Text { text } = first else {
@@ -474,7 +477,7 @@ mod tests {
 
     #[test]
     fn the_engine_writes_its_part_after_the_document_and_names_the_transcripts() {
-        use crate::engine::memory::PinSource;
+        use crate::engine::step_memory::PinSource;
         use std::path::PathBuf;
         let mut memory = StepMemory::default();
         memory

@@ -1,4 +1,4 @@
-//! The handoff document (SPEC §6.6, §6.7): five sections, a tolerant parser, the file format, the
+//! The handoff document: five sections, a tolerant parser, the file format, the
 //! successor's briefing and the mechanically assembled degraded fallback.
 //!
 //! # File format
@@ -15,7 +15,12 @@
 //! …
 //! ## Scene
 //! …
+//! ## Touched
+//! …
 //! ```
+//!
+//! `Touched` is written by the engine from the tool log ([`super::touched`]), after the model's
+//! five sections; a document without it (an older one, or one the user cut it from) is whole.
 //!
 //! # What the parser accepts
 //!
@@ -40,12 +45,13 @@
 //! backslash, so `HandoffDoc::parse(&doc.to_markdown()) == doc` for any trimmed section text.
 
 use super::syntax::{self, Section};
+use crate::engine::text::head_chars;
 
 /// The mark a mechanically assembled handoff carries at the start of `doing`.
-pub const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
+pub(crate) const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
 
 /// How many characters of the original task a degraded handoff (and the task note) carries.
-pub const TASK_EXCERPT_CHARS: usize = 1_200;
+pub(crate) const TASK_EXCERPT_CHARS: usize = 1_200;
 
 /// Opens what a degraded handoff carries forward from an earlier document (a section's first
 /// line: `[carried forward from the generation 2 handoff, not checked since]`).
@@ -66,7 +72,8 @@ pub struct HandoffMeta {
     pub time: String,
 }
 
-/// A handoff document: the five sections of SPEC §6.6 plus the optional header.
+/// A handoff document: its five sections (doing, decided, dead ends, next, scene) plus the
+/// optional header.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HandoffDoc {
     pub meta: Option<HandoffMeta>,
@@ -80,6 +87,8 @@ pub struct HandoffDoc {
     pub next: String,
     /// Pointers to key files and artifacts.
     pub scene: String,
+    /// What the tool log says the generation touched (engine-written; empty: not written).
+    pub touched: String,
 }
 
 /// What a degraded handoff is assembled from.
@@ -107,6 +116,7 @@ struct Parts<'a> {
     deadends: Vec<Vec<&'a str>>,
     next: Vec<Vec<&'a str>>,
     scene: Vec<Vec<&'a str>>,
+    touched: Vec<Vec<&'a str>>,
 }
 
 impl<'a> Parts<'a> {
@@ -117,6 +127,7 @@ impl<'a> Parts<'a> {
             Section::Deadends => &mut self.deadends,
             Section::Next => &mut self.next,
             Section::Scene => &mut self.scene,
+            Section::Touched => &mut self.touched,
         }
     }
 }
@@ -203,7 +214,7 @@ impl HandoffDoc {
     }
 
     /// The file format: the header (when `meta` is set), then every section under its `##` heading,
-    /// an empty one as `(empty)`. Ends with a newline.
+    /// an empty one as `(empty)` (an empty `Touched` is left out). Ends with a newline.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
         if let Some(m) = &self.meta {
@@ -217,6 +228,9 @@ impl HandoffDoc {
             out.push('\n');
         }
         for section in Section::ALL {
+            if section == Section::Touched && self.touched.trim().is_empty() {
+                continue;
+            }
             out.push_str("## ");
             out.push_str(section.heading());
             out.push('\n');
@@ -248,7 +262,7 @@ impl HandoffDoc {
     }
 
     /// The keys of the non-empty sections, in canonical order (`doing`, `decided`, `deadends`,
-    /// `next`, `scene`).
+    /// `next`, `scene`, `touched`).
     pub fn section_names(&self) -> Vec<String> {
         Section::ALL
             .into_iter()
@@ -257,7 +271,7 @@ impl HandoffDoc {
             .collect()
     }
 
-    /// The mechanical fallback when the writing turn failed (SPEC §6.7, §6.14): `doing` carries
+    /// The mechanical fallback when the writing turn failed: `doing` carries
     /// the marker and the reason; `scene` the request in progress (its first 1,200 characters),
     /// the step's original task (the same) and the touched paths; `next` tells the successor to
     /// inspect the workspace first. The Decided, Dead ends and Scene of the document this
@@ -332,6 +346,7 @@ impl HandoffDoc {
             deadends: carried.deadends,
             next,
             scene,
+            touched: String::new(),
         }
     }
 
@@ -342,6 +357,7 @@ impl HandoffDoc {
             Section::Deadends => &self.deadends,
             Section::Next => &self.next,
             Section::Scene => &self.scene,
+            Section::Touched => &self.touched,
         }
     }
 
@@ -352,6 +368,7 @@ impl HandoffDoc {
             Section::Deadends => &mut self.deadends,
             Section::Next => &mut self.next,
             Section::Scene => &mut self.scene,
+            Section::Touched => &mut self.touched,
         }
     }
 }
@@ -425,14 +442,6 @@ fn push_excerpt(out: &mut String, text: &str, what: &str) {
         out.push_str(&format!(
             "\n[… {what} truncated to its first 1,200 characters]"
         ));
-    }
-}
-
-/// The first `n` characters of `s` (never splitting a character) and whether anything was cut.
-pub(crate) fn head_chars(s: &str, n: usize) -> (String, bool) {
-    match s.char_indices().nth(n) {
-        Some((byte, _)) => (s[..byte].to_string(), true),
-        None => (s.to_string(), false),
     }
 }
 

@@ -3,7 +3,7 @@
 use super::*;
 use proptest::prelude::*;
 
-const SPEC_EXAMPLE: &str = "\
+const FULL_EXAMPLE: &str = "\
 # Handoff · step fix-macos-build · generation 2 · 152.0K/200K · 2026-11-29 13:40
 ## Doing
 Adding a macOS shim header to the Makefile so the sigemptyset macro stops expanding into a syntax error.
@@ -38,14 +38,15 @@ fn example_doc() -> HandoffDoc {
                 .into(),
         next: "Run `make` on a clean clone to confirm the shim works.".into(),
         scene: "- Makefile, build/shim.h, notes/build-log.txt".into(),
+        touched: String::new(),
     }
 }
 
 #[test]
 fn spec_example_parses_and_writes_back_byte_for_byte() {
-    let doc = HandoffDoc::parse(SPEC_EXAMPLE);
+    let doc = HandoffDoc::parse(FULL_EXAMPLE);
     assert_eq!(doc, example_doc());
-    assert_eq!(doc.to_markdown(), SPEC_EXAMPLE);
+    assert_eq!(doc.to_markdown(), FULL_EXAMPLE);
     assert!(doc.complete());
     assert!(!doc.degraded());
     assert_eq!(
@@ -119,7 +120,7 @@ fn repeated_sections() {
 
 #[test]
 fn a_fenced_document_loses_its_fences() {
-    let fenced = format!("Here it is:\n```markdown\n{SPEC_EXAMPLE}```\n\n");
+    let fenced = format!("Here it is:\n```markdown\n{FULL_EXAMPLE}```\n\n");
     assert_eq!(HandoffDoc::parse(&fenced), example_doc());
     // Without an opening fence in the preamble, a closing fence is the section's own text.
     let doc = HandoffDoc::parse("## Doing\nx\n## Scene\n```\ncode\n```\n");
@@ -128,7 +129,7 @@ fn a_fenced_document_loses_its_fences() {
 
 #[test]
 fn crlf_files_parse_like_lf() {
-    let doc = HandoffDoc::parse(&SPEC_EXAMPLE.replace('\n', "\r\n"));
+    let doc = HandoffDoc::parse(&FULL_EXAMPLE.replace('\n', "\r\n"));
     assert_eq!(doc, example_doc());
 }
 
@@ -157,6 +158,7 @@ fn heading_like_text_is_escaped_and_survives() {
         deadends: "\\## Doing was literal".into(),
         next: "**Scene**".into(),
         scene: "Files:\n- x".into(),
+        touched: "## Doing\n(empty)".into(),
     };
     let md = doc.to_markdown();
     assert!(md.contains("\n\\## Next\n"), "{md}");
@@ -342,13 +344,6 @@ fn degraded_after_a_complete_document_carries_it_forward() {
     );
 }
 
-#[test]
-fn head_chars_is_char_safe() {
-    assert_eq!(head_chars("añb", 2), ("añ".to_string(), true));
-    assert_eq!(head_chars("ab", 2), ("ab".to_string(), false));
-    assert_eq!(head_chars("", 5), (String::new(), false));
-}
-
 /// Lines that exercise the escape: headings of every style, empty tokens, pre-escaped lines.
 const TRICKY: &[&str] = &[
     "## Doing",
@@ -417,8 +412,9 @@ proptest! {
         deadends in section_text(),
         next in section_text(),
         scene in section_text(),
+        touched in section_text(),
     ) {
-        let doc = HandoffDoc { meta, doing, decided, deadends, next, scene };
+        let doc = HandoffDoc { meta, doing, decided, deadends, next, scene, touched };
         let md = doc.to_markdown();
         prop_assert_eq!(HandoffDoc::parse(&md), doc, "markdown:\n{}", md);
     }

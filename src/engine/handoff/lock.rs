@@ -1,4 +1,4 @@
-//! Lock files for a workspace's handoff documents (SPEC §6.15): several flower-tui processes may
+//! Lock files for a workspace's handoff documents: several flower-tui processes may
 //! work in one workspace, and none may overwrite, archive away or read another's document.
 //!
 //! Two kinds, both in `<workbench>/locks/`:
@@ -20,29 +20,60 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::store::safe_step_name;
+/// The longest step name used in a file name, in characters.
+pub(crate) const MAX_STEP_NAME_CHARS: usize = 64;
+
+/// A step name that is safe as part of a file name: letters and digits of any script, `-`, `_` and
+/// `.` are kept; everything else (separators, spaces, control characters) becomes `-`; runs of `-`
+/// collapse; leading dots and dashes go (no hidden files, no `..`); at most 64 characters; never
+/// empty (`step`).
+pub(crate) fn safe_step_name(step: &str) -> String {
+    let mut out = String::new();
+    for c in step.chars() {
+        let c = if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let trimmed: String = out
+        .trim_start_matches(['.', '-'])
+        .chars()
+        .take(MAX_STEP_NAME_CHARS)
+        .collect();
+    let trimmed = trimmed.trim_end_matches(['-', '.']);
+    if trimmed.is_empty() {
+        "step".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
 
 /// How many names a step tries (`x`, `x-2`, … `x-99`) before giving up on a claim.
-pub const MAX_STEP_NAMES: u32 = 99;
+pub(crate) const MAX_STEP_NAMES: u32 = 99;
 
 /// How long a document lock is waited for before the freeze or read-back gives up.
-pub const DOC_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DOC_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The width a pid is written in (a `u32` has at most 10 digits).
 const PID_WIDTH: usize = 10;
 
 /// `<workbench>/locks/`.
-pub fn locks_dir(workbench: &Path) -> PathBuf {
+pub(crate) fn locks_dir(workbench: &Path) -> PathBuf {
     workbench.join("locks")
 }
 
 /// The claim file of a step name.
-pub fn claim_path(workbench: &Path, step: &str) -> PathBuf {
+pub(crate) fn claim_path(workbench: &Path, step: &str) -> PathBuf {
     locks_dir(workbench).join(format!("step-{}.lock", safe_step_name(step)))
 }
 
 /// The document lock file of a step name.
-pub fn doc_lock_path(workbench: &Path, step: &str) -> PathBuf {
+pub(crate) fn doc_lock_path(workbench: &Path, step: &str) -> PathBuf {
     locks_dir(workbench).join(format!("handoff-{}.lock", safe_step_name(step)))
 }
 
@@ -209,7 +240,7 @@ fn read_pid_from(file: &mut File) -> Option<u32> {
 
 /// Whether a process with this pid exists.
 #[cfg(unix)]
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -223,13 +254,13 @@ pub fn pid_alive(pid: u32) -> bool {
 }
 
 #[cfg(not(unix))]
-pub fn pid_alive(_pid: u32) -> bool {
+pub(crate) fn pid_alive(_pid: u32) -> bool {
     true
 }
 
 /// A step name this process holds in a workspace, and what it had to skip to get it.
 #[derive(Debug)]
-pub struct StepClaim {
+pub(crate) struct StepClaim {
     pub lock: LockFile,
     /// The name claimed (`step`, or `step-2`, … when that was in use).
     pub name: String,
@@ -238,7 +269,7 @@ pub struct StepClaim {
 }
 
 /// Claim `step` in `workbench`, or the first of `step-2`, `step-3`, … that no live process holds.
-pub fn claim_step(workbench: &Path, step: &str) -> io::Result<StepClaim> {
+pub(crate) fn claim_step(workbench: &Path, step: &str) -> io::Result<StepClaim> {
     let mut skipped = Vec::new();
     for n in 1..=MAX_STEP_NAMES {
         let name = if n == 1 {
@@ -264,7 +295,7 @@ pub fn claim_step(workbench: &Path, step: &str) -> io::Result<StepClaim> {
 }
 
 /// Claim exactly `step` (a resumed step keeps its name); `Held` when a live process has it.
-pub fn claim_exact(workbench: &Path, step: &str) -> io::Result<TryLock> {
+pub(crate) fn claim_exact(workbench: &Path, step: &str) -> io::Result<TryLock> {
     LockFile::try_acquire(&claim_path(workbench, step))
 }
 

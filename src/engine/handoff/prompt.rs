@@ -1,15 +1,16 @@
-//! The writing turn's prompt (SPEC §6.5, §7) and the successor's reminder of its original task.
+//! The writing turn's prompt and the successor's reminder of its original task.
 
-use super::document::{TASK_EXCERPT_CHARS, head_chars};
+use super::document::TASK_EXCERPT_CHARS;
 use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::engine::text::head_chars;
 
 /// The handoff prompt template, with `{used}` and `{window}` placeholders.
-pub const HANDOFF_PROMPT_TEMPLATE: &str = include_str!("../../../assets/handoff_prompt.md");
+pub(crate) const HANDOFF_PROMPT_TEMPLATE: &str = include_str!("../../../assets/handoff_prompt.md");
 
 /// The user message of the writing turn: the template with `{used}` and `{window}` filled in
 /// (`152.0K`, `200K`), and `\n\nAdditional focus: <focus>` appended verbatim when a focus is given
 /// (`/handoff [focus]`). The focus is never expanded as a template: `{used}` in it stays literal.
-pub fn handoff_prompt(used: u64, window: u64, focus: Option<&str>) -> String {
+pub(crate) fn handoff_prompt(used: u64, window: u64, focus: Option<&str>) -> String {
     let mut prompt = HANDOFF_PROMPT_TEMPLATE
         .trim_end()
         .replace("{used}", &fmt_tokens(used))
@@ -88,6 +89,8 @@ mod tests {
             "what it would cost the successor to find this out again",
             "single next concrete step",
             "Pointers, not content",
+            "appends a `## Touched` section itself, from the tool log",
+            "Do not write a Touched section",
             "Do not call any tool",
             "document only",
         ] {

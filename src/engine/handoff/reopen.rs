@@ -1,4 +1,4 @@
-//! Finding a review to reopen (SPEC §6.15): a run of this workspace whose last step holds a
+//! Finding a review to reopen: a run of this workspace whose last step holds a
 //! handoff frozen but never turned over, by a process that is gone.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The handoff document on disk (SPEC §6.9, §10): the live file per step, the archive of earlier
+//! The handoff document on disk: the live file per step, the archive of earlier
 //! generations, and reading the file back after the review window.
 
 use std::fs;
@@ -7,50 +7,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::HandoffDoc;
+use super::lock::safe_step_name;
 use crate::engine::fsutil::{atomic_write, compact_stamp, numbered_names, write_new};
 
-/// The longest step name used in a file name, in characters.
-pub const MAX_STEP_NAME_CHARS: usize = 64;
-
-/// A step name that is safe as part of a file name: letters and digits of any script, `-`, `_` and
-/// `.` are kept; everything else (separators, spaces, control characters) becomes `-`; runs of `-`
-/// collapse; leading dots and dashes go (no hidden files, no `..`); at most 64 characters; never
-/// empty (`step`).
-pub fn safe_step_name(step: &str) -> String {
-    let mut out = String::new();
-    for c in step.chars() {
-        let c = if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
-            c
-        } else {
-            '-'
-        };
-        if c == '-' && out.ends_with('-') {
-            continue;
-        }
-        out.push(c);
-    }
-    let trimmed: String = out
-        .trim_start_matches(['.', '-'])
-        .chars()
-        .take(MAX_STEP_NAME_CHARS)
-        .collect();
-    let trimmed = trimmed.trim_end_matches(['-', '.']);
-    if trimmed.is_empty() {
-        "step".to_string()
-    } else {
-        trimmed.to_string()
-    }
-}
-
 /// `<workbench>/notes/handoff-<safe step>.md`.
-pub fn live_path(workbench: &Path, step: &str) -> PathBuf {
+pub(crate) fn live_path(workbench: &Path, step: &str) -> PathBuf {
     workbench
         .join("notes")
         .join(format!("handoff-{}.md", safe_step_name(step)))
 }
 
 /// `<workbench>/notes/archive/handoff/`.
-pub fn archive_dir(workbench: &Path) -> PathBuf {
+pub(crate) fn archive_dir(workbench: &Path) -> PathBuf {
     workbench.join("notes").join("archive").join("handoff")
 }
 
@@ -68,7 +36,7 @@ pub fn freeze(workbench: &Path, step: &str, markdown: &str, now_secs: u64) -> io
 }
 
 /// [`freeze`], and what the document lock cost (taking and releasing it).
-pub fn freeze_timed(
+pub(crate) fn freeze_timed(
     workbench: &Path,
     step: &str,
     markdown: &str,
@@ -117,9 +85,9 @@ fn archive(workbench: &Path, step: &str, bytes: &[u8], now_secs: u64) -> io::Res
     write_new(&archive_dir(workbench), names, bytes).map(|f| f.path)
 }
 
-/// What reading the frozen document back found (SPEC §6.10, §13).
+/// What reading the frozen document back found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReadBack {
+pub(crate) enum ReadBack {
     /// The file's text (bytes that are not UTF-8 are replaced, not refused: the user's edits win).
     Text(String),
     /// The file is gone (deleted by the user).
@@ -132,8 +100,8 @@ pub enum ReadBack {
 
 /// Read the live document back after the review window. A provider key put into the file (typed
 /// in the side editor or `$EDITOR`, pasted by a command) is masked, in the text returned and in
-/// the file itself, so it reaches neither the successor nor a handoff file on disk (SPEC §14).
-pub fn read_back(path: &Path) -> ReadBack {
+/// the file itself, so it reaches neither the successor nor a handoff file on disk.
+pub(crate) fn read_back(path: &Path) -> ReadBack {
     match fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes).into_owned();
@@ -162,7 +130,7 @@ pub fn read_back(path: &Path) -> ReadBack {
 
 /// [`read_back`] under the step's document lock (no other process is halfway through a freeze),
 /// and what the lock cost.
-pub fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack, Duration) {
+pub(crate) fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack, Duration) {
     match super::lock::with_doc_lock(workbench, step, || Ok(read_back(path))) {
         Ok(r) => r,
         Err(e) => (ReadBack::Unreadable(e.to_string()), Duration::ZERO),
@@ -170,10 +138,10 @@ pub fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack,
 }
 
 /// Whether `text` is another handoff document than the one frozen as `frozen`: its header line
-/// names another step or generation (another process's freeze, SPEC §6.15). Returns what it
+/// names another step or generation (another process's freeze). Returns what it
 /// names. A file whose header line was removed or no longer parses is the user's edit, not
 /// another document.
-pub fn foreign(text: &str, frozen: &str) -> Option<String> {
+pub(crate) fn foreign(text: &str, frozen: &str) -> Option<String> {
     let theirs = HandoffDoc::parse(text).meta?;
     let ours = HandoffDoc::parse(frozen).meta?;
     let same = safe_step_name(&theirs.step) == safe_step_name(&ours.step)
@@ -221,7 +189,10 @@ mod tests {
             assert_eq!(safe_step_name(input), want, "{input:?}");
         }
         let long = safe_step_name(&"ü".repeat(200));
-        assert_eq!(long.chars().count(), MAX_STEP_NAME_CHARS);
+        assert_eq!(
+            long.chars().count(),
+            super::super::lock::MAX_STEP_NAME_CHARS
+        );
         assert_eq!(
             live_path(Path::new("/wb"), "a b"),
             Path::new("/wb/notes/handoff-a-b.md")

@@ -7,7 +7,7 @@
 
 use crate::engine::context::{fmt_tokens, fmt_window};
 
-/// The five sections, in canonical order.
+/// The five sections the model writes, in canonical order, then the one the engine writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Section {
     Doing,
@@ -15,16 +15,19 @@ pub(crate) enum Section {
     Deadends,
     Next,
     Scene,
+    /// Written by the engine from the tool log (`super::touched`).
+    Touched,
 }
 
 impl Section {
     /// Every section, in the order the document writes them.
-    pub(crate) const ALL: [Section; 5] = [
+    pub(crate) const ALL: [Section; 6] = [
         Section::Doing,
         Section::Decided,
         Section::Deadends,
         Section::Next,
         Section::Scene,
+        Section::Touched,
     ];
 
     /// The stable key (`doing`, `decided`, `deadends`, `next`, `scene`) used in events and `missing()`.
@@ -35,6 +38,7 @@ impl Section {
             Section::Deadends => "deadends",
             Section::Next => "next",
             Section::Scene => "scene",
+            Section::Touched => "touched",
         }
     }
 
@@ -46,6 +50,7 @@ impl Section {
             Section::Deadends => "Dead ends",
             Section::Next => "Next",
             Section::Scene => "Scene",
+            Section::Touched => "Touched",
         }
     }
 }
@@ -70,6 +75,7 @@ const NAMES: &[(&str, Section)] = &[
     ("key files", Section::Scene),
     ("scene", Section::Scene),
     ("files", Section::Scene),
+    ("touched", Section::Touched),
 ];
 
 /// Section text that means "nothing here" (the writer's `(empty)` and what people type instead).
@@ -342,6 +348,8 @@ mod tests {
             ),
             ("## Scene - Makefile", Some((Section::Scene, "Makefile"))),
             ("## Files", Some((Section::Scene, ""))),
+            ("## Touched", Some((Section::Touched, ""))),
+            ("Files this generation:", None),
             ("## **Decided**", Some((Section::Decided, ""))),
             ("**Doing**", Some((Section::Doing, ""))),
             ("**Doing:**", Some((Section::Doing, ""))),

@@ -1,9 +1,12 @@
-//! Whether the user let a workspace's `.mcp.json` start its servers: a repository must not start
-//! programs by itself. One decision per workspace, recorded against the SHA-256 of the file's bytes,
-//! so a changed file (a new server, another command) asks again.
+//! Whether the user let a workspace's `.mcp.json` start its servers, or one of its other files that
+//! name programs (the hook settings, `.claude/settings.json`) run them: a repository must not start
+//! programs by itself. One decision per workspace and file, recorded against the SHA-256 of the
+//! file's bytes, so a changed file (a new server, another command) asks again.
 //!
 //! The store is `<data_dir>/mcp_approvals.json`; writes are atomic and serialised by a lock file,
-//! so two flower-tui processes approving at once both keep their decision.
+//! so two flower-tui processes approving at once both keep their decision. `.mcp.json` decisions
+//! sit under `workspaces` (the first shape of the store); other files under `files`, by workspace
+//! and then by the file's path relative to it.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -12,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The user's answer for one version of a workspace's `.mcp.json`.
+/// The user's answer for one version of a workspace's `.mcp.json` (or other trusted file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
@@ -24,6 +27,8 @@ pub enum Decision {
 struct StoreFile {
     #[serde(default)]
     workspaces: BTreeMap<String, Entry>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    files: BTreeMap<String, BTreeMap<String, Entry>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -79,16 +84,50 @@ impl ApprovalStore {
         sha256: &str,
         decision: Decision,
     ) -> io::Result<()> {
+        let entry = Entry::new(sha256, decision);
+        self.update(|store| {
+            store.workspaces.insert(key(workspace), entry);
+        })
+    }
+
+    /// The decision recorded for exactly these bytes of the workspace file `file` (its path
+    /// relative to the workspace, as `.claude/settings.json`); `None` when the user was never
+    /// asked or the file changed since.
+    pub fn file_decision(
+        &self,
+        workspace: &Path,
+        file: &str,
+        file_bytes: &[u8],
+    ) -> Option<Decision> {
+        let store = self.read();
+        let entry = store.files.get(&key(workspace))?.get(file)?;
+        (entry.sha256 == sha256_hex(file_bytes)).then_some(entry.decision)
+    }
+
+    /// Record the user's decision for the version of the workspace file `file` whose SHA-256 is
+    /// `sha256` (replacing any for an older version).
+    pub fn record_file(
+        &self,
+        workspace: &Path,
+        file: &str,
+        sha256: &str,
+        decision: Decision,
+    ) -> io::Result<()> {
+        let entry = Entry::new(sha256, decision);
+        self.update(|store| {
+            store
+                .files
+                .entry(key(workspace))
+                .or_default()
+                .insert(file.to_string(), entry);
+        })
+    }
+
+    /// Change the store under its lock and write it back atomically.
+    fn update(&self, change: impl FnOnce(&mut StoreFile)) -> io::Result<()> {
         let _lock = FileLock::acquire(&self.path.with_extension("json.lock"))?;
         let mut store = self.read();
-        store.workspaces.insert(
-            key(workspace),
-            Entry {
-                sha256: sha256.to_string(),
-                decision,
-                at: crate::engine::fsutil::now_unix().0,
-            },
-        );
+        change(&mut store);
         let json = serde_json::to_vec_pretty(&store).map_err(io::Error::other)?;
         crate::engine::fsutil::atomic_write(&self.path, &json)
     }
@@ -99,6 +138,16 @@ impl ApprovalStore {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default()
+    }
+}
+
+impl Entry {
+    fn new(sha256: &str, decision: Decision) -> Self {
+        Entry {
+            sha256: sha256.to_string(),
+            decision,
+            at: crate::engine::fsutil::now_unix().0,
+        }
     }
 }
 
@@ -172,6 +221,50 @@ mod tests {
         assert_eq!(store.decision(ws_b.path(), v1), None);
         store.record(ws_b.path(), v1, Decision::Approved).unwrap();
         assert_eq!(store.decision(ws_b.path(), v1), Some(Decision::Approved));
+    }
+
+    #[test]
+    fn other_files_are_decided_apart_from_mcp_json_and_from_each_other() {
+        let data = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let store = ApprovalStore::new(data.path());
+        let v1 = br#"{"hooks":{}}"#;
+        let sha = sha256_hex(v1);
+        store.record(ws.path(), b"{}", Decision::Approved).unwrap();
+        assert_eq!(
+            store.file_decision(ws.path(), ".claude/settings.json", v1),
+            None
+        );
+        store
+            .record_file(ws.path(), ".claude/settings.json", &sha, Decision::Approved)
+            .unwrap();
+        store
+            .record_file(ws.path(), ".flower/settings.json", &sha, Decision::Denied)
+            .unwrap();
+        assert_eq!(
+            store.file_decision(ws.path(), ".claude/settings.json", v1),
+            Some(Decision::Approved)
+        );
+        assert_eq!(
+            store.file_decision(ws.path(), ".flower/settings.json", v1),
+            Some(Decision::Denied)
+        );
+        assert_eq!(
+            store.file_decision(ws.path(), ".claude/settings.json", b"{}"),
+            None
+        );
+        // The `.mcp.json` decision is untouched, and a store of the first shape still reads.
+        assert_eq!(store.decision(ws.path(), b"{}"), Some(Decision::Approved));
+        let text = std::fs::read_to_string(store.path()).unwrap();
+        let first_shape: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut first_shape = first_shape.as_object().unwrap().clone();
+        first_shape.remove("files");
+        std::fs::write(store.path(), serde_json::to_vec(&first_shape).unwrap()).unwrap();
+        assert_eq!(store.decision(ws.path(), b"{}"), Some(Decision::Approved));
+        assert_eq!(
+            store.file_decision(ws.path(), ".claude/settings.json", v1),
+            None
+        );
     }
 
     #[test]

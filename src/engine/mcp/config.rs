@@ -20,11 +20,11 @@ pub(super) use parse::value_kind;
 use parse::{kind, parse_servers};
 
 /// How long the first model request waits for a server that is still starting.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one tool call may take.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// The project file, at the workspace root.
-pub const MCP_JSON: &str = ".mcp.json";
+pub(crate) const MCP_JSON: &str = ".mcp.json";
 
 /// One configured server.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,7 +178,7 @@ fn err(key: impl Into<String>, message: impl Into<String>) -> McpConfigError {
 }
 
 /// Looks a variable up for `${VAR}` expansion and `env_vars` (tests pass their own).
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The servers of a `config.toml`'s `mcp_servers` table. Unknown keys are errors, as elsewhere in
 /// that file.
@@ -193,7 +193,10 @@ pub fn from_toml(
 
 /// The servers of a `.mcp.json` file's text. Keys other tools use in this file (and flower-tui does
 /// not) are ignored; a missing `mcpServers` is an empty list.
-pub fn from_mcp_json(text: &str, env: EnvLookup<'_>) -> Result<Vec<ServerConfig>, McpConfigError> {
+pub(crate) fn from_mcp_json(
+    text: &str,
+    env: EnvLookup<'_>,
+) -> Result<Vec<ServerConfig>, McpConfigError> {
     let json: Value = serde_json::from_str(text).map_err(|e| {
         err(
             "mcpServers",
@@ -266,7 +269,7 @@ pub fn merge(
 
 /// Whether `name` is a usable server name: it becomes part of every tool name
 /// (`mcp__<server>__<tool>`), which the model APIs restrict to `[a-zA-Z0-9_-]`.
-pub fn valid_server_name(name: &str) -> bool {
+pub(crate) fn valid_server_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
         && !name.contains("__")

@@ -7,7 +7,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use crate::engine::tools::ToolOutput;
 
 /// The model's view of `result`.
-pub fn to_output(result: &CallToolResult) -> ToolOutput {
+pub(crate) fn to_output(result: &CallToolResult) -> ToolOutput {
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
     for block in &result.content {
         parts.push(block_text(block));

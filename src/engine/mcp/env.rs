@@ -36,7 +36,7 @@ pub const BASE_VARS: &[&str] = &[
 ];
 
 /// The model providers' credentials: never in a server's environment.
-pub const PROVIDER_KEY_VARS: &[&str] = &[
+pub(crate) const PROVIDER_KEY_VARS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
@@ -52,7 +52,7 @@ pub const PROVIDER_KEY_VARS: &[&str] = &[
 ];
 
 /// Whether `value` holds a secret registered with [`crate::engine::secrets::register`].
-pub fn holds_secret(value: &str) -> bool {
+pub(crate) fn holds_secret(value: &str) -> bool {
     matches!(
         crate::engine::secrets::redact(value),
         std::borrow::Cow::Owned(_)
@@ -61,7 +61,7 @@ pub fn holds_secret(value: &str) -> bool {
 
 /// The environment for a server: the base from `parent` plus `configured`; and the names dropped
 /// because they would carry a provider key (for a notice).
-pub fn server_env(
+pub(crate) fn server_env(
     configured: &BTreeMap<String, String>,
     parent: &dyn Fn(&str) -> Option<String>,
 ) -> (BTreeMap<String, String>, Vec<String>) {

@@ -31,13 +31,13 @@ use supervise::{supervise, tool_entries};
 
 /// A server still starting this many times its `startup_timeout` after it was started is given up.
 /// (Until then it is only not waited for: it is offered from the next request once ready.)
-pub const GIVE_UP_FACTOR: u32 = 6;
+pub(crate) const GIVE_UP_FACTOR: u32 = 6;
 /// How long a stopping server gets after its stdin is closed, and again after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_millis(300);
 /// The longest [`McpManager::shutdown`] waits for every server together.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(2);
 /// A tool description longer than this many characters is cut (as Claude Code does).
-pub const MAX_DESCRIPTION: usize = 2048;
+pub(crate) const MAX_DESCRIPTION: usize = 2048;
 
 /// What the manager needs to start.
 #[derive(Debug, Clone, Default)]

@@ -1,4 +1,4 @@
-//! MCP servers (SPEC §3, issue 12): the tools people already run, through the official Rust SDK
+//! MCP servers: the tools people already run, through the official Rust SDK
 //! (`rmcp`, client side only). Configuration in `config.toml` and a workspace's `.mcp.json`
 //! ([`config`]), the `.mcp.json` approval store ([`approval`]), and the [`McpManager`] that runs the
 //! servers, offers their tools as `mcp__<server>__<tool>` and calls them.
@@ -21,15 +21,13 @@ pub mod env;
 mod manager;
 pub mod names;
 mod process;
-pub mod project;
+pub(crate) mod project;
 mod status;
 
 pub use approval::{ApprovalStore, Decision};
-pub use config::{McpConfigError, Origin, ServerConfig, Transport};
-pub use convert::to_output;
-pub use manager::{
-    GATE_WAIT, GIVE_UP_FACTOR, ManagerParams, McpManager, McpTool, ProjectApproval, RestartError,
-    StartingServer,
-};
-pub use project::{McpJsonPolicy, ProjectServers, headless_notice, project_servers};
+pub use config::{Origin, ServerConfig, Transport};
+pub use manager::{GATE_WAIT, ManagerParams, McpManager, ProjectApproval};
+pub use project::{McpJsonPolicy, ProjectServers, project_servers};
+
+pub(crate) use project::headless_notice;
 pub use status::{ServerState, ServerStatus};

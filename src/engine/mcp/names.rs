@@ -7,9 +7,9 @@
 //! so two tools never end up with one name and the same tool keeps its name across restarts.
 
 /// The longest tool name the model APIs accept.
-pub const MAX_TOOL_NAME: usize = 64;
+pub(crate) const MAX_TOOL_NAME: usize = 64;
 /// What every MCP tool name starts with.
-pub const PREFIX: &str = "mcp__";
+pub(crate) const PREFIX: &str = "mcp__";
 
 /// Whether `name` is one the model APIs accept.
 pub fn is_api_safe(name: &str) -> bool {
@@ -22,7 +22,7 @@ pub fn is_api_safe(name: &str) -> bool {
 
 /// The name the model sees for `tool` of `server` (a server name already checked by
 /// [`super::config::valid_server_name`]).
-pub fn qualified(server: &str, tool: &str) -> String {
+pub(crate) fn qualified(server: &str, tool: &str) -> String {
     let cleaned: String = tool
         .chars()
         .map(|c| {

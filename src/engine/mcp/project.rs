@@ -94,7 +94,7 @@ pub fn project_servers(
 
 /// The headless reading of [`ProjectServers::NeedsApproval`]: nobody can be asked, so the file is
 /// ignored with this notice.
-pub fn headless_notice(file: &McpJsonFile) -> String {
+pub(crate) fn headless_notice(file: &McpJsonFile) -> String {
     format!(
         "{} is not used: it was never approved in this workspace (run flower-tui here once to \
          approve it, or pass --mcp-json trust)",

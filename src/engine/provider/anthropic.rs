@@ -2,33 +2,34 @@
 
 mod stream;
 
-pub use stream::{AnthropicStream, tool_input};
+pub use stream::AnthropicStream;
+pub(crate) use stream::tool_input;
 
 use serde_json::{Value, json};
 
 use super::error::ProviderError;
 use super::http;
 pub use super::http::http_client;
-use super::windows;
+use super::known_windows;
 use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::types::{
     Block, Message, ModelRequest, ModelResponse, Role, THINKING_ANSWER_ROOM, ToolChoice,
 };
 
 /// The API version header value.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The default base URL.
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The model used when neither the request nor the config names one.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// `max_tokens` when neither the request nor the config sets one.
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// A `redacted_thinking` block is kept as a [`Block::Thinking`] with empty text and this prefix before
 /// its opaque `data` in `signature` (real signatures are base64 and never contain `:`), so it can be
 /// sent back unchanged.
 pub const REDACTED_THINKING_PREFIX: &str = "redacted:";
 /// At most this many `cache_control` breakpoints go in one request (the API's limit).
-pub const MAX_CACHE_MARKERS: usize = 4;
+pub(crate) const MAX_CACHE_MARKERS: usize = 4;
 
 /// Settings for [`AnthropicProvider`].
 pub type AnthropicConfig = super::http::HttpConfig;
@@ -60,7 +61,7 @@ impl AnthropicProvider {
         } else {
             &req.model
         };
-        windows::strip_1m_marker(model)
+        known_windows::strip_1m_marker(model)
     }
 
     /// The JSON body sent for `req` (public for tests and `-v` diagnostics).
@@ -150,7 +151,7 @@ fn mark_last_block(message: &mut Value) -> bool {
 
 /// The request body: streamed, system as one cached text block, the last tool cached, the last block
 /// of each of the last two messages cached — at most [`MAX_CACHE_MARKERS`] markers.
-pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
+pub(crate) fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
     let mut body = json!({
         "model": model,
         "max_tokens": max_tokens,
@@ -225,7 +226,7 @@ impl Provider for AnthropicProvider {
                 headers.push(("x-api-key", key));
             }
             if self.model_for(req).1 {
-                headers.push(("anthropic-beta", windows::CONTEXT_1M_BETA));
+                headers.push(("anthropic-beta", known_windows::CONTEXT_1M_BETA));
             }
             let resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
             http::read_stream(resp, AnthropicStream::new(), sink, key).await

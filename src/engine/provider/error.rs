@@ -1,4 +1,4 @@
-//! Provider errors normalised into kinds (SPEC §3).
+//! Provider errors normalised into kinds.
 
 use std::time::Duration;
 
@@ -61,7 +61,7 @@ impl ProviderError {
         }
     }
 
-    /// A response stream that broke after it had started (SPEC §3): a retryable `Network` error whose
+    /// A response stream that broke after it had started: a retryable `Network` error whose
     /// request is replayed from scratch.
     pub fn broken_stream(message: impl Into<String>) -> Self {
         ProviderError {
@@ -89,7 +89,7 @@ impl ProviderError {
 }
 
 /// The longest message an error carries (server bodies are cut to this many characters).
-pub const MAX_MESSAGE_CHARS: usize = 300;
+pub(crate) const MAX_MESSAGE_CHARS: usize = 300;
 
 pub use super::overflow::{is_overflow, overflow_limit};
 
@@ -219,7 +219,7 @@ fn read_error_json(v: &serde_json::Value) -> Option<(String, Vec<String>, Option
 
 /// An error reported inside a stream (Anthropic `error` event, OpenAI `{"error": …}` chunk), in
 /// either the whole-object shape or the inner `error` object.
-pub fn from_error_json(v: &serde_json::Value) -> ProviderError {
+pub(crate) fn from_error_json(v: &serde_json::Value) -> ProviderError {
     let (message, hints, code) =
         read_error_json(v).unwrap_or_else(|| (format!("error event: {}", v), Vec::new(), None));
     let hint_refs: Vec<&str> = hints.iter().map(String::as_str).collect();
@@ -298,7 +298,7 @@ pub fn classify(status: u16, body: &str, retry_after: Option<Duration>) -> Provi
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds, possibly fractional) as a duration;
 /// HTTP dates are not supported and give `None`.
-pub fn parse_retry_after(
+pub(crate) fn parse_retry_after(
     retry_after: Option<&str>,
     retry_after_ms: Option<&str>,
 ) -> Option<Duration> {
@@ -319,7 +319,7 @@ fn key_pattern() -> Option<&'static regex::Regex> {
 }
 
 /// `text` with `secret` and anything shaped like an API key (`sk-…`) replaced by `[redacted]`.
-pub fn redact(text: &str, secret: &str) -> String {
+pub(crate) fn redact(text: &str, secret: &str) -> String {
     let mut out = if secret.trim().len() >= 6 {
         text.replace(secret.trim(), "[redacted]")
     } else {

@@ -58,7 +58,7 @@ pub fn http_client() -> reqwest::Client {
 }
 
 /// `{base}{path}` where `path` starts with `/v1/…`; a base that already ends in `/v1` is not doubled.
-pub fn endpoint_url(base: &str, path: &str) -> String {
+pub(crate) fn endpoint_url(base: &str, path: &str) -> String {
     let base = base.trim().trim_end_matches('/');
     match (base.ends_with("/v1"), path.strip_prefix("/v1")) {
         (true, Some(rest)) => format!("{base}{rest}"),
@@ -87,7 +87,7 @@ fn chain(err: &reqwest::Error) -> String {
 }
 
 /// A transport failure (refused, reset, timeout, TLS, cut body) as a retryable `Network` error.
-pub fn transport_error(err: &reqwest::Error, during: &str, secret: &str) -> ProviderError {
+pub(crate) fn transport_error(err: &reqwest::Error, during: &str, secret: &str) -> ProviderError {
     let what = if err.is_timeout() {
         "timed out"
     } else if err.is_connect() {
@@ -103,7 +103,7 @@ pub fn transport_error(err: &reqwest::Error, during: &str, secret: &str) -> Prov
 }
 
 /// A transport failure while the body of a started stream arrives (a cut, a reset): a broken stream.
-pub fn body_error(err: &reqwest::Error, secret: &str) -> ProviderError {
+pub(crate) fn body_error(err: &reqwest::Error, secret: &str) -> ProviderError {
     ProviderError {
         stream_broken: true,
         ..transport_error(err, "stream interrupted", secret)
@@ -125,7 +125,7 @@ async fn read_capped(resp: &mut reqwest::Response) -> String {
 
 /// The provider's id of a request, from the headers providers send it in: `request-id`
 /// (Anthropic), `x-request-id` (OpenAI, most gateways and proxies), `apim-request-id` (Azure).
-pub fn provider_request_id(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn provider_request_id(headers: &HeaderMap) -> Option<String> {
     ["request-id", "x-request-id", "apim-request-id"]
         .iter()
         .find_map(|name| headers.get(*name)?.to_str().ok())
@@ -135,7 +135,7 @@ pub fn provider_request_id(headers: &HeaderMap) -> Option<String> {
 /// POST `body` as JSON and return the response once its status says a stream follows. Transport
 /// failures become `Network` errors; non-2xx statuses are classified from their body; a 2xx that is
 /// JSON or HTML instead of an event stream becomes a clear error too.
-pub async fn post_stream(
+pub(crate) async fn post_stream(
     client: &reqwest::Client,
     url: &str,
     headers: &[(&str, &str)],
@@ -207,7 +207,7 @@ pub trait StreamState {
 
 /// Read a streaming response to its end through `state`: every chunk tells `sink` the stream is
 /// alive, every SSE event goes to `state`, and errors carry `secret` redacted.
-pub async fn read_stream<S: StreamState>(
+pub(crate) async fn read_stream<S: StreamState>(
     mut resp: reqwest::Response,
     mut state: S,
     sink: &mut (dyn FnMut(Delta) + Send),

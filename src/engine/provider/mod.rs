@@ -3,11 +3,11 @@
 pub mod anthropic;
 pub mod error;
 pub mod http;
+pub mod known_windows;
 pub mod openai;
-pub mod overflow;
+pub(crate) mod overflow;
 pub mod retry;
 pub mod sse;
-pub mod windows;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,10 +24,10 @@ pub(crate) fn set(obj: &mut serde_json::Value, key: &str, value: serde_json::Val
     }
 }
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Receives streamed pieces of a response as they arrive.
-pub type DeltaSink<'a> = &'a mut (dyn FnMut(Delta) + Send);
+pub(crate) type DeltaSink<'a> = &'a mut (dyn FnMut(Delta) + Send);
 
 /// A model API. Dropping the returned future aborts the request.
 pub trait Provider: Send + Sync {

@@ -19,11 +19,11 @@ use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
 /// The default base URL.
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.openai.com";
 /// The model used when neither the request nor the config names one.
-pub const DEFAULT_MODEL: &str = "gpt-4o";
+pub(crate) const DEFAULT_MODEL: &str = "gpt-4o";
 /// `max_tokens` when neither the request nor the config sets one.
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// Settings for [`OpenAiProvider`].
 pub type OpenAiConfig = super::http::HttpConfig;
@@ -147,7 +147,7 @@ fn push_assistant(out: &mut Vec<Value>, m: &Message) {
 }
 
 /// The request body for a Chat Completions stream.
-pub fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
+pub(crate) fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));

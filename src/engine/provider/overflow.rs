@@ -1,4 +1,4 @@
-//! Recognising a context-window overflow by the shape of the error (SPEC §3), and the limit it states.
+//! Recognising a context-window overflow by the shape of the error, and the limit it states.
 //!
 //! Providers word the same failure in dozens of ways (`prompt is too long: 205030 tokens > 200000
 //! maximum`, `This model's maximum context length is 8192 tokens…`, `request (13392 tokens) exceeds
@@ -183,7 +183,7 @@ pub fn is_overflow(texts: &[&str]) -> bool {
 
 /// Whether an error speaks of bytes (payload, entity, MB) and never of tokens or the context: the
 /// shape of a 413 that a shorter context would not fix.
-pub fn is_about_bytes_only(texts: &[&str]) -> bool {
+pub(crate) fn is_about_bytes_only(texts: &[&str]) -> bool {
     let p = patterns();
     let lowered: Vec<String> = texts.iter().map(|t| normalise(t)).collect();
     lowered.iter().any(|t| hit(&p.bytes, t)) && !lowered.iter().any(|t| hit(&p.tokens, t))

@@ -1,4 +1,4 @@
-//! Retrying a model request (SPEC §3): exponential backoff with jitter, `retry-after` honoured, at
+//! Retrying a model request: exponential backoff with jitter, `retry-after` honoured, at
 //! most [`RetryPolicy::max_tries`] tries.
 //!
 //! Every retryable failure is retried inside that one budget: an HTTP error (429, 5xx, 529), a
@@ -21,16 +21,16 @@ use crate::engine::fsutil::jitter;
 use crate::engine::types::{Delta, ModelRequest, ModelResponse};
 
 /// A server's `retry-after` is followed up to this long.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-/// `stream_idle_timeout` when none is configured (SPEC §3).
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// `stream_idle_timeout` when none is configured.
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// A silence this long is reported (the TUI shows `waiting for the provider… 42s`).
-pub const SILENCE_NOTICE_AFTER: Duration = Duration::from_secs(15);
+pub(crate) const SILENCE_NOTICE_AFTER: Duration = Duration::from_secs(15);
 
 /// How often and how patiently to retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Tries in all, the first included (SPEC §3: 5).
+    /// Tries in all, the first included (5 by default).
     pub max_tries: u32,
     /// The delay before the first retry, doubled for each further one.
     pub base_delay: Duration,

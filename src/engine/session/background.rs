@@ -1,4 +1,4 @@
-//! The handoff in the background (SPEC §6.16): the writing request runs beside the main thread.
+//! The handoff in the background: the writing request runs beside the main thread.
 //!
 //! When the context crosses the handoff line (after a main-thread response, or before a request),
 //! the writing request starts on the *same prefix* the main thread's last request sent (system
@@ -11,7 +11,7 @@
 //! then holds the document and the record of everything after the cut ([`super::tail`]).
 //!
 //! A failed writing request (an error after its retries, a stall, an overflow, a reply without the
-//! required sections) runs once more on a reduced copy of the history ([`super::rescue_run`]);
+//! required sections) runs once more on a reduced copy of the history ([`super::writing_request`]);
 //! only when that fails too is the degraded document frozen. `Op::CancelHandoff` stops the writing
 //! only. When the main thread's context reaches the window minus the writing reserve first, it
 //! waits for the document ([`Engine::wait_background`]), as in blocking mode.
@@ -23,7 +23,7 @@ use tokio::task::AbortHandle;
 use super::Engine;
 use super::handoff_run::WriteFailure;
 use super::turnover::Produced;
-use crate::engine::compact::{Pressure, StrategyKind};
+use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Cut, FrozenHandoff};
 use crate::engine::policy::HandoffMode;
@@ -210,7 +210,7 @@ impl Engine {
             "handoff started"
         );
         self.handoff_clock = Some((id, Instant::now()));
-        // The step's standing focus (SPEC §6.19), as for every automatic handoff.
+        // The step's standing focus, as for every automatic handoff.
         let focus = self.handoff_focus(None);
         self.emit_logged(Event::Handoff(HandoffPhase::Writing {
             handoff: id,

@@ -1,4 +1,4 @@
-//! Continuity across processes (SPEC §6.15): the step name this process claims in the workspace,
+//! Continuity across processes: the step name this process claims in the workspace,
 //! and the review of a handoff an earlier process froze but never turned over.
 
 use super::{Engine, EngineParams};

@@ -1,4 +1,4 @@
-//! The generation turnover (SPEC §6, §7) and in-place compaction (SPEC §9).
+//! The generation turnover and in-place compaction.
 
 use super::Engine;
 use super::request::{Outcome, Purpose};
@@ -242,7 +242,7 @@ impl Engine {
         }
     }
 
-    /// The mechanical document of SPEC §6.7, §6.14: it names the request in progress and carries
+    /// The mechanical (degraded) document, written without the model: it names the request in progress and carries
     /// forward what the document this generation was briefed with had settled.
     pub(super) fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
         let (task, touched) = self
@@ -294,7 +294,7 @@ impl Engine {
         }
     }
 
-    /// In-place compaction (SPEC §9). Ok(true) when the history was replaced.
+    /// In-place compaction. Ok(true) when the history was replaced.
     pub(crate) async fn compact(
         &mut self,
         trigger: CompactionTrigger,

@@ -1,4 +1,4 @@
-//! Oversized user input (SPEC §13, a 10 MB paste): a message too large for one message or for a
+//! Oversized user input (a 10 MB paste, say): a message too large for one message or for a
 //! fresh session below the handoff line is saved to `<spill dir>/input-<n>.txt`; the model gets a
 //! preview plus the path and how to read the rest, and the user is told.
 
@@ -11,7 +11,7 @@ use crate::engine::protocol::Event;
 use crate::engine::tools::{self, SPILL_PREVIEW_CHARS};
 
 /// A user message longer than this many characters is spilled.
-pub const INPUT_SPILL_LIMIT: usize = 100_000;
+pub(crate) const INPUT_SPILL_LIMIT: usize = 100_000;
 /// Input spill file numbers tried before giving up.
 const MAX_INPUT_NAMES: usize = 100_000;
 
@@ -105,7 +105,7 @@ pub(crate) fn task_excerpt(task: &str) -> String {
 }
 
 /// Characters of a task the ledger keeps.
-pub const TASK_CHARS: usize = crate::engine::handoff::document::TASK_EXCERPT_CHARS;
+pub(crate) const TASK_CHARS: usize = crate::engine::handoff::document::TASK_EXCERPT_CHARS;
 
 #[cfg(test)]
 mod tests {

@@ -135,6 +135,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             session_id,
             generation,
             messages,
+            ..
         } => tracing::info!(run = %run_id, session = %session_id, generation, messages, "resumed"),
         Event::Model {
             model,

@@ -8,15 +8,17 @@ mod continuity;
 mod handoff_run;
 mod input;
 mod log;
-mod memory;
+mod masking;
+mod memory_ops;
 mod request;
-mod rescue_run;
-mod runs;
+mod slash_ops;
 mod tail;
 mod tasks;
+mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
+mod writing_request;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -26,7 +28,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::approvals::Allowances;
-use super::compact::ContextStrategy;
+use super::context::strategy::ContextStrategy;
 use super::context::{self, Thresholds, WindowSource};
 use super::error::{Error, ResumeError};
 use super::fsutil::{new_id, now_unix, rfc3339};
@@ -42,12 +44,12 @@ use super::provider::retry::RetryPolicy;
 use super::replace::ReplaceGeneration;
 use super::sysprompt::{self, SessionPrompt};
 use super::tools::Spiller;
-use super::types::{Effort, Message, Role};
+use super::types::{Effort, Message, Role, append_message};
 
 /// How many ops may wait before `try_send` fails (the UI never awaits a send).
-pub const OP_QUEUE: usize = 64;
-/// At most this many overflow retries in a row (SPEC §6.8).
-pub const OVERFLOW_RETRY_CAP: u32 = 1;
+pub(crate) const OP_QUEUE: usize = 64;
+/// At most this many overflow retries in a row.
+pub(crate) const OVERFLOW_RETRY_CAP: u32 = 1;
 
 /// Everything the engine needs to start.
 pub struct EngineParams {
@@ -69,7 +71,7 @@ pub struct EngineParams {
     pub window_source: WindowSource,
     /// Handoff, compaction, or both.
     pub context: ContextPolicy,
-    /// The writing turn in the background (default) or blocking the main thread (SPEC §6.16).
+    /// The writing turn in the background (default) or blocking the main thread.
     pub handoff_mode: HandoffMode,
     pub max_generations: u32,
     pub max_iterations: u32,
@@ -91,12 +93,14 @@ pub struct EngineParams {
     /// Headless test hook: a manual handoff after this many main-thread responses.
     pub handoff_after: Option<u32>,
     pub demo: bool,
-    /// MCP servers whose tools are offered beside the built-in ones (issue 12); `None`: none.
+    /// MCP servers whose tools are offered beside the built-in ones; `None`: none.
     pub mcp: Option<Arc<crate::engine::mcp::McpManager>>,
     /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: crate::engine::subagent::SubagentSettings,
+    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
+    pub masking: crate::engine::mask::MaskSettings,
 }
 
 /// Where `--continue` attaches.
@@ -164,7 +168,7 @@ struct SessionState {
     cost_usd: f64,
 }
 
-/// The user request in progress (SPEC §6.14): the running message turn's user messages, kept
+/// The user request in progress: the running message turn's user messages, kept
 /// after the turn when it did not complete (interrupted, failed, out of iterations), so a handoff
 /// made then still carries it. A completed turn closes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -244,11 +248,11 @@ pub(crate) struct Engine {
     request: Request,
     /// The document the current session was briefed with (a degraded one carries it forward).
     briefed: Option<super::handoff::HandoffDoc>,
-    /// This process's claim on the step name in the workspace (SPEC §6.15).
+    /// This process's claim on the step name in the workspace.
     claim: Option<super::handoff::lock::StepClaim>,
     /// What the document lock cost the handoff in progress.
     handoff_lock: Duration,
-    /// The handoff running beside the main thread (SPEC §6.16), if any.
+    /// The handoff running beside the main thread, if any.
     bg: Option<background::Background>,
     /// Where background writing requests send their result.
     bg_tx: mpsc::UnboundedSender<background::Written>,
@@ -258,7 +262,11 @@ pub(crate) struct Engine {
     bg_cancelled: bool,
     /// Pins (and focus) given before the first message named the step: they move into its
     /// record when it starts (`memory()` reads the record's from then on).
-    unborn: super::memory::StepMemory,
+    unborn: super::step_memory::StepMemory,
+    /// The line counts of this session's file changes, for the handoff's `Touched` section.
+    call_counts: tool_log::CallCounts,
+    /// Where masking of the current session's requests stands.
+    mask: masking::MaskState,
 }
 
 impl Engine {
@@ -343,6 +351,8 @@ impl Engine {
             bg_rx,
             bg_cancelled: false,
             unborn: Default::default(),
+            call_counts: Default::default(),
+            mask: Default::default(),
         })
     }
 
@@ -485,7 +495,7 @@ impl Engine {
     fn save_manifest(&mut self) {
         // Only this process's step: others may share the run directory.
         let path = self.p.run_dir.manifest_path();
-        if let Err(e) = super::runs::save_step(&self.manifest, self.step, &path) {
+        if let Err(e) = super::ledger::save_step(&self.manifest, self.step, &path) {
             self.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
@@ -857,21 +867,10 @@ fn replace_state(rec: Option<&StepRecord>) -> (ReplaceGeneration, u32) {
     }
 }
 
-/// Append `msg` to a history; a user message after a user message joins it (the API wants roles to
-/// alternate).
-pub(crate) fn append_message(messages: &mut Vec<Message>, msg: Message) {
-    match messages.last_mut() {
-        Some(last) if msg.role == Role::User && last.role == Role::User => {
-            last.content.extend(msg.content)
-        }
-        _ => messages.push(msg),
-    }
-}
-
 /// What a call left without a result by a crash is answered with: what is known to have happened.
 /// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
 /// have finished its change before the end.
-pub fn interrupted_result(tool: &str) -> String {
+pub(crate) fn interrupted_result(tool: &str) -> String {
     let what = match tool {
         "bash" => "the command and every process it started were killed with it",
         "write_file" | "edit_file" => {
@@ -942,7 +941,7 @@ pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
 }
 
 /// A step name from a task: its first words, lower-case, `-` separated.
-pub fn step_name_from_task(task: &str) -> String {
+pub(crate) fn step_name_from_task(task: &str) -> String {
     let mut out = String::new();
     for word in task.split_whitespace() {
         let w: String = word

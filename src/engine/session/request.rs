@@ -292,12 +292,12 @@ impl Engine {
         specs
     }
 
-    /// Build a request on the current session's history.
-    pub(crate) fn build_request(&self, tool_choice: ToolChoice) -> ModelRequest {
+    /// Build a request on the current session's history (old tool output masked).
+    pub(crate) fn build_request(&mut self, tool_choice: ToolChoice) -> ModelRequest {
         ModelRequest {
+            messages: self.request_messages(),
             model: self.p.model.clone(),
             system: self.p.system_prompt.clone(),
-            messages: self.s.messages.clone(),
             tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.p.max_tokens,

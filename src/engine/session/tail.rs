@@ -1,4 +1,4 @@
-//! The record after the cut (SPEC §6.16): what a session did while its background handoff was
+//! The record after the cut: what a session did while its background handoff was
 //! written, as the successor's briefing carries it ([`crate::engine::handoff::briefing`]).
 //!
 //! Every message after the cut, in order: user text (a message the briefing already quotes as the
@@ -19,9 +19,9 @@ use crate::engine::protocol::Event;
 use crate::engine::types::{Block, Role};
 
 /// A result (or arguments) longer than this is capped in the record.
-pub const TAIL_CAP: usize = 2_000;
+pub(crate) const TAIL_CAP: usize = 2_000;
 /// What a capped result shows.
-pub const TAIL_PREVIEW: usize = 1_500;
+pub(crate) const TAIL_PREVIEW: usize = 1_500;
 /// Spill names tried per file.
 const TAIL_SPILL_NAMES: u32 = 10_000;
 

@@ -1,6 +1,7 @@
-//! The `task` calls of one reply (SPEC §4, issue 12): their subagents run together, at most
-//! [`MAX_CONCURRENT`] at once, while the engine keeps answering ops; Esc (or shutdown) aborts them
-//! with the turn. Each child's report is its call's result, through the main thread's tool-result
+//! The `task` calls of one reply: their subagents run together, at most [`MAX_CONCURRENT`] at
+//! once, while the engine keeps answering ops; Esc (or shutdown) aborts them with the turn. The
+//! children report on a channel of their own ([`SubagentEvent`]); this file turns each report
+//! into the front ends' `Event`, in the order it was sent and before the call's result. Each child's report is its call's result, through the main thread's tool-result
 //! budget; its cost goes to the session, the step and the generation, its record (linking its
 //! transcript) into the ledger. Nothing of a child counts in the main gauge: only its report is
 //! appended to the main thread's history.
@@ -8,15 +9,18 @@
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
+use tokio::sync::mpsc;
 
 use super::Engine;
 use crate::engine::context::{self, Thresholds};
+use crate::engine::learned_windows::LearnedWindows;
+use crate::engine::protocol::Event;
 use crate::engine::subagent::{
-    self, Child, ChildEnv, ChildHeader, ChildTools, Finished, MAX_CONCURRENT, TASK_TOOL, TaskInput,
+    self, Child, ChildEnv, ChildHeader, ChildTools, Finished, MAX_CONCURRENT, SubagentEvent,
+    TASK_TOOL, TaskInput,
 };
 use crate::engine::tools::{self, ToolOutput};
 use crate::engine::types::Block;
-use crate::engine::windows::LearnedWindows;
 
 impl Engine {
     /// What a subagent may call under the approval policy in force.
@@ -24,8 +28,8 @@ impl Engine {
         ChildTools::for_policy(self.p.approvals, self.asked_once)
     }
 
-    /// What the children of a batch share, taken from the session now.
-    fn child_env(&self) -> ChildEnv {
+    /// What the children of a batch share, taken from the session now; they report on `events`.
+    fn child_env(&self, events: mpsc::UnboundedSender<SubagentEvent>) -> ChildEnv {
         let tools = self.child_tools();
         let model = self
             .p
@@ -63,7 +67,7 @@ impl Engine {
                 provider: self.p.provider.name().to_string(),
                 workspace: self.p.workspace.clone(),
             },
-            events: self.events.clone(),
+            events,
         }
     }
 
@@ -73,7 +77,8 @@ impl Engine {
         &mut self,
         batch: Vec<(String, Value)>,
     ) -> (Vec<(String, Block)>, bool) {
-        let env = self.child_env();
+        let (events, mut reports) = mpsc::unbounded_channel();
+        let env = self.child_env(events);
         let mut results = Vec::with_capacity(batch.len());
         let mut children = Vec::with_capacity(batch.len());
         for (id, input) in batch {
@@ -93,27 +98,54 @@ impl Engine {
                 running.push(run_child(child, &env));
             }
             loop {
-                match self.abortable(running.next()).await {
-                    Some(Some(done)) => {
+                let next = async {
+                    tokio::select! {
+                        biased;
+                        Some(report) = reports.recv() => Next::Report(report),
+                        done = running.next() => Next::Done(done.map(Box::new)),
+                    }
+                };
+                match self.abortable(next).await {
+                    Some(Next::Report(report)) => self.forward(report),
+                    Some(Next::Done(Some(done))) => {
+                        self.forward_all(&mut reports);
                         booked.insert(done.call_id.clone());
-                        results.push(self.book(done));
+                        results.push(self.book(*done));
                         if let Some(child) = waiting.next() {
                             running.push(run_child(child, &env));
                         }
                     }
-                    Some(None) => break false,
+                    Some(Next::Done(None)) => break false,
                     // Esc or shutdown: the children still running are dropped here.
                     None => break true,
                 }
             }
         };
+        self.forward_all(&mut reports);
         for child in children.iter_mut() {
             if !booked.contains(child.call_id()) {
                 child.interrupt();
+                self.forward_all(&mut reports);
                 results.push(self.book(child.finished()));
             }
         }
         (results, stopped)
+    }
+
+    /// A child's report, to the front ends.
+    fn forward(&self, report: SubagentEvent) {
+        let event = match report {
+            SubagentEvent::Phase(phase) => Event::Subagent(phase),
+            SubagentEvent::Warning { message } => Event::Warning { message },
+        };
+        let _ = self.events.send(event);
+    }
+
+    /// Every report sent so far, to the front ends (before a call's result goes out).
+    fn forward_all(&self, reports: &mut mpsc::UnboundedReceiver<SubagentEvent>) {
+        while let Ok(report) = reports.try_recv() {
+            self.forward(report);
+        }
     }
 
     /// A child is over: its cost and record into the ledger, its report to the model.
@@ -128,6 +160,12 @@ impl Engine {
         let block = self.deliver(&done.call_id, TASK_TOOL, out);
         (done.call_id, block)
     }
+}
+
+/// What the batch's wait yields: a child's report, or a child that is over (None: all are).
+enum Next {
+    Report(SubagentEvent),
+    Done(Option<Box<Finished>>),
 }
 
 /// Run one child and hand back what the parent needs of it.

@@ -30,6 +30,7 @@ impl Engine {
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
+            sandbox: tools::sandbox::SandboxPolicy::off(),
         }
     }
 
@@ -127,6 +128,7 @@ impl Engine {
 
     /// A call's result: told to the front end (and the transcript), as the block the model gets.
     pub(crate) fn deliver(&mut self, id: &str, name: &str, mut out: ToolOutput) -> Block {
+        self.note_counts(id, out.diff.as_deref());
         self.emit_logged(Event::ToolResult {
             id: id.to_string(),
             name: name.to_string(),
@@ -179,7 +181,7 @@ impl Engine {
             return Decision::Allow;
         }
         // A path outside the workspace is approved call by call: neither --yes nor "always"
-        // covers it (SPEC §14).
+        // covers it.
         let outside = self.leaves_workspace(name, input);
         let auto = match self.p.approvals {
             ApprovalPolicy::Auto => true,

@@ -1,4 +1,4 @@
-//! One user turn: a loop of model requests and tool executions (SPEC §4), with the handoff and
+//! One user turn: a loop of model requests and tool executions, with the handoff and
 //! compaction checks before every request and the overflow path after a context-window error.
 
 use super::ActiveTurn;
@@ -6,8 +6,9 @@ use super::background::Settle;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
 use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
-use crate::engine::compact::{Pressure, StrategyKind};
+use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::error::Error;
+use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::ledger::Cut;
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
@@ -15,7 +16,6 @@ use crate::engine::protocol::{
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::replace::may_retry_overflow;
 use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
-use crate::engine::windows::LearnedWindows;
 
 /// The task an `/init` turn names its step after.
 const INIT_TASK: &str = "Draft AGENTS.md for the repository (/init)";
@@ -53,7 +53,7 @@ enum Unfinished {
 impl Engine {
     pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
         // A key the user pastes never enters the conversation: not the model's request, not the
-        // transcript, the ledger or a handoff document (SPEC §14).
+        // transcript, the ledger or a handoff document.
         let text = crate::engine::secrets::redact(&text).into_owned();
         self.message_turn(id, TurnKind::Message, Origin::User, &text.clone(), text)
             .await;
@@ -94,7 +94,7 @@ impl Engine {
         let turn = self.begin_turn(id, kind);
         // A background handoff the user cancelled may start again from this turn on.
         self.bg_cancelled = false;
-        // A 10 MB paste reaches the model as a preview and a file to read (SPEC §13).
+        // A 10 MB paste reaches the model as a preview and a file to read.
         let text = if origin == Origin::User {
             self.admit_input(text)
         } else {
@@ -366,7 +366,7 @@ impl Engine {
         Flow::Go
     }
 
-    /// The overflow path (SPEC §6.8, §9): replace what the model sees, then retry only if the replace
+    /// The overflow path: replace what the model sees, then retry only if the replace
     /// generation strictly advanced, at most once in a row.
     async fn on_overflow(&mut self, e: &ProviderError, snapshot: u64) -> Flow {
         if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message) {
@@ -424,13 +424,13 @@ impl Engine {
         LearnedWindows::in_data_dir(&self.p.data_dir)
     }
 
-    /// A window stated by an overflow message becomes the model's window from now on (SPEC §3).
+    /// A window stated by an overflow message becomes the model's window from now on.
     pub(super) fn learn_window(&mut self, limit: u64) {
         if limit == self.thresholds.window || limit < 1_000 {
             return;
         }
         if self.p.window_source.is_pinned() {
-            // `--window` beats a learned window (SPEC §5): record it for later runs only.
+            // `--window` beats a learned window: record it for later runs only.
             let _ = self.learned_windows().record(&self.p.model, limit);
             self.emit(Event::Warning {
                 message: format!(
@@ -467,7 +467,7 @@ impl Engine {
             "You have used the iteration budget of this turn ({n}/{max}). Do not call tools. \
              Summarise where the work stands: what is done, what is left, and what you would do next."
         );
-        // The same checks as every main-thread request (SPEC §6.2): a handoff may come first, and
+        // The same checks as every main-thread request: a handoff may come first, and
         // then the successor answers the question.
         if let Flow::Stop(r) = self.before_request().await {
             return r;

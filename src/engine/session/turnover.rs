@@ -1,4 +1,4 @@
-//! From a document to a successor (SPEC §6.9, §6.10, §6.14, §6.15, §8): freeze it under the step's
+//! From a document to a successor: freeze it under the step's
 //! lock with a frozen record in the ledger first, wait for the review, read the file back under
 //! the lock, brief the successor with the file verbatim and the request in flight, and only then
 //! record the turnover. A review that does not end (quit, signal) commits nothing: the frozen
@@ -92,6 +92,8 @@ impl Engine {
         produced: Produced,
         cut: Option<Cut>,
     ) -> FrozenHandoff {
+        // Every document, written, rescued or degraded, carries the facts of the tool log.
+        let doc = &self.with_touched(doc);
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
         if degraded {
@@ -195,7 +197,7 @@ impl Engine {
     /// Read the document back, start the successor with it, record the turnover.
     pub(super) fn commit_turnover(&mut self, id: HandoffId, frozen: FrozenHandoff) {
         let successor = self.read_back(&frozen);
-        // A `Pinned` section the user typed during the review: pins from now on (SPEC §6.19).
+        // A `Pinned` section the user typed during the review: pins from now on.
         self.adopt_typed_pins(&successor.text, &frozen.markdown);
         // What the step's document lock cost this handoff (freeze + read-back): `perf concurrency`
         // reads it from the log.
@@ -327,7 +329,7 @@ impl Engine {
         }
     }
 
-    /// The review window (SPEC §8): wait until the front end says the successor may start.
+    /// The review window: wait until the front end says the successor may start.
     /// Esc belongs to the review then (it ends it with `ReviewDone`): an abort does not stop it.
     async fn wait_review(&mut self, handoff: HandoffId) -> Review {
         let done = |op: &Op| matches!(op, Op::ReviewDone { handoff: h } if *h == handoff);
@@ -360,7 +362,7 @@ impl Engine {
         }
     }
 
-    /// The document the successor reads (SPEC §6.14, §13): the file exactly as it is on disk now,
+    /// The document the successor reads: the file exactly as it is on disk now,
     /// read under the step's lock, even when it no longer parses as a handoff (with a warning);
     /// the in-memory document only when the file is gone, empty, unreadable, or holds another
     /// step's or generation's document.

@@ -23,19 +23,20 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::report::{self, CallNote, EarlyStop};
-use super::{ChildTools, SubagentOutcome, SubagentPhase, TaskInput};
+use super::{
+    ChildTools, SubagentEvent, SubagentOutcome, SubagentPhase, TaskInput, TranscriptEvent,
+};
 use crate::engine::context::{self, Thresholds};
 use crate::engine::fsutil::new_id;
 use crate::engine::ledger::{
     RunDir, SessionHeader, SubagentOf, SubagentRecord, Transcript, TranscriptLine, now_stamp,
 };
-use crate::engine::protocol::Event;
 use crate::engine::provider::retry::{RetryPolicy, StreamNotice, stream_with_retry};
 use crate::engine::provider::{ErrorKind as ProviderErrorKind, Provider, ProviderError};
-use crate::engine::session::append_message;
 use crate::engine::tools::{self, Spiller, ToolCtx, ToolOutput};
 use crate::engine::types::{
     Block, Delta, Effort, Message, ModelRequest, ModelResponse, Role, ToolChoice, Usage,
+    append_message,
 };
 
 /// Characters of a tool result shown in its `tool_result` phase.
@@ -58,7 +59,8 @@ pub struct ChildEnv {
     pub tool_ctx: ToolCtx,
     pub run_dir: RunDir,
     pub header: ChildHeader,
-    pub events: mpsc::UnboundedSender<Event>,
+    /// Where its phases go: the parent session forwards them to the front ends.
+    pub events: mpsc::UnboundedSender<SubagentEvent>,
 }
 
 /// What every child's transcript header takes from the parent.
@@ -110,7 +112,7 @@ pub struct Child {
     task: TaskInput,
     model: String,
     parent_session: String,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::UnboundedSender<SubagentEvent>,
     session_id: String,
     /// When it started (None: it has not, it waits for a free place).
     started: Option<(Instant, String)>,
@@ -422,7 +424,7 @@ impl Child {
                 call_id: id.clone(),
                 name,
                 is_error: out.is_error,
-                output: tools::text::truncate_chars(&out.content, RESULT_PREVIEW),
+                output: crate::engine::text::truncate_chars(&out.content, RESULT_PREVIEW),
                 chars: out.content.chars().count(),
             });
             self.pending.push(Block::ToolResult {
@@ -458,7 +460,7 @@ impl Child {
         }
         self.last_text = text.to_string();
         // Its replies are in its transcript as messages: the phase goes to the front end only.
-        let _ = self.events.send(Event::Subagent(SubagentPhase::Text {
+        let _ = self.events.send(SubagentEvent::Phase(SubagentPhase::Text {
             id: self.call_id.clone(),
             text: text.to_string(),
         }));
@@ -477,21 +479,20 @@ impl Child {
         append_message(&mut self.messages, msg);
     }
 
-    /// Tell the front end, and keep it in the transcript.
+    /// Tell the front end (through the parent), and keep it in the transcript.
     fn emit(&mut self, phase: SubagentPhase) {
-        let ev = Event::Subagent(phase);
-        if let Ok(v) = serde_json::to_value(&ev) {
+        if let Ok(v) = serde_json::to_value(TranscriptEvent::Subagent(&phase)) {
             self.transcript.append(&TranscriptLine::Event { event: v });
         }
         if let Some(message) = self.transcript.take_error() {
-            let _ = self.events.send(Event::Warning {
+            let _ = self.events.send(SubagentEvent::Warning {
                 message: format!(
                     "subagent \"{}\": {message}; it goes on but is no longer recorded",
                     self.task.description
                 ),
             });
         }
-        let _ = self.events.send(ev);
+        let _ = self.events.send(SubagentEvent::Phase(phase));
     }
 
     /// The end: the report put together, the `end` phase sent and recorded.

@@ -1,7 +1,9 @@
-//! What a subagent tells the front ends while it works: `Event::Subagent(SubagentPhase)`, one
-//! JSON line each in headless mode (`{"type":"subagent","phase":"start",…}`). Every phase names
-//! the subagent by `id`, the id of the parent's `task` call (its `tool_call` event has the same
-//! id), so a front end attaches the subagent to that call.
+//! What a subagent reports while it works. A child sends [`SubagentEvent`]s on a channel of its
+//! own; the parent session turns each into a front-end event (`Event::Subagent(SubagentPhase)`,
+//! one JSON line each in headless mode: `{"type":"subagent","phase":"start",…}`), so the subagent
+//! never builds a wire event itself. Every phase names the subagent by `id`, the id of the
+//! parent's `task` call (its `tool_call` event has the same id), so a front end attaches the
+//! subagent to that call.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -10,6 +12,24 @@ use serde::Serialize;
 
 use crate::engine::error::ErrorKind;
 use crate::engine::types::Usage;
+
+/// What a child sends its parent session while it works.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubagentEvent {
+    /// One step of its life (the front ends get it as `Event::Subagent`).
+    Phase(SubagentPhase),
+    /// Something the user should know that is no phase: its transcript can no longer be written
+    /// (the front ends get it as `Event::Warning`).
+    Warning { message: String },
+}
+
+/// A phase as the child's transcript keeps it: the same JSON object the front ends get
+/// (`{"type":"subagent","phase":…}`).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum TranscriptEvent<'a> {
+    Subagent(&'a SubagentPhase),
+}
 
 /// One step of a subagent's life.
 #[derive(Debug, Clone, PartialEq, Serialize)]

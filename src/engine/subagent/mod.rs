@@ -1,4 +1,4 @@
-//! Subagents (SPEC §4, issue 12): the `task` tool starts a child session with its own context and
+//! Subagents: the `task` tool starts a child session with its own context and
 //! window accounting, which works on the prompt alone and returns only its final report, as the
 //! result of the `task` call. Its reading never enters the main thread's context, gauge or
 //! handoff check.
@@ -27,7 +27,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
 
-pub mod child;
+pub(crate) mod child;
 mod events;
 mod report;
 
@@ -35,8 +35,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-pub use child::{Child, ChildEnv, ChildHeader, Finished};
+pub use child::Child;
 pub use events::{SubagentOutcome, SubagentPhase};
+
+pub(crate) use child::{ChildEnv, ChildHeader, Finished};
+pub(crate) use events::{SubagentEvent, TranscriptEvent};
 
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::tools::{self, ToolCtx, ToolError};
@@ -45,9 +48,9 @@ use crate::engine::types::ToolSpec;
 /// The tool's name.
 pub const TASK_TOOL: &str = "task";
 /// At most this many subagents of one response run at once; the rest wait for a free place.
-pub const MAX_CONCURRENT: usize = 4;
+pub(crate) const MAX_CONCURRENT: usize = 4;
 /// A child's iteration budget when the config names none (`subagent_max_iterations`).
-pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
+pub(crate) const DEFAULT_MAX_ITERATIONS: u32 = 50;
 /// The child's base system prompt (the parent's environment block and project instructions
 /// follow it).
 const PROMPT: &str = include_str!("../../../assets/subagent_prompt.md");
@@ -131,7 +134,7 @@ impl ChildTools {
             return Err(ToolError(format!(
                 "`{}` cannot be called here: {why}. Your tools are: {}. Say in your report what \
                  you could not do.",
-                tools::text::one_line(name, 100),
+                crate::engine::text::one_line(name, 100),
                 self.names().join(", ")
             )));
         }
@@ -229,8 +232,8 @@ impl TaskInput {
             )
         })?;
         let description = text("description")
-            .map(|d| tools::text::one_line(&d, 80))
-            .unwrap_or_else(|| tools::text::one_line(&prompt, 60));
+            .map(|d| crate::engine::text::one_line(&d, 80))
+            .unwrap_or_else(|| crate::engine::text::one_line(&prompt, 60));
         Ok(TaskInput {
             description,
             prompt,

@@ -3,7 +3,7 @@
 //! puts together from what the child read and ran.
 
 use super::SubagentOutcome;
-use crate::engine::tools::text::{one_line, truncate_chars};
+use crate::engine::text::{one_line, truncate_chars};
 
 /// Calls listed in a mechanical report; the rest are counted.
 const LISTED_CALLS: usize = 60;

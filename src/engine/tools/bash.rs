@@ -2,7 +2,9 @@
 //!
 //! stdout and stderr share one pipe, so the output reads as it would in a terminal. The command
 //! runs in its own process group; a timeout or a dropped future (Esc) kills the whole group, so
-//! grandchildren die too. Output is capped in memory (head and tail kept).
+//! grandchildren die too. Output is capped in memory (head and tail kept). Under a sandbox
+//! ([`super::sandbox`]) the command is confined, its group is killed when it ends, and a result the
+//! sandbox caused ends with a note that says so.
 
 use std::collections::VecDeque;
 use std::io;
@@ -12,12 +14,14 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::time::Instant;
 
 use super::args::Args;
-use super::text::clean_terminal_output;
+use super::lifeline::GroupKiller;
+use super::sandbox::{self, Containment, LeaderExit, SandboxPolicy};
 use super::{CommandExit, MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
+use crate::engine::text::clean_terminal_output;
 use crate::engine::types::ToolSpec;
 use live::LiveOutput;
 
@@ -61,10 +65,18 @@ pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx, live: Live<'_>) -> ToolR
         Some(secs) => Duration::from_secs_f64(secs.clamp(1.0, MAX_BASH_TIMEOUT.as_secs_f64())),
         None => ctx.bash_timeout,
     };
-    let done = execute(command, &ctx.workspace, timeout, live)
+    let done = execute(command, &ctx.workspace, timeout, live, &ctx.sandbox)
         .await
         .map_err(|e| format!("Could not start the shell: {e}"))?;
-    Ok(done.into_output(timeout))
+    let mut out = done.into_output(timeout);
+    let stop = out.exit.as_ref().and_then(|exit| {
+        sandbox::sandbox_stop_reason(&ctx.sandbox, &ctx.workspace, command, &out.content, exit)
+    });
+    if let Some(stop) = stop {
+        out.content.push('\n');
+        out.content.push_str(&stop.note());
+    }
+    Ok(out)
 }
 
 /// What a caller may do with a command while it runs.
@@ -86,6 +98,8 @@ struct Finished {
     elapsed: Duration,
     /// Background processes still held the output open when we stopped reading.
     left_running: bool,
+    /// What became of them: killed with the command, or left running.
+    containment: Containment,
 }
 
 impl Finished {
@@ -153,11 +167,16 @@ impl Finished {
                 }
             }
         }
-        if self.left_running {
-            content.push_str(
+        match (self.left_running, self.containment) {
+            (false, _) => {}
+            (true, Containment::LeaveBackground) => content.push_str(
                 "\n[background processes started by the command are still running; their \
                  further output is not captured]",
-            );
+            ),
+            (true, Containment::KillGroupAtEnd) => content.push_str(
+                "\n[background processes started by the command were stopped when it ended: \
+                 the sandbox lets nothing a command starts outlive it]",
+            ),
         }
         ToolOutput {
             content,
@@ -202,15 +221,19 @@ async fn execute(
     cwd: &Path,
     timeout: Duration,
     live: Live<'_>,
+    policy: &SandboxPolicy,
 ) -> io::Result<Finished> {
     // From before the spawn: the command may run a while before `spawn` returns (its guards are
     // set up in between, `lifeline`).
     let started = Instant::now();
-    let (mut child, mut reader) = match spawn("bash", command, cwd) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => spawn("sh", command, cwd)?,
+    let (mut child, mut reader, containment) = match spawn("bash", command, cwd, policy) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => spawn("sh", command, cwd, policy)?,
         other => other?,
     };
     let mut group = GroupKiller::new(&child);
+    // Contained: see the leader exit without reaping it, so its group can be killed first.
+    let leader = LeaderExit::watch(&child, containment);
+    let mut leader_exited = false;
     let mut capture = Capture::default();
     let mut shown = LiveOutput::default();
     let Live {
@@ -227,7 +250,7 @@ async fn execute(
     let mut timed_out = false;
     let mut interrupted = false;
     let mut status = None;
-    while status.is_none() {
+    while status.is_none() && !leader_exited {
         let flush_at = shown.next_due();
         tokio::select! {
             r = reader.read(&mut chunk), if !eof => match r {
@@ -238,9 +261,16 @@ async fn execute(
                     shown.push(data, Instant::now());
                 }
             },
-            s = child.wait() => {
+            s = child.wait(), if leader.is_none() => {
+                if containment == Containment::KillGroupAtEnd {
+                    group.kill();
+                }
                 group.disarm();
                 status = Some(s?);
+            }
+            r = exited(leader.as_ref()), if leader.is_some() => {
+                r?;
+                leader_exited = true;
             }
             () = &mut deadline => {
                 timed_out = true;
@@ -285,6 +315,12 @@ async fn execute(
     if let Some(text) = shown.take(Instant::now(), true) {
         on_output(text);
     }
+    if leader_exited {
+        // The leader is a zombie until reaped: its group id is still the command's.
+        group.kill();
+        status = Some(child.wait().await?);
+        group.disarm();
+    }
     Ok(Finished {
         output: capture.finish(),
         status,
@@ -292,7 +328,16 @@ async fn execute(
         interrupted,
         elapsed,
         left_running: !eof,
+        containment,
     })
+}
+
+/// Resolves when the contained command's leader has exited (never without a handle).
+async fn exited(leader: Option<&LeaderExit>) -> io::Result<()> {
+    match leader {
+        Some(l) => l.exited().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Whether the user stopped the command (false: the sender is gone, or there is none).
@@ -306,17 +351,30 @@ async fn stopped(interrupt: &mut Option<tokio::sync::oneshot::Receiver<()>>) -> 
 /// The read end of the shared stdout/stderr pipe.
 type OutputReader = tokio::net::unix::pipe::Receiver;
 
-fn spawn(shell: &str, command: &str, cwd: &Path) -> io::Result<(Child, OutputReader)> {
+fn spawn(
+    shell: &str,
+    command: &str,
+    cwd: &Path,
+    policy: &SandboxPolicy,
+) -> io::Result<(Child, OutputReader, Containment)> {
     let (sender, reader) = tokio::net::unix::pipe::pipe()?;
     let write_end = sender.into_blocking_fd()?;
     let write_end_2 = write_end.try_clone()?;
-    let child = {
+    let (child, containment) = {
         // The Command holds the write ends; it is dropped at the end of this block so that the
         // pipe reports end-of-file once the command (and whatever inherited it) is done.
-        let mut cmd = Command::new(shell);
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(cwd)
+        let (mut cmd, enforcement, containment) =
+            sandbox::shell_command(shell, command, cwd, policy).map_err(io::Error::other)?;
+        if policy.is_on() && !enforcement.confines_writes() {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                tracing::warn!(
+                    ?enforcement,
+                    "the sandbox does not confine commands' writes"
+                );
+            });
+        }
+        cmd.current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::from(write_end))
             .stderr(Stdio::from(write_end_2))
@@ -327,48 +385,12 @@ fn spawn(shell: &str, command: &str, cwd: &Path) -> io::Result<(Child, OutputRea
             .process_group(0);
         // No provider keys; the command and its group die with the agent.
         super::lifeline::prepare(&mut cmd);
-        cmd.spawn()?
+        (cmd.spawn()?, containment)
     };
     if let Some(pgid) = child.id() {
         super::lifeline::watch(pgid);
     }
-    Ok((child, reader))
-}
-
-/// Kills the command's whole process group unless disarmed: on timeout, and when the future
-/// running the command is dropped.
-struct GroupKiller {
-    pgid: Option<i32>,
-}
-
-impl GroupKiller {
-    fn new(child: &Child) -> Self {
-        GroupKiller {
-            pgid: child.id().and_then(|id| i32::try_from(id).ok()),
-        }
-    }
-
-    /// The command has been reaped: its group id may be reused, so never signal it again.
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-
-    fn kill(&mut self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid.filter(|&p| p > 1) {
-            // SAFETY: kill(2) takes plain integers and has no memory effects. The group leader
-            // has not been reaped yet (we disarm right after reaping), so the id is still ours.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
+    Ok((child, reader, containment))
 }
 
 /// Output kept in memory: the first [`HEAD_BYTES`] and the last [`TAIL_BYTES`].

@@ -6,10 +6,10 @@ use std::io;
 use serde_json::json;
 
 use super::args::Args;
-use super::text::{looks_binary, numbered, similarity, truncate_chars};
 use super::write_file::write_keeping_mode;
 use super::{ToolCtx, ToolError, ToolOutput, ToolResult, paths};
 use crate::engine::diff::{DiffLimits, FileDiff};
+use crate::engine::text::{looks_binary, numbered, similarity, truncate_chars};
 use crate::engine::types::ToolSpec;
 
 /// Lines of context shown around an edit.

@@ -11,9 +11,9 @@ use regex::RegexBuilder;
 use serde_json::json;
 
 use super::args::Args;
-use super::text::{looks_binary, truncate_chars};
 use super::{ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::files::walk_rules;
+use crate::engine::text::{looks_binary, truncate_chars};
 use crate::engine::types::ToolSpec;
 
 /// Matches returned when the call names no `max_results`.

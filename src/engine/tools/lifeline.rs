@@ -1,7 +1,8 @@
-//! Tool processes die with flower-tui, however it dies (SPEC §13): a `kill -9` of the agent must
+//! Tool processes die with flower-tui, however it dies: a `kill -9` of the agent must
 //! not leave a `bash` command or its children running while the repaired transcript tells the
-//! model the call was interrupted. MCP stdio servers (`mcp/process.rs`) are guarded the same way:
-//! a server run by a wrapper (`npx`, a shell) has grandchildren the death signal never reaches.
+//! model the call was interrupted. MCP stdio servers (`mcp/process.rs`) and hook commands
+//! (`hooks/run.rs`) are guarded the same way: a server run by a wrapper (`npx`, a shell) has
+//! grandchildren the death signal never reaches.
 //!
 //! Two parts, both set up by [`prepare`] and [`watch`] around the spawn of a command (which runs
 //! as the leader of its own process group):
@@ -16,6 +17,8 @@
 //!   It checks once a second whether the group is empty and exits when it is.
 //!
 //! Commands also never see a provider key: [`prepare`] removes them from the child's environment.
+//! While flower-tui lives, [`GroupKiller`] kills a command's group on a timeout or when the future
+//! that runs it is dropped.
 
 use std::io::{self, PipeReader, PipeWriter};
 use std::process::Stdio;
@@ -101,6 +104,42 @@ pub(crate) fn watch(pgid: u32) {
         .process_group(0);
     // Dropped at once: tokio reaps it in the background when it exits.
     let _ = cmd.spawn();
+}
+
+/// Kills a command's whole process group unless disarmed: on timeout, and when the future
+/// running the command is dropped (the `bash` tool's commands and hook commands).
+pub(crate) struct GroupKiller {
+    pgid: Option<i32>,
+}
+
+impl GroupKiller {
+    pub(crate) fn new(child: &tokio::process::Child) -> Self {
+        GroupKiller {
+            pgid: child.id().and_then(|id| i32::try_from(id).ok()),
+        }
+    }
+
+    /// The command has been reaped: its group id may be reused, so never signal it again.
+    pub(crate) fn disarm(&mut self) {
+        self.pgid = None;
+    }
+
+    pub(crate) fn kill(&mut self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid.filter(|&p| p > 1) {
+            // SAFETY: kill(2) takes plain integers and has no memory effects. The group leader
+            // has not been reaped yet (we disarm right after reaping), so the id is still ours.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::args::Args;
 use super::grep::walker;
-use super::text::human_size;
 use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use crate::engine::text::human_size;
 use crate::engine::types::ToolSpec;
 
 /// At most this many entries are listed.

@@ -1,4 +1,4 @@
-//! The model's tools (SPEC §4): `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
+//! The model's tools: `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
 //! The step's own tools, [`todo`] and [`recall`], keep state in the engine: the session layer
 //! offers and runs them (`session/memory.rs`), with the argument checks and summaries of this
@@ -15,11 +15,11 @@ mod glob;
 mod grep;
 pub(crate) mod lifeline;
 mod list_dir;
-pub mod paths;
+pub(crate) mod paths;
 mod read_file;
 pub mod recall;
+pub mod sandbox;
 mod spill;
-pub(crate) mod text;
 pub mod todo;
 mod write_file;
 
@@ -31,22 +31,21 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::engine::diff::FileDiff;
+use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
 pub use bash::Live;
-pub use bash::live::{INTERVAL as LIVE_INTERVAL, TOTAL_CAP as LIVE_TOTAL_CAP};
-pub use paths::default_spill_dir;
-pub use spill::{
-    SPILL_PREVIEW_CHARS, SPILL_SINGLE_LIMIT, SPILL_TURN_LIMIT, Spiller, preview as spill_preview,
-};
+pub use spill::{Spiller, preview as spill_preview};
+
+pub(crate) use spill::SPILL_PREVIEW_CHARS;
 
 /// The bash timeout when neither the call nor the configuration asks for another.
-pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest timeout a bash call may ask for.
-pub const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The names of all tools, in the order [`specs`] lists them.
-pub const TOOL_NAMES: [&str; 7] = [
+pub(crate) const TOOL_NAMES: [&str; 7] = [
     "read_file",
     "write_file",
     "edit_file",
@@ -70,10 +69,13 @@ pub struct ToolCtx {
     pub bash_timeout: Duration,
     /// The user approved leaving the workspace for this call.
     pub allow_outside: bool,
+    /// How `bash` commands are confined ([`sandbox`]).
+    pub sandbox: sandbox::SandboxPolicy,
 }
 
 impl ToolCtx {
-    /// A context with the defaults: no spill dir, the default bash timeout, workspace only.
+    /// A context with the defaults: no spill dir, the default bash timeout, workspace only, no
+    /// sandbox.
     pub fn new(workspace: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
         ToolCtx {
             workspace: workspace.into(),
@@ -81,6 +83,7 @@ impl ToolCtx {
             session_id: session_id.into(),
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             allow_outside: false,
+            sandbox: sandbox::SandboxPolicy::off(),
         }
     }
 }
@@ -205,10 +208,10 @@ pub fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
     }
 }
 
-/// Whether a call leaves the workspace (SPEC §14): [`touches_outside`], except `read_file` of a
+/// Whether a call leaves the workspace: [`touches_outside`], except `read_file` of a
 /// file in `spill_dir`, this run's spill folder (the spill notices send the model there; with
 /// `--no-workbench` it is in the run directory).
-pub fn leaves_workspace(
+pub(crate) fn leaves_workspace(
     name: &str,
     input: &Value,
     workspace: &Path,
@@ -218,7 +221,12 @@ pub fn leaves_workspace(
 }
 
 /// `read_file` of a file in `spill_dir` (not the folder itself).
-pub fn reads_spill(name: &str, input: &Value, workspace: &Path, spill_dir: Option<&Path>) -> bool {
+pub(crate) fn reads_spill(
+    name: &str,
+    input: &Value,
+    workspace: &Path,
+    spill_dir: Option<&Path>,
+) -> bool {
     let (Some(dir), "read_file") = (spill_dir, name) else {
         return false;
     };
@@ -234,7 +242,7 @@ pub fn reads_spill(name: &str, input: &Value, workspace: &Path, spill_dir: Optio
 
 /// Whether this call must be approved by the user: `bash`, `write_file` and `edit_file` always; any
 /// other tool whose path argument resolves outside the workspace.
-pub fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
+pub(crate) fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
     match name {
         "bash" | "write_file" | "edit_file" => true,
         "read_file" | "grep" | "glob" | "list_dir" => touches_outside(name, input, workspace),
@@ -320,7 +328,12 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
 
 /// [`run`], with a running command's output streamed to `live.on_output` and `live.interrupt` to
 /// stop it keeping its output (only `bash` streams or stops this way; other tools ignore both).
-pub async fn run_live(name: &str, input: &Value, ctx: &ToolCtx, live: Live<'_>) -> ToolOutput {
+pub(crate) async fn run_live(
+    name: &str,
+    input: &Value,
+    ctx: &ToolCtx,
+    live: Live<'_>,
+) -> ToolOutput {
     let map = match validate(name, input) {
         Ok(map) => map,
         Err(out) => return out,
@@ -347,7 +360,7 @@ pub async fn run_live(name: &str, input: &Value, ctx: &ToolCtx, live: Live<'_>) 
 /// A result as the model is given it: secrets masked, then through the tool-result budget (a
 /// result too large for the context is spilled and previewed). Every tool result goes through
 /// here, the main thread's and a subagent's alike.
-pub fn for_model(
+pub(crate) fn for_model(
     name: &str,
     mut out: ToolOutput,
     ctx: &ToolCtx,

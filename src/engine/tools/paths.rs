@@ -9,8 +9,8 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use super::text::edit_distance;
 use super::{ToolCtx, ToolError};
+use crate::engine::text::edit_distance;
 
 /// How many dangling symlinks in a row are followed before giving up.
 const MAX_LINK_HOPS: usize = 40;
@@ -29,23 +29,23 @@ pub fn resolve(workspace: &Path, raw: &str) -> PathBuf {
 }
 
 /// `path` canonicalised, or `path` itself when that fails.
-pub fn canonical_or_self(path: &Path) -> PathBuf {
+pub(crate) fn canonical_or_self(path: &Path) -> PathBuf {
     fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Whether the resolved `path` is `root` or below it.
-pub fn is_within(root: &Path, path: &Path) -> bool {
+pub(crate) fn is_within(root: &Path, path: &Path) -> bool {
     path.starts_with(root)
 }
 
 /// Where results are spilled when there is no workbench: `<temp>/flower-spill`.
-pub fn default_spill_dir() -> PathBuf {
+pub(crate) fn default_spill_dir() -> PathBuf {
     std::env::temp_dir().join("flower-spill")
 }
 
 /// Whether `path` lies in the no-workbench spill folder (`read_file` may read it without approval,
 /// since the spill notice tells the model to read its file from there).
-pub fn in_default_spill_dir(path: &Path) -> bool {
+pub(crate) fn in_default_spill_dir(path: &Path) -> bool {
     let dir = canonical_or_self(&default_spill_dir());
     path != dir && is_within(&dir, path)
 }

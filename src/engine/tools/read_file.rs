@@ -6,8 +6,8 @@ use std::io::{self, BufRead, BufReader, Read};
 use serde_json::json;
 
 use super::args::Args;
-use super::text::{BINARY_SNIFF_BYTES, looks_binary, numbered};
 use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use crate::engine::text::{BINARY_SNIFF_BYTES, looks_binary, numbered};
 use crate::engine::types::ToolSpec;
 
 /// Lines returned when the call names no limit.

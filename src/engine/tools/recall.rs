@@ -1,9 +1,10 @@
-//! `recall`: search the transcripts of the step's retired generations (SPEC §6.18). Offered only
-//! to a successor. Reads the JSONL transcripts from disk (`<run>/sessions/<id>.jsonl`), skipping
-//! torn or unreadable lines; every text block, tool call and tool result is one numbered
-//! *message* of its generation. A search returns the matching messages with their generation,
-//! role, tool and the lines around each hit, ten a page; `message` reads one whole, page by page
-//! like `read_file`.
+//! `recall`: search the transcripts of the step's retired generations, and, while
+//! old tool output is masked in the requests, the current generation's own. Reads the JSONL
+//! transcripts from disk (`<run>/sessions/<id>.jsonl`), skipping torn or unreadable lines; every
+//! text block, tool call and tool result is one numbered *message* of its generation. A search
+//! returns the matching messages with their generation, role, tool and the lines around each
+//! hit, ten a page; `message` reads one whole, page by page like `read_file`; `call` reads the
+//! result of one tool call (by its id, as a masked output's stub names it) the same way.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -12,24 +13,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use regex::{Regex, RegexBuilder};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::args::Args;
-use super::text::{numbered, one_line, truncate_chars};
 use super::{ToolError, ToolOutput, ToolResult};
 use crate::engine::ledger::TranscriptLine;
-use crate::engine::types::{Block, Role, ToolSpec};
+use crate::engine::text::{numbered, one_line, truncate_chars};
+use crate::engine::types::{Block, Role};
 
 /// The tool's name.
 pub const NAME: &str = "recall";
 /// Matches shown per page.
-pub const PAGE_MATCHES: usize = 10;
+pub(crate) const PAGE_MATCHES: usize = 10;
 /// Lines a match shows at most (its hits and a line either side).
 const SNIPPET_LINES: usize = 9;
 /// A shown line is cut to this many characters (around the hit on a hit line).
 const LINE_CHARS: usize = 200;
 /// Lines one page of a whole message holds unless `limit` says otherwise.
-pub const READ_LIMIT: usize = 200;
+pub(crate) const READ_LIMIT: usize = 200;
 /// The most lines one page of a whole message may hold.
 const READ_LIMIT_MAX: usize = 2_000;
 /// A line of a whole message is cut to this many characters.
@@ -37,89 +38,16 @@ const READ_LINE_CHARS: usize = 2_000;
 /// One page of a whole message never exceeds this many characters.
 const READ_PAGE_CHARS: usize = 50_000;
 
+mod spec;
+
+use spec::generations;
+pub use spec::{spec, spec_with_own, summary};
+
 /// One retired generation's transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
     pub generation: u32,
     pub path: PathBuf,
-}
-
-/// `1–3`, `1, 3`, `2`: the generations of `sources`.
-fn generations(sources: &[Source]) -> String {
-    let gens: Vec<u32> = sources.iter().map(|s| s.generation).collect();
-    match (gens.first(), gens.last()) {
-        (Some(a), Some(b)) if a == b => a.to_string(),
-        (Some(a), Some(b))
-            if gens
-                .windows(2)
-                .all(|w| w.get(1).copied() == w.first().map(|x| x + 1)) =>
-        {
-            format!("{a}–{b}")
-        }
-        _ => gens
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
-}
-
-/// The tool's schema and description, naming the generations it can search.
-pub fn spec(sources: &[Source]) -> ToolSpec {
-    ToolSpec {
-        name: NAME.into(),
-        description: format!(
-            "Search the transcripts of your predecessors, the earlier generations of this step \
-             (generations {}), which the handoff document only summarised: what the user said, \
-             what was answered, every tool call and its result. Use it when you need a detail \
-             the briefing lacks (an exact error, a command's output, why something was decided) \
-             instead of redoing the work. `query` is words (every word must appear, any case) or, \
-             with `regex: true`, a regular expression (Rust syntax). Optionally one `generation`. \
-             Returns the matching messages with their generation, number, role or tool, and the \
-             lines around each hit, {PAGE_MATCHES} a page (`page` for more). A long message is \
-             read whole with `generation` and `message` (its number), page by page with `offset` \
-             and `limit` like read_file.",
-            generations(sources)
-        ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Words to find (all of them, any case), or a regex with `regex: true`."},
-                "regex": {"type": "boolean", "description": "Treat `query` as a regular expression. Default false."},
-                "generation": {"type": "integer", "minimum": 1, "description": "Only this generation. Default: all of them."},
-                "page": {"type": "integer", "minimum": 1, "description": "Page of matches, from 1. Default 1."},
-                "message": {"type": "integer", "minimum": 1, "description": "Read this message whole (its number in `generation`) instead of searching."},
-                "offset": {"type": "integer", "minimum": 1, "description": "With `message`: the first line to read, 1-based. Default 1."},
-                "limit": {"type": "integer", "minimum": 1, "description": format!("With `message`: how many lines. Default {READ_LIMIT}.")}
-            },
-            "additionalProperties": false
-        }),
-    }
-}
-
-/// One line for UIs: `recall: "parser bug"`, `recall: generation 1, message 12`.
-pub fn summary(input: &Value) -> String {
-    let n = |k: &str| input.get(k).and_then(super::args::as_u64);
-    if let Some(m) = n("message") {
-        return match n("generation") {
-            Some(g) => format!("recall: generation {g}, message {m}"),
-            None => format!("recall: message {m}"),
-        };
-    }
-    match input.get("query").and_then(Value::as_str) {
-        Some(q) => {
-            let mut line = if input.get("regex").and_then(Value::as_bool) == Some(true) {
-                format!("recall: /{}/", one_line(q, 80))
-            } else {
-                format!("recall: \"{}\"", one_line(q, 80))
-            };
-            if let Some(g) = n("generation") {
-                line.push_str(&format!(" in generation {g}"));
-            }
-            line
-        }
-        None => NAME.into(),
-    }
 }
 
 /// What a numbered message is.
@@ -131,10 +59,11 @@ enum What {
     Assistant,
     /// A tool call: the tool's one-line summary.
     Call(String),
-    /// A tool's result: its call's summary.
+    /// A tool's result: its call's summary, and the call's id.
     Result {
         call: String,
         is_error: bool,
+        id: String,
     },
 }
 
@@ -154,7 +83,7 @@ impl Entry {
             What::Briefing => "user · the handoff briefing".to_string(),
             What::Assistant => "assistant".to_string(),
             What::Call(s) => format!("tool call · {s}"),
-            What::Result { call, is_error } => {
+            What::Result { call, is_error, .. } => {
                 let err = if *is_error { " (error)" } else { "" };
                 format!("tool result{err} · {call}")
             }
@@ -258,7 +187,14 @@ fn load(sources: &[Source], cancel: &AtomicBool) -> Result<Loaded, ToolError> {
                             .find(|(id, _)| *id == tool_use_id)
                             .map(|(_, s)| s.clone())
                             .unwrap_or_else(|| format!("call {tool_use_id}"));
-                        (What::Result { call, is_error }, content)
+                        (
+                            What::Result {
+                                call,
+                                is_error,
+                                id: tool_use_id,
+                            },
+                            content,
+                        )
                     }
                 };
                 number += 1;
@@ -453,6 +389,23 @@ pub(crate) fn run(args: &Args, sources: &[Source], cancel: &AtomicBool) -> ToolR
             generations(sources)
         )));
     }
+    if let Some(call) = args.opt_str("call")? {
+        let loaded = load(&chosen, cancel)?;
+        let found = loaded
+            .entries
+            .iter()
+            .rev()
+            .find(|e| matches!(&e.what, What::Result { id, .. } if id == call));
+        return match found {
+            Some(entry) => page(args, entry),
+            None => Err(ToolError(format!(
+                "`recall`: no result of a call `{}` in generation{} {}.",
+                one_line(call, 100),
+                if chosen.len() == 1 { "" } else { "s" },
+                generations(&chosen)
+            ))),
+        };
+    }
     if let Some(message) = args.opt_u64("message")? {
         let [source] = chosen.as_slice() else {
             return Err(ToolError(format!(
@@ -528,12 +481,6 @@ pub(crate) fn run(args: &Args, sources: &[Source], cancel: &AtomicBool) -> ToolR
 
 /// One message whole, numbered, a page at a time.
 fn read_message(args: &Args, source: &Source, message: u64, cancel: &AtomicBool) -> ToolResult {
-    let offset = args.opt_u64("offset")?.unwrap_or(1).max(1);
-    let limit = match args.opt_u64("limit")? {
-        Some(0) => return Err("`recall`: `limit` must be at least 1.".into()),
-        Some(n) => usize::try_from(n).unwrap_or(usize::MAX).min(READ_LIMIT_MAX),
-        None => READ_LIMIT,
-    };
     let loaded = load(std::slice::from_ref(source), cancel)?;
     let count = loaded.entries.len();
     let Some(entry) = loaded
@@ -550,6 +497,18 @@ fn read_message(args: &Args, source: &Source, message: u64, cancel: &AtomicBool)
         }
         return Err(ToolError(msg));
     };
+    page(args, entry)
+}
+
+/// One message whole, numbered, a page at a time (`offset`, `limit`).
+fn page(args: &Args, entry: &Entry) -> ToolResult {
+    let offset = args.opt_u64("offset")?.unwrap_or(1).max(1);
+    let limit = match args.opt_u64("limit")? {
+        Some(0) => return Err("`recall`: `limit` must be at least 1.".into()),
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX).min(READ_LIMIT_MAX),
+        None => READ_LIMIT,
+    };
+    let message = entry.number;
     let lines: Vec<&str> = entry.text.lines().collect();
     let total = lines.len();
     let start = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -557,7 +516,7 @@ fn read_message(args: &Args, source: &Source, message: u64, cancel: &AtomicBool)
     if start > total.max(1) {
         return Err(ToolError(format!(
             "`recall`: message {message} of generation {} has {total} lines; `offset` {start} is past its end.",
-            source.generation
+            entry.generation
         )));
     }
     let mut last = start.saturating_sub(1);

@@ -383,3 +383,51 @@ fn binary_garbage_and_a_line_without_an_end_are_skipped() {
     assert!(out.contains("2 messages match"), "{out}");
     assert!(out.contains("1 unreadable line (skipped)"), "{out}");
 }
+
+#[test]
+fn a_call_id_reads_that_calls_output_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = two_generations(dir.path());
+    let out = recall(&sources, json!({"call": "t1"})).unwrap();
+    assert_eq!(
+        out,
+        "[generation 1 · message 4 · tool result (error) · bash: cargo test -p parser]\n     \
+         1\trunning 3 tests\n     2\ttest lex ... ok\n     3\ttest nested_quotes ... FAILED\n     \
+         4\terror[E0308]: mismatched types at src/parser.rs:88\n"
+    );
+    // Paged like a message.
+    let page = recall(&sources, json!({"call": "t1", "offset": 3, "limit": 1})).unwrap();
+    assert!(
+        page.contains("     3\ttest nested_quotes ... FAILED\n"),
+        "{page}"
+    );
+    assert!(page.contains("(lines 3–3 of 4;"), "{page}");
+    let none = recall(&sources, json!({"call": "t9"})).unwrap_err();
+    assert_eq!(
+        none,
+        "`recall`: no result of a call `t9` in generations 1–2."
+    );
+    assert_eq!(
+        summary(&json!({"call": "toolu_01"})),
+        "recall: the output of call toolu_01"
+    );
+    // The spec that searches this generation too says so and offers `call`.
+    let own = spec_with_own(&sources, 2);
+    assert!(
+        own.description.starts_with(
+            "Search the transcript of this conversation (generation 2) as it really was, and of \
+             your predecessors, the earlier generations of this step (generations 1)"
+        ),
+        "{}",
+        own.description
+    );
+    assert!(own.input_schema["properties"]["call"].is_object());
+    let first = spec_with_own(&sources[1..], 2);
+    assert!(
+        first
+            .description
+            .starts_with("Search the transcript of this conversation (generation 2) as it really was. Old tool output is masked"),
+        "{}",
+        first.description
+    );
+}

@@ -1,4 +1,4 @@
-//! The per-turn tool-result budget (SPEC §4): results too large for the context are written to a
+//! The per-turn tool-result budget: results too large for the context are written to a
 //! spill file and replaced by a preview that says how to read the rest with `read_file`.
 
 use std::io;
@@ -10,12 +10,12 @@ use super::paths::{self, default_spill_dir};
 use super::{ToolCtx, ToolOutput};
 
 /// A single result longer than this many characters is spilled.
-pub const SPILL_SINGLE_LIMIT: usize = 100_000;
+pub(crate) const SPILL_SINGLE_LIMIT: usize = 100_000;
 /// A result that takes the turn's running total over this many characters is spilled.
-pub const SPILL_TURN_LIMIT: usize = 200_000;
+pub(crate) const SPILL_TURN_LIMIT: usize = 200_000;
 /// Characters of a spilled result shown to the model: the first [`PREVIEW_HEAD_CHARS`] and the
 /// last `SPILL_PREVIEW_CHARS - PREVIEW_HEAD_CHARS` (where a command's errors and exit code are).
-pub const SPILL_PREVIEW_CHARS: usize = 1_500;
+pub(crate) const SPILL_PREVIEW_CHARS: usize = 1_500;
 const PREVIEW_HEAD_CHARS: usize = 1_000;
 /// Spill file numbers tried past the last one used before giving up.
 const MAX_SPILL_NAMES: u64 = 100_000;

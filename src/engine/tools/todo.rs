@@ -1,4 +1,4 @@
-//! `todo`: the model's plan for multi-step work (SPEC §6.20). The model writes the whole list each
+//! `todo`: the model's plan for multi-step work. The model writes the whole list each
 //! time; the engine keeps it in the ledger, the TUI draws it above the input, headless prints it
 //! as a `todo` event, and every successor's briefing carries it verbatim.
 
@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::ToolError;
 use super::args::Args;
-use crate::engine::memory::{
+use crate::engine::step_memory::{
     TODO_ITEM_MAX_CHARS, TODO_MAX_ITEMS, TodoItem, TodoStatus, todo_counts, todo_line,
 };
 use crate::engine::types::ToolSpec;
@@ -60,7 +60,7 @@ fn bad(what: String) -> ToolError {
 
 /// The plan a call writes, from its raw arguments; an error result for the model when they are
 /// not a plan.
-pub fn parse_call(input: &Value) -> Result<Vec<TodoItem>, super::ToolOutput> {
+pub(crate) fn parse_call(input: &Value) -> Result<Vec<TodoItem>, super::ToolOutput> {
     let map = super::arguments(NAME, input)?;
     parse(&Args::new(NAME, map)).map_err(super::ToolOutput::from)
 }

@@ -7,10 +7,10 @@ use std::path::Path;
 use serde_json::json;
 
 use super::args::Args;
-use super::text::looks_binary;
 use super::{ToolCtx, ToolError, ToolOutput, ToolResult, paths};
 use crate::engine::diff::{DiffLimits, FileDiff, MAX_DIFF_BYTES};
 use crate::engine::fsutil::atomic_write;
+use crate::engine::text::looks_binary;
 use crate::engine::types::ToolSpec;
 
 pub(super) fn spec() -> ToolSpec {

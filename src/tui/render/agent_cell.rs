@@ -6,20 +6,20 @@ use std::path::PathBuf;
 
 use ratatui::text::{Line, Span};
 
-use super::cell::{ToolStatus, output_lines, summary_spans};
 use super::theme::Theme;
+use super::tool_cell::{ToolStatus, output_lines, summary_spans};
 use super::wrap::{WrapMode, sanitize, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::protocol::SubagentOutcome;
 
 /// Characters of one reply the transcript keeps for the expanded view (the whole is on disk).
-pub const STEP_TEXT_MAX: usize = 4_000;
+pub(crate) const STEP_TEXT_MAX: usize = 4_000;
 /// Lines of a tool result the expanded transcript shows under its call.
 const RESULT_LINES: usize = 3;
 
 /// One entry of a child's transcript as the front end saw it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AgentStep {
+pub(crate) enum AgentStep {
     /// One of its replies (cut at [`STEP_TEXT_MAX`] characters).
     Text(String),
     /// A tool call, and once it returned: whether it failed and the head of its output.
@@ -34,36 +34,36 @@ pub enum AgentStep {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentCell {
     /// The `task` call's id (every subagent event names it).
-    pub id: String,
+    pub(crate) id: String,
     /// The task call's one-line summary (`task: <description>`).
-    pub summary: String,
+    pub(crate) summary: String,
     /// The model it runs on.
-    pub model: String,
+    pub(crate) model: String,
     /// Its own window.
-    pub window: u64,
+    pub(crate) window: u64,
     /// Its transcript on disk.
-    pub transcript: PathBuf,
+    pub(crate) transcript: PathBuf,
     /// Tool calls so far.
-    pub calls: u32,
+    pub(crate) calls: u32,
     /// What its last response held (its own gauge).
-    pub context: u64,
+    pub(crate) context: u64,
     /// What it has cost so far.
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
     /// Time it has taken (whole seconds while it runs, exact once over).
-    pub elapsed_ms: u64,
+    pub(crate) elapsed_ms: u64,
     /// None while it runs.
-    pub outcome: Option<SubagentOutcome>,
+    pub(crate) outcome: Option<SubagentOutcome>,
     /// The report the parent got (the `task` call's result), once it came.
-    pub report: ToolStatus,
+    pub(crate) report: ToolStatus,
     /// Its transcript so far.
-    pub steps: Vec<AgentStep>,
+    pub(crate) steps: Vec<AgentStep>,
     /// Ctrl-T: the transcript is shown.
-    pub expanded: bool,
+    pub(crate) expanded: bool,
 }
 
 impl AgentCell {
     /// A subagent that just started, in the place of its `task` call.
-    pub fn started(
+    pub(crate) fn started(
         id: String,
         summary: String,
         model: String,
@@ -88,7 +88,7 @@ impl AgentCell {
     }
 
     /// The cell's lines at `w` columns.
-    pub fn lines(&self, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self, w: usize, theme: &Theme) -> Vec<Line<'static>> {
         let failed = self.outcome.is_some_and(SubagentOutcome::is_error)
             || matches!(self.report, ToolStatus::Failed(_));
         let mark_style = if failed { theme.error } else { theme.tool };
@@ -117,7 +117,7 @@ impl AgentCell {
             // Its last reply is its report, shown below once it came: not twice.
             let report = match &self.report {
                 ToolStatus::Succeeded(r) | ToolStatus::Failed(r) => Some(r.trim()),
-                ToolStatus::Running { .. } => None,
+                ToolStatus::AwaitsApproval | ToolStatus::Running { .. } => None,
             };
             let shown = match (self.steps.last(), report) {
                 (Some(AgentStep::Text(t)), Some(r))
@@ -134,7 +134,7 @@ impl AgentCell {
             lines.extend(note(self.now_doing()));
         }
         match &self.report {
-            ToolStatus::Running { .. } => {}
+            ToolStatus::AwaitsApproval | ToolStatus::Running { .. } => {}
             ToolStatus::Succeeded(r) | ToolStatus::Failed(r) => {
                 let style = if failed {
                     theme.error

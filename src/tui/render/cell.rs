@@ -1,24 +1,20 @@
-//! Transcript cells and the lines each one draws at a given width.
+//! The chat's cells (a message, a reply, thinking, a tool call, a subagent, the `.mcp.json`
+//! question, an approval, a notice or error, a retry, a generation divider) and the lines each
+//! draws at a given width. A tool call's lines are drawn by `tool_cell`, a subagent's by
+//! `agent_cell`.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::agent_cell::AgentCell;
-use super::diff_view::{COLLAPSED_DIFF_LINES, diff_lines, diff_stat};
-use super::live_output::LiveOutput;
 use super::markdown::render_markdown;
 use super::stream::StreamCommits;
 use super::theme::Theme;
+use super::tool_cell::{ToolStatus, ToolView, summary_spans, tool_lines};
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans, wrap_text};
 use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::protocol::{CommandExit, FileDiff, Held};
 use crate::tui::keymap::{Action, label_for, short_label_for};
-
-/// Output lines a collapsed tool cell shows from the start of its output.
-pub const HEAD_LINES: usize = 2;
-/// Output lines a collapsed tool cell shows from the end of its output (where a command says
-/// how it ended).
-pub const TAIL_LINES: usize = 3;
 
 /// Where an assistant message is in its life.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,32 +25,6 @@ pub enum AssistantState {
     Done,
     /// Cut short by Esc (marked `[interrupted]`).
     Interrupted,
-}
-
-/// Where a tool call is: running, or finished with its output.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolStatus {
-    /// No result yet; it has run this many whole seconds, printing `live` so far.
-    Running {
-        /// Seconds since the call started.
-        secs: u64,
-        /// What a running command printed so far.
-        live: LiveOutput,
-    },
-    /// It succeeded with this output.
-    Succeeded(String),
-    /// It failed with this output.
-    Failed(String),
-}
-
-impl ToolStatus {
-    /// Just started: no output, no time yet.
-    pub fn running() -> ToolStatus {
-        ToolStatus::Running {
-            secs: 0,
-            live: LiveOutput::default(),
-        }
-    }
 }
 
 /// One entry of the chat transcript.
@@ -89,9 +59,11 @@ pub enum Cell {
         answer: Option<String>,
     },
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
+    /// `always`: "always" is offered for it (its key is named only then).
     Approval {
         name: String,
         summary: String,
+        always: bool,
         answer: Option<String>,
     },
     /// An error message.
@@ -148,7 +120,7 @@ impl Cell {
     }
 
     /// True for a cell Ctrl-T expands: a tool call, thinking.
-    pub fn is_expandable(&self) -> bool {
+    pub(crate) fn is_expandable(&self) -> bool {
         matches!(
             self,
             Cell::Tool { .. } | Cell::Thinking { .. } | Cell::Subagent(_)
@@ -156,7 +128,7 @@ impl Cell {
     }
 
     /// True for an assistant message still streaming.
-    pub fn is_streaming(&self) -> bool {
+    pub(crate) fn is_streaming(&self) -> bool {
         matches!(
             self,
             Cell::Assistant {
@@ -167,7 +139,7 @@ impl Cell {
     }
 
     /// The cell's lines wrapped to `width` columns (at least one line).
-    pub fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let w = usize::from(width.max(1));
         let t = theme;
         match self {
@@ -206,8 +178,9 @@ impl Cell {
             Cell::Approval {
                 name,
                 summary,
+                always,
                 answer,
-            } => approval_lines(name, summary, answer.as_deref(), w, t),
+            } => approval_lines(name, summary, *always, answer.as_deref(), w, t),
             Cell::Error { message } => {
                 let (first, rest) = (raw("✗ ", t.error), raw("  ", t.error));
                 marked(first, rest, sanitize(message).trim_end(), t.error, w)
@@ -289,6 +262,7 @@ fn assistant_lines(
 fn approval_lines(
     name: &str,
     summary: &str,
+    always: bool,
     answer: Option<&str>,
     w: usize,
     theme: &Theme,
@@ -299,143 +273,21 @@ fn approval_lines(
     let mut lines = wrap_spans(&head, w, &[], &pad, WrapMode::Words);
     let tail = match answer {
         Some(a) => vec![raw("→ ", theme.dim), raw(a.to_string(), theme.text)],
-        None => vec![
-            raw(label_for(Action::ApproveOnce), theme.key),
-            raw(" once  ", theme.dim),
-            raw(label_for(Action::ApproveAlways), theme.key),
-            raw(" always  ", theme.dim),
-            raw(label_for(Action::Deny), theme.key),
-            raw(" deny", theme.dim),
-        ],
+        None => {
+            let mut keys = vec![
+                raw(label_for(Action::ApproveOnce), theme.key),
+                raw(" once  ", theme.dim),
+            ];
+            if always {
+                keys.push(raw(label_for(Action::ApproveAlways), theme.key));
+                keys.push(raw(" always  ", theme.dim));
+            }
+            keys.push(raw(label_for(Action::Deny), theme.key));
+            keys.push(raw(" deny", theme.dim));
+            keys
+        }
     };
     lines.extend(wrap_spans(&tail, w, &pad, &pad, WrapMode::Words));
-    lines
-}
-
-/// The engine's one-line summary of a tool call (`bash: cargo test`), the tool's name in
-/// `name_style` and the rest in `rest_style`.
-pub(super) fn summary_spans(
-    name: &str,
-    summary: &str,
-    name_style: Style,
-    rest_style: Style,
-) -> Vec<Span<'static>> {
-    let summary = sanitize(summary).replace('\n', " ");
-    match summary.strip_prefix(name) {
-        Some(rest) => vec![
-            raw(name.to_string(), name_style),
-            raw(rest.to_string(), rest_style),
-        ],
-        None => vec![raw(summary, rest_style)],
-    }
-}
-
-/// What a tool cell draws.
-struct ToolView<'a> {
-    name: &'a str,
-    summary: &'a str,
-    status: &'a ToolStatus,
-    expanded: bool,
-    diff: Option<&'a FileDiff>,
-    exit: Option<&'a CommandExit>,
-}
-
-/// `1.2s`, `59.9s`, `2m05s`.
-pub fn fmt_elapsed(ms: u64) -> String {
-    if ms < 60_000 {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    } else {
-        let s = ms / 1000;
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
-}
-
-/// How a command ended, for its header: `exit code 0 · 1.2s`, `interrupted after 2.5s`.
-fn exit_text(exit: &CommandExit) -> String {
-    let summary = sanitize(&exit.summary).trim().to_string();
-    if exit.interrupted || exit.timed_out || summary.contains(" after ") {
-        summary
-    } else {
-        format!("{summary} · {}", fmt_elapsed(exit.elapsed_ms))
-    }
-}
-
-fn tool_lines(v: &ToolView<'_>, w: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let (output, is_error) = match v.status {
-        ToolStatus::Running { .. } => (None, false),
-        ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
-        ToolStatus::Failed(o) => (Some(o.as_str()), true),
-    };
-    let failed = is_error || v.exit.is_some_and(|e| e.code != Some(0));
-    let mark_style = if failed { theme.error } else { theme.tool };
-    let mark = if v.expanded { "▾ " } else { "▸ " };
-    let mut head = vec![raw(mark, mark_style)];
-    head.extend(summary_spans(v.name, v.summary, mark_style, theme.text));
-    if let Some(d) = v.diff {
-        head.push(raw(format!("  {}", diff_stat(d)), theme.dim));
-    }
-    // The exit code is in the header, so it shows collapsed too.
-    if let Some(e) = v.exit {
-        let style = if e.code == Some(0) {
-            theme.success
-        } else {
-            theme.error
-        };
-        head.push(raw(" · ", theme.dim));
-        head.push(raw(exit_text(e), style));
-    }
-    let indent = [raw("  ", theme.text)];
-    let mut lines = wrap_spans(&head, w, &[], &indent, WrapMode::Words);
-    let note = |text: String| {
-        wrap_spans(
-            &[raw(text, theme.dim)],
-            w,
-            &indent,
-            &indent,
-            WrapMode::Words,
-        )
-    };
-    if let (Some(d), false) = (v.diff, is_error) {
-        let budget = (!v.expanded).then_some(COLLAPSED_DIFF_LINES);
-        let mut body = diff_lines(d, budget, 2, w, theme);
-        if !v.expanded
-            && let Some(last) = body.last_mut()
-            && last.to_string().trim_start().starts_with('…')
-        {
-            last.spans.push(raw(
-                format!(" ({} expands)", short_label_for(Action::ToggleTool)),
-                theme.dim,
-            ));
-        }
-        lines.extend(body);
-        return lines;
-    }
-    let Some(output) = output else {
-        if let ToolStatus::Running { live, .. } = v.status
-            && !live.is_empty()
-        {
-            let text = live.text();
-            lines.extend(output_lines(&text, theme.tool_output, v.expanded, w, theme));
-        }
-        let text = match v.status {
-            ToolStatus::Running { secs, .. } if *secs > 0 => format!("running… {secs}s"),
-            _ => "running…".to_string(),
-        };
-        lines.extend(note(text));
-        return lines;
-    };
-    let clean = sanitize(output);
-    let output = clean.trim_end_matches('\n');
-    if output.is_empty() {
-        lines.extend(note("(no output)".into()));
-    } else {
-        let style = if is_error {
-            theme.error
-        } else {
-            theme.tool_output
-        };
-        lines.extend(output_lines(output, style, v.expanded, w, theme));
-    }
     lines
 }
 
@@ -472,59 +324,6 @@ fn thinking_lines(text: &str, expanded: bool, w: usize, theme: &Theme) -> Vec<Li
         ))];
     }
     vec![line]
-}
-
-/// A tool's output under its header: whole when expanded or short, else its first and last
-/// lines cut to a row each, with a note of what is hidden between them.
-pub(super) fn output_lines(
-    output: &str,
-    style: Style,
-    expanded: bool,
-    w: usize,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
-    let indent = [raw("  ", theme.text)];
-    let all: Vec<&str> = output.split('\n').collect();
-    let total = all.len();
-    let room = w.saturating_sub(2).max(1);
-    let fits = total <= HEAD_LINES + TAIL_LINES + 1 && all.iter().all(|l| str_width(l) <= room);
-    if expanded || fits {
-        return wrap_text(output, style, w, &indent, &indent, WrapMode::Chars);
-    }
-    let row = |line: &str| {
-        Line::from(vec![
-            raw("  ", theme.text),
-            raw(truncate(line, room), style),
-        ])
-    };
-    // Short output with a long line: every line, cut; else the head, the count, the tail.
-    let (head, tail) = if total <= HEAD_LINES + TAIL_LINES + 1 {
-        (total, 0)
-    } else {
-        (HEAD_LINES, TAIL_LINES)
-    };
-    let hidden = total - head - tail;
-    let key = short_label_for(Action::ToggleTool);
-    let more = match hidden {
-        0 => format!("… (long lines cut, {key} expands)"),
-        1 => format!("… 1 more line ({key} expands)"),
-        n => format!("… {n} more lines ({key} expands)"),
-    };
-    let mut lines: Vec<Line<'static>> = all.iter().take(head).map(|l| row(l)).collect();
-    let note = wrap_spans(
-        &[raw(more, theme.dim)],
-        w,
-        &indent,
-        &indent,
-        WrapMode::Words,
-    );
-    if hidden == 0 {
-        lines.extend(note);
-        return lines;
-    }
-    lines.extend(note);
-    lines.extend(all.iter().skip(total - tail).map(|l| row(l)));
-    lines
 }
 
 /// `── generation 2 · handed off at 152.0K/200K · notes/handoff-x.md · DEGRADED ──`, centred. At narrow
@@ -629,6 +428,7 @@ fn held_line(retired: u32, held: &Held, w: usize, theme: &Theme) -> Line<'static
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::render::live_output::LiveOutput;
 
     fn text(cell: &Cell, width: u16) -> Vec<String> {
         cell.lines(width, &Theme::plain())
@@ -751,11 +551,19 @@ mod tests {
         let ap = Cell::Approval {
             name: "bash".into(),
             summary: "bash: rm -rf target".into(),
+            always: true,
             answer: None,
         };
         assert_eq!(
             text(&ap, 80),
             ["? allow bash: rm -rf target", "  y once  a always  n deny"]
         );
+        let once = Cell::Approval {
+            name: "bash".into(),
+            summary: "bash: ls /etc".into(),
+            always: false,
+            answer: None,
+        };
+        assert_eq!(text(&once, 80)[1], "  y once  n deny", "always not offered");
     }
 }

@@ -1,7 +1,6 @@
-//! The transcript and its view. [`Transcript`] is model: the cells, each with a revision that
-//! changes whenever the cell does. [`ChatView`] is view state: each cell's wrapped height and lines
-//! cached per width (and per revision), and the scroll position. Only the cells that intersect the
-//! viewport are laid out and drawn; when following the bottom, the walk starts from the last cell.
+//! The chat's view of the transcript: each cell's wrapped height and lines cached per width (and
+//! per revision), and the scroll position. Only the cells that intersect the viewport are laid
+//! out and drawn; when following the bottom, the walk starts from the last cell.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -10,186 +9,11 @@ use ratatui::text::Line;
 use super::cell::{AssistantState, Cell};
 use super::stream_view::StreamLines;
 use super::theme::Theme;
-
-struct Entry {
-    cell: Cell,
-    /// Changes on every mutable access: the view's caches compare it.
-    rev: u64,
-}
-
-/// The chat transcript: cells, oldest first. Cells are only appended; a cell changes in place
-/// through the `_mut` accessors, which give it a new revision.
-#[derive(Default)]
-pub struct Transcript {
-    entries: Vec<Entry>,
-    next_rev: u64,
-}
-
-impl Transcript {
-    /// An empty transcript.
-    pub fn new() -> Self {
-        Transcript::default()
-    }
-
-    fn bump(&mut self) -> u64 {
-        self.next_rev += 1;
-        self.next_rev
-    }
-
-    /// Appends a cell.
-    pub fn push(&mut self, cell: Cell) {
-        let rev = self.bump();
-        self.entries.push(Entry { cell, rev });
-    }
-
-    /// Removes the last cell (a replayed stream takes back what its broken try showed).
-    pub fn pop(&mut self) -> Option<Cell> {
-        self.entries.pop().map(|e| e.cell)
-    }
-
-    /// The last cell, for in-place updates (streaming text); it gets a new revision, so the change
-    /// shows at the next render.
-    pub fn last_mut(&mut self) -> Option<&mut Cell> {
-        let rev = self.bump();
-        let entry = self.entries.last_mut()?;
-        entry.rev = rev;
-        Some(&mut entry.cell)
-    }
-
-    /// The last cell.
-    pub fn last(&self) -> Option<&Cell> {
-        self.entries.last().map(|e| &e.cell)
-    }
-
-    /// The most recent tool or subagent cell with this call id (it gets a new revision, as with
-    /// [`Transcript::last_mut`]).
-    pub fn find_tool_mut(&mut self, id: &str) -> Option<&mut Cell> {
-        let rev = self.bump();
-        let entry = self.entries.iter_mut().rev().find(|e| match &e.cell {
-            Cell::Tool { id: i, .. } => i == id,
-            Cell::Subagent(a) => a.id == id,
-            _ => false,
-        })?;
-        entry.rev = rev;
-        Some(&mut entry.cell)
-    }
-
-    /// Cell `idx`, mutable (it gets a new revision).
-    pub fn get_mut(&mut self, idx: usize) -> Option<&mut Cell> {
-        let rev = self.bump();
-        let entry = self.entries.get_mut(idx)?;
-        entry.rev = rev;
-        Some(&mut entry.cell)
-    }
-
-    /// Cell `idx`.
-    pub fn get(&self, idx: usize) -> Option<&Cell> {
-        self.entries.get(idx).map(|e| &e.cell)
-    }
-
-    /// The cells, oldest first.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Cell> {
-        self.entries.iter().map(|e| &e.cell)
-    }
-
-    /// Number of cells.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// True when there are no cells.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// A number that grows whenever a cell is added or changed.
-    pub fn latest_rev(&self) -> u64 {
-        self.next_rev
-    }
-
-    /// Expands or collapses cell `idx` (a tool call, a thinking cell or a subagent); false for
-    /// another. A subagent takes every subagent of its batch (the subagent cells next to it) along.
-    pub fn toggle_tool_expanded(&mut self, idx: usize) -> bool {
-        let rev = self.bump();
-        let batch = self.subagent_batch(idx);
-        let Some(e) = self.entries.get_mut(idx) else {
-            return false;
-        };
-        match &mut e.cell {
-            Cell::Tool { expanded, .. } | Cell::Thinking { expanded, .. } => {
-                *expanded = !*expanded;
-                e.rev = rev;
-                true
-            }
-            Cell::Subagent(a) => {
-                let value = !a.expanded;
-                for e in self.entries.get_mut(batch).unwrap_or_default() {
-                    if let Cell::Subagent(a) = &mut e.cell {
-                        a.expanded = value;
-                        e.rev = rev;
-                    }
-                }
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The run of subagent cells around `idx` (one `task` batch).
-    fn subagent_batch(&self, idx: usize) -> std::ops::Range<usize> {
-        let is_agent = |i: usize| {
-            self.entries
-                .get(i)
-                .is_some_and(|e| matches!(e.cell, Cell::Subagent(_)))
-        };
-        let (mut lo, mut hi) = (idx, idx);
-        while lo > 0 && is_agent(lo - 1) {
-            lo -= 1;
-        }
-        while is_agent(hi + 1) {
-            hi += 1;
-        }
-        lo..hi + 1
-    }
-
-    /// The index of the newest expandable cell (a tool call, thinking) before `before` (all
-    /// cells when `None`).
-    pub fn tool_before(&self, before: Option<usize>) -> Option<usize> {
-        let end = before.unwrap_or(self.entries.len()).min(self.entries.len());
-        self.entries
-            .get(..end)?
-            .iter()
-            .rposition(|e| e.cell.is_expandable())
-    }
-
-    /// The index of the oldest expandable cell after `after`.
-    pub fn tool_after(&self, after: usize) -> Option<usize> {
-        let start = after.saturating_add(1);
-        self.entries
-            .get(start..)?
-            .iter()
-            .position(|e| e.cell.is_expandable())
-            .map(|i| i + start)
-    }
-
-    /// Forget every cell (another run is continued). Revisions keep growing, so nothing the
-    /// view cached for the old cells is taken for the new ones.
-    pub fn clear(&mut self) {
-        self.entries.clear();
-        self.next_rev += 1;
-    }
-
-    /// Expands or collapses the most recent expandable cell (see [`Self::toggle_tool_expanded`]).
-    pub fn toggle_last_tool_expanded(&mut self) {
-        if let Some(idx) = self.tool_before(None) {
-            self.toggle_tool_expanded(idx);
-        }
-    }
-}
+use super::transcript::Transcript;
 
 /// A scroll the reducer asks of the chat view (`Effect::ScrollChat`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChatScroll {
+pub(crate) enum ChatScroll {
     /// Up by the viewport's height, less two rows of context.
     PageUp,
     /// Down by the viewport's height, less two rows of context.
@@ -248,11 +72,11 @@ struct Anchor {
 
 /// What the last [`render_chat`] did, for tests and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RenderStats {
+pub(crate) struct RenderStats {
     /// Cells whose lines were computed (cache misses).
-    pub laid_out: usize,
+    pub(crate) laid_out: usize,
     /// Cells drawn into the buffer.
-    pub drawn: usize,
+    pub(crate) drawn: usize,
 }
 
 /// How a [`Transcript`] is shown: cached layouts plus scroll state. Scrolling is in lines; the
@@ -279,7 +103,7 @@ pub struct ChatView {
     /// Where the last frame drew the chat.
     area: Rect,
     /// The cell drawn highlighted (the selected tool call).
-    pub highlight: Option<usize>,
+    pub(crate) highlight: Option<usize>,
 }
 
 impl Default for ChatView {
@@ -308,14 +132,14 @@ impl ChatView {
     }
 
     /// Jumps to the top; stops following the bottom.
-    pub fn scroll_to_top(&mut self) {
+    pub(crate) fn scroll_to_top(&mut self) {
         self.follow = false;
         self.anchor = Some(Anchor { cell: 0, line: 0 });
         self.pending = 0;
     }
 
     /// The cell drawn at a screen position in the last frame.
-    pub fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
+    pub(crate) fn cell_at(&self, column: u16, row: u16) -> Option<usize> {
         if !self
             .area
             .contains(ratatui::layout::Position::new(column, row))
@@ -336,7 +160,7 @@ impl ChatView {
     }
 
     /// Scrolls toward newer cells; reaching the bottom (at the next render) follows it again.
-    pub fn scroll_down(&mut self, lines: u16) {
+    pub(crate) fn scroll_down(&mut self, lines: u16) {
         if !self.follow {
             self.pending += i64::from(lines);
         }
@@ -350,7 +174,7 @@ impl ChatView {
     }
 
     /// Applies a scroll request; `rows` is the height of the chat pane (for pages).
-    pub fn scroll(&mut self, s: ChatScroll, rows: u16) {
+    pub(crate) fn scroll(&mut self, s: ChatScroll, rows: u16) {
         let page = rows.saturating_sub(2).max(1);
         match s {
             ChatScroll::PageUp => self.scroll_up(page),
@@ -364,12 +188,14 @@ impl ChatView {
     }
 
     /// True while the view sticks to the newest line.
-    pub fn following(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn following(&self) -> bool {
         self.follow
     }
 
     /// What the last render laid out and drew.
-    pub fn stats(&self) -> RenderStats {
+    #[cfg(test)]
+    pub(crate) fn stats(&self) -> RenderStats {
         self.stats
     }
 }
@@ -386,7 +212,7 @@ impl Pass<'_> {
     /// needed.
     fn height(&mut self, idx: usize, width: u16) -> usize {
         let gap = usize::from(idx > 0);
-        let Some(entry) = self.t.entries.get(idx) else {
+        let Some((cell, rev)) = self.t.get_with_rev(idx) else {
             return 0;
         };
         let Some(slot) = self.v.layouts.get_mut(idx) else {
@@ -394,11 +220,11 @@ impl Pass<'_> {
         };
         if let Some(l) = slot
             && l.width == width
-            && l.rev == entry.rev
+            && l.rev == rev
         {
             return l.height;
         }
-        let lines = match &entry.cell {
+        let lines = match cell {
             Cell::Assistant {
                 markdown,
                 state: AssistantState::Streaming(commits),
@@ -415,7 +241,7 @@ impl Pass<'_> {
         };
         let height = gap + lines.len();
         *slot = Some(Layout {
-            rev: entry.rev,
+            rev,
             width,
             height,
             lines: Some(lines),
@@ -450,7 +276,7 @@ impl Pass<'_> {
     /// The top row of the view when it is aligned to the bottom: (cell, row within it).
     fn bottom_view(&mut self, width: u16, rows: usize) -> Anchor {
         let mut sum = 0;
-        let mut idx = self.t.entries.len();
+        let mut idx = self.t.len();
         while idx > 0 && sum < rows {
             idx -= 1;
             sum += self.height(idx, width);
@@ -464,7 +290,7 @@ impl Pass<'_> {
     /// Moves the view to show cell `idx` whole (from its top when it is taller than the view),
     /// unless it is shown whole already.
     fn reveal(&mut self, idx: usize, width: u16, rows: usize) {
-        let n = self.t.entries.len();
+        let n = self.t.len();
         if idx >= n {
             return;
         }
@@ -502,7 +328,7 @@ impl Pass<'_> {
         if let Some(idx) = self.v.reveal.take() {
             self.reveal(idx, width, rows);
         }
-        let n = self.t.entries.len();
+        let n = self.t.len();
         if n == 0 || self.v.follow {
             self.v.pending = 0;
             self.v.anchor = None;
@@ -559,7 +385,7 @@ impl Pass<'_> {
 
     /// Keeps the view's caches in step with the transcript and the theme.
     fn sync(&mut self) {
-        let n = self.t.entries.len();
+        let n = self.t.len();
         self.v.layouts.truncate(n);
         self.v.layouts.resize_with(n, || None);
         self.v.with_lines.retain(|&i| i < n);
@@ -602,7 +428,7 @@ pub fn render_chat(
     let mut y = 0usize;
     let mut idx = top.cell;
     let mut skip = top.line;
-    while y < rows && idx < f.t.entries.len() {
+    while y < rows && idx < f.t.len() {
         let gap = usize::from(idx > 0);
         let lines = f.lines(idx, width);
         let height = gap + lines.map_or(0, Lines::len);

@@ -1,7 +1,11 @@
+//! Tests of the chat's view: snapshots of every cell kind, following the bottom and scrolling,
+//! the height cache, laying out only the visible cells, theme changes, huge and streaming cells.
+
 use super::*;
 use crate::engine::diff::DiffLimits;
 use crate::engine::protocol::{CommandExit, FileDiff};
-use crate::tui::render::cell::{AssistantState, ToolStatus};
+use crate::tui::render::cell::AssistantState;
+use crate::tui::render::tool_cell::ToolStatus;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -144,6 +148,7 @@ fn every_kind() -> Chat {
     chat.push(Cell::Approval {
         name: "bash".into(),
         summary: "bash: rm -rf target".into(),
+        always: true,
         answer: Some("allowed once".into()),
     });
     chat.push(Cell::Retry {

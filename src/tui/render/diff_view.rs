@@ -8,17 +8,17 @@ use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, str_width, truncate, wrap_spans};
-use crate::engine::protocol::{FileChange, FileDiff, LineKind};
+use crate::engine::protocol::{DiffLine, FileChange, FileDiff, LineKind};
 
 /// Diff lines a collapsed tool cell shows.
-pub const COLLAPSED_DIFF_LINES: usize = 12;
+pub(crate) const COLLAPSED_DIFF_LINES: usize = 12;
 
 fn raw(s: impl Into<String>, style: Style) -> Span<'static> {
     Span::styled(s.into(), style)
 }
 
 /// `+3 -1`, or `new file, +40` for a created one.
-pub fn diff_stat(diff: &FileDiff) -> String {
+pub(crate) fn diff_stat(diff: &FileDiff) -> String {
     match diff.change {
         FileChange::Created => format!("new file, +{}", diff.added),
         FileChange::Modified => diff.stat(),
@@ -28,7 +28,7 @@ pub fn diff_stat(diff: &FileDiff) -> String {
 /// The diff's lines at width `w`, indented by `indent` columns. `budget`: at most that many diff
 /// lines (collapsed, each cut to a row), then a count of what is left; `None`: all of them,
 /// long lines wrapped.
-pub fn diff_lines(
+pub(crate) fn diff_lines(
     diff: &FileDiff,
     budget: Option<usize>,
     indent: usize,
@@ -67,7 +67,7 @@ pub fn diff_lines(
         .to_string()
         .len();
     // Collapsed: the changed lines with one line of context each side.
-    let kept: Vec<Vec<&crate::engine::protocol::DiffLine>> = diff
+    let kept: Vec<Vec<&DiffLine>> = diff
         .hunks
         .iter()
         .map(|h| {
@@ -104,34 +104,8 @@ pub fn diff_lines(
                 break 'hunks;
             }
             shown += 1;
-            let (sign, number, style) = match l.kind {
-                LineKind::Added => ('+', l.new, theme.diff_added),
-                LineKind::Removed => ('-', l.old, theme.diff_removed),
-                LineKind::Context => (' ', l.new, theme.tool_output),
-            };
-            let number = number.map(|n| n.to_string()).unwrap_or_default();
-            let lead = format!("{pad}{number:>digits$} ");
-            let text = sanitize(&l.text).into_owned();
-            let mark = raw(format!("{sign} "), style);
-            let lead_w = str_width(&lead) + 2;
-            if budget.is_some() {
-                let room = w.saturating_sub(lead_w).max(1);
-                out.push(Line::from(vec![
-                    raw(lead, theme.dim),
-                    mark,
-                    raw(truncate(&text, room), style),
-                ]));
-            } else {
-                let first = [raw(lead, theme.dim), mark];
-                let rest = [raw(" ".repeat(lead_w), theme.text)];
-                out.extend(wrap_spans(
-                    &[raw(text, style)],
-                    w,
-                    &first,
-                    &rest,
-                    WrapMode::Chars,
-                ));
-            }
+            let lead = Lead { pad: &pad, digits };
+            out.extend(line_rows(l, &lead, budget.is_some(), w, theme));
         }
     }
     let left_here = total - shown;
@@ -151,6 +125,45 @@ pub fn diff_lines(
         ]));
     }
     out
+}
+
+/// What goes before each diff line's number: the indentation and the number's width.
+struct Lead<'a> {
+    pad: &'a str,
+    digits: usize,
+}
+
+/// One diff line: its number, its sign and its text; `cut` to one row (collapsed), else wrapped
+/// under its text.
+fn line_rows(
+    l: &DiffLine,
+    lead: &Lead<'_>,
+    cut: bool,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let (sign, number, style) = match l.kind {
+        LineKind::Added => ('+', l.new, theme.diff_added),
+        LineKind::Removed => ('-', l.old, theme.diff_removed),
+        LineKind::Context => (' ', l.new, theme.tool_output),
+    };
+    let number = number.map(|n| n.to_string()).unwrap_or_default();
+    let (pad, digits) = (lead.pad, lead.digits);
+    let lead = format!("{pad}{number:>digits$} ");
+    let text = sanitize(&l.text).into_owned();
+    let mark = raw(format!("{sign} "), style);
+    let lead_w = str_width(&lead) + 2;
+    if cut {
+        let room = w.saturating_sub(lead_w).max(1);
+        return vec![Line::from(vec![
+            raw(lead, theme.dim),
+            mark,
+            raw(truncate(&text, room), style),
+        ])];
+    }
+    let first = [raw(lead, theme.dim), mark];
+    let rest = [raw(" ".repeat(lead_w), theme.text)];
+    wrap_spans(&[raw(text, style)], w, &first, &rest, WrapMode::Chars)
 }
 
 #[cfg(test)]

@@ -1,16 +1,18 @@
-//! The side editor's look (SPEC §8): its title (review countdown, conflict, unsaved mark, file) and
+//! The side editor's look: its title (review countdown, conflict, unsaved mark, file) and
 //! the textarea styling that makes `## Doing`-style headings stand out.
 
 use ratatui::style::Style;
 use ratatui::widgets::{Block, BorderType, Borders};
 use ratatui_textarea::TextArea;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_segmentation::UnicodeSegmentation as _;
+use unicode_width::UnicodeWidthStr;
 
 use super::theme::Theme;
+use super::wrap::{cluster_width, str_width};
 use crate::tui::keymap::{Action, short_label_for};
 
 /// Markdown heading lines, highlighted in the editor.
-pub const HEADING_PATTERN: &str = r"^#{1,6}\s.*";
+pub(crate) const HEADING_PATTERN: &str = r"^#{1,6}\s.*";
 
 /// The path is left out of the title when fewer columns than this are left for it.
 const MIN_PATH_COLUMNS: usize = 8;
@@ -32,7 +34,7 @@ fn paused_text(short: bool) -> String {
 /// `path` cut from the left to at most `max` columns (`…otes/h.md`); empty when `max` is too
 /// small to show anything useful.
 fn shorten_left(path: &str, max: usize) -> String {
-    if path.width() <= max {
+    if str_width(path) <= max {
         return path.to_string();
     }
     if max < MIN_PATH_COLUMNS {
@@ -40,15 +42,15 @@ fn shorten_left(path: &str, max: usize) -> String {
     }
     let mut kept = Vec::new();
     let mut used = 1; // the `…`
-    for c in path.chars().rev() {
-        let w = c.width().unwrap_or(0);
+    for g in path.graphemes(true).rev() {
+        let w = cluster_width(g);
         if used + w > max {
             break;
         }
         used += w;
-        kept.push(c);
+        kept.push(g);
     }
-    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+    std::iter::once("…").chain(kept.into_iter().rev()).collect()
 }
 
 /// The editor title for `width` columns (the border row between the corners), state first so a
@@ -56,7 +58,7 @@ fn shorten_left(path: &str, max: usize) -> String {
 /// the review window's seconds left (`None` when no review is running), `paused` once the user
 /// typed in it; `[+]` marks unsaved edits; the path is shortened from the left to the columns
 /// left, or left out.
-pub fn editor_title(
+pub(crate) fn editor_title(
     path: &str,
     countdown: Option<u64>,
     paused: bool,
@@ -105,7 +107,7 @@ const FOCUS_TITLE_COLUMNS: usize = 40;
 
 /// [`editor_title`] with the step's standing focus at its end (` · focus: the parser bug `), cut
 /// to fit; the path gives up its room first.
-pub fn editor_title_focus(
+pub(crate) fn editor_title_focus(
     path: &str,
     countdown: Option<u64>,
     paused: bool,
@@ -151,7 +153,7 @@ pub fn editor_title_focus(
 }
 
 /// A bordered block for the editor with `title`, its border in the focus style when focused.
-pub fn editor_block(title: &str, theme: &Theme, focused: bool) -> Block<'static> {
+pub(crate) fn editor_block(title: &str, theme: &Theme, focused: bool) -> Block<'static> {
     let (border, kind) = if focused {
         (theme.border_focus, BorderType::Thick)
     } else {
@@ -172,26 +174,26 @@ pub fn editor_block(title: &str, theme: &Theme, focused: bool) -> Block<'static>
 /// How the textareas look, taken from the theme once: the reducer styles the input and the side
 /// editor with it when the focus moves (the style lives inside the textarea it edits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TextAreaStyles {
+pub(crate) struct TextAreaStyles {
     /// Text.
-    pub text: Style,
+    pub(crate) text: Style,
     /// The input's placeholder.
-    pub placeholder: Style,
+    pub(crate) placeholder: Style,
     /// The cursor of the focused textarea.
-    pub cursor: Style,
+    pub(crate) cursor: Style,
     /// Selected text.
-    pub selection: Style,
+    pub(crate) selection: Style,
     /// Markdown headings in the side editor.
-    pub heading: Style,
+    pub(crate) heading: Style,
     /// The border of a focused textarea that has a block.
-    pub border_focus: Style,
+    pub(crate) border_focus: Style,
     /// The border of an unfocused textarea that has a block.
-    pub border: Style,
+    pub(crate) border: Style,
 }
 
 impl TextAreaStyles {
     /// The textarea styles of `theme`.
-    pub fn from_theme(theme: &Theme) -> Self {
+    pub(crate) fn from_theme(theme: &Theme) -> Self {
         TextAreaStyles {
             text: theme.text,
             placeholder: theme.dim,
@@ -205,7 +207,7 @@ impl TextAreaStyles {
 }
 
 /// Styles the input box: text, placeholder, and a cursor only when focused.
-pub fn style_input(area: &mut TextArea<'_>, styles: &TextAreaStyles, focused: bool) {
+pub(crate) fn style_input(area: &mut TextArea<'_>, styles: &TextAreaStyles, focused: bool) {
     area.set_style(styles.text);
     area.set_placeholder_style(styles.placeholder);
     area.set_cursor_style(if focused {
@@ -217,7 +219,7 @@ pub fn style_input(area: &mut TextArea<'_>, styles: &TextAreaStyles, focused: bo
 
 /// Styles the side editor's textarea: text, selection, a cursor only when focused, headings
 /// highlighted, and the existing block's border (title kept) in the focus style when focused.
-pub fn style_editor(area: &mut TextArea<'_>, styles: &TextAreaStyles, focused: bool) {
+pub(crate) fn style_editor(area: &mut TextArea<'_>, styles: &TextAreaStyles, focused: bool) {
     area.set_style(styles.text);
     area.set_selection_style(styles.selection);
     area.set_cursor_line_style(Style::new());

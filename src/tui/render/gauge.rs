@@ -1,4 +1,4 @@
-//! The context gauge (SPEC §5): a bar of `ctx / W` with ticks at `warn_at`, `at` and `W`, coloured by
+//! The context gauge: a bar of `ctx / W` with ticks at `warn_at`, `at` and `W`, coloured by
 //! zone, and a label such as `130.0K/200K · 20.0K to handoff`.
 
 use ratatui::buffer::Buffer;
@@ -12,7 +12,7 @@ use crate::engine::context::{fmt_tokens, fmt_window};
 
 /// What the gauge is showing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum GaugeMode {
+pub(crate) enum GaugeMode {
     /// Context accounting as usual.
     #[default]
     Normal,
@@ -22,24 +22,24 @@ pub enum GaugeMode {
 
 /// The numbers behind the gauge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GaugeModel {
+pub(crate) struct GaugeModel {
     /// Tokens in context now.
-    pub context: u64,
+    pub(crate) context: u64,
     /// The window `W` (hard limit).
-    pub window: u64,
+    pub(crate) window: u64,
     /// The handoff line.
-    pub at: u64,
+    pub(crate) at: u64,
     /// The approach warning.
-    pub warn_at: u64,
+    pub(crate) warn_at: u64,
     /// True when `context` is an estimate (shown with `~`).
-    pub estimated: bool,
+    pub(crate) estimated: bool,
     /// Normal or writing a handoff.
-    pub mode: GaugeMode,
+    pub(crate) mode: GaugeMode,
 }
 
 /// The gauge's colour zone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Zone {
+pub(crate) enum Zone {
     /// Below `warn_at`.
     Ok,
     /// From `warn_at` to `at`.
@@ -55,7 +55,7 @@ const MIN_BAR: usize = 10;
 
 impl GaugeModel {
     /// The zone `context` is in.
-    pub fn zone(&self) -> Zone {
+    pub(crate) fn zone(&self) -> Zone {
         if self.window > 0 && self.context >= self.window {
             Zone::Over
         } else if self.context >= self.at {
@@ -155,13 +155,15 @@ fn joined(amount: &str, suffix: Option<&str>) -> String {
 
 /// The full label, e.g. `130.0K/200K · 20.0K to handoff`, `~131.2K/200K · handoff due`,
 /// `152.0K/200K · writing handoff…`.
-pub fn gauge_label(g: &GaugeModel) -> String {
+#[cfg(test)]
+pub(crate) fn gauge_label(g: &GaugeModel) -> String {
     let (amount, suffix, _) = g.variants().swap_remove(0);
     joined(&amount, suffix.as_deref())
 }
 
 /// The longest label variant at most `width` columns wide (empty if none fits).
-pub fn gauge_label_fit(g: &GaugeModel, width: usize) -> String {
+#[cfg(test)]
+pub(crate) fn gauge_label_fit(g: &GaugeModel, width: usize) -> String {
     g.variants()
         .into_iter()
         .map(|(a, s, _)| joined(&a, s.as_deref()))
@@ -170,7 +172,7 @@ pub fn gauge_label_fit(g: &GaugeModel, width: usize) -> String {
 }
 
 /// The width the gauge needs to show its full label (`long`) or its short label beside a usable bar.
-pub fn gauge_min_width(g: &GaugeModel, long: bool) -> usize {
+pub(crate) fn gauge_min_width(g: &GaugeModel, long: bool) -> usize {
     let variants = g.variants();
     let reserved = variants.get(usize::from(!long)).map_or(0, |v| v.2);
     reserved + 1 + MIN_BAR
@@ -178,7 +180,7 @@ pub fn gauge_min_width(g: &GaugeModel, long: bool) -> usize {
 
 /// Draws the gauge on the first row of `area`: the bar, then the label (shortened, then dropped, as
 /// the width shrinks).
-pub fn render_gauge(g: &GaugeModel, area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub(crate) fn render_gauge(g: &GaugeModel, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;

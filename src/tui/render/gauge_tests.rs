@@ -1,3 +1,6 @@
+//! Tests of the context gauge: its labels, snapshots at several widths, where the ticks and the
+//! fill land, and any size drawn safely.
+
 use super::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

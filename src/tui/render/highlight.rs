@@ -12,14 +12,14 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 /// Code blocks larger than this (bytes) are not highlighted.
-pub const MAX_CODE_BYTES: usize = 20 * 1024;
+pub(crate) const MAX_CODE_BYTES: usize = 20 * 1024;
 /// Markdown documents larger than this (bytes) get no highlighting at all.
-pub const MAX_DOC_BYTES: usize = 200 * 1024;
+pub(crate) const MAX_DOC_BYTES: usize = 200 * 1024;
 /// Memoised results kept before the cache is emptied.
 const CACHE_ENTRIES: usize = 128;
 
 /// One highlighted line: `(style, text)` runs without the newline.
-pub type HlLine = Vec<(Style, String)>;
+pub(crate) type HlLine = Vec<(Style, String)>;
 
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
@@ -36,13 +36,6 @@ fn cache() -> &'static Mutex<HashMap<u64, Arc<Vec<HlLine>>>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// Loads the syntax and theme sets now (call from a background thread at start-up so the first code
-/// block does not pay for it).
-pub fn warm_up() {
-    syntaxes();
-    themes();
-}
-
 /// Drops the memoised results (benchmarks measuring cold renders; memory pressure).
 pub fn clear_cache() {
     if let Ok(mut c) = cache().lock() {
@@ -51,7 +44,7 @@ pub fn clear_cache() {
 }
 
 /// The names of the syntect themes a theme file's `syntax` key may name.
-pub fn theme_names() -> Vec<String> {
+pub(crate) fn theme_names() -> Vec<String> {
     themes().themes.keys().cloned().collect()
 }
 
@@ -80,7 +73,7 @@ fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
 }
 
 /// True if `lang` and the syntect theme `theme` are both known (code in `lang` can highlight).
-pub fn supports(lang: &str, theme: &str) -> bool {
+pub(crate) fn supports(lang: &str, theme: &str) -> bool {
     find_syntax(lang).is_some() && themes().themes.contains_key(theme)
 }
 
@@ -88,7 +81,7 @@ pub fn supports(lang: &str, theme: &str) -> bool {
 /// `code`, each line highlighted with its `\n` (the newline syntaxes need it). `None` when the
 /// language or theme is unknown, the code (less its final newline) is over [`MAX_CODE_BYTES`],
 /// or syntect fails: render it plain then.
-pub fn highlight(code: &str, lang: &str, theme: &str) -> Option<Arc<Vec<HlLine>>> {
+pub(crate) fn highlight(code: &str, lang: &str, theme: &str) -> Option<Arc<Vec<HlLine>>> {
     if code.strip_suffix('\n').unwrap_or(code).len() > MAX_CODE_BYTES {
         return None;
     }
@@ -120,7 +113,7 @@ pub fn highlight(code: &str, lang: &str, theme: &str) -> Option<Arc<Vec<HlLine>>
 /// that is still streaming highlights only its new lines. Cloning it forks the state (the live
 /// last line is highlighted on a copy).
 #[derive(Clone)]
-pub struct LineHighlighter {
+pub(crate) struct LineHighlighter {
     highlighter: Arc<Highlighter<'static>>,
     parse: ParseState,
     state: HighlightState,
@@ -128,7 +121,7 @@ pub struct LineHighlighter {
 
 impl LineHighlighter {
     /// A highlighter for `lang` in the syntect theme `theme`; `None` when either is unknown.
-    pub fn new(lang: &str, theme: &str) -> Option<Self> {
+    pub(crate) fn new(lang: &str, theme: &str) -> Option<Self> {
         LineHighlighter::for_syntax(find_syntax(lang)?, theme)
     }
 
@@ -144,7 +137,7 @@ impl LineHighlighter {
 
     /// Highlights the next line (with its `\n`, unless it is the unfinished last one); `None`
     /// if syntect fails.
-    pub fn line(&mut self, line: &str) -> Option<HlLine> {
+    pub(crate) fn line(&mut self, line: &str) -> Option<HlLine> {
         let ops = self.parse.parse_line(line, syntaxes()).ok()?;
         let runs = HighlightIterator::new(&mut self.state, &ops, line, &self.highlighter)
             .filter_map(|(style, text)| {

@@ -8,9 +8,9 @@ use std::collections::VecDeque;
 use super::wrap::sanitize;
 
 /// Lines kept from the start of the output.
-pub const HEAD_KEEP: usize = 50;
+pub(crate) const HEAD_KEEP: usize = 50;
 /// Lines kept from the end of the output.
-pub const TAIL_KEEP: usize = 2_000;
+pub(crate) const TAIL_KEEP: usize = 2_000;
 /// A line still being written is shown cut to this many bytes (a progress bar with no newline).
 const PARTIAL_MAX: usize = 64 * 1024;
 
@@ -27,7 +27,7 @@ pub struct LiveOutput {
 
 /// One line as a terminal leaves it: escape sequences removed, and each `\r` starting over from
 /// the left, the new text overwriting the old (`10%\r20%` shows `20%`).
-pub fn resolve_line(raw: &str) -> String {
+pub(crate) fn resolve_line(raw: &str) -> String {
     if !raw.contains('\r') {
         return sanitize(raw).into_owned();
     }
@@ -45,7 +45,7 @@ pub fn resolve_line(raw: &str) -> String {
 
 impl LiveOutput {
     /// Add a piece of output.
-    pub fn push(&mut self, raw: &str) {
+    pub(crate) fn push(&mut self, raw: &str) {
         self.partial.push_str(raw);
         while let Some(i) = self.partial.find('\n') {
             let line: String = self.partial.drain(..=i).collect();
@@ -76,17 +76,18 @@ impl LiveOutput {
     }
 
     /// True before any output came.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.head.is_empty() && self.partial.is_empty()
     }
 
     /// Every line seen (kept or not), the one being written included.
-    pub fn line_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn line_count(&self) -> usize {
         self.head.len() + self.dropped + self.tail.len() + usize::from(!self.partial.is_empty())
     }
 
     /// The text to show: the kept lines, a note where lines were let go, the line being written.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut lines: Vec<String> = self.head.clone();
         if self.dropped > 0 {
             lines.push(format!(

@@ -1,9 +1,11 @@
 //! Markdown (pulldown-cmark) to wrapped, styled lines: headings, nested and numbered lists, emphasis,
 //! links as `text (url)`, inline code, block quotes, tables, and fenced code highlighted by
-//! [`super::highlight`]. Streaming-safe: half a list or an unterminated fence renders as what it is
-//! so far (an open fence is a code block to the end of the text).
+//! [`super::highlight`]. Every line break of the text is kept, a single newline too: a model's
+//! "Files changed:" followed by a path a line stays on its lines. Streaming-safe: half a list or
+//! an unterminated fence renders as what it is so far (an open fence is a code block to the end
+//! of the text).
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -14,7 +16,7 @@ use super::wrap::{WrapMode, sanitize, str_width, wrap_spans};
 
 /// Renders markdown to lines at most `width` columns wide (assistant text style as the base); at
 /// least one line.
-pub fn render_markdown(src: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render_markdown(src: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let src = sanitize(src);
     let mut out = render_blocks(&src, width, theme, src.len() <= MAX_DOC_BYTES, false);
     if out.is_empty() {
@@ -189,9 +191,30 @@ impl<'t> Renderer<'t> {
         } else if let Some(t) = &mut self.table {
             t.push(Span::styled(text.to_string(), style));
         } else {
-            // Text inside one block may hold newlines (html); each is a soft break.
-            let text = text.replace('\n', " ");
-            self.inline.push(Span::styled(text, style));
+            // Text inside one block may hold newlines (html): each starts a new line, as the
+            // line breaks between a paragraph's lines do.
+            for (n, part) in text.split('\n').enumerate() {
+                if n > 0 {
+                    self.line_break();
+                }
+                if !part.is_empty() {
+                    self.inline.push(Span::styled(part.to_string(), style));
+                }
+            }
+        }
+    }
+
+    /// A line break inside a block: the model's own line breaks are kept ("Files changed:" and
+    /// a path on each line stay three lines), not joined into one paragraph line. Inside a table
+    /// or a code block there is none to make.
+    fn line_break(&mut self) {
+        if self.table.is_some() || self.code.is_some() {
+            return;
+        }
+        self.flush_inline();
+        // The link text before the break is drawn: an open link compares what is left of it.
+        for (_, start) in &mut self.links {
+            *start = 0;
         }
     }
 
@@ -204,16 +227,9 @@ impl<'t> Renderer<'t> {
             Event::InlineMath(t) | Event::DisplayMath(t) => {
                 self.push_text(&t, self.style().patch(self.theme.inline_code))
             }
-            Event::Html(t) | Event::InlineHtml(t) => {
-                self.push_text(t.trim_end_matches('\n'), self.theme.dim)
-            }
+            Event::Html(t) | Event::InlineHtml(t) => self.push_text(&t, self.theme.dim),
             Event::FootnoteReference(t) => self.push_text(&format!("[^{t}]"), self.theme.dim),
-            Event::SoftBreak => self.push_text(" ", self.style()),
-            Event::HardBreak => {
-                if self.table.is_none() && self.code.is_none() {
-                    self.flush_inline();
-                }
-            }
+            Event::SoftBreak | Event::HardBreak => self.line_break(),
             Event::Rule => {
                 self.flush_inline();
                 self.blank_if_needed();
@@ -521,16 +537,6 @@ fn fit_prefix(prefix: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
         prefix
     } else {
         Vec::new()
-    }
-}
-
-/// Column alignment helper shared with [`super::table`].
-pub(crate) fn align_pad(text_w: usize, col_w: usize, align: Alignment) -> (usize, usize) {
-    let extra = col_w.saturating_sub(text_w);
-    match align {
-        Alignment::Right => (extra, 0),
-        Alignment::Center => (extra / 2, extra - extra / 2),
-        Alignment::Left | Alignment::None => (0, extra),
     }
 }
 

@@ -1,3 +1,6 @@
+//! Tests of the markdown renderer: blocks and inlines, lists, a half-streamed fence, code
+//! wrapping, the highlight limit, tables, kept line breaks, and every width respected.
+
 use super::*;
 use ratatui::style::Color;
 
@@ -24,6 +27,30 @@ fn blocks_and_inlines() {
             "",
             "A link (https://x.io) and https://y.io.",
         ]
+    );
+}
+
+#[test]
+fn single_line_breaks_are_kept() {
+    assert_eq!(
+        text("Files changed:\nsrc/a.rs\nsrc/b.rs", 40),
+        ["Files changed:", "src/a.rs", "src/b.rs"]
+    );
+    // Inside a list item, a quote and a heading's underline too; a line still wraps at words.
+    assert_eq!(
+        text("- first line\n  second line\n\n> quoted\n> again", 40),
+        ["• first line", "  second line", "", "▎ quoted", "▎ again"]
+    );
+    assert_eq!(text("one two three\nfour", 8), ["one two", "three", "four"]);
+    // A break inside a link's text: the URL still follows the link.
+    assert_eq!(
+        text("[see\nthis](https://x.io)", 40),
+        ["see", "this (https://x.io)"]
+    );
+    // An HTML block keeps its lines.
+    assert_eq!(
+        text("<div>\n<p>x</p>\n</div>", 40),
+        ["<div>", "<p>x</p>", "</div>"]
     );
 }
 

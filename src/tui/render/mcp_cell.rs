@@ -8,7 +8,7 @@ use super::wrap::{WrapMode, sanitize, wrap_spans};
 use crate::tui::keymap::{Action, label_for};
 
 /// `? start the MCP servers of /w/.mcp.json?`, one line per server, then the keys.
-pub fn mcp_json_lines(
+pub(crate) fn mcp_json_lines(
     path: &str,
     servers: &[(String, String)],
     answer: Option<&str>,

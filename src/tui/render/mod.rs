@@ -2,30 +2,31 @@
 //! editor's look, and themes. Every function here draws into a `Buffer` area of any size (0×0
 //! included) without panicking and without touching the terminal.
 
-pub mod agent_cell;
-pub mod cell;
-pub mod chat;
-pub mod diff_view;
-pub mod editor_view;
-pub mod gauge;
+pub(crate) mod agent_cell;
+pub(crate) mod cell;
+pub(crate) mod chat;
+pub(crate) mod diff_view;
+pub(crate) mod editor_view;
+pub(crate) mod gauge;
 pub mod highlight;
-pub mod live_output;
-pub mod markdown;
-pub mod mcp_cell;
-pub mod plan_view;
-pub mod prompt_view;
-pub mod spinner;
-pub mod status;
-pub mod stream;
-pub mod stream_view;
+pub(crate) mod live_output;
+pub(crate) mod markdown;
+pub(crate) mod mcp_cell;
+pub(crate) mod plan_view;
+pub(crate) mod prompt_view;
+pub(crate) mod safe_cells;
+pub(crate) mod spinner;
+pub(crate) mod status;
+pub(crate) mod stream;
+pub(crate) mod stream_view;
 mod table;
-pub mod theme;
-pub mod wrap;
+pub(crate) mod theme;
+pub(crate) mod tool_cell;
+pub(crate) mod transcript;
+pub(crate) mod wrap;
 
-pub use cell::{AssistantState, Cell, ToolStatus};
-pub use chat::{ChatScroll, ChatView, RenderStats, Transcript, render_chat};
-pub use editor_view::{TextAreaStyles, editor_block, editor_title, style_editor, style_input};
-pub use gauge::{GaugeMode, GaugeModel, Zone, gauge_label, render_gauge};
-pub use spinner::{render_spinner, spinner_text};
-pub use status::{StatusModel, render_status};
+pub use cell::{AssistantState, Cell};
+pub use chat::{ChatView, render_chat};
 pub use theme::Theme;
+pub use tool_cell::ToolStatus;
+pub use transcript::Transcript;

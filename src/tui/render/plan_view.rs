@@ -1,4 +1,4 @@
-//! The plan above the input (SPEC §6.20): the `todo` tool's list, compact, drawn only while it
+//! The plan above the input: the `todo` tool's list, compact, drawn only while it
 //! has items not done. A header with the count, then the items around the first open one (a done
 //! one before it for context), and how many more there are.
 
@@ -10,7 +10,7 @@ use super::wrap::{sanitize, truncate};
 use crate::engine::protocol::{TodoItem, TodoStatus};
 
 /// Items shown at most; a longer plan shows a window around its first open item.
-pub const PLAN_MAX_ITEMS: usize = 5;
+pub(crate) const PLAN_MAX_ITEMS: usize = 5;
 
 /// The item shown first: one done item before the first open one, so the list reads as progress.
 fn window_start(items: &[TodoItem], shown: usize) -> usize {
@@ -25,7 +25,7 @@ fn window_start(items: &[TodoItem], shown: usize) -> usize {
 
 /// The plan's rows for `width` columns, at most `max_rows` of them (the header first); none when
 /// every item is done, when the plan is empty, or when fewer than two rows fit.
-pub fn plan_lines(
+pub(crate) fn plan_lines(
     items: &[TodoItem],
     width: usize,
     max_rows: usize,

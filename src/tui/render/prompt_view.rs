@@ -11,7 +11,7 @@ use crate::engine::protocol::{AllowOffer, FileDiff};
 use crate::tui::keymap::{self, Action, Context, short_label_for};
 
 /// Rows the queued messages take at most (the last says how many more there are).
-pub const QUEUE_MAX_ROWS: usize = 3;
+pub(crate) const QUEUE_MAX_ROWS: usize = 3;
 
 fn raw(s: impl Into<String>, style: Style) -> Span<'static> {
     Span::styled(s.into(), style)
@@ -19,22 +19,22 @@ fn raw(s: impl Into<String>, style: Style) -> Span<'static> {
 
 /// What the prompt is about, as the view draws it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PromptBody<'a> {
+pub(crate) struct PromptBody<'a> {
     /// The engine's one-line summary (`bash: cargo test`).
-    pub summary: &'a str,
+    pub(crate) summary: &'a str,
     /// The call leaves the workspace: approved call by call.
-    pub outside_workspace: bool,
+    pub(crate) outside_workspace: bool,
     /// `bash`: the whole command.
-    pub command: Option<&'a str>,
+    pub(crate) command: Option<&'a str>,
     /// `edit_file` / `write_file`: the change.
-    pub diff: Option<&'a FileDiff>,
+    pub(crate) diff: Option<&'a FileDiff>,
     /// What "always" grants (None: not offered).
-    pub always: Option<&'a AllowOffer>,
+    pub(crate) always: Option<&'a AllowOffer>,
 }
 
 /// Whether the prompt answers keys now, and if not, why not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptKeys {
+pub(crate) enum PromptKeys {
     /// `y` / `a` / `n` answer it.
     Live,
     /// It appeared (or the input changed) less than 400 ms ago.
@@ -47,7 +47,11 @@ pub enum PromptKeys {
 
 /// The prompt's body lines at `width` (the whole of it; the view scrolls): the whole command or
 /// the whole diff (else the summary).
-pub fn prompt_body_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn prompt_body_lines(
+    body: &PromptBody<'_>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let w = width.max(1);
     let mut lines = Vec::new();
     match (body.command, body.diff) {
@@ -94,7 +98,11 @@ pub fn prompt_body_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> 
 
 /// The prompt's fixed lines under its body (never scrolled away): a warning when the call leaves
 /// the workspace, and what "always" would allow.
-pub fn prompt_note_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn prompt_note_lines(
+    body: &PromptBody<'_>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let w = width.max(1);
     let mut lines = Vec::new();
     let mut words = |text: String, style: Style| {
@@ -125,24 +133,43 @@ pub fn prompt_note_lines(body: &PromptBody<'_>, width: usize, theme: &Theme) -> 
     lines
 }
 
+/// The keys that answer a tool call's prompt, as (keys, what they do): `y once`, `a always` only
+/// where "always" is offered, `n/esc deny`. The prompt and the footer both say these.
+pub(crate) fn tool_approval_hints(always: bool) -> Vec<(String, &'static str)> {
+    keymap::hints(&[Context::Approval])
+        .into_iter()
+        .filter(|h| always || h.action != Action::ApproveAlways)
+        .map(|h| (h.keys, h.text))
+        .collect()
+}
+
+/// The keys that answer the `.mcp.json` question: approve, decline, or leave it to the next
+/// launch (Esc sends no answer there).
+pub(crate) fn mcp_json_hints() -> Vec<(String, &'static str)> {
+    let esc = keymap::Key {
+        code: crossterm::event::KeyCode::Esc,
+        mods: crossterm::event::KeyModifiers::NONE,
+    };
+    vec![
+        (short_label_for(Action::ApproveOnce), "approve"),
+        (short_label_for(Action::Deny), "decline"),
+        (
+            keymap::key_label(&esc).to_lowercase(),
+            "ask at the next launch",
+        ),
+    ]
+}
+
 /// The keys line of the `.mcp.json` question: approve, decline, or leave it to the next launch.
-pub fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'static> {
+pub(crate) fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'static> {
     let key_style = match keys {
         PromptKeys::Live => theme.key,
         PromptKeys::Settling => theme.dim,
         PromptKeys::InputHasText | PromptKeys::EditorFocused => {
-            return prompt_keys_line(keys, false, theme);
+            return prompt_keys_line(keys, false, false, theme);
         }
     };
-    Line::from(key_spans(
-        [
-            (short_label_for(Action::ApproveOnce), "approve"),
-            (short_label_for(Action::Deny), "decline"),
-            ("Esc".to_string(), "ask at the next launch"),
-        ],
-        key_style,
-        theme,
-    ))
+    Line::from(key_spans(mcp_json_hints(), key_style, theme))
 }
 
 /// `keys what · keys what · …`: the keys in `key_style`, what they do in the text style.
@@ -162,8 +189,14 @@ fn key_spans(
     spans
 }
 
-/// The prompt's last row: its keys, or why it does not take them yet.
-pub fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Line<'static> {
+/// The prompt's last row: its keys (`always` when "always" is offered), or why it does not take
+/// them yet.
+pub(crate) fn prompt_keys_line(
+    keys: PromptKeys,
+    always: bool,
+    scrollable: bool,
+    theme: &Theme,
+) -> Line<'static> {
     match keys {
         PromptKeys::Live | PromptKeys::Settling => {
             let key_style = if keys == PromptKeys::Live {
@@ -171,12 +204,7 @@ pub fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Li
             } else {
                 theme.dim
             };
-            let hints = keymap::hints(&[Context::Approval]);
-            let mut spans = key_spans(
-                hints.into_iter().map(|h| (h.keys, h.text)),
-                key_style,
-                theme,
-            );
+            let mut spans = key_spans(tool_approval_hints(always), key_style, theme);
             if scrollable {
                 spans.push(raw("  ·  ", theme.dim));
                 spans.push(raw(
@@ -210,7 +238,12 @@ pub fn prompt_keys_line(keys: PromptKeys, scrollable: bool, theme: &Theme) -> Li
 
 /// The queued messages, one row each (at most [`QUEUE_MAX_ROWS`]), the newest last, with the
 /// keys that edit and drop it on the first row when `hint`.
-pub fn queued_lines(queue: &[&str], width: usize, hint: bool, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn queued_lines(
+    queue: &[&str],
+    width: usize,
+    hint: bool,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let w = width.max(1);
     let shown = if queue.len() > QUEUE_MAX_ROWS {
         QUEUE_MAX_ROWS - 1
@@ -290,12 +323,19 @@ mod tests {
     #[test]
     fn prompt_keys_say_why_they_wait() {
         let t = Theme::plain();
-        let live = prompt_keys_line(PromptKeys::Live, true, &t).to_string();
+        let live = prompt_keys_line(PromptKeys::Live, true, true, &t).to_string();
         assert_eq!(
             live,
             "y once  ·  a always  ·  n/esc deny  ·  up/down scroll"
         );
-        let text = prompt_keys_line(PromptKeys::InputHasText, false, &t).to_string();
+        // Where "always" is not offered, its key is not either.
+        let once = prompt_keys_line(PromptKeys::Live, false, false, &t).to_string();
+        assert_eq!(once, "y once  ·  n/esc deny");
+        assert_eq!(
+            mcp_json_keys_line(PromptKeys::Live, &t).to_string(),
+            "y approve  ·  n decline  ·  esc ask at the next launch"
+        );
+        let text = prompt_keys_line(PromptKeys::InputHasText, false, false, &t).to_string();
         assert!(text.contains("ctrl-c"), "{text}");
         let body = PromptBody {
             summary: "bash: ls /etc",

@@ -11,24 +11,24 @@ use super::theme::Theme;
 use super::wrap::{str_width, truncate};
 
 /// Braille frames, one every [`FRAME_MS`].
-pub const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+pub(crate) const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Milliseconds a frame stays up.
-pub const FRAME_MS: u64 = 80;
+pub(crate) const FRAME_MS: u64 = 80;
 
 /// The frame shown after `elapsed`.
-pub fn frame(elapsed: Duration) -> &'static str {
+pub(crate) fn frame(elapsed: Duration) -> &'static str {
     let n = (elapsed.as_millis() / u128::from(FRAME_MS)) % FRAMES.len() as u128;
     FRAMES.get(n as usize).copied().unwrap_or("⠋")
 }
 
 /// How long until the frame changes (to schedule the next redraw).
-pub fn next_frame_in(elapsed: Duration) -> Duration {
+pub(crate) fn next_frame_in(elapsed: Duration) -> Duration {
     let into = (elapsed.as_millis() % u128::from(FRAME_MS)) as u64;
     Duration::from_millis(FRAME_MS - into)
 }
 
 /// `7s`, `1m 05s`, `1h 02m`.
-pub fn fmt_elapsed(d: Duration) -> String {
+pub(crate) fn fmt_elapsed(d: Duration) -> String {
     let s = d.as_secs();
     if s < 60 {
         format!("{s}s")
@@ -41,7 +41,8 @@ pub fn fmt_elapsed(d: Duration) -> String {
 
 /// The whole spinner line as text, e.g. `⠹ writing handoff… 7s · esc to cancel` (no hint part when
 /// `hint` is empty).
-pub fn spinner_text(label: &str, elapsed: Duration, hint: &str) -> String {
+#[cfg(test)]
+pub(crate) fn spinner_text(label: &str, elapsed: Duration, hint: &str) -> String {
     let mut s = format!("{} {label} {}", frame(elapsed), fmt_elapsed(elapsed));
     if !hint.is_empty() {
         s.push_str(" · ");
@@ -51,7 +52,7 @@ pub fn spinner_text(label: &str, elapsed: Duration, hint: &str) -> String {
 }
 
 /// Draws the spinner line on the first row of `area`; the hint, then the time, give way when narrow.
-pub fn render_spinner(
+pub(crate) fn render_spinner(
     label: &str,
     elapsed: Duration,
     hint: &str,

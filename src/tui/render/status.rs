@@ -10,17 +10,17 @@ use super::theme::Theme;
 use super::wrap::{str_width, truncate};
 
 /// Everything the status line shows.
-pub struct StatusModel<'a> {
+pub(crate) struct StatusModel<'a> {
     /// The context gauge.
-    pub gauge: &'a GaugeModel,
+    pub(crate) gauge: &'a GaugeModel,
     /// The model name.
-    pub model: &'a str,
+    pub(crate) model: &'a str,
     /// The provider label (`anthropic`, `openai`, ...).
-    pub provider: &'a str,
-    /// The built-in demo model is running (SPEC §15): shows a `DEMO` badge.
-    pub demo: bool,
+    pub(crate) provider: &'a str,
+    /// The built-in demo model is running: shows a `DEMO` badge.
+    pub(crate) demo: bool,
     /// Key hints as `(key, what)`, most important first.
-    pub hints: &'a [(&'a str, &'a str)],
+    pub(crate) hints: &'a [(&'a str, &'a str)],
 }
 
 const DEMO: &str = " DEMO ";
@@ -67,7 +67,7 @@ fn width(spans: &[Span<'_>]) -> usize {
 const READABLE_BAR: usize = 16;
 
 /// Draws the status line on the first row of `area` (its background fills the whole area).
-pub fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub(crate) fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme: &Theme) {
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;

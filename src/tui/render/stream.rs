@@ -23,22 +23,22 @@ use super::wrap::sanitize;
 
 /// A top-level fenced code block, as its opening line says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fence {
+pub(crate) struct Fence {
     /// `` ` `` or `~`.
     ch: char,
     /// How many of them opened it (the closing line needs as many).
     len: usize,
     /// Spaces before the opening line's fence: as many are taken off each code line.
-    pub indent: usize,
+    pub(crate) indent: usize,
     /// The info string (the language first).
-    pub info: String,
+    pub(crate) info: String,
     /// The closing line is committed.
-    pub closed: bool,
+    pub(crate) closed: bool,
 }
 
 impl Fence {
     /// True if `line` (sanitized, without its newline) closes this fence.
-    pub fn is_closed_by(&self, line: &str) -> bool {
+    pub(crate) fn is_closed_by(&self, line: &str) -> bool {
         let (ind, rest) = indent(line);
         ind <= 3 && closes(rest, self.ch, self.len)
     }
@@ -46,7 +46,7 @@ impl Fence {
 
 /// What a committed range holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SegmentKind {
+pub(crate) enum SegmentKind {
     /// Whole top-level blocks: they render on their own.
     Blocks,
     /// A top-level fenced code block from its opening line: the code lines committed so far, and
@@ -56,13 +56,13 @@ pub enum SegmentKind {
 
 /// A committed range of the text, `start..end` in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Segment {
+pub(crate) struct Segment {
     /// Where it starts.
-    pub start: usize,
+    pub(crate) start: usize,
     /// Where it ends (the next segment starts there).
-    pub end: usize,
+    pub(crate) end: usize,
     /// What it holds.
-    pub kind: SegmentKind,
+    pub(crate) kind: SegmentKind,
 }
 
 /// The scanner's view of the line it reads next.
@@ -96,7 +96,7 @@ impl Default for StreamCommits {
 
 impl StreamCommits {
     /// Nothing committed yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StreamCommits {
             segments: Vec::new(),
             scanned: 0,
@@ -108,24 +108,24 @@ impl StreamCommits {
     }
 
     /// The commits of `text` as if it had streamed in one piece.
-    pub fn of(text: &str) -> Self {
+    pub(crate) fn of(text: &str) -> Self {
         let mut c = StreamCommits::new();
         c.advance(text);
         c
     }
 
     /// The committed segments, in order.
-    pub fn segments(&self) -> &[Segment] {
+    pub(crate) fn segments(&self) -> &[Segment] {
         &self.segments
     }
 
     /// Bytes committed: the live tail starts here.
-    pub fn committed(&self) -> usize {
+    pub(crate) fn committed(&self) -> usize {
         self.segments.last().map_or(0, |s| s.end)
     }
 
     /// The fence the tail continues (the tail's lines are its code), if one is open.
-    pub fn open_fence(&self) -> Option<&Fence> {
+    pub(crate) fn open_fence(&self) -> Option<&Fence> {
         match (self.scan, self.segments.last()) {
             (
                 Scan::Fence,
@@ -140,7 +140,7 @@ impl StreamCommits {
 
     /// Scans the lines `text` completed since the last call (`text` only ever grows while a
     /// message streams).
-    pub fn advance(&mut self, text: &str) {
+    pub(crate) fn advance(&mut self, text: &str) {
         while let Some(rest) = text.get(self.scanned..)
             && let Some(nl) = rest.find('\n')
         {

@@ -1,3 +1,6 @@
+//! Tests of the stream controller: where it cuts a message (between blocks, after each code line
+//! of a fence) and where it stops cutting, scanned once and incrementally.
+
 use super::*;
 
 /// The committed segments of `text` as `(text, kind)`, kinds as `B` (blocks) or `F` (fence,

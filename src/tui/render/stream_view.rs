@@ -92,7 +92,7 @@ fn strip_indent(line: &str, n: usize) -> &str {
 }
 
 /// A streaming message's lines at one width.
-pub struct StreamLines {
+pub(crate) struct StreamLines {
     width: u16,
     /// Highlighting allowed (the message is under [`MAX_DOC_BYTES`]) when the committed part was
     /// drawn.
@@ -115,7 +115,7 @@ struct Redraw;
 
 impl StreamLines {
     /// Nothing drawn yet.
-    pub fn new(width: u16) -> Self {
+    pub(crate) fn new(width: u16) -> Self {
         StreamLines::fresh(width, true)
     }
 
@@ -133,22 +133,18 @@ impl StreamLines {
     }
 
     /// Bytes of committed text drawn so far, redraws included.
-    pub fn drawn(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn drawn(&self) -> usize {
         self.drawn
     }
 
     /// Rows.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.committed.len() + self.tail.len()
     }
 
-    /// True when there are no rows (never after an update).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Row `i`.
-    pub fn get(&self, i: usize) -> Option<&Line<'static>> {
+    pub(crate) fn get(&self, i: usize) -> Option<&Line<'static>> {
         match i.checked_sub(self.committed.len()) {
             None => self.committed.get(i),
             Some(j) => self.tail.get(j),
@@ -156,13 +152,20 @@ impl StreamLines {
     }
 
     /// The rows, as one list (for tests).
-    pub fn to_vec(&self) -> Vec<Line<'static>> {
+    #[cfg(test)]
+    pub(crate) fn to_vec(&self) -> Vec<Line<'static>> {
         self.committed.iter().chain(&self.tail).cloned().collect()
     }
 
     /// Brings the lines up to date with `text` and its commits: draws what was committed since the
     /// last update, then the tail.
-    pub fn update(&mut self, text: &str, commits: &StreamCommits, width: u16, theme: &Theme) {
+    pub(crate) fn update(
+        &mut self,
+        text: &str,
+        commits: &StreamCommits,
+        width: u16,
+        theme: &Theme,
+    ) {
         let doc_len = self.sanitized + text.get(self.upto..).map_or(0, |t| sanitize(t).len());
         let highlight = doc_len <= MAX_DOC_BYTES;
         if width != self.width || commits.committed() < self.upto || highlight != self.highlight {

@@ -1,3 +1,6 @@
+//! Tests of the streamed message's view: what is streamed renders as the whole text would, across
+//! every cut the controller makes, the highlight and document limits, and deltas and resizes.
+
 use super::*;
 use crate::tui::render::stream::StreamCommits;
 

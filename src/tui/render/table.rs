@@ -4,7 +4,6 @@ use pulldown_cmark::Alignment;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::markdown::align_pad;
 use super::wrap::{WrapMode, wrap_spans};
 
 type CellSpans = Vec<Span<'static>>;
@@ -15,6 +14,16 @@ pub(crate) struct TableBuilder {
     rows: Vec<Vec<CellSpans>>,
     row: Option<Vec<CellSpans>>,
     cell: Option<CellSpans>,
+}
+
+/// The padding left and right of a cell `text_w` wide in a column `col_w` wide.
+fn align_pad(text_w: usize, col_w: usize, align: Alignment) -> (usize, usize) {
+    let extra = col_w.saturating_sub(text_w);
+    match align {
+        Alignment::Right => (extra, 0),
+        Alignment::Center => (extra / 2, extra - extra / 2),
+        Alignment::Left | Alignment::None => (0, extra),
+    }
 }
 
 fn cell_width(cell: &CellSpans) -> usize {

@@ -12,6 +12,117 @@ use toml::{Table, Value};
 
 use super::highlight;
 
+/// Why a theme could not be loaded; the text names the theme or its file, and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ThemeError {
+    /// A name that is empty, a path, or hidden.
+    #[error("invalid theme name `{0}`")]
+    InvalidName(String),
+    /// Neither a user file nor a built-in theme has this name.
+    #[error("unknown theme `{0}` (built in: dark, light)")]
+    Unknown(String),
+    /// A built-in theme does not parse (a build mistake; its test catches it).
+    #[error("built-in theme {name}: {problem}")]
+    BuiltIn {
+        /// The theme.
+        name: String,
+        /// What is wrong in it.
+        problem: ThemeFileError,
+    },
+    /// The user file could not be read.
+    #[error("theme {}: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The user file says something a theme cannot.
+    #[error("theme {}: {problem}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong in it.
+        problem: ThemeFileError,
+    },
+}
+
+/// What is wrong inside a theme file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThemeFileError {
+    /// Not TOML at all (the parser's message).
+    #[error("not valid TOML: {0}")]
+    Toml(String),
+    /// `syntax` is not a string.
+    #[error("key `syntax`: expected a string")]
+    SyntaxNotString,
+    /// `syntax` names a syntect theme that does not exist.
+    #[error(
+        "key `syntax`: unknown syntect theme `{0}` (available: {available}, or \"none\")",
+        available = highlight::theme_names().join(", ")
+    )]
+    UnknownSyntax(String),
+    /// `styles` is not a table.
+    #[error("key `styles`: expected a table")]
+    StylesNotTable,
+    /// A key under `[styles]` that names no style.
+    #[error("unknown style key `styles.{0}` (known: {known})", known = STYLE_KEYS.join(", "))]
+    UnknownStyleKey(String),
+    /// A style's value is wrong.
+    #[error("key `styles.{key}`: {problem}")]
+    Style {
+        /// The style key.
+        key: String,
+        /// What is wrong with its value.
+        problem: StyleError,
+    },
+    /// A top-level key other than `syntax` and `styles`.
+    #[error("unknown key `{0}` (expected `syntax`, `styles`)")]
+    UnknownKey(String),
+}
+
+/// What is wrong with one style's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StyleError {
+    /// The style is a colour, and that colour is wrong.
+    #[error(transparent)]
+    Colour(#[from] ColourError),
+    /// `fg` or `bg` is a wrong colour.
+    #[error("`{attribute}`: {problem}")]
+    AttributeColour {
+        /// `fg` or `bg`.
+        attribute: &'static str,
+        /// What is wrong with the colour.
+        problem: ColourError,
+    },
+    /// A modifier (`bold`, …) that is not true or false.
+    #[error("`{0}`: expected true or false")]
+    NotABool(String),
+    /// A key of the style table that is neither a colour nor a modifier.
+    #[error("unknown attribute `{0}`")]
+    UnknownAttribute(String),
+    /// Neither a colour nor a table.
+    #[error("expected a colour or a table")]
+    NotAStyle,
+}
+
+/// What is wrong with a colour.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColourError {
+    /// A number outside 0–255.
+    #[error("colour index {0} is not in 0-255")]
+    IndexOutOfRange(i64),
+    /// Neither a number nor a string.
+    #[error("expected a colour string")]
+    NotAString,
+    /// `#` followed by something other than six hex digits.
+    #[error("`{0}` is not a #rrggbb colour")]
+    NotHex(String),
+    /// A name that is no ANSI colour.
+    #[error("unknown colour `{0}` (use #rrggbb, an ANSI name or 0-255)")]
+    UnknownName(String),
+}
+
 const DARK: &str = include_str!("../../../themes/dark.toml");
 const LIGHT: &str = include_str!("../../../themes/light.toml");
 
@@ -26,7 +137,7 @@ macro_rules! theme_styles {
         }
 
         /// The style keys a theme file may set under `[styles]`, in file order.
-        pub const STYLE_KEYS: &[&str] = &[$(stringify!($name)),*];
+        pub(crate) const STYLE_KEYS: &[&str] = &[$(stringify!($name)),*];
 
         impl Theme {
             /// A theme with every style empty and no syntax highlighting.
@@ -127,15 +238,19 @@ impl Theme {
     /// Loads theme `name` (`"dark"`, `"light"` or a user theme): a user file
     /// `<config_dir>/flower/themes/<name>.toml` first, then the built-in `themes/<name>.toml`.
     /// `no_color` (NO_COLOR) gives [`Theme::plain`].
-    pub fn load(name: &str, no_color: bool) -> Result<Theme, String> {
+    pub(crate) fn load(name: &str, no_color: bool) -> Result<Theme, ThemeError> {
         let dir = dirs::config_dir().map(|d| d.join("flower").join("themes"));
         Theme::load_from(name, no_color, dir.as_deref())
     }
 
     /// [`Theme::load`] with the user theme directory given (`None`: built-in themes only).
-    pub fn load_from(name: &str, no_color: bool, user_dir: Option<&Path>) -> Result<Theme, String> {
+    pub(crate) fn load_from(
+        name: &str,
+        no_color: bool,
+        user_dir: Option<&Path>,
+    ) -> Result<Theme, ThemeError> {
         if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
-            return Err(format!("invalid theme name `{name}`"));
+            return Err(ThemeError::InvalidName(name.to_string()));
         }
         if no_color {
             return Ok(Theme::plain());
@@ -143,29 +258,33 @@ impl Theme {
         let user_file: Option<PathBuf> = user_dir.map(|d| d.join(format!("{name}.toml")));
         match user_file.filter(|p| p.is_file()) {
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("theme {}: {e}", path.display()))?;
+                let text = match std::fs::read_to_string(&path) {
+                    Ok(text) => text,
+                    Err(source) => return Err(ThemeError::Unreadable { path, source }),
+                };
                 let base = Theme::builtin(name).or_else(|_| Theme::builtin("dark"))?;
-                let theme = base
-                    .overlay(&text)
-                    .and_then(Theme::check_syntax)
-                    .map_err(|e| format!("theme {}: {e}", path.display()))?;
-                Ok(theme)
+                match base.overlay(&text).and_then(Theme::check_syntax) {
+                    Ok(theme) => Ok(theme),
+                    Err(problem) => Err(ThemeError::Invalid { path, problem }),
+                }
             }
             None => Theme::builtin(name),
         }
     }
 
     /// A built-in theme by name (`dark` or `light`); never reads the disk.
-    pub fn builtin(name: &str) -> Result<Theme, String> {
+    pub fn builtin(name: &str) -> Result<Theme, ThemeError> {
         let text = match name {
             "dark" => DARK,
             "light" => LIGHT,
-            other => return Err(format!("unknown theme `{other}` (built in: dark, light)")),
+            other => return Err(ThemeError::Unknown(other.to_string())),
         };
         Theme::empty()
             .overlay(text)
-            .map_err(|e| format!("built-in theme {name}: {e}"))
+            .map_err(|problem| ThemeError::BuiltIn {
+                name: name.to_string(),
+                problem,
+            })
     }
 
     /// The NO_COLOR theme: modifiers only (bold, italic, dim, reverse), never a colour.
@@ -206,49 +325,39 @@ impl Theme {
     }
 
     /// Fails when `syntax` names a syntect theme that does not exist.
-    fn check_syntax(self) -> Result<Theme, String> {
+    fn check_syntax(self) -> Result<Theme, ThemeFileError> {
         match &self.syntax {
-            Some(name) if !highlight::theme_names().contains(name) => Err(format!(
-                "key `syntax`: unknown syntect theme `{name}` (available: {}, or \"none\")",
-                highlight::theme_names().join(", ")
-            )),
+            Some(name) if !highlight::theme_names().contains(name) => {
+                Err(ThemeFileError::UnknownSyntax(name.clone()))
+            }
             _ => Ok(self),
         }
     }
 
     /// This theme with the keys of a TOML theme file applied over it.
-    pub fn overlay(mut self, text: &str) -> Result<Theme, String> {
-        let table: Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message().trim_end()))?;
+    pub(crate) fn overlay(mut self, text: &str) -> Result<Theme, ThemeFileError> {
+        let table: Table = text.parse().map_err(|e: toml::de::Error| {
+            ThemeFileError::Toml(e.message().trim_end().to_string())
+        })?;
         for (key, value) in &table {
             match key.as_str() {
                 "syntax" => {
-                    let name = value
-                        .as_str()
-                        .ok_or_else(|| "key `syntax`: expected a string".to_string())?;
+                    let name = value.as_str().ok_or(ThemeFileError::SyntaxNotString)?;
                     self.syntax = (!name.eq_ignore_ascii_case("none")).then(|| name.to_string());
                 }
                 "styles" => {
-                    let styles = value
-                        .as_table()
-                        .ok_or_else(|| "key `styles`: expected a table".to_string())?;
+                    let styles = value.as_table().ok_or(ThemeFileError::StylesNotTable)?;
                     for (name, spec) in styles {
-                        let slot = self.slot(name).ok_or_else(|| {
-                            format!(
-                                "unknown style key `styles.{name}` (known: {})",
-                                STYLE_KEYS.join(", ")
-                            )
+                        let slot = self
+                            .slot(name)
+                            .ok_or_else(|| ThemeFileError::UnknownStyleKey(name.clone()))?;
+                        *slot = parse_style(spec).map_err(|problem| ThemeFileError::Style {
+                            key: name.clone(),
+                            problem,
                         })?;
-                        *slot =
-                            parse_style(spec).map_err(|e| format!("key `styles.{name}`: {e}"))?;
                     }
                 }
-                other => {
-                    return Err(format!(
-                        "unknown key `{other}` (expected `syntax`, `styles`)"
-                    ));
-                }
+                other => return Err(ThemeFileError::UnknownKey(other.to_string())),
             }
         }
         Ok(self)
@@ -256,53 +365,55 @@ impl Theme {
 }
 
 /// A style from a colour string / number (the foreground) or a table of attributes.
-fn parse_style(value: &Value) -> Result<Style, String> {
+fn parse_style(value: &Value) -> Result<Style, StyleError> {
     match value {
         Value::String(_) | Value::Integer(_) => Ok(Style::new().fg(parse_color(value)?)),
         Value::Table(t) => {
             let mut style = Style::new();
             for (k, v) in t {
-                let flag = |m: Modifier, s: Style| -> Result<Style, String> {
+                let flag = |m: Modifier, s: Style| -> Result<Style, StyleError> {
                     match v.as_bool() {
                         Some(true) => Ok(s.add_modifier(m)),
                         Some(false) => Ok(s.remove_modifier(m)),
-                        None => Err(format!("`{k}`: expected true or false")),
+                        None => Err(StyleError::NotABool(k.clone())),
                     }
                 };
+                let colour = |attribute: &'static str| {
+                    parse_color(v)
+                        .map_err(|problem| StyleError::AttributeColour { attribute, problem })
+                };
                 style = match k.as_str() {
-                    "fg" => style.fg(parse_color(v).map_err(|e| format!("`fg`: {e}"))?),
-                    "bg" => style.bg(parse_color(v).map_err(|e| format!("`bg`: {e}"))?),
+                    "fg" => style.fg(colour("fg")?),
+                    "bg" => style.bg(colour("bg")?),
                     "bold" => flag(Modifier::BOLD, style)?,
                     "italic" => flag(Modifier::ITALIC, style)?,
                     "underline" => flag(Modifier::UNDERLINED, style)?,
                     "dim" => flag(Modifier::DIM, style)?,
                     "reversed" => flag(Modifier::REVERSED, style)?,
                     "crossed" => flag(Modifier::CROSSED_OUT, style)?,
-                    other => return Err(format!("unknown attribute `{other}`")),
+                    other => return Err(StyleError::UnknownAttribute(other.to_string())),
                 };
             }
             Ok(style)
         }
-        _ => Err("expected a colour or a table".to_string()),
+        _ => Err(StyleError::NotAStyle),
     }
 }
 
 /// `#rrggbb`, an ANSI colour name, or an index 0–255 (as a number or a string).
-pub fn parse_color(value: &Value) -> Result<Color, String> {
+pub(crate) fn parse_color(value: &Value) -> Result<Color, ColourError> {
     if let Some(n) = value.as_integer() {
         return u8::try_from(n)
             .map(Color::Indexed)
-            .map_err(|_| format!("colour index {n} is not in 0-255"));
+            .map_err(|_| ColourError::IndexOutOfRange(n));
     }
-    let s = value
-        .as_str()
-        .ok_or_else(|| "expected a colour string".to_string())?;
+    let s = value.as_str().ok_or(ColourError::NotAString)?;
     if let Some(hex) = s.strip_prefix('#') {
         if hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0);
             return Ok(Color::Rgb(byte(0), byte(2), byte(4)));
         }
-        return Err(format!("`{s}` is not a #rrggbb colour"));
+        return Err(ColourError::NotHex(s.to_string()));
     }
     if let Ok(n) = s.parse::<u8>() {
         return Ok(Color::Indexed(n));
@@ -331,11 +442,7 @@ pub fn parse_color(value: &Value) -> Result<Color, String> {
         "lightmagenta" => Color::LightMagenta,
         "lightcyan" => Color::LightCyan,
         "white" => Color::White,
-        _ => {
-            return Err(format!(
-                "unknown colour `{s}` (use #rrggbb, an ANSI name or 0-255)"
-            ));
-        }
+        _ => return Err(ColourError::UnknownName(s.to_string())),
     };
     Ok(color)
 }
@@ -378,7 +485,12 @@ mod tests {
         assert!(parse_color(&Value::Integer(256)).is_err());
         assert!(s("#ff00").is_err());
         assert!(s("#gg0000").is_err());
-        assert!(s("chartreuse").unwrap_err().contains("chartreuse"));
+        assert!(
+            s("chartreuse")
+                .unwrap_err()
+                .to_string()
+                .contains("chartreuse")
+        );
     }
 
     #[test]
@@ -387,26 +499,30 @@ mod tests {
         let e = base
             .clone()
             .overlay("[styles]\nerror = \"#12\"")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("styles.error") && e.contains("#12"), "{e}");
         let e = base
             .clone()
             .overlay("[styles]\nbogus = \"red\"")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("styles.bogus"), "{e}");
         let e = base
             .clone()
             .overlay("[styles]\ntext = { fg = \"red\", blink = true }")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("styles.text") && e.contains("blink"), "{e}");
         let e = base
             .clone()
             .overlay("[styles]\ntext = { bold = 1 }")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("styles.text") && e.contains("bold"), "{e}");
-        let e = base.clone().overlay("colour = 1").unwrap_err();
+        let e = base.clone().overlay("colour = 1").unwrap_err().to_string();
         assert!(e.contains("colour"), "{e}");
-        let e = base.overlay("[styles\n").unwrap_err();
+        let e = base.overlay("[styles\n").unwrap_err().to_string();
         assert!(e.contains("TOML"), "{e}");
     }
 
@@ -440,11 +556,15 @@ mod tests {
         assert_eq!(mine.tool, builtin.tool);
 
         std::fs::write(dir.path().join("light.toml"), "[styles]\ntext = 3.5\n").unwrap();
-        let e = Theme::load_from("light", false, Some(dir.path())).unwrap_err();
+        let e = Theme::load_from("light", false, Some(dir.path()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("light.toml") && e.contains("styles.text"), "{e}");
 
         std::fs::write(dir.path().join("light.toml"), "syntax = \"Monokai Pro\"\n").unwrap();
-        let e = Theme::load_from("light", false, Some(dir.path())).unwrap_err();
+        let e = Theme::load_from("light", false, Some(dir.path()))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("syntax") && e.contains("Monokai Pro") && e.contains("InspiredGitHub"),
             "{e}"

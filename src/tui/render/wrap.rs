@@ -1,29 +1,49 @@
-//! Wrapping styled text to a width with `unicode-width`, plus text sanitising for the terminal.
+//! Wrapping styled text to a width, plus text sanitising for the terminal. Widths are measured
+//! per grapheme cluster, exactly as ratatui's buffer lays them out (an emoji sequence, a flag, a
+//! letter with its accents is one cluster), so a wrapped line is as wide on screen as it was
+//! measured here.
 
 use std::borrow::Cow;
 
+use ratatui::buffer::CellWidth as _;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_segmentation::UnicodeSegmentation as _;
 
-use crate::engine::tools::text::skip_escape;
+use crate::engine::text::skip_escape;
 
 /// How a logical line breaks when it is wider than the width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WrapMode {
+pub(crate) enum WrapMode {
     /// Break between words; a word wider than the line breaks between characters.
     Words,
     /// Break between characters, keeping every space (code, tool output).
     Chars,
 }
 
-/// The columns a string takes.
-pub fn str_width(s: &str) -> usize {
-    UnicodeWidthStr::width(s)
+/// The columns a string takes on screen (the sum of its grapheme clusters' widths).
+pub(crate) fn str_width(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.bytes().filter(|b| !b.is_ascii_control()).count();
+    }
+    s.graphemes(true).map(cluster_width).sum()
 }
 
-fn char_width(c: char) -> usize {
-    UnicodeWidthChar::width(c).unwrap_or(0)
+/// The columns one grapheme cluster takes in ratatui's buffer (0: it is not drawn).
+pub(crate) fn cluster_width(g: &str) -> usize {
+    if g.contains(char::is_control) {
+        return 0; // the buffer drops it
+    }
+    usize::from(g.cell_width())
+}
+
+/// The grapheme clusters of `s` (a byte of ASCII is one, without segmenting).
+fn clusters(s: &str) -> Box<dyn Iterator<Item = &str> + '_> {
+    if s.is_ascii() {
+        Box::new((0..s.len()).filter_map(move |i| s.get(i..i + 1)))
+    } else {
+        Box::new(s.graphemes(true))
+    }
 }
 
 fn spans_width(spans: &[Span<'_>]) -> usize {
@@ -32,7 +52,7 @@ fn spans_width(spans: &[Span<'_>]) -> usize {
 
 /// Makes text safe to put in a terminal cell: tabs become spaces, ANSI escape sequences are removed,
 /// `\r\n` becomes `\n`, and other control characters are dropped.
-pub fn sanitize(text: &str) -> Cow<'_, str> {
+pub(crate) fn sanitize(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c.is_control() && c != '\n') {
         return Cow::Borrowed(text);
     }
@@ -50,7 +70,7 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Builds wrapped lines one character at a time, merging runs of the same style.
+/// Builds wrapped lines one grapheme cluster at a time, merging runs of the same style.
 struct Builder<'p> {
     width: usize,
     first_prefix: &'p [Span<'static>],
@@ -62,7 +82,7 @@ struct Builder<'p> {
     prefix_used: usize,
     /// Spans of `runs` that are the prefix.
     prefix_spans: usize,
-    /// The current line holds content (zero-width characters count).
+    /// The current line holds content (zero-width clusters count).
     content: bool,
 }
 
@@ -117,8 +137,8 @@ impl<'p> Builder<'p> {
         self.start(false);
     }
 
-    fn push_char(&mut self, c: char, style: Style) {
-        let w = char_width(c);
+    fn push_cluster(&mut self, g: &str, style: Style) {
+        let w = cluster_width(g);
         // Break only after visible content; zero-width marks stay with the character they mark.
         if w > self.room() && self.used > self.prefix_used {
             self.newline();
@@ -132,16 +152,16 @@ impl<'p> Builder<'p> {
         }
         let merge = self.has_content();
         match self.runs.last_mut() {
-            Some(last) if merge && last.style == style => last.content.to_mut().push(c),
-            _ => self.runs.push(Span::styled(c.to_string(), style)),
+            Some(last) if merge && last.style == style => last.content.to_mut().push_str(g),
+            _ => self.runs.push(Span::styled(g.to_string(), style)),
         }
         self.used += w;
         self.content = true;
     }
 
     fn push_str(&mut self, s: &str, style: Style) {
-        for c in s.chars() {
-            self.push_char(c, style);
+        for g in clusters(s) {
+            self.push_cluster(g, style);
         }
     }
 
@@ -155,7 +175,7 @@ impl<'p> Builder<'p> {
 /// Wraps one logical line (styled spans, no `\n`) to `width` columns. `first_prefix` starts the first
 /// output line, `rest_prefix` every continuation line (list indents, quote bars). Always returns at
 /// least one line.
-pub fn wrap_spans(
+pub(crate) fn wrap_spans(
     spans: &[Span<'_>],
     width: usize,
     first_prefix: &[Span<'static>],
@@ -169,28 +189,28 @@ pub fn wrap_spans(
         }
         return b.finish();
     }
-    // Words: stream the characters, holding back the current word and the spaces before it.
-    let mut word: Vec<(char, Style)> = Vec::new();
+    // Words: stream the clusters, holding back the current word and the spaces before it.
+    let mut word: Vec<(&str, Style)> = Vec::new();
     let mut word_w = 0usize;
-    let mut pending: Vec<(char, Style)> = Vec::new();
+    let mut pending: Vec<(&str, Style)> = Vec::new();
     let mut at_line_start = true;
-    // Inside a word wider than a line: its characters go straight to the builder.
+    // Inside a word wider than a line: its clusters go straight to the builder.
     let mut breaking = false;
     let emit =
-        |b: &mut Builder<'_>, word: &mut Vec<(char, Style)>, pending: &mut Vec<(char, Style)>| {
-            let word_w: usize = word.iter().map(|&(c, _)| char_width(c)).sum();
-            let pending_w: usize = pending.iter().map(|&(c, _)| char_width(c)).sum();
+        |b: &mut Builder<'_>, word: &mut Vec<(&str, Style)>, pending: &mut Vec<(&str, Style)>| {
+            let word_w: usize = word.iter().map(|&(g, _)| cluster_width(g)).sum();
+            let pending_w: usize = pending.iter().map(|&(g, _)| cluster_width(g)).sum();
             if b.has_content() && pending_w + word_w > b.room() {
                 b.newline();
                 pending.clear();
             }
-            for (c, s) in pending.drain(..).chain(word.drain(..)) {
-                b.push_char(c, s);
+            for (g, s) in pending.drain(..).chain(word.drain(..)) {
+                b.push_cluster(g, s);
             }
         };
     for span in spans {
-        for c in span.content.chars() {
-            if c == ' ' {
+        for g in clusters(&span.content) {
+            if g == " " {
                 breaking = false;
                 if !word.is_empty() {
                     emit(&mut b, &mut word, &mut pending);
@@ -199,15 +219,15 @@ pub fn wrap_spans(
                 }
                 if at_line_start && !b.has_content() {
                     // Leading indentation of the logical line is kept.
-                    b.push_char(c, span.style);
+                    b.push_cluster(g, span.style);
                 } else {
-                    pending.push((c, span.style));
+                    pending.push((g, span.style));
                 }
             } else if breaking {
-                b.push_char(c, span.style);
+                b.push_cluster(g, span.style);
             } else {
-                word.push((c, span.style));
-                word_w += char_width(c);
+                word.push((g, span.style));
+                word_w += cluster_width(g);
                 // A word wider than a whole line breaks between characters anyway: place it now,
                 // which also keeps memory bounded on one enormous word.
                 if word_w > b.width {
@@ -226,7 +246,7 @@ pub fn wrap_spans(
 }
 
 /// Wraps multi-line plain text in one style; every `\n` starts a new logical line.
-pub fn wrap_text(
+pub(crate) fn wrap_text(
     text: &str,
     style: Style,
     width: usize,
@@ -248,8 +268,9 @@ pub fn wrap_text(
     out
 }
 
-/// Cuts a string to at most `width` columns, ending with `…` when it was cut.
-pub fn truncate(s: &str, width: usize) -> String {
+/// Cuts a string to at most `width` columns, ending with `…` when it was cut (never inside a
+/// grapheme cluster).
+pub(crate) fn truncate(s: &str, width: usize) -> String {
     if str_width(s) <= width {
         return s.to_string();
     }
@@ -258,12 +279,12 @@ pub fn truncate(s: &str, width: usize) -> String {
     }
     let mut out = String::new();
     let mut used = 0;
-    for c in s.chars() {
-        let w = char_width(c);
+    for g in clusters(s) {
+        let w = cluster_width(g);
         if used + w > width - 1 {
             break;
         }
-        out.push(c);
+        out.push_str(g);
         used += w;
     }
     out.push('…');
@@ -328,6 +349,38 @@ mod tests {
         assert_eq!(text(&out), ["日"]);
         let out = wrap_text("\u{301}日", Style::new(), 3, &p, &p, WrapMode::Words);
         assert_eq!(text(&out), ["\u{301}日"]);
+    }
+
+    #[test]
+    fn grapheme_clusters_are_measured_and_kept_whole() {
+        let family = "\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}";
+        let flag = "\u{1f1eb}\u{1f1f7}";
+        let heart = "\u{2764}\u{fe0f}";
+        let accent = "e\u{301}";
+        for (g, w) in [(family, 2), (flag, 2), (heart, 2), (accent, 1), ("日", 2)] {
+            assert_eq!(str_width(g), w, "{g:?}");
+            // What ratatui's buffer lays out is what was measured.
+            let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 10, 1));
+            let (x, _) = buf.set_stringn(0, 0, g, 10, Style::new());
+            assert_eq!(usize::from(x), w, "{g:?}");
+        }
+        // Wrapped and cut between clusters, never inside one.
+        let text = format!("{family}{family}{flag}{heart}{accent}");
+        let out = wrap_text(&text, Style::new(), 3, &[], &[], WrapMode::Chars);
+        assert_eq!(
+            line_texts(&out),
+            [family, family, flag, &format!("{heart}{accent}")]
+        );
+        assert_eq!(truncate(&text, 5), format!("{family}{family}…"));
+        let out = wrap_text(
+            &format!("ab {family} cd"),
+            Style::new(),
+            4,
+            &[],
+            &[],
+            WrapMode::Words,
+        );
+        assert_eq!(line_texts(&out), ["ab", family, "cd"]);
     }
 
     #[test]

@@ -1,11 +1,11 @@
-//! The window of well-known models (SPEC §5): Claude takes 200,000 unless `[1m]` asks for the 1M beta,
+//! The window of well-known models: Claude takes 200,000 unless `[1m]` asks for the 1M beta,
 //! which is sent as a header with the marker stripped; a learned window beats the table, `--window`
 //! beats both, and `-v` says which one is in force.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use flower_tui::engine::provider::windows::CONTEXT_1M_BETA;
+use flower_tui::engine::provider::known_windows::CONTEXT_1M_BETA;
 use flower_tui::engine::types::Message;
 
 use super::{KEY, anthropic, request, run};

@@ -320,7 +320,7 @@ fn start_block(b: BlockStart, sink: &mut dyn FnMut(Delta)) -> Partial {
 
 /// Parse a tool call's streamed arguments; anything that is not a JSON object is kept as raw text
 /// under [`INVALID_JSON_KEY`].
-pub fn tool_input(json: &str, start: Option<Value>) -> Value {
+pub(crate) fn tool_input(json: &str, start: Option<Value>) -> Value {
     if json.trim().is_empty() {
         return match start {
             Some(v @ Value::Object(_)) => v,

@@ -14,17 +14,17 @@ use tokio::time::Instant;
 use crate::engine::secrets;
 
 /// At most one piece of live output per interval.
-pub const INTERVAL: Duration = Duration::from_millis(50);
+pub(crate) const INTERVAL: Duration = Duration::from_millis(50);
 /// A line without its newline waits this long before it is shown anyway (a progress bar).
-pub const PARTIAL_AFTER: Duration = Duration::from_millis(250);
+pub(crate) const PARTIAL_AFTER: Duration = Duration::from_millis(250);
 /// One piece holds at most this many bytes: a burst keeps its newest lines.
-pub const PIECE_CAP: usize = 64 * 1024;
+pub(crate) const PIECE_CAP: usize = 64 * 1024;
 /// After this many bytes the live output stops (the result still has head and tail).
-pub const TOTAL_CAP: usize = 4 * 1024 * 1024;
+pub(crate) const TOTAL_CAP: usize = 4 * 1024 * 1024;
 
 /// Output waiting to be shown.
 #[derive(Debug, Default)]
-pub struct LiveOutput {
+pub(crate) struct LiveOutput {
     pending: Vec<u8>,
     /// Bytes dropped from `pending` by a burst (shown as a gap).
     skipped: usize,

@@ -1,0 +1,56 @@
+//! The command line: `-p TASK` picks headless mode, every other flag belongs to one concern's
+//! group (flattened here, so the command line itself is flat). A flag's place in `--help` is its
+//! `display_order`; a new flag takes the next number after the highest (`--help` and `--version`
+//! come after all of them by themselves).
+
+use clap::Parser;
+
+use super::context::ContextFlags;
+use super::front::FrontFlags;
+use super::places::PlaceFlags;
+use super::provider::ProviderFlags;
+use super::tools::ToolFlags;
+
+/// The command line. Every flag also has a config-file key of the same name with `_` for `-`.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(
+    name = "flower-tui",
+    version,
+    about = "A terminal coding agent with visible, editable context handoffs"
+)]
+pub(crate) struct Cli {
+    /// Run headless with this task (`-` reads it from stdin); print events as JSON lines
+    #[arg(short = 'p', long = "print", value_name = "TASK", display_order = 0)]
+    pub(crate) prompt: Option<String>,
+    #[command(flatten)]
+    pub(crate) provider: ProviderFlags,
+    #[command(flatten)]
+    pub(crate) context: ContextFlags,
+    #[command(flatten)]
+    pub(crate) places: PlaceFlags,
+    #[command(flatten)]
+    pub(crate) tools: ToolFlags,
+    #[command(flatten)]
+    pub(crate) front: FrontFlags,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn every_flag_has_its_own_place_in_the_help() {
+        let cmd = Cli::command();
+        let mut places: Vec<(usize, String)> = cmd
+            .get_arguments()
+            .map(|a| (a.get_display_order(), a.get_id().to_string()))
+            .collect();
+        places.sort();
+        let orders: Vec<usize> = places.iter().map(|p| p.0).collect();
+        let expected: Vec<usize> = (0..orders.len()).collect();
+        assert_eq!(orders, expected, "{places:?}");
+        assert_eq!(places.first().map(|p| p.1.as_str()), Some("prompt"));
+    }
+}

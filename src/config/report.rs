@@ -1,0 +1,77 @@
+//! The `-v` report: the effective provider, endpoint, model, window and thresholds, the handoff
+//! mode, workspace, log and MCP servers, and the API key masked to its first four characters
+//! (never the key itself), then what the settings warn about.
+
+use super::provider::Backend;
+use super::settings::Config;
+use crate::engine::mcp::ServerConfig;
+use crate::engine::secrets::{self, ApiKey};
+
+impl Config {
+    /// The `-v` report, one `name: value` line each.
+    pub(crate) fn verbose_report(&self) -> String {
+        let (p, ctx) = (&self.provider, &self.context);
+        let t = ctx.thresholds();
+        let (provider, endpoint) = match p.backend {
+            Backend::Demo => ("demo (built-in scripted model)", "(in-process)"),
+            Backend::Api(kind) => (kind.as_str(), p.base_url.as_str()),
+        };
+        let lines = [
+            format!("provider: {provider}"),
+            format!("endpoint: {endpoint}"),
+            format!("model: {}", p.model),
+            format!("window: {} ({})", t.window, ctx.window_source.describe()),
+            format!("headroom: {}", t.headroom),
+            format!("at: {}", t.at),
+            format!("warn_at: {}", t.warn_at),
+            format!(
+                "api key: {}",
+                mask_key(p.api_key.as_ref().map(ApiKey::expose))
+            ),
+            format!(
+                "handoff: {} ({})",
+                ctx.policy.describe(),
+                ctx.handoff_mode.as_str()
+            ),
+            format!("workspace: {}", self.places.workspace.display()),
+            format!(
+                "log: {} ({})",
+                self.front.log_level,
+                crate::logging::log_dir(&self.places.data_dir).display()
+            ),
+            format!("mcp servers: {}", mcp_summary(&self.tools.mcp_servers)),
+        ];
+        let warnings = ctx
+            .startup_warnings()
+            .into_iter()
+            .map(|w| format!("warning: {w}"));
+        lines
+            .into_iter()
+            .chain(warnings)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The key masked to its first 4 characters: `sk-a****`.
+pub(crate) fn mask_key(key: Option<&str>) -> String {
+    match key {
+        None => "(none)".into(),
+        Some(k) => secrets::mask(k),
+    }
+}
+
+/// `name (command or URL), …` for `-v`, or `(none in the config file)`.
+fn mcp_summary(servers: &[ServerConfig]) -> String {
+    if servers.is_empty() {
+        return "(none in the config file)".into();
+    }
+    servers
+        .iter()
+        .map(|s| {
+            let off = if s.enabled { "" } else { ", disabled" };
+            format!("{} ({}{off})", s.name, s.transport.summary())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,49 @@
+//! The effective settings of a run, one group per concern, and how they are merged: each concern
+//! resolves its own flags, environment and file keys (flag > env > file > default), in an order
+//! that lets a later one use what an earlier one decided (the demo, the model, the data dir).
+
+use super::cli::Cli;
+use super::context::{self, ContextSettings, WindowInputs};
+use super::env::Env;
+use super::error::ConfigError;
+use super::file::FileConfig;
+use super::front::{self, FrontSettings};
+use super::places::{self, Places};
+use super::provider::{self, ProviderSettings};
+use super::tools::{self, ToolSettings};
+
+/// The effective settings of a run.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// `-p TASK`: run headless with this task.
+    pub(crate) prompt: Option<String>,
+    pub(crate) provider: ProviderSettings,
+    pub(crate) context: ContextSettings,
+    pub(crate) places: Places,
+    pub(crate) tools: ToolSettings,
+    pub(crate) front: FrontSettings,
+}
+
+/// Merge flags, env and file into the effective config.
+pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
+    let headless = cli.prompt.is_some();
+    let provider = provider::resolve(cli.provider, file.provider, env, headless)?;
+    let demo = provider.backend.is_demo();
+    let places = places::resolve(cli.places, file.places, env, demo)?;
+    let inputs = WindowInputs {
+        model: &provider.model,
+        demo,
+        data_dir: &places.data_dir,
+    };
+    let context = context::resolve(cli.context, file.context, env, inputs)?;
+    let tools = tools::resolve(cli.tools, file.tools, env)?;
+    let front = front::resolve(cli.front, file.front, env)?;
+    Ok(Config {
+        prompt: cli.prompt,
+        provider,
+        context,
+        places,
+        tools,
+        front,
+    })
+}

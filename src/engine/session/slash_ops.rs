@@ -1,0 +1,268 @@
+//! Runs, sessions and settings: `/cost`, `/resume` (and `--continue`'s replay), `/model`,
+//! `/effort`.
+
+use super::{Engine, Resume, replace_state};
+use crate::engine::approvals::Allowances;
+use crate::engine::context::{self, Thresholds};
+use crate::engine::error::{Error, ResumeError};
+use crate::engine::learned_windows::LearnedWindows;
+use crate::engine::ledger::run_list;
+use crate::engine::ledger::{SettingChange, now_stamp};
+use crate::engine::protocol::{CostRow, Event, Origin};
+use crate::engine::tools::Spiller;
+use crate::engine::types::{Effort, Role};
+
+impl Engine {
+    /// `/cost`: the step's generations as the ledger has them (earlier processes included).
+    pub(crate) fn cost_event(&self) -> Event {
+        let current = &self.s.id;
+        let (step, rows, subagents, total_usd, num_turns) = match self.step_ref() {
+            None => (String::new(), Vec::new(), Vec::new(), 0.0, 0),
+            Some(rec) => (
+                rec.name.clone(),
+                rec.per_generation
+                    .iter()
+                    .map(|g| CostRow {
+                        generation: g.generation,
+                        start: g.start(),
+                        label: g.label(),
+                        session_id: g.session_id.clone(),
+                        cost_usd: g.cost_usd,
+                        num_turns: g.num_turns,
+                        context: g.context,
+                        current: g.session_id == *current,
+                        subagents_usd: rec
+                            .subagents
+                            .iter()
+                            .filter(|s| s.parent_session == g.session_id)
+                            .map(|s| s.cost_usd)
+                            .sum(),
+                    })
+                    .collect(),
+                rec.subagents.clone(),
+                rec.cost_usd,
+                rec.num_turns,
+            ),
+        };
+        Event::Cost {
+            step,
+            rows,
+            subagents,
+            total_usd,
+            num_turns,
+        }
+    }
+
+    /// `--continue` in the TUI: show the conversation so far (text as cells, tool calls as a line).
+    fn replay_history(&self) {
+        use crate::engine::types::Block;
+        for (i, m) in self.s.messages.iter().enumerate() {
+            match m.role {
+                Role::User => {
+                    // What the user typed: the `@path` attachments stay out of the replay.
+                    let text: String = m
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::Text { text }
+                                if !text.starts_with(crate::engine::mentions::ATTACHMENT_OPEN) =>
+                            {
+                                Some(text.as_str())
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    if !text.trim().is_empty() {
+                        // A successor's first message is its briefing; a summary is compaction's.
+                        let engine = (i == 0 && self.s.parent.is_some())
+                            || text.starts_with(crate::engine::compact::SUMMARY_PREFIX);
+                        self.emit(Event::UserMessage {
+                            turn: None,
+                            origin: if engine { Origin::Engine } else { Origin::User },
+                            text,
+                        });
+                    }
+                }
+                Role::Assistant => {
+                    let text = m.text();
+                    if !text.trim().is_empty() {
+                        self.emit(Event::AssistantDone {
+                            text,
+                            interrupted: false,
+                        });
+                    }
+                    let tools: Vec<&str> = m
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::ToolUse { name, .. } => Some(name.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    if !tools.is_empty() {
+                        self.emit(Event::Notice {
+                            message: format!("(earlier tool calls: {})", tools.join(", ")),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// `/resume` and `--resume`: the runs of this workspace, newest first.
+    pub(crate) fn sessions_event(&self) -> Event {
+        Event::Sessions {
+            current_run: self.p.run_dir.run_id.clone(),
+            sessions: run_list::list(&self.p.data_dir, &self.p.workspace),
+        }
+    }
+
+    /// What `--continue`, `--resume` and `/resume` say once attached: the session, its prompt,
+    /// the conversation so far (for a front end that shows it), where the gauge stands.
+    pub(crate) fn announce_resumed(&mut self) {
+        self.ensure_workbench();
+        let prompt = self.prepare_prompt();
+        self.emit(Event::Resumed {
+            run_id: self.p.run_dir.run_id.clone(),
+            session_id: self.s.id.clone(),
+            generation: self.s.generation,
+            messages: self.s.messages.len(),
+            latest_handoff: self
+                .step_ref()
+                .and_then(|r| r.handoffs.last()?.path.clone()),
+        });
+        self.emit(self.session_started());
+        self.emit_prompt(prompt);
+        if self.p.front_end.can_ask() {
+            self.replay_history();
+        }
+        let s = &self.s;
+        self.emit(Event::Notice {
+            message: format!(
+                "continuing session {} (generation {}, {} messages)",
+                s.id,
+                s.generation,
+                s.messages.len()
+            ),
+        });
+        self.emit_usage_estimate();
+        self.emit_memory();
+        self.briefed =
+            crate::engine::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
+    }
+
+    /// `Op::Resume`: leave this run for another run of the workspace, at its latest successor.
+    pub(crate) async fn resume_run(&mut self, run_id: &str) {
+        match self.try_resume(run_id) {
+            Ok(()) => {
+                self.announce_resumed();
+                self.reopen_frozen().await;
+            }
+            Err(e) => {
+                self.emit(Event::Error {
+                    kind: e.kind(),
+                    message: e.message(),
+                });
+            }
+        }
+    }
+
+    fn try_resume(&mut self, run_id: &str) -> Result<(), Error> {
+        let run = run_list::find(&self.p.data_dir, &self.p.workspace, run_id)?;
+        if run.root == self.p.run_dir.root {
+            return Err(ResumeError::SameRun { id: run.run_id }.into());
+        }
+        let resume = Resume::at(run);
+        // Torn transcript lines are said once the switch is done.
+        let mut warnings = Vec::new();
+        let (manifest, step, session) = Self::resume_state(&resume, None, &mut warnings)?;
+        let session = session.ok_or(ResumeError::NoSession)?;
+        // The step name of that run, unless another live process works on it.
+        let previous = self.p.resume.replace(resume.clone());
+        let claim = match Self::claim_resumed(&self.p, step.and_then(|i| manifest.steps.get(i))) {
+            Ok(c) => c,
+            Err(e) => {
+                self.p.resume = previous;
+                return Err(e);
+            }
+        };
+        // The switch happens: a background handoff belongs to the session being left (its frozen
+        // record to this run's step).
+        self.drop_background("/resume switched to another run");
+        self.save_manifest_if_any();
+        self.claim = claim;
+        self.request = Default::default();
+        let left = std::mem::replace(&mut self.p.run_dir, resume.run_dir.clone());
+        if !self.has_step() {
+            // This run recorded nothing: leave no empty run directory behind.
+            let _ = std::fs::remove_dir(left.root.join("sessions"));
+            let _ = std::fs::remove_dir(&left.root);
+        }
+        let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
+        self.manifest = manifest;
+        self.step = step;
+        self.s = session;
+        self.replace = replace;
+        self.compactions = compactions;
+        self.overflow_retries = 0;
+        self.allowances = Allowances::default();
+        self.spiller = Spiller::new();
+        for message in warnings {
+            self.emit(Event::Warning { message });
+        }
+        Ok(())
+    }
+
+    /// `/model NAME`: the next request goes to `model`; the window follows it unless `--window`
+    /// pinned it (or the demo's is in force). The ledger notes the change.
+    pub(crate) fn set_model(&mut self, model: &str) {
+        let model = model.trim();
+        if model.is_empty() {
+            return self.emit(self.model_event());
+        }
+        self.p.model = model.to_string();
+        if !self.p.window_source.is_pinned() && !self.p.demo {
+            let learned = LearnedWindows::in_data_dir(&self.p.data_dir).get(model);
+            let (window, source) = context::effective_window(None, learned, model);
+            self.thresholds = Thresholds::new(window, self.thresholds.headroom);
+            self.p.window_source = source;
+        }
+        self.note_setting();
+        self.emit(self.model_event());
+        self.emit_usage_estimate();
+    }
+
+    /// `/effort LEVEL|off`: extended thinking / reasoning effort from the next request on.
+    pub(crate) fn set_effort(&mut self, effort: Option<Effort>) {
+        self.p.effort = effort;
+        self.note_setting();
+        self.emit(self.model_event());
+    }
+
+    /// The model, effort and window in force.
+    pub(crate) fn model_event(&self) -> Event {
+        Event::Model {
+            model: self.p.model.clone(),
+            effort: self.p.effort,
+            thresholds: self.thresholds,
+            window_source: self.p.window_source.describe().to_string(),
+        }
+    }
+
+    /// Record a model or effort change in the step's ledger.
+    fn note_setting(&mut self) {
+        let change = SettingChange {
+            time: now_stamp(),
+            generation: self.s.generation,
+            model: self.p.model.clone(),
+            effort: self.p.effort,
+            window: self.thresholds.window,
+        };
+        let window = self.thresholds.window;
+        self.record(|rec| {
+            rec.settings.push(change);
+            rec.window = window;
+        });
+        self.save_manifest_if_any();
+    }
+}

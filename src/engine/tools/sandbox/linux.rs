@@ -1,0 +1,179 @@
+//! The sandbox on Linux: a Landlock ruleset and the seccomp program, prepared in the agent and
+//! applied by the child between `fork` and `exec` with raw system calls only.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
+};
+
+use super::seccomp::{self, Rules};
+use super::{Enforcement, NetworkAccess, SandboxError, SandboxPolicy, Support};
+
+/// The newest ABI whose rights this sandbox asks for. Later ABIs add rights it does not want
+/// handled (ABI 9 confines connecting to Unix sockets by path, which the sandbox allows).
+const TARGET_ABI: ABI = ABI::V6;
+
+/// `LANDLOCK_CREATE_RULESET_VERSION`: ask the kernel for its ABI version.
+const CREATE_RULESET_VERSION: libc::c_uint = 1;
+
+/// The kernel's Landlock ABI, or why there is none.
+pub(super) fn support() -> Support {
+    // SAFETY: with a null attribute pointer, size 0 and the VERSION flag the call only returns
+    // a number; it reads and writes no memory of ours.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            CREATE_RULESET_VERSION,
+        )
+    };
+    if v > 0 {
+        return Support::Landlock {
+            abi: u32::try_from(v).unwrap_or(u32::MAX),
+        };
+    }
+    let reason = match io::Error::last_os_error().raw_os_error() {
+        Some(libc::EOPNOTSUPP) => "built in but not enabled at boot: add `landlock` to `lsm=`",
+        Some(libc::ENOSYS) => "not built into this kernel (Linux 5.13 or later has it)",
+        _ => "the kernel refused to say",
+    };
+    Support::NoLandlock {
+        reason: reason.to_string(),
+    }
+}
+
+/// Everything the child needs, made before the fork.
+pub(super) struct Confinement {
+    /// The Landlock ruleset; `None` when the kernel has no Landlock.
+    ruleset: Option<OwnedFd>,
+    /// The seccomp program as the kernel reads it; empty when this machine has none.
+    filter: Vec<libc::sock_filter>,
+    enforcement: Enforcement,
+}
+
+impl Confinement {
+    pub(super) fn prepare(policy: &SandboxPolicy, workspace: &Path) -> Result<Self, SandboxError> {
+        if let Err(source) = std::fs::metadata(workspace) {
+            return Err(SandboxError::Workspace {
+                path: workspace.to_path_buf(),
+                source,
+            });
+        }
+        let blocked = policy.network == NetworkAccess::Blocked;
+        let filter = seccomp::native()
+            .map(|t| {
+                seccomp::program(
+                    &t,
+                    Rules {
+                        block_network: blocked,
+                    },
+                )
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .map(|i| libc::sock_filter {
+                code: i.code,
+                jt: i.jt,
+                jf: i.jf,
+                k: i.k,
+            })
+            .collect();
+        let (ruleset, enforcement) = match support() {
+            Support::Landlock { abi } => (ruleset(policy, workspace, blocked)?, abi),
+            Support::NoLandlock { reason } => {
+                return Ok(Confinement {
+                    ruleset: None,
+                    filter,
+                    enforcement: Enforcement::FilterOnly { reason },
+                });
+            }
+            Support::Seatbelt | Support::Unsupported => (None, 0),
+        };
+        let enforcement = match ruleset {
+            Some(_) => Enforcement::Landlock { abi: enforcement },
+            None => Enforcement::FilterOnly {
+                reason: "Landlock enforced nothing on this kernel".into(),
+            },
+        };
+        Ok(Confinement {
+            ruleset,
+            filter,
+            enforcement,
+        })
+    }
+
+    pub(super) fn enforcement(&self) -> Enforcement {
+        self.enforcement.clone()
+    }
+
+    /// Arrange for the child of `cmd` to confine itself right before `exec`.
+    pub(super) fn install(self, cmd: &mut tokio::process::Command) {
+        let Confinement {
+            ruleset, filter, ..
+        } = self;
+        let len = u16::try_from(filter.len()).unwrap_or(0);
+        // SAFETY: the closure runs in the child between fork and exec, where only
+        // async-signal-safe calls are allowed. It makes system calls only (prctl,
+        // landlock_restrict_self, seccomp) on data built before the fork (the ruleset descriptor,
+        // the filter), builds the `sock_fprog` on the stack, and makes io::Errors from raw codes,
+        // which does not allocate.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if let Some(fd) = &ruleset
+                    && libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                if len > 0 {
+                    let prog = libc::sock_fprog {
+                        len,
+                        filter: filter.as_ptr().cast_mut(),
+                    };
+                    let r = libc::syscall(
+                        libc::SYS_seccomp,
+                        libc::SECCOMP_SET_MODE_FILTER,
+                        0u32,
+                        &raw const prog,
+                    );
+                    if r != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+/// The Landlock ruleset of `policy`: writes handled (allowed in the writable set only), TCP
+/// handled when the network is blocked, signals (and abstract Unix sockets, network blocked)
+/// scoped to the sandbox. `None` when the kernel enforces none of it.
+fn ruleset(
+    policy: &SandboxPolicy,
+    workspace: &Path,
+    block_network: bool,
+) -> Result<Option<OwnedFd>, SandboxError> {
+    let write = AccessFs::from_write(TARGET_ABI);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(write)?;
+    let mut scopes: BitFlags<Scope> = Scope::Signal.into();
+    if block_network {
+        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI))?;
+        scopes |= Scope::AbstractUnixSocket;
+    }
+    let ruleset = ruleset.scope(scopes)?;
+    let set = policy.writable_set(workspace);
+    let created = ruleset
+        .create()?
+        .add_rules(path_beneath_rules(set.paths(), write))?;
+    Ok(created.into())
+}

@@ -1,0 +1,543 @@
+//! The OS sandbox of the `bash` tool: what a command may write, whether it may use the network,
+//! and that nothing it starts outlives it.
+//!
+//! A [`SandboxPolicy`] is a mode ([`SandboxMode::WorkspaceWrite`], [`SandboxMode::ReadOnly`],
+//! [`SandboxMode::Off`]), a network switch ([`NetworkAccess`]) and extra writable paths. Reads
+//! are allowed everywhere in every mode. Writes are allowed in the [`WritableSet`]: the
+//! workspace and the extra paths (workspace-write only), the temp dirs (`$TMPDIR`, `/tmp`,
+//! `/var/tmp`, `/dev/shm`) and the device files a shell needs (`/dev/null`, `/dev/tty`, the
+//! pseudo-terminals, …). Read-only mode keeps the temp dirs writable: they are scratch space,
+//! not the user's files, and many read-only tools need a temp file.
+//!
+//! **Linux.** Everything is built in the agent before `fork` (the Landlock ruleset, opened with
+//! the landlock crate, and the seccomp program); the child, between `fork` and `exec`, makes only
+//! raw system calls (`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` on the prepared
+//! ruleset descriptor, `seccomp(SECCOMP_SET_MODE_FILTER)`), which are async-signal-safe.
+//! - *Landlock* (best effort over the kernel's ABI) refuses writes outside the writable set,
+//!   symlinks included (the kernel checks where a path really leads); with the network off it
+//!   also refuses TCP bind and connect (ABI 4+) and connecting to abstract Unix sockets of
+//!   processes outside the sandbox (ABI 6+); it always refuses signals to processes outside the
+//!   sandbox (ABI 6+), so a command cannot kill the watcher that guards it. An older kernel
+//!   enforces what its ABI has, and [`Enforcement`] says what that was; a kernel without Landlock
+//!   runs commands with the seccomp filter alone, and [`Support::notice`] is the one line the
+//!   launcher shows at start.
+//! - *seccomp* ([`seccomp`]): with the network off, `socket` is refused for every family but
+//!   `AF_UNIX` (UDP included, which Landlock cannot see before ABI 10); always refused: `setsid`
+//!   and `setpgid`, `io_uring` (its operations would bypass the filter), the terminal ioctls that
+//!   type into the user's terminal (`TIOCSTI`, `TIOCLINUX`), and system calls of a foreign
+//!   architecture (the process is killed). The program is written here, about thirty
+//!   instructions, rather than taken from a crate: `seccompiler` would bring a general compiler
+//!   and its rule language for six rules, `libseccomp` a C library to install; the hand-written
+//!   program is checked instruction by instruction by an interpreter in the unit tests and
+//!   against the kernel by the integration tests.
+//!
+//! **Nothing outlives the command.** A command runs as the leader of its own process group
+//! (`bash.rs`), and the seccomp filter refuses `setsid` and `setpgid`, so no process it starts can
+//! leave that group. When the command ends, the whole group is killed before the leader is
+//! reaped (its pid, and so the group's id, cannot be reused in between: [`contain`]); when
+//! flower-tui dies, the parent-death signal and the lifeline watcher (`lifeline.rs`) kill the
+//! group. So a `setsid` daemon fails to start and a background job stops with its command. The
+//! cost: a program that insists on a session of its own (`setsid`, a daemon, Python's
+//! `start_new_session`) fails in the sandbox with "Operation not permitted"; the tool result says
+//! why ([`stop`]). git's automatic maintenance, which detaches that way after a commit, is told
+//! through git's environment configuration to run in the foreground instead. Refusing was chosen
+//! over pretending success (a program would then signal a group that is not what it thinks, the
+//! command's own), over a PID namespace (it needs a user namespace, which many systems restrict,
+//! and an init inside) and over a child subreaper (the agent would adopt and have to reap every
+//! orphan, racing tokio's own reaping). With `--sandbox off` nothing of this applies: the
+//! group is killed on timeout, on Esc and when flower-tui dies, but a process that calls `setsid`
+//! leaves it and is not tracked, and background jobs outlive the command until flower-tui ends.
+//!
+//! **macOS.** The same policy as a `sandbox-exec` profile ([`seatbelt`]), generated on every
+//! platform and used only on macOS; there the group is killed at the command's end as well, but
+//! `setsid` cannot be refused.
+//!
+//! **Known limits.** `AF_UNIX` stays open, so a command can ask a daemon outside the sandbox
+//! (a tmux server, `systemd --user`, dockerd) to act for it. Reads are not confined: with the
+//! network off a secret read can still reach the model through the command's output. Root
+//! inside the sandbox keeps its capabilities apart from what Landlock and the filter refuse; no
+//! one gains any (`no_new_privs`: `sudo` and set-user-id programs do not elevate).
+//!
+//! When the sandbox stopped a command, [`sandbox_stop_reason`] finds it in the output and the
+//! `bash` tool adds a note naming the sandbox, so the model can adapt.
+
+mod contain;
+#[cfg(target_os = "linux")]
+mod linux;
+pub mod seatbelt;
+pub mod seccomp;
+mod stop;
+
+use std::path::{Path, PathBuf};
+
+pub(crate) use contain::LeaderExit;
+pub use stop::{Certainty, StopKind, StopReason, sandbox_stop_reason};
+
+/// What a sandboxed command may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// The workspace, the temp dirs and the configured paths.
+    #[default]
+    WorkspaceWrite,
+    /// The temp dirs only.
+    ReadOnly,
+    /// No sandbox: the command runs with all of the user's rights.
+    Off,
+}
+
+impl SandboxMode {
+    /// The spelling of the flag and the config key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A sandbox mode or network switch spelled wrongly.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {what} `{value}`: expected one of {expected}")]
+pub struct ParseError {
+    what: &'static str,
+    value: String,
+    expected: &'static str,
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
+            "read-only" => Ok(SandboxMode::ReadOnly),
+            "off" => Ok(SandboxMode::Off),
+            other => Err(ParseError {
+                what: "sandbox mode",
+                value: other.to_string(),
+                expected: "workspace-write, read-only, off",
+            }),
+        }
+    }
+}
+
+/// Whether a sandboxed command may use the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NetworkAccess {
+    /// Internet sockets (TCP and UDP) are refused; local Unix sockets work.
+    #[default]
+    Blocked,
+    Allowed,
+}
+
+impl std::str::FromStr for NetworkAccess {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "off" => Ok(NetworkAccess::Blocked),
+            "on" => Ok(NetworkAccess::Allowed),
+            other => Err(ParseError {
+                what: "sandbox network setting",
+                value: other.to_string(),
+                expected: "on, off",
+            }),
+        }
+    }
+}
+
+/// How `bash` commands are confined. The default is workspace-write without network.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxPolicy {
+    pub mode: SandboxMode,
+    pub network: NetworkAccess,
+    /// Written in workspace-write mode besides the workspace and the temp dirs.
+    pub writable: Vec<PathBuf>,
+}
+
+impl SandboxPolicy {
+    /// No sandbox.
+    pub fn off() -> Self {
+        SandboxPolicy {
+            mode: SandboxMode::Off,
+            ..SandboxPolicy::default()
+        }
+    }
+
+    /// The policy in `mode`, network off, no extra paths.
+    pub fn new(mode: SandboxMode) -> Self {
+        SandboxPolicy {
+            mode,
+            ..SandboxPolicy::default()
+        }
+    }
+
+    /// The same policy with the network switched.
+    pub fn with_network(self, network: NetworkAccess) -> Self {
+        SandboxPolicy { network, ..self }
+    }
+
+    /// The same policy with `paths` writable too (in workspace-write mode).
+    pub fn with_writable(self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        let mut writable = self.writable;
+        writable.extend(paths);
+        SandboxPolicy { writable, ..self }
+    }
+
+    /// Whether commands run confined at all.
+    pub fn is_on(&self) -> bool {
+        self.mode != SandboxMode::Off
+    }
+
+    /// Where a command under this policy may write, for `workspace`.
+    pub fn writable_set(&self, workspace: &Path) -> WritableSet {
+        let mut roots = Vec::new();
+        if self.mode == SandboxMode::WorkspaceWrite {
+            roots.push(Root::new(RootKind::Workspace, workspace));
+            roots.extend(
+                self.writable
+                    .iter()
+                    .map(|p| Root::new(RootKind::Configured, p)),
+            );
+        }
+        if self.mode != SandboxMode::Off {
+            let mut temps = vec![std::env::temp_dir()];
+            temps.extend(TEMP_DIRS.iter().map(PathBuf::from));
+            for t in temps {
+                let root = Root::new(RootKind::Temp, &t);
+                if t.exists() && !roots.iter().any(|r| r.path == root.path) {
+                    roots.push(root);
+                }
+            }
+            roots.extend(
+                DEVICES
+                    .iter()
+                    .map(|d| Root::new(RootKind::Device, Path::new(d)))
+                    .filter(|r| r.path.exists()),
+            );
+        }
+        WritableSet { roots }
+    }
+}
+
+/// Temp dirs writable in every sandboxed mode, besides `$TMPDIR`.
+const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// Device files (and the pseudo-terminal folder) a shell and its programs write or open.
+const DEVICES: [&str; 8] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// Why a path is writable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootKind {
+    Workspace,
+    Temp,
+    Configured,
+    Device,
+}
+
+/// One writable path: a directory (everything below it) or a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub kind: RootKind,
+    /// Canonical where it exists.
+    pub path: PathBuf,
+}
+
+impl Root {
+    fn new(kind: RootKind, path: &Path) -> Self {
+        Root {
+            kind,
+            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        }
+    }
+}
+
+/// Every path a sandboxed command may write.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WritableSet {
+    pub roots: Vec<Root>,
+}
+
+impl WritableSet {
+    /// Whether writing the resolved `path` is allowed.
+    pub fn allows(&self, path: &Path) -> bool {
+        self.roots.iter().any(|r| path.starts_with(&r.path))
+    }
+
+    /// The paths, in order, for the rules (devices last).
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.roots.iter().map(|r| r.path.as_path())
+    }
+
+    /// In words, for a note to the model: `the workspace (/w), the temp dirs (/tmp, /var/tmp),
+    /// /opt/cache and /dev/null`.
+    pub fn describe(&self) -> String {
+        let list = |kind: RootKind| -> Vec<String> {
+            self.roots
+                .iter()
+                .filter(|r| r.kind == kind)
+                .map(|r| r.path.display().to_string())
+                .collect()
+        };
+        let mut parts = Vec::new();
+        if let Some(ws) = list(RootKind::Workspace).first() {
+            parts.push(format!("the workspace ({ws})"));
+        }
+        let temps = list(RootKind::Temp);
+        if !temps.is_empty() {
+            parts.push(format!("the temp dirs ({})", temps.join(", ")));
+        }
+        parts.extend(list(RootKind::Configured));
+        if !list(RootKind::Device).is_empty() {
+            parts.push("/dev/null and the terminal".to_string());
+        }
+        match parts.split_last() {
+            None => "nowhere".to_string(),
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        }
+    }
+}
+
+/// Why a sandbox could not be set up for a command (it does not run then).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("the workspace {} cannot be opened for the sandbox: {source}", path.display())]
+    Workspace {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[cfg(target_os = "linux")]
+    #[error("the Landlock ruleset could not be built: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+}
+
+/// What the sandbox of one command enforces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Landlock confines writes (and, network off, TCP) at this ABI; the seccomp filter runs.
+    Landlock { abi: u32 },
+    /// The seccomp filter runs but nothing confines writes: the kernel has no Landlock.
+    FilterOnly { reason: String },
+    /// macOS: the `sandbox-exec` profile.
+    Seatbelt,
+    /// Not confined: the policy is off, or this platform has no sandbox.
+    Unconfined { reason: String },
+}
+
+impl Enforcement {
+    /// Whether writes outside the writable set are refused.
+    pub fn confines_writes(&self) -> bool {
+        matches!(self, Enforcement::Landlock { .. } | Enforcement::Seatbelt)
+    }
+
+    /// What this sandbox does not do that the full one does, in words (empty: nothing missing).
+    pub fn gaps(&self) -> Vec<&'static str> {
+        match self {
+            Enforcement::Landlock { abi } => LANDLOCK_GAPS
+                .iter()
+                .filter(|(since, _)| abi < since)
+                .map(|(_, gap)| *gap)
+                .collect(),
+            Enforcement::FilterOnly { .. } => vec!["writes are not confined"],
+            Enforcement::Seatbelt => {
+                vec!["`setsid` is not refused: a daemon may outlive its command"]
+            }
+            Enforcement::Unconfined { .. } => vec!["nothing is confined"],
+        }
+    }
+}
+
+/// What each Landlock ABI added that the sandbox uses: (the ABI, what is missing before it).
+const LANDLOCK_GAPS: [(u32, &str); 5] = [
+    (
+        2,
+        "moving or linking a file between folders is refused everywhere, the workspace too",
+    ),
+    (
+        3,
+        "truncating a file outside the writable places is not refused",
+    ),
+    (4, "TCP is refused by the seccomp filter alone"),
+    (5, "ioctls on devices are not confined"),
+    (
+        6,
+        "signals to processes outside the sandbox are not refused",
+    ),
+];
+
+/// What this machine's kernel offers the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    /// Landlock at this ABI version.
+    Landlock { abi: u32 },
+    /// Linux without Landlock: why.
+    NoLandlock { reason: String },
+    /// macOS `sandbox-exec`.
+    Seatbelt,
+    /// Another platform: no sandbox.
+    Unsupported,
+}
+
+impl Support {
+    /// Ask the kernel (cheap: one system call).
+    pub fn current() -> Support {
+        #[cfg(target_os = "linux")]
+        {
+            linux::support()
+        }
+        #[cfg(target_os = "macos")]
+        {
+            Support::Seatbelt
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+        {
+            Support::Unsupported
+        }
+    }
+
+    /// Whether writes can be confined here.
+    pub fn confines_writes(&self) -> bool {
+        matches!(self, Support::Landlock { .. } | Support::Seatbelt)
+    }
+
+    /// The one line to show at start when `policy` asks for a sandbox this machine cannot
+    /// give; `None` when it can (or the policy is off).
+    pub fn notice(&self, policy: &SandboxPolicy) -> Option<String> {
+        if !policy.is_on() {
+            return None;
+        }
+        match self {
+            Support::Landlock { .. } | Support::Seatbelt => None,
+            Support::NoLandlock { reason } => Some(format!(
+                "Sandbox: this kernel has no Landlock ({reason}); commands run with the seccomp \
+                 filter only (no network, no daemons) and may write anywhere, so approvals stay \
+                 as they are."
+            )),
+            Support::Unsupported => Some(
+                "Sandbox: this platform has no sandbox for commands; approvals stay as they are."
+                    .to_string(),
+            ),
+        }
+    }
+}
+
+/// How the end of a command is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Containment {
+    /// Kill the command's process group when it ends: nothing it started outlives it.
+    KillGroupAtEnd,
+    /// Leave background jobs running (they still die with flower-tui).
+    LeaveBackground,
+}
+
+/// A command that runs `shell -c command` in `workspace` under `policy`, and what the sandbox
+/// enforces for it. Builds everything the child needs before it is forked.
+pub(crate) fn shell_command(
+    shell: &str,
+    command: &str,
+    workspace: &Path,
+    policy: &SandboxPolicy,
+) -> Result<(tokio::process::Command, Enforcement, Containment), SandboxError> {
+    if !policy.is_on() {
+        let mut cmd = tokio::process::Command::new(shell);
+        cmd.arg("-c").arg(command);
+        let why = "the sandbox is off".to_string();
+        return Ok((
+            cmd,
+            Enforcement::Unconfined { reason: why },
+            Containment::LeaveBackground,
+        ));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let mut cmd = tokio::process::Command::new(shell);
+        cmd.arg("-c").arg(command);
+        git_maintenance_in_the_foreground(&mut cmd);
+        let confinement = linux::Confinement::prepare(policy, workspace)?;
+        let enforcement = confinement.enforcement();
+        confinement.install(&mut cmd);
+        Ok((cmd, enforcement, Containment::KillGroupAtEnd))
+    }
+    #[cfg(target_os = "macos")]
+    {
+        let profile = seatbelt::profile(policy, workspace);
+        let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
+        cmd.args(profile.args()).arg(shell).arg("-c").arg(command);
+        Ok((cmd, Enforcement::Seatbelt, Containment::KillGroupAtEnd))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = workspace;
+        let mut cmd = tokio::process::Command::new(shell);
+        cmd.arg("-c").arg(command);
+        let why = "this platform has no sandbox".to_string();
+        Ok((
+            cmd,
+            Enforcement::Unconfined { reason: why },
+            Containment::KillGroupAtEnd,
+        ))
+    }
+}
+
+/// git detaches its automatic maintenance after a commit or a fetch into a session of its own; the
+/// sandbox refuses that `setsid`, and git would print `fatal: setsid failed` after every commit.
+/// Run it in the foreground instead (it does nothing unless the repository needs it), through
+/// git's environment configuration, unless the user's environment already uses that.
+#[cfg(target_os = "linux")]
+fn git_maintenance_in_the_foreground(cmd: &mut tokio::process::Command) {
+    if std::env::var_os("GIT_CONFIG_COUNT").is_some() {
+        return;
+    }
+    cmd.env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
+        .env("GIT_CONFIG_VALUE_0", "false")
+        .env("GIT_CONFIG_KEY_1", "maintenance.autoDetach")
+        .env("GIT_CONFIG_VALUE_1", "false");
+}
+
+/// What the sandbox would enforce for a command under `policy` in `workspace`, without running
+/// one (for the launcher and the tests): the ruleset is built and dropped.
+pub fn enforcement(policy: &SandboxPolicy, workspace: &Path) -> Result<Enforcement, SandboxError> {
+    if !policy.is_on() {
+        return Ok(Enforcement::Unconfined {
+            reason: "the sandbox is off".into(),
+        });
+    }
+    #[cfg(target_os = "linux")]
+    {
+        Ok(linux::Confinement::prepare(policy, workspace)?.enforcement())
+    }
+    #[cfg(target_os = "macos")]
+    {
+        let _ = workspace;
+        Ok(Enforcement::Seatbelt)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = workspace;
+        Ok(Enforcement::Unconfined {
+            reason: "this platform has no sandbox".into(),
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

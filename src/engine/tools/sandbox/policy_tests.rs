@@ -1,0 +1,183 @@
+//! The policy: its spellings, the writable set of each mode, the launcher's notice.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+#[test]
+fn modes_and_network_parse_from_their_flag_spellings() {
+    for mode in [
+        SandboxMode::WorkspaceWrite,
+        SandboxMode::ReadOnly,
+        SandboxMode::Off,
+    ] {
+        assert_eq!(mode.as_str().parse::<SandboxMode>(), Ok(mode));
+        assert_eq!(mode.to_string(), mode.as_str());
+    }
+    assert_eq!("on".parse::<NetworkAccess>(), Ok(NetworkAccess::Allowed));
+    assert_eq!("off".parse::<NetworkAccess>(), Ok(NetworkAccess::Blocked));
+    let e = "workspace".parse::<SandboxMode>().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "invalid sandbox mode `workspace`: expected one of workspace-write, read-only, off"
+    );
+    let e = "yes".parse::<NetworkAccess>().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "invalid sandbox network setting `yes`: expected one of on, off"
+    );
+}
+
+#[test]
+fn the_default_is_workspace_write_without_network() {
+    let p = SandboxPolicy::default();
+    assert_eq!(p.mode, SandboxMode::WorkspaceWrite);
+    assert_eq!(p.network, NetworkAccess::Blocked);
+    assert!(p.is_on());
+    assert!(!SandboxPolicy::off().is_on());
+}
+
+fn kinds(set: &WritableSet, kind: RootKind) -> Vec<PathBuf> {
+    set.roots
+        .iter()
+        .filter(|r| r.kind == kind)
+        .map(|r| r.path.clone())
+        .collect()
+}
+
+#[test]
+fn each_mode_writes_where_it_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let extra = dir.path().join("cache");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&extra).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let extra_c = extra.canonicalize().unwrap();
+
+    let rw = SandboxPolicy::default()
+        .with_writable([extra.clone()])
+        .writable_set(&ws);
+    assert_eq!(kinds(&rw, RootKind::Workspace), std::slice::from_ref(&ws));
+    assert_eq!(
+        kinds(&rw, RootKind::Configured),
+        std::slice::from_ref(&extra_c)
+    );
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    assert!(kinds(&rw, RootKind::Temp).contains(&temp));
+    assert!(kinds(&rw, RootKind::Device).contains(&PathBuf::from("/dev/null")));
+    assert!(rw.allows(&ws.join("src/main.rs")));
+    assert!(rw.allows(&extra_c.join("x")));
+    assert!(rw.allows(Path::new("/dev/null")));
+    assert!(!rw.allows(Path::new("/etc/passwd")));
+    // A sibling that shares the workspace's name as a prefix is outside.
+    assert!(!rw.allows(&PathBuf::from(format!("{}-other/x", ws.display()))) || temp_holds(&ws));
+
+    let ro = SandboxPolicy::new(SandboxMode::ReadOnly)
+        .with_writable([extra])
+        .writable_set(&ws);
+    assert!(kinds(&ro, RootKind::Workspace).is_empty());
+    assert!(kinds(&ro, RootKind::Configured).is_empty());
+    assert!(kinds(&ro, RootKind::Temp).contains(&temp));
+
+    assert!(SandboxPolicy::off().writable_set(&ws).roots.is_empty());
+}
+
+/// Whether `ws` lies in a temp dir (then its siblings are writable as temp too).
+fn temp_holds(ws: &Path) -> bool {
+    ws.starts_with(std::env::temp_dir().canonicalize().unwrap())
+}
+
+#[test]
+fn the_set_is_described_in_words() {
+    let set = WritableSet {
+        roots: vec![
+            Root {
+                kind: RootKind::Workspace,
+                path: "/w".into(),
+            },
+            Root {
+                kind: RootKind::Temp,
+                path: "/tmp".into(),
+            },
+            Root {
+                kind: RootKind::Temp,
+                path: "/var/tmp".into(),
+            },
+            Root {
+                kind: RootKind::Configured,
+                path: "/opt/cache".into(),
+            },
+            Root {
+                kind: RootKind::Device,
+                path: "/dev/null".into(),
+            },
+        ],
+    };
+    assert_eq!(
+        set.describe(),
+        "the workspace (/w), the temp dirs (/tmp, /var/tmp), /opt/cache and /dev/null and the \
+         terminal"
+    );
+    assert_eq!(WritableSet::default().describe(), "nowhere");
+}
+
+#[test]
+fn the_notice_names_a_missing_landlock_once_and_only_when_asked_for() {
+    let on = SandboxPolicy::default();
+    let missing = Support::NoLandlock {
+        reason: "not built into this kernel".into(),
+    };
+    let notice = missing.notice(&on).unwrap();
+    assert!(
+        notice.contains("no Landlock (not built into this kernel)"),
+        "{notice}"
+    );
+    assert!(notice.contains("approvals stay as they are"), "{notice}");
+    assert!(!notice.contains('\n'));
+    assert_eq!(missing.notice(&SandboxPolicy::off()), None);
+    assert_eq!(Support::Landlock { abi: 7 }.notice(&on), None);
+    assert!(Support::Unsupported.notice(&on).is_some());
+}
+
+/// The kernel's answer agrees with the list of security modules it reports elsewhere.
+#[cfg(target_os = "linux")]
+#[test]
+fn landlock_support_matches_the_kernels_module_list() {
+    let support = Support::current();
+    match std::fs::read_to_string("/sys/kernel/security/lsm") {
+        Ok(lsm) => {
+            let listed = lsm.split(',').any(|m| m.trim() == "landlock");
+            assert_eq!(
+                matches!(support, Support::Landlock { abi } if abi >= 1),
+                listed,
+                "{support:?} against {lsm}"
+            );
+        }
+        // No securityfs here: the answer must still be one of the two Linux ones.
+        Err(_) => assert!(
+            matches!(
+                support,
+                Support::Landlock { .. } | Support::NoLandlock { .. }
+            ),
+            "{support:?}"
+        ),
+    }
+}
+
+#[test]
+fn an_older_landlock_names_what_it_cannot_do() {
+    assert!(Enforcement::Landlock { abi: 7 }.gaps().is_empty());
+    assert!(Enforcement::Landlock { abi: 6 }.gaps().is_empty());
+    assert_eq!(
+        Enforcement::Landlock { abi: 4 }.gaps(),
+        [
+            "ioctls on devices are not confined",
+            "signals to processes outside the sandbox are not refused"
+        ]
+    );
+    assert_eq!(Enforcement::Landlock { abi: 1 }.gaps().len(), 5);
+    let filter_only = Enforcement::FilterOnly { reason: "x".into() };
+    assert_eq!(filter_only.gaps(), ["writes are not confined"]);
+    assert!(!filter_only.confines_writes());
+}

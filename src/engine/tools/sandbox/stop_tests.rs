@@ -1,0 +1,306 @@
+//! Reading the sandbox's refusals out of real programs' error messages.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::engine::tools::sandbox::SandboxPolicy;
+
+fn exit(code: Option<i32>, signal: Option<i32>) -> CommandExit {
+    CommandExit {
+        code,
+        signal,
+        timed_out: false,
+        interrupted: false,
+        elapsed_ms: 3,
+        summary: String::new(),
+    }
+}
+
+fn failed() -> CommandExit {
+    exit(Some(1), None)
+}
+
+/// A workspace that is not in a temp dir (so `/tmp` paths are not inside it).
+fn ws() -> PathBuf {
+    PathBuf::from("/nonexistent-ws")
+}
+
+fn reason(command: &str, output: &str, e: &CommandExit) -> Option<StopReason> {
+    sandbox_stop_reason(&SandboxPolicy::default(), &ws(), command, output, e)
+}
+
+/// What a reading found, without its wording.
+type Found = Option<(StopKind, Certainty)>;
+
+fn kind_and_certainty(r: Option<StopReason>) -> Found {
+    r.map(|r| (r.kind, r.certainty))
+}
+
+fn write(path: &str, c: Certainty) -> Found {
+    Some((
+        StopKind::Write {
+            path: PathBuf::from(path),
+        },
+        c,
+    ))
+}
+
+#[test]
+fn writes_outside_are_read_from_the_usual_messages() {
+    use Certainty::{Possible, Sure};
+    let cases: [(&str, &str, Found); 7] = [
+        (
+            "echo x > /etc/x",
+            "bash: line 1: /etc/x: Permission denied",
+            write("/etc/x", Sure),
+        ),
+        (
+            "touch /etc/x",
+            "touch: cannot touch '/etc/x': Permission denied",
+            write("/etc/x", Sure),
+        ),
+        (
+            "mkdir /opt/d",
+            "mkdir: cannot create directory ‘/opt/d’: Permission denied",
+            write("/opt/d", Sure),
+        ),
+        (
+            "git config --global user.name x",
+            "error: could not lock config file /home/ann/.gitconfig: Permission denied",
+            write("/home/ann/.gitconfig", Sure),
+        ),
+        (
+            "python3 w.py",
+            "PermissionError: [Errno 13] Permission denied: '/etc/x'",
+            write("/etc/x", Possible),
+        ),
+        (
+            "make install",
+            "install: cannot create regular file '/usr/local/bin/t': Read-only file system",
+            write("/usr/local/bin/t", Sure),
+        ),
+        (
+            "cp a /srv/a",
+            "cp: cannot create regular file '/srv/a': Operation not permitted",
+            write("/srv/a", Sure),
+        ),
+    ];
+    for (command, output, want) in cases {
+        assert_eq!(
+            kind_and_certainty(reason(command, output, &failed())),
+            want,
+            "{output}"
+        );
+    }
+}
+
+#[test]
+fn a_sure_refusal_is_told_even_when_the_command_went_on_and_succeeded() {
+    let out = "bash: line 1: /etc/x: Permission denied\ndone";
+    let r = reason("echo x > /etc/x; echo done", out, &exit(Some(0), None));
+    assert_eq!(kind_and_certainty(r), write("/etc/x", Certainty::Sure));
+    // An unsure one is not: the command did what it wanted.
+    let out = "PermissionError: [Errno 13] Permission denied: '/etc/x'\ncaught";
+    assert_eq!(reason("python3 w.py", out, &exit(Some(0), None)), None);
+}
+
+#[test]
+fn permission_errors_inside_the_writable_set_are_not_the_sandboxs() {
+    let outs = [
+        "bash: line 1: ./run.sh: Permission denied",
+        "bash: /nonexistent-ws/run.sh: Permission denied",
+        "touch: cannot touch '/tmp/x': Permission denied",
+        "bash: /dev/null: Permission denied",
+    ];
+    for out in outs {
+        assert_eq!(reason("./run.sh", out, &failed()), None, "{out}");
+    }
+}
+
+#[test]
+fn a_symlink_out_of_the_workspace_is_resolved_to_where_it_leads() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let r = sandbox_stop_reason(
+        &SandboxPolicy::default(),
+        &ws,
+        "echo x > link/f",
+        "bash: line 1: link/f: Permission denied",
+        &failed(),
+    );
+    let target = outside.canonicalize().unwrap().join("f");
+    assert_eq!(
+        kind_and_certainty(r),
+        write(target.to_str().unwrap(), Certainty::Sure)
+    );
+}
+
+#[test]
+fn leaving_the_group_and_foreign_calls_are_named() {
+    let r = reason(
+        "setsid sleep 300 &",
+        "setsid: setsid failed: Operation not permitted",
+        &exit(Some(0), None),
+    );
+    assert_eq!(
+        kind_and_certainty(r),
+        Some((StopKind::Session, Certainty::Sure))
+    );
+    let r = reason("./a.out32", "", &exit(None, Some(31)));
+    assert_eq!(
+        kind_and_certainty(r),
+        Some((StopKind::Syscall, Certainty::Sure))
+    );
+}
+
+#[test]
+fn network_failures_are_named_only_with_the_network_off() {
+    let off = SandboxPolicy::default();
+    let on = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
+    let ask = |p: &SandboxPolicy, out: &str, e: &CommandExit| {
+        kind_and_certainty(sandbox_stop_reason(p, &ws(), "cmd", out, e))
+    };
+    let refused =
+        "bash: socket: Permission denied\nbash: line 1: /dev/tcp/127.0.0.1/80: Permission denied";
+    assert_eq!(
+        ask(&off, refused, &failed()),
+        Some((StopKind::Network, Certainty::Sure))
+    );
+    let curl = "curl: (6) Could not resolve host: example.com";
+    assert_eq!(
+        ask(&off, curl, &exit(Some(6), None)),
+        Some((StopKind::Network, Certainty::Possible))
+    );
+    assert_eq!(ask(&off, curl, &exit(Some(0), None)), None);
+    assert_eq!(ask(&on, curl, &exit(Some(6), None)), None);
+    assert_eq!(ask(&on, refused, &failed()), None);
+}
+
+#[test]
+fn an_unreadable_permission_error_may_have_been_the_sandbox() {
+    let r = reason(
+        "sudo ls",
+        "sudo: unable to resolve: Operation not permitted",
+        &failed(),
+    );
+    assert_eq!(
+        kind_and_certainty(r),
+        Some((StopKind::Permission, Certainty::Possible))
+    );
+    assert_eq!(reason("true", "", &exit(Some(0), None)), None);
+    assert_eq!(reason("false", "", &failed()), None);
+}
+
+#[test]
+fn with_the_sandbox_off_nothing_is_blamed_on_it() {
+    let off = SandboxPolicy::off();
+    let r = sandbox_stop_reason(
+        &off,
+        Path::new("/w"),
+        "echo x > /etc/x",
+        "bash: line 1: /etc/x: Permission denied",
+        &failed(),
+    );
+    assert_eq!(r, None);
+    let r = sandbox_stop_reason(&off, Path::new("/w"), "x", "", &exit(None, Some(31)));
+    assert_eq!(r, None);
+}
+
+#[test]
+fn notes_name_the_sandbox_and_say_how_sure_they_are() {
+    let r = reason(
+        "echo x > /etc/x",
+        "bash: line 1: /etc/x: Permission denied",
+        &failed(),
+    )
+    .unwrap();
+    let note = r.note();
+    assert!(
+        note.starts_with("[sandbox: the sandbox refused the write to `/etc/x`"),
+        "{note}"
+    );
+    assert!(note.contains(&r.writable), "{note}");
+    assert!(
+        r.writable.contains("the workspace (/nonexistent-ws)"),
+        "{note}"
+    );
+    let possible = reason("python3 w.py", "Permission denied: '/etc/x'", &failed()).unwrap();
+    assert!(
+        possible.note().contains("may have been the sandbox's"),
+        "{}",
+        possible.note()
+    );
+    let net = StopReason {
+        kind: StopKind::Network,
+        certainty: Certainty::Possible,
+        writable: String::new(),
+        network: NetworkAccess::Blocked,
+    };
+    assert!(
+        net.note().contains("may have been the sandbox's"),
+        "{}",
+        net.note()
+    );
+}
+
+#[test]
+fn a_bare_file_name_before_the_phrase_is_read_as_the_path() {
+    let ro = SandboxPolicy::new(crate::engine::tools::sandbox::SandboxMode::ReadOnly);
+    let r = sandbox_stop_reason(
+        &ro,
+        &ws(),
+        "echo x > new.txt",
+        "bash: line 1: new.txt: Permission denied",
+        &exit(Some(0), None),
+    );
+    assert_eq!(
+        kind_and_certainty(r),
+        write("/nonexistent-ws/new.txt", Certainty::Sure)
+    );
+}
+
+#[test]
+fn a_sure_line_wins_over_an_earlier_unsure_one() {
+    let out = "bash: line 1: /home/ann/.bashrc: Permission denied\n\
+               touch: cannot touch '/home/ann/.profile': Permission denied";
+    let r = reason("echo x >> ~/.bashrc; touch ~/.profile", out, &failed());
+    assert_eq!(
+        kind_and_certainty(r),
+        write("/home/ann/.profile", Certainty::Sure)
+    );
+}
+
+#[test]
+fn a_refused_socket_in_a_traceback_is_read_as_the_network() {
+    let out = "  File \"socket.py\", line 232, in __init__\n    \
+               _socket.socket.__init__(self, family, type, proto, fileno)\n\
+               PermissionError: [Errno 13] Permission denied";
+    assert_eq!(
+        kind_and_certainty(reason("python3 c.py", out, &failed())),
+        Some((StopKind::Network, Certainty::Possible))
+    );
+}
+
+#[test]
+fn the_unsure_permission_note_lists_every_refusal() {
+    let r = reason(
+        "python3 s.py",
+        "PermissionError: [Errno 1] Operation not permitted",
+        &failed(),
+    )
+    .unwrap();
+    let note = r.note();
+    assert!(
+        note.contains("may not start new sessions or process groups"),
+        "{note}"
+    );
+    assert!(note.contains("and have no network"), "{note}");
+    let on = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
+    let r = sandbox_stop_reason(&on, &ws(), "x", "Operation not permitted", &failed()).unwrap();
+    assert!(!r.note().contains("network"), "{}", r.note());
+}

@@ -1,0 +1,82 @@
+//! MCP servers in the reducer: the question whether the workspace's `.mcp.json` may start its
+//! servers (asked like a tool's approval, under the same guard against keys typed ahead), the
+//! servers a request waits for (named on the spinner), and each server's state for `/mcp`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::engine::mcp::ServerStatus;
+use crate::engine::protocol::Event;
+
+use super::render::cell::Cell;
+use super::state::{AppState, Asked, PendingApproval};
+
+/// Apply one MCP event.
+pub(super) fn on_mcp_event(state: &mut AppState, ev: Event, now: Instant) {
+    match ev {
+        Event::McpJsonApproval {
+            path,
+            sha256,
+            servers,
+        } => on_mcp_json(state, &path, sha256, &servers, now),
+        Event::McpWaiting { servers } => on_mcp_waiting(state, servers, now),
+        // Launch turns the changes worth a notice into notices; /mcp shows the states.
+        Event::McpStatus(status) => {
+            match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
+                Some(known) => *known = status,
+                None => state.mcp_servers.push(status),
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The engine holds the workspace's `.mcp.json` until the user says whether its servers may
+/// start: the question goes in the chat and takes the keys like a tool's approval (with the same
+/// guard against keys typed for something else).
+fn on_mcp_json(
+    state: &mut AppState,
+    path: &Path,
+    sha256: String,
+    servers: &[ServerStatus],
+    now: Instant,
+) {
+    let asked = Asked::McpJson { sha256 };
+    if state.approvals.iter().any(|p| p.asked == asked) {
+        return;
+    }
+    let shown = path.display().to_string();
+    state.push_cell(Cell::McpJson {
+        path: shown.clone(),
+        servers: servers
+            .iter()
+            .map(|s| (s.name.clone(), s.transport.clone()))
+            .collect(),
+        answer: None,
+    });
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    state.approvals.push_back(PendingApproval {
+        asked,
+        name: ".mcp.json".into(),
+        summary: format!("{shown} would start: {}", names.join(", ")),
+        cell: state.chat.len().saturating_sub(1),
+        outside_workspace: false,
+        command: None,
+        diff: None,
+        always: None,
+    });
+    // Like a tool's prompt it shows above the input and the focus stays; it answers keys only
+    // on an empty input a while after it appeared and after the input last changed.
+    if state.approval_shown_at.is_none() {
+        state.approval_shown_at = Some(now);
+    }
+}
+
+/// The MCP servers the next request waits for (none: the wait is over).
+fn on_mcp_waiting(state: &mut AppState, servers: Vec<String>, now: Instant) {
+    state.mcp_waiting = match (servers.is_empty(), state.mcp_waiting.take()) {
+        (true, _) => None,
+        (false, Some((_, since))) => Some((servers, since)),
+        (false, None) => Some((servers, now)),
+    };
+}

@@ -1,0 +1,88 @@
+//! The `bash` tool's OS sandbox, for real: the kernel's Landlock and seccomp on real commands
+//! in real directories. Where this kernel has no Landlock, the file-system tests assert that the
+//! sandbox reports it does not confine writes (and run nothing that would write outside).
+
+mod files;
+mod network;
+mod processes;
+
+use std::path::{Path, PathBuf};
+
+use flower_tui::engine::tools::sandbox::{self, Enforcement, SandboxPolicy, Support};
+use flower_tui::engine::tools::{self, ToolCtx, ToolOutput};
+
+/// A workspace and a folder outside it, both outside every temp dir (which the sandbox lets
+/// commands write): under the build's own temp folder.
+pub(crate) struct Place {
+    _dir: tempfile::TempDir,
+    pub ws: PathBuf,
+    pub outside: PathBuf,
+}
+
+pub(crate) fn place() -> Place {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    let ws = ws.canonicalize().unwrap();
+    assert!(
+        !ws.starts_with(&temp),
+        "the test workspace {} must not be in the temp dir {}",
+        ws.display(),
+        temp.display()
+    );
+    let outside = outside.canonicalize().unwrap();
+    Place {
+        _dir: dir,
+        ws,
+        outside,
+    }
+}
+
+/// Run `command` with the real `bash` tool under `policy` in `ws`.
+pub(crate) async fn bash(ws: &Path, policy: &SandboxPolicy, command: &str) -> ToolOutput {
+    let ctx = ToolCtx {
+        sandbox: policy.clone(),
+        ..ToolCtx::new(ws, "sandbox-test")
+    };
+    tools::run("bash", &serde_json::json!({ "command": command }), &ctx).await
+}
+
+/// Whether `policy` confines writes on this machine. When it does not, this asserts the sandbox
+/// says so, consistently with what the kernel reports, and prints it: nothing is skipped silently.
+pub(crate) fn confines_writes(policy: &SandboxPolicy, ws: &Path) -> bool {
+    let enforcement = sandbox::enforcement(policy, ws).unwrap();
+    match (&enforcement, Support::current()) {
+        (Enforcement::Landlock { abi }, Support::Landlock { abi: kernel }) => {
+            assert_eq!(*abi, kernel);
+            true
+        }
+        (Enforcement::FilterOnly { reason }, Support::NoLandlock { reason: kernel }) => {
+            assert_eq!(reason, &kernel);
+            eprintln!("NOT ENFORCED: this kernel has no Landlock ({reason}); asserting the report");
+            false
+        }
+        other => panic!("the sandbox's report disagrees with the kernel: {other:?}"),
+    }
+}
+
+/// A file a test may create outside every writable place; removed when dropped, so a sandbox
+/// that failed to refuse it leaves nothing behind.
+pub(crate) struct Stray(pub PathBuf);
+
+impl Drop for Stray {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A name no other test run uses.
+pub(crate) fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        flower_tui::engine::fsutil::unique()
+    )
+}

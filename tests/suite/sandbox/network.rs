@@ -1,0 +1,153 @@
+//! The network: with it off, a TCP connection to a port the test listens on and a UDP datagram
+//! to a port it reads are both refused (nothing arrives), and Unix sockets still work; with it
+//! on, both arrive. The seccomp filter does this, so it holds with or without Landlock.
+
+use std::io::ErrorKind;
+use std::net::{TcpListener, UdpSocket};
+use std::time::Duration;
+
+use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, seccomp};
+
+use super::{bash, place};
+
+/// The filter exists for this machine (x86-64 and aarch64 Linux); elsewhere these tests fail
+/// loudly rather than pass without it.
+fn filter_here() {
+    assert!(
+        seccomp::native().is_some(),
+        "no seccomp filter for this machine: the network is not blocked here"
+    );
+}
+
+fn listener() -> (TcpListener, u16) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+fn receiver() -> (UdpSocket, u16) {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let port = s.local_addr().unwrap().port();
+    (s, port)
+}
+
+/// Whether a connection is waiting on `l` (the kernel queues it before `accept`).
+fn connected(l: &TcpListener) -> bool {
+    match l.accept() {
+        Ok(_) => true,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+        Err(e) => panic!("accept: {e}"),
+    }
+}
+
+/// The datagram waiting on `s`, if one arrives within its read timeout (a signal for another
+/// test's child may interrupt the wait: it is resumed).
+fn datagram(s: &UdpSocket) -> Option<String> {
+    let mut buf = [0u8; 64];
+    loop {
+        match s.recv_from(&mut buf) {
+            Ok((n, _)) => return Some(String::from_utf8_lossy(&buf[..n]).into_owned()),
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return None;
+            }
+            Err(e) => panic!("recv: {e}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tcp_connection_to_a_loopback_listener_is_refused() {
+    filter_here();
+    let p = place();
+    let (l, port) = listener();
+    let out = bash(
+        &p.ws,
+        &SandboxPolicy::default(),
+        &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+    )
+    .await;
+    assert!(!connected(&l), "a connection arrived: {}", out.content);
+    assert!(out.is_error, "{}", out.content);
+    assert!(!out.content.contains("connected\n"), "{}", out.content);
+    assert!(
+        out.content.contains(
+            "[sandbox: the sandbox refused the connection: commands run without network access"
+        ),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn a_udp_datagram_is_refused() {
+    filter_here();
+    let p = place();
+    let (s, port) = receiver();
+    let out = bash(
+        &p.ws,
+        &SandboxPolicy::default(),
+        &format!("echo hello > /dev/udp/127.0.0.1/{port}"),
+    )
+    .await;
+    assert_eq!(datagram(&s), None, "{}", out.content);
+    assert!(out.is_error, "{}", out.content);
+    assert!(
+        out.content
+            .contains("[sandbox: the sandbox refused the connection"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn unix_sockets_work_with_the_network_off() {
+    filter_here();
+    let p = place();
+    let script = "use Socket; $| = 1; \
+        socket(my $u, AF_UNIX, SOCK_STREAM, 0) or die \"unix socket: $!\\n\"; print \"unix ok\\n\"; \
+        socket(my $t, AF_INET, SOCK_STREAM, 0) or die \"inet socket: $!\\n\"; print \"inet ok\\n\";";
+    let out = bash(
+        &p.ws,
+        &SandboxPolicy::default(),
+        &format!("perl -e '{script}'"),
+    )
+    .await;
+    assert!(
+        out.content
+            .starts_with("unix ok\ninet socket: Permission denied"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content
+            .contains("[sandbox: the sandbox refused the connection"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn with_the_network_on_tcp_and_udp_arrive() {
+    filter_here();
+    let p = place();
+    let (l, tcp) = listener();
+    let (s, udp) = receiver();
+    let policy = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
+    let out = bash(
+        &p.ws,
+        &policy,
+        &format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{tcp} && echo connected && echo hello > \
+             /dev/udp/127.0.0.1/{udp}"
+        ),
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(connected(&l), "{}", out.content);
+    assert_eq!(datagram(&s).as_deref(), Some("hello\n"));
+    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+}

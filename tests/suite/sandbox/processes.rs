@@ -1,0 +1,189 @@
+//! Processes: a command's daemons and background jobs do not outlive it, neither its end nor a
+//! `kill -9` of the process that ran it; the provider key is not in its environment. With the
+//! sandbox off a `setsid` daemon does escape, which is what the sandbox is for.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use flower_tui::engine::tools::sandbox::SandboxPolicy;
+
+use super::{bash, place};
+use crate::suite::faults::{gone, read_pid, wait_until};
+
+const AGENT_ENV: &str = "FLOWER_SANDBOX_TEST_AGENT";
+const KEY: &str = "sk-ant-SANDBOX-0123456789abcdef";
+
+/// A command that starts three would-be survivors and records their pids: `setsid` itself, a
+/// perl daemon that calls `setsid()` and goes on whether it worked or not, and a plain background
+/// job. It waits until the daemon has written its pid.
+const DAEMONS: &str = "setsid sleep 300 & echo $! > setsid.pid
+perl -MPOSIX -e 'POSIX::setsid(); open(my $f, \">\", \"daemon.tmp\") or die; print $f $$; close $f; rename(\"daemon.tmp\", \"daemon.pid\"); sleep 300' &
+sleep 300 & echo $! > job.pid
+while [ ! -s daemon.pid ]; do sleep 0.05; done
+echo started";
+
+fn pid(ws: &Path, name: &str) -> u32 {
+    read_pid(&ws.join(name))
+}
+
+/// The session id of a live process.
+fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name: state ppid pgrp session …
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()
+}
+
+#[tokio::test]
+async fn a_setsid_daemon_and_a_background_job_do_not_outlive_the_command() {
+    let p = place();
+    let out = bash(&p.ws, &SandboxPolicy::default(), DAEMONS).await;
+    assert!(out.content.contains("started"), "{}", out.content);
+    let daemon = pid(&p.ws, "daemon.pid");
+    let job = pid(&p.ws, "job.pid");
+    let setsid = pid(&p.ws, "setsid.pid");
+    // The daemon's setsid() was refused: it stayed in the command's session.
+    assert!(
+        out.content
+            .contains("setsid failed: Operation not permitted"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content
+            .contains("[sandbox: the sandbox refuses `setsid` and `setpgid`"),
+        "{}",
+        out.content
+    );
+    tokio::task::spawn_blocking(move || {
+        wait_until("the command's processes to end with it", 5, || {
+            [daemon, job, setsid].iter().all(|&p| gone(p))
+        })
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn with_the_sandbox_off_a_setsid_daemon_escapes() {
+    let p = place();
+    let out = bash(&p.ws, &SandboxPolicy::off(), DAEMONS).await;
+    assert!(out.content.contains("started"), "{}", out.content);
+    let daemon = pid(&p.ws, "daemon.pid");
+    let job = pid(&p.ws, "job.pid");
+    let setsid = pid(&p.ws, "setsid.pid");
+    let alive = !gone(daemon);
+    let own_session = session_of(daemon) == Some(daemon);
+    // Clean up before asserting: these would otherwise run for five minutes.
+    for p in [daemon, job, setsid] {
+        // SAFETY: kill(2) with plain integers; these pids were just read from our own command.
+        unsafe {
+            libc::kill(i32::try_from(p).unwrap(), libc::SIGKILL);
+        }
+    }
+    assert!(
+        alive && own_session,
+        "the unsandboxed daemon escapes: {}",
+        out.content
+    );
+    assert!(out.content.contains("are still running"), "{}", out.content);
+}
+
+/// The test binary itself as an agent: it runs the sandboxed `bash` tool and is killed with
+/// SIGKILL by a test in this module while the command runs.
+#[test]
+#[ignore = "entry point: a process running a sandboxed command, killed by a test in this module"]
+fn sandbox_agent_entry() {
+    let Ok(args) = std::env::var(AGENT_ENV) else {
+        return;
+    };
+    let (ws, command) = args.split_once('\n').unwrap();
+    assert_eq!(std::env::var("ANTHROPIC_API_KEY").as_deref(), Ok(KEY));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(bash(Path::new(ws), &SandboxPolicy::default(), command));
+    println!("RESULT {}", out.content);
+}
+
+fn agent(ws: &Path, command: &str) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "--exact",
+        "suite::sandbox::processes::sandbox_agent_entry",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+        "-q",
+    ])
+    .env(AGENT_ENV, format!("{}\n{command}", ws.display()))
+    .env("ANTHROPIC_API_KEY", KEY)
+    .stdin(Stdio::null());
+    c
+}
+
+#[tokio::test]
+async fn a_setsid_daemon_does_not_outlive_a_kill_9_of_the_agent() {
+    let p = place();
+    let command = format!("{DAEMONS}\necho $$ > shell.pid\nsleep 1000");
+    let mut child = agent(&p.ws, &command)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let ws = p.ws.clone();
+    let pids = tokio::task::spawn_blocking(move || {
+        ["daemon.pid", "job.pid", "shell.pid"].map(|f| pid(&ws, f))
+    })
+    .await
+    .unwrap();
+    for p in pids {
+        assert!(!gone(p), "{p} runs before the kill");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    tokio::task::spawn_blocking(move || {
+        wait_until("the command's processes to die with the agent", 10, || {
+            pids.iter().all(|&p| gone(p))
+        })
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_provider_key_is_not_in_the_commands_environment() {
+    let p = place();
+    let mut c = agent(&p.ws, "env > env.txt; echo listed");
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("RESULT listed"), "{stdout}");
+    let env = std::fs::read_to_string(p.ws.join("env.txt")).unwrap();
+    assert!(env.contains("PATH="), "{env}");
+    assert!(!env.contains(KEY), "{env}");
+    assert!(!env.contains("ANTHROPIC_API_KEY"), "{env}");
+}
+
+#[tokio::test]
+async fn git_commits_in_the_sandbox_without_detaching_its_maintenance() {
+    let p = place();
+    let out = bash(
+        &p.ws,
+        &SandboxPolicy::default(),
+        "git init -q . && echo a > a.txt && git add a.txt && git -c user.name=A -c \
+         user.email=a@example.com commit -qm first && git log --format=%s",
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.starts_with("first\n"), "{}", out.content);
+    assert!(!out.content.contains("setsid"), "{}", out.content);
+    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+}
