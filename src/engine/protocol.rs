@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use super::approvals::{AllowOffer, AllowRule, Allowance};
+use super::checkpoint::{OnConflict, RestoreReport, UndoAction};
 use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
@@ -204,6 +205,13 @@ pub enum Op {
     McpJsonDecision {
         sha256: String,
         approve: bool,
+    },
+    /// `/undo` and `/redo` (between turns): restore the files of the newest turn on that side
+    /// of the step's undo stack; `on_conflict` says what to do with files the user changed since
+    /// (`Stop` first, so the front end can ask). Answered by `Event::Restore`.
+    Restore {
+        action: UndoAction,
+        on_conflict: OnConflict,
     },
     Shutdown,
 }
@@ -658,6 +666,8 @@ pub enum Event {
         policy: ApprovalPolicy,
         allowances: Vec<Allowance>,
     },
+    /// What an `Op::Restore` did (or why it did nothing).
+    Restore(RestoreReport),
     Notice {
         message: String,
     },

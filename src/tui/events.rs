@@ -10,7 +10,9 @@ use crate::engine::protocol::Event;
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
 use super::state::AppState;
-use super::{mcp_events, memory_commands, session_events, subagent_events, turn_events};
+use super::{
+    mcp_events, memory_commands, session_events, subagent_events, turn_events, undo_commands,
+};
 
 /// Apply one engine event.
 pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut Vec<Effect>) {
@@ -48,6 +50,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         ev @ (Event::McpJsonApproval { .. } | Event::McpWaiting { .. } | Event::McpStatus(_)) => {
             mcp_events::on_mcp_event(state, ev, now)
         }
+        Event::Restore(report) => undo_commands::on_restore(state, &report),
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),

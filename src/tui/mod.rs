@@ -35,6 +35,7 @@ pub(crate) mod subagent_events;
 pub(crate) mod term_out;
 pub(crate) mod terminal;
 pub(crate) mod turn_events;
+pub(crate) mod undo_commands;
 pub(crate) mod unsaved;
 pub(crate) mod unsaved_copy;
 pub(crate) mod update;

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::checkpoints::CheckpointRecord;
+use crate::engine::checkpoint::UndoStack;
 use crate::engine::fsutil::{atomic_write, now_unix, rfc3339};
 use crate::engine::step_memory::StepMemory;
 use crate::engine::types::{Block, Message};
@@ -234,6 +236,13 @@ pub struct StepRecord {
     /// `cost_usd` and in their parent's generation too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<SubagentRecord>,
+    /// The turns that changed files, undoable and redoable; kept here so `/undo` reaches back
+    /// across handoffs into earlier generations and across `--continue`.
+    #[serde(default, skip_serializing_if = "UndoStack::is_empty")]
+    pub undo: UndoStack,
+    /// Every checkpoint of the step, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<CheckpointRecord>,
 }
 
 /// One subagent: the child session a `task` call started, linked to its transcript.

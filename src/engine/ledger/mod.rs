@@ -4,14 +4,19 @@
 //! locks run directories and writes one step's record without losing other processes' steps;
 //! [`run_list`] lists a workspace's runs for `--resume` and `/resume`.
 //!
+//! [`checkpoints`] indexes the step's workspace checkpoints (the store holds their contents).
+//!
 //! The ledger sits above the leaf helpers and errors and below the tools: it imports no tool,
-//! no handoff, no session and no wire type.
+//! no handoff, no session and no wire type; of the checkpoint store, only its ids and the undo
+//! stack's data.
 
+pub(crate) mod checkpoints;
 pub(crate) mod manifest;
 pub(crate) mod run_dir;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
+pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
 pub use manifest::{
     Cut, DocumentSource, GenerationRecord, GenerationStart, HandoffRecord, Held, Manifest,
     StepRecord, SubagentRecord, now_stamp,

@@ -18,6 +18,7 @@ mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
+mod undo;
 mod writing_request;
 
 use std::collections::VecDeque;
@@ -267,6 +268,8 @@ pub(crate) struct Engine {
     call_counts: tool_log::CallCounts,
     /// Where masking of the current session's requests stands.
     mask: masking::MaskState,
+    /// The workspace's checkpoint store and the running turn's first checkpoint.
+    checkpoints: undo::Checkpointing,
 }
 
 impl Engine {
@@ -353,6 +356,7 @@ impl Engine {
             unborn: Default::default(),
             call_counts: Default::default(),
             mask: Default::default(),
+            checkpoints: Default::default(),
         })
     }
 
@@ -800,6 +804,10 @@ impl Engine {
                 }
                 Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
+                Op::Restore {
+                    action,
+                    on_conflict,
+                } => self.restore_op(action, on_conflict).await,
                 Op::Shutdown => {
                     self.settle_before_exit().await;
                     break;

@@ -62,6 +62,7 @@ impl Engine {
                 for (id, input) in &batch {
                     self.emit_logged(tool_call_event(id, TASK_TOOL, input));
                 }
+                self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.run_tasks(batch).await;
                 aborted |= stopped;
                 for (id, block) in done {
@@ -105,6 +106,7 @@ impl Engine {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
                 let outside = self.leaves_workspace(name, input);
+                self.checkpoint_before_call(name).await;
                 match self.execute(id, name, input, outside).await {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {

@@ -129,6 +129,7 @@ impl Engine {
         self.save_manifest();
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
+        self.checkpoint_after_turn().await;
         self.finish_turn(turn, reason);
     }
 
