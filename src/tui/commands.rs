@@ -138,8 +138,12 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             state.in_flight.push(turn);
             fx.push(Effect::SendOp(Op::Init { turn, overwrite }));
         }
-        SlashCommand::Undo => super::undo_commands::command(state, UndoAction::Undo, arg.as_deref(), fx),
-        SlashCommand::Redo => super::undo_commands::command(state, UndoAction::Redo, arg.as_deref(), fx),
+        SlashCommand::Undo => {
+            super::undo_commands::command(state, UndoAction::Undo, arg.as_deref(), fx)
+        }
+        SlashCommand::Redo => {
+            super::undo_commands::command(state, UndoAction::Redo, arg.as_deref(), fx)
+        }
         SlashCommand::Copy => copy_last_reply(state, fx),
         SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
             None => {

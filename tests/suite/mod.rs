@@ -23,3 +23,4 @@ mod provider;
 mod rescue;
 mod sandbox;
 mod subagents;
+mod undo_cli;

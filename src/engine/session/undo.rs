@@ -103,7 +103,10 @@ impl Engine {
         if !may_change_workspace(tool) || self.checkpoints.before.is_some() {
             return;
         }
-        let Some(snap) = self.take_checkpoint(format!("turn {} before", turn.id)).await else {
+        let Some(snap) = self
+            .take_checkpoint(format!("turn {} before", turn.id))
+            .await
+        else {
             return;
         };
         let skipped = self.name_skipped(&snap, &BTreeSet::new());
@@ -203,7 +206,13 @@ impl Engine {
                 let turn = self.turn.map_or(0, |t| t.id.0);
                 let skipped = self.name_skipped(&snap, &BTreeSet::new());
                 let files = files.iter().map(|f| f.path.to_string()).collect();
-                self.note_checkpoint(turn, CheckpointKind::Handoff, Some(snap.id), files, &skipped);
+                self.note_checkpoint(
+                    turn,
+                    CheckpointKind::Handoff,
+                    Some(snap.id),
+                    files,
+                    &skipped,
+                );
             }
             Err(e) => self.emit(Event::Warning {
                 message: format!("checkpoint at the handoff not taken: {e}"),
@@ -214,7 +223,11 @@ impl Engine {
     /// Name what `snap` could not hold, but for what `known` named already. Returns all of it.
     fn name_skipped(&mut self, snap: &Snapshot, known: &BTreeSet<RelPath>) -> BTreeSet<RelPath> {
         // Sockets and fifos hold no content to lose: not worth a notice.
-        let lost = || snap.skipped.iter().filter(|s| s.reason != SkipReason::Special);
+        let lost = || {
+            snap.skipped
+                .iter()
+                .filter(|s| s.reason != SkipReason::Special)
+        };
         let all: BTreeSet<RelPath> = lost().map(|s| s.path.clone()).collect();
         let new: Vec<String> = lost()
             .filter(|s| !known.contains(&s.path))
@@ -224,7 +237,11 @@ impl Engine {
             self.emit(Event::Notice {
                 message: format!(
                     "not in the checkpoint, so /undo leaves {} as {} are: {}",
-                    if new.len() == 1 { "this file" } else { "these files" },
+                    if new.len() == 1 {
+                        "this file"
+                    } else {
+                        "these files"
+                    },
                     if new.len() == 1 { "it" } else { "they" },
                     new.join(", ")
                 ),
