@@ -1,0 +1,62 @@
+//! End to end, `/undo` and `/redo` in the TUI: the real binary in a pseudo-terminal, a turn that
+//! writes a file and changes another with `bash`, the commands typed in the input box; the files
+//! on disk and the cell listing what was restored are checked, and a file the user changed since
+//! is only written over after `/undo overwrite`.
+
+use std::fs;
+
+use crate::support::fake::anthropic as a;
+use crate::support::pty::{ENTER, Pty, READY, runtime};
+
+use super::u;
+
+#[test]
+fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    server.push(
+        a::Stream::new(u(1_000))
+            .tool("w1", "write_file", r#"{"path":"made.txt","content":"made\n"}"#)
+            .tool("b1", "bash", r#"{"command":"printf 'two\\n' >> notes.txt"}"#)
+            .reply(),
+    );
+    server.push(a::text("Both done.", u(1_200)));
+    let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let ws = home.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    fs::write(ws.join("notes.txt"), "one\n").unwrap();
+    let mut t = Pty::start_in(home, &server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("make the files");
+    t.keys(ENTER);
+    t.wait_for("Both done.");
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+
+    t.keys("/undo");
+    t.keys(ENTER);
+    let screen = t.wait_for("undo: 2 files of turn 1 (generation 1) restored");
+    assert!(screen.contains("removed made.txt"), "{screen}");
+    assert!(screen.contains("modified notes.txt"), "{screen}");
+    assert!(!ws.join("made.txt").exists());
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+
+    t.keys("/redo");
+    t.keys(ENTER);
+    t.wait_for("redo: 2 files of turn 1 (generation 1) restored");
+    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"made\n");
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+
+    // The user changes a file the turn wrote: asked, not written over.
+    fs::write(ws.join("made.txt"), "mine\n").unwrap();
+    t.keys("/undo");
+    t.keys(ENTER);
+    let screen = t.wait_for("/undo overwrite writes over them");
+    assert!(screen.contains("changed since turn 1"), "{screen}");
+    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
+    t.keys("/undo skip");
+    t.keys(ENTER);
+    let screen = t.wait_for("kept as you changed it: made.txt");
+    assert!(screen.contains("modified notes.txt"), "{screen}");
+    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+}
