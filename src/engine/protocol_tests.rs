@@ -771,6 +771,8 @@ fn variant(ev: &Event) -> &'static str {
         Event::Todo { .. } => "todo",
         Event::MemoryRefused { .. } => "memory_refused",
         Event::Restore(_) => "restore",
+        Event::RewindPoints { .. } => "rewind_points",
+        Event::Rewound { .. } => "rewound",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

@@ -144,6 +144,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         SlashCommand::Redo => {
             super::undo_commands::command(state, UndoAction::Redo, arg.as_deref(), fx)
         }
+        SlashCommand::Rewind => super::rewind_picker::open(state, fx),
         SlashCommand::Copy => copy_last_reply(state, fx),
         SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
             None => {

@@ -26,6 +26,7 @@ pub(crate) mod msg;
 pub(crate) mod overlay_view;
 pub(crate) mod queue;
 pub mod render;
+pub(crate) mod rewind_picker;
 pub(crate) mod search;
 pub(crate) mod select;
 pub(crate) mod session_events;

@@ -37,6 +37,8 @@ pub(crate) enum SlashCommand {
     Undo,
     /// `/redo [overwrite|skip]`: reverse the last `/undo`.
     Redo,
+    /// `/rewind`: pick a message of the step to go back to before.
+    Rewind,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -93,6 +95,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         name: "redo",
         args: "[overwrite|skip]",
         desc: "reverse the last /undo",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Rewind,
+        name: "rewind",
+        args: "",
+        desc: "go back to before a message of the step: code, conversation or both (Esc Esc)",
     },
     CommandSpec {
         cmd: SlashCommand::Cost,

@@ -26,7 +26,7 @@ pub const MAX_TURNS: usize = 500;
 pub struct TurnCheckpoint {
     /// The generation (session) the turn ran in.
     pub generation: u32,
-    /// The turn's number as the front end counted it.
+    /// The turn's number in its step (the engine counts them across processes).
     pub turn: u64,
     /// When the turn ended, seconds since the epoch.
     pub at: u64,

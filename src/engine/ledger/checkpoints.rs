@@ -31,7 +31,8 @@ pub enum CheckpointKind {
 pub struct CheckpointRecord {
     pub time: String,
     pub generation: u32,
-    /// The turn as the front end numbered it (for an undo or redo: the turn it restored).
+    /// The step's turn (counted across processes and generations; for an undo or redo: the turn
+    /// it restored).
     pub turn: u64,
     pub kind: CheckpointKind,
     /// The checkpoint in the workspace's store (None for an undo or redo: it took none).

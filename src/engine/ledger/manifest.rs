@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::checkpoints::CheckpointRecord;
+use super::prompts::{PromptRecord, RewindRecord};
 use crate::engine::checkpoint::UndoStack;
 use crate::engine::fsutil::{atomic_write, now_unix, rfc3339};
 use crate::engine::step_memory::StepMemory;
@@ -243,6 +244,12 @@ pub struct StepRecord {
     /// Every checkpoint of the step, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checkpoints: Vec<CheckpointRecord>,
+    /// The user's messages, oldest first (what `/rewind` offers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<PromptRecord>,
+    /// The rewinds made, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewinds: Vec<RewindRecord>,
 }
 
 /// One subagent: the child session a `task` call started, linked to its transcript.

@@ -4,7 +4,8 @@
 //! locks run directories and writes one step's record without losing other processes' steps;
 //! [`run_list`] lists a workspace's runs for `--resume` and `/resume`.
 //!
-//! [`checkpoints`] indexes the step's workspace checkpoints (the store holds their contents).
+//! [`checkpoints`] indexes the step's workspace checkpoints (the store holds their contents);
+//! [`prompts`] keeps the user's messages and rewinds for `/rewind`.
 //!
 //! The ledger sits above the leaf helpers and errors and below the tools: it imports no tool,
 //! no handoff, no session and no wire type; of the checkpoint store, only its ids and the undo
@@ -12,6 +13,7 @@
 
 pub(crate) mod checkpoints;
 pub(crate) mod manifest;
+pub(crate) mod prompts;
 pub(crate) mod run_dir;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
@@ -21,6 +23,7 @@ pub use manifest::{
     Cut, DocumentSource, GenerationRecord, GenerationStart, HandoffRecord, Held, Manifest,
     StepRecord, SubagentRecord, now_stamp,
 };
+pub use prompts::{PromptRecord, RewindMode, RewindPoint, RewindRecord, push as push_prompt};
 pub use run_dir::{RunDir, join, save_step};
 pub use run_list::SessionSummary;
 pub use transcript::{SessionHeader, Transcript, TranscriptLine, load_transcript};

@@ -11,6 +11,7 @@ mod log;
 mod masking;
 mod memory_ops;
 mod request;
+mod rewind;
 mod slash_ops;
 mod tail;
 mod tasks;
@@ -808,6 +809,8 @@ impl Engine {
                     action,
                     on_conflict,
                 } => self.restore_op(action, on_conflict).await,
+                Op::RewindPoints => self.emit(self.rewind_points()),
+                Op::Rewind { turn, mode } => self.rewind(turn, mode).await,
                 Op::Shutdown => {
                     self.settle_before_exit().await;
                     break;

@@ -123,6 +123,9 @@ impl Engine {
                 }
             }
         }
+        if origin == Origin::User {
+            self.note_prompt(&text);
+        }
         // The request in flight is what the user typed (a successor gets it verbatim).
         self.request = super::Request::opened(text.clone());
         self.push_message(message);

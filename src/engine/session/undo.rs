@@ -57,7 +57,7 @@ pub(crate) fn may_change_workspace(tool: &str) -> bool {
 }
 
 impl Engine {
-    fn checkpoint_store(&mut self) -> Option<Checkpoints> {
+    pub(super) fn checkpoint_store(&mut self) -> Option<Checkpoints> {
         match &self.checkpoints.store {
             Store::Open(s) => return Some(s.clone()),
             Store::Unavailable => return None,
@@ -103,16 +103,17 @@ impl Engine {
         if !may_change_workspace(tool) || self.checkpoints.before.is_some() {
             return;
         }
-        let Some(snap) = self
-            .take_checkpoint(format!("turn {} before", turn.id))
-            .await
-        else {
+        // The step's turn number (counted across processes and generations).
+        let number = self
+            .step_ref()
+            .map_or(turn.id.0, |r| u64::from(r.num_turns) + 1);
+        let Some(snap) = self.take_checkpoint(format!("turn {number} before")).await else {
             return;
         };
         let skipped = self.name_skipped(&snap, &BTreeSet::new());
         let generation = self.s.generation;
         self.note_checkpoint(
-            turn.id.0,
+            number,
             CheckpointKind::Before,
             Some(snap.id),
             Vec::new(),
@@ -121,7 +122,7 @@ impl Engine {
         self.checkpoints.before = Some(Before {
             id: snap.id,
             generation,
-            turn: turn.id.0,
+            turn: number,
             skipped,
         });
     }
@@ -203,7 +204,7 @@ impl Engine {
         };
         match taken {
             Ok((snap, files)) => {
-                let turn = self.turn.map_or(0, |t| t.id.0);
+                let turn = self.step_ref().map_or(0, |r| u64::from(r.num_turns) + 1);
                 let skipped = self.name_skipped(&snap, &BTreeSet::new());
                 let files = files.iter().map(|f| f.path.to_string()).collect();
                 self.note_checkpoint(

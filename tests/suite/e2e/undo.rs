@@ -16,8 +16,16 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     let server = rt.block_on(crate::support::fake::FakeServer::start());
     server.push(
         a::Stream::new(u(1_000))
-            .tool("w1", "write_file", r#"{"path":"made.txt","content":"made\n"}"#)
-            .tool("b1", "bash", r#"{"command":"printf 'two\\n' >> notes.txt"}"#)
+            .tool(
+                "w1",
+                "write_file",
+                r#"{"path":"made.txt","content":"made\n"}"#,
+            )
+            .tool(
+                "b1",
+                "bash",
+                r#"{"command":"printf 'two\\n' >> notes.txt"}"#,
+            )
             .reply(),
     );
     server.push(a::text("Both done.", u(1_200)));
