@@ -21,6 +21,7 @@ mod memory_e2e;
 mod protocol;
 mod provider;
 mod rescue;
+mod rewind;
 mod sandbox;
 mod subagents;
 mod undo_cli;

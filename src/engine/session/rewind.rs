@@ -12,17 +12,20 @@
 //!   message, and a `replaced` line in the transcript says so (the lines before it stay: the
 //!   transcript keeps what was there); the message goes back to the front end's input box.
 //! - **Conversation, an earlier generation**: that history was handed off and is gone from the
-//!   model's view, so the engine starts a successor briefed with the handoff document that began
-//!   that generation (for generation 1, which has none, a fresh session), and the message goes
-//!   back to the input box. The current session is retired as by a handoff.
+//!   model's view, so the engine starts a successor briefed as that generation was (the first
+//!   message of its transcript: the briefing with the handoff document that began it, as it was
+//!   read then); for generation 1, which had none, a fresh session. The message goes back to the
+//!   input box; the current session is retired as by a handoff.
 //! - Every rewind is a line of `StepRecord::rewinds`.
+
+use std::path::Path;
 
 use super::Engine;
 use crate::engine::checkpoint::{OnConflict, Restore};
 use crate::engine::fsutil::now_unix;
-use crate::engine::handoff::Briefing;
 use crate::engine::ledger::{
-    PromptRecord, RewindMode, RewindPoint, RewindRecord, TranscriptLine, now_stamp, push_prompt,
+    GenerationStart, PromptRecord, RewindMode, RewindPoint, RewindRecord, TranscriptLine,
+    now_stamp, push_prompt,
 };
 use crate::engine::protocol::Event;
 use crate::engine::types::{Message, Role};
@@ -80,6 +83,7 @@ impl Engine {
                 message: format!("/rewind: no message of turn {turn} in this step"),
             });
         };
+        let from_generation = self.s.generation;
         let (mut files, mut kept) = (Vec::new(), Vec::new());
         if mode.code() {
             self.rewind_code(turn, &mut files, &mut kept).await;
@@ -106,7 +110,7 @@ impl Engine {
             time: now_stamp(),
             turn,
             to_generation: prompt.generation,
-            from_generation: self.s.generation,
+            from_generation,
             conversation: text.is_some(),
             files: files.clone(),
         };
@@ -183,41 +187,38 @@ impl Engine {
         true
     }
 
-    /// Retire the current session for one briefed with the document that began `generation`
-    /// (none for generation 1, or when it cannot be read: a fresh session). Returns the new
+    /// Retire the current session for one briefed as `generation` was: the first message of
+    /// its transcript, the briefing with the handoff document as that generation read it (the
+    /// live document file has been overwritten by later handoffs since). Generation 1, one
+    /// started by `/new`, or a transcript that cannot be read: a fresh session. Returns the new
     /// session's generation.
     fn successor_from(&mut self, generation: u32) -> u32 {
-        let doc = self
+        let briefing = self
             .step_ref()
-            .and_then(|r| r.handoffs.iter().find(|h| h.generation == generation))
-            .and_then(|h| h.path.clone())
-            .and_then(|p| std::fs::read_to_string(p).ok());
+            .and_then(|r| r.per_generation.iter().find(|g| g.generation == generation))
+            .filter(|g| g.start() == GenerationStart::Handoff)
+            .map(|g| self.p.run_dir.transcript_path(&g.session_id))
+            .and_then(|path| first_message(&path));
         let old = self.s.id.clone();
         let next = self.s.generation + 1;
         self.record(|r| r.retired.push(old.clone()));
         self.request = super::Request::default();
-        let first = match &doc {
-            Some(text) => {
-                let memory = self.memory().clone();
-                let predecessors = self.predecessors();
-                let briefing = Briefing {
-                    document: text,
-                    degraded: false,
-                    request: &[],
-                    memory: Some(&memory),
-                    predecessors: &predecessors,
-                    tail: &[],
-                    rescued: false,
-                };
-                vec![briefing.message()]
-            }
-            None => Vec::new(),
-        };
-        let parent = doc.as_ref().map(|_| old);
-        self.start_session(parent, next, first);
+        let parent = briefing.as_ref().map(|_| old);
+        self.start_session(parent, next, briefing.into_iter().collect());
         self.commit_replacement();
         next
     }
+}
+
+/// The first message of a transcript (a successor's briefing).
+fn first_message(path: &Path) -> Option<Message> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<TranscriptLine>(l).ok())
+        .find_map(|l| match l {
+            TranscriptLine::Message { message } if message.role == Role::User => Some(message),
+            _ => None,
+        })
 }
 
 fn first_line(text: &str) -> &str {
