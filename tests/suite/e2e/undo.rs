@@ -1,12 +1,13 @@
-//! End to end, `/undo` and `/redo` in the TUI: the real binary in a pseudo-terminal, a turn that
+//! End to end, `/undo`, `/redo` and `/rewind` in the TUI: the real binary in a pseudo-terminal, a turn that
 //! writes a file and changes another with `bash`, the commands typed in the input box; the files
 //! on disk and the cell listing what was restored are checked, and a file the user changed since
-//! is only written over after `/undo overwrite`.
+//! is only written over after `/undo skip` says so; `/rewind` opened by Esc twice, its
+//! picker, the files put back and the message returned to the input box.
 
 use std::fs;
 
 use crate::support::fake::anthropic as a;
-use crate::support::pty::{ENTER, Pty, READY, runtime};
+use crate::support::pty::{ENTER, ESC, Pty, READY, runtime};
 
 use super::u;
 
@@ -67,4 +68,56 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     assert!(screen.contains("modified notes.txt"), "{screen}");
     assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
     assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+}
+
+#[test]
+fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    server.push(a::tool_use(
+        "w1",
+        "write_file",
+        r#"{"path":"one.txt","content":"1\n"}"#,
+        u(1_000),
+    ));
+    server.push(a::text("One written.", u(1_100)));
+    server.push(a::tool_use(
+        "w2",
+        "write_file",
+        r#"{"path":"two.txt","content":"2\n"}"#,
+        u(1_200),
+    ));
+    server.push(a::text("Two written.", u(1_300)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    let ws = t.workspace();
+    t.wait_for(READY);
+    t.keys("write file one");
+    t.keys(ENTER);
+    t.wait_for("One written.");
+    t.keys("write file two");
+    t.keys(ENTER);
+    t.wait_for("Two written.");
+    assert!(ws.join("two.txt").exists());
+
+    t.keys(ESC);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    t.keys(ESC);
+    let screen = t.wait_for("rewind to before a message");
+    assert!(screen.contains("write file two  · two.txt"), "{screen}");
+    assert!(screen.contains("write file one  · one.txt"), "{screen}");
+    t.keys(ENTER);
+    t.wait_for("code and conversation");
+    t.keys(ENTER);
+    let screen = t.wait_for("Rewound to before turn 2 (code and conversation)");
+    assert!(screen.contains("restored two.txt"), "{screen}");
+    assert!(!ws.join("two.txt").exists());
+    assert!(ws.join("one.txt").exists());
+    // The message is back in the input box, ready to edit and send again.
+    let screen = t.wait("the message back in the input", |s| {
+        s.lines()
+            .rev()
+            .take(6)
+            .any(|l| l.contains("write file two"))
+    });
+    assert!(!screen.contains("Ask anything"), "{screen}");
 }
