@@ -1,8 +1,8 @@
-//! End to end, `/undo`, `/redo` and `/rewind` in the TUI: the real binary in a pseudo-terminal, a turn that
-//! writes a file and changes another with `bash`, the commands typed in the input box; the files
-//! on disk and the cell listing what was restored are checked, and a file the user changed since
-//! is only written over after `/undo skip` says so; `/rewind` opened by Esc twice, its
-//! picker, the files put back and the message returned to the input box.
+//! End to end, `/undo`, `/redo` and `/rewind` in the TUI: the real binary in a pseudo-terminal,
+//! turns that write files and change one with `bash`, the commands typed in the input box. The
+//! files on disk and the cells listing what was restored are checked; a file the user changed
+//! since is named and kept (`/undo skip`); `/rewind` is opened by Esc twice, the files go back
+//! and the message returns to the input box.
 
 use std::fs;
 
