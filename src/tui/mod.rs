@@ -27,6 +27,7 @@ pub(crate) mod overlay_view;
 pub(crate) mod queue;
 pub mod render;
 pub(crate) mod rewind_picker;
+pub(crate) mod rewind_state;
 pub(crate) mod search;
 pub(crate) mod select;
 pub(crate) mod session_events;

@@ -19,6 +19,7 @@ use crate::engine::protocol::Op;
 use super::msg::Effect;
 use super::render::theme::Theme;
 use super::render::wrap::{sanitize, str_width, truncate};
+use super::rewind_state::RewindPicker;
 use super::state::AppState;
 
 /// Two Esc presses this close together on an empty input open the picker.
@@ -30,27 +31,6 @@ const MODES: [(RewindMode, &str); 3] = [
     (RewindMode::Conversation, "conversation only"),
     (RewindMode::Code, "code only"),
 ];
-
-/// Where `/rewind` stands in the TUI.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Rewind {
-    pub(crate) picker: Option<RewindPicker>,
-    /// The last Esc on an empty, idle input (a second one soon after opens the picker).
-    pub(crate) esc_at: Option<Instant>,
-}
-
-/// The picker, while it is open.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RewindPicker {
-    /// Asked the engine for the messages.
-    Loading,
-    Messages {
-        points: Vec<RewindPoint>,
-        selected: usize,
-    },
-    /// A message was picked: what to rewind.
-    Mode { point: RewindPoint, selected: usize },
-}
 
 /// `/rewind`: ask the engine for the step's messages.
 pub(super) fn open(state: &mut AppState, fx: &mut Vec<Effect>) {
@@ -176,7 +156,16 @@ pub(crate) fn row(p: &RewindPoint, width: usize) -> String {
     let files = match p.files.len() {
         0 => String::new(),
         1..=2 => format!("  · {}", p.files.join(", ")),
-        n => format!("  · {}, {} and {} more", p.files[0], p.files[1], n - 2),
+        n => format!(
+            "  · {} and {} more",
+            p.files
+                .iter()
+                .take(2)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            n - 2
+        ),
     };
     let text = sanitize(p.text.lines().next().unwrap_or_default());
     let room = width.saturating_sub(str_width(&head) + str_width(&files));

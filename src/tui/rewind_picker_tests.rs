@@ -9,6 +9,7 @@ use crossterm::event::KeyCode;
 use crate::engine::ledger::{RewindMode, RewindPoint};
 use crate::engine::protocol::{Event, Op};
 
+use super::super::rewind_state::RewindPicker;
 use super::super::subagent_tests::{draw, started};
 use super::super::test_support::{key, ops, state, type_text};
 use super::super::update::update;

@@ -250,7 +250,7 @@ pub(crate) struct AppState {
     /// `/resume`, `--resume`: the picker of this workspace's sessions, while it is open.
     pub(crate) picker: Option<Picker>,
     /// `/rewind`: its picker while open, and the last Esc on an idle empty input.
-    pub(crate) rewind: super::rewind_picker::Rewind,
+    pub(crate) rewind: super::rewind_state::Rewind,
     /// The run this session belongs to (what `--resume RUN_ID` continues).
     pub(crate) run_id: Option<String>,
     /// `@path` being typed: the completion popup.
