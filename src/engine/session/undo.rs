@@ -67,6 +67,13 @@ impl Engine {
         if let Some(bench) = &self.p.workbench {
             options.excluded.push(bench.clone());
         }
+        // flower-tui's own data (ledgers, transcripts, the store) when it lies in the workspace:
+        // an undo must never put the engine's records back.
+        for own in [&self.p.data_dir, &self.p.run_dir.root] {
+            options
+                .excluded
+                .push(std::fs::canonicalize(own).unwrap_or_else(|_| own.clone()));
+        }
         match Checkpoints::open(&self.p.data_dir, &self.p.workspace, options) {
             Ok(s) => {
                 self.checkpoints.store = Store::Open(s.clone());
