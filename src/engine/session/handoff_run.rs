@@ -2,14 +2,15 @@
 
 use super::Engine;
 use super::request::{Outcome, Purpose};
-use super::turnover::{Produced, Turnover};
+use super::turnover::{Produced, Turnover, Why};
 use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
+use crate::engine::handoff::echo::Restated;
 use crate::engine::handoff::{HandoffDoc, HandoffMeta};
-use crate::engine::ledger::TranscriptLine;
+use crate::engine::ledger::{HandoffCause, TranscriptLine};
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, TurnId, TurnKind,
 };
@@ -32,6 +33,22 @@ pub(crate) enum Trigger {
 }
 
 impl Trigger {
+    /// Why the handoff happens, as the prompt, the briefing and the ledger say it.
+    fn why(&self) -> Why {
+        match self {
+            Trigger::Auto => Why::cause(HandoffCause::Pressure),
+            Trigger::Manual { focus } => Why {
+                cause: HandoffCause::Manual,
+                focus: focus
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_string),
+            },
+            Trigger::Overflow { .. } => Why::cause(HandoffCause::Overflow),
+        }
+    }
+
     fn as_str(&self) -> &'static str {
         match self {
             Trigger::Auto => "auto",
@@ -139,13 +156,15 @@ impl Engine {
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
+        let why = trigger.why();
+        let cause = why.cause;
         let (doc, reason, produced) = match &trigger {
             Trigger::Overflow { reason, error } => {
                 self.writing = Some(id);
                 // The rescue writes the document an automatic handoff would: the standing focus.
                 let focus = self.handoff_focus(None);
                 let rescued = self
-                    .rescue_turn(id, ctx_at_cut, focus.as_deref(), reason, Some(error))
+                    .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), reason, Some(error))
                     .await;
                 self.writing = None;
                 match rescued {
@@ -171,7 +190,7 @@ impl Engine {
                 });
                 self.writing = Some(id);
                 let mut written = self
-                    .writing_turn(id, ctx_at_cut, focus.clone(), manual)
+                    .writing_turn(id, ctx_at_cut, focus.clone(), cause)
                     .await
                     .map(|d| (d, Produced::WRITTEN));
                 if let Err(WriteFailure::Provider(e)) = &written
@@ -185,7 +204,7 @@ impl Engine {
                     }
                     let reason = format!("the writing request overflowed: {}", e.message);
                     written = self
-                        .rescue_turn(id, ctx_at_cut, focus.as_deref(), &reason, Some(&e))
+                        .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), &reason, Some(&e))
                         .await
                         .map(|(d, reduced)| (d, Produced::rescued(reduced)))
                         .map_err(|f| match f {
@@ -232,7 +251,10 @@ impl Engine {
             // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
-        match self.turn_over(id, doc, reason, ctx_at_cut, produced).await {
+        match self
+            .turn_over(id, doc, reason, ctx_at_cut, produced, why)
+            .await
+        {
             Turnover::Done if !self.shutdown => HandoffOutcome::Done,
             // Quitting during the review: the turnover is not committed; the frozen record in the
             // ledger reopens the review at the next start.
@@ -272,26 +294,24 @@ impl Engine {
         }
     }
 
-    /// The writing turn: the same session, one more request with the handoff prompt, tool use off.
+    /// The writing turn: the same session, one more request with the handoff prompt, tool use off
+    /// (and once more with the short prompt if the document restated its instructions).
     async fn writing_turn(
         &mut self,
         handoff: HandoffId,
         used: u64,
         focus: Option<String>,
-        manual: bool,
+        cause: HandoffCause,
     ) -> Result<HandoffDoc, WriteFailure> {
         self.emit_logged(Event::Handoff(HandoffPhase::Writing {
             handoff,
-            manual,
+            manual: cause == HandoffCause::Manual,
             focus: focus.clone(),
             background: false,
         }));
-        let req = self.writing_request(self.s.messages.clone(), used, focus.as_deref());
-        match self.stream(req, Purpose::Handoff).await {
-            Outcome::Done(resp) => self.document_from(&resp, used),
-            Outcome::Aborted { .. } => Err(WriteFailure::Aborted),
-            Outcome::Failed { error, .. } => Err(WriteFailure::Provider(error)),
-        }
+        let history = self.s.messages.clone();
+        self.write_document(handoff, &history, used, cause, focus.as_deref())
+            .await
     }
 
     /// In-place compaction. Ok(true) when the history was replaced.
@@ -385,6 +405,12 @@ pub(crate) enum WriteFailure {
     Empty,
     #[error("missing required sections: {0}")]
     Missing(String),
+    /// A section is mostly the prompt's own wording, or a required one has no words of its own.
+    #[error(transparent)]
+    Restated(Restated),
+    /// The retry with the short prompt failed too (both failures, in full).
+    #[error("{0}")]
+    Retried(String),
     #[error(transparent)]
     Provider(ProviderError),
     /// No reduced copy of the history fits the window.
