@@ -102,6 +102,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         economy_bench::run,
     ),
     (
+        "probe",
+        "asking a local server for its window at start: answered, 404, refused, silent",
+        local_bench::probe_costs,
+    ),
+    (
         "checkpoint",
         "checkpoints of a 5,000-file, 100 MB workspace: the first, after a one-file turn, undo",
         checkpoint_bench::run,
@@ -124,6 +129,7 @@ mod economy_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
+mod local_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;

@@ -17,6 +17,7 @@ mod handoff;
 mod hangup_e2e;
 mod hostile;
 mod layers;
+mod local;
 mod masking;
 mod mcp;
 mod memory;

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use super::Engine;
-use crate::engine::context::estimate_tokens;
 use crate::engine::fsutil::write_new;
 use crate::engine::protocol::Event;
 use crate::engine::tools::{self, SPILL_PREVIEW_CHARS};
@@ -38,15 +37,16 @@ impl Engine {
 
     /// Tokens a fresh session starts with before any message: system prompt and tool list.
     fn startup_floor(&self) -> u64 {
-        let tools = serde_json::to_string(&tools::specs()).map_or(0, |t| t.len());
-        estimate_tokens(self.p.system_prompt.len() + tools)
+        self.estimate(self.floor_chars())
     }
 
     /// The message as the model gets it: `text` itself, or — when it is too large — a notice with
     /// a preview and the path of the file that holds all of it (the user hears about it).
     pub(crate) fn admit_input(&mut self, text: String) -> String {
         let chars = text.chars().count();
-        let over_line = estimate_tokens(chars) + self.startup_floor() >= self.thresholds.at;
+        // The ratio is learned in bytes (what requests are measured in): a character outside
+        // ASCII is two to four of them.
+        let over_line = self.estimate(text.len()) + self.startup_floor() >= self.thresholds.at;
         if chars <= INPUT_SPILL_LIMIT && !over_line {
             return text;
         }
