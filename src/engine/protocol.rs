@@ -18,11 +18,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use super::approvals::{AllowOffer, AllowRule, Allowance};
+use super::checkpoint::{OnConflict, RestoreReport, UndoAction};
 use super::context::Thresholds;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
 pub use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
+use super::ledger::{RewindMode, RewindPoint};
 pub use super::policy::ApprovalPolicy;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub use super::tools::CommandExit;
@@ -205,6 +207,21 @@ pub enum Op {
     McpJsonDecision {
         sha256: String,
         approve: bool,
+    },
+    /// `/undo` and `/redo` (between turns): restore the files of the newest turn on that side
+    /// of the step's undo stack; `on_conflict` says what to do with files the user changed since
+    /// (`Stop` first, so the front end can ask). Answered by `Event::Restore`.
+    Restore {
+        action: UndoAction,
+        on_conflict: OnConflict,
+    },
+    /// `/rewind`: the step's user messages (answered by `Event::RewindPoints`).
+    RewindPoints,
+    /// Rewind to before the user message of step turn `turn` (between turns). Answered by
+    /// `Event::Rewound`.
+    Rewind {
+        turn: u64,
+        mode: RewindMode,
     },
     Shutdown,
 }
@@ -680,6 +697,23 @@ pub enum Event {
         allowances: Vec<Allowance>,
         /// The sandbox of `bash` commands, in one line.
         sandbox: String,
+    },
+    /// What an `Op::Restore` did (or why it did nothing).
+    Restore(RestoreReport),
+    /// The step's user messages, newest first (the answer to `Op::RewindPoints`).
+    RewindPoints {
+        points: Vec<RewindPoint>,
+    },
+    /// A rewind ran: the files put back (and kept as the user changed them), and the message
+    /// to put back in the input box when the conversation went back.
+    Rewound {
+        turn: u64,
+        mode: RewindMode,
+        files: Vec<String>,
+        kept: Vec<String>,
+        text: Option<String>,
+        /// A session started for it (an earlier generation's message).
+        generation: Option<u32>,
     },
     Notice {
         message: String,

@@ -603,6 +603,18 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"memory_refused","reason":"pin_too_long","message":"Not pinned"}"#,
         ),
         (
+            Event::Restore(crate::engine::checkpoint::RestoreReport::Conflict {
+                action: crate::engine::checkpoint::UndoAction::Undo,
+                of: crate::engine::checkpoint::TurnRef {
+                    generation: 2,
+                    turn: 3,
+                    at: 1_800_000_000,
+                },
+                files: vec![crate::engine::checkpoint::RelPath::parse("src/a.rs").unwrap()],
+            }),
+            r#"{"type":"restore","outcome":"conflict","action":"undo","of":{"generation":2,"turn":3,"at":1800000000},"files":["src/a.rs"]}"#,
+        ),
+        (
             Event::Notice {
                 message: "n".into(),
             },
@@ -779,6 +791,9 @@ fn variant(ev: &Event) -> &'static str {
         Event::Focus { .. } => "focus",
         Event::Todo { .. } => "todo",
         Event::MemoryRefused { .. } => "memory_refused",
+        Event::Restore(_) => "restore",
+        Event::RewindPoints { .. } => "rewind_points",
+        Event::Rewound { .. } => "rewound",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

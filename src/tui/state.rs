@@ -251,6 +251,8 @@ pub(crate) struct AppState {
     pub(crate) allowances: Vec<Allowance>,
     /// `/resume`, `--resume`: the picker of this workspace's sessions, while it is open.
     pub(crate) picker: Option<Picker>,
+    /// `/rewind`: its picker while open, and the last Esc on an idle empty input.
+    pub(crate) rewind: super::rewind_state::Rewind,
     /// The run this session belongs to (what `--resume RUN_ID` continues).
     pub(crate) run_id: Option<String>,
     /// `@path` being typed: the completion popup.
@@ -399,6 +401,7 @@ impl AppState {
             input_edited_at: None,
             typed_at: None,
             queue: Vec::new(),
+            rewind: Default::default(),
             in_flight: Vec::new(),
             reply: None,
             selected_tool: None,

@@ -115,6 +115,11 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         ),
         Event::Todo { items } => tracing::debug!(items = items.len(), "plan written"),
         Event::MemoryRefused { reason, .. } => tracing::info!(?reason, "memory op refused"),
+        Event::Restore(report) => tracing::info!("{}", report.summary()),
+        Event::RewindPoints { points } => tracing::debug!("rewind points: {}", points.len()),
+        Event::Rewound {
+            turn, mode, files, ..
+        } => tracing::info!(turn, ?mode, files = files.len(), "rewound"),
         Event::Notice { message } => tracing::debug!("notice: {message}"),
         Event::Warning { message } => tracing::warn!("{message}"),
         Event::Error { kind, message } => tracing::error!(%kind, "{message}"),

@@ -13,6 +13,7 @@ mod log;
 mod masking;
 mod memory_ops;
 mod request;
+mod rewind;
 mod sandbox_ops;
 mod slash_ops;
 mod tail;
@@ -21,6 +22,7 @@ mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
+mod undo;
 mod writing_request;
 
 use std::collections::VecDeque;
@@ -276,6 +278,8 @@ pub(crate) struct Engine {
     call_counts: tool_log::CallCounts,
     /// Where masking of the current session's requests stands.
     mask: masking::MaskState,
+    /// The workspace's checkpoint store and the running turn's first checkpoint.
+    checkpoints: undo::Checkpointing,
     /// Token estimates calibrated for the model (learned from every main-thread response).
     tokens: super::tokens::Estimator,
 }
@@ -370,6 +374,7 @@ impl Engine {
             tokens,
             call_counts: Default::default(),
             mask: Default::default(),
+            checkpoints: Default::default(),
         })
     }
 
@@ -825,6 +830,12 @@ impl Engine {
                 }
                 Op::McpRestart { name } => self.restart_mcp(&name),
                 Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
+                Op::Restore {
+                    action,
+                    on_conflict,
+                } => self.restore_op(action, on_conflict).await,
+                Op::RewindPoints => self.emit(self.rewind_points()),
+                Op::Rewind { turn, mode } => self.rewind(turn, mode).await,
                 Op::Shutdown => {
                     self.settle_before_exit().await;
                     break;
