@@ -106,6 +106,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "asking a local server for its window at start: answered, 404, refused, silent",
         local_bench::probe_costs,
     ),
+    (
+        "checkpoint",
+        "checkpoints of a 5,000-file, 100 MB workspace: the first, after a one-file turn, undo",
+        checkpoint_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -117,6 +122,7 @@ mod support {
 use support::fake;
 
 mod chaos_bench;
+mod checkpoint_bench;
 mod continuity_bench;
 mod daily_bench;
 mod economy_bench;

@@ -3,12 +3,16 @@
 //! answer), and the last line is the `result`. Exit code 0 when the turn completed, 1 when it
 //! failed, 128 + N when signal N (SIGTERM, SIGHUP, SIGINT) stopped it the way Esc does (every tool
 //! call answered, the transcript and ledger written).
+//!
+//! `-p /undo` and `-p /redo` (with `--continue`) restore the step's last turn instead of running
+//! one, and never write over a file changed since that turn: they name it and restore nothing.
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{Config, OutputFormat, SessionChoice};
+use crate::engine::checkpoint::{OnConflict, UndoAction};
 use crate::engine::mcp::McpManager;
 use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session::{self, EngineHandle};
@@ -54,6 +58,13 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         Err(e) => return launch::start_failed(&e),
     };
     eprintln!("flower-tui: run directory {}", run_dir.display());
+    let out = Printer {
+        json: config.front.output == OutputFormat::Json,
+        stdout: std::io::stdout(),
+    };
+    if let Some(action) = restore_action(&task) {
+        return restore(handle, action, &out).await;
+    }
     let turn = TurnId::FIRST;
     if handle
         .ops
@@ -64,10 +75,6 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         eprintln!("flower-tui: the engine stopped before the task was sent");
         return 1;
     }
-    let out = Printer {
-        json: config.front.output == OutputFormat::Json,
-        stdout: std::io::stdout(),
-    };
     drive(handle, turn, &run_dir, mcp, &out).await
 }
 
@@ -145,6 +152,54 @@ async fn drive(
         mcp.shutdown().await;
     }
     code
+}
+
+/// `-p /undo` or `-p /redo` (with `--continue`, whose step holds the undo stack).
+fn restore_action(task: &str) -> Option<UndoAction> {
+    match task.trim() {
+        "/undo" => Some(UndoAction::Undo),
+        "/redo" => Some(UndoAction::Redo),
+        _ => None,
+    }
+}
+
+/// Undo or redo without asking: files the user changed since the turn are never written over;
+/// the result names them and nothing is restored. Exit code 0 when the files were restored.
+async fn restore(mut handle: EngineHandle, action: UndoAction, out: &Printer) -> i32 {
+    let op = Op::Restore {
+        action,
+        on_conflict: OnConflict::Stop,
+    };
+    let mut report = None;
+    if handle.ops.send(op).await.is_ok() {
+        while let Some(ev) = handle.events.recv().await {
+            out.event(&ev);
+            if let Event::Restore(r) = ev {
+                report = Some(r);
+                break;
+            }
+        }
+    }
+    let _ = handle.ops.send(Op::Shutdown).await;
+    let _ = handle.task.await;
+    let (text, ok) = match report {
+        Some(r) => (r.summary(), r.moved()),
+        None => ("the engine stopped before it answered".to_string(), false),
+    };
+    if out.json {
+        out.json_line(&Event::Result {
+            text,
+            is_error: !ok,
+            num_turns: 0,
+            cost_usd: 0.0,
+            session_id: String::new(),
+        });
+    } else if ok {
+        println!("{text}");
+    } else {
+        eprintln!("flower-tui: {text}");
+    }
+    if ok { 0 } else { 1 }
 }
 
 /// What the events said so far: the answer, the cost, the turns, the session, the failure.

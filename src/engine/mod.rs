@@ -8,6 +8,7 @@
 //! naming the file and the module it imports, and on a top-level module missing from the table.
 
 pub(crate) mod approvals;
+pub mod checkpoint;
 pub mod commands;
 pub(crate) mod compact;
 pub mod context;
@@ -55,7 +56,8 @@ pub mod types;
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
 ///    due; the policies the engine is started with.
 /// 3. Compaction (the summary that replaces history in place) and the one engine error enum.
-/// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept.
+/// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
+///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
 /// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
 ///    the offline demo model (which calls them), MCP servers, `@` mentions, hooks, custom
 ///    commands and skills.
@@ -85,7 +87,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["provider"],
     &["context", "policy", "mask"],
     &["compact", "error"],
-    &["ledger"],
+    &["ledger", "checkpoint"],
     &[
         "tools",
         "approvals",

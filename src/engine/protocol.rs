@@ -20,12 +20,14 @@ use serde_json::Value;
 mod op;
 
 pub use super::approvals::{AllowOffer, AllowRule, Allowance};
+use super::checkpoint::RestoreReport;
 use super::context::Thresholds;
 pub use super::context::WindowSource;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub use super::instructions::InstructionFile;
 pub use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
+use super::ledger::{RewindMode, RewindPoint};
 pub use super::policy::ApprovalPolicy;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
@@ -559,6 +561,23 @@ pub enum Event {
         allowances: Vec<Allowance>,
         /// The sandbox of `bash` commands, in one line.
         sandbox: String,
+    },
+    /// What an `Op::Restore` did (or why it did nothing).
+    Restore(RestoreReport),
+    /// The step's user messages, newest first (the answer to `Op::RewindPoints`).
+    RewindPoints {
+        points: Vec<RewindPoint>,
+    },
+    /// A rewind ran: the files put back (and kept as the user changed them), and the message
+    /// to put back in the input box when the conversation went back.
+    Rewound {
+        turn: u64,
+        mode: RewindMode,
+        files: Vec<String>,
+        kept: Vec<String>,
+        text: Option<String>,
+        /// A session started for it (an earlier generation's message).
+        generation: Option<u32>,
     },
     Notice {
         message: String,

@@ -180,9 +180,12 @@ fn os_description() -> String {
     }
 }
 
-/// `git <args>` in `dir`: its stdout when it succeeds within [`GIT_TIMEOUT`].
+/// `git <args>` in `dir`: its stdout when it succeeds within [`GIT_TIMEOUT`]. Never takes a
+/// lock or writes: `git status` would otherwise refresh and rewrite the user's `.git/index`
+/// (`--no-optional-locks`, and the variable for a git that reads only that).
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let mut child = Command::new("git")
+        .arg("--no-optional-locks")
         .args(args)
         .current_dir(dir)
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -284,6 +287,74 @@ mod tests {
         let context = session_context(&p.text, "BASE\n");
         assert!(context.starts_with("# Environment") && context.contains("RULES"));
         assert_eq!(session_context(&p.text, "OTHER"), "");
+    }
+
+    #[test]
+    fn the_status_leaves_the_users_index_as_it_was() {
+        let tmp = tempfile::tempdir().unwrap();
+        let setup = |dir: &Path| {
+            let run = |args: &[&str]| {
+                let ok = Command::new("git")
+                    .args(args)
+                    .current_dir(dir)
+                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .env("GIT_AUTHOR_NAME", "t")
+                    .env("GIT_AUTHOR_EMAIL", "t@example.com")
+                    .env("GIT_COMMITTER_NAME", "t")
+                    .env("GIT_COMMITTER_EMAIL", "t@example.com")
+                    .output()
+                    .unwrap()
+                    .status
+                    .success();
+                assert!(ok, "git {args:?}");
+            };
+            std::fs::create_dir_all(dir).unwrap();
+            run(&["init", "-q", "-b", "main"]);
+            std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+            run(&["add", "a.txt"]);
+            run(&["commit", "-q", "-m", "one"]);
+            // The same bytes with another time: the index's stat of the file is stale, which
+            // a status that may write refreshes (rewriting the index).
+            let f = std::fs::File::options()
+                .write(true)
+                .open(dir.join("a.txt"))
+                .unwrap();
+            f.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000))
+                .unwrap();
+        };
+        let index = |dir: &Path| {
+            let p = dir.join(".git/index");
+            let meta = std::fs::metadata(&p).unwrap();
+            use std::os::unix::fs::MetadataExt;
+            (
+                std::fs::read(&p).unwrap(),
+                meta.modified().unwrap(),
+                meta.ino(),
+            )
+        };
+        let ours = tmp.path().join("ours");
+        setup(&ours);
+        let before = index(&ours);
+        let env = Environment::detect(&ours);
+        assert_eq!(env.git.unwrap().status, Some(Vec::new()));
+        assert_eq!(index(&ours), before, "bytes, time and inode unchanged");
+        // The same repository under a plain `git status` does rewrite its index: the check
+        // above would see it.
+        let plain = tmp.path().join("plain");
+        setup(&plain);
+        let untouched = index(&plain);
+        let ok = Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(&plain)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok);
+        assert_ne!(index(&plain), untouched);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use crate::engine::checkpoint::UndoAction;
 use crate::engine::context::{WindowSource, fmt_window};
 use crate::engine::protocol::{Effort, Op};
 
@@ -137,6 +138,13 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             state.in_flight.push(turn);
             fx.push(Effect::SendOp(Op::Init { turn, overwrite }));
         }
+        SlashCommand::Undo => {
+            super::undo_commands::command(state, UndoAction::Undo, arg.as_deref(), fx)
+        }
+        SlashCommand::Redo => {
+            super::undo_commands::command(state, UndoAction::Redo, arg.as_deref(), fx)
+        }
+        SlashCommand::Rewind => super::rewind_picker::open(state, fx),
         SlashCommand::Copy => copy_last_reply(state, fx),
         SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
             None => {

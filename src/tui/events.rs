@@ -10,7 +10,10 @@ use crate::engine::protocol::Event;
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
 use super::state::AppState;
-use super::{mcp_events, memory_commands, session_events, subagent_events, turn_events};
+use super::{
+    mcp_events, memory_commands, rewind_picker, session_events, subagent_events, turn_events,
+    undo_commands,
+};
 
 /// Apply one engine event.
 pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut Vec<Effect>) {
@@ -47,6 +50,23 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         Event::Subagent(phase) => subagent_events::on_subagent(state, phase, now),
         ev @ (Event::McpJsonApproval { .. } | Event::McpWaiting { .. } | Event::McpStatus(_)) => {
             mcp_events::on_mcp_event(state, ev, now)
+        }
+        Event::Restore(report) => undo_commands::on_restore(state, &report),
+        Event::RewindPoints { points } => rewind_picker::on_points(state, points),
+        Event::Rewound {
+            turn,
+            mode,
+            files,
+            kept,
+            text,
+            generation,
+        } => {
+            state.notice(rewind_picker::rewound_notice(
+                turn, mode, &files, &kept, generation,
+            ));
+            if let Some(text) = text {
+                undo_commands::put_back(state, &text, now);
+            }
         }
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),

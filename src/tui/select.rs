@@ -12,7 +12,7 @@ use super::state::{APPROVAL_GUARD, AppState, Focus, Popup, QUIT_WINDOW};
 impl AppState {
     /// The key contexts live right now, most specific first.
     pub(crate) fn contexts(&self, now: Instant) -> Vec<Context> {
-        if self.picker.is_some() {
+        if self.picker.is_some() || self.rewind.picker.is_some() {
             return vec![Context::Picker, Context::Global];
         }
         if self.search.is_some() && self.focus == Focus::Input {

@@ -33,6 +33,12 @@ pub(crate) enum SlashCommand {
     Permissions,
     /// `/init [overwrite]`: draft an AGENTS.md for the repository.
     Init,
+    /// `/undo [overwrite|skip]`: restore the files of the last turn that changed files.
+    Undo,
+    /// `/redo [overwrite|skip]`: reverse the last `/undo`.
+    Redo,
+    /// `/rewind`: pick a message of the step to go back to before.
+    Rewind,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -77,6 +83,24 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         name: "window",
         args: "[N]",
         desc: "show where the context window comes from, or set it (e.g. 200000 or 200K)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Undo,
+        name: "undo",
+        args: "[overwrite|skip]",
+        desc: "put back every file the last turn that changed files changed (again: further back)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Redo,
+        name: "redo",
+        args: "[overwrite|skip]",
+        desc: "reverse the last /undo",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Rewind,
+        name: "rewind",
+        args: "",
+        desc: "go back to before a message of the step: code, conversation or both (Esc Esc)",
     },
     CommandSpec {
         cmd: SlashCommand::Cost,

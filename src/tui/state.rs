@@ -11,6 +11,8 @@ use crate::engine::protocol::{
     AllowOffer, Allowance, Effort, FileDiff, HandoffId, SessionSummary, TurnId,
 };
 
+pub(crate) use super::handoff_state::{BackgroundHandoff, BackgroundStage, HandoffKind};
+
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
 use super::keymap::{Action, label_for, short_label_for};
@@ -64,48 +66,6 @@ pub(crate) enum Running {
         /// When the writing turn started.
         since: Instant,
     },
-}
-
-/// A handoff written beside the main thread (the turn goes on meanwhile), as far as the UI knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BackgroundHandoff {
-    /// The engine's id for it (`Op::CancelHandoff` names it).
-    pub(crate) handoff: HandoffId,
-    /// When its current stage began.
-    pub(crate) since: Instant,
-    pub(crate) stage: BackgroundStage,
-    /// Since when the main thread waits for it: its context reached the window minus the reserve.
-    pub(crate) main_waits: Option<Instant>,
-}
-
-/// Where a background handoff stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BackgroundStage {
-    /// The writing request runs.
-    Writing,
-    /// It runs again, on a reduced history, after the first one failed.
-    Rescuing,
-    /// The document is frozen; its review decides when the successor starts.
-    Review,
-}
-
-impl BackgroundHandoff {
-    /// Its document is still being written (Esc / Ctrl-G cancels that).
-    pub(crate) fn writing(&self) -> bool {
-        matches!(
-            self.stage,
-            BackgroundStage::Writing | BackgroundStage::Rescuing
-        )
-    }
-}
-
-/// How a handoff in progress was started: decides the notice when it completes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HandoffKind {
-    /// `/handoff`.
-    Manual,
-    /// The context reached the handoff line.
-    Automatic,
 }
 
 /// What a pending question asks about.
@@ -250,6 +210,8 @@ pub(crate) struct AppState {
     pub(crate) allowances: Vec<Allowance>,
     /// `/resume`, `--resume`: the picker of this workspace's sessions, while it is open.
     pub(crate) picker: Option<Picker>,
+    /// `/rewind`: its picker while open, and the last Esc on an idle empty input.
+    pub(crate) rewind: super::rewind_state::Rewind,
     /// The run this session belongs to (what `--resume RUN_ID` continues).
     pub(crate) run_id: Option<String>,
     /// `@path` being typed: the completion popup.
@@ -400,6 +362,7 @@ impl AppState {
             input_edited_at: None,
             typed_at: None,
             queue: Vec::new(),
+            rewind: Default::default(),
             in_flight: Vec::new(),
             reply: None,
             selected_tool: None,

@@ -24,6 +24,7 @@ use super::msg::{ChatScroll, Effect, Msg, Pane};
 use super::queue;
 use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
+use super::rewind_picker;
 use super::search;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 use super::turn_events::approval_allowed;
@@ -195,7 +196,8 @@ fn on_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect
 fn dispatch_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
     match keymap::lookup(&state.contexts(now), &key) {
         Some(action) => on_action(state, action, key, now, fx),
-        None if state.picker.is_some() => {} // the picker has every key until it closes
+        // A picker has every key until it closes.
+        None if state.picker.is_some() || state.rewind.picker.is_some() => {}
         None if state.search.is_some() => search::key(state, key),
         None => match state.focus {
             Focus::Input => input_key(state, key, now),
@@ -253,6 +255,8 @@ fn on_action(
                 fx.push(Effect::SendOp(Op::Abort {
                     turn: state.abort_turn(),
                 }));
+            } else if state.input.is_empty() {
+                rewind_picker::idle_esc(state, now, fx);
             }
         }
         Action::CancelHandoff => match state.background.filter(|b| b.writing()) {
@@ -293,6 +297,11 @@ fn on_action(
         Action::SearchOlder => search::older(state),
         Action::SearchAccept => search::accept(state, now),
         Action::SearchCancel => search::cancel(state),
+        Action::PickerNext | Action::PickerPrev if state.rewind.picker.is_some() => {
+            rewind_picker::step(state, action == Action::PickerNext)
+        }
+        Action::PickerChoose if state.rewind.picker.is_some() => rewind_picker::choose(state, fx),
+        Action::PickerClose if state.rewind.picker.is_some() => state.rewind.picker = None,
         Action::PickerNext | Action::PickerPrev => {
             if let Some(p) = state.picker.as_mut() {
                 let n = p.sessions.len().max(1);

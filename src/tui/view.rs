@@ -215,6 +215,9 @@ fn draw_panes(
     if let Some(p) = &state.picker {
         super::overlay_view::draw_picker(p, body, buf, theme);
     }
+    if let Some(p) = &state.rewind.picker {
+        super::rewind_picker::draw(p, body, buf, theme);
+    }
     draw_status(state, status, buf, theme, now);
     cache.layout = LayoutCache {
         chat,

@@ -359,6 +359,7 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
 
 mod daily;
 mod hostile;
+mod undo;
 
 #[test]
 fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting() {

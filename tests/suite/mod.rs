@@ -2,6 +2,7 @@
 
 mod background;
 mod background_e2e;
+mod checkpoint;
 mod cli;
 mod continuity;
 mod continuity_e2e;
@@ -24,5 +25,7 @@ mod memory_e2e;
 mod protocol;
 mod provider;
 mod rescue;
+mod rewind;
 mod sandbox;
 mod subagents;
+mod undo_cli;

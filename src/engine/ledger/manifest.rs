@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::checkpoints::CheckpointRecord;
 use super::handoffs::{FrozenHandoff, HandoffRecord};
+use super::prompts::{PromptRecord, RewindRecord};
+use crate::engine::checkpoint::UndoStack;
 use crate::engine::fsutil::{atomic_write, now_unix, rfc3339};
 use crate::engine::step_memory::StepMemory;
 
@@ -103,6 +106,19 @@ pub struct StepRecord {
     /// `cost_usd` and in their parent's generation too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<SubagentRecord>,
+    /// The turns that changed files, undoable and redoable; kept here so `/undo` reaches back
+    /// across handoffs into earlier generations and across `--continue`.
+    #[serde(default, skip_serializing_if = "UndoStack::is_empty")]
+    pub undo: UndoStack,
+    /// Every checkpoint of the step, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<CheckpointRecord>,
+    /// The user's messages, oldest first (what `/rewind` offers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<PromptRecord>,
+    /// The rewinds made, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewinds: Vec<RewindRecord>,
 }
 
 /// One subagent: the child session a `task` call started, linked to its transcript.

@@ -7,17 +7,24 @@
 //! [`run_index`] knows where every run is (a run kept elsewhere with `--run-dir` registers in an
 //! index under the data dir); [`run_list`] lists a workspace's runs for `--resume` and `/resume`.
 //!
+//! [`checkpoints`] indexes the step's workspace checkpoints (the store holds their contents);
+//! [`prompts`] keeps the user's messages and rewinds for `/rewind`.
+//!
 //! The ledger sits above the leaf helpers and errors and below the tools: it imports no tool,
-//! no handoff, no session and no wire type.
+//! no handoff, no session and no wire type; of the checkpoint store, only its ids and the undo
+//! stack's data.
 
+pub(crate) mod checkpoints;
 pub(crate) mod handoffs;
 pub(crate) mod lock;
 pub(crate) mod manifest;
+pub(crate) mod prompts;
 pub(crate) mod run_dir;
 pub(crate) mod run_index;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
+pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
 pub use handoffs::{
     Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, HandoffTrigger,
     Held,
@@ -25,6 +32,7 @@ pub use handoffs::{
 pub use manifest::{
     GenerationRecord, GenerationStart, Manifest, StepRecord, SubagentRecord, now_stamp,
 };
+pub use prompts::{PromptRecord, RewindMode, RewindPoint, RewindRecord, push as push_prompt};
 pub use run_dir::{RunDir, join, save_step};
 pub use run_list::SessionSummary;
 pub use transcript::{SessionHeader, Transcript, TranscriptLine, load_transcript};

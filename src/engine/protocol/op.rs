@@ -1,11 +1,14 @@
 //! What a front end asks of the engine: the `Op`s (a turn to run, an abort naming its turn, a
-//! review ended, a setting, a question answered at once) and the answer to an approval request.
+//! review ended, a setting, a question answered at once, an undo or a rewind) and the answer to an
+//! approval request.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::{AllowRule, Effort, HandoffId, PinRef, TurnId};
+use crate::engine::checkpoint::{OnConflict, UndoAction};
+use crate::engine::ledger::RewindMode;
 
 /// What a front end asks of the engine.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,6 +115,21 @@ pub enum Op {
     McpJsonDecision {
         sha256: String,
         approve: bool,
+    },
+    /// `/undo` and `/redo` (between turns): restore the files of the newest turn on that side
+    /// of the step's undo stack; `on_conflict` says what to do with files the user changed since
+    /// (`Stop` first, so the front end can ask). Answered by `Event::Restore`.
+    Restore {
+        action: UndoAction,
+        on_conflict: OnConflict,
+    },
+    /// `/rewind`: the step's user messages (answered by `Event::RewindPoints`).
+    RewindPoints,
+    /// Rewind to before the user message of step turn `turn` (between turns). Answered by
+    /// `Event::Rewound`.
+    Rewind {
+        turn: u64,
+        mode: RewindMode,
     },
     Shutdown,
 }

@@ -26,7 +26,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 54] = [
+const ALL_VARIANTS: [&str; 57] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -76,6 +76,9 @@ const ALL_VARIANTS: [&str; 54] = [
     "focus",
     "todo",
     "memory_refused",
+    "restore",
+    "rewind_points",
+    "rewound",
     "notice",
     "warning",
     "error",
@@ -141,6 +144,9 @@ fn variant(ev: &Event) -> &'static str {
         Event::Focus { .. } => "focus",
         Event::Todo { .. } => "todo",
         Event::MemoryRefused { .. } => "memory_refused",
+        Event::Restore(_) => "restore",
+        Event::RewindPoints { .. } => "rewind_points",
+        Event::Rewound { .. } => "rewound",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

@@ -249,6 +249,42 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
             r#"{"type":"memory_refused","reason":"pin_too_long","message":"Not pinned"}"#,
         ),
         (
+            Event::Restore(crate::engine::checkpoint::RestoreReport::Conflict {
+                action: crate::engine::checkpoint::UndoAction::Undo,
+                of: crate::engine::checkpoint::TurnRef {
+                    generation: 2,
+                    turn: 3,
+                    at: 1_800_000_000,
+                },
+                files: vec![crate::engine::checkpoint::RelPath::parse("src/a.rs").unwrap()],
+            }),
+            r#"{"type":"restore","outcome":"conflict","action":"undo","of":{"generation":2,"turn":3,"at":1800000000},"files":["src/a.rs"]}"#,
+        ),
+        (
+            Event::RewindPoints {
+                points: vec![RewindPoint {
+                    turn: 3,
+                    generation: 2,
+                    at: 1_800_000_000,
+                    text: "fix the parser".into(),
+                    files: vec!["src/a.rs".into()],
+                    current: true,
+                }],
+            },
+            r#"{"type":"rewind_points","points":[{"turn":3,"generation":2,"at":1800000000,"text":"fix the parser","files":["src/a.rs"],"current":true}]}"#,
+        ),
+        (
+            Event::Rewound {
+                turn: 3,
+                mode: RewindMode::Both,
+                files: vec!["src/a.rs".into()],
+                kept: Vec::new(),
+                text: Some("fix the parser".into()),
+                generation: None,
+            },
+            r#"{"type":"rewound","turn":3,"mode":"both","files":["src/a.rs"],"kept":[],"text":"fix the parser","generation":null}"#,
+        ),
+        (
             Event::Notice {
                 message: "n".into(),
             },

@@ -1,5 +1,6 @@
 //! The engine's loop: what it says once the front end listens, the first moves of a resumed or
-//! self-starting run, then one op at a time while idle (a turn, a handoff, a setting, a question),
+//! self-starting run, then one op at a time while idle (a turn, a handoff, a setting, a question,
+//! an undo or a rewind),
 //! a background handoff turned over at every idle boundary, and the way out on shutdown.
 
 use super::Engine;
@@ -58,6 +59,11 @@ impl Engine {
             }
             Op::NewSession => self.new_session(),
             Op::SetWindow { window } => self.set_window(window),
+            Op::Restore {
+                action,
+                on_conflict,
+            } => self.restore_op(action, on_conflict).await,
+            Op::Rewind { turn, mode } => self.rewind(turn, mode).await,
             op => self.on_answered_op(op),
         }
         true
@@ -70,6 +76,7 @@ impl Engine {
             Op::Permissions => self.emit(self.permissions_event()),
             Op::Cost => self.emit(self.cost_event()),
             Op::ListSessions => self.emit(self.sessions_event()),
+            Op::RewindPoints => self.emit(self.rewind_points()),
             Op::SetModel { model } => self.set_model(&model),
             Op::SetEffort { effort } => self.set_effort(effort),
             Op::Revoke { rule } => self.revoke(rule),
@@ -91,7 +98,9 @@ impl Engine {
             | Op::Resume { .. }
             | Op::Shutdown
             | Op::NewSession
-            | Op::SetWindow { .. } => {}
+            | Op::SetWindow { .. }
+            | Op::Restore { .. }
+            | Op::Rewind { .. } => {}
         }
     }
 

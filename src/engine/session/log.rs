@@ -33,6 +33,11 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::McpStatus(_) | Event::McpWaiting { .. } | Event::McpJsonApproval { .. } => {
             mcp_event(ev)
         }
+        Event::Restore(report) => tracing::info!("{}", report.summary()),
+        Event::RewindPoints { points } => tracing::debug!("rewind points: {}", points.len()),
+        Event::Rewound {
+            turn, mode, files, ..
+        } => tracing::info!(turn, ?mode, files = files.len(), "rewound"),
         Event::Notice { .. }
         | Event::Warning { .. }
         | Event::Error { .. }

@@ -5,9 +5,9 @@
 //! its state is a few owned parts, each in its own file: what the run was started with
 //! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
 //! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
-//! lifecycle ([`lifecycle`]), the session's approvals and the run's counters (requests, and the
-//! model's token ratio they teach). This file holds the parts, starting sessions and turns, and
-//! the one way out for events (`emit`).
+//! lifecycle ([`lifecycle`]), the session's approvals, the run's counters (requests, and the
+//! model's token ratio they teach) and the workspace's checkpoints ([`undo`]). This file holds the
+//! parts, starting sessions and turns, and the one way out for events (`emit`).
 
 mod background;
 mod background_retry;
@@ -23,6 +23,7 @@ mod masking;
 mod memory_ops;
 mod params;
 mod request;
+mod rewind;
 mod sandbox_ops;
 mod slash_ops;
 mod startup;
@@ -33,6 +34,7 @@ mod tool_log;
 mod tools_exec;
 mod turn;
 mod turnover;
+mod undo;
 mod writing_request;
 
 use std::collections::VecDeque;
@@ -189,6 +191,8 @@ pub(crate) struct Engine {
     handoff: Handoffs,
     approvals: ApprovalState,
     counters: Counters,
+    /// The workspace's checkpoint store and the running turn's first checkpoint.
+    checkpoints: undo::Checkpointing,
 }
 
 impl Engine {

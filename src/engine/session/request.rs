@@ -121,6 +121,10 @@ impl Engine {
                 self.emit(self.cost_event());
                 None
             }
+            Some(Op::RewindPoints) => {
+                self.emit(self.rewind_points());
+                None
+            }
             Some(Op::ListSessions) => {
                 self.emit(self.sessions_event());
                 None

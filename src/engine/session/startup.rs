@@ -138,6 +138,7 @@ impl Engine {
             turn: None,
             approvals: ApprovalState::default(),
             counters: Counters::new(tokens),
+            checkpoints: Default::default(),
         };
         let first = FirstMoves {
             warnings,

@@ -66,6 +66,7 @@ impl Engine {
                 for (id, input) in &batch {
                     self.emit_logged(tool_call_event(id, TASK_TOOL, input, read.contains(id)));
                 }
+                self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.run_tasks(batch).await;
                 aborted |= stopped;
                 for (id, block) in done {
@@ -123,6 +124,7 @@ impl Engine {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
                 let outside = self.leaves_workspace(name, input);
+                self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
                     Some(out) if out.sandbox.is_some() => {
                         self.offer_unsandboxed(id, input, out).await

@@ -124,12 +124,16 @@ impl Engine {
                 }
             }
         }
+        if origin == Origin::User {
+            self.note_prompt(&text);
+        }
         // The request in flight is what the user typed (a successor gets it verbatim).
         self.s.request = Request::opened(text.clone());
         self.push_message(message);
         self.save_manifest();
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
+        self.checkpoint_after_turn().await;
         self.finish_turn(turn, reason);
     }
 

@@ -318,6 +318,7 @@ impl Engine {
                 if tail.len() == 1 { "" } else { "s" }
             ));
         }
+        self.checkpoint_at_handoff();
         // The old session's history is dropped here: retired histories are freed.
         self.start_session(Some(old_id), generation, vec![first]);
         self.commit_replacement();

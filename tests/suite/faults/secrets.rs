@@ -89,9 +89,22 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
     let handoff =
         std::fs::read_to_string(home.path().join(".flower/notes/handoff-keys.md")).unwrap();
     assert!(handoff.contains("Keys sk-t**** and sk-p****"), "{handoff}");
+    // The checkpoint store keeps copies of the workspace's files byte for byte (an undo must
+    // give `creds.txt` back as it was): the user's own file again, owner-only like the data dir.
+    let store = home.path().join("data/flower/checkpoints");
+    for dir in std::fs::read_dir(&store).unwrap().flatten() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = dir.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.path().display());
+    }
     for f in all_files(home.path()) {
         if f.ends_with("creds.txt") {
             continue; // the user's own file
+        }
+        if f.starts_with(&store)
+            && std::fs::read(&f).unwrap() == std::fs::read(home.path().join("creds.txt")).unwrap()
+        {
+            continue; // a checkpoint's copy of it
         }
         let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
         for key in keys {

@@ -1,0 +1,158 @@
+//! The content-addressed objects of the checkpoint store: a file's bytes, a symbolic link's target
+//! or a directory listing, each kept once under the SHA-256 of its bytes in
+//! `objects/<first two hex digits>/<the other 62>`.
+//!
+//! An object appears whole or not at all (written to a temporary name, then renamed), is never
+//! changed afterwards, and is readable by the owner only (a workspace's files may hold secrets).
+//! Objects are not fsynced: a power cut may lose or truncate a recent one, so every read checks
+//! the bytes against the name and reports a damaged object instead of returning wrong bytes.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::error::CheckpointError;
+use super::object_id::ObjectId;
+use crate::engine::fsutil::unique;
+
+/// The `objects/` folder of a store.
+#[derive(Debug, Clone)]
+pub(crate) struct Objects {
+    dir: PathBuf,
+}
+
+impl Objects {
+    pub(crate) fn new(dir: PathBuf) -> Objects {
+        Objects { dir }
+    }
+
+    fn path(&self, id: &ObjectId) -> PathBuf {
+        let hex = id.hex();
+        let (fan, rest) = hex.split_at(2);
+        self.dir.join(fan).join(rest)
+    }
+
+    /// Keep `bytes` (whose id is `id`) unless the store has them already. True when written now.
+    pub(crate) fn put(&self, id: &ObjectId, bytes: &[u8]) -> io::Result<bool> {
+        let path = self.path(id);
+        if fs::symlink_metadata(&path).is_ok() {
+            return Ok(false);
+        }
+        let dir = path.parent().unwrap_or(&self.dir);
+        let tmp = self
+            .dir
+            .join(format!("tmp-{}-{}", std::process::id(), unique()));
+        let written = (|| {
+            let open = || {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&tmp)
+            };
+            let mut f = match open() {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    fs::create_dir_all(&self.dir)?;
+                    open()?
+                }
+                other => other?,
+            };
+            f.write_all(bytes)?;
+            drop(f);
+            match fs::rename(&tmp, &path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    fs::create_dir_all(dir)?;
+                    fs::rename(&tmp, &path)
+                }
+                other => other,
+            }
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        written.map(|()| true)
+    }
+
+    /// The bytes of `id`, checked against it.
+    pub(crate) fn get(&self, id: &ObjectId) -> Result<Vec<u8>, CheckpointError> {
+        let bytes = fs::read(self.path(id)).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => CheckpointError::Missing { id: *id },
+            _ => CheckpointError::Store {
+                path: self.path(id),
+                source: e,
+            },
+        })?;
+        if ObjectId::of(&bytes) != *id {
+            return Err(CheckpointError::Damaged {
+                id: *id,
+                reason: "its bytes do not match its name",
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Whether `id` is stored (its bytes are not read).
+    pub(crate) fn has(&self, id: &ObjectId) -> bool {
+        fs::symlink_metadata(self.path(id)).is_ok()
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_print_and_parse() {
+        let id = ObjectId::of(b"hello\n");
+        assert_eq!(
+            id.hex(),
+            "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+        );
+        assert_eq!(id.hex().parse::<ObjectId>().unwrap(), id);
+        assert!("5891".parse::<ObjectId>().is_err());
+        assert!(id.hex().to_uppercase().parse::<ObjectId>().is_err());
+        let json = serde_json::to_string(&id).unwrap();
+        assert_eq!(serde_json::from_str::<ObjectId>(&json).unwrap(), id);
+        assert!(serde_json::from_str::<ObjectId>("\"zz\"").is_err());
+    }
+
+    #[test]
+    fn objects_are_kept_once_and_checked_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::new(dir.path().join("objects"));
+        let id = ObjectId::of(b"content");
+        assert!(objects.put(&id, b"content").unwrap());
+        assert!(!objects.put(&id, b"content").unwrap(), "kept once");
+        assert!(objects.has(&id));
+        assert_eq!(objects.get(&id).unwrap(), b"content");
+        // Owner-only.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(objects.path(&id))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A damaged object is reported, not returned.
+        fs::write(objects.path(&id), b"truncat").unwrap();
+        assert!(matches!(
+            objects.get(&id),
+            Err(CheckpointError::Damaged { .. })
+        ));
+        let absent = ObjectId::of(b"never stored");
+        assert!(matches!(
+            objects.get(&absent),
+            Err(CheckpointError::Missing { .. })
+        ));
+        // No temporary file is left behind.
+        let names: Vec<_> = fs::read_dir(objects.dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}

@@ -1,0 +1,453 @@
+//! Taking a checkpoint: walk the workspace, apply the caps, read what the stat cache cannot vouch
+//! for (on a few threads when there is much of it), store new contents, write the trees bottom-up,
+//! save the cache. Files over a cap, unreadable ones and special files are entries without
+//! content in the tree and are named in the result, never silently dropped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::CheckpointError;
+use super::index::{Stat, StatCache};
+use super::object::Objects;
+use super::object_id::ObjectId;
+use super::path::RelPath;
+use super::tree::{self, Node, Stamp, Tree};
+use super::walk::{self, Found, Kind, Rules};
+use super::{Limits, SnapshotId};
+use crate::engine::fsutil::{atomic_write_unsynced, now_unix, rfc3339};
+
+/// Below this many files to read, one thread reads them all.
+const PARALLEL_FROM: usize = 16;
+/// At most this many reader threads.
+const MAX_READERS: usize = 4;
+
+/// A checkpoint just taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub id: SnapshotId,
+    /// Files and symbolic links stored.
+    pub files: usize,
+    /// Their bytes (what the checkpoint cap counts).
+    pub bytes: u64,
+    /// Files read this time (the others were vouched for by the stat cache).
+    pub read: usize,
+    /// Bytes the store did not hold before.
+    pub new_bytes: u64,
+    /// What is in the workspace but not in the checkpoint, and why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An entry the checkpoint saw but could not store: a restore leaves it as it finds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub path: RelPath,
+    pub size: u64,
+    pub reason: SkipReason,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Larger than [`Limits::max_file_bytes`].
+    OverFileCap,
+    /// Would have taken the checkpoint past [`Limits::max_checkpoint_bytes`] (files are taken
+    /// smallest first, so the largest are the ones left out).
+    OverCheckpointCap,
+    /// Could not be read (permissions, an I/O error); for a directory, nothing in it is stored.
+    Unreadable,
+    /// A socket, fifo or device: not file content.
+    Special,
+}
+
+/// The clock, as the stat cache compares it.
+pub(crate) fn now() -> Stamp {
+    let (secs, nanos) = now_unix();
+    Stamp {
+        secs: i64::try_from(secs).unwrap_or(i64::MAX),
+        nanos,
+    }
+}
+
+/// Take a checkpoint of `rules.workspace` into `objects`, with the stat cache at `cache_path`;
+/// `now` decides which files are too recent to cache. The caller holds the store's lock.
+pub(crate) fn take(
+    objects: &Objects,
+    cache_path: &Path,
+    rules: &Rules,
+    limits: &Limits,
+    now: Stamp,
+) -> Result<Snapshot, CheckpointError> {
+    let old_cache = StatCache::load(cache_path);
+    let scan = walk::scan(rules);
+    let ws = &rules.workspace;
+    let mut b = Building::default();
+    let dirs = b.unreadable(ws, scan.dirs, scan.unreadable);
+    let mut files = Vec::new();
+    for found in scan.entries {
+        match found.kind {
+            Kind::File => files.push(found),
+            Kind::Symlink => b.link(objects, ws, found)?,
+            Kind::Special => b.unstored(found, SkipReason::Special),
+        }
+    }
+    let to_read = b.cap_and_look_up(files, limits, &old_cache);
+    b.read = to_read.len();
+    for (found, outcome) in read_all(objects, ws, to_read, limits) {
+        match outcome {
+            Outcome::Stored { id, size, new } => {
+                b.new_bytes += if new { size } else { 0 };
+                if !found.stat.is_racy(now) {
+                    b.cache.insert(found.path.clone(), (found.stat, id));
+                }
+                b.nodes.push((found.path, file_node(&found.stat, id, size)));
+            }
+            Outcome::Gone => {}
+            Outcome::Skip(reason) => b.unstored(found, reason),
+        }
+    }
+    let (files, bytes) = b
+        .nodes
+        .iter()
+        .fold((0, 0), |(n, sum), (_, node)| match node {
+            Node::File { size, .. } => (n + 1, sum + size),
+            Node::Link(_) => (n + 1, sum),
+            _ => (n, sum),
+        });
+    let root = write_trees(objects, dirs, b.nodes)?;
+    let cache = StatCache { entries: b.cache };
+    if cache != old_cache {
+        atomic_write_unsynced(cache_path, &cache.encode())
+            .map_err(CheckpointError::store(cache_path))?;
+    }
+    b.skipped.sort_by(|x, y| x.path.cmp(&y.path));
+    Ok(Snapshot {
+        id: SnapshotId(root),
+        files,
+        bytes,
+        read: b.read,
+        new_bytes: b.new_bytes,
+        skipped: b.skipped,
+    })
+}
+
+/// A checkpoint being put together: the entries of its trees, what it skipped, the new cache.
+#[derive(Default)]
+struct Building {
+    nodes: Vec<(RelPath, Node)>,
+    skipped: Vec<Skipped>,
+    cache: HashMap<RelPath, (Stat, ObjectId)>,
+    read: usize,
+    new_bytes: u64,
+}
+
+impl Building {
+    /// Record what could not be read; a directory that cannot be listed keeps its place without
+    /// content. The directories left to list.
+    fn unreadable(
+        &mut self,
+        ws: &Path,
+        mut dirs: Vec<RelPath>,
+        unreadable: Vec<(RelPath, io::Error)>,
+    ) -> Vec<RelPath> {
+        for (path, err) in unreadable {
+            if let Some(at) = dirs.iter().position(|d| *d == path) {
+                dirs.swap_remove(at);
+                let stat = fs::symlink_metadata(path.on(ws)).ok();
+                self.nodes
+                    .push((path.clone(), unstored(stat.as_ref().map(Stat::of))));
+            }
+            tracing::debug!("checkpoint: {path} is unreadable: {err}");
+            self.skipped.push(Skipped {
+                path,
+                size: 0,
+                reason: SkipReason::Unreadable,
+            });
+        }
+        dirs
+    }
+
+    /// An entry kept without content, and why.
+    fn unstored(&mut self, found: Found, reason: SkipReason) {
+        self.skipped.push(skip(&found, reason));
+        self.nodes.push((found.path, unstored(Some(found.stat))));
+    }
+
+    /// A symbolic link: its target's bytes, stored.
+    fn link(&mut self, objects: &Objects, ws: &Path, found: Found) -> Result<(), CheckpointError> {
+        match fs::read_link(found.path.on(ws)) {
+            Ok(target) => {
+                let bytes = target.as_os_str().as_bytes();
+                let id = ObjectId::of(bytes);
+                objects
+                    .put(&id, bytes)
+                    .map_err(CheckpointError::store(objects.dir()))?;
+                self.nodes.push((found.path, Node::Link(id)));
+            }
+            Err(_) => self.unstored(found, SkipReason::Unreadable),
+        }
+        Ok(())
+    }
+
+    /// Apply the caps (smallest files first, so the checkpoint cap leaves out the largest) and
+    /// take what the stat cache vouches for; the files left to read.
+    fn cap_and_look_up(
+        &mut self,
+        mut files: Vec<Found>,
+        limits: &Limits,
+        old_cache: &StatCache,
+    ) -> Vec<Found> {
+        files.sort_by(|a, b| (a.stat.size, &a.path).cmp(&(b.stat.size, &b.path)));
+        let mut total = 0u64;
+        let mut to_read = Vec::new();
+        for found in files {
+            let size = found.stat.size;
+            if size > limits.max_file_bytes {
+                self.unstored(found, SkipReason::OverFileCap);
+                continue;
+            }
+            if total.saturating_add(size) > limits.max_checkpoint_bytes {
+                self.unstored(found, SkipReason::OverCheckpointCap);
+                continue;
+            }
+            total += size;
+            match old_cache.lookup(&found.path, &found.stat) {
+                Some(id) => {
+                    self.cache.insert(found.path.clone(), (found.stat, id));
+                    self.nodes
+                        .push((found.path, file_node(&found.stat, id, size)));
+                }
+                None => to_read.push(found),
+            }
+        }
+        to_read
+    }
+}
+
+fn skip(found: &Found, reason: SkipReason) -> Skipped {
+    Skipped {
+        path: found.path.clone(),
+        size: found.stat.size,
+        reason,
+    }
+}
+
+fn unstored(stat: Option<Stat>) -> Node {
+    let stat = stat.unwrap_or(Stat {
+        size: 0,
+        mtime: Stamp { secs: 0, nanos: 0 },
+        ctime: Stamp { secs: 0, nanos: 0 },
+        ino: 0,
+        dev: 0,
+        mode: 0,
+    });
+    Node::Unstored {
+        mode: stat.mode & 0o7777,
+        size: stat.size,
+        mtime: stat.mtime,
+    }
+}
+
+fn file_node(stat: &Stat, id: ObjectId, size: u64) -> Node {
+    Node::File {
+        mode: stat.mode & 0o7777,
+        id,
+        size,
+    }
+}
+
+enum Outcome {
+    Stored {
+        id: ObjectId,
+        size: u64,
+        new: bool,
+    },
+    /// Removed since the walk saw it.
+    Gone,
+    Skip(SkipReason),
+}
+
+/// Read and store `files`, on several threads when there are many.
+fn read_all(
+    objects: &Objects,
+    ws: &Path,
+    files: Vec<Found>,
+    limits: &Limits,
+) -> Vec<(Found, Outcome)> {
+    let readers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_READERS);
+    if files.len() < PARALLEL_FROM || readers < 2 {
+        return files
+            .into_iter()
+            .map(|f| {
+                let r = read_one(objects, ws, &f, limits);
+                (f, r)
+            })
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..readers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(f) = files.get(i) else { break };
+                        done.push((i, read_one(objects, ws, f, limits)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    let mut results = results.into_iter().peekable();
+    let mut out = Vec::with_capacity(files.len());
+    for (i, f) in files.into_iter().enumerate() {
+        // A reader that died (it cannot panic on a file, but a thread can fail) leaves a gap: the
+        // file is then read here.
+        let read = match results.next_if(|(at, _)| *at == i) {
+            Some((_, r)) => r,
+            None => read_one(objects, ws, &f, limits),
+        };
+        out.push((f, read));
+    }
+    out
+}
+
+/// Read one file (never following a link, never blocking on a fifo swapped in) and store it.
+fn read_one(objects: &Objects, ws: &Path, found: &Found, limits: &Limits) -> Outcome {
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(found.path.on(ws));
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Outcome::Gone,
+        Err(_) => return Outcome::Skip(SkipReason::Unreadable),
+    };
+    match read_capped(file, limits.max_file_bytes) {
+        Ok(Some(bytes)) => {
+            let id = ObjectId::of(&bytes);
+            match objects.put(&id, &bytes) {
+                Ok(new) => Outcome::Stored {
+                    id,
+                    size: bytes.len() as u64,
+                    new,
+                },
+                Err(e) => {
+                    tracing::warn!("checkpoint: cannot store {}: {e}", found.path);
+                    Outcome::Skip(SkipReason::Unreadable)
+                }
+            }
+        }
+        Ok(None) => Outcome::Skip(SkipReason::OverFileCap),
+        Err(_) => Outcome::Skip(SkipReason::Unreadable),
+    }
+}
+
+/// The file's bytes, or None when it holds more than `cap` (it grew since the walk).
+fn read_capped(file: File, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other("not a regular file any more"));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= cap).then_some(bytes))
+}
+
+/// Write every directory's tree, deepest first; the root's id.
+fn write_trees(
+    objects: &Objects,
+    dirs: Vec<RelPath>,
+    nodes: Vec<(RelPath, Node)>,
+) -> Result<ObjectId, CheckpointError> {
+    let mut trees: BTreeMap<RelPath, Tree> = dirs.into_iter().map(|d| (d, Tree::new())).collect();
+    trees.entry(RelPath::root()).or_default();
+    for (path, node) in nodes {
+        let parent = path.parent().unwrap_or_default();
+        trees
+            .entry(parent)
+            .or_default()
+            .push((path.name().to_vec(), node));
+    }
+    // A directory always has its parent listed (the walk finds parents first), but an entry
+    // of a directory the walk did not report gets its parents here.
+    let listed: Vec<RelPath> = trees.keys().cloned().collect();
+    for dir in listed {
+        let mut up = dir.parent();
+        while let Some(p) = up {
+            up = p.parent();
+            trees.entry(p).or_default();
+        }
+    }
+    let mut order: Vec<RelPath> = trees.keys().cloned().collect();
+    order.sort_by_key(|d| std::cmp::Reverse(d.depth()));
+    let mut root = None;
+    for dir in order {
+        let Some(mut tree) = trees.remove(&dir) else {
+            continue;
+        };
+        tree.sort_by(|a, b| a.0.cmp(&b.0));
+        let bytes = tree::encode(&tree);
+        let id = ObjectId::of(&bytes);
+        objects
+            .put(&id, &bytes)
+            .map_err(CheckpointError::store(objects.dir()))?;
+        match dir.parent() {
+            Some(parent) => trees
+                .entry(parent)
+                .or_default()
+                .push((dir.name().to_vec(), Node::Dir(id))),
+            None => root = Some(id),
+        }
+    }
+    match root {
+        Some(id) => Ok(id),
+        // Not reached: the root is always listed. An empty workspace's tree, to be sure.
+        None => {
+            let empty = tree::encode(&Tree::new());
+            let id = ObjectId::of(&empty);
+            objects
+                .put(&id, &empty)
+                .map_err(CheckpointError::store(objects.dir()))?;
+            Ok(id)
+        }
+    }
+}
+
+/// Append one line to the store's log of checkpoints (for people and for a later clean-up: which
+/// checkpoints exist, when and why they were taken). Best effort.
+pub(crate) fn log(store_dir: &Path, label: &str, snap: &Snapshot) {
+    let line = serde_json::json!({
+        "at": rfc3339(now_unix().0),
+        "id": snap.id,
+        "label": label,
+        "files": snap.files,
+        "bytes": snap.bytes,
+        "read": snap.read,
+        "skipped": snap.skipped.len(),
+    });
+    let appended = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(store_dir.join("checkpoints.log"))
+        .and_then(|mut f| writeln!(f, "{line}"));
+    if let Err(e) = appended {
+        tracing::warn!("checkpoint log: {e}");
+    }
+}

@@ -1,0 +1,244 @@
+//! `/rewind` in the TUI (part of the pure reducer, and the overlay the view draws): `/rewind`, or
+//! Esc twice on an empty input while nothing runs, asks the engine for the step's user messages;
+//! the picker lists them newest first with their time, generation and the files each turn
+//! changed; Enter on one offers code and conversation / conversation only / code only; Enter on
+//! that sends `Op::Rewind`. The engine's `Rewound` answer is a cell naming the files put back,
+//! and the message goes back into the input box when the conversation went back.
+
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use crate::engine::ledger::{RewindMode, RewindPoint};
+use crate::engine::protocol::Op;
+
+use super::msg::Effect;
+use super::render::theme::Theme;
+use super::render::wrap::{sanitize, str_width, truncate};
+use super::rewind_state::RewindPicker;
+use super::state::AppState;
+
+/// Two Esc presses this close together on an empty input open the picker.
+pub(crate) const DOUBLE_ESC: Duration = Duration::from_millis(800);
+
+/// The three choices after a message is picked, in the order shown.
+const MODES: [(RewindMode, &str); 3] = [
+    (RewindMode::Both, "code and conversation"),
+    (RewindMode::Conversation, "conversation only"),
+    (RewindMode::Code, "code only"),
+];
+
+/// `/rewind`: ask the engine for the step's messages.
+pub(super) fn open(state: &mut AppState, fx: &mut Vec<Effect>) {
+    state.rewind.picker = Some(RewindPicker::Loading);
+    fx.push(Effect::SendOp(Op::RewindPoints));
+}
+
+/// Esc on an empty input with nothing running: the second within [`DOUBLE_ESC`] opens the
+/// picker.
+pub(super) fn idle_esc(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    match state.rewind.esc_at.take() {
+        Some(at) if now.saturating_duration_since(at) <= DOUBLE_ESC => open(state, fx),
+        _ => state.rewind.esc_at = Some(now),
+    }
+}
+
+/// The engine's list.
+pub(super) fn on_points(state: &mut AppState, points: Vec<RewindPoint>) {
+    if state.rewind.picker.is_none() {
+        return;
+    }
+    if points.is_empty() {
+        state.rewind.picker = None;
+        return state.notice("/rewind: no message of this step yet");
+    }
+    state.rewind.picker = Some(RewindPicker::Messages {
+        points,
+        selected: 0,
+    });
+}
+
+/// Up or Down in the picker.
+pub(super) fn step(state: &mut AppState, down: bool) {
+    let (selected, n) = match state.rewind.picker.as_mut() {
+        Some(RewindPicker::Messages { points, selected }) => (selected, points.len()),
+        Some(RewindPicker::Mode { selected, .. }) => (selected, MODES.len()),
+        _ => return,
+    };
+    let n = n.max(1);
+    *selected = if down {
+        (*selected + 1) % n
+    } else {
+        (*selected + n - 1) % n
+    };
+}
+
+/// Enter in the picker: a message leads to the choice, the choice to the rewind.
+pub(super) fn choose(state: &mut AppState, fx: &mut Vec<Effect>) {
+    match state.rewind.picker.take() {
+        Some(RewindPicker::Messages { points, selected }) => {
+            state.rewind.picker = points
+                .into_iter()
+                .nth(selected)
+                .map(|point| RewindPicker::Mode { point, selected: 0 });
+        }
+        Some(RewindPicker::Mode { point, selected }) => {
+            if let Some((mode, _)) = MODES.get(selected) {
+                fx.push(Effect::SendOp(Op::Rewind {
+                    turn: point.turn,
+                    mode: *mode,
+                }));
+            }
+        }
+        other => state.rewind.picker = other,
+    }
+}
+
+/// The engine rewound: name what it put back.
+pub(super) fn rewound_notice(
+    turn: u64,
+    mode: RewindMode,
+    files: &[String],
+    kept: &[String],
+    generation: Option<u32>,
+) -> String {
+    let what = MODES
+        .iter()
+        .find(|(m, _)| *m == mode)
+        .map_or("", |(_, label)| label);
+    let mut s = format!("Rewound to before turn {turn} ({what})");
+    if let Some(g) = generation {
+        s.push_str(&format!(
+            "; generation {g} starts from that generation's handoff"
+        ));
+    }
+    if mode.code() {
+        if files.is_empty() {
+            s.push_str("\n  no file to put back");
+        }
+        for f in files {
+            s.push_str(&format!("\n  restored {f}"));
+        }
+        for f in kept {
+            s.push_str(&format!("\n  kept as you changed it: {f}"));
+        }
+    }
+    s
+}
+
+/// `12-01 11:42` from seconds since the epoch (UTC).
+fn short_time(at: u64) -> String {
+    let days = at / 86_400;
+    let secs = at % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    format!(
+        "{month:02}-{day:02} {:02}:{:02}",
+        secs / 3_600,
+        (secs % 3_600) / 60
+    )
+}
+
+/// One row of the list: time, generation, the message's first line, the files its turn changed.
+pub(crate) fn row(p: &RewindPoint, width: usize) -> String {
+    let head = format!("{}  gen {}  ", short_time(p.at), p.generation);
+    let files = match p.files.len() {
+        0 => String::new(),
+        1..=2 => format!("  · {}", p.files.join(", ")),
+        n => format!(
+            "  · {} and {} more",
+            p.files
+                .iter()
+                .take(2)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            n - 2
+        ),
+    };
+    let text = sanitize(p.text.lines().next().unwrap_or_default());
+    let room = width.saturating_sub(str_width(&head) + str_width(&files));
+    truncate(&format!("{head}{}{files}", truncate(&text, room)), width)
+}
+
+/// The picker, centred over `area`.
+pub(crate) fn draw(p: &RewindPicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    if area.width < 20 || area.height < 5 {
+        return;
+    }
+    let (title, rows): (String, Vec<(String, bool)>) = match p {
+        RewindPicker::Loading => (" rewind ".into(), vec![("reading the step…".into(), false)]),
+        RewindPicker::Messages { points, selected } => (
+            " rewind to before a message · Enter picks · Esc closes ".into(),
+            points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    (
+                        row(p, usize::from(area.width.saturating_sub(6))),
+                        i == *selected,
+                    )
+                })
+                .collect(),
+        ),
+        RewindPicker::Mode { point, selected } => (
+            format!(
+                " rewind to before turn {} · Enter rewinds · Esc closes ",
+                point.turn
+            ),
+            MODES
+                .iter()
+                .enumerate()
+                .map(|(i, (_, label))| ((*label).to_string(), i == *selected))
+                .collect(),
+        ),
+    };
+    let width = area.width.saturating_sub(4).min(120);
+    let height = (rows.len() as u16)
+        .min(area.height.saturating_sub(4))
+        .max(1)
+        + 2;
+    let rect = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    );
+    Clear.render(rect, buf);
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.border_focus);
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    let chosen = rows.iter().position(|(_, s)| *s).unwrap_or(0);
+    let first = chosen.saturating_sub(usize::from(inner.height).saturating_sub(1));
+    let lines: Vec<Line> = rows
+        .into_iter()
+        .skip(first)
+        .take(usize::from(inner.height))
+        .map(|(text, sel)| {
+            let style = if sel {
+                theme.selection
+            } else {
+                Style::default()
+            };
+            Line::styled(truncate(&text, usize::from(inner.width)), style)
+        })
+        .collect();
+    Paragraph::new(lines).render(inner, buf);
+}
+
+#[cfg(test)]
+#[path = "rewind_picker_tests.rs"]
+mod tests;

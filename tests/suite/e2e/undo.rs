@@ -1,0 +1,134 @@
+//! End to end, `/undo`, `/redo` and `/rewind` in the TUI: the real binary in a pseudo-terminal,
+//! turns that write files and change one with `bash`, the commands typed in the input box. The
+//! files on disk and the cells listing what was restored are checked; a file the user changed
+//! since is named and kept (`/undo skip`); `/rewind` is opened by Esc twice, the files go back
+//! and the message returns to the input box.
+
+use std::fs;
+
+use crate::support::fake::anthropic as a;
+use crate::support::pty::{ENTER, ESC, Pty, READY, runtime};
+
+use super::u;
+
+#[test]
+fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    server.push(
+        a::Stream::new(u(1_000))
+            .tool(
+                "w1",
+                "write_file",
+                r#"{"path":"made.txt","content":"made\n"}"#,
+            )
+            .tool(
+                "b1",
+                "bash",
+                r#"{"command":"printf 'two\\n' >> notes.txt"}"#,
+            )
+            .reply(),
+    );
+    server.push(a::text("Both done.", u(1_200)));
+    let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let ws = home.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    fs::write(ws.join("notes.txt"), "one\n").unwrap();
+    let mut t = Pty::start_in(home, &server, &["--yes"]);
+    t.wait_for(READY);
+    t.keys("make the files");
+    t.keys(ENTER);
+    t.wait_for("Both done.");
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+
+    t.keys("/undo");
+    t.keys(ENTER);
+    let screen = t.wait_for("undo: 2 files of turn 1 (generation 1) restored");
+    assert!(screen.contains("removed made.txt"), "{screen}");
+    assert!(screen.contains("modified notes.txt"), "{screen}");
+    assert!(!ws.join("made.txt").exists());
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+
+    t.keys("/redo");
+    t.keys(ENTER);
+    t.wait_for("redo: 2 files of turn 1 (generation 1) restored");
+    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"made\n");
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+
+    // The user changes a file the turn wrote: asked, not written over.
+    fs::write(ws.join("made.txt"), "mine\n").unwrap();
+    t.keys("/undo");
+    t.keys(ENTER);
+    let screen = t.wait_for("/undo overwrite writes over them");
+    assert!(screen.contains("changed since turn 1"), "{screen}");
+    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
+    t.keys("/undo skip");
+    t.keys(ENTER);
+    let screen = t.wait_for("kept as you changed it: made.txt");
+    assert!(screen.contains("modified notes.txt"), "{screen}");
+    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+}
+
+#[test]
+fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    server.push(a::tool_use(
+        "w1",
+        "write_file",
+        r#"{"path":"one.txt","content":"1\n"}"#,
+        u(1_000),
+    ));
+    server.push(a::text("One written.", u(1_100)));
+    server.push(a::tool_use(
+        "w2",
+        "write_file",
+        r#"{"path":"two.txt","content":"2\n"}"#,
+        u(1_200),
+    ));
+    server.push(a::text("Two written.", u(1_300)));
+    let mut t = Pty::start(&server, &["--yes"]);
+    let ws = t.workspace();
+    t.wait_for(READY);
+    t.keys("write file one");
+    t.keys(ENTER);
+    t.wait_for("One written.");
+    t.keys("write file two");
+    t.keys(ENTER);
+    t.wait_for("Two written.");
+    assert!(ws.join("two.txt").exists());
+
+    // Two Esc presses apart (one read of both bytes would be Alt-Esc); a machine under load may
+    // still join them, so try again until the picker shows.
+    for _ in 0..5 {
+        t.keys(ESC);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        t.keys(ESC);
+        let shown = (0..20).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            t.screen().contains("rewind to before a message")
+        });
+        if shown {
+            break;
+        }
+    }
+    let screen = t.wait_for("rewind to before a message");
+    assert!(screen.contains("write file two  · two.txt"), "{screen}");
+    assert!(screen.contains("write file one  · one.txt"), "{screen}");
+    t.keys(ENTER);
+    t.wait_for("code and conversation");
+    t.keys(ENTER);
+    let screen = t.wait_for("Rewound to before turn 2 (code and conversation)");
+    assert!(screen.contains("restored two.txt"), "{screen}");
+    assert!(!ws.join("two.txt").exists());
+    assert!(ws.join("one.txt").exists());
+    // The message is back in the input box, ready to edit and send again.
+    let screen = t.wait("the message back in the input", |s| {
+        s.lines()
+            .rev()
+            .take(6)
+            .any(|l| l.contains("write file two"))
+    });
+    assert!(!screen.contains("Ask anything"), "{screen}");
+}

@@ -1,0 +1,288 @@
+//! `/undo` and `/redo` on the real binary, headless, through the loopback fake: a scripted turn
+//! writes, creates, edits, deletes files, appends and changes a mode with `bash`; `-p /undo` with
+//! `--continue` puts every byte and mode back, `-p /redo` brings the turn's state back, a file the
+//! user changed since is named and not written over, and undo walks back across a handoff into
+//! the earlier generation. The ledger records each checkpoint.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use super::cli::{bin, lines, stderr};
+use crate::support::fake::anthropic::{self as a, Stream};
+use crate::support::fake::{FakeServer, U};
+use crate::support::harness::KEY;
+
+fn u(input: u64) -> U {
+    U {
+        input,
+        output: 10,
+        cache_creation: 0,
+        cache_read: 0,
+    }
+}
+
+/// Every file of `ws` (but the workbench) with its permission bits and bytes.
+fn state(ws: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![ws.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for e in fs::read_dir(&dir).unwrap().flatten() {
+            let path = e.path();
+            if e.file_name() == ".flower" {
+                continue;
+            }
+            if path.is_dir() {
+                todo.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(ws)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+            out.insert(rel, (mode, fs::read(&path).unwrap()));
+        }
+    }
+    out
+}
+
+/// A home with a workspace folder `ws` (the data dir stays outside it).
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("ws")).unwrap();
+        Home { dir }
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
+        let mut c = bin(self.dir.path());
+        c.current_dir(self.ws())
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .args(["--window", "40000", "--headroom", "10000", "--yes"])
+            .args(args);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// The step's record in the only run's ledger.
+    fn step(&self) -> Value {
+        let runs = self.dir.path().join("data/flower/runs");
+        let run = fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let m: Value =
+            serde_json::from_str(&fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+        m["steps"][0].clone()
+    }
+}
+
+/// The `restore` event of a `-p /undo` or `-p /redo` run.
+fn restore_event(out: &Output) -> Value {
+    lines(out)
+        .into_iter()
+        .find(|e| e["type"] == "restore")
+        .unwrap_or_else(|| panic!("no restore event: {}", stderr(out)))
+}
+
+fn paths(report: &Value) -> Vec<String> {
+    report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            f["path"]
+                .as_str()
+                .unwrap_or_else(|| f.as_str().unwrap())
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let ws = home.ws();
+    fs::write(ws.join("a.txt"), "one\ntwo\n").unwrap();
+    fs::write(ws.join("gone.txt"), b"bye\x00\xff\n").unwrap();
+    fs::write(ws.join("run.sh"), "echo hi\n").unwrap();
+    fs::set_permissions(ws.join("run.sh"), fs::Permissions::from_mode(0o644)).unwrap();
+    fs::create_dir(ws.join("src")).unwrap();
+    fs::write(ws.join("src/lib.rs"), "fn main() {}\n").unwrap();
+    let before = state(&ws);
+
+    server.push(
+        Stream::new(u(1_000))
+            .tool("w1", "write_file", r#"{"path":"src/new.rs","content":"pub fn f() {}\n"}"#)
+            .tool(
+                "e1",
+                "edit_file",
+                r#"{"path":"a.txt","old_string":"two","new_string":"TWO"}"#,
+            )
+            .tool(
+                "b1",
+                "bash",
+                r#"{"command":"rm gone.txt && printf 'appended\\n' >> src/lib.rs && chmod +x run.sh"}"#,
+            )
+            .reply(),
+    );
+    server.push(a::text("done", u(1_200)));
+    let out = home.run(&server, &["-p", "change things"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after = state(&ws);
+    assert_eq!(after["a.txt"].1, b"one\nTWO\n");
+    assert!(!after.contains_key("gone.txt"));
+    assert_eq!(after["run.sh"].0, 0o755);
+    assert_eq!(after["src/lib.rs"].1, b"fn main() {}\nappended\n");
+    assert_eq!(after["src/new.rs"].1, b"pub fn f() {}\n");
+
+    // The ledger: a checkpoint before the first call, the turn's end state with its files.
+    let step = home.step();
+    let kinds: Vec<&str> = step["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["before", "after"]);
+    let end = &step["checkpoints"][1];
+    assert_eq!(
+        (end["turn"].as_u64(), end["generation"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        end["files"],
+        serde_json::json!(["a.txt", "gone.txt", "run.sh", "src/lib.rs", "src/new.rs"])
+    );
+
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(state(&ws), before, "every byte and mode back");
+    let report = restore_event(&out);
+    assert_eq!(report["outcome"], "restored");
+    assert_eq!(report["action"], "undo");
+    assert_eq!(paths(&report).len(), 5);
+    let result = lines(&out).pop().unwrap();
+    assert_eq!(result["type"], "result");
+    assert!(
+        result["text"]
+            .as_str()
+            .unwrap()
+            .contains("removed src/new.rs"),
+        "{result}"
+    );
+
+    // Nothing further back.
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(restore_event(&out)["outcome"], "nothing");
+
+    let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(state(&ws), after, "the turn's state again");
+
+    // The user changes a file the turn changed: undo names it and restores nothing.
+    fs::write(ws.join("a.txt"), "mine\n").unwrap();
+    let mine = state(&ws);
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let report = restore_event(&out);
+    assert_eq!(report["outcome"], "conflict");
+    assert_eq!(report["files"], serde_json::json!(["a.txt"]));
+    assert!(
+        lines(&out).pop().unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .contains("a.txt")
+    );
+    assert_eq!(state(&ws), mine, "nothing written over");
+    let kinds: Vec<String> = home.step()["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds, ["before", "after", "undo", "redo"]);
+}
+
+#[tokio::test]
+async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let ws = home.ws();
+    fs::write(ws.join("keep.txt"), "kept\n").unwrap();
+    let start = state(&ws);
+
+    // Generation 1: a turn writes one.txt; the handoff after it starts generation 2.
+    server.push(a::tool_use(
+        "w1",
+        "write_file",
+        r#"{"path":"one.txt","content":"1\n"}"#,
+        u(1_000),
+    ));
+    server.push(a::text(
+        "## Doing\nWriting files.\n## Next\nMore.\n",
+        u(1_500),
+    ));
+    server.push(a::text("first done", u(1_200)));
+    let out = home
+        .run(&server, &["-p", "first", "--handoff-after", "1"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after_one = state(&ws);
+    // Generation 2: a turn overwrites keep.txt.
+    server.push(a::tool_use(
+        "w2",
+        "bash",
+        r#"{"command":"printf 'changed\\n' > keep.txt"}"#,
+        u(1_000),
+    ));
+    server.push(a::text("second done", u(1_200)));
+    let out = home.run(&server, &["--continue", "-p", "second"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(ws.join("keep.txt")).unwrap(), b"changed\n");
+
+    let step = home.step();
+    let handoff = step["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "handoff")
+        .expect("the handoff is a checkpoint")
+        .clone();
+    assert_eq!(handoff["generation"], 1);
+    assert_eq!(handoff["files"], serde_json::json!(["one.txt"]));
+
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = restore_event(&out);
+    assert_eq!(report["of"]["generation"], 2);
+    assert_eq!(state(&ws), after_one);
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = restore_event(&out);
+    assert_eq!(report["of"]["generation"], 1, "into the earlier generation");
+    assert_eq!(state(&ws), start);
+    let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(state(&ws), after_one);
+}
