@@ -335,6 +335,13 @@ impl McpManager {
         name.starts_with(names::PREFIX)
     }
 
+    /// Why a call of `name` cannot run now (its server died, stopped or never started; no server
+    /// offers it), as the model and the user are told; None when its server is ready. The engine
+    /// asks this before it asks the user to approve the call.
+    pub fn unavailable(&self, name: &str) -> Option<String> {
+        self.shared.target(name).err()
+    }
+
     /// Call a tool by its `mcp__…` name. Every failure is an `is_error` output for the model; the
     /// server's state and last error change with it.
     pub async fn call(&self, name: &str, input: &Value) -> crate::engine::tools::ToolOutput {

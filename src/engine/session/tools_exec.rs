@@ -169,8 +169,12 @@ impl Engine {
     }
 
     async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
-        // Every MCP tool needs approval: flower-tui cannot know what a server's tool does.
+        // Every MCP tool needs approval: flower-tui cannot know what a server's tool does. A tool
+        // whose server is gone fails at once: there is nothing to approve.
         let needs = if self.is_mcp(name) {
+            if let Some(why) = self.p.mcp.as_ref().and_then(|m| m.unavailable(name)) {
+                return Decision::Fail(ToolOutput::error(why));
+            }
             true
         } else {
             tools::is_known(name)
