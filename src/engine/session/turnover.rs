@@ -209,7 +209,7 @@ impl Engine {
         // The request as typed when this process cut it; as recorded when it reopens an earlier
         // process's review.
         let live = self.request.in_flight();
-        let request = if live.is_empty() {
+        let mut request = if live.is_empty() {
             frozen.request.clone()
         } else {
             live.clone()
@@ -258,20 +258,23 @@ impl Engine {
         // What the engine carries itself, and the transcripts `recall` searches (this one too).
         let memory = self.memory().clone();
         let predecessors = self.predecessors();
-        let briefing = Briefing {
+        let mut briefing = Briefing {
             document: &successor.text,
             degraded: successor.degraded,
-            request: &request,
+            request: &[],
             memory: Some(&memory),
             predecessors: &predecessors,
             tail: &tail,
             rescued: frozen.source == DocumentSource::Rescued && frozen.reduced,
         };
+        // A message too large for the successor goes to a file; later successors carry the same.
+        let spilled = self.fit_request(&mut request, &briefing.message());
+        briefing.request = &request;
         let first = briefing.message();
-        if live.is_empty() && !frozen.request.is_empty() {
-            // The successor continues the request of an earlier process's review.
+        if spilled || (live.is_empty() && !frozen.request.is_empty()) {
+            // The successor continues this request (an earlier process's review's, maybe).
             self.request = super::Request {
-                messages: frozen.request.clone(),
+                messages: request.clone(),
                 open: true,
             };
         }
