@@ -84,7 +84,7 @@ impl Engine {
         if total < self.thresholds.at {
             return false;
         }
-        sizes.sort_by(|a, b| b.1.cmp(&a.1));
+        sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
         let mut spilled = false;
         for (i, tokens) in sizes {
             if total < self.thresholds.at {
