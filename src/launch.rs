@@ -70,7 +70,7 @@ pub(crate) fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error
         (None, ProviderKind::OpenAi) => String::new(),
         (None, ProviderKind::Anthropic) => return Err(Error::NoApiKey),
     };
-    crate::engine::secrets::register(&key);
+    crate::engine::secrets::register_provider_key(&key);
     match kind {
         ProviderKind::OpenAi => Ok(Arc::new(OpenAiProvider::new(OpenAiConfig {
             base_url: p.base_url.clone(),
@@ -237,7 +237,12 @@ fn run_to_use(places: &Places, interactive: bool) -> Result<(RunDir, Option<Resu
     };
     if places.session == SessionChoice::Continue {
         let resume = match (&places.run_dir, reopen()) {
-            (Some(dir), _) => Resume::at(RunDir::open(dir)),
+            (Some(dir), _) => {
+                // Recorded where `--resume` looks (a run made before the index existed too).
+                let run = RunDir::open(dir);
+                run.remember(&places.data_dir);
+                Resume::at(run)
+            }
             (None, Some(run)) => Resume::at(run),
             (None, None) => latest_to_continue(places, interactive)?,
         };

@@ -4,12 +4,16 @@
 //!
 //! Every provider key in the environment is registered, not only the active provider's
 //! ([`register_env`]); the same variables are removed from every child's environment
-//! ([`PROVIDER_KEY_VARS`]).
+//! ([`PROVIDER_KEY_VARS`]). Other credentials (an MCP server's header, a `*_API_KEY` a command
+//! needs) are masked too, but only a model provider's key is refused where a value would leave the
+//! process ([`holds_provider_key`]): an MCP server may get its own token, never the model's key.
 
 use std::borrow::Cow;
 use std::sync::RwLock;
 
 static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+/// The model providers' keys among [`SECRETS`].
+static PROVIDER_KEYS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
 /// Keys shorter than this are not registered: replacing them would mangle ordinary text.
 const MIN_SECRET_LEN: usize = 8;
@@ -21,6 +25,7 @@ pub(crate) const PROVIDER_KEY_VARS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
     "AZURE_OPENAI_API_KEY",
     "OPENROUTER_API_KEY",
     "GEMINI_API_KEY",
@@ -41,24 +46,44 @@ pub fn is_key_var(name: &str) -> bool {
     PROVIDER_KEY_VARS.contains(&name) || name.ends_with("_API_KEY")
 }
 
-/// Register the value of every key variable in `vars` (name, value pairs).
+/// Register the value of every key variable in `vars` (name, value pairs); those of
+/// [`PROVIDER_KEY_VARS`] as provider keys.
 pub fn register_env<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) {
     for (name, value) in vars {
-        if is_key_var(name) {
+        if PROVIDER_KEY_VARS.contains(&name) {
+            register_provider_key(value.trim());
+        } else if is_key_var(name) {
             register(value.trim());
         }
     }
 }
 
-/// Remember a secret (an API key) for [`redact`].
+/// Remember a secret (an API key, a token) for [`redact`].
 pub fn register(secret: &str) {
+    remember(&SECRETS, secret);
+}
+
+/// Remember a model provider's key: masked like every secret, and refused by
+/// [`holds_provider_key`] wherever a value would leave the process.
+pub fn register_provider_key(secret: &str) {
+    register(secret);
+    remember(&PROVIDER_KEYS, secret);
+}
+
+fn remember(list: &RwLock<Vec<String>>, secret: &str) {
     if secret.len() < MIN_SECRET_LEN {
         return;
     }
-    let mut all = SECRETS.write().unwrap_or_else(|p| p.into_inner());
+    let mut all = list.write().unwrap_or_else(|p| p.into_inner());
     if !all.iter().any(|s| s == secret) {
         all.push(secret.to_string());
     }
+}
+
+/// Whether `text` holds a model provider's key (registered with [`register_provider_key`]).
+pub(crate) fn holds_provider_key(text: &str) -> bool {
+    let keys = PROVIDER_KEYS.read().unwrap_or_else(|p| p.into_inner());
+    keys.iter().any(|k| text.contains(k.as_str()))
 }
 
 /// The masked form shown instead of a secret: its first 4 characters and `****`.
@@ -132,6 +157,13 @@ mod tests {
             "/usr/bin:/bin:/unit-path-0123"
         );
         assert!(is_key_var("ANTHROPIC_AUTH_TOKEN") && !is_key_var("HOME"));
+        // Only a model provider's variable holds a provider key: what a header expanding
+        // `${OPENAI_API_KEY}` would carry is refused, a `${STRIPE_API_KEY}` is only masked.
+        assert!(holds_provider_key(
+            "Bearer sk-proj-unit-inactive-0123456789"
+        ));
+        assert!(!holds_provider_key("Bearer rk_live_unit-0123456789"));
+        assert!(!holds_provider_key("Bearer docs-token-0123456789"));
     }
 
     #[test]

@@ -505,7 +505,7 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
     handoff(&mut r).await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 6);
-    assert!(last_text(&reqs[5]).starts_with("Your context window is at"));
+    assert!(last_text(&reqs[5]).starts_with("The user asked for a handoff now"));
     assert!(!last_text(&reqs[5]).contains("Additional focus"));
     r.shutdown().await;
 }

@@ -12,6 +12,7 @@ mod engine;
 mod extensions;
 mod faults;
 mod handoff;
+mod hostile;
 mod layers;
 mod masking;
 mod mcp;

@@ -2,7 +2,9 @@
 //!
 //! It is one user message made of parts, in this order:
 //!
-//! 1. **The briefing**: a preamble that says what the successor is receiving, then the handoff
+//! 1. **The briefing**: a preamble that says what the successor is receiving and why the
+//!    previous generation stopped (its context was nearly full or overflowed, or the user asked
+//!    for the handoff: [`HandoffCause`]), then the handoff
 //!    document *exactly as the successor is to read it* — the file as it is on disk when the review
 //!    ends, byte for byte (header line, text before the first section, unknown sections, the
 //!    user's formatting), between `<handoff>` and `</handoff>`. Parsing never rewrites it.
@@ -26,6 +28,7 @@
 //! add a field to [`Briefing`] (it derives `Default`, so callers write `..Default::default()`)
 //! and a step in [`Briefing::blocks`].
 
+use crate::engine::ledger::HandoffCause;
 use crate::engine::step_memory::{StepMemory, carried_block};
 use crate::engine::tools::recall::Source;
 use crate::engine::types::{Block, Message, Role};
@@ -54,6 +57,10 @@ pub(crate) struct Briefing<'a> {
     pub tail: &'a [TailMessage],
     /// The document was written from a reduced copy of the history: the preamble says so.
     pub rescued: bool,
+    /// Why the previous generation stopped: the preamble says so.
+    pub cause: HandoffCause,
+    /// The focus the user gave `/handoff`: the preamble names it.
+    pub focus: Option<&'a str>,
 }
 
 /// One message of the record after the cut.
@@ -126,7 +133,7 @@ impl Briefing<'_> {
 
     /// The preamble and the document, wrapped.
     pub fn briefing_block(&self) -> String {
-        let mut out = preamble(self.degraded);
+        let mut out = preamble(self.cause, self.focus, self.degraded);
         if self.rescued && !self.degraded {
             out.push_str(RESCUED_NOTE);
         }
@@ -142,18 +149,34 @@ impl Briefing<'_> {
     }
 }
 
-/// The text that tells the successor what it is receiving and how to use it.
-pub fn preamble(degraded: bool) -> String {
-    let mut out = String::from(
-        "You are taking over this work from your previous generation. Its context window ran \
-         out, so it stopped and wrote the handoff document below for you. You start fresh: you \
-         have no memory of that conversation, only this document and the workspace.\n\
+/// The text that tells the successor what it is receiving, why (with the focus the user gave
+/// `/handoff`, quoted), and how to use it.
+pub fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
+    let why = match (cause, focus) {
+        (HandoffCause::Pressure, _) => "Its context window was nearly full".to_string(),
+        (HandoffCause::Overflow, _) => "Its context window overflowed".to_string(),
+        (HandoffCause::Manual, None) => "The user asked for a handoff".to_string(),
+        (HandoffCause::Manual, Some(focus)) => format!(
+            "The user asked for a handoff with the focus \"{}\"",
+            crate::engine::text::one_line(focus, 200)
+        ),
+    };
+    // Written from memory at the end of a long context, or wherever the user chose to stop.
+    let memory = match cause {
+        HandoffCause::Manual => "it was written from memory",
+        HandoffCause::Pressure | HandoffCause::Overflow => {
+            "it was written from memory at the end of a long context"
+        }
+    };
+    let mut out = format!(
+        "You are taking over this work from your previous generation. {why}, so it stopped and \
+         wrote the handoff document below for you. You start fresh: you have no memory of that \
+         conversation, only this document and the workspace.\n\
          \n\
          - This document is your briefing. Continue from its Next section; do not ask the \
          human for background that the document or the workspace can give you.\n\
-         - Verify rather than trust blindly: it was written from memory at the end of a long \
-         context. Check the state of the files and commands it names in the workspace before \
-         you build on them.\n\
+         - Verify rather than trust blindly: {memory}. Check the state of the files and commands \
+         it names in the workspace before you build on them.\n\
          - Respect what it lists as Decided, and do not retry what it lists under Dead ends \
          unless you have new evidence.\n\
          - The human may have edited it before you read it: where their words and the rest \
@@ -541,6 +564,52 @@ mod tests {
         assert_eq!(t[3], "go on");
         assert_eq!(t[4], TAIL_NOTE);
         assert_eq!(t[5], "[assistant]\nkept working\n");
+    }
+
+    #[test]
+    fn the_preamble_says_why_the_previous_generation_stopped() {
+        let block = |cause| {
+            Briefing {
+                document: FILE,
+                cause,
+                ..Default::default()
+            }
+            .briefing_block()
+        };
+        let manual = block(HandoffCause::Manual);
+        assert!(
+            manual.starts_with(
+                "You are taking over this work from your previous generation. The user asked \
+                 for a handoff, so it stopped"
+            ),
+            "{manual}"
+        );
+        assert!(!manual.contains("context window") && !manual.contains("long context"));
+        let focused = Briefing {
+            document: FILE,
+            cause: HandoffCause::Manual,
+            focus: Some("keep the\nparser notes"),
+            ..Default::default()
+        }
+        .briefing_block();
+        assert!(
+            focused.contains(
+                "The user asked for a handoff with the focus \"keep the parser notes\", so it \
+                 stopped"
+            ),
+            "{focused}"
+        );
+        // A focus says nothing where the context forced the handoff.
+        let pressure = Briefing {
+            document: FILE,
+            cause: HandoffCause::Pressure,
+            focus: Some("ignored"),
+            ..Default::default()
+        };
+        assert!(!pressure.briefing_block().contains("ignored"));
+        assert!(block(HandoffCause::Pressure).contains("Its context window was nearly full, so"));
+        assert!(block(HandoffCause::Overflow).contains("Its context window overflowed, so"));
+        assert!(block(HandoffCause::Overflow).contains("at the end of a long context"));
     }
 
     #[test]

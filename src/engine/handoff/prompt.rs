@@ -1,21 +1,61 @@
 //! The writing turn's prompt and the successor's reminder of its original task.
+//!
+//! The prompt opens with why this session ends ([`HandoffCause`]): its context is nearly full
+//! (the automatic handoff; these bytes are fixed, so the prompt cache and the transcripts of
+//! earlier runs see the same request), a request overflowed the window, or the user asked for a
+//! handoff. The rest of the template is the same for all three.
 
 use super::document::TASK_EXCERPT_CHARS;
 use crate::engine::context::{fmt_tokens, fmt_window};
+use crate::engine::ledger::HandoffCause;
 use crate::engine::text::head_chars;
 
-/// The handoff prompt template, with `{used}` and `{window}` placeholders.
+/// The handoff prompt template: `{opening}` (one of the openings below), then the body, which
+/// has no placeholder of its own.
 pub(crate) const HANDOFF_PROMPT_TEMPLATE: &str = include_str!("../../../assets/handoff_prompt.md");
 
-/// The user message of the writing turn: the template with `{used}` and `{window}` filled in
-/// (`152.0K`, `200K`), and `\n\nAdditional focus: <focus>` appended verbatim when a focus is given
-/// (`/handoff [focus]`). The focus is never expanded as a template: `{used}` in it stays literal.
-pub(crate) fn handoff_prompt(used: u64, window: u64, focus: Option<&str>) -> String {
-    let mut prompt = HANDOFF_PROMPT_TEMPLATE
-        .trim_end()
+/// The opening of an automatic handoff at the handoff line.
+const PRESSURE: &str = "Your context window is at {used} of {window}. It is nearly full, so this \
+                        session ends here. Stop the work you were doing and write a handoff \
+                        document now.";
+/// The opening after a request did not fit the window.
+const OVERFLOW: &str = "Your last request did not fit in your context window of {window}, so this \
+                        session ends here. Parts of the conversation above may have been \
+                        shortened to make room for this request. Stop the work you were doing \
+                        and write a handoff document now.";
+/// The opening of `/handoff`: the user chose to end the session, the context did not force it.
+const MANUAL: &str = "The user asked for a handoff now, so this session ends here (your context \
+                      window is at {used} of {window}). Stop the work you were doing and write a \
+                      handoff document now.";
+/// Added to the manual opening when a focus is given.
+const MANUAL_FOCUS: &str = " Give the document the focus asked for at the end of this message.";
+
+/// The user message of the writing turn: the template opened for `cause`, with `{used}` and
+/// `{window}` filled in (`152.0K`, `200K`), and `\n\nAdditional focus: <focus>` appended verbatim
+/// when a focus is given (`/handoff [focus]`, `/focus`). The focus is never expanded as a
+/// template: `{used}` in it stays literal.
+pub(crate) fn handoff_prompt(
+    used: u64,
+    window: u64,
+    cause: HandoffCause,
+    focus: Option<&str>,
+) -> String {
+    let focus = focus.map(str::trim).filter(|f| !f.is_empty());
+    let mut opening = match cause {
+        HandoffCause::Pressure => PRESSURE.to_string(),
+        HandoffCause::Overflow => OVERFLOW.to_string(),
+        HandoffCause::Manual => MANUAL.to_string(),
+    };
+    if cause == HandoffCause::Manual && focus.is_some() {
+        opening.push_str(MANUAL_FOCUS);
+    }
+    let opening = opening
         .replace("{used}", &fmt_tokens(used))
         .replace("{window}", &fmt_window(window));
-    if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+    let mut prompt = HANDOFF_PROMPT_TEMPLATE
+        .trim_end()
+        .replacen("{opening}", &opening, 1);
+    if let Some(focus) = focus {
         prompt.push_str("\n\nAdditional focus: ");
         prompt.push_str(focus);
     }
@@ -50,7 +90,7 @@ mod tests {
 
     #[test]
     fn placeholders_are_filled() {
-        let p = handoff_prompt(152_000, 200_000, None);
+        let p = handoff_prompt(152_000, 200_000, HandoffCause::Pressure, None);
         assert!(
             p.starts_with("Your context window is at 152.0K of 200K."),
             "{p}"
@@ -62,7 +102,12 @@ mod tests {
 
     #[test]
     fn focus_is_appended_verbatim_and_never_expanded() {
-        let p = handoff_prompt(1_500, 1_000_000, Some("keep {used} and {window} as typed"));
+        let p = handoff_prompt(
+            1_500,
+            1_000_000,
+            HandoffCause::Pressure,
+            Some("keep {used} and {window} as typed"),
+        );
         assert!(p.contains("at 1.5K of 1M"));
         assert!(p.ends_with("\n\nAdditional focus: keep {used} and {window} as typed"));
         assert_eq!(
@@ -71,12 +116,16 @@ mod tests {
             "only the focus keeps the literal"
         );
         // A blank focus adds nothing.
-        assert_eq!(handoff_prompt(1, 2, Some("  ")), handoff_prompt(1, 2, None));
+        let pressure = HandoffCause::Pressure;
+        assert_eq!(
+            handoff_prompt(1, 2, pressure, Some("  ")),
+            handoff_prompt(1, 2, pressure, None)
+        );
     }
 
     #[test]
     fn prompt_asks_for_the_five_sections_the_parser_reads() {
-        let p = handoff_prompt(10, 20, None);
+        let p = handoff_prompt(10, 20, HandoffCause::Manual, Some("the parser"));
         // The prompt's own skeleton parses into all five sections: the headings it asks for are the
         // headings the parser knows.
         let doc = HandoffDoc::parse(&p);
@@ -96,6 +145,58 @@ mod tests {
         ] {
             assert!(p.contains(phrase), "missing: {phrase}");
         }
+    }
+
+    #[test]
+    fn the_automatic_prompt_keeps_its_bytes() {
+        // What every automatic handoff sent before the opening depended on the cause.
+        let before = format!(
+            "Your context window is at 152.0K of 200K. It is nearly full, so this session ends \
+             here. Stop the work you were doing and write a handoff document now.\n{}",
+            HANDOFF_PROMPT_TEMPLATE
+                .trim_end()
+                .strip_prefix("{opening}\n")
+                .unwrap_or_default()
+        );
+        assert_eq!(
+            handoff_prompt(152_000, 200_000, HandoffCause::Pressure, None),
+            before
+        );
+    }
+
+    #[test]
+    fn the_opening_says_why_the_session_ends() {
+        let manual = handoff_prompt(6_000, 60_000, HandoffCause::Manual, None);
+        assert!(
+            manual.starts_with(
+                "The user asked for a handoff now, so this session ends here (your context \
+                 window is at 6.0K of 60K). Stop the work you were doing and write a handoff \
+                 document now.\n\n"
+            ),
+            "{manual}"
+        );
+        let opening = manual.split_once("\n\n").map_or("", |(o, _)| o);
+        assert!(!manual.contains("nearly full") && !opening.contains("focus"));
+        assert!(!manual.contains("Additional focus"));
+        let focused = handoff_prompt(6_000, 60_000, HandoffCause::Manual, Some("the parser"));
+        assert!(focused.contains(
+            "write a handoff document now. Give the document the focus asked for at the end of \
+             this message.\n\n"
+        ));
+        assert!(focused.ends_with("\n\nAdditional focus: the parser"));
+        let overflow = handoff_prompt(70_000, 60_000, HandoffCause::Overflow, None);
+        assert!(
+            overflow.starts_with(
+                "Your last request did not fit in your context window of 60K, so this session \
+                 ends here."
+            ),
+            "{overflow}"
+        );
+        // The body after the opening is the same for every cause.
+        let body = |p: &str| p.split_once("\n\n").map(|(_, b)| b.to_string());
+        let pressure = handoff_prompt(6_000, 60_000, HandoffCause::Pressure, None);
+        assert_eq!(body(&manual), body(&pressure));
+        assert_eq!(body(&overflow), body(&pressure));
     }
 
     #[test]

@@ -23,10 +23,9 @@ pub fn frozen_run(
     workspace: &Path,
     workbench: Option<&Path>,
 ) -> Option<FrozenRun> {
-    let runs = std::fs::read_dir(data_dir.join("runs")).ok()?;
     let mut best: Option<(std::time::SystemTime, FrozenRun)> = None;
-    for entry in runs.flatten() {
-        let manifest = entry.path().join("manifest.json");
+    for dir in crate::engine::ledger::run_index::run_dirs(data_dir) {
+        let manifest = dir.join("manifest.json");
         let Ok(mtime) = std::fs::metadata(&manifest).and_then(|m| m.modified()) else {
             continue;
         };
@@ -43,7 +42,7 @@ pub fn frozen_run(
         let Some(frozen) = &step.frozen else { continue };
         // Only a review `--continue` can reopen: the session that froze it is the step's latest
         // and its transcript is there (a plain start must not fail on a broken old run).
-        let run = RunDir::open(&entry.path());
+        let run = RunDir::open(&dir);
         if frozen.retired_session != step.session_id
             || !run.transcript_path(&step.session_id).is_file()
         {

@@ -188,6 +188,12 @@ pub struct FrozenHandoff {
     /// A background handoff's cut: the successor's briefing records the session after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Cut>,
+    /// Why the handoff happened: the successor's briefing says so (also after a reopened review).
+    #[serde(default)]
+    pub cause: HandoffCause,
+    /// The focus the user gave `/handoff` (masked): the successor's briefing names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }
 
 /// The ledger of one step.
@@ -368,6 +374,19 @@ impl fmt::Display for DocumentSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// Why a handoff happened: the writing prompt and the successor's briefing say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoffCause {
+    /// The context reached the handoff line (`ctx >= at`): nearly full.
+    #[default]
+    Pressure,
+    /// A request did not fit the context window.
+    Overflow,
+    /// The user asked for it (`/handoff [focus]`), however full the context was.
+    Manual,
 }
 
 /// Now, as the ledger writes it.

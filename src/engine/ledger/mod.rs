@@ -1,20 +1,24 @@
 //! The ledger: everything a run keeps on disk about itself, in one place. A run directory
 //! (`<data_dir>/runs/<run id>/`) holds `manifest.json` — one record per step ([`manifest`]) — and
 //! `sessions/`, one transcript per session ([`transcript`]). [`run_dir`] creates, finds, joins and
-//! locks run directories and writes one step's record without losing other processes' steps;
-//! [`run_list`] lists a workspace's runs for `--resume` and `/resume`.
+//! locks ([`lock`]) run directories and writes one step's record without losing other processes'
+//! steps;
+//! [`run_index`] knows where every run is (a run kept elsewhere with `--run-dir` registers in an
+//! index under the data dir); [`run_list`] lists a workspace's runs for `--resume` and `/resume`.
 //!
 //! The ledger sits above the leaf helpers and errors and below the tools: it imports no tool,
 //! no handoff, no session and no wire type.
 
+pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod run_dir;
+pub(crate) mod run_index;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
 pub use manifest::{
-    Cut, DocumentSource, GenerationRecord, GenerationStart, HandoffRecord, Held, Manifest,
-    StepRecord, SubagentRecord, now_stamp,
+    Cut, DocumentSource, GenerationRecord, GenerationStart, HandoffCause, HandoffRecord, Held,
+    Manifest, StepRecord, SubagentRecord, now_stamp,
 };
 pub use run_dir::{RunDir, join, save_step};
 pub use run_list::SessionSummary;

@@ -1,7 +1,9 @@
-//! Run directories on disk: creating one, opening one, finding the run `--continue` attaches to (the newest of the
-//! workspace — and, when its ledger cannot be read, saying so instead of quietly taking an older
-//! one); joining a run directory with a new step; and writing one step's ledger entry without
-//! losing what other processes wrote for theirs.
+//! Run directories on disk: creating one (a run kept outside the data dir with `--run-dir`
+//! registers itself in the run index), opening one (its id is the one its ledger records, not
+//! the folder's name), finding the run `--continue` attaches to (the newest of the workspace,
+//! wherever it is — and, when its ledger cannot be read, saying so instead of quietly taking an
+//! older one); joining a run directory with a new step; and writing one step's ledger entry
+//! without losing what other processes wrote for theirs.
 
 use std::fs;
 use std::io;
@@ -9,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
+use super::lock::LedgerLock;
 use super::manifest::{Manifest, StepRecord};
+use super::run_index;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{atomic_write, new_id};
 
@@ -35,7 +39,19 @@ impl RunDir {
         }
         fs::create_dir_all(root.join("sessions"))
             .map_err(|e| Error::io("cannot create the run directory", &root, e))?;
-        Ok(RunDir { root, run_id })
+        let run = RunDir { root, run_id };
+        if explicit.is_some() {
+            run.remember(data_dir);
+        }
+        Ok(run)
+    }
+
+    /// Register this run in the data dir's run index, so `--continue` and `--resume` find it
+    /// outside `<data_dir>/runs` (a failure is logged: the run itself works without it).
+    pub fn remember(&self, data_dir: &Path) {
+        if let Err(e) = run_index::register(data_dir, &self.root) {
+            tracing::warn!(run = %self.root.display(), "cannot record the run in the index: {e}");
+        }
     }
 
     /// [`RunDir::create`], or — when `explicit` holds a run already — join it with the new `step`
@@ -47,17 +63,27 @@ impl RunDir {
         workspace: &Path,
     ) -> Result<RunDir, Error> {
         match explicit {
-            Some(dir) if dir.join("manifest.json").exists() => join(dir, step, workspace),
+            Some(dir) if dir.join("manifest.json").exists() => {
+                let run = join(dir, step, workspace)?;
+                run.remember(data_dir);
+                Ok(run)
+            }
             _ => RunDir::create(data_dir, explicit),
         }
     }
 
-    /// Open an existing run directory.
+    /// Open an existing run directory. Its id is the one its ledger records (a `--run-dir`
+    /// folder has a name of its own), else the folder's name.
     pub fn open(root: &Path) -> RunDir {
-        let run_id = root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let recorded = Manifest::load(&root.join("manifest.json"))
+            .ok()
+            .map(|m| m.run_id)
+            .filter(|id| !id.is_empty());
+        let run_id = recorded.unwrap_or_else(|| {
+            root.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
         RunDir {
             root: root.to_path_buf(),
             run_id,
@@ -74,8 +100,8 @@ impl RunDir {
             .join(format!("{session_id}.jsonl"))
     }
 
-    /// The most recently modified run under `<data_dir>/runs` that has a readable manifest for
-    /// `workspace` ([`latest_run`] also says which newer ones could not be read).
+    /// The most recently modified run of `workspace` (under `<data_dir>/runs` or indexed) that has
+    /// a readable manifest ([`latest_run`] also says which newer ones could not be read).
     pub fn latest(data_dir: &Path, workspace: &Path) -> Option<RunDir> {
         latest_run(data_dir, workspace).run
     }
@@ -104,21 +130,18 @@ enum Found {
     Unreadable(Unreadable),
 }
 
-/// The newest run of `workspace` under `<data_dir>/runs` (by the manifest's modification time),
-/// with the newer runs that could not be read.
+/// The newest run of `workspace` (by the manifest's modification time) among the data dir's runs
+/// ([`run_index::run_dirs`]), with the newer runs that could not be read.
 pub(crate) fn latest_run(data_dir: &Path, workspace: &Path) -> LatestRun {
-    let Ok(entries) = fs::read_dir(data_dir.join("runs")) else {
-        return LatestRun::default();
-    };
     let mut found: Vec<(SystemTime, Found)> = Vec::new();
-    for entry in entries.flatten() {
-        let manifest = entry.path().join("manifest.json");
+    for dir in run_index::run_dirs(data_dir) {
+        let manifest = dir.join("manifest.json");
         let Ok(mtime) = fs::metadata(&manifest).and_then(|m| m.modified()) else {
             continue; // no ledger: a run that never started a session
         };
         match Manifest::load(&manifest) {
             Ok(m) if m.workspace == workspace => {
-                found.push((mtime, Found::Readable(RunDir::open(&entry.path()))));
+                found.push((mtime, Found::Readable(RunDir::open(&dir))));
             }
             Ok(_) => {}
             Err(e) => {
@@ -177,40 +200,6 @@ fn names_other_workspace(text: &str, workspace: &Path) -> bool {
     match serde_json::from_str::<String>(quoted.as_str()) {
         Ok(named) => Path::new(&named) != workspace,
         Err(_) => false,
-    }
-}
-
-/// An exclusive lock on a run's ledger (`<run>/manifest.lock`, `flock`): held while the ledger
-/// is read, merged and rewritten. The kernel drops it when the process dies, so it is never stale.
-pub(crate) struct LedgerLock {
-    _file: fs::File,
-}
-
-impl LedgerLock {
-    /// Wait for the lock of the run at `root`.
-    pub fn acquire(root: &Path) -> io::Result<LedgerLock> {
-        fs::create_dir_all(root)?;
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(root.join("manifest.lock"))?;
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsRawFd;
-            loop {
-                // SAFETY: flock takes a file descriptor we own (it lives as long as `file`).
-                let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-                if rc == 0 {
-                    break;
-                }
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(LedgerLock { _file: file })
     }
 }
 

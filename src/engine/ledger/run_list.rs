@@ -1,6 +1,7 @@
 //! The sessions of a workspace, for `--resume` and `/resume`: every run directory whose ledger
-//! names this workspace, newest first, with what a picker shows (time, first message,
-//! generations, cost). Continuing one attaches to its latest successor, like `--continue`.
+//! names this workspace (under the data dir or indexed there, [`super::run_index`]), newest
+//! first, with what a picker shows (time, first message, generations, cost). Continuing one
+//! attaches to its latest successor, like `--continue`.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -18,7 +19,8 @@ const FIRST_MESSAGE_CHARS: usize = 120;
 /// One run of this workspace, as a picker lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionSummary {
-    /// The run's id (its directory's name): what `--resume RUN_ID` and `Op::Resume` take.
+    /// The run's id as its ledger records it (else its directory's name): what `--resume RUN_ID`
+    /// and `Op::Resume` take.
     pub run_id: String,
     pub run_dir: PathBuf,
     /// When the run started (RFC 3339).
@@ -37,15 +39,12 @@ pub struct SessionSummary {
     pub session_id: String,
 }
 
-/// The runs of `workspace` under `<data_dir>/runs` that recorded a step, newest first. Runs
+/// The runs of `workspace` known under `data_dir` that recorded a step, newest first. Runs
 /// whose ledger cannot be read are skipped.
 pub fn list(data_dir: &Path, workspace: &Path) -> Vec<SessionSummary> {
-    let Ok(entries) = std::fs::read_dir(data_dir.join("runs")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<SessionSummary> = entries
-        .flatten()
-        .filter_map(|e| summary(&e.path(), workspace))
+    let mut out: Vec<SessionSummary> = super::run_index::run_dirs(data_dir)
+        .iter()
+        .filter_map(|dir| summary(dir, workspace))
         .collect();
     out.sort_by(|a, b| {
         b.updated_unix_ms
@@ -83,7 +82,11 @@ fn summary(dir: &Path, workspace: &Path) -> Option<SessionSummary> {
         first_message.push('…');
     }
     Some(SessionSummary {
-        run_id: dir.file_name()?.to_string_lossy().into_owned(),
+        run_id: if m.run_id.is_empty() {
+            dir.file_name()?.to_string_lossy().into_owned()
+        } else {
+            m.run_id.clone()
+        },
         run_dir: dir.to_path_buf(),
         created: m.created.clone(),
         updated: rfc3339(updated.as_secs()),

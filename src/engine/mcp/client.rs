@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use super::config::{ServerConfig, Transport};
 use super::env;
 use super::process::{self, Diagnostics, ProcessGroup};
+use crate::engine::secrets::holds_provider_key;
 
 /// What every connection needs from the manager.
 #[derive(Debug, Clone)]
@@ -145,14 +146,14 @@ pub(crate) async fn connect(
             }
         }
         Transport::Http { url, headers } => {
-            if env::holds_secret(url) {
+            if holds_provider_key(url) {
                 return Err(StartFailure(
                     "its URL would carry a model provider's key; not connecting".into(),
                 ));
             }
             let mut custom = HashMap::new();
             for (name, value) in headers {
-                if env::holds_secret(value) {
+                if holds_provider_key(value) {
                     return Err(StartFailure(format!(
                         "header `{name}` would carry a model provider's key; not connecting"
                     )));

@@ -100,6 +100,8 @@ impl Transport {
 
     /// Values that may be credentials (header values, environment values whose name looks like
     /// one), to register with [`crate::engine::secrets::register`] so they are masked everywhere.
+    /// A header value with a scheme (`Bearer <token>`) gives its token too, so the token is
+    /// masked where it appears alone.
     pub fn secret_values(&self) -> Vec<&str> {
         match self {
             Transport::Stdio { env, .. } => env
@@ -107,7 +109,13 @@ impl Transport {
                 .filter(|(k, _)| looks_secret(k))
                 .map(|(_, v)| v.as_str())
                 .collect(),
-            Transport::Http { headers, .. } => headers.values().map(String::as_str).collect(),
+            Transport::Http { headers, .. } => headers
+                .values()
+                .flat_map(|v| {
+                    let token = v.split_once(' ').map(|(_, t)| t.trim());
+                    std::iter::once(v.as_str()).chain(token.filter(|t| !t.is_empty()))
+                })
+                .collect(),
         }
     }
 }

@@ -70,7 +70,10 @@ fn toml_tables_of_both_kinds() {
         }
     );
     assert_eq!(gh.transport.secret_values(), ["ghp_123"]);
-    assert_eq!(docs.transport.secret_values(), ["Bearer ghp_123"]);
+    assert_eq!(
+        docs.transport.secret_values(),
+        ["Bearer ghp_123", "ghp_123"]
+    );
     // Debug never shows env or header values.
     let debug = format!("{servers:?}");
     assert!(!debug.contains("ghp_123"), "{debug}");

@@ -1,10 +1,13 @@
 //! A stdio server's environment: a minimal base taken from flower-tui's own (so the program can be
 //! found and can find its home, locale, temp dir and proxy) plus exactly what its config names.
 //! Provider keys never pass, whatever the config says: not by name, and not under another name
-//! (a value holding a registered secret is dropped too, so `{"X": "${ANTHROPIC_API_KEY}"}` in a
-//! repository's `.mcp.json` cannot carry the key out).
+//! (a value holding a model provider's key is dropped too, so `{"X": "${ANTHROPIC_API_KEY}"}` in a
+//! repository's `.mcp.json` cannot carry the key out). The server's own credentials (`GITHUB_TOKEN`)
+//! pass: they are masked in what flower-tui shows, not withheld.
 
 use std::collections::BTreeMap;
+
+use crate::engine::secrets::{PROVIDER_KEY_VARS, holds_provider_key};
 
 /// Variables passed from flower-tui's environment to every stdio server when set.
 pub const BASE_VARS: &[&str] = &[
@@ -35,30 +38,6 @@ pub const BASE_VARS: &[&str] = &[
     "NODE_EXTRA_CA_CERTS",
 ];
 
-/// The model providers' credentials: never in a server's environment.
-pub(crate) const PROVIDER_KEY_VARS: &[&str] = &[
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "OPENAI_ADMIN_KEY",
-    "AZURE_OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENROUTER_API_KEY",
-    "XAI_API_KEY",
-];
-
-/// Whether `value` holds a secret registered with [`crate::engine::secrets::register`].
-pub(crate) fn holds_secret(value: &str) -> bool {
-    matches!(
-        crate::engine::secrets::redact(value),
-        std::borrow::Cow::Owned(_)
-    )
-}
-
 /// The environment for a server: the base from `parent` plus `configured`; and the names dropped
 /// because they would carry a provider key (for a notice).
 pub(crate) fn server_env(
@@ -67,13 +46,13 @@ pub(crate) fn server_env(
 ) -> (BTreeMap<String, String>, Vec<String>) {
     let mut env = BTreeMap::new();
     for name in BASE_VARS {
-        if let Some(v) = parent(name).filter(|v| !holds_secret(v)) {
+        if let Some(v) = parent(name).filter(|v| !holds_provider_key(v)) {
             env.insert((*name).to_string(), v);
         }
     }
     let mut dropped = Vec::new();
     for (k, v) in configured {
-        if PROVIDER_KEY_VARS.contains(&k.as_str()) || holds_secret(v) {
+        if PROVIDER_KEY_VARS.contains(&k.as_str()) || holds_provider_key(v) {
             dropped.push(k.clone());
         } else {
             env.insert(k.clone(), v.clone());
@@ -88,7 +67,9 @@ mod tests {
 
     #[test]
     fn base_plus_configured_and_never_a_provider_key() {
-        crate::engine::secrets::register("sk-ant-env-test-0123456789");
+        crate::engine::secrets::register_provider_key("sk-ant-env-test-0123456789");
+        // The server's own token is masked everywhere but still reaches the server.
+        crate::engine::secrets::register("ghp_unit_env_token_0123");
         let parent = |k: &str| match k {
             "PATH" => Some("/usr/bin:/bin".to_string()),
             "HOME" => Some("/home/u".to_string()),
@@ -97,7 +78,7 @@ mod tests {
             _ => None,
         };
         let configured: BTreeMap<String, String> = [
-            ("GITHUB_TOKEN", "ghp_abc"),
+            ("GITHUB_TOKEN", "ghp_unit_env_token_0123"),
             ("OPENAI_API_KEY", "sk-openai"),
             ("SNEAKY", "Bearer sk-ant-env-test-0123456789"),
         ]
@@ -109,5 +90,6 @@ mod tests {
         assert_eq!(keys, ["GITHUB_TOKEN", "HOME", "PATH"]);
         assert_eq!(dropped, ["OPENAI_API_KEY", "SNEAKY"]);
         assert!(env.values().all(|v| !v.contains("sk-ant")));
+        assert_eq!(env["GITHUB_TOKEN"], "ghp_unit_env_token_0123");
     }
 }

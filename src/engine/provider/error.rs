@@ -209,6 +209,16 @@ fn read_error_json(v: &serde_json::Value) -> Option<(String, Vec<String>, Option
         .iter()
         .filter_map(|k| Some(format!("{k} = {}", inner.get(*k)?.as_u64()?)))
         .collect();
+    // OpenRouter says `Provider returned error` and puts the upstream's own words in
+    // `metadata.raw`: they are the message that matters (an overflow and the limit it states).
+    let raw = inner
+        .get("metadata")
+        .and_then(|m| json_str(m.get("raw")))
+        .filter(|r| !message.contains(r.as_str()));
+    let message = match raw {
+        Some(raw) => format!("{message}: {raw}"),
+        None => message,
+    };
     let message = if counts.is_empty() {
         message
     } else {

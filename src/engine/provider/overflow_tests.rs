@@ -109,6 +109,31 @@ fn table() -> Vec<Row> {
         row("tgi", 422, serde_json::json!({"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: 1244 `inputs` tokens and 1000 `max_new_tokens`", "error_type": "validation"}).to_string(), Some(2048)),
         row("tgi input", 422, serde_json::json!({"error": "Input validation error: `inputs` must have less than 1024 tokens. Given: 1168", "error_type": "validation"}).to_string(), Some(1024)),
         row("together", 400, openai("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4097. Given: 80125 `inputs` tokens and 4096 `max_new_tokens`", "invalid_request_error", None), Some(4097)),
+        // A maximum prompt / input / sequence length in words (xAI, TensorRT-LLM, DeepInfra)
+        row("xai", 400, serde_json::json!({"code": "Client specified an invalid argument", "error": "This model's maximum prompt length is 131072 but the request contains 136973 tokens."}).to_string(), Some(131_072)),
+        row("tensorrt-llm (triton)", 400, plain("Cannot process new request: Prompt length (5056) exceeds maximum sequence length (2048)"), Some(2048)),
+        row("deepinfra via openrouter", 400, serde_json::json!({"error": {"message": "Provider returned error", "code": 400, "metadata": {"raw": "Requested input length 39818 exceeds maximum input length 32767 (via DeepInfra)", "provider_name": "DeepInfra"}}}).to_string(), Some(32_767)),
+        // Vertex AI (Gemini), DashScope (Qwen), GLM behind an OpenAI-compatible gateway, an
+        // unnamed gateway's `max_seq_len`
+        row("vertex gemini", 400, google(400, "Unable to submit request because the input token count is 1251952 but model only supports up to 1048576. Reduce the input token count and try again. You can also use the CountTokens API to calculate prompt token count and billable characters.", "INVALID_ARGUMENT"), Some(1_048_576)),
+        row("gemini (no count)", 400, google(400, "The input token count exceeds the maximum number of tokens allowed (1048576).", "INVALID_ARGUMENT"), Some(1_048_576)),
+        row("dashscope qwen", 400, serde_json::json!({"error": {"code": "invalid_parameter_error", "message": "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 983616]", "param": null, "type": "invalid_request_error"}}).to_string(), Some(983_616)),
+        row("glm gateway", 400, serde_json::json!({"code": 20015, "message": "number of input tokens (204703) has exceeded max_prompt_tokens (202752) limit.", "data": null}).to_string(), Some(202_752)),
+        row("max_seq_len gateway", 400, openai("length of prompt_tokens (163280) must be less than max_seq_len (32768).", "invalid_request_error", None), Some(32_768)),
+        // More servers and gateways: sglang and vLLM in other versions, Together, NVIDIA NIM,
+        // Bedrock-hosted OpenAI-style models, GitHub Copilot, Cohere
+        row("sglang requested", 400, top("Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total of 4320 tokens: 1320 tokens from the input messages and 3000 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.", "BadRequestError"), Some(4096)),
+        row("vllm multimodal", 400, top("The prompt (total length 25938) is too long to fit into the model (context length 4096). Make sure that `max_model_len` is no smaller than the number of text tokens plus multimodal tokens.", "BadRequestError"), Some(4096)),
+        row("vllm scheduler", 400, top("Input prompt (32889 tokens) is too long and exceeds limit of 2048", "BadRequestError"), Some(2048)),
+        row("vllm max_tokens vs input", 400, openai("'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum context length is 64001 tokens and your request has 24235 input tokens (64000 > 64001 - 24235). None", "BadRequestError", None), Some(64_001)),
+        row("together", 400, openai("The input (516368 tokens) is longer than the model's context length (262144 tokens).", "invalid_request_error", None), Some(262_144)),
+        row("nvidia nim", 400, openai("You passed 170753 input tokens and requested 32000 output tokens. However, the model's context length is only 202752 tokens, resulting in a maximum input length of 170752 tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=170753)", "BadRequestError", None), Some(202_752)),
+        row("bedrock mantle", 400, serde_json::json!({"message": "Mantle streaming error: This model's maximum context length is 202752 tokens. However, you requested 65536 output tokens and your prompt contains at least 137217 input tokens, for a total of at least 202753 tokens. Please reduce the length of the input prompt or the number of requested output tokens. (parameter=input_tokens, value=137217)"}).to_string(), Some(202_752)),
+        row("github copilot", 400, openai("prompt token count of 93854 exceeds the limit of 90000", "", None), Some(90_000)),
+        row("cohere", 400, serde_json::json!({"message": "too many tokens: total number of tokens (prompt and prediction) cannot exceed 2048 - received 6354. Try using a shorter prompt or a smaller max_tokens value."}).to_string(), Some(2048)),
+        row("openai (old, exceeded)", 400, openai("This model's maximum context length has been exceeded. Please reduce the length of the messages.", "invalid_request_error", None), None),
+        // Azure AI Foundry and GitHub Models: a request too large, counted in tokens
+        row("azure ai foundry 413", 413, serde_json::json!({"error": {"code": "tokens_limit_reached", "message": "Request body too large for gpt-5-mini model. Max size: 4000 tokens.", "details": "Request body too large for gpt-5-mini model. Max size: 4000 tokens."}}).to_string(), Some(4000)),
         // LiteLLM proxy, MiniMax, z.ai: only a class name or a code
         row("litellm", 400, openai("litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: OpenAIException - Input tokens exceed the configured limit of 272000 tokens.", "None", Some("400")), Some(272_000)),
         row("minimax", 400, openai("invalid params, context window exceeds limit", "invalid_request_error", None), None),
@@ -121,6 +146,8 @@ fn table() -> Vec<Row> {
         not("anthropic itpm proxied as 400", 400, openai("This request would exceed the rate limit for your organization of 20,000 input tokens per minute. Please reduce the prompt length or the maximum tokens requested, or try again later.", "invalid_request_error", Some("rate_limit_error"))),
         not("azure 429", 429, serde_json::json!({"error": {"code": "429", "message": "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-05-01-preview have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 86400 seconds."}}).to_string()),
         not("gemini quota 429", 429, google(429, "You exceeded your current quota, please check your plan and billing details. * Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 250000, model: gemini-2.5-flash", "RESOURCE_EXHAUSTED")),
+        not("bedrock throttle 429", 429, serde_json::json!({"message": "Too many tokens, please wait before trying again."}).to_string()),
+        not("bedrock throttle relayed as 400", 400, serde_json::json!({"message": "Too many tokens, please wait before trying again."}).to_string()),
         // … a 413 about bytes …
         not("anthropic 413 bytes", 413, anthropic("request_too_large", "Request exceeds the maximum size")),
         not("nginx 413", 413, "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n".to_owned()),
@@ -128,6 +155,13 @@ fn table() -> Vec<Row> {
         // … and a cap on the output alone, or one long string.
         not("anthropic max_tokens", 400, anthropic("invalid_request_error", "max_tokens: 128000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-20250514")),
         not("groq max_tokens", 400, openai("max_tokens must be less than or equal to 16384, the maximum value for max_tokens is less than the context_window for this model", "invalid_request_error", None)),
+        not("openai max_tokens too large", 400, serde_json::json!({"error": {"message": "max_tokens is too large: 8192. This model supports at most 4096 completion tokens, whereas you provided 8192.", "type": "invalid_request_error", "param": "max_tokens", "code": null}}).to_string()),
+        not("deepseek max_tokens range", 400, openai("Invalid max_tokens value, the valid range of max_tokens is [1, 8192]", "invalid_request_error", Some("invalid_request_error"))),
+        not("dashscope max_tokens range", 400, serde_json::json!({"error": {"code": "invalid_parameter_error", "message": "<400> InternalError.Algo.InvalidParameter: Range of max_tokens should be [1, 8192]", "type": "invalid_request_error"}}).to_string()),
+        not("bedrock converse maximum tokens", 400, serde_json::json!({"message": "The maximum tokens you requested exceeds the model limit of 32768"}).to_string()),
+        not("bedrock maximum tokens", 400, serde_json::json!({"message": "The maximum tokens you requested exceed the model limit of 4096. Try again with a maximum tokens value lower than 4096."}).to_string()),
+        not("doubao max_tokens", 400, serde_json::json!({"error": {"code": "InvalidParameter", "message": "The parameter max_tokens specified in the request is not valid: integer above maximum value, expected a value <= 32768, but got 64000 instead.", "param": "max_tokens", "type": "BadRequest"}}).to_string()),
+        not("gemini body size 413", 413, serde_json::json!({"error": {"message": "Maximum request body size 1048576 exceeded, actual body size 1056562", "code": 413, "status": "Request Entity Too Large"}}).to_string()),
         not("openai string too long", 400, openai("Invalid 'messages[1].content': string too long. Expected a string with maximum length 10485760, but got a string with length 15000000 instead.", "invalid_request_error", Some("string_above_max_length"))),
     ]
 }
@@ -176,6 +210,10 @@ fn the_shape_generalises_to_wordings_not_in_the_table() {
         "error: prompt tokens (40960) exceed n_ctx_train (32768)",
         "Input exceeds the model's maximum context (8192 tokens)",
         "context_overflow: shorten the history",
+        "Your request exceeded the maximum input length.",
+        "This model supports at most 1048576 input tokens.",
+        "prompt (9000 tokens) is greater than the max sequence length (8192)",
+        "The input is too large for this model.",
     ] {
         assert!(is_overflow(&[text]), "{text}");
     }
@@ -184,6 +222,8 @@ fn the_shape_generalises_to_wordings_not_in_the_table() {
         "quota exceeded for input tokens",
         "max_output_tokens must be <= 8192",
         "Invalid 'tools[0].name': string too long",
+        "Input exceeds maximum input length of 1048576 characters.",
+        "The input is too large: 20000000 characters.",
         "model not found",
     ] {
         assert!(!is_overflow(&[text]), "{text}");
@@ -205,4 +245,57 @@ fn limits_need_a_marker_or_exactly_two_numbers() {
         overflow_limit("131,072 tokens allowed (131_072)"),
         Some(131_072)
     );
+}
+
+#[test]
+fn two_numbers_compared_with_a_maximum_are_an_overflow_and_the_maximum_is_the_window() {
+    // The prompt's size against a maximum, in words no row of the table uses: recognised by
+    // their shape (two numbers, a maximum / limit / context word), the window read from them.
+    for (text, limit) in [
+        (
+            "This model's maximum context length is 16385 tokens. However, your messages \
+             resulted in 17000 tokens. Please reduce the length of the messages.",
+            16_385,
+        ),
+        (
+            "prompt is too long: 205030 tokens > 200000 maximum",
+            200_000,
+        ),
+        (
+            "input length 40000 exceeds maximum allowed length 32768",
+            32_768,
+        ),
+        (
+            "the number of tokens in the prompt (9000) exceeds the limit (8192)",
+            8_192,
+        ),
+        (
+            "Prompt has 70000 tokens, which is more than the model's limit of 65536",
+            65_536,
+        ),
+        (
+            "request of 140000 tokens is over the 128000 token limit",
+            128_000,
+        ),
+        (
+            "Token count 33000 is larger than the maximum sequence length 32768",
+            32_768,
+        ),
+    ] {
+        assert!(is_overflow(&[text]), "{text}");
+        assert_eq!(overflow_limit(text), Some(limit), "{text}");
+    }
+    // Near misses: two numbers and a limit, but a rate, or the output alone.
+    for text in [
+        "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, \
+         Requested 2000.",
+        "Limit 30000 tokens, requested 32000 tokens; please wait before trying again.",
+        "max_tokens is too large: 8192. This model supports at most 4096 completion tokens, \
+         whereas you provided 8192.",
+        "max_tokens (64000) exceeds the maximum allowed (32768) for this model",
+        "The maximum tokens you requested (9000) exceeds the model limit of 4096",
+        "Input length 2000000 exceeds maximum allowed length 1048576 characters",
+    ] {
+        assert!(!is_overflow(&[text]), "{text}");
+    }
 }

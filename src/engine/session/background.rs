@@ -22,10 +22,10 @@ use tokio::task::AbortHandle;
 
 use super::Engine;
 use super::handoff_run::WriteFailure;
-use super::turnover::Produced;
+use super::turnover::{Produced, Why};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
-use crate::engine::ledger::{Cut, FrozenHandoff};
+use crate::engine::ledger::{Cut, FrozenHandoff, HandoffCause};
 use crate::engine::policy::HandoffMode;
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op};
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
@@ -218,7 +218,7 @@ impl Engine {
             focus: focus.clone(),
             background: true,
         }));
-        let req = self.writing_request(prefix, used, focus.as_deref());
+        let req = self.writing_request(prefix, used, HandoffCause::Pressure, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Full, req);
         self.writing = Some(id);
         self.bg = Some(Background {
@@ -381,9 +381,13 @@ impl Engine {
             .map(|(p, _)| p)
             .unwrap_or_default();
         let focus = self.handoff_focus(None);
-        let Some((req, reduced)) =
-            self.reduced_writing_request(&prefix, used, focus.as_deref(), error.as_ref())
-        else {
+        let Some((req, reduced)) = self.reduced_writing_request(
+            &prefix,
+            used,
+            HandoffCause::Pressure,
+            focus.as_deref(),
+            error.as_ref(),
+        ) else {
             self.degrade_background(format!(
                 "{first}; a reduced history does not fit the window either"
             ));
@@ -421,7 +425,8 @@ impl Engine {
             return;
         };
         self.writing = None;
-        let frozen = self.frozen_record(&doc, reason, bg.ctx_at_cut, produced, Some(bg.cut));
+        let why = Why::cause(HandoffCause::Pressure);
+        let frozen = self.frozen_record(&doc, reason, bg.ctx_at_cut, produced, Some(bg.cut), why);
         let frozen = self.write_frozen(frozen);
         let awaits = self.emit_frozen(bg.id, &frozen, true);
         bg.state = BgState::Frozen {

@@ -2,14 +2,14 @@
 
 use super::Engine;
 use super::request::{Outcome, Purpose};
-use super::turnover::{Produced, Turnover};
+use super::turnover::{Produced, Turnover, Why};
 use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
 use crate::engine::handoff::{HandoffDoc, HandoffMeta};
-use crate::engine::ledger::TranscriptLine;
+use crate::engine::ledger::{HandoffCause, TranscriptLine};
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, TurnId, TurnKind,
 };
@@ -32,6 +32,22 @@ pub(crate) enum Trigger {
 }
 
 impl Trigger {
+    /// Why the handoff happens, as the prompt, the briefing and the ledger say it.
+    fn why(&self) -> Why {
+        match self {
+            Trigger::Auto => Why::cause(HandoffCause::Pressure),
+            Trigger::Manual { focus } => Why {
+                cause: HandoffCause::Manual,
+                focus: focus
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_string),
+            },
+            Trigger::Overflow { .. } => Why::cause(HandoffCause::Overflow),
+        }
+    }
+
     fn as_str(&self) -> &'static str {
         match self {
             Trigger::Auto => "auto",
@@ -139,13 +155,15 @@ impl Engine {
         }
         let ctx_at_cut = self.ctx_estimate();
         let manual = matches!(trigger, Trigger::Manual { .. });
+        let why = trigger.why();
+        let cause = why.cause;
         let (doc, reason, produced) = match &trigger {
             Trigger::Overflow { reason, error } => {
                 self.writing = Some(id);
                 // The rescue writes the document an automatic handoff would: the standing focus.
                 let focus = self.handoff_focus(None);
                 let rescued = self
-                    .rescue_turn(id, ctx_at_cut, focus.as_deref(), reason, Some(error))
+                    .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), reason, Some(error))
                     .await;
                 self.writing = None;
                 match rescued {
@@ -171,7 +189,7 @@ impl Engine {
                 });
                 self.writing = Some(id);
                 let mut written = self
-                    .writing_turn(id, ctx_at_cut, focus.clone(), manual)
+                    .writing_turn(id, ctx_at_cut, focus.clone(), cause)
                     .await
                     .map(|d| (d, Produced::WRITTEN));
                 if let Err(WriteFailure::Provider(e)) = &written
@@ -185,7 +203,7 @@ impl Engine {
                     }
                     let reason = format!("the writing request overflowed: {}", e.message);
                     written = self
-                        .rescue_turn(id, ctx_at_cut, focus.as_deref(), &reason, Some(&e))
+                        .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), &reason, Some(&e))
                         .await
                         .map(|(d, reduced)| (d, Produced::rescued(reduced)))
                         .map_err(|f| match f {
@@ -232,7 +250,10 @@ impl Engine {
             // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
-        match self.turn_over(id, doc, reason, ctx_at_cut, produced).await {
+        match self
+            .turn_over(id, doc, reason, ctx_at_cut, produced, why)
+            .await
+        {
             Turnover::Done if !self.shutdown => HandoffOutcome::Done,
             // Quitting during the review: the turnover is not committed; the frozen record in the
             // ledger reopens the review at the next start.
@@ -278,15 +299,16 @@ impl Engine {
         handoff: HandoffId,
         used: u64,
         focus: Option<String>,
-        manual: bool,
+        cause: HandoffCause,
     ) -> Result<HandoffDoc, WriteFailure> {
         self.emit_logged(Event::Handoff(HandoffPhase::Writing {
             handoff,
-            manual,
+            manual: cause == HandoffCause::Manual,
             focus: focus.clone(),
             background: false,
         }));
-        let req = self.writing_request(self.s.messages.clone(), used, focus.as_deref());
+        let messages = self.s.messages.clone();
+        let req = self.writing_request(messages, used, cause, focus.as_deref());
         match self.stream(req, Purpose::Handoff).await {
             Outcome::Done(resp) => self.document_from(&resp, used),
             Outcome::Aborted { .. } => Err(WriteFailure::Aborted),

@@ -36,8 +36,9 @@ impl Engine {
 
     /// Run every tool call of `msg` and append one user message with all their results.
     /// Returns false when the user aborted (every call still gets a result). The `task` calls
-    /// run together, at the place of the first of them (`tasks.rs`); the others one by one.
-    pub(crate) async fn run_tools(&mut self, msg: &Message) -> bool {
+    /// run together, at the place of the first of them (`tasks.rs`); the others one by one. A
+    /// call of a tool the request did not offer (`offered`) fails, naming the ones it did.
+    pub(crate) async fn run_tools(&mut self, msg: &Message, offered: &[String]) -> bool {
         let calls: Vec<(String, String, Value)> = msg
             .tool_uses()
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
@@ -79,7 +80,13 @@ impl Engine {
                 }
                 continue;
             }
-            let (out, stopped) = self.run_call(id, name, input).await;
+            let (out, stopped) = if offered.iter().any(|o| o == name) {
+                self.run_call(id, name, input).await
+            } else {
+                self.emit_logged(tool_call_event(id, name, input));
+                let why = tools::unknown_tool_among(name, offered);
+                (ToolOutput::error(why), false)
+            };
             aborted |= stopped;
             let block = self.deliver(id, name, out);
             set(&mut results, i, block);

@@ -171,6 +171,8 @@ impl Engine {
                 return ExitReason::Interrupted;
             }
             let req = self.build_request(ToolChoice::Auto);
+            // A call of a tool this request did not offer is answered with the ones it did.
+            let offered: Vec<String> = req.tools.iter().map(|t| t.name.clone()).collect();
             let snapshot = self.replace.get();
             // The history this request sends: a background handoff started by its response
             // writes on exactly this prefix (its cache is warm).
@@ -197,7 +199,7 @@ impl Engine {
             if !tool_uses {
                 return ExitReason::Completed;
             }
-            if !self.run_tools(&msg).await {
+            if !self.run_tools(&msg, &offered).await {
                 return ExitReason::Interrupted;
             }
         }

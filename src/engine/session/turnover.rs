@@ -11,7 +11,9 @@ use crate::engine::fsutil::now_unix;
 use crate::engine::handoff::store::foreign;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{Briefing, HandoffDoc};
-use crate::engine::ledger::{Cut, FrozenHandoff, HandoffRecord, TranscriptLine, now_stamp};
+use crate::engine::ledger::{
+    Cut, FrozenHandoff, HandoffCause, HandoffRecord, TranscriptLine, now_stamp,
+};
 use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin,
 };
@@ -38,6 +40,21 @@ impl Produced {
             source: DocumentSource::Rescued,
             reduced,
         }
+    }
+}
+
+/// Why a handoff happens, as the ledger keeps it and the successor's briefing says it: its cause,
+/// and the focus the user gave `/handoff` (none for the other causes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Why {
+    pub cause: HandoffCause,
+    pub focus: Option<String>,
+}
+
+impl Why {
+    /// `cause`, with no focus of its own.
+    pub fn cause(cause: HandoffCause) -> Why {
+        Why { cause, focus: None }
     }
 }
 
@@ -76,14 +93,15 @@ impl Engine {
         reason: String,
         ctx_at_cut: u64,
         produced: Produced,
+        why: Why,
     ) -> Turnover {
-        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None);
+        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None, why);
         let frozen = self.write_frozen(frozen);
         self.review_and_commit(id, frozen).await
     }
 
     /// The frozen record of `doc`, in the ledger at once: a process killed from here on leaves a
-    /// review to reopen. `cut`: a background handoff's.
+    /// review to reopen. `cut`: a background handoff's; `why`: why it happened.
     pub(super) fn frozen_record(
         &mut self,
         doc: &HandoffDoc,
@@ -91,6 +109,7 @@ impl Engine {
         ctx_at_cut: u64,
         produced: Produced,
         cut: Option<Cut>,
+        why: Why,
     ) -> FrozenHandoff {
         // Every document, written, rescued or degraded, carries the facts of the tool log.
         let doc = &self.with_touched(doc);
@@ -121,6 +140,10 @@ impl Engine {
             source: produced.source,
             reduced: produced.reduced,
             cut,
+            cause: why.cause,
+            focus: why
+                .focus
+                .map(|f| crate::engine::secrets::redact(&f).into_owned()),
         };
         // The record first: a process killed from here on leaves a review to reopen.
         self.set_frozen(Some(frozen.clone()), false);
@@ -266,6 +289,8 @@ impl Engine {
             predecessors: &predecessors,
             tail: &tail,
             rescued: frozen.source == DocumentSource::Rescued && frozen.reduced,
+            cause: frozen.cause,
+            focus: frozen.focus.as_deref(),
         };
         // A message too large for the successor goes to a file; later successors carry the same.
         let spilled = self.fit_request(&mut request, &briefing.message());

@@ -13,6 +13,7 @@ use super::handoff_run::WriteFailure;
 use super::request::{Outcome, Purpose};
 use crate::engine::handoff::reduced_history::{self, Reduced};
 use crate::engine::handoff::{HandoffDoc, prompt};
+use crate::engine::ledger::HandoffCause;
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase};
 use crate::engine::provider::ProviderError;
 use crate::engine::provider::error::overflow_limit;
@@ -27,15 +28,16 @@ fn json_tokens<T: serde::Serialize + ?Sized>(v: &T) -> u64 {
 
 impl Engine {
     /// The writing turn's request on `history`: the same system prompt and tools as the main
-    /// thread's, tool use off, the handoff prompt last (joined to the last user message, so the
-    /// history before it is byte for byte the main thread's prefix).
+    /// thread's, tool use off, the handoff prompt for `cause` last (joined to the last user
+    /// message, so the history before it is byte for byte the main thread's prefix).
     pub(super) fn writing_request(
         &self,
         history: Vec<Message>,
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
     ) -> ModelRequest {
-        let text = prompt::handoff_prompt(used, self.thresholds.window, focus);
+        let text = prompt::handoff_prompt(used, self.thresholds.window, cause, focus);
         let mut history = self.masked_as_sent(history);
         crate::engine::types::append_message(&mut history, Message::user(text));
         ModelRequest {
@@ -56,10 +58,11 @@ impl Engine {
         &self,
         history: &[Message],
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
         error: Option<&ProviderError>,
     ) -> Option<(ModelRequest, Reduced)> {
-        let empty = self.writing_request(Vec::new(), used, focus);
+        let empty = self.writing_request(Vec::new(), used, cause, focus);
         let fixed = json_tokens(&empty.system)
             + json_tokens(&empty.tools)
             + json_tokens(&empty.messages)
@@ -86,7 +89,7 @@ impl Engine {
             dropped = reduced.dropped,
             "handoff rescue: reduced history"
         );
-        let req = self.writing_request(reduced.messages.clone(), used, focus);
+        let req = self.writing_request(reduced.messages.clone(), used, cause, focus);
         Some((req, reduced))
     }
 
@@ -118,12 +121,13 @@ impl Engine {
         &mut self,
         handoff: HandoffId,
         used: u64,
+        cause: HandoffCause,
         focus: Option<&str>,
         reason: &str,
         error: Option<&ProviderError>,
     ) -> Result<(HandoffDoc, bool), WriteFailure> {
         let Some((req, reduced)) =
-            self.reduced_writing_request(&self.s.messages.clone(), used, focus, error)
+            self.reduced_writing_request(&self.s.messages.clone(), used, cause, focus, error)
         else {
             return Err(WriteFailure::NoFit);
         };

@@ -451,10 +451,16 @@ pub(crate) fn arguments<'a>(
 }
 
 fn unknown_tool(name: &str) -> String {
+    unknown_tool_among(name, &TOOL_NAMES)
+}
+
+/// The error for a call of a tool that is not among `offered` (the names the request listed).
+pub(crate) fn unknown_tool_among<S: AsRef<str>>(name: &str, offered: &[S]) -> String {
+    let names: Vec<&str> = offered.iter().map(AsRef::as_ref).collect();
     format!(
         "Unknown tool `{}`. The available tools are: {}.",
         text::one_line(name, 100),
-        TOOL_NAMES.join(", ")
+        names.join(", ")
     )
 }
 

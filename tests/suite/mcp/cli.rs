@@ -7,7 +7,7 @@ use std::process::Command;
 
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
-use crate::support::mcp_setup::wait_gone;
+use crate::support::mcp_setup::{self, PythonServer, skip, wait_gone};
 
 use super::*;
 
@@ -56,7 +56,17 @@ pub(super) fn mcp_json(marker: &(String, String)) -> String {
 }
 
 async fn run(home: &Path, server: &FakeServer, extra: &[&str]) -> Vec<serde_json::Value> {
+    run_with_env(home, server, extra, &[]).await
+}
+
+async fn run_with_env(
+    home: &Path,
+    server: &FakeServer,
+    extra: &[&str],
+    vars: &[(&str, &str)],
+) -> Vec<serde_json::Value> {
     let mut c = bin(home);
+    c.envs(vars.iter().copied());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "use the tool", "--yes"])
@@ -146,6 +156,95 @@ async fn headless_starts_configured_servers_and_an_mcp_json_only_when_trusted() 
     let reqs = server.requests();
     let result = &reqs[1]["messages"].as_array().unwrap().last().unwrap()["content"][0];
     assert_eq!(result["content"], "project");
+    assert_eq!(
+        wait_gone(&marker_str(&mark), Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+}
+
+/// The last message of a request body: the tool result it carries, as the model sees it.
+fn tool_result(body: &serde_json::Value) -> String {
+    let last = body["messages"].as_array().unwrap().last().unwrap();
+    last["content"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_own_credentials_reach_it_and_a_provider_key_never_does() {
+    let python = match mcp_setup::python_with_mcp() {
+        Ok(p) => p,
+        Err(why) => return skip("a_servers_own_credentials_reach_it", &why),
+    };
+    let py = tokio::task::spawn_blocking(move || PythonServer::start(&python))
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mark = marker();
+    // The README's own example, a static header, a header that would carry the provider's key,
+    // and a stdio server given a token of its own.
+    let toml = format!(
+        r#"
+[mcp_servers.docs]
+url = "{url}"
+headers = {{ Authorization = "Bearer ${{DOCS_TOKEN}}", X-Flower-Test = "static-header-0042" }}
+
+[mcp_servers.leaky]
+url = "{url}"
+headers = {{ Authorization = "Bearer ${{ANTHROPIC_API_KEY}}" }}
+{stdio}"#,
+        url = py.url,
+        stdio = fault_server_toml("tools", &mark)
+            .replace("env = { ", "env = { GITHUB_TOKEN = \"${GH_TEST_TOKEN}\", "),
+    );
+    std::fs::create_dir_all(home.path().join("config/flower")).unwrap();
+    std::fs::write(home.path().join("config/flower/config.toml"), toml).unwrap();
+
+    let server = FakeServer::start().await;
+    for (id, tool, input) in [
+        ("t1", "mcp__docs__header", r#"{"name":"Authorization"}"#),
+        ("t2", "mcp__docs__header", r#"{"name":"X-Flower-Test"}"#),
+        ("t3", "mcp__tools__env", "{}"),
+    ] {
+        server.push(a::tool_use(id, tool, input, U::new(1000, 10)));
+    }
+    server.push(a::text("done", U::new(1100, 10)));
+    let vars = [
+        ("DOCS_TOKEN", "docs-token-0123456789"),
+        ("GH_TEST_TOKEN", "ghp_test_token_0123456789"),
+    ];
+    let events = run_with_env(home.path(), &server, &[], &vars).await;
+    assert!(statuses(&events, "docs").contains(&"ready"), "{events:?}");
+    let leaky: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "mcp_status" && e["name"] == "leaky" && e["state"] == "failed")
+        .collect();
+    assert_eq!(
+        leaky.first().map(|e| e["reason"].clone()),
+        Some(serde_json::json!(
+            "header `Authorization` would carry a model provider's key; not connecting"
+        )),
+        "{events:?}"
+    );
+    // Both headers arrived (the server echoes them; flower-tui masks credentials in what the
+    // model and the transcript see).
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{events:?}");
+    assert_eq!(tool_result(&reqs[1]), "Bear****");
+    assert_eq!(tool_result(&reqs[2]), "stat****");
+    // The stdio server got its token, and no provider key.
+    let env = tool_result(&reqs[3]);
+    assert!(env.contains(r#""GITHUB_TOKEN":"ghp_****""#), "{env}");
+    assert!(!env.contains("ANTHROPIC") && !env.contains(KEY), "{env}");
+    let notices: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["type"] == "notice").collect();
+    assert!(
+        !notices
+            .iter()
+            .any(|n| n.to_string().contains("GITHUB_TOKEN")),
+        "{notices:?}"
+    );
     assert_eq!(
         wait_gone(&marker_str(&mark), Duration::from_secs(3)),
         Vec::<u32>::new()

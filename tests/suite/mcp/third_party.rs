@@ -19,7 +19,7 @@ async fn reference_server_everything_over_stdio() {
         Ok(s) => s,
         Err(why) => return skip("reference_server_everything_over_stdio", &why),
     };
-    flower_tui::engine::secrets::register("sk-ant-mcp-test-parent-0001");
+    flower_tui::engine::secrets::register_provider_key("sk-ant-mcp-test-parent-0001");
     let mark = marker();
     let mut cfg = command_server("everything", "node", &[script.to_str().unwrap(), "stdio"]);
     cfg.startup_timeout = Duration::from_secs(20);
@@ -138,7 +138,7 @@ async fn python_sdk_server_over_streamable_http() {
     let mut py = tokio::task::spawn_blocking(move || PythonServer::start(&python))
         .await
         .unwrap();
-    flower_tui::engine::secrets::register("sk-ant-mcp-test-parent-0001");
+    flower_tui::engine::secrets::register_provider_key("sk-ant-mcp-test-parent-0001");
     let mut headers = BTreeMap::new();
     headers.insert("X-Flower-Test".to_string(), "header-value-42".to_string());
     let mut leaky = BTreeMap::new();

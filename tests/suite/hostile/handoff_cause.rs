@@ -1,0 +1,170 @@
+//! A handoff says why it happens, to the model that writes the document and to the successor
+//! that reads it: the user asked for it (`/handoff [focus]`), the context is nearly full, or a
+//! request overflowed the window. Checked on the request bodies the fake records.
+
+use serde_json::Value;
+
+use crate::suite::cli::{bin, lines, stderr};
+use crate::support::fake::{FakeServer, Reply, U, anthropic as a, is_writing};
+use crate::support::harness::KEY;
+use crate::support::harness::{Harness, start, turn_end};
+use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+
+/// A complete handoff document.
+const DOC: &str =
+    "## Doing\nWork.\n\n## Decided\n- a\n\n## Dead ends\n- b\n\n## Next\nGo on.\n\n## Scene\n- f\n";
+
+fn u(input: u64) -> U {
+    U::new(input, 10)
+}
+
+/// The first text block of the first message: the successor's briefing.
+fn briefing(body: &Value) -> String {
+    body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn say(t: &mut Pty, text: &str) {
+    t.keys(text);
+    t.wait_for(text);
+    t.keys(ENTER);
+}
+
+#[test]
+fn a_manual_handoff_says_the_user_asked_for_it() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text("first answer here", u(5_000)));
+    server.push(a::text("second answer here", u(6_000)));
+    server.push(a::text(DOC, u(6_500)));
+    server.push(a::text("the successor answers", u(2_000)));
+    let args = ["--yes", "--review", "off", "--window", "60000"];
+    let mut t = Pty::start(&server, &args);
+    t.wait_for(READY);
+    say(&mut t, "first question");
+    t.wait_for("first answer here");
+    say(&mut t, "second question");
+    t.wait_for("second answer here");
+    t.wait("the turn to end", |s| !s.contains("to interrupt"));
+    say(&mut t, "/handoff keep the parser notes");
+    t.wait_for("generation 2");
+    t.wait("the handoff to end", |s| !s.contains("to interrupt"));
+    say(&mut t, "go on");
+    t.wait_for("the successor answers");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    // The writing turn: the user asked, at 6K of 60K; nothing says the context is full.
+    let prompt = last_user_text(&reqs[2]);
+    assert!(
+        prompt.starts_with(
+            "The user asked for a handoff now, so this session ends here (your context window \
+             is at 6.0K of 60K). Stop the work you were doing and write a handoff document now. \
+             Give the document the focus asked for at the end of this message.\n\n"
+        ),
+        "{prompt}"
+    );
+    assert!(prompt.ends_with("\n\nAdditional focus: keep the parser notes"));
+    assert!(!prompt.contains("nearly full"), "{prompt}");
+    // The successor is told the same.
+    let brief = briefing(&reqs[3]);
+    assert!(
+        brief.starts_with(
+            "You are taking over this work from your previous generation. The user asked for a \
+             handoff with the focus \"keep the parser notes\", so it stopped and wrote the \
+             handoff document below for you."
+        ),
+        "{brief}"
+    );
+    assert!(!brief.contains("ran out") && !brief.contains("long context"));
+}
+
+/// `flower-tui -p TASK ARGS` against `server`; its JSON lines.
+async fn headless(server: &FakeServer, args: &[&str]) -> Vec<Value> {
+    let home = tempfile::tempdir().unwrap();
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "the task", "--yes", "--window", "40000"])
+        .args(args);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    lines(&out)
+}
+
+#[tokio::test]
+async fn an_automatic_handoff_says_the_context_is_nearly_full() {
+    let server = FakeServer::start().await;
+    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.push(a::text(DOC, u(31_500)));
+    server.push(a::text("listed", u(3_000)));
+    let args = ["--headroom", "10000", "--handoff-mode", "blocking"];
+    let ev = headless(&server, &args).await;
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{ev:?}");
+    assert_eq!(reqs[1]["tool_choice"]["type"], "none");
+    let prompt = last_user_text(&reqs[1]);
+    assert!(
+        prompt.starts_with(
+            "Your context window is at 31.0K of 40K. It is nearly full, so this session ends \
+             here. Stop the work you were doing and write a handoff document now.\n\n"
+        ),
+        "{prompt}"
+    );
+    let brief = briefing(&reqs[2]);
+    assert!(
+        brief.contains("Its context window was nearly full, so it stopped"),
+        "{brief}"
+    );
+}
+
+#[tokio::test]
+async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
+    let h = Harness::new().await;
+    // A history the rescue can shorten: one big tool result.
+    std::fs::write(
+        h.workspace.join("a.log"),
+        "error: disk full\n".repeat(2_000),
+    )
+    .unwrap();
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"cat a.log"}"#,
+        u(12_000),
+    ));
+    h.server.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: a::error_json(
+            "invalid_request_error",
+            "prompt is too long: 41000 tokens > 40000 maximum",
+        ),
+    });
+    h.server.push(a::text(DOC, u(9_000)));
+    h.server.push(a::text("continued", u(4_000)));
+    let mut r = start(h.params(40_000, 10_000));
+    let ev = r.turn("read a.log").await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 4, "{ev:#?}");
+    assert!(is_writing(&reqs[2]));
+    let prompt = last_user_text(&reqs[2]);
+    assert!(
+        prompt.contains(
+            "Your last request did not fit in your context window of 40K, so this session ends \
+             here."
+        ),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("nearly full") && !prompt.contains("The user asked"));
+    let brief = briefing(&reqs[3]);
+    assert!(
+        brief.contains("Its context window overflowed, so it stopped"),
+        "{brief}"
+    );
+    r.shutdown().await;
+}
