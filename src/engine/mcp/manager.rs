@@ -335,11 +335,15 @@ impl McpManager {
         name.starts_with(names::PREFIX)
     }
 
-    /// Why a call of `name` cannot run now (its server died, stopped or never started; no server
-    /// offers it), as the model and the user are told; None when its server is ready. The engine
-    /// asks this before it asks the user to approve the call.
+    /// Why a call of `name` cannot run now: its server died, stopped or never started (named, with
+    /// its state); None when the server is ready or none is configured under that name. The
+    /// engine asks this before it asks the user to approve a call.
     pub fn unavailable(&self, name: &str) -> Option<String> {
-        self.shared.target(name).err()
+        let down = self.shared.slots.iter().any(|slot| {
+            name.starts_with(&format!("{}{}__", names::PREFIX, slot.config.name))
+                && !matches!(slot.lock().state, ServerState::Ready { .. })
+        });
+        down.then(|| self.shared.target(name).err()).flatten()
     }
 
     /// Call a tool by its `mcp__…` name. Every failure is an `is_error` output for the model; the

@@ -84,7 +84,14 @@ impl Engine {
                 self.run_call(id, name, input).await
             } else {
                 self.emit_logged(tool_call_event(id, name, input));
-                let why = tools::unknown_tool_among(name, offered);
+                // A tool of a server that died is not offered: say which server and why.
+                let why = self
+                    .p
+                    .mcp
+                    .as_ref()
+                    .filter(|_| self.is_mcp(name))
+                    .and_then(|m| m.unavailable(name))
+                    .unwrap_or_else(|| tools::unknown_tool_among(name, offered));
                 (ToolOutput::error(why), false)
             };
             aborted |= stopped;
