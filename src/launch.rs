@@ -221,8 +221,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             model: tools.subagent_model.clone(),
             max_iterations: tools.subagent_max_iterations,
         },
-        // `mask_tool_results` and its recent window are not config keys yet: the defaults.
-        masking: crate::engine::mask::MaskSettings::default(),
+        masking: ctx.masking,
     })
 }
 

@@ -339,6 +339,7 @@ fn sample() -> Config {
             review: Review::Secs(15),
             handoff_after: None,
             instructions_max_bytes: 32 * 1024,
+            masking: crate::engine::mask::MaskSettings::default(),
         },
         places: Places {
             workspace: PathBuf::from("/w"),
@@ -612,6 +613,7 @@ fn every_accepted_word_is_read_by_flag_and_file() {
     words::<LogLevel>();
     words::<HandoffMode>();
     words::<McpJsonPolicy>();
+    words::<crate::engine::mask::MaskMode>();
     // A file value is read by the same words.
     let c = file("provider = \"openai\"\noutput = \"text\"\nlog_level = \"debug\"\n");
     assert_eq!(

@@ -1,7 +1,8 @@
 //! The context window and what happens at its handoff line: the window and headroom (so the
 //! thresholds), handoff or compaction, how many handoffs a step allows, whether the handoff
 //! document is written beside the main thread or stops it, how long the side editor's review
-//! lasts, and the cap on the project instructions.
+//! lasts, the cap on the project instructions, and the masking of old tool output (on or off, and
+//! the recent window it never touches).
 //!
 //! The rules: the window is the flag's (or the file's), else one learned from an earlier overflow
 //! of the same model, else the model's known window; the demo has its own small window and
@@ -18,6 +19,7 @@ use super::error::ConfigError;
 use super::values::{Choice, FileWord, at_least_one, file_tokens, file_word, flag, parse_tokens};
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
 use crate::engine::learned_windows::LearnedWindows;
+use crate::engine::mask::{MaskMode, MaskSettings};
 use crate::engine::policy::{ContextPolicy, HandoffMode};
 
 /// The demo model's window and headroom: small, so its session crosses the handoff line soon.
@@ -80,6 +82,18 @@ impl Choice for HandoffMode {
     }
 }
 
+impl Choice for MaskMode {
+    const ACCEPTED: &'static str = "on, off";
+
+    fn from_word(word: &str) -> Option<Self> {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "on" => Some(MaskMode::On),
+            "off" => Some(MaskMode::Off),
+            _ => None,
+        }
+    }
+}
+
 /// The flags of this concern (their place in `--help` is `display_order`).
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ContextFlags {
@@ -124,6 +138,11 @@ pub(crate) struct ContextKeys {
     pub(crate) handoff_mode: Option<FileWord<HandoffMode>>,
     /// The cap on the project instructions (AGENTS.md / CLAUDE.md files together), in bytes.
     pub(crate) instructions_max_bytes: Option<u64>,
+    /// `"on"` or `"off"`: old tool output in the main thread's requests is masked.
+    pub(crate) mask_tool_results: Option<FileWord<MaskMode>>,
+    /// The newest tokens of the history that masking never touches: as `window`.
+    #[serde(default, deserialize_with = "file_tokens")]
+    pub(crate) mask_recent_tokens: Option<u64>,
 }
 
 /// The effective settings of this concern.
@@ -140,6 +159,8 @@ pub(crate) struct ContextSettings {
     /// Headless: a manual handoff after this many completed turns.
     pub(crate) handoff_after: Option<u32>,
     pub(crate) instructions_max_bytes: usize,
+    /// How old tool output is masked in the main thread's requests.
+    pub(crate) masking: MaskSettings,
 }
 
 impl ContextSettings {
@@ -175,6 +196,10 @@ pub(crate) fn resolve(
 ) -> Result<ContextSettings, ConfigError> {
     let review = file_word("review", keys.review)?;
     let handoff_mode = file_word("handoff_mode", keys.handoff_mode)?;
+    let masking = masking(
+        file_word("mask_tool_results", keys.mask_tool_results)?,
+        keys.mask_recent_tokens,
+    );
     let max_generations = at_least_one(
         "max_generations",
         "a whole number ≥ 1",
@@ -208,7 +233,21 @@ pub(crate) fn resolve(
             .map_or(crate::engine::instructions::DEFAULT_MAX_BYTES, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             }),
+        masking,
     })
+}
+
+/// The masking the keys ask for; what they leave unset is the default's. Off is off whatever the
+/// recent window.
+fn masking(mode: Option<MaskMode>, recent_tokens: Option<u64>) -> MaskSettings {
+    let default = MaskSettings::default();
+    match mode.unwrap_or(default.mode) {
+        MaskMode::Off => MaskSettings::OFF,
+        MaskMode::On => MaskSettings {
+            recent_tokens: recent_tokens.unwrap_or(default.recent_tokens),
+            ..default
+        },
+    }
 }
 
 /// The window, where it came from, and the headroom used when none is configured.
@@ -234,3 +273,7 @@ fn resolve_window(
     };
     (window, source, headroom)
 }
+
+#[cfg(test)]
+#[path = "masking_tests.rs"]
+mod masking_tests;

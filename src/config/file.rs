@@ -54,6 +54,8 @@ pub(crate) const KEYS: &[&str] = &[
     "subagent_max_iterations",
     "notify",
     "history",
+    "mask_tool_results",
+    "mask_recent_tokens",
 ];
 
 /// The config file's keys, read by concern.

@@ -55,7 +55,8 @@ pub mod types;
 /// 3. Compaction (the summary that replaces history in place) and the one engine error enum.
 /// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept.
 /// 5. The model's tools, MCP servers and `@` mentions.
-/// 6. The handoff: its document, prompt, store, locks, briefing and the reduced history.
+/// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
+///    briefing and the reduced history.
 /// 7. Subagents: child sessions, reporting on a channel of their own.
 /// 8. The protocol: `Op` and `Event`, the queue pair to the front ends.
 /// 9. The session: the turn loop, the only module that builds an `Event`.

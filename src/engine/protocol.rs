@@ -344,6 +344,13 @@ pub enum HandoffPhase {
         dropped: usize,
         background: bool,
     },
+    /// The document restated its instructions (`reason`, see `handoff::echo`): it is written
+    /// once more, with the short prompt that shows a filled-in example.
+    Retrying {
+        handoff: HandoffId,
+        reason: String,
+        background: bool,
+    },
     /// The main thread stops until the background document is ready (and reviewed): its context
     /// reached `limit`, the window minus the writing reserve.
     Waiting {
@@ -359,6 +366,8 @@ pub enum HandoffPhase {
         handoff: HandoffId,
         path: Option<PathBuf>,
         degraded: bool,
+        /// Why the writing failed, when `degraded`.
+        degraded_reason: Option<String>,
         markdown: String,
         awaits_review: bool,
         background: bool,
@@ -381,6 +390,8 @@ pub enum HandoffPhase {
         context: u64,
         window: u64,
         degraded: bool,
+        /// Why the writing failed, when `degraded`.
+        degraded_reason: Option<String>,
         path: Option<PathBuf>,
         sections: Vec<String>,
         generation: u32,

@@ -436,6 +436,16 @@ fn every_event_kind_on_the_wire() {
             r#"{"type":"handoff","phase":"rescuing","handoff":1,"reason":"the writing request overflowed","stubbed":3,"dropped":0,"background":true}"#,
         ),
         (
+            Event::Handoff(HandoffPhase::Retrying {
+                handoff: HandoffId(1),
+                reason:
+                    "the document restated its instructions (words from the prompt: doing 100%)"
+                        .into(),
+                background: false,
+            }),
+            r#"{"type":"handoff","phase":"retrying","handoff":1,"reason":"the document restated its instructions (words from the prompt: doing 100%)","background":false}"#,
+        ),
+        (
             Event::Handoff(HandoffPhase::Waiting {
                 handoff: HandoffId(1),
                 context: 183_700,
@@ -447,12 +457,13 @@ fn every_event_kind_on_the_wire() {
             Event::Handoff(HandoffPhase::Frozen {
                 handoff: HandoffId(1),
                 path: Some(PathBuf::from("/w/.flower/notes/handoff-s.md")),
-                degraded: false,
+                degraded: true,
+                degraded_reason: Some("no text captured".into()),
                 markdown: "Doing\n".into(),
                 awaits_review: true,
                 background: false,
             }),
-            r#"{"type":"handoff","phase":"frozen","handoff":1,"path":"/w/.flower/notes/handoff-s.md","degraded":false,"markdown":"Doing\n","awaits_review":true,"background":false}"#,
+            r#"{"type":"handoff","phase":"frozen","handoff":1,"path":"/w/.flower/notes/handoff-s.md","degraded":true,"degraded_reason":"no text captured","markdown":"Doing\n","awaits_review":true,"background":false}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Reopened {
@@ -471,6 +482,7 @@ fn every_event_kind_on_the_wire() {
                 context: 152_000,
                 window: 200_000,
                 degraded: false,
+                degraded_reason: None,
                 path: None,
                 sections: vec!["doing".into(), "next".into()],
                 generation: 2,
@@ -483,7 +495,7 @@ fn every_event_kind_on_the_wire() {
                     transcript: Some(PathBuf::from("/d/runs/r/sessions/s1.jsonl")),
                 },
             }),
-            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"path":null,"sections":["doing","next"],"generation":2,"source":"rescued","tail":4,"held":{"messages":48,"tool_calls":31,"tokens":152400,"transcript":"/d/runs/r/sessions/s1.jsonl"}}"#,
+            r#"{"type":"handoff","phase":"done","handoff":1,"context":152000,"window":200000,"degraded":false,"degraded_reason":null,"path":null,"sections":["doing","next"],"generation":2,"source":"rescued","tail":4,"held":{"messages":48,"tool_calls":31,"tokens":152400,"transcript":"/d/runs/r/sessions/s1.jsonl"}}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Cancelled {
@@ -645,7 +657,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 53] = [
+const ALL_VARIANTS: [&str; 54] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -662,6 +674,7 @@ const ALL_VARIANTS: [&str; 53] = [
     "handoff:near",
     "handoff:writing",
     "handoff:rescuing",
+    "handoff:retrying",
     "handoff:waiting",
     "handoff:frozen",
     "handoff:reopened",
@@ -721,6 +734,7 @@ fn variant(ev: &Event) -> &'static str {
             HandoffPhase::Near { .. } => "handoff:near",
             HandoffPhase::Writing { .. } => "handoff:writing",
             HandoffPhase::Rescuing { .. } => "handoff:rescuing",
+            HandoffPhase::Retrying { .. } => "handoff:retrying",
             HandoffPhase::Waiting { .. } => "handoff:waiting",
             HandoffPhase::Frozen { .. } => "handoff:frozen",
             HandoffPhase::Reopened { .. } => "handoff:reopened",

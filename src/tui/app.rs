@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use crossterm::event::{Event as TermEvent, EventStream};
@@ -36,12 +36,24 @@ use super::{Outcome, TuiParams};
 
 /// Engine events handled per wake-up before a frame gets a chance to draw.
 const DRAIN_BATCH: usize = 1024;
+/// On the way out, the keys are read until none has come for this long…
+const KEYS_QUIET: Duration = Duration::from_millis(300);
+/// …or for this long at most (a long paste still arriving).
+const KEYS_AT_MOST: Duration = Duration::from_secs(2);
 
 /// Keep going or stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
     Continue,
     Quit,
+}
+
+/// What came of a frame.
+enum Drawn {
+    /// Drawn (or not needed: the state asked to quit first).
+    Yes(Flow),
+    /// The terminal did not take it.
+    Failed(std::io::Error),
 }
 
 /// What woke the loop.
@@ -157,6 +169,7 @@ pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         exit_notes: Vec::new(),
         files: FileQueries::new(params.workspace.clone()),
         on_first_frame: params.on_first_frame,
+        leaving: false,
     };
     let result = shell.run().await;
     terminal::restore();
@@ -209,6 +222,8 @@ struct Shell {
     files: FileQueries,
     /// Run once the first frame is drawn.
     on_first_frame: Option<Box<dyn FnOnce() + Send>>,
+    /// On the way out: the keys still pending are being read.
+    leaving: bool,
 }
 
 impl Shell {
@@ -236,7 +251,14 @@ impl Shell {
                 Some(msg) = self.files.answers.recv() => Wake::Files(msg),
             };
             let flow = match wake {
-                Wake::Frame => self.frame(&mut term)?,
+                Wake::Frame => match self.frame(&mut term)? {
+                    Drawn::Yes(flow) => flow,
+                    Drawn::Failed(e) => {
+                        return self
+                            .terminal_failed(e, "drawing the screen", &mut term)
+                            .await;
+                    }
+                },
                 Wake::Files(msg) => {
                     self.files.answered();
                     let flow = self.dispatch(msg, &mut term)?;
@@ -244,11 +266,12 @@ impl Shell {
                     flow
                 }
                 // SIGTERM, SIGHUP, the terminal closed: keep unsaved edits, then go.
-                Wake::Quit | Wake::Term(None) => self.dispatch(Msg::Hangup, &mut term)?,
+                Wake::Quit | Wake::Term(None) => self.leave(&mut term).await?,
                 Wake::Interrupt => Flow::Continue,
                 Wake::Term(Some(Err(e))) => {
-                    self.dispatch(Msg::Hangup, &mut term)?;
-                    return Err(e).context("reading the terminal");
+                    return self
+                        .terminal_failed(e, "reading the terminal", &mut term)
+                        .await;
                 }
                 Wake::Term(Some(Ok(ev))) => match term_msg(ev, &self.cache) {
                     Some(msg) => {
@@ -322,8 +345,50 @@ impl Shell {
         Ok(Flow::Continue)
     }
 
+    /// Writing or reading the terminal failed. Whatever the cause, the edits are kept first, as
+    /// on SIGHUP. A terminal that is gone is the user leaving, a clean exit as on SIGHUP: the
+    /// kernel fails every write to a closed terminal before it even sends that signal, so a frame
+    /// due in between (a spinner, the echo of a key) is how the program learns of it first.
+    /// Anything else is an error.
+    async fn terminal_failed(
+        &mut self,
+        e: std::io::Error,
+        doing: &'static str,
+        term: &mut EventStream,
+    ) -> anyhow::Result<()> {
+        self.leave(term).await?;
+        if terminal::gone(&e) {
+            tracing::info!("the terminal is gone ({doing}: {e}): leaving as on SIGHUP");
+            Ok(())
+        } else {
+            Err(e).context(doing)
+        }
+    }
+
+    /// The way out (SIGTERM, SIGHUP, a terminal that is gone). Every key the terminal has
+    /// delivered, or still holds, goes where it was typed first: the loop takes a signal or a due
+    /// frame before the keys already read behind it, and the edits they make are the user's. Then
+    /// the unsaved edits are kept. A key read here that quits ends it there.
+    async fn leave(&mut self, term: &mut EventStream) -> anyhow::Result<Flow> {
+        self.leaving = true;
+        if terminal::keys_can_be_drained() {
+            let started = Instant::now();
+            while started.elapsed() < KEYS_AT_MOST {
+                let Ok(Some(Ok(ev))) = tokio::time::timeout(KEYS_QUIET, term.next()).await else {
+                    break;
+                };
+                if let Some(msg) = term_msg(ev, &self.cache)
+                    && self.dispatch(msg, term)? == Flow::Quit
+                {
+                    return Ok(Flow::Quit);
+                }
+            }
+        }
+        self.dispatch(Msg::Hangup, term)
+    }
+
     /// A frame is due: time-driven state first, then draw, then the animation's next frame.
-    fn frame(&mut self, term: &mut EventStream) -> anyhow::Result<Flow> {
+    fn frame(&mut self, term: &mut EventStream) -> anyhow::Result<Drawn> {
         let now = Instant::now();
         let mut later = Vec::new();
         let mut queue = VecDeque::new();
@@ -332,20 +397,20 @@ impl Shell {
                 Effect::ScheduleFrame(_) => later.push(effect),
                 other => {
                     if self.execute(other, now, &mut queue, term)? == Flow::Quit {
-                        return Ok(Flow::Quit);
+                        return Ok(Drawn::Yes(Flow::Quit));
                     }
                 }
             }
         }
         while let Some(msg) = queue.pop_front() {
             if self.dispatch(msg, term)? == Flow::Quit {
-                return Ok(Flow::Quit);
+                return Ok(Drawn::Yes(Flow::Quit));
             }
         }
         let (state, cache, theme) = (&self.state, &mut self.cache, &self.theme);
-        self.tui
-            .draw(|f| view(f, state, cache, theme, now))
-            .context("drawing the screen")?;
+        if let Err(e) = self.tui.draw(|f| view(f, state, cache, theme, now)) {
+            return Ok(Drawn::Failed(e));
+        }
         self.frames.frame_drawn(now);
         // The first frame is up: the `@` index walks in the background from now on, and the
         // MCP servers spawn their processes.
@@ -357,7 +422,7 @@ impl Shell {
         for effect in later {
             self.execute(effect, now, &mut none, term)?;
         }
-        Ok(Flow::Continue)
+        Ok(Drawn::Yes(Flow::Continue))
     }
 
     /// The way out with unsaved edits: beside the file (or in the temp dir), the engine told
@@ -423,6 +488,8 @@ impl Shell {
                 let _ = self.ops.try_send(Op::Shutdown);
                 return Ok(Flow::Quit);
             }
+            // On the way out no editor is started: the terminal is gone or going.
+            Effect::OpenExternalEditor(_) if self.leaving => {}
             Effect::OpenExternalEditor(path) => {
                 let result = match self.state.settings.editor_cmd.clone() {
                     None => Err(FileError::NoEditor),
@@ -535,7 +602,6 @@ fn unsent_notes(state: &AppState) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[tokio::test]
     async fn sigint_is_taken_over_and_does_not_kill_the_process() {

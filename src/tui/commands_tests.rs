@@ -85,6 +85,7 @@ fn handoff_command_guard_and_focus() {
             context: 152_000,
             window: 200_000,
             degraded: false,
+            degraded_reason: None,
             path: Some("/n/h.md".into()),
             sections: vec![],
             generation: 2,

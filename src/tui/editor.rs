@@ -74,6 +74,8 @@ pub(crate) struct SideEditor {
     pub(crate) styled_focus: Option<bool>,
     /// What follows the save in flight.
     pub(crate) after_save: AfterSave,
+    /// The document under review is degraded: why its writing failed (shown in the title).
+    pub(crate) degraded: Option<String>,
     trailing_newline: bool,
 }
 
@@ -180,6 +182,7 @@ impl SideEditor {
             note: None,
             styled_focus: None,
             after_save: AfterSave::Stay,
+            degraded: None,
         }
     }
 

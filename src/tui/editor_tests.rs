@@ -65,6 +65,7 @@ fn review_off_or_no_workbench_continues_at_once() {
             awaits_review: true,
             path: None,
             degraded: true,
+            degraded_reason: Some("no text captured".into()),
             markdown: DOC.into(),
             background: false,
         })),
@@ -91,6 +92,7 @@ fn nothing_is_sent_for_a_review_the_engine_does_not_wait_for() {
                 awaits_review: false,
                 path: Some("/n/h.md".into()),
                 degraded: false,
+                degraded_reason: None,
                 markdown: DOC.into(),
                 background: false,
             })),
@@ -417,6 +419,7 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
             awaits_review: true,
             path: Some("/n/h.md".into()),
             degraded: false,
+            degraded_reason: None,
             markdown: md.into(),
             background: false,
         }))

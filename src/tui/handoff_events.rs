@@ -44,26 +44,39 @@ pub(super) fn on_handoff(
             dropped,
             background,
         } => on_rescuing(state, handoff, &reason, (stubbed, dropped), background, now),
+        HandoffPhase::Retrying {
+            reason, background, ..
+        } => {
+            let again = format!(
+                "The handoff document restated its instructions ({reason}): writing it once more with a short prompt"
+            );
+            if background {
+                state.notice_soon(again);
+            } else {
+                state.notice(again);
+            }
+        }
         HandoffPhase::Waiting {
             handoff, context, ..
         } => on_waiting(state, handoff, context, now),
         HandoffPhase::Frozen {
             handoff,
             path,
-            degraded,
+            degraded_reason,
             markdown,
             awaits_review,
             background,
+            ..
         } => {
             if background {
-                on_background_frozen(state, handoff, degraded, now);
+                on_background_frozen(state, handoff, degraded_reason.as_deref(), now);
             } else {
                 state.running = Running::Idle;
-            }
-            if degraded {
-                state.notice(
-                    "warning: the handoff is degraded (the writing turn failed); a mechanical document was saved",
-                );
+                if let Some(why) = &degraded_reason {
+                    state.notice(format!(
+                        "warning: the handoff is degraded (the writing turn failed: {why}); a mechanical document was saved"
+                    ));
+                }
             }
             let frozen = Frozen {
                 handoff,
@@ -71,6 +84,7 @@ pub(super) fn on_handoff(
                 markdown,
                 awaits_review,
                 background,
+                degraded: degraded_reason,
             };
             on_frozen(state, frozen, now, fx);
         }
@@ -228,7 +242,12 @@ fn on_background_writing(state: &mut AppState, handoff: HandoffId, now: Instant)
 }
 
 /// The background document is frozen: its review runs while the work goes on.
-fn on_background_frozen(state: &mut AppState, handoff: HandoffId, degraded: bool, now: Instant) {
+fn on_background_frozen(
+    state: &mut AppState,
+    handoff: HandoffId,
+    degraded: Option<&str>,
+    now: Instant,
+) {
     match state.background.as_mut() {
         Some(bg) if bg.handoff == handoff => {
             bg.stage = BackgroundStage::Review;
@@ -237,10 +256,10 @@ fn on_background_frozen(state: &mut AppState, handoff: HandoffId, degraded: bool
         // A review reopened at start-up is a blocking one; anything else is stale.
         _ => {}
     }
-    if degraded {
-        state.notice_soon(
-            "warning: the handoff is degraded (its writing failed, also on a reduced history); a mechanical document was saved",
-        );
+    if let Some(why) = degraded {
+        state.notice_soon(format!(
+            "warning: the handoff is degraded (its writing failed: {why}); a mechanical document was saved"
+        ));
     }
 }
 
@@ -265,6 +284,8 @@ struct Frozen {
     awaits_review: bool,
     /// Written in the background: the editor opens without the focus, the work goes on.
     background: bool,
+    /// Why the writing failed, for a degraded document (the editor's title says it).
+    degraded: Option<String>,
 }
 
 /// The document is frozen: it opens in the side editor for the review window, or the UI says
@@ -277,6 +298,7 @@ fn on_frozen(state: &mut AppState, doc: Frozen, now: Instant, fx: &mut Vec<Effec
         markdown,
         awaits_review,
         background,
+        degraded,
     } = doc;
     state.review_handoff = None;
     match (path, state.settings.review) {
@@ -285,6 +307,9 @@ fn on_frozen(state: &mut AppState, doc: Frozen, now: Instant, fx: &mut Vec<Effec
             // Written in the background, the user is working: the editor opens beside the
             // chat and the focus stays where it is.
             open_for_review(state, path, &markdown, review, now, !background, fx);
+            if let Some(ed) = state.editor.as_mut() {
+                ed.degraded = degraded;
+            }
             if background {
                 state.notice_soon(format!(
                     "Handoff document ready in the side editor ({} to edit it): the next session starts from it when the review ends; the work goes on meanwhile",

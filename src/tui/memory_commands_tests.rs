@@ -1,6 +1,7 @@
 //! The step's memory in the TUI: `/pin`, `/pins`, `/focus` through the reducer, the engine's
 //! answers, and the screens that show them (the plan above the input, the `/pins` listing, the
-//! editor title with the focus, the divider saying what a generation held).
+//! editor title with the focus (or why a document is degraded), the divider saying what a
+//! generation held).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -359,6 +360,44 @@ fn the_editor_title_shows_the_standing_focus() {
 }
 
 #[test]
+fn a_degraded_review_says_why_in_the_editor_title_before_the_focus() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    update(
+        &mut s,
+        ev(Event::Focus {
+            focus: Some("the nested quotes bug in lex()".into()),
+            step: Some("s".into()),
+        }),
+        t0,
+    );
+    let why = "the document restated its instructions (words from the prompt: doing 100%)";
+    update(
+        &mut s,
+        ev(Event::Handoff(HandoffPhase::Frozen {
+            handoff: HandoffId(1),
+            awaits_review: true,
+            path: Some(PathBuf::from("/w/.flower/notes/handoff-demo.md")),
+            degraded: true,
+            degraded_reason: Some(why.into()),
+            markdown: "## Doing\n[DEGRADED: handoff not written] the document restated…\n".into(),
+            background: false,
+        })),
+        t0,
+    );
+    assert_eq!(
+        notice(&s),
+        format!(
+            "warning: the handoff is degraded (the writing turn failed: {why}); a mechanical document was saved"
+        )
+    );
+    let now = t0 + Duration::from_secs(3);
+    update(&mut s, Msg::Tick, now);
+    insta::assert_snapshot!("editor_title_degraded", draw(&s, 120, 14, now).backend());
+}
+
+#[test]
 fn the_divider_says_what_the_retired_generation_held() {
     let t0 = Instant::now();
     let mut s = state();
@@ -371,6 +410,7 @@ fn the_divider_says_what_the_retired_generation_held() {
             context: 152_000,
             window: 200_000,
             degraded: false,
+            degraded_reason: None,
             path: Some(PathBuf::from("/w/.flower/notes/handoff-fix.md")),
             sections: vec!["doing".into(), "next".into()],
             generation: 2,

@@ -1,11 +1,15 @@
 //! The terminal guard: raw mode, alternate screen, bracketed paste, mouse capture, and one
-//! idempotent [`restore`] shared by normal exit, error exit, the panic hook and the signal path.
+//! idempotent [`restore`] shared by normal exit, error exit, the panic hook and the signal path;
+//! and, on the way out, whether the terminal is gone and how its last keys can still be read.
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, IsTerminal as _, Stdout, Write};
+use std::os::fd::AsRawFd as _;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::Duration;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -25,6 +29,9 @@ pub(crate) type Tui = Terminal<CrosstermBackend<Stdout>>;
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// True when keyboard enhancement flags were pushed and must be popped.
 static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
+/// True when the keys are read from stdin (crossterm reads stdin when it is the terminal, and
+/// opens `/dev/tty` otherwise), as it was when the app took the terminal over.
+static KEYS_FROM_STDIN: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();
 
 /// Put the terminal into the app's modes. Safe to call again after [`restore`].
@@ -55,6 +62,9 @@ fn enter_modes() -> io::Result<()> {
 /// Enter the app's terminal modes and build the ratatui terminal; installs the panic hook once.
 pub(crate) fn enter() -> io::Result<Tui> {
     install_panic_hook();
+    if io::stdin().is_terminal() && !KEYS_FROM_STDIN.swap(true, Ordering::SeqCst) {
+        watch_for_hangup();
+    }
     if let Err(e) = enter_modes() {
         restore();
         return Err(e);
@@ -88,6 +98,70 @@ pub(crate) fn restore() {
     );
     let _ = disable_raw_mode();
     let _ = out.flush();
+}
+
+/// True when `e`, from writing or reading the terminal, means that the terminal is gone (its
+/// window closed, `tmux kill-session`, the line hung up). The kernel answers every write to it
+/// with EIO from the moment it closes; once the hangup is complete the descriptor is no longer
+/// a terminal either, which is what tells it apart when the failure came from elsewhere (the
+/// size query falls back to `tput`, whose failure carries no useful error code).
+pub(crate) fn gone(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EIO) || !io::stdout().is_terminal()
+}
+
+/// How often the hangup watcher looks whether the terminal is still there.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// True when the keys still pending can be read to their end without the reader hanging: the
+/// terminal is open, or it is gone and stdin is silenced ([`watch_for_hangup`]).
+pub(crate) fn keys_can_be_drained() -> bool {
+    io::stdin().is_terminal() || (KEYS_FROM_STDIN.load(Ordering::SeqCst) && silence_stdin())
+}
+
+/// A terminal that is gone answers every read with end of file, which the key reader takes for
+/// "more to come" and reads again, without end, holding up whichever thread asked it for a key
+/// (the app's loop too, which then handles neither SIGHUP nor its next frame). A watcher thread
+/// replaces stdin by an empty socket that stays open within [`WATCH_EVERY`] of the terminal
+/// going: the reader's next read says "nothing yet" and it waits, as on a quiet terminal, and the
+/// keys it had already read still come out.
+fn watch_for_hangup() {
+    let watcher = std::thread::Builder::new()
+        .name("hangup-watch".into())
+        .spawn(|| {
+            while io::stdin().is_terminal() {
+                std::thread::sleep(WATCH_EVERY);
+            }
+            silence_stdin();
+        });
+    if let Err(e) = watcher {
+        tracing::warn!("no hangup watcher: {e}");
+    }
+}
+
+/// Make stdin an open, empty, non-blocking socket for the rest of the process, once; true when
+/// it is.
+fn silence_stdin() -> bool {
+    static SILENCED: Mutex<bool> = Mutex::new(false);
+    let mut done = SILENCED.lock().unwrap_or_else(|p| p.into_inner());
+    if !*done {
+        match silent_socket_as_stdin() {
+            Ok(()) => *done = true,
+            Err(e) => tracing::warn!("the closed terminal's input could not be replaced: {e}"),
+        }
+    }
+    *done
+}
+
+fn silent_socket_as_stdin() -> io::Result<()> {
+    let (quiet, peer) = UnixStream::pair()?;
+    quiet.set_nonblocking(true)?;
+    // SAFETY: both descriptors are open; dup2 only makes descriptor 0 a copy of `quiet`.
+    if unsafe { libc::dup2(quiet.as_raw_fd(), libc::STDIN_FILENO) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // With its peer closed the socket would read as end of file again.
+    std::mem::forget(peer);
+    Ok(())
 }
 
 /// True while the app owns the terminal.
@@ -148,6 +222,12 @@ mod tests {
         restore();
         restore();
         assert!(!is_active());
+    }
+
+    #[test]
+    fn eio_means_the_terminal_is_gone() {
+        // What every write to a closed terminal returns, before SIGHUP is even sent.
+        assert!(gone(&io::Error::from_raw_os_error(libc::EIO)));
     }
 
     #[test]

@@ -104,6 +104,7 @@ pub(super) fn frozen(path: &str) -> Msg {
         awaits_review: true,
         path: Some(PathBuf::from(path)),
         degraded: false,
+        degraded_reason: None,
         markdown: DOC.into(),
         background: false,
     }))

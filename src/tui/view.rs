@@ -19,7 +19,7 @@ use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys, unsaved_key
 use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
-use super::render::editor_view::{editor_block, editor_title_focus};
+use super::render::editor_view::{editor_block, editor_title_tagged, title_tag};
 use super::render::plan_view::plan_lines;
 use super::render::prompt_view::{mcp_json_hints, queued_lines, tool_approval_hints};
 use super::render::safe_cells::make_safe;
@@ -384,13 +384,14 @@ fn draw_editor(
     now: Instant,
 ) {
     let conflict = matches!(ed.prompt, Prompt::Conflict { .. });
-    let title = editor_title_focus(
+    let tag = title_tag(ed.degraded.as_deref(), standing_focus);
+    let title = editor_title_tagged(
         &short_path(&ed.path, 3),
         ed.countdown(now),
         ed.is_paused(),
         ed.is_dirty(),
         conflict,
-        standing_focus,
+        tag.as_deref(),
         area.width.saturating_sub(2),
     );
     let block = editor_block(&title, theme, focused);

@@ -1,8 +1,9 @@
 //! Observation masking and the `Touched` section, engine in process against the fake: old tool
 //! output masked in large steps with the prefix unchanged between them (on the request bodies
 //! the fake logged), `recall` bringing a masked output back, the line still reached and a
-//! handoff written on the masked prefix, and every document (written, rescued, degraded)
-//! carrying the facts of the tool log.
+//! handoff written on the masked prefix, every document (written, rescued, degraded)
+//! carrying the facts of the tool log, and the config keys that set masking reaching the real
+//! binary's requests.
 
 use flower_tui::engine::mask::{MaskMode, MaskSettings};
 use flower_tui::engine::policy::HandoffMode;
@@ -520,4 +521,65 @@ async fn the_successor_carries_the_earlier_facts_as_the_user_left_them() {
         .await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     r.shutdown().await;
+}
+
+/// The real binary, headless, reading six 12,000-character files in a 100k window with
+/// `config` as its config file: how many of its requests carry a masked output.
+async fn masked_requests_with_config(config: &str) -> usize {
+    let server = crate::support::fake::FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let cfg = home.path().join("config/flower");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.toml"), config).unwrap();
+    for i in 0..6 {
+        std::fs::write(home.path().join(format!("f{i:02}.txt")), read_body(i)).unwrap();
+        server.push(a::tool_use(
+            &format!("r{i}"),
+            "read_file",
+            &read(i),
+            U::new(5_000, 20),
+        ));
+    }
+    server.push(a::text("Read them all.", U::new(5_000, 10)));
+    let mut c = crate::suite::cli::bin(home.path());
+    c.env("ANTHROPIC_API_KEY", crate::support::harness::KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "read the files", "--yes", "--window", "100000"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::suite::cli::stderr(&out)
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 7);
+    reqs.iter()
+        .filter(|r| r.to_string().contains("[output masked to save context"))
+        .count()
+}
+
+/// A file of 12,000 characters, its lines numbered by file.
+fn read_body(i: usize) -> String {
+    (0..200)
+        .map(|n| format!("file {i:02} line {n:03} {}\n", "x".repeat(40)))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_config_keys_set_masking_in_the_binary() {
+    // On by default: the oldest reads are masked once that frees a tenth of the window.
+    assert!(masked_requests_with_config("").await > 0);
+    // Off: every output is sent.
+    assert_eq!(
+        masked_requests_with_config("mask_tool_results = \"off\"\n").await,
+        0
+    );
+    // A recent window larger than the whole session: nothing is old enough to mask.
+    assert_eq!(
+        masked_requests_with_config("mask_recent_tokens = \"60k\"\n").await,
+        0
+    );
 }

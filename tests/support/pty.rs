@@ -3,6 +3,7 @@
 //! the fake's request log) every 50 ms and fails with the screen after 20 s.
 
 use std::io::{Read, Write};
+use std::os::fd::BorrowedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -41,6 +42,19 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 pub fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// A writer on the master side that only writes what it is given. Not portable-pty's
+/// `take_writer`: dropping that one types a newline and the terminal's EOF character (Ctrl-D)
+/// into the terminal, for a program reading a cooked line. The program here reads in raw mode,
+/// so those arrive as the keys Ctrl-J and Ctrl-D (in the side editor Ctrl-J deletes back to the
+/// start of the line): a test that closes the terminal would have typed into it on the way.
+fn plain_writer(master: &dyn MasterPty) -> std::fs::File {
+    let fd = master.as_raw_fd().expect("a unix pty has a descriptor");
+    // SAFETY: `fd` is the master's open descriptor, borrowed only to duplicate it; the master
+    // outlives this call.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    std::fs::File::from(borrowed.try_clone_to_owned().unwrap())
 }
 
 /// What the reader thread shares with the test.
@@ -83,6 +97,17 @@ impl Pty {
 
     /// [`Pty::start`] in a given home (a second run in the same workspace, data and config dirs).
     pub fn start_in(home: Arc<TempDir>, server: &FakeServer, args: &[&str]) -> Pty {
+        Pty::start_wrapped(home, server, &[], args)
+    }
+
+    /// [`Pty::start_in`] through `wrapper`, a command that runs the binary in its own place
+    /// (`env --block-signal=HUP` runs it with SIGHUP blocked; the pid stays the binary's).
+    pub fn start_wrapped(
+        home: Arc<TempDir>,
+        server: &FakeServer,
+        wrapper: &[&str],
+        args: &[&str],
+    ) -> Pty {
         let ws = home.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         let pair = native_pty_system()
@@ -93,7 +118,16 @@ impl Pty {
                 pixel_height: 0,
             })
             .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_flower-tui"));
+        let bin = env!("CARGO_BIN_EXE_flower-tui");
+        let mut cmd = match wrapper.split_first() {
+            Some((program, wrapper_args)) => {
+                let mut cmd = CommandBuilder::new(program);
+                cmd.args(wrapper_args);
+                cmd.arg(bin);
+                cmd
+            }
+            None => CommandBuilder::new(bin),
+        };
         cmd.env_clear();
         cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
         cmd.env("TERM", "xterm-256color");
@@ -110,7 +144,8 @@ impl Pty {
         // Only the child may hold the slave: the reader sees EOF once the child is gone.
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
-        let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
+        let writer: Arc<Mutex<Box<dyn Write + Send>>> =
+            Arc::new(Mutex::new(Box::new(plain_writer(pair.master.as_ref()))));
         let shared = Arc::new(Shared {
             parser: Mutex::new(vt100::Parser::new(ROWS, COLS, 0)),
             raw: Mutex::new(Vec::new()),

@@ -44,11 +44,15 @@
 //! section start or as `(empty)` (Markdown renders `\#` as `#`), and the parser removes exactly that
 //! backslash, so `HandoffDoc::parse(&doc.to_markdown()) == doc` for any trimmed section text.
 
+use super::echo;
 use super::syntax::{self, Section};
 use crate::engine::text::head_chars;
 
 /// The mark a mechanically assembled handoff carries at the start of `doing`.
 pub(crate) const DEGRADED_MARKER: &str = "[DEGRADED: handoff not written]";
+
+/// The sections a document must have.
+const REQUIRED: [Section; 2] = [Section::Doing, Section::Next];
 
 /// How many characters of the original task a degraded handoff (and the task note) carries.
 pub(crate) const TASK_EXCERPT_CHARS: usize = 1_200;
@@ -201,11 +205,27 @@ impl HandoffDoc {
 
     /// The required sections (`doing`, `next`) that are empty, in canonical order.
     pub fn missing(&self) -> Vec<&'static str> {
-        [Section::Doing, Section::Next]
+        REQUIRED
             .into_iter()
             .filter(|&s| self.field(s).trim().is_empty())
             .map(Section::key)
             .collect()
+    }
+
+    /// Whether a section restated `prompt`, the wording the writer was given, instead of
+    /// reporting (see [`super::echo`]); `doing` and `next` must also have words of their own.
+    /// `Touched` is the engine's, not the writer's, and is not judged.
+    pub(crate) fn echo_check(&self, prompt: &str) -> Result<(), echo::Restated> {
+        let parts: Vec<echo::Part<'_>> = Section::ALL
+            .into_iter()
+            .filter(|&s| s != Section::Touched)
+            .map(|s| echo::Part {
+                name: s.key(),
+                text: self.field(s),
+                required: REQUIRED.contains(&s),
+            })
+            .collect();
+        echo::check(prompt, &parts)
     }
 
     /// True when both required sections are present.

@@ -1,7 +1,9 @@
-//! The handoff document, its writing prompt and its store on disk.
+//! The handoff document, its writing prompts, the check that it does not restate them, and its
+//! store on disk.
 
 pub mod briefing;
 pub(crate) mod document;
+pub(crate) mod echo;
 pub mod lock;
 pub(crate) mod prompt;
 pub(crate) mod reduced_history;

@@ -14,6 +14,31 @@ use crate::engine::text::head_chars;
 /// has no placeholder of its own.
 pub(crate) const HANDOFF_PROMPT_TEMPLATE: &str = include_str!("../../../assets/handoff_prompt.md");
 
+/// The short handoff prompt: the same `{opening}`, then a filled-in example instead of a
+/// description of each section.
+pub(crate) const HANDOFF_PROMPT_SHORT_TEMPLATE: &str =
+    include_str!("../../../assets/handoff_prompt_short.md");
+
+/// Which prompt a writing request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WritingPrompt {
+    /// The long prompt, which describes each section ([`HANDOFF_PROMPT_TEMPLATE`]).
+    Full,
+    /// The short one, which shows a filled-in example ([`HANDOFF_PROMPT_SHORT_TEMPLATE`]): the
+    /// one retry after a document that restated its instructions. A small window affords it.
+    Short,
+}
+
+impl WritingPrompt {
+    /// The template, `{opening}` unfilled: the wording a document is checked against.
+    pub(crate) fn template(self) -> &'static str {
+        match self {
+            WritingPrompt::Full => HANDOFF_PROMPT_TEMPLATE,
+            WritingPrompt::Short => HANDOFF_PROMPT_SHORT_TEMPLATE,
+        }
+    }
+}
+
 /// The opening of an automatic handoff at the handoff line.
 const PRESSURE: &str = "Your context window is at {used} of {window}. It is nearly full, so this \
                         session ends here. Stop the work you were doing and write a handoff \
@@ -35,6 +60,7 @@ const MANUAL_FOCUS: &str = " Give the document the focus asked for at the end of
 /// when a focus is given (`/handoff [focus]`, `/focus`). The focus is never expanded as a
 /// template: `{used}` in it stays literal.
 pub(crate) fn handoff_prompt(
+    kind: WritingPrompt,
     used: u64,
     window: u64,
     cause: HandoffCause,
@@ -52,7 +78,8 @@ pub(crate) fn handoff_prompt(
     let opening = opening
         .replace("{used}", &fmt_tokens(used))
         .replace("{window}", &fmt_window(window));
-    let mut prompt = HANDOFF_PROMPT_TEMPLATE
+    let mut prompt = kind
+        .template()
         .trim_end()
         .replacen("{opening}", &opening, 1);
     if let Some(focus) = focus {
@@ -90,7 +117,13 @@ mod tests {
 
     #[test]
     fn placeholders_are_filled() {
-        let p = handoff_prompt(152_000, 200_000, HandoffCause::Pressure, None);
+        let p = handoff_prompt(
+            WritingPrompt::Full,
+            152_000,
+            200_000,
+            HandoffCause::Pressure,
+            None,
+        );
         assert!(
             p.starts_with("Your context window is at 152.0K of 200K."),
             "{p}"
@@ -103,6 +136,7 @@ mod tests {
     #[test]
     fn focus_is_appended_verbatim_and_never_expanded() {
         let p = handoff_prompt(
+            WritingPrompt::Full,
             1_500,
             1_000_000,
             HandoffCause::Pressure,
@@ -118,14 +152,20 @@ mod tests {
         // A blank focus adds nothing.
         let pressure = HandoffCause::Pressure;
         assert_eq!(
-            handoff_prompt(1, 2, pressure, Some("  ")),
-            handoff_prompt(1, 2, pressure, None)
+            handoff_prompt(WritingPrompt::Full, 1, 2, pressure, Some("  ")),
+            handoff_prompt(WritingPrompt::Full, 1, 2, pressure, None)
         );
     }
 
     #[test]
     fn prompt_asks_for_the_five_sections_the_parser_reads() {
-        let p = handoff_prompt(10, 20, HandoffCause::Manual, Some("the parser"));
+        let p = handoff_prompt(
+            WritingPrompt::Full,
+            10,
+            20,
+            HandoffCause::Manual,
+            Some("the parser"),
+        );
         // The prompt's own skeleton parses into all five sections: the headings it asks for are the
         // headings the parser knows.
         let doc = HandoffDoc::parse(&p);
@@ -159,14 +199,26 @@ mod tests {
                 .unwrap_or_default()
         );
         assert_eq!(
-            handoff_prompt(152_000, 200_000, HandoffCause::Pressure, None),
+            handoff_prompt(
+                WritingPrompt::Full,
+                152_000,
+                200_000,
+                HandoffCause::Pressure,
+                None
+            ),
             before
         );
     }
 
     #[test]
     fn the_opening_says_why_the_session_ends() {
-        let manual = handoff_prompt(6_000, 60_000, HandoffCause::Manual, None);
+        let manual = handoff_prompt(
+            WritingPrompt::Full,
+            6_000,
+            60_000,
+            HandoffCause::Manual,
+            None,
+        );
         assert!(
             manual.starts_with(
                 "The user asked for a handoff now, so this session ends here (your context \
@@ -178,13 +230,25 @@ mod tests {
         let opening = manual.split_once("\n\n").map_or("", |(o, _)| o);
         assert!(!manual.contains("nearly full") && !opening.contains("focus"));
         assert!(!manual.contains("Additional focus"));
-        let focused = handoff_prompt(6_000, 60_000, HandoffCause::Manual, Some("the parser"));
+        let focused = handoff_prompt(
+            WritingPrompt::Full,
+            6_000,
+            60_000,
+            HandoffCause::Manual,
+            Some("the parser"),
+        );
         assert!(focused.contains(
             "write a handoff document now. Give the document the focus asked for at the end of \
              this message.\n\n"
         ));
         assert!(focused.ends_with("\n\nAdditional focus: the parser"));
-        let overflow = handoff_prompt(70_000, 60_000, HandoffCause::Overflow, None);
+        let overflow = handoff_prompt(
+            WritingPrompt::Full,
+            70_000,
+            60_000,
+            HandoffCause::Overflow,
+            None,
+        );
         assert!(
             overflow.starts_with(
                 "Your last request did not fit in your context window of 60K, so this session \
@@ -194,9 +258,60 @@ mod tests {
         );
         // The body after the opening is the same for every cause.
         let body = |p: &str| p.split_once("\n\n").map(|(_, b)| b.to_string());
-        let pressure = handoff_prompt(6_000, 60_000, HandoffCause::Pressure, None);
+        let pressure = handoff_prompt(
+            WritingPrompt::Full,
+            6_000,
+            60_000,
+            HandoffCause::Pressure,
+            None,
+        );
         assert_eq!(body(&manual), body(&pressure));
         assert_eq!(body(&overflow), body(&pressure));
+    }
+
+    #[test]
+    fn the_short_prompt_shows_an_example_a_small_window_affords() {
+        let manual = HandoffCause::Manual;
+        let long = handoff_prompt(WritingPrompt::Full, 10, 20, manual, Some("the parser"));
+        let short = handoff_prompt(
+            WritingPrompt::Short,
+            6_100,
+            8_192,
+            manual,
+            Some("the parser"),
+        );
+        // The same opening as the long prompt's.
+        assert!(
+            short.starts_with(
+                "The user asked for a handoff now, so this session ends here (your context \
+                 window is at 6.1K of 8.2K)."
+            ),
+            "{short}"
+        );
+        assert!(short.ends_with("\n\nAdditional focus: the parser"));
+        assert!(
+            !short.contains("{used}")
+                && !short.contains("{window}")
+                && !short.contains("{opening}")
+        );
+        // What the fake provider (and the demo model) know a writing request by.
+        assert!(
+            short.contains("write a handoff document now")
+                && long.contains("write a handoff document now")
+        );
+        // About 300 tokens, under a third of the long one.
+        assert!(
+            short.len() < 1_300 && short.len() * 3 < long.len(),
+            "{}",
+            short.len()
+        );
+        // The example is a filled-in document with the five sections the parser reads.
+        let example = HandoffDoc::parse(&short);
+        assert_eq!(
+            example.section_names(),
+            ["doing", "decided", "deadends", "next", "scene"]
+        );
+        assert!(example.next.contains("go test ./thumbs/"), "{example:?}");
     }
 
     #[test]

@@ -12,9 +12,11 @@
 //!
 //! A failed writing request (an error after its retries, a stall, an overflow, a reply without the
 //! required sections) runs once more on a reduced copy of the history ([`super::writing_request`]);
-//! only when that fails too is the degraded document frozen. `Op::CancelHandoff` stops the writing
-//! only. When the main thread's context reaches the window minus the writing reserve first, it
-//! waits for the document ([`Engine::wait_background`]), as in blocking mode.
+//! a document that restated its instructions is asked for once more with the short prompt, on
+//! the same history ([`super::background_retry`]); only when that fails too is the degraded
+//! document frozen. `Op::CancelHandoff` stops the writing only. When the main thread's context
+//! reaches the window minus the writing reserve first, it waits for the document
+//! ([`Engine::wait_background`]), as in blocking mode.
 
 use std::time::Instant;
 
@@ -23,8 +25,10 @@ use tokio::task::AbortHandle;
 use super::Engine;
 use super::handoff_run::WriteFailure;
 use super::turnover::{Produced, Why};
+use super::writing_request::{ShortRetry, retry_failed};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
+use crate::engine::handoff::prompt::WritingPrompt;
 use crate::engine::ledger::{Cut, FrozenHandoff, HandoffCause};
 use crate::engine::policy::HandoffMode;
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op};
@@ -57,6 +61,8 @@ pub(super) enum BgState {
         failure: Option<String>,
         /// A rescue's history had parts elided.
         reduced: bool,
+        /// The retry with the short prompt, for a document that restated its instructions.
+        short: ShortRetry,
     },
     /// The document is frozen (on disk, in the ledger); the turnover waits for the review.
     Frozen {
@@ -218,6 +224,7 @@ impl Engine {
             focus: focus.clone(),
             background: true,
         }));
+        let short = self.short_retry(&prefix, used, focus.as_deref());
         let req = self.writing_request(prefix, used, HandoffCause::Pressure, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Full, req);
         self.writing = Some(id);
@@ -230,6 +237,7 @@ impl Engine {
                 task,
                 failure: None,
                 reduced: false,
+                short,
             },
         });
         true
@@ -237,7 +245,12 @@ impl Engine {
 
     /// Send a writing request from a task of its own; its result comes back on `bg_rx`. Its
     /// retries are said as notices (the main stream's `retry` events are the main thread's).
-    fn spawn_writing(&mut self, id: HandoffId, attempt: Attempt, req: ModelRequest) -> AbortHandle {
+    pub(super) fn spawn_writing(
+        &mut self,
+        id: HandoffId,
+        attempt: Attempt,
+        req: ModelRequest,
+    ) -> AbortHandle {
         self.requests += 1;
         let number = self.requests;
         tracing::debug!(
@@ -303,13 +316,14 @@ impl Engine {
                 attempt,
                 failure,
                 reduced,
+                short,
                 ..
             } if bg.id == w.id && *attempt == w.attempt => {
-                Some((bg.ctx_at_cut, failure.clone(), *reduced))
+                Some((bg.ctx_at_cut, failure.clone(), *reduced, short.prompt()))
             }
             _ => None,
         });
-        let Some((used, failure, reduced)) = current else {
+        let Some((used, failure, reduced, prompt)) = current else {
             tracing::debug!(handoff = w.id.0, "stale background writing result dropped");
             return;
         };
@@ -336,10 +350,16 @@ impl Engine {
             ),
         }
         let outcome = match w.result {
-            Ok(resp) => self.document_from(&resp, used),
+            Ok(resp) => self.document_from(&resp, used, prompt),
             Err(e) => Err(WriteFailure::Provider(e)),
         };
         match (outcome, w.attempt) {
+            (Err(WriteFailure::Restated(r)), _) if prompt == WritingPrompt::Full => {
+                self.retry_background(r)
+            }
+            (Err(f), _) if prompt == WritingPrompt::Short => {
+                self.degrade_background(retry_failed(&failure.unwrap_or_default(), &f))
+            }
             (Ok(doc), Attempt::Full) => {
                 self.freeze_background(doc, Produced::WRITTEN, "auto".into())
             }
@@ -400,6 +420,7 @@ impl Engine {
             dropped: reduced.dropped,
             background: true,
         }));
+        let short = self.short_retry(&reduced.messages, used, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Rescue, req);
         if let Some(bg) = self.bg.as_mut() {
             bg.state = BgState::Writing {
@@ -407,11 +428,12 @@ impl Engine {
                 task,
                 failure: Some(first),
                 reduced: !reduced.is_whole(),
+                short,
             };
         }
     }
 
-    fn degrade_background(&mut self, reason: String) {
+    pub(super) fn degrade_background(&mut self, reason: String) {
         let used = self.bg.as_ref().map_or(0, |b| b.ctx_at_cut);
         let mut doc = self.degraded_doc(&reason);
         doc.meta = Some(self.meta(used));

@@ -8,6 +8,7 @@ use crate::engine::context;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
+use crate::engine::handoff::echo::Restated;
 use crate::engine::handoff::{HandoffDoc, HandoffMeta};
 use crate::engine::ledger::{HandoffCause, TranscriptLine};
 use crate::engine::protocol::{
@@ -293,7 +294,8 @@ impl Engine {
         }
     }
 
-    /// The writing turn: the same session, one more request with the handoff prompt, tool use off.
+    /// The writing turn: the same session, one more request with the handoff prompt, tool use off
+    /// (and once more with the short prompt if the document restated its instructions).
     async fn writing_turn(
         &mut self,
         handoff: HandoffId,
@@ -307,13 +309,9 @@ impl Engine {
             focus: focus.clone(),
             background: false,
         }));
-        let messages = self.s.messages.clone();
-        let req = self.writing_request(messages, used, cause, focus.as_deref());
-        match self.stream(req, Purpose::Handoff).await {
-            Outcome::Done(resp) => self.document_from(&resp, used),
-            Outcome::Aborted { .. } => Err(WriteFailure::Aborted),
-            Outcome::Failed { error, .. } => Err(WriteFailure::Provider(error)),
-        }
+        let history = self.s.messages.clone();
+        self.write_document(handoff, &history, used, cause, focus.as_deref())
+            .await
     }
 
     /// In-place compaction. Ok(true) when the history was replaced.
@@ -407,6 +405,12 @@ pub(crate) enum WriteFailure {
     Empty,
     #[error("missing required sections: {0}")]
     Missing(String),
+    /// A section is mostly the prompt's own wording, or a required one has no words of its own.
+    #[error(transparent)]
+    Restated(Restated),
+    /// The retry with the short prompt failed too (both failures, in full).
+    #[error("{0}")]
+    Retried(String),
     #[error(transparent)]
     Provider(ProviderError),
     /// No reduced copy of the history fits the window.

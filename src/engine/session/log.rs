@@ -210,6 +210,16 @@ fn handoff_phase(phase: &HandoffPhase, ms: u128) {
             background,
             "handoff: rescue on a reduced history ({reason})"
         ),
+        HandoffPhase::Retrying {
+            handoff,
+            reason,
+            background,
+        } => tracing::warn!(
+            handoff = handoff.0,
+            ms,
+            background,
+            "handoff: once more with the short prompt ({reason})"
+        ),
         HandoffPhase::Waiting {
             handoff,
             context,

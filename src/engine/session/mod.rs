@@ -4,6 +4,7 @@
 //! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver.
 
 mod background;
+mod background_retry;
 mod continuity;
 mod handoff_run;
 mod input;

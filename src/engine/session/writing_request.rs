@@ -1,5 +1,13 @@
-//! The handoff's writing request, and its rescue on a reduced history when the full one
-//! overflows the context window.
+//! The handoff's writing request, its retry with the short prompt when the document restated its
+//! instructions, and its rescue on a reduced history when the full one overflows the window.
+//!
+//! The retry: a document whose sections are mostly the writing prompt's own wording
+//! ([`crate::engine::handoff::echo`]) is no document. The same request is sent once more with the
+//! short prompt, which shows a filled-in example instead of describing each section (a small
+//! window affords it), on the same history (the whole one, or the rescue's reduced copy). Its
+//! document is checked against the short prompt. If it fails too, the writing failed: an
+//! automatic handoff writes the degraded document, a manual one fails (`Handoff failed`, the
+//! session unchanged), as for a document without its required sections.
 //!
 //! Sizing the reduced copy: the budget is the window (the one an overflow message states, if it
 //! is smaller) minus the writing reserve (`max_tokens`). Sizes are estimated from the request's
@@ -11,6 +19,7 @@
 use super::Engine;
 use super::handoff_run::WriteFailure;
 use super::request::{Outcome, Purpose};
+use crate::engine::handoff::prompt::WritingPrompt;
 use crate::engine::handoff::reduced_history::{self, Reduced};
 use crate::engine::handoff::{HandoffDoc, prompt};
 use crate::engine::ledger::HandoffCause;
@@ -37,7 +46,19 @@ impl Engine {
         cause: HandoffCause,
         focus: Option<&str>,
     ) -> ModelRequest {
-        let text = prompt::handoff_prompt(used, self.thresholds.window, cause, focus);
+        self.prompted_writing_request(history, used, cause, focus, WritingPrompt::Full)
+    }
+
+    /// [`Engine::writing_request`] with the prompt `kind`.
+    fn prompted_writing_request(
+        &self,
+        history: Vec<Message>,
+        used: u64,
+        cause: HandoffCause,
+        focus: Option<&str>,
+        kind: WritingPrompt,
+    ) -> ModelRequest {
+        let text = prompt::handoff_prompt(kind, used, self.thresholds.window, cause, focus);
         let mut history = self.masked_as_sent(history);
         crate::engine::types::append_message(&mut history, Message::user(text));
         ModelRequest {
@@ -93,11 +114,13 @@ impl Engine {
         Some((req, reduced))
     }
 
-    /// The document in a writing reply: its cost booked, parsed, checked, its header filled.
+    /// The document in a writing reply: its cost booked, parsed, checked (its required sections,
+    /// and against the wording of the prompt `kind` it answers), its header filled.
     pub(super) fn document_from(
         &mut self,
         resp: &ModelResponse,
         used: u64,
+        kind: WritingPrompt,
     ) -> Result<HandoffDoc, WriteFailure> {
         // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
         self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
@@ -111,6 +134,8 @@ impl Engine {
         if !missing.is_empty() {
             return Err(WriteFailure::Missing(missing.join(", ")));
         }
+        doc.echo_check(kind.template())
+            .map_err(WriteFailure::Restated)?;
         doc.meta = Some(self.meta(used));
         Ok(doc)
     }
@@ -126,7 +151,7 @@ impl Engine {
         reason: &str,
         error: Option<&ProviderError>,
     ) -> Result<(HandoffDoc, bool), WriteFailure> {
-        let Some((req, reduced)) =
+        let Some((_, reduced)) =
             self.reduced_writing_request(&self.s.messages.clone(), used, cause, focus, error)
         else {
             return Err(WriteFailure::NoFit);
@@ -138,12 +163,108 @@ impl Engine {
             dropped: reduced.dropped,
             background: false,
         }));
+        self.write_document(handoff, &reduced.messages, used, cause, focus)
+            .await
+            .map(|d| (d, !reduced.is_whole()))
+    }
+
+    /// The writing turn on `history` in the main thread: the writing request, and once more with
+    /// the short prompt if its document restated its instructions.
+    pub(super) async fn write_document(
+        &mut self,
+        handoff: HandoffId,
+        history: &[Message],
+        used: u64,
+        cause: HandoffCause,
+        focus: Option<&str>,
+    ) -> Result<HandoffDoc, WriteFailure> {
+        let first = self
+            .write_once(history, used, cause, focus, WritingPrompt::Full)
+            .await;
+        let Err(WriteFailure::Restated(restated)) = first else {
+            return first;
+        };
+        self.emit_logged(Event::Handoff(HandoffPhase::Retrying {
+            handoff,
+            reason: restated.to_string(),
+            background: false,
+        }));
+        match self
+            .write_once(history, used, cause, focus, WritingPrompt::Short)
+            .await
+        {
+            Err(WriteFailure::Aborted) => Err(WriteFailure::Aborted),
+            Err(then) => Err(WriteFailure::Retried(retry_failed(
+                &restated.to_string(),
+                &then,
+            ))),
+            written => written,
+        }
+    }
+
+    /// One writing request on `history` with the prompt `kind`, and its document.
+    async fn write_once(
+        &mut self,
+        history: &[Message],
+        used: u64,
+        cause: HandoffCause,
+        focus: Option<&str>,
+        kind: WritingPrompt,
+    ) -> Result<HandoffDoc, WriteFailure> {
+        let req = self.prompted_writing_request(history.to_vec(), used, cause, focus, kind);
         match self.stream(req, Purpose::Handoff).await {
-            Outcome::Done(resp) => self
-                .document_from(&resp, used)
-                .map(|d| (d, !reduced.is_whole())),
+            Outcome::Done(resp) => self.document_from(&resp, used, kind),
             Outcome::Aborted { .. } => Err(WriteFailure::Aborted),
             Outcome::Failed { error, .. } => Err(WriteFailure::Provider(error)),
         }
+    }
+
+    /// The retry a background writing request keeps ready: the same history with the short
+    /// prompt (a background handoff's cause is the context's pressure).
+    pub(super) fn short_retry(
+        &self,
+        history: &[Message],
+        used: u64,
+        focus: Option<&str>,
+    ) -> ShortRetry {
+        ShortRetry::Ready(Box::new(self.prompted_writing_request(
+            history.to_vec(),
+            used,
+            HandoffCause::Pressure,
+            focus,
+            WritingPrompt::Short,
+        )))
+    }
+}
+
+/// A background writing request's retry with the short prompt.
+pub(super) enum ShortRetry {
+    /// Not sent yet: the request, ready.
+    Ready(Box<ModelRequest>),
+    /// The request running is the retry (its document answers the short prompt).
+    Sent,
+}
+
+impl ShortRetry {
+    /// The prompt of the request running.
+    pub(super) fn prompt(&self) -> WritingPrompt {
+        match self {
+            ShortRetry::Ready(_) => WritingPrompt::Full,
+            ShortRetry::Sent => WritingPrompt::Short,
+        }
+    }
+}
+
+/// Why the writing failed when the retry with the short prompt failed too: `first`, what the
+/// first document restated, then what the retry did.
+pub(super) fn retry_failed(first: &str, then: &WriteFailure) -> String {
+    match then {
+        WriteFailure::Restated(again) => {
+            format!(
+                "{first}, and again with the short prompt ({})",
+                again.detail()
+            )
+        }
+        then => format!("{first}; the retry with the short prompt failed: {then}"),
     }
 }

@@ -1,4 +1,5 @@
-//! The side editor's look: its title (review countdown, conflict, unsaved mark, file) and
+//! The side editor's look: its title (review countdown, conflict, unsaved mark, file, then why a
+//! degraded document is degraded or the standing focus) and
 //! the textarea styling that makes `## Doing`-style headings stand out.
 
 use ratatui::style::Style;
@@ -102,29 +103,36 @@ pub(crate) fn editor_title(
     }
 }
 
-/// Columns the standing focus takes at most in the title (`focus: …` included).
-const FOCUS_TITLE_COLUMNS: usize = 40;
+/// Columns a tag takes at most in the title.
+const TAG_TITLE_COLUMNS: usize = 40;
 
-/// [`editor_title`] with the step's standing focus at its end (` · focus: the parser bug `), cut
+/// What the title says after the file: why a document under review is degraded, else the
+/// step's standing focus. None when there is neither.
+pub(crate) fn title_tag(degraded: Option<&str>, focus: Option<&str>) -> Option<String> {
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match (degraded.map(one_line), focus.map(one_line)) {
+        (Some(why), _) if !why.is_empty() => Some(format!("DEGRADED: {why}")),
+        (_, Some(focus)) if !focus.is_empty() => Some(format!("focus: {focus}")),
+        _ => None,
+    }
+}
+
+/// [`editor_title`] with a tag at its end (` · focus: the parser bug `, see [`title_tag`]), cut
 /// to fit; the path gives up its room first.
-pub(crate) fn editor_title_focus(
+pub(crate) fn editor_title_tagged(
     path: &str,
     countdown: Option<u64>,
     paused: bool,
     dirty: bool,
     conflict: bool,
-    focus: Option<&str>,
+    tag: Option<&str>,
     width: u16,
 ) -> String {
-    let focus = focus
-        .map(|f| f.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|f| !f.is_empty());
-    let Some(focus) = focus else {
+    let Some(full) = tag.filter(|t| !t.trim().is_empty()) else {
         return editor_title(path, countdown, paused, dirty, conflict, width);
     };
     let w = usize::from(width);
-    let full = format!("focus: {focus}");
-    let label = super::wrap::truncate(&full, FOCUS_TITLE_COLUMNS.min(w / 2).max(MIN_PATH_COLUMNS));
+    let label = super::wrap::truncate(full, TAG_TITLE_COLUMNS.min(w / 2).max(MIN_PATH_COLUMNS));
     let rest = u16::try_from(w.saturating_sub(label.width() + 3)).unwrap_or(u16::MAX);
     let with_path = editor_title(path, countdown, paused, dirty, conflict, rest);
     let with_path = with_path.trim();
@@ -144,7 +152,7 @@ pub(crate) fn editor_title_focus(
     if left < MIN_PATH_COLUMNS {
         return editor_title(path, countdown, paused, dirty, conflict, width);
     }
-    let label = super::wrap::truncate(&full, left);
+    let label = super::wrap::truncate(full, left);
     if state.is_empty() {
         format!(" {label} ")
     } else {
@@ -293,7 +301,16 @@ mod tests {
     #[test]
     fn titles_with_the_standing_focus() {
         let t = |focus: Option<&str>, width: u16| {
-            editor_title_focus("notes/h.md", Some(12), false, false, false, focus, width)
+            let tag = title_tag(None, focus);
+            editor_title_tagged(
+                "notes/h.md",
+                Some(12),
+                false,
+                false,
+                false,
+                tag.as_deref(),
+                width,
+            )
         };
         assert_eq!(
             t(None, 60),
@@ -311,9 +328,39 @@ mod tests {
         let tiny = t(Some("the nested quotes bug in lex()"), 26);
         assert_eq!(tiny, " successor in 12s ", "the countdown before the focus");
         assert_eq!(
-            editor_title_focus("h.md", None, false, false, false, Some("parser"), 60),
+            editor_title_tagged("h.md", None, false, false, false, Some("focus: parser"), 60),
             " h.md · focus: parser "
         );
+    }
+
+    #[test]
+    fn a_degraded_document_says_why_in_the_title() {
+        let why = "the document restated its instructions (words from the prompt: doing 100%)";
+        assert_eq!(
+            title_tag(Some(why), Some("the parser")).as_deref(),
+            Some(format!("DEGRADED: {why}").as_str()),
+            "the reason before the focus"
+        );
+        assert_eq!(
+            title_tag(Some(" \n"), Some("the\nparser")).as_deref(),
+            Some("focus: the parser")
+        );
+        assert_eq!(title_tag(None, None), None);
+        let tag = title_tag(Some(why), None);
+        let t = editor_title_tagged(
+            "notes/h.md",
+            Some(12),
+            false,
+            false,
+            false,
+            tag.as_deref(),
+            78,
+        );
+        assert_eq!(
+            t,
+            " successor in 12s · notes/h.md · DEGRADED: the document restated its in… "
+        );
+        assert!(t.width() <= 78, "{t}");
     }
 
     #[test]
