@@ -50,6 +50,7 @@ fn history() -> Vec<Message> {
                     id: id.clone(),
                     name: name.into(),
                     input,
+                    from_text: false,
                 },
             ],
         });

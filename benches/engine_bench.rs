@@ -48,6 +48,8 @@ pub fn params(
         max_generations,
         max_iterations: 10_000,
         approvals: ApprovalPolicy::Auto,
+        sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
+        sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
         front_end: FrontEnd::Headless,
         step: Some("bench".into()),
         retry: RetryPolicy::default(),
@@ -61,6 +63,7 @@ pub fn params(
         mcp: None,
         side_events: None,
         subagent: Default::default(),
+        prompt_style: Default::default(),
         masking: Default::default(),
     }
 }

@@ -101,6 +101,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "masking a 300-call history for one request; the Touched section of a 300-call log",
         economy_bench::run,
     ),
+    (
+        "probe",
+        "asking a local server for its window at start: answered, 404, refused, silent",
+        local_bench::probe_costs,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -118,6 +123,7 @@ mod economy_bench;
 mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
+mod local_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;

@@ -43,6 +43,7 @@ fn write_generation(dir: &Path, generation: u32) -> Source {
                         id: call.clone(),
                         name: "read_file".into(),
                         input: json!({"path": format!("src/parser/part{i}.rs")}),
+                        from_text: false,
                     },
                 ],
             },

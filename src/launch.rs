@@ -21,11 +21,13 @@ use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
 use crate::engine::session::{EngineParams, Resume};
 
-const SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
-
-/// The system prompt for a workspace. Stable across a run, so the provider's prompt cache holds.
-pub(crate) fn system_prompt(workspace: &std::path::Path) -> String {
-    SYSTEM_PROMPT.replace("{workspace}", &workspace.display().to_string())
+/// The system prompt for a workspace (full or lean, by the window and `--lean`). Stable across a
+/// run, so the provider's prompt cache holds.
+pub(crate) fn system_prompt(config: &Config) -> String {
+    config
+        .context
+        .prompt_style()
+        .base_prompt(&config.places.workspace)
 }
 
 /// The first line of a run's log: what it runs with (the key never, not even masked).
@@ -183,7 +185,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
     Ok(EngineParams {
         provider,
         model: p.model.clone(),
-        system_prompt: system_prompt(&places.workspace),
+        system_prompt: system_prompt(config),
         instructions: InstructionSources {
             user_dir: places.config_dir.clone(),
             max_bytes: ctx.instructions_max_bytes,
@@ -199,6 +201,8 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         max_generations: ctx.max_generations,
         max_iterations: tools.max_iterations,
         approvals: tools.approvals,
+        sandbox: config.sandbox.policy.clone(),
+        sandbox_approval: config.sandbox.approval,
         front_end,
         step: places.step.clone(),
         retry: RetryPolicy {
@@ -222,6 +226,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             max_iterations: tools.subagent_max_iterations,
         },
         masking: ctx.masking,
+        prompt_style: ctx.prompt_style(),
     })
 }
 

@@ -17,7 +17,8 @@
 //!
 //! 0. leaf helpers — `types` (messages, blocks, usage), `fsutil`, `secrets` (key masking),
 //!    `text`, `diff`, `pricing`, `approvals`, `files`, `instructions`, `sysprompt`, `replace`,
-//!    `step_memory` (pins, plan, focus), `learned_windows`;
+//!    `step_memory` (pins, plan, focus), `learned_windows`, `lean` (the full or lean
+//!    prompt), `tokens` (calibrated token estimates);
 //! 1. `provider/` — the `Provider` trait, Anthropic and OpenAI-compatible streams, SSE, retries,
 //!    overflow messages, the known-window table; `demo`, the offline scripted model;
 //! 2. `context` — accounting, thresholds and the context-strategy trait (when a handoff or a
@@ -78,6 +79,7 @@ pub(crate) mod harden;
 pub(crate) mod headless;
 pub(crate) mod launch;
 pub(crate) mod logging;
+pub(crate) mod server_window;
 pub mod start;
 pub mod tui;
 pub(crate) mod tui_main;

@@ -1,7 +1,8 @@
 //! The process's start, all that `main` calls: read the environment, take the provider keys out
 //! of the process and lock it down, load the configuration (a bad flag, key or value is one line
 //! and exit code 2; `--help` and `--version` print and exit 0), read a `-p -` task from stdin,
-//! print the `-v` report, open the log file, then run headless (`-p`) or the TUI.
+//! ask a local server for its window, print the `-v` report, open the log file, then run
+//! headless (`-p`) or the TUI.
 
 use crate::config::{self, Env};
 
@@ -43,6 +44,8 @@ pub unsafe fn run() -> i32 {
             return 1;
         }
     };
+    // A local server states its own window: asked before `-v` reports it.
+    runtime.block_on(crate::server_window::ask(&mut config));
     if config.front.verbose {
         eprintln!("{}", config.verbose_report());
     }

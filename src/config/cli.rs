@@ -9,6 +9,7 @@ use super::context::ContextFlags;
 use super::front::FrontFlags;
 use super::places::PlaceFlags;
 use super::provider::ProviderFlags;
+use super::sandbox::SandboxFlags;
 use super::tools::ToolFlags;
 
 /// The command line. Every flag also has a config-file key of the same name with `_` for `-`.
@@ -32,6 +33,8 @@ pub(crate) struct Cli {
     pub(crate) tools: ToolFlags,
     #[command(flatten)]
     pub(crate) front: FrontFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxFlags,
 }
 
 #[cfg(test)]

@@ -333,6 +333,8 @@ fn sample() -> Config {
             window: 200_000,
             window_source: WindowSource::Flag,
             headroom: 50_000,
+            max_tokens: 1024,
+            lean: false,
             policy: ContextPolicy::Handoff,
             max_generations: 8,
             handoff_mode: HandoffMode::Background,
@@ -368,6 +370,10 @@ fn sample() -> Config {
             log_level: LogLevel::Info,
             notify: Notify::Bell,
             history: true,
+        },
+        sandbox: super::sandbox::SandboxSettings {
+            policy: crate::engine::tools::sandbox::SandboxPolicy::default(),
+            approval: crate::engine::policy::SandboxApproval::Skip,
         },
     }
 }
@@ -513,19 +519,28 @@ fn a_dot_flower_file_and_a_run_dir_file_are_named() {
 }
 
 #[test]
-fn a_handoff_line_at_the_window_is_a_warning_in_the_report() {
+fn a_small_window_scales_the_line_and_gets_the_lean_prompt() {
     let mut c = sample();
     c.context.window = 8_000;
-    assert_eq!(c.context.startup_warnings().len(), 1);
+    c.context.max_tokens = 16_384;
+    // The line leaves the writing request's output cap (a quarter of the window) free.
+    let t = c.context.thresholds();
+    assert_eq!((t.at, t.warn_at), (5_000, 4_000));
     let report = c.verbose_report();
     assert!(
-        report.contains("\nwarning: the handoff line (10.0K) is at or above the window (8K)"),
+        report.contains("\nat: 5000\n") && report.contains("\nprompt: lean"),
         "{report}"
     );
-    // Compaction has no handoff line.
-    c.context.policy = ContextPolicy::Compaction;
-    assert!(c.context.startup_warnings().is_empty());
-    assert!(sample().context.startup_warnings().is_empty());
+    assert!(sample().verbose_report().contains("\nprompt: full"));
+    let mut asked = sample();
+    asked.context.lean = true;
+    assert!(asked.verbose_report().contains("\nprompt: lean"));
+    // A small output cap needs little room: the seed's line holds in the demo's window.
+    let mut demo = sample();
+    demo.context.window = 40_000;
+    demo.context.headroom = 10_000;
+    demo.context.max_tokens = 4_096;
+    assert_eq!(demo.context.thresholds().at, 30_000);
 }
 
 #[test]

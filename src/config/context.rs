@@ -4,7 +4,10 @@
 //! lasts, the cap on the project instructions, and the masking of old tool output (on or off, and
 //! the recent window it never touches).
 //!
-//! The rules: the window is the flag's (or the file's), else one learned from an earlier overflow
+//! The prompt sessions get (full, or lean with `--lean` or in a small window) is decided here too.
+//!
+//! The rules: the window is the flag's (or the file's), else (asked at start, `server_window`) the
+//! one a local server states, else one learned from an earlier overflow
 //! of the same model, else the model's known window; the demo has its own small window and
 //! headroom. Handoff is the default; `--no-handoff` compacts instead; the `compaction` key adds
 //! compaction to handoff (both only when asked for explicitly).
@@ -18,6 +21,7 @@ use super::env::Env;
 use super::error::ConfigError;
 use super::values::{Choice, FileWord, at_least_one, file_tokens, file_word, flag, parse_tokens};
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
+use crate::engine::lean::PromptStyle;
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::mask::{MaskMode, MaskSettings};
 use crate::engine::policy::{ContextPolicy, HandoffMode};
@@ -100,7 +104,8 @@ pub(crate) struct ContextFlags {
     /// Context window in tokens
     #[arg(long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true, display_order = 1)]
     pub(crate) window: Option<u64>,
-    /// Tokens kept free below the window; the handoff line is max(10000, window - headroom)
+    /// Tokens kept free below the window; the handoff line is max(10000, window - headroom),
+    /// scaled in a small window
     #[arg(long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true, display_order = 2)]
     pub(crate) headroom: Option<u64>,
     /// Use in-place compaction instead of handoff
@@ -109,6 +114,9 @@ pub(crate) struct ContextFlags {
     /// Handoffs allowed in one step before it stops
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true, display_order = 4)]
     pub(crate) max_generations: Option<u32>,
+    /// Use the compact system prompt and tool descriptions (automatic for windows up to 32K)
+    #[arg(long, display_order = 26)]
+    pub(crate) lean: bool,
     /// Side-editor review window before the successor starts: seconds, or off
     #[arg(long, value_name = "SECS|off", value_parser = flag::<Review>, allow_negative_numbers = true, display_order = 13)]
     pub(crate) review: Option<Review>,
@@ -130,6 +138,8 @@ pub(crate) struct ContextKeys {
     #[serde(default, deserialize_with = "file_tokens")]
     pub(crate) headroom: Option<u64>,
     pub(crate) no_handoff: Option<bool>,
+    /// The compact prompt whatever the window.
+    pub(crate) lean: Option<bool>,
     /// Run compaction as well as handoff.
     pub(crate) compaction: Option<bool>,
     pub(crate) max_generations: Option<u32>,
@@ -151,6 +161,10 @@ pub(crate) struct ContextSettings {
     pub(crate) window: u64,
     pub(crate) window_source: WindowSource,
     pub(crate) headroom: u64,
+    /// The requests' output cap as configured (`max_tokens`): the line keeps it free.
+    pub(crate) max_tokens: u32,
+    /// `--lean`: the compact prompt whatever the window ([`ContextSettings::prompt_style`]).
+    pub(crate) lean: bool,
     pub(crate) policy: ContextPolicy,
     pub(crate) max_generations: u32,
     /// The handoff's writing turn beside the main thread or blocking it.
@@ -164,19 +178,14 @@ pub(crate) struct ContextSettings {
 }
 
 impl ContextSettings {
+    /// The thresholds of the window, keeping the requests' output cap free below it.
     pub(crate) fn thresholds(&self) -> Thresholds {
-        Thresholds::new(self.window, self.headroom)
+        Thresholds::with_output(self.window, self.headroom, self.max_tokens)
     }
 
-    /// What the settings themselves warn about (shown by `-v`; the engine says it at start too).
-    pub(crate) fn startup_warnings(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.policy.hands_off()
-            && let Some(w) = self.thresholds().line_warning()
-        {
-            out.push(w);
-        }
-        out
+    /// The prompt the sessions get: lean when asked or in a small window.
+    pub(crate) fn prompt_style(&self) -> PromptStyle {
+        PromptStyle::choose(self.lean, self.window)
     }
 }
 
@@ -185,6 +194,8 @@ pub(crate) struct WindowInputs<'a> {
     pub(crate) model: &'a str,
     pub(crate) demo: bool,
     pub(crate) data_dir: &'a Path,
+    /// The requests' configured output cap.
+    pub(crate) max_tokens: u32,
 }
 
 /// Merge this concern's flags, env and file keys.
@@ -217,6 +228,8 @@ pub(crate) fn resolve(
         window,
         window_source,
         headroom: flags.headroom.or(keys.headroom).unwrap_or(headroom_default),
+        max_tokens: inputs.max_tokens,
+        lean: flags.lean || keys.lean.unwrap_or(false),
         policy,
         max_generations: flags
             .max_generations

@@ -16,6 +16,7 @@ use super::error::ConfigError;
 use super::front::FrontKeys;
 use super::places::PlaceKeys;
 use super::provider::ProviderKeys;
+use super::sandbox::SandboxKeys;
 use super::tools::ToolKeys;
 
 /// Every key of the file, in the order an unknown key's message lists them. A key added to one
@@ -24,6 +25,7 @@ pub(crate) const KEYS: &[&str] = &[
     "window",
     "headroom",
     "no_handoff",
+    "lean",
     "compaction",
     "max_generations",
     "model",
@@ -56,7 +58,12 @@ pub(crate) const KEYS: &[&str] = &[
     "history",
     "mask_tool_results",
     "mask_recent_tokens",
+    "sandbox",
+    "sandbox_network",
 ];
+
+/// The keys that take a table: an error inside one is not "written as a table".
+const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox"];
 
 /// The config file's keys, read by concern.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +73,7 @@ pub(crate) struct FileConfig {
     pub(crate) places: PlaceKeys,
     pub(crate) tools: ToolKeys,
     pub(crate) front: FrontKeys,
+    pub(crate) sandbox: SandboxKeys,
 }
 
 /// Read and check the config file at `path`; a missing file is an empty config.
@@ -89,6 +97,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> 
         places: read(text, &mut problems),
         tools: read(text, &mut problems),
         front: read(text, &mut problems),
+        sandbox: read(text, &mut problems),
     };
     match toml::from_str::<FirstUnknownKey>(text) {
         Ok(FirstUnknownKey(Some(key))) => problems.push(Problem::Unknown(key)),
@@ -137,7 +146,7 @@ impl Problem {
             Problem::Toml(error) => Box::new(error),
         };
         match error.span().and_then(|span| key_at(text, span.start)) {
-            Some(KeyAt::Table(key)) if !key.is_empty() => {
+            Some(KeyAt::Table(key)) if !key.is_empty() && !TABLE_KEYS.contains(&key.as_str()) => {
                 ConfigError::WrittenAsTable { path, key, error }
             }
             Some(KeyAt::Value(key))

@@ -46,6 +46,7 @@ fn the_key_list_is_every_concerns_keys_once() {
         fields_of::<PlaceKeys>(),
         fields_of::<ToolKeys>(),
         fields_of::<FrontKeys>(),
+        fields_of::<SandboxKeys>(),
     ]
     .concat();
     assert!(concerns.len() > 30, "{concerns:?}");

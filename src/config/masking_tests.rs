@@ -16,6 +16,7 @@ fn masking_of(text: &str) -> Result<MaskSettings, ConfigError> {
         model: "claude-sonnet-4-5",
         demo: false,
         data_dir: dir.path(),
+        max_tokens: crate::engine::context::DEFAULT_OUTPUT_CAP,
     };
     resolve(ContextFlags::default(), keys, &Env(BTreeMap::new()), inputs).map(|c| c.masking)
 }

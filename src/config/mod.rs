@@ -9,6 +9,7 @@
 //! - [`context`]: the window, thresholds, handoff or compaction, generations, review, handoff mode
 //! - [`places`]: workspace, workbench, run directory, step, data/config dirs, which session
 //! - [`tools`]: approvals, iteration budget, bash timeout, MCP servers, subagents
+//! - [`sandbox`]: the `bash` tool's OS sandbox (mode, network, writable paths, asking)
 //! - [`front`]: headless output, `-v`, theme, colour, editor, notifications, history, log level
 //!
 //! Around them: [`cli`] flattens the flag groups into the command line, [`file`] reads the config
@@ -42,6 +43,7 @@ pub(crate) mod front;
 pub(crate) mod places;
 pub(crate) mod provider;
 pub(crate) mod report;
+pub(crate) mod sandbox;
 pub(crate) mod settings;
 pub(crate) mod tools;
 pub(crate) mod values;

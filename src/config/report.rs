@@ -1,11 +1,12 @@
 //! The `-v` report: the effective provider, endpoint, model, window and thresholds, the handoff
-//! mode, workspace, log and MCP servers, and the API key masked to its first four characters
-//! (never the key itself), then what the settings warn about.
+//! mode, workspace, log, MCP servers, the sandbox of commands and which prompt (full or lean) the
+//! sessions get, and the API key masked to its first four characters (never the key itself).
 
 use super::provider::Backend;
 use super::settings::Config;
 use crate::engine::mcp::ServerConfig;
 use crate::engine::secrets::{self, ApiKey};
+use crate::engine::tools::sandbox;
 
 impl Config {
     /// The `-v` report, one `name: value` line each.
@@ -40,16 +41,13 @@ impl Config {
                 crate::logging::log_dir(&self.places.data_dir).display()
             ),
             format!("mcp servers: {}", mcp_summary(&self.tools.mcp_servers)),
+            format!(
+                "sandbox: {}",
+                sandbox::describe(&self.sandbox.policy, &sandbox::Support::current())
+            ),
+            format!("prompt: {}", ctx.prompt_style().as_str()),
         ];
-        let warnings = ctx
-            .startup_warnings()
-            .into_iter()
-            .map(|w| format!("warning: {w}"));
-        lines
-            .into_iter()
-            .chain(warnings)
-            .collect::<Vec<_>>()
-            .join("\n")
+        lines.join("\n")
     }
 }
 

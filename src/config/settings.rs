@@ -10,6 +10,7 @@ use super::file::FileConfig;
 use super::front::{self, FrontSettings};
 use super::places::{self, Places};
 use super::provider::{self, ProviderSettings};
+use super::sandbox::{self, SandboxSettings};
 use super::tools::{self, ToolSettings};
 
 /// The effective settings of a run.
@@ -22,6 +23,7 @@ pub(crate) struct Config {
     pub(crate) places: Places,
     pub(crate) tools: ToolSettings,
     pub(crate) front: FrontSettings,
+    pub(crate) sandbox: SandboxSettings,
 }
 
 /// Merge flags, env and file into the effective config.
@@ -34,10 +36,12 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         model: &provider.model,
         demo,
         data_dir: &places.data_dir,
+        max_tokens: provider.max_tokens,
     };
     let context = context::resolve(cli.context, file.context, env, inputs)?;
     let tools = tools::resolve(cli.tools, file.tools, env)?;
     let front = front::resolve(cli.front, file.front, env)?;
+    let sandbox = sandbox::resolve(cli.sandbox, file.sandbox, env)?;
     Ok(Config {
         prompt: cli.prompt,
         provider,
@@ -45,5 +49,6 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         places,
         tools,
         front,
+        sandbox,
     })
 }

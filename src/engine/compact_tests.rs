@@ -17,6 +17,7 @@ fn call(id: &str, text: &str) -> Message {
                 id: id.into(),
                 name: "read_file".into(),
                 input: json!({ "path": format!("src/{id}.rs") }),
+                from_text: false,
             },
         ],
     }
@@ -275,6 +276,7 @@ fn summary_request_renders_a_readable_transcript() {
                     id: "1".into(),
                     name: "bash".into(),
                     input: json!({ "command": "make", "pad": "p".repeat(1_000) }),
+                    from_text: false,
                 },
             ],
         },
@@ -367,6 +369,7 @@ fn history(turns: &[Turn]) -> Vec<Message> {
                     id: id.clone(),
                     name: "grep".into(),
                     input: json!({ "pattern": "x" }),
+                    from_text: false,
                 });
                 results.push(Block::ToolResult {
                     tool_use_id: id,

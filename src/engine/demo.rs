@@ -301,7 +301,12 @@ impl Provider for DemoProvider {
                     id: id.clone(),
                     name: name.clone(),
                 });
-                content.push(Block::ToolUse { id, name, input });
+                content.push(Block::ToolUse {
+                    id,
+                    name,
+                    input,
+                    from_text: false,
+                });
                 stop = "tool_use".into();
             }
             Ok(ModelResponse {

@@ -19,6 +19,7 @@ fn call(id: &str, name: &str, input: Value) -> Message {
             id: id.into(),
             name: name.into(),
             input,
+            from_text: false,
         }],
     }
 }

@@ -20,6 +20,7 @@ pub mod fsutil;
 pub mod handoff;
 pub mod hooks;
 pub mod instructions;
+pub mod lean;
 pub(crate) mod learned_windows;
 pub mod ledger;
 pub mod mask;
@@ -37,6 +38,7 @@ pub mod step_memory;
 pub mod subagent;
 pub(crate) mod sysprompt;
 pub(crate) mod text;
+pub mod tokens;
 pub mod tools;
 pub mod types;
 
@@ -46,8 +48,8 @@ pub mod types;
 ///
 /// 0. Leaf helpers: the conversation types, files and atomic writes, key masking, text and diff
 ///    helpers, prices, the approval rules, the workspace's file walk and instruction files, the
-///    system prompt, the replace generation, the step memory (pins, plan, focus) and the windows
-///    learned from overflow messages.
+///    system prompt, the replace generation, the step memory (pins, plan, focus), the windows
+///    learned from overflow messages, the full or lean prompt and the calibrated token estimates.
 /// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
 ///    messages and the known-window table; the offline demo model.
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
@@ -76,6 +78,8 @@ pub const LAYERS: &[&[&str]] = &[
         "step_memory",
         "learned_windows",
         "frontmatter",
+        "lean",
+        "tokens",
     ],
     &["provider", "demo"],
     &["context", "policy", "mask"],

@@ -16,12 +16,18 @@ pub enum ContextPolicy {
 }
 
 impl ContextPolicy {
-    /// The strategies in force, in the order they are checked before a request.
-    pub fn strategies(self, headroom: u64) -> Vec<Box<dyn ContextStrategy + Send>> {
+    /// The strategies in force, in the order they are checked before a request (`max_tokens`:
+    /// the requests' output cap, which the handoff line keeps free below the window).
+    pub fn strategies(
+        self,
+        headroom: u64,
+        max_tokens: u32,
+    ) -> Vec<Box<dyn ContextStrategy + Send>> {
         let handoff = || -> Box<dyn ContextStrategy + Send> {
             Box::new(HandoffStrategy {
                 enabled: true,
                 headroom,
+                max_tokens,
             })
         };
         match self {
@@ -91,6 +97,17 @@ pub enum ApprovalPolicy {
     AskOnce,
 }
 
+/// Whether a `bash` command that the sandbox confines is asked for like any other command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxApproval {
+    /// A confined command runs without asking: the sandbox keeps it to the workspace.
+    #[default]
+    Skip,
+    /// Ask as if there were no sandbox (config `[sandbox] ask = true`).
+    Ask,
+}
+
 /// Who drives the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrontEnd {
@@ -121,7 +138,10 @@ mod tests {
     #[test]
     fn policies_pick_their_strategies() {
         let kinds = |p: ContextPolicy| -> Vec<StrategyKind> {
-            p.strategies(50_000).iter().map(|s| s.kind()).collect()
+            p.strategies(50_000, 16_384)
+                .iter()
+                .map(|s| s.kind())
+                .collect()
         };
         assert_eq!(kinds(ContextPolicy::Handoff), [StrategyKind::Handoff]);
         assert_eq!(kinds(ContextPolicy::Compaction), [StrategyKind::Compaction]);

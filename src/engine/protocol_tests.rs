@@ -121,8 +121,9 @@ fn every_event_kind_on_the_wire() {
                     elapsed_ms: 1250,
                     summary: "exit code 0".into(),
                 }),
+                sandbox: None,
             },
-            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"}}"#,
+            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"},"sandbox":null}"#,
         ),
         (
             Event::ToolOutputDelta {
@@ -145,8 +146,9 @@ fn every_event_kind_on_the_wire() {
                     crate::engine::diff::DiffLimits::RESULT,
                 ))),
                 exit: None,
+                sandbox: None,
             },
-            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null}"#,
+            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null,"sandbox":null}"#,
         ),
         (
             Event::ApprovalRequest {
@@ -157,8 +159,9 @@ fn every_event_kind_on_the_wire() {
                 command: Some("ls".into()),
                 diff: None,
                 always: crate::engine::approvals::offer("bash", &json!({"command": "ls"}), false),
+                unsandboxed: None,
             },
-            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false,"command":"ls","diff":null,"always":{"rules":[{"kind":"bash_prefix","prefix":"ls"}],"label":"always allow `ls …` this session"}}"#,
+            r#"{"type":"approval_request","id":"t1","name":"bash","summary":"bash: ls","outside_workspace":false,"command":"ls","diff":null,"always":{"rules":[{"kind":"bash_prefix","prefix":"ls"}],"label":"always allow `ls …` this session"},"unsandboxed":null}"#,
         ),
         (
             Event::ApprovalRequest {
@@ -174,8 +177,9 @@ fn every_event_kind_on_the_wire() {
                     crate::engine::diff::DiffLimits::PREVIEW,
                 ))),
                 always: None,
+                unsandboxed: None,
             },
-            r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null}"#,
+            r#"{"type":"approval_request","id":"t2","name":"write_file","summary":"write_file: /etc/x","outside_workspace":true,"command":null,"diff":{"path":"/etc/x","change":"created","added":1,"removed":0,"hunks":[{"old_start":0,"old_lines":0,"new_start":1,"new_lines":1,"lines":[{"kind":"added","old":null,"new":1,"text":"a"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"always":null,"unsandboxed":null}"#,
         ),
         (
             Event::Cost {
@@ -389,8 +393,10 @@ fn every_event_kind_on_the_wire() {
                 allowances: vec![Allowance::from(AllowRule::BashPrefix {
                     prefix: "cargo test".into(),
                 })],
+                sandbox: "workspace-write, network off (Landlock ABI 7 and a seccomp filter)"
+                    .into(),
             },
-            r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}]}"#,
+            r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}],"sandbox":"workspace-write, network off (Landlock ABI 7 and a seccomp filter)"}"#,
         ),
         (
             Event::Usage {
@@ -405,8 +411,9 @@ fn every_event_kind_on_the_wire() {
                 },
                 cost_usd: 0.5,
                 session_cost_usd: 1.25,
+                masked_tokens: 48_200,
             },
-            r#"{"type":"usage","context":1200,"window":200000,"headroom":50000,"at":150000,"warn_at":130000,"estimated":false,"usage":{"input_tokens":1000,"output_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.5,"session_cost_usd":1.25}"#,
+            r#"{"type":"usage","context":1200,"window":200000,"headroom":50000,"at":150000,"warn_at":130000,"estimated":false,"usage":{"input_tokens":1000,"output_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.5,"session_cost_usd":1.25,"masked_tokens":48200}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Near {

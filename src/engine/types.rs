@@ -26,6 +26,10 @@ pub enum Block {
         id: String,
         name: String,
         input: Value,
+        /// The model wrote this call as text (a JSON object in its reply) and it was read as a
+        /// call (`provider::text_calls`); kept in the transcript, shown with the call.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        from_text: bool,
     },
     ToolResult {
         tool_use_id: String,
@@ -76,7 +80,9 @@ impl Message {
     /// The `tool_use` blocks of this message.
     pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.content.iter().filter_map(|b| match b {
-            Block::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            Block::ToolUse {
+                id, name, input, ..
+            } => Some((id.as_str(), name.as_str(), input)),
             _ => None,
         })
     }

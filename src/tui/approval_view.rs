@@ -49,6 +49,7 @@ pub(super) fn approval_model(
         command: p.command.as_deref(),
         diff: p.diff.as_deref(),
         always: p.always.as_ref(),
+        unsandboxed: p.unsandboxed.as_deref(),
     };
     let lines = prompt_body_lines(&body, inner, theme);
     // The `.mcp.json` question has no tool's notes ("always" is not a thing there).
@@ -104,6 +105,11 @@ pub(super) fn draw_approval(
     let mcp_json = matches!(p.asked, Asked::McpJson { .. });
     let title = if mcp_json {
         format!(" Start the MCP servers of this workspace's .mcp.json?{more} ")
+    } else if p.unsandboxed.is_some() {
+        format!(
+            " The sandbox stopped {}: run it once outside the sandbox?{more} ",
+            p.name
+        )
     } else {
         format!(" Allow {}?{more} ", p.name)
     };

@@ -147,6 +147,7 @@ fn window_command_validates() {
             usage: Usage::default(),
             cost_usd: 0.0,
             session_cost_usd: 0.0,
+            masked_tokens: 0,
         }),
         t0,
     );
@@ -181,6 +182,7 @@ fn window_without_a_number_says_where_the_window_comes_from() {
             usage: Usage::default(),
             cost_usd: 0.0,
             session_cost_usd: 0.0,
+            masked_tokens: 0,
         }),
         t0,
     );
@@ -252,6 +254,7 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
             usage: Usage::default(),
             cost_usd: 0.0,
             session_cost_usd,
+            masked_tokens: 0,
         })
     };
     update(&mut s, started("aaaaaaaa-1", 1), t0);

@@ -293,6 +293,7 @@ fn a_save_during_an_approval_sends_the_focus_back_to_the_input() {
             command: None,
             diff: None,
             always: None,
+            unsandboxed: None,
         }),
         t0,
     );

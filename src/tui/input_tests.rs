@@ -70,6 +70,7 @@ fn approval_prompt_takes_the_keys() {
                 }],
                 label: "always allow `make …` this session".into(),
             }),
+            unsandboxed: None,
         }),
         t0,
     );
@@ -104,6 +105,7 @@ fn approval_prompt_takes_the_keys() {
             command: None,
             diff: None,
             always: None,
+            unsandboxed: None,
         }),
         t1,
     );
@@ -197,6 +199,7 @@ fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
             command: None,
             diff: None,
             always: None,
+            unsandboxed: None,
         })
     };
     // The user is typing "can you also" when the prompt appears: the `a` of "also" (which

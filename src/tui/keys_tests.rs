@@ -42,6 +42,7 @@ fn tool(s: &mut AppState, id: &str, now: Instant) {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }),
         now,
     );

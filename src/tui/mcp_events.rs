@@ -64,6 +64,7 @@ fn on_mcp_json(
         command: None,
         diff: None,
         always: None,
+        unsandboxed: None,
     });
     // Like a tool's prompt it shows above the input and the focus stays; it answers keys only
     // on an empty input a while after it appeared and after the input last changed.

@@ -352,6 +352,7 @@ fn tool_cells_fill_in() {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }),
         t1,
     );

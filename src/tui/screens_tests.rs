@@ -77,6 +77,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }),
         t0,
     );
@@ -114,6 +115,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
             usage: Usage::default(),
             cost_usd: 0.12,
             session_cost_usd: 0.12,
+            masked_tokens: 0,
         }),
         t0,
     );
@@ -158,6 +160,7 @@ fn approval_prompt() {
             command: None,
             diff: None,
             always: None,
+            unsandboxed: None,
         }),
         t0,
     );

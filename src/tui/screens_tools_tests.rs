@@ -42,6 +42,7 @@ fn a_tool_cell_selected_and_expanded() {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }),
         t0,
     );
@@ -96,6 +97,7 @@ fn the_approval_prompt_waits_for_typed_text() {
             command: None,
             diff: None,
             always: None,
+            unsandboxed: None,
         }),
         t0,
     );
@@ -127,6 +129,7 @@ fn an_approval_offers_only_keys_that_answer_it_and_its_call_waits() {
             command: Some("ls /etc".into()),
             diff: None,
             always: None,
+            unsandboxed: None,
         }),
         t0,
     );
@@ -182,6 +185,7 @@ fn an_approval_shows_the_whole_long_command_and_scrolls() {
             command: Some(command.into()),
             diff: None,
             always: offer("always allow exactly this command this session (it writes a file)"),
+            unsandboxed: None,
         }),
         t0,
     );
@@ -229,6 +233,7 @@ fn an_approval_previews_the_diff() {
                 DiffLimits::PREVIEW,
             ))),
             always: offer("always allow edit_file inside the workspace this session"),
+            unsandboxed: None,
         }),
         t0,
     );
@@ -285,6 +290,7 @@ fn an_edit_and_a_new_file_as_diff_cells() {
                     DiffLimits::RESULT,
                 ))),
                 exit: None,
+                sandbox: None,
             }),
             t0,
         );
@@ -335,4 +341,54 @@ fn a_live_bash_cell_streams_its_output_with_the_time() {
     let t1 = t0 + Duration::from_millis(7_300);
     update(&mut s, Msg::Tick, t1);
     insta::assert_snapshot!(draw(&s, 80, 20, t1).backend());
+}
+
+#[test]
+fn a_command_the_sandbox_stopped_asks_to_run_once_outside_it() {
+    let t0 = Instant::now();
+    let mut s = state();
+    session(&mut s, t0);
+    let command = "echo 'export PATH=$HOME/bin:$PATH' >> /home/ann/.profile && echo added";
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            id: "t4".into(),
+            name: "bash".into(),
+            input: json!({ "command": command }),
+            summary: "bash: echo 'export PATH=$HOME/bin:$PATH' >> /home/ann/.profile …".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ApprovalRequest {
+            id: "t4".into(),
+            name: "bash".into(),
+            summary: "bash: echo 'export PATH=$HOME/bin:$PATH' >> /home/ann/.profile …".into(),
+            outside_workspace: false,
+            command: Some(command.into()),
+            diff: None,
+            always: None,
+            unsandboxed: Some(
+                "[sandbox: the sandbox refused the write to `/home/ann/.profile`: commands may \
+                 write only in the workspace (/w) and the temp dirs (/tmp).]"
+                    .into(),
+            ),
+        }),
+        t0,
+    );
+    let t1 = t0 + Duration::from_secs(1);
+    let screen = draw(&s, 100, 24, t1);
+    insta::assert_snapshot!(screen.backend());
+    let text = format!("{:?}", screen.backend());
+    assert!(
+        text.contains("The sandbox stopped bash: run it once outside the sandbox?"),
+        "{text}"
+    );
+    assert!(
+        text.contains("$ echo 'export PATH=$HOME/bin:$PATH' >> /home/ann/.profile && echo added"),
+        "{text}"
+    );
+    assert!(!text.contains("a always"), "{text}");
+    assert!(text.contains("once more, outside the sandbox"), "{text}");
 }

@@ -36,8 +36,12 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             context,
             thresholds,
             estimated,
+            masked_tokens,
             ..
-        } => on_usage(state, context, thresholds, estimated),
+        } => {
+            state.gauge.masked = masked_tokens;
+            on_usage(state, context, thresholds, estimated)
+        }
         // The engine's notice that follows says what was learned and where it is recorded.
         Event::WindowLearned { thresholds, .. } => {
             state.labels.window_source = "learned from an overflow message".into();
@@ -76,7 +80,11 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             current_run,
             sessions,
         } => on_sessions(state, current_run, sessions),
-        Event::Permissions { policy, allowances } => on_permissions(state, policy, allowances),
+        Event::Permissions {
+            policy,
+            allowances,
+            sandbox,
+        } => on_permissions(state, policy, allowances, &sandbox),
         Event::SessionPrompt { instructions, .. } => on_session_prompt(state, &instructions),
         Event::InitExists { path, .. } => on_init_exists(state, &path),
         Event::Cost {
@@ -115,7 +123,12 @@ fn on_usage(state: &mut AppState, context: u64, thresholds: Thresholds, estimate
 }
 
 /// `/permissions`, `/permissions revoke …`: the grants in force, numbered for revoking.
-fn on_permissions(state: &mut AppState, policy: ApprovalPolicy, allowances: Vec<Allowance>) {
+fn on_permissions(
+    state: &mut AppState,
+    policy: ApprovalPolicy,
+    allowances: Vec<Allowance>,
+    sandbox: &str,
+) {
     let mut lines = vec![match policy {
         ApprovalPolicy::Ask => {
             "Approvals: asked for each tool call that writes or runs".to_string()
@@ -127,6 +140,7 @@ fn on_permissions(state: &mut AppState, policy: ApprovalPolicy, allowances: Vec<
             "Approvals: the first call was asked for, the rest are allowed (the demo)".to_string()
         }
     }];
+    lines.push(format!("Sandbox of commands: {sandbox}"));
     if allowances.is_empty() {
         lines.push("Nothing is always allowed in this session.".into());
     } else {

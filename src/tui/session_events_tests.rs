@@ -100,12 +100,17 @@ fn permissions_are_listed_and_revoked_by_number() {
                     tool: "edit_file".into(),
                 }),
             ],
+            sandbox: "workspace-write, network off (Landlock ABI 7 and a seccomp filter)".into(),
         }),
         t0,
     );
     let Cell::Notice { message } = last_cell(&s) else {
         panic!("a notice");
     };
+    assert!(
+        message.contains("Sandbox of commands: workspace-write, network off (Landlock ABI 7"),
+        "{message}"
+    );
     assert!(message.contains("  1. bash: `cargo test …`"), "{message}");
     assert!(
         message.contains("  2. edit_file inside the workspace"),

@@ -147,6 +147,8 @@ pub(crate) struct PendingApproval {
     pub(crate) diff: Option<Box<FileDiff>>,
     /// What "always" would grant (None: not offered).
     pub(crate) always: Option<AllowOffer>,
+    /// The sandbox stopped this command, for this reason: allowing runs it once outside it.
+    pub(crate) unsandboxed: Option<String>,
 }
 
 /// Whether the slash popup may show for the current input.
@@ -417,6 +419,7 @@ impl AppState {
                 warn_at: t.warn_at,
                 estimated: false,
                 mode: GaugeMode::Normal,
+                masked: 0,
             },
             thresholds: t,
             labels: p.labels,

@@ -212,6 +212,7 @@ fn an_ended_subagent_shows_how_and_its_report() {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         })
     };
     update(

@@ -82,6 +82,7 @@ fn bash_output_streams_into_its_cell_and_the_exit_stays_visible() {
             spilled: None,
             diff: None,
             exit: Some(exit.clone()),
+            sandbox: None,
         }),
         t0 + Duration::from_secs(3),
     );
@@ -121,6 +122,7 @@ fn an_edit_result_carries_its_diff_to_the_cell() {
             spilled: None,
             diff: Some(Box::new(diff.clone())),
             exit: None,
+            sandbox: None,
         }),
         t0,
     );

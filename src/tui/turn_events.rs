@@ -84,6 +84,8 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
             spilled,
             diff,
             exit,
+            // The output ends with the sandbox's note already.
+            sandbox: _,
         } => {
             let output = match spilled {
                 Some(p) => format!("{output}\n[full output: {}]", p.display()),
@@ -103,6 +105,7 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
             command,
             diff,
             always,
+            unsandboxed,
         } => on_approval_request(
             state,
             PendingApproval {
@@ -114,6 +117,7 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
                 command,
                 diff,
                 always,
+                unsandboxed,
             },
             now,
         ),
@@ -287,9 +291,13 @@ fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instan
     {
         *status = ToolStatus::AwaitsApproval;
     }
+    let summary = match p.unsandboxed {
+        Some(_) => format!("{} once more, outside the sandbox", p.summary),
+        None => p.summary.clone(),
+    };
     state.push_cell(Cell::Approval {
         name: p.name.clone(),
-        summary: p.summary.clone(),
+        summary,
         always: p.always.is_some(),
         answer: None,
     });

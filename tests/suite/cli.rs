@@ -106,6 +106,10 @@ fn demo_headless_runs_a_full_handoff() {
             && err.contains("warn_at: 10000"),
         "{err}"
     );
+    assert!(
+        err.contains("sandbox: workspace-write, network off ("),
+        "the default sandbox: {err}"
+    );
     let ev = lines(&out);
     let phases: Vec<&str> = ev
         .iter()

@@ -175,6 +175,27 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
         .sum();
     let sent: usize = last.iter().map(String::len).sum();
     assert!(sent * 3 < unmasked, "{sent} of {unmasked}");
+    // The gauge hears what masking saves: nothing before the first step, then about the stubbed
+    // outputs' size (each ~4,500 characters, ~1,100 tokens), growing with each step.
+    let saved: Vec<u64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Usage {
+                masked_tokens,
+                estimated: false,
+                ..
+            } => Some(*masked_tokens),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(saved.len(), 16, "{saved:?}");
+    assert_eq!(saved.first(), Some(&0), "{saved:?}");
+    assert!(saved.windows(2).all(|w| w[0] <= w[1]), "{saved:?}");
+    let last_saved = saved.last().copied().unwrap_or(0);
+    assert!(
+        last_saved >= 1_000 * masked_now as u64 && last_saved <= 1_200 * masked_now as u64,
+        "{last_saved} for {masked_now} stubs"
+    );
 
     // recall returned the masked output whole, from this generation's own transcript.
     let back = r.events.iter().find_map(|e| match e {

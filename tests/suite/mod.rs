@@ -16,6 +16,7 @@ mod handoff;
 mod hangup_e2e;
 mod hostile;
 mod layers;
+mod local;
 mod masking;
 mod mcp;
 mod memory;

@@ -1,10 +1,11 @@
-//! The providers against the fake server: Anthropic streaming here; OpenAI, errors, retries and the
-//! fake's own validation in the submodules.
+//! The providers against the fake server: Anthropic streaming here; OpenAI, errors, retries, local
+//! servers and the fake's own validation in the submodules.
 
 mod broken;
 mod chaos;
 mod errors;
 mod fake_server;
+mod local;
 mod openai;
 mod retry;
 mod windows;
@@ -153,12 +154,14 @@ async fn tool_use_input_is_assembled_from_json_deltas() {
             Block::ToolUse {
                 id: "toolu_01A".into(),
                 name: "read_file".into(),
-                input: serde_json::from_str(input).unwrap()
+                input: serde_json::from_str(input).unwrap(),
+                from_text: false,
             },
             Block::ToolUse {
                 id: "toolu_01B".into(),
                 name: "run".into(),
-                input: json!({})
+                input: json!({}),
+                from_text: false,
             },
         ]
     );
@@ -277,6 +280,7 @@ async fn cache_control_markers_are_at_most_four_and_in_place() {
                     id: "toolu_9".into(),
                     name: "run".into(),
                     input: json!({"cmd": "ls"}),
+                    from_text: false,
                 },
             ],
         },

@@ -22,10 +22,15 @@
 //! counted in tokens and run through a prompt cache ([`cache`]); a [`Reply::Lazy`] reply is built
 //! from those counts (`anthropic::text_counted`), and [`FakeServer::set_window`] makes the server
 //! refuse, with the API's overflow wording, a body larger than a window.
+//!
+//! [`FakeServer::act_as`] makes it a local server ([`local`]): it answers the endpoints where
+//! llama.cpp, Ollama, LM Studio and vLLM describe themselves, and refuses an oversized prompt as
+//! llama.cpp does. Those questions are recorded apart ([`FakeServer::probes`]).
 
 pub mod anthropic;
 pub mod cache;
 pub mod chaos;
+pub mod local;
 pub mod openai;
 
 use std::collections::VecDeque;
@@ -311,6 +316,10 @@ struct State {
     cache: cache::PromptCache,
     /// Bodies over this many tokens are refused as overflows.
     window: Option<u64>,
+    /// The local server the fake acts as, if any.
+    local: Option<local::LocalServer>,
+    /// The questions a client asked the server about itself: (method, path).
+    probes: Vec<(String, String)>,
 }
 
 /// The loopback server. Dropping it stops accepting connections.
@@ -408,6 +417,21 @@ impl FakeServer {
     /// API's overflow error, which states both numbers. None: no limit.
     pub fn set_window(&self, window: Option<u64>) {
         lock(&self.state).window = window;
+    }
+
+    /// Act as a local server: answer its self-description endpoints, and (llama.cpp) refuse a
+    /// prompt larger than its context with its own error body.
+    pub fn act_as(&self, server: local::LocalServer) {
+        let mut s = lock(&self.state);
+        if let Some(n) = server.refuses_above() {
+            s.window = Some(n);
+        }
+        s.local = Some(server);
+    }
+
+    /// The questions asked about the server (method and path), in order.
+    pub fn probes(&self) -> Vec<(String, String)> {
+        lock(&self.state).probes.clone()
     }
 
     /// Answer scripted stream replies with seeded faults from now on (the reply stays queued).
@@ -683,18 +707,30 @@ async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
     };
     let body = serde_json::from_slice(&raw)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw).into_owned()));
+    if local::is_probe(&path) {
+        let reply = {
+            let mut s = lock(&state);
+            s.probes.push((method.clone(), path.clone()));
+            local::answer(s.local.as_ref(), &method, &path, &body)
+        };
+        let _ = respond(&mut sock, reply).await;
+        let _ = sock.shutdown().await;
+        return;
+    }
     let rejection = validate(&path, &body);
     let arrived = std::time::Instant::now();
     let units = cache::units(&body);
     let (index, reply) = {
         let mut s = lock(&state);
         let protocol = chaos::Protocol::of_path(&path);
+        let llama = s.local.as_ref().and_then(local::LocalServer::refuses_above);
         let rejection = rejection.or_else(|| {
-            s.window.filter(|w| units.total > *w).map(|w| {
-                format!(
+            s.window.filter(|w| units.total > *w).map(|w| match llama {
+                Some(_) => local::overflow_body(units.total, w),
+                None => format!(
                     r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {} tokens > {w} maximum"}}}}"#,
                     units.total
-                )
+                ),
             })
         });
         let mut counted = cache::Counted::default();

@@ -84,6 +84,8 @@ impl Harness {
             max_generations: 8,
             max_iterations: 50,
             approvals: ApprovalPolicy::Auto,
+            sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
+            sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
             front_end: FrontEnd::Headless,
             step: Some("test-step".into()),
             retry: RetryPolicy {
@@ -102,6 +104,7 @@ impl Harness {
             mcp: None,
             side_events: None,
             subagent: Default::default(),
+            prompt_style: Default::default(),
             masking: Default::default(),
         }
     }

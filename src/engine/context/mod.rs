@@ -1,8 +1,13 @@
-//! Context accounting and the handoff thresholds — pure functions.
+//! Context accounting and the handoff thresholds — pure functions: where the handoff line and
+//! the approach warning sit in a window (scaled for small windows, so that a handoff with a
+//! written document comes before the window is reached), the output cap a window allows, the
+//! warning about a session floor too large for the window, the due check, the window guessed
+//! from a model's name, and where the window in force came from.
 
 pub(crate) mod strategy;
 
 use super::provider::known_windows::{self, Family};
+use super::provider::probe::ServerKind;
 
 /// The headroom kept below the window when none is configured.
 pub(crate) const DEFAULT_HEADROOM: u64 = 50_000;
@@ -13,14 +18,90 @@ pub(crate) const MIN_WARN_AT: u64 = 1_000;
 /// The warning comes this many tokens before the handoff line.
 pub(crate) const WARN_BEFORE: u64 = 20_000;
 
-/// The handoff line: `max(10_000, W - H)`.
-pub(crate) fn handoff_at(window: u64, headroom: u64) -> u64 {
-    MIN_AT.max(window.saturating_sub(headroom))
+/// The output cap of a request when none is configured (what [`Thresholds::new`] assumes).
+pub const DEFAULT_OUTPUT_CAP: u32 = 16_384;
+/// A request never asks for fewer output tokens than this (whatever the window).
+pub const MIN_OUTPUT_CAP: u64 = 256;
+/// The margin kept beside the writing reserve in a small window never exceeds this.
+const MAX_SMALL_MARGIN: u64 = 8_192;
+
+/// The output cap (`max_tokens`) of the requests in a window: the configured one, at most a
+/// quarter of the window (a request asking for more output than the window can hold is refused
+/// by some servers whatever its prompt), never below [`MIN_OUTPUT_CAP`].
+pub fn output_cap(window: u64, configured: u32) -> u32 {
+    let cap = (window / 4).max(MIN_OUTPUT_CAP);
+    u32::try_from(u64::from(configured).min(cap)).unwrap_or(configured)
+}
+
+/// Which rule put the handoff line where it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRule {
+    /// `max(10_000, W - H)`.
+    Seed,
+    /// The seed's line would leave less than the writing reserve below the window (a small
+    /// window, or a headroom smaller than the reserve): the headroom is the reserve plus an
+    /// eighth of the window (at most 8,192), so that the document is written before the window
+    /// is reached.
+    Scaled,
+}
+
+/// The handoff line and the rule that placed it, for a window, a headroom and the writing
+/// reserve (the writing request's output cap, [`output_cap`]). The seed's line
+/// `max(10_000, W - H)` holds while it stays below `W - reserve`; where it does not (with the
+/// default headroom and output cap: every window up to about 13K, where the 10k floor is at or
+/// above what the document needs free), the headroom scales with the window.
+pub fn handoff_line(window: u64, headroom: u64, reserve: u64) -> (u64, LineRule) {
+    let seed = MIN_AT.max(window.saturating_sub(headroom));
+    if seed < window.saturating_sub(reserve) {
+        return (seed, LineRule::Seed);
+    }
+    let margin = (window / 8).min(MAX_SMALL_MARGIN);
+    (
+        window.saturating_sub(reserve).saturating_sub(margin),
+        LineRule::Scaled,
+    )
+}
+
+/// The handoff line ([`handoff_line`]) when the requests ask for `max_tokens` of output.
+pub(crate) fn handoff_at(window: u64, headroom: u64, max_tokens: u32) -> u64 {
+    handoff_line(window, headroom, u64::from(output_cap(window, max_tokens))).0
 }
 
 /// The approach warning: `max(1_000, at - 20_000)`.
 pub fn warn_at(at: u64) -> u64 {
     MIN_WARN_AT.max(at.saturating_sub(WARN_BEFORE))
+}
+
+/// The approach warning of a line the window scaled: an eighth of the window before it (at most
+/// 20,000), so that it comes after the session's start and before the line.
+fn scaled_warn_at(at: u64, window: u64) -> u64 {
+    MIN_WARN_AT.max(at.saturating_sub(WARN_BEFORE.min(window / 8)))
+}
+
+/// The part of the window the session's floor (system prompt, tool specs, instructions) may take
+/// before it is warned about.
+pub const FLOOR_SHARE: u64 = 3;
+
+/// A warning when the floor every session starts with (system prompt, tool specs, project
+/// instructions) takes more than a third of the window: little is left to work in, and each
+/// successor starts that full again.
+pub fn floor_warning(floor: u64, window: u64, lean: bool) -> Option<String> {
+    if window == 0 || floor.saturating_mul(FLOOR_SHARE) <= window {
+        return None;
+    }
+    let hint = if lean {
+        "trim the project instructions (AGENTS.md), or use a larger window"
+    } else {
+        "use --lean (a compact prompt and tool descriptions), trim the project instructions \
+         (AGENTS.md), or use a larger window"
+    };
+    Some(format!(
+        "the session's own prompt (system prompt, tools, instructions) takes about {} of the {} \
+         window ({}%), so every session starts with little room to work: {hint}",
+        fmt_tokens(floor),
+        fmt_window(window),
+        floor.saturating_mul(100) / window
+    ))
 }
 
 /// The thresholds of one window, computed once.
@@ -33,29 +114,26 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
+    /// The thresholds of a window whose requests ask for the default output cap.
     pub fn new(window: u64, headroom: u64) -> Self {
-        let at = handoff_at(window, headroom);
+        Self::with_output(window, headroom, DEFAULT_OUTPUT_CAP)
+    }
+
+    /// The thresholds of a window whose requests ask for `max_tokens` of output (capped by the
+    /// window, [`output_cap`]): that much is kept free for the handoff document.
+    pub fn with_output(window: u64, headroom: u64, max_tokens: u32) -> Self {
+        let reserve = u64::from(output_cap(window, max_tokens));
+        let (at, rule) = handoff_line(window, headroom, reserve);
+        let warn_at = match rule {
+            LineRule::Seed => warn_at(at),
+            LineRule::Scaled => scaled_warn_at(at, window),
+        };
         Thresholds {
             window,
             headroom,
             at,
-            warn_at: warn_at(at),
+            warn_at,
         }
-    }
-
-    /// A warning when the handoff line (10k floor) is at or above the window itself: the session
-    /// would hit the window before a handoff is ever due.
-    pub fn line_warning(&self) -> Option<String> {
-        (self.at >= self.window).then(|| {
-            format!(
-                "the handoff line ({}) is at or above the window ({}): the context would hit \
-                 the window before a handoff is due. Raise --window (the line never drops below \
-                 {}) or lower --headroom",
-                fmt_tokens(self.at),
-                fmt_window(self.window),
-                fmt_tokens(MIN_AT)
-            )
-        })
     }
 }
 
@@ -150,6 +228,8 @@ pub enum WindowSource {
     Flag,
     /// Recorded from an earlier overflow message for this model.
     Learned,
+    /// Asked from the server before the first request (a local server states its own window).
+    Server { kind: ServerKind },
     /// The guess from the model's name ([`default_window`]): a family of the model table.
     ModelTable(Family),
     /// The guess from the model's name: a standalone `1m` token (`[1m]`, `-1m`).
@@ -171,6 +251,7 @@ impl WindowSource {
         match self {
             WindowSource::Flag => "--window",
             WindowSource::Learned => "learned from an overflow message",
+            WindowSource::Server { kind } => kind.describe(),
             WindowSource::ModelTable(f) => f.source,
             WindowSource::Marker1m => "1m marker in the model name",
             WindowSource::ModelName => "default for the model name",
@@ -234,41 +315,121 @@ mod tests {
 
     #[test]
     fn thresholds_table() {
-        // (window, headroom, at, warn_at)
+        // (window, headroom, max_tokens, at, warn_at): the seed's line where it leaves the
+        // writing reserve free below the window.
         let table = [
-            (200_000, 50_000, 150_000, 130_000),
-            (1_000_000, 50_000, 950_000, 930_000),
-            (40_000, 10_000, 30_000, 10_000),
-            (55_000, 50_000, 10_000, 1_000), // 10k floor, warn floor
-            (8_000, 50_000, 10_000, 1_000),  // window below headroom
-            (25_000, 5_000, 20_000, 1_000),
+            (200_000, 50_000, 16_384, 150_000, 130_000),
+            (1_000_000, 50_000, 16_384, 950_000, 930_000),
+            (40_000, 10_000, 4_096, 30_000, 10_000), // the demo's window
+            (55_000, 50_000, 16_384, 10_000, 1_000), // 10k floor, warn floor
+            (32_768, 50_000, 16_384, 10_000, 1_000), // 10k floor; 8,192 reserve: 24.6K free
+            (16_384, 50_000, 16_384, 10_000, 1_000), // 10k floor; 4,096 reserve: 12.3K free
+            (25_000, 5_000, 1_024, 20_000, 1_000),
         ];
-        for (w, h, at, warn) in table {
-            let t = Thresholds::new(w, h);
+        for (w, h, out, at, warn) in table {
+            let t = Thresholds::with_output(w, h, out);
             assert_eq!((t.at, t.warn_at), (at, warn), "window {w} headroom {h}");
+        }
+        assert_eq!(
+            Thresholds::new(200_000, 50_000),
+            Thresholds::with_output(200_000, 50_000, DEFAULT_OUTPUT_CAP)
+        );
+    }
+
+    /// Small windows, default headroom and output cap. The seed's line (10,000) is at or above
+    /// `W - reserve` here, so a pressure handoff could never write its document before the
+    /// window: the headroom becomes the reserve (a quarter of the window: the writing request's
+    /// output cap) plus an eighth of the window (the writing prompt, ~750 tokens, and the step
+    /// that crossed the line). At 8K that is a line at 5.1K: the writing request then holds at
+    /// most about 5.1K of history + 0.75K of prompt + 2K of document, under 8.2K; the main
+    /// thread works on until 6.1K (the hard limit, `W - reserve`). The warning comes an eighth of
+    /// the window before the line, above a lean session's floor.
+    #[test]
+    fn small_windows_scale_the_headroom() {
+        // (window, at, warn_at, output cap, rule)
+        let table: [(u64, u64, u64, u64, LineRule); 9] = [
+            (4_096, 2_560, 2_048, 1_024, LineRule::Scaled),
+            (8_192, 5_120, 4_096, 2_048, LineRule::Scaled),
+            (10_000, 6_250, 5_000, 2_500, LineRule::Scaled),
+            (12_000, 7_500, 6_000, 3_000, LineRule::Scaled),
+            (13_333, 8_334, 6_668, 3_333, LineRule::Scaled),
+            (13_334, 10_000, 1_000, 3_333, LineRule::Seed), // 10,000 < 13,334 - 3,333
+            (16_384, 10_000, 1_000, 4_096, LineRule::Seed),
+            (32_768, 10_000, 1_000, 8_192, LineRule::Seed),
+            (65_536, 15_536, 1_000, 16_384, LineRule::Seed),
+        ];
+        for (w, at, warn, cap, rule) in table {
+            let t = Thresholds::with_output(w, DEFAULT_HEADROOM, DEFAULT_OUTPUT_CAP);
+            let reserve = u64::from(output_cap(w, DEFAULT_OUTPUT_CAP));
+            assert_eq!(
+                (
+                    t.at,
+                    t.warn_at,
+                    reserve,
+                    handoff_line(w, DEFAULT_HEADROOM, reserve).1
+                ),
+                (at, warn, cap, rule),
+                "window {w}"
+            );
+            // The point of it: the document has the reserve free below the window, and the
+            // warning comes before the line.
+            assert!(t.at + reserve <= w, "window {w}");
+            assert!(t.warn_at < t.at, "window {w}");
         }
     }
 
     #[test]
-    fn a_line_at_or_above_the_window_is_warned_about() {
-        // (window, headroom, warned)
+    fn a_headroom_smaller_than_the_reserve_is_scaled_too() {
+        // 195,000 would leave 5,000 free for a 16,384-token document.
+        let t = Thresholds::with_output(200_000, 5_000, 16_384);
+        assert_eq!((t.at, t.warn_at), (175_424, 155_424));
+        // A smaller output cap needs less room: the seed's line holds.
+        let t = Thresholds::with_output(200_000, 5_000, 4_000);
+        assert_eq!(t.at, 195_000);
+        // No headroom at all.
+        let t = Thresholds::with_output(40_000, 0, 16_384);
+        assert_eq!(t.at, 25_000);
+    }
+
+    #[test]
+    fn the_output_cap_follows_the_window() {
         let table = [
-            (200_000, 50_000, false),
-            (10_001, 50_000, false), // the floor, just below the window
-            (10_000, 50_000, true),  // the floor is the window
-            (8_000, 50_000, true),   // the floor is above the window
-            (40_000, 0, true),       // no headroom: the line is the window
+            (200_000, 16_384, 16_384),
+            (32_768, 16_384, 8_192),
+            (8_192, 16_384, 2_048),
+            (8_192, 1_000, 1_000),
+            (100, 16_384, 256),
+            (100, 100, 100),
         ];
-        for (w, h, warned) in table {
-            let got = Thresholds::new(w, h).line_warning();
-            assert_eq!(got.is_some(), warned, "window {w} headroom {h}: {got:?}");
+        for (w, configured, cap) in table {
+            assert_eq!(output_cap(w, configured), cap, "window {w}");
         }
-        let text = Thresholds::new(8_000, 50_000)
-            .line_warning()
-            .unwrap_or_default();
+    }
+
+    #[test]
+    fn a_floor_over_a_third_of_the_window_is_warned_about() {
+        // (floor, window, warned)
+        let table = [
+            (2_700, 8_192, false),
+            (2_731, 8_192, true),
+            (4_000, 8_192, true),
+            (3_000, 200_000, false),
+            (1, 0, false),
+        ];
+        for (floor, w, warned) in table {
+            let got = floor_warning(floor, w, false);
+            assert_eq!(got.is_some(), warned, "floor {floor} window {w}: {got:?}");
+        }
+        let text = floor_warning(4_000, 8_192, false).unwrap_or_default();
         assert!(
-            text.contains("10.0K") && text.contains("8K") && text.contains("--window"),
+            text.contains("4.0K") && text.contains("8.2K") && text.contains("48%"),
             "{text}"
+        );
+        assert!(text.contains("--lean"), "{text}");
+        let lean = floor_warning(4_000, 8_192, true).unwrap_or_default();
+        assert!(
+            !lean.contains("--lean") && lean.contains("AGENTS.md"),
+            "{lean}"
         );
     }
 
@@ -301,8 +462,8 @@ mod tests {
             has_session_id: false,
             ..base
         }));
-        // The 10k floor: a tiny window still hands off at 10k, not at 0.
-        let at = handoff_at(12_000, 50_000);
+        // The 10k floor: a window of 20K still hands off at 10k, not at 0.
+        let at = handoff_at(20_000, 50_000, DEFAULT_OUTPUT_CAP);
         assert!(!handoff_due(DueInput {
             ctx: 9_999,
             at,
@@ -364,6 +525,11 @@ mod tests {
             (200_000, WindowSource::ModelName)
         );
         assert!(WindowSource::Flag.is_pinned() && !WindowSource::Learned.is_pinned());
+        let server = WindowSource::Server {
+            kind: ServerKind::LlamaCpp,
+        };
+        assert!(!server.is_pinned());
+        assert_eq!(server.describe(), "the server (llama.cpp /props)");
         assert_eq!(window_model_name(None, Some("a"), Some("b")), "a");
         assert_eq!(window_model_name(Some(""), None, Some("b")), "b");
     }

@@ -73,15 +73,18 @@ pub(crate) fn pressure_due(total_tokens: u64, window: u64) -> bool {
     window > 0 && total_tokens as f64 >= PRESSURE_FRACTION * window as f64
 }
 
-/// Handoff as a [`ContextStrategy`]: due at the handoff line `max(10_000, window - headroom)`
-/// (the window less the headroom, never below 10,000 tokens), never during the writing turn,
-/// only once the session has an id.
+/// Handoff as a [`ContextStrategy`]: due at the handoff line of the window in force
+/// ([`super::handoff_line`]: `max(10_000, window - headroom)`, scaled in small windows so that
+/// the writing request's output cap stays free), never during the writing turn, only once the
+/// session has an id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HandoffStrategy {
     /// `HandoffPolicy.enabled` (false with `--no-handoff`).
     pub enabled: bool,
     /// Tokens kept free below the window (`--headroom`, default 50,000).
     pub headroom: u64,
+    /// The requests' output cap: the room the writing request needs below the window.
+    pub max_tokens: u32,
 }
 
 impl ContextStrategy for HandoffStrategy {
@@ -94,7 +97,7 @@ impl ContextStrategy for HandoffStrategy {
             enabled: self.enabled,
             writing_turn: p.writing_turn,
             ctx: p.ctx,
-            at: handoff_at(p.window, self.headroom),
+            at: handoff_at(p.window, self.headroom, self.max_tokens),
             has_session_id: p.has_session_id,
         })
     }
@@ -115,6 +118,7 @@ mod tests {
         let handoff = HandoffStrategy {
             enabled: true,
             headroom: 50_000,
+            max_tokens: 16_384,
         };
         let strategies: [&dyn ContextStrategy; 2] = [&handoff, &CompactionStrategy];
         let names: Vec<_> = strategies.iter().map(|s| s.name()).collect();
@@ -139,14 +143,29 @@ mod tests {
             ..handoff
         };
         assert!(!off.due(&high));
-        // The 10k floor: a tiny window hands off at 10k.
+        // The 10k floor: a 20K window hands off at 10k.
         let tiny = Pressure {
             ctx: 10_000,
-            window: 12_000,
+            window: 20_000,
             ..p
         };
         assert!(handoff.due(&tiny));
         assert!(!handoff.due(&Pressure { ctx: 9_999, ..tiny }));
+        // An 8K window: the line is scaled (5,120), the same line the thresholds show.
+        let small = Pressure {
+            ctx: 5_120,
+            window: 8_192,
+            ..p
+        };
+        assert!(handoff.due(&small));
+        assert!(!handoff.due(&Pressure {
+            ctx: 5_119,
+            ..small
+        }));
+        assert_eq!(
+            super::super::Thresholds::with_output(8_192, 50_000, 16_384).at,
+            5_120
+        );
     }
 
     #[test]

@@ -190,6 +190,7 @@ mod tests {
                     id: id.into(),
                     name: name.into(),
                     input,
+                    from_text: false,
                 },
             ],
         }

@@ -93,7 +93,9 @@ fn block_json(b: &Block) -> Option<Value> {
             Some(data) => json!({"type": "redacted_thinking", "data": data}),
             None => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
         },
-        Block::ToolUse { id, name, input } => {
+        Block::ToolUse {
+            id, name, input, ..
+        } => {
             let input = if input.is_object() {
                 input.clone()
             } else {

@@ -4,6 +4,9 @@
 //! The output cap is sent as `max_tokens`, which every compatible server understands. OpenAI's reasoning
 //! models refuse it and ask for `max_completion_tokens`; on that answer the provider resends the request
 //! once with `max_completion_tokens` and keeps using it.
+//!
+//! A reply whose whole text is tool calls of the offered tools, written as text by a model that
+//! does not use native tool calls, comes back as those calls ([`super::text_calls`]).
 
 mod stream;
 
@@ -90,7 +93,9 @@ impl OpenAiProvider {
             vec![("authorization", bearer.as_str())]
         };
         let resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
-        http::read_stream(resp, OpenAiStream::new(), sink, key).await
+        let reply = http::read_stream(resp, OpenAiStream::new(), sink, key).await?;
+        // Small local models write their tool calls as text: read them as calls.
+        Ok(super::text_calls::adopt(reply, req))
     }
 }
 

@@ -177,7 +177,7 @@ impl Engine {
     pub(super) fn hard_limit(&self) -> u64 {
         self.thresholds
             .window
-            .saturating_sub(u64::from(self.p.max_tokens))
+            .saturating_sub(u64::from(self.output_cap()))
     }
 
     /// Start the writing in the background if the line is crossed and nothing stops it. `cut`:

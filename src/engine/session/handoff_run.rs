@@ -348,7 +348,7 @@ impl Engine {
             ))],
             tools: Vec::new(),
             tool_choice: ToolChoice::Auto,
-            max_tokens: self.p.max_tokens,
+            max_tokens: self.output_cap(),
             effort: None,
         };
         let resp = match self.stream(req, Purpose::Summary).await {

@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 
 use super::Engine;
-use crate::engine::context::estimate_tokens;
 use crate::engine::fsutil::write_new;
 use crate::engine::protocol::Event;
 use crate::engine::tools::{self, SPILL_PREVIEW_CHARS};
@@ -43,15 +42,16 @@ impl Engine {
 
     /// Tokens a fresh session starts with before any message: system prompt and tool list.
     fn startup_floor(&self) -> u64 {
-        let tools = serde_json::to_string(&tools::specs()).map_or(0, |t| t.len());
-        estimate_tokens(self.p.system_prompt.len() + tools)
+        self.estimate(self.floor_chars())
     }
 
     /// The message as the model gets it: `text` itself, or — when it is too large — a notice with
     /// a preview and the path of the file that holds all of it (the user hears about it).
     pub(crate) fn admit_input(&mut self, text: String) -> String {
         let chars = text.chars().count();
-        let over_line = estimate_tokens(chars) + self.startup_floor() >= self.thresholds.at;
+        // The ratio is learned in bytes (what requests are measured in): a character outside
+        // ASCII is two to four of them.
+        let over_line = self.estimate(text.len()) + self.startup_floor() >= self.thresholds.at;
         if chars <= INPUT_SPILL_LIMIT && !over_line {
             return text;
         }
@@ -64,20 +64,20 @@ impl Engine {
     /// learned smaller since the request was admitted), its largest messages are spilled like an
     /// oversized input until it fits. Returns whether any message was spilled.
     pub(super) fn fit_request(&mut self, request: &mut [String], before: &Message) -> bool {
-        let text_chars = |m: &Message| -> usize {
+        // Sizes in bytes, the unit the token ratio is learned in.
+        let text_bytes = |m: &Message| -> usize {
             m.content
                 .iter()
                 .map(|b| match b {
-                    Block::Text { text } => text.chars().count(),
+                    Block::Text { text } => text.len(),
                     _ => 0,
                 })
                 .sum()
         };
-        let floor =
-            self.startup_floor() + estimate_tokens(text_chars(before)) + REQUEST_NOTE_TOKENS;
+        let floor = self.startup_floor() + self.estimate(text_bytes(before)) + REQUEST_NOTE_TOKENS;
         let mut sizes: Vec<(usize, u64)> = request
             .iter()
-            .map(|m| estimate_tokens(m.chars().count()))
+            .map(|m| self.estimate(m.len()))
             .enumerate()
             .collect();
         let mut total = floor + sizes.iter().map(|(_, t)| t).sum::<u64>();
@@ -99,7 +99,7 @@ impl Engine {
                 self.thresholds.window
             );
             let reference = self.spill_input(message, &reason);
-            total = total - tokens + estimate_tokens(reference.chars().count());
+            total = total - tokens + self.estimate(reference.len());
             *message = reference;
             spilled = true;
         }

@@ -52,6 +52,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             spilled,
             diff,
             exit,
+            sandbox,
         } => tracing::debug!(
             id = %id,
             name = %name,
@@ -60,6 +61,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             spilled = spilled.is_some(),
             diff = diff.as_ref().map(|d| d.stat()).unwrap_or_default(),
             exit = exit.as_ref().map(|e| e.summary.as_str()).unwrap_or("-"),
+            sandbox = sandbox.as_ref().map(|s| s.message.as_str()).unwrap_or("-"),
             "tool result"
         ),
         Event::ApprovalRequest {
@@ -68,11 +70,13 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             summary,
             outside_workspace,
             always,
+            unsandboxed,
             ..
         } => tracing::info!(
             id = %id,
             name = %name,
             outside_workspace,
+            unsandboxed = unsandboxed.is_some(),
             always = always.as_ref().map(|a| a.label.as_str()).unwrap_or("-"),
             "approval asked: {summary}"
         ),

@@ -156,7 +156,7 @@ impl Engine {
     fn write_plan(&mut self, input: &Value) -> ToolOutput {
         let mut items = match todo::parse_call(input) {
             Ok(items) => items,
-            Err(out) => return out,
+            Err(e) => return ToolOutput::from(e),
         };
         for item in &mut items {
             if let std::borrow::Cow::Owned(clean) = redact(&item.text) {

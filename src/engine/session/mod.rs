@@ -8,10 +8,12 @@ mod background_retry;
 mod continuity;
 mod handoff_run;
 mod input;
+mod local;
 mod log;
 mod masking;
 mod memory_ops;
 mod request;
+mod sandbox_ops;
 mod slash_ops;
 mod tail;
 mod tasks;
@@ -78,6 +80,10 @@ pub struct EngineParams {
     pub max_iterations: u32,
     /// `--yes` or not.
     pub approvals: ApprovalPolicy,
+    /// How `bash` commands are confined (`--sandbox`, `--sandbox-network`, `[sandbox]`).
+    pub sandbox: crate::engine::tools::sandbox::SandboxPolicy,
+    /// Whether a command the sandbox confines is still asked for.
+    pub sandbox_approval: crate::engine::policy::SandboxApproval,
     /// The TUI (asks, reviews, replays) or headless.
     pub front_end: FrontEnd,
     pub step: Option<String>,
@@ -100,6 +106,8 @@ pub struct EngineParams {
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: crate::engine::subagent::SubagentSettings,
+    /// The full prompt and tool descriptions, or the lean ones of a small window.
+    pub prompt_style: crate::engine::lean::PromptStyle,
     /// Old tool output in the main thread's requests: masked (default) or sent as it is.
     pub masking: crate::engine::mask::MaskSettings,
 }
@@ -268,6 +276,8 @@ pub(crate) struct Engine {
     call_counts: tool_log::CallCounts,
     /// Where masking of the current session's requests stands.
     mask: masking::MaskState,
+    /// Token estimates calibrated for the model (learned from every main-thread response).
+    tokens: super::tokens::Estimator,
 }
 
 impl Engine {
@@ -276,9 +286,14 @@ impl Engine {
         ops: mpsc::Receiver<Op>,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Engine, Error> {
-        let thresholds = p.thresholds;
-        let strategies = p.context.strategies(thresholds.headroom);
+        // The handoff line keeps the requests' output cap free below the window.
+        let thresholds =
+            Thresholds::with_output(p.thresholds.window, p.thresholds.headroom, p.max_tokens);
+        let strategies = p.context.strategies(thresholds.headroom, p.max_tokens);
+        let tokens = super::tokens::Estimator::load(&p.data_dir, &p.model);
         let mut startup_warnings = Vec::new();
+        let support = crate::engine::tools::sandbox::Support::current();
+        startup_warnings.extend(support.notice(&p.sandbox));
         let (manifest, step, session) = match &p.resume {
             Some(r) => {
                 startup_warnings.extend(r.warnings.iter().cloned());
@@ -352,6 +367,7 @@ impl Engine {
             bg_rx,
             bg_cancelled: false,
             unborn: Default::default(),
+            tokens,
             call_counts: Default::default(),
             mask: Default::default(),
         })
@@ -508,9 +524,16 @@ impl Engine {
         }
     }
 
-    /// The context the gauge shows: the last report plus an estimate of what was appended since.
+    /// The context the gauge shows: the last report plus an estimate of what was appended since
+    /// (and of the session's floor, before its first report).
     fn ctx_estimate(&self) -> u64 {
-        self.s.ctx + context::estimate_tokens(self.s.appended_chars)
+        // Before the session's first response nothing has counted its prompt and tools yet.
+        let floor = if self.s.ctx == 0 {
+            self.estimate(self.floor_chars())
+        } else {
+            0
+        };
+        self.s.ctx + floor + self.estimate(self.s.appended_chars)
     }
 
     fn emit_usage_estimate(&self) {
@@ -521,6 +544,7 @@ impl Engine {
             usage: Default::default(),
             cost_usd: 0.0,
             session_cost_usd: self.s.cost_usd,
+            masked_tokens: self.mask.saved_tokens,
         });
     }
 
@@ -733,7 +757,7 @@ impl Engine {
         for message in std::mem::take(&mut self.startup_warnings) {
             self.emit(Event::Warning { message });
         }
-        self.warn_about_the_line();
+        self.warn_about_the_floor();
         if self.p.resume.is_some() {
             self.announce_resumed();
             self.reopen_frozen().await;
@@ -785,7 +809,7 @@ impl Engine {
                 Op::SetEffort { effort } => self.set_effort(effort),
                 Op::Revoke { rule } => self.revoke(rule),
                 Op::SetWindow { window } => {
-                    self.thresholds = Thresholds::new(window, self.thresholds.headroom);
+                    self.thresholds = self.thresholds_for(window);
                     if self.has_step() {
                         self.record(|rec| rec.window = window);
                         self.save_manifest();
@@ -798,7 +822,7 @@ impl Engine {
                             context::fmt_tokens(self.thresholds.warn_at)
                         ),
                     });
-                    self.warn_about_the_line();
+                    self.warn_about_the_floor();
                     self.emit_usage_estimate();
                 }
                 op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => {
@@ -842,15 +866,6 @@ impl Engine {
                     self.turnover_if_ready();
                 }
             }
-        }
-    }
-
-    /// A handoff line at or above the window is said (the session would hit the wall first).
-    fn warn_about_the_line(&self) {
-        if self.p.context.hands_off()
-            && let Some(message) = self.thresholds.line_warning()
-        {
-            self.emit(Event::Warning { message });
         }
     }
 
@@ -985,6 +1000,7 @@ mod tests {
                 id: id.into(),
                 name: "bash".into(),
                 input: serde_json::json!({}),
+                from_text: false,
             }],
         };
         let mut msgs = vec![Message::user("go"), call("a")];

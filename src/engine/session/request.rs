@@ -10,7 +10,7 @@ use crate::engine::protocol::{
 };
 use crate::engine::provider::ProviderError;
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
-use crate::engine::types::{Delta, ModelRequest, ModelResponse, ToolChoice};
+use crate::engine::types::{Delta, Message, ModelRequest, ModelResponse, ToolChoice};
 
 /// How a request ended.
 pub(crate) enum Outcome {
@@ -289,6 +289,9 @@ impl Engine {
         if let Some(mcp) = &self.p.mcp {
             specs.extend(mcp.tool_specs());
         }
+        if self.p.prompt_style.is_lean() {
+            crate::engine::tools::lean::compact(&mut specs);
+        }
         specs
     }
 
@@ -300,7 +303,7 @@ impl Engine {
             system: self.p.system_prompt.clone(),
             tools: self.tool_specs(),
             tool_choice,
-            max_tokens: self.p.max_tokens,
+            max_tokens: self.output_cap(),
             effort: self.p.effort,
         }
     }
@@ -319,9 +322,11 @@ impl Engine {
             tool_choice = ?req.tool_choice,
             "request sent"
         );
+        let sent = (purpose == Purpose::Main).then(|| request_chars(&req));
         let outcome = self
             .stream_inner(req, purpose == Purpose::Main, number)
             .await;
+        let outcome = self.after_reply(outcome, sent, purpose);
         let ms = started.elapsed().as_millis();
         match &outcome {
             Outcome::Done(resp) => tracing::info!(
@@ -430,7 +435,12 @@ impl Engine {
         }
         let partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
         match result {
-            Some(Ok(resp)) => Outcome::Done(resp),
+            Some(Ok(resp)) => {
+                if shown.load(Ordering::Relaxed) {
+                    self.take_back(&resp, partial.chars().count());
+                }
+                Outcome::Done(resp)
+            }
             Some(Err(error)) => Outcome::Failed { error, partial },
             None => Outcome::Aborted { partial },
         }
@@ -439,4 +449,11 @@ impl Engine {
 
 fn lock(m: &Mutex<String>) -> MutexGuard<'_, String> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The characters a request sends: system prompt, tool specs and messages, counted as the
+/// estimates count them (what a response's prompt tokens are compared with).
+fn request_chars(req: &ModelRequest) -> usize {
+    let tools = serde_json::to_string(&req.tools).map_or(0, |t| t.len());
+    req.system.len() + tools + req.messages.iter().map(Message::char_len).sum::<usize>()
 }

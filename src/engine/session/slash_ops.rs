@@ -3,7 +3,7 @@
 
 use super::{Engine, Resume, replace_state};
 use crate::engine::approvals::Allowances;
-use crate::engine::context::{self, Thresholds};
+use crate::engine::context;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::ledger::run_list;
@@ -224,9 +224,11 @@ impl Engine {
         if !self.p.window_source.is_pinned() && !self.p.demo {
             let learned = LearnedWindows::in_data_dir(&self.p.data_dir).get(model);
             let (window, source) = context::effective_window(None, learned, model);
-            self.thresholds = Thresholds::new(window, self.thresholds.headroom);
+            self.thresholds = self.thresholds_for(window);
             self.p.window_source = source;
         }
+        // Token estimates follow the model.
+        self.tokens = crate::engine::tokens::Estimator::load(&self.p.data_dir, model);
         self.note_setting();
         self.emit(self.model_event());
         self.emit_usage_estimate();

@@ -68,7 +68,9 @@ impl Engine {
                         }
                     }
                     Block::Thinking { .. } => {}
-                    Block::ToolUse { id, name, input } => {
+                    Block::ToolUse {
+                        id, name, input, ..
+                    } => {
                         let (input, elided) = self.capped(&input.to_string());
                         let input = match elided {
                             Some(e) => format!(

@@ -54,7 +54,7 @@ impl Engine {
             model,
             thresholds,
             max_iterations: self.p.subagent.max_iterations.max(1),
-            max_tokens: self.p.max_tokens,
+            max_tokens: context::output_cap(thresholds.window, self.p.max_tokens),
             effort: self.p.effort,
             retry: self.p.retry,
             tools,

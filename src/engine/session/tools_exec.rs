@@ -1,5 +1,7 @@
 //! Running the tool calls of one assistant message: approvals, execution, spill, results.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::Engine;
@@ -30,7 +32,7 @@ impl Engine {
             session_id: self.s.id.clone(),
             bash_timeout: self.p.bash_timeout,
             allow_outside,
-            sandbox: tools::sandbox::SandboxPolicy::off(),
+            sandbox: self.p.sandbox.clone(),
         }
     }
 
@@ -43,6 +45,7 @@ impl Engine {
             .tool_uses()
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
             .collect();
+        let read = read_from_text(msg);
         let mut results: Vec<Option<Block>> = vec![None; calls.len()];
         let mut aborted = false;
         for (i, (id, name, input)) in calls.iter().enumerate() {
@@ -61,7 +64,7 @@ impl Engine {
                     .map(|(id, _, input)| (id.clone(), input.clone()))
                     .collect();
                 for (id, input) in &batch {
-                    self.emit_logged(tool_call_event(id, TASK_TOOL, input));
+                    self.emit_logged(tool_call_event(id, TASK_TOOL, input, read.contains(id)));
                 }
                 let (done, stopped) = self.run_tasks(batch).await;
                 aborted |= stopped;
@@ -80,10 +83,11 @@ impl Engine {
                 }
                 continue;
             }
+            let from_text = read.contains(id);
             let (out, stopped) = if offered.iter().any(|o| o == name) {
-                self.run_call(id, name, input).await
+                self.run_call(id, name, input, from_text).await
             } else {
-                self.emit_logged(tool_call_event(id, name, input));
+                self.emit_logged(tool_call_event(id, name, input, from_text));
                 // A tool of a server that died is not offered: say which server and why.
                 let why = self
                     .p
@@ -113,19 +117,33 @@ impl Engine {
 
     /// One call (not a `task`): asked for when it needs approval, then run. True in the second
     /// place when the user stopped the turn meanwhile.
-    async fn run_call(&mut self, id: &str, name: &str, input: &Value) -> (ToolOutput, bool) {
-        self.emit_logged(tool_call_event(id, name, input));
+    /// `from_text`: the model wrote the call as text (said with the call).
+    async fn run_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        from_text: bool,
+    ) -> (ToolOutput, bool) {
+        self.emit_logged(tool_call_event(id, name, input, from_text));
         match self.approve(id, name, input).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
                 let outside = self.leaves_workspace(name, input);
-                match self.execute(id, name, input, outside).await {
+                let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
+                    Some(out) if out.sandbox.is_some() => {
+                        self.offer_unsandboxed(id, input, out).await
+                    }
+                    other => (other, false),
+                };
+                match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
                         if !out.is_error && matches!(name, "write_file" | "edit_file") {
                             self.note_touched(input);
                         }
-                        let stopped = out.exit.as_ref().is_some_and(|e| e.interrupted);
+                        let stopped =
+                            stopped_asking || out.exit.as_ref().is_some_and(|e| e.interrupted);
                         (out, stopped)
                     }
                     None => (ToolOutput::error("interrupted by the user"), true),
@@ -151,6 +169,7 @@ impl Engine {
             spilled: out.spilled.clone(),
             diff: out.diff.take(),
             exit: out.exit.take(),
+            sandbox: out.sandbox.take().map(|s| *s),
         });
         Block::ToolResult {
             tool_use_id: id.to_string(),
@@ -192,6 +211,7 @@ impl Engine {
             true
         } else {
             tools::is_known(name)
+                && !self.sandbox_covers(name)
                 && tools::needs_approval(name, input, &self.p.workspace)
                 && !tools::reads_spill(name, input, &self.p.workspace, Some(&self.spill_dir()))
         };
@@ -245,7 +265,29 @@ impl Engine {
                 .flatten(),
             diff: diff.map(Box::new),
             always: always.clone(),
+            unsandboxed: None,
         });
+        let answer = self.answer(id).await;
+        if answer.is_some() {
+            self.asked_once = true;
+        }
+        match answer {
+            Some(Approval::Once) => Decision::Allow,
+            Some(Approval::Always) => {
+                if let Some(offer) = &always {
+                    self.allowances.grant(&offer.rules);
+                }
+                Decision::Allow
+            }
+            Some(Approval::Deny) => {
+                Decision::Deny(format!("denied: the user did not allow this `{name}` call"))
+            }
+            None => Decision::Abort,
+        }
+    }
+
+    /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.
+    pub(super) async fn answer(&mut self, id: &str) -> Option<Approval> {
         loop {
             let op = tokio::select! {
                 op = self.ops.recv() => op,
@@ -256,26 +298,12 @@ impl Engine {
                 }
             };
             match op {
-                Some(Op::Approval { id: got, decision }) if got == id => {
-                    self.asked_once = true;
-                    return match decision {
-                        Approval::Once => Decision::Allow,
-                        Approval::Always => {
-                            if let Some(offer) = &always {
-                                self.allowances.grant(&offer.rules);
-                            }
-                            Decision::Allow
-                        }
-                        Approval::Deny => Decision::Deny(format!(
-                            "denied: the user did not allow this `{name}` call"
-                        )),
-                    };
-                }
+                Some(Op::Approval { id: got, decision }) if got == id => return Some(decision),
                 // An answer to another request: stale.
                 Some(Op::Approval { .. }) => {}
                 other => {
                     if self.triage(other).is_some() {
-                        return Decision::Abort;
+                        return None;
                     }
                 }
             }
@@ -309,6 +337,7 @@ impl Engine {
         Event::Permissions {
             policy: self.p.approvals,
             allowances: self.allowances.list(),
+            sandbox: self.sandbox_line(),
         }
     }
 
@@ -352,7 +381,12 @@ impl Engine {
 
     /// bash with live output and a graceful stop: an abort of the turn stops the command and
     /// waits for its partial result; shutdown drops it (the process group dies).
-    async fn run_bash(&mut self, id: &str, input: &Value, ctx: &ToolCtx) -> Option<ToolOutput> {
+    pub(super) async fn run_bash(
+        &mut self,
+        id: &str,
+        input: &Value,
+        ctx: &ToolCtx,
+    ) -> Option<ToolOutput> {
         let events = self.events.clone();
         let call = id.to_string();
         let mut on_output = move |text: String| {
@@ -405,13 +439,36 @@ fn set(results: &mut [Option<Block>], i: usize, block: Block) {
     }
 }
 
+/// What a call the model wrote as text says after its summary, in the chat and the events.
+pub(crate) const FROM_TEXT_MARK: &str = " · read from text";
+
+/// The ids of the calls of `msg` the model wrote as text.
+fn read_from_text(msg: &Message) -> HashSet<String> {
+    msg.content
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolUse {
+                id,
+                from_text: true,
+                ..
+            } => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A tool call as the front ends see it: its input and summary with every secret masked (a key
-/// the model put into a command is not shown; the call itself runs as the model wrote it).
-fn tool_call_event(id: &str, name: &str, input: &Value) -> Event {
+/// the model put into a command is not shown; the call itself runs as the model wrote it); a
+/// call read from the model's text says so after its summary.
+fn tool_call_event(id: &str, name: &str, input: &Value, from_text: bool) -> Event {
+    let mut summary = secrets::redact(&tools::summary(name, input)).into_owned();
+    if from_text {
+        summary.push_str(FROM_TEXT_MARK);
+    }
     Event::ToolCall {
         id: id.to_string(),
         name: name.to_string(),
         input: secrets::redact_value(input),
-        summary: secrets::redact(&tools::summary(name, input)).into_owned(),
+        summary,
     }
 }

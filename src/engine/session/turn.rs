@@ -298,6 +298,7 @@ impl Engine {
             usage: resp.usage,
             cost_usd: cost,
             session_cost_usd: self.s.cost_usd,
+            masked_tokens: self.mask.saved_tokens,
         });
     }
 
@@ -330,6 +331,12 @@ impl Engine {
         }
         if self.bg.is_some() {
             // A handoff runs in the background: nothing else replaces the history meanwhile.
+            return Flow::Go;
+        }
+        if self.s.ctx == 0 {
+            // No response yet: the session holds only its briefing (or its task), so a handoff
+            // or a compaction would free nothing and only start over; a first request too large
+            // for the window meets the overflow path instead.
             return Flow::Go;
         }
         // The pressure path: the first strategy in force whose line is crossed acts.
@@ -447,7 +454,7 @@ impl Engine {
                 message: format!("could not record the learned window: {err}"),
             });
         }
-        self.thresholds = crate::engine::context::Thresholds::new(limit, self.thresholds.headroom);
+        self.thresholds = self.thresholds_for(limit);
         self.record(|rec| rec.window = limit);
         self.emit_logged(Event::WindowLearned {
             model: self.p.model.clone(),

@@ -67,7 +67,7 @@ impl Engine {
             messages: history,
             tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
-            max_tokens: self.p.max_tokens,
+            max_tokens: self.output_cap(),
             effort: self.p.effort,
         }
     }
@@ -91,7 +91,7 @@ impl Engine {
         let full = fixed + history.iter().map(json_tokens).sum::<u64>();
         let stated_limit = error.and_then(|e| overflow_limit(&e.message));
         let window = stated_limit.map_or(self.thresholds.window, |l| l.min(self.thresholds.window));
-        let budget = window.saturating_sub(u64::from(self.p.max_tokens));
+        let budget = window.saturating_sub(u64::from(self.output_cap()));
         let count = error.and_then(|e| reduced_history::stated_count(&e.message, stated_limit));
         let measured = count.unwrap_or_else(|| self.ctx_estimate());
         let scale = (measured as f64 / full.max(1) as f64).max(1.0);

@@ -73,8 +73,10 @@ pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx, live: Live<'_>) -> ToolR
         sandbox::sandbox_stop_reason(&ctx.sandbox, &ctx.workspace, command, &out.content, exit)
     });
     if let Some(stop) = stop {
+        let stopped = stop.stopped();
         out.content.push('\n');
-        out.content.push_str(&stop.note());
+        out.content.push_str(&stopped.message);
+        out.sandbox = Some(Box::new(stopped));
     }
     Ok(out)
 }
@@ -184,6 +186,7 @@ impl Finished {
             spilled: None,
             diff: None,
             exit: Some(exit),
+            sandbox: None,
         }
     }
 }

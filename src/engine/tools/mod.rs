@@ -13,6 +13,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
+pub mod lean;
 pub(crate) mod lifeline;
 mod list_dir;
 pub(crate) mod paths;
@@ -101,6 +102,9 @@ pub struct ToolOutput {
     pub diff: Option<Box<FileDiff>>,
     /// `bash`: how the command ended (always set for a command that started).
     pub exit: Option<CommandExit>,
+    /// `bash`: the sandbox stopped (or may have stopped) the command; the content ends with
+    /// the same note.
+    pub sandbox: Option<Box<sandbox::SandboxStopped>>,
 }
 
 /// How a bash command ended, for front ends (the model reads the same in the result's last line).
@@ -128,6 +132,7 @@ impl ToolOutput {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }
     }
 
@@ -139,6 +144,7 @@ impl ToolOutput {
             spilled: None,
             diff: None,
             exit: None,
+            sandbox: None,
         }
     }
 
@@ -336,7 +342,7 @@ pub(crate) async fn run_live(
 ) -> ToolOutput {
     let map = match validate(name, input) {
         Ok(map) => map,
-        Err(out) => return out,
+        Err(e) => return ToolOutput::from(e),
     };
     if name == "bash" {
         return bash::run(&Args::new(name, map), ctx, live)
@@ -376,7 +382,7 @@ pub(crate) fn for_model(
 /// is written). `Ok(None)` for other tools; an error when the call would fail anyway (the engine
 /// returns it without asking). Blocking: it reads the file.
 pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDiff>, ToolError> {
-    let map = validate(name, input).map_err(|out| ToolError(out.content))?;
+    let map = validate(name, input)?;
     let args = Args::new(name, map);
     // Reading to show the change is not leaving the workspace: the approval decides that.
     let ctx = ToolCtx {
@@ -413,9 +419,9 @@ impl Drop for CancelOnDrop {
 }
 
 /// Checks the tool name and that the arguments are a JSON object the model meant to send.
-fn validate<'a>(name: &str, input: &'a Value) -> Result<&'a Map<String, Value>, ToolOutput> {
+fn validate<'a>(name: &str, input: &'a Value) -> Result<&'a Map<String, Value>, ToolError> {
     if !is_known(name) {
-        return Err(ToolOutput::error(unknown_tool(name)));
+        return Err(ToolError(unknown_tool(name)));
     }
     arguments(name, input)
 }
@@ -424,13 +430,13 @@ fn validate<'a>(name: &str, input: &'a Value) -> Result<&'a Map<String, Value>, 
 pub(crate) fn arguments<'a>(
     name: &str,
     input: &'a Value,
-) -> Result<&'a Map<String, Value>, ToolOutput> {
+) -> Result<&'a Map<String, Value>, ToolError> {
     if let Some(raw) = input.get(INVALID_JSON_KEY) {
         let raw = match raw {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        return Err(ToolOutput::error(format!(
+        return Err(ToolError(format!(
             "The arguments for `{name}` were not valid JSON, so the tool did not run. \
              Send the call again with a single JSON object matching the tool's schema. \
              The raw arguments received were:\n{}",
@@ -443,7 +449,7 @@ pub(crate) fn arguments<'a>(
             static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
             Ok(EMPTY.get_or_init(Map::new))
         }
-        other => Err(ToolOutput::error(format!(
+        other => Err(ToolError(format!(
             "The arguments for `{name}` must be a JSON object, got: {}",
             text::truncate_chars(&other.to_string(), 500)
         ))),

@@ -169,7 +169,9 @@ fn load(sources: &[Source], cancel: &AtomicBool) -> Result<Loaded, ToolError> {
                         Role::Assistant => (What::Assistant, text),
                     },
                     Block::Thinking { .. } => continue,
-                    Block::ToolUse { id, name, input } => {
+                    Block::ToolUse {
+                        id, name, input, ..
+                    } => {
                         let summary = super::summary(&name, &input);
                         calls.push((id, summary.clone()));
                         let text = serde_json::to_string_pretty(&input)
@@ -350,7 +352,7 @@ fn snippet(text: &str, m: &Matcher) -> (String, bool) {
 pub async fn run_call(input: &Value, sources: Vec<Source>) -> ToolOutput {
     let map = match super::arguments(NAME, input) {
         Ok(map) => map.clone(),
-        Err(out) => return out,
+        Err(e) => return ToolOutput::from(e),
     };
     let cancel = super::CancelOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = Arc::clone(&cancel.0);

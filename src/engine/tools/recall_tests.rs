@@ -37,6 +37,7 @@ fn call(id: &str, command: &str) -> Message {
                 id: id.into(),
                 name: "bash".into(),
                 input: json!({ "command": command }),
+                from_text: false,
             },
         ],
     }

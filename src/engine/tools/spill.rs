@@ -76,6 +76,7 @@ impl Spiller {
             spilled: spilled.ok(),
             diff: out.diff,
             exit: out.exit,
+            sandbox: out.sandbox,
         }
     }
 

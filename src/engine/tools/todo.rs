@@ -60,9 +60,9 @@ fn bad(what: String) -> ToolError {
 
 /// The plan a call writes, from its raw arguments; an error result for the model when they are
 /// not a plan.
-pub(crate) fn parse_call(input: &Value) -> Result<Vec<TodoItem>, super::ToolOutput> {
+pub(crate) fn parse_call(input: &Value) -> Result<Vec<TodoItem>, ToolError> {
     let map = super::arguments(NAME, input)?;
-    parse(&Args::new(NAME, map)).map_err(super::ToolOutput::from)
+    parse(&Args::new(NAME, map))
 }
 
 /// The plan a call writes, checked: every item a non-empty text (trimmed) and a known status.
@@ -176,10 +176,7 @@ mod tests {
     use super::*;
 
     fn plan(input: Value) -> Result<Vec<TodoItem>, String> {
-        parse_call(&input).map_err(|o| {
-            assert!(o.is_error);
-            o.content
-        })
+        parse_call(&input).map_err(|e| e.0)
     }
 
     #[test]

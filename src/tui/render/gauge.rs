@@ -1,5 +1,6 @@
 //! The context gauge: a bar of `ctx / W` with ticks at `warn_at`, `at` and `W`, coloured by
-//! zone, and a label such as `130.0K/200K · 20.0K to handoff`.
+//! zone, and a label such as `130.0K/200K · 20.0K to handoff`. While masking keeps old tool
+//! output out of the requests, the widest label says how much: `… · 48.2K masked`.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -35,6 +36,8 @@ pub(crate) struct GaugeModel {
     pub(crate) estimated: bool,
     /// Normal or writing a handoff.
     pub(crate) mode: GaugeMode,
+    /// Tokens that masking old tool output kept out of the last request (0: none, not shown).
+    pub(crate) masked: u64,
 }
 
 /// The gauge's colour zone.
@@ -129,7 +132,14 @@ impl GaugeModel {
         };
         let (amount, long, short) = (self.amount(), self.suffix(true), self.suffix(false));
         let pct_label = format!("{}{pct}%", self.tilde());
-        vec![
+        let mut variants = Vec::with_capacity(5);
+        if self.masked > 0 {
+            // `· 999.9K masked` beside the long suffix: 3 + 13 columns more.
+            let with_masked = format!("{long} · {} masked", fmt_tokens(self.masked));
+            let reserved = reserve(&amount, Some(&with_masked), 18 + 3 + 13);
+            variants.push((amount.clone(), Some(with_masked), reserved));
+        }
+        variants.extend([
             (
                 amount.clone(),
                 Some(long.clone()),
@@ -142,7 +152,8 @@ impl GaugeModel {
             ),
             (amount.clone(), None, reserve(&amount, None, 0)),
             (pct_label.clone(), None, str_width(&pct_label).max(5)),
-        ]
+        ]);
+        variants
     }
 }
 
@@ -174,7 +185,8 @@ pub(crate) fn gauge_label_fit(g: &GaugeModel, width: usize) -> String {
 /// The width the gauge needs to show its full label (`long`) or its short label beside a usable bar.
 pub(crate) fn gauge_min_width(g: &GaugeModel, long: bool) -> usize {
     let variants = g.variants();
-    let reserved = variants.get(usize::from(!long)).map_or(0, |v| v.2);
+    let skip = usize::from(g.masked > 0) + usize::from(!long);
+    let reserved = variants.get(skip).map_or(0, |v| v.2);
     reserved + 1 + MIN_BAR
 }
 

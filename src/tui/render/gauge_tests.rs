@@ -13,6 +13,7 @@ fn model(context: u64, estimated: bool, mode: GaugeMode) -> GaugeModel {
         warn_at: 130_000,
         estimated,
         mode,
+        masked: 0,
     }
 }
 
@@ -113,6 +114,7 @@ fn any_size_is_safe() {
             warn_at: 0,
             estimated: true,
             mode: GaugeMode::Normal,
+            masked: 0,
         },
         GaugeModel {
             context: u64::MAX,
@@ -121,6 +123,7 @@ fn any_size_is_safe() {
             warn_at: 1_000,
             estimated: false,
             mode: GaugeMode::Writing,
+            masked: u64::MAX,
         },
         GaugeModel {
             context: 0,
@@ -129,6 +132,7 @@ fn any_size_is_safe() {
             warn_at: 10_000,
             estimated: false,
             mode: GaugeMode::Normal,
+            masked: 0,
         },
     ];
     for (w, h) in [(0u16, 0u16), (1, 1), (2, 1), (11, 1), (20, 5), (250, 1)] {
@@ -144,4 +148,40 @@ fn any_size_is_safe() {
     let mut buf = Buffer::empty(Rect::new(0, 0, 1, 1));
     render_gauge(&cases()[0].1, Rect::new(0, 0, 1, 1), &mut buf, &dark);
     assert_eq!(buf[(0, 0)].symbol(), "┃");
+}
+
+#[test]
+fn what_masking_saves_shows_in_the_widest_label_only() {
+    let g = GaugeModel {
+        masked: 48_200,
+        ..model(60_000, false, GaugeMode::Normal)
+    };
+    assert_eq!(
+        gauge_label(&g),
+        "60.0K/200K · 90.0K to handoff · 48.2K masked"
+    );
+    // The layout's widths are those without the savings: a narrower gauge drops them first.
+    let plain = model(60_000, false, GaugeMode::Normal);
+    assert_eq!(gauge_min_width(&g, true), gauge_min_width(&plain, true));
+    assert_eq!(gauge_min_width(&g, false), gauge_min_width(&plain, false));
+    let dark = Theme::builtin("dark").unwrap();
+    let rows: Vec<String> = [90u16, 50]
+        .into_iter()
+        .map(|w| {
+            let mut t = Terminal::new(TestBackend::new(w, 1)).unwrap();
+            t.draw(|f| render_gauge(&g, Rect::new(0, 0, w, 1), f.buffer_mut(), &dark))
+                .unwrap();
+            let buf = t.backend().buffer();
+            (0..w).map(|x| buf[(x, 0)].symbol().to_string()).collect()
+        })
+        .collect();
+    assert!(
+        rows[0].contains("60.0K/200K · 90.0K to handoff · 48.2K masked"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[1].contains("60.0K/200K") && !rows[1].contains("masked"),
+        "{rows:?}"
+    );
+    insta::assert_snapshot!(rows.join("\n"));
 }

@@ -30,6 +30,9 @@ pub(crate) struct PromptBody<'a> {
     pub(crate) diff: Option<&'a FileDiff>,
     /// What "always" grants (None: not offered).
     pub(crate) always: Option<&'a AllowOffer>,
+    /// The sandbox stopped the command, for this reason: the question is whether it runs once
+    /// more outside the sandbox.
+    pub(crate) unsandboxed: Option<&'a str>,
 }
 
 /// Whether the prompt answers keys now, and if not, why not.
@@ -114,6 +117,16 @@ pub(crate) fn prompt_note_lines(
             WrapMode::Words,
         ));
     };
+    if let Some(reason) = body.unsandboxed {
+        words(format!("⚠ {}", sanitize(reason)), theme.warning);
+        words(
+            "allowing runs this command once more, outside the sandbox, with all of your \
+             rights; denying keeps the sandboxed result"
+                .into(),
+            theme.dim,
+        );
+        return lines;
+    }
     if body.outside_workspace {
         words(
             "⚠ outside the workspace: approved call by call".into(),
@@ -343,6 +356,7 @@ mod tests {
             command: Some("ls /etc\n  | wc -l"),
             diff: None,
             always: None,
+            unsandboxed: None,
         };
         let lines = text_of(&prompt_body_lines(&body, 80, &t));
         assert_eq!(lines, ["$ ls /etc", "    | wc -l"]);

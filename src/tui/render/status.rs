@@ -139,6 +139,7 @@ mod tests {
             warn_at: 130_000,
             estimated: false,
             mode: GaugeMode::Normal,
+            masked: 0,
         };
         let s = StatusModel {
             gauge: &g,

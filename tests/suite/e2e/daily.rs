@@ -88,7 +88,8 @@ fn text_typed_ahead_of_an_approval_stays_in_the_input() {
         .with_delay(Duration::from_millis(300)),
     );
     server.push(a::text("Done: the file is written.", u(1_200)));
-    let mut t = Pty::start(&server, &[]);
+    // Without the sandbox a command is asked for (a sandboxed one in the workspace runs unasked).
+    let mut t = Pty::start(&server, &["--sandbox", "off"]);
     let ws = t.workspace();
     t.wait_for(READY);
     t.keys("write the file");

@@ -291,8 +291,11 @@ fn after_continue_edit_handoff_opens_the_document_that_briefed_the_session() {
     t.keys("refactor the parser");
     t.keys(ENTER);
     t.wait_for("Successor here: the parser tests run.");
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
+    // `/quit` leaves whether or not the turn has ended yet; two quick Ctrl-C presses would
+    // interrupt a turn still finishing instead of quitting.
+    t.keys("/quit");
+    t.wait_for("/quit");
+    t.keys(ENTER);
     assert!(t.wait_exit().success());
 
     let mut t = Pty::start_in(t.home(), &server, &["--continue"]);

@@ -61,31 +61,49 @@ fn a_window_in_the_file_is_read_as_the_flag_reads_it() {
 }
 
 #[tokio::test]
-async fn a_handoff_line_at_the_window_is_a_warning() {
+async fn a_small_window_scales_the_line_and_a_floor_too_large_for_it_is_a_warning() {
     let server = FakeServer::start().await;
-    server.push(a::text("fine", U::new(500, 5)));
+    // Usage too small to calibrate the token estimates from (they stay at 4 characters a token).
+    server.push(a::text("fine", U::new(150, 5)));
+    server.push(a::text("fine", U::new(150, 5)));
     let home = tempfile::tempdir().unwrap();
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "hi", "-v", "--window", "9000"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
+    let run = |home: &std::path::Path| {
+        let mut c = bin(home);
+        c.env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .args(["-p", "hi", "-v", "--window", "9000"]);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+    };
+    let out = run(home.path()).await.unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
+    // The 10k floor would be above the window: the line leaves the document's 2,250 free.
     assert!(
-        err.contains("warning: the handoff line (10.0K) is at or above the window (9K)"),
+        err.contains("\nat: 5625\n") && err.contains("\nprompt: lean"),
         "{err}"
     );
-    // The engine says it too (the TUI shows it; headless prints the event).
-    let warned = lines(&out).into_iter().any(|e| {
-        e["type"] == "warning"
-            && e["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("at or above the window"))
-    });
-    assert!(warned);
+    let floor_warning = |out: &std::process::Output| {
+        lines(out).into_iter().any(|e| {
+            e["type"] == "warning"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("the session's own prompt"))
+        })
+    };
+    assert!(!floor_warning(&out), "the lean floor fits a 9K window");
+    // Project instructions of some 4,000 tokens take the floor over a third of the window.
+    std::fs::write(
+        home.path().join("AGENTS.md"),
+        "Always run the whole test suite before you say anything works.\n".repeat(250),
+    )
+    .unwrap();
+    let out = run(home.path()).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        floor_warning(&out),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

@@ -242,6 +242,7 @@ async fn twenty_turns(api: Api, seed: u64) {
                     id: id.clone(),
                     name: "bash".into(),
                     input: serde_json::from_str(&args).unwrap(),
+                    from_text: false,
                 },
             ],
         });

@@ -17,6 +17,7 @@ fn assistant_calls(ids: &[&str]) -> Message {
                 id: (*id).into(),
                 name: "run".into(),
                 input: json!({}),
+                from_text: false,
             })
             .collect(),
     }

@@ -103,12 +103,14 @@ async fn fragmented_tool_calls_are_assembled() {
             Block::ToolUse {
                 id: "call_abc".into(),
                 name: "read_file".into(),
-                input: json!({"path": "src/lib.rs", "why": "look ✓"})
+                input: json!({"path": "src/lib.rs", "why": "look ✓"}),
+                from_text: false,
             },
             Block::ToolUse {
                 id: "call_def".into(),
                 name: "run".into(),
-                input: json!({INVALID_JSON_KEY: r#"{"cmd": "cargo test"#})
+                input: json!({INVALID_JSON_KEY: r#"{"cmd": "cargo test"#}),
+                from_text: false,
             },
         ]
     );
@@ -145,11 +147,13 @@ async fn history_maps_to_tool_calls_and_tool_messages() {
                     id: "call_1".into(),
                     name: "run".into(),
                     input: json!({"cmd": "ls"}),
+                    from_text: false,
                 },
                 Block::ToolUse {
                     id: "call_2".into(),
                     name: "read_file".into(),
                     input: json!({"path": "a"}),
+                    from_text: false,
                 },
             ],
         },

@@ -2,9 +2,11 @@
 //! in real directories. Where this kernel has no Landlock, the file-system tests assert that the
 //! sandbox reports it does not confine writes (and run nothing that would write outside).
 
+mod binary;
 mod files;
 mod network;
 mod processes;
+mod wired;
 
 use std::path::{Path, PathBuf};
 

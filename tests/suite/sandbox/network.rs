@@ -19,14 +19,14 @@ fn filter_here() {
     );
 }
 
-fn listener() -> (TcpListener, u16) {
+pub(super) fn listener() -> (TcpListener, u16) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     l.set_nonblocking(true).unwrap();
     let port = l.local_addr().unwrap().port();
     (l, port)
 }
 
-fn receiver() -> (UdpSocket, u16) {
+pub(super) fn receiver() -> (UdpSocket, u16) {
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
     s.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
@@ -35,7 +35,7 @@ fn receiver() -> (UdpSocket, u16) {
 }
 
 /// Whether a connection is waiting on `l` (the kernel queues it before `accept`).
-fn connected(l: &TcpListener) -> bool {
+pub(super) fn connected(l: &TcpListener) -> bool {
     match l.accept() {
         Ok(_) => true,
         Err(e) if e.kind() == ErrorKind::WouldBlock => false,
@@ -45,7 +45,7 @@ fn connected(l: &TcpListener) -> bool {
 
 /// The datagram waiting on `s`, if one arrives within its read timeout (a signal for another
 /// test's child may interrupt the wait: it is resumed).
-fn datagram(s: &UdpSocket) -> Option<String> {
+pub(super) fn datagram(s: &UdpSocket) -> Option<String> {
     let mut buf = [0u8; 64];
     loop {
         match s.recv_from(&mut buf) {

@@ -16,13 +16,13 @@ const KEY: &str = "sk-ant-SANDBOX-0123456789abcdef";
 /// A command that starts three would-be survivors and records their pids: `setsid` itself, a
 /// perl daemon that calls `setsid()` and goes on whether it worked or not, and a plain background
 /// job. It waits until the daemon has written its pid.
-const DAEMONS: &str = "setsid sleep 300 & echo $! > setsid.pid
+pub(super) const DAEMONS: &str = "setsid sleep 300 & echo $! > setsid.pid
 perl -MPOSIX -e 'POSIX::setsid(); open(my $f, \">\", \"daemon.tmp\") or die; print $f $$; close $f; rename(\"daemon.tmp\", \"daemon.pid\"); sleep 300' &
 sleep 300 & echo $! > job.pid
 while [ ! -s daemon.pid ]; do sleep 0.05; done
 echo started";
 
-fn pid(ws: &Path, name: &str) -> u32 {
+pub(super) fn pid(ws: &Path, name: &str) -> u32 {
     read_pid(&ws.join(name))
 }
 

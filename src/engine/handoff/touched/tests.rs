@@ -33,6 +33,7 @@ impl Script {
                 id: id.clone(),
                 name: name.into(),
                 input,
+                from_text: false,
             }],
         });
         self.messages.push(Message {

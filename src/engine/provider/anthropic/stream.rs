@@ -361,6 +361,7 @@ fn finish_block(p: Partial) -> Option<Block> {
             id,
             name,
             input: tool_input(&json, start),
+            from_text: false,
         }),
         Partial::Ignored => None,
     }

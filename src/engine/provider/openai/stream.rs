@@ -288,6 +288,7 @@ impl OpenAiStream {
                 id,
                 name: c.name,
                 input: tool_input(&c.args, None),
+                from_text: false,
             });
         }
         let stop_reason = match self.finish_reason.as_deref() {

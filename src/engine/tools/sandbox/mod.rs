@@ -71,7 +71,7 @@ mod stop;
 use std::path::{Path, PathBuf};
 
 pub(crate) use contain::LeaderExit;
-pub use stop::{Certainty, StopKind, StopReason, sandbox_stop_reason};
+pub use stop::{Certainty, SandboxStopped, StopKind, StopReason, sandbox_stop_reason};
 
 /// What a sandboxed command may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -436,6 +436,42 @@ impl Support {
             ),
         }
     }
+}
+
+/// The sandbox in force for `policy` on a machine with `support`, in one line (for `-v` and
+/// `/permissions`): `workspace-write, network off, Landlock ABI 7 and a seccomp filter`.
+pub fn describe(policy: &SandboxPolicy, support: &Support) -> String {
+    if !policy.is_on() {
+        return "off (commands run with all of the user's rights)".to_string();
+    }
+    let network = match policy.network {
+        NetworkAccess::Blocked => "network off",
+        NetworkAccess::Allowed => "network on",
+    };
+    let mut line = format!("{}, {network}", policy.mode);
+    if policy.mode == SandboxMode::WorkspaceWrite && !policy.writable.is_empty() {
+        let paths: Vec<String> = policy
+            .writable
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        line.push_str(&format!(", also writable: {}", paths.join(", ")));
+    }
+    let how = match support {
+        Support::Landlock { abi } => format!("Landlock ABI {abi} and a seccomp filter"),
+        Support::NoLandlock { .. } => {
+            "the seccomp filter only: this kernel has no Landlock, writes are not confined".into()
+        }
+        Support::Seatbelt => "sandbox-exec".into(),
+        Support::Unsupported => "not enforced: this platform has no sandbox".into(),
+    };
+    format!("{line} ({how})")
+}
+
+/// Whether a command under `policy` runs confined to its writable places on a machine with
+/// `support`: then it needs no approval to stay in the workspace.
+pub fn confines(policy: &SandboxPolicy, support: &Support) -> bool {
+    policy.is_on() && support.confines_writes()
 }
 
 /// How the end of a command is handled.

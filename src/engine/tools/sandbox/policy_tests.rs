@@ -181,3 +181,44 @@ fn an_older_landlock_names_what_it_cannot_do() {
     assert_eq!(filter_only.gaps(), ["writes are not confined"]);
     assert!(!filter_only.confines_writes());
 }
+
+#[test]
+fn the_sandbox_in_force_in_one_line_and_only_a_confining_one_spares_the_approval() {
+    let landlock = Support::Landlock { abi: 7 };
+    let missing = Support::NoLandlock {
+        reason: "not enabled".into(),
+    };
+    let on = SandboxPolicy::default();
+    assert_eq!(
+        describe(&on, &landlock),
+        "workspace-write, network off (Landlock ABI 7 and a seccomp filter)"
+    );
+    let wide = SandboxPolicy::default()
+        .with_network(NetworkAccess::Allowed)
+        .with_writable([PathBuf::from("/opt/build")]);
+    assert_eq!(
+        describe(&wide, &landlock),
+        "workspace-write, network on, also writable: /opt/build (Landlock ABI 7 and a seccomp \
+         filter)"
+    );
+    assert_eq!(
+        describe(&on, &missing),
+        "workspace-write, network off (the seccomp filter only: this kernel has no Landlock, \
+         writes are not confined)"
+    );
+    assert_eq!(
+        describe(&SandboxPolicy::off(), &landlock),
+        "off (commands run with all of the user's rights)"
+    );
+    assert!(confines(&on, &landlock));
+    assert!(confines(
+        &SandboxPolicy::new(SandboxMode::ReadOnly),
+        &Support::Seatbelt
+    ));
+    assert!(
+        !confines(&on, &missing),
+        "no Landlock: commands are asked for"
+    );
+    assert!(!confines(&on, &Support::Unsupported));
+    assert!(!confines(&SandboxPolicy::off(), &landlock));
+}

@@ -67,7 +67,8 @@ const NETWORK: [&str; 16] = [
 ];
 
 /// What the sandbox refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StopKind {
     /// A write to this path, outside the writable set.
     Write { path: PathBuf },
@@ -82,7 +83,8 @@ pub enum StopKind {
 }
 
 /// How sure the reading is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Certainty {
     /// The output shows the sandbox's refusal.
     Sure,
@@ -99,6 +101,17 @@ pub struct StopReason {
     pub writable: String,
     /// Whether commands had the network.
     pub network: NetworkAccess,
+}
+
+/// That the sandbox stopped (or may have stopped) a command, as tool results and events carry
+/// it: what it refused, how sure that is, and the note in plain words.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SandboxStopped {
+    #[serde(flatten)]
+    pub kind: StopKind,
+    pub certainty: Certainty,
+    /// The note the result ends with (`[sandbox: …]`).
+    pub message: String,
 }
 
 impl StopReason {
@@ -146,6 +159,15 @@ impl StopReason {
                 .to_string(),
         };
         format!("[sandbox: {body}]")
+    }
+
+    /// The stop as a result carries it.
+    pub fn stopped(&self) -> SandboxStopped {
+        SandboxStopped {
+            kind: self.kind.clone(),
+            certainty: self.certainty,
+            message: self.note(),
+        }
     }
 }
 

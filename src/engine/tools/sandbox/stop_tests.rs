@@ -304,3 +304,27 @@ fn the_unsure_permission_note_lists_every_refusal() {
     let r = sandbox_stop_reason(&on, &ws(), "x", "Operation not permitted", &failed()).unwrap();
     assert!(!r.note().contains("network"), "{}", r.note());
 }
+
+#[test]
+fn a_stop_on_the_wire_names_what_was_refused_and_how_sure_that_is() {
+    let write = SandboxStopped {
+        kind: StopKind::Write {
+            path: PathBuf::from("/etc/x"),
+        },
+        certainty: Certainty::Sure,
+        message: "[sandbox: refused]".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&write).unwrap(),
+        r#"{"kind":"write","path":"/etc/x","certainty":"sure","message":"[sandbox: refused]"}"#
+    );
+    let network = SandboxStopped {
+        kind: StopKind::Network,
+        certainty: Certainty::Possible,
+        message: "m".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&network).unwrap(),
+        r#"{"kind":"network","certainty":"possible","message":"m"}"#
+    );
+}
