@@ -5,6 +5,7 @@ mod children;
 mod config;
 mod input;
 mod resume;
+mod review_files;
 mod rundir;
 mod secrets;
 mod signals;

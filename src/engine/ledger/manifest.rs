@@ -157,7 +157,8 @@ pub struct Held {
 /// review from this record; the turnover replaces it with a [`HandoffRecord`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrozenHandoff {
-    /// The live file, once written (None with `--no-workbench` or when the write failed).
+    /// The live file, once written: in the workbench, or in the run directory when the workbench
+    /// could not hold it (None with `--no-workbench` or when neither write succeeded).
     pub path: Option<PathBuf>,
     /// The freeze is done (the file written, or its write failed and `path` is None): from here on
     /// the file, with the user's edits, is the document. Before, the freeze may not have happened

@@ -335,6 +335,17 @@ impl McpManager {
         name.starts_with(names::PREFIX)
     }
 
+    /// Why a call of `name` cannot run now: its server died, stopped or never started (named, with
+    /// its state); None when the server is ready or none is configured under that name. The
+    /// engine asks this before it asks the user to approve a call.
+    pub fn unavailable(&self, name: &str) -> Option<String> {
+        let down = self.shared.slots.iter().any(|slot| {
+            name.starts_with(&format!("{}{}__", names::PREFIX, slot.config.name))
+                && !matches!(slot.lock().state, ServerState::Ready { .. })
+        });
+        down.then(|| self.shared.target(name).err()).flatten()
+    }
+
     /// Call a tool by its `mcp__…` name. Every failure is an `is_error` output for the model; the
     /// server's state and last error change with it.
     pub async fn call(&self, name: &str, input: &Value) -> crate::engine::tools::ToolOutput {

@@ -431,7 +431,12 @@ impl Engine {
                 messages: messages.clone(),
             });
         }
-        let appended_chars = messages.iter().map(Message::char_len).sum();
+        // The gauge starts where the session left it: the provider's last reading, plus an
+        // estimate of what came after; a history without one is estimated whole.
+        let (ctx, counted) = loaded
+            .last_context
+            .map_or((0, 0), |c| (c.tokens, c.messages));
+        let appended_chars = messages.iter().skip(counted).map(Message::char_len).sum();
         let cost_usd = rec
             .per_generation
             .iter()
@@ -446,9 +451,9 @@ impl Engine {
                 generation: header.generation,
                 messages,
                 transcript,
-                // What the model will see is re-estimated from the history: the recorded ctx may be
-                // that of a retired session or of a history since compacted.
-                ctx: 0,
+                // This session's own reading (the ledger's step ctx may be a retired session's);
+                // none after a replacement (compaction): the history is estimated then.
+                ctx,
                 appended_chars,
                 near_fired: false,
                 cost_usd,
