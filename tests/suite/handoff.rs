@@ -1,4 +1,4 @@
-//! Handoff end to end against the fake provider (SPEC §6, §7, §9): scripted usage crosses the lines.
+//! Handoff end to end against the fake provider: scripted usage crosses the lines.
 
 use flower_tui::engine::policy::{ContextPolicy, FrontEnd};
 use flower_tui::engine::protocol::{
