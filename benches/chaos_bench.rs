@@ -1,4 +1,4 @@
-//! Provider resilience under the fake's chaos mode (issue 8): many tool-calling turns against a
+//! Provider resilience under the fake's chaos mode: many tool-calling turns against a
 //! loopback server that answers 40 % of requests with a fault drawn independently per request (status
 //! storms, truncation, a malformed event, dropped and reset connections, stalls), on both protocols.
 //!

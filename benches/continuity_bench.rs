@@ -1,4 +1,4 @@
-//! `perf concurrency` (issue 9): 30 pairs of real flower-tui processes, each pair two headless
+//! `perf concurrency`: 30 pairs of real flower-tui processes, each pair two headless
 //! runs on the same step in one workspace, all 60 at once, each handing off twice. Counted:
 //! documents lost (a process's document found nowhere on disk, live or archived), cross-briefings
 //! (a successor whose first message lacks its own process's document or holds the other's), and

@@ -1,4 +1,4 @@
-//! Issue 11's figures on the loopback provider.
+//! The background handoff's figures on the loopback provider.
 //!
 //! `perf turnover`: the user-visible pause at the turnover when the writing turn takes 20 s (its
 //! reply trickles in over 20 s), review off: from the main thread's last response before the

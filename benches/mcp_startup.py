@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MCP start-up costs of the real release binary (issue 12):
+"""MCP start-up costs of the real release binary:
 
   1. launch -> first frame (TUI, 200x50 pty, `--demo`) with no MCP server and with three configured
      servers, one of them slow to start (3 s): the first frame must not wait for them;

@@ -1,4 +1,4 @@
-//! `recall` over big transcripts (issue 11): how long a search and a whole-message read take over
+//! `recall` over big transcripts: how long a search and a whole-message read take over
 //! eight retired generations of a long session (~150k tokens each, mostly tool results), as the
 //! tool reads them from disk on every call.
 

@@ -513,7 +513,11 @@ impl Shell {
                 self.frames.schedule_frame(now);
             }
             Effect::SaveEditor { path, text } => {
-                let result = atomic_write(&path, text.as_bytes()).map_err(FileError::from);
+                // A folder deleted with the file (during a review) is made again.
+                let folder = path.parent().map_or(Ok(()), std::fs::create_dir_all);
+                let result = folder
+                    .and_then(|()| atomic_write(&path, text.as_bytes()))
+                    .map_err(FileError::from);
                 queue.push_back(Msg::Saved { path, text, result });
             }
             Effect::KeepUnsaved { path, text } => {

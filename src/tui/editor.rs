@@ -307,7 +307,8 @@ impl SideEditor {
                 if self.disk_text.is_some() {
                     self.disk_text = None;
                     self.note = Some(format!(
-                        "file unreadable on disk ({e}); {} writes it back",
+                        "the file is gone from disk ({e}): {} or the end of the review writes \
+                         this text back to it",
                         label_for(Action::Save)
                     ));
                 }

@@ -283,3 +283,94 @@ fn quitting_keeps_unsaved_editor_edits_and_ctrl_c_in_the_editor_says_so() {
         assert!(!quit(&fx));
     }
 }
+
+/// The watcher says the review's file is gone from disk.
+fn deleted(s: &mut super::state::AppState, t: Instant) {
+    update(
+        s,
+        Msg::FileChanged {
+            path: "/n/h.md".into(),
+            content: Err(std::io::Error::from(std::io::ErrorKind::NotFound).into()),
+        },
+        t,
+    );
+}
+
+/// The buffer's save landed (the file is written again); returns the ops that follow.
+fn written_back(s: &mut super::state::AppState, text: &str, t: Instant) -> Vec<Op> {
+    ops(&update(
+        s,
+        Msg::Saved {
+            path: "/n/h.md".into(),
+            text: text.into(),
+            result: Ok(()),
+        },
+        t,
+    ))
+}
+
+#[test]
+fn esc_after_the_file_was_deleted_writes_the_buffer_back_before_the_review_ends() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    deleted(&mut s, t0);
+    type_text(&mut s, " (checked)", t0);
+    let typed = DOC.replace("Fixing the parser.", "Fixing the parser. (checked)");
+    // Nothing on disk to discard the edits for: Esc writes them back, and only then does the
+    // review end.
+    let fx = update(&mut s, key(KeyCode::Esc), t0);
+    assert!(ops(&fx).is_empty(), "{fx:?}");
+    assert!(
+        fx.contains(&Effect::SaveEditor {
+            path: "/n/h.md".into(),
+            text: typed.clone(),
+        }),
+        "{fx:?}"
+    );
+    assert_eq!(s.editor.as_ref().unwrap().review, Review::Saving);
+    assert_eq!(
+        written_back(&mut s, &typed, t0),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
+    let ed = s.editor.as_ref().unwrap();
+    assert!(!ed.is_dirty());
+    assert!(
+        ed.note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("written back"),
+        "{:?}",
+        ed.note
+    );
+    let told = super::test_support::last_cell(&s);
+    assert!(
+        format!("{told:?}").contains("was deleted during the review"),
+        "{told:?}"
+    );
+}
+
+#[test]
+fn a_countdown_that_runs_out_on_a_deleted_file_writes_it_back_first() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    deleted(&mut s, t0);
+    let fx = update(&mut s, Msg::Tick, t0 + Duration::from_secs(15));
+    assert!(ops(&fx).is_empty(), "{fx:?}");
+    assert!(
+        fx.contains(&Effect::SaveEditor {
+            path: "/n/h.md".into(),
+            text: DOC.into(),
+        }),
+        "{fx:?}"
+    );
+    assert_eq!(
+        written_back(&mut s, DOC, t0 + Duration::from_secs(15)),
+        [Op::ReviewDone {
+            handoff: HandoffId(1)
+        }]
+    );
+}

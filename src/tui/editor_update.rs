@@ -64,14 +64,28 @@ pub(super) fn on_saved(
         return;
     };
     let after = std::mem::replace(&mut ed.after_save, AfterSave::Stay);
+    // The file was gone (deleted during the review): this save wrote it again.
+    let recreated = ed.disk_text.is_none();
     match result {
         Ok(()) => {
             ed.mark_disk(&text);
             if ed.review == Review::Saving {
                 ed.review = Review::Over;
-                ed.note = Some("saved: the next session reads this file".into());
+                ed.note = Some(if recreated {
+                    "written back (the file had been deleted): the next session reads this text"
+                        .into()
+                } else {
+                    "saved: the next session reads this file".into()
+                });
                 if let Some(handoff) = state.review_handoff.take() {
                     fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
+                }
+                if recreated {
+                    state.notice(format!(
+                        "The handoff file {} was deleted during the review: the editor's text is \
+                         written back to it, and the next session reads it",
+                        path.display()
+                    ));
                 }
                 review_ended(state);
             } else {
@@ -108,9 +122,10 @@ pub(super) fn review_ended(state: &mut AppState) {
     }
 }
 
-/// Esc in the side editor. During the review it ends the review with the file as it is on disk;
-/// after it, it aborts what runs, else closes the editor. With unsaved edits it asks first (save /
-/// discard / keep editing), the countdown paused until answered.
+/// Esc in the side editor. During the review it ends the review with the file as it is on disk
+/// (with the buffer written back when the file was deleted); after it, it aborts what runs, else
+/// closes the editor. With unsaved edits it asks first (save / discard / keep editing), the
+/// countdown paused until answered.
 pub(super) fn editor_escape(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     let running = state.is_running();
     let Some(ed) = state.editor.as_mut() else {
@@ -136,7 +151,9 @@ pub(super) fn editor_escape(state: &mut AppState, now: Instant, fx: &mut Vec<Eff
         }
         _ => {}
     }
-    if ed.is_dirty() {
+    // With the file gone during the review there is nothing to discard the edits for: the review
+    // ends with the buffer written back (`leave`).
+    if ed.is_dirty() && (ed.disk_text.is_some() || !in_review) {
         // A change on disk meanwhile: the question is now about the edits over it.
         ed.resolve_conflict(false);
         ed.pause(now);
@@ -148,7 +165,8 @@ pub(super) fn editor_escape(state: &mut AppState, now: Instant, fx: &mut Vec<Eff
 }
 
 /// The editor is done with the file as it is on disk: the review ends (the next session reads
-/// it), or, after the review, the editor closes.
+/// it; a deleted file is written back with the buffer first), or, after the review, the editor
+/// closes.
 fn leave(state: &mut AppState, fx: &mut Vec<Effect>) {
     let Some(ed) = state.editor.as_mut() else {
         return;
@@ -156,6 +174,12 @@ fn leave(state: &mut AppState, fx: &mut Vec<Effect>) {
     if !ed.in_review() {
         return close(state, fx);
     }
+    if write_back_deleted(state, fx) {
+        return;
+    }
+    let Some(ed) = state.editor.as_mut() else {
+        return;
+    };
     ed.prompt = Prompt::None;
     ed.review = Review::Over;
     ed.note = Some("review over: the next session reads the file as it is on disk".into());
@@ -163,6 +187,23 @@ fn leave(state: &mut AppState, fx: &mut Vec<Effect>) {
         fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
     }
     review_ended(state);
+}
+
+/// The review ends while its file is gone from disk (deleted meanwhile): the editor's text is
+/// what continues, so it is written back to the path first and the review ends once it is on disk
+/// (`on_saved`). False when the file is there (nothing to do).
+pub(super) fn write_back_deleted(state: &mut AppState, fx: &mut Vec<Effect>) -> bool {
+    let Some(ed) = state.editor.as_mut().filter(|e| e.disk_text.is_none()) else {
+        return false;
+    };
+    ed.review = Review::Saving;
+    ed.prompt = Prompt::None;
+    ed.note = Some("the file was deleted: writing this text back to it…".into());
+    fx.push(Effect::SaveEditor {
+        path: ed.path.clone(),
+        text: ed.text(),
+    });
+    true
 }
 
 fn close(state: &mut AppState, fx: &mut Vec<Effect>) {

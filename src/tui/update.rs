@@ -135,6 +135,9 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     mention::on_tick(state, fx);
     let ended = state.editor.as_mut().is_some_and(|ed| ed.tick(now));
     if ended {
+        if super::editor_update::write_back_deleted(state, fx) {
+            return;
+        }
         if let Some(ed) = state.editor.as_mut() {
             ed.note = Some("review over: the next session reads this file".into());
         }

@@ -1,4 +1,4 @@
-//! The handoff in the background (SPEC §6.16) and its rescue (§6.17), engine in process against
+//! The handoff in the background and its rescue, engine in process against
 //! the fake: the writing request beside the main thread on the same prefix, the review while work
 //! goes on, the turnover at the next message boundary with the record after the cut, the wait at
 //! the hard limit, and every way the writing can fail.
@@ -227,7 +227,7 @@ async fn an_edit_during_the_review_reaches_the_successor_with_the_work_done_mean
     };
     // The user edits the file while the main thread keeps working.
     let text = std::fs::read_to_string(&path).unwrap();
-    // And types a pin into it (SPEC §6.19): pinned from the turnover on, in the background path too.
+    // And types a pin into it: pinned from the turnover on, in the background path too.
     let edited = text.replace(
         "Run the parser tests.",
         "Run the parser tests.\nUSER EDIT:   also the Windows paths.",

@@ -1,4 +1,4 @@
-//! The background handoff on the real binary in a pseudo-terminal (SPEC §6.16): both spinners at
+//! The background handoff on the real binary in a pseudo-terminal: both spinners at
 //! once, the side editor opening without the focus, an edit during the review while the work goes
 //! on, the turnover at the next step; `kill -9` while the document is written and during its
 //! review.

@@ -1,4 +1,4 @@
-//! Continuity in the engine (SPEC §6.14, §6.15), against the fake provider: the request in flight
+//! Continuity in the engine, against the fake provider: the request in flight
 //! reaches the successor, the briefing holds the file verbatim, a review that does not end commits
 //! nothing and is reopened, and two engines in one workspace keep to their own documents. The same
 //! cases on the real binary are in `continuity_e2e.rs`.
@@ -480,7 +480,7 @@ async fn continuing_a_step_a_live_engine_works_on_is_refused() {
 
 #[tokio::test]
 async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the_model_nor_disk() {
-    // A provider key, registered as every key in the environment is at start (SPEC §14).
+    // A provider key, registered as every key in the environment is at start.
     const TYPED_KEY: &str = "sk-ant-typed-into-the-file-0123456789";
     flower_tui::engine::secrets::register(TYPED_KEY);
     let h = Harness::new().await;

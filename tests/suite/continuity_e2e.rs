@@ -1,4 +1,4 @@
-//! Continuity on the real binary (issue 9, cases 1–4): the TUI in a pseudo-terminal for the
+//! Continuity on the real binary: the TUI in a pseudo-terminal for the
 //! request in flight, the verbatim briefing and the signals; two headless processes at once in
 //! one workspace for the documents.
 

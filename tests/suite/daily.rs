@@ -1,4 +1,4 @@
-//! Issue 10, engine side: what a daily user of the agent relies on (project instructions, diffs,
+//! The engine side of what a daily user of the agent relies on (project instructions, diffs,
 //! honest approvals, live bash output, sessions, cost, `@file` mentions, the workbench).
 
 mod approvals;

@@ -1,10 +1,11 @@
-//! Issue 9's faults on the real binary: configuration edge cases, secrets, children that die with
+//! Faults on the real binary: configuration edge cases, secrets, children that die with
 //! the agent, `--continue` over damaged runs, oversized input, run directories with several steps.
 
 mod children;
 mod config;
 mod input;
 mod resume;
+mod review_files;
 mod rundir;
 mod secrets;
 mod signals;

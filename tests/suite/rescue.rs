@@ -1,4 +1,4 @@
-//! Rescue on overflow (SPEC §6.17) in blocking mode: a main-thread request or the writing request
+//! Rescue on overflow in blocking mode: a main-thread request or the writing request
 //! overflows, and the writing turn runs once more on a reduced copy of the history (old tool
 //! results as stubs, then the oldest turns dropped) before the degraded document is the answer.
 

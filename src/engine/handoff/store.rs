@@ -137,6 +137,26 @@ pub(crate) fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (Re
     }
 }
 
+/// Write `text` back to a handoff file that is gone (deleted during its review), under the
+/// step's document lock when the file is in a workbench; the folder is made again if it went too.
+pub(crate) fn write_back(
+    workbench: Option<&Path>,
+    step: &str,
+    path: &Path,
+    text: &str,
+) -> io::Result<()> {
+    let write = || {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        atomic_write(path, text.as_bytes())
+    };
+    match workbench {
+        Some(wb) => super::lock::with_doc_lock(wb, step, write).map(|_| ()),
+        None => write(),
+    }
+}
+
 /// Whether `text` is another handoff document than the one frozen as `frozen`: its header line
 /// names another step or generation (another process's freeze). Returns what it
 /// names. A file whose header line was removed or no longer parses is the user's edit, not

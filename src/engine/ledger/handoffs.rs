@@ -154,9 +154,11 @@ pub enum FrozenFile {
     /// it, so the freeze is repeated from `markdown`.
     #[default]
     Pending,
-    /// Written to the live file: from here on the file, with the user's edits, is the document.
+    /// Written to the live file, in the workbench or, when the workbench could not hold it, in the
+    /// run directory: from here on the file, with the user's edits, is the document.
     OnDisk(PathBuf),
-    /// Frozen without a file (`--no-workbench`, or its write failed): the document is `markdown`.
+    /// Frozen without a file (`--no-workbench`, or neither write succeeded): the document is
+    /// `markdown`.
     InMemory,
 }
 

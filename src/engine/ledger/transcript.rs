@@ -1,7 +1,7 @@
 //! Session transcripts, `<run>/sessions/<session id>.jsonl`: an append-only JSON-lines file per
 //! session (header, messages, kept events, in-place replacements), flushed line by line with keys
 //! masked, and read back into the conversation for `--continue` (a line torn by a crash is
-//! skipped and counted).
+//! skipped and counted), with the last context the provider reported for it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
@@ -160,6 +160,25 @@ pub(crate) struct LoadedTranscript {
     pub messages: Vec<Message>,
     /// Lines that could not be read (torn by a crash mid-write) and were skipped.
     pub torn: usize,
+    /// The last context the provider reported for this history (its last kept `usage` event),
+    /// None when there is none or the history was replaced after it.
+    pub last_context: Option<LastContext>,
+}
+
+/// A context reading kept in a transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LastContext {
+    /// The tokens the provider counted.
+    pub tokens: u64,
+    /// How many messages of the conversation that reading covers (the rest came after it).
+    pub messages: usize,
+}
+
+/// The context of a kept `usage` event: a provider's reading, not an estimate.
+fn reported_context(event: &serde_json::Value) -> Option<u64> {
+    (event["type"] == "usage" && event["estimated"] == false)
+        .then(|| event["context"].as_u64())
+        .flatten()
 }
 
 /// Rebuild the conversation of a transcript (for `--continue`).
@@ -174,6 +193,7 @@ pub(crate) fn read_transcript(path: &Path) -> io::Result<LoadedTranscript> {
     let mut header = None;
     let mut messages = Vec::new();
     let mut torn = 0;
+    let mut last_context = None;
     for line in BufReader::new(f).split(b'\n') {
         let line = line.map_err(named)?;
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -188,12 +208,20 @@ pub(crate) fn read_transcript(path: &Path) -> io::Result<LoadedTranscript> {
             TranscriptLine::Header(h) => header = Some(h),
             TranscriptLine::Message { message } => append_message(&mut messages, message),
             TranscriptLine::Replaced { messages: m } => {
+                last_context = None;
                 messages.clear();
                 for message in m {
                     append_message(&mut messages, message);
                 }
             }
-            TranscriptLine::Event { .. } => {}
+            TranscriptLine::Event { event } => {
+                if let Some(tokens) = reported_context(&event) {
+                    last_context = Some(LastContext {
+                        tokens,
+                        messages: messages.len(),
+                    });
+                }
+            }
         }
     }
     let header = header.ok_or_else(|| {
@@ -206,6 +234,7 @@ pub(crate) fn read_transcript(path: &Path) -> io::Result<LoadedTranscript> {
         header,
         messages,
         torn,
+        last_context,
     })
 }
 

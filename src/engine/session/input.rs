@@ -1,6 +1,8 @@
 //! Oversized user input (a 10 MB paste, say): a message too large for one message or for a
 //! fresh session below the handoff line is saved to `<spill dir>/input-<n>.txt`; the model gets a
-//! preview plus the path and how to read the rest, and the user is told.
+//! preview plus the path and how to read the rest, and the user is told. The request in flight
+//! that a successor carries is held to the same line: a message that no longer fits (the window
+//! was learned smaller after it was admitted) is spilled the same way.
 
 use std::path::PathBuf;
 
@@ -8,11 +10,14 @@ use super::Engine;
 use crate::engine::fsutil::write_new;
 use crate::engine::protocol::Event;
 use crate::engine::tools::{self, SPILL_PREVIEW_CHARS};
+use crate::engine::types::{Block, Message};
 
 /// A user message longer than this many characters is spilled.
 pub(crate) const INPUT_SPILL_LIMIT: usize = 100_000;
 /// Input spill file numbers tried before giving up.
 const MAX_INPUT_NAMES: usize = 100_000;
+/// Tokens kept for the note that introduces the request in the successor's briefing.
+const REQUEST_NOTE_TOKENS: u64 = 200;
 
 /// Why a message is spilled, in words for the model and the user.
 fn spill_reason(chars: usize, tokens_over_line: bool) -> String {
@@ -52,10 +57,64 @@ impl Engine {
             return text;
         }
         let reason = spill_reason(chars, over_line);
+        self.spill_input(&text, &reason)
+    }
+
+    /// The request in flight as the successor gets it after `before` (the rest of its first
+    /// message): when it all would not fit below the handoff line of a fresh session (a window
+    /// learned smaller since the request was admitted), its largest messages are spilled like an
+    /// oversized input until it fits. Returns whether any message was spilled.
+    pub(super) fn fit_request(&mut self, request: &mut [String], before: &Message) -> bool {
+        // Sizes in bytes, the unit the token ratio is learned in.
+        let text_bytes = |m: &Message| -> usize {
+            m.content
+                .iter()
+                .map(|b| match b {
+                    Block::Text { text } => text.len(),
+                    _ => 0,
+                })
+                .sum()
+        };
+        let floor = self.startup_floor() + self.estimate(text_bytes(before)) + REQUEST_NOTE_TOKENS;
+        let mut sizes: Vec<(usize, u64)> = request
+            .iter()
+            .map(|m| self.estimate(m.len()))
+            .enumerate()
+            .collect();
+        let mut total = floor + sizes.iter().map(|(_, t)| t).sum::<u64>();
+        if total < self.settings.thresholds.at {
+            return false;
+        }
+        sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
+        let mut spilled = false;
+        for (i, tokens) in sizes {
+            if total < self.settings.thresholds.at {
+                break;
+            }
+            let Some(message) = request.get_mut(i) else {
+                continue;
+            };
+            let reason = format!(
+                "too large for the successor: the window is now {} tokens and its briefing \
+                 leaves too little room below the handoff line",
+                self.settings.thresholds.window
+            );
+            let reference = self.spill_input(message, &reason);
+            total = total - tokens + self.estimate(reference.len());
+            *message = reference;
+            spilled = true;
+        }
+        spilled
+    }
+
+    /// Save `text` in full to a new file in the spill directory; what the model gets instead: a
+    /// notice with the path and a preview (or only the preview when the file cannot be written).
+    fn spill_input(&mut self, text: &str, reason: &str) -> String {
+        let chars = text.chars().count();
         let dir = self.spill_dir();
         let names = (1..=MAX_INPUT_NAMES).map(|n| format!("input-{n}.txt"));
         let lines = text.lines().count();
-        let preview = tools::spill_preview(&text, chars);
+        let preview = tools::spill_preview(text, chars);
         match write_new(&dir, names, text.as_bytes()) {
             Ok(file) => {
                 let shown = tools::paths::display(&self.run.places.workspace, &file.path);

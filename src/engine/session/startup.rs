@@ -213,10 +213,18 @@ impl Engine {
             parent: header.parent_session,
             generation: header.generation,
         };
-        // What the model will see is re-estimated from the history: the recorded ctx may be that
-        // of a retired session or of a history since compacted.
+        // The gauge starts where the session left it: the provider's last reading, plus an
+        // estimate of what came after; a history without one is estimated whole. This session's
+        // own reading (the ledger's step ctx may be a retired session's); none after a
+        // replacement (compaction): the history is estimated then.
+        let (ctx, counted) = loaded
+            .last_context
+            .map_or((0, 0), |c| (c.tokens, c.messages));
+        let appended_chars = messages.iter().skip(counted).map(Message::char_len).sum();
         let mut session = SessionState::new(who, messages, transcript, base_prompt);
         session.cost_usd = cost_usd;
+        session.ctx = ctx;
+        session.appended_chars = appended_chars;
         Ok(Resumed {
             manifest: manifest.clone(),
             step,

@@ -89,7 +89,14 @@ impl Engine {
                 self.run_call(id, name, input, from_text).await
             } else {
                 self.emit_logged(tool_call_event(id, name, input, from_text));
-                let why = tools::unknown_tool_among(name, offered);
+                // A tool of a server that died is not offered: say which server and why.
+                let why = self
+                    .run
+                    .mcp
+                    .as_ref()
+                    .filter(|_| self.is_mcp(name))
+                    .and_then(|m| m.unavailable(name))
+                    .unwrap_or_else(|| tools::unknown_tool_among(name, offered));
                 (ToolOutput::error(why), false)
             };
             aborted |= stopped;
@@ -202,8 +209,12 @@ impl Engine {
     }
 
     async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
-        // Every MCP tool needs approval: flower-tui cannot know what a server's tool does.
+        // Every MCP tool needs approval: flower-tui cannot know what a server's tool does. A tool
+        // whose server is gone fails at once: there is nothing to approve.
         let needs = if self.is_mcp(name) {
+            if let Some(why) = self.run.mcp.as_ref().and_then(|m| m.unavailable(name)) {
+                return Decision::Fail(ToolOutput::error(why));
+            }
             true
         } else {
             tools::is_known(name)

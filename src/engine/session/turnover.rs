@@ -242,7 +242,7 @@ impl Engine {
         // The request as typed when this process cut it; as recorded when it reopens an earlier
         // process's review.
         let live = self.s.request.in_flight();
-        let request = if live.is_empty() {
+        let mut request = if live.is_empty() {
             frozen.request.clone()
         } else {
             live.clone()
@@ -276,25 +276,14 @@ impl Engine {
             rec.handoffs.push(record);
             rec.frozen = None;
         });
-        // The cut turn ends in the old transcript; the successor goes on with it.
-        let cut = self.turn.map(|t| Event::TurnEnd {
-            turn: t.id,
-            kind: t.kind,
-            origin: Origin::User,
-            reason: ExitReason::Handoff,
-        });
-        if let Some(v) = cut.and_then(|ev| serde_json::to_value(ev).ok()) {
-            self.s
-                .transcript
-                .append(&TranscriptLine::Event { event: v });
-        }
+        self.end_cut_turn_in_transcript();
         // What the engine carries itself, and the transcripts `recall` searches (this one too).
         let memory = self.ledger.memory().clone();
         let predecessors = self.predecessors();
-        let briefing = Briefing {
+        let mut briefing = Briefing {
             document: &successor.text,
             degraded: successor.degraded,
-            request: &request,
+            request: &[],
             memory: Some(&memory),
             predecessors: &predecessors,
             tail: &tail,
@@ -302,11 +291,14 @@ impl Engine {
             cause: frozen.cause,
             focus: frozen.focus.as_deref(),
         };
+        // A message too large for the successor goes to a file; later successors carry the same.
+        let spilled = self.fit_request(&mut request, &briefing.message());
+        briefing.request = &request;
         let first = briefing.message();
-        if live.is_empty() && !frozen.request.is_empty() {
-            // The successor continues the request of an earlier process's review.
+        if spilled || (live.is_empty() && !frozen.request.is_empty()) {
+            // The successor continues this request (an earlier process's review's, maybe).
             self.s.request = Request {
-                messages: frozen.request.clone(),
+                messages: request.clone(),
                 open: true,
             };
         }
@@ -348,24 +340,69 @@ impl Engine {
         self.emit_usage_estimate();
     }
 
-    /// Write the document to the workbench; None with `--no-workbench` or when the write fails.
+    /// The cut turn ends in the old transcript; the successor goes on with it.
+    fn end_cut_turn_in_transcript(&mut self) {
+        let cut = self.turn.map(|t| Event::TurnEnd {
+            turn: t.id,
+            kind: t.kind,
+            origin: Origin::User,
+            reason: ExitReason::Handoff,
+        });
+        if let Some(v) = cut.and_then(|ev| serde_json::to_value(ev).ok()) {
+            self.s
+                .transcript
+                .append(&TranscriptLine::Event { event: v });
+        }
+    }
+
+    /// Write the document to the workbench; when that fails (a full disk, a file where the notes
+    /// folder should be), to the run directory instead, where it is reviewed and recorded all the
+    /// same. None with `--no-workbench` or when neither can be written.
     fn freeze(&mut self, step: &str, markdown: &str) -> Option<PathBuf> {
         let wb = self.run.places.workbench.clone()?;
-        match store::freeze_timed(&wb, step, markdown, now_unix().0) {
+        let first = match store::freeze_timed(&wb, step, markdown, now_unix().0) {
             Ok((p, lock)) => {
                 self.handoff.add_lock(lock);
+                return Some(p);
+            }
+            Err(e) => e,
+        };
+        let run = self.ledger.run_dir.root.clone();
+        match store::freeze_timed(&run, step, markdown, now_unix().0) {
+            Ok((p, lock)) => {
+                self.handoff.add_lock(lock);
+                self.emit(Event::Warning {
+                    message: format!(
+                        "could not write the handoff file under {} ({first}): it is saved in {} instead, and reviewed there",
+                        wb.display(),
+                        p.display()
+                    ),
+                });
                 Some(p)
             }
             Err(e) => {
                 self.emit(Event::Warning {
                     message: format!(
-                        "could not write the handoff file under {}: {e}; the successor gets the document through its prompt",
-                        wb.display()
+                        "could not write the handoff file under {} ({first}) nor under {} ({e}); the successor gets the document through its prompt",
+                        wb.display(),
+                        run.display()
                     ),
                 });
                 None
             }
         }
+    }
+
+    /// The folder whose document lock guards `path`: the workbench, or the run directory the
+    /// document fell back to.
+    fn doc_base(&self, path: &Path) -> Option<PathBuf> {
+        [
+            self.run.places.workbench.clone(),
+            Some(self.ledger.run_dir.root.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|base| path.starts_with(base))
     }
 
     /// The review window: wait until the front end says the successor may start.
@@ -403,8 +440,9 @@ impl Engine {
 
     /// The document the successor reads: the file exactly as it is on disk now,
     /// read under the step's lock, even when it no longer parses as a handoff (with a warning);
-    /// the in-memory document only when the file is gone, empty, unreadable, or holds another
-    /// step's or generation's document.
+    /// the in-memory document only when the file is gone (then it is written again with it, so the
+    /// path holds what the successor read), empty, unreadable, or holds another step's or
+    /// generation's document.
     fn read_back(&mut self, frozen: &FrozenHandoff) -> Successor {
         let memory = |markdown: &str| Successor {
             text: markdown.to_string(),
@@ -421,9 +459,9 @@ impl Engine {
                 path.display()
             )
         };
-        let read = match &self.run.places.workbench {
+        let read = match self.doc_base(path) {
             Some(wb) => {
-                let (read, lock) = store::read_back_locked(wb, &self.ledger.step_name(), path);
+                let (read, lock) = store::read_back_locked(&wb, &self.ledger.step_name(), path);
                 self.handoff.add_lock(lock);
                 read
             }
@@ -434,7 +472,33 @@ impl Engine {
                 Some(other) => format!("now holds another document ({other})"),
                 None => return self.validated(text, frozen, path),
             },
-            ReadBack::Missing => "was deleted".to_string(),
+            ReadBack::Missing => {
+                let base = self.doc_base(path);
+                return match store::write_back(
+                    base.as_deref(),
+                    &self.ledger.step_name(),
+                    path,
+                    &frozen.markdown,
+                ) {
+                    Ok(()) => {
+                        self.emit(Event::Warning {
+                            message: format!(
+                                "the handoff file {} was deleted: it is written again with the document as it was written, and the successor reads that",
+                                path.display()
+                            ),
+                        });
+                        memory(&frozen.markdown)
+                    }
+                    Err(e) => {
+                        self.emit(Event::Warning {
+                            message: fallback(&format!(
+                                "was deleted and cannot be written again ({e})"
+                            )),
+                        });
+                        memory(&frozen.markdown)
+                    }
+                };
+            }
             ReadBack::Empty => "is empty".to_string(),
             ReadBack::Unreadable(e) => format!("cannot be read ({e})"),
         };

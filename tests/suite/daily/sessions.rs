@@ -260,3 +260,59 @@ async fn resume_is_refused_while_another_live_process_works_on_that_step() {
     r.until(|e| matches!(e, Event::Resumed { .. })).await;
     r.shutdown().await;
 }
+
+/// The context of the first `Usage` event in `events`.
+fn first_usage(events: &[Event]) -> Option<(u64, bool)> {
+    events.iter().find_map(|e| match e {
+        Event::Usage {
+            context, estimated, ..
+        } => Some((*context, *estimated)),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::text("read everything", U::new(140_000, 500)));
+    let mut r = start(h.params(200_000, 50_000));
+    let ev = r.turn("read the whole tree").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let reported = ev.iter().rev().find_map(|e| match e {
+        Event::Usage {
+            context,
+            estimated: false,
+            ..
+        } => Some(*context),
+        _ => None,
+    });
+    let Some(last) = reported else {
+        panic!("no reported usage")
+    };
+    assert!(last >= 140_000, "{last}");
+    let root = r.run_root.clone();
+    let id = RunDir::open(&root).run_id;
+    r.shutdown().await;
+
+    // `--continue`: the gauge shows the session's last reading before anything is sent.
+    let mut p = h.params(200_000, 50_000);
+    p.run_dir = RunDir::open(&root);
+    p.start.resume = Some(flower_tui::engine::session::Resume::at(RunDir::open(&root)));
+    let mut r = start(p);
+    r.until(|e| matches!(e, Event::Resumed { .. })).await;
+    let ev = r.until(|e| matches!(e, Event::Usage { .. })).await;
+    assert_eq!(first_usage(&ev), Some((last, true)));
+    r.shutdown().await;
+
+    // `/resume` from another run: the same.
+    let mut p = h.params(200_000, 50_000);
+    p.front_end = FrontEnd::Interactive { review: false };
+    let mut r = start(p);
+    r.send(Op::Resume { run_id: id }).await;
+    r.until(|e| matches!(e, Event::Resumed { .. })).await;
+    let ev = r.until(|e| matches!(e, Event::Usage { .. })).await;
+    assert_eq!(first_usage(&ev), Some((last, true)));
+    assert_eq!(h.server.requests().len(), 1, "nothing was sent meanwhile");
+    r.shutdown().await;
+}

@@ -1,4 +1,4 @@
-//! End to end, the daily driver (issue 10): typing while a reply streams, an approval prompt with
+//! End to end, the daily driver: typing while a reply streams, an approval prompt with
 //! typed-ahead text, and what quitting prints. The real binary in a pseudo-terminal, the fake
 //! behind it (see the parent module).
 

@@ -342,3 +342,34 @@ fn the_demo_keeps_unsaved_review_edits_outside_its_scratch_copy() {
     assert!(text.contains("(demo note)"), "{text}");
     assert!(!raw.contains("reopens its review"), "{raw:?}");
 }
+
+#[test]
+fn a_handoff_file_deleted_during_the_review_is_written_back_with_the_typed_edit() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let mut t = in_review(&server, "gone");
+    server.push(a::text("Successor here, briefed from the file.", u(5_000)));
+    let file = notes(&t).join("handoff-gone.md");
+    std::fs::remove_file(&file).unwrap();
+    t.wait_for("gone from disk");
+    t.keys(" Typed after the delete.");
+    t.wait_for("Typed after the delete.");
+    // Nothing on disk to discard the edit for: Esc writes the buffer back and the review ends.
+    t.keys(ESC);
+    t.wait_for("Successor here, briefed from the file.");
+    // The user is told: the editor says its text was written back.
+    t.resize(40, 200);
+    t.wait("the editor's note", |s| s.contains("written back"));
+    let on_disk = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        on_disk.contains("Refactoring the parser. Typed after the delete.\n"),
+        "{on_disk}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let first = last_user_text(&reqs[2]);
+    assert!(
+        first.contains("Refactoring the parser. Typed after the delete."),
+        "{first}"
+    );
+}

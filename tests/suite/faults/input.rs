@@ -248,3 +248,45 @@ async fn an_empty_or_blank_task_on_the_command_line_is_refused_as_stdin_is() {
     }
     assert!(server.requests().is_empty(), "nothing was sent");
 }
+
+#[tokio::test]
+async fn a_request_that_cannot_fit_the_successor_of_a_learned_window_is_spilled() {
+    // The message fits the model's table window when it is admitted; the provider's real window is
+    // far smaller: the first request overflows, the window is learned, the handoff's successor
+    // would carry the message verbatim and overflow again. It gets a spilled reference instead.
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let task = big_message(99_000);
+    assert!(
+        task.chars().count() < 100_000,
+        "under the one-message limit"
+    );
+    server.set_window(Some(25_000));
+    server.push_when(
+        std::sync::Arc::new(|body: &Value| !crate::support::fake::is_writing(body)),
+        a::text_counted("continued from the spilled request", 10),
+    );
+    let out = run_stdin(&server, home.path(), task.clone(), &["--headroom", "5000"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = lines(&out)
+        .into_iter()
+        .find(|e| e["type"] == "result")
+        .expect("a result line");
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["text"], "continued from the spilled request");
+
+    let spilled = home.path().join(".flower/spill/input-1.txt");
+    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), task);
+    let last = server.recorded().last().unwrap().clone();
+    assert!(last.tokens <= 25_000, "{} tokens sent", last.tokens);
+    let first = first_user_text(&last.body);
+    for want in [
+        "<handoff>",
+        "too large for the successor",
+        ".flower/spill/input-1.txt",
+        "BEGIN-MARKER",
+    ] {
+        assert!(first.contains(want), "{want:?} missing: {first}");
+    }
+    assert!(!first.contains("MIDDLE-MARKER"));
+}

@@ -144,3 +144,81 @@ async fn mcp_restart_op_restarts_the_server() {
     r.shutdown().await;
     m.shutdown().await;
 }
+
+/// Kill every process of the server marked `mark`.
+fn kill_server(mark: &(String, String)) {
+    let pids = crate::support::mcp_setup::pids_with_env(&marker_str(mark));
+    assert!(!pids.is_empty());
+    for pid in pids {
+        // SAFETY: a plain kill(2) of the test's own child process.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_of_a_killed_server_fails_at_once_without_asking() {
+    use crate::support::fake::Reply;
+    use flower_tui::engine::policy::FrontEnd;
+    let h = Harness::new().await;
+    let mark = marker();
+    let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
+    let m = Arc::new(m);
+    assert!(matches!(
+        settled(&m, "faults").await.state,
+        ServerState::Ready { .. }
+    ));
+    // The request offers the tool; the server is killed before the answer that calls it arrives.
+    let killed = mark.clone();
+    h.server.push(Reply::lazy(move |_, _| {
+        kill_server(&killed);
+        a::tool_use(
+            "t1",
+            "mcp__faults__echo",
+            r#"{"text":"x"}"#,
+            U::new(1000, 20),
+        )
+        .with_delay(Duration::from_secs(2))
+    }));
+    h.server.push(a::text("ok", U::new(1100, 20)));
+    // The next turn's request no longer offers it; the model calls it all the same.
+    h.server.push(a::tool_use(
+        "t2",
+        "mcp__faults__echo",
+        r#"{"text":"y"}"#,
+        U::new(1200, 20),
+    ));
+    h.server.push(a::text("ok again", U::new(1300, 20)));
+    let mut p = h.params(200_000, 50_000);
+    p.tools.approvals = ApprovalPolicy::Ask;
+    p.front_end = FrontEnd::Interactive { review: false };
+    p.mcp = Some(m.clone());
+    let mut r = start_engine(p);
+    let mut ev = r.turn("try it").await;
+    assert!(matches!(
+        m.status("faults").unwrap().state,
+        ServerState::Failed { .. }
+    ));
+    ev.extend(r.turn("and again").await);
+    assert_eq!(turn_end(&ev), "completed");
+    assert!(
+        !ev.iter()
+            .any(|e| matches!(e, Event::ApprovalRequest { .. })),
+        "{ev:#?}"
+    );
+    let reqs = h.server.requests();
+    assert!(reqs[0]["tools"].to_string().contains("mcp__faults__echo"));
+    assert!(!reqs[2]["tools"].to_string().contains("mcp__faults__echo"));
+    for i in [1, 3] {
+        let result = tool_result(&reqs[i]);
+        assert_eq!(result["is_error"], true);
+        assert!(
+            result["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("MCP server `faults` is not available (failed: "),
+            "{result}"
+        );
+    }
+    r.shutdown().await;
+    m.shutdown().await;
+}

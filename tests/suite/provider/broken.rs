@@ -1,4 +1,4 @@
-//! Broken and stalled streams one at a time (SPEC §3): the idle timeout before the headers and
+//! Broken and stalled streams one at a time: the idle timeout before the headers and
 //! between events, the silence notice, Esc at every point, errors that name the bad event, and a
 //! stalled handoff writing turn in the real binary.
 
@@ -282,7 +282,7 @@ async fn a_stalled_writing_turn_ends_in_a_degraded_handoff_and_the_run_exits_0()
             "-p",
             "list the files",
             "--yes",
-            // The main thread stops for the writing turn (issue 8's case); the background
+            // The main thread stops for the writing turn (a stalled writing request); the background
             // version is in tests/suite/background.rs.
             "--handoff-mode",
             "blocking",

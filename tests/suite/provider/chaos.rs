@@ -1,4 +1,4 @@
-//! The engine under the fake's chaos mode (SPEC §3): every fault kind on both protocols is replayed
+//! The engine under the fake's chaos mode: every fault kind on both protocols is replayed
 //! inside the retry budget, the user ends up seeing the scripted reply exactly once, the transcript
 //! keeps only completed replies, and no tool runs from a broken stream.
 

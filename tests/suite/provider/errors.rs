@@ -9,7 +9,7 @@ use flower_tui::engine::types::Message;
 use super::{KEY, anthropic, request, run};
 use crate::support::fake::{self, FakeServer, Reply};
 
-/// The overflow messages the real services send (SPEC §3 and the servers it names).
+/// The overflow messages the real services send (the wordings of the services and local servers we know).
 const OVERFLOWS: &[&str] = &[
     "prompt is too long: 205030 tokens > 200000 maximum",
     "This model's maximum context length is 8192 tokens. However, your messages resulted in 8243 tokens. Please reduce the length of the messages.",
@@ -40,7 +40,7 @@ fn every_overflow_message_is_recognised_and_classified() {
             is_overflow(&["", &text.to_uppercase()]),
             "case matters for: {text}"
         );
-        // A 413 about bytes is not an overflow (SPEC §3): the byte limit is the request's, not the
+        // A 413 about bytes is not an overflow: the byte limit is the request's, not the
         // context window's.
         let bytes = text.contains("bytes");
         for status in [400, 413, 422] {

@@ -1,4 +1,4 @@
-//! Issue 12, subagents: the `task` tool on the loopback fake. Each child's requests are routed by
+//! Subagents: the `task` tool on the loopback fake. Each child's requests are routed by
 //! its prompt (`FakeServer::push_for`), so children that run at once each get their own script.
 
 mod cli;

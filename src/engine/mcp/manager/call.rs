@@ -1,7 +1,8 @@
-//! One tool call on an MCP server: finding the ready server that offers the tool, the call
-//! bounded by the server's `tool_timeout`, and every failure turned into a tool error for the
-//! model (and recorded as the server's last error; an HTTP server that cannot be reached is
-//! marked failed and its tools withdrawn).
+//! One tool call on an MCP server: finding the ready server that offers the tool (or saying,
+//! before any approval, that its server is down), the call bounded by the server's
+//! `tool_timeout`, and every failure turned into a tool error for the model (and recorded as the
+//! server's last error; an HTTP server that cannot be reached is marked failed and its tools
+//! withdrawn).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +42,16 @@ enum NoTarget {
 }
 
 impl McpManager {
+    /// Why a call of `name` cannot run now: its server died, stopped or never started (named, with
+    /// its state); None when the server is ready or none is configured under that name. The
+    /// engine asks this before it asks the user to approve a call.
+    pub fn unavailable(&self, name: &str) -> Option<String> {
+        match self.shared.target(name) {
+            Err(refused @ NoTarget::Unavailable { .. }) => Some(refused.to_string()),
+            Ok(_) | Err(NoTarget::Unknown(_)) => None,
+        }
+    }
+
     /// Call a tool by its `mcp__…` name. Every failure is an `is_error` output for the model; the
     /// server's state and last error change with it.
     pub async fn call(&self, name: &str, input: &Value) -> ToolOutput {
