@@ -104,8 +104,8 @@ async fn run_api(api: Api, seed: u64) -> Outcome {
     let server = FakeServer::start().await;
     server.set_chaos(Chaos::combined(seed, RATE).stall_for(Duration::from_millis(600)));
     let mut params = crate::engine_bench::params(&server, dir.path(), 200_000, 50_000, 8);
-    params.provider = provider(api, &server);
-    params.retry = policy();
+    params.provider.client = provider(api, &server);
+    params.provider.retry = policy();
     let mut h = session::spawn(params).expect("engine");
     let mut completed = 0;
     let mut delays = Vec::new();

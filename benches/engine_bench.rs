@@ -11,7 +11,10 @@ use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, Handof
 use flower_tui::engine::protocol::{Event, Op, TurnId};
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::retry::RetryPolicy;
-use flower_tui::engine::session::{self, EngineParams};
+use flower_tui::engine::session::{
+    self, EngineParams, HandoffParams, ModelSettings, Places, PromptParams, ProviderParams,
+    StartParams, ToolParams,
+};
 
 use crate::fake::{FakeServer, U, anthropic as a};
 
@@ -27,43 +30,57 @@ pub fn params(
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).expect("workspace");
     EngineParams {
-        provider: Arc::new(AnthropicProvider::new(AnthropicConfig {
-            base_url: server.base_url(),
-            api_key: "sk-bench".into(),
-            http: Some(crate::fake::client()),
-            ..Default::default()
-        })),
-        model: "claude-bench".into(),
-        system_prompt: "bench".into(),
-        instructions: Default::default(),
-        workspace: ws.clone(),
-        workbench: Some(ws.join(".flower")),
+        provider: ProviderParams {
+            client: Arc::new(AnthropicProvider::new(AnthropicConfig {
+                base_url: server.base_url(),
+                api_key: "sk-bench".into(),
+                http: Some(crate::fake::client()),
+                ..Default::default()
+            })),
+            max_tokens: 1024,
+            retry: RetryPolicy::default(),
+            demo: false,
+        },
+        settings: ModelSettings {
+            model: "claude-bench".into(),
+            effort: None,
+            thresholds: Thresholds::new(window, headroom),
+            window_source: WindowSource::ModelName,
+        },
+        places: Places {
+            workspace: ws.clone(),
+            workbench: Some(ws.join(".flower")),
+            data_dir: dir.join("data"),
+        },
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
-        data_dir: dir.join("data"),
-        thresholds: Thresholds::new(window, headroom),
-        window_source: WindowSource::ModelName,
-        context: ContextPolicy::Handoff,
-        // The handoff-overhead figures are the blocking path's; `perf turnover` measures both.
-        handoff_mode: HandoffMode::Blocking,
-        max_generations,
-        max_iterations: 10_000,
-        approvals: ApprovalPolicy::Auto,
-        sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
-        sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
+        prompt: PromptParams {
+            system_prompt: "bench".into(),
+            instructions: Default::default(),
+            style: Default::default(),
+        },
+        handoff: HandoffParams {
+            context: ContextPolicy::Handoff,
+            // The handoff-overhead figures are the blocking path's; `perf turnover` measures both.
+            mode: HandoffMode::Blocking,
+            max_generations,
+            after: None,
+        },
+        tools: ToolParams {
+            max_iterations: 10_000,
+            approvals: ApprovalPolicy::Auto,
+            sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
+            sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
+            bash_timeout: Duration::from_secs(30),
+            subagent: Default::default(),
+        },
         front_end: FrontEnd::Headless,
-        step: Some("bench".into()),
-        retry: RetryPolicy::default(),
-        max_tokens: 1024,
-        effort: None,
-        bash_timeout: Duration::from_secs(30),
-        resume: None,
-        handoff_after: None,
-        autostart: None,
-        demo: false,
+        start: StartParams {
+            step: Some("bench".into()),
+            resume: None,
+            autostart: None,
+        },
         mcp: None,
         side_events: None,
-        subagent: Default::default(),
-        prompt_style: Default::default(),
         masking: Default::default(),
     }
 }

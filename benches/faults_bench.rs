@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use flower_tui::engine::ledger;
-use flower_tui::engine::ledger::{GenerationRecord, HandoffRecord, Manifest, StepRecord};
+use flower_tui::engine::ledger::{
+    GenerationRecord, HandoffReason, HandoffRecord, HandoffTrigger, Manifest, StepRecord,
+};
 use flower_tui::engine::tools::{self, ToolCtx};
 
 use crate::median_of;
@@ -28,7 +30,7 @@ fn busy_manifest() -> Manifest {
         handoffs: (1..=8)
             .map(|g| HandoffRecord {
                 path: Some(PathBuf::from(format!("/w/.flower/notes/handoff-{name}.md"))),
-                reason: "auto".into(),
+                reason: HandoffReason::clean(HandoffTrigger::Auto),
                 generation: g,
                 ..Default::default()
             })

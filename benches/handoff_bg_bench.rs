@@ -96,7 +96,7 @@ async fn one(mode: HandoffMode) -> Pause {
     server.push(a::text("done", U::new(6_000, 10)));
     server.push_writing(trickle(&a::text(DOC, U::new(31_000, 400)), WRITING, 40));
     let mut p = crate::engine_bench::params(&server, dir.path(), 40_000, 10_000, 8);
-    p.handoff_mode = mode;
+    p.handoff.mode = mode;
     p.front_end = FrontEnd::Interactive { review: false };
     let mut h = session::spawn(p).expect("engine");
     let started = Instant::now();
@@ -245,12 +245,12 @@ async fn run_script(script: &Script, kind: Kind, window: Option<u64>) -> Seen {
     let server = FakeServer::start().await;
     let (engine_window, headroom) = engine_window(kind);
     let mut p = crate::engine_bench::params(&server, dir.path(), engine_window, headroom, 8);
-    let ws = p.workspace.clone();
+    let ws = p.places.workspace.clone();
     let calls = script.first.iter().chain(&script.second).enumerate();
     for (i, (chars, _)) in calls {
         std::fs::write(ws.join(format!("f{i}.txt")), "y".repeat(*chars)).expect("file");
     }
-    p.handoff_mode = match kind {
+    p.handoff.mode = match kind {
         Kind::Writing => HandoffMode::Blocking,
         _ => HandoffMode::Background,
     };
@@ -523,7 +523,11 @@ async fn continuity_run() -> (Vec<String>, Vec<Option<DocumentSource>>) {
     server.push(a::text_counted("All done.", 10));
     let p = crate::engine_bench::params(&server, dir.path(), 40_000, 10_000, 8);
     for i in 1..=6 {
-        std::fs::write(p.workspace.join(format!("big{i}.txt")), "q".repeat(60_000)).expect("file");
+        std::fs::write(
+            p.places.workspace.join(format!("big{i}.txt")),
+            "q".repeat(60_000),
+        )
+        .expect("file");
     }
     let run_root = p.run_dir.root.clone();
     let mut h = session::spawn(p).expect("engine");

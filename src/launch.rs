@@ -19,7 +19,10 @@ use crate::engine::provider::Provider;
 use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
-use crate::engine::session::{EngineParams, Resume};
+use crate::engine::session::{
+    EngineParams, HandoffParams, ModelSettings, PromptParams, ProviderParams, Resume, StartParams,
+    ToolParams,
+};
 
 /// The system prompt for a workspace (full or lean, by the window and `--lean`). Stable across a
 /// run, so the provider's prompt cache holds.
@@ -183,50 +186,65 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         None => run_to_use(places, interactive)?,
     };
     Ok(EngineParams {
-        provider,
-        model: p.model.clone(),
-        system_prompt: system_prompt(config),
-        instructions: InstructionSources {
-            user_dir: places.config_dir.clone(),
-            max_bytes: ctx.instructions_max_bytes,
+        provider: ProviderParams {
+            client: provider,
+            max_tokens: p.max_tokens,
+            retry: RetryPolicy {
+                base_delay: Duration::from_millis(p.retry_base_ms),
+                idle_timeout: Duration::from_secs(p.stream_idle_timeout_secs),
+                ..RetryPolicy::default()
+            },
+            demo: p.backend.is_demo(),
         },
-        workspace: places.workspace.clone(),
-        workbench: places.workbench_dir(),
+        settings: ModelSettings {
+            model: p.model.clone(),
+            effort: p.effort,
+            thresholds: ctx.thresholds(),
+            window_source: ctx.window_source,
+        },
+        places: crate::engine::session::Places {
+            workspace: places.workspace.clone(),
+            workbench: places.workbench_dir(),
+            data_dir: places.data_dir.clone(),
+        },
         run_dir,
-        data_dir: places.data_dir.clone(),
-        thresholds: ctx.thresholds(),
-        window_source: ctx.window_source,
-        context: ctx.policy,
-        handoff_mode: ctx.handoff_mode,
-        max_generations: ctx.max_generations,
-        max_iterations: tools.max_iterations,
-        approvals: tools.approvals,
-        sandbox: config.sandbox.policy.clone(),
-        sandbox_approval: config.sandbox.approval,
-        front_end,
-        step: places.step.clone(),
-        retry: RetryPolicy {
-            base_delay: Duration::from_millis(p.retry_base_ms),
-            idle_timeout: Duration::from_secs(p.stream_idle_timeout_secs),
-            ..RetryPolicy::default()
+        prompt: PromptParams {
+            system_prompt: system_prompt(config),
+            instructions: InstructionSources {
+                user_dir: places.config_dir.clone(),
+                max_bytes: ctx.instructions_max_bytes,
+            },
+            style: ctx.prompt_style(),
         },
-        max_tokens: p.max_tokens,
-        effort: p.effort,
-        bash_timeout: Duration::from_secs(tools.bash_timeout_secs),
-        resume,
-        handoff_after: ctx.handoff_after,
-        // The demo plays by itself in the TUI (headless has its task); never when continuing.
-        autostart: (interactive && p.backend.is_demo())
-            .then(|| crate::engine::demo::FIRST_MESSAGE.to_string()),
-        demo: p.backend.is_demo(),
+        handoff: HandoffParams {
+            context: ctx.policy,
+            mode: ctx.handoff_mode,
+            max_generations: ctx.max_generations,
+            after: ctx.handoff_after,
+        },
+        tools: ToolParams {
+            max_iterations: tools.max_iterations,
+            approvals: tools.approvals,
+            sandbox: config.sandbox.policy.clone(),
+            sandbox_approval: config.sandbox.approval,
+            bash_timeout: Duration::from_secs(tools.bash_timeout_secs),
+            subagent: crate::engine::subagent::SubagentSettings {
+                model: tools.subagent_model.clone(),
+                max_iterations: tools.subagent_max_iterations,
+            },
+        },
+        front_end,
+        start: StartParams {
+            step: places.step.clone(),
+            resume,
+            // The demo plays by itself in the TUI (headless has its task); never when
+            // continuing.
+            autostart: (interactive && p.backend.is_demo())
+                .then(|| crate::engine::demo::FIRST_MESSAGE.to_string()),
+        },
         mcp: mcp.manager,
         side_events: mcp.events,
-        subagent: crate::engine::subagent::SubagentSettings {
-            model: tools.subagent_model.clone(),
-            max_iterations: tools.subagent_max_iterations,
-        },
         masking: ctx.masking,
-        prompt_style: ctx.prompt_style(),
     })
 }
 

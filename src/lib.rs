@@ -46,12 +46,14 @@
 //!    to `tui/queue.rs` (`send_or_queue` → `send_now`): the chat gets the user's cell at once, the
 //!    state numbers the turn (`TurnId`), and the reducer returns `Effect::SendOp(Op::UserTurn)`.
 //! 3. Back in `tui/app.rs` (`execute`), the effect is a `try_send` on the bounded op channel of
-//!    `engine/protocol.rs` (the UI never waits on the engine).
-//! 4. The engine is one task (`engine/session/mod.rs`, `spawn` and `Engine::run`) that owns the op
-//!    receiver; `Op::UserTurn` starts `user_turn` in `engine/session/turn.rs`: the key is masked,
-//!    `@` mentions are attached (`engine/mentions.rs`), `Event::TurnStarted` and
-//!    `Event::UserMessage` go out, the message joins the history and the transcript
-//!    (`engine/ledger/transcript.rs`), and `turn_loop` begins.
+//!    `engine/protocol.rs` (the `Op`s are in `engine/protocol/op.rs`; the UI never waits on the
+//!    engine).
+//! 4. The engine is one task (`engine/session/mod.rs`, `spawn`) that owns the op receiver; its
+//!    idle loop (`engine/session/idle.rs`, `Engine::run`) hands `Op::UserTurn` to `user_turn` in
+//!    `engine/session/turn.rs`: the key is masked, `@` mentions are attached
+//!    (`engine/mentions.rs`), `Event::TurnStarted` and `Event::UserMessage` go out, the message
+//!    joins the session's history and its transcript (`engine/session/conversation.rs`,
+//!    `engine/ledger/transcript.rs`), and `turn_loop` begins.
 //! 5. Before each request `before_request` asks the context strategies
 //!    (`engine/context/strategy.rs`) whether a handoff or a compaction is due; then
 //!    `engine/session/request.rs` (`stream`) sends the request through `engine/provider/retry.rs`
@@ -59,15 +61,16 @@
 //!    posts it (`engine/provider/http.rs`), decodes the server-sent events
 //!    (`engine/provider/sse.rs`, `anthropic/stream.rs`) and calls the sink with each `Delta`.
 //! 6. The sink in `engine/session/request.rs` turns text into `Event::TextDelta` on the unbounded
-//!    event channel as it arrives. When the response is complete, `turn.rs` appends it,
-//!    `engine/session/mod.rs` sends `Event::Usage` (context, thresholds, cost) and `turn.rs` sends
-//!    `Event::AssistantDone`; tool calls run in `engine/session/tools_exec.rs` (`ToolCall`,
-//!    approval, `ToolResult`) and the loop asks again, until a reply without tools ends the
-//!    turn with `Event::TurnEnd`.
+//!    event channel as it arrives. When the response is complete, `turn.rs` appends it and sends
+//!    `Event::Usage` (context, thresholds, cost) and `Event::AssistantDone`; tool calls run in
+//!    `engine/session/tools_exec.rs` (`ToolCall`, approval, `ToolResult`) and the loop asks
+//!    again, until a reply without tools ends the turn with `Event::TurnEnd` (`end_turn`, in
+//!    `engine/session/mod.rs`).
 //! 7. `tui/app.rs` receives the events (`Wake::Engine`, then `Msg::Engine`), and the reducer
-//!    hands each to `tui/events.rs` (`on_event`): a text delta grows the streaming cell of the
-//!    chat's transcript (`tui/render/chat.rs`, `tui/render/cell.rs`), usage moves the gauge, the
-//!    turn's end settles the cell and sends the next queued message.
+//!    hands each to `tui/events.rs` (`on_event`), which routes a turn's events to
+//!    `tui/turn_events.rs` and the gauge's to `tui/session_events.rs`: a text delta grows the
+//!    streaming cell of the chat's transcript (`tui/render/chat.rs`, `tui/render/cell.rs`), usage
+//!    moves the gauge, the turn's end settles the cell and sends the next queued message.
 //! 8. When a frame is due (`tui/frame.rs`, at most 60 a second), `tui/view.rs` draws the state:
 //!    `tui/render/chat.rs` lays out the visible cells, and the streaming reply is cut into
 //!    committed Markdown (`tui/render/stream.rs`, rendered once by `tui/render/stream_view.rs` and

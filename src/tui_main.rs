@@ -17,7 +17,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         Ok(p) => p,
         Err(e) => return crate::launch::start_failed(&e),
     };
-    let thresholds = params.thresholds;
+    let thresholds = params.settings.thresholds;
     let mcp = params.mcp.clone();
     let run_id = params.run_dir.run_id.clone();
     let handle = match session::spawn(params) {
@@ -50,7 +50,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         no_color: front.no_color,
         editor_cmd: front.editor.clone(),
         thresholds,
-        window_source: config.context.window_source.describe().to_string(),
+        window_source: config.context.window_source,
         banner,
         notify: front.notify,
         run_id,

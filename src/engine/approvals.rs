@@ -19,6 +19,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::tools::names;
+
 /// One thing "always" allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -76,7 +78,7 @@ pub(crate) struct Allowances {
 impl Allowances {
     /// Whether the call is allowed by a grant. The caller checks "outside the workspace" first.
     pub fn covers(&self, tool: &str, input: &Value) -> bool {
-        if tool != "bash" {
+        if tool != names::BASH {
             return self
                 .rules
                 .iter()
@@ -151,7 +153,7 @@ pub fn offer(tool: &str, input: &Value, outside_workspace: bool) -> Option<Allow
     if outside_workspace {
         return None;
     }
-    if tool != "bash" {
+    if tool != names::BASH {
         return Some(AllowOffer {
             label: format!("always allow {tool} inside the workspace this session"),
             rules: vec![AllowRule::Tool {

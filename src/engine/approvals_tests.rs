@@ -1,3 +1,7 @@
+//! What "always" grants and refuses: commands parsed into the prefix a grant may cover, the
+//! offer and the sentence that says it, file tools, revoking, calls outside the workspace, and
+//! the grants on the wire.
+
 use serde_json::json;
 
 use super::*;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::provider::{BoxFuture, DeltaSink, Provider, ProviderError};
+use super::tools::names;
 use super::types::{Block, Delta, ModelRequest, ModelResponse, Role, ToolChoice, Usage};
 
 /// The banner shown when the demo runs.
@@ -78,46 +79,46 @@ fn gen1() -> Vec<Step> {
     vec![
         Step {
             text: "I'll start by looking around the project.",
-            tool: Some(("list_dir", json!({}))),
+            tool: Some((names::LIST_DIR, json!({}))),
         },
         Step {
             text: "Let me read the README to see what this is.",
-            tool: Some(("read_file", json!({"path": "README.md"}))),
+            tool: Some((names::READ_FILE, json!({"path": "README.md"}))),
         },
         Step {
             text: "Now the calculator itself.",
-            tool: Some(("read_file", json!({"path": "calc.sh"}))),
+            tool: Some((names::READ_FILE, json!({"path": "calc.sh"}))),
         },
         Step {
             text: "And the checks it has to pass.",
-            tool: Some(("read_file", json!({"path": "test.sh"}))),
+            tool: Some((names::READ_FILE, json!({"path": "test.sh"}))),
         },
         Step {
             text: "The `add` branch subtracts: `$((a - b))`, so `check add 2 3 5` gets -1. Fixing it (this edit waits for your approval, with its diff):",
             tool: Some((
-                "edit_file",
+                names::EDIT_FILE,
                 json!({"path": "calc.sh", "old_string": "  add) echo $((a - b)) ;;", "new_string": "  add) echo $((a + b)) ;;"}),
             )),
         },
         Step {
             text: "Running the checks.",
-            tool: Some(("bash", json!({"command": "sh test.sh"}))),
+            tool: Some((names::BASH, json!({"command": "sh test.sh"}))),
         },
         Step {
             text: "Both checks pass. The README also asks for a `mul` operation; let me read its TODO again.",
-            tool: Some(("read_file", json!({"path": "README.md"}))),
+            tool: Some((names::READ_FILE, json!({"path": "README.md"}))),
         },
         Step {
             text: "While the handoff document is written in the background, I'll check the edge cases. First, a missing operand:",
             tool: Some((
-                "bash",
+                names::BASH,
                 json!({"command": "sh calc.sh add 2; echo \"exit $?\""}),
             )),
         },
         Step {
             text: "An unknown operation should fail clearly:",
             tool: Some((
-                "bash",
+                names::BASH,
                 json!({"command": "sh calc.sh pow 2 3; echo \"exit $?\""}),
             )),
         },
@@ -137,7 +138,7 @@ const WALL_TOKENS: u64 = 39_000;
 fn recheck() -> Step {
     Step {
         text: "Re-running the checks while the handoff is reviewed (the next generation adds `mul`).",
-        tool: Some(("bash", json!({"command": "sleep 2; sh test.sh"}))),
+        tool: Some((names::BASH, json!({"command": "sleep 2; sh test.sh"}))),
     }
 }
 
@@ -150,25 +151,25 @@ fn gen2() -> Vec<Step> {
     vec![
         Step {
             text: "Picking up from the handoff: the `add` fix is done; next is `mul`. Checking the current file first.",
-            tool: Some(("read_file", json!({"path": "calc.sh"}))),
+            tool: Some((names::READ_FILE, json!({"path": "calc.sh"}))),
         },
         Step {
             text: "Adding the `mul` branch.",
             tool: Some((
-                "edit_file",
+                names::EDIT_FILE,
                 json!({"path": "calc.sh", "old_string": "  sub) echo $((a - b)) ;;", "new_string": "  sub) echo $((a - b)) ;;\n  mul) echo $((a * b)) ;;"}),
             )),
         },
         Step {
             text: "And a check for it.",
             tool: Some((
-                "edit_file",
+                names::EDIT_FILE,
                 json!({"path": "test.sh", "old_string": "check sub 7 4 3", "new_string": "check sub 7 4 3\ncheck mul 6 7 42"}),
             )),
         },
         Step {
             text: "Running the checks.",
-            tool: Some(("bash", json!({"command": "sh test.sh"}))),
+            tool: Some((names::BASH, json!({"command": "sh test.sh"}))),
         },
         Step {
             text: "All three checks pass.\n\n**Done:**\n- fixed `add` (it subtracted) — in the previous generation\n- added `mul` with a check\n\nThis was the built-in demo. Set `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`) to work with a real model.",

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::tools::{self, ToolCtx, paths};
+use super::tools::{self, ToolCtx, names, paths};
 
 /// Every attachment block starts with this (the replay of a conversation leaves them out).
 pub(crate) const ATTACHMENT_OPEN: &str = "<attached path=\"";
@@ -112,7 +112,7 @@ pub(crate) async fn attach(text: &str, ctx: &ToolCtx) -> Vec<Attachment> {
     let mut out = Vec::new();
     for path in mentioned(text, &ctx.workspace) {
         let resolved = paths::resolve(&ctx.workspace, &path);
-        if tools::touches_outside("read_file", &json!({ "path": path }), &ctx.workspace) {
+        if tools::touches_outside(names::READ_FILE, &json!({ "path": path }), &ctx.workspace) {
             out.push(Attachment {
                 summary: format!("{path}: not attached, it is outside the workspace"),
                 path,
@@ -122,9 +122,9 @@ pub(crate) async fn attach(text: &str, ctx: &ToolCtx) -> Vec<Attachment> {
         }
         let dir = resolved.is_dir();
         let (tool, what) = if dir {
-            ("list_dir", "listing")
+            (names::LIST_DIR, "listing")
         } else {
-            ("read_file", "lines")
+            (names::READ_FILE, "lines")
         };
         let result = tools::run(tool, &json!({ "path": path }), ctx).await;
         if result.is_error {

@@ -48,17 +48,19 @@ pub mod types;
 /// goes into the lowest layer its imports allow.
 ///
 /// 0. Leaf helpers: the conversation types, files and atomic writes, key masking, text and diff
-///    helpers, prices, the approval rules, the workspace's file walk and instruction files, the
-///    system prompt, the replace generation, the step memory (pins, plan, focus), the windows
-///    learned from overflow messages, the full or lean prompt and the calibrated token estimates.
+///    helpers, prices, the workspace's file walk and instruction files, the system prompt, the
+///    replace generation, the step memory (pins, plan, focus), the windows learned from overflow
+///    messages and front matter, the full or lean prompt and the calibrated token estimates.
 /// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
-///    messages and the known-window table; the offline demo model.
+///    messages and the known-window table.
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
 ///    due; the policies the engine is started with.
 /// 3. Compaction (the summary that replaces history in place) and the one engine error enum.
 /// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
 ///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
-/// 5. The model's tools, MCP servers and `@` mentions.
+/// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
+///    the offline demo model (which calls them), MCP servers, `@` mentions, hooks, custom
+///    commands and skills.
 /// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
 ///    briefing and the reduced history.
 /// 7. Subagents: child sessions, reporting on a channel of their own.
@@ -72,7 +74,6 @@ pub const LAYERS: &[&[&str]] = &[
         "text",
         "diff",
         "pricing",
-        "approvals",
         "files",
         "instructions",
         "sysprompt",
@@ -83,11 +84,20 @@ pub const LAYERS: &[&[&str]] = &[
         "lean",
         "tokens",
     ],
-    &["provider", "demo"],
+    &["provider"],
     &["context", "policy", "mask"],
     &["compact", "error"],
     &["ledger", "checkpoint"],
-    &["tools", "mcp", "mentions", "hooks", "commands", "skills"],
+    &[
+        "tools",
+        "approvals",
+        "demo",
+        "mcp",
+        "mentions",
+        "hooks",
+        "commands",
+        "skills",
+    ],
     &["handoff"],
     &["subagent"],
     &["protocol"],

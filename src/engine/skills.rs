@@ -27,7 +27,7 @@ use crate::engine::tools::{ToolOutput, paths};
 use crate::engine::types::ToolSpec;
 
 /// The tool's name.
-pub const SKILL_TOOL: &str = "skill";
+pub const SKILL_TOOL: &str = crate::engine::tools::names::SKILL;
 /// The file that makes a folder a skill.
 pub const SKILL_FILE: &str = "SKILL.md";
 const MAX_NAME: usize = 64;

@@ -1,3 +1,6 @@
+//! The step's memory: pins added, removed, refused and masked, the focus, the block a document
+//! carries, pins typed into a document, the plan's statuses, and what the ledger keeps.
+
 use super::*;
 
 const T: &str = "2026-11-29T13:40:00Z";

@@ -188,13 +188,13 @@ impl Effort {
     pub const ACCEPTED: &'static str = "low, medium, high (or off)";
 
     /// `low`, `medium`, `high`; `off` (or `none`) is `Ok(None)`.
-    pub fn parse(s: &str) -> Result<Option<Effort>, String> {
+    pub fn parse(s: &str) -> Result<Option<Effort>, UnknownEffort> {
         match s.trim().to_ascii_lowercase().as_str() {
             "low" => Ok(Some(Effort::Low)),
             "medium" | "med" => Ok(Some(Effort::Medium)),
             "high" => Ok(Some(Effort::High)),
             "off" | "none" => Ok(None),
-            _ => Err(format!("accepted values: {} (got '{s}')", Effort::ACCEPTED)),
+            _ => Err(UnknownEffort(s.to_string())),
         }
     }
 
@@ -215,6 +215,11 @@ impl Effort {
         }
     }
 }
+
+/// A word [`Effort::parse`] does not know (the word as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("accepted values: {accepted} (got '{got}')", accepted = Effort::ACCEPTED, got = .0)]
+pub struct UnknownEffort(pub String);
 
 /// What a reply keeps for its answer beyond the thinking budget (`max_tokens` must exceed the
 /// budget: it is raised to `budget + THINKING_ANSWER_ROOM` when it is lower).

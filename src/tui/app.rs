@@ -112,7 +112,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             model: params.model.clone(),
             provider: params.provider.clone(),
             demo: params.demo,
-            window_source: params.window_source.clone(),
+            window_source: params.window_source,
             effort: params.effort,
         },
         settings: Settings {

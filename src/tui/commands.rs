@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use crate::engine::checkpoint::UndoAction;
-use crate::engine::context::fmt_window;
+use crate::engine::context::{WindowSource, fmt_window};
 use crate::engine::protocol::{Effort, Op};
 
 use super::input::Pastes;
@@ -101,7 +101,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             // The engine confirms it with a notice, and its next usage event carries the
             // thresholds of the new window.
             Ok(window) => {
-                state.labels.window_source = "/window".into();
+                state.labels.window_source = WindowSource::Command;
                 fx.push(Effect::SendOp(Op::SetWindow { window }));
             }
             Err(e) => state.error(e.to_string()),

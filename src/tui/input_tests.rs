@@ -52,6 +52,7 @@ fn approval_prompt_takes_the_keys() {
             name: "bash".into(),
             input: json!({"command": "make"}),
             summary: "bash: make".into(),
+            changes_files: true,
         }),
         t0,
     );

@@ -29,6 +29,7 @@ fn tool(s: &mut AppState, id: &str, now: Instant) {
             name: "bash".into(),
             input: json!({"command": "ls"}),
             summary: format!("bash: ls {id}"),
+            changes_files: true,
         }),
         now,
     );
@@ -281,6 +282,7 @@ fn a_running_tool_cell_counts_its_seconds() {
             name: "bash".into(),
             input: json!({"command": "sleep 5"}),
             summary: "bash: sleep 5".into(),
+            changes_files: true,
         }),
         t0,
     );

@@ -15,6 +15,7 @@ pub(crate) mod file_queries;
 pub(crate) mod file_watch;
 pub(crate) mod frame;
 pub(crate) mod handoff_events;
+pub(crate) mod handoff_state;
 pub(crate) mod history_file;
 pub(crate) mod input;
 pub(crate) mod keymap;
@@ -86,7 +87,7 @@ mod wide_chars_tests;
 
 use tokio::sync::mpsc;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::protocol::{Event, Op};
 
 /// Everything the TUI needs from `main`.
@@ -115,7 +116,7 @@ pub(crate) struct TuiParams {
     /// The thresholds the gauge starts with.
     pub(crate) thresholds: Thresholds,
     /// Where the window came from (`--window`, learned, the model table, the default).
-    pub(crate) window_source: String,
+    pub(crate) window_source: WindowSource,
     /// A first chat line (the demo banner).
     pub(crate) banner: Option<String>,
     /// How a long turn's end is signalled.

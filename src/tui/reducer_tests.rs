@@ -321,6 +321,7 @@ fn tool_cells_fill_in() {
             name: "read_file".into(),
             input: json!({"path": "src/a.rs"}),
             summary: "read_file: src/a.rs".into(),
+            changes_files: false,
         }),
         t0,
     );

@@ -64,6 +64,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
             name: "bash".into(),
             input: json!({"command": "make"}),
             summary: "bash: make".into(),
+            changes_files: true,
         }),
         t0,
     );

@@ -28,6 +28,7 @@ fn a_tool_cell_selected_and_expanded() {
             name: "bash".into(),
             input: json!({"command": "cargo test"}),
             summary: "bash: cargo test".into(),
+            changes_files: true,
         }),
         t0,
     );
@@ -116,6 +117,7 @@ fn an_approval_offers_only_keys_that_answer_it_and_its_call_waits() {
             name: "bash".into(),
             input: json!({"command": "ls /etc"}),
             summary: "bash: ls /etc".into(),
+            changes_files: true,
         }),
         t0,
     );
@@ -272,6 +274,7 @@ fn an_edit_and_a_new_file_as_diff_cells() {
                 name: name.into(),
                 input: json!({}),
                 summary: format!("{name}: {path}"),
+                changes_files: name != "read_file",
             }),
             t0,
         );
@@ -322,6 +325,7 @@ fn a_live_bash_cell_streams_its_output_with_the_time() {
             name: "bash".into(),
             input: json!({"command": "cargo test"}),
             summary: "bash: cargo test".into(),
+            changes_files: true,
         }),
         t0,
     );
@@ -356,6 +360,7 @@ fn a_command_the_sandbox_stopped_asks_to_run_once_outside_it() {
             name: "bash".into(),
             input: json!({ "command": command }),
             summary: "bash: echo 'export PATH=$HOME/bin:$PATH' >> /home/ann/.profile …".into(),
+            changes_files: true,
         }),
         t0,
     );

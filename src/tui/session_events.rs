@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::engine::context::{Thresholds, fmt_tokens, fmt_window};
+use crate::engine::context::{Thresholds, WindowSource, fmt_tokens, fmt_window};
 use crate::engine::ledger::SubagentRecord;
 use crate::engine::protocol::{
     Allowance, ApprovalPolicy, CostRow, Effort, Event, InstructionFile, SessionSummary,
@@ -44,7 +44,7 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
         }
         // The engine's notice that follows says what was learned and where it is recorded.
         Event::WindowLearned { thresholds, .. } => {
-            state.labels.window_source = "learned from an overflow message".into();
+            state.labels.window_source = WindowSource::Learned;
             state.set_thresholds(thresholds);
         }
         Event::Compaction {
@@ -296,12 +296,12 @@ fn on_model(
     model: String,
     effort: Option<Effort>,
     thresholds: Thresholds,
-    window_source: String,
+    window_source: WindowSource,
 ) {
     let changed = state.labels.model != model || state.labels.effort != effort;
     state.labels.model = model.clone();
     state.labels.effort = effort;
-    state.labels.window_source = window_source.clone();
+    state.labels.window_source = window_source;
     state.set_thresholds(thresholds);
     let effort = effort.map_or("off".to_string(), |e| e.as_str().to_string());
     state.notice(format!(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::protocol::{
     AllowRule, Allowance, ApprovalPolicy, Effort, Event, InstructionFile, Op, SessionSummary,
     TurnId,
@@ -225,7 +225,7 @@ fn model_and_effort_go_to_the_engine_and_the_status_shows_them() {
             model: "claude-opus-4-5".into(),
             effort: Some(Effort::High),
             thresholds: Thresholds::new(200_000, 50_000),
-            window_source: "model table".into(),
+            window_source: WindowSource::Flag,
         }),
         t0,
     );

@@ -6,10 +6,12 @@ use std::time::{Duration, Instant};
 
 use ratatui_textarea::TextArea;
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::protocol::{
     AllowOffer, Allowance, Effort, FileDiff, HandoffId, SessionSummary, TurnId,
 };
+
+pub(crate) use super::handoff_state::{BackgroundHandoff, BackgroundStage, HandoffKind};
 
 use super::editor::SideEditor;
 use super::input::{History, Pastes};
@@ -64,49 +66,6 @@ pub(crate) enum Running {
         /// When the writing turn started.
         since: Instant,
     },
-}
-
-/// A handoff written beside the main thread (the turn goes on meanwhile), as far as the UI knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BackgroundHandoff {
-    /// The engine's id for it (`Op::CancelHandoff` names it).
-    pub(crate) handoff: HandoffId,
-    /// When its current stage began.
-    pub(crate) since: Instant,
-    pub(crate) stage: BackgroundStage,
-    /// Since when the main thread waits for it: its context reached the window minus the
-    /// writing reserve.
-    pub(crate) main_waits: Option<Instant>,
-}
-
-/// Where a background handoff stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BackgroundStage {
-    /// The writing request runs.
-    Writing,
-    /// It runs again, on a reduced history, after the first one failed.
-    Rescuing,
-    /// The document is frozen; its review decides when the successor starts.
-    Review,
-}
-
-impl BackgroundHandoff {
-    /// Its document is still being written (Esc / Ctrl-G cancels that).
-    pub(crate) fn writing(&self) -> bool {
-        matches!(
-            self.stage,
-            BackgroundStage::Writing | BackgroundStage::Rescuing
-        )
-    }
-}
-
-/// How a handoff in progress was started: decides the notice when it completes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HandoffKind {
-    /// `/handoff`.
-    Manual,
-    /// The context reached the handoff line.
-    Automatic,
 }
 
 /// What a pending question asks about.
@@ -182,7 +141,7 @@ pub(crate) struct Labels {
     /// The built-in demo model runs.
     pub(crate) demo: bool,
     /// Where the context window came from (`-v` says the same), for `/window`.
-    pub(crate) window_source: String,
+    pub(crate) window_source: WindowSource,
     /// The reasoning effort in force (`--effort`, `/effort`).
     pub(crate) effort: Option<Effort>,
 }
@@ -259,6 +218,8 @@ pub(crate) struct AppState {
     pub(crate) mention: Option<Mention>,
     /// A tool changed files since the @ index last walked.
     pub(crate) files_stale: bool,
+    /// Running calls the engine said may change files (their results make the index stale).
+    pub(crate) changing_calls: Vec<String>,
     /// The last file query asked of the app (answers to older ones are dropped).
     pub(crate) file_query_seq: u64,
     /// What the engine is doing.
@@ -413,6 +374,7 @@ impl AppState {
             run_id: p.run_id,
             mention: None,
             files_stale: false,
+            changing_calls: Vec::new(),
             file_query_seq: 0,
             running: Running::Idle,
             gauge: GaugeModel {

@@ -59,6 +59,7 @@ fn task_call(s: &mut AppState, id: &str, description: &str, now: Instant) {
             name: "task".into(),
             input: json!({"description": description, "prompt": "…"}),
             summary: format!("task: {description}"),
+            changes_files: false,
         }),
         now,
     );

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::engine::context::Thresholds;
+use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::protocol::{
     Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
 };
@@ -29,7 +29,8 @@ pub(super) fn params(review: Option<u64>) -> StateParams {
             model: "claude-haiku-4-5".into(),
             provider: "anthropic".into(),
             demo: false,
-            window_source: "model table: Claude on the Anthropic API".into(),
+            window_source: crate::engine::provider::known_windows::family("claude-haiku-4-5")
+                .map_or(WindowSource::ModelName, WindowSource::ModelTable),
             effort: None,
         },
         settings: Settings {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::engine::diff::DiffLimits;
-use crate::engine::protocol::{CommandExit, Event, FileDiff};
+use crate::engine::protocol::{CommandEnd, CommandExit, Event, FileDiff};
 
 use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
@@ -23,6 +23,7 @@ fn bash_call(s: &mut AppState, id: &str, now: Instant) {
             name: "bash".into(),
             input: json!({"command": "cargo test"}),
             summary: "bash: cargo test".into(),
+            changes_files: true,
         }),
         now,
     );
@@ -65,10 +66,7 @@ fn bash_output_streams_into_its_cell_and_the_exit_stays_visible() {
         t0,
     );
     let exit = CommandExit {
-        code: Some(101),
-        signal: None,
-        timed_out: false,
-        interrupted: false,
+        end: CommandEnd::Exited { code: 101 },
         elapsed_ms: 3_400,
         summary: "exit code 101".into(),
     };
@@ -108,6 +106,7 @@ fn an_edit_result_carries_its_diff_to_the_cell() {
             name: "edit_file".into(),
             input: json!({}),
             summary: "edit_file: a.rs".into(),
+            changes_files: true,
         }),
         t0,
     );

@@ -74,11 +74,19 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
         Event::ThinkingDelta { text } => on_thinking_delta(state, text),
         Event::AssistantDone { text, interrupted } => on_assistant_done(state, text, interrupted),
         Event::ToolCall {
-            id, name, summary, ..
-        } => on_tool_call(state, id, name, summary, now),
-        Event::ToolResult {
             id,
             name,
+            summary,
+            changes_files,
+            ..
+        } => {
+            if changes_files {
+                state.changing_calls.push(id.clone());
+            }
+            on_tool_call(state, id, name, summary, now)
+        }
+        Event::ToolResult {
+            id,
             output,
             is_error,
             spilled,
@@ -86,13 +94,17 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
             exit,
             // The output ends with the sandbox's note already.
             sandbox: _,
+            ..
         } => {
             let output = match spilled {
                 Some(p) => format!("{output}\n[full output: {}]", p.display()),
                 None => output,
             };
-            if matches!(name.as_str(), "bash" | "write_file" | "edit_file") {
-                state.files_stale = true; // the @ index walks again before its next answer
+            // The engine said the call may change files: the @ index walks again before its
+            // next answer.
+            if let Some(i) = state.changing_calls.iter().position(|c| *c == id) {
+                state.changing_calls.swap_remove(i);
+                state.files_stale = true;
             }
             on_tool_result(state, &id, output, is_error, (diff, exit), now);
         }

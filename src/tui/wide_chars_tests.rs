@@ -53,6 +53,7 @@ fn crowded(t0: Instant) -> AppState {
             name: "bash".into(),
             input: json!({"command": format!("echo {text}")}),
             summary: format!("bash: echo {text}"),
+            changes_files: true,
         }),
         t0,
     );

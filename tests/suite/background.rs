@@ -29,7 +29,7 @@ fn u(input: u64) -> U {
 /// window 40k, headroom 10k: the line at 30k, the hard limit at 40k - 1,024 = 38,976.
 fn bg(h: &Harness) -> EngineParams {
     let mut p = h.params(40_000, 10_000);
-    p.handoff_mode = HandoffMode::Background;
+    p.handoff.mode = HandoffMode::Background;
     p
 }
 
@@ -444,7 +444,7 @@ async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
     h.server.push_writing(a::text(DOC, u(31_100)));
     let mut p = bg(&h);
     // The main thread's requests answer at once; the stalled one is abandoned after 300 ms.
-    p.retry.idle_timeout = Duration::from_millis(300);
+    p.provider.retry.idle_timeout = Duration::from_millis(300);
     let mut r = start(p);
     r.send_turn("work").await;
     let (ended, done) = (std::cell::Cell::new(false), std::cell::Cell::new(false));
@@ -511,6 +511,7 @@ async fn a_failed_rescue_degrades_and_the_successor_still_gets_the_tail() {
     assert!(
         st.handoffs[0]
             .reason
+            .to_string()
             .contains("the rescue on a reduced history failed too"),
         "{}",
         st.handoffs[0].reason
@@ -836,7 +837,7 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     let mut p = bg(&h);
     p.front_end = FrontEnd::Interactive { review: false };
     // Its own step: the older run's is free to be claimed when it is resumed.
-    p.step = Some("this-step".into());
+    p.start.step = Some("this-step".into());
     let mut r = start(p);
     let ev = r.turn("work").await;
     assert_eq!(turn_end(&ev), "completed");

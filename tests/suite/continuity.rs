@@ -260,8 +260,8 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     assert!(st.handoffs.is_empty() && st.retired.is_empty(), "{st:#?}");
     assert_eq!(st.session_id, first_id, "no successor was recorded");
     let fz = st.frozen.as_ref().expect("a frozen record");
-    assert!(fz.written);
-    assert_eq!(fz.path.as_deref(), Some(path.as_path()));
+    assert!(fz.file.written());
+    assert_eq!(fz.file.path(), Some(path.as_path()));
     assert_eq!(fz.request, [task]);
     assert_eq!(fz.unsaved.as_deref(), Some(unsaved.as_path()));
     assert_eq!(h.server.requests().len(), 2, "no successor request");
@@ -271,7 +271,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
@@ -328,7 +328,7 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
     pa.front_end = FrontEnd::Interactive { review: true };
     let mut pb = h.params(40_000, 10_000);
     pb.front_end = FrontEnd::Interactive { review: true };
-    pb.provider = std::sync::Arc::new(
+    pb.provider.client = std::sync::Arc::new(
         flower_tui::engine::provider::anthropic::AnthropicProvider::new(
             flower_tui::engine::provider::anthropic::AnthropicConfig {
                 base_url: other.base_url(),
@@ -368,7 +368,7 @@ fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(root);
-    p.resume = Some(Resume::at(RunDir::open(root)));
+    p.start.resume = Some(Resume::at(RunDir::open(root)));
     p
 }
 

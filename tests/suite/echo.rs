@@ -210,7 +210,7 @@ async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
     let st = &m.steps[0];
     assert!(st.handoffs[0].degraded);
     assert_eq!(st.handoffs[0].source, DocumentSource::Degraded);
-    assert_eq!(st.handoffs[0].reason, reason);
+    assert_eq!(st.handoffs[0].reason.failure_or_trigger(), reason);
     assert_eq!(st.errors, [format!("handoff degraded ({reason})")]);
     // The mechanical document says it too.
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
@@ -353,7 +353,7 @@ async fn background_run(h: &Harness, first: &str, retry: &str) -> BackgroundRun 
     h.server
         .push_writing(a::text(retry, u(31_000)).after(Duration::from_millis(50)));
     let mut p = h.params(40_000, 10_000);
-    p.handoff_mode = HandoffMode::Background;
+    p.handoff.mode = HandoffMode::Background;
     let mut r = start(p);
     r.send_turn("divide() in calc.py crashes on 0").await;
     let mut events = r
@@ -377,7 +377,7 @@ async fn background_run(h: &Harness, first: &str, retry: &str) -> BackgroundRun 
         events,
         writes,
         source: record.source,
-        reason: record.reason,
+        reason: record.reason.failure_or_trigger(),
     }
 }
 

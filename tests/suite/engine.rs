@@ -265,7 +265,7 @@ async fn iteration_budget_ends_with_a_summary_request_without_tools() {
         u(2000),
     ));
     let mut p = h.params(200_000, 50_000);
-    p.max_iterations = 3;
+    p.tools.max_iterations = 3;
     let mut r = start(p);
     let ev = r.turn("loop").await;
     assert_eq!(turn_end(&ev), "max_iterations_reached(3/3)");
@@ -353,7 +353,7 @@ async fn openai_protocol_core_flow() {
     ));
     h.server.push(o::text("Wrote o.txt.", u(900)));
     let mut p = h.params(128_000, 50_000);
-    p.provider = h.openai();
+    p.provider.client = h.openai();
     let mut r = start(p);
     let ev = r.turn("write").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -382,7 +382,7 @@ async fn headless_denies_unapproved_tools() {
     ));
     h.server.push(a::text("ok", u(1100)));
     let mut p = h.params(200_000, 50_000);
-    p.approvals = ApprovalPolicy::Ask;
+    p.tools.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
     r.turn("go").await;
     assert!(!h.workspace.join("pwned").exists());
@@ -464,7 +464,7 @@ async fn interactive_always_does_not_cover_an_outside_path() {
         .push(a::tool_use("t2", "write_file", &out_input, u(1100)));
     h.server.push(a::text("ok", u(1200)));
     let mut p = h.params(200_000, 50_000);
-    p.approvals = ApprovalPolicy::Ask;
+    p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     r.send_turn("go").await;
@@ -506,7 +506,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
 
     let mut p = h.params(200_000, 50_000);
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r
@@ -553,7 +553,7 @@ async fn the_budget_summary_survives_an_overflow() {
         u(3_000),
     ));
     let mut p = h.params(1_000_000, 50_000);
-    p.max_iterations = 1;
+    p.tools.max_iterations = 1;
     let mut r = start(p);
     let ev = r.turn("loop").await;
     assert_eq!(turn_end(&ev), "max_iterations_reached(1/1)", "{ev:#?}");
@@ -579,7 +579,7 @@ async fn a_failed_budget_summary_reports_the_error_and_still_ends_on_the_budget(
         body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"tool_choice none is not allowed here"}}"#.into(),
     });
     let mut p = h.params(200_000, 50_000);
-    p.max_iterations = 1;
+    p.tools.max_iterations = 1;
     let mut r = start(p);
     let ev = r.turn("loop").await;
     assert_eq!(turn_end(&ev), "max_iterations_reached(1/1)", "{ev:#?}");

@@ -212,7 +212,7 @@ async fn a_writing_turn_without_next_is_degraded() {
         st.errors
     );
     assert!(st.handoffs[0].degraded);
-    assert!(st.handoffs[0].reason.contains("next"));
+    assert!(st.handoffs[0].reason.to_string().contains("next"));
     r.shutdown().await;
 }
 
@@ -290,7 +290,7 @@ async fn compaction_that_changes_nothing_does_not_retry() {
         body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
     });
     let mut p = h.params(200_000, 50_000);
-    p.context = ContextPolicy::Compaction;
+    p.handoff.context = ContextPolicy::Compaction;
     let mut r = start(p);
     // A single message: nothing can be summarised, so the generation does not advance.
     let ev = r.turn("one enormous message").await;
@@ -362,7 +362,7 @@ async fn no_workbench_still_hands_off_through_the_prompt() {
     h.server.push(a::text(DOC, u(31_500)));
     h.server.push(a::text("ok", u(5_000)));
     let mut p = h.params(40_000, 10_000);
-    p.workbench = None;
+    p.places.workbench = None;
     let mut r = start(p);
     let ev = r.turn("work").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -479,7 +479,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     let h = Harness::new().await;
     let mut p = h.params(100_000, 50_000);
-    p.context = ContextPolicy::Compaction;
+    p.handoff.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..4 {
         h.server.push(a::tool_use(
@@ -531,7 +531,7 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
 async fn compaction_overflow_path_reduces_and_retries_once() {
     let h = Harness::new().await;
     let mut p = h.params(200_000, 50_000);
-    p.context = ContextPolicy::Compaction;
+    p.handoff.context = ContextPolicy::Compaction;
     let mut r = start(p);
     for i in 0..3 {
         h.server.push(a::tool_use(

@@ -356,8 +356,8 @@ async fn estimates_learn_the_models_tokens_per_character() {
     h.server.push(dense(2.5, Some("big.json")));
     h.server.push(dense(2.5, None));
     let mut p = h.params(200_000, 50_000);
-    p.provider = h.openai();
-    p.model = "dense-model".into();
+    p.provider.client = h.openai();
+    p.settings.model = "dense-model".into();
     let mut r = start(p);
     let events = r.turn("read big.json").await;
     // After the first response: its context, then the estimate once the result is appended.

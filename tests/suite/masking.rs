@@ -340,11 +340,11 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     h.server
         .push_writing(a::text(DOC, U::new(31_000, 300)).gated(&written));
     let mut p = masked(&h);
-    p.thresholds = flower_tui::engine::context::Thresholds::new(40_000, 10_000);
+    p.settings.thresholds = flower_tui::engine::context::Thresholds::new(40_000, 10_000);
     // Small steps, so this short session is masked when the line is reached.
     p.masking.recent_tokens = 500;
     p.masking.step_percent = 1;
-    p.handoff_mode = HandoffMode::Background;
+    p.handoff.mode = HandoffMode::Background;
     let mut r = start(p);
     let turn = r.send_turn("work on the files").await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -424,7 +424,7 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
         .push_writing(a::text("I would rather not.", U::new(31_000, 10)));
     h.server.push(a::text("successor: done", U::new(5_000, 10)));
     let mut p = h.params(40_000, 10_000);
-    p.handoff_mode = HandoffMode::Blocking;
+    p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
     let ev = r.turn("work on the files").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -458,7 +458,7 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     h.server.push_writing(a::text(DOC, U::new(20_000, 300)));
     h.server.push(a::text("successor: done", U::new(5_000, 10)));
     let mut p = h.params(40_000, 10_000);
-    p.handoff_mode = HandoffMode::Blocking;
+    p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
     let ev = r.turn("work on the files").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -492,7 +492,7 @@ async fn the_successor_carries_the_earlier_facts_as_the_user_left_them() {
     h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
     h.server.push(a::text("third: done", U::new(5_000, 10)));
     let mut p = h.params(40_000, 10_000);
-    p.handoff_mode = HandoffMode::Blocking;
+    p.handoff.mode = HandoffMode::Blocking;
     p.front_end = flower_tui::engine::policy::FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work on the files").await;

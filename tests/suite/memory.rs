@@ -559,7 +559,7 @@ async fn memory_survives_continue() {
 
     let mut p = h.params(40_000, 10_000);
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r.until(|e| matches!(e, Event::Todo { .. })).await;
     assert!(ev.iter().any(|e| matches!(
@@ -684,7 +684,7 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))

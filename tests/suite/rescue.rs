@@ -146,7 +146,10 @@ async fn when_the_rescue_overflows_too_the_degraded_document_is_written() {
     assert_eq!(st.handoffs[0].source, DocumentSource::Degraded);
     assert!(st.handoffs[0].degraded);
     assert!(
-        st.handoffs[0].reason.contains("the rescue failed"),
+        st.handoffs[0]
+            .reason
+            .to_string()
+            .contains("the rescue failed"),
         "{}",
         st.handoffs[0].reason
     );
@@ -176,7 +179,7 @@ async fn the_fake_enforcing_its_window_by_body_size_is_rescued_by_dropping_old_t
     }
     h.server.push(a::text_counted("finished", 10));
     let mut p = h.params(200_000, 50_000);
-    p.max_tokens = 1_024;
+    p.provider.max_tokens = 1_024;
     let mut r = crate::support::harness::start(p);
     let ev = r.turn("read every file").await;
     assert_eq!(turn_end(&ev), "completed");

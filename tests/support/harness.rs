@@ -12,7 +12,10 @@ use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use flower_tui::engine::provider::retry::RetryPolicy;
-use flower_tui::engine::session::{self, EngineHandle, EngineParams};
+use flower_tui::engine::session::{
+    self, EngineHandle, EngineParams, HandoffParams, ModelSettings, Places, PromptParams,
+    ProviderParams, StartParams, ToolParams,
+};
 use tempfile::TempDir;
 
 use super::fake::FakeServer;
@@ -68,43 +71,57 @@ impl Harness {
     pub fn params(&self, window: u64, headroom: u64) -> EngineParams {
         let run_dir = RunDir::create(&self.data, None).unwrap();
         EngineParams {
-            provider: self.anthropic(),
-            model: "claude-test".into(),
-            system_prompt: "You are a test.".into(),
-            instructions: Default::default(),
-            workspace: self.workspace.clone(),
-            workbench: Some(self.workbench()),
-            run_dir,
-            data_dir: self.data.clone(),
-            thresholds: Thresholds::new(window, headroom),
-            window_source: WindowSource::ModelName,
-            context: ContextPolicy::Handoff,
-            // The suites written for the blocking handoff keep it; background ones say so.
-            handoff_mode: HandoffMode::Blocking,
-            max_generations: 8,
-            max_iterations: 50,
-            approvals: ApprovalPolicy::Auto,
-            sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
-            sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
-            front_end: FrontEnd::Headless,
-            step: Some("test-step".into()),
-            retry: RetryPolicy {
-                max_tries: 5,
-                base_delay: Duration::from_millis(1),
-                max_delay: Duration::from_millis(5),
-                ..RetryPolicy::default()
+            provider: ProviderParams {
+                client: self.anthropic(),
+                max_tokens: 1024,
+                retry: RetryPolicy {
+                    max_tries: 5,
+                    base_delay: Duration::from_millis(1),
+                    max_delay: Duration::from_millis(5),
+                    ..RetryPolicy::default()
+                },
+                demo: false,
             },
-            max_tokens: 1024,
-            effort: None,
-            bash_timeout: Duration::from_secs(30),
-            resume: None,
-            handoff_after: None,
-            autostart: None,
-            demo: false,
+            settings: ModelSettings {
+                model: "claude-test".into(),
+                effort: None,
+                thresholds: Thresholds::new(window, headroom),
+                window_source: WindowSource::ModelName,
+            },
+            places: Places {
+                workspace: self.workspace.clone(),
+                workbench: Some(self.workbench()),
+                data_dir: self.data.clone(),
+            },
+            run_dir,
+            prompt: PromptParams {
+                system_prompt: "You are a test.".into(),
+                instructions: Default::default(),
+                style: Default::default(),
+            },
+            handoff: HandoffParams {
+                context: ContextPolicy::Handoff,
+                // The suites written for the blocking handoff keep it; background ones say so.
+                mode: HandoffMode::Blocking,
+                max_generations: 8,
+                after: None,
+            },
+            tools: ToolParams {
+                max_iterations: 50,
+                approvals: ApprovalPolicy::Auto,
+                sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
+                sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
+                bash_timeout: Duration::from_secs(30),
+                subagent: Default::default(),
+            },
+            front_end: FrontEnd::Headless,
+            start: StartParams {
+                step: Some("test-step".into()),
+                resume: None,
+                autostart: None,
+            },
             mcp: None,
             side_events: None,
-            subagent: Default::default(),
-            prompt_style: Default::default(),
             masking: Default::default(),
         }
     }

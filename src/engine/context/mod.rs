@@ -238,6 +238,8 @@ pub enum WindowSource {
     ModelName,
     /// The demo model's fixed window.
     Demo,
+    /// `/window N` during the run (front ends label it; a learned window may still replace it).
+    Command,
 }
 
 impl WindowSource {
@@ -256,7 +258,21 @@ impl WindowSource {
             WindowSource::Marker1m => "1m marker in the model name",
             WindowSource::ModelName => "default for the model name",
             WindowSource::Demo => "demo",
+            WindowSource::Command => "/window",
         }
+    }
+}
+
+impl std::fmt::Display for WindowSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// On the wire as the words [`WindowSource::describe`] says.
+impl serde::Serialize for WindowSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.describe())
     }
 }
 

@@ -58,7 +58,7 @@ pub fn frozen_run(
             FrozenRun {
                 run,
                 step: step.name.clone(),
-                path: frozen.path.clone(),
+                path: frozen.file.path().map(Path::to_path_buf),
             },
         ));
     }

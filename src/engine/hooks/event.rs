@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::tools::{ToolOutput, paths};
+use crate::engine::tools::{ToolOutput, names, paths};
 
 /// When a hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -387,16 +387,16 @@ pub struct HookSession {
 /// Claude Code's tool names and ours (`task` is the subagent tool of `engine::subagent`, `skill`
 /// the tool of `engine::skills`). An MCP tool is `mcp__server__tool` in both.
 const CLAUDE_NAMES: [(&str, &str); 10] = [
-    ("Bash", "bash"),
-    ("Edit", "edit_file"),
-    ("Write", "write_file"),
-    ("Read", "read_file"),
-    ("Grep", "grep"),
-    ("Glob", "glob"),
-    ("LS", "list_dir"),
-    ("Task", "task"),
-    ("TodoWrite", "todo"),
-    ("Skill", "skill"),
+    ("Bash", names::BASH),
+    ("Edit", names::EDIT_FILE),
+    ("Write", names::WRITE_FILE),
+    ("Read", names::READ_FILE),
+    ("Grep", names::GREP),
+    ("Glob", names::GLOB),
+    ("LS", names::LIST_DIR),
+    ("Task", names::TASK),
+    ("TodoWrite", names::TODO),
+    ("Skill", names::SKILL),
 ];
 
 /// Claude Code's name of one of our tools, where it has one.
@@ -427,7 +427,10 @@ fn tool_input(call: &ToolCall, workspace: &Path) -> Value {
     if let Value::Object(map) = &mut input
         && !map.contains_key("file_path")
         && let Some(raw) = map.get("path").and_then(Value::as_str)
-        && matches!(call.name.as_str(), "read_file" | "write_file" | "edit_file")
+        && matches!(
+            call.name.as_str(),
+            names::READ_FILE | names::WRITE_FILE | names::EDIT_FILE
+        )
     {
         let abs = paths::resolve(workspace, raw);
         map.insert("file_path".into(), json!(abs.to_string_lossy()));
@@ -443,11 +446,11 @@ pub fn tool_response(name: &str, out: &ToolOutput) -> Value {
     obj.insert("is_error".into(), json!(out.is_error));
     obj.insert("success".into(), json!(!out.is_error));
     if let Some(exit) = &out.exit {
-        obj.insert("exit_code".into(), json!(exit.code));
-        obj.insert("interrupted".into(), json!(exit.interrupted));
-        obj.insert("timed_out".into(), json!(exit.timed_out));
+        obj.insert("exit_code".into(), json!(exit.code()));
+        obj.insert("interrupted".into(), json!(exit.interrupted()));
+        obj.insert("timed_out".into(), json!(exit.timed_out()));
     }
-    if name == "bash" {
+    if name == names::BASH {
         obj.insert("stdout".into(), json!(out.content));
         obj.insert("stderr".into(), json!(""));
     }

@@ -2,7 +2,6 @@
 //! compactions, subagents, settings changes, cost and the step memory), what a frozen handoff
 //! awaiting its review holds, and saving the whole file atomically with keys masked.
 
-use std::fmt;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -10,11 +9,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::checkpoints::CheckpointRecord;
+use super::handoffs::{FrozenHandoff, HandoffRecord};
 use super::prompts::{PromptRecord, RewindRecord};
 use crate::engine::checkpoint::UndoStack;
 use crate::engine::fsutil::{atomic_write, now_unix, rfc3339};
 use crate::engine::step_memory::StepMemory;
-use crate::engine::types::{Block, Message};
 
 /// One generation of a step: one session from its start to its handoff (or to the end).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -60,143 +59,6 @@ impl GenerationRecord {
             GenerationStart::New => format!("gen {} · /new", self.generation),
         }
     }
-}
-
-/// One handoff (or compaction) that replaced what the model sees.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HandoffRecord {
-    /// The frozen file, or None with `--no-workbench`.
-    pub path: Option<PathBuf>,
-    pub degraded: bool,
-    /// Why it was degraded, or what triggered it (`auto`, `manual`, `overflow`).
-    pub reason: String,
-    pub ctx_at_cut: u64,
-    pub time: String,
-    /// The session retired by this handoff and the generation that replaced it.
-    pub retired_session: String,
-    pub generation: u32,
-    /// The sections of the document the successor read (parsed from the file as it was).
-    #[serde(default)]
-    pub sections: Vec<String>,
-    /// The user changed the file during the review.
-    #[serde(default)]
-    pub edited: bool,
-    /// Which path produced the document: written, rescued or degraded.
-    #[serde(default)]
-    pub source: DocumentSource,
-    /// Messages after the cut that the successor's briefing records (a background handoff's).
-    #[serde(default)]
-    pub tail: usize,
-    /// What the retired session held when it was retired, and where its transcript is.
-    #[serde(default)]
-    pub held: Held,
-}
-
-/// Where a background handoff's document was cut: the history's first `messages`
-/// messages, the last of them holding `blocks` blocks then (a user message may grow after the cut
-/// when later text joins it). The successor's briefing records everything after it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cut {
-    pub messages: usize,
-    pub blocks: usize,
-}
-
-impl Cut {
-    /// The cut at the end of `messages`.
-    pub fn at_end(messages: &[Message]) -> Cut {
-        Cut {
-            messages: messages.len(),
-            blocks: messages.last().map_or(0, |m| m.content.len()),
-        }
-    }
-
-    /// The history before the cut and after it: the part of a message that grew after the cut
-    /// starts the tail. None when the history no longer holds the cut (it was replaced).
-    pub fn split(self, messages: &[Message]) -> Option<(Vec<Message>, Vec<Message>)> {
-        if self.messages == 0 {
-            return Some((Vec::new(), messages.to_vec()));
-        }
-        let last = messages.get(self.messages - 1)?;
-        if last.content.len() < self.blocks {
-            return None;
-        }
-        let mut before: Vec<Message> = messages.iter().take(self.messages - 1).cloned().collect();
-        before.push(Message {
-            role: last.role,
-            content: last.content.iter().take(self.blocks).cloned().collect(),
-        });
-        let mut after = Vec::new();
-        let grown: Vec<Block> = last.content.iter().skip(self.blocks).cloned().collect();
-        if !grown.is_empty() {
-            after.push(Message {
-                role: last.role,
-                content: grown,
-            });
-        }
-        after.extend(messages.iter().skip(self.messages).cloned());
-        Some((before, after))
-    }
-}
-
-/// What a retired generation held: shown on the chat's generation divider
-/// and kept with its handoff in the ledger.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Held {
-    /// Messages in its history.
-    pub messages: usize,
-    /// Tool calls in its history.
-    pub tool_calls: usize,
-    /// Its context when it was retired (the last response's ctx plus what was appended since).
-    pub tokens: u64,
-    /// Its transcript (`<run>/sessions/<id>.jsonl`), which `recall` searches.
-    pub transcript: Option<PathBuf>,
-}
-
-/// A handoff frozen but not turned over yet: its review is open, or the process died
-/// during it (a signal, a closed terminal, `kill -9`). The next start in the workspace reopens the
-/// review from this record; the turnover replaces it with a [`HandoffRecord`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FrozenHandoff {
-    /// The live file, once written: in the workbench, or in the run directory when the workbench
-    /// could not hold it (None with `--no-workbench` or when neither write succeeded).
-    pub path: Option<PathBuf>,
-    /// The freeze is done (the file written, or its write failed and `path` is None): from here on
-    /// the file, with the user's edits, is the document. Before, the freeze may not have happened
-    /// and is repeated from `markdown`.
-    pub written: bool,
-    /// The document as frozen (masked): what the successor reads if the file is gone.
-    pub markdown: String,
-    pub degraded: bool,
-    /// As in [`HandoffRecord::reason`].
-    pub reason: String,
-    pub ctx_at_cut: u64,
-    /// When it was frozen.
-    pub time: String,
-    /// The session the turnover retires and the generation that replaces it.
-    pub retired_session: String,
-    pub generation: u32,
-    /// The user messages of the request in progress at the cut, verbatim, oldest first.
-    pub request: Vec<String>,
-    /// The process that froze it.
-    pub pid: u32,
-    /// Unsaved side-editor edits a signal kept beside the file, offered when the review reopens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unsaved: Option<PathBuf>,
-    /// Which path produced the document.
-    #[serde(default)]
-    pub source: DocumentSource,
-    /// A rescued document was written from a history with parts elided (the briefing says so).
-    #[serde(default)]
-    pub reduced: bool,
-    /// A background handoff's cut: the successor's briefing records the session after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cut: Option<Cut>,
-    /// Why the handoff happened: the successor's briefing says so (also after a reopened review).
-    #[serde(default)]
-    pub cause: HandoffCause,
-    /// The focus the user gave `/handoff` (masked): the successor's briefing names it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub focus: Option<String>,
 }
 
 /// The ledger of one step.
@@ -358,51 +220,6 @@ impl Manifest {
         let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         crate::engine::fsutil::atomic_write_unsynced(path, &json)
     }
-}
-
-/// Which path produced a handoff document, as the ledger records it: written by the model from
-/// the whole history, rescued from a reduced copy, or degraded (assembled without the model).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DocumentSource {
-    /// The model wrote it from the whole history.
-    #[default]
-    Written,
-    /// The model wrote it from a reduced copy of the history (old tool results as stubs, maybe
-    /// the oldest turns dropped), after a request overflowed or a background writing failed.
-    Rescued,
-    /// Assembled mechanically: no writing turn produced a document.
-    Degraded,
-}
-
-impl DocumentSource {
-    /// `written`, `rescued` or `degraded`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocumentSource::Written => "written",
-            DocumentSource::Rescued => "rescued",
-            DocumentSource::Degraded => "degraded",
-        }
-    }
-}
-
-impl fmt::Display for DocumentSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Why a handoff happened: the writing prompt and the successor's briefing say it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HandoffCause {
-    /// The context reached the handoff line (`ctx >= at`): nearly full.
-    #[default]
-    Pressure,
-    /// A request did not fit the context window.
-    Overflow,
-    /// The user asked for it (`/handoff [focus]`), however full the context was.
-    Manual,
 }
 
 /// Now, as the ledger writes it.

@@ -1,5 +1,6 @@
 //! The ledger: everything a run keeps on disk about itself, in one place. A run directory
-//! (`<data_dir>/runs/<run id>/`) holds `manifest.json` — one record per step ([`manifest`]) — and
+//! (`<data_dir>/runs/<run id>/`) holds `manifest.json` — one record per step ([`manifest`]), with
+//! its handoffs ([`handoffs`]) — and
 //! `sessions/`, one transcript per session ([`transcript`]). [`run_dir`] creates, finds, joins and
 //! locks ([`lock`]) run directories and writes one step's record without losing other processes'
 //! steps;
@@ -14,6 +15,7 @@
 //! stack's data.
 
 pub(crate) mod checkpoints;
+pub(crate) mod handoffs;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod prompts;
@@ -23,15 +25,19 @@ pub(crate) mod run_list;
 pub(crate) mod transcript;
 
 pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
+pub use handoffs::{
+    Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, HandoffTrigger,
+    Held,
+};
 pub use manifest::{
-    Cut, DocumentSource, GenerationRecord, GenerationStart, HandoffCause, HandoffRecord, Held,
-    Manifest, StepRecord, SubagentRecord, now_stamp,
+    GenerationRecord, GenerationStart, Manifest, StepRecord, SubagentRecord, now_stamp,
 };
 pub use prompts::{PromptRecord, RewindMode, RewindPoint, RewindRecord, push as push_prompt};
 pub use run_dir::{RunDir, join, save_step};
 pub use run_list::SessionSummary;
 pub use transcript::{SessionHeader, Transcript, TranscriptLine, load_transcript};
 
-pub(crate) use manifest::{FrozenHandoff, SettingChange};
+pub(crate) use handoffs::FrozenHandoff;
+pub(crate) use manifest::SettingChange;
 pub(crate) use run_dir::latest_run;
 pub(crate) use transcript::{SubagentOf, read_transcript};

@@ -131,7 +131,7 @@ pub(crate) async fn connect(
                         Err(e) => {
                             let why = exit_reason(&mut proc, "while listing its tools").await;
                             Err(StartFailure(why.unwrap_or_else(|| {
-                                format!("listing its tools failed: {e}")
+                                format!("listing its tools failed: {}", error_chain(&e))
                             })))
                         }
                     }
@@ -177,9 +177,9 @@ pub(crate) async fn connect(
             let running = handler.serve(transport).await.map_err(|e| {
                 StartFailure(format!("cannot connect to {url}: {}", init_error(&e)))
             })?;
-            let tools = list_tools(&running)
-                .await
-                .map_err(|e| StartFailure(format!("listing its tools failed: {e}")))?;
+            let tools = list_tools(&running).await.map_err(|e| {
+                StartFailure(format!("listing its tools failed: {}", error_chain(&e)))
+            })?;
             Ok((
                 Connection {
                     running,
@@ -192,7 +192,9 @@ pub(crate) async fn connect(
 }
 
 /// Every tool the server lists (all pages); none when it declares no tools.
-async fn list_tools(running: &RunningService<RoleClient, Handler>) -> Result<Vec<Tool>, String> {
+async fn list_tools(
+    running: &RunningService<RoleClient, Handler>,
+) -> Result<Vec<Tool>, rmcp::service::ServiceError> {
     let declares_tools = running
         .peer()
         .peer_info()
@@ -200,11 +202,7 @@ async fn list_tools(running: &RunningService<RoleClient, Handler>) -> Result<Vec
     if !declares_tools {
         return Ok(Vec::new());
     }
-    running
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| error_chain(&e))
+    running.peer().list_all_tools().await
 }
 
 /// After a failed start or a closed connection: how the process ended, if it did (waits up to

@@ -19,10 +19,11 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::client::{self, StartCtx};
-use super::config::{Origin, ServerConfig, Transport, value_kind};
+use super::client::StartCtx;
+use super::config::{Origin, ServerConfig};
 use super::names;
 
+mod call;
 mod supervise;
 use super::process::{Diagnostics, ProcessGroup};
 use super::status::{ServerState, ServerStatus};
@@ -133,17 +134,6 @@ struct ToolEntry {
     tool: String,
     description: String,
     schema: Value,
-}
-
-/// What a call needs, taken under the lock.
-struct CallTarget {
-    idx: usize,
-    generation: u64,
-    server: String,
-    tool: String,
-    peer: Peer<RoleClient>,
-    timeout: Duration,
-    diag: Option<Arc<Diagnostics>>,
 }
 
 impl McpManager {
@@ -335,63 +325,6 @@ impl McpManager {
         name.starts_with(names::PREFIX)
     }
 
-    /// Why a call of `name` cannot run now: its server died, stopped or never started (named, with
-    /// its state); None when the server is ready or none is configured under that name. The
-    /// engine asks this before it asks the user to approve a call.
-    pub fn unavailable(&self, name: &str) -> Option<String> {
-        let down = self.shared.slots.iter().any(|slot| {
-            name.starts_with(&format!("{}{}__", names::PREFIX, slot.config.name))
-                && !matches!(slot.lock().state, ServerState::Ready { .. })
-        });
-        down.then(|| self.shared.target(name).err()).flatten()
-    }
-
-    /// Call a tool by its `mcp__…` name. Every failure is an `is_error` output for the model; the
-    /// server's state and last error change with it.
-    pub async fn call(&self, name: &str, input: &Value) -> crate::engine::tools::ToolOutput {
-        use crate::engine::tools::ToolOutput;
-        let target = match self.shared.target(name) {
-            Ok(t) => t,
-            Err(message) => return ToolOutput::error(message),
-        };
-        let arguments = match input {
-            Value::Object(map) => Some(map.clone()),
-            Value::Null => None,
-            other => {
-                return ToolOutput::error(format!(
-                    "the arguments of `{name}` must be a JSON object (got {})",
-                    value_kind(other, "an object")
-                ));
-            }
-        };
-        let mut params = rmcp::model::CallToolRequestParams::new(target.tool.clone());
-        if let Some(args) = arguments {
-            params = params.with_arguments(args);
-        }
-        let outcome = tokio::time::timeout(target.timeout, target.peer.call_tool(params)).await;
-        match outcome {
-            Ok(Ok(result)) => super::convert::to_output(&result),
-            Ok(Err(e)) => ToolOutput::error(self.shared.call_failed(&target, e).await),
-            Err(_) => {
-                let extra = target
-                    .diag
-                    .as_ref()
-                    .map(|d| d.describe())
-                    .unwrap_or_default();
-                let message = format!(
-                    "MCP tool `{}` of server `{}` did not answer within {} (its tool_timeout){}",
-                    target.tool,
-                    target.server,
-                    secs(target.timeout),
-                    client::clause(&extra)
-                );
-                self.shared
-                    .note_error(target.idx, target.generation, &message);
-                ToolOutput::error(message)
-            }
-        }
-    }
-
     /// Stop `name`'s server (if running) and start it again, enabled or not — but never a
     /// server of a `.mcp.json` the user has not approved (that is the approval's to start).
     pub fn restart(&self, name: &str) -> Result<(), RestartError> {
@@ -565,91 +498,10 @@ impl Shared {
         }
     }
 
-    fn target(&self, name: &str) -> Result<CallTarget, String> {
-        for (idx, slot) in self.slots.iter().enumerate() {
-            let prefix = format!("{}{}__", names::PREFIX, slot.config.name);
-            let s = slot.lock();
-            if let Some(entry) = s.tools.iter().find(|t| t.qualified == name)
-                && let (ServerState::Ready { .. }, Some(peer)) = (&s.state, &s.peer)
-            {
-                return Ok(CallTarget {
-                    idx,
-                    generation: s.generation,
-                    server: slot.config.name.clone(),
-                    tool: entry.tool.clone(),
-                    peer: peer.clone(),
-                    timeout: slot.config.tool_timeout,
-                    diag: s.diag.clone(),
-                });
-            }
-            if name.starts_with(&prefix) && !matches!(s.state, ServerState::Ready { .. }) {
-                return Err(format!(
-                    "MCP server `{}` is not available ({}); the user can restart it with /mcp",
-                    slot.config.name, s.state
-                ));
-            }
-        }
-        Err(format!("unknown MCP tool `{name}`"))
-    }
-
     fn note_error(&self, idx: usize, generation: u64, message: &str) {
         self.update(idx, Some(generation), |s| {
             s.last_error = Some(message.to_string())
         });
-    }
-
-    /// The message for a call that failed inside rmcp, after recording it.
-    async fn call_failed(&self, t: &CallTarget, e: rmcp::service::ServiceError) -> String {
-        use rmcp::service::ServiceError as E;
-        let message = match &e {
-            E::McpError(data) => format!(
-                "MCP server `{}` refused the call of `{}`: {} (JSON-RPC error {})",
-                t.server, t.tool, data.message, data.code.0
-            ),
-            E::TransportClosed => {
-                // The supervisor is noting how the server ended: wait a moment for its reason.
-                let reason = self
-                    .await_failure(t.idx, t.generation, Duration::from_secs(1))
-                    .await;
-                format!(
-                    "MCP server `{}` stopped during the call of `{}`{}",
-                    t.server,
-                    t.tool,
-                    reason.map(|r| format!(": it {r}")).unwrap_or_default()
-                )
-            }
-            E::TransportSend(inner) => format!(
-                "could not reach MCP server `{}` for `{}`: {}",
-                t.server,
-                t.tool,
-                client::transport_error(inner)
-            ),
-            _ => format!(
-                "the call of `{}` on MCP server `{}` failed: {}",
-                t.tool,
-                t.server,
-                client::error_chain(&e)
-            ),
-        };
-        self.note_error(t.idx, t.generation, &message);
-        // An HTTP server has no process to watch: a call that cannot reach it is how flower-tui
-        // learns it is gone. Its tools are withdrawn until `/mcp restart` finds it again.
-        let unreachable = matches!(e, E::TransportSend(_) | E::TransportClosed);
-        let http = self
-            .slots
-            .get(t.idx)
-            .is_some_and(|s| matches!(s.config.transport, Transport::Http { .. }));
-        if unreachable && http {
-            self.lose(
-                t.idx,
-                t.generation,
-                format!(
-                    "stopped answering ({message}); `/mcp restart {}` once it is back",
-                    t.server
-                ),
-            );
-        }
-        message
     }
 
     /// Mark slot `idx` failed now (if `generation` is still current and it was ready), and stop

@@ -18,88 +18,25 @@
 //! reaches the window minus the writing reserve first, it waits for the document
 //! ([`Engine::wait_background`]), as in blocking mode.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::task::AbortHandle;
 
 use super::Engine;
 use super::handoff_run::WriteFailure;
+use super::lifecycle::{Attempt, Background, BgState, ReviewState, Written};
+use super::request::Stop;
 use super::turnover::{Produced, Why};
-use super::writing_request::{ShortRetry, retry_failed};
+use super::writing_request::retry_failed;
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::handoff::prompt::WritingPrompt;
-use crate::engine::ledger::{Cut, FrozenHandoff, HandoffCause};
+use crate::engine::ledger::{Cut, HandoffCause, HandoffReason, HandoffTrigger};
 use crate::engine::policy::HandoffMode;
-use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op};
+use crate::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op};
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::types::{Delta, ModelRequest, ModelResponse};
-
-/// Which writing request a result answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Attempt {
-    /// On the whole prefix.
-    Full,
-    /// On a reduced copy, after the first one failed.
-    Rescue,
-}
-
-/// Whether the review of a frozen background document is over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ReviewState {
-    Open,
-    Over,
-}
-
-pub(super) enum BgState {
-    /// The writing request runs as a task.
-    Writing {
-        attempt: Attempt,
-        task: AbortHandle,
-        /// Why the full attempt failed (for a rescue).
-        failure: Option<String>,
-        /// A rescue's history had parts elided.
-        reduced: bool,
-        /// The retry with the short prompt, for a document that restated its instructions.
-        short: ShortRetry,
-    },
-    /// The document is frozen (on disk, in the ledger); the turnover waits for the review.
-    Frozen {
-        frozen: Box<FrozenHandoff>,
-        review: ReviewState,
-    },
-}
-
-/// A handoff running beside the main thread.
-pub(crate) struct Background {
-    pub(super) id: HandoffId,
-    pub(super) cut: Cut,
-    pub(super) ctx_at_cut: u64,
-    pub(super) state: BgState,
-}
-
-impl Background {
-    /// Frozen and reviewed: the turnover may happen.
-    pub(super) fn ready(&self) -> bool {
-        matches!(
-            self.state,
-            BgState::Frozen {
-                review: ReviewState::Over,
-                ..
-            }
-        )
-    }
-}
-
-/// A writing request's result, sent by its task.
-pub(crate) struct Written {
-    id: HandoffId,
-    attempt: Attempt,
-    result: Result<ModelResponse, ProviderError>,
-    number: u64,
-    ms: u128,
-}
 
 /// Sends the writing task's result, or, if the task ends without one (a panic), a failure: a
 /// wait for the document never hangs on a task that is gone. An aborted task's failure is stale
@@ -157,11 +94,12 @@ impl Engine {
     fn handoff_is_due(&self) -> bool {
         let pressure = Pressure {
             ctx: self.ctx_estimate(),
-            window: self.thresholds.window,
+            window: self.settings.thresholds.window,
             writing_turn: false,
-            has_session_id: !self.s.id.is_empty(),
+            has_session_id: !self.s.is_none(),
         };
-        self.strategies
+        self.run
+            .strategies
             .iter()
             .find(|s| s.due(&pressure))
             .is_some_and(|s| s.kind() == StrategyKind::Handoff)
@@ -169,13 +107,15 @@ impl Engine {
 
     /// `max_generations` handoffs happened in this step: the next due one stops it.
     pub(super) fn breaker_reached(&self) -> bool {
-        self.step_ref().map_or(0, |r| r.handoffs.len()) >= self.p.max_generations as usize
+        self.ledger.rec().map_or(0, |r| r.handoffs.len())
+            >= self.run.handoff.max_generations as usize
     }
 
     /// The context at which the main thread waits for a background document: the window minus
     /// the writing reserve (the request's `max_tokens`).
     pub(super) fn hard_limit(&self) -> u64 {
-        self.thresholds
+        self.settings
+            .thresholds
             .window
             .saturating_sub(u64::from(self.output_cap()))
     }
@@ -184,10 +124,9 @@ impl Engine {
     /// the history the main thread's request saw (after a response) or will see (before one).
     /// Returns true when it started.
     pub(super) fn consider_background(&mut self, cut: Cut) -> bool {
-        if self.p.handoff_mode != HandoffMode::Background
-            || self.bg.is_some()
-            || self.writing.is_some()
-            || self.bg_cancelled
+        if self.run.handoff.mode != HandoffMode::Background
+            || !self.handoff.is_idle()
+            || self.background_cancelled()
             || self.breaker_reached()
             || !self.handoff_is_due()
         {
@@ -203,19 +142,19 @@ impl Engine {
         if prefix.is_empty() {
             return false;
         }
-        let id = self.next_handoff_id();
+        let id = self.handoff.next_id();
+        let started = Instant::now();
         let used = self.ctx_estimate();
         tracing::info!(
             handoff = id.0,
             trigger = "background",
             session = %self.s.id,
             context = used,
-            at = self.thresholds.at,
-            window = self.thresholds.window,
+            at = self.settings.thresholds.at,
+            window = self.settings.thresholds.window,
             cut = cut.messages,
             "handoff started"
         );
-        self.handoff_clock = Some((id, Instant::now()));
         // The step's standing focus, as for every automatic handoff.
         let focus = self.handoff_focus(None);
         self.emit_logged(Event::Handoff(HandoffPhase::Writing {
@@ -227,9 +166,9 @@ impl Engine {
         let short = self.short_retry(&prefix, used, focus.as_deref());
         let req = self.writing_request(prefix, used, HandoffCause::Pressure, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Full, req);
-        self.writing = Some(id);
-        self.bg = Some(Background {
+        self.handoff.begin_background(Background {
             id,
+            started,
             cut,
             ctx_at_cut: used,
             state: BgState::Writing {
@@ -239,6 +178,7 @@ impl Engine {
                 reduced: false,
                 short,
             },
+            lock: Duration::ZERO,
         });
         true
     }
@@ -251,8 +191,8 @@ impl Engine {
         attempt: Attempt,
         req: ModelRequest,
     ) -> AbortHandle {
-        self.requests += 1;
-        let number = self.requests;
+        self.counters.requests += 1;
+        let number = self.counters.requests;
         tracing::debug!(
             request = number,
             purpose = "handoff",
@@ -262,17 +202,17 @@ impl Engine {
             messages = req.messages.len(),
             "request sent"
         );
-        let provider = self.p.provider.clone();
-        let policy = self.p.retry;
+        let provider = self.run.provider.client.clone();
+        let policy = self.run.provider.retry;
         let reply = Reply {
-            tx: self.bg_tx.clone(),
+            tx: self.handoff.results_tx.clone(),
             id,
             attempt,
             number,
             started: Instant::now(),
             sent: false,
         };
-        let events = self.events.clone();
+        let events = self.run.events.clone();
         let task = tokio::spawn(async move {
             let mut sink = |_: Delta| {};
             let mut on_notice = move |n: StreamNotice| match n {
@@ -311,7 +251,7 @@ impl Engine {
     /// A writing request's result: freeze the document, or rescue, or degrade. Stale results (a
     /// cancelled handoff's, an earlier attempt's) are dropped.
     pub(super) fn on_written(&mut self, w: Written) {
-        let current = self.bg.as_ref().and_then(|bg| match &bg.state {
+        let current = self.handoff.background().and_then(|bg| match &bg.state {
             BgState::Writing {
                 attempt,
                 failure,
@@ -360,17 +300,16 @@ impl Engine {
             (Err(f), _) if prompt == WritingPrompt::Short => {
                 self.degrade_background(retry_failed(&failure.unwrap_or_default(), &f))
             }
-            (Ok(doc), Attempt::Full) => {
-                self.freeze_background(doc, Produced::WRITTEN, "auto".into())
-            }
-            (Ok(doc), Attempt::Rescue) => {
-                let why = failure.unwrap_or_default();
-                self.freeze_background(
-                    doc,
-                    Produced::rescued(reduced),
-                    format!("auto, rescued: {why}"),
-                )
-            }
+            (Ok(doc), Attempt::Full) => self.freeze_background(
+                doc,
+                Produced::WRITTEN,
+                HandoffReason::clean(HandoffTrigger::Auto),
+            ),
+            (Ok(doc), Attempt::Rescue) => self.freeze_background(
+                doc,
+                Produced::rescued(reduced),
+                HandoffReason::after(HandoffTrigger::Auto, failure.unwrap_or_default()),
+            ),
             (Err(f), Attempt::Full) => self.rescue_background(f),
             (Err(f), Attempt::Rescue) => {
                 let first = failure.unwrap_or_default();
@@ -383,7 +322,11 @@ impl Engine {
 
     /// The first writing request failed: once more on a reduced copy of the prefix, or degraded.
     fn rescue_background(&mut self, first: WriteFailure) {
-        let Some((id, cut, used)) = self.bg.as_ref().map(|b| (b.id, b.cut, b.ctx_at_cut)) else {
+        let Some((id, cut, used)) = self
+            .handoff
+            .background()
+            .map(|b| (b.id, b.cut, b.ctx_at_cut))
+        else {
             return;
         };
         let error = match &first {
@@ -422,7 +365,7 @@ impl Engine {
         }));
         let short = self.short_retry(&reduced.messages, used, focus.as_deref());
         let task = self.spawn_writing(id, Attempt::Rescue, req);
-        if let Some(bg) = self.bg.as_mut() {
+        if let Some(bg) = self.handoff.background_mut() {
             bg.state = BgState::Writing {
                 attempt: Attempt::Rescue,
                 task,
@@ -434,57 +377,57 @@ impl Engine {
     }
 
     pub(super) fn degrade_background(&mut self, reason: String) {
-        let used = self.bg.as_ref().map_or(0, |b| b.ctx_at_cut);
+        let used = self.handoff.background().map_or(0, |b| b.ctx_at_cut);
         let mut doc = self.degraded_doc(&reason);
         doc.meta = Some(self.meta(used));
-        self.freeze_background(doc, Produced::DEGRADED, reason);
+        let why = HandoffReason::after(HandoffTrigger::Auto, reason);
+        self.freeze_background(doc, Produced::DEGRADED, why);
     }
 
     /// Freeze the background document (the ledger's record first) and open its review: the main
     /// thread goes on meanwhile.
-    fn freeze_background(&mut self, doc: HandoffDoc, produced: Produced, reason: String) {
-        let Some(mut bg) = self.bg.take() else {
+    fn freeze_background(&mut self, doc: HandoffDoc, produced: Produced, reason: HandoffReason) {
+        let Some((id, cut, ctx_at_cut)) = self
+            .handoff
+            .background()
+            .map(|b| (b.id, b.cut, b.ctx_at_cut))
+        else {
             return;
         };
-        self.writing = None;
         let why = Why::cause(HandoffCause::Pressure);
-        let frozen = self.frozen_record(&doc, reason, bg.ctx_at_cut, produced, Some(bg.cut), why);
+        let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, Some(cut), why);
         let frozen = self.write_frozen(frozen);
-        let awaits = self.emit_frozen(bg.id, &frozen, true);
-        bg.state = BgState::Frozen {
-            frozen: Box::new(frozen),
-            review: if awaits {
-                ReviewState::Open
-            } else {
-                ReviewState::Over
-            },
-        };
-        self.bg = Some(bg);
+        let awaits = self.emit_frozen(id, &frozen, true);
+        if let Some(bg) = self.handoff.background_mut() {
+            bg.state = BgState::Frozen {
+                frozen: Box::new(frozen),
+                review: if awaits {
+                    ReviewState::Open
+                } else {
+                    ReviewState::Over
+                },
+            };
+        }
     }
 
     /// The ops that belong to the background handoff: cancel, the review's end, kept edits.
     /// Anything for another handoff is stale.
     pub(super) fn background_op(&mut self, op: Op) {
-        let Some(bg) = self.bg.as_mut() else {
+        let Some(bg) = self.handoff.background_mut() else {
             return;
         };
         match op {
-            Op::CancelHandoff { handoff } if handoff == bg.id => match &bg.state {
-                BgState::Writing { task, .. } => {
-                    task.abort();
-                    self.bg = None;
-                    self.writing = None;
-                    self.bg_cancelled = true;
-                    self.handoff_clock = None;
-                    tracing::info!(handoff = handoff.0, "background handoff cancelled");
-                    self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff }));
+            Op::CancelHandoff { handoff } if handoff == bg.id => {
+                if bg.writing() {
+                    self.cancel_background(handoff);
+                } else {
+                    self.emit(Event::Notice {
+                        message: format!(
+                            "{handoff}: the document is written already; its review decides when the successor starts"
+                        ),
+                    });
                 }
-                BgState::Frozen { .. } => self.emit(Event::Notice {
-                    message: format!(
-                        "{handoff}: the document is written already; its review decides when the successor starts"
-                    ),
-                }),
-            },
+            }
             Op::ReviewDone { handoff } if handoff == bg.id => {
                 if let BgState::Frozen { review, .. } = &mut bg.state {
                     *review = ReviewState::Over;
@@ -494,7 +437,7 @@ impl Engine {
                 if let BgState::Frozen { frozen, .. } = &mut bg.state {
                     frozen.unsaved = Some(path.clone());
                 }
-                self.record(|rec| {
+                self.ledger.record(|rec| {
                     if let Some(f) = rec.frozen.as_mut() {
                         f.unsaved = Some(path);
                     }
@@ -505,20 +448,36 @@ impl Engine {
         }
     }
 
+    /// `Op::CancelHandoff` while the document is written: the writing stops, the turn goes on,
+    /// and no background handoff starts again in this turn.
+    fn cancel_background(&mut self, handoff: HandoffId) {
+        if let Some(Background {
+            state: BgState::Writing { task, .. },
+            ..
+        }) = self.handoff.take_background()
+        {
+            task.abort();
+        }
+        if let Some(turn) = self.turn.as_mut() {
+            turn.background_cancelled = true;
+        }
+        tracing::info!(handoff = handoff.0, "background handoff cancelled");
+        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff }));
+    }
+
+    /// The user cancelled a background handoff during the running turn.
+    pub(super) fn background_cancelled(&self) -> bool {
+        self.turn.is_some_and(|t| t.background_cancelled)
+    }
+
     /// At a message boundary: a reviewed background document becomes the successor's briefing.
     /// Returns true when a successor started.
     pub(super) fn turnover_if_ready(&mut self) -> bool {
-        if !self.bg.as_ref().is_some_and(Background::ready) {
-            return false;
-        }
-        let Some(bg) = self.bg.take() else {
+        let Some((id, frozen)) = self.handoff.take_ready() else {
             return false;
         };
-        let BgState::Frozen { frozen, .. } = bg.state else {
-            return false;
-        };
-        self.commit_turnover(bg.id, *frozen);
-        if let Some((id, started)) = self.handoff_clock.take() {
+        self.commit_turnover(id, frozen);
+        if let Some((id, started)) = self.handoff.end() {
             tracing::info!(
                 handoff = id.0,
                 ms = started.elapsed().as_millis(),
@@ -531,49 +490,47 @@ impl Engine {
     /// Wait until the background document is ready to turn over (or the handoff is gone).
     pub(super) async fn wait_background(&mut self) -> Settle {
         loop {
-            if self.bg.as_ref().is_none_or(Background::ready) {
+            if self.handoff.background().is_none_or(Background::ready) {
                 return Settle::Ready;
             }
             tokio::select! {
-                op = self.ops.recv() => match self.triage(op) {
-                    Some(super::request::Stop::Abort) => return Settle::Aborted,
-                    Some(super::request::Stop::Shutdown) => return Settle::Shutdown,
+                op = self.inbox.ops.recv() => match self.triage(op) {
+                    Some(Stop::Abort) => return Settle::Aborted,
+                    Some(Stop::Shutdown) => return Settle::Shutdown,
                     None => {}
                 },
-                Some(w) = self.bg_rx.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_written(w),
             }
         }
     }
 
     /// Before a main-thread request: the turnover if the document is ready; the wait for it if
     /// the context reached the hard limit first. Some(reason) when the turn must stop.
-    pub(super) async fn background_boundary(
-        &mut self,
-    ) -> Option<crate::engine::protocol::ExitReason> {
-        self.bg.as_ref()?;
+    pub(super) async fn background_boundary(&mut self) -> Option<ExitReason> {
+        self.handoff.background()?;
         // What arrived while the last request or tool ran counts before this boundary: a review
         // that ended then turns over now, not one request later.
-        while let Ok(w) = self.bg_rx.try_recv() {
+        while let Ok(w) = self.handoff.results.try_recv() {
             self.on_written(w);
         }
-        while let Ok(op) = self.ops.try_recv() {
+        while let Ok(op) = self.inbox.ops.try_recv() {
             if self.triage(Some(op)).is_some() {
-                return Some(crate::engine::protocol::ExitReason::Interrupted);
+                return Some(ExitReason::Interrupted);
             }
         }
-        let bg = self.bg.as_ref()?;
-        if !bg.ready() {
+        let (id, ready) = self.handoff.background().map(|bg| (bg.id, bg.ready()))?;
+        if !ready {
             let (context, limit) = (self.ctx_estimate(), self.hard_limit());
             if context < limit {
                 return None;
             }
             self.emit_logged(Event::Handoff(HandoffPhase::Waiting {
-                handoff: bg.id,
+                handoff: id,
                 context,
                 limit,
             }));
             if self.wait_background().await != Settle::Ready {
-                return Some(crate::engine::protocol::ExitReason::Interrupted);
+                return Some(ExitReason::Interrupted);
             }
         }
         self.turnover_if_ready();
@@ -583,11 +540,11 @@ impl Engine {
     /// Headless, quitting: nobody else will see the background handoff through, so finish it
     /// (the writing, the freeze, the turnover) before the engine stops. Ops are not read.
     pub(super) async fn settle_before_exit(&mut self) {
-        if self.p.front_end.can_ask() {
+        if self.run.front_end.can_ask() {
             return;
         }
-        while self.bg.as_ref().is_some_and(|b| !b.ready()) {
-            match self.bg_rx.recv().await {
+        while self.handoff.background().is_some_and(|b| !b.ready()) {
+            match self.handoff.results.recv().await {
                 Some(w) => self.on_written(w),
                 None => break,
             }
@@ -597,14 +554,12 @@ impl Engine {
 
     /// `/new`: the background handoff is dropped (its frozen document stays on disk, unused).
     pub(super) fn drop_background(&mut self, why: &str) {
-        let Some(bg) = self.bg.take() else {
+        let Some(bg) = self.handoff.take_background() else {
             return;
         };
-        self.writing = None;
-        self.handoff_clock = None;
         match bg.state {
             BgState::Writing { task, .. } => task.abort(),
-            BgState::Frozen { .. } => self.record(|rec| rec.frozen = None),
+            BgState::Frozen { .. } => self.ledger.record(|rec| rec.frozen = None),
         }
         self.save_manifest_if_any();
         self.emit(Event::Notice {
@@ -618,7 +573,7 @@ impl Engine {
         if let Some(Background {
             state: BgState::Writing { task, .. },
             ..
-        }) = &self.bg
+        }) = self.handoff.background()
         {
             task.abort();
         }

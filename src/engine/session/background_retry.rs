@@ -5,7 +5,7 @@
 //! ([`super::background`]'s `on_written`).
 
 use super::Engine;
-use super::background::BgState;
+use super::lifecycle::BgState;
 use super::writing_request::ShortRetry;
 use crate::engine::handoff::echo::Restated;
 use crate::engine::protocol::{Event, HandoffPhase};
@@ -15,7 +15,7 @@ impl Engine {
     /// (its result comes back to `on_written` as the same attempt's). When none is ready, the
     /// writing failed.
     pub(super) fn retry_background(&mut self, restated: Restated) {
-        let Some(bg) = self.bg.as_mut() else {
+        let Some(bg) = self.handoff.background_mut() else {
             return;
         };
         let id = bg.id;
@@ -45,7 +45,7 @@ impl Engine {
             background: true,
         }));
         let task = self.spawn_writing(id, attempt, *req);
-        if let Some(bg) = self.bg.as_mut() {
+        if let Some(bg) = self.handoff.background_mut() {
             bg.state = BgState::Writing {
                 attempt,
                 task,

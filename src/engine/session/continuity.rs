@@ -1,7 +1,10 @@
 //! Continuity across processes: the step name this process claims in the workspace,
 //! and the review of a handoff an earlier process froze but never turned over.
 
-use super::{Engine, EngineParams};
+use std::path::Path;
+
+use super::Engine;
+use super::lifecycle::BlockingStage;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::handoff::live_path;
 use crate::engine::handoff::lock::{self, StepClaim, TryLock};
@@ -13,10 +16,10 @@ impl Engine {
     /// on it (the same session, most likely) is a clear refusal: two processes must not append to
     /// one transcript or review one document.
     pub(super) fn claim_resumed(
-        p: &EngineParams,
+        workbench: Option<&Path>,
         rec: Option<&StepRecord>,
     ) -> Result<Option<StepClaim>, Error> {
-        let (Some(_), Some(rec), Some(wb)) = (&p.resume, rec, &p.workbench) else {
+        let (Some(rec), Some(wb)) = (rec, workbench) else {
             return Ok(None);
         };
         match lock::claim_exact(wb, &rec.name) {
@@ -41,7 +44,7 @@ impl Engine {
     /// Claim `name` for a new step, or the first free `name-2`, `name-3`… when live processes
     /// hold it, and say so. Returns the name the step gets.
     pub(super) fn claim_step(&mut self, name: String) -> String {
-        let Some(wb) = self.p.workbench.clone() else {
+        let Some(wb) = self.run.places.workbench.clone() else {
             // Nothing is written to the workspace: nothing to share.
             return name;
         };
@@ -75,7 +78,7 @@ impl Engine {
                     });
                 }
                 let chosen = claim.name.clone();
-                self.claim = Some(claim);
+                self.ledger.claim = Some(claim);
                 chosen
             }
             Err(e) => {
@@ -94,7 +97,7 @@ impl Engine {
     /// At a resumed start: a handoff the ledger holds as frozen but not turned over is reviewed
     /// again (and then turned over), never skipped in silence.
     pub(super) async fn reopen_frozen(&mut self) {
-        let Some(frozen) = self.step_ref().and_then(|r| r.frozen.clone()) else {
+        let Some(frozen) = self.ledger.rec().and_then(|r| r.frozen.clone()) else {
             return;
         };
         if frozen.retired_session != self.s.id {
@@ -106,31 +109,31 @@ impl Engine {
                     frozen.retired_session,
                     self.s.id,
                     frozen
-                        .path
-                        .as_ref()
+                        .file
+                        .path()
                         .map_or("not on disk".to_string(), |p| p.display().to_string())
                 ),
             });
-            self.record(|rec| rec.frozen = None);
+            self.ledger.record(|rec| rec.frozen = None);
             self.save_manifest();
             return;
         }
-        let id = self.next_handoff_id();
+        let id = self.handoff.begin_blocking(BlockingStage::Turnover);
         // Killed before the file was written: write it now (the user has not seen it yet).
-        let frozen = if frozen.written {
+        let frozen = if frozen.file.written() {
             frozen
         } else {
             self.write_frozen(frozen)
         };
         let unsaved = frozen.unsaved.clone().filter(|p| p.is_file());
-        let what = match &frozen.path {
+        let what = match frozen.file.path() {
             Some(p) => p.display().to_string(),
             None => "(not on disk)".to_string(),
         };
         let mut message = format!(
             "The handoff of step {} to generation {} ({what}), frozen at {}, was never turned \
              over: the process reviewing it ended. Reviewing it again.",
-            self.step_name(),
+            self.ledger.step_name(),
             frozen.generation,
             frozen.time
         );
@@ -143,14 +146,14 @@ impl Engine {
         self.emit(Event::Notice { message });
         self.emit_logged(Event::Handoff(HandoffPhase::Reopened {
             handoff: id,
-            path: frozen.path.clone(),
+            path: frozen.file.path().map(Path::to_path_buf),
             frozen_at: frozen.time.clone(),
             unsaved,
         }));
         let request = frozen.request.len();
-        if self.review_and_commit(id, frozen).await == super::turnover::Turnover::Done
-            && request > 0
-        {
+        let turnover = self.review_and_commit(id, frozen).await;
+        self.handoff.end();
+        if turnover == super::turnover::Turnover::Done && request > 0 {
             self.emit(Event::Notice {
                 message: format!(
                     "The successor has the request that was in progress ({request} message{}): \

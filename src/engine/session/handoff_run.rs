@@ -1,6 +1,7 @@
 //! The generation turnover and in-place compaction.
 
 use super::Engine;
+use super::lifecycle::BlockingStage;
 use super::request::{Outcome, Purpose};
 use super::turnover::{Produced, Turnover, Why};
 use crate::engine::compact::{self, CompactError};
@@ -10,7 +11,7 @@ use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
 use crate::engine::handoff::echo::Restated;
 use crate::engine::handoff::{HandoffDoc, HandoffMeta};
-use crate::engine::ledger::{HandoffCause, TranscriptLine};
+use crate::engine::ledger::{HandoffCause, HandoffReason, HandoffTrigger};
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, TurnId, TurnKind,
 };
@@ -49,11 +50,12 @@ impl Trigger {
         }
     }
 
-    fn as_str(&self) -> &'static str {
+    /// What the ledger records of it.
+    fn kind(&self) -> HandoffTrigger {
         match self {
-            Trigger::Auto => "auto",
-            Trigger::Manual { .. } => "manual",
-            Trigger::Overflow { .. } => "overflow",
+            Trigger::Auto => HandoffTrigger::Auto,
+            Trigger::Manual { .. } => HandoffTrigger::Manual,
+            Trigger::Overflow { .. } => HandoffTrigger::Overflow,
         }
     }
 }
@@ -72,12 +74,12 @@ pub(crate) enum HandoffOutcome {
 impl Engine {
     /// `Op::Handoff` when idle: the guard, then the same path as the automatic handoff.
     pub(crate) async fn manual_handoff(&mut self, id: TurnId, focus: Option<String>) {
-        if !self.has_step() || self.s.messages.len() < 2 {
+        if !self.ledger.has_step() || self.s.messages.len() < 2 {
             self.refuse_handoff(id, HandoffRefusal::NoMessages);
             return;
         }
-        if let Some(bg) = &self.bg {
-            let reason = if self.writing == Some(bg.id) {
+        if let Some(bg) = self.handoff.background() {
+            let reason = if bg.writing() {
                 HandoffRefusal::AlreadyWriting
             } else {
                 HandoffRefusal::Reviewing
@@ -93,10 +95,10 @@ impl Engine {
             HandoffOutcome::Cancelled => ExitReason::Interrupted,
             HandoffOutcome::Stopped(r) => {
                 // The breaker (its error is already shown) or quitting: the session is unchanged.
-                if !self.shutdown {
+                if !self.inbox.shutdown {
                     self.emit(Event::Handoff(HandoffPhase::Failed {
                         // The id `handoff()` gave the attempt the breaker stopped.
-                        handoff: HandoffId(self.handoffs_started),
+                        handoff: self.handoff.last_id(),
                         message: "the handoff breaker stopped it (see the error above)".into(),
                     }));
                 }
@@ -107,29 +109,22 @@ impl Engine {
         self.end_turn(turn, reason);
     }
 
-    /// The next handoff's id.
-    pub(super) fn next_handoff_id(&mut self) -> HandoffId {
-        self.handoffs_started += 1;
-        HandoffId(self.handoffs_started)
-    }
-
     /// Cut, write (or assemble) the document, freeze it, wait for the review, start the successor.
     /// Logged with its trigger, each phase's time since the start, and how it ended.
     pub(crate) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
-        let id = self.next_handoff_id();
+        let id = self.handoff.begin_blocking(BlockingStage::Writing);
         let started = std::time::Instant::now();
         tracing::info!(
             handoff = id.0,
-            trigger = trigger.as_str(),
+            trigger = trigger.kind().as_str(),
             session = %self.s.id,
             context = self.ctx_estimate(),
-            at = self.thresholds.at,
-            window = self.thresholds.window,
+            at = self.settings.thresholds.at,
+            window = self.settings.thresholds.window,
             "handoff started"
         );
-        self.handoff_clock = Some((id, started));
         let outcome = self.run_handoff(id, trigger).await;
-        self.handoff_clock = None;
+        self.handoff.end();
         let ended = match &outcome {
             HandoffOutcome::Done => "successor started".to_string(),
             HandoffOutcome::Unchanged => "failed; session unchanged".to_string(),
@@ -145,109 +140,34 @@ impl Engine {
     }
 
     async fn run_handoff(&mut self, id: HandoffId, trigger: Trigger) -> HandoffOutcome {
-        let done = self.step_ref().map_or(0, |r| r.handoffs.len());
-        if done >= self.p.max_generations as usize {
+        let done = self.ledger.rec().map_or(0, |r| r.handoffs.len());
+        if done >= self.run.handoff.max_generations as usize {
             let reason = self.fail(&Error::HandoffBreaker {
-                max: self.p.max_generations,
-                at: self.thresholds.at,
+                max: self.run.handoff.max_generations,
+                at: self.settings.thresholds.at,
             });
             self.save_manifest();
             return HandoffOutcome::Stopped(reason);
         }
         let ctx_at_cut = self.ctx_estimate();
-        let manual = matches!(trigger, Trigger::Manual { .. });
         let why = trigger.why();
         let cause = why.cause;
-        let (doc, reason, produced) = match &trigger {
+        let written = match &trigger {
             Trigger::Overflow { reason, error } => {
-                self.writing = Some(id);
-                // The rescue writes the document an automatic handoff would: the standing focus.
-                let focus = self.handoff_focus(None);
-                let rescued = self
-                    .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), reason, Some(error))
-                    .await;
-                self.writing = None;
-                match rescued {
-                    Ok((doc, reduced)) => (
-                        doc,
-                        format!("{reason}; rescued"),
-                        Produced::rescued(reduced),
-                    ),
-                    Err(WriteFailure::Aborted) => {
-                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
-                        return HandoffOutcome::Stopped(ExitReason::Interrupted);
-                    }
-                    Err(f) => {
-                        let why = format!("{reason}; the rescue failed: {f}");
-                        (self.degraded_doc(&why), why, Produced::DEGRADED)
-                    }
-                }
+                self.overflow_document(id, ctx_at_cut, reason, error).await
             }
-            Trigger::Auto | Trigger::Manual { .. } => {
-                let focus = self.handoff_focus(match &trigger {
-                    Trigger::Manual { focus } => focus.clone(),
-                    _ => None,
-                });
-                self.writing = Some(id);
-                let mut written = self
-                    .writing_turn(id, ctx_at_cut, focus.clone(), cause)
+            Trigger::Auto => self.written_document(id, ctx_at_cut, None, cause).await,
+            Trigger::Manual { focus } => {
+                self.written_document(id, ctx_at_cut, Some(focus.clone()), cause)
                     .await
-                    .map(|d| (d, Produced::WRITTEN));
-                if let Err(WriteFailure::Provider(e)) = &written
-                    && e.kind == ErrorKind::ContextWindowExceeded
-                {
-                    // The writing request itself overflowed: once more on a reduced copy.
-                    let e = e.clone();
-                    if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message)
-                    {
-                        self.learn_window(limit);
-                    }
-                    let reason = format!("the writing request overflowed: {}", e.message);
-                    written = self
-                        .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), &reason, Some(&e))
-                        .await
-                        .map(|(d, reduced)| (d, Produced::rescued(reduced)))
-                        .map_err(|f| match f {
-                            WriteFailure::Aborted => WriteFailure::Aborted,
-                            f => WriteFailure::Rescue(format!("{reason}; the rescue failed: {f}")),
-                        });
-                }
-                self.writing = None;
-                match written {
-                    Ok((doc, produced)) => (
-                        doc,
-                        if manual { "manual" } else { "auto" }.to_string(),
-                        produced,
-                    ),
-                    Err(WriteFailure::Aborted) if manual => {
-                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
-                        return if self.shutdown {
-                            HandoffOutcome::Stopped(ExitReason::Interrupted)
-                        } else {
-                            HandoffOutcome::Cancelled
-                        };
-                    }
-                    Err(f) if manual => {
-                        self.emit_logged(Event::Handoff(HandoffPhase::Failed {
-                            handoff: id,
-                            message: f.to_string(),
-                        }));
-                        return HandoffOutcome::Unchanged;
-                    }
-                    Err(WriteFailure::Aborted) => {
-                        // Esc aborts the handoff being generated: the session stays as it was
-                        // and the turn ends; the due check fires again on the next request.
-                        self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
-                        return HandoffOutcome::Stopped(ExitReason::Interrupted);
-                    }
-                    Err(f) => {
-                        let why = f.to_string();
-                        (self.degraded_doc(&why), why, Produced::DEGRADED)
-                    }
-                }
             }
         };
-        if self.shutdown {
+        self.handoff.set_stage(BlockingStage::Turnover);
+        let (doc, reason, produced) = match written {
+            Ok(document) => document,
+            Err(outcome) => return outcome,
+        };
+        if self.inbox.shutdown {
             // Quitting: do not archive a good document or start a successor on the way out.
             return HandoffOutcome::Stopped(ExitReason::Interrupted);
         }
@@ -255,7 +175,7 @@ impl Engine {
             .turn_over(id, doc, reason, ctx_at_cut, produced, why)
             .await
         {
-            Turnover::Done if !self.shutdown => HandoffOutcome::Done,
+            Turnover::Done if !self.inbox.shutdown => HandoffOutcome::Done,
             // Quitting during the review: the turnover is not committed; the frozen record in the
             // ledger reopens the review at the next start.
             Turnover::Done | Turnover::NotCommitted => {
@@ -264,20 +184,132 @@ impl Engine {
         }
     }
 
+    /// After a main-thread overflow: the writing turn on a reduced copy of the history (the
+    /// rescue), else the degraded document. `reason`: the overflow, in words.
+    async fn overflow_document(
+        &mut self,
+        id: HandoffId,
+        ctx_at_cut: u64,
+        reason: &str,
+        error: &ProviderError,
+    ) -> Result<(HandoffDoc, HandoffReason, Produced), HandoffOutcome> {
+        // The rescue writes the document an automatic handoff would: the standing focus.
+        let focus = self.handoff_focus(None);
+        let rescued = self
+            .rescue_turn(
+                id,
+                ctx_at_cut,
+                HandoffCause::Overflow,
+                focus.as_deref(),
+                reason,
+                Some(error),
+            )
+            .await;
+        match rescued {
+            Ok((doc, reduced)) => Ok((
+                doc,
+                HandoffReason::after(HandoffTrigger::Overflow, reason),
+                Produced::rescued(reduced),
+            )),
+            Err(WriteFailure::Aborted) => {
+                self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
+                Err(HandoffOutcome::Stopped(ExitReason::Interrupted))
+            }
+            Err(f) => {
+                let why = format!("{reason}; the rescue failed: {f}");
+                let doc = self.degraded_doc(&why);
+                Ok((
+                    doc,
+                    HandoffReason::after(HandoffTrigger::Overflow, why),
+                    Produced::DEGRADED,
+                ))
+            }
+        }
+    }
+
+    /// An automatic (`manual: None`) or manual handoff's document: the writing turn, once more
+    /// on a reduced copy when its request overflows. A manual one that fails leaves the session
+    /// unchanged; an automatic one degrades.
+    async fn written_document(
+        &mut self,
+        id: HandoffId,
+        ctx_at_cut: u64,
+        manual: Option<Option<String>>,
+        cause: HandoffCause,
+    ) -> Result<(HandoffDoc, HandoffReason, Produced), HandoffOutcome> {
+        let trigger = match manual {
+            Some(_) => HandoffTrigger::Manual,
+            None => HandoffTrigger::Auto,
+        };
+        let focus = self.handoff_focus(manual.flatten());
+        let mut written = self
+            .writing_turn(id, ctx_at_cut, focus.clone(), cause)
+            .await
+            .map(|d| (d, Produced::WRITTEN));
+        if let Err(WriteFailure::Provider(e)) = &written
+            && e.kind == ErrorKind::ContextWindowExceeded
+        {
+            // The writing request itself overflowed: once more on a reduced copy.
+            let e = e.clone();
+            if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message) {
+                self.learn_window(limit);
+            }
+            let reason = format!("the writing request overflowed: {}", e.message);
+            written = self
+                .rescue_turn(id, ctx_at_cut, cause, focus.as_deref(), &reason, Some(&e))
+                .await
+                .map(|(d, reduced)| (d, Produced::rescued(reduced)))
+                .map_err(|f| match f {
+                    WriteFailure::Aborted => WriteFailure::Aborted,
+                    f => WriteFailure::Rescue(format!("{reason}; the rescue failed: {f}")),
+                });
+        }
+        match (written, trigger) {
+            (Ok((doc, produced)), _) => Ok((doc, HandoffReason::clean(trigger), produced)),
+            (Err(WriteFailure::Aborted), HandoffTrigger::Manual) => {
+                self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
+                Err(if self.inbox.shutdown {
+                    HandoffOutcome::Stopped(ExitReason::Interrupted)
+                } else {
+                    HandoffOutcome::Cancelled
+                })
+            }
+            (Err(f), HandoffTrigger::Manual) => {
+                self.emit_logged(Event::Handoff(HandoffPhase::Failed {
+                    handoff: id,
+                    message: f.to_string(),
+                }));
+                Err(HandoffOutcome::Unchanged)
+            }
+            (Err(WriteFailure::Aborted), _) => {
+                // Esc aborts the handoff being generated: the session stays as it was and the
+                // turn ends; the due check fires again on the next request.
+                self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
+                Err(HandoffOutcome::Stopped(ExitReason::Interrupted))
+            }
+            (Err(f), _) => {
+                let why = f.to_string();
+                let doc = self.degraded_doc(&why);
+                Ok((doc, HandoffReason::after(trigger, why), Produced::DEGRADED))
+            }
+        }
+    }
+
     /// The mechanical (degraded) document, written without the model: it names the request in progress and carries
     /// forward what the document this generation was briefed with had settled.
     pub(super) fn degraded_doc(&mut self, reason: &str) -> HandoffDoc {
         let (task, touched) = self
-            .step_ref()
+            .ledger
+            .rec()
             .map(|r| (r.task.clone(), r.touched.clone()))
             .unwrap_or_default();
-        let request = self.request.in_flight();
+        let request = self.s.request.in_flight();
         let mut doc = HandoffDoc::degraded_from(DegradedParams {
             reason,
             task: &task,
             request: &request,
             touched: &touched,
-            previous: self.briefed.as_ref(),
+            previous: self.s.briefed.as_ref(),
             meta: None,
         });
         doc.meta = Some(self.meta(self.ctx_estimate()));
@@ -286,10 +318,10 @@ impl Engine {
 
     pub(super) fn meta(&self, used: u64) -> HandoffMeta {
         HandoffMeta {
-            step: self.step_name(),
+            step: self.ledger.step_name(),
             generation: self.s.generation,
             used,
-            window: self.thresholds.window,
+            window: self.settings.thresholds.window,
             time: minute_stamp(now_unix().0),
         }
     }
@@ -333,12 +365,12 @@ impl Engine {
             &self.s.messages,
             token_of,
             compact::KEEP_FRACTION,
-            self.compactions == 0,
+            self.ledger.compactions == 0,
         ) else {
             return Err(CompactError::NothingToSummarise.into());
         };
         let req = ModelRequest {
-            model: self.p.model.clone(),
+            model: self.settings.model.clone(),
             system: compact::SUMMARY_SYSTEM.to_string(),
             messages: vec![Message::user(compact::summary_request(
                 self.s
@@ -356,19 +388,17 @@ impl Engine {
             Outcome::Aborted { .. } => return Err(CompactFailure::Aborted),
             Outcome::Failed { error, .. } => return Err(CompactFailure::Failed(error.into())),
         };
-        self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
+        self.add_cost(crate::engine::pricing::cost_usd(
+            &self.settings.model,
+            &resp.usage,
+        ));
         let summary = compact::summary_message(&resp.text())?;
         if !compact::apply(&mut self.s.messages, &plan, summary) {
             return Err(CompactError::HistoryChanged.into());
         }
-        self.s.transcript.append(&TranscriptLine::Replaced {
-            messages: self.s.messages.clone(),
-        });
-        let chars: usize = self.s.messages.iter().map(Message::char_len).sum();
-        self.s.ctx = 0;
-        self.s.appended_chars = chars;
-        self.compactions += 1;
-        self.record(|rec| rec.compactions += 1);
+        self.s.replaced();
+        self.ledger.compactions += 1;
+        self.ledger.record(|rec| rec.compactions += 1);
         self.save_manifest();
         self.commit_replacement();
         let after = self.ctx_estimate();

@@ -34,9 +34,9 @@ impl Engine {
     /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
     /// `--no-workbench` (outside the workspace, private to the user, and readable by `read_file`).
     pub(crate) fn spill_dir(&self) -> PathBuf {
-        match &self.p.workbench {
+        match &self.run.places.workbench {
             Some(w) => w.join("spill"),
-            None => self.p.run_dir.root.join("spill"),
+            None => self.ledger.run_dir.root.join("spill"),
         }
     }
 
@@ -51,7 +51,8 @@ impl Engine {
         let chars = text.chars().count();
         // The ratio is learned in bytes (what requests are measured in): a character outside
         // ASCII is two to four of them.
-        let over_line = self.estimate(text.len()) + self.startup_floor() >= self.thresholds.at;
+        let over_line =
+            self.estimate(text.len()) + self.startup_floor() >= self.settings.thresholds.at;
         if chars <= INPUT_SPILL_LIMIT && !over_line {
             return text;
         }
@@ -81,13 +82,13 @@ impl Engine {
             .enumerate()
             .collect();
         let mut total = floor + sizes.iter().map(|(_, t)| t).sum::<u64>();
-        if total < self.thresholds.at {
+        if total < self.settings.thresholds.at {
             return false;
         }
         sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
         let mut spilled = false;
         for (i, tokens) in sizes {
-            if total < self.thresholds.at {
+            if total < self.settings.thresholds.at {
                 break;
             }
             let Some(message) = request.get_mut(i) else {
@@ -96,7 +97,7 @@ impl Engine {
             let reason = format!(
                 "too large for the successor: the window is now {} tokens and its briefing \
                  leaves too little room below the handoff line",
-                self.thresholds.window
+                self.settings.thresholds.window
             );
             let reference = self.spill_input(message, &reason);
             total = total - tokens + self.estimate(reference.len());
@@ -116,7 +117,7 @@ impl Engine {
         let preview = tools::spill_preview(text, chars);
         match write_new(&dir, names, text.as_bytes()) {
             Ok(file) => {
-                let shown = tools::paths::display(&self.p.workspace, &file.path);
+                let shown = tools::paths::display(&self.run.places.workspace, &file.path);
                 self.emit(Event::Notice {
                     message: format!(
                         "your message is {chars} characters, {reason}: saved in full to {}; the \

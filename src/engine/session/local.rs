@@ -31,17 +31,24 @@ fn text_calls(resp: &ModelResponse) -> Vec<&str> {
 impl Engine {
     /// The output cap (`max_tokens`) requests ask for in the window in force.
     pub(crate) fn output_cap(&self) -> u32 {
-        context::output_cap(self.thresholds.window, self.p.max_tokens)
+        context::output_cap(
+            self.settings.thresholds.window,
+            self.run.provider.max_tokens,
+        )
     }
 
     /// The thresholds of `window` with this engine's headroom and output cap.
     pub(crate) fn thresholds_for(&self, window: u64) -> Thresholds {
-        Thresholds::with_output(window, self.thresholds.headroom, self.p.max_tokens)
+        Thresholds::with_output(
+            window,
+            self.settings.thresholds.headroom,
+            self.run.provider.max_tokens,
+        )
     }
 
     /// The tokens of `chars` characters, estimated with the model's calibrated ratio.
     pub(crate) fn estimate(&self, chars: usize) -> u64 {
-        self.tokens.estimate(chars)
+        self.counters.tokens.estimate(chars)
     }
 
     /// The characters every session starts with: its system prompt (before the first session:
@@ -49,12 +56,12 @@ impl Engine {
     pub(crate) fn floor_chars(&self) -> usize {
         let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
         let prompt = if self.s.id.is_empty() {
-            self.base_prompt.len()
-                + instructions::load(&self.p.instructions, &self.p.workspace)
+            self.run.prompt.system_prompt.len()
+                + instructions::load(&self.run.prompt.instructions, &self.run.places.workspace)
                     .block
                     .len()
         } else {
-            self.p.system_prompt.len()
+            self.s.system_prompt.len()
         };
         prompt + tools
     }
@@ -62,9 +69,11 @@ impl Engine {
     /// Said at start and when the window changes: a floor over a third of the window.
     pub(crate) fn warn_about_the_floor(&self) {
         let floor = self.estimate(self.floor_chars());
-        if let Some(message) =
-            context::floor_warning(floor, self.thresholds.window, self.p.prompt_style.is_lean())
-        {
+        if let Some(message) = context::floor_warning(
+            floor,
+            self.settings.thresholds.window,
+            self.run.prompt.style.is_lean(),
+        ) {
             self.emit(Event::Warning { message });
         }
     }
@@ -84,14 +93,14 @@ impl Engine {
         if let Some(chars) = sent {
             let u = resp.usage;
             let prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
-            if let Err(e) = self.tokens.observe(chars, prompt) {
+            if let Err(e) = self.counters.tokens.observe(chars, prompt) {
                 tracing::warn!("could not record the token ratio: {e}");
             }
         }
-        if let Some(error) = length::window_full(&resp, self.thresholds.window) {
+        if let Some(error) = length::window_full(&resp, self.settings.thresholds.window) {
             tracing::info!(
                 used = resp.usage.context(),
-                window = self.thresholds.window,
+                window = self.settings.thresholds.window,
                 "the reply stopped at a full window: an overflow"
             );
             return Outcome::Failed {
@@ -122,7 +131,8 @@ impl Engine {
     /// Whether the text a reply streamed is void: it was read as tool calls, or the window
     /// filled while it was written (the front end takes it back).
     pub(crate) fn reply_replaced(&self, resp: &ModelResponse) -> bool {
-        !text_calls(resp).is_empty() || length::window_full(resp, self.thresholds.window).is_some()
+        !text_calls(resp).is_empty()
+            || length::window_full(resp, self.settings.thresholds.window).is_some()
     }
 
     /// Take back streamed text the reply does not stand for ([`Engine::reply_replaced`]).

@@ -10,6 +10,57 @@ use crate::engine::protocol::{Event, HandoffId, HandoffPhase};
 pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
     let since = handoff.map_or(0, |(_, t)| t.elapsed().as_millis());
     match ev {
+        Event::Handoff(phase) => handoff_phase(phase, since),
+        Event::SessionStarted { .. }
+        | Event::SessionPrompt { .. }
+        | Event::Resumed { .. }
+        | Event::Model { .. }
+        | Event::WindowLearned { .. }
+        | Event::Compaction { .. }
+        | Event::Usage { .. } => session_event(ev),
+        Event::TurnStarted { .. }
+        | Event::UserMessage { .. }
+        | Event::AssistantDone { .. }
+        | Event::ToolCall { .. }
+        | Event::ToolResult { .. }
+        | Event::ApprovalRequest { .. }
+        | Event::Attachment { .. }
+        | Event::Stream(_) => turn_event(ev),
+        Event::Pins { .. }
+        | Event::Focus { .. }
+        | Event::Todo { .. }
+        | Event::MemoryRefused { .. } => memory_event(ev),
+        Event::McpStatus(_) | Event::McpWaiting { .. } | Event::McpJsonApproval { .. } => {
+            mcp_event(ev)
+        }
+        Event::Restore(report) => tracing::info!("{}", report.summary()),
+        Event::RewindPoints { points } => tracing::debug!("rewind points: {}", points.len()),
+        Event::Rewound {
+            turn, mode, files, ..
+        } => tracing::info!(turn, ?mode, files = files.len(), "rewound"),
+        Event::Notice { .. }
+        | Event::Warning { .. }
+        | Event::Error { .. }
+        | Event::Sessions { .. }
+        | Event::Cost { .. }
+        | Event::InitExists { .. }
+        | Event::Permissions { .. } => answer_event(ev),
+        // A subagent logs its own start and end (its events do not pass through the engine's);
+        // text streams, retries (the request logs them) and the ends of turns (the turn logs
+        // its own) are not logged here.
+        Event::Subagent(_)
+        | Event::TextDelta { .. }
+        | Event::ToolOutputDelta { .. }
+        | Event::ThinkingDelta { .. }
+        | Event::Retry { .. }
+        | Event::TurnEnd { .. }
+        | Event::Result { .. } => {}
+    }
+}
+
+/// The session's own events: its start and prompt, a resumed run, the settings, the gauge.
+fn session_event(ev: &Event) {
+    match ev {
         Event::SessionStarted {
             session_id,
             parent_session,
@@ -27,6 +78,57 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             warn_at = thresholds.warn_at,
             "session started"
         ),
+        Event::SessionPrompt { instructions, .. } => tracing::info!(
+            files = instructions.len(),
+            bytes = instructions.iter().map(|f| f.included).sum::<usize>(),
+            "session prompt: {}",
+            instructions
+                .iter()
+                .map(|f| f.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Event::Resumed {
+            run_id,
+            session_id,
+            generation,
+            messages,
+            ..
+        } => tracing::info!(run = %run_id, session = %session_id, generation, messages, "resumed"),
+        Event::Model {
+            model,
+            effort,
+            thresholds,
+            window_source,
+        } => tracing::info!(
+            model = %model,
+            effort = effort.map_or("off", |e| e.as_str()),
+            window = thresholds.window,
+            window_source = %window_source,
+            "model settings"
+        ),
+        Event::WindowLearned { model, thresholds } => {
+            tracing::info!(model = %model, window = thresholds.window, "window learned")
+        }
+        Event::Compaction {
+            before,
+            after,
+            trigger,
+        } => tracing::info!(before, after, %trigger, "compacted"),
+        Event::Usage {
+            context,
+            estimated,
+            cost_usd,
+            session_cost_usd,
+            ..
+        } => tracing::debug!(context, estimated, cost_usd, session_cost_usd, "usage"),
+        _ => {}
+    }
+}
+
+/// One turn's events: its start, its messages, its tool calls and their approvals, the stream.
+fn turn_event(ev: &Event) {
+    match ev {
         Event::TurnStarted { turn, kind, origin } => {
             tracing::info!(turn = turn.0, ?kind, ?origin, "turn started")
         }
@@ -36,7 +138,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             chars = text.len(),
             "user message"
         ),
-        Event::AssistantDone { text, interrupted } => {
+        Event::AssistantDone {
+            text, interrupted, ..
+        } => {
             tracing::debug!(chars = text.len(), interrupted, "assistant message")
         }
         Event::ToolCall {
@@ -53,6 +157,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             diff,
             exit,
             sandbox,
+            ..
         } => tracing::debug!(
             id = %id,
             name = %name,
@@ -80,26 +185,17 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             always = always.as_ref().map(|a| a.label.as_str()).unwrap_or("-"),
             "approval asked: {summary}"
         ),
-        Event::Usage {
-            context,
-            estimated,
-            cost_usd,
-            session_cost_usd,
-            ..
-        } => tracing::debug!(context, estimated, cost_usd, session_cost_usd, "usage"),
-        Event::Handoff(phase) => handoff_phase(phase, since),
-        Event::McpStatus(status) => {
-            tracing::info!(server = %status.name, "mcp server {}", status.state)
-        }
-        Event::Compaction {
-            before,
-            after,
-            trigger,
-        } => tracing::info!(before, after, %trigger, "compacted"),
-        Event::WindowLearned { model, thresholds } => {
-            tracing::info!(model = %model, window = thresholds.window, "window learned")
+        Event::Attachment { path, summary, .. } => {
+            tracing::debug!(path = %path, "attachment: {summary}")
         }
         Event::Stream(state) => tracing::debug!(?state, "stream"),
+        _ => {}
+    }
+}
+
+/// The step's memory: pins, focus, plan, a refusal.
+fn memory_event(ev: &Event) {
+    match ev {
         Event::Pins {
             pins, change, step, ..
         } => tracing::info!(
@@ -115,57 +211,15 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         ),
         Event::Todo { items } => tracing::debug!(items = items.len(), "plan written"),
         Event::MemoryRefused { reason, .. } => tracing::info!(?reason, "memory op refused"),
-        Event::Restore(report) => tracing::info!("{}", report.summary()),
-        Event::RewindPoints { points } => tracing::debug!("rewind points: {}", points.len()),
-        Event::Rewound {
-            turn, mode, files, ..
-        } => tracing::info!(turn, ?mode, files = files.len(), "rewound"),
-        Event::Notice { message } => tracing::debug!("notice: {message}"),
-        Event::Warning { message } => tracing::warn!("{message}"),
-        Event::Error { kind, message } => tracing::error!(%kind, "{message}"),
-        Event::SessionPrompt { instructions, .. } => tracing::info!(
-            files = instructions.len(),
-            bytes = instructions.iter().map(|f| f.included).sum::<usize>(),
-            "session prompt: {}",
-            instructions
-                .iter()
-                .map(|f| f.path.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Event::Attachment { path, summary, .. } => {
-            tracing::debug!(path = %path, "attachment: {summary}")
-        }
-        Event::Sessions { sessions, .. } => {
-            tracing::debug!(runs = sessions.len(), "sessions listed")
-        }
-        Event::Resumed {
-            run_id,
-            session_id,
-            generation,
-            messages,
-            ..
-        } => tracing::info!(run = %run_id, session = %session_id, generation, messages, "resumed"),
-        Event::Model {
-            model,
-            effort,
-            thresholds,
-            window_source,
-        } => tracing::info!(
-            model = %model,
-            effort = effort.map_or("off", |e| e.as_str()),
-            window = thresholds.window,
-            window_source = %window_source,
-            "model settings"
-        ),
-        Event::Cost {
-            total_usd, rows, ..
-        } => tracing::debug!(total_usd, generations = rows.len(), "cost listed"),
-        Event::InitExists { path, .. } => {
-            tracing::info!(path = %path.display(), "/init: the file exists")
-        }
-        Event::Permissions { allowances, .. } => {
-            tracing::debug!(grants = allowances.len(), "permissions listed")
+        _ => {}
+    }
+}
+
+/// The MCP servers: a state change, the wait for them, a `.mcp.json` to approve.
+fn mcp_event(ev: &Event) {
+    match ev {
+        Event::McpStatus(status) => {
+            tracing::info!(server = %status.name, "mcp server {}", status.state)
         }
         Event::McpWaiting { servers } => {
             tracing::info!("waiting for MCP servers: {}", servers.join(", "))
@@ -175,14 +229,29 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             "{} awaits the user's approval",
             path.display()
         ),
-        // A subagent logs its own start and end (its events do not pass through the engine's).
-        Event::Subagent(_) => {}
-        Event::TextDelta { .. }
-        | Event::ToolOutputDelta { .. }
-        | Event::ThinkingDelta { .. }
-        | Event::Retry { .. }
-        | Event::TurnEnd { .. }
-        | Event::Result { .. } => {}
+        _ => {}
+    }
+}
+
+/// Notices, warnings, errors and the answers to the front end's questions.
+fn answer_event(ev: &Event) {
+    match ev {
+        Event::Notice { message } => tracing::debug!("notice: {message}"),
+        Event::Warning { message } => tracing::warn!("{message}"),
+        Event::Error { kind, message } => tracing::error!(%kind, "{message}"),
+        Event::Sessions { sessions, .. } => {
+            tracing::debug!(runs = sessions.len(), "sessions listed")
+        }
+        Event::Cost {
+            total_usd, rows, ..
+        } => tracing::debug!(total_usd, generations = rows.len(), "cost listed"),
+        Event::InitExists { path, .. } => {
+            tracing::info!(path = %path.display(), "/init: the file exists")
+        }
+        Event::Permissions { allowances, .. } => {
+            tracing::debug!(grants = allowances.len(), "permissions listed")
+        }
+        _ => {}
     }
 }
 

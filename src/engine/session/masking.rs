@@ -28,13 +28,13 @@ fn tokens(m: &Message) -> u64 {
 
 impl Engine {
     fn mask_on(&self) -> bool {
-        self.p.masking.mode == MaskMode::On
+        self.run.masking.mode == MaskMode::On
     }
 
     /// The boundary of this session's last request (0 after a new session or a compaction).
     fn mask_boundary(&self) -> usize {
-        let m = &self.mask;
-        if m.session == self.s.id && m.replace == self.replace.get() {
+        let m = &self.s.mask;
+        if m.session == self.s.id && m.replace == self.ledger.replace.get() {
             m.boundary
         } else {
             0
@@ -46,8 +46,8 @@ impl Engine {
     pub(super) fn request_messages(&mut self) -> Vec<Message> {
         let out = mask::mask(
             &self.s.messages,
-            &self.p.masking,
-            self.thresholds.window,
+            &self.run.masking,
+            self.settings.thresholds.window,
             self.mask_boundary(),
             tokens,
         );
@@ -60,9 +60,9 @@ impl Engine {
                 "masking: boundary moved"
             );
         }
-        self.mask = MaskState {
+        self.s.mask = MaskState {
             session: self.s.id.clone(),
-            replace: self.replace.get(),
+            replace: self.ledger.replace.get(),
             boundary: out.boundary,
             saved_tokens: out.saved_tokens,
         };
@@ -86,7 +86,7 @@ impl Engine {
         if self.mask_on() && !self.s.id.is_empty() {
             sources.push(Source {
                 generation: self.s.generation,
-                path: self.p.run_dir.transcript_path(&self.s.id),
+                path: self.ledger.transcript_path(&self.s.id),
             });
         }
         sources

@@ -1,57 +1,49 @@
 //! The step's memory in the engine: `/pin`, `/pins rm`, `/focus`,
 //! the `todo` and `recall` tools, and what the writing turn and the successor's briefing take
 //! from them. The memory lives in the step's ledger record (`StepRecord.memory`); before the
-//! first message names the step it waits in `Engine.unborn` and moves into the record with it.
+//! first message names the step it waits in the step ledger (`StepLedger::memory`) and moves
+//! into the record with it.
 
 use serde_json::Value;
 
 use super::Engine;
-use crate::engine::ledger::{Held, now_stamp};
+use crate::engine::ledger::now_stamp;
 use crate::engine::protocol::{Event, Op, PinChange};
 use crate::engine::secrets::redact;
-use crate::engine::step_memory::{PinSource, Refused, StepMemory};
+use crate::engine::step_memory::{PinSource, Refused};
 use crate::engine::tools::recall::{self, Source};
 use crate::engine::tools::{ToolOutput, todo};
-use crate::engine::types::{Block, ToolSpec};
+use crate::engine::types::ToolSpec;
 
 impl Engine {
-    /// The step's memory: its record's, or the one kept for the step the first message starts.
-    pub(super) fn memory(&self) -> &StepMemory {
-        match self.step_ref() {
-            Some(rec) => &rec.memory,
-            None => &self.unborn,
-        }
-    }
-
-    fn memory_mut(&mut self) -> &mut StepMemory {
-        match self.step.and_then(|i| self.manifest.steps.get_mut(i)) {
-            Some(rec) => &mut rec.memory,
-            None => &mut self.unborn,
-        }
-    }
-
     /// `Op::Pin`, `Op::Unpin`, `Op::SetFocus`: applied at once, idle or not, saved in the ledger
     /// and answered with the new state (or why nothing changed). Other ops are ignored here.
     pub(super) fn on_memory_op(&mut self, op: Op) {
         let result = match op {
             Op::Pin { text } => {
                 let time = now_stamp();
-                self.memory_mut()
+                self.ledger
+                    .memory_mut()
                     .add_pin(&text, PinSource::Command, &time)
                     .map(|()| {
-                        let added = self.memory().pins.last().map(|p| p.text.clone());
+                        let added = self.ledger.memory().pins.last().map(|p| p.text.clone());
                         self.memory_changed();
                         self.emit_pins(PinChange::Added, added.into_iter().collect());
                     })
             }
-            Op::Unpin { pin } => self.memory_mut().unpin(pin).map(|removed| {
+            Op::Unpin { pin } => self.ledger.memory_mut().unpin(pin).map(|removed| {
                 self.memory_changed();
                 self.emit_pins(PinChange::Removed, removed);
             }),
-            Op::SetFocus { focus } => self.memory_mut().set_focus(focus.as_deref()).map(|()| {
-                self.memory_changed();
-                self.emit_focus();
-            }),
+            Op::SetFocus { focus } => {
+                self.ledger
+                    .memory_mut()
+                    .set_focus(focus.as_deref())
+                    .map(|()| {
+                        self.memory_changed();
+                        self.emit_focus();
+                    })
+            }
             _ => Ok(()),
         };
         if let Err(refused) = result {
@@ -68,18 +60,17 @@ impl Engine {
 
     /// The memory changed: the ledger learns it at once (nothing to save before the step exists).
     fn memory_changed(&mut self) {
-        if self.has_step() {
-            self.save_manifest();
-        }
+        self.save_manifest_if_any();
     }
 
+    /// The step's name, once the first message named it.
     fn step_label(&self) -> Option<String> {
-        self.step_ref().map(|r| r.name.clone())
+        self.ledger.rec().map(|r| r.name.clone())
     }
 
     fn emit_pins(&self, change: PinChange, changed: Vec<String>) {
         self.emit(Event::Pins {
-            pins: self.memory().pin_texts(),
+            pins: self.ledger.memory().pin_texts(),
             change,
             changed,
             step: self.step_label(),
@@ -88,14 +79,14 @@ impl Engine {
 
     fn emit_focus(&self) {
         self.emit(Event::Focus {
-            focus: self.memory().focus.clone(),
+            focus: self.ledger.memory().focus.clone(),
             step: self.step_label(),
         });
     }
 
     /// A resumed start: tell the front end what the ledger kept (nothing when it kept nothing).
     pub(super) fn emit_memory(&self) {
-        let m = self.memory();
+        let m = self.ledger.memory();
         if !m.pins.is_empty() {
             self.emit_pins(PinChange::Restored, Vec::new());
         }
@@ -111,7 +102,7 @@ impl Engine {
 
     /// The transcripts of the step's retired generations, oldest first.
     pub(super) fn predecessors(&self) -> Vec<Source> {
-        let Some(rec) = self.step_ref() else {
+        let Some(rec) = self.ledger.rec() else {
             return Vec::new();
         };
         rec.retired
@@ -123,7 +114,7 @@ impl Engine {
                     .iter()
                     .find(|g| g.session_id == *id)
                     .map_or(u32::try_from(i + 1).unwrap_or(u32::MAX), |g| g.generation),
-                path: self.p.run_dir.transcript_path(id),
+                path: self.ledger.run_dir.transcript_path(id),
             })
             .collect()
     }
@@ -163,7 +154,7 @@ impl Engine {
                 item.text = clean;
             }
         }
-        self.memory_mut().todo = items.clone();
+        self.ledger.memory_mut().todo = items.clone();
         self.memory_changed();
         let answer = todo::answer(&items);
         self.emit(Event::Todo { items });
@@ -174,7 +165,7 @@ impl Engine {
     /// gave, each on its own line.
     pub(super) fn handoff_focus(&self, manual: Option<String>) -> Option<String> {
         let manual = manual.filter(|f| !f.trim().is_empty());
-        match (self.memory().focus.clone(), manual) {
+        match (self.ledger.memory().focus.clone(), manual) {
             (Some(standing), Some(manual)) => Some(format!("{standing}\n{}", manual.trim())),
             (standing, manual) => standing.or(manual),
         }
@@ -190,7 +181,11 @@ impl Engine {
         let time = now_stamp();
         let mut added = Vec::new();
         for text in typed {
-            match self.memory_mut().add_pin(&text, PinSource::Editor, &time) {
+            match self
+                .ledger
+                .memory_mut()
+                .add_pin(&text, PinSource::Editor, &time)
+            {
                 Ok(()) => added.push(text),
                 // Typed twice, or pinned already: nothing to say.
                 Err(r) if r.reason == crate::engine::step_memory::MemoryRefusal::AlreadyPinned => {}
@@ -209,24 +204,6 @@ impl Engine {
                 .map(|t| redact(t.trim()).into_owned())
                 .collect();
             self.emit_pins(PinChange::FromEditor, added);
-        }
-    }
-
-    /// What the current session holds now, for the ledger and the divider when it is retired.
-    pub(super) fn held(&self) -> Held {
-        let tool_calls = self
-            .s
-            .messages
-            .iter()
-            .flat_map(|m| &m.content)
-            .filter(|b| matches!(b, Block::ToolUse { .. }))
-            .count();
-        let path = self.s.transcript.path();
-        Held {
-            messages: self.s.messages.len(),
-            tool_calls,
-            tokens: self.ctx_estimate(),
-            transcript: (!path.as_os_str().is_empty()).then(|| path.to_path_buf()),
         }
     }
 }

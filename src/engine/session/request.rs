@@ -65,10 +65,10 @@ impl Engine {
         loop {
             tokio::select! {
                 out = &mut fut => return Some(out),
-                op = self.ops.recv() => if self.triage(op).is_some() {
+                op = self.inbox.ops.recv() => if self.triage(op).is_some() {
                     return None;
                 },
-                Some(w) = self.bg_rx.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_written(w),
             }
         }
     }
@@ -79,7 +79,7 @@ impl Engine {
     pub(crate) fn triage(&mut self, op: Option<Op>) -> Option<Stop> {
         match op {
             Some(Op::Shutdown) | None => {
-                self.shutdown = true;
+                self.inbox.shutdown = true;
                 Some(Stop::Shutdown)
             }
             Some(Op::Abort { turn }) => self.on_abort(turn),
@@ -97,18 +97,18 @@ impl Engine {
                 self.decide_mcp_json(&sha256, approve);
                 None
             }
-            Some(Op::Handoff { turn, .. }) if self.writing.is_some() => {
+            Some(Op::Handoff { turn, .. }) if self.handoff.writing().is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
             }
-            Some(Op::Handoff { turn, .. }) if self.bg.is_some() => {
+            Some(Op::Handoff { turn, .. }) if self.handoff.background().is_some() => {
                 // Queued behind the running turn, it would be refused then: say it now.
                 self.refuse_handoff(turn, HandoffRefusal::Reviewing);
                 None
             }
             Some(
                 op @ (Op::CancelHandoff { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. }),
-            ) if self.bg.is_some() => {
+            ) if self.handoff.background().is_some() => {
                 self.background_op(op);
                 None
             }
@@ -134,7 +134,7 @@ impl Engine {
                 None
             }
             Some(other) => {
-                self.pending.push_back(other);
+                self.inbox.pending.push_back(other);
                 None
             }
         }
@@ -147,24 +147,18 @@ impl Engine {
             return Some(Stop::Abort);
         }
         let queued = self
+            .inbox
             .pending
             .iter()
             .position(|op| op.starts_turn() == Some(turn))
-            .and_then(|i| self.pending.remove(i));
+            .and_then(|i| self.inbox.pending.remove(i));
         if let Some(op) = queued {
             let kind = match op {
                 Op::Handoff { .. } => TurnKind::Handoff,
                 Op::Init { .. } => TurnKind::Init,
                 _ => TurnKind::Message,
             };
-            self.end_turn(
-                ActiveTurn {
-                    id: turn,
-                    kind,
-                    started: std::time::Instant::now(),
-                },
-                ExitReason::Interrupted,
-            );
+            self.end_turn(ActiveTurn::new(turn, kind), ExitReason::Interrupted);
         }
         None
     }
@@ -176,18 +170,14 @@ impl Engine {
             message: reason.to_string(),
         }));
         self.end_turn(
-            ActiveTurn {
-                id: turn,
-                kind: TurnKind::Handoff,
-                started: std::time::Instant::now(),
-            },
+            ActiveTurn::new(turn, TurnKind::Handoff),
             ExitReason::Unchanged,
         );
     }
 
     /// `/mcp restart NAME`.
     pub(crate) fn restart_mcp(&mut self, name: &str) {
-        let message = match &self.p.mcp {
+        let message = match &self.run.mcp {
             None => "no MCP servers are configured ([mcp_servers.NAME] in config.toml, or an \
                      approved .mcp.json)"
                 .to_string(),
@@ -203,7 +193,7 @@ impl Engine {
     /// version of the file (asked again when it changes), then its servers start or stay off.
     pub(crate) fn decide_mcp_json(&mut self, sha256: &str, approve: bool) {
         use crate::engine::mcp::{ApprovalStore, Decision};
-        let Some(mcp) = self.p.mcp.clone() else {
+        let Some(mcp) = self.run.mcp.clone() else {
             return;
         };
         let Some(project) = mcp.decide_project(sha256, approve) else {
@@ -215,8 +205,8 @@ impl Engine {
         } else {
             Decision::Denied
         };
-        let store = ApprovalStore::new(&self.p.data_dir);
-        if let Err(e) = store.record_digest(&self.p.workspace, sha256, decision) {
+        let store = ApprovalStore::new(&self.run.places.data_dir);
+        if let Err(e) = store.record_digest(&self.run.places.workspace, sha256, decision) {
             self.emit(Event::Warning {
                 message: format!(
                     "could not record the decision about {} in {}: {e} (you will be asked again)",
@@ -243,7 +233,7 @@ impl Engine {
     /// `startup_timeout` (a later one is offered from a later request). The front end is told
     /// which ones it waits for as that changes. False: the user aborted.
     pub(crate) async fn wait_for_mcp(&mut self) -> bool {
-        let Some(mcp) = self.p.mcp.clone() else {
+        let Some(mcp) = self.run.mcp.clone() else {
             return true;
         };
         let starting = mcp.starting();
@@ -290,10 +280,10 @@ impl Engine {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.step_tool_specs());
         specs.push(crate::engine::subagent::spec(self.child_tools()));
-        if let Some(mcp) = &self.p.mcp {
+        if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
         }
-        if self.p.prompt_style.is_lean() {
+        if self.run.prompt.style.is_lean() {
             crate::engine::tools::lean::compact(&mut specs);
         }
         specs
@@ -303,20 +293,20 @@ impl Engine {
     pub(crate) fn build_request(&mut self, tool_choice: ToolChoice) -> ModelRequest {
         ModelRequest {
             messages: self.request_messages(),
-            model: self.p.model.clone(),
-            system: self.p.system_prompt.clone(),
+            model: self.settings.model.clone(),
+            system: self.s.system_prompt.clone(),
             tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.output_cap(),
-            effort: self.p.effort,
+            effort: self.settings.effort,
         }
     }
 
     /// Stream `req`; only a main request's text goes to the front end. Logged with its number,
     /// purpose, retries, outcome and duration.
     pub(crate) async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
-        self.requests += 1;
-        let number = self.requests;
+        self.counters.requests += 1;
+        let number = self.counters.requests;
         let started = std::time::Instant::now();
         tracing::debug!(
             request = number,
@@ -368,10 +358,10 @@ impl Engine {
     /// A try that broke after showing text is replayed: the front end is told to drop what it
     /// showed, and `partial` only ever holds the text of the latest try.
     async fn stream_inner(&mut self, req: ModelRequest, visible: bool, number: u64) -> Outcome {
-        let provider = self.p.provider.clone();
-        let policy = self.p.retry;
-        let events = self.events.clone();
-        let notice_events = self.events.clone();
+        let provider = self.run.provider.client.clone();
+        let policy = self.run.provider.retry;
+        let events = self.run.events.clone();
+        let notice_events = self.run.events.clone();
         // The sink and the notice handler both reach the text of the current try.
         let partial = Mutex::new(String::new());
         let shown = AtomicBool::new(false);

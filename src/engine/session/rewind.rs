@@ -21,6 +21,7 @@
 use std::path::Path;
 
 use super::Engine;
+use super::conversation::Request;
 use crate::engine::checkpoint::{OnConflict, Restore};
 use crate::engine::fsutil::now_unix;
 use crate::engine::ledger::{
@@ -33,7 +34,7 @@ use crate::engine::types::{Message, Role};
 impl Engine {
     /// Record a message the user sent, before it joins the history.
     pub(crate) fn note_prompt(&mut self, text: &str) {
-        let Some(rec) = self.step_ref() else { return };
+        let Some(rec) = self.ledger.rec() else { return };
         let prompt = PromptRecord {
             time: now_stamp(),
             at: now_unix().0,
@@ -43,12 +44,12 @@ impl Engine {
             index: self.s.messages.len(),
             text: text.to_string(),
         };
-        self.record(|r| push_prompt(&mut r.prompts, prompt));
+        self.ledger.record(|r| push_prompt(&mut r.prompts, prompt));
     }
 
     /// The picker's list: the step's user messages, newest first.
     pub(crate) fn rewind_points(&self) -> Event {
-        let Some(rec) = self.step_ref() else {
+        let Some(rec) = self.ledger.rec() else {
             return Event::RewindPoints { points: Vec::new() };
         };
         let points = rec
@@ -76,7 +77,8 @@ impl Engine {
     /// `Op::Rewind`: back to before the message of step turn `turn`.
     pub(crate) async fn rewind(&mut self, turn: u64, mode: RewindMode) {
         let prompt = self
-            .step_ref()
+            .ledger
+            .rec()
             .and_then(|r| r.prompts.iter().find(|p| p.turn == turn).cloned());
         let Some(prompt) = prompt else {
             return self.emit(Event::Warning {
@@ -114,7 +116,7 @@ impl Engine {
             conversation: text.is_some(),
             files: files.clone(),
         };
-        self.record(|r| r.rewinds.push(record));
+        self.ledger.record(|r| r.rewinds.push(record));
         self.save_manifest();
         self.emit_logged(Event::Rewound {
             turn,
@@ -131,7 +133,8 @@ impl Engine {
     async fn rewind_code(&mut self, turn: u64, files: &mut Vec<String>, kept: &mut Vec<String>) {
         loop {
             let next = self
-                .step_ref()
+                .ledger
+                .rec()
                 .and_then(|r| r.undo.next_undo().cloned())
                 .filter(|t| t.turn >= turn);
             let Some(t) = next else { break };
@@ -146,7 +149,7 @@ impl Engine {
                 Ok(Restore::Done(done)) => {
                     files.extend(done.changed.iter().map(|f| f.path.to_string()));
                     kept.extend(done.kept.iter().map(|c| c.path.to_string()));
-                    self.record(|r| {
+                    self.ledger.record(|r| {
                         let _ = r.undo.commit_undo(&t);
                     });
                 }
@@ -183,7 +186,7 @@ impl Engine {
         self.s.ctx = 0;
         self.s.appended_chars = self.s.messages.iter().map(Message::char_len).sum();
         self.s.near_fired = false;
-        self.request = super::Request::default();
+        self.s.request = Request::default();
         true
     }
 
@@ -194,15 +197,16 @@ impl Engine {
     /// session's generation.
     fn successor_from(&mut self, generation: u32) -> u32 {
         let briefing = self
-            .step_ref()
+            .ledger
+            .rec()
             .and_then(|r| r.per_generation.iter().find(|g| g.generation == generation))
             .filter(|g| g.start() == GenerationStart::Handoff)
-            .map(|g| self.p.run_dir.transcript_path(&g.session_id))
+            .map(|g| self.ledger.run_dir.transcript_path(&g.session_id))
             .and_then(|path| first_message(&path));
         let old = self.s.id.clone();
         let next = self.s.generation + 1;
-        self.record(|r| r.retired.push(old.clone()));
-        self.request = super::Request::default();
+        self.ledger.record(|r| r.retired.push(old.clone()));
+        self.s.request = Request::default();
         let parent = briefing.as_ref().map(|_| old);
         self.start_session(parent, next, briefing.into_iter().collect());
         self.commit_replacement();

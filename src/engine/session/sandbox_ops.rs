@@ -9,21 +9,21 @@ use crate::engine::policy::SandboxApproval;
 use crate::engine::protocol::{Approval, Event};
 use crate::engine::secrets;
 use crate::engine::tools::sandbox::{self, SandboxPolicy, Support};
-use crate::engine::tools::{self, ToolCtx, ToolOutput};
+use crate::engine::tools::{self, ToolCtx, ToolOutput, names};
 
 impl Engine {
     /// Whether the sandbox makes this call's approval needless: a `bash` command confined to the
     /// workspace on a kernel that can confine it, unless the config asks for every command.
     pub(super) fn sandbox_covers(&self, name: &str) -> bool {
-        name == "bash"
-            && self.p.sandbox_approval == SandboxApproval::Skip
-            && sandbox::confines(&self.p.sandbox, &Support::current())
+        name == names::BASH
+            && self.run.tools.sandbox_approval == SandboxApproval::Skip
+            && sandbox::confines(&self.run.tools.sandbox, &Support::current())
     }
 
     /// The sandbox in force, in one line for `/permissions`.
     pub(super) fn sandbox_line(&self) -> String {
-        let mut line = sandbox::describe(&self.p.sandbox, &Support::current());
-        if self.sandbox_covers("bash") {
+        let mut line = sandbox::describe(&self.run.tools.sandbox, &Support::current());
+        if self.sandbox_covers(names::BASH) {
             line.push_str("; the commands it confines run without asking");
         }
         line
@@ -45,14 +45,14 @@ impl Engine {
         ) else {
             return (Some(out), false);
         };
-        if !self.p.front_end.can_ask() || !self.p.sandbox.is_on() {
+        if !self.run.front_end.can_ask() || !self.run.tools.sandbox.is_on() {
             return (Some(out), false);
         }
         let reason = stopped.message.clone();
         self.emit_logged(Event::ApprovalRequest {
             id: id.to_string(),
-            name: "bash".into(),
-            summary: secrets::redact(&tools::summary("bash", input)).into_owned(),
+            name: names::BASH.into(),
+            summary: secrets::redact(&tools::summary(names::BASH, input)).into_owned(),
             outside_workspace: false,
             command: Some(secrets::redact(command).into_owned()),
             diff: None,
@@ -81,7 +81,7 @@ impl Engine {
              sandbox, and this is that run's result]\n{}",
             rerun.content
         );
-        let rerun = tools::for_model("bash", rerun, &ctx, &mut self.spiller);
+        let rerun = tools::for_model(names::BASH, rerun, &ctx, &mut self.s.spiller);
         (Some(rerun), false)
     }
 }

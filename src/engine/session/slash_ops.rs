@@ -1,7 +1,8 @@
 //! Runs, sessions and settings: `/cost`, `/resume` (and `--continue`'s replay), `/model`,
 //! `/effort`.
 
-use super::{Engine, Resume, replace_state};
+use super::step_ledger::StepLedger;
+use super::{Engine, Resume};
 use crate::engine::approvals::Allowances;
 use crate::engine::context;
 use crate::engine::error::{Error, ResumeError};
@@ -9,14 +10,13 @@ use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::ledger::run_list;
 use crate::engine::ledger::{SettingChange, now_stamp};
 use crate::engine::protocol::{CostRow, Event, Origin};
-use crate::engine::tools::Spiller;
 use crate::engine::types::{Effort, Role};
 
 impl Engine {
     /// `/cost`: the step's generations as the ledger has them (earlier processes included).
     pub(crate) fn cost_event(&self) -> Event {
         let current = &self.s.id;
-        let (step, rows, subagents, total_usd, num_turns) = match self.step_ref() {
+        let (step, rows, subagents, total_usd, num_turns) = match self.ledger.rec() {
             None => (String::new(), Vec::new(), Vec::new(), 0.0, 0),
             Some(rec) => (
                 rec.name.clone(),
@@ -112,8 +112,8 @@ impl Engine {
     /// `/resume` and `--resume`: the runs of this workspace, newest first.
     pub(crate) fn sessions_event(&self) -> Event {
         Event::Sessions {
-            current_run: self.p.run_dir.run_id.clone(),
-            sessions: run_list::list(&self.p.data_dir, &self.p.workspace),
+            current_run: self.ledger.run_dir.run_id.clone(),
+            sessions: run_list::list(&self.run.places.data_dir, &self.run.places.workspace),
         }
     }
 
@@ -122,18 +122,20 @@ impl Engine {
     pub(crate) fn announce_resumed(&mut self) {
         self.ensure_workbench();
         let prompt = self.prepare_prompt();
+        self.s.system_prompt = prompt.text.clone();
         self.emit(Event::Resumed {
-            run_id: self.p.run_dir.run_id.clone(),
+            run_id: self.ledger.run_dir.run_id.clone(),
             session_id: self.s.id.clone(),
             generation: self.s.generation,
             messages: self.s.messages.len(),
             latest_handoff: self
-                .step_ref()
+                .ledger
+                .rec()
                 .and_then(|r| r.handoffs.last()?.path.clone()),
         });
         self.emit(self.session_started());
         self.emit_prompt(prompt);
-        if self.p.front_end.can_ask() {
+        if self.run.front_end.can_ask() {
             self.replay_history();
         }
         let s = &self.s;
@@ -147,7 +149,7 @@ impl Engine {
         });
         self.emit_usage_estimate();
         self.emit_memory();
-        self.briefed =
+        self.s.briefed =
             crate::engine::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
     }
 
@@ -168,45 +170,38 @@ impl Engine {
     }
 
     fn try_resume(&mut self, run_id: &str) -> Result<(), Error> {
-        let run = run_list::find(&self.p.data_dir, &self.p.workspace, run_id)?;
-        if run.root == self.p.run_dir.root {
+        let run = run_list::find(
+            &self.run.places.data_dir,
+            &self.run.places.workspace,
+            run_id,
+        )?;
+        if run.root == self.ledger.run_dir.root {
             return Err(ResumeError::SameRun { id: run.run_id }.into());
         }
         let resume = Resume::at(run);
         // Torn transcript lines are said once the switch is done.
         let mut warnings = Vec::new();
-        let (manifest, step, session) = Self::resume_state(&resume, None, &mut warnings)?;
-        let session = session.ok_or(ResumeError::NoSession)?;
+        let resumed =
+            Self::resume_state(&resume, None, &self.run.prompt.system_prompt, &mut warnings)?;
         // The step name of that run, unless another live process works on it.
-        let previous = self.p.resume.replace(resume.clone());
-        let claim = match Self::claim_resumed(&self.p, step.and_then(|i| manifest.steps.get(i))) {
-            Ok(c) => c,
-            Err(e) => {
-                self.p.resume = previous;
-                return Err(e);
-            }
-        };
+        let rec = resumed.step.and_then(|i| resumed.manifest.steps.get(i));
+        let claim = Self::claim_resumed(self.run.places.workbench.as_deref(), rec)?;
         // The switch happens: a background handoff belongs to the session being left (its frozen
         // record to this run's step).
         self.drop_background("/resume switched to another run");
         self.save_manifest_if_any();
-        self.claim = claim;
-        self.request = Default::default();
-        let left = std::mem::replace(&mut self.p.run_dir, resume.run_dir.clone());
-        if !self.has_step() {
+        let left = std::mem::replace(
+            &mut self.ledger,
+            StepLedger::new(resumed.manifest, resumed.step, resume.run_dir, claim),
+        );
+        if !left.has_step() {
             // This run recorded nothing: leave no empty run directory behind.
-            let _ = std::fs::remove_dir(left.root.join("sessions"));
-            let _ = std::fs::remove_dir(&left.root);
+            let _ = std::fs::remove_dir(left.run_dir.root.join("sessions"));
+            let _ = std::fs::remove_dir(&left.run_dir.root);
         }
-        let (replace, compactions) = replace_state(step.and_then(|i| manifest.steps.get(i)));
-        self.manifest = manifest;
-        self.step = step;
-        self.s = session;
-        self.replace = replace;
-        self.compactions = compactions;
-        self.overflow_retries = 0;
-        self.allowances = Allowances::default();
-        self.spiller = Spiller::new();
+        self.s = resumed.session;
+        self.counters.overflow_retries = 0;
+        self.approvals.granted = Allowances::default();
         for message in warnings {
             self.emit(Event::Warning { message });
         }
@@ -220,15 +215,16 @@ impl Engine {
         if model.is_empty() {
             return self.emit(self.model_event());
         }
-        self.p.model = model.to_string();
-        if !self.p.window_source.is_pinned() && !self.p.demo {
-            let learned = LearnedWindows::in_data_dir(&self.p.data_dir).get(model);
+        self.settings.model = model.to_string();
+        if !self.settings.window_source.is_pinned() && !self.run.provider.demo {
+            let learned = LearnedWindows::in_data_dir(&self.run.places.data_dir).get(model);
             let (window, source) = context::effective_window(None, learned, model);
-            self.thresholds = self.thresholds_for(window);
-            self.p.window_source = source;
+            self.settings.thresholds = self.thresholds_for(window);
+            self.settings.window_source = source;
         }
         // Token estimates follow the model.
-        self.tokens = crate::engine::tokens::Estimator::load(&self.p.data_dir, model);
+        self.counters.tokens =
+            crate::engine::tokens::Estimator::load(&self.run.places.data_dir, model);
         self.note_setting();
         self.emit(self.model_event());
         self.emit_usage_estimate();
@@ -236,7 +232,7 @@ impl Engine {
 
     /// `/effort LEVEL|off`: extended thinking / reasoning effort from the next request on.
     pub(crate) fn set_effort(&mut self, effort: Option<Effort>) {
-        self.p.effort = effort;
+        self.settings.effort = effort;
         self.note_setting();
         self.emit(self.model_event());
     }
@@ -244,10 +240,10 @@ impl Engine {
     /// The model, effort and window in force.
     pub(crate) fn model_event(&self) -> Event {
         Event::Model {
-            model: self.p.model.clone(),
-            effort: self.p.effort,
-            thresholds: self.thresholds,
-            window_source: self.p.window_source.describe().to_string(),
+            model: self.settings.model.clone(),
+            effort: self.settings.effort,
+            thresholds: self.settings.thresholds,
+            window_source: self.settings.window_source,
         }
     }
 
@@ -256,12 +252,12 @@ impl Engine {
         let change = SettingChange {
             time: now_stamp(),
             generation: self.s.generation,
-            model: self.p.model.clone(),
-            effort: self.p.effort,
-            window: self.thresholds.window,
+            model: self.settings.model.clone(),
+            effort: self.settings.effort,
+            window: self.settings.thresholds.window,
         };
-        let window = self.thresholds.window;
-        self.record(|rec| {
+        let window = self.settings.thresholds.window;
+        self.ledger.record(|rec| {
             rec.settings.push(change);
             rec.window = window;
         });

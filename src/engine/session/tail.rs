@@ -132,9 +132,9 @@ impl Engine {
 
     /// Write a whole result for the record; its path as the model should name it.
     fn spill_tail(&mut self, text: &str) -> Option<String> {
-        let dir: PathBuf = match &self.p.workbench {
+        let dir: PathBuf = match &self.run.places.workbench {
             Some(wb) => wb.join("spill"),
-            None => self.p.run_dir.root.join("spill"),
+            None => self.ledger.run_dir.root.join("spill"),
         };
         let stem: String = self
             .s
@@ -152,7 +152,7 @@ impl Engine {
         let masked = crate::engine::secrets::redact(text);
         match write_new(&dir, names, masked.as_bytes()) {
             Ok(file) => Some(crate::engine::tools::paths::display(
-                &self.p.workspace,
+                &self.run.places.workspace,
                 &file.path,
             )),
             Err(e) => {

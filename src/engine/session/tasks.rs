@@ -25,47 +25,50 @@ use crate::engine::types::Block;
 impl Engine {
     /// What a subagent may call under the approval policy in force.
     pub(crate) fn child_tools(&self) -> ChildTools {
-        ChildTools::for_policy(self.p.approvals, self.asked_once)
+        ChildTools::for_policy(self.run.tools.approvals, self.approvals.asked_once)
     }
 
     /// What the children of a batch share, taken from the session now; they report on `events`.
     fn child_env(&self, events: mpsc::UnboundedSender<SubagentEvent>) -> ChildEnv {
         let tools = self.child_tools();
         let model = self
-            .p
+            .run
+            .tools
             .subagent
             .model
             .clone()
             .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| self.p.model.clone());
+            .unwrap_or_else(|| self.settings.model.clone());
         // Its own window: the main thread's for the same model, else that model's own.
-        let thresholds = if model == self.p.model {
-            self.thresholds
+        let thresholds = if model == self.settings.model {
+            self.settings.thresholds
         } else {
-            let learned = LearnedWindows::in_data_dir(&self.p.data_dir).get(&model);
+            let learned = LearnedWindows::in_data_dir(&self.run.places.data_dir).get(&model);
             let (window, _) = context::effective_window(None, learned, &model);
-            Thresholds::new(window, self.thresholds.headroom)
+            Thresholds::new(window, self.settings.thresholds.headroom)
         };
-        let session_context =
-            crate::engine::sysprompt::session_context(&self.p.system_prompt, &self.base_prompt);
+        let session_context = crate::engine::sysprompt::session_context(
+            &self.s.system_prompt,
+            &self.run.prompt.system_prompt,
+        );
         ChildEnv {
-            provider: self.p.provider.clone(),
-            system: subagent::system_prompt(&self.p.workspace, tools, session_context),
+            provider: self.run.provider.client.clone(),
+            system: subagent::system_prompt(&self.run.places.workspace, tools, session_context),
             model,
             thresholds,
-            max_iterations: self.p.subagent.max_iterations.max(1),
-            max_tokens: context::output_cap(thresholds.window, self.p.max_tokens),
-            effort: self.p.effort,
-            retry: self.p.retry,
+            max_iterations: self.run.tools.subagent.max_iterations.max(1),
+            max_tokens: context::output_cap(thresholds.window, self.run.provider.max_tokens),
+            effort: self.settings.effort,
+            retry: self.run.provider.retry,
             tools,
             tool_ctx: self.tool_ctx(false),
-            run_dir: self.p.run_dir.clone(),
+            run_dir: self.ledger.run_dir.clone(),
             header: ChildHeader {
                 parent_session: self.s.id.clone(),
                 generation: self.s.generation,
-                step: self.step_name(),
-                provider: self.p.provider.name().to_string(),
-                workspace: self.p.workspace.clone(),
+                step: self.ledger.step_name(),
+                provider: self.run.provider.client.name().to_string(),
+                workspace: self.run.places.workspace.clone(),
             },
             events,
         }
@@ -138,7 +141,7 @@ impl Engine {
             SubagentEvent::Phase(phase) => Event::Subagent(phase),
             SubagentEvent::Warning { message } => Event::Warning { message },
         };
-        let _ = self.events.send(event);
+        let _ = self.run.events.send(event);
     }
 
     /// Every report sent so far, to the front ends (before a call's result goes out).
@@ -152,11 +155,11 @@ impl Engine {
     fn book(&mut self, done: Finished) -> (String, Block) {
         if let Some(rec) = done.record {
             self.add_cost(rec.cost_usd);
-            self.record(|step| step.subagents.push(rec));
+            self.ledger.record(|step| step.subagents.push(rec));
             self.save_manifest();
         }
         let ctx = self.tool_ctx(false);
-        let out = tools::for_model(TASK_TOOL, done.output, &ctx, &mut self.spiller);
+        let out = tools::for_model(TASK_TOOL, done.output, &ctx, &mut self.s.spiller);
         let block = self.deliver(&done.call_id, TASK_TOOL, out);
         (done.call_id, block)
     }

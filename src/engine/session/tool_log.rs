@@ -24,13 +24,13 @@ impl Engine {
         let Some(d) = diff else {
             return;
         };
-        if self.call_counts.session != self.s.id {
-            self.call_counts = CallCounts {
+        if self.s.call_counts.session != self.s.id {
+            self.s.call_counts = CallCounts {
                 session: self.s.id.clone(),
                 by_call: HashMap::new(),
             };
         }
-        self.call_counts.by_call.insert(
+        self.s.call_counts.by_call.insert(
             id.to_string(),
             LineCounts {
                 added: d.added as u64,
@@ -43,12 +43,13 @@ impl Engine {
     /// under that heading is replaced: the section is the log's, not the model's memory).
     pub(super) fn with_touched(&self, doc: &HandoffDoc) -> HandoffDoc {
         let empty = HashMap::new();
-        let counts = if self.call_counts.session == self.s.id {
-            &self.call_counts.by_call
+        let counts = if self.s.call_counts.session == self.s.id {
+            &self.s.call_counts.by_call
         } else {
             &empty
         };
         let previous = self
+            .s
             .briefed
             .as_ref()
             .map(|d| d.touched.as_str())
@@ -57,7 +58,7 @@ impl Engine {
             messages: &self.s.messages,
             counts,
             generation: self.s.generation,
-            workspace: Some(&self.p.workspace),
+            workspace: Some(&self.run.places.workspace),
             previous,
         });
         HandoffDoc {

@@ -12,7 +12,7 @@ use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op};
 use crate::engine::secrets;
 use crate::engine::subagent::TASK_TOOL;
-use crate::engine::tools::{self, ToolCtx, ToolOutput};
+use crate::engine::tools::{self, CommandExit, ToolCtx, ToolOutput, names};
 use crate::engine::types::{Block, Message, Role};
 
 /// The answer to one approval request.
@@ -27,12 +27,12 @@ enum Decision {
 impl Engine {
     pub(crate) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
-            workspace: self.p.workspace.clone(),
+            workspace: self.run.places.workspace.clone(),
             spill_dir: Some(self.spill_dir()),
             session_id: self.s.id.clone(),
-            bash_timeout: self.p.bash_timeout,
+            bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
-            sandbox: self.p.sandbox.clone(),
+            sandbox: self.run.tools.sandbox.clone(),
         }
     }
 
@@ -52,7 +52,7 @@ impl Engine {
             if results.get(i).is_some_and(Option::is_some) {
                 continue;
             }
-            if aborted || self.shutdown {
+            if aborted || self.inbox.shutdown {
                 set(&mut results, i, not_run(id));
                 continue;
             }
@@ -91,7 +91,7 @@ impl Engine {
                 self.emit_logged(tool_call_event(id, name, input, from_text));
                 // A tool of a server that died is not offered: say which server and why.
                 let why = self
-                    .p
+                    .run
                     .mcp
                     .as_ref()
                     .filter(|_| self.is_mcp(name))
@@ -141,11 +141,11 @@ impl Engine {
                 match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
-                        if !out.is_error && matches!(name, "write_file" | "edit_file") {
+                        if !out.is_error && names::writes_files(name) {
                             self.note_touched(input);
                         }
-                        let stopped =
-                            stopped_asking || out.exit.as_ref().is_some_and(|e| e.interrupted);
+                        let stopped = stopped_asking
+                            || out.exit.as_ref().is_some_and(CommandExit::interrupted);
                         (out, stopped)
                     }
                     None => (ToolOutput::error("interrupted by the user"), true),
@@ -184,7 +184,7 @@ impl Engine {
     fn note_touched(&mut self, input: &Value) {
         if let Some(path) = input.get("path").and_then(Value::as_str) {
             let path = path.to_string();
-            self.record(|rec| {
+            self.ledger.record(|rec| {
                 if !rec.touched.contains(&path) {
                     rec.touched.push(path);
                 }
@@ -195,27 +195,37 @@ impl Engine {
     /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
     /// directory with `--no-workbench`) does not.
     fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
-        tools::leaves_workspace(name, input, &self.p.workspace, Some(&self.spill_dir()))
+        tools::leaves_workspace(
+            name,
+            input,
+            &self.run.places.workspace,
+            Some(&self.spill_dir()),
+        )
     }
 
     /// Whether `name` is a tool of one of the MCP servers.
     fn is_mcp(&self, name: &str) -> bool {
-        self.p.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
+        self.run.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
     }
 
     async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
         // Every MCP tool needs approval: flower-tui cannot know what a server's tool does. A tool
         // whose server is gone fails at once: there is nothing to approve.
         let needs = if self.is_mcp(name) {
-            if let Some(why) = self.p.mcp.as_ref().and_then(|m| m.unavailable(name)) {
+            if let Some(why) = self.run.mcp.as_ref().and_then(|m| m.unavailable(name)) {
                 return Decision::Fail(ToolOutput::error(why));
             }
             true
         } else {
             tools::is_known(name)
                 && !self.sandbox_covers(name)
-                && tools::needs_approval(name, input, &self.p.workspace)
-                && !tools::reads_spill(name, input, &self.p.workspace, Some(&self.spill_dir()))
+                && tools::needs_approval(name, input, &self.run.places.workspace)
+                && !tools::reads_spill(
+                    name,
+                    input,
+                    &self.run.places.workspace,
+                    Some(&self.spill_dir()),
+                )
         };
         if !needs {
             return Decision::Allow;
@@ -223,15 +233,15 @@ impl Engine {
         // A path outside the workspace is approved call by call: neither --yes nor "always"
         // covers it.
         let outside = self.leaves_workspace(name, input);
-        let auto = match self.p.approvals {
+        let auto = match self.run.tools.approvals {
             ApprovalPolicy::Auto => true,
-            ApprovalPolicy::AskOnce => self.asked_once,
+            ApprovalPolicy::AskOnce => self.approvals.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        if !outside && (auto || self.allowances.covers(name, input)) {
+        if !outside && (auto || self.approvals.granted.covers(name, input)) {
             return Decision::Allow;
         }
-        let can_ask = self.p.front_end.can_ask();
+        let can_ask = self.run.front_end.can_ask();
         if outside && !can_ask {
             return Decision::Deny(format!(
                 "denied: `{name}` would leave the workspace ({}); only the user can approve that, \
@@ -257,7 +267,7 @@ impl Engine {
             name: name.to_string(),
             summary: secrets::redact(&tools::summary(name, input)).into_owned(),
             outside_workspace: outside,
-            command: (name == "bash")
+            command: (name == names::BASH)
                 .then(|| {
                     input
                         .get("command")
@@ -271,13 +281,13 @@ impl Engine {
         });
         let answer = self.answer(id).await;
         if answer.is_some() {
-            self.asked_once = true;
+            self.approvals.asked_once = true;
         }
         match answer {
             Some(Approval::Once) => Decision::Allow,
             Some(Approval::Always) => {
                 if let Some(offer) = &always {
-                    self.allowances.grant(&offer.rules);
+                    self.approvals.granted.grant(&offer.rules);
                 }
                 Decision::Allow
             }
@@ -292,8 +302,8 @@ impl Engine {
     pub(super) async fn answer(&mut self, id: &str) -> Option<Approval> {
         loop {
             let op = tokio::select! {
-                op = self.ops.recv() => op,
-                Some(w) = self.bg_rx.recv() => {
+                op = self.inbox.ops.recv() => op,
+                Some(w) = self.handoff.results.recv() => {
                     // A background handoff's document arrived while the user decides.
                     self.on_written(w);
                     continue;
@@ -319,7 +329,7 @@ impl Engine {
         name: &str,
         input: &Value,
     ) -> Result<Option<FileDiff>, Option<ToolOutput>> {
-        if !matches!(name, "edit_file" | "write_file") {
+        if !names::writes_files(name) {
             return Ok(None);
         }
         let ctx = self.tool_ctx(false);
@@ -337,8 +347,8 @@ impl Engine {
     /// `/permissions` and its revocations: the policy and the grants in force.
     pub(crate) fn permissions_event(&self) -> Event {
         Event::Permissions {
-            policy: self.p.approvals,
-            allowances: self.allowances.list(),
+            policy: self.run.tools.approvals,
+            allowances: self.approvals.granted.list(),
             sandbox: self.sandbox_line(),
         }
     }
@@ -346,11 +356,11 @@ impl Engine {
     /// `Op::Revoke`: one grant, or all of them.
     pub(crate) fn revoke(&mut self, rule: Option<AllowRule>) {
         let message = match rule {
-            None => match self.allowances.clear() {
+            None => match self.approvals.granted.clear() {
                 0 => "no \"always\" approvals to revoke".to_string(),
                 n => format!("revoked {n} \"always\" approval(s)"),
             },
-            Some(rule) if self.allowances.revoke(&rule) => format!("revoked: {rule}"),
+            Some(rule) if self.approvals.granted.revoke(&rule) => format!("revoked: {rule}"),
             Some(rule) => format!("not granted, nothing to revoke: {rule}"),
         };
         self.emit(Event::Notice { message });
@@ -368,17 +378,17 @@ impl Engine {
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let out = match (&self.p.mcp, self.is_mcp(name)) {
+        let out = match (&self.run.mcp, self.is_mcp(name)) {
             (Some(mcp), true) => {
                 let mcp = mcp.clone();
                 self.abortable(async move { mcp.call(name, input).await })
                     .await?
             }
             _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
-            _ if name == "bash" => self.run_bash(id, input, &ctx).await?,
+            _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };
-        Some(tools::for_model(name, out, &ctx, &mut self.spiller))
+        Some(tools::for_model(name, out, &ctx, &mut self.s.spiller))
     }
 
     /// bash with live output and a graceful stop: an abort of the turn stops the command and
@@ -389,7 +399,7 @@ impl Engine {
         input: &Value,
         ctx: &ToolCtx,
     ) -> Option<ToolOutput> {
-        let events = self.events.clone();
+        let events = self.run.events.clone();
         let call = id.to_string();
         let mut on_output = move |text: String| {
             let _ = events.send(Event::ToolOutputDelta {
@@ -403,12 +413,12 @@ impl Engine {
             on_output: &mut on_output,
             interrupt: Some(interrupt),
         };
-        let run = tools::run_live("bash", input, ctx, live);
+        let run = tools::run_live(names::BASH, input, ctx, live);
         tokio::pin!(run);
         loop {
             tokio::select! {
                 out = &mut run => return Some(out),
-                op = self.ops.recv(), if stop.is_some() => match self.triage(op) {
+                op = self.inbox.ops.recv(), if stop.is_some() => match self.triage(op) {
                     Some(Stop::Abort) => {
                         if let Some(tx) = stop.take() {
                             let _ = tx.send(());
@@ -419,7 +429,7 @@ impl Engine {
                 },
                 // A background handoff's document that arrives while the command runs is frozen
                 // (and its review opened) now, not when the command ends.
-                Some(w) = self.bg_rx.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_written(w),
             }
         }
     }
@@ -472,5 +482,6 @@ fn tool_call_event(id: &str, name: &str, input: &Value, from_text: bool) -> Even
         name: name.to_string(),
         input: secrets::redact_value(input),
         summary,
+        changes_files: tools::names::changes_files(name),
     }
 }

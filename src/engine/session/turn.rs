@@ -3,6 +3,7 @@
 
 use super::ActiveTurn;
 use super::background::Settle;
+use super::conversation::Request;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
 use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
@@ -62,7 +63,7 @@ impl Engine {
     /// `/init`: draft `<workspace>/AGENTS.md` through the model, unless it exists and the user
     /// has not agreed to replace it (then the front end is told, and asks).
     pub(crate) async fn init_turn(&mut self, id: TurnId, overwrite: bool) {
-        let path = self.p.workspace.join("AGENTS.md");
+        let path = self.run.places.workspace.join("AGENTS.md");
         let exists = std::fs::symlink_metadata(&path).is_ok();
         if exists && !overwrite {
             let turn = self.begin_turn(id, TurnKind::Init);
@@ -86,14 +87,14 @@ impl Engine {
         text: String,
     ) {
         self.ensure_step(task);
-        if self.s.id.is_empty() {
+        if self.s.is_none() {
             let generation = self.s.generation.max(1);
             self.start_session(None, generation, Vec::new());
         }
         // After the session it opens: a run's first event stays `session_started`.
+        // A background handoff the user cancelled in an earlier turn may start again from this
+        // turn on: the cancellation belongs to the turn.
         let turn = self.begin_turn(id, kind);
-        // A background handoff the user cancelled may start again from this turn on.
-        self.bg_cancelled = false;
         // A 10 MB paste reaches the model as a preview and a file to read.
         let text = if origin == Origin::User {
             self.admit_input(text)
@@ -127,7 +128,7 @@ impl Engine {
             self.note_prompt(&text);
         }
         // The request in flight is what the user typed (a successor gets it verbatim).
-        self.request = super::Request::opened(text.clone());
+        self.s.request = Request::opened(text.clone());
         self.push_message(message);
         self.save_manifest();
         self.emit_usage_estimate();
@@ -138,10 +139,10 @@ impl Engine {
 
     fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
         if reason == ExitReason::Completed {
-            self.request.open = false;
+            self.s.request.open = false;
         }
         let failed = matches!(reason, ExitReason::Error(_));
-        self.record(|rec| {
+        self.ledger.record(|rec| {
             if failed {
                 // A failed try (its error is already in `errors`); handoffs never count.
                 rec.attempts += 1;
@@ -156,11 +157,11 @@ impl Engine {
 
     /// The loop of one turn. Continues across automatic handoffs (the successor picks up the turn).
     pub(crate) async fn turn_loop(&mut self) -> ExitReason {
-        let max = self.p.max_iterations;
+        let max = self.run.tools.max_iterations;
         let mut iterations: u32 = 0;
-        self.spiller.start_turn();
+        self.s.spiller.start_turn();
         loop {
-            if self.shutdown {
+            if self.inbox.shutdown {
                 return ExitReason::Interrupted;
             }
             if iterations >= max {
@@ -177,7 +178,7 @@ impl Engine {
             let req = self.build_request(ToolChoice::Auto);
             // A call of a tool this request did not offer is answered with the ones it did.
             let offered: Vec<String> = req.tools.iter().map(|t| t.name.clone()).collect();
-            let snapshot = self.replace.get();
+            let snapshot = self.ledger.replace.get();
             // The history this request sends: a background handoff started by its response
             // writes on exactly this prefix (its cache is warm).
             let cut = Cut::at_end(&self.s.messages);
@@ -239,7 +240,7 @@ impl Engine {
 
     /// Report an error (in the ledger and as an event) and end the turn with its kind.
     pub(crate) fn fail(&mut self, e: &Error) -> ExitReason {
-        self.record(|rec| rec.errors.push(e.to_string()));
+        self.ledger.record(|rec| rec.errors.push(e.to_string()));
         self.emit_logged(Event::Error {
             kind: e.kind(),
             message: e.message(),
@@ -281,15 +282,15 @@ impl Engine {
 
     /// Account a successful response: ctx, cost, ledger; reset the overflow counter.
     pub(crate) fn on_response(&mut self, resp: &ModelResponse) {
-        self.overflow_retries = 0;
-        self.total_responses += 1;
+        self.counters.overflow_retries = 0;
+        self.counters.responses += 1;
         let ctx = resp.usage.context();
         self.s.ctx = ctx;
         self.s.appended_chars = 0;
-        let cost = crate::engine::pricing::cost_usd(&self.p.model, &resp.usage);
+        let cost = crate::engine::pricing::cost_usd(&self.settings.model, &resp.usage);
         self.add_cost(cost);
-        let window = self.thresholds.window;
-        self.record(|rec| {
+        let window = self.settings.thresholds.window;
+        self.ledger.record(|rec| {
             rec.context = ctx;
             rec.window = window;
             rec.current_generation().context = ctx;
@@ -297,12 +298,12 @@ impl Engine {
         self.save_manifest();
         self.emit_logged(Event::Usage {
             context: ctx,
-            thresholds: self.thresholds,
+            thresholds: self.settings.thresholds,
             estimated: false,
             usage: resp.usage,
             cost_usd: cost,
             session_cost_usd: self.s.cost_usd,
-            masked_tokens: self.mask.saved_tokens,
+            masked_tokens: self.s.mask.saved_tokens,
         });
     }
 
@@ -313,27 +314,23 @@ impl Engine {
             return Flow::Stop(r);
         }
         let ctx = self.ctx_estimate();
-        if ctx >= self.thresholds.warn_at && !self.s.near_fired {
+        if ctx >= self.settings.thresholds.warn_at && !self.s.near_fired {
             self.s.near_fired = true;
             self.emit_logged(Event::Handoff(HandoffPhase::Near {
                 context: ctx,
-                at: self.thresholds.at,
-                window: self.thresholds.window,
+                at: self.settings.thresholds.at,
+                window: self.settings.thresholds.window,
             }));
         }
         // Test hook: a manual handoff after N responses (headless `--handoff-after`).
-        if let Some(n) = self.p.handoff_after
-            && !self.manual_hook_fired
-            && self.bg.is_none()
-            && self.total_responses >= n
-        {
-            self.manual_hook_fired = true;
+        if self.handoff.hook_due(self.counters.responses) {
+            self.handoff.hook_fired();
             match self.handoff(Trigger::Manual { focus: None }).await {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
             }
         }
-        if self.bg.is_some() {
+        if self.handoff.background().is_some() {
             // A handoff runs in the background: nothing else replaces the history meanwhile.
             return Flow::Go;
         }
@@ -346,11 +343,12 @@ impl Engine {
         // The pressure path: the first strategy in force whose line is crossed acts.
         let pressure = Pressure {
             ctx: self.ctx_estimate(),
-            window: self.thresholds.window,
+            window: self.settings.thresholds.window,
             writing_turn: false,
-            has_session_id: !self.s.id.is_empty(),
+            has_session_id: !self.s.is_none(),
         };
         let acting = self
+            .run
             .strategies
             .iter()
             .find(|s| s.due(&pressure))
@@ -360,7 +358,8 @@ impl Engine {
             // cancelled one in this turn, only the hard limit makes it block instead.
             Some(StrategyKind::Handoff)
                 if self.consider_background(Cut::at_end(&self.s.messages))
-                    || (self.bg_cancelled && self.ctx_estimate() < self.hard_limit()) => {}
+                    || (self.background_cancelled() && self.ctx_estimate() < self.hard_limit()) => {
+            }
             Some(StrategyKind::Handoff) => match self.handoff(Trigger::Auto).await {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
@@ -385,23 +384,21 @@ impl Engine {
         if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message) {
             self.learn_window(limit);
         }
-        if self.overflow_retries >= OVERFLOW_RETRY_CAP {
+        if self.counters.overflow_retries >= OVERFLOW_RETRY_CAP {
             return Flow::Stop(self.fail(&e.clone().into()));
         }
-        if self.bg.is_some() {
+        if let Some(id) = self.handoff.background().map(|bg| bg.id) {
             // A document is being written (or reviewed) on a shorter prefix: wait for it.
-            if let Some(bg) = &self.bg {
-                self.emit_logged(Event::Handoff(HandoffPhase::Waiting {
-                    handoff: bg.id,
-                    context: self.ctx_estimate(),
-                    limit: self.hard_limit(),
-                }));
-            }
+            self.emit_logged(Event::Handoff(HandoffPhase::Waiting {
+                handoff: id,
+                context: self.ctx_estimate(),
+                limit: self.hard_limit(),
+            }));
             if self.wait_background().await != Settle::Ready {
                 return Flow::Stop(ExitReason::Interrupted);
             }
             self.turnover_if_ready();
-        } else if self.p.context.hands_off() {
+        } else if self.run.handoff.context.hands_off() {
             if let HandoffOutcome::Stopped(r) = self
                 .handoff(Trigger::Overflow {
                     reason: format!("context window exceeded: {}", e.message),
@@ -422,11 +419,11 @@ impl Engine {
         }
         if may_retry_overflow(
             snapshot,
-            self.replace.get(),
-            self.overflow_retries,
+            self.ledger.replace.get(),
+            self.counters.overflow_retries,
             OVERFLOW_RETRY_CAP,
         ) {
-            self.overflow_retries += 1;
+            self.counters.overflow_retries += 1;
             Flow::Go
         } else {
             Flow::Stop(self.fail(&e.clone().into()))
@@ -434,40 +431,40 @@ impl Engine {
     }
 
     fn learned_windows(&self) -> LearnedWindows {
-        LearnedWindows::in_data_dir(&self.p.data_dir)
+        LearnedWindows::in_data_dir(&self.run.places.data_dir)
     }
 
     /// A window stated by an overflow message becomes the model's window from now on.
     pub(super) fn learn_window(&mut self, limit: u64) {
-        if limit == self.thresholds.window || limit < 1_000 {
+        if limit == self.settings.thresholds.window || limit < 1_000 {
             return;
         }
-        if self.p.window_source.is_pinned() {
+        if self.settings.window_source.is_pinned() {
             // `--window` beats a learned window: record it for later runs only.
-            let _ = self.learned_windows().record(&self.p.model, limit);
+            let _ = self.learned_windows().record(&self.settings.model, limit);
             self.emit(Event::Warning {
                 message: format!(
                     "the provider says {} holds {limit} tokens, but --window {} is in force",
-                    self.p.model, self.thresholds.window
+                    self.settings.model, self.settings.thresholds.window
                 ),
             });
             return;
         }
-        if let Err(err) = self.learned_windows().record(&self.p.model, limit) {
+        if let Err(err) = self.learned_windows().record(&self.settings.model, limit) {
             self.emit(Event::Warning {
                 message: format!("could not record the learned window: {err}"),
             });
         }
-        self.thresholds = self.thresholds_for(limit);
-        self.record(|rec| rec.window = limit);
+        self.settings.thresholds = self.thresholds_for(limit);
+        self.ledger.record(|rec| rec.window = limit);
         self.emit_logged(Event::WindowLearned {
-            model: self.p.model.clone(),
-            thresholds: self.thresholds,
+            model: self.settings.model.clone(),
+            thresholds: self.settings.thresholds,
         });
         self.emit(Event::Notice {
             message: format!(
                 "the provider says {} holds {} tokens: using that window from now on (recorded in {})",
-                self.p.model,
+                self.settings.model,
                 limit,
                 self.learned_windows().path().display()
             ),
@@ -487,7 +484,7 @@ impl Engine {
         }
         self.push_message(Message::user(ask.clone()));
         loop {
-            let snapshot = self.replace.get();
+            let snapshot = self.ledger.replace.get();
             let req = self.build_request(ToolChoice::None);
             let outcome = self.stream(req, Purpose::Main).await;
             let resp = match self.finished(outcome, snapshot).await {

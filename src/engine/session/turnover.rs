@@ -7,12 +7,14 @@
 use std::path::{Path, PathBuf};
 
 use super::Engine;
+use super::conversation::Request;
 use crate::engine::fsutil::now_unix;
 use crate::engine::handoff::store::foreign;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::handoff::{Briefing, HandoffDoc};
 use crate::engine::ledger::{
-    Cut, FrozenHandoff, HandoffCause, HandoffRecord, TranscriptLine, now_stamp,
+    Cut, FrozenFile, FrozenHandoff, HandoffCause, HandoffReason, HandoffRecord, TranscriptLine,
+    now_stamp,
 };
 use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin,
@@ -90,7 +92,7 @@ impl Engine {
         &mut self,
         id: HandoffId,
         doc: HandoffDoc,
-        reason: String,
+        reason: HandoffReason,
         ctx_at_cut: u64,
         produced: Produced,
         why: Why,
@@ -105,7 +107,7 @@ impl Engine {
     pub(super) fn frozen_record(
         &mut self,
         doc: &HandoffDoc,
-        reason: String,
+        reason: HandoffReason,
         ctx_at_cut: u64,
         produced: Produced,
         cut: Option<Cut>,
@@ -116,11 +118,15 @@ impl Engine {
         let degraded = doc.degraded();
         let markdown = crate::engine::secrets::redact(&doc.to_markdown()).into_owned();
         if degraded {
-            self.record(|rec| rec.errors.push(format!("handoff degraded ({reason})")));
+            let why = match &reason.failure {
+                Some(why) => why.clone(),
+                None => reason.trigger.as_str().to_string(),
+            };
+            self.ledger
+                .record(|rec| rec.errors.push(format!("handoff degraded ({why})")));
         }
         let frozen = FrozenHandoff {
-            path: None,
-            written: false,
+            file: FrozenFile::Pending,
             markdown,
             degraded,
             reason,
@@ -130,6 +136,7 @@ impl Engine {
             generation: self.s.generation + 1,
             // Masked on disk like everything else; the live successor gets the messages as typed.
             request: self
+                .s
                 .request
                 .in_flight()
                 .iter()
@@ -152,12 +159,14 @@ impl Engine {
 
     /// Write the frozen document to the workbench and note it in the ledger.
     pub(super) fn write_frozen(&mut self, mut frozen: FrozenHandoff) -> FrozenHandoff {
-        let step = self.step_name();
-        frozen.path = self.freeze(&step, &frozen.markdown);
-        frozen.written = true;
+        let step = self.ledger.step_name();
+        frozen.file = match self.freeze(&step, &frozen.markdown) {
+            Some(path) => FrozenFile::OnDisk(path),
+            None => FrozenFile::InMemory,
+        };
         // Durable when a review may keep it waiting; otherwise the turnover's own durable save
         // follows within milliseconds.
-        let durable = self.p.front_end.reviews() && frozen.path.is_some();
+        let durable = self.run.front_end.reviews() && frozen.file.path().is_some();
         self.set_frozen(Some(frozen.clone()), durable);
         frozen
     }
@@ -188,16 +197,16 @@ impl Engine {
         frozen: &FrozenHandoff,
         background: bool,
     ) -> bool {
-        let awaits_review = self.p.front_end.reviews() && frozen.path.is_some();
-        let shown = match frozen.path.as_deref().map(store::read_back) {
+        let awaits_review = self.run.front_end.reviews() && frozen.file.path().is_some();
+        let shown = match frozen.file.path().map(store::read_back) {
             Some(ReadBack::Text(t)) => t,
             _ => frozen.markdown.clone(),
         };
         self.emit_logged(Event::Handoff(HandoffPhase::Frozen {
             handoff: id,
-            path: frozen.path.clone(),
+            path: frozen.file.path().map(Path::to_path_buf),
             degraded: frozen.degraded,
-            degraded_reason: frozen.degraded.then(|| frozen.reason.clone()),
+            degraded_reason: frozen.degraded.then(|| frozen.reason.failure_or_trigger()),
             markdown: shown,
             awaits_review,
             background,
@@ -208,10 +217,10 @@ impl Engine {
     /// Keep (or clear) the frozen record of the current step, on disk at once: `durable` with the
     /// fsyncs, else only safe against a kill (a power cut may lose it).
     fn set_frozen(&mut self, frozen: Option<FrozenHandoff>, durable: bool) {
-        self.record(|rec| rec.frozen = frozen);
+        self.ledger.record(|rec| rec.frozen = frozen);
         if durable {
             self.save_manifest();
-        } else if let Err(e) = self.manifest.save_unsynced(&self.p.run_dir.manifest_path()) {
+        } else if let Err(e) = self.ledger.save_unsynced() {
             self.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
@@ -227,12 +236,12 @@ impl Engine {
         // reads it from the log.
         tracing::info!(
             handoff = id.0,
-            lock_us = std::mem::take(&mut self.handoff_lock).as_micros(),
+            lock_us = self.handoff.take_lock().as_micros(),
             "handoff: document lock"
         );
         // The request as typed when this process cut it; as recorded when it reopens an earlier
         // process's review.
-        let live = self.request.in_flight();
+        let live = self.s.request.in_flight();
         let mut request = if live.is_empty() {
             frozen.request.clone()
         } else {
@@ -246,9 +255,9 @@ impl Engine {
         let old_id = self.s.id.clone();
         let old_ctx = self.ctx_estimate();
         let generation = self.s.generation + 1;
-        let held = self.held();
+        let held = self.s.held(self.ctx_estimate());
         let record = HandoffRecord {
-            path: frozen.path.clone(),
+            path: frozen.file.path().map(Path::to_path_buf),
             degraded: successor.degraded,
             reason: frozen.reason.clone(),
             ctx_at_cut: frozen.ctx_at_cut,
@@ -261,26 +270,15 @@ impl Engine {
             tail: tail.len(),
             held: held.clone(),
         };
-        self.record(|rec| {
+        self.ledger.record(|rec| {
             rec.retired.push(old_id.clone());
             rec.current_generation().context = old_ctx;
             rec.handoffs.push(record);
             rec.frozen = None;
         });
-        // The cut turn ends in the old transcript; the successor goes on with it.
-        let cut = self.turn.map(|t| Event::TurnEnd {
-            turn: t.id,
-            kind: t.kind,
-            origin: Origin::User,
-            reason: ExitReason::Handoff,
-        });
-        if let Some(v) = cut.and_then(|ev| serde_json::to_value(ev).ok()) {
-            self.s
-                .transcript
-                .append(&TranscriptLine::Event { event: v });
-        }
+        self.end_cut_turn_in_transcript();
         // What the engine carries itself, and the transcripts `recall` searches (this one too).
-        let memory = self.memory().clone();
+        let memory = self.ledger.memory().clone();
         let predecessors = self.predecessors();
         let mut briefing = Briefing {
             document: &successor.text,
@@ -299,7 +297,7 @@ impl Engine {
         let first = briefing.message();
         if spilled || (live.is_empty() && !frozen.request.is_empty()) {
             // The successor continues this request (an earlier process's review's, maybe).
-            self.request = super::Request {
+            self.s.request = Request {
                 messages: request.clone(),
                 open: true,
             };
@@ -316,14 +314,16 @@ impl Engine {
         // The old session's history is dropped here: retired histories are freed.
         self.start_session(Some(old_id), generation, vec![first]);
         self.commit_replacement();
-        self.briefed = Some(successor.parsed.clone()).filter(|d| !d.section_names().is_empty());
+        self.s.briefed = Some(successor.parsed.clone()).filter(|d| !d.section_names().is_empty());
         self.emit_logged(Event::Handoff(HandoffPhase::Done {
             handoff: id,
             context: frozen.ctx_at_cut,
-            window: self.thresholds.window,
+            window: self.settings.thresholds.window,
             degraded: successor.degraded,
-            degraded_reason: successor.degraded.then(|| frozen.reason.clone()),
-            path: frozen.path,
+            degraded_reason: successor
+                .degraded
+                .then(|| frozen.reason.failure_or_trigger()),
+            path: frozen.file.path().map(Path::to_path_buf),
             sections: successor.parsed.section_names(),
             generation,
             source: frozen.source,
@@ -340,22 +340,37 @@ impl Engine {
         self.emit_usage_estimate();
     }
 
+    /// The cut turn ends in the old transcript; the successor goes on with it.
+    fn end_cut_turn_in_transcript(&mut self) {
+        let cut = self.turn.map(|t| Event::TurnEnd {
+            turn: t.id,
+            kind: t.kind,
+            origin: Origin::User,
+            reason: ExitReason::Handoff,
+        });
+        if let Some(v) = cut.and_then(|ev| serde_json::to_value(ev).ok()) {
+            self.s
+                .transcript
+                .append(&TranscriptLine::Event { event: v });
+        }
+    }
+
     /// Write the document to the workbench; when that fails (a full disk, a file where the notes
     /// folder should be), to the run directory instead, where it is reviewed and recorded all the
     /// same. None with `--no-workbench` or when neither can be written.
     fn freeze(&mut self, step: &str, markdown: &str) -> Option<PathBuf> {
-        let wb = self.p.workbench.clone()?;
+        let wb = self.run.places.workbench.clone()?;
         let first = match store::freeze_timed(&wb, step, markdown, now_unix().0) {
             Ok((p, lock)) => {
-                self.handoff_lock += lock;
+                self.handoff.add_lock(lock);
                 return Some(p);
             }
             Err(e) => e,
         };
-        let run = self.p.run_dir.root.clone();
+        let run = self.ledger.run_dir.root.clone();
         match store::freeze_timed(&run, step, markdown, now_unix().0) {
             Ok((p, lock)) => {
-                self.handoff_lock += lock;
+                self.handoff.add_lock(lock);
                 self.emit(Event::Warning {
                     message: format!(
                         "could not write the handoff file under {} ({first}): it is saved in {} instead, and reviewed there",
@@ -381,25 +396,28 @@ impl Engine {
     /// The folder whose document lock guards `path`: the workbench, or the run directory the
     /// document fell back to.
     fn doc_base(&self, path: &Path) -> Option<PathBuf> {
-        [self.p.workbench.clone(), Some(self.p.run_dir.root.clone())]
-            .into_iter()
-            .flatten()
-            .find(|base| path.starts_with(base))
+        [
+            self.run.places.workbench.clone(),
+            Some(self.ledger.run_dir.root.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|base| path.starts_with(base))
     }
 
     /// The review window: wait until the front end says the successor may start.
     /// Esc belongs to the review then (it ends it with `ReviewDone`): an abort does not stop it.
     async fn wait_review(&mut self, handoff: HandoffId) -> Review {
         let done = |op: &Op| matches!(op, Op::ReviewDone { handoff: h } if *h == handoff);
-        if let Some(i) = self.pending.iter().position(done) {
-            self.pending.remove(i);
+        if let Some(i) = self.inbox.pending.iter().position(done) {
+            self.inbox.pending.remove(i);
             return Review::Over;
         }
         loop {
-            match self.ops.recv().await {
+            match self.inbox.ops.recv().await {
                 Some(op) if done(&op) => return Review::Over,
                 Some(Op::UnsavedEdits { handoff: h, path }) if h == handoff => {
-                    self.record(|rec| {
+                    self.ledger.record(|rec| {
                         if let Some(f) = rec.frozen.as_mut() {
                             f.unsaved = Some(path);
                         }
@@ -432,7 +450,7 @@ impl Engine {
             degraded: frozen.degraded,
             edited: false,
         };
-        let Some(path) = frozen.path.as_deref() else {
+        let Some(path) = frozen.file.path() else {
             return memory(&frozen.markdown);
         };
         let fallback = |why: &str| {
@@ -443,8 +461,8 @@ impl Engine {
         };
         let read = match self.doc_base(path) {
             Some(wb) => {
-                let (read, lock) = store::read_back_locked(&wb, &self.step_name(), path);
-                self.handoff_lock += lock;
+                let (read, lock) = store::read_back_locked(&wb, &self.ledger.step_name(), path);
+                self.handoff.add_lock(lock);
                 read
             }
             None => store::read_back(path),
@@ -458,7 +476,7 @@ impl Engine {
                 let base = self.doc_base(path);
                 return match store::write_back(
                     base.as_deref(),
-                    &self.step_name(),
+                    &self.ledger.step_name(),
                     path,
                     &frozen.markdown,
                 ) {

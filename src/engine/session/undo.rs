@@ -24,6 +24,7 @@ use crate::engine::checkpoint::{
 use crate::engine::fsutil::now_unix;
 use crate::engine::ledger::{CheckpointKind, CheckpointRecord, now_stamp};
 use crate::engine::protocol::Event;
+use crate::engine::tools::names;
 
 /// The checkpoint store of this engine and the running turn's first checkpoint.
 #[derive(Debug, Default)]
@@ -53,7 +54,7 @@ struct Before {
 
 /// Whether a call of `tool` may change the workspace.
 pub(crate) fn may_change_workspace(tool: &str) -> bool {
-    matches!(tool, "bash" | "write_file" | "edit_file" | "task") || tool.starts_with("mcp__")
+    names::changes_files(tool) || tool == names::TASK || tool.starts_with("mcp__")
 }
 
 impl Engine {
@@ -64,17 +65,21 @@ impl Engine {
             Store::Closed => {}
         }
         let mut options = Options::default();
-        if let Some(bench) = &self.p.workbench {
+        if let Some(bench) = &self.run.places.workbench {
             options.excluded.push(bench.clone());
         }
         // flower-tui's own data (ledgers, transcripts, the store) when it lies in the workspace:
         // an undo must never put the engine's records back.
-        for own in [&self.p.data_dir, &self.p.run_dir.root] {
+        for own in [&self.run.places.data_dir, &self.ledger.run_dir.root] {
             options
                 .excluded
                 .push(std::fs::canonicalize(own).unwrap_or_else(|_| own.clone()));
         }
-        match Checkpoints::open(&self.p.data_dir, &self.p.workspace, options) {
+        match Checkpoints::open(
+            &self.run.places.data_dir,
+            &self.run.places.workspace,
+            options,
+        ) {
             Ok(s) => {
                 self.checkpoints.store = Store::Open(s.clone());
                 Some(s)
@@ -112,7 +117,8 @@ impl Engine {
         }
         // The step's turn number (counted across processes and generations).
         let number = self
-            .step_ref()
+            .ledger
+            .rec()
             .map_or(turn.id.0, |r| u64::from(r.num_turns) + 1);
         let Some(snap) = self.take_checkpoint(format!("turn {number} before")).await else {
             return;
@@ -176,7 +182,7 @@ impl Engine {
             after: snap.id,
             files,
         };
-        self.record(|rec| {
+        self.ledger.record(|rec| {
             rec.undo.record(turn);
         });
     }
@@ -190,7 +196,7 @@ impl Engine {
             return;
         };
         let label = format!("handoff of generation {}", self.s.generation);
-        let last = self.step_ref().and_then(|r| {
+        let last = self.ledger.rec().and_then(|r| {
             r.checkpoints
                 .iter()
                 .rev()
@@ -211,7 +217,7 @@ impl Engine {
         };
         match taken {
             Ok((snap, files)) => {
-                let turn = self.step_ref().map_or(0, |r| u64::from(r.num_turns) + 1);
+                let turn = self.ledger.rec().map_or(0, |r| u64::from(r.num_turns) + 1);
                 let skipped = self.name_skipped(&snap, &BTreeSet::new());
                 let files = files.iter().map(|f| f.path.to_string()).collect();
                 self.note_checkpoint(
@@ -276,7 +282,8 @@ impl Engine {
             files,
             skipped: skipped.iter().map(ToString::to_string).collect(),
         };
-        self.record(|r| crate::engine::ledger::push_checkpoint(&mut r.checkpoints, rec));
+        self.ledger
+            .record(|r| crate::engine::ledger::push_checkpoint(&mut r.checkpoints, rec));
     }
 
     /// `/undo` or `/redo`: restore the newest turn of that side of the stack.
@@ -286,7 +293,7 @@ impl Engine {
     }
 
     async fn restore_turn(&mut self, action: UndoAction, on_conflict: OnConflict) -> RestoreReport {
-        let turn = self.step_ref().and_then(|r| match action {
+        let turn = self.ledger.rec().and_then(|r| match action {
             UndoAction::Undo => r.undo.next_undo().cloned(),
             UndoAction::Redo => r.undo.next_redo().cloned(),
         });
@@ -331,7 +338,7 @@ impl Engine {
             };
             let names = files.iter().map(|f| f.path.to_string()).collect();
             self.note_checkpoint(turn.turn, kind, None, names, &BTreeSet::new());
-            self.record(|rec| {
+            self.ledger.record(|rec| {
                 // The engine is the stack's only writer and nothing ran in between.
                 let _ = match action {
                     UndoAction::Undo => rec.undo.commit_undo(&turn),

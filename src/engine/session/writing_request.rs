@@ -58,17 +58,18 @@ impl Engine {
         focus: Option<&str>,
         kind: WritingPrompt,
     ) -> ModelRequest {
-        let text = prompt::handoff_prompt(kind, used, self.thresholds.window, cause, focus);
+        let text =
+            prompt::handoff_prompt(kind, used, self.settings.thresholds.window, cause, focus);
         let mut history = self.masked_as_sent(history);
         crate::engine::types::append_message(&mut history, Message::user(text));
         ModelRequest {
-            model: self.p.model.clone(),
-            system: self.p.system_prompt.clone(),
+            model: self.settings.model.clone(),
+            system: self.s.system_prompt.clone(),
             messages: history,
             tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.output_cap(),
-            effort: self.p.effort,
+            effort: self.settings.effort,
         }
     }
 
@@ -90,7 +91,9 @@ impl Engine {
             + 16;
         let full = fixed + history.iter().map(json_tokens).sum::<u64>();
         let stated_limit = error.and_then(|e| overflow_limit(&e.message));
-        let window = stated_limit.map_or(self.thresholds.window, |l| l.min(self.thresholds.window));
+        let window = stated_limit.map_or(self.settings.thresholds.window, |l| {
+            l.min(self.settings.thresholds.window)
+        });
         let budget = window.saturating_sub(u64::from(self.output_cap()));
         let count = error.and_then(|e| reduced_history::stated_count(&e.message, stated_limit));
         let measured = count.unwrap_or_else(|| self.ctx_estimate());
@@ -123,7 +126,10 @@ impl Engine {
         kind: WritingPrompt,
     ) -> Result<HandoffDoc, WriteFailure> {
         // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
-        self.add_cost(crate::engine::pricing::cost_usd(&self.p.model, &resp.usage));
+        self.add_cost(crate::engine::pricing::cost_usd(
+            &self.settings.model,
+            &resp.usage,
+        ));
         // A tool call emitted anyway is ignored: the text is the document.
         let text = resp.text();
         if text.trim().is_empty() {

@@ -42,11 +42,11 @@ pub(crate) use child::{ChildEnv, ChildHeader, Finished};
 pub(crate) use events::{SubagentEvent, TranscriptEvent};
 
 use crate::engine::policy::ApprovalPolicy;
-use crate::engine::tools::{self, ToolCtx, ToolError};
+use crate::engine::tools::{self, ToolCtx, ToolError, names};
 use crate::engine::types::ToolSpec;
 
 /// The tool's name.
-pub const TASK_TOOL: &str = "task";
+pub const TASK_TOOL: &str = tools::names::TASK;
 /// At most this many subagents of one response run at once; the rest wait for a free place.
 pub(crate) const MAX_CONCURRENT: usize = 4;
 /// A child's iteration budget when the config names none (`subagent_max_iterations`).
@@ -81,7 +81,7 @@ pub struct ChildTools {
 }
 
 /// The read-only tools every child has.
-const READ_ONLY: [&str; 4] = ["read_file", "grep", "glob", "list_dir"];
+const READ_ONLY: [&str; 4] = [names::READ_FILE, names::GREP, names::GLOB, names::LIST_DIR];
 
 impl ChildTools {
     /// The child's tools under the parent's approval policy; `asked_once`: the session's one
@@ -109,7 +109,7 @@ impl ChildTools {
     }
 
     fn offers(self, name: &str) -> bool {
-        READ_ONLY.contains(&name) || (self.bash && name == "bash")
+        READ_ONLY.contains(&name) || (self.bash && name == names::BASH)
     }
 
     /// Whether the child may make this call (in `ctx`'s workspace, reading its spill folder);
@@ -124,11 +124,11 @@ impl ChildTools {
         }
         if !self.offers(name) {
             let why = match name {
-                "bash" => {
+                names::BASH => {
                     "`bash` is not available to this subagent: the user approves commands and \
                      cannot be asked from here"
                 }
-                "write_file" | "edit_file" => "a subagent cannot change files",
+                _ if names::writes_files(name) => "a subagent cannot change files",
                 _ => "it is not one of this subagent's tools",
             };
             return Err(ToolError(format!(

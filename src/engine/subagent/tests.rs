@@ -1,3 +1,6 @@
+//! Subagents in isolation: what the approval policy lets a child do, the tools it may call, the
+//! `task` tool's arguments, its spec and the child's prompt.
+
 use std::path::Path;
 
 use serde_json::json;

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::args::Args;
 use super::lifeline::GroupKiller;
 use super::sandbox::{self, Containment, LeaderExit, SandboxPolicy};
-use super::{CommandExit, MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
+use super::{CommandEnd, CommandExit, MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
 use crate::engine::text::clean_terminal_output;
 use crate::engine::types::ToolSpec;
 use live::LiveOutput;
@@ -34,7 +34,7 @@ const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
 pub(super) fn spec() -> ToolSpec {
     ToolSpec {
-        name: "bash".into(),
+        name: super::names::BASH.into(),
         description: format!(
             "Run a shell command with `bash -c` in the workspace root. stdin is empty (no \
              interactive input); stdout and stderr are returned together in order, followed by \
@@ -90,13 +90,20 @@ pub struct Live<'a> {
     pub interrupt: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
+/// Why we killed a command before it ended by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    TimedOut,
+    /// The user stopped it (Esc).
+    Interrupted,
+}
+
 /// What a finished (or killed) command left behind.
 struct Finished {
     output: String,
     status: Option<ExitStatus>,
-    timed_out: bool,
-    /// The user stopped it (Esc).
-    interrupted: bool,
+    /// We killed it (None: it ended by itself).
+    stopped: Option<Stopped>,
     elapsed: Duration,
     /// Background processes still held the output open when we stopped reading.
     left_running: bool,
@@ -106,30 +113,22 @@ struct Finished {
 
 impl Finished {
     fn exit(&self, timeout: Duration) -> CommandExit {
-        let code = self.status.as_ref().and_then(ExitStatus::code);
-        #[cfg(unix)]
-        let signal = {
-            use std::os::unix::process::ExitStatusExt;
-            self.status.as_ref().and_then(ExitStatusExt::signal)
+        let (end, summary) = match self.stopped {
+            Some(Stopped::Interrupted) => (
+                CommandEnd::Interrupted,
+                format!("interrupted after {}s", fmt_secs_1(self.elapsed)),
+            ),
+            Some(Stopped::TimedOut) => (
+                CommandEnd::TimedOut,
+                format!("timed out after {}s", fmt_secs(timeout)),
+            ),
+            None => match &self.status {
+                Some(s) => (status_end(s), describe_status(s).0),
+                None => (CommandEnd::Unknown, "exit status unknown".to_string()),
+            },
         };
-        #[cfg(not(unix))]
-        let signal = None;
-        let summary = if self.interrupted {
-            format!("interrupted after {}s", fmt_secs_1(self.elapsed))
-        } else if self.timed_out {
-            format!("timed out after {}s", fmt_secs(timeout))
-        } else {
-            self.status.as_ref().map_or_else(
-                || "exit status unknown".to_string(),
-                |s| describe_status(s).0,
-            )
-        };
-        let killed = self.interrupted || self.timed_out;
         CommandExit {
-            code: code.filter(|_| !killed),
-            signal: signal.filter(|_| !killed),
-            timed_out: self.timed_out,
-            interrupted: self.interrupted,
+            end,
             elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
             summary,
         }
@@ -143,14 +142,14 @@ impl Finished {
         }
         content.push_str("\n\n");
         let failed;
-        if self.interrupted {
+        if self.stopped == Some(Stopped::Interrupted) {
             failed = true;
             content.push_str(&format!(
                 "[{}: the user stopped the command; it and its child processes were killed; the \
                  output above is what it printed until then]",
                 exit.summary
             ));
-        } else if self.timed_out {
+        } else if self.stopped == Some(Stopped::TimedOut) {
             failed = true;
             content.push_str(&format!(
                 "[timed out after {}s: the command and its child processes were killed; the \
@@ -205,6 +204,21 @@ fn fmt_secs(d: Duration) -> String {
     }
 }
 
+/// How a command that ended by itself ended.
+fn status_end(status: &ExitStatus) -> CommandEnd {
+    if let Some(code) = status.code() {
+        return CommandEnd::Exited { code };
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return CommandEnd::Killed { signal };
+        }
+    }
+    CommandEnd::Unknown
+}
+
 fn describe_status(status: &ExitStatus) -> (String, bool) {
     if let Some(code) = status.code() {
         return (format!("exit code {code}"), code == 0);
@@ -250,8 +264,7 @@ async fn execute(
     tokio::pin!(deadline);
 
     // Read while the command runs, until it exits, the deadline passes or the user stops it.
-    let mut timed_out = false;
-    let mut interrupted = false;
+    let mut stopped = None;
     let mut status = None;
     while status.is_none() && !leader_exited {
         let flush_at = shown.next_due();
@@ -276,17 +289,17 @@ async fn execute(
                 leader_exited = true;
             }
             () = &mut deadline => {
-                timed_out = true;
+                stopped = Some(Stopped::TimedOut);
                 group.kill();
                 let _ = child.start_kill();
                 status = Some(child.wait().await?);
                 group.disarm();
             }
-            stop = stopped(&mut interrupt), if interrupt.is_some() => {
+            stop = interrupt_sent(&mut interrupt), if interrupt.is_some() => {
                 interrupt = None;
                 // A dropped sender is no interrupt; a sent one stops the command now.
                 if stop {
-                    interrupted = true;
+                    stopped = Some(Stopped::Interrupted);
                     group.kill();
                     let _ = child.start_kill();
                     status = Some(child.wait().await?);
@@ -327,8 +340,7 @@ async fn execute(
     Ok(Finished {
         output: capture.finish(),
         status,
-        timed_out,
-        interrupted,
+        stopped,
         elapsed,
         left_running: !eof,
         containment,
@@ -344,7 +356,7 @@ async fn exited(leader: Option<&LeaderExit>) -> io::Result<()> {
 }
 
 /// Whether the user stopped the command (false: the sender is gone, or there is none).
-async fn stopped(interrupt: &mut Option<tokio::sync::oneshot::Receiver<()>>) -> bool {
+async fn interrupt_sent(interrupt: &mut Option<tokio::sync::oneshot::Receiver<()>>) -> bool {
     match interrupt {
         Some(rx) => rx.await.is_ok(),
         None => false,

@@ -23,7 +23,7 @@ const MAX_LISTED: usize = 20;
 
 pub(super) fn spec() -> ToolSpec {
     ToolSpec {
-        name: "edit_file".into(),
+        name: super::names::EDIT_FILE.into(),
         description: "Replace an exact string in a file. `old_string` must match the file \
                       exactly, including whitespace and indentation (copy it from read_file's \
                       output without the line-number prefix), and must occur exactly once unless \

@@ -16,7 +16,7 @@ const MAX_RESULTS: usize = 500;
 
 pub(super) fn spec() -> ToolSpec {
     ToolSpec {
-        name: "glob".into(),
+        name: super::names::GLOB.into(),
         description: format!(
             "Find files by name pattern. `**` matches any number of directories, `*` any \
              characters except `/`, `{{a,b}}` alternatives: \"src/**/*.rs\", \"**/test_*.py\". A \

@@ -27,7 +27,7 @@ const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
 
 pub(super) fn spec() -> ToolSpec {
     ToolSpec {
-        name: "grep".into(),
+        name: super::names::GREP.into(),
         description: format!(
             "Search file contents with a regular expression (Rust regex syntax, like ripgrep). \
              Searches the workspace, or `path` (a directory or a file), skipping files ignored by \

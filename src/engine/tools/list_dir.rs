@@ -18,7 +18,7 @@ const MAX_ENTRIES: usize = 1_000;
 
 pub(super) fn spec() -> ToolSpec {
     ToolSpec {
-        name: "list_dir".into(),
+        name: super::names::LIST_DIR.into(),
         description: "List one directory's entries: directories first (ending in `/`), then \
                       files with their sizes; symlinks show their target. Entries ignored by \
                       .gitignore (like target/ or node_modules/) are marked `(ignored)`. Default \

@@ -1,8 +1,8 @@
 //! The model's tools: `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
 //! The step's own tools, [`todo`] and [`recall`], keep state in the engine: the session layer
-//! offers and runs them (`session/memory.rs`), with the argument checks and summaries of this
-//! module.
+//! offers and runs them (`session/memory_ops.rs`), with the argument checks and summaries of this
+//! module. Every tool's name is in [`names`].
 //!
 //! Every tool answers with a [`ToolOutput`]; failures are `is_error` outputs carrying a message for the
 //! model, never panics. Paths stay inside the workspace unless the user approved leaving it
@@ -16,6 +16,7 @@ mod grep;
 pub mod lean;
 pub(crate) mod lifeline;
 mod list_dir;
+pub mod names;
 pub(crate) mod paths;
 mod read_file;
 pub mod recall;
@@ -45,16 +46,8 @@ pub(crate) const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 /// The longest timeout a bash call may ask for.
 pub(crate) const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// The names of all tools, in the order [`specs`] lists them.
-pub(crate) const TOOL_NAMES: [&str; 7] = [
-    "read_file",
-    "write_file",
-    "edit_file",
-    "bash",
-    "grep",
-    "glob",
-    "list_dir",
-];
+/// The names of all built-in tools, in the order [`specs`] lists them.
+pub(crate) const TOOL_NAMES: [&str; 7] = names::BUILT_IN;
 
 /// What a tool call may touch and how long it may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,19 +101,79 @@ pub struct ToolOutput {
 }
 
 /// How a bash command ended, for front ends (the model reads the same in the result's last line).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandExit {
-    /// The exit code; None when the command was killed (signal, timeout, interrupt).
-    pub code: Option<i32>,
-    /// The signal that killed it, if one did.
-    pub signal: Option<i32>,
-    pub timed_out: bool,
-    /// Stopped by the user (Esc): the output is what it printed until then.
-    pub interrupted: bool,
+    pub end: CommandEnd,
     pub elapsed_ms: u64,
     /// One line to show: `exit code 0`, `exit code 101`, `killed by signal 9`,
     /// `timed out after 30s`, `interrupted after 2.5s`.
     pub summary: String,
+}
+
+/// The ways a command ends: one of them, never two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandEnd {
+    /// It exited by itself with this code.
+    Exited { code: i32 },
+    /// A signal it did not get from us killed it.
+    Killed { signal: i32 },
+    /// It ran past its timeout: it and its process group were killed.
+    TimedOut,
+    /// The user stopped it (Esc): the output is what it printed until then.
+    Interrupted,
+    /// Its status could not be read.
+    Unknown,
+}
+
+impl CommandExit {
+    /// The exit code; None when the command was killed (signal, timeout, interrupt).
+    pub fn code(&self) -> Option<i32> {
+        match self.end {
+            CommandEnd::Exited { code } => Some(code),
+            _ => None,
+        }
+    }
+
+    /// The signal that killed it, if one did (not a timeout's or an interrupt's).
+    pub fn signal(&self) -> Option<i32> {
+        match self.end {
+            CommandEnd::Killed { signal } => Some(signal),
+            _ => None,
+        }
+    }
+
+    pub fn timed_out(&self) -> bool {
+        self.end == CommandEnd::TimedOut
+    }
+
+    /// Stopped by the user (Esc).
+    pub fn interrupted(&self) -> bool {
+        self.end == CommandEnd::Interrupted
+    }
+}
+
+/// On the wire: how it ended (`ended`: `exited`, `killed`, `timed_out`, `interrupted`,
+/// `unknown`) beside the fields it always had (`code`, `signal`, `timed_out`, `interrupted`).
+impl serde::Serialize for CommandExit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let ended = match self.end {
+            CommandEnd::Exited { .. } => "exited",
+            CommandEnd::Killed { .. } => "killed",
+            CommandEnd::TimedOut => "timed_out",
+            CommandEnd::Interrupted => "interrupted",
+            CommandEnd::Unknown => "unknown",
+        };
+        let mut st = s.serialize_struct("CommandExit", 7)?;
+        st.serialize_field("ended", ended)?;
+        st.serialize_field("code", &self.code())?;
+        st.serialize_field("signal", &self.signal())?;
+        st.serialize_field("timed_out", &self.timed_out())?;
+        st.serialize_field("interrupted", &self.interrupted())?;
+        st.serialize_field("elapsed_ms", &self.elapsed_ms)?;
+        st.serialize_field("summary", &self.summary)?;
+        st.end()
+    }
 }
 
 impl ToolOutput {
@@ -207,7 +260,7 @@ pub fn touches_outside(name: &str, input: &Value, workspace: &Path) -> bool {
         Some(raw) if !raw.trim().is_empty() => {
             let resolved = paths::resolve(workspace, raw);
             let inside = paths::is_within(&paths::canonical_or_self(workspace), &resolved);
-            let spill = name == "read_file" && paths::in_default_spill_dir(&resolved);
+            let spill = name == names::READ_FILE && paths::in_default_spill_dir(&resolved);
             !inside && !spill
         }
         _ => false,
@@ -233,7 +286,7 @@ pub(crate) fn reads_spill(
     workspace: &Path,
     spill_dir: Option<&Path>,
 ) -> bool {
-    let (Some(dir), "read_file") = (spill_dir, name) else {
+    let (Some(dir), names::READ_FILE) = (spill_dir, name) else {
         return false;
     };
     input
@@ -250,8 +303,10 @@ pub(crate) fn reads_spill(
 /// other tool whose path argument resolves outside the workspace.
 pub(crate) fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
     match name {
-        "bash" | "write_file" | "edit_file" => true,
-        "read_file" | "grep" | "glob" | "list_dir" => touches_outside(name, input, workspace),
+        names::BASH | names::WRITE_FILE | names::EDIT_FILE => true,
+        names::READ_FILE | names::GREP | names::GLOB | names::LIST_DIR => {
+            touches_outside(name, input, workspace)
+        }
         _ => false,
     }
 }
@@ -272,7 +327,7 @@ pub fn summary(name: &str, input: &Value) -> String {
     let n = |k: &str| input.get(k).and_then(args::as_u64);
     let path = s("path");
     let detail = match name {
-        "bash" => input.get("command").and_then(Value::as_str).map(|c| {
+        names::BASH => input.get("command").and_then(Value::as_str).map(|c| {
             let first = c.trim().lines().next().unwrap_or("");
             let mut line = one_line(first);
             if c.trim().lines().nth(1).is_some() {
@@ -280,7 +335,7 @@ pub fn summary(name: &str, input: &Value) -> String {
             }
             line
         }),
-        "read_file" => path.map(|p| match (n("offset"), n("limit")) {
+        names::READ_FILE => path.map(|p| match (n("offset"), n("limit")) {
             (None, None) => p,
             (off, Some(limit)) => {
                 let start = off.unwrap_or(1).max(1);
@@ -288,8 +343,8 @@ pub fn summary(name: &str, input: &Value) -> String {
             }
             (Some(off), None) => format!("{p}:{}-", off.max(1)),
         }),
-        "write_file" | "edit_file" => path,
-        "grep" => s("pattern").map(|pat| {
+        names::WRITE_FILE | names::EDIT_FILE => path,
+        names::GREP => s("pattern").map(|pat| {
             let mut line = format!("/{pat}/");
             if let Some(p) = &path {
                 line.push_str(&format!(" in {p}"));
@@ -299,13 +354,13 @@ pub fn summary(name: &str, input: &Value) -> String {
             }
             line
         }),
-        "glob" => s("pattern").map(|pat| match &path {
+        names::GLOB => s("pattern").map(|pat| match &path {
             Some(p) => format!("{pat} in {p}"),
             None => pat,
         }),
-        "list_dir" => Some(path.unwrap_or_else(|| ".".into())),
+        names::LIST_DIR => Some(path.unwrap_or_else(|| ".".into())),
         // A subagent (`engine::subagent`): what it was asked to do, in the model's words.
-        "task" => s("description"),
+        names::TASK => s("description"),
         // An MCP tool: its arguments, so an approval shows what it is asked to do.
         _ if name.starts_with("mcp__") => match input {
             Value::Object(m) if m.is_empty() => None,
@@ -344,7 +399,7 @@ pub(crate) async fn run_live(
         Ok(map) => map,
         Err(e) => return ToolOutput::from(e),
     };
-    if name == "bash" {
+    if name == names::BASH {
         return bash::run(&Args::new(name, map), ctx, live)
             .await
             .unwrap_or_else(ToolOutput::from);
@@ -390,8 +445,8 @@ pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDi
         ..ctx.clone()
     };
     match name {
-        "edit_file" => edit_file::preview(&args, &ctx).map(Some),
-        "write_file" => write_file::preview(&args, &ctx),
+        names::EDIT_FILE => edit_file::preview(&args, &ctx).map(Some),
+        names::WRITE_FILE => write_file::preview(&args, &ctx),
         _ => Ok(None),
     }
 }
@@ -399,12 +454,12 @@ pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDi
 /// The tools that do blocking file-system work (run on tokio's blocking pool).
 fn run_blocking(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult {
     match args.tool() {
-        "read_file" => read_file::run(args, ctx),
-        "write_file" => write_file::run(args, ctx),
-        "edit_file" => edit_file::run(args, ctx),
-        "grep" => grep::run(args, ctx, cancel),
-        "glob" => glob::run(args, ctx, cancel),
-        "list_dir" => list_dir::run(args, ctx),
+        names::READ_FILE => read_file::run(args, ctx),
+        names::WRITE_FILE => write_file::run(args, ctx),
+        names::EDIT_FILE => edit_file::run(args, ctx),
+        names::GREP => grep::run(args, ctx, cancel),
+        names::GLOB => glob::run(args, ctx, cancel),
+        names::LIST_DIR => list_dir::run(args, ctx),
         other => Err(unknown_tool(other).into()),
     }
 }

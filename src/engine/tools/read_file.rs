@@ -19,7 +19,7 @@ pub(crate) const MAX_OUTPUT_CHARS: usize = 100_000;
 
 pub(super) fn spec() -> ToolSpec {
     ToolSpec {
-        name: "read_file".into(),
+        name: super::names::READ_FILE.into(),
         description: format!(
             "Read a text file. Returns its lines numbered like `cat -n` (line number, tab, text). \
              Reads up to {DEFAULT_LIMIT} lines from `offset` (1-based, default 1); a long file is \

@@ -22,7 +22,7 @@ use crate::engine::text::{numbered, one_line, truncate_chars};
 use crate::engine::types::{Block, Role};
 
 /// The tool's name.
-pub const NAME: &str = "recall";
+pub const NAME: &str = super::names::RECALL;
 /// Matches shown per page.
 pub(crate) const PAGE_MATCHES: usize = 10;
 /// Lines a match shows at most (its hits and a line either side).

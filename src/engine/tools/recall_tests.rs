@@ -1,3 +1,6 @@
+//! `recall` over real transcripts on disk: searches, pages, calls found by id, and the errors the
+//! model is told.
+
 use std::io::Write;
 use std::path::Path;
 
@@ -100,11 +103,9 @@ fn two_generations(dir: &Path) -> Vec<Source> {
     ]
 }
 
-fn recall(sources: &[Source], input: serde_json::Value) -> Result<String, String> {
+fn recall(sources: &[Source], input: serde_json::Value) -> Result<String, ToolError> {
     let map = input.as_object().cloned().unwrap();
-    run(&Args::new(NAME, &map), sources, &AtomicBool::new(false))
-        .map(|o| o.content)
-        .map_err(|e| e.0)
+    run(&Args::new(NAME, &map), sources, &AtomicBool::new(false)).map(|o| o.content)
 }
 
 #[test]
@@ -165,7 +166,9 @@ fn a_regex_and_one_generation() {
     // A tool call is searchable by its arguments.
     let c = recall(&sources, json!({"query": "-p parser"})).unwrap();
     assert!(c.contains("tool call · bash: cargo test -p parser]"), "{c}");
-    let missing = recall(&sources, json!({"query": "x", "generation": 7})).unwrap_err();
+    let missing = recall(&sources, json!({"query": "x", "generation": 7}))
+        .unwrap_err()
+        .0;
     assert!(
         missing.contains("no earlier generation 7") && missing.contains("generations 1–2"),
         "{missing}"
@@ -176,7 +179,9 @@ fn a_regex_and_one_generation() {
 fn a_regex_that_does_not_compile_is_a_tool_error() {
     let dir = tempfile::tempdir().unwrap();
     let sources = two_generations(dir.path());
-    let e = recall(&sources, json!({"query": "(unclosed", "regex": true})).unwrap_err();
+    let e = recall(&sources, json!({"query": "(unclosed", "regex": true}))
+        .unwrap_err()
+        .0;
     assert!(
         e.starts_with("`recall`: `(unclosed` is not a valid regular expression:"),
         "{e}"
@@ -184,9 +189,9 @@ fn a_regex_that_does_not_compile_is_a_tool_error() {
     assert!(e.contains("\"regex\": false"), "{e}");
     // The same text as words is fine.
     assert!(recall(&sources, json!({"query": "(unclosed"})).is_ok());
-    let e = recall(&sources, json!({"query": "  "})).unwrap_err();
+    let e = recall(&sources, json!({"query": "  "})).unwrap_err().0;
     assert!(e.contains("needs a `query`"), "{e}");
-    let e = recall(&[], json!({"query": "x"})).unwrap_err();
+    let e = recall(&[], json!({"query": "x"})).unwrap_err().0;
     assert!(e.contains("first generation"), "{e}");
 }
 
@@ -253,9 +258,11 @@ fn many_matches_page_and_a_long_message_reads_whole() {
     assert!(!rest.contains("the rest:"), "{rest}");
     // The only generation needs no `generation`.
     assert!(recall(&sources, json!({"message": 1})).is_ok());
-    let e = recall(&sources, json!({"message": 99})).unwrap_err();
+    let e = recall(&sources, json!({"message": 99})).unwrap_err().0;
     assert!(e.contains("has no message 99 (it has 26)"), "{e}");
-    let e = recall(&sources, json!({"message": 26, "offset": 999})).unwrap_err();
+    let e = recall(&sources, json!({"message": 26, "offset": 999}))
+        .unwrap_err()
+        .0;
     assert!(e.contains("past its end"), "{e}");
 }
 
@@ -403,7 +410,7 @@ fn a_call_id_reads_that_calls_output_whole() {
         "{page}"
     );
     assert!(page.contains("(lines 3–3 of 4;"), "{page}");
-    let none = recall(&sources, json!({"call": "t9"})).unwrap_err();
+    let none = recall(&sources, json!({"call": "t9"})).unwrap_err().0;
     assert_eq!(
         none,
         "`recall`: no result of a call `t9` in generations 1–2."

@@ -49,7 +49,7 @@ impl Spiller {
     pub fn apply(&mut self, tool: &str, out: ToolOutput, ctx: &ToolCtx) -> ToolOutput {
         let len = out.content.chars().count();
         let fits = len <= SPILL_SINGLE_LIMIT && self.turn_total + len <= SPILL_TURN_LIMIT;
-        if matches!(tool, "read_file" | super::recall::NAME) || fits {
+        if matches!(tool, super::names::READ_FILE | super::names::RECALL) || fits {
             self.turn_total += len;
             return out;
         }

@@ -12,7 +12,7 @@ use crate::engine::step_memory::{
 use crate::engine::types::ToolSpec;
 
 /// The tool's name.
-pub const NAME: &str = "todo";
+pub const NAME: &str = super::names::TODO;
 
 /// The tool's schema and description.
 pub fn spec() -> ToolSpec {
@@ -175,8 +175,8 @@ pub fn summary(input: &Value) -> String {
 mod tests {
     use super::*;
 
-    fn plan(input: Value) -> Result<Vec<TodoItem>, String> {
-        parse_call(&input).map_err(|e| e.0)
+    fn plan(input: Value) -> Result<Vec<TodoItem>, ToolError> {
+        parse_call(&input)
     }
 
     #[test]
@@ -243,15 +243,15 @@ mod tests {
         ];
         for (input, want) in cases {
             let e = plan(input.clone()).unwrap_err();
-            assert!(e.contains(want), "{input}: {e}");
+            assert!(e.0.contains(want), "{input}: {e}");
         }
         let many: Vec<Value> = (0..51)
             .map(|i| json!({"text": format!("s{i}"), "status": "pending"}))
             .collect();
         let e = plan(json!({ "items": many })).unwrap_err();
-        assert!(e.contains("at most 50 items and this one has 51"), "{e}");
+        assert!(e.0.contains("at most 50 items and this one has 51"), "{e}");
         assert!(
-            e.contains(r#"{"items": [{"text": "read the parser""#),
+            e.0.contains(r#"{"items": [{"text": "read the parser""#),
             "{e}"
         );
     }

@@ -15,7 +15,7 @@ use crate::engine::types::ToolSpec;
 
 pub(super) fn spec() -> ToolSpec {
     ToolSpec {
-        name: "write_file".into(),
+        name: super::names::WRITE_FILE.into(),
         description: "Create a file, or overwrite an existing one, with the given content. \
                       Parent directories are created. The write is atomic. Prefer edit_file for \
                       changing part of an existing file; read a file before overwriting it."

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::engine::diff::DiffLimits;
-use crate::engine::protocol::{CommandExit, FileDiff};
+use crate::engine::protocol::{CommandEnd, CommandExit, FileDiff};
 use crate::tui::render::cell::AssistantState;
 use crate::tui::render::tool_cell::ToolStatus;
 use ratatui::Terminal;
@@ -105,10 +105,7 @@ fn every_kind() -> Chat {
         expanded: false,
         diff: None,
         exit: Some(CommandExit {
-            code: Some(0),
-            signal: None,
-            timed_out: false,
-            interrupted: false,
+            end: CommandEnd::Exited { code: 0 },
             elapsed_ms: 1_240,
             summary: "exit code 0".into(),
         }),

@@ -91,7 +91,7 @@ pub(crate) fn fmt_elapsed(ms: u64) -> String {
 /// How a command ended, for its header: `exit code 0 · 1.2s`, `interrupted after 2.5s`.
 fn exit_text(exit: &CommandExit) -> String {
     let summary = sanitize(&exit.summary).trim().to_string();
-    if exit.interrupted || exit.timed_out || summary.contains(" after ") {
+    if exit.interrupted() || exit.timed_out() || summary.contains(" after ") {
         summary
     } else {
         format!("{summary} · {}", fmt_elapsed(exit.elapsed_ms))
@@ -105,7 +105,7 @@ pub(super) fn tool_lines(v: &ToolView<'_>, w: usize, theme: &Theme) -> Vec<Line<
         ToolStatus::Succeeded(o) => (Some(o.as_str()), false),
         ToolStatus::Failed(o) => (Some(o.as_str()), true),
     };
-    let failed = is_error || v.exit.is_some_and(|e| e.code != Some(0));
+    let failed = is_error || v.exit.is_some_and(|e| e.code() != Some(0));
     let mark_style = if failed { theme.error } else { theme.tool };
     let mark = if v.expanded { "▾ " } else { "▸ " };
     let mut head = vec![raw(mark, mark_style)];
@@ -115,7 +115,7 @@ pub(super) fn tool_lines(v: &ToolView<'_>, w: usize, theme: &Theme) -> Vec<Line<
     }
     // The exit code is in the header, so it shows collapsed too.
     if let Some(e) = v.exit {
-        let style = if e.code == Some(0) {
+        let style = if e.code() == Some(0) {
             theme.success
         } else {
             theme.error

@@ -13,7 +13,7 @@ fn u(input: u64) -> U {
 
 fn interactive(h: &Harness) -> Running {
     let mut p = h.params(200_000, 50_000);
-    p.approvals = ApprovalPolicy::Ask;
+    p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
     start(p)
 }

@@ -49,7 +49,10 @@ async fn output_streams_as_events_and_the_result_has_the_exit() {
         panic!("no result: {ev:?}")
     };
     let exit = exit.as_ref().unwrap();
-    assert_eq!((exit.code, exit.summary.as_str()), (Some(0), "exit code 0"));
+    assert_eq!(
+        (exit.code(), exit.summary.as_str()),
+        (Some(0), "exit code 0")
+    );
     assert!(
         first_at < Duration::from_millis(exit.elapsed_ms),
         "the first line came before the end ({first_at:?} vs {} ms)",
@@ -86,7 +89,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
         })
         .unwrap();
     assert!(result.0.starts_with("compiled 41 crates\n"), "{}", result.0);
-    assert!(result.1.unwrap().interrupted);
+    assert!(result.1.unwrap().interrupted());
 
     // The next request shows the model what the command printed, and that it was stopped.
     let ev = r.turn("what happened?").await;

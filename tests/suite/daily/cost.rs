@@ -46,7 +46,7 @@ async fn cost_sums_every_generation_across_a_continue_and_labels_new_apart() {
     h.server.push(reply(DOC, 4_000, 400));
     h.server.push(reply("gen three", 2_000, 200));
     let mut p = h.params(200_000, 50_000);
-    p.model = MODEL.into();
+    p.settings.model = MODEL.into();
     let mut r = start(p);
     assert_eq!(turn_end(&r.turn("start").await), "completed");
     handoff(&mut r).await;
@@ -60,9 +60,9 @@ async fn cost_sums_every_generation_across_a_continue_and_labels_new_apart() {
     h.server.push(reply("gen three again", 5_000, 100));
     h.server.push(reply("gen four", 1_000, 50));
     let mut p = h.params(200_000, 50_000);
-    p.model = MODEL.into();
+    p.settings.model = MODEL.into();
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     r.turn("after the restart").await;
     r.send(Op::NewSession).await;

@@ -15,16 +15,16 @@ async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
     let h = Harness::new().await;
     let scratch = Scratch::create().unwrap();
     let mut p = h.params(40_000, 10_000);
-    p.provider = Arc::new(DemoProvider {
+    p.provider.client = Arc::new(DemoProvider {
         pace: Duration::ZERO,
     });
-    p.model = "flower-demo".into();
-    p.demo = true;
-    p.workspace = scratch.path().to_path_buf();
-    p.workbench = Some(scratch.path().join(".flower"));
-    p.approvals = ApprovalPolicy::AskOnce;
+    p.settings.model = "flower-demo".into();
+    p.provider.demo = true;
+    p.places.workspace = scratch.path().to_path_buf();
+    p.places.workbench = Some(scratch.path().join(".flower"));
+    p.tools.approvals = ApprovalPolicy::AskOnce;
     p.front_end = FrontEnd::Interactive { review: false };
-    p.autostart = Some(FIRST_MESSAGE.into());
+    p.start.autostart = Some(FIRST_MESSAGE.into());
     let mut r = start(p);
     // Nothing sent: it starts by itself.
     let ev = r

@@ -36,7 +36,7 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     h.server.push(a::text(DOC, u(31_500))); // the writing turn
     h.server.push(a::text("Continuing.", u(5_000))); // the successor
     let mut p = h.params(40_000, 10_000);
-    p.instructions = InstructionSources {
+    p.prompt.instructions = InstructionSources {
         user_dir: Some(user_dir),
         ..Default::default()
     };
@@ -106,7 +106,7 @@ async fn claude_md_is_read_where_there_is_no_agents_md() {
     std::fs::write(sub.join("AGENTS.md"), "APP-AGENTS\n").unwrap();
     h.server.push(a::text("ok", U::new(100, 5)));
     let mut p = h.params(200_000, 50_000);
-    p.workspace = sub.clone();
+    p.places.workspace = sub.clone();
     let mut r = start(p);
     r.turn("hi").await;
     let s = system(&h.server.requests()[0]);

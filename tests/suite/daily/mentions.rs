@@ -51,7 +51,7 @@ async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     // Replayed later, the message is what the user typed.
     let mut p = h.params(200_000, 50_000);
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r

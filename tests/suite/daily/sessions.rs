@@ -136,7 +136,7 @@ async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_note
     h.server.push(a::text("one", U::new(1000, 20)));
     h.server.push(a::text("two", U::new(1000, 20)));
     let mut p = h.params(1_000_000, 50_000);
-    p.model = "unknown-model".into();
+    p.settings.model = "unknown-model".into();
     let mut r = start(p);
     r.turn("first").await;
     r.send(Op::SetModel {
@@ -168,7 +168,7 @@ async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_note
     // A window given with --window stays.
     h.server.push(a::text("three", U::new(1000, 20)));
     let mut p = h.params(300_000, 50_000);
-    p.window_source = WindowSource::Flag;
+    p.settings.window_source = WindowSource::Flag;
     let mut r = start(p);
     r.send(Op::SetModel {
         model: "claude-haiku-4-5".into(),
@@ -194,8 +194,8 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
     h.server.push(a::text("ok", U::new(1100, 20)));
     h.server.push(a::text("no thinking", U::new(1200, 20)));
     let mut p = h.params(200_000, 50_000);
-    p.effort = Some(Effort::High);
-    p.max_tokens = 8_000;
+    p.settings.effort = Some(Effort::High);
+    p.provider.max_tokens = 8_000;
     let mut r = start(p);
     r.turn("hard question").await;
     r.turn("follow-up").await;
@@ -222,8 +222,8 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
     let h = Harness::new().await;
     h.server.push(o::text("fine", U::new(100, 5)));
     let mut p = h.params(200_000, 50_000);
-    p.provider = h.openai();
-    p.effort = Some(Effort::Low);
+    p.provider.client = h.openai();
+    p.settings.effort = Some(Effort::Low);
     let mut r = start(p);
     r.turn("q").await;
     assert_eq!(h.server.requests()[0]["reasoning_effort"], "low");
@@ -239,7 +239,7 @@ async fn resume_is_refused_while_another_live_process_works_on_that_step() {
     // Someone else continues it and is still running.
     let mut p = h.params(200_000, 50_000);
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut other = start(p);
     other
         .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
@@ -298,7 +298,7 @@ async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
     // `--continue`: the gauge shows the session's last reading before anything is sent.
     let mut p = h.params(200_000, 50_000);
     p.run_dir = RunDir::open(&root);
-    p.resume = Some(flower_tui::engine::session::Resume::at(RunDir::open(&root)));
+    p.start.resume = Some(flower_tui::engine::session::Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     r.until(|e| matches!(e, Event::Resumed { .. })).await;
     let ev = r.until(|e| matches!(e, Event::Usage { .. })).await;

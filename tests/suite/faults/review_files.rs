@@ -119,7 +119,7 @@ async fn a_workspace_that_cannot_hold_the_file_gets_it_reviewed_in_the_run_direc
         .frozen
         .clone()
         .expect("a frozen record");
-    assert_eq!(waiting.path.as_deref(), Some(path.as_path()));
+    assert_eq!(waiting.file.path(), Some(path.as_path()));
     r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");

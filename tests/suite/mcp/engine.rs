@@ -88,7 +88,7 @@ async fn headless_without_yes_denies_every_mcp_tool() {
     ));
     h.server.push(a::text("ok", U::new(1100, 20)));
     let mut p = h.params(200_000, 50_000);
-    p.approvals = ApprovalPolicy::Ask;
+    p.tools.approvals = ApprovalPolicy::Ask;
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
     let ev = r.turn("try it").await;
@@ -189,7 +189,7 @@ async fn a_tool_of_a_killed_server_fails_at_once_without_asking() {
     ));
     h.server.push(a::text("ok again", U::new(1300, 20)));
     let mut p = h.params(200_000, 50_000);
-    p.approvals = ApprovalPolicy::Ask;
+    p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);

@@ -92,7 +92,7 @@ async fn when_every_try_breaks_the_last_partial_is_kept_marked_and_the_error_is_
         });
     }
     let mut p = params(&h, Api::Anthropic, Duration::from_millis(100));
-    p.retry.max_tries = 5;
+    p.provider.retry.max_tries = 5;
     let mut r = start(p);
     let ev = r.turn("hi").await;
     assert_eq!(turn_end(&ev), "error:network", "{ev:#?}");
@@ -126,7 +126,7 @@ async fn a_long_silence_is_announced_and_its_end_too() {
         delay: Some(Duration::from_millis(400)),
     });
     let mut p = params(&h, Api::Anthropic, Duration::from_secs(5));
-    p.retry.silence_notice = Duration::from_millis(150);
+    p.provider.retry.silence_notice = Duration::from_millis(150);
     let mut r = start(p);
     let ev = r.turn("hi").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -166,7 +166,7 @@ async fn esc_works_before_the_headers_and_during_a_backoff() {
         a::error_status(429, "rate_limit_error", "slow down").with_header("retry-after", "30"),
     );
     let mut p = params(&h, Api::Anthropic, Duration::from_secs(60));
-    p.retry.silence_notice = Duration::from_millis(100);
+    p.provider.retry.silence_notice = Duration::from_millis(100);
     let mut r = start(p);
 
     // Silent before the headers, announced as such: Esc ends it and closes the silence.
@@ -405,7 +405,7 @@ mod every_request {
     async fn the_compaction_summary() {
         let h = Harness::new().await;
         let mut p = h.params(100_000, 50_000);
-        p.context = ContextPolicy::Compaction;
+        p.handoff.context = ContextPolicy::Compaction;
         let mut r = start(p);
         for i in 0..4 {
             h.server.push(a::tool_use(
@@ -442,7 +442,7 @@ mod every_request {
         h.server
             .push(a::text("Summary: one listing.", U::new(1_200, 20)));
         let mut p = h.params(200_000, 50_000);
-        p.max_iterations = 1;
+        p.tools.max_iterations = 1;
         let mut r = start(p);
         let ev = r.turn("loop").await;
         assert_eq!(turn_end(&ev), "max_iterations_reached(1/1)", "{ev:#?}");

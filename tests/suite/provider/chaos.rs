@@ -44,11 +44,11 @@ pub fn tool_reply(api: Api, text: &str, id: &str, name: &str, args: &str, usage:
 /// Engine parameters for `api` with a short idle timeout.
 pub fn params(h: &Harness, api: Api, idle: Duration) -> EngineParams {
     let mut p = h.params(200_000, 50_000);
-    p.provider = match api {
+    p.provider.client = match api {
         Api::Anthropic => h.anthropic(),
         Api::OpenAi => h.openai(),
     };
-    p.retry.idle_timeout = idle;
+    p.provider.retry.idle_timeout = idle;
     p
 }
 

@@ -287,8 +287,8 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
     h.server
         .push(o::text("continuing after the handoff", U::new(3_000, 20)));
     let mut p = h.params(1_000_000, 50_000);
-    p.provider = h.openai();
-    p.model = "qwen3-coder-local".into();
+    p.provider.client = h.openai();
+    p.settings.model = "qwen3-coder-local".into();
     let mut r = start(p);
     let ev = r.turn("a long task").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

@@ -24,9 +24,9 @@ fn bash(id: &str, command: &str) -> Reply {
 /// The sandbox on, approvals asked for, in `front_end`.
 fn sandboxed(h: &Harness, front_end: FrontEnd) -> EngineParams {
     let mut p = h.params(200_000, 50_000);
-    p.approvals = ApprovalPolicy::Ask;
+    p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = front_end;
-    p.sandbox = SandboxPolicy::default();
+    p.tools.sandbox = SandboxPolicy::default();
     p
 }
 
@@ -105,7 +105,7 @@ async fn a_confined_command_runs_unasked_while_file_tools_and_configured_asking_
     h.server.push(bash("t1", "echo made > made.txt"));
     h.server.push(a::text("done", U::new(1200, 20)));
     let mut p = sandboxed(&h, TUI);
-    p.sandbox_approval = SandboxApproval::Ask;
+    p.tools.sandbox_approval = SandboxApproval::Ask;
     let mut r = start(p);
     r.send_turn("make a file").await;
     let ev = r

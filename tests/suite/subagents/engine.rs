@@ -69,7 +69,7 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     );
     h.server.push(a::text("Both done.", U::new(5_400, 60)));
     let mut p = h.params(60_000, 20_000);
-    p.model = MODEL.into();
+    p.settings.model = MODEL.into();
     let mut r = start(p);
     let ev = r.turn("survey the code").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

@@ -34,7 +34,7 @@ async fn a_child_cannot_start_subagents_and_has_no_bash_under_ask() {
     h.server.push(a::text("ok", U::new(2_100, 10)));
     // Headless without --yes: the main thread's commands would be denied, so a child has none.
     let mut p = h.params(200_000, 50_000);
-    p.approvals = ApprovalPolicy::Ask;
+    p.tools.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -97,7 +97,7 @@ async fn under_yes_a_child_runs_commands_and_its_budget_ends_in_a_report() {
     );
     h.server.push(a::text("ok", U::new(2_100, 10)));
     let mut p = h.params(200_000, 50_000);
-    p.subagent.max_iterations = 2;
+    p.tools.subagent.max_iterations = 2;
     let mut r = start(p);
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

@@ -59,6 +59,7 @@ pub(super) fn parse_servers(
     Ok(out)
 }
 
+/// One server's table: where it runs (stdio or HTTP), whether it is on, its timeouts.
 fn parse_server(
     name: &str,
     body: &Map<String, Value>,
@@ -78,128 +79,10 @@ fn parse_server(
     let kind_given = opt_str(body, "type", &at("type"))?;
     let command = opt_str(body, "command", &at("command"))?;
     let url = opt_str(body, "url", &at("url"))?;
-    let is_http = match (kind_given.as_deref(), &command, &url) {
-        (Some("stdio"), _, _) => false,
-        (Some("http" | "streamable-http" | "streamable_http" | "streamableHttp"), _, _) => true,
-        (Some("sse"), _, _) => {
-            return Err(err(
-                at("type"),
-                "the old HTTP+SSE transport is not supported; use the server's streamable HTTP endpoint (type \"http\", often a URL ending in /mcp)",
-            ));
-        }
-        (Some(other), _, _) => {
-            return Err(err(
-                at("type"),
-                format!("accepted values: stdio, http (got \"{other}\")"),
-            ));
-        }
-        (None, Some(_), Some(_)) => {
-            return Err(err(
-                key,
-                "set either `command` (a program to run) or `url`, not both",
-            ));
-        }
-        (None, None, Some(_)) => true,
-        (None, _, None) => false,
-    };
-    let transport = if is_http {
-        for stdio_only in ["command", "args", "env", "env_vars", "cwd"] {
-            if body.contains_key(stdio_only) {
-                return Err(err(
-                    at(stdio_only),
-                    "applies to stdio servers only (this one has a `url`)",
-                ));
-            }
-        }
-        let Some(url) = url else {
-            return Err(err(at("url"), "an HTTP server needs a `url`"));
-        };
-        let url = expand(&url, &at("url"), env)?;
-        check_url(&url, &at("url"))?;
-        let mut headers = BTreeMap::new();
-        for hkey in ["headers", "http_headers"] {
-            for (h, v) in str_map(body, hkey, &at(hkey))? {
-                let hk = format!("{}.{h}", at(hkey));
-                let v = expand(&v, &hk, env)?;
-                check_header(&h, &v, &hk)?;
-                headers.insert(h, v);
-            }
-        }
-        Transport::Http { url, headers }
+    let transport = if is_http(kind_given.as_deref(), key, command.is_some(), url.is_some())? {
+        http_transport(body, key, url, env)?
     } else {
-        for http_only in ["url", "headers", "http_headers"] {
-            if body.contains_key(http_only) {
-                return Err(err(
-                    at(http_only),
-                    "applies to HTTP servers only (this one runs a `command`)",
-                ));
-            }
-        }
-        let Some(command) = command else {
-            return Err(err(
-                key,
-                "needs `command` (a program to run over stdio) or `url` (a streamable HTTP endpoint)",
-            ));
-        };
-        let command = expand(&command, &at("command"), env)?;
-        if command.trim().is_empty() {
-            return Err(err(at("command"), "must not be empty"));
-        }
-        let mut args = Vec::new();
-        if let Some(v) = body.get("args") {
-            let Some(items) = v.as_array() else {
-                return Err(err(
-                    at("args"),
-                    format!("expected an array of strings (got {})", kind(v)),
-                ));
-            };
-            for (i, item) in items.iter().enumerate() {
-                let k = format!("{}[{i}]", at("args"));
-                let Some(s) = item.as_str() else {
-                    return Err(err(k, format!("expected a string (got {})", kind(item))));
-                };
-                args.push(expand(s, &k, env)?);
-            }
-        }
-        let mut vars = BTreeMap::new();
-        if let Some(v) = body.get("env_vars") {
-            let names = v.as_array().filter(|a| a.iter().all(Value::is_string));
-            let Some(names) = names else {
-                return Err(err(
-                    at("env_vars"),
-                    format!("expected an array of variable names (got {})", kind(v)),
-                ));
-            };
-            for n in names.iter().filter_map(Value::as_str) {
-                if let Some(val) = env(n) {
-                    vars.insert(n.to_string(), val);
-                }
-            }
-        }
-        for (k, v) in str_map(body, "env", &at("env"))? {
-            let ek = format!("{}.{k}", at("env"));
-            if k.is_empty() || k.contains('=') || k.contains('\0') {
-                return Err(err(ek, "not a valid variable name"));
-            }
-            let v = expand(&v, &ek, env)?;
-            if v.contains('\0') {
-                return Err(err(ek, "the value holds a NUL byte"));
-            }
-            vars.insert(k, v);
-        }
-        let cwd = match opt_str(body, "cwd", &at("cwd"))? {
-            None => None,
-            Some(c) => {
-                let c = expand(&c, &at("cwd"), env)?;
-                Some(home_relative(&c, env))
-            }
-        };
-        Transport::Stdio {
-            command,
-            args,
-            env: vars,
-            cwd,
-        }
+        stdio_transport(body, key, command, env)?
     };
     let enabled = match (
         opt_bool(body, "enabled", &at("enabled"))?,
@@ -221,6 +104,160 @@ fn parse_server(
         tool_timeout,
         origin,
     })
+}
+
+/// Whether the server is reached over HTTP: its `type`, else a `url` without a `command`.
+fn is_http(
+    kind_given: Option<&str>,
+    key: &str,
+    has_command: bool,
+    has_url: bool,
+) -> Result<bool, McpConfigError> {
+    let type_key = format!("{key}.type");
+    match kind_given {
+        Some("stdio") => Ok(false),
+        Some("http" | "streamable-http" | "streamable_http" | "streamableHttp") => Ok(true),
+        Some("sse") => Err(err(
+            type_key,
+            "the old HTTP+SSE transport is not supported; use the server's streamable HTTP endpoint (type \"http\", often a URL ending in /mcp)",
+        )),
+        Some(other) => Err(err(
+            type_key,
+            format!("accepted values: stdio, http (got \"{other}\")"),
+        )),
+        None if has_command && has_url => Err(err(
+            key,
+            "set either `command` (a program to run) or `url`, not both",
+        )),
+        None => Ok(has_url && !has_command),
+    }
+}
+
+/// An HTTP server: its URL and headers, expanded and checked; no stdio key.
+fn http_transport(
+    body: &Map<String, Value>,
+    key: &str,
+    url: Option<String>,
+    env: EnvLookup<'_>,
+) -> Result<Transport, McpConfigError> {
+    let at = |k: &str| format!("{key}.{k}");
+    for stdio_only in ["command", "args", "env", "env_vars", "cwd"] {
+        if body.contains_key(stdio_only) {
+            return Err(err(
+                at(stdio_only),
+                "applies to stdio servers only (this one has a `url`)",
+            ));
+        }
+    }
+    let Some(url) = url else {
+        return Err(err(at("url"), "an HTTP server needs a `url`"));
+    };
+    let url = expand(&url, &at("url"), env)?;
+    check_url(&url, &at("url"))?;
+    let mut headers = BTreeMap::new();
+    for hkey in ["headers", "http_headers"] {
+        for (h, v) in str_map(body, hkey, &at(hkey))? {
+            let hk = format!("{}.{h}", at(hkey));
+            let v = expand(&v, &hk, env)?;
+            check_header(&h, &v, &hk)?;
+            headers.insert(h, v);
+        }
+    }
+    Ok(Transport::Http { url, headers })
+}
+
+/// A stdio server: its command, arguments, environment and working directory; no HTTP key.
+fn stdio_transport(
+    body: &Map<String, Value>,
+    key: &str,
+    command: Option<String>,
+    env: EnvLookup<'_>,
+) -> Result<Transport, McpConfigError> {
+    let at = |k: &str| format!("{key}.{k}");
+    for http_only in ["url", "headers", "http_headers"] {
+        if body.contains_key(http_only) {
+            return Err(err(
+                at(http_only),
+                "applies to HTTP servers only (this one runs a `command`)",
+            ));
+        }
+    }
+    let Some(command) = command else {
+        return Err(err(
+            key,
+            "needs `command` (a program to run over stdio) or `url` (a streamable HTTP endpoint)",
+        ));
+    };
+    let command = expand(&command, &at("command"), env)?;
+    if command.trim().is_empty() {
+        return Err(err(at("command"), "must not be empty"));
+    }
+    let mut args = Vec::new();
+    if let Some(v) = body.get("args") {
+        let Some(items) = v.as_array() else {
+            return Err(err(
+                at("args"),
+                format!("expected an array of strings (got {})", kind(v)),
+            ));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let k = format!("{}[{i}]", at("args"));
+            let Some(s) = item.as_str() else {
+                return Err(err(k, format!("expected a string (got {})", kind(item))));
+            };
+            args.push(expand(s, &k, env)?);
+        }
+    }
+    let vars = stdio_env(body, key, env)?;
+    let cwd = match opt_str(body, "cwd", &at("cwd"))? {
+        None => None,
+        Some(c) => {
+            let c = expand(&c, &at("cwd"), env)?;
+            Some(home_relative(&c, env))
+        }
+    };
+    Ok(Transport::Stdio {
+        command,
+        args,
+        env: vars,
+        cwd,
+    })
+}
+
+/// A stdio server's environment: the variables `env_vars` passes through, then `env`'s own.
+fn stdio_env(
+    body: &Map<String, Value>,
+    key: &str,
+    env: EnvLookup<'_>,
+) -> Result<BTreeMap<String, String>, McpConfigError> {
+    let at = |k: &str| format!("{key}.{k}");
+    let mut vars = BTreeMap::new();
+    if let Some(v) = body.get("env_vars") {
+        let names = v.as_array().filter(|a| a.iter().all(Value::is_string));
+        let Some(names) = names else {
+            return Err(err(
+                at("env_vars"),
+                format!("expected an array of variable names (got {})", kind(v)),
+            ));
+        };
+        for n in names.iter().filter_map(Value::as_str) {
+            if let Some(val) = env(n) {
+                vars.insert(n.to_string(), val);
+            }
+        }
+    }
+    for (k, v) in str_map(body, "env", &at("env"))? {
+        let ek = format!("{}.{k}", at("env"));
+        if k.is_empty() || k.contains('=') || k.contains('\0') {
+            return Err(err(ek, "not a valid variable name"));
+        }
+        let v = expand(&v, &ek, env)?;
+        if v.contains('\0') {
+            return Err(err(ek, "the value holds a NUL byte"));
+        }
+        vars.insert(k, v);
+    }
+    Ok(vars)
 }
 
 /// A JSON value's kind, as the config's errors name it (an object is a table there).

@@ -1,3 +1,6 @@
+//! The bash tool with real processes: output, exit codes, timeouts, interrupts, live output and
+//! the process group killed at the end.
+
 use super::*;
 use crate::engine::tools::{ToolCtx, run as run_tool};
 use serde_json::json;
@@ -171,7 +174,7 @@ async fn output_streams_while_the_command_runs_and_the_exit_is_structured() {
     );
     let exit = out.exit.expect("bash reports how it ended");
     assert_eq!(
-        (exit.code, exit.interrupted, exit.timed_out),
+        (exit.code(), exit.interrupted(), exit.timed_out()),
         (Some(4), false, false)
     );
     assert_eq!(exit.summary, "exit code 4");
@@ -218,7 +221,7 @@ async fn an_interrupt_keeps_the_partial_output_and_kills_the_group() {
         out.content
     );
     let exit = out.exit.unwrap();
-    assert!(exit.interrupted && exit.code.is_none(), "{exit:?}");
+    assert!(exit.interrupted() && exit.code().is_none(), "{exit:?}");
     assert!(exit.summary.starts_with("interrupted after 0."), "{exit:?}");
     tokio::time::sleep(Duration::from_millis(1300)).await;
     assert!(

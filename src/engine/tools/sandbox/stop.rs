@@ -184,7 +184,7 @@ pub fn sandbox_stop_reason(
         return None;
     }
     let writable = policy.writable_set(workspace);
-    let failed = exit.code != Some(0) || exit.signal.is_some();
+    let failed = exit.code() != Some(0) || exit.signal().is_some();
     let reason = |kind, certainty| {
         Some(StopReason {
             kind,
@@ -193,7 +193,7 @@ pub fn sandbox_stop_reason(
             network: policy.network,
         })
     };
-    if exit.signal == Some(SIGSYS) {
+    if exit.signal() == Some(SIGSYS) {
         return reason(StopKind::Syscall, Certainty::Sure);
     }
     let lines: Vec<String> = output.lines().map(str::to_ascii_lowercase).collect();

@@ -3,14 +3,17 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::engine::tools::CommandEnd;
 use crate::engine::tools::sandbox::SandboxPolicy;
 
 fn exit(code: Option<i32>, signal: Option<i32>) -> CommandExit {
+    let end = match (code, signal) {
+        (Some(code), _) => CommandEnd::Exited { code },
+        (None, Some(signal)) => CommandEnd::Killed { signal },
+        (None, None) => CommandEnd::Unknown,
+    };
     CommandExit {
-        code,
-        signal,
-        timed_out: false,
-        interrupted: false,
+        end,
         elapsed_ms: 3,
         summary: String::new(),
     }

@@ -1,3 +1,6 @@
+//! Large tool results spilled to the workbench (or the temp dir): the preview the model gets,
+//! the file kept, a turn's total budget, and the failures that fall back to the preview.
+
 use super::*;
 use crate::engine::tools::{ToolCtx, run as run_tool};
 use serde_json::json;

@@ -1,0 +1,300 @@
+//! The handoff lifecycle as one value: which handoff runs now (none, one in the main thread, or
+//! one beside it) with the data each phase owns, the ids given out, the channel background
+//! writing requests answer on, and the test hook that hands off after N responses.
+//!
+//! A handoff in the main thread writes its document (the main thread waits), then freezes it,
+//! waits for its review and starts the successor. A background handoff writes on a copy of the
+//! history while the main thread works on; its document is frozen when the writing request
+//! answers, reviewed, and turned over at the next message boundary. Both own the time they
+//! started (the log's phase timings) and what the step's document lock cost them.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::writing_request::ShortRetry;
+use crate::engine::ledger::{Cut, FrozenHandoff};
+use crate::engine::protocol::HandoffId;
+use crate::engine::provider::ProviderError;
+use crate::engine::types::ModelResponse;
+
+/// Every handoff of the run: the one in progress and what the lifecycle keeps between them.
+pub(super) struct Handoffs {
+    /// The last id given out (ids count from 1 in a run).
+    last: u64,
+    now: HandoffState,
+    /// `--handoff-after N`: the one manual handoff it makes.
+    hook: AfterHook,
+    /// Where background writing requests send their result.
+    pub(super) results_tx: mpsc::UnboundedSender<Written>,
+    pub(super) results: mpsc::UnboundedReceiver<Written>,
+}
+
+/// Which handoff runs now, with what each phase owns.
+pub(super) enum HandoffState {
+    /// No handoff runs.
+    Idle,
+    /// A handoff in the main thread: the turn (or the `/handoff` turn, or a reopened review)
+    /// waits for it.
+    Blocking(Blocking),
+    /// A handoff beside the main thread.
+    Background(Background),
+}
+
+/// A handoff in the main thread.
+pub(super) struct Blocking {
+    pub(super) id: HandoffId,
+    pub(super) started: Instant,
+    pub(super) stage: BlockingStage,
+    /// What the step's document lock cost it so far.
+    pub(super) lock: Duration,
+}
+
+/// Where a handoff in the main thread stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BlockingStage {
+    /// The writing request (or its rescue) runs: a second `/handoff` is refused.
+    Writing,
+    /// The document is there: frozen, reviewed, read back, turned over.
+    Turnover,
+}
+
+/// A handoff running beside the main thread.
+pub(crate) struct Background {
+    pub(super) id: HandoffId,
+    pub(super) started: Instant,
+    /// The history its document is written on (the successor's briefing records the rest).
+    pub(super) cut: Cut,
+    pub(super) ctx_at_cut: u64,
+    pub(super) state: BgState,
+    /// What the step's document lock cost it so far.
+    pub(super) lock: Duration,
+}
+
+/// Where a background handoff stands.
+pub(super) enum BgState {
+    /// The writing request runs as a task.
+    Writing {
+        attempt: Attempt,
+        task: AbortHandle,
+        /// Why the full attempt failed (for a rescue).
+        failure: Option<String>,
+        /// A rescue's history had parts elided.
+        reduced: bool,
+        /// The retry with the short prompt, for a document that restated its instructions.
+        short: ShortRetry,
+    },
+    /// The document is frozen (on disk, in the ledger); the turnover waits for the review.
+    Frozen {
+        frozen: Box<FrozenHandoff>,
+        review: ReviewState,
+    },
+}
+
+/// Which writing request a result answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attempt {
+    /// On the whole prefix.
+    Full,
+    /// On a reduced copy, after the first one failed.
+    Rescue,
+}
+
+/// Whether the review of a frozen background document is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ReviewState {
+    Open,
+    Over,
+}
+
+/// A writing request's result, sent by its task.
+pub(crate) struct Written {
+    pub(super) id: HandoffId,
+    pub(super) attempt: Attempt,
+    pub(super) result: Result<ModelResponse, ProviderError>,
+    pub(super) number: u64,
+    pub(super) ms: u128,
+}
+
+/// `--handoff-after N` (a headless test hook): one manual handoff after N main-thread responses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterHook {
+    Off,
+    After(u32),
+    Fired,
+}
+
+impl Background {
+    /// Frozen and reviewed: the turnover may happen.
+    pub(super) fn ready(&self) -> bool {
+        matches!(
+            self.state,
+            BgState::Frozen {
+                review: ReviewState::Over,
+                ..
+            }
+        )
+    }
+
+    /// Its document is still being written.
+    pub(super) fn writing(&self) -> bool {
+        matches!(self.state, BgState::Writing { .. })
+    }
+}
+
+impl Handoffs {
+    /// No handoff yet; `after`: the test hook's N.
+    pub(super) fn new(after: Option<u32>) -> Handoffs {
+        let (results_tx, results) = mpsc::unbounded_channel();
+        Handoffs {
+            last: 0,
+            now: HandoffState::Idle,
+            hook: after.map_or(AfterHook::Off, AfterHook::After),
+            results_tx,
+            results,
+        }
+    }
+
+    /// The next handoff's id.
+    pub(super) fn next_id(&mut self) -> HandoffId {
+        self.last += 1;
+        HandoffId(self.last)
+    }
+
+    /// The last id given out.
+    pub(super) fn last_id(&self) -> HandoffId {
+        HandoffId(self.last)
+    }
+
+    /// Begin a handoff in the main thread, writing its document: its id.
+    pub(super) fn begin_blocking(&mut self, stage: BlockingStage) -> HandoffId {
+        let id = self.next_id();
+        self.now = HandoffState::Blocking(Blocking {
+            id,
+            started: Instant::now(),
+            stage,
+            lock: Duration::ZERO,
+        });
+        id
+    }
+
+    /// The main thread's handoff moves on to `stage`.
+    pub(super) fn set_stage(&mut self, stage: BlockingStage) {
+        if let HandoffState::Blocking(b) = &mut self.now {
+            b.stage = stage;
+        }
+    }
+
+    /// Begin a handoff beside the main thread.
+    pub(super) fn begin_background(&mut self, bg: Background) {
+        self.now = HandoffState::Background(bg);
+    }
+
+    /// The handoff in progress is over (done, cancelled, dropped): its id and when it began.
+    pub(super) fn end(&mut self) -> Option<(HandoffId, Instant)> {
+        let clock = self.clock();
+        self.now = HandoffState::Idle;
+        clock
+    }
+
+    /// The handoff in progress and when it began (the log's phase timings).
+    pub(super) fn clock(&self) -> Option<(HandoffId, Instant)> {
+        match &self.now {
+            HandoffState::Idle => None,
+            HandoffState::Blocking(b) => Some((b.id, b.started)),
+            HandoffState::Background(bg) => Some((bg.id, bg.started)),
+        }
+    }
+
+    /// The handoff whose document is being written now, if any.
+    pub(super) fn writing(&self) -> Option<HandoffId> {
+        match &self.now {
+            HandoffState::Blocking(b) if b.stage == BlockingStage::Writing => Some(b.id),
+            HandoffState::Background(bg) if bg.writing() => Some(bg.id),
+            _ => None,
+        }
+    }
+
+    /// No handoff runs.
+    pub(super) fn is_idle(&self) -> bool {
+        matches!(self.now, HandoffState::Idle)
+    }
+
+    /// The handoff beside the main thread, if one runs.
+    pub(super) fn background(&self) -> Option<&Background> {
+        match &self.now {
+            HandoffState::Background(bg) => Some(bg),
+            _ => None,
+        }
+    }
+
+    pub(super) fn background_mut(&mut self) -> Option<&mut Background> {
+        match &mut self.now {
+            HandoffState::Background(bg) => Some(bg),
+            _ => None,
+        }
+    }
+
+    /// Take the background handoff out (it is over or dropped); the lifecycle is idle then.
+    pub(super) fn take_background(&mut self) -> Option<Background> {
+        match std::mem::replace(&mut self.now, HandoffState::Idle) {
+            HandoffState::Background(bg) => Some(bg),
+            other => {
+                self.now = other;
+                None
+            }
+        }
+    }
+
+    /// A background handoff whose document is frozen and reviewed moves on to its turnover (the
+    /// main thread's now, at a message boundary): its id and frozen record, for the successor.
+    pub(super) fn take_ready(&mut self) -> Option<(HandoffId, FrozenHandoff)> {
+        if !self.background().is_some_and(Background::ready) {
+            return None;
+        }
+        let HandoffState::Background(bg) = std::mem::replace(&mut self.now, HandoffState::Idle)
+        else {
+            return None;
+        };
+        let BgState::Frozen { frozen, .. } = bg.state else {
+            return None;
+        };
+        self.now = HandoffState::Blocking(Blocking {
+            id: bg.id,
+            started: bg.started,
+            stage: BlockingStage::Turnover,
+            lock: bg.lock,
+        });
+        Some((bg.id, *frozen))
+    }
+
+    /// The step's document lock cost the handoff in progress `d` more.
+    pub(super) fn add_lock(&mut self, d: Duration) {
+        match &mut self.now {
+            HandoffState::Idle => {}
+            HandoffState::Blocking(b) => b.lock += d,
+            HandoffState::Background(bg) => bg.lock += d,
+        }
+    }
+
+    /// What the document lock cost the handoff in progress (and from now on, nothing).
+    pub(super) fn take_lock(&mut self) -> Duration {
+        match &mut self.now {
+            HandoffState::Idle => Duration::ZERO,
+            HandoffState::Blocking(b) => std::mem::take(&mut b.lock),
+            HandoffState::Background(bg) => std::mem::take(&mut bg.lock),
+        }
+    }
+
+    /// The test hook's handoff is due: it has not fired, no background handoff runs, and the
+    /// main thread has had `responses` responses, at least its N.
+    pub(super) fn hook_due(&self, responses: u32) -> bool {
+        matches!(self.hook, AfterHook::After(n) if responses >= n) && self.background().is_none()
+    }
+
+    /// The test hook's handoff starts: it never fires again.
+    pub(super) fn hook_fired(&mut self) {
+        self.hook = AfterHook::Fired;
+    }
+}

@@ -1,0 +1,44 @@
+//! The tools' names, defined once: the built-in tools, the step's own (`todo`, `recall`), the
+//! subagent tool (`task`) and the skill tool (`skill`), and which of them change files. Every
+//! other place (the router, approvals, hooks' aliases, subagents, the events sent to the front
+//! ends) names a tool through these.
+
+/// Reads a file (or a page of it).
+pub const READ_FILE: &str = "read_file";
+/// Writes a whole file.
+pub const WRITE_FILE: &str = "write_file";
+/// Replaces text in a file.
+pub const EDIT_FILE: &str = "edit_file";
+/// Runs a shell command.
+pub const BASH: &str = "bash";
+/// Searches file contents.
+pub const GREP: &str = "grep";
+/// Finds files by pattern.
+pub const GLOB: &str = "glob";
+/// Lists a directory.
+pub const LIST_DIR: &str = "list_dir";
+/// The step's plan (the step's own tool).
+pub const TODO: &str = "todo";
+/// Searches the transcripts of the step's earlier generations (the step's own tool).
+pub const RECALL: &str = "recall";
+/// Starts a subagent.
+pub const TASK: &str = "task";
+/// Loads a skill.
+pub const SKILL: &str = "skill";
+
+/// The built-in tools, in the order [`super::specs`] lists them.
+pub const BUILT_IN: [&str; 7] = [READ_FILE, WRITE_FILE, EDIT_FILE, BASH, GREP, GLOB, LIST_DIR];
+
+/// The file tools whose change an approval previews as a diff.
+pub const FILE_WRITERS: [&str; 2] = [WRITE_FILE, EDIT_FILE];
+
+/// Whether a call of `name` may change files in the workspace: the file writers and `bash` (a
+/// command may write anything). Front ends refresh what they know of the files after one.
+pub fn changes_files(name: &str) -> bool {
+    name == BASH || writes_files(name)
+}
+
+/// Whether `name` is one of the file writers ([`FILE_WRITERS`]).
+pub fn writes_files(name: &str) -> bool {
+    FILE_WRITERS.contains(&name)
+}
