@@ -31,7 +31,7 @@ fn bash(id: &str, command: &str) -> Reply {
 /// A home outside every temp dir (which the sandbox lets commands write), with the workspace
 /// `ws` in it and the user's own dotfiles.
 fn home() -> tempfile::TempDir {
-    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = tempfile::tempdir_in(super::base()).unwrap();
     std::fs::create_dir_all(home.path().join("ws")).unwrap();
     std::fs::write(home.path().join(".bashrc"), "# the user's own\n").unwrap();
     std::fs::write(home.path().join(".gitconfig"), "[user]\n\tname = Ann\n").unwrap();
