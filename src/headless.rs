@@ -17,6 +17,7 @@ use crate::engine::mcp::McpManager;
 use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session::{self, EngineHandle};
 use crate::launch;
+use crate::tui::render::wrap::sanitize;
 
 /// The task of `-p -`: all of `input` (stdin), which must not be empty.
 pub(crate) fn task_from(mut input: impl std::io::Read) -> std::io::Result<String> {
@@ -62,8 +63,18 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         json: config.front.output == OutputFormat::Json,
         stdout: std::io::stdout(),
     };
-    if let Some(action) = restore_action(&task) {
-        return restore(handle, action, &out).await;
+    match restore_action(&task) {
+        Some(Ok((action, on_conflict))) => {
+            return restore(handle, action, on_conflict, &out).await;
+        }
+        Some(Err(e)) => {
+            // Never a task for the model: the user meant a command.
+            eprintln!("flower-tui: {e}");
+            let _ = handle.ops.send(Op::Shutdown).await;
+            let _ = handle.task.await;
+            return 2;
+        }
+        None => {}
     }
     let turn = TurnId::FIRST;
     if handle
@@ -154,21 +165,47 @@ async fn drive(
     code
 }
 
-/// `-p /undo` or `-p /redo` (with `--continue`, whose step holds the undo stack).
-fn restore_action(task: &str) -> Option<UndoAction> {
-    match task.trim() {
-        "/undo" => Some(UndoAction::Undo),
-        "/redo" => Some(UndoAction::Redo),
-        _ => None,
-    }
+/// `-p /undo` or `-p /redo` (with `--continue`, whose step holds the undo stack), with `skip` or
+/// `overwrite` as in the TUI. `Err` for a slash command headless cannot run (`/rewind`, an unknown
+/// option): it is never sent to the model as a task.
+fn restore_action(task: &str) -> Option<Result<(UndoAction, OnConflict), String>> {
+    let mut words = task.split_whitespace();
+    let first = words.next()?;
+    let action = match first {
+        "/undo" => UndoAction::Undo,
+        "/redo" => UndoAction::Redo,
+        "/rewind" => {
+            return Some(Err(
+                "/rewind works only in the TUI; headless has /undo and /redo".to_string(),
+            ));
+        }
+        _ => return None,
+    };
+    let on_conflict = match (words.next(), words.next()) {
+        (None, _) => OnConflict::Stop,
+        (Some("skip"), None) => OnConflict::KeepUsers,
+        (Some("overwrite"), None) => OnConflict::Overwrite,
+        _ => {
+            return Some(Err(format!(
+                "{first}: `{}`? (usage: {first} [overwrite|skip])",
+                task.trim()
+            )));
+        }
+    };
+    Some(Ok((action, on_conflict)))
 }
 
-/// Undo or redo without asking: files the user changed since the turn are never written over;
-/// the result names them and nothing is restored. Exit code 0 when the files were restored.
-async fn restore(mut handle: EngineHandle, action: UndoAction, out: &Printer) -> i32 {
+/// Undo or redo without asking: unless the task said `skip` or `overwrite`, files the user changed
+/// since the turn are never written over; the result names them and nothing is restored. Exit code 0 when the files were restored.
+async fn restore(
+    mut handle: EngineHandle,
+    action: UndoAction,
+    on_conflict: OnConflict,
+    out: &Printer,
+) -> i32 {
     let op = Op::Restore {
         action,
-        on_conflict: OnConflict::Stop,
+        on_conflict,
     };
     let mut report = None;
     if handle.ops.send(op).await.is_ok() {
@@ -195,9 +232,9 @@ async fn restore(mut handle: EngineHandle, action: UndoAction, out: &Printer) ->
             session_id: String::new(),
         });
     } else if ok {
-        println!("{text}");
+        println!("{}", sanitize(&text));
     } else {
-        eprintln!("flower-tui: {text}");
+        eprintln!("flower-tui: {}", sanitize(&text));
     }
     if ok { 0 } else { 1 }
 }
@@ -270,7 +307,8 @@ impl Printer {
         if self.json {
             self.json_line(ev);
         } else if let Event::Warning { message } | Event::Notice { message } = ev {
-            eprintln!("flower-tui: {message}");
+            // File names from the workspace may hold escape sequences: never for the terminal.
+            eprintln!("flower-tui: {}", sanitize(message));
         }
     }
 

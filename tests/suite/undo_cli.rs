@@ -286,3 +286,90 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(state(&ws), after_one);
 }
+
+/// `-p "/undo skip"` and `-p "/undo overwrite"` do what they do in the TUI; `-p /rewind` and an
+/// unknown option are refused (exit 2). None of them is ever sent to the model as a task.
+#[tokio::test]
+async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let ws = home.ws();
+    fs::write(ws.join("a.txt"), "a\n").unwrap();
+    fs::write(ws.join("b.txt"), "b\n").unwrap();
+    server.push(a::tool_use(
+        "b1",
+        "bash",
+        r#"{"command":"printf 'A\\n' >> a.txt && printf 'B\\n' >> b.txt"}"#,
+        u(1_000),
+    ));
+    server.push(a::text("done", u(1_200)));
+    let out = home.run(&server, &["-p", "change things"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let asked = server.requests().len();
+
+    for refused in ["/rewind", "/undo now", "/redo skip please"] {
+        let out = home.run(&server, &["--continue", "-p", refused]).await;
+        assert_eq!(out.status.code(), Some(2), "{refused}: {}", stderr(&out));
+        assert!(stderr(&out).contains(refused.split(' ').next().unwrap()));
+    }
+
+    // The user changed a.txt: skip keeps it and restores b.txt.
+    fs::write(ws.join("a.txt"), "mine\n").unwrap();
+    let out = home.run(&server, &["--continue", "-p", "/undo skip"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(restore_event(&out)["action"], "undo");
+    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"mine\n");
+    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
+
+    // Redo, then overwrite: the turn's version of a.txt is written over the user's.
+    let out = home
+        .run(&server, &["--continue", "-p", "/redo overwrite"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\nB\n");
+    fs::write(ws.join("a.txt"), "mine again\n").unwrap();
+    let out = home
+        .run(&server, &["--continue", "-p", "/undo overwrite"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\n");
+    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
+
+    assert_eq!(
+        server.requests().len(),
+        asked,
+        "no command reached the model"
+    );
+}
+
+/// A file name holding an escape sequence is listed by `-p /undo --output text` without it: the
+/// workspace's names never reach the terminal as control sequences.
+#[tokio::test]
+async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
+    use std::os::unix::ffi::OsStrExt;
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let ws = home.ws();
+    let name = std::ffi::OsStr::from_bytes(b"n\xff\x1b]0;pwned\x07\x1b[31mred.txt");
+    fs::write(ws.join(name), "x\n").unwrap();
+    server.push(a::tool_use(
+        "b1",
+        "bash",
+        r#"{"command":"for f in n*; do printf 'y\\n' >> \"$f\"; done"}"#,
+        u(1_000),
+    ));
+    server.push(a::text("done", u(1_200)));
+    let out = home.run(&server, &["-p", "change it"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\ny\n");
+
+    let out = home
+        .run(&server, &["--continue", "--output", "text", "-p", "/undo"])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\n");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("red.txt"), "{stdout}");
+    assert!(!out.stdout.contains(&0x1b), "{stdout:?}");
+    assert!(!out.stdout.contains(&0x07), "{stdout:?}");
+}

@@ -249,16 +249,7 @@ impl Engine {
             .collect();
         if !new.is_empty() {
             self.emit(Event::Notice {
-                message: format!(
-                    "not in the checkpoint, so /undo leaves {} as {} are: {}",
-                    if new.len() == 1 {
-                        "this file"
-                    } else {
-                        "these files"
-                    },
-                    if new.len() == 1 { "it" } else { "they" },
-                    new.join(", ")
-                ),
+                message: skipped_notice(&new),
             });
         }
         all
@@ -351,11 +342,42 @@ impl Engine {
     }
 }
 
+/// The notice naming files a checkpoint could not hold.
+fn skipped_notice(files: &[String]) -> String {
+    let (which, verb) = if files.len() == 1 {
+        ("this file", "it is")
+    } else {
+        ("these files", "they are")
+    };
+    format!(
+        "not in the checkpoint, so /undo leaves {which} as {verb}: {}",
+        files.join(", ")
+    )
+}
+
 fn skip_words(reason: SkipReason) -> &'static str {
     match reason {
         SkipReason::OverFileCap => "over the size cap of one file",
         SkipReason::OverCheckpointCap => "past the size cap of one checkpoint",
         SkipReason::Unreadable => "not readable",
         SkipReason::Special => "not a file",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skipped_notice;
+
+    #[test]
+    fn the_skipped_notice_agrees_in_number() {
+        assert_eq!(
+            skipped_notice(&["big.dat (12 bytes, over the size cap of one file)".into()]),
+            "not in the checkpoint, so /undo leaves this file as it is: \
+             big.dat (12 bytes, over the size cap of one file)"
+        );
+        assert_eq!(
+            skipped_notice(&["a".into(), "b".into()]),
+            "not in the checkpoint, so /undo leaves these files as they are: a, b"
+        );
     }
 }
