@@ -182,10 +182,19 @@ fn os_description() -> String {
 
 /// `git <args>` in `dir`: its stdout when it succeeds within [`GIT_TIMEOUT`]. Never takes a
 /// lock or writes: `git status` would otherwise refresh and rewrite the user's `.git/index`
-/// (`--no-optional-locks`, and the variable for a git that reads only that).
+/// (`--no-optional-locks`, and the variable for a git that reads only that). It runs outside
+/// the sandbox, so it runs no program the repository's own config names: a confined command may
+/// write `.git/config` (it lies in the workspace), and `core.fsmonitor` or hooks there would
+/// otherwise run unconfined at the next session's start.
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let mut child = Command::new("git")
         .arg("--no-optional-locks")
+        .args([
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -287,6 +296,45 @@ mod tests {
         let context = session_context(&p.text, "BASE\n");
         assert!(context.starts_with("# Environment") && context.contains("RULES"));
         assert_eq!(session_context(&p.text, "OTHER"), "");
+    }
+
+    #[test]
+    fn the_status_runs_no_program_the_repositorys_config_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let marker = tmp.path().join("fsmonitor-ran");
+        let run = |args: &[&str]| {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(&ws)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        run(&["init", "-q", "-b", "main"]);
+        std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+        // What a confined command can write: the workspace's own `.git/config`.
+        let hook = format!("touch '{}'; false", marker.display());
+        run(&["config", "core.fsmonitor", &hook]);
+        // A plain status runs it (so the check below can fail)...
+        Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(&ws)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(marker.exists(), "a plain git status runs core.fsmonitor");
+        std::fs::remove_file(&marker).unwrap();
+        // ...ours does not.
+        let env = Environment::detect(&ws);
+        assert!(env.git.is_some());
+        assert!(!marker.exists(), "the environment block ran core.fsmonitor");
     }
 
     #[test]
