@@ -13,32 +13,17 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::{self, Enforcement, SandboxPolicy, Support};
 use flower_tui::engine::tools::{self, ToolCtx, ToolOutput};
 
-/// Whether `path` lies in a folder the sandbox lets every command write (`$TMPDIR`, `/tmp`,
-/// `/var/tmp`, `/dev/shm`).
-fn in_a_temp_dir(path: &Path) -> bool {
-    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    [
-        std::env::temp_dir(),
-        PathBuf::from("/tmp"),
-        PathBuf::from("/var/tmp"),
-        PathBuf::from("/dev/shm"),
-    ]
-    .iter()
-    .filter_map(|t| t.canonicalize().ok())
-    .any(|t| path.starts_with(t))
-}
-
 /// A folder outside every temp dir, where the tests make their workspaces, homes and "outside"
 /// folders: the build's own temp folder, or, when the checkout itself lies in a temp dir (a clone
 /// under `/tmp`), a folder in the home directory.
 pub(crate) fn base() -> PathBuf {
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    if !in_a_temp_dir(&target) {
+    if !sandbox::in_a_temp_dir(&target) {
         return target;
     }
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
-        .filter(|h| h.is_absolute() && !in_a_temp_dir(h))
+        .filter(|h| h.is_absolute() && !sandbox::in_a_temp_dir(h))
         .expect("the sandbox tests need a folder outside the temp dirs: the checkout or $HOME");
     let base = home.join(".cache").join("flower-tui-sandbox-tests");
     std::fs::create_dir_all(&base).unwrap();

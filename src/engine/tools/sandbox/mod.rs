@@ -208,9 +208,7 @@ impl SandboxPolicy {
             );
         }
         if self.mode != SandboxMode::Off {
-            let mut temps = vec![std::env::temp_dir()];
-            temps.extend(TEMP_DIRS.iter().map(PathBuf::from));
-            for t in temps {
+            for t in temp_dirs() {
                 let root = Root::new(RootKind::Temp, &t);
                 if t.exists() && !roots.iter().any(|r| r.path == root.path) {
                     roots.push(root);
@@ -229,6 +227,24 @@ impl SandboxPolicy {
 
 /// Temp dirs writable in every sandboxed mode, besides `$TMPDIR`.
 const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// The temp dirs every sandboxed command may write: `$TMPDIR` (or the system's default) and
+/// [`TEMP_DIRS`].
+fn temp_dirs() -> Vec<PathBuf> {
+    let mut temps = vec![std::env::temp_dir()];
+    temps.extend(TEMP_DIRS.iter().map(PathBuf::from));
+    temps
+}
+
+/// Whether `path` lies in a temp dir every sandboxed command may write (compared after resolving
+/// links, so `/tmp` through a symlink counts too).
+pub fn in_a_temp_dir(path: &Path) -> bool {
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    temp_dirs()
+        .iter()
+        .filter_map(|t| t.canonicalize().ok())
+        .any(|t| path.starts_with(t))
+}
 
 /// Device files (and the pseudo-terminal folder) a shell and its programs write or open.
 const DEVICES: [&str; 8] = [

@@ -120,30 +120,16 @@ fn permission_errors_inside_the_writable_set_are_not_the_sandboxs() {
     }
 }
 
-/// Whether `path` lies in a folder the sandbox lets every command write.
-fn in_a_temp_dir(path: &Path) -> bool {
-    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    [
-        std::env::temp_dir(),
-        PathBuf::from("/tmp"),
-        PathBuf::from("/var/tmp"),
-        PathBuf::from("/dev/shm"),
-    ]
-    .iter()
-    .filter_map(|t| t.canonicalize().ok())
-    .any(|t| path.starts_with(t))
-}
-
 /// A folder outside every temp dir: the checkout, or the home directory when the checkout lies in
 /// a temp dir (a clone under `/tmp`).
 fn outside_the_temp_dirs() -> PathBuf {
     let checkout = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if !in_a_temp_dir(&checkout) {
+    if !crate::engine::tools::sandbox::in_a_temp_dir(&checkout) {
         return checkout;
     }
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
-        .filter(|h| h.is_absolute() && !in_a_temp_dir(h))
+        .filter(|h| h.is_absolute() && !crate::engine::tools::sandbox::in_a_temp_dir(h))
         .expect("this test needs a folder outside the temp dirs: the checkout or $HOME");
     let base = home.join(".cache").join("flower-tui-sandbox-tests");
     std::fs::create_dir_all(&base).unwrap();
