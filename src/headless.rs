@@ -262,7 +262,7 @@ impl Tally {
         match ev {
             Event::SessionStarted { session_id, .. } => self.session_id = session_id.clone(),
             Event::UserMessage { .. } => self.answer.clear(),
-            Event::TextDelta { text } => self.answer.push_str(text),
+            Event::TextDelta { text, .. } => self.answer.push_str(text),
             // A replayed try's text replaces the broken one's.
             Event::ToolCall { .. } | Event::Stream(StreamState::Discarded { .. }) => {
                 self.answer.clear()

@@ -65,12 +65,13 @@
 //!    `Event::Usage` (context, thresholds, cost) and `Event::AssistantDone`; tool calls run in
 //!    `engine/session/tools_exec.rs` (`ToolCall`, approval, `ToolResult`) and the loop asks
 //!    again, until a reply without tools ends the turn with `Event::TurnEnd` (`end_turn`, in
-//!    `engine/session/mod.rs`).
+//!    `engine/session/mod.rs`). Each of these events names the turn it belongs to.
 //! 7. `tui/app.rs` receives the events (`Wake::Engine`, then `Msg::Engine`), and the reducer
 //!    hands each to `tui/events.rs` (`on_event`), which routes a turn's events to
-//!    `tui/turn_events.rs` and the gauge's to `tui/session_events.rs`: a text delta grows the
-//!    streaming cell of the chat's transcript (`tui/render/chat.rs`, `tui/render/cell.rs`), usage
-//!    moves the gauge, the turn's end settles the cell and sends the next queued message.
+//!    `tui/turn_events.rs` (which drops the events of a turn other than the running one) and the
+//!    gauge's to `tui/session_events.rs`: a text delta grows the streaming cell of the chat's
+//!    transcript (`tui/render/chat.rs`, `tui/render/cell.rs`), usage moves the gauge, the turn's
+//!    end settles the cell and sends the next queued message.
 //! 8. When a frame is due (`tui/frame.rs`, at most 60 a second), `tui/view.rs` draws the state:
 //!    `tui/render/chat.rs` lays out the visible cells, and the streaming reply is cut into
 //!    committed Markdown (`tui/render/stream.rs`, rendered once by `tui/render/stream_view.rs` and

@@ -367,18 +367,23 @@ pub enum Event {
         attached: bool,
         summary: String,
     },
+    /// A piece of the reply of `turn` (None: outside any turn), as it streams.
     TextDelta {
+        turn: Option<TurnId>,
         text: String,
     },
     ThinkingDelta {
         text: String,
     },
-    /// The assistant message is complete.
+    /// The assistant message of `turn` is complete (None: replayed from an earlier run).
     AssistantDone {
+        turn: Option<TurnId>,
         text: String,
         interrupted: bool,
     },
+    /// A tool call the model made in `turn` (None: outside any turn).
     ToolCall {
+        turn: Option<TurnId>,
         id: String,
         name: String,
         input: Value,
@@ -388,7 +393,9 @@ pub enum Event {
         /// front end refreshes what it knows of the files after its result.
         changes_files: bool,
     },
+    /// The result of the tool call `id` of `turn` (None: outside any turn).
     ToolResult {
+        turn: Option<TurnId>,
         id: String,
         name: String,
         /// What the model is given (a spilled result: its preview).
@@ -427,8 +434,9 @@ pub enum Event {
         unsandboxed: Option<String>,
     },
     /// Context accounting after a response (or an estimate between responses), with the
-    /// thresholds in force.
+    /// thresholds in force. `turn` is the turn whose request it follows (None: between turns).
     Usage {
+        turn: Option<TurnId>,
         context: u64,
         /// `window`, `headroom`, `at`, `warn_at` (flat on the wire).
         #[serde(flatten)]

@@ -70,6 +70,7 @@ fn streaming(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::TextDelta {
+            turn: None,
             text: "Working on the parser: ".into(),
         }),
         t0,
@@ -101,6 +102,7 @@ fn the_writing_has_its_own_spinner_and_its_news_waits_for_the_reply() {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: "step two.".into(),
         }),
         t0,
@@ -108,6 +110,7 @@ fn the_writing_has_its_own_spinner_and_its_news_waits_for_the_reply() {
     update(
         &mut s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "Working on the parser: step two.".into(),
             interrupted: false,
         }),

@@ -141,6 +141,7 @@ fn window_command_validates() {
     update(
         &mut s,
         ev(Event::Usage {
+            turn: None,
             context: 0,
             thresholds: Thresholds::new(40_000, 50_000),
             estimated: true,
@@ -176,6 +177,7 @@ fn window_without_a_number_says_where_the_window_comes_from() {
     update(
         &mut s,
         ev(Event::Usage {
+            turn: None,
             context: 0,
             thresholds: Thresholds::new(150_000, 50_000),
             estimated: true,
@@ -248,6 +250,7 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
     // The cost is the session's so far, as the engine reports it with every usage.
     let usage = |context, session_cost_usd, estimated| {
         ev(Event::Usage {
+            turn: None,
             context,
             thresholds: Thresholds::new(200_000, 50_000),
             estimated,

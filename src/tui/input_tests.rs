@@ -48,6 +48,7 @@ fn approval_prompt_takes_the_keys() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t1".into(),
             name: "bash".into(),
             input: json!({"command": "make"}),

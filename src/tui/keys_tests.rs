@@ -25,6 +25,7 @@ fn tool(s: &mut AppState, id: &str, now: Instant) {
     update(
         s,
         ev(Event::ToolCall {
+            turn: None,
             id: id.into(),
             name: "bash".into(),
             input: json!({"command": "ls"}),
@@ -36,6 +37,7 @@ fn tool(s: &mut AppState, id: &str, now: Instant) {
     update(
         s,
         ev(Event::ToolResult {
+            turn: None,
             id: id.into(),
             name: "bash".into(),
             output: "1\n2\n3\n4\n5\n6\n7\n8".into(),
@@ -193,6 +195,7 @@ fn sent_messages_go_to_the_history_file_and_copy_takes_the_last_reply() {
         update(
             &mut s,
             ev(Event::AssistantDone {
+                turn: None,
                 text: text.into(),
                 interrupted: false,
             }),
@@ -278,6 +281,7 @@ fn a_running_tool_cell_counts_its_seconds() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t1".into(),
             name: "bash".into(),
             input: json!({"command": "sleep 5"}),

@@ -297,6 +297,7 @@ fn a_queued_message_sits_between_the_live_reply_and_the_plan() {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: "The lexer closes a string at the first quote, escaped or".into(),
         }),
         t0,

@@ -12,7 +12,7 @@ use crate::engine::protocol::{
 
 use super::render::cell::{AssistantState, Cell};
 use super::state::{AppState, Running};
-use super::test_support::{ctrl, end_turn, ev, key, ops, state, type_text};
+use super::test_support::{ctrl, end_turn, ev, key, last_cell, ops, state, type_text};
 use super::update::update;
 
 fn send(s: &mut AppState, text: &str, now: Instant) -> Vec<Op> {
@@ -21,7 +21,10 @@ fn send(s: &mut AppState, text: &str, now: Instant) -> Vec<Op> {
 }
 
 fn delta(text: &str) -> super::msg::Msg {
-    ev(Event::TextDelta { text: text.into() })
+    ev(Event::TextDelta {
+        turn: None,
+        text: text.into(),
+    })
 }
 
 fn cells(s: &AppState) -> Vec<Cell> {
@@ -56,6 +59,7 @@ fn a_message_typed_during_a_stream_waits_below_the_reply_and_goes_when_the_turn_
     update(
         &mut s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "a long paragraph.".into(),
             interrupted: false,
         }),
@@ -235,6 +239,7 @@ fn esc_during_a_stream_draws_the_partial_reply_once() {
     update(
         &mut s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "The first half of".into(),
             interrupted: true,
         }),
@@ -275,4 +280,114 @@ fn ctrl_c_interrupts_a_turn_and_only_an_idle_empty_input_quits() {
     assert!(s.input.is_empty(), "clears the input");
     let fx = update(&mut s, ctrl('c'), t1 + Duration::from_millis(500));
     assert!(fx.contains(&super::msg::Effect::Quit));
+}
+
+/// The engine starts turn `n` (a message).
+fn started(s: &mut AppState, n: u64, now: Instant) {
+    update(
+        s,
+        ev(Event::TurnStarted {
+            turn: TurnId(n),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+        }),
+        now,
+    );
+}
+
+#[test]
+fn late_events_of_an_aborted_turn_are_not_drawn_into_the_next_reply() {
+    let t0 = Instant::now();
+    let mut s = state();
+    send(&mut s, "first", t0);
+    started(&mut s, 1, t0);
+    let of_first = Some(TurnId(1));
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            turn: of_first,
+            text: "Half".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            turn: of_first,
+            id: "t1".into(),
+            name: "bash".into(),
+            input: serde_json::json!({"command": "sleep 9"}),
+            summary: "bash: sleep 9".into(),
+            changes_files: true,
+        }),
+        t0,
+    );
+    assert_eq!(
+        ops(&update(&mut s, key(KeyCode::Esc), t0)),
+        [Op::Abort { turn: TurnId(1) }]
+    );
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Interrupted,
+        }),
+        t0,
+    );
+    assert_eq!(
+        send(&mut s, "second", t0),
+        [Op::UserTurn {
+            turn: TurnId(2),
+            text: "second".into()
+        }]
+    );
+    started(&mut s, 2, t0);
+    let of_second = Some(TurnId(2));
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            turn: of_second,
+            text: "Fresh ".into(),
+        }),
+        t0,
+    );
+    let before = cells(&s);
+    let files_stale = s.files_stale;
+    // What turn 1 still had in flight arrives now.
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            turn: of_first,
+            text: "stale".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::ToolResult {
+            turn: of_first,
+            id: "t1".into(),
+            name: "bash".into(),
+            output: "late output".into(),
+            is_error: false,
+            spilled: None,
+            diff: None,
+            exit: None,
+            sandbox: None,
+        }),
+        t0,
+    );
+    assert_eq!(cells(&s), before, "nothing of turn 1 is drawn");
+    assert_eq!(s.files_stale, files_stale);
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            turn: of_second,
+            text: "reply".into(),
+        }),
+        t0,
+    );
+    assert_eq!(last_cell(&s), Cell::streaming("Fresh reply".into()));
 }

@@ -44,10 +44,18 @@ fn idle_streaming_idle() {
         }),
         t0,
     );
-    update(&mut s, ev(Event::TextDelta { text: "Hi ".into() }), t0);
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
+            text: "Hi ".into(),
+        }),
+        t0,
+    );
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            turn: None,
             text: "there".into(),
         }),
         t0,
@@ -56,6 +64,7 @@ fn idle_streaming_idle() {
     update(
         &mut s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "Hi there".into(),
             interrupted: false,
         }),
@@ -169,6 +178,7 @@ fn esc_aborts_only_what_runs() {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: "partial".into(),
         }),
         t0,
@@ -176,6 +186,7 @@ fn esc_aborts_only_what_runs() {
     update(
         &mut s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "partial".into(),
             interrupted: true,
         }),
@@ -239,6 +250,7 @@ fn esc_while_writing_a_handoff_cancels_it() {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: "## Doing".into(),
         }),
         t0,
@@ -310,6 +322,7 @@ fn tool_cells_fill_in() {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: "Let me look.".into(),
         }),
         t0,
@@ -317,6 +330,7 @@ fn tool_cells_fill_in() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t1".into(),
             name: "read_file".into(),
             input: json!({"path": "src/a.rs"}),
@@ -346,6 +360,7 @@ fn tool_cells_fill_in() {
     update(
         &mut s,
         ev(Event::ToolResult {
+            turn: None,
             id: "t1".into(),
             name: "read_file".into(),
             output: "fn a() {}".into(),

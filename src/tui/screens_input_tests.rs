@@ -25,6 +25,7 @@ fn queued_messages_wait_below_the_live_reply() {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: "Linux is fine: glibc defines it when _GNU_SOURCE is set, and the".into(),
         }),
         t0,
@@ -44,7 +45,14 @@ fn new_output_below_while_scrolled_up() {
     type_text(&mut s, "the whole list", t0);
     update(&mut s, key(KeyCode::Enter), t0);
     let long: String = (1..=20).map(|i| format!("- item {i}\n")).collect();
-    update(&mut s, ev(Event::TextDelta { text: long }), t0);
+    update(
+        &mut s,
+        ev(Event::TextDelta {
+            turn: None,
+            text: long,
+        }),
+        t0,
+    );
     let mut cache = ViewCache::new();
     draw_with(&s, &mut cache, 80, 12, t0);
     cache.scroll_chat(ChatScroll::Up(4));
@@ -54,6 +62,7 @@ fn new_output_below_while_scrolled_up() {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: "A new answer arrives below.".into(),
         }),
         t0,

@@ -60,6 +60,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t1".into(),
             name: "bash".into(),
             input: json!({"command": "make"}),
@@ -71,6 +72,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::ToolResult {
+            turn: None,
             id: "t1".into(),
             name: "bash".into(),
             output: "cc -c main.c\nmain.c:3: error: expected expression".into(),
@@ -85,6 +87,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::TextDelta {
+            turn: None,
             text: "The `sigemptyset` macro expands into a syntax error on macOS.".into(),
         }),
         t0,
@@ -92,6 +95,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::AssistantDone {
+            turn: None,
             text: String::new(),
             interrupted: false,
         }),
@@ -110,6 +114,7 @@ pub(super) fn session(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::Usage {
+            turn: None,
             context: 131_200,
             thresholds: Thresholds::new(200_000, 50_000),
             estimated: false,

@@ -24,6 +24,7 @@ fn a_tool_cell_selected_and_expanded() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t2".into(),
             name: "bash".into(),
             input: json!({"command": "cargo test"}),
@@ -36,6 +37,7 @@ fn a_tool_cell_selected_and_expanded() {
     update(
         &mut s,
         ev(Event::ToolResult {
+            turn: None,
             id: "t2".into(),
             name: "bash".into(),
             output: format!("{out}test result: ok. 9 passed"),
@@ -113,6 +115,7 @@ fn an_approval_offers_only_keys_that_answer_it_and_its_call_waits() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t5".into(),
             name: "bash".into(),
             input: json!({"command": "ls /etc"}),
@@ -270,6 +273,7 @@ fn an_edit_and_a_new_file_as_diff_cells() {
         update(
             &mut s,
             ev(Event::ToolCall {
+                turn: None,
                 id: id.into(),
                 name: name.into(),
                 input: json!({}),
@@ -281,6 +285,7 @@ fn an_edit_and_a_new_file_as_diff_cells() {
         update(
             &mut s,
             ev(Event::ToolResult {
+                turn: None,
                 id: id.into(),
                 name: name.into(),
                 output: format!("Wrote {path}"),
@@ -321,6 +326,7 @@ fn a_live_bash_cell_streams_its_output_with_the_time() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "b1".into(),
             name: "bash".into(),
             input: json!({"command": "cargo test"}),
@@ -356,6 +362,7 @@ fn a_command_the_sandbox_stopped_asks_to_run_once_outside_it() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t4".into(),
             name: "bash".into(),
             input: json!({ "command": command }),

@@ -30,7 +30,14 @@ fn ask(s: &mut AppState, t0: Instant) {
 }
 
 fn delta(s: &mut AppState, text: &str, t: Instant) {
-    update(s, ev(Event::TextDelta { text: text.into() }), t);
+    update(
+        s,
+        ev(Event::TextDelta {
+            turn: None,
+            text: text.into(),
+        }),
+        t,
+    );
 }
 
 fn text_cells(s: &AppState) -> Vec<String> {
@@ -78,6 +85,7 @@ fn a_discarded_try_is_taken_back_and_the_replay_follows_the_retry_line() {
     update(
         &mut s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "The build fails because of a macro.".into(),
             interrupted: false,
         }),
@@ -102,6 +110,7 @@ fn a_completed_answer_is_never_taken_back() {
     update(
         &mut s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "First answer.".into(),
             interrupted: false,
         }),

@@ -55,6 +55,7 @@ fn task_call(s: &mut AppState, id: &str, description: &str, now: Instant) {
     update(
         s,
         ev(Event::ToolCall {
+            turn: None,
             id: id.into(),
             name: "task".into(),
             input: json!({"description": description, "prompt": "…"}),
@@ -206,6 +207,7 @@ fn an_ended_subagent_shows_how_and_its_report() {
     assert!(s.agents.is_empty());
     let result = |id: &str, text: &str| {
         ev(Event::ToolResult {
+            turn: None,
             id: id.into(),
             name: "task".into(),
             output: text.into(),

@@ -141,6 +141,7 @@ pub(super) fn with_exchange(s: &mut AppState, t0: Instant) {
     update(
         s,
         ev(Event::AssistantDone {
+            turn: None,
             text: "done".into(),
             interrupted: false,
         }),

@@ -19,6 +19,7 @@ fn bash_call(s: &mut AppState, id: &str, now: Instant) {
     update(
         s,
         ev(Event::ToolCall {
+            turn: None,
             id: id.into(),
             name: "bash".into(),
             input: json!({"command": "cargo test"}),
@@ -73,6 +74,7 @@ fn bash_output_streams_into_its_cell_and_the_exit_stays_visible() {
     update(
         &mut s,
         ev(Event::ToolResult {
+            turn: None,
             id: "b1".into(),
             name: "bash".into(),
             output: "Compiling foo\nRunning 3 tests\ntest a ... ok\ntest b ... FAILED".into(),
@@ -102,6 +104,7 @@ fn an_edit_result_carries_its_diff_to_the_cell() {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "e1".into(),
             name: "edit_file".into(),
             input: json!({}),
@@ -114,6 +117,7 @@ fn an_edit_result_carries_its_diff_to_the_cell() {
     update(
         &mut s,
         ev(Event::ToolResult {
+            turn: None,
             id: "e1".into(),
             name: "edit_file".into(),
             output: "Edited a.rs".into(),

@@ -1,8 +1,10 @@
 //! One turn's events in the reducer: the turn starting and ending (and the queue moving on), the
 //! user messages it shows (the engine's own clipped to their head), the reply streamed into its
 //! cell, thinking, tool calls with their live output and results, approval requests (the call's
-//! cell waits for the answer, then runs), retries and the stream's own states. The handoff's writing turn sends its text to the document, never to
-//! the chat.
+//! cell waits for the answer, then runs), retries and the stream's own states. The handoff's
+//! writing turn sends its text to the document, never to the chat. A reply's event names its
+//! turn: one of a turn other than the running one (a late delta or result of an aborted turn) is
+//! dropped.
 
 use std::time::{Duration, Instant};
 
@@ -67,12 +69,17 @@ fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
 /// Apply one event of a turn: its start, the messages it shows, the streamed reply, its tool
 /// calls and their approvals, the stream's own states, its end.
 pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut Vec<Effect>) {
+    if stale(state, &ev) {
+        return;
+    }
     match ev {
         Event::TurnStarted { turn, kind, .. } => on_turn_started(state, turn, kind, now),
         Event::UserMessage { turn, origin, text } => on_user_message(state, turn, origin, text),
-        Event::TextDelta { text } => on_text_delta(state, text, now),
+        Event::TextDelta { text, .. } => on_text_delta(state, text, now),
         Event::ThinkingDelta { text } => on_thinking_delta(state, text),
-        Event::AssistantDone { text, interrupted } => on_assistant_done(state, text, interrupted),
+        Event::AssistantDone {
+            text, interrupted, ..
+        } => on_assistant_done(state, text, interrupted),
         Event::ToolCall {
             id,
             name,
@@ -150,6 +157,20 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
         } => on_turn_end(state, turn, kind, reason, now, fx),
         _ => {}
     }
+}
+
+/// An event of a turn that is not the one the engine runs now (a late delta or result of a turn
+/// that was aborted, arriving after the next one started): nothing of it is drawn. An event with
+/// no turn (a reply replayed from an earlier run) belongs to none and is shown.
+fn stale(state: &AppState, ev: &Event) -> bool {
+    let turn = match ev {
+        Event::TextDelta { turn, .. }
+        | Event::AssistantDone { turn, .. }
+        | Event::ToolCall { turn, .. }
+        | Event::ToolResult { turn, .. } => *turn,
+        _ => None,
+    };
+    turn.is_some_and(|t| state.engine_turn != Some(t))
 }
 
 fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {

@@ -42,6 +42,7 @@ fn crowded(t0: Instant) -> AppState {
     update(
         &mut s,
         ev(Event::TextDelta {
+            turn: None,
             text: format!("Reply: {text}\n\n- {text}\n- {FAMILY}{FAMILY}{FAMILY}"),
         }),
         t0,
@@ -49,6 +50,7 @@ fn crowded(t0: Instant) -> AppState {
     update(
         &mut s,
         ev(Event::ToolCall {
+            turn: None,
             id: "t1".into(),
             name: "bash".into(),
             input: json!({"command": format!("echo {text}")}),
@@ -116,6 +118,7 @@ fn frames_over_frames_leave_no_leftover_cells() {
             update(
                 s,
                 ev(Event::TextDelta {
+                    turn: None,
                     text: format!("\n\nmore {FAMILY} text {HEART}\n"),
                 }),
                 t,

@@ -3,7 +3,7 @@
 use flower_tui::engine::policy::FrontEnd;
 use std::time::Duration;
 
-use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnKind};
+use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnId, TurnKind};
 
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_of};
@@ -68,7 +68,7 @@ async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropp
     );
     assert!(
         ev.iter().any(
-            |e| matches!(e, Event::AssistantDone { text, interrupted: false } if text == answer)
+            |e| matches!(e, Event::AssistantDone { text, interrupted: false, .. } if text == answer)
         ),
         "{ev:#?}"
     );
@@ -140,5 +140,62 @@ async fn a_review_ends_only_with_its_own_handoff_id() {
             ..
         })
     ));
+    r.shutdown().await;
+}
+
+/// The turn a reply's event names, with the event's wire name; None for the other events.
+fn turn_of(e: &Event) -> Option<(&'static str, Option<TurnId>)> {
+    match e {
+        Event::TextDelta { turn, .. } => Some(("text_delta", *turn)),
+        Event::ToolCall { turn, .. } => Some(("tool_call", *turn)),
+        Event::ToolResult { turn, .. } => Some(("tool_result", *turn)),
+        Event::AssistantDone { turn, .. } => Some(("assistant_done", *turn)),
+        Event::Usage { turn, .. } => Some(("usage", *turn)),
+        _ => None,
+    }
+}
+
+/// Every reply event between `turn`'s start and end names `turn`; all five kinds are there.
+fn assert_all_name(ev: &[Event], turn: TurnId) {
+    let start = ev
+        .iter()
+        .position(|e| matches!(e, Event::TurnStarted { turn: t, .. } if *t == turn));
+    let Some(start) = start else {
+        panic!("{turn} never started: {ev:#?}")
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for e in &ev[start..] {
+        if let Some((kind, named)) = turn_of(e) {
+            assert_eq!(named, Some(turn), "{kind} of {turn}: {e:#?}");
+            kinds.push(kind);
+        }
+    }
+    for kind in [
+        "text_delta",
+        "tool_call",
+        "tool_result",
+        "assistant_done",
+        "usage",
+    ] {
+        assert!(kinds.contains(&kind), "{turn} sent no {kind}: {ev:#?}");
+    }
+}
+
+#[tokio::test]
+async fn every_reply_event_names_its_turn() {
+    let h = Harness::new().await;
+    for (id, text) in [("t1", "Looking."), ("t2", "Again.")] {
+        h.server
+            .push(a::text_then_tools(text, &[(id, "list_dir", "{}")], u(900)));
+        h.server.push(a::text("Done.", u(1_000)));
+    }
+    let mut r = start(h.params(200_000, 50_000));
+    let first = r.send_turn("first").await;
+    let ev = r.until_end(first).await;
+    assert_all_name(&ev, first);
+    let second = r.send_turn("second").await;
+    let ev = r.until_end(second).await;
+    assert_all_name(&ev, second);
+    assert_ne!(first, second);
     r.shutdown().await;
 }

@@ -241,7 +241,7 @@ pub fn text_of(events: &[Event]) -> String {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
+            Event::TextDelta { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect()

@@ -91,8 +91,11 @@ fn table_1(t: Thresholds) -> Vec<(Event, &'static str)> {
             r#"{"type":"attachment","turn":3,"path":"src/main.rs","attached":true,"summary":"src/main.rs: 12 lines attached"}"#,
         ),
         (
-            Event::TextDelta { text: "Hi".into() },
-            r#"{"type":"text_delta","text":"Hi"}"#,
+            Event::TextDelta {
+                turn: Some(TurnId(3)),
+                text: "Hi".into(),
+            },
+            r#"{"type":"text_delta","turn":3,"text":"Hi"}"#,
         ),
         (
             Event::ThinkingDelta { text: "hm".into() },
@@ -100,20 +103,22 @@ fn table_1(t: Thresholds) -> Vec<(Event, &'static str)> {
         ),
         (
             Event::AssistantDone {
+                turn: Some(TurnId(3)),
                 text: "Hi".into(),
                 interrupted: false,
             },
-            r#"{"type":"assistant_done","text":"Hi","interrupted":false}"#,
+            r#"{"type":"assistant_done","turn":3,"text":"Hi","interrupted":false}"#,
         ),
         (
             Event::ToolCall {
+                turn: Some(TurnId(3)),
                 id: "t1".into(),
                 name: "bash".into(),
                 input: json!({"command": "ls"}),
                 summary: "bash: ls".into(),
                 changes_files: true,
             },
-            r#"{"type":"tool_call","id":"t1","name":"bash","input":{"command":"ls"},"summary":"bash: ls","changes_files":true}"#,
+            r#"{"type":"tool_call","turn":3,"id":"t1","name":"bash","input":{"command":"ls"},"summary":"bash: ls","changes_files":true}"#,
         ),
     ]
 }
@@ -122,6 +127,7 @@ fn table_2() -> Vec<(Event, &'static str)> {
     vec![
         (
             Event::ToolResult {
+                turn: Some(TurnId(3)),
                 id: "t1".into(),
                 name: "bash".into(),
                 output: "a\n".into(),
@@ -135,7 +141,7 @@ fn table_2() -> Vec<(Event, &'static str)> {
                 }),
                 sandbox: None,
             },
-            r#"{"type":"tool_result","id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"ended":"exited","code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"},"sandbox":null}"#,
+            r#"{"type":"tool_result","turn":3,"id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"ended":"exited","code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"},"sandbox":null}"#,
         ),
         (
             Event::ToolOutputDelta {
@@ -146,6 +152,7 @@ fn table_2() -> Vec<(Event, &'static str)> {
         ),
         (
             Event::ToolResult {
+                turn: None,
                 id: "t2".into(),
                 name: "edit_file".into(),
                 output: "Edited a.txt".into(),
@@ -160,7 +167,7 @@ fn table_2() -> Vec<(Event, &'static str)> {
                 exit: None,
                 sandbox: None,
             },
-            r#"{"type":"tool_result","id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null,"sandbox":null}"#,
+            r#"{"type":"tool_result","turn":null,"id":"t2","name":"edit_file","output":"Edited a.txt","is_error":false,"spilled":null,"diff":{"path":"a.txt","change":"modified","added":1,"removed":1,"hunks":[{"old_start":1,"old_lines":1,"new_start":1,"new_lines":1,"lines":[{"kind":"removed","old":1,"new":null,"text":"x"},{"kind":"added","old":null,"new":1,"text":"y"}]}],"hidden_hunks":0,"hidden_lines":0,"too_large":false},"exit":null,"sandbox":null}"#,
         ),
         (
             Event::ApprovalRequest {

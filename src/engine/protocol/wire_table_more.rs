@@ -36,6 +36,7 @@ pub(super) fn table_5(t: Thresholds) -> Vec<(Event, &'static str)> {
         ),
         (
             Event::Usage {
+                turn: Some(TurnId(4)),
                 context: 1200,
                 thresholds: t,
                 estimated: false,
@@ -49,7 +50,7 @@ pub(super) fn table_5(t: Thresholds) -> Vec<(Event, &'static str)> {
                 session_cost_usd: 1.25,
                 masked_tokens: 48_200,
             },
-            r#"{"type":"usage","context":1200,"window":200000,"headroom":50000,"at":150000,"warn_at":130000,"estimated":false,"usage":{"input_tokens":1000,"output_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.5,"session_cost_usd":1.25,"masked_tokens":48200}"#,
+            r#"{"type":"usage","turn":4,"context":1200,"window":200000,"headroom":50000,"at":150000,"warn_at":130000,"estimated":false,"usage":{"input_tokens":1000,"output_tokens":200,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"cost_usd":0.5,"session_cost_usd":1.25,"masked_tokens":48200}"#,
         ),
         (
             Event::Handoff(HandoffPhase::Near {

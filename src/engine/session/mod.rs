@@ -257,6 +257,7 @@ impl Engine {
 
     fn emit_usage_estimate(&self) {
         self.emit(Event::Usage {
+            turn: self.turn_id(),
             context: self.ctx_estimate(),
             thresholds: self.settings.thresholds,
             estimated: true,
@@ -308,6 +309,11 @@ impl Engine {
             TurnKind::Message | TurnKind::Init => self.emit_logged(ev),
             TurnKind::Handoff => self.emit(ev),
         }
+    }
+
+    /// The id of the turn running now (None when idle): the turn its events belong to.
+    fn turn_id(&self) -> Option<TurnId> {
+        self.turn.map(|t| t.id)
     }
 
     /// Begin `turn`: it becomes the one `Op::Abort` may name.

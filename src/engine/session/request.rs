@@ -361,6 +361,7 @@ impl Engine {
         let provider = self.run.provider.client.clone();
         let policy = self.run.provider.retry;
         let events = self.run.events.clone();
+        let turn = self.turn_id();
         let notice_events = self.run.events.clone();
         // The sink and the notice handler both reach the text of the current try.
         let partial = Mutex::new(String::new());
@@ -371,7 +372,7 @@ impl Engine {
                 lock(&partial).push_str(&t);
                 if visible {
                     shown.store(true, Ordering::Relaxed);
-                    let _ = events.send(Event::TextDelta { text: t });
+                    let _ = events.send(Event::TextDelta { turn, text: t });
                 }
             }
             Delta::Thinking(t) => {

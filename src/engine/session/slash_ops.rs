@@ -87,6 +87,7 @@ impl Engine {
                     let text = m.text();
                     if !text.trim().is_empty() {
                         self.emit(Event::AssistantDone {
+                            turn: None,
                             text,
                             interrupted: false,
                         });

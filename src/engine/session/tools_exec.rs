@@ -9,7 +9,7 @@ use super::request::Stop;
 use crate::engine::approvals::{self, AllowRule};
 use crate::engine::diff::FileDiff;
 use crate::engine::policy::ApprovalPolicy;
-use crate::engine::protocol::{Approval, Event, Op};
+use crate::engine::protocol::{Approval, Event, Op, TurnId};
 use crate::engine::secrets;
 use crate::engine::subagent::TASK_TOOL;
 use crate::engine::tools::{self, CommandExit, ToolCtx, ToolOutput, names};
@@ -64,7 +64,13 @@ impl Engine {
                     .map(|(id, _, input)| (id.clone(), input.clone()))
                     .collect();
                 for (id, input) in &batch {
-                    self.emit_logged(tool_call_event(id, TASK_TOOL, input, read.contains(id)));
+                    self.emit_logged(tool_call_event(
+                        self.turn_id(),
+                        id,
+                        TASK_TOOL,
+                        input,
+                        read.contains(id),
+                    ));
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.run_tasks(batch).await;
@@ -88,7 +94,7 @@ impl Engine {
             let (out, stopped) = if offered.iter().any(|o| o == name) {
                 self.run_call(id, name, input, from_text).await
             } else {
-                self.emit_logged(tool_call_event(id, name, input, from_text));
+                self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
                 // A tool of a server that died is not offered: say which server and why.
                 let why = self
                     .run
@@ -126,7 +132,7 @@ impl Engine {
         input: &Value,
         from_text: bool,
     ) -> (ToolOutput, bool) {
-        self.emit_logged(tool_call_event(id, name, input, from_text));
+        self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
         match self.approve(id, name, input).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
@@ -164,6 +170,7 @@ impl Engine {
     pub(crate) fn deliver(&mut self, id: &str, name: &str, mut out: ToolOutput) -> Block {
         self.note_counts(id, out.diff.as_deref());
         self.emit_logged(Event::ToolResult {
+            turn: self.turn_id(),
             id: id.to_string(),
             name: name.to_string(),
             output: out.content.clone(),
@@ -472,12 +479,19 @@ fn read_from_text(msg: &Message) -> HashSet<String> {
 /// A tool call as the front ends see it: its input and summary with every secret masked (a key
 /// the model put into a command is not shown; the call itself runs as the model wrote it); a
 /// call read from the model's text says so after its summary.
-fn tool_call_event(id: &str, name: &str, input: &Value, from_text: bool) -> Event {
+fn tool_call_event(
+    turn: Option<TurnId>,
+    id: &str,
+    name: &str,
+    input: &Value,
+    from_text: bool,
+) -> Event {
     let mut summary = secrets::redact(&tools::summary(name, input)).into_owned();
     if from_text {
         summary.push_str(FROM_TEXT_MARK);
     }
     Event::ToolCall {
+        turn,
         id: id.to_string(),
         name: name.to_string(),
         input: secrets::redact_value(input),

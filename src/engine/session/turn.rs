@@ -198,6 +198,7 @@ impl Engine {
             self.on_response(&resp);
             self.consider_background(cut);
             self.emit_logged(Event::AssistantDone {
+                turn: self.turn_id(),
                 text,
                 interrupted: false,
             });
@@ -259,6 +260,7 @@ impl Engine {
             });
         }
         self.emit_logged(Event::AssistantDone {
+            turn: self.turn_id(),
             text: partial,
             interrupted: true,
         });
@@ -275,6 +277,7 @@ impl Engine {
         );
         self.push_message(Message::assistant(text));
         self.emit_logged(Event::AssistantDone {
+            turn: self.turn_id(),
             text: partial,
             interrupted: true,
         });
@@ -297,6 +300,7 @@ impl Engine {
         });
         self.save_manifest();
         self.emit_logged(Event::Usage {
+            turn: self.turn_id(),
             context: ctx,
             thresholds: self.settings.thresholds,
             estimated: false,
@@ -513,6 +517,7 @@ impl Engine {
             }
             self.on_response(&resp);
             self.emit_logged(Event::AssistantDone {
+                turn: self.turn_id(),
                 text,
                 interrupted: false,
             });

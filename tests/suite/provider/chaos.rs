@@ -59,7 +59,7 @@ pub fn shown(events: &[Event]) -> String {
     let mut live = String::new();
     for e in events {
         match e {
-            Event::TextDelta { text } => live.push_str(text),
+            Event::TextDelta { text, .. } => live.push_str(text),
             Event::Stream(StreamState::Discarded { chars }) => {
                 assert_eq!(live.chars().count(), *chars, "discarded count");
                 live.clear();
@@ -133,7 +133,9 @@ async fn alone(api: Api, kind: FaultKind) {
     let done: Vec<_> = ev
         .iter()
         .filter_map(|e| match e {
-            Event::AssistantDone { text, interrupted } => Some((text.as_str(), *interrupted)),
+            Event::AssistantDone {
+                text, interrupted, ..
+            } => Some((text.as_str(), *interrupted)),
             _ => None,
         })
         .collect();
