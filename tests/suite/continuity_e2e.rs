@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{KEY, all_files};
-use crate::support::pty::{CTRL_S, END, ENTER, ESC, Pty, READY, runtime};
+use crate::support::pty::{CTRL_S, END, ENTER, ESC, Pty, READY, kept_beside, runtime};
 
 const UP: &str = "\x1b[A";
 const HOME: &str = "\x1b[H";
@@ -493,20 +493,6 @@ fn review_then_signal(
     let home = t.home();
     let notes = t.workspace().join(".flower/notes");
     (home, notes.join(file))
-}
-
-/// The unsaved-edits files beside `file`.
-fn kept_beside(file: &Path) -> Vec<PathBuf> {
-    let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    std::fs::read_dir(file.parent().unwrap())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{name}.unsaved-")))
-        })
-        .collect()
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! before the signal can be handled. And keys that reached the program with the signal are still
 //! the user's: the loop sees the signal first.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::fake::{FakeServer, Gate, U, anthropic as a};
-use crate::support::pty::{DOWN, END, ENTER, POLL, Pty, READY, runtime};
+use crate::support::pty::{DOWN, END, ENTER, POLL, Pty, READY, kept_beside, runtime};
 
 const CTRL_O: &str = "\x0f";
 
@@ -48,20 +48,6 @@ fn manifest(home: &Path) -> Value {
         .expect("a run");
     serde_json::from_str(&std::fs::read_to_string(run.path().join("manifest.json")).unwrap())
         .unwrap()
-}
-
-/// The unsaved-edits files kept beside `file`.
-fn kept_beside(file: &Path) -> Vec<PathBuf> {
-    let prefix = format!("{}.unsaved-", file.file_name().unwrap().to_string_lossy());
-    std::fs::read_dir(file.parent().unwrap())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
-        })
-        .collect()
 }
 
 #[test]

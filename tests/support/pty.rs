@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::BorrowedFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -338,4 +338,18 @@ pub fn last_user_text(body: &Value) -> String {
             .join("\n"),
         _ => String::new(),
     }
+}
+
+/// The unsaved-edits files (`<name>.unsaved-<time>.md`) the TUI kept beside `file`.
+pub fn kept_beside(file: &Path) -> Vec<PathBuf> {
+    let prefix = format!("{}.unsaved-", file.file_name().unwrap().to_string_lossy());
+    std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+        .collect()
 }

@@ -3,11 +3,13 @@
 //! offer only their keys, the model's single line breaks, and wide and combined characters. The
 //! real binary in a pseudo-terminal, the fake behind it (see the parent module).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::support::fake::{FakeServer, anthropic as a};
-use crate::support::pty::{CTRL_C, ENTER, ESC, Pty, READY, last_user_text, lock, runtime};
+use crate::support::pty::{
+    CTRL_C, ENTER, ESC, Pty, READY, kept_beside, last_user_text, lock, runtime,
+};
 
 use super::{DOC, u};
 
@@ -48,20 +50,6 @@ fn in_review(server: &FakeServer, step: &str) -> Pty {
 
 fn notes(t: &Pty) -> PathBuf {
     t.workspace().join(".flower/notes")
-}
-
-/// The unsaved-edits files beside `file`.
-fn kept_beside(file: &Path) -> Vec<PathBuf> {
-    let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    std::fs::read_dir(file.parent().unwrap())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{name}.unsaved-")))
-        })
-        .collect()
 }
 
 #[test]
