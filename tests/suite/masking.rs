@@ -409,6 +409,17 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     r.shutdown().await;
 }
 
+/// The text of the document a handoff of `source` finished with.
+fn done_document(events: &[Event], source: DocumentSource) -> String {
+    let path = events.iter().find_map(|e| match e {
+        Event::Handoff(HandoffPhase::Done {
+            source: s, path, ..
+        }) if *s == source => path.clone(),
+        _ => None,
+    });
+    std::fs::read_to_string(path.unwrap_or_else(|| panic!("a {source:?} document"))).unwrap()
+}
+
 #[tokio::test]
 async fn degraded_and_rescued_documents_carry_the_facts_too() {
     // Degraded: the writing reply lacks the required sections (blocking mode degrades it).
@@ -428,15 +439,7 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     let mut r = start(p);
     let ev = r.turn("work on the files").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    let path = r.events.iter().find_map(|e| match e {
-        Event::Handoff(HandoffPhase::Done {
-            source: DocumentSource::Degraded,
-            path,
-            ..
-        }) => path.clone(),
-        _ => None,
-    });
-    let doc = std::fs::read_to_string(path.expect("a degraded document")).unwrap();
+    let doc = done_document(&r.events, DocumentSource::Degraded);
     assert!(doc.contains("[DEGRADED"), "{doc}");
     assert_facts(&doc);
     r.shutdown().await;
@@ -462,15 +465,7 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     let mut r = start(p);
     let ev = r.turn("work on the files").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    let path = r.events.iter().find_map(|e| match e {
-        Event::Handoff(HandoffPhase::Done {
-            source: DocumentSource::Rescued,
-            path,
-            ..
-        }) => path.clone(),
-        _ => None,
-    });
-    let doc = std::fs::read_to_string(path.expect("a rescued document")).unwrap();
+    let doc = done_document(&r.events, DocumentSource::Rescued);
     assert_facts(&doc);
     r.shutdown().await;
 }
