@@ -1,6 +1,6 @@
 //! Small text helpers shared across the engine (a leaf: it imports nothing of the engine):
 //! truncation by characters, one-line summaries, binary sniffing, line numbering, sizes, terminal
-//! escape cleaning and edit distance.
+//! escape cleaning, edit distance and the words errors use for a JSON value's kind.
 
 /// How many leading bytes are checked for a NUL byte to call a file binary.
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -175,6 +175,20 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev.last().copied().unwrap_or(0)
+}
+
+/// A JSON value's kind, as errors name it, with `object` the words for an object (`a table` in a
+/// config, `an object` in a tool call or a settings file).
+pub(crate) fn value_kind(v: &serde_json::Value, object: &'static str) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => object,
+    }
 }
 
 #[cfg(test)]

@@ -392,13 +392,7 @@ fn command_and_timeout(
     Ok((command, timeout))
 }
 
+/// A JSON value's kind, as the settings-file notices name it.
 fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    crate::engine::text::value_kind(v, "an object")
 }

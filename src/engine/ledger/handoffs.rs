@@ -112,7 +112,7 @@ pub struct FrozenHandoff {
     /// The document as frozen (masked): what the successor reads if the file is gone.
     pub markdown: String,
     pub degraded: bool,
-    /// As in [`HandoffRecord::cause`].
+    /// As in [`HandoffRecord::reason`].
     #[serde(flatten)]
     pub reason: HandoffReason,
     pub ctx_at_cut: u64,

@@ -265,18 +265,7 @@ pub(super) fn kind(v: &Value) -> &'static str {
     value_kind(v, "a table")
 }
 
-/// A JSON value's kind, as errors name it, with `object` the words for an object (`a table` in a
-/// config, `an object` in a tool call).
-pub(in crate::engine::mcp) fn value_kind(v: &Value, object: &'static str) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => object,
-    }
-}
+pub(in crate::engine::mcp) use crate::engine::text::value_kind;
 
 fn opt_str(
     body: &Map<String, Value>,
