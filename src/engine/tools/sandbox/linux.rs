@@ -14,7 +14,8 @@ use super::seccomp::{self, Rules};
 use super::{Enforcement, NetworkAccess, SandboxError, SandboxPolicy, Support};
 
 /// The newest ABI whose rights this sandbox asks for. Later ABIs add rights it does not want
-/// handled (ABI 9 confines connecting to Unix sockets by path, which the sandbox allows).
+/// handled (ABI 9 confines connecting to Unix sockets by path, which the seccomp filter
+/// already refuses with the network off and allows with it on).
 const TARGET_ABI: ABI = ABI::V6;
 
 /// `LANDLOCK_CREATE_RULESET_VERSION`: ask the kernel for its ABI version.
