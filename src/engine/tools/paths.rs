@@ -1,9 +1,10 @@
 //! Workspace containment: resolving the paths a model names, and deciding whether they leave the
 //! workspace.
 //!
-//! A path is resolved against the workspace, `~/` is expanded, `.` and `..` are normalised lexically,
-//! and then the longest prefix that exists is canonicalised, so a symlink that points out of the
-//! workspace counts as outside. The tools do their I/O on the resolved path, never on the raw one.
+//! A path is resolved against the workspace, `~/` is expanded, `.` and `..` are normalised
+//! lexically, and then the longest prefix that exists is canonicalised, so a symlink that points
+//! out of the workspace counts as outside. The tools do their I/O on the resolved path, never on
+//! the raw one.
 
 use std::ffi::OsString;
 use std::fs;

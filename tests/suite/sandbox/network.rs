@@ -1,6 +1,6 @@
-//! The network: with it off, a TCP connection to a port the test listens on and a UDP datagram
-//! to a port it reads are both refused (nothing arrives), no Unix socket opens but a
-//! `socketpair` does; with it on, both arrive. The seccomp filter does this, so it holds with or without Landlock.
+//! The network: with it off, a TCP connection to a port the test listens on and a UDP datagram to a
+//! port it reads are both refused (nothing arrives), no Unix socket opens but a `socketpair` does;
+//! with it on, both arrive. The seccomp filter does this, so it holds with or without Landlock.
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};

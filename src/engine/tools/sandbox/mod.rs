@@ -14,7 +14,8 @@
 //! the landlock crate, and the seccomp program); the child, between `fork` and `exec`, makes only
 //! raw system calls (`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` on the prepared
 //! ruleset descriptor, `seccomp(SECCOMP_SET_MODE_FILTER)`), which are async-signal-safe.
-//! - *Landlock* (best effort over the kernel's ABI) refuses writes outside the writable set,
+//! - *Landlock* (best effort over the kernel's ABI) refuses reading other processes' files in
+//!   `/proc` and writes outside the writable set,
 //!   symlinks included (the kernel checks where a path really leads); with the network off it
 //!   also refuses TCP bind and connect (ABI 4+) and connecting to abstract Unix sockets of
 //!   processes outside the sandbox (ABI 6+); it always refuses signals to processes outside the
@@ -60,14 +61,18 @@
 //! `DISPLAY`, …), so programs do not try the sockets the filter refuses. With the network on,
 //! they are kept and every socket opens: such a service can then act for the command.
 //!
-//! **Other processes.** Landlock keeps a confined command from tracing processes outside the
-//! sandbox, and reading another process's `/proc/<pid>/environ` or `mem` is such an access, so
-//! the provider key in the parent shell's environment stays out of reach (`cmdline` and `status`
-//! are readable, as for any user).
+//! **Other processes.** A confined command cannot read the files of other processes in `/proc`
+//! (`environ`, `mem`, `cmdline`, `status`): any process of the same user could otherwise read the
+//! provider key from the environment of the shell that started flower-tui (Landlock's ptrace
+//! scoping refuses `mem` but, on Linux 6.18 at least, not `environ`). Landlock only adds grants, so
+//! files are readable beneath every top-level entry of `/` but `/proc`, beneath every entry of
+//! `/proc` that is not a process, and beneath the command's own `/proc/<pid>`, granted in the
+//! child. Its children have other pids: `ps`, `pgrep` and `top` show nothing, and a program that
+//! reads its own `/proc/self/…` does without (Rust, Python, Java and Node programs run).
 //!
-//! **Known limits.** Reads are not confined: with the network off a secret read from a file can
-//! still reach the model through the command's output. A datagram `socketpair` end can still
-//! send to a datagram service by its path (the system log). Root inside the sandbox keeps its
+//! **Known limits.** Reads are not confined elsewhere: with the network off a secret read from a
+//! file can still reach the model through the command's output. A datagram `socketpair` end can
+//! still send to a datagram service by its path (the system log). Root inside the sandbox keeps its
 //! capabilities apart from what Landlock and the filter refuse; no one gains any
 //! (`no_new_privs`: `sudo` and set-user-id programs do not elevate).
 //!

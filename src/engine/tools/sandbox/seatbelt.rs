@@ -1,12 +1,13 @@
 //! The sandbox on macOS: the policy as a `sandbox-exec` profile (SBPL). Generated on every
 //! platform so its text is tested everywhere; only macOS runs it.
 //!
-//! The profile allows by default and then denies what the policy takes away, the same shape as
-//! the Linux sandbox (reads everywhere): every write except below the writable paths, and with
-//! the network off every network operation, connecting to a Unix socket included (a host
-//! service would act outside the sandbox), but binding one; signals only within the sandbox. Paths are passed as `-D WRITABLE_<i>=<path>` parameters, never spliced into the
-//! text, so no path can change the profile. macOS resolves symlinks before it matches, so the
-//! paths are canonical (`/tmp` is `/private/tmp` there), as [`super::WritableSet`] makes them.
+//! The profile allows by default and then denies what the policy takes away, the same shape as the
+//! Linux sandbox (reads everywhere): every write except below the writable paths, and with the
+//! network off every network operation, connecting to a Unix socket included (a host service would
+//! act outside the sandbox), but binding one; signals only within the sandbox. Paths are passed as
+//! `-D WRITABLE_<i>=<path>` parameters, never spliced into the text, so no path can change the
+//! profile. macOS resolves symlinks before it matches, so the paths are canonical (`/tmp` is
+//! `/private/tmp` there), as [`super::WritableSet`] makes them.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

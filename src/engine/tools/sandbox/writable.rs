@@ -3,19 +3,20 @@
 //!
 //! - *Workspace-write*: the workspace, the configured paths, the temp dirs and the device files.
 //!   When the workspace is a git repository (it holds `.git`), its `.git` stays read-only: a
-//!   command that could write there could plant a hook, a `core.fsmonitor` or a clean/smudge
-//!   filter that git runs later outside the sandbox (flower-tui's own git, the user's next
-//!   `git commit`). Landlock only adds grants, and a grant on a folder covers everything below
-//!   it, so the workspace is granted entry by entry: everything inside each of its top-level
-//!   entries but `.git` (folders whole, files for writing), and nothing on the workspace folder
-//!   itself. So a command cannot create, rename or delete entries at the top level either (that
-//!   would let it move `.git` away and put a folder of its own in its place); a top-level file made by `write_file` or by a
-//!   command run outside the sandbox is writable from the next command on. Symlinked entries are
-//!   not granted (the kernel checks where they lead, which is granted or not on its own).
-//!   A configured writable path that holds the workspace grants it whole, `.git` included: the
-//!   user asked for that. Not protected either: a `.git` a command creates further down (a nested repository), or at the top
-//!   of a workspace that has none (one inside a repository whose `.git` is in a parent folder, or
-//!   none at all): git run there later would use it.
+//!   command that could write there could plant a hook, a `core.fsmonitor` or a clean/smudge filter
+//!   that git runs later outside the sandbox (flower-tui's own git, the user's next `git commit`).
+//!   Landlock only adds grants, and a grant on a folder covers everything below it, so the
+//!   workspace is granted entry by entry: everything inside each of its top-level entries but
+//!   `.git` (folders whole, files for writing), and nothing on the workspace folder itself. So a
+//!   command cannot create, rename or delete entries at the top level either (that would let it
+//!   move `.git` away and put a folder of its own in its place); a top-level file made by
+//!   `write_file` or by a command run outside the sandbox is writable from the next command on.
+//!   Symlinked entries are not granted (the kernel checks where they lead, which is granted or not
+//!   on its own). A configured writable path that holds the workspace grants it whole, `.git`
+//!   included: the user asked for that. Not protected either: a `.git` a command creates further
+//!   down (a nested repository), or at the top of a workspace that has none (one inside a
+//!   repository whose `.git` is in a parent folder, or none at all): git run there later would use
+//!   it.
 //! - *Read-only*: the temp dirs and the device files only.
 //! - In both, a temp dir that holds the workspace is left out when the workspace must not be
 //!   written whole (read-only, or its `.git` protected): granting it would grant the workspace.
