@@ -1,7 +1,8 @@
 //! Custom commands and skills in the TUI, on the real binary in a pseudo-terminal: the `/`
 //! popup lists a custom command with its argument hint and description, running it shows the
 //! line the user typed and a tool cell for its `!` line while the model gets the expanded text,
-//! and `/skills` lists the skills. (`/help` is longer than the screen: its reducer test reads it.)
+//! and `/skills` lists the skills (`/help` is longer than the screen: its reducer test reads it);
+//! without `--yes` each `!` line asks, and a denied one is a note in the message, never run.
 
 use std::sync::Arc;
 
@@ -54,4 +55,49 @@ fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
     t.wait_for("/skills");
     t.keys(ENTER);
     t.wait_for("pdf — Fill in PDF forms");
+}
+
+#[test]
+fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text("Checked.", U::new(1_000, 10)));
+    let home = Arc::new(tempfile::tempdir().unwrap());
+    let commands = home.path().join("ws/.flower/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("check.md"),
+        "Allowed:\n!`echo yes-ran`\nDenied:\n!`echo no-ran > denied.txt`\n",
+    )
+    .unwrap();
+    // No --yes, no sandbox: every command is asked for.
+    let mut t = Pty::start_in(home, &server, &["--sandbox", "off"]);
+    let ws = t.workspace();
+    t.wait_for(READY);
+    t.keys("/check");
+    t.wait_for("/check");
+    t.keys(ENTER);
+    t.wait_for("Allow bash?");
+    assert!(
+        server.requests().is_empty(),
+        "nothing is sent before the commands ran"
+    );
+    // A prompt ignores its keys for 400 ms after it appears.
+    std::thread::sleep(std::time::Duration::from_millis(450));
+    t.keys("y");
+    t.wait("the second prompt", |s| {
+        s.contains("Allow bash?") && s.contains("denied.txt")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(450));
+    t.keys("n");
+    let requests = t.wait_requests(&server, 1);
+    let text = last_user_text(&requests[0]);
+    assert!(
+        text.starts_with(
+            "Allowed:\nyes-ran\nDenied:\n[`echo no-ran > denied.txt` was not run: denied"
+        ),
+        "{text}"
+    );
+    assert!(!ws.join("denied.txt").exists());
+    t.wait_for("Checked.");
 }
