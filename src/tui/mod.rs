@@ -19,6 +19,7 @@ pub(crate) mod handoff_state;
 pub(crate) mod history_file;
 pub(crate) mod input;
 pub(crate) mod keymap;
+pub(crate) mod hook_events;
 pub(crate) mod mcp_events;
 pub(crate) mod memory_commands;
 pub(crate) mod memory_view;
@@ -56,6 +57,8 @@ mod editor_tests;
 mod input_tests;
 #[cfg(test)]
 mod keys_tests;
+#[cfg(test)]
+mod hook_tests;
 #[cfg(test)]
 mod mcp_tests;
 #[cfg(test)]

@@ -55,6 +55,7 @@ impl Engine {
             mcp,
             side_events: _,
             masking,
+            hooks,
         } = p;
         let StartParams {
             step: step_flag,
@@ -139,6 +140,7 @@ impl Engine {
             approvals: ApprovalState::default(),
             counters: Counters::new(tokens),
             checkpoints: Default::default(),
+            hooks: super::hook_ops::HookState::new(hooks, resume.is_some()),
         };
         let first = FirstMoves {
             warnings,

@@ -11,6 +11,7 @@ pub(crate) mod gauge;
 pub mod highlight;
 pub(crate) mod live_output;
 pub(crate) mod markdown;
+pub(crate) mod hook_cell;
 pub(crate) mod mcp_cell;
 pub(crate) mod plan_view;
 pub(crate) mod prompt_view;

@@ -3,6 +3,8 @@
 mod commands;
 mod hook_files;
 mod hooks;
+mod hooks_handoff;
+mod hooks_wired;
 mod skills;
 
 /// Claude Code's names of our tools name tools that exist.
