@@ -21,8 +21,8 @@ use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
 use crate::engine::session::{
-    EngineParams, HandoffParams, HookParams, ModelSettings, PromptParams, ProviderParams, Resume, StartParams,
-    ToolParams,
+    EngineParams, HandoffParams, HookParams, ModelSettings, PromptParams, ProviderParams, Resume,
+    StartParams, ToolParams,
 };
 
 /// The system prompt for a workspace (full or lean, by the window and `--lean`). Stable across a
@@ -304,7 +304,9 @@ fn hook_params(config: &Config) -> HookParams {
         match decided {
             WorkspaceHooks::Use { hooks, notices, .. } => {
                 params.hooks.extend(hooks);
-                params.notices.extend(notices.iter().map(ToString::to_string));
+                params
+                    .notices
+                    .extend(notices.iter().map(ToString::to_string));
             }
             WorkspaceHooks::NeedsApproval {
                 file,
@@ -312,7 +314,9 @@ fn hook_params(config: &Config) -> HookParams {
                 notices,
             } => {
                 params.pending.push((file, hooks));
-                params.notices.extend(notices.iter().map(ToString::to_string));
+                params
+                    .notices
+                    .extend(notices.iter().map(ToString::to_string));
             }
             WorkspaceHooks::Ignored { .. } | WorkspaceHooks::Invalid(_) => {}
         }

@@ -38,10 +38,8 @@ pub(crate) fn resolve(keys: HookKeys, env: &Env) -> HookSettings {
 fn read(table: &toml::Value, path: &Path) -> HookSettings {
     let mut out = HookSettings::default();
     let mut notice = |e: hooks::HookConfigError| {
-        out.notices.push(format!(
-            "{}: {e}; that hook is not used",
-            path.display()
-        ));
+        out.notices
+            .push(format!("{}: {e}; that hook is not used", path.display()));
     };
     let Some(events) = table.as_table() else {
         // Not a table of events: the whole key is wrong, and says so.

@@ -11,8 +11,8 @@ use super::handoff_events::on_handoff;
 use super::msg::Effect;
 use super::state::AppState;
 use super::{
-    hook_events, mcp_events, memory_commands, rewind_picker, session_events, subagent_events, turn_events,
-    undo_commands,
+    hook_events, mcp_events, memory_commands, rewind_picker, session_events, subagent_events,
+    turn_events, undo_commands,
 };
 
 /// Apply one engine event.

@@ -33,17 +33,19 @@ fn hooks_that_ran_are_cells() {
     started(&mut s, t0);
     let flood: String = (1..=9).map(|i| format!("line {i}\n")).collect();
     for n in [
-        note("PreToolUse", "blocked", "exit code 2", "rm -rf is not allowed here"),
+        note(
+            "PreToolUse",
+            "blocked",
+            "exit code 2",
+            "rm -rf is not allowed here",
+        ),
         note("PostToolUse", "succeeded", "exit code 0", &flood),
         note("Stop", "failed", "timed out after 1s", ""),
     ] {
         update(&mut s, ev(Event::Hook(n)), t0);
     }
     assert_eq!(
-        s.chat
-            .iter()
-            .filter(|c| matches!(c, Cell::Hook(_)))
-            .count(),
+        s.chat.iter().filter(|c| matches!(c, Cell::Hook(_))).count(),
         3
     );
     insta::assert_snapshot!("hook_cells", draw(&s, 80, 20, t0).backend());
@@ -68,7 +70,11 @@ fn a_settings_file_is_asked_about_and_answered_with_its_hash() {
     assert_eq!(s.approvals.len(), 1);
     insta::assert_snapshot!("hooks_question", draw(&s, 80, 14, t0).backend());
     // Too soon: typed ahead, it answers nothing.
-    let fx = update(&mut s, key(KeyCode::Char('y')), t0 + Duration::from_millis(50));
+    let fx = update(
+        &mut s,
+        key(KeyCode::Char('y')),
+        t0 + Duration::from_millis(50),
+    );
     assert!(ops(&fx).is_empty());
     let mut s = state();
     started(&mut s, t0);

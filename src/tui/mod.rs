@@ -17,9 +17,9 @@ pub(crate) mod frame;
 pub(crate) mod handoff_events;
 pub(crate) mod handoff_state;
 pub(crate) mod history_file;
+pub(crate) mod hook_events;
 pub(crate) mod input;
 pub(crate) mod keymap;
-pub(crate) mod hook_events;
 pub(crate) mod mcp_events;
 pub(crate) mod memory_commands;
 pub(crate) mod memory_view;
@@ -54,11 +54,11 @@ mod editor_escape_tests;
 #[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
+mod hook_tests;
+#[cfg(test)]
 mod input_tests;
 #[cfg(test)]
 mod keys_tests;
-#[cfg(test)]
-mod hook_tests;
 #[cfg(test)]
 mod mcp_tests;
 #[cfg(test)]

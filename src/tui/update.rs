@@ -512,8 +512,7 @@ fn answer(
         Cell::Approval { answer, .. }
         | Cell::McpJson { answer, .. }
         | Cell::HooksQuestion { answer, .. },
-    ) =
-        state.chat.get_mut(p.cell)
+    ) = state.chat.get_mut(p.cell)
     {
         *answer = Some(text);
     }

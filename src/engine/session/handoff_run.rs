@@ -243,7 +243,10 @@ impl Engine {
             None => HandoffTrigger::Auto,
         };
         let focus = self.handoff_focus(manual.flatten());
-        let focus = match self.pre_handoff_hooks(trigger == HandoffTrigger::Manual, focus).await {
+        let focus = match self
+            .pre_handoff_hooks(trigger == HandoffTrigger::Manual, focus)
+            .await
+        {
             Gate::Go(focus) => focus,
             Gate::Blocked(reason) => {
                 self.emit_logged(Event::Handoff(HandoffPhase::Failed {

@@ -124,7 +124,12 @@ impl Engine {
     /// file (asked again when it changes); approved hooks run from now on.
     pub(crate) fn decide_hooks(&mut self, sha256: &str, approve: bool) {
         use crate::engine::mcp::{ApprovalStore, Decision as Stored};
-        let Some(at) = self.hooks.pending.iter().position(|(f, _)| f.sha256 == sha256) else {
+        let Some(at) = self
+            .hooks
+            .pending
+            .iter()
+            .position(|(f, _)| f.sha256 == sha256)
+        else {
             return;
         };
         let (file, hooks) = self.hooks.pending.remove(at);
@@ -256,7 +261,11 @@ impl Engine {
         let Some(outcome) = self.run_hooks(input).await else {
             return Gate::Aborted;
         };
-        if let Some(reason) = outcome.block_reason().map(str::to_string).or_else(|| outcome.stop.clone()) {
+        if let Some(reason) = outcome
+            .block_reason()
+            .map(str::to_string)
+            .or_else(|| outcome.stop.clone())
+        {
             return Gate::Blocked(reason);
         }
         Gate::Go(
@@ -325,8 +334,10 @@ impl Engine {
                 .push_str(&format!("\n\n[PostToolUse hook] {reason}"));
         }
         if let Some(text) = outcome.context_text() {
-            out.content
-                .push_str(&format!("\n\n{}", context_for(HookEvent::PostToolUse, &text)));
+            out.content.push_str(&format!(
+                "\n\n{}",
+                context_for(HookEvent::PostToolUse, &text)
+            ));
         }
         true
     }
@@ -374,8 +385,7 @@ impl Engine {
         let Some(outcome) = self.run_hooks(input).await else {
             return false;
         };
-        if let (Some(reason), Block::ToolResult { content, .. }) = (outcome.block_reason(), block)
-        {
+        if let (Some(reason), Block::ToolResult { content, .. }) = (outcome.block_reason(), block) {
             content.push_str(&format!("\n\n[SubagentStop hook] {reason}"));
         }
         true
@@ -412,11 +422,7 @@ impl Engine {
 
     /// `PreHandoff` before a writing turn (`manual`: `/handoff`, else automatic): refused (the reason is the user's), or the focus to
     /// write with (the given focus and the hooks' text).
-    pub(super) async fn pre_handoff_hooks(
-        &mut self,
-        manual: bool,
-        focus: Option<String>,
-    ) -> Gate {
+    pub(super) async fn pre_handoff_hooks(&mut self, manual: bool, focus: Option<String>) -> Gate {
         let input = HookInput::PreHandoff {
             trigger: if manual {
                 HandoffTrigger::Manual
@@ -428,7 +434,11 @@ impl Engine {
         let Some(outcome) = self.run_hooks(input).await else {
             return Gate::Aborted;
         };
-        if let Some(reason) = outcome.block_reason().map(str::to_string).or_else(|| outcome.stop.clone()) {
+        if let Some(reason) = outcome
+            .block_reason()
+            .map(str::to_string)
+            .or_else(|| outcome.stop.clone())
+        {
             self.ledger.record(|rec| {
                 rec.errors
                     .push(format!("handoff refused by a PreHandoff hook: {reason}"))

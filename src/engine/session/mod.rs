@@ -59,8 +59,8 @@ use lifecycle::Handoffs;
 use step_ledger::{StepLedger, step_name_from_task};
 
 pub use params::{
-    EngineHandle, EngineParams, HandoffParams, HookParams, ModelSettings, Places, PromptParams, ProviderParams,
-    Resume, StartParams, ToolParams,
+    EngineHandle, EngineParams, HandoffParams, HookParams, ModelSettings, Places, PromptParams,
+    ProviderParams, Resume, StartParams, ToolParams,
 };
 pub use startup::repair_dangling_tool_uses;
 

@@ -147,7 +147,11 @@ impl Engine {
     ) -> (ToolOutput, bool) {
         self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
         let (hooked, context) = match self.pre_tool_hooks(id, name, input).await {
-            ToolGate::Go { allow, ask, context } => (Hooked { allow, ask }, context),
+            ToolGate::Go {
+                allow,
+                ask,
+                context,
+            } => (Hooked { allow, ask }, context),
             ToolGate::Blocked(reason) => return (ToolOutput::error(reason), false),
             ToolGate::Aborted => {
                 return (
@@ -270,14 +274,14 @@ impl Engine {
         } else {
             hooked.ask
                 || tools::is_known(name)
-                && !self.sandbox_covers(name)
-                && tools::needs_approval(name, input, &self.run.places.workspace)
-                && !tools::reads_spill(
-                    name,
-                    input,
-                    &self.run.places.workspace,
-                    Some(&self.spill_dir()),
-                )
+                    && !self.sandbox_covers(name)
+                    && tools::needs_approval(name, input, &self.run.places.workspace)
+                    && !tools::reads_spill(
+                        name,
+                        input,
+                        &self.run.places.workspace,
+                        Some(&self.spill_dir()),
+                    )
         };
         if !needs {
             return Decision::Allow;

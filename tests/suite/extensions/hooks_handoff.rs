@@ -71,12 +71,20 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
     ));
     server.push(a::text("finished in generation 2", U::new(1_500, 10)));
     let out = run_handoff(&home, &server).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = lines(&out);
     assert_eq!(events.last().unwrap()["text"], "finished in generation 2");
 
     let writing = serde_json::to_string(&server.requests()[1]).unwrap();
-    assert!(writing.contains("focus-from-hook: keep the parser notes"), "{writing}");
+    assert!(
+        writing.contains("focus-from-hook: keep the parser notes"),
+        "{writing}"
+    );
 
     let frozen: Value =
         serde_json::from_str(&std::fs::read_to_string(home.file("frozen.json")).unwrap()).unwrap();
@@ -95,7 +103,10 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let sources: Vec<&str> = starts.iter().map(|s| s["source"].as_str().unwrap()).collect();
+    let sources: Vec<&str> = starts
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
     assert_eq!(sources, ["startup", "handoff"]);
     assert_ne!(starts[0]["session_id"], starts[1]["session_id"]);
 }
@@ -112,7 +123,12 @@ async fn a_pre_handoff_hook_that_exits_2_refuses_the_handoff_and_the_turn_goes_o
     server.push(a::tool_use("t1", "list_dir", "{}", U::new(2_000, 10)));
     server.push(a::text("done in one generation", U::new(2_100, 10)));
     let out = run_handoff(&home, &server).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = lines(&out);
     let failed = events
         .iter()

@@ -61,7 +61,8 @@ impl Home {
     /// Run `-p task --yes` headless to its end.
     async fn run(&self, server: &FakeServer, task: &str, extra: &[&str]) -> Output {
         let mut c = self.command(server);
-        c.args(["-p", task, "--yes", "--output", "json"]).args(extra);
+        c.args(["-p", task, "--yes", "--output", "json"])
+            .args(extra);
         tokio::task::spawn_blocking(move || c.output().unwrap())
             .await
             .unwrap()
@@ -148,7 +149,12 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
     ));
     server.push(a::text("done", U::new(1100, 10)));
     let out = home.run(&server, "use the tool", &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events = lines(&out);
 
     let seen = logged(&home.file("events.log"));
@@ -158,7 +164,13 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
         .collect();
     assert_eq!(
         names,
-        ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"]
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "Stop",
+            "SessionEnd"
+        ]
     );
     let start = &seen[0];
     assert_eq!(start["source"], "startup");
@@ -168,7 +180,10 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
     assert!(!session.is_empty());
     assert!(seen.iter().all(|e| e["session_id"] == session));
     assert!(
-        start["transcript_path"].as_str().unwrap().ends_with(".jsonl"),
+        start["transcript_path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".jsonl"),
         "{start}"
     );
     assert_eq!(seen[1]["prompt"], "use the tool");
@@ -207,9 +222,19 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
         .collect();
     assert_eq!(
         ran,
-        ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop"
+        ]
     );
-    assert!(hooks_of(&events).iter().all(|h| h["outcome"] == "succeeded"));
+    assert!(
+        hooks_of(&events)
+            .iter()
+            .all(|h| h["outcome"] == "succeeded")
+    );
     assert_eq!(events.last().unwrap()["type"], "result");
 }
 
@@ -240,13 +265,22 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         "trying",
         &[
             ("t1", "bash", r#"{"command":"touch made-by-bash"}"#),
-            ("t2", "write_file", r#"{"path":"made-by-write","content":"x"}"#),
+            (
+                "t2",
+                "write_file",
+                r#"{"path":"made-by-write","content":"x"}"#,
+            ),
         ],
         U::new(1000, 10),
     ));
     server.push(a::text("stopped", U::new(1100, 10)));
     let out = home.run(&server, "make files", &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!home.file("made-by-bash").exists(), "the bash call ran");
     assert!(!home.file("made-by-write").exists(), "the write ran");
     let second = request_text(&server, 1);
@@ -313,10 +347,18 @@ if not d["stop_hook_active"]:
     server.push(a::text("done early", U::new(1000, 10)));
     server.push(a::text("tests ran, done", U::new(1100, 10)));
     let out = home.run(&server, "work", &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(server.requests().len(), 2);
     assert!(request_text(&server, 1).contains("run the tests before stopping"));
-    let text = lines(&out).last().unwrap()["text"].as_str().unwrap().to_string();
+    let text = lines(&out).last().unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(text.ends_with("tests ran, done"), "{text}");
 
     // A bash hook that blocks every stop: the turn still ends, and says why.
@@ -331,7 +373,12 @@ if not d["stop_hook_active"]:
         server.push(a::text(&format!("answer {i}"), U::new(1000, 10)));
     }
     let out = home.run(&server, "work", &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(server.requests().len(), 4, "one answer and three more");
     let events = lines(&out);
     assert!(
@@ -373,10 +420,17 @@ async fn hooks_that_hang_flood_or_fail_lose_nothing() {
     server.push(a::text("all done", U::new(1100, 10)));
     let started = std::time::Instant::now();
     let out = home.run(&server, "go", &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
     assert_eq!(
-        std::fs::read_to_string(home.file("ran.txt")).unwrap().trim(),
+        std::fs::read_to_string(home.file("ran.txt"))
+            .unwrap()
+            .trim(),
         "still-ran",
         "a failed hook does not stop the call"
     );
@@ -385,7 +439,10 @@ async fn hooks_that_hang_flood_or_fail_lose_nothing() {
     let ran = hooks_of(&events);
     let hung = ran.iter().find(|h| h["event"] == "PreToolUse").unwrap();
     assert_eq!(hung["outcome"], "failed");
-    assert!(hung["exit"].as_str().unwrap().starts_with("timed out"), "{hung}");
+    assert!(
+        hung["exit"].as_str().unwrap().starts_with("timed out"),
+        "{hung}"
+    );
     let pid: u32 = std::fs::read_to_string(home.file("child.pid"))
         .unwrap()
         .trim()
@@ -398,7 +455,10 @@ async fn hooks_that_hang_flood_or_fail_lose_nothing() {
         .iter()
         .find(|h| h["name"].as_str().unwrap().contains("flood.sh"))
         .unwrap();
-    assert!(flooded["output"].as_str().unwrap().len() < 4_000, "{flooded}");
+    assert!(
+        flooded["output"].as_str().unwrap().len() < 4_000,
+        "{flooded}"
+    );
     let failed = ran
         .iter()
         .find(|h| h["name"].as_str().unwrap().contains("fail.py"))
@@ -413,7 +473,10 @@ async fn hooks_that_hang_flood_or_fail_lose_nothing() {
     );
     // The model got the whole result, and none of the flood.
     let second = request_text(&server, 1);
-    assert!(!second.contains("yyyyyyyyyy"), "the flood reached the model");
+    assert!(
+        !second.contains("yyyyyyyyyy"),
+        "the flood reached the model"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -429,9 +492,17 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
     let server = FakeServer::start().await;
     server.push(a::text("ok", U::new(1000, 10)));
     let out = home.run(&server, "hello", &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!home.file("ran-from-settings").exists());
-    assert!(home.file("ran-from-config").exists(), "the config's hook still runs");
+    assert!(
+        home.file("ran-from-config").exists(),
+        "the config's hook still runs"
+    );
     let told = notices(&lines(&out));
     let claude = home.file(".claude/settings.json").display().to_string();
     let flower = home.file(".flower/settings.json").display().to_string();
@@ -448,7 +519,12 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
     let server = FakeServer::start().await;
     server.push(a::text("ok", U::new(1000, 10)));
     let out = home.run(&server, "hello", &["--mcp-json", "trust"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(home.file("ran-from-settings").exists());
 }
 
@@ -463,7 +539,12 @@ async fn a_bad_config_entry_is_a_notice_and_the_others_run() {
     let server = FakeServer::start().await;
     server.push(a::text("ok", U::new(1000, 10)));
     let out = home.run(&server, "hello", &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!home.file("first").exists());
     assert!(home.file("second").exists());
     let told = notices(&lines(&out));

@@ -3,6 +3,7 @@
 mod commands;
 mod hook_files;
 mod hooks;
+mod hooks_engine;
 mod hooks_handoff;
 mod hooks_wired;
 mod skills;
