@@ -4,7 +4,6 @@
 //! `--yes` would allow, and `allow` skips it; `SubagentStop` runs after a `task` reported.
 
 use std::path::Path;
-use std::time::Duration;
 
 use flower_tui::engine::hooks::{self, Hook};
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
