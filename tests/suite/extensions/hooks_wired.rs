@@ -554,3 +554,37 @@ async fn a_bad_config_entry_is_a_notice_and_the_others_run() {
         "{told:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_starts_the_session_again_with_source_resume() {
+    let home = Home::new();
+    let log = home.script(
+        "starts.sh",
+        "#!/bin/bash\ncat >> \"$(dirname \"$0\")/starts.log\"\n",
+    );
+    home.config(&entry("SessionStart", &log, ""));
+    let server = FakeServer::start().await;
+    server.push(a::text("first", U::new(1000, 10)));
+    server.push(a::text("second", U::new(1100, 10)));
+    let out = home.run(&server, "one", &[]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = home.run(&server, "two", &["--continue"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let starts = logged(&home.file("starts.log"));
+    let sources: Vec<&str> = starts
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["startup", "resume"]);
+    assert_eq!(starts[0]["session_id"], starts[1]["session_id"]);
+}
