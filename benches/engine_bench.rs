@@ -83,6 +83,7 @@ pub fn params(
         side_events: None,
         masking: Default::default(),
         hooks: Default::default(),
+        extensions: Default::default(),
     }
 }
 

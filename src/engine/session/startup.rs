@@ -56,7 +56,14 @@ impl Engine {
             side_events: _,
             masking,
             hooks,
+            extensions,
         } = p;
+        let mut prompt = prompt;
+        // The skills' names and descriptions: the same bytes for the same files, so every
+        // session's prompt (and the provider's cache of it) stays the same.
+        if let Some(listing) = extensions.skills.listing() {
+            prompt.system_prompt = format!("{}\n\n{}", prompt.system_prompt.trim_end(), listing);
+        }
         let StartParams {
             step: step_flag,
             resume,
@@ -72,6 +79,7 @@ impl Engine {
         let tokens = Estimator::load(&places.data_dir, &settings.model);
         let mut warnings = Vec::new();
         warnings.extend(Support::current().notice(&tools.sandbox));
+        warnings.extend(super::command_turn::load_notices(&extensions));
         let (manifest, step, session, run_dir) = match &resume {
             Some(r) => {
                 warnings.extend(r.warnings.iter().cloned());
@@ -126,6 +134,7 @@ impl Engine {
                 mcp,
                 strategies,
                 masking,
+                extensions,
                 events,
             },
             settings,
