@@ -440,7 +440,8 @@ fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
 fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model() {
     let rt = runtime();
     let server = rt.block_on(crate::support::fake::FakeServer::start());
-    let command = "echo PARTIAL-$((0 + 1)); echo PARTIAL-$((1 + 1)); sleep 30; echo AFTER-$((40 + 2))";
+    let command =
+        "echo PARTIAL-$((0 + 1)); echo PARTIAL-$((1 + 1)); sleep 30; echo AFTER-$((40 + 2))";
     server.push(a::tool_use(
         "b1",
         "bash",
