@@ -26,8 +26,7 @@ pub(crate) mod transcript;
 
 pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
 pub use handoffs::{
-    Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, HandoffTrigger,
-    Held,
+    Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, Held,
 };
 pub use manifest::{
     GenerationRecord, GenerationStart, Manifest, StepRecord, SubagentRecord, now_stamp,
