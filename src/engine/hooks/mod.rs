@@ -16,7 +16,7 @@
 
 pub mod config;
 pub mod event;
-pub mod outcome;
+pub(crate) mod outcome;
 pub mod project;
 mod run;
 
@@ -27,7 +27,7 @@ use std::task::{Context, Poll};
 
 use futures_util::future::join_all;
 
-pub use config::{DEFAULT_TIMEOUT, Hook, HookConfigError, HookSource, Matcher, SettingsNotice};
+pub(crate) use config::{Hook, HookSource};
 pub use event::{
     Audience, EndReason, HandoffTrigger, HookEvent, HookInput, HookSession, PermissionMode,
     StartSource, ToolCall, tool_response,

@@ -24,7 +24,7 @@ pub(crate) mod run_index;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
-pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
+pub(crate) use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
 pub use handoffs::{
     Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, Held,
 };
