@@ -34,7 +34,9 @@ fn exported_modules() -> BTreeSet<ModPath> {
         .collect()
 }
 
-/// Every path below `flower_tui::` that the tests, the benches and the binary name.
+/// Every path below `flower_tui::` that the tests, the benches and the binary name: imported or
+/// written inline, and through an imported name (`use flower_tui::engine::hooks::{self, …}` then
+/// `hooks::config::from_toml`).
 fn named_outside() -> Vec<ModPath> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<_> = ["tests", "benches"]
@@ -46,12 +48,30 @@ fn named_outside() -> Vec<ModPath> {
         })
         .collect();
     files.push(root.join("src/main.rs"));
-    files
-        .iter()
-        .flat_map(|f| imported_paths(&blank(&fs::read_to_string(f).unwrap()), &["flower_tui"]))
-        .filter(|p| p.first().is_some_and(|r| r == "flower_tui"))
-        .map(|p| p.get(1..).unwrap_or_default().to_vec())
-        .collect()
+    let mut named = Vec::new();
+    for f in files {
+        let code = blank(&fs::read_to_string(f).unwrap());
+        let ours: Vec<ModPath> = imported_paths(&code, &["flower_tui"])
+            .into_iter()
+            .filter(|p| p.first().is_some_and(|r| r == "flower_tui"))
+            .map(|p| p.get(1..).unwrap_or_default().to_vec())
+            .collect();
+        let aliases: Vec<&str> = ours
+            .iter()
+            .filter_map(|p| p.last())
+            .map(String::as_str)
+            .collect();
+        for inline in imported_paths(&code, &aliases) {
+            let Some((first, rest)) = inline.split_first() else {
+                continue;
+            };
+            for full in ours.iter().filter(|p| p.last() == Some(first)) {
+                named.push(full.iter().chain(rest).cloned().collect());
+            }
+        }
+        named.extend(ours);
+    }
+    named
 }
 
 #[test]
