@@ -50,6 +50,7 @@ impl Engine {
     async fn on_idle_op(&mut self, op: Op) -> bool {
         match op {
             Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+            Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
             Op::Resume { run_id } => self.resume_run(&run_id).await,
@@ -93,6 +94,7 @@ impl Engine {
             }
             Op::Approval { .. }
             | Op::UserTurn { .. }
+            | Op::Command { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
             | Op::Resume { .. }

@@ -11,6 +11,7 @@
 
 mod background;
 mod background_retry;
+mod command_turn;
 mod continuity;
 mod conversation;
 mod handoff_run;
@@ -58,8 +59,8 @@ use lifecycle::Handoffs;
 use step_ledger::{StepLedger, step_name_from_task};
 
 pub use params::{
-    EngineHandle, EngineParams, HandoffParams, ModelSettings, Places, PromptParams, ProviderParams,
-    Resume, StartParams, ToolParams,
+    EngineHandle, EngineParams, Extensions, HandoffParams, ModelSettings, Places, PromptParams,
+    ProviderParams, Resume, StartParams, ToolParams,
 };
 pub use startup::repair_dangling_tool_uses;
 
@@ -108,6 +109,8 @@ pub(super) struct RunContext {
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
     /// Old tool output in the main thread's requests: masked (default) or sent as it is.
     masking: super::mask::MaskSettings,
+    /// The custom slash commands and the skills.
+    extensions: Extensions,
     events: mpsc::UnboundedSender<Event>,
 }
 
