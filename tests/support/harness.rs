@@ -123,6 +123,7 @@ impl Harness {
             mcp: None,
             side_events: None,
             masking: Default::default(),
+            hooks: Default::default(),
             extensions: Default::default(),
         }
     }
