@@ -34,6 +34,7 @@ pub(crate) const KEYS: &[&str] = &[
     "workspace",
     "run_dir",
     "no_workbench",
+    "no_checkpoints",
     "review",
     "step",
     "yes",

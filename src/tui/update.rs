@@ -8,6 +8,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui_textarea::{DataCursor, Scrolling};
 
+use crate::engine::checkpoint::OnConflict;
 use crate::engine::protocol::{Approval, Op};
 
 use super::commands::{request_quit, submit};
@@ -28,6 +29,7 @@ use super::rewind_picker;
 use super::search;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 use super::turn_events::approval_allowed;
+use super::undo_commands;
 use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
@@ -486,6 +488,15 @@ fn answer(
         (Asked::McpJson { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its servers stay off, the next launch asks again".to_string()
         }
+        // y writes over the files, n leaves them, Esc cancels the whole restore.
+        (Asked::Overwrite { retry }, _, _) => {
+            let choice = match (decision, key.code) {
+                (_, KeyCode::Esc) => None,
+                (Approval::Deny, _) => Some(OnConflict::KeepUsers),
+                _ => Some(OnConflict::Overwrite),
+            };
+            undo_commands::answered(retry, choice, fx)
+        }
         (Asked::McpJson { sha256 }, _, _) => {
             let approve = decision != Approval::Deny;
             fx.push(Effect::SendOp(Op::McpJsonDecision { sha256, approve }));
@@ -496,10 +507,9 @@ fn answer(
             }
         }
     };
-    if let Some(Cell::Approval { answer, .. } | Cell::McpJson { answer, .. }) =
-        state.chat.get_mut(p.cell)
-    {
-        *answer = Some(text);
+    match state.chat.get_mut(p.cell) {
+        Some(Cell::Approval { answer, .. } | Cell::McpJson { answer, .. }) => *answer = Some(text),
+        _ => state.notice(format!("→ {text}")),
     }
     state.approval_shown_at = if state.approvals.is_empty() {
         None

@@ -24,7 +24,9 @@ pub(crate) mod run_index;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
-pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
+pub use checkpoints::{
+    CheckpointKind, CheckpointRecord, kept_checkpoints, push as push_checkpoint,
+};
 pub use handoffs::{
     Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, HandoffTrigger,
     Held,

@@ -74,6 +74,7 @@ impl Engine {
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.run_tasks(batch).await;
+                self.checkpoint_after_call().await;
                 aborted |= stopped;
                 for (id, block) in done {
                     let slot = calls
@@ -144,6 +145,7 @@ impl Engine {
                     }
                     other => (other, false),
                 };
+                self.checkpoint_after_call().await;
                 match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
