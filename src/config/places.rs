@@ -57,7 +57,7 @@ pub(crate) struct PlaceFlags {
     pub(crate) no_workbench: bool,
     /// Take no checkpoints of the workspace (/undo, /redo and /rewind's code part then cannot
     /// help)
-    #[arg(long, display_order = 35)]
+    #[arg(long, display_order = 29)]
     pub(crate) no_checkpoints: bool,
     /// Step name (default: derived from the first task)
     #[arg(long, value_name = "NAME", display_order = 14)]

@@ -153,10 +153,26 @@ fn files_changed_since_are_asked_about_in_a_prompt_that_ignores_keys_typed_ahead
         super::super::test_support::ev(conflict(UndoAction::Undo)),
         t0,
     );
-    // Typed ahead: within the guard time no key answers.
+    // Typed ahead: within the guard time a key answers nothing (it goes to the input box, and
+    // the guard starts again when the input is cleared).
     assert!(ops(&update(&mut s, key(KeyCode::Char('y')), t0)).is_empty());
     assert_eq!(s.approvals.len(), 1);
-    let later = t0 + Duration::from_millis(450);
+    let cleared = t0 + Duration::from_millis(10);
+    update(&mut s, key(KeyCode::Backspace), cleared);
+    assert!(
+        ops(&update(
+            &mut s,
+            key(KeyCode::Char('y')),
+            cleared + Duration::from_millis(100)
+        ))
+        .is_empty()
+    );
+    update(
+        &mut s,
+        key(KeyCode::Backspace),
+        cleared + Duration::from_millis(110),
+    );
+    let later = cleared + Duration::from_millis(600);
     insta::assert_snapshot!("undo_conflict_prompt", draw(&s, 90, 16, later).backend());
     // "always" is no answer here.
     assert!(ops(&update(&mut s, key(KeyCode::Char('a')), later)).is_empty());

@@ -3,19 +3,10 @@
 //! restore, or an undo or redo that ran), the checkpoint's id in the workspace's store, and the
 //! files changed. The store (`engine::checkpoint`) holds the contents; this is the index a person
 //! or a later session reads.
-//!
-//! What the store must keep ([`kept_checkpoints`]): in every ledger of the workspace, the
-//! checkpoints of the undo stacks' turns that ended since a given time (and of a turn still
-//! open), the checkpoint records taken since then, and each step's newest record (the base of
-//! the next handoff's list of changed files).
-
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::manifest::Manifest;
 use crate::engine::checkpoint::SnapshotId;
-use crate::engine::fsutil::rfc3339;
 
 /// Why a checkpoint was taken (or, for an undo or redo, which restore ran).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,50 +65,4 @@ pub fn push(list: &mut Vec<CheckpointRecord>, rec: CheckpointRecord) {
         let excess = list.len() - MAX_RECORDS;
         list.drain(..excess);
     }
-}
-
-/// The checkpoints the ledgers of `workspace` under `data_dir` still need, for turns that ended
-/// at or after `since` (seconds since the epoch). Err: a ledger that exists but cannot be read
-/// (it may name checkpoints, so nothing may be deleted).
-pub fn kept_checkpoints(
-    data_dir: &Path,
-    workspace: &Path,
-    since: u64,
-) -> Result<Vec<SnapshotId>, PathBuf> {
-    let stamp = rfc3339(since);
-    let mut keep = Vec::new();
-    for dir in super::run_index::run_dirs(data_dir) {
-        let path = dir.join("manifest.json");
-        if !path.exists() {
-            continue;
-        }
-        let manifest = Manifest::load(&path).map_err(|_| path.clone())?;
-        if manifest.workspace != workspace {
-            continue;
-        }
-        for step in &manifest.steps {
-            keep.extend(
-                step.undo
-                    .named()
-                    .filter(|(_, at)| at.is_none_or(|at| at >= since))
-                    .map(|(id, _)| id),
-            );
-            keep.extend(
-                step.checkpoints
-                    .iter()
-                    .filter(|c| c.time >= stamp)
-                    .filter_map(|c| c.id),
-            );
-            keep.extend(
-                step.checkpoints
-                    .iter()
-                    .rev()
-                    .filter(|c| c.kind != CheckpointKind::Backup)
-                    .find_map(|c| c.id),
-            );
-        }
-    }
-    keep.sort();
-    keep.dedup();
-    Ok(keep)
 }

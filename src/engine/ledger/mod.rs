@@ -24,9 +24,7 @@ pub(crate) mod run_index;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
-pub use checkpoints::{
-    CheckpointKind, CheckpointRecord, kept_checkpoints, push as push_checkpoint,
-};
+pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
 pub use handoffs::{
     Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, HandoffTrigger,
     Held,
@@ -36,7 +34,7 @@ pub use manifest::{
 };
 pub use prompts::{PromptRecord, RewindMode, RewindPoint, RewindRecord, push as push_prompt};
 pub use run_dir::{RunDir, join, save_step};
-pub use run_list::SessionSummary;
+pub use run_list::{SessionSummary, kept_checkpoints};
 pub use transcript::{SessionHeader, Transcript, TranscriptLine, load_transcript};
 
 pub(crate) use handoffs::FrozenHandoff;
