@@ -225,10 +225,17 @@ fn a_rewind_that_would_write_over_changed_files_asks_and_sends_the_answer() {
         super::super::test_support::ev(Event::RewindConflict {
             turn: 2,
             mode: RewindMode::Both,
-            files: vec!["notes.md".into()],
+            files: (0..25).map(|n| format!("f{n}.md")).collect(),
         }),
         t0,
     );
+    // A long list is named in part and counted.
+    let super::super::render::cell::Cell::Notice { message } =
+        super::super::test_support::last_cell(&s)
+    else {
+        panic!("no notice")
+    };
+    assert!(message.ends_with("f18.md, f19.md and 5 more"), "{message}");
     let later = t0 + Duration::from_millis(450);
     let fx = update(&mut s, key(KeyCode::Char('n')), later);
     assert_eq!(

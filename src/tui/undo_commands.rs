@@ -18,6 +18,9 @@ use super::msg::Effect;
 use super::rewind_state::Retry;
 use super::state::{AppState, Asked, PendingApproval, new_input};
 
+/// How many files the rewind's question names before it counts the rest.
+const NAMED: usize = 20;
+
 /// `/undo [overwrite|skip]` or `/redo [overwrite|skip]`.
 pub(super) fn command(
     state: &mut AppState,
@@ -78,9 +81,17 @@ pub(super) fn on_rewind_conflict(
     files: &[String],
     now: Instant,
 ) {
+    let mut named = files
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if files.len() > NAMED {
+        named.push_str(&format!(" and {} more", files.len() - NAMED));
+    }
     let text = format!(
-        "Rewinding the code to before turn {turn} would write over files changed since: {}",
-        files.join(", ")
+        "Rewinding the code to before turn {turn} would write over files changed since: {named}"
     );
     ask(state, Retry::Rewind { turn, mode }, text, now);
 }
