@@ -107,7 +107,9 @@ impl Engine {
                 Some(s)
             }
             Err(e) => {
-                self.stop_checkpoints(format!("{e}: no checkpoints this session"));
+                self.stop_checkpoints(format!(
+                    "{e}: no checkpoints this session (/undo cannot help)"
+                ));
                 None
             }
         }
@@ -124,7 +126,7 @@ impl Engine {
     /// No more checkpoints this session: said once, with `why`.
     fn stop_checkpoints(&mut self, why: String) {
         self.emit(Event::Warning {
-            message: format!("{why} (/undo cannot help)"),
+            message: why.clone(),
         });
         self.checkpoints.store = Store::Unavailable(why);
     }
@@ -140,8 +142,8 @@ impl Engine {
             }
             Err(e @ CheckpointError::TooManyFiles { .. }) => {
                 self.stop_checkpoints(format!(
-                    "{e}; checkpoints are off for this session (`--no-checkpoints` or \
-                     `no_checkpoints = true` skips the walk)"
+                    "{e}; checkpoints are off for this session, so /undo cannot help \
+                     (`--no-checkpoints` or `no_checkpoints = true` skips the walk)"
                 ));
                 None
             }
