@@ -17,6 +17,7 @@ pub(crate) mod frame;
 pub(crate) mod handoff_events;
 pub(crate) mod handoff_state;
 pub(crate) mod history_file;
+pub(crate) mod hook_events;
 pub(crate) mod input;
 pub(crate) mod keymap;
 pub(crate) mod mcp_events;
@@ -49,9 +50,13 @@ mod background_handoff_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
+mod custom_commands_tests;
+#[cfg(test)]
 mod editor_escape_tests;
 #[cfg(test)]
 mod editor_tests;
+#[cfg(test)]
+mod hook_tests;
 #[cfg(test)]
 mod input_tests;
 #[cfg(test)]
@@ -129,6 +134,8 @@ pub(crate) struct TuiParams {
     pub(crate) effort: Option<crate::engine::protocol::Effort>,
     /// The workspace (its files are offered after `@`).
     pub(crate) workspace: std::path::PathBuf,
+    /// The custom commands and skills the engine was started with.
+    pub(crate) extensions: crate::engine::session::Extensions,
 }
 
 /// What the user leaves behind: the session to come back to.

@@ -76,6 +76,8 @@ pub(crate) enum Asked {
     Tool { id: String },
     /// The workspace's `.mcp.json` (this version of it): may its servers start?
     McpJson { sha256: String },
+    /// A workspace settings file (this version of it): may its hooks run?
+    Hooks { sha256: String },
     /// Files an undo, redo or rewind would write over (changed since): overwrite them, skip
     /// them, or cancel.
     Overwrite { retry: Retry },
@@ -86,7 +88,7 @@ impl Asked {
     pub(crate) fn key(&self) -> &str {
         match self {
             Asked::Tool { id } => id,
-            Asked::McpJson { sha256 } => sha256,
+            Asked::McpJson { sha256 } | Asked::Hooks { sha256 } => sha256,
             Asked::Overwrite { .. } => "overwrite",
         }
     }
@@ -162,6 +164,8 @@ pub(crate) struct Settings {
     pub(crate) notify: bool,
     /// This workspace's input history file, when history persists.
     pub(crate) history_file: Option<PathBuf>,
+    /// The custom commands (`/help`, the popup) and the skills (`/skills`).
+    pub(crate) extensions: crate::engine::session::Extensions,
 }
 
 /// A message typed while a turn runs, waiting for the turn to end.

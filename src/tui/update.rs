@@ -445,7 +445,7 @@ fn popup_move(state: &mut AppState, down: bool) {
 
 /// Tab: the selected command into the input (with a space when it takes an argument).
 fn popup_complete(state: &mut AppState, now: Instant) {
-    if let Some(spec) = state.popup_items().get(state.popup_selected()).copied() {
+    if let Some(spec) = state.popup_items().get(state.popup_selected()).cloned() {
         let text = if spec.args.is_empty() {
             format!("/{}", spec.name)
         } else {
@@ -497,6 +497,18 @@ fn answer(
             };
             undo_commands::answered(retry, choice, fx)
         }
+        (Asked::Hooks { .. }, _, _) if key.code == KeyCode::Esc => {
+            "not decided: its hooks do not run, the next launch asks again".to_string()
+        }
+        (Asked::Hooks { sha256 }, _, _) => {
+            let approve = decision != Approval::Deny;
+            fx.push(Effect::SendOp(Op::HooksDecision { sha256, approve }));
+            if approve {
+                "approved for this workspace".to_string()
+            } else {
+                "declined for this workspace (asked again when the file changes)".to_string()
+            }
+        }
         (Asked::McpJson { sha256 }, _, _) => {
             let approve = decision != Approval::Deny;
             fx.push(Effect::SendOp(Op::McpJsonDecision { sha256, approve }));
@@ -508,7 +520,11 @@ fn answer(
         }
     };
     match state.chat.get_mut(p.cell) {
-        Some(Cell::Approval { answer, .. } | Cell::McpJson { answer, .. }) => *answer = Some(text),
+        Some(
+            Cell::Approval { answer, .. }
+            | Cell::McpJson { answer, .. }
+            | Cell::HooksQuestion { answer, .. },
+        ) => *answer = Some(text),
         _ => state.notice(format!("→ {text}")),
     }
     state.approval_shown_at = if state.approvals.is_empty() {
@@ -619,7 +635,12 @@ fn on_send_failed(state: &mut AppState, op: Op, reason: String, now: Instant) {
     if let Some(turn) = op.starts_turn() {
         state.in_flight.retain(|t| *t != turn);
     }
-    if let Op::UserTurn { text, .. } = op {
+    let given_back = match op {
+        Op::UserTurn { text, .. } => Some(text),
+        Op::Command { name, args, .. } => Some(format!("/{name} {args}").trim_end().to_string()),
+        _ => None,
+    };
+    if let Some(text) = given_back {
         if matches!(state.running, Running::Streaming { .. }) {
             state.running = Running::Idle;
         }

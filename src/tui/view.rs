@@ -500,11 +500,8 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
                 Style::default()
             };
             Line::from(vec![
-                Span::styled(
-                    format!("{:<22}", super::slash::synopsis(spec)),
-                    theme.key.patch(style),
-                ),
-                Span::styled(spec.desc, theme.dim.patch(style)),
+                Span::styled(format!("{:<22}", spec.synopsis()), theme.key.patch(style)),
+                Span::styled(spec.desc.clone(), theme.dim.patch(style)),
             ])
         })
         .collect();
@@ -522,7 +519,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         .filter(|_| state.approval_takes_keys(now))
         .map(|p| match p.asked {
             Asked::Tool { .. } => tool_approval_hints(p.always.is_some()),
-            Asked::McpJson { .. } => mcp_json_hints(),
+            Asked::McpJson { .. } | Asked::Hooks { .. } => mcp_json_hints(),
             Asked::Overwrite { .. } => overwrite_hints(),
         });
     let answer = |a: Action| {

@@ -36,6 +36,14 @@ pub enum Op {
         turn: TurnId,
         overwrite: bool,
     },
+    /// `/name args`: run the custom command `name` (without its slash) with what the user typed
+    /// after it. Its `` !`command` `` lines run first as `bash` calls of this turn (asked for
+    /// and confined as the model's would be); the expanded text is then the user's message.
+    Command {
+        turn: TurnId,
+        name: String,
+        args: String,
+    },
     /// The answer to an `Event::ApprovalRequest`.
     Approval {
         id: String,
@@ -116,6 +124,13 @@ pub enum Op {
         sha256: String,
         approve: bool,
     },
+    /// The answer to `Event::HooksApproval` (at once, even mid-turn): record it for this
+    /// workspace and this version of the settings file (`sha256`); approved hooks run from now
+    /// on. Ignored when no file of that version is pending.
+    HooksDecision {
+        sha256: String,
+        approve: bool,
+    },
     /// `/undo` and `/redo` (between turns): restore the files of the newest turn on that side
     /// of the step's undo stack; `on_conflict` says what to do with files the user changed since
     /// (`Stop` first, so the front end can ask). Answered by `Event::Restore`.
@@ -140,9 +155,10 @@ impl Op {
     /// The turn this op starts, if it starts one.
     pub fn starts_turn(&self) -> Option<TurnId> {
         match self {
-            Op::UserTurn { turn, .. } | Op::Handoff { turn, .. } | Op::Init { turn, .. } => {
-                Some(*turn)
-            }
+            Op::UserTurn { turn, .. }
+            | Op::Command { turn, .. }
+            | Op::Handoff { turn, .. }
+            | Op::Init { turn, .. } => Some(*turn),
             _ => None,
         }
     }

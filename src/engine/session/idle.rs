@@ -15,6 +15,7 @@ impl Engine {
             self.emit(Event::Warning { message });
         }
         self.warn_about_the_floor();
+        self.announce_hooks();
         if first.resumed {
             self.announce_resumed();
             self.close_cut_short_turn().await;
@@ -45,12 +46,14 @@ impl Engine {
         // review reopens at the next start.
         self.abort_background_writing();
         self.save_manifest_if_any();
+        self.session_end_hooks().await;
     }
 
     /// One op while idle. False when the engine stops.
     async fn on_idle_op(&mut self, op: Op) -> bool {
         match op {
             Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+            Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
             Op::Resume { run_id } => self.resume_run(&run_id).await,
@@ -88,6 +91,7 @@ impl Engine {
             op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => self.on_memory_op(op),
             Op::McpRestart { name } => self.restart_mcp(&name),
             Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
+            Op::HooksDecision { sha256, approve } => self.decide_hooks(&sha256, approve),
             // Nothing is running: an abort can only drop a queued turn.
             Op::Abort { turn } => {
                 let _ = self.on_abort(turn);
@@ -98,6 +102,7 @@ impl Engine {
             }
             Op::Approval { .. }
             | Op::UserTurn { .. }
+            | Op::Command { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
             | Op::Resume { .. }
@@ -119,6 +124,7 @@ impl Engine {
             self.s.request = Request::default();
             self.s.briefed = None;
             let next = self.s.generation + 1;
+            self.session_left_hooks(crate::engine::hooks::EndReason::Clear);
             self.start_session(None, next, Vec::new());
         }
         let mut message = String::from("new session started (no handoff)");

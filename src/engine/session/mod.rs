@@ -5,15 +5,17 @@
 //! its state is a few owned parts, each in its own file: what the run was started with
 //! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
 //! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
-//! lifecycle ([`lifecycle`]), the session's approvals, the run's counters (requests, and the
+//! lifecycle ([`lifecycle`]), the session's approvals, the user's hooks ([`hook_ops`]), the run's counters (requests, and the
 //! model's token ratio they teach) and the workspace's checkpoints ([`undo`]). This file holds the
 //! parts, starting sessions and turns, and the one way out for events (`emit`).
 
 mod background;
 mod background_retry;
+mod command_turn;
 mod continuity;
 mod conversation;
 mod handoff_run;
+mod hook_ops;
 mod idle;
 mod input;
 mod lifecycle;
@@ -59,8 +61,8 @@ use lifecycle::Handoffs;
 use step_ledger::{StepLedger, step_name_from_task};
 
 pub use params::{
-    EngineHandle, EngineParams, HandoffParams, ModelSettings, Places, PromptParams, ProviderParams,
-    Resume, StartParams, ToolParams,
+    EngineHandle, EngineParams, Extensions, HandoffParams, HookParams, ModelSettings, Places,
+    PromptParams, ProviderParams, Resume, StartParams, ToolParams,
 };
 pub use startup::repair_dangling_tool_uses;
 
@@ -109,6 +111,8 @@ pub(super) struct RunContext {
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
     /// Old tool output in the main thread's requests: masked (default) or sent as it is.
     masking: super::mask::MaskSettings,
+    /// The custom slash commands and the skills.
+    extensions: Extensions,
     events: mpsc::UnboundedSender<Event>,
 }
 
@@ -194,6 +198,8 @@ pub(crate) struct Engine {
     counters: Counters,
     /// The workspace's checkpoint store and the running turn's first checkpoint.
     checkpoints: undo::Checkpointing,
+    /// The user's hooks and what is due of them.
+    hooks: hook_ops::HookState,
 }
 
 impl Engine {
@@ -435,6 +441,12 @@ impl Engine {
             (false, true) => GenerationStart::First,
             (false, false) => GenerationStart::New,
         };
+        // `SessionStart` runs before the new session's first request.
+        self.hooks.start = Some(match start {
+            GenerationStart::Handoff => super::hooks::StartSource::Handoff,
+            GenerationStart::First => super::hooks::StartSource::Startup,
+            GenerationStart::New => super::hooks::StartSource::Clear,
+        });
         let who = Identity {
             id: id.clone(),
             parent,

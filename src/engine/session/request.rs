@@ -97,6 +97,10 @@ impl Engine {
                 self.decide_mcp_json(&sha256, approve);
                 None
             }
+            Some(Op::HooksDecision { sha256, approve }) => {
+                self.decide_hooks(&sha256, approve);
+                None
+            }
             Some(Op::Handoff { turn, .. }) if self.handoff.writing().is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None
@@ -280,6 +284,9 @@ impl Engine {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.step_tool_specs());
         specs.push(crate::engine::subagent::spec(self.child_tools()));
+        if !self.run.extensions.skills.is_empty() {
+            specs.push(crate::engine::skills::SkillCatalog::tool_spec());
+        }
         if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
         }

@@ -5,6 +5,7 @@ use super::ActiveTurn;
 use super::background::Settle;
 use super::conversation::Request;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
+use super::hook_ops::StopGate;
 use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
@@ -86,6 +87,13 @@ impl Engine {
         task: &str,
         text: String,
     ) {
+        let turn = self.open_turn(id, kind, task);
+        self.send_message(turn, origin, text).await;
+    }
+
+    /// Start the step (`task` names it if this is its first turn), a session if none runs, and
+    /// the turn.
+    pub(crate) fn open_turn(&mut self, id: TurnId, kind: TurnKind, task: &str) -> ActiveTurn {
         self.ensure_step(task);
         if self.s.is_none() {
             let generation = self.s.generation.max(1);
@@ -94,12 +102,21 @@ impl Engine {
         // After the session it opens: a run's first event stays `session_started`.
         // A background handoff the user cancelled in an earlier turn may start again from this
         // turn on: the cancellation belongs to the turn.
-        let turn = self.begin_turn(id, kind);
+        self.begin_turn(id, kind)
+    }
+
+    /// The message of the open `turn`, and the agent loop on it to the turn's end.
+    pub(crate) async fn send_message(&mut self, turn: ActiveTurn, origin: Origin, text: String) {
+        let id = turn.id;
         // A 10 MB paste reaches the model as a preview and a file to read.
         let text = if origin == Origin::User {
             self.admit_input(text)
         } else {
             text
+        };
+        let prompt = (origin == Origin::User).then_some(text.as_str());
+        let Some(hook_context) = self.opening_hooks(turn, prompt).await else {
+            return;
         };
         self.emit(Event::UserMessage {
             turn: Some(id),
@@ -124,6 +141,9 @@ impl Engine {
                 }
             }
         }
+        if let Some(context) = hook_context {
+            message.content.push(Block::text(context));
+        }
         if origin == Origin::User {
             self.note_prompt(&text);
         }
@@ -137,7 +157,7 @@ impl Engine {
         self.finish_turn(turn, reason);
     }
 
-    fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+    pub(crate) fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
         if reason == ExitReason::Completed {
             self.s.request.open = false;
         }
@@ -171,6 +191,10 @@ impl Engine {
                 Flow::Go => {}
                 Flow::Stop(r) => return r,
             }
+            // A successor (a handoff just now) starts with its `SessionStart` hooks.
+            if !self.session_start_hooks().await {
+                return ExitReason::Interrupted;
+            }
             iterations += 1;
             if !self.wait_for_mcp().await {
                 return ExitReason::Interrupted;
@@ -203,7 +227,11 @@ impl Engine {
                 interrupted: false,
             });
             if !tool_uses {
-                return ExitReason::Completed;
+                match self.stop_hooks().await {
+                    StopGate::End => return ExitReason::Completed,
+                    StopGate::Continue => continue,
+                    StopGate::Aborted => return ExitReason::Interrupted,
+                }
             }
             if !self.run_tools(&msg, &offered).await {
                 return ExitReason::Interrupted;
