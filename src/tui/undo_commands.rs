@@ -10,7 +10,7 @@
 
 use crate::engine::checkpoint::{OnConflict, RestoreReport, UndoAction};
 use crate::engine::ledger::RewindMode;
-use crate::engine::protocol::Op;
+use crate::engine::protocol::{Approval, Op};
 
 use std::time::Instant;
 
@@ -119,11 +119,19 @@ fn ask(state: &mut AppState, retry: Retry, text: String, now: Instant) {
     }
 }
 
-/// The answer to the question: `Some(Overwrite)`, `Some(KeepUsers)`, or None to cancel. The op is
-/// sent again with it; the words for the chat are returned.
-pub(super) fn answered(retry: Retry, answer: Option<OnConflict>, fx: &mut Vec<Effect>) -> String {
-    let Some(on_conflict) = answer else {
-        return "cancelled: nothing was changed".into();
+/// The answer to the question: y (`Approval::Once`) writes over the files, n (`Deny`) leaves
+/// them, Esc cancels the whole restore. The op is sent again with it; the words for the chat are
+/// returned.
+pub(super) fn answered(
+    retry: Retry,
+    decision: Approval,
+    esc: bool,
+    fx: &mut Vec<Effect>,
+) -> String {
+    let on_conflict = match decision {
+        _ if esc => return "cancelled: nothing was changed".into(),
+        Approval::Deny => OnConflict::KeepUsers,
+        _ => OnConflict::Overwrite,
     };
     fx.push(Effect::SendOp(match retry {
         Retry::Restore(action) => Op::Restore {

@@ -8,7 +8,6 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui_textarea::{DataCursor, Scrolling};
 
-use crate::engine::checkpoint::OnConflict;
 use crate::engine::protocol::{Approval, Op};
 
 use super::commands::{request_quit, submit};
@@ -488,14 +487,8 @@ fn answer(
         (Asked::McpJson { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its servers stay off, the next launch asks again".to_string()
         }
-        // y writes over the files, n leaves them, Esc cancels the whole restore.
         (Asked::Overwrite { retry }, _, _) => {
-            let choice = match (decision, key.code) {
-                (_, KeyCode::Esc) => None,
-                (Approval::Deny, _) => Some(OnConflict::KeepUsers),
-                _ => Some(OnConflict::Overwrite),
-            };
-            undo_commands::answered(retry, choice, fx)
+            undo_commands::answered(retry, decision, key.code == KeyCode::Esc, fx)
         }
         (Asked::Hooks { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its hooks do not run, the next launch asks again".to_string()
