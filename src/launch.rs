@@ -207,6 +207,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             workspace: places.workspace.clone(),
             workbench: places.workbench_dir(),
             data_dir: places.data_dir.clone(),
+            checkpoints: places.checkpoints,
         },
         run_dir,
         prompt: PromptParams {

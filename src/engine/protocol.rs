@@ -582,6 +582,14 @@ pub enum Event {
     RewindPoints {
         points: Vec<RewindPoint>,
     },
+    /// A rewind's code part would write over files changed since the turns it undoes (by the
+    /// user, or by someone else while they ran): nothing was done. The front end asks and sends
+    /// the rewind again with the answer.
+    RewindConflict {
+        turn: u64,
+        mode: RewindMode,
+        files: Vec<String>,
+    },
     /// A rewind ran: the files put back (and kept as the user changed them), and the message
     /// to put back in the input box when the conversation went back.
     Rewound {

@@ -33,7 +33,7 @@ pub use manifest::{
 };
 pub use prompts::{PromptRecord, RewindMode, RewindPoint, RewindRecord, push as push_prompt};
 pub use run_dir::{RunDir, join, save_step};
-pub use run_list::SessionSummary;
+pub use run_list::{SessionSummary, kept_checkpoints};
 pub use transcript::{SessionHeader, Transcript, TranscriptLine, load_transcript};
 
 pub(crate) use handoffs::FrozenHandoff;

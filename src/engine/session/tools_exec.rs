@@ -84,6 +84,7 @@ impl Engine {
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.run_tasks(batch).await;
+                self.checkpoint_after_call().await;
                 aborted |= stopped;
                 for (id, mut block) in done {
                     if !aborted {
@@ -187,6 +188,7 @@ impl Engine {
                     }
                     other => (other, false),
                 };
+                self.checkpoint_after_call().await;
                 match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
