@@ -60,6 +60,7 @@ pub(crate) const KEYS: &[&str] = &[
     "mask_recent_tokens",
     "sandbox",
     "sandbox_network",
+    "mode",
 ];
 
 /// The keys that take a table: an error inside one is not "written as a table".

@@ -28,13 +28,13 @@ pub use super::instructions::InstructionFile;
 pub use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 use super::ledger::{RewindMode, RewindPoint};
-pub use super::policy::ApprovalPolicy;
+pub use super::policy::{ApprovalPolicy, Mode};
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
 pub use super::tools::{CommandEnd, CommandExit};
 pub use super::types::Effort;
 use super::types::Usage;
-pub use op::{Approval, Op};
+pub use op::{Approval, Op, PlanChoice};
 
 pub use super::error::ErrorKind;
 pub use super::ledger::Held;
@@ -587,6 +587,17 @@ pub enum Event {
         /// A session started for it (an earlier generation's message).
         generation: Option<u32>,
     },
+    /// The working mode in force (the answer to `Op::SetMode`, and at start when not normal).
+    Mode {
+        mode: Mode,
+    },
+    /// Plan mode presented its plan: saved as `path` (a new file, never over an earlier plan),
+    /// for the user to edit and decide on (`Op::ImplementPlan`). The turn ends after it.
+    Plan {
+        turn: Option<TurnId>,
+        path: PathBuf,
+        markdown: String,
+    },
     Notice {
         message: String,
     },
@@ -610,6 +621,9 @@ pub enum Event {
         num_turns: u32,
         cost_usd: f64,
         session_id: String,
+        /// The plan file a plan-mode run presented, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plan: Option<PathBuf>,
     },
 }
 

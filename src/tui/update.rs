@@ -21,6 +21,7 @@ use super::input;
 use super::keymap::{self, Action};
 use super::mention;
 use super::msg::{ChatScroll, Effect, Msg, Pane};
+use super::plan_review;
 use super::queue;
 use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
@@ -325,9 +326,25 @@ fn on_action(
         Action::PopupPrev => popup_move(state, false),
         Action::PopupComplete => popup_complete(state, now),
         Action::PopupClose => state.popup = Popup::Dismissed,
-        Action::EditorEscape => editor_escape(state, now, fx),
+        Action::EditorEscape => {
+            if !plan_review::escape(state, fx) {
+                editor_escape(state, now, fx)
+            }
+        }
+        Action::KeepEditing
+            if state
+                .editor
+                .as_ref()
+                .is_some_and(|e| e.prompt == Prompt::Plan) =>
+        {
+            plan_review::choose(state, action, fx)
+        }
         Action::SaveEdits | Action::DiscardEdits | Action::KeepEditing => {
             answer_unsaved(state, action, fx)
+        }
+        Action::CycleMode => plan_review::cycle_mode(state, fx),
+        Action::ImplementHere | Action::ImplementFresh | Action::KeepPlanning => {
+            plan_review::choose(state, action, fx)
         }
         Action::EditorTop | Action::EditorBottom => {
             editor_cursor(state, action == Action::EditorBottom, now)
@@ -529,7 +546,10 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
             if let Some(ed) = state.editor.as_mut()
                 && !matches!(
                     ed.prompt,
-                    Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved
+                    Prompt::Conflict { .. }
+                        | Prompt::Restore { .. }
+                        | Prompt::Unsaved
+                        | Prompt::Plan
                 )
             {
                 ed.pause(now);

@@ -218,6 +218,9 @@ pub enum HandoffCause {
     Overflow,
     /// The user asked for it (`/handoff [focus]`), however full the context was.
     Manual,
+    /// The user chose to implement a reviewed plan in a fresh session: the plan file is the
+    /// document.
+    Plan,
 }
 
 /// What set a handoff off, as the ledger records it.
@@ -231,15 +234,18 @@ pub enum HandoffTrigger {
     Manual,
     /// The provider said a main-thread request overflowed the context window.
     Overflow,
+    /// A reviewed plan, implemented in a fresh session.
+    Plan,
 }
 
 impl HandoffTrigger {
-    /// `auto`, `manual`, `overflow`.
+    /// `auto`, `manual`, `overflow`, `plan`.
     pub fn as_str(self) -> &'static str {
         match self {
             HandoffTrigger::Auto => "auto",
             HandoffTrigger::Manual => "manual",
             HandoffTrigger::Overflow => "overflow",
+            HandoffTrigger::Plan => "plan",
         }
     }
 }

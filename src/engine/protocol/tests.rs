@@ -147,6 +147,8 @@ fn variant(ev: &Event) -> &'static str {
         Event::Restore(_) => "restore",
         Event::RewindPoints { .. } => "rewind_points",
         Event::Rewound { .. } => "rewound",
+        Event::Mode { .. } => "mode",
+        Event::Plan { .. } => "plan",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

@@ -15,6 +15,11 @@ impl Engine {
             self.emit(Event::Warning { message });
         }
         self.warn_about_the_floor();
+        if self.planning.mode != crate::engine::policy::Mode::Normal {
+            self.emit(Event::Mode {
+                mode: self.planning.mode,
+            });
+        }
         if first.resumed {
             self.announce_resumed();
             self.reopen_frozen().await;
@@ -52,6 +57,7 @@ impl Engine {
             Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
+            Op::ImplementPlan { turn, choice } => self.implement_plan(turn, choice).await,
             Op::Resume { run_id } => self.resume_run(&run_id).await,
             Op::Shutdown => {
                 self.settle_before_exit().await;
@@ -82,6 +88,7 @@ impl Engine {
             Op::Revoke { rule } => self.revoke(rule),
             op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => self.on_memory_op(op),
             Op::McpRestart { name } => self.restart_mcp(&name),
+            Op::SetMode { mode } => self.set_mode(mode),
             Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
             // Nothing is running: an abort can only drop a queued turn.
             Op::Abort { turn } => {
@@ -95,6 +102,7 @@ impl Engine {
             | Op::UserTurn { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
+            | Op::ImplementPlan { .. }
             | Op::Resume { .. }
             | Op::Shutdown
             | Op::NewSession

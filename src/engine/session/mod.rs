@@ -6,7 +6,8 @@
 //! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
 //! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
 //! lifecycle ([`lifecycle`]), the session's approvals, the run's counters (requests, and the
-//! model's token ratio they teach) and the workspace's checkpoints ([`undo`]). This file holds the
+//! model's token ratio they teach), the workspace's checkpoints ([`undo`]) and the working mode
+//! ([`plan_mode`]). This file holds the
 //! parts, starting sessions and turns, and the one way out for events (`emit`).
 
 mod background;
@@ -22,6 +23,7 @@ mod log;
 mod masking;
 mod memory_ops;
 mod params;
+mod plan_mode;
 mod request;
 mod rewind;
 mod sandbox_ops;
@@ -193,6 +195,8 @@ pub(crate) struct Engine {
     counters: Counters,
     /// The workspace's checkpoint store and the running turn's first checkpoint.
     checkpoints: undo::Checkpointing,
+    /// The working mode and the plans presented.
+    planning: plan_mode::Planning,
 }
 
 impl Engine {

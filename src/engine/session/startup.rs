@@ -109,6 +109,11 @@ impl Engine {
             None => None,
         };
         let s = session.unwrap_or_else(|| SessionState::none(&prompt.system_prompt));
+        // The mode asked for, else the one a continued step last recorded, else normal.
+        let mode = tools
+            .mode
+            .or_else(|| rec.and_then(|r| r.settings.last()).map(|c| c.mode))
+            .unwrap_or_default();
         let strategies = handoff
             .context
             .strategies(settings.thresholds.headroom, provider.max_tokens);
@@ -139,6 +144,7 @@ impl Engine {
             approvals: ApprovalState::default(),
             counters: Counters::new(tokens),
             checkpoints: Default::default(),
+            planning: super::plan_mode::Planning::new(mode),
         };
         let first = FirstMoves {
             warnings,

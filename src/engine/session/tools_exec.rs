@@ -32,7 +32,7 @@ impl Engine {
             session_id: self.s.id.clone(),
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
-            sandbox: self.run.tools.sandbox.clone(),
+            sandbox: self.bash_sandbox(),
         }
     }
 
@@ -91,7 +91,10 @@ impl Engine {
                 continue;
             }
             let from_text = read.contains(id);
-            let (out, stopped) = if offered.iter().any(|o| o == name) {
+            let (out, stopped) = if let Some(why) = self.plan_refusal(name) {
+                self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
+                (ToolOutput::error(why), false)
+            } else if offered.iter().any(|o| o == name) {
                 self.run_call(id, name, input, from_text).await
             } else {
                 self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
@@ -245,7 +248,8 @@ impl Engine {
             ApprovalPolicy::AskOnce => self.approvals.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        if !outside && (auto || self.approvals.granted.covers(name, input)) {
+        let by_mode = self.mode_approves(name);
+        if !outside && (auto || by_mode || self.approvals.granted.covers(name, input)) {
             return Decision::Allow;
         }
         let can_ask = self.run.front_end.can_ask();
@@ -392,6 +396,7 @@ impl Engine {
                     .await?
             }
             _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
+            _ if name == names::PRESENT_PLAN => self.present_plan(input),
             _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };

@@ -137,7 +137,7 @@ impl Engine {
         self.finish_turn(turn, reason);
     }
 
-    fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+    pub(super) fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
         if reason == ExitReason::Completed {
             self.s.request.open = false;
         }
@@ -207,6 +207,10 @@ impl Engine {
             }
             if !self.run_tools(&msg, &offered).await {
                 return ExitReason::Interrupted;
+            }
+            // A presented plan ends the turn: the user decides what follows.
+            if self.planning.take_ends_turn() {
+                return ExitReason::Completed;
             }
         }
     }
