@@ -592,6 +592,10 @@ mod tests {
             KeepEditing,
             EditorTop,
             EditorBottom,
+            CycleMode,
+            ImplementHere,
+            ImplementFresh,
+            KeepPlanning,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -604,7 +608,8 @@ mod tests {
                 | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
                 | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
                 | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
-                | DiscardEdits | KeepEditing | EditorTop | EditorBottom => {}
+                | DiscardEdits | KeepEditing | EditorTop | EditorBottom | CycleMode
+                | ImplementHere | ImplementFresh | KeepPlanning => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -127,8 +127,13 @@ fn implement_here_and_keep_planning() {
     assert!(ops(&fx).is_empty(), "keeping on planning runs nothing");
     assert!(s.editor.is_none());
     assert_eq!(s.focus, Focus::Input);
-    // A second plan: implemented here.
+    // Esc in an editor that holds another file than the plan is the usual Esc (no question).
     update(&mut s, plan_event("/n/plan-x-2.md"), t0);
+    s.plan.review = None;
+    update(&mut s, key(KeyCode::Esc), t0);
+    assert!(s.editor.is_none(), "closed as any file would be");
+    // A third plan: implemented here.
+    update(&mut s, plan_event("/n/plan-x-3.md"), t0);
     update(&mut s, key(KeyCode::Esc), t0);
     let fx = update(&mut s, key(KeyCode::Char('i')), t0);
     assert_eq!(
@@ -138,9 +143,4 @@ fn implement_here_and_keep_planning() {
             choice: PlanChoice::Here
         }]
     );
-    // Esc in an editor that holds another file is the usual Esc (no plan question).
-    update(&mut s, plan_event("/n/plan-x-3.md"), t0);
-    s.plan.review = None;
-    update(&mut s, key(KeyCode::Esc), t0);
-    assert!(s.editor.is_none(), "closed as any file would be");
 }

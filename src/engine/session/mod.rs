@@ -367,6 +367,10 @@ impl Engine {
                 steps.push(rec);
             }
         }
+        // A step started in another mode than normal records it, so `--continue` keeps it.
+        if self.planning.mode != super::policy::Mode::Normal {
+            self.note_setting();
+        }
     }
 
     /// Make sure the workbench exists with its `.gitignore` (notes and spills stay out of git).

@@ -244,7 +244,8 @@ impl Engine {
         self.set_mode(Mode::Normal);
         match choice {
             PlanChoice::Here => self.implement_here(id, &presented, text).await,
-            PlanChoice::FreshSession => self.implement_fresh(id, presented, text).await,
+            // The file is read back once more under the document lock by the turnover.
+            PlanChoice::FreshSession => self.implement_fresh(id, presented).await,
         }
     }
 
@@ -267,7 +268,7 @@ impl Engine {
     /// A successor briefed with the plan file as its document, recorded in the ledger like a
     /// handoff (the generation turns over, the old session is retired), then the turn goes on in
     /// the successor.
-    async fn implement_fresh(&mut self, id: TurnId, presented: Presented, text: String) {
+    async fn implement_fresh(&mut self, id: TurnId, presented: Presented) {
         let turn = self.begin_turn(id, TurnKind::Message);
         let done = self.ledger.rec().map_or(0, |r| r.handoffs.len());
         if done >= self.run.handoff.max_generations as usize {
@@ -282,7 +283,8 @@ impl Engine {
         let handoff = self.handoff.begin_blocking(BlockingStage::Turnover);
         let frozen = FrozenHandoff {
             file: FrozenFile::OnDisk(presented.path.clone()),
-            markdown: text,
+            // As the model wrote it: the record says whether the user edited the file.
+            markdown: presented.written.clone(),
             degraded: false,
             reason: HandoffReason::clean(HandoffTrigger::Plan),
             ctx_at_cut: self.ctx_estimate(),

@@ -92,7 +92,8 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "no request after the plan: {requests:?}");
     let tools = offered(&requests[0]);
-    let mut expected = vec!["read_file", "grep", "glob", "list_dir", "todo"];
+    // `recall` reads the step's own transcripts (old tool output is masked).
+    let mut expected = vec!["read_file", "grep", "glob", "list_dir", "todo", "recall"];
     if Support::current().confines_writes() {
         expected.insert(1, "bash");
     }
@@ -162,6 +163,28 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
         text.contains(&format!("Plan: {}", again.display())),
         "{text}"
     );
+
+    // `--continue` without `--mode` goes on in the mode the step last used.
+    server.push(a::text("Still planning.", U::new(1_000, 10)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
+        .args(["--continue", "-p", "and the tests?"]);
+    let third = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(third.status.code(), Some(0), "{}", stderr(&third));
+    let events = lines(&third);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "mode" && e["mode"] == "plan"),
+        "{events:?}"
+    );
+    let last = server.requests().pop().unwrap();
+    assert!(offered(&last).iter().any(|t| t == "present_plan"));
+    assert!(!offered(&last).iter().any(|t| t == "write_file"));
 }
 
 #[test]
@@ -180,8 +203,116 @@ fn a_bad_mode_is_one_line_naming_the_accepted_ones() {
         "mode = \"planning\"\n",
     )
     .unwrap();
-    let out = bin(home.path()).args(["-p", "x"]).output().unwrap();
+    let out = bin(home.path())
+        .args(["-p", "x", "--demo"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("mode") && err.contains("planning"), "{err}");
+    assert!(err.contains("`mode`") && err.contains("planning"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[tokio::test]
+async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_nor_outside_paths()
+{
+    let (home, ws) = home();
+    let outside = home.path().join("outside.txt");
+    let server = FakeServer::start().await;
+    server.push(a::tool_use(
+        "w1",
+        "write_file",
+        r#"{"path":"made.txt","content":"made\n"}"#,
+        U::new(900, 20),
+    ));
+    server.push(a::tool_use(
+        "e1",
+        "edit_file",
+        r#"{"path":"lib.rs","old_string":"parse_all","new_string":"parse"}"#,
+        U::new(950, 20),
+    ));
+    server.push(a::tool_use(
+        "b1",
+        "bash",
+        r#"{"command":"touch ran.txt"}"#,
+        U::new(1_000, 20),
+    ));
+    server.push(a::tool_use(
+        "o1",
+        "write_file",
+        &json!({"path": outside.to_str().unwrap(), "content": "no\n"}).to_string(),
+        U::new(1_050, 20),
+    ));
+    server.push(a::text("Edited.", U::new(1_100, 10)));
+    let mut c = bin(home.path());
+    c.env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
+        .args(["--mode", "accept-edits", "-p", "rename parse_all"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = lines(&out);
+    assert_eq!(
+        events
+            .iter()
+            .find(|e| e["type"] == "mode")
+            .map(|e| &e["mode"]),
+        Some(&Value::from("accept-edits"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("lib.rs")).unwrap(),
+        "pub fn parse() {}\n"
+    );
+    let result = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "tool_result" && e["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        result("b1")["is_error"],
+        true,
+        "a command is still asked for"
+    );
+    assert!(!ws.join("ran.txt").exists());
+    assert_eq!(
+        result("o1")["is_error"],
+        true,
+        "outside paths are asked for"
+    );
+    assert!(!outside.exists());
+    // The mode is in the request: every tool is offered.
+    assert!(offered(&server.requests()[0]).iter().any(|t| t == "bash"));
+}
+
+#[tokio::test]
+async fn a_plan_that_restates_its_instructions_is_refused_and_no_file_is_written() {
+    let (home, ws) = home();
+    let server = FakeServer::start().await;
+    let echo = flower_tui::engine::tools::present_plan::PLAN_MODE_PROMPT;
+    server.push(present("p1", echo));
+    server.push(a::text("I could not plan it.", U::new(1_000, 10)));
+    let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
+    let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = lines(&out);
+    let refused = events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == "p1")
+        .unwrap();
+    assert_eq!(refused["is_error"], true);
+    let why = refused["output"].as_str().unwrap();
+    assert!(why.contains("restates its instructions"), "{why}");
+    assert!(!ws.join(".flower/notes/plan-rename.md").exists());
+    assert!(!events.iter().any(|e| e["type"] == "plan"));
+    assert!(events.last().unwrap().get("plan").is_none());
 }
