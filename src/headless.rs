@@ -6,6 +6,8 @@
 //!
 //! `-p /undo` and `-p /redo` (with `--continue`) restore the step's last turn instead of running
 //! one, and never write over a file changed since that turn: they name it and restore nothing.
+//! `-p "/name args"` runs the custom command `name` as the TUI would; `-p /skills` lists the
+//! skills and runs no turn.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,9 +15,11 @@ use std::sync::Arc;
 
 use crate::config::{Config, OutputFormat, SessionChoice};
 use crate::engine::checkpoint::{OnConflict, UndoAction};
+use crate::engine::commands::Catalog;
 use crate::engine::mcp::McpManager;
 use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
 use crate::engine::session::{self, EngineHandle};
+use crate::engine::skills::SkillCatalog;
 use crate::launch;
 use crate::tui::render::wrap::sanitize;
 
@@ -54,6 +58,13 @@ pub(crate) async fn run(mut config: Config) -> i32 {
     };
     let run_dir = params.run_dir.root.clone();
     let mcp = params.mcp.clone();
+    if task.trim() == "/skills" {
+        return list_skills(
+            &params.extensions.skills,
+            config.front.output == OutputFormat::Json,
+        );
+    }
+    let op = first_op(&task, &params.extensions.commands);
     let handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => return launch::start_failed(&e),
@@ -77,16 +88,54 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         None => {}
     }
     let turn = TurnId::FIRST;
-    if handle
-        .ops
-        .send(Op::UserTurn { turn, text: task })
-        .await
-        .is_err()
-    {
+    if handle.ops.send(op).await.is_err() {
         eprintln!("flower-tui: the engine stopped before the task was sent");
         return 1;
     }
     drive(handle, turn, &run_dir, mcp, &out).await
+}
+
+/// The task's op: `/name args` runs the custom command `name`, anything else is the user's
+/// message.
+fn first_op(task: &str, commands: &Catalog) -> Op {
+    let turn = TurnId::FIRST;
+    if let Some(rest) = task.trim_start().strip_prefix('/') {
+        let (word, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        if let Some(command) = commands.get(word) {
+            return Op::Command {
+                turn,
+                name: command.name.clone(),
+                args: args.trim().to_string(),
+            };
+        }
+    }
+    Op::UserTurn {
+        turn,
+        text: task.to_string(),
+    }
+}
+
+/// `-p /skills`: the skills this run would offer, and the files that could not be loaded; no
+/// turn runs. Exit code 0.
+fn list_skills(skills: &SkillCatalog, json: bool) -> i32 {
+    let text = skills.report();
+    if json {
+        let out = Printer {
+            json,
+            stdout: std::io::stdout(),
+        };
+        out.json_line(&Event::Result {
+            text,
+            is_error: false,
+            num_turns: 0,
+            cost_usd: 0.0,
+            session_id: String::new(),
+            plan: None,
+        });
+    } else {
+        println!("{}", sanitize(text.trim_end()));
+    }
+    0
 }
 
 /// `--resume` alone: no picker without a terminal, so say which runs there are and how to name

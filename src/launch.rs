@@ -20,8 +20,8 @@ use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
 use crate::engine::session::{
-    EngineParams, HandoffParams, ModelSettings, PromptParams, ProviderParams, Resume, StartParams,
-    ToolParams,
+    EngineParams, Extensions, HandoffParams, ModelSettings, PromptParams, ProviderParams, Resume,
+    StartParams, ToolParams,
 };
 
 /// The system prompt for a workspace (full or lean, by the window and `--lean`). Stable across a
@@ -246,7 +246,32 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         mcp: mcp.manager,
         side_events: mcp.events,
         masking: ctx.masking,
+        extensions: load_extensions(config),
     })
+}
+
+/// The custom slash commands and the skills of this user and workspace, read now (a built-in
+/// command's name is never taken by a custom one).
+pub(crate) fn load_extensions(config: &Config) -> Extensions {
+    use crate::engine::{commands, skills};
+    let places = &config.places;
+    let builtins: Vec<&str> = crate::tui::slash::COMMANDS.iter().map(|c| c.name).collect();
+    let commands = commands::load(
+        &commands::CommandDirs {
+            config_dir: places.config_dir.clone(),
+            workspace: places.workspace.clone(),
+        },
+        &builtins,
+    );
+    let skills = skills::load(&skills::SkillDirs {
+        config_dir: places.config_dir.clone(),
+        home: dirs::home_dir(),
+        workspace: places.workspace.clone(),
+    });
+    Extensions {
+        commands: Arc::new(commands),
+        skills: Arc::new(skills),
+    }
 }
 
 /// The run directory of a start that names no run: `--continue` takes a review an earlier process

@@ -20,6 +20,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
     let thresholds = params.settings.thresholds;
     let mcp = params.mcp.clone();
     let run_id = params.run_dir.run_id.clone();
+    let extensions = params.extensions.clone();
     let handle = match session::spawn(params) {
         Ok(h) => h,
         Err(e) => return crate::launch::start_failed(&e),
@@ -56,6 +57,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         run_id,
         effort: p.effort,
         workspace: places.workspace.clone(),
+        extensions,
         history_file: front
             .history
             .then(|| crate::tui::history_file::path_for(&places.data_dir, &places.workspace)),

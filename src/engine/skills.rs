@@ -273,6 +273,30 @@ impl SkillCatalog {
         Some(out)
     }
 
+    /// `/skills`: one line per skill (name, description, folder), then what could not be
+    /// loaded.
+    pub fn report(&self) -> String {
+        let mut out = if self.skills.is_empty() {
+            "no skills (folders with a SKILL.md under .flower/skills, .claude/skills, \
+             <config_dir>/flower/skills or ~/.claude/skills)\n"
+                .to_string()
+        } else {
+            format!("{} skill(s):\n", self.skills.len())
+        };
+        for s in self.skills.values() {
+            out.push_str(&format!(
+                "  {} — {} ({})\n",
+                s.name,
+                one_line(&s.description, 120),
+                s.dir.display()
+            ));
+        }
+        for n in &self.notices {
+            out.push_str(&format!("  not loaded: {n}\n"));
+        }
+        out
+    }
+
     /// The `skill` tool, for the model.
     pub fn tool_spec() -> ToolSpec {
         ToolSpec {

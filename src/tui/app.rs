@@ -120,6 +120,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             editor_cmd: params.editor_cmd.clone().filter(|c| !c.trim().is_empty()),
             notify: params.notify != crate::config::Notify::Off,
             history_file: params.history_file.clone(),
+            extensions: params.extensions.clone(),
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),

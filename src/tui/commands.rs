@@ -20,11 +20,14 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     if raw.trim().is_empty() {
         return;
     }
-    let parsed = match slash::parse(&raw) {
+    let parsed = match slash::parse(&raw, &state.settings.extensions.commands) {
         Parsed::Unknown(word) => match state.popup_items().get(state.popup_selected()) {
-            Some(spec) => Parsed::Command {
-                cmd: spec.cmd,
-                arg: None,
+            Some(item) => match item.cmd {
+                Some(cmd) => Parsed::Command { cmd, arg: None },
+                None => Parsed::Custom {
+                    name: item.name.clone(),
+                    args: String::new(),
+                },
             },
             None => {
                 return state.error(format!("Unknown command /{word} (/help lists commands)"));
@@ -32,7 +35,8 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         },
         p => p,
     };
-    if parsed == Parsed::Message && state.link == EngineLink::Closed {
+    let sends = matches!(parsed, Parsed::Message | Parsed::Custom { .. });
+    if sends && state.link == EngineLink::Closed {
         return state.error("The engine is not running; /quit to leave");
     }
     // The chips go with the history entry, so a recalled message sends what was pasted.
@@ -46,6 +50,17 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         Parsed::Message => {
             remember(state, &raw, &pastes, fx);
             state.history.push(&raw, pastes.clone());
+            queue::send_or_queue(state, raw, pastes, now, fx);
+        }
+        // A custom command goes (or waits) as a message does; sending it runs it.
+        Parsed::Custom { name, args } => {
+            remember(state, &raw, &pastes, fx);
+            state.history.push(&raw, pastes.clone());
+            let raw = if args.is_empty() {
+                format!("/{name}")
+            } else {
+                raw
+            };
             queue::send_or_queue(state, raw, pastes, now, fx);
         }
         Parsed::Command { cmd, arg } => {
@@ -158,8 +173,12 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 _ => state.error("usage: /mcp, or /mcp restart NAME"),
             },
         },
+        SlashCommand::Skills => {
+            let text = state.settings.extensions.skills.report();
+            state.notice(text.trim_end().to_string());
+        }
         SlashCommand::Help => {
-            let mut lines = slash::help_lines();
+            let mut lines = slash::help_lines(&state.settings.extensions.commands);
             lines.push(String::new());
             lines.extend(keymap::help_lines());
             state.notice(lines.join("\n"));

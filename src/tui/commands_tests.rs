@@ -212,7 +212,7 @@ fn popup_selects_and_runs_commands() {
     let t0 = Instant::now();
     let mut s = state();
     type_text(&mut s, "/h", t0);
-    let names: Vec<_> = s.popup_items().iter().map(|c| c.name).collect();
+    let names: Vec<_> = s.popup_items().into_iter().map(|c| c.name).collect();
     assert_eq!(names, ["handoff", "help"]);
     update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Enter), t0);

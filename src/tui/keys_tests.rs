@@ -172,6 +172,7 @@ fn sent_messages_go_to_the_history_file_and_copy_takes_the_last_reply() {
             editor_cmd: None,
             notify: true,
             history_file: Some(PathBuf::from("/d/history/x.jsonl")),
+            extensions: Default::default(),
         },
         ..super::test_support::params(None)
     });

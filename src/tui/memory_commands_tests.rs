@@ -229,10 +229,11 @@ fn help_and_the_popup_list_the_memory_commands() {
     for line in ["/pin TEXT", "/pins [rm N|clear]", "/focus [TEXT]"] {
         assert!(help.contains(line), "{line}: {help}");
     }
-    let names: Vec<&str> = super::slash::popup_matches("/p")
-        .iter()
-        .map(|c| c.name)
-        .collect();
+    let names: Vec<String> =
+        super::slash::popup_matches("/p", &crate::engine::commands::Catalog::default())
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
     assert_eq!(names, ["permissions", "pin", "pins"]);
 }
 

@@ -51,6 +51,8 @@ mod background_handoff_tests;
 #[cfg(test)]
 mod commands_tests;
 #[cfg(test)]
+mod custom_commands_tests;
+#[cfg(test)]
 mod editor_escape_tests;
 #[cfg(test)]
 mod editor_tests;
@@ -133,6 +135,8 @@ pub(crate) struct TuiParams {
     pub(crate) effort: Option<crate::engine::protocol::Effort>,
     /// The workspace (its files are offered after `@`).
     pub(crate) workspace: std::path::PathBuf,
+    /// The custom commands and skills the engine was started with.
+    pub(crate) extensions: crate::engine::session::Extensions,
 }
 
 /// What the user leaves behind: the session to come back to.

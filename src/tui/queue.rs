@@ -32,7 +32,12 @@ pub(super) fn send_now(
     }
     let turn = state.new_turn();
     state.in_flight.push(turn);
-    fx.push(Effect::SendOp(Op::UserTurn { turn, text }));
+    // `/name args` of a custom command runs it: the engine expands it into the message.
+    let op = match super::slash::parse(&text, &state.settings.extensions.commands) {
+        super::slash::Parsed::Custom { name, args } => Op::Command { turn, name, args },
+        _ => Op::UserTurn { turn, text },
+    };
+    fx.push(Effect::SendOp(op));
 }
 
 /// A message to send: at once when no turn runs, else after the turns before it.

@@ -67,12 +67,12 @@ impl AppState {
     }
 
     /// The slash commands the popup shows (empty when it is hidden).
-    pub(crate) fn popup_items(&self) -> Vec<&'static slash::CommandSpec> {
+    pub(crate) fn popup_items(&self) -> Vec<slash::PopupItem> {
         if self.focus != Focus::Input || self.popup == Popup::Dismissed {
             return Vec::new();
         }
         match self.input.lines() {
-            [line] => slash::popup_matches(line),
+            [line] => slash::popup_matches(line, &self.settings.extensions.commands),
             _ => Vec::new(),
         }
     }

@@ -1,4 +1,9 @@
 //! Slash commands as data: the table drives parsing, the popup while typing `/…`, and `/help`.
+//! The custom commands (Markdown files the engine expands) follow the built-in ones in the popup
+//! and in `/help`, with their description and argument hint; a built-in name always means the
+//! built-in command.
+
+use crate::engine::commands::Catalog;
 
 /// A slash command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +44,8 @@ pub(crate) enum SlashCommand {
     Redo,
     /// `/rewind`: pick a message of the step to go back to before.
     Rewind,
+    /// `/skills`: the skills the model is offered.
+    Skills,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -169,6 +176,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         desc: "list the MCP servers with their state, or restart one",
     },
     CommandSpec {
+        cmd: SlashCommand::Skills,
+        name: "skills",
+        args: "",
+        desc: "list the skills the model may load, and the SKILL.md files that could not be",
+    },
+    CommandSpec {
         cmd: SlashCommand::Help,
         name: "help",
         args: "",
@@ -192,6 +205,8 @@ pub(crate) enum Parsed {
         /// Its argument text, trimmed.
         arg: Option<String>,
     },
+    /// A custom command (its name without the slash) with its trimmed argument text.
+    Custom { name: String, args: String },
     /// `/something` that names no command.
     Unknown(String),
     /// Not a command: a message to send (also `/usr/bin/env is odd`, a path).
@@ -212,30 +227,82 @@ fn command_word(text: &str) -> Option<(&str, &str)> {
     Some((word, arg))
 }
 
-/// Parse the input box text.
-pub(crate) fn parse(text: &str) -> Parsed {
+/// Parse the input box text; `custom` are the custom commands.
+pub(crate) fn parse(text: &str, custom: &Catalog) -> Parsed {
     let Some((word, arg)) = command_word(text) else {
         return Parsed::Message;
     };
-    match COMMANDS.iter().find(|c| c.name == word) {
-        Some(spec) => {
-            let arg = arg.trim();
-            Parsed::Command {
-                cmd: spec.cmd,
-                arg: (!arg.is_empty()).then(|| arg.to_string()),
-            }
-        }
+    let arg = arg.trim();
+    if let Some(spec) = COMMANDS.iter().find(|c| c.name == word) {
+        return Parsed::Command {
+            cmd: spec.cmd,
+            arg: (!arg.is_empty()).then(|| arg.to_string()),
+        };
+    }
+    match custom.get(word) {
+        Some(c) => Parsed::Custom {
+            name: c.name.clone(),
+            args: arg.to_string(),
+        },
         None => Parsed::Unknown(word.to_string()),
     }
 }
 
+/// One row of the popup: a built-in command or a custom one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PopupItem {
+    /// Without the slash.
+    pub(crate) name: String,
+    /// Argument synopsis or hint, empty when it takes none.
+    pub(crate) args: String,
+    pub(crate) desc: String,
+    /// The built-in command; `None` for a custom one.
+    pub(crate) cmd: Option<SlashCommand>,
+}
+
+impl PopupItem {
+    fn builtin(spec: &CommandSpec) -> PopupItem {
+        PopupItem {
+            name: spec.name.to_string(),
+            args: spec.args.to_string(),
+            desc: spec.desc.to_string(),
+            cmd: Some(spec.cmd),
+        }
+    }
+
+    fn custom(c: &crate::engine::commands::CustomCommand) -> PopupItem {
+        PopupItem {
+            name: c.name.clone(),
+            args: c.argument_hint.clone().unwrap_or_default(),
+            desc: format!("{} ({})", c.description, c.source.label()),
+            cmd: None,
+        }
+    }
+
+    /// `/name args` as the popup and `/help` show it.
+    pub(crate) fn synopsis(&self) -> String {
+        if self.args.is_empty() {
+            format!("/{}", self.name)
+        } else {
+            format!("/{} {}", self.name, self.args)
+        }
+    }
+}
+
 /// The commands the popup lists for the text typed so far: only while the first word is being
-/// typed (no whitespace yet), by prefix.
-pub(crate) fn popup_matches(text: &str) -> Vec<&'static CommandSpec> {
+/// typed (no whitespace yet), by prefix; the built-in ones first, then the custom ones.
+pub(crate) fn popup_matches(text: &str, custom: &Catalog) -> Vec<PopupItem> {
     match command_word(text) {
         Some((word, "")) => COMMANDS
             .iter()
             .filter(|c| c.name.starts_with(word))
+            .map(PopupItem::builtin)
+            .chain(
+                custom
+                    .commands()
+                    .filter(|c| c.name.starts_with(word))
+                    .map(PopupItem::custom),
+            )
             .collect(),
         _ => Vec::new(),
     }
@@ -296,11 +363,17 @@ pub(crate) fn parse_window(arg: Option<&str>) -> Result<u64, WindowArgError> {
     Ok(value)
 }
 
-/// The command section of `/help`.
-pub(crate) fn help_lines() -> Vec<String> {
+/// The command section of `/help`: the built-in commands, then the custom ones.
+pub(crate) fn help_lines(custom: &Catalog) -> Vec<String> {
     let mut out = vec!["commands:".to_string()];
     for spec in COMMANDS {
         out.push(format!("  {:<22} {}", synopsis(spec), spec.desc));
+    }
+    if !custom.is_empty() {
+        out.push("custom commands:".to_string());
+        for item in custom.commands().map(PopupItem::custom) {
+            out.push(format!("  {:<22} {}", item.synopsis(), item.desc));
+        }
     }
     out
 }
@@ -346,13 +419,18 @@ mod tests {
             ("/", Parsed::Unknown(String::new())),
         ];
         for (text, want) in cases {
-            assert_eq!(&parse(text), want, "{text}");
+            assert_eq!(&parse(text, &Catalog::default()), want, "{text}");
         }
     }
 
     #[test]
     fn popup_lists_prefix_matches_only_while_typing_the_word() {
-        let names = |t: &str| popup_matches(t).iter().map(|c| c.name).collect::<Vec<_>>();
+        let names = |t: &str| {
+            popup_matches(t, &Catalog::default())
+                .into_iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
             names("/"),
             COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()
@@ -393,7 +471,7 @@ mod tests {
 
     #[test]
     fn help_lists_every_command() {
-        let help = help_lines().join("\n");
+        let help = help_lines(&Catalog::default()).join("\n");
         for spec in COMMANDS {
             assert!(help.contains(&synopsis(spec)));
         }

@@ -157,6 +157,8 @@ pub(crate) struct Settings {
     pub(crate) notify: bool,
     /// This workspace's input history file, when history persists.
     pub(crate) history_file: Option<PathBuf>,
+    /// The custom commands (`/help`, the popup) and the skills (`/skills`).
+    pub(crate) extensions: crate::engine::session::Extensions,
 }
 
 /// A message typed while a turn runs, waiting for the turn to end.

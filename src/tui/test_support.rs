@@ -38,6 +38,7 @@ pub(super) fn params(review: Option<u64>) -> StateParams {
             editor_cmd: Some("vi".into()),
             notify: true,
             history_file: None,
+            extensions: Default::default(),
         },
         thresholds: Thresholds::new(200_000, 50_000),
         banner: None,

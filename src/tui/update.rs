@@ -460,7 +460,7 @@ fn popup_move(state: &mut AppState, down: bool) {
 
 /// Tab: the selected command into the input (with a space when it takes an argument).
 fn popup_complete(state: &mut AppState, now: Instant) {
-    if let Some(spec) = state.popup_items().get(state.popup_selected()).copied() {
+    if let Some(spec) = state.popup_items().get(state.popup_selected()).cloned() {
         let text = if spec.args.is_empty() {
             format!("/{}", spec.name)
         } else {
@@ -629,7 +629,12 @@ fn on_send_failed(state: &mut AppState, op: Op, reason: String, now: Instant) {
     if let Some(turn) = op.starts_turn() {
         state.in_flight.retain(|t| *t != turn);
     }
-    if let Op::UserTurn { text, .. } = op {
+    let given_back = match op {
+        Op::UserTurn { text, .. } => Some(text),
+        Op::Command { name, args, .. } => Some(format!("/{name} {args}").trim_end().to_string()),
+        _ => None,
+    };
+    if let Some(text) = given_back {
         if matches!(state.running, Running::Streaming { .. }) {
             state.running = Running::Idle;
         }

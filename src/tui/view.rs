@@ -502,11 +502,8 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
                 Style::default()
             };
             Line::from(vec![
-                Span::styled(
-                    format!("{:<22}", super::slash::synopsis(spec)),
-                    theme.key.patch(style),
-                ),
-                Span::styled(spec.desc, theme.dim.patch(style)),
+                Span::styled(format!("{:<22}", spec.synopsis()), theme.key.patch(style)),
+                Span::styled(spec.desc.clone(), theme.dim.patch(style)),
             ])
         })
         .collect();

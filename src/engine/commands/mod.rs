@@ -10,6 +10,7 @@
 //! is never replaced. What loses is listed in [`Catalog::shadowed`]. A file that cannot be read
 //! or whose frontmatter is malformed is a [`LoadNotice`]; the other commands still load.
 
+pub mod allowed;
 pub mod expand;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,8 @@ use crate::engine::text::one_line;
 const MAX_DEPTH: usize = 3;
 /// At most this many command files are read from one folder tree.
 const MAX_FILES: usize = 1_000;
+/// A command file larger than this is not loaded (a prompt template is a few kilobytes).
+pub const MAX_BYTES: u64 = 1024 * 1024;
 
 /// Where a command comes from, in order of precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -130,6 +133,10 @@ pub enum LoadProblem {
     Unreadable(String),
     #[error("is not UTF-8 text")]
     NotText,
+    #[error(
+        "is {0} bytes, more than a command may be ({MAX_BYTES} bytes); the command is not loaded"
+    )]
+    TooLarge(u64),
     #[error("{0}; the command is not loaded")]
     Frontmatter(FrontmatterError),
     #[error("`{0}` cannot be a command name (no spaces, `:` or leading `.`)")]
@@ -269,6 +276,12 @@ fn read_command(
     name: String,
     source: CommandSource,
 ) -> Result<CustomCommand, LoadProblem> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| LoadProblem::Unreadable(e.to_string()))?
+        .len();
+    if size > MAX_BYTES {
+        return Err(LoadProblem::TooLarge(size));
+    }
     let bytes = std::fs::read(path).map_err(|e| LoadProblem::Unreadable(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| LoadProblem::NotText)?;
     let (fm, body) = frontmatter::split(&text).map_err(LoadProblem::Frontmatter)?;

@@ -36,6 +36,14 @@ pub enum Op {
         turn: TurnId,
         overwrite: bool,
     },
+    /// `/name args`: run the custom command `name` (without its slash) with what the user typed
+    /// after it. Its `` !`command` `` lines run first as `bash` calls of this turn (asked for
+    /// and confined as the model's would be); the expanded text is then the user's message.
+    Command {
+        turn: TurnId,
+        name: String,
+        args: String,
+    },
     /// The answer to an `Event::ApprovalRequest`.
     Approval {
         id: String,
@@ -153,6 +161,7 @@ impl Op {
     pub fn starts_turn(&self) -> Option<TurnId> {
         match self {
             Op::UserTurn { turn, .. }
+            | Op::Command { turn, .. }
             | Op::Handoff { turn, .. }
             | Op::Init { turn, .. }
             | Op::ImplementPlan { turn, .. } => Some(*turn),

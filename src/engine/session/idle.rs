@@ -55,6 +55,7 @@ impl Engine {
     async fn on_idle_op(&mut self, op: Op) -> bool {
         match op {
             Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
+            Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
             Op::ImplementPlan { turn, choice } => self.implement_plan(turn, choice).await,
@@ -100,6 +101,7 @@ impl Engine {
             }
             Op::Approval { .. }
             | Op::UserTurn { .. }
+            | Op::Command { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
             | Op::ImplementPlan { .. }

@@ -12,6 +12,7 @@
 
 mod background;
 mod background_retry;
+mod command_turn;
 mod continuity;
 mod conversation;
 mod handoff_run;
@@ -60,8 +61,8 @@ use lifecycle::Handoffs;
 use step_ledger::{StepLedger, step_name_from_task};
 
 pub use params::{
-    EngineHandle, EngineParams, HandoffParams, ModelSettings, Places, PromptParams, ProviderParams,
-    Resume, StartParams, ToolParams,
+    EngineHandle, EngineParams, Extensions, HandoffParams, ModelSettings, Places, PromptParams,
+    ProviderParams, Resume, StartParams, ToolParams,
 };
 pub use startup::repair_dangling_tool_uses;
 
@@ -110,6 +111,8 @@ pub(super) struct RunContext {
     strategies: Vec<Box<dyn ContextStrategy + Send>>,
     /// Old tool output in the main thread's requests: masked (default) or sent as it is.
     masking: super::mask::MaskSettings,
+    /// The custom slash commands and the skills.
+    extensions: Extensions,
     events: mpsc::UnboundedSender<Event>,
 }
 

@@ -46,6 +46,16 @@ pub struct EngineParams {
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
     /// Old tool output in the main thread's requests: masked (default) or sent as it is.
     pub masking: MaskSettings,
+    /// The custom slash commands and the skills loaded at the start.
+    pub extensions: Extensions,
+}
+
+/// What the user and the workspace add: custom slash commands and skills, loaded once at the
+/// start (the front end lists the same catalogs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extensions {
+    pub commands: Arc<crate::engine::commands::Catalog>,
+    pub skills: Arc<crate::engine::skills::SkillCatalog>,
 }
 
 /// The provider and what every request to it is bounded by.

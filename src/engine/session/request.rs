@@ -284,6 +284,9 @@ impl Engine {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.step_tool_specs());
         specs.push(crate::engine::subagent::spec(self.child_tools()));
+        if !self.run.extensions.skills.is_empty() {
+            specs.push(crate::engine::skills::SkillCatalog::tool_spec());
+        }
         if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
         }

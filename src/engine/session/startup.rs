@@ -55,7 +55,14 @@ impl Engine {
             mcp,
             side_events: _,
             masking,
+            extensions,
         } = p;
+        let mut prompt = prompt;
+        // The skills' names and descriptions: the same bytes for the same files, so every
+        // session's prompt (and the provider's cache of it) stays the same.
+        if let Some(listing) = extensions.skills.listing() {
+            prompt.system_prompt = format!("{}\n\n{}", prompt.system_prompt.trim_end(), listing);
+        }
         let StartParams {
             step: step_flag,
             resume,
@@ -71,6 +78,7 @@ impl Engine {
         let tokens = Estimator::load(&places.data_dir, &settings.model);
         let mut warnings = Vec::new();
         warnings.extend(Support::current().notice(&tools.sandbox));
+        warnings.extend(super::command_turn::load_notices(&extensions));
         let (manifest, step, session, run_dir) = match &resume {
             Some(r) => {
                 warnings.extend(r.warnings.iter().cloned());
@@ -130,6 +138,7 @@ impl Engine {
                 mcp,
                 strategies,
                 masking,
+                extensions,
                 events,
             },
             settings,

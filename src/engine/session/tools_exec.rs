@@ -128,7 +128,7 @@ impl Engine {
     /// One call (not a `task`): asked for when it needs approval, then run. True in the second
     /// place when the user stopped the turn meanwhile.
     /// `from_text`: the model wrote the call as text (said with the call).
-    async fn run_call(
+    pub(super) async fn run_call(
         &mut self,
         id: &str,
         name: &str,
@@ -136,6 +136,10 @@ impl Engine {
         from_text: bool,
     ) -> (ToolOutput, bool) {
         self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
+        // Also a custom command's `!` lines: plan mode changes nothing, whoever asks.
+        if let Some(why) = self.plan_refusal(name) {
+            return (ToolOutput::error(why), false);
+        }
         match self.approve(id, name, input).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
@@ -213,6 +217,20 @@ impl Engine {
         )
     }
 
+    /// A read-only tool's call whose path lies in a loaded skill's folder: the skill tool sends
+    /// the model there, so it reads without asking, even outside the workspace.
+    fn reads_skill(&self, name: &str, input: &Value) -> bool {
+        names::reads_only(name)
+            && input
+                .get("path")
+                .and_then(Value::as_str)
+                .filter(|raw| !raw.trim().is_empty())
+                .is_some_and(|raw| {
+                    let path = tools::paths::resolve(&self.run.places.workspace, raw);
+                    self.run.extensions.skills.holds(&path)
+                })
+    }
+
     /// Whether `name` is a tool of one of the MCP servers.
     fn is_mcp(&self, name: &str) -> bool {
         self.run.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
@@ -236,6 +254,7 @@ impl Engine {
                     &self.run.places.workspace,
                     Some(&self.spill_dir()),
                 )
+                && !self.reads_skill(name, input)
         };
         if !needs {
             return Decision::Allow;
@@ -398,6 +417,13 @@ impl Engine {
             _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
             _ if name == names::PRESENT_PLAN => self.present_plan(input),
             _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
+            _ if name == names::SKILL => {
+                let (skills, input) = (self.run.extensions.skills.clone(), input.clone());
+                let read = tokio::task::spawn_blocking(move || skills.run(&input));
+                self.abortable(read).await?.unwrap_or_else(|e| {
+                    ToolOutput::error(format!("the skill could not be read: {e}"))
+                })
+            }
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };
         Some(tools::for_model(name, out, &ctx, &mut self.s.spiller))

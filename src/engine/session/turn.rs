@@ -86,6 +86,13 @@ impl Engine {
         task: &str,
         text: String,
     ) {
+        let turn = self.open_turn(id, kind, task);
+        self.send_message(turn, origin, text).await;
+    }
+
+    /// Start the step (`task` names it if this is its first turn), a session if none runs, and
+    /// the turn.
+    pub(crate) fn open_turn(&mut self, id: TurnId, kind: TurnKind, task: &str) -> ActiveTurn {
         self.ensure_step(task);
         if self.s.is_none() {
             let generation = self.s.generation.max(1);
@@ -94,7 +101,12 @@ impl Engine {
         // After the session it opens: a run's first event stays `session_started`.
         // A background handoff the user cancelled in an earlier turn may start again from this
         // turn on: the cancellation belongs to the turn.
-        let turn = self.begin_turn(id, kind);
+        self.begin_turn(id, kind)
+    }
+
+    /// The message of the open `turn`, and the agent loop on it to the turn's end.
+    pub(crate) async fn send_message(&mut self, turn: ActiveTurn, origin: Origin, text: String) {
+        let id = turn.id;
         // A 10 MB paste reaches the model as a preview and a file to read.
         let text = if origin == Origin::User {
             self.admit_input(text)
@@ -137,7 +149,7 @@ impl Engine {
         self.finish_turn(turn, reason);
     }
 
-    pub(super) fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+    pub(crate) fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
         if reason == ExitReason::Completed {
             self.s.request.open = false;
         }

@@ -55,6 +55,14 @@ pub fn changes_files(name: &str) -> bool {
     name == BASH || writes_files(name)
 }
 
+/// The built-in tools that only read: what may read a loaded skill's files without asking.
+pub const READERS: [&str; 4] = [READ_FILE, GREP, GLOB, LIST_DIR];
+
+/// Whether `name` is one of the [`READERS`].
+pub fn reads_only(name: &str) -> bool {
+    READERS.contains(&name)
+}
+
 /// Whether `name` is one of the file writers ([`FILE_WRITERS`]).
 pub fn writes_files(name: &str) -> bool {
     FILE_WRITERS.contains(&name)

@@ -1,9 +1,12 @@
-//! Hooks, custom slash commands and skills (the loaders and runners; the engine wires them in).
+//! Hooks, custom slash commands and skills: the loaders and runners, and custom commands and
+//! skills wired through the real binary (headless and in a pseudo-terminal).
 
 mod commands;
 mod hook_files;
 mod hooks;
+mod pty;
 mod skills;
+mod wired;
 
 /// Claude Code's names of our tools name tools that exist.
 #[test]

@@ -1,0 +1,103 @@
+//! Custom commands and skills in the TUI, on the real binary in a pseudo-terminal: the `/`
+//! popup lists a custom command with its argument hint and description, running it shows the
+//! line the user typed and a tool cell for its `!` line while the model gets the expanded text,
+//! and `/skills` lists the skills (`/help` is longer than the screen: its reducer test reads it);
+//! without `--yes` each `!` line asks, and a denied one is a note in the message, never run.
+
+use std::sync::Arc;
+
+use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+
+#[test]
+fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text("Reviewed it.", U::new(1_000, 10)));
+    let home = Arc::new(tempfile::tempdir().unwrap());
+    let ws = home.path().join("ws");
+    let commands = ws.join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: Review a change\nargument-hint: <what>\n---\nReview $1 now.\n!`echo from-bang`\n",
+    )
+    .unwrap();
+    let skill = ws.join(".claude/skills/pdf");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: pdf\ndescription: Fill in PDF forms\n---\nSteps.\n",
+    )
+    .unwrap();
+
+    let mut t = Pty::start_in(home, &server, &["--yes", "--sandbox", "off"]);
+    t.wait_for(READY);
+    t.keys("/rev");
+    t.wait("the custom command in the popup", |s| {
+        s.contains("/review <what>") && s.contains("Review a change (project)")
+    });
+    t.keys("iew parser.rs");
+    t.wait_for("/review parser.rs");
+    t.keys(ENTER);
+    let requests = t.wait_requests(&server, 1);
+    assert_eq!(
+        last_user_text(&requests[0]),
+        "Review parser.rs now.\nfrom-bang\n"
+    );
+    t.wait_for("Reviewed it.");
+    let screen = t.screen();
+    assert!(screen.contains("/review parser.rs"), "{screen}");
+    assert!(screen.contains("echo from-bang"), "{screen}");
+    assert!(!screen.contains("Review parser.rs now."), "{screen}");
+
+    t.keys("/skills");
+    t.wait_for("/skills");
+    t.keys(ENTER);
+    t.wait_for("pdf — Fill in PDF forms");
+}
+
+#[test]
+fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    server.push(a::text("Checked.", U::new(1_000, 10)));
+    let home = Arc::new(tempfile::tempdir().unwrap());
+    let commands = home.path().join("ws/.flower/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("check.md"),
+        "Allowed:\n!`echo yes-ran`\nDenied:\n!`echo no-ran > denied.txt`\n",
+    )
+    .unwrap();
+    // No --yes, no sandbox: every command is asked for.
+    let mut t = Pty::start_in(home, &server, &["--sandbox", "off"]);
+    let ws = t.workspace();
+    t.wait_for(READY);
+    t.keys("/check");
+    t.wait_for("/check");
+    t.keys(ENTER);
+    t.wait_for("Allow bash?");
+    assert!(
+        server.requests().is_empty(),
+        "nothing is sent before the commands ran"
+    );
+    // A prompt ignores its keys for 400 ms after it appears.
+    std::thread::sleep(std::time::Duration::from_millis(450));
+    t.keys("y");
+    t.wait("the second prompt", |s| {
+        s.contains("Allow bash?") && s.contains("denied.txt")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(450));
+    t.keys("n");
+    let requests = t.wait_requests(&server, 1);
+    let text = last_user_text(&requests[0]);
+    assert!(
+        text.starts_with(
+            "Allowed:\nyes-ran\nDenied:\n[`echo no-ran > denied.txt` was not run: denied"
+        ),
+        "{text}"
+    );
+    assert!(!ws.join("denied.txt").exists());
+    t.wait_for("Checked.");
+}
