@@ -5,6 +5,7 @@
 //! cycles the modes in the status line, and a presented plan is edited in the side editor and
 //! implemented here or in a fresh session that starts from the file (`tui.rs`).
 
+mod engine;
 mod tui;
 
 use std::path::{Path, PathBuf};
