@@ -83,6 +83,7 @@ pub fn params(
         mcp: None,
         side_events: None,
         masking: Default::default(),
+        hooks: Default::default(),
         extensions: Default::default(),
     }
 }

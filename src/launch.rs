@@ -1,5 +1,6 @@
 //! From a resolved [`Config`] to a running engine: the provider, the run directory (new, joined,
-//! continued or reopened), the system prompt, the MCP servers, and the demo's scratch workspace.
+//! continued or reopened), the system prompt, the MCP servers, the hooks, and the demo's scratch
+//! workspace.
 //! Shared by headless mode and the TUI.
 
 use std::sync::Arc;
@@ -20,8 +21,8 @@ use crate::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::engine::provider::retry::RetryPolicy;
 use crate::engine::session::{
-    EngineParams, Extensions, HandoffParams, ModelSettings, PromptParams, ProviderParams, Resume,
-    StartParams, ToolParams,
+    EngineParams, Extensions, HandoffParams, HookParams, ModelSettings, PromptParams,
+    ProviderParams, Resume, StartParams, ToolParams,
 };
 
 /// The system prompt for a workspace (full or lean, by the window and `--lean`). Stable across a
@@ -235,6 +236,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             mode: tools.mode,
         },
         front_end,
+        hooks: hook_params(config),
         start: StartParams {
             step: places.step.clone(),
             resume,
@@ -309,6 +311,43 @@ fn run_to_use(places: &Places, interactive: bool) -> Result<(RunDir, Option<Resu
         &places.workspace,
     )?;
     Ok((run, None))
+}
+
+/// The config file's hooks, then those of the workspace's settings files: used when approved
+/// (or trusted), held for the front end's question when never approved, else left out with a
+/// notice. The same policy as `.mcp.json` decides.
+fn hook_params(config: &Config) -> HookParams {
+    use crate::engine::hooks::{WorkspaceHooks, workspace_hooks};
+    let places = &config.places;
+    let mut params = HookParams {
+        hooks: config.hooks.hooks.clone(),
+        pending: Vec::new(),
+        notices: config.hooks.notices.clone(),
+    };
+    let store = crate::engine::mcp::ApprovalStore::new(&places.data_dir);
+    for decided in workspace_hooks(&places.workspace, config.tools.mcp_json, &store) {
+        params.notices.extend(decided.notice());
+        match decided {
+            WorkspaceHooks::Use { hooks, notices, .. } => {
+                params.hooks.extend(hooks);
+                params
+                    .notices
+                    .extend(notices.iter().map(ToString::to_string));
+            }
+            WorkspaceHooks::NeedsApproval {
+                file,
+                hooks,
+                notices,
+            } => {
+                params.pending.push((file, hooks));
+                params
+                    .notices
+                    .extend(notices.iter().map(ToString::to_string));
+            }
+            WorkspaceHooks::Ignored { .. } | WorkspaceHooks::Invalid(_) => {}
+        }
+    }
+    params
 }
 
 /// The MCP servers of a launch and what the front end should hear about them.

@@ -376,6 +376,7 @@ fn sample() -> Config {
             policy: crate::engine::tools::sandbox::SandboxPolicy::default(),
             approval: crate::engine::policy::SandboxApproval::Skip,
         },
+        hooks: Default::default(),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The config file, `<config_dir>/flower/config.toml`: flat `key = value` lines (plus
-//! `[mcp_servers.NAME]` tables), every flag having a key of the same name with `_` for `-`. A
+//! `[mcp_servers.NAME]` and `[[hooks.EVENT]]` tables), every flag having a key of the same name with `_` for `-`. A
 //! missing file is an empty config; an unknown key or a value of the wrong type is an error that
 //! names the file and the key. Each concern reads its own keys from the same text; [`KEYS`] lists
 //! them all, and the first problem in the file's order is the one reported.
@@ -14,6 +14,7 @@ use toml::Spanned;
 use super::context::ContextKeys;
 use super::error::ConfigError;
 use super::front::FrontKeys;
+use super::hooks::HookKeys;
 use super::places::PlaceKeys;
 use super::provider::ProviderKeys;
 use super::sandbox::SandboxKeys;
@@ -60,11 +61,12 @@ pub(crate) const KEYS: &[&str] = &[
     "mask_recent_tokens",
     "sandbox",
     "sandbox_network",
+    "hooks",
     "mode",
 ];
 
 /// The keys that take a table: an error inside one is not "written as a table".
-const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox"];
+const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox", "hooks"];
 
 /// The config file's keys, read by concern.
 #[derive(Debug, Clone, Default)]
@@ -75,6 +77,7 @@ pub(crate) struct FileConfig {
     pub(crate) tools: ToolKeys,
     pub(crate) front: FrontKeys,
     pub(crate) sandbox: SandboxKeys,
+    pub(crate) hooks: HookKeys,
 }
 
 /// Read and check the config file at `path`; a missing file is an empty config.
@@ -99,6 +102,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> 
         tools: read(text, &mut problems),
         front: read(text, &mut problems),
         sandbox: read(text, &mut problems),
+        hooks: read(text, &mut problems),
     };
     match toml::from_str::<FirstUnknownKey>(text) {
         Ok(FirstUnknownKey(Some(key))) => problems.push(Problem::Unknown(key)),

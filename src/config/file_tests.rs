@@ -47,6 +47,7 @@ fn the_key_list_is_every_concerns_keys_once() {
         fields_of::<ToolKeys>(),
         fields_of::<FrontKeys>(),
         fields_of::<SandboxKeys>(),
+        fields_of::<crate::config::hooks::HookKeys>(),
     ]
     .concat();
     assert!(concerns.len() > 30, "{concerns:?}");

@@ -11,6 +11,7 @@
 //! - [`tools`]: approvals, iteration budget, bash timeout, MCP servers, subagents
 //! - [`sandbox`]: the `bash` tool's OS sandbox (mode, network, writable paths, asking)
 //! - [`front`]: headless output, `-v`, theme, colour, editor, notifications, history, log level
+//! - [`hooks`]: the config file's `[[hooks.EVENT]]` tables (a bad entry is a notice)
 //!
 //! Around them: [`cli`] flattens the flag groups into the command line, [`file`] reads the config
 //! file into the key groups, [`settings`] merges every concern into [`Config`], [`report`] is the
@@ -40,6 +41,7 @@ pub(crate) mod env;
 pub(crate) mod error;
 pub(crate) mod file;
 pub(crate) mod front;
+pub(crate) mod hooks;
 pub(crate) mod places;
 pub(crate) mod provider;
 pub(crate) mod report;

@@ -8,6 +8,7 @@ use super::env::Env;
 use super::error::ConfigError;
 use super::file::FileConfig;
 use super::front::{self, FrontSettings};
+use super::hooks::{self, HookSettings};
 use super::places::{self, Places};
 use super::provider::{self, ProviderSettings};
 use super::sandbox::{self, SandboxSettings};
@@ -24,6 +25,7 @@ pub(crate) struct Config {
     pub(crate) tools: ToolSettings,
     pub(crate) front: FrontSettings,
     pub(crate) sandbox: SandboxSettings,
+    pub(crate) hooks: HookSettings,
 }
 
 /// Merge flags, env and file into the effective config.
@@ -42,6 +44,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
     let tools = tools::resolve(cli.tools, file.tools, env)?;
     let front = front::resolve(cli.front, file.front, env)?;
     let sandbox = sandbox::resolve(cli.sandbox, file.sandbox, env)?;
+    let hooks = hooks::resolve(file.hooks, env);
     Ok(Config {
         prompt: cli.prompt,
         provider,
@@ -50,5 +53,6 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         tools,
         front,
         sandbox,
+        hooks,
     })
 }

@@ -507,6 +507,12 @@ pub enum Event {
         /// The held servers (name, command or URL; never `env` or header values).
         servers: Vec<crate::engine::mcp::ServerStatus>,
     },
+    /// A hook ran (headless: `hook`): its event, command, how it ended, the start of its output.
+    Hook(crate::engine::hooks::HookNote),
+    /// A workspace settings file names hooks the user never approved (this version of the
+    /// file): they do not run until the front end's answer, `Op::HooksDecision`. Only sent to a
+    /// front end that can ask (the TUI).
+    HooksApproval(crate::engine::hooks::HooksQuestion),
     /// The request about to be sent waits for these MCP servers to finish starting (each at most
     /// its `startup_timeout`); sent again as they become ready, and with none when the wait is
     /// over. The front end's spinner shows it (`waiting for MCP servers: a, b… 3s`).

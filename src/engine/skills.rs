@@ -10,7 +10,9 @@
 //! returns one skill's instructions, read from disk when called, and the list of files beside
 //! them. Those files may be outside the workspace: [`SkillCatalog::holds`] tells the engine that a
 //! read-only tool's path lies in a loaded skill's folder, which it lets `read_file` (and the
-//! other read-only tools) read without asking, as it does the run's spill folder.
+//! other read-only tools) read without asking, as it does the run's spill folder. So a
+//! workspace's skill folder that resolves outside the workspace (a symlink) is not loaded: a
+//! repository must not open the machine's folders to reads by itself.
 //!
 //! A `SKILL.md` that cannot be read, has malformed frontmatter, an invalid name or no
 //! description is a [`SkillNotice`]; the other skills still load.
@@ -119,6 +121,10 @@ pub enum SkillProblem {
     BadName(String),
     #[error("it has no description (the frontmatter's `description`)")]
     NoDescription,
+    /// A workspace's skill folder that resolves outside the workspace (a symlink): loading it
+    /// would let a repository open any folder of the machine to reads without asking.
+    #[error("the folder resolves to {}, outside the workspace", .0.display())]
+    OutsideWorkspace(PathBuf),
 }
 
 /// The skills in force.
@@ -133,6 +139,7 @@ pub struct SkillCatalog {
 /// Read every skill of `dirs` (blocking: it reads the folders and each `SKILL.md`).
 pub fn load(dirs: &SkillDirs) -> SkillCatalog {
     let mut catalog = SkillCatalog::default();
+    let workspace = paths::canonical_or_self(&dirs.workspace);
     for (source, root) in dirs.roots() {
         let Ok(entries) = std::fs::read_dir(&root) else {
             continue;
@@ -145,7 +152,15 @@ pub fn load(dirs: &SkillDirs) -> SkillCatalog {
             .collect();
         folders.sort();
         for dir in folders {
-            match read_skill(&dir, source) {
+            let read = read_skill(&dir, source).and_then(|skill| {
+                let from_workspace =
+                    matches!(source, SkillSource::Project | SkillSource::ProjectClaude);
+                if from_workspace && !paths::is_within(&workspace, &skill.dir) {
+                    return Err(SkillProblem::OutsideWorkspace(skill.dir));
+                }
+                Ok(skill)
+            });
+            match read {
                 Ok(skill) => match catalog.skills.get(&skill.name) {
                     Some(winner) => catalog.shadowed.push((dir, winner.dir.clone())),
                     None => {

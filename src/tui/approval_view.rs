@@ -55,7 +55,7 @@ pub(super) fn approval_model(
     // The `.mcp.json` question has no tool's notes ("always" is not a thing there).
     let notes = match p.asked {
         Asked::Tool { .. } => prompt_note_lines(&body, inner, theme),
-        Asked::McpJson { .. } => Vec::new(),
+        Asked::McpJson { .. } | Asked::Hooks { .. } => Vec::new(),
     };
     let keys = if state.approval_takes_keys(now) {
         PromptKeys::Live
@@ -102,8 +102,10 @@ pub(super) fn draw_approval(
     } else {
         String::new()
     };
-    let mcp_json = matches!(p.asked, Asked::McpJson { .. });
-    let title = if mcp_json {
+    let mcp_json = matches!(p.asked, Asked::McpJson { .. } | Asked::Hooks { .. });
+    let title = if let Asked::Hooks { .. } = p.asked {
+        format!(" Run the hooks of this workspace's settings file?{more} ")
+    } else if mcp_json {
         format!(" Start the MCP servers of this workspace's .mcp.json?{more} ")
     } else if p.unsandboxed.is_some() {
         format!(

@@ -11,8 +11,8 @@ use super::handoff_events::on_handoff;
 use super::msg::Effect;
 use super::state::AppState;
 use super::{
-    mcp_events, memory_commands, rewind_picker, session_events, subagent_events, turn_events,
-    undo_commands,
+    hook_events, mcp_events, memory_commands, rewind_picker, session_events, subagent_events,
+    turn_events, undo_commands,
 };
 
 /// Apply one engine event.
@@ -48,6 +48,8 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         | Event::Todo { .. }
         | Event::MemoryRefused { .. }) => memory_commands::on_event(state, ev),
         Event::Subagent(phase) => subagent_events::on_subagent(state, phase, now),
+        Event::Hook(note) => hook_events::on_hook(state, note),
+        Event::HooksApproval(question) => hook_events::on_question(state, question, now),
         ev @ (Event::McpJsonApproval { .. } | Event::McpWaiting { .. } | Event::McpStatus(_)) => {
             mcp_events::on_mcp_event(state, ev, now)
         }

@@ -17,6 +17,7 @@ pub(crate) mod frame;
 pub(crate) mod handoff_events;
 pub(crate) mod handoff_state;
 pub(crate) mod history_file;
+pub(crate) mod hook_events;
 pub(crate) mod input;
 pub(crate) mod keymap;
 pub(crate) mod mcp_events;
@@ -56,6 +57,8 @@ mod custom_commands_tests;
 mod editor_escape_tests;
 #[cfg(test)]
 mod editor_tests;
+#[cfg(test)]
+mod hook_tests;
 #[cfg(test)]
 mod input_tests;
 #[cfg(test)]

@@ -75,6 +75,8 @@ pub(crate) enum Asked {
     Tool { id: String },
     /// The workspace's `.mcp.json` (this version of it): may its servers start?
     McpJson { sha256: String },
+    /// A workspace settings file (this version of it): may its hooks run?
+    Hooks { sha256: String },
 }
 
 impl Asked {
@@ -82,7 +84,7 @@ impl Asked {
     pub(crate) fn key(&self) -> &str {
         match self {
             Asked::Tool { id } => id,
-            Asked::McpJson { sha256 } => sha256,
+            Asked::McpJson { sha256 } | Asked::Hooks { sha256 } => sha256,
         }
     }
 }

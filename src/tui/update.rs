@@ -503,6 +503,18 @@ fn answer(
         (Asked::McpJson { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its servers stay off, the next launch asks again".to_string()
         }
+        (Asked::Hooks { .. }, _, _) if key.code == KeyCode::Esc => {
+            "not decided: its hooks do not run, the next launch asks again".to_string()
+        }
+        (Asked::Hooks { sha256 }, _, _) => {
+            let approve = decision != Approval::Deny;
+            fx.push(Effect::SendOp(Op::HooksDecision { sha256, approve }));
+            if approve {
+                "approved for this workspace".to_string()
+            } else {
+                "declined for this workspace (asked again when the file changes)".to_string()
+            }
+        }
         (Asked::McpJson { sha256 }, _, _) => {
             let approve = decision != Approval::Deny;
             fx.push(Effect::SendOp(Op::McpJsonDecision { sha256, approve }));
@@ -513,8 +525,11 @@ fn answer(
             }
         }
     };
-    if let Some(Cell::Approval { answer, .. } | Cell::McpJson { answer, .. }) =
-        state.chat.get_mut(p.cell)
+    if let Some(
+        Cell::Approval { answer, .. }
+        | Cell::McpJson { answer, .. }
+        | Cell::HooksQuestion { answer, .. },
+    ) = state.chat.get_mut(p.cell)
     {
         *answer = Some(text);
     }

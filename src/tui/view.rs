@@ -521,7 +521,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         .filter(|_| state.approval_takes_keys(now))
         .map(|p| match p.asked {
             Asked::Tool { .. } => tool_approval_hints(p.always.is_some()),
-            Asked::McpJson { .. } => mcp_json_hints(),
+            Asked::McpJson { .. } | Asked::Hooks { .. } => mcp_json_hints(),
         });
     let answer = |a: Action| {
         matches!(

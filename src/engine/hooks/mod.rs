@@ -8,6 +8,7 @@
 //! - `run`: one hook process (`bash -c`, a session and process group of its own, timeout, capped
 //!   and masked output).
 //! - [`outcome`]: what the hooks' exit codes and JSON answers mean, alone and together.
+//! - [`note`]: what the user is shown of a hook that ran, and the approval question.
 //!
 //! [`HookSet::run`] starts every hook matching an event at once, on a task of their own (not the
 //! caller's), and returns a [`HookBatch`] the caller awaits (in a `select!` beside its other work: nothing here
@@ -16,6 +17,7 @@
 
 pub mod config;
 pub mod event;
+pub mod note;
 pub mod outcome;
 pub mod project;
 mod run;
@@ -32,6 +34,7 @@ pub use event::{
     Audience, EndReason, HandoffTrigger, HookEvent, HookInput, HookSession, PermissionMode,
     StartSource, ToolCall, tool_response,
 };
+pub use note::{HookNote, HooksQuestion};
 pub use outcome::{Decision, HookReport, HookStatus, Outcome};
 pub use project::{SettingsFile, WorkspaceHooks, workspace_hooks};
 pub use run::{Captured, HookExit, OUTPUT_CAP};

@@ -124,6 +124,13 @@ pub enum Op {
         sha256: String,
         approve: bool,
     },
+    /// The answer to `Event::HooksApproval` (at once, even mid-turn): record it for this
+    /// workspace and this version of the settings file (`sha256`); approved hooks run from now
+    /// on. Ignored when no file of that version is pending.
+    HooksDecision {
+        sha256: String,
+        approve: bool,
+    },
     /// `/undo` and `/redo` (between turns): restore the files of the newest turn on that side
     /// of the step's undo stack; `on_conflict` says what to do with files the user changed since
     /// (`Stop` first, so the front end can ask). Answered by `Event::Restore`.

@@ -26,7 +26,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 57] = [
+const ALL_VARIANTS: [&str; 59] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -58,6 +58,8 @@ const ALL_VARIANTS: [&str; 57] = [
     "stream:resumed",
     "window_learned",
     "mcp_status",
+    "hook",
+    "hooks_approval",
     "mcp_json_approval",
     "mcp_waiting",
     "subagent:start",
@@ -126,6 +128,8 @@ fn variant(ev: &Event) -> &'static str {
         Event::McpStatus(_) => "mcp_status",
         Event::McpJsonApproval { .. } => "mcp_json_approval",
         Event::McpWaiting { .. } => "mcp_waiting",
+        Event::Hook(_) => "hook",
+        Event::HooksApproval(_) => "hooks_approval",
         Event::Subagent(phase) => match phase {
             SubagentPhase::Start { .. } => "subagent:start",
             SubagentPhase::Text { .. } => "subagent:text",

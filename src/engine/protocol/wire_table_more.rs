@@ -356,5 +356,25 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
             },
             r#"{"type":"result","text":"planned","is_error":false,"num_turns":1,"cost_usd":0.0,"session_id":"s1","plan":"/w/.flower/notes/plan-fix.md"}"#,
         ),
+        (
+            Event::Hook(crate::engine::hooks::HookNote {
+                event: "PreToolUse".into(),
+                name: "./check.sh".into(),
+                source: "/w/.claude/settings.json".into(),
+                outcome: "blocked",
+                exit: "exit code 2".into(),
+                elapsed_ms: 12,
+                output: "no rm here".into(),
+            }),
+            r#"{"type":"hook","event":"PreToolUse","name":"./check.sh","source":"/w/.claude/settings.json","outcome":"blocked","exit":"exit code 2","elapsed_ms":12,"output":"no rm here"}"#,
+        ),
+        (
+            Event::HooksApproval(crate::engine::hooks::HooksQuestion {
+                path: PathBuf::from("/w/.claude/settings.json"),
+                sha256: "ab12".into(),
+                hooks: vec!["PreToolUse [Bash]: ./check.sh".into()],
+            }),
+            r#"{"type":"hooks_approval","path":"/w/.claude/settings.json","sha256":"ab12","hooks":["PreToolUse [Bash]: ./check.sh"]}"#,
+        ),
     ]
 }

@@ -1,6 +1,7 @@
 //! The generation turnover and in-place compaction.
 
 use super::Engine;
+use super::hook_ops::Gate;
 use super::lifecycle::BlockingStage;
 use super::request::{Outcome, Purpose};
 use super::turnover::{Produced, Turnover, Why};
@@ -242,6 +243,24 @@ impl Engine {
             None => HandoffTrigger::Auto,
         };
         let focus = self.handoff_focus(manual.flatten());
+        let focus = match self
+            .pre_handoff_hooks(trigger == HandoffTrigger::Manual, focus)
+            .await
+        {
+            Gate::Go(focus) => focus,
+            Gate::Blocked(reason) => {
+                self.emit_logged(Event::Handoff(HandoffPhase::Failed {
+                    handoff: id,
+                    message: format!("refused by a PreHandoff hook: {reason}"),
+                }));
+                self.save_manifest();
+                return Err(HandoffOutcome::Unchanged);
+            }
+            Gate::Aborted => {
+                self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
+                return Err(HandoffOutcome::Stopped(ExitReason::Interrupted));
+            }
+        };
         let mut written = self
             .writing_turn(id, ctx_at_cut, focus.clone(), cause)
             .await

@@ -15,6 +15,7 @@ impl Engine {
             self.emit(Event::Warning { message });
         }
         self.warn_about_the_floor();
+        self.announce_hooks();
         if self.planning.mode != crate::engine::policy::Mode::Normal {
             self.emit(Event::Mode {
                 mode: self.planning.mode,
@@ -49,6 +50,7 @@ impl Engine {
         // review reopens at the next start.
         self.abort_background_writing();
         self.save_manifest_if_any();
+        self.session_end_hooks().await;
     }
 
     /// One op while idle. False when the engine stops.
@@ -91,6 +93,7 @@ impl Engine {
             Op::McpRestart { name } => self.restart_mcp(&name),
             Op::SetMode { mode } => self.set_mode(mode),
             Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
+            Op::HooksDecision { sha256, approve } => self.decide_hooks(&sha256, approve),
             // Nothing is running: an abort can only drop a queued turn.
             Op::Abort { turn } => {
                 let _ = self.on_abort(turn);
@@ -124,6 +127,7 @@ impl Engine {
             self.s.request = Request::default();
             self.s.briefed = None;
             let next = self.s.generation + 1;
+            self.session_left_hooks(crate::engine::hooks::EndReason::Clear);
             self.start_session(None, next, Vec::new());
         }
         let mut message = String::from("new session started (no handoff)");

@@ -33,6 +33,19 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::McpStatus(_) | Event::McpWaiting { .. } | Event::McpJsonApproval { .. } => {
             mcp_event(ev)
         }
+        Event::Hook(note) => tracing::info!(
+            event = %note.event,
+            outcome = note.outcome,
+            ms = note.elapsed_ms,
+            "hook `{}` ran: {}",
+            note.name,
+            note.exit
+        ),
+        Event::HooksApproval(q) => tracing::info!(
+            hooks = q.hooks.len(),
+            "{}'s hooks await the user's approval",
+            q.path.display()
+        ),
         Event::Restore(report) => tracing::info!("{}", report.summary()),
         Event::Mode { mode } => tracing::info!(mode = mode.as_str(), "mode"),
         Event::Plan { path, markdown, .. } => tracing::info!(

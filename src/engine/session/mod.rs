@@ -5,9 +5,9 @@
 //! its state is a few owned parts, each in its own file: what the run was started with
 //! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
 //! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
-//! lifecycle ([`lifecycle`]), the session's approvals, the run's counters (requests, and the
-//! model's token ratio they teach), the workspace's checkpoints ([`undo`]) and the working mode
-//! ([`plan_mode`]). This file holds the
+//! lifecycle ([`lifecycle`]), the session's approvals, the user's hooks ([`hook_ops`]), the run's
+//! counters (requests, and the model's token ratio they teach), the workspace's checkpoints
+//! ([`undo`]) and the working mode ([`plan_mode`]). This file holds the
 //! parts, starting sessions and turns, and the one way out for events (`emit`).
 
 mod background;
@@ -16,6 +16,7 @@ mod command_turn;
 mod continuity;
 mod conversation;
 mod handoff_run;
+mod hook_ops;
 mod idle;
 mod input;
 mod lifecycle;
@@ -61,8 +62,8 @@ use lifecycle::Handoffs;
 use step_ledger::{StepLedger, step_name_from_task};
 
 pub use params::{
-    EngineHandle, EngineParams, Extensions, HandoffParams, ModelSettings, Places, PromptParams,
-    ProviderParams, Resume, StartParams, ToolParams,
+    EngineHandle, EngineParams, Extensions, HandoffParams, HookParams, ModelSettings, Places,
+    PromptParams, ProviderParams, Resume, StartParams, ToolParams,
 };
 pub use startup::repair_dangling_tool_uses;
 
@@ -198,6 +199,8 @@ pub(crate) struct Engine {
     counters: Counters,
     /// The workspace's checkpoint store and the running turn's first checkpoint.
     checkpoints: undo::Checkpointing,
+    /// The user's hooks and what is due of them.
+    hooks: hook_ops::HookState,
     /// The working mode and the plans presented.
     planning: plan_mode::Planning,
 }
@@ -445,6 +448,12 @@ impl Engine {
             (false, true) => GenerationStart::First,
             (false, false) => GenerationStart::New,
         };
+        // `SessionStart` runs before the new session's first request.
+        self.hooks.start = Some(match start {
+            GenerationStart::Handoff => super::hooks::StartSource::Handoff,
+            GenerationStart::First => super::hooks::StartSource::Startup,
+            GenerationStart::New => super::hooks::StartSource::Clear,
+        });
         let who = Identity {
             id: id.clone(),
             parent,

@@ -1,7 +1,7 @@
 //! What the engine is started with, grouped by concern: the provider and its limits, the model
 //! settings in force at the start, the places it reads and writes, the prompt (full or lean), the
-//! handoff's rules, the tools' limits and sandbox, the front end, how the run starts, and the MCP
-//! servers.
+//! handoff's rules, the tools' limits and sandbox, the front end, how the run starts, the MCP
+//! servers and the hooks.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -48,6 +48,8 @@ pub struct EngineParams {
     pub masking: MaskSettings,
     /// The custom slash commands and the skills loaded at the start.
     pub extensions: Extensions,
+    /// The hooks in force and the workspace settings files waiting for approval.
+    pub hooks: HookParams,
 }
 
 /// What the user and the workspace add: custom slash commands and skills, loaded once at the
@@ -56,6 +58,21 @@ pub struct EngineParams {
 pub struct Extensions {
     pub commands: Arc<crate::engine::commands::Catalog>,
     pub skills: Arc<crate::engine::skills::SkillCatalog>,
+}
+
+/// The hooks a run starts with.
+#[derive(Debug, Clone, Default)]
+pub struct HookParams {
+    /// The config file's hooks, then the approved workspace files'.
+    pub hooks: Vec<crate::engine::hooks::Hook>,
+    /// Workspace settings files never approved (this version): asked about when the front end
+    /// can ask, their hooks added once approved.
+    pub pending: Vec<(
+        crate::engine::hooks::SettingsFile,
+        Vec<crate::engine::hooks::Hook>,
+    )>,
+    /// One-line notices about the hooks' configuration (bad entries, ignored files).
+    pub notices: Vec<String>,
 }
 
 /// The provider and what every request to it is bounded by.

@@ -303,6 +303,9 @@ impl Engine {
         // The plan turn is over: the successor gets the plan alone, no request beside it.
         self.s.request = Request::default();
         self.set_frozen(Some(frozen.clone()), true);
+        // `HandoffFrozen` hooks get the plan's path; the successor reads what they leave there.
+        self.frozen_hooks(HandoffCause::Plan, &presented.path, frozen.generation)
+            .await;
         self.commit_turnover(handoff, frozen);
         self.handoff.end();
         self.s.request = Request::opened(format!(

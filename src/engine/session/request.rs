@@ -101,6 +101,10 @@ impl Engine {
                 self.decide_mcp_json(&sha256, approve);
                 None
             }
+            Some(Op::HooksDecision { sha256, approve }) => {
+                self.decide_hooks(&sha256, approve);
+                None
+            }
             Some(Op::Handoff { turn, .. }) if self.handoff.writing().is_some() => {
                 self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
                 None

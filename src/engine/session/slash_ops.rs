@@ -191,6 +191,7 @@ impl Engine {
         // record to this run's step).
         self.drop_background("/resume switched to another run");
         self.save_manifest_if_any();
+        self.session_left_hooks(crate::engine::hooks::EndReason::Other);
         let left = std::mem::replace(
             &mut self.ledger,
             StepLedger::new(resumed.manifest, resumed.step, resume.run_dir, claim),
@@ -201,6 +202,8 @@ impl Engine {
             let _ = std::fs::remove_dir(&left.run_dir.root);
         }
         self.s = resumed.session;
+        // `SessionStart` runs before the resumed session's next request.
+        self.hooks.start = Some(crate::engine::hooks::StartSource::Resume);
         self.counters.overflow_retries = 0;
         self.approvals.granted = Allowances::default();
         for message in warnings {

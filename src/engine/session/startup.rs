@@ -55,6 +55,7 @@ impl Engine {
             mcp,
             side_events: _,
             masking,
+            hooks,
             extensions,
         } = p;
         let mut prompt = prompt;
@@ -153,6 +154,7 @@ impl Engine {
             approvals: ApprovalState::default(),
             counters: Counters::new(tokens),
             checkpoints: Default::default(),
+            hooks: super::hook_ops::HookState::new(hooks, resume.is_some()),
             planning: super::plan_mode::Planning::new(mode),
         };
         let first = FirstMoves {

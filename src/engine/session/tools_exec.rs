@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::Engine;
+use super::hook_ops::ToolGate;
 use super::request::Stop;
 use crate::engine::approvals::{self, AllowRule};
 use crate::engine::diff::FileDiff;
@@ -14,6 +15,15 @@ use crate::engine::secrets;
 use crate::engine::subagent::TASK_TOOL;
 use crate::engine::tools::{self, CommandExit, ToolCtx, ToolOutput, names};
 use crate::engine::types::{Block, Message, Role};
+
+/// What the `PreToolUse` hooks said about a call's approval.
+#[derive(Debug, Clone, Copy, Default)]
+struct Hooked {
+    /// Run it without asking (a path outside the workspace is still asked for).
+    allow: bool,
+    /// Ask even where a grant or `--yes` would allow it.
+    ask: bool,
+}
 
 /// The answer to one approval request.
 enum Decision {
@@ -75,7 +85,10 @@ impl Engine {
                 self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.run_tasks(batch).await;
                 aborted |= stopped;
-                for (id, block) in done {
+                for (id, mut block) in done {
+                    if !aborted {
+                        aborted |= !self.subagent_stop_hooks(&id, &mut block).await;
+                    }
                     let slot = calls
                         .iter()
                         .enumerate()
@@ -136,11 +149,42 @@ impl Engine {
         from_text: bool,
     ) -> (ToolOutput, bool) {
         self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
-        // Also a custom command's `!` lines: plan mode changes nothing, whoever asks.
+        // Also a custom command's `!` lines, and before any hook may allow it: plan mode
+        // changes nothing, whoever asks.
         if let Some(why) = self.plan_refusal(name) {
             return (ToolOutput::error(why), false);
         }
-        match self.approve(id, name, input).await {
+        let (hooked, context) = match self.pre_tool_hooks(id, name, input).await {
+            ToolGate::Go {
+                allow,
+                ask,
+                context,
+            } => (Hooked { allow, ask }, context),
+            ToolGate::Blocked(reason) => return (ToolOutput::error(reason), false),
+            ToolGate::Aborted => {
+                return (
+                    ToolOutput::error("not run: the user interrupted the turn"),
+                    true,
+                );
+            }
+        };
+        let (mut out, stopped) = self.approved_call(id, name, input, hooked).await;
+        if let Some(context) = context {
+            out.content.push_str(&format!("\n\n{context}"));
+        }
+        (out, stopped)
+    }
+
+    /// A call after its `PreToolUse` hooks: approved (or not), run, then its `PostToolUse`
+    /// hooks.
+    async fn approved_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &Value,
+        hooked: Hooked,
+    ) -> (ToolOutput, bool) {
+        match self.approve(id, name, input, hooked).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
                 let outside = self.leaves_workspace(name, input);
@@ -157,8 +201,11 @@ impl Engine {
                         if !out.is_error && names::writes_files(name) {
                             self.note_touched(input);
                         }
+                        let mut out = out;
                         let stopped = stopped_asking
                             || out.exit.as_ref().is_some_and(CommandExit::interrupted);
+                        let stopped =
+                            stopped || !self.post_tool_hooks(id, name, input, &mut out).await;
                         (out, stopped)
                     }
                     None => (ToolOutput::error("interrupted by the user"), true),
@@ -236,7 +283,9 @@ impl Engine {
         self.run.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
     }
 
-    async fn approve(&mut self, id: &str, name: &str, input: &Value) -> Decision {
+    /// Whether `name` may run: unasked where nothing needs the user (or a `PreToolUse` hook
+    /// allowed it), else asked (also where a hook asked for the question).
+    async fn approve(&mut self, id: &str, name: &str, input: &Value, hooked: Hooked) -> Decision {
         // Every MCP tool needs approval: flower-tui cannot know what a server's tool does. A tool
         // whose server is gone fails at once: there is nothing to approve.
         let needs = if self.is_mcp(name) {
@@ -245,16 +294,17 @@ impl Engine {
             }
             true
         } else {
-            tools::is_known(name)
-                && !self.sandbox_covers(name)
-                && tools::needs_approval(name, input, &self.run.places.workspace)
-                && !tools::reads_spill(
-                    name,
-                    input,
-                    &self.run.places.workspace,
-                    Some(&self.spill_dir()),
-                )
-                && !self.reads_skill(name, input)
+            hooked.ask
+                || tools::is_known(name)
+                    && !self.sandbox_covers(name)
+                    && tools::needs_approval(name, input, &self.run.places.workspace)
+                    && !tools::reads_spill(
+                        name,
+                        input,
+                        &self.run.places.workspace,
+                        Some(&self.spill_dir()),
+                    )
+                    && !self.reads_skill(name, input)
         };
         if !needs {
             return Decision::Allow;
@@ -267,8 +317,9 @@ impl Engine {
             ApprovalPolicy::AskOnce => self.approvals.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        let by_mode = self.mode_approves(name);
-        if !outside && (auto || by_mode || self.approvals.granted.covers(name, input)) {
+        let covered =
+            auto || self.mode_approves(name) || self.approvals.granted.covers(name, input);
+        if !outside && (hooked.allow || (!hooked.ask && covered)) {
             return Decision::Allow;
         }
         let can_ask = self.run.front_end.can_ask();
@@ -309,6 +360,7 @@ impl Engine {
             always: always.clone(),
             unsandboxed: None,
         });
+        self.notify_hooks(format!("flower-tui needs your permission to use {name}"));
         let answer = self.answer(id).await;
         if answer.is_some() {
             self.approvals.asked_once = true;

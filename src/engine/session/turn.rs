@@ -5,6 +5,7 @@ use super::ActiveTurn;
 use super::background::Settle;
 use super::conversation::Request;
 use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
+use super::hook_ops::StopGate;
 use super::request::{Outcome, Purpose};
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
@@ -113,6 +114,10 @@ impl Engine {
         } else {
             text
         };
+        let prompt = (origin == Origin::User).then_some(text.as_str());
+        let Some(hook_context) = self.opening_hooks(turn, prompt).await else {
+            return;
+        };
         self.emit(Event::UserMessage {
             turn: Some(id),
             origin,
@@ -135,6 +140,9 @@ impl Engine {
                     message.content.push(Block::text(block));
                 }
             }
+        }
+        if let Some(context) = hook_context {
+            message.content.push(Block::text(context));
         }
         if origin == Origin::User {
             self.note_prompt(&text);
@@ -183,6 +191,10 @@ impl Engine {
                 Flow::Go => {}
                 Flow::Stop(r) => return r,
             }
+            // A successor (a handoff just now) starts with its `SessionStart` hooks.
+            if !self.session_start_hooks().await {
+                return ExitReason::Interrupted;
+            }
             iterations += 1;
             if !self.wait_for_mcp().await {
                 return ExitReason::Interrupted;
@@ -215,7 +227,11 @@ impl Engine {
                 interrupted: false,
             });
             if !tool_uses {
-                return ExitReason::Completed;
+                match self.stop_hooks().await {
+                    StopGate::End => return ExitReason::Completed,
+                    StopGate::Continue => continue,
+                    StopGate::Aborted => return ExitReason::Interrupted,
+                }
             }
             if !self.run_tools(&msg, &offered).await {
                 return ExitReason::Interrupted;

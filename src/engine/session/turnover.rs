@@ -97,8 +97,12 @@ impl Engine {
         produced: Produced,
         why: Why,
     ) -> Turnover {
+        let cause = why.cause;
         let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, None, why);
         let frozen = self.write_frozen(frozen);
+        if let Some(path) = frozen.file.path().map(std::path::Path::to_path_buf) {
+            self.frozen_hooks(cause, &path, frozen.generation).await;
+        }
         self.review_and_commit(id, frozen).await
     }
 
@@ -311,6 +315,7 @@ impl Engine {
             ));
         }
         self.checkpoint_at_handoff();
+        self.session_left_hooks(crate::engine::hooks::EndReason::Handoff);
         // The old session's history is dropped here: retired histories are freed.
         self.start_session(Some(old_id), generation, vec![first]);
         self.commit_replacement();

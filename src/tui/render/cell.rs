@@ -1,5 +1,5 @@
 //! The chat's cells (a message, a reply, thinking, a tool call, a subagent, the `.mcp.json`
-//! question, an approval, a notice or error, a retry, a generation divider) and the lines each
+//! and hooks questions, a hook that ran, an approval, a notice or error, a retry, a generation divider) and the lines each
 //! draws at a given width. A tool call's lines are drawn by `tool_cell`, a subagent's by
 //! `agent_cell`.
 
@@ -58,6 +58,15 @@ pub enum Cell {
         servers: Vec<(String, String)>,
         answer: Option<String>,
     },
+    /// The question whether a workspace settings file's hooks may run (one line each);
+    /// `answer` once the user answered.
+    HooksQuestion {
+        path: String,
+        hooks: Vec<String>,
+        answer: Option<String>,
+    },
+    /// A hook that ran: its event, command, how it ended, the start of its output.
+    Hook(Box<crate::engine::hooks::HookNote>),
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
     /// `always`: "always" is offered for it (its key is named only then).
     Approval {
@@ -175,6 +184,12 @@ impl Cell {
                 servers,
                 answer,
             } => super::mcp_cell::mcp_json_lines(path, servers, answer.as_deref(), w, t),
+            Cell::HooksQuestion {
+                path,
+                hooks,
+                answer,
+            } => super::mcp_cell::hooks_question_lines(path, hooks, answer.as_deref(), w, t),
+            Cell::Hook(note) => super::hook_cell::hook_lines(note, w, t),
             Cell::Approval {
                 name,
                 summary,

@@ -1,5 +1,6 @@
-//! The question about the workspace's `.mcp.json` in the chat: which servers it would start, then
-//! the keys that answer it, or the answer given.
+//! The questions about a workspace's files in the chat: which servers its `.mcp.json` would
+//! start, or which hooks its settings file would run, then the keys that answer it, or the
+//! answer given.
 
 use ratatui::text::{Line, Span};
 
@@ -15,10 +16,41 @@ pub(crate) fn mcp_json_lines(
     w: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
+    file_question("start the MCP servers of ", path, servers, answer, w, theme)
+}
+
+/// `? run the hooks of /w/.claude/settings.json?`, one line per hook (`EVENT [matcher]:
+/// command`), then the keys.
+pub(crate) fn hooks_question_lines(
+    path: &str,
+    hooks: &[String],
+    answer: Option<&str>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let items: Vec<(String, String)> = hooks
+        .iter()
+        .map(|h| match h.split_once(": ") {
+            Some((when, command)) => (when.to_string(), command.to_string()),
+            None => (h.clone(), String::new()),
+        })
+        .collect();
+    file_question("run the hooks of ", path, &items, answer, w, theme)
+}
+
+/// A question about a workspace file: what it would do, item by item, then the keys.
+fn file_question(
+    asks: &str,
+    path: &str,
+    items: &[(String, String)],
+    answer: Option<&str>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let pad = [Span::styled("  ", theme.text)];
     let head = [
         Span::styled("? ", theme.warning),
-        Span::styled("start the MCP servers of ", theme.warning),
+        Span::styled(asks.to_string(), theme.warning),
         Span::styled(sanitize(path).into_owned(), theme.text),
         Span::styled(
             "? (asked once for this workspace and version of the file)",
@@ -26,7 +58,7 @@ pub(crate) fn mcp_json_lines(
         ),
     ];
     let mut lines = wrap_spans(&head, w, &[], &pad, WrapMode::Words);
-    for (name, transport) in servers {
+    for (name, transport) in items {
         let spans = [
             Span::styled(sanitize(name).into_owned(), theme.tool),
             Span::styled(": ", theme.dim),

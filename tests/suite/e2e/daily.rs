@@ -440,7 +440,8 @@ fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
 fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model() {
     let rt = runtime();
     let server = rt.block_on(crate::support::fake::FakeServer::start());
-    let command = "echo PARTIAL-ONE; echo PARTIAL-TWO; sleep 30; echo AFTER-$((40 + 2))";
+    let command =
+        "echo PARTIAL-$((0 + 1)); echo PARTIAL-$((1 + 1)); sleep 30; echo AFTER-$((40 + 2))";
     server.push(a::tool_use(
         "b1",
         "bash",
@@ -451,9 +452,10 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
     let mut t = Pty::start(&server, &["--yes"]);
     t.wait_for(READY);
     say(&mut t, "build it");
-    // Live: the lines are in the cell while the command still runs.
+    // Live: the lines are in the cell while the command still runs. The command computes them,
+    // so the command line shown in the cell's header cannot satisfy the wait.
     let screen = t.wait("the live output", |s| {
-        s.contains("PARTIAL-TWO") && s.contains("to interrupt")
+        s.contains("PARTIAL-2") && s.contains("to interrupt")
     });
     assert!(!screen.contains("exit code"), "{screen}");
     t.keys(crate::support::pty::ESC);
@@ -461,7 +463,7 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
         s.contains("interrupted") && !s.contains("to interrupt")
     });
     assert!(
-        screen.contains("PARTIAL-ONE") && screen.contains("PARTIAL-TWO"),
+        screen.contains("PARTIAL-1") && screen.contains("PARTIAL-2"),
         "the partial output stays in the cell:\n{screen}"
     );
     assert!(!screen.contains("AFTER-42"), "{screen}");
@@ -479,7 +481,7 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
         .unwrap_or_else(|| panic!("no tool result in {}", reqs[1]["messages"]));
     let content = result["content"].to_string();
     assert!(
-        content.contains("PARTIAL-ONE") && content.contains("PARTIAL-TWO"),
+        content.contains("PARTIAL-1") && content.contains("PARTIAL-2"),
         "{content}"
     );
     assert!(

@@ -4,6 +4,9 @@
 mod commands;
 mod hook_files;
 mod hooks;
+mod hooks_engine;
+mod hooks_handoff;
+mod hooks_wired;
 mod pty;
 mod skills;
 mod wired;

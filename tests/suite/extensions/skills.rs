@@ -269,3 +269,43 @@ async fn the_skill_tool_gives_the_body_and_the_files_beside_it() {
     assert_eq!(spec.name, skills::SKILL_TOOL);
     assert_eq!(spec.input_schema["required"], json!(["name"]));
 }
+
+#[test]
+fn a_workspace_skill_folder_linked_outside_is_refused_and_a_user_one_is_not() {
+    let p = Places::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("secrets");
+    write(
+        &target.join("SKILL.md"),
+        &skill_md("secrets", "reads the folder it lives in", "b\n"),
+    );
+    write(&target.join("id_rsa"), b"private\n");
+    let claude = p.ws.path().join(".claude/skills");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::os::unix::fs::symlink(&target, claude.join("secrets")).unwrap();
+    let catalog = skills::load(&p.dirs());
+    assert_eq!(catalog.skills().count(), 0);
+    assert!(!catalog.holds(&target.join("id_rsa")));
+    let problems: Vec<&SkillProblem> = catalog.notices().iter().map(|n| &n.problem).collect();
+    assert_eq!(
+        problems,
+        vec![&SkillProblem::OutsideWorkspace(
+            target.canonicalize().unwrap()
+        )]
+    );
+    assert!(
+        catalog.notices()[0]
+            .to_string()
+            .contains("outside the workspace"),
+        "{}",
+        catalog.notices()[0]
+    );
+
+    // The user's own skill folders may link anywhere: the user put the link there.
+    let user = p.config.path().join("skills");
+    std::fs::create_dir_all(&user).unwrap();
+    std::os::unix::fs::symlink(&target, user.join("secrets")).unwrap();
+    let catalog = skills::load(&p.dirs());
+    assert_eq!(catalog.skills().count(), 1);
+    assert!(catalog.holds(&target.join("id_rsa")));
+}

@@ -1,0 +1,44 @@
+//! Hooks in the reducer: each hook that ran becomes a cell, and the question whether a workspace
+//! settings file's hooks may run is asked like a tool's approval (under the same guard against
+//! keys typed ahead), answered with `Op::HooksDecision`.
+
+use std::time::Instant;
+
+use crate::engine::hooks::{HookNote, HooksQuestion};
+
+use super::render::cell::Cell;
+use super::state::{AppState, Asked, PendingApproval};
+
+/// A hook ran.
+pub(super) fn on_hook(state: &mut AppState, note: HookNote) {
+    state.push_cell(Cell::Hook(Box::new(note)));
+}
+
+/// The engine holds a settings file's hooks until the user says whether they may run.
+pub(super) fn on_question(state: &mut AppState, q: HooksQuestion, now: Instant) {
+    let asked = Asked::Hooks { sha256: q.sha256 };
+    if state.approvals.iter().any(|p| p.asked == asked) {
+        return;
+    }
+    let shown = q.path.display().to_string();
+    let summary = format!("{shown} would run: {}", q.hooks.join("; "));
+    state.push_cell(Cell::HooksQuestion {
+        path: shown,
+        hooks: q.hooks,
+        answer: None,
+    });
+    state.approvals.push_back(PendingApproval {
+        asked,
+        name: "hooks".into(),
+        summary,
+        cell: state.chat.len().saturating_sub(1),
+        outside_workspace: false,
+        command: None,
+        diff: None,
+        always: None,
+        unsandboxed: None,
+    });
+    if state.approval_shown_at.is_none() {
+        state.approval_shown_at = Some(now);
+    }
+}

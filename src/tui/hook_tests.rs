@@ -1,0 +1,99 @@
+//! Hooks in the TUI: a hook that ran is a cell (blocked in the warning colour, its output cut to
+//! a few lines), and a workspace settings file's hooks are asked about like `.mcp.json`'s servers.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::KeyCode;
+
+use crate::engine::hooks::{HookNote, HooksQuestion};
+use crate::engine::protocol::{Event, Op};
+
+use super::render::cell::Cell;
+use super::subagent_tests::{draw, started};
+use super::test_support::{ev, key, ops, state};
+use super::update::update;
+
+fn note(event: &str, outcome: &'static str, exit: &str, output: &str) -> HookNote {
+    HookNote {
+        event: event.into(),
+        name: "~/.config/hooks/guard.sh".into(),
+        source: "config.toml".into(),
+        outcome,
+        exit: exit.into(),
+        elapsed_ms: 42,
+        output: output.into(),
+    }
+}
+
+#[test]
+fn hooks_that_ran_are_cells() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    let flood: String = (1..=9).map(|i| format!("line {i}\n")).collect();
+    for n in [
+        note(
+            "PreToolUse",
+            "blocked",
+            "exit code 2",
+            "rm -rf is not allowed here",
+        ),
+        note("PostToolUse", "succeeded", "exit code 0", &flood),
+        note("Stop", "failed", "timed out after 1s", ""),
+    ] {
+        update(&mut s, ev(Event::Hook(n)), t0);
+    }
+    assert_eq!(
+        s.chat.iter().filter(|c| matches!(c, Cell::Hook(_))).count(),
+        3
+    );
+    insta::assert_snapshot!("hook_cells", draw(&s, 80, 20, t0).backend());
+}
+
+#[test]
+fn a_settings_file_is_asked_about_and_answered_with_its_hash() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    let question = HooksQuestion {
+        path: PathBuf::from("/w/.claude/settings.json"),
+        sha256: "feed01".into(),
+        hooks: vec![
+            "PreToolUse [Bash]: ./guard.sh".into(),
+            "Stop: python3 check.py".into(),
+        ],
+    };
+    update(&mut s, ev(Event::HooksApproval(question.clone())), t0);
+    // The same question again is not asked twice.
+    update(&mut s, ev(Event::HooksApproval(question)), t0);
+    assert_eq!(s.approvals.len(), 1);
+    insta::assert_snapshot!("hooks_question", draw(&s, 80, 14, t0).backend());
+    // Too soon: typed ahead, it answers nothing.
+    let fx = update(
+        &mut s,
+        key(KeyCode::Char('y')),
+        t0 + Duration::from_millis(50),
+    );
+    assert!(ops(&fx).is_empty());
+    let mut s = state();
+    started(&mut s, t0);
+    let question = HooksQuestion {
+        path: PathBuf::from("/w/.claude/settings.json"),
+        sha256: "feed01".into(),
+        hooks: vec!["Stop: python3 check.py".into()],
+    };
+    update(&mut s, ev(Event::HooksApproval(question)), t0);
+    let fx = update(&mut s, key(KeyCode::Char('n')), t0 + Duration::from_secs(2));
+    assert_eq!(
+        ops(&fx),
+        [Op::HooksDecision {
+            sha256: "feed01".into(),
+            approve: false
+        }]
+    );
+    assert!(s.chat.iter().any(|c| matches!(
+        c,
+        Cell::HooksQuestion { answer: Some(a), .. } if a.starts_with("declined for this workspace")
+    )));
+}

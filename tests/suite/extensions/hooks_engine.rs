@@ -1,0 +1,234 @@
+//! Hooks in the engine driven through its queue pair, for what headless cannot show: Esc kills a
+//! hook still running (with its process group) and every call still gets its result; an approval
+//! that waits runs the `Notification` hooks; `permissionDecision` `ask` forces the question where
+//! `--yes` would allow, and `allow` skips it; `SubagentStop` runs after a `task` reported.
+
+use std::path::Path;
+
+use flower_tui::engine::hooks::{self, Hook};
+use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
+use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
+use flower_tui::engine::session::HookParams;
+
+use crate::suite::faults::{gone, wait_until};
+use crate::support::fake::{U, anthropic as a};
+use crate::support::harness::{Harness, start};
+
+fn config_hooks(toml_text: &str) -> Vec<Hook> {
+    let value: toml::Value = toml::from_str(toml_text).unwrap();
+    hooks::config::from_toml(value.get("hooks").unwrap()).unwrap()
+}
+
+fn script(dir: &Path, name: &str, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("'{}'", path.display())
+}
+
+fn with_hooks(h: &Harness, toml_text: &str) -> flower_tui::engine::session::EngineParams {
+    let mut p = h.params(200_000, 20_000);
+    p.hooks = HookParams {
+        hooks: config_hooks(toml_text),
+        ..HookParams::default()
+    };
+    p
+}
+
+fn turn_end(events: &[Event]) -> ExitReason {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::TurnEnd { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_kills_a_running_hook_with_its_group_and_the_call_still_gets_a_result() {
+    let h = Harness::new().await;
+    let hang = script(
+        &h.workspace,
+        "hang.sh",
+        "#!/bin/bash\ncat > /dev/null\nsleep 300 &\necho $! > \"$(dirname \"$0\")/child.pid\"\nsleep 300\n",
+    );
+    let p = with_hooks(
+        &h,
+        &format!("[[hooks.PreToolUse]]\ncommand = {hang:?}\ntimeout = 600\n"),
+    );
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"touch never-ran"}"#,
+        U::new(1000, 10),
+    ));
+    h.server.push(a::text("after the abort", U::new(1100, 10)));
+    let mut r = start(p);
+    let turn = r.send_turn("go").await;
+    let pid_file = h.workspace.join("child.pid");
+    wait_until("the hook to start", 20, || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    r.send(Op::Abort { turn }).await;
+    let events = r.until_end(turn).await;
+    assert_eq!(turn_end(&events), ExitReason::Interrupted);
+    wait_until("the hook's child to be killed", 5, || gone(pid));
+    assert!(!h.workspace.join("never-ran").exists());
+    // The next turn's request is valid: the cut call has its result.
+    let events = r.turn("again").await;
+    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    let last = h.server.requests().last().unwrap().to_string();
+    assert!(last.contains("\"tool_use_id\":\"t1\""), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_and_permission_decisions_around_the_approval() {
+    let h = Harness::new().await;
+    let ask = script(
+        &h.workspace,
+        "ask.py",
+        r#"#!/usr/bin/env python3
+import json, sys
+d = json.load(sys.stdin)
+decision = "ask" if "asked" in d["tool_input"]["command"] else "allow"
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                  "permissionDecision": decision}}))
+"#,
+    );
+    let notify = script(
+        &h.workspace,
+        "notify.sh",
+        "#!/bin/bash\ncat >> \"$(dirname \"$0\")/notified.log\"\n",
+    );
+    let mut p = with_hooks(
+        &h,
+        &format!(
+            "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = {ask:?}\n\
+             [[hooks.Notification]]\ncommand = {notify:?}\n"
+        ),
+    );
+    // `--yes` would run every call unasked; the hook asks for one of them.
+    p.tools.approvals = ApprovalPolicy::Auto;
+    p.front_end = FrontEnd::Interactive { review: false };
+    h.server.push(a::text_then_tools(
+        "two",
+        &[
+            ("t1", "bash", r#"{"command":"echo asked > asked.txt"}"#),
+            ("t2", "bash", r#"{"command":"echo free > free.txt"}"#),
+        ],
+        U::new(1000, 10),
+    ));
+    h.server.push(a::text("done", U::new(1100, 10)));
+    let mut r = start(p);
+    let turn = r.send_turn("go").await;
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    let Some(Event::ApprovalRequest { id, .. }) = asked.last() else {
+        unreachable!()
+    };
+    assert_eq!(id, "t1");
+    let log = h.workspace.join("notified.log");
+    wait_until("the Notification hook", 20, || {
+        std::fs::read_to_string(&log).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let seen: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+    assert_eq!(seen["hook_event_name"], "Notification");
+    assert_eq!(seen["notification_type"], "permission_prompt");
+    assert!(seen["message"].as_str().unwrap().contains("bash"));
+    r.send(Op::Approval {
+        id: "t1".into(),
+        decision: Approval::Deny,
+    })
+    .await;
+    let events = r.until_end(turn).await;
+    assert_eq!(turn_end(&events), ExitReason::Completed);
+    assert!(
+        !h.workspace.join("asked.txt").exists(),
+        "denied, yet it ran"
+    );
+    assert!(
+        h.workspace.join("free.txt").exists(),
+        "allowed, yet not run"
+    );
+    let asked_again = events
+        .iter()
+        .filter(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .count();
+    assert_eq!(asked_again, 0, "the allowed call was asked for");
+    // Under `Ask`, a hook's `allow` skips the question.
+    let h = Harness::new().await;
+    let allow = script(
+        &h.workspace,
+        "allow.sh",
+        "#!/bin/bash\ncat > /dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\"}}'\n",
+    );
+    let mut p = with_hooks(&h, &format!("[[hooks.PreToolUse]]\ncommand = {allow:?}\n"));
+    p.tools.approvals = ApprovalPolicy::Ask;
+    p.front_end = FrontEnd::Interactive { review: false };
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command":"echo ok > allowed.txt"}"#,
+        U::new(1000, 10),
+    ));
+    h.server.push(a::text("done", U::new(1100, 10)));
+    let mut r = start(p);
+    let events = r.turn("go").await;
+    assert_eq!(turn_end(&events), ExitReason::Completed);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequest { .. }))
+    );
+    assert!(h.workspace.join("allowed.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_parent() {
+    let h = Harness::new().await;
+    let check = script(
+        &h.workspace,
+        "check.sh",
+        "#!/bin/bash\ncat >> \"$(dirname \"$0\")/sub.log\"\necho 'check the report twice' >&2\nexit 2\n",
+    );
+    let p = with_hooks(
+        &h,
+        &format!("[[hooks.SubagentStop]]\ncommand = {check:?}\n"),
+    );
+    h.server.push(a::tool_use(
+        "task_a",
+        "task",
+        &serde_json::json!({"description": "look", "prompt": "SUB-JOB look around"}).to_string(),
+        U::new(1000, 10),
+    ));
+    h.server
+        .push_for("SUB-JOB", a::text("SUB REPORT: all fine.", U::new(900, 10)));
+    h.server.push(a::text("done", U::new(1100, 10)));
+    let mut r = start(p);
+    let events = r.turn("delegate").await;
+    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    let seen: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(h.workspace.join("sub.log"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(seen["hook_event_name"], "SubagentStop");
+    assert_eq!(seen["agent_id"], "task_a");
+    let last = h.server.requests().last().unwrap().to_string();
+    assert!(last.contains("SUB REPORT: all fine."), "{last}");
+    assert!(last.contains("check the report twice"), "{last}");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Hook(n) if n.event == "SubagentStop" && n.outcome == "blocked"
+    )));
+}

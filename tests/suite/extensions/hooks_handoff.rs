@@ -1,0 +1,199 @@
+//! The handoff's own hooks through the real binary: `PreHandoff` adds focus text or refuses the
+//! handoff, `HandoffFrozen` gets the frozen document's path and edits it, and the successor
+//! (whose `SessionStart` says `handoff`) reads the edited file. In the real TUI: the question
+//! about a workspace settings file, then its hook running as a cell.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::hooks_wired::{Home, lines};
+use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::pty::{ENTER, Pty, runtime};
+
+fn entry(event: &str, command: &str) -> String {
+    format!("[[hooks.{event}]]\ncommand = {command:?}\n")
+}
+
+async fn run_handoff(home: &Home, server: &FakeServer) -> std::process::Output {
+    let mut c = home.command(server);
+    c.args([
+        "-p",
+        "list",
+        "--yes",
+        "--handoff-after",
+        "1",
+        "--step",
+        "hooked",
+        "--output",
+        "json",
+    ]);
+    tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handoff_hooks_add_focus_and_the_successor_reads_the_edited_document() {
+    let home = Home::new();
+    let focus = home.script(
+        "focus.sh",
+        "#!/bin/bash\ncat > /dev/null\necho 'focus-from-hook: keep the parser notes'\n",
+    );
+    let edit = home.script(
+        "edit.py",
+        r#"#!/usr/bin/env python3
+import json, os, sys
+d = json.load(sys.stdin)
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "frozen.json"), "w") as f:
+    json.dump(d, f)
+p = d["handoff_path"]
+text = open(p).read()
+open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
+"#,
+    );
+    let starts = home.script(
+        "starts.sh",
+        "#!/bin/bash\ncat >> \"$(dirname \"$0\")/starts.log\"\n",
+    );
+    home.config(&format!(
+        "{}{}{}",
+        entry("PreHandoff", &focus),
+        entry("HandoffFrozen", &edit),
+        entry("SessionStart", &starts),
+    ));
+    let server = FakeServer::start().await;
+    server.push(a::tool_use("t1", "list_dir", "{}", U::new(2_000, 10)));
+    server.push(a::text(
+        "## Doing\nListing.\n## Next\nFinish.\n",
+        U::new(2_500, 10),
+    ));
+    server.push(a::text("finished in generation 2", U::new(1_500, 10)));
+    let out = run_handoff(&home, &server).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = lines(&out);
+    assert_eq!(events.last().unwrap()["text"], "finished in generation 2");
+
+    let writing = serde_json::to_string(&server.requests()[1]).unwrap();
+    assert!(
+        writing.contains("focus-from-hook: keep the parser notes"),
+        "{writing}"
+    );
+
+    let frozen: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.file("frozen.json")).unwrap()).unwrap();
+    assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
+    assert_eq!(frozen["trigger"], "manual");
+    assert_eq!(frozen["step"], "hooked");
+    assert_eq!(frozen["generation"], 2);
+    let path = frozen["handoff_path"].as_str().unwrap();
+    assert!(path.ends_with("handoff-hooked.md"), "{path}");
+
+    let successor = serde_json::to_string(&server.requests()[2]["messages"]).unwrap();
+    assert!(successor.contains("EDITED-BY-HOOK"), "{successor}");
+
+    let starts: Vec<Value> = std::fs::read_to_string(home.file("starts.log"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sources: Vec<&str> = starts
+        .iter()
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["startup", "handoff"]);
+    assert_ne!(starts[0]["session_id"], starts[1]["session_id"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_handoff_hook_that_exits_2_refuses_the_handoff_and_the_turn_goes_on() {
+    let home = Home::new();
+    let refuse = home.script(
+        "refuse.sh",
+        "#!/bin/bash\ncat > /dev/null\necho 'not during the release' >&2\nexit 2\n",
+    );
+    home.config(&entry("PreHandoff", &refuse));
+    let server = FakeServer::start().await;
+    server.push(a::tool_use("t1", "list_dir", "{}", U::new(2_000, 10)));
+    server.push(a::text("done in one generation", U::new(2_100, 10)));
+    let out = run_handoff(&home, &server).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = lines(&out);
+    let failed = events
+        .iter()
+        .find(|e| e["type"] == "handoff" && e["phase"] == "failed")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("refused by a PreHandoff hook: not during the release")
+    );
+    assert_eq!(server.requests().len(), 2, "no writing request");
+    assert_eq!(events.last().unwrap()["text"], "done in one generation");
+    // The ledger keeps the refusal with the step.
+    let runs = home.file("data/flower/runs");
+    let found = walk(&runs).into_iter().any(|p| {
+        p.file_name().is_some_and(|n| n == "manifest.json")
+            && std::fs::read_to_string(&p)
+                .unwrap_or_default()
+                .contains("handoff refused by a PreHandoff hook: not during the release")
+    });
+    assert!(found, "no manifest under {} records it", runs.display());
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    let settings = serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo context-from-approved-hook"}]}]}});
+    std::fs::write(ws.join(".claude/settings.json"), settings.to_string()).unwrap();
+    server.push(a::text("hello back", U::new(1_000, 10)));
+
+    let mut t = Pty::start_in(home.clone(), &server, &[]);
+    let asked = t.wait_for("Run the hooks of this workspace's settings file?");
+    assert!(
+        asked.contains("UserPromptSubmit: echo context-from-approved-hook"),
+        "{asked}"
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    t.keys("y");
+    t.wait_for("its 1 hook(s) run from now on");
+    t.keys("hi");
+    t.wait_for("hi");
+    t.keys(ENTER);
+    let bodies = t.wait_requests(&server, 1);
+    let sent = serde_json::to_string(&bodies[0]["messages"]).unwrap();
+    assert!(sent.contains("context-from-approved-hook"), "{sent}");
+    let screen = t.wait_for("UserPromptSubmit hook");
+    assert!(screen.contains("succeeded"), "{screen}");
+    t.wait_for("hello back");
+}
