@@ -4,9 +4,15 @@
 //! The program, in order: a system call of another architecture kills the process (on x86-64
 //! also the x32 numbers, which would otherwise reach the same kernel code under other numbers);
 //! `setsid`, `setpgid` and the `io_uring` calls are refused; with the network off, `socket` is
-//! refused unless its family is `AF_UNIX`; `ioctl` is refused for `TIOCSTI` and `TIOCLINUX`
-//! (they push input into a terminal); everything else is allowed. Arguments are compared on
-//! their low 32 bits, which is what the kernel reads for an `int` family and an ioctl number.
+//! refused whatever its family: internet sockets, and Unix sockets too, because a Unix socket
+//! can connect to a host service outside the sandbox (a tmux server, ssh-agent, D-Bus, dockerd)
+//! and have it act unconfined, and neither this filter (it cannot read the address) nor Landlock
+//! before ABI 9 can stop a connection to a socket by its path. `socketpair` is another system
+//! call and stays allowed: its two ends are connected to each other and to nothing else, which is
+//! what programs use them for (event loops, child processes' pipes). `ioctl` is refused for
+//! `TIOCSTI` and `TIOCLINUX` (they push input into a terminal); everything else is allowed.
+//! Arguments are compared on their low 32 bits, which is what the kernel reads for an ioctl
+//! number.
 
 /// One classic BPF instruction, laid out as the kernel's `struct sock_filter`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +62,6 @@ pub struct Target {
     pub io_uring: Vec<u32>,
     /// Refused ioctl requests.
     pub refused_ioctls: Vec<u32>,
-    pub af_unix: u32,
     pub eperm: u32,
     pub eacces: u32,
     pub enosys: u32,
@@ -65,7 +70,7 @@ pub struct Target {
 /// What the program refuses besides the fixed rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rules {
-    /// Refuse internet (every non-`AF_UNIX`) sockets.
+    /// Refuse `socket` for every family (`socketpair` stays allowed).
     pub block_network: bool,
 }
 
@@ -93,14 +98,7 @@ pub fn program(target: &Target, rules: Rules) -> Vec<Insn> {
         p.extend(refuse(nr, RET_ERRNO | target.enosys));
     }
     if rules.block_network {
-        // Allow AF_UNIX, refuse any other family.
-        p.extend(argument_block(
-            target.socket,
-            0,
-            &[target.af_unix],
-            RET_ALLOW,
-            RET_ERRNO | target.eacces,
-        ));
+        p.extend(refuse(target.socket, RET_ERRNO | target.eacces));
     }
     p.extend(argument_block(
         target.ioctl,
@@ -191,7 +189,6 @@ pub fn native() -> Option<Target> {
             u32::try_from(libc::TIOCSTI).ok()?,
             u32::try_from(libc::TIOCLINUX).ok()?,
         ],
-        af_unix: c(libc::AF_UNIX)?,
         eperm: c(libc::EPERM)?,
         eacces: c(libc::EACCES)?,
         enosys: c(libc::ENOSYS)?,
