@@ -191,6 +191,11 @@ impl SideEditor {
         }
     }
 
+    /// A question stands on the last line: keys answer it, nothing is typed or pasted.
+    pub(crate) fn asks(&self) -> bool {
+        self.prompt != Prompt::None
+    }
+
     /// The buffer as file text.
     pub(crate) fn text(&self) -> String {
         let mut out = self.area.lines().join("\n");

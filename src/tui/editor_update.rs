@@ -20,10 +20,7 @@ pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
         state.focus = Focus::Input;
         return;
     };
-    if matches!(
-        ed.prompt,
-        Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved | Prompt::Plan
-    ) {
+    if ed.asks() {
         return; // answer the question first (r / k, r / d, s / d / Esc, i / f / p / Esc; Ctrl-S)
     }
     ed.pause(now);

@@ -28,8 +28,28 @@ pub(crate) fn plan_keys() -> String {
     )
 }
 
+/// The keys of the modes and of the plan review: Shift-Tab, the plan question's answers, and Esc
+/// in the editor holding the plan. False when `action` is none of these here (the reducer goes
+/// on with it).
+pub(super) fn on_action(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) -> bool {
+    let asking = state
+        .editor
+        .as_ref()
+        .is_some_and(|e| e.prompt == Prompt::Plan);
+    match action {
+        Action::CycleMode => cycle_mode(state, fx),
+        Action::ImplementHere | Action::ImplementFresh | Action::KeepPlanning => {
+            choose(state, action, fx)
+        }
+        Action::KeepEditing if asking => choose(state, action, fx),
+        Action::EditorEscape => return escape(state, fx),
+        _ => return false,
+    }
+    true
+}
+
 /// Shift-Tab: the next mode, shown at once and sent to the engine.
-pub(super) fn cycle_mode(state: &mut AppState, fx: &mut Vec<Effect>) {
+fn cycle_mode(state: &mut AppState, fx: &mut Vec<Effect>) {
     let mode = state.plan.mode.next();
     state.plan.mode = mode;
     fx.push(Effect::SendOp(Op::SetMode { mode }));
@@ -70,7 +90,7 @@ pub(super) fn on_plan(
 
 /// Esc in the side editor while it holds the plan under review: saves unsaved edits, then asks
 /// the plan question. False when the editor holds something else (the usual Esc applies).
-pub(super) fn escape(state: &mut AppState, fx: &mut Vec<Effect>) -> bool {
+fn escape(state: &mut AppState, fx: &mut Vec<Effect>) -> bool {
     let Some(ed) = state
         .editor
         .as_mut()
@@ -89,7 +109,7 @@ pub(super) fn escape(state: &mut AppState, fx: &mut Vec<Effect>) -> bool {
 }
 
 /// The answer to the plan question.
-pub(super) fn choose(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
+fn choose(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
     let Some(ed) = state.editor.as_mut().filter(|e| e.prompt == Prompt::Plan) else {
         return;
     };

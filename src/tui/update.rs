@@ -236,6 +236,9 @@ fn on_action(
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
+    if plan_review::on_action(state, action, fx) {
+        return;
+    }
     match action {
         Action::Send => submit(state, now, fx),
         Action::Newline => state.input.insert_newline(),
@@ -326,26 +329,15 @@ fn on_action(
         Action::PopupPrev => popup_move(state, false),
         Action::PopupComplete => popup_complete(state, now),
         Action::PopupClose => state.popup = Popup::Dismissed,
-        Action::EditorEscape => {
-            if !plan_review::escape(state, fx) {
-                editor_escape(state, now, fx)
-            }
-        }
-        Action::KeepEditing
-            if state
-                .editor
-                .as_ref()
-                .is_some_and(|e| e.prompt == Prompt::Plan) =>
-        {
-            plan_review::choose(state, action, fx)
-        }
+        Action::EditorEscape => editor_escape(state, now, fx),
         Action::SaveEdits | Action::DiscardEdits | Action::KeepEditing => {
             answer_unsaved(state, action, fx)
         }
-        Action::CycleMode => plan_review::cycle_mode(state, fx),
-        Action::ImplementHere | Action::ImplementFresh | Action::KeepPlanning => {
-            plan_review::choose(state, action, fx)
-        }
+        // `plan_review::on_action` took them.
+        Action::CycleMode
+        | Action::ImplementHere
+        | Action::ImplementFresh
+        | Action::KeepPlanning => {}
         Action::EditorTop | Action::EditorBottom => {
             editor_cursor(state, action == Action::EditorBottom, now)
         }
@@ -558,15 +550,7 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
             state.typed_at = Some(now);
         }
         Focus::Editor => {
-            if let Some(ed) = state.editor.as_mut()
-                && !matches!(
-                    ed.prompt,
-                    Prompt::Conflict { .. }
-                        | Prompt::Restore { .. }
-                        | Prompt::Unsaved
-                        | Prompt::Plan
-                )
-            {
+            if let Some(ed) = state.editor.as_mut().filter(|ed| !ed.asks()) {
                 ed.pause(now);
                 ed.prompt = Prompt::None;
                 if text.len() > EDITOR_PASTE_MAX {
