@@ -73,10 +73,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use changes::{ChangeKind, FileChange, LineCounts};
-pub use error::CheckpointError;
-pub use lock::LOCK_WAIT;
-pub use object_id::{BadObjectId, ObjectId};
-pub use path::RelPath;
+pub(crate) use error::CheckpointError;
+pub(crate) use lock::LOCK_WAIT;
+pub(crate) use object_id::{BadObjectId, ObjectId};
+pub(crate) use path::RelPath;
 pub use report::{RestoreReport, TurnRef, UndoAction};
 pub use restore::{Conflict, ConflictKind, Failure, OnConflict, Untouched};
 pub use snapshot::{SkipReason, Skipped, Snapshot};
@@ -87,9 +87,9 @@ use object::Objects;
 use walk::Rules;
 
 /// One file larger than this is not stored (it is named in the checkpoint's result instead).
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// One checkpoint stores at most this many bytes of files (smallest files first).
-pub const DEFAULT_MAX_CHECKPOINT_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_CHECKPOINT_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The id of a checkpoint (its root listing's id): equal workspaces give equal ids.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

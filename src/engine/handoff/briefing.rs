@@ -151,7 +151,7 @@ impl Briefing<'_> {
 
 /// The text that tells the successor what it is receiving, why (with the focus the user gave
 /// `/handoff`, quoted), and how to use it.
-pub fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
+pub(crate) fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
     if cause == HandoffCause::Plan {
         return PLAN_PREAMBLE.to_string();
     }

@@ -24,10 +24,9 @@ pub(crate) mod run_index;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
-pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
+pub(crate) use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
 pub use handoffs::{
-    Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, HandoffTrigger,
-    Held,
+    Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, Held,
 };
 pub use manifest::{
     GenerationRecord, GenerationStart, Manifest, StepRecord, SubagentRecord, now_stamp,

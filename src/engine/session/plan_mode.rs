@@ -21,9 +21,7 @@ use crate::engine::fsutil::{numbered_names, write_new};
 use crate::engine::handoff::echo::{self, Part};
 use crate::engine::handoff::lock::safe_step_name;
 use crate::engine::handoff::store::{self, ReadBack};
-use crate::engine::ledger::{
-    FrozenFile, FrozenHandoff, HandoffCause, HandoffReason, HandoffTrigger, now_stamp,
-};
+use crate::engine::ledger::{FrozenFile, FrozenHandoff, HandoffCause, HandoffReason, now_stamp};
 use crate::engine::policy::Mode;
 use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, Origin, PlanChoice, TurnId, TurnKind,
@@ -286,7 +284,7 @@ impl Engine {
             // As the model wrote it: the record says whether the user edited the file.
             markdown: presented.written.clone(),
             degraded: false,
-            reason: HandoffReason::clean(HandoffTrigger::Plan),
+            reason: HandoffReason::clean(HandoffCause::Plan),
             ctx_at_cut: self.ctx_estimate(),
             time: now_stamp(),
             retired_session: self.s.id.clone(),
