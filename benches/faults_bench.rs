@@ -58,7 +58,7 @@ pub fn run() {
         t.elapsed()
     });
     let merged = median_of(201, || {
-        m.steps[5].num_turns += 1;
+        m.steps[5].figures.num_turns += 1;
         let t = Instant::now();
         ledger::save_step(&m, Some(5), &path).expect("save_step");
         t.elapsed()

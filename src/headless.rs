@@ -398,7 +398,7 @@ impl Printer {
             num_turns: tally.turns,
             // The ledger has every request's cost (writing turns and summaries too).
             cost_usd: crate::engine::ledger::Manifest::load(&run_dir.join("manifest.json"))
-                .map(|m| m.steps.iter().map(|st| st.cost_usd).sum())
+                .map(|m| m.steps.iter().map(|st| st.figures.cost_usd).sum())
                 .unwrap_or(tally.cost),
             session_id: tally.session_id.clone(),
             plan: tally.plan.clone(),

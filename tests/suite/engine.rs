@@ -33,8 +33,8 @@ async fn plain_reply_streams_and_records_usage() {
         }
     )));
     let m = r.manifest();
-    assert_eq!(m.steps[0].context, 1220);
-    assert_eq!(m.steps[0].num_turns, 1);
+    assert_eq!(m.steps[0].figures.context, 1220);
+    assert_eq!(m.steps[0].figures.num_turns, 1);
     let body = &h.server.requests()[0];
     assert_eq!(body["stream"], true);
     assert_eq!(body["messages"][0]["content"][0]["text"], "say hello");

@@ -251,7 +251,7 @@ async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session
     assert!(first_user_text(&reqs[2]).contains("[DEGRADED"));
     let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
     assert!(learned.contains("200000"));
-    assert_eq!(r.manifest().steps[0].window, 200_000);
+    assert_eq!(r.manifest().steps[0].figures.window, 200_000);
     r.shutdown().await;
 }
 

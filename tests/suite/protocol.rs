@@ -80,7 +80,7 @@ async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropp
     );
     assert_eq!(h.server.requests().len(), 2, "turn 3 sent no request");
     let st = &r.manifest().steps[0];
-    assert_eq!(st.num_turns, 2);
+    assert_eq!(st.figures.num_turns, 2);
     r.shutdown().await;
 }
 

@@ -203,7 +203,7 @@ async fn the_fake_enforcing_its_window_by_body_size_is_rescued_by_dropping_old_t
         "dropped {dropped}"
     );
     assert_eq!(
-        st.window, window,
+        st.figures.window, window,
         "the window stated by the overflow is learned"
     );
     r.shutdown().await;

@@ -102,9 +102,12 @@ async fn rewinding_in_the_current_generation_cuts_the_history_and_restores_the_f
     );
     let m = r.manifest();
     let step = &m.steps[0];
-    assert_eq!(step.rewinds.len(), 1);
+    assert_eq!(step.history.rewinds.len(), 1);
     assert_eq!(
-        (step.rewinds[0].turn, step.rewinds[0].conversation),
+        (
+            step.history.rewinds[0].turn,
+            step.history.rewinds[0].conversation
+        ),
         (2, true)
     );
     let transcript = fs::read_to_string(
@@ -206,8 +209,8 @@ async fn rewinding_to_an_earlier_generation_starts_a_successor_from_its_handoff(
     assert_eq!(step.generations, 4);
     assert_eq!(
         (
-            step.rewinds[0].to_generation,
-            step.rewinds[0].from_generation
+            step.history.rewinds[0].to_generation,
+            step.history.rewinds[0].from_generation
         ),
         (2, 3)
     );

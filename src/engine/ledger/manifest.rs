@@ -73,13 +73,10 @@ pub struct StepRecord {
     pub attempts: u32,
     /// Session ids ended by handoff, in order.
     pub retired: Vec<String>,
-    /// The last main-thread ctx.
-    pub context: u64,
-    pub window: u64,
     pub generations: u32,
-    /// Cumulative across retries and handoffs.
-    pub cost_usd: f64,
-    pub num_turns: u32,
+    /// The last context reading, the window, the cost and the turns so far.
+    #[serde(flatten)]
+    pub figures: StepFigures,
     pub per_generation: Vec<GenerationRecord>,
     pub errors: Vec<String>,
     pub handoffs: Vec<HandoffRecord>,
@@ -106,8 +103,28 @@ pub struct StepRecord {
     /// `cost_usd` and in their parent's generation too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subagents: Vec<SubagentRecord>,
-    /// The turns that changed files, undoable and redoable; kept here so `/undo` reaches back
-    /// across handoffs into earlier generations and across `--continue`.
+    /// What `/undo`, `/redo` and `/rewind` walk: the undo stack, the checkpoints, the user's
+    /// messages and the rewinds made (the same keys as fields of the step's record on disk).
+    #[serde(flatten)]
+    pub history: StepHistory,
+}
+
+/// A step's running figures (the same keys as fields of the step's record on disk).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepFigures {
+    /// The last main-thread ctx.
+    pub context: u64,
+    pub window: u64,
+    /// Cumulative across retries and handoffs.
+    pub cost_usd: f64,
+    pub num_turns: u32,
+}
+
+/// The step's workspace and conversation history, kept in its record so `/undo` and `/rewind`
+/// reach back across handoffs into earlier generations and across `--continue`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepHistory {
+    /// The turns that changed files, undoable and redoable.
     #[serde(default, skip_serializing_if = "UndoStack::is_empty")]
     pub undo: UndoStack,
     /// Every checkpoint of the step, oldest first.

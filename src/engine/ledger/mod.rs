@@ -29,7 +29,8 @@ pub use handoffs::{
     Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, Held,
 };
 pub use manifest::{
-    GenerationRecord, GenerationStart, Manifest, StepRecord, SubagentRecord, now_stamp,
+    GenerationRecord, GenerationStart, Manifest, StepFigures, StepHistory, StepRecord,
+    SubagentRecord, now_stamp,
 };
 pub use prompts::{PromptRecord, RewindMode, RewindPoint, RewindRecord, push as push_prompt};
 pub use run_dir::{RunDir, join, save_step};

@@ -344,13 +344,13 @@ mod tests {
         b.steps.push(step("b", "s2"));
         save_step(&a, Some(0), &path).unwrap();
         save_step(&b, Some(0), &path).unwrap();
-        a.steps[0].num_turns = 3;
+        a.steps[0].figures.num_turns = 3;
         save_step(&a, Some(0), &path).unwrap();
         let on_disk = Manifest::load(&path).unwrap();
         let names: Vec<(&str, u32)> = on_disk
             .steps
             .iter()
-            .map(|s| (s.name.as_str(), s.num_turns))
+            .map(|s| (s.name.as_str(), s.figures.num_turns))
             .collect();
         assert_eq!(names, [("a", 3), ("b", 0)]);
         // Nothing of ours yet: nothing is written over theirs.

@@ -101,8 +101,8 @@ fn summary(dir: &Path, workspace: &Path) -> Option<SessionSummary> {
         step: step.name.clone(),
         first_message,
         generations: m.steps.iter().map(|s| s.generations).sum(),
-        num_turns: m.steps.iter().map(|s| s.num_turns).sum(),
-        cost_usd: m.steps.iter().map(|s| s.cost_usd).sum(),
+        num_turns: m.steps.iter().map(|s| s.figures.num_turns).sum(),
+        cost_usd: m.steps.iter().map(|s| s.figures.cost_usd).sum(),
         model: m.model.clone(),
         session_id: step.session_id.clone(),
     })
@@ -172,19 +172,22 @@ pub fn kept_checkpoints(
         }
         for step in &manifest.steps {
             keep.extend(
-                step.undo
+                step.history
+                    .undo
                     .named()
                     .filter(|(_, at)| at.is_none_or(|at| at >= since))
                     .map(|(id, _)| id),
             );
             keep.extend(
-                step.checkpoints
+                step.history
+                    .checkpoints
                     .iter()
                     .filter(|c| c.time >= stamp)
                     .filter_map(|c| c.id),
             );
             keep.extend(
-                step.checkpoints
+                step.history
+                    .checkpoints
                     .iter()
                     .rev()
                     .filter(|c| c.kind != CheckpointKind::Backup)
@@ -216,8 +219,11 @@ mod tests {
                 task: task.into(),
                 session_id: format!("{id}-latest"),
                 generations: 2,
-                num_turns: 5,
-                cost_usd: cost,
+                figures: crate::engine::ledger::StepFigures {
+                    num_turns: 5,
+                    cost_usd: cost,
+                    ..Default::default()
+                },
                 per_generation: vec![GenerationRecord::default()],
                 ..Default::default()
             }],

@@ -148,7 +148,7 @@ impl Engine {
     fn set_window(&mut self, window: u64) {
         self.settings.thresholds = self.thresholds_for(window);
         if self.ledger.has_step() {
-            self.ledger.record(|rec| rec.window = window);
+            self.ledger.record(|rec| rec.figures.window = window);
             self.save_manifest();
         }
         let t = self.settings.thresholds;

@@ -52,7 +52,9 @@ use super::approvals::Allowances;
 use super::context::strategy::ContextStrategy;
 use super::error::Error;
 use super::fsutil::{new_id, now_unix, rfc3339};
-use super::ledger::{GenerationStart, SessionHeader, StepRecord, Transcript, TranscriptLine};
+use super::ledger::{
+    GenerationStart, SessionHeader, StepFigures, StepRecord, Transcript, TranscriptLine,
+};
 use super::mcp::McpManager;
 use super::policy::FrontEnd;
 use super::protocol::{Event, ExitReason, Op, TurnId, TurnKind};
@@ -283,7 +285,7 @@ impl Engine {
     fn add_cost(&mut self, cost: f64) {
         self.s.cost_usd += cost;
         self.ledger.record(|rec| {
-            rec.cost_usd += cost;
+            rec.figures.cost_usd += cost;
             rec.current_generation().cost_usd += cost;
         });
     }
@@ -353,7 +355,10 @@ impl Engine {
         let rec = StepRecord {
             name,
             task: input::task_excerpt(task),
-            window: self.settings.thresholds.window,
+            figures: StepFigures {
+                window: self.settings.thresholds.window,
+                ..Default::default()
+            },
             memory: std::mem::take(&mut self.ledger.unborn),
             ..Default::default()
         };
@@ -468,9 +473,9 @@ impl Engine {
         let estimate = self.ctx_estimate();
         self.ledger.record(|rec| {
             rec.session_id = id.clone();
-            rec.context = estimate;
+            rec.figures.context = estimate;
             rec.generations = generation;
-            rec.window = window;
+            rec.figures.window = window;
             let row = rec.current_generation();
             row.generation = generation;
             row.start = Some(start);

@@ -21,8 +21,8 @@ impl Engine {
 
     async fn restore_turn(&mut self, action: UndoAction, on_conflict: OnConflict) -> RestoreReport {
         let turn = self.ledger.rec().and_then(|r| match action {
-            UndoAction::Undo => r.undo.next_undo().cloned(),
-            UndoAction::Redo => r.undo.next_redo().cloned(),
+            UndoAction::Undo => r.history.undo.next_undo().cloned(),
+            UndoAction::Redo => r.history.undo.next_redo().cloned(),
         });
         let Some(turn) = turn else {
             return RestoreReport::Nothing { action };
@@ -71,8 +71,8 @@ impl Engine {
             self.ledger.record(|rec| {
                 // The engine is the stack's only writer and nothing ran in between.
                 let _ = match action {
-                    UndoAction::Undo => rec.undo.commit_undo(&turn),
-                    UndoAction::Redo => rec.undo.commit_redo(&turn),
+                    UndoAction::Undo => rec.history.undo.commit_undo(&turn),
+                    UndoAction::Redo => rec.history.undo.commit_redo(&turn),
                 };
             });
             self.save_manifest();

@@ -44,11 +44,12 @@ impl Engine {
             at: now_unix().0,
             generation: self.s.generation,
             session_id: self.s.id.clone(),
-            turn: u64::from(rec.num_turns) + 1,
+            turn: u64::from(rec.figures.num_turns) + 1,
             index: self.s.messages.len(),
             text: text.to_string(),
         };
-        self.ledger.record(|r| push_prompt(&mut r.prompts, prompt));
+        self.ledger
+            .record(|r| push_prompt(&mut r.history.prompts, prompt));
     }
 
     /// The picker's list: the step's user messages, newest first.
@@ -57,6 +58,7 @@ impl Engine {
             return Event::RewindPoints { points: Vec::new() };
         };
         let points = rec
+            .history
             .prompts
             .iter()
             .rev()
@@ -66,15 +68,16 @@ impl Engine {
                 at: p.at,
                 text: p.text.clone(),
                 files: rec
+                    .history
                     .undo
                     .undoable()
-                    .chain(rec.undo.redoable())
+                    .chain(rec.history.undo.redoable())
                     .filter(|t| t.turn == p.turn)
                     .flat_map(|t| t.files.iter().map(|f| f.path.to_string()))
                     .collect(),
                 current: p.session_id == self.s.id,
-                undone: rec.undo.redoable().any(|t| t.turn == p.turn)
-                    && !rec.undo.undoable().any(|t| t.turn == p.turn),
+                undone: rec.history.undo.redoable().any(|t| t.turn == p.turn)
+                    && !rec.history.undo.undoable().any(|t| t.turn == p.turn),
             })
             .collect();
         Event::RewindPoints { points }
@@ -85,7 +88,7 @@ impl Engine {
         let prompt = self
             .ledger
             .rec()
-            .and_then(|r| r.prompts.iter().find(|p| p.turn == turn).cloned());
+            .and_then(|r| r.history.prompts.iter().find(|p| p.turn == turn).cloned());
         let Some(prompt) = prompt else {
             return self.emit(Event::Warning {
                 message: format!("/rewind: no message of turn {turn} in this step"),
@@ -133,7 +136,7 @@ impl Engine {
             conversation: text.is_some(),
             files: files.clone(),
         };
-        self.ledger.record(|r| r.rewinds.push(record));
+        self.ledger.record(|r| r.history.rewinds.push(record));
         self.save_manifest();
         self.emit_logged(Event::Rewound {
             turn,
@@ -154,7 +157,8 @@ impl Engine {
             .ledger
             .rec()
             .map(|r| {
-                r.undo
+                r.history
+                    .undo
                     .undoable()
                     .take_while(|t| t.turn >= turn)
                     .cloned()
@@ -195,7 +199,7 @@ impl Engine {
             let next = self
                 .ledger
                 .rec()
-                .and_then(|r| r.undo.next_undo().cloned())
+                .and_then(|r| r.history.undo.next_undo().cloned())
                 .filter(|t| t.turn >= turn);
             let Some(t) = next else { break };
             let Some(store) = self.checkpoint_store() else {
@@ -219,7 +223,7 @@ impl Engine {
                         );
                     }
                     self.ledger.record(|r| {
-                        let _ = r.undo.commit_undo(&t);
+                        let _ = r.history.undo.commit_undo(&t);
                     });
                 }
                 // KeepUsers never stops; a store that fails ends the walk.

@@ -40,8 +40,8 @@ impl Engine {
                     })
                     .collect(),
                 rec.subagents.clone(),
-                rec.cost_usd,
-                rec.num_turns,
+                rec.figures.cost_usd,
+                rec.figures.num_turns,
             ),
         };
         Event::Cost {
@@ -265,7 +265,7 @@ impl Engine {
         let window = self.settings.thresholds.window;
         self.ledger.record(|rec| {
             rec.settings.push(change);
-            rec.window = window;
+            rec.figures.window = window;
         });
         self.save_manifest_if_any();
     }

@@ -167,7 +167,7 @@ impl Engine {
                 // A failed try (its error is already in `errors`); handoffs never count.
                 rec.attempts += 1;
             }
-            rec.num_turns += 1;
+            rec.figures.num_turns += 1;
             rec.current_generation().num_turns += 1;
         });
         self.save_manifest();
@@ -326,8 +326,8 @@ impl Engine {
         self.add_cost(cost);
         let window = self.settings.thresholds.window;
         self.ledger.record(|rec| {
-            rec.context = ctx;
-            rec.window = window;
+            rec.figures.context = ctx;
+            rec.figures.window = window;
             rec.current_generation().context = ctx;
         });
         self.save_manifest();
@@ -492,7 +492,7 @@ impl Engine {
             });
         }
         self.settings.thresholds = self.thresholds_for(limit);
-        self.ledger.record(|rec| rec.window = limit);
+        self.ledger.record(|rec| rec.figures.window = limit);
         self.emit_logged(Event::WindowLearned {
             model: self.settings.model.clone(),
             thresholds: self.settings.thresholds,

@@ -162,7 +162,7 @@ impl Engine {
         Some(
             self.ledger
                 .rec()
-                .map_or(turn.id.0, |r| u64::from(r.num_turns) + 1),
+                .map_or(turn.id.0, |r| u64::from(r.figures.num_turns) + 1),
         )
     }
 
@@ -185,12 +185,15 @@ impl Engine {
         let stale = self
             .ledger
             .rec()
-            .and_then(|r| r.undo.pending.clone())
+            .and_then(|r| r.history.undo.pending.clone())
             .filter(|p| p.turn != number);
         if let Some(stale) = stale {
             self.close_pending(stale, snap.id).await;
         }
-        let opens = self.ledger.rec().is_some_and(|r| r.undo.pending.is_none());
+        let opens = self
+            .ledger
+            .rec()
+            .is_some_and(|r| r.history.undo.pending.is_none());
         if opens {
             let skipped = self.checkpoints.skipped.clone();
             self.note_checkpoint(number, CheckpointKind::Before, Some(snap.id), &[], &skipped);
@@ -200,10 +203,10 @@ impl Engine {
             before: snap.id,
             after: None,
         };
-        self.ledger.record(|r| match &mut r.undo.pending {
+        self.ledger.record(|r| match &mut r.history.undo.pending {
             Some(p) => p.calls.push(span),
             None => {
-                r.undo.pending = Some(PendingTurn {
+                r.history.undo.pending = Some(PendingTurn {
                     generation,
                     turn: number,
                     calls: vec![span],
@@ -219,7 +222,7 @@ impl Engine {
         let open = self
             .ledger
             .rec()
-            .and_then(|r| r.undo.pending.as_ref())
+            .and_then(|r| r.history.undo.pending.as_ref())
             .filter(|p| p.calls.last().is_some_and(|c| c.after.is_none()))
             .map(|p| p.turn);
         let Some(number) = open else { return };
@@ -230,7 +233,13 @@ impl Engine {
             return;
         };
         self.ledger.record(|r| {
-            if let Some(call) = r.undo.pending.as_mut().and_then(|p| p.calls.last_mut()) {
+            if let Some(call) = r
+                .history
+                .undo
+                .pending
+                .as_mut()
+                .and_then(|p| p.calls.last_mut())
+            {
                 call.after = Some(snap.id);
             }
         });
@@ -239,7 +248,11 @@ impl Engine {
     /// At the end of a turn that took checkpoints: its end state; the turn goes onto the undo
     /// stack when its own calls changed files.
     pub(crate) async fn checkpoint_after_turn(&mut self) {
-        let Some(pending) = self.ledger.rec().and_then(|r| r.undo.pending.clone()) else {
+        let Some(pending) = self
+            .ledger
+            .rec()
+            .and_then(|r| r.history.undo.pending.clone())
+        else {
             return;
         };
         let label = format!("turn {} after", pending.turn);
@@ -252,7 +265,11 @@ impl Engine {
     /// At `--continue` or `/resume`: a turn cut short by the end of its process (its entry is
     /// still open) is closed with the workspace as it is now.
     pub(crate) async fn close_cut_short_turn(&mut self) {
-        let Some(pending) = self.ledger.rec().and_then(|r| r.undo.pending.clone()) else {
+        let Some(pending) = self
+            .ledger
+            .rec()
+            .and_then(|r| r.history.undo.pending.clone())
+        else {
             return;
         };
         let label = format!("turn {} closed at a later start", pending.turn);
@@ -263,13 +280,13 @@ impl Engine {
         self.close_pending(pending, snap.id).await;
         self.checkpoints.skipped.clear();
         let on_top = self.ledger.rec().and_then(|r| {
-            let top = r.undo.next_undo()?;
+            let top = r.history.undo.next_undo()?;
             (top.turn == number && top.after == snap.id).then_some(top.files.len())
         });
         self.ledger.record(|r| {
             // The cut turn counts: the next one gets the next number.
-            if u64::from(r.num_turns) < number {
-                r.num_turns = u32::try_from(number).unwrap_or(r.num_turns);
+            if u64::from(r.figures.num_turns) < number {
+                r.figures.num_turns = u32::try_from(number).unwrap_or(r.figures.num_turns);
             }
         });
         self.save_manifest();
@@ -294,8 +311,8 @@ impl Engine {
             .in_background(move |s| s.close_turn(&p, end, now_unix().0))
             .await;
         self.ledger.record(|r| {
-            if r.undo.pending.as_ref() == Some(&pending) {
-                r.undo.pending = None;
+            if r.history.undo.pending.as_ref() == Some(&pending) {
+                r.history.undo.pending = None;
             }
         });
         let Closed { turn, others } = match closed {
@@ -326,7 +343,7 @@ impl Engine {
             &skipped,
         );
         self.ledger.record(|rec| {
-            rec.undo.record(turn);
+            rec.history.undo.record(turn);
         });
     }
 
@@ -340,7 +357,8 @@ impl Engine {
         };
         let label = format!("handoff of generation {}", self.s.generation);
         let last = self.ledger.rec().and_then(|r| {
-            r.checkpoints
+            r.history
+                .checkpoints
                 .iter()
                 .rev()
                 .filter(|c| c.kind != CheckpointKind::Backup)
@@ -360,7 +378,10 @@ impl Engine {
         };
         match taken {
             Ok((snap, files)) => {
-                let turn = self.ledger.rec().map_or(0, |r| u64::from(r.num_turns) + 1);
+                let turn = self
+                    .ledger
+                    .rec()
+                    .map_or(0, |r| u64::from(r.figures.num_turns) + 1);
                 self.name_skipped(&snap);
                 let skipped: BTreeSet<RelPath> = snap
                     .skipped
@@ -424,7 +445,7 @@ impl Engine {
             more_skipped: skipped.len().saturating_sub(RECORDED),
         };
         self.ledger
-            .record(|r| crate::engine::ledger::push_checkpoint(&mut r.checkpoints, rec));
+            .record(|r| crate::engine::ledger::push_checkpoint(&mut r.history.checkpoints, rec));
     }
 
     /// The first checkpoint of a start asks for a clean-up of the store, in the background:
@@ -436,7 +457,7 @@ impl Engine {
         };
         *cleanup = Cleanup::Started;
         let since = now_unix().0.saturating_sub(KEEP_DAYS * 24 * 3600);
-        self.ledger.record(|r| r.undo.forget_before(since));
+        self.ledger.record(|r| r.history.undo.forget_before(since));
         self.save_manifest();
         let (store, data_dir) = (store.clone(), self.run.places.data_dir.clone());
         let workspace = self.run.places.workspace.clone();

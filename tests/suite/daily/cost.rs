@@ -88,7 +88,7 @@ async fn cost_sums_every_generation_across_a_continue_and_labels_new_apart() {
     );
     let m = r.manifest();
     let step = &m.steps[0];
-    assert_eq!(total, step.cost_usd, "the ledger's total");
+    assert_eq!(total, step.figures.cost_usd, "the ledger's total");
     for (row, g) in rows.iter().zip(&step.per_generation) {
         assert_eq!((row.cost_usd, row.num_turns), (g.cost_usd, g.num_turns));
     }

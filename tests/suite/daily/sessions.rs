@@ -105,7 +105,10 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
         &h.data.join("runs").join(&older).join("manifest.json"),
     )
     .unwrap();
-    assert_eq!(m.steps[0].num_turns, 2, "the older run's ledger goes on");
+    assert_eq!(
+        m.steps[0].figures.num_turns, 2,
+        "the older run's ledger goes on"
+    );
 
     // The run already running is not resumed again.
     r.send(Op::Resume {

@@ -272,10 +272,13 @@ fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
         assert!(line.contains(&turns), "{line}");
     }
     let total = row("total");
-    assert!(total.contains(&format!("${:.4}", step.cost_usd)), "{total}");
+    assert!(
+        total.contains(&format!("${:.4}", step.figures.cost_usd)),
+        "{total}"
+    );
     let sum: f64 = step.per_generation.iter().map(|g| g.cost_usd).sum();
-    assert!((sum - step.cost_usd).abs() < 1e-9);
-    assert!(step.cost_usd > 0.0);
+    assert!((sum - step.figures.cost_usd).abs() < 1e-9);
+    assert!(step.figures.cost_usd > 0.0);
     assert!(
         row("gen 3 · handoff").contains("(now)"),
         "the continued generation"

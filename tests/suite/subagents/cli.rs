@@ -88,7 +88,7 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
     let rec = &step.subagents[0];
     assert_eq!(rec.model, "claude-haiku-test");
     assert!(rec.cost_usd > 0.0);
-    assert!((last["cost_usd"].as_f64().unwrap() - step.cost_usd).abs() < 1e-12);
+    assert!((last["cost_usd"].as_f64().unwrap() - step.figures.cost_usd).abs() < 1e-12);
     let (header, _) = load_transcript(&run.join(&rec.transcript)).unwrap();
     assert_eq!(header.subagent.unwrap().description, "read the notes");
     assert_eq!(

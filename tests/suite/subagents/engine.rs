@@ -180,7 +180,7 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     // The ledger links each transcript: parent session, description, tokens, cost.
     let manifest: Manifest = r.manifest();
     let step = &manifest.steps[0];
-    assert!((step.cost_usd - (main_cost + child_cost)).abs() < 1e-9);
+    assert!((step.figures.cost_usd - (main_cost + child_cost)).abs() < 1e-9);
     let mut descriptions: Vec<&str> = step
         .subagents
         .iter()
