@@ -83,12 +83,9 @@ impl Engine {
                     ));
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
-                let (done, stopped) = self.run_tasks(batch).await;
+                let (done, stopped) = self.task_calls(batch).await;
                 aborted |= stopped;
-                for (id, mut block) in done {
-                    if !aborted {
-                        aborted |= !self.subagent_stop_hooks(&id, &mut block).await;
-                    }
+                for (id, block) in done {
                     let slot = calls
                         .iter()
                         .enumerate()
@@ -378,7 +375,7 @@ impl Engine {
                 op = self.inbox.ops.recv() => op,
                 Some(w) = self.handoff.results.recv() => {
                     // A background handoff's document arrived while the user decides.
-                    self.on_written(w);
+                    self.on_background(w);
                     continue;
                 }
             };
@@ -509,7 +506,7 @@ impl Engine {
                 },
                 // A background handoff's document that arrives while the command runs is frozen
                 // (and its review opened) now, not when the command ends.
-                Some(w) = self.handoff.results.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_background(w),
             }
         }
     }
