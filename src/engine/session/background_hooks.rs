@@ -124,9 +124,14 @@ impl Engine {
     /// A `PreHandoff` hook refused the background handoff `id` (the ledger has it already):
     /// said, kept on disk, and no other starts in this turn.
     fn refused_in_background(&mut self, id: HandoffId, reason: &str) {
-        tracing::info!(handoff = id.0, "background handoff refused by a PreHandoff hook");
+        tracing::info!(
+            handoff = id.0,
+            "background handoff refused by a PreHandoff hook"
+        );
         self.emit_logged(Event::Notice {
-            message: format!("{id}: the background handoff was refused by a PreHandoff hook: {reason}"),
+            message: format!(
+                "{id}: the background handoff was refused by a PreHandoff hook: {reason}"
+            ),
         });
         self.save_manifest_if_any();
         self.cancelled_in_background(id);

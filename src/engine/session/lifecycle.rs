@@ -163,7 +163,10 @@ impl Background {
 
     /// Its document is still being written (or its `PreHandoff` hooks run before that).
     pub(super) fn writing(&self) -> bool {
-        matches!(self.state, BgState::Writing { .. } | BgState::Vetting { .. })
+        matches!(
+            self.state,
+            BgState::Writing { .. } | BgState::Vetting { .. }
+        )
     }
 }
 
