@@ -51,6 +51,7 @@ pub fn params(
             workspace: ws.clone(),
             workbench: Some(ws.join(".flower")),
             data_dir: dir.join("data"),
+            checkpoints: flower_tui::engine::policy::CheckpointPolicy::On,
         },
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
         prompt: PromptParams {

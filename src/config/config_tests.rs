@@ -346,6 +346,7 @@ fn sample() -> Config {
         places: Places {
             workspace: PathBuf::from("/w"),
             workbench: true,
+            checkpoints: crate::engine::policy::CheckpointPolicy::On,
             run_dir: None,
             step: None,
             data_dir: PathBuf::from("/d"),

@@ -35,6 +35,7 @@ pub(crate) const KEYS: &[&str] = &[
     "workspace",
     "run_dir",
     "no_workbench",
+    "no_checkpoints",
     "review",
     "step",
     "yes",

@@ -155,3 +155,13 @@ mod tests {
         assert!(!FrontEnd::Headless.can_ask() && !FrontEnd::Headless.reviews());
     }
 }
+
+/// Whether turns take checkpoints of the workspace (`/undo`, `/redo` and a rewind's code part
+/// need them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CheckpointPolicy {
+    #[default]
+    On,
+    /// `--no-checkpoints` / `no_checkpoints = true`: no walk, no store; `/undo` says why.
+    Off,
+}

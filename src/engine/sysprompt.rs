@@ -47,19 +47,25 @@ impl Environment {
             os: os_description(),
             user_shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
             workspace: workspace.display().to_string(),
-            git: instructions::git_root(workspace).map(|_| GitState {
-                branch: git(workspace, &["symbolic-ref", "--short", "-q", "HEAD"])
-                    .map(|b| b.trim().to_string())
-                    .filter(|b| !b.is_empty())
-                    .or_else(|| {
-                        git(workspace, &["rev-parse", "--short", "HEAD"])
-                            .map(|sha| format!("detached at {}", sha.trim()))
-                    }),
-                status: git(
-                    workspace,
-                    &["status", "--short", "--untracked-files=normal"],
-                )
-                .map(|s| s.lines().map(str::to_string).collect()),
+            git: instructions::git_root(workspace).map(|_| {
+                let off = filters_off(workspace);
+                let git = |args: &[&str]| git(workspace, &off, args);
+                GitState {
+                    branch: git(&["symbolic-ref", "--short", "-q", "HEAD"])
+                        .map(|b| b.trim().to_string())
+                        .filter(|b| !b.is_empty())
+                        .or_else(|| {
+                            git(&["rev-parse", "--short", "HEAD"])
+                                .map(|sha| format!("detached at {}", sha.trim()))
+                        }),
+                    status: git(&[
+                        "status",
+                        "--short",
+                        "--untracked-files=normal",
+                        "--ignore-submodules=all",
+                    ])
+                    .map(|s| s.lines().map(str::to_string).collect()),
+                }
             }),
         }
     }
@@ -183,10 +189,11 @@ fn os_description() -> String {
 /// `git <args>` in `dir`: its stdout when it succeeds within [`GIT_TIMEOUT`]. Never takes a
 /// lock or writes: `git status` would otherwise refresh and rewrite the user's `.git/index`
 /// (`--no-optional-locks`, and the variable for a git that reads only that). It runs outside
-/// the sandbox, so it runs no program the repository's own config names: a confined command may
-/// write `.git/config` (it lies in the workspace), and `core.fsmonitor` or hooks there would
-/// otherwise run unconfined at the next session's start.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
+/// the sandbox, so it runs no program the repository's own config names, whoever wrote it:
+/// no `core.fsmonitor`, no hooks, and no clean/smudge filter (`off`, from [`filters_off`]; a
+/// status re-reads a file whose stat changed through its clean filter); submodules, which have
+/// configs of their own, are not looked into.
+fn git(dir: &Path, off: &[String], args: &[&str]) -> Option<String> {
     let mut child = Command::new("git")
         .arg("--no-optional-locks")
         .args([
@@ -195,6 +202,7 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
             "-c",
             "core.hooksPath=/dev/null",
         ])
+        .args(off)
         .args(args)
         .current_dir(dir)
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -226,6 +234,34 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
             }
         }
     }
+}
+
+/// `-c` arguments that switch off every filter driver the config of `dir`'s repository names
+/// (`filter.<driver>.clean`, `.smudge`, `.process`, and `.required`, so that a switched-off
+/// required filter is not an error). Reading the config runs nothing. Empty when there is none
+/// or git cannot say.
+fn filters_off(dir: &Path) -> Vec<String> {
+    let names = git(
+        dir,
+        &[],
+        &["config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+    )
+    .unwrap_or_default();
+    let mut drivers: Vec<&str> = names
+        .split('\0')
+        .filter_map(|name| name.strip_prefix("filter."))
+        .filter_map(|rest| rest.rsplit_once('.').map(|(driver, _)| driver))
+        .collect();
+    drivers.sort_unstable();
+    drivers.dedup();
+    drivers
+        .iter()
+        .flat_map(|d| {
+            ["clean=", "smudge=", "process=", "required=false"]
+                .map(|key| ["-c".to_string(), format!("filter.{d}.{key}")])
+        })
+        .flatten()
+        .collect()
 }
 
 #[cfg(test)]
@@ -337,6 +373,48 @@ mod tests {
         let env = Environment::detect(&ws);
         assert!(env.git.is_some());
         assert!(!marker.exists(), "the environment block ran core.fsmonitor");
+    }
+
+    #[test]
+    fn the_status_runs_no_filter_the_repositorys_config_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let marker = tmp.path().join("filter-ran");
+        let setup = |dir: &Path| {
+            let run = |args: &[&str]| assert!(plain_git(dir, args), "git {args:?}");
+            std::fs::create_dir_all(dir).unwrap();
+            run(&["init", "-q", "-b", "main"]);
+            std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+            run(&["add", "a.txt"]);
+            run(&["commit", "-q", "-m", "one"]);
+            // What a confined command could write before `.git` was kept read-only, and what
+            // a cloned repository may carry: a filter named by `.gitattributes`, defined in
+            // `.git/config` (a driver name with a dot, and a required one).
+            std::fs::write(dir.join(".gitattributes"), "* filter=x.y\n").unwrap();
+            let cmd = format!("touch '{}'; cat", marker.display());
+            run(&["config", "filter.x.y.clean", &cmd]);
+            run(&["config", "filter.x.y.smudge", &cmd]);
+            run(&["config", "filter.x.y.required", "true"]);
+            // A stale stat makes a status read the file again, through its clean filter.
+            let f = std::fs::File::options()
+                .write(true)
+                .open(dir.join("a.txt"))
+                .unwrap();
+            f.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000))
+                .unwrap();
+        };
+        let plain = tmp.path().join("plain");
+        setup(&plain);
+        let _ = plain_git(&plain, &["status", "--short"]);
+        assert!(marker.exists(), "a plain git status runs the clean filter");
+        std::fs::remove_file(&marker).unwrap();
+        let ours = tmp.path().join("ours");
+        setup(&ours);
+        let status = Environment::detect(&ours).git.unwrap().status;
+        assert!(
+            !marker.exists(),
+            "the environment block ran the clean filter"
+        );
+        assert_eq!(status, Some(vec!["?? .gitattributes".to_string()]));
     }
 
     #[test]

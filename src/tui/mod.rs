@@ -140,7 +140,7 @@ pub(crate) struct TuiParams {
 
 /// What the user leaves behind: the session to come back to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The session the TUI talked to last, if one started.
     pub session_id: Option<String>,
     /// Its generation in the step.

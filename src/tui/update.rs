@@ -28,6 +28,7 @@ use super::rewind_picker;
 use super::search;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 use super::turn_events::approval_allowed;
+use super::undo_commands;
 use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
@@ -486,6 +487,9 @@ fn answer(
         (Asked::McpJson { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its servers stay off, the next launch asks again".to_string()
         }
+        (Asked::Overwrite { retry }, _, _) => {
+            undo_commands::answered(retry, decision, key.code == KeyCode::Esc, fx)
+        }
         (Asked::Hooks { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its hooks do not run, the next launch asks again".to_string()
         }
@@ -508,13 +512,13 @@ fn answer(
             }
         }
     };
-    if let Some(
-        Cell::Approval { answer, .. }
-        | Cell::McpJson { answer, .. }
-        | Cell::HooksQuestion { answer, .. },
-    ) = state.chat.get_mut(p.cell)
-    {
-        *answer = Some(text);
+    match state.chat.get_mut(p.cell) {
+        Some(
+            Cell::Approval { answer, .. }
+            | Cell::McpJson { answer, .. }
+            | Cell::HooksQuestion { answer, .. },
+        ) => *answer = Some(text),
+        _ => state.notice(format!("→ {text}")),
     }
     state.approval_shown_at = if state.approvals.is_empty() {
         None

@@ -21,7 +21,9 @@ use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_tagged, title_tag};
 use super::render::plan_view::plan_lines;
-use super::render::prompt_view::{mcp_json_hints, queued_lines, tool_approval_hints};
+use super::render::prompt_view::{
+    mcp_json_hints, overwrite_hints, queued_lines, tool_approval_hints,
+};
 use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
@@ -518,6 +520,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         .map(|p| match p.asked {
             Asked::Tool { .. } => tool_approval_hints(p.always.is_some()),
             Asked::McpJson { .. } | Asked::Hooks { .. } => mcp_json_hints(),
+            Asked::Overwrite { .. } => overwrite_hints(),
         });
     let answer = |a: Action| {
         matches!(

@@ -29,3 +29,4 @@ mod rewind;
 mod sandbox;
 mod subagents;
 mod undo_cli;
+mod undo_hostile;

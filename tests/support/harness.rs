@@ -92,6 +92,7 @@ impl Harness {
                 workspace: self.workspace.clone(),
                 workbench: Some(self.workbench()),
                 data_dir: self.data.clone(),
+                checkpoints: flower_tui::engine::policy::CheckpointPolicy::On,
             },
             run_dir,
             prompt: PromptParams {

@@ -151,7 +151,7 @@ impl Briefing<'_> {
 
 /// The text that tells the successor what it is receiving, why (with the focus the user gave
 /// `/handoff`, quoted), and how to use it.
-pub fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
+pub(crate) fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
     let why = match (cause, focus) {
         (HandoffCause::Pressure, _) => "Its context window was nearly full".to_string(),
         (HandoffCause::Overflow, _) => "Its context window overflowed".to_string(),

@@ -141,10 +141,12 @@ pub enum Op {
     /// `/rewind`: the step's user messages (answered by `Event::RewindPoints`).
     RewindPoints,
     /// Rewind to before the user message of step turn `turn` (between turns). Answered by
-    /// `Event::Rewound`.
+    /// `Event::Rewound`, or, when the code part would write over files changed since (and
+    /// `on_conflict` is `Stop`), by `Event::RewindConflict` with nothing done.
     Rewind {
         turn: u64,
         mode: RewindMode,
+        on_conflict: OnConflict,
     },
     Shutdown,
 }

@@ -151,6 +151,7 @@ fn variant(ev: &Event) -> &'static str {
         Event::Restore(_) => "restore",
         Event::RewindPoints { .. } => "rewind_points",
         Event::Rewound { .. } => "rewound",
+        Event::RewindConflict { .. } => "rewind_conflict",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

@@ -270,6 +270,7 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
                     text: "fix the parser".into(),
                     files: vec!["src/a.rs".into()],
                     current: true,
+                    undone: false,
                 }],
             },
             r#"{"type":"rewind_points","points":[{"turn":3,"generation":2,"at":1800000000,"text":"fix the parser","files":["src/a.rs"],"current":true}]}"#,
@@ -284,6 +285,14 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
                 generation: None,
             },
             r#"{"type":"rewound","turn":3,"mode":"both","files":["src/a.rs"],"kept":[],"text":"fix the parser","generation":null}"#,
+        ),
+        (
+            Event::RewindConflict {
+                turn: 3,
+                mode: RewindMode::Code,
+                files: vec!["src/a.rs".into()],
+            },
+            r#"{"type":"rewind_conflict","turn":3,"mode":"code","files":["src/a.rs"]}"#,
         ),
         (
             Event::Notice {

@@ -18,6 +18,7 @@ impl Engine {
         self.announce_hooks();
         if first.resumed {
             self.announce_resumed();
+            self.close_cut_short_turn().await;
             self.reopen_frozen().await;
         } else if let Some(text) = first.autostart {
             let task = text.clone();
@@ -66,7 +67,11 @@ impl Engine {
                 action,
                 on_conflict,
             } => self.restore_op(action, on_conflict).await,
-            Op::Rewind { turn, mode } => self.rewind(turn, mode).await,
+            Op::Rewind {
+                turn,
+                mode,
+                on_conflict,
+            } => self.rewind(turn, mode, on_conflict).await,
             op => self.on_answered_op(op),
         }
         true

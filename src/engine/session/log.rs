@@ -51,6 +51,14 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         Event::Rewound {
             turn, mode, files, ..
         } => tracing::info!(turn, ?mode, files = files.len(), "rewound"),
+        Event::RewindConflict {
+            turn, mode, files, ..
+        } => tracing::info!(
+            turn,
+            ?mode,
+            files = files.len(),
+            "rewind stopped: files changed"
+        ),
         Event::Notice { .. }
         | Event::Warning { .. }
         | Event::Error { .. }

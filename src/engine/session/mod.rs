@@ -26,6 +26,7 @@ mod masking;
 mod memory_ops;
 mod params;
 mod request;
+mod restore;
 mod rewind;
 mod sandbox_ops;
 mod slash_ops;

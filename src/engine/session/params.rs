@@ -16,7 +16,7 @@ use crate::engine::ledger::RunDir;
 use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{
-    ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode, SandboxApproval,
+    ApprovalPolicy, CheckpointPolicy, ContextPolicy, FrontEnd, HandoffMode, SandboxApproval,
 };
 use crate::engine::protocol::{Event, Op};
 use crate::engine::provider::Provider;
@@ -103,6 +103,8 @@ pub struct Places {
     pub workbench: Option<PathBuf>,
     /// Where learned windows, run directories and approvals live.
     pub data_dir: PathBuf,
+    /// Whether turns take checkpoints of the workspace.
+    pub checkpoints: CheckpointPolicy,
 }
 
 /// The session prompt's parts.

@@ -159,6 +159,7 @@ impl Engine {
         match self.try_resume(run_id) {
             Ok(()) => {
                 self.announce_resumed();
+                self.close_cut_short_turn().await;
                 self.reopen_frozen().await;
             }
             Err(e) => {

@@ -26,9 +26,13 @@ use crate::engine::tools::{self, ToolOutput};
 use crate::engine::types::Block;
 
 impl Engine {
-    /// What a subagent may call under the approval policy in force.
+    /// What a subagent may call under the approval policy in force: `bash` where the parent
+    /// would run a command unasked, which includes every command the sandbox confines.
     pub(crate) fn child_tools(&self) -> ChildTools {
-        ChildTools::for_policy(self.run.tools.approvals, self.approvals.asked_once)
+        let by_policy = ChildTools::for_policy(self.run.tools.approvals, self.approvals.asked_once);
+        ChildTools {
+            bash: by_policy.bash || self.sandbox_covers(tools::names::BASH),
+        }
     }
 
     /// What the children of a batch share, taken from the session now; they report on `events`.

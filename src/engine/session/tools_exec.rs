@@ -84,6 +84,7 @@ impl Engine {
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.task_calls(batch).await;
+                self.checkpoint_after_call().await;
                 aborted |= stopped;
                 for (id, block) in done {
                     let slot = calls
@@ -184,6 +185,7 @@ impl Engine {
                     }
                     other => (other, false),
                 };
+                self.checkpoint_after_call().await;
                 match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {

@@ -10,11 +10,11 @@
 //!   when the provider says its context overflowed, flower-tui writes the report from what it
 //!   read and ran ([`report`]).
 //! - [`ChildTools`]: what a child may call: `read_file`, `grep`, `glob`, `list_dir`, and `bash`
-//!   only where the parent's approval policy would run a command without asking. A child never
-//!   asks the user (several run at once, and the user sees none of their context): with
-//!   `ApprovalPolicy::Ask` it has no `bash`; with `Auto` (`--yes`) it has; with `AskOnce` it has
-//!   once the session's one question was answered (from then on the parent runs commands unasked
-//!   too). A path outside the workspace is refused (the parent's rule for it is "the user, call
+//!   only where the parent would run a command without asking. A child never asks the user
+//!   (several run at once, and the user sees none of their context): with `ApprovalPolicy::Ask`
+//!   it has no `bash` unless the sandbox confines commands (then they run unasked, in the same
+//!   sandbox, as the parent's do); with `Auto` (`--yes`) it has; with `AskOnce` it has once the
+//!   session's one question was answered (from then on the parent runs commands unasked too). A path outside the workspace is refused (the parent's rule for it is "the user, call
 //!   by call"). No `task` of its own (no recursion), no file edits, no MCP tools (each needs the
 //!   user's approval).
 //! - The engine's side (`session/tasks.rs`) runs the `task` calls of one response together, at
@@ -35,7 +35,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-pub use child::Child;
+pub(crate) use child::Child;
 pub use events::{SubagentOutcome, SubagentPhase};
 
 pub(crate) use child::{ChildEnv, ChildHeader, Finished};

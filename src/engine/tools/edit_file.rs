@@ -64,7 +64,7 @@ fn plan(args: &Args, ctx: &ToolCtx) -> Result<EditPlan, ToolError> {
     let old = args.str("old_string")?;
     let new = args.str("new_string")?;
     let replace_all = args.opt_bool("replace_all")?.unwrap_or(false);
-    let path = paths::check(ctx, raw, false)?;
+    let path = paths::check_write(ctx, raw)?;
     let shown = paths::display(&ctx.workspace, &path);
     if old.is_empty() {
         return Err(

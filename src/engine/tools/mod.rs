@@ -13,10 +13,10 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
-pub mod lean;
+pub(crate) mod lean;
 pub(crate) mod lifeline;
 mod list_dir;
-pub mod names;
+pub(crate) mod names;
 pub(crate) mod paths;
 mod read_file;
 pub mod recall;
@@ -36,8 +36,8 @@ use crate::engine::diff::FileDiff;
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
-pub use bash::Live;
-pub use spill::{Spiller, preview as spill_preview};
+pub(crate) use bash::Live;
+pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub(crate) use spill::SPILL_PREVIEW_CHARS;
 
@@ -313,7 +313,7 @@ pub(crate) fn needs_approval(name: &str, input: &Value, workspace: &Path) -> boo
 
 /// One line for UIs and approval prompts: `bash: cargo test`, `edit_file: src/main.rs`,
 /// `read_file: a.rs:10-40`.
-pub fn summary(name: &str, input: &Value) -> String {
+pub(crate) fn summary(name: &str, input: &Value) -> String {
     let one_line = |s: &str| text::one_line(s, 100);
     if input.get(INVALID_JSON_KEY).is_some() {
         return format!("{}: (invalid JSON arguments)", one_line(name));
@@ -436,7 +436,11 @@ pub(crate) fn for_model(
 /// What an approval prompt shows before a file tool runs: the diff the call would make (nothing
 /// is written). `Ok(None)` for other tools; an error when the call would fail anyway (the engine
 /// returns it without asking). Blocking: it reads the file.
-pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDiff>, ToolError> {
+pub(crate) fn preview(
+    name: &str,
+    input: &Value,
+    ctx: &ToolCtx,
+) -> Result<Option<FileDiff>, ToolError> {
     let map = validate(name, input)?;
     let args = Args::new(name, map);
     // Reading to show the change is not leaving the workspace: the approval decides that.

@@ -1,9 +1,10 @@
 //! Workspace containment: resolving the paths a model names, and deciding whether they leave the
 //! workspace.
 //!
-//! A path is resolved against the workspace, `~/` is expanded, `.` and `..` are normalised lexically,
-//! and then the longest prefix that exists is canonicalised, so a symlink that points out of the
-//! workspace counts as outside. The tools do their I/O on the resolved path, never on the raw one.
+//! A path is resolved against the workspace, `~/` is expanded, `.` and `..` are normalised
+//! lexically, and then the longest prefix that exists is canonicalised, so a symlink that points
+//! out of the workspace counts as outside. The tools do their I/O on the resolved path, never on
+//! the raw one.
 
 use std::ffi::OsString;
 use std::fs;
@@ -82,6 +83,22 @@ pub(crate) fn check(ctx: &ToolCtx, raw: &str, may_read_spill: bool) -> Result<Pa
         workspace.display()
     )
     .into())
+}
+
+/// [`check`] for a tool that writes: besides containment, a path in a repository's `.git` (or
+/// the `.git` file of a worktree) is refused, wherever it lies. What is written there (a hook, a
+/// `core.fsmonitor`, a filter) is run by git later, outside every sandbox.
+pub(crate) fn check_write(ctx: &ToolCtx, raw: &str) -> Result<PathBuf, ToolError> {
+    let path = check(ctx, raw, false)?;
+    if path.components().any(|c| c.as_os_str() == ".git") {
+        return Err(format!(
+            "`{raw}` is in a repository's `.git`, which the file tools do not write: git runs \
+             what its config and hooks name, outside the sandbox. Change the repository with \
+             git commands instead (the user may have to run those)."
+        )
+        .into());
+    }
+    Ok(path)
 }
 
 /// How a resolved path is shown to the model: relative to the workspace when inside it (`.` for

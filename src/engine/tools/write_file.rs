@@ -44,7 +44,7 @@ struct WritePlan<'a> {
 fn plan<'a>(args: &'a Args, ctx: &ToolCtx) -> Result<WritePlan<'a>, ToolError> {
     let raw = args.str("path")?;
     let content = args.str("content")?;
-    let path = paths::check(ctx, raw, false)?;
+    let path = paths::check_write(ctx, raw)?;
     let shown = paths::display(&ctx.workspace, &path);
     let old = match fs::metadata(&path) {
         Ok(m) if m.is_dir() => {

@@ -1,5 +1,6 @@
 //! Secrets: every provider key known at start is masked everywhere, and no command can read one,
-//! not from its own environment and not from the agent's `/proc/<pid>/environ`.
+//! not from its own environment and not from the agent's `/proc/<pid>/environ`, even outside the
+//! sandbox.
 
 use super::super::cli::{bin, stderr};
 use crate::support::fake::{FakeServer, U, anthropic as a};
@@ -40,7 +41,11 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("GROQ_API_KEY", GROQ_KEY)
+        // The sandbox refuses reading another process's `/proc` files at all (tests/suite/sandbox/
+        // processes.rs); without it the agent's own block is read here, and must hold no key.
         .args([
+            "--sandbox",
+            "off",
             "-p",
             &task,
             "--yes",

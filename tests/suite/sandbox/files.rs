@@ -223,3 +223,33 @@ async fn with_the_sandbox_off_a_write_outside_goes_through() {
     assert!(!out.is_error, "{}", out.content);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "free\n");
 }
+
+#[tokio::test]
+async fn read_only_protects_a_workspace_inside_the_temp_dir() {
+    // Unlike the other tests' workspaces, this one lies in the temp dir on purpose.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    assert!(flower_tui::engine::tools::sandbox::in_a_temp_dir(&ws));
+    std::fs::write(ws.join("a.txt"), "mine\n").unwrap();
+    let policy = SandboxPolicy::new(SandboxMode::ReadOnly);
+    if !confines_writes(&policy, &ws) {
+        return;
+    }
+    let out = bash(
+        &ws,
+        &policy,
+        "echo evil > a.txt; echo new > b.txt; t=$(mktemp) && echo scratch > \"$t\" && cat \"$t\" \
+         && rm \"$t\"",
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "mine\n");
+    assert!(!ws.join("b.txt").exists(), "{}", out.content);
+    // Scratch files still work: they go to a temp dir that does not hold the workspace.
+    assert!(out.content.contains("scratch\n"), "{}", out.content);
+    assert!(
+        out.content
+            .contains("[sandbox: the sandbox refused the write to"),
+        "{}",
+        out.content
+    );
+}

@@ -4,8 +4,10 @@
 
 mod binary;
 mod files;
+mod git;
 mod network;
 mod processes;
+mod services;
 mod wired;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
-//! The network: with it off, a TCP connection to a port the test listens on and a UDP datagram
-//! to a port it reads are both refused (nothing arrives), and Unix sockets still work; with it
-//! on, both arrive. The seccomp filter does this, so it holds with or without Landlock.
+//! The network: with it off, a TCP connection to a port the test listens on and a UDP datagram to a
+//! port it reads are both refused (nothing arrives), no Unix socket opens but a `socketpair` does;
+//! with it on, both arrive. The seccomp filter does this, so it holds with or without Landlock.
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
@@ -104,11 +104,12 @@ async fn a_udp_datagram_is_refused() {
 }
 
 #[tokio::test]
-async fn unix_sockets_work_with_the_network_off() {
+async fn with_the_network_off_no_socket_opens_but_a_socketpair_does() {
     filter_here();
     let p = place();
     let script = "use Socket; $| = 1; \
-        socket(my $u, AF_UNIX, SOCK_STREAM, 0) or die \"unix socket: $!\\n\"; print \"unix ok\\n\"; \
+        socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die \"pair: $!\\n\"; print \"pair ok\\n\"; \
+        socket(my $u, AF_UNIX, SOCK_STREAM, 0) or print \"unix socket: $!\\n\"; \
         socket(my $t, AF_INET, SOCK_STREAM, 0) or die \"inet socket: $!\\n\"; print \"inet ok\\n\";";
     let out = bash(
         &p.ws,
@@ -118,7 +119,7 @@ async fn unix_sockets_work_with_the_network_off() {
     .await;
     assert!(
         out.content
-            .starts_with("unix ok\ninet socket: Permission denied"),
+            .starts_with("pair ok\nunix socket: Permission denied\ninet socket: Permission denied"),
         "{}",
         out.content
     );
@@ -128,6 +129,40 @@ async fn unix_sockets_work_with_the_network_off() {
         "{}",
         out.content
     );
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_noted_even_when_the_pipeline_ends_well() {
+    filter_here();
+    let p = place();
+    let (l, port) = listener();
+    let out = bash(
+        &p.ws,
+        &SandboxPolicy::default(),
+        &format!("curl -sS http://127.0.0.1:{port}/ | head -1"),
+    )
+    .await;
+    assert!(!connected(&l), "{}", out.content);
+    assert!(
+        !out.is_error,
+        "the pipeline's status is head's: {}",
+        out.content
+    );
+    assert!(out.content.contains("curl: (7)"), "{}", out.content);
+    assert!(
+        out.content
+            .contains("[sandbox: commands run without network access"),
+        "{}",
+        out.content
+    );
+    // A command that only prints such words gets no note.
+    let out = bash(
+        &p.ws,
+        &SandboxPolicy::default(),
+        "printf 'app: connection refused\\n' > app.log && cat app.log",
+    )
+    .await;
+    assert!(!out.content.contains("[sandbox"), "{}", out.content);
 }
 
 #[tokio::test]

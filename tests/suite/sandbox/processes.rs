@@ -1,6 +1,7 @@
 //! Processes: a command's daemons and background jobs do not outlive it, neither its end nor a
-//! `kill -9` of the process that ran it; the provider key is not in its environment. With the
-//! sandbox off a `setsid` daemon does escape, which is what the sandbox is for.
+//! `kill -9` of the process that ran it; the provider key is not in its environment, nor can it
+//! be read from another process's (`/proc/<pid>/environ`, `mem`). With the sandbox off a `setsid`
+//! daemon does escape, which is what the sandbox is for.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -186,4 +187,68 @@ async fn git_commits_in_the_sandbox_without_detaching_its_maintenance() {
     assert!(out.content.starts_with("first\n"), "{}", out.content);
     assert!(!out.content.contains("setsid"), "{}", out.content);
     assert!(!out.content.contains("[sandbox"), "{}", out.content);
+}
+
+#[tokio::test]
+async fn another_processs_environment_and_memory_cannot_be_read() {
+    let p = place();
+    let policy = SandboxPolicy::default();
+    if !super::confines_writes(&policy, &p.ws) {
+        return;
+    }
+    // A process of the same user with a secret in its environment, like the shell that started
+    // flower-tui with the provider key exported.
+    let secret = "sk-flower-environ-test-0123456789";
+    let mut holder = Command::new("sleep")
+        .arg("60")
+        .env("FLOWER_TEST_SECRET", secret)
+        .spawn()
+        .unwrap();
+    let other = holder.id();
+    let command = format!(
+        "cat /proc/{other}/environ; echo; cat /proc/$PPID/environ; echo; \
+         head -c 8 /proc/{other}/mem; echo; tr '\\0' ' ' < /proc/{other}/cmdline; echo; \
+         grep -c . /proc/self/status"
+    );
+    let out = bash(&p.ws, &policy, &command).await;
+    // Outside the sandbox the same read shows it (so the checks below can fail).
+    let plain = bash(
+        &p.ws,
+        &SandboxPolicy::off(),
+        &format!("cat /proc/{other}/environ"),
+    )
+    .await;
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert!(plain.content.contains(secret), "{}", plain.content);
+    assert!(!out.content.contains(secret), "{}", out.content);
+    for denied in [
+        format!("cat: /proc/{other}/environ: Permission denied"),
+        format!("head: cannot open '/proc/{other}/mem' for reading: Permission denied"),
+    ] {
+        assert!(out.content.contains(&denied), "{denied}: {}", out.content);
+    }
+    // The parent (this test process) too.
+    let parent_denied = out.content.lines().any(|l| {
+        l.starts_with("cat: /proc/")
+            && l.ends_with("/environ: Permission denied")
+            && !l.contains(&other.to_string())
+    });
+    assert!(parent_denied, "{}", out.content);
+    // What programs read in `/proc` still works: the system's files, and a program's own
+    // folder when the shell runs it in place (the last command).
+    let out = bash(
+        &p.ws,
+        &policy,
+        "head -1 /proc/meminfo && nproc && python3 -c 'import os; print(\"py\", os.cpu_count() > 0)' \
+         && cargo --version >/dev/null && echo cargo && grep -c ^Name /proc/self/status",
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.starts_with("MemTotal:"), "{}", out.content);
+    assert!(
+        out.content.contains("py True\ncargo\n1\n"),
+        "{}",
+        out.content
+    );
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use flower_tui::engine::policy::ApprovalPolicy;
 use flower_tui::engine::protocol::{Event, SubagentPhase};
+use flower_tui::engine::tools::sandbox::{SandboxPolicy, Support};
 use serde_json::json;
 
 use super::{calls, end_of, main_requests, requests_for, task, tool_names, tool_results};
@@ -71,6 +72,64 @@ async fn a_child_cannot_start_subagents_and_has_no_bash_under_ask() {
         .clone();
     assert!(!spec["description"].as_str().unwrap().contains("bash"));
     assert_eq!(tool_results(&mains[1])[0]["content"], "I could do neither.");
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn under_ask_a_child_runs_commands_the_sandbox_confines_as_the_parent_would() {
+    if !Support::current().confines_writes() {
+        eprintln!("NOT ENFORCED: this kernel cannot confine writes; the child has no bash here");
+        return;
+    }
+    let h = Harness::new().await;
+    let one = [task("task_a", "runs a check", "ALPHA-JOB: run it")];
+    h.server
+        .push(a::text_then_tools("", &calls(&one), U::new(2_000, 40)));
+    let outside = tempfile::tempdir_in(crate::suite::sandbox::base()).unwrap();
+    let stray = outside.path().join("child-wrote");
+    let command = format!(
+        "echo CHILD-RAN > made-by-child; echo escaped > {}",
+        stray.display()
+    );
+    h.server.push_for(
+        "ALPHA-JOB",
+        a::tool_use(
+            "c1",
+            "bash",
+            &json!({ "command": command }).to_string(),
+            U::new(1_000, 20),
+        ),
+    );
+    h.server
+        .push_for("ALPHA-JOB", a::text("REPORT: ran.", U::new(1_200, 20)));
+    h.server.push(a::text("ok", U::new(2_100, 10)));
+    let mut p = h.params(200_000, 50_000);
+    p.tools.approvals = ApprovalPolicy::Ask;
+    p.tools.sandbox = SandboxPolicy::default();
+    let mut r = start(p);
+    let ev = r.turn("go").await;
+    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    assert!(
+        !ev.iter()
+            .any(|e| matches!(e, Event::ApprovalRequest { .. })),
+        "nothing was asked"
+    );
+    let recorded = h.server.recorded();
+    let child = requests_for(&recorded, "ALPHA-JOB");
+    assert!(tool_names(&child[0].body).contains(&"bash".to_string()));
+    let results = tool_results(&child[1].body);
+    let result = results[0]["content"].as_str().unwrap();
+    // It ran in the sandbox: inside the workspace it wrote, outside it was stopped.
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("made-by-child")).unwrap(),
+        "CHILD-RAN\n"
+    );
+    assert!(!stray.exists(), "{result}");
+    assert!(
+        result.contains("[sandbox: the sandbox refused the write"),
+        "{result}"
+    );
+    // Without the sandbox the same policy gives it none (the test above).
     r.shutdown().await;
 }
 

@@ -3,7 +3,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
@@ -14,7 +14,8 @@ use super::seccomp::{self, Rules};
 use super::{Enforcement, NetworkAccess, SandboxError, SandboxPolicy, Support};
 
 /// The newest ABI whose rights this sandbox asks for. Later ABIs add rights it does not want
-/// handled (ABI 9 confines connecting to Unix sockets by path, which the sandbox allows).
+/// handled (ABI 9 confines connecting to Unix sockets by path, which the seccomp filter
+/// already refuses with the network off and allows with it on).
 const TARGET_ABI: ABI = ABI::V6;
 
 /// `LANDLOCK_CREATE_RULESET_VERSION`: ask the kernel for its ABI version.
@@ -117,6 +118,7 @@ impl Confinement {
             ruleset, filter, ..
         } = self;
         let len = u16::try_from(filter.len()).unwrap_or(0);
+        let read_own = BitFlags::<AccessFs>::from(AccessFs::ReadFile).bits();
         // SAFETY: the closure runs in the child between fork and exec, where only
         // async-signal-safe calls are allowed. It makes system calls only (prctl,
         // landlock_restrict_self, seccomp) on data built before the fork (the ruleset descriptor,
@@ -127,10 +129,11 @@ impl Confinement {
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(io::Error::last_os_error());
                 }
-                if let Some(fd) = &ruleset
-                    && libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0
-                {
-                    return Err(io::Error::last_os_error());
+                if let Some(fd) = &ruleset {
+                    own_proc_rule(fd.as_raw_fd(), read_own);
+                    if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
                 }
                 if len > 0 {
                     let prog = libc::sock_fprog {
@@ -153,6 +156,46 @@ impl Confinement {
     }
 }
 
+/// `struct landlock_path_beneath_attr`, as the kernel reads it (packed).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: libc::c_int,
+}
+
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+const RULE_PATH_BENEATH: libc::c_uint = 1;
+
+/// In the child, before it restricts itself: let it read its own `/proc/<pid>` (which `/proc/self`
+/// names there), so a program that reads its own status or maps works when the shell runs it in
+/// place. Its children have other pids and do without. Raw system calls only; a failure leaves the
+/// folder unreadable, nothing more.
+///
+/// # Safety
+/// Called between `fork` and `exec`: async-signal-safe (open, the rule, close).
+unsafe fn own_proc_rule(ruleset: libc::c_int, access: u64) {
+    // SAFETY: a NUL-terminated path and flags; the result is checked.
+    let own = unsafe { libc::open(c"/proc/self".as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if own < 0 {
+        return;
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: own,
+    };
+    // SAFETY: the attribute lives on this stack frame for the call; the kernel copies it.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            RULE_PATH_BENEATH,
+            &raw const attr,
+            0u32,
+        );
+        libc::close(own);
+    }
+}
+
 /// The Landlock ruleset of `policy`: writes handled (allowed in the writable set only), TCP
 /// handled when the network is blocked, signals (and abstract Unix sockets, network blocked)
 /// scoped to the sandbox. `None` when the kernel enforces none of it.
@@ -162,9 +205,10 @@ fn ruleset(
     block_network: bool,
 ) -> Result<Option<OwnedFd>, SandboxError> {
     let write = AccessFs::from_write(TARGET_ABI);
+    let read: BitFlags<AccessFs> = AccessFs::ReadFile.into();
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(write)?;
+        .handle_access(write | read)?;
     let mut scopes: BitFlags<Scope> = Scope::Signal.into();
     if block_network {
         ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI))?;
@@ -174,6 +218,40 @@ fn ruleset(
     let set = policy.writable_set(workspace);
     let created = ruleset
         .create()?
-        .add_rules(path_beneath_rules(set.paths(), write))?;
+        .add_rules(path_beneath_rules(set.paths(), write))?
+        .add_rules(path_beneath_rules(readable_roots(), read))?;
     Ok(created.into())
+}
+
+/// Where a command may read files: everywhere but other processes' files in `/proc`. Landlock
+/// only adds grants, so this is every top-level entry of `/` but `/proc`, and every entry of
+/// `/proc` that is not a process (`cpuinfo`, `meminfo`, `sys`, …; not `self`, which would lead to
+/// the agent's own). A process's `environ` and `mem` would otherwise be readable by any process
+/// of the same user (the provider key in the shell that started flower-tui); the command's own
+/// folder is granted in the child ([`own_proc_rule`]).
+fn readable_roots() -> Vec<PathBuf> {
+    let entries = |dir: &str| -> Vec<(String, PathBuf, bool)> {
+        std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .map(|e| {
+                        let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                        (e.file_name().to_string_lossy().into_owned(), e.path(), link)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut roots: Vec<PathBuf> = entries("/")
+        .into_iter()
+        .filter(|(name, _, _)| name != "proc")
+        .map(|(_, path, _)| path)
+        .collect();
+    roots.extend(
+        entries("/proc")
+            .into_iter()
+            .filter(|(name, _, link)| !link && !name.bytes().all(|b| b.is_ascii_digit()))
+            .map(|(_, path, _)| path),
+    );
+    roots
 }

@@ -3,9 +3,10 @@
 //!
 //! A [`SandboxPolicy`] is a mode ([`SandboxMode::WorkspaceWrite`], [`SandboxMode::ReadOnly`],
 //! [`SandboxMode::Off`]), a network switch ([`NetworkAccess`]) and extra writable paths. Reads
-//! are allowed everywhere in every mode. Writes are allowed in the [`WritableSet`]: the
-//! workspace and the extra paths (workspace-write only), the temp dirs (`$TMPDIR`, `/tmp`,
-//! `/var/tmp`, `/dev/shm`) and the device files a shell needs (`/dev/null`, `/dev/tty`, the
+//! are allowed everywhere in every mode. Writes are allowed in the [`WritableSet`]:
+//! the workspace but its `.git` and the extra paths (workspace-write only), the temp dirs
+//! (`$TMPDIR`, `/tmp`, `/var/tmp`, `/dev/shm`, but not one that holds a workspace that must not
+//! be written whole) and the device files a shell needs (`/dev/null`, `/dev/tty`, the
 //! pseudo-terminals, …). Read-only mode keeps the temp dirs writable: they are scratch space,
 //! not the user's files, and many read-only tools need a temp file.
 //!
@@ -13,7 +14,8 @@
 //! the landlock crate, and the seccomp program); the child, between `fork` and `exec`, makes only
 //! raw system calls (`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` on the prepared
 //! ruleset descriptor, `seccomp(SECCOMP_SET_MODE_FILTER)`), which are async-signal-safe.
-//! - *Landlock* (best effort over the kernel's ABI) refuses writes outside the writable set,
+//! - *Landlock* (best effort over the kernel's ABI) refuses reading other processes' files in
+//!   `/proc` and writes outside the writable set,
 //!   symlinks included (the kernel checks where a path really leads); with the network off it
 //!   also refuses TCP bind and connect (ABI 4+) and connecting to abstract Unix sockets of
 //!   processes outside the sandbox (ABI 6+); it always refuses signals to processes outside the
@@ -21,8 +23,10 @@
 //!   enforces what its ABI has, and [`Enforcement`] says what that was; a kernel without Landlock
 //!   runs commands with the seccomp filter alone, and [`Support::notice`] is the one line the
 //!   launcher shows at start.
-//! - *seccomp* ([`seccomp`]): with the network off, `socket` is refused for every family but
-//!   `AF_UNIX` (UDP included, which Landlock cannot see before ABI 10); always refused: `setsid`
+//! - *seccomp* ([`seccomp`]): with the network off, `socket` is refused for every family (UDP
+//!   included, which Landlock cannot see before ABI 10, and Unix sockets, whose connection to a
+//!   host service by path Landlock cannot stop before ABI 9: a tmux server or ssh-agent outside
+//!   would act for the command); `socketpair` stays allowed; always refused: `setsid`
 //!   and `setpgid`, `io_uring` (its operations would bypass the filter), the terminal ioctls that
 //!   type into the user's terminal (`TIOCSTI`, `TIOCLINUX`), and system calls of a foreign
 //!   architecture (the process is killed). The program is written here, about thirty
@@ -52,11 +56,25 @@
 //! platform and used only on macOS; there the group is killed at the command's end as well, but
 //! `setsid` cannot be refused.
 //!
-//! **Known limits.** `AF_UNIX` stays open, so a command can ask a daemon outside the sandbox
-//! (a tmux server, `systemd --user`, dockerd) to act for it. Reads are not confined: with the
-//! network off a secret read can still reach the model through the command's output. Root
-//! inside the sandbox keeps its capabilities apart from what Landlock and the filter refuse; no
-//! one gains any (`no_new_privs`: `sudo` and set-user-id programs do not elevate).
+//! **Host services.** With the network off a command also loses the variables that name a local
+//! service ([`SERVICE_VARIABLES`]: `TMUX`, `SSH_AUTH_SOCK`, `DBUS_SESSION_BUS_ADDRESS`,
+//! `DISPLAY`, …), so programs do not try the sockets the filter refuses. With the network on,
+//! they are kept and every socket opens: such a service can then act for the command.
+//!
+//! **Other processes.** A confined command cannot read the files of other processes in `/proc`
+//! (`environ`, `mem`, `cmdline`, `status`): any process of the same user could otherwise read the
+//! provider key from the environment of the shell that started flower-tui (Landlock's ptrace
+//! scoping refuses `mem` but, on Linux 6.18 at least, not `environ`). Landlock only adds grants, so
+//! files are readable beneath every top-level entry of `/` but `/proc`, beneath every entry of
+//! `/proc` that is not a process, and beneath the command's own `/proc/<pid>`, granted in the
+//! child. Its children have other pids: `ps`, `pgrep` and `top` show nothing, and a program that
+//! reads its own `/proc/self/…` does without (Rust, Python, Java and Node programs run).
+//!
+//! **Known limits.** Reads are not confined elsewhere: with the network off a secret read from a
+//! file can still reach the model through the command's output. A datagram `socketpair` end can
+//! still send to a datagram service by its path (the system log). Root inside the sandbox keeps its
+//! capabilities apart from what Landlock and the filter refuse; no one gains any
+//! (`no_new_privs`: `sudo` and set-user-id programs do not elevate).
 //!
 //! When the sandbox stopped a command, [`sandbox_stop_reason`] finds it in the output and the
 //! `bash` tool adds a note naming the sandbox, so the model can adapt.
@@ -64,14 +82,17 @@
 mod contain;
 #[cfg(target_os = "linux")]
 mod linux;
-pub mod seatbelt;
+#[cfg(any(target_os = "macos", test))]
+pub(crate) mod seatbelt;
 pub mod seccomp;
 mod stop;
+mod writable;
 
 use std::path::{Path, PathBuf};
 
 pub(crate) use contain::LeaderExit;
 pub use stop::{Certainty, SandboxStopped, StopKind, StopReason, sandbox_stop_reason};
+pub use writable::{GitGuard, Root, RootKind, WritableSet, in_a_temp_dir};
 
 /// What a sandboxed command may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -131,7 +152,7 @@ impl std::str::FromStr for SandboxMode {
 /// Whether a sandboxed command may use the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NetworkAccess {
-    /// Internet sockets (TCP and UDP) are refused; local Unix sockets work.
+    /// No socket opens (TCP, UDP, Unix); `socketpair` works.
     #[default]
     Blocked,
     Allowed,
@@ -198,136 +219,7 @@ impl SandboxPolicy {
 
     /// Where a command under this policy may write, for `workspace`.
     pub fn writable_set(&self, workspace: &Path) -> WritableSet {
-        let mut roots = Vec::new();
-        if self.mode == SandboxMode::WorkspaceWrite {
-            roots.push(Root::new(RootKind::Workspace, workspace));
-            roots.extend(
-                self.writable
-                    .iter()
-                    .map(|p| Root::new(RootKind::Configured, p)),
-            );
-        }
-        if self.mode != SandboxMode::Off {
-            for t in temp_dirs() {
-                let root = Root::new(RootKind::Temp, &t);
-                if t.exists() && !roots.iter().any(|r| r.path == root.path) {
-                    roots.push(root);
-                }
-            }
-            roots.extend(
-                DEVICES
-                    .iter()
-                    .map(|d| Root::new(RootKind::Device, Path::new(d)))
-                    .filter(|r| r.path.exists()),
-            );
-        }
-        WritableSet { roots }
-    }
-}
-
-/// Temp dirs writable in every sandboxed mode, besides `$TMPDIR`.
-const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
-
-/// The temp dirs every sandboxed command may write: `$TMPDIR` (or the system's default) and
-/// [`TEMP_DIRS`].
-fn temp_dirs() -> Vec<PathBuf> {
-    let mut temps = vec![std::env::temp_dir()];
-    temps.extend(TEMP_DIRS.iter().map(PathBuf::from));
-    temps
-}
-
-/// Whether `path` lies in a temp dir every sandboxed command may write (compared after resolving
-/// links, so `/tmp` through a symlink counts too).
-pub fn in_a_temp_dir(path: &Path) -> bool {
-    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    temp_dirs()
-        .iter()
-        .filter_map(|t| t.canonicalize().ok())
-        .any(|t| path.starts_with(t))
-}
-
-/// Device files (and the pseudo-terminal folder) a shell and its programs write or open.
-const DEVICES: [&str; 8] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
-
-/// Why a path is writable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RootKind {
-    Workspace,
-    Temp,
-    Configured,
-    Device,
-}
-
-/// One writable path: a directory (everything below it) or a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Root {
-    pub kind: RootKind,
-    /// Canonical where it exists.
-    pub path: PathBuf,
-}
-
-impl Root {
-    fn new(kind: RootKind, path: &Path) -> Self {
-        Root {
-            kind,
-            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
-        }
-    }
-}
-
-/// Every path a sandboxed command may write.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct WritableSet {
-    pub roots: Vec<Root>,
-}
-
-impl WritableSet {
-    /// Whether writing the resolved `path` is allowed.
-    pub fn allows(&self, path: &Path) -> bool {
-        self.roots.iter().any(|r| path.starts_with(&r.path))
-    }
-
-    /// The paths, in order, for the rules (devices last).
-    pub fn paths(&self) -> impl Iterator<Item = &Path> {
-        self.roots.iter().map(|r| r.path.as_path())
-    }
-
-    /// In words, for a note to the model: `the workspace (/w), the temp dirs (/tmp, /var/tmp),
-    /// /opt/cache and /dev/null`.
-    pub fn describe(&self) -> String {
-        let list = |kind: RootKind| -> Vec<String> {
-            self.roots
-                .iter()
-                .filter(|r| r.kind == kind)
-                .map(|r| r.path.display().to_string())
-                .collect()
-        };
-        let mut parts = Vec::new();
-        if let Some(ws) = list(RootKind::Workspace).first() {
-            parts.push(format!("the workspace ({ws})"));
-        }
-        let temps = list(RootKind::Temp);
-        if !temps.is_empty() {
-            parts.push(format!("the temp dirs ({})", temps.join(", ")));
-        }
-        parts.extend(list(RootKind::Configured));
-        if !list(RootKind::Device).is_empty() {
-            parts.push("/dev/null and the terminal".to_string());
-        }
-        match parts.split_last() {
-            None => "nowhere".to_string(),
-            Some((last, [])) => last.clone(),
-            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-        }
+        WritableSet::of(self, workspace)
     }
 }
 
@@ -522,6 +414,7 @@ pub(crate) fn shell_command(
         let mut cmd = tokio::process::Command::new(shell);
         cmd.arg("-c").arg(command);
         git_maintenance_in_the_foreground(&mut cmd);
+        confined_environment(&mut cmd, policy, workspace);
         let confinement = linux::Confinement::prepare(policy, workspace)?;
         let enforcement = confinement.enforcement();
         confinement.install(&mut cmd);
@@ -532,6 +425,7 @@ pub(crate) fn shell_command(
         let profile = seatbelt::profile(policy, workspace);
         let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
         cmd.args(profile.args()).arg(shell).arg("-c").arg(command);
+        confined_environment(&mut cmd, policy, workspace);
         Ok((cmd, Enforcement::Seatbelt, Containment::KillGroupAtEnd))
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -545,6 +439,60 @@ pub(crate) fn shell_command(
             Enforcement::Unconfined { reason: why },
             Containment::KillGroupAtEnd,
         ))
+    }
+}
+
+/// Variables that name a local service's socket or display: with them a command could find a
+/// tmux server, an ssh or gpg agent, the D-Bus session, an X or Wayland display, a container
+/// daemon, a terminal's or an editor's remote control, and ask it to act outside the sandbox.
+/// The sandbox refuses Unix sockets with the network off anyway; these go too, so programs do not
+/// try and fail, and fall back to working alone.
+pub const SERVICE_VARIABLES: [&str; 31] = [
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "GNOME_KEYRING_CONTROL",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "AT_SPI_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "EMACS_SOCKET_NAME",
+    "VSCODE_IPC_HOOK_CLI",
+    "VSCODE_GIT_IPC_HANDLE",
+    "SWAYSOCK",
+    "I3SOCK",
+    "NIRI_SOCKET",
+    "HYPRLAND_INSTANCE_SIGNATURE",
+    "PULSE_SERVER",
+    "NOTIFY_SOCKET",
+];
+
+/// The environment of a confined command: without the network, no variable that names a local
+/// service ([`SERVICE_VARIABLES`]); `TMPDIR` pointed at a temp dir it may write when the usual
+/// one was left out because it holds the workspace.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn confined_environment(cmd: &mut tokio::process::Command, policy: &SandboxPolicy, ws: &Path) {
+    if policy.network == NetworkAccess::Blocked {
+        for var in SERVICE_VARIABLES {
+            cmd.env_remove(var);
+        }
+    }
+    if let Some(tmp) = policy.writable_set(ws).tmpdir {
+        cmd.env("TMPDIR", tmp);
     }
 }
 

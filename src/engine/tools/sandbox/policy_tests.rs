@@ -78,7 +78,11 @@ fn each_mode_writes_where_it_says() {
         .writable_set(&ws);
     assert!(kinds(&ro, RootKind::Workspace).is_empty());
     assert!(kinds(&ro, RootKind::Configured).is_empty());
-    assert!(kinds(&ro, RootKind::Temp).contains(&temp));
+    // The workspace lies in the temp dir here: read-only leaves that temp dir out.
+    assert!(temp_holds(&ws));
+    assert!(!kinds(&ro, RootKind::Temp).contains(&temp));
+    assert!(!ro.allows(&ws.join("f")));
+    assert_eq!(ro.tmpdir.as_ref(), kinds(&ro, RootKind::Temp).first());
 
     assert!(SandboxPolicy::off().writable_set(&ws).roots.is_empty());
 }
@@ -113,6 +117,7 @@ fn the_set_is_described_in_words() {
                 path: "/dev/null".into(),
             },
         ],
+        ..WritableSet::default()
     };
     assert_eq!(
         set.describe(),
@@ -221,4 +226,65 @@ fn the_sandbox_in_force_in_one_line_and_only_a_confining_one_spares_the_approval
     );
     assert!(!confines(&on, &Support::Unsupported));
     assert!(!confines(&SandboxPolicy::off(), &landlock));
+}
+
+/// A folder of `dir` holding a repository (`.git` with a config) and a few entries.
+fn repository(dir: &Path) -> PathBuf {
+    let ws = dir.join("repo");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join(".git/config"), "").unwrap();
+    std::fs::write(ws.join("Cargo.toml"), "").unwrap();
+    std::os::unix::fs::symlink("/etc", ws.join("etc-link")).unwrap();
+    ws.canonicalize().unwrap()
+}
+
+#[test]
+fn a_repository_is_granted_entry_by_entry_without_its_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = repository(dir.path());
+    let set = SandboxPolicy::default().writable_set(&ws);
+    assert_eq!(
+        kinds(&set, RootKind::Workspace),
+        vec![ws.join("Cargo.toml"), ws.join("src")],
+        "no .git, no symlink, not the folder itself"
+    );
+    let guard = set.guard.clone().unwrap();
+    assert_eq!(guard.repository, ws.join(".git"));
+    assert!(set.allows(&ws.join("src/lib.rs")));
+    assert!(set.allows(&ws.join("Cargo.toml")));
+    for protected in [".git/config", ".git/hooks/pre-commit", "new.txt", ".git"] {
+        assert!(!set.allows(&ws.join(protected)), "{protected}");
+        assert!(set.guards(&ws.join(protected)), "{protected}");
+    }
+    assert!(!set.guards(Path::new("/etc/passwd")));
+    assert!(!set.guards(&ws.join("src/x")));
+    assert!(
+        set.describe().contains("but not its `.git`"),
+        "{}",
+        set.describe()
+    );
+    // The temp dir holds this workspace: granting it would grant `.git`.
+    assert!(temp_holds(&ws));
+    assert!(!set.allows(&ws.join(".git/config")));
+    assert!(set.tmpdir.is_some());
+}
+
+#[test]
+fn a_workspace_without_a_git_of_its_own_is_granted_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repository(dir.path());
+    // Inside a repository whose `.git` is in a parent folder: that `.git` is outside anyway.
+    let ws = repo.join("src");
+    let set = SandboxPolicy::default().writable_set(&ws);
+    assert_eq!(set.guard, None);
+    assert_eq!(kinds(&set, RootKind::Workspace), vec![ws.clone()]);
+    assert!(!set.allows(&repo.join(".git/config")) || temp_holds(&repo));
+    // No repository at all.
+    let plain = dir.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let plain = plain.canonicalize().unwrap();
+    let set = SandboxPolicy::default().writable_set(&plain);
+    assert_eq!(set.guard, None);
+    assert_eq!(kinds(&set, RootKind::Workspace), vec![plain.clone()]);
 }

@@ -1,12 +1,13 @@
 //! The sandbox on macOS: the policy as a `sandbox-exec` profile (SBPL). Generated on every
 //! platform so its text is tested everywhere; only macOS runs it.
 //!
-//! The profile allows by default and then denies what the policy takes away, the same shape as
-//! the Linux sandbox (reads everywhere): every write except below the writable paths, and with
-//! the network off every network operation except on Unix sockets; signals only within the
-//! sandbox. Paths are passed as `-D WRITABLE_<i>=<path>` parameters, never spliced into the
-//! text, so no path can change the profile. macOS resolves symlinks before it matches, so the
-//! paths are canonical (`/tmp` is `/private/tmp` there), as [`super::WritableSet`] makes them.
+//! The profile allows by default and then denies what the policy takes away, the same shape as the
+//! Linux sandbox (reads everywhere): every write except below the writable paths, and with the
+//! network off every network operation, connecting to a Unix socket included (a host service would
+//! act outside the sandbox), but binding one; signals only within the sandbox. Paths are passed as
+//! `-D WRITABLE_<i>=<path>` parameters, never spliced into the text, so no path can change the
+//! profile. macOS resolves symlinks before it matches, so the paths are canonical (`/tmp` is
+//! `/private/tmp` there), as [`super::WritableSet`] makes them.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use super::{NetworkAccess, SandboxPolicy, WritableSet};
 
 /// The program that applies a profile and runs a command under it.
+#[cfg(target_os = "macos")]
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
 /// A profile and its parameters.
@@ -44,7 +46,7 @@ pub fn profile(policy: &SandboxPolicy, workspace: &Path) -> Profile {
 }
 
 /// The profile that allows writes in `writable` only and, with `network` blocked, no network
-/// but Unix sockets. Pure: the same input gives the same text.
+/// and no connection to a Unix socket. Pure: the same input gives the same text.
 pub fn render(writable: &WritableSet, network: NetworkAccess) -> Profile {
     let mut text = String::from(
         "(version 1)\n\
@@ -67,9 +69,9 @@ pub fn render(writable: &WritableSet, network: NetworkAccess) -> Profile {
     }
     if network == NetworkAccess::Blocked {
         text.push_str(
-            "; No network but Unix sockets.\n\
+            "; No network, and no connection to a Unix socket (a host service).\n\
              (deny network*)\n\
-             (allow network* (local unix-socket) (remote unix-socket))\n",
+             (allow network* (local unix-socket))\n",
         );
     }
     text.push_str(

@@ -14,6 +14,7 @@ fn set(paths: &[(RootKind, &str)]) -> WritableSet {
                 path: PathBuf::from(p),
             })
             .collect(),
+        ..WritableSet::default()
     }
 }
 
@@ -27,7 +28,7 @@ fn workspace_set() -> WritableSet {
 }
 
 #[test]
-fn the_network_off_profile_denies_writes_and_network_but_unix_sockets() {
+fn the_network_off_profile_denies_writes_network_and_connecting_to_unix_sockets() {
     let p = render(&workspace_set(), NetworkAccess::Blocked);
     assert_eq!(
         p.text,
@@ -41,9 +42,9 @@ fn the_network_off_profile_denies_writes_and_network_but_unix_sockets() {
            (subpath (param \"WRITABLE_2\"))\n  \
            (subpath (param \"WRITABLE_3\"))\n  \
            (regex #\"^/dev/ttys[0-9]+$\"))\n\
-         ; No network but Unix sockets.\n\
+         ; No network, and no connection to a Unix socket (a host service).\n\
          (deny network*)\n\
-         (allow network* (local unix-socket) (remote unix-socket))\n\
+         (allow network* (local unix-socket))\n\
          ; No signals to processes outside the sandbox.\n\
          (deny signal)\n\
          (allow signal (target same-sandbox))\n"

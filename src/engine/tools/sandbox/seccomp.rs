@@ -4,13 +4,19 @@
 //! The program, in order: a system call of another architecture kills the process (on x86-64
 //! also the x32 numbers, which would otherwise reach the same kernel code under other numbers);
 //! `setsid`, `setpgid` and the `io_uring` calls are refused; with the network off, `socket` is
-//! refused unless its family is `AF_UNIX`; `ioctl` is refused for `TIOCSTI` and `TIOCLINUX`
-//! (they push input into a terminal); everything else is allowed. Arguments are compared on
-//! their low 32 bits, which is what the kernel reads for an `int` family and an ioctl number.
+//! refused whatever its family: internet sockets, and Unix sockets too, because a Unix socket
+//! can connect to a host service outside the sandbox (a tmux server, ssh-agent, D-Bus, dockerd)
+//! and have it act unconfined, and neither this filter (it cannot read the address) nor Landlock
+//! before ABI 9 can stop a connection to a socket by its path. `socketpair` is another system
+//! call and stays allowed: its two ends are connected to each other and to nothing else, which is
+//! what programs use them for (event loops, child processes' pipes). `ioctl` is refused for
+//! `TIOCSTI` and `TIOCLINUX` (they push input into a terminal); everything else is allowed.
+//! Arguments are compared on their low 32 bits, which is what the kernel reads for an ioctl
+//! number.
 
 /// One classic BPF instruction, laid out as the kernel's `struct sock_filter`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Insn {
+pub(crate) struct Insn {
     pub code: u16,
     pub jt: u8,
     pub jf: u8,
@@ -18,26 +24,26 @@ pub struct Insn {
 }
 
 /// `BPF_LD | BPF_W | BPF_ABS`: load the 32-bit word at offset `k` of `seccomp_data`.
-pub const LD_ABS_W: u16 = 0x20;
+pub(crate) const LD_ABS_W: u16 = 0x20;
 /// `BPF_JMP | BPF_JEQ | BPF_K`.
-pub const JEQ_K: u16 = 0x15;
+pub(crate) const JEQ_K: u16 = 0x15;
 /// `BPF_JMP | BPF_JGE | BPF_K`.
-pub const JGE_K: u16 = 0x35;
+pub(crate) const JGE_K: u16 = 0x35;
 /// `BPF_RET | BPF_K`.
-pub const RET_K: u16 = 0x06;
+pub(crate) const RET_K: u16 = 0x06;
 
 /// `SECCOMP_RET_KILL_PROCESS`.
-pub const RET_KILL_PROCESS: u32 = 0x8000_0000;
+pub(crate) const RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// `SECCOMP_RET_ERRNO`; the errno is in the low 16 bits.
-pub const RET_ERRNO: u32 = 0x0005_0000;
+pub(crate) const RET_ERRNO: u32 = 0x0005_0000;
 /// `SECCOMP_RET_ALLOW`.
-pub const RET_ALLOW: u32 = 0x7fff_0000;
+pub(crate) const RET_ALLOW: u32 = 0x7fff_0000;
 
 /// Offsets in `struct seccomp_data`: `nr` (int), `arch` (u32), `instruction_pointer` (u64),
 /// then `args[6]` (u64 each; the low word first on little-endian machines).
-pub const OFFSET_NR: u32 = 0;
-pub const OFFSET_ARCH: u32 = 4;
-pub const fn offset_arg_low(i: u32) -> u32 {
+pub(crate) const OFFSET_NR: u32 = 0;
+pub(crate) const OFFSET_ARCH: u32 = 4;
+pub(crate) const fn offset_arg_low(i: u32) -> u32 {
     16 + 8 * i
 }
 
@@ -56,7 +62,6 @@ pub struct Target {
     pub io_uring: Vec<u32>,
     /// Refused ioctl requests.
     pub refused_ioctls: Vec<u32>,
-    pub af_unix: u32,
     pub eperm: u32,
     pub eacces: u32,
     pub enosys: u32,
@@ -64,13 +69,13 @@ pub struct Target {
 
 /// What the program refuses besides the fixed rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rules {
-    /// Refuse internet (every non-`AF_UNIX`) sockets.
+pub(crate) struct Rules {
+    /// Refuse `socket` for every family (`socketpair` stays allowed).
     pub block_network: bool,
 }
 
 /// The program for `target` under `rules`.
-pub fn program(target: &Target, rules: Rules) -> Vec<Insn> {
+pub(crate) fn program(target: &Target, rules: Rules) -> Vec<Insn> {
     let mut p = vec![
         load(OFFSET_ARCH),
         jump_eq(target.arch, 1, 0),
@@ -93,14 +98,7 @@ pub fn program(target: &Target, rules: Rules) -> Vec<Insn> {
         p.extend(refuse(nr, RET_ERRNO | target.enosys));
     }
     if rules.block_network {
-        // Allow AF_UNIX, refuse any other family.
-        p.extend(argument_block(
-            target.socket,
-            0,
-            &[target.af_unix],
-            RET_ALLOW,
-            RET_ERRNO | target.eacces,
-        ));
+        p.extend(refuse(target.socket, RET_ERRNO | target.eacces));
     }
     p.extend(argument_block(
         target.ioctl,
@@ -191,7 +189,6 @@ pub fn native() -> Option<Target> {
             u32::try_from(libc::TIOCSTI).ok()?,
             u32::try_from(libc::TIOCLINUX).ok()?,
         ],
-        af_unix: c(libc::AF_UNIX)?,
         eperm: c(libc::EPERM)?,
         eacces: c(libc::EACCES)?,
         enosys: c(libc::ENOSYS)?,

@@ -70,13 +70,13 @@ fn fake() -> Target {
         group_calls: vec![112, 109],
         io_uring: vec![425, 426, 427],
         refused_ioctls: vec![0x5412, 0x541C],
-        af_unix: 1,
         eperm: 1,
         eacces: 13,
         enosys: 38,
     }
 }
 
+const AF_UNIX: u64 = 1;
 const AF_INET: u64 = 2;
 const AF_INET6: u64 = 10;
 const AF_NETLINK: u64 = 16;
@@ -133,13 +133,12 @@ fn leaving_the_process_group_is_refused_with_eperm() {
 }
 
 #[test]
-fn network_off_allows_unix_sockets_only() {
+fn network_off_refuses_every_socket_family_unix_too() {
     let t = fake();
     let p = blocked(&t);
-    assert_eq!(run(&p, &call(&t, 41, &[1, 1, 0])), RET_ALLOW, "AF_UNIX");
-    // The kernel reads the family as an int: high bits do not change it.
-    assert_eq!(run(&p, &call(&t, 41, &[(7 << 32) | 1])), RET_ALLOW);
     for family in [
+        AF_UNIX,
+        (7 << 32) | AF_UNIX,
         AF_INET,
         AF_INET6,
         AF_NETLINK,
@@ -223,6 +222,13 @@ fn this_machines_numbers_give_the_same_answers() {
     );
     assert_eq!(
         run(&p, &call(&t, nr(libc::SYS_socket), &[af(libc::AF_UNIX)])),
+        RET_ERRNO | libc::EACCES as u32
+    );
+    assert_eq!(
+        run(
+            &p,
+            &call(&t, nr(libc::SYS_socketpair), &[af(libc::AF_UNIX), 1, 0])
+        ),
         RET_ALLOW
     );
     assert_eq!(

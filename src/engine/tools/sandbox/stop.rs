@@ -8,7 +8,11 @@
 //! killed by the system-call filter (`SIGSYS`). It says so plainly where the evidence is clear
 //! (a write to a path outside the set, a refused socket or `setsid`, `SIGSYS`) and "may have been
 //! stopped" where it is not (a permission error whose path it cannot read, a network failure
-//! that has other possible causes). Unsure notes are only given for a command that failed.
+//! that has other possible causes). A command that ended well gets a note too when its output
+//! shows a refusal (a pipeline's status is its last program's: `curl … | head` ends well): a
+//! refused write or socket as above, or a program's own network error line (`curl: (6) Could not
+//! resolve host`); a permission error that may be a read's, or text that merely mentions a
+//! failure (a log being read), is noted only for a command that failed.
 
 use std::path::{Path, PathBuf};
 
@@ -66,12 +70,20 @@ const NETWORK: [&str; 16] = [
     "eai_again",
 ];
 
+/// What "without network access" means, for the notes.
+const NO_SOCKETS: &str = "no socket can be opened: internet sockets, TCP and UDP, and Unix sockets \
+     included, since a Unix socket could reach a service outside the sandbox such as tmux, an ssh \
+     agent or D-Bus; `socketpair` works";
+
 /// What the sandbox refused.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StopKind {
     /// A write to this path, outside the writable set.
     Write { path: PathBuf },
+    /// A write to the workspace's `.git`, or an entry created, renamed or deleted at the
+    /// workspace's top level, which the sandbox keeps read-only to protect `.git`.
+    Protected { path: PathBuf },
     /// A permission error whose path could not be read from the output.
     Permission,
     /// A socket or connection (the network is off).
@@ -130,6 +142,22 @@ impl StopReason {
                  error above may have been the sandbox's.",
                 path.display()
             ),
+            (StopKind::Protected { path }, Certainty::Sure) => format!(
+                "the sandbox refused the write to `{}`: it keeps the repository's `.git` \
+                 read-only (a hook, config or filter planted there would run outside the \
+                 sandbox), so git commands that write (commit, add, checkout, stash) fail here, \
+                 and commands cannot create, rename or delete entries at the workspace's top \
+                 level (files already there can be written, and so can everything inside its \
+                 folders). Commands may write only in {w}. Create a new top-level file with \
+                 write_file; the user can run a git command outside the sandbox.",
+                path.display()
+            ),
+            (StopKind::Protected { path }, Certainty::Possible) => format!(
+                "`{}` is in the workspace's `.git` or at its top level, which the sandbox keeps \
+                 read-only, so the permission error above may have been the sandbox's; git \
+                 commands that write fail here and the user can run them outside the sandbox.",
+                path.display()
+            ),
             (StopKind::Permission, _) => format!(
                 "the permission error above may have been the sandbox's: commands may write \
                  only in {w}, may not start new sessions or process groups (setsid, \
@@ -139,16 +167,16 @@ impl StopReason {
                     NetworkAccess::Allowed => "",
                 }
             ),
-            (StopKind::Network, Certainty::Sure) => "the sandbox refused the connection: \
-                 commands run without network access (internet sockets, TCP and UDP, are \
-                 refused; local Unix sockets work). Do without the network, or the user can run \
-                 the command outside the sandbox."
-                .to_string(),
-            (StopKind::Network, Certainty::Possible) => "commands run without network access \
-                 (internet sockets, TCP and UDP, are refused), so the failure above may have \
-                 been the sandbox's. Do without the network, or the user can run the command \
-                 outside the sandbox."
-                .to_string(),
+            (StopKind::Network, Certainty::Sure) => format!(
+                "the sandbox refused the connection: commands run without network access \
+                 ({NO_SOCKETS}). Do without the network, or the user can run the command outside \
+                 the sandbox."
+            ),
+            (StopKind::Network, Certainty::Possible) => format!(
+                "commands run without network access ({NO_SOCKETS}), so the failure above may \
+                 have been the sandbox's. Do without the network, or the user can run the \
+                 command outside the sandbox."
+            ),
             (StopKind::Session, _) => "the sandbox refuses `setsid` and `setpgid`: nothing a \
                  command starts may leave its process group, and everything it started is \
                  stopped when it ends, so daemons and detached sessions cannot be started here."
@@ -225,31 +253,56 @@ pub fn sandbox_stop_reason(
                 let wrote = WRITE_VERBS.iter().any(|v| lower.contains(v))
                     || redirects_to(command, raw)
                     || redirects_to(command, &path.display().to_string());
+                let kind = if writable.guards(&path) {
+                    StopKind::Protected { path }
+                } else {
+                    StopKind::Write { path }
+                };
                 if wrote {
-                    return reason(StopKind::Write { path }, Certainty::Sure);
+                    return reason(kind, Certainty::Sure);
                 }
-                possible.get_or_insert(path);
+                possible.get_or_insert(kind);
             }
             None if candidates.is_empty() => unread_denial = true,
             None => {}
         }
     }
-    if !failed {
-        return None;
-    }
-    if let Some(path) = possible {
-        return reason(StopKind::Write { path }, Certainty::Possible);
+    if failed && let Some(kind) = possible {
+        return reason(kind, Certainty::Possible);
     }
     // A network failure, or a permission error in output that speaks of sockets (a traceback).
-    let network_failure = lines.iter().any(|l| NETWORK.iter().any(|p| l.contains(p)))
-        || (unread_denial && lines.iter().any(|l| about_network(l)));
+    // After a command that ended well, only a program's own error line counts (`curl: (6) Could
+    // not resolve host`), not text that merely mentions a failure (a log being read).
+    let network_failure = lines
+        .iter()
+        .any(|l| NETWORK.iter().any(|p| l.contains(p)) && (failed || error_line_of(command, l)))
+        || (failed && unread_denial && lines.iter().any(|l| about_network(l)));
     if network_off && network_failure {
         return reason(StopKind::Network, Certainty::Possible);
+    }
+    if !failed {
+        return None;
     }
     if unread_denial {
         return reason(StopKind::Permission, Certainty::Possible);
     }
     None
+}
+
+/// Whether a (lowercase) line is the error message of a program `command` runs: it starts with
+/// that program's name and a colon (`curl: (6) could not resolve host`, for `curl … | head`).
+/// Text the command only prints (a log being read) starts otherwise.
+fn error_line_of(command: &str, line: &str) -> bool {
+    let Some((head, _)) = line.trim_start().split_once(": ") else {
+        return false;
+    };
+    if head.is_empty() || head.contains(char::is_whitespace) {
+        return false;
+    }
+    command
+        .split(|c: char| c.is_whitespace() || matches!(c, '|' | ';' | '&' | '(' | ')' | '`'))
+        .filter_map(|w| w.rsplit('/').next())
+        .any(|program| program.eq_ignore_ascii_case(head))
 }
 
 /// Whether a (lowercase) error line is about a socket or a connection.

@@ -201,6 +201,99 @@ fn network_failures_are_named_only_with_the_network_off() {
 }
 
 #[test]
+fn a_pipeline_that_ended_well_still_gets_the_note_when_a_program_in_it_was_refused() {
+    let off = SandboxPolicy::default();
+    let ok = exit(Some(0), None);
+    let ask = |p: &SandboxPolicy, command: &str, out: &str| {
+        kind_and_certainty(sandbox_stop_reason(p, &ws(), command, out, &ok))
+    };
+    let curl = "curl: (6) Could not resolve host: example.com";
+    let piped = "curl -sS https://example.com | head -1";
+    assert_eq!(
+        ask(&off, piped, curl),
+        Some((StopKind::Network, Certainty::Possible))
+    );
+    assert_eq!(
+        ask(&off, "/usr/bin/curl -s x || true", curl),
+        Some((StopKind::Network, Certainty::Possible))
+    );
+    // A refused socket is sure whatever the status.
+    assert_eq!(
+        ask(
+            &off,
+            "python3 fetch.py | tail -1",
+            "PermissionError: [Errno 13] Permission denied (socket)"
+        ),
+        Some((StopKind::Network, Certainty::Sure))
+    );
+    // The same words in text the command only prints (a log) are no refusal.
+    assert_eq!(
+        ask(
+            &off,
+            "cat app.log",
+            "app: connection refused\ncurl: (7) failed to connect"
+        ),
+        None
+    );
+    assert_eq!(
+        ask(
+            &off,
+            "grep -r 'could not resolve' docs",
+            "docs/faq.md: could not resolve host"
+        ),
+        None
+    );
+    // A permission error that may be a read's is noted only for a command that failed.
+    assert_eq!(
+        ask(
+            &off,
+            "find / -name x | head",
+            "find: '/root/x': Permission denied"
+        ),
+        None
+    );
+    let on = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
+    assert_eq!(ask(&on, piped, curl), None);
+}
+
+#[test]
+fn a_write_to_a_protected_git_is_named_as_such() {
+    let dir = tempfile::tempdir_in(outside_the_temp_dirs()).unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let policy = SandboxPolicy::default();
+    let lock = ws.join(".git/index.lock");
+    let out = format!(
+        "fatal: Unable to create '{}': Permission denied",
+        lock.display()
+    );
+    let r = sandbox_stop_reason(&policy, &ws, "git commit -qam x", &out, &failed()).unwrap();
+    assert_eq!(
+        (r.kind.clone(), r.certainty),
+        (StopKind::Protected { path: lock }, Certainty::Sure)
+    );
+    assert!(
+        r.note().contains("keeps the repository's `.git` read-only"),
+        "{}",
+        r.note()
+    );
+    let top = ws.join("new.txt");
+    let out = format!("touch: cannot touch '{}': Permission denied", top.display());
+    let r = sandbox_stop_reason(&policy, &ws, "touch new.txt", &out, &failed()).unwrap();
+    assert_eq!(r.kind, StopKind::Protected { path: top });
+    // Inside a folder of the workspace a permission error is not the sandbox's.
+    let inner = format!(
+        "touch: cannot touch '{}': Permission denied",
+        ws.join("src/x").display()
+    );
+    assert_eq!(
+        sandbox_stop_reason(&policy, &ws, "touch src/x", &inner, &failed()),
+        None
+    );
+}
+
+#[test]
 fn an_unreadable_permission_error_may_have_been_the_sandbox() {
     let r = reason(
         "sudo ls",

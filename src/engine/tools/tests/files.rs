@@ -336,3 +336,45 @@ async fn file_tools_carry_their_diff_and_preview_writes_nothing() {
     assert!(preview("write_file", &outside, &ws.ctx).unwrap().is_some());
     assert!(ws.call("write_file", outside).await.is_error);
 }
+
+#[tokio::test]
+async fn the_file_tools_do_not_write_a_repositorys_git() {
+    let ws = Ws::new();
+    ws.write(".git/config", "[core]\n");
+    ws.write("sub/.git", "gitdir: ../.git/worktrees/sub\n");
+    for path in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "sub/.git",
+        "./src/../.git/x",
+    ] {
+        let e = ws
+            .err("write_file", json!({"path": path, "content": "x"}))
+            .await;
+        assert!(
+            e.contains("which the file tools do not write"),
+            "{path}: {e}"
+        );
+    }
+    let e = ws
+        .err(
+            "edit_file",
+            json!({"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = evil"}),
+        )
+        .await;
+    assert!(e.contains("which the file tools do not write"), "{e}");
+    assert_eq!(ws.read(".git/config"), "[core]\n");
+    assert_eq!(ws.read("sub/.git"), "gitdir: ../.git/worktrees/sub\n");
+    // A name that only starts like it is an ordinary file, and reading `.git` still works.
+    ws.ok(
+        "write_file",
+        json!({"path": ".gitignore", "content": "target\n"}),
+    )
+    .await;
+    ws.ok("write_file", json!({"path": "a.git/x", "content": "x"}))
+        .await;
+    assert_eq!(
+        ws.ok("read_file", json!({"path": ".git/config"})).await,
+        "     1\t[core]\n"
+    );
+}

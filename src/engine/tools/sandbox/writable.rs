@@ -1,0 +1,258 @@
+//! Where a sandboxed command may write: the [`WritableSet`] of a policy for one workspace,
+//! built again for every command (so it sees the workspace as it is then).
+//!
+//! - *Workspace-write*: the workspace, the configured paths, the temp dirs and the device files.
+//!   When the workspace is a git repository (it holds `.git`), its `.git` stays read-only: a
+//!   command that could write there could plant a hook, a `core.fsmonitor` or a clean/smudge filter
+//!   that git runs later outside the sandbox (flower-tui's own git, the user's next `git commit`).
+//!   Landlock only adds grants, and a grant on a folder covers everything below it, so the
+//!   workspace is granted entry by entry: everything inside each of its top-level entries but
+//!   `.git` (folders whole, files for writing), and nothing on the workspace folder itself. So a
+//!   command cannot create, rename or delete entries at the top level either (that would let it
+//!   move `.git` away and put a folder of its own in its place); a top-level file made by
+//!   `write_file` or by a command run outside the sandbox is writable from the next command on.
+//!   Symlinked entries are not granted (the kernel checks where they lead, which is granted or not
+//!   on its own). A configured writable path that holds the workspace grants it whole, `.git`
+//!   included: the user asked for that. Not protected either: a `.git` a command creates further
+//!   down (a nested repository), or at the top of a workspace that has none (one inside a
+//!   repository whose `.git` is in a parent folder, or none at all): git run there later would use
+//!   it.
+//! - *Read-only*: the temp dirs and the device files only.
+//! - In both, a temp dir that holds the workspace is left out when the workspace must not be
+//!   written whole (read-only, or its `.git` protected): granting it would grant the workspace.
+//!   `TMPDIR` then points commands at a temp dir still granted ([`WritableSet::tmpdir`]).
+
+use std::path::{Path, PathBuf};
+
+use super::{SandboxMode, SandboxPolicy};
+
+/// Temp dirs writable in every sandboxed mode, besides `$TMPDIR`.
+const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// The temp dirs every sandboxed command may write: `$TMPDIR` (or the system's default) and
+/// [`TEMP_DIRS`].
+fn temp_dirs() -> Vec<PathBuf> {
+    let mut temps = vec![std::env::temp_dir()];
+    temps.extend(TEMP_DIRS.iter().map(PathBuf::from));
+    temps
+}
+
+/// Whether `path` lies in a temp dir every sandboxed command may write (compared after resolving
+/// links, so `/tmp` through a symlink counts too).
+pub fn in_a_temp_dir(path: &Path) -> bool {
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    temp_dirs()
+        .iter()
+        .filter_map(|t| t.canonicalize().ok())
+        .any(|t| path.starts_with(t))
+}
+
+/// Device files (and the pseudo-terminal folder) a shell and its programs write or open.
+const DEVICES: [&str; 8] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// Why a path is writable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootKind {
+    /// The workspace, or one of its top-level entries when its `.git` is protected.
+    Workspace,
+    Temp,
+    Configured,
+    Device,
+}
+
+/// One writable path: a directory (everything below it) or a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub kind: RootKind,
+    /// Canonical where it exists.
+    pub path: PathBuf,
+}
+
+impl Root {
+    fn new(kind: RootKind, path: &Path) -> Self {
+        Root {
+            kind,
+            path: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        }
+    }
+}
+
+/// A workspace whose repository metadata commands may not write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitGuard {
+    /// The workspace (canonical).
+    pub workspace: PathBuf,
+    /// Its `.git`.
+    pub repository: PathBuf,
+}
+
+impl GitGuard {
+    /// Whether `path` (resolved) is one the guard keeps from commands: the workspace's `.git`
+    /// or a top-level entry of the workspace that was not granted (the workspace itself too).
+    pub fn protects(&self, path: &Path, set: &WritableSet) -> bool {
+        path.starts_with(&self.workspace)
+            && !set.allows(path)
+            && path
+                .strip_prefix(&self.workspace)
+                .map(|rest| rest.components().count() <= 1 || rest.starts_with(".git"))
+                .unwrap_or(false)
+    }
+}
+
+/// Every path a sandboxed command may write.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WritableSet {
+    pub roots: Vec<Root>,
+    /// Set when the workspace is granted entry by entry to keep its `.git` read-only.
+    pub guard: Option<GitGuard>,
+    /// The temp dir commands are pointed at (`TMPDIR`) when the usual one was left out because it
+    /// holds the workspace.
+    pub tmpdir: Option<PathBuf>,
+}
+
+impl WritableSet {
+    /// Where a command under `policy` may write, for `workspace`.
+    pub fn of(policy: &SandboxPolicy, workspace: &Path) -> WritableSet {
+        let mut set = WritableSet::default();
+        if policy.mode == SandboxMode::Off {
+            return set;
+        }
+        let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        let mut whole_workspace = false;
+        if policy.mode == SandboxMode::WorkspaceWrite {
+            match repository_of(&ws) {
+                Some(repository) => {
+                    set.roots.extend(entries_but_git(&ws));
+                    set.guard = Some(GitGuard {
+                        workspace: ws.clone(),
+                        repository,
+                    });
+                }
+                None => {
+                    set.roots.push(Root::new(RootKind::Workspace, &ws));
+                    whole_workspace = true;
+                }
+            }
+            set.roots.extend(
+                policy
+                    .writable
+                    .iter()
+                    .map(|p| Root::new(RootKind::Configured, p)),
+            );
+        }
+        let default_temp = std::env::temp_dir().canonicalize().ok();
+        let mut default_left_out = false;
+        for t in temp_dirs() {
+            let root = Root::new(RootKind::Temp, &t);
+            if !t.exists() || set.roots.iter().any(|r| r.path == root.path) {
+                continue;
+            }
+            if !whole_workspace && ws.starts_with(&root.path) {
+                default_left_out |= default_temp.as_ref() == Some(&root.path);
+                continue;
+            }
+            set.roots.push(root);
+        }
+        if default_left_out {
+            set.tmpdir = set
+                .roots
+                .iter()
+                .find(|r| r.kind == RootKind::Temp)
+                .map(|r| r.path.clone());
+        }
+        set.roots.extend(
+            DEVICES
+                .iter()
+                .map(|d| Root::new(RootKind::Device, Path::new(d)))
+                .filter(|r| r.path.exists()),
+        );
+        set
+    }
+
+    /// Whether writing the resolved `path` is allowed.
+    pub fn allows(&self, path: &Path) -> bool {
+        self.roots.iter().any(|r| path.starts_with(&r.path))
+    }
+
+    /// Whether `path` (resolved) is refused because the workspace's `.git` is protected.
+    pub fn guards(&self, path: &Path) -> bool {
+        self.guard.as_ref().is_some_and(|g| g.protects(path, self))
+    }
+
+    /// The paths, in order, for the rules (devices last).
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.roots.iter().map(|r| r.path.as_path())
+    }
+
+    /// In words, for a note to the model: `the workspace (/w), the temp dirs (/tmp, /var/tmp),
+    /// /opt/cache and /dev/null`.
+    pub fn describe(&self) -> String {
+        let list = |kind: RootKind| -> Vec<String> {
+            self.roots
+                .iter()
+                .filter(|r| r.kind == kind)
+                .map(|r| r.path.display().to_string())
+                .collect()
+        };
+        let mut parts = Vec::new();
+        match &self.guard {
+            Some(g) => parts.push(format!(
+                "the workspace ({}) but not its `.git` nor its top level itself (files there can \
+                 be changed; entries cannot be created, renamed or deleted there)",
+                g.workspace.display()
+            )),
+            None => {
+                if let Some(ws) = list(RootKind::Workspace).first() {
+                    parts.push(format!("the workspace ({ws})"));
+                }
+            }
+        }
+        let temps = list(RootKind::Temp);
+        if !temps.is_empty() {
+            parts.push(format!("the temp dirs ({})", temps.join(", ")));
+        }
+        parts.extend(list(RootKind::Configured));
+        if !list(RootKind::Device).is_empty() {
+            parts.push("/dev/null and the terminal".to_string());
+        }
+        match parts.split_last() {
+            None => "nowhere".to_string(),
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        }
+    }
+}
+
+/// The workspace's own `.git` (a folder, or the file a worktree or submodule has), if it has one.
+fn repository_of(ws: &Path) -> Option<PathBuf> {
+    let git = ws.join(".git");
+    std::fs::symlink_metadata(&git).is_ok().then_some(git)
+}
+
+/// The workspace's top-level entries but `.git`, each granted whole; symlinks are left out (the
+/// kernel checks where they lead). An entry that vanishes meanwhile is skipped.
+fn entries_but_git(ws: &Path) -> Vec<Root> {
+    let Ok(read) = std::fs::read_dir(ws) else {
+        return Vec::new();
+    };
+    let mut roots: Vec<Root> = read
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() != ".git")
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
+        .map(|e| Root {
+            kind: RootKind::Workspace,
+            path: e.path(),
+        })
+        .collect();
+    roots.sort_by(|a, b| a.path.cmp(&b.path));
+    roots
+}

@@ -1,0 +1,162 @@
+//! A workspace that is a git repository: confined commands write its files but not its `.git`
+//! (no config, hook or filter planted for a git that runs outside the sandbox), cannot move
+//! `.git` away or create entries at the top level, and the note says why; reading git works.
+
+use std::path::Path;
+use std::process::Command;
+
+use flower_tui::engine::tools::sandbox::SandboxPolicy;
+
+use super::{bash, confines_writes, place};
+
+/// `git <args>` in `dir` outside the sandbox, with no user config.
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// A repository with one commit: `Cargo.toml` and `src/lib.rs`.
+fn repository(ws: &Path) {
+    git(ws, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("Cargo.toml"), "[package]\n").unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "").unwrap();
+    git(ws, &["add", "."]);
+    git(ws, &["commit", "-q", "-m", "one"]);
+}
+
+fn snapshot(git_dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = walk(git_dir)
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(git_dir).unwrap().display().to_string();
+            (rel, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn git_metadata_cannot_be_planted_and_the_note_says_why() {
+    let p = place();
+    repository(&p.ws);
+    let policy = SandboxPolicy::default();
+    if !confines_writes(&policy, &p.ws) {
+        return;
+    }
+    let before = snapshot(&p.ws.join(".git"));
+    let attempts = [
+        "git config core.fsmonitor 'touch /tmp/pwned'",
+        "echo 'touch /tmp/pwned' > .git/hooks/pre-commit",
+        "printf '[filter \"x\"]\\n\\tclean = evil\\n' >> .git/config",
+        "echo '* filter=x' >> .git/info/attributes",
+        "rm -f .git/HEAD",
+        "mv .git .git-old",
+        "mkdir -p fake && mv fake .git",
+        "ln -s ../src .git/hooks/post-checkout",
+    ];
+    for attempt in attempts {
+        let out = bash(&p.ws, &policy, attempt).await;
+        assert!(out.is_error, "{attempt}: {}", out.content);
+        assert_eq!(snapshot(&p.ws.join(".git")), before, "{attempt}");
+    }
+    // A commit fails, and the note names the protection and the way out.
+    let out = bash(
+        &p.ws,
+        &policy,
+        "echo more >> src/lib.rs && git -c user.name=t -c user.email=t@e commit -qam two",
+    )
+    .await;
+    assert!(out.is_error, "{}", out.content);
+    assert_eq!(snapshot(&p.ws.join(".git")), before);
+    let git_dir = p.ws.join(".git");
+    assert!(
+        out.content.contains(&format!(
+            "[sandbox: the sandbox refused the write to `{}",
+            git_dir.display()
+        )) && out
+            .content
+            .contains("keeps the repository's `.git` read-only")
+            && out
+                .content
+                .contains("the user can run a git command outside the sandbox"),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        out.sandbox
+            .as_ref()
+            .map(|s| serde_json::to_value(s).unwrap()["kind"].clone()),
+        Some(serde_json::json!("protected"))
+    );
+}
+
+#[tokio::test]
+async fn the_workspaces_files_are_written_and_git_is_read_but_its_top_level_is_closed() {
+    let p = place();
+    repository(&p.ws);
+    let policy = SandboxPolicy::default();
+    if !confines_writes(&policy, &p.ws) {
+        return;
+    }
+    let out = bash(
+        &p.ws,
+        &policy,
+        "echo '[dependencies]' >> Cargo.toml && echo 'fn a() {}' > src/lib.rs && \
+         mkdir -p src/deep && echo x > src/deep/new.rs && mv src/deep/new.rs src/moved.rs && \
+         git status --short && git log --format=%s && git diff --stat | tail -1",
+    )
+    .await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(
+        out.content
+            .starts_with(" M Cargo.toml\n M src/lib.rs\n?? src/moved.rs\none\n"),
+        "{}",
+        out.content
+    );
+    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    // A new entry at the top level is refused, with the way around it.
+    let out = bash(&p.ws, &policy, "touch notes.txt").await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(!p.ws.join("notes.txt").exists());
+    assert!(
+        out.content.contains(
+            "commands cannot create, rename or delete entries at the workspace's top level"
+        ) && out.content.contains("write_file"),
+        "{}",
+        out.content
+    );
+    // Once it exists (made by write_file, or by the user), the next command may write it.
+    std::fs::write(p.ws.join("notes.txt"), "").unwrap();
+    let out = bash(&p.ws, &policy, "echo kept > notes.txt").await;
+    assert!(!out.is_error, "{}", out.content);
+    assert_eq!(
+        std::fs::read_to_string(p.ws.join("notes.txt")).unwrap(),
+        "kept\n"
+    );
+}
