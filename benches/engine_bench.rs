@@ -73,6 +73,7 @@ pub fn params(
             sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
             bash_timeout: Duration::from_secs(30),
             subagent: Default::default(),
+            mode: None,
         },
         front_end: FrontEnd::Headless,
         start: StartParams {

@@ -234,6 +234,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 model: tools.subagent_model.clone(),
                 max_iterations: tools.subagent_max_iterations,
             },
+            mode: tools.mode,
         },
         front_end,
         hooks: hook_params(config),

@@ -361,6 +361,7 @@ fn sample() -> Config {
             mcp_json: McpJsonPolicy::Ask,
             subagent_model: None,
             subagent_max_iterations: 50,
+            mode: None,
         },
         front: FrontSettings {
             output: OutputFormat::Json,

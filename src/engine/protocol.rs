@@ -29,12 +29,13 @@ pub(crate) use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 use super::ledger::{RewindMode, RewindPoint};
 pub(crate) use super::policy::ApprovalPolicy;
+pub use super::policy::Mode;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
 pub(crate) use super::tools::CommandExit;
 pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
 pub use super::types::Effort;
 use super::types::Usage;
-pub use op::{Approval, Op};
+pub use op::{Approval, Op, PlanChoice};
 
 pub use super::error::ErrorKind;
 pub(crate) use super::ledger::Held;
@@ -601,6 +602,17 @@ pub enum Event {
         /// A session started for it (an earlier generation's message).
         generation: Option<u32>,
     },
+    /// The working mode in force (the answer to `Op::SetMode`, and at start when not normal).
+    Mode {
+        mode: Mode,
+    },
+    /// Plan mode presented its plan: saved as `path` (a new file, never over an earlier plan),
+    /// for the user to edit and decide on (`Op::ImplementPlan`). The turn ends after it.
+    Plan {
+        turn: Option<TurnId>,
+        path: PathBuf,
+        markdown: String,
+    },
     Notice {
         message: String,
     },
@@ -624,6 +636,9 @@ pub enum Event {
         num_turns: u32,
         cost_usd: f64,
         session_id: String,
+        /// The plan file a plan-mode run presented, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plan: Option<PathBuf>,
     },
 }
 

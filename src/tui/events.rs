@@ -73,6 +73,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
                 undo_commands::put_back(state, &text, now);
             }
         }
+        Event::Mode { mode } => super::plan_review::on_mode(state, mode),
+        Event::Plan { path, markdown, .. } => {
+            fx.extend(super::plan_review::on_plan(state, path, &markdown, now))
+        }
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.error(format!("{kind}: {message}")),

@@ -221,6 +221,8 @@ pub(crate) struct AppState {
     pub(crate) picker: Option<Picker>,
     /// `/rewind`: its picker while open, and the last Esc on an idle empty input.
     pub(crate) rewind: super::rewind_state::Rewind,
+    /// The working mode and the plan under review.
+    pub(crate) plan: super::plan_state::PlanView,
     /// The run this session belongs to (what `--resume RUN_ID` continues).
     pub(crate) run_id: Option<String>,
     /// `@path` being typed: the completion popup.
@@ -372,6 +374,7 @@ impl AppState {
             typed_at: None,
             queue: Vec::new(),
             rewind: Default::default(),
+            plan: Default::default(),
             in_flight: Vec::new(),
             reply: None,
             selected_tool: None,

@@ -21,6 +21,7 @@ use super::input;
 use super::keymap::{self, Action};
 use super::mention;
 use super::msg::{ChatScroll, Effect, Msg, Pane};
+use super::plan_review;
 use super::queue;
 use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
@@ -236,6 +237,9 @@ fn on_action(
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
+    if plan_review::on_action(state, action, fx) {
+        return;
+    }
     match action {
         Action::Send => submit(state, now, fx),
         Action::Newline => state.input.insert_newline(),
@@ -330,6 +334,11 @@ fn on_action(
         Action::SaveEdits | Action::DiscardEdits | Action::KeepEditing => {
             answer_unsaved(state, action, fx)
         }
+        // `plan_review::on_action` took them.
+        Action::CycleMode
+        | Action::ImplementHere
+        | Action::ImplementFresh
+        | Action::KeepPlanning => {}
         Action::EditorTop | Action::EditorBottom => {
             editor_cursor(state, action == Action::EditorBottom, now)
         }
@@ -545,12 +554,7 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
             state.typed_at = Some(now);
         }
         Focus::Editor => {
-            if let Some(ed) = state.editor.as_mut()
-                && !matches!(
-                    ed.prompt,
-                    Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved
-                )
-            {
+            if let Some(ed) = state.editor.as_mut().filter(|ed| !ed.asks()) {
                 ed.pause(now);
                 ed.prompt = Prompt::None;
                 if text.len() > EDITOR_PASTE_MAX {

@@ -421,6 +421,10 @@ fn draw_editor(
             format!("{}: your unsaved edits", unsaved_keys()),
             theme.warning,
         )),
+        Prompt::Plan => Some(Line::styled(
+            format!("{}: the plan", super::plan_review::plan_keys()),
+            theme.warning,
+        )),
         Prompt::None => ed
             .note
             .as_deref()
@@ -552,6 +556,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
             model: &model,
             provider: &state.labels.provider,
             demo: state.labels.demo,
+            mode: state.plan.mode.label(),
             hints: &pairs,
         },
         area,

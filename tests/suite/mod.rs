@@ -22,6 +22,7 @@ mod masking;
 mod mcp;
 mod memory;
 mod memory_e2e;
+mod plan_mode;
 mod protocol;
 mod provider;
 mod rescue;

@@ -114,6 +114,7 @@ impl Harness {
                 sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
                 bash_timeout: Duration::from_secs(30),
                 subagent: Default::default(),
+                mode: None,
             },
             front_end: FrontEnd::Headless,
             start: StartParams {

@@ -68,7 +68,8 @@ pub(crate) fn handoff_prompt(
     let mut opening = match cause {
         HandoffCause::Pressure => PRESSURE.to_string(),
         HandoffCause::Overflow => OVERFLOW.to_string(),
-        HandoffCause::Manual => MANUAL.to_string(),
+        // A plan is never written by the handoff prompt; were it asked, it is the user's choice.
+        HandoffCause::Manual | HandoffCause::Plan => MANUAL.to_string(),
     };
     if cause == HandoffCause::Manual && focus.is_some() {
         opening.push_str(MANUAL_FOCUS);

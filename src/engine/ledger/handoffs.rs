@@ -220,16 +220,20 @@ pub enum HandoffCause {
     Overflow,
     /// The user asked for it (`/handoff [focus]`), however full the context was.
     Manual,
+    /// The user chose to implement a reviewed plan in a fresh session: the plan file is the
+    /// document.
+    Plan,
 }
 
 impl HandoffCause {
     /// The word the ledger's reason and the review show: `auto` (the handoff line), `manual`,
-    /// `overflow`.
+    /// `overflow`, `plan`.
     pub fn as_str(self) -> &'static str {
         match self {
             HandoffCause::Pressure => "auto",
             HandoffCause::Manual => "manual",
             HandoffCause::Overflow => "overflow",
+            HandoffCause::Plan => "plan",
         }
     }
 }

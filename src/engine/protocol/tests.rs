@@ -152,6 +152,8 @@ fn variant(ev: &Event) -> &'static str {
         Event::RewindPoints { .. } => "rewind_points",
         Event::Rewound { .. } => "rewound",
         Event::RewindConflict { .. } => "rewind_conflict",
+        Event::Mode { .. } => "mode",
+        Event::Plan { .. } => "plan",
         Event::Notice { .. } => "notice",
         Event::Warning { .. } => "warning",
         Event::Error { .. } => "error",

@@ -295,6 +295,20 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
             r#"{"type":"rewind_conflict","turn":3,"mode":"code","files":["src/a.rs"]}"#,
         ),
         (
+            Event::Mode {
+                mode: crate::engine::policy::Mode::AcceptEdits,
+            },
+            r#"{"type":"mode","mode":"accept-edits"}"#,
+        ),
+        (
+            Event::Plan {
+                turn: Some(TurnId(2)),
+                path: PathBuf::from("/w/.flower/notes/plan-fix.md"),
+                markdown: "# Plan\n".into(),
+            },
+            r##"{"type":"plan","turn":2,"path":"/w/.flower/notes/plan-fix.md","markdown":"# Plan\n"}"##,
+        ),
+        (
             Event::Notice {
                 message: "n".into(),
             },
@@ -336,8 +350,20 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
                 num_turns: 1,
                 cost_usd: 0.25,
                 session_id: "s1".into(),
+                plan: None,
             },
             r#"{"type":"result","text":"done","is_error":false,"num_turns":1,"cost_usd":0.25,"session_id":"s1"}"#,
+        ),
+        (
+            Event::Result {
+                text: "planned".into(),
+                is_error: false,
+                num_turns: 1,
+                cost_usd: 0.0,
+                session_id: "s1".into(),
+                plan: Some(PathBuf::from("/w/.flower/notes/plan-fix.md")),
+            },
+            r#"{"type":"result","text":"planned","is_error":false,"num_turns":1,"cost_usd":0.0,"session_id":"s1","plan":"/w/.flower/notes/plan-fix.md"}"#,
         ),
         (
             Event::Hook(crate::engine::hooks::HookNote {

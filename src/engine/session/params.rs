@@ -144,6 +144,9 @@ pub struct ToolParams {
     pub bash_timeout: Duration,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: SubagentSettings,
+    /// `--mode`: the working mode to start in; None keeps the one a continued step last
+    /// recorded (normal for a new step).
+    pub mode: Option<crate::engine::policy::Mode>,
 }
 
 /// How the run starts.

@@ -252,14 +252,15 @@ impl Engine {
         }
     }
 
-    /// Record a model or effort change in the step's ledger.
-    fn note_setting(&mut self) {
+    /// Record a model, effort or mode change in the step's ledger.
+    pub(super) fn note_setting(&mut self) {
         let change = SettingChange {
             time: now_stamp(),
             generation: self.s.generation,
             model: self.settings.model.clone(),
             effort: self.settings.effort,
             window: self.settings.thresholds.window,
+            mode: self.planning.mode,
         };
         let window = self.settings.thresholds.window;
         self.ledger.record(|rec| {

@@ -1,6 +1,7 @@
 //! The model's tools: `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
-//! The step's own tools, [`todo`] and [`recall`], keep state in the engine: the session layer
+//! The plan-mode tool, [`present_plan`], and the step's own tools, [`todo`] and [`recall`], keep
+//! state in the engine: the session layer
 //! offers and runs them (`session/memory_ops.rs`), with the argument checks and summaries of this
 //! module. Every tool's name is in [`names`].
 //!
@@ -18,6 +19,7 @@ pub(crate) mod lifeline;
 mod list_dir;
 pub(crate) mod names;
 pub(crate) mod paths;
+pub mod present_plan;
 mod read_file;
 pub mod recall;
 pub mod sandbox;
@@ -321,6 +323,7 @@ pub(crate) fn summary(name: &str, input: &Value) -> String {
     match name {
         todo::NAME => return todo::summary(input),
         recall::NAME => return recall::summary(input),
+        names::PRESENT_PLAN => return present_plan::summary(input),
         _ => {}
     }
     let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
