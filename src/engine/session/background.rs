@@ -17,6 +17,11 @@
 //! document frozen. `Op::CancelHandoff` stops the writing only. When the main thread's context
 //! reaches the window minus the writing reserve first, it waits for the document
 //! ([`Engine::wait_background`]), as in blocking mode.
+//!
+//! The user's `PreHandoff` hooks run before the writing request starts and `HandoffFrozen` hooks
+//! between the freeze and the review, each as a task beside the main thread
+//! ([`super::background_hooks`]): the main thread never waits for them, but the writing waits
+//! for the first and the review and the turnover for the second.
 
 use std::time::{Duration, Instant};
 
@@ -24,14 +29,14 @@ use tokio::task::AbortHandle;
 
 use super::Engine;
 use super::handoff_run::WriteFailure;
-use super::lifecycle::{Attempt, Background, BgState, ReviewState, Written};
+use super::lifecycle::{Attempt, Background, BgReply, BgState, ReviewState, Written};
 use super::request::Stop;
 use super::turnover::{Produced, Why};
 use super::writing_request::retry_failed;
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::handoff::prompt::WritingPrompt;
-use crate::engine::ledger::{Cut, HandoffCause, HandoffReason};
+use crate::engine::ledger::{Cut, FrozenHandoff, HandoffCause, HandoffReason};
 use crate::engine::policy::HandoffMode;
 use crate::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op};
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
@@ -42,7 +47,7 @@ use crate::engine::types::{Delta, ModelRequest, ModelResponse};
 /// wait for the document never hangs on a task that is gone. An aborted task's failure is stale
 /// (its handoff is no longer the current one) and dropped.
 struct Reply {
-    tx: tokio::sync::mpsc::UnboundedSender<Written>,
+    tx: tokio::sync::mpsc::UnboundedSender<BgReply>,
     id: HandoffId,
     attempt: Attempt,
     number: u64,
@@ -53,20 +58,20 @@ struct Reply {
 impl Reply {
     fn send(mut self, result: Result<ModelResponse, ProviderError>) {
         self.sent = true;
-        let _ = self.tx.send(Written {
+        let _ = self.tx.send(BgReply::Written(Written {
             id: self.id,
             attempt: self.attempt,
             result,
             number: self.number,
             ms: self.started.elapsed().as_millis(),
-        });
+        }));
     }
 }
 
 impl Drop for Reply {
     fn drop(&mut self) {
         if !self.sent {
-            let _ = self.tx.send(Written {
+            let _ = self.tx.send(BgReply::Written(Written {
                 id: self.id,
                 attempt: self.attempt,
                 result: Err(ProviderError::other(
@@ -74,7 +79,7 @@ impl Drop for Reply {
                 )),
                 number: self.number,
                 ms: self.started.elapsed().as_millis(),
-            });
+            }));
         }
     }
 }
@@ -163,24 +168,40 @@ impl Engine {
             focus: focus.clone(),
             background: true,
         }));
-        let short = self.short_retry(&prefix, used, focus.as_deref());
-        let req = self.writing_request(prefix, used, HandoffCause::Pressure, focus.as_deref());
-        let task = self.spawn_writing(id, Attempt::Full, req);
+        // `PreHandoff` hooks first, off the engine task; the writing starts when they are done.
+        let state = match self.vet_in_background(id, focus.clone()) {
+            Some(hooks) => BgState::Vetting { hooks, focus },
+            None => self.writing_state(id, prefix, used, focus),
+        };
         self.handoff.begin_background(Background {
             id,
             started,
             cut,
             ctx_at_cut: used,
-            state: BgState::Writing {
-                attempt: Attempt::Full,
-                task,
-                failure: None,
-                reduced: false,
-                short,
-            },
+            state,
             lock: Duration::ZERO,
         });
         true
+    }
+
+    /// The writing request of the background handoff `id` starts on `prefix`, with `focus`.
+    pub(super) fn writing_state(
+        &mut self,
+        id: HandoffId,
+        prefix: Vec<crate::engine::types::Message>,
+        used: u64,
+        focus: Option<String>,
+    ) -> BgState {
+        let short = self.short_retry(&prefix, used, focus.as_deref());
+        let req = self.writing_request(prefix, used, HandoffCause::Pressure, focus.as_deref());
+        let task = self.spawn_writing(id, Attempt::Full, req);
+        BgState::Writing {
+            attempt: Attempt::Full,
+            task,
+            failure: None,
+            reduced: false,
+            short,
+        }
     }
 
     /// Send a writing request from a task of its own; its result comes back on `bg_rx`. Its
@@ -248,9 +269,17 @@ impl Engine {
         task.abort_handle()
     }
 
+    /// What a background handoff's task sent: a writing request's result, or its hooks' outcome.
+    pub(super) fn on_background(&mut self, reply: BgReply) {
+        match reply {
+            BgReply::Written(w) => self.on_written(w),
+            BgReply::Hooks { id, outcome } => self.on_background_hooks(id, outcome),
+        }
+    }
+
     /// A writing request's result: freeze the document, or rescue, or degrade. Stale results (a
     /// cancelled handoff's, an earlier attempt's) are dropped.
-    pub(super) fn on_written(&mut self, w: Written) {
+    fn on_written(&mut self, w: Written) {
         let current = self.handoff.background().and_then(|bg| match &bg.state {
             BgState::Writing {
                 attempt,
@@ -384,8 +413,8 @@ impl Engine {
         self.freeze_background(doc, Produced::DEGRADED, why);
     }
 
-    /// Freeze the background document (the ledger's record first) and open its review: the main
-    /// thread goes on meanwhile.
+    /// Freeze the background document (the ledger's record first), run its `HandoffFrozen` hooks
+    /// and open its review: the main thread goes on meanwhile.
     fn freeze_background(&mut self, doc: HandoffDoc, produced: Produced, reason: HandoffReason) {
         let Some((id, cut, ctx_at_cut)) = self
             .handoff
@@ -397,16 +426,28 @@ impl Engine {
         let why = Why::cause(HandoffCause::Pressure);
         let frozen = self.frozen_record(&doc, reason, ctx_at_cut, produced, Some(cut), why);
         let frozen = self.write_frozen(frozen);
-        let awaits = self.emit_frozen(id, &frozen, true);
-        if let Some(bg) = self.handoff.background_mut() {
-            bg.state = BgState::Frozen {
+        let state = match self.frozen_in_background(id, &frozen) {
+            Some(hooks) => BgState::Hooked {
                 frozen: Box::new(frozen),
-                review: if awaits {
-                    ReviewState::Open
-                } else {
-                    ReviewState::Over
-                },
-            };
+                hooks,
+            },
+            None => self.review_state(id, frozen),
+        };
+        if let Some(bg) = self.handoff.background_mut() {
+            bg.state = state;
+        }
+    }
+
+    /// The frozen background document is shown (as on disk now) and its review opened.
+    pub(super) fn review_state(&mut self, id: HandoffId, frozen: FrozenHandoff) -> BgState {
+        let awaits = self.emit_frozen(id, &frozen, true);
+        BgState::Frozen {
+            frozen: Box::new(frozen),
+            review: if awaits {
+                ReviewState::Open
+            } else {
+                ReviewState::Over
+            },
         }
     }
 
@@ -450,13 +491,9 @@ impl Engine {
 
     /// `Op::CancelHandoff` while the document is written: the writing stops, the turn goes on,
     /// and no background handoff starts again in this turn.
-    fn cancel_background(&mut self, handoff: HandoffId) {
-        if let Some(Background {
-            state: BgState::Writing { task, .. },
-            ..
-        }) = self.handoff.take_background()
-        {
-            task.abort();
+    pub(super) fn cancel_background(&mut self, handoff: HandoffId) {
+        if let Some(bg) = self.handoff.take_background() {
+            bg.state.abort();
         }
         if let Some(turn) = self.turn.as_mut() {
             turn.background_cancelled = true;
@@ -499,7 +536,7 @@ impl Engine {
                     Some(Stop::Shutdown) => return Settle::Shutdown,
                     None => {}
                 },
-                Some(w) = self.handoff.results.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_background(w),
             }
         }
     }
@@ -511,7 +548,7 @@ impl Engine {
         // What arrived while the last request or tool ran counts before this boundary: a review
         // that ended then turns over now, not one request later.
         while let Ok(w) = self.handoff.results.try_recv() {
-            self.on_written(w);
+            self.on_background(w);
         }
         while let Ok(op) = self.inbox.ops.try_recv() {
             if self.triage(Some(op)).is_some() {
@@ -545,7 +582,7 @@ impl Engine {
         }
         while self.handoff.background().is_some_and(|b| !b.ready()) {
             match self.handoff.results.recv().await {
-                Some(w) => self.on_written(w),
+                Some(w) => self.on_background(w),
                 None => break,
             }
         }
@@ -557,9 +594,9 @@ impl Engine {
         let Some(bg) = self.handoff.take_background() else {
             return;
         };
-        match bg.state {
-            BgState::Writing { task, .. } => task.abort(),
-            BgState::Frozen { .. } => self.ledger.record(|rec| rec.frozen = None),
+        bg.state.abort();
+        if bg.state.frozen() {
+            self.ledger.record(|rec| rec.frozen = None);
         }
         self.save_manifest_if_any();
         self.emit(Event::Notice {
@@ -568,14 +605,10 @@ impl Engine {
         self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: bg.id }));
     }
 
-    /// Quitting: a writing request still running is dropped.
+    /// Quitting: a writing request still running is dropped, hooks still running are killed.
     pub(super) fn abort_background_writing(&mut self) {
-        if let Some(Background {
-            state: BgState::Writing { task, .. },
-            ..
-        }) = self.handoff.background()
-        {
-            task.abort();
+        if let Some(bg) = self.handoff.background() {
+            bg.state.abort();
         }
     }
 }

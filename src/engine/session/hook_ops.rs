@@ -9,7 +9,10 @@
 //! successor reads the file back).
 //!
 //! Hooks run off the engine task, awaited beside the op channel like every other wait: Esc or
-//! shutdown drops the batch, which kills the hooks with their process groups. Each hook that ran
+//! shutdown drops the batch, which kills the hooks with their process groups. A background
+//! handoff's `PreHandoff` and `HandoffFrozen` hooks are not awaited here: their batch runs as a
+//! task whose outcome comes back on the background handoff's channel
+//! ([`super::background_hooks`]). Each hook that ran
 //! is told to the front end (`Event::Hook`); a workspace settings file never approved is asked
 //! about once (the TUI) or left unused with a notice (headless).
 
@@ -23,7 +26,7 @@ use crate::engine::hooks::{
 };
 use crate::engine::ledger::HandoffCause;
 use crate::engine::policy::ApprovalPolicy;
-use crate::engine::protocol::{Event, ExitReason};
+use crate::engine::protocol::{Event, ExitReason, HandoffId};
 use crate::engine::tools::ToolOutput;
 use crate::engine::types::{Block, Message};
 
@@ -181,7 +184,7 @@ impl Engine {
     }
 
     /// Each hook that ran, and the notices of their outcome, to the front end.
-    fn report_hooks(&mut self, outcome: &Outcome) {
+    pub(super) fn report_hooks(&mut self, outcome: &Outcome) {
         for report in &outcome.reports {
             self.emit_logged(Event::Hook(HookNote::from_report(report)));
         }
@@ -204,6 +207,29 @@ impl Engine {
         }
         let events = self.run.events.clone();
         tokio::spawn(async move { tell(&events, batch.await) });
+    }
+
+    /// Start the hooks for `input` for the background handoff `id`, as a task: their outcome
+    /// comes back on the background handoff's channel. Aborting the task kills them with their
+    /// process groups. None: no hook matches (nothing to wait for).
+    pub(super) fn background_batch(
+        &self,
+        id: HandoffId,
+        input: HookInput,
+    ) -> Option<tokio::task::AbortHandle> {
+        if !self.hooks.set.has(input.event()) {
+            return None;
+        }
+        let batch = self.hooks.set.run(&input, &self.hook_session());
+        if batch.is_empty() {
+            return None;
+        }
+        let tx = self.handoff.results_tx.clone();
+        let task = tokio::spawn(async move {
+            let outcome = batch.await;
+            let _ = tx.send(super::lifecycle::BgReply::Hooks { id, outcome });
+        });
+        Some(task.abort_handle())
     }
 
     /// `SessionStart`, when due for the current session: its context goes to the model.
@@ -420,20 +446,18 @@ impl Engine {
         self.spawn_hooks(HookInput::Notification { message });
     }
 
-    /// `PreHandoff` before a writing turn (`manual`: `/handoff`, else automatic): refused (the reason is the user's), or the focus to
-    /// write with (the given focus and the hooks' text).
+    /// `PreHandoff` before a writing turn (`manual`: `/handoff`, else automatic): refused (the
+    /// reason is the user's), or the focus to write with (the given focus and the hooks' text).
     pub(super) async fn pre_handoff_hooks(&mut self, manual: bool, focus: Option<String>) -> Gate {
-        let input = HookInput::PreHandoff {
-            trigger: if manual {
-                HandoffTrigger::Manual
-            } else {
-                HandoffTrigger::Auto
-            },
-            focus: focus.clone(),
-        };
-        let Some(outcome) = self.run_hooks(input).await else {
+        let Some(outcome) = self.run_hooks(pre_handoff_input(manual, &focus)).await else {
             return Gate::Aborted;
         };
+        self.pre_handoff_gate(&outcome, focus)
+    }
+
+    /// What `PreHandoff` hooks decided: refused (recorded in the ledger), or the focus to write
+    /// with (the given `focus` and the hooks' text).
+    pub(super) fn pre_handoff_gate(&mut self, outcome: &Outcome, focus: Option<String>) -> Gate {
         if let Some(reason) = outcome
             .block_reason()
             .map(str::to_string)
@@ -460,7 +484,18 @@ impl Engine {
         path: &std::path::Path,
         generation: u32,
     ) {
-        let input = HookInput::HandoffFrozen {
+        let input = self.frozen_input(cause, path, generation);
+        let _ = self.run_hooks(input).await;
+    }
+
+    /// `HandoffFrozen`'s input for the document at `path`.
+    pub(super) fn frozen_input(
+        &self,
+        cause: HandoffCause,
+        path: &std::path::Path,
+        generation: u32,
+    ) -> HookInput {
+        HookInput::HandoffFrozen {
             trigger: match cause {
                 // A plan implemented in a fresh session is the user's choice too.
                 HandoffCause::Manual | HandoffCause::Plan => HandoffTrigger::Manual,
@@ -469,8 +504,19 @@ impl Engine {
             path: path.to_path_buf(),
             step: self.ledger.step_name(),
             generation,
-        };
-        let _ = self.run_hooks(input).await;
+        }
+    }
+}
+
+/// `PreHandoff`'s input (`manual`: `/handoff`, else automatic).
+pub(super) fn pre_handoff_input(manual: bool, focus: &Option<String>) -> HookInput {
+    HookInput::PreHandoff {
+        trigger: if manual {
+            HandoffTrigger::Manual
+        } else {
+            HandoffTrigger::Auto
+        },
+        focus: focus.clone(),
     }
 }
 

@@ -174,7 +174,7 @@ impl Engine {
             tokio::select! {
                 op = self.inbox.ops.recv() => return op,
                 Some(w) = self.handoff.results.recv() => {
-                    self.on_written(w);
+                    self.on_background(w);
                     self.turnover_if_ready();
                 }
             }

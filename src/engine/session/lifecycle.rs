@@ -6,7 +6,10 @@
 //! waits for its review and starts the successor. A background handoff writes on a copy of the
 //! history while the main thread works on; its document is frozen when the writing request
 //! answers, reviewed, and turned over at the next message boundary. Both own the time they
-//! started (the log's phase timings) and what the step's document lock cost them.
+//! started (the log's phase timings) and what the step's document lock cost them. A background
+//! handoff with `PreHandoff` hooks waits for them before its writing request starts, and one with
+//! `HandoffFrozen` hooks waits for them between the freeze and the review: both run as tasks
+//! whose outcome comes back on the same channel as the writing request's.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::writing_request::ShortRetry;
+use crate::engine::hooks::Outcome;
 use crate::engine::ledger::{Cut, FrozenHandoff};
 use crate::engine::protocol::HandoffId;
 use crate::engine::provider::ProviderError;
@@ -26,9 +30,9 @@ pub(super) struct Handoffs {
     now: HandoffState,
     /// `--handoff-after N`: the one manual handoff it makes.
     hook: AfterHook,
-    /// Where background writing requests send their result.
-    pub(super) results_tx: mpsc::UnboundedSender<Written>,
-    pub(super) results: mpsc::UnboundedReceiver<Written>,
+    /// Where background writing requests and the background handoff's hooks send their result.
+    pub(super) results_tx: mpsc::UnboundedSender<BgReply>,
+    pub(super) results: mpsc::UnboundedReceiver<BgReply>,
 }
 
 /// Which handoff runs now, with what each phase owns.
@@ -74,6 +78,12 @@ pub(crate) struct Background {
 
 /// Where a background handoff stands.
 pub(super) enum BgState {
+    /// Its `PreHandoff` hooks run as a task; the writing starts when they are done, with the
+    /// step's `focus` and theirs.
+    Vetting {
+        hooks: AbortHandle,
+        focus: Option<String>,
+    },
     /// The writing request runs as a task.
     Writing {
         attempt: Attempt,
@@ -84,6 +94,12 @@ pub(super) enum BgState {
         reduced: bool,
         /// The retry with the short prompt, for a document that restated its instructions.
         short: ShortRetry,
+    },
+    /// The document is frozen (on disk, in the ledger); its `HandoffFrozen` hooks run as a task
+    /// (they may edit the file) and its review opens when they are done.
+    Hooked {
+        frozen: Box<FrozenHandoff>,
+        hooks: AbortHandle,
     },
     /// The document is frozen (on disk, in the ledger); the turnover waits for the review.
     Frozen {
@@ -106,6 +122,14 @@ pub(crate) enum Attempt {
 pub(super) enum ReviewState {
     Open,
     Over,
+}
+
+/// What a background handoff's task sends back.
+pub(crate) enum BgReply {
+    /// A writing request's result.
+    Written(Written),
+    /// The hooks of `id` (its `PreHandoff` or its `HandoffFrozen`) are done.
+    Hooks { id: HandoffId, outcome: Outcome },
 }
 
 /// A writing request's result, sent by its task.
@@ -137,9 +161,29 @@ impl Background {
         )
     }
 
-    /// Its document is still being written.
+    /// Its document is still being written (or its `PreHandoff` hooks run before that).
     pub(super) fn writing(&self) -> bool {
-        matches!(self.state, BgState::Writing { .. })
+        matches!(
+            self.state,
+            BgState::Writing { .. } | BgState::Vetting { .. }
+        )
+    }
+}
+
+impl BgState {
+    /// Stop the task this state runs (the writing request, or the hooks with their process
+    /// groups); a frozen document stays as it is.
+    pub(super) fn abort(&self) {
+        match self {
+            BgState::Writing { task, .. } => task.abort(),
+            BgState::Vetting { hooks, .. } | BgState::Hooked { hooks, .. } => hooks.abort(),
+            BgState::Frozen { .. } => {}
+        }
+    }
+
+    /// The document is frozen (its record is in the ledger).
+    pub(super) fn frozen(&self) -> bool {
+        matches!(self, BgState::Hooked { .. } | BgState::Frozen { .. })
     }
 }
 

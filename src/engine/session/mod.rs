@@ -11,6 +11,7 @@
 //! parts, starting sessions and turns, and the one way out for events (`emit`).
 
 mod background;
+mod background_hooks;
 mod background_retry;
 mod command_turn;
 mod continuity;

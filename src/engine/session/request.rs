@@ -68,7 +68,7 @@ impl Engine {
                 op = self.inbox.ops.recv() => if self.triage(op).is_some() {
                     return None;
                 },
-                Some(w) = self.handoff.results.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_background(w),
             }
         }
     }
@@ -152,6 +152,8 @@ impl Engine {
     /// interrupted); an abort of a turn that is over is stale and ignored.
     pub(crate) fn on_abort(&mut self, turn: TurnId) -> Option<Stop> {
         if self.turn.is_some_and(|t| t.id == turn) {
+            // Esc kills the background handoff's hooks too.
+            self.abort_background_hooks();
             return Some(Stop::Abort);
         }
         let queued = self

@@ -4,7 +4,9 @@
 //! into the front ends' `Event`, in the order it was sent and before the call's result. Each child's report is its call's result, through the main thread's tool-result
 //! budget; its cost goes to the session, the step and the generation, its record (linking its
 //! transcript) into the ledger. Nothing of a child counts in the main gauge: only its report is
-//! appended to the main thread's history.
+//! appended to the main thread's history. Like every other call, a `task` call passes its
+//! `PreToolUse` hooks first (a block is its result, the child never starts) and its
+//! `PostToolUse` hooks after its report (and after `SubagentStop`).
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -12,6 +14,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::Engine;
+use super::hook_ops::ToolGate;
 use crate::engine::context::{self, Thresholds};
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::protocol::Event;
@@ -76,6 +79,87 @@ impl Engine {
             },
             events,
         }
+    }
+
+    /// The `task` calls `batch` (call id, input) with their hooks: `PreToolUse` before (a call
+    /// it blocks is not run; its context goes with the report), the children together, then
+    /// `SubagentStop` and `PostToolUse` on each report. Each call's result, and whether the turn
+    /// was stopped.
+    pub(crate) async fn task_calls(
+        &mut self,
+        batch: Vec<(String, Value)>,
+    ) -> (Vec<(String, Block)>, bool) {
+        let mut results = Vec::with_capacity(batch.len());
+        let mut run = Vec::with_capacity(batch.len());
+        let mut contexts = Vec::new();
+        let mut stopped = false;
+        for (id, input) in batch {
+            if stopped {
+                let out = ToolOutput::error("not run: the user interrupted the turn");
+                results.push((id.clone(), self.deliver(&id, TASK_TOOL, out)));
+                continue;
+            }
+            match self.pre_tool_hooks(&id, TASK_TOOL, &input).await {
+                ToolGate::Go { context, .. } => {
+                    if let Some(c) = context {
+                        contexts.push((id.clone(), c));
+                    }
+                    run.push((id, input));
+                }
+                ToolGate::Blocked(reason) => {
+                    let block = self.deliver(&id, TASK_TOOL, ToolOutput::error(reason));
+                    results.push((id, block));
+                }
+                ToolGate::Aborted => {
+                    stopped = true;
+                    let out = ToolOutput::error("not run: the user interrupted the turn");
+                    results.push((id.clone(), self.deliver(&id, TASK_TOOL, out)));
+                }
+            }
+        }
+        if stopped {
+            for (id, _) in run {
+                let out = ToolOutput::error("not run: the user interrupted the turn");
+                results.push((id.clone(), self.deliver(&id, TASK_TOOL, out)));
+            }
+            return (results, true);
+        }
+        let inputs = run.clone();
+        let (done, mut stopped) = self.run_tasks(run).await;
+        for (id, mut block) in done {
+            if !stopped {
+                stopped |= !self.subagent_stop_hooks(&id, &mut block).await;
+            }
+            let input = inputs.iter().find(|(i, _)| *i == id).map(|(_, v)| v);
+            if let (false, Some(input)) = (stopped, input) {
+                stopped |= !self.post_task_hooks(&id, input, &mut block).await;
+            }
+            if let (Some((_, c)), Block::ToolResult { content, .. }) =
+                (contexts.iter().find(|(i, _)| *i == id), &mut block)
+            {
+                content.push_str(&format!("\n\n{c}"));
+            }
+            results.push((id, block));
+        }
+        (results, stopped)
+    }
+
+    /// `PostToolUse` on a `task` call's report (already its result block).
+    async fn post_task_hooks(&mut self, id: &str, input: &Value, block: &mut Block) -> bool {
+        let Block::ToolResult {
+            content, is_error, ..
+        } = block
+        else {
+            return true;
+        };
+        let mut out = if *is_error {
+            ToolOutput::error(std::mem::take(content))
+        } else {
+            ToolOutput::ok(std::mem::take(content))
+        };
+        let go_on = self.post_tool_hooks(id, TASK_TOOL, input, &mut out).await;
+        *content = out.content;
+        go_on
     }
 
     /// Run the `task` calls `batch` (call id, input) together. Returns each call's result, by

@@ -83,13 +83,10 @@ impl Engine {
                     ));
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
-                let (done, stopped) = self.run_tasks(batch).await;
+                let (done, stopped) = self.task_calls(batch).await;
                 self.checkpoint_after_call().await;
                 aborted |= stopped;
-                for (id, mut block) in done {
-                    if !aborted {
-                        aborted |= !self.subagent_stop_hooks(&id, &mut block).await;
-                    }
+                for (id, block) in done {
                     let slot = calls
                         .iter()
                         .enumerate()
@@ -389,7 +386,7 @@ impl Engine {
                 op = self.inbox.ops.recv() => op,
                 Some(w) = self.handoff.results.recv() => {
                     // A background handoff's document arrived while the user decides.
-                    self.on_written(w);
+                    self.on_background(w);
                     continue;
                 }
             };
@@ -521,7 +518,7 @@ impl Engine {
                 },
                 // A background handoff's document that arrives while the command runs is frozen
                 // (and its review opened) now, not when the command ends.
-                Some(w) = self.handoff.results.recv() => self.on_written(w),
+                Some(w) = self.handoff.results.recv() => self.on_background(w),
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Hooks in the engine driven through its queue pair, for what headless cannot show: Esc kills a
 //! hook still running (with its process group) and every call still gets its result; an approval
 //! that waits runs the `Notification` hooks; `permissionDecision` `ask` forces the question where
-//! `--yes` would allow, and `allow` skips it; `SubagentStop` runs after a `task` reported.
+//! `--yes` would allow, and `allow` skips it; `SubagentStop` runs after a `task` reported, and a
+//! `task` call passes `PreToolUse` (which may block it) and `PostToolUse` like other tools.
 
 use std::path::Path;
 
@@ -231,4 +232,139 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
         e,
         Event::Hook(n) if n.event == "SubagentStop" && n.outcome == "blocked"
     )));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_calls_pass_pre_tool_use_and_post_tool_use_like_other_tools() {
+    let h = Harness::new().await;
+    let pre = script(
+        &h.workspace,
+        "pre.py",
+        r#"#!/usr/bin/env python3
+import json, os, sys
+d = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pre.log"), "a") as f:
+    f.write(json.dumps(d) + "\n")
+if "SUB-B" in d["tool_input"]["prompt"]:
+    print("no second agent today", file=sys.stderr)
+    sys.exit(2)
+"#,
+    );
+    let post = script(
+        &h.workspace,
+        "post.sh",
+        "#!/bin/bash\ncat >> \"$(dirname \"$0\")/post.log\"\necho 'post-check: read the report twice' >&2\nexit 2\n",
+    );
+    let p = with_hooks(
+        &h,
+        &format!(
+            "[[hooks.PreToolUse]]\nmatcher = \"Task\"\ncommand = {pre:?}\n\
+             [[hooks.PostToolUse]]\nmatcher = \"Task\"\ncommand = {post:?}\n"
+        ),
+    );
+    let call =
+        |prompt: &str| serde_json::json!({"description": "look", "prompt": prompt}).to_string();
+    h.server.push(
+        a::Stream::new(U::new(1000, 10))
+            .tool("task_a", "task", &call("SUB-A look around"))
+            .tool("task_b", "task", &call("SUB-B look elsewhere"))
+            .reply(),
+    );
+    h.server
+        .push_for("SUB-A", a::text("SUB REPORT A: all fine.", U::new(900, 10)));
+    h.server.push(a::text("done", U::new(1100, 10)));
+    let mut r = start(p);
+    let events = r.turn("delegate").await;
+    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    let requests = h.server.requests();
+    // The parent, the one child, the parent again: the blocked task's child never ran.
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    let last = requests.last().unwrap().to_string();
+    assert!(last.contains("SUB REPORT A: all fine."), "{last}");
+    assert!(
+        last.contains("denied by a PreToolUse hook: no second agent today"),
+        "{last}"
+    );
+    assert!(last.contains("post-check: read the report twice"), "{last}");
+    let pre_log = std::fs::read_to_string(h.workspace.join("pre.log")).unwrap();
+    let seen: Vec<serde_json::Value> = pre_log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2);
+    assert!(seen.iter().all(|s| s["tool_name"] == "Task"), "{seen:?}");
+    let post_log = std::fs::read_to_string(h.workspace.join("post.log")).unwrap();
+    let post: serde_json::Value = serde_json::from_str(post_log.trim()).unwrap();
+    assert_eq!(post["hook_event_name"], "PostToolUse");
+    assert_eq!(post["tool_input"]["prompt"], "SUB-A look around");
+    assert!(
+        post["tool_response"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("SUB REPORT A"),
+        "{post}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its_review() {
+    use crate::support::fake::Gate;
+    use flower_tui::engine::policy::HandoffMode;
+    use flower_tui::engine::protocol::HandoffPhase;
+    let h = Harness::new().await;
+    let hang = script(
+        &h.workspace,
+        "hang.sh",
+        "#!/bin/bash\ncat > /dev/null\nsleep 300 &\necho $! > \"$(dirname \"$0\")/child.pid\"\nsleep 300\n",
+    );
+    // The line at 30,000 of a 40,000 window: the handoff is written in the background.
+    let mut p = h.params(40_000, 10_000);
+    p.handoff.mode = HandoffMode::Background;
+    p.hooks = HookParams {
+        hooks: config_hooks(&format!(
+            "[[hooks.HandoffFrozen]]\ncommand = {hang:?}\ntimeout = 600\n"
+        )),
+        ..HookParams::default()
+    };
+    let held = Gate::new();
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", U::new(31_000, 10)));
+    h.server
+        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&held));
+    h.server.push_writing(a::text(
+        "## Doing\nParsing.\n## Decided\n- Keep it.\n## Dead ends\n(empty)\n## Next\nTest it.\n## Scene\n- src/p.rs\n",
+        U::new(31_100, 10),
+    ));
+    let mut r = start(p);
+    let turn = r.send_turn("work").await;
+    let pid_file = h.workspace.join("child.pid");
+    wait_until("the HandoffFrozen hook to start", 20, || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    r.send(Op::Abort { turn }).await;
+    let events = r.until_end(turn).await;
+    assert_eq!(turn_end(&events), ExitReason::Interrupted);
+    wait_until("the hook's child to be killed", 5, || gone(pid));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("HandoffFrozen hooks were stopped"))),
+        "{events:#?}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::Handoff(HandoffPhase::Frozen {
+                background: true,
+                ..
+            })
+        )),
+        "the review opens: {events:#?}"
+    );
+    held.open();
 }

@@ -153,6 +153,15 @@ async fn a_pre_handoff_hook_that_exits_2_refuses_the_handoff_and_the_turn_goes_o
     assert!(found, "no manifest under {} records it", runs.display());
 }
 
+/// The text of every run's manifest under `runs`.
+pub(super) fn manifests(runs: &std::path::Path) -> Vec<String> {
+    walk(runs)
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "manifest.json"))
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect()
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {

@@ -4,6 +4,7 @@
 mod commands;
 mod hook_files;
 mod hooks;
+mod hooks_background;
 mod hooks_engine;
 mod hooks_handoff;
 mod hooks_wired;
