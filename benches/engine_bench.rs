@@ -51,6 +51,7 @@ pub fn params(
             workspace: ws.clone(),
             workbench: Some(ws.join(".flower")),
             data_dir: dir.join("data"),
+            checkpoints: flower_tui::engine::policy::CheckpointPolicy::On,
         },
         run_dir: RunDir::create(&dir.join("data"), None).expect("run dir"),
         prompt: PromptParams {
@@ -72,6 +73,7 @@ pub fn params(
             sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
             bash_timeout: Duration::from_secs(30),
             subagent: Default::default(),
+            mode: None,
         },
         front_end: FrontEnd::Headless,
         start: StartParams {

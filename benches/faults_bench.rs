@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use flower_tui::engine::ledger;
 use flower_tui::engine::ledger::{
-    GenerationRecord, HandoffReason, HandoffRecord, HandoffTrigger, Manifest, StepRecord,
+    GenerationRecord, HandoffCause, HandoffReason, HandoffRecord, Manifest, StepRecord,
 };
 use flower_tui::engine::tools::{self, ToolCtx};
 
@@ -30,7 +30,7 @@ fn busy_manifest() -> Manifest {
         handoffs: (1..=8)
             .map(|g| HandoffRecord {
                 path: Some(PathBuf::from(format!("/w/.flower/notes/handoff-{name}.md"))),
-                reason: HandoffReason::clean(HandoffTrigger::Auto),
+                reason: HandoffReason::clean(HandoffCause::Pressure),
                 generation: g,
                 ..Default::default()
             })

@@ -130,6 +130,7 @@ fn list_skills(skills: &SkillCatalog, json: bool) -> i32 {
             num_turns: 0,
             cost_usd: 0.0,
             session_id: String::new(),
+            plan: None,
         });
     } else {
         println!("{}", sanitize(text.trim_end()));
@@ -278,6 +279,7 @@ async fn restore(
             num_turns: 0,
             cost_usd: 0.0,
             session_id: String::new(),
+            plan: None,
         });
     } else if ok {
         println!("{}", sanitize(&text));
@@ -295,6 +297,8 @@ struct Tally {
     turns: u32,
     session_id: String,
     failure: Option<String>,
+    /// The plan file plan mode presented.
+    plan: Option<std::path::PathBuf>,
 }
 
 /// How the task's turn ended.
@@ -317,6 +321,7 @@ impl Tally {
             }
             Event::Usage { cost_usd, .. } => self.cost += cost_usd,
             Event::Error { message, .. } => self.failure = Some(message.clone()),
+            Event::Plan { path, .. } => self.plan = Some(path.clone()),
             _ => {}
         }
     }
@@ -371,6 +376,9 @@ impl Printer {
         if !self.json {
             if ended.ok {
                 println!("{}", tally.answer.trim_end());
+                if let Some(plan) = &tally.plan {
+                    println!("Plan: {}", sanitize(&plan.display().to_string()));
+                }
             } else {
                 eprintln!("flower-tui: {}", ended.failure);
             }
@@ -389,6 +397,7 @@ impl Printer {
                 .map(|m| m.steps.iter().map(|st| st.cost_usd).sum())
                 .unwrap_or(tally.cost),
             session_id: tally.session_id.clone(),
+            plan: tally.plan.clone(),
         });
     }
 

@@ -207,6 +207,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             workspace: places.workspace.clone(),
             workbench: places.workbench_dir(),
             data_dir: places.data_dir.clone(),
+            checkpoints: places.checkpoints,
         },
         run_dir,
         prompt: PromptParams {
@@ -233,6 +234,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 model: tools.subagent_model.clone(),
                 max_iterations: tools.subagent_max_iterations,
             },
+            mode: tools.mode,
         },
         front_end,
         hooks: hook_params(config),
@@ -282,7 +284,7 @@ pub(crate) fn load_extensions(config: &Config) -> Extensions {
 fn run_to_use(places: &Places, interactive: bool) -> Result<(RunDir, Option<Resume>), Error> {
     let reopen = || {
         let wb = places.workbench_dir();
-        reopen::frozen_run(&places.data_dir, &places.workspace, wb.as_deref()).map(|f| f.run)
+        reopen::frozen_run(&places.data_dir, &places.workspace, wb.as_deref())
     };
     if places.session == SessionChoice::Continue {
         let resume = match (&places.run_dir, reopen()) {

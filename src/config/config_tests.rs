@@ -346,6 +346,7 @@ fn sample() -> Config {
         places: Places {
             workspace: PathBuf::from("/w"),
             workbench: true,
+            checkpoints: crate::engine::policy::CheckpointPolicy::On,
             run_dir: None,
             step: None,
             data_dir: PathBuf::from("/d"),
@@ -360,6 +361,7 @@ fn sample() -> Config {
             mcp_json: McpJsonPolicy::Ask,
             subagent_model: None,
             subagent_max_iterations: 50,
+            mode: None,
         },
         front: FrontSettings {
             output: OutputFormat::Json,

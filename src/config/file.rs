@@ -35,6 +35,7 @@ pub(crate) const KEYS: &[&str] = &[
     "workspace",
     "run_dir",
     "no_workbench",
+    "no_checkpoints",
     "review",
     "step",
     "yes",
@@ -62,6 +63,7 @@ pub(crate) const KEYS: &[&str] = &[
     "sandbox",
     "sandbox_network",
     "hooks",
+    "mode",
 ];
 
 /// The keys that take a table: an error inside one is not "written as a table".

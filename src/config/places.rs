@@ -4,7 +4,8 @@
 //!
 //! The rules: the workspace is the flag's, else the file's, else the current directory, and must
 //! be a directory; `.flower` in it must be a directory when it exists (the demo works in a scratch
-//! copy, so it does not look); `--run-dir` must be a directory when it exists.
+//! copy, so it does not look); `--run-dir` must be a directory when it exists; checkpoints are
+//! on unless the flag or the file's `no_checkpoints` turns them off.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,7 @@ use serde::Deserialize;
 
 use super::env::{self, Env};
 use super::error::ConfigError;
+use crate::engine::policy::CheckpointPolicy;
 
 /// Which session a start continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +55,10 @@ pub(crate) struct PlaceFlags {
     /// Write no notes (handoff files, spills) into <workspace>/.flower
     #[arg(long, display_order = 12)]
     pub(crate) no_workbench: bool,
+    /// Take no checkpoints of the workspace (/undo, /redo and /rewind's code part then cannot
+    /// help)
+    #[arg(long, display_order = 29)]
+    pub(crate) no_checkpoints: bool,
     /// Step name (default: derived from the first task)
     #[arg(long, value_name = "NAME", display_order = 14)]
     pub(crate) step: Option<String>,
@@ -64,6 +70,7 @@ pub(crate) struct PlaceKeys {
     pub(crate) workspace: Option<PathBuf>,
     pub(crate) run_dir: Option<PathBuf>,
     pub(crate) no_workbench: Option<bool>,
+    pub(crate) no_checkpoints: Option<bool>,
     pub(crate) step: Option<String>,
 }
 
@@ -73,6 +80,8 @@ pub(crate) struct Places {
     pub(crate) workspace: PathBuf,
     /// Keep notes in `<workspace>/.flower` (off with `--no-workbench`).
     pub(crate) workbench: bool,
+    /// Checkpoints of the workspace before and after turns (off with `--no-checkpoints`).
+    pub(crate) checkpoints: CheckpointPolicy,
     pub(crate) run_dir: Option<PathBuf>,
     pub(crate) step: Option<String>,
     /// `<data_dir>/flower`: runs, logs, learned windows.
@@ -113,9 +122,15 @@ pub(crate) fn resolve(
             id => SessionChoice::Resume(id.to_string()),
         },
     };
+    let checkpoints = if flags.no_checkpoints || keys.no_checkpoints.unwrap_or(false) {
+        CheckpointPolicy::Off
+    } else {
+        CheckpointPolicy::On
+    };
     Ok(Places {
         workspace,
         workbench,
+        checkpoints,
         run_dir,
         step: flags.step.or(keys.step),
         data_dir: env::data_dir(env),

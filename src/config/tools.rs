@@ -1,4 +1,5 @@
-//! What the model may do and with what: approvals (`--yes`), a turn's iteration budget, the bash
+//! What the model may do and with what: approvals (`--yes`), the working mode (`--mode`), a
+//! turn's iteration budget, the bash
 //! timeout, the MCP servers of the config file and whether a workspace's `.mcp.json` is used, and
 //! the `task` tool's subagents.
 //!
@@ -14,7 +15,7 @@ use super::env::Env;
 use super::error::ConfigError;
 use super::values::{Choice, FileWord, FlagValueError, at_least_one, file_word};
 use crate::engine::mcp::{McpJsonPolicy, ServerConfig};
-use crate::engine::policy::ApprovalPolicy;
+use crate::engine::policy::{ApprovalPolicy, Mode};
 
 pub(crate) const DEFAULT_MAX_ITERATIONS: u32 = 200;
 pub(crate) const DEFAULT_BASH_TIMEOUT_SECS: u64 = 120;
@@ -34,6 +35,21 @@ fn mcp_json_flag(value: &str) -> Result<McpJsonPolicy, FlagValueError> {
     })
 }
 
+impl Choice for Mode {
+    const ACCEPTED: &'static str = Mode::ACCEPTED;
+
+    fn from_word(word: &str) -> Option<Self> {
+        Mode::parse(word)
+    }
+}
+
+/// `--mode`'s value parser.
+fn mode_flag(value: &str) -> Result<Mode, FlagValueError> {
+    Mode::from_word(value).ok_or(FlagValueError::NotOneOf {
+        accepted: Mode::ACCEPTED,
+    })
+}
+
 /// The flags of this concern (their place in `--help` is `display_order`).
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ToolFlags {
@@ -47,6 +63,10 @@ pub(crate) struct ToolFlags {
     /// trust, or ignore
     #[arg(long, value_name = "ask|trust|ignore", value_parser = mcp_json_flag, display_order = 25)]
     pub(crate) mcp_json: Option<McpJsonPolicy>,
+    /// Start in this mode: normal, accept-edits (file edits in the workspace run without
+    /// asking), or plan (read-only tools; the run ends with a plan file)
+    #[arg(long, value_name = "normal|accept-edits|plan", value_parser = mode_flag, display_order = 30)]
+    pub(crate) mode: Option<Mode>,
 }
 
 /// The config file's keys of this concern.
@@ -64,6 +84,8 @@ pub(crate) struct ToolKeys {
     pub(crate) subagent_model: Option<String>,
     /// A subagent's iteration budget.
     pub(crate) subagent_max_iterations: Option<u32>,
+    /// The working mode to start in: normal, accept-edits, plan.
+    pub(crate) mode: Option<FileWord<Mode>>,
 }
 
 /// The effective settings of this concern.
@@ -78,6 +100,8 @@ pub(crate) struct ToolSettings {
     /// The model of the `task` tool's subagents (None: the main thread's).
     pub(crate) subagent_model: Option<String>,
     pub(crate) subagent_max_iterations: u32,
+    /// The mode to start in (None: a continued step's, else normal).
+    pub(crate) mode: Option<Mode>,
 }
 
 /// Merge this concern's flags, env and file keys.
@@ -104,6 +128,7 @@ pub(crate) fn resolve(
         other => other.map(|m| m.trim().to_string()),
     };
     let mcp_json = file_word("mcp_json", keys.mcp_json)?;
+    let mode = file_word("mode", keys.mode)?;
     let mcp_servers = match &keys.mcp_servers {
         None => Vec::new(),
         Some(table) => {
@@ -127,5 +152,6 @@ pub(crate) fn resolve(
         subagent_model,
         subagent_max_iterations: subagent_max_iterations
             .unwrap_or(crate::engine::subagent::DEFAULT_MAX_ITERATIONS),
+        mode: flags.mode.or(mode),
     })
 }

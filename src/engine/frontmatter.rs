@@ -21,7 +21,7 @@ pub enum Value {
 
 /// A file's frontmatter: its keys in order of name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Frontmatter {
+pub(crate) struct Frontmatter {
     values: BTreeMap<String, Value>,
 }
 
@@ -40,13 +40,9 @@ impl Frontmatter {
     }
 
     /// Whether the file had no frontmatter keys at all.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
-    }
-
-    /// The keys given.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.values.keys().map(String::as_str)
     }
 }
 
@@ -69,7 +65,7 @@ pub enum FrontmatterError {
 
 /// Split `text` into its frontmatter and the body after it. Text that does not start with a
 /// `---` line is all body.
-pub fn split(text: &str) -> Result<(Frontmatter, &str), FrontmatterError> {
+pub(crate) fn split(text: &str) -> Result<(Frontmatter, &str), FrontmatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(first_end) = text.find('\n') else {
         return Ok((Frontmatter::default(), text));

@@ -46,7 +46,7 @@ pub struct InstructionFile {
 
 /// The instructions of one session: the files and the prompt block built from them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Instructions {
+pub(crate) struct Instructions {
     pub files: Vec<InstructionFile>,
     /// `# Project instructions` with every file under its path; empty when there are none.
     pub block: String,
@@ -89,7 +89,7 @@ pub(crate) fn discover(sources: &InstructionSources, workspace: &Path) -> Vec<Pa
 }
 
 /// Read the instruction files within the cap and build the prompt block.
-pub fn load(sources: &InstructionSources, workspace: &Path) -> Instructions {
+pub(crate) fn load(sources: &InstructionSources, workspace: &Path) -> Instructions {
     let paths = discover(sources, workspace);
     if paths.is_empty() {
         return Instructions::default();

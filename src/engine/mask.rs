@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::engine::types::{Block, Message};
 
 /// A result shorter than this many characters is never masked (a stub would not be shorter).
-pub const MIN_MASKED_CHARS: usize = 600;
+pub(crate) const MIN_MASKED_CHARS: usize = 600;
 /// Arguments shown in a stub, at most (characters).
 const STUB_ARGS_CHARS: usize = 160;
 /// The input of a call the history does not hold.
@@ -138,7 +138,11 @@ pub fn mask(
 
 /// `messages` with the tool results before `boundary` masked, and no step: what a request on
 /// the same history as the last one sends (a writing request reads the main thread's cache).
-pub fn apply(messages: &[Message], boundary: usize, size: impl Fn(&Message) -> u64) -> Masked {
+pub(crate) fn apply(
+    messages: &[Message],
+    boundary: usize,
+    size: impl Fn(&Message) -> u64,
+) -> Masked {
     let boundary = boundary.min(messages.len().saturating_sub(1));
     if boundary == 0 {
         return Masked {
@@ -219,7 +223,7 @@ fn masked(m: &Message, calls: &HashMap<&str, (&str, &Value)>) -> (Message, usize
 
 /// The one line a masked result becomes: the call, the output's size and how it ended, and how
 /// to get it back. It depends on the call and its result only, so it never changes.
-pub fn stub(id: &str, name: &str, input: &Value, content: &str) -> String {
+pub(crate) fn stub(id: &str, name: &str, input: &Value, content: &str) -> String {
     let chars = content.chars().count();
     let lines = content.lines().count();
     let mut s = format!(

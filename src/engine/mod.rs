@@ -21,7 +21,7 @@ pub mod fsutil;
 pub mod handoff;
 pub mod hooks;
 pub mod instructions;
-pub mod lean;
+pub(crate) mod lean;
 pub(crate) mod learned_windows;
 pub mod ledger;
 pub mod mask;
@@ -39,7 +39,7 @@ pub mod step_memory;
 pub mod subagent;
 pub(crate) mod sysprompt;
 pub(crate) mod text;
-pub mod tokens;
+pub(crate) mod tokens;
 pub mod tools;
 pub mod types;
 

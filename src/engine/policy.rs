@@ -1,5 +1,6 @@
 //! What the engine is told to do, as types: which strategy keeps the context in bounds, whether
-//! tool calls are pre-approved, and who drives the engine.
+//! tool calls are pre-approved, the working mode (normal, accept edits, plan), and who drives the
+//! engine.
 
 use super::context::strategy::{CompactionStrategy, ContextStrategy, HandoffStrategy};
 
@@ -108,6 +109,64 @@ pub enum SandboxApproval {
     Ask,
 }
 
+/// The working mode: what the model is offered and what runs without asking. Shift-Tab in the
+/// TUI cycles normal → accept edits → plan → normal; headless takes `--mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Every tool; edits and commands are asked for as the approval policy says.
+    #[default]
+    Normal,
+    /// File edits (`write_file`, `edit_file`) inside the workspace run without asking; commands
+    /// and paths outside the workspace are asked for as in normal mode.
+    AcceptEdits,
+    /// Planning: only tools that change nothing are offered (bash only inside the read-only
+    /// sandbox), and the turn ends with the plan presented as a document.
+    Plan,
+}
+
+impl Mode {
+    /// The accepted spellings, for flags and config values.
+    pub const ACCEPTED: &'static str = "normal, accept-edits, plan";
+
+    /// The mode after this one in the Shift-Tab cycle.
+    pub fn next(self) -> Mode {
+        match self {
+            Mode::Normal => Mode::AcceptEdits,
+            Mode::AcceptEdits => Mode::Plan,
+            Mode::Plan => Mode::Normal,
+        }
+    }
+
+    /// `normal`, `accept-edits`, `plan`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Normal => "normal",
+            Mode::AcceptEdits => "accept-edits",
+            Mode::Plan => "plan",
+        }
+    }
+
+    /// The words a front end shows for it (none for normal).
+    pub fn label(self) -> Option<&'static str> {
+        match self {
+            Mode::Normal => None,
+            Mode::AcceptEdits => Some("accept edits"),
+            Mode::Plan => Some("plan mode"),
+        }
+    }
+
+    /// A flag's or config value's word (case and surrounding blanks ignored).
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "normal" => Some(Mode::Normal),
+            "accept-edits" | "accept_edits" => Some(Mode::AcceptEdits),
+            "plan" => Some(Mode::Plan),
+            _ => None,
+        }
+    }
+}
+
 /// Who drives the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrontEnd {
@@ -154,4 +213,38 @@ mod tests {
         assert!(!FrontEnd::Interactive { review: false }.reviews());
         assert!(!FrontEnd::Headless.can_ask() && !FrontEnd::Headless.reviews());
     }
+
+    #[test]
+    fn modes_cycle_through_all_three_and_read_their_words() {
+        let mut seen = vec![Mode::Normal];
+        let mut m = Mode::Normal;
+        for _ in 0..3 {
+            m = m.next();
+            seen.push(m);
+        }
+        assert_eq!(
+            seen,
+            [Mode::Normal, Mode::AcceptEdits, Mode::Plan, Mode::Normal]
+        );
+        for m in [Mode::Normal, Mode::AcceptEdits, Mode::Plan] {
+            assert_eq!(Mode::parse(m.as_str()), Some(m));
+            assert_eq!(
+                serde_json::to_value(m).ok(),
+                Some(serde_json::Value::from(m.as_str()))
+            );
+        }
+        assert_eq!(Mode::parse(" PLAN "), Some(Mode::Plan));
+        assert_eq!(Mode::parse("planning"), None);
+        assert_eq!(Mode::Normal.label(), None);
+    }
+}
+
+/// Whether turns take checkpoints of the workspace (`/undo`, `/redo` and a rewind's code part
+/// need them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CheckpointPolicy {
+    #[default]
+    On,
+    /// `--no-checkpoints` / `no_checkpoints = true`: no walk, no store; `/undo` says why.
+    Off,
 }

@@ -22,22 +22,23 @@ mod op;
 pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::checkpoint::RestoreReport;
 use super::context::Thresholds;
-pub use super::context::WindowSource;
+pub(crate) use super::context::WindowSource;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
-pub use super::instructions::InstructionFile;
-pub use super::ledger::SubagentRecord;
+pub(crate) use super::instructions::InstructionFile;
+pub(crate) use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 use super::ledger::{RewindMode, RewindPoint};
-pub use super::policy::ApprovalPolicy;
+pub(crate) use super::policy::ApprovalPolicy;
+pub use super::policy::Mode;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
+pub(crate) use super::tools::CommandExit;
 pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
-pub use super::tools::{CommandEnd, CommandExit};
 pub use super::types::Effort;
 use super::types::Usage;
-pub use op::{Approval, Op};
+pub use op::{Approval, Op, PlanChoice};
 
 pub use super::error::ErrorKind;
-pub use super::ledger::Held;
+pub(crate) use super::ledger::Held;
 pub use super::step_memory::{MemoryRefusal, PinRef, TodoItem, TodoStatus};
 
 /// One turn, numbered by the front end that starts it (from [`TurnId::FIRST`] up, never reused).
@@ -582,6 +583,14 @@ pub enum Event {
     RewindPoints {
         points: Vec<RewindPoint>,
     },
+    /// A rewind's code part would write over files changed since the turns it undoes (by the
+    /// user, or by someone else while they ran): nothing was done. The front end asks and sends
+    /// the rewind again with the answer.
+    RewindConflict {
+        turn: u64,
+        mode: RewindMode,
+        files: Vec<String>,
+    },
     /// A rewind ran: the files put back (and kept as the user changed them), and the message
     /// to put back in the input box when the conversation went back.
     Rewound {
@@ -592,6 +601,17 @@ pub enum Event {
         text: Option<String>,
         /// A session started for it (an earlier generation's message).
         generation: Option<u32>,
+    },
+    /// The working mode in force (the answer to `Op::SetMode`, and at start when not normal).
+    Mode {
+        mode: Mode,
+    },
+    /// Plan mode presented its plan: saved as `path` (a new file, never over an earlier plan),
+    /// for the user to edit and decide on (`Op::ImplementPlan`). The turn ends after it.
+    Plan {
+        turn: Option<TurnId>,
+        path: PathBuf,
+        markdown: String,
     },
     Notice {
         message: String,
@@ -616,6 +636,9 @@ pub enum Event {
         num_turns: u32,
         cost_usd: f64,
         session_id: String,
+        /// The plan file a plan-mode run presented, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plan: Option<PathBuf>,
     },
 }
 

@@ -42,13 +42,13 @@ pub(crate) const PROVIDER_KEY_VARS: &[&str] = &[
 
 /// Whether an environment variable's value is masked: a provider key, or any other `*_API_KEY`
 /// (those are masked but left to the commands that need them).
-pub fn is_key_var(name: &str) -> bool {
+pub(crate) fn is_key_var(name: &str) -> bool {
     PROVIDER_KEY_VARS.contains(&name) || name.ends_with("_API_KEY")
 }
 
 /// Register the value of every key variable in `vars` (name, value pairs); those of
 /// [`PROVIDER_KEY_VARS`] as provider keys.
-pub fn register_env<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) {
+pub(crate) fn register_env<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) {
     for (name, value) in vars {
         if PROVIDER_KEY_VARS.contains(&name) {
             register_provider_key(value.trim());
@@ -186,7 +186,7 @@ mod tests {
 
 /// An API key: its `Debug` shows only the masked form, so `{:?}` of a config cannot leak it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
+pub(crate) struct ApiKey(String);
 
 impl ApiKey {
     pub fn new(key: impl Into<String>) -> Self {

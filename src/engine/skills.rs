@@ -31,7 +31,7 @@ use crate::engine::types::ToolSpec;
 /// The tool's name.
 pub const SKILL_TOOL: &str = crate::engine::tools::names::SKILL;
 /// The file that makes a folder a skill.
-pub const SKILL_FILE: &str = "SKILL.md";
+pub(crate) const SKILL_FILE: &str = "SKILL.md";
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 1024;
 /// Files beside `SKILL.md` listed by the tool; the rest are counted.

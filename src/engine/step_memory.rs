@@ -137,7 +137,7 @@ pub enum PinRef {
 }
 
 /// `1048576` → `1,048,576`.
-pub fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

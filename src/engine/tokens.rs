@@ -89,6 +89,7 @@ impl TokenRatios {
     }
 
     /// `<data_dir>/tokens.json`.
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -146,6 +147,7 @@ impl Estimator {
     }
 
     /// The ratio in use.
+    #[cfg(test)]
     pub fn ratio(&self) -> Ratio {
         self.ratio
     }

@@ -10,8 +10,8 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::render::prompt_view::{
-    PromptBody, PromptKeys, mcp_json_keys_line, prompt_body_lines, prompt_keys_line,
-    prompt_note_lines,
+    PromptBody, PromptKeys, mcp_json_hints, overwrite_hints, prompt_body_lines, prompt_keys_line,
+    prompt_note_lines, question_keys_line,
 };
 use super::render::theme::Theme;
 use super::state::{AppState, Asked, Focus, PendingApproval};
@@ -55,7 +55,7 @@ pub(super) fn approval_model(
     // The `.mcp.json` question has no tool's notes ("always" is not a thing there).
     let notes = match p.asked {
         Asked::Tool { .. } => prompt_note_lines(&body, inner, theme),
-        Asked::McpJson { .. } | Asked::Hooks { .. } => Vec::new(),
+        Asked::McpJson { .. } | Asked::Hooks { .. } | Asked::Overwrite { .. } => Vec::new(),
     };
     let keys = if state.approval_takes_keys(now) {
         PromptKeys::Live
@@ -103,10 +103,13 @@ pub(super) fn draw_approval(
         String::new()
     };
     let mcp_json = matches!(p.asked, Asked::McpJson { .. } | Asked::Hooks { .. });
+    let overwrite = matches!(p.asked, Asked::Overwrite { .. });
     let title = if let Asked::Hooks { .. } = p.asked {
         format!(" Run the hooks of this workspace's settings file?{more} ")
     } else if mcp_json {
         format!(" Start the MCP servers of this workspace's .mcp.json?{more} ")
+    } else if overwrite {
+        format!(" /{}: files changed since. Write over them?{more} ", p.name)
     } else if p.unsandboxed.is_some() {
         format!(
             " The sandbox stopped {}: run it once outside the sandbox?{more} ",
@@ -150,7 +153,9 @@ pub(super) fn draw_approval(
     Paragraph::new(shown).render(body, buf);
     let scrollable = total > usize::from(m.rows);
     let keys_line = if mcp_json {
-        mcp_json_keys_line(m.keys, theme)
+        question_keys_line(mcp_json_hints(), m.keys, theme)
+    } else if overwrite {
+        question_keys_line(overwrite_hints(), m.keys, theme)
     } else {
         prompt_keys_line(m.keys, p.always.is_some(), scrollable, theme)
     };

@@ -45,6 +45,9 @@ pub(crate) enum Prompt {
     /// Esc with unsaved edits: `s` save them / `d` discard them (then the review ends, or the
     /// editor closes) / Esc keep editing. Nothing is dropped unasked.
     Unsaved,
+    /// Esc in the editor holding a presented plan (its edits saved): `i` implement here / `f` in
+    /// a fresh session / `p` keep planning / Esc keep editing.
+    Plan,
     /// A reopened review (the last process ended during it) found its unsaved edits kept in
     /// `path`: `r` restore them into the buffer / `d` discard them (the file is removed).
     Restore {
@@ -88,6 +91,8 @@ pub(crate) enum AfterSave {
     OpenExternal,
     /// The unsaved-edits question was answered "save" after the review: the editor closes.
     Close,
+    /// Esc saved a plan's edits: the plan question follows.
+    PlanChoice,
 }
 
 /// `r reload / k keep mine`: the keys that answer the conflict prompt.
@@ -184,6 +189,11 @@ impl SideEditor {
             after_save: AfterSave::Stay,
             degraded: None,
         }
+    }
+
+    /// A question stands on the last line: keys answer it, nothing is typed or pasted.
+    pub(crate) fn asks(&self) -> bool {
+        self.prompt != Prompt::None
     }
 
     /// The buffer as file text.

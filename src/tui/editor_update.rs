@@ -20,11 +20,8 @@ pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
         state.focus = Focus::Input;
         return;
     };
-    if matches!(
-        ed.prompt,
-        Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved
-    ) {
-        return; // answer the question first (r / k, r / d, s / d / Esc; Ctrl-S)
+    if ed.asks() {
+        return; // answer the question first (r / k, r / d, s / d / Esc, i / f / p / Esc; Ctrl-S)
     }
     ed.pause(now);
     ed.prompt = Prompt::None;
@@ -95,6 +92,12 @@ pub(super) fn on_saved(
                 AfterSave::Stay => {}
                 AfterSave::OpenExternal => fx.push(Effect::OpenExternalEditor(path)),
                 AfterSave::Close => close(state, fx),
+                AfterSave::PlanChoice => {
+                    if let Some(ed) = state.editor.as_mut() {
+                        ed.prompt = Prompt::Plan;
+                        ed.note = None;
+                    }
+                }
             }
         }
         Err(e) => {

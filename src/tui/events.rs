@@ -53,7 +53,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         ev @ (Event::McpJsonApproval { .. } | Event::McpWaiting { .. } | Event::McpStatus(_)) => {
             mcp_events::on_mcp_event(state, ev, now)
         }
-        Event::Restore(report) => undo_commands::on_restore(state, &report),
+        Event::Restore(report) => undo_commands::on_restore(state, &report, now),
+        Event::RewindConflict { turn, mode, files } => {
+            undo_commands::on_rewind_conflict(state, turn, mode, &files, now)
+        }
         Event::RewindPoints { points } => rewind_picker::on_points(state, points),
         Event::Rewound {
             turn,
@@ -69,6 +72,10 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             if let Some(text) = text {
                 undo_commands::put_back(state, &text, now);
             }
+        }
+        Event::Mode { mode } => super::plan_review::on_mode(state, mode),
+        Event::Plan { path, markdown, .. } => {
+            fx.extend(super::plan_review::on_plan(state, path, &markdown, now))
         }
         Event::Notice { message } => state.notice(message),
         Event::Warning { message } => state.notice(format!("warning: {message}")),

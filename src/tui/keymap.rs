@@ -21,6 +21,9 @@ pub(crate) enum Context {
     Restore,
     /// Esc in the side editor with unsaved edits asks: `s` save / `d` discard / Esc keep editing.
     Unsaved,
+    /// Esc in the side editor holding a presented plan asks what to do with it: `i` implement
+    /// here / `f` in a fresh session / `p` keep planning / Esc keep editing.
+    Plan,
     /// An approval prompt is waiting for an answer (and the input is empty).
     Approval,
     /// Ctrl-R: searching the input history.
@@ -133,6 +136,14 @@ pub(crate) enum Action {
     EditorTop,
     /// The side editor's cursor to the end of the document.
     EditorBottom,
+    /// Shift-Tab: the next working mode (normal → accept edits → plan → normal).
+    CycleMode,
+    /// The plan question: implement the plan in this session.
+    ImplementHere,
+    /// The plan question: implement it in a fresh session that starts from the plan file.
+    ImplementFresh,
+    /// The plan question: keep planning (the editor closes, the plan file stays).
+    KeepPlanning,
 }
 
 /// A key with its modifiers. For character keys Shift is ignored when matching (`A` is Shift-a).
@@ -245,6 +256,10 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Unsaved, k(KeyCode::Char('s')), A::SaveEdits, "save the unsaved edits (the review ends, or the editor closes)", Some("save")),
     b(C::Unsaved, k(KeyCode::Char('d')), A::DiscardEdits, "discard them (the review ends, or the editor closes)", Some("discard")),
     b(C::Unsaved, k(KeyCode::Esc), A::KeepEditing, "keep editing", Some("keep editing")),
+    b(C::Plan, k(KeyCode::Char('i')), A::ImplementHere, "implement the plan in this session", Some("implement here")),
+    b(C::Plan, k(KeyCode::Char('f')), A::ImplementFresh, "implement the plan in a fresh session that starts from its file", Some("fresh session")),
+    b(C::Plan, k(KeyCode::Char('p')), A::KeepPlanning, "keep planning (the editor closes, the plan file stays)", Some("keep planning")),
+    b(C::Plan, k(KeyCode::Esc), A::KeepEditing, "keep editing the plan", Some("keep editing")),
     b(C::Popup, k(KeyCode::Down), A::PopupNext, "next command", None),
     b(C::Popup, k(KeyCode::Up), A::PopupPrev, "previous command", None),
     b(C::Popup, k(KeyCode::Tab), A::PopupComplete, "complete the command", Some("complete")),
@@ -263,6 +278,7 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Editor, k(KeyCode::Esc), A::EditorEscape, "review: continue with the file (unsaved edits: asks first); after: abort what runs, else close", Some("done")),
     b(C::Editor, ctrl_key(KeyCode::Home), A::EditorTop, "the start of the document", None),
     b(C::Editor, ctrl_key(KeyCode::End), A::EditorBottom, "the end of the document", None),
+    b(C::Global, k(KeyCode::BackTab), A::CycleMode, "the next mode: normal → accept edits (file edits run unasked) → plan (read-only, ends in a plan) → normal", Some("mode")),
     b(C::Global, ctrl('c'), A::ClearOrQuit, "clear the input, else drop the newest queued message, else interrupt the turn; twice within 1 s on an idle empty input quits", Some("quit")),
     b(C::Global, k(KeyCode::PageUp), A::ScrollUp, "scroll the chat up", None),
     b(C::Global, k(KeyCode::PageDown), A::ScrollDown, "scroll the chat down", Some("scroll")),
@@ -284,7 +300,8 @@ fn matches(key: &Key, ev: &KeyEvent) -> bool {
     }
     let relevant = KeyModifiers::SHIFT | KeyModifiers::CONTROL | KeyModifiers::ALT;
     let mut mods = ev.modifiers & relevant;
-    if matches!(ev.code, KeyCode::Char(_)) {
+    // Shift-Tab arrives as BackTab, with or without Shift as the terminal sends it.
+    if matches!(ev.code, KeyCode::Char(_) | KeyCode::BackTab) {
         mods.remove(KeyModifiers::SHIFT);
     }
     mods == key.mods
@@ -320,6 +337,7 @@ pub(crate) fn key_label(key: &Key) -> String {
         KeyCode::Enter => "Enter".to_string(),
         KeyCode::Esc => "Esc".to_string(),
         KeyCode::Tab => "Tab".to_string(),
+        KeyCode::BackTab => "Shift-Tab".to_string(),
         KeyCode::Up => "Up".to_string(),
         KeyCode::Down => "Down".to_string(),
         KeyCode::PageUp => "PgUp".to_string(),
@@ -408,6 +426,7 @@ pub(crate) fn help_lines() -> Vec<String> {
         (C::Conflict, "file changed on disk"),
         (C::Restore, "unsaved edits of an interrupted review"),
         (C::Unsaved, "Esc with unsaved edits in the side editor"),
+        (C::Plan, "Esc in the side editor holding a plan"),
         (C::Popup, "command list"),
         (C::Search, "history search (Ctrl-R)"),
         (C::Picker, "session picker (/resume)"),
@@ -573,6 +592,10 @@ mod tests {
             KeepEditing,
             EditorTop,
             EditorBottom,
+            CycleMode,
+            ImplementHere,
+            ImplementFresh,
+            KeepPlanning,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -585,7 +608,8 @@ mod tests {
                 | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
                 | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
                 | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
-                | DiscardEdits | KeepEditing | EditorTop | EditorBottom => {}
+                | DiscardEdits | KeepEditing | EditorTop | EditorBottom | CycleMode
+                | ImplementHere | ImplementFresh | KeepPlanning => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

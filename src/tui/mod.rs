@@ -26,6 +26,8 @@ pub(crate) mod memory_view;
 pub(crate) mod mention;
 pub(crate) mod msg;
 pub(crate) mod overlay_view;
+pub(crate) mod plan_review;
+pub(crate) mod plan_state;
 pub(crate) mod queue;
 pub mod render;
 pub(crate) mod rewind_picker;
@@ -65,6 +67,8 @@ mod keys_tests;
 mod mcp_tests;
 #[cfg(test)]
 mod memory_commands_tests;
+#[cfg(test)]
+mod plan_review_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
@@ -140,7 +144,7 @@ pub(crate) struct TuiParams {
 
 /// What the user leaves behind: the session to come back to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The session the TUI talked to last, if one started.
     pub session_id: Option<String>,
     /// Its generation in the step.

@@ -11,6 +11,7 @@ use crate::engine::protocol::{
 };
 
 use super::render::cell::{AssistantState, Cell};
+use super::render::tool_cell::ToolStatus;
 use super::state::{AppState, Running};
 use super::test_support::{ctrl, end_turn, ev, key, last_cell, ops, state, type_text};
 use super::update::update;
@@ -390,4 +391,48 @@ fn late_events_of_an_aborted_turn_are_not_drawn_into_the_next_reply() {
         t0,
     );
     assert_eq!(last_cell(&s), Cell::streaming("Fresh reply".into()));
+}
+
+#[test]
+fn a_tool_cell_still_running_when_its_turn_ends_is_closed_as_interrupted() {
+    let t0 = Instant::now();
+    let mut s = state();
+    send(&mut s, "first", t0);
+    started(&mut s, 1, t0);
+    update(
+        &mut s,
+        ev(Event::ToolCall {
+            turn: Some(TurnId(1)),
+            id: "t1".into(),
+            name: "bash".into(),
+            input: serde_json::json!({"command": "sleep 9"}),
+            summary: "bash: sleep 9".into(),
+            changes_files: false,
+        }),
+        t0,
+    );
+    update(&mut s, key(KeyCode::Esc), t0);
+    update(
+        &mut s,
+        ev(Event::TurnEnd {
+            turn: TurnId(1),
+            kind: TurnKind::Message,
+            origin: Origin::User,
+            reason: ExitReason::Interrupted,
+        }),
+        t0,
+    );
+    let tool = s
+        .chat
+        .iter()
+        .find(|c| matches!(c, Cell::Tool { id, .. } if id == "t1"))
+        .cloned();
+    assert!(
+        matches!(
+            tool,
+            Some(Cell::Tool { status: ToolStatus::Failed(ref o), .. }) if o.starts_with("interrupted")
+        ),
+        "{tool:?}"
+    );
+    assert_eq!(s.running_tool, None, "no timer counts for it");
 }

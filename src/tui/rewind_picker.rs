@@ -1,7 +1,7 @@
 //! `/rewind` in the TUI (part of the pure reducer, and the overlay the view draws): `/rewind`, or
 //! Esc twice on an empty input while nothing runs, asks the engine for the step's user messages;
-//! the picker lists them newest first with their time, generation and the files each turn
-//! changed; Enter on one offers code and conversation / conversation only / code only; Enter on
+//! the picker lists them newest first with their time, generation, `(undone)` when the turn's
+//! files were undone, and the files each turn changed; Enter on one offers code and conversation / conversation only / code only; Enter on
 //! that sends `Op::Rewind`. The engine's `Rewound` answer is a cell naming the files put back,
 //! and the message goes back into the input box when the conversation went back.
 
@@ -13,6 +13,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
+use crate::engine::checkpoint::OnConflict;
 use crate::engine::ledger::{RewindMode, RewindPoint};
 use crate::engine::protocol::Op;
 
@@ -91,6 +92,7 @@ pub(super) fn choose(state: &mut AppState, fx: &mut Vec<Effect>) {
                 fx.push(Effect::SendOp(Op::Rewind {
                     turn: point.turn,
                     mode: *mode,
+                    on_conflict: OnConflict::Stop,
                 }));
             }
         }
@@ -150,9 +152,11 @@ fn short_time(at: u64) -> String {
     )
 }
 
-/// One row of the list: time, generation, the message's first line, the files its turn changed.
+/// One row of the list: time, generation, whether its turn is undone, the message's first line,
+/// the files its turn changed.
 pub(crate) fn row(p: &RewindPoint, width: usize) -> String {
-    let head = format!("{}  gen {}  ", short_time(p.at), p.generation);
+    let undone = if p.undone { "(undone) " } else { "" };
+    let head = format!("{}  gen {}  {undone}", short_time(p.at), p.generation);
     let files = match p.files.len() {
         0 => String::new(),
         1..=2 => format!("  · {}", p.files.join(", ")),

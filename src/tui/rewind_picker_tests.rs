@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 
+use crate::engine::checkpoint::{OnConflict, UndoAction};
 use crate::engine::ledger::{RewindMode, RewindPoint};
 use crate::engine::protocol::{Event, Op};
 
@@ -28,6 +29,7 @@ fn points() -> Vec<RewindPoint> {
                 "src/main.rs".into(),
             ],
             current: true,
+            undone: false,
         },
         RewindPoint {
             turn: 1,
@@ -36,6 +38,7 @@ fn points() -> Vec<RewindPoint> {
             text: "add a test for the empty input".into(),
             files: vec!["tests/empty.rs".into()],
             current: false,
+            undone: true,
         },
     ]
 }
@@ -63,7 +66,8 @@ fn rewind_opens_lists_messages_and_sends_the_choice() {
         ops(&fx),
         [Op::Rewind {
             turn: 1,
-            mode: RewindMode::Conversation
+            mode: RewindMode::Conversation,
+            on_conflict: OnConflict::Stop,
         }]
     );
     assert!(s.rewind.picker.is_none());
@@ -115,4 +119,131 @@ fn rows_fit_the_width_and_name_the_files() {
     for w in [10, 30, 60] {
         assert!(str_width(&row(p, w)) <= w);
     }
+}
+
+#[test]
+fn a_message_whose_turn_was_undone_is_marked() {
+    assert_eq!(
+        row(&points()[1], 100),
+        "12-01 10:13  gen 1  (undone) add a test for the empty input  · tests/empty.rs"
+    );
+    assert!(!row(&points()[0], 100).contains("(undone)"));
+}
+
+fn conflict(action: UndoAction) -> Event {
+    use crate::engine::checkpoint::{RelPath, RestoreReport, TurnRef};
+    Event::Restore(RestoreReport::Conflict {
+        action,
+        of: TurnRef {
+            generation: 1,
+            turn: 4,
+            at: 1_796_124_120,
+        },
+        files: vec![RelPath::parse("src/a.rs").unwrap()],
+    })
+}
+
+#[test]
+fn files_changed_since_are_asked_about_in_a_prompt_that_ignores_keys_typed_ahead() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    update(
+        &mut s,
+        super::super::test_support::ev(conflict(UndoAction::Undo)),
+        t0,
+    );
+    // Typed ahead: within the guard time a key answers nothing (it goes to the input box, and
+    // the guard starts again when the input is cleared).
+    assert!(ops(&update(&mut s, key(KeyCode::Char('y')), t0)).is_empty());
+    assert_eq!(s.approvals.len(), 1);
+    let cleared = t0 + Duration::from_millis(10);
+    update(&mut s, key(KeyCode::Backspace), cleared);
+    assert!(
+        ops(&update(
+            &mut s,
+            key(KeyCode::Char('y')),
+            cleared + Duration::from_millis(100)
+        ))
+        .is_empty()
+    );
+    update(
+        &mut s,
+        key(KeyCode::Backspace),
+        cleared + Duration::from_millis(110),
+    );
+    let later = cleared + Duration::from_millis(600);
+    insta::assert_snapshot!("undo_conflict_prompt", draw(&s, 90, 16, later).backend());
+    // "always" is no answer here.
+    assert!(ops(&update(&mut s, key(KeyCode::Char('a')), later)).is_empty());
+    let fx = update(&mut s, key(KeyCode::Char('y')), later);
+    assert_eq!(
+        ops(&fx),
+        [Op::Restore {
+            action: UndoAction::Undo,
+            on_conflict: OnConflict::Overwrite
+        }]
+    );
+    assert!(s.approvals.is_empty());
+
+    // n skips them; Esc cancels and sends nothing.
+    update(
+        &mut s,
+        super::super::test_support::ev(conflict(UndoAction::Redo)),
+        later,
+    );
+    let t1 = later + Duration::from_millis(450);
+    let fx = update(&mut s, key(KeyCode::Char('n')), t1);
+    assert_eq!(
+        ops(&fx),
+        [Op::Restore {
+            action: UndoAction::Redo,
+            on_conflict: OnConflict::KeepUsers
+        }]
+    );
+    update(
+        &mut s,
+        super::super::test_support::ev(conflict(UndoAction::Undo)),
+        t1,
+    );
+    let t2 = t1 + Duration::from_millis(450);
+    assert!(ops(&update(&mut s, key(KeyCode::Esc), t2)).is_empty());
+    assert!(s.approvals.is_empty());
+    assert!(matches!(
+        super::super::test_support::last_cell(&s),
+        super::super::render::cell::Cell::Notice { message } if message.contains("cancelled")
+    ));
+}
+
+#[test]
+fn a_rewind_that_would_write_over_changed_files_asks_and_sends_the_answer() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    update(
+        &mut s,
+        super::super::test_support::ev(Event::RewindConflict {
+            turn: 2,
+            mode: RewindMode::Both,
+            files: (0..25).map(|n| format!("f{n}.md")).collect(),
+        }),
+        t0,
+    );
+    // A long list is named in part and counted.
+    let super::super::render::cell::Cell::Notice { message } =
+        super::super::test_support::last_cell(&s)
+    else {
+        panic!("no notice")
+    };
+    assert!(message.ends_with("f18.md, f19.md and 5 more"), "{message}");
+    let later = t0 + Duration::from_millis(450);
+    let fx = update(&mut s, key(KeyCode::Char('n')), later);
+    assert_eq!(
+        ops(&fx),
+        [Op::Rewind {
+            turn: 2,
+            mode: RewindMode::Both,
+            on_conflict: OnConflict::KeepUsers,
+        }]
+    );
 }

@@ -32,6 +32,7 @@ impl AppState {
                 Some(Prompt::Unsaved) => {
                     vec![Context::Unsaved, Context::Editor, Context::Global]
                 }
+                Some(Prompt::Plan) => vec![Context::Plan, Context::Editor, Context::Global],
                 _ => vec![Context::Editor, Context::Global],
             },
             Focus::Input if super::mention::visible(self) => {

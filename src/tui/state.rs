@@ -21,6 +21,7 @@ use super::render::cell::{AssistantState, Cell};
 use super::render::editor_view::{TextAreaStyles, style_editor, style_input};
 use super::render::gauge::{GaugeMode, GaugeModel};
 use super::render::transcript::Transcript;
+use super::rewind_state::Retry;
 
 /// A second Ctrl-C within this long quits.
 pub(crate) const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -77,6 +78,9 @@ pub(crate) enum Asked {
     McpJson { sha256: String },
     /// A workspace settings file (this version of it): may its hooks run?
     Hooks { sha256: String },
+    /// Files an undo, redo or rewind would write over (changed since): overwrite them, skip
+    /// them, or cancel.
+    Overwrite { retry: Retry },
 }
 
 impl Asked {
@@ -85,6 +89,7 @@ impl Asked {
         match self {
             Asked::Tool { id } => id,
             Asked::McpJson { sha256 } | Asked::Hooks { sha256 } => sha256,
+            Asked::Overwrite { .. } => "overwrite",
         }
     }
 }
@@ -216,6 +221,8 @@ pub(crate) struct AppState {
     pub(crate) picker: Option<Picker>,
     /// `/rewind`: its picker while open, and the last Esc on an idle empty input.
     pub(crate) rewind: super::rewind_state::Rewind,
+    /// The working mode and the plan under review.
+    pub(crate) plan: super::plan_state::PlanView,
     /// The run this session belongs to (what `--resume RUN_ID` continues).
     pub(crate) run_id: Option<String>,
     /// `@path` being typed: the completion popup.
@@ -367,6 +374,7 @@ impl AppState {
             typed_at: None,
             queue: Vec::new(),
             rewind: Default::default(),
+            plan: Default::default(),
             in_flight: Vec::new(),
             reply: None,
             selected_tool: None,

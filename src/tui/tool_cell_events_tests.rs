@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::engine::diff::DiffLimits;
-use crate::engine::protocol::{CommandEnd, CommandExit, Event, FileDiff};
+use crate::engine::protocol::{CommandExit, Event, FileDiff};
+use crate::engine::tools::CommandEnd;
 
 use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;

@@ -4,7 +4,7 @@
 //! cell waits for the answer, then runs), retries and the stream's own states. The handoff's
 //! writing turn sends its text to the document, never to the chat. A reply's event names its
 //! turn: one of a turn other than the running one (a late delta or result of an aborted turn) is
-//! dropped.
+//! dropped, and a tool cell still running when its turn ends is closed as interrupted.
 
 use std::time::{Duration, Instant};
 
@@ -351,6 +351,9 @@ fn on_turn_end(
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
+    if state.engine_turn.is_none_or(|t| t == turn) {
+        close_running_tools(state);
+    }
     if state.engine_turn == Some(turn) {
         state.engine_turn = None;
         if let Some(started) = state.turn_started_at.take()
@@ -401,6 +404,34 @@ fn on_turn_end(
         | ExitReason::Error(_) => {}
     }
     queue::on_turn_over(state, turn, reason, now, fx);
+}
+
+/// What a tool cell says when its turn ended before its result: the result of an aborted call
+/// may arrive after the next turn started, and is dropped then.
+const TOOL_INTERRUPTED: &str = "interrupted: its turn ended before the result";
+
+/// The running turn is over: its tool cells with no result yet are closed as interrupted, so none
+/// stays running on screen.
+fn close_running_tools(state: &mut AppState) {
+    let open: Vec<usize> = (0..state.chat.len())
+        .filter(|&i| {
+            matches!(
+                state.chat.get(i),
+                Some(Cell::Tool {
+                    status: ToolStatus::Running { .. } | ToolStatus::AwaitsApproval,
+                    ..
+                })
+            )
+        })
+        .collect();
+    for i in &open {
+        if let Some(Cell::Tool { status, .. }) = state.chat.get_mut(*i) {
+            *status = ToolStatus::Failed(TOOL_INTERRUPTED.to_string());
+        }
+    }
+    if !open.is_empty() {
+        state.running_tool = None;
+    }
 }
 
 /// The user allowed the call `id`: its cell runs from now (a denied call gets its result).

@@ -21,6 +21,7 @@ use super::input;
 use super::keymap::{self, Action};
 use super::mention;
 use super::msg::{ChatScroll, Effect, Msg, Pane};
+use super::plan_review;
 use super::queue;
 use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
@@ -28,6 +29,7 @@ use super::rewind_picker;
 use super::search;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 use super::turn_events::approval_allowed;
+use super::undo_commands;
 use super::unsaved;
 
 /// The largest paste the side editor takes (its textarea re-measures every line on each edit).
@@ -235,6 +237,9 @@ fn on_action(
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
+    if plan_review::on_action(state, action, fx) {
+        return;
+    }
     match action {
         Action::Send => submit(state, now, fx),
         Action::Newline => state.input.insert_newline(),
@@ -329,6 +334,11 @@ fn on_action(
         Action::SaveEdits | Action::DiscardEdits | Action::KeepEditing => {
             answer_unsaved(state, action, fx)
         }
+        // `plan_review::on_action` took them.
+        Action::CycleMode
+        | Action::ImplementHere
+        | Action::ImplementFresh
+        | Action::KeepPlanning => {}
         Action::EditorTop | Action::EditorBottom => {
             editor_cursor(state, action == Action::EditorBottom, now)
         }
@@ -486,6 +496,9 @@ fn answer(
         (Asked::McpJson { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its servers stay off, the next launch asks again".to_string()
         }
+        (Asked::Overwrite { retry }, _, _) => {
+            undo_commands::answered(retry, decision, key.code == KeyCode::Esc, fx)
+        }
         (Asked::Hooks { .. }, _, _) if key.code == KeyCode::Esc => {
             "not decided: its hooks do not run, the next launch asks again".to_string()
         }
@@ -508,13 +521,13 @@ fn answer(
             }
         }
     };
-    if let Some(
-        Cell::Approval { answer, .. }
-        | Cell::McpJson { answer, .. }
-        | Cell::HooksQuestion { answer, .. },
-    ) = state.chat.get_mut(p.cell)
-    {
-        *answer = Some(text);
+    match state.chat.get_mut(p.cell) {
+        Some(
+            Cell::Approval { answer, .. }
+            | Cell::McpJson { answer, .. }
+            | Cell::HooksQuestion { answer, .. },
+        ) => *answer = Some(text),
+        _ => state.notice(format!("→ {text}")),
     }
     state.approval_shown_at = if state.approvals.is_empty() {
         None
@@ -541,12 +554,7 @@ fn on_paste(state: &mut AppState, text: String, now: Instant) {
             state.typed_at = Some(now);
         }
         Focus::Editor => {
-            if let Some(ed) = state.editor.as_mut()
-                && !matches!(
-                    ed.prompt,
-                    Prompt::Conflict { .. } | Prompt::Restore { .. } | Prompt::Unsaved
-                )
-            {
+            if let Some(ed) = state.editor.as_mut().filter(|ed| !ed.asks()) {
                 ed.pause(now);
                 ed.prompt = Prompt::None;
                 if text.len() > EDITOR_PASTE_MAX {

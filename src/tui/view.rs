@@ -21,7 +21,9 @@ use super::msg::{ChatScroll, Pane};
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_tagged, title_tag};
 use super::render::plan_view::plan_lines;
-use super::render::prompt_view::{mcp_json_hints, queued_lines, tool_approval_hints};
+use super::render::prompt_view::{
+    mcp_json_hints, overwrite_hints, queued_lines, tool_approval_hints,
+};
 use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
@@ -419,6 +421,10 @@ fn draw_editor(
             format!("{}: your unsaved edits", unsaved_keys()),
             theme.warning,
         )),
+        Prompt::Plan => Some(Line::styled(
+            format!("{}: the plan", super::plan_review::plan_keys()),
+            theme.warning,
+        )),
         Prompt::None => ed
             .note
             .as_deref()
@@ -518,6 +524,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         .map(|p| match p.asked {
             Asked::Tool { .. } => tool_approval_hints(p.always.is_some()),
             Asked::McpJson { .. } | Asked::Hooks { .. } => mcp_json_hints(),
+            Asked::Overwrite { .. } => overwrite_hints(),
         });
     let answer = |a: Action| {
         matches!(
@@ -549,6 +556,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
             model: &model,
             provider: &state.labels.provider,
             demo: state.labels.demo,
+            mode: state.plan.mode.label(),
             hints: &pairs,
         },
         area,

@@ -201,6 +201,8 @@ fn a_turn_by_shell_commands_is_undone_and_redone_byte_for_byte() {
         before: before.id,
         after: after.id,
         files: changes,
+        dirs: None,
+        mixed: Vec::new(),
     };
     let undone = done(store.undo(&turn, OnConflict::Stop).unwrap());
     assert_eq!(
@@ -263,6 +265,8 @@ fn the_undo_stack_walks_back_turn_by_turn_and_redo_comes_back() {
             before: last.id,
             after: after.id,
             files,
+            dirs: None,
+            mixed: Vec::new(),
         });
         states.push(state(&s.ws));
         last = after;
@@ -400,6 +404,7 @@ fn ignored_and_oversized_files_are_named_never_lost() {
         limits: Limits {
             max_file_bytes: 2000,
             max_checkpoint_bytes: 1000,
+            ..Limits::default()
         },
         ..Options::default()
     };

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::LAYERS;
 
 mod imports;
+mod surface;
 
 use imports::{ModPath, blank, imported_paths, is_test_file, module_of, resolve, strip_test_items};
 

@@ -6,6 +6,7 @@
 
 use std::fs;
 
+use flower_tui::engine::checkpoint::OnConflict;
 use flower_tui::engine::ledger::RewindMode;
 use flower_tui::engine::protocol::{Event, Op};
 
@@ -69,6 +70,7 @@ async fn rewinding_in_the_current_generation_cuts_the_history_and_restores_the_f
     r.send(Op::Rewind {
         turn: 2,
         mode: RewindMode::Both,
+        on_conflict: OnConflict::Stop,
     })
     .await;
     let ev = r.until(|e| matches!(e, Event::Rewound { .. })).await;
@@ -171,6 +173,7 @@ async fn rewinding_to_an_earlier_generation_starts_a_successor_from_its_handoff(
     r.send(Op::Rewind {
         turn: 2,
         mode: RewindMode::Both,
+        on_conflict: OnConflict::Stop,
     })
     .await;
     let ev = r.until(|e| matches!(e, Event::Rewound { .. })).await;
@@ -208,5 +211,75 @@ async fn rewinding_to_an_earlier_generation_starts_a_successor_from_its_handoff(
         ),
         (2, 3)
     );
+    r.shutdown().await;
+}
+
+/// A rewind whose code part would write over files changed since is stopped before anything
+/// changes (`RewindConflict`), then done with the answer: `KeepUsers` names the kept file and
+/// restores the rest, across two turns; the picker then marks both messages as undone.
+#[tokio::test]
+async fn a_rewind_over_changed_files_asks_first_and_keeps_them_when_told() {
+    let h = Harness::new().await;
+    let ws = h.workspace.clone();
+    let mut r = start(h.params(200_000, 50_000));
+    h.server.push(a::tool_use(
+        "w1",
+        "write_file",
+        &write("a.txt", "A1"),
+        u(1_000),
+    ));
+    h.server.push(a::text("first done", u(1_100)));
+    r.turn("first message").await;
+    // Between the turns the user edits a.txt; the second turn writes b.txt.
+    fs::write(ws.join("a.txt"), "mine").unwrap();
+    h.server.push(a::tool_use(
+        "w2",
+        "write_file",
+        &write("b.txt", "B"),
+        u(1_200),
+    ));
+    h.server.push(a::text("second done", u(1_300)));
+    r.turn("second message").await;
+
+    r.send(Op::Rewind {
+        turn: 1,
+        mode: RewindMode::Code,
+        on_conflict: OnConflict::Stop,
+    })
+    .await;
+    let ev = r
+        .until(|e| matches!(e, Event::RewindConflict { .. } | Event::Rewound { .. }))
+        .await;
+    let Some(Event::RewindConflict { turn, files, .. }) = ev.last() else {
+        panic!("not asked: {:?}", ev.last())
+    };
+    assert_eq!(
+        (*turn, files.as_slice()),
+        (1, ["a.txt".to_string()].as_slice())
+    );
+    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "mine");
+    assert!(ws.join("b.txt").exists(), "nothing is half done");
+
+    r.send(Op::Rewind {
+        turn: 1,
+        mode: RewindMode::Code,
+        on_conflict: OnConflict::KeepUsers,
+    })
+    .await;
+    let ev = r.until(|e| matches!(e, Event::Rewound { .. })).await;
+    let Some(Event::Rewound { files, kept, .. }) = ev.last() else {
+        unreachable!()
+    };
+    assert_eq!(files, &["b.txt"]);
+    assert_eq!(kept, &["a.txt"]);
+    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "mine");
+    assert!(!ws.join("b.txt").exists());
+
+    r.send(Op::RewindPoints).await;
+    let ev = r.until(|e| matches!(e, Event::RewindPoints { .. })).await;
+    let Some(Event::RewindPoints { points }) = ev.last() else {
+        unreachable!()
+    };
+    assert!(points.iter().all(|p| p.undone), "{points:?}");
     r.shutdown().await;
 }

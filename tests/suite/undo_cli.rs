@@ -17,7 +17,7 @@ use crate::support::fake::anthropic::{self as a, Stream};
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
 
-fn u(input: u64) -> U {
+pub(super) fn u(input: u64) -> U {
     U {
         input,
         output: 10,
@@ -27,7 +27,7 @@ fn u(input: u64) -> U {
 }
 
 /// Every file of `ws` (but the workbench) with its permission bits and bytes.
-fn state(ws: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+pub(super) fn state(ws: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
     let mut out = BTreeMap::new();
     let mut todo = vec![ws.to_path_buf()];
     while let Some(dir) = todo.pop() {
@@ -53,35 +53,41 @@ fn state(ws: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
 }
 
 /// A home with a workspace folder `ws` (the data dir stays outside it).
-struct Home {
-    dir: tempfile::TempDir,
+pub(super) struct Home {
+    pub(super) dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(super) fn new() -> Home {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("ws")).unwrap();
         Home { dir }
     }
 
-    fn ws(&self) -> PathBuf {
+    pub(super) fn ws(&self) -> PathBuf {
         self.dir.path().join("ws")
     }
 
-    async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
+    /// The binary in the workspace, talking to `server`, with `args`.
+    pub(super) fn command(&self, server: &FakeServer, args: &[&str]) -> std::process::Command {
         let mut c = bin(self.dir.path());
         c.current_dir(self.ws())
             .env("ANTHROPIC_API_KEY", KEY)
             .env("ANTHROPIC_BASE_URL", server.base_url())
             .args(["--window", "40000", "--headroom", "10000", "--yes"])
             .args(args);
+        c
+    }
+
+    pub(super) async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
+        let mut c = self.command(server, args);
         tokio::task::spawn_blocking(move || c.output().unwrap())
             .await
             .unwrap()
     }
 
     /// The step's record in the only run's ledger.
-    fn step(&self) -> Value {
+    pub(super) fn step(&self) -> Value {
         let runs = self.dir.path().join("data/flower/runs");
         let run = fs::read_dir(&runs)
             .unwrap()
@@ -96,14 +102,14 @@ impl Home {
 }
 
 /// The `restore` event of a `-p /undo` or `-p /redo` run.
-fn restore_event(out: &Output) -> Value {
+pub(super) fn restore_event(out: &Output) -> Value {
     lines(out)
         .into_iter()
         .find(|e| e["type"] == "restore")
         .unwrap_or_else(|| panic!("no restore event: {}", stderr(out)))
 }
 
-fn paths(report: &Value) -> Vec<String> {
+pub(super) fn paths(report: &Value) -> Vec<String> {
     report["files"]
         .as_array()
         .unwrap()

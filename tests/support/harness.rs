@@ -92,6 +92,7 @@ impl Harness {
                 workspace: self.workspace.clone(),
                 workbench: Some(self.workbench()),
                 data_dir: self.data.clone(),
+                checkpoints: flower_tui::engine::policy::CheckpointPolicy::On,
             },
             run_dir,
             prompt: PromptParams {
@@ -113,6 +114,7 @@ impl Harness {
                 sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
                 bash_timeout: Duration::from_secs(30),
                 subagent: Default::default(),
+                mode: None,
             },
             front_end: FrontEnd::Headless,
             start: StartParams {

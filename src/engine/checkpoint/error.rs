@@ -30,6 +30,13 @@ pub enum CheckpointError {
     /// An object's bytes do not match its name, or a listing does not parse.
     #[error("checkpoint object {id} is damaged: {reason}")]
     Damaged { id: ObjectId, reason: &'static str },
+    /// The workspace holds more entries than one checkpoint walks: the walk stopped there and
+    /// no checkpoint was taken (a partial one would make an undo remove what it did not see).
+    #[error(
+        "the workspace has more than {limit} files and folders, more than a checkpoint covers: \
+         no checkpoint taken"
+    )]
+    TooManyFiles { limit: usize },
     /// The blocking task that ran the operation ended without an answer (it panicked or the
     /// runtime is shutting down).
     #[error("the checkpoint task ended without an answer: {0}")]

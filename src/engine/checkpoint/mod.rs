@@ -28,8 +28,11 @@
 //!   (`git add -A` + `write-tree`, `core.compression 1`) took about 75 ms for the turn and 7.3 s
 //!   for the first one.
 //! - *What git would give us*: compression (this store keeps contents as they are: the first
-//!   checkpoint of a 100 MB workspace takes 100 MB) and packing. Neither is needed for undo;
-//!   pruning old checkpoints (by the ids the ledger still names) is left for later.
+//!   checkpoint of a 100 MB workspace takes 100 MB) and packing. Neither is needed for undo.
+//!
+//! **Clean-up.** [`Checkpoints::prune`] deletes what no kept checkpoint needs (see `prune`): the
+//! caller names the checkpoints the ledgers still hold; anything taken in the last day is kept
+//! whether named yet or not.
 //!
 //! **What a checkpoint is.** The id of the workspace root's listing (see `tree`): regular files
 //! with their permission bits, symbolic links with their target, empty directories too. Files
@@ -47,6 +50,7 @@
 //! restore holds the store's lock (see `lock`), so two processes in one workspace take turns and
 //! share the stat cache; objects are written whole under their final name or not at all.
 
+mod attribution;
 mod changes;
 mod error;
 mod index;
@@ -54,12 +58,14 @@ mod lock;
 mod object;
 mod object_id;
 mod path;
+mod prune;
 mod report;
 mod restore;
 mod snapshot;
 mod tree;
 mod undo;
 mod walk;
+mod walk_back;
 
 use std::fmt;
 use std::fs::{self, DirBuilder};
@@ -72,24 +78,30 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use attribution::Closed;
 pub use changes::{ChangeKind, FileChange, LineCounts};
-pub use error::CheckpointError;
-pub use lock::LOCK_WAIT;
-pub use object_id::{BadObjectId, ObjectId};
-pub use path::RelPath;
+pub(crate) use error::CheckpointError;
+pub(crate) use lock::LOCK_WAIT;
+pub(crate) use object_id::{BadObjectId, ObjectId};
+pub(crate) use path::RelPath;
+pub(crate) use prune::KEEP_DAYS;
 pub use report::{RestoreReport, TurnRef, UndoAction};
 pub use restore::{Conflict, ConflictKind, Failure, OnConflict, Untouched};
 pub use snapshot::{SkipReason, Skipped, Snapshot};
-pub use undo::{MAX_TURNS, NotOnTop, Recorded, TurnCheckpoint, UndoStack};
+pub use undo::{CallSpan, MAX_TURNS, NotOnTop, PendingTurn, Recorded, TurnCheckpoint, UndoStack};
+
+use attribution::Scope;
 
 use lock::StoreLock;
 use object::Objects;
 use walk::Rules;
 
 /// One file larger than this is not stored (it is named in the checkpoint's result instead).
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// One checkpoint stores at most this many bytes of files (smallest files first).
-pub const DEFAULT_MAX_CHECKPOINT_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_CHECKPOINT_BYTES: u64 = 512 * 1024 * 1024;
+/// A workspace with more files and folders than this gets no checkpoint: the walk stops there.
+pub(crate) const DEFAULT_MAX_ENTRIES: usize = 200_000;
 
 /// The id of a checkpoint (its root listing's id): equal workspaces give equal ids.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -125,6 +137,8 @@ impl FromStr for SnapshotId {
 pub struct Limits {
     pub max_file_bytes: u64,
     pub max_checkpoint_bytes: u64,
+    /// Files, links and folders one walk looks at before it gives up.
+    pub max_entries: usize,
 }
 
 impl Default for Limits {
@@ -132,6 +146,7 @@ impl Default for Limits {
         Limits {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_checkpoint_bytes: DEFAULT_MAX_CHECKPOINT_BYTES,
+            max_entries: DEFAULT_MAX_ENTRIES,
         }
     }
 }
@@ -294,10 +309,22 @@ impl Checkpoints {
         to: &SnapshotId,
         on_conflict: OnConflict,
     ) -> Result<Restore, CheckpointError> {
+        self.restore_within(from, to, &Scope::default(), on_conflict)
+    }
+
+    /// [`Checkpoints::restore`] limited to `scope`'s paths, with its paths to ask about.
+    fn restore_within(
+        &self,
+        from: &SnapshotId,
+        to: &SnapshotId,
+        scope: &Scope,
+        on_conflict: OnConflict,
+    ) -> Result<Restore, CheckpointError> {
         let _lock = self.lock()?;
         let i = &self.inner;
         let ws = &i.rules.workspace;
         let mut deltas = tree::diff(&i.objects, Some(&from.0), Some(&to.0))?;
+        deltas.retain(|d| scope.holds(&d.path));
         // Every content the restore needs must be there before anything changes (a damaged one
         // is found when it is read, and that path alone fails).
         for d in &deltas {
@@ -307,7 +334,8 @@ impl Checkpoints {
                 return Err(CheckpointError::Missing { id });
             }
         }
-        let conflicts = restore::conflicts(ws, &mut deltas);
+        let mut conflicts = restore::conflicts(ws, &mut deltas);
+        scope.add_asked(&deltas, &mut conflicts);
         let mut done = Restored::default();
         if !conflicts.is_empty() {
             match on_conflict {
@@ -338,22 +366,25 @@ impl Checkpoints {
         Ok(Restore::Done(done))
     }
 
-    /// Undo `turn`: its files back to their state before it.
+    /// Undo `turn`: the files its own calls changed back to their state before it (a file
+    /// someone else changed during the turn too is a conflict, asked about like a later change).
     pub fn undo(
         &self,
         turn: &TurnCheckpoint,
         on_conflict: OnConflict,
     ) -> Result<Restore, CheckpointError> {
-        self.restore(&turn.after, &turn.before, on_conflict)
+        let scope = Scope::of(turn, &turn.mixed);
+        self.restore_within(&turn.after, &turn.before, &scope, on_conflict)
     }
 
-    /// Redo `turn`: its files to their state after it.
+    /// Redo `turn`: the files its own calls changed to their state after it.
     pub fn redo(
         &self,
         turn: &TurnCheckpoint,
         on_conflict: OnConflict,
     ) -> Result<Restore, CheckpointError> {
-        self.restore(&turn.before, &turn.after, on_conflict)
+        let scope = Scope::of(turn, &[]);
+        self.restore_within(&turn.before, &turn.after, &scope, on_conflict)
     }
 
     /// Run `job` on the runtime's blocking pool (checkpoints walk and read files: they must not
@@ -397,3 +428,5 @@ fn store_name(ws: &Path) -> String {
 
 #[cfg(test)]
 mod store_tests;
+#[cfg(test)]
+mod turn_tests;

@@ -31,10 +31,11 @@ use super::tree::{Delta, Node};
 use crate::engine::fsutil::unique;
 
 /// What to do when a file changed since the state a restore starts from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnConflict {
     /// Change nothing at all and report the conflicts (so the user can be asked).
+    #[default]
     Stop,
     /// Leave the conflicting files as the user has them; restore the rest.
     KeepUsers,
@@ -60,6 +61,8 @@ pub enum ConflictKind {
     Deleted,
     /// It cannot be read, or a directory above it is a symbolic link.
     Unreadable,
+    /// Someone else changed it too while the turn ran (between the turn's own calls).
+    ChangedDuringTurn,
 }
 
 /// Why a path was left as it is.
@@ -108,7 +111,7 @@ pub(crate) fn conflicts(ws: &Path, deltas: &mut Vec<Delta>) -> Vec<Conflict> {
 }
 
 /// Whether `path` is as `expected` says (`target` excuses a directory that is already there).
-fn current_matches(
+pub(crate) fn current_matches(
     ws: &Path,
     path: &RelPath,
     expected: Option<Node>,

@@ -85,7 +85,12 @@ pub(crate) fn take(
     now: Stamp,
 ) -> Result<Snapshot, CheckpointError> {
     let old_cache = StatCache::load(cache_path);
-    let scan = walk::scan(rules);
+    let scan = walk::scan(rules, limits.max_entries);
+    if scan.cut {
+        return Err(CheckpointError::TooManyFiles {
+            limit: limits.max_entries,
+        });
+    }
     let ws = &rules.workspace;
     let mut b = Building::default();
     let dirs = b.unreadable(ws, scan.dirs, scan.unreadable);

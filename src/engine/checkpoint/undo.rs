@@ -12,11 +12,15 @@
 //! - A new turn that changes files empties the redo side: what was undone is then history that
 //!   the new work replaced (its checkpoints stay in the store).
 //! - At most [`MAX_TURNS`] turns are kept; the oldest go first.
+//! - The running turn is in the stack from its first checkpoint on ([`UndoStack::pending`]), with
+//!   the checkpoints around each of its workspace-changing calls, so a process killed mid-turn
+//!   leaves it there: the next start closes it with the workspace as it finds it.
 
 use serde::{Deserialize, Serialize};
 
 use super::SnapshotId;
 use super::changes::FileChange;
+use super::path::RelPath;
 
 /// How many turns the undo side keeps.
 pub const MAX_TURNS: usize = 500;
@@ -32,8 +36,42 @@ pub struct TurnCheckpoint {
     pub at: u64,
     pub before: SnapshotId,
     pub after: SnapshotId,
-    /// What the turn changed (never empty in a stack).
+    /// What the turn changed (never empty in a stack): only what its own calls changed.
     pub files: Vec<FileChange>,
+    /// Directories the turn's own calls created or removed (an undo or redo touches only these
+    /// and `files`). None for a turn recorded before calls were told apart: all that differs
+    /// between `before` and `after` is the turn's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirs: Option<Vec<RelPath>>,
+    /// Files of `files` that someone else changed too while the turn ran (between its calls): an
+    /// undo never writes over them without asking.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mixed: Vec<RelPath>,
+}
+
+/// One workspace-changing call of a running turn: the checkpoints just before and just after it
+/// (`after` is None while it runs, or when the process ended during it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSpan {
+    pub before: SnapshotId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<SnapshotId>,
+}
+
+/// A turn that has taken its first checkpoint and not yet ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingTurn {
+    pub generation: u32,
+    pub turn: u64,
+    /// Its workspace-changing calls so far, in order (never empty).
+    pub calls: Vec<CallSpan>,
+}
+
+impl PendingTurn {
+    /// The turn's first checkpoint.
+    pub fn before(&self) -> Option<SnapshotId> {
+        self.calls.first().map(|c| c.before)
+    }
 }
 
 impl TurnCheckpoint {
@@ -69,11 +107,31 @@ pub struct UndoStack {
     /// Oldest undo first; the last is redone next.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     undone: Vec<TurnCheckpoint>,
+    /// The turn running (or cut short by the end of its process), not yet on either side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingTurn>,
 }
 
 impl UndoStack {
     pub fn is_empty(&self) -> bool {
-        self.done.is_empty() && self.undone.is_empty()
+        self.done.is_empty() && self.undone.is_empty() && self.pending.is_none()
+    }
+
+    /// Every checkpoint the stacks name (what a clean-up of the store must keep), with the time
+    /// of its turn (None: the turn is still open).
+    pub fn named(&self) -> impl Iterator<Item = (SnapshotId, Option<u64>)> + '_ {
+        let ended = self
+            .done
+            .iter()
+            .chain(&self.undone)
+            .flat_map(|t| [(t.before, Some(t.at)), (t.after, Some(t.at))]);
+        let open = self
+            .pending
+            .iter()
+            .flat_map(|p| &p.calls)
+            .flat_map(|c| std::iter::once(c.before).chain(c.after))
+            .map(|id| (id, None));
+        ended.chain(open)
     }
 
     /// Record a finished turn.
@@ -127,6 +185,13 @@ impl UndoStack {
         }
     }
 
+    /// Forget the turns that ended before `since` (seconds since the epoch): the store no longer
+    /// keeps their checkpoints.
+    pub fn forget_before(&mut self, since: u64) {
+        self.done.retain(|t| t.at >= since);
+        self.undone.retain(|t| t.at >= since);
+    }
+
     /// The undoable turns, newest first.
     pub fn undoable(&self) -> impl Iterator<Item = &TurnCheckpoint> {
         self.done.iter().rev()
@@ -141,8 +206,8 @@ impl UndoStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::checkpoint::ObjectId;
     use crate::engine::checkpoint::changes::ChangeKind;
-    use crate::engine::checkpoint::{ObjectId, RelPath};
 
     fn id(n: u64) -> SnapshotId {
         SnapshotId(ObjectId::of(&n.to_le_bytes()))
@@ -155,6 +220,8 @@ mod tests {
             at: 1_800_000_000 + n,
             before: id(n * 2),
             after: id(n * 2 + 1),
+            dirs: None,
+            mixed: Vec::new(),
             files: (0..files)
                 .map(|i| FileChange {
                     path: RelPath::parse(&format!("f{i}.rs")).unwrap(),

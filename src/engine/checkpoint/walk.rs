@@ -20,6 +20,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::index::Stat;
 use super::path::RelPath;
@@ -49,6 +50,8 @@ pub(crate) struct Scan {
     pub entries: Vec<Found>,
     /// Directories that could not be listed, or entries that could not be `lstat`ed.
     pub unreadable: Vec<(RelPath, io::Error)>,
+    /// The walk stopped at the entry cap: what it found is not the whole workspace.
+    pub cut: bool,
 }
 
 /// The rules of one walk.
@@ -62,8 +65,9 @@ pub(crate) struct Rules {
 /// At most this many threads walk (the work is `lstat` calls, which scale with cores).
 const MAX_WALKERS: usize = 4;
 
-/// Walk the workspace (on several threads; the order of what is found is not fixed).
-pub(crate) fn scan(rules: &Rules) -> Scan {
+/// Walk the workspace (on several threads; the order of what is found is not fixed), stopping
+/// once more than `max_entries` entries were seen (`Scan::cut`).
+pub(crate) fn scan(rules: &Rules, max_entries: usize) -> Scan {
     let ws = &rules.workspace;
     let in_repo = inside_repository(ws);
     let excluded = rules.excluded.clone();
@@ -89,18 +93,27 @@ pub(crate) fn scan(rules: &Rules) -> Scan {
             e.file_name() != ".git" && !excluded.iter().any(|x| e.path() == x.as_path())
         });
     let found = Mutex::new(Scan::default());
+    let seen = AtomicUsize::new(0);
+    let cut = AtomicBool::new(false);
     builder.build_parallel().run(|| {
         let mut batch = Batch {
             ws,
             scan: Scan::default(),
             into: &found,
         };
+        let (seen, cut) = (&seen, &cut);
         Box::new(move |entry| {
+            if seen.fetch_add(1, Ordering::Relaxed) >= max_entries {
+                cut.store(true, Ordering::Relaxed);
+                return ignore::WalkState::Quit;
+            }
             batch.add(entry);
             ignore::WalkState::Continue
         })
     });
-    found.into_inner().unwrap_or_else(|p| p.into_inner())
+    let mut scan = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    scan.cut = cut.load(Ordering::Relaxed);
+    scan
 }
 
 /// What one walking thread found; it joins the whole when the thread's visitor is dropped.

@@ -10,13 +10,13 @@
 //! is never replaced. What loses is listed in [`Catalog::shadowed`]. A file that cannot be read
 //! or whose frontmatter is malformed is a [`LoadNotice`]; the other commands still load.
 
-pub mod allowed;
-pub mod expand;
+pub(crate) mod allowed;
+pub(crate) mod expand;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use expand::{Expansion, FillError, split_arguments, substitute_arguments};
+pub(crate) use expand::{Expansion, substitute_arguments};
 
 use crate::engine::frontmatter::{self, FrontmatterError};
 use crate::engine::text::one_line;

@@ -1,5 +1,6 @@
 //! Argument splitting, placeholder substitution and the `!` command places of a command's body.
 
+use super::expand::{FillError, split_arguments};
 use super::*;
 
 #[test]

@@ -19,23 +19,23 @@ pub(crate) const MIN_WARN_AT: u64 = 1_000;
 pub(crate) const WARN_BEFORE: u64 = 20_000;
 
 /// The output cap of a request when none is configured (what [`Thresholds::new`] assumes).
-pub const DEFAULT_OUTPUT_CAP: u32 = 16_384;
+pub(crate) const DEFAULT_OUTPUT_CAP: u32 = 16_384;
 /// A request never asks for fewer output tokens than this (whatever the window).
-pub const MIN_OUTPUT_CAP: u64 = 256;
+pub(crate) const MIN_OUTPUT_CAP: u64 = 256;
 /// The margin kept beside the writing reserve in a small window never exceeds this.
 const MAX_SMALL_MARGIN: u64 = 8_192;
 
 /// The output cap (`max_tokens`) of the requests in a window: the configured one, at most a
 /// quarter of the window (a request asking for more output than the window can hold is refused
 /// by some servers whatever its prompt), never below [`MIN_OUTPUT_CAP`].
-pub fn output_cap(window: u64, configured: u32) -> u32 {
+pub(crate) fn output_cap(window: u64, configured: u32) -> u32 {
     let cap = (window / 4).max(MIN_OUTPUT_CAP);
     u32::try_from(u64::from(configured).min(cap)).unwrap_or(configured)
 }
 
 /// Which rule put the handoff line where it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineRule {
+pub(crate) enum LineRule {
     /// `max(10_000, W - H)`.
     Seed,
     /// The seed's line would leave less than the writing reserve below the window (a small
@@ -50,7 +50,7 @@ pub enum LineRule {
 /// `max(10_000, W - H)` holds while it stays below `W - reserve`; where it does not (with the
 /// default headroom and output cap: every window up to about 13K, where the 10k floor is at or
 /// above what the document needs free), the headroom scales with the window.
-pub fn handoff_line(window: u64, headroom: u64, reserve: u64) -> (u64, LineRule) {
+pub(crate) fn handoff_line(window: u64, headroom: u64, reserve: u64) -> (u64, LineRule) {
     let seed = MIN_AT.max(window.saturating_sub(headroom));
     if seed < window.saturating_sub(reserve) {
         return (seed, LineRule::Seed);
@@ -68,7 +68,7 @@ pub(crate) fn handoff_at(window: u64, headroom: u64, max_tokens: u32) -> u64 {
 }
 
 /// The approach warning: `max(1_000, at - 20_000)`.
-pub fn warn_at(at: u64) -> u64 {
+pub(crate) fn warn_at(at: u64) -> u64 {
     MIN_WARN_AT.max(at.saturating_sub(WARN_BEFORE))
 }
 
@@ -80,12 +80,12 @@ fn scaled_warn_at(at: u64, window: u64) -> u64 {
 
 /// The part of the window the session's floor (system prompt, tool specs, instructions) may take
 /// before it is warned about.
-pub const FLOOR_SHARE: u64 = 3;
+pub(crate) const FLOOR_SHARE: u64 = 3;
 
 /// A warning when the floor every session starts with (system prompt, tool specs, project
 /// instructions) takes more than a third of the window: little is left to work in, and each
 /// successor starts that full again.
-pub fn floor_warning(floor: u64, window: u64, lean: bool) -> Option<String> {
+pub(crate) fn floor_warning(floor: u64, window: u64, lean: bool) -> Option<String> {
     if window == 0 || floor.saturating_mul(FLOOR_SHARE) <= window {
         return None;
     }

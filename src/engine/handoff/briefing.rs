@@ -151,11 +151,15 @@ impl Briefing<'_> {
 
 /// The text that tells the successor what it is receiving, why (with the focus the user gave
 /// `/handoff`, quoted), and how to use it.
-pub fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
+pub(crate) fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> String {
+    if cause == HandoffCause::Plan {
+        return PLAN_PREAMBLE.to_string();
+    }
     let why = match (cause, focus) {
         (HandoffCause::Pressure, _) => "Its context window was nearly full".to_string(),
         (HandoffCause::Overflow, _) => "Its context window overflowed".to_string(),
         (HandoffCause::Manual, None) => "The user asked for a handoff".to_string(),
+        (HandoffCause::Plan, _) => "The user chose to start fresh from a plan".to_string(),
         (HandoffCause::Manual, Some(focus)) => format!(
             "The user asked for a handoff with the focus \"{}\"",
             crate::engine::text::one_line(focus, 200)
@@ -163,7 +167,7 @@ pub fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> Str
     };
     // Written from memory at the end of a long context, or wherever the user chose to stop.
     let memory = match cause {
-        HandoffCause::Manual => "it was written from memory",
+        HandoffCause::Manual | HandoffCause::Plan => "it was written from memory",
         HandoffCause::Pressure | HandoffCause::Overflow => {
             "it was written from memory at the end of a long context"
         }
@@ -191,6 +195,16 @@ pub fn preamble(cause: HandoffCause, focus: Option<&str>, degraded: bool) -> Str
     }
     out
 }
+
+/// What a session started from a reviewed plan reads before the plan file.
+pub const PLAN_PREAMBLE: &str = "The user reviewed the plan below, written while planning in an \
+     earlier session, and chose to have it implemented in this fresh session. You have no memory \
+     of that session, only this plan and the workspace.\n\
+     \n\
+     - Implement the plan now, step by step; verify as it says.\n\
+     - The user may have edited it: their words win over anything else.\n\
+     - Check the files it names before you change them: the plan was written from reading them, \
+     and they may have moved on.\n";
 
 /// The preamble's line for a document written from a reduced history.
 pub const RESCUED_NOTE: &str = "- It was written from a shortened copy of the conversation (the \

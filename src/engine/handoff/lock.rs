@@ -79,7 +79,7 @@ pub(crate) fn doc_lock_path(workbench: &Path, step: &str) -> PathBuf {
 
 /// A held lock file. Dropping it releases the lock and removes the file.
 #[derive(Debug)]
-pub struct LockFile {
+pub(crate) struct LockFile {
     file: File,
     path: PathBuf,
     /// The pid a stale lock named when this process took it over.
@@ -88,7 +88,7 @@ pub struct LockFile {
 
 /// What an attempt to take a lock found.
 #[derive(Debug)]
-pub enum TryLock {
+pub(crate) enum TryLock {
     Acquired(LockFile),
     /// A live process holds it (its pid, when the file names one).
     Held {
@@ -190,11 +190,8 @@ impl LockFile {
         }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Whether this lock still holds: the path names the file we locked.
+    #[cfg(test)]
     pub fn is_intact(&self) -> bool {
         names_file(&self.path, &self.file)
     }
@@ -227,7 +224,7 @@ fn names_file(path: &Path, _file: &File) -> bool {
 }
 
 /// The pid a lock file names.
-pub fn read_pid(path: &Path) -> Option<u32> {
+pub(crate) fn read_pid(path: &Path) -> Option<u32> {
     fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 

@@ -7,14 +7,12 @@ pub(crate) mod echo;
 pub mod lock;
 pub(crate) mod prompt;
 pub(crate) mod reduced_history;
-pub mod reopen;
+pub(crate) mod reopen;
 pub mod store;
 mod syntax;
 pub mod touched;
 
 pub use document::{CARRIED_MARKER, HandoffDoc};
-pub use prompt::successor_task_note;
-pub use store::freeze;
 
 pub(crate) use briefing::Briefing;
 pub(crate) use document::HandoffMeta;

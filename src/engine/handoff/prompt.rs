@@ -5,10 +5,8 @@
 //! earlier runs see the same request), a request overflowed the window, or the user asked for a
 //! handoff. The rest of the template is the same for all three.
 
-use super::document::TASK_EXCERPT_CHARS;
 use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::ledger::HandoffCause;
-use crate::engine::text::head_chars;
 
 /// The handoff prompt template: `{opening}` (one of the openings below), then the body, which
 /// has no placeholder of its own.
@@ -70,7 +68,8 @@ pub(crate) fn handoff_prompt(
     let mut opening = match cause {
         HandoffCause::Pressure => PRESSURE.to_string(),
         HandoffCause::Overflow => OVERFLOW.to_string(),
-        HandoffCause::Manual => MANUAL.to_string(),
+        // A plan is never written by the handoff prompt; were it asked, it is the user's choice.
+        HandoffCause::Manual | HandoffCause::Plan => MANUAL.to_string(),
     };
     if cause == HandoffCause::Manual && focus.is_some() {
         opening.push_str(MANUAL_FOCUS);
@@ -89,31 +88,33 @@ pub(crate) fn handoff_prompt(
     prompt
 }
 
-/// A short note the session layer may append to the successor's first message: the step's original
-/// task (its first 1,200 characters), as reference, so that a chain of generations stays anchored to
-/// what was asked rather than to a retelling of it. Empty when the task is blank.
-pub fn successor_task_note(task: &str) -> String {
-    let task = task.trim();
-    if task.is_empty() {
-        return String::new();
-    }
-    let (excerpt, truncated) = head_chars(task, TASK_EXCERPT_CHARS);
-    let mut note = String::from(
-        "For reference, the task this step started with (the handoff above says where it stands \
-         now; act on the handoff's Next):\n<original-task>\n",
-    );
-    note.push_str(&excerpt);
-    if truncated {
-        note.push_str("\n[… truncated to its first 1,200 characters]");
-    }
-    note.push_str("\n</original-task>\n");
-    note
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::document::TASK_EXCERPT_CHARS;
     use super::*;
     use crate::engine::handoff::HandoffDoc;
+    use crate::engine::text::head_chars;
+
+    /// A short note for the successor's first message: the step's original task (its first 1,200
+    /// characters), as reference, so that a chain of generations stays anchored to what was asked
+    /// rather than to a retelling of it. Empty when the task is blank.
+    fn successor_task_note(task: &str) -> String {
+        let task = task.trim();
+        if task.is_empty() {
+            return String::new();
+        }
+        let (excerpt, truncated) = head_chars(task, TASK_EXCERPT_CHARS);
+        let mut note = String::from(
+            "For reference, the task this step started with (the handoff above says where it stands \
+             now; act on the handoff's Next):\n<original-task>\n",
+        );
+        note.push_str(&excerpt);
+        if truncated {
+            note.push_str("\n[… truncated to its first 1,200 characters]");
+        }
+        note.push_str("\n</original-task>\n");
+        note
+    }
 
     #[test]
     fn placeholders_are_filled() {

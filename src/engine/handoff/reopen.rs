@@ -1,29 +1,16 @@
 //! Finding a review to reopen: a run of this workspace whose last step holds a
 //! handoff frozen but never turned over, by a process that is gone.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::lock::{self, TryLock};
 use crate::engine::ledger::{Manifest, RunDir};
 
-/// A run with a review to reopen.
-#[derive(Debug, Clone)]
-pub struct FrozenRun {
-    pub run: RunDir,
-    pub step: String,
-    /// The frozen file, if it was written.
-    pub path: Option<PathBuf>,
-}
-
 /// The newest run of `workspace` under `<data_dir>/runs` whose last step has a frozen handoff
 /// that no live process reviews (the step's claim is free). Runs whose manifest cannot be read
 /// are skipped here (`--continue` reports them).
-pub fn frozen_run(
-    data_dir: &Path,
-    workspace: &Path,
-    workbench: Option<&Path>,
-) -> Option<FrozenRun> {
-    let mut best: Option<(std::time::SystemTime, FrozenRun)> = None;
+pub fn frozen_run(data_dir: &Path, workspace: &Path, workbench: Option<&Path>) -> Option<RunDir> {
+    let mut best: Option<(std::time::SystemTime, RunDir)> = None;
     for dir in crate::engine::ledger::run_index::run_dirs(data_dir) {
         let manifest = dir.join("manifest.json");
         let Ok(mtime) = std::fs::metadata(&manifest).and_then(|m| m.modified()) else {
@@ -53,14 +40,7 @@ pub fn frozen_run(
         {
             continue;
         }
-        best = Some((
-            mtime,
-            FrozenRun {
-                run,
-                step: step.name.clone(),
-                path: frozen.file.path().map(Path::to_path_buf),
-            },
-        ));
+        best = Some((mtime, run));
     }
     best.map(|(_, f)| f)
 }
@@ -111,8 +91,9 @@ mod tests {
         run_with(&data, &ws, false);
         run_with(&data, &dir.path().join("elsewhere"), true);
         let found = frozen_run(&data, &ws, Some(&wb)).expect("found");
-        assert_eq!(found.run.root, frozen.root);
-        assert_eq!(found.step, "s");
+        assert_eq!(found.root, frozen.root);
+        let step = Manifest::load(&found.manifest_path()).unwrap().steps.pop();
+        assert_eq!(step.map(|s| s.name).as_deref(), Some("s"));
         // A live process holds the step: its review is its own.
         let held = lock::claim_step(&wb, "s").unwrap();
         assert!(frozen_run(&data, &ws, Some(&wb)).is_none());

@@ -28,7 +28,7 @@ use std::path::Path;
 
 use crate::engine::types::Message;
 
-pub use carry::Earlier;
+pub(crate) use carry::Earlier;
 
 /// Lines added and removed by a change.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub struct ToolLog<'a> {
 
 /// What became of a file in this generation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fate {
+pub(crate) enum Fate {
     /// Only read.
     Read,
     /// Changed in place (edited or overwritten).
@@ -82,7 +82,7 @@ pub enum Fate {
 
 /// One file's facts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileFacts {
+pub(crate) struct FileFacts {
     pub fate: Fate,
     /// Line ranges shown by `read_file` (1-based, inclusive), merged and sorted.
     pub read: Vec<(u64, u64)>,
@@ -111,7 +111,7 @@ impl FileFacts {
 
 /// How a command ended, as its result's last line says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     Code(i32),
     Signal(i32),
     TimedOut,
@@ -139,7 +139,7 @@ impl std::fmt::Display for Exit {
 
 /// Every run of one command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandRuns {
+pub(crate) struct CommandRuns {
     /// The command, on one line.
     pub command: String,
     pub runs: u32,
@@ -151,14 +151,14 @@ pub struct CommandRuns {
 
 /// Whether a command tests or builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckKind {
+pub(crate) enum CheckKind {
     Test,
     Build,
 }
 
 /// The last test or build command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
+pub(crate) struct Check {
     pub command: String,
     pub kind: CheckKind,
     pub exit: Exit,
@@ -168,7 +168,7 @@ pub struct Check {
 
 /// The facts of one generation, and what earlier ones left.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Touched {
+pub(crate) struct Touched {
     pub generation: u32,
     /// By path.
     pub files: BTreeMap<String, FileFacts>,

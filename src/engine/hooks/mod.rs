@@ -17,8 +17,8 @@
 
 pub mod config;
 pub mod event;
-pub mod note;
-pub mod outcome;
+pub(crate) mod note;
+pub(crate) mod outcome;
 pub mod project;
 mod run;
 
@@ -29,7 +29,8 @@ use std::task::{Context, Poll};
 
 use futures_util::future::join_all;
 
-pub use config::{DEFAULT_TIMEOUT, Hook, HookConfigError, HookSource, Matcher, SettingsNotice};
+pub use config::Hook;
+pub(crate) use config::{HookConfigError, HookSource};
 pub use event::{
     Audience, EndReason, HandoffTrigger, HookEvent, HookInput, HookSession, PermissionMode,
     StartSource, ToolCall, tool_response,

@@ -12,7 +12,7 @@ use crate::engine::mcp::project::McpJsonPolicy;
 
 /// The workspace files that may hold hooks, relative to the workspace, in the order their hooks
 /// are listed.
-pub const SETTINGS_FILES: [&str; 2] = [".flower/settings.json", ".claude/settings.json"];
+pub(crate) const SETTINGS_FILES: [&str; 2] = [".flower/settings.json", ".claude/settings.json"];
 
 /// One settings file as read, with the hash its approval is recorded against.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::config::{DEFAULT_TIMEOUT, HookConfigError, Matcher};
 use super::run::Finished;
 use super::*;
 

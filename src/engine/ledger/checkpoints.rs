@@ -46,6 +46,13 @@ pub struct CheckpointRecord {
     /// silently lost.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// How many more it could not hold than `skipped` names (the list is capped).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_skipped: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// At most this many checkpoint records are kept per step (the oldest go first).

@@ -211,35 +211,29 @@ impl From<FrozenFile> for FileKeys {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HandoffCause {
-    /// The context reached the handoff line (`ctx >= at`): nearly full.
+    /// The context reached the handoff line (`ctx >= at`): nearly full. Older ledgers wrote this
+    /// trigger as `auto`.
     #[default]
+    #[serde(alias = "auto")]
     Pressure,
     /// A request did not fit the context window.
     Overflow,
     /// The user asked for it (`/handoff [focus]`), however full the context was.
     Manual,
+    /// The user chose to implement a reviewed plan in a fresh session: the plan file is the
+    /// document.
+    Plan,
 }
 
-/// What set a handoff off, as the ledger records it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HandoffTrigger {
-    /// The context crossed the handoff line (in the main thread or in the background).
-    #[default]
-    Auto,
-    /// `/handoff [focus]`.
-    Manual,
-    /// The provider said a main-thread request overflowed the context window.
-    Overflow,
-}
-
-impl HandoffTrigger {
-    /// `auto`, `manual`, `overflow`.
+impl HandoffCause {
+    /// The word the ledger's reason and the review show: `auto` (the handoff line), `manual`,
+    /// `overflow`, `plan`.
     pub fn as_str(self) -> &'static str {
         match self {
-            HandoffTrigger::Auto => "auto",
-            HandoffTrigger::Manual => "manual",
-            HandoffTrigger::Overflow => "overflow",
+            HandoffCause::Pressure => "auto",
+            HandoffCause::Manual => "manual",
+            HandoffCause::Overflow => "overflow",
+            HandoffCause::Plan => "plan",
         }
     }
 }
@@ -250,7 +244,7 @@ impl HandoffTrigger {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "CauseKeys", into = "CauseKeys")]
 pub struct HandoffReason {
-    pub trigger: HandoffTrigger,
+    pub trigger: HandoffCause,
     /// What failed before this document: the writing request (then the rescue wrote it, or it
     /// is degraded), or the main-thread request that overflowed.
     pub failure: Option<String>,
@@ -258,7 +252,7 @@ pub struct HandoffReason {
 
 impl HandoffReason {
     /// A handoff set off by `trigger` whose document was written at the first try.
-    pub fn clean(trigger: HandoffTrigger) -> HandoffReason {
+    pub fn clean(trigger: HandoffCause) -> HandoffReason {
         HandoffReason {
             trigger,
             failure: None,
@@ -266,7 +260,7 @@ impl HandoffReason {
     }
 
     /// A handoff set off by `trigger` after `failure`.
-    pub fn after(trigger: HandoffTrigger, failure: impl Into<String>) -> HandoffReason {
+    pub fn after(trigger: HandoffCause, failure: impl Into<String>) -> HandoffReason {
         HandoffReason {
             trigger,
             failure: Some(failure.into()),
@@ -278,16 +272,16 @@ impl HandoffReason {
     fn from_reason(reason: &str) -> HandoffReason {
         let overflow = |r: &str| r.starts_with("context window exceeded");
         match reason {
-            "auto" => HandoffReason::clean(HandoffTrigger::Auto),
-            "manual" => HandoffReason::clean(HandoffTrigger::Manual),
-            "overflow" => HandoffReason::clean(HandoffTrigger::Overflow),
+            "auto" => HandoffReason::clean(HandoffCause::Pressure),
+            "manual" => HandoffReason::clean(HandoffCause::Manual),
+            "overflow" => HandoffReason::clean(HandoffCause::Overflow),
             r => match r.strip_prefix("auto, rescued: ") {
-                Some(why) => HandoffReason::after(HandoffTrigger::Auto, why),
+                Some(why) => HandoffReason::after(HandoffCause::Pressure, why),
                 None if overflow(r) => HandoffReason::after(
-                    HandoffTrigger::Overflow,
+                    HandoffCause::Overflow,
                     r.strip_suffix("; rescued").unwrap_or(r),
                 ),
-                None => HandoffReason::after(HandoffTrigger::Auto, r),
+                None => HandoffReason::after(HandoffCause::Pressure, r),
             },
         }
     }
@@ -317,7 +311,7 @@ impl fmt::Display for HandoffReason {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct CauseKeys {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    trigger: Option<HandoffTrigger>,
+    trigger: Option<HandoffCause>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     failure: Option<String>,
     #[serde(default, skip_serializing)]
@@ -333,7 +327,7 @@ impl From<CauseKeys> for HandoffReason {
             },
             (None, Some(reason)) => HandoffReason::from_reason(&reason),
             (None, None) => HandoffReason {
-                trigger: HandoffTrigger::default(),
+                trigger: HandoffCause::default(),
                 failure: k.failure,
             },
         }

@@ -55,12 +55,12 @@ fn an_older_ledger_loads_into_the_typed_records() {
     assert_eq!(
         causes,
         [
-            &HandoffReason::clean(HandoffTrigger::Manual),
+            &HandoffReason::clean(HandoffCause::Manual),
             &HandoffReason::after(
-                HandoffTrigger::Overflow,
+                HandoffCause::Overflow,
                 "context window exceeded: prompt is too long"
             ),
-            &HandoffReason::after(HandoffTrigger::Auto, "the writing request overflowed"),
+            &HandoffReason::after(HandoffCause::Pressure, "the writing request overflowed"),
         ]
     );
     let frozen = step.frozen.as_ref().unwrap();
@@ -70,7 +70,7 @@ fn an_older_ledger_loads_into_the_typed_records() {
     );
     assert_eq!(
         frozen.reason,
-        HandoffReason::after(HandoffTrigger::Auto, "network: connection reset")
+        HandoffReason::after(HandoffCause::Pressure, "network: connection reset")
     );
     assert_eq!(frozen.request, ["go on"]);
 }
@@ -79,7 +79,7 @@ fn an_older_ledger_loads_into_the_typed_records() {
 fn records_round_trip_in_the_new_keys() {
     let frozen = FrozenHandoff {
         file: FrozenFile::InMemory,
-        reason: HandoffReason::after(HandoffTrigger::Overflow, "too long"),
+        reason: HandoffReason::after(HandoffCause::Overflow, "too long"),
         ..Default::default()
     };
     let json = serde_json::to_value(&frozen).unwrap();
@@ -91,7 +91,7 @@ fn records_round_trip_in_the_new_keys() {
     let back: FrozenHandoff = serde_json::from_value(json).unwrap();
     assert_eq!(back, frozen);
     let record = HandoffRecord {
-        reason: HandoffReason::clean(HandoffTrigger::Manual),
+        reason: HandoffReason::clean(HandoffCause::Manual),
         ..Default::default()
     };
     let json = serde_json::to_value(&record).unwrap();
@@ -118,4 +118,27 @@ fn the_file_states_are_the_two_old_keys() {
         keys(FrozenFile::OnDisk(PathBuf::from("/h.md"))),
         (json!("/h.md"), json!(true))
     );
+}
+
+#[test]
+fn a_ledger_whose_trigger_is_auto_still_reads() {
+    // The `trigger` key as ledgers wrote it before the trigger became a `HandoffCause`.
+    let json = serde_json::json!({
+        "path": null, "degraded": false, "trigger": "auto", "failure": "network: reset",
+        "ctx_at_cut": 150000, "time": "t1", "retired_session": "s1", "generation": 2
+    });
+    let record: HandoffRecord = serde_json::from_value(json).unwrap();
+    assert_eq!(
+        record.reason,
+        HandoffReason::after(HandoffCause::Pressure, "network: reset")
+    );
+    assert_eq!(record.reason.to_string(), "auto: network: reset");
+    let frozen: FrozenHandoff = serde_json::from_value(serde_json::json!({
+        "written": true, "markdown": "", "degraded": false, "trigger": "auto",
+        "ctx_at_cut": 1, "time": "t", "retired_session": "s", "generation": 1,
+        "request": [], "pid": 1, "cause": "pressure"
+    }))
+    .unwrap();
+    assert_eq!(frozen.reason, HandoffReason::clean(HandoffCause::Pressure));
+    assert_eq!(frozen.cause, HandoffCause::Pressure);
 }

@@ -99,7 +99,7 @@ pub struct StepRecord {
     /// The pins, the plan and the standing focus, carried into every successor's briefing.
     #[serde(default, skip_serializing_if = "StepMemory::is_empty")]
     pub memory: StepMemory,
-    /// `/model` and `/effort` changes, in order.
+    /// `/model`, `/effort` and mode changes, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<SettingChange>,
     /// The subagents (`task` calls) of the step, in the order they ended; their cost is in
@@ -146,7 +146,7 @@ pub struct SubagentRecord {
     pub transcript: PathBuf,
 }
 
-/// A model or effort change during a step (`/model`, `/effort`).
+/// A model, effort or mode change during a step (`/model`, `/effort`, Shift-Tab).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SettingChange {
     pub time: String,
@@ -156,6 +156,13 @@ pub struct SettingChange {
     pub model: String,
     pub effort: Option<crate::engine::types::Effort>,
     pub window: u64,
+    /// The working mode from then on (`--continue` starts in it).
+    #[serde(default, skip_serializing_if = "is_normal")]
+    pub mode: crate::engine::policy::Mode,
+}
+
+fn is_normal(mode: &crate::engine::policy::Mode) -> bool {
+    *mode == crate::engine::policy::Mode::Normal
 }
 
 impl StepRecord {

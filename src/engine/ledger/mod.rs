@@ -24,17 +24,16 @@ pub(crate) mod run_index;
 pub(crate) mod run_list;
 pub(crate) mod transcript;
 
-pub use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
+pub(crate) use checkpoints::{CheckpointKind, CheckpointRecord, push as push_checkpoint};
 pub use handoffs::{
-    Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, HandoffTrigger,
-    Held,
+    Cut, DocumentSource, FrozenFile, HandoffCause, HandoffReason, HandoffRecord, Held,
 };
 pub use manifest::{
     GenerationRecord, GenerationStart, Manifest, StepRecord, SubagentRecord, now_stamp,
 };
 pub use prompts::{PromptRecord, RewindMode, RewindPoint, RewindRecord, push as push_prompt};
 pub use run_dir::{RunDir, join, save_step};
-pub use run_list::SessionSummary;
+pub use run_list::{SessionSummary, kept_checkpoints};
 pub use transcript::{SessionHeader, Transcript, TranscriptLine, load_transcript};
 
 pub(crate) use handoffs::FrozenHandoff;

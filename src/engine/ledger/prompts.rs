@@ -89,4 +89,7 @@ pub struct RewindPoint {
     /// It belongs to the session running now (else rewinding its conversation starts a successor
     /// from its generation's handoff document).
     pub current: bool,
+    /// Its turn's files were undone (they are on the redo side now).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undone: bool,
 }

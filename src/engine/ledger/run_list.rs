@@ -2,14 +2,21 @@
 //! names this workspace (under the data dir or indexed there, [`super::run_index`]), newest
 //! first, with what a picker shows (time, first message, generations, cost). Continuing one
 //! attaches to its latest successor, like `--continue`.
+//!
+//! Also what the workspace's checkpoint store must keep ([`kept_checkpoints`]): in every ledger
+//! of the workspace, the checkpoints of the undo stacks' turns that ended since a given time (and
+//! of a turn still open), the checkpoint records taken since then, and each step's newest record
+//! (the base of the next handoff's list of changed files).
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
+use super::checkpoints::CheckpointKind;
 use super::manifest::Manifest;
 use super::run_dir::RunDir;
+use crate::engine::checkpoint::SnapshotId;
 use crate::engine::error::ResumeError;
 use crate::engine::fsutil::rfc3339;
 
@@ -142,6 +149,52 @@ pub(crate) fn describe(sessions: &[SessionSummary], max: usize) -> String {
         out.push_str(&format!("  … and {} older\n", sessions.len() - max));
     }
     out
+}
+
+/// The checkpoints the ledgers of `workspace` under `data_dir` still need, for turns that ended
+/// at or after `since` (seconds since the epoch). Err: a ledger that exists but cannot be read
+/// (it may name checkpoints, so nothing may be deleted).
+pub fn kept_checkpoints(
+    data_dir: &Path,
+    workspace: &Path,
+    since: u64,
+) -> Result<Vec<SnapshotId>, PathBuf> {
+    let stamp = rfc3339(since);
+    let mut keep = Vec::new();
+    for dir in super::run_index::run_dirs(data_dir) {
+        let path = dir.join("manifest.json");
+        if !path.exists() {
+            continue;
+        }
+        let manifest = Manifest::load(&path).map_err(|_| path.clone())?;
+        if manifest.workspace != workspace {
+            continue;
+        }
+        for step in &manifest.steps {
+            keep.extend(
+                step.undo
+                    .named()
+                    .filter(|(_, at)| at.is_none_or(|at| at >= since))
+                    .map(|(id, _)| id),
+            );
+            keep.extend(
+                step.checkpoints
+                    .iter()
+                    .filter(|c| c.time >= stamp)
+                    .filter_map(|c| c.id),
+            );
+            keep.extend(
+                step.checkpoints
+                    .iter()
+                    .rev()
+                    .filter(|c| c.kind != CheckpointKind::Backup)
+                    .find_map(|c| c.id),
+            );
+        }
+    }
+    keep.sort();
+    keep.dedup();
+    Ok(keep)
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod parse;
-pub use parse::expand;
 pub(super) use parse::value_kind;
 use parse::{kind, parse_servers};
 
@@ -256,7 +255,7 @@ impl McpJsonFile {
 
 /// The servers of both files: the user's own config wins a name both use (the `.mcp.json` one is
 /// skipped, with a notice naming it).
-pub fn merge(
+pub(crate) fn merge(
     user: Vec<ServerConfig>,
     project: Vec<ServerConfig>,
 ) -> (Vec<ServerConfig>, Vec<String>) {

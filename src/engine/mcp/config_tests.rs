@@ -1,6 +1,7 @@
 //! MCP server configuration: TOML tables and `.mcp.json`, the errors that name their key, the
 //! expansion rules, and how the files merge.
 
+use super::parse::expand;
 use super::*;
 fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
     move |k| {

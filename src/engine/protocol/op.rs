@@ -1,6 +1,6 @@
 //! What a front end asks of the engine: the `Op`s (a turn to run, an abort naming its turn, a
-//! review ended, a setting, a question answered at once, an undo or a rewind) and the answer to an
-//! approval request.
+//! review ended, a setting, a question answered at once, an undo or a rewind, the working mode and
+//! what to do with a presented plan) and the answer to an approval request.
 
 use std::path::PathBuf;
 
@@ -138,13 +138,29 @@ pub enum Op {
         action: UndoAction,
         on_conflict: OnConflict,
     },
+    /// Shift-Tab / `--mode`: the working mode from the next request on (applied at once, also
+    /// mid-turn: a call the model makes after a switch to plan mode is refused unless plan mode
+    /// offers it). Answered by `Event::Mode`.
+    SetMode {
+        mode: super::Mode,
+    },
+    /// The user's choice after reviewing the latest presented plan: a turn of its own that
+    /// implements the plan as read back from its file (here, or in a fresh session briefed with
+    /// it). The mode goes back to normal first. Refused (`Notice`, `TurnEnd` unchanged) when no
+    /// plan was presented or its file cannot be read.
+    ImplementPlan {
+        turn: TurnId,
+        choice: PlanChoice,
+    },
     /// `/rewind`: the step's user messages (answered by `Event::RewindPoints`).
     RewindPoints,
     /// Rewind to before the user message of step turn `turn` (between turns). Answered by
-    /// `Event::Rewound`.
+    /// `Event::Rewound`, or, when the code part would write over files changed since (and
+    /// `on_conflict` is `Stop`), by `Event::RewindConflict` with nothing done.
     Rewind {
         turn: u64,
         mode: RewindMode,
+        on_conflict: OnConflict,
     },
     Shutdown,
 }
@@ -156,10 +172,20 @@ impl Op {
             Op::UserTurn { turn, .. }
             | Op::Command { turn, .. }
             | Op::Handoff { turn, .. }
-            | Op::Init { turn, .. } => Some(*turn),
+            | Op::Init { turn, .. }
+            | Op::ImplementPlan { turn, .. } => Some(*turn),
             _ => None,
         }
     }
+}
+
+/// Where a reviewed plan is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanChoice {
+    /// In this session: the plan is the next message.
+    Here,
+    /// In a fresh session whose briefing is the plan file, recorded like a handoff.
+    FreshSession,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::provider::ErrorKind as P;
+use crate::engine::tools::CommandEnd;
 
 /// Every event kind and its line.
 pub(super) fn table() -> Vec<(Event, &'static str)> {

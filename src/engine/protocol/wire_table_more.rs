@@ -270,6 +270,7 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
                     text: "fix the parser".into(),
                     files: vec!["src/a.rs".into()],
                     current: true,
+                    undone: false,
                 }],
             },
             r#"{"type":"rewind_points","points":[{"turn":3,"generation":2,"at":1800000000,"text":"fix the parser","files":["src/a.rs"],"current":true}]}"#,
@@ -284,6 +285,28 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
                 generation: None,
             },
             r#"{"type":"rewound","turn":3,"mode":"both","files":["src/a.rs"],"kept":[],"text":"fix the parser","generation":null}"#,
+        ),
+        (
+            Event::RewindConflict {
+                turn: 3,
+                mode: RewindMode::Code,
+                files: vec!["src/a.rs".into()],
+            },
+            r#"{"type":"rewind_conflict","turn":3,"mode":"code","files":["src/a.rs"]}"#,
+        ),
+        (
+            Event::Mode {
+                mode: crate::engine::policy::Mode::AcceptEdits,
+            },
+            r#"{"type":"mode","mode":"accept-edits"}"#,
+        ),
+        (
+            Event::Plan {
+                turn: Some(TurnId(2)),
+                path: PathBuf::from("/w/.flower/notes/plan-fix.md"),
+                markdown: "# Plan\n".into(),
+            },
+            r##"{"type":"plan","turn":2,"path":"/w/.flower/notes/plan-fix.md","markdown":"# Plan\n"}"##,
         ),
         (
             Event::Notice {
@@ -327,8 +350,20 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
                 num_turns: 1,
                 cost_usd: 0.25,
                 session_id: "s1".into(),
+                plan: None,
             },
             r#"{"type":"result","text":"done","is_error":false,"num_turns":1,"cost_usd":0.25,"session_id":"s1"}"#,
+        ),
+        (
+            Event::Result {
+                text: "planned".into(),
+                is_error: false,
+                num_turns: 1,
+                cost_usd: 0.0,
+                session_id: "s1".into(),
+                plan: Some(PathBuf::from("/w/.flower/notes/plan-fix.md")),
+            },
+            r#"{"type":"result","text":"planned","is_error":false,"num_turns":1,"cost_usd":0.0,"session_id":"s1","plan":"/w/.flower/notes/plan-fix.md"}"#,
         ),
         (
             Event::Hook(crate::engine::hooks::HookNote {

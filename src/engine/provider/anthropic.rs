@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::error::ProviderError;
 use super::http;
-pub use super::http::http_client;
+pub(crate) use super::http::http_client;
 use super::known_windows;
 use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::types::{

@@ -67,7 +67,7 @@ pub(crate) fn endpoint_url(base: &str, path: &str) -> String {
 }
 
 /// `retry-after-ms` or `retry-after` (seconds) from response headers.
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     error::parse_retry_after(get("retry-after"), get("retry-after-ms"))
 }

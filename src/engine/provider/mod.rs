@@ -4,13 +4,13 @@ pub mod anthropic;
 pub mod error;
 pub mod http;
 pub mod known_windows;
-pub mod length;
+pub(crate) mod length;
 pub mod openai;
 pub(crate) mod overflow;
 pub mod probe;
 pub mod retry;
 pub mod sse;
-pub mod text_calls;
+pub(crate) mod text_calls;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -10,7 +10,7 @@
 
 mod stream;
 
-pub use stream::OpenAiStream;
+pub(crate) use stream::OpenAiStream;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 /// The deadline for all of a probe's questions together.
-pub const PROBE_TIMEOUT: Duration = Duration::from_millis(1_500);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_millis(1_500);
 /// An answer larger than this is not a description of a server (Ollama's `/api/show` carries
 /// the model's template and licence: tens of kilobytes).
 const MAX_ANSWER: usize = 4 << 20;
@@ -56,13 +56,13 @@ pub struct ServerWindow {
 }
 
 /// Where a server's own endpoints are: the base URL without a trailing `/` and `/v1`.
-pub fn server_root(base_url: &str) -> String {
+pub(crate) fn server_root(base_url: &str) -> String {
     let base = base_url.trim().trim_end_matches('/');
     base.strip_suffix("/v1").unwrap_or(base).to_string()
 }
 
 /// Hosted APIs answer none of the questions (and are not asked: a probe would cost a round trip).
-pub fn is_hosted(base_url: &str) -> bool {
+pub(crate) fn is_hosted(base_url: &str) -> bool {
     const HOSTED: &[&str] = &[
         "api.openai.com",
         "openrouter.ai",

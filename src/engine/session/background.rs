@@ -31,7 +31,7 @@ use super::writing_request::retry_failed;
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::handoff::prompt::WritingPrompt;
-use crate::engine::ledger::{Cut, HandoffCause, HandoffReason, HandoffTrigger};
+use crate::engine::ledger::{Cut, HandoffCause, HandoffReason};
 use crate::engine::policy::HandoffMode;
 use crate::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op};
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
@@ -303,12 +303,12 @@ impl Engine {
             (Ok(doc), Attempt::Full) => self.freeze_background(
                 doc,
                 Produced::WRITTEN,
-                HandoffReason::clean(HandoffTrigger::Auto),
+                HandoffReason::clean(HandoffCause::Pressure),
             ),
             (Ok(doc), Attempt::Rescue) => self.freeze_background(
                 doc,
                 Produced::rescued(reduced),
-                HandoffReason::after(HandoffTrigger::Auto, failure.unwrap_or_default()),
+                HandoffReason::after(HandoffCause::Pressure, failure.unwrap_or_default()),
             ),
             (Err(f), Attempt::Full) => self.rescue_background(f),
             (Err(f), Attempt::Rescue) => {
@@ -380,7 +380,7 @@ impl Engine {
         let used = self.handoff.background().map_or(0, |b| b.ctx_at_cut);
         let mut doc = self.degraded_doc(&reason);
         doc.meta = Some(self.meta(used));
-        let why = HandoffReason::after(HandoffTrigger::Auto, reason);
+        let why = HandoffReason::after(HandoffCause::Pressure, reason);
         self.freeze_background(doc, Produced::DEGRADED, why);
     }
 

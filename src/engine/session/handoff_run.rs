@@ -12,7 +12,7 @@ use crate::engine::fsutil::{minute_stamp, now_unix};
 use crate::engine::handoff::document::DegradedParams;
 use crate::engine::handoff::echo::Restated;
 use crate::engine::handoff::{HandoffDoc, HandoffMeta};
-use crate::engine::ledger::{HandoffCause, HandoffReason, HandoffTrigger};
+use crate::engine::ledger::{HandoffCause, HandoffReason};
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, TurnId, TurnKind,
 };
@@ -48,15 +48,6 @@ impl Trigger {
                     .map(str::to_string),
             },
             Trigger::Overflow { .. } => Why::cause(HandoffCause::Overflow),
-        }
-    }
-
-    /// What the ledger records of it.
-    fn kind(&self) -> HandoffTrigger {
-        match self {
-            Trigger::Auto => HandoffTrigger::Auto,
-            Trigger::Manual { .. } => HandoffTrigger::Manual,
-            Trigger::Overflow { .. } => HandoffTrigger::Overflow,
         }
     }
 }
@@ -117,7 +108,7 @@ impl Engine {
         let started = std::time::Instant::now();
         tracing::info!(
             handoff = id.0,
-            trigger = trigger.kind().as_str(),
+            trigger = trigger.why().cause.as_str(),
             session = %self.s.id,
             context = self.ctx_estimate(),
             at = self.settings.thresholds.at,
@@ -209,7 +200,7 @@ impl Engine {
         match rescued {
             Ok((doc, reduced)) => Ok((
                 doc,
-                HandoffReason::after(HandoffTrigger::Overflow, reason),
+                HandoffReason::after(HandoffCause::Overflow, reason),
                 Produced::rescued(reduced),
             )),
             Err(WriteFailure::Aborted) => {
@@ -221,7 +212,7 @@ impl Engine {
                 let doc = self.degraded_doc(&why);
                 Ok((
                     doc,
-                    HandoffReason::after(HandoffTrigger::Overflow, why),
+                    HandoffReason::after(HandoffCause::Overflow, why),
                     Produced::DEGRADED,
                 ))
             }
@@ -239,12 +230,12 @@ impl Engine {
         cause: HandoffCause,
     ) -> Result<(HandoffDoc, HandoffReason, Produced), HandoffOutcome> {
         let trigger = match manual {
-            Some(_) => HandoffTrigger::Manual,
-            None => HandoffTrigger::Auto,
+            Some(_) => HandoffCause::Manual,
+            None => HandoffCause::Pressure,
         };
         let focus = self.handoff_focus(manual.flatten());
         let focus = match self
-            .pre_handoff_hooks(trigger == HandoffTrigger::Manual, focus)
+            .pre_handoff_hooks(trigger == HandoffCause::Manual, focus)
             .await
         {
             Gate::Go(focus) => focus,
@@ -285,7 +276,7 @@ impl Engine {
         }
         match (written, trigger) {
             (Ok((doc, produced)), _) => Ok((doc, HandoffReason::clean(trigger), produced)),
-            (Err(WriteFailure::Aborted), HandoffTrigger::Manual) => {
+            (Err(WriteFailure::Aborted), HandoffCause::Manual) => {
                 self.emit_logged(Event::Handoff(HandoffPhase::Cancelled { handoff: id }));
                 Err(if self.inbox.shutdown {
                     HandoffOutcome::Stopped(ExitReason::Interrupted)
@@ -293,7 +284,7 @@ impl Engine {
                     HandoffOutcome::Cancelled
                 })
             }
-            (Err(f), HandoffTrigger::Manual) => {
+            (Err(f), HandoffCause::Manual) => {
                 self.emit_logged(Event::Handoff(HandoffPhase::Failed {
                     handoff: id,
                     message: f.to_string(),

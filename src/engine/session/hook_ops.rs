@@ -462,7 +462,8 @@ impl Engine {
     ) {
         let input = HookInput::HandoffFrozen {
             trigger: match cause {
-                HandoffCause::Manual => HandoffTrigger::Manual,
+                // A plan implemented in a fresh session is the user's choice too.
+                HandoffCause::Manual | HandoffCause::Plan => HandoffTrigger::Manual,
                 HandoffCause::Pressure | HandoffCause::Overflow => HandoffTrigger::Auto,
             },
             path: path.to_path_buf(),

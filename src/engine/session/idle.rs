@@ -16,8 +16,14 @@ impl Engine {
         }
         self.warn_about_the_floor();
         self.announce_hooks();
+        if self.planning.mode != crate::engine::policy::Mode::Normal {
+            self.emit(Event::Mode {
+                mode: self.planning.mode,
+            });
+        }
         if first.resumed {
             self.announce_resumed();
+            self.close_cut_short_turn().await;
             self.reopen_frozen().await;
         } else if let Some(text) = first.autostart {
             let task = text.clone();
@@ -55,6 +61,7 @@ impl Engine {
             Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
+            Op::ImplementPlan { turn, choice } => self.implement_plan(turn, choice).await,
             Op::Resume { run_id } => self.resume_run(&run_id).await,
             Op::Shutdown => {
                 self.settle_before_exit().await;
@@ -66,7 +73,11 @@ impl Engine {
                 action,
                 on_conflict,
             } => self.restore_op(action, on_conflict).await,
-            Op::Rewind { turn, mode } => self.rewind(turn, mode).await,
+            Op::Rewind {
+                turn,
+                mode,
+                on_conflict,
+            } => self.rewind(turn, mode, on_conflict).await,
             op => self.on_answered_op(op),
         }
         true
@@ -85,6 +96,7 @@ impl Engine {
             Op::Revoke { rule } => self.revoke(rule),
             op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => self.on_memory_op(op),
             Op::McpRestart { name } => self.restart_mcp(&name),
+            Op::SetMode { mode } => self.set_mode(mode),
             Op::McpJsonDecision { sha256, approve } => self.decide_mcp_json(&sha256, approve),
             Op::HooksDecision { sha256, approve } => self.decide_hooks(&sha256, approve),
             // Nothing is running: an abort can only drop a queued turn.
@@ -100,6 +112,7 @@ impl Engine {
             | Op::Command { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
+            | Op::ImplementPlan { .. }
             | Op::Resume { .. }
             | Op::Shutdown
             | Op::NewSession

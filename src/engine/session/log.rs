@@ -47,10 +47,24 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             q.path.display()
         ),
         Event::Restore(report) => tracing::info!("{}", report.summary()),
+        Event::Mode { mode } => tracing::info!(mode = mode.as_str(), "mode"),
+        Event::Plan { path, markdown, .. } => tracing::info!(
+            path = %path.display(),
+            chars = markdown.chars().count(),
+            "plan presented"
+        ),
         Event::RewindPoints { points } => tracing::debug!("rewind points: {}", points.len()),
         Event::Rewound {
             turn, mode, files, ..
         } => tracing::info!(turn, ?mode, files = files.len(), "rewound"),
+        Event::RewindConflict {
+            turn, mode, files, ..
+        } => tracing::info!(
+            turn,
+            ?mode,
+            files = files.len(),
+            "rewind stopped: files changed"
+        ),
         Event::Notice { .. }
         | Event::Warning { .. }
         | Event::Error { .. }

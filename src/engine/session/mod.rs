@@ -5,8 +5,9 @@
 //! its state is a few owned parts, each in its own file: what the run was started with
 //! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
 //! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
-//! lifecycle ([`lifecycle`]), the session's approvals, the user's hooks ([`hook_ops`]), the run's counters (requests, and the
-//! model's token ratio they teach) and the workspace's checkpoints ([`undo`]). This file holds the
+//! lifecycle ([`lifecycle`]), the session's approvals, the user's hooks ([`hook_ops`]), the run's
+//! counters (requests, and the model's token ratio they teach), the workspace's checkpoints
+//! ([`undo`]) and the working mode ([`plan_mode`]). This file holds the
 //! parts, starting sessions and turns, and the one way out for events (`emit`).
 
 mod background;
@@ -24,7 +25,9 @@ mod log;
 mod masking;
 mod memory_ops;
 mod params;
+mod plan_mode;
 mod request;
+mod restore;
 mod rewind;
 mod sandbox_ops;
 mod slash_ops;
@@ -199,6 +202,8 @@ pub(crate) struct Engine {
     checkpoints: undo::Checkpointing,
     /// The user's hooks and what is due of them.
     hooks: hook_ops::HookState,
+    /// The working mode and the plans presented.
+    planning: plan_mode::Planning,
 }
 
 impl Engine {
@@ -368,6 +373,10 @@ impl Engine {
                 self.ledger.step = Some(steps.len());
                 steps.push(rec);
             }
+        }
+        // A step started in another mode than normal records it, so `--continue` keeps it.
+        if self.planning.mode != super::policy::Mode::Normal {
+            self.note_setting();
         }
     }
 

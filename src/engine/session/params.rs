@@ -16,7 +16,7 @@ use crate::engine::ledger::RunDir;
 use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{
-    ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode, SandboxApproval,
+    ApprovalPolicy, CheckpointPolicy, ContextPolicy, FrontEnd, HandoffMode, SandboxApproval,
 };
 use crate::engine::protocol::{Event, Op};
 use crate::engine::provider::Provider;
@@ -103,6 +103,8 @@ pub struct Places {
     pub workbench: Option<PathBuf>,
     /// Where learned windows, run directories and approvals live.
     pub data_dir: PathBuf,
+    /// Whether turns take checkpoints of the workspace.
+    pub checkpoints: CheckpointPolicy,
 }
 
 /// The session prompt's parts.
@@ -142,6 +144,9 @@ pub struct ToolParams {
     pub bash_timeout: Duration,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: SubagentSettings,
+    /// `--mode`: the working mode to start in; None keeps the one a continued step last
+    /// recorded (normal for a new step).
+    pub mode: Option<crate::engine::policy::Mode>,
 }
 
 /// How the run starts.

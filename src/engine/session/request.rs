@@ -93,6 +93,10 @@ impl Engine {
                 self.restart_mcp(&name);
                 None
             }
+            Some(Op::SetMode { mode }) => {
+                self.set_mode(mode);
+                None
+            }
             Some(Op::McpJsonDecision { sha256, approve }) => {
                 self.decide_mcp_json(&sha256, approve);
                 None
@@ -290,6 +294,7 @@ impl Engine {
         if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
         }
+        let mut specs = self.tools_for_mode(specs);
         if self.run.prompt.style.is_lean() {
             crate::engine::tools::lean::compact(&mut specs);
         }
@@ -301,7 +306,7 @@ impl Engine {
         ModelRequest {
             messages: self.request_messages(),
             model: self.settings.model.clone(),
-            system: self.s.system_prompt.clone(),
+            system: self.system_for_mode(),
             tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.output_cap(),

@@ -4,10 +4,14 @@
 //!   generation, session, the step's turn it started and its place in the session's history.
 //! - The picker's list (`Op::RewindPoints`) is that record, newest first, with the files each
 //!   turn changed (from the undo stack).
-//! - **Code**: the turns from the chosen one on are undone, newest first, as `/undo` would; a
-//!   file the user changed since a turn is left as it is and named (a rewind never asks, and
-//!   never writes over the user's work). The undone turns go to the redo side: `/redo` brings
-//!   them back one by one.
+//! - **Code**: the turns from the chosen one on are undone, newest first, as `/undo` would. Files
+//!   changed since those turns (or by someone else while they ran) are looked for first, across
+//!   all of them: with `OnConflict::Stop` any such file stops the rewind before anything changes
+//!   (`Event::RewindConflict`), and the front end asks; the answer comes back as the same rewind
+//!   with `KeepUsers` (they are left as they are and named) or `Overwrite` (their content is kept
+//!   in a backup checkpoint first). The undone turns go to the redo side: `/redo` brings them
+//!   back one by one.
+//! - The picker marks a message whose turn is undone now (its files are on the redo side).
 //! - **Conversation, the current generation**: the session's history is cut to before the
 //!   message, and a `replaced` line in the transcript says so (the lines before it stay: the
 //!   transcript keeps what was there); the message goes back to the front end's input box.
@@ -69,13 +73,15 @@ impl Engine {
                     .flat_map(|t| t.files.iter().map(|f| f.path.to_string()))
                     .collect(),
                 current: p.session_id == self.s.id,
+                undone: rec.undo.redoable().any(|t| t.turn == p.turn)
+                    && !rec.undo.undoable().any(|t| t.turn == p.turn),
             })
             .collect();
         Event::RewindPoints { points }
     }
 
     /// `Op::Rewind`: back to before the message of step turn `turn`.
-    pub(crate) async fn rewind(&mut self, turn: u64, mode: RewindMode) {
+    pub(crate) async fn rewind(&mut self, turn: u64, mode: RewindMode, on_conflict: OnConflict) {
         let prompt = self
             .ledger
             .rec()
@@ -86,9 +92,20 @@ impl Engine {
             });
         };
         let from_generation = self.s.generation;
+        if mode.code() && on_conflict == OnConflict::Stop {
+            let conflicts = self.rewind_conflicts(turn).await;
+            if !conflicts.is_empty() {
+                return self.emit_logged(Event::RewindConflict {
+                    turn,
+                    mode,
+                    files: conflicts,
+                });
+            }
+        }
         let (mut files, mut kept) = (Vec::new(), Vec::new());
         if mode.code() {
-            self.rewind_code(turn, &mut files, &mut kept).await;
+            self.rewind_code(turn, on_conflict, &mut files, &mut kept)
+                .await;
         }
         let mut generation = None;
         let mut text = None;
@@ -129,8 +146,51 @@ impl Engine {
         self.emit_usage_estimate();
     }
 
-    /// Undo, newest first, every turn from `turn` on (the user's later changes are kept).
-    async fn rewind_code(&mut self, turn: u64, files: &mut Vec<String>, kept: &mut Vec<String>) {
+    /// The files undoing every turn from `turn` on would write over (changed since, or by
+    /// someone else while a turn ran). A store that cannot tell is said, and counts as none:
+    /// the walk itself then stops at the first turn it cannot undo.
+    async fn rewind_conflicts(&mut self, turn: u64) -> Vec<String> {
+        let turns: Vec<_> = self
+            .ledger
+            .rec()
+            .map(|r| {
+                r.undo
+                    .undoable()
+                    .take_while(|t| t.turn >= turn)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if turns.is_empty() {
+            return Vec::new();
+        }
+        let Some(store) = self.checkpoint_store() else {
+            return Vec::new();
+        };
+        match store.in_background(move |s| s.undo_conflicts(&turns)).await {
+            Ok(found) => found.into_iter().map(|c| c.path.to_string()).collect(),
+            Err(e) => {
+                self.emit(Event::Warning {
+                    message: format!("/rewind: the files cannot be compared: {e}"),
+                });
+                Vec::new()
+            }
+        }
+    }
+
+    /// Undo, newest first, every turn from `turn` on; files changed since are `on_conflict`'s
+    /// (a `Stop` that meets one, found after the check, keeps them).
+    async fn rewind_code(
+        &mut self,
+        turn: u64,
+        on_conflict: OnConflict,
+        files: &mut Vec<String>,
+        kept: &mut Vec<String>,
+    ) {
+        let on_conflict = match on_conflict {
+            OnConflict::Stop => OnConflict::KeepUsers,
+            other => other,
+        };
         loop {
             let next = self
                 .ledger
@@ -143,12 +203,21 @@ impl Engine {
             };
             let undo = t.clone();
             match store
-                .in_background(move |s| s.undo(&undo, OnConflict::KeepUsers))
+                .in_background(move |s| s.undo(&undo, on_conflict))
                 .await
             {
                 Ok(Restore::Done(done)) => {
                     files.extend(done.changed.iter().map(|f| f.path.to_string()));
                     kept.extend(done.kept.iter().map(|c| c.path.to_string()));
+                    if let Some(b) = done.backup {
+                        self.note_checkpoint(
+                            t.turn,
+                            crate::engine::ledger::CheckpointKind::Backup,
+                            Some(b),
+                            &[],
+                            &std::collections::BTreeSet::new(),
+                        );
+                    }
                     self.ledger.record(|r| {
                         let _ = r.undo.commit_undo(&t);
                     });

@@ -17,12 +17,12 @@ impl Engine {
     pub(super) fn sandbox_covers(&self, name: &str) -> bool {
         name == names::BASH
             && self.run.tools.sandbox_approval == SandboxApproval::Skip
-            && sandbox::confines(&self.run.tools.sandbox, &Support::current())
+            && sandbox::confines(&self.bash_sandbox(), &Support::current())
     }
 
     /// The sandbox in force, in one line for `/permissions`.
     pub(super) fn sandbox_line(&self) -> String {
-        let mut line = sandbox::describe(&self.run.tools.sandbox, &Support::current());
+        let mut line = sandbox::describe(&self.bash_sandbox(), &Support::current());
         if self.sandbox_covers(names::BASH) {
             line.push_str("; the commands it confines run without asking");
         }
@@ -45,7 +45,9 @@ impl Engine {
         ) else {
             return (Some(out), false);
         };
-        if !self.run.front_end.can_ask() || !self.run.tools.sandbox.is_on() {
+        // Plan mode never runs a command outside its read-only sandbox.
+        let planning = self.planning.mode == crate::engine::policy::Mode::Plan;
+        if !self.run.front_end.can_ask() || !self.run.tools.sandbox.is_on() || planning {
             return (Some(out), false);
         }
         let reason = stopped.message.clone();

@@ -159,6 +159,7 @@ impl Engine {
         match self.try_resume(run_id) {
             Ok(()) => {
                 self.announce_resumed();
+                self.close_cut_short_turn().await;
                 self.reopen_frozen().await;
             }
             Err(e) => {
@@ -251,14 +252,15 @@ impl Engine {
         }
     }
 
-    /// Record a model or effort change in the step's ledger.
-    fn note_setting(&mut self) {
+    /// Record a model, effort or mode change in the step's ledger.
+    pub(super) fn note_setting(&mut self) {
         let change = SettingChange {
             time: now_stamp(),
             generation: self.s.generation,
             model: self.settings.model.clone(),
             effort: self.settings.effort,
             window: self.settings.thresholds.window,
+            mode: self.planning.mode,
         };
         let window = self.settings.thresholds.window;
         self.ledger.record(|rec| {

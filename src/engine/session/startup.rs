@@ -119,6 +119,11 @@ impl Engine {
             None => None,
         };
         let s = session.unwrap_or_else(|| SessionState::none(&prompt.system_prompt));
+        // The mode asked for, else the one a continued step last recorded, else normal.
+        let mode = tools
+            .mode
+            .or_else(|| rec.and_then(|r| r.settings.last()).map(|c| c.mode))
+            .unwrap_or_default();
         let strategies = handoff
             .context
             .strategies(settings.thresholds.headroom, provider.max_tokens);
@@ -151,6 +156,7 @@ impl Engine {
             counters: Counters::new(tokens),
             checkpoints: Default::default(),
             hooks: super::hook_ops::HookState::new(hooks, resume.is_some()),
+            planning: super::plan_mode::Planning::new(mode),
         };
         let first = FirstMoves {
             warnings,

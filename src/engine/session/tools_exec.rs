@@ -42,7 +42,7 @@ impl Engine {
             session_id: self.s.id.clone(),
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
-            sandbox: self.run.tools.sandbox.clone(),
+            sandbox: self.bash_sandbox(),
         }
     }
 
@@ -84,6 +84,7 @@ impl Engine {
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.run_tasks(batch).await;
+                self.checkpoint_after_call().await;
                 aborted |= stopped;
                 for (id, mut block) in done {
                     if !aborted {
@@ -104,7 +105,10 @@ impl Engine {
                 continue;
             }
             let from_text = read.contains(id);
-            let (out, stopped) = if offered.iter().any(|o| o == name) {
+            let (out, stopped) = if let Some(why) = self.plan_refusal(name) {
+                self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
+                (ToolOutput::error(why), false)
+            } else if offered.iter().any(|o| o == name) {
                 self.run_call(id, name, input, from_text).await
             } else {
                 self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
@@ -146,6 +150,11 @@ impl Engine {
         from_text: bool,
     ) -> (ToolOutput, bool) {
         self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
+        // Also a custom command's `!` lines, and before any hook may allow it: plan mode
+        // changes nothing, whoever asks.
+        if let Some(why) = self.plan_refusal(name) {
+            return (ToolOutput::error(why), false);
+        }
         let (hooked, context) = match self.pre_tool_hooks(id, name, input).await {
             ToolGate::Go {
                 allow,
@@ -187,6 +196,7 @@ impl Engine {
                     }
                     other => (other, false),
                 };
+                self.checkpoint_after_call().await;
                 match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(out) => {
@@ -309,7 +319,8 @@ impl Engine {
             ApprovalPolicy::AskOnce => self.approvals.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        let covered = auto || self.approvals.granted.covers(name, input);
+        let covered =
+            auto || self.mode_approves(name) || self.approvals.granted.covers(name, input);
         if !outside && (hooked.allow || (!hooked.ask && covered)) {
             return Decision::Allow;
         }
@@ -458,6 +469,7 @@ impl Engine {
                     .await?
             }
             _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
+            _ if name == names::PRESENT_PLAN => self.present_plan(input),
             _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
             _ if name == names::SKILL => {
                 let (skills, input) = (self.run.extensions.skills.clone(), input.clone());

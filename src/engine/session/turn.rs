@@ -236,6 +236,10 @@ impl Engine {
             if !self.run_tools(&msg, &offered).await {
                 return ExitReason::Interrupted;
             }
+            // A presented plan ends the turn: the user decides what follows.
+            if self.planning.take_ends_turn() {
+                return ExitReason::Completed;
+            }
         }
     }
 

@@ -220,7 +220,7 @@ impl Engine {
 
     /// Keep (or clear) the frozen record of the current step, on disk at once: `durable` with the
     /// fsyncs, else only safe against a kill (a power cut may lose it).
-    fn set_frozen(&mut self, frozen: Option<FrozenHandoff>, durable: bool) {
+    pub(super) fn set_frozen(&mut self, frozen: Option<FrozenHandoff>, durable: bool) {
         self.ledger.record(|rec| rec.frozen = frozen);
         if durable {
             self.save_manifest();
@@ -518,7 +518,9 @@ impl Engine {
     fn validated(&mut self, text: String, frozen: &FrozenHandoff, path: &Path) -> Successor {
         let parsed = HandoffDoc::parse(&text);
         let complete = parsed.complete();
-        if parsed.section_names().is_empty() {
+        if frozen.cause == HandoffCause::Plan {
+            // A plan has sections of its own: nothing is missing from it.
+        } else if parsed.section_names().is_empty() {
             self.emit(Event::Warning {
                 message: format!(
                     "the handoff file {} has no recognisable sections; the successor reads it as you left it",

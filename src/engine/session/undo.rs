@@ -1,15 +1,26 @@
-//! Checkpoints around turns, and `/undo` and `/redo`.
+//! Checkpoints around turns and their calls.
 //!
-//! - Before the first call of a turn that may change the workspace (an edit, a write, `bash`, an
-//!   MCP tool or a subagent), a checkpoint; when the turn ends, another: if the two differ, the
-//!   turn goes onto the step's undo stack (`StepRecord::undo`, so it reaches back across
-//!   handoffs and `--continue`). A turn that ran no such call takes none.
+//! - Before each call of a turn that may change the workspace (an edit, a write, `bash`, an MCP
+//!   tool or a subagent), a checkpoint, and another just after it. The first opens the turn's
+//!   entry in the step's undo stack (`UndoStack::pending`), written to the ledger at once, so a
+//!   process killed mid-turn leaves it there; each call's two checkpoints join it.
+//! - When the turn ends, one more, and the entry is closed: the turn's files are what its own
+//!   calls changed (for `bash`, whatever differs across the command); a file someone else changed
+//!   while it ran and no call touched is not the turn's (named in a notice, never undone); a file
+//!   both changed is asked about before an undo writes over it. A turn that changed files goes
+//!   onto the undo side; a turn that ran no such call takes no checkpoint.
+//! - `--continue` or `/resume` to a run whose turn was cut short (its process killed) closes that
+//!   turn with the workspace as found then, so `/undo` puts back its files as they were before.
 //! - Every handoff takes a checkpoint of the workspace as the retired generation left it.
 //! - Each checkpoint, and each undo or redo that ran, is a line of `StepRecord::checkpoints`.
 //! - Files a checkpoint could not hold (over a cap, unreadable) are named in a notice, once per
-//!   turn: an undo leaves them as they are.
-//! - `Op::Restore` restores the newest turn of that side of the stack; files the user changed
-//!   since the turn stop it first (`OnConflict::Stop`), and the front end decides.
+//!   turn, the first few by name and the rest counted: an undo leaves them as they are.
+//! - After the first checkpoint of a start, the store is cleaned in the background (at most once
+//!   a day): what the ledgers of this workspace name for turns of the last `KEEP_DAYS` days is
+//!   kept, the rest deleted; older turns leave this step's undo stack. A ledger that cannot be
+//!   read stops the clean-up (it may name checkpoints).
+//! - With checkpoints off (`--no-checkpoints`), or a workspace too large for one walk, none of
+//!   this: `/undo` says why.
 //!
 //! The store is opened on first use; when it cannot be, one warning says so and the session goes
 //! on without checkpoints.
@@ -18,38 +29,42 @@ use std::collections::BTreeSet;
 
 use super::Engine;
 use crate::engine::checkpoint::{
-    Checkpoints, OnConflict, Options, RelPath, RestoreReport, SkipReason, Snapshot, SnapshotId,
-    TurnCheckpoint, UndoAction,
+    CallSpan, CheckpointError, Checkpoints, Closed, KEEP_DAYS, Options, PendingTurn, RelPath,
+    SkipReason, Snapshot, SnapshotId,
 };
 use crate::engine::fsutil::now_unix;
 use crate::engine::ledger::{CheckpointKind, CheckpointRecord, now_stamp};
+use crate::engine::policy::CheckpointPolicy;
 use crate::engine::protocol::Event;
 use crate::engine::tools::names;
 
-/// The checkpoint store of this engine and the running turn's first checkpoint.
+/// How many paths a notice names before it only counts the rest.
+const NAMED: usize = 5;
+/// How many skipped paths one ledger record names.
+const RECORDED: usize = 20;
+
+/// The checkpoint store of this engine and what the running turn's checkpoints could not hold.
 #[derive(Debug, Default)]
 pub(crate) struct Checkpointing {
     store: Store,
-    before: Option<Before>,
+    /// Already named in a notice this turn.
+    skipped: BTreeSet<RelPath>,
 }
 
 #[derive(Debug, Default)]
 enum Store {
     #[default]
     Closed,
-    Open(Checkpoints),
-    /// It could not be opened (said once).
-    Unavailable,
+    /// Opened; the flag says whether this start has asked for a clean-up yet.
+    Open(Checkpoints, Cleanup),
+    /// It could not be opened or used (said once); the words say why.
+    Unavailable(String),
 }
 
-/// The running turn's checkpoint before its first workspace-changing call.
-#[derive(Debug)]
-struct Before {
-    id: SnapshotId,
-    generation: u32,
-    turn: u64,
-    /// What it could not hold (already named in a notice).
-    skipped: BTreeSet<RelPath>,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cleanup {
+    Due,
+    Started,
 }
 
 /// Whether a call of `tool` may change the workspace.
@@ -58,11 +73,18 @@ pub(crate) fn may_change_workspace(tool: &str) -> bool {
 }
 
 impl Engine {
+    /// The store, opened on first use; None (with the reason from [`Engine::checkpoints_off`])
+    /// when there is none.
     pub(super) fn checkpoint_store(&mut self) -> Option<Checkpoints> {
         match &self.checkpoints.store {
-            Store::Open(s) => return Some(s.clone()),
-            Store::Unavailable => return None,
+            Store::Open(s, _) => return Some(s.clone()),
+            Store::Unavailable(_) => return None,
             Store::Closed => {}
+        }
+        if self.run.places.checkpoints == CheckpointPolicy::Off {
+            self.checkpoints.store =
+                Store::Unavailable("checkpoints are off (--no-checkpoints)".into());
+            return None;
         }
         let mut options = Options::default();
         if let Some(bench) = &self.run.places.workbench {
@@ -81,24 +103,50 @@ impl Engine {
             options,
         ) {
             Ok(s) => {
-                self.checkpoints.store = Store::Open(s.clone());
+                self.checkpoints.store = Store::Open(s.clone(), Cleanup::Due);
                 Some(s)
             }
             Err(e) => {
-                self.checkpoints.store = Store::Unavailable;
-                self.emit(Event::Warning {
-                    message: format!("{e}: no checkpoints this session (/undo cannot help)"),
-                });
+                self.stop_checkpoints(format!(
+                    "{e}: no checkpoints this session (/undo cannot help)"
+                ));
                 None
             }
         }
+    }
+
+    /// Why there is no store (None when there is one or it was not needed yet).
+    pub(super) fn checkpoints_off(&self) -> Option<&str> {
+        match &self.checkpoints.store {
+            Store::Unavailable(why) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// No more checkpoints this session: said once, with `why`.
+    fn stop_checkpoints(&mut self, why: String) {
+        self.emit(Event::Warning {
+            message: why.clone(),
+        });
+        self.checkpoints.store = Store::Unavailable(why);
     }
 
     /// Take a checkpoint on the blocking pool; a failure is said (the turn goes on).
     async fn take_checkpoint(&mut self, label: String) -> Option<Snapshot> {
         let store = self.checkpoint_store()?;
         match store.in_background(move |s| s.snapshot(&label)).await {
-            Ok(snap) => Some(snap),
+            Ok(snap) => {
+                self.clean_up_once(&store);
+                self.name_skipped(&snap);
+                Some(snap)
+            }
+            Err(e @ CheckpointError::TooManyFiles { .. }) => {
+                self.stop_checkpoints(format!(
+                    "{e}; checkpoints are off for this session, so /undo cannot help \
+                     (`--no-checkpoints` or `no_checkpoints = true` skips the walk)"
+                ));
+                None
+            }
             Err(e) => {
                 self.emit(Event::Warning {
                     message: format!("checkpoint not taken: {e}; /undo will not cover this turn"),
@@ -108,80 +156,175 @@ impl Engine {
         }
     }
 
-    /// Before a call of `tool`: the turn's first checkpoint, if the call may change the
-    /// workspace and the turn has none yet.
-    pub(crate) async fn checkpoint_before_call(&mut self, tool: &str) {
-        let Some(turn) = self.turn else { return };
-        if !may_change_workspace(tool) || self.checkpoints.before.is_some() {
-            return;
-        }
-        // The step's turn number (counted across processes and generations).
-        let number = self
-            .ledger
-            .rec()
-            .map_or(turn.id.0, |r| u64::from(r.num_turns) + 1);
-        let Some(snap) = self.take_checkpoint(format!("turn {number} before")).await else {
-            return;
-        };
-        let skipped = self.name_skipped(&snap, &BTreeSet::new());
-        let generation = self.s.generation;
-        self.note_checkpoint(
-            number,
-            CheckpointKind::Before,
-            Some(snap.id),
-            Vec::new(),
-            &skipped,
-        );
-        self.checkpoints.before = Some(Before {
-            id: snap.id,
-            generation,
-            turn: number,
-            skipped,
-        });
+    /// The step's number of the running turn (counted across processes and generations).
+    fn step_turn(&self) -> Option<u64> {
+        let turn = self.turn.as_ref()?;
+        Some(
+            self.ledger
+                .rec()
+                .map_or(turn.id.0, |r| u64::from(r.num_turns) + 1),
+        )
     }
 
-    /// At the end of a turn that took a first checkpoint: its end state; the turn goes onto the
-    /// undo stack when it changed files.
-    pub(crate) async fn checkpoint_after_turn(&mut self) {
-        let Some(before) = self.checkpoints.before.take() else {
+    /// Before a call of `tool` that may change the workspace: a checkpoint, opening the turn's
+    /// undo entry (in the ledger at once) or adding the call to it.
+    pub(crate) async fn checkpoint_before_call(&mut self, tool: &str) {
+        let Some(number) = self.step_turn() else {
             return;
         };
+        if !may_change_workspace(tool) {
+            return;
+        }
         let Some(snap) = self
-            .take_checkpoint(format!("turn {} after", before.turn))
+            .take_checkpoint(format!("turn {number} before a call"))
             .await
         else {
             return;
         };
-        let skipped = self.name_skipped(&snap, &before.skipped);
+        // An entry left open by an earlier turn (its end checkpoint failed) ends here.
+        let stale = self
+            .ledger
+            .rec()
+            .and_then(|r| r.undo.pending.clone())
+            .filter(|p| p.turn != number);
+        if let Some(stale) = stale {
+            self.close_pending(stale, snap.id).await;
+        }
+        let opens = self.ledger.rec().is_some_and(|r| r.undo.pending.is_none());
+        if opens {
+            let skipped = self.checkpoints.skipped.clone();
+            self.note_checkpoint(number, CheckpointKind::Before, Some(snap.id), &[], &skipped);
+        }
+        let generation = self.s.generation;
+        let span = CallSpan {
+            before: snap.id,
+            after: None,
+        };
+        self.ledger.record(|r| match &mut r.undo.pending {
+            Some(p) => p.calls.push(span),
+            None => {
+                r.undo.pending = Some(PendingTurn {
+                    generation,
+                    turn: number,
+                    calls: vec![span],
+                });
+            }
+        });
+        // A kill from here on still leaves the entry for the next start to close.
+        self.save_manifest();
+    }
+
+    /// After a call that took a checkpoint before it: its end state.
+    pub(crate) async fn checkpoint_after_call(&mut self) {
+        let open = self
+            .ledger
+            .rec()
+            .and_then(|r| r.undo.pending.as_ref())
+            .filter(|p| p.calls.last().is_some_and(|c| c.after.is_none()))
+            .map(|p| p.turn);
+        let Some(number) = open else { return };
+        let Some(snap) = self
+            .take_checkpoint(format!("turn {number} after a call"))
+            .await
+        else {
+            return;
+        };
+        self.ledger.record(|r| {
+            if let Some(call) = r.undo.pending.as_mut().and_then(|p| p.calls.last_mut()) {
+                call.after = Some(snap.id);
+            }
+        });
+    }
+
+    /// At the end of a turn that took checkpoints: its end state; the turn goes onto the undo
+    /// stack when its own calls changed files.
+    pub(crate) async fn checkpoint_after_turn(&mut self) {
+        let Some(pending) = self.ledger.rec().and_then(|r| r.undo.pending.clone()) else {
+            return;
+        };
+        let label = format!("turn {} after", pending.turn);
+        if let Some(snap) = self.take_checkpoint(label).await {
+            self.close_pending(pending, snap.id).await;
+        }
+        self.checkpoints.skipped.clear();
+    }
+
+    /// At `--continue` or `/resume`: a turn cut short by the end of its process (its entry is
+    /// still open) is closed with the workspace as it is now.
+    pub(crate) async fn close_cut_short_turn(&mut self) {
+        let Some(pending) = self.ledger.rec().and_then(|r| r.undo.pending.clone()) else {
+            return;
+        };
+        let label = format!("turn {} closed at a later start", pending.turn);
+        let Some(snap) = self.take_checkpoint(label).await else {
+            return;
+        };
+        let number = pending.turn;
+        self.close_pending(pending, snap.id).await;
+        self.checkpoints.skipped.clear();
+        let on_top = self.ledger.rec().and_then(|r| {
+            let top = r.undo.next_undo()?;
+            (top.turn == number && top.after == snap.id).then_some(top.files.len())
+        });
+        self.ledger.record(|r| {
+            // The cut turn counts: the next one gets the next number.
+            if u64::from(r.num_turns) < number {
+                r.num_turns = u32::try_from(number).unwrap_or(r.num_turns);
+            }
+        });
+        self.save_manifest();
+        if let Some(n) = on_top {
+            let files = if n == 1 { "file" } else { "files" };
+            self.emit(Event::Notice {
+                message: format!(
+                    "turn {number} was cut short when its process ended; /undo puts back the \
+                     {n} {files} it changed"
+                ),
+            });
+        }
+    }
+
+    /// Close `pending` at `end`: onto the undo stack when its own calls changed files.
+    async fn close_pending(&mut self, pending: PendingTurn, end: SnapshotId) {
         let Some(store) = self.checkpoint_store() else {
             return;
         };
-        let (from, to) = (before.id, snap.id);
-        let files = match store.in_background(move |s| s.changes(&from, &to)).await {
-            Ok(files) => files,
+        let p = pending.clone();
+        let closed = store
+            .in_background(move |s| s.close_turn(&p, end, now_unix().0))
+            .await;
+        self.ledger.record(|r| {
+            if r.undo.pending.as_ref() == Some(&pending) {
+                r.undo.pending = None;
+            }
+        });
+        let Closed { turn, others } = match closed {
+            Ok(Some(closed)) => closed,
+            Ok(None) => return,
             Err(e) => {
-                self.emit(Event::Warning {
+                return self.emit(Event::Warning {
                     message: format!("the turn's changes cannot be listed: {e}"),
                 });
-                return;
             }
         };
-        let names = files.iter().map(|f| f.path.to_string()).collect();
+        if !others.is_empty() {
+            self.emit(Event::Notice {
+                message: format!(
+                    "changed while turn {} ran, but not by it, so /undo leaves {}",
+                    turn.turn,
+                    named_list(&others.iter().map(ToString::to_string).collect::<Vec<_>>())
+                ),
+            });
+        }
+        let names: Vec<String> = turn.files.iter().map(|f| f.path.to_string()).collect();
+        let skipped = self.checkpoints.skipped.clone();
         self.note_checkpoint(
-            before.turn,
+            turn.turn,
             CheckpointKind::After,
-            Some(snap.id),
-            names,
+            Some(end),
+            &names,
             &skipped,
         );
-        let turn = TurnCheckpoint {
-            generation: before.generation,
-            turn: before.turn,
-            at: now_unix().0,
-            before: before.id,
-            after: snap.id,
-            files,
-        };
         self.ledger.record(|rec| {
             rec.undo.record(turn);
         });
@@ -209,7 +352,7 @@ impl Engine {
                 Some(from) => store.changes(&from, &snap.id)?,
                 None => Vec::new(),
             };
-            Ok::<_, crate::engine::checkpoint::CheckpointError>((snap, files))
+            Ok::<_, CheckpointError>((snap, files))
         };
         let taken = match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
             Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(take),
@@ -218,13 +361,19 @@ impl Engine {
         match taken {
             Ok((snap, files)) => {
                 let turn = self.ledger.rec().map_or(0, |r| u64::from(r.num_turns) + 1);
-                let skipped = self.name_skipped(&snap, &BTreeSet::new());
-                let files = files.iter().map(|f| f.path.to_string()).collect();
+                self.name_skipped(&snap);
+                let skipped: BTreeSet<RelPath> = snap
+                    .skipped
+                    .iter()
+                    .filter(|s| s.reason != SkipReason::Special)
+                    .map(|s| s.path.clone())
+                    .collect();
+                let files: Vec<String> = files.iter().map(|f| f.path.to_string()).collect();
                 self.note_checkpoint(
                     turn,
                     CheckpointKind::Handoff,
                     Some(snap.id),
-                    files,
+                    &files,
                     &skipped,
                 );
             }
@@ -234,17 +383,14 @@ impl Engine {
         }
     }
 
-    /// Name what `snap` could not hold, but for what `known` named already. Returns all of it.
-    fn name_skipped(&mut self, snap: &Snapshot, known: &BTreeSet<RelPath>) -> BTreeSet<RelPath> {
+    /// Name what `snap` could not hold, but for what this turn named already.
+    fn name_skipped(&mut self, snap: &Snapshot) {
         // Sockets and fifos hold no content to lose: not worth a notice.
-        let lost = || {
-            snap.skipped
-                .iter()
-                .filter(|s| s.reason != SkipReason::Special)
-        };
-        let all: BTreeSet<RelPath> = lost().map(|s| s.path.clone()).collect();
-        let new: Vec<String> = lost()
-            .filter(|s| !known.contains(&s.path))
+        let new: Vec<String> = snap
+            .skipped
+            .iter()
+            .filter(|s| s.reason != SkipReason::Special)
+            .filter(|s| self.checkpoints.skipped.insert(s.path.clone()))
             .map(|s| format!("{} ({} bytes, {})", s.path, s.size, skip_words(s.reason)))
             .collect();
         if !new.is_empty() {
@@ -252,16 +398,15 @@ impl Engine {
                 message: skipped_notice(&new),
             });
         }
-        all
     }
 
     /// One line of the step's checkpoint list.
-    fn note_checkpoint(
+    pub(super) fn note_checkpoint(
         &mut self,
         turn: u64,
         kind: CheckpointKind,
         id: Option<SnapshotId>,
-        files: Vec<String>,
+        files: &[String],
         skipped: &BTreeSet<RelPath>,
     ) {
         let rec = CheckpointRecord {
@@ -270,79 +415,70 @@ impl Engine {
             turn,
             kind,
             id,
-            files,
-            skipped: skipped.iter().map(ToString::to_string).collect(),
+            files: files.to_vec(),
+            skipped: skipped
+                .iter()
+                .take(RECORDED)
+                .map(ToString::to_string)
+                .collect(),
+            more_skipped: skipped.len().saturating_sub(RECORDED),
         };
         self.ledger
             .record(|r| crate::engine::ledger::push_checkpoint(&mut r.checkpoints, rec));
     }
 
-    /// `/undo` or `/redo`: restore the newest turn of that side of the stack.
-    pub(crate) async fn restore_op(&mut self, action: UndoAction, on_conflict: OnConflict) {
-        let report = self.restore_turn(action, on_conflict).await;
-        self.emit_logged(Event::Restore(report));
-    }
-
-    async fn restore_turn(&mut self, action: UndoAction, on_conflict: OnConflict) -> RestoreReport {
-        let turn = self.ledger.rec().and_then(|r| match action {
-            UndoAction::Undo => r.undo.next_undo().cloned(),
-            UndoAction::Redo => r.undo.next_redo().cloned(),
+    /// The first checkpoint of a start asks for a clean-up of the store, in the background:
+    /// the turns of this step older than the kept days leave its undo stack, and the store
+    /// deletes what no ledger of the workspace still names.
+    fn clean_up_once(&mut self, store: &Checkpoints) {
+        let Store::Open(_, cleanup @ Cleanup::Due) = &mut self.checkpoints.store else {
+            return;
+        };
+        *cleanup = Cleanup::Started;
+        let since = now_unix().0.saturating_sub(KEEP_DAYS * 24 * 3600);
+        self.ledger.record(|r| r.undo.forget_before(since));
+        self.save_manifest();
+        let (store, data_dir) = (store.clone(), self.run.places.data_dir.clone());
+        let workspace = self.run.places.workspace.clone();
+        tokio::task::spawn_blocking(move || {
+            let keep = match crate::engine::ledger::kept_checkpoints(&data_dir, &workspace, since) {
+                Ok(keep) => keep,
+                Err(path) => {
+                    return tracing::warn!(
+                        "checkpoint clean-up skipped: the ledger {} cannot be read",
+                        path.display()
+                    );
+                }
+            };
+            match store.prune(&keep, false) {
+                Ok(Some(p)) => tracing::info!(
+                    "checkpoint clean-up: {} objects ({} bytes) deleted, {} kept",
+                    p.deleted,
+                    p.bytes,
+                    p.kept
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("checkpoint clean-up: {e}"),
+            }
         });
-        let Some(turn) = turn else {
-            return RestoreReport::Nothing { action };
-        };
-        let Some(store) = self.checkpoint_store() else {
-            return RestoreReport::Failed {
-                action,
-                message: "the checkpoint store cannot be used".into(),
-            };
-        };
-        let t = turn.clone();
-        let ran = store
-            .in_background(move |s| match action {
-                UndoAction::Undo => s.undo(&t, on_conflict),
-                UndoAction::Redo => s.redo(&t, on_conflict),
-            })
-            .await;
-        let report = match ran {
-            Ok(restore) => RestoreReport::of(action, &turn, restore),
-            Err(e) => {
-                return RestoreReport::Failed {
-                    action,
-                    message: e.to_string(),
-                };
-            }
-        };
-        if let RestoreReport::Restored { files, backup, .. } = &report {
-            if let Some(b) = backup {
-                self.note_checkpoint(
-                    turn.turn,
-                    CheckpointKind::Backup,
-                    Some(*b),
-                    Vec::new(),
-                    &BTreeSet::new(),
-                );
-            }
-            let kind = match action {
-                UndoAction::Undo => CheckpointKind::Undo,
-                UndoAction::Redo => CheckpointKind::Redo,
-            };
-            let names = files.iter().map(|f| f.path.to_string()).collect();
-            self.note_checkpoint(turn.turn, kind, None, names, &BTreeSet::new());
-            self.ledger.record(|rec| {
-                // The engine is the stack's only writer and nothing ran in between.
-                let _ = match action {
-                    UndoAction::Undo => rec.undo.commit_undo(&turn),
-                    UndoAction::Redo => rec.undo.commit_redo(&turn),
-                };
-            });
-            self.save_manifest();
-        }
-        report
     }
 }
 
-/// The notice naming files a checkpoint could not hold.
+/// `a, b, c` for up to [`NAMED`] items, then `and N more`.
+fn named_list(items: &[String]) -> String {
+    let mut text = items
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > NAMED {
+        text.push_str(&format!(" and {} more", items.len() - NAMED));
+    }
+    text
+}
+
+/// The notice naming files a checkpoint could not hold (the first few; the rest counted).
 fn skipped_notice(files: &[String]) -> String {
     let (which, verb) = if files.len() == 1 {
         ("this file", "it is")
@@ -351,7 +487,7 @@ fn skipped_notice(files: &[String]) -> String {
     };
     format!(
         "not in the checkpoint, so /undo leaves {which} as {verb}: {}",
-        files.join(", ")
+        named_list(files)
     )
 }
 
@@ -378,6 +514,17 @@ mod tests {
         assert_eq!(
             skipped_notice(&["a".into(), "b".into()]),
             "not in the checkpoint, so /undo leaves these files as they are: a, b"
+        );
+    }
+
+    #[test]
+    fn the_skipped_notice_names_the_first_few_and_counts_the_rest() {
+        let many: Vec<String> = (0..100_000).map(|n| format!("f{n}")).collect();
+        let notice = skipped_notice(&many);
+        assert_eq!(
+            notice,
+            "not in the checkpoint, so /undo leaves these files as they are: \
+             f0, f1, f2, f3, f4 and 99995 more"
         );
     }
 }

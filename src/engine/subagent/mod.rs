@@ -35,7 +35,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-pub use child::Child;
+pub(crate) use child::Child;
 pub use events::{SubagentOutcome, SubagentPhase};
 
 pub(crate) use child::{ChildEnv, ChildHeader, Finished};

@@ -1,6 +1,7 @@
 //! The model's tools: `read_file`, `write_file`, `edit_file`, `bash`, `grep`, `glob`,
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
-//! The step's own tools, [`todo`] and [`recall`], keep state in the engine: the session layer
+//! The plan-mode tool, [`present_plan`], and the step's own tools, [`todo`] and [`recall`], keep
+//! state in the engine: the session layer
 //! offers and runs them (`session/memory_ops.rs`), with the argument checks and summaries of this
 //! module. Every tool's name is in [`names`].
 //!
@@ -13,11 +14,12 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
-pub mod lean;
+pub(crate) mod lean;
 pub(crate) mod lifeline;
 mod list_dir;
-pub mod names;
+pub(crate) mod names;
 pub(crate) mod paths;
+pub mod present_plan;
 mod read_file;
 pub mod recall;
 pub mod sandbox;
@@ -36,8 +38,8 @@ use crate::engine::diff::FileDiff;
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
-pub use bash::Live;
-pub use spill::{Spiller, preview as spill_preview};
+pub(crate) use bash::Live;
+pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub(crate) use spill::SPILL_PREVIEW_CHARS;
 
@@ -313,7 +315,7 @@ pub(crate) fn needs_approval(name: &str, input: &Value, workspace: &Path) -> boo
 
 /// One line for UIs and approval prompts: `bash: cargo test`, `edit_file: src/main.rs`,
 /// `read_file: a.rs:10-40`.
-pub fn summary(name: &str, input: &Value) -> String {
+pub(crate) fn summary(name: &str, input: &Value) -> String {
     let one_line = |s: &str| text::one_line(s, 100);
     if input.get(INVALID_JSON_KEY).is_some() {
         return format!("{}: (invalid JSON arguments)", one_line(name));
@@ -321,6 +323,7 @@ pub fn summary(name: &str, input: &Value) -> String {
     match name {
         todo::NAME => return todo::summary(input),
         recall::NAME => return recall::summary(input),
+        names::PRESENT_PLAN => return present_plan::summary(input),
         _ => {}
     }
     let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
@@ -436,7 +439,11 @@ pub(crate) fn for_model(
 /// What an approval prompt shows before a file tool runs: the diff the call would make (nothing
 /// is written). `Ok(None)` for other tools; an error when the call would fail anyway (the engine
 /// returns it without asking). Blocking: it reads the file.
-pub fn preview(name: &str, input: &Value, ctx: &ToolCtx) -> Result<Option<FileDiff>, ToolError> {
+pub(crate) fn preview(
+    name: &str,
+    input: &Value,
+    ctx: &ToolCtx,
+) -> Result<Option<FileDiff>, ToolError> {
     let map = validate(name, input)?;
     let args = Args::new(name, map);
     // Reading to show the change is not leaving the workspace: the approval decides that.

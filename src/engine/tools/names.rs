@@ -1,5 +1,6 @@
 //! The tools' names, defined once: the built-in tools, the step's own (`todo`, `recall`), the
-//! subagent tool (`task`) and the skill tool (`skill`), and which of them change files. Every
+//! subagent tool (`task`), the skill tool (`skill`) and the plan-mode tool (`present_plan`), which
+//! of them change files, and which change nothing (what plan mode offers). Every
 //! other place (the router, approvals, hooks' aliases, subagents, the events sent to the front
 //! ends) names a tool through these.
 
@@ -25,6 +26,22 @@ pub const RECALL: &str = "recall";
 pub const TASK: &str = "task";
 /// Loads a skill.
 pub const SKILL: &str = "skill";
+/// Presents the plan written in plan mode (the plan-mode tool).
+pub const PRESENT_PLAN: &str = "present_plan";
+
+/// The tools plan mode offers, whatever they read: none of them changes the workspace. `bash` is
+/// not among them: plan mode offers it only where the read-only sandbox confines it. Every other
+/// tool (the file writers, subagents, MCP servers' tools) is left out.
+pub const CHANGE_NOTHING: [&str; 8] = [
+    READ_FILE,
+    GREP,
+    GLOB,
+    LIST_DIR,
+    TODO,
+    RECALL,
+    SKILL,
+    PRESENT_PLAN,
+];
 
 /// The built-in tools, in the order [`super::specs`] lists them.
 pub const BUILT_IN: [&str; 7] = [READ_FILE, WRITE_FILE, EDIT_FILE, BASH, GREP, GLOB, LIST_DIR];

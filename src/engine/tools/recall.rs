@@ -22,7 +22,7 @@ use crate::engine::text::{numbered, one_line, truncate_chars};
 use crate::engine::types::{Block, Role};
 
 /// The tool's name.
-pub const NAME: &str = super::names::RECALL;
+pub(crate) const NAME: &str = super::names::RECALL;
 /// Matches shown per page.
 pub(crate) const PAGE_MATCHES: usize = 10;
 /// Lines a match shows at most (its hits and a line either side).
@@ -41,7 +41,7 @@ const READ_PAGE_CHARS: usize = 50_000;
 mod spec;
 
 use spec::generations;
-pub use spec::{spec, spec_with_own, summary};
+pub(crate) use spec::{spec, spec_with_own, summary};
 
 /// One retired generation's transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -39,6 +39,7 @@ impl Spiller {
     }
 
     /// Characters of tool results the model has been given this turn.
+    #[cfg(test)]
     pub fn turn_total(&self) -> usize {
         self.turn_total
     }

@@ -15,7 +15,7 @@ use crate::engine::types::ToolSpec;
 pub const NAME: &str = super::names::TODO;
 
 /// The tool's schema and description.
-pub fn spec() -> ToolSpec {
+pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME.into(),
         description: format!(

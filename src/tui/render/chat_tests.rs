@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::engine::diff::DiffLimits;
-use crate::engine::protocol::{CommandEnd, CommandExit, FileDiff};
+use crate::engine::protocol::{CommandExit, FileDiff};
+use crate::engine::tools::CommandEnd;
 use crate::tui::render::cell::AssistantState;
 use crate::tui::render::tool_cell::ToolStatus;
 use ratatui::Terminal;

@@ -173,8 +173,13 @@ pub(crate) fn mcp_json_hints() -> Vec<(String, &'static str)> {
     ]
 }
 
-/// The keys line of the `.mcp.json` question: approve, decline, or leave it to the next launch.
-pub(crate) fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'static> {
+/// The keys line of a question with answers of its own (`hints`): the `.mcp.json` question, or
+/// the one about files an undo would write over.
+pub(crate) fn question_keys_line(
+    hints: Vec<(String, &'static str)>,
+    keys: PromptKeys,
+    theme: &Theme,
+) -> Line<'static> {
     let key_style = match keys {
         PromptKeys::Live => theme.key,
         PromptKeys::Settling => theme.dim,
@@ -182,7 +187,20 @@ pub(crate) fn mcp_json_keys_line(keys: PromptKeys, theme: &Theme) -> Line<'stati
             return prompt_keys_line(keys, false, false, theme);
         }
     };
-    Line::from(key_spans(mcp_json_hints(), key_style, theme))
+    Line::from(key_spans(hints, key_style, theme))
+}
+
+/// The keys that answer the question about files an undo, redo or rewind would write over.
+pub(crate) fn overwrite_hints() -> Vec<(String, &'static str)> {
+    let esc = keymap::Key {
+        code: crossterm::event::KeyCode::Esc,
+        mods: crossterm::event::KeyModifiers::NONE,
+    };
+    vec![
+        (short_label_for(Action::ApproveOnce), "overwrite"),
+        (short_label_for(Action::Deny), "skip them"),
+        (keymap::key_label(&esc).to_lowercase(), "cancel"),
+    ]
 }
 
 /// `keys what · keys what · …`: the keys in `key_style`, what they do in the text style.
@@ -345,8 +363,12 @@ mod tests {
         let once = prompt_keys_line(PromptKeys::Live, false, false, &t).to_string();
         assert_eq!(once, "y once  ·  n/esc deny");
         assert_eq!(
-            mcp_json_keys_line(PromptKeys::Live, &t).to_string(),
+            question_keys_line(mcp_json_hints(), PromptKeys::Live, &t).to_string(),
             "y approve  ·  n decline  ·  esc ask at the next launch"
+        );
+        assert_eq!(
+            question_keys_line(overwrite_hints(), PromptKeys::Live, &t).to_string(),
+            "y overwrite  ·  n skip them  ·  esc cancel"
         );
         let text = prompt_keys_line(PromptKeys::InputHasText, false, false, &t).to_string();
         assert!(text.contains("ctrl-c"), "{text}");

@@ -1,4 +1,5 @@
-//! The status line: the context gauge, the model, a `DEMO` badge, and key hints (data from the shell).
+//! The status line: the context gauge, the model, a `DEMO` badge, the working mode when it is not
+//! normal (`plan mode`, `accept edits`), and key hints (data from the shell).
 //! When the row is narrow, hints go first, then the provider, then the model; the gauge stays.
 
 use ratatui::buffer::Buffer;
@@ -19,6 +20,8 @@ pub(crate) struct StatusModel<'a> {
     pub(crate) provider: &'a str,
     /// The built-in demo model is running: shows a `DEMO` badge.
     pub(crate) demo: bool,
+    /// The working mode's words when it is not normal: a badge kept however narrow the row.
+    pub(crate) mode: Option<&'a str>,
     /// Key hints as `(key, what)`, most important first.
     pub(crate) hints: &'a [(&'a str, &'a str)],
 }
@@ -49,6 +52,10 @@ fn right_spans<'a>(
     if s.demo {
         gap(&mut spans);
         spans.push(Span::styled(DEMO, theme.badge));
+    }
+    if let Some(mode) = s.mode {
+        gap(&mut spans);
+        spans.push(Span::styled(format!(" {mode} "), theme.badge));
     }
     for (key, what) in s.hints.iter().take(hints) {
         gap(&mut spans);
@@ -101,9 +108,14 @@ pub(crate) fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme
     }
     let right = match choice {
         Some(r) => r,
-        // Not even the badge fits beside the gauge: keep the badge alone when demo.
-        None if s.demo && w > str_width(DEMO) + 2 => vec![Span::styled(DEMO, theme.badge)],
-        None => Vec::new(),
+        // Not even the badges fit beside the gauge: keep the mode's badge, else the demo's.
+        None => match s.mode {
+            Some(mode) if w > str_width(mode) + 4 => {
+                vec![Span::styled(format!(" {mode} "), theme.badge)]
+            }
+            _ if s.demo && w > str_width(DEMO) + 2 => vec![Span::styled(DEMO, theme.badge)],
+            _ => Vec::new(),
+        },
     };
     let rw = width(&right);
     let gauge_w = if rw == 0 { w } else { w.saturating_sub(rw + 2) };
@@ -132,6 +144,16 @@ mod tests {
     const HINTS: &[(&str, &str)] = &[("enter", "send"), ("ctrl-o", "editor"), ("ctrl-c", "quit")];
 
     fn draw(w: u16, h: u16, demo: bool, theme: &Theme) -> Terminal<TestBackend> {
+        draw_in(w, h, demo, None, theme)
+    }
+
+    fn draw_in(
+        w: u16,
+        h: u16,
+        demo: bool,
+        mode: Option<&str>,
+        theme: &Theme,
+    ) -> Terminal<TestBackend> {
         let g = GaugeModel {
             context: 130_000,
             window: 200_000,
@@ -146,6 +168,7 @@ mod tests {
             model: "claude-sonnet-4-5",
             provider: "anthropic",
             demo,
+            mode,
             hints: HINTS,
         };
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
@@ -171,6 +194,27 @@ mod tests {
         );
         for (w, h) in [(0, 0), (1, 1), (5, 1), (20, 5), (250, 2)] {
             draw(w, h, true, &dark);
+        }
+    }
+
+    #[test]
+    fn the_mode_shows_as_a_badge_that_stays_when_the_row_is_narrow() {
+        let dark = Theme::builtin("dark").unwrap();
+        let plan = Some("plan mode");
+        insta::assert_snapshot!(
+            "status_120_plan",
+            draw_in(120, 1, false, plan, &dark).backend()
+        );
+        insta::assert_snapshot!(
+            "status_80_accept_edits",
+            draw_in(80, 1, false, Some("accept edits"), &dark).backend()
+        );
+        insta::assert_snapshot!(
+            "status_40_plan_demo",
+            draw_in(40, 1, true, plan, &dark).backend()
+        );
+        for (w, h) in [(0, 0), (1, 1), (5, 1), (12, 1)] {
+            draw_in(w, h, true, plan, &dark);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! End to end, `/undo`, `/redo` and `/rewind` in the TUI: the real binary in a pseudo-terminal,
 //! turns that write files and change one with `bash`, the commands typed in the input box. The
 //! files on disk and the cells listing what was restored are checked; a file the user changed
-//! since is named and kept (`/undo skip`); `/rewind` is opened by Esc twice, the files go back
+//! since is asked about in a prompt (Esc cancels, n keeps it and restores the rest); `/rewind` is opened by Esc twice, the files go back
 //! and the message returns to the input box.
 
 use std::fs;
@@ -55,15 +55,27 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"made\n");
     assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
 
-    // The user changes a file the turn wrote: asked, not written over.
+    // The user changes a file the turn wrote: asked in a prompt, not written over. Esc cancels.
     fs::write(ws.join("made.txt"), "mine\n").unwrap();
     t.keys("/undo");
     t.keys(ENTER);
-    let screen = t.wait_for("/undo overwrite writes over them");
+    let screen = t.wait_for("files changed since. Write over them?");
     assert!(screen.contains("changed since turn 1"), "{screen}");
+    assert!(screen.contains("overwrite"), "{screen}");
+    // A key within the guard time is ignored; the prompt answers after it.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    t.keys(ESC);
+    t.wait_for("cancelled: nothing was changed");
     assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
-    t.keys("/undo skip");
+    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+    // Asked again; n skips the changed file and restores the rest.
+    t.keys("/undo");
     t.keys(ENTER);
+    t.wait("the prompt again", |s| {
+        s.matches("Write over them?").count() == 1
+    });
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    t.keys("n");
     let screen = t.wait_for("kept as you changed it: made.txt");
     assert!(screen.contains("modified notes.txt"), "{screen}");
     assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");

@@ -91,8 +91,8 @@ impl StreamState for OpenAiStream {
     }
 }
 
-/// The state of one streamed Chat Completions response: feed it each SSE `data` payload with
-/// [`OpenAiStream::on_data`], then take the response with [`OpenAiStream::finish`].
+/// The state of one streamed Chat Completions response: feed it each SSE event with
+/// [`OpenAiStream::on_event`], then take the response with [`OpenAiStream::finish`].
 #[derive(Debug, Default)]
 pub struct OpenAiStream {
     text: String,
@@ -130,6 +130,7 @@ impl OpenAiStream {
 
     /// Apply one `data:` payload. Content and reasoning go to `sink`; an `{"error": …}` chunk
     /// returns its error, malformed JSON a broken-stream error (never a panic).
+    #[cfg(test)]
     pub fn on_data(
         &mut self,
         data: &str,

@@ -92,7 +92,8 @@ mod contain;
 mod gitmount;
 #[cfg(target_os = "linux")]
 mod linux;
-pub mod seatbelt;
+#[cfg(any(target_os = "macos", test))]
+pub(crate) mod seatbelt;
 pub mod seccomp;
 mod stop;
 mod writable;

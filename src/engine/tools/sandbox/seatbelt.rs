@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use super::{NetworkAccess, SandboxPolicy, WritableSet};
 
 /// The program that applies a profile and runs a command under it.
+#[cfg(target_os = "macos")]
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
 /// A profile and its parameters.

@@ -18,7 +18,7 @@
 
 /// One classic BPF instruction, laid out as the kernel's `struct sock_filter`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Insn {
+pub(crate) struct Insn {
     pub code: u16,
     pub jt: u8,
     pub jf: u8,
@@ -26,26 +26,26 @@ pub struct Insn {
 }
 
 /// `BPF_LD | BPF_W | BPF_ABS`: load the 32-bit word at offset `k` of `seccomp_data`.
-pub const LD_ABS_W: u16 = 0x20;
+pub(crate) const LD_ABS_W: u16 = 0x20;
 /// `BPF_JMP | BPF_JEQ | BPF_K`.
-pub const JEQ_K: u16 = 0x15;
+pub(crate) const JEQ_K: u16 = 0x15;
 /// `BPF_JMP | BPF_JGE | BPF_K`.
-pub const JGE_K: u16 = 0x35;
+pub(crate) const JGE_K: u16 = 0x35;
 /// `BPF_RET | BPF_K`.
-pub const RET_K: u16 = 0x06;
+pub(crate) const RET_K: u16 = 0x06;
 
 /// `SECCOMP_RET_KILL_PROCESS`.
-pub const RET_KILL_PROCESS: u32 = 0x8000_0000;
+pub(crate) const RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// `SECCOMP_RET_ERRNO`; the errno is in the low 16 bits.
-pub const RET_ERRNO: u32 = 0x0005_0000;
+pub(crate) const RET_ERRNO: u32 = 0x0005_0000;
 /// `SECCOMP_RET_ALLOW`.
-pub const RET_ALLOW: u32 = 0x7fff_0000;
+pub(crate) const RET_ALLOW: u32 = 0x7fff_0000;
 
 /// Offsets in `struct seccomp_data`: `nr` (int), `arch` (u32), `instruction_pointer` (u64),
 /// then `args[6]` (u64 each; the low word first on little-endian machines).
-pub const OFFSET_NR: u32 = 0;
-pub const OFFSET_ARCH: u32 = 4;
-pub const fn offset_arg_low(i: u32) -> u32 {
+pub(crate) const OFFSET_NR: u32 = 0;
+pub(crate) const OFFSET_ARCH: u32 = 4;
+pub(crate) const fn offset_arg_low(i: u32) -> u32 {
     16 + 8 * i
 }
 
@@ -73,13 +73,13 @@ pub struct Target {
 
 /// What the program refuses besides the fixed rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// Refuse `socket` for every family (`socketpair` stays allowed).
     pub block_network: bool,
 }
 
 /// The program for `target` under `rules`.
-pub fn program(target: &Target, rules: Rules) -> Vec<Insn> {
+pub(crate) fn program(target: &Target, rules: Rules) -> Vec<Insn> {
     let mut p = vec![
         load(OFFSET_ARCH),
         jump_eq(target.arch, 1, 0),

@@ -1,0 +1,89 @@
+//! The step's memory against the fake provider: pins, the plan, the
+//! standing focus and `recall` reach every successor, survive degraded documents and
+//! `--continue`, and the ledger says what each retired generation held.
+
+mod carried;
+mod pins;
+
+use flower_tui::engine::ledger::RunDir;
+use flower_tui::engine::policy::FrontEnd;
+use flower_tui::engine::protocol::{Event, HandoffPhase, MemoryRefusal, Op, PinChange, PinRef};
+use flower_tui::engine::session::Resume;
+use flower_tui::engine::step_memory::{PinSource, TodoStatus};
+use serde_json::Value;
+
+use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::harness::{Harness, Running, start, turn_end};
+
+const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
+
+const PLAN: &str = r#"{"items": [{"text": "read the parser", "status": "done"}, {"text": "fix nested quotes", "status": "in_progress"}, {"text": "run the tests", "status": "pending"}]}"#;
+
+fn u(input: u64) -> U {
+    U::new(input, 10)
+}
+
+fn overflow() -> Reply {
+    Reply::status(
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 45000 tokens > 40000 maximum"}}"#,
+    )
+}
+
+/// The text blocks of the first message of a request body.
+fn first_blocks(body: &Value) -> Vec<String> {
+    body["messages"][0]["content"]
+        .as_array()
+        .map(|b| {
+            b.iter()
+                .filter_map(|b| b["text"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of the last message of a request body.
+fn last_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_array())
+        .map(|b| {
+            b.iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The block the engine writes itself (pins, plan, focus).
+fn carried(body: &Value) -> String {
+    first_blocks(body)
+        .into_iter()
+        .find(|b| b.starts_with("The harness carries"))
+        .unwrap_or_else(|| panic!("no carried block: {body:#}"))
+}
+
+async fn pin(r: &mut Running, text: &str) -> Event {
+    r.send(Op::Pin { text: text.into() }).await;
+    r.until(|e| matches!(e, Event::Pins { .. } | Event::MemoryRefused { .. }))
+        .await
+        .pop()
+        .unwrap()
+}
+
+/// A manual handoff (headless: no review) and its successor.
+async fn handoff(r: &mut Running) -> Vec<Event> {
+    let turn = r.send_handoff(None).await;
+    r.until_end(turn).await
+}

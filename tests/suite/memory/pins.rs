@@ -1,0 +1,315 @@
+//! Pins: kept for the step and through degraded documents, refused when too large, applied
+//! while a turn runs, and adopted from a `Pinned` section typed in the editor or into a review
+//! that a new process reopens.
+
+use super::*;
+
+#[tokio::test]
+async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor() {
+    let h = Harness::new().await;
+    let mut r = start(h.params(40_000, 10_000));
+    // Before the first message: kept for the step that message starts.
+    let ev = pin(&mut r, "  never push to `main`\n").await;
+    assert_eq!(
+        ev,
+        Event::Pins {
+            pins: vec!["never push to `main`".into()],
+            change: PinChange::Added,
+            changed: vec!["never push to `main`".into()],
+            step: None,
+        }
+    );
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
+    h.server.push(a::text(DOC, u(31_500)));
+    h.server.push(a::text("ok", u(5_000)));
+    assert_eq!(turn_end(&r.turn("refactor the parser").await), "completed");
+    let m = r.manifest();
+    let pins = &m.steps[0].memory.pins;
+    assert_eq!(pins.len(), 1);
+    assert_eq!(pins[0].text, "never push to `main`");
+    assert_eq!(pins[0].source, PinSource::Command);
+    let reqs = h.server.requests();
+    assert_eq!(reqs.len(), 3);
+    let blocks = first_blocks(&reqs[2]);
+    // briefing, what the engine carries, the request note, the request.
+    assert_eq!(blocks.len(), 4, "{blocks:#?}");
+    assert!(
+        blocks[1].contains("\n## Pinned\n- never push to `main`\n"),
+        "{}",
+        blocks[1]
+    );
+    assert_eq!(blocks[3], "refactor the parser");
+    // Pinned once the step exists: the event names it.
+    let ev = pin(&mut r, "run the tests before saying done").await;
+    let Event::Pins { pins, step, .. } = ev else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(pins.len(), 2);
+    assert_eq!(step.as_deref(), Some("test-step"));
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn pins_survive_degraded_handoffs() {
+    let h = Harness::new().await;
+    let mut r = start(h.params(40_000, 10_000));
+    h.server.push(a::text("hi", u(1_000)));
+    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    pin(&mut r, "keep the public API").await;
+    // Two overflows in a row of turns: each goes to a degraded document at once.
+    for i in 0..2 {
+        h.server.push(overflow());
+        h.server.push(a::text(&format!("ok {i}"), u(2_000)));
+        let ev = r.turn(&format!("next {i}")).await;
+        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        assert!(
+            ev.iter()
+                .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { degraded: true, .. }))),
+            "{ev:#?}"
+        );
+    }
+    let reqs = h.server.requests();
+    for successor in [&reqs[2], &reqs[4]] {
+        let blocks = first_blocks(successor);
+        assert!(blocks[0].contains("[DEGRADED"), "{}", blocks[0]);
+        assert!(carried(successor).contains("## Pinned\n- keep the public API\n"));
+    }
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_1mb_pin_is_refused_and_nothing_changes() {
+    let h = Harness::new().await;
+    let mut r = start(h.params(40_000, 10_000));
+    h.server.push(a::text("hi", u(1_000)));
+    r.turn("hello").await;
+    pin(&mut r, "a short pin").await;
+    let big = "x".repeat(1 << 20);
+    let ev = pin(&mut r, &big).await;
+    let Event::MemoryRefused { reason, message } = ev else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(reason, MemoryRefusal::PinTooLong);
+    assert!(
+        message.contains("1,048,576") && message.contains("1,000"),
+        "{message}"
+    );
+    // A focus too long, an unpin of a pin that is not there: refused too.
+    r.send(Op::SetFocus {
+        focus: Some("f".repeat(5_000)),
+    })
+    .await;
+    r.send(Op::Unpin {
+        pin: PinRef::Number(7),
+    })
+    .await;
+    let ev = r
+        .until(|e| {
+            matches!(
+                e,
+                Event::MemoryRefused {
+                    reason: MemoryRefusal::NoSuchPin,
+                    ..
+                }
+            )
+        })
+        .await;
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::MemoryRefused {
+            reason: MemoryRefusal::FocusTooLong,
+            ..
+        }
+    )));
+    let m = r.manifest();
+    assert_eq!(m.steps[0].memory.pin_texts(), ["a short pin"]);
+    assert_eq!(m.steps[0].memory.focus, None);
+    // The ledger never held the big one.
+    let raw = std::fs::read_to_string(r.run_root.join("manifest.json")).unwrap();
+    assert!(raw.len() < 100_000, "{}", raw.len());
+    r.send(Op::Unpin { pin: PinRef::All }).await;
+    let ev = r.until(|e| matches!(e, Event::Pins { .. })).await;
+    assert!(matches!(
+        ev.last(),
+        Some(Event::Pins { pins, change: PinChange::Removed, changed, .. })
+            if pins.is_empty() && changed == &["a short pin".to_string()]
+    ));
+    assert!(r.manifest().steps[0].memory.is_empty());
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_pin_made_while_a_turn_runs_applies_at_once() {
+    let h = Harness::new().await;
+    let mut r = start(h.params(40_000, 10_000));
+    h.server.push(a::tool_use(
+        "t1",
+        "bash",
+        r#"{"command": "sleep 1"}"#,
+        u(1_000),
+    ));
+    h.server.push(a::text("done", u(1_100)));
+    let turn = r.send_turn("wait a second").await;
+    r.until(|e| matches!(e, Event::ToolCall { .. })).await;
+    r.send(Op::Pin {
+        text: "mid-turn pin".into(),
+    })
+    .await;
+    let ev = r.until_end(turn).await;
+    let pinned = ev.iter().position(|e| matches!(e, Event::Pins { .. }));
+    let result = ev
+        .iter()
+        .position(|e| matches!(e, Event::ToolResult { .. }));
+    assert!(
+        pinned.is_some() && pinned < result,
+        "answered while the tool ran: {ev:#?}"
+    );
+    r.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_successor() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    // The model copies a pinned section into its document: that adds no pin.
+    h.server.push(a::text(
+        &format!("{DOC}\n## Pinned\n- copied by the model\n"),
+        u(31_500),
+    ));
+    h.server.push(a::text("ok", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    let mut r = start(p);
+    r.send_turn("work").await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen {
+        handoff,
+        path: Some(path),
+        ..
+    })) = ev.last()
+    else {
+        panic!("{ev:#?}")
+    };
+    // The user continues the pinned list (the engine's `Touched` section follows the model's
+    // sections, so the list is no longer at the end of the file) and adds one at the end.
+    let text = std::fs::read_to_string(path).unwrap().replace(
+        "- copied by the model\n",
+        "- copied by the model\n- typed in the review\n",
+    );
+    std::fs::write(path, format!("{text}\n**Pinned**\n1. and this\n")).unwrap();
+    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
+    let added = ev.iter().find_map(|e| match e {
+        Event::Pins {
+            change: PinChange::FromEditor,
+            changed,
+            ..
+        } => Some(changed.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        added,
+        Some(vec!["typed in the review".into(), "and this".into()])
+    );
+    let reqs = h.server.requests();
+    let block = carried(&reqs[2]);
+    assert!(
+        block.contains("## Pinned\n- typed in the review\n- and this\n"),
+        "{block}"
+    );
+    assert!(!block.contains("copied by the model"), "{block}");
+    let m = r.manifest();
+    assert!(
+        m.steps[0]
+            .memory
+            .pins
+            .iter()
+            .all(|p| p.source == PinSource::Editor)
+    );
+    // The next generation gets them from the engine, not from any document.
+    h.server.push(a::text(DOC, u(6_000)));
+    h.server.push(a::text("third", u(2_000)));
+    let turn = r.send_handoff(None).await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen { handoff, .. })) = ev.last() else {
+        panic!()
+    };
+    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    r.until_end(turn).await;
+    assert_eq!(turn_end(&r.turn("go on").await), "completed");
+    let last = h.server.requests().pop().unwrap();
+    assert!(carried(&last).contains("- typed in the review\n- and this\n"));
+    r.shutdown().await;
+}
+
+/// A process that dies during the review (here: shut down) commits nothing; the next start
+/// reopens the review, and the `Pinned` section typed into the file then is adopted at its end.
+#[tokio::test]
+async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
+    let h = Harness::new().await;
+    h.server
+        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.push(a::text(DOC, u(31_500)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    let root = p.run_dir.root.clone();
+    let mut r = start(p);
+    pin(&mut r, "pinned before the cut").await;
+    r.send_turn("work").await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen {
+        path: Some(path), ..
+    })) = ev.last()
+    else {
+        panic!("{ev:#?}")
+    };
+    let path = path.clone();
+    r.shutdown().await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\n## Pinned\n- typed while no process ran\n"),
+    )
+    .unwrap();
+
+    h.server.push(a::text("successor", u(5_000)));
+    let mut p = h.params(40_000, 10_000);
+    p.front_end = FrontEnd::Interactive { review: true };
+    p.run_dir = RunDir::open(&root);
+    p.start.resume = Some(Resume::at(RunDir::open(&root)));
+    let mut r = start(p);
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
+        .await;
+    let Some(Event::Handoff(HandoffPhase::Frozen { handoff, .. })) = ev.last() else {
+        panic!()
+    };
+    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    let ev = r
+        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
+        .await;
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::Pins { change: PinChange::FromEditor, changed, .. }
+            if changed == &["typed while no process ran".to_string()]
+    )));
+    assert_eq!(
+        r.manifest().steps[0].memory.pin_texts(),
+        ["pinned before the cut", "typed while no process ran"]
+    );
+    r.turn("go on").await;
+    let block = carried(&h.server.requests().pop().unwrap());
+    assert!(
+        block.contains("## Pinned\n- pinned before the cut\n- typed while no process ran\n"),
+        "{block}"
+    );
+    r.shutdown().await;
+}
