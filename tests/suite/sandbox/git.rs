@@ -264,3 +264,35 @@ async fn with_namespaces_the_top_level_is_open_and_git_stays_read_only() {
         out.content
     );
 }
+
+#[tokio::test]
+async fn a_worktrees_git_file_is_mounted_read_only_too() {
+    let p = place();
+    repository(&p.outside);
+    let ws = p.ws.display().to_string();
+    git(&p.outside, &["worktree", "add", "-q", "-b", "w", &ws]);
+    let policy = SandboxPolicy::default();
+    if !confines_writes(&policy, &p.ws) || !namespaces(&policy, &p.ws) {
+        return;
+    }
+    let pointer = std::fs::read(p.ws.join(".git")).unwrap();
+    let gitdir = snapshot(&p.outside.join(".git"));
+    let out = bash(&p.ws, &policy, "touch new.txt && git status --short").await;
+    assert!(!out.is_error, "{}", out.content);
+    assert!(out.content.contains("?? new.txt"), "{}", out.content);
+    for attempt in [
+        "printf 'gitdir: /tmp/elsewhere\\n' > .git",
+        "rm -f .git",
+        "mv .git x",
+        "echo 'touch /tmp/pwned' > \"$(git rev-parse --git-common-dir)/hooks/pre-commit\"",
+    ] {
+        let out = bash(&p.ws, &policy, attempt).await;
+        assert!(out.is_error, "{attempt}: {}", out.content);
+        assert_eq!(
+            std::fs::read(p.ws.join(".git")).unwrap(),
+            pointer,
+            "{attempt}"
+        );
+        assert_eq!(snapshot(&p.outside.join(".git")), gitdir, "{attempt}");
+    }
+}
