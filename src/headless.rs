@@ -214,20 +214,24 @@ async fn drive(
     code
 }
 
+/// A slash command headless cannot run: it is never sent to the model as a task.
+#[derive(Debug, thiserror::Error)]
+enum RestoreUsage {
+    #[error("/rewind works only in the TUI; headless has /undo and /redo")]
+    RewindInTui,
+    #[error("{command}: `{task}`? (usage: {command} [overwrite|skip])")]
+    BadOption { command: String, task: String },
+}
+
 /// `-p /undo` or `-p /redo` (with `--continue`, whose step holds the undo stack), with `skip` or
-/// `overwrite` as in the TUI. `Err` for a slash command headless cannot run (`/rewind`, an unknown
-/// option): it is never sent to the model as a task.
-fn restore_action(task: &str) -> Option<Result<(UndoAction, OnConflict), String>> {
+/// `overwrite` as in the TUI. `None` when the task is no such command.
+fn restore_action(task: &str) -> Option<Result<(UndoAction, OnConflict), RestoreUsage>> {
     let mut words = task.split_whitespace();
     let first = words.next()?;
     let action = match first {
         "/undo" => UndoAction::Undo,
         "/redo" => UndoAction::Redo,
-        "/rewind" => {
-            return Some(Err(
-                "/rewind works only in the TUI; headless has /undo and /redo".to_string(),
-            ));
-        }
+        "/rewind" => return Some(Err(RestoreUsage::RewindInTui)),
         _ => return None,
     };
     let on_conflict = match (words.next(), words.next()) {
@@ -235,10 +239,10 @@ fn restore_action(task: &str) -> Option<Result<(UndoAction, OnConflict), String>
         (Some("skip"), None) => OnConflict::KeepUsers,
         (Some("overwrite"), None) => OnConflict::Overwrite,
         _ => {
-            return Some(Err(format!(
-                "{first}: `{}`? (usage: {first} [overwrite|skip])",
-                task.trim()
-            )));
+            return Some(Err(RestoreUsage::BadOption {
+                command: first.to_string(),
+                task: task.trim().to_string(),
+            }));
         }
     };
     Some(Ok((action, on_conflict)))

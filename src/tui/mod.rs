@@ -35,6 +35,7 @@ pub(crate) mod rewind_state;
 pub(crate) mod search;
 pub(crate) mod select;
 pub(crate) mod session_events;
+pub(crate) mod session_picker;
 pub(crate) mod slash;
 pub(crate) mod state;
 pub(crate) mod subagent_events;

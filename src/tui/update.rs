@@ -27,6 +27,7 @@ use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
 use super::rewind_picker;
 use super::search;
+use super::session_picker;
 use super::state::{AppState, Asked, EngineLink, Focus, Popup, QUIT_WINDOW, Running, new_input};
 use super::turn_events::approval_allowed;
 use super::undo_commands;
@@ -150,22 +151,6 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Enter in the picker: continue the highlighted run (not the one open now).
-fn choose_session(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some(p) = state.picker.take() else {
-        return;
-    };
-    match p.sessions.get(p.selected) {
-        Some(s) if s.run_id == p.current_run => {
-            state.notice("That is the session open now");
-        }
-        Some(s) => fx.push(Effect::SendOp(Op::Resume {
-            run_id: s.run_id.clone(),
-        })),
-        None => {}
-    }
-}
-
 /// The running tool cell shows its whole seconds: changed (and re-laid out) once a second.
 fn count_tool_seconds(state: &mut AppState, now: Instant) {
     let Some((idx, since)) = state.running_tool else {
@@ -249,24 +234,7 @@ fn on_action(
             }
         }
         Action::HistoryNext => recall(state, false, key, now),
-        Action::Abort => {
-            if state.input.is_empty() && queue::drop_newest(state) {
-                return;
-            }
-            // A handoff written in the background goes first: Esc cancels the writing only and
-            // the main turn goes on; the next Esc interrupts the turn.
-            if let Some(bg) = state.background.filter(|b| b.writing()) {
-                fx.push(Effect::SendOp(Op::CancelHandoff {
-                    handoff: bg.handoff,
-                }));
-            } else if state.is_running() {
-                fx.push(Effect::SendOp(Op::Abort {
-                    turn: state.abort_turn(),
-                }));
-            } else if state.input.is_empty() {
-                rewind_picker::idle_esc(state, now, fx);
-            }
-        }
+        Action::Abort => abort(state, now, fx),
         Action::CancelHandoff => match state.background.filter(|b| b.writing()) {
             Some(bg) => fx.push(Effect::SendOp(Op::CancelHandoff {
                 handoff: bg.handoff,
@@ -311,16 +279,9 @@ fn on_action(
         Action::PickerChoose if state.rewind.picker.is_some() => rewind_picker::choose(state, fx),
         Action::PickerClose if state.rewind.picker.is_some() => state.rewind.picker = None,
         Action::PickerNext | Action::PickerPrev => {
-            if let Some(p) = state.picker.as_mut() {
-                let n = p.sessions.len().max(1);
-                p.selected = if action == Action::PickerNext {
-                    (p.selected + 1) % n
-                } else {
-                    (p.selected + n - 1) % n
-                };
-            }
+            session_picker::step(state, action == Action::PickerNext)
         }
-        Action::PickerChoose => choose_session(state, fx),
+        Action::PickerChoose => session_picker::choose(state, fx),
         Action::PickerClose => state.picker = None,
         Action::MentionNext => mention::step(state, true),
         Action::MentionPrev => mention::step(state, false),
@@ -353,6 +314,26 @@ fn on_action(
         Action::RestoreUnsaved | Action::DiscardUnsaved => {
             unsaved::answer(state, action == Action::RestoreUnsaved, fx)
         }
+    }
+}
+
+/// Esc: drops the newest queued message when the input is empty; else cancels a handoff written
+/// in the background (the main turn goes on; the next Esc interrupts it), interrupts the running
+/// turn, or, idle on an empty input, counts toward the rewind picker's double Esc.
+fn abort(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    if state.input.is_empty() && queue::drop_newest(state) {
+        return;
+    }
+    if let Some(bg) = state.background.filter(|b| b.writing()) {
+        fx.push(Effect::SendOp(Op::CancelHandoff {
+            handoff: bg.handoff,
+        }));
+    } else if state.is_running() {
+        fx.push(Effect::SendOp(Op::Abort {
+            turn: state.abort_turn(),
+        }));
+    } else if state.input.is_empty() {
+        rewind_picker::idle_esc(state, now, fx);
     }
 }
 

@@ -20,6 +20,7 @@ pub(super) fn table() -> Vec<(Event, &'static str)> {
     all.extend(super::wire_table_more::table_5(t));
     all.extend(super::wire_table_more::table_6(t));
     all.extend(super::wire_table_more::table_7());
+    all.extend(super::wire_table_more::table_8());
     all
 }
 

@@ -221,6 +221,7 @@ pub(super) fn table_6(t: Thresholds) -> Vec<(Event, &'static str)> {
     ]
 }
 
+/// Todos, memory, checkpoints and rewinds, modes and plans.
 pub(super) fn table_7() -> Vec<(Event, &'static str)> {
     vec![
         (
@@ -308,6 +309,12 @@ pub(super) fn table_7() -> Vec<(Event, &'static str)> {
             },
             r##"{"type":"plan","turn":2,"path":"/w/.flower/notes/plan-fix.md","markdown":"# Plan\n"}"##,
         ),
+    ]
+}
+
+/// Notices, errors, the ends of turns and runs, and hooks.
+pub(super) fn table_8() -> Vec<(Event, &'static str)> {
+    vec![
         (
             Event::Notice {
                 message: "n".into(),

@@ -21,6 +21,14 @@ type Expected = Option<Vec<(&'static str, Value)>>;
 
 /// (what, text, calls expected)
 fn cases() -> Vec<(&'static str, String, Expected)> {
+    let mut all = call_shapes();
+    all.extend(more_call_shapes());
+    all.extend(near_misses());
+    all
+}
+
+/// Texts that are tool calls written as text.
+fn call_shapes() -> Vec<(&'static str, String, Expected)> {
     let one = r#"{"name": "read_file", "arguments": {"path": "src/main.rs"}}"#;
     let bash = r#"{"name": "bash", "arguments": {"command": "cargo test"}}"#;
     vec![
@@ -83,6 +91,14 @@ fn cases() -> Vec<(&'static str, String, Expected)> {
                 ("bash", json!({"command": "cargo test"})),
             ]),
         ),
+    ]
+}
+
+/// More texts that are tool calls: several calls, other wrappers.
+fn more_call_shapes() -> Vec<(&'static str, String, Expected)> {
+    let one = r#"{"name": "read_file", "arguments": {"path": "src/main.rs"}}"#;
+    let bash = r#"{"name": "bash", "arguments": {"command": "cargo test"}}"#;
+    vec![
         (
             "two with a comma between, in a fence",
             format!("```json\n{one},\n{bash}\n```"),
@@ -143,8 +159,19 @@ fn cases() -> Vec<(&'static str, String, Expected)> {
         (
             "keys in any order, text with braces and fences inside strings",
             r#"{"arguments": {"command": "echo '{}' && printf '```'"}, "name": "bash"}"#.into(),
-            Some(vec![("bash", json!({"command": "echo '{}' && printf '```'"}))]),
+            Some(vec![(
+                "bash",
+                json!({"command": "echo '{}' && printf '```'"}),
+            )]),
         ),
+    ]
+}
+
+/// Texts close to a call that must never run.
+fn near_misses() -> Vec<(&'static str, String, Expected)> {
+    let one = r#"{"name": "read_file", "arguments": {"path": "src/main.rs"}}"#;
+    let bash = r#"{"name": "bash", "arguments": {"command": "cargo test"}}"#;
+    vec![
         // Near misses: never run.
         ("empty", String::new(), None),
         ("blank", "  \n ".into(), None),
@@ -158,7 +185,11 @@ fn cases() -> Vec<(&'static str, String, Expected)> {
             format!("```json\n{one}\n```\nThis shows the entry point."),
             None,
         ),
-        ("prose around a bare object", format!("Call: {one} now"), None),
+        (
+            "prose around a bare object",
+            format!("Call: {one} now"),
+            None,
+        ),
         (
             "prose after a tag",
             format!("<tool_call>\n{one}\n</tool_call>\nDone."),
@@ -200,7 +231,11 @@ fn cases() -> Vec<(&'static str, String, Expected)> {
             r#"{"type": "object", "name": "read_file", "arguments": {}}"#.into(),
             None,
         ),
-        ("plain data object", r#"{"path": "src/main.rs"}"#.into(), None),
+        (
+            "plain data object",
+            r#"{"path": "src/main.rs"}"#.into(),
+            None,
+        ),
         (
             "a config file in a fence",
             "```json\n{\"name\": \"my-package\", \"version\": \"1.0.0\"}\n```".into(),
@@ -224,7 +259,11 @@ fn cases() -> Vec<(&'static str, String, Expected)> {
         ("empty array", "[]".into(), None),
         ("a comma with no call after it", format!("{one},"), None),
         ("two commas", format!("{one},,{bash}"), None),
-        ("a comma, then prose", format!("{one}, then I will run it"), None),
+        (
+            "a comma, then prose",
+            format!("{one}, then I will run it"),
+            None,
+        ),
         ("a JSON string", r#""read_file""#.into(), None),
         (
             "name not a string",
