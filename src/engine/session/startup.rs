@@ -6,13 +6,13 @@ use tokio::sync::mpsc;
 
 use super::conversation::{Identity, SessionState};
 use super::lifecycle::Handoffs;
-use super::params::{EngineParams, Resume, StartParams};
+use super::params::{EngineParams, Places, Resume, StartParams};
 use super::step_ledger::StepLedger;
 use super::{ApprovalState, Counters, Engine, Inbox, RunContext};
 use crate::engine::context::Thresholds;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::fsutil::{now_unix, rfc3339};
-use crate::engine::ledger::{Manifest, TranscriptLine, read_transcript};
+use crate::engine::ledger::{Manifest, RunDir, TranscriptLine, read_transcript};
 use crate::engine::protocol::{Event, Op};
 use crate::engine::tokens::Estimator;
 use crate::engine::tools::names;
@@ -27,6 +27,18 @@ pub(super) struct FirstMoves {
     pub(super) resumed: bool,
     /// A first message the engine sends itself (the demo).
     pub(super) autostart: Option<String>,
+}
+
+/// A run directory joined with a new step keeps the steps it has; a new one gets a new ledger.
+fn joined_or_new(run_dir: &RunDir, places: &Places, provider: &str, model: &str) -> Manifest {
+    Manifest::load(&run_dir.manifest_path()).unwrap_or_else(|_| Manifest {
+        run_id: run_dir.run_id.clone(),
+        created: rfc3339(now_unix().0),
+        workspace: places.workspace.clone(),
+        provider: provider.to_string(),
+        model: model.to_string(),
+        steps: Vec::new(),
+    })
 }
 
 /// A resumed run: its ledger, the step it continues and that step's latest session.
@@ -97,21 +109,12 @@ impl Engine {
                     run_dir,
                 )
             }
-            // A run directory joined with a new step keeps the steps it has.
-            None => match Manifest::load(&run_dir.manifest_path()) {
-                Ok(joined) => (joined, None, None, run_dir),
-                Err(_) => {
-                    let manifest = Manifest {
-                        run_id: run_dir.run_id.clone(),
-                        created: rfc3339(now_unix().0),
-                        workspace: places.workspace.clone(),
-                        provider: provider.client.name().to_string(),
-                        model: settings.model.clone(),
-                        steps: Vec::new(),
-                    };
-                    (manifest, None, None, run_dir)
-                }
-            },
+            None => (
+                joined_or_new(&run_dir, &places, provider.client.name(), &settings.model),
+                None,
+                None,
+                run_dir,
+            ),
         };
         let rec = step.and_then(|i| manifest.steps.get(i));
         let claim = match resume {
