@@ -16,7 +16,7 @@ use crate::engine::ledger::{Manifest, RunDir, TranscriptLine, read_transcript};
 use crate::engine::protocol::{Event, Op};
 use crate::engine::tokens::Estimator;
 use crate::engine::tools::names;
-use crate::engine::tools::sandbox::Support;
+use crate::engine::tools::sandbox::{self, Support};
 use crate::engine::types::{Block, Message, Role};
 
 /// What the engine does first once it runs, taken from its parameters.
@@ -91,6 +91,7 @@ impl Engine {
         let tokens = Estimator::load(&places.data_dir, &settings.model);
         let mut warnings = Vec::new();
         warnings.extend(Support::current().notice(&tools.sandbox));
+        warnings.extend(sandbox::git_notice(&tools.sandbox, &places.workspace));
         warnings.extend(super::command_turn::load_notices(&extensions));
         let (manifest, step, session, run_dir) = match &resume {
             Some(r) => {

@@ -1,5 +1,8 @@
-//! The sandbox on Linux: a Landlock ruleset and the seccomp program, prepared in the agent and
-//! applied by the child between `fork` and `exec` with raw system calls only.
+//! The sandbox on Linux: a Landlock ruleset, the seccomp program and, for a workspace whose
+//! `.git` is kept read-only by a mount, that mount (`gitmount.rs`), prepared in the agent and
+//! applied by the child between `fork` and `exec` with raw system calls only: the namespaces and
+//! the mount first, then `no_new_privs`, Landlock and the filter (which refuses the calls that
+//! could undo the mount).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -10,8 +13,9 @@ use landlock::{
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
+use super::gitmount::ReadOnlyMount;
 use super::seccomp::{self, Rules};
-use super::{Enforcement, NetworkAccess, SandboxError, SandboxPolicy, Support};
+use super::{Enforcement, NetworkAccess, SandboxError, SandboxPolicy, Support, WritableSet};
 
 /// The newest ABI whose rights this sandbox asks for. Later ABIs add rights it does not want
 /// handled (ABI 9 confines connecting to Unix sockets by path, which the seccomp filter
@@ -54,6 +58,8 @@ pub(super) struct Confinement {
     ruleset: Option<OwnedFd>,
     /// The seccomp program as the kernel reads it; empty when this machine has none.
     filter: Vec<libc::sock_filter>,
+    /// The `.git` to make read-only in the command's own namespaces, when that is the route.
+    git_mount: Option<ReadOnlyMount>,
     enforcement: Enforcement,
 }
 
@@ -66,6 +72,16 @@ impl Confinement {
             });
         }
         let blocked = policy.network == NetworkAccess::Blocked;
+        let set = policy.writable_set(workspace);
+        let git_mount = set
+            .read_only_mount()
+            .map(|git| {
+                ReadOnlyMount::prepare(git).map_err(|source| SandboxError::GitMount {
+                    path: git.to_path_buf(),
+                    source,
+                })
+            })
+            .transpose()?;
         let filter = seccomp::native()
             .map(|t| {
                 seccomp::program(
@@ -85,11 +101,12 @@ impl Confinement {
             })
             .collect();
         let (ruleset, enforcement) = match support() {
-            Support::Landlock { abi } => (ruleset(policy, workspace, blocked)?, abi),
+            Support::Landlock { abi } => (ruleset(&set, blocked)?, abi),
             Support::NoLandlock { reason } => {
                 return Ok(Confinement {
                     ruleset: None,
                     filter,
+                    git_mount,
                     enforcement: Enforcement::FilterOnly { reason },
                 });
             }
@@ -104,6 +121,7 @@ impl Confinement {
         Ok(Confinement {
             ruleset,
             filter,
+            git_mount,
             enforcement,
         })
     }
@@ -115,17 +133,23 @@ impl Confinement {
     /// Arrange for the child of `cmd` to confine itself right before `exec`.
     pub(super) fn install(self, cmd: &mut tokio::process::Command) {
         let Confinement {
-            ruleset, filter, ..
+            ruleset,
+            filter,
+            git_mount,
+            ..
         } = self;
         let len = u16::try_from(filter.len()).unwrap_or(0);
         let read_own = BitFlags::<AccessFs>::from(AccessFs::ReadFile).bits();
         // SAFETY: the closure runs in the child between fork and exec, where only
-        // async-signal-safe calls are allowed. It makes system calls only (prctl,
-        // landlock_restrict_self, seccomp) on data built before the fork (the ruleset descriptor,
-        // the filter), builds the `sock_fprog` on the stack, and makes io::Errors from raw codes,
-        // which does not allocate.
+        // async-signal-safe calls are allowed. It makes system calls only (unshare, open, write,
+        // mount, prctl, landlock_restrict_self, seccomp) on data built before the fork (the
+        // mount's paths and maps, the ruleset descriptor, the filter), builds the `sock_fprog` on
+        // the stack, and makes io::Errors from raw codes, which does not allocate.
         unsafe {
             cmd.pre_exec(move || {
+                if let Some(mount) = &git_mount {
+                    mount.enter()?;
+                }
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(io::Error::last_os_error());
                 }
@@ -196,14 +220,10 @@ unsafe fn own_proc_rule(ruleset: libc::c_int, access: u64) {
     }
 }
 
-/// The Landlock ruleset of `policy`: writes handled (allowed in the writable set only), TCP
+/// The Landlock ruleset: writes handled (allowed in the writable `set` only), TCP
 /// handled when the network is blocked, signals (and abstract Unix sockets, network blocked)
 /// scoped to the sandbox. `None` when the kernel enforces none of it.
-fn ruleset(
-    policy: &SandboxPolicy,
-    workspace: &Path,
-    block_network: bool,
-) -> Result<Option<OwnedFd>, SandboxError> {
+fn ruleset(set: &WritableSet, block_network: bool) -> Result<Option<OwnedFd>, SandboxError> {
     let write = AccessFs::from_write(TARGET_ABI);
     let read: BitFlags<AccessFs> = AccessFs::ReadFile.into();
     let mut ruleset = Ruleset::default()
@@ -215,7 +235,6 @@ fn ruleset(
         scopes |= Scope::AbstractUnixSocket;
     }
     let ruleset = ruleset.scope(scopes)?;
-    let set = policy.writable_set(workspace);
     let created = ruleset
         .create()?
         .add_rules(path_beneath_rules(set.paths(), write))?

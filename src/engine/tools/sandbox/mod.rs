@@ -11,9 +11,13 @@
 //! not the user's files, and many read-only tools need a temp file.
 //!
 //! **Linux.** Everything is built in the agent before `fork` (the Landlock ruleset, opened with
-//! the landlock crate, and the seccomp program); the child, between `fork` and `exec`, makes only
-//! raw system calls (`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` on the prepared
-//! ruleset descriptor, `seccomp(SECCOMP_SET_MODE_FILTER)`), which are async-signal-safe.
+//! the landlock crate, the seccomp program and, for a repository, the read-only mount of its
+//! `.git`); the child, between `fork` and `exec`, makes only raw system calls (for the mount:
+//! `unshare` of a user and mount namespace, its uid/gid maps, `mount`; then
+//! `prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` on the prepared ruleset descriptor,
+//! `seccomp(SECCOMP_SET_MODE_FILTER)`), which are async-signal-safe. Where user namespaces do not
+//! work (asked once per process, [`namespaces_available`]), `.git` is protected by granting the
+//! workspace entry by entry instead ([`GitRoute`]), and [`git_notice`] is the line shown at start.
 //! - *Landlock* (best effort over the kernel's ABI) refuses reading other processes' files in
 //!   `/proc` and writes outside the writable set,
 //!   symlinks included (the kernel checks where a path really leads); with the network off it
@@ -26,14 +30,15 @@
 //! - *seccomp* ([`seccomp`]): with the network off, `socket` is refused for every family (UDP
 //!   included, which Landlock cannot see before ABI 10, and Unix sockets, whose connection to a
 //!   host service by path Landlock cannot stop before ABI 9: a tmux server or ssh-agent outside
-//!   would act for the command); `socketpair` stays allowed; always refused: `setsid`
-//!   and `setpgid`, `io_uring` (its operations would bypass the filter), the terminal ioctls that
-//!   type into the user's terminal (`TIOCSTI`, `TIOCLINUX`), and system calls of a foreign
-//!   architecture (the process is killed). The program is written here, about thirty
+//!   would act for the command); `socketpair` stays allowed; always refused: `setsid` and
+//!   `setpgid`, `unshare`, `setns` and the mount calls (so a command cannot undo the read-only
+//!   mount of `.git`), `io_uring` (its operations would bypass the filter), the terminal ioctls
+//!   that type into the user's terminal (`TIOCSTI`, `TIOCLINUX`), and system calls of a foreign
+//!   architecture (the process is killed). The program is written here, about fifty
 //!   instructions, rather than taken from a crate: `seccompiler` would bring a general compiler
-//!   and its rule language for six rules, `libseccomp` a C library to install; the hand-written
-//!   program is checked instruction by instruction by an interpreter in the unit tests and
-//!   against the kernel by the integration tests.
+//!   and its rule language for a handful of rules, `libseccomp` a C library to install; the
+//!   hand-written program is checked instruction by instruction by an interpreter in the unit
+//!   tests and against the kernel by the integration tests.
 //!
 //! **Nothing outlives the command.** A command runs as the leader of its own process group
 //! (`bash.rs`), and the seccomp filter refuses `setsid` and `setpgid`, so no process it starts can
@@ -74,12 +79,17 @@
 //! file can still reach the model through the command's output. A datagram `socketpair` end can
 //! still send to a datagram service by its path (the system log). Root inside the sandbox keeps its
 //! capabilities apart from what Landlock and the filter refuse; no one gains any
-//! (`no_new_privs`: `sudo` and set-user-id programs do not elevate).
+//! (`no_new_privs`: `sudo` and set-user-id programs do not elevate). On the mount route, a
+//! workspace also reachable through a second mount of its own (a bind mount elsewhere) has its
+//! `.git` writable through that path: Landlock's grant follows the folder, the read-only bind
+//! covers one path.
 //!
 //! When the sandbox stopped a command, [`sandbox_stop_reason`] finds it in the output and the
 //! `bash` tool adds a note naming the sandbox, so the model can adapt.
 
 mod contain;
+#[cfg(target_os = "linux")]
+mod gitmount;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(any(target_os = "macos", test))]
@@ -91,8 +101,37 @@ mod writable;
 use std::path::{Path, PathBuf};
 
 pub(crate) use contain::LeaderExit;
+#[cfg(target_os = "linux")]
+pub use gitmount::NO_NAMESPACES_VAR;
 pub use stop::{Certainty, SandboxStopped, StopKind, StopReason, sandbox_stop_reason};
-pub use writable::{GitGuard, Root, RootKind, WritableSet, in_a_temp_dir};
+pub use writable::{GitGuard, GitRoute, Root, RootKind, WritableSet, in_a_temp_dir};
+
+/// Whether a confined command can run in user and mount namespaces of its own here, so that a
+/// workspace's `.git` is kept read-only by a mount (Linux; asked once per process).
+pub fn namespaces_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        gitmount::available()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// The one line to show at start when `.git` of `workspace` is protected by the costly route
+/// (entry by entry: nothing can be created at the workspace's top level); `None` otherwise.
+pub fn git_notice(policy: &SandboxPolicy, workspace: &Path) -> Option<String> {
+    let set = policy.writable_set(workspace);
+    let guard = set.guard.as_ref()?;
+    (guard.route == GitRoute::EntryByEntry && cfg!(target_os = "linux")).then(|| {
+        "Sandbox: user namespaces are not available here, so the workspace's `.git` is kept \
+         read-only by granting its top-level entries one by one: confined commands cannot create, \
+         rename or delete entries at the top level (a first `cargo build`, `npm install`, \
+         `git commit`); the user can run those outside the sandbox."
+            .to_string()
+    })
+}
 
 /// What a sandboxed command may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -228,6 +267,12 @@ impl SandboxPolicy {
 pub enum SandboxError {
     #[error("the workspace {} cannot be opened for the sandbox: {source}", path.display())]
     Workspace {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[cfg(target_os = "linux")]
+    #[error("the read-only mount of {} cannot be prepared: {source}", path.display())]
+    GitMount {
         path: PathBuf,
         source: std::io::Error,
     },

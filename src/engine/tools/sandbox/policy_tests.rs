@@ -240,10 +240,10 @@ fn repository(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn a_repository_is_granted_entry_by_entry_without_its_git() {
+fn without_namespaces_a_repository_is_granted_entry_by_entry_without_its_git() {
     let dir = tempfile::tempdir().unwrap();
     let ws = repository(dir.path());
-    let set = SandboxPolicy::default().writable_set(&ws);
+    let set = WritableSet::with_namespaces(&SandboxPolicy::default(), &ws, false);
     assert_eq!(
         kinds(&set, RootKind::Workspace),
         vec![ws.join("Cargo.toml"), ws.join("src")],
@@ -251,6 +251,8 @@ fn a_repository_is_granted_entry_by_entry_without_its_git() {
     );
     let guard = set.guard.clone().unwrap();
     assert_eq!(guard.repository, ws.join(".git"));
+    assert_eq!(guard.route, GitRoute::EntryByEntry);
+    assert_eq!(set.read_only_mount(), None);
     assert!(set.allows(&ws.join("src/lib.rs")));
     assert!(set.allows(&ws.join("Cargo.toml")));
     for protected in [".git/config", ".git/hooks/pre-commit", "new.txt", ".git"] {
@@ -268,6 +270,52 @@ fn a_repository_is_granted_entry_by_entry_without_its_git() {
     assert!(temp_holds(&ws));
     assert!(!set.allows(&ws.join(".git/config")));
     assert!(set.tmpdir.is_some());
+}
+
+#[test]
+fn with_namespaces_a_repository_is_granted_whole_and_its_git_mounted_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = repository(dir.path());
+    let set = WritableSet::with_namespaces(&SandboxPolicy::default(), &ws, true);
+    assert_eq!(kinds(&set, RootKind::Workspace), vec![ws.clone()]);
+    let guard = set.guard.clone().unwrap();
+    assert_eq!(guard.route, GitRoute::ReadOnlyMount);
+    assert_eq!(set.read_only_mount(), Some(ws.join(".git").as_path()));
+    for open in ["new.txt", "target/debug/x", "Cargo.toml", "src/lib.rs"] {
+        assert!(set.allows(&ws.join(open)), "{open}");
+        assert!(!set.guards(&ws.join(open)), "{open}");
+    }
+    for protected in [".git/config", ".git/hooks/pre-commit", ".git"] {
+        assert!(!set.allows(&ws.join(protected)), "{protected}");
+        assert!(set.guards(&ws.join(protected)), "{protected}");
+    }
+    assert!(
+        set.describe().contains("but not its `.git`"),
+        "{}",
+        set.describe()
+    );
+    assert!(!set.describe().contains("top level"), "{}", set.describe());
+    // The mount keeps `.git` read-only whatever Landlock grants: the temp dir stays granted.
+    assert!(temp_holds(&ws));
+    assert_eq!(set.tmpdir, None);
+}
+
+#[test]
+fn a_symlinked_git_falls_back_to_entry_by_entry_even_with_namespaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let real = dir.path().join("real-git");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&real).unwrap();
+    std::os::unix::fs::symlink(&real, ws.join(".git")).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let set = WritableSet::with_namespaces(&SandboxPolicy::default(), &ws, true);
+    assert_eq!(set.guard.map(|g| g.route), Some(GitRoute::EntryByEntry));
+    // A `.git` file (a worktree's) is mounted like a folder.
+    std::fs::remove_file(ws.join(".git")).unwrap();
+    std::fs::write(ws.join(".git"), "gitdir: /elsewhere\n").unwrap();
+    let set = WritableSet::with_namespaces(&SandboxPolicy::default(), &ws, true);
+    assert_eq!(set.read_only_mount(), Some(ws.join(".git").as_path()));
 }
 
 #[test]

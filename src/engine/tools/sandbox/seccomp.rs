@@ -3,7 +3,9 @@
 //!
 //! The program, in order: a system call of another architecture kills the process (on x86-64
 //! also the x32 numbers, which would otherwise reach the same kernel code under other numbers);
-//! `setsid`, `setpgid` and the `io_uring` calls are refused; with the network off, `socket` is
+//! `setsid`, `setpgid` and the `io_uring` calls are refused; so are `unshare`, `setns` and every
+//! call that mounts, unmounts or moves a mount (`mount`, `umount2`, `pivot_root` and the new mount
+//! API), so a command cannot leave or undo the read-only mount of `.git` it was started under; with the network off, `socket` is
 //! refused whatever its family: internet sockets, and Unix sockets too, because a Unix socket
 //! can connect to a host service outside the sandbox (a tmux server, ssh-agent, D-Bus, dockerd)
 //! and have it act unconfined, and neither this filter (it cannot read the address) nor Landlock
@@ -58,6 +60,8 @@ pub struct Target {
     pub ioctl: u32,
     /// Refused with `EPERM`: `setsid`, `setpgid`.
     pub group_calls: Vec<u32>,
+    /// Refused with `EPERM`: `unshare`, `setns` and the mount calls.
+    pub mount_calls: Vec<u32>,
     /// Refused with `ENOSYS`, so programs fall back: `io_uring_setup`, `_enter`, `_register`.
     pub io_uring: Vec<u32>,
     /// Refused ioctl requests.
@@ -92,6 +96,9 @@ pub(crate) fn program(target: &Target, rules: Rules) -> Vec<Insn> {
         p.push(ret(RET_KILL_PROCESS));
     }
     for &nr in &target.group_calls {
+        p.extend(refuse(nr, RET_ERRNO | target.eperm));
+    }
+    for &nr in &target.mount_calls {
         p.extend(refuse(nr, RET_ERRNO | target.eperm));
     }
     for &nr in &target.io_uring {
@@ -180,6 +187,20 @@ pub fn native() -> Option<Target> {
         socket: n(libc::SYS_socket)?,
         ioctl: n(libc::SYS_ioctl)?,
         group_calls: vec![n(libc::SYS_setsid)?, n(libc::SYS_setpgid)?],
+        mount_calls: vec![
+            n(libc::SYS_unshare)?,
+            n(libc::SYS_setns)?,
+            n(libc::SYS_mount)?,
+            n(libc::SYS_umount2)?,
+            n(libc::SYS_pivot_root)?,
+            n(libc::SYS_open_tree)?,
+            n(libc::SYS_move_mount)?,
+            n(libc::SYS_fsopen)?,
+            n(libc::SYS_fsconfig)?,
+            n(libc::SYS_fsmount)?,
+            n(libc::SYS_fspick)?,
+            n(libc::SYS_mount_setattr)?,
+        ],
         io_uring: vec![
             n(libc::SYS_io_uring_setup)?,
             n(libc::SYS_io_uring_enter)?,

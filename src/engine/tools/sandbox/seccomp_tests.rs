@@ -68,6 +68,7 @@ fn fake() -> Target {
         socket: 41,
         ioctl: 16,
         group_calls: vec![112, 109],
+        mount_calls: vec![272, 308, 165, 166],
         io_uring: vec![425, 426, 427],
         refused_ioctls: vec![0x5412, 0x541C],
         eperm: 1,
@@ -128,6 +129,20 @@ fn leaving_the_process_group_is_refused_with_eperm() {
         assert_eq!(run(&p, &call(&t, 109, &[0, 0])), RET_ERRNO | 1, "setpgid");
         for nr in [425, 426, 427] {
             assert_eq!(run(&p, &call(&t, nr, &[])), RET_ERRNO | 38, "io_uring {nr}");
+        }
+    }
+}
+
+#[test]
+fn namespaces_and_mounts_are_refused_with_eperm_and_neighbours_allowed() {
+    let t = fake();
+    for rules in [true, false].map(|b| Rules { block_network: b }) {
+        let p = program(&t, rules);
+        for nr in [272, 308, 165, 166] {
+            assert_eq!(run(&p, &call(&t, nr, &[0, 0])), RET_ERRNO | 1, "call {nr}");
+        }
+        for nr in [164, 167, 271, 273] {
+            assert_eq!(run(&p, &call(&t, nr, &[0, 0])), RET_ALLOW, "call {nr}");
         }
     }
 }
@@ -194,7 +209,7 @@ fn terminal_injection_ioctls_are_refused_and_others_allowed() {
 fn every_other_call_is_allowed_whatever_its_arguments() {
     let t = fake();
     let p = blocked(&t);
-    let special = [41, 16, 112, 109, 425, 426, 427];
+    let special = [41, 16, 112, 109, 425, 426, 427, 272, 308, 165, 166];
     for nr in (0..600).filter(|n| !special.contains(n)) {
         for args in [[0u64; 2], [2, 0x5412], [u64::MAX, u64::MAX]] {
             assert_eq!(run(&p, &call(&t, nr, &args)), RET_ALLOW, "call {nr}");
@@ -235,4 +250,18 @@ fn this_machines_numbers_give_the_same_answers() {
         run(&p, &call(&t, nr(libc::SYS_openat), &[0, 0, 0o1101])),
         RET_ALLOW
     );
+    for call_nr in [
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_move_mount,
+        libc::SYS_mount_setattr,
+    ] {
+        assert_eq!(
+            run(&p, &call(&t, nr(call_nr), &[0, 0])),
+            RET_ERRNO | libc::EPERM as u32,
+            "{call_nr}"
+        );
+    }
 }

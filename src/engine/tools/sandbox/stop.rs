@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{NetworkAccess, SandboxMode, SandboxPolicy};
+use super::{GitRoute, NetworkAccess, SandboxMode, SandboxPolicy, WritableSet};
 use crate::engine::tools::CommandExit;
 use crate::engine::tools::paths;
 
@@ -113,6 +113,8 @@ pub struct StopReason {
     pub writable: String,
     /// Whether commands had the network.
     pub network: NetworkAccess,
+    /// Whether the workspace's top level is closed to protect `.git` (entry by entry).
+    pub top_level_closed: bool,
 }
 
 /// That the sandbox stopped (or may have stopped) a command, as tool results and events carry
@@ -142,7 +144,7 @@ impl StopReason {
                  error above may have been the sandbox's.",
                 path.display()
             ),
-            (StopKind::Protected { path }, Certainty::Sure) => format!(
+            (StopKind::Protected { path }, Certainty::Sure) if self.top_level_closed => format!(
                 "the sandbox refused the write to `{}`: it keeps the repository's `.git` \
                  read-only (a hook, config or filter planted there would run outside the \
                  sandbox), so git commands that write (commit, add, checkout, stash) fail here, \
@@ -152,11 +154,24 @@ impl StopReason {
                  write_file; the user can run a git command outside the sandbox.",
                 path.display()
             ),
-            (StopKind::Protected { path }, Certainty::Possible) => format!(
-                "`{}` is in the workspace's `.git` or at its top level, which the sandbox keeps \
-                 read-only, so the permission error above may have been the sandbox's; git \
-                 commands that write fail here and the user can run them outside the sandbox.",
+            (StopKind::Protected { path }, Certainty::Sure) => format!(
+                "the sandbox refused the write to `{}`: it keeps the repository's `.git` \
+                 read-only (a hook, config or filter planted there would run outside the \
+                 sandbox), so git commands that write (commit, add, checkout, stash) fail here. \
+                 Commands may write only in {w}; the user can run a git command outside the \
+                 sandbox.",
                 path.display()
+            ),
+            (StopKind::Protected { path }, Certainty::Possible) => format!(
+                "`{}` is in the workspace's `.git`{}, which the sandbox keeps read-only, so the \
+                 permission error above may have been the sandbox's; git commands that write \
+                 fail here and the user can run them outside the sandbox.",
+                path.display(),
+                if self.top_level_closed {
+                    " or at its top level"
+                } else {
+                    ""
+                }
             ),
             (StopKind::Permission, _) => format!(
                 "the permission error above may have been the sandbox's: commands may write \
@@ -211,7 +226,29 @@ pub fn sandbox_stop_reason(
     if policy.mode == SandboxMode::Off {
         return None;
     }
-    let writable = policy.writable_set(workspace);
+    stop_reason_in(
+        &policy.writable_set(workspace),
+        policy,
+        workspace,
+        command,
+        output,
+        exit,
+    )
+}
+
+/// [`sandbox_stop_reason`] for a command that could write in `writable`.
+pub(super) fn stop_reason_in(
+    writable: &WritableSet,
+    policy: &SandboxPolicy,
+    workspace: &Path,
+    command: &str,
+    output: &str,
+    exit: &CommandExit,
+) -> Option<StopReason> {
+    let top_level_closed = writable
+        .guard
+        .as_ref()
+        .is_some_and(|g| g.route == GitRoute::EntryByEntry);
     let failed = exit.code() != Some(0) || exit.signal().is_some();
     let reason = |kind, certainty| {
         Some(StopReason {
@@ -219,6 +256,7 @@ pub fn sandbox_stop_reason(
             certainty,
             writable: writable.describe(),
             network: policy.network,
+            top_level_closed,
         })
     };
     if exit.signal() == Some(SIGSYS) {

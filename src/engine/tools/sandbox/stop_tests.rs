@@ -264,33 +264,51 @@ fn a_write_to_a_protected_git_is_named_as_such() {
     std::fs::create_dir_all(ws.join("src")).unwrap();
     let policy = SandboxPolicy::default();
     let lock = ws.join(".git/index.lock");
-    let out = format!(
-        "fatal: Unable to create '{}': Permission denied",
-        lock.display()
-    );
-    let r = sandbox_stop_reason(&policy, &ws, "git commit -qam x", &out, &failed()).unwrap();
-    assert_eq!(
-        (r.kind.clone(), r.certainty),
-        (StopKind::Protected { path: lock }, Certainty::Sure)
-    );
-    assert!(
-        r.note().contains("keeps the repository's `.git` read-only"),
-        "{}",
-        r.note()
-    );
     let top = ws.join("new.txt");
-    let out = format!("touch: cannot touch '{}': Permission denied", top.display());
-    let r = sandbox_stop_reason(&policy, &ws, "touch new.txt", &out, &failed()).unwrap();
-    assert_eq!(r.kind, StopKind::Protected { path: top });
-    // Inside a folder of the workspace a permission error is not the sandbox's.
-    let inner = format!(
-        "touch: cannot touch '{}': Permission denied",
-        ws.join("src/x").display()
-    );
-    assert_eq!(
-        sandbox_stop_reason(&policy, &ws, "touch src/x", &inner, &failed()),
-        None
-    );
+    for namespaces in [true, false] {
+        let set = WritableSet::with_namespaces(&policy, &ws, namespaces);
+        let ask =
+            |command: &str, out: &str| stop_reason_in(&set, &policy, &ws, command, out, &failed());
+        let why = if namespaces {
+            "Read-only file system"
+        } else {
+            "Permission denied"
+        };
+        let out = format!("fatal: Unable to create '{}': {why}", lock.display());
+        let r = ask("git commit -qam x", &out).unwrap();
+        assert_eq!(
+            (r.kind.clone(), r.certainty),
+            (StopKind::Protected { path: lock.clone() }, Certainty::Sure)
+        );
+        assert!(
+            r.note().contains("keeps the repository's `.git` read-only"),
+            "{}",
+            r.note()
+        );
+        assert_eq!(
+            r.note().contains("cannot create, rename or delete entries"),
+            !namespaces,
+            "{}",
+            r.note()
+        );
+        // A new top-level entry: refused entry by entry; the mount leaves it writable.
+        let out = format!("touch: cannot touch '{}': Permission denied", top.display());
+        let r = ask("touch new.txt", &out);
+        if namespaces {
+            assert_eq!(r, None);
+        } else {
+            assert_eq!(
+                r.map(|r| r.kind),
+                Some(StopKind::Protected { path: top.clone() })
+            );
+        }
+        // Inside a folder of the workspace a permission error is not the sandbox's.
+        let inner = format!(
+            "touch: cannot touch '{}': Permission denied",
+            ws.join("src/x").display()
+        );
+        assert_eq!(ask("touch src/x", &inner), None);
+    }
 }
 
 #[test]
@@ -352,6 +370,7 @@ fn notes_name_the_sandbox_and_say_how_sure_they_are() {
         certainty: Certainty::Possible,
         writable: String::new(),
         network: NetworkAccess::Blocked,
+        top_level_closed: false,
     };
     assert!(
         net.note().contains("may have been the sandbox's"),

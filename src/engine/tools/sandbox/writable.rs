@@ -5,22 +5,32 @@
 //!   When the workspace is a git repository (it holds `.git`), its `.git` stays read-only: a
 //!   command that could write there could plant a hook, a `core.fsmonitor` or a clean/smudge filter
 //!   that git runs later outside the sandbox (flower-tui's own git, the user's next `git commit`).
-//!   Landlock only adds grants, and a grant on a folder covers everything below it, so the
-//!   workspace is granted entry by entry: everything inside each of its top-level entries but
-//!   `.git` (folders whole, files for writing), and nothing on the workspace folder itself. So a
-//!   command cannot create, rename or delete entries at the top level either (that would let it
-//!   move `.git` away and put a folder of its own in its place); a top-level file made by
-//!   `write_file` or by a command run outside the sandbox is writable from the next command on.
-//!   Symlinked entries are not granted (the kernel checks where they lead, which is granted or not
-//!   on its own). A configured writable path that holds the workspace grants it whole, `.git`
-//!   included: the user asked for that. Not protected either: a `.git` a command creates further
-//!   down (a nested repository), or at the top of a workspace that has none (one inside a
-//!   repository whose `.git` is in a parent folder, or none at all): git run there later would use
-//!   it.
+//!   Two routes ([`GitRoute`]):
+//!   - *A read-only mount* ([`GitRoute::ReadOnlyMount`]), where user namespaces work (Linux,
+//!     `gitmount.rs`): the command runs in a mount namespace of its own in which `.git` is a
+//!     read-only bind of itself, and the workspace is granted whole. A `.git` file (a worktree's
+//!     or a submodule's pointer to its git folder) is bound the same way, so it cannot be pointed
+//!     elsewhere; the git folder it names is outside the workspace as a rule, and so not writable.
+//!   - *Entry by entry* ([`GitRoute::EntryByEntry`]), elsewhere (and for a `.git` that is a
+//!     symlink, which a command could replace): Landlock only adds grants, and a grant on a folder
+//!     covers everything below it, so everything inside each top-level entry but `.git` is granted
+//!     (folders whole, files for writing), and nothing on the workspace folder itself. So a
+//!     command cannot create, rename or delete entries at the top level either (that would let it
+//!     move `.git` away and put a folder of its own in its place); a top-level file made by
+//!     `write_file` or by a command run outside the sandbox is writable from the next command on.
+//!     Symlinked entries are not granted (the kernel checks where they lead, which is granted or
+//!     not on its own).
+//!
+//!   A configured writable path that holds the workspace grants it whole, `.git` included by the
+//!   entry-by-entry route (the user asked for that). Not protected by either route: a `.git` a
+//!   command creates further down (a nested repository), or at the top of a workspace that has
+//!   none (one inside a repository whose `.git` is in a parent folder, which is outside and so
+//!   not writable, or none at all): git run there later would use it.
 //! - *Read-only*: the temp dirs and the device files only.
 //! - In both, a temp dir that holds the workspace is left out when the workspace must not be
-//!   written whole (read-only, or its `.git` protected): granting it would grant the workspace.
-//!   `TMPDIR` then points commands at a temp dir still granted ([`WritableSet::tmpdir`]).
+//!   written whole (read-only, or its `.git` protected entry by entry): granting it would grant
+//!   the workspace. `TMPDIR` then points commands at a temp dir still granted
+//!   ([`WritableSet::tmpdir`]).
 
 use std::path::{Path, PathBuf};
 
@@ -86,6 +96,27 @@ impl Root {
     }
 }
 
+/// How a workspace's `.git` is kept read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitRoute {
+    /// A read-only bind mount in the command's own namespaces; the workspace is granted whole.
+    ReadOnlyMount,
+    /// Each top-level entry but `.git` granted; the top level itself is closed.
+    EntryByEntry,
+}
+
+impl GitRoute {
+    /// The route on this machine for a `.git` that is `git`: the mount where namespaces work
+    /// (`namespaces`) and `.git` is a folder or a file, entry by entry otherwise.
+    pub fn choose(namespaces: bool, git: &std::fs::Metadata) -> GitRoute {
+        if namespaces && !git.file_type().is_symlink() {
+            GitRoute::ReadOnlyMount
+        } else {
+            GitRoute::EntryByEntry
+        }
+    }
+}
+
 /// A workspace whose repository metadata commands may not write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitGuard {
@@ -93,18 +124,23 @@ pub struct GitGuard {
     pub workspace: PathBuf,
     /// Its `.git`.
     pub repository: PathBuf,
+    pub route: GitRoute,
 }
 
 impl GitGuard {
     /// Whether `path` (resolved) is one the guard keeps from commands: the workspace's `.git`
-    /// or a top-level entry of the workspace that was not granted (the workspace itself too).
+    /// and, entry by entry, a top-level entry of the workspace that was not granted (the
+    /// workspace itself too).
     pub fn protects(&self, path: &Path, set: &WritableSet) -> bool {
-        path.starts_with(&self.workspace)
-            && !set.allows(path)
-            && path
-                .strip_prefix(&self.workspace)
-                .map(|rest| rest.components().count() <= 1 || rest.starts_with(".git"))
-                .unwrap_or(false)
+        let Ok(rest) = path.strip_prefix(&self.workspace) else {
+            return false;
+        };
+        match self.route {
+            GitRoute::ReadOnlyMount => rest.starts_with(".git"),
+            GitRoute::EntryByEntry => {
+                !set.granted(path) && (rest.components().count() <= 1 || rest.starts_with(".git"))
+            }
+        }
     }
 }
 
@@ -120,8 +156,18 @@ pub struct WritableSet {
 }
 
 impl WritableSet {
-    /// Where a command under `policy` may write, for `workspace`.
+    /// Where a command under `policy` may write, for `workspace`, with `.git` protected by a
+    /// read-only mount where this machine allows it.
     pub fn of(policy: &SandboxPolicy, workspace: &Path) -> WritableSet {
+        WritableSet::with_namespaces(policy, workspace, super::namespaces_available())
+    }
+
+    /// [`WritableSet::of`] on a machine where user namespaces work (`namespaces`) or not.
+    pub fn with_namespaces(
+        policy: &SandboxPolicy,
+        workspace: &Path,
+        namespaces: bool,
+    ) -> WritableSet {
         let mut set = WritableSet::default();
         if policy.mode == SandboxMode::Off {
             return set;
@@ -129,19 +175,19 @@ impl WritableSet {
         let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         let mut whole_workspace = false;
         if policy.mode == SandboxMode::WorkspaceWrite {
-            match repository_of(&ws) {
-                Some(repository) => {
-                    set.roots.extend(entries_but_git(&ws));
-                    set.guard = Some(GitGuard {
-                        workspace: ws.clone(),
-                        repository,
-                    });
-                }
-                None => {
+            let guard = repository_of(&ws).map(|(repository, meta)| GitGuard {
+                workspace: ws.clone(),
+                repository,
+                route: GitRoute::choose(namespaces, &meta),
+            });
+            match guard.as_ref().map(|g| g.route) {
+                Some(GitRoute::EntryByEntry) => set.roots.extend(entries_but_git(&ws)),
+                Some(GitRoute::ReadOnlyMount) | None => {
                     set.roots.push(Root::new(RootKind::Workspace, &ws));
                     whole_workspace = true;
                 }
             }
+            set.guard = guard;
             set.roots.extend(
                 policy
                     .writable
@@ -180,7 +226,24 @@ impl WritableSet {
 
     /// Whether writing the resolved `path` is allowed.
     pub fn allows(&self, path: &Path) -> bool {
+        self.granted(path)
+            && !self
+                .guard
+                .as_ref()
+                .is_some_and(|g| g.route == GitRoute::ReadOnlyMount && g.protects(path, self))
+    }
+
+    /// Whether a root covers `path` (a read-only mount may still refuse it).
+    fn granted(&self, path: &Path) -> bool {
         self.roots.iter().any(|r| path.starts_with(&r.path))
+    }
+
+    /// The `.git` to mount read-only for a command, if that is the route.
+    pub fn read_only_mount(&self) -> Option<&Path> {
+        self.guard
+            .as_ref()
+            .filter(|g| g.route == GitRoute::ReadOnlyMount)
+            .map(|g| g.repository.as_path())
     }
 
     /// Whether `path` (resolved) is refused because the workspace's `.git` is protected.
@@ -205,6 +268,10 @@ impl WritableSet {
         };
         let mut parts = Vec::new();
         match &self.guard {
+            Some(g) if g.route == GitRoute::ReadOnlyMount => parts.push(format!(
+                "the workspace ({}) but not its `.git`",
+                g.workspace.display()
+            )),
             Some(g) => parts.push(format!(
                 "the workspace ({}) but not its `.git` nor its top level itself (files there can \
                  be changed; entries cannot be created, renamed or deleted there)",
@@ -232,10 +299,11 @@ impl WritableSet {
     }
 }
 
-/// The workspace's own `.git` (a folder, or the file a worktree or submodule has), if it has one.
-fn repository_of(ws: &Path) -> Option<PathBuf> {
+/// The workspace's own `.git` (a folder, or the file a worktree or submodule has) and what it is,
+/// if it has one.
+fn repository_of(ws: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
     let git = ws.join(".git");
-    std::fs::symlink_metadata(&git).is_ok().then_some(git)
+    std::fs::symlink_metadata(&git).ok().map(|m| (git, m))
 }
 
 /// The workspace's top-level entries but `.git`, each granted whole; symlinks are left out (the
