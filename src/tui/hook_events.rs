@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::engine::hooks::{HookNote, HooksQuestion};
 
+use super::questions;
 use super::render::cell::Cell;
 use super::state::{AppState, Asked, PendingApproval};
 
@@ -27,18 +28,6 @@ pub(super) fn on_question(state: &mut AppState, q: HooksQuestion, now: Instant) 
         hooks: q.hooks,
         answer: None,
     });
-    state.approvals.push_back(PendingApproval {
-        asked,
-        name: "hooks".into(),
-        summary,
-        cell: state.chat.len().saturating_sub(1),
-        outside_workspace: false,
-        command: None,
-        diff: None,
-        always: None,
-        unsandboxed: None,
-    });
-    if state.approval_shown_at.is_none() {
-        state.approval_shown_at = Some(now);
-    }
+    let p = PendingApproval::question(asked, "hooks", summary, state);
+    questions::enqueue(state, p, now);
 }

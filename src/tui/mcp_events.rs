@@ -8,6 +8,7 @@ use std::time::Instant;
 use crate::engine::mcp::ServerStatus;
 use crate::engine::protocol::Event;
 
+use super::questions;
 use super::render::cell::Cell;
 use super::state::{AppState, Asked, PendingApproval};
 
@@ -55,22 +56,9 @@ fn on_mcp_json(
         answer: None,
     });
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    state.approvals.push_back(PendingApproval {
-        asked,
-        name: ".mcp.json".into(),
-        summary: format!("{shown} would start: {}", names.join(", ")),
-        cell: state.chat.len().saturating_sub(1),
-        outside_workspace: false,
-        command: None,
-        diff: None,
-        always: None,
-        unsandboxed: None,
-    });
-    // Like a tool's prompt it shows above the input and the focus stays; it answers keys only
-    // on an empty input a while after it appeared and after the input last changed.
-    if state.approval_shown_at.is_none() {
-        state.approval_shown_at = Some(now);
-    }
+    let summary = format!("{shown} would start: {}", names.join(", "));
+    let p = PendingApproval::question(asked, ".mcp.json", summary, state);
+    questions::enqueue(state, p, now);
 }
 
 /// The MCP servers the next request waits for (none: the wait is over).

@@ -28,6 +28,7 @@ pub(crate) mod msg;
 pub(crate) mod overlay_view;
 pub(crate) mod plan_review;
 pub(crate) mod plan_state;
+pub(crate) mod questions;
 pub(crate) mod queue;
 pub mod render;
 pub(crate) mod rewind_picker;

@@ -13,6 +13,7 @@ use crate::engine::protocol::{
 };
 
 use super::msg::Effect;
+use super::questions;
 use super::queue;
 use super::render::cell::{AssistantState, Cell};
 use super::render::tool_cell::ToolStatus;
@@ -335,12 +336,7 @@ fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instan
         answer: None,
     });
     p.cell = state.chat.len().saturating_sub(1);
-    state.approvals.push_back(p);
-    // The prompt shows above the input; the focus stays where it is. It takes keys once the
-    // input is empty and 400 ms have passed (`AppState::approval_takes_keys`).
-    if state.approval_shown_at.is_none() {
-        state.approval_shown_at = Some(now);
-    }
+    questions::enqueue(state, p, now);
 }
 
 fn on_turn_end(

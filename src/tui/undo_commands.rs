@@ -15,6 +15,7 @@ use crate::engine::protocol::{Approval, Op};
 use std::time::Instant;
 
 use super::msg::Effect;
+use super::questions;
 use super::rewind_state::Retry;
 use super::state::{AppState, Asked, PendingApproval, new_input};
 
@@ -103,20 +104,8 @@ fn ask(state: &mut AppState, retry: Retry, text: String, now: Instant) {
         Retry::Restore(action) => action.as_str(),
         Retry::Rewind { .. } => "rewind",
     };
-    state.approvals.push_back(PendingApproval {
-        asked: Asked::Overwrite { retry },
-        name: name.into(),
-        summary: text,
-        cell: state.chat.len().saturating_sub(1),
-        outside_workspace: false,
-        command: None,
-        diff: None,
-        always: None,
-        unsandboxed: None,
-    });
-    if state.approval_shown_at.is_none() {
-        state.approval_shown_at = Some(now);
-    }
+    let p = PendingApproval::question(Asked::Overwrite { retry }, name, text, state);
+    questions::enqueue(state, p, now);
 }
 
 /// The answer to the question: y (`Approval::Once`) writes over the files, n (`Deny`) leaves
