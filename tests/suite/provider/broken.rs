@@ -20,14 +20,16 @@ use crate::support::harness::{Harness, start, text_prefix, turn_end};
 
 const IDLE: Duration = Duration::from_millis(500);
 
-/// Request `i + 1` came no sooner than `IDLE` after request `i`, and long before the stalled reply
+/// Request `i + 1` came about `IDLE` or more after request `i`, and long before the stalled reply
 /// (a 60 s pause) would have ended: the try was abandoned by the idle timeout, not waited out. The
-/// upper bound is loose on purpose, so a loaded machine does not fail it.
+/// server stamps a request once it has read it, a little after the client's idle clock started,
+/// so the lower bound allows a tenth of `IDLE`; the upper bound is loose on purpose, so a loaded
+/// machine does not fail it.
 fn abandoned_in_time(h: &Harness, i: usize) {
     let rec = h.server.recorded();
     let gap = rec[i + 1].arrived - rec[i].arrived;
     assert!(
-        gap >= IDLE && gap < Duration::from_secs(30),
+        gap >= IDLE * 9 / 10 && gap < Duration::from_secs(30),
         "the stalled try was abandoned after {gap:?}"
     );
 }
