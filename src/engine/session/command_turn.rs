@@ -62,12 +62,8 @@ impl Engine {
             format!("/{name} {args}")
         };
         let Some(command) = self.run.extensions.commands.get(&name).cloned() else {
-            let turn = self.begin_turn(id, TurnKind::Message);
-            self.emit(Event::Warning {
-                message: format!("unknown command /{name}: no custom command has that name"),
-            });
-            self.turn = None;
-            self.end_turn(turn, ExitReason::Unchanged);
+            let message = format!("unknown command /{name}: no custom command has that name");
+            self.turn_ends_at_once(id, TurnKind::Message, Event::Warning { message });
             return;
         };
         let turn = self.open_turn(id, TurnKind::Message, &typed);

@@ -342,6 +342,14 @@ impl Engine {
         turn
     }
 
+    /// A turn that ends as it starts, the session unchanged: `ev` says why.
+    fn turn_ends_at_once(&mut self, id: TurnId, kind: TurnKind, ev: Event) {
+        let turn = self.begin_turn(id, kind);
+        self.emit(ev);
+        self.turn = None;
+        self.end_turn(turn, ExitReason::Unchanged);
+    }
+
     /// Start the step on its first task: name it, record it in the ledger.
     fn ensure_step(&mut self, task: &str) {
         if self.ledger.has_step() {

@@ -23,9 +23,7 @@ use crate::engine::handoff::lock::safe_step_name;
 use crate::engine::handoff::store::{self, ReadBack};
 use crate::engine::ledger::{FrozenFile, FrozenHandoff, HandoffCause, HandoffReason, now_stamp};
 use crate::engine::policy::Mode;
-use crate::engine::protocol::{
-    DocumentSource, Event, ExitReason, Origin, PlanChoice, TurnId, TurnKind,
-};
+use crate::engine::protocol::{DocumentSource, Event, Origin, PlanChoice, TurnId, TurnKind};
 use crate::engine::tools::present_plan::{self, PLAN_MODE_PROMPT};
 use crate::engine::tools::sandbox::{self, SandboxMode, SandboxPolicy, Support};
 use crate::engine::tools::{ToolOutput, names};
@@ -230,12 +228,8 @@ impl Engine {
         let (presented, text) = match checked {
             Ok(ok) => ok,
             Err(why) => {
-                let turn = self.begin_turn(id, TurnKind::Message);
-                self.emit(Event::Notice {
-                    message: format!("Plan not implemented: {why}."),
-                });
-                self.turn = None;
-                self.end_turn(turn, ExitReason::Unchanged);
+                let message = format!("Plan not implemented: {why}.");
+                self.turn_ends_at_once(id, TurnKind::Message, Event::Notice { message });
                 return;
             }
         };

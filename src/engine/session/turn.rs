@@ -67,10 +67,7 @@ impl Engine {
         let path = self.run.places.workspace.join("AGENTS.md");
         let exists = std::fs::symlink_metadata(&path).is_ok();
         if exists && !overwrite {
-            let turn = self.begin_turn(id, TurnKind::Init);
-            self.emit(Event::InitExists { turn: id, path });
-            self.turn = None;
-            self.end_turn(turn, ExitReason::Unchanged);
+            self.turn_ends_at_once(id, TurnKind::Init, Event::InitExists { turn: id, path });
             return;
         }
         let prompt = init_prompt(&path, exists);

@@ -182,11 +182,7 @@ impl Engine {
             return;
         };
         // An entry left open by an earlier turn (its end checkpoint failed) ends here.
-        let stale = self
-            .ledger
-            .rec()
-            .and_then(|r| r.history.undo.pending.clone())
-            .filter(|p| p.turn != number);
+        let stale = self.open_undo_entry().filter(|p| p.turn != number);
         if let Some(stale) = stale {
             self.close_pending(stale, snap.id).await;
         }
@@ -245,14 +241,18 @@ impl Engine {
         });
     }
 
+    /// The step's undo entry still open (a turn that took its first checkpoint and has not
+    /// closed), as recorded in the ledger.
+    fn open_undo_entry(&self) -> Option<PendingTurn> {
+        self.ledger
+            .rec()
+            .and_then(|r| r.history.undo.pending.clone())
+    }
+
     /// At the end of a turn that took checkpoints: its end state; the turn goes onto the undo
     /// stack when its own calls changed files.
     pub(crate) async fn checkpoint_after_turn(&mut self) {
-        let Some(pending) = self
-            .ledger
-            .rec()
-            .and_then(|r| r.history.undo.pending.clone())
-        else {
+        let Some(pending) = self.open_undo_entry() else {
             return;
         };
         let label = format!("turn {} after", pending.turn);
@@ -265,11 +265,7 @@ impl Engine {
     /// At `--continue` or `/resume`: a turn cut short by the end of its process (its entry is
     /// still open) is closed with the workspace as it is now.
     pub(crate) async fn close_cut_short_turn(&mut self) {
-        let Some(pending) = self
-            .ledger
-            .rec()
-            .and_then(|r| r.history.undo.pending.clone())
-        else {
+        let Some(pending) = self.open_undo_entry() else {
             return;
         };
         let label = format!("turn {} closed at a later start", pending.turn);
