@@ -82,6 +82,7 @@ pub fn params(
             autostart: None,
         },
         mcp: None,
+        lsp: None,
         side_events: None,
         masking: Default::default(),
         hooks: Default::default(),

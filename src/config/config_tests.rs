@@ -378,6 +378,10 @@ fn sample() -> Config {
             approval: crate::engine::policy::SandboxApproval::Skip,
         },
         hooks: Default::default(),
+        lsp: super::lsp::LspSettings {
+            off: false,
+            servers: crate::engine::lsp::spec::builtins(),
+        },
     }
 }
 

@@ -9,6 +9,7 @@ use super::error::ConfigError;
 use super::file::FileConfig;
 use super::front::{self, FrontSettings};
 use super::hooks::{self, HookSettings};
+use super::lsp::{self, LspSettings};
 use super::places::{self, Places};
 use super::provider::{self, ProviderSettings};
 use super::sandbox::{self, SandboxSettings};
@@ -26,6 +27,7 @@ pub(crate) struct Config {
     pub(crate) front: FrontSettings,
     pub(crate) sandbox: SandboxSettings,
     pub(crate) hooks: HookSettings,
+    pub(crate) lsp: LspSettings,
 }
 
 /// Merge flags, env and file into the effective config.
@@ -45,6 +47,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
     let front = front::resolve(cli.front, file.front, env)?;
     let sandbox = sandbox::resolve(cli.sandbox, file.sandbox, env)?;
     let hooks = hooks::resolve(file.hooks, env);
+    let lsp = lsp::resolve(cli.lsp, file.lsp)?;
     Ok(Config {
         prompt: cli.prompt,
         provider,
@@ -54,5 +57,6 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         front,
         sandbox,
         hooks,
+        lsp,
     })
 }

@@ -24,6 +24,7 @@ pub mod instructions;
 pub(crate) mod lean;
 pub(crate) mod learned_windows;
 pub mod ledger;
+pub mod lsp;
 pub mod mask;
 pub mod mcp;
 pub(crate) mod mentions;
@@ -59,8 +60,8 @@ pub mod types;
 /// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
 ///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
 /// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
-///    the offline demo model (which calls them), MCP servers, `@` mentions, hooks, custom
-///    commands and skills.
+///    the offline demo model (which calls them), MCP servers, language servers, `@` mentions,
+///    hooks, custom commands and skills.
 /// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
 ///    briefing and the reduced history.
 /// 7. Subagents: child sessions, reporting on a channel of their own.
@@ -93,6 +94,7 @@ pub const LAYERS: &[&[&str]] = &[
         "approvals",
         "demo",
         "mcp",
+        "lsp",
         "mentions",
         "hooks",
         "commands",

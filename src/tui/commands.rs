@@ -173,6 +173,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 _ => state.error("usage: /mcp, or /mcp restart NAME"),
             },
         },
+        SlashCommand::Lsp => fx.push(Effect::SendOp(Op::LspStatus)),
         SlashCommand::Skills => {
             let text = state.settings.extensions.skills.report();
             state.notice(text.trim_end().to_string());

@@ -18,6 +18,7 @@ mod hangup_e2e;
 mod hostile;
 mod layers;
 mod local;
+mod lsp;
 mod masking;
 mod mcp;
 mod memory;

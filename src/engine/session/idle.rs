@@ -52,6 +52,9 @@ impl Engine {
         self.abort_background_writing();
         self.save_manifest_if_any();
         self.session_end_hooks().await;
+        if let Some(lsp) = self.run.lsp.clone() {
+            lsp.shutdown().await;
+        }
     }
 
     /// One op while idle. False when the engine stops.
@@ -89,6 +92,7 @@ impl Engine {
         match op {
             Op::Permissions => self.emit(self.permissions_event()),
             Op::Cost => self.emit(self.cost_event()),
+            Op::LspStatus => self.emit(self.lsp_status()),
             Op::ListSessions => self.emit(self.sessions_event()),
             Op::RewindPoints => self.emit(self.rewind_points()),
             Op::SetModel { model } => self.set_model(&model),

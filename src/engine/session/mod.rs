@@ -111,6 +111,7 @@ pub(super) struct RunContext {
     /// `--step NAME`, if given.
     step: Option<String>,
     mcp: Option<Arc<McpManager>>,
+    lsp: Option<Arc<super::lsp::LspManager>>,
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or
     /// both when the config asks for both explicitly.
     strategies: Vec<Box<dyn ContextStrategy + Send>>,

@@ -141,6 +141,10 @@ impl Engine {
                 self.revoke(rule);
                 None
             }
+            Some(Op::LspStatus) => {
+                self.emit(self.lsp_status());
+                None
+            }
             Some(other) => {
                 self.inbox.pending.push_back(other);
                 None
@@ -295,6 +299,9 @@ impl Engine {
         }
         if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
+        }
+        if self.run.lsp.is_some() {
+            specs.push(crate::engine::lsp::tool_spec());
         }
         let mut specs = self.tools_for_mode(specs);
         if self.run.prompt.style.is_lean() {

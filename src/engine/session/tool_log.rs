@@ -54,12 +54,14 @@ impl Engine {
             .as_ref()
             .map(|d| d.touched.as_str())
             .filter(|t| !t.trim().is_empty());
+        let open_problems = self.run.lsp.as_ref().map(|l| l.open_problems());
         let section = touched::section(ToolLog {
             messages: &self.s.messages,
             counts,
             generation: self.s.generation,
             workspace: Some(&self.run.places.workspace),
             previous,
+            open_problems: open_problems.as_ref(),
         });
         HandoffDoc {
             touched: section,

@@ -213,21 +213,17 @@ impl Engine {
         self.save_manifest();
     }
 
-    /// After a call that took a checkpoint before it: its end state.
-    pub(crate) async fn checkpoint_after_call(&mut self) {
-        let open = self
+    /// After a call that took a checkpoint before it: its end state; the call's two checkpoints
+    /// when both were taken.
+    pub(crate) async fn checkpoint_after_call(&mut self) -> Option<CallSpan> {
+        let (number, before) = self
             .ledger
             .rec()
             .and_then(|r| r.history.undo.pending.as_ref())
-            .filter(|p| p.calls.last().is_some_and(|c| c.after.is_none()))
-            .map(|p| p.turn);
-        let Some(number) = open else { return };
-        let Some(snap) = self
+            .and_then(|p| Some((p.turn, p.calls.last().filter(|c| c.after.is_none())?.before)))?;
+        let snap = self
             .take_checkpoint(format!("turn {number} after a call"))
-            .await
-        else {
-            return;
-        };
+            .await?;
         self.ledger.record(|r| {
             if let Some(call) = r
                 .history
@@ -239,6 +235,10 @@ impl Engine {
                 call.after = Some(snap.id);
             }
         });
+        Some(CallSpan {
+            before,
+            after: Some(snap.id),
+        })
     }
 
     /// The step's undo entry still open (a turn that took its first checkpoint and has not

@@ -100,6 +100,9 @@ pub struct ToolOutput {
     /// `bash`: the sandbox stopped (or may have stopped) the command; the content ends with
     /// the same note.
     pub sandbox: Option<Box<sandbox::SandboxStopped>>,
+    /// Text the model gets after `content` that the front ends get through an event of its own
+    /// (the language servers' diagnostics of the files the call changed).
+    pub appendix: Option<String>,
 }
 
 /// How a bash command ended, for front ends (the model reads the same in the result's last line).
@@ -188,6 +191,7 @@ impl ToolOutput {
             diff: None,
             exit: None,
             sandbox: None,
+            appendix: None,
         }
     }
 
@@ -200,6 +204,7 @@ impl ToolOutput {
             diff: None,
             exit: None,
             sandbox: None,
+            appendix: None,
         }
     }
 

@@ -28,11 +28,13 @@ pub const TASK: &str = "task";
 pub const SKILL: &str = "skill";
 /// Presents the plan written in plan mode (the plan-mode tool).
 pub const PRESENT_PLAN: &str = "present_plan";
+/// What the language servers report for a file (offered while they are on).
+pub const DIAGNOSTICS: &str = "diagnostics";
 
 /// The tools plan mode offers, whatever they read: none of them changes the workspace. `bash` is
 /// not among them: plan mode offers it only where the read-only sandbox confines it. Every other
 /// tool (the file writers, subagents, MCP servers' tools) is left out.
-pub const CHANGE_NOTHING: [&str; 8] = [
+pub const CHANGE_NOTHING: [&str; 9] = [
     READ_FILE,
     GREP,
     GLOB,
@@ -41,6 +43,7 @@ pub const CHANGE_NOTHING: [&str; 8] = [
     RECALL,
     SKILL,
     PRESENT_PLAN,
+    DIAGNOSTICS,
 ];
 
 /// The built-in tools, in the order [`super::specs`] lists them.

@@ -75,6 +75,8 @@ enum Part {
     Files,
     Commands,
     Earlier,
+    /// The errors open at the previous cut: not carried (they are stale now).
+    OpenErrors,
 }
 
 impl Earlier {
@@ -128,6 +130,8 @@ impl Earlier {
             } else if let Some(rest) = line.strip_prefix("Last test or build:") {
                 check = Some(rest.trim().to_string());
                 part = Part::Head;
+            } else if line.starts_with(super::render::OPEN_ERRORS_HEAD) {
+                part = Part::OpenErrors;
             } else if let Some(rest) = line.strip_prefix("Earlier generation") {
                 earlier_range = range(rest);
                 part = Part::Earlier;
@@ -141,6 +145,7 @@ impl Earlier {
                         }
                     }
                     Part::Head => out.note(line),
+                    Part::OpenErrors => {}
                 }
             } else {
                 out.note(line);

@@ -87,6 +87,7 @@ fn log<'a>(
         generation: 2,
         workspace: Some(Path::new("/ws")),
         previous,
+        open_problems: None,
     }
 }
 

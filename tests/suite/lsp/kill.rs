@@ -1,0 +1,46 @@
+//! `kill -9` of flower-tui while a language server runs: the server dies with it (the kernel's
+//! parent-death signal, and the lifeline watcher for its process group).
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{left_in, processes_in, server_path};
+use crate::suite::cli::bin;
+use crate::support::fake::{FakeServer, Gate, U, anthropic as a};
+use crate::support::harness::KEY;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_flower_tui_leaves_no_language_server_behind() {
+    let server = FakeServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let ws = home.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let write = json!({"path": "a.py", "content": "print(missing)\n"});
+    server.push(a::tool_use("w1", "write_file", &write.to_string(), U::new(1_000, 10)));
+    let never = Gate::new();
+    server.push(a::text("never sent", U::new(1_100, 10)).gated(&never));
+    let mut c = bin(home.path());
+    c.env("PATH", server_path())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .args(["-p", "write a.py", "--yes", "--workspace"])
+        .arg(&ws)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    // The server runs (in the workspace) and the edit's result has gone back to the model.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while (processes_in(&ws).is_empty() || server.requests().len() < 2)
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!processes_in(&ws).is_empty(), "no language server started");
+    let second = serde_json::to_string(&server.requests()[1]).unwrap();
+    assert!(second.contains("undefined name 'missing'"), "{second}");
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_eq!(left_in(&ws, Duration::from_secs(5)).await, Vec::<u32>::new());
+}
