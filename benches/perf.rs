@@ -107,6 +107,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         local_bench::probe_costs,
     ),
     (
+        "lsp",
+        "pylsp and typescript-language-server: edit end to diagnostics (warm p50/p95), cold start, memory",
+        lsp_bench::run,
+    ),
+    (
         "checkpoint",
         "checkpoints of a 5,000-file, 100 MB workspace: the first, after a one-file turn, undo",
         checkpoint_bench::run,
@@ -130,6 +135,7 @@ mod engine_bench;
 mod faults_bench;
 mod handoff_bg_bench;
 mod local_bench;
+mod lsp_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;
