@@ -35,7 +35,10 @@ fn manager(ws: &Path, only: &str) -> LspManager {
     );
     let mut env = BTreeMap::new();
     env.insert("PATH".to_string(), path);
-    env.insert("HOME".to_string(), std::env::var("HOME").unwrap_or_default());
+    env.insert(
+        "HOME".to_string(),
+        std::env::var("HOME").unwrap_or_default(),
+    );
     let servers = spec::builtins()
         .into_iter()
         .map(|mut s| {
@@ -59,7 +62,12 @@ async fn edit(lsp: &LspManager, ws: &Path, name: &str, text: &str) -> (Duration,
 fn rss_in(dir: &Path) -> u64 {
     let mut kib = 0;
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()) {
+        if !e
+            .file_name()
+            .to_string_lossy()
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
             continue;
         }
         if std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c == dir) {
@@ -83,13 +91,23 @@ async fn one(server: &str, file: &str, good: &str, bad: &str) {
     let ws = dir.path().canonicalize().unwrap();
     let lsp = manager(&ws, server);
     let (cold, _, notes) = edit(&lsp, &ws, file, good).await;
-    println!("  {server}: cold start to first diagnostics {cold:.2?}{}", if notes > 0 { " (no answer within the wait)" } else { "" });
+    println!(
+        "  {server}: cold start to first diagnostics {cold:.2?}{}",
+        if notes > 0 {
+            " (no answer within the wait)"
+        } else {
+            ""
+        }
+    );
     let mut times = Vec::new();
     let mut unanswered = 0;
     for i in 0..EDITS {
         let text = if i % 2 == 0 { bad } else { good };
         let (took, new, notes) = edit(&lsp, &ws, file, text).await;
-        assert!(notes > 0 || (new > 0) == (i % 2 == 0), "edit {i}: {new} new problems");
+        assert!(
+            notes > 0 || (new > 0) == (i % 2 == 0),
+            "edit {i}: {new} new problems"
+        );
         unanswered += usize::from(notes > 0);
         times.push(took);
     }
@@ -98,9 +116,16 @@ async fn one(server: &str, file: &str, good: &str, bad: &str) {
         "  {server}: edit end → diagnostics, warm: p50 {:.0?}, p95 {:.0?} ({EDITS} edits{})",
         pct(&times, 0.5),
         pct(&times, 0.95),
-        if unanswered > 0 { format!(", {unanswered} unanswered within the wait") } else { String::new() }
+        if unanswered > 0 {
+            format!(", {unanswered} unanswered within the wait")
+        } else {
+            String::new()
+        }
     );
-    println!("  {server}: memory of its processes: {:.0} MB", rss_in(&ws) as f64 / 1024.0);
+    println!(
+        "  {server}: memory of its processes: {:.0} MB",
+        rss_in(&ws) as f64 / 1024.0
+    );
     let t = Instant::now();
     lsp.shutdown().await;
     println!("  {server}: shutdown {:.0?}", t.elapsed());

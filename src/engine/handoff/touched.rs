@@ -203,7 +203,12 @@ impl Touched {
         };
         log::replay(&mut t, &log);
         t.open = log.open_problems.map(|p| OpenProblems {
-            files: p.files.iter().filter(|f| t.files.contains_key(*f)).cloned().collect(),
+            files: p
+                .files
+                .iter()
+                .filter(|f| t.files.contains_key(*f))
+                .cloned()
+                .collect(),
             found: p
                 .found
                 .iter()

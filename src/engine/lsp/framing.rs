@@ -178,7 +178,11 @@ mod tests {
             b"Content-Length: 2\r\n",
         ] {
             let got = frames(bytes).await;
-            assert!(got.last().unwrap().is_err(), "{:?}", String::from_utf8_lossy(bytes));
+            assert!(
+                got.last().unwrap().is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
         }
         let long = vec![b'x'; 10_000];
         assert!(frames(&long).await.last().unwrap().is_err());

@@ -284,12 +284,24 @@ impl LspManager {
                         ChangeKind::Deleted => Kind::Deleted,
                         ChangeKind::Modified | ChangeKind::ModeChanged => Kind::Modified,
                     };
-                    (crate::engine::tools::paths::canonical_or_self(&rel.on(&root)), kind)
+                    (
+                        crate::engine::tools::paths::canonical_or_self(&rel.on(&root)),
+                        kind,
+                    )
                 }));
             }
         } else {
             changed.extend(watch.named.into_iter().filter(|(p, _)| p.is_file()).map(
-                |(p, existed)| (p, if existed { Kind::Modified } else { Kind::Created }),
+                |(p, existed)| {
+                    (
+                        p,
+                        if existed {
+                            Kind::Modified
+                        } else {
+                            Kind::Created
+                        },
+                    )
+                },
             ));
         }
         let mut targets = Vec::new();
@@ -354,12 +366,7 @@ impl LspManager {
     }
 
     /// Why `h` said nothing about `path` in time.
-    fn why_silent(
-        &self,
-        h: &ServerHandle,
-        state: &super::server::State,
-        path: &Path,
-    ) -> String {
+    fn why_silent(&self, h: &ServerHandle, state: &super::server::State, path: &Path) -> String {
         let (name, file) = (&h.spec.name, uri::shown(path, &self.workspace));
         let secs = self.wait.as_secs_f32();
         match &state.phase {

@@ -63,7 +63,11 @@ impl Finding {
             Some(S::HINT) => Severity::Hint,
             _ => Severity::Error,
         };
-        let first = d.message.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let first = d
+            .message
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
         let mut message: String = first.trim().chars().take(MESSAGE_CHARS).collect();
         if d.message.trim().lines().count() > 1 || first.chars().count() > MESSAGE_CHARS {
             message.push('…');
@@ -220,7 +224,11 @@ impl ChangeReport {
                 "{} {} in {} {} there before this change (not repeated).\n",
                 self.kept_errors,
                 plural(self.kept_errors, "error"),
-                if self.checked.len() == 1 { "this file" } else { "these files" },
+                if self.checked.len() == 1 {
+                    "this file"
+                } else {
+                    "these files"
+                },
                 if self.kept_errors == 1 { "was" } else { "were" },
             ));
         }
@@ -296,7 +304,8 @@ pub(crate) fn listing(files: &[String], found: &[Finding], notes: &[String]) -> 
     for f in warnings.iter().take(MAX_WARNINGS) {
         out.push_str(&format!("{f}\n"));
     }
-    let hidden = errors.len().saturating_sub(MAX_ERRORS) + warnings.len().saturating_sub(MAX_WARNINGS);
+    let hidden =
+        errors.len().saturating_sub(MAX_ERRORS) + warnings.len().saturating_sub(MAX_WARNINGS);
     if hidden > 0 {
         out.push_str(&format!("… and {hidden} more\n"));
     }
@@ -376,7 +385,11 @@ mod tests {
             vec![],
         );
         assert_eq!(first.first_look, ["a.py"]);
-        assert!(first.text().contains("(first look at a.py: these problems may predate"));
+        assert!(
+            first
+                .text()
+                .contains("(first look at a.py: these problems may predate")
+        );
     }
 
     #[test]
@@ -396,7 +409,10 @@ mod tests {
         assert_eq!(r.new.len(), 25);
         assert!(r.new[..20].iter().all(Finding::is_error));
         assert_eq!((r.more_errors, r.more_warnings), (5, 25));
-        assert!(r.text().ends_with("… and 5 more new errors\n… and 25 more new warnings"));
+        assert!(
+            r.text()
+                .ends_with("… and 5 more new errors\n… and 25 more new warnings")
+        );
     }
 
     #[test]

@@ -110,7 +110,9 @@ impl Connection {
     }
 
     fn send(&self, message: &Value) {
-        let _ = self.out.send(framing::encode(message.to_string().as_bytes()));
+        let _ = self
+            .out
+            .send(framing::encode(message.to_string().as_bytes()));
     }
 
     /// Completes (with why) once the connection is gone.
@@ -206,9 +208,7 @@ impl ReadLoop {
                     Err(message) => json!({"jsonrpc": "2.0", "id": id,
                         "error": {"code": -32601, "message": message}}),
                 };
-                let _ = self
-                    .out
-                    .send(framing::encode(reply.to_string().as_bytes()));
+                let _ = self.out.send(framing::encode(reply.to_string().as_bytes()));
             }
             (Some(method), None) => self.incoming.notification(method, params),
             (None, Some(id)) => {
@@ -269,31 +269,45 @@ mod tests {
         let conn = Arc::new(Connection::start(cr, cw, seen.clone()));
         let mut sr = BufReader::new(sr);
         let c = conn.clone();
-        let asked =
-            tokio::spawn(async move { c.request("initialize", json!({}), Duration::from_secs(5)).await });
+        let asked = tokio::spawn(async move {
+            c.request("initialize", json!({}), Duration::from_secs(5))
+                .await
+        });
         let req = next_body(&mut sr).await;
         assert_eq!(req["method"], "initialize");
         // Garbage, a notification, a request of the server's, then the answer.
         sw.write_all(&framing::encode(b"not json")).await.unwrap();
-        sw.write_all(&framing::encode(br#"{"jsonrpc":"2.0","method":"window/logMessage","params":{}}"#))
-            .await
-            .unwrap();
+        sw.write_all(&framing::encode(
+            br#"{"jsonrpc":"2.0","method":"window/logMessage","params":{}}"#,
+        ))
+        .await
+        .unwrap();
         sw.write_all(&framing::encode(
             br#"{"jsonrpc":"2.0","id":"s1","method":"workspace/configuration","params":{"items":[{}]}}"#,
         ))
         .await
         .unwrap();
-        let answer = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"ok":true}}}}"#, req["id"]);
-        sw.write_all(&framing::encode(answer.as_bytes())).await.unwrap();
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"ok":true}}}}"#,
+            req["id"]
+        );
+        sw.write_all(&framing::encode(answer.as_bytes()))
+            .await
+            .unwrap();
         assert_eq!(asked.await.unwrap(), Ok(json!({"ok": true})));
         let reply = next_body(&mut sr).await;
-        assert_eq!((reply["id"].clone(), reply["result"].clone()), (json!("s1"), json!([null])));
+        assert_eq!(
+            (reply["id"].clone(), reply["result"].clone()),
+            (json!("s1"), json!([null]))
+        );
         assert_eq!(lock(&seen.0).as_slice(), ["window/logMessage"]);
         assert_eq!(conn.garbage(), 1);
         // The server goes away: waiting requests fail, and `closed` says why.
         let c = conn.clone();
-        let pending =
-            tokio::spawn(async move { c.request("shutdown", Value::Null, Duration::from_secs(5)).await });
+        let pending = tokio::spawn(async move {
+            c.request("shutdown", Value::Null, Duration::from_secs(5))
+                .await
+        });
         let _ = next_body(&mut sr).await;
         drop(sw);
         let mut rest = Vec::new();

@@ -36,9 +36,13 @@ pub(crate) enum Phase {
     Starting,
     Ready,
     /// It stopped or failed to start; started again after a pause.
-    Restarting { reason: String },
+    Restarting {
+        reason: String,
+    },
     /// Given up: it failed too often.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     Stopped,
 }
 
@@ -150,7 +154,11 @@ impl ServerHandle {
 
     /// Tell the server `path` holds `text` now (sync number `seq`).
     pub(crate) fn sync(&self, path: &Path, text: Arc<str>, seq: u64) {
-        self.lock().docs.entry(path.to_path_buf()).or_default().wanted = seq;
+        self.lock()
+            .docs
+            .entry(path.to_path_buf())
+            .or_default()
+            .wanted = seq;
         let _ = self.cmds.send(Cmd::Sync {
             path: path.to_path_buf(),
             text,
@@ -292,8 +300,11 @@ impl Actor {
         });
         let conn = Connection::start(child.stdout, child.stdin, incoming);
         let failed = {
-            let init =
-                conn.request("initialize", initialize_params(&self.l.root), self.l.init_timeout);
+            let init = conn.request(
+                "initialize",
+                initialize_params(&self.l.root),
+                self.l.init_timeout,
+            );
             tokio::pin!(init);
             loop {
                 tokio::select! {

@@ -210,7 +210,9 @@ fn apply(spec: &mut ServerSpec, keys: &serde_json::Map<String, Value>) -> Result
                     return Err("`env` must be a table of strings".into());
                 };
                 for (k, v) in vars {
-                    let v = v.as_str().ok_or_else(|| format!("`env.{k}` must be a string"))?;
+                    let v = v
+                        .as_str()
+                        .ok_or_else(|| format!("`env.{k}` must be a string"))?;
                     spec.env.insert(k.clone(), v.to_string());
                 }
             }
@@ -300,7 +302,16 @@ mod tests {
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(
             names,
-            ["zls", "basedpyright", "pyright", "pylsp", "typescript", "rust-analyzer", "gopls", "clangd"]
+            [
+                "zls",
+                "basedpyright",
+                "pyright",
+                "pylsp",
+                "typescript",
+                "rust-analyzer",
+                "gopls",
+                "clangd"
+            ]
         );
         assert_eq!(servers[0].extensions, ["zig", "zon"]);
         assert!(!servers[3].enabled);
@@ -313,10 +324,22 @@ mod tests {
     fn a_wrong_table_is_named_with_what_is_wrong() {
         let cases = [
             ("[lsp.x]\ncommand = [\"x\"]\n", "[lsp.x]: needs `command"),
-            ("[lsp.pylsp]\ncommand = []\n", "[lsp.pylsp]: `command` must name a program"),
-            ("[lsp.pylsp]\nenabled = \"no\"\n", "[lsp.pylsp]: `enabled` must be true or false"),
-            ("[lsp.pylsp]\nargs = []\n", "[lsp.pylsp]: unknown key `args`"),
-            ("[lsp.gopls]\nextensions = \"go\"\n", "[lsp.gopls]: `extensions` must be a list"),
+            (
+                "[lsp.pylsp]\ncommand = []\n",
+                "[lsp.pylsp]: `command` must name a program",
+            ),
+            (
+                "[lsp.pylsp]\nenabled = \"no\"\n",
+                "[lsp.pylsp]: `enabled` must be true or false",
+            ),
+            (
+                "[lsp.pylsp]\nargs = []\n",
+                "[lsp.pylsp]: unknown key `args`",
+            ),
+            (
+                "[lsp.gopls]\nextensions = \"go\"\n",
+                "[lsp.gopls]: `extensions` must be a list",
+            ),
         ];
         for (text, want) in cases {
             let e = with_config(Some(&table(text))).unwrap_err().to_string();

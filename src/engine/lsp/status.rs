@@ -35,7 +35,11 @@ impl LspManager {
         let mut out = String::from("Language servers:\n");
         let running = self.running();
         for spec in self.specs() {
-            let found = if self.is_found(spec) { "found" } else { "not found" };
+            let found = if self.is_found(spec) {
+                "found"
+            } else {
+                "not found"
+            };
             let _ = writeln!(
                 out,
                 "- {} (`{}`, {found}): .{}",

@@ -5,10 +5,8 @@ use std::path::{Path, PathBuf};
 
 /// The `file://` URI of an absolute path.
 pub(crate) fn of_path(path: &Path) -> String {
-    url::Url::from_file_path(path).map_or_else(
-        |()| format!("file://{}", path.display()),
-        |u| u.to_string(),
-    )
+    url::Url::from_file_path(path)
+        .map_or_else(|()| format!("file://{}", path.display()), |u| u.to_string())
 }
 
 /// The path a `file://` URI names; None for any other scheme.
@@ -38,6 +36,9 @@ mod tests {
         assert_eq!(back.as_deref(), Some(p));
         assert_eq!(shown(p, Path::new("/w")), "a dir/é.py");
         assert_eq!(shown(p, Path::new("/x")), "/w/a dir/é.py");
-        assert_eq!(to_path(&lsp_types::Uri::from_str("untitled:1").unwrap()), None);
+        assert_eq!(
+            to_path(&lsp_types::Uri::from_str("untitled:1").unwrap()),
+            None
+        );
     }
 }

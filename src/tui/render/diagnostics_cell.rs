@@ -56,7 +56,10 @@ pub(crate) fn diagnostics_lines(r: &ChangeReport, w: usize, theme: &Theme) -> Ve
     }
     if r.kept_errors > 0 {
         line(
-            format!("{} there before (not repeated)", count(r.kept_errors, "error")),
+            format!(
+                "{} there before (not repeated)",
+                count(r.kept_errors, "error")
+            ),
             theme.dim,
         );
     }

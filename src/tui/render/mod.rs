@@ -5,11 +5,11 @@
 pub(crate) mod agent_cell;
 pub(crate) mod cell;
 pub(crate) mod chat;
+pub(crate) mod diagnostics_cell;
 pub(crate) mod diff_view;
 pub(crate) mod editor_view;
 pub(crate) mod gauge;
 pub mod highlight;
-pub(crate) mod diagnostics_cell;
 pub(crate) mod hook_cell;
 pub(crate) mod live_output;
 pub(crate) mod markdown;

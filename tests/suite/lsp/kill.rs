@@ -18,7 +18,12 @@ async fn a_killed_flower_tui_leaves_no_language_server_behind() {
     std::fs::create_dir_all(&ws).unwrap();
     let ws = ws.canonicalize().unwrap();
     let write = json!({"path": "a.py", "content": "print(missing)\n"});
-    server.push(a::tool_use("w1", "write_file", &write.to_string(), U::new(1_000, 10)));
+    server.push(a::tool_use(
+        "w1",
+        "write_file",
+        &write.to_string(),
+        U::new(1_000, 10),
+    ));
     let never = Gate::new();
     server.push(a::text("never sent", U::new(1_100, 10)).gated(&never));
     let mut c = bin(home.path());
@@ -42,5 +47,8 @@ async fn a_killed_flower_tui_leaves_no_language_server_behind() {
     assert!(second.contains("undefined name 'missing'"), "{second}");
     child.kill().unwrap();
     let _ = child.wait();
-    assert_eq!(left_in(&ws, Duration::from_secs(5)).await, Vec::<u32>::new());
+    assert_eq!(
+        left_in(&ws, Duration::from_secs(5)).await,
+        Vec::<u32>::new()
+    );
 }

@@ -78,7 +78,11 @@ fn open_errors(open: &OpenProblems) -> String {
         if files.len() == 1 { "" } else { "s" }
     );
     for e in errors.iter().take(MAX_OPEN_ERRORS) {
-        let source = e.source.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+        let source = e
+            .source
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "- {} {}{source}",

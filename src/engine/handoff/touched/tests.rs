@@ -494,7 +494,11 @@ fn the_whole_section_is_cut_at_its_cap() {
 fn the_section_ends_with_the_errors_still_open_in_its_files_and_does_not_carry_them() {
     use crate::engine::lsp::{Finding, OpenProblems, Severity};
     let mut s = Script::new("fix the calculator");
-    s.ok("edit_file", json!({"path": "calc.py", "old_string": "a", "new_string": "b"}), "ok");
+    s.ok(
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "a", "new_string": "b"}),
+        "ok",
+    );
     let finding = |path: &str, severity| Finding {
         path: path.into(),
         line: 2,
@@ -540,7 +544,9 @@ fn the_section_ends_with_the_errors_still_open_in_its_files_and_does_not_carry_t
         ..log(&s.messages, &counts, None)
     });
     assert!(
-        section.ends_with("Errors still open at the cut: none (language servers checked `calc.py`).\n"),
+        section.ends_with(
+            "Errors still open at the cut: none (language servers checked `calc.py`).\n"
+        ),
         "{section}"
     );
 }
