@@ -45,7 +45,7 @@ impl ServerSpec {
 
     /// Whether it handles `path` (by its extension).
     pub fn handles(&self, path: &Path) -> bool {
-        extension(path).is_some_and(|e| self.extensions.iter().any(|x| *x == e))
+        extension(path).is_some_and(|e| self.extensions.contains(&e))
     }
 
     /// The program, as written.
