@@ -1,40 +1,25 @@
 //! Language servers, real ones (pylsp with pyflakes; typescript-language-server), installed by
-//! `.ci/lsp-servers.sh` from PyPI and npm: the time from the end of an edit to its diagnostics
-//! (warm: p50, p95 over alternating breaking and fixing edits), the first diagnostics of a cold
-//! start (the server started by the first file), the memory the servers add (their processes'
-//! resident sets) and how long they take to shut down. Everything goes through the manager the
-//! engine uses, with its default wait (3 s) and its settle time after an answer.
+//! the bench's own set-up from PyPI and npm (the tests' `lsp_setup`): the time from the end of an
+//! edit to its diagnostics (warm: p50, p95 over alternating breaking and fixing edits), the first
+//! diagnostics of a cold start (the server started by the first file), the memory the servers
+//! add (their processes' resident sets) and how long they take to shut down. Everything goes
+//! through the manager the engine uses, with its default wait (3 s) and its settle time after an
+//! answer.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flower_tui::engine::lsp::{LspManager, LspParams, spec};
 use serde_json::json;
 
+use crate::support::lsp_setup;
+
 const EDITS: usize = 30;
 
-fn servers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/lsp-servers")
-}
-
-fn install() {
-    let status = std::process::Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/lsp-servers.sh"))
-        .status()
-        .expect("bash");
-    assert!(status.success(), ".ci/lsp-servers.sh failed");
-}
-
-fn manager(ws: &Path, only: &str) -> LspManager {
-    let dir = servers_dir();
-    let path = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
-        dir.join("venv/bin").display(),
-        dir.join("node/node_modules/.bin").display()
-    );
+fn manager(ws: &Path, path: &str, only: &str) -> LspManager {
     let mut env = BTreeMap::new();
-    env.insert("PATH".to_string(), path);
+    env.insert("PATH".to_string(), path.to_string());
     env.insert(
         "HOME".to_string(),
         std::env::var("HOME").unwrap_or_default(),
@@ -86,10 +71,10 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-async fn one(server: &str, file: &str, good: &str, bad: &str) {
+async fn one(path: &str, server: &str, file: &str, good: &str, bad: &str) {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().canonicalize().unwrap();
-    let lsp = manager(&ws, server);
+    let lsp = manager(&ws, path, server);
     let (cold, _, notes) = edit(&lsp, &ws, file, good).await;
     println!(
         "  {server}: cold start to first diagnostics {cold:.2?}{}",
@@ -132,7 +117,10 @@ async fn one(server: &str, file: &str, good: &str, bad: &str) {
 }
 
 pub fn run() {
-    install();
+    let path = match lsp_setup::servers() {
+        Ok(servers) => servers.path(),
+        Err(why) => return lsp_setup::skip("lsp bench", &why),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -140,6 +128,7 @@ pub fn run() {
         .unwrap();
     rt.block_on(async {
         one(
+            &path,
             "pylsp",
             "calc.py",
             "def total(xs):\n    return sum(xs)\n",
@@ -147,6 +136,7 @@ pub fn run() {
         )
         .await;
         one(
+            &path,
             "typescript",
             "app.ts",
             "export const n: number = 1;\n",

@@ -122,7 +122,9 @@ const BENCHES: &[(&str, &str, fn())] = &[
 #[path = "../tests/support"]
 mod support {
     pub mod fake;
+    pub mod lsp_setup;
     pub mod mcp_server;
+    pub mod registry;
 }
 use support::fake;
 

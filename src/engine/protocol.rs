@@ -389,9 +389,10 @@ pub enum Event {
         /// `bash`: the sandbox stopped (or may have stopped) the command, and why in words.
         sandbox: Option<SandboxStopped>,
     },
-    /// What the language servers said about the files the tool call `id` changed: the problems
-    /// it introduced and fixed (before the call's `ToolResult`).
+    /// What the language servers said about the files the tool call `id` of `turn` changed: the
+    /// problems it introduced and fixed (just before the call's `ToolResult`).
     Diagnostics {
+        turn: Option<TurnId>,
         id: String,
         report: super::lsp::ChangeReport,
     },

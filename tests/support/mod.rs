@@ -4,6 +4,8 @@
 
 pub mod fake;
 pub mod harness;
+pub mod lsp_setup;
 pub mod mcp_server;
 pub mod mcp_setup;
 pub mod pty;
+pub mod registry;

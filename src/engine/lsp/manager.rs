@@ -306,7 +306,9 @@ impl LspManager {
         }
         let mut targets = Vec::new();
         for (path, kind) in changed {
-            let Some(h) = self.server_for(&path) else {
+            // A server given up on, once a result said so, is passed over like a file of no
+            // known language.
+            let Some(h) = self.server_for(&path).filter(|h| !h.lock().failure_told) else {
                 continue;
             };
             if kind == Kind::Deleted {
@@ -350,7 +352,7 @@ impl LspManager {
         let mut notes = BTreeSet::new();
         let mut compared = Vec::new();
         for (before, h, path, seq) in files {
-            let state = h.lock();
+            let mut state = h.lock();
             match state.docs.get(&path).filter(|d| d.published >= seq) {
                 Some(d) => compared.push(FileChange {
                     path: uri::shown(&path, &self.workspace),
@@ -359,6 +361,7 @@ impl LspManager {
                 }),
                 None => {
                     notes.insert(self.why_silent(&h, &state, &path));
+                    state.failure_told |= matches!(state.phase, Phase::Failed { .. });
                 }
             }
         }
@@ -459,6 +462,11 @@ impl LspManager {
 
     pub(crate) fn is_found(&self, spec: &ServerSpec) -> bool {
         self.program(spec).is_some()
+    }
+
+    /// Whether any enabled server's program is found (the `diagnostics` tool is offered then).
+    pub fn any_found(&self) -> bool {
+        self.specs.iter().any(|s| self.is_found(s))
     }
 
     /// Bring the files to their servers as they are on disk now and wait for what they say:

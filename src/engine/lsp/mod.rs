@@ -4,11 +4,11 @@
 //! again; the handoff's `Touched` section ends with the errors still open.
 //!
 //! - [`spec`]: which servers exist (found on `PATH`, or `[lsp.NAME]` in config.toml).
-//! - [`manager`]: one server per language and root, started on the first file of its language;
+//! - `manager`: one server per language and root, started on the first file of its language;
 //!   syncing files and waiting (bounded) for their diagnostics.
 //! - `server`: one server's process and its life (restarts, at most a few), `rpc` and `framing`:
 //!   JSON-RPC with `Content-Length` framing over its stdio.
-//! - [`report`]: problems as lines, and what a change introduced and fixed.
+//! - `report`: problems as lines, and what a change introduced and fixed.
 //! - `tool`, `status`: the `diagnostics` tool, `/lsp` and `-v`.
 //!
 //! Servers run as the user, outside the command sandbox (as an editor's do), each in a process
@@ -22,8 +22,8 @@
 )]
 
 mod framing;
-pub mod manager;
-pub mod report;
+mod manager;
+mod report;
 mod rpc;
 mod server;
 pub mod spec;

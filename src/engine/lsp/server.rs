@@ -68,6 +68,8 @@ pub(crate) struct State {
     pub progress: BTreeMap<String, String>,
     pub docs: BTreeMap<PathBuf, Doc>,
     pub restarts: u32,
+    /// Given up on, and a call's result said so: its files are passed over from now on.
+    pub failure_told: bool,
 }
 
 pub(crate) struct Shared {
@@ -127,6 +129,7 @@ impl ServerHandle {
                 progress: BTreeMap::new(),
                 docs: BTreeMap::new(),
                 restarts: 0,
+                failure_told: false,
             }),
             changed: l.changed.clone(),
         });

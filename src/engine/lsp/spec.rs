@@ -240,15 +240,52 @@ fn strings(key: &str, value: &Value) -> Result<Vec<String>, String> {
 }
 
 /// Where `program` is: itself when it has a `/`, else the first executable of that name on
-/// `path_var` (a `PATH` value).
+/// `path_var` (a `PATH` value). A rustup proxy counts only when a toolchain has its tool: every
+/// rustup install has a `rust-analyzer` proxy, with the component or without it.
 pub fn find_program(program: &str, path_var: Option<&str>) -> Option<PathBuf> {
-    if program.contains('/') {
+    let found = if program.contains('/') {
         let p = PathBuf::from(program);
-        return is_executable(&p).then_some(p);
+        is_executable(&p).then_some(p)
+    } else {
+        std::env::split_paths(path_var?)
+            .map(|dir| dir.join(program))
+            .find(|p| is_executable(p))
+    };
+    found.filter(|p| !is_idle_rustup_proxy(p, rustup_home().as_deref()))
+}
+
+/// Where rustup keeps its toolchains (`RUSTUP_HOME`, else `~/.rustup`).
+fn rustup_home() -> Option<PathBuf> {
+    std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".rustup")))
+}
+
+/// `p` is rustup itself under another name (a proxy: a link to the `rustup` beside it) and no
+/// toolchain under `rustup_home` has the tool it names. Asked of the file system only: running
+/// the proxy could install a toolchain.
+fn is_idle_rustup_proxy(p: &Path, rustup_home: Option<&Path>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(name) = p.file_name().filter(|n| *n != "rustup") else {
+        return false;
+    };
+    let same_file = |a: &Path, b: &Path| match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    };
+    let to_rustup = std::fs::canonicalize(p)
+        .is_ok_and(|t| t.file_name().is_some_and(|n| n == "rustup"))
+        || same_file(p, &p.with_file_name("rustup"));
+    if !to_rustup {
+        return false;
     }
-    std::env::split_paths(path_var?)
-        .map(|dir| dir.join(program))
-        .find(|p| is_executable(p))
+    let Some(toolchains) = rustup_home.and_then(|h| std::fs::read_dir(h.join("toolchains")).ok())
+    else {
+        return true;
+    };
+    !toolchains
+        .flatten()
+        .any(|t| is_executable(&t.path().join("bin").join(name)))
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -372,5 +409,36 @@ mod tests {
         assert_eq!(find_program("fake-ls", Some(&path)), Some(bin.clone()));
         assert_eq!(find_program(bin.to_str().unwrap(), None), Some(bin));
         assert_eq!(find_program("fake-ls", None), None);
+    }
+
+    #[test]
+    fn a_rustup_proxy_counts_only_when_a_toolchain_has_its_tool() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, home) = (dir.path().join("bin"), dir.path().join("rustup-home"));
+        std::fs::create_dir_all(&bin).unwrap();
+        let rustup = bin.join("rustup");
+        std::fs::write(&rustup, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(&rustup, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let linked = bin.join("rust-analyzer");
+        std::os::unix::fs::symlink(&rustup, &linked).unwrap();
+        let hard = bin.join("clangd");
+        std::fs::hard_link(&rustup, &hard).unwrap();
+        for proxy in [&linked, &hard] {
+            // No rustup home, or no toolchain with the tool: the proxy cannot run it.
+            assert!(is_idle_rustup_proxy(proxy, None));
+            std::fs::create_dir_all(home.join("toolchains/stable/bin")).unwrap();
+            assert!(is_idle_rustup_proxy(proxy, Some(&home)));
+        }
+        let tool = home.join("toolchains/stable/bin/rust-analyzer");
+        std::fs::write(&tool, "").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(!is_idle_rustup_proxy(&linked, Some(&home)));
+        assert!(is_idle_rustup_proxy(&hard, Some(&home)));
+        // rustup itself, and a program that is no link to it, are no proxies.
+        assert!(!is_idle_rustup_proxy(&rustup, None));
+        let own = bin.join("gopls");
+        std::fs::write(&own, "#!/bin/sh\n").unwrap();
+        assert!(!is_idle_rustup_proxy(&own, None));
     }
 }

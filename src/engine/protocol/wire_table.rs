@@ -147,6 +147,7 @@ fn table_2() -> Vec<(Event, &'static str)> {
         ),
         (
             Event::Diagnostics {
+                turn: Some(TurnId(3)),
                 id: "t1".into(),
                 report: crate::engine::lsp::ChangeReport {
                     checked: vec!["a.py".into()],
@@ -162,7 +163,7 @@ fn table_2() -> Vec<(Event, &'static str)> {
                     ..Default::default()
                 },
             },
-            r#"{"type":"diagnostics","id":"t1","report":{"checked":["a.py"],"new":[{"path":"a.py","line":3,"col":1,"severity":"error","message":"undefined name 'x'","source":"pyflakes"}],"more_errors":0,"more_warnings":0,"gone":[],"more_gone":0,"kept_errors":1,"first_look":[],"notes":[]}}"#,
+            r#"{"type":"diagnostics","turn":3,"id":"t1","report":{"checked":["a.py"],"new":[{"path":"a.py","line":3,"col":1,"severity":"error","message":"undefined name 'x'","source":"pyflakes"}],"more_errors":0,"more_warnings":0,"gone":[],"more_gone":0,"kept_errors":1,"first_look":[],"notes":[]}}"#,
         ),
         (
             Event::ToolOutputDelta {

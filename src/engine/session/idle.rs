@@ -52,9 +52,7 @@ impl Engine {
         self.abort_background_writing();
         self.save_manifest_if_any();
         self.session_end_hooks().await;
-        if let Some(lsp) = self.run.lsp.clone() {
-            lsp.shutdown().await;
-        }
+        self.lsp_shutdown().await;
     }
 
     /// One op while idle. False when the engine stops.

@@ -47,7 +47,7 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             q.path.display()
         ),
         Event::Restore(report) => tracing::info!("{}", report.summary()),
-        Event::Diagnostics { id, report } => tracing::info!(
+        Event::Diagnostics { id, report, .. } => tracing::info!(
             call = %id,
             files = report.checked.len(),
             new = report.new.len() + report.more_errors + report.more_warnings,

@@ -23,6 +23,7 @@ mod input;
 mod lifecycle;
 mod local;
 mod log;
+mod lsp_ops;
 mod masking;
 mod memory_ops;
 mod params;

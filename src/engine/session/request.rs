@@ -300,9 +300,7 @@ impl Engine {
         if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
         }
-        if self.run.lsp.is_some() {
-            specs.push(crate::engine::lsp::tool_spec());
-        }
+        specs.extend(self.lsp_tool());
         let mut specs = self.tools_for_mode(specs);
         if self.run.prompt.style.is_lean() {
             crate::engine::tools::lean::compact(&mut specs);

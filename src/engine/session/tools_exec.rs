@@ -186,7 +186,7 @@ impl Engine {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
                 let outside = self.leaves_workspace(name, input);
-                let watch = self.run.lsp.as_ref().map(|l| l.before_call(name, input));
+                let watch = self.lsp_watch(name, input);
                 self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
                     Some(out) if out.sandbox.is_some() => {
@@ -221,41 +221,6 @@ impl Engine {
                 true,
             ),
         }
-    }
-
-    /// What the language servers say about the files a call changed: told to the front end, and
-    /// appended to the result for the model. False when the user stopped the turn meanwhile.
-    async fn diagnose(
-        &mut self,
-        id: &str,
-        watch: crate::engine::lsp::CallWatch,
-        span: Option<crate::engine::checkpoint::CallSpan>,
-        out: &mut ToolOutput,
-    ) -> bool {
-        let Some(lsp) = self.run.lsp.clone() else {
-            return true;
-        };
-        let checkpoints = span.and_then(|s| Some((self.checkpoint_store()?, s.before, s.after?)));
-        let Some(report) = self.abortable(lsp.after_call(watch, checkpoints)).await else {
-            return false;
-        };
-        if let Some(report) = report.filter(|r| !r.is_empty()) {
-            out.appendix = Some(report.text());
-            self.emit_logged(Event::Diagnostics {
-                id: id.to_string(),
-                report,
-            });
-        }
-        true
-    }
-
-    /// `/lsp`: the language servers in words.
-    pub(crate) fn lsp_status(&self) -> Event {
-        let message = self.run.lsp.as_ref().map_or_else(
-            || "Language servers are off (--no-lsp, or no runtime)".to_string(),
-            |l| l.report(),
-        );
-        Event::Notice { message }
     }
 
     /// A call's result: told to the front end (and the transcript), as the block the model gets.
@@ -511,9 +476,7 @@ impl Engine {
             _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
             _ if name == names::PRESENT_PLAN => self.present_plan(input),
             _ if name == names::DIAGNOSTICS && self.run.lsp.is_some() => {
-                let lsp = self.run.lsp.clone()?;
-                self.abortable(async move { lsp.diagnostics_tool(input).await })
-                    .await?
+                self.run_diagnostics(input).await?
             }
             _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
             _ if name == names::SKILL => {

@@ -1,6 +1,7 @@
 //! Servers that misbehave (a fault injector of ours, `faulty_server.py`): one that hangs at
 //! `initialize`, answers garbage, floods notifications or crashes costs a call no more than its
-//! wait, is named in one notice, is restarted at most a few times and leaves no process behind;
+//! wait, is named in one notice (and, once given up on, in one call's result), is restarted at
+//! most a few times and leaves no process behind;
 //! a configured server that is not installed is named once; a file of no known language is
 //! skipped without a word.
 
@@ -130,6 +131,10 @@ async fn a_server_that_hangs_or_answers_garbage_costs_the_wait_and_is_named_once
             "a failed server is not waited for: {took:?}"
         );
         assert!(report.unwrap().notes[0].contains("failed"));
+        // Said once in a result: from then on its files are passed over without a word.
+        let (report, took) = write(&lsp, &ws, "a.flt", "fine again\n").await;
+        assert_eq!(report, None, "{mode}");
+        assert!(took < Duration::from_millis(500), "{took:?}");
         let told = drain(&mut notices);
         assert_eq!(told.len(), 1, "{told:?}");
         assert!(told[0].starts_with(&format!(

@@ -12,6 +12,9 @@ use crate::support::harness::KEY;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_flower_tui_leaves_no_language_server_behind() {
+    let Some(path) = server_path("a_killed_flower_tui_leaves_no_language_server_behind") else {
+        return;
+    };
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let ws = home.path().join("ws");
@@ -27,7 +30,7 @@ async fn a_killed_flower_tui_leaves_no_language_server_behind() {
     let never = Gate::new();
     server.push(a::text("never sent", U::new(1_100, 10)).gated(&never));
     let mut c = bin(home.path());
-    c.env("PATH", server_path())
+    c.env("PATH", path)
         .env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "write a.py", "--yes", "--workspace"])

@@ -1,44 +1,29 @@
 //! Language servers against real ones: pylsp (with pyflakes) and typescript-language-server,
-//! installed by `.ci/lsp-servers.sh` into `target/lsp-servers` (or `FLOWER_LSP_SERVERS`). A test
-//! whose server is missing fails and says how to install it. The fault tests use a small server
-//! of ours that misbehaves on purpose (`tests/fixtures/lsp/faulty_server.py`).
+//! installed by the test set-up from PyPI and npm (`support::lsp_setup`; a test skips, saying so,
+//! only when a registry cannot be reached). The fault tests use a small server of ours that
+//! misbehaves on purpose (`tests/fixtures/lsp/faulty_server.py`).
 
 mod engine;
 mod faults;
 mod kill;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use flower_tui::engine::lsp::{LspParams, ServerSpec, spec};
 
-/// Where the servers were installed.
-pub fn servers_dir() -> PathBuf {
-    std::env::var_os("FLOWER_LSP_SERVERS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/lsp-servers"))
-}
+use crate::support::lsp_setup::{self, skip};
 
-/// `PATH` with the installed servers first; panics naming the installer when one is missing.
-pub fn server_path() -> String {
-    let dir = servers_dir();
-    let bins = [dir.join("venv/bin"), dir.join("node/node_modules/.bin")];
-    for (bin, name) in [
-        (&bins[0], "pylsp"),
-        (&bins[1], "typescript-language-server"),
-    ] {
-        assert!(
-            bin.join(name).exists(),
-            "{name} is not installed in {}: run `bash .ci/lsp-servers.sh` (CI runs it)",
-            bin.display()
-        );
+/// The `PATH` of the installed servers, or None (said) when they cannot be installed here.
+pub fn server_path(test: &str) -> Option<String> {
+    match lsp_setup::servers() {
+        Ok(servers) => Some(servers.path()),
+        Err(why) => {
+            skip(test, &why);
+            None
+        }
     }
-    format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
-        bins[0].display(),
-        bins[1].display()
-    )
 }
 
 /// The built-in servers, with the ones not installed here turned off (pyright would win over
@@ -53,10 +38,10 @@ pub fn real_servers() -> Vec<ServerSpec> {
         .collect()
 }
 
-/// Parameters for the real servers in `workspace`.
-pub fn real_params(workspace: &Path) -> LspParams {
+/// Parameters for the real servers (on `path`) in `workspace`.
+pub fn real_params(workspace: &Path, path: String) -> LspParams {
     let mut env: BTreeMap<String, String> = BTreeMap::new();
-    env.insert("PATH".into(), server_path());
+    env.insert("PATH".into(), path);
     env.insert("HOME".into(), std::env::var("HOME").unwrap_or_default());
     LspParams::new(real_servers(), workspace.to_path_buf(), env)
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::carry::{Category, Earlier, Item};
+use super::carry::{Category, Earlier, Item, OPEN_ERRORS_HEAD};
 use super::{CommandRuns, Fate, FileFacts, LineCounts, Touched};
 use crate::engine::lsp::OpenProblems;
 
@@ -51,8 +51,6 @@ pub(super) fn section(t: &Touched) -> String {
     text
 }
 
-/// Heads the errors still open; the carried-forward reader skips what follows it.
-pub(super) const OPEN_ERRORS_HEAD: &str = "Errors still open at the cut";
 /// Open errors listed at most.
 const MAX_OPEN_ERRORS: usize = 15;
 
