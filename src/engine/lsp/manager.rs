@@ -262,48 +262,20 @@ impl LspManager {
         }
     }
 
-    /// After a call: the files it changed (from its two checkpoints when there are, else the
-    /// file a write or edit named) are sent to their servers, and what they say about them is
-    /// compared with before. None when no changed file has a server.
+    /// After a call: the files it changed (a write or edit: the file it named; another call:
+    /// the difference of its two checkpoints, when there are) are sent to their servers, and
+    /// what they say about them is compared with before. None when no changed file has a server.
     pub async fn after_call(
         &self,
         watch: CallWatch,
         checkpoints: Option<(Checkpoints, SnapshotId, SnapshotId)>,
     ) -> Option<ChangeReport> {
         let deadline = Instant::now() + self.wait;
-        let mut changed: Vec<(PathBuf, Kind)> = Vec::new();
-        if let Some((store, before, after)) = checkpoints {
-            let root = store.workspace().to_path_buf();
-            if let Ok(files) = store
-                .in_background(move |s| s.changed_files(&before, &after))
-                .await
-            {
-                changed.extend(files.into_iter().map(|(rel, kind)| {
-                    let kind = match kind {
-                        ChangeKind::Created => Kind::Created,
-                        ChangeKind::Deleted => Kind::Deleted,
-                        ChangeKind::Modified | ChangeKind::ModeChanged => Kind::Modified,
-                    };
-                    (
-                        crate::engine::tools::paths::canonical_or_self(&rel.on(&root)),
-                        kind,
-                    )
-                }));
-            }
-        } else {
-            changed.extend(watch.named.into_iter().filter(|(p, _)| p.is_file()).map(
-                |(p, existed)| {
-                    (
-                        p,
-                        if existed {
-                            Kind::Modified
-                        } else {
-                            Kind::Created
-                        },
-                    )
-                },
-            ));
-        }
+        let changed = match checkpoints {
+            _ if !watch.named.is_empty() => named_changes(watch),
+            Some((store, before, after)) => checkpoint_changes(&store, before, after).await,
+            None => Vec::new(),
+        };
         let mut targets = Vec::new();
         for (path, kind) in changed {
             // A server given up on, once a result said so, is passed over like a file of no
@@ -516,4 +488,44 @@ impl LspManager {
             .flatten()
             .collect()
     }
+}
+
+/// The file a write or edit named, if it is there now: created or modified.
+fn named_changes(watch: CallWatch) -> Vec<(PathBuf, Kind)> {
+    watch
+        .named
+        .into_iter()
+        .filter(|(p, _)| p.is_file())
+        .map(|(p, existed)| {
+            let kind = if existed { Kind::Modified } else { Kind::Created };
+            (p, kind)
+        })
+        .collect()
+}
+
+/// The files that differ between a call's two checkpoints, and how.
+async fn checkpoint_changes(
+    store: &Checkpoints,
+    before: SnapshotId,
+    after: SnapshotId,
+) -> Vec<(PathBuf, Kind)> {
+    let root = store.workspace().to_path_buf();
+    let Ok(files) = store
+        .in_background(move |s| s.changed_files(&before, &after))
+        .await
+    else {
+        return Vec::new();
+    };
+    files
+        .into_iter()
+        .map(|(rel, kind)| {
+            let kind = match kind {
+                ChangeKind::Created => Kind::Created,
+                ChangeKind::Deleted => Kind::Deleted,
+                ChangeKind::Modified | ChangeKind::ModeChanged => Kind::Modified,
+            };
+            let path = crate::engine::tools::paths::canonical_or_self(&rel.on(&root));
+            (path, kind)
+        })
+        .collect()
 }

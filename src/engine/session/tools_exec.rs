@@ -204,7 +204,9 @@ impl Engine {
                         let mut out = out;
                         let mut stopped = stopped_asking
                             || out.exit.as_ref().is_some_and(CommandExit::interrupted);
-                        if let Some(watch) = watch.filter(|_| !stopped) {
+                        // A write or edit that failed changed nothing.
+                        let failed_write = out.is_error && names::writes_files(name);
+                        if let Some(watch) = watch.filter(|_| !stopped && !failed_write) {
                             stopped = !self.diagnose(id, watch, span, &mut out).await;
                         }
                         let stopped =
