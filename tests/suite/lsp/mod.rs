@@ -3,6 +3,7 @@
 //! only when a registry cannot be reached). The fault tests use a small server of ours that
 //! misbehaves on purpose (`tests/fixtures/lsp/faulty_server.py`).
 
+mod attribution;
 mod engine;
 mod faults;
 mod kill;
