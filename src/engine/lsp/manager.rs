@@ -497,7 +497,11 @@ fn named_changes(watch: CallWatch) -> Vec<(PathBuf, Kind)> {
         .into_iter()
         .filter(|(p, _)| p.is_file())
         .map(|(p, existed)| {
-            let kind = if existed { Kind::Modified } else { Kind::Created };
+            let kind = if existed {
+                Kind::Modified
+            } else {
+                Kind::Created
+            };
             (p, kind)
         })
         .collect()
