@@ -35,7 +35,7 @@ async fn a_write_is_told_about_its_own_file_a_command_about_all_it_may_have_chan
     std::fs::write(ws.join("theirs.py"), "print(nowhere)\n").unwrap();
     let after = store.snapshot("after").unwrap().id;
     let report = lsp
-        .after_call(watch, Some((store.clone(), before.clone(), after.clone())))
+        .after_call(watch, Some((store.clone(), before, after)))
         .await
         .unwrap();
     assert_eq!(report.checked, ["mine.py"], "{report:?}");
