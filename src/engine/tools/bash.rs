@@ -401,7 +401,7 @@ fn spawn(
             .process_group(0);
         // No provider keys; the command and its group die with the agent.
         super::lifeline::prepare(&mut cmd);
-        (cmd.spawn()?, containment)
+        (super::lifeline::spawn(cmd)?, containment)
     };
     if let Some(pgid) = child.id() {
         super::lifeline::watch(pgid);

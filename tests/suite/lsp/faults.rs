@@ -24,7 +24,7 @@ fn script() -> PathBuf {
 }
 
 /// The faulty server in `mode` (or `program`), waited for `wait` per call.
-fn faulty(
+pub(super) fn faulty(
     ws: &Path,
     mode: &str,
     program: Option<&str>,
@@ -64,7 +64,7 @@ fn faulty(
 }
 
 /// Write `name` as a `write_file` call would, and what the servers said, with how long it took.
-async fn write(
+pub(super) async fn write(
     lsp: &LspManager,
     ws: &Path,
     name: &str,

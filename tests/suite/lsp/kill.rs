@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::faults::{faulty, write};
 use super::{left_in, processes_in, server_path};
 use crate::suite::cli::bin;
 use crate::support::fake::{FakeServer, Gate, U, anthropic as a};
@@ -54,4 +55,43 @@ async fn a_killed_flower_tui_leaves_no_language_server_behind() {
         left_in(&ws, Duration::from_secs(5)).await,
         Vec::<u32>::new()
     );
+}
+
+/// The kernel's parent-death signal follows the *thread* that started a process. The runtime's
+/// threads come and go (a worker that runs `block_in_place`, as the engine does for the
+/// handoff's checkpoint, gives its place to a new thread and ends when idle), so a server must
+/// outlive the thread that happened to start it.
+#[test]
+fn a_server_outlives_the_runtime_thread_that_started_it() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_keep_alive(Duration::from_millis(100))
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    rt.block_on(async {
+        let (lsp, _notices) = faulty(&ws, "ok", None, Duration::from_secs(30));
+        let (first, _) = write(&lsp, &ws, "a.flt", "BROKEN\n").await;
+        assert_eq!(first.unwrap().new.len(), 1);
+        let servers = processes_in(&ws);
+        assert_eq!(servers.len(), 1, "{servers:?}");
+        // The only worker (which started the server) hands its place over and, idle, ends.
+        tokio::spawn(async {
+            tokio::task::block_in_place(|| std::thread::sleep(Duration::from_millis(50)));
+        })
+        .await
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        assert_eq!(processes_in(&ws), servers, "the server was killed");
+        let (fixed, _) = write(&lsp, &ws, "a.flt", "fine\n").await;
+        let fixed = fixed.unwrap();
+        assert_eq!((fixed.gone.len(), fixed.notes.len()), (1, 0), "{fixed:?}");
+        lsp.shutdown().await;
+        assert_eq!(
+            left_in(&ws, Duration::from_secs(5)).await,
+            Vec::<u32>::new()
+        );
+    });
 }
