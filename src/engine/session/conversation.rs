@@ -3,8 +3,8 @@
 //! what was appended since), its cost, the tool-result budget, the document it was briefed with,
 //! and the user request in progress (which a successor carries on).
 
+use super::handoff::CallCounts;
 use super::masking::MaskState;
-use super::tool_log::CallCounts;
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Held, Transcript, TranscriptLine};
 use crate::engine::tools::Spiller;

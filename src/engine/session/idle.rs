@@ -5,7 +5,9 @@
 
 use super::Engine;
 use super::conversation::Request;
+use super::handoff;
 use super::startup::FirstMoves;
+use super::user_hooks;
 use crate::engine::context;
 use crate::engine::protocol::{Event, Op, Origin, TurnId, TurnKind};
 
@@ -15,7 +17,7 @@ impl Engine {
             self.emit(Event::Warning { message });
         }
         self.warn_about_the_floor();
-        self.announce_hooks();
+        user_hooks::announce(self);
         if self.planning.mode != crate::engine::policy::Mode::Normal {
             self.emit(Event::Mode {
                 mode: self.planning.mode,
@@ -49,9 +51,9 @@ impl Engine {
         // Quitting: a writing request still running is dropped (the transcript keeps the
         // session, the next start hands off again); a frozen document keeps its record and its
         // review reopens at the next start.
-        self.abort_background_writing();
+        self.background_op(Op::Shutdown);
         self.save_manifest_if_any();
-        self.session_end_hooks().await;
+        user_hooks::session_end(self).await;
     }
 
     /// One op while idle. False when the engine stops.
@@ -60,11 +62,11 @@ impl Engine {
             Op::UserTurn { turn, text } => self.user_turn(turn, text).await,
             Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
-            Op::Handoff { turn, focus } => self.manual_handoff(turn, focus).await,
+            Op::Handoff { turn, focus } => handoff::manual(self, turn, focus).await,
             Op::ImplementPlan { turn, choice } => self.implement_plan(turn, choice).await,
             Op::Resume { run_id } => self.resume_run(&run_id).await,
             Op::Shutdown => {
-                self.settle_before_exit().await;
+                handoff::settle_before_exit(self).await;
                 return false;
             }
             Op::NewSession => self.new_session(),
@@ -173,7 +175,7 @@ impl Engine {
             }
             tokio::select! {
                 op = self.inbox.ops.recv() => return op,
-                Some(w) = self.handoff.results.recv() => {
+                Some(w) = self.handoff.next_reply() => {
                     self.on_background(w);
                     self.turnover_if_ready();
                 }

@@ -5,22 +5,16 @@
 //! its state is a few owned parts, each in its own file: what the run was started with
 //! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
 //! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
-//! lifecycle ([`lifecycle`]), the session's approvals, the user's hooks ([`hook_ops`]), the run's
+//! runner ([`handoff`]), the session's approvals, the user's hooks ([`user_hooks`]), the run's
 //! counters (requests, and the model's token ratio they teach), the workspace's checkpoints
 //! ([`undo`]) and the working mode ([`plan_mode`]). This file holds the
 //! parts, starting sessions and turns, and the one way out for events (`emit`).
 
-mod background;
-mod background_hooks;
-mod background_retry;
 mod command_turn;
-mod continuity;
 mod conversation;
-mod handoff_run;
-mod hook_ops;
+mod handoff;
 mod idle;
 mod input;
-mod lifecycle;
 mod local;
 mod log;
 mod masking;
@@ -33,15 +27,13 @@ mod rewind;
 mod sandbox_ops;
 mod slash_ops;
 mod startup;
+mod step_claim;
 mod step_ledger;
-mod tail;
 mod tasks;
-mod tool_log;
 mod tools_exec;
 mod turn;
-mod turnover;
 mod undo;
-mod writing_request;
+mod user_hooks;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -62,7 +54,7 @@ use super::protocol::{Event, ExitReason, Op, TurnId, TurnKind};
 use super::sysprompt::{self, SessionPrompt};
 use super::types::Message;
 use conversation::{Identity, SessionState};
-use lifecycle::Handoffs;
+use handoff::Handoffs;
 use step_ledger::{StepLedger, step_name_from_task};
 
 pub use params::{
@@ -204,7 +196,7 @@ pub(crate) struct Engine {
     /// The workspace's checkpoint store and the running turn's first checkpoint.
     checkpoints: undo::Checkpointing,
     /// The user's hooks and what is due of them.
-    hooks: hook_ops::HookState,
+    hooks: user_hooks::Hooks,
     /// The working mode and the plans presented.
     planning: plan_mode::Planning,
 }
@@ -360,7 +352,11 @@ impl Engine {
             .step
             .clone()
             .unwrap_or_else(|| step_name_from_task(task));
-        let name = self.claim_step(name);
+        let workbench = self.run.places.workbench.as_deref();
+        let (name, claim) = step_claim::claim_step(workbench, name, |ev| self.emit(ev));
+        if claim.is_some() {
+            self.ledger.claim = claim;
+        }
         let rec = StepRecord {
             name,
             task: input::task_excerpt(task),
@@ -464,7 +460,7 @@ impl Engine {
             (false, false) => GenerationStart::New,
         };
         // `SessionStart` runs before the new session's first request.
-        self.hooks.start = Some(match start {
+        self.hooks.start_due(match start {
             GenerationStart::Handoff => super::hooks::StartSource::Handoff,
             GenerationStart::First => super::hooks::StartSource::Startup,
             GenerationStart::New => super::hooks::StartSource::Clear,

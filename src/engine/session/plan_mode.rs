@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::Engine;
 use super::conversation::Request;
-use super::lifecycle::BlockingStage;
+use super::handoff;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{numbered_names, write_new};
 use crate::engine::handoff::echo::{self, Part};
@@ -272,7 +272,6 @@ impl Engine {
             self.end_turn(turn, reason);
             return;
         }
-        let handoff = self.handoff.begin_blocking(BlockingStage::Turnover);
         let frozen = FrozenHandoff {
             file: FrozenFile::OnDisk(presented.path.clone()),
             // As the model wrote it: the record says whether the user edited the file.
@@ -294,12 +293,8 @@ impl Engine {
         };
         // The plan turn is over: the successor gets the plan alone, no request beside it.
         self.s.request = Request::default();
-        self.set_frozen(Some(frozen.clone()), true);
         // `HandoffFrozen` hooks get the plan's path; the successor reads what they leave there.
-        self.frozen_hooks(HandoffCause::Plan, &presented.path, frozen.generation)
-            .await;
-        self.commit_turnover(handoff, frozen);
-        self.handoff.end();
+        handoff::turn_over_plan(self, frozen).await;
         self.s.request = Request::opened(format!(
             "Implement the plan in {}",
             presented.path.display()

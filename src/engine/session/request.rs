@@ -68,7 +68,7 @@ impl Engine {
                 op = self.inbox.ops.recv() => if self.triage(op).is_some() {
                     return None;
                 },
-                Some(w) = self.handoff.results.recv() => self.on_background(w),
+                Some(w) = self.handoff.next_reply() => self.on_background(w),
             }
         }
     }
@@ -153,7 +153,7 @@ impl Engine {
     pub(crate) fn on_abort(&mut self, turn: TurnId) -> Option<Stop> {
         if self.turn.is_some_and(|t| t.id == turn) {
             // Esc kills the background handoff's hooks too.
-            self.abort_background_hooks();
+            self.background_op(Op::Abort { turn });
             return Some(Stop::Abort);
         }
         let queued = self

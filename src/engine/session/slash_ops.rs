@@ -187,7 +187,7 @@ impl Engine {
             Self::resume_state(&resume, None, &self.run.prompt.system_prompt, &mut warnings)?;
         // The step name of that run, unless another live process works on it.
         let rec = resumed.step.and_then(|i| resumed.manifest.steps.get(i));
-        let claim = Self::claim_resumed(self.run.places.workbench.as_deref(), rec)?;
+        let claim = super::step_claim::claim_resumed(self.run.places.workbench.as_deref(), rec)?;
         // The switch happens: a background handoff belongs to the session being left (its frozen
         // record to this run's step).
         self.drop_background("/resume switched to another run");
@@ -204,7 +204,8 @@ impl Engine {
         }
         self.s = resumed.session;
         // `SessionStart` runs before the resumed session's next request.
-        self.hooks.start = Some(crate::engine::hooks::StartSource::Resume);
+        self.hooks
+            .start_due(crate::engine::hooks::StartSource::Resume);
         self.counters.overflow_retries = 0;
         self.approvals.granted = Allowances::default();
         for message in warnings {

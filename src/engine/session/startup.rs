@@ -5,7 +5,7 @@
 use tokio::sync::mpsc;
 
 use super::conversation::{Identity, SessionState};
-use super::lifecycle::Handoffs;
+use super::handoff::Handoffs;
 use super::params::{EngineParams, Places, Resume, StartParams};
 use super::step_ledger::StepLedger;
 use super::{ApprovalState, Counters, Engine, Inbox, RunContext};
@@ -118,7 +118,7 @@ impl Engine {
         };
         let rec = step.and_then(|i| manifest.steps.get(i));
         let claim = match resume {
-            Some(_) => Self::claim_resumed(places.workbench.as_deref(), rec)?,
+            Some(_) => super::step_claim::claim_resumed(places.workbench.as_deref(), rec)?,
             None => None,
         };
         let s = session.unwrap_or_else(|| SessionState::none(&prompt.system_prompt));
@@ -158,7 +158,7 @@ impl Engine {
             approvals: ApprovalState::default(),
             counters: Counters::new(tokens),
             checkpoints: Default::default(),
-            hooks: super::hook_ops::HookState::new(hooks, resume.is_some()),
+            hooks: super::user_hooks::Hooks::new(hooks, resume.is_some()),
             planning: super::plan_mode::Planning::new(mode),
         };
         let first = FirstMoves {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::Engine;
-use super::hook_ops::ToolGate;
+use super::user_hooks::{self, ToolGate};
 use crate::engine::context::{self, Thresholds};
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::protocol::Event;
@@ -128,7 +128,7 @@ impl Engine {
         let (done, mut stopped) = self.run_tasks(run).await;
         for (id, mut block) in done {
             if !stopped {
-                stopped |= !self.subagent_stop_hooks(&id, &mut block).await;
+                stopped |= !user_hooks::subagent_stop(self, &id, &mut block).await;
             }
             let input = inputs.iter().find(|(i, _)| *i == id).map(|(_, v)| v);
             if let (false, Some(input)) = (stopped, input) {

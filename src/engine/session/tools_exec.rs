@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::Engine;
-use super::hook_ops::ToolGate;
 use super::request::Stop;
+use super::user_hooks::{self, ToolGate};
 use crate::engine::approvals::{self, AllowRule};
 use crate::engine::diff::FileDiff;
 use crate::engine::policy::ApprovalPolicy;
@@ -221,7 +221,7 @@ impl Engine {
 
     /// A call's result: told to the front end (and the transcript), as the block the model gets.
     pub(crate) fn deliver(&mut self, id: &str, name: &str, mut out: ToolOutput) -> Block {
-        self.note_counts(id, out.diff.as_deref());
+        self.s.call_counts.note(&self.s.id, id, out.diff.as_deref());
         self.emit_logged(Event::ToolResult {
             turn: self.turn_id(),
             id: id.to_string(),
@@ -359,7 +359,10 @@ impl Engine {
             always: always.clone(),
             unsandboxed: None,
         });
-        self.notify_hooks(format!("flower-tui needs your permission to use {name}"));
+        user_hooks::notify(
+            self,
+            format!("flower-tui needs your permission to use {name}"),
+        );
         let answer = self.answer(id).await;
         if answer.is_some() {
             self.approvals.asked_once = true;
@@ -384,7 +387,7 @@ impl Engine {
         loop {
             let op = tokio::select! {
                 op = self.inbox.ops.recv() => op,
-                Some(w) = self.handoff.results.recv() => {
+                Some(w) = self.handoff.next_reply() => {
                     // A background handoff's document arrived while the user decides.
                     self.on_background(w);
                     continue;
@@ -518,7 +521,7 @@ impl Engine {
                 },
                 // A background handoff's document that arrives while the command runs is frozen
                 // (and its review opened) now, not when the command ends.
-                Some(w) = self.handoff.results.recv() => self.on_background(w),
+                Some(w) = self.handoff.next_reply() => self.on_background(w),
             }
         }
     }

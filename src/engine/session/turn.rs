@@ -2,11 +2,10 @@
 //! compaction checks before every request and the overflow path after a context-window error.
 
 use super::ActiveTurn;
-use super::background::Settle;
 use super::conversation::Request;
-use super::handoff_run::{CompactFailure, HandoffOutcome, Trigger};
-use super::hook_ops::StopGate;
+use super::handoff::{self, CompactFailure, HandoffOutcome, Trigger};
 use super::request::{Outcome, Purpose};
+use super::user_hooks::{self, StopGate};
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::error::Error;
@@ -112,7 +111,7 @@ impl Engine {
             text
         };
         let prompt = (origin == Origin::User).then_some(text.as_str());
-        let Some(hook_context) = self.opening_hooks(turn, prompt).await else {
+        let Some(hook_context) = user_hooks::opening(self, turn, prompt).await else {
             return;
         };
         self.emit(Event::UserMessage {
@@ -189,7 +188,7 @@ impl Engine {
                 Flow::Stop(r) => return r,
             }
             // A successor (a handoff just now) starts with its `SessionStart` hooks.
-            if !self.session_start_hooks().await {
+            if !user_hooks::session_start(self).await {
                 return ExitReason::Interrupted;
             }
             iterations += 1;
@@ -224,7 +223,7 @@ impl Engine {
                 interrupted: false,
             });
             if !tool_uses {
-                match self.stop_hooks().await {
+                match user_hooks::stop(self).await {
                     StopGate::End => return ExitReason::Completed,
                     StopGate::Continue => continue,
                     StopGate::Aborted => return ExitReason::Interrupted,
@@ -343,7 +342,7 @@ impl Engine {
     /// The checks before every main-thread request: a background handoff's turnover (or the wait
     /// for it), near warning, handoff due, compaction pressure.
     async fn before_request(&mut self) -> Flow {
-        if let Some(r) = self.background_boundary().await {
+        if let Some(r) = handoff::before_request(self).await {
             return Flow::Stop(r);
         }
         let ctx = self.ctx_estimate();
@@ -390,9 +389,7 @@ impl Engine {
             // In background mode the writing starts beside the main thread; after the user
             // cancelled one in this turn, only the hard limit makes it block instead.
             Some(StrategyKind::Handoff)
-                if self.consider_background(Cut::at_end(&self.s.messages))
-                    || (self.background_cancelled() && self.ctx_estimate() < self.hard_limit()) => {
-            }
+                if self.consider_background(Cut::at_end(&self.s.messages)) => {}
             Some(StrategyKind::Handoff) => match self.handoff(Trigger::Auto).await {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
                 HandoffOutcome::Stopped(r) => return Flow::Stop(r),
@@ -420,17 +417,11 @@ impl Engine {
         if self.counters.overflow_retries >= OVERFLOW_RETRY_CAP {
             return Flow::Stop(self.fail(&e.clone().into()));
         }
-        if let Some(id) = self.handoff.background().map(|bg| bg.id) {
+        if self.handoff.background().is_some() {
             // A document is being written (or reviewed) on a shorter prefix: wait for it.
-            self.emit_logged(Event::Handoff(HandoffPhase::Waiting {
-                handoff: id,
-                context: self.ctx_estimate(),
-                limit: self.hard_limit(),
-            }));
-            if self.wait_background().await != Settle::Ready {
+            if !handoff::wait_for_document(self).await {
                 return Flow::Stop(ExitReason::Interrupted);
             }
-            self.turnover_if_ready();
         } else if self.run.handoff.context.hands_off() {
             if let HandoffOutcome::Stopped(r) = self
                 .handoff(Trigger::Overflow {

@@ -1,6 +1,6 @@
-//! The handoff lifecycle as one value: which handoff runs now (none, one in the main thread, or
-//! one beside it) with the data each phase owns, the ids given out, the channel background
-//! writing requests answer on, and the test hook that hands off after N responses.
+//! The runner's state: which handoff runs now (none, one in the main thread, or one beside it)
+//! with the data each phase owns, the ids given out, the one channel the background tasks answer
+//! on, and the test hook that hands off after N responses.
 //!
 //! A handoff in the main thread writes its document (the main thread waits), then freezes it,
 //! waits for its review and starts the successor. A background handoff writes on a copy of the
@@ -9,34 +9,33 @@
 //! started (the log's phase timings) and what the step's document lock cost them. A background
 //! handoff with `PreHandoff` hooks waits for them before its writing request starts, and one with
 //! `HandoffFrozen` hooks waits for them between the freeze and the review: both run as tasks
-//! whose outcome comes back on the same channel as the writing request's.
+//! ([`super::tasks`]).
 
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::writing_request::ShortRetry;
-use crate::engine::hooks::Outcome;
+use super::tasks::{Attempt, BgReply};
+use crate::engine::handoff::prompt::WritingPrompt;
 use crate::engine::ledger::{Cut, FrozenHandoff};
 use crate::engine::protocol::HandoffId;
-use crate::engine::provider::ProviderError;
-use crate::engine::types::ModelResponse;
+use crate::engine::types::ModelRequest;
 
-/// Every handoff of the run: the one in progress and what the lifecycle keeps between them.
-pub(super) struct Handoffs {
+/// Every handoff of the run: the one in progress and what the runner keeps between them.
+pub(in crate::engine::session) struct Handoffs {
     /// The last id given out (ids count from 1 in a run).
     last: u64,
     now: HandoffState,
     /// `--handoff-after N`: the one manual handoff it makes.
     hook: AfterHook,
     /// Where background writing requests and the background handoff's hooks send their result.
-    pub(super) results_tx: mpsc::UnboundedSender<BgReply>,
-    pub(super) results: mpsc::UnboundedReceiver<BgReply>,
+    results_tx: mpsc::UnboundedSender<BgReply>,
+    results: mpsc::UnboundedReceiver<BgReply>,
 }
 
 /// Which handoff runs now, with what each phase owns.
-pub(super) enum HandoffState {
+enum HandoffState {
     /// No handoff runs.
     Idle,
     /// A handoff in the main thread: the turn (or the `/handoff` turn, or a reopened review)
@@ -47,12 +46,12 @@ pub(super) enum HandoffState {
 }
 
 /// A handoff in the main thread.
-pub(super) struct Blocking {
-    pub(super) id: HandoffId,
-    pub(super) started: Instant,
-    pub(super) stage: BlockingStage,
+struct Blocking {
+    id: HandoffId,
+    started: Instant,
+    stage: BlockingStage,
     /// What the step's document lock cost it so far.
-    pub(super) lock: Duration,
+    lock: Duration,
 }
 
 /// Where a handoff in the main thread stands.
@@ -65,7 +64,7 @@ pub(super) enum BlockingStage {
 }
 
 /// A handoff running beside the main thread.
-pub(crate) struct Background {
+pub(in crate::engine::session) struct Background {
     pub(super) id: HandoffId,
     pub(super) started: Instant,
     /// The history its document is written on (the successor's briefing records the rest).
@@ -108,13 +107,22 @@ pub(super) enum BgState {
     },
 }
 
-/// Which writing request a result answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Attempt {
-    /// On the whole prefix.
-    Full,
-    /// On a reduced copy, after the first one failed.
-    Rescue,
+/// A background writing request's retry with the short prompt.
+pub(super) enum ShortRetry {
+    /// Not sent yet: the request, ready.
+    Ready(Box<ModelRequest>),
+    /// The request running is the retry (its document answers the short prompt).
+    Sent,
+}
+
+impl ShortRetry {
+    /// The prompt of the request running.
+    pub(super) fn prompt(&self) -> WritingPrompt {
+        match self {
+            ShortRetry::Ready(_) => WritingPrompt::Full,
+            ShortRetry::Sent => WritingPrompt::Short,
+        }
+    }
 }
 
 /// Whether the review of a frozen background document is over.
@@ -122,23 +130,6 @@ pub(crate) enum Attempt {
 pub(super) enum ReviewState {
     Open,
     Over,
-}
-
-/// What a background handoff's task sends back.
-pub(crate) enum BgReply {
-    /// A writing request's result.
-    Written(Written),
-    /// The hooks of `id` (its `PreHandoff` or its `HandoffFrozen`) are done.
-    Hooks { id: HandoffId, outcome: Outcome },
-}
-
-/// A writing request's result, sent by its task.
-pub(crate) struct Written {
-    pub(super) id: HandoffId,
-    pub(super) attempt: Attempt,
-    pub(super) result: Result<ModelResponse, ProviderError>,
-    pub(super) number: u64,
-    pub(super) ms: u128,
 }
 
 /// `--handoff-after N` (a headless test hook): one manual handoff after N main-thread responses.
@@ -151,7 +142,7 @@ enum AfterHook {
 
 impl Background {
     /// Frozen and reviewed: the turnover may happen.
-    pub(super) fn ready(&self) -> bool {
+    pub(in crate::engine::session) fn ready(&self) -> bool {
         matches!(
             self.state,
             BgState::Frozen {
@@ -162,7 +153,7 @@ impl Background {
     }
 
     /// Its document is still being written (or its `PreHandoff` hooks run before that).
-    pub(super) fn writing(&self) -> bool {
+    pub(in crate::engine::session) fn writing(&self) -> bool {
         matches!(
             self.state,
             BgState::Writing { .. } | BgState::Vetting { .. }
@@ -189,7 +180,7 @@ impl BgState {
 
 impl Handoffs {
     /// No handoff yet; `after`: the test hook's N.
-    pub(super) fn new(after: Option<u32>) -> Handoffs {
+    pub(in crate::engine::session) fn new(after: Option<u32>) -> Handoffs {
         let (results_tx, results) = mpsc::unbounded_channel();
         Handoffs {
             last: 0,
@@ -198,6 +189,21 @@ impl Handoffs {
             results_tx,
             results,
         }
+    }
+
+    /// The next answer of a background task (cancel-safe: for `select!`).
+    pub(in crate::engine::session) async fn next_reply(&mut self) -> Option<BgReply> {
+        self.results.recv().await
+    }
+
+    /// An answer of a background task that is there already.
+    pub(super) fn ready_reply(&mut self) -> Option<BgReply> {
+        self.results.try_recv().ok()
+    }
+
+    /// Where the background tasks answer.
+    pub(super) fn replies(&self) -> mpsc::UnboundedSender<BgReply> {
+        self.results_tx.clone()
     }
 
     /// The next handoff's id.
@@ -211,7 +217,7 @@ impl Handoffs {
         HandoffId(self.last)
     }
 
-    /// Begin a handoff in the main thread, writing its document: its id.
+    /// Begin a handoff in the main thread at `stage`: its id.
     pub(super) fn begin_blocking(&mut self, stage: BlockingStage) -> HandoffId {
         let id = self.next_id();
         self.now = HandoffState::Blocking(Blocking {
@@ -243,7 +249,7 @@ impl Handoffs {
     }
 
     /// The handoff in progress and when it began (the log's phase timings).
-    pub(super) fn clock(&self) -> Option<(HandoffId, Instant)> {
+    pub(in crate::engine::session) fn clock(&self) -> Option<(HandoffId, Instant)> {
         match &self.now {
             HandoffState::Idle => None,
             HandoffState::Blocking(b) => Some((b.id, b.started)),
@@ -252,7 +258,7 @@ impl Handoffs {
     }
 
     /// The handoff whose document is being written now, if any.
-    pub(super) fn writing(&self) -> Option<HandoffId> {
+    pub(in crate::engine::session) fn writing(&self) -> Option<HandoffId> {
         match &self.now {
             HandoffState::Blocking(b) if b.stage == BlockingStage::Writing => Some(b.id),
             HandoffState::Background(bg) if bg.writing() => Some(bg.id),
@@ -266,7 +272,7 @@ impl Handoffs {
     }
 
     /// The handoff beside the main thread, if one runs.
-    pub(super) fn background(&self) -> Option<&Background> {
+    pub(in crate::engine::session) fn background(&self) -> Option<&Background> {
         match &self.now {
             HandoffState::Background(bg) => Some(bg),
             _ => None,
@@ -280,7 +286,7 @@ impl Handoffs {
         }
     }
 
-    /// Take the background handoff out (it is over or dropped); the lifecycle is idle then.
+    /// Take the background handoff out (it is over or dropped); the runner is idle then.
     pub(super) fn take_background(&mut self) -> Option<Background> {
         match std::mem::replace(&mut self.now, HandoffState::Idle) {
             HandoffState::Background(bg) => Some(bg),
@@ -333,12 +339,12 @@ impl Handoffs {
 
     /// The test hook's handoff is due: it has not fired, no background handoff runs, and the
     /// main thread has had `responses` responses, at least its N.
-    pub(super) fn hook_due(&self, responses: u32) -> bool {
+    pub(in crate::engine::session) fn hook_due(&self, responses: u32) -> bool {
         matches!(self.hook, AfterHook::After(n) if responses >= n) && self.background().is_none()
     }
 
     /// The test hook's handoff starts: it never fires again.
-    pub(super) fn hook_fired(&mut self) {
+    pub(in crate::engine::session) fn hook_fired(&mut self) {
         self.hook = AfterHook::Fired;
     }
 }

@@ -1,0 +1,262 @@
+//! The engine's side of the handoff unit: the narrow context it lends the unit
+//! ([`HandoffCx`]), each piece a line or three over the engine's parts, and its delegations for
+//! the unit's entry points more than one place calls (an entry point with one caller is called
+//! there, with the engine as its context).
+
+use super::background;
+use super::blocking::{self, HandoffOutcome, Trigger};
+use super::boundary;
+use super::compaction::{self, CompactFailure};
+use super::context::{HandoffCx, Wake};
+use super::phases::Handoffs;
+use super::reopened_review;
+use super::tasks::{BgReply, Requester};
+use crate::engine::context::strategy::{Pressure, StrategyKind};
+use crate::engine::error::Error;
+use crate::engine::hooks::{EndReason, HookBatch, HookInput, Outcome as HookOutcome};
+use crate::engine::ledger::Cut;
+use crate::engine::policy::FrontEnd;
+use crate::engine::protocol::{
+    CompactionTrigger, Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind,
+};
+use crate::engine::session::conversation::SessionState;
+use crate::engine::session::request::{Outcome, Purpose, Stop};
+use crate::engine::session::step_ledger::StepLedger;
+use crate::engine::session::user_hooks::{self, Gate};
+use crate::engine::session::{ActiveTurn, Engine, HandoffParams, ModelSettings, Places};
+use crate::engine::tools::recall::Source;
+use crate::engine::types::{Message, ModelRequest, ToolChoice};
+
+impl HandoffCx for Engine {
+    fn handoffs(&mut self) -> &mut Handoffs {
+        &mut self.handoff
+    }
+
+    fn conv(&mut self) -> &mut SessionState {
+        &mut self.s
+    }
+
+    fn ledger(&mut self) -> &mut StepLedger {
+        &mut self.ledger
+    }
+
+    fn turn(&mut self) -> &mut Option<ActiveTurn> {
+        &mut self.turn
+    }
+
+    fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    fn places(&self) -> &Places {
+        &self.run.places
+    }
+
+    fn params(&self) -> HandoffParams {
+        self.run.handoff
+    }
+
+    fn front_end(&self) -> FrontEnd {
+        self.run.front_end
+    }
+
+    fn emit(&mut self, ev: Event) {
+        Engine::emit(self, ev);
+    }
+
+    fn emit_logged(&mut self, ev: Event) {
+        Engine::emit_logged(self, ev);
+    }
+
+    fn save_manifest(&mut self) {
+        Engine::save_manifest(self);
+    }
+
+    fn fail(&mut self, e: &Error) -> ExitReason {
+        Engine::fail(self, e)
+    }
+
+    fn emit_usage_estimate(&mut self) {
+        Engine::emit_usage_estimate(self);
+    }
+
+    fn ctx(&self) -> u64 {
+        self.ctx_estimate()
+    }
+
+    fn output_cap(&self) -> u32 {
+        Engine::output_cap(self)
+    }
+
+    fn prefix_request(&self, history: Vec<Message>) -> ModelRequest {
+        ModelRequest {
+            model: self.settings.model.clone(),
+            system: self.s.system_prompt.clone(),
+            messages: self.masked_as_sent(history),
+            tools: self.tool_specs(),
+            tool_choice: ToolChoice::None,
+            max_tokens: Engine::output_cap(self),
+            effort: self.settings.effort,
+        }
+    }
+
+    fn due_strategy(&self) -> Option<StrategyKind> {
+        let pressure = Pressure {
+            ctx: self.ctx_estimate(),
+            window: self.settings.thresholds.window,
+            writing_turn: false,
+            has_session_id: !self.s.is_none(),
+        };
+        let due = self.run.strategies.iter().find(|s| s.due(&pressure));
+        due.map(|s| s.kind())
+    }
+
+    fn learn_window(&mut self, limit: u64) {
+        Engine::learn_window(self, limit);
+    }
+
+    fn add_cost(&mut self, cost: f64) {
+        Engine::add_cost(self, cost);
+    }
+
+    async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
+        Engine::stream(self, req, purpose).await
+    }
+
+    fn requester(&mut self) -> Requester {
+        self.counters.requests += 1;
+        Requester {
+            number: self.counters.requests,
+            provider: self.run.provider.client.clone(),
+            retry: self.run.provider.retry,
+            events: self.run.events.clone(),
+        }
+    }
+
+    async fn pre_handoff(&mut self, manual: bool, focus: Option<String>) -> Gate {
+        user_hooks::pre_handoff(self, manual, focus).await
+    }
+
+    async fn run_hooks(&mut self, input: HookInput) {
+        user_hooks::run_for_handoff(self, input).await;
+    }
+
+    fn hook_batch(&mut self, input: &HookInput) -> Option<HookBatch> {
+        user_hooks::batch(self, input)
+    }
+
+    fn report_hooks(&mut self, outcome: &HookOutcome) {
+        user_hooks::report(self, outcome);
+    }
+
+    fn handoff_verdict(&mut self, outcome: &HookOutcome, focus: Option<String>) -> Gate {
+        user_hooks::handoff_verdict(self, outcome, focus)
+    }
+
+    fn focus(&self, given: Option<String>) -> Option<String> {
+        self.handoff_focus(given)
+    }
+
+    fn adopt_typed_pins(&mut self, file: &str, frozen: &str) {
+        Engine::adopt_typed_pins(self, file, frozen);
+    }
+
+    fn predecessors(&self) -> Vec<Source> {
+        Engine::predecessors(self)
+    }
+
+    fn fit_request(&mut self, request: &mut [String], before: &Message) -> bool {
+        Engine::fit_request(self, request, before)
+    }
+
+    fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
+        Engine::begin_turn(self, id, kind)
+    }
+
+    fn close_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        self.turn = None;
+        Engine::end_turn(self, turn, reason);
+    }
+
+    fn refuse_handoff(&mut self, turn: TurnId, reason: HandoffRefusal) {
+        Engine::refuse_handoff(self, turn, reason);
+    }
+
+    async fn next_wake(&mut self) -> Wake {
+        tokio::select! {
+            op = self.inbox.ops.recv() => Wake::Op(op),
+            Some(reply) = self.handoff.next_reply() => Wake::Reply(reply),
+        }
+    }
+
+    fn ready_op(&mut self) -> Option<Op> {
+        self.inbox.ops.try_recv().ok()
+    }
+
+    fn take_queued(&mut self, wanted: impl Fn(&Op) -> bool) -> bool {
+        let at = self.inbox.pending.iter().position(wanted);
+        at.and_then(|i| self.inbox.pending.remove(i)).is_some()
+    }
+
+    fn triage(&mut self, op: Option<Op>) -> Option<Stop> {
+        Engine::triage(self, op)
+    }
+
+    fn shutting_down(&self) -> bool {
+        self.inbox.shutdown
+    }
+
+    fn start_successor(&mut self, parent: String, generation: u32, first: Message) {
+        self.checkpoint_at_handoff();
+        self.session_left_hooks(EndReason::Handoff);
+        self.start_session(Some(parent), generation, vec![first]);
+        self.commit_replacement();
+    }
+}
+
+impl Engine {
+    /// A handoff in the main thread (the turn waits for it).
+    pub(in crate::engine::session) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
+        blocking::run(self, trigger).await
+    }
+
+    /// In-place compaction. Ok(true) when the history was replaced.
+    pub(in crate::engine::session) async fn compact(
+        &mut self,
+        trigger: CompactionTrigger,
+    ) -> Result<bool, CompactFailure> {
+        compaction::compact(self, trigger).await
+    }
+
+    /// Start the writing beside the main thread if the handoff line is crossed (see
+    /// [`background::consider`]): whether the pressure is met beside it.
+    pub(in crate::engine::session) fn consider_background(&mut self, cut: Cut) -> bool {
+        background::consider(self, cut)
+    }
+
+    /// An answer of a background handoff's task.
+    pub(in crate::engine::session) fn on_background(&mut self, reply: BgReply) {
+        background::on_reply(self, reply);
+    }
+
+    /// An op that belongs to the background handoff.
+    pub(in crate::engine::session) fn background_op(&mut self, op: Op) {
+        boundary::on_op(self, op);
+    }
+
+    /// At a message boundary: a reviewed background document turns over. True: a successor
+    /// started.
+    pub(in crate::engine::session) fn turnover_if_ready(&mut self) -> bool {
+        boundary::turnover_if_ready(self)
+    }
+
+    /// `/new` or `/resume`: the background handoff is dropped.
+    pub(in crate::engine::session) fn drop_background(&mut self, why: &str) {
+        boundary::drop_background(self, why);
+    }
+
+    /// At a resumed start: a frozen handoff never turned over is reviewed again.
+    pub(in crate::engine::session) async fn reopen_frozen(&mut self) {
+        reopened_review::reopen_frozen(self).await;
+    }
+}
