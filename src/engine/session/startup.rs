@@ -4,20 +4,28 @@
 
 use tokio::sync::mpsc;
 
+use super::approval_state::ApprovalState;
+use super::checkpointing::Checkpointing;
+use super::command_turns::load_notices;
 use super::conversation::{Identity, SessionState};
+use super::counters::Counters;
+use super::dangling_calls::repair_dangling_tool_uses;
 use super::handoff::Handoffs;
+use super::outbox::Outbox;
 use super::params::{EngineParams, Places, Resume, StartParams};
+use super::planning::Planning;
+use super::run_context::RunContext;
 use super::step_ledger::StepLedger;
-use super::{ApprovalState, Counters, Engine, Inbox, RunContext};
+use super::user_hooks::Hooks;
+use super::{Engine, Inbox};
 use crate::engine::context::Thresholds;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::fsutil::{now_unix, rfc3339};
 use crate::engine::ledger::{Manifest, RunDir, TranscriptLine, read_transcript};
 use crate::engine::protocol::{Event, Op};
 use crate::engine::tokens::Estimator;
-use crate::engine::tools::names;
 use crate::engine::tools::sandbox::{self, Support};
-use crate::engine::types::{Block, Message, Role};
+use crate::engine::types::Message;
 
 /// What the engine does first once it runs, taken from its parameters.
 pub(super) struct FirstMoves {
@@ -92,7 +100,7 @@ impl Engine {
         let mut warnings = Vec::new();
         warnings.extend(Support::current().notice(&tools.sandbox));
         warnings.extend(sandbox::git_notice(&tools.sandbox, &places.workspace));
-        warnings.extend(super::command_turn::load_notices(&extensions));
+        warnings.extend(load_notices(&extensions));
         let (manifest, step, session, run_dir) = match &resume {
             Some(r) => {
                 warnings.extend(r.warnings.iter().cloned());
@@ -130,6 +138,16 @@ impl Engine {
         let strategies = handoff
             .context
             .strategies(settings.thresholds.headroom, provider.max_tokens);
+        let out = Outbox::new(events.clone());
+        let approvals = ApprovalState::new(
+            tools.approvals,
+            tools.sandbox_approval,
+            front_end,
+            out.clone(),
+        );
+        let planning = Planning::new(mode, tools.sandbox.clone());
+        let ledger = StepLedger::new(manifest, step, run_dir, claim, out.clone());
+        let checkpoints = Checkpointing::new(places.clone(), out);
         let engine = Engine {
             handoff: Handoffs::new(handoff.after),
             run: RunContext {
@@ -152,14 +170,14 @@ impl Engine {
                 pending: Default::default(),
                 shutdown: false,
             },
-            ledger: StepLedger::new(manifest, step, run_dir, claim),
+            ledger,
             s,
             turn: None,
-            approvals: ApprovalState::default(),
+            approvals,
             counters: Counters::new(tokens),
-            checkpoints: Default::default(),
-            hooks: super::user_hooks::Hooks::new(hooks, resume.is_some()),
-            planning: super::plan_mode::Planning::new(mode),
+            checkpoints,
+            hooks: Hooks::new(hooks, resume.is_some()),
+            planning,
         };
         let first = FirstMoves {
             warnings,
@@ -251,102 +269,5 @@ impl Engine {
             step,
             session,
         })
-    }
-}
-
-/// What a call left without a result by a crash is answered with: what is known to have happened.
-/// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
-/// have finished its change before the end.
-pub(crate) fn interrupted_result(tool: &str) -> String {
-    let what = match tool {
-        names::BASH => "the command and every process it started were killed with it",
-        t if names::writes_files(t) => {
-            "the change may or may not have been made: check the file before you retry"
-        }
-        t if t.starts_with("mcp__") => "what the tool did before that is unknown",
-        _ => "it changed nothing",
-    };
-    format!("interrupted: flower-tui stopped before this call finished; {what}")
-}
-
-/// Give every `tool_use` without a `tool_result` in the next message an "interrupted" result
-/// ([`interrupted_result`]).
-pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
-    let mut fixed = 0;
-    let mut i = 0;
-    while let Some(message) = messages.get(i) {
-        if message.role == Role::Assistant {
-            let missing = unanswered(message, messages.get(i + 1));
-            if !missing.is_empty() {
-                fixed += missing.len();
-                match messages.get_mut(i + 1) {
-                    Some(next) if next.role == Role::User => {
-                        // Tool results come first in a user message.
-                        let rest = std::mem::take(&mut next.content);
-                        next.content = missing;
-                        next.content.extend(rest);
-                    }
-                    _ => messages.insert(
-                        i + 1,
-                        Message {
-                            role: Role::User,
-                            content: missing,
-                        },
-                    ),
-                }
-            }
-        }
-        i += 1;
-    }
-    (fixed > 0).then_some(fixed)
-}
-
-/// The "interrupted" results for the calls of `call` that `next` does not answer.
-fn unanswered(call: &Message, next: Option<&Message>) -> Vec<Block> {
-    let answered: Vec<&str> = match next {
-        Some(next) if next.role == Role::User => next
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    call.tool_uses()
-        .filter(|(id, _, _)| !answered.contains(id))
-        .map(|(id, name, _)| Block::ToolResult {
-            tool_use_id: id.to_string(),
-            content: interrupted_result(name),
-            is_error: true,
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dangling_tool_uses_get_results() {
-        let call = |id: &str| Message {
-            role: Role::Assistant,
-            content: vec![Block::ToolUse {
-                id: id.into(),
-                name: names::BASH.into(),
-                input: serde_json::json!({}),
-                from_text: false,
-            }],
-        };
-        let mut msgs = vec![Message::user("go"), call("a")];
-        assert_eq!(repair_dangling_tool_uses(&mut msgs), Some(1));
-        assert_eq!(msgs.len(), 3);
-        assert!(msgs[2].has_tool_result());
-        assert_eq!(repair_dangling_tool_uses(&mut msgs), None, "idempotent");
-        let mut msgs = vec![Message::user("go"), call("b"), Message::user("next")];
-        assert_eq!(repair_dangling_tool_uses(&mut msgs), Some(1));
-        assert!(matches!(msgs[2].content[0], Block::ToolResult { .. }));
-        assert_eq!(msgs[2].text(), "next");
     }
 }

@@ -1,39 +1,25 @@
 //! One user turn: a loop of model requests and tool executions, with the handoff and
 //! compaction checks before every request and the overflow path after a context-window error.
 
-use super::ActiveTurn;
-use super::conversation::Request;
+use super::active_turn::ActiveTurn;
+use super::conversation::UserRequest;
 use super::handoff::{self, CompactFailure, HandoffOutcome, Trigger};
-use super::request::{Outcome, Purpose};
+use super::model_request::{Outcome, Purpose};
+use super::model_settings::WindowLesson;
+use super::step_claim;
+use super::step_ledger::step_name_from_task;
 use super::user_hooks::{self, StopGate};
 use super::{Engine, OVERFLOW_RETRY_CAP};
 use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::error::Error;
-use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::ledger::Cut;
+use crate::engine::policy::Mode;
 use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
 };
 use crate::engine::provider::{ErrorKind, ProviderError};
 use crate::engine::replace::may_retry_overflow;
 use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
-
-/// The task an `/init` turn names its step after.
-const INIT_TASK: &str = "Draft AGENTS.md for the repository (/init)";
-const INIT_PROMPT: &str = include_str!("../../../assets/init_prompt.md");
-
-/// The `/init` prompt for `path`.
-fn init_prompt(path: &std::path::Path, exists: bool) -> String {
-    let existing = if exists {
-        " An AGENTS.md exists already and the user agreed to replace it: read it first and keep \
-         what is still true."
-    } else {
-        ""
-    };
-    INIT_PROMPT
-        .replace("{path}", &path.display().to_string())
-        .replace("{existing}", existing)
-}
 
 /// What the turn loop does after a check.
 enum Flow {
@@ -52,30 +38,54 @@ enum Unfinished {
 }
 
 impl Engine {
-    pub(crate) async fn user_turn(&mut self, id: TurnId, text: String) {
-        // A key the user pastes never enters the conversation: not the model's request, not the
-        // transcript, the ledger or a handoff document.
-        let text = crate::engine::secrets::redact(&text).into_owned();
-        self.message_turn(id, TurnKind::Message, Origin::User, &text.clone(), text)
-            .await;
+    /// The id of the turn running now (None when idle): the turn its events belong to.
+    pub(super) fn turn_id(&self) -> Option<TurnId> {
+        self.turn.map(|t| t.id)
     }
 
-    /// `/init`: draft `<workspace>/AGENTS.md` through the model, unless it exists and the user
-    /// has not agreed to replace it (then the front end is told, and asks).
-    pub(crate) async fn init_turn(&mut self, id: TurnId, overwrite: bool) {
-        let path = self.run.places.workspace.join("AGENTS.md");
-        let exists = std::fs::symlink_metadata(&path).is_ok();
-        if exists && !overwrite {
-            self.turn_ends_at_once(id, TurnKind::Init, Event::InitExists { turn: id, path });
-            return;
+    /// Begin `turn`: it becomes the one `Op::Abort` may name.
+    pub(super) fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
+        let turn = ActiveTurn::new(id, kind);
+        self.turn = Some(turn);
+        self.emit(Event::TurnStarted {
+            turn: id,
+            kind,
+            origin: id.origin(),
+        });
+        turn
+    }
+
+    /// The one end of a turn: `TurnEnd`, recorded in the transcript for message turns.
+    pub(super) fn end_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        tracing::info!(
+            turn = turn.id.0,
+            kind = ?turn.kind,
+            ms = turn.started.elapsed().as_millis(),
+            session = %self.s.id,
+            "turn ended: {reason}"
+        );
+        let ev = Event::TurnEnd {
+            turn: turn.id,
+            kind: turn.kind,
+            origin: turn.id.origin(),
+            reason,
+        };
+        match turn.kind {
+            TurnKind::Message | TurnKind::Init => self.emit_logged(ev),
+            TurnKind::Handoff => self.emit(ev),
         }
-        let prompt = init_prompt(&path, exists);
-        self.message_turn(id, TurnKind::Init, Origin::Engine, INIT_TASK, prompt)
-            .await;
+    }
+
+    /// A turn that ends as it starts, the session unchanged: `ev` says why.
+    pub(super) fn turn_ends_at_once(&mut self, id: TurnId, kind: TurnKind, ev: Event) {
+        let turn = self.begin_turn(id, kind);
+        self.emit(ev);
+        self.turn = None;
+        self.end_turn(turn, ExitReason::Unchanged);
     }
 
     /// A turn of the agent loop on one message: `task` names the step if this is its first.
-    pub(crate) async fn message_turn(
+    pub(super) async fn message_turn(
         &mut self,
         id: TurnId,
         kind: TurnKind,
@@ -89,8 +99,25 @@ impl Engine {
 
     /// Start the step (`task` names it if this is its first turn), a session if none runs, and
     /// the turn.
-    pub(crate) fn open_turn(&mut self, id: TurnId, kind: TurnKind, task: &str) -> ActiveTurn {
-        self.ensure_step(task);
+    pub(super) fn open_turn(&mut self, id: TurnId, kind: TurnKind, task: &str) -> ActiveTurn {
+        if !self.ledger.has_step() {
+            let name = self
+                .run
+                .step
+                .clone()
+                .unwrap_or_else(|| step_name_from_task(task));
+            let workbench = self.run.places.workbench.as_deref();
+            let (name, claim) = step_claim::claim_step(workbench, name, |ev| self.emit(ev));
+            if claim.is_some() {
+                self.ledger.claim = claim;
+            }
+            self.ledger
+                .start_step(name, task, self.settings.thresholds.window);
+            // A step started in another mode than normal records it, so `--continue` keeps it.
+            if self.planning.mode() != Mode::Normal {
+                self.note_setting();
+            }
+        }
         if self.s.is_none() {
             let generation = self.s.generation.max(1);
             self.start_session(None, generation, Vec::new());
@@ -102,11 +129,11 @@ impl Engine {
     }
 
     /// The message of the open `turn`, and the agent loop on it to the turn's end.
-    pub(crate) async fn send_message(&mut self, turn: ActiveTurn, origin: Origin, text: String) {
+    pub(super) async fn send_message(&mut self, turn: ActiveTurn, origin: Origin, text: String) {
         let id = turn.id;
         // A 10 MB paste reaches the model as a preview and a file to read.
         let text = if origin == Origin::User {
-            self.admit_input(text)
+            self.input_room().admit(text)
         } else {
             text
         };
@@ -141,19 +168,25 @@ impl Engine {
             message.content.push(Block::text(context));
         }
         if origin == Origin::User {
-            self.note_prompt(&text);
+            let (generation, index) = (self.s.generation, self.s.messages.len());
+            self.ledger
+                .note_prompt(generation, &self.s.id, index, &text);
         }
         // The request in flight is what the user typed (a successor gets it verbatim).
-        self.s.request = Request::opened(text.clone());
+        self.s.request = UserRequest::opened(text.clone());
         self.push_message(message);
-        self.save_manifest();
+        self.ledger.save();
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
-        self.checkpoint_after_turn().await;
-        self.finish_turn(turn, reason);
+        self.finish_turn(turn, reason).await;
     }
 
-    pub(crate) fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+    /// The end of a turn that ran: the turn's last checkpoint, its count in the ledger, then
+    /// `TurnEnd`. A completed turn closes the request in flight.
+    pub(super) async fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        self.checkpoints
+            .after_turn(&mut self.ledger, self.s.generation)
+            .await;
         if reason == ExitReason::Completed {
             self.s.request.open = false;
         }
@@ -166,13 +199,13 @@ impl Engine {
             rec.figures.num_turns += 1;
             rec.current_generation().num_turns += 1;
         });
-        self.save_manifest();
+        self.ledger.save();
         self.turn = None;
         self.end_turn(turn, reason);
     }
 
     /// The loop of one turn. Continues across automatic handoffs (the successor picks up the turn).
-    pub(crate) async fn turn_loop(&mut self) -> ExitReason {
+    pub(super) async fn turn_loop(&mut self) -> ExitReason {
         let max = self.run.tools.max_iterations;
         let mut iterations: u32 = 0;
         self.s.spiller.start_turn();
@@ -229,12 +262,9 @@ impl Engine {
                     StopGate::Aborted => return ExitReason::Interrupted,
                 }
             }
-            if !self.run_tools(&msg, &offered).await {
-                return ExitReason::Interrupted;
-            }
-            // A presented plan ends the turn: the user decides what follows.
-            if self.planning.take_ends_turn() {
-                return ExitReason::Completed;
+            // An abort, or a presented plan (the user decides what follows), ends the turn.
+            if let Some(end) = self.run_tools(&msg, &offered).await {
+                return end;
             }
         }
     }
@@ -261,14 +291,26 @@ impl Engine {
                         Flow::Stop(r) => Unfinished::Stop(r),
                     });
                 }
-                self.keep_cut_off(partial, &error);
+                // Text the user already saw stays in the history, marked as cut off by the error.
+                if !partial.trim().is_empty() {
+                    let text = format!(
+                        "{partial}\n\n[the response was cut off: {}]",
+                        error.kind.as_str()
+                    );
+                    self.push_message(Message::assistant(text));
+                    self.emit_logged(Event::AssistantDone {
+                        turn: self.turn_id(),
+                        text: partial,
+                        interrupted: true,
+                    });
+                }
                 Err(Unfinished::Failed(self.fail(&error.into())))
             }
         }
     }
 
     /// Report an error (in the ledger and as an event) and end the turn with its kind.
-    pub(crate) fn fail(&mut self, e: &Error) -> ExitReason {
+    pub(super) fn fail(&mut self, e: &Error) -> ExitReason {
         self.ledger.record(|rec| rec.errors.push(e.to_string()));
         self.emit_logged(Event::Error {
             kind: e.kind(),
@@ -279,7 +321,7 @@ impl Engine {
 
     /// Keep the partial assistant text of an aborted stream, marked interrupted. Tool calls that had
     /// started are dropped with it, so no `tool_use` is left without its `tool_result`.
-    pub(crate) fn keep_partial(&mut self, partial: String) {
+    pub(super) fn keep_partial(&mut self, partial: String) {
         if !partial.trim().is_empty() {
             let text = format!("{partial}\n\n[interrupted by the user]");
             self.push_message(Message {
@@ -294,27 +336,9 @@ impl Engine {
         });
     }
 
-    /// Keep the text a failed stream had already shown, marked as cut off by the error.
-    fn keep_cut_off(&mut self, partial: String, e: &ProviderError) {
-        if partial.trim().is_empty() {
-            return;
-        }
-        let text = format!(
-            "{partial}\n\n[the response was cut off: {}]",
-            e.kind.as_str()
-        );
-        self.push_message(Message::assistant(text));
-        self.emit_logged(Event::AssistantDone {
-            turn: self.turn_id(),
-            text: partial,
-            interrupted: true,
-        });
-    }
-
     /// Account a successful response: ctx, cost, ledger; reset the overflow counter.
-    pub(crate) fn on_response(&mut self, resp: &ModelResponse) {
-        self.counters.overflow_retries = 0;
-        self.counters.responses += 1;
+    fn on_response(&mut self, resp: &ModelResponse) {
+        self.counters.responded();
         let ctx = resp.usage.context();
         self.s.ctx = ctx;
         self.s.appended_chars = 0;
@@ -326,7 +350,7 @@ impl Engine {
             rec.figures.window = window;
             rec.current_generation().context = ctx;
         });
-        self.save_manifest();
+        self.ledger.save();
         self.emit_logged(Event::Usage {
             turn: self.turn_id(),
             context: ctx,
@@ -335,7 +359,21 @@ impl Engine {
             usage: resp.usage,
             cost_usd: cost,
             session_cost_usd: self.s.cost_usd,
-            masked_tokens: self.s.mask.saved_tokens,
+            masked_tokens: self.s.mask.saved_tokens(),
+        });
+    }
+
+    /// The gauge between responses: the context as estimated now.
+    pub(super) fn emit_usage_estimate(&self) {
+        self.emit(Event::Usage {
+            turn: self.turn_id(),
+            context: self.ctx_estimate(),
+            thresholds: self.settings.thresholds,
+            estimated: true,
+            usage: Default::default(),
+            cost_usd: 0.0,
+            session_cost_usd: self.s.cost_usd,
+            masked_tokens: self.s.mask.saved_tokens(),
         });
     }
 
@@ -355,7 +393,7 @@ impl Engine {
             }));
         }
         // Test hook: a manual handoff after N responses (headless `--handoff-after`).
-        if self.handoff.hook_due(self.counters.responses) {
+        if self.handoff.hook_due(self.counters.responses()) {
             self.handoff.hook_fired();
             match self.handoff(Trigger::Manual { focus: None }).await {
                 HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
@@ -379,13 +417,7 @@ impl Engine {
             writing_turn: false,
             has_session_id: !self.s.is_none(),
         };
-        let acting = self
-            .run
-            .strategies
-            .iter()
-            .find(|s| s.due(&pressure))
-            .map(|s| s.kind());
-        match acting {
+        match self.run.due_strategy(&pressure) {
             // In background mode the writing starts beside the main thread; after the user
             // cancelled one in this turn, only the hard limit makes it block instead.
             Some(StrategyKind::Handoff)
@@ -414,7 +446,7 @@ impl Engine {
         if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message) {
             self.learn_window(limit);
         }
-        if self.counters.overflow_retries >= OVERFLOW_RETRY_CAP {
+        if self.counters.overflow_retries() >= OVERFLOW_RETRY_CAP {
             return Flow::Stop(self.fail(&e.clone().into()));
         }
         if self.handoff.background().is_some() {
@@ -444,55 +476,37 @@ impl Engine {
         if may_retry_overflow(
             snapshot,
             self.ledger.replace.get(),
-            self.counters.overflow_retries,
+            self.counters.overflow_retries(),
             OVERFLOW_RETRY_CAP,
         ) {
-            self.counters.overflow_retries += 1;
+            self.counters.retry_overflow();
             Flow::Go
         } else {
             Flow::Stop(self.fail(&e.clone().into()))
         }
     }
 
-    fn learned_windows(&self) -> LearnedWindows {
-        LearnedWindows::in_data_dir(&self.run.places.data_dir)
-    }
-
-    /// A window stated by an overflow message becomes the model's window from now on.
+    /// A window stated by an overflow message becomes the model's window from now on (unless
+    /// `--window` pinned one: then it is only recorded for later runs).
     pub(super) fn learn_window(&mut self, limit: u64) {
-        if limit == self.settings.thresholds.window || limit < 1_000 {
-            return;
+        let (data_dir, configured) = (&self.run.places.data_dir, self.run.provider.max_tokens);
+        match self.settings.learn_window(limit, data_dir, configured) {
+            None => {}
+            Some(WindowLesson::Pinned { warning }) => {
+                self.emit(Event::Warning { message: warning })
+            }
+            Some(WindowLesson::Learned { unrecorded, notice }) => {
+                if let Some(message) = unrecorded {
+                    self.emit(Event::Warning { message });
+                }
+                self.ledger.record(|rec| rec.figures.window = limit);
+                self.emit_logged(Event::WindowLearned {
+                    model: self.settings.model.clone(),
+                    thresholds: self.settings.thresholds,
+                });
+                self.emit(Event::Notice { message: notice });
+            }
         }
-        if self.settings.window_source.is_pinned() {
-            // `--window` beats a learned window: record it for later runs only.
-            let _ = self.learned_windows().record(&self.settings.model, limit);
-            self.emit(Event::Warning {
-                message: format!(
-                    "the provider says {} holds {limit} tokens, but --window {} is in force",
-                    self.settings.model, self.settings.thresholds.window
-                ),
-            });
-            return;
-        }
-        if let Err(err) = self.learned_windows().record(&self.settings.model, limit) {
-            self.emit(Event::Warning {
-                message: format!("could not record the learned window: {err}"),
-            });
-        }
-        self.settings.thresholds = self.thresholds_for(limit);
-        self.ledger.record(|rec| rec.figures.window = limit);
-        self.emit_logged(Event::WindowLearned {
-            model: self.settings.model.clone(),
-            thresholds: self.settings.thresholds,
-        });
-        self.emit(Event::Notice {
-            message: format!(
-                "the provider says {} holds {} tokens: using that window from now on (recorded in {})",
-                self.settings.model,
-                limit,
-                self.learned_windows().path().display()
-            ),
-        });
     }
 
     /// The iteration budget is spent: one last request with tool use off asks for a summary.

@@ -7,7 +7,7 @@ use crate::engine::compact::{self, CompactError};
 use crate::engine::context;
 use crate::engine::error::Error;
 use crate::engine::protocol::{CompactionTrigger, Event};
-use crate::engine::session::request::{Outcome, Purpose};
+use crate::engine::session::model_request::{Outcome, Purpose};
 use crate::engine::types::{Message, ModelRequest, ToolChoice};
 
 /// Why a compaction did not replace the history.

@@ -10,7 +10,7 @@ use crate::engine::hooks::{HookBatch, HookInput, Outcome as HookOutcome};
 use crate::engine::policy::FrontEnd;
 use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
 use crate::engine::session::conversation::SessionState;
-use crate::engine::session::request::{Outcome, Purpose, Stop};
+use crate::engine::session::model_request::{Outcome, Purpose, Stop};
 use crate::engine::session::step_ledger::StepLedger;
 use crate::engine::session::user_hooks::Gate;
 use crate::engine::session::{ActiveTurn, HandoffParams, ModelSettings, Places};

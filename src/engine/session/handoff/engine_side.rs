@@ -20,7 +20,8 @@ use crate::engine::protocol::{
     CompactionTrigger, Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind,
 };
 use crate::engine::session::conversation::SessionState;
-use crate::engine::session::request::{Outcome, Purpose, Stop};
+use crate::engine::session::masked_history::HistoryAt;
+use crate::engine::session::model_request::{Outcome, Purpose, Stop};
 use crate::engine::session::step_ledger::StepLedger;
 use crate::engine::session::user_hooks::{self, Gate};
 use crate::engine::session::{ActiveTurn, Engine, HandoffParams, ModelSettings, Places};
@@ -69,7 +70,7 @@ impl HandoffCx for Engine {
     }
 
     fn save_manifest(&mut self) {
-        Engine::save_manifest(self);
+        self.ledger.save();
     }
 
     fn fail(&mut self, e: &Error) -> ExitReason {
@@ -85,17 +86,23 @@ impl HandoffCx for Engine {
     }
 
     fn output_cap(&self) -> u32 {
-        Engine::output_cap(self)
+        self.settings.output_cap(self.run.provider.max_tokens)
     }
 
     fn prefix_request(&self, history: Vec<Message>) -> ModelRequest {
         ModelRequest {
             model: self.settings.model.clone(),
             system: self.s.system_prompt.clone(),
-            messages: self.masked_as_sent(history),
+            messages: self.s.mask.as_sent(
+                history,
+                HistoryAt {
+                    session: &self.s.id,
+                    replace: self.ledger.replace.get(),
+                },
+            ),
             tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
-            max_tokens: Engine::output_cap(self),
+            max_tokens: self.settings.output_cap(self.run.provider.max_tokens),
             effort: self.settings.effort,
         }
     }
@@ -124,9 +131,8 @@ impl HandoffCx for Engine {
     }
 
     fn requester(&mut self) -> Requester {
-        self.counters.requests += 1;
         Requester {
-            number: self.counters.requests,
+            number: self.counters.next_request(),
             provider: self.run.provider.client.clone(),
             retry: self.run.provider.retry,
             events: self.run.events.clone(),
@@ -154,19 +160,19 @@ impl HandoffCx for Engine {
     }
 
     fn focus(&self, given: Option<String>) -> Option<String> {
-        self.handoff_focus(given)
+        self.ledger.handoff_focus(given)
     }
 
     fn adopt_typed_pins(&mut self, file: &str, frozen: &str) {
-        Engine::adopt_typed_pins(self, file, frozen);
+        self.ledger.adopt_typed_pins(file, frozen);
     }
 
     fn predecessors(&self) -> Vec<Source> {
-        Engine::predecessors(self)
+        self.ledger.predecessors()
     }
 
     fn fit_request(&mut self, request: &mut [String], before: &Message) -> bool {
-        Engine::fit_request(self, request, before)
+        self.input_room().fit(request, before)
     }
 
     fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
@@ -207,10 +213,11 @@ impl HandoffCx for Engine {
     }
 
     fn start_successor(&mut self, parent: String, generation: u32, first: Message) {
-        self.checkpoint_at_handoff();
+        let retiring = self.s.generation;
+        self.checkpoints.at_handoff(&mut self.ledger, retiring);
         self.session_left_hooks(EndReason::Handoff);
         self.start_session(Some(parent), generation, vec![first]);
-        self.commit_replacement();
+        self.ledger.commit_replacement();
     }
 }
 

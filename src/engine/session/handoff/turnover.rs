@@ -20,8 +20,8 @@ use crate::engine::ledger::{
 use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin,
 };
-use crate::engine::session::conversation::Request;
-use crate::engine::session::request::Stop;
+use crate::engine::session::conversation::UserRequest;
+use crate::engine::session::model_request::Stop;
 use crate::engine::session::user_hooks::frozen_input;
 
 /// How a turnover ended.
@@ -204,7 +204,7 @@ pub(super) fn commit_turnover(cx: &mut impl HandoffCx, id: HandoffId, frozen: Fr
     let first = briefing.message();
     if spilled || (live.is_empty() && !frozen.request.is_empty()) {
         // The successor continues this request (an earlier process's review's, maybe).
-        cx.conv().request = Request {
+        cx.conv().request = UserRequest {
             messages: request.clone(),
             open: true,
         };

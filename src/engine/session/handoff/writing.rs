@@ -26,7 +26,7 @@ use crate::engine::ledger::HandoffCause;
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase};
 use crate::engine::provider::ProviderError;
 use crate::engine::provider::error::overflow_limit;
-use crate::engine::session::request::{Outcome, Purpose};
+use crate::engine::session::model_request::{Outcome, Purpose};
 use crate::engine::types::{Message, ModelRequest, ModelResponse};
 
 /// Why the writing turn produced no document.

@@ -7,31 +7,33 @@
 
 use std::collections::BTreeSet;
 
-use super::Engine;
+use super::{Checkpointing, Noted, note};
 use crate::engine::checkpoint::{OnConflict, RestoreReport, UndoAction};
 use crate::engine::ledger::CheckpointKind;
-use crate::engine::protocol::Event;
+use crate::engine::session::step_ledger::StepLedger;
 
-impl Engine {
-    /// `/undo` or `/redo`: restore the newest turn of that side of the stack.
-    pub(crate) async fn restore_op(&mut self, action: UndoAction, on_conflict: OnConflict) {
-        let report = self.restore_turn(action, on_conflict).await;
-        self.emit_logged(Event::Restore(report));
-    }
-
-    async fn restore_turn(&mut self, action: UndoAction, on_conflict: OnConflict) -> RestoreReport {
-        let turn = self.ledger.rec().and_then(|r| match action {
+impl Checkpointing {
+    /// `/undo` or `/redo` in `generation`: restore the newest turn of that side of the stack;
+    /// what happened, for the front end.
+    pub(in crate::engine::session) async fn restore(
+        &mut self,
+        ledger: &mut StepLedger,
+        generation: u32,
+        action: UndoAction,
+        on_conflict: OnConflict,
+    ) -> RestoreReport {
+        let turn = ledger.rec().and_then(|r| match action {
             UndoAction::Undo => r.history.undo.next_undo().cloned(),
             UndoAction::Redo => r.history.undo.next_redo().cloned(),
         });
         let Some(turn) = turn else {
             return RestoreReport::Nothing { action };
         };
-        let Some(store) = self.checkpoint_store() else {
+        let Some(store) = self.store(ledger) else {
             return RestoreReport::Failed {
                 action,
                 message: self
-                    .checkpoints_off()
+                    .off_reason()
                     .unwrap_or("the checkpoint store cannot be used")
                     .to_string(),
             };
@@ -54,28 +56,29 @@ impl Engine {
         };
         if let RestoreReport::Restored { files, backup, .. } = &report {
             if let Some(b) = backup {
-                self.note_checkpoint(
-                    turn.turn,
-                    CheckpointKind::Backup,
-                    Some(*b),
-                    &[],
-                    &BTreeSet::new(),
-                );
+                let at = Noted::new(generation, turn.turn, CheckpointKind::Backup);
+                note(ledger, at, Some(*b), &[], &BTreeSet::new());
             }
             let kind = match action {
                 UndoAction::Undo => CheckpointKind::Undo,
                 UndoAction::Redo => CheckpointKind::Redo,
             };
             let names: Vec<String> = files.iter().map(|f| f.path.to_string()).collect();
-            self.note_checkpoint(turn.turn, kind, None, &names, &BTreeSet::new());
-            self.ledger.record(|rec| {
+            note(
+                ledger,
+                Noted::new(generation, turn.turn, kind),
+                None,
+                &names,
+                &BTreeSet::new(),
+            );
+            ledger.record(|rec| {
                 // The engine is the stack's only writer and nothing ran in between.
                 let _ = match action {
                     UndoAction::Undo => rec.history.undo.commit_undo(&turn),
                     UndoAction::Redo => rec.history.undo.commit_redo(&turn),
                 };
             });
-            self.save_manifest();
+            ledger.save();
         }
         report
     }

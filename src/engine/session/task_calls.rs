@@ -19,25 +19,17 @@ use crate::engine::context::{self, Thresholds};
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::protocol::Event;
 use crate::engine::subagent::{
-    self, Child, ChildEnv, ChildHeader, ChildTools, Finished, MAX_CONCURRENT, SubagentEvent,
-    TASK_TOOL, TaskInput,
+    self, Child, ChildEnv, ChildHeader, Finished, MAX_CONCURRENT, SubagentEvent, TASK_TOOL,
+    TaskInput,
 };
 use crate::engine::tools::{self, ToolOutput};
 use crate::engine::types::Block;
 
 impl Engine {
-    /// What a subagent may call under the approval policy in force: `bash` where the parent
-    /// would run a command unasked, which includes every command the sandbox confines.
-    pub(crate) fn child_tools(&self) -> ChildTools {
-        let by_policy = ChildTools::for_policy(self.run.tools.approvals, self.approvals.asked_once);
-        ChildTools {
-            bash: by_policy.bash || self.sandbox_covers(tools::names::BASH),
-        }
-    }
-
     /// What the children of a batch share, taken from the session now; they report on `events`.
     fn child_env(&self, events: mpsc::UnboundedSender<SubagentEvent>) -> ChildEnv {
-        let tools = self.child_tools();
+        // What a subagent may call: `bash` where the parent would run a command unasked.
+        let tools = self.approvals.child_tools(&self.planning);
         let model = self
             .run
             .tools
@@ -85,7 +77,7 @@ impl Engine {
     /// it blocks is not run; its context goes with the report), the children together, then
     /// `SubagentStop` and `PostToolUse` on each report. Each call's result, and whether the turn
     /// was stopped.
-    pub(crate) async fn task_calls(
+    pub(super) async fn task_calls(
         &mut self,
         batch: Vec<(String, Value)>,
     ) -> (Vec<(String, Block)>, bool) {
@@ -164,10 +156,7 @@ impl Engine {
 
     /// Run the `task` calls `batch` (call id, input) together. Returns each call's result, by
     /// call id, and whether the turn was stopped (every call still gets its result).
-    pub(crate) async fn run_tasks(
-        &mut self,
-        batch: Vec<(String, Value)>,
-    ) -> (Vec<(String, Block)>, bool) {
+    async fn run_tasks(&mut self, batch: Vec<(String, Value)>) -> (Vec<(String, Block)>, bool) {
         let (events, mut reports) = mpsc::unbounded_channel();
         let env = self.child_env(events);
         let mut results = Vec::with_capacity(batch.len());
@@ -197,9 +186,9 @@ impl Engine {
                     }
                 };
                 match self.abortable(next).await {
-                    Some(Next::Report(report)) => self.forward(report),
+                    Some(Next::Report(report)) => forward(&self.run.events, report),
                     Some(Next::Done(Some(done))) => {
-                        self.forward_all(&mut reports);
+                        forward_all(&self.run.events, &mut reports);
                         booked.insert(done.call_id.clone());
                         results.push(self.book(*done));
                         if let Some(child) = waiting.next() {
@@ -212,31 +201,15 @@ impl Engine {
                 }
             }
         };
-        self.forward_all(&mut reports);
+        forward_all(&self.run.events, &mut reports);
         for child in children.iter_mut() {
             if !booked.contains(child.call_id()) {
                 child.interrupt();
-                self.forward_all(&mut reports);
+                forward_all(&self.run.events, &mut reports);
                 results.push(self.book(child.finished()));
             }
         }
         (results, stopped)
-    }
-
-    /// A child's report, to the front ends.
-    fn forward(&self, report: SubagentEvent) {
-        let event = match report {
-            SubagentEvent::Phase(phase) => Event::Subagent(phase),
-            SubagentEvent::Warning { message } => Event::Warning { message },
-        };
-        let _ = self.run.events.send(event);
-    }
-
-    /// Every report sent so far, to the front ends (before a call's result goes out).
-    fn forward_all(&self, reports: &mut mpsc::UnboundedReceiver<SubagentEvent>) {
-        while let Ok(report) = reports.try_recv() {
-            self.forward(report);
-        }
     }
 
     /// A child is over: its cost and record into the ledger, its report to the model.
@@ -244,12 +217,31 @@ impl Engine {
         if let Some(rec) = done.record {
             self.add_cost(rec.cost_usd);
             self.ledger.record(|step| step.subagents.push(rec));
-            self.save_manifest();
+            self.ledger.save();
         }
         let ctx = self.tool_ctx(false);
         let out = tools::for_model(TASK_TOOL, done.output, &ctx, &mut self.s.spiller);
         let block = self.deliver(&done.call_id, TASK_TOOL, out);
         (done.call_id, block)
+    }
+}
+
+/// A child's report, to the front ends.
+fn forward(events: &mpsc::UnboundedSender<Event>, report: SubagentEvent) {
+    let event = match report {
+        SubagentEvent::Phase(phase) => Event::Subagent(phase),
+        SubagentEvent::Warning { message } => Event::Warning { message },
+    };
+    let _ = events.send(event);
+}
+
+/// Every report sent so far, to the front ends (before a call's result goes out).
+fn forward_all(
+    events: &mpsc::UnboundedSender<Event>,
+    reports: &mut mpsc::UnboundedReceiver<SubagentEvent>,
+) {
+    while let Ok(report) = reports.try_recv() {
+        forward(events, report);
     }
 }
 

@@ -1,19 +1,30 @@
-//! One model request, streamed, abortable by `Op::Abort`, with retries surfaced as events.
+//! One model request, streamed, abortable by `Op::Abort`, with retries surfaced as events: what
+//! it offers (the built-in tools, the step's own, `task`, the skills, the ready MCP servers', as
+//! the mode allows), what it sends (the history with old tool output masked), and what its reply
+//! stands for — a main-thread reply teaches the model's token ratio, a reply cut off because the
+//! window filled is the overflow it stands for (streamed text it showed is taken back), and a
+//! reply whose text was read as tool calls ([`crate::engine::provider::text_calls`]) is said as
+//! such. Also the other waits that keep answering ops: a future run beside the op queue, the
+//! user's answer to an approval, and the MCP servers still starting.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use super::ActiveTurn;
 use super::Engine;
-use crate::engine::protocol::{
-    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, StreamState, TurnId, TurnKind,
-};
-use crate::engine::provider::ProviderError;
+use super::counters::Counters;
+use super::input::InputRoom;
+use super::masked_history::HistoryAt;
+use crate::engine::mask::MaskMode;
+use crate::engine::protocol::{Approval, Event, Op, StreamState};
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
-use crate::engine::types::{Delta, Message, ModelRequest, ModelResponse, ToolChoice};
+use crate::engine::provider::{ProviderError, length};
+use crate::engine::tools::recall::Source;
+use crate::engine::types::{
+    Block, Delta, Message, ModelRequest, ModelResponse, ToolChoice, ToolSpec,
+};
 
 /// How a request ended.
-pub(crate) enum Outcome {
+pub(super) enum Outcome {
     Done(ModelResponse),
     /// The request failed; `partial` is the text that had already streamed to the user.
     Failed {
@@ -28,7 +39,7 @@ pub(crate) enum Outcome {
 
 /// What a model request is for (its text reaches the user only for `Main`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Purpose {
+pub(super) enum Purpose {
     /// A main-thread request of a turn.
     Main,
     /// The handoff writing turn.
@@ -49,7 +60,7 @@ impl Purpose {
 
 /// An op that stops the work in progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
+pub(super) enum Stop {
     /// `Op::Abort` of the running turn.
     Abort,
     /// `Op::Shutdown`, or the front end is gone (remembered in `Engine::shutdown`).
@@ -60,7 +71,7 @@ impl Engine {
     /// Run `fut` while listening for ops: an abort of the running turn drops it (None), as does
     /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`]. A background
     /// handoff's writing result is handled as it arrives (frozen, rescued), never dropping `fut`.
-    pub(crate) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
+    pub(super) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
         tokio::pin!(fut);
         loop {
             tokio::select! {
@@ -73,176 +84,34 @@ impl Engine {
         }
     }
 
-    /// An op that arrived while something runs. Returns what stops the running work; answers a
-    /// `/handoff` during a writing turn at once (refused); queues the rest in `pending` for the
-    /// engine's loop.
-    pub(crate) fn triage(&mut self, op: Option<Op>) -> Option<Stop> {
-        match op {
-            Some(Op::Shutdown) | None => {
-                self.inbox.shutdown = true;
-                Some(Stop::Shutdown)
-            }
-            Some(Op::Abort { turn }) => self.on_abort(turn),
-            // The step's memory changes at once, also mid-turn: a pin made now reaches the next
-            // successor even if the handoff comes before the turn ends.
-            Some(op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. })) => {
-                self.on_memory_op(op);
-                None
-            }
-            Some(Op::McpRestart { name }) => {
-                self.restart_mcp(&name);
-                None
-            }
-            Some(Op::SetMode { mode }) => {
-                self.set_mode(mode);
-                None
-            }
-            Some(Op::McpJsonDecision { sha256, approve }) => {
-                self.decide_mcp_json(&sha256, approve);
-                None
-            }
-            Some(Op::HooksDecision { sha256, approve }) => {
-                self.decide_hooks(&sha256, approve);
-                None
-            }
-            Some(Op::Handoff { turn, .. }) if self.handoff.writing().is_some() => {
-                self.refuse_handoff(turn, HandoffRefusal::AlreadyWriting);
-                None
-            }
-            Some(Op::Handoff { turn, .. }) if self.handoff.background().is_some() => {
-                // Queued behind the running turn, it would be refused then: say it now.
-                self.refuse_handoff(turn, HandoffRefusal::Reviewing);
-                None
-            }
-            Some(
-                op @ (Op::CancelHandoff { .. } | Op::ReviewDone { .. } | Op::UnsavedEdits { .. }),
-            ) if self.handoff.background().is_some() => {
-                self.background_op(op);
-                None
-            }
-            // Questions and revocations are answered at once, also in the middle of a turn.
-            Some(Op::Permissions) => {
-                self.emit(self.permissions_event());
-                None
-            }
-            Some(Op::Cost) => {
-                self.emit(self.cost_event());
-                None
-            }
-            Some(Op::RewindPoints) => {
-                self.emit(self.rewind_points());
-                None
-            }
-            Some(Op::ListSessions) => {
-                self.emit(self.sessions_event());
-                None
-            }
-            Some(Op::Revoke { rule }) => {
-                self.revoke(rule);
-                None
-            }
-            Some(other) => {
-                self.inbox.pending.push_back(other);
-                None
-            }
-        }
-    }
-
-    /// `Op::Abort { turn }`: stops the running turn; drops a queued one (which ends at once,
-    /// interrupted); an abort of a turn that is over is stale and ignored.
-    pub(crate) fn on_abort(&mut self, turn: TurnId) -> Option<Stop> {
-        if self.turn.is_some_and(|t| t.id == turn) {
-            // Esc kills the background handoff's hooks too.
-            self.background_op(Op::Abort { turn });
-            return Some(Stop::Abort);
-        }
-        let queued = self
-            .inbox
-            .pending
-            .iter()
-            .position(|op| op.starts_turn() == Some(turn))
-            .and_then(|i| self.inbox.pending.remove(i));
-        if let Some(op) = queued {
-            let kind = match op {
-                Op::Handoff { .. } => TurnKind::Handoff,
-                Op::Init { .. } => TurnKind::Init,
-                _ => TurnKind::Message,
+    /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.
+    pub(super) async fn answer(&mut self, id: &str) -> Option<Approval> {
+        loop {
+            let op = tokio::select! {
+                op = self.inbox.ops.recv() => op,
+                Some(w) = self.handoff.next_reply() => {
+                    // A background handoff's document arrived while the user decides.
+                    self.on_background(w);
+                    continue;
+                }
             };
-            self.end_turn(ActiveTurn::new(turn, kind), ExitReason::Interrupted);
+            match op {
+                Some(Op::Approval { id: got, decision }) if got == id => return Some(decision),
+                // An answer to another request: stale.
+                Some(Op::Approval { .. }) => {}
+                other => {
+                    if self.triage(other).is_some() {
+                        return None;
+                    }
+                }
+            }
         }
-        None
-    }
-
-    /// Decline a `/handoff` turn: say why, and end it.
-    pub(crate) fn refuse_handoff(&mut self, turn: TurnId, reason: HandoffRefusal) {
-        self.emit(Event::Handoff(HandoffPhase::Refused {
-            reason,
-            message: reason.to_string(),
-        }));
-        self.end_turn(
-            ActiveTurn::new(turn, TurnKind::Handoff),
-            ExitReason::Unchanged,
-        );
-    }
-
-    /// `/mcp restart NAME`.
-    pub(crate) fn restart_mcp(&mut self, name: &str) {
-        let message = match &self.run.mcp {
-            None => "no MCP servers are configured ([mcp_servers.NAME] in config.toml, or an \
-                     approved .mcp.json)"
-                .to_string(),
-            Some(mcp) => match mcp.restart(name) {
-                Ok(()) => format!("restarting MCP server `{name}`"),
-                Err(e) => e.to_string(),
-            },
-        };
-        self.emit_logged(Event::Notice { message });
-    }
-
-    /// The user's answer about the workspace's `.mcp.json`: recorded for this workspace and
-    /// version of the file (asked again when it changes), then its servers start or stay off.
-    pub(crate) fn decide_mcp_json(&mut self, sha256: &str, approve: bool) {
-        use crate::engine::mcp::{ApprovalStore, Decision};
-        let Some(mcp) = self.run.mcp.clone() else {
-            return;
-        };
-        let Some(project) = mcp.decide_project(sha256, approve) else {
-            // Answered already, or about another version of the file: nothing waits for it.
-            return;
-        };
-        let decision = if approve {
-            Decision::Approved
-        } else {
-            Decision::Denied
-        };
-        let store = ApprovalStore::new(&self.run.places.data_dir);
-        if let Err(e) = store.record_digest(&self.run.places.workspace, sha256, decision) {
-            self.emit(Event::Warning {
-                message: format!(
-                    "could not record the decision about {} in {}: {e} (you will be asked again)",
-                    project.path.display(),
-                    store.path().display()
-                ),
-            });
-        }
-        let message = if approve {
-            format!(
-                "{} approved for this workspace: starting its MCP servers",
-                project.path.display()
-            )
-        } else {
-            format!(
-                "{} declined: its MCP servers stay off (asked again when the file changes)",
-                project.path.display()
-            )
-        };
-        self.emit_logged(Event::Notice { message });
     }
 
     /// Before a request: wait for MCP servers still starting, each at most until its
     /// `startup_timeout` (a later one is offered from a later request). The front end is told
     /// which ones it waits for as that changes. False: the user aborted.
-    pub(crate) async fn wait_for_mcp(&mut self) -> bool {
+    pub(super) async fn wait_for_mcp(&mut self) -> bool {
         let Some(mcp) = self.run.mcp.clone() else {
             return true;
         };
@@ -283,44 +152,93 @@ impl Engine {
         }
     }
 
-    /// The built-in tools, the step's own (`todo`, and `recall` for a successor), `task`, then
-    /// the tools of every ready MCP server (a server that became ready since the last request is
-    /// offered from this one on).
-    pub(crate) fn tool_specs(&self) -> Vec<crate::engine::types::ToolSpec> {
+    /// This generation's transcript while old tool output is masked (`recall` searches it then:
+    /// a masked output is found there); None otherwise or before the first session.
+    pub(super) fn own_transcript(&self) -> Option<Source> {
+        (self.run.masking.mode == MaskMode::On && !self.s.id.is_empty()).then(|| Source {
+            generation: self.s.generation,
+            path: self.ledger.transcript_path(&self.s.id),
+        })
+    }
+
+    /// The built-in tools, the step's own (`todo`, and `recall` for a successor or while old
+    /// tool output is masked), `task`, then the tools of every ready MCP server (a server that
+    /// became ready since the last request is offered from this one on), as the mode allows.
+    pub(super) fn tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = crate::engine::tools::specs();
-        specs.extend(self.step_tool_specs());
-        specs.push(crate::engine::subagent::spec(self.child_tools()));
+        specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
+        let child_tools = self.approvals.child_tools(&self.planning);
+        specs.push(crate::engine::subagent::spec(child_tools));
         if !self.run.extensions.skills.is_empty() {
             specs.push(crate::engine::skills::SkillCatalog::tool_spec());
         }
         if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
         }
-        let mut specs = self.tools_for_mode(specs);
+        let mut specs = self.planning.tools_for_mode(specs);
         if self.run.prompt.style.is_lean() {
             crate::engine::tools::lean::compact(&mut specs);
         }
         specs
     }
 
+    /// The characters every session starts with: its system prompt (before the first session:
+    /// the base prompt and the project instructions it will get) and the tool specs.
+    pub(super) fn floor_chars(&self) -> usize {
+        let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
+        let prompt = if self.s.id.is_empty() {
+            self.run.prompt.system_prompt.len()
+                + crate::engine::instructions::load(
+                    &self.run.prompt.instructions,
+                    &self.run.places.workspace,
+                )
+                .block
+                .len()
+        } else {
+            self.s.system_prompt.len()
+        };
+        prompt + tools
+    }
+
+    /// What a user message is measured against (the handoff line of a fresh session) and
+    /// where it is saved when it is too large.
+    pub(super) fn input_room(&self) -> InputRoom<'_> {
+        InputRoom {
+            dir: self.spill_dir(),
+            workspace: &self.run.places.workspace,
+            thresholds: self.settings.thresholds,
+            floor: self.counters.estimate(self.floor_chars()),
+            counters: &self.counters,
+            out: self.run.outbox(),
+        }
+    }
+
     /// Build a request on the current session's history (old tool output masked).
-    pub(crate) fn build_request(&mut self, tool_choice: ToolChoice) -> ModelRequest {
+    pub(super) fn build_request(&mut self, tool_choice: ToolChoice) -> ModelRequest {
+        let at = HistoryAt {
+            session: &self.s.id,
+            replace: self.ledger.replace.get(),
+        };
+        let window = self.settings.thresholds.window;
+        let messages =
+            self.s
+                .mask
+                .request_messages(&self.s.messages, at, &self.run.masking, window);
         ModelRequest {
-            messages: self.request_messages(),
+            messages,
             model: self.settings.model.clone(),
-            system: self.system_for_mode(),
+            system: self.planning.system_for_mode(&self.s.system_prompt),
             tools: self.tool_specs(),
             tool_choice,
-            max_tokens: self.output_cap(),
+            max_tokens: self.settings.output_cap(self.run.provider.max_tokens),
             effort: self.settings.effort,
         }
     }
 
     /// Stream `req`; only a main request's text goes to the front end. Logged with its number,
     /// purpose, retries, outcome and duration.
-    pub(crate) async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
-        self.counters.requests += 1;
-        let number = self.counters.requests;
+    pub(super) async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
+        let number = self.counters.next_request();
         let started = std::time::Instant::now();
         tracing::debug!(
             request = number,
@@ -334,7 +252,11 @@ impl Engine {
         let outcome = self
             .stream_inner(req, purpose == Purpose::Main, number)
             .await;
-        let outcome = self.after_reply(outcome, sent, purpose);
+        let window = self.settings.thresholds.window;
+        let (outcome, notice) = stands_for(outcome, sent, purpose, &mut self.counters, window);
+        if let Some(message) = notice {
+            self.emit_logged(Event::Notice { message });
+        }
         let ms = started.elapsed().as_millis();
         match &outcome {
             Outcome::Done(resp) => tracing::info!(
@@ -445,8 +367,11 @@ impl Engine {
         let partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
         match result {
             Some(Ok(resp)) => {
-                if shown.load(Ordering::Relaxed) {
-                    self.take_back(&resp, partial.chars().count());
+                // Streamed text the reply does not stand for is taken back.
+                if shown.load(Ordering::Relaxed) && replaced(&resp, self.settings.thresholds.window)
+                {
+                    let chars = partial.chars().count();
+                    self.emit(Event::Stream(StreamState::Discarded { chars }));
                 }
                 Outcome::Done(resp)
             }
@@ -454,6 +379,73 @@ impl Engine {
             None => Outcome::Aborted { partial },
         }
     }
+}
+
+/// A reply in, what it stands for out: a main-thread reply teaches the model's token ratio
+/// (`sent`: the characters its request sent); a reply cut off because the `window` filled is the
+/// overflow it stands for; tool calls a main reply wrote as text are said (the notice).
+fn stands_for(
+    outcome: Outcome,
+    sent: Option<usize>,
+    purpose: Purpose,
+    counters: &mut Counters,
+    window: u64,
+) -> (Outcome, Option<String>) {
+    let Outcome::Done(resp) = outcome else {
+        return (outcome, None);
+    };
+    if let Some(chars) = sent {
+        counters.observe(chars, &resp.usage);
+    }
+    if let Some(error) = length::window_full(&resp, window) {
+        tracing::info!(
+            used = resp.usage.context(),
+            window,
+            "the reply stopped at a full window: an overflow"
+        );
+        let failed = Outcome::Failed {
+            error,
+            partial: String::new(),
+        };
+        return (failed, None);
+    }
+    let read = text_calls(&resp);
+    let notice = (purpose == Purpose::Main && !read.is_empty()).then(|| {
+        let n = read.len();
+        format!(
+            "the model wrote {} as text; {} run as {}: {}",
+            if n == 1 {
+                "its tool call"
+            } else {
+                "its tool calls"
+            },
+            if n == 1 { "it is" } else { "they are" },
+            if n == 1 { "a tool call" } else { "tool calls" },
+            read.join(", ")
+        )
+    });
+    (Outcome::Done(resp), notice)
+}
+
+/// Whether the text a reply streamed is void: it was read as tool calls, or the `window` filled
+/// while it was written (the front end takes it back).
+fn replaced(resp: &ModelResponse, window: u64) -> bool {
+    !text_calls(resp).is_empty() || length::window_full(resp, window).is_some()
+}
+
+/// The tool calls of a reply that the model wrote as text.
+fn text_calls(resp: &ModelResponse) -> Vec<&str> {
+    resp.content
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolUse {
+                name,
+                from_text: true,
+                ..
+            } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn lock(m: &Mutex<String>) -> MutexGuard<'_, String> {

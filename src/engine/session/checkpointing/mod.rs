@@ -23,11 +23,14 @@
 //!   this: `/undo` says why.
 //!
 //! The store is opened on first use; when it cannot be, one warning says so and the session goes
-//! on without checkpoints.
+//! on without checkpoints. `/undo` and `/redo` are in `undo_redo.rs`, the code half of `/rewind`
+//! in `rewind.rs`.
 
 use std::collections::BTreeSet;
 
-use super::Engine;
+use super::outbox::Outbox;
+use super::params::Places;
+use super::step_ledger::StepLedger;
 use crate::engine::checkpoint::{
     CallSpan, CheckpointError, Checkpoints, Closed, KEEP_DAYS, Options, PendingTurn, RelPath,
     SkipReason, Snapshot, SnapshotId,
@@ -35,8 +38,11 @@ use crate::engine::checkpoint::{
 use crate::engine::fsutil::now_unix;
 use crate::engine::ledger::{CheckpointKind, CheckpointRecord, now_stamp};
 use crate::engine::policy::CheckpointPolicy;
-use crate::engine::protocol::Event;
+use crate::engine::protocol::{Event, TurnId};
 use crate::engine::tools::names;
+
+mod rewind;
+mod undo_redo;
 
 /// How many paths a notice names before it only counts the rest.
 const NAMED: usize = 5;
@@ -44,11 +50,16 @@ const NAMED: usize = 5;
 const RECORDED: usize = 20;
 
 /// The checkpoint store of this engine and what the running turn's checkpoints could not hold.
-#[derive(Debug, Default)]
-pub(crate) struct Checkpointing {
+/// Each operation is given the step's ledger (its undo stack and checkpoint list, written at
+/// once) and the generation it runs in.
+#[derive(Debug)]
+pub(super) struct Checkpointing {
     store: Store,
     /// Already named in a notice this turn.
     skipped: BTreeSet<RelPath>,
+    /// The workspace, the workbench, the data directory, and whether checkpoints are on.
+    places: Places,
+    out: Outbox,
 }
 
 #[derive(Debug, Default)]
@@ -68,46 +79,51 @@ enum Cleanup {
 }
 
 /// Whether a call of `tool` may change the workspace.
-pub(crate) fn may_change_workspace(tool: &str) -> bool {
+pub(super) fn may_change_workspace(tool: &str) -> bool {
     names::changes_files(tool) || tool == names::TASK || tool.starts_with("mcp__")
 }
 
-impl Engine {
-    /// The store, opened on first use; None (with the reason from [`Engine::checkpoints_off`])
-    /// when there is none.
-    pub(super) fn checkpoint_store(&mut self) -> Option<Checkpoints> {
-        match &self.checkpoints.store {
+impl Checkpointing {
+    /// Checkpoints of `places`' workspace (the store opens on first use), said through `out`.
+    pub(super) fn new(places: Places, out: Outbox) -> Checkpointing {
+        Checkpointing {
+            store: Store::Closed,
+            skipped: BTreeSet::new(),
+            places,
+            out,
+        }
+    }
+
+    /// The store, opened on first use; None (with the reason from [`Checkpointing::off_reason`])
+    /// when there is none. `ledger`: its run directory is never checkpointed.
+    fn store(&mut self, ledger: &StepLedger) -> Option<Checkpoints> {
+        match &self.store {
             Store::Open(s, _) => return Some(s.clone()),
             Store::Unavailable(_) => return None,
             Store::Closed => {}
         }
-        if self.run.places.checkpoints == CheckpointPolicy::Off {
-            self.checkpoints.store =
-                Store::Unavailable("checkpoints are off (--no-checkpoints)".into());
+        if self.places.checkpoints == CheckpointPolicy::Off {
+            self.store = Store::Unavailable("checkpoints are off (--no-checkpoints)".into());
             return None;
         }
         let mut options = Options::default();
-        if let Some(bench) = &self.run.places.workbench {
+        if let Some(bench) = &self.places.workbench {
             options.excluded.push(bench.clone());
         }
         // flower-tui's own data (ledgers, transcripts, the store) when it lies in the workspace:
         // an undo must never put the engine's records back.
-        for own in [&self.run.places.data_dir, &self.ledger.run_dir.root] {
+        for own in [&self.places.data_dir, &ledger.run_dir.root] {
             options
                 .excluded
                 .push(std::fs::canonicalize(own).unwrap_or_else(|_| own.clone()));
         }
-        match Checkpoints::open(
-            &self.run.places.data_dir,
-            &self.run.places.workspace,
-            options,
-        ) {
+        match Checkpoints::open(&self.places.data_dir, &self.places.workspace, options) {
             Ok(s) => {
-                self.checkpoints.store = Store::Open(s.clone(), Cleanup::Due);
+                self.store = Store::Open(s.clone(), Cleanup::Due);
                 Some(s)
             }
             Err(e) => {
-                self.stop_checkpoints(format!(
+                self.stop(format!(
                     "{e}: no checkpoints this session (/undo cannot help)"
                 ));
                 None
@@ -116,39 +132,39 @@ impl Engine {
     }
 
     /// Why there is no store (None when there is one or it was not needed yet).
-    pub(super) fn checkpoints_off(&self) -> Option<&str> {
-        match &self.checkpoints.store {
+    fn off_reason(&self) -> Option<&str> {
+        match &self.store {
             Store::Unavailable(why) => Some(why),
             _ => None,
         }
     }
 
     /// No more checkpoints this session: said once, with `why`.
-    fn stop_checkpoints(&mut self, why: String) {
-        self.emit(Event::Warning {
+    fn stop(&mut self, why: String) {
+        self.out.emit(Event::Warning {
             message: why.clone(),
         });
-        self.checkpoints.store = Store::Unavailable(why);
+        self.store = Store::Unavailable(why);
     }
 
     /// Take a checkpoint on the blocking pool; a failure is said (the turn goes on).
-    async fn take_checkpoint(&mut self, label: String) -> Option<Snapshot> {
-        let store = self.checkpoint_store()?;
+    async fn take(&mut self, ledger: &mut StepLedger, label: String) -> Option<Snapshot> {
+        let store = self.store(ledger)?;
         match store.in_background(move |s| s.snapshot(&label)).await {
             Ok(snap) => {
-                self.clean_up_once(&store);
+                self.clean_up_once(ledger, &store);
                 self.name_skipped(&snap);
                 Some(snap)
             }
             Err(e @ CheckpointError::TooManyFiles { .. }) => {
-                self.stop_checkpoints(format!(
+                self.stop(format!(
                     "{e}; checkpoints are off for this session, so /undo cannot help \
                      (`--no-checkpoints` or `no_checkpoints = true` skips the walk)"
                 ));
                 None
             }
             Err(e) => {
-                self.emit(Event::Warning {
+                self.out.emit(Event::Warning {
                     message: format!("checkpoint not taken: {e}; /undo will not cover this turn"),
                 });
                 None
@@ -156,50 +172,45 @@ impl Engine {
         }
     }
 
-    /// The step's number of the running turn (counted across processes and generations).
-    fn step_turn(&self) -> Option<u64> {
-        let turn = self.turn.as_ref()?;
-        Some(
-            self.ledger
-                .rec()
-                .map_or(turn.id.0, |r| u64::from(r.figures.num_turns) + 1),
-        )
-    }
-
-    /// Before a call of `tool` that may change the workspace: a checkpoint, opening the turn's
-    /// undo entry (in the ledger at once) or adding the call to it.
-    pub(crate) async fn checkpoint_before_call(&mut self, tool: &str) {
-        let Some(number) = self.step_turn() else {
+    /// Before a call of `tool` that may change the workspace, in the running `turn` of
+    /// `generation`: a checkpoint, opening the turn's undo entry (in the ledger at once) or
+    /// adding the call to it. Nothing while no turn runs.
+    pub(super) async fn before_call(
+        &mut self,
+        ledger: &mut StepLedger,
+        generation: u32,
+        turn: Option<TurnId>,
+        tool: &str,
+    ) {
+        let Some(number) = step_turn(ledger, turn) else {
             return;
         };
         if !may_change_workspace(tool) {
             return;
         }
         let Some(snap) = self
-            .take_checkpoint(format!("turn {number} before a call"))
+            .take(ledger, format!("turn {number} before a call"))
             .await
         else {
             return;
         };
         // An entry left open by an earlier turn (its end checkpoint failed) ends here.
-        let stale = self.open_undo_entry().filter(|p| p.turn != number);
+        let stale = open_entry(ledger).filter(|p| p.turn != number);
         if let Some(stale) = stale {
-            self.close_pending(stale, snap.id).await;
+            self.close_pending(ledger, generation, stale, snap.id).await;
         }
-        let opens = self
-            .ledger
+        let opens = ledger
             .rec()
             .is_some_and(|r| r.history.undo.pending.is_none());
         if opens {
-            let skipped = self.checkpoints.skipped.clone();
-            self.note_checkpoint(number, CheckpointKind::Before, Some(snap.id), &[], &skipped);
+            let at = Noted::new(generation, number, CheckpointKind::Before);
+            note(ledger, at, Some(snap.id), &[], &self.skipped);
         }
-        let generation = self.s.generation;
         let span = CallSpan {
             before: snap.id,
             after: None,
         };
-        self.ledger.record(|r| match &mut r.history.undo.pending {
+        ledger.record(|r| match &mut r.history.undo.pending {
             Some(p) => p.calls.push(span),
             None => {
                 r.history.undo.pending = Some(PendingTurn {
@@ -210,25 +221,24 @@ impl Engine {
             }
         });
         // A kill from here on still leaves the entry for the next start to close.
-        self.save_manifest();
+        ledger.save();
     }
 
     /// After a call that took a checkpoint before it: its end state.
-    pub(crate) async fn checkpoint_after_call(&mut self) {
-        let open = self
-            .ledger
+    pub(super) async fn after_call(&mut self, ledger: &mut StepLedger) {
+        let open = ledger
             .rec()
             .and_then(|r| r.history.undo.pending.as_ref())
             .filter(|p| p.calls.last().is_some_and(|c| c.after.is_none()))
             .map(|p| p.turn);
         let Some(number) = open else { return };
         let Some(snap) = self
-            .take_checkpoint(format!("turn {number} after a call"))
+            .take(ledger, format!("turn {number} after a call"))
             .await
         else {
             return;
         };
-        self.ledger.record(|r| {
+        ledger.record(|r| {
             if let Some(call) = r
                 .history
                 .undo
@@ -241,54 +251,48 @@ impl Engine {
         });
     }
 
-    /// The step's undo entry still open (a turn that took its first checkpoint and has not
-    /// closed), as recorded in the ledger.
-    fn open_undo_entry(&self) -> Option<PendingTurn> {
-        self.ledger
-            .rec()
-            .and_then(|r| r.history.undo.pending.clone())
-    }
-
     /// At the end of a turn that took checkpoints: its end state; the turn goes onto the undo
     /// stack when its own calls changed files.
-    pub(crate) async fn checkpoint_after_turn(&mut self) {
-        let Some(pending) = self.open_undo_entry() else {
+    pub(super) async fn after_turn(&mut self, ledger: &mut StepLedger, generation: u32) {
+        let Some(pending) = open_entry(ledger) else {
             return;
         };
         let label = format!("turn {} after", pending.turn);
-        if let Some(snap) = self.take_checkpoint(label).await {
-            self.close_pending(pending, snap.id).await;
+        if let Some(snap) = self.take(ledger, label).await {
+            self.close_pending(ledger, generation, pending, snap.id)
+                .await;
         }
-        self.checkpoints.skipped.clear();
+        self.skipped.clear();
     }
 
     /// At `--continue` or `/resume`: a turn cut short by the end of its process (its entry is
     /// still open) is closed with the workspace as it is now.
-    pub(crate) async fn close_cut_short_turn(&mut self) {
-        let Some(pending) = self.open_undo_entry() else {
+    pub(super) async fn close_cut_short(&mut self, ledger: &mut StepLedger, generation: u32) {
+        let Some(pending) = open_entry(ledger) else {
             return;
         };
         let label = format!("turn {} closed at a later start", pending.turn);
-        let Some(snap) = self.take_checkpoint(label).await else {
+        let Some(snap) = self.take(ledger, label).await else {
             return;
         };
         let number = pending.turn;
-        self.close_pending(pending, snap.id).await;
-        self.checkpoints.skipped.clear();
-        let on_top = self.ledger.rec().and_then(|r| {
+        self.close_pending(ledger, generation, pending, snap.id)
+            .await;
+        self.skipped.clear();
+        let on_top = ledger.rec().and_then(|r| {
             let top = r.history.undo.next_undo()?;
             (top.turn == number && top.after == snap.id).then_some(top.files.len())
         });
-        self.ledger.record(|r| {
+        ledger.record(|r| {
             // The cut turn counts: the next one gets the next number.
             if u64::from(r.figures.num_turns) < number {
                 r.figures.num_turns = u32::try_from(number).unwrap_or(r.figures.num_turns);
             }
         });
-        self.save_manifest();
+        ledger.save();
         if let Some(n) = on_top {
             let files = if n == 1 { "file" } else { "files" };
-            self.emit(Event::Notice {
+            self.out.emit(Event::Notice {
                 message: format!(
                     "turn {number} was cut short when its process ended; /undo puts back the \
                      {n} {files} it changed"
@@ -298,15 +302,21 @@ impl Engine {
     }
 
     /// Close `pending` at `end`: onto the undo stack when its own calls changed files.
-    async fn close_pending(&mut self, pending: PendingTurn, end: SnapshotId) {
-        let Some(store) = self.checkpoint_store() else {
+    async fn close_pending(
+        &mut self,
+        ledger: &mut StepLedger,
+        generation: u32,
+        pending: PendingTurn,
+        end: SnapshotId,
+    ) {
+        let Some(store) = self.store(ledger) else {
             return;
         };
         let p = pending.clone();
         let closed = store
             .in_background(move |s| s.close_turn(&p, end, now_unix().0))
             .await;
-        self.ledger.record(|r| {
+        ledger.record(|r| {
             if r.history.undo.pending.as_ref() == Some(&pending) {
                 r.history.undo.pending = None;
             }
@@ -315,13 +325,13 @@ impl Engine {
             Ok(Some(closed)) => closed,
             Ok(None) => return,
             Err(e) => {
-                return self.emit(Event::Warning {
+                return self.out.emit(Event::Warning {
                     message: format!("the turn's changes cannot be listed: {e}"),
                 });
             }
         };
         if !others.is_empty() {
-            self.emit(Event::Notice {
+            self.out.emit(Event::Notice {
                 message: format!(
                     "changed while turn {} ran, but not by it, so /undo leaves {}",
                     turn.turn,
@@ -330,29 +340,23 @@ impl Engine {
             });
         }
         let names: Vec<String> = turn.files.iter().map(|f| f.path.to_string()).collect();
-        let skipped = self.checkpoints.skipped.clone();
-        self.note_checkpoint(
-            turn.turn,
-            CheckpointKind::After,
-            Some(end),
-            &names,
-            &skipped,
-        );
-        self.ledger.record(|rec| {
+        let at = Noted::new(generation, turn.turn, CheckpointKind::After);
+        note(ledger, at, Some(end), &names, &self.skipped);
+        ledger.record(|rec| {
             rec.history.undo.record(turn);
         });
     }
 
-    /// A handoff retires the current generation: a checkpoint of the workspace as it left it,
-    /// with the files changed since the step's last checkpoint. Runs on the engine's own thread
-    /// (the turnover is not async); on a multi-threaded runtime the thread is handed over to the
+    /// A handoff retires `generation`: a checkpoint of the workspace as it left it, with the
+    /// files changed since the step's last checkpoint. Runs on the engine's own thread (the
+    /// turnover is not async); on a multi-threaded runtime the thread is handed over to the
     /// runtime's other tasks meanwhile.
-    pub(crate) fn checkpoint_at_handoff(&mut self) {
-        let Some(store) = self.checkpoint_store() else {
+    pub(super) fn at_handoff(&mut self, ledger: &mut StepLedger, generation: u32) {
+        let Some(store) = self.store(ledger) else {
             return;
         };
-        let label = format!("handoff of generation {}", self.s.generation);
-        let last = self.ledger.rec().and_then(|r| {
+        let label = format!("handoff of generation {generation}");
+        let last = ledger.rec().and_then(|r| {
             r.history
                 .checkpoints
                 .iter()
@@ -374,8 +378,7 @@ impl Engine {
         };
         match taken {
             Ok((snap, files)) => {
-                let turn = self
-                    .ledger
+                let turn = ledger
                     .rec()
                     .map_or(0, |r| u64::from(r.figures.num_turns) + 1);
                 self.name_skipped(&snap);
@@ -386,15 +389,10 @@ impl Engine {
                     .map(|s| s.path.clone())
                     .collect();
                 let files: Vec<String> = files.iter().map(|f| f.path.to_string()).collect();
-                self.note_checkpoint(
-                    turn,
-                    CheckpointKind::Handoff,
-                    Some(snap.id),
-                    &files,
-                    &skipped,
-                );
+                let at = Noted::new(generation, turn, CheckpointKind::Handoff);
+                note(ledger, at, Some(snap.id), &files, &skipped);
             }
-            Err(e) => self.emit(Event::Warning {
+            Err(e) => self.out.emit(Event::Warning {
                 message: format!("checkpoint at the handoff not taken: {e}"),
             }),
         }
@@ -407,56 +405,29 @@ impl Engine {
             .skipped
             .iter()
             .filter(|s| s.reason != SkipReason::Special)
-            .filter(|s| self.checkpoints.skipped.insert(s.path.clone()))
+            .filter(|s| self.skipped.insert(s.path.clone()))
             .map(|s| format!("{} ({} bytes, {})", s.path, s.size, skip_words(s.reason)))
             .collect();
         if !new.is_empty() {
-            self.emit(Event::Notice {
+            self.out.emit(Event::Notice {
                 message: skipped_notice(&new),
             });
         }
     }
 
-    /// One line of the step's checkpoint list.
-    pub(super) fn note_checkpoint(
-        &mut self,
-        turn: u64,
-        kind: CheckpointKind,
-        id: Option<SnapshotId>,
-        files: &[String],
-        skipped: &BTreeSet<RelPath>,
-    ) {
-        let rec = CheckpointRecord {
-            time: now_stamp(),
-            generation: self.s.generation,
-            turn,
-            kind,
-            id,
-            files: files.to_vec(),
-            skipped: skipped
-                .iter()
-                .take(RECORDED)
-                .map(ToString::to_string)
-                .collect(),
-            more_skipped: skipped.len().saturating_sub(RECORDED),
-        };
-        self.ledger
-            .record(|r| crate::engine::ledger::push_checkpoint(&mut r.history.checkpoints, rec));
-    }
-
     /// The first checkpoint of a start asks for a clean-up of the store, in the background:
     /// the turns of this step older than the kept days leave its undo stack, and the store
     /// deletes what no ledger of the workspace still names.
-    fn clean_up_once(&mut self, store: &Checkpoints) {
-        let Store::Open(_, cleanup @ Cleanup::Due) = &mut self.checkpoints.store else {
+    fn clean_up_once(&mut self, ledger: &mut StepLedger, store: &Checkpoints) {
+        let Store::Open(_, cleanup @ Cleanup::Due) = &mut self.store else {
             return;
         };
         *cleanup = Cleanup::Started;
         let since = now_unix().0.saturating_sub(KEEP_DAYS * 24 * 3600);
-        self.ledger.record(|r| r.history.undo.forget_before(since));
-        self.save_manifest();
-        let (store, data_dir) = (store.clone(), self.run.places.data_dir.clone());
-        let workspace = self.run.places.workspace.clone();
+        ledger.record(|r| r.history.undo.forget_before(since));
+        ledger.save();
+        let (store, data_dir) = (store.clone(), self.places.data_dir.clone());
+        let workspace = self.places.workspace.clone();
         tokio::task::spawn_blocking(move || {
             let keep = match crate::engine::ledger::kept_checkpoints(&data_dir, &workspace, since) {
                 Ok(keep) => keep,
@@ -479,6 +450,66 @@ impl Engine {
             }
         });
     }
+}
+
+/// The step's number of the running `turn` (counted across processes and generations); None
+/// while no turn runs.
+fn step_turn(ledger: &StepLedger, turn: Option<TurnId>) -> Option<u64> {
+    let turn = turn?;
+    Some(
+        ledger
+            .rec()
+            .map_or(turn.0, |r| u64::from(r.figures.num_turns) + 1),
+    )
+}
+
+/// The step's undo entry still open (a turn that took its first checkpoint and has not
+/// closed), as recorded in the ledger.
+fn open_entry(ledger: &StepLedger) -> Option<PendingTurn> {
+    ledger.rec().and_then(|r| r.history.undo.pending.clone())
+}
+
+/// Where a line of the checkpoint list belongs: its generation, the step's turn and its kind.
+#[derive(Debug, Clone, Copy)]
+struct Noted {
+    generation: u32,
+    turn: u64,
+    kind: CheckpointKind,
+}
+
+impl Noted {
+    fn new(generation: u32, turn: u64, kind: CheckpointKind) -> Noted {
+        Noted {
+            generation,
+            turn,
+            kind,
+        }
+    }
+}
+
+/// One line of the step's checkpoint list.
+fn note(
+    ledger: &mut StepLedger,
+    at: Noted,
+    id: Option<SnapshotId>,
+    files: &[String],
+    skipped: &BTreeSet<RelPath>,
+) {
+    let rec = CheckpointRecord {
+        time: now_stamp(),
+        generation: at.generation,
+        turn: at.turn,
+        kind: at.kind,
+        id,
+        files: files.to_vec(),
+        skipped: skipped
+            .iter()
+            .take(RECORDED)
+            .map(ToString::to_string)
+            .collect(),
+        more_skipped: skipped.len().saturating_sub(RECORDED),
+    };
+    ledger.record(|r| crate::engine::ledger::push_checkpoint(&mut r.history.checkpoints, rec));
 }
 
 /// `a, b, c` for up to [`NAMED`] items, then `and N more`.
