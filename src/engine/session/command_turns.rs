@@ -24,18 +24,12 @@ use serde_json::json;
 
 use super::Engine;
 use super::approval_state::ApprovalState;
-use super::conversation::UserRequest;
-use super::handoff;
 use super::params::{Extensions, ModelSettings};
-use super::planning::{Presented, implement_here_message};
+use super::planning::implement_here_message;
 use crate::engine::approvals::AllowRule;
 use crate::engine::commands::ShadowedBy;
-use crate::engine::error::Error;
-use crate::engine::ledger::{FrozenFile, FrozenHandoff, HandoffCause, HandoffReason, now_stamp};
 use crate::engine::policy::Mode;
-use crate::engine::protocol::{
-    DocumentSource, Event, ExitReason, Origin, PlanChoice, TurnId, TurnKind,
-};
+use crate::engine::protocol::{Event, ExitReason, Origin, PlanChoice, TurnId, TurnKind};
 use crate::engine::tools::names;
 
 /// The last line of a `bash` result that exited 0: not repeated in the message.
@@ -111,8 +105,8 @@ impl Engine {
             return;
         }
         let prompt = init_prompt(&path, exists);
-        self.message_turn(id, TurnKind::Init, Origin::Engine, INIT_TASK, prompt)
-            .await;
+        let turn = self.open_turn(id, TurnKind::Init, INIT_TASK);
+        self.send_message(turn, Origin::Engine, prompt).await;
     }
 
     /// `Op::Command`: run the custom command `name` with `args`.
@@ -167,7 +161,7 @@ impl Engine {
             };
             self.deliver(&call, names::BASH, out);
             outputs.push(text);
-            if stop || self.inbox.shutdown {
+            if stop || self.shutting_down() {
                 stopped = true;
                 break;
             }
@@ -204,57 +198,11 @@ impl Engine {
             PlanChoice::Here => {
                 let message = implement_here_message(&presented, &text);
                 let task = format!("Implement the plan {}", presented.path().display());
-                self.message_turn(id, TurnKind::Message, Origin::Engine, &task, message)
-                    .await;
+                let turn = self.open_turn(id, TurnKind::Message, &task);
+                self.send_message(turn, Origin::Engine, message).await;
             }
             // The file is read back once more under the document lock by the turnover.
             PlanChoice::FreshSession => self.implement_fresh(id, presented).await,
         }
-    }
-
-    /// A successor briefed with the plan file as its document, recorded in the ledger like a
-    /// handoff (the generation turns over, the old session is retired), then the turn goes on in
-    /// the successor.
-    async fn implement_fresh(&mut self, id: TurnId, presented: Presented) {
-        let turn = self.begin_turn(id, TurnKind::Message);
-        let done = self.ledger.rec().map_or(0, |r| r.handoffs.len());
-        if done >= self.run.handoff.max_generations as usize {
-            let reason = self.fail(&Error::HandoffBreaker {
-                max: self.run.handoff.max_generations,
-                at: self.settings.thresholds.at,
-            });
-            self.turn = None;
-            self.end_turn(turn, reason);
-            return;
-        }
-        let frozen = FrozenHandoff {
-            file: FrozenFile::OnDisk(presented.path().to_path_buf()),
-            // As the model wrote it: the record says whether the user edited the file.
-            markdown: presented.written().to_string(),
-            degraded: false,
-            reason: HandoffReason::clean(HandoffCause::Plan),
-            ctx_at_cut: self.ctx_estimate(),
-            time: now_stamp(),
-            retired_session: self.s.id.clone(),
-            generation: self.s.generation + 1,
-            request: Vec::new(),
-            pid: std::process::id(),
-            unsaved: None,
-            source: DocumentSource::Written,
-            reduced: false,
-            cut: None,
-            cause: HandoffCause::Plan,
-            focus: None,
-        };
-        // The plan turn is over: the successor gets the plan alone, no request beside it.
-        self.s.request = UserRequest::default();
-        // `HandoffFrozen` hooks get the plan's path; the successor reads what they leave there.
-        handoff::turn_over_plan(self, frozen).await;
-        self.s.request = UserRequest::opened(format!(
-            "Implement the plan in {}",
-            presented.path().display()
-        ));
-        let reason = self.turn_loop().await;
-        self.finish_turn(turn, reason).await;
     }
 }

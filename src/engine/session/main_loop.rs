@@ -13,24 +13,18 @@ use super::handoff;
 use super::mcp_answers;
 use super::model_request::Stop;
 use super::params::Resume;
-use super::startup::FirstMoves;
+use super::startup::{FirstMoves, resumed_state};
 use super::step_claim;
-use super::step_ledger::StepLedger;
+use super::step_ledger::{StepLedger, step_name_from_task};
 use super::user_hooks;
-use crate::engine::checkpoint::OnConflict;
 use crate::engine::context;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::fsutil::{new_id, now_unix, rfc3339};
 use crate::engine::hooks::{EndReason, StartSource};
-use crate::engine::ledger::{
-    GenerationStart, RewindMode, RewindRecord, SessionHeader, Transcript, TranscriptLine,
-    now_stamp, run_list,
-};
+use crate::engine::ledger::{GenerationStart, SessionHeader, Transcript, TranscriptLine, run_list};
 use crate::engine::policy::Mode;
-use crate::engine::protocol::{
-    Event, ExitReason, HandoffPhase, HandoffRefusal, Op, Origin, TurnId, TurnKind,
-};
-use crate::engine::types::{Effort, Message};
+use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, Origin, TurnId, TurnKind};
+use crate::engine::types::Message;
 
 impl Engine {
     pub(super) async fn run(&mut self, first: FirstMoves) {
@@ -49,8 +43,8 @@ impl Engine {
         } else if let Some(text) = first.autostart {
             let task = text.clone();
             let id = TurnId::ENGINE;
-            self.message_turn(id, TurnKind::Message, Origin::Engine, &task, text)
-                .await;
+            let turn = self.open_turn(id, TurnKind::Message, &task);
+            self.send_message(turn, Origin::Engine, text).await;
         }
         while !self.inbox.shutdown {
             // Idle is a message boundary: a background handoff whose review is over turns over.
@@ -95,8 +89,8 @@ impl Engine {
                 // not the transcript, the ledger or a handoff document.
                 let text = crate::engine::secrets::redact(&text).into_owned();
                 let task = text.clone();
-                self.message_turn(turn, TurnKind::Message, Origin::User, &task, text)
-                    .await;
+                let opened = self.open_turn(turn, TurnKind::Message, &task);
+                self.send_message(opened, Origin::User, text).await;
             }
             Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
@@ -142,7 +136,12 @@ impl Engine {
             }),
             Op::RewindPoints => self.emit(self.ledger.rewind_points(&self.s.id)),
             Op::SetModel { model } => self.set_model(&model),
-            Op::SetEffort { effort } => self.set_effort(effort),
+            Op::SetEffort { effort } => {
+                // Extended thinking / reasoning effort from the next request on.
+                self.settings.effort = effort;
+                self.note_setting();
+                self.emit(self.settings.event());
+            }
             Op::Revoke { rule } => self.approvals.revoke(&self.planning, rule),
             op @ (Op::Pin { .. } | Op::Unpin { .. } | Op::SetFocus { .. }) => {
                 self.ledger.on_memory_op(op);
@@ -260,16 +259,25 @@ impl Engine {
         None
     }
 
-    /// Decline a `/handoff` turn: say why, and end it.
-    pub(super) fn refuse_handoff(&mut self, turn: TurnId, reason: HandoffRefusal) {
-        self.emit(Event::Handoff(HandoffPhase::Refused {
-            reason,
-            message: reason.to_string(),
-        }));
-        self.end_turn(
-            ActiveTurn::new(turn, TurnKind::Handoff),
-            ExitReason::Unchanged,
-        );
+    /// Start the step on its first task: named by `--step`, else after `task`; the name claimed
+    /// in the workspace; its record in the ledger. A step started in another mode than normal
+    /// records it, so `--continue` keeps it.
+    pub(super) fn start_step(&mut self, task: &str) {
+        let name = self
+            .run
+            .step
+            .clone()
+            .unwrap_or_else(|| step_name_from_task(task));
+        let workbench = self.run.places.workbench.as_deref();
+        let (name, claim) = step_claim::claim_step(workbench, name, |ev| self.emit(ev));
+        if claim.is_some() {
+            self.ledger.claim = claim;
+        }
+        self.ledger
+            .start_step(name, task, self.settings.thresholds.window);
+        if self.planning.mode() != Mode::Normal {
+            self.note_setting();
+        }
     }
 
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
@@ -390,8 +398,7 @@ impl Engine {
         let resume = Resume::at(run);
         // Torn transcript lines are said once the switch is done.
         let mut warnings = Vec::new();
-        let resumed =
-            Self::resume_state(&resume, None, &self.run.prompt.system_prompt, &mut warnings)?;
+        let resumed = resumed_state(&resume, None, &self.run.prompt.system_prompt, &mut warnings)?;
         // The step name of that run, unless another live process works on it.
         let rec = resumed.step.and_then(|i| resumed.manifest.steps.get(i));
         let claim = step_claim::claim_resumed(self.run.places.workbench.as_deref(), rec)?;
@@ -475,84 +482,6 @@ impl Engine {
         self.reopen_frozen().await;
     }
 
-    /// `Op::Rewind`: back to before the message of step turn `turn` — the code (every turn from
-    /// it on undone), the conversation, or both. The conversation of the current generation is
-    /// cut to before the message (a `replaced` line in the transcript says so); an earlier
-    /// generation's was handed off, so a successor starts briefed as that generation was (the
-    /// first message of its transcript, the handoff document as it was read then; generation 1,
-    /// one started by `/new`, or a transcript that cannot be read: a fresh session), the current
-    /// session retired as by a handoff. The message goes back to the front end's input box;
-    /// every rewind is a line of the step's ledger.
-    async fn rewind(&mut self, turn: u64, mode: RewindMode, on_conflict: OnConflict) {
-        let Some(prompt) = self.ledger.prompt_of(turn) else {
-            return self.emit(Event::Warning {
-                message: format!("/rewind: no message of turn {turn} in this step"),
-            });
-        };
-        let from_generation = self.s.generation;
-        if mode.code() && on_conflict == OnConflict::Stop {
-            let files = self.checkpoints.rewind_conflicts(&self.ledger, turn).await;
-            if !files.is_empty() {
-                return self.emit_logged(Event::RewindConflict { turn, mode, files });
-            }
-        }
-        let (files, kept) = if mode.code() {
-            let code = self
-                .checkpoints
-                .rewind(&mut self.ledger, from_generation, turn, on_conflict)
-                .await;
-            (code.files, code.kept)
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let (mut generation, mut text) = (None, None);
-        if mode.conversation() && prompt.session_id == self.s.id {
-            if self.s.cut_before(prompt.index, &prompt.text) {
-                if let Some(warning) = self.s.transcript_warning() {
-                    self.emit(warning);
-                }
-                text = Some(prompt.text.clone());
-            } else {
-                self.emit(Event::Warning {
-                    message: "/rewind: the history was compacted since that message; the \
-                              conversation stays as it is"
-                        .into(),
-                });
-            }
-        } else if mode.conversation() {
-            // The briefing of that generation, as it read its document then.
-            let briefing = self.ledger.briefing_of(prompt.generation);
-            let old = self.s.id.clone();
-            let next = self.s.generation + 1;
-            self.ledger.record(|r| r.retired.push(old.clone()));
-            self.s.request = UserRequest::default();
-            let parent = briefing.as_ref().map(|_| old);
-            self.start_session(parent, next, briefing.into_iter().collect());
-            self.ledger.commit_replacement();
-            generation = Some(next);
-            text = Some(prompt.text.clone());
-        }
-        let record = RewindRecord {
-            time: now_stamp(),
-            turn,
-            to_generation: prompt.generation,
-            from_generation,
-            conversation: text.is_some(),
-            files: files.clone(),
-        };
-        self.ledger.record(|r| r.history.rewinds.push(record));
-        self.ledger.save();
-        self.emit_logged(Event::Rewound {
-            turn,
-            mode,
-            files,
-            kept,
-            text,
-            generation,
-        });
-        self.emit_usage_estimate();
-    }
-
     /// `/model NAME`: the next request goes to `model`; the window follows it unless `--window`
     /// pinned it (or the demo's is in force), and so do the token estimates. The ledger notes
     /// the change.
@@ -568,13 +497,6 @@ impl Engine {
         self.note_setting();
         self.emit(self.settings.event());
         self.emit_usage_estimate();
-    }
-
-    /// `/effort LEVEL|off`: extended thinking / reasoning effort from the next request on.
-    fn set_effort(&mut self, effort: Option<Effort>) {
-        self.settings.effort = effort;
-        self.note_setting();
-        self.emit(self.settings.event());
     }
 
     /// `Op::SetMode`: from the next request on (a call made meanwhile is judged by the new mode).
@@ -618,17 +540,5 @@ impl Engine {
         });
         self.warn_about_the_floor();
         self.emit_usage_estimate();
-    }
-
-    /// Said at start and when the window changes: a floor over a third of the window.
-    fn warn_about_the_floor(&self) {
-        let floor = self.counters.estimate(self.floor_chars());
-        if let Some(message) = context::floor_warning(
-            floor,
-            self.settings.thresholds.window,
-            self.run.prompt.style.is_lean(),
-        ) {
-            self.emit(Event::Warning { message });
-        }
     }
 }

@@ -21,9 +21,9 @@ pub(super) struct MaskState {
 }
 
 /// Which history a boundary belongs to: a session and its replace generation.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct HistoryAt<'a> {
-    pub(super) session: &'a str,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct HistoryAt {
+    pub(super) session: String,
     pub(super) replace: u64,
 }
 
@@ -39,7 +39,7 @@ impl MaskState {
     }
 
     /// The boundary of the last request on history `at` (0 after a new session or a compaction).
-    fn boundary(&self, at: HistoryAt<'_>) -> usize {
+    fn boundary(&self, at: &HistoryAt) -> usize {
         if self.session == at.session && self.replace == at.replace {
             self.boundary
         } else {
@@ -52,11 +52,11 @@ impl MaskState {
     pub(super) fn request_messages(
         &mut self,
         history: &[Message],
-        at: HistoryAt<'_>,
+        at: HistoryAt,
         settings: &MaskSettings,
         window: u64,
     ) -> Vec<Message> {
-        let out = mask::mask(history, settings, window, self.boundary(at), tokens);
+        let out = mask::mask(history, settings, window, self.boundary(&at), tokens);
         if out.stepped {
             tracing::info!(
                 session = %at.session,
@@ -67,7 +67,7 @@ impl MaskState {
             );
         }
         *self = MaskState {
-            session: at.session.to_string(),
+            session: at.session,
             replace: at.replace,
             boundary: out.boundary,
             saved_tokens: out.saved_tokens,
@@ -76,7 +76,7 @@ impl MaskState {
     }
 
     /// `history` (at `at`) masked as the last request masked it, with no step.
-    pub(super) fn as_sent(&self, history: Vec<Message>, at: HistoryAt<'_>) -> Vec<Message> {
+    pub(super) fn as_sent(&self, history: Vec<Message>, at: &HistoryAt) -> Vec<Message> {
         let boundary = self.boundary(at);
         if boundary == 0 {
             return history;

@@ -13,15 +13,11 @@ use std::sync::{Mutex, MutexGuard};
 use super::Engine;
 use super::counters::Counters;
 use super::input::InputRoom;
-use super::masked_history::HistoryAt;
-use crate::engine::mask::MaskMode;
-use crate::engine::protocol::{Approval, Event, Op, StreamState};
+use crate::engine::context;
+use crate::engine::protocol::{Event, StreamState};
 use crate::engine::provider::retry::{StreamNotice, stream_with_retry};
 use crate::engine::provider::{ProviderError, length};
-use crate::engine::tools::recall::Source;
-use crate::engine::types::{
-    Block, Delta, Message, ModelRequest, ModelResponse, ToolChoice, ToolSpec,
-};
+use crate::engine::types::{Block, Delta, Message, ModelRequest, ModelResponse, ToolChoice};
 
 /// How a request ended.
 pub(super) enum Outcome {
@@ -68,138 +64,6 @@ pub(super) enum Stop {
 }
 
 impl Engine {
-    /// Run `fut` while listening for ops: an abort of the running turn drops it (None), as does
-    /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`]. A background
-    /// handoff's writing result is handled as it arrives (frozen, rescued), never dropping `fut`.
-    pub(super) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
-        tokio::pin!(fut);
-        loop {
-            tokio::select! {
-                out = &mut fut => return Some(out),
-                op = self.inbox.ops.recv() => if self.triage(op).is_some() {
-                    return None;
-                },
-                Some(w) = self.handoff.next_reply() => self.on_background(w),
-            }
-        }
-    }
-
-    /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.
-    pub(super) async fn answer(&mut self, id: &str) -> Option<Approval> {
-        loop {
-            let op = tokio::select! {
-                op = self.inbox.ops.recv() => op,
-                Some(w) = self.handoff.next_reply() => {
-                    // A background handoff's document arrived while the user decides.
-                    self.on_background(w);
-                    continue;
-                }
-            };
-            match op {
-                Some(Op::Approval { id: got, decision }) if got == id => return Some(decision),
-                // An answer to another request: stale.
-                Some(Op::Approval { .. }) => {}
-                other => {
-                    if self.triage(other).is_some() {
-                        return None;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Before a request: wait for MCP servers still starting, each at most until its
-    /// `startup_timeout` (a later one is offered from a later request). The front end is told
-    /// which ones it waits for as that changes. False: the user aborted.
-    pub(super) async fn wait_for_mcp(&mut self) -> bool {
-        let Some(mcp) = self.run.mcp.clone() else {
-            return true;
-        };
-        let starting = mcp.starting();
-        if starting.is_empty() {
-            return true;
-        }
-        let names: Vec<String> = starting
-            .iter()
-            .map(|s| format!("{} (up to {} s)", s.name, s.timeout.as_secs_f64().ceil()))
-            .collect();
-        self.emit_logged(Event::Notice {
-            message: format!("Waiting for MCP servers to start: {}", names.join(", ")),
-        });
-        let mut shown: Vec<String> = Vec::new();
-        loop {
-            let waiting: Vec<String> = mcp.starting().into_iter().map(|s| s.name).collect();
-            if waiting != shown {
-                self.emit(Event::McpWaiting {
-                    servers: waiting.clone(),
-                });
-                shown.clone_from(&waiting);
-            }
-            if waiting.is_empty() {
-                return true;
-            }
-            let next = mcp.clone();
-            if self
-                .abortable(async move { next.startup_progress().await })
-                .await
-                .is_none()
-            {
-                self.emit(Event::McpWaiting {
-                    servers: Vec::new(),
-                });
-                return false;
-            }
-        }
-    }
-
-    /// This generation's transcript while old tool output is masked (`recall` searches it then:
-    /// a masked output is found there); None otherwise or before the first session.
-    pub(super) fn own_transcript(&self) -> Option<Source> {
-        (self.run.masking.mode == MaskMode::On && !self.s.id.is_empty()).then(|| Source {
-            generation: self.s.generation,
-            path: self.ledger.transcript_path(&self.s.id),
-        })
-    }
-
-    /// The built-in tools, the step's own (`todo`, and `recall` for a successor or while old
-    /// tool output is masked), `task`, then the tools of every ready MCP server (a server that
-    /// became ready since the last request is offered from this one on), as the mode allows.
-    pub(super) fn tool_specs(&self) -> Vec<ToolSpec> {
-        let mut specs = crate::engine::tools::specs();
-        specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
-        let child_tools = self.approvals.child_tools(&self.planning);
-        specs.push(crate::engine::subagent::spec(child_tools));
-        if !self.run.extensions.skills.is_empty() {
-            specs.push(crate::engine::skills::SkillCatalog::tool_spec());
-        }
-        if let Some(mcp) = &self.run.mcp {
-            specs.extend(mcp.tool_specs());
-        }
-        let mut specs = self.planning.tools_for_mode(specs);
-        if self.run.prompt.style.is_lean() {
-            crate::engine::tools::lean::compact(&mut specs);
-        }
-        specs
-    }
-
-    /// The characters every session starts with: its system prompt (before the first session:
-    /// the base prompt and the project instructions it will get) and the tool specs.
-    pub(super) fn floor_chars(&self) -> usize {
-        let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
-        let prompt = if self.s.id.is_empty() {
-            self.run.prompt.system_prompt.len()
-                + crate::engine::instructions::load(
-                    &self.run.prompt.instructions,
-                    &self.run.places.workspace,
-                )
-                .block
-                .len()
-        } else {
-            self.s.system_prompt.len()
-        };
-        prompt + tools
-    }
-
     /// What a user message is measured against (the handoff line of a fresh session) and
     /// where it is saved when it is too large.
     pub(super) fn input_room(&self) -> InputRoom<'_> {
@@ -213,12 +77,20 @@ impl Engine {
         }
     }
 
+    /// Said at start and when the window changes: a floor over a third of the window.
+    pub(super) fn warn_about_the_floor(&self) {
+        let floor = self.counters.estimate(self.floor_chars());
+        if let Some(message) = context::floor_warning(
+            floor,
+            self.settings.thresholds.window,
+            self.run.prompt.style.is_lean(),
+        ) {
+            self.emit(Event::Warning { message });
+        }
+    }
     /// Build a request on the current session's history (old tool output masked).
     pub(super) fn build_request(&mut self, tool_choice: ToolChoice) -> ModelRequest {
-        let at = HistoryAt {
-            session: &self.s.id,
-            replace: self.ledger.replace.get(),
-        };
+        let at = self.history_at();
         let window = self.settings.thresholds.window;
         let messages =
             self.s
@@ -227,7 +99,7 @@ impl Engine {
         ModelRequest {
             messages,
             model: self.settings.model.clone(),
-            system: self.planning.system_for_mode(&self.s.system_prompt),
+            system: self.system_prompt(),
             tools: self.tool_specs(),
             tool_choice,
             max_tokens: self.settings.output_cap(self.run.provider.max_tokens),

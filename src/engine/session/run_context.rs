@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::outbox::Outbox;
 use super::params::{Extensions, HandoffParams, Places, PromptParams, ProviderParams, ToolParams};
-use crate::engine::context::strategy::{ContextStrategy, Pressure, StrategyKind};
+use crate::engine::context::strategy::ContextStrategy;
 use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::FrontEnd;
@@ -39,14 +39,6 @@ pub(super) struct RunContext {
 }
 
 impl RunContext {
-    /// The first context strategy in force whose line `pressure` crosses.
-    pub(super) fn due_strategy(&self, pressure: &Pressure) -> Option<StrategyKind> {
-        self.strategies
-            .iter()
-            .find(|s| s.due(pressure))
-            .map(|s| s.kind())
-    }
-
     /// Whether `name` is a tool of one of the MCP servers.
     pub(super) fn is_mcp(&self, name: &str) -> bool {
         self.mcp.is_some() && McpManager::is_mcp_tool(name)

@@ -29,7 +29,7 @@ impl Engine {
     /// What the children of a batch share, taken from the session now; they report on `events`.
     fn child_env(&self, events: mpsc::UnboundedSender<SubagentEvent>) -> ChildEnv {
         // What a subagent may call: `bash` where the parent would run a command unasked.
-        let tools = self.approvals.child_tools(&self.planning);
+        let tools = self.child_tools();
         let model = self
             .run
             .tools
@@ -123,8 +123,23 @@ impl Engine {
                 stopped |= !user_hooks::subagent_stop(self, &id, &mut block).await;
             }
             let input = inputs.iter().find(|(i, _)| *i == id).map(|(_, v)| v);
-            if let (false, Some(input)) = (stopped, input) {
-                stopped |= !self.post_task_hooks(&id, input, &mut block).await;
+            // `PostToolUse` on the call's report (already its result block).
+            if let (
+                false,
+                Some(input),
+                Block::ToolResult {
+                    content, is_error, ..
+                },
+            ) = (stopped, input, &mut block)
+            {
+                let taken = std::mem::take(content);
+                let mut out = if *is_error {
+                    ToolOutput::error(taken)
+                } else {
+                    ToolOutput::ok(taken)
+                };
+                stopped |= !self.post_tool_hooks(&id, TASK_TOOL, input, &mut out).await;
+                *content = out.content;
             }
             if let (Some((_, c)), Block::ToolResult { content, .. }) =
                 (contexts.iter().find(|(i, _)| *i == id), &mut block)
@@ -134,24 +149,6 @@ impl Engine {
             results.push((id, block));
         }
         (results, stopped)
-    }
-
-    /// `PostToolUse` on a `task` call's report (already its result block).
-    async fn post_task_hooks(&mut self, id: &str, input: &Value, block: &mut Block) -> bool {
-        let Block::ToolResult {
-            content, is_error, ..
-        } = block
-        else {
-            return true;
-        };
-        let mut out = if *is_error {
-            ToolOutput::error(std::mem::take(content))
-        } else {
-            ToolOutput::ok(std::mem::take(content))
-        };
-        let go_on = self.post_tool_hooks(id, TASK_TOOL, input, &mut out).await;
-        *content = out.content;
-        go_on
     }
 
     /// Run the `task` calls `batch` (call id, input) together. Returns each call's result, by

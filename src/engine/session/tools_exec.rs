@@ -6,18 +6,16 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::Engine;
-use super::approval_state::{ApprovalState, Call, Decision, Hooked, Judgement, ToolKind};
-use super::model_request::Stop;
+use super::approval_state::{Decision, Hooked};
 use super::planning::PlanPlace;
-use super::user_hooks::{self, ToolGate};
-use crate::engine::diff::FileDiff;
-use crate::engine::protocol::{Approval, Event, ExitReason, TurnId};
+use super::user_hooks::ToolGate;
+use crate::engine::mask::MaskMode;
+use crate::engine::protocol::{Event, ExitReason, TurnId};
 use crate::engine::secrets;
-use crate::engine::skills::SkillCatalog;
 use crate::engine::subagent::TASK_TOOL;
-use crate::engine::tools::recall;
+use crate::engine::tools::recall::{self, Source};
 use crate::engine::tools::{self, CommandExit, ToolCtx, ToolOutput, names, todo};
-use crate::engine::types::{Block, Message, Role};
+use crate::engine::types::{Block, Message, Role, ToolSpec};
 
 impl Engine {
     /// What a tool call runs with; `allow_outside`: the user approved this very call's path
@@ -31,6 +29,59 @@ impl Engine {
             allow_outside,
             sandbox: self.planning.bash_sandbox(),
         }
+    }
+
+    /// The built-in tools, the step's own (`todo`, and `recall` for a successor or while old
+    /// tool output is masked), `task`, then the tools of every ready MCP server (a server that
+    /// became ready since the last request is offered from this one on), as the mode allows.
+    pub(super) fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut specs = crate::engine::tools::specs();
+        specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
+        let child_tools = self.child_tools();
+        specs.push(crate::engine::subagent::spec(child_tools));
+        if !self.run.extensions.skills.is_empty() {
+            specs.push(crate::engine::skills::SkillCatalog::tool_spec());
+        }
+        if let Some(mcp) = &self.run.mcp {
+            specs.extend(mcp.tool_specs());
+        }
+        let mut specs = self.planning.tools_for_mode(specs);
+        if self.run.prompt.style.is_lean() {
+            crate::engine::tools::lean::compact(&mut specs);
+        }
+        specs
+    }
+
+    /// This generation's transcript while old tool output is masked (`recall` searches it then:
+    /// a masked output is found there); None otherwise or before the first session.
+    pub(super) fn own_transcript(&self) -> Option<Source> {
+        (self.run.masking.mode == MaskMode::On && !self.s.id.is_empty()).then(|| Source {
+            generation: self.s.generation,
+            path: self.ledger.transcript_path(&self.s.id),
+        })
+    }
+
+    /// The characters every session starts with: its system prompt (before the first session:
+    /// the base prompt and the project instructions it will get) and the tool specs.
+    pub(super) fn floor_chars(&self) -> usize {
+        let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
+        let prompt = if self.s.id.is_empty() {
+            self.run.prompt.system_prompt.len()
+                + crate::engine::instructions::load(
+                    &self.run.prompt.instructions,
+                    &self.run.places.workspace,
+                )
+                .block
+                .len()
+        } else {
+            self.s.system_prompt.len()
+        };
+        prompt + tools
+    }
+
+    /// The system prompt of a main request: the session's, and plan mode says it plans.
+    pub(super) fn system_prompt(&self) -> String {
+        self.planning.system_for_mode(&self.s.system_prompt)
     }
 
     /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
@@ -64,7 +115,7 @@ impl Engine {
             if results.get(i).is_some_and(Option::is_some) {
                 continue;
             }
-            if aborted || self.inbox.shutdown {
+            if aborted || self.shutting_down() {
                 set(&mut results, i, not_run(id));
                 continue;
             }
@@ -80,12 +131,9 @@ impl Engine {
                         tool_call_event(self.turn_id(), id, TASK_TOOL, input, read.contains(id));
                     self.emit_logged(call);
                 }
-                let turn = self.turn_id();
-                self.checkpoints
-                    .before_call(&mut self.ledger, self.s.generation, turn, TASK_TOOL)
-                    .await;
+                self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.task_calls(batch).await;
-                self.checkpoints.after_call(&mut self.ledger).await;
+                self.checkpoint_after_call().await;
                 aborted |= stopped;
                 for (id, block) in done {
                     let slot = calls
@@ -196,27 +244,17 @@ impl Engine {
             &self.run.places.workspace,
             Some(&self.spill_dir()),
         );
-        let call = Call {
-            name,
-            input,
-            hooked,
-            outside,
-            tool: self.tool_kind(name, input),
-        };
-        match self.approve(id, call).await {
+        match self.approve(id, name, input, hooked, outside).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
-                let turn = self.turn_id();
-                self.checkpoints
-                    .before_call(&mut self.ledger, self.s.generation, turn, name)
-                    .await;
+                self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
                     Some(out) if out.sandbox.is_some() => {
                         self.offer_unsandboxed(id, input, out).await
                     }
                     other => (other, false),
                 };
-                self.checkpoints.after_call(&mut self.ledger).await;
+                self.checkpoint_after_call().await;
                 match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(mut out) => {
@@ -260,70 +298,6 @@ impl Engine {
             tool_use_id: id.to_string(),
             content: out.content,
             is_error: out.is_error,
-        }
-    }
-
-    /// The tool of a call as its approval sees it: an MCP server's (and whether its server can
-    /// run it), or another, which asks for approval when it is known, the call needs it, and it
-    /// reads neither this run's spill files nor a loaded skill's folder.
-    fn tool_kind(&self, name: &str, input: &Value) -> ToolKind {
-        if self.run.is_mcp(name) {
-            let unavailable = self.run.mcp.as_ref().and_then(|m| m.unavailable(name));
-            return ToolKind::Mcp { unavailable };
-        }
-        let workspace = &self.run.places.workspace;
-        let asks = tools::is_known(name)
-            && tools::needs_approval(name, input, workspace)
-            && !tools::reads_spill(name, input, workspace, Some(&self.spill_dir()))
-            && !reads_skill(name, input, workspace, &self.run.extensions.skills);
-        ToolKind::Builtin { asks }
-    }
-
-    /// Whether `call` may run: judged by the session's approvals in the mode in force, and where
-    /// only the user can decide, asked (the prompt shows the change itself; a call that cannot
-    /// apply fails now, unasked).
-    async fn approve(&mut self, id: &str, call: Call<'_>) -> Decision {
-        match self.approvals.judge(&self.planning, &call) {
-            Judgement::Allow => return Decision::Allow,
-            Judgement::Deny(why) => return Decision::Deny(why),
-            Judgement::Fail(out) => return Decision::Fail(out),
-            Judgement::Ask => {}
-        }
-        let diff = match self.preview(call.name, call.input).await {
-            Ok(diff) => diff,
-            Err(Some(e)) => return Decision::Fail(e),
-            Err(None) => return Decision::Abort,
-        };
-        let (question, always) = ApprovalState::question(id, &call, diff);
-        self.emit_logged(question);
-        let name = call.name;
-        user_hooks::notify(
-            self,
-            format!("flower-tui needs your permission to use {name}"),
-        );
-        let answer = self.answer(id).await;
-        self.approvals.answered(name, answer, always)
-    }
-
-    /// The diff a file tool would make, read off the engine's thread. `Err(Some)`: the call would
-    /// fail (its error goes to the model); `Err(None)`: the user aborted meanwhile.
-    async fn preview(
-        &mut self,
-        name: &str,
-        input: &Value,
-    ) -> Result<Option<FileDiff>, Option<ToolOutput>> {
-        if !names::writes_files(name) {
-            return Ok(None);
-        }
-        let ctx = self.tool_ctx(false);
-        let (name, input) = (name.to_string(), input.clone());
-        let task = tokio::task::spawn_blocking(move || tools::preview(&name, &input, &ctx));
-        match self.abortable(task).await {
-            None => Err(None),
-            Some(Ok(Ok(diff))) => Ok(diff),
-            Some(Ok(Err(e))) => Err(Some(ToolOutput::from(e))),
-            // The preview itself failed unexpectedly: ask without it.
-            Some(Err(_)) => Ok(None),
         }
     }
 
@@ -392,117 +366,6 @@ impl Engine {
             Err(out) => out,
         }
     }
-
-    /// `out` is the result of a command the sandbox stopped: ask whether it may run once outside
-    /// the sandbox, and if so run it again unconfined. The sandboxed result stands when nobody
-    /// can be asked, when the user says no, or when the turn is stopped during the question (true
-    /// in the second place). None: the engine shut down during the rerun. Plan mode never runs a
-    /// command outside its read-only sandbox.
-    async fn offer_unsandboxed(
-        &mut self,
-        id: &str,
-        input: &Value,
-        out: ToolOutput,
-    ) -> (Option<ToolOutput>, bool) {
-        let (Some(stopped), Some(command)) = (
-            out.sandbox.as_ref(),
-            input.get("command").and_then(Value::as_str),
-        ) else {
-            return (Some(out), false);
-        };
-        if !self.approvals.can_ask() || !self.planning.may_leave_sandbox() {
-            return (Some(out), false);
-        }
-        let reason = stopped.message.clone();
-        self.emit_logged(Event::ApprovalRequest {
-            id: id.to_string(),
-            name: names::BASH.into(),
-            summary: secrets::redact(&tools::summary(names::BASH, input)).into_owned(),
-            outside_workspace: false,
-            command: Some(secrets::redact(command).into_owned()),
-            diff: None,
-            always: None,
-            unsandboxed: Some(secrets::redact(&reason).into_owned()),
-        });
-        let mut out = out;
-        match self.answer(id).await {
-            Some(Approval::Once | Approval::Always) => {}
-            Some(Approval::Deny) => {
-                out.content
-                    .push_str("\n[the user chose not to run this command outside the sandbox]");
-                return (Some(out), false);
-            }
-            None => return (Some(out), true),
-        }
-        let ctx = ToolCtx {
-            sandbox: tools::sandbox::SandboxPolicy::off(),
-            ..self.tool_ctx(false)
-        };
-        let Some(mut rerun) = self.run_bash(id, input, &ctx).await else {
-            return (None, true);
-        };
-        rerun.content = format!(
-            "[the sandbox stopped this command; the user allowed it to run once outside the \
-             sandbox, and this is that run's result]\n{}",
-            rerun.content
-        );
-        let rerun = tools::for_model(names::BASH, rerun, &ctx, &mut self.s.spiller);
-        (Some(rerun), false)
-    }
-
-    /// bash with live output and a graceful stop: an abort of the turn stops the command and
-    /// waits for its partial result; shutdown drops it (the process group dies).
-    async fn run_bash(&mut self, id: &str, input: &Value, ctx: &ToolCtx) -> Option<ToolOutput> {
-        let events = self.run.events.clone();
-        let call = id.to_string();
-        let mut on_output = move |text: String| {
-            let _ = events.send(Event::ToolOutputDelta {
-                id: call.clone(),
-                text,
-            });
-        };
-        let (stop, interrupt) = tokio::sync::oneshot::channel();
-        let mut stop = Some(stop);
-        let live = tools::Live {
-            on_output: &mut on_output,
-            interrupt: Some(interrupt),
-        };
-        let run = tools::run_live(names::BASH, input, ctx, live);
-        tokio::pin!(run);
-        loop {
-            tokio::select! {
-                out = &mut run => return Some(out),
-                op = self.inbox.ops.recv(), if stop.is_some() => match self.triage(op) {
-                    Some(Stop::Abort) => {
-                        if let Some(tx) = stop.take() {
-                            let _ = tx.send(());
-                        }
-                    }
-                    Some(Stop::Shutdown) => return None,
-                    None => {}
-                },
-                // A background handoff's document that arrives while the command runs is frozen
-                // (and its review opened) now, not when the command ends.
-                Some(w) = self.handoff.next_reply() => self.on_background(w),
-            }
-        }
-    }
-}
-
-/// A read-only tool's call whose path lies in a loaded skill's folder: the skill tool sends the
-/// model there, so it reads without asking, even outside the workspace.
-fn reads_skill(
-    name: &str,
-    input: &Value,
-    workspace: &std::path::Path,
-    skills: &SkillCatalog,
-) -> bool {
-    names::reads_only(name)
-        && input
-            .get("path")
-            .and_then(Value::as_str)
-            .filter(|raw| !raw.trim().is_empty())
-            .is_some_and(|raw| skills.holds(&tools::paths::resolve(workspace, raw)))
 }
 
 /// The result of a call the turn's end left unrun.

@@ -1,46 +1,36 @@
-//! One user turn: a loop of model requests and tool executions, with the handoff and
-//! compaction checks before every request and the overflow path after a context-window error.
+//! A turn's life: it begins (the step and a session start with the first), its message goes in
+//! (a 10 MB paste as a preview and a file, `@path` mentions attached, the user's hooks first), the
+//! loop runs it (`turn_loop.rs`), and it ends — its last checkpoint taken, counted in the ledger,
+//! `TurnEnd` said. Also the checkpoints around each of its calls that may change the workspace,
+//! an error that ends it, a `/handoff` turn declined, and `/rewind`: back to before a turn's
+//! message, its code and its conversation.
 
+use super::Engine;
 use super::active_turn::ActiveTurn;
 use super::conversation::UserRequest;
-use super::handoff::{self, CompactFailure, HandoffOutcome, Trigger};
-use super::model_request::{Outcome, Purpose};
-use super::model_settings::WindowLesson;
-use super::step_claim;
-use super::step_ledger::step_name_from_task;
-use super::user_hooks::{self, StopGate};
-use super::{Engine, OVERFLOW_RETRY_CAP};
-use crate::engine::context::strategy::{Pressure, StrategyKind};
+use super::masked_history::HistoryAt;
+use super::user_hooks;
+use crate::engine::checkpoint::OnConflict;
 use crate::engine::error::Error;
-use crate::engine::ledger::Cut;
-use crate::engine::policy::Mode;
+use crate::engine::ledger::{RewindMode, RewindRecord, now_stamp};
 use crate::engine::protocol::{
-    CompactionTrigger, Event, ExitReason, HandoffPhase, Origin, TurnId, TurnKind,
+    Event, ExitReason, HandoffPhase, HandoffRefusal, Origin, TurnId, TurnKind,
 };
-use crate::engine::provider::{ErrorKind, ProviderError};
-use crate::engine::replace::may_retry_overflow;
-use crate::engine::types::{Block, Message, ModelResponse, Role, ToolChoice};
-
-/// What the turn loop does after a check.
-enum Flow {
-    Go,
-    Stop(ExitReason),
-}
-
-/// How the turn goes on after a request that did not complete (see `finished`).
-enum Unfinished {
-    /// An overflow was recovered (handoff or compaction): send the request again.
-    Again,
-    /// The turn ends with this exit: aborted, or an overflow that could not be recovered.
-    Stop(ExitReason),
-    /// The request failed and the error was reported; the exit that error gives.
-    Failed(ExitReason),
-}
+use crate::engine::types::{Block, Message};
 
 impl Engine {
     /// The id of the turn running now (None when idle): the turn its events belong to.
     pub(super) fn turn_id(&self) -> Option<TurnId> {
         self.turn.map(|t| t.id)
+    }
+
+    /// The history the current session's requests send, as masking keys it: the session and its
+    /// replace generation.
+    pub(super) fn history_at(&self) -> HistoryAt {
+        HistoryAt {
+            session: self.s.id.clone(),
+            replace: self.ledger.replace.get(),
+        }
     }
 
     /// Begin `turn`: it becomes the one `Op::Abort` may name.
@@ -80,43 +70,20 @@ impl Engine {
     pub(super) fn turn_ends_at_once(&mut self, id: TurnId, kind: TurnKind, ev: Event) {
         let turn = self.begin_turn(id, kind);
         self.emit(ev);
-        self.turn = None;
-        self.end_turn(turn, ExitReason::Unchanged);
+        self.close_turn(turn, ExitReason::Unchanged);
     }
 
-    /// A turn of the agent loop on one message: `task` names the step if this is its first.
-    pub(super) async fn message_turn(
-        &mut self,
-        id: TurnId,
-        kind: TurnKind,
-        origin: Origin,
-        task: &str,
-        text: String,
-    ) {
-        let turn = self.open_turn(id, kind, task);
-        self.send_message(turn, origin, text).await;
+    /// `turn` is over, for `reason`: no turn runs any more, and `TurnEnd` says why.
+    pub(super) fn close_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+        self.turn = None;
+        self.end_turn(turn, reason);
     }
 
     /// Start the step (`task` names it if this is its first turn), a session if none runs, and
     /// the turn.
     pub(super) fn open_turn(&mut self, id: TurnId, kind: TurnKind, task: &str) -> ActiveTurn {
         if !self.ledger.has_step() {
-            let name = self
-                .run
-                .step
-                .clone()
-                .unwrap_or_else(|| step_name_from_task(task));
-            let workbench = self.run.places.workbench.as_deref();
-            let (name, claim) = step_claim::claim_step(workbench, name, |ev| self.emit(ev));
-            if claim.is_some() {
-                self.ledger.claim = claim;
-            }
-            self.ledger
-                .start_step(name, task, self.settings.thresholds.window);
-            // A step started in another mode than normal records it, so `--continue` keeps it.
-            if self.planning.mode() != Mode::Normal {
-                self.note_setting();
-            }
+            self.start_step(task);
         }
         if self.s.is_none() {
             let generation = self.s.generation.max(1);
@@ -200,113 +167,111 @@ impl Engine {
             rec.current_generation().num_turns += 1;
         });
         self.ledger.save();
-        self.turn = None;
-        self.end_turn(turn, reason);
+        self.close_turn(turn, reason);
     }
 
-    /// The loop of one turn. Continues across automatic handoffs (the successor picks up the turn).
-    pub(super) async fn turn_loop(&mut self) -> ExitReason {
-        let max = self.run.tools.max_iterations;
-        let mut iterations: u32 = 0;
-        self.s.spiller.start_turn();
-        loop {
-            if self.inbox.shutdown {
-                return ExitReason::Interrupted;
-            }
-            if iterations >= max {
-                return self.final_summary(iterations, max).await;
-            }
-            match self.before_request().await {
-                Flow::Go => {}
-                Flow::Stop(r) => return r,
-            }
-            // A successor (a handoff just now) starts with its `SessionStart` hooks.
-            if !user_hooks::session_start(self).await {
-                return ExitReason::Interrupted;
-            }
-            iterations += 1;
-            if !self.wait_for_mcp().await {
-                return ExitReason::Interrupted;
-            }
-            let req = self.build_request(ToolChoice::Auto);
-            // A call of a tool this request did not offer is answered with the ones it did.
-            let offered: Vec<String> = req.tools.iter().map(|t| t.name.clone()).collect();
-            let snapshot = self.ledger.replace.get();
-            // The history this request sends: a background handoff started by its response
-            // writes on exactly this prefix (its cache is warm).
-            let cut = Cut::at_end(&self.s.messages);
-            let outcome = self.stream(req, Purpose::Main).await;
-            let resp = match self.finished(outcome, snapshot).await {
-                Ok(resp) => resp,
-                Err(Unfinished::Again) => continue,
-                Err(Unfinished::Stop(r) | Unfinished::Failed(r)) => return r,
-            };
-            let msg = resp.message();
-            let tool_uses = msg.has_tool_use();
-            let text = msg.text();
-            if !msg.content.is_empty() {
-                self.push_message(msg.clone());
-            }
-            // After the push: the response's ctx already counts its own output.
-            self.on_response(&resp);
-            self.consider_background(cut);
-            self.emit_logged(Event::AssistantDone {
-                turn: self.turn_id(),
-                text,
-                interrupted: false,
+    /// Decline a `/handoff` turn: say why, and end it.
+    pub(super) fn refuse_handoff(&mut self, turn: TurnId, reason: HandoffRefusal) {
+        self.emit(Event::Handoff(HandoffPhase::Refused {
+            reason,
+            message: reason.to_string(),
+        }));
+        self.end_turn(
+            ActiveTurn::new(turn, TurnKind::Handoff),
+            ExitReason::Unchanged,
+        );
+    }
+
+    /// Before a call of `tool` in the running turn: a checkpoint when it may change the
+    /// workspace (the turn's undo entry opens with the first).
+    pub(super) async fn checkpoint_before_call(&mut self, tool: &str) {
+        let (generation, turn) = (self.s.generation, self.turn_id());
+        self.checkpoints
+            .before_call(&mut self.ledger, generation, turn, tool)
+            .await;
+    }
+
+    /// After a call that took a checkpoint before it: its end state.
+    pub(super) async fn checkpoint_after_call(&mut self) {
+        self.checkpoints.after_call(&mut self.ledger).await;
+    }
+
+    /// `Op::Rewind`: back to before the message of step turn `turn` — the code (every turn from
+    /// it on undone), the conversation, or both. The conversation of the current generation is
+    /// cut to before the message (a `replaced` line in the transcript says so); an earlier
+    /// generation's was handed off, so a successor starts briefed as that generation was (the
+    /// first message of its transcript, the handoff document as it was read then; generation 1,
+    /// one started by `/new`, or a transcript that cannot be read: a fresh session), the current
+    /// session retired as by a handoff. The message goes back to the front end's input box;
+    /// every rewind is a line of the step's ledger.
+    pub(super) async fn rewind(&mut self, turn: u64, mode: RewindMode, on_conflict: OnConflict) {
+        let Some(prompt) = self.ledger.prompt_of(turn) else {
+            return self.emit(Event::Warning {
+                message: format!("/rewind: no message of turn {turn} in this step"),
             });
-            if !tool_uses {
-                match user_hooks::stop(self).await {
-                    StopGate::End => return ExitReason::Completed,
-                    StopGate::Continue => continue,
-                    StopGate::Aborted => return ExitReason::Interrupted,
-                }
-            }
-            // An abort, or a presented plan (the user decides what follows), ends the turn.
-            if let Some(end) = self.run_tools(&msg, &offered).await {
-                return end;
+        };
+        let from_generation = self.s.generation;
+        if mode.code() && on_conflict == OnConflict::Stop {
+            let files = self.checkpoints.rewind_conflicts(&self.ledger, turn).await;
+            if !files.is_empty() {
+                return self.emit_logged(Event::RewindConflict { turn, mode, files });
             }
         }
-    }
-
-    /// The response of a request that completed, or how the turn goes on after one that did not:
-    /// aborted (the streamed text kept, marked interrupted), an overflow before any text (a
-    /// handoff or a compaction, then the request again), or a failure (text the user already saw
-    /// stays in the history, marked as cut off, and the error is reported).
-    async fn finished(
-        &mut self,
-        outcome: Outcome,
-        snapshot: u64,
-    ) -> Result<ModelResponse, Unfinished> {
-        match outcome {
-            Outcome::Done(resp) => Ok(resp),
-            Outcome::Aborted { partial } => {
-                self.keep_partial(partial);
-                Err(Unfinished::Stop(ExitReason::Interrupted))
-            }
-            Outcome::Failed { error, partial } => {
-                if error.kind == ErrorKind::ContextWindowExceeded && partial.is_empty() {
-                    return Err(match self.on_overflow(&error, snapshot).await {
-                        Flow::Go => Unfinished::Again,
-                        Flow::Stop(r) => Unfinished::Stop(r),
-                    });
+        let (files, kept) = if mode.code() {
+            let code = self
+                .checkpoints
+                .rewind(&mut self.ledger, from_generation, turn, on_conflict)
+                .await;
+            (code.files, code.kept)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (mut generation, mut text) = (None, None);
+        if mode.conversation() && prompt.session_id == self.s.id {
+            if self.s.cut_before(prompt.index, &prompt.text) {
+                if let Some(warning) = self.s.transcript_warning() {
+                    self.emit(warning);
                 }
-                // Text the user already saw stays in the history, marked as cut off by the error.
-                if !partial.trim().is_empty() {
-                    let text = format!(
-                        "{partial}\n\n[the response was cut off: {}]",
-                        error.kind.as_str()
-                    );
-                    self.push_message(Message::assistant(text));
-                    self.emit_logged(Event::AssistantDone {
-                        turn: self.turn_id(),
-                        text: partial,
-                        interrupted: true,
-                    });
-                }
-                Err(Unfinished::Failed(self.fail(&error.into())))
+                text = Some(prompt.text.clone());
+            } else {
+                self.emit(Event::Warning {
+                    message: "/rewind: the history was compacted since that message; the \
+                              conversation stays as it is"
+                        .into(),
+                });
             }
+        } else if mode.conversation() {
+            // The briefing of that generation, as it read its document then.
+            let briefing = self.ledger.briefing_of(prompt.generation);
+            let old = self.s.id.clone();
+            let next = self.s.generation + 1;
+            self.ledger.record(|r| r.retired.push(old.clone()));
+            self.s.request = UserRequest::default();
+            let parent = briefing.as_ref().map(|_| old);
+            self.start_session(parent, next, briefing.into_iter().collect());
+            self.ledger.commit_replacement();
+            generation = Some(next);
+            text = Some(prompt.text.clone());
         }
+        let record = RewindRecord {
+            time: now_stamp(),
+            turn,
+            to_generation: prompt.generation,
+            from_generation,
+            conversation: text.is_some(),
+            files: files.clone(),
+        };
+        self.ledger.record(|r| r.history.rewinds.push(record));
+        self.ledger.save();
+        self.emit_logged(Event::Rewound {
+            turn,
+            mode,
+            files,
+            kept,
+            text,
+            generation,
+        });
+        self.emit_usage_estimate();
     }
 
     /// Report an error (in the ledger and as an event) and end the turn with its kind.
@@ -317,245 +282,5 @@ impl Engine {
             message: e.message(),
         });
         ExitReason::Error(e.kind())
-    }
-
-    /// Keep the partial assistant text of an aborted stream, marked interrupted. Tool calls that had
-    /// started are dropped with it, so no `tool_use` is left without its `tool_result`.
-    pub(super) fn keep_partial(&mut self, partial: String) {
-        if !partial.trim().is_empty() {
-            let text = format!("{partial}\n\n[interrupted by the user]");
-            self.push_message(Message {
-                role: Role::Assistant,
-                content: vec![Block::text(text)],
-            });
-        }
-        self.emit_logged(Event::AssistantDone {
-            turn: self.turn_id(),
-            text: partial,
-            interrupted: true,
-        });
-    }
-
-    /// Account a successful response: ctx, cost, ledger; reset the overflow counter.
-    fn on_response(&mut self, resp: &ModelResponse) {
-        self.counters.responded();
-        let ctx = resp.usage.context();
-        self.s.ctx = ctx;
-        self.s.appended_chars = 0;
-        let cost = crate::engine::pricing::cost_usd(&self.settings.model, &resp.usage);
-        self.add_cost(cost);
-        let window = self.settings.thresholds.window;
-        self.ledger.record(|rec| {
-            rec.figures.context = ctx;
-            rec.figures.window = window;
-            rec.current_generation().context = ctx;
-        });
-        self.ledger.save();
-        self.emit_logged(Event::Usage {
-            turn: self.turn_id(),
-            context: ctx,
-            thresholds: self.settings.thresholds,
-            estimated: false,
-            usage: resp.usage,
-            cost_usd: cost,
-            session_cost_usd: self.s.cost_usd,
-            masked_tokens: self.s.mask.saved_tokens(),
-        });
-    }
-
-    /// The gauge between responses: the context as estimated now.
-    pub(super) fn emit_usage_estimate(&self) {
-        self.emit(Event::Usage {
-            turn: self.turn_id(),
-            context: self.ctx_estimate(),
-            thresholds: self.settings.thresholds,
-            estimated: true,
-            usage: Default::default(),
-            cost_usd: 0.0,
-            session_cost_usd: self.s.cost_usd,
-            masked_tokens: self.s.mask.saved_tokens(),
-        });
-    }
-
-    /// The checks before every main-thread request: a background handoff's turnover (or the wait
-    /// for it), near warning, handoff due, compaction pressure.
-    async fn before_request(&mut self) -> Flow {
-        if let Some(r) = handoff::before_request(self).await {
-            return Flow::Stop(r);
-        }
-        let ctx = self.ctx_estimate();
-        if ctx >= self.settings.thresholds.warn_at && !self.s.near_fired {
-            self.s.near_fired = true;
-            self.emit_logged(Event::Handoff(HandoffPhase::Near {
-                context: ctx,
-                at: self.settings.thresholds.at,
-                window: self.settings.thresholds.window,
-            }));
-        }
-        // Test hook: a manual handoff after N responses (headless `--handoff-after`).
-        if self.handoff.hook_due(self.counters.responses()) {
-            self.handoff.hook_fired();
-            match self.handoff(Trigger::Manual { focus: None }).await {
-                HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
-                HandoffOutcome::Stopped(r) => return Flow::Stop(r),
-            }
-        }
-        if self.handoff.background().is_some() {
-            // A handoff runs in the background: nothing else replaces the history meanwhile.
-            return Flow::Go;
-        }
-        if self.s.ctx == 0 {
-            // No response yet: the session holds only its briefing (or its task), so a handoff
-            // or a compaction would free nothing and only start over; a first request too large
-            // for the window meets the overflow path instead.
-            return Flow::Go;
-        }
-        // The pressure path: the first strategy in force whose line is crossed acts.
-        let pressure = Pressure {
-            ctx: self.ctx_estimate(),
-            window: self.settings.thresholds.window,
-            writing_turn: false,
-            has_session_id: !self.s.is_none(),
-        };
-        match self.run.due_strategy(&pressure) {
-            // In background mode the writing starts beside the main thread; after the user
-            // cancelled one in this turn, only the hard limit makes it block instead.
-            Some(StrategyKind::Handoff)
-                if self.consider_background(Cut::at_end(&self.s.messages)) => {}
-            Some(StrategyKind::Handoff) => match self.handoff(Trigger::Auto).await {
-                HandoffOutcome::Done | HandoffOutcome::Unchanged | HandoffOutcome::Cancelled => {}
-                HandoffOutcome::Stopped(r) => return Flow::Stop(r),
-            },
-            Some(StrategyKind::Compaction) => match self.compact(CompactionTrigger::Pressure).await
-            {
-                Ok(_) => {}
-                Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
-                // Failure is loose on this path: logged, and the request goes on.
-                Err(CompactFailure::Failed(msg)) => self.emit(Event::Warning {
-                    message: format!("compaction skipped: {msg}"),
-                }),
-            },
-            None => {}
-        }
-        Flow::Go
-    }
-
-    /// The overflow path: replace what the model sees, then retry only if the replace
-    /// generation strictly advanced, at most once in a row.
-    async fn on_overflow(&mut self, e: &ProviderError, snapshot: u64) -> Flow {
-        if let Some(limit) = crate::engine::provider::error::overflow_limit(&e.message) {
-            self.learn_window(limit);
-        }
-        if self.counters.overflow_retries() >= OVERFLOW_RETRY_CAP {
-            return Flow::Stop(self.fail(&e.clone().into()));
-        }
-        if self.handoff.background().is_some() {
-            // A document is being written (or reviewed) on a shorter prefix: wait for it.
-            if !handoff::wait_for_document(self).await {
-                return Flow::Stop(ExitReason::Interrupted);
-            }
-        } else if self.run.handoff.context.hands_off() {
-            if let HandoffOutcome::Stopped(r) = self
-                .handoff(Trigger::Overflow {
-                    reason: format!("context window exceeded: {}", e.message),
-                    error: e.clone(),
-                })
-                .await
-            {
-                return Flow::Stop(r);
-            }
-        } else {
-            match self.compact(CompactionTrigger::Overflow).await {
-                Ok(_) => {}
-                Err(CompactFailure::Aborted) => return Flow::Stop(ExitReason::Interrupted),
-                Err(CompactFailure::Failed(msg)) => self.emit(Event::Warning {
-                    message: format!("compaction failed: {msg}"),
-                }),
-            }
-        }
-        if may_retry_overflow(
-            snapshot,
-            self.ledger.replace.get(),
-            self.counters.overflow_retries(),
-            OVERFLOW_RETRY_CAP,
-        ) {
-            self.counters.retry_overflow();
-            Flow::Go
-        } else {
-            Flow::Stop(self.fail(&e.clone().into()))
-        }
-    }
-
-    /// A window stated by an overflow message becomes the model's window from now on (unless
-    /// `--window` pinned one: then it is only recorded for later runs).
-    pub(super) fn learn_window(&mut self, limit: u64) {
-        let (data_dir, configured) = (&self.run.places.data_dir, self.run.provider.max_tokens);
-        match self.settings.learn_window(limit, data_dir, configured) {
-            None => {}
-            Some(WindowLesson::Pinned { warning }) => {
-                self.emit(Event::Warning { message: warning })
-            }
-            Some(WindowLesson::Learned { unrecorded, notice }) => {
-                if let Some(message) = unrecorded {
-                    self.emit(Event::Warning { message });
-                }
-                self.ledger.record(|rec| rec.figures.window = limit);
-                self.emit_logged(Event::WindowLearned {
-                    model: self.settings.model.clone(),
-                    thresholds: self.settings.thresholds,
-                });
-                self.emit(Event::Notice { message: notice });
-            }
-        }
-    }
-
-    /// The iteration budget is spent: one last request with tool use off asks for a summary.
-    async fn final_summary(&mut self, n: u32, max: u32) -> ExitReason {
-        let ask = format!(
-            "You have used the iteration budget of this turn ({n}/{max}). Do not call tools. \
-             Summarise where the work stands: what is done, what is left, and what you would do next."
-        );
-        // The same checks as every main-thread request: a handoff may come first, and
-        // then the successor answers the question.
-        if let Flow::Stop(r) = self.before_request().await {
-            return r;
-        }
-        self.push_message(Message::user(ask.clone()));
-        loop {
-            let snapshot = self.ledger.replace.get();
-            let req = self.build_request(ToolChoice::None);
-            let outcome = self.stream(req, Purpose::Main).await;
-            let resp = match self.finished(outcome, snapshot).await {
-                Ok(resp) => resp,
-                Err(Unfinished::Again) => {
-                    // A successor gets the question after its briefing; a compacted history kept
-                    // it as its last user message.
-                    let asked = self
-                        .s
-                        .messages
-                        .last()
-                        .is_some_and(|m| m.text().contains(&ask));
-                    if !asked {
-                        self.push_message(Message::user(ask.clone()));
-                    }
-                    continue;
-                }
-                Err(Unfinished::Stop(r)) => return r,
-                // The error is reported; the turn still ends as the budget says.
-                Err(Unfinished::Failed(_)) => return ExitReason::MaxIterations { n, max },
-            };
-            // A tool call emitted anyway is dropped: only the text is kept.
-            let text = resp.text();
-            if !text.is_empty() {
-                self.push_message(Message::assistant(text.clone()));
-            }
-            self.on_response(&resp);
-            self.emit_logged(Event::AssistantDone {
-                turn: self.turn_id(),
-                text,
-                interrupted: false,
-            });
-            return ExitReason::MaxIterations { n, max };
-        }
     }
 }

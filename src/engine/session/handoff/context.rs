@@ -80,6 +80,12 @@ pub(in crate::engine::session) trait HandoffCx {
     fn add_cost(&mut self, cost: f64);
     /// Stream `req` in the main thread while the op queue is listened to.
     async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome;
+    /// Main-thread responses so far (the `--handoff-after` hook counts them).
+    fn responses(&self) -> u32;
+    /// Overflow retries in a row so far.
+    fn overflow_retries(&self) -> u32;
+    /// One more overflow retry.
+    fn retry_overflow(&mut self);
     /// What a request sent beside the main thread needs (it is counted now).
     fn requester(&mut self) -> Requester;
 

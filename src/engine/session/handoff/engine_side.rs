@@ -4,9 +4,7 @@
 //! there, with the engine as its context).
 
 use super::background;
-use super::blocking::{self, HandoffOutcome, Trigger};
 use super::boundary;
-use super::compaction::{self, CompactFailure};
 use super::context::{HandoffCx, Wake};
 use super::phases::Handoffs;
 use super::reopened_review;
@@ -16,11 +14,8 @@ use crate::engine::error::Error;
 use crate::engine::hooks::{EndReason, HookBatch, HookInput, Outcome as HookOutcome};
 use crate::engine::ledger::Cut;
 use crate::engine::policy::FrontEnd;
-use crate::engine::protocol::{
-    CompactionTrigger, Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind,
-};
+use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
 use crate::engine::session::conversation::SessionState;
-use crate::engine::session::masked_history::HistoryAt;
 use crate::engine::session::model_request::{Outcome, Purpose, Stop};
 use crate::engine::session::step_ledger::StepLedger;
 use crate::engine::session::user_hooks::{self, Gate};
@@ -93,13 +88,7 @@ impl HandoffCx for Engine {
         ModelRequest {
             model: self.settings.model.clone(),
             system: self.s.system_prompt.clone(),
-            messages: self.s.mask.as_sent(
-                history,
-                HistoryAt {
-                    session: &self.s.id,
-                    replace: self.ledger.replace.get(),
-                },
-            ),
+            messages: self.s.mask.as_sent(history, &self.history_at()),
             tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.settings.output_cap(self.run.provider.max_tokens),
@@ -128,6 +117,18 @@ impl HandoffCx for Engine {
 
     async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
         Engine::stream(self, req, purpose).await
+    }
+
+    fn responses(&self) -> u32 {
+        self.counters.responses()
+    }
+
+    fn overflow_retries(&self) -> u32 {
+        self.counters.overflow_retries()
+    }
+
+    fn retry_overflow(&mut self) {
+        self.counters.retry_overflow();
     }
 
     fn requester(&mut self) -> Requester {
@@ -222,19 +223,6 @@ impl HandoffCx for Engine {
 }
 
 impl Engine {
-    /// A handoff in the main thread (the turn waits for it).
-    pub(in crate::engine::session) async fn handoff(&mut self, trigger: Trigger) -> HandoffOutcome {
-        blocking::run(self, trigger).await
-    }
-
-    /// In-place compaction. Ok(true) when the history was replaced.
-    pub(in crate::engine::session) async fn compact(
-        &mut self,
-        trigger: CompactionTrigger,
-    ) -> Result<bool, CompactFailure> {
-        compaction::compact(self, trigger).await
-    }
-
     /// Start the writing beside the main thread if the handoff line is crossed (see
     /// [`background::consider`]): whether the pressure is met beside it.
     pub(in crate::engine::session) fn consider_background(&mut self, cut: Cut) -> bool {

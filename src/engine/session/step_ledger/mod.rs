@@ -334,7 +334,7 @@ fn task_excerpt(task: &str) -> String {
 }
 
 /// A step name from a task: its first words, lower-case, `-` separated.
-pub(crate) fn step_name_from_task(task: &str) -> String {
+pub(super) fn step_name_from_task(task: &str) -> String {
     let mut out = String::new();
     for word in task.split_whitespace() {
         let w: String = word
