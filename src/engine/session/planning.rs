@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use crate::engine::fsutil::{numbered_names, write_new};
 use crate::engine::handoff::echo::{self, Part};
-use crate::engine::handoff::lock::safe_step_name;
 use crate::engine::handoff::store::{self, ReadBack};
+use crate::engine::handoff::workbench_locks::safe_step_name;
 use crate::engine::policy::Mode;
 use crate::engine::tools::present_plan::{self, PLAN_MODE_PROMPT};
 use crate::engine::tools::sandbox::{self, SandboxMode, SandboxPolicy, Support};

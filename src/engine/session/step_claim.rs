@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::handoff::live_path;
-use crate::engine::handoff::lock::{self, StepClaim, TryLock};
+use crate::engine::handoff::workbench_locks::{self, StepClaim, TryLock};
 use crate::engine::ledger::StepRecord;
 use crate::engine::protocol::Event;
 
@@ -20,7 +20,7 @@ pub(super) fn claim_resumed(
     let (Some(rec), Some(wb)) = (rec, workbench) else {
         return Ok(None);
     };
-    match lock::claim_exact(wb, &rec.name) {
+    match workbench_locks::claim_exact(wb, &rec.name) {
         Ok(TryLock::Acquired(lock)) => Ok(Some(StepClaim {
             lock,
             name: rec.name.clone(),
@@ -51,7 +51,7 @@ pub(super) fn claim_step(
         // Nothing is written to the workspace: nothing to share.
         return (name, None);
     };
-    match lock::claim_step(wb, &name) {
+    match workbench_locks::claim_step(wb, &name) {
         Ok(claim) => {
             if let Some(pid) = claim.lock.took_over {
                 tracing::info!(step = %claim.name, pid, "took over a stale step claim");
@@ -86,7 +86,7 @@ pub(super) fn claim_step(
                 message: format!(
                     "cannot claim the step name {name} under {}: {e}; another flower-tui in \
                      this workspace could take the same name",
-                    lock::locks_dir(wb).display()
+                    workbench_locks::locks_dir(wb).display()
                 ),
             });
             (name, None)

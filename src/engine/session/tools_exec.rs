@@ -47,7 +47,7 @@ impl Engine {
         }
         let mut specs = self.planning.tools_for_mode(specs);
         if self.run.prompt.style.is_lean() {
-            crate::engine::tools::lean::compact(&mut specs);
+            crate::engine::tools::lean_descriptions::compact(&mut specs);
         }
         specs
     }

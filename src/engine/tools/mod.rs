@@ -14,7 +14,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
-pub(crate) mod lean;
+pub(crate) mod lean_descriptions;
 pub(crate) mod lifeline;
 mod list_dir;
 pub(crate) mod names;

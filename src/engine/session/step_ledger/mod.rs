@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use super::outbox::Outbox;
 use crate::engine::fsutil::now_unix;
-use crate::engine::handoff::lock::StepClaim;
+use crate::engine::handoff::workbench_locks::StepClaim;
 use crate::engine::ledger::{
     GenerationStart, Manifest, PromptRecord, RewindPoint, RunDir, StepFigures, StepRecord,
     TranscriptLine, now_stamp, push_prompt, save_step,

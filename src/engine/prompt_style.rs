@@ -1,7 +1,7 @@
 //! The prompt a session starts with, full or lean. A small window cannot afford the full system
 //! prompt and tool descriptions (together about 3,000 tokens, over a third of an 8K window): up to
 //! [`LEAN_WINDOW`], or with `--lean`, sessions get `assets/system_prompt_lean.md` and the one-line
-//! tool descriptions of `tools::lean`. The choice is made once, at start.
+//! tool descriptions of `tools::lean_descriptions`. The choice is made once, at start.
 
 use std::path::Path;
 
