@@ -77,6 +77,7 @@
 //!    committed Markdown (`tui/render/stream.rs`, rendered once by `tui/render/stream_view.rs` and
 //!    `tui/render/markdown.rs`) and a live tail redrawn each frame.
 
+pub(crate) mod acp;
 pub(crate) mod config;
 pub mod engine;
 pub(crate) mod harden;

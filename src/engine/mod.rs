@@ -39,6 +39,7 @@ pub mod step_memory;
 pub mod subagent;
 pub(crate) mod sysprompt;
 pub(crate) mod text;
+pub mod text_files;
 pub(crate) mod tokens;
 pub mod tools;
 pub mod types;
@@ -83,6 +84,7 @@ pub const LAYERS: &[&[&str]] = &[
         "frontmatter",
         "lean",
         "tokens",
+        "text_files",
     ],
     &["provider"],
     &["context", "policy", "mask"],

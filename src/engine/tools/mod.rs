@@ -67,6 +67,9 @@ pub struct ToolCtx {
     pub allow_outside: bool,
     /// How `bash` commands are confined ([`sandbox`]).
     pub sandbox: sandbox::SandboxPolicy,
+    /// Where `read_file`, `edit_file` and `write_file` read and write text: the disk, or the
+    /// front end's own access (an editor's buffers).
+    pub files: crate::engine::text_files::FileAccess,
 }
 
 impl ToolCtx {
@@ -80,6 +83,7 @@ impl ToolCtx {
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             allow_outside: false,
             sandbox: sandbox::SandboxPolicy::off(),
+            files: Default::default(),
         }
     }
 }
