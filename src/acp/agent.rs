@@ -164,6 +164,8 @@ impl Agent {
             .map_err(|e| Error::invalid_params().data(e))?;
         let keep = crate::launch::prepare_demo(&mut config, true).map_err(engine_error)?;
         let mut params = crate::launch::engine_params(&config, true).map_err(engine_error)?;
+        // The editor sends the first message (the demo does not play by itself here).
+        params.start.autostart = None;
         let id = SessionId::new(params.run_dir.run_id.clone());
         if self.sessions.contains_key(&id.0) {
             return Err(Error::invalid_request().data(format!(
