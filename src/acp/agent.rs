@@ -19,7 +19,7 @@ use agent_client_protocol::v1::schema::{
     UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Client, Error};
+use agent_client_protocol::{Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
 use super::session::{self, Command, Handle};
@@ -121,7 +121,7 @@ impl Agent {
                         }
                     }
                     Err(why) => {
-                        let _ = r.respond_with_error(Error::invalid_params().data(why));
+                        let _ = r.respond_with_error(Error::new(ErrorCode::INVALID_PARAMS, why));
                     }
                 }
             }
@@ -131,11 +131,14 @@ impl Agent {
                     return;
                 };
                 let Some(mode) = super::modes::parse(&req.mode_id) else {
-                    let _ = r.respond_with_error(Error::invalid_params().data(format!(
-                        "no mode `{}` (the modes: {})",
-                        req.mode_id.0,
-                        crate::engine::policy::Mode::ACCEPTED
-                    )));
+                    let _ = r.respond_with_error(Error::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!(
+                            "no mode `{}` (the modes: {})",
+                            req.mode_id.0,
+                            crate::engine::policy::Mode::ACCEPTED
+                        ),
+                    ));
                     return;
                 };
                 let _ = s
@@ -161,17 +164,17 @@ impl Agent {
         replay: bool,
     ) -> Result<(SessionId, crate::engine::policy::Mode), Error> {
         let mut config = super::config::for_session(&self.base, cwd, choice, servers)
-            .map_err(|e| Error::invalid_params().data(e))?;
+            .map_err(|e| Error::new(ErrorCode::INVALID_PARAMS, e))?;
         let keep = crate::launch::prepare_demo(&mut config, true).map_err(engine_error)?;
         let mut params = crate::launch::engine_params(&config, true).map_err(engine_error)?;
         // The editor sends the first message (the demo does not play by itself here).
         params.start.autostart = None;
         let id = SessionId::new(params.run_dir.run_id.clone());
         if self.sessions.contains_key(&id.0) {
-            return Err(Error::invalid_request().data(format!(
-                "session {} is already open in this connection",
-                id.0
-            )));
+            return Err(Error::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("session {} is already open in this connection", id.0),
+            ));
         }
         let fs = &self.client.fs;
         if fs.read_text_file || fs.write_text_file {
@@ -207,9 +210,12 @@ impl Agent {
             commands: commands.clone(),
             keep,
         });
-        let mode = ready
-            .await
-            .map_err(|_| Error::internal_error().data("the engine stopped as it started"))?;
+        let mode = ready.await.map_err(|_| {
+            Error::new(
+                ErrorCode::INTERNAL_ERROR,
+                "the engine stopped as it started",
+            )
+        })?;
         let session = Session {
             handle,
             workspace,
@@ -292,5 +298,5 @@ fn not_found(id: &SessionId) -> Error {
 /// An engine error as the editor's error (keys masked).
 fn engine_error(e: crate::engine::error::Error) -> Error {
     let message = crate::engine::secrets::redact(&e.to_string()).into_owned();
-    Error::internal_error().data(message)
+    Error::new(ErrorCode::INTERNAL_ERROR, message)
 }

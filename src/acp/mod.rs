@@ -32,7 +32,7 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
     NewSessionRequest, PromptRequest, SetSessionModeRequest,
 };
-use agent_client_protocol::{Agent as AgentRole, Client, Error, Lines};
+use agent_client_protocol::{Agent as AgentRole, Client, Error, ErrorCode, Lines};
 use tokio::sync::mpsc;
 
 use self::agent::{Agent, Inbound};
@@ -80,7 +80,7 @@ fn wire(
             let tx = tx.clone();
             async move |req: $req, responder, _cx| {
                 tx.send(Inbound::$variant(req, responder))
-                    .map_err(|_| Error::internal_error().data("the agent has stopped"))
+                    .map_err(|_| Error::new(ErrorCode::INTERNAL_ERROR, "the agent has stopped"))
             }
         }};
     }

@@ -18,7 +18,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallStatus, ToolCallUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Client, Error};
+use agent_client_protocol::{Client, Error, ErrorCode};
 use tokio::sync::{mpsc, oneshot};
 
 use super::permission::{self, Asked};
@@ -214,10 +214,10 @@ impl Session {
     /// A prompt: one turn, refused while another runs.
     async fn prompt(&mut self, text: String, responder: Responder<PromptResponse>) {
         if self.running.is_some() {
-            let _ = responder.respond_with_error(
-                Error::invalid_request()
-                    .data("a prompt is already running in this session: cancel it first"),
-            );
+            let _ = responder.respond_with_error(Error::new(
+                ErrorCode::INVALID_REQUEST,
+                "a prompt is already running in this session: cancel it first",
+            ));
             return;
         }
         let turn = self.next_turn;
@@ -333,7 +333,7 @@ impl Session {
                 let message = running.failure.unwrap_or_else(|| format!("error: {kind}"));
                 let _ = running
                     .responder
-                    .respond_with_error(Error::internal_error().data(message));
+                    .respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message));
                 return;
             }
         };
@@ -469,5 +469,8 @@ async fn review_rounds(
 
 /// The error of a request the stopped engine cannot answer.
 fn stopped() -> Error {
-    Error::internal_error().data("the session's engine has stopped")
+    Error::new(
+        ErrorCode::INTERNAL_ERROR,
+        "the session's engine has stopped",
+    )
 }

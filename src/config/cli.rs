@@ -2,7 +2,7 @@
 //! group (flattened here, so the command line itself is flat). A flag's place in `--help` is its
 //! `display_order`; a new flag takes the next number after the highest (`--help` and `--version`
 //! come after all of them by themselves). `flower-tui acp` serves editors instead of opening the
-//! TUI.
+//! TUI; every flag is global, so it is taken after `acp` too (`flower-tui acp --window 200k`).
 
 use clap::Parser;
 

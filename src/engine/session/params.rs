@@ -149,7 +149,7 @@ pub struct ToolParams {
     pub mode: Option<crate::engine::policy::Mode>,
     /// Where the file tools read and write text: the disk (the default), or a front end's own
     /// access (an editor's unsaved buffers and undo history).
-    pub files: crate::engine::text_files::FileAccess,
+    pub files: crate::engine::tools::FileAccess,
 }
 
 /// How the run starts.

@@ -123,8 +123,9 @@ fn the_handoff_is_shown_reviewed_in_the_editor_and_read_back_as_saved() {
         .rfind(|u| u["sessionUpdate"] == "usage_update")
         .unwrap();
     assert_eq!(usage["size"], 40_000);
-    assert_eq!(usage["_meta"]["flower"]["handoffAt"], 30_000);
-    assert!(usage["used"].as_u64().unwrap() < 30_000, "{usage}");
+    let line = usage["_meta"]["flower"]["handoffAt"].as_u64().unwrap();
+    assert!(line > 10_000 && line <= 30_000, "{usage}");
+    assert!(usage["used"].as_u64().unwrap() < line, "{usage}");
 
     // The ledger: two generations, the first retired by the handoff.
     let manifest = home.manifest(id);
