@@ -24,7 +24,7 @@ pub(super) fn kind(name: &str) -> ToolKind {
         names::BASH => ToolKind::Execute,
         names::GREP | names::GLOB | names::RECALL => ToolKind::Search,
         names::TODO | names::PRESENT_PLAN | names::TASK => ToolKind::Think,
-        _ if name.starts_with("mcp__") => ToolKind::Other,
+        // MCP tools, skills: what they do is theirs to say.
         _ => ToolKind::Other,
     }
 }
