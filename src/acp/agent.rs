@@ -26,9 +26,10 @@ use super::session::{self, Command, Handle};
 use crate::config::{Config, SessionChoice};
 use crate::engine::text_files::FileAccess;
 
-/// A request or notification from the editor, with the handle that answers it.
+/// A request or notification from the editor, with the handle that answers it (the requests
+/// boxed: they differ much in size).
 pub(super) enum Inbound {
-    Initialize(InitializeRequest, Responder<InitializeResponse>),
+    Initialize(Box<InitializeRequest>, Responder<InitializeResponse>),
     NewSession(NewSessionRequest, Responder<NewSessionResponse>),
     LoadSession(LoadSessionRequest, Responder<LoadSessionResponse>),
     ListSessions(ListSessionsRequest, Responder<ListSessionsResponse>),
@@ -66,6 +67,7 @@ impl Agent {
     pub(super) async fn handle(&mut self, msg: Inbound) {
         match msg {
             Inbound::Initialize(req, r) => {
+                let req = *req;
                 self.client = req.client_capabilities;
                 let _ = r.respond(initialize_response());
             }

@@ -76,10 +76,13 @@ fn wire(
     impl agent_client_protocol::HandleDispatchFrom<Client>,
 > {
     macro_rules! forward {
-        ($req:ty, $variant:ident) => {{
+        ($req:ty, $variant:ident) => {
+            forward!($req, $variant, |req| req)
+        };
+        ($req:ty, $variant:ident, $wrap:expr) => {{
             let tx = tx.clone();
             async move |req: $req, responder, _cx| {
-                tx.send(Inbound::$variant(req, responder))
+                tx.send(Inbound::$variant($wrap(req), responder))
                     .map_err(|_| Error::new(ErrorCode::INTERNAL_ERROR, "the agent has stopped"))
             }
         }};
@@ -95,7 +98,7 @@ fn wire(
         .v1()
         .name("flower-tui")
         .on_receive_request(
-            forward!(InitializeRequest, Initialize),
+            forward!(InitializeRequest, Initialize, Box::new),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(

@@ -138,7 +138,7 @@ mod tests {
         };
         let (call, options) = approval_question(Path::new("/w"), &ask(Some(&offer)));
         assert_eq!(&*call.tool_call_id.0, "call-1");
-        let kinds: Vec<_> = options.iter().map(|o| o.kind.clone()).collect();
+        let kinds: Vec<_> = options.iter().map(|o| o.kind).collect();
         assert_eq!(
             kinds,
             [
