@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
     ToolKind,
 };
 
-use super::updates::{agent_text, tool_update};
+use super::tool_calls::{agent_text, tool_update};
 use crate::engine::protocol::{HandoffId, HandoffPhase};
 
 /// The option that ends the review.

@@ -1,12 +1,14 @@
 //! One engine tool call as the editor shows it: its kind (read, edit, execute, search, …), its
 //! title (the engine's one-line summary), the files it touches as locations, and its content —
 //! the diff of an edit (the changed regions, old and new), a command's output (live, then
-//! whole), or the text the model was given.
+//! whole), or the text the model was given; and the small builders of updates the other maps
+//! share (a text chunk, a tool call's update).
 
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, Diff, TextContent, ToolCallContent, ToolCallLocation, ToolKind,
+    ContentBlock, ContentChunk, Diff, SessionUpdate, TextContent, ToolCallContent,
+    ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::Value;
 
@@ -111,6 +113,21 @@ pub(super) fn output_content(output: &str) -> ToolCallContent {
         "```"
     };
     text_content(&format!("{fence}\n{}\n{fence}", output.trim_end()))
+}
+
+/// A text chunk of the reply.
+pub(super) fn agent_text(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(chunk(text))
+}
+
+/// Text as a chunk of a message.
+pub(super) fn chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
+}
+
+/// An update of the tool call `id`.
+pub(super) fn tool_update(id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.to_string(), fields))
 }
 
 #[cfg(test)]

@@ -9,13 +9,12 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Cost, CurrentModeUpdate, Meta, Notice, NoticeSeverity, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+    Cost, CurrentModeUpdate, Meta, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields, UsageUpdate,
 };
 use serde_json::json;
 
-use super::tool_calls;
+use super::tool_calls::{self, agent_text, chunk, tool_update};
 use crate::engine::protocol::{Event, Origin, StreamState, TodoItem, TodoStatus};
 
 /// A command's live output shown in the editor keeps its last this many characters.
@@ -165,20 +164,6 @@ impl Mapper {
             ToolCallUpdateFields::new().content(vec![tool_calls::output_content(&clean)]),
         )]
     }
-}
-
-/// A text chunk of the reply.
-pub(super) fn agent_text(text: &str) -> SessionUpdate {
-    SessionUpdate::AgentMessageChunk(chunk(text))
-}
-
-fn chunk(text: &str) -> ContentChunk {
-    ContentChunk::new(ContentBlock::Text(TextContent::new(text)))
-}
-
-/// An update of the tool call `id`.
-pub(super) fn tool_update(id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
-    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.to_string(), fields))
 }
 
 /// The `todo` list as the editor's plan (every entry of the same priority: the list has none).
