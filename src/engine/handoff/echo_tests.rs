@@ -120,7 +120,8 @@ fn the_prompts_own_skeletons_restate_them() {
 
 #[test]
 fn the_share_and_the_floor() {
-    let w = Wording::of_all(&["the single next concrete step: one action the successor can start on"]);
+    let w =
+        Wording::of_all(&["the single next concrete step: one action the successor can start on"]);
     // Case, punctuation and Markdown do not count.
     assert_eq!(
         w.copied("**The SINGLE next-concrete `step`**"),
@@ -248,7 +249,11 @@ fn the_retry_with_the_short_prompt_refuses_the_long_prompt_repeated() {
     // … every instruction the writer has seen does not.
     let texts = every_instruction();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    for (what, doc) in [("real long", REAL_LONG), ("verbatim", VERBATIM), ("edited", EDITED)] {
+    for (what, doc) in [
+        ("real long", REAL_LONG),
+        ("verbatim", VERBATIM),
+        ("edited", EDITED),
+    ] {
         let r = HandoffDoc::parse(doc).echo_check(&texts);
         assert!(r.is_err(), "{what} passed");
     }

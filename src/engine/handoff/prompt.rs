@@ -41,7 +41,10 @@ impl WritingPrompt {
 /// (`echo.rs`): both writing prompts, the briefing's fixed texts (every cause, degraded or not,
 /// the plan preamble, the rescue and tail notes), and what the session sent: its system prompt
 /// and its tools' descriptions and schemas.
-pub(crate) fn instruction_texts(system: &str, tools: &[crate::engine::types::ToolSpec]) -> Vec<String> {
+pub(crate) fn instruction_texts(
+    system: &str,
+    tools: &[crate::engine::types::ToolSpec],
+) -> Vec<String> {
     use super::briefing;
     let mut texts = vec![
         HANDOFF_PROMPT_TEMPLATE.to_string(),
@@ -51,7 +54,11 @@ pub(crate) fn instruction_texts(system: &str, tools: &[crate::engine::types::Too
         briefing::TAIL_NOTE.to_string(),
         system.to_string(),
     ];
-    for cause in [HandoffCause::Pressure, HandoffCause::Overflow, HandoffCause::Manual] {
+    for cause in [
+        HandoffCause::Pressure,
+        HandoffCause::Overflow,
+        HandoffCause::Manual,
+    ] {
         for degraded in [false, true] {
             texts.push(briefing::preamble(cause, None, degraded));
         }

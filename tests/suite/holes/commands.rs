@@ -75,7 +75,10 @@ async fn a_workspace_command_grants_no_program_that_runs_anything_nor_a_path_out
             extra.clear();
         }
         let calls = vec![
-            bash("sh", &format!("sh -c 'echo pwned > {}/sh.txt'", outside.display())),
+            bash(
+                "sh",
+                &format!("sh -c 'echo pwned > {}/sh.txt'", outside.display()),
+            ),
             bash("cp", &format!("cp notes.txt {}/cp.txt", outside.display())),
         ];
         let events = run_y(home.path(), &extra, calls).await;

@@ -61,7 +61,15 @@ fn victim(dir: &Path, name: &str) -> std::path::PathBuf {
     std::fs::write(&control, "").unwrap();
     let c = CString::new(control.as_os_str().as_bytes()).unwrap();
     // SAFETY: NUL-terminated strings and a live buffer.
-    let r = unsafe { libc::setxattr(c.as_ptr(), c"user.control".as_ptr(), b"x".as_ptr().cast(), 1, 0) };
+    let r = unsafe {
+        libc::setxattr(
+            c.as_ptr(),
+            c"user.control".as_ptr(),
+            b"x".as_ptr().cast(),
+            1,
+            0,
+        )
+    };
     assert_eq!(
         r, 0,
         "this file system keeps no user attributes: the setxattr check cannot run here"
@@ -99,7 +107,15 @@ async fn metadata_outside_the_workspace_cannot_be_changed() {
     )
     .await;
     unchanged(&f, mtime, &out.content);
-    for call in ["chmod", "fchmod", "proc-fd", "fchmodat2", "utime", "setxattr", "chown"] {
+    for call in [
+        "chmod",
+        "fchmod",
+        "proc-fd",
+        "fchmodat2",
+        "utime",
+        "setxattr",
+        "chown",
+    ] {
         assert!(
             out.content.contains(&format!("{call} refused")),
             "{call}: {}",
@@ -123,7 +139,10 @@ async fn metadata_outside_the_workspace_cannot_be_changed() {
             out.content
         );
     }
-    assert_eq!(xattr(&inside, "user.flower").as_deref(), Some(&b"planted"[..]));
+    assert_eq!(
+        xattr(&inside, "user.flower").as_deref(),
+        Some(&b"planted"[..])
+    );
 }
 
 #[tokio::test]
@@ -148,7 +167,14 @@ async fn read_only_mode_changes_no_metadata_in_the_workspace() {
     )
     .await;
     unchanged(&f, mtime, &out.content);
-    for call in ["chmod", "fchmod", "proc-fd", "fchmodat2", "utime", "setxattr"] {
+    for call in [
+        "chmod",
+        "fchmod",
+        "proc-fd",
+        "fchmodat2",
+        "utime",
+        "setxattr",
+    ] {
         assert!(
             out.content.contains(&format!("{call} refused")),
             "{call}: {}",

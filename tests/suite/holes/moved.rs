@@ -64,10 +64,19 @@ async fn a_workspace_moved_aside_does_not_lose_its_git_guard() {
     if !confines_writes(&policy, &ws) {
         return;
     }
-    let first = bash(&ws, &policy, "cd .. && mv ws ws.real && mkdir ws && echo moved").await;
+    let first = bash(
+        &ws,
+        &policy,
+        "cd .. && mv ws ws.real && mkdir ws && echo moved",
+    )
+    .await;
     let second = bash(&ws, &policy, PLANT).await;
     let real = ws.with_file_name("ws.real");
-    let git_dir = if real.exists() { real.join(".git") } else { ws.join(".git") };
+    let git_dir = if real.exists() {
+        real.join(".git")
+    } else {
+        ws.join(".git")
+    };
     assert_eq!(
         planted(&git_dir),
         Vec::<String>::new(),
@@ -98,7 +107,10 @@ async fn a_workspace_swapped_from_outside_is_refused_by_name() {
         "{}",
         out.content
     );
-    assert_eq!(planted(&ws.with_file_name("ws.real").join(".git")), Vec::<String>::new());
+    assert_eq!(
+        planted(&ws.with_file_name("ws.real").join(".git")),
+        Vec::<String>::new()
+    );
 
     // Its parent renamed and a new one made in its place: refused as well.
     std::fs::remove_dir(&ws).unwrap();
@@ -110,7 +122,11 @@ async fn a_workspace_swapped_from_outside_is_refused_by_name() {
     std::fs::create_dir_all(&ws).unwrap();
     let out = bash(&ws, &policy, "echo swapped").await;
     assert!(out.is_error, "{}", out.content);
-    assert!(out.content.contains("is no longer the folder"), "{}", out.content);
+    assert!(
+        out.content.contains("is no longer the folder"),
+        "{}",
+        out.content
+    );
 }
 
 #[tokio::test]
@@ -137,6 +153,10 @@ async fn a_worktree_whose_repository_is_in_a_temp_dir_keeps_it_read_only() {
     )
     .await;
     assert_eq!(planted(&common), Vec::<String>::new(), "{}", out.content);
-    assert!(!common.join("worktrees/tree/HEAD.new").exists(), "{}", out.content);
+    assert!(
+        !common.join("worktrees/tree/HEAD.new").exists(),
+        "{}",
+        out.content
+    );
     assert!(out.content.contains("wrote"), "{}", out.content);
 }

@@ -77,7 +77,9 @@ pub fn pin(workspace: &Path) {
     let Some(now) = seen(workspace) else {
         return;
     };
-    let mut map = anchors().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut map = anchors()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     map.entry(workspace.to_path_buf()).or_insert(now);
 }
 
@@ -87,7 +89,9 @@ pub(super) fn check(workspace: &Path) -> Result<(), Moved> {
         // Gone: the sandbox's own set-up reports that.
         return Ok(());
     };
-    let mut map = anchors().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut map = anchors()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let recorded = map.entry(workspace.to_path_buf()).or_insert(now);
     if recorded.workspace != now.workspace {
         return Err(Moved::Workspace(workspace.to_path_buf()));

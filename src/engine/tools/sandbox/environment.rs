@@ -49,7 +49,11 @@ pub const SERVICE_VARIABLES: [&str; 31] = [
 /// service ([`SERVICE_VARIABLES`]); `TMPDIR` pointed at a temp dir it may write when the usual
 /// one was left out because it holds the workspace.
 #[cfg(any(target_os = "linux", target_os = "macos"))]
-pub(super) fn confined_environment(cmd: &mut tokio::process::Command, policy: &SandboxPolicy, ws: &Path) {
+pub(super) fn confined_environment(
+    cmd: &mut tokio::process::Command,
+    policy: &SandboxPolicy,
+    ws: &Path,
+) {
     if policy.network == NetworkAccess::Blocked {
         for var in SERVICE_VARIABLES {
             cmd.env_remove(var);

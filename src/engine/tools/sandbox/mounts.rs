@@ -76,9 +76,7 @@ impl MountPlan {
     pub(super) fn prepare(writable: &[PathBuf], read_only: &[PathBuf]) -> io::Result<Self> {
         let mut outer: Vec<&PathBuf> = writable
             .iter()
-            .filter(|p| {
-                std::fs::metadata(p).is_ok_and(|m| m.is_dir() || m.is_file())
-            })
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir() || m.is_file()))
             .collect();
         outer.sort();
         outer.dedup();
@@ -88,7 +86,10 @@ impl MountPlan {
                 kept.push(p);
             }
         }
-        let writable = kept.into_iter().map(|p| c_path(p)).collect::<io::Result<Vec<_>>>()?;
+        let writable = kept
+            .into_iter()
+            .map(|p| c_path(p))
+            .collect::<io::Result<Vec<_>>>()?;
         let read_only = read_only
             .iter()
             .filter(|p| std::fs::symlink_metadata(p).is_ok())
@@ -122,8 +123,7 @@ impl MountPlan {
         // SAFETY: raw system calls on NUL-terminated paths and buffers that outlive them; every
         // result is checked.
         unsafe {
-            let have_cwd =
-                libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) > 0;
+            let have_cwd = libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len()) > 0;
             if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
                 return Err(io::Error::last_os_error());
             }
@@ -177,7 +177,8 @@ fn c_path(p: &Path) -> io::Result<CString> {
 /// # Safety
 /// Async-signal-safe: one system call.
 unsafe fn copy_tree(path: &CStr) -> io::Result<libc::c_int> {
-    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_RECURSIVE as libc::c_uint;
+    let flags =
+        OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_RECURSIVE as libc::c_uint;
     // SAFETY: a NUL-terminated path; the result is checked.
     let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
     libc::c_int::try_from(fd)
@@ -283,7 +284,8 @@ pub fn available() -> bool {
 /// it succeeded.
 fn probe() -> bool {
     let temp = std::env::temp_dir();
-    let Ok(mut plan) = MountPlan::prepare(std::slice::from_ref(&temp), &[temp.clone()]) else {
+    let Ok(mut plan) = MountPlan::prepare(std::slice::from_ref(&temp), std::slice::from_ref(&temp))
+    else {
         return false;
     };
     // SAFETY: the child makes raw system calls only (`enter`, `_exit`) on data built before the

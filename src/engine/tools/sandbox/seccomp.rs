@@ -75,7 +75,10 @@ pub struct Rules {
 const SOCK_TYPE_MASK: u64 = 0xf;
 
 /// The filters for `target` under `rules`, in the order they are installed.
-pub fn programs(target: &Target, rules: Rules) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
+pub fn programs(
+    target: &Target,
+    rules: Rules,
+) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
     let mut eperm: Vec<(i64, Vec<SeccompRule>)> = Vec::new();
     for &nr in target.group_calls.iter().chain(&target.mount_calls) {
         eperm.push((nr, Vec::new()));
@@ -124,7 +127,11 @@ fn socketpair_refusals(target: &Target) -> Result<Vec<SeccompRule>, seccompiler:
 }
 
 /// A condition on the low 32 bits of argument `arg`.
-fn low_word(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, seccompiler::BackendError> {
+fn low_word(
+    arg: u8,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, seccompiler::BackendError> {
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
 }
 
@@ -223,7 +230,10 @@ pub fn native() -> Option<Target> {
             libc::SYS_io_uring_enter,
             libc::SYS_io_uring_register,
         ],
-        refused_ioctls: vec![u64::from(libc::TIOCSTI as u32), u64::from(libc::TIOCLINUX as u32)],
+        refused_ioctls: vec![
+            u64::from(libc::TIOCSTI as u32),
+            u64::from(libc::TIOCLINUX as u32),
+        ],
         af_unix: u(libc::AF_UNIX)?,
         sock_stream: u(libc::SOCK_STREAM)?,
         eperm: c(libc::EPERM)?,

@@ -121,13 +121,16 @@ const ENOSYS: u32 = ERRNO | 38;
 const X32: i64 = 0x4000_0000;
 
 fn all_rules() -> [Rules; 4] {
-    [false, true].map(|n| [false, true].map(move |m| Rules {
-        block_network: n,
-        freeze_metadata: m,
-    }))
-    .concat()
-    .try_into()
-    .unwrap()
+    [false, true]
+        .map(|n| {
+            [false, true].map(move |m| Rules {
+                block_network: n,
+                freeze_metadata: m,
+            })
+        })
+        .concat()
+        .try_into()
+        .unwrap()
 }
 
 fn blocked() -> Vec<BpfProgram> {
@@ -170,10 +173,18 @@ fn another_architecture_is_killed_and_x32_twins_are_refused_as_theirs() {
         assert_eq!(answer(&p, &c), KILL_PROCESS);
         assert_eq!(answer(&p, &call(X32 | 112, &[])), EPERM, "x32 setsid");
         assert_eq!(answer(&p, &call(X32 | 272, &[])), EPERM, "x32 unshare");
-        assert_eq!(answer(&p, &call(514 | X32, &[0, 0x5412])), EPERM, "x32 TIOCSTI");
+        assert_eq!(
+            answer(&p, &call(514 | X32, &[0, 0x5412])),
+            EPERM,
+            "x32 TIOCSTI"
+        );
         if rules.block_network {
             assert_eq!(answer(&p, &call(X32 | 41, &[1])), EACCES, "x32 socket");
-            assert_eq!(answer(&p, &call(X32 | 53, &[1, 2])), EACCES, "x32 dgram pair");
+            assert_eq!(
+                answer(&p, &call(X32 | 53, &[1, 2])),
+                EACCES,
+                "x32 dgram pair"
+            );
         }
     }
 }
@@ -207,7 +218,11 @@ fn namespaces_and_mounts_are_refused_and_neighbours_allowed() {
 fn network_off_refuses_every_socket_family_unix_too() {
     let p = blocked();
     for family in [1, (7 << 32) | 1, 2, 10, 16, 17, 0, u64::from(u32::MAX)] {
-        assert_eq!(answer(&p, &call(41, &[family, 2, 17])), EACCES, "family {family}");
+        assert_eq!(
+            answer(&p, &call(41, &[family, 2, 17])),
+            EACCES,
+            "family {family}"
+        );
     }
 }
 
@@ -216,14 +231,41 @@ fn network_off_allows_a_unix_stream_pair_only() {
     let p = blocked();
     const NONBLOCK: u64 = 0o4000;
     const CLOEXEC: u64 = 0o2_000_000;
-    for kind in [1, 1 | NONBLOCK, 1 | CLOEXEC, 1 | NONBLOCK | CLOEXEC, (9 << 32) | 1] {
-        assert_eq!(answer(&p, &call(53, &[1, kind, 0])), ALLOW, "stream {kind:#x}");
+    for kind in [
+        1,
+        1 | NONBLOCK,
+        1 | CLOEXEC,
+        1 | NONBLOCK | CLOEXEC,
+        (9 << 32) | 1,
+    ] {
+        assert_eq!(
+            answer(&p, &call(53, &[1, kind, 0])),
+            ALLOW,
+            "stream {kind:#x}"
+        );
     }
-    for kind in [2, 2 | CLOEXEC, 5, 5 | NONBLOCK, 3, 0, 15, 2 | NONBLOCK | CLOEXEC] {
-        assert_eq!(answer(&p, &call(53, &[1, kind, 0])), EACCES, "type {kind:#x}");
+    for kind in [
+        2,
+        2 | CLOEXEC,
+        5,
+        5 | NONBLOCK,
+        3,
+        0,
+        15,
+        2 | NONBLOCK | CLOEXEC,
+    ] {
+        assert_eq!(
+            answer(&p, &call(53, &[1, kind, 0])),
+            EACCES,
+            "type {kind:#x}"
+        );
     }
     for family in [2, 10, 0, (1 << 32) | 2] {
-        assert_eq!(answer(&p, &call(53, &[family, 1, 0])), EACCES, "family {family}");
+        assert_eq!(
+            answer(&p, &call(53, &[family, 1, 0])),
+            EACCES,
+            "family {family}"
+        );
     }
 }
 
@@ -259,7 +301,11 @@ fn frozen_metadata_refuses_mode_owner_times_and_attributes() {
     let open = programs(&fake(), Rules::default()).unwrap();
     for nr in [90, 91, 268, 452, 280, 188] {
         assert_eq!(answer(&frozen, &call(nr, &[0, 0o777])), EPERM, "call {nr}");
-        assert_eq!(answer(&frozen, &call(nr | X32, &[0, 0o777])), EPERM, "x32 {nr}");
+        assert_eq!(
+            answer(&frozen, &call(nr | X32, &[0, 0o777])),
+            EPERM,
+            "x32 {nr}"
+        );
         assert_eq!(answer(&open, &call(nr, &[0, 0o777])), ALLOW, "call {nr}");
     }
 }
@@ -276,7 +322,10 @@ fn every_other_call_is_allowed_whatever_its_arguments() {
     )
     .unwrap();
     let special = [41, 53, 16, 514, 112, 109, 425, 426, 427, 272, 308, 165, 166];
-    let special: Vec<i64> = special.into_iter().chain(t.metadata_calls.clone()).collect();
+    let special: Vec<i64> = special
+        .into_iter()
+        .chain(t.metadata_calls.clone())
+        .collect();
     for nr in (0..600).filter(|n| !special.contains(n)) {
         for args in [[0u64; 2], [2, 0x5412], [u64::MAX, u64::MAX]] {
             assert_eq!(answer(&p, &call(nr, &args)), ALLOW, "call {nr}");
@@ -301,7 +350,11 @@ fn this_machines_numbers_give_the_same_answers() {
     .unwrap();
     let c = |nr: libc::c_long, args: &[u64]| {
         let mut c = call(nr, args);
-        c.arch = if cfg!(target_arch = "x86_64") { X86_64 } else { 0xC000_00B7 };
+        c.arch = if cfg!(target_arch = "x86_64") {
+            X86_64
+        } else {
+            0xC000_00B7
+        };
         c
     };
     let af = |v: libc::c_int| u64::try_from(v).unwrap();
@@ -312,13 +365,19 @@ fn this_machines_numbers_give_the_same_answers() {
         assert_eq!(got, errno(libc::EACCES));
     }
     let stream = af(libc::SOCK_STREAM | libc::SOCK_CLOEXEC);
-    let pair = answer(&p, &c(libc::SYS_socketpair, &[af(libc::AF_UNIX), stream, 0]));
+    let pair = answer(
+        &p,
+        &c(libc::SYS_socketpair, &[af(libc::AF_UNIX), stream, 0]),
+    );
     assert_eq!(pair, ALLOW);
     let dgram = af(libc::SOCK_DGRAM | libc::SOCK_NONBLOCK);
     let pair = answer(&p, &c(libc::SYS_socketpair, &[af(libc::AF_UNIX), dgram, 0]));
     assert_eq!(pair, errno(libc::EACCES));
     assert_eq!(answer(&p, &c(libc::SYS_openat, &[0, 0, 0o1101])), ALLOW);
-    assert_eq!(answer(&p, &c(libc::SYS_fchmodat, &[0, 0, 0o777])), errno(libc::EPERM));
+    assert_eq!(
+        answer(&p, &c(libc::SYS_fchmodat, &[0, 0, 0o777])),
+        errno(libc::EPERM)
+    );
     for nr in [
         libc::SYS_unshare,
         libc::SYS_setns,

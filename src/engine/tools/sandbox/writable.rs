@@ -217,7 +217,11 @@ impl WritableSet {
             }
             set.roots.push(root);
         }
-        if let Some(g) = set.guard.as_ref().filter(|g| g.route == GitRoute::ReadOnlyMount) {
+        if let Some(g) = set
+            .guard
+            .as_ref()
+            .filter(|g| g.route == GitRoute::ReadOnlyMount)
+        {
             set.read_only.push(g.repository.clone());
         }
         if namespaces {
