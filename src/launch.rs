@@ -266,13 +266,15 @@ pub(crate) fn load_extensions(config: &Config) -> Extensions {
     use crate::engine::{commands, skills};
     let places = &config.places;
     let builtins: Vec<&str> = crate::tui::slash::COMMANDS.iter().map(|c| c.name).collect();
-    let commands = commands::load(
+    let mut commands = commands::load(
         &commands::CommandDirs {
             config_dir: places.config_dir.clone(),
             workspace: places.workspace.clone(),
         },
         &builtins,
     );
+    let trusted = config.tools.mcp_json == crate::engine::mcp::project::McpJsonPolicy::Trust;
+    commands.hold_unapproved_grants(trusted);
     let skills = skills::load(&skills::SkillDirs {
         config_dir: places.config_dir.clone(),
         home: dirs::home_dir(),

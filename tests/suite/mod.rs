@@ -16,6 +16,7 @@ mod extensions;
 mod faults;
 mod handoff;
 mod hangup_e2e;
+mod holes;
 mod hostile;
 mod layers;
 mod local;

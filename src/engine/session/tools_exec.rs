@@ -317,8 +317,10 @@ impl Engine {
             ApprovalPolicy::AskOnce => self.approvals.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        let covered =
-            auto || self.mode_approves(name) || self.approvals.granted.covers(name, input);
+        let covered = auto || self.mode_approves(name) || {
+            let ws = &self.run.places.workspace;
+            self.approvals.granted.covers_within(name, input, ws)
+        };
         if !outside && (hooked.allow || (!hooked.ask && covered)) {
             return Decision::Allow;
         }
