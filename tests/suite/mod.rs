@@ -1,5 +1,6 @@
 //! The integration suite, one module per area.
 
+mod acp;
 mod background;
 mod background_e2e;
 mod checkpoint;

@@ -43,6 +43,7 @@ impl Engine {
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
             sandbox: self.bash_sandbox(),
+            files: self.run.tools.files.clone(),
         }
     }
 
