@@ -7,9 +7,12 @@
 //! ask and denies. "Always" grants live for the session: `/new` and `/resume` clear them,
 //! `/permissions` lists and revokes them, a custom command lends its `allowed-tools` for its turn.
 
+use std::path::PathBuf;
+
 use serde_json::Value;
 
 use super::outbox::Outbox;
+use super::params::ToolParams;
 use super::planning::Planning;
 use crate::engine::approvals::{self, AllowOffer, AllowRule, Allowances};
 use crate::engine::commands::allowed;
@@ -34,6 +37,8 @@ pub(super) struct ApprovalState {
     sandbox_approval: SandboxApproval,
     /// The front end answers questions (headless cannot).
     front_end: FrontEnd,
+    /// The workspace a grant covers calls within.
+    workspace: PathBuf,
     out: Outbox,
 }
 
@@ -89,20 +94,21 @@ pub(super) enum Decision {
 }
 
 impl ApprovalState {
-    /// No grants yet, under `policy`; `sandbox_approval`: whether confined commands are asked
-    /// for; `front_end`: whether anyone can be asked.
+    /// No grants yet, under the policy and sandbox approval of `tools`; `front_end`: whether
+    /// anyone can be asked; `workspace`: what a grant covers calls within.
     pub(super) fn new(
-        policy: ApprovalPolicy,
-        sandbox_approval: SandboxApproval,
+        tools: &ToolParams,
         front_end: FrontEnd,
+        workspace: PathBuf,
         out: Outbox,
     ) -> ApprovalState {
         ApprovalState {
             granted: Allowances::default(),
             asked_once: false,
-            policy,
-            sandbox_approval,
+            policy: tools.approvals,
+            sandbox_approval: tools.sandbox_approval,
             front_end,
+            workspace,
             out,
         }
     }
@@ -153,7 +159,9 @@ impl ApprovalState {
             ApprovalPolicy::AskOnce => self.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        let covered = auto || planning.approves(name) || self.granted.covers(name, input);
+        let covered = auto
+            || planning.approves(name)
+            || self.granted.covers_within(name, input, &self.workspace);
         if !outside && (hooked.allow || (!hooked.ask && covered)) {
             return Judgement::Allow;
         }

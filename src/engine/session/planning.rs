@@ -180,7 +180,7 @@ impl Planning {
             Err(e) => return Err(ToolOutput::from(e)),
         };
         let prompt = format!("{PLAN_MODE_PROMPT}\n{}", request.join("\n"));
-        if let Err(restated) = echo::check(&prompt, &[plan_part(&plan)]) {
+        if let Err(restated) = echo::check(&[&prompt], &[plan_part(&plan)]) {
             return Err(ToolOutput::error(format!(
                 "refused: the plan mostly restates its instructions and the request ({}); write \
                  the plan itself: what to change, where, in which order, how to verify.",
@@ -218,7 +218,7 @@ impl Planning {
                 ReadBack::Unreadable(e) => Err(format!("the plan file cannot be read ({e})")),
             },
         }?;
-        match echo::check(&presented.prompt, &[plan_part(&text)]) {
+        match echo::check(&[&presented.prompt], &[plan_part(&text)]) {
             Ok(()) => Ok((presented, text)),
             Err(r) => Err(format!(
                 "the plan in {} mostly restates its instructions ({}); edit it into a plan first",

@@ -48,12 +48,14 @@ fn joined_or_new(run_dir: &RunDir, places: &Places, provider: &str, model: &str)
     })
 }
 
-/// The notices of the start: what the sandbox can do here and whether git works in it, and what
-/// the custom commands and skills could not load.
+/// The notices of the start: what the sandbox can do here and what it makes of the workspace
+/// (pinned now, so a workspace moved later is not followed), and what the custom commands and
+/// skills could not load.
 fn start_notices(tools: &ToolParams, places: &Places, extensions: &Extensions) -> Vec<String> {
     let mut notices = Vec::new();
     notices.extend(Support::current().notice(&tools.sandbox));
-    notices.extend(sandbox::git_notice(&tools.sandbox, &places.workspace));
+    sandbox::pin_workspace(&places.workspace);
+    notices.extend(sandbox::start_notice(&tools.sandbox, &places.workspace));
     notices.extend(load_notices(extensions));
     notices
 }
@@ -141,12 +143,8 @@ pub(super) fn build(
         .context
         .strategies(settings.thresholds.headroom, provider.max_tokens);
     let out = Outbox::new(events.clone());
-    let approvals = ApprovalState::new(
-        tools.approvals,
-        tools.sandbox_approval,
-        front_end,
-        out.clone(),
-    );
+    let workspace = places.workspace.clone();
+    let approvals = ApprovalState::new(&tools, front_end, workspace, out.clone());
     let planning = Planning::new(mode, tools.sandbox.clone());
     let ledger = StepLedger::new(manifest, step, run_dir, claim, out.clone());
     let checkpoints = Checkpointing::new(places.clone(), out);

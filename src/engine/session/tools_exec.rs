@@ -28,6 +28,7 @@ impl Engine {
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
             sandbox: self.planning.bash_sandbox(),
+            files: self.run.tools.files.clone(),
         }
     }
 

@@ -106,7 +106,7 @@ pub(super) fn on_written(cx: &mut impl HandoffCx, w: Written) {
         ),
     }
     let outcome = match w.result {
-        Ok(resp) => document_from(cx, &resp, used, prompt),
+        Ok(resp) => document_from(cx, &resp, used),
         Err(e) => Err(WriteFailure::Provider(e)),
     };
     match (outcome, w.attempt) {

@@ -72,6 +72,10 @@ pub(in crate::engine::session) trait HandoffCx {
     /// The main thread's request on `history` with tool use off: its system prompt, tools and
     /// settings, the history masked as its last request sent it (the provider's cache holds).
     fn prefix_request(&self, history: Vec<Message>) -> ModelRequest;
+    /// Every instruction flower-tui writes into the requests a writer has seen (both writing
+    /// prompts, the briefing's fixed texts, the system prompt, the tools' descriptions): what a
+    /// document must not restate.
+    fn instruction_texts(&self) -> Vec<String>;
     /// The first context strategy in force whose line is crossed.
     fn due_strategy(&self) -> Option<StrategyKind>;
     /// A window stated by an overflow message becomes the model's window.

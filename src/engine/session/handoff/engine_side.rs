@@ -96,6 +96,10 @@ impl HandoffCx for Engine {
         }
     }
 
+    fn instruction_texts(&self) -> Vec<String> {
+        crate::engine::handoff::prompt::instruction_texts(&self.s.system_prompt, &self.tool_specs())
+    }
+
     fn due_strategy(&self) -> Option<StrategyKind> {
         let pressure = Pressure {
             ctx: self.ctx_estimate(),

@@ -154,7 +154,6 @@ pub(super) fn document_from(
     cx: &mut impl HandoffCx,
     resp: &ModelResponse,
     used: u64,
-    kind: WritingPrompt,
 ) -> Result<HandoffDoc, WriteFailure> {
     // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
     cx.add_cost(crate::engine::pricing::cost_usd(
@@ -171,8 +170,10 @@ pub(super) fn document_from(
     if !missing.is_empty() {
         return Err(WriteFailure::Missing(missing.join(", ")));
     }
-    doc.echo_check(kind.template())
-        .map_err(WriteFailure::Restated)?;
+    // Against every instruction the writer has seen, not only this request's prompt.
+    let texts = cx.instruction_texts();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    doc.echo_check(&texts).map_err(WriteFailure::Restated)?;
     doc.meta = Some(meta(cx, used));
     Ok(doc)
 }
@@ -245,7 +246,7 @@ async fn write_once(
 ) -> Result<HandoffDoc, WriteFailure> {
     let req = prompted_request(cx, history.to_vec(), used, cause, focus, kind);
     match cx.stream(req, Purpose::Handoff).await {
-        Outcome::Done(resp) => document_from(cx, &resp, used, kind),
+        Outcome::Done(resp) => document_from(cx, &resp, used),
         Outcome::Aborted { .. } => Err(WriteFailure::Aborted),
         Outcome::Failed { error, .. } => Err(WriteFailure::Provider(error)),
     }
