@@ -7,6 +7,7 @@ use crate::engine::hooks::{Decision, HandoffTrigger, HookEvent, HookInput, Outco
 use crate::engine::ledger::HandoffCause;
 
 /// Whether a prompt or a handoff goes on after its hooks.
+#[derive(Debug, PartialEq, Eq)]
 pub(in crate::engine::session) enum Gate {
     /// Go on, with this text (context for the model, or the handoff's focus).
     Go(Option<String>),
@@ -17,6 +18,7 @@ pub(in crate::engine::session) enum Gate {
 }
 
 /// What `PreToolUse` hooks decided about a call.
+#[derive(Debug, PartialEq, Eq)]
 pub(in crate::engine::session) enum ToolGate {
     /// Go on to the approval: `allow` skips it, `ask` forces it; `context` goes with the result.
     Go {
@@ -150,3 +152,7 @@ pub(super) fn tool_call(id: &str, name: &str, input: &Value) -> ToolCall {
 pub(super) fn context_for(event: HookEvent, text: &str) -> String {
     format!("[{event} hook]\n{text}")
 }
+
+#[cfg(test)]
+#[path = "gates_tests.rs"]
+mod tests;
