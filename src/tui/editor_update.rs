@@ -16,7 +16,7 @@ use super::state::{AppState, Focus};
 
 /// A key typed into the side editor: it pauses the review countdown.
 pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
-    let Some(ed) = state.editor.as_mut() else {
+    let Some(ed) = state.editor.get_mut() else {
         state.focus = Focus::Input;
         return;
     };
@@ -30,7 +30,7 @@ pub(super) fn editor_key(state: &mut AppState, key: KeyEvent, now: Instant) {
 }
 
 pub(super) fn save(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some(ed) = state.editor.as_mut() else {
+    let Some(ed) = state.editor.get_mut() else {
         return;
     };
     if ed.review == Review::Saving {
@@ -54,9 +54,11 @@ pub(super) fn on_saved(
     result: Result<(), FileError>,
     fx: &mut Vec<Effect>,
 ) {
-    let Some(ed) = state.editor.as_mut().filter(|e| e.path == path) else {
+    let Some(ed) = state.editor.on_file(&path) else {
         if let Err(e) = result {
-            state.error(format!("Could not save {}: {e}", path.display()));
+            state
+                .chat
+                .error(format!("Could not save {}: {e}", path.display()));
         }
         return;
     };
@@ -74,11 +76,11 @@ pub(super) fn on_saved(
                 } else {
                     "saved: the next session reads this file".into()
                 });
-                if let Some(handoff) = state.review_handoff.take() {
+                if let Some(handoff) = state.editor.take_review_handoff() {
                     fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
                 }
                 if recreated {
-                    state.notice(format!(
+                    state.chat.notice(format!(
                         "The handoff file {} was deleted during the review: the editor's text is \
                          written back to it, and the next session reads it",
                         path.display()
@@ -93,7 +95,7 @@ pub(super) fn on_saved(
                 AfterSave::OpenExternal => fx.push(Effect::OpenExternalEditor(path)),
                 AfterSave::Close => close(state, fx),
                 AfterSave::PlanChoice => {
-                    if let Some(ed) = state.editor.as_mut() {
+                    if let Some(ed) = state.editor.get_mut() {
                         ed.prompt = Prompt::Plan;
                         ed.note = None;
                     }
@@ -112,7 +114,9 @@ pub(super) fn on_saved(
             } else {
                 format!("save failed: {e}")
             });
-            state.error(format!("Could not save {}: {e}", path.display()));
+            state
+                .chat
+                .error(format!("Could not save {}: {e}", path.display()));
         }
     }
 }
@@ -130,8 +134,8 @@ pub(super) fn review_ended(state: &mut AppState) {
 /// closes the editor. With unsaved edits it asks first (save / discard / keep editing), the
 /// countdown paused until answered.
 pub(super) fn editor_escape(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
-    let running = state.is_running();
-    let Some(ed) = state.editor.as_mut() else {
+    let running = state.activity.is_running();
+    let Some(ed) = state.editor.get_mut() else {
         state.focus = Focus::Input;
         return;
     };
@@ -141,7 +145,7 @@ pub(super) fn editor_escape(state: &mut AppState, now: Instant, fx: &mut Vec<Eff
         // Esc aborts what runs first, as it does in the input; the editor is left as it is.
         (Review::Over, _) if running => {
             fx.push(Effect::SendOp(Op::Abort {
-                turn: state.abort_turn(),
+                turn: state.turns.abort_turn(),
             }));
             return;
         }
@@ -171,7 +175,7 @@ pub(super) fn editor_escape(state: &mut AppState, now: Instant, fx: &mut Vec<Eff
 /// it; a deleted file is written back with the buffer first), or, after the review, the editor
 /// closes.
 fn leave(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some(ed) = state.editor.as_mut() else {
+    let Some(ed) = state.editor.get_mut() else {
         return;
     };
     if !ed.in_review() {
@@ -180,13 +184,13 @@ fn leave(state: &mut AppState, fx: &mut Vec<Effect>) {
     if write_back_deleted(state, fx) {
         return;
     }
-    let Some(ed) = state.editor.as_mut() else {
+    let Some(ed) = state.editor.get_mut() else {
         return;
     };
     ed.prompt = Prompt::None;
     ed.review = Review::Over;
     ed.note = Some("review over: the next session reads the file as it is on disk".into());
-    if let Some(handoff) = state.review_handoff.take() {
+    if let Some(handoff) = state.editor.take_review_handoff() {
         fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
     }
     review_ended(state);
@@ -196,7 +200,7 @@ fn leave(state: &mut AppState, fx: &mut Vec<Effect>) {
 /// what continues, so it is written back to the path first and the review ends once it is on disk
 /// (`on_saved`). False when the file is there (nothing to do).
 pub(super) fn write_back_deleted(state: &mut AppState, fx: &mut Vec<Effect>) -> bool {
-    let Some(ed) = state.editor.as_mut().filter(|e| e.disk_text.is_none()) else {
+    let Some(ed) = state.editor.get_mut().filter(|e| e.disk_text.is_none()) else {
         return false;
     };
     ed.review = Review::Saving;
@@ -210,7 +214,7 @@ pub(super) fn write_back_deleted(state: &mut AppState, fx: &mut Vec<Effect>) -> 
 }
 
 fn close(state: &mut AppState, fx: &mut Vec<Effect>) {
-    state.editor = None;
+    state.editor.close();
     state.focus = Focus::Input;
     fx.push(Effect::UnwatchFile);
 }
@@ -221,7 +225,7 @@ fn close(state: &mut AppState, fx: &mut Vec<Effect>) {
 pub(super) fn answer_unsaved(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
     let Some(ed) = state
         .editor
-        .as_mut()
+        .get_mut()
         .filter(|e| e.prompt == Prompt::Unsaved)
     else {
         return;
@@ -248,18 +252,18 @@ pub(super) fn answer_unsaved(state: &mut AppState, action: Action, fx: &mut Vec<
 /// clears the input it does not show, nor the buffer); otherwise the first press says in the
 /// editor that a second one quits, and the second quits (unsaved edits are kept in a file).
 pub(super) fn editor_ctrl_c(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) -> bool {
-    if state.is_running() {
-        state.ctrl_c_at = None;
+    if state.activity.is_running() {
+        state.quit.disarm();
         fx.push(Effect::SendOp(Op::Abort {
-            turn: state.abort_turn(),
+            turn: state.turns.abort_turn(),
         }));
         return false;
     }
     if state.quit_armed(now) {
         return true;
     }
-    state.ctrl_c_at = Some(now);
-    if let Some(ed) = state.editor.as_mut() {
+    state.quit.arm(now);
+    if let Some(ed) = state.editor.get_mut() {
         let kept = if ed.is_dirty() {
             ", keeping your unsaved edits in a file"
         } else {
@@ -275,22 +279,22 @@ pub(super) fn editor_ctrl_c(state: &mut AppState, now: Instant, fx: &mut Vec<Eff
 
 /// Ctrl-Home / Ctrl-End in the editor: the start or the end of the document.
 pub(super) fn editor_cursor(state: &mut AppState, end: bool, now: Instant) {
-    if let Some(ed) = state.editor.as_mut() {
+    if let Some(ed) = state.editor.get_mut() {
         ed.pause(now);
         ed.cursor_to(end);
     }
 }
 
 pub(super) fn external_editor(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
-    let path = match (&state.editor, &state.latest_handoff) {
+    let path = match (state.editor.get(), state.editor.latest_handoff()) {
         (Some(ed), _) => ed.path.clone(),
-        (None, Some(p)) => p.clone(),
-        (None, None) => return state.notice("No handoff document yet"),
+        (None, Some(p)) => p.to_path_buf(),
+        (None, None) => return state.chat.notice("No handoff document yet"),
     };
     if state.settings.editor_cmd.is_none() {
-        return state.error("$EDITOR is not set");
+        return state.chat.error("$EDITOR is not set");
     }
-    if let Some(ed) = state.editor.as_mut() {
+    if let Some(ed) = state.editor.get_mut() {
         ed.pause(now);
         if matches!(ed.prompt, Prompt::Conflict { .. }) {
             ed.note = Some(format!(
@@ -325,12 +329,12 @@ pub(super) fn on_unsaved_kept(
         |n| n.to_string_lossy().into_owned(),
     );
     match result {
-        Ok(kept) => state.notice(format!(
+        Ok(kept) => state.chat.notice(format!(
                 "A new handoff replaced the editor: your unsaved edits to {name} are kept in {}",
                 kept.display()
             ),
         ),
-        Err(e) => state.error(format!(
+        Err(e) => state.chat.error(format!(
                 "A new handoff replaced the editor: your unsaved edits to {name} could not be kept ({e})"
             ),
         ),
