@@ -8,7 +8,7 @@ use crossterm::event::KeyCode;
 
 use crate::engine::protocol::{Event, HandoffId, Op, Origin, TurnId, TurnKind};
 
-use super::editor::{Prompt, Review};
+use super::editor_review::{Prompt, Review};
 use super::msg::{Effect, Msg};
 use super::state::Focus;
 use super::test_support::{DOC, ctrl, ev, frozen, key, ops, state, type_text};
@@ -22,7 +22,7 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     update(&mut s, key(KeyCode::Char('z')), t0);
     // Unsaved edits: Esc asks first; `d` discards them and the review ends.
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.get().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Char('d')), t0)),
         [Op::ReviewDone {
@@ -46,7 +46,7 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     update(&mut s, key(KeyCode::Char('q')), t0);
     let fx = update(&mut s, key(KeyCode::Esc), t0);
     assert!(fx.iter().all(|e| *e != Effect::UnwatchFile));
-    assert_eq!(s.editor.get().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
     let fx = update(&mut s, key(KeyCode::Char('d')), t0);
     assert!(fx.contains(&Effect::UnwatchFile));
     assert!(!s.editor.is_open());
@@ -64,7 +64,7 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
         t0,
     );
     let ed = s.editor.get().unwrap();
-    assert_eq!(ed.review, Review::Over);
+    assert_eq!(ed.review(), Review::Over);
     assert_eq!(s.focus, Focus::Editor);
 }
 
@@ -78,14 +78,14 @@ fn esc_with_unsaved_edits_never_drops_them_unasked() {
     let typed = DOC.replace("Fixing the parser.", "Fixing the parser. (checked)");
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t1)).is_empty());
     let ed = s.editor.get().unwrap();
-    assert_eq!(ed.prompt, Prompt::Unsaved);
+    assert_eq!(*ed.prompt(), Prompt::Unsaved);
     assert!(ed.is_paused(), "the countdown waits for the answer");
     // While it asks, other keys do not edit; Esc goes back to editing, the edits still there.
     update(&mut s, key(KeyCode::Char('x')), t1);
     update(&mut s, key(KeyCode::Esc), t1);
     let ed = s.editor.get().unwrap();
     assert_eq!(
-        (ed.prompt.clone(), ed.text()),
+        (ed.prompt().clone(), ed.text()),
         (Prompt::None, typed.clone())
     );
     // However long the review waits, the question holds it: the countdown never ends it.
@@ -166,12 +166,12 @@ fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
         t0,
     );
     assert!(matches!(
-        s.editor.get().unwrap().prompt,
+        *s.editor.get().unwrap().prompt(),
         Prompt::Conflict { .. }
     ));
     // Esc asks about the edits over the change on disk; `d` takes the disk's text.
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.get().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Char('d')), t0)),
         [Op::ReviewDone {
@@ -180,7 +180,7 @@ fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
     );
     let ed = s.editor.get().unwrap();
     assert_eq!(ed.text(), "theirs\n");
-    assert_eq!(ed.prompt, Prompt::None);
+    assert_eq!(*ed.prompt(), Prompt::None);
     assert!(!ed.is_dirty());
 }
 
@@ -198,7 +198,7 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
     let fx = update(&mut s, key(KeyCode::Esc), t0);
     assert_eq!(ops(&fx), [Op::Abort { turn: TurnId(1) }]);
     let ed = s.editor.get().expect("still open");
-    assert_eq!(ed.prompt, Prompt::None, "no discard question yet");
+    assert_eq!(*ed.prompt(), Prompt::None, "no discard question yet");
     assert!(ed.is_dirty(), "the edits are kept");
     assert_eq!(s.focus, Focus::Editor);
     // Once nothing runs, Esc is the editor's again.
@@ -213,7 +213,7 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
         t0,
     );
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.get().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
 }
 
 #[test]
@@ -239,7 +239,7 @@ fn quitting_keeps_unsaved_editor_edits_and_ctrl_c_in_the_editor_says_so() {
     let fx = update(&mut s, ctrl('c'), t0);
     assert!(ops(&fx).is_empty() && !quit(&fx), "{fx:?}");
     assert_eq!(
-        s.editor.get().unwrap().note.as_deref(),
+        s.editor.get().unwrap().note(),
         Some("Ctrl-C again quits, keeping your unsaved edits in a file")
     );
     assert_eq!(s.input.text(), "draft message");
@@ -328,7 +328,7 @@ fn esc_after_the_file_was_deleted_writes_the_buffer_back_before_the_review_ends(
         }),
         "{fx:?}"
     );
-    assert_eq!(s.editor.get().unwrap().review, Review::Saving);
+    assert_eq!(s.editor.get().unwrap().review(), Review::Saving);
     assert_eq!(
         written_back(&mut s, &typed, t0),
         [Op::ReviewDone {
@@ -338,12 +338,9 @@ fn esc_after_the_file_was_deleted_writes_the_buffer_back_before_the_review_ends(
     let ed = s.editor.get().unwrap();
     assert!(!ed.is_dirty());
     assert!(
-        ed.note
-            .as_deref()
-            .unwrap_or_default()
-            .contains("written back"),
+        ed.note().unwrap_or_default().contains("written back"),
         "{:?}",
-        ed.note
+        ed.note()
     );
     let told = super::test_support::last_cell(&s);
     assert!(

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use crate::engine::protocol::HandoffId;
 
-use super::editor::{Prompt, SideEditor};
+use super::editor::SideEditor;
+use super::editor_review::Prompt;
 use super::msg::Effect;
-use super::render::editor_view::{TextAreaStyles, style_editor};
+use super::render::editor_view::TextAreaStyles;
 
 /// The pane and what it holds.
 #[derive(Debug, Clone, Default)]
@@ -43,12 +44,12 @@ impl EditorPane {
 
     /// The editor, when it is open on `path` (news of another file is stale).
     pub(crate) fn on_file(&mut self, path: &Path) -> Option<&mut SideEditor> {
-        self.editor.as_mut().filter(|e| e.path == path)
+        self.editor.as_mut().filter(|e| e.path() == path)
     }
 
     /// The question the editor asks, if it is open.
     pub(crate) fn prompt(&self) -> Option<&Prompt> {
-        self.editor.as_ref().map(|e| &e.prompt)
+        self.editor.as_ref().map(SideEditor::prompt)
     }
 
     /// `ed` takes the pane. Unsaved edits of the document it replaces are kept in a file of
@@ -56,7 +57,7 @@ impl EditorPane {
     pub(crate) fn open(&mut self, ed: SideEditor, fx: &mut Vec<Effect>) {
         if let Some(old) = self.editor.take().filter(SideEditor::is_dirty) {
             fx.push(Effect::KeepUnsaved {
-                path: old.path.clone(),
+                path: old.path().to_path_buf(),
                 text: old.text(),
             });
         }
@@ -76,11 +77,8 @@ impl EditorPane {
     /// Styles the editor's textarea for where the focus is, only when its focus or its buffer
     /// changed (its heading pattern is compiled then).
     pub(crate) fn style(&mut self, styles: &TextAreaStyles, focused: bool) {
-        if let Some(ed) = self.editor.as_mut()
-            && ed.styled_focus != Some(focused)
-        {
-            style_editor(&mut ed.area, styles, focused);
-            ed.styled_focus = Some(focused);
+        if let Some(ed) = self.editor.as_mut() {
+            ed.style(styles, focused);
         }
     }
 

@@ -7,7 +7,7 @@ use crossterm::event::KeyCode;
 use crate::engine::protocol::{Approval, Event, HandoffId, HandoffPhase, Op};
 
 use super::activity::Running;
-use super::editor::{Prompt, Review};
+use super::editor_review::{Prompt, Review};
 use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
 use super::state::Focus;
@@ -174,7 +174,7 @@ fn ctrl_s_saves_then_sends_review_done() {
         }
     );
     assert!(ops(&fx).is_empty(), "ReviewDone waits for the save to land");
-    assert_eq!(s.editor.get().unwrap().review, Review::Saving);
+    assert_eq!(s.editor.get().unwrap().review(), Review::Saving);
     let fx = update(
         &mut s,
         Msg::Saved {
@@ -241,7 +241,7 @@ fn outside_changes_reload_or_ask() {
     update(&mut s, key(KeyCode::Char('m')), t0);
     update(&mut s, changed("again\n"), t0);
     assert!(matches!(
-        s.editor.get().unwrap().prompt,
+        *s.editor.get().unwrap().prompt(),
         Prompt::Conflict { .. }
     ));
     // While the prompt shows, typing does not edit; r reloads.
@@ -251,7 +251,7 @@ fn outside_changes_reload_or_ask() {
     update(&mut s, key(KeyCode::Char('r')), t0);
     let ed = s.editor.get().unwrap();
     assert_eq!(ed.text(), "again\n");
-    assert_eq!(ed.prompt, Prompt::None);
+    assert_eq!(*ed.prompt(), Prompt::None);
 }
 
 #[test]
@@ -271,11 +271,11 @@ fn pastes_into_the_editor_pause_and_have_a_size_limit() {
         "at the cursor, in the first section: {:?}",
         ed.text()
     );
-    let big = "x".repeat(super::paste_and_mouse::EDITOR_PASTE_MAX + 1);
+    let big = "x".repeat(super::editor::EDITOR_PASTE_MAX + 1);
     update(&mut s, Msg::Paste(big), t0);
     let ed = s.editor.get().unwrap();
     assert!(ed.text().len() < 1000, "refused");
-    assert!(ed.note.as_deref().is_some_and(|n| n.contains("too large")));
+    assert!(ed.note().is_some_and(|n| n.contains("too large")));
 }
 
 #[test]
@@ -369,7 +369,7 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
         t0,
     );
     let ed = s.editor.get().unwrap();
-    assert_eq!(ed.prompt, Prompt::None);
+    assert_eq!(*ed.prompt(), Prompt::None);
     assert_eq!(ed.text(), format!("{text}more\n"));
 
     // A failed save does not open the editor on a stale file.

@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::protocol::{DocumentSource, HandoffId, HandoffPhase, Held, Op};
 
-use super::editor::{Review, SideEditor};
+use super::editor::SideEditor;
 use super::handoff_state::{BackgroundStage, HandoffKind};
 use super::keymap::{Action, label_for, short_label_for};
 use super::msg::Effect;
@@ -298,7 +298,7 @@ fn on_frozen(state: &mut AppState, doc: Frozen, now: Instant, fx: &mut Vec<Effec
             // chat and the focus stays where it is.
             open_for_review(state, path, &markdown, review, now, !background, fx);
             if let Some(ed) = state.editor.get_mut() {
-                ed.degraded = degraded;
+                ed.set_degraded(degraded);
             }
             if background {
                 state.chat.notice_soon(format!(
@@ -345,7 +345,7 @@ fn open_for_review(
     // message: the focus stays where the user has it, the countdown runs, Ctrl-O or a click
     // enters.
     if !take_focus || state.typing(now) {
-        ed.note = Some(format!(
+        ed.set_note(format!(
             "{} to edit · the countdown runs",
             label_for(Action::ToggleFocus)
         ));
@@ -393,11 +393,9 @@ fn on_done(state: &mut AppState, done: Done) {
             .chat
             .notice("New session started with handoff context");
     }
-    if let Some(ed) = state.editor.get_mut()
-        && ed.in_review()
-    {
+    if let Some(ed) = state.editor.get_mut() {
         // The engine moved on (e.g. the review ended on its side): the countdown is moot.
-        ed.review = Review::Over;
+        ed.review_moot();
     }
     state.editor.set_review_handoff(None);
     state.activity.writing_over();

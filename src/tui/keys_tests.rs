@@ -258,7 +258,7 @@ fn the_side_editor_opens_without_the_focus_while_the_user_types() {
     update(&mut s, frozen("/n/h.md"), t0 + Duration::from_secs(5));
     assert_eq!(s.focus, Focus::Input, "the keys stay in the input");
     let ed = s.editor.get().expect("the editor opened");
-    assert!(ed.note.as_deref().is_some_and(|n| n.contains("Ctrl-O")));
+    assert!(ed.note().is_some_and(|n| n.contains("Ctrl-O")));
     let t1 = t0 + Duration::from_secs(6);
     type_text(&mut s, " also this", t1);
     assert_eq!(s.input.text(), "and then also this");

@@ -14,6 +14,7 @@ pub(crate) mod chat;
 pub(crate) mod commands;
 pub(crate) mod editor;
 pub(crate) mod editor_pane;
+pub(crate) mod editor_review;
 pub(crate) mod editor_update;
 pub(crate) mod events;
 pub(crate) mod file_queries;

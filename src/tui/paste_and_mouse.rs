@@ -5,17 +5,11 @@
 use std::time::Instant;
 
 use crossterm::event::{MouseEvent, MouseEventKind};
-use ratatui_textarea::Scrolling;
 
-use super::editor::Prompt;
-use super::input;
 use super::key_actions::toggle_tool;
-use super::keymap::{self, Action};
 use super::msg::{ChatScroll, Effect, Pane};
 use super::state::{AppState, Focus};
 
-/// The largest paste the side editor takes (its textarea re-measures every line on each edit).
-pub(crate) const EDITOR_PASTE_MAX: usize = 1024 * 1024;
 /// Lines a mouse-wheel notch scrolls.
 const WHEEL_LINES: u16 = 3;
 
@@ -24,18 +18,8 @@ pub(super) fn on_paste(state: &mut AppState, text: String, now: Instant) {
     match state.focus {
         Focus::Input => state.input.paste(text, now),
         Focus::Editor => {
-            if let Some(ed) = state.editor.get_mut().filter(|ed| !ed.asks()) {
-                ed.pause(now);
-                ed.prompt = Prompt::None;
-                if text.len() > EDITOR_PASTE_MAX {
-                    ed.note = Some(format!(
-                        "paste too large for the editor ({}); {} opens $EDITOR",
-                        input::human_bytes(text.len()),
-                        keymap::label_for(Action::ExternalEditor)
-                    ));
-                } else {
-                    ed.area.insert_str(text);
-                }
+            if let Some(ed) = state.editor.get_mut() {
+                ed.paste(text, now);
             }
         }
     }
@@ -59,10 +43,7 @@ pub(super) fn on_mouse(
                 }
                 Some(ed) if pane == Some(Pane::Editor) => {
                     let d = WHEEL_LINES as i16;
-                    ed.area.scroll(Scrolling::Delta {
-                        rows: if up { -d } else { d },
-                        cols: 0,
-                    });
+                    ed.scroll(if up { -d } else { d });
                 }
                 _ if up => fx.push(Effect::ScrollChat(ChatScroll::Up(WHEEL_LINES))),
                 _ => fx.push(Effect::ScrollChat(ChatScroll::Down(WHEEL_LINES))),

@@ -11,7 +11,8 @@ use std::time::Instant;
 use crate::engine::policy::Mode;
 use crate::engine::protocol::{Op, PlanChoice};
 
-use super::editor::{AfterSave, Prompt, SideEditor};
+use super::editor::SideEditor;
+use super::editor_review::AfterSave;
 use super::keymap::{Action, label_for};
 use super::msg::Effect;
 use super::state::{AppState, Focus};
@@ -32,7 +33,7 @@ pub(crate) fn plan_keys() -> String {
 /// in the editor holding the plan. False when `action` is none of these here (the reducer goes
 /// on with it).
 pub(super) fn on_action(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) -> bool {
-    let asking = state.editor.get().is_some_and(|e| e.prompt == Prompt::Plan);
+    let asking = state.editor.get().is_some_and(|e| e.asks_plan());
     match action {
         Action::CycleMode => cycle_mode(state, fx),
         Action::ImplementHere | Action::ImplementFresh | Action::KeepPlanning => {
@@ -66,7 +67,7 @@ pub(super) fn on_plan(
 ) -> Vec<Effect> {
     let mut fx = Vec::new();
     let mut ed = SideEditor::open(path.clone(), markdown, None, now);
-    ed.note = Some(format!(
+    ed.set_note(format!(
         "the plan: edit it, then {} to choose what to do with it",
         label_for(Action::EditorEscape)
     ));
@@ -86,30 +87,29 @@ fn escape(state: &mut AppState, fx: &mut Vec<Effect>) -> bool {
     let Some(ed) = state
         .editor
         .get_mut()
-        .filter(|e| state.plan.reviews(&e.path))
+        .filter(|e| state.plan.reviews(e.path()))
     else {
         return false;
     };
     if ed.is_dirty() {
-        ed.after_save = AfterSave::PlanChoice;
+        ed.then(AfterSave::PlanChoice);
         super::editor_update::save(state, fx);
     } else {
-        ed.prompt = Prompt::Plan;
-        ed.note = None;
+        ed.ask_plan();
     }
     true
 }
 
 /// The answer to the plan question.
 fn choose(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
-    let Some(ed) = state.editor.get_mut().filter(|e| e.prompt == Prompt::Plan) else {
+    let Some(ed) = state.editor.get_mut().filter(|e| e.asks_plan()) else {
         return;
     };
     let choice = match action {
         Action::ImplementHere => PlanChoice::Here,
         Action::ImplementFresh => PlanChoice::FreshSession,
         Action::KeepPlanning => {
-            let path = ed.path.display().to_string();
+            let path = ed.path().display().to_string();
             close(state, fx);
             state.chat.notice(format!(
                 "Still planning: the plan stays in {path}; {} changes the mode",
@@ -118,8 +118,7 @@ fn choose(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
             return;
         }
         _ => {
-            ed.prompt = Prompt::None;
-            ed.note = Some(format!("{} asks again", label_for(Action::EditorEscape)));
+            ed.keep_editing(format!("{} asks again", label_for(Action::EditorEscape)));
             return;
         }
     };

@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::engine::policy::Mode;
 use crate::engine::protocol::{Event, Op, PlanChoice, TurnId};
 
-use super::editor::Prompt;
+use super::editor_review::Prompt;
 use super::msg::{Effect, Msg};
 use super::state::Focus;
 use super::test_support::{ev, key, ops, state};
@@ -94,15 +94,15 @@ fn a_presented_plan_opens_for_editing_and_esc_asks_what_to_do_with_it() {
         },
         t0,
     );
-    assert_eq!(s.editor.get().unwrap().prompt, Prompt::Plan);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Plan);
     // A letter other than the answers types nothing while the question stands.
     update(&mut s, key(KeyCode::Char('x')), t0);
     assert!(!s.editor.get().unwrap().text().contains('x'));
     // Esc: back to editing; Esc again (nothing unsaved): the question again.
     update(&mut s, key(KeyCode::Esc), t0);
-    assert_eq!(s.editor.get().unwrap().prompt, Prompt::None);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::None);
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.get().unwrap().prompt, Prompt::Plan);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Plan);
     // `f`: a turn implements it in a fresh session; the editor closes.
     let fx = update(&mut s, key(KeyCode::Char('f')), t0);
     assert_eq!(

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::editor::Prompt;
+use super::editor_review::Prompt;
 use super::keymap::Context;
 use super::render::spinner;
 use super::slash;

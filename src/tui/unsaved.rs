@@ -15,7 +15,7 @@ use super::state::AppState;
 pub(super) fn keep_and_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
     if let Some(ed) = state.editor.get().filter(|ed| ed.is_dirty()) {
         fx.push(Effect::KeepUnsavedOnExit {
-            path: ed.path.clone(),
+            path: ed.path().to_path_buf(),
             text: ed.text(),
             handoff: state.editor.review_handoff(),
         });
@@ -88,7 +88,7 @@ pub(super) fn on_discarded(state: &mut AppState, path: PathBuf, result: Result<(
         ),
     };
     match state.editor.get_mut() {
-        Some(ed) => ed.note = Some(note),
+        Some(ed) => ed.set_note(note),
         None => state.chat.notice(note),
     }
 }

@@ -83,7 +83,7 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         Msg::UnsavedKept { from, result } => on_unsaved_kept(state, from, result),
         Msg::WatchFailed { path, reason } => {
             if let Some(ed) = state.editor.on_file(&path) {
-                ed.note = Some(format!(
+                ed.set_note(format!(
                     "not watching the file for outside changes: {reason}"
                 ));
             }
@@ -121,7 +121,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
             return;
         }
         if let Some(ed) = state.editor.get_mut() {
-            ed.note = Some("review over: the next session reads this file".into());
+            ed.set_note("review over: the next session reads this file");
         }
         if let Some(handoff) = state.editor.take_review_handoff() {
             fx.push(Effect::SendOp(Op::ReviewDone { handoff }));

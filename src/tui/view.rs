@@ -15,7 +15,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use super::approval_view::{PromptModel, approval_model, draw_approval, max_prompt_scroll};
-use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys, unsaved_keys};
+use super::editor::SideEditor;
+use super::editor_review::{Prompt, conflict_keys, restore_keys, unsaved_keys};
 use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
 use super::questions::Asked;
@@ -392,10 +393,10 @@ fn draw_editor(
     theme: &Theme,
     now: Instant,
 ) {
-    let conflict = matches!(ed.prompt, Prompt::Conflict { .. });
-    let tag = title_tag(ed.degraded.as_deref(), standing_focus);
+    let conflict = matches!(ed.prompt(), Prompt::Conflict { .. });
+    let tag = title_tag(ed.degraded(), standing_focus);
     let title = editor_title_tagged(
-        &short_path(&ed.path, 3),
+        &short_path(ed.path(), 3),
         ed.countdown(now),
         ed.is_paused(),
         ed.is_dirty(),
@@ -406,7 +407,7 @@ fn draw_editor(
     let block = editor_block(&title, theme, focused);
     let inner = block.inner(area);
     block.render(area, buf);
-    let line = match &ed.prompt {
+    let line = match ed.prompt() {
         Prompt::Conflict { .. } => Some(Line::styled(
             format!("file changed on disk: {}", conflict_keys()),
             theme.warning,
@@ -429,10 +430,7 @@ fn draw_editor(
             format!("{}: the plan", super::plan_review::plan_keys()),
             theme.warning,
         )),
-        Prompt::None => ed
-            .note
-            .as_deref()
-            .map(|n| Line::styled(n.to_string(), theme.dim)),
+        Prompt::None => ed.note().map(|n| Line::styled(n.to_string(), theme.dim)),
     };
     let text_area = match line {
         Some(line) if inner.height >= 2 => {
@@ -443,7 +441,7 @@ fn draw_editor(
         }
         _ => inner,
     };
-    Widget::render(&ed.area, text_area, buf);
+    Widget::render(ed.area(), text_area, buf);
 }
 
 /// Ctrl-R: the input box shows the match and the query in its title.
