@@ -26,10 +26,10 @@ pub(super) fn abort(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
         fx.push(Effect::SendOp(Op::Abort {
             turn: state.turns.abort_turn(),
         }));
-    } else if state.input.is_empty() {
-        if let Some(op) = state.rewind.idle_esc(now) {
-            fx.push(Effect::SendOp(op));
-        }
+    } else if state.input.is_empty()
+        && let Some(op) = state.rewind.idle_esc(now)
+    {
+        fx.push(Effect::SendOp(op));
     }
 }
 

@@ -294,7 +294,7 @@ fn at_completion_asks_for_files_and_puts_the_chosen_path_in() {
     update(&mut s, answer(6, &["x.rs"], true), t0);
     assert!(s.mention.visible(s.focus == Focus::Input).is_some());
     update(&mut s, key(KeyCode::Esc), t0);
-    assert!(!s.mention.visible(s.focus == Focus::Input).is_some());
+    assert!(s.mention.visible(s.focus == Focus::Input).is_none());
     assert!(s.input.text().ends_with("@x"));
     // An e-mail address opens nothing.
     let mut t = state();
