@@ -1,4 +1,4 @@
-//! `@path` completion (part of the pure reducer). While the word at the cursor starts with `@`,
+//! `@path` completion, a part of the state. While the word at the cursor starts with `@`,
 //! the app is asked for the workspace files that fuzzy-match what follows it (the engine's file
 //! index, which respects `.gitignore`); the answer fills a popup over the input. Tab or Enter puts
 //! the chosen path into the message as `@path ` (quoted when it holds a space), which the engine

@@ -1,8 +1,9 @@
-//! Messages typed while a turn runs (part of the pure reducer). They wait in `AppState::queue`,
-//! drawn below the live reply, and go to the engine one at a time as turns end, so the chat shows
-//! each one where the model reads it: after the reply it did not interrupt. Up on an empty input
-//! takes the newest back for editing; Esc or Ctrl-C on an empty input drops it. An interrupted
-//! turn puts them back into the input instead of sending them (the user stopped the agent).
+//! Messages typed while a turn runs (part of the pure reducer). They wait in the input box's
+//! queue (`InputBox::queue`), drawn below the live reply, and go to the engine one at a time as
+//! turns end, so the chat shows each one where the model reads it: after the reply it did not
+//! interrupt. Up on an empty input takes the newest back for editing; Esc or Ctrl-C on an empty
+//! input drops it. An interrupted turn puts them back into the input instead of sending them
+//! (the user stopped the agent).
 
 use std::time::Instant;
 
