@@ -3,12 +3,12 @@
 //! # Layers
 //!
 //! One crate, read bottom-up. At the bottom is [`engine`], which runs the agent without a
-//! terminal; on top of it sit two front ends that drive it through the same queue pair:
-//! [`headless`] (JSON lines on stdout) and [`tui`] (the full-screen terminal UI, entered through
-//! [`tui_main`]). [`config`], [`launch`], [`logging`] and [`harden`] set a run up: the
+//! terminal; on top of it sit three front ends that drive it through the same queue pair:
+//! [`headless`] (JSON lines on stdout), [`tui`] (the full-screen terminal UI, entered through
+//! [`tui_main`]) and [`acp`] (the Agent Client Protocol, for editors). [`config`], [`launch`], [`logging`] and [`harden`] set a run up: the
 //! configuration (flags beat env, env beats the file), the provider and run directory, the log
 //! file, and the process hardening at start-up. [`start`] runs them in that order and picks
-//! headless or the TUI; `main.rs` only calls it.
+//! headless, the editors' protocol or the TUI; `main.rs` only calls it.
 //!
 //! The engine never imports the front ends, the terminal crates (ratatui, crossterm, the
 //! textarea) or the rest of this crate. Inside it, the modules form layers; each imports only its
@@ -18,7 +18,8 @@
 //! 0. leaf helpers — `types` (messages, blocks, usage), `fsutil`, `secrets` (key masking),
 //!    `text`, `diff`, `pricing`, `approvals`, `files`, `instructions`, `sysprompt`, `replace`,
 //!    `step_memory` (pins, plan, focus), `learned_windows`, `lean` (the full or lean
-//!    prompt), `tokens` (calibrated token estimates);
+//!    prompt), `tokens` (calibrated token estimates), `text_files` (where the file tools read and
+//!    write text: the disk, or a front end's own access);
 //! 1. `provider/` — the `Provider` trait, Anthropic and OpenAI-compatible streams, SSE, retries,
 //!    overflow messages, the known-window table; `demo`, the offline scripted model;
 //! 2. `context` — accounting, thresholds and the context-strategy trait (when a handoff or a
@@ -31,7 +32,7 @@
 //! 8. `protocol` — `Op` and `Event`, the queue pair between the engine and a front end;
 //! 9. `session/` — the turn loop, the only module that builds an `Event`.
 //!
-//! Above the engine, `headless.rs` and `tui/` use it; `tui/` follows the Elm shape: a pure
+//! Above the engine, `headless.rs`, `acp/` and `tui/` use it; `tui/` follows the Elm shape: a pure
 //! reducer (`update.rs` and the files it dispatches to) over `state.rs`, effects run by `app.rs`,
 //! and a read-only view (`view.rs`, `render/`).
 //!
@@ -77,6 +78,7 @@
 //!    committed Markdown (`tui/render/stream.rs`, rendered once by `tui/render/stream_view.rs` and
 //!    `tui/render/markdown.rs`) and a live tail redrawn each frame.
 
+pub(crate) mod acp;
 pub(crate) mod config;
 pub mod engine;
 pub(crate) mod harden;

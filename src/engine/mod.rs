@@ -39,6 +39,7 @@ pub mod step_memory;
 pub mod subagent;
 pub(crate) mod sysprompt;
 pub(crate) mod text;
+pub(crate) mod text_files;
 pub(crate) mod tokens;
 pub mod tools;
 pub mod types;
@@ -50,7 +51,8 @@ pub mod types;
 /// 0. Leaf helpers: the conversation types, files and atomic writes, key masking, text and diff
 ///    helpers, prices, the workspace's file walk and instruction files, the system prompt, the
 ///    replace generation, the step memory (pins, plan, focus), the windows learned from overflow
-///    messages and front matter, the full or lean prompt and the calibrated token estimates.
+///    messages and front matter, the full or lean prompt, the calibrated token estimates and
+///    where the file tools read and write text (the disk, or a front end's own access).
 /// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
 ///    messages and the known-window table.
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
@@ -83,6 +85,7 @@ pub const LAYERS: &[&[&str]] = &[
         "frontmatter",
         "lean",
         "tokens",
+        "text_files",
     ],
     &["provider"],
     &["context", "policy", "mask"],

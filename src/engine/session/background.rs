@@ -319,7 +319,7 @@ impl Engine {
             ),
         }
         let outcome = match w.result {
-            Ok(resp) => self.document_from(&resp, used, prompt),
+            Ok(resp) => self.document_from(&resp, used),
             Err(e) => Err(WriteFailure::Provider(e)),
         };
         match (outcome, w.attempt) {

@@ -159,7 +159,7 @@ impl Engine {
             "{PLAN_MODE_PROMPT}\n{}",
             self.s.request.in_flight().join("\n")
         );
-        if let Err(restated) = echo::check(&prompt, &[plan_part(&plan)]) {
+        if let Err(restated) = echo::check(&[&prompt], &[plan_part(&plan)]) {
             return ToolOutput::error(format!(
                 "refused: the plan mostly restates its instructions and the request ({}); write \
                  the plan itself: what to change, where, in which order, how to verify.",
@@ -217,7 +217,7 @@ impl Engine {
                 ReadBack::Unreadable(e) => Err(format!("the plan file cannot be read ({e})")),
             },
         };
-        let checked = read.and_then(|(p, text)| match echo::check(&p.prompt, &[plan_part(&text)]) {
+        let checked = read.and_then(|(p, text)| match echo::check(&[&p.prompt], &[plan_part(&text)]) {
             Ok(()) => Ok((p, text)),
             Err(r) => Err(format!(
                 "the plan in {} mostly restates its instructions ({}); edit it into a plan first",

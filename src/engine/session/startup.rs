@@ -91,7 +91,8 @@ impl Engine {
         let tokens = Estimator::load(&places.data_dir, &settings.model);
         let mut warnings = Vec::new();
         warnings.extend(Support::current().notice(&tools.sandbox));
-        warnings.extend(sandbox::git_notice(&tools.sandbox, &places.workspace));
+        sandbox::pin_workspace(&places.workspace);
+        warnings.extend(sandbox::start_notice(&tools.sandbox, &places.workspace));
         warnings.extend(super::command_turn::load_notices(&extensions));
         let (manifest, step, session, run_dir) = match &resume {
             Some(r) => {

@@ -43,6 +43,7 @@ impl Engine {
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
             sandbox: self.bash_sandbox(),
+            files: self.run.tools.files.clone(),
         }
     }
 
@@ -316,8 +317,10 @@ impl Engine {
             ApprovalPolicy::AskOnce => self.approvals.asked_once,
             ApprovalPolicy::Ask => false,
         };
-        let covered =
-            auto || self.mode_approves(name) || self.approvals.granted.covers(name, input);
+        let covered = auto || self.mode_approves(name) || {
+            let ws = &self.run.places.workspace;
+            self.approvals.granted.covers_within(name, input, ws)
+        };
         if !outside && (hooked.allow || (!hooked.ask && covered)) {
             return Decision::Allow;
         }

@@ -118,12 +118,11 @@ impl Engine {
     }
 
     /// The document in a writing reply: its cost booked, parsed, checked (its required sections,
-    /// and against the wording of the prompt `kind` it answers), its header filled.
+    /// and against the wording of every instruction the writer has seen), its header filled.
     pub(super) fn document_from(
         &mut self,
         resp: &ModelResponse,
         used: u64,
-        kind: WritingPrompt,
     ) -> Result<HandoffDoc, WriteFailure> {
         // The writing turn's cost is the session's; its ctx is not a new main-thread reading.
         self.add_cost(crate::engine::pricing::cost_usd(
@@ -140,8 +139,10 @@ impl Engine {
         if !missing.is_empty() {
             return Err(WriteFailure::Missing(missing.join(", ")));
         }
-        doc.echo_check(kind.template())
-            .map_err(WriteFailure::Restated)?;
+        // Against every instruction the writer has seen, not only this request's prompt.
+        let texts = prompt::instruction_texts(&self.s.system_prompt, &self.tool_specs());
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        doc.echo_check(&texts).map_err(WriteFailure::Restated)?;
         doc.meta = Some(self.meta(used));
         Ok(doc)
     }
@@ -219,7 +220,7 @@ impl Engine {
     ) -> Result<HandoffDoc, WriteFailure> {
         let req = self.prompted_writing_request(history.to_vec(), used, cause, focus, kind);
         match self.stream(req, Purpose::Handoff).await {
-            Outcome::Done(resp) => self.document_from(&resp, used, kind),
+            Outcome::Done(resp) => self.document_from(&resp, used),
             Outcome::Aborted { .. } => Err(WriteFailure::Aborted),
             Outcome::Failed { error, .. } => Err(WriteFailure::Provider(error)),
         }

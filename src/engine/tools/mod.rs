@@ -41,6 +41,7 @@ use args::Args;
 pub(crate) use bash::Live;
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
+pub use crate::engine::text_files::{FileAccess, TextFiles};
 pub(crate) use spill::SPILL_PREVIEW_CHARS;
 
 /// The bash timeout when neither the call nor the configuration asks for another.
@@ -67,6 +68,9 @@ pub struct ToolCtx {
     pub allow_outside: bool,
     /// How `bash` commands are confined ([`sandbox`]).
     pub sandbox: sandbox::SandboxPolicy,
+    /// Where `read_file`, `edit_file` and `write_file` read and write text: the disk, or the
+    /// front end's own access (an editor's buffers).
+    pub files: FileAccess,
 }
 
 impl ToolCtx {
@@ -80,6 +84,7 @@ impl ToolCtx {
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             allow_outside: false,
             sandbox: sandbox::SandboxPolicy::off(),
+            files: Default::default(),
         }
     }
 }
