@@ -19,14 +19,14 @@ use crate::engine::tools::{self, ToolCtx, ToolOutput, names};
 impl Engine {
     /// What a subagent may call under the approvals in force: `bash` where the parent would run
     /// a command unasked, which includes every command the sandbox confines.
-    pub(super) fn child_tools(&self) -> ChildTools {
+    pub(in crate::engine::session) fn child_tools(&self) -> ChildTools {
         self.approvals.child_tools(&self.planning)
     }
 
     /// Whether a call of `name` may run (`outside`: its path leaves the workspace; `hooked`: what
     /// its `PreToolUse` hooks said): judged by the session's approvals in the mode in force, and
     /// where only the user can decide, asked.
-    pub(super) async fn approve(
+    pub(in crate::engine::session) async fn approve(
         &mut self,
         id: &str,
         name: &str,
@@ -91,7 +91,7 @@ impl Engine {
     /// can be asked, when the user says no, or when the turn is stopped during the question (true
     /// in the second place). None: the engine shut down during the rerun. Plan mode never runs a
     /// command outside its read-only sandbox.
-    pub(super) async fn offer_unsandboxed(
+    pub(in crate::engine::session) async fn offer_unsandboxed(
         &mut self,
         id: &str,
         input: &Value,
@@ -139,7 +139,7 @@ impl Engine {
              sandbox, and this is that run's result]\n{}",
             rerun.content
         );
-        let rerun = tools::for_model(names::BASH, rerun, &ctx, &mut self.s.spiller);
+        let rerun = tools::for_model(names::BASH, rerun, &ctx, &mut self.conversation.spiller);
         (Some(rerun), false)
     }
 }

@@ -97,7 +97,7 @@ impl Borrowed {
 impl Engine {
     /// `/init`: draft `<workspace>/AGENTS.md` through the model, unless it exists and the user
     /// has not agreed to replace it (`overwrite`).
-    pub(super) async fn init_turn(&mut self, id: TurnId, overwrite: bool) {
+    pub(in crate::engine::session) async fn init_turn(&mut self, id: TurnId, overwrite: bool) {
         let path = self.run.places.workspace.join("AGENTS.md");
         let exists = std::fs::symlink_metadata(&path).is_ok();
         if exists && !overwrite {
@@ -110,7 +110,12 @@ impl Engine {
     }
 
     /// `Op::Command`: run the custom command `name` with `args`.
-    pub(super) async fn command_turn(&mut self, id: TurnId, name: String, args: String) {
+    pub(in crate::engine::session) async fn command_turn(
+        &mut self,
+        id: TurnId,
+        name: String,
+        args: String,
+    ) {
         let args = args.trim().to_string();
         let typed = if args.is_empty() {
             format!("/{name}")
@@ -184,7 +189,11 @@ impl Engine {
     /// `Op::ImplementPlan`: the latest plan, read back from its file, carried out here or in a
     /// fresh session. The mode goes back to normal first. Nothing to implement (no plan, a file
     /// gone or empty, a plan that restates its prompt) ends the turn unchanged with a notice.
-    pub(super) async fn implement_plan(&mut self, id: TurnId, choice: PlanChoice) {
+    pub(in crate::engine::session) async fn implement_plan(
+        &mut self,
+        id: TurnId,
+        choice: PlanChoice,
+    ) {
         let (presented, text) = match self.planning.to_implement() {
             Ok(ok) => ok,
             Err(why) => {

@@ -14,7 +14,7 @@ use crate::engine::tools::Spiller;
 use crate::engine::types::{Block, Message, Role, append_message};
 
 /// The state of the current session (one generation).
-pub(super) struct SessionState {
+pub(super) struct Conversation {
     pub(super) id: String,
     pub(super) parent: Option<String>,
     pub(super) generation: u32,
@@ -43,10 +43,10 @@ pub(super) struct SessionState {
     pub(super) mask: MaskState,
 }
 
-impl SessionState {
+impl Conversation {
     /// No session yet: the first message starts one. Its prompt is the base prompt until then.
-    pub(super) fn none(base_prompt: &str) -> SessionState {
-        SessionState::new(
+    pub(super) fn none(base_prompt: &str) -> Conversation {
+        Conversation::new(
             Identity::default(),
             Vec::new(),
             Transcript::disabled(),
@@ -60,9 +60,9 @@ impl SessionState {
         messages: Vec<Message>,
         transcript: Transcript,
         system_prompt: &str,
-    ) -> SessionState {
+    ) -> Conversation {
         let appended_chars = messages.iter().map(Message::char_len).sum();
-        SessionState {
+        Conversation {
             id: who.id,
             parent: who.parent,
             generation: who.generation,

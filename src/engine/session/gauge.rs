@@ -10,8 +10,8 @@ use crate::engine::types::ModelResponse;
 
 impl Engine {
     /// Book a request's cost: the step, its generation and the session.
-    pub(super) fn add_cost(&mut self, cost: f64) {
-        self.s.cost_usd += cost;
+    pub(in crate::engine::session) fn add_cost(&mut self, cost: f64) {
+        self.conversation.cost_usd += cost;
         self.ledger.record(|rec| {
             rec.figures.cost_usd += cost;
             rec.current_generation().cost_usd += cost;
@@ -19,11 +19,11 @@ impl Engine {
     }
 
     /// Account a successful response: ctx, cost, ledger; reset the overflow counter.
-    pub(super) fn on_response(&mut self, resp: &ModelResponse) {
+    pub(in crate::engine::session) fn on_response(&mut self, resp: &ModelResponse) {
         self.counters.responded();
         let ctx = resp.usage.context();
-        self.s.ctx = ctx;
-        self.s.appended_chars = 0;
+        self.conversation.ctx = ctx;
+        self.conversation.appended_chars = 0;
         let cost = crate::engine::pricing::cost_usd(&self.settings.model, &resp.usage);
         self.add_cost(cost);
         let window = self.settings.thresholds.window;
@@ -40,13 +40,13 @@ impl Engine {
             estimated: false,
             usage: resp.usage,
             cost_usd: cost,
-            session_cost_usd: self.s.cost_usd,
-            masked_tokens: self.s.mask.saved_tokens(),
+            session_cost_usd: self.conversation.cost_usd,
+            masked_tokens: self.conversation.mask.saved_tokens(),
         });
     }
 
     /// The gauge between responses: the context as estimated now.
-    pub(super) fn emit_usage_estimate(&self) {
+    pub(in crate::engine::session) fn emit_usage_estimate(&self) {
         self.emit(Event::Usage {
             turn: self.turn_id(),
             context: self.ctx_estimate(),
@@ -54,20 +54,20 @@ impl Engine {
             estimated: true,
             usage: Default::default(),
             cost_usd: 0.0,
-            session_cost_usd: self.s.cost_usd,
-            masked_tokens: self.s.mask.saved_tokens(),
+            session_cost_usd: self.conversation.cost_usd,
+            masked_tokens: self.conversation.mask.saved_tokens(),
         });
     }
 
     /// The context the gauge shows: the last report plus an estimate of what was appended since
     /// (and of the session's floor, before its first report).
-    pub(super) fn ctx_estimate(&self) -> u64 {
+    pub(in crate::engine::session) fn ctx_estimate(&self) -> u64 {
         // Before the session's first response nothing has counted its prompt and tools yet.
-        let floor = if self.s.ctx == 0 {
+        let floor = if self.conversation.ctx == 0 {
             self.counters.estimate(self.floor_chars())
         } else {
             0
         };
-        self.s.ctx + floor + self.counters.estimate(self.s.appended_chars)
+        self.conversation.ctx + floor + self.counters.estimate(self.conversation.appended_chars)
     }
 }

@@ -8,7 +8,7 @@
 
 use super::Engine;
 use super::active_turn::ActiveTurn;
-use super::conversation::{Identity, SessionState, UserRequest};
+use super::conversation::{Conversation, Identity, UserRequest};
 use super::handoff;
 use super::mcp_answers;
 use super::model_request::Stop;
@@ -27,7 +27,7 @@ use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, Origin, Tur
 use crate::engine::types::Message;
 
 impl Engine {
-    pub(super) async fn run(&mut self, first: FirstMoves) {
+    pub(in crate::engine::session) async fn run(&mut self, first: FirstMoves) {
         for message in first.warnings {
             self.emit(Event::Warning { message });
         }
@@ -107,7 +107,7 @@ impl Engine {
                 action,
                 on_conflict,
             } => {
-                let generation = self.s.generation;
+                let generation = self.conversation.generation;
                 let report = self
                     .checkpoints
                     .restore(&mut self.ledger, generation, action, on_conflict)
@@ -129,12 +129,12 @@ impl Engine {
     fn on_answered_op(&mut self, op: Op) {
         match op {
             Op::Permissions => self.emit(self.approvals.permissions_event(&self.planning)),
-            Op::Cost => self.emit(self.ledger.cost_event(&self.s.id)),
+            Op::Cost => self.emit(self.ledger.cost_event(&self.conversation.id)),
             Op::ListSessions => self.emit(Event::Sessions {
                 current_run: self.ledger.run_dir.run_id.clone(),
                 sessions: run_list::list(&self.run.places.data_dir, &self.run.places.workspace),
             }),
-            Op::RewindPoints => self.emit(self.ledger.rewind_points(&self.s.id)),
+            Op::RewindPoints => self.emit(self.ledger.rewind_points(&self.conversation.id)),
             Op::SetModel { model } => self.set_model(&model),
             Op::SetEffort { effort } => {
                 // Extended thinking / reasoning effort from the next request on.
@@ -188,7 +188,7 @@ impl Engine {
     /// step's memory (a pin made now reaches the next successor even if the handoff comes before
     /// the turn ends), the mode and MCP as while idle; queues the rest in `pending` for the
     /// engine's loop.
-    pub(super) fn triage(&mut self, op: Option<Op>) -> Option<Stop> {
+    pub(in crate::engine::session) fn triage(&mut self, op: Option<Op>) -> Option<Stop> {
         match op {
             Some(Op::Shutdown) | None => {
                 self.inbox.shutdown = true;
@@ -262,7 +262,7 @@ impl Engine {
     /// Start the step on its first task: named by `--step`, else after `task`; the name claimed
     /// in the workspace; its record in the ledger. A step started in another mode than normal
     /// records it, so `--continue` keeps it.
-    pub(super) fn start_step(&mut self, task: &str) {
+    pub(in crate::engine::session) fn start_step(&mut self, task: &str) {
         let name = self
             .run
             .step
@@ -282,7 +282,7 @@ impl Engine {
 
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
     /// The request in progress goes on in it (`/new` clears it first).
-    pub(super) fn start_session(
+    pub(in crate::engine::session) fn start_session(
         &mut self,
         parent: Option<String>,
         generation: u32,
@@ -308,7 +308,7 @@ impl Engine {
         if let Some(err) = transcript.take_error() {
             self.emit(Event::Warning { message: err });
         }
-        let start = match (parent.is_some(), self.s.is_none()) {
+        let start = match (parent.is_some(), self.conversation.is_none()) {
             (true, _) => GenerationStart::Handoff,
             (false, true) => GenerationStart::First,
             (false, false) => GenerationStart::New,
@@ -324,10 +324,10 @@ impl Engine {
             parent,
             generation,
         };
-        let request = std::mem::take(&mut self.s.request);
+        let request = std::mem::take(&mut self.conversation.request);
         // The old session's history is dropped here: retired histories are freed.
-        self.s = SessionState::new(who, first, transcript, &prompt.text);
-        self.s.request = request;
+        self.conversation = Conversation::new(who, first, transcript, &prompt.text);
+        self.conversation.request = request;
         let window = self.settings.thresholds.window;
         let estimate = self.ctx_estimate();
         self.ledger.record(|rec| {
@@ -342,11 +342,11 @@ impl Engine {
         self.ledger.save();
         let provider = self.run.provider.client.name();
         self.emit(
-            self.s
+            self.conversation
                 .started(&self.settings, provider, self.run.provider.demo),
         );
         self.emit_logged(Event::SessionPrompt {
-            session_id: self.s.id.clone(),
+            session_id: self.conversation.id.clone(),
             environment: prompt.environment,
             instructions: prompt.instructions,
         });
@@ -359,9 +359,9 @@ impl Engine {
         if self.ledger.has_step() {
             // A fresh start: no briefing, no request carried into it; the next generation,
             // marked as a /new (no handoff, no parent).
-            self.s.request = UserRequest::default();
-            self.s.briefed = None;
-            let next = self.s.generation + 1;
+            self.conversation.request = UserRequest::default();
+            self.conversation.briefed = None;
+            let next = self.conversation.generation + 1;
             self.session_left_hooks(EndReason::Clear);
             self.start_session(None, next, Vec::new());
         }
@@ -420,7 +420,7 @@ impl Engine {
             let _ = std::fs::remove_dir(left.run_dir.root.join("sessions"));
             let _ = std::fs::remove_dir(&left.run_dir.root);
         }
-        self.s = resumed.session;
+        self.conversation = resumed.session;
         // `SessionStart` runs before the resumed session's next request.
         self.hooks.start_due(StartSource::Resume);
         self.counters.reset_overflow();
@@ -437,12 +437,12 @@ impl Engine {
     /// review it left open reopens.
     async fn announce_resumed(&mut self) {
         let prompt = self.run.prepare_session();
-        self.s.system_prompt = prompt.text.clone();
+        self.conversation.system_prompt = prompt.text.clone();
         self.emit(Event::Resumed {
             run_id: self.ledger.run_dir.run_id.clone(),
-            session_id: self.s.id.clone(),
-            generation: self.s.generation,
-            messages: self.s.messages.len(),
+            session_id: self.conversation.id.clone(),
+            generation: self.conversation.generation,
+            messages: self.conversation.messages.len(),
             latest_handoff: self
                 .ledger
                 .rec()
@@ -450,20 +450,20 @@ impl Engine {
         });
         let provider = self.run.provider.client.name();
         self.emit(
-            self.s
+            self.conversation
                 .started(&self.settings, provider, self.run.provider.demo),
         );
         self.emit_logged(Event::SessionPrompt {
-            session_id: self.s.id.clone(),
+            session_id: self.conversation.id.clone(),
             environment: prompt.environment,
             instructions: prompt.instructions,
         });
         if self.run.front_end.can_ask() {
-            for ev in self.s.replay() {
+            for ev in self.conversation.replay() {
                 self.emit(ev);
             }
         }
-        let s = &self.s;
+        let s = &self.conversation;
         self.emit(Event::Notice {
             message: format!(
                 "continuing session {} (generation {}, {} messages)",
@@ -474,10 +474,12 @@ impl Engine {
         });
         self.emit_usage_estimate();
         self.ledger.emit_memory();
-        self.s.briefed =
-            crate::engine::handoff::briefing::briefed_with(&self.s.messages, &self.s.parent);
+        self.conversation.briefed = crate::engine::handoff::briefing::briefed_with(
+            &self.conversation.messages,
+            &self.conversation.parent,
+        );
         self.checkpoints
-            .close_cut_short(&mut self.ledger, self.s.generation)
+            .close_cut_short(&mut self.ledger, self.conversation.generation)
             .await;
         self.reopen_frozen().await;
     }
@@ -500,7 +502,7 @@ impl Engine {
     }
 
     /// `Op::SetMode`: from the next request on (a call made meanwhile is judged by the new mode).
-    pub(super) fn set_mode(&mut self, mode: Mode) {
+    pub(in crate::engine::session) fn set_mode(&mut self, mode: Mode) {
         if self.planning.set_mode(mode) {
             self.note_setting();
         }
@@ -508,10 +510,10 @@ impl Engine {
     }
 
     /// Record a model, effort or mode change in the step's ledger.
-    pub(super) fn note_setting(&mut self) {
+    pub(in crate::engine::session) fn note_setting(&mut self) {
         let change = self
             .settings
-            .change(self.s.generation, self.planning.mode());
+            .change(self.conversation.generation, self.planning.mode());
         let window = self.settings.thresholds.window;
         self.ledger.record(|rec| {
             rec.settings.push(change);

@@ -61,7 +61,7 @@ use super::types::Message;
 use active_turn::ActiveTurn;
 use approval_state::ApprovalState;
 use checkpointing::Checkpointing;
-use conversation::SessionState;
+use conversation::Conversation;
 use counters::Counters;
 use handoff::Handoffs;
 use model_request::Stop;
@@ -129,8 +129,8 @@ pub(super) struct Engine {
     settings: ModelSettings,
     inbox: Inbox,
     ledger: StepLedger,
-    /// The current session (one generation).
-    s: SessionState,
+    /// The current generation's conversation: its messages, transcript, prompt and counters.
+    conversation: Conversation,
     /// The turn running now (None when idle).
     turn: Option<ActiveTurn>,
     handoff: Handoffs,
@@ -154,33 +154,36 @@ impl Engine {
     /// Say `ev` and record it in the transcript too.
     fn emit_logged(&mut self, ev: Event) {
         if let Ok(v) = serde_json::to_value(&ev) {
-            self.s
+            self.conversation
                 .transcript
                 .append(&TranscriptLine::Event { event: v });
         }
         self.emit(ev);
-        if let Some(warning) = self.s.transcript_warning() {
+        if let Some(warning) = self.conversation.transcript_warning() {
             self.emit(warning);
         }
     }
 
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
     fn push_message(&mut self, msg: Message) {
-        self.s.push(msg);
-        if let Some(warning) = self.s.transcript_warning() {
+        self.conversation.push(msg);
+        if let Some(warning) = self.conversation.transcript_warning() {
             self.emit(warning);
         }
     }
 
     /// Shutdown came, or the front end is gone: nothing more runs.
-    pub(super) fn shutting_down(&self) -> bool {
+    pub(in crate::engine::session) fn shutting_down(&self) -> bool {
         self.inbox.shutdown
     }
 
     /// Run `fut` while listening for ops: an abort of the running turn drops it (None), as does
     /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`]. A background
     /// handoff's writing result is handled as it arrives (frozen, rescued), never dropping `fut`.
-    pub(super) async fn abortable<F: std::future::Future>(&mut self, fut: F) -> Option<F::Output> {
+    pub(in crate::engine::session) async fn abortable<F: std::future::Future>(
+        &mut self,
+        fut: F,
+    ) -> Option<F::Output> {
         tokio::pin!(fut);
         loop {
             tokio::select! {
@@ -194,7 +197,7 @@ impl Engine {
     }
 
     /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.
-    pub(super) async fn answer(&mut self, id: &str) -> Option<Approval> {
+    pub(in crate::engine::session) async fn answer(&mut self, id: &str) -> Option<Approval> {
         loop {
             let op = tokio::select! {
                 op = self.inbox.ops.recv() => op,
@@ -220,7 +223,7 @@ impl Engine {
     /// Before a request: wait for MCP servers still starting, each at most until its
     /// `startup_timeout` (a later one is offered from a later request). The front end is told
     /// which ones it waits for as that changes. False: the user aborted.
-    pub(super) async fn wait_for_mcp(&mut self) -> bool {
+    pub(in crate::engine::session) async fn wait_for_mcp(&mut self) -> bool {
         let Some(mcp) = self.run.mcp.clone() else {
             return true;
         };
@@ -263,7 +266,7 @@ impl Engine {
 
     /// bash with live output and a graceful stop: an abort of the turn stops the command and
     /// waits for its partial result; shutdown drops it (the process group dies).
-    pub(super) async fn run_bash(
+    pub(in crate::engine::session) async fn run_bash(
         &mut self,
         id: &str,
         input: &Value,

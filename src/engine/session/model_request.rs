@@ -66,7 +66,7 @@ pub(super) enum Stop {
 impl Engine {
     /// What a user message is measured against (the handoff line of a fresh session) and
     /// where it is saved when it is too large.
-    pub(super) fn input_room(&self) -> InputRoom<'_> {
+    pub(in crate::engine::session) fn input_room(&self) -> InputRoom<'_> {
         InputRoom {
             dir: self.spill_dir(),
             workspace: &self.run.places.workspace,
@@ -78,7 +78,7 @@ impl Engine {
     }
 
     /// Said at start and when the window changes: a floor over a third of the window.
-    pub(super) fn warn_about_the_floor(&self) {
+    pub(in crate::engine::session) fn warn_about_the_floor(&self) {
         let floor = self.counters.estimate(self.floor_chars());
         if let Some(message) = context::floor_warning(
             floor,
@@ -89,13 +89,18 @@ impl Engine {
         }
     }
     /// Build a request on the current session's history (old tool output masked).
-    pub(super) fn build_request(&mut self, tool_choice: ToolChoice) -> ModelRequest {
+    pub(in crate::engine::session) fn build_request(
+        &mut self,
+        tool_choice: ToolChoice,
+    ) -> ModelRequest {
         let at = self.history_at();
         let window = self.settings.thresholds.window;
-        let messages =
-            self.s
-                .mask
-                .request_messages(&self.s.messages, at, &self.run.masking, window);
+        let messages = self.conversation.mask.request_messages(
+            &self.conversation.messages,
+            at,
+            &self.run.masking,
+            window,
+        );
         ModelRequest {
             messages,
             model: self.settings.model.clone(),
@@ -109,13 +114,17 @@ impl Engine {
 
     /// Stream `req`; only a main request's text goes to the front end. Logged with its number,
     /// purpose, retries, outcome and duration.
-    pub(super) async fn stream(&mut self, req: ModelRequest, purpose: Purpose) -> Outcome {
+    pub(in crate::engine::session) async fn stream(
+        &mut self,
+        req: ModelRequest,
+        purpose: Purpose,
+    ) -> Outcome {
         let number = self.counters.next_request();
         let started = std::time::Instant::now();
         tracing::debug!(
             request = number,
             purpose = purpose.as_str(),
-            session = %self.s.id,
+            session = %self.conversation.id,
             messages = req.messages.len(),
             tool_choice = ?req.tool_choice,
             "request sent"

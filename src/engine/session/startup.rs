@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use super::approval_state::ApprovalState;
 use super::checkpointing::Checkpointing;
 use super::command_turns::load_notices;
-use super::conversation::{Identity, SessionState};
+use super::conversation::{Conversation, Identity};
 use super::counters::Counters;
 use super::dangling_calls::repair_dangling_tool_uses;
 use super::handoff::Handoffs;
@@ -64,7 +64,7 @@ fn start_notices(tools: &ToolParams, places: &Places, extensions: &Extensions) -
 pub(super) struct Resumed {
     pub(super) manifest: Manifest,
     pub(super) step: Option<usize>,
-    pub(super) session: SessionState,
+    pub(super) session: Conversation,
 }
 
 /// The engine of `p`, with its op receiver and its event sender, and what it does first.
@@ -133,7 +133,7 @@ pub(super) fn build(
         Some(_) => super::step_claim::claim_resumed(places.workbench.as_deref(), rec)?,
         None => None,
     };
-    let s = session.unwrap_or_else(|| SessionState::none(&prompt.system_prompt));
+    let conversation = session.unwrap_or_else(|| Conversation::none(&prompt.system_prompt));
     // The mode asked for, else the one a continued step last recorded, else normal.
     let mode = tools
         .mode
@@ -167,7 +167,7 @@ pub(super) fn build(
         settings,
         inbox: Inbox::new(ops),
         ledger,
-        s,
+        conversation,
         turn: None,
         approvals,
         counters: Counters::new(tokens),
@@ -256,7 +256,7 @@ pub(super) fn resumed_state(
         .last_context
         .map_or((0, 0), |c| (c.tokens, c.messages));
     let appended_chars = messages.iter().skip(counted).map(Message::char_len).sum();
-    let mut session = SessionState::new(who, messages, transcript, base_prompt);
+    let mut session = Conversation::new(who, messages, transcript, base_prompt);
     session.cost_usd = cost_usd;
     session.ctx = ctx;
     session.appended_chars = appended_chars;

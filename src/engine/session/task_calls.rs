@@ -47,7 +47,7 @@ impl Engine {
             Thresholds::new(window, self.settings.thresholds.headroom)
         };
         let session_context = crate::engine::sysprompt::session_context(
-            &self.s.system_prompt,
+            &self.conversation.system_prompt,
             &self.run.prompt.system_prompt,
         );
         ChildEnv {
@@ -63,8 +63,8 @@ impl Engine {
             tool_ctx: self.tool_ctx(false),
             run_dir: self.ledger.run_dir.clone(),
             header: ChildHeader {
-                parent_session: self.s.id.clone(),
-                generation: self.s.generation,
+                parent_session: self.conversation.id.clone(),
+                generation: self.conversation.generation,
                 step: self.ledger.step_name(),
                 provider: self.run.provider.client.name().to_string(),
                 workspace: self.run.places.workspace.clone(),
@@ -77,7 +77,7 @@ impl Engine {
     /// it blocks is not run; its context goes with the report), the children together, then
     /// `SubagentStop` and `PostToolUse` on each report. Each call's result, and whether the turn
     /// was stopped.
-    pub(super) async fn task_calls(
+    pub(in crate::engine::session) async fn task_calls(
         &mut self,
         batch: Vec<(String, Value)>,
     ) -> (Vec<(String, Block)>, bool) {
@@ -217,7 +217,7 @@ impl Engine {
             self.ledger.save();
         }
         let ctx = self.tool_ctx(false);
-        let out = tools::for_model(TASK_TOOL, done.output, &ctx, &mut self.s.spiller);
+        let out = tools::for_model(TASK_TOOL, done.output, &ctx, &mut self.conversation.spiller);
         let block = self.deliver(&done.call_id, TASK_TOOL, out);
         (done.call_id, block)
     }

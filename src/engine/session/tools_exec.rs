@@ -20,11 +20,11 @@ use crate::engine::types::{Block, Message, Role, ToolSpec};
 impl Engine {
     /// What a tool call runs with; `allow_outside`: the user approved this very call's path
     /// outside the workspace.
-    pub(super) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
+    pub(in crate::engine::session) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
             workspace: self.run.places.workspace.clone(),
             spill_dir: Some(self.spill_dir()),
-            session_id: self.s.id.clone(),
+            session_id: self.conversation.id.clone(),
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
             sandbox: self.planning.bash_sandbox(),
@@ -35,7 +35,7 @@ impl Engine {
     /// The built-in tools, the step's own (`todo`, and `recall` for a successor or while old
     /// tool output is masked), `task`, then the tools of every ready MCP server (a server that
     /// became ready since the last request is offered from this one on), as the mode allows.
-    pub(super) fn tool_specs(&self) -> Vec<ToolSpec> {
+    pub(in crate::engine::session) fn tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
         let child_tools = self.child_tools();
@@ -55,18 +55,20 @@ impl Engine {
 
     /// This generation's transcript while old tool output is masked (`recall` searches it then:
     /// a masked output is found there); None otherwise or before the first session.
-    pub(super) fn own_transcript(&self) -> Option<Source> {
-        (self.run.masking.mode == MaskMode::On && !self.s.id.is_empty()).then(|| Source {
-            generation: self.s.generation,
-            path: self.ledger.transcript_path(&self.s.id),
+    pub(in crate::engine::session) fn own_transcript(&self) -> Option<Source> {
+        (self.run.masking.mode == MaskMode::On && !self.conversation.id.is_empty()).then(|| {
+            Source {
+                generation: self.conversation.generation,
+                path: self.ledger.transcript_path(&self.conversation.id),
+            }
         })
     }
 
     /// The characters every session starts with: its system prompt (before the first session:
     /// the base prompt and the project instructions it will get) and the tool specs.
-    pub(super) fn floor_chars(&self) -> usize {
+    pub(in crate::engine::session) fn floor_chars(&self) -> usize {
         let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
-        let prompt = if self.s.id.is_empty() {
+        let prompt = if self.conversation.id.is_empty() {
             self.run.prompt.system_prompt.len()
                 + crate::engine::instructions::load(
                     &self.run.prompt.instructions,
@@ -75,20 +77,21 @@ impl Engine {
                 .block
                 .len()
         } else {
-            self.s.system_prompt.len()
+            self.conversation.system_prompt.len()
         };
         prompt + tools
     }
 
     /// The system prompt of a main request: the session's, and plan mode says it plans.
-    pub(super) fn system_prompt(&self) -> String {
-        self.planning.system_for_mode(&self.s.system_prompt)
+    pub(in crate::engine::session) fn system_prompt(&self) -> String {
+        self.planning
+            .system_for_mode(&self.conversation.system_prompt)
     }
 
     /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
     /// `--no-workbench` (outside the workspace, private to the user, and readable by
     /// `read_file`).
-    pub(super) fn spill_dir(&self) -> PathBuf {
+    pub(in crate::engine::session) fn spill_dir(&self) -> PathBuf {
         match &self.run.places.workbench {
             Some(w) => w.join("spill"),
             None => self.ledger.run_dir.root.join("spill"),
@@ -100,7 +103,7 @@ impl Engine {
     /// plan was presented. The `task` calls run together, at the place of the first of them
     /// (`task_calls.rs`); the others one by one. A call of a tool the request did not offer
     /// (`offered`) fails, naming the ones it did.
-    pub(super) async fn run_tools(
+    pub(in crate::engine::session) async fn run_tools(
         &mut self,
         msg: &Message,
         offered: &[String],
@@ -194,7 +197,7 @@ impl Engine {
     /// One call (not a `task`): asked for when it needs approval, then run. True in the second
     /// place when the user stopped the turn meanwhile.
     /// `from_text`: the model wrote the call as text (said with the call).
-    pub(super) async fn run_call(
+    pub(in crate::engine::session) async fn run_call(
         &mut self,
         id: &str,
         name: &str,
@@ -282,8 +285,15 @@ impl Engine {
     }
 
     /// A call's result: told to the front end (and the transcript), as the block the model gets.
-    pub(super) fn deliver(&mut self, id: &str, name: &str, mut out: ToolOutput) -> Block {
-        self.s.call_counts.note(&self.s.id, id, out.diff.as_deref());
+    pub(in crate::engine::session) fn deliver(
+        &mut self,
+        id: &str,
+        name: &str,
+        mut out: ToolOutput,
+    ) -> Block {
+        self.conversation
+            .call_counts
+            .note(&self.conversation.id, id, out.diff.as_deref());
         self.emit_logged(Event::ToolResult {
             turn: self.turn_id(),
             id: id.to_string(),
@@ -337,7 +347,12 @@ impl Engine {
             }
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };
-        Some(tools::for_model(name, out, &ctx, &mut self.s.spiller))
+        Some(tools::for_model(
+            name,
+            out,
+            &ctx,
+            &mut self.conversation.spiller,
+        ))
     }
 
     /// The `present_plan` call: the plan, checked and written to a new file in the workbench
@@ -354,7 +369,7 @@ impl Engine {
             base: &base,
             step: &step,
         };
-        let request = self.s.request.in_flight();
+        let request = self.conversation.request.in_flight();
         match self.planning.present(input, &request, place) {
             Ok((out, plan)) => {
                 self.emit_logged(Event::Plan {

@@ -20,21 +20,25 @@ use crate::engine::types::{Block, Message};
 
 impl Engine {
     /// The id of the turn running now (None when idle): the turn its events belong to.
-    pub(super) fn turn_id(&self) -> Option<TurnId> {
+    pub(in crate::engine::session) fn turn_id(&self) -> Option<TurnId> {
         self.turn.map(|t| t.id)
     }
 
     /// The history the current session's requests send, as masking keys it: the session and its
     /// replace generation.
-    pub(super) fn history_at(&self) -> HistoryAt {
+    pub(in crate::engine::session) fn history_at(&self) -> HistoryAt {
         HistoryAt {
-            session: self.s.id.clone(),
+            session: self.conversation.id.clone(),
             replace: self.ledger.replace.get(),
         }
     }
 
     /// Begin `turn`: it becomes the one `Op::Abort` may name.
-    pub(super) fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
+    pub(in crate::engine::session) fn begin_turn(
+        &mut self,
+        id: TurnId,
+        kind: TurnKind,
+    ) -> ActiveTurn {
         let turn = ActiveTurn::new(id, kind);
         self.turn = Some(turn);
         self.emit(Event::TurnStarted {
@@ -46,12 +50,12 @@ impl Engine {
     }
 
     /// The one end of a turn: `TurnEnd`, recorded in the transcript for message turns.
-    pub(super) fn end_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+    pub(in crate::engine::session) fn end_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
         tracing::info!(
             turn = turn.id.0,
             kind = ?turn.kind,
             ms = turn.started.elapsed().as_millis(),
-            session = %self.s.id,
+            session = %self.conversation.id,
             "turn ended: {reason}"
         );
         let ev = Event::TurnEnd {
@@ -67,26 +71,36 @@ impl Engine {
     }
 
     /// A turn that ends as it starts, the session unchanged: `ev` says why.
-    pub(super) fn turn_ends_at_once(&mut self, id: TurnId, kind: TurnKind, ev: Event) {
+    pub(in crate::engine::session) fn turn_ends_at_once(
+        &mut self,
+        id: TurnId,
+        kind: TurnKind,
+        ev: Event,
+    ) {
         let turn = self.begin_turn(id, kind);
         self.emit(ev);
         self.close_turn(turn, ExitReason::Unchanged);
     }
 
     /// `turn` is over, for `reason`: no turn runs any more, and `TurnEnd` says why.
-    pub(super) fn close_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+    pub(in crate::engine::session) fn close_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
         self.turn = None;
         self.end_turn(turn, reason);
     }
 
     /// Start the step (`task` names it if this is its first turn), a session if none runs, and
     /// the turn.
-    pub(super) fn open_turn(&mut self, id: TurnId, kind: TurnKind, task: &str) -> ActiveTurn {
+    pub(in crate::engine::session) fn open_turn(
+        &mut self,
+        id: TurnId,
+        kind: TurnKind,
+        task: &str,
+    ) -> ActiveTurn {
         if !self.ledger.has_step() {
             self.start_step(task);
         }
-        if self.s.is_none() {
-            let generation = self.s.generation.max(1);
+        if self.conversation.is_none() {
+            let generation = self.conversation.generation.max(1);
             self.start_session(None, generation, Vec::new());
         }
         // After the session it opens: a run's first event stays `session_started`.
@@ -96,7 +110,12 @@ impl Engine {
     }
 
     /// The message of the open `turn`, and the agent loop on it to the turn's end.
-    pub(super) async fn send_message(&mut self, turn: ActiveTurn, origin: Origin, text: String) {
+    pub(in crate::engine::session) async fn send_message(
+        &mut self,
+        turn: ActiveTurn,
+        origin: Origin,
+        text: String,
+    ) {
         let id = turn.id;
         // A 10 MB paste reaches the model as a preview and a file to read.
         let text = if origin == Origin::User {
@@ -135,12 +154,15 @@ impl Engine {
             message.content.push(Block::text(context));
         }
         if origin == Origin::User {
-            let (generation, index) = (self.s.generation, self.s.messages.len());
+            let (generation, index) = (
+                self.conversation.generation,
+                self.conversation.messages.len(),
+            );
             self.ledger
-                .note_prompt(generation, &self.s.id, index, &text);
+                .note_prompt(generation, &self.conversation.id, index, &text);
         }
         // The request in flight is what the user typed (a successor gets it verbatim).
-        self.s.request = UserRequest::opened(text.clone());
+        self.conversation.request = UserRequest::opened(text.clone());
         self.push_message(message);
         self.ledger.save();
         self.emit_usage_estimate();
@@ -150,12 +172,16 @@ impl Engine {
 
     /// The end of a turn that ran: the turn's last checkpoint, its count in the ledger, then
     /// `TurnEnd`. A completed turn closes the request in flight.
-    pub(super) async fn finish_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
+    pub(in crate::engine::session) async fn finish_turn(
+        &mut self,
+        turn: ActiveTurn,
+        reason: ExitReason,
+    ) {
         self.checkpoints
-            .after_turn(&mut self.ledger, self.s.generation)
+            .after_turn(&mut self.ledger, self.conversation.generation)
             .await;
         if reason == ExitReason::Completed {
-            self.s.request.open = false;
+            self.conversation.request.open = false;
         }
         let failed = matches!(reason, ExitReason::Error(_));
         self.ledger.record(|rec| {
@@ -171,7 +197,11 @@ impl Engine {
     }
 
     /// Decline a `/handoff` turn: say why, and end it.
-    pub(super) fn refuse_handoff(&mut self, turn: TurnId, reason: HandoffRefusal) {
+    pub(in crate::engine::session) fn refuse_handoff(
+        &mut self,
+        turn: TurnId,
+        reason: HandoffRefusal,
+    ) {
         self.emit(Event::Handoff(HandoffPhase::Refused {
             reason,
             message: reason.to_string(),
@@ -184,15 +214,15 @@ impl Engine {
 
     /// Before a call of `tool` in the running turn: a checkpoint when it may change the
     /// workspace (the turn's undo entry opens with the first).
-    pub(super) async fn checkpoint_before_call(&mut self, tool: &str) {
-        let (generation, turn) = (self.s.generation, self.turn_id());
+    pub(in crate::engine::session) async fn checkpoint_before_call(&mut self, tool: &str) {
+        let (generation, turn) = (self.conversation.generation, self.turn_id());
         self.checkpoints
             .before_call(&mut self.ledger, generation, turn, tool)
             .await;
     }
 
     /// After a call that took a checkpoint before it: its end state.
-    pub(super) async fn checkpoint_after_call(&mut self) {
+    pub(in crate::engine::session) async fn checkpoint_after_call(&mut self) {
         self.checkpoints.after_call(&mut self.ledger).await;
     }
 
@@ -204,13 +234,18 @@ impl Engine {
     /// one started by `/new`, or a transcript that cannot be read: a fresh session), the current
     /// session retired as by a handoff. The message goes back to the front end's input box;
     /// every rewind is a line of the step's ledger.
-    pub(super) async fn rewind(&mut self, turn: u64, mode: RewindMode, on_conflict: OnConflict) {
+    pub(in crate::engine::session) async fn rewind(
+        &mut self,
+        turn: u64,
+        mode: RewindMode,
+        on_conflict: OnConflict,
+    ) {
         let Some(prompt) = self.ledger.prompt_of(turn) else {
             return self.emit(Event::Warning {
                 message: format!("/rewind: no message of turn {turn} in this step"),
             });
         };
-        let from_generation = self.s.generation;
+        let from_generation = self.conversation.generation;
         if mode.code() && on_conflict == OnConflict::Stop {
             let files = self.checkpoints.rewind_conflicts(&self.ledger, turn).await;
             if !files.is_empty() {
@@ -227,9 +262,9 @@ impl Engine {
             (Vec::new(), Vec::new())
         };
         let (mut generation, mut text) = (None, None);
-        if mode.conversation() && prompt.session_id == self.s.id {
-            if self.s.cut_before(prompt.index, &prompt.text) {
-                if let Some(warning) = self.s.transcript_warning() {
+        if mode.conversation() && prompt.session_id == self.conversation.id {
+            if self.conversation.cut_before(prompt.index, &prompt.text) {
+                if let Some(warning) = self.conversation.transcript_warning() {
                     self.emit(warning);
                 }
                 text = Some(prompt.text.clone());
@@ -243,10 +278,10 @@ impl Engine {
         } else if mode.conversation() {
             // The briefing of that generation, as it read its document then.
             let briefing = self.ledger.briefing_of(prompt.generation);
-            let old = self.s.id.clone();
-            let next = self.s.generation + 1;
+            let old = self.conversation.id.clone();
+            let next = self.conversation.generation + 1;
             self.ledger.record(|r| r.retired.push(old.clone()));
-            self.s.request = UserRequest::default();
+            self.conversation.request = UserRequest::default();
             let parent = briefing.as_ref().map(|_| old);
             self.start_session(parent, next, briefing.into_iter().collect());
             self.ledger.commit_replacement();
@@ -275,7 +310,7 @@ impl Engine {
     }
 
     /// Report an error (in the ledger and as an event) and end the turn with its kind.
-    pub(super) fn fail(&mut self, e: &Error) -> ExitReason {
+    pub(in crate::engine::session) fn fail(&mut self, e: &Error) -> ExitReason {
         self.ledger.record(|rec| rec.errors.push(e.to_string()));
         self.emit_logged(Event::Error {
             kind: e.kind(),

@@ -32,10 +32,10 @@ enum Unfinished {
 
 impl Engine {
     /// The loop of one turn. Continues across automatic handoffs (the successor picks up the turn).
-    pub(super) async fn turn_loop(&mut self) -> ExitReason {
+    pub(in crate::engine::session) async fn turn_loop(&mut self) -> ExitReason {
         let max = self.run.tools.max_iterations;
         let mut iterations: u32 = 0;
-        self.s.spiller.start_turn();
+        self.conversation.spiller.start_turn();
         loop {
             if self.shutting_down() {
                 return ExitReason::Interrupted;
@@ -61,7 +61,7 @@ impl Engine {
             let snapshot = self.ledger.replace.get();
             // The history this request sends: a background handoff started by its response
             // writes on exactly this prefix (its cache is warm).
-            let cut = Cut::at_end(&self.s.messages);
+            let cut = Cut::at_end(&self.conversation.messages);
             let outcome = self.stream(req, Purpose::Main).await;
             let resp = match self.finished(outcome, snapshot).await {
                 Ok(resp) => resp,
@@ -171,7 +171,7 @@ impl Engine {
                     // A successor gets the question after its briefing; a compacted history kept
                     // it as its last user message.
                     let asked = self
-                        .s
+                        .conversation
                         .messages
                         .last()
                         .is_some_and(|m| m.text().contains(&ask));
@@ -201,7 +201,7 @@ impl Engine {
 
     /// A window stated by an overflow message becomes the model's window from now on (unless
     /// `--window` pinned one: then it is only recorded for later runs).
-    pub(super) fn learn_window(&mut self, limit: u64) {
+    pub(in crate::engine::session) fn learn_window(&mut self, limit: u64) {
         let (data_dir, configured) = (&self.run.places.data_dir, self.run.provider.max_tokens);
         match self.settings.learn_window(limit, data_dir, configured) {
             None => {}
@@ -224,7 +224,11 @@ impl Engine {
     /// A successor briefed with the plan file as its document, recorded in the ledger like a
     /// handoff (the generation turns over, the old session is retired), then the turn goes on in
     /// the successor.
-    pub(super) async fn implement_fresh(&mut self, id: TurnId, presented: Presented) {
+    pub(in crate::engine::session) async fn implement_fresh(
+        &mut self,
+        id: TurnId,
+        presented: Presented,
+    ) {
         let turn = self.begin_turn(id, TurnKind::Message);
         let done = self.ledger.rec().map_or(0, |r| r.handoffs.len());
         if done >= self.run.handoff.max_generations as usize {
@@ -243,8 +247,8 @@ impl Engine {
             reason: HandoffReason::clean(HandoffCause::Plan),
             ctx_at_cut: self.ctx_estimate(),
             time: now_stamp(),
-            retired_session: self.s.id.clone(),
-            generation: self.s.generation + 1,
+            retired_session: self.conversation.id.clone(),
+            generation: self.conversation.generation + 1,
             request: Vec::new(),
             pid: std::process::id(),
             unsaved: None,
@@ -255,10 +259,10 @@ impl Engine {
             focus: None,
         };
         // The plan turn is over: the successor gets the plan alone, no request beside it.
-        self.s.request = UserRequest::default();
+        self.conversation.request = UserRequest::default();
         // `HandoffFrozen` hooks get the plan's path; the successor reads what they leave there.
         handoff::turn_over_plan(self, frozen).await;
-        self.s.request = UserRequest::opened(format!(
+        self.conversation.request = UserRequest::opened(format!(
             "Implement the plan in {}",
             presented.path().display()
         ));

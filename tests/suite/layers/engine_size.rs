@@ -3,7 +3,9 @@
 //! ([`MAIN_LOOP`]) touches more than [`MAX_PARTS`] of its parts. A method is an `fn` of an
 //! inherent `impl Engine` block; a part is a field of `struct Engine` (read from its definition
 //! in `session/mod.rs`), touched where an `impl Engine` block names `self.<field>`. The engine's
-//! behaviour belongs to its parts; `Engine` keeps the orchestration and short delegations.
+//! behaviour belongs to its parts; `Engine` keeps the orchestration and short delegations. A
+//! method is private to its file or open to the session ([`SESSION_WIDE`]), one spelling
+//! wherever the file sits: nothing outside `session/` calls `Engine`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -21,11 +23,16 @@ const MAX_PARTS: usize = 4;
 /// …but the main loop, which hands each op to the part it is about.
 const MAIN_LOOP: &str = "main_loop.rs";
 
+/// The one visibility an `Engine` method other files call has.
+const SESSION_WIDE: &str = "pub(in crate::engine::session)";
+
 /// One file with `impl Engine` blocks: its methods and the parts they touch.
 #[derive(Debug)]
 struct EngineFile {
     rel: PathBuf,
     methods: Vec<String>,
+    /// Methods whose visibility is neither private nor [`SESSION_WIDE`], with the one they have.
+    odd_visibility: Vec<String>,
     parts: BTreeSet<String>,
 }
 
@@ -93,6 +100,13 @@ fn without_visibility(text: &str) -> &str {
     }
 }
 
+/// The visibility a declaration starts with (empty for a private item).
+fn visibility(line: &str) -> &str {
+    let text = line.trim_start();
+    let rest = without_visibility(text);
+    text[..text.len() - rest.len()].trim_end()
+}
+
 /// The name of the function a line declares, if it does.
 fn fn_name(line: &str) -> Option<String> {
     let mut rest = without_visibility(line.trim_start());
@@ -136,15 +150,15 @@ fn engine_impls(code: &str) -> Vec<&str> {
     out
 }
 
-/// The methods of an `impl` body: each `fn` at its top level.
-fn methods(body: &str) -> Vec<String> {
+/// The methods of an `impl` body: each `fn` at its top level, with its visibility.
+fn methods(body: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     for line in body.lines() {
         if depth == 0
             && let Some(name) = fn_name(line)
         {
-            out.push(name);
+            out.push((name, visibility(line).to_string()));
         }
         depth += line.matches('{').count();
         depth = depth.saturating_sub(line.matches('}').count());
@@ -184,11 +198,18 @@ fn engine_files() -> (Vec<EngineFile>, Vec<String>) {
         .filter_map(|rel| {
             let code = code_of(&dir.join(&rel));
             let impls = engine_impls(&code);
-            let methods: Vec<String> = impls.iter().flat_map(|b| methods(b)).collect();
+            let declared: Vec<(String, String)> = impls.iter().flat_map(|b| methods(b)).collect();
+            let odd_visibility = declared
+                .iter()
+                .filter(|(_, vis)| !vis.is_empty() && vis != SESSION_WIDE)
+                .map(|(name, vis)| format!("{vis} fn {name}"))
+                .collect();
+            let methods: Vec<String> = declared.into_iter().map(|(name, _)| name).collect();
             let parts = impls.iter().flat_map(|b| touched(b, &fields)).collect();
             (!methods.is_empty()).then_some(EngineFile {
                 rel,
                 methods,
+                odd_visibility,
                 parts,
             })
         })
@@ -234,6 +255,24 @@ fn no_engine_file_but_the_main_loop_touches_many_parts() {
         "files that touch more than {MAX_PARTS} of Engine's parts (pass a part what it needs, \
          or move the method to the file of the parts it is about):\n{}",
         wide.join("\n")
+    );
+}
+
+#[test]
+fn engine_methods_are_private_or_open_to_the_session() {
+    let (files, _) = engine_files();
+    let odd: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            f.odd_visibility
+                .iter()
+                .map(move |m| format!("session/{}: {m}", f.rel.display()))
+        })
+        .collect();
+    assert!(
+        odd.is_empty(),
+        "Engine methods are private or {SESSION_WIDE}, whatever the file's depth:\n{}",
+        odd.join("\n")
     );
 }
 
@@ -287,8 +326,20 @@ fn the_reader_counts_methods_and_the_parts_they_touch() {
         2,
         "a trait's impl for Engine is not one of its own"
     );
-    let names: Vec<String> = impls.iter().flat_map(|b| methods(b)).collect();
-    assert_eq!(names, ["emit", "wait", "mode", "none"]);
+    let declared: Vec<(String, String)> = impls.iter().flat_map(|b| methods(b)).collect();
+    let declared: Vec<(&str, &str)> = declared
+        .iter()
+        .map(|(name, vis)| (name.as_str(), vis.as_str()))
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            ("emit", "pub(super)"),
+            ("wait", ""),
+            ("mode", SESSION_WIDE),
+            ("none", "")
+        ]
+    );
     let parts: BTreeSet<String> = impls.iter().flat_map(|b| touched(b, &fields)).collect();
     // `self.planning_mode()` is a method, not the `planning` part.
     assert_eq!(

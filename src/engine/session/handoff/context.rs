@@ -9,7 +9,7 @@ use crate::engine::error::Error;
 use crate::engine::hooks::{HookBatch, HookInput, Outcome as HookOutcome};
 use crate::engine::policy::FrontEnd;
 use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
-use crate::engine::session::conversation::SessionState;
+use crate::engine::session::conversation::Conversation;
 use crate::engine::session::model_request::{Outcome, Purpose, Stop};
 use crate::engine::session::step_ledger::StepLedger;
 use crate::engine::session::user_hooks::Gate;
@@ -34,7 +34,7 @@ pub(in crate::engine::session) trait HandoffCx {
     /// The runner's state: every handoff of the run.
     fn handoffs(&mut self) -> &mut Handoffs;
     /// The current session: its history, request in flight, briefing and transcript.
-    fn conv(&mut self) -> &mut SessionState;
+    fn conv(&mut self) -> &mut Conversation;
     /// The step's record in the run's ledger.
     fn ledger(&mut self) -> &mut StepLedger;
     /// The turn running now (None when idle).

@@ -15,7 +15,7 @@ use crate::engine::hooks::{EndReason, HookBatch, HookInput, Outcome as HookOutco
 use crate::engine::ledger::Cut;
 use crate::engine::policy::FrontEnd;
 use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
-use crate::engine::session::conversation::SessionState;
+use crate::engine::session::conversation::Conversation;
 use crate::engine::session::model_request::{Outcome, Purpose, Stop};
 use crate::engine::session::step_ledger::StepLedger;
 use crate::engine::session::user_hooks::{self, Gate};
@@ -28,8 +28,8 @@ impl HandoffCx for Engine {
         &mut self.handoff
     }
 
-    fn conv(&mut self) -> &mut SessionState {
-        &mut self.s
+    fn conv(&mut self) -> &mut Conversation {
+        &mut self.conversation
     }
 
     fn ledger(&mut self) -> &mut StepLedger {
@@ -87,8 +87,8 @@ impl HandoffCx for Engine {
     fn prefix_request(&self, history: Vec<Message>) -> ModelRequest {
         ModelRequest {
             model: self.settings.model.clone(),
-            system: self.s.system_prompt.clone(),
-            messages: self.s.mask.as_sent(history, &self.history_at()),
+            system: self.conversation.system_prompt.clone(),
+            messages: self.conversation.mask.as_sent(history, &self.history_at()),
             tools: self.tool_specs(),
             tool_choice: ToolChoice::None,
             max_tokens: self.settings.output_cap(self.run.provider.max_tokens),
@@ -97,7 +97,10 @@ impl HandoffCx for Engine {
     }
 
     fn instruction_texts(&self) -> Vec<String> {
-        crate::engine::handoff::prompt::instruction_texts(&self.s.system_prompt, &self.tool_specs())
+        crate::engine::handoff::prompt::instruction_texts(
+            &self.conversation.system_prompt,
+            &self.tool_specs(),
+        )
     }
 
     fn due_strategy(&self) -> Option<StrategyKind> {
@@ -105,7 +108,7 @@ impl HandoffCx for Engine {
             ctx: self.ctx_estimate(),
             window: self.settings.thresholds.window,
             writing_turn: false,
-            has_session_id: !self.s.is_none(),
+            has_session_id: !self.conversation.is_none(),
         };
         let due = self.run.strategies.iter().find(|s| s.due(&pressure));
         due.map(|s| s.kind())
@@ -218,7 +221,7 @@ impl HandoffCx for Engine {
     }
 
     fn start_successor(&mut self, parent: String, generation: u32, first: Message) {
-        let retiring = self.s.generation;
+        let retiring = self.conversation.generation;
         self.checkpoints.at_handoff(&mut self.ledger, retiring);
         self.session_left_hooks(EndReason::Handoff);
         self.start_session(Some(parent), generation, vec![first]);

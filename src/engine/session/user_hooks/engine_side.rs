@@ -22,8 +22,8 @@ impl HookCx for Engine {
 
     fn hook_session(&self) -> HookSession {
         HookSession {
-            session_id: self.s.id.clone(),
-            transcript_path: self.ledger.transcript_path(&self.s.id),
+            session_id: self.conversation.id.clone(),
+            transcript_path: self.ledger.transcript_path(&self.conversation.id),
             workspace: self.run.places.workspace.clone(),
             permission_mode: match self.run.tools.approvals {
                 ApprovalPolicy::Auto => PermissionMode::BypassPermissions,
@@ -53,7 +53,7 @@ impl HookCx for Engine {
     }
 
     fn has_session(&self) -> bool {
-        !self.s.is_none()
+        !self.conversation.is_none()
     }
 
     fn can_ask(&self) -> bool {

@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-
 use super::*;
-
 
 fn outcome(decision: Decision, context: &[&str], stop: Option<&str>) -> Outcome {
     Outcome {
@@ -84,10 +82,7 @@ fn a_handoff_focus_joins_the_given_one_and_the_hooks_text() {
     let more = outcome(Decision::None, &["and the tests"], None);
     assert_eq!(handoff_gate(&none, None), Ok(None));
     assert_eq!(handoff_gate(&none, given()), Ok(given()));
-    assert_eq!(
-        handoff_gate(&more, None),
-        Ok(Some("and the tests".into()))
-    );
+    assert_eq!(handoff_gate(&more, None), Ok(Some("and the tests".into())));
     assert_eq!(
         handoff_gate(&more, given()),
         Ok(Some("the parser\nand the tests".into()))
