@@ -50,23 +50,24 @@
 //!    `engine/protocol.rs` (the `Op`s are in `engine/protocol/op.rs`; the UI never waits on the
 //!    engine).
 //! 4. The engine is one task (`engine/session/mod.rs`, `spawn`) that owns the op receiver; its
-//!    idle loop (`engine/session/idle.rs`, `Engine::run`) hands `Op::UserTurn` to `user_turn` in
-//!    `engine/session/turn.rs`: the key is masked, `@` mentions are attached
+//!    main loop (`engine/session/main_loop.rs`, `Engine::run`) masks the key of an
+//!    `Op::UserTurn` and opens the turn in `engine/session/turn.rs`: `@` mentions are attached
 //!    (`engine/mentions.rs`), `Event::TurnStarted` and `Event::UserMessage` go out, the message
 //!    joins the session's history and its transcript (`engine/session/conversation.rs`,
-//!    `engine/ledger/transcript.rs`), and `turn_loop` begins.
-//! 5. Before each request `before_request` asks the context strategies
-//!    (`engine/context/strategy.rs`) whether a handoff or a compaction is due; then
-//!    `engine/session/request.rs` (`stream`) sends the request through `engine/provider/retry.rs`
-//!    (`stream_with_retry`) to the provider (`engine/provider/anthropic.rs` or `openai.rs`), which
+//!    `engine/ledger/transcript.rs`), and `turn_loop` begins (`engine/session/turn_loop.rs`).
+//! 5. Before each request `before_request` (`engine/session/handoff/pressure.rs`) asks the context
+//!    strategies (`engine/context/strategy.rs`) whether a handoff or a compaction is due; then
+//!    `engine/session/model_request.rs` (`stream`) sends the request through
+//!    `engine/provider/retry.rs` (`stream_with_retry`) to the provider (`engine/provider/anthropic.rs` or `openai.rs`), which
 //!    posts it (`engine/provider/http.rs`), decodes the server-sent events
 //!    (`engine/provider/sse.rs`, `anthropic/stream.rs`) and calls the sink with each `Delta`.
-//! 6. The sink in `engine/session/request.rs` turns text into `Event::TextDelta` on the unbounded
-//!    event channel as it arrives. When the response is complete, `turn.rs` appends it and sends
-//!    `Event::Usage` (context, thresholds, cost) and `Event::AssistantDone`; tool calls run in
+//! 6. The sink in `engine/session/model_request.rs` turns text into `Event::TextDelta` on the
+//!    unbounded event channel as it arrives. When the response is complete, `turn_loop.rs` appends
+//!    it and sends `Event::Usage` (context, thresholds, cost; `gauge.rs`) and
+//!    `Event::AssistantDone`; tool calls run in
 //!    `engine/session/tools_exec.rs` (`ToolCall`, approval, `ToolResult`) and the loop asks
 //!    again, until a reply without tools ends the turn with `Event::TurnEnd` (`end_turn`, in
-//!    `engine/session/mod.rs`). Each of these events names the turn it belongs to.
+//!    `engine/session/turn.rs`). Each of these events names the turn it belongs to.
 //! 7. `tui/app.rs` receives the events (`Wake::Engine`, then `Msg::Engine`), and the reducer
 //!    hands each to `tui/events.rs` (`on_event`), which routes a turn's events to
 //!    `tui/turn_events.rs` (which drops the events of a turn other than the running one) and the

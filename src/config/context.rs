@@ -21,10 +21,10 @@ use super::env::Env;
 use super::error::ConfigError;
 use super::values::{Choice, FileWord, at_least_one, file_tokens, file_word, flag, parse_tokens};
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
-use crate::engine::lean::PromptStyle;
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::mask::{MaskMode, MaskSettings};
 use crate::engine::policy::{ContextPolicy, HandoffMode};
+use crate::engine::prompt_style::PromptStyle;
 
 /// The demo model's window and headroom: small, so its session crosses the handoff line soon.
 pub(crate) const DEMO_WINDOW: u64 = 40_000;

@@ -21,7 +21,6 @@ pub mod fsutil;
 pub mod handoff;
 pub mod hooks;
 pub mod instructions;
-pub(crate) mod lean;
 pub(crate) mod learned_windows;
 pub mod ledger;
 pub mod mask;
@@ -29,6 +28,7 @@ pub mod mcp;
 pub(crate) mod mentions;
 pub mod policy;
 pub mod pricing;
+pub(crate) mod prompt_style;
 pub mod protocol;
 pub mod provider;
 pub(crate) mod replace;
@@ -83,7 +83,7 @@ pub const LAYERS: &[&[&str]] = &[
         "step_memory",
         "learned_windows",
         "frontmatter",
-        "lean",
+        "prompt_style",
         "tokens",
         "text_files",
     ],

@@ -11,13 +11,13 @@ use tokio::sync::mpsc;
 
 use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::instructions::InstructionSources;
-use crate::engine::lean::PromptStyle;
 use crate::engine::ledger::RunDir;
 use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{
     ApprovalPolicy, CheckpointPolicy, ContextPolicy, FrontEnd, HandoffMode, SandboxApproval,
 };
+use crate::engine::prompt_style::PromptStyle;
 use crate::engine::protocol::{Event, Op};
 use crate::engine::provider::Provider;
 use crate::engine::provider::retry::RetryPolicy;

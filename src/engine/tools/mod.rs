@@ -2,7 +2,7 @@
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
 //! The plan-mode tool, [`present_plan`], and the step's own tools, [`todo`] and [`recall`], keep
 //! state in the engine: the session layer
-//! offers and runs them (`session/memory_ops.rs`), with the argument checks and summaries of this
+//! offers and runs them (`session/step_ledger/memory.rs`, `session/tools_exec.rs`), with the argument checks and summaries of this
 //! module. Every tool's name is in [`names`].
 //!
 //! Every tool answers with a [`ToolOutput`]; failures are `is_error` outputs carrying a message for the
@@ -14,7 +14,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
-pub(crate) mod lean;
+pub(crate) mod lean_descriptions;
 pub(crate) mod lifeline;
 mod list_dir;
 pub(crate) mod names;
