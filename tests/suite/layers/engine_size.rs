@@ -5,7 +5,9 @@
 //! in `session/mod.rs`), touched where an `impl Engine` block names `self.<field>`. The engine's
 //! behaviour belongs to its parts; `Engine` keeps the orchestration and short delegations. A
 //! method is private to its file or open to the session ([`SESSION_WIDE`]), one spelling
-//! wherever the file sits: nothing outside `session/` calls `Engine`.
+//! wherever the file sits: nothing outside `session/` calls `Engine`. The TUI's state, the
+//! reducer's one input, keeps at most [`MAX_APP_STATE_FIELDS`] fields at its top: the rest
+//! lives in its parts.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -25,6 +27,9 @@ const MAIN_LOOP: &str = "main_loop.rs";
 
 /// The one visibility an `Engine` method other files call has.
 const SESSION_WIDE: &str = "pub(in crate::engine::session)";
+
+/// At most this many fields at the top of the TUI's `AppState`.
+const MAX_APP_STATE_FIELDS: usize = 20;
 
 /// One file with `impl Engine` blocks: its methods and the parts they touch.
 #[derive(Debug)]
@@ -65,7 +70,12 @@ fn braced(code: &str, open: usize) -> &str {
 
 /// The field names of `struct Engine` (one field a line, as rustfmt writes them).
 fn engine_fields(code: &str) -> Vec<String> {
-    let Some(at) = code.find("struct Engine") else {
+    struct_fields(code, "Engine")
+}
+
+/// The field names of the struct `name` defined in `code`.
+fn struct_fields(code: &str, name: &str) -> Vec<String> {
+    let Some(at) = code.find(&format!("struct {name} ")) else {
         return Vec::new();
     };
     let Some(open) = code[at..].find('{').map(|o| at + o) else {
@@ -273,6 +283,22 @@ fn engine_methods_are_private_or_open_to_the_session() {
         odd.is_empty(),
         "Engine methods are private or {SESSION_WIDE}, whatever the file's depth:\n{}",
         odd.join("\n")
+    );
+}
+
+#[test]
+fn the_tui_state_keeps_few_fields_at_its_top() {
+    let code = code_of(&src_dir().join("tui").join("state.rs"));
+    let fields = struct_fields(&code, "AppState");
+    assert!(
+        fields.len() >= 5,
+        "AppState's fields were not found: {fields:?}"
+    );
+    assert!(
+        fields.len() <= MAX_APP_STATE_FIELDS,
+        "AppState has {} fields at its top (at most {MAX_APP_STATE_FIELDS}): put what belongs \
+         together into a part with its own impl. Fields: {fields:?}",
+        fields.len()
     );
 }
 
