@@ -101,7 +101,7 @@ pub(super) fn told(
     out: &mut ToolOutput,
 ) -> Option<Event> {
     let report = report.filter(|r| !r.is_empty())?;
-    out.appendix = Some(report.text());
+    out.appendix = Some(report.text().into());
     Some(Event::Diagnostics {
         turn,
         id: id.to_string(),

@@ -418,7 +418,7 @@ impl Engine {
                 });
                 out
             }
-            Err(out) => out,
+            Err(out) => *out,
         }
     }
 }

@@ -107,7 +107,7 @@ pub struct ToolOutput {
     pub sandbox: Option<Box<sandbox::SandboxStopped>>,
     /// Text the model gets after `content` that the front ends get through an event of its own
     /// (the language servers' diagnostics of the files the call changed).
-    pub appendix: Option<String>,
+    pub appendix: Option<Box<str>>,
 }
 
 /// How a bash command ended, for front ends (the model reads the same in the result's last line).
