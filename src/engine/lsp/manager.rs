@@ -231,8 +231,10 @@ impl LspManager {
         }
     }
 
-    /// Before a call: a read opens its file; a write or edit of a file no server has seen opens
-    /// it as it is now (what is wrong before the change); the named files are remembered.
+    /// Before a call: a read opens its file; a write or edit sends its file as it is now, unless
+    /// that text was sent last (what is wrong before the change: a file another writer changed
+    /// since is compared with what they left, not with what this process last sent); the named
+    /// files are remembered.
     pub fn before_call(&self, tool: &str, input: &serde_json::Value) -> CallWatch {
         use crate::engine::tools::names;
         let path = input
@@ -252,10 +254,7 @@ impl LspManager {
         }
         let existed = path.is_file();
         if existed && let Some(h) = self.server_for(&path) {
-            let unseen = h.lock().docs.get(&path).is_none_or(|d| d.wanted == 0);
-            if unseen {
-                let _ = self.sync(&h, &path);
-            }
+            let _ = self.sync(&h, &path);
         }
         CallWatch {
             named: vec![(path, existed)],
@@ -293,13 +292,13 @@ impl LspManager {
         if targets.is_empty() {
             return None;
         }
-        // What each file had before: wait (within the same deadline) for a first look still
-        // on its way.
+        // What each file had before: wait (within the same deadline) for the answer to the
+        // text sent before the call, if it is still on its way.
         let pending: Vec<(Arc<ServerHandle>, PathBuf, u64)> = targets
             .iter()
             .filter_map(|(h, p, _)| {
                 let d = h.lock().docs.get(p).cloned()?;
-                (d.sent > 0 && d.published < d.sent).then(|| (h.clone(), p.clone(), d.sent))
+                (d.wanted > 0 && d.published < d.wanted).then(|| (h.clone(), p.clone(), d.wanted))
             })
             .collect();
         self.wait_fresh(&pending, deadline, false).await;
@@ -312,7 +311,7 @@ impl LspManager {
                     .lock()
                     .docs
                     .get(path)
-                    .filter(|d| d.published > 0 && d.published == d.sent)
+                    .filter(|d| d.published > 0 && d.published == d.wanted)
                     .map(|d| d.found.clone()),
             };
             if let Some(seq) = self.sync(h, path) {

@@ -64,3 +64,33 @@ async fn a_write_is_told_about_its_own_file_a_command_about_all_it_may_have_chan
         Vec::<u32>::new()
     );
 }
+
+/// An error another writer put into a file is not the next edit's: the file as it was on disk
+/// just before the edit is what the edit is compared with, not what this process last sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_another_writer_made_is_not_blamed_on_the_next_edit() {
+    let Some(path) = server_path("an_error_another_writer_made_is_not_blamed") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let mut p = real_params(&ws, path);
+    p.wait = Duration::from_secs(30);
+    let lsp = LspManager::new(p);
+    let write = |text: &str| {
+        let watch = lsp.before_call("write_file", &json!({"path": "calc.py", "content": text}));
+        std::fs::write(ws.join("calc.py"), text).unwrap();
+        watch
+    };
+    let clean = lsp.after_call(write("x = 1\n"), None).await.unwrap();
+    assert!(clean.new.is_empty() && clean.notes.is_empty(), "{clean:?}");
+    // Someone else breaks it; then this process edits another line.
+    std::fs::write(ws.join("calc.py"), "x = 1\nprint(gone)\n").unwrap();
+    let edit = lsp
+        .after_call(write("x = 2\nprint(gone)\n"), None)
+        .await
+        .unwrap();
+    assert!(edit.new.is_empty(), "{edit:?}");
+    assert_eq!((edit.kept_errors, edit.notes.len()), (1, 0), "{edit:?}");
+    lsp.shutdown().await;
+}

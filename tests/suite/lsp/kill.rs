@@ -1,5 +1,6 @@
-//! `kill -9` of flower-tui while a language server runs: the server dies with it (the kernel's
-//! parent-death signal, and the lifeline watcher for its process group).
+//! `kill -9` of flower-tui while language servers run: they die with it, and so do the processes
+//! they started (the kernel's parent-death signal, and the lifeline watcher for each server's
+//! process group).
 
 use std::time::Duration;
 
@@ -21,40 +22,66 @@ async fn a_killed_flower_tui_leaves_no_language_server_behind() {
     let ws = home.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let ws = ws.canonicalize().unwrap();
-    let write = json!({"path": "a.py", "content": "print(missing)\n"});
+    // pylsp, and typescript-language-server, which runs tsserver as children of its own.
+    let py = json!({"path": "a.py", "content": "print(missing)\n"});
+    let ts = json!({"path": "app.ts", "content": "export const n: number = 1;\n"});
     server.push(a::tool_use(
         "w1",
         "write_file",
-        &write.to_string(),
+        &py.to_string(),
         U::new(1_000, 10),
     ));
+    server.push(a::tool_use(
+        "w2",
+        "write_file",
+        &ts.to_string(),
+        U::new(1_100, 10),
+    ));
     let never = Gate::new();
-    server.push(a::text("never sent", U::new(1_100, 10)).gated(&never));
+    server.push(a::text("never sent", U::new(1_200, 10)).gated(&never));
     let mut c = bin(home.path());
     c.env("PATH", path)
         .env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "write a.py", "--yes", "--workspace"])
+        .args(["-p", "write a.py and app.ts", "--yes", "--workspace"])
         .arg(&ws)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut child = c.spawn().unwrap();
-    // The server runs (in the workspace) and the edit's result has gone back to the model.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while (processes_in(&ws).is_empty() || server.requests().len() < 2)
+    // Both servers run (in the workspace), tsserver too, and the edits' results have gone back
+    // to the model.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while (!runs_tsserver(&ws) || server.requests().len() < 3)
         && tokio::time::Instant::now() < deadline
     {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(!processes_in(&ws).is_empty(), "no language server started");
+    assert!(
+        runs_tsserver(&ws),
+        "tsserver did not start: {:?}",
+        processes_in(&ws)
+    );
     let second = serde_json::to_string(&server.requests()[1]).unwrap();
     assert!(second.contains("undefined name 'missing'"), "{second}");
+    let running = processes_in(&ws).len();
+    assert!(
+        running >= 3,
+        "pylsp, the TypeScript server and tsserver: {running}"
+    );
     child.kill().unwrap();
     let _ = child.wait();
     assert_eq!(
         left_in(&ws, Duration::from_secs(5)).await,
         Vec::<u32>::new()
     );
+}
+
+/// Whether a tsserver runs in `dir` (a child of typescript-language-server).
+fn runs_tsserver(dir: &std::path::Path) -> bool {
+    processes_in(dir).iter().any(|pid| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("tsserver"))
+    })
 }
 
 /// The kernel's parent-death signal follows the *thread* that started a process. The runtime's
