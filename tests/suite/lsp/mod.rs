@@ -7,6 +7,7 @@ mod attribution;
 mod engine;
 mod faults;
 mod kill;
+mod two_processes;
 
 use std::collections::BTreeMap;
 use std::path::Path;
