@@ -3,19 +3,22 @@
 //! edit to its diagnostics (warm: p50, p95 over alternating breaking and fixing edits), the first
 //! diagnostics of a cold start (the server started by the first file), the memory the servers
 //! add (their processes' resident sets) and how long they take to shut down. Everything goes
-//! through the manager the engine uses, with its default wait (3 s) and its settle time after an
-//! answer.
+//! through the manager the engine uses, with its settle time after an answer; its wait is lifted
+//! so that no figure is cut off at the 3 s a tool call waits (the edits that took longer than
+//! that are counted instead).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flower_tui::engine::lsp::{LspManager, LspParams, spec};
+use flower_tui::engine::lsp::{DEFAULT_WAIT, LspManager, LspParams, spec};
 use serde_json::json;
 
 use crate::support::lsp_setup;
 
 const EDITS: usize = 30;
+/// Long enough for any answer of a working server, however loaded the machine.
+const PATIENT: Duration = Duration::from_secs(120);
 
 fn manager(ws: &Path, path: &str, only: &str) -> LspManager {
     let mut env = BTreeMap::new();
@@ -31,7 +34,9 @@ fn manager(ws: &Path, path: &str, only: &str) -> LspManager {
             s
         })
         .collect();
-    LspManager::new(LspParams::new(servers, ws.to_path_buf(), env))
+    let mut p = LspParams::new(servers, ws.to_path_buf(), env);
+    p.wait = PATIENT;
+    LspManager::new(p)
 }
 
 /// One `write_file` as the engine runs it: the watch, the write, then the wait for diagnostics.
@@ -78,34 +83,26 @@ async fn one(path: &str, server: &str, file: &str, good: &str, bad: &str) {
     let (cold, _, notes) = edit(&lsp, &ws, file, good).await;
     println!(
         "  {server}: cold start to first diagnostics {cold:.2?}{}",
-        if notes > 0 {
-            " (no answer within the wait)"
-        } else {
-            ""
-        }
+        if notes > 0 { " (no answer)" } else { "" }
     );
     let mut times = Vec::new();
-    let mut unanswered = 0;
     for i in 0..EDITS {
         let text = if i % 2 == 0 { bad } else { good };
         let (took, new, notes) = edit(&lsp, &ws, file, text).await;
         assert!(
-            notes > 0 || (new > 0) == (i % 2 == 0),
-            "edit {i}: {new} new problems"
+            notes == 0 && (new > 0) == (i % 2 == 0),
+            "edit {i}: {new} new problems, {notes} notes"
         );
-        unanswered += usize::from(notes > 0);
         times.push(took);
     }
     times.sort_unstable();
+    let late = times.iter().filter(|t| **t > DEFAULT_WAIT).count();
     println!(
-        "  {server}: edit end → diagnostics, warm: p50 {:.0?}, p95 {:.0?} ({EDITS} edits{})",
+        "  {server}: edit end → diagnostics, warm: p50 {:.0?}, p95 {:.0?}, max {:.0?} ({EDITS} edits, {late} over the {:.0?} a call waits)",
         pct(&times, 0.5),
         pct(&times, 0.95),
-        if unanswered > 0 {
-            format!(", {unanswered} unanswered within the wait")
-        } else {
-            String::new()
-        }
+        times.last().copied().unwrap_or_default(),
+        DEFAULT_WAIT,
     );
     println!(
         "  {server}: memory of its processes: {:.0} MB",
