@@ -86,6 +86,7 @@ pub(crate) fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error
         ProviderKind::Anthropic => Ok(Arc::new(AnthropicProvider::new(AnthropicConfig {
             base_url: p.base_url.clone(),
             api_key: key,
+            web_search: config.web.web_search,
             ..Default::default()
         }))),
     }
@@ -235,6 +236,9 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 max_iterations: tools.subagent_max_iterations,
             },
             mode: tools.mode,
+            web: crate::engine::tools::web_fetch::WebAccess::new(
+                config.web.allow_private_hosts.clone(),
+            ),
         },
         front_end,
         hooks: hook_params(config),

@@ -377,6 +377,7 @@ fn sample() -> Config {
             policy: crate::engine::tools::sandbox::SandboxPolicy::default(),
             approval: crate::engine::policy::SandboxApproval::Skip,
         },
+        web: Default::default(),
         hooks: Default::default(),
     }
 }

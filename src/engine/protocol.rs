@@ -533,6 +533,9 @@ pub enum Event {
         subagents: Vec<SubagentRecord>,
         total_usd: f64,
         num_turns: u32,
+        /// The provider's web searches the step ran (their cost is in the rows too).
+        #[serde(default)]
+        web_searches: u64,
     },
     /// The answer to `Op::ListSessions`: this workspace's runs, newest first (`current_run` is
     /// the one running now).

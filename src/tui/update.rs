@@ -121,6 +121,11 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
             complete,
             indexed,
         } => mention::on_matches(state, seq, items, complete, indexed, &mut fx),
+        // The pasted image goes into the message as a mention of its file.
+        Msg::ImagePasted(Ok(path)) => {
+            state.input.insert_str(format!("@\"{}\" ", path.display()));
+        }
+        Msg::ImagePasted(Err(why)) => state.notice(format!("no image pasted: {why}")),
     }
     fx.push(Effect::ScheduleFrame(None));
     fx
@@ -270,6 +275,7 @@ fn on_action(
         Action::ApprovalUp => fx.push(Effect::ScrollPrompt(-1)),
         Action::ApprovalDown => fx.push(Effect::ScrollPrompt(1)),
         Action::HistorySearch => search::start(state),
+        Action::PasteImage => fx.push(Effect::PasteImage),
         Action::SearchOlder => search::older(state),
         Action::SearchAccept => search::accept(state, now),
         Action::SearchCancel => search::cancel(state),

@@ -209,6 +209,7 @@ fn table_3() -> Vec<(Event, &'static str)> {
     vec![
         (
             Event::Cost {
+                web_searches: 0,
                 step: "fix".into(),
                 rows: vec![CostRow {
                     generation: 2,

@@ -260,7 +260,7 @@ impl Engine {
                     silent_ms = d.as_millis(),
                     "background writing request silent"
                 ),
-                StreamNotice::Resumed => {}
+                StreamNotice::Resumed | StreamNotice::ImagesLeftOut { .. } => {}
             };
             let result =
                 stream_with_retry(&*provider, &req, &mut sink, &policy, &mut on_notice).await;

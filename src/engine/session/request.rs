@@ -428,6 +428,14 @@ impl Engine {
                 silent.store(false, Ordering::Relaxed);
                 let _ = notice_events.send(Event::Stream(StreamState::Resumed));
             }
+            StreamNotice::ImagesLeftOut { reason } => {
+                let _ = notice_events.send(Event::Notice {
+                    message: format!(
+                        "images left out: {reason}; the conversation goes on without them (each \
+                         is named in its place, and the transcript keeps it)"
+                    ),
+                });
+            }
         };
         let result = self
             .abortable(stream_with_retry(

@@ -16,8 +16,8 @@ impl Engine {
     /// `/cost`: the step's generations as the ledger has them (earlier processes included).
     pub(crate) fn cost_event(&self) -> Event {
         let current = &self.s.id;
-        let (step, rows, subagents, total_usd, num_turns) = match self.ledger.rec() {
-            None => (String::new(), Vec::new(), Vec::new(), 0.0, 0),
+        let (step, rows, subagents, total_usd, num_turns, web_searches) = match self.ledger.rec() {
+            None => (String::new(), Vec::new(), Vec::new(), 0.0, 0, 0),
             Some(rec) => (
                 rec.name.clone(),
                 rec.per_generation
@@ -42,6 +42,7 @@ impl Engine {
                 rec.subagents.clone(),
                 rec.figures.cost_usd,
                 rec.figures.num_turns,
+                rec.figures.web_searches,
             ),
         };
         Event::Cost {
@@ -50,6 +51,7 @@ impl Engine {
             subagents,
             total_usd,
             num_turns,
+            web_searches,
         }
     }
 

@@ -9,6 +9,7 @@ use super::hook_ops::ToolGate;
 use super::request::Stop;
 use crate::engine::approvals::{self, AllowRule};
 use crate::engine::diff::FileDiff;
+use crate::engine::images::ImageStore;
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Approval, Event, Op, TurnId};
 use crate::engine::secrets;
@@ -28,6 +29,8 @@ struct Hooked {
 /// The answer to one approval request.
 enum Decision {
     Allow,
+    /// Allowed by the user for this call although its web page is on a private address.
+    AllowPrivate,
     Deny(String),
     /// The call cannot apply (its preview failed): this is its result, nobody was asked.
     Fail(ToolOutput),
@@ -43,6 +46,13 @@ impl Engine {
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
             sandbox: self.bash_sandbox(),
+            images: self
+                .run
+                .provider
+                .client
+                .takes_images(&self.settings.model)
+                .then(|| ImageStore::in_run(&self.ledger.run_dir.root)),
+            web: self.run.tools.web.clone(),
         }
     }
 
@@ -57,6 +67,8 @@ impl Engine {
             .collect();
         let read = read_from_text(msg);
         let mut results: Vec<Option<Block>> = vec![None; calls.len()];
+        // Images a call returned follow the results, each naming its call.
+        let mut images: Vec<Block> = Vec::new();
         let mut aborted = false;
         for (i, (id, name, input)) in calls.iter().enumerate() {
             if results.get(i).is_some_and(Option::is_some) {
@@ -120,6 +132,13 @@ impl Engine {
                 (ToolOutput::error(why), false)
             };
             aborted |= stopped;
+            let mut out = out;
+            images.extend(std::mem::take(&mut out.images).into_iter().map(|image| {
+                Block::Image {
+                    image,
+                    tool_use_id: Some(id.clone()),
+                }
+            }));
             let block = self.deliver(id, name, out);
             set(&mut results, i, block);
         }
@@ -127,6 +146,7 @@ impl Engine {
             .into_iter()
             .zip(&calls)
             .map(|(block, (id, _, _))| block.unwrap_or_else(|| not_run(id)))
+            .chain(images)
             .collect();
         self.push_message(Message {
             role: Role::User,
@@ -183,9 +203,11 @@ impl Engine {
         hooked: Hooked,
     ) -> (ToolOutput, bool) {
         match self.approve(id, name, input, hooked).await {
-            Decision::Allow => {
-                // Only reached for an outside path when the user approved that very call.
-                let outside = self.leaves_workspace(name, input);
+            decision @ (Decision::Allow | Decision::AllowPrivate) => {
+                // Only reached for an outside path (or a private web address) when the user
+                // approved that very call.
+                let outside = matches!(decision, Decision::AllowPrivate)
+                    || self.leaves_workspace(name, input);
                 self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
                     Some(out) if out.sandbox.is_some() => {
@@ -260,7 +282,15 @@ impl Engine {
             input,
             &self.run.places.workspace,
             Some(&self.spill_dir()),
-        )
+        ) && !self.reads_run_file(name, input)
+    }
+
+    /// `read_file` of this run's spill files or stored images (a handoff names those).
+    fn reads_run_file(&self, name: &str, input: &Value) -> bool {
+        let images = ImageStore::in_run(&self.ledger.run_dir.root);
+        [self.spill_dir().as_path(), images.dir()]
+            .iter()
+            .any(|dir| tools::reads_spill(name, input, &self.run.places.workspace, Some(dir)))
     }
 
     /// A read-only tool's call whose path lies in a loaded skill's folder: the skill tool sends
@@ -297,20 +327,18 @@ impl Engine {
                 || tools::is_known(name)
                     && !self.sandbox_covers(name)
                     && tools::needs_approval(name, input, &self.run.places.workspace)
-                    && !tools::reads_spill(
-                        name,
-                        input,
-                        &self.run.places.workspace,
-                        Some(&self.spill_dir()),
-                    )
+                    && !self.reads_run_file(name, input)
                     && !self.reads_skill(name, input)
         };
         if !needs {
             return Decision::Allow;
         }
-        // A path outside the workspace is approved call by call: neither --yes nor "always"
-        // covers it.
-        let outside = self.leaves_workspace(name, input);
+        // A path outside the workspace, or a web page on a private address, is approved call by
+        // call: neither --yes nor "always" covers it.
+        let Some(private) = self.private_fetch(name, input).await else {
+            return Decision::Abort;
+        };
+        let outside = self.leaves_workspace(name, input) || private.is_some();
         let auto = match self.run.tools.approvals {
             ApprovalPolicy::Auto => true,
             ApprovalPolicy::AskOnce => self.approvals.asked_once,
@@ -322,6 +350,12 @@ impl Engine {
             return Decision::Allow;
         }
         let can_ask = self.run.front_end.can_ask();
+        if let (Some(why), false) = (&private, can_ask) {
+            return Decision::Deny(format!(
+                "denied: {why}; only the user can approve that, call by call (or list the host \
+                 in `[web] allow_private_hosts`), and this headless run cannot ask."
+            ));
+        }
         if outside && !can_ask {
             return Decision::Deny(format!(
                 "denied: `{name}` would leave the workspace ({}); only the user can approve that, \
@@ -342,10 +376,14 @@ impl Engine {
             Err(None) => return Decision::Abort,
         };
         let always = approvals::offer(name, input, outside);
+        let mut summary = secrets::redact(&tools::summary(name, input)).into_owned();
+        if let Some(why) = &private {
+            summary.push_str(&format!(" — ⚠ {why}: approved call by call"));
+        }
         self.emit_logged(Event::ApprovalRequest {
             id: id.to_string(),
             name: name.to_string(),
-            summary: secrets::redact(&tools::summary(name, input)).into_owned(),
+            summary,
             outside_workspace: outside,
             command: (name == names::BASH)
                 .then(|| {
@@ -365,6 +403,7 @@ impl Engine {
             self.approvals.asked_once = true;
         }
         match answer {
+            Some(Approval::Once | Approval::Always) if private.is_some() => Decision::AllowPrivate,
             Some(Approval::Once) => Decision::Allow,
             Some(Approval::Always) => {
                 if let Some(offer) = &always {
@@ -377,6 +416,19 @@ impl Engine {
             }
             None => Decision::Abort,
         }
+    }
+
+    /// Why a `web_fetch` call must be approved call by call (its host resolves to a private
+    /// address no `[web] allow_private_hosts` entry lists); `Some(None)` for any other call, None
+    /// when the user aborted while the name resolved.
+    async fn private_fetch(&mut self, name: &str, input: &Value) -> Option<Option<String>> {
+        if name != names::WEB_FETCH {
+            return Some(None);
+        }
+        let access = self.run.tools.web.clone();
+        let input = input.clone();
+        self.abortable(async move { tools::web_fetch::private_reason(&input, &access).await })
+            .await
     }
 
     /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.

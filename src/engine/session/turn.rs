@@ -136,6 +136,9 @@ impl Engine {
                     let block = crate::engine::secrets::redact(&block).into_owned();
                     message.content.push(Block::text(block));
                 }
+                if let Some(image) = a.image {
+                    message.content.push(Block::image(image));
+                }
             }
         }
         if let Some(context) = hook_context {
@@ -218,11 +221,16 @@ impl Engine {
             // After the push: the response's ctx already counts its own output.
             self.on_response(&resp);
             self.consider_background(cut);
+            self.show_searches(&msg);
             self.emit_logged(Event::AssistantDone {
                 turn: self.turn_id(),
                 text,
                 interrupted: false,
             });
+            // A reply the provider paused (a long server-side search) goes on when sent back.
+            if !tool_uses && resp.stop_reason.as_deref() == Some("pause_turn") {
+                continue;
+            }
             if !tool_uses {
                 match self.stop_hooks().await {
                     StopGate::End => return ExitReason::Completed,
@@ -312,6 +320,33 @@ impl Engine {
         });
     }
 
+    /// The provider's web searches of a reply, as tool calls and results for the front ends
+    /// (the provider ran them; the transcript has them in the reply).
+    fn show_searches(&self, msg: &Message) {
+        use crate::engine::tools::web_search;
+        for s in web_search::searches(msg) {
+            self.emit(Event::ToolCall {
+                turn: self.turn_id(),
+                id: s.id.clone(),
+                name: web_search::NAME.into(),
+                input: s.input,
+                summary: s.summary,
+                changes_files: false,
+            });
+            self.emit(Event::ToolResult {
+                turn: self.turn_id(),
+                id: s.id,
+                name: web_search::NAME.into(),
+                output: s.found,
+                is_error: s.failed,
+                spilled: None,
+                diff: None,
+                exit: None,
+                sandbox: None,
+            });
+        }
+    }
+
     /// Account a successful response: ctx, cost, ledger; reset the overflow counter.
     pub(crate) fn on_response(&mut self, resp: &ModelResponse) {
         self.counters.overflow_retries = 0;
@@ -319,10 +354,13 @@ impl Engine {
         let ctx = resp.usage.context();
         self.s.ctx = ctx;
         self.s.appended_chars = 0;
-        let cost = crate::engine::pricing::cost_usd(&self.settings.model, &resp.usage);
+        let searches = resp.web_search_requests;
+        let cost = crate::engine::pricing::cost_usd(&self.settings.model, &resp.usage)
+            + crate::engine::pricing::web_search_usd(searches);
         self.add_cost(cost);
         let window = self.settings.thresholds.window;
         self.ledger.record(|rec| {
+            rec.figures.web_searches += searches;
             rec.figures.context = ctx;
             rec.figures.window = window;
             rec.current_generation().context = ctx;

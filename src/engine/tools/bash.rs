@@ -186,6 +186,7 @@ impl Finished {
             diff: None,
             exit: Some(exit),
             sandbox: None,
+            images: Vec::new(),
         }
     }
 }

@@ -25,6 +25,8 @@ pub mod recall;
 pub mod sandbox;
 mod spill;
 pub mod todo;
+pub mod web_fetch;
+pub mod web_search;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +37,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::engine::diff::FileDiff;
+use crate::engine::images::{ImageRef, ImageStore};
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
@@ -49,7 +52,7 @@ pub(crate) const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 pub(crate) const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The names of all built-in tools, in the order [`specs`] lists them.
-pub(crate) const TOOL_NAMES: [&str; 7] = names::BUILT_IN;
+pub(crate) const TOOL_NAMES: [&str; 8] = names::BUILT_IN;
 
 /// What a tool call may touch and how long it may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +70,11 @@ pub struct ToolCtx {
     pub allow_outside: bool,
     /// How `bash` commands are confined ([`sandbox`]).
     pub sandbox: sandbox::SandboxPolicy,
+    /// Where the images `read_file` shows the model are stored (the run's image store); None:
+    /// the model in use takes no images.
+    pub images: Option<ImageStore>,
+    /// What `web_fetch` may reach, and its page cache.
+    pub web: web_fetch::WebAccess,
 }
 
 impl ToolCtx {
@@ -80,6 +88,8 @@ impl ToolCtx {
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             allow_outside: false,
             sandbox: sandbox::SandboxPolicy::off(),
+            images: Some(ImageStore::new(paths::default_image_dir())),
+            web: web_fetch::WebAccess::default(),
         }
     }
 }
@@ -100,6 +110,8 @@ pub struct ToolOutput {
     /// `bash`: the sandbox stopped (or may have stopped) the command; the content ends with
     /// the same note.
     pub sandbox: Option<Box<sandbox::SandboxStopped>>,
+    /// Images the model is shown with the result (`read_file` of an image), stored already.
+    pub images: Vec<ImageRef>,
 }
 
 /// How a bash command ended, for front ends (the model reads the same in the result's last line).
@@ -188,6 +200,7 @@ impl ToolOutput {
             diff: None,
             exit: None,
             sandbox: None,
+            images: Vec::new(),
         }
     }
 
@@ -200,6 +213,7 @@ impl ToolOutput {
             diff: None,
             exit: None,
             sandbox: None,
+            images: Vec::new(),
         }
     }
 
@@ -247,6 +261,7 @@ pub fn specs() -> Vec<ToolSpec> {
         grep::spec(),
         glob::spec(),
         list_dir::spec(),
+        web_fetch::spec(),
     ]
 }
 
@@ -301,11 +316,11 @@ pub(crate) fn reads_spill(
         })
 }
 
-/// Whether this call must be approved by the user: `bash`, `write_file` and `edit_file` always; any
-/// other tool whose path argument resolves outside the workspace.
+/// Whether this call must be approved by the user: `bash`, `write_file`, `edit_file` and
+/// `web_fetch` always; any other tool whose path argument resolves outside the workspace.
 pub(crate) fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
     match name {
-        names::BASH | names::WRITE_FILE | names::EDIT_FILE => true,
+        names::BASH | names::WRITE_FILE | names::EDIT_FILE | names::WEB_FETCH => true,
         names::READ_FILE | names::GREP | names::GLOB | names::LIST_DIR => {
             touches_outside(name, input, workspace)
         }
@@ -324,6 +339,12 @@ pub(crate) fn summary(name: &str, input: &Value) -> String {
         todo::NAME => return todo::summary(input),
         recall::NAME => return recall::summary(input),
         names::PRESENT_PLAN => return present_plan::summary(input),
+        names::WEB_FETCH => {
+            return match web_fetch::summary(input) {
+                Some(url) => format!("{name}: {url}"),
+                None => name.to_string(),
+            };
+        }
         _ => {}
     }
     let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
@@ -404,6 +425,11 @@ pub(crate) async fn run_live(
     };
     if name == names::BASH {
         return bash::run(&Args::new(name, map), ctx, live)
+            .await
+            .unwrap_or_else(ToolOutput::from);
+    }
+    if name == names::WEB_FETCH {
+        return web_fetch::run(&Args::new(name, map), ctx)
             .await
             .unwrap_or_else(ToolOutput::from);
     }
