@@ -51,9 +51,8 @@ pub(crate) fn resolve(keys: WebKeys) -> Result<WebSettings, ConfigError> {
         .and_then(|t| t.allow_private_hosts)
         .unwrap_or_default();
     for h in &hosts {
-        let bad = h.trim().is_empty()
-            || h.contains("://")
-            || h.contains(['/', '*', ' ', '?', '#', '@']);
+        let bad =
+            h.trim().is_empty() || h.contains("://") || h.contains(['/', '*', ' ', '?', '#', '@']);
         if bad {
             return Err(ConfigError::BadValue {
                 key: "web.allow_private_hosts",
@@ -63,7 +62,10 @@ pub(crate) fn resolve(keys: WebKeys) -> Result<WebSettings, ConfigError> {
         }
     }
     Ok(WebSettings {
-        allow_private_hosts: hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
+        allow_private_hosts: hosts
+            .iter()
+            .map(|h| h.trim().to_ascii_lowercase())
+            .collect(),
         web_search: keys.web_search.unwrap_or(false),
     })
 }

@@ -44,6 +44,13 @@ pub struct Attachment {
     pub summary: String,
 }
 
+impl Attachment {
+    /// Whether something was attached (text or an image).
+    pub fn attached(&self) -> bool {
+        self.block.is_some() || self.image.is_some()
+    }
+}
+
 /// The paths mentioned in `text` that name something in the workspace, in order, once each.
 pub(crate) fn mentioned(text: &str, workspace: &Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();

@@ -55,7 +55,10 @@ pub enum Block {
         input: Value,
     },
     /// What a server-side web search found, as the provider sent it (sent back unchanged).
-    WebSearchToolResult { tool_use_id: String, content: Value },
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: Value,
+    },
 }
 
 impl Block {

@@ -45,7 +45,12 @@ const OSASCRIPT: Helper = Helper {
 
 /// The helpers worth trying here, in order: what the session runs under (`WAYLAND_DISPLAY`,
 /// `DISPLAY`, macOS) and what `PATH` holds.
-pub fn helpers(wayland: bool, x11: bool, macos: bool, on_path: impl Fn(&str) -> bool) -> Vec<Helper> {
+pub fn helpers(
+    wayland: bool,
+    x11: bool,
+    macos: bool,
+    on_path: impl Fn(&str) -> bool,
+) -> Vec<Helper> {
     let mut wanted = Vec::new();
     if macos {
         wanted.extend([PNGPASTE, OSASCRIPT]);
@@ -196,7 +201,12 @@ fn save(dir: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
     let names = (0..1000).map(|n| format!("pasted-{secs}-{nanos}-{n}.png"));
     crate::engine::fsutil::write_new(dir, names, bytes)
         .map(|f| f.path)
-        .map_err(|e| format!("the pasted image could not be saved in {}: {e}", dir.display()))
+        .map_err(|e| {
+            format!(
+                "the pasted image could not be saved in {}: {e}",
+                dir.display()
+            )
+        })
 }
 
 /// Where pasted images are written before they are attached (the attachment stores them in the

@@ -1,8 +1,10 @@
 //! Image paths in a user's message: `@shot.png`, and the path a terminal pastes when a file is
 //! dropped on it — quoted (`'/home/me/My Shot.png'`), with escaped spaces
 //! (`/Users/me/My\ Shot.png`) or as a `file://` URL. A word counts only when it ends like an
-//! image file (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`) and names a file that exists; relative
-//! paths are taken from the workspace, `~/` from the home folder.
+//! image file (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`) and names a file that exists. Without an
+//! `@` only an absolute path, a `~/` path or a `file://` URL counts (what a terminal pastes): a
+//! file name mentioned in a sentence (`fix logo.png`) stays text. With one, a relative path is
+//! taken from the workspace.
 
 use std::path::{Path, PathBuf};
 
@@ -25,11 +27,15 @@ pub struct PastedImage {
 /// The image files a message names, in order, once each.
 pub fn image_paths(text: &str, workspace: &Path) -> Vec<PastedImage> {
     let mut out: Vec<PastedImage> = Vec::new();
-    for word in words(text)
+    for (word, at) in words(text)
         .into_iter()
         .filter_map(|w| trimmed(&w))
         .take(MAX_CANDIDATES)
     {
+        let pasted = word.starts_with('/') || word.starts_with("~/") || word.starts_with("file://");
+        if !at && !pasted {
+            continue;
+        }
         let Some(path) = resolve(&word, workspace) else {
             continue;
         };
@@ -48,13 +54,14 @@ pub fn image_paths(text: &str, workspace: &Path) -> Vec<PastedImage> {
 }
 
 /// The word without a leading `@` or `(` and trailing sentence punctuation, when what is left
-/// ends like an image file.
-fn trimmed(word: &str) -> Option<String> {
-    let w = word.trim_start_matches(['@', '(']);
-    let mut w = w;
+/// ends like an image file; and whether it was written with an `@`.
+fn trimmed(word: &str) -> Option<(String, bool)> {
+    let w = word.trim_start_matches('(');
+    let at = w.starts_with('@');
+    let mut w = w.trim_start_matches('@');
     loop {
         if has_image_extension(w) {
-            return Some(w.to_string());
+            return Some((w.to_string(), at));
         }
         w = w.strip_suffix(['.', ',', ';', ':', '!', '?', ')', ']', '\'', '"'])?;
     }
@@ -150,7 +157,10 @@ mod tests {
             words(r"see '/a b/c d.png' and /x/My\ Shot.png, @y.gif"),
             ["see", "/a b/c d.png", "and", "/x/My Shot.png,", "@y.gif"]
         );
-        assert_eq!(words(r#"@"my shot.png" "q.webp""#), ["@my shot.png", "q.webp"]);
+        assert_eq!(
+            words(r#"@"my shot.png" "q.webp""#),
+            ["@my shot.png", "q.webp"]
+        );
     }
 
     #[test]
@@ -158,6 +168,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path();
         std::fs::write(ws.join("a.png"), b"x").unwrap();
+        std::fs::write(ws.join("logo.png"), b"x").unwrap();
         std::fs::create_dir_all(ws.join("dir with space")).unwrap();
         std::fs::write(ws.join("dir with space/b c.JPG"), b"x").unwrap();
         std::fs::write(ws.join("notes.txt"), b"x").unwrap();
@@ -165,7 +176,7 @@ mod tests {
         let escaped = abs.display().to_string().replace(' ', "\\ ");
         let url = format!("file://{}", abs.display().to_string().replace(' ', "%20"));
         let text = format!(
-            "look at @a.png. then {escaped} and '{}' and {url} @notes.txt missing.png",
+            "look at @a.png. then {escaped} and '{}' and {url} @notes.txt missing.png, fix logo.png",
             abs.display()
         );
         let got = image_paths(&text, ws);

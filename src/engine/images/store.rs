@@ -136,7 +136,13 @@ impl ImageStore {
     }
 
     /// The image stored for `hash` already, if any (its size read from its header).
-    fn find(&self, hash: &str, source_bytes: &[u8], format: Format, source: &str) -> Option<Prepared> {
+    fn find(
+        &self,
+        hash: &str,
+        source_bytes: &[u8],
+        format: Format,
+        source: &str,
+    ) -> Option<Prepared> {
         Format::ALL.iter().find_map(|stored| {
             let path = self.dir.join(format!("{hash}.{}", stored.extension()));
             let bytes = std::fs::read(&path).ok()?;

@@ -159,7 +159,9 @@ fn image_part(image: &ImageRef) -> Value {
             "type": "image_url",
             "image_url": {"url": format!("data:{};base64,{data}", image.media_type)},
         }),
-        Err(e) => json!({"type": "text", "text": image.stand_in(&format!("could not be read ({e})"))}),
+        Err(e) => {
+            json!({"type": "text", "text": image.stand_in(&format!("could not be read ({e})"))})
+        }
     }
 }
 

@@ -15,8 +15,18 @@ use crate::engine::types::{Block, Message, ModelRequest};
 pub fn text_only(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
     const SEES: &[&str] = &[
-        "vision", "-vl", "vl-", "llava", "pixtral", "minicpm-v", "moondream", "gemma3",
-        "gemma-3", "4.5v", "4.6v", "omni",
+        "vision",
+        "-vl",
+        "vl-",
+        "llava",
+        "pixtral",
+        "minicpm-v",
+        "moondream",
+        "gemma3",
+        "gemma-3",
+        "4.5v",
+        "4.6v",
+        "omni",
     ];
     const BLIND: &[&str] = &[
         "gpt-3.5",
@@ -179,8 +189,14 @@ mod tests {
         assert!(!text_only("gpt-4o"));
         assert!(!text_only("some-local-model"));
         for (status, msg) in [
-            (500, "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj"),
-            (400, "Invalid content type. image_url is only supported by certain models."),
+            (
+                500,
+                "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+            ),
+            (
+                400,
+                "Invalid content type. image_url is only supported by certain models.",
+            ),
             (404, "No endpoints found that support image input"),
             (400, "this model is missing data required for image input"),
             (400, "At most 0 image(s) may be provided in one request."),

@@ -133,12 +133,14 @@ impl Engine {
             };
             aborted |= stopped;
             let mut out = out;
-            images.extend(std::mem::take(&mut out.images).into_iter().map(|image| {
-                Block::Image {
-                    image,
-                    tool_use_id: Some(id.clone()),
-                }
-            }));
+            images.extend(
+                std::mem::take(&mut out.images)
+                    .into_iter()
+                    .map(|image| Block::Image {
+                        image,
+                        tool_use_id: Some(id.clone()),
+                    }),
+            );
             let block = self.deliver(id, name, out);
             set(&mut results, i, block);
         }

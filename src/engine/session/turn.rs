@@ -127,8 +127,8 @@ impl Engine {
             for a in crate::engine::mentions::attach(&text, &ctx).await {
                 self.emit_logged(Event::Attachment {
                     turn: id,
+                    attached: a.attached(),
                     path: a.path,
-                    attached: a.block.is_some(),
                     summary: a.summary,
                 });
                 if let Some(block) = a.block {

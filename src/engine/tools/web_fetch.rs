@@ -113,7 +113,10 @@ impl PageCache {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
         map.retain(|_, (at, _)| at.elapsed() < CACHE_TTL);
         if map.len() >= CACHE_PAGES
-            && let Some(oldest) = map.iter().min_by_key(|(_, (at, _))| *at).map(|(k, _)| k.clone())
+            && let Some(oldest) = map
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(k, _)| k.clone())
         {
             map.remove(&oldest);
         }
@@ -155,7 +158,9 @@ pub(crate) fn summary(input: &Value) -> Option<String> {
 /// The URL of a call, checked: absolute, http or https, with a host.
 fn parse_url(raw: &str) -> Result<Url, ToolError> {
     let url = Url::parse(raw.trim()).map_err(|e| {
-        ToolError(format!("`{raw}` is not a URL ({e}); give an absolute http(s) URL."))
+        ToolError(format!(
+            "`{raw}` is not a URL ({e}); give an absolute http(s) URL."
+        ))
     })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(ToolError(format!(
@@ -289,7 +294,11 @@ async fn request(url: &Url, target: &Target) -> Result<reqwest::Response, ToolEr
         .no_proxy()
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(FETCH_TIMEOUT)
-        .user_agent(concat!("flower-tui/", env!("CARGO_PKG_VERSION"), " (web_fetch)"));
+        .user_agent(concat!(
+            "flower-tui/",
+            env!("CARGO_PKG_VERSION"),
+            " (web_fetch)"
+        ));
     let is_name = target
         .host
         .trim_start_matches('[')
@@ -338,9 +347,11 @@ fn redirect_target(current: &Url, resp: &reqwest::Response) -> Result<Url, ToolE
                 resp.status()
             ))
         })?;
-    let next = current
-        .join(location)
-        .map_err(|e| ToolError(format!("{current} redirects to a bad URL `{location}`: {e}")))?;
+    let next = current.join(location).map_err(|e| {
+        ToolError(format!(
+            "{current} redirects to a bad URL `{location}`: {e}"
+        ))
+    })?;
     parse_url(next.as_str())
 }
 
@@ -422,10 +433,12 @@ impl Kind {
         let mime = ctype.split(';').next().unwrap_or("").trim();
         match mime {
             "text/html" | "application/xhtml+xml" | "" => Ok(Kind::Html),
-            "application/json" | "application/ld+json" | "application/xml"
-            | "application/javascript" | "application/x-yaml" | "application/yaml" => {
-                Ok(Kind::Text)
-            }
+            "application/json"
+            | "application/ld+json"
+            | "application/xml"
+            | "application/javascript"
+            | "application/x-yaml"
+            | "application/yaml" => Ok(Kind::Text),
             m if m.starts_with("text/") || m.ends_with("+json") || m.ends_with("+xml") => {
                 Ok(Kind::Text)
             }
@@ -461,7 +474,10 @@ mod tests {
         for bad in ["file:///etc/passwd", "ftp://h/x", "docs.rs", "http://"] {
             assert!(parse_url(bad).is_err(), "{bad}");
         }
-        assert!(matches!(Kind::of("text/html; charset=utf-8"), Ok(Kind::Html)));
+        assert!(matches!(
+            Kind::of("text/html; charset=utf-8"),
+            Ok(Kind::Html)
+        ));
         assert!(matches!(Kind::of("application/json"), Ok(Kind::Text)));
         assert_eq!(Kind::of("application/pdf").err(), Some("a PDF"));
     }

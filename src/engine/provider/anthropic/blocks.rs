@@ -18,7 +18,9 @@ pub(crate) fn image_json(image: &ImageRef) -> Value {
             "type": "image",
             "source": {"type": "base64", "media_type": image.media_type, "data": data},
         }),
-        Err(e) => json!({"type": "text", "text": image.stand_in(&format!("could not be read ({e})"))}),
+        Err(e) => {
+            json!({"type": "text", "text": image.stand_in(&format!("could not be read ({e})"))})
+        }
     }
 }
 
@@ -115,9 +117,7 @@ pub(crate) fn message_json(m: &Message, server_tools: bool) -> Value {
             _ => None,
         })
         .collect();
-    let nested = |b: &Block| {
-        matches!(b, Block::Image { tool_use_id: Some(id), .. } if results.contains(id.as_str()))
-    };
+    let nested = |b: &Block| matches!(b, Block::Image { tool_use_id: Some(id), .. } if results.contains(id.as_str()));
     let mut content: Vec<Value> = Vec::with_capacity(m.content.len());
     for b in m.content.iter().filter(|b| !nested(b)) {
         let Some(mut v) = block_json(b, server_tools) else {

@@ -90,7 +90,10 @@ enum Partial {
         server: bool,
     },
     /// A server-side web search's results (whole in the block's start).
-    SearchResult { tool_use_id: String, content: Value },
+    SearchResult {
+        tool_use_id: String,
+        content: Value,
+    },
     /// A block type this client does not use: skipped.
     Ignored,
 }
@@ -227,7 +230,11 @@ impl AnthropicStream {
             &mut self.usage.cache_read_input_tokens,
             u.cache_read_input_tokens,
         );
-        if let Some(n) = u.server_tool_use.as_ref().and_then(|s| s.web_search_requests) {
+        if let Some(n) = u
+            .server_tool_use
+            .as_ref()
+            .and_then(|s| s.web_search_requests)
+        {
             self.web_search_requests = n;
         }
     }

@@ -63,9 +63,8 @@ fn v6_kind(ip: Ipv6Addr) -> Option<&'static str> {
 /// (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) and 6to4 (`2002:aabb:ccdd::`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let tail = |hi: u16, lo: u16| {
-        Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
-    };
+    let tail =
+        |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
     match s {
         [0, 0, 0, 0, 0, 0xffff, hi, lo] => Some(tail(hi, lo)),
         // `::` and `::1` are IPv6's own, not IPv4-compatible addresses.

@@ -27,9 +27,7 @@ pub struct Page {
 
 /// `html` as Markdown: the main content only.
 pub fn convert(html: &str) -> Page {
-    let converter = HtmlToMarkdown::builder()
-        .skip_tags(DROP.to_vec())
-        .build();
+    let converter = HtmlToMarkdown::builder().skip_tags(DROP.to_vec()).build();
     let Ok(doc) = converter.html_to_tree(html) else {
         return Page {
             title: None,
@@ -136,9 +134,7 @@ fn prune(root: &Rc<Node>, whole_body: bool) {
     let mut stack = vec![root.clone()];
     while let Some(n) = stack.pop() {
         n.children.borrow_mut().retain(|c| match tag(c) {
-            Some(t) => {
-                !(DROP.contains(&t) || hidden(c) || (whole_body && FRAME.contains(&t)))
-            }
+            Some(t) => !(DROP.contains(&t) || hidden(c) || (whole_body && FRAME.contains(&t))),
             None => true,
         });
         stack.extend(n.children.borrow().iter().cloned());
@@ -190,8 +186,19 @@ mod tests {
         assert!(md.contains("one") && md.contains("two"), "{md}");
         assert!(md.contains("```"), "{md}");
         assert!(md.contains("x build --release"), "{md}");
-        assert!(md.contains("| flag | meaning |") || md.contains("| flag |"), "{md}");
-        for gone in ["secret", "alert", "Menu", "Site", "Copyright", "hidden text", "color:red"] {
+        assert!(
+            md.contains("| flag | meaning |") || md.contains("| flag |"),
+            "{md}"
+        );
+        for gone in [
+            "secret",
+            "alert",
+            "Menu",
+            "Site",
+            "Copyright",
+            "hidden text",
+            "color:red",
+        ] {
             assert!(!md.contains(gone), "{gone} in {md}");
         }
     }
