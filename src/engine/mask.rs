@@ -335,3 +335,7 @@ fn spilled_path(content: &str) -> Option<&str> {
 #[cfg(test)]
 #[path = "mask_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "mask_images_tests.rs"]
+mod image_tests;
