@@ -184,7 +184,7 @@ pub fn from_applescript(text: &str) -> Option<Vec<u8>> {
     let start = text.find("«data PNGf")? + "«data PNGf".len();
     let hex = text.get(start..)?.split('»').next()?;
     let hex: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     hex.chunks(2)

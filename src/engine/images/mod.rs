@@ -8,7 +8,7 @@
 //! names the file, and a provider reads it when it builds a request ([`ImageRef::base64`]).
 //! An image counts `width × height / 750` tokens (Anthropic's rule) in the gauge.
 
-pub mod clipboard;
+pub(crate) mod clipboard;
 pub(crate) mod pasted;
 mod scale;
 mod store;

@@ -22,9 +22,9 @@ const TRY_JPEG_ABOVE: usize = 1024 * 1024;
 /// JPEG quality of a re-encoding.
 const JPEG_QUALITY: u8 = 85;
 /// The largest source image decoded, per side (a larger one is refused, not allocated).
-const MAX_DECODE_SIDE: u32 = 20_000;
-/// The most memory a decoder may allocate.
-const MAX_DECODE_ALLOC: u64 = 1024 * 1024 * 1024;
+const MAX_DECODE_SIDE: u32 = 16_384;
+/// The most memory a decoder may allocate (an 8K screenshot needs a quarter of it).
+const MAX_DECODE_ALLOC: u64 = 512 * 1024 * 1024;
 
 /// The size an image of `width × height` is sent at: itself when it fits, else scaled down
 /// keeping its aspect ratio until both limits hold.

@@ -11,7 +11,7 @@ pub mod probe;
 pub mod retry;
 pub mod sse;
 pub(crate) mod text_calls;
-pub mod vision;
+pub(crate) mod vision;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -26,7 +26,7 @@ pub mod sandbox;
 mod spill;
 pub mod todo;
 pub mod web_fetch;
-pub mod web_search;
+pub(crate) mod web_search;
 mod write_file;
 
 use std::path::{Path, PathBuf};
