@@ -113,7 +113,7 @@ const BENCHES: &[(&str, &str, fn())] = &[
     ),
     (
         "eyes",
-        "a request with one screenshot before/after scaling; web_fetch of a 2 MB page: time, memory",
+        "a request with one screenshot before/after scaling; web_fetch of a 1.3 MB page: time, memory",
         eyes_bench::run,
     ),
 ];
