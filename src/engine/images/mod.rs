@@ -167,7 +167,11 @@ impl ImageRef {
 pub enum ImageError {
     #[error("not a PNG, JPEG, GIF or WebP image")]
     NotAnImage,
-    #[error("{0} bytes is more than the {MAX_SOURCE_BYTES}-byte limit for an image")]
+    #[error(
+        "the file is {:.1} MB, more than the {} MB an image may have",
+        *.0 as f64 / 1_048_576.0,
+        MAX_SOURCE_BYTES / 1_048_576
+    )]
     TooLarge(u64),
     #[error("the {format} image could not be decoded: {message}")]
     Decode {

@@ -135,3 +135,78 @@ fn what_is_not_an_image_is_refused_clearly() {
         "{e}"
     );
 }
+
+/// A PNG whose header claims `w × h` (CRC right, no pixels): what a decompression bomb starts
+/// with.
+fn png_claiming(w: u32, h: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = b"IHDR".to_vec();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    out.extend_from_slice(&13u32.to_be_bytes());
+    out.extend_from_slice(&ihdr);
+    out.extend_from_slice(&crc32(&ihdr).to_be_bytes());
+    out.extend_from_slice(&0u32.to_be_bytes());
+    out.extend_from_slice(b"IEND");
+    out.extend_from_slice(&crc32(b"IEND").to_be_bytes());
+    out
+}
+
+#[test]
+fn a_bomb_and_a_huge_file_are_refused_before_they_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = ImageStore::new(tmp.path().join("images"));
+    // 100,000 × 100,000 pixels would be 30 GB decoded: the header alone refuses it.
+    let e = store
+        .add(&png_claiming(100_000, 100_000), "bomb.png")
+        .unwrap_err();
+    assert!(matches!(e, ImageError::Decode { .. }), "{e}");
+    // A 51 MB file (sparse: nothing is written but its first bytes) is not read at all.
+    let huge = tmp.path().join("huge.png");
+    let f = std::fs::File::create(&huge).unwrap();
+    std::io::Write::write_all(&mut &f, &png_bytes(4, 4)).unwrap();
+    f.set_len(51 * 1024 * 1024).unwrap();
+    let e = store.add_file(&huge, "huge.png").unwrap_err();
+    assert_eq!(e, ImageError::TooLarge(51 * 1024 * 1024));
+    assert_eq!(
+        e.to_string(),
+        "the file is 51.0 MB, more than the 50 MB an image may have"
+    );
+    assert!(!store.dir().exists(), "nothing was stored");
+}
+
+#[test]
+fn an_image_counts_width_times_height_over_750_in_the_gauge() {
+    use crate::engine::types::{Block, Message, Role};
+    let image = ImageRef {
+        name: "shot.png".into(),
+        source: String::new(),
+        path: "/run/images/x.png".into(),
+        media_type: "image/png".into(),
+        width: 1429,
+        height: 804,
+    };
+    assert_eq!(image.tokens(), 1532);
+    let msg = Message {
+        role: Role::User,
+        content: vec![Block::text("look"), Block::image(image.clone())],
+    };
+    // The estimate divides characters by the default ratio: the image adds its tokens exactly.
+    let per_token = crate::engine::tokens::DEFAULT_CHARS_PER_TOKEN as usize;
+    assert_eq!(msg.char_len(), "look".len() + 1532 * per_token);
+}

@@ -42,30 +42,46 @@ const CACHE_TTL: Duration = Duration::from_secs(15 * 60);
 const CACHE_PAGES: usize = 64;
 
 /// What `web_fetch` may reach, and its page cache (shared by the session's calls).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct WebAccess {
     /// `[web] allow_private_hosts`: `host` or `host:port` entries that may resolve to
     /// non-public addresses (`localhost:3000`, `127.0.0.1:8080`, `devbox`).
     pub allow_private_hosts: Vec<String>,
+    /// How long one fetch may take, every hop and the whole body included.
+    pub timeout: Duration,
     cache: PageCache,
 }
 
-/// Two accesses are the same when they allow the same hosts (the cache is not part of it).
+impl Default for WebAccess {
+    fn default() -> Self {
+        WebAccess::new(Vec::new())
+    }
+}
+
+/// Two accesses are the same when they allow the same hosts within the same time (the cache is
+/// not part of it).
 impl PartialEq for WebAccess {
     fn eq(&self, other: &Self) -> bool {
-        self.allow_private_hosts == other.allow_private_hosts
+        self.allow_private_hosts == other.allow_private_hosts && self.timeout == other.timeout
     }
 }
 
 impl Eq for WebAccess {}
 
 impl WebAccess {
-    /// An access allowing `hosts` to be private, with an empty cache.
+    /// An access allowing `hosts` to be private, with the default timeout and an empty cache.
     pub fn new(allow_private_hosts: Vec<String>) -> Self {
         WebAccess {
             allow_private_hosts,
+            timeout: FETCH_TIMEOUT,
             cache: PageCache::default(),
         }
+    }
+
+    /// The same access with fetches cut off after `timeout`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// Whether `host:port` is listed in `allow_private_hosts` (an entry without a port allows
@@ -155,8 +171,17 @@ pub(crate) fn summary(input: &Value) -> Option<String> {
         .map(|u| crate::engine::text::one_line(u, 100))
 }
 
-/// The URL of a call, checked: absolute, http or https, with a host.
+/// The URL of a call, checked: absolute, http or https, with a host, holding no secret.
 fn parse_url(raw: &str) -> Result<Url, ToolError> {
+    // A key registered as a secret (the model provider's, any `*_API_KEY`) never leaves in a
+    // URL: not to the host, not to a DNS server. The message does not repeat the URL.
+    if crate::engine::secrets::redact(raw) != raw {
+        return Err(ToolError(
+            "Refused: the URL holds a secret (an API key flower-tui masks); web_fetch never \
+             sends one to a web site."
+                .into(),
+        ));
+    }
     let url = Url::parse(raw.trim()).map_err(|e| {
         ToolError(format!(
             "`{raw}` is not a URL ({e}); give an absolute http(s) URL."
@@ -223,20 +248,53 @@ impl Target {
 
 /// Why a call must be approved call by call: its host resolves to a non-public address that
 /// `[web] allow_private_hosts` does not list. None for a public host, a listed one, and a URL
-/// that will fail anyway (the call says why when it runs).
+/// that will fail anyway (the call says why when it runs). This resolves the host's name (a
+/// DNS query): use it only where the call would be made unasked, else [`before_asking`].
 pub(crate) async fn private_reason(input: &Value, access: &WebAccess) -> Option<String> {
     let url = parse_url(input.get("url")?.as_str()?).ok()?;
     Target::resolve(&url).await.ok()?.private_reason(access)
 }
 
+/// What is known of a call before the user is asked, without a DNS query (a name the model
+/// chose could carry data to its own name server): an error for a call that fails anyway (not
+/// an http(s) URL, a secret in it), and why it must be approved call by call when its host is
+/// a private address literally (`127.0.0.1`, `[::1]`, `localhost`) that no
+/// `[web] allow_private_hosts` entry lists.
+pub(crate) fn before_asking(
+    input: &Value,
+    access: &WebAccess,
+) -> Result<Option<String>, ToolError> {
+    let raw = input
+        .get("url")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError("web_fetch needs a `url`.".into()))?;
+    let url = parse_url(raw)?;
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    let kind = match literal.parse::<IpAddr>() {
+        Ok(ip) => non_public(ip).map(|kind| (ip.to_string(), kind)),
+        // Names under `localhost` are loopback wherever they are looked up.
+        Err(_) if host == "localhost" || host.ends_with(".localhost") => {
+            Some(("loopback".to_string(), "loopback (127/8)"))
+        }
+        Err(_) => None,
+    };
+    Ok(kind
+        .filter(|_| !access.allows_private(&host, port))
+        .map(|(ip, kind)| format!("{host} resolves to {ip}, a {kind} address")))
+}
+
 /// Run a call: the page as Markdown, or why not.
 pub(crate) async fn run(args: &Args<'_>, ctx: &ToolCtx) -> ToolResult {
     let url = parse_url(args.str("url")?)?;
-    match tokio::time::timeout(FETCH_TIMEOUT, fetch(url.clone(), ctx)).await {
+    let limit = ctx.web.timeout;
+    match tokio::time::timeout(limit, fetch(url.clone(), ctx)).await {
         Ok(result) => result,
         Err(_) => Err(ToolError(format!(
-            "{url} did not answer within {} s.",
-            FETCH_TIMEOUT.as_secs()
+            "{url} did not send the whole page within {}; nothing was kept. The server may be \
+             slow or the response endless: try again later, or another page.",
+            seconds(limit)
         ))),
     }
 }
@@ -263,7 +321,7 @@ async fn fetch(url: Url, ctx: &ToolCtx) -> ToolResult {
         {
             return Ok(ToolOutput::ok(page));
         }
-        let resp = request(&current, &target).await?;
+        let resp = request(&current, &target, ctx.web.timeout).await?;
         let status = resp.status();
         if status.is_redirection() {
             let next = redirect_target(&current, &resp)?;
@@ -287,13 +345,17 @@ async fn fetch(url: Url, ctx: &ToolCtx) -> ToolResult {
 }
 
 /// One request to `url`, connecting only to `target`'s checked addresses.
-async fn request(url: &Url, target: &Target) -> Result<reqwest::Response, ToolError> {
+async fn request(
+    url: &Url,
+    target: &Target,
+    timeout: Duration,
+) -> Result<reqwest::Response, ToolError> {
     crate::engine::provider::http::install_crypto_provider();
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(FETCH_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT.min(timeout))
+        .timeout(timeout)
         .user_agent(concat!(
             "flower-tui/",
             env!("CARGO_PKG_VERSION"),
@@ -391,10 +453,10 @@ async fn read_page(url: &Url, mut resp: reqwest::Response) -> Result<String, Too
             return Err(too_large(url));
         }
     }
-    let text = String::from_utf8_lossy(&body);
+    let text = decode(&body, &ctype, matches!(kind, Kind::Html));
     Ok(match kind {
         Kind::Html => {
-            let html = text.into_owned();
+            let html = text;
             let page = tokio::task::spawn_blocking(move || convert(&html))
                 .await
                 .map_err(|e| ToolError(format!("Converting {url} failed: {e}")))?;
@@ -412,6 +474,49 @@ async fn read_page(url: &Url, mut resp: reqwest::Response) -> Result<String, Too
         }
         Kind::Text => format!("Source: {url} ({ctype})\n\n{text}"),
     })
+}
+
+/// `1.5 s`, `30 s`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// The body as text in its charset: the Content-Type's `charset`, else (HTML) the page's own
+/// `<meta charset>` in its first bytes, else a byte-order mark, else UTF-8 (bytes that are not
+/// UTF-8 become U+FFFD).
+fn decode(body: &[u8], ctype: &str, html: bool) -> String {
+    let label = charset(ctype).or_else(|| {
+        html.then(|| {
+            let head = body.get(..body.len().min(META_SNIFF_BYTES)).unwrap_or(body);
+            charset(&String::from_utf8_lossy(head).to_ascii_lowercase())
+        })
+        .flatten()
+    });
+    let encoding = label
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    let (text, _, _) = encoding.decode(body);
+    text.into_owned()
+}
+
+/// How far into an HTML page its `<meta charset>` is looked for.
+const META_SNIFF_BYTES: usize = 2048;
+
+/// The value after the first `charset=` in `s` (a Content-Type, or a page's head in lower
+/// case), without quotes.
+fn charset(s: &str) -> Option<String> {
+    let at = s.to_ascii_lowercase().find("charset=")?;
+    let rest = s.get(at + "charset=".len()..)?;
+    let value: String = rest
+        .trim_start_matches(['"', '\'', ' '])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+        .collect();
+    (!value.is_empty()).then_some(value)
 }
 
 fn too_large(url: &Url) -> ToolError {
@@ -480,5 +585,67 @@ mod tests {
         ));
         assert!(matches!(Kind::of("application/json"), Ok(Kind::Text)));
         assert_eq!(Kind::of("application/pdf").err(), Some("a PDF"));
+    }
+
+    #[test]
+    fn pages_are_read_in_their_charset() {
+        let latin1 = b"<p>caf\xe9 cr\xe8me</p>";
+        assert_eq!(
+            decode(latin1, "text/html; charset=ISO-8859-1", true),
+            "<p>café crème</p>"
+        );
+        let meta = b"<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\"></head><p>\x93quoted\x94</p>";
+        assert!(decode(meta, "text/html", true).contains("\u{201c}quoted\u{201d}"));
+        let sjis = b"<meta charset='Shift_JIS'><p>\x93\xfa\x96\x7b</p>";
+        assert!(decode(sjis, "", true).contains("日本"));
+        assert_eq!(decode("plain ü".as_bytes(), "text/plain", false), "plain ü");
+        assert_eq!(
+            decode(b"bad \xff byte", "text/plain", false),
+            "bad \u{fffd} byte"
+        );
+        assert_eq!(
+            charset("text/html; charset=\"utf-8\""),
+            Some("utf-8".into())
+        );
+        assert_eq!(charset("text/html"), None);
+    }
+
+    #[test]
+    fn a_url_holding_a_secret_is_refused_without_repeating_it() {
+        let key = "wf-test-secret-4f9a2c7e1b";
+        crate::engine::secrets::register(key);
+        for url in [
+            format!("https://example.com/api?key={key}"),
+            format!("https://{key}.example.com/"),
+        ] {
+            let e = parse_url(&url).unwrap_err();
+            assert!(e.0.contains("holds a secret"), "{e:?}");
+            assert!(!e.0.contains(key), "{e:?}");
+            assert!(before_asking(&json!({ "url": url }), &WebAccess::default()).is_err());
+        }
+    }
+
+    #[test]
+    fn before_asking_needs_no_dns() {
+        let access = WebAccess::new(vec!["localhost:3000".into()]);
+        let why = |u: &str| before_asking(&json!({ "url": u }), &access);
+        assert_eq!(why("https://docs.rs/x").unwrap(), None);
+        assert_eq!(why("http://localhost:3000/").unwrap(), None);
+        assert!(
+            why("http://localhost:3001/")
+                .unwrap()
+                .is_some_and(|w| w.contains("loopback"))
+        );
+        assert!(
+            why("http://169.254.169.254/latest/meta-data/")
+                .unwrap()
+                .is_some_and(|w| w.contains("link-local"))
+        );
+        assert!(
+            why("http://[::ffff:127.0.0.1]/")
+                .unwrap()
+                .is_some_and(|w| w.contains("loopback"))
+        );
+        assert!(why("ftp://x/").is_err());
     }
 }

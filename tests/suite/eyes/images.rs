@@ -326,3 +326,65 @@ async fn a_server_that_refuses_images_gets_the_turn_without_them() {
     assert!(!h.server.requests()[2].to_string().contains("image_url"));
     r.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_images_are_said_plainly_and_the_message_still_goes() {
+    let h = Harness::new().await;
+    // A PNG signature and then nothing a decoder can use.
+    let mut corrupt = b"\x89PNG\r\n\x1a\n".to_vec();
+    corrupt.extend_from_slice(&[7u8; 300]);
+    std::fs::write(h.workspace.join("corrupt.png"), &corrupt).unwrap();
+    // 51 MB (sparse): over the limit, never read.
+    let f = std::fs::File::create(h.workspace.join("huge.png")).unwrap();
+    std::io::Write::write_all(&mut &f, b"\x89PNG\r\n\x1a\n").unwrap();
+    f.set_len(51 * 1024 * 1024).unwrap();
+    h.server.push(a::tool_use(
+        "r1",
+        "read_file",
+        r#"{"path":"corrupt.png"}"#,
+        U::new(1000, 10),
+    ));
+    h.server
+        .push(a::text("the files are broken", U::new(1200, 10)));
+    let mut r = start(h.params(200_000, 20_000));
+    let events = r.turn("compare @corrupt.png with @huge.png please").await;
+    assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
+    let images_dir = r.run_root.join("images");
+    r.shutdown().await;
+    let said: Vec<(String, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Attachment {
+                summary, attached, ..
+            } => Some((summary.clone(), *attached)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said[0]
+            .0
+            .starts_with("corrupt.png: not attached: the PNG image could not be decoded"),
+        "{said:?}"
+    );
+    assert_eq!(
+        said[1].0,
+        "huge.png: not attached: the file is 51.0 MB, more than the 50 MB an image may have"
+    );
+    assert!(said.iter().all(|(_, attached)| !attached));
+    // The message reached the model, without an image; the read failed as a result.
+    let reqs = h.server.requests();
+    assert_eq!(
+        reqs[0]["messages"][0]["content"][0]["text"],
+        "compare @corrupt.png with @huge.png please"
+    );
+    assert!(anthropic_images(&reqs[0]).is_empty());
+    let result = &a::tool_results(&reqs[1])[0];
+    assert_eq!(result["is_error"], true);
+    let text = result["content"].as_str().unwrap().to_string();
+    assert!(
+        text.starts_with("Cannot read the image corrupt.png: the PNG image could not be decoded"),
+        "{text}"
+    );
+    assert!(all_files(&images_dir).is_empty());
+}

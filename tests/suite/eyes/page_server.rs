@@ -1,6 +1,7 @@
 //! A real local web server for `web_fetch`: HTTP/1.1 on `127.0.0.1:0`, a fixed page per path,
 //! one request per connection, and a count of every connection it accepted (a refused fetch must
-//! leave it at zero).
+//! leave it at zero). An endless page has no length and sends its body again and again until
+//! the client hangs up.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,6 +16,9 @@ pub struct Page {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Endless: the body is sent again after each pause, without a length, until the client
+    /// hangs up.
+    pub endless: Option<std::time::Duration>,
 }
 
 impl Page {
@@ -23,6 +27,15 @@ impl Page {
             status: 200,
             headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
             body: body.as_bytes().to_vec(),
+            endless: None,
+        }
+    }
+
+    /// An HTML page that never ends: `chunk` again after every `pause`.
+    pub fn endless(chunk: &str, pause: std::time::Duration) -> Page {
+        Page {
+            endless: Some(pause),
+            ..Page::html(chunk)
         }
     }
 
@@ -31,6 +44,7 @@ impl Page {
             status: 302,
             headers: vec![("location".into(), to.into())],
             body: Vec::new(),
+            endless: None,
         }
     }
 
@@ -39,6 +53,7 @@ impl Page {
             status: 200,
             headers: vec![("content-type".into(), ctype.into())],
             body: body.to_vec(),
+            endless: None,
         }
     }
 }
@@ -83,10 +98,19 @@ impl PageServer {
                         status: 404,
                         headers: vec![("content-type".into(), "text/plain".into())],
                         body: b"not found".to_vec(),
+                        endless: None,
                     });
                     let mut out = format!("HTTP/1.1 {} X\r\n", page.status);
                     for (k, v) in &page.headers {
                         out.push_str(&format!("{k}: {v}\r\n"));
+                    }
+                    if let Some(pause) = page.endless {
+                        out.push_str("connection: close\r\n\r\n");
+                        let _ = sock.write_all(out.as_bytes()).await;
+                        while sock.write_all(&page.body).await.is_ok() {
+                            tokio::time::sleep(pause).await;
+                        }
+                        return;
                     }
                     out.push_str(&format!(
                         "content-length: {}\r\nconnection: close\r\n\r\n",

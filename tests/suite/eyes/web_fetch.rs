@@ -210,3 +210,173 @@ async fn the_tui_asks_for_a_private_address_call_by_call() {
     );
     assert_eq!(site.connections(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_pages_fail_plainly_and_the_turn_goes_on() {
+    use std::time::{Duration, Instant};
+    let flood = "<p>".to_string() + &"x".repeat(64 * 1024) + "</p>";
+    let site =
+        PageServer::start(vec![
+        // Headers, then a trickle that never ends.
+        ("/slow", Page::endless("<p>more</p>", Duration::from_millis(100))),
+        // No length, and more bytes than any page should have.
+        ("/flood", Page::endless(&flood, Duration::ZERO)),
+        // A declared length over the cap: refused before the body is read.
+        ("/big", Page::html(&"y".repeat(11 * 1024 * 1024))),
+        // Latin-1, said by the header; Windows-1252, said only by the page.
+        (
+            "/latin1",
+            Page::typed(
+                "text/html; charset=iso-8859-1",
+                b"<main><p>caf\xe9 cr\xe8me</p></main>",
+            ),
+        ),
+        (
+            "/meta",
+            Page::typed(
+                "text/html",
+                b"<head><meta charset=\"windows-1252\"></head><main><p>\x93quoted\x94</p></main>",
+            ),
+        ),
+    ])
+        .await;
+    let h = Harness::new().await;
+    let allow = WebAccess::new(vec![format!("127.0.0.1:{}", site.port)])
+        .with_timeout(Duration::from_secs(1));
+
+    let started = Instant::now();
+    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/slow")).await;
+    assert!(failed, "{out}");
+    assert!(
+        out.contains("did not send the whole page within 1 s"),
+        "{out}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/flood")).await;
+    assert!(failed && out.contains("larger than 10 MB"), "{out}");
+    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/big")).await;
+    assert!(failed && out.contains("larger than 10 MB"), "{out}");
+
+    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/latin1")).await;
+    assert!(!failed && out.ends_with("café crème"), "{out}");
+    let (out, failed) = fetch_turn(&h, allow, &site.url("/meta")).await;
+    assert!(!failed && out.ends_with("\u{201c}quoted\u{201d}"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_page_is_spilled_and_fetched_once_per_session() {
+    let paragraphs: String = (0..4000)
+        .map(|i| format!("<p>Paragraph {i} of the long manual, with words.</p>\n"))
+        .collect();
+    let long = format!("<html><body><main><h1>Manual</h1>{paragraphs}</main></body></html>");
+    let site = PageServer::start(vec![("/manual", Page::html(&long))]).await;
+    let h = Harness::new().await;
+    let mut p = h.params(200_000, 20_000);
+    p.tools.web = WebAccess::new(vec![format!("127.0.0.1:{}", site.port)]);
+    let input = serde_json::json!({ "url": site.url("/manual") }).to_string();
+    h.server
+        .push(a::tool_use("f1", "web_fetch", &input, U::new(1000, 10)));
+    h.server
+        .push(a::tool_use("f2", "web_fetch", &input, U::new(1500, 10)));
+    h.server.push(a::text("read it", U::new(1800, 10)));
+    let mut r = start(p);
+    let events = r.turn("read the manual").await;
+    assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
+    r.shutdown().await;
+    let spilled: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { spilled, .. } => Some(spilled.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spilled.len(), 2);
+    for s in &spilled {
+        let path = s.as_ref().expect("the long page is spilled");
+        let file = std::fs::read_to_string(path).unwrap();
+        assert!(file.contains("# Manual"), "{file:.200}");
+        assert!(file.contains("Paragraph 3999 of the long manual"));
+    }
+    let reqs = h.server.requests();
+    let first = &a::tool_results(&reqs[1])[0];
+    let preview = first["content"].as_str().unwrap();
+    assert!(preview.len() < 5_000, "{} chars sent", preview.len());
+    assert!(preview.contains("read_file"), "{preview}");
+    assert_eq!(
+        site.connections(),
+        1,
+        "the second call is served from the cache"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_covers_the_host_and_no_other() {
+    let site = PageServer::start(vec![
+        ("/a", Page::html("<main><p>page a</p></main>")),
+        ("/b", Page::html("<main><p>page b</p></main>")),
+    ])
+    .await;
+    let h = Harness::new().await;
+    let mut p = h.params(200_000, 20_000);
+    p.tools.approvals = ApprovalPolicy::Ask;
+    p.front_end = FrontEnd::Interactive { review: false };
+    // Both names are allowed private hosts, so both are asked like any public host.
+    p.tools.web = WebAccess::new(vec![
+        format!("127.0.0.1:{}", site.port),
+        format!("localhost:{}", site.port),
+    ]);
+    let call = |id: &str, url: String| {
+        a::tool_use(
+            id,
+            "web_fetch",
+            &serde_json::json!({ "url": url }).to_string(),
+            U::new(1000, 10),
+        )
+    };
+    h.server.push(call("f1", site.url("/a")));
+    h.server.push(call("f2", site.url("/b")));
+    h.server
+        .push(call("f3", format!("http://localhost:{}/a", site.port)));
+    h.server.push(a::text("done", U::new(1200, 10)));
+    let mut r = start(p);
+    let turn = r.send_turn("read both").await;
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    let Some(Event::ApprovalRequest { id, always, .. }) = asked.last().cloned() else {
+        unreachable!()
+    };
+    let offer = always.expect("a host can be allowed always");
+    assert_eq!(
+        offer.label,
+        "always allow web_fetch of 127.0.0.1 this session"
+    );
+    r.send(Op::Approval {
+        id,
+        decision: Approval::Always,
+    })
+    .await;
+    // f2 is on the same host: not asked. f3 is another host: asked.
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    let Some(Event::ApprovalRequest { id, summary, .. }) = asked.last().cloned() else {
+        unreachable!()
+    };
+    assert!(summary.contains("localhost"), "{summary}");
+    assert!(
+        !asked
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequest { id, .. } if id == "f2"))
+    );
+    r.send(Op::Approval {
+        id,
+        decision: Approval::Deny,
+    })
+    .await;
+    let events = r.until_end(turn).await;
+    assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
+    r.shutdown().await;
+    assert_eq!(site.connections(), 2);
+}
