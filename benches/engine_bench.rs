@@ -75,6 +75,7 @@ pub fn params(
             subagent: Default::default(),
             mode: None,
             web: Default::default(),
+            files: Default::default(),
         },
         front_end: FrontEnd::Headless,
         start: StartParams {

@@ -22,7 +22,6 @@ pub mod handoff;
 pub mod hooks;
 pub mod images;
 pub mod instructions;
-pub(crate) mod lean;
 pub(crate) mod learned_windows;
 pub mod ledger;
 pub mod mask;
@@ -30,6 +29,7 @@ pub mod mcp;
 pub(crate) mod mentions;
 pub mod policy;
 pub mod pricing;
+pub(crate) mod prompt_style;
 pub mod protocol;
 pub mod provider;
 pub(crate) mod replace;
@@ -40,6 +40,7 @@ pub mod step_memory;
 pub mod subagent;
 pub(crate) mod sysprompt;
 pub(crate) mod text;
+pub(crate) mod text_files;
 pub(crate) mod tokens;
 pub mod tools;
 pub mod types;
@@ -52,7 +53,8 @@ pub mod types;
 ///    and atomic writes, key masking, text and diff helpers, prices, the workspace's file walk
 ///    and instruction files, the system prompt, the replace generation, the step memory (pins,
 ///    plan, focus), the windows learned from overflow messages and front matter, the full or
-///    lean prompt and the calibrated token estimates.
+///    lean prompt, the calibrated token estimates and where the file tools read and write text
+///    (the disk, or a front end's own access).
 /// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
 ///    messages and the known-window table.
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
@@ -83,8 +85,9 @@ pub const LAYERS: &[&[&str]] = &[
         "step_memory",
         "learned_windows",
         "frontmatter",
-        "lean",
+        "prompt_style",
         "tokens",
+        "text_files",
         "images",
     ],
     &["provider"],

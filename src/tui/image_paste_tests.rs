@@ -22,7 +22,7 @@ fn ctrl_v_pastes_the_clipboard_image_as_a_mention_of_its_file() {
     let path = PathBuf::from("/tmp/flower-pasted/pasted-1.png");
     update(&mut s, Msg::ImagePasted(Ok(path)), t0);
     assert_eq!(
-        s.input_text(),
+        s.input.text(),
         "what is wrong here? @\"/tmp/flower-pasted/pasted-1.png\" "
     );
     update(

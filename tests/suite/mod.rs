@@ -1,5 +1,6 @@
 //! The integration suite, one module per area.
 
+mod acp;
 mod background;
 mod background_e2e;
 mod checkpoint;
@@ -16,6 +17,7 @@ mod eyes;
 mod faults;
 mod handoff;
 mod hangup_e2e;
+mod holes;
 mod hostile;
 mod layers;
 mod local;

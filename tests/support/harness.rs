@@ -116,6 +116,7 @@ impl Harness {
                 subagent: Default::default(),
                 mode: None,
                 web: Default::default(),
+                files: Default::default(),
             },
             front_end: FrontEnd::Headless,
             start: StartParams {

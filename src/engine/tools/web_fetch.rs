@@ -49,6 +49,9 @@ pub struct WebAccess {
     pub allow_private_hosts: Vec<String>,
     /// How long one fetch may take, every hop and the whole body included.
     pub timeout: Duration,
+    /// Names resolved to these addresses instead of asking DNS (as curl's `--resolve`); checked
+    /// like any other answer.
+    hosts: HashMap<String, Vec<IpAddr>>,
     cache: PageCache,
 }
 
@@ -62,7 +65,9 @@ impl Default for WebAccess {
 /// not part of it).
 impl PartialEq for WebAccess {
     fn eq(&self, other: &Self) -> bool {
-        self.allow_private_hosts == other.allow_private_hosts && self.timeout == other.timeout
+        self.allow_private_hosts == other.allow_private_hosts
+            && self.timeout == other.timeout
+            && self.hosts == other.hosts
     }
 }
 
@@ -74,8 +79,15 @@ impl WebAccess {
         WebAccess {
             allow_private_hosts,
             timeout: FETCH_TIMEOUT,
+            hosts: HashMap::new(),
             cache: PageCache::default(),
         }
+    }
+
+    /// The same access with `name` resolving to `addrs` (without a DNS query).
+    pub fn with_host(mut self, name: &str, addrs: Vec<IpAddr>) -> Self {
+        self.hosts.insert(name.to_ascii_lowercase(), addrs);
+        self
     }
 
     /// The same access with fetches cut off after `timeout`.
@@ -211,13 +223,15 @@ struct Target {
 
 impl Target {
     /// Resolve `url`'s host (an IP literal is taken as it is).
-    async fn resolve(url: &Url) -> Result<Target, ToolError> {
+    async fn resolve(url: &Url, access: &WebAccess) -> Result<Target, ToolError> {
         let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
         let port = url.port_or_known_default().unwrap_or(80);
         let literal = host.trim_start_matches('[').trim_end_matches(']');
-        let addrs: Vec<SocketAddr> = match literal.parse::<IpAddr>() {
-            Ok(ip) => vec![SocketAddr::new(ip, port)],
-            Err(_) => tokio::net::lookup_host((host.as_str(), port))
+        let given = access.hosts.get(&host);
+        let addrs: Vec<SocketAddr> = match (literal.parse::<IpAddr>(), given) {
+            (Ok(ip), _) => vec![SocketAddr::new(ip, port)],
+            (Err(_), Some(ips)) => ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect(),
+            (Err(_), None) => tokio::net::lookup_host((host.as_str(), port))
                 .await
                 .map_err(|e| ToolError(format!("Cannot resolve {host}: {e}")))?
                 .collect(),
@@ -252,7 +266,10 @@ impl Target {
 /// DNS query): use it only where the call would be made unasked, else [`before_asking`].
 pub(crate) async fn private_reason(input: &Value, access: &WebAccess) -> Option<String> {
     let url = parse_url(input.get("url")?.as_str()?).ok()?;
-    Target::resolve(&url).await.ok()?.private_reason(access)
+    Target::resolve(&url, access)
+        .await
+        .ok()?
+        .private_reason(access)
 }
 
 /// What is known of a call before the user is asked, without a DNS query (a name the model
@@ -303,7 +320,7 @@ async fn fetch(url: Url, ctx: &ToolCtx) -> ToolResult {
     let first_host = url.host_str().unwrap_or_default().to_ascii_lowercase();
     let mut current = url.clone();
     for hop in 0..=MAX_REDIRECTS {
-        let target = Target::resolve(&current).await?;
+        let target = Target::resolve(&current, &ctx.web).await?;
         if let Some(why) = target.private_reason(&ctx.web) {
             // The user's approval covers the host it was given for (same-host redirects only).
             if !(ctx.allow_outside && target.host == first_host) {
@@ -354,8 +371,8 @@ async fn request(
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
+        // The whole fetch is timed around it (`run`); a connection gets a part of that.
         .connect_timeout(CONNECT_TIMEOUT.min(timeout))
-        .timeout(timeout)
         .user_agent(concat!(
             "flower-tui/",
             env!("CARGO_PKG_VERSION"),

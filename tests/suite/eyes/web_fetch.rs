@@ -241,11 +241,11 @@ async fn hostile_pages_fail_plainly_and_the_turn_goes_on() {
     ])
         .await;
     let h = Harness::new().await;
-    let allow = WebAccess::new(vec![format!("127.0.0.1:{}", site.port)])
-        .with_timeout(Duration::from_secs(1));
+    let allow = WebAccess::new(vec![format!("127.0.0.1:{}", site.port)]);
 
     let started = Instant::now();
-    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/slow")).await;
+    let quick = allow.clone().with_timeout(Duration::from_secs(1));
+    let (out, failed) = fetch_turn(&h, quick, &site.url("/slow")).await;
     assert!(failed, "{out}");
     assert!(
         out.contains("did not send the whole page within 1 s"),
@@ -379,4 +379,142 @@ async fn always_covers_the_host_and_no_other() {
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     r.shutdown().await;
     assert_eq!(site.connections(), 2);
+}
+
+/// A run whose model fetches `url` once.
+fn one_fetch(h: &Harness, url: &str) {
+    h.server.push(a::tool_use(
+        "f1",
+        "web_fetch",
+        &serde_json::json!({ "url": url }).to_string(),
+        U::new(1000, 10),
+    ));
+    h.server.push(a::text("read it", U::new(1200, 10)));
+}
+
+/// A public-looking name that resolves to loopback (as DNS rebinding makes one).
+fn rebound() -> WebAccess {
+    WebAccess::default().with_host(
+        "docs.example.test",
+        vec![std::net::Ipv4Addr::LOCALHOST.into()],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_is_resolved_only_after_the_user_approved_the_call() {
+    let site = PageServer::start(vec![("/docs", Page::html(PAGE))]).await;
+    let h = Harness::new().await;
+    let mut p = h.params(200_000, 20_000);
+    p.tools.approvals = ApprovalPolicy::Ask;
+    p.front_end = FrontEnd::Interactive { review: false };
+    p.tools.web = rebound();
+    one_fetch(&h, &format!("http://docs.example.test:{}/docs", site.port));
+    let mut r = start(p);
+    let turn = r.send_turn("read the docs").await;
+    // The question comes before any lookup: nothing is known of the name yet.
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    let Some(Event::ApprovalRequest {
+        id,
+        summary,
+        always,
+        ..
+    }) = asked.last().cloned()
+    else {
+        unreachable!()
+    };
+    assert!(!summary.contains('⚠'), "{summary}");
+    assert_eq!(
+        always.map(|a| a.label).as_deref(),
+        Some("always allow web_fetch of docs.example.test this session")
+    );
+    r.send(Op::Approval {
+        id,
+        decision: Approval::Always,
+    })
+    .await;
+    // Approved, the name is resolved: loopback, so the user is asked once more, for this call.
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    let Some(Event::ApprovalRequest {
+        id,
+        summary,
+        always,
+        ..
+    }) = asked.last().cloned()
+    else {
+        unreachable!()
+    };
+    assert!(
+        summary.contains("docs.example.test resolves to 127.0.0.1, a loopback (127/8) address"),
+        "{summary}"
+    );
+    assert_eq!(always, None);
+    r.send(Op::Approval {
+        id,
+        decision: Approval::Deny,
+    })
+    .await;
+    let events = r.until_end(turn).await;
+    assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
+    r.shutdown().await;
+    let body = h.server.requests().last().cloned().unwrap();
+    let result = &a::tool_results(&body)[0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(site.connections(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yes_never_covers_a_name_that_resolves_privately() {
+    // In the TUI with --yes: one question, with the warning.
+    let site = PageServer::start(vec![("/docs", Page::html(PAGE))]).await;
+    let h = Harness::new().await;
+    let mut p = h.params(200_000, 20_000);
+    p.tools.approvals = ApprovalPolicy::Auto;
+    p.front_end = FrontEnd::Interactive { review: false };
+    p.tools.web = rebound();
+    one_fetch(&h, &format!("http://docs.example.test:{}/docs", site.port));
+    let mut r = start(p);
+    let turn = r.send_turn("read the docs").await;
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    let Some(Event::ApprovalRequest { id, summary, .. }) = asked.last().cloned() else {
+        unreachable!()
+    };
+    assert!(summary.contains("approved call by call"), "{summary}");
+    r.send(Op::Approval {
+        id,
+        decision: Approval::Once,
+    })
+    .await;
+    let events = r.until_end(turn).await;
+    assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::ApprovalRequest { .. }))
+            .count(),
+        0,
+        "asked once"
+    );
+    r.shutdown().await;
+    assert_eq!(site.connections(), 1, "approved, it is fetched");
+
+    // Headless with --yes: denied, saying why.
+    let h = Harness::new().await;
+    let (out, failed) = fetch_turn(
+        &h,
+        rebound(),
+        &format!("http://docs.example.test:{}/docs", site.port),
+    )
+    .await;
+    assert!(failed, "{out}");
+    assert!(
+        out.starts_with("denied: docs.example.test resolves to 127.0.0.1"),
+        "{out}"
+    );
+    assert_eq!(site.connections(), 1);
 }
