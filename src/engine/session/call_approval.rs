@@ -38,7 +38,7 @@ impl Engine {
     ) -> Decision {
         let mut fetch = match FetchCheck::before_asking(name, input, &self.run.tools.web) {
             Ok(fetch) => fetch,
-            Err(out) => return Decision::Fail(out),
+            Err(e) => return Decision::Fail(ToolOutput::from(e)),
         };
         // An MCP server's tool (and whether its server can run it), or another, which asks for
         // approval when it is known, the call needs it, and it reads neither this run's spill

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::approval_state::Decision;
 use crate::engine::protocol::Event;
 use crate::engine::tools::web_fetch::{self, WebAccess};
-use crate::engine::tools::{ToolOutput, names};
+use crate::engine::tools::{ToolError, names};
 
 /// What is known of one `web_fetch` call's host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,11 +34,11 @@ impl FetchCheck {
         name: &str,
         input: &Value,
         access: &WebAccess,
-    ) -> Result<Option<FetchCheck>, ToolOutput> {
+    ) -> Result<Option<FetchCheck>, ToolError> {
         if name != names::WEB_FETCH {
             return Ok(None);
         }
-        let private = web_fetch::before_asking(input, access).map_err(ToolOutput::from)?;
+        let private = web_fetch::before_asking(input, access)?;
         Ok(Some(FetchCheck {
             known: private.is_some(),
             private,

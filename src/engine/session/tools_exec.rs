@@ -295,7 +295,7 @@ impl Engine {
                             self.ledger.note_touched(input);
                         }
                         let stopped = stopped_asking
-                            || out.exit.as_ref().is_some_and(CommandExit::interrupted);
+                            || out.exit.as_deref().is_some_and(CommandExit::interrupted);
                         let stopped =
                             stopped || !self.post_tool_hooks(id, name, input, &mut out).await;
                         (out, stopped)
@@ -330,7 +330,7 @@ impl Engine {
             is_error: out.is_error,
             spilled: out.spilled.clone(),
             diff: out.diff.take(),
-            exit: out.exit.take(),
+            exit: out.exit.take().map(|e| *e),
             sandbox: out.sandbox.take().map(|s| *s),
         });
         Block::ToolResult {

@@ -110,8 +110,9 @@ pub struct ToolOutput {
     pub spilled: Option<PathBuf>,
     /// The change a file tool made, as a diff for front ends (the model gets `content` only).
     pub diff: Option<Box<FileDiff>>,
-    /// `bash`: how the command ended (always set for a command that started).
-    pub exit: Option<CommandExit>,
+    /// `bash`: how the command ended (always set for a command that started). Boxed, as the
+    /// diff and the sandbox's note are: a result is moved around a lot.
+    pub exit: Option<Box<CommandExit>>,
     /// `bash`: the sandbox stopped (or may have stopped) the command; the content ends with
     /// the same note.
     pub sandbox: Option<Box<sandbox::SandboxStopped>>,
