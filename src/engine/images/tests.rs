@@ -210,3 +210,24 @@ fn an_image_counts_width_times_height_over_750_in_the_gauge() {
     let per_token = crate::engine::tokens::DEFAULT_CHARS_PER_TOKEN as usize;
     assert_eq!(msg.char_len(), "look".len() + 1532 * per_token);
 }
+
+#[test]
+fn gif_and_webp_are_taken_as_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = ImageStore::new(tmp.path());
+    let img = image::DynamicImage::ImageRgba8(image::RgbaImage::from_fn(40, 30, |x, y| {
+        image::Rgba([(x * 6) as u8, (y * 8) as u8, 120, 255])
+    }));
+    for (format, media) in [
+        (image::ImageFormat::Gif, "image/gif"),
+        (image::ImageFormat::WebP, "image/webp"),
+    ] {
+        let mut bytes = Vec::new();
+        img.write_to(&mut std::io::Cursor::new(&mut bytes), format)
+            .unwrap();
+        let p = store.add(&bytes, "anim").unwrap();
+        assert_eq!(p.image.media_type, media);
+        assert_eq!((p.image.width, p.image.height), (40, 30));
+        assert_eq!(std::fs::read(&p.image.path).unwrap(), bytes);
+    }
+}

@@ -221,6 +221,8 @@ async fn hostile_pages_fail_plainly_and_the_turn_goes_on() {
         ("/slow", Page::endless("<p>more</p>", Duration::from_millis(100))),
         // No length, and more bytes than any page should have.
         ("/flood", Page::endless(&flood, Duration::ZERO)),
+        // A redirect to itself, for ever.
+        ("/loop", Page::redirect("/loop")),
         // A declared length over the cap: refused before the body is read.
         ("/big", Page::html(&"y".repeat(11 * 1024 * 1024))),
         // Latin-1, said by the header; Windows-1252, said only by the page.
@@ -252,6 +254,18 @@ async fn hostile_pages_fail_plainly_and_the_turn_goes_on() {
         "{out}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
+
+    let before = site.connections();
+    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/loop")).await;
+    assert!(
+        failed && out.contains("redirected more than 5 times"),
+        "{out}"
+    );
+    assert_eq!(
+        site.connections() - before,
+        6,
+        "the first request and 5 redirects"
+    );
 
     let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/flood")).await;
     assert!(failed && out.contains("larger than 10 MB"), "{out}");
