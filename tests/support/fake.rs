@@ -323,6 +323,8 @@ struct State {
     local: Option<local::LocalServer>,
     /// The questions a client asked the server about itself: (method, path).
     probes: Vec<(String, String)>,
+    /// Tool-call ids handed out by [`FakeServer::next_tool_id`].
+    tool_ids: usize,
 }
 
 /// The loopback server. Dropping it stops accepting connections.
@@ -367,6 +369,13 @@ impl FakeServer {
     /// Queue the next reply (FIFO). With nothing queued the server answers 500 `no scripted reply`.
     pub fn push(&self, r: Reply) {
         lock(&self.state).replies.push_back(r);
+    }
+
+    /// A fresh tool-call id for a scripted reply: `t1`, `t2`, … in the order they are asked for.
+    pub fn next_tool_id(&self) -> String {
+        let mut s = lock(&self.state);
+        s.tool_ids += 1;
+        format!("t{}", s.tool_ids)
     }
 
     /// Queue several replies in order.

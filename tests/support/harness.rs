@@ -7,7 +7,7 @@ use std::time::Duration;
 use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::{Manifest, RunDir};
 use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
-use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
+use flower_tui::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op, TurnId};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -19,6 +19,7 @@ use flower_tui::engine::session::{
 use tempfile::TempDir;
 
 use super::fake::FakeServer;
+use super::script::Script;
 
 pub const KEY: &str = "sk-test-SECRET-0123456789abcdef";
 
@@ -61,6 +62,11 @@ impl Harness {
             http: Some(super::fake::client()),
             ..Default::default()
         }))
+    }
+
+    /// The model's replies (see [`Script`]).
+    pub fn script(&self) -> Script<'_> {
+        self.server.script()
     }
 
     pub fn workbench(&self) -> PathBuf {
@@ -155,7 +161,7 @@ impl Running {
     }
 
     /// Collect events until `stop` matches one (included); panics after 20 s.
-    pub async fn until(&mut self, stop: impl Fn(&Event) -> bool) -> Vec<Event> {
+    pub async fn until(&mut self, mut stop: impl FnMut(&Event) -> bool) -> Vec<Event> {
         let mut got = Vec::new();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
@@ -169,6 +175,58 @@ impl Running {
             if done {
                 return got;
             }
+        }
+    }
+
+    /// Collect events until `pick` gives a value for one; that value.
+    pub async fn until_some<T>(&mut self, pick: impl Fn(&Event) -> Option<T>) -> T {
+        let mut found = None;
+        self.until(|e| {
+            let got = pick(e);
+            let done = got.is_some();
+            if done {
+                found = got;
+            }
+            done
+        })
+        .await;
+        found.expect("`until` returns at the event picked")
+    }
+
+    /// Collect events through the next `Frozen` phase; what it says.
+    pub async fn frozen(&mut self) -> Frozen {
+        self.until_some(|e| match e {
+            Event::Handoff(HandoffPhase::Frozen {
+                handoff,
+                path,
+                degraded,
+                awaits_review,
+                markdown,
+                ..
+            }) => Some(Frozen {
+                handoff: *handoff,
+                path: path.clone(),
+                degraded: *degraded,
+                awaits_review: *awaits_review,
+                markdown: markdown.clone(),
+            }),
+            _ => None,
+        })
+        .await
+    }
+
+    /// [`Running::frozen`] for a review: the document has a file and the successor waits for
+    /// the review (the test fails otherwise); the handoff and its file.
+    pub async fn frozen_for_review(&mut self) -> (HandoffId, PathBuf) {
+        let f = self.frozen().await;
+        match f {
+            Frozen {
+                handoff,
+                path: Some(path),
+                awaits_review: true,
+                ..
+            } => (handoff, path),
+            other => panic!("not frozen for a review: {other:#?}"),
         }
     }
 
@@ -231,6 +289,27 @@ pub fn turn_end(events: &[Event]) -> String {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// What a `Frozen` handoff phase says (the fields the suites check).
+#[derive(Debug, Clone)]
+pub struct Frozen {
+    pub handoff: HandoffId,
+    pub path: Option<PathBuf>,
+    pub degraded: bool,
+    pub awaits_review: bool,
+    pub markdown: String,
+}
+
+/// The handoff phases among `events`, in order.
+pub fn phases(events: &[Event]) -> Vec<HandoffPhase> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Handoff(p) => Some(p.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The last turn's exit reason, as a type.

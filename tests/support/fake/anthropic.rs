@@ -342,6 +342,16 @@ pub fn error_status(status: u16, ty: &str, message: &str) -> Reply {
     Reply::status(status, error_json(ty, message))
 }
 
+/// `400 prompt is too long`, as the API refuses a request of `tokens` in a window of `max`.
+pub fn too_long(tokens: u64, max: u64) -> Reply {
+    Reply::status(
+        400,
+        format!(
+            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {tokens} tokens > {max} maximum"}}}}"#
+        ),
+    )
+}
+
 /// `529 overloaded_error`, as the API answers under load.
 pub fn overloaded() -> Reply {
     error_status(529, "overloaded_error", "Overloaded")
