@@ -13,20 +13,7 @@ use serde_json::{Value, json};
 
 use crate::support::fake::{Gate, Recorded, U, anthropic as a, is_writing};
 use crate::support::harness::{Harness, start, turn_end};
-
-/// A body without its `cache_control` markers (they move from request to request).
-fn unmarked(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| k.as_str() != "cache_control")
-                .map(|(k, v)| (k.clone(), unmarked(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(unmarked).collect()),
-        other => other.clone(),
-    }
-}
+use crate::support::requests::unmarked;
 
 fn messages(r: &Recorded) -> Vec<Value> {
     unmarked(&r.body)["messages"]
@@ -261,36 +248,28 @@ const DOC: &str = "## Doing\nReading files.\n## Decided\n(empty)\n## Dead ends\n
 /// reply whose usage crosses the line (30k of a 40k window).
 fn facts_session(h: &Harness) {
     files(h, 6);
-    let calls: [(&str, &str, Value); 9] = [
-        ("c1", "read_file", json!({"path": "f00.txt"})),
+    let calls: [(&str, Value); 9] = [
+        ("read_file", json!({"path": "f00.txt"})),
         (
-            "c2",
             "read_file",
             json!({"path": "f01.txt", "offset": 10, "limit": 20}),
         ),
-        ("c3", "read_file", json!({"path": "f02.txt"})),
-        ("c4", "read_file", json!({"path": "f03.txt"})),
+        ("read_file", json!({"path": "f02.txt"})),
+        ("read_file", json!({"path": "f03.txt"})),
         (
-            "c5",
             "edit_file",
             json!({"path": "f00.txt", "old_string": "FILE-00 marker line", "new_string": "FILE-00 edited\nand one more line"}),
         ),
         (
-            "c6",
             "write_file",
             json!({"path": "new.txt", "content": "a\nb\nc\n"}),
         ),
-        ("c7", "bash", json!({"command": "rm f02.txt"})),
-        (
-            "c8",
-            "bash",
-            json!({"command": "sh -c 'echo boom; exit 3'"}),
-        ),
-        ("c9", "bash", json!({"command": "ls"})),
+        ("bash", json!({"command": "rm f02.txt"})),
+        ("bash", json!({"command": "sh -c 'echo boom; exit 3'"})),
+        ("bash", json!({"command": "ls"})),
     ];
-    for (id, name, input) in calls {
-        h.server
-            .push(a::tool_use(id, name, &input.to_string(), U::new(2_000, 10)));
+    for (name, input) in calls {
+        h.server.script().at(2_000).tool(name, input.to_string());
     }
 }
 
@@ -324,19 +303,14 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     let h = Harness::new().await;
     facts_session(&h);
     // The tenth reply crosses the line whatever masking saved: the writing starts beside it.
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
+    h.server.script().at(31_000).tool("read_file", read(4));
     // The order of what runs at once is the test's: the document waits until the main thread's
     // next request is out, that request's reply until the document is frozen; the turnover
     // comes at the boundary after it.
     let (written, frozen) = (Gate::new(), Gate::new());
     h.server
         .push(a::tool_use("c11", "list_dir", "{}", U::new(31_200, 10)).gated(&frozen));
-    h.server.push(a::text("successor: done", U::new(5_000, 10)));
+    h.server.script().at(5_000).text("successor: done");
     h.server
         .push_writing(a::text(DOC, U::new(31_000, 300)).gated(&written));
     let mut p = masked(&h);
@@ -425,15 +399,10 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     // Degraded: the writing reply lacks the required sections (blocking mode degrades it).
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
+    h.server.script().at(31_000).tool("read_file", read(4));
     h.server
         .push_writing(a::text("I would rather not.", U::new(31_000, 10)));
-    h.server.push(a::text("successor: done", U::new(5_000, 10)));
+    h.server.script().at(5_000).text("successor: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
@@ -447,19 +416,14 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     // Rescued: the writing request overflows, the rescue on a reduced history writes it.
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
+    h.server.script().at(31_000).tool("read_file", read(4));
     h.server.push_writing(a::error_status(
         400,
         "invalid_request_error",
         "prompt is too long: 41000 tokens > 40000 maximum",
     ));
     h.server.push_writing(a::text(DOC, U::new(20_000, 300)));
-    h.server.push(a::text("successor: done", U::new(5_000, 10)));
+    h.server.script().at(5_000).text("successor: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
@@ -474,18 +438,12 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
 async fn the_successor_carries_the_earlier_facts_as_the_user_left_them() {
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
+    h.server.script().at(31_000).tool("read_file", read(4));
     h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
     // The successor reads one more file, then its own handoff.
-    h.server
-        .push(a::tool_use("s1", "read_file", &read(5), U::new(31_500, 10)));
+    h.server.script().at(31_500).tool("read_file", read(5));
     h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
-    h.server.push(a::text("third: done", U::new(5_000, 10)));
+    h.server.script().at(5_000).text("third: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     p.front_end = flower_tui::engine::policy::FrontEnd::Interactive { review: true };
@@ -549,15 +507,13 @@ async fn masked_requests_with_config(config: &str) -> usize {
     std::fs::write(cfg.join("config.toml"), config).unwrap();
     for i in 0..6 {
         std::fs::write(home.path().join(format!("f{i:02}.txt")), read_body(i)).unwrap();
-        server.push(a::tool_use(
-            &format!("r{i}"),
-            "read_file",
-            &read(i),
-            U::new(5_000, 20),
-        ));
+        server
+            .script()
+            .usage(U::new(5_000, 20))
+            .tool("read_file", read(i));
     }
-    server.push(a::text("Read them all.", U::new(5_000, 10)));
-    let mut c = crate::suite::cli::bin(home.path());
+    server.script().at(5_000).text("Read them all.");
+    let mut c = crate::support::headless::bin(home.path());
     c.env("ANTHROPIC_API_KEY", crate::support::harness::KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "read the files", "--yes", "--window", "100000"]);
@@ -568,7 +524,7 @@ async fn masked_requests_with_config(config: &str) -> usize {
         out.status.code(),
         Some(0),
         "{}",
-        crate::suite::cli::stderr(&out)
+        crate::support::headless::stderr(&out)
     );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 7);

@@ -12,10 +12,10 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use super::cli::{bin, lines, stderr};
-use crate::support::fake::anthropic::{self as a, Stream};
+use crate::support::fake::anthropic::Stream;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 pub(super) fn u(input: u64) -> U {
     U {
@@ -151,7 +151,7 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
             )
             .reply(),
     );
-    server.push(a::text("done", u(1_200)));
+    server.script().at(1_200).text("done");
     let out = home.run(&server, &["-p", "change things"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let after = state(&ws);
@@ -239,30 +239,24 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
     let start = state(&ws);
 
     // Generation 1: a turn writes one.txt; the handoff after it starts generation 2.
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"one.txt","content":"1\n"}"#,
-        u(1_000),
-    ));
-    server.push(a::text(
-        "## Doing\nWriting files.\n## Next\nMore.\n",
-        u(1_500),
-    ));
-    server.push(a::text("first done", u(1_200)));
+    server
+        .script()
+        .tool("write_file", r#"{"path":"one.txt","content":"1\n"}"#)
+        .at(1_500)
+        .text("## Doing\nWriting files.\n## Next\nMore.\n")
+        .at(1_200)
+        .text("first done");
     let out = home
         .run(&server, &["-p", "first", "--handoff-after", "1"])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let after_one = state(&ws);
     // Generation 2: a turn overwrites keep.txt.
-    server.push(a::tool_use(
-        "w2",
-        "bash",
-        r#"{"command":"printf 'changed\\n' > keep.txt"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("second done", u(1_200)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"printf 'changed\\n' > keep.txt"}"#)
+        .at(1_200)
+        .text("second done");
     let out = home.run(&server, &["--continue", "-p", "second"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(fs::read(ws.join("keep.txt")).unwrap(), b"changed\n");
@@ -302,13 +296,14 @@ async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
     let ws = home.ws();
     fs::write(ws.join("a.txt"), "a\n").unwrap();
     fs::write(ws.join("b.txt"), "b\n").unwrap();
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"printf 'A\\n' >> a.txt && printf 'B\\n' >> b.txt"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("done", u(1_200)));
+    server
+        .script()
+        .tool(
+            "bash",
+            r#"{"command":"printf 'A\\n' >> a.txt && printf 'B\\n' >> b.txt"}"#,
+        )
+        .at(1_200)
+        .text("done");
     let out = home.run(&server, &["-p", "change things"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let asked = server.requests().len();
@@ -358,13 +353,14 @@ async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
     let ws = home.ws();
     let name = std::ffi::OsStr::from_bytes(b"n\xff\x1b]0;pwned\x07\x1b[31mred.txt");
     fs::write(ws.join(name), "x\n").unwrap();
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"for f in n*; do printf 'y\\n' >> \"$f\"; done"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("done", u(1_200)));
+    server
+        .script()
+        .tool(
+            "bash",
+            r#"{"command":"for f in n*; do printf 'y\\n' >> \"$f\"; done"}"#,
+        )
+        .at(1_200)
+        .text("done");
     let out = home.run(&server, &["-p", "change it"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\ny\n");

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::cli::{lines, stderr};
 use super::undo_cli::{Home, paths, restore_event, state, u};
 use crate::support::fake::anthropic::{self as a, Stream};
 use crate::support::fake::{FakeServer, Gate};
+use crate::support::headless::{lines, stderr};
 
 /// Wait until `server` has been asked `n` requests.
 async fn until_asked(server: &FakeServer, n: usize) {
@@ -56,12 +56,10 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
 
     // Call 1 changes a.txt and both.txt; between the calls the user edits mine.txt (which no
     // call touches) and both.txt; call 2 changes a.txt again.
-    server.push(a::tool_use(
-        "b1",
+    server.script().tool(
         "bash",
         r#"{"command":"printf 'A\\n' >> a.txt && printf 'turn\\n' >> both.txt"}"#,
-        u(1_000),
-    ));
+    );
     let gate = Gate::new();
     server.push(
         a::tool_use(
@@ -72,7 +70,7 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
         )
         .gated(&gate),
     );
-    server.push(a::text("done", u(1_200)));
+    server.script().at(1_200).text("done");
     let home_ref = &home;
     let server_ref = &server;
     let run = async move { home_ref.run(server_ref, &["-p", "change things"]).await };
@@ -200,12 +198,10 @@ async fn a_turn_killed_during_a_slow_command_is_undone_after_continue() {
     let ws = home.ws();
     fs::write(ws.join("log.txt"), "start\n").unwrap();
     let start = state(&ws);
-    server.push(a::tool_use(
-        "b1",
+    server.script().tool(
         "bash",
         r#"{"command":"printf 'more\\n' >> log.txt && touch made.txt && sleep 20"}"#,
-        u(1_000),
-    ));
+    );
     let mut child = spawn(&home, &server, &["--sandbox", "off", "-p", "slow"]);
     let started = Instant::now();
     while !ws.join("made.txt").exists() {
@@ -233,7 +229,7 @@ async fn no_checkpoints_takes_none_and_undo_says_why() {
         a::tool_use("w1", "write_file", &input, u(1_000))
     };
     server.push(write("b\n"));
-    server.push(a::text("done", u(1_200)));
+    server.script().at(1_200).text("done");
     let out = home.run(&server, &["--no-checkpoints", "-p", "go"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!home.dir.path().join("data/flower/checkpoints").exists());
@@ -242,7 +238,7 @@ async fn no_checkpoints_takes_none_and_undo_says_why() {
 
     // A turn with checkpoints, then an undo with them off: refused with the reason.
     server.push(write("c\n"));
-    server.push(a::text("done", u(1_200)));
+    server.script().at(1_200).text("done");
     let out = home.run(&server, &["--continue", "-p", "again"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = home

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 fn api(home: &Path, server: &FakeServer, args: &[&str]) -> std::process::Command {
     let mut c = bin(home);
@@ -33,7 +33,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
         stderr(&out)
     );
 
-    server.push(a::text("First answer.", U::new(100, 5)));
+    server.script().usage(U::new(100, 5)).text("First answer.");
     let out = output(api(h, &server, &["-p", "remember the word kiwi"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let run_dir = stderr(&out)
@@ -47,7 +47,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
         .to_string_lossy()
         .into_owned();
     // A fresh run in between: --resume RUN_ID is not "the last run".
-    server.push(a::text("Other.", U::new(100, 5)));
+    server.script().usage(U::new(100, 5)).text("Other.");
     assert_eq!(
         output(api(h, &server, &["-p", "other task"]))
             .await
@@ -65,7 +65,10 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
         "{err}"
     );
 
-    server.push(a::text("The word was kiwi.", U::new(200, 5)));
+    server
+        .script()
+        .usage(U::new(200, 5))
+        .text("The word was kiwi.");
     let prefix = run_id.get(..run_id.len() - 1).unwrap();
     let out = output(api(h, &server, &["--resume", prefix, "-p", "which word?"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -106,7 +109,7 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(cfg.join("AGENTS.md"), "USER-RULE-42\n").unwrap();
     std::fs::write(cfg.join("config.toml"), "effort = \"medium\"\n").unwrap();
-    server.push(a::text("ok", U::new(100, 5)));
+    server.script().usage(U::new(100, 5)).text("ok");
     let out = output(api(h, &server, &["-p", "hi"])).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let req = &server.requests()[0];

@@ -7,8 +7,8 @@ use flower_tui::engine::demo::{DemoProvider, FIRST_MESSAGE, Scratch};
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{Approval, Event, Op, Origin, TurnId};
 
-use crate::suite::cli::{bin, lines, stderr};
 use crate::support::harness::{Harness, start};
+use crate::support::headless::{bin, lines, stderr};
 
 #[tokio::test]
 async fn the_demo_types_its_own_first_message_and_shows_one_approval() {

@@ -9,10 +9,10 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::anthropic::{self as a, tool_results};
-use crate::support::fake::{FakeServer, U};
+use crate::support::fake::FakeServer;
+use crate::support::fake::anthropic::tool_results;
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 fn write(path: &Path, text: &[u8]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -80,7 +80,7 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     let ws = home.ws();
     write(&ws.join(".claude/commands/review.md"), REVIEW.as_bytes());
     write(&ws.join("notes.txt"), b"NOTES-BODY\n");
-    server.push(a::text("reviewed", U::new(1_000, 10)));
+    server.script().text("reviewed");
 
     let out = home
         .run(&server, &["-p", "/review parser.rs \"very high\""])
@@ -125,13 +125,11 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     assert_eq!(user[0]["text"].as_str().unwrap(), first.as_str());
 
     // The grant was for that turn only: a plain message asks again (and is denied).
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"echo again"}"#,
-        U::new(1_000, 10),
-    ));
-    server.push(a::text("could not", U::new(1_100, 10)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"echo again"}"#)
+        .at(1_100)
+        .text("could not");
     let out = home
         .run(&server, &["--continue", "-p", "run echo again"])
         .await;
@@ -161,7 +159,7 @@ async fn bad_command_files_are_named_once_and_the_rest_loads() {
     write(&dir.join("help.md"), b"Not the built-in help.\n");
     let huge = vec![b'x'; 10 * 1024 * 1024];
     write(&dir.join("huge.md"), &huge);
-    server.push(a::text("ok!", U::new(1_000, 10)));
+    server.script().text("ok!");
 
     let out = home.run(&server, &["-p", "/ok  the world "]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -215,19 +213,13 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     );
 
     let data = user_skill.join("data.txt");
-    server.push(a::tool_use(
-        "s1",
-        "skill",
-        r#"{"name":"outside"}"#,
-        U::new(1_000, 10),
-    ));
-    server.push(a::tool_use(
-        "r1",
-        "read_file",
-        &serde_json::json!({ "path": data }).to_string(),
-        U::new(1_100, 10),
-    ));
-    server.push(a::text("done", U::new(1_200, 10)));
+    server
+        .script()
+        .tool("skill", r#"{"name":"outside"}"#)
+        .at(1_100)
+        .tool("read_file", serde_json::json!({ "path": data }).to_string())
+        .at(1_200)
+        .text("done");
     // No --yes: a read outside the workspace would be denied unless it is a skill's.
     let out = home.run(&server, &["-p", "use the skill"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -283,7 +275,7 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     }
 
     // A second session (a new run) sends the same system prompt, byte for byte.
-    server.push(a::text("again", U::new(1_000, 10)));
+    server.script().text("again");
     let out = home.run(&server, &["-p", "hello"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let requests = server.requests();
@@ -316,13 +308,14 @@ async fn a_read_outside_the_workspace_and_outside_any_skill_is_still_denied() {
     );
     let secret = home.path().join("secret.txt");
     write(&secret, b"NOT-FOR-THE-MODEL\n");
-    server.push(a::tool_use(
-        "r1",
-        "read_file",
-        &serde_json::json!({ "path": secret }).to_string(),
-        U::new(1_000, 10),
-    ));
-    server.push(a::text("done", U::new(1_100, 10)));
+    server
+        .script()
+        .tool(
+            "read_file",
+            serde_json::json!({ "path": secret }).to_string(),
+        )
+        .at(1_100)
+        .text("done");
     let out = home.run(&server, &["-p", "read it"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let read = &tool_results(&server.requests()[1])[0];

@@ -1,8 +1,8 @@
 //! Configuration edge cases: each a one-line error naming the key (exit 2), or a warning.
 
-use super::super::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 /// Run `flower-tui ARGS` in `home` with `config.toml` holding `file`.
 fn run_with(home: &std::path::Path, file: &str, args: &[&str]) -> std::process::Output {
@@ -64,8 +64,11 @@ fn a_window_in_the_file_is_read_as_the_flag_reads_it() {
 async fn a_small_window_scales_the_line_and_a_floor_too_large_for_it_is_a_warning() {
     let server = FakeServer::start().await;
     // Usage too small to calibrate the token estimates from (they stay at 4 characters a token).
-    server.push(a::text("fine", U::new(150, 5)));
-    server.push(a::text("fine", U::new(150, 5)));
+    server
+        .script()
+        .usage(U::new(150, 5))
+        .text("fine")
+        .text("fine");
     let home = tempfile::tempdir().unwrap();
     let run = |home: &std::path::Path| {
         let mut c = bin(home);

@@ -7,9 +7,9 @@ use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-use super::super::cli::{bin, lines, stderr};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::{KEY, all_files};
+use crate::support::headless::{bin, lines, stderr};
 
 /// A message of about `bytes` bytes: numbered lines, with markers at its start, middle and end.
 pub(crate) fn big_message(bytes: usize) -> String {
@@ -82,13 +82,15 @@ async fn a_ten_megabyte_message_is_spilled_and_read_back_in_pages() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let task = big_message(10_000_000);
-    server.push(a::tool_use(
-        "t1",
-        "read_file",
-        r#"{"path": ".flower/spill/input-1.txt", "offset": 1, "limit": 3}"#,
-        U::new(2_000, 20),
-    ));
-    server.push(a::text("read the start", U::new(2_100, 10)));
+    server
+        .script()
+        .usage(U::new(2_000, 20))
+        .tool(
+            "read_file",
+            r#"{"path": ".flower/spill/input-1.txt", "offset": 1, "limit": 3}"#,
+        )
+        .usage(U::new(2_100, 10))
+        .text("read the start");
     let out = run_stdin(&server, home.path(), task.clone(), &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
@@ -151,7 +153,7 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let task = big_message(300_000);
-    server.push(a::text("fine", U::new(2_000, 20)));
+    server.script().usage(U::new(2_000, 20)).text("fine");
     // The workspace apart from the data dir, as it is for a user.
     let ws = home.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
@@ -174,13 +176,15 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
     let first = first_user_text(&server.requests()[0]);
     assert!(first.contains(&spilled.display().to_string()), "{first}");
     let path = serde_json::to_string(&spilled.display().to_string()).unwrap();
-    server.push(a::tool_use(
-        "t1",
-        "read_file",
-        &format!(r#"{{"path": {path}, "offset": 2, "limit": 1}}"#),
-        U::new(2_100, 20),
-    ));
-    server.push(a::text("read it", U::new(2_200, 10)));
+    server
+        .script()
+        .usage(U::new(2_100, 20))
+        .tool(
+            "read_file",
+            format!(r#"{{"path": {path}, "offset": 2, "limit": 1}}"#),
+        )
+        .usage(U::new(2_200, 10))
+        .text("read it");
     let mut c = bin(home.path());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
@@ -207,7 +211,7 @@ async fn a_message_that_cannot_fit_below_the_handoff_line_is_spilled_too() {
     let home = tempfile::tempdir().unwrap();
     // A 20k window with 5k headroom: the line is at 15k tokens; 64,000 characters are ~16k.
     let task = big_message(64_000);
-    server.push(a::text("fine", U::new(2_000, 20)));
+    server.script().usage(U::new(2_000, 20)).text("fine");
     let out = run_stdin(
         &server,
         home.path(),

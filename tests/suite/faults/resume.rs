@@ -6,9 +6,9 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use super::super::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::FakeServer;
 use crate::support::harness::{KEY, all_files};
+use crate::support::headless::{bin, lines, stderr};
 
 /// `flower-tui ARGS` against the fake, in `home`.
 async fn run(server: &FakeServer, home: &Path, args: &[&str]) -> Output {
@@ -35,13 +35,13 @@ fn run_dir_of(out: &Output) -> PathBuf {
 async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
-    server.push(a::text("older run done", U::new(1_000, 10)));
+    server.script().text("older run done");
     let older = run(&server, home.path(), &["-p", "older"]).await;
     assert_eq!(older.status.code(), Some(0), "{}", stderr(&older));
     let older = run_dir_of(&older);
     // The newer run is modified later (mtime resolution: wait a little).
     std::thread::sleep(std::time::Duration::from_millis(20));
-    server.push(a::text("newer run done", U::new(1_000, 10)));
+    server.script().text("newer run done");
     let newer = run(&server, home.path(), &["-p", "newer"]).await;
     assert_eq!(newer.status.code(), Some(0), "{}", stderr(&newer));
     let newer = run_dir_of(&newer);
@@ -66,7 +66,7 @@ async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
     assert_eq!(server.requests().len(), requests, "nothing was continued");
 
     // The flags it names continue the older run.
-    server.push(a::text("continued the older run", U::new(1_100, 10)));
+    server.script().at(1_100).text("continued the older run");
     let older_arg = older.display().to_string();
     let out = run(
         &server,
@@ -109,7 +109,7 @@ fn transcript(run: &Path) -> PathBuf {
 async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
-    server.push(a::text("first answer", U::new(1_000, 10)));
+    server.script().text("first answer");
     let out = run(&server, home.path(), &["-p", "first question"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let path = transcript(&run_dir_of(&out));
@@ -130,7 +130,7 @@ async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() 
     fixed.push_str(r#"{"type":"message","message":{"role":"assis"#);
     std::fs::write(&path, fixed).unwrap();
 
-    server.push(a::text("continued", U::new(1_200, 10)));
+    server.script().at(1_200).text("continued");
     let out = run(&server, home.path(), &["-p", "go on", "--continue"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let warning = lines(&out)

@@ -7,9 +7,9 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use super::super::cli::{bin, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::FakeServer;
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, stderr};
 
 fn command(server: &FakeServer, home: &Path, args: &[&str]) -> std::process::Command {
     let mut c = bin(home);
@@ -50,7 +50,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let run_dir = home.path().join("shared-run");
     let dir = run_dir.display().to_string();
-    server.push(a::text("step one done", U::new(1_000, 10)));
+    server.script().text("step one done");
     let out = run(
         &server,
         home.path(),
@@ -58,7 +58,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    server.push(a::text("step two done", U::new(1_000, 10)));
+    server.script().text("step two done");
     let out = run(
         &server,
         home.path(),
@@ -99,7 +99,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     assert_eq!(steps(&run_dir), both, "the refusals changed nothing");
 
     // --continue --step picks that step of the run.
-    server.push(a::text("more of step one", U::new(1_100, 10)));
+    server.script().at(1_100).text("more of step one");
     let out = run(
         &server,
         home.path(),
@@ -149,7 +149,7 @@ async fn eight_processes_sharing_a_run_directory_keep_every_step() {
     let run_dir = home.path().join("busy-run");
     let dir = run_dir.display().to_string();
     // The run exists first; then N invocations join it at once, each with its own step.
-    server.push(a::text("seed done", U::new(1_000, 10)));
+    server.script().text("seed done");
     let out = run(
         &server,
         home.path(),
@@ -157,14 +157,12 @@ async fn eight_processes_sharing_a_run_directory_keep_every_step() {
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for i in 0..N {
-        server.push(a::tool_use(
-            &format!("t{i}"),
-            "list_dir",
-            "{}",
-            U::new(1_000, 10),
-        ));
-        server.push(a::text("done", U::new(1_100, 10)));
+    for _ in 0..N {
+        server
+            .script()
+            .tool("list_dir", "{}")
+            .at(1_100)
+            .text("done");
     }
     let children: Vec<_> = (0..N)
         .map(|i| {

@@ -2,9 +2,9 @@
 //! not from its own environment and not from the agent's `/proc/<pid>/environ`, even outside the
 //! sandbox.
 
-use super::super::cli::{bin, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::{FakeServer, U};
 use crate::support::harness::{KEY, all_files};
+use crate::support::headless::{bin, stderr};
 
 /// The inactive provider's key: flower-tui talks to Anthropic, yet this one is guarded too.
 const OPENAI_KEY: &str = "sk-proj-INACTIVE-0123456789abcdef";
@@ -16,18 +16,19 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let command = "cat /proc/$PPID/environ > agent-environ.txt; env > child-env.txt; echo done";
-    server.push(a::tool_use(
-        "t1",
+    server.script().usage(U::new(1_000, 20)).tool(
         "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        U::new(1_000, 20),
-    ));
+        serde_json::json!({ "command": command }).to_string(),
+    );
     // A model that repeats a key into its handoff document (it never saw one; a fake can).
-    server.push(a::text(
-        &format!("## Doing\nKeys {KEY} and {OPENAI_KEY}.\n## Next\nGo on.\n"),
-        U::new(1_500, 30),
-    ));
-    server.push(a::text("done in generation 2", U::new(900, 10)));
+    server
+        .script()
+        .usage(U::new(1_500, 30))
+        .text(&format!(
+            "## Doing\nKeys {KEY} and {OPENAI_KEY}.\n## Next\nGo on.\n"
+        ))
+        .usage(U::new(900, 10))
+        .text("done in generation 2");
     // A file of the user's that holds a key, attached with `@`.
     std::fs::write(
         home.path().join("creds.txt"),
@@ -134,13 +135,15 @@ async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
     let home = tempfile::tempdir().unwrap();
     // A model that puts a key into a command (it never saw one; a fake can).
     let command = format!("echo {OPENAI_KEY} > /dev/null; echo ran");
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        U::new(1_000, 20),
-    ));
-    server.push(a::text("done", U::new(1_100, 10)));
+    server
+        .script()
+        .usage(U::new(1_000, 20))
+        .tool(
+            "bash",
+            serde_json::json!({ "command": command }).to_string(),
+        )
+        .usage(U::new(1_100, 10))
+        .text("done");
     let mut c = bin(home.path());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())

@@ -4,9 +4,9 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::super::cli::bin;
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
+use crate::support::headless::bin;
 
 async fn stopped_by(signal: i32, name: &str) {
     let server = FakeServer::start().await;

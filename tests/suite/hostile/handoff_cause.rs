@@ -4,19 +4,14 @@
 
 use serde_json::Value;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, Reply, U, anthropic as a, is_writing};
-use crate::support::harness::KEY;
-use crate::support::harness::{Harness, start, turn_end};
-use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+use crate::support::fake::{FakeServer, Reply, anthropic as a, is_writing};
+use crate::support::harness::{Harness, KEY, start, turn_end};
+use crate::support::headless::{bin, lines, stderr};
+use crate::support::pty::{Pty, last_user_text, served};
 
 /// A complete handoff document.
 const DOC: &str =
     "## Doing\nWork.\n\n## Decided\n- a\n\n## Dead ends\n- b\n\n## Next\nGo on.\n\n## Scene\n- f\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 /// The first text block of the first message: the successor's briefing.
 fn briefing(body: &Value) -> String {
@@ -27,22 +22,24 @@ fn briefing(body: &Value) -> String {
 }
 
 fn say(t: &mut Pty, text: &str) {
-    t.keys(text);
-    t.wait_for(text);
-    t.keys(ENTER);
+    t.ask(text);
 }
 
 #[test]
 fn a_manual_handoff_says_the_user_asked_for_it() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("first answer here", u(5_000)));
-    server.push(a::text("second answer here", u(6_000)));
-    server.push(a::text(DOC, u(6_500)));
-    server.push(a::text("the successor answers", u(2_000)));
+    let (_rt, server) = served();
+    server
+        .script()
+        .at(5_000)
+        .text("first answer here")
+        .at(6_000)
+        .text("second answer here")
+        .at(6_500)
+        .text(DOC)
+        .at(2_000)
+        .text("the successor answers");
     let args = ["--yes", "--review", "off", "--window", "60000"];
-    let mut t = Pty::start(&server, &args);
-    t.wait_for(READY);
+    let mut t = Pty::open(&server, &args);
     say(&mut t, "first question");
     t.wait_for("first answer here");
     say(&mut t, "second question");
@@ -98,9 +95,7 @@ async fn headless(server: &FakeServer, args: &[&str]) -> Vec<Value> {
 #[tokio::test]
 async fn an_automatic_handoff_says_the_context_is_nearly_full() {
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(DOC, u(31_500)));
-    server.push(a::text("listed", u(3_000)));
+    server.script().over_the_line(DOC).at(3_000).text("listed");
     let args = ["--headroom", "10000", "--handoff-mode", "blocking"];
     let ev = headless(&server, &args).await;
     let reqs = server.requests();
@@ -130,12 +125,10 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
         "error: disk full\n".repeat(2_000),
     )
     .unwrap();
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(12_000),
-    ));
+    h.server
+        .script()
+        .at(12_000)
+        .tool("bash", r#"{"command":"cat a.log"}"#);
     h.server.push(Reply::Status {
         status: 400,
         headers: vec![],
@@ -144,8 +137,12 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
             "prompt is too long: 41000 tokens > 40000 maximum",
         ),
     });
-    h.server.push(a::text(DOC, u(9_000)));
-    h.server.push(a::text("continued", u(4_000)));
+    h.server
+        .script()
+        .at(9_000)
+        .text(DOC)
+        .at(4_000)
+        .text("continued");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.turn("read a.log").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

@@ -4,14 +4,10 @@
 
 use std::path::Path;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::FakeServer;
 use crate::support::harness::KEY;
-use crate::support::pty::{CTRL_C, ENTER, Pty, READY, rfind, runtime};
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
+use crate::support::headless::{bin, lines, stderr};
+use crate::support::pty::{CTRL_C, ENTER, Pty, READY, rfind, served};
 
 /// Quit an idle TUI and return the run id of its `continue it:` line.
 fn quit_and_read_the_hint(t: &mut Pty) -> String {
@@ -37,10 +33,12 @@ fn recorded_id(run: &Path) -> String {
 
 #[test]
 fn a_run_with_its_own_directory_is_continued_by_the_printed_command() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Remember the number 7431.", u(1_000)));
-    server.push(a::text("It was 7431.", u(1_500)));
+    let (_rt, server) = served();
+    server
+        .script()
+        .text("Remember the number 7431.")
+        .at(1_500)
+        .text("It was 7431.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let run = home.path().join("elsewhere/myrun");
     let run_arg = run.to_string_lossy().into_owned();
@@ -90,7 +88,7 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };
     let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    server.push(a::text("first run done", u(1_000)));
+    server.script().text("first run done");
     let run_dir = run.to_string_lossy().into_owned();
     let out = headless(args(&["-p", "first task", "--run-dir", &run_dir]))
         .await
@@ -105,7 +103,7 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
         "{}",
         stderr(&out)
     );
-    server.push(a::text("resumed", u(1_200)));
+    server.script().at(1_200).text("resumed");
     let out = headless(args(&["--resume", &id, "-p", "second task"]))
         .await
         .unwrap();
@@ -118,7 +116,7 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
         lines(&out)
     );
     // `--continue` without the flag: the workspace's newest run, wherever it is.
-    server.push(a::text("continued", u(1_400)));
+    server.script().at(1_400).text("continued");
     let out = headless(args(&["--continue", "-p", "third task"]))
         .await
         .unwrap();

@@ -1,16 +1,19 @@
 //! A call of a tool the request did not offer is answered with exactly the tools it did offer:
 //! the built-ins, the step's own (`todo`), `task`, and any MCP tools.
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::FakeServer;
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 #[tokio::test]
 async fn an_unknown_tool_error_lists_what_the_request_offered() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
-    server.push(a::tool_use("t1", "no_such_tool", "{}", U::new(1_000, 10)));
-    server.push(a::text("done", U::new(1_100, 10)));
+    server
+        .script()
+        .tool("no_such_tool", "{}")
+        .at(1_100)
+        .text("done");
     let mut c = bin(home.path());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
-use crate::suite::cli::{bin, lines, stderr};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 /// The plan the fake model presents.
 pub(crate) const PLAN: &str = "# Rename the parser\n\n1. Rename `parse_all` to `parse` in src/lib.rs.\n2. Update the two callers in src/main.rs.\n3. Run cargo test.\n";
@@ -67,21 +67,19 @@ fn plan_run(home: &Path, ws: &Path, base_url: &str, extra: &[&str]) -> std::proc
 async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_plan_file() {
     let (home, ws) = home();
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "r1",
-        "read_file",
-        r#"{"path":"lib.rs"}"#,
-        U::new(900, 20),
-    ));
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"lib.rs","content":"pub fn parse() {}\n"}"#,
-        U::new(950, 20),
-    ));
+    server
+        .script()
+        .usage(U::new(900, 20))
+        .call("r1", "read_file", r#"{"path":"lib.rs"}"#)
+        .at(950)
+        .call(
+            "w1",
+            "write_file",
+            r#"{"path":"lib.rs","content":"pub fn parse() {}\n"}"#,
+        );
     server.push(present("p1", PLAN));
     // Were the turn to go on after the plan, this would be its next reply.
-    server.push(a::text("IMPLEMENTED ANYWAY", U::new(1_100, 10)));
+    server.script().at(1_100).text("IMPLEMENTED ANYWAY");
     let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
     let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
         .await
@@ -166,7 +164,7 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
     );
 
     // `--continue` without `--mode` goes on in the mode the step last used.
-    server.push(a::text("Still planning.", U::new(1_000, 10)));
+    server.script().text("Still planning.");
     let mut c = bin(home.path());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
@@ -220,31 +218,30 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
     let (home, ws) = home();
     let outside = home.path().join("outside.txt");
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"made.txt","content":"made\n"}"#,
-        U::new(900, 20),
-    ));
-    server.push(a::tool_use(
-        "e1",
-        "edit_file",
-        r#"{"path":"lib.rs","old_string":"parse_all","new_string":"parse"}"#,
-        U::new(950, 20),
-    ));
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"touch ran.txt"}"#,
-        U::new(1_000, 20),
-    ));
-    server.push(a::tool_use(
-        "o1",
-        "write_file",
-        &json!({"path": outside.to_str().unwrap(), "content": "no\n"}).to_string(),
-        U::new(1_050, 20),
-    ));
-    server.push(a::text("Edited.", U::new(1_100, 10)));
+    server
+        .script()
+        .usage(U::new(900, 20))
+        .call(
+            "w1",
+            "write_file",
+            r#"{"path":"made.txt","content":"made\n"}"#,
+        )
+        .at(950)
+        .call(
+            "e1",
+            "edit_file",
+            r#"{"path":"lib.rs","old_string":"parse_all","new_string":"parse"}"#,
+        )
+        .at(1_000)
+        .call("b1", "bash", r#"{"command":"touch ran.txt"}"#)
+        .at(1_050)
+        .call(
+            "o1",
+            "write_file",
+            json!({"path": outside.to_str().unwrap(), "content": "no\n"}).to_string(),
+        )
+        .usage(U::new(1_100, 10))
+        .text("Edited.");
     let mut c = bin(home.path());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
@@ -299,7 +296,7 @@ async fn a_plan_that_restates_its_instructions_is_refused_and_no_file_is_written
     let server = FakeServer::start().await;
     let echo = flower_tui::engine::tools::present_plan::PLAN_MODE_PROMPT;
     server.push(present("p1", echo));
-    server.push(a::text("I could not plan it.", U::new(1_000, 10)));
+    server.script().text("I could not plan it.");
     let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
     let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
         .await

@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 
 use super::network::{connected, datagram, listener, receiver};
 use super::processes::{DAEMONS, pid};
-use crate::suite::cli::{bin, lines, stderr};
 use crate::suite::faults::{gone, wait_until};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 use crate::support::pty::{Pty, READY};
 
 fn bash(id: &str, command: &str) -> Reply {
@@ -79,7 +79,7 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
     ));
     server.push(bash("daemons", DAEMONS));
     server.push(bash("env", "env > env.txt; echo listed"));
-    server.push(a::text("All refused.", U::new(1500, 20)));
+    server.script().usage(U::new(1500, 20)).text("All refused.");
 
     let mut c = bin(&h);
     c.env("ANTHROPIC_API_KEY", KEY)
@@ -169,7 +169,10 @@ fn in_the_terminal_the_user_runs_a_stopped_command_once_outside_the_sandbox() {
     let target = h.join("notes-outside.txt");
     let command = format!("echo kept-outside >> {} && echo appended", target.display());
     server.push(bash("t1", &command));
-    server.push(a::text("The note is written.", U::new(1200, 20)));
+    server
+        .script()
+        .usage(U::new(1200, 20))
+        .text("The note is written.");
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     t.wait_for(READY);
     t.keys("append a note outside");

@@ -15,9 +15,9 @@ use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, Support, 
 use serde_json::json;
 
 use super::{Stray, bash, place, unique};
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 /// A path socket outside the workspace, and whether something connected to it (and what it sent).
 struct Listener {
@@ -189,13 +189,12 @@ async fn a_tmux_server_outside_cannot_be_asked_to_write_outside() {
 /// the command's output.
 async fn run_with_services(home: &Path, ws: &Path, network: &str, command: &str) -> String {
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        &json!({ "command": command }).to_string(),
-        U::new(1000, 20),
-    ));
-    server.push(a::text("done", U::new(1200, 20)));
+    server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("bash", json!({ "command": command }).to_string())
+        .usage(U::new(1200, 20))
+        .text("done");
     let mut c = bin(home);
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())

@@ -4,9 +4,9 @@ use flower_tui::engine::ledger::{Manifest, load_transcript};
 use serde_json::Value;
 
 use super::{calls, requests_for, task};
-use crate::suite::cli::{bin, lines, stderr};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 #[tokio::test]
 async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
@@ -36,7 +36,7 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
         ),
     );
     server.push_for("NOTES-JOB", a::text("The notes say 42.", U::new(1_700, 15)));
-    server.push(a::text("It is 42.", U::new(2_200, 10)));
+    server.script().at(2_200).text("It is 42.");
     let mut c = bin(home.path());
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
