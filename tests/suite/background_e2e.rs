@@ -3,57 +3,18 @@
 //! on, the turnover at the next step; `kill -9` while the document is written and during its
 //! review.
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
 use crate::support::fake::{FakeServer, Gate, U, anthropic as a, is_writing};
-use crate::support::pty::{CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, runtime};
+use crate::support::headless::manifest;
+use crate::support::pty::{CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, served};
+use crate::support::requests::first_blocks;
+use crate::support::script::doc;
 
 const CTRL_O: &str = "\x0f";
 
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
-
-fn doc(marker: &str) -> String {
-    format!(
-        "## Doing\nWork of {marker}.\n## Decided\n- {marker} decided this.\n## Dead ends\n(empty)\n\
-         ## Next\nContinue {marker}.\n## Scene\n- src/{marker}.rs\n"
-    )
-}
-
-fn first_blocks(body: &Value) -> Vec<String> {
-    body["messages"][0]["content"]
-        .as_array()
-        .map(|b| {
-            b.iter()
-                .filter_map(|b| b["text"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn manifest(home: &Path) -> Value {
-    let runs = home.join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().join("manifest.json").exists())
-        .expect("a run");
-    serde_json::from_str(&std::fs::read_to_string(run.path().join("manifest.json")).unwrap())
-        .unwrap()
-}
-
 fn kill_9(t: &mut Pty) {
-    let pid = t.pid();
-    let killed = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    t.wait_exit();
+    t.kill_9();
 }
 
 /// A home whose config keeps the writing reserve small (`max_tokens = 1024`): the hard limit of a
@@ -82,13 +43,15 @@ const ARGS: [&str; 7] = [
 
 #[test]
 fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let (gw, g2) = (Gate::new(), Gate::new());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::tool_use("t2", "list_dir", "{}", u(31_300)).gated(&g2));
-    server.push(a::text("Successor: picking up the edited plan.", u(5_000)));
-    server.push_writing(a::text(&doc("parser"), u(31_000)).gated(&gw));
+    server.script().at(31_000).tool("list_dir", "{}");
+    server.push(a::tool_use("t2", "list_dir", "{}", U::new(31_300, 10)).gated(&g2));
+    server
+        .script()
+        .at(5_000)
+        .text("Successor: picking up the edited plan.");
+    server.push_writing(a::text(&doc("parser"), U::new(31_000, 10)).gated(&gw));
     let mut t = start(&server, &[&ARGS[..], &["--step", "bg"]].concat());
     t.wait_for(READY);
     t.keys("refactor the parser");
@@ -163,12 +126,15 @@ fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor()
 
 #[test]
 fn esc_with_no_turn_running_cancels_the_background_writing() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let gw = Gate::new();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text("The turn is done.", u(31_200)));
-    server.push_writing(a::text(&doc("x"), u(31_000)).gated(&gw));
+    server
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_200)
+        .text("The turn is done.");
+    server.push_writing(a::text(&doc("x"), U::new(31_000, 10)).gated(&gw));
     let mut t = start(&server, &[&ARGS[..], &["--step", "esc"]].concat());
     t.wait_for(READY);
     t.keys("go");
@@ -187,12 +153,11 @@ fn esc_with_no_turn_running_cancels_the_background_writing() {
 
 #[test]
 fn kill_9_while_the_document_is_written_loses_nothing() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let (gw, g2) = (Gate::new(), Gate::new());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text("never answered", u(31_100)).gated(&g2));
-    server.push_writing(a::text(&doc("lost"), u(31_000)).gated(&gw));
+    server.script().at(31_000).tool("list_dir", "{}");
+    server.push(a::text("never answered", U::new(31_100, 10)).gated(&g2));
+    server.push_writing(a::text(&doc("lost"), U::new(31_000, 10)).gated(&gw));
     let mut t = start(&server, &[&ARGS[..], &["--step", "k1"]].concat());
     t.wait_for(READY);
     let task = "fix the lexer";
@@ -208,9 +173,13 @@ fn kill_9_while_the_document_is_written_loses_nothing() {
     assert!(step.get("frozen").is_none(), "nothing was frozen: {step:#}");
     // --continue: the same session, every message of it; the next handoff writes from it all.
     server.drop_pending();
-    server.push(a::text("Continuing the lexer.", u(31_500)));
-    server.push(a::text("Generation 2 on the lexer.", u(4_000)));
-    server.push_writing(a::text(&doc("lexer"), u(31_000)));
+    server
+        .script()
+        .at(31_500)
+        .text("Continuing the lexer.")
+        .at(4_000)
+        .text("Generation 2 on the lexer.");
+    server.push_writing(a::text(&doc("lexer"), U::new(31_000, 10)));
     let mut t = Pty::start_in(
         home,
         &server,
@@ -241,18 +210,16 @@ fn kill_9_while_the_document_is_written_loses_nothing() {
 
 #[test]
 fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let g2 = Gate::new();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::tool_use(
-        "t2",
-        "glob",
-        r#"{"pattern":"*.rs"}"#,
-        u(31_200),
-    ));
-    server.push(a::text("held", u(31_300)).gated(&g2));
-    server.push_writing(a::text(&doc("review"), u(31_000)));
+    server
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_200)
+        .tool("glob", r#"{"pattern":"*.rs"}"#);
+    server.push(a::text("held", U::new(31_300, 10)).gated(&g2));
+    server.push_writing(a::text(&doc("review"), U::new(31_000, 10)));
     let mut t = start(&server, &[&ARGS[..], &["--step", "k2"]].concat());
     t.wait_for(READY);
     let task = "tidy the review";
@@ -281,7 +248,10 @@ fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
     // A plain start reopens the review; Esc ends it; the successor holds the request, the edit
     // and the record of what the killed session did after the cut.
     server.drop_pending();
-    server.push(a::text("Generation 2 after the kill.", u(4_000)));
+    server
+        .script()
+        .at(4_000)
+        .text("Generation 2 after the kill.");
     let mut t = Pty::start_in(home, &server, &ARGS);
     t.wait("the reopened review", |s| {
         s.contains("was never turned over") && s.contains("successor in")
@@ -308,10 +278,8 @@ fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
 
 #[test]
 fn the_demo_hands_off_in_the_background_and_generation_2_finishes() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let mut t = Pty::start(&server, &["--demo", "--review", "3"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    let mut t = Pty::open(&server, &["--demo", "--review", "3"]);
     t.keys("fix the calculator");
     t.keys(ENTER);
     // The demo's edit waits for its approval (keys are ignored for 400 ms after it shows).

@@ -2,8 +2,7 @@
 //! first message, the plan above the input, the focus in the editor's title, a `## Pinned`
 //! section typed during the review, and all of it in the successor's first request.
 
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{CTRL_S, DOWN, END, ENTER, Pty, READY, last_user_text, runtime};
+use crate::support::pty::{CTRL_S, DOWN, END, ENTER, Pty, last_user_text, served};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -11,12 +10,11 @@ const PLAN: &str = r#"{"items": [{"text": "read the parser", "status": "done"}, 
 
 #[test]
 fn pins_focus_and_plan_on_screen_and_in_the_successor() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "todo", PLAN, U::new(31_000, 10))); // crosses at = 30000
-    server.push(a::text(DOC, U::new(31_500, 10))); // the writing turn
-    server.push(a::text("Successor here.", U::new(5_000, 10)));
-    let mut t = Pty::start(
+    let (_rt, server) = served();
+    server.script().at(31_000).tool("todo", PLAN); // crosses at = 30000
+    server.script().at(31_500).text(DOC); // the writing turn
+    server.script().at(5_000).text("Successor here.");
+    let mut t = Pty::open(
         &server,
         &[
             "--yes",
@@ -33,20 +31,13 @@ fn pins_focus_and_plan_on_screen_and_in_the_successor() {
             "blocking",
         ],
     );
-    t.wait_for(READY);
     // Before any session: kept for the step the first message starts.
-    t.keys("/pin keep the public API");
-    t.wait_for("/pin keep the public API");
-    t.keys(ENTER);
+    t.ask("/pin keep the public API");
     t.wait_for("Pinned #1 for the step your first message starts: keep the public API");
-    t.keys("/focus the parser");
-    t.wait_for("/focus the parser");
-    t.keys(ENTER);
+    t.ask("/focus the parser");
     t.wait_for("Standing focus (for the step your first message starts): the parser");
 
-    t.keys("refactor the parser");
-    t.wait_for("refactor the parser");
-    t.keys(ENTER);
+    t.ask("refactor the parser");
     // The plan above the input, the review with the focus in its title.
     t.wait("the plan and the review's title with the focus", |s| {
         s.contains("Plan · 1/3 done")

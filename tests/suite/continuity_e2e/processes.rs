@@ -18,21 +18,10 @@ async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
             .zip(names)
             .map(|(s, who)| {
                 let mut c = bin(home.path(), s);
-                c.args([
-                    "--yes",
-                    // The blocking flow: these cases script the replies in order.
-                    "--handoff-mode",
-                    "blocking",
-                    "--window",
-                    "40000",
-                    "--headroom",
-                    "10000",
-                    "--step",
-                    "same",
-                ])
-                .arg("--workspace")
-                .arg(&ws)
-                .args(["-p", &format!("task of {who}")]);
+                c.args(flags(&format!("{BLOCKING} --step same")))
+                    .arg("--workspace")
+                    .arg(&ws)
+                    .args(["-p", &format!("task of {who}")]);
                 let child = c
                     .stdout(std::process::Stdio::piped())
                     .stderr(std::process::Stdio::piped())
@@ -119,27 +108,15 @@ async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_off() {
     let tui_server = FakeServer::start().await;
-    tui_server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    tui_server.push(a::text(&doc("tui"), u(31_500)));
-    tui_server.push(a::text("TUI successor here.", u(4_000)));
-    let mut t = Pty::start(
+    tui_server
+        .script()
+        .over_the_line(&doc("tui"))
+        .at(4_000)
+        .text("TUI successor here.");
+    let mut t = Pty::open(
         &tui_server,
-        &[
-            "--yes",
-            // The blocking flow: these cases script the replies in order.
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            "same",
-        ],
+        &flags(&format!("{BLOCKING} --review 60 --step same")),
     );
-    t.wait_for(READY);
     t.keys("the tui's task");
     t.keys(ENTER);
     t.wait("the review", |s| {
@@ -151,21 +128,10 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
     script(&other, "headless");
     let home = t.home();
     let mut c = bin(home.path(), &other);
-    c.args([
-        "--yes",
-        // The blocking flow: these cases script the replies in order.
-        "--handoff-mode",
-        "blocking",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--step",
-        "same",
-    ])
-    .arg("--workspace")
-    .arg(t.workspace())
-    .args(["-p", "the headless task"]);
+    c.args(flags(&format!("{BLOCKING} --step same")))
+        .arg("--workspace")
+        .arg(t.workspace())
+        .args(["-p", "the headless task"]);
     let out = tokio::task::spawn_blocking(move || c.output().unwrap())
         .await
         .unwrap();

@@ -5,8 +5,7 @@ use super::*;
 
 #[test]
 fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let typed = "- typed before SIGTERM";
     let (home, file) = review_then_signal(&server, "s3t", "-TERM", typed);
     let kept = kept_beside(&file);
@@ -27,7 +26,10 @@ fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
     );
 
     // --continue: the review reopens and offers the edits; r restores, Ctrl-S hands them over.
-    server.push(a::text("Successor with the restored edits.", u(4_000)));
+    server
+        .script()
+        .at(4_000)
+        .text("Successor with the restored edits.");
     let mut t = Pty::start_in(home, &server, &["--continue", "--review", "60"]);
     t.wait("the restore offer", |s| s.contains("r restore / d discard"));
     assert!(
@@ -52,13 +54,15 @@ fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
 
 #[test]
 fn case3_sighup_keeps_the_edits_and_a_plain_start_can_discard_them() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let typed = "- typed before the terminal closed";
     let (home, file) = review_then_signal(&server, "s3h", "-HUP", typed);
     let kept = kept_beside(&file);
     assert_eq!(kept.len(), 1, "{kept:?}");
-    server.push(a::text("Successor with the frozen file.", u(4_000)));
+    server
+        .script()
+        .at(4_000)
+        .text("Successor with the frozen file.");
     let mut t = Pty::start_in(home, &server, &["--review", "60"]);
     t.wait("the restore offer", |s| s.contains("r restore / d discard"));
     t.keys("d");
@@ -81,29 +85,14 @@ fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
     // The terminal itself goes (a closed window, `tmux kill-session`): SIGHUP, and every write to
     // the terminal fails from then on. The edits must be kept, the ledger must say where (so the
     // next start offers them), and nothing may panic on the way out.
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(&doc("signals"), u(31_500)));
+    let (_rt, server) = served();
+    server.script().over_the_line(&doc("signals"));
     let step = "s3gone";
     let typed = "- typed before the window closed";
-    let mut t = Pty::start(
+    let mut t = Pty::open(
         &server,
-        &[
-            "--yes",
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            step,
-        ],
+        &flags(&format!("{BLOCKING} --review 60 --step {step}")),
     );
-    t.wait_for(READY);
     t.keys("handle the signals");
     t.keys(ENTER);
     let file = format!("handoff-{step}.md");

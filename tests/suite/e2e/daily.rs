@@ -4,33 +4,26 @@
 
 use std::time::Duration;
 
-use crate::support::fake::{Reply, anthropic as a};
-
-use crate::support::pty::{CTRL_C, ENTER, Pty, READY, last_user_text, rfind, runtime};
-
-use super::u;
+use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::pty::{CTRL_C, ENTER, Pty, READY, last_user_text, rfind, served};
 
 /// A reply streamed slowly: its deltas `delay` apart.
 fn slow(text: &str, delay: Duration) -> Reply {
     Reply::Sse {
-        chunks: a::Stream::new(u(1_000)).text(text).events(),
+        chunks: a::Stream::new(U::new(1_000, 10)).text(text).events(),
         delay: Some(delay),
     }
 }
 
 #[test]
 fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let first = "The first answer streams in slowly, word by word, so there is time to type \
                  another message while it arrives, and it ends here.";
     server.push(slow(first, Duration::from_millis(60)));
-    server.push(a::text("The second answer.", u(1_200)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
-    t.keys("first question");
-    t.wait_for("first question");
-    t.keys(ENTER);
+    server.script().at(1_200).text("The second answer.");
+    let mut t = Pty::open(&server, &["--yes"]);
+    t.ask("first question");
     t.wait_for("The first answer");
     t.keys("second message");
     t.keys(ENTER);
@@ -76,25 +69,22 @@ fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
 
 #[test]
 fn text_typed_ahead_of_an_approval_stays_in_the_input() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     server.push(
         a::tool_use(
             "b1",
             "bash",
             r#"{"command":"echo approved > typed.txt"}"#,
-            u(1_000),
+            U::new(1_000, 10),
         )
         .with_delay(Duration::from_millis(300)),
     );
-    server.push(a::text("Done: the file is written.", u(1_200)));
+    server.script().at(1_200).text("Done: the file is written.");
     // Without the sandbox a command is asked for (a sandboxed one in the workspace runs unasked).
     let mut t = Pty::start(&server, &["--sandbox", "off"]);
     let ws = t.workspace();
     t.wait_for(READY);
-    t.keys("write the file");
-    t.wait_for("write the file");
-    t.keys(ENTER);
+    t.ask("write the file");
     // Typing goes on as the prompt appears: "a" (always) and "y" (once) are in these words.
     for c in "can you also say yes".chars() {
         t.keys(&c.to_string());
@@ -124,12 +114,13 @@ fn text_typed_ahead_of_an_approval_stays_in_the_input() {
 
 #[test]
 fn quitting_prints_the_session_and_how_to_continue_it() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::text("Remember the number 7431.", u(1_000)));
-    server.push(a::text("It was 7431.", u(1_500)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server
+        .script()
+        .text("Remember the number 7431.")
+        .at(1_500)
+        .text("It was 7431.");
+    let mut t = Pty::open(&server, &["--yes"]);
     t.keys("pick a number");
     t.keys(ENTER);
     t.wait_for("Remember the number 7431.");
@@ -176,9 +167,7 @@ fn idle(t: &mut Pty) {
 
 /// Type a line and send it.
 fn say(t: &mut Pty, text: &str) {
-    t.keys(text);
-    t.wait_for(text);
-    t.keys(ENTER);
+    t.ask(text);
 }
 
 /// The system prompt of a request body, all its text blocks.
@@ -207,16 +196,14 @@ fn only_manifest(home: &std::path::Path) -> flower_tui::engine::ledger::Manifest
 
 #[test]
 fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let usage = |input, output| crate::support::fake::U::new(input, output);
     server.push(a::text("Generation one answers.", usage(10_000, 500)));
     server.push(a::text(DOC, usage(11_000, 400)));
     server.push(a::text("Generation two answers.", usage(3_000, 300)));
     server.push(a::text(DOC, usage(4_000, 400)));
     server.push(a::text("Generation three answers.", usage(2_000, 200)));
-    let mut t = Pty::start(&server, &["--yes", "--review", "off"]);
-    t.wait_for(READY);
+    let mut t = Pty::open(&server, &["--yes", "--review", "off"]);
     say(&mut t, "start");
     t.wait_for("Generation one answers.");
     for (next, question, answer) in [
@@ -287,13 +274,14 @@ fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
 
 #[test]
 fn resume_picks_an_older_session_and_continues_it() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::text("Alpha is done.", u(1_000)));
-    server.push(a::text("Beta is done.", u(1_000)));
-    server.push(a::text("The task was alpha.", u(1_500)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server
+        .script()
+        .text("Alpha is done.")
+        .text("Beta is done.")
+        .at(1_500)
+        .text("The task was alpha.");
+    let mut t = Pty::open(&server, &["--yes"]);
     say(&mut t, "the alpha task");
     t.wait_for("Alpha is done.");
     idle(&mut t);
@@ -337,9 +325,8 @@ fn resume_picks_an_older_session_and_continues_it() {
 
 #[test]
 fn at_completes_a_workspace_path_and_attaches_the_file() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::text("The parser reads tokens.", u(1_000)));
+    let (_rt, server) = served();
+    server.script().text("The parser reads tokens.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     std::fs::create_dir_all(ws.join("src")).unwrap();
@@ -382,11 +369,10 @@ fn at_completes_a_workspace_path_and_attaches_the_file() {
 
 #[test]
 fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    server.push(a::text(DOC, u(31_500))); // the writing turn
-    server.push(a::text("Successor here.", u(5_000)));
+    let (_rt, server) = served();
+    server.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
+    server.script().at(31_500).text(DOC); // the writing turn
+    server.script().at(5_000).text("Successor here.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
@@ -441,19 +427,18 @@ fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
 
 #[test]
 fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let command =
         "echo PARTIAL-$((0 + 1)); echo PARTIAL-$((1 + 1)); sleep 30; echo AFTER-$((40 + 2))";
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        u(1_000),
-    ));
-    server.push(a::text("I see the command was stopped.", u(1_200)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    server
+        .script()
+        .tool(
+            "bash",
+            serde_json::json!({ "command": command }).to_string(),
+        )
+        .at(1_200)
+        .text("I see the command was stopped.");
+    let mut t = Pty::open(&server, &["--yes"]);
     say(&mut t, "build it");
     // Live: the lines are in the cell while the command still runs. The command computes them,
     // so the command line shown in the cell's header cannot satisfy the wait.
@@ -498,13 +483,11 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
 
 #[test]
 fn esc_drops_a_queued_message_then_interrupts_and_the_partial_reply_is_drawn_once() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let words: Vec<String> = (1..=80).map(|i| format!("w{i:02}")).collect();
     server.push(slow(&words.join(" "), Duration::from_millis(100)));
-    server.push(a::text("Answer to the follow-up.", u(1_200)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    server.script().at(1_200).text("Answer to the follow-up.");
+    let mut t = Pty::open(&server, &["--yes"]);
     say(&mut t, "count slowly");
     t.wait_for("w06");
     say(&mut t, "queued then dropped");

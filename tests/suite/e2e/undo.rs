@@ -6,17 +6,15 @@
 
 use std::fs;
 
+use crate::support::fake::U;
 use crate::support::fake::anthropic as a;
-use crate::support::pty::{ENTER, ESC, Pty, READY, runtime};
-
-use super::u;
+use crate::support::pty::{ENTER, ESC, Pty, READY, served};
 
 #[test]
 fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     server.push(
-        a::Stream::new(u(1_000))
+        a::Stream::new(U::new(1_000, 10))
             .tool(
                 "w1",
                 "write_file",
@@ -29,7 +27,7 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
             )
             .reply(),
     );
-    server.push(a::text("Both done.", u(1_200)));
+    server.script().at(1_200).text("Both done.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     fs::create_dir_all(&ws).unwrap();
@@ -84,22 +82,16 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
 
 #[test]
 fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"one.txt","content":"1\n"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("One written.", u(1_100)));
-    server.push(a::tool_use(
-        "w2",
-        "write_file",
-        r#"{"path":"two.txt","content":"2\n"}"#,
-        u(1_200),
-    ));
-    server.push(a::text("Two written.", u(1_300)));
+    let (_rt, server) = served();
+    server
+        .script()
+        .tool("write_file", r#"{"path":"one.txt","content":"1\n"}"#)
+        .at(1_100)
+        .text("One written.")
+        .at(1_200)
+        .tool("write_file", r#"{"path":"two.txt","content":"2\n"}"#)
+        .at(1_300)
+        .text("Two written.");
     let mut t = Pty::start(&server, &["--yes"]);
     let ws = t.workspace();
     t.wait_for(READY);

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ENTER, Pty, runtime};
+use crate::support::fake::FakeServer;
+use crate::support::pty::{Pty, served};
 
 fn entry(event: &str, command: &str) -> String {
     format!("[[hooks.{event}]]\ncommand = {command:?}\n")
@@ -64,12 +64,14 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
         entry("SessionStart", &starts),
     ));
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", U::new(2_000, 10)));
-    server.push(a::text(
-        "## Doing\nListing.\n## Next\nFinish.\n",
-        U::new(2_500, 10),
-    ));
-    server.push(a::text("finished in generation 2", U::new(1_500, 10)));
+    server
+        .script()
+        .at(2_000)
+        .tool("list_dir", "{}")
+        .at(2_500)
+        .text("## Doing\nListing.\n## Next\nFinish.\n")
+        .at(1_500)
+        .text("finished in generation 2");
     let out = run_handoff(&home, &server).await;
     assert_eq!(
         out.status.code(),
@@ -120,8 +122,12 @@ async fn a_pre_handoff_hook_that_exits_2_refuses_the_handoff_and_the_turn_goes_o
     );
     home.config(&entry("PreHandoff", &refuse));
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", U::new(2_000, 10)));
-    server.push(a::text("done in one generation", U::new(2_100, 10)));
+    server
+        .script()
+        .at(2_000)
+        .tool("list_dir", "{}")
+        .at(2_100)
+        .text("done in one generation");
     let out = run_handoff(&home, &server).await;
     assert_eq!(
         out.status.code(),
@@ -177,15 +183,14 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     std::fs::create_dir_all(ws.join(".claude")).unwrap();
     let settings = serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "echo context-from-approved-hook"}]}]}});
     std::fs::write(ws.join(".claude/settings.json"), settings.to_string()).unwrap();
-    server.push(a::text("hello back", U::new(1_000, 10)));
+    server.script().text("hello back");
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let asked = t.wait_for("Run the hooks of this workspace's settings file?");
@@ -196,9 +201,7 @@ fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
     std::thread::sleep(Duration::from_millis(700));
     t.keys("y");
     t.wait_for("its 1 hook(s) run from now on");
-    t.keys("hi");
-    t.wait_for("hi");
-    t.keys(ENTER);
+    t.ask("hi");
     let bodies = t.wait_requests(&server, 1);
     let sent = serde_json::to_string(&bodies[0]["messages"]).unwrap();
     assert!(sent.contains("context-from-approved-hook"), "{sent}");

@@ -6,14 +6,12 @@
 
 use std::sync::Arc;
 
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+use crate::support::pty::{ENTER, Pty, READY, last_user_text, served};
 
 #[test]
 fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Reviewed it.", U::new(1_000, 10)));
+    let (_rt, server) = served();
+    server.script().text("Reviewed it.");
     let home = Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     let commands = ws.join(".claude/commands");
@@ -51,17 +49,14 @@ fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
     assert!(screen.contains("echo from-bang"), "{screen}");
     assert!(!screen.contains("Review parser.rs now."), "{screen}");
 
-    t.keys("/skills");
-    t.wait_for("/skills");
-    t.keys(ENTER);
+    t.ask("/skills");
     t.wait_for("pdf — Fill in PDF forms");
 }
 
 #[test]
 fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Checked.", U::new(1_000, 10)));
+    let (_rt, server) = served();
+    server.script().text("Checked.");
     let home = Arc::new(tempfile::tempdir().unwrap());
     let commands = home.path().join("ws/.flower/commands");
     std::fs::create_dir_all(&commands).unwrap();
@@ -74,9 +69,7 @@ fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
     let mut t = Pty::start_in(home, &server, &["--sandbox", "off"]);
     let ws = t.workspace();
     t.wait_for(READY);
-    t.keys("/check");
-    t.wait_for("/check");
-    t.keys(ENTER);
+    t.ask("/check");
     t.wait_for("Allow bash?");
     assert!(
         server.requests().is_empty(),

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{PLAN, offered, present};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ESC, Pty, READY, runtime};
+use crate::support::fake::FakeServer;
+use crate::support::pty::{ESC, Pty, READY, served};
 
 const SHIFT_TAB: &str = "\x1b[Z";
 
@@ -87,9 +87,8 @@ fn present_and_edit(t: &mut Pty, server: &FakeServer) -> PathBuf {
 
 #[test]
 fn shift_tab_cycles_the_modes_in_the_status_line_and_in_the_tools_offered() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Normal again.", U::new(900, 10)));
+    let (_rt, server) = served();
+    server.script().at(900).text("Normal again.");
     let mut t = Pty::start(&server, &[]);
     let screen = t.wait_for(READY);
     assert!(!status(&screen).contains("plan mode"), "{screen}");
@@ -109,10 +108,9 @@ fn shift_tab_cycles_the_modes_in_the_status_line_and_in_the_tools_offered() {
 
 #[test]
 fn a_reviewed_plan_is_implemented_in_a_fresh_session_from_the_edited_file() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     server.push(present("p1", PLAN));
-    server.push(a::text("Implemented from the plan.", U::new(1_500, 10)));
+    server.script().at(1_500).text("Implemented from the plan.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     t.wait_for(READY);
@@ -160,12 +158,10 @@ fn a_reviewed_plan_is_implemented_in_a_fresh_session_from_the_edited_file() {
 
 #[test]
 fn a_reviewed_plan_is_implemented_here_as_the_next_message() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     server.push(present("p1", PLAN));
-    server.push(a::text("Implemented here.", U::new(1_500, 10)));
-    let mut t = Pty::start(&server, &[]);
-    t.wait_for(READY);
+    server.script().at(1_500).text("Implemented here.");
+    let mut t = Pty::open(&server, &[]);
     let path = present_and_edit(&mut t, &server);
     t.keys("i");
     t.wait_for("Implemented here.");
