@@ -10,36 +10,13 @@ use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use flower_tui::engine::session::Resume;
 use serde_json::Value;
 
-use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::fake::{Reply, anthropic as a};
 use crate::support::harness::{Harness, Running, start, turn_end};
-
-const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 10,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
+use crate::support::requests::first_blocks;
+use crate::support::script::DOC;
 
 fn overflow() -> Reply {
-    Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 45000 tokens > 40000 maximum"}}"#.into(),
-    }
-}
-
-/// The text blocks of the first message of a request body.
-fn first_blocks(body: &Value) -> Vec<String> {
-    body["messages"][0]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|b| b["text"].as_str().map(str::to_string))
-        .collect()
+    a::too_long(45_000, 40_000)
 }
 
 /// Wait for the `Frozen` phase; its handoff id and path.
@@ -71,10 +48,12 @@ fn warnings(events: &[Event]) -> Vec<String> {
 #[tokio::test]
 async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     let h = Harness::new().await;
-    h.server.push(a::text("hi there", u(1_000)));
+    h.server.script().text("hi there");
     h.server.push(overflow());
     h.server
-        .push(a::text("on it: the second request", u(2_000)));
+        .script()
+        .at(2_000)
+        .text("on it: the second request");
     let mut r = start(h.params(40_000, 10_000));
     assert_eq!(turn_end(&r.turn("hello").await), "completed");
     let second = "Now rename  `parse_all` to `parse`\n  everywhere (keep this spacing).";
@@ -108,17 +87,15 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
 #[tokio::test]
 async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the_document() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    h.server.push(a::text(DOC, u(31_500))); // the writing turn
-    h.server.push(a::text("done with the parser", u(5_000))); // successor
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000))); // next turn crosses again
+    h.server.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
+    h.server.script().at(31_500).text(DOC); // the writing turn
+    h.server.script().at(5_000).text("done with the parser"); // successor
+    h.server.script().at(31_000).tool("list_dir", "{}"); // next turn crosses again
     for _ in 0..5 {
         // The writing turn fails on all 5 tries: a degraded document.
-        h.server.push(Reply::status(500, "boom"));
+        h.server.script().reply(Reply::status(500, "boom"));
     }
-    h.server.push(a::text("third generation here", u(5_000)));
+    h.server.script().at(5_000).text("third generation here");
     let mut r = start(h.params(40_000, 10_000));
     let task = "refactor the parser";
     assert_eq!(turn_end(&r.turn(task).await), "completed");
@@ -158,10 +135,7 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
 #[tokio::test]
 async fn the_briefing_holds_the_file_byte_for_byte() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.server.script().over_the_line(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
@@ -193,10 +167,7 @@ async fn the_briefing_holds_the_file_byte_for_byte() {
 async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_back() {
     let h = Harness::new().await;
     for _ in 0..2 {
-        h.server
-            .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-        h.server.push(a::text(DOC, u(31_500)));
-        h.server.push(a::text("ok", u(5_000)));
+        h.server.script().over_the_line(DOC).at(5_000).text("ok");
     }
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
@@ -236,9 +207,7 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
 #[tokio::test]
 async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens_it() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
+    h.server.script().over_the_line(DOC);
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let root = p.run_dir.root.clone();
@@ -267,7 +236,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     assert_eq!(h.server.requests().len(), 2, "no successor request");
 
     // The next start: the review is reopened on the frozen document, the edits offered.
-    h.server.push(a::text("successor continues", u(5_000)));
+    h.server.script().at(5_000).text("successor continues");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(&root);
@@ -317,12 +286,14 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
     let h = Harness::new().await;
     let other = crate::support::fake::FakeServer::start().await;
     for (server, name) in [(&h.server, "A"), (&other, "B")] {
-        server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-        server.push(a::text(
-            &DOC.replace("Refactoring", &format!("{name} refactoring")),
-            u(31_500),
-        ));
-        server.push(a::text("ok", u(5_000)));
+        server
+            .script()
+            .at(31_000)
+            .tool("list_dir", "{}")
+            .at(31_500)
+            .text(&DOC.replace("Refactoring", &format!("{name} refactoring")))
+            .at(5_000)
+            .text("ok");
     }
     let mut pa = h.params(40_000, 10_000);
     pa.front_end = FrontEnd::Interactive { review: true };
@@ -375,13 +346,13 @@ fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::
 #[tokio::test]
 async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one() {
     let h = Harness::new().await;
-    h.server.push(a::text("first answer", u(1_000)));
+    h.server.script().text("first answer");
     h.server.push(Reply::Stall {
         prefix: crate::support::harness::text_prefix("half an ans"),
     });
-    h.server.push(a::text(DOC, u(1_500))); // the /handoff writing turn
-    h.server.push(a::text("ok", u(500)));
-    h.server.push(a::text(DOC, u(1_500))); // the second /handoff
+    h.server.script().at(1_500).text(DOC); // the /handoff writing turn
+    h.server.script().at(500).text("ok");
+    h.server.script().at(1_500).text(DOC); // the second /handoff
     let mut r = start(h.params(40_000, 10_000));
     assert_eq!(turn_end(&r.turn("first request").await), "completed");
     let cut = "the request Esc interrupted";
@@ -421,9 +392,7 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
 #[tokio::test]
 async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
+    h.server.script().over_the_line(DOC);
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let root = p.run_dir.root.clone();
@@ -447,7 +416,7 @@ async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
             .unwrap()
             .contains("Run the parser tests.")
     );
-    h.server.push(a::text("on it", u(100)));
+    h.server.script().at(100).text("on it");
     r.send(Op::ReviewDone { handoff }).await;
     r.until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
@@ -458,7 +427,7 @@ async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
 #[tokio::test]
 async fn continuing_a_step_a_live_engine_works_on_is_refused() {
     let h = Harness::new().await;
-    h.server.push(a::text("hi", u(100)));
+    h.server.script().at(100).text("hi");
     let p = h.params(40_000, 10_000);
     let root = p.run_dir.root.clone();
     let mut r = start(p);
@@ -484,10 +453,7 @@ async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the
     const TYPED_KEY: &str = "sk-ant-typed-into-the-file-0123456789";
     flower_tui::engine::secrets::register(TYPED_KEY);
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.server.script().over_the_line(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);

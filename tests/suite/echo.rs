@@ -11,7 +11,7 @@ use flower_tui::engine::protocol::{DocumentSource, Event, ExitReason, HandoffPha
 use serde_json::Value;
 
 use crate::support::fake::{Gate, Reply, U, anthropic as a, is_writing};
-use crate::support::harness::{Harness, exit_reason, start, turn_end};
+use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
 
 /// The long prompt's descriptions under its headings, word for word.
 const VERBATIM: &str = include_str!("../fixtures/echo/verbatim.md");
@@ -32,16 +32,6 @@ const SHORT_ONLY: &str = "Here is a handoff from another task, to show the form.
 
 fn u(input: u64) -> U {
     U::new(input, 10)
-}
-
-fn phases(events: &[Event]) -> Vec<HandoffPhase> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Handoff(p) => Some(p.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn retrying(events: &[Event]) -> Vec<String> {
@@ -138,11 +128,12 @@ fn assert_retry_body(first: &Value, retry: &Value) {
 async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_is_kept() {
     let h = Harness::new().await;
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(VERBATIM, u(31_500)));
-    h.server.push(a::text(GOOD, u(31_200)));
-    h.server
-        .push(a::text("Continuing: the test passes.", u(5_000)));
+        .script()
+        .over_the_line(VERBATIM)
+        .at(31_200)
+        .text(GOOD)
+        .at(5_000)
+        .text("Continuing: the test passes.");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.turn("divide() in calc.py crashes on 0").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -185,11 +176,12 @@ async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_
 async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
     let h = Harness::new().await;
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(EDITED, u(31_500)));
-    h.server.push(a::text(EXAMPLE_COPIED, u(31_200)));
-    h.server
-        .push(a::text("Inspecting the workspace.", u(5_000)));
+        .script()
+        .over_the_line(EDITED)
+        .at(31_200)
+        .text(EXAMPLE_COPIED)
+        .at(5_000)
+        .text("Inspecting the workspace.");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.turn("divide() in calc.py crashes on 0").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -225,10 +217,15 @@ async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
 async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
     let h = Harness::new().await;
     h.server
-        .push(a::text("divide() needs a zero check.", u(2_000)));
-    h.server.push(a::text(REAL_LONG, u(2_500)));
-    h.server.push(a::text(REAL_SHORT, u(2_400)));
-    h.server.push(a::text("Still here.", u(2_600)));
+        .script()
+        .at(2_000)
+        .text("divide() needs a zero check.")
+        .at(2_500)
+        .text(REAL_LONG)
+        .at(2_400)
+        .text(REAL_SHORT)
+        .at(2_600)
+        .text("Still here.");
     let mut r = start(h.params(40_000, 10_000));
     r.turn("divide() in calc.py crashes on 0").await;
     let turn = r.send_handoff(None).await;
@@ -268,9 +265,10 @@ async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
 async fn a_good_document_quoting_the_prompt_passes_the_first_time() {
     let h = Harness::new().await;
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(GOOD, u(31_500)));
-    h.server.push(a::text("Continuing.", u(5_000)));
+        .script()
+        .over_the_line(GOOD)
+        .at(5_000)
+        .text("Continuing.");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.turn("divide() in calc.py crashes on 0").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -303,18 +301,21 @@ async fn a_rescued_document_is_checked_too_and_its_retry_keeps_the_reduced_histo
         "error: disk full\n".repeat(2_000),
     )
     .unwrap();
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(31_000),
-    ));
+    h.server
+        .script()
+        .at(31_000)
+        .tool("bash", r#"{"command":"cat a.log"}"#);
     // The writing request overflows; the rescue on a reduced copy restates its instructions;
     // the retry with the short prompt on that same copy writes the document.
     h.server.push(overflow(42_000, 40_000));
-    h.server.push(a::text(VERBATIM, u(9_000)));
-    h.server.push(a::text(GOOD, u(8_800)));
-    h.server.push(a::text("generation 2", u(4_000)));
+    h.server
+        .script()
+        .at(9_000)
+        .text(VERBATIM)
+        .at(8_800)
+        .text(GOOD)
+        .at(4_000)
+        .text("generation 2");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.turn("read a.log").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -344,11 +345,10 @@ struct BackgroundRun {
 /// at its boundary.
 async fn background_run(h: &Harness, first: &str, retry: &str) -> BackgroundRun {
     let gate = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.server.script().at(31_000).tool("list_dir", "{}");
     h.server
         .push(a::tool_use("t2", "list_dir", "{}", u(31_500)).gated(&gate));
-    h.server.push(a::text("successor goes on", u(5_000)));
+    h.server.script().at(5_000).text("successor goes on");
     h.server.push_writing(a::text(first, u(31_000)));
     h.server
         .push_writing(a::text(retry, u(31_000)).after(Duration::from_millis(50)));

@@ -28,7 +28,7 @@ fn slow_text(text: &str) -> Reply {
 #[tokio::test]
 async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropped() {
     let h = Harness::new().await;
-    h.server.push(a::text("one", u(900)));
+    h.server.script().usage(U::new(900, 20)).text("one");
     let answer = "the second answer arrives in several pieces, slowly";
     h.server.push(slow_text(answer));
     let mut r = start(h.params(200_000, 50_000));
@@ -89,9 +89,13 @@ async fn a_review_ends_only_with_its_own_handoff_id() {
     const DOC: &str = "## Doing\nParsing.\n## Next\nRun the parser tests.\n";
     let h = Harness::new().await;
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+        .script()
+        .usage(U::new(31_000, 20))
+        .tool("list_dir", "{}")
+        .at(31_500)
+        .text(DOC)
+        .at(5_000)
+        .text("ok");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
@@ -187,7 +191,7 @@ async fn every_reply_event_names_its_turn() {
     for (id, text) in [("t1", "Looking."), ("t2", "Again.")] {
         h.server
             .push(a::text_then_tools(text, &[(id, "list_dir", "{}")], u(900)));
-        h.server.push(a::text("Done.", u(1_000)));
+        h.server.script().usage(U::new(1_000, 20)).text("Done.");
     }
     let mut r = start(h.params(200_000, 50_000));
     let first = r.send_turn("first").await;

@@ -5,14 +5,10 @@
 use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use serde_json::Value;
 
-use crate::support::fake::{Reply, U, anthropic as a, is_writing};
+use crate::support::fake::{Reply, anthropic as a, is_writing};
 use crate::support::harness::{Harness, turn_end};
 
 const DOC: &str = "## Doing\nReading the logs.\n## Decided\n- x\n## Dead ends\n(empty)\n## Next\nGrep the errors.\n## Scene\n- logs/\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 fn overflow(count: u64, window: u64) -> Reply {
     Reply::Status {
@@ -51,21 +47,15 @@ fn logs(h: &Harness) {
 async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_successor() {
     let h = Harness::new().await;
     logs(&h);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(12_000),
-    ));
-    h.server.push(a::tool_use(
-        "t2",
-        "bash",
-        r#"{"command":"cat b.log"}"#,
-        u(24_000),
-    ));
+    h.server
+        .script()
+        .at(12_000)
+        .tool("bash", r#"{"command":"cat a.log"}"#)
+        .at(24_000)
+        .tool("bash", r#"{"command":"cat b.log"}"#);
     h.server.push(overflow(41_000, 40_000));
-    h.server.push(a::text(DOC, u(9_000))); // the rescue
-    h.server.push(a::text("retried in generation 2", u(4_000)));
+    h.server.script().at(9_000).text(DOC); // the rescue
+    h.server.script().at(4_000).text("retried in generation 2");
     let mut r = crate::support::harness::start(h.params(40_000, 10_000));
     let ev = r.turn("read the logs").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -94,16 +84,18 @@ async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_succes
 async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
     let h = Harness::new().await;
     logs(&h);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(31_000),
-    ));
+    h.server
+        .script()
+        .at(31_000)
+        .tool("bash", r#"{"command":"cat a.log"}"#);
     // The writing turn overflows, the rescue writes it, the successor goes on.
     h.server.push(overflow(42_000, 40_000));
-    h.server.push(a::text(DOC, u(9_000)));
-    h.server.push(a::text("generation 2", u(4_000)));
+    h.server
+        .script()
+        .at(9_000)
+        .text(DOC)
+        .at(4_000)
+        .text("generation 2");
     let mut r = crate::support::harness::start(h.params(40_000, 10_000));
     let ev = r.turn("read a.log").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -129,16 +121,16 @@ async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
 async fn when_the_rescue_overflows_too_the_degraded_document_is_written() {
     let h = Harness::new().await;
     logs(&h);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(31_000),
-    ));
+    h.server
+        .script()
+        .at(31_000)
+        .tool("bash", r#"{"command":"cat a.log"}"#);
     h.server.push(overflow(42_000, 40_000));
     h.server.push(overflow(40_500, 40_000));
     h.server
-        .push(a::text("generation 2 on a degraded briefing", u(4_000)));
+        .script()
+        .at(4_000)
+        .text("generation 2 on a degraded briefing");
     let mut r = crate::support::harness::start(h.params(40_000, 10_000));
     let ev = r.turn("read a.log").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

@@ -7,16 +7,15 @@ use super::*;
 async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
     let h = Harness::new().await;
     let g = Gate::new();
+    h.server.script().at(31_000).tool("list_dir", "{}");
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_200)).gated(&g));
-    h.server.push(a::text("successor: fine", u(5_000)));
+        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&g));
+    h.server.script().at(5_000).text("successor: fine");
     // Every try of the writing request fails (5 tries), then the rescue writes it.
     for _ in 0..5 {
         h.server.push_writing(Reply::status(500, "boom"));
     }
-    h.server.push_writing(a::text(DOC, u(31_100)));
+    h.server.push_writing(a::text(DOC, U::new(31_100, 10)));
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Frozen { .. })).await;
@@ -53,22 +52,18 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
         "0123456789abcdef\n".repeat(2_500),
     )
     .unwrap();
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat big.txt"}"#,
-        u(20_000),
-    ));
     h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text("main thread goes on", u(31_300)));
-    h.server.push_writing(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 45000 tokens > 40000 maximum"}}"#.into(),
-    });
+        .script()
+        .at(20_000)
+        .tool("bash", r#"{"command":"cat big.txt"}"#)
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_300)
+        .text("main thread goes on");
+    h.server.push_writing(a::too_long(45_000, 40_000));
     let gw = Gate::new();
-    h.server.push_writing(a::text(DOC, u(20_000)).gated(&gw));
+    h.server
+        .push_writing(a::text(DOC, U::new(20_000, 10)).gated(&gw));
     let mut r = start(bg(&h));
     let ev = r.turn("read the big file").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -107,7 +102,7 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
     let st = &r.manifest().steps[0];
     assert_eq!(st.handoffs[0].source, DocumentSource::Rescued);
     // The successor's briefing waits for its first request: the next message.
-    h.server.push(a::text("generation 2 here", u(6_000)));
+    h.server.script().at(6_000).text("generation 2 here");
     r.turn("go on").await;
     let rec = h.server.recorded();
     let blocks = first_blocks(&rec.last().unwrap().body);
@@ -125,12 +120,15 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
 async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
     let h = Harness::new().await;
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text("turn done", u(31_100)));
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_100)
+        .text("turn done");
     h.server.push_writing(Reply::Stall {
         prefix: crate::support::harness::text_prefix("## Doing\nRefac"),
     });
-    h.server.push_writing(a::text(DOC, u(31_100)));
+    h.server.push_writing(a::text(DOC, U::new(31_100, 10)));
     let mut p = bg(&h);
     // The main thread's requests answer at once; the stalled one is abandoned after 300 ms.
     p.provider.retry.idle_timeout = Duration::from_millis(300);
@@ -167,12 +165,13 @@ async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
 async fn a_failed_rescue_degrades_and_the_successor_still_gets_the_tail() {
     let h = Harness::new().await;
     let g = Gate::new();
+    h.server.script().at(31_000).tool("list_dir", "{}");
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_100, 10)).gated(&g));
     h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_100)).gated(&g));
-    h.server
-        .push(a::text("successor on a degraded briefing", u(5_000)));
+        .script()
+        .at(5_000)
+        .text("successor on a degraded briefing");
     for _ in 0..10 {
         h.server.push_writing(Reply::status(503, "down"));
     }

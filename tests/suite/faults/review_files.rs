@@ -8,14 +8,9 @@ use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use serde_json::Value;
 
-use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, Running, start, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Dead ends\n- Regex parsing.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 fn first_user_text(body: &Value) -> String {
     body["messages"][0]["content"][0]["text"]
@@ -27,10 +22,7 @@ fn first_user_text(body: &Value) -> String {
 /// A reviewing engine whose first turn crosses the handoff line; returns it with the frozen
 /// handoff's id and path once the review waits.
 async fn frozen(h: &Harness) -> (Running, flower_tui::engine::protocol::HandoffId, PathBuf) {
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.server.script().over_the_line(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);

@@ -6,9 +6,8 @@ use super::*;
 #[tokio::test]
 async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_successor() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "todo", PLAN, u(31_000))); // crosses at after the tool
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.server.script().at(31_000).tool("todo", PLAN); // crosses at after the tool
+    h.server.script().at(31_500).text(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     // With old tool output masked, `recall` is offered from the first generation on (it brings
     // a masked output back); without, only to a successor.
@@ -68,24 +67,17 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
 #[tokio::test]
 async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     let h = Harness::new().await;
-    h.server.push(a::text(
-        "The flux capacitor lives in src/time.rs at line 88.",
-        u(1_000),
-    ));
-    h.server.push(a::text(DOC, u(1_500)));
-    h.server.push(a::tool_use(
-        "r1",
-        "recall",
-        r#"{"query": "FLUX capacitor"}"#,
-        u(2_000),
-    ));
-    h.server.push(a::tool_use(
-        "r2",
-        "recall",
-        r#"{"query": "(flux", "regex": true}"#,
-        u(2_100),
-    ));
-    h.server.push(a::text("It is in src/time.rs.", u(2_200)));
+    h.server
+        .script()
+        .text("The flux capacitor lives in src/time.rs at line 88.")
+        .at(1_500)
+        .text(DOC)
+        .at(2_000)
+        .tool("recall", r#"{"query": "FLUX capacitor"}"#)
+        .at(2_100)
+        .tool("recall", r#"{"query": "(flux", "regex": true}"#)
+        .at(2_200)
+        .text("It is in src/time.rs.");
     let mut r = start(h.params(40_000, 10_000));
     r.turn("where is the flux capacitor?").await;
     handoff(&mut r).await;
@@ -138,10 +130,7 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
             step: None
         })
     );
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.server.script().over_the_line(DOC).at(5_000).text("ok");
     let ev = r.turn("work").await;
     assert!(ev.iter().any(|e| matches!(
         e,
@@ -159,7 +148,7 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
         Some("the parser bug")
     );
     // A manual handoff with its own focus gets both.
-    h.server.push(a::text(DOC, u(6_000)));
+    h.server.script().at(6_000).text(DOC);
     let turn = r.send_handoff(Some("the lexer")).await;
     r.until_end(turn).await;
     let reqs = h.server.requests();
@@ -173,9 +162,9 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
     r.until(|e| matches!(e, Event::Focus { focus: None, .. }))
         .await;
     // (A successor holds only its briefing: one turn first, so there is something to hand off.)
-    h.server.push(a::text("more", u(6_200)));
+    h.server.script().at(6_200).text("more");
     r.turn("more").await;
-    h.server.push(a::text(DOC, u(6_500)));
+    h.server.script().at(6_500).text(DOC);
     handoff(&mut r).await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 6);
@@ -187,10 +176,15 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
 #[tokio::test]
 async fn the_ledger_and_the_done_phase_say_what_was_retired() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "list_dir", "{}", u(1_000)));
-    h.server.push(a::tool_use("t2", "list_dir", "{}", u(1_200)));
-    h.server.push(a::text("two listings", u(1_400)));
-    h.server.push(a::text(DOC, u(1_600)));
+    h.server
+        .script()
+        .tool("list_dir", "{}")
+        .at(1_200)
+        .tool("list_dir", "{}")
+        .at(1_400)
+        .text("two listings")
+        .at(1_600)
+        .text(DOC);
     let mut r = start(h.params(40_000, 10_000));
     r.turn("list twice").await;
     let ev = handoff(&mut r).await;
@@ -217,8 +211,11 @@ async fn the_ledger_and_the_done_phase_say_what_was_retired() {
 #[tokio::test]
 async fn memory_survives_continue() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "todo", PLAN, u(1_000)));
-    h.server.push(a::text("planned", u(1_200)));
+    h.server
+        .script()
+        .tool("todo", PLAN)
+        .at(1_200)
+        .text("planned");
     let p = h.params(40_000, 10_000);
     let root = p.run_dir.root.clone();
     let mut r = start(p);
@@ -244,8 +241,12 @@ async fn memory_survives_continue() {
         ev.iter()
             .any(|e| matches!(e, Event::Focus { focus: Some(f), .. } if f == "nested quotes"))
     );
-    h.server.push(a::text(DOC, u(1_500)));
-    h.server.push(a::text("continuing", u(1_800)));
+    h.server
+        .script()
+        .at(1_500)
+        .text(DOC)
+        .at(1_800)
+        .text("continuing");
     handoff(&mut r).await;
     r.turn("go on").await;
     let block = carried(&h.server.requests().pop().unwrap());
@@ -266,8 +267,11 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     let h = Harness::new().await;
     let mut r = start(h.params(400_000, 10_000));
     pin(&mut r, "pin one: never push to main").await;
-    h.server.push(a::tool_use("t1", "todo", PLAN, u(1_000)));
-    h.server.push(a::text("planned", u(1_200)));
+    h.server
+        .script()
+        .tool("todo", PLAN)
+        .at(1_200)
+        .text("planned");
     r.turn("start").await;
     r.send(Op::SetFocus {
         focus: Some("focus: nested quotes".into()),
@@ -276,13 +280,15 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     r.until(|e| matches!(e, Event::Focus { .. })).await;
     for generation in 1..=4u32 {
         let ev = if generation % 2 == 1 {
-            h.server.push(a::text(DOC, u(2_000)));
+            h.server.script().at(2_000).text(DOC);
             handoff(&mut r).await
         } else {
             // An overflow: a degraded document at once, and the successor retries the request.
             h.server.push(overflow());
             h.server
-                .push(a::text(&format!("generation {}", generation + 1), u(2_000)));
+                .script()
+                .at(2_000)
+                .text(&format!("generation {}", generation + 1));
             r.turn(&format!("turn {generation}")).await
         };
         assert!(
