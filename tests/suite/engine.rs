@@ -19,7 +19,10 @@ fn u(input: u64) -> U {
 #[tokio::test]
 async fn plain_reply_streams_and_records_usage() {
     let h = Harness::new().await;
-    h.server.push(a::text("Hello there, human.", u(1200)));
+    h.server
+        .script()
+        .usage(U::new(1200, 20))
+        .text("Hello there, human.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("say hello").await;
     assert_eq!(text_of(&ev), "Hello there, human.");
@@ -44,22 +47,20 @@ async fn plain_reply_streams_and_records_usage() {
 #[tokio::test]
 async fn write_then_edit_then_reply() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "write_file",
-        r#"{"path":"notes.txt","content":"alpha\nbeta\n"}"#,
-        u(1000),
-    ));
-    h.server.push(a::tool_use(
-        "t2",
-        "edit_file",
-        r#"{"path":"notes.txt","old_string":"beta","new_string":"gamma"}"#,
-        u(1500),
-    ));
-    h.server.push(a::text(
-        "Done: notes.txt now says alpha and gamma.",
-        u(2000),
-    ));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "write_file",
+            r#"{"path":"notes.txt","content":"alpha\nbeta\n"}"#,
+        )
+        .at(1500)
+        .tool(
+            "edit_file",
+            r#"{"path":"notes.txt","old_string":"beta","new_string":"gamma"}"#,
+        )
+        .at(2000)
+        .text("Done: notes.txt now says alpha and gamma.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("make notes").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -93,13 +94,12 @@ async fn write_then_edit_then_reply() {
 #[tokio::test]
 async fn bash_timeout_is_reported_to_the_model() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo start; sleep 20","timeout":1}"#,
-        u(1000),
-    ));
-    h.server.push(a::text("It timed out.", u(1100)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("bash", r#"{"command":"echo start; sleep 20","timeout":1}"#)
+        .at(1100)
+        .text("It timed out.");
     let mut r = start(h.params(200_000, 50_000));
     let t0 = std::time::Instant::now();
     let ev = r.turn("run it").await;
@@ -123,7 +123,7 @@ async fn overloaded_twice_then_success_shows_retries() {
                 .into(),
         });
     }
-    h.server.push(a::text("finally", u(900)));
+    h.server.script().usage(U::new(900, 20)).text("finally");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
     let retries: Vec<_> = ev
@@ -164,7 +164,7 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
         |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
     ));
     // The session is still usable.
-    h.server.push(a::text("ok now", u(900)));
+    h.server.script().usage(U::new(900, 20)).text("ok now");
     let ev = r.turn("again").await;
     assert_eq!(turn_end(&ev), "completed");
     r.shutdown().await;
@@ -224,15 +224,17 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
 #[tokio::test]
 async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "write_file",
-        r#"{"path": "x.txt", "content": "unterminated"#,
-        u(1000),
-    ));
     h.server
-        .push(a::tool_use("t2", "no_such_tool", r#"{}"#, u(1100)));
-    h.server.push(a::text("I see.", u(1200)));
+        .script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "write_file",
+            r#"{"path": "x.txt", "content": "unterminated"#,
+        )
+        .at(1100)
+        .tool("no_such_tool", r#"{}"#)
+        .at(1200)
+        .text("I see.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -260,10 +262,10 @@ async fn iteration_budget_ends_with_a_summary_request_without_tools() {
         h.server
             .push(a::tool_use(&format!("t{i}"), "list_dir", "{}", u(1000 + i)));
     }
-    h.server.push(a::text(
-        "Summary: listed the directory three times.",
-        u(2000),
-    ));
+    h.server
+        .script()
+        .usage(U::new(2000, 20))
+        .text("Summary: listed the directory three times.");
     let mut p = h.params(200_000, 50_000);
     p.tools.max_iterations = 3;
     let mut r = start(p);
@@ -282,13 +284,15 @@ async fn iteration_budget_ends_with_a_summary_request_without_tools() {
 #[tokio::test]
 async fn big_tool_output_is_spilled_with_a_preview() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
-        u(1000),
-    ));
-    h.server.push(a::text("Big.", u(1100)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "bash",
+            r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
+        )
+        .at(1100)
+        .text("Big.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("big").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -330,7 +334,7 @@ async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
             ..
         }
     )));
-    h.server.push(a::text("fine", u(900)));
+    h.server.script().usage(U::new(900, 20)).text("fine");
     let ev = r.turn("continue").await;
     assert_eq!(turn_end(&ev), "completed");
     let last = h.server.requests().last().unwrap().clone();
@@ -351,7 +355,11 @@ async fn openai_protocol_core_flow() {
         &[("call_1", "write_file", r#"{"path":"o.txt","content":"hi"}"#)],
         u(800),
     ));
-    h.server.push(o::text("Wrote o.txt.", u(900)));
+    h.server
+        .script()
+        .openai()
+        .usage(U::new(900, 20))
+        .text("Wrote o.txt.");
     let mut p = h.params(128_000, 50_000);
     p.provider.client = h.openai();
     let mut r = start(p);
@@ -374,13 +382,12 @@ async fn openai_protocol_core_flow() {
 #[tokio::test]
 async fn headless_denies_unapproved_tools() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"touch pwned"}"#,
-        u(1000),
-    ));
-    h.server.push(a::text("ok", u(1100)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("bash", r#"{"command":"touch pwned"}"#)
+        .at(1100)
+        .text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
@@ -394,12 +401,10 @@ async fn headless_denies_unapproved_tools() {
 #[tokio::test]
 async fn api_key_never_reaches_disk() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        "{\"command\":\"echo hi\"}",
-        u(1000),
-    ));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("bash", "{\"command\":\"echo hi\"}");
     h.server.push(Reply::Status {
         status: 401,
         headers: vec![],
@@ -433,8 +438,11 @@ async fn paths_outside_the_workspace_need_a_call_by_call_approval() {
     let input =
         serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
     h.server
-        .push(a::tool_use("t1", "write_file", &input, u(1000)));
-    h.server.push(a::text("ok", u(1100)));
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("write_file", input)
+        .at(1100)
+        .text("ok");
     // --yes approves tool calls, not leaving the workspace.
     let mut r = start(h.params(200_000, 50_000));
     r.turn("write outside").await;
@@ -459,10 +467,13 @@ async fn interactive_always_does_not_cover_an_outside_path() {
     let out_input =
         serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
     h.server
-        .push(a::tool_use("t1", "write_file", &inside, u(1000)));
-    h.server
-        .push(a::tool_use("t2", "write_file", &out_input, u(1100)));
-    h.server.push(a::text("ok", u(1200)));
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("write_file", inside)
+        .at(1100)
+        .tool("write_file", out_input)
+        .at(1200)
+        .text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
@@ -497,8 +508,12 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     use flower_tui::engine::ledger::RunDir;
     use flower_tui::engine::session::Resume;
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "list_dir", "{}", u(1000)));
-    h.server.push(a::text("Listed it.", u(1100)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("list_dir", "{}")
+        .at(1100)
+        .text("Listed it.");
     let mut r = start(h.params(200_000, 50_000));
     r.turn("list the files").await;
     let root = r.run_root.clone();
@@ -526,7 +541,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
         ev.iter()
             .any(|e| matches!(e, Event::Notice { message } if message.contains("list_dir")))
     );
-    h.server.push(a::text("still here", u(1300)));
+    h.server.script().usage(U::new(1300, 20)).text("still here");
     let ev = r.turn("and now?").await;
     assert_eq!(turn_end(&ev), "completed");
     let body = h.server.requests().last().unwrap().clone();
@@ -542,16 +557,12 @@ async fn continuing_in_the_tui_replays_the_conversation() {
 async fn the_budget_summary_survives_an_overflow() {
     let h = Harness::new().await;
     h.server
-        .push(a::tool_use("t0", "list_dir", "{}", u(20_000)));
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
-    });
-    h.server.push(a::text(
-        "Summary: listed once; nothing else done.",
-        u(3_000),
-    ));
+        .script()
+        .usage(U::new(20_000, 20))
+        .tool("list_dir", "{}")
+        .reply(a::too_long(250_000, 200_000))
+        .at(3_000)
+        .text("Summary: listed once; nothing else done.");
     let mut p = h.params(1_000_000, 50_000);
     p.tools.max_iterations = 1;
     let mut r = start(p);
@@ -572,7 +583,10 @@ async fn the_budget_summary_survives_an_overflow() {
 #[tokio::test]
 async fn a_failed_budget_summary_reports_the_error_and_still_ends_on_the_budget() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t0", "list_dir", "{}", u(1_000)));
+    h.server
+        .script()
+        .usage(U::new(1_000, 20))
+        .tool("list_dir", "{}");
     h.server.push(Reply::Status {
         status: 400,
         headers: vec![],

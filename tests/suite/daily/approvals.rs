@@ -4,7 +4,7 @@ use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{AllowRule, Approval, Event, LineKind, Op};
 use serde_json::json;
 
-use crate::support::fake::{U, anthropic as a};
+use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, Running, start, turn_end};
 
 fn u(input: u64) -> U {
@@ -49,7 +49,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
     h.server.push(bash("t1", long));
     h.server.push(bash("t2", "ls -la ."));
     h.server.push(bash("t3", "ls && touch made-by-t3"));
-    h.server.push(a::text("done", u(1300)));
+    h.server.script().usage(U::new(1300, 20)).text("done");
     let mut r = interactive(&h);
     let turn = r.send_turn("list").await;
 
@@ -109,7 +109,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
         "{ev:?}"
     );
     h.server.push(bash("t4", "ls"));
-    h.server.push(a::text("listed", u(1400)));
+    h.server.script().usage(U::new(1400, 20)).text("listed");
     r.send_turn("list again").await;
     let Event::ApprovalRequest { id, .. } = approval(&mut r).await else {
         unreachable!()
@@ -127,15 +127,16 @@ async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_
     std::fs::write(h.workspace.join("f.txt"), &text).unwrap();
     let edit = json!({"path": "f.txt", "old_string": "line 10\n", "new_string": "line ten\n"});
     h.server
-        .push(a::tool_use("t1", "edit_file", &edit.to_string(), u(1000)));
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("edit_file", edit.to_string());
     let missing = json!({"path": "f.txt", "old_string": "no such line", "new_string": "x"});
-    h.server.push(a::tool_use(
-        "t2",
-        "edit_file",
-        &missing.to_string(),
-        u(1100),
-    ));
-    h.server.push(a::text("ok", u(1200)));
+    h.server
+        .script()
+        .usage(U::new(1100, 20))
+        .tool("edit_file", missing.to_string())
+        .at(1200)
+        .text("ok");
     let mut r = interactive(&h);
     let turn = r.send_turn("edit").await;
     let Event::ApprovalRequest { diff, always, .. } = approval(&mut r).await else {
@@ -204,11 +205,10 @@ async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_
 
 #[tokio::test]
 async fn revoking_during_a_turn_is_answered_at_once() {
-    use crate::support::fake::Reply;
     use std::time::Duration;
     let h = Harness::new().await;
     h.server.push(bash("t1", "ls"));
-    h.server.push(a::text("ok", u(1200)));
+    h.server.script().usage(U::new(1200, 20)).text("ok");
     let mut r = interactive(&h);
     let turn = r.send_turn("go").await;
     approval(&mut r).await;
@@ -218,7 +218,7 @@ async fn revoking_during_a_turn_is_answered_at_once() {
     let slow = Reply::sse_in_chunks(&bash("t3", "ls").body_bytes(), 64)
         .with_delay(Duration::from_millis(40));
     h.server.push(slow);
-    h.server.push(a::text("again", u(1300)));
+    h.server.script().usage(U::new(1300, 20)).text("again");
     let turn = r.send_turn("again").await;
     while h.server.requests().len() < 3 {
         tokio::time::sleep(Duration::from_millis(5)).await;

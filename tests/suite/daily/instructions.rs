@@ -5,7 +5,7 @@ use flower_tui::engine::instructions::InstructionSources;
 use flower_tui::engine::protocol::{Event, HandoffPhase};
 use serde_json::Value;
 
-use crate::support::fake::{U, anthropic as a};
+use crate::support::fake::U;
 use crate::support::harness::{Harness, start, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring.\n\n## Decided\n- x\n\n## Dead ends\n- y\n\n## Next\nGo on.\n\n## Scene\n- a.rs\n";
@@ -28,13 +28,14 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     let user_dir = h.dir.path().join("config/flower");
     std::fs::create_dir_all(&user_dir).unwrap();
     std::fs::write(user_dir.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
-    let u = |n| U::new(n, 10);
     h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(12_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500))); // the writing turn
-    h.server.push(a::text("Continuing.", u(5_000))); // the successor
+        .script()
+        .at(12_000)
+        .tool("list_dir", "{}")
+        .at(31_000)
+        .tool("list_dir", "{}");
+    h.server.script().at(31_500).text(DOC); // the writing turn
+    h.server.script().at(5_000).text("Continuing."); // the successor
     let mut p = h.params(40_000, 10_000);
     p.prompt.instructions = InstructionSources {
         user_dir: Some(user_dir),
@@ -104,7 +105,7 @@ async fn claude_md_is_read_where_there_is_no_agents_md() {
     std::fs::create_dir_all(&sub).unwrap();
     std::fs::write(h.workspace.join("CLAUDE.md"), "ROOT-CLAUDE\n").unwrap();
     std::fs::write(sub.join("AGENTS.md"), "APP-AGENTS\n").unwrap();
-    h.server.push(a::text("ok", U::new(100, 5)));
+    h.server.script().usage(U::new(100, 5)).text("ok");
     let mut p = h.params(200_000, 50_000);
     p.places.workspace = sub.clone();
     let mut r = start(p);
@@ -125,13 +126,12 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
     let h = Harness::new().await;
     let path = h.workspace.join("AGENTS.md");
     let write = |text: &str| serde_json::json!({"path": "AGENTS.md", "content": text}).to_string();
-    h.server.push(a::tool_use(
-        "t1",
-        "write_file",
-        &write("# Drafted\nRun `make`.\n"),
-        U::new(900, 40),
-    ));
-    h.server.push(a::text("Wrote AGENTS.md.", U::new(1000, 20)));
+    h.server
+        .script()
+        .usage(U::new(900, 40))
+        .tool("write_file", write("# Drafted\nRun `make`.\n"))
+        .usage(U::new(1000, 20))
+        .text("Wrote AGENTS.md.");
     let mut r = start(h.params(200_000, 50_000));
     let turn = r.new_turn();
     r.send(Op::Init {
@@ -194,13 +194,12 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
     )));
     assert_eq!(h.server.requests().len(), before, "no request");
 
-    h.server.push(a::tool_use(
-        "t2",
-        "write_file",
-        &write("# Better\n"),
-        U::new(1200, 40),
-    ));
-    h.server.push(a::text("Replaced it.", U::new(1300, 20)));
+    h.server
+        .script()
+        .usage(U::new(1200, 40))
+        .tool("write_file", write("# Better\n"))
+        .usage(U::new(1300, 20))
+        .text("Replaced it.");
     let turn = r.new_turn();
     r.send(Op::Init {
         turn,

@@ -5,7 +5,6 @@ use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::Event;
 use flower_tui::engine::session::Resume;
 
-use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start};
 
 #[tokio::test]
@@ -13,7 +12,7 @@ async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     let h = Harness::new().await;
     std::fs::create_dir_all(h.workspace.join("src")).unwrap();
     std::fs::write(h.workspace.join("src/calc.sh"), "echo $((a - b))\n").unwrap();
-    h.server.push(a::text("It subtracts.", U::new(500, 10)));
+    h.server.script().at(500).text("It subtracts.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r
         .turn("why is @src/calc.sh wrong? ask me@example.com")

@@ -6,12 +6,12 @@ use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Effort, Event, Op, Origin};
 use serde_json::Value;
 
-use crate::support::fake::{U, anthropic as a, openai as o};
+use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 
 /// A finished run with one turn; returns its id.
 async fn a_run(h: &Harness, task: &str, answer: &str) -> String {
-    h.server.push(a::text(answer, U::new(1000, 20)));
+    h.server.script().usage(U::new(1000, 20)).text(answer);
     let mut r = start(h.params(200_000, 50_000));
     assert_eq!(turn_end(&r.turn(task).await), "completed");
     let id = RunDir::open(&r.run_root).run_id;
@@ -94,7 +94,10 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
         "the run left behind recorded nothing: removed"
     );
 
-    h.server.push(a::text("Add still works.", U::new(1200, 20)));
+    h.server
+        .script()
+        .usage(U::new(1200, 20))
+        .text("Add still works.");
     r.turn("check it again").await;
     let body = h.server.requests().last().cloned().unwrap();
     assert_eq!(
@@ -136,8 +139,11 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
 #[tokio::test]
 async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_notes_it() {
     let h = Harness::new().await;
-    h.server.push(a::text("one", U::new(1000, 20)));
-    h.server.push(a::text("two", U::new(1000, 20)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .text("one")
+        .text("two");
     let mut p = h.params(1_000_000, 50_000);
     p.settings.model = "unknown-model".into();
     let mut r = start(p);
@@ -169,7 +175,7 @@ async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_note
     r.shutdown().await;
 
     // A window given with --window stays.
-    h.server.push(a::text("three", U::new(1000, 20)));
+    h.server.script().usage(U::new(1000, 20)).text("three");
     let mut p = h.params(300_000, 50_000);
     p.settings.window_source = WindowSource::Flag;
     let mut r = start(p);
@@ -194,8 +200,12 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
         "Thought about it.",
         U::new(1000, 20),
     ));
-    h.server.push(a::text("ok", U::new(1100, 20)));
-    h.server.push(a::text("no thinking", U::new(1200, 20)));
+    h.server
+        .script()
+        .usage(U::new(1100, 20))
+        .text("ok")
+        .usage(U::new(1200, 20))
+        .text("no thinking");
     let mut p = h.params(200_000, 50_000);
     p.settings.effort = Some(Effort::High);
     p.provider.max_tokens = 8_000;
@@ -223,7 +233,11 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
     r.shutdown().await;
 
     let h = Harness::new().await;
-    h.server.push(o::text("fine", U::new(100, 5)));
+    h.server
+        .script()
+        .openai()
+        .usage(U::new(100, 5))
+        .text("fine");
     let mut p = h.params(200_000, 50_000);
     p.provider.client = h.openai();
     p.settings.effort = Some(Effort::Low);
@@ -278,7 +292,9 @@ fn first_usage(events: &[Event]) -> Option<(u64, bool)> {
 async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
     let h = Harness::new().await;
     h.server
-        .push(a::text("read everything", U::new(140_000, 500)));
+        .script()
+        .usage(U::new(140_000, 500))
+        .text("read everything");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("read the whole tree").await;
     assert_eq!(turn_end(&ev), "completed");

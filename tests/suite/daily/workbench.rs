@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use crate::support::fake::{U, anthropic as a};
+use crate::support::fake::U;
 use crate::support::harness::{Harness, start, turn_end};
 
 fn git(dir: &std::path::Path, args: &[&str]) -> String {
@@ -23,13 +23,15 @@ async fn spills_in_the_workbench_stay_out_of_git_status() {
     git(&h.workspace, &["init", "-q"]);
     std::fs::write(h.workspace.join("tracked.txt"), "x\n").unwrap();
     git(&h.workspace, &["add", "tracked.txt"]);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
-        U::new(1000, 20),
-    ));
-    h.server.push(a::text("Big.", U::new(1100, 20)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "bash",
+            r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
+        )
+        .usage(U::new(1100, 20))
+        .text("Big.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("big").await;
     assert_eq!(turn_end(&ev), "completed");

@@ -77,9 +77,14 @@ fn split(server: &FakeServer) -> (Vec<Value>, Vec<Value>) {
 /// Crosses the line, then reaches the hard limit (the wait for the document), then the
 /// successor's answer.
 fn push_main(server: &FakeServer) {
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::tool_use("t2", "list_dir", "{}", u(39_000)));
-    server.push(a::text("successor: the parser tests pass", u(5_000)));
+    server
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(39_000)
+        .tool("list_dir", "{}")
+        .at(5_000)
+        .text("successor: the parser tests pass");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,10 +130,10 @@ async fn a_pre_handoff_hook_that_exits_2_cancels_the_background_handoff_and_the_
     );
     config(&home, &[("PreHandoff", &refuse, None)]);
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.script().at(31_000).tool("list_dir", "{}");
     // Slow enough that the hook's verdict comes while it streams, not after the turn.
     server.push(a::tool_use("t2", "list_dir", "{}", u(31_200)).after(Duration::from_millis(800)));
-    server.push(a::text("done in one generation", u(31_400)));
+    server.script().at(31_400).text("done in one generation");
     let events = ok(&run(&home, &server).await);
     let refused = events
         .iter()

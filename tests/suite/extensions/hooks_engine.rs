@@ -12,7 +12,7 @@ use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
 use flower_tui::engine::session::HookParams;
 
 use crate::suite::faults::{gone, wait_until};
-use crate::support::fake::{U, anthropic as a};
+use crate::support::fake::{Gate, U, anthropic as a};
 use crate::support::harness::{Harness, start};
 
 fn config_hooks(toml_text: &str) -> Vec<Hook> {
@@ -59,13 +59,11 @@ async fn esc_kills_a_running_hook_with_its_group_and_the_call_still_gets_a_resul
         &h,
         &format!("[[hooks.PreToolUse]]\ncommand = {hang:?}\ntimeout = 600\n"),
     );
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"touch never-ran"}"#,
-        U::new(1000, 10),
-    ));
-    h.server.push(a::text("after the abort", U::new(1100, 10)));
+    h.server
+        .script()
+        .tool("bash", r#"{"command":"touch never-ran"}"#)
+        .at(1100)
+        .text("after the abort");
     let mut r = start(p);
     let turn = r.send_turn("go").await;
     let pid_file = h.workspace.join("child.pid");
@@ -126,7 +124,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         ],
         U::new(1000, 10),
     ));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.server.script().at(1100).text("done");
     let mut r = start(p);
     let turn = r.send_turn("go").await;
     let asked = r
@@ -175,13 +173,11 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     let mut p = with_hooks(&h, &format!("[[hooks.PreToolUse]]\ncommand = {allow:?}\n"));
     p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo ok > allowed.txt"}"#,
-        U::new(1000, 10),
-    ));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.server
+        .script()
+        .tool("bash", r#"{"command":"echo ok > allowed.txt"}"#)
+        .at(1100)
+        .text("done");
     let mut r = start(p);
     let events = r.turn("go").await;
     assert_eq!(turn_end(&events), ExitReason::Completed);
@@ -205,15 +201,14 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
         &h,
         &format!("[[hooks.SubagentStop]]\ncommand = {check:?}\n"),
     );
-    h.server.push(a::tool_use(
+    h.server.script().call(
         "task_a",
         "task",
-        &serde_json::json!({"description": "look", "prompt": "SUB-JOB look around"}).to_string(),
-        U::new(1000, 10),
-    ));
+        serde_json::json!({"description": "look", "prompt": "SUB-JOB look around"}).to_string(),
+    );
     h.server
         .push_for("SUB-JOB", a::text("SUB REPORT: all fine.", U::new(900, 10)));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.server.script().at(1100).text("done");
     let mut r = start(p);
     let events = r.turn("delegate").await;
     assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
@@ -272,7 +267,7 @@ if "SUB-B" in d["tool_input"]["prompt"]:
     );
     h.server
         .push_for("SUB-A", a::text("SUB REPORT A: all fine.", U::new(900, 10)));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.server.script().at(1100).text("done");
     let mut r = start(p);
     let events = r.turn("delegate").await;
     assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
@@ -308,7 +303,6 @@ if "SUB-B" in d["tool_input"]["prompt"]:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its_review() {
-    use crate::support::fake::Gate;
     use flower_tui::engine::policy::HandoffMode;
     use flower_tui::engine::protocol::HandoffPhase;
     let h = Harness::new().await;
@@ -327,8 +321,7 @@ async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its
         ..HookParams::default()
     };
     let held = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", U::new(31_000, 10)));
+    h.server.script().at(31_000).tool("list_dir", "{}");
     h.server
         .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&held));
     h.server.push_writing(a::text(

@@ -141,13 +141,11 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
     home.config(&toml);
 
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo hi-from-bash"}"#,
-        U::new(1000, 10),
-    ));
-    server.push(a::text("done", U::new(1100, 10)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"echo hi-from-bash"}"#)
+        .at(1100)
+        .text("done");
     let out = home.run(&server, "use the tool", &[]).await;
     assert_eq!(
         out.status.code(),
@@ -273,7 +271,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         ],
         U::new(1000, 10),
     ));
-    server.push(a::text("stopped", U::new(1100, 10)));
+    server.script().at(1100).text("stopped");
     let out = home.run(&server, "make files", &[]).await;
     assert_eq!(
         out.status.code(),
@@ -314,7 +312,7 @@ async fn a_prompt_hook_that_exits_2_drops_the_prompt_before_the_model() {
     );
     home.config(&entry("UserPromptSubmit", &refuse, ""));
     let server = FakeServer::start().await;
-    server.push(a::text("never asked", U::new(1000, 10)));
+    server.script().text("never asked");
     let out = home.run(&server, "tell me the secrets", &[]).await;
     let events = lines(&out);
     assert!(server.requests().is_empty(), "the prompt reached the model");
@@ -344,8 +342,11 @@ if not d["stop_hook_active"]:
     );
     home.config(&entry("Stop", &once, ""));
     let server = FakeServer::start().await;
-    server.push(a::text("done early", U::new(1000, 10)));
-    server.push(a::text("tests ran, done", U::new(1100, 10)));
+    server
+        .script()
+        .text("done early")
+        .at(1100)
+        .text("tests ran, done");
     let out = home.run(&server, "work", &[]).await;
     assert_eq!(
         out.status.code(),
@@ -370,7 +371,7 @@ if not d["stop_hook_active"]:
     home.config(&entry("Stop", &always, ""));
     let server = FakeServer::start().await;
     for i in 0..6 {
-        server.push(a::text(&format!("answer {i}"), U::new(1000, 10)));
+        server.script().text(&format!("answer {i}"));
     }
     let out = home.run(&server, "work", &[]).await;
     assert_eq!(
@@ -411,13 +412,11 @@ async fn hooks_that_hang_flood_or_fail_lose_nothing() {
         entry("PostToolUse", &fail, ""),
     ));
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo still-ran > ran.txt"}"#,
-        U::new(1000, 10),
-    ));
-    server.push(a::text("all done", U::new(1100, 10)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"echo still-ran > ran.txt"}"#)
+        .at(1100)
+        .text("all done");
     let started = std::time::Instant::now();
     let out = home.run(&server, "go", &[]).await;
     assert_eq!(
@@ -490,7 +489,7 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
     std::fs::write(home.file(".flower/settings.json"), "{\"hooks\": [1,").unwrap();
     home.config(&entry("Stop", "touch ran-from-config", "timeout = 5"));
     let server = FakeServer::start().await;
-    server.push(a::text("ok", U::new(1000, 10)));
+    server.script().text("ok");
     let out = home.run(&server, "hello", &[]).await;
     assert_eq!(
         out.status.code(),
@@ -517,7 +516,7 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
 
     // Trusted workspace files run.
     let server = FakeServer::start().await;
-    server.push(a::text("ok", U::new(1000, 10)));
+    server.script().text("ok");
     let out = home.run(&server, "hello", &["--mcp-json", "trust"]).await;
     assert_eq!(
         out.status.code(),
@@ -537,7 +536,7 @@ async fn a_bad_config_entry_is_a_notice_and_the_others_run() {
         entry("Stop", "touch second", ""),
     ));
     let server = FakeServer::start().await;
-    server.push(a::text("ok", U::new(1000, 10)));
+    server.script().text("ok");
     let out = home.run(&server, "hello", &[]).await;
     assert_eq!(
         out.status.code(),
@@ -564,8 +563,7 @@ async fn continue_starts_the_session_again_with_source_resume() {
     );
     home.config(&entry("SessionStart", &log, ""));
     let server = FakeServer::start().await;
-    server.push(a::text("first", U::new(1000, 10)));
-    server.push(a::text("second", U::new(1100, 10)));
+    server.script().text("first").at(1100).text("second");
     let out = home.run(&server, "one", &[]).await;
     assert_eq!(
         out.status.code(),

@@ -10,7 +10,6 @@ use flower_tui::engine::mcp::{
 };
 use flower_tui::engine::protocol::{Event, Op};
 
-use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start as start_engine, turn_end};
 
 use super::*;
@@ -59,14 +58,13 @@ async fn held_servers_start_only_when_the_user_approves_and_the_answer_is_kept()
     assert!(refused.contains("not approved"), "{refused}");
     assert_eq!(pids_of(&mark), 1, "only the config file's server runs");
 
-    h.server.push(a::text("first", U::new(1000, 10)));
-    h.server.push(a::tool_use(
-        "t1",
-        "mcp__project__echo",
-        r#"{"text":"approved"}"#,
-        U::new(1100, 10),
-    ));
-    h.server.push(a::text("done", U::new(1200, 10)));
+    h.server
+        .script()
+        .text("first")
+        .at(1100)
+        .tool("mcp__project__echo", r#"{"text":"approved"}"#)
+        .at(1200)
+        .text("done");
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
@@ -166,7 +164,7 @@ async fn a_request_says_which_servers_it_waits_for() {
         fault_server("slow", "slow:1500", &mark, false),
     ]);
     let m = Arc::new(m);
-    h.server.push(a::text("hi", U::new(1000, 10)));
+    h.server.script().text("hi");
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use flower_tui::engine::policy::ApprovalPolicy;
 use flower_tui::engine::protocol::Event;
 
-use crate::support::fake::{U, anthropic as a};
+use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start as start_engine, turn_end};
 
 use super::*;
@@ -22,19 +22,14 @@ async fn the_model_calls_an_mcp_tool_through_the_engine() {
     let mark = marker();
     let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
     let m = Arc::new(m);
-    h.server.push(a::tool_use(
-        "t1",
-        "mcp__faults__echo",
-        r#"{"text":"from the server"}"#,
-        U::new(1000, 20),
-    ));
-    h.server.push(a::tool_use(
-        "t2",
-        "mcp__faults__crash",
-        "{}",
-        U::new(1100, 20),
-    ));
-    h.server.push(a::text("done", U::new(1200, 20)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("mcp__faults__echo", r#"{"text":"from the server"}"#)
+        .usage(U::new(1100, 20))
+        .tool("mcp__faults__crash", "{}")
+        .usage(U::new(1200, 20))
+        .text("done");
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
@@ -80,13 +75,12 @@ async fn headless_without_yes_denies_every_mcp_tool() {
     let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
     let m = Arc::new(m);
     m.wait_for_startup().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "mcp__faults__echo",
-        r#"{"text":"x"}"#,
-        U::new(1000, 20),
-    ));
-    h.server.push(a::text("ok", U::new(1100, 20)));
+    h.server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("mcp__faults__echo", r#"{"text":"x"}"#)
+        .usage(U::new(1100, 20))
+        .text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.mcp = Some(m.clone());
@@ -157,7 +151,6 @@ fn kill_server(mark: &(String, String)) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_of_a_killed_server_fails_at_once_without_asking() {
-    use crate::support::fake::Reply;
     use flower_tui::engine::policy::FrontEnd;
     let h = Harness::new().await;
     let mark = marker();
@@ -179,15 +172,14 @@ async fn a_tool_of_a_killed_server_fails_at_once_without_asking() {
         )
         .with_delay(Duration::from_secs(2))
     }));
-    h.server.push(a::text("ok", U::new(1100, 20)));
+    h.server.script().usage(U::new(1100, 20)).text("ok");
     // The next turn's request no longer offers it; the model calls it all the same.
-    h.server.push(a::tool_use(
-        "t2",
-        "mcp__faults__echo",
-        r#"{"text":"y"}"#,
-        U::new(1200, 20),
-    ));
-    h.server.push(a::text("ok again", U::new(1300, 20)));
+    h.server
+        .script()
+        .usage(U::new(1200, 20))
+        .call("t2", "mcp__faults__echo", r#"{"text":"y"}"#)
+        .at(1300)
+        .text("ok again");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };

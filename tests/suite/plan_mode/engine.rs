@@ -92,7 +92,7 @@ async fn a_switch_to_plan_mode_mid_turn_refuses_the_writes_of_the_reply_on_its_w
         )
         .gated(&gate),
     );
-    h.server.push(a::text("Stopped.", U::new(1_000, 10)));
+    h.server.script().text("Stopped.");
     let turn = r.send_turn("write x").await;
     r.until(|e| matches!(e, Event::TurnStarted { .. })).await;
     r.send(Op::SetMode { mode: Mode::Plan }).await;

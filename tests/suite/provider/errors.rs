@@ -7,7 +7,8 @@ use flower_tui::engine::provider::error::{classify, is_overflow, overflow_limit}
 use flower_tui::engine::types::Message;
 
 use super::{KEY, anthropic, request, run};
-use crate::support::fake::{self, FakeServer, Reply};
+use crate::support::fake::{self, FakeServer, Reply, U, openai as o};
+use crate::support::harness::{Harness, start, turn_end};
 
 /// The overflow messages the real services send (the wordings of the services and local servers we know).
 const OVERFLOWS: &[&str] = &[
@@ -245,8 +246,10 @@ async fn the_api_key_never_appears_in_errors() {
         "authentication_error",
         &format!("invalid x-api-key: {KEY}"),
     ));
-    server.push(Reply::status(500, format!("upstream said: key={KEY}")));
-    server.push(Reply::html(502, &format!("Bad key {KEY}")));
+    server
+        .script()
+        .reply(Reply::status(500, format!("upstream said: key={KEY}")))
+        .reply(Reply::html(502, &format!("Bad key {KEY}")));
     server.push(fake::anthropic::error_event(
         "api_error",
         &format!("echo {KEY}"),
@@ -270,8 +273,6 @@ async fn the_api_key_never_appears_in_errors() {
 
 #[tokio::test]
 async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
-    use crate::support::fake::{U, openai as o};
-    use crate::support::harness::{Harness, start, turn_end};
     use flower_tui::engine::protocol::Event;
 
     let h = Harness::new().await;
@@ -285,7 +286,10 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
         r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
     ));
     h.server
-        .push(o::text("continuing after the handoff", U::new(3_000, 20)));
+        .script()
+        .openai()
+        .usage(U::new(3_000, 20))
+        .text("continuing after the handoff");
     let mut p = h.params(1_000_000, 50_000);
     p.provider.client = h.openai();
     p.settings.model = "qwen3-coder-local".into();

@@ -212,7 +212,9 @@ fn openai(server: &FakeServer) -> OpenAiProvider {
 #[tokio::test]
 async fn llama_cpp_refuses_an_oversized_prompt_and_the_window_is_learned_from_it() {
     let server = FakeServer::start().await;
-    server.push(Reply::status(400, local::overflow_body(6_034, 4_096)));
+    server
+        .script()
+        .reply(Reply::status(400, local::overflow_body(6_034, 4_096)));
     let (r, _) = run(&openai(&server), &request(vec![Message::user("hi")])).await;
     let e = r.unwrap_err();
     assert_eq!(

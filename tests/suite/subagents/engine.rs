@@ -67,7 +67,10 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
         "BETA-JOB",
         a::text("BETA REPORT: beta is in b.txt:1.", U::new(31_000, 80)),
     );
-    h.server.push(a::text("Both done.", U::new(5_400, 60)));
+    h.server
+        .script()
+        .usage(U::new(5_400, 60))
+        .text("Both done.");
     let mut p = h.params(60_000, 20_000);
     p.settings.model = MODEL.into();
     let mut r = start(p);
@@ -318,7 +321,7 @@ async fn esc_stops_both_and_leaves_every_call_answered() {
         );
     }
     // The parent goes on: the provider (the fake checks it) accepts its history.
-    h.server.push(a::text("Stopped.", U::new(2_500, 10)));
+    h.server.script().at(2_500).text("Stopped.");
     let ev = r.turn("what now").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     r.shutdown().await;
@@ -339,7 +342,7 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
         "ALPHA-JOB",
         a::text("PARTIAL REPORT: a.txt says alpha.", U::new(25_200, 60)),
     );
-    h.server.push(a::text("ok", U::new(3_200, 10)));
+    h.server.script().at(3_200).text("ok");
     let mut r = start(h.params(30_000, 10_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -394,7 +397,7 @@ async fn a_child_whose_context_overflows_returns_what_it_read() {
             "prompt is too long: 250000 tokens > 200000 maximum",
         ),
     );
-    h.server.push(a::text("ok", U::new(3_200, 10)));
+    h.server.script().at(3_200).text("ok");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
