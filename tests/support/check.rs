@@ -1,6 +1,7 @@
 //! The checks the suites make again and again, each failing with what it expected and what it
 //! found: a process's exit (with its output), an event of a type present or absent (JSON lines of
-//! the headless output, or the engine's typed events), text inside a request or a file's bytes.
+//! the headless output, or the engine's typed events), text inside a request or a file's bytes;
+//! and `picked!`, what the events of one kind say.
 
 use std::path::Path;
 use std::process::Output;
@@ -114,4 +115,17 @@ macro_rules! assert_no_event {
     }};
 }
 
-pub(crate) use {assert_event, assert_no_event};
+/// What `$out` says of every event among `$events` that matches the pattern, in order.
+macro_rules! picked {
+    ($events:expr, $pattern:pat $(if $guard:expr)? => $out:expr) => {
+        $events
+            .iter()
+            .filter_map(|e| match e {
+                $pattern $(if $guard)? => Some($out),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+}
+
+pub(crate) use {assert_event, assert_no_event, picked};

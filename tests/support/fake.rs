@@ -167,20 +167,7 @@ impl std::fmt::Debug for Lazy {
 
 /// The writing turn of a handoff: tool use off and the handoff prompt last.
 pub fn is_writing(body: &Value) -> bool {
-    let last_user_text = body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(blocks) => blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        })
-        .unwrap_or_default();
-    last_user_text.contains("write a handoff document now")
+    super::requests::last_user_text(body).contains("write a handoff document now")
 }
 
 impl Reply {

@@ -18,6 +18,7 @@ use flower_tui::engine::session::{
 };
 use tempfile::TempDir;
 
+use super::check::picked;
 use super::fake::FakeServer;
 use super::script::Script;
 
@@ -303,13 +304,7 @@ pub struct Frozen {
 
 /// The handoff phases among `events`, in order.
 pub fn phases(events: &[Event]) -> Vec<HandoffPhase> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Handoff(p) => Some(p.clone()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::Handoff(p) => p.clone())
 }
 
 /// The last turn's exit reason, as a type.
@@ -321,13 +316,7 @@ pub fn exit_reason(events: &[Event]) -> Option<ExitReason> {
 }
 
 pub fn text_of(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::TextDelta { text, .. } => text.as_str()).concat()
 }
 
 /// Every file under `root`, recursively.

@@ -29,18 +29,22 @@ pub fn first_blocks(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The text blocks of the last message (none when its content is a plain string).
-pub fn last_texts(body: &Value) -> Vec<String> {
+/// The content blocks of the last message (none when its content is a plain string).
+pub fn last_blocks(body: &Value) -> Vec<Value> {
     body["messages"]
         .as_array()
         .and_then(|m| m.last())
         .and_then(|m| m["content"].as_array())
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str().map(str::to_string))
-                .collect()
-        })
+        .cloned()
         .unwrap_or_default()
+}
+
+/// The text blocks of the last message (none when its content is a plain string).
+pub fn last_texts(body: &Value) -> Vec<String> {
+    last_blocks(body)
+        .iter()
+        .filter_map(|b| b["text"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// The text of the last user message: its string, or its text blocks joined by newlines.

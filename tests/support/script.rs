@@ -8,11 +8,13 @@
 //! A reply reports `at` input tokens (1,000 until said otherwise) and 10 output tokens
 //! ([`Script::usage`] sets both). Tool calls get the ids `t1`, `t2`, … in the order they are
 //! scripted on their server. Replies speak the Messages API unless the script is
-//! [`Script::openai`].
+//! [`Script::openai`]. [`Script::writing`], [`Script::held`] and [`Script::after`] say how the
+//! next reply is queued: for the handoff's writing request, held by a gate, after a pause.
 
 use std::fmt::Display;
+use std::time::Duration;
 
-use super::fake::{FakeServer, Reply, U, anthropic as a, openai as o};
+use super::fake::{FakeServer, Gate, Reply, U, anthropic as a, openai as o};
 
 /// The input tokens a reply reports until [`Script::at`] says otherwise.
 pub const START: u64 = 1_000;
@@ -33,6 +35,15 @@ pub struct Script<'a> {
     server: &'a FakeServer,
     usage: U,
     openai: bool,
+    next: Next,
+}
+
+/// How the next reply is queued: on the writing route, held by a gate, after a pause.
+#[derive(Default)]
+struct Next {
+    writing: bool,
+    gate: Option<Gate>,
+    pause: Option<Duration>,
 }
 
 impl FakeServer {
@@ -42,6 +53,7 @@ impl FakeServer {
             server: self,
             usage: U::new(START, 10),
             openai: false,
+            next: Next::default(),
         }
     }
 }
@@ -129,9 +141,41 @@ impl Script<'_> {
         self.at(31_000).tool("list_dir", "{}").at(31_500).text(doc)
     }
 
+    /// The next reply answers the handoff's writing request (the writing route), whatever the
+    /// main thread asks meanwhile.
+    pub fn writing(&mut self) -> &mut Self {
+        self.next.writing = true;
+        self
+    }
+
+    /// The next reply waits until `gate` opens.
+    pub fn held(&mut self, gate: &Gate) -> &mut Self {
+        self.next.gate = Some(gate.clone());
+        self
+    }
+
+    /// The next reply comes after `pause` of silence.
+    pub fn after(&mut self, pause: Duration) -> &mut Self {
+        self.next.pause = Some(pause);
+        self
+    }
+
     /// Any reply, as built.
     pub fn reply(&mut self, reply: Reply) -> &mut Self {
-        self.server.push(reply);
+        let next = std::mem::take(&mut self.next);
+        let reply = match next.pause {
+            Some(pause) => reply.after(pause),
+            None => reply,
+        };
+        let reply = match &next.gate {
+            Some(gate) => reply.gated(gate),
+            None => reply,
+        };
+        if next.writing {
+            self.server.push_writing(reply);
+        } else {
+            self.server.push(reply);
+        }
         self
     }
 }

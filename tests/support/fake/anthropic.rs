@@ -436,15 +436,8 @@ pub fn validate(body: &Value) -> Option<String> {
 
 /// The `tool_result` blocks of a recorded request's last message.
 pub fn tool_results(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .map(|c| {
-            c.iter()
-                .filter(|b| b["type"] == "tool_result")
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::support::requests::last_blocks(body)
+        .into_iter()
+        .filter(|b| b["type"] == "tool_result")
+        .collect()
 }
