@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::check::of;
+use crate::support::check::{assert_success, of, picked};
 use crate::support::fake::local::{self, LocalServer};
 use crate::support::fake::openai as o;
 use crate::support::fake::{FakeServer, Reply, U};
@@ -362,15 +362,10 @@ async fn estimates_learn_the_models_tokens_per_character() {
     let mut r = start(p);
     let events = r.turn("read big.json").await;
     // After the first response: its context, then the estimate once the result is appended.
-    let contexts: Vec<(u64, bool)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Usage {
-                context, estimated, ..
-            } => Some((*context, *estimated)),
-            _ => None,
-        })
-        .collect();
+    let contexts: Vec<(u64, bool)> = picked!(
+        events,
+        Event::Usage { context, estimated, .. } => (*context, *estimated)
+    );
     let reported = contexts
         .iter()
         .position(|(_, estimated)| !estimated)
@@ -421,7 +416,7 @@ async fn a_message_the_window_cannot_hold_is_spilled_before_it_is_sent() {
     })
     .await
     .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let events = lines(&out);
     assert!(
         of(&events, "notice").iter().any(|n| n["message"]

@@ -12,6 +12,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::support::check::{assert_exit, assert_success};
 use crate::support::fake::anthropic::Stream;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
@@ -80,10 +81,8 @@ impl Home {
     }
 
     pub(super) async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
-        let mut c = self.command(server, args);
-        tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap()
+        let c = self.command(server, args);
+        crate::support::headless::run(c).await.output
     }
 
     /// The step's record in the only run's ledger.
@@ -153,7 +152,7 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
     );
     server.script().at(1_200).text("done");
     let out = home.run(&server, &["-p", "change things"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let after = state(&ws);
     assert_eq!(after["a.txt"].1, b"one\nTWO\n");
     assert!(!after.contains_key("gone.txt"));
@@ -181,7 +180,7 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
     );
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(state(&ws), before, "every byte and mode back");
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "restored");
@@ -199,18 +198,18 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
 
     // Nothing further back.
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert_eq!(restore_event(&out)["outcome"], "nothing");
 
     let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(state(&ws), after, "the turn's state again");
 
     // The user changes a file the turn changed: undo names it and restores nothing.
     fs::write(ws.join("a.txt"), "mine\n").unwrap();
     let mine = state(&ws);
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "conflict");
     assert_eq!(report["files"], serde_json::json!(["a.txt"]));
@@ -249,7 +248,7 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
     let out = home
         .run(&server, &["-p", "first", "--handoff-after", "1"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let after_one = state(&ws);
     // Generation 2: a turn overwrites keep.txt.
     server
@@ -258,7 +257,7 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
         .at(1_200)
         .text("second done");
     let out = home.run(&server, &["--continue", "-p", "second"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(fs::read(ws.join("keep.txt")).unwrap(), b"changed\n");
 
     let step = home.step();
@@ -273,17 +272,17 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
     assert_eq!(handoff["files"], serde_json::json!(["one.txt"]));
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let report = restore_event(&out);
     assert_eq!(report["of"]["generation"], 2);
     assert_eq!(state(&ws), after_one);
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let report = restore_event(&out);
     assert_eq!(report["of"]["generation"], 1, "into the earlier generation");
     assert_eq!(state(&ws), start);
     let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(state(&ws), after_one);
 }
 
@@ -305,7 +304,7 @@ async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
         .at(1_200)
         .text("done");
     let out = home.run(&server, &["-p", "change things"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let asked = server.requests().len();
 
     for refused in ["/rewind", "/undo now", "/redo skip please"] {
@@ -317,7 +316,7 @@ async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
     // The user changed a.txt: skip keeps it and restores b.txt.
     fs::write(ws.join("a.txt"), "mine\n").unwrap();
     let out = home.run(&server, &["--continue", "-p", "/undo skip"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(restore_event(&out)["action"], "undo");
     assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"mine\n");
     assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
@@ -326,13 +325,13 @@ async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
     let out = home
         .run(&server, &["--continue", "-p", "/redo overwrite"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\nB\n");
     fs::write(ws.join("a.txt"), "mine again\n").unwrap();
     let out = home
         .run(&server, &["--continue", "-p", "/undo overwrite"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\n");
     assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
 
@@ -362,13 +361,13 @@ async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
         .at(1_200)
         .text("done");
     let out = home.run(&server, &["-p", "change it"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\ny\n");
 
     let out = home
         .run(&server, &["--continue", "--output", "text", "-p", "/undo"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\n");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("red.txt"), "{stdout}");

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::undo_cli::{Home, paths, restore_event, state, u};
+use crate::support::check::{assert_exit, assert_success};
 use crate::support::fake::anthropic::{self as a, Stream};
 use crate::support::fake::{FakeServer, Gate};
 use crate::support::headless::{lines, stderr};
@@ -61,15 +62,11 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
         r#"{"command":"printf 'A\\n' >> a.txt && printf 'turn\\n' >> both.txt"}"#,
     );
     let gate = Gate::new();
-    server.push(
-        a::tool_use(
-            "b2",
-            "bash",
-            r#"{"command":"printf 'again\\n' >> a.txt"}"#,
-            u(1_100),
-        )
-        .gated(&gate),
-    );
+    server
+        .script()
+        .at(1_100)
+        .held(&gate)
+        .tool("bash", r#"{"command":"printf 'again\\n' >> a.txt"}"#);
     server.script().at(1_200).text("done");
     let home_ref = &home;
     let server_ref = &server;
@@ -81,7 +78,7 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
         gate.open();
     };
     let (out, ()) = tokio::join!(run, edit);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\nA\nagain\n");
     assert!(
         notices(&out)
@@ -110,7 +107,7 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
 
     // Skip: the turn's own file goes back; both.txt and mine.txt stay as the user has them.
     let out = home.run(&server, &["--continue", "-p", "/undo skip"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(paths(&restore_event(&out)), ["a.txt"]);
     assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\n");
     assert_eq!(
@@ -125,11 +122,11 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
 
     // Redo and undo again, overwriting: both.txt goes back too, mine.txt still stays.
     let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let out = home
         .run(&server, &["--continue", "-p", "/undo overwrite"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let mut expected = start.clone();
     expected.get_mut("mine.txt").unwrap().1 = b"mine, edited during the turn\n".to_vec();
     assert_eq!(state(&ws), expected);
@@ -163,7 +160,7 @@ async fn a_turn_killed_between_calls_is_undone_after_continue() {
     );
     // The next answer never comes: the process is killed while it waits.
     let never = Gate::new();
-    server.push(a::text("never", u(1_100)).gated(&never));
+    server.script().at(1_100).held(&never).text("never");
     let mut child = spawn(&home, &server, &["-p", "change things"]);
     until_asked(&server, 2).await;
     child.kill().unwrap();
@@ -178,7 +175,7 @@ async fn a_turn_killed_between_calls_is_undone_after_continue() {
     );
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(
         notices(&out).iter().any(|n| n.contains("cut short")),
         "{:?}",
@@ -213,7 +210,7 @@ async fn a_turn_killed_during_a_slow_command_is_undone_after_continue() {
     assert_eq!(fs::read(ws.join("log.txt")).unwrap(), b"start\nmore\n");
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(paths(&restore_event(&out)), ["log.txt", "made.txt"]);
     assert_eq!(state(&ws), start);
 }
@@ -231,7 +228,7 @@ async fn no_checkpoints_takes_none_and_undo_says_why() {
     server.push(write("b\n"));
     server.script().at(1_200).text("done");
     let out = home.run(&server, &["--no-checkpoints", "-p", "go"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(!home.dir.path().join("data/flower/checkpoints").exists());
     assert!(home.step().get("checkpoints").is_none());
     assert!(home.step().get("undo").is_none());
@@ -240,11 +237,11 @@ async fn no_checkpoints_takes_none_and_undo_says_why() {
     server.push(write("c\n"));
     server.script().at(1_200).text("done");
     let out = home.run(&server, &["--continue", "-p", "again"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let out = home
         .run(&server, &["--continue", "--no-checkpoints", "-p", "/undo"])
         .await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "failed", "{report}");
     assert!(

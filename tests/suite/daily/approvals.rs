@@ -4,6 +4,7 @@ use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{AllowRule, Approval, Event, LineKind, Op};
 use serde_json::json;
 
+use crate::support::check::picked;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, Running, start, turn_end};
 
@@ -49,7 +50,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
     h.server.push(bash("t1", long));
     h.server.push(bash("t2", "ls -la ."));
     h.server.push(bash("t3", "ls && touch made-by-t3"));
-    h.server.script().usage(U::new(1300, 20)).text("done");
+    h.script().usage(U::new(1300, 20)).text("done");
     let mut r = interactive(&h);
     let turn = r.send_turn("list").await;
 
@@ -109,7 +110,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
         "{ev:?}"
     );
     h.server.push(bash("t4", "ls"));
-    h.server.script().usage(U::new(1400, 20)).text("listed");
+    h.script().usage(U::new(1400, 20)).text("listed");
     r.send_turn("list again").await;
     let Event::ApprovalRequest { id, .. } = approval(&mut r).await else {
         unreachable!()
@@ -126,13 +127,11 @@ async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_
     let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
     std::fs::write(h.workspace.join("f.txt"), &text).unwrap();
     let edit = json!({"path": "f.txt", "old_string": "line 10\n", "new_string": "line ten\n"});
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("edit_file", edit.to_string());
     let missing = json!({"path": "f.txt", "old_string": "no such line", "new_string": "x"});
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1100, 20))
         .tool("edit_file", missing.to_string())
         .at(1200)
@@ -173,19 +172,10 @@ async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_
         !ev.iter()
             .any(|e| matches!(e, Event::ApprovalRequest { .. }))
     );
-    let results: Vec<_> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult {
-                id,
-                is_error,
-                diff,
-                output,
-                ..
-            } => Some((id.as_str(), *is_error, diff.is_some(), output.clone())),
-            _ => None,
-        })
-        .collect();
+    let results: Vec<_> = picked!(
+        ev,
+        Event::ToolResult { id, is_error, diff, output, .. } => (id.as_str(), *is_error, diff.is_some(), output.clone())
+    );
     assert_eq!(results.len(), 2);
     assert_eq!(
         (results[0].0, results[0].1, results[0].2),
@@ -208,7 +198,7 @@ async fn revoking_during_a_turn_is_answered_at_once() {
     use std::time::Duration;
     let h = Harness::new().await;
     h.server.push(bash("t1", "ls"));
-    h.server.script().usage(U::new(1200, 20)).text("ok");
+    h.script().usage(U::new(1200, 20)).text("ok");
     let mut r = interactive(&h);
     let turn = r.send_turn("go").await;
     approval(&mut r).await;
@@ -218,7 +208,7 @@ async fn revoking_during_a_turn_is_answered_at_once() {
     let slow = Reply::sse_in_chunks(&bash("t3", "ls").body_bytes(), 64)
         .with_delay(Duration::from_millis(40));
     h.server.push(slow);
-    h.server.script().usage(U::new(1300, 20)).text("again");
+    h.script().usage(U::new(1300, 20)).text("again");
     let turn = r.send_turn("again").await;
     while h.server.requests().len() < 3 {
         tokio::time::sleep(Duration::from_millis(5)).await;

@@ -24,7 +24,7 @@ async fn output_streams_as_events_and_the_result_has_the_exit() {
         "t1",
         "for i in 1 2 3; do echo step $i; sleep 0.2; done",
     ));
-    h.server.script().usage(U::new(1100, 20)).text("done");
+    h.script().usage(U::new(1100, 20)).text("done");
     let mut r = start(h.params(200_000, 50_000));
     let started = Instant::now();
     let turn = r.send_turn("count").await;
@@ -66,8 +66,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
     let h = Harness::new().await;
     h.server
         .push(bash("t1", "echo compiled 41 crates; sleep 30; echo never"));
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1200, 20))
         .text("I see it was stopped.");
     let mut r = start(h.params(200_000, 50_000));

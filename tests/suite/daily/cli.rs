@@ -2,9 +2,10 @@
 
 use std::path::Path;
 
+use crate::support::check::{assert_exit, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines, run, stderr};
 
 fn api(home: &Path, server: &FakeServer, args: &[&str]) -> std::process::Command {
     let mut c = bin(home);
@@ -14,10 +15,8 @@ fn api(home: &Path, server: &FakeServer, args: &[&str]) -> std::process::Command
     c
 }
 
-async fn output(mut c: std::process::Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+async fn output(c: std::process::Command) -> std::process::Output {
+    run(c).await.output
 }
 
 #[tokio::test]
@@ -26,7 +25,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let out = output(api(h, &server, &["--resume", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(
         stderr(&out).contains("no earlier session of"),
         "{}",
@@ -35,7 +34,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
 
     server.script().usage(U::new(100, 5)).text("First answer.");
     let out = output(api(h, &server, &["-p", "remember the word kiwi"])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let run_dir = stderr(&out)
         .lines()
         .find_map(|l| l.strip_prefix("flower-tui: run directory "))
@@ -57,7 +56,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
     );
 
     let out = output(api(h, &server, &["--resume", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("--resume needs a run id"), "{err}");
     assert!(
@@ -71,7 +70,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
         .text("The word was kiwi.");
     let prefix = run_id.get(..run_id.len() - 1).unwrap();
     let out = output(api(h, &server, &["--resume", prefix, "-p", "which word?"])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let ev = lines(&out);
     assert!(
         ev.iter()
@@ -85,7 +84,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
     );
 
     let out = output(api(h, &server, &["--resume", "zzz", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert!(stderr(&out).contains("\"zzz\""), "{}", stderr(&out));
     let out = output(api(h, &server, &["--resume", "--continue", "-p", "x"])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -97,7 +96,7 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let out = output(api(h, &server, &["--effort", "extreme", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(
@@ -111,7 +110,7 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     std::fs::write(cfg.join("config.toml"), "effort = \"medium\"\n").unwrap();
     server.script().usage(U::new(100, 5)).text("ok");
     let out = output(api(h, &server, &["-p", "hi"])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let req = &server.requests()[0];
     assert_eq!(req["thinking"]["budget_tokens"], 10_000);
     let system = req["system"][0]["text"].as_str().unwrap();
@@ -120,6 +119,6 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     assert!(system.contains("## config/flower/AGENTS.md\n"), "{system}");
     std::fs::write(cfg.join("config.toml"), "effort = \"lots\"\n").unwrap();
     let out = output(api(h, &server, &["-p", "hi"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(stderr(&out).contains("`effort`"), "{}", stderr(&out));
 }

@@ -7,8 +7,9 @@ use flower_tui::engine::demo::{DemoProvider, FIRST_MESSAGE, Scratch};
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{Approval, Event, Op, Origin, TurnId};
 
+use crate::support::check::assert_success;
 use crate::support::harness::{Harness, start};
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines};
 
 #[tokio::test]
 async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
@@ -81,7 +82,7 @@ fn a_headless_demo_removes_its_scratch_directory() {
         .args(["-p", "fix the calculator", "--demo"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(lines(&out).last().unwrap()["is_error"], false);
     let runs = home.path().join("data/flower/runs");
     let run = std::fs::read_dir(&runs)

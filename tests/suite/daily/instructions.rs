@@ -28,14 +28,13 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     let user_dir = h.dir.path().join("config/flower");
     std::fs::create_dir_all(&user_dir).unwrap();
     std::fs::write(user_dir.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
-    h.server
-        .script()
+    h.script()
         .at(12_000)
         .tool("list_dir", "{}")
         .at(31_000)
         .tool("list_dir", "{}");
-    h.server.script().at(31_500).text(DOC); // the writing turn
-    h.server.script().at(5_000).text("Continuing."); // the successor
+    h.script().at(31_500).text(DOC); // the writing turn
+    h.script().at(5_000).text("Continuing."); // the successor
     let mut p = h.params(40_000, 10_000);
     p.prompt.instructions = InstructionSources {
         user_dir: Some(user_dir),
@@ -105,7 +104,7 @@ async fn claude_md_is_read_where_there_is_no_agents_md() {
     std::fs::create_dir_all(&sub).unwrap();
     std::fs::write(h.workspace.join("CLAUDE.md"), "ROOT-CLAUDE\n").unwrap();
     std::fs::write(sub.join("AGENTS.md"), "APP-AGENTS\n").unwrap();
-    h.server.script().usage(U::new(100, 5)).text("ok");
+    h.script().usage(U::new(100, 5)).text("ok");
     let mut p = h.params(200_000, 50_000);
     p.places.workspace = sub.clone();
     let mut r = start(p);
@@ -126,8 +125,7 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
     let h = Harness::new().await;
     let path = h.workspace.join("AGENTS.md");
     let write = |text: &str| serde_json::json!({"path": "AGENTS.md", "content": text}).to_string();
-    h.server
-        .script()
+    h.script()
         .usage(U::new(900, 40))
         .tool("write_file", write("# Drafted\nRun `make`.\n"))
         .usage(U::new(1000, 20))
@@ -194,8 +192,7 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
     )));
     assert_eq!(h.server.requests().len(), before, "no request");
 
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1200, 40))
         .tool("write_file", write("# Better\n"))
         .usage(U::new(1300, 20))

@@ -5,6 +5,7 @@ use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::Event;
 use flower_tui::engine::session::Resume;
 
+use crate::support::check::picked;
 use crate::support::harness::{Harness, start};
 
 #[tokio::test]
@@ -12,23 +13,15 @@ async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     let h = Harness::new().await;
     std::fs::create_dir_all(h.workspace.join("src")).unwrap();
     std::fs::write(h.workspace.join("src/calc.sh"), "echo $((a - b))\n").unwrap();
-    h.server.script().at(500).text("It subtracts.");
+    h.script().at(500).text("It subtracts.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r
         .turn("why is @src/calc.sh wrong? ask me@example.com")
         .await;
-    let att: Vec<(&str, bool, &str)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Attachment {
-                path,
-                attached,
-                summary,
-                ..
-            } => Some((path.as_str(), *attached, summary.as_str())),
-            _ => None,
-        })
-        .collect();
+    let att: Vec<(&str, bool, &str)> = picked!(
+        ev,
+        Event::Attachment { path, attached, summary, .. } => (path.as_str(), *attached, summary.as_str())
+    );
     assert_eq!(
         att,
         [("src/calc.sh", true, "src/calc.sh: 1 lines attached")]
@@ -56,15 +49,10 @@ async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     let ev = r
         .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
         .await;
-    let replayed: Vec<&str> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::UserMessage {
-                turn: None, text, ..
-            } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let replayed: Vec<&str> = picked!(
+        ev,
+        Event::UserMessage { turn: None, text, .. } => text.as_str()
+    );
     assert_eq!(replayed, ["why is @src/calc.sh wrong? ask me@example.com"]);
     r.shutdown().await;
 }

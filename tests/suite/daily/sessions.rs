@@ -11,7 +11,7 @@ use crate::support::harness::{Harness, start, turn_end};
 
 /// A finished run with one turn; returns its id.
 async fn a_run(h: &Harness, task: &str, answer: &str) -> String {
-    h.server.script().usage(U::new(1000, 20)).text(answer);
+    h.script().usage(U::new(1000, 20)).text(answer);
     let mut r = start(h.params(200_000, 50_000));
     assert_eq!(turn_end(&r.turn(task).await), "completed");
     let id = RunDir::open(&r.run_root).run_id;
@@ -94,10 +94,7 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
         "the run left behind recorded nothing: removed"
     );
 
-    h.server
-        .script()
-        .usage(U::new(1200, 20))
-        .text("Add still works.");
+    h.script().usage(U::new(1200, 20)).text("Add still works.");
     r.turn("check it again").await;
     let body = h.server.requests().last().cloned().unwrap();
     assert_eq!(
@@ -139,11 +136,7 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
 #[tokio::test]
 async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_notes_it() {
     let h = Harness::new().await;
-    h.server
-        .script()
-        .usage(U::new(1000, 20))
-        .text("one")
-        .text("two");
+    h.script().usage(U::new(1000, 20)).text("one").text("two");
     let mut p = h.params(1_000_000, 50_000);
     p.settings.model = "unknown-model".into();
     let mut r = start(p);
@@ -175,7 +168,7 @@ async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_note
     r.shutdown().await;
 
     // A window given with --window stays.
-    h.server.script().usage(U::new(1000, 20)).text("three");
+    h.script().usage(U::new(1000, 20)).text("three");
     let mut p = h.params(300_000, 50_000);
     p.settings.window_source = WindowSource::Flag;
     let mut r = start(p);
@@ -200,8 +193,7 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
         "Thought about it.",
         U::new(1000, 20),
     ));
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1100, 20))
         .text("ok")
         .usage(U::new(1200, 20))
@@ -233,11 +225,7 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
     r.shutdown().await;
 
     let h = Harness::new().await;
-    h.server
-        .script()
-        .openai()
-        .usage(U::new(100, 5))
-        .text("fine");
+    h.script().openai().usage(U::new(100, 5)).text("fine");
     let mut p = h.params(200_000, 50_000);
     p.provider.client = h.openai();
     p.settings.effort = Some(Effort::Low);
@@ -291,8 +279,7 @@ fn first_usage(events: &[Event]) -> Option<(u64, bool)> {
 #[tokio::test]
 async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(140_000, 500))
         .text("read everything");
     let mut r = start(h.params(200_000, 50_000));

@@ -23,8 +23,7 @@ async fn spills_in_the_workbench_stay_out_of_git_status() {
     git(&h.workspace, &["init", "-q"]);
     std::fs::write(h.workspace.join("tracked.txt"), "x\n").unwrap();
     git(&h.workspace, &["add", "tracked.txt"]);
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool(
             "bash",

@@ -13,13 +13,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
-use crate::support::fake::{FakeServer, U, anthropic as a, is_writing};
+use crate::support::check::assert_success;
+use crate::support::fake::{FakeServer, is_writing};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n## Decided\n- Keep the old API.\n## Dead ends\n(empty)\n## Next\nRun the parser tests.\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 /// `config.toml` with a small writing reserve and these hooks (`event`, `command`, `timeout`).
 fn config(home: &Home, hooks: &[(&str, &str, Option<u64>)]) {
@@ -48,18 +45,11 @@ async fn run(home: &Home, server: &FakeServer) -> std::process::Output {
         "--output",
         "json",
     ]);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    crate::support::headless::run(c).await.output
 }
 
 fn ok(out: &std::process::Output) -> Vec<Value> {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     lines(out)
 }
 
@@ -97,7 +87,7 @@ async fn a_pre_handoff_hook_focus_reaches_the_background_writing_request() {
     config(&home, &[("PreHandoff", &focus, None)]);
     let server = FakeServer::start().await;
     push_main(&server);
-    server.push_writing(a::text(DOC, u(31_100)));
+    server.script().at(31_100).writing().text(DOC);
     let events = ok(&run(&home, &server).await);
     let writing = phase(&events, "writing").unwrap_or_else(|| panic!("{events:#?}"));
     assert_eq!(writing["background"], true, "{writing}");
@@ -132,7 +122,11 @@ async fn a_pre_handoff_hook_that_exits_2_cancels_the_background_handoff_and_the_
     let server = FakeServer::start().await;
     server.script().at(31_000).tool("list_dir", "{}");
     // Slow enough that the hook's verdict comes while it streams, not after the turn.
-    server.push(a::tool_use("t2", "list_dir", "{}", u(31_200)).after(Duration::from_millis(800)));
+    server
+        .script()
+        .at(31_200)
+        .after(Duration::from_millis(800))
+        .tool("list_dir", "{}");
     server.script().at(31_400).text("done in one generation");
     let events = ok(&run(&home, &server).await);
     let refused = events
@@ -187,7 +181,7 @@ open(p, "w").write(text.replace("Run the parser tests.", "Run the parser tests. 
     config(&home, &[("HandoffFrozen", &edit, None)]);
     let server = FakeServer::start().await;
     push_main(&server);
-    server.push_writing(a::text(DOC, u(31_100)));
+    server.script().at(31_100).writing().text(DOC);
     let events = ok(&run(&home, &server).await);
     assert_eq!(
         events.last().unwrap()["text"],
@@ -226,7 +220,7 @@ async fn a_hanging_handoff_frozen_hook_is_cut_by_its_timeout_and_the_successor_s
     config(&home, &[("HandoffFrozen", &hang, Some(1))]);
     let server = FakeServer::start().await;
     push_main(&server);
-    server.push_writing(a::text(DOC, u(31_100)));
+    server.script().at(31_100).writing().text(DOC);
     let started = Instant::now();
     let events = ok(&run(&home, &server).await);
     let took = started.elapsed();

@@ -59,8 +59,7 @@ async fn esc_kills_a_running_hook_with_its_group_and_the_call_still_gets_a_resul
         &h,
         &format!("[[hooks.PreToolUse]]\ncommand = {hang:?}\ntimeout = 600\n"),
     );
-    h.server
-        .script()
+    h.script()
         .tool("bash", r#"{"command":"touch never-ran"}"#)
         .at(1100)
         .text("after the abort");
@@ -124,7 +123,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         ],
         U::new(1000, 10),
     ));
-    h.server.script().at(1100).text("done");
+    h.script().at(1100).text("done");
     let mut r = start(p);
     let turn = r.send_turn("go").await;
     let asked = r
@@ -173,8 +172,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     let mut p = with_hooks(&h, &format!("[[hooks.PreToolUse]]\ncommand = {allow:?}\n"));
     p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
-    h.server
-        .script()
+    h.script()
         .tool("bash", r#"{"command":"echo ok > allowed.txt"}"#)
         .at(1100)
         .text("done");
@@ -201,14 +199,14 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
         &h,
         &format!("[[hooks.SubagentStop]]\ncommand = {check:?}\n"),
     );
-    h.server.script().call(
+    h.script().call(
         "task_a",
         "task",
         serde_json::json!({"description": "look", "prompt": "SUB-JOB look around"}).to_string(),
     );
     h.server
         .push_for("SUB-JOB", a::text("SUB REPORT: all fine.", U::new(900, 10)));
-    h.server.script().at(1100).text("done");
+    h.script().at(1100).text("done");
     let mut r = start(p);
     let events = r.turn("delegate").await;
     assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
@@ -267,7 +265,7 @@ if "SUB-B" in d["tool_input"]["prompt"]:
     );
     h.server
         .push_for("SUB-A", a::text("SUB REPORT A: all fine.", U::new(900, 10)));
-    h.server.script().at(1100).text("done");
+    h.script().at(1100).text("done");
     let mut r = start(p);
     let events = r.turn("delegate").await;
     assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
@@ -321,13 +319,8 @@ async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its
         ..HookParams::default()
     };
     let held = Gate::new();
-    h.server.script().at(31_000).tool("list_dir", "{}");
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&held));
-    h.server.push_writing(a::text(
-        "## Doing\nParsing.\n## Decided\n- Keep it.\n## Dead ends\n(empty)\n## Next\nTest it.\n## Scene\n- src/p.rs\n",
-        U::new(31_100, 10),
-    ));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_200).held(&held).call("t2", "list_dir", "{}").at(31_100).writing().text("## Doing\nParsing.\n## Decided\n- Keep it.\n## Dead ends\n(empty)\n## Next\nTest it.\n## Scene\n- src/p.rs\n");
     let mut r = start(p);
     let turn = r.send_turn("work").await;
     let pid_file = h.workspace.join("child.pid");

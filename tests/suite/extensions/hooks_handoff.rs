@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
+use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
+use crate::support::headless::{flags, run};
 use crate::support::pty::{Pty, served};
 
 fn entry(event: &str, command: &str) -> String {
@@ -17,20 +19,10 @@ fn entry(event: &str, command: &str) -> String {
 
 async fn run_handoff(home: &Home, server: &FakeServer) -> std::process::Output {
     let mut c = home.command(server);
-    c.args([
-        "-p",
-        "list",
-        "--yes",
-        "--handoff-after",
-        "1",
-        "--step",
-        "hooked",
-        "--output",
-        "json",
-    ]);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    c.args(flags(
+        "-p list --yes --handoff-after 1 --step hooked --output json",
+    ));
+    run(c).await.output
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,12 +65,7 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
         .at(1_500)
         .text("finished in generation 2");
     let out = run_handoff(&home, &server).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
     assert_eq!(events.last().unwrap()["text"], "finished in generation 2");
 
@@ -129,12 +116,7 @@ async fn a_pre_handoff_hook_that_exits_2_refuses_the_handoff_and_the_turn_goes_o
         .at(2_100)
         .text("done in one generation");
     let out = run_handoff(&home, &server).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
     let failed = events
         .iter()

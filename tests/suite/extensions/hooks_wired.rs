@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
 
@@ -63,9 +64,7 @@ impl Home {
         let mut c = self.command(server);
         c.args(["-p", task, "--yes", "--output", "json"])
             .args(extra);
-        tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap()
+        crate::support::headless::run(c).await.output
     }
 }
 
@@ -147,12 +146,7 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
         .at(1100)
         .text("done");
     let out = home.run(&server, "use the tool", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
 
     let seen = logged(&home.file("events.log"));
@@ -273,12 +267,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     ));
     server.script().at(1100).text("stopped");
     let out = home.run(&server, "make files", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!home.file("made-by-bash").exists(), "the bash call ran");
     assert!(!home.file("made-by-write").exists(), "the write ran");
     let second = request_text(&server, 1);
@@ -348,12 +337,7 @@ if not d["stop_hook_active"]:
         .at(1100)
         .text("tests ran, done");
     let out = home.run(&server, "work", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(server.requests().len(), 2);
     assert!(request_text(&server, 1).contains("run the tests before stopping"));
     let text = lines(&out).last().unwrap()["text"]
@@ -374,12 +358,7 @@ if not d["stop_hook_active"]:
         server.script().text(&format!("answer {i}"));
     }
     let out = home.run(&server, "work", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(server.requests().len(), 4, "one answer and three more");
     let events = lines(&out);
     assert!(
@@ -419,12 +398,7 @@ async fn hooks_that_hang_flood_or_fail_lose_nothing() {
         .text("all done");
     let started = std::time::Instant::now();
     let out = home.run(&server, "go", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
     assert_eq!(
         std::fs::read_to_string(home.file("ran.txt"))
@@ -491,12 +465,7 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
     let server = FakeServer::start().await;
     server.script().text("ok");
     let out = home.run(&server, "hello", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!home.file("ran-from-settings").exists());
     assert!(
         home.file("ran-from-config").exists(),
@@ -518,12 +487,7 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
     let server = FakeServer::start().await;
     server.script().text("ok");
     let out = home.run(&server, "hello", &["--mcp-json", "trust"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(home.file("ran-from-settings").exists());
 }
 
@@ -538,12 +502,7 @@ async fn a_bad_config_entry_is_a_notice_and_the_others_run() {
     let server = FakeServer::start().await;
     server.script().text("ok");
     let out = home.run(&server, "hello", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!home.file("first").exists());
     assert!(home.file("second").exists());
     let told = notices(&lines(&out));
@@ -565,19 +524,9 @@ async fn continue_starts_the_session_again_with_source_resume() {
     let server = FakeServer::start().await;
     server.script().text("first").at(1100).text("second");
     let out = home.run(&server, "one", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = home.run(&server, "two", &["--continue"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let starts = logged(&home.file("starts.log"));
     let sources: Vec<&str> = starts
         .iter()

@@ -9,10 +9,12 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
 use crate::support::fake::anthropic::tool_results;
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines};
+use crate::support::requests::last_texts;
 
 fn write(path: &Path, text: &[u8]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -46,29 +48,13 @@ impl Home {
             .env("ANTHROPIC_BASE_URL", server.base_url())
             .args(["--sandbox", "off"])
             .args(args);
-        tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap()
+        crate::support::headless::run(c).await.output
     }
 }
 
 /// The events of `out` of type `ty`.
 fn events(out: &Output, ty: &str) -> Vec<Value> {
     lines(out).into_iter().filter(|e| e["type"] == ty).collect()
-}
-
-/// The texts of the last message's text blocks.
-fn last_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 const REVIEW: &str = "---\ndescription: Review a change\nargument-hint: <what> [priority]\nallowed-tools: Bash(echo:*), Read\nmodel: claude-command-model\n---\nReview $1 at priority $2.\nStatus:\n!`echo bang-ran`\nSecret:\n!`printf not-shown`\nNotes: @notes.txt\n";
@@ -85,7 +71,7 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     let out = home
         .run(&server, &["-p", "/review parser.rs \"very high\""])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     let body = &requests[0];
@@ -133,7 +119,7 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     let out = home
         .run(&server, &["--continue", "-p", "run echo again"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     let last = requests.last().unwrap();
     let result = &tool_results(last)[0];
@@ -162,7 +148,7 @@ async fn bad_command_files_are_named_once_and_the_rest_loads() {
     server.script().text("ok!");
 
     let out = home.run(&server, &["-p", "/ok  the world "]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let warnings: Vec<String> = events(&out, "warning")
         .iter()
         .map(|w| w["message"].as_str().unwrap().to_string())
@@ -222,7 +208,7 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
         .text("done");
     // No --yes: a read outside the workspace would be denied unless it is a skill's.
     let out = home.run(&server, &["-p", "use the skill"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let system = requests[0]["system"].to_string();
@@ -277,7 +263,7 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     // A second session (a new run) sends the same system prompt, byte for byte.
     server.script().text("again");
     let out = home.run(&server, &["-p", "hello"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     assert_eq!(requests.last().unwrap()["system"], requests[0]["system"]);
 
@@ -286,7 +272,7 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     let out = home
         .run(&server, &["-p", "/skills", "--output", "text"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(
         listed.contains("outside — A skill of the user's own"),
@@ -317,7 +303,7 @@ async fn a_read_outside_the_workspace_and_outside_any_skill_is_still_denied() {
         .at(1_100)
         .text("done");
     let out = home.run(&server, &["-p", "read it"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let read = &tool_results(&server.requests()[1])[0];
     assert_eq!(read["is_error"], true, "{read}");
     assert!(!read["content"].to_string().contains("NOT-FOR-THE-MODEL"));

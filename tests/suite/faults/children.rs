@@ -2,9 +2,10 @@
 //! command's own children, and the repaired transcript says so.
 
 use super::{gone, read_pid, wait_until};
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, stderr};
+use crate::support::headless::{bin, run};
 
 #[tokio::test]
 async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
@@ -55,10 +56,8 @@ async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "what happened?", "--continue"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let body = serde_json::to_string(&server.requests().last().unwrap()["messages"]).unwrap();
     assert!(
         body.contains("flower-tui stopped before this call finished; the command and every process it started were killed with it"),

@@ -1,5 +1,6 @@
 //! Configuration edge cases: each a one-line error naming the key (exit 2), or a warning.
 
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
 use crate::support::headless::{bin, lines, stderr};
@@ -101,7 +102,7 @@ async fn a_small_window_scales_the_line_and_a_floor_too_large_for_it_is_a_warnin
     )
     .unwrap();
     let out = run(home.path()).await.unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(
         floor_warning(&out),
         "{}",

@@ -7,9 +7,10 @@ use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::{KEY, all_files};
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines, run, stderr};
 
 /// A message of about `bytes` bytes: numbered lines, with markers at its start, middle and end.
 pub(crate) fn big_message(bytes: usize) -> String {
@@ -92,7 +93,7 @@ async fn a_ten_megabyte_message_is_spilled_and_read_back_in_pages() {
         .usage(U::new(2_100, 10))
         .text("read the start");
     let out = run_stdin(&server, home.path(), task.clone(), &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
 
     // The file holds all of it, byte for byte.
     let spilled = home.path().join(".flower/spill/input-1.txt");
@@ -165,7 +166,7 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
         &["--no-workbench", "--workspace", &ws_arg],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let spilled = all_files(&home.path().join("data/flower/runs"))
         .into_iter()
         .find(|f| f.ends_with("spill/input-1.txt"))
@@ -197,10 +198,8 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
             &ws_arg,
         ]);
     // Off the runtime: the fake answers on it.
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let page = last_tool_result(&server);
     assert!(page.contains("line 1 of the big paste"), "{page}");
 }
@@ -219,7 +218,7 @@ async fn a_message_that_cannot_fit_below_the_handoff_line_is_spilled_too() {
         &["--window", "20000", "--headroom", "5000"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let first = first_user_text(&server.requests()[0]);
     assert!(
         first.contains("too large to fit below the handoff line"),
@@ -240,9 +239,7 @@ async fn an_empty_or_blank_task_on_the_command_line_is_refused_as_stdin_is() {
         c.env("ANTHROPIC_API_KEY", KEY)
             .env("ANTHROPIC_BASE_URL", server.base_url())
             .args(["-p", task]);
-        let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap();
+        let out = run(c).await.output;
         assert_eq!(out.status.code(), Some(2), "{task:?}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("-p: the task is empty"),
@@ -271,7 +268,7 @@ async fn a_request_that_cannot_fit_the_successor_of_a_learned_window_is_spilled(
         a::text_counted("continued from the spilled request", 10),
     );
     let out = run_stdin(&server, home.path(), task.clone(), &["--headroom", "5000"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let result = lines(&out)
         .into_iter()
         .find(|e| e["type"] == "result")

@@ -6,6 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
 use crate::support::harness::{KEY, all_files};
 use crate::support::headless::{bin, lines, stderr};
@@ -16,9 +17,7 @@ async fn run(server: &FakeServer, home: &Path, args: &[&str]) -> Output {
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(args);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    crate::support::headless::run(c).await.output
 }
 
 /// The run directory a headless run announced on stderr.
@@ -37,13 +36,13 @@ async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
     let home = tempfile::tempdir().unwrap();
     server.script().text("older run done");
     let older = run(&server, home.path(), &["-p", "older"]).await;
-    assert_eq!(older.status.code(), Some(0), "{}", stderr(&older));
+    assert_success(&older);
     let older = run_dir_of(&older);
     // The newer run is modified later (mtime resolution: wait a little).
     std::thread::sleep(std::time::Duration::from_millis(20));
     server.script().text("newer run done");
     let newer = run(&server, home.path(), &["-p", "newer"]).await;
-    assert_eq!(newer.status.code(), Some(0), "{}", stderr(&newer));
+    assert_success(&newer);
     let newer = run_dir_of(&newer);
     // A crash (or a full disk) tore the newest ledger.
     let manifest = newer.join("manifest.json");
@@ -74,7 +73,7 @@ async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
         &["-p", "go on", "--continue", "--run-dir", &older_arg],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let body = serde_json::to_string(&server.requests().last().unwrap()["messages"]).unwrap();
     assert!(
         body.contains("older run done") && !body.contains("newer"),
@@ -111,7 +110,7 @@ async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() 
     let home = tempfile::tempdir().unwrap();
     server.script().text("first answer");
     let out = run(&server, home.path(), &["-p", "first question"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let path = transcript(&run_dir_of(&out));
     // What an interrupted turn and a crash leave: a second user message before the answer (two
     // user lines in a row on disk), and a line cut off mid-write at the end.
@@ -132,7 +131,7 @@ async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() 
 
     server.script().at(1_200).text("continued");
     let out = run(&server, home.path(), &["-p", "go on", "--continue"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let warning = lines(&out)
         .into_iter()
         .find(|e| e["type"] == "warning")

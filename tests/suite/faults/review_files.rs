@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use flower_tui::engine::policy::FrontEnd;
-use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
+use flower_tui::engine::protocol::{Event, Op};
 use serde_json::Value;
 
 use crate::support::harness::{Harness, Running, start, turn_end};
@@ -22,24 +22,13 @@ fn first_user_text(body: &Value) -> String {
 /// A reviewing engine whose first turn crosses the handoff line; returns it with the frozen
 /// handoff's id and path once the review waits.
 async fn frozen(h: &Harness) -> (Running, flower_tui::engine::protocol::HandoffId, PathBuf) {
-    h.server.script().over_the_line(DOC).at(5_000).text("ok");
+    h.script().over_the_line(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        awaits_review: true,
-        ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
-    (r, *handoff, path.clone())
+    let (handoff, path) = r.frozen_for_review().await;
+    (r, handoff, path)
 }
 
 #[tokio::test]

@@ -7,9 +7,10 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, stderr};
+use crate::support::headless::{bin, flags, stderr};
 
 fn command(server: &FakeServer, home: &Path, args: &[&str]) -> std::process::Command {
     let mut c = bin(home);
@@ -20,10 +21,8 @@ fn command(server: &FakeServer, home: &Path, args: &[&str]) -> std::process::Com
 }
 
 async fn run(server: &FakeServer, home: &Path, args: &[&str]) -> Output {
-    let mut c = command(server, home, args);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    let c = command(server, home, args);
+    crate::support::headless::run(c).await.output
 }
 
 fn ledger(run: &Path) -> Value {
@@ -57,7 +56,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
         &["-p", "one", "--run-dir", &dir, "--step", "one"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     server.script().text("step two done");
     let out = run(
         &server,
@@ -65,7 +64,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
         &["-p", "two", "--run-dir", &dir, "--step", "two"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let both = steps(&run_dir);
     assert_eq!(
         both.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
@@ -103,18 +102,10 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     let out = run(
         &server,
         home.path(),
-        &[
-            "-p",
-            "more",
-            "--run-dir",
-            &dir,
-            "--step",
-            "one",
-            "--continue",
-        ],
+        &flags(&format!("-p more --run-dir {dir} --step one --continue")),
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let body = server.requests().last().unwrap()["messages"].to_string();
     assert!(
         body.contains("step one done") && !body.contains("step two done"),
@@ -123,15 +114,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     let out = run(
         &server,
         home.path(),
-        &[
-            "-p",
-            "more",
-            "--run-dir",
-            &dir,
-            "--step",
-            "three",
-            "--continue",
-        ],
+        &flags(&format!("-p more --run-dir {dir} --step three --continue")),
     )
     .await;
     let err = stderr(&out);
@@ -156,7 +139,7 @@ async fn eight_processes_sharing_a_run_directory_keep_every_step() {
         &["-p", "seed", "--run-dir", &dir, "--step", "seed"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     for _ in 0..N {
         server
             .script()

@@ -2,9 +2,10 @@
 //! not from its own environment and not from the agent's `/proc/<pid>/environ`, even outside the
 //! sandbox.
 
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::{KEY, all_files};
-use crate::support::headless::{bin, stderr};
+use crate::support::headless::{bin, flags, run};
 
 /// The inactive provider's key: flower-tui talks to Anthropic, yet this one is guarded too.
 const OPENAI_KEY: &str = "sk-proj-INACTIVE-0123456789abcdef";
@@ -44,21 +45,10 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
         .env("GROQ_API_KEY", GROQ_KEY)
         // The sandbox refuses reading another process's `/proc` files at all (tests/suite/sandbox/
         // processes.rs); without it the agent's own block is read here, and must hold no key.
-        .args([
-            "--sandbox",
-            "off",
-            "-p",
-            &task,
-            "--yes",
-            "--step",
-            "keys",
-            "--handoff-after",
-            "1",
-        ]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        .args(["--sandbox", "off", "-p", &task])
+        .args(flags("--yes --step keys --handoff-after 1"));
+    let out = run(c).await.output;
+    assert_success(&out);
     let keys = [KEY, OPENAI_KEY, GROQ_KEY];
 
     // The command ran, and saw no key: not in its environment, not in the agent's.
@@ -149,10 +139,8 @@ async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .args(["-p", "run it", "--yes"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let call = stdout
         .lines()

@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, Reply, anthropic as a, is_writing};
 use crate::support::harness::{Harness, KEY, start, turn_end};
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines, run};
 use crate::support::pty::{Pty, last_user_text, served};
 
 /// A complete handoff document.
@@ -85,10 +86,8 @@ async fn headless(server: &FakeServer, args: &[&str]) -> Vec<Value> {
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "the task", "--yes", "--window", "40000"])
         .args(args);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     lines(&out)
 }
 
@@ -125,8 +124,7 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
         "error: disk full\n".repeat(2_000),
     )
     .unwrap();
-    h.server
-        .script()
+    h.script()
         .at(12_000)
         .tool("bash", r#"{"command":"cat a.log"}"#);
     h.server.push(Reply::Status {
@@ -137,12 +135,7 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
             "prompt is too long: 41000 tokens > 40000 maximum",
         ),
     });
-    h.server
-        .script()
-        .at(9_000)
-        .text(DOC)
-        .at(4_000)
-        .text("continued");
+    h.script().at(9_000).text(DOC).at(4_000).text("continued");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.turn("read a.log").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
 use crate::support::harness::KEY;
 use crate::support::headless::{bin, lines, stderr};
@@ -93,7 +94,7 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
     let out = headless(args(&["-p", "first task", "--run-dir", &run_dir]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let id = recorded_id(&run);
 
     // `--resume` alone lists it; `--resume ID` continues it.
@@ -107,7 +108,7 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
     let out = headless(args(&["--resume", &id, "-p", "second task"]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(
         lines(&out)
             .iter()
@@ -120,7 +121,7 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
     let out = headless(args(&["--continue", "-p", "third task"]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let reqs = server.requests();
     let history = reqs[2]["messages"].to_string();
     assert!(

@@ -1,9 +1,10 @@
 //! A call of a tool the request did not offer is answered with exactly the tools it did offer:
 //! the built-ins, the step's own (`todo`), `task`, and any MCP tools.
 
+use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines, run};
 
 #[tokio::test]
 async fn an_unknown_tool_error_lists_what_the_request_offered() {
@@ -18,10 +19,8 @@ async fn an_unknown_tool_error_lists_what_the_request_offered() {
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "use a tool", "--yes"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{:?}", lines(&out));
     let offered: Vec<&str> = reqs[0]["tools"]

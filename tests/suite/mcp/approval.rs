@@ -10,6 +10,7 @@ use flower_tui::engine::mcp::{
 };
 use flower_tui::engine::protocol::{Event, Op};
 
+use crate::support::check::picked;
 use crate::support::harness::{Harness, start as start_engine, turn_end};
 
 use super::*;
@@ -58,8 +59,7 @@ async fn held_servers_start_only_when_the_user_approves_and_the_answer_is_kept()
     assert!(refused.contains("not approved"), "{refused}");
     assert_eq!(pids_of(&mark), 1, "only the config file's server runs");
 
-    h.server
-        .script()
+    h.script()
         .text("first")
         .at(1100)
         .tool("mcp__project__echo", r#"{"text":"approved"}"#)
@@ -164,19 +164,13 @@ async fn a_request_says_which_servers_it_waits_for() {
         fault_server("slow", "slow:1500", &mark, false),
     ]);
     let m = Arc::new(m);
-    h.server.script().text("hi");
+    h.script().text("hi");
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
     let ev = r.turn("hello").await;
     assert_eq!(turn_end(&ev), "completed");
-    let waits: Vec<Vec<String>> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::McpWaiting { servers } => Some(servers.clone()),
-            _ => None,
-        })
-        .collect();
+    let waits: Vec<Vec<String>> = picked!(ev, Event::McpWaiting { servers } => servers.clone());
     assert_eq!(waits.last(), Some(&Vec::new()), "{waits:?}");
     assert!(
         waits.iter().any(|w| w.iter().any(|s| s == "slow")),

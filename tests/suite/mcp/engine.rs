@@ -22,8 +22,7 @@ async fn the_model_calls_an_mcp_tool_through_the_engine() {
     let mark = marker();
     let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
     let m = Arc::new(m);
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("mcp__faults__echo", r#"{"text":"from the server"}"#)
         .usage(U::new(1100, 20))
@@ -75,8 +74,7 @@ async fn headless_without_yes_denies_every_mcp_tool() {
     let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
     let m = Arc::new(m);
     m.wait_for_startup().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("mcp__faults__echo", r#"{"text":"x"}"#)
         .usage(U::new(1100, 20))
@@ -172,10 +170,9 @@ async fn a_tool_of_a_killed_server_fails_at_once_without_asking() {
         )
         .with_delay(Duration::from_secs(2))
     }));
-    h.server.script().usage(U::new(1100, 20)).text("ok");
+    h.script().usage(U::new(1100, 20)).text("ok");
     // The next turn's request no longer offers it; the model calls it all the same.
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1200, 20))
         .call("t2", "mcp__faults__echo", r#"{"text":"y"}"#)
         .at(1300)

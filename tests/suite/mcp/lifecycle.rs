@@ -1,7 +1,7 @@
 //! Servers end with flower-tui however it ends: shutdown, drop (with or without a runtime), SIGKILL
 //! of the owner; and `.mcp.json` is used only once approved.
 
-use crate::support::mcp_server::SERVER_ENV;
+use crate::support::headless::flags;
 use crate::support::mcp_setup::{pids_with_env, wait_gone};
 use std::time::Duration;
 
@@ -62,14 +62,9 @@ fn servers_are_gone_after_their_owner_is_killed() {
         m1 = mark.1,
     );
     let mut owner = std::process::Command::new(&exe)
-        .args([
-            "--exact",
-            "suite::mcp::mcp_owner_entry",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
+        .args(flags(
+            "--exact suite::mcp::mcp_owner_entry --ignored --nocapture --test-threads=1 -q",
+        ))
         .env(OWNER_ENV, toml_text)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())

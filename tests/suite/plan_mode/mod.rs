@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
+use crate::support::check::{assert_exit, assert_success};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::KEY;
 use crate::support::headless::{bin, lines, stderr};
@@ -84,7 +85,7 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let events = lines(&out);
 
     // Only tools that change nothing reached the provider, and the prompt says it plans.
@@ -143,9 +144,9 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
         tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, extra))
     };
     let first = run(&[]).await.unwrap();
-    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_success(&first);
     let second = run(&["--output", "text"]).await.unwrap();
-    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_success(&second);
     let notes = ws.join(".flower/notes");
     assert_eq!(
         std::fs::read_to_string(notes.join("plan-rename.md")).unwrap(),
@@ -170,10 +171,8 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--continue", "-p", "and the tests?"]);
-    let third = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(third.status.code(), Some(0), "{}", stderr(&third));
+    let third = crate::support::headless::run(c).await.output;
+    assert_success(&third);
     let events = lines(&third);
     assert!(
         events
@@ -193,7 +192,7 @@ fn a_bad_mode_is_one_line_naming_the_accepted_ones() {
         .args(["--mode", "yolo", "-p", "x"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("normal, accept-edits, plan"), "{err}");
     std::fs::create_dir_all(home.path().join("config/flower")).unwrap();
@@ -206,7 +205,7 @@ fn a_bad_mode_is_one_line_naming_the_accepted_ones() {
         .args(["-p", "x", "--demo"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("`mode`") && err.contains("planning"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -247,10 +246,8 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--mode", "accept-edits", "-p", "rename parse_all"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = crate::support::headless::run(c).await.output;
+    assert_success(&out);
     let events = lines(&out);
     assert_eq!(
         events
@@ -301,7 +298,7 @@ async fn a_plan_that_restates_its_instructions_is_refused_and_no_file_is_written
     let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let events = lines(&out);
     let refused = events
         .iter()

@@ -12,10 +12,10 @@ use flower_tui::engine::types::Message;
 
 use super::chaos::{Api, params, retries, shown, text_reply, transcript};
 use super::{KEY, request, run};
-use crate::support::check::{assert_exit, of};
+use crate::support::check::{assert_exit, of, picked};
 use crate::support::fake::{self, FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_prefix, turn_end};
-use crate::support::headless::{Scenario, bin};
+use crate::support::headless::{Scenario, bin, flags};
 
 const IDLE: Duration = Duration::from_millis(500);
 
@@ -63,10 +63,7 @@ async fn a_stall_mid_stream_is_abandoned_its_text_replaced_and_retried() {
     h.server.push(Reply::Stall {
         prefix: text_prefix("partial words"),
     });
-    h.server
-        .script()
-        .usage(U::new(900, 9))
-        .text("the full answer");
+    h.script().usage(U::new(900, 9)).text("the full answer");
     let mut r = start(params(&h, Api::Anthropic, IDLE));
     let ev = r.turn("hi").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -134,13 +131,7 @@ async fn a_long_silence_is_announced_and_its_end_too() {
     let mut r = start(p);
     let ev = r.turn("hi").await;
     assert_eq!(turn_end(&ev), "completed");
-    let states: Vec<&StreamState> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Stream(s) => Some(s),
-            _ => None,
-        })
-        .collect();
+    let states: Vec<&StreamState> = picked!(ev, Event::Stream(s) => s);
     assert_eq!(states.len(), 2, "{states:?}");
     assert!(
         matches!(states[0], StreamState::Silent { silent_ms } if (150..400).contains(silent_ms))
@@ -273,14 +264,7 @@ async fn a_stalled_writing_turn_ends_in_a_degraded_handoff_and_the_run_exits_0()
         .text("finished after the handoff");
     // The main thread stops for the writing turn (a stalled writing request); the background
     // version is in tests/suite/background.rs.
-    let blocking = [
-        "--handoff-mode",
-        "blocking",
-        "--window",
-        "20000",
-        "--headroom",
-        "5000",
-    ];
+    let blocking = flags("--handoff-mode blocking --window 20000 --headroom 5000");
     let task = [
         "-p",
         "list the files",
@@ -361,13 +345,9 @@ mod every_request {
     #[tokio::test]
     async fn the_handoff_writing_turn() {
         let h = Harness::new().await;
-        h.server
-            .script()
-            .usage(U::new(16_000, 20))
-            .tool("list_dir", "{}");
+        h.script().usage(U::new(16_000, 20)).tool("list_dir", "{}");
         h.server.push(cut("## Doing\nA draft that breaks"));
-        h.server
-            .script()
+        h.script()
             .usage(U::new(16_500, 40))
             .text("## Doing\nListing the files.\n\n## Next\nSummarise them.\n")
             .usage(U::new(3_000, 20))
@@ -404,14 +384,10 @@ mod every_request {
                 U::new(10_000 + i * 20_000, 20),
             ));
         }
-        h.server
-            .script()
-            .usage(U::new(79_000, 20))
-            .text("first done");
+        h.script().usage(U::new(79_000, 20)).text("first done");
         r.turn("first task").await;
         h.server.push(cut("A broken summary draft"));
-        h.server
-            .script()
+        h.script()
             .usage(U::new(2_000, 20))
             .text("Summary of the earlier work: listed the directory four times.")
             .usage(U::new(20_000, 20))
@@ -429,13 +405,9 @@ mod every_request {
     #[tokio::test]
     async fn the_iteration_budgets_final_request() {
         let h = Harness::new().await;
-        h.server
-            .script()
-            .usage(U::new(1_000, 20))
-            .tool("list_dir", "{}");
+        h.script().usage(U::new(1_000, 20)).tool("list_dir", "{}");
         h.server.push(cut("An unfinished summ"));
-        h.server
-            .script()
+        h.script()
             .usage(U::new(1_200, 20))
             .text("Summary: one listing.");
         let mut p = h.params(200_000, 50_000);

@@ -11,6 +11,7 @@ use flower_tui::engine::session::EngineParams;
 use flower_tui::engine::types::{Block, Message, Role};
 use serde_json::json;
 
+use crate::support::check::picked;
 use crate::support::fake::chaos::{
     Chaos, Dice, Fault, FaultKind, Protocol, split_events, terminal_index,
 };
@@ -80,13 +81,7 @@ pub fn transcript(r: &Running) -> Vec<Message> {
 }
 
 pub fn retries(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Retry { reason, .. } => Some(reason.clone()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::Retry { reason, .. } => reason.clone())
 }
 
 /// How the retry line of `fault` starts.
@@ -130,15 +125,10 @@ async fn alone(api: Api, kind: FaultKind) {
         );
     }
     assert_eq!(shown(&ev), REPLY);
-    let done: Vec<_> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::AssistantDone {
-                text, interrupted, ..
-            } => Some((text.as_str(), *interrupted)),
-            _ => None,
-        })
-        .collect();
+    let done: Vec<_> = picked!(
+        ev,
+        Event::AssistantDone { text, interrupted, .. } => (text.as_str(), *interrupted)
+    );
     assert_eq!(done, [(REPLY, false)]);
     assert_eq!(
         transcript(&r),

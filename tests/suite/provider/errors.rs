@@ -285,8 +285,7 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
         400,
         r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
     ));
-    h.server
-        .script()
+    h.script()
         .openai()
         .usage(U::new(3_000, 20))
         .text("continuing after the handoff");

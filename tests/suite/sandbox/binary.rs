@@ -14,9 +14,10 @@ use serde_json::{Value, json};
 use super::network::{connected, datagram, listener, receiver};
 use super::processes::{DAEMONS, pid};
 use crate::suite::faults::{gone, wait_until};
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, flags, lines, run, stderr};
 use crate::support::pty::{Pty, READY};
 
 fn bash(id: &str, command: &str) -> Reply {
@@ -85,10 +86,8 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
     c.env("ANTHROPIC_API_KEY", KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["--workspace", ws.to_str().unwrap(), "-p", "try to escape"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let events = lines(&out);
     assert!(
         !events.iter().any(|e| e["type"] == "approval_request"),
@@ -230,16 +229,7 @@ fn the_flags_and_the_config_file_set_the_sandbox_and_a_bad_value_is_named() {
         stderr(&out)
     );
     let out = bin(home.path())
-        .args([
-            "-p",
-            "x",
-            "--demo",
-            "-v",
-            "--max-iterations",
-            "1",
-            "--sandbox",
-            "off",
-        ])
+        .args(flags("-p x --demo -v --max-iterations 1 --sandbox off"))
         .output()
         .unwrap();
     assert!(

@@ -11,6 +11,7 @@ use std::process::Command;
 use flower_tui::engine::tools::sandbox::{self, GitRoute, NO_NAMESPACES_VAR, SandboxPolicy};
 
 use super::{bash, confines_writes, place};
+use crate::support::headless::flags;
 
 /// `git <args>` in `dir` outside the sandbox, with no user config.
 fn git(dir: &Path, args: &[&str]) {
@@ -178,12 +179,9 @@ async fn fallback_entry_by_entry() {
 #[test]
 fn the_fallback_without_namespaces_closes_the_top_level_and_still_protects_git() {
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "suite::sandbox::git::fallback_entry_by_entry",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
+        .args(flags(
+            "suite::sandbox::git::fallback_entry_by_entry --exact --ignored --test-threads=1",
+        ))
         .env(NO_NAMESPACES_VAR, "1")
         .output()
         .unwrap();

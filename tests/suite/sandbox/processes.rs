@@ -10,6 +10,7 @@ use flower_tui::engine::tools::sandbox::SandboxPolicy;
 
 use super::{bash, place};
 use crate::suite::faults::{gone, read_pid, wait_until};
+use crate::support::headless::{flags, run};
 
 const AGENT_ENV: &str = "FLOWER_SANDBOX_TEST_AGENT";
 const KEY: &str = "sk-ant-SANDBOX-0123456789abcdef";
@@ -114,14 +115,7 @@ fn sandbox_agent_entry() {
 
 fn agent(ws: &Path, command: &str) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args([
-        "--exact",
-        "suite::sandbox::processes::sandbox_agent_entry",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-        "-q",
-    ])
+    c.args(flags("--exact suite::sandbox::processes::sandbox_agent_entry --ignored --nocapture --test-threads=1 -q"))
     .env(AGENT_ENV, format!("{}\n{command}", ws.display()))
     .env("ANTHROPIC_API_KEY", KEY)
     .stdin(Stdio::null());
@@ -160,10 +154,8 @@ async fn a_setsid_daemon_does_not_outlive_a_kill_9_of_the_agent() {
 #[tokio::test]
 async fn the_provider_key_is_not_in_the_commands_environment() {
     let p = place();
-    let mut c = agent(&p.ws, "env > env.txt; echo listed");
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
+    let c = agent(&p.ws, "env > env.txt; echo listed");
+    let out = run(c).await.output;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("RESULT listed"), "{stdout}");

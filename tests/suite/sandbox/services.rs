@@ -15,9 +15,10 @@ use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, Support, 
 use serde_json::json;
 
 use super::{Stray, bash, place, unique};
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines, run};
 
 /// A path socket outside the workspace, and whether something connected to it (and what it sent).
 struct Listener {
@@ -209,10 +210,8 @@ async fn run_with_services(home: &Path, ws: &Path, network: &str, command: &str)
             network,
         ])
         .args(["-p", "print the environment"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let events = lines(&out);
     let result = events
         .iter()

@@ -68,8 +68,7 @@ async fn a_confined_command_runs_unasked_while_file_tools_and_configured_asking_
     let h = Harness::new().await;
     h.server.push(bash("t1", "echo made > made.txt"));
     let write = json!({"path": "w.txt", "content": "x"}).to_string();
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1100, 20))
         .call("t2", "write_file", write)
         .at(1200)
@@ -106,7 +105,7 @@ async fn a_confined_command_runs_unasked_while_file_tools_and_configured_asking_
     // `[sandbox] ask = true`: the same command is asked for.
     let h = Harness::new().await;
     h.server.push(bash("t1", "echo made > made.txt"));
-    h.server.script().usage(U::new(1200, 20)).text("done");
+    h.script().usage(U::new(1200, 20)).text("done");
     let mut p = sandboxed(&h, TUI);
     p.tools.sandbox_approval = SandboxApproval::Ask;
     let mut r = start(p);
@@ -137,7 +136,7 @@ async fn headless_keeps_a_stopped_command_in_the_sandbox_and_its_result_says_why
     let h = Harness::new().await;
     h.server
         .push(bash("t1", &format!("echo out > {}", target.display())));
-    h.server.script().usage(U::new(1200, 20)).text("noted");
+    h.script().usage(U::new(1200, 20)).text("noted");
     let mut r = start(sandboxed(&h, FrontEnd::Headless));
     let ev = r.turn("write outside").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -181,7 +180,7 @@ async fn the_user_lets_a_stopped_command_run_once_outside_the_sandbox_or_keeps_i
     let h = Harness::new().await;
     h.server.push(bash("t1", &command));
     h.server.push(bash("t2", &command));
-    h.server.script().usage(U::new(1300, 20)).text("done");
+    h.script().usage(U::new(1300, 20)).text("done");
     let mut r = start(sandboxed(&h, TUI));
     let turn = r.send_turn("append outside").await;
     let ev = r

@@ -4,9 +4,10 @@ use flower_tui::engine::ledger::{Manifest, load_transcript};
 use serde_json::Value;
 
 use super::{calls, requests_for, task};
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, lines};
 
 #[tokio::test]
 async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
@@ -42,10 +43,8 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .env("ANTHROPIC_MODEL", "claude-sonnet-test")
         .args(["-p", "what do the notes say", "--yes"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = crate::support::headless::run(c).await.output;
+    assert_success(&out);
     let events = lines(&out);
     let sub: Vec<&Value> = events.iter().filter(|e| e["type"] == "subagent").collect();
     let phases: Vec<&str> = sub.iter().filter_map(|e| e["phase"].as_str()).collect();

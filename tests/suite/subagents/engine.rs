@@ -8,11 +8,11 @@ use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Subagent
 use flower_tui::engine::session::repair_dangling_tool_uses;
 use serde_json::json;
 
-use super::{
-    calls, end_of, is_child, main_requests, phases, requests_for, task, tool_names, tool_results,
-};
+use super::{calls, end_of, is_child, main_requests, phases, requests_for, task, tool_results};
+use crate::support::check::picked;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
+use crate::support::requests::tool_names;
 
 fn price(input: u64, output: u64) -> f64 {
     crate::support::harness::price(MODEL, input, output)
@@ -67,10 +67,7 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
         "BETA-JOB",
         a::text("BETA REPORT: beta is in b.txt:1.", U::new(31_000, 80)),
     );
-    h.server
-        .script()
-        .usage(U::new(5_400, 60))
-        .text("Both done.");
+    h.script().usage(U::new(5_400, 60)).text("Both done.");
     let mut p = h.params(60_000, 20_000);
     p.settings.model = MODEL.into();
     let mut r = start(p);
@@ -115,15 +112,10 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     assert!(alpha[1].body.to_string().contains("FILE-A-CONTENT-7781"));
 
     // The main gauge: only the main thread's responses, never the children's.
-    let readings: Vec<(u64, bool)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Usage {
-                context, estimated, ..
-            } => Some((*context, *estimated)),
-            _ => None,
-        })
-        .collect();
+    let readings: Vec<(u64, bool)> = picked!(
+        ev,
+        Event::Usage { context, estimated, .. } => (*context, *estimated)
+    );
     let measured: Vec<u64> = readings.iter().filter(|r| !r.1).map(|r| r.0).collect();
     assert_eq!(measured, [5_100, 5_460]);
     assert!(readings.iter().all(|(c, _)| *c < 20_000), "{readings:?}");
@@ -275,18 +267,10 @@ async fn esc_stops_both_and_leaves_every_call_answered() {
         };
         assert_eq!(outcome.to_string(), "interrupted");
     }
-    let results: Vec<(String, String, bool)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult {
-                id,
-                output,
-                is_error,
-                ..
-            } => Some((id.clone(), output.clone(), *is_error)),
-            _ => None,
-        })
-        .collect();
+    let results: Vec<(String, String, bool)> = picked!(
+        ev,
+        Event::ToolResult { id, output, is_error, .. } => (id.clone(), output.clone(), *is_error)
+    );
     assert_eq!(results.len(), 2, "{results:#?}");
     for (_, output, is_error) in &results {
         assert!(
@@ -321,7 +305,7 @@ async fn esc_stops_both_and_leaves_every_call_answered() {
         );
     }
     // The parent goes on: the provider (the fake checks it) accepts its history.
-    h.server.script().at(2_500).text("Stopped.");
+    h.script().at(2_500).text("Stopped.");
     let ev = r.turn("what now").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     r.shutdown().await;
@@ -342,7 +326,7 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
         "ALPHA-JOB",
         a::text("PARTIAL REPORT: a.txt says alpha.", U::new(25_200, 60)),
     );
-    h.server.script().at(3_200).text("ok");
+    h.script().at(3_200).text("ok");
     let mut r = start(h.params(30_000, 10_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -397,7 +381,7 @@ async fn a_child_whose_context_overflows_returns_what_it_read() {
             "prompt is too long: 250000 tokens > 200000 maximum",
         ),
     );
-    h.server.script().at(3_200).text("ok");
+    h.script().at(3_200).text("ok");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

@@ -8,9 +8,10 @@ use flower_tui::engine::protocol::{Event, SubagentPhase};
 use flower_tui::engine::tools::sandbox::{SandboxPolicy, Support};
 use serde_json::json;
 
-use super::{calls, end_of, main_requests, requests_for, task, tool_names, tool_results};
+use super::{calls, end_of, main_requests, requests_for, task, tool_results};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_prefix, turn_end};
+use crate::support::requests::tool_names;
 
 #[tokio::test]
 async fn a_child_cannot_start_subagents_and_has_no_bash_under_ask() {
@@ -32,7 +33,7 @@ async fn a_child_cannot_start_subagents_and_has_no_bash_under_ask() {
         "ALPHA-JOB",
         a::text("I could do neither.", U::new(1_200, 20)),
     );
-    h.server.script().at(2_100).text("ok");
+    h.script().at(2_100).text("ok");
     // Headless without --yes: the main thread's commands would be denied, so a child has none.
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
@@ -102,7 +103,7 @@ async fn under_ask_a_child_runs_commands_the_sandbox_confines_as_the_parent_woul
     );
     h.server
         .push_for("ALPHA-JOB", a::text("REPORT: ran.", U::new(1_200, 20)));
-    h.server.script().at(2_100).text("ok");
+    h.script().at(2_100).text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.tools.sandbox = SandboxPolicy::default();
@@ -154,7 +155,7 @@ async fn under_yes_a_child_runs_commands_and_its_budget_ends_in_a_report() {
         "ALPHA-JOB",
         a::text("BUDGET REPORT: both ran.", U::new(1_400, 20)),
     );
-    h.server.script().at(2_100).text("ok");
+    h.script().at(2_100).text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.subagent.max_iterations = 2;
     let mut r = start(p);
@@ -202,7 +203,7 @@ async fn a_broken_stream_inside_a_child_is_replayed() {
     );
     h.server
         .push_for("ALPHA-JOB", a::text("WHOLE REPORT", U::new(900, 20)));
-    h.server.script().at(2_100).text("ok");
+    h.script().at(2_100).text("ok");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -242,7 +243,7 @@ async fn at_most_four_run_at_once() {
             .with_delay(Duration::from_millis(60));
         h.server.push_for(k, reply);
     }
-    h.server.script().at(2_500).text("ok");
+    h.script().at(2_500).text("ok");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -281,7 +282,7 @@ async fn a_report_too_large_for_the_context_is_spilled_like_any_result() {
     assert!(long.len() > 100_000);
     h.server
         .push_for("ALPHA-JOB", a::text(&long, U::new(900, 30_000)));
-    h.server.script().at(2_500).text("ok");
+    h.script().at(2_500).text("ok");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("go").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
