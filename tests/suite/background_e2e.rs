@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use crate::support::fake::{FakeServer, Gate, U, anthropic as a, is_writing};
-use crate::support::headless::manifest;
+use crate::support::fake::{FakeServer, Gate, is_writing};
+use crate::support::headless::{flags, manifest};
 use crate::support::pty::{CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, served};
 use crate::support::requests::first_blocks;
 use crate::support::script::doc;
@@ -31,28 +31,25 @@ fn start(server: &FakeServer, args: &[&str]) -> Pty {
     Pty::start_in(home(), server, args)
 }
 
-const ARGS: [&str; 7] = [
-    "--yes",
-    "--window",
-    "40000",
-    "--headroom",
-    "10000",
-    "--review",
-    "60",
-];
+const ARGS: &str = "--yes --window 40000 --headroom 10000 --review 60";
 
 #[test]
 fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor() {
     let (_rt, server) = served();
     let (gw, g2) = (Gate::new(), Gate::new());
     server.script().at(31_000).tool("list_dir", "{}");
-    server.push(a::tool_use("t2", "list_dir", "{}", U::new(31_300, 10)).gated(&g2));
+    server.script().at(31_300).held(&g2).tool("list_dir", "{}");
     server
         .script()
         .at(5_000)
         .text("Successor: picking up the edited plan.");
-    server.push_writing(a::text(&doc("parser"), U::new(31_000, 10)).gated(&gw));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "bg"]].concat());
+    server
+        .script()
+        .at(31_000)
+        .writing()
+        .held(&gw)
+        .text(&doc("parser"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step bg")));
     t.wait_for(READY);
     t.keys("refactor the parser");
     t.keys(ENTER);
@@ -134,8 +131,13 @@ fn esc_with_no_turn_running_cancels_the_background_writing() {
         .tool("list_dir", "{}")
         .at(31_200)
         .text("The turn is done.");
-    server.push_writing(a::text(&doc("x"), U::new(31_000, 10)).gated(&gw));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "esc"]].concat());
+    server
+        .script()
+        .at(31_000)
+        .writing()
+        .held(&gw)
+        .text(&doc("x"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step esc")));
     t.wait_for(READY);
     t.keys("go");
     t.keys(ENTER);
@@ -156,9 +158,16 @@ fn kill_9_while_the_document_is_written_loses_nothing() {
     let (_rt, server) = served();
     let (gw, g2) = (Gate::new(), Gate::new());
     server.script().at(31_000).tool("list_dir", "{}");
-    server.push(a::text("never answered", U::new(31_100, 10)).gated(&g2));
-    server.push_writing(a::text(&doc("lost"), U::new(31_000, 10)).gated(&gw));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "k1"]].concat());
+    server
+        .script()
+        .at(31_100)
+        .held(&g2)
+        .text("never answered")
+        .at(31_000)
+        .writing()
+        .held(&gw)
+        .text(&doc("lost"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step k1")));
     t.wait_for(READY);
     let task = "fix the lexer";
     t.keys(task);
@@ -179,11 +188,11 @@ fn kill_9_while_the_document_is_written_loses_nothing() {
         .text("Continuing the lexer.")
         .at(4_000)
         .text("Generation 2 on the lexer.");
-    server.push_writing(a::text(&doc("lexer"), U::new(31_000, 10)));
+    server.script().at(31_000).writing().text(&doc("lexer"));
     let mut t = Pty::start_in(
         home,
         &server,
-        &[&ARGS[..5], &["--continue", "--review", "off"]].concat(),
+        &flags("--yes --window 40000 --headroom 10000 --continue --review off"),
     );
     t.wait_for("continuing session");
     t.keys("go on");
@@ -218,9 +227,15 @@ fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
         .tool("list_dir", "{}")
         .at(31_200)
         .tool("glob", r#"{"pattern":"*.rs"}"#);
-    server.push(a::text("held", U::new(31_300, 10)).gated(&g2));
-    server.push_writing(a::text(&doc("review"), U::new(31_000, 10)));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "k2"]].concat());
+    server
+        .script()
+        .at(31_300)
+        .held(&g2)
+        .text("held")
+        .at(31_000)
+        .writing()
+        .text(&doc("review"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step k2")));
     t.wait_for(READY);
     let task = "tidy the review";
     t.keys(task);
@@ -252,7 +267,7 @@ fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
         .script()
         .at(4_000)
         .text("Generation 2 after the kill.");
-    let mut t = Pty::start_in(home, &server, &ARGS);
+    let mut t = Pty::start_in(home, &server, &flags(ARGS));
     t.wait("the reopened review", |s| {
         s.contains("was never turned over") && s.contains("successor in")
     });

@@ -10,8 +10,9 @@ use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use flower_tui::engine::session::Resume;
 use serde_json::Value;
 
+use crate::support::check::picked;
 use crate::support::fake::{Reply, anthropic as a};
-use crate::support::harness::{Harness, Running, start, turn_end};
+use crate::support::harness::{Harness, start, turn_end};
 use crate::support::requests::first_blocks;
 use crate::support::script::DOC;
 
@@ -19,41 +20,16 @@ fn overflow() -> Reply {
     a::too_long(45_000, 40_000)
 }
 
-/// Wait for the `Frozen` phase; its handoff id and path.
-async fn frozen(r: &mut Running) -> (flower_tui::engine::protocol::HandoffId, std::path::PathBuf) {
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    match ev.last() {
-        Some(Event::Handoff(HandoffPhase::Frozen {
-            handoff,
-            path: Some(path),
-            awaits_review: true,
-            ..
-        })) => (*handoff, path.clone()),
-        other => panic!("{other:#?}"),
-    }
-}
-
 fn warnings(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Warning { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::Warning { message } => message.clone())
 }
 
 #[tokio::test]
 async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     let h = Harness::new().await;
-    h.server.script().text("hi there");
+    h.script().text("hi there");
     h.server.push(overflow());
-    h.server
-        .script()
-        .at(2_000)
-        .text("on it: the second request");
+    h.script().at(2_000).text("on it: the second request");
     let mut r = start(h.params(40_000, 10_000));
     assert_eq!(turn_end(&r.turn("hello").await), "completed");
     let second = "Now rename  `parse_all` to `parse`\n  everywhere (keep this spacing).";
@@ -87,15 +63,15 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
 #[tokio::test]
 async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the_document() {
     let h = Harness::new().await;
-    h.server.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
-    h.server.script().at(31_500).text(DOC); // the writing turn
-    h.server.script().at(5_000).text("done with the parser"); // successor
-    h.server.script().at(31_000).tool("list_dir", "{}"); // next turn crosses again
+    h.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
+    h.script().at(31_500).text(DOC); // the writing turn
+    h.script().at(5_000).text("done with the parser"); // successor
+    h.script().at(31_000).tool("list_dir", "{}"); // next turn crosses again
     for _ in 0..5 {
         // The writing turn fails on all 5 tries: a degraded document.
-        h.server.script().reply(Reply::status(500, "boom"));
+        h.script().reply(Reply::status(500, "boom"));
     }
-    h.server.script().at(5_000).text("third generation here");
+    h.script().at(5_000).text("third generation here");
     let mut r = start(h.params(40_000, 10_000));
     let task = "refactor the parser";
     assert_eq!(turn_end(&r.turn(task).await), "completed");
@@ -135,12 +111,12 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
 #[tokio::test]
 async fn the_briefing_holds_the_file_byte_for_byte() {
     let h = Harness::new().await;
-    h.server.script().over_the_line(DOC).at(5_000).text("ok");
+    h.script().over_the_line(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     let text = std::fs::read_to_string(&path).unwrap();
     let (header, rest) = text.split_once('\n').unwrap();
     let edited = format!(
@@ -167,13 +143,13 @@ async fn the_briefing_holds_the_file_byte_for_byte() {
 async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_back() {
     let h = Harness::new().await;
     for _ in 0..2 {
-        h.server.script().over_the_line(DOC).at(5_000).text("ok");
+        h.script().over_the_line(DOC).at(5_000).text("ok");
     }
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("first").await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     let left = "I rewrote this as plain prose: finish the parser, then the lexer.";
     std::fs::write(&path, left).unwrap();
     r.send(Op::ReviewDone { handoff }).await;
@@ -188,7 +164,7 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
     assert!(blocks[0].ends_with(&format!("<handoff>\n{left}\n</handoff>\n")));
 
     r.send_turn("second").await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     std::fs::write(&path, "  \n").unwrap();
     r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
@@ -207,14 +183,14 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
 #[tokio::test]
 async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens_it() {
     let h = Harness::new().await;
-    h.server.script().over_the_line(DOC);
+    h.script().over_the_line(DOC);
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let root = p.run_dir.root.clone();
     let mut r = start(p);
     let task = "fix the flaky test";
     r.send_turn(task).await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     let unsaved = path.with_extension("md.unsaved-20261129T134100Z.md");
     std::fs::write(&unsaved, "my unsaved words").unwrap();
     r.send(Op::UnsavedEdits {
@@ -236,7 +212,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     assert_eq!(h.server.requests().len(), 2, "no successor request");
 
     // The next start: the review is reopened on the frozen document, the edits offered.
-    h.server.script().at(5_000).text("successor continues");
+    h.script().at(5_000).text("successor continues");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(&root);
@@ -312,9 +288,9 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
     let mut ra = start(pa);
     let mut rb = start(pb);
     ra.send_turn("a task").await;
-    let (ha, path_a) = frozen(&mut ra).await;
+    let (ha, path_a) = ra.frozen_for_review().await;
     rb.send_turn("b task").await;
-    let (hb, path_b) = frozen(&mut rb).await;
+    let (hb, path_b) = rb.frozen_for_review().await;
     assert_eq!(path_a, h.workbench().join("notes/handoff-test-step.md"));
     assert_eq!(path_b, h.workbench().join("notes/handoff-test-step-2.md"));
     assert!(rb.events.iter().any(|e| matches!(
@@ -346,13 +322,13 @@ fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::
 #[tokio::test]
 async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one() {
     let h = Harness::new().await;
-    h.server.script().text("first answer");
+    h.script().text("first answer");
     h.server.push(Reply::Stall {
         prefix: crate::support::harness::text_prefix("half an ans"),
     });
-    h.server.script().at(1_500).text(DOC); // the /handoff writing turn
-    h.server.script().at(500).text("ok");
-    h.server.script().at(1_500).text(DOC); // the second /handoff
+    h.script().at(1_500).text(DOC); // the /handoff writing turn
+    h.script().at(500).text("ok");
+    h.script().at(1_500).text(DOC); // the second /handoff
     let mut r = start(h.params(40_000, 10_000));
     assert_eq!(turn_end(&r.turn("first request").await), "completed");
     let cut = "the request Esc interrupted";
@@ -392,13 +368,13 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
 #[tokio::test]
 async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
     let h = Harness::new().await;
-    h.server.script().over_the_line(DOC);
+    h.script().over_the_line(DOC);
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let root = p.run_dir.root.clone();
     let mut r = start(p);
     r.send_turn("task").await;
-    let (_, path) = frozen(&mut r).await;
+    let (_, path) = r.frozen_for_review().await;
     r.shutdown().await;
     // As if killed between the ledger's record and the file: not written, no file.
     let mpath = root.join("manifest.json");
@@ -409,14 +385,14 @@ async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
     std::fs::remove_file(&path).unwrap();
 
     let mut r = start(resumed(&h, &root));
-    let (handoff, again) = frozen(&mut r).await;
+    let (handoff, again) = r.frozen_for_review().await;
     assert_eq!(again, path);
     assert!(
         std::fs::read_to_string(&path)
             .unwrap()
             .contains("Run the parser tests.")
     );
-    h.server.script().at(100).text("on it");
+    h.script().at(100).text("on it");
     r.send(Op::ReviewDone { handoff }).await;
     r.until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
@@ -427,7 +403,7 @@ async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
 #[tokio::test]
 async fn continuing_a_step_a_live_engine_works_on_is_refused() {
     let h = Harness::new().await;
-    h.server.script().at(100).text("hi");
+    h.script().at(100).text("hi");
     let p = h.params(40_000, 10_000);
     let root = p.run_dir.root.clone();
     let mut r = start(p);
@@ -453,12 +429,12 @@ async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the
     const TYPED_KEY: &str = "sk-ant-typed-into-the-file-0123456789";
     flower_tui::engine::secrets::register(TYPED_KEY);
     let h = Harness::new().await;
-    h.server.script().over_the_line(DOC).at(5_000).text("ok");
+    h.script().over_the_line(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     // The user (or `$EDITOR`, or a command) puts a key into the document under review.
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}## Notes\nthe key is {TYPED_KEY}\n")).unwrap();

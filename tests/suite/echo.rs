@@ -10,8 +10,9 @@ use flower_tui::engine::policy::HandoffMode;
 use flower_tui::engine::protocol::{DocumentSource, Event, ExitReason, HandoffPhase};
 use serde_json::Value;
 
-use crate::support::fake::{Gate, Reply, U, anthropic as a, is_writing};
+use crate::support::fake::{Gate, Reply, is_writing};
 use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
+use crate::support::requests::{last_user_text, unmarked};
 
 /// The long prompt's descriptions under its headings, word for word.
 const VERBATIM: &str = include_str!("../fixtures/echo/verbatim.md");
@@ -29,10 +30,6 @@ const GOOD: &str = include_str!("../fixtures/echo/good_quoting.md");
 /// A phrase of the long prompt only, and one of the short prompt only.
 const LONG_ONLY: &str = "What is being done right now, at the moment of the cut";
 const SHORT_ONLY: &str = "Here is a handoff from another task, to show the form.";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 fn retrying(events: &[Event]) -> Vec<String> {
     phases(events)
@@ -61,37 +58,9 @@ fn degraded_reasons(events: &[Event]) -> (Option<String>, Option<String>) {
     out
 }
 
-fn last_user_text(body: &Value) -> String {
-    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
-        return String::new();
-    };
-    last["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 /// A body's messages without the writing prompt: the last message's last text block dropped,
 /// `cache_control` markers removed (they move from request to request).
 fn without_prompt(body: &Value) -> Value {
-    fn unmarked(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .filter(|(k, _)| k.as_str() != "cache_control")
-                    .map(|(k, v)| (k.clone(), unmarked(v)))
-                    .collect(),
-            ),
-            Value::Array(a) => Value::Array(a.iter().map(unmarked).collect()),
-            other => other.clone(),
-        }
-    }
     let mut messages = unmarked(&body["messages"]);
     if let Some(last) = messages.as_array_mut().and_then(|m| m.last_mut())
         && let Some(blocks) = last["content"].as_array_mut()
@@ -127,8 +96,7 @@ fn assert_retry_body(first: &Value, retry: &Value) {
 #[tokio::test]
 async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_is_kept() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .over_the_line(VERBATIM)
         .at(31_200)
         .text(GOOD)
@@ -175,8 +143,7 @@ async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_
 #[tokio::test]
 async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .over_the_line(EDITED)
         .at(31_200)
         .text(EXAMPLE_COPIED)
@@ -216,8 +183,7 @@ async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
 #[tokio::test]
 async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .at(2_000)
         .text("divide() needs a zero check.")
         .at(2_500)
@@ -264,11 +230,7 @@ async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
 #[tokio::test]
 async fn a_good_document_quoting_the_prompt_passes_the_first_time() {
     let h = Harness::new().await;
-    h.server
-        .script()
-        .over_the_line(GOOD)
-        .at(5_000)
-        .text("Continuing.");
+    h.script().over_the_line(GOOD).at(5_000).text("Continuing.");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.turn("divide() in calc.py crashes on 0").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -301,15 +263,13 @@ async fn a_rescued_document_is_checked_too_and_its_retry_keeps_the_reduced_histo
         "error: disk full\n".repeat(2_000),
     )
     .unwrap();
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool("bash", r#"{"command":"cat a.log"}"#);
     // The writing request overflows; the rescue on a reduced copy restates its instructions;
     // the retry with the short prompt on that same copy writes the document.
     h.server.push(overflow(42_000, 40_000));
-    h.server
-        .script()
+    h.script()
         .at(9_000)
         .text(VERBATIM)
         .at(8_800)
@@ -345,13 +305,16 @@ struct BackgroundRun {
 /// at its boundary.
 async fn background_run(h: &Harness, first: &str, retry: &str) -> BackgroundRun {
     let gate = Gate::new();
-    h.server.script().at(31_000).tool("list_dir", "{}");
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_500)).gated(&gate));
-    h.server.script().at(5_000).text("successor goes on");
-    h.server.push_writing(a::text(first, u(31_000)));
-    h.server
-        .push_writing(a::text(retry, u(31_000)).after(Duration::from_millis(50)));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_500).held(&gate).tool("list_dir", "{}");
+    h.script().at(5_000).text("successor goes on");
+    h.script()
+        .at(31_000)
+        .writing()
+        .text(first)
+        .writing()
+        .after(Duration::from_millis(50))
+        .text(retry);
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Background;
     let mut r = start(p);

@@ -19,8 +19,7 @@ fn u(input: u64) -> U {
 #[tokio::test]
 async fn plain_reply_streams_and_records_usage() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1200, 20))
         .text("Hello there, human.");
     let mut r = start(h.params(200_000, 50_000));
@@ -47,8 +46,7 @@ async fn plain_reply_streams_and_records_usage() {
 #[tokio::test]
 async fn write_then_edit_then_reply() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool(
             "write_file",
@@ -94,8 +92,7 @@ async fn write_then_edit_then_reply() {
 #[tokio::test]
 async fn bash_timeout_is_reported_to_the_model() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("bash", r#"{"command":"echo start; sleep 20","timeout":1}"#)
         .at(1100)
@@ -123,7 +120,7 @@ async fn overloaded_twice_then_success_shows_retries() {
                 .into(),
         });
     }
-    h.server.script().usage(U::new(900, 20)).text("finally");
+    h.script().usage(U::new(900, 20)).text("finally");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
     let retries: Vec<_> = ev
@@ -164,7 +161,7 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
         |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
     ));
     // The session is still usable.
-    h.server.script().usage(U::new(900, 20)).text("ok now");
+    h.script().usage(U::new(900, 20)).text("ok now");
     let ev = r.turn("again").await;
     assert_eq!(turn_end(&ev), "completed");
     r.shutdown().await;
@@ -224,8 +221,7 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
 #[tokio::test]
 async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool(
             "write_file",
@@ -262,8 +258,7 @@ async fn iteration_budget_ends_with_a_summary_request_without_tools() {
         h.server
             .push(a::tool_use(&format!("t{i}"), "list_dir", "{}", u(1000 + i)));
     }
-    h.server
-        .script()
+    h.script()
         .usage(U::new(2000, 20))
         .text("Summary: listed the directory three times.");
     let mut p = h.params(200_000, 50_000);
@@ -284,8 +279,7 @@ async fn iteration_budget_ends_with_a_summary_request_without_tools() {
 #[tokio::test]
 async fn big_tool_output_is_spilled_with_a_preview() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool(
             "bash",
@@ -334,7 +328,7 @@ async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
             ..
         }
     )));
-    h.server.script().usage(U::new(900, 20)).text("fine");
+    h.script().usage(U::new(900, 20)).text("fine");
     let ev = r.turn("continue").await;
     assert_eq!(turn_end(&ev), "completed");
     let last = h.server.requests().last().unwrap().clone();
@@ -355,8 +349,7 @@ async fn openai_protocol_core_flow() {
         &[("call_1", "write_file", r#"{"path":"o.txt","content":"hi"}"#)],
         u(800),
     ));
-    h.server
-        .script()
+    h.script()
         .openai()
         .usage(U::new(900, 20))
         .text("Wrote o.txt.");
@@ -382,8 +375,7 @@ async fn openai_protocol_core_flow() {
 #[tokio::test]
 async fn headless_denies_unapproved_tools() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("bash", r#"{"command":"touch pwned"}"#)
         .at(1100)
@@ -401,8 +393,7 @@ async fn headless_denies_unapproved_tools() {
 #[tokio::test]
 async fn api_key_never_reaches_disk() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("bash", "{\"command\":\"echo hi\"}");
     h.server.push(Reply::Status {
@@ -437,8 +428,7 @@ async fn paths_outside_the_workspace_need_a_call_by_call_approval() {
     let outside = h.dir.path().join("outside.txt");
     let input =
         serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("write_file", input)
         .at(1100)
@@ -466,8 +456,7 @@ async fn interactive_always_does_not_cover_an_outside_path() {
     let inside = serde_json::json!({"path": "in.txt", "content": "x"}).to_string();
     let out_input =
         serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("write_file", inside)
         .at(1100)
@@ -508,8 +497,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     use flower_tui::engine::ledger::RunDir;
     use flower_tui::engine::session::Resume;
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(1000, 20))
         .tool("list_dir", "{}")
         .at(1100)
@@ -541,7 +529,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
         ev.iter()
             .any(|e| matches!(e, Event::Notice { message } if message.contains("list_dir")))
     );
-    h.server.script().usage(U::new(1300, 20)).text("still here");
+    h.script().usage(U::new(1300, 20)).text("still here");
     let ev = r.turn("and now?").await;
     assert_eq!(turn_end(&ev), "completed");
     let body = h.server.requests().last().unwrap().clone();
@@ -556,8 +544,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
 #[tokio::test]
 async fn the_budget_summary_survives_an_overflow() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(20_000, 20))
         .tool("list_dir", "{}")
         .reply(a::too_long(250_000, 200_000))
@@ -583,10 +570,7 @@ async fn the_budget_summary_survives_an_overflow() {
 #[tokio::test]
 async fn a_failed_budget_summary_reports_the_error_and_still_ends_on_the_budget() {
     let h = Harness::new().await;
-    h.server
-        .script()
-        .usage(U::new(1_000, 20))
-        .tool("list_dir", "{}");
+    h.script().usage(U::new(1_000, 20)).tool("list_dir", "{}");
     h.server.push(Reply::Status {
         status: 400,
         headers: vec![],

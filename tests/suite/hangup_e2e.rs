@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::support::fake::{Gate, U, anthropic as a};
+use crate::support::fake::Gate;
 use crate::support::headless::{BLOCKING, flags, manifest};
 use crate::support::pty::{DOWN, END, ENTER, POLL, Pty, READY, kept_beside, served};
 use crate::support::script::doc;
@@ -36,19 +36,15 @@ fn a_frame_that_finds_the_terminal_closed_keeps_the_edits_and_exits_cleanly() {
     let (_rt, server) = served();
     let held = Gate::new();
     server.script().at(31_000).tool("list_dir", "{}");
-    server.push(a::text("never answered", U::new(31_300, 10)).gated(&held));
-    server.push_writing(a::text(&doc("gone"), U::new(31_000, 10)));
-    let args = [
-        "--yes",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "60",
-        "--step",
-        "gone",
-    ];
+    server
+        .script()
+        .at(31_300)
+        .held(&held)
+        .text("never answered")
+        .at(31_000)
+        .writing()
+        .text(&doc("gone"));
+    let args = flags("--yes --window 40000 --headroom 10000 --review 60 --step gone");
     let mut t = Pty::start_wrapped(home(), &server, &["env", "--block-signal=HUP"], &args);
     t.wait_for(READY);
     t.keys("keep my edits");

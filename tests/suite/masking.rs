@@ -11,8 +11,10 @@ use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use flower_tui::engine::session::EngineParams;
 use serde_json::{Value, json};
 
+use crate::support::check::picked;
 use crate::support::fake::{Gate, Recorded, U, anthropic as a, is_writing};
 use crate::support::harness::{Harness, start, turn_end};
+use crate::support::headless::run;
 use crate::support::requests::unmarked;
 
 fn messages(r: &Recorded) -> Vec<Value> {
@@ -164,17 +166,10 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
     assert!(sent * 3 < unmasked, "{sent} of {unmasked}");
     // The gauge hears what masking saves: nothing before the first step, then about the stubbed
     // outputs' size (each ~4,500 characters, ~1,100 tokens), growing with each step.
-    let saved: Vec<u64> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Usage {
-                masked_tokens,
-                estimated: false,
-                ..
-            } => Some(*masked_tokens),
-            _ => None,
-        })
-        .collect();
+    let saved: Vec<u64> = picked!(
+        ev,
+        Event::Usage { masked_tokens, estimated: false, .. } => *masked_tokens
+    );
     assert_eq!(saved.len(), 16, "{saved:?}");
     assert_eq!(saved.first(), Some(&0), "{saved:?}");
     assert!(saved.windows(2).all(|w| w[0] <= w[1]), "{saved:?}");
@@ -269,7 +264,7 @@ fn facts_session(h: &Harness) {
         ("bash", json!({"command": "ls"})),
     ];
     for (name, input) in calls {
-        h.server.script().at(2_000).tool(name, input.to_string());
+        h.script().at(2_000).tool(name, input.to_string());
     }
 }
 
@@ -303,16 +298,18 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     let h = Harness::new().await;
     facts_session(&h);
     // The tenth reply crosses the line whatever masking saved: the writing starts beside it.
-    h.server.script().at(31_000).tool("read_file", read(4));
+    h.script().at(31_000).tool("read_file", read(4));
     // The order of what runs at once is the test's: the document waits until the main thread's
     // next request is out, that request's reply until the document is frozen; the turnover
     // comes at the boundary after it.
     let (written, frozen) = (Gate::new(), Gate::new());
-    h.server
-        .push(a::tool_use("c11", "list_dir", "{}", U::new(31_200, 10)).gated(&frozen));
-    h.server.script().at(5_000).text("successor: done");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 300)).gated(&written));
+    h.script().at(31_200).held(&frozen).tool("list_dir", "{}");
+    h.script().at(5_000).text("successor: done");
+    h.script()
+        .usage(U::new(31_000, 300))
+        .writing()
+        .held(&written)
+        .text(DOC);
     let mut p = masked(&h);
     p.settings.thresholds = flower_tui::engine::context::Thresholds::new(40_000, 10_000);
     // Small steps, so this short session is masked when the line is reached.
@@ -399,10 +396,9 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     // Degraded: the writing reply lacks the required sections (blocking mode degrades it).
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.script().at(31_000).tool("read_file", read(4));
-    h.server
-        .push_writing(a::text("I would rather not.", U::new(31_000, 10)));
-    h.server.script().at(5_000).text("successor: done");
+    h.script().at(31_000).tool("read_file", read(4));
+    h.script().at(31_000).writing().text("I would rather not.");
+    h.script().at(5_000).text("successor: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
@@ -416,14 +412,14 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     // Rescued: the writing request overflows, the rescue on a reduced history writes it.
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.script().at(31_000).tool("read_file", read(4));
+    h.script().at(31_000).tool("read_file", read(4));
     h.server.push_writing(a::error_status(
         400,
         "invalid_request_error",
         "prompt is too long: 41000 tokens > 40000 maximum",
     ));
-    h.server.push_writing(a::text(DOC, U::new(20_000, 300)));
-    h.server.script().at(5_000).text("successor: done");
+    h.script().usage(U::new(20_000, 300)).writing().text(DOC);
+    h.script().at(5_000).text("successor: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
@@ -438,44 +434,26 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
 async fn the_successor_carries_the_earlier_facts_as_the_user_left_them() {
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.script().at(31_000).tool("read_file", read(4));
-    h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
+    h.script().at(31_000).tool("read_file", read(4));
+    h.script().usage(U::new(31_000, 300)).writing().text(DOC);
     // The successor reads one more file, then its own handoff.
-    h.server.script().at(31_500).tool("read_file", read(5));
-    h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
-    h.server.script().at(5_000).text("third: done");
+    h.script().at(31_500).tool("read_file", read(5));
+    h.script().usage(U::new(31_000, 300)).writing().text(DOC);
+    h.script().at(5_000).text("third: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     p.front_end = flower_tui::engine::policy::FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work on the files").await;
     // The first review: the user adds a line to Touched, then ends the review.
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        ..
-    })) = ev.last().cloned()
-    else {
-        panic!("{ev:#?}")
-    };
+    let frozen = r.frozen().await;
+    let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}Also edited deploy.yaml by hand.\n")).unwrap();
     r.send(flower_tui::engine::protocol::Op::ReviewDone { handoff })
         .await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        ..
-    })) = ev.last().cloned()
-    else {
-        panic!("{ev:#?}")
-    };
+    let frozen = r.frozen().await;
+    let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
     let second = std::fs::read_to_string(&path).unwrap();
     let t = touched(&second);
     assert!(t.contains("From the tool log of generation 2"), "{t}");
@@ -517,9 +495,7 @@ async fn masked_requests_with_config(config: &str) -> usize {
     c.env("ANTHROPIC_API_KEY", crate::support::harness::KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "read the files", "--yes", "--window", "100000"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
+    let out = run(c).await.output;
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -3,8 +3,9 @@
 use flower_tui::engine::policy::FrontEnd;
 use std::time::Duration;
 
-use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnId, TurnKind};
+use flower_tui::engine::protocol::{Event, ExitReason, Op, Origin, TurnId, TurnKind};
 
+use crate::support::check::picked;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_of};
 
@@ -28,7 +29,7 @@ fn slow_text(text: &str) -> Reply {
 #[tokio::test]
 async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropped() {
     let h = Harness::new().await;
-    h.server.script().usage(U::new(900, 20)).text("one");
+    h.script().usage(U::new(900, 20)).text("one");
     let answer = "the second answer arrives in several pieces, slowly";
     h.server.push(slow_text(answer));
     let mut r = start(h.params(200_000, 50_000));
@@ -51,13 +52,10 @@ async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropp
     let third = r.send_turn("third").await;
     r.send(Op::Abort { turn: third }).await;
     let ev = r.until_end(second).await;
-    let ends: Vec<(u64, ExitReason)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::TurnEnd { turn, reason, .. } => Some((turn.0, *reason)),
-            _ => None,
-        })
-        .collect();
+    let ends: Vec<(u64, ExitReason)> = picked!(
+        ev,
+        Event::TurnEnd { turn, reason, .. } => (turn.0, *reason)
+    );
     assert_eq!(
         ends,
         [
@@ -88,8 +86,7 @@ async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropp
 async fn a_review_ends_only_with_its_own_handoff_id() {
     const DOC: &str = "## Doing\nParsing.\n## Next\nRun the parser tests.\n";
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .usage(U::new(31_000, 20))
         .tool("list_dir", "{}")
         .at(31_500)
@@ -100,18 +97,9 @@ async fn a_review_ends_only_with_its_own_handoff_id() {
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     let turn = r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        awaits_review: true,
-        ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
-    let handoff = *handoff;
+    let frozen = r.frozen().await;
+    assert!(frozen.awaits_review, "{frozen:#?}");
+    let handoff = frozen.handoff;
     // A stale ReviewDone (an earlier handoff's) and an abort do not end this review.
     r.send(Op::ReviewDone {
         handoff: flower_tui::engine::protocol::HandoffId(handoff.0 + 7),
@@ -191,7 +179,7 @@ async fn every_reply_event_names_its_turn() {
     for (id, text) in [("t1", "Looking."), ("t2", "Again.")] {
         h.server
             .push(a::text_then_tools(text, &[(id, "list_dir", "{}")], u(900)));
-        h.server.script().usage(U::new(1_000, 20)).text("Done.");
+        h.script().usage(U::new(1_000, 20)).text("Done.");
     }
     let mut r = start(h.params(200_000, 50_000));
     let first = r.send_turn("first").await;

@@ -47,15 +47,14 @@ fn logs(h: &Harness) {
 async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_successor() {
     let h = Harness::new().await;
     logs(&h);
-    h.server
-        .script()
+    h.script()
         .at(12_000)
         .tool("bash", r#"{"command":"cat a.log"}"#)
         .at(24_000)
         .tool("bash", r#"{"command":"cat b.log"}"#);
     h.server.push(overflow(41_000, 40_000));
-    h.server.script().at(9_000).text(DOC); // the rescue
-    h.server.script().at(4_000).text("retried in generation 2");
+    h.script().at(9_000).text(DOC); // the rescue
+    h.script().at(4_000).text("retried in generation 2");
     let mut r = crate::support::harness::start(h.params(40_000, 10_000));
     let ev = r.turn("read the logs").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -84,14 +83,12 @@ async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_succes
 async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
     let h = Harness::new().await;
     logs(&h);
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool("bash", r#"{"command":"cat a.log"}"#);
     // The writing turn overflows, the rescue writes it, the successor goes on.
     h.server.push(overflow(42_000, 40_000));
-    h.server
-        .script()
+    h.script()
         .at(9_000)
         .text(DOC)
         .at(4_000)
@@ -121,14 +118,12 @@ async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
 async fn when_the_rescue_overflows_too_the_degraded_document_is_written() {
     let h = Harness::new().await;
     logs(&h);
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool("bash", r#"{"command":"cat a.log"}"#);
     h.server.push(overflow(42_000, 40_000));
     h.server.push(overflow(40_500, 40_000));
-    h.server
-        .script()
+    h.script()
         .at(4_000)
         .text("generation 2 on a degraded briefing");
     let mut r = crate::support::harness::start(h.params(40_000, 10_000));

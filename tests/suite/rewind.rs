@@ -44,7 +44,7 @@ impl Session {
             .map(|(path, content)| ("write_file", json!({"path": path, "content": content})))
             .map(|(name, input)| (name, input.to_string()))
             .collect();
-        let mut script = self.h.server.script();
+        let mut script = self.h.script();
         if !calls.is_empty() {
             script.tools(&calls);
         }
@@ -54,7 +54,7 @@ impl Session {
 
     /// A manual handoff whose document is `doc`, to its end.
     async fn handoff(&mut self, doc: &str) {
-        self.h.server.script().text(doc);
+        self.h.script().text(doc);
         let t = self.r.send_handoff(None).await;
         self.r.until_end(t).await;
     }

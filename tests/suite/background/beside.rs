@@ -8,14 +8,15 @@ use super::*;
 async fn the_writing_runs_beside_the_main_thread_on_the_same_prefix() {
     let h = Harness::new().await;
     let main3 = Gate::new();
-    h.server.script().at(12_000).tool("list_dir", "{}");
+    h.script().at(12_000).tool("list_dir", "{}");
     // Crosses the line: the writing starts on the prefix this request sent.
-    h.server.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_000).tool("list_dir", "{}");
     // The main thread's next request, held until the document is frozen.
-    h.server
-        .push(a::tool_use("t3", "list_dir", "{}", U::new(31_500, 10)).gated(&main3));
-    h.server
-        .script()
+    h.script()
+        .at(31_500)
+        .held(&main3)
+        .call("t3", "list_dir", "{}");
+    h.script()
         .at(5_000)
         .text("successor: the parser tests pass");
     h.server
@@ -117,13 +118,16 @@ async fn the_writing_runs_beside_the_main_thread_on_the_same_prefix() {
 async fn an_edit_during_the_review_reaches_the_successor_with_the_work_done_meanwhile() {
     let h = Harness::new().await;
     let (g2, g3) = (Gate::new(), Gate::new());
-    h.server.script().at(31_000).tool("list_dir", "{}");
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&g2));
-    h.server
-        .push(a::tool_use("t3", "list_dir", "{}", U::new(31_400, 10)).gated(&g3));
-    h.server.script().at(5_000).text("successor: done");
-    h.server.push_writing(a::text(DOC, U::new(31_100, 10)));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script()
+        .at(31_200)
+        .held(&g2)
+        .call("t2", "list_dir", "{}")
+        .at(31_400)
+        .held(&g3)
+        .call("t3", "list_dir", "{}");
+    h.script().at(5_000).text("successor: done");
+    h.script().at(31_100).writing().text(DOC);
     let mut p = bg(&h);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
@@ -193,16 +197,14 @@ async fn an_edit_during_the_review_reaches_the_successor_with_the_work_done_mean
 async fn at_the_hard_limit_the_main_thread_waits_for_the_document() {
     let h = Harness::new().await;
     let gw = Gate::new();
-    h.server.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_000).tool("list_dir", "{}");
     // 39,000 >= 40,000 - 1,024: no more main-thread requests before the document.
-    h.server
-        .script()
+    h.script()
         .at(39_000)
         .tool("list_dir", "{}")
         .at(5_000)
         .text("successor picks up");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_100, 10)).gated(&gw));
+    h.script().at(31_100).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Waiting { .. })).await;
@@ -235,12 +237,10 @@ async fn at_the_hard_limit_the_main_thread_waits_for_the_document() {
 async fn cancel_stops_the_writing_only_and_the_turn_goes_on() {
     let h = Harness::new().await;
     let (gw, g2) = (Gate::new(), Gate::new());
-    h.server.script().at(31_000).tool("list_dir", "{}");
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_100, 10)).gated(&g2));
-    h.server.script().at(31_200).text("the turn finished");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 10)).gated(&gw));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_100).held(&g2).call("t2", "list_dir", "{}");
+    h.script().at(31_200).text("the turn finished");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Writing { .. })).await;
@@ -278,8 +278,8 @@ async fn cancel_stops_the_writing_only_and_the_turn_goes_on() {
     assert!(st.handoffs.is_empty() && st.frozen.is_none());
     assert_eq!(st.generations, 1);
     // The next turn starts it again.
-    h.server.script().at(31_300).text("next answer");
-    h.server.push_writing(a::text(DOC, U::new(31_000, 10)));
+    h.script().at(31_300).text("next answer");
+    h.script().at(31_000).writing().text(DOC);
     r.turn("next").await;
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
     assert_eq!(r.manifest().steps[0].handoffs.len(), 1);
@@ -290,15 +290,13 @@ async fn cancel_stops_the_writing_only_and_the_turn_goes_on() {
 async fn a_main_thread_overflow_waits_for_the_background_document() {
     let h = Harness::new().await;
     let gw = Gate::new();
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool("list_dir", "{}")
         .reply(a::too_long(41_000, 40_000))
         .at(5_000)
         .text("retried in the successor");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 10)).gated(&gw));
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Waiting { .. })).await;
@@ -319,14 +317,12 @@ async fn a_main_thread_overflow_waits_for_the_background_document() {
 async fn headless_finishes_a_background_handoff_before_it_exits() {
     let h = Harness::new().await;
     let gw = Gate::new();
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool("list_dir", "{}")
         .at(31_200)
         .text("all done");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 10)).gated(&gw));
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     let ev = r.turn("work").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -353,7 +349,7 @@ async fn headless_finishes_a_background_handoff_before_it_exits() {
 async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_leaves() {
     let h = Harness::new().await;
     // An older run to resume.
-    h.server.script().text("Fixed add.");
+    h.script().text("Fixed add.");
     let mut older = start(h.params(200_000, 50_000));
     assert_eq!(turn_end(&older.turn("fix the add bug").await), "completed");
     let older_id = flower_tui::engine::ledger::RunDir::open(&older.run_root).run_id;
@@ -361,14 +357,12 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     older.shutdown().await;
     // This run crosses its line; its document is held back while the user resumes the older one.
     let gw = Gate::new();
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool("list_dir", "{}")
         .at(31_200)
         .text("listed");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 10)).gated(&gw));
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut p = bg(&h);
     p.front_end = FrontEnd::Interactive { review: false };
     // Its own step: the older run's is free to be claimed when it is resumed.
@@ -393,7 +387,7 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     r.until(|e| matches!(e, Event::Resumed { .. })).await;
     // The late document goes nowhere: no turnover in the resumed run, whose session goes on.
     gw.open();
-    h.server.script().at(1_200).text("Add still works.");
+    h.script().at(1_200).text("Add still works.");
     let ev = r.turn("check it again").await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(
@@ -422,8 +416,7 @@ async fn the_document_is_frozen_while_a_long_bash_command_runs() {
     let h = Harness::new().await;
     let marker = h.workspace.join("bash-ended");
     let command = format!("sleep 3; touch {}", marker.display());
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool(
             "bash",

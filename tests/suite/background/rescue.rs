@@ -7,15 +7,14 @@ use super::*;
 async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
     let h = Harness::new().await;
     let g = Gate::new();
-    h.server.script().at(31_000).tool("list_dir", "{}");
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&g));
-    h.server.script().at(5_000).text("successor: fine");
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_200).held(&g).call("t2", "list_dir", "{}");
+    h.script().at(5_000).text("successor: fine");
     // Every try of the writing request fails (5 tries), then the rescue writes it.
     for _ in 0..5 {
         h.server.push_writing(Reply::status(500, "boom"));
     }
-    h.server.push_writing(a::text(DOC, U::new(31_100, 10)));
+    h.script().at(31_100).writing().text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Frozen { .. })).await;
@@ -52,8 +51,7 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
         "0123456789abcdef\n".repeat(2_500),
     )
     .unwrap();
-    h.server
-        .script()
+    h.script()
         .at(20_000)
         .tool("bash", r#"{"command":"cat big.txt"}"#)
         .at(31_000)
@@ -62,8 +60,7 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
         .text("main thread goes on");
     h.server.push_writing(a::too_long(45_000, 40_000));
     let gw = Gate::new();
-    h.server
-        .push_writing(a::text(DOC, U::new(20_000, 10)).gated(&gw));
+    h.script().at(20_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     let ev = r.turn("read the big file").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -102,7 +99,7 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
     let st = &r.manifest().steps[0];
     assert_eq!(st.handoffs[0].source, DocumentSource::Rescued);
     // The successor's briefing waits for its first request: the next message.
-    h.server.script().at(6_000).text("generation 2 here");
+    h.script().at(6_000).text("generation 2 here");
     r.turn("go on").await;
     let rec = h.server.recorded();
     let blocks = first_blocks(&rec.last().unwrap().body);
@@ -119,8 +116,7 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
 #[tokio::test]
 async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .at(31_000)
         .tool("list_dir", "{}")
         .at(31_100)
@@ -128,7 +124,7 @@ async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
     h.server.push_writing(Reply::Stall {
         prefix: crate::support::harness::text_prefix("## Doing\nRefac"),
     });
-    h.server.push_writing(a::text(DOC, U::new(31_100, 10)));
+    h.script().at(31_100).writing().text(DOC);
     let mut p = bg(&h);
     // The main thread's requests answer at once; the stalled one is abandoned after 300 ms.
     p.provider.retry.idle_timeout = Duration::from_millis(300);
@@ -165,11 +161,9 @@ async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
 async fn a_failed_rescue_degrades_and_the_successor_still_gets_the_tail() {
     let h = Harness::new().await;
     let g = Gate::new();
-    h.server.script().at(31_000).tool("list_dir", "{}");
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_100, 10)).gated(&g));
-    h.server
-        .script()
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_100).held(&g).call("t2", "list_dir", "{}");
+    h.script()
         .at(5_000)
         .text("successor on a degraded briefing");
     for _ in 0..10 {

@@ -14,10 +14,9 @@ async fn a_pair_straddling_the_cut_is_held_whole_in_the_tail() {
         ],
         U::new(31_000, 10),
     ));
-    h.server.script().at(31_200).text("done");
+    h.script().at(31_200).text("done");
     let gw = Gate::new();
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 10)).gated(&gw));
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     let ev = r.turn("list twice").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -28,7 +27,7 @@ async fn a_pair_straddling_the_cut_is_held_whole_in_the_tail() {
     let w = &writing_requests(&rec)[0].body;
     // The writing request holds no call without its result (the fake would refuse it anyway).
     assert!(!w.to_string().contains("\"ta\""));
-    h.server.script().at(5_000).text("gen 2");
+    h.script().at(5_000).text("gen 2");
     r.turn("and now?").await;
     let rec = h.server.recorded();
     let blocks = first_blocks(&rec.last().unwrap().body);
@@ -58,22 +57,20 @@ async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_
         .collect();
     std::fs::write(h.workspace.join("big.txt"), &big).unwrap();
     let gw = Gate::new();
-    h.server.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_000).tool("list_dir", "{}");
     // After the cut, while the document is written: the big read.
-    h.server
-        .script()
+    h.script()
         .at(31_200)
         .tool("read_file", r#"{"path":"big.txt"}"#)
         .at(34_000)
         .text("read it");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 10)).gated(&gw));
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     let ev = r.turn("read the big file").await;
     assert_eq!(turn_end(&ev), "completed");
     gw.open();
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
-    h.server.script().at(5_000).text("gen 2");
+    h.script().at(5_000).text("gen 2");
     r.turn("go on").await;
     let rec = h.server.recorded();
     let blocks = first_blocks(&rec.last().unwrap().body);
@@ -114,12 +111,10 @@ async fn pins_focus_and_plan_reach_the_successor_of_a_background_handoff_with_th
     // The plan crosses the line; the work after the cut goes on while the document is written,
     // and the turn is still running when it is ready: the request is in flight at the turnover.
     let gm = Gate::new();
-    h.server.script().at(31_000).tool("todo", PLAN);
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&gm));
-    h.server.script().at(5_000).text("listed, in generation 2");
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 10)).gated(&gw));
+    h.script().at(31_000).tool("todo", PLAN);
+    h.script().at(31_200).held(&gm).tool("list_dir", "{}");
+    h.script().at(5_000).text("listed, in generation 2");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let turn = r.send_turn("refactor the parser").await;
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Writing { .. })).await;
     gw.open();

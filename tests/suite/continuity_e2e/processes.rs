@@ -1,6 +1,8 @@
 //! Two processes at once in one workspace: neither loses or swaps the other's documents.
 
 use super::*;
+use crate::support::check::assert_success;
+use crate::support::headless::run;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
@@ -132,15 +134,8 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
         .arg("--workspace")
         .arg(t.workspace())
         .args(["-p", "the headless task"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run(c).await.output;
+    assert_success(&out);
     assert!(
         json_lines(&out).iter().any(|e| e["message"]
             .as_str()

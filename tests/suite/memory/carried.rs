@@ -2,12 +2,13 @@
 //! record of what was retired, `--continue`, and the fifth generation's briefing.
 
 use super::*;
+use crate::support::check::picked;
 
 #[tokio::test]
 async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_successor() {
     let h = Harness::new().await;
-    h.server.script().at(31_000).tool("todo", PLAN); // crosses at after the tool
-    h.server.script().at(31_500).text(DOC).at(5_000).text("ok");
+    h.script().at(31_000).tool("todo", PLAN); // crosses at after the tool
+    h.script().at(31_500).text(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     // With old tool output masked, `recall` is offered from the first generation on (it brings
     // a masked output back); without, only to a successor.
@@ -67,8 +68,7 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
 #[tokio::test]
 async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .text("The flux capacitor lives in src/time.rs at line 88.")
         .at(1_500)
         .text(DOC)
@@ -83,18 +83,10 @@ async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     handoff(&mut r).await;
     let ev = r.turn("remind me where it was").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    let results: Vec<(String, bool)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult {
-                name,
-                output,
-                is_error,
-                ..
-            } if name == "recall" => Some((output.clone(), *is_error)),
-            _ => None,
-        })
-        .collect();
+    let results: Vec<(String, bool)> = picked!(
+        ev,
+        Event::ToolResult { name, output, is_error, .. } if name == "recall" => (output.clone(), *is_error)
+    );
     assert_eq!(results.len(), 2);
     let (found, err) = &results[0];
     assert!(!err);
@@ -130,7 +122,7 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
             step: None
         })
     );
-    h.server.script().over_the_line(DOC).at(5_000).text("ok");
+    h.script().over_the_line(DOC).at(5_000).text("ok");
     let ev = r.turn("work").await;
     assert!(ev.iter().any(|e| matches!(
         e,
@@ -148,7 +140,7 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
         Some("the parser bug")
     );
     // A manual handoff with its own focus gets both.
-    h.server.script().at(6_000).text(DOC);
+    h.script().at(6_000).text(DOC);
     let turn = r.send_handoff(Some("the lexer")).await;
     r.until_end(turn).await;
     let reqs = h.server.requests();
@@ -162,9 +154,9 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
     r.until(|e| matches!(e, Event::Focus { focus: None, .. }))
         .await;
     // (A successor holds only its briefing: one turn first, so there is something to hand off.)
-    h.server.script().at(6_200).text("more");
+    h.script().at(6_200).text("more");
     r.turn("more").await;
-    h.server.script().at(6_500).text(DOC);
+    h.script().at(6_500).text(DOC);
     handoff(&mut r).await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 6);
@@ -176,8 +168,7 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
 #[tokio::test]
 async fn the_ledger_and_the_done_phase_say_what_was_retired() {
     let h = Harness::new().await;
-    h.server
-        .script()
+    h.script()
         .tool("list_dir", "{}")
         .at(1_200)
         .tool("list_dir", "{}")
@@ -211,11 +202,7 @@ async fn the_ledger_and_the_done_phase_say_what_was_retired() {
 #[tokio::test]
 async fn memory_survives_continue() {
     let h = Harness::new().await;
-    h.server
-        .script()
-        .tool("todo", PLAN)
-        .at(1_200)
-        .text("planned");
+    h.script().tool("todo", PLAN).at(1_200).text("planned");
     let p = h.params(40_000, 10_000);
     let root = p.run_dir.root.clone();
     let mut r = start(p);
@@ -241,12 +228,7 @@ async fn memory_survives_continue() {
         ev.iter()
             .any(|e| matches!(e, Event::Focus { focus: Some(f), .. } if f == "nested quotes"))
     );
-    h.server
-        .script()
-        .at(1_500)
-        .text(DOC)
-        .at(1_800)
-        .text("continuing");
+    h.script().at(1_500).text(DOC).at(1_800).text("continuing");
     handoff(&mut r).await;
     r.turn("go on").await;
     let block = carried(&h.server.requests().pop().unwrap());
@@ -267,11 +249,7 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     let h = Harness::new().await;
     let mut r = start(h.params(400_000, 10_000));
     pin(&mut r, "pin one: never push to main").await;
-    h.server
-        .script()
-        .tool("todo", PLAN)
-        .at(1_200)
-        .text("planned");
+    h.script().tool("todo", PLAN).at(1_200).text("planned");
     r.turn("start").await;
     r.send(Op::SetFocus {
         focus: Some("focus: nested quotes".into()),
@@ -280,13 +258,12 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     r.until(|e| matches!(e, Event::Focus { .. })).await;
     for generation in 1..=4u32 {
         let ev = if generation % 2 == 1 {
-            h.server.script().at(2_000).text(DOC);
+            h.script().at(2_000).text(DOC);
             handoff(&mut r).await
         } else {
             // An overflow: a degraded document at once, and the successor retries the request.
             h.server.push(overflow());
-            h.server
-                .script()
+            h.script()
                 .at(2_000)
                 .text(&format!("generation {}", generation + 1));
             r.turn(&format!("turn {generation}")).await

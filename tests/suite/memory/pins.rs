@@ -19,8 +19,8 @@ async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor
             step: None,
         }
     );
-    h.server.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
-    h.server.script().at(31_500).text(DOC).at(5_000).text("ok");
+    h.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
+    h.script().at(31_500).text(DOC).at(5_000).text("ok");
     assert_eq!(turn_end(&r.turn("refactor the parser").await), "completed");
     let m = r.manifest();
     let pins = &m.steps[0].memory.pins;
@@ -52,13 +52,13 @@ async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor
 async fn pins_survive_degraded_handoffs() {
     let h = Harness::new().await;
     let mut r = start(h.params(40_000, 10_000));
-    h.server.script().text("hi");
+    h.script().text("hi");
     assert_eq!(turn_end(&r.turn("hello").await), "completed");
     pin(&mut r, "keep the public API").await;
     // Two overflows in a row of turns: each goes to a degraded document at once.
     for i in 0..2 {
         h.server.push(overflow());
-        h.server.script().at(2_000).text(&format!("ok {i}"));
+        h.script().at(2_000).text(&format!("ok {i}"));
         let ev = r.turn(&format!("next {i}")).await;
         assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
         assert!(
@@ -80,7 +80,7 @@ async fn pins_survive_degraded_handoffs() {
 async fn a_1mb_pin_is_refused_and_nothing_changes() {
     let h = Harness::new().await;
     let mut r = start(h.params(40_000, 10_000));
-    h.server.script().text("hi");
+    h.script().text("hi");
     r.turn("hello").await;
     pin(&mut r, "a short pin").await;
     let big = "x".repeat(1 << 20);
@@ -141,8 +141,7 @@ async fn a_1mb_pin_is_refused_and_nothing_changes() {
 async fn a_pin_made_while_a_turn_runs_applies_at_once() {
     let h = Harness::new().await;
     let mut r = start(h.params(40_000, 10_000));
-    h.server
-        .script()
+    h.script()
         .tool("bash", r#"{"command": "sleep 1"}"#)
         .at(1_100)
         .text("done");
@@ -167,10 +166,9 @@ async fn a_pin_made_while_a_turn_runs_applies_at_once() {
 #[tokio::test]
 async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_successor() {
     let h = Harness::new().await;
-    h.server.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_000).tool("list_dir", "{}");
     // The model copies a pinned section into its document: that adds no pin.
-    h.server
-        .script()
+    h.script()
         .at(31_500)
         .text(&format!("{DOC}\n## Pinned\n- copied by the model\n"))
         .at(5_000)
@@ -179,25 +177,16 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
+    let frozen = r.frozen().await;
+    let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
     // The user continues the pinned list (the engine's `Touched` section follows the model's
     // sections, so the list is no longer at the end of the file) and adds one at the end.
-    let text = std::fs::read_to_string(path).unwrap().replace(
+    let text = std::fs::read_to_string(&path).unwrap().replace(
         "- copied by the model\n",
         "- copied by the model\n- typed in the review\n",
     );
     std::fs::write(path, format!("{text}\n**Pinned**\n1. and this\n")).unwrap();
-    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     let added = ev.iter().find_map(|e| match e {
         Event::Pins {
@@ -227,12 +216,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
             .all(|p| p.source == PinSource::Editor)
     );
     // The next generation gets them from the engine, not from any document.
-    h.server
-        .script()
-        .at(6_000)
-        .text(DOC)
-        .at(2_000)
-        .text("third");
+    h.script().at(6_000).text(DOC).at(2_000).text("third");
     let turn = r.send_handoff(None).await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
@@ -253,7 +237,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
 #[tokio::test]
 async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let h = Harness::new().await;
-    h.server.script().over_the_line(DOC);
+    h.script().over_the_line(DOC);
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     let root = p.run_dir.root.clone();
@@ -278,7 +262,7 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     )
     .unwrap();
 
-    h.server.script().at(5_000).text("successor");
+    h.script().at(5_000).text("successor");
     let mut p = h.params(40_000, 10_000);
     p.front_end = FrontEnd::Interactive { review: true };
     p.run_dir = RunDir::open(&root);
