@@ -179,6 +179,14 @@ impl Reply {
         }
     }
 
+    /// An SSE body of these chunks (one event each, as the APIs flush them), with no pause.
+    pub fn stream(chunks: Vec<Vec<u8>>) -> Reply {
+        Reply::Sse {
+            chunks,
+            delay: None,
+        }
+    }
+
     /// An SSE body cut into chunks of `size` bytes (splitting events, lines and UTF-8 characters).
     pub fn sse_in_chunks(bytes: &[u8], size: usize) -> Reply {
         Reply::Sse {

@@ -58,8 +58,8 @@ impl Harness {
 
     pub fn openai(&self) -> Arc<dyn Provider> {
         Arc::new(OpenAiProvider::new(OpenAiConfig {
-            base_url: self.server.base_url(),
             api_key: KEY.into(),
+            base_url: self.server.base_url(),
             http: Some(super::fake::client()),
             ..Default::default()
         }))
@@ -72,6 +72,14 @@ impl Harness {
 
     pub fn workbench(&self) -> PathBuf {
         self.workspace.join(".flower")
+    }
+
+    /// Engine parameters that continue the run in `root` (as `--continue` does).
+    pub fn resumed(&self, window: u64, headroom: u64, root: &std::path::Path) -> EngineParams {
+        let mut p = self.params(window, headroom);
+        p.run_dir = RunDir::open(root);
+        p.start.resume = Some(session::Resume::at(RunDir::open(root)));
+        p
     }
 
     /// Engine parameters with a fresh run directory; tweak fields before `spawn`.

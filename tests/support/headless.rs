@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use flower_tui::engine::ledger::Manifest;
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -32,9 +33,9 @@ pub fn flags(line: &str) -> Vec<&'static str> {
     line.split_whitespace().collect()
 }
 
-/// The newest run's manifest under `home`'s data dir, as JSON.
+/// The run directory under `home`'s data dir whose manifest was written last.
 #[track_caller]
-pub fn manifest(home: &Path) -> Value {
+pub fn newest_run(home: &Path) -> PathBuf {
     let runs = home.join("data/flower/runs");
     let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
     for e in std::fs::read_dir(&runs).unwrap().flatten() {
@@ -42,11 +43,23 @@ pub fn manifest(home: &Path) -> Value {
         if let Ok(t) = std::fs::metadata(&m).and_then(|md| md.modified())
             && newest.as_ref().is_none_or(|(n, _)| t > *n)
         {
-            newest = Some((t, m));
+            newest = Some((t, e.path()));
         }
     }
-    let path = newest.expect("a run").1;
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    newest.expect("a run").1
+}
+
+/// The newest run's manifest under `home`, as JSON.
+#[track_caller]
+pub fn manifest(home: &Path) -> Value {
+    let text = std::fs::read_to_string(newest_run(home).join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The newest run's manifest under `home`, as the ledger reads it.
+#[track_caller]
+pub fn ledger(home: &Path) -> Manifest {
+    Manifest::load(&newest_run(home).join("manifest.json")).unwrap()
 }
 
 /// The binary with an empty environment but PATH, its HOME and XDG dirs in `home`, run in `home`.

@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod fake;
+pub mod files;
 pub mod harness;
 pub mod headless;
 pub mod mcp_server;

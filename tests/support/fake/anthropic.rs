@@ -251,10 +251,7 @@ impl Stream {
 
     /// A reply sending one event per chunk.
     pub fn reply(&self) -> Reply {
-        Reply::Sse {
-            chunks: self.events(),
-            delay: None,
-        }
+        Reply::stream(self.events())
     }
 }
 
