@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::support::fake::{FakeServer, Gate, is_writing};
+use crate::support::files::write;
 use crate::support::headless::{flags, manifest};
 use crate::support::pty::{CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, served};
 use crate::support::requests::first_blocks;
@@ -22,8 +23,7 @@ fn kill_9(t: &mut Pty) {
 fn home() -> std::sync::Arc<tempfile::TempDir> {
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "max_tokens = 1024\n").unwrap();
+    write(&cfg.join("config.toml"), "max_tokens = 1024\n");
     std::sync::Arc::new(home)
 }
 

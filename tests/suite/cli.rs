@@ -2,6 +2,7 @@
 
 use crate::support::check::{assert_exit, of};
 use crate::support::fake::anthropic as a;
+use crate::support::files::write;
 use crate::support::harness::{KEY, all_files};
 use crate::support::headless::{Scenario, bin, bin_for, lines, run, stderr};
 use crate::support::requests::sent;
@@ -28,8 +29,7 @@ fn a_bad_flag_value_is_one_line_and_exit_2() {
 fn a_config_file_with_a_wrong_type_names_the_key() {
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "window = \"big\"\n").unwrap();
+    write(&cfg.join("config.toml"), "window = \"big\"\n");
     let out = offline(home.path(), &["-p", "x", "--demo"]);
     assert_exit(&out, 2);
     let err = stderr(&out);

@@ -213,10 +213,8 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
 
     // The next start: the review is reopened on the frozen document, the edits offered.
     h.script().at(5_000).text("successor continues");
-    let mut p = h.params(40_000, 10_000);
+    let mut p = h.resumed(40_000, 10_000, &root);
     p.front_end = FrontEnd::Interactive { review: true };
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::support::fake::Reply;
 use crate::support::harness::text_prefix;
-use crate::support::headless::{BLOCKING, flags};
+use crate::support::headless::{BLOCKING, flags, ledger};
 use crate::support::pty::{
     CTRL_C, CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, last_user_text, lock, rfind, served,
 };
@@ -328,14 +328,7 @@ fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting
     t.keys(CTRL_C);
     let status = t.wait_exit();
     assert!(status.success(), "{status}; screen:\n{}", t.screen());
-    let runs = t.home().path().join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let m = flower_tui::engine::ledger::Manifest::load(&run.join("manifest.json")).unwrap();
+    let m = ledger(t.home().path());
     assert!(m.workspace.starts_with(std::env::temp_dir()));
     assert!(
         !m.workspace.exists(),

@@ -4,17 +4,9 @@ use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
 use flower_tui::engine::provider::ErrorKind as P;
 
+use crate::support::check::assert_file;
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
 use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
-
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 20,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
 
 #[tokio::test]
 async fn plain_reply_streams_and_records_usage() {
@@ -62,10 +54,7 @@ async fn write_then_edit_then_reply() {
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("make notes").await;
     assert_eq!(turn_end(&ev), "completed");
-    assert_eq!(
-        std::fs::read_to_string(h.workspace.join("notes.txt")).unwrap(),
-        "alpha\ngamma\n"
-    );
+    assert_file(h.workspace.join("notes.txt"), "alpha\ngamma\n");
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
     let r2 = a::tool_results(&reqs[1]);
@@ -185,7 +174,7 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
         ),
         "{ev:#?}"
     );
-    let full = a::text("this will be cut", u(900));
+    let full = a::text("this will be cut", U::new(900, 20));
     let Reply::Sse { chunks, .. } = full else {
         panic!()
     };
@@ -255,8 +244,12 @@ async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
 async fn iteration_budget_ends_with_a_summary_request_without_tools() {
     let h = Harness::new().await;
     for i in 0..3 {
-        h.server
-            .push(a::tool_use(&format!("t{i}"), "list_dir", "{}", u(1000 + i)));
+        h.server.push(a::tool_use(
+            &format!("t{i}"),
+            "list_dir",
+            "{}",
+            U::new(1000 + i, 20),
+        ));
     }
     h.script()
         .usage(U::new(2000, 20))
@@ -347,7 +340,7 @@ async fn openai_protocol_core_flow() {
     let h = Harness::new().await;
     h.server.push(o::tool_calls(
         &[("call_1", "write_file", r#"{"path":"o.txt","content":"hi"}"#)],
-        u(800),
+        U::new(800, 20),
     ));
     h.script()
         .openai()
@@ -358,10 +351,7 @@ async fn openai_protocol_core_flow() {
     let mut r = start(p);
     let ev = r.turn("write").await;
     assert_eq!(turn_end(&ev), "completed");
-    assert_eq!(
-        std::fs::read_to_string(h.workspace.join("o.txt")).unwrap(),
-        "hi"
-    );
+    assert_file(h.workspace.join("o.txt"), "hi");
     let reqs = h.server.requests();
     let msgs = reqs[1]["messages"].as_array().unwrap();
     assert!(
@@ -494,8 +484,6 @@ async fn interactive_always_does_not_cover_an_outside_path() {
 
 #[tokio::test]
 async fn continuing_in_the_tui_replays_the_conversation() {
-    use flower_tui::engine::ledger::RunDir;
-    use flower_tui::engine::session::Resume;
     let h = Harness::new().await;
     h.script()
         .usage(U::new(1000, 20))
@@ -507,9 +495,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     let root = r.run_root.clone();
     r.shutdown().await;
 
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
+    let mut p = h.resumed(200_000, 50_000, &root);
     p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r

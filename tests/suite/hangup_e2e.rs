@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::fake::Gate;
+use crate::support::files::write;
 use crate::support::headless::{BLOCKING, flags, manifest};
 use crate::support::pty::{DOWN, END, ENTER, POLL, Pty, READY, kept_beside, served};
 use crate::support::script::doc;
@@ -22,8 +23,7 @@ const CTRL_O: &str = "\x0f";
 fn home() -> Arc<tempfile::TempDir> {
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "max_tokens = 1024\n").unwrap();
+    write(&cfg.join("config.toml"), "max_tokens = 1024\n");
     Arc::new(home)
 }
 

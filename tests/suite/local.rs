@@ -16,6 +16,7 @@ use crate::support::check::{assert_success, of, picked};
 use crate::support::fake::local::{self, LocalServer};
 use crate::support::fake::openai as o;
 use crate::support::fake::{FakeServer, Reply, U};
+use crate::support::files::write;
 use crate::support::harness::{Harness, start};
 use crate::support::headless::{lines, stderr};
 
@@ -234,8 +235,7 @@ async fn a_tool_call_written_as_text_is_run() {
     server.act_as(LocalServer::llama(8_192));
     let home = tempfile::tempdir().unwrap();
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("notes.txt"), "the build broke on Tuesday\n").unwrap();
+    write(&ws.join("notes.txt"), "the build broke on Tuesday\n");
     // What Qwen2.5-Coder 0.5B writes through llama.cpp when asked to read a file.
     let call = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n```";
     server

@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 
 use crate::support::check::picked;
 use crate::support::fake::{Gate, Recorded, U, anthropic as a, is_writing};
+use crate::support::files::write;
 use crate::support::harness::{Harness, start, turn_end};
 use crate::support::headless::run;
-use crate::support::requests::unmarked;
+use crate::support::requests::{tool_names, unmarked};
 
 fn messages(r: &Recorded) -> Vec<Value> {
     unmarked(&r.body)["messages"]
@@ -46,15 +47,6 @@ fn results(r: &Recorded) -> Vec<String> {
         .flatten()
         .filter(|b| b["type"] == "tool_result")
         .map(|b| b["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-fn tool_names(r: &Recorded) -> Vec<String> {
-    r.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -111,7 +103,7 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
     let rec = h.server.recorded();
     assert_eq!(rec.len(), 16);
     // recall is offered from the first generation on while masking is on.
-    assert!(tool_names(&rec[0]).contains(&"recall".to_string()));
+    assert!(tool_names(&rec[0].body).contains(&"recall".to_string()));
 
     // Where the prefix changed: the steps.
     let mut steps = Vec::new();
@@ -225,7 +217,7 @@ async fn masking_off_sends_every_output() {
     let ev = r.turn("read").await;
     assert_eq!(turn_end(&ev), "completed");
     let rec = h.server.recorded();
-    assert!(!tool_names(&rec[0]).contains(&"recall".to_string()));
+    assert!(!tool_names(&rec[0].body).contains(&"recall".to_string()));
     for k in 1..rec.len() {
         assert!(extends(&messages(&rec[k - 1]), &messages(&rec[k])));
     }
@@ -481,8 +473,7 @@ async fn masked_requests_with_config(config: &str) -> usize {
     let server = crate::support::fake::FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), config).unwrap();
+    write(&cfg.join("config.toml"), config);
     for i in 0..6 {
         std::fs::write(home.path().join(format!("f{i:02}.txt")), read_body(i)).unwrap();
         server

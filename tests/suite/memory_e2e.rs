@@ -2,6 +2,7 @@
 //! first message, the plan above the input, the focus in the editor's title, a `## Pinned`
 //! section typed during the review, and all of it in the successor's first request.
 
+use crate::support::headless::{BLOCKING, flags};
 use crate::support::pty::{CTRL_S, DOWN, END, ENTER, Pty, last_user_text, served};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
@@ -14,23 +15,9 @@ fn pins_focus_and_plan_on_screen_and_in_the_successor() {
     server.script().at(31_000).tool("todo", PLAN); // crosses at = 30000
     server.script().at(31_500).text(DOC); // the writing turn
     server.script().at(5_000).text("Successor here.");
-    let mut t = Pty::open(
-        &server,
-        &[
-            "--yes",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            "mem",
-            // The writing turn is scripted in line with the main thread's replies.
-            "--handoff-mode",
-            "blocking",
-        ],
-    );
+    // The writing turn is scripted in line with the main thread's replies.
+    let args = flags(&format!("{BLOCKING} --review 60 --step mem"));
+    let mut t = Pty::open(&server, &args);
     // Before any session: kept for the step the first message starts.
     t.ask("/pin keep the public API");
     t.wait_for("Pinned #1 for the step your first message starts: keep the public API");

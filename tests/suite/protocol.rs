@@ -9,19 +9,10 @@ use crate::support::check::picked;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_of};
 
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 20,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
-
 /// A reply whose events arrive one every 30 ms: long enough to send ops while it streams.
 fn slow_text(text: &str) -> Reply {
     Reply::Sse {
-        chunks: a::Stream::new(u(1_000)).text(text).events(),
+        chunks: a::Stream::new(U::new(1_000, 20)).text(text).events(),
         delay: Some(Duration::from_millis(30)),
     }
 }
@@ -177,8 +168,11 @@ fn assert_all_name(ev: &[Event], turn: TurnId) {
 async fn every_reply_event_names_its_turn() {
     let h = Harness::new().await;
     for (id, text) in [("t1", "Looking."), ("t2", "Again.")] {
-        h.server
-            .push(a::text_then_tools(text, &[(id, "list_dir", "{}")], u(900)));
+        h.server.push(a::text_then_tools(
+            text,
+            &[(id, "list_dir", "{}")],
+            U::new(900, 20),
+        ));
         h.script().usage(U::new(1_000, 20)).text("Done.");
     }
     let mut r = start(h.params(200_000, 50_000));

@@ -12,7 +12,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::{assert_exit, assert_success};
+use crate::support::check::{assert_exit, assert_file, assert_success};
 use crate::support::fake::anthropic::Stream;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
@@ -258,7 +258,7 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
         .text("second done");
     let out = home.run(&server, &["--continue", "-p", "second"]).await;
     assert_success(&out);
-    assert_eq!(fs::read(ws.join("keep.txt")).unwrap(), b"changed\n");
+    assert_file(ws.join("keep.txt"), b"changed\n");
 
     let step = home.step();
     let handoff = step["checkpoints"]
@@ -318,22 +318,22 @@ async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
     let out = home.run(&server, &["--continue", "-p", "/undo skip"]).await;
     assert_success(&out);
     assert_eq!(restore_event(&out)["action"], "undo");
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"mine\n");
-    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
+    assert_file(ws.join("a.txt"), b"mine\n");
+    assert_file(ws.join("b.txt"), b"b\n");
 
     // Redo, then overwrite: the turn's version of a.txt is written over the user's.
     let out = home
         .run(&server, &["--continue", "-p", "/redo overwrite"])
         .await;
     assert_success(&out);
-    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\nB\n");
+    assert_file(ws.join("b.txt"), b"b\nB\n");
     fs::write(ws.join("a.txt"), "mine again\n").unwrap();
     let out = home
         .run(&server, &["--continue", "-p", "/undo overwrite"])
         .await;
     assert_success(&out);
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\n");
-    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
+    assert_file(ws.join("a.txt"), b"a\n");
+    assert_file(ws.join("b.txt"), b"b\n");
 
     assert_eq!(
         server.requests().len(),
@@ -362,13 +362,13 @@ async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
         .text("done");
     let out = home.run(&server, &["-p", "change it"]).await;
     assert_success(&out);
-    assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\ny\n");
+    assert_file(ws.join(name), b"x\ny\n");
 
     let out = home
         .run(&server, &["--continue", "--output", "text", "-p", "/undo"])
         .await;
     assert_success(&out);
-    assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\n");
+    assert_file(ws.join(name), b"x\n");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("red.txt"), "{stdout}");
     assert!(!out.stdout.contains(&0x1b), "{stdout:?}");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::undo_cli::{Home, paths, restore_event, state, u};
-use crate::support::check::{assert_exit, assert_success};
+use crate::support::check::{assert_exit, assert_file, assert_success};
 use crate::support::fake::anthropic::{self as a, Stream};
 use crate::support::fake::{FakeServer, Gate};
 use crate::support::headless::{lines, stderr};
@@ -79,7 +79,7 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
     };
     let (out, ()) = tokio::join!(run, edit);
     assert_success(&out);
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\nA\nagain\n");
+    assert_file(ws.join("a.txt"), b"a\nA\nagain\n");
     assert!(
         notices(&out)
             .iter()
@@ -103,17 +103,14 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "conflict");
     assert_eq!(report["files"], serde_json::json!(["both.txt"]));
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\nA\nagain\n");
+    assert_file(ws.join("a.txt"), b"a\nA\nagain\n");
 
     // Skip: the turn's own file goes back; both.txt and mine.txt stay as the user has them.
     let out = home.run(&server, &["--continue", "-p", "/undo skip"]).await;
     assert_success(&out);
     assert_eq!(paths(&restore_event(&out)), ["a.txt"]);
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\n");
-    assert_eq!(
-        fs::read(ws.join("both.txt")).unwrap(),
-        b"both\nturn\nuser\n"
-    );
+    assert_file(ws.join("a.txt"), b"a\n");
+    assert_file(ws.join("both.txt"), b"both\nturn\nuser\n");
     assert_eq!(
         fs::read(ws.join("mine.txt")).unwrap(),
         b"mine, edited during the turn\n",
@@ -165,7 +162,7 @@ async fn a_turn_killed_between_calls_is_undone_after_continue() {
     until_asked(&server, 2).await;
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"one\nTWO\n");
+    assert_file(ws.join("a.txt"), b"one\nTWO\n");
     let undo = undo_of(&home);
     assert!(
         undo["pending"]["calls"]
@@ -207,7 +204,7 @@ async fn a_turn_killed_during_a_slow_command_is_undone_after_continue() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(fs::read(ws.join("log.txt")).unwrap(), b"start\nmore\n");
+    assert_file(ws.join("log.txt"), b"start\nmore\n");
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
     assert_success(&out);
@@ -251,5 +248,5 @@ async fn no_checkpoints_takes_none_and_undo_says_why() {
             .contains("--no-checkpoints"),
         "{report}"
     );
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"c\n");
+    assert_file(ws.join("a.txt"), b"c\n");
 }

@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::{KEY, all_files};
-use crate::support::headless::{BLOCKING, flags, manifest};
+use crate::support::harness::all_files;
+use crate::support::headless::{BLOCKING, bin_for, flags, manifest, run};
 use crate::support::pty::{CTRL_S, END, ENTER, ESC, Pty, kept_beside, served};
 use crate::support::requests::first_blocks;
 use crate::support::script::doc;
@@ -25,19 +26,6 @@ const HOME: &str = "\x1b[H";
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn bin(home: &Path, server: &FakeServer) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .current_dir(home);
-    c
 }
 
 fn json_lines(out: &Output) -> Vec<Value> {

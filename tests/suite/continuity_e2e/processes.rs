@@ -1,8 +1,6 @@
 //! Two processes at once in one workspace: neither loses or swaps the other's documents.
 
 use super::*;
-use crate::support::check::assert_success;
-use crate::support::headless::run;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
@@ -19,7 +17,7 @@ async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
             .iter()
             .zip(names)
             .map(|(s, who)| {
-                let mut c = bin(home.path(), s);
+                let mut c = bin_for(home.path(), s);
                 c.args(flags(&format!("{BLOCKING} --step same")))
                     .arg("--workspace")
                     .arg(&ws)
@@ -129,7 +127,7 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
     let other = FakeServer::start().await;
     script(&other, "headless");
     let home = t.home();
-    let mut c = bin(home.path(), &other);
+    let mut c = bin_for(home.path(), &other);
     c.args(flags(&format!("{BLOCKING} --step same")))
         .arg("--workspace")
         .arg(t.workspace())

@@ -4,14 +4,12 @@ use std::path::Path;
 
 use crate::support::check::{assert_exit, assert_success};
 use crate::support::fake::{FakeServer, U};
-use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, run, stderr};
+use crate::support::files::write;
+use crate::support::headless::{bin_for, lines, run, stderr};
 
 fn api(home: &Path, server: &FakeServer, args: &[&str]) -> std::process::Command {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(args);
+    let mut c = bin_for(home, &server);
+    c.args(args);
     c
 }
 
@@ -105,8 +103,7 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     );
 
     let cfg = h.join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("AGENTS.md"), "USER-RULE-42\n").unwrap();
+    write(&cfg.join("AGENTS.md"), "USER-RULE-42\n");
     std::fs::write(cfg.join("config.toml"), "effort = \"medium\"\n").unwrap();
     server.script().usage(U::new(100, 5)).text("ok");
     let out = output(api(h, &server, &["-p", "hi"])).await;

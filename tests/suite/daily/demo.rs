@@ -9,7 +9,7 @@ use flower_tui::engine::protocol::{Approval, Event, Op, Origin, TurnId};
 
 use crate::support::check::assert_success;
 use crate::support::harness::{Harness, start};
-use crate::support::headless::{bin, lines};
+use crate::support::headless::{bin, ledger, lines};
 
 #[tokio::test]
 async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
@@ -84,14 +84,7 @@ fn a_headless_demo_removes_its_scratch_directory() {
         .unwrap();
     assert_success(&out);
     assert_eq!(lines(&out).last().unwrap()["is_error"], false);
-    let runs = home.path().join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let m = flower_tui::engine::ledger::Manifest::load(&run.join("manifest.json")).unwrap();
+    let m = ledger(home.path());
     assert!(
         m.workspace.starts_with(std::env::temp_dir()),
         "{}",

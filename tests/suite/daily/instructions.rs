@@ -2,11 +2,13 @@
 //! still within a session (the prompt cache).
 
 use flower_tui::engine::instructions::InstructionSources;
-use flower_tui::engine::protocol::{Event, HandoffPhase};
+use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use serde_json::Value;
 
+use crate::support::check::assert_file;
 use crate::support::fake::U;
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::files::write;
+use crate::support::harness::{Harness, Running, start, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring.\n\n## Decided\n- x\n\n## Dead ends\n- y\n\n## Next\nGo on.\n\n## Scene\n- a.rs\n";
 
@@ -15,6 +17,13 @@ fn system(body: &Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_string()
+}
+
+/// `/init` (over an existing file when `overwrite`), through to its turn's end.
+async fn init(r: &mut Running, overwrite: bool) -> Vec<Event> {
+    let turn = r.new_turn();
+    r.send(Op::Init { turn, overwrite }).await;
+    r.until_end(turn).await
 }
 
 #[tokio::test]
@@ -26,8 +35,10 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     )
     .unwrap();
     let user_dir = h.dir.path().join("config/flower");
-    std::fs::create_dir_all(&user_dir).unwrap();
-    std::fs::write(user_dir.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
+    write(
+        &user_dir.join("AGENTS.md"),
+        "USER-MARKER: answer tersely.\n",
+    );
     h.script()
         .at(12_000)
         .tool("list_dir", "{}")
@@ -121,7 +132,7 @@ async fn claude_md_is_read_where_there_is_no_agents_md() {
 
 #[tokio::test]
 async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one() {
-    use flower_tui::engine::protocol::{ExitReason, Op, Origin, TurnKind};
+    use flower_tui::engine::protocol::{ExitReason, Origin, TurnKind};
     let h = Harness::new().await;
     let path = h.workspace.join("AGENTS.md");
     let write = |text: &str| serde_json::json!({"path": "AGENTS.md", "content": text}).to_string();
@@ -131,13 +142,7 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
         .usage(U::new(1000, 20))
         .text("Wrote AGENTS.md.");
     let mut r = start(h.params(200_000, 50_000));
-    let turn = r.new_turn();
-    r.send(Op::Init {
-        turn,
-        overwrite: false,
-    })
-    .await;
-    let ev = r.until_end(turn).await;
+    let ev = init(&mut r, false).await;
     assert!(ev.iter().any(|e| matches!(
         e,
         Event::TurnStarted {
@@ -165,20 +170,11 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
             ..
         }
     )));
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        "# Drafted\nRun `make`.\n"
-    );
+    assert_file(&path, "# Drafted\nRun `make`.\n");
 
     // It exists now: nothing runs until the user agrees.
     let before = h.server.requests().len();
-    let turn = r.new_turn();
-    r.send(Op::Init {
-        turn,
-        overwrite: false,
-    })
-    .await;
-    let ev = r.until_end(turn).await;
+    let ev = init(&mut r, false).await;
     assert!(
         ev.iter()
             .any(|e| matches!(e, Event::InitExists { path: p, .. } if *p == path))
@@ -197,17 +193,11 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
         .tool("write_file", write("# Better\n"))
         .usage(U::new(1300, 20))
         .text("Replaced it.");
-    let turn = r.new_turn();
-    r.send(Op::Init {
-        turn,
-        overwrite: true,
-    })
-    .await;
-    let ev = r.until_end(turn).await;
+    let ev = init(&mut r, true).await;
     assert!(ev.iter().any(|e| matches!(
         e,
         Event::UserMessage { text, .. } if text.contains("exists already")
     )));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Better\n");
+    assert_file(&path, "# Better\n");
     r.shutdown().await;
 }

@@ -1,9 +1,7 @@
 //! `@path` in a message attaches the file for the model; the replay shows what was typed.
 
-use flower_tui::engine::ledger::RunDir;
 use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::Event;
-use flower_tui::engine::session::Resume;
 
 use crate::support::check::picked;
 use crate::support::harness::{Harness, start};
@@ -41,9 +39,7 @@ async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     r.shutdown().await;
 
     // Replayed later, the message is what the user typed.
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
+    let mut p = h.resumed(200_000, 50_000, &root);
     p.front_end = FrontEnd::Interactive { review: false };
     let mut r = start(p);
     let ev = r

@@ -237,14 +237,11 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
 
 #[tokio::test]
 async fn resume_is_refused_while_another_live_process_works_on_that_step() {
-    use flower_tui::engine::session::Resume;
     let h = Harness::new().await;
     let older = a_run(&h, "fix the add bug", "Fixed add.").await;
     let root = h.data.join("runs").join(&older);
     // Someone else continues it and is still running.
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
+    let p = h.resumed(200_000, 50_000, &root);
     let mut other = start(p);
     other
         .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
@@ -302,10 +299,7 @@ async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
     r.shutdown().await;
 
     // `--continue`: the gauge shows the session's last reading before anything is sent.
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(flower_tui::engine::session::Resume::at(RunDir::open(&root)));
-    let mut r = start(p);
+    let mut r = start(h.resumed(200_000, 50_000, &root));
     r.until(|e| matches!(e, Event::Resumed { .. })).await;
     let ev = r.until(|e| matches!(e, Event::Usage { .. })).await;
     assert_eq!(first_usage(&ev), Some((last, true)));

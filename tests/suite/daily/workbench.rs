@@ -1,21 +1,8 @@
 //! `<workspace>/.flower/.gitignore`: notes and spills never show in `git status`.
 
-use std::process::Command;
-
 use crate::support::fake::U;
+use crate::support::files::git;
 use crate::support::harness::{Harness, start, turn_end};
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[tokio::test]
 async fn spills_in_the_workbench_stay_out_of_git_status() {

@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::files::write;
+use crate::support::headless::{BLOCKING, flags};
 use crate::support::pty::{CTRL_C, ENTER, Pty, READY, last_user_text, rfind, served};
 
 /// A reply streamed slowly: its deltas `delay` apart.
@@ -375,29 +377,14 @@ fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
     server.script().at(5_000).text("Successor here.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(
-        ws.join("AGENTS.md"),
+    write(
+        &ws.join("AGENTS.md"),
         "WS-MARKER-ONE: run the tests first.\n",
-    )
-    .unwrap();
+    );
     let user = home.path().join("config/flower");
-    std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(user.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
-    let args = [
-        "--yes",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "60",
-        "--step",
-        "e2e",
-        // The script answers the writing turn in line with the main thread's replies.
-        "--handoff-mode",
-        "blocking",
-    ];
+    write(&user.join("AGENTS.md"), "USER-MARKER: answer tersely.\n");
+    // The script answers the writing turn in line with the main thread's replies.
+    let args = flags(&format!("{BLOCKING} --review 60 --step e2e"));
     let mut t = Pty::start_in(home, &server, &args);
     t.wait_for(READY);
     say(&mut t, "refactor the parser");

@@ -6,8 +6,10 @@
 
 use std::fs;
 
+use crate::support::check::assert_file;
 use crate::support::fake::U;
 use crate::support::fake::anthropic as a;
+use crate::support::files::write;
 use crate::support::pty::{ENTER, ESC, Pty, READY, served};
 
 #[test]
@@ -30,14 +32,13 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     server.script().at(1_200).text("Both done.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
-    fs::create_dir_all(&ws).unwrap();
-    fs::write(ws.join("notes.txt"), "one\n").unwrap();
+    write(&ws.join("notes.txt"), "one\n");
     let mut t = Pty::start_in(home, &server, &["--yes"]);
     t.wait_for(READY);
     t.keys("make the files");
     t.keys(ENTER);
     t.wait_for("Both done.");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+    assert_file(ws.join("notes.txt"), b"one\ntwo\n");
 
     t.keys("/undo");
     t.keys(ENTER);
@@ -45,13 +46,13 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     assert!(screen.contains("removed made.txt"), "{screen}");
     assert!(screen.contains("modified notes.txt"), "{screen}");
     assert!(!ws.join("made.txt").exists());
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+    assert_file(ws.join("notes.txt"), b"one\n");
 
     t.keys("/redo");
     t.keys(ENTER);
     t.wait_for("redo: 2 files of turn 1 (generation 1) restored");
-    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"made\n");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+    assert_file(ws.join("made.txt"), b"made\n");
+    assert_file(ws.join("notes.txt"), b"one\ntwo\n");
 
     // The user changes a file the turn wrote: asked in a prompt, not written over. Esc cancels.
     fs::write(ws.join("made.txt"), "mine\n").unwrap();
@@ -64,8 +65,8 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     std::thread::sleep(std::time::Duration::from_millis(600));
     t.keys(ESC);
     t.wait_for("cancelled: nothing was changed");
-    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+    assert_file(ws.join("made.txt"), b"mine\n");
+    assert_file(ws.join("notes.txt"), b"one\ntwo\n");
     // Asked again; n skips the changed file and restores the rest.
     t.keys("/undo");
     t.keys(ENTER);
@@ -76,8 +77,8 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     t.keys("n");
     let screen = t.wait_for("kept as you changed it: made.txt");
     assert!(screen.contains("modified notes.txt"), "{screen}");
-    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+    assert_file(ws.join("made.txt"), b"mine\n");
+    assert_file(ws.join("notes.txt"), b"one\n");
 }
 
 #[test]

@@ -2,17 +2,12 @@
 //! built-in names, malformed files, and one call expanded with its `!` commands run through the
 //! real bash tool.
 
-use std::path::Path;
-
 use flower_tui::engine::commands::{self, CommandDirs, CommandSource, LoadProblem, ShadowedBy};
 use flower_tui::engine::frontmatter::FrontmatterError;
 use flower_tui::engine::tools::{self, ToolCtx};
 use serde_json::json;
 
-fn write(path: &Path, text: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::files::write;
 
 const BUILTINS: [&str; 4] = ["/help", "/new", "handoff", "/quit"];
 

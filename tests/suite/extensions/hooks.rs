@@ -11,6 +11,7 @@ use flower_tui::engine::tools::ToolOutput;
 use serde_json::{Value, json};
 
 use crate::suite::faults::{gone, read_pid, wait_until};
+use crate::support::check::assert_file;
 
 /// A workspace with a place for the scripts and what they write.
 struct Ws {
@@ -493,9 +494,9 @@ async fn handoff_hooks_refuse_add_focus_and_edit_the_frozen_document() {
     };
     let o = set.run(&frozen, &ws.session()).await;
     assert_eq!(o.reports[0].status, HookStatus::Succeeded, "{o:?}");
-    assert_eq!(
-        std::fs::read_to_string(&doc).unwrap(),
-        "# Handoff\n## Next\nRun the tests.\nAlso: generation 3 of main, auto.\n"
+    assert_file(
+        &doc,
+        "# Handoff\n## Next\nRun the tests.\nAlso: generation 3 of main, auto.\n",
     );
     let pre = |focus: Option<&str>| HookInput::PreHandoff {
         trigger: HandoffTrigger::Manual,

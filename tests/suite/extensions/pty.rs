@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use crate::support::files::write;
 use crate::support::pty::{ENTER, Pty, READY, last_user_text, served};
 
 #[test]
@@ -15,19 +16,15 @@ fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
     let home = Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     let commands = ws.join(".claude/commands");
-    std::fs::create_dir_all(&commands).unwrap();
-    std::fs::write(
-        commands.join("review.md"),
+    write(
+        &commands.join("review.md"),
         "---\ndescription: Review a change\nargument-hint: <what>\n---\nReview $1 now.\n!`echo from-bang`\n",
-    )
-    .unwrap();
+    );
     let skill = ws.join(".claude/skills/pdf");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    write(
+        &skill.join("SKILL.md"),
         "---\nname: pdf\ndescription: Fill in PDF forms\n---\nSteps.\n",
-    )
-    .unwrap();
+    );
 
     let mut t = Pty::start_in(home, &server, &["--yes", "--sandbox", "off"]);
     t.wait_for(READY);
@@ -59,12 +56,10 @@ fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
     server.script().text("Checked.");
     let home = Arc::new(tempfile::tempdir().unwrap());
     let commands = home.path().join("ws/.flower/commands");
-    std::fs::create_dir_all(&commands).unwrap();
-    std::fs::write(
-        commands.join("check.md"),
+    write(
+        &commands.join("check.md"),
         "Allowed:\n!`echo yes-ran`\nDenied:\n!`echo no-ran > denied.txt`\n",
-    )
-    .unwrap();
+    );
     // No --yes, no sandbox: every command is asked for.
     let mut t = Pty::start_in(home, &server, &["--sandbox", "off"]);
     let ws = t.workspace();

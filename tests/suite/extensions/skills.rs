@@ -1,17 +1,12 @@
 //! Skills from real folders in the four places: precedence, the system-prompt listing, malformed
 //! `SKILL.md` files, the `skill` tool, and reading a skill's files from outside the workspace.
 
-use std::path::Path;
-
 use flower_tui::engine::frontmatter::FrontmatterError;
 use flower_tui::engine::skills::{self, SkillCatalog, SkillDirs, SkillProblem, SkillSource};
 use flower_tui::engine::tools::{self, ToolCtx};
 use serde_json::json;
 
-fn write(path: &Path, text: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::files::write;
 
 struct Places {
     ws: tempfile::TempDir,

@@ -12,14 +12,10 @@ use serde_json::Value;
 use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
 use crate::support::fake::anthropic::tool_results;
+use crate::support::files::write;
 use crate::support::harness::KEY;
 use crate::support::headless::{bin, lines};
-use crate::support::requests::last_texts;
-
-fn write(path: &Path, text: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::requests::{last_texts, tool_names};
 
 /// A home (HOME, config and data dirs) with a workspace `ws` in it.
 struct Home {
@@ -222,13 +218,8 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
         !system.contains("Read reference.md first"),
         "the body is not in the prompt"
     );
-    let tools: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(tools.contains(&"skill"), "{tools:?}");
+    let tools = tool_names(&requests[0]);
+    assert!(tools.iter().any(|t| t == "skill"), "{tools:?}");
 
     let skill = &tool_results(&requests[1])[0];
     assert_ne!(skill["is_error"], true, "{skill}");

@@ -4,8 +4,7 @@
 use super::{gone, read_pid, wait_until};
 use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
-use crate::support::harness::KEY;
-use crate::support::headless::{bin, run};
+use crate::support::headless::{bin_for, run};
 
 #[tokio::test]
 async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
@@ -18,10 +17,8 @@ async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
         "bash",
         serde_json::json!({ "command": command }).to_string(),
     );
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "run the long command", "--yes", "--step", "long"])
+    let mut c = bin_for(home.path(), &server);
+    c.args(["-p", "run the long command", "--yes", "--step", "long"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut agent = c.spawn().unwrap();
@@ -52,10 +49,8 @@ async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
 
     // The repaired transcript tells the model what is true: the command was killed.
     server.script().at(1_200).text("I will run it again.");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "what happened?", "--continue"]);
+    let mut c = bin_for(home.path(), &server);
+    c.args(["-p", "what happened?", "--continue"]);
     let out = run(c).await.output;
     assert_success(&out);
     let body = serde_json::to_string(&server.requests().last().unwrap()["messages"]).unwrap();

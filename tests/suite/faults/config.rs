@@ -2,14 +2,14 @@
 
 use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
+use crate::support::files::write;
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, bin_for, lines, stderr};
 
 /// Run `flower-tui ARGS` in `home` with `config.toml` holding `file`.
 fn run_with(home: &std::path::Path, file: &str, args: &[&str]) -> std::process::Output {
     let cfg = home.join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), file).unwrap();
+    write(&cfg.join("config.toml"), file);
     bin(home).args(args).output().unwrap()
 }
 
@@ -72,10 +72,8 @@ async fn a_small_window_scales_the_line_and_a_floor_too_large_for_it_is_a_warnin
         .text("fine");
     let home = tempfile::tempdir().unwrap();
     let run = |home: &std::path::Path| {
-        let mut c = bin(home);
-        c.env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", server.base_url())
-            .args(["-p", "hi", "-v", "--window", "9000"]);
+        let mut c = bin_for(home, &server);
+        c.args(["-p", "hi", "-v", "--window", "9000"]);
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };
     let out = run(home.path()).await.unwrap();

@@ -7,10 +7,10 @@ use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_file, assert_success};
 use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::{KEY, all_files};
-use crate::support::headless::{bin, lines, run, stderr};
+use crate::support::harness::all_files;
+use crate::support::headless::{bin_for, lines, run, stderr};
 
 /// A message of about `bytes` bytes: numbered lines, with markers at its start, middle and end.
 pub(crate) fn big_message(bytes: usize) -> String {
@@ -35,10 +35,8 @@ pub(crate) fn big_message(bytes: usize) -> String {
 
 /// `flower-tui -p - ARGS` with `task` on stdin.
 async fn run_stdin(server: &FakeServer, home: &Path, task: String, args: &[&str]) -> Output {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "-", "--yes", "--step", "big"])
+    let mut c = bin_for(home, &server);
+    c.args(["-p", "-", "--yes", "--step", "big"])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -97,7 +95,7 @@ async fn a_ten_megabyte_message_is_spilled_and_read_back_in_pages() {
 
     // The file holds all of it, byte for byte.
     let spilled = home.path().join(".flower/spill/input-1.txt");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), task);
+    assert_file(&spilled, task);
     // The model got the preview, the path and how to read the rest.
     let first = first_user_text(&server.requests()[0]);
     assert!(first.len() < 3_000, "{} characters sent", first.len());
@@ -171,7 +169,7 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
         .into_iter()
         .find(|f| f.ends_with("spill/input-1.txt"))
         .expect("the input in <run>/spill");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), task);
+    assert_file(&spilled, task);
     assert!(!ws.join(".flower").exists());
     // The model is pointed at it, and may read it without an approval (its own spill folder).
     let first = first_user_text(&server.requests()[0]);
@@ -186,17 +184,15 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
         )
         .usage(U::new(2_200, 10))
         .text("read it");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args([
-            "-p",
-            "read the paste",
-            "--continue",
-            "--no-workbench",
-            "--workspace",
-            &ws_arg,
-        ]);
+    let mut c = bin_for(home.path(), &server);
+    c.args([
+        "-p",
+        "read the paste",
+        "--continue",
+        "--no-workbench",
+        "--workspace",
+        &ws_arg,
+    ]);
     // Off the runtime: the fake answers on it.
     let out = run(c).await.output;
     assert_success(&out);
@@ -235,10 +231,8 @@ async fn an_empty_or_blank_task_on_the_command_line_is_refused_as_stdin_is() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     for task in ["", "   \n\t"] {
-        let mut c = bin(home.path());
-        c.env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", server.base_url())
-            .args(["-p", task]);
+        let mut c = bin_for(home.path(), &server);
+        c.args(["-p", task]);
         let out = run(c).await.output;
         assert_eq!(out.status.code(), Some(2), "{task:?}: {}", stderr(&out));
         assert!(
@@ -277,7 +271,7 @@ async fn a_request_that_cannot_fit_the_successor_of_a_learned_window_is_spilled(
     assert_eq!(result["text"], "continued from the spilled request");
 
     let spilled = home.path().join(".flower/spill/input-1.txt");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), task);
+    assert_file(&spilled, task);
     let last = server.recorded().last().unwrap().clone();
     assert!(last.tokens <= 25_000, "{} tokens sent", last.tokens);
     let first = first_user_text(&last.body);

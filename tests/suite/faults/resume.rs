@@ -8,15 +8,13 @@ use serde_json::Value;
 
 use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
-use crate::support::harness::{KEY, all_files};
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::harness::all_files;
+use crate::support::headless::{bin_for, lines, stderr};
 
 /// `flower-tui ARGS` against the fake, in `home`.
 async fn run(server: &FakeServer, home: &Path, args: &[&str]) -> Output {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(args);
+    let mut c = bin_for(home, &server);
+    c.args(args);
     crate::support::headless::run(c).await.output
 }
 

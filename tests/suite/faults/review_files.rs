@@ -8,6 +8,7 @@ use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Event, Op};
 use serde_json::Value;
 
+use crate::support::check::assert_file;
 use crate::support::harness::{Harness, Running, start, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Dead ends\n- Regex parsing.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
@@ -44,7 +45,7 @@ async fn a_file_deleted_during_the_review_is_written_again_with_the_document() {
         if message.contains("was deleted: it is written again"))));
     assert!(first_user_text(&h.server.requests()[2]).contains("Run the parser tests."));
     // The path holds again what the successor read: later reviews and `--continue` find it.
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), frozen);
+    assert_file(&path, frozen);
     r.shutdown().await;
 }
 
@@ -64,7 +65,7 @@ async fn a_file_written_back_by_the_editor_after_a_delete_is_what_the_successor_
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(first_user_text(&h.server.requests()[2]).contains("TYPED AFTER THE DELETE"));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    assert_file(&path, edited);
     assert!(r.manifest().steps[0].handoffs[0].edited);
     r.shutdown().await;
 }

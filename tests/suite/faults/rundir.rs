@@ -9,14 +9,11 @@ use serde_json::Value;
 
 use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
-use crate::support::harness::KEY;
-use crate::support::headless::{bin, flags, stderr};
+use crate::support::headless::{bin_for, flags, stderr};
 
 fn command(server: &FakeServer, home: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(args);
+    let mut c = bin_for(home, &server);
+    c.args(args);
     c
 }
 

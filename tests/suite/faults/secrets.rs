@@ -5,7 +5,7 @@
 use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::{KEY, all_files};
-use crate::support::headless::{bin, flags, run};
+use crate::support::headless::{bin_for, flags, run};
 
 /// The inactive provider's key: flower-tui talks to Anthropic, yet this one is guarded too.
 const OPENAI_KEY: &str = "sk-proj-INACTIVE-0123456789abcdef";
@@ -38,10 +38,8 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
     .unwrap();
     let task =
         format!("my key is {KEY}, the OpenAI one {OPENAI_KEY} and groq {GROQ_KEY}; see @creds.txt");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("OPENAI_API_KEY", OPENAI_KEY)
+    let mut c = bin_for(home.path(), &server);
+    c.env("OPENAI_API_KEY", OPENAI_KEY)
         .env("GROQ_API_KEY", GROQ_KEY)
         // The sandbox refuses reading another process's `/proc` files at all (tests/suite/sandbox/
         // processes.rs); without it the agent's own block is read here, and must hold no key.
@@ -134,10 +132,8 @@ async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
         )
         .usage(U::new(1_100, 10))
         .text("done");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("OPENAI_API_KEY", OPENAI_KEY)
+    let mut c = bin_for(home.path(), &server);
+    c.env("OPENAI_API_KEY", OPENAI_KEY)
         .args(["-p", "run it", "--yes"]);
     let out = run(c).await.output;
     assert_success(&out);

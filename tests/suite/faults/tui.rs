@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use super::input::big_message;
+use crate::support::check::assert_file;
 use crate::support::fake::{U, anthropic as a};
+use crate::support::headless::newest_run;
 use crate::support::pty::{ENTER, Pty, READY, last_user_text, served};
 
 #[test]
@@ -27,7 +29,7 @@ fn a_ten_megabyte_paste_is_spilled_and_the_user_is_told() {
         &sent[..sent.len().min(400)]
     );
     let spilled = t.workspace().join(".flower/spill/input-1.txt");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), paste);
+    assert_file(&spilled, paste);
     // The user sees the notice, and the reply.
     t.wait_for("saved in full to");
     t.wait_for("I will read the file in pages.");
@@ -51,14 +53,7 @@ fn continue_in_the_tui_names_the_damaged_newest_run_then_goes_on_with_the_older(
         drop(t);
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let runs = home.path().join("data/flower/runs");
-    let mut manifests: Vec<_> = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("manifest.json"))
-        .collect();
-    manifests.sort_by_key(|m| std::fs::metadata(m).unwrap().modified().unwrap());
-    let newest = manifests.last().unwrap().clone();
+    let newest = newest_run(home.path()).join("manifest.json");
     let text = std::fs::read(&newest).unwrap();
     std::fs::write(&newest, &text[..text.len() / 2]).unwrap();
 

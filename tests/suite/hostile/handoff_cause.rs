@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, Reply, anthropic as a, is_writing};
-use crate::support::harness::{Harness, KEY, start, turn_end};
-use crate::support::headless::{bin, lines, run};
+use crate::support::harness::{Harness, start, turn_end};
+use crate::support::headless::{bin_for, lines, run};
 use crate::support::pty::{Pty, last_user_text, served};
 
 /// A complete handoff document.
@@ -81,10 +81,8 @@ fn a_manual_handoff_says_the_user_asked_for_it() {
 /// `flower-tui -p TASK ARGS` against `server`; its JSON lines.
 async fn headless(server: &FakeServer, args: &[&str]) -> Vec<Value> {
     let home = tempfile::tempdir().unwrap();
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "the task", "--yes", "--window", "40000"])
+    let mut c = bin_for(home.path(), &server);
+    c.args(["-p", "the task", "--yes", "--window", "40000"])
         .args(args);
     let out = run(c).await.output;
     assert_success(&out);

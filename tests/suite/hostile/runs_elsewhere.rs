@@ -6,8 +6,7 @@ use std::path::Path;
 
 use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
-use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin_for, lines, stderr};
 use crate::support::pty::{CTRL_C, ENTER, Pty, READY, rfind, served};
 
 /// Quit an idle TUI and return the run id of its `continue it:` line.
@@ -82,10 +81,8 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
     let home = tempfile::tempdir().unwrap();
     let run = home.path().join("elsewhere/nightly");
     let headless = |args: Vec<String>| {
-        let mut c = bin(home.path());
-        c.env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", server.base_url())
-            .args(args);
+        let mut c = bin_for(home.path(), &server);
+        c.args(args);
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };
     let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -37,17 +37,10 @@ async fn the_model_calls_an_mcp_tool_through_the_engine() {
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
     // The first request waited for the server: its tools are offered beside the built-ins.
-    let names: Vec<&str> = reqs[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(
-        names.contains(&"read_file") && names.contains(&"mcp__faults__echo"),
-        "{names:?}"
-    );
-    assert!(names.contains(&"mcp__faults__read_file"));
+    let names = crate::support::requests::tool_names(&reqs[0]);
+    let has = |name: &str| names.iter().any(|n| n == name);
+    assert!(has("read_file") && has("mcp__faults__echo"), "{names:?}");
+    assert!(has("mcp__faults__read_file"));
     assert_eq!(tool_result(&reqs[1])["content"], "from the server");
     // A crash mid-call is a tool error for the model, not a failed turn.
     let crash = tool_result(&reqs[2]);

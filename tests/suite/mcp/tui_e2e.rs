@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::support::files::write;
 use crate::support::mcp_setup::pids_with_env;
 use crate::support::pty::{Pty, READY, served};
 
@@ -16,8 +17,7 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
     let mark = marker();
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join(".mcp.json"), mcp_json(&mark)).unwrap();
+    write(&ws.join(".mcp.json"), mcp_json(&mark));
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let asked = t.wait_for("Start the MCP servers of this workspace's .mcp.json?");

@@ -215,9 +215,7 @@ async fn memory_survives_continue() {
     r.until(|e| matches!(e, Event::Focus { .. })).await;
     r.shutdown().await;
 
-    let mut p = h.params(40_000, 10_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
+    let p = h.resumed(40_000, 10_000, &root);
     let mut r = start(p);
     let ev = r.until(|e| matches!(e, Event::Todo { .. })).await;
     assert!(ev.iter().any(|e| matches!(

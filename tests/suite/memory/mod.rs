@@ -5,10 +5,8 @@
 mod carried;
 mod pins;
 
-use flower_tui::engine::ledger::RunDir;
 use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Event, HandoffPhase, MemoryRefusal, Op, PinChange, PinRef};
-use flower_tui::engine::session::Resume;
 use flower_tui::engine::step_memory::{PinSource, TodoStatus};
 use serde_json::Value;
 

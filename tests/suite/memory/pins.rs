@@ -263,10 +263,8 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     .unwrap();
 
     h.script().at(5_000).text("successor");
-    let mut p = h.params(40_000, 10_000);
+    let mut p = h.resumed(40_000, 10_000, &root);
     p.front_end = FrontEnd::Interactive { review: true };
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))

@@ -13,10 +13,12 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
-use crate::support::check::{assert_exit, assert_success};
+use crate::support::check::{assert_exit, assert_file, assert_success};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
+use crate::support::files::write;
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, stderr};
+use crate::support::headless::{bin, bin_for, lines, stderr};
+use crate::support::requests::tool_names;
 
 /// The plan the fake model presents.
 pub(crate) const PLAN: &str = "# Rename the parser\n\n1. Rename `parse_all` to `parse` in src/lib.rs.\n2. Update the two callers in src/main.rs.\n3. Run cargo test.\n";
@@ -31,24 +33,11 @@ pub(crate) fn present(id: &str, plan: &str) -> Reply {
     )
 }
 
-/// The names of the tools a request offered.
-pub(crate) fn offered(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A home with an empty workspace `ws`.
 fn home() -> (tempfile::TempDir, PathBuf) {
     let home = tempfile::tempdir().unwrap();
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("lib.rs"), "pub fn parse_all() {}\n").unwrap();
+    write(&ws.join("lib.rs"), "pub fn parse_all() {}\n");
     (home, ws)
 }
 
@@ -91,7 +80,7 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     // Only tools that change nothing reached the provider, and the prompt says it plans.
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "no request after the plan: {requests:?}");
-    let tools = offered(&requests[0]);
+    let tools = tool_names(&requests[0]);
     // `recall` reads the step's own transcripts (old tool output is masked).
     let mut expected = vec!["read_file", "grep", "glob", "list_dir", "todo", "recall"];
     if Support::current().confines_writes() {
@@ -113,10 +102,7 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();
     assert!(why.contains("refused: plan mode changes nothing"), "{why}");
-    assert_eq!(
-        std::fs::read_to_string(ws.join("lib.rs")).unwrap(),
-        "pub fn parse_all() {}\n"
-    );
+    assert_file(ws.join("lib.rs"), "pub fn parse_all() {}\n");
 
     // The plan is a file, named in a `plan` event and in the result line.
     let path = ws.join(".flower/notes/plan-rename.md");
@@ -166,10 +152,8 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
 
     // `--continue` without `--mode` goes on in the mode the step last used.
     server.script().text("Still planning.");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
+    let mut c = bin_for(home.path(), &server);
+    c.args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--continue", "-p", "and the tests?"]);
     let third = crate::support::headless::run(c).await.output;
     assert_success(&third);
@@ -181,8 +165,8 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
         "{events:?}"
     );
     let last = server.requests().pop().unwrap();
-    assert!(offered(&last).iter().any(|t| t == "present_plan"));
-    assert!(!offered(&last).iter().any(|t| t == "write_file"));
+    assert!(tool_names(&last).iter().any(|t| t == "present_plan"));
+    assert!(!tool_names(&last).iter().any(|t| t == "write_file"));
 }
 
 #[test]
@@ -241,10 +225,8 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
         )
         .usage(U::new(1_100, 10))
         .text("Edited.");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
+    let mut c = bin_for(home.path(), &server);
+    c.args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--mode", "accept-edits", "-p", "rename parse_all"]);
     let out = crate::support::headless::run(c).await.output;
     assert_success(&out);
@@ -256,14 +238,8 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
             .map(|e| &e["mode"]),
         Some(&Value::from("accept-edits"))
     );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("made.txt")).unwrap(),
-        "made\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("lib.rs")).unwrap(),
-        "pub fn parse() {}\n"
-    );
+    assert_file(ws.join("made.txt"), "made\n");
+    assert_file(ws.join("lib.rs"), "pub fn parse() {}\n");
     let result = |id: &str| {
         events
             .iter()
@@ -284,7 +260,11 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
     );
     assert!(!outside.exists());
     // The mode is in the request: every tool is offered.
-    assert!(offered(&server.requests()[0]).iter().any(|t| t == "bash"));
+    assert!(
+        tool_names(&server.requests()[0])
+            .iter()
+            .any(|t| t == "bash")
+    );
 }
 
 #[tokio::test]

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{PLAN, offered, present};
+use super::{PLAN, present};
 use crate::support::fake::FakeServer;
 use crate::support::pty::{ESC, Pty, READY, served};
+use crate::support::requests::tool_names;
 
 const SHIFT_TAB: &str = "\x1b[Z";
 
@@ -68,7 +69,7 @@ fn present_and_edit(t: &mut Pty, server: &FakeServer) -> PathBuf {
     t.keys("\r");
     t.wait_for("Plan saved to");
     let reqs = t.wait_requests(server, 1);
-    let tools = offered(&reqs[0]);
+    let tools = tool_names(&reqs[0]);
     assert!(tools.iter().any(|n| n == "present_plan"), "{tools:?}");
     assert!(!tools.iter().any(|n| n == "write_file"), "{tools:?}");
     let ws = t.workspace();
@@ -101,7 +102,7 @@ fn shift_tab_cycles_the_modes_in_the_status_line_and_in_the_tools_offered() {
     t.keys("\r");
     t.wait_for("Normal again.");
     let reqs = t.wait_requests(&server, 1);
-    let tools = offered(&reqs[0]);
+    let tools = tool_names(&reqs[0]);
     assert!(tools.iter().any(|n| n == "write_file"), "{tools:?}");
     assert!(!tools.iter().any(|n| n == "present_plan"), "{tools:?}");
 }
@@ -134,7 +135,7 @@ fn a_reviewed_plan_is_implemented_in_a_fresh_session_from_the_edited_file() {
         "the old conversation is not carried"
     );
     // Back in normal mode: the successor may edit.
-    assert!(offered(&reqs[1]).iter().any(|n| n == "write_file"));
+    assert!(tool_names(&reqs[1]).iter().any(|n| n == "write_file"));
     assert!(!status(&t.screen()).contains("plan mode"));
     // The ledger records it like a handoff, with its lineage.
     let runs = home.path().join("data/flower/runs");
@@ -176,5 +177,5 @@ fn a_reviewed_plan_is_implemented_here_as_the_next_message() {
     let on_disk = std::fs::read_to_string(&path).unwrap();
     assert!(last.contains("Implement this plan"), "{last}");
     assert!(last.contains(&on_disk), "{last}");
-    assert!(offered(&reqs[1]).iter().any(|n| n == "write_file"));
+    assert!(tool_names(&reqs[1]).iter().any(|n| n == "write_file"));
 }

@@ -11,6 +11,7 @@ use flower_tui::engine::types::Message;
 use super::{anthropic, request, run as provider_run};
 use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
+use crate::support::files::write;
 use crate::support::headless::{bin_for, run};
 
 #[tokio::test]
@@ -78,12 +79,10 @@ async fn verbose_names_the_source_and_the_precedence_holds() {
 
     // A window learned from an overflow message beats the table; --window beats both.
     let data = h.join("data/flower");
-    std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(
-        data.join("windows.json"),
+    write(
+        &data.join("windows.json"),
         r#"{"claude-sonnet-4-5": 180000}"#,
-    )
-    .unwrap();
+    );
     let line = window_line(&output(bin(h, &server, "claude-sonnet-4-5", &[])).await);
     assert_eq!(line, "window: 180000 (learned from an overflow message)");
     let line =

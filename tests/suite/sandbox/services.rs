@@ -17,8 +17,7 @@ use serde_json::json;
 use super::{Stray, bash, place, unique};
 use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U};
-use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines, run};
+use crate::support::headless::{bin_for, lines, run};
 
 /// A path socket outside the workspace, and whether something connected to it (and what it sent).
 struct Listener {
@@ -196,10 +195,8 @@ async fn run_with_services(home: &Path, ws: &Path, network: &str, command: &str)
         .tool("bash", json!({ "command": command }).to_string())
         .usage(U::new(1200, 20))
         .text("done");
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("TMUX", "/tmp/tmux-1000/default,1234,0")
+    let mut c = bin_for(home, &server);
+    c.env("TMUX", "/tmp/tmux-1000/default,1234,0")
         .env("SSH_AUTH_SOCK", "/tmp/ssh-agent.sock")
         .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus")
         .env("DISPLAY", ":0")

@@ -6,20 +6,18 @@ use serde_json::Value;
 use super::{calls, requests_for, task};
 use crate::support::check::assert_success;
 use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
-use crate::support::headless::{bin, lines};
+use crate::support::files::write;
+use crate::support::headless::{bin_for, lines, newest_run};
 
 #[tokio::test]
 async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config/flower");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.toml"),
+    write(
+        &config.join("config.toml"),
         "subagent_model = \"claude-haiku-test\"\nsubagent_max_iterations = 3\n",
-    )
-    .unwrap();
+    );
     std::fs::write(home.path().join("notes.txt"), "the answer is 42\n").unwrap();
     let one = [task(
         "toolu_task1",
@@ -38,10 +36,8 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
     );
     server.push_for("NOTES-JOB", a::text("The notes say 42.", U::new(1_700, 15)));
     server.script().at(2_200).text("It is 42.");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_MODEL", "claude-sonnet-test")
+    let mut c = bin_for(home.path(), &server);
+    c.env("ANTHROPIC_MODEL", "claude-sonnet-test")
         .args(["-p", "what do the notes say", "--yes"]);
     let out = crate::support::headless::run(c).await.output;
     assert_success(&out);
@@ -74,13 +70,7 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
     let last = events.last().unwrap();
     assert_eq!(last["type"], "result");
     // The result's cost is the ledger's, the child's included.
-    let runs = home.path().join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let run = newest_run(home.path());
     let manifest = Manifest::load(&run.join("manifest.json")).unwrap();
     let step = &manifest.steps[0];
     assert_eq!(step.subagents.len(), 1);

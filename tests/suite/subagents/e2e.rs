@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{calls, task};
+use super::{alpha_and_beta, calls, task};
 use crate::support::fake::{U, anthropic as a};
 use crate::support::pty::{ESC, Pty, READY, served};
 
@@ -16,14 +16,7 @@ const CTRL_T: &str = "\x14";
 #[test]
 fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
     let (_rt, server) = served();
-    let both = [
-        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
-        task(
-            "task_b",
-            "beta search",
-            "BETA-JOB: grep for beta and report",
-        ),
-    ];
+    let both = alpha_and_beta("BETA-JOB: grep for beta and report");
     server.push(a::text_then_tools(
         "Splitting the work.",
         &calls(&both),
@@ -125,14 +118,7 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
 #[test]
 fn kill_9_while_two_subagents_run_then_continue_answers_both_calls() {
     let (_rt, server) = served();
-    let both = [
-        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
-        task(
-            "task_b",
-            "beta search",
-            "BETA-JOB: look for beta and report",
-        ),
-    ];
+    let both = alpha_and_beta("BETA-JOB: look for beta and report");
     server.push(a::text_then_tools(
         "Splitting the work.",
         &calls(&both),

@@ -8,7 +8,10 @@ use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Subagent
 use flower_tui::engine::session::repair_dangling_tool_uses;
 use serde_json::json;
 
-use super::{calls, end_of, is_child, main_requests, phases, requests_for, task, tool_results};
+use super::{
+    alpha_and_beta, calls, end_of, is_child, main_requests, phases, requests_for, task,
+    tool_results,
+};
 use crate::support::check::picked;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
@@ -29,14 +32,7 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     let h = Harness::new().await;
     std::fs::write(h.workspace.join("a.txt"), "FILE-A-CONTENT-7781\n").unwrap();
     std::fs::write(h.workspace.join("b.txt"), "beta FILE-B-CONTENT-3302\n").unwrap();
-    let both = [
-        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
-        task(
-            "task_b",
-            "beta search",
-            "BETA-JOB: grep for beta and report",
-        ),
-    ];
+    let both = alpha_and_beta("BETA-JOB: grep for beta and report");
     // Window 60K, headroom 20K: the main thread warns at 20K and hands off at 40K. Each child
     // sees 31K: counted in the main thread, they would cross both lines.
     h.server.push(a::text_then_tools(

@@ -22,6 +22,14 @@ fn task(id: &str, description: &str, prompt: &str) -> (String, &'static str, Str
     )
 }
 
+/// Two children at once: `task_a` surveys a.txt, `task_b` does `beta_job`.
+fn alpha_and_beta(beta_job: &str) -> [(String, &'static str, String); 2] {
+    [
+        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
+        task("task_b", "beta search", beta_job),
+    ]
+}
+
 /// The `(id, name, input)` triples as `text_then_tools` takes them.
 fn calls<'a>(c: &'a [(String, &'static str, String)]) -> Vec<(&'a str, &'a str, &'a str)> {
     c.iter()
