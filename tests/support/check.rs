@@ -53,6 +53,23 @@ pub fn event<'a>(events: &'a [Value], ty: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {ty:?} event among {:?}", types(events)))
 }
 
+/// The `phase` of every `handoff` event, in order.
+pub fn handoff_phases(events: &[Value]) -> Vec<&str> {
+    of(events, "handoff")
+        .into_iter()
+        .filter_map(|e| e["phase"].as_str())
+        .collect()
+}
+
+/// The `tool_result` event of the call `id`; the test fails if there is none.
+#[track_caller]
+pub fn tool_result<'a>(events: &'a [Value], id: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"))
+}
+
 /// No event of type `ty` is among `events`; the test fails with the first one if there is.
 #[track_caller]
 pub fn assert_absent(events: &[Value], ty: &str) {

@@ -7,7 +7,9 @@ use std::time::Duration;
 use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::{Manifest, RunDir};
 use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
-use flower_tui::engine::protocol::{Event, ExitReason, HandoffId, HandoffPhase, Op, TurnId};
+use flower_tui::engine::protocol::{
+    Approval, Event, ExitReason, HandoffId, HandoffPhase, Op, TurnId,
+};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -65,6 +67,13 @@ impl Harness {
         }))
     }
 
+    /// Write a file of the workspace (its folders made); its path.
+    pub fn file(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.workspace.join(rel);
+        super::files::write(&path, contents);
+        path
+    }
+
     /// The model's replies (see [`Script`]).
     pub fn script(&self) -> Script<'_> {
         self.server.script()
@@ -74,11 +83,27 @@ impl Harness {
         self.workspace.join(".flower")
     }
 
+    /// Engine parameters whose front end reviews each handoff document before its successor
+    /// starts (an interactive front end with the review on).
+    pub fn reviewed(&self, window: u64, headroom: u64) -> EngineParams {
+        let mut p = self.params(window, headroom);
+        p.front_end = FrontEnd::Interactive { review: true };
+        p
+    }
+
     /// Engine parameters that continue the run in `root` (as `--continue` does).
     pub fn resumed(&self, window: u64, headroom: u64, root: &std::path::Path) -> EngineParams {
         let mut p = self.params(window, headroom);
         p.run_dir = RunDir::open(root);
         p.start.resume = Some(session::Resume::at(RunDir::open(root)));
+        p
+    }
+
+    /// Engine parameters that continue the run in `root` in the terminal (as the TUI's
+    /// `--continue` does: an interactive front end, no review).
+    pub fn reopened(&self, root: &std::path::Path) -> EngineParams {
+        let mut p = self.resumed(200_000, 50_000, root);
+        p.front_end = FrontEnd::Interactive { review: false };
         p
     }
 
@@ -167,6 +192,12 @@ pub fn start(params: EngineParams) -> Running {
 impl Running {
     pub async fn send(&self, op: Op) {
         self.h.ops.send(op).await.unwrap();
+    }
+
+    /// Answer the approval question about the call `id`.
+    pub async fn answer(&self, id: &str, decision: Approval) {
+        let id = id.into();
+        self.send(Op::Approval { id, decision }).await;
     }
 
     /// Collect events until `stop` matches one (included); panics after 20 s.

@@ -288,6 +288,21 @@ impl Pty {
         self.keys(ENTER);
     }
 
+    /// Quit with Ctrl-C twice (from an idle, empty input) and wait until the program is gone;
+    /// its exit status.
+    pub fn quit(&mut self) -> ExitStatus {
+        self.keys(CTRL_C);
+        self.keys(CTRL_C);
+        self.wait_exit()
+    }
+
+    /// In the side editor: go to the document's last line and open a new line below it.
+    pub fn new_line_at_end(&self) {
+        self.keys(&DOWN.repeat(40));
+        self.keys(END);
+        self.keys(ENTER);
+    }
+
     /// Send `signal` (`-KILL`, `-TERM`, …) to the program with `kill`.
     pub fn signal(&self, signal: &str) {
         let sent = std::process::Command::new("kill")

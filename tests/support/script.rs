@@ -160,6 +160,18 @@ impl Script<'_> {
         self
     }
 
+    /// The replies of a run handed off after its first turn (`--handoff-after 1`): the turn
+    /// lists the directory (at 2,000), the writing answers a short document (at 2,500), and the
+    /// successor says it finished (at 1,500).
+    pub fn handed_off_after_one_turn(&mut self) -> &mut Self {
+        self.at(2_000)
+            .tool("list_dir", "{}")
+            .at(2_500)
+            .text("## Doing\nListing.\n## Next\nFinish.\n")
+            .at(1_500)
+            .text("finished in generation 2")
+    }
+
     /// Any reply, as built.
     pub fn reply(&mut self, reply: Reply) -> &mut Self {
         let next = std::mem::take(&mut self.next);
