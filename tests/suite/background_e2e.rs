@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::support::fake::{FakeServer, Gate, is_writing};
 use crate::support::files::write;
 use crate::support::headless::{flags, manifest};
-use crate::support::pty::{CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, served};
+use crate::support::pty::{CTRL_S, ENTER, ESC, Pty, READY, served};
 use crate::support::requests::first_blocks;
 use crate::support::script::doc;
 
@@ -72,9 +72,7 @@ fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor()
     );
     // Into the editor, a line at the end: the countdown pauses; Ctrl-S ends the review.
     t.keys(CTRL_O);
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys("- typed-during-the-work.rs");
     t.wait("the edit and the paused countdown", |s| {
         s.contains("- typed-during-the-work.rs") && s.contains("paused")
@@ -176,8 +174,7 @@ fn kill_9_while_the_document_is_written_loses_nothing() {
     let home = t.home();
     kill_9(&mut t);
     drop(t);
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(step["handoffs"].as_array().map(Vec::len), Some(0));
     assert!(step.get("frozen").is_none(), "nothing was frozen: {step:#}");
     // --continue: the same session, every message of it; the next handoff writes from it all.

@@ -1,6 +1,6 @@
 //! The real binary: flags, config file, env, `-v`, headless output, `--continue`, learned windows.
 
-use crate::support::check::{assert_exit, of};
+use crate::support::check::{assert_exit, handoff_phases, of};
 use crate::support::fake::anthropic as a;
 use crate::support::files::write;
 use crate::support::harness::{KEY, all_files};
@@ -68,10 +68,7 @@ fn demo_headless_runs_a_full_handoff() {
         "the default sandbox: {err}"
     );
     let ev = lines(&out);
-    let phases: Vec<&str> = of(&ev, "handoff")
-        .into_iter()
-        .filter_map(|e| e["phase"].as_str())
-        .collect();
+    let phases = handoff_phases(&ev);
     assert!(
         phases.starts_with(&["near", "writing", "frozen", "done"]),
         "{phases:?}"
@@ -156,13 +153,7 @@ async fn continue_attaches_to_the_latest_successor() {
 #[tokio::test]
 async fn handoff_after_triggers_a_manual_handoff_headless() {
     let s = Scenario::new().await;
-    s.script()
-        .at(2_000)
-        .tool("list_dir", "{}")
-        .at(2_500)
-        .text("## Doing\nListing.\n## Next\nFinish.\n")
-        .at(1_500)
-        .text("finished in generation 2");
+    s.script().handed_off_after_one_turn();
     let args = ["-p", "list", "--handoff-after", "1", "--step", "manual"];
     let ev = s
         .headless(&[&args[..], &["--output", "json"]].concat())

@@ -112,9 +112,7 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
 async fn the_briefing_holds_the_file_byte_for_byte() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("work").await;
     let (handoff, path) = r.frozen_for_review().await;
     let text = std::fs::read_to_string(&path).unwrap();
@@ -145,9 +143,7 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
     for _ in 0..2 {
         h.script().over_the_line(DOC).at(5_000).text("ok");
     }
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("first").await;
     let (handoff, path) = r.frozen_for_review().await;
     let left = "I rewrote this as plain prose: finish the parser, then the lexer.";
@@ -184,8 +180,7 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
 async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens_it() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC);
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
+    let p = h.reviewed(40_000, 10_000);
     let root = p.run_dir.root.clone();
     let mut r = start(p);
     let task = "fix the flaky test";
@@ -310,8 +305,7 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
 
 /// Engine parameters that resume the run in `root`.
 fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::EngineParams {
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
+    let mut p = h.reviewed(40_000, 10_000);
     p.run_dir = RunDir::open(root);
     p.start.resume = Some(Resume::at(RunDir::open(root)));
     p
@@ -367,8 +361,7 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
 async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC);
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
+    let p = h.reviewed(40_000, 10_000);
     let root = p.run_dir.root.clone();
     let mut r = start(p);
     r.send_turn("task").await;
@@ -428,9 +421,7 @@ async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the
     flower_tui::engine::secrets::register(TYPED_KEY);
     let h = Harness::new().await;
     h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("work").await;
     let (handoff, path) = r.frozen_for_review().await;
     // The user (or `$EDITOR`, or a command) puts a key into the document under review.

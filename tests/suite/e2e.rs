@@ -8,9 +8,7 @@ use serde_json::Value;
 use crate::support::fake::Reply;
 use crate::support::harness::text_prefix;
 use crate::support::headless::{BLOCKING, flags, ledger};
-use crate::support::pty::{
-    CTRL_C, CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, last_user_text, lock, rfind, served,
-};
+use crate::support::pty::{CTRL_S, ENTER, ESC, Pty, READY, last_user_text, lock, rfind, served};
 use crate::support::script::DOC;
 
 #[test]
@@ -99,9 +97,7 @@ fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
     );
 
     // The editor has the focus: go to the last line, add one, and type into it.
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys("- zebra-note.rs (typed in review)");
     t.wait("the typed line and the paused countdown", |s| {
         s.contains("- zebra-note.rs (typed in review)") && s.contains("paused")
@@ -130,9 +126,7 @@ fn workspace_file(ws: &Path, rel: &str) -> String {
 fn ctrl_c_twice_quits_and_gives_the_terminal_back() {
     let (_rt, server) = served();
     let mut t = Pty::open(&server, &[]);
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    let status = t.wait_exit();
+    let status = t.quit();
     assert!(status.success(), "{status}; screen:\n{}", t.screen());
     let raw = t.raw();
     let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).into_owned();
@@ -324,9 +318,7 @@ fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting
     // Stop the turn, then quit from an idle, empty input.
     t.keys(ESC);
     std::thread::sleep(std::time::Duration::from_millis(800));
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    let status = t.wait_exit();
+    let status = t.quit();
     assert!(status.success(), "{status}; screen:\n{}", t.screen());
     let m = ledger(t.home().path());
     assert!(m.workspace.starts_with(std::env::temp_dir()));

@@ -258,11 +258,7 @@ fn overflow(count: u64, window: u64) -> Reply {
 #[tokio::test]
 async fn a_rescued_document_is_checked_too_and_its_retry_keeps_the_reduced_history() {
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("a.log"),
-        "error: disk full\n".repeat(2_000),
-    )
-    .unwrap();
+    h.file("a.log", "error: disk full\n".repeat(2_000));
     h.script()
         .at(31_000)
         .tool("bash", r#"{"command":"cat a.log"}"#);

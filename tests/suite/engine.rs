@@ -460,21 +460,13 @@ async fn interactive_always_does_not_cover_an_outside_path() {
     r.send_turn("go").await;
     r.until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
-    r.send(Op::Approval {
-        id: "t1".into(),
-        decision: Approval::Always,
-    })
-    .await;
+    r.answer("t1", Approval::Always).await;
     // Still asked for the outside path, despite "always".
     let ev = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
     assert!(matches!(ev.last(), Some(Event::ApprovalRequest { id, .. }) if id == "t2"));
-    r.send(Op::Approval {
-        id: "t2".into(),
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer("t2", Approval::Once).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(h.workspace.join("in.txt").exists());
@@ -495,9 +487,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     let root = r.run_root.clone();
     r.shutdown().await;
 
-    let mut p = h.resumed(200_000, 50_000, &root);
-    p.front_end = FrontEnd::Interactive { review: false };
-    let mut r = start(p);
+    let mut r = start(h.reopened(&root));
     let ev = r
         .until(
             |e| matches!(e, Event::Notice { message } if message.starts_with("continuing session")),

@@ -1,6 +1,6 @@
 //! Handoff end to end against the fake provider: scripted usage crosses the lines.
 
-use flower_tui::engine::policy::{ContextPolicy, FrontEnd};
+use flower_tui::engine::policy::ContextPolicy;
 use flower_tui::engine::protocol::{
     CompactionTrigger, ErrorKind, Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnKind,
 };
@@ -110,9 +110,7 @@ async fn automatic_handoff_full_path() {
 async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("work").await;
     let (handoff, path) = r.frozen_for_review().await;
     let text = std::fs::read_to_string(&path).unwrap();

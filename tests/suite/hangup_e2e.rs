@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::support::fake::Gate;
 use crate::support::files::write;
 use crate::support::headless::{BLOCKING, flags, manifest};
-use crate::support::pty::{DOWN, END, ENTER, POLL, Pty, READY, kept_beside, served};
+use crate::support::pty::{ENTER, POLL, Pty, READY, kept_beside, served};
 use crate::support::script::doc;
 
 const CTRL_O: &str = "\x0f";
@@ -54,9 +54,7 @@ fn a_frame_that_finds_the_terminal_closed_keeps_the_edits_and_exits_cleanly() {
     });
     let typed = "- typed before the terminal went";
     t.keys(CTRL_O);
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys(typed);
     t.wait("the edit, the countdown paused, the spinner running", |s| {
         s.contains(typed) && s.contains("paused") && s.contains("working…")
@@ -71,8 +69,7 @@ fn a_frame_that_finds_the_terminal_closed_keeps_the_edits_and_exits_cleanly() {
     assert!(text.contains(typed), "{text:?}");
     assert!(!std::fs::read_to_string(&file).unwrap().contains(typed));
     // The engine was told where they are: the next start offers them.
-    let m = manifest(t.home().path());
-    let step = &m["steps"][0];
+    let step = &manifest(t.home().path())["steps"][0];
     assert_eq!(step["handoffs"].as_array().map(Vec::len), Some(0));
     assert_eq!(
         step["frozen"]["unsaved"],
@@ -126,9 +123,7 @@ fn keys_that_arrive_with_sighup_are_in_the_kept_edits() {
     t.wait("the review", |s| {
         s.contains("handoff-late.md") && s.contains("successor in")
     });
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.wait("the edit, the countdown paused", |s| s.contains("paused"));
     let pid = t.pid();
     kill("-STOP", pid);

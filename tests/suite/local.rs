@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::check::{assert_success, of, picked};
+use crate::support::check::{assert_success, handoff_phases, of, picked};
 use crate::support::fake::local::{self, LocalServer};
 use crate::support::fake::openai as o;
 use crate::support::fake::{FakeServer, Reply, U};
@@ -178,10 +178,7 @@ async fn a_pressure_handoff_writes_its_document_before_any_overflow() {
     ))
     .await;
     let events = lines(&out);
-    let phases: Vec<&str> = of(&events, "handoff")
-        .iter()
-        .filter_map(|e| e["phase"].as_str())
-        .collect();
+    let phases = handoff_phases(&events);
     assert!(
         phases.starts_with(&["near", "writing", "frozen", "done"]),
         "{phases:?}"
@@ -349,11 +346,7 @@ fn dense(chars_per_token: f64, call: Option<&str>) -> Reply {
 async fn estimates_learn_the_models_tokens_per_character() {
     use flower_tui::engine::protocol::Event;
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("big.json"),
-        "{\"k\": [1, 2, 3]}\n".repeat(600),
-    )
-    .unwrap();
+    h.file("big.json", "{\"k\": [1, 2, 3]}\n".repeat(600));
     h.server.push(dense(2.5, Some("big.json")));
     h.server.push(dense(2.5, None));
     let mut p = h.params(200_000, 50_000);

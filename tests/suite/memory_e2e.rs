@@ -3,7 +3,7 @@
 //! section typed during the review, and all of it in the successor's first request.
 
 use crate::support::headless::{BLOCKING, flags};
-use crate::support::pty::{CTRL_S, DOWN, END, ENTER, Pty, last_user_text, served};
+use crate::support::pty::{CTRL_S, ENTER, Pty, last_user_text, served};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -33,9 +33,7 @@ fn pins_focus_and_plan_on_screen_and_in_the_successor() {
             && s.contains("focus: the parser")
     });
     // A pinned section typed in the editor.
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys("## Pinned");
     t.keys(ENTER);
     t.keys("- typed in the review");

@@ -1,6 +1,5 @@
 //! The queue pair's correlation ids: turns, stale and queued aborts, reviews named by handoff.
 
-use flower_tui::engine::policy::FrontEnd;
 use std::time::Duration;
 
 use flower_tui::engine::protocol::{Event, ExitReason, Op, Origin, TurnId, TurnKind};
@@ -84,9 +83,7 @@ async fn a_review_ends_only_with_its_own_handoff_id() {
         .text(DOC)
         .at(5_000)
         .text("ok");
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     let turn = r.send_turn("work").await;
     let frozen = r.frozen().await;
     assert!(frozen.awaits_review, "{frozen:#?}");

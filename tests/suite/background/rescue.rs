@@ -46,11 +46,7 @@ async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
 #[tokio::test]
 async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("big.txt"),
-        "0123456789abcdef\n".repeat(2_500),
-    )
-    .unwrap();
+    h.file("big.txt", "0123456789abcdef\n".repeat(2_500));
     h.script()
         .at(20_000)
         .tool("bash", r#"{"command":"cat big.txt"}"#)

@@ -55,7 +55,7 @@ async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_
         .map(|i| format!("row {i:04}\n"))
         .chain(std::iter::once("END-OF-BIG-FILE\n".to_string()))
         .collect();
-    std::fs::write(h.workspace.join("big.txt"), &big).unwrap();
+    h.file("big.txt", &big);
     let gw = Gate::new();
     h.script().at(31_000).tool("list_dir", "{}");
     // After the cut, while the document is written: the big read.

@@ -7,7 +7,7 @@ mod review;
 mod signals;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -52,6 +52,26 @@ fn script(server: &FakeServer, who: &str) {
         .text(&format!("{who} finished"));
 }
 
+/// Start a review of step `step` in a fresh home and type a line into the side editor without
+/// saving; the program and the frozen file's name.
+fn typing_in_review(server: &FakeServer, step: &str, typed: &str) -> (Pty, String) {
+    server.script().over_the_line(&doc("signals"));
+    let args = flags(&format!("{BLOCKING} --review 60 --step {step}"));
+    let mut t = Pty::open(server, &args);
+    t.keys("handle the signals");
+    t.keys(ENTER);
+    let file = format!("handoff-{step}.md");
+    t.wait("the review", |s| {
+        s.contains(&file) && s.contains("successor in")
+    });
+    t.new_line_at_end();
+    t.keys(typed);
+    t.wait("the typed line, unsaved", |s| {
+        s.contains(typed) && s.contains("paused")
+    });
+    (t, file)
+}
+
 /// Start a review in a fresh home, type a line into the side editor without saving, send
 /// `signal`; the program exits cleanly. Returns the home and the path of the frozen file.
 fn review_then_signal(
@@ -60,29 +80,8 @@ fn review_then_signal(
     signal: &str,
     typed: &str,
 ) -> (Arc<tempfile::TempDir>, PathBuf) {
-    server.script().over_the_line(&doc("signals"));
-    let mut t = Pty::open(
-        server,
-        &flags(&format!("{BLOCKING} --review 60 --step {step}")),
-    );
-    t.keys("handle the signals");
-    t.keys(ENTER);
-    let file = format!("handoff-{step}.md");
-    t.wait("the review", |s| {
-        s.contains(&file) && s.contains("successor in")
-    });
-    t.keys(&"\x1b[B".repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
-    t.keys(typed);
-    t.wait("the typed line, unsaved", |s| {
-        s.contains(typed) && s.contains("paused")
-    });
-    let sent = Command::new("kill")
-        .args([signal, &t.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    let (mut t, file) = typing_in_review(server, step, typed);
+    t.signal(signal);
     let status = t.wait_exit();
     assert!(
         status.success(),

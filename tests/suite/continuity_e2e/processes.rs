@@ -113,10 +113,8 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
         .over_the_line(&doc("tui"))
         .at(4_000)
         .text("TUI successor here.");
-    let mut t = Pty::open(
-        &tui_server,
-        &flags(&format!("{BLOCKING} --review 60 --step same")),
-    );
+    let args = flags(&format!("{BLOCKING} --review 60 --step same"));
+    let mut t = Pty::open(&tui_server, &args);
     t.keys("the tui's task");
     t.keys(ENTER);
     t.wait("the review", |s| {

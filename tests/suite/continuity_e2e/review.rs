@@ -18,10 +18,8 @@ fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
         .reply(a::too_long(45_000, 40_000))
         .at(3_000)
         .text("Successor: renaming parse_all now.");
-    let mut t = Pty::open(
-        &server,
-        &flags(&format!("{BLOCKING} --review off --step s1")),
-    );
+    let args = flags(&format!("{BLOCKING} --review off --step s1"));
+    let mut t = Pty::open(&server, &args);
     t.ask("hello");
     t.wait_for("Hello! What shall we do?");
     let second = "rename parse_all to parse in every file";
@@ -77,10 +75,8 @@ fn case2_the_successor_reads_the_file_as_the_user_left_it() {
         .text(&format!("Sure, here it is:\n\n{}", doc("parser")))
         .at(5_000)
         .text("Successor on the parser.");
-    let mut t = Pty::open(
-        &server,
-        &flags(&format!("{BLOCKING} --review 60 --step s2")),
-    );
+    let args = flags(&format!("{BLOCKING} --review 60 --step s2"));
+    let mut t = Pty::open(&server, &args);
     let task = "refactor the parser";
     t.ask(task);
     t.wait("the side editor with its countdown", |s| {
@@ -135,8 +131,7 @@ fn case3_kill_9_in_the_review_reopens_it_at_the_next_plain_start() {
     let home = t.home();
     t.kill_9();
     drop(t);
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(
         step["handoffs"].as_array().map(Vec::len),
         Some(0),
@@ -166,8 +161,7 @@ fn case3_kill_9_in_the_review_reopens_it_at_the_next_plain_start() {
     let blocks = first_blocks(&reqs[2]);
     assert!(blocks[0].contains("Continue lexer."), "{blocks:#?}");
     assert_eq!(&blocks[blocks.len() - 2..], [task, "go on"]);
-    let m = manifest(t.home().path());
-    let step = &m["steps"][0];
+    let step = &manifest(t.home().path())["steps"][0];
     assert!(step.get("frozen").is_none(), "{step:#}");
     assert_eq!(step["generations"], 2);
     assert_eq!(step["handoffs"][0]["generation"], 2);

@@ -12,8 +12,7 @@ fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(read(&kept[0]).contains(typed));
     assert!(!read(&file).contains(typed), "the file itself is as frozen");
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(
         step["handoffs"].as_array().map(Vec::len),
         Some(0),
@@ -86,26 +85,8 @@ fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
     // the terminal fails from then on. The edits must be kept, the ledger must say where (so the
     // next start offers them), and nothing may panic on the way out.
     let (_rt, server) = served();
-    server.script().over_the_line(&doc("signals"));
-    let step = "s3gone";
     let typed = "- typed before the window closed";
-    let mut t = Pty::open(
-        &server,
-        &flags(&format!("{BLOCKING} --review 60 --step {step}")),
-    );
-    t.keys("handle the signals");
-    t.keys(ENTER);
-    let file = format!("handoff-{step}.md");
-    t.wait("the review", |s| {
-        s.contains(&file) && s.contains("successor in")
-    });
-    t.keys(&"\x1b[B".repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
-    t.keys(typed);
-    t.wait("the typed line, unsaved", |s| {
-        s.contains(typed) && s.contains("paused")
-    });
+    let (mut t, file) = typing_in_review(&server, "s3gone", typed);
     t.hang_up(" ");
     let status = t.wait_exit();
     assert!(status.success(), "{status}");
@@ -114,8 +95,7 @@ fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
     let kept = kept_beside(&file);
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(read(&kept[0]).contains(typed));
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(step["handoffs"].as_array().map(Vec::len), Some(0));
     assert_eq!(
         step["frozen"]["unsaved"],

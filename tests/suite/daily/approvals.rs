@@ -26,14 +26,6 @@ async fn approval(r: &mut Running) -> Event {
     ev.last().cloned().unwrap()
 }
 
-async fn answer(r: &Running, id: &str, decision: Approval) {
-    r.send(Op::Approval {
-        id: id.into(),
-        decision,
-    })
-    .await;
-}
-
 fn bash(id: &str, command: &str) -> crate::support::fake::Reply {
     a::tool_use(
         id,
@@ -71,7 +63,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
     assert!(summary.ends_with('…'), "{summary}");
     let always = always.expect("always is offered");
     assert_eq!(always.label, "always allow `ls …` this session");
-    answer(&r, "t1", Approval::Always).await;
+    r.answer("t1", Approval::Always).await;
     // `ls -la .` is covered: no prompt. `ls && touch …` is not: `touch` was never allowed.
     let Event::ApprovalRequest { id, always, .. } = approval(&mut r).await else {
         unreachable!()
@@ -88,7 +80,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
             }
         ]
     );
-    answer(&r, "t3", Approval::Deny).await;
+    r.answer("t3", Approval::Deny).await;
     let ev = r.until_end(turn).await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(!h.workspace.join("made-by-t3").exists(), "denied, not run");
@@ -116,7 +108,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
         unreachable!()
     };
     assert_eq!(id, "t4", "asked again after /new");
-    answer(&r, "t4", Approval::Once).await;
+    r.answer("t4", Approval::Once).await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     r.shutdown().await;
 }
@@ -125,7 +117,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
 async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_answer() {
     let h = Harness::new().await;
     let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    std::fs::write(h.workspace.join("f.txt"), &text).unwrap();
+    h.file("f.txt", &text);
     let edit = json!({"path": "f.txt", "old_string": "line 10\n", "new_string": "line ten\n"});
     h.script()
         .usage(U::new(1000, 20))
@@ -165,7 +157,7 @@ async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_
         text,
         "nothing written while the user decides"
     );
-    answer(&r, "t1", Approval::Once).await;
+    r.answer("t1", Approval::Once).await;
     // The second edit cannot apply: the model gets the error and nobody is asked.
     let ev = r.until_end(turn).await;
     assert!(
@@ -202,7 +194,7 @@ async fn revoking_during_a_turn_is_answered_at_once() {
     let mut r = interactive(&h);
     let turn = r.send_turn("go").await;
     approval(&mut r).await;
-    answer(&r, "t1", Approval::Always).await;
+    r.answer("t1", Approval::Always).await;
     r.until_end(turn).await;
     // The next `ls` streams slowly: the grant is revoked while the reply is on its way.
     let slow = Reply::sse_in_chunks(&bash("t3", "ls").body_bytes(), 64)
@@ -225,7 +217,7 @@ async fn revoking_during_a_turn_is_answered_at_once() {
         unreachable!()
     };
     assert_eq!(id, "t3", "no longer covered");
-    answer(&r, "t3", Approval::Deny).await;
+    r.answer("t3", Approval::Deny).await;
     r.until_end(turn).await;
     r.shutdown().await;
 }

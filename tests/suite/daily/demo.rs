@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use flower_tui::engine::demo::{DemoProvider, FIRST_MESSAGE, Scratch};
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
-use flower_tui::engine::protocol::{Approval, Event, Op, Origin, TurnId};
+use flower_tui::engine::protocol::{Approval, Event, Origin, TurnId};
 
 use crate::support::check::assert_success;
 use crate::support::harness::{Harness, start};
@@ -52,11 +52,7 @@ async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
         Some((1, 1)),
         "the fix as a diff"
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer(&id, Approval::Once).await;
     let ev = r.until_end(TurnId::ENGINE).await;
     assert!(
         !ev.iter()

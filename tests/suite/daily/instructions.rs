@@ -29,11 +29,7 @@ async fn init(r: &mut Running, overwrite: bool) -> Vec<Event> {
 #[tokio::test]
 async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() {
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("AGENTS.md"),
-        "MARKER-ONE: run `make check`.\n",
-    )
-    .unwrap();
+    h.file("AGENTS.md", "MARKER-ONE: run `make check`.\n");
     let user_dir = h.dir.path().join("config/flower");
     write(
         &user_dir.join("AGENTS.md"),
@@ -55,11 +51,7 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     let turn = r.send_turn("refactor").await;
     // Edited while the first session runs: that session keeps its prompt as it was.
     r.until(|e| matches!(e, Event::ToolResult { .. })).await;
-    std::fs::write(
-        h.workspace.join("AGENTS.md"),
-        "MARKER-TWO: run `make test`.\n",
-    )
-    .unwrap();
+    h.file("AGENTS.md", "MARKER-TWO: run `make test`.\n");
     let ev = r.until_end(turn).await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(
@@ -113,7 +105,7 @@ async fn claude_md_is_read_where_there_is_no_agents_md() {
     std::fs::create_dir_all(h.workspace.join(".git")).unwrap();
     let sub = h.workspace.join("app");
     std::fs::create_dir_all(&sub).unwrap();
-    std::fs::write(h.workspace.join("CLAUDE.md"), "ROOT-CLAUDE\n").unwrap();
+    h.file("CLAUDE.md", "ROOT-CLAUDE\n");
     std::fs::write(sub.join("AGENTS.md"), "APP-AGENTS\n").unwrap();
     h.script().usage(U::new(100, 5)).text("ok");
     let mut p = h.params(200_000, 50_000);

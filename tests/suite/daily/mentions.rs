@@ -1,6 +1,5 @@
 //! `@path` in a message attaches the file for the model; the replay shows what was typed.
 
-use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::Event;
 
 use crate::support::check::picked;
@@ -10,7 +9,7 @@ use crate::support::harness::{Harness, start};
 async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     let h = Harness::new().await;
     std::fs::create_dir_all(h.workspace.join("src")).unwrap();
-    std::fs::write(h.workspace.join("src/calc.sh"), "echo $((a - b))\n").unwrap();
+    h.file("src/calc.sh", "echo $((a - b))\n");
     h.script().at(500).text("It subtracts.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r
@@ -39,9 +38,7 @@ async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     r.shutdown().await;
 
     // Replayed later, the message is what the user typed.
-    let mut p = h.resumed(200_000, 50_000, &root);
-    p.front_end = FrontEnd::Interactive { review: false };
-    let mut r = start(p);
+    let mut r = start(h.reopened(&root));
     let ev = r
         .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
         .await;

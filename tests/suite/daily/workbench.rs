@@ -8,7 +8,7 @@ use crate::support::harness::{Harness, start, turn_end};
 async fn spills_in_the_workbench_stay_out_of_git_status() {
     let h = Harness::new().await;
     git(&h.workspace, &["init", "-q"]);
-    std::fs::write(h.workspace.join("tracked.txt"), "x\n").unwrap();
+    h.file("tracked.txt", "x\n");
     git(&h.workspace, &["add", "tracked.txt"]);
     h.script()
         .usage(U::new(1000, 20))

@@ -128,9 +128,7 @@ fn quitting_prints_the_session_and_how_to_continue_it() {
     t.wait_for("Remember the number 7431.");
     // While the turn still runs Ctrl-C interrupts it; on an idle empty input twice quits.
     t.wait("the turn to end", |s| !s.contains("to interrupt"));
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
     let raw = t.raw();
     let left = rfind(&raw, b"\x1b[?1049l").expect("left the alternate screen");
     let after = String::from_utf8_lossy(&raw[left..]).into_owned();
@@ -220,9 +218,7 @@ fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
         t.wait_for(answer);
     }
     idle(&mut t);
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
 
     // A later process continues the run: /cost has every generation, the earlier process's too.
     server.push(a::text("After the restart.", usage(5_000, 100)));
@@ -287,9 +283,7 @@ fn resume_picks_an_older_session_and_continues_it() {
     say(&mut t, "the alpha task");
     t.wait_for("Alpha is done.");
     idle(&mut t);
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
     // Runs are named by the second they start: the next one must not share it.
     std::thread::sleep(Duration::from_millis(1_100));
     let mut b = Pty::start_in(t.home(), &server, &["--yes"]);
@@ -297,9 +291,7 @@ fn resume_picks_an_older_session_and_continues_it() {
     say(&mut b, "the beta task");
     b.wait_for("Beta is done.");
     idle(&mut b);
-    b.keys(CTRL_C);
-    b.keys(CTRL_C);
-    assert!(b.wait_exit().success());
+    assert!(b.quit().success());
 
     let mut c = Pty::start_in(t.home(), &server, &["--yes", "--resume"]);
     let screen = c.wait("the picker with both runs", |s| {

@@ -20,10 +20,8 @@ const CTRL_O: &str = "\x0f";
 /// review of 60 s. The fake's replies after the writing turn are the caller's.
 fn in_review(server: &FakeServer, step: &str) -> Pty {
     server.script().over_the_line(DOC);
-    let mut t = Pty::open(
-        server,
-        &flags(&format!("{BLOCKING} --review 60 --step {step}")),
-    );
+    let args = flags(&format!("{BLOCKING} --review 60 --step {step}"));
+    let mut t = Pty::open(server, &args);
     t.ask("refactor the parser");
     let file = format!("handoff-{step}.md");
     t.wait("the side editor with the countdown", |s| {
@@ -235,10 +233,8 @@ fn after_continue_edit_handoff_opens_the_document_that_briefed_the_session() {
         .over_the_line(DOC)
         .at(5_000)
         .text("Successor here: the parser tests run.");
-    let mut t = Pty::open(
-        &server,
-        &flags(&format!("{BLOCKING} --review off --step cont")),
-    );
+    let args = flags(&format!("{BLOCKING} --review off --step cont"));
+    let mut t = Pty::open(&server, &args);
     t.keys("refactor the parser");
     t.keys(ENTER);
     t.wait_for("Successor here: the parser tests run.");

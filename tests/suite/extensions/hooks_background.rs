@@ -187,8 +187,7 @@ open(p, "w").write(text.replace("Run the parser tests.", "Run the parser tests. 
         events.last().unwrap()["text"],
         "successor: the parser tests pass"
     );
-    let frozen: Value =
-        serde_json::from_str(&std::fs::read_to_string(home.file("frozen.json")).unwrap()).unwrap();
+    let frozen = home.json("frozen.json");
     assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
     assert_eq!(frozen["trigger"], "auto");
     assert_eq!(frozen["step"], "bg");

@@ -142,11 +142,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     assert_eq!(seen["hook_event_name"], "Notification");
     assert_eq!(seen["notification_type"], "permission_prompt");
     assert!(seen["message"].as_str().unwrap().contains("bash"));
-    r.send(Op::Approval {
-        id: "t1".into(),
-        decision: Approval::Deny,
-    })
-    .await;
+    r.answer("t1", Approval::Deny).await;
     let events = r.until_end(turn).await;
     assert_eq!(turn_end(&events), ExitReason::Completed);
     assert!(

@@ -56,14 +56,7 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
         entry("SessionStart", &starts),
     ));
     let server = FakeServer::start().await;
-    server
-        .script()
-        .at(2_000)
-        .tool("list_dir", "{}")
-        .at(2_500)
-        .text("## Doing\nListing.\n## Next\nFinish.\n")
-        .at(1_500)
-        .text("finished in generation 2");
+    server.script().handed_off_after_one_turn();
     let out = run_handoff(&home, &server).await;
     assert_success(&out);
     let events = lines(&out);
@@ -75,8 +68,7 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
         "{writing}"
     );
 
-    let frozen: Value =
-        serde_json::from_str(&std::fs::read_to_string(home.file("frozen.json")).unwrap()).unwrap();
+    let frozen = home.json("frozen.json");
     assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
     assert_eq!(frozen["trigger"], "manual");
     assert_eq!(frozen["step"], "hooked");

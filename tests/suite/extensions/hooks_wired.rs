@@ -46,6 +46,11 @@ impl Home {
         self.path().join(name)
     }
 
+    /// The JSON a hook left in the file `name`.
+    pub(super) fn json(&self, name: &str) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.file(name)).unwrap()).unwrap()
+    }
+
     pub(super) fn command(&self, server: &FakeServer) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
         c.env_clear()

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Event, Op};
 use serde_json::Value;
 
@@ -24,9 +23,7 @@ fn first_user_text(body: &Value) -> String {
 /// handoff's id and path once the review waits.
 async fn frozen(h: &Harness) -> (Running, flower_tui::engine::protocol::HandoffId, PathBuf) {
     h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("work").await;
     let (handoff, path) = r.frozen_for_review().await;
     (r, handoff, path)

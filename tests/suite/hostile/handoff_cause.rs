@@ -117,11 +117,7 @@ async fn an_automatic_handoff_says_the_context_is_nearly_full() {
 async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
     let h = Harness::new().await;
     // A history the rescue can shorten: one big tool result.
-    std::fs::write(
-        h.workspace.join("a.log"),
-        "error: disk full\n".repeat(2_000),
-    )
-    .unwrap();
+    h.file("a.log", "error: disk full\n".repeat(2_000));
     h.script()
         .at(12_000)
         .tool("bash", r#"{"command":"cat a.log"}"#);

@@ -7,14 +7,12 @@ use std::path::Path;
 use crate::support::check::assert_success;
 use crate::support::fake::FakeServer;
 use crate::support::headless::{bin_for, lines, stderr};
-use crate::support::pty::{CTRL_C, ENTER, Pty, READY, rfind, served};
+use crate::support::pty::{ENTER, Pty, READY, rfind, served};
 
 /// Quit an idle TUI and return the run id of its `continue it:` line.
 fn quit_and_read_the_hint(t: &mut Pty) -> String {
     t.wait("the turn to end", |s| !s.contains("to interrupt"));
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
     let raw = t.raw();
     let left = rfind(&raw, b"\x1b[?1049l").expect("left the alternate screen");
     let after = String::from_utf8_lossy(&raw[left..]).into_owned();

@@ -142,11 +142,10 @@ async fn a_declined_file_stays_off_until_it_changes() {
         ProjectServers::Ignored(n) if n.contains("you declined it")
     ));
     // A changed file is a new question.
-    std::fs::write(
-        h.workspace.join(".mcp.json"),
+    h.file(
+        ".mcp.json",
         br#"{"mcpServers": {"project": {"command": "another"}}}"#,
-    )
-    .unwrap();
+    );
     assert!(matches!(
         project_servers(&h.workspace, McpJsonPolicy::Ask, &store, &none),
         ProjectServers::NeedsApproval { .. }

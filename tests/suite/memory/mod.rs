@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::support::fake::Reply;
 use crate::support::harness::{Harness, Running, start, turn_end};
-use crate::support::requests::first_blocks;
+use crate::support::requests::{first_blocks, tool_names};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -38,15 +38,6 @@ fn last_text(body: &Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// The block the engine writes itself (pins, plan, focus).

@@ -173,9 +173,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
         .text(&format!("{DOC}\n## Pinned\n- copied by the model\n"))
         .at(5_000)
         .text("ok");
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("work").await;
     let frozen = r.frozen().await;
     let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
@@ -238,8 +236,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
 async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC);
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
+    let p = h.reviewed(40_000, 10_000);
     let root = p.run_dir.root.clone();
     let mut r = start(p);
     pin(&mut r, "pinned before the cut").await;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
-use crate::support::check::{assert_exit, assert_file, assert_success};
+use crate::support::check::{assert_exit, assert_file, assert_success, tool_result};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::files::write;
 use crate::support::harness::KEY;
@@ -95,10 +95,7 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     assert!(system.contains("# Plan mode"), "{system}");
 
     // The write the model tried anyway was refused with a clear error; the file is untouched.
-    let refused = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == "w1")
-        .unwrap();
+    let refused = tool_result(&events, "w1");
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();
     assert!(why.contains("refused: plan mode changes nothing"), "{why}");
@@ -240,13 +237,7 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
     );
     assert_file(ws.join("made.txt"), "made\n");
     assert_file(ws.join("lib.rs"), "pub fn parse() {}\n");
-    let result = |id: &str| {
-        events
-            .iter()
-            .find(|e| e["type"] == "tool_result" && e["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let result = |id: &str| tool_result(&events, id).clone();
     assert_eq!(
         result("b1")["is_error"],
         true,
@@ -280,10 +271,7 @@ async fn a_plan_that_restates_its_instructions_is_refused_and_no_file_is_written
         .unwrap();
     assert_success(&out);
     let events = lines(&out);
-    let refused = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == "p1")
-        .unwrap();
+    let refused = tool_result(&events, "p1");
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();
     assert!(why.contains("restates its instructions"), "{why}");

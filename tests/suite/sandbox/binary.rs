@@ -15,7 +15,7 @@ use super::bash_call;
 use super::network::{connected, datagram, listener, receiver};
 use super::processes::{DAEMONS, pid};
 use crate::suite::faults::{gone, wait_until};
-use crate::support::check::{assert_file, assert_success};
+use crate::support::check::{assert_file, assert_success, tool_result};
 use crate::support::fake::{FakeServer, U};
 use crate::support::files::write;
 use crate::support::harness::KEY;
@@ -30,14 +30,6 @@ fn home() -> tempfile::TempDir {
     std::fs::write(home.path().join(".bashrc"), "# the user's own\n").unwrap();
     std::fs::write(home.path().join(".gitconfig"), "[user]\n\tname = Ann\n").unwrap();
     home
-}
-
-/// The `tool_result` events of a headless run, by call id.
-fn result<'a>(events: &'a [Value], id: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == id)
-        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"))
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -87,7 +79,7 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
 
     assert_file(h.join(".bashrc"), "# the user's own\n");
     assert_file(h.join(".gitconfig"), "[user]\n\tname = Ann\n");
-    let dotfiles = result(&events, "dotfiles");
+    let dotfiles = tool_result(&events, "dotfiles");
     assert_eq!(dotfiles["sandbox"]["kind"], "write", "{dotfiles}");
     assert!(
         dotfiles["output"]
@@ -101,18 +93,18 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
         !h.join("elsewhere/x.txt").exists(),
         "escaped by the symlink"
     );
-    let symlink = result(&events, "symlink");
+    let symlink = tool_result(&events, "symlink");
     assert_eq!(symlink["sandbox"]["kind"], "write", "{symlink}");
 
     assert!(!connected(&tcp), "a TCP connection reached the listener");
-    let tcp = result(&events, "tcp");
+    let tcp = tool_result(&events, "tcp");
     assert_eq!(tcp["sandbox"]["kind"], "network", "{tcp}");
 
     assert_eq!(datagram(&udp), None, "a UDP datagram arrived");
-    assert_eq!(result(&events, "udp")["sandbox"]["kind"], "network");
+    assert_eq!(tool_result(&events, "udp")["sandbox"]["kind"], "network");
 
     // The daemons' command ended: nothing it started is left.
-    let daemons = result(&events, "daemons");
+    let daemons = tool_result(&events, "daemons");
     assert!(daemons["output"].as_str().unwrap().contains("started"));
     for name in ["daemon.pid", "job.pid", "setsid.pid"] {
         let p = pid(&ws, name);
@@ -125,7 +117,7 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
         !env.contains(KEY) && !env.contains("ANTHROPIC_API_KEY"),
         "{env}"
     );
-    assert_eq!(result(&events, "env")["sandbox"], Value::Null);
+    assert_eq!(tool_result(&events, "env")["sandbox"], Value::Null);
 
     // The model was told each time, in the tool result itself.
     let told = events

@@ -76,11 +76,7 @@ async fn a_confined_command_runs_unasked_while_file_tools_and_configured_asking_
         "bash ran unasked, write_file asks: {asked:?}"
     );
     assert!(h.workspace.join("made.txt").exists());
-    r.send(Op::Approval {
-        id: "t2".into(),
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer("t2", Approval::Once).await;
     assert_eq!(turn_end(&r.until_end(turn).await), "completed");
     r.send(Op::Permissions).await;
     let ev = r.until(|e| matches!(e, Event::Permissions { .. })).await;
@@ -197,11 +193,7 @@ async fn the_user_lets_a_stopped_command_run_once_outside_the_sandbox_or_keeps_i
     assert!(always.is_none(), "leaving the sandbox is allowed once only");
     assert!(reason.contains("the sandbox refused the write"), "{reason}");
     assert!(!stray.0.exists());
-    r.send(Op::Approval {
-        id: "t1".into(),
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer("t1", Approval::Once).await;
     // The second call, the same command: the sandbox stops it again and asks again.
     let ev = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
@@ -211,11 +203,7 @@ async fn the_user_lets_a_stopped_command_run_once_outside_the_sandbox_or_keeps_i
         ev.last(),
         Some(Event::ApprovalRequest { id, unsandboxed: Some(_), .. }) if id == "t2"
     ));
-    r.send(Op::Approval {
-        id: "t2".into(),
-        decision: Approval::Deny,
-    })
-    .await;
+    r.answer("t2", Approval::Deny).await;
     assert_eq!(turn_end(&r.until_end(turn).await), "completed");
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),

@@ -4,7 +4,7 @@ use flower_tui::engine::ledger::{Manifest, load_transcript};
 use serde_json::Value;
 
 use super::{calls, requests_for, task};
-use crate::support::check::assert_success;
+use crate::support::check::{assert_success, tool_result};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::files::write;
 use crate::support::headless::{bin_for, lines, newest_run};
@@ -62,10 +62,7 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
     let child = requests_for(&server.recorded(), "NOTES-JOB");
     assert_eq!(child.len(), 2);
     assert_eq!(child[0].body["model"], "claude-haiku-test");
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == "toolu_task1")
-        .unwrap();
+    let result = tool_result(&events, "toolu_task1");
     assert_eq!(result["output"], "The notes say 42.");
     let last = events.last().unwrap();
     assert_eq!(last["type"], "result");

@@ -30,8 +30,8 @@ fn read(id: &str, path: &str, usage: U) -> Reply {
 #[tokio::test]
 async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     let h = Harness::new().await;
-    std::fs::write(h.workspace.join("a.txt"), "FILE-A-CONTENT-7781\n").unwrap();
-    std::fs::write(h.workspace.join("b.txt"), "beta FILE-B-CONTENT-3302\n").unwrap();
+    h.file("a.txt", "FILE-A-CONTENT-7781\n");
+    h.file("b.txt", "beta FILE-B-CONTENT-3302\n");
     let both = alpha_and_beta("BETA-JOB: grep for beta and report");
     // Window 60K, headroom 20K: the main thread warns at 20K and hands off at 40K. Each child
     // sees 31K: counted in the main thread, they would cross both lines.
@@ -310,7 +310,7 @@ async fn esc_stops_both_and_leaves_every_call_answered() {
 #[tokio::test]
 async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_hands_off() {
     let h = Harness::new().await;
-    std::fs::write(h.workspace.join("a.txt"), "alpha\n").unwrap();
+    h.file("a.txt", "alpha\n");
     let one = [task("task_a", "big read", "ALPHA-JOB: read everything")];
     h.server
         .push(a::text_then_tools("", &calls(&one), U::new(3_000, 40)));
@@ -363,7 +363,7 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
 #[tokio::test]
 async fn a_child_whose_context_overflows_returns_what_it_read() {
     let h = Harness::new().await;
-    std::fs::write(h.workspace.join("a.txt"), "alpha\n").unwrap();
+    h.file("a.txt", "alpha\n");
     let one = [task("task_a", "huge read", "ALPHA-JOB: read a.txt")];
     h.server
         .push(a::text_then_tools("", &calls(&one), U::new(3_000, 40)));
