@@ -28,6 +28,7 @@
 //! llama.cpp does. Those questions are recorded apart ([`FakeServer::probes`]).
 
 pub mod anthropic;
+pub mod body;
 pub mod cache;
 pub mod chaos;
 pub mod local;
@@ -167,7 +168,7 @@ impl std::fmt::Debug for Lazy {
 
 /// The writing turn of a handoff: tool use off and the handoff prompt last.
 pub fn is_writing(body: &Value) -> bool {
-    super::requests::last_user_text(body).contains("write a handoff document now")
+    body::last_user_text(body).contains("write a handoff document now")
 }
 
 impl Reply {

@@ -1,7 +1,7 @@
 //! Shared test support: the fake model server and the scripts of its replies, the engine harness,
 //! the real binary headless and in a pseudo-terminal, and the checks the suites repeat.
 // Each test module uses a different part of the support code.
-#![allow(dead_code, unused_imports, unused_macros)]
+#![allow(dead_code)]
 
 pub mod check;
 pub mod fake;

@@ -16,7 +16,7 @@ use tempfile::TempDir;
 
 use super::fake::FakeServer;
 use super::harness::KEY;
-pub use super::headless::{BLOCKING, flags};
+
 pub use super::requests::last_user_text;
 
 pub const ROWS: u16 = 40;

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+pub use super::fake::body::{last_blocks, last_user_text};
+
 /// Everything a request sent as conversation (its `messages`), as JSON text.
 pub fn sent(body: &Value) -> String {
     serde_json::to_string(&body["messages"]).unwrap()
@@ -29,38 +31,12 @@ pub fn first_blocks(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The content blocks of the last message (none when its content is a plain string).
-pub fn last_blocks(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// The text blocks of the last message (none when its content is a plain string).
 pub fn last_texts(body: &Value) -> Vec<String> {
     last_blocks(body)
         .iter()
         .filter_map(|b| b["text"].as_str().map(str::to_string))
         .collect()
-}
-
-/// The text of the last user message: its string, or its text blocks joined by newlines.
-pub fn last_user_text(body: &Value) -> String {
-    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
-        return String::new();
-    };
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// The names of the tools the request offered.

@@ -433,7 +433,7 @@ pub fn validate(body: &Value) -> Option<String> {
 
 /// The `tool_result` blocks of a recorded request's last message.
 pub fn tool_results(body: &Value) -> Vec<Value> {
-    crate::support::requests::last_blocks(body)
+    super::body::last_blocks(body)
         .into_iter()
         .filter(|b| b["type"] == "tool_result")
         .collect()
