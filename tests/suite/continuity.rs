@@ -10,7 +10,7 @@ use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use flower_tui::engine::session::Resume;
 use serde_json::Value;
 
-use crate::support::check::picked;
+use crate::support::check::{assert_event, picked};
 use crate::support::fake::{Reply, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 use crate::support::requests::first_blocks;
@@ -221,9 +221,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
         _ => None,
     });
     assert_eq!(reopened, Some((Some(unsaved.clone()), Some(path.clone()))));
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Notice { message } if message.contains("was never turned over"))
-    ));
+    assert_event!(ev, Event::Notice { message } if message.contains("was never turned over"));
     let Some(Event::Handoff(HandoffPhase::Frozen { handoff, .. })) = ev.last() else {
         panic!()
     };
@@ -232,10 +230,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { generation: 2, .. })))
-    );
+    assert_event!(ev, Event::Handoff(HandoffPhase::Done { generation: 2, .. }));
     let m = r.manifest();
     let st = &m.steps[0];
     assert!(st.frozen.is_none());
@@ -286,10 +281,11 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
     let (hb, path_b) = rb.frozen_for_review().await;
     assert_eq!(path_a, h.workbench().join("notes/handoff-test-step.md"));
     assert_eq!(path_b, h.workbench().join("notes/handoff-test-step-2.md"));
-    assert!(rb.events.iter().any(|e| matches!(
-        e,
-        Event::Notice { message } if message.contains("step test-step is in use") && message.contains("test-step-2")
-    )));
+    assert_event!(
+        rb.events,
+        Event::Notice { message }
+            if message.contains("step test-step is in use") && message.contains("test-step-2")
+    );
     rb.send(Op::ReviewDone { handoff: hb }).await;
     ra.send(Op::ReviewDone { handoff: ha }).await;
     rb.until(|e| matches!(e, Event::TurnEnd { .. })).await;

@@ -4,7 +4,7 @@ use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
 use flower_tui::engine::provider::ErrorKind as P;
 
-use crate::support::check::assert_file;
+use crate::support::check::{assert_event, assert_file};
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
 use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
 
@@ -18,14 +18,14 @@ async fn plain_reply_streams_and_records_usage() {
     let ev = r.turn("say hello").await;
     assert_eq!(text_of(&ev), "Hello there, human.");
     assert_eq!(turn_end(&ev), "completed");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::Usage {
             context: 1220,
             estimated: false,
             ..
         }
-    )));
+    );
     let m = r.manifest();
     assert_eq!(m.steps[0].figures.context, 1220);
     assert_eq!(m.steps[0].figures.num_turns, 1);
@@ -146,9 +146,7 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
         ),
         "{ev:#?}"
     );
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
-    ));
+    assert_event!(ev, Event::Error { message, .. } if message.contains("something is off"));
     // The session is still usable.
     h.script().usage(U::new(900, 20)).text("ok now");
     let ev = r.turn("again").await;
@@ -203,7 +201,7 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
         ),
         "{ev:#?}"
     );
-    assert!(ev.iter().any(|e| matches!(e, Event::Error { .. })));
+    assert_event!(ev, Event::Error { .. });
     r.shutdown().await;
 }
 
@@ -292,13 +290,13 @@ async fn big_tool_output_is_spilled_with_a_preview() {
     let spilled = std::fs::read_to_string(files[0].path()).unwrap();
     assert!(spilled.matches('a').count() >= 300_000);
     assert!(content.contains(&files[0].file_name().to_string_lossy().to_string()));
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::ToolResult {
             spilled: Some(_),
             ..
         }
-    )));
+    );
     r.shutdown().await;
 }
 
@@ -314,13 +312,13 @@ async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
     r.send(Op::Abort { turn }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "interrupted");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::AssistantDone {
             interrupted: true,
             ..
         }
-    )));
+    );
     h.script().usage(U::new(900, 20)).text("fine");
     let ev = r.turn("continue").await;
     assert_eq!(turn_end(&ev), "completed");
@@ -493,18 +491,13 @@ async fn continuing_in_the_tui_replays_the_conversation() {
             |e| matches!(e, Event::Notice { message } if message.starts_with("continuing session")),
         )
         .await;
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::UserMessage { turn: None, origin: Origin::User, text } if text == "list the files"))
+    assert_event!(
+        ev,
+        Event::UserMessage { turn: None, origin: Origin::User, text }
+            if text == "list the files"
     );
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::AssistantDone { text, .. } if text == "Listed it."))
-    );
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Notice { message } if message.contains("list_dir")))
-    );
+    assert_event!(ev, Event::AssistantDone { text, .. } if text == "Listed it.");
+    assert_event!(ev, Event::Notice { message } if message.contains("list_dir"));
     h.script().usage(U::new(1300, 20)).text("still here");
     let ev = r.turn("and now?").await;
     assert_eq!(turn_end(&ev), "completed");

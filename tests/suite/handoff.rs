@@ -7,6 +7,7 @@ use flower_tui::engine::protocol::{
 use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
+use crate::support::check::assert_event;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
 use crate::support::requests::{first_text, last_user_text};
@@ -35,10 +36,7 @@ async fn automatic_handoff_full_path() {
         1,
         "near once"
     );
-    assert!(
-        ph.iter()
-            .any(|p| matches!(p, HandoffPhase::Writing { manual: false, .. }))
-    );
+    assert_event!(ph, HandoffPhase::Writing { manual: false, .. });
     let done = ph.iter().find_map(|p| match p {
         HandoffPhase::Done {
             generation,
@@ -173,10 +171,7 @@ async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session
     let mut r = start(h.params(1_000_000, 50_000));
     let ev = r.turn("a long task").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::WindowLearned { thresholds, .. } if thresholds.window == 200_000
-    )));
+    assert_event!(ev, Event::WindowLearned { thresholds, .. } if thresholds.window == 200_000);
     assert!(
         phases(&ev)
             .iter()
@@ -236,9 +231,7 @@ async fn compaction_that_changes_nothing_does_not_retry() {
         1,
         "no retry without a real reduction"
     );
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Error { message, .. } if message.contains("prompt is too long"))
-    ));
+    assert_event!(ev, Event::Error { message, .. } if message.contains("prompt is too long"));
     r.shutdown().await;
 }
 
@@ -429,10 +422,7 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
         .text("second done");
     let ev = r.turn(&"second task ".repeat(400)).await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Pressure))
-    );
+    assert_event!(ev, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Pressure);
     let reqs = h.server.requests();
     let last = reqs.last().unwrap();
     let msgs = last["messages"].as_array().unwrap();
@@ -478,10 +468,7 @@ async fn compaction_overflow_path_reduces_and_retries_once() {
         .text("done after compaction");
     let ev = r.turn("list things").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Overflow))
-    );
+    assert_event!(ev, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Overflow);
     let reqs = h.server.requests();
     assert_eq!(
         reqs.len(),

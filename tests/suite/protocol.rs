@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use flower_tui::engine::protocol::{Event, ExitReason, Op, Origin, TurnId, TurnKind};
 
-use crate::support::check::picked;
+use crate::support::check::{assert_event, picked};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_of};
 
@@ -26,14 +26,16 @@ async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropp
     let first = r.send_turn("first").await;
     let ev = r.until_end(first).await;
     assert!(matches!(ev.first(), Some(Event::SessionStarted { .. }),));
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::TurnStarted { turn, kind: TurnKind::Message, origin: Origin::User } if *turn == first
-    )));
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::UserMessage { turn: Some(t), origin: Origin::User, text } if *t == first && text == "first"
-    )));
+    assert_event!(
+        ev,
+        Event::TurnStarted { turn, kind: TurnKind::Message, origin: Origin::User }
+            if *turn == first
+    );
+    assert_event!(
+        ev,
+        Event::UserMessage { turn: Some(t), origin: Origin::User, text }
+            if *t == first && text == "first"
+    );
 
     // Turn 2 streams; Esc meant for turn 1 arrives late, and a third message is queued behind it.
     let second = r.send_turn("second").await;

@@ -5,6 +5,7 @@
 use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use serde_json::Value;
 
+use crate::support::check::assert_event;
 use crate::support::fake::{Reply, anthropic as a, is_writing};
 use crate::support::harness::{Harness, turn_end};
 
@@ -97,14 +98,14 @@ async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
     let ev = r.turn("read a.log").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     assert_eq!(rescuing(&ev), Some((1, 0)));
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::Handoff(HandoffPhase::Done {
             source: DocumentSource::Rescued,
             degraded: false,
             ..
         })
-    )));
+    );
     let reqs = h.server.requests();
     assert!(is_writing(&reqs[1]) && is_writing(&reqs[2]));
     assert_eq!(

@@ -2,6 +2,7 @@
 //! after a stall, degraded with the tail still given.
 
 use super::*;
+use crate::support::check::{assert_event, assert_no_event};
 
 #[tokio::test]
 async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
@@ -27,8 +28,12 @@ async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
     let (reason, background) = rescuing.expect("a rescue");
     assert!(background && reason.contains("boom"), "{reason}");
     // The retries were said, as notices (a `retry` event is the main thread's).
-    assert!(ev.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("background writing request is retried"))));
-    assert!(!ev.iter().any(|e| matches!(e, Event::Retry { .. })));
+    assert_event!(
+        ev,
+        Event::Notice { message }
+            if message.contains("background writing request is retried")
+    );
+    assert_no_event!(ev, Event::Retry { .. });
     g.open();
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");

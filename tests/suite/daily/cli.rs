@@ -8,7 +8,7 @@ use crate::support::files::write;
 use crate::support::headless::{bin_for, lines, run, stderr};
 
 fn api(home: &Path, server: &FakeServer, args: &[&str]) -> std::process::Command {
-    let mut c = bin_for(home, &server);
+    let mut c = bin_for(home, server);
     c.args(args);
     c
 }

@@ -7,7 +7,7 @@ use flower_tui::engine::demo::{DemoProvider, FIRST_MESSAGE, Scratch};
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{Approval, Event, Origin, TurnId};
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_event, assert_success};
 use crate::support::harness::{Harness, start};
 use crate::support::headless::{bin, ledger, lines};
 
@@ -31,18 +31,19 @@ async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
     let ev = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::TurnStarted {
             turn: TurnId::ENGINE,
             origin: Origin::Engine,
             ..
         }
-    )));
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::UserMessage { origin: Origin::Engine, text, .. } if text == FIRST_MESSAGE
-    )));
+    );
+    assert_event!(
+        ev,
+        Event::UserMessage { origin: Origin::Engine, text, .. }
+            if text == FIRST_MESSAGE
+    );
     let Some(Event::ApprovalRequest { id, name, diff, .. }) = ev.last().cloned() else {
         unreachable!()
     };

@@ -5,7 +5,7 @@ use flower_tui::engine::instructions::InstructionSources;
 use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use serde_json::Value;
 
-use crate::support::check::assert_file;
+use crate::support::check::{assert_event, assert_file};
 use crate::support::fake::U;
 use crate::support::files::write;
 use crate::support::harness::{Harness, Running, start, turn_end};
@@ -54,10 +54,7 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     h.file("AGENTS.md", "MARKER-TWO: run `make test`.\n");
     let ev = r.until_end(turn).await;
     assert_eq!(turn_end(&ev), "completed");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
-    );
+    assert_event!(ev, Event::Handoff(HandoffPhase::Done { .. }));
 
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4);
@@ -135,13 +132,13 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
         .text("Wrote AGENTS.md.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = init(&mut r, false).await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::TurnStarted {
             kind: TurnKind::Init,
             ..
         }
-    )));
+    );
     let asked = ev
         .iter()
         .find_map(|e| match e {
@@ -154,30 +151,27 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
         })
         .expect("the engine's prompt is echoed as the engine's");
     assert!(asked.contains(&path.display().to_string()), "{asked}");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::TurnEnd {
             kind: TurnKind::Init,
             reason: ExitReason::Completed,
             ..
         }
-    )));
+    );
     assert_file(&path, "# Drafted\nRun `make`.\n");
 
     // It exists now: nothing runs until the user agrees.
     let before = h.server.requests().len();
     let ev = init(&mut r, false).await;
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::InitExists { path: p, .. } if *p == path))
-    );
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(ev, Event::InitExists { path: p, .. } if *p == path);
+    assert_event!(
+        ev,
         Event::TurnEnd {
             reason: ExitReason::Unchanged,
             ..
         }
-    )));
+    );
     assert_eq!(h.server.requests().len(), before, "no request");
 
     h.script()
@@ -186,10 +180,7 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
         .usage(U::new(1300, 20))
         .text("Replaced it.");
     let ev = init(&mut r, true).await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::UserMessage { text, .. } if text.contains("exists already")
-    )));
+    assert_event!(ev, Event::UserMessage { text, .. } if text.contains("exists already"));
     assert_file(&path, "# Better\n");
     r.shutdown().await;
 }

@@ -127,7 +127,7 @@ fn a_malformed_file_is_a_notice_and_the_rest_loads() {
         &claude.join("badline.md"),
         b"---\ndescription: x\njust words\n---\nbody\n",
     );
-    write(&claude.join("binary.md"), &[0xff, 0xfe, 0x00, 0x41]);
+    write(&claude.join("binary.md"), [0xff, 0xfe, 0x00, 0x41]);
     write(&claude.join("with space.md"), b"body\n");
     let catalog = commands::load(
         &CommandDirs {

@@ -49,7 +49,7 @@ async fn run(home: &Home, server: &FakeServer) -> std::process::Output {
 }
 
 fn ok(out: &std::process::Output) -> Vec<Value> {
-    assert_success(&out);
+    assert_success(out);
     lines(out)
 }
 

@@ -12,6 +12,7 @@ use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
 use flower_tui::engine::session::HookParams;
 
 use crate::suite::faults::{gone, wait_until};
+use crate::support::check::assert_event;
 use crate::support::fake::{Gate, U, anthropic as a};
 use crate::support::harness::{Harness, start};
 
@@ -217,10 +218,7 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
     let last = h.server.requests().last().unwrap().to_string();
     assert!(last.contains("SUB REPORT: all fine."), "{last}");
     assert!(last.contains("check the report twice"), "{last}");
-    assert!(events.iter().any(|e| matches!(
-        e,
-        Event::Hook(n) if n.event == "SubagentStop" && n.outcome == "blocked"
-    )));
+    assert_event!(events, Event::Hook(n) if n.event == "SubagentStop" && n.outcome == "blocked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -50,23 +50,23 @@ fn four_places_in_order_and_a_stable_listing() {
     write(&claude.join("pdf/scripts/extract.py"), b"print('x')\n");
     write(
         &claude.join("review/SKILL.md"),
-        &skill_md("review", "claude's review", "body\n"),
+        skill_md("review", "claude's review", "body\n"),
     );
     write(
         &flower.join("review/SKILL.md"),
-        &skill_md("review", "flower's review", "body\n"),
+        skill_md("review", "flower's review", "body\n"),
     );
     write(
         &user_claude.join("review/SKILL.md"),
-        &skill_md("review", "home claude review", "b\n"),
+        skill_md("review", "home claude review", "b\n"),
     );
     write(
         &user.join("commit/SKILL.md"),
-        &skill_md("commit", "Write commit messages", "b\n"),
+        skill_md("commit", "Write commit messages", "b\n"),
     );
     write(
         &user_claude.join("commit/SKILL.md"),
-        &skill_md("commit", "theirs", "b\n"),
+        skill_md("commit", "theirs", "b\n"),
     );
     // No frontmatter name: the folder's; no description: the first paragraph.
     write(
@@ -131,7 +131,7 @@ fn a_malformed_skill_is_a_notice_and_the_rest_loads() {
     let claude = p.ws.path().join(".claude/skills");
     write(
         &claude.join("good/SKILL.md"),
-        &skill_md("good", "fine", "body\n"),
+        skill_md("good", "fine", "body\n"),
     );
     write(
         &claude.join("unclosed/SKILL.md"),
@@ -143,7 +143,7 @@ fn a_malformed_skill_is_a_notice_and_the_rest_loads() {
     );
     write(
         &claude.join("named/SKILL.md"),
-        &skill_md("Not Valid", "x", "b\n"),
+        skill_md("Not Valid", "x", "b\n"),
     );
     write(
         &claude.join("empty/SKILL.md"),
@@ -272,7 +272,7 @@ fn a_workspace_skill_folder_linked_outside_is_refused_and_a_user_one_is_not() {
     let target = outside.path().join("secrets");
     write(
         &target.join("SKILL.md"),
-        &skill_md("secrets", "reads the folder it lives in", "b\n"),
+        skill_md("secrets", "reads the folder it lives in", "b\n"),
     );
     write(&target.join("id_rsa"), b"private\n");
     let claude = p.ws.path().join(".claude/skills");

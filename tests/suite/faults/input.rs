@@ -35,7 +35,7 @@ pub(crate) fn big_message(bytes: usize) -> String {
 
 /// `flower-tui -p - ARGS` with `task` on stdin.
 async fn run_stdin(server: &FakeServer, home: &Path, task: String, args: &[&str]) -> Output {
-    let mut c = bin_for(home, &server);
+    let mut c = bin_for(home, server);
     c.args(["-p", "-", "--yes", "--step", "big"])
         .args(args)
         .stdin(Stdio::piped())

@@ -13,7 +13,7 @@ use crate::support::headless::{bin_for, lines, stderr};
 
 /// `flower-tui ARGS` against the fake, in `home`.
 async fn run(server: &FakeServer, home: &Path, args: &[&str]) -> Output {
-    let mut c = bin_for(home, &server);
+    let mut c = bin_for(home, server);
     c.args(args);
     crate::support::headless::run(c).await.output
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use flower_tui::engine::protocol::{Event, Op};
 use serde_json::Value;
 
-use crate::support::check::assert_file;
+use crate::support::check::{assert_event, assert_file};
 use crate::support::harness::{Harness, Running, start, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Dead ends\n- Regex parsing.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
@@ -38,8 +38,11 @@ async fn a_file_deleted_during_the_review_is_written_again_with_the_document() {
     r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
-    assert!(ev.iter().any(|e| matches!(e, Event::Warning { message }
-        if message.contains("was deleted: it is written again"))));
+    assert_event!(
+        ev,
+        Event::Warning { message }
+            if message.contains("was deleted: it is written again")
+    );
     assert!(first_user_text(&h.server.requests()[2]).contains("Run the parser tests."));
     // The path holds again what the successor read: later reviews and `--continue` find it.
     assert_file(&path, frozen);
@@ -80,12 +83,7 @@ async fn a_workspace_that_cannot_hold_the_file_gets_it_reviewed_in_the_run_direc
         path.display(),
         r.run_root.display()
     );
-    assert!(
-        r.events
-            .iter()
-            .any(|e| matches!(e, Event::Warning { message }
-        if message.contains("reviewed there")))
-    );
+    assert_event!(r.events, Event::Warning { message } if message.contains("reviewed there"));
     // The review runs on that file: an edit there reaches the successor.
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(

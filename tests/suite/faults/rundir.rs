@@ -12,7 +12,7 @@ use crate::support::fake::FakeServer;
 use crate::support::headless::{bin_for, flags, stderr};
 
 fn command(server: &FakeServer, home: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = bin_for(home, &server);
+    let mut c = bin_for(home, server);
     c.args(args);
     c
 }

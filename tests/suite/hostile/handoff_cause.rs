@@ -81,7 +81,7 @@ fn a_manual_handoff_says_the_user_asked_for_it() {
 /// `flower-tui -p TASK ARGS` against `server`; its JSON lines.
 async fn headless(server: &FakeServer, args: &[&str]) -> Vec<Value> {
     let home = tempfile::tempdir().unwrap();
-    let mut c = bin_for(home.path(), &server);
+    let mut c = bin_for(home.path(), server);
     c.args(["-p", "the task", "--yes", "--window", "40000"])
         .args(args);
     let out = run(c).await.output;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use flower_tui::engine::policy::ApprovalPolicy;
 use flower_tui::engine::protocol::Event;
 
+use crate::support::check::assert_event;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start as start_engine, turn_end};
 
@@ -53,7 +54,11 @@ async fn the_model_calls_an_mcp_tool_through_the_engine() {
         "{crash}"
     );
     // The tool call event names its arguments.
-    assert!(ev.iter().any(|e| matches!(e, Event::ToolCall { summary, .. } if summary == "mcp__faults__echo: {\"text\":\"from the server\"}")));
+    assert_event!(
+        ev,
+        Event::ToolCall { summary, .. }
+            if summary == "mcp__faults__echo: {\"text\":\"from the server\"}"
+    );
     // The crashed server's tools are no longer offered.
     assert!(!reqs[2]["tools"].to_string().contains("mcp__faults__"));
     r.shutdown().await;
@@ -109,9 +114,7 @@ async fn mcp_restart_op_restarts_the_server() {
     let ev = r
         .until(|e| matches!(e, Event::Notice { message } if message.contains("MCP server")))
         .await;
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Notice { message } if message == "restarting MCP server `faults`")
-    ));
+    assert_event!(ev, Event::Notice { message } if message == "restarting MCP server `faults`");
     assert!(matches!(
         settled(&m, "faults").await.state,
         ServerState::Ready { .. }
@@ -123,9 +126,7 @@ async fn mcp_restart_op_restarts_the_server() {
     let ev = r
         .until(|e| matches!(e, Event::Notice { message } if message.contains("nobody")))
         .await;
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Notice { message } if message == "no MCP server is named `nobody`")
-    ));
+    assert_event!(ev, Event::Notice { message } if message == "no MCP server is named `nobody`");
     r.shutdown().await;
     m.shutdown().await;
 }

@@ -2,7 +2,7 @@
 //! record of what was retired, `--continue`, and the fifth generation's briefing.
 
 use super::*;
-use crate::support::check::picked;
+use crate::support::check::{assert_event, picked};
 
 #[tokio::test]
 async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_successor() {
@@ -99,10 +99,7 @@ async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     assert!(err, "{bad}");
     assert!(bad.contains("not a valid regular expression"), "{bad}");
     // The tool calls are shown with their summary.
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::ToolCall { summary, .. } if summary == "recall: \"FLUX capacitor\""
-    )));
+    assert_event!(ev, Event::ToolCall { summary, .. } if summary == "recall: \"FLUX capacitor\"");
     r.shutdown().await;
 }
 
@@ -124,10 +121,11 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
     );
     h.script().over_the_line(DOC).at(5_000).text("ok");
     let ev = r.turn("work").await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::Handoff(HandoffPhase::Writing { focus: Some(f), manual: false, .. }) if f == "the parser bug"
-    )));
+    assert_event!(
+        ev,
+        Event::Handoff(HandoffPhase::Writing { focus: Some(f), manual: false, .. })
+            if f == "the parser bug"
+    );
     let reqs = h.server.requests();
     assert!(
         last_text(&reqs[1]).ends_with("\n\nAdditional focus: the parser bug"),
@@ -218,14 +216,12 @@ async fn memory_survives_continue() {
     let p = h.resumed(40_000, 10_000, &root);
     let mut r = start(p);
     let ev = r.until(|e| matches!(e, Event::Todo { .. })).await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::Pins { change: PinChange::Restored, pins, .. } if pins == &["never push to main".to_string()]
-    )));
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Focus { focus: Some(f), .. } if f == "nested quotes"))
+    assert_event!(
+        ev,
+        Event::Pins { change: PinChange::Restored, pins, .. }
+            if pins == &["never push to main".to_string()]
     );
+    assert_event!(ev, Event::Focus { focus: Some(f), .. } if f == "nested quotes");
     h.script().at(1_500).text(DOC).at(1_800).text("continuing");
     handoff(&mut r).await;
     r.turn("go on").await;

@@ -3,6 +3,7 @@
 //! that a new process reopens.
 
 use super::*;
+use crate::support::check::assert_event;
 
 #[tokio::test]
 async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor() {
@@ -113,13 +114,13 @@ async fn a_1mb_pin_is_refused_and_nothing_changes() {
             )
         })
         .await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::MemoryRefused {
             reason: MemoryRefusal::FocusTooLong,
             ..
         }
-    )));
+    );
     let m = r.manifest();
     assert_eq!(m.steps[0].memory.pin_texts(), ["a short pin"]);
     assert_eq!(m.steps[0].memory.focus, None);
@@ -273,11 +274,11 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::Pins { change: PinChange::FromEditor, changed, .. }
             if changed == &["typed while no process ran".to_string()]
-    )));
+    );
     assert_eq!(
         r.manifest().steps[0].memory.pin_texts(),
         ["pinned before the cut", "typed while no process ran"]

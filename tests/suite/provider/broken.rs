@@ -12,7 +12,7 @@ use flower_tui::engine::types::Message;
 
 use super::chaos::{Api, params, retries, shown, text_reply, transcript};
 use super::{KEY, request, run};
-use crate::support::check::{assert_exit, of, picked};
+use crate::support::check::{assert_event, assert_exit, of, picked};
 use crate::support::fake::{self, FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_prefix, turn_end};
 use crate::support::headless::{Scenario, bin, flags};
@@ -67,10 +67,7 @@ async fn a_stall_mid_stream_is_abandoned_its_text_replaced_and_retried() {
     let mut r = start(params(&h, Api::Anthropic, IDLE));
     let ev = r.turn("hi").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Stream(StreamState::Discarded { chars: 13 })))
-    );
+    assert_event!(ev, Event::Stream(StreamState::Discarded { chars: 13 }));
     assert_eq!(shown(&ev), "the full answer");
     assert_eq!(
         retries(&ev),
@@ -333,6 +330,7 @@ mod every_request {
     use flower_tui::engine::protocol::{Event, HandoffPhase};
 
     use super::super::chaos::{shown, transcript};
+    use crate::support::check::assert_event;
     use crate::support::fake::{Reply, U, anthropic as a};
     use crate::support::harness::{Harness, start, text_prefix, turn_end};
 
@@ -394,7 +392,7 @@ mod every_request {
             .text("second done");
         let ev = r.turn(&"second task ".repeat(400)).await;
         assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-        assert!(ev.iter().any(|e| matches!(e, Event::Compaction { .. })));
+        assert_event!(ev, Event::Compaction { .. });
         let reqs = h.server.requests();
         let history = reqs.last().unwrap()["messages"].to_string();
         assert!(history.contains("Summary of the earlier work"), "{history}");

@@ -7,6 +7,7 @@ use flower_tui::engine::provider::error::{classify, is_overflow, overflow_limit}
 use flower_tui::engine::types::Message;
 
 use super::{KEY, anthropic, request, run};
+use crate::support::check::assert_event;
 use crate::support::fake::{self, FakeServer, Reply, U, openai as o};
 use crate::support::harness::{Harness, start, turn_end};
 
@@ -295,11 +296,11 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
     let mut r = start(p);
     let ev = r.turn("a long task").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::WindowLearned { thresholds, model }
             if thresholds.window == 8192 && model == "qwen3-coder-local"
-    )));
+    );
     let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
     assert!(learned.contains("\"qwen3-coder-local\": 8192"), "{learned}");
     r.shutdown().await;

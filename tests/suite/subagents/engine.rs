@@ -12,7 +12,7 @@ use super::{
     alpha_and_beta, calls, end_of, is_child, main_requests, phases, requests_for, task,
     tool_results,
 };
-use crate::support::check::picked;
+use crate::support::check::{assert_event, picked};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 use crate::support::requests::tool_names;
@@ -124,11 +124,7 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     for (id, tool) in [("task_a", "read_file"), ("task_b", "grep")] {
         let mine: Vec<SubagentPhase> = phases(&ev).into_iter().filter(|p| p.id() == id).collect();
         assert!(matches!(&mine[0], SubagentPhase::Start { .. }), "{mine:#?}");
-        assert!(
-            mine.iter().any(
-                |p| matches!(p, SubagentPhase::ToolCall { name, calls: 1, .. } if name == tool)
-            )
-        );
+        assert_event!(mine, SubagentPhase::ToolCall { name, calls: 1, .. } if name == tool);
         let SubagentPhase::End {
             outcome,
             usage,
