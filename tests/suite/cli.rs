@@ -1,6 +1,6 @@
 //! The real binary: flags, config file, env, `-v`, headless output, `--continue`, learned windows.
 
-use crate::support::check::{assert_exit, handoff_phases, of};
+use crate::support::check::{assert_contains, assert_exit, handoff_phases, of};
 use crate::support::fake::anthropic as a;
 use crate::support::files::write;
 use crate::support::harness::{KEY, all_files};
@@ -33,7 +33,7 @@ fn a_config_file_with_a_wrong_type_names_the_key() {
     let out = offline(home.path(), &["-p", "x", "--demo"]);
     assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("window"), "{err}");
+    assert_contains(&err, "window");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     std::fs::write(cfg.join("config.toml"), "colour = 3\n").unwrap();
     let out = offline(home.path(), &["-p", "x", "--demo"]);
@@ -94,8 +94,8 @@ async fn verbose_masks_the_key_and_the_window_is_learned_for_the_next_run() {
     };
     let out = go(&["-p", "task", "-v", "--yes"]).await.success();
     let err = out.stderr();
-    assert!(err.contains("window: 1000000"), "{err}");
-    assert!(err.contains("sk-t****"), "{err}");
+    assert_contains(&err, "window: 1000000");
+    assert_contains(&err, "sk-t****");
     assert!(!err.contains(KEY));
     let ev = out.events();
     assert!(
@@ -106,7 +106,7 @@ async fn verbose_masks_the_key_and_the_window_is_learned_for_the_next_run() {
     s.script().at(3_000).text("second run");
     let out = go(&["-p", "again", "-v"]).await.success();
     let err = out.stderr();
-    assert!(err.contains("window: 200000 (learned"), "{err}");
+    assert_contains(&err, "window: 200000 (learned");
     let started = &out.events()[0];
     assert_eq!(started["window"], 200_000);
     assert_eq!(started["at"], 150_000);

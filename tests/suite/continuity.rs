@@ -10,7 +10,7 @@ use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use flower_tui::engine::session::Resume;
 use serde_json::Value;
 
-use crate::support::check::{assert_event, picked};
+use crate::support::check::{assert_contains, assert_event, picked};
 use crate::support::fake::{Reply, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 use crate::support::requests::first_blocks;
@@ -53,10 +53,7 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
         scene.starts_with("Request in progress at the cut:\nNow rename  `parse_all`"),
         "{scene}"
     );
-    assert!(
-        scene.contains("Original task of this step:\nhello"),
-        "{scene}"
-    );
+    assert_contains(scene, "Original task of this step:\nhello");
     r.shutdown().await;
 }
 
@@ -88,7 +85,7 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
     let blocks = first_blocks(last);
     assert_eq!(blocks.last().map(String::as_str), Some(next));
     let doc = &blocks[0];
-    assert!(doc.contains("[DEGRADED"), "{doc}");
+    assert_contains(doc, "[DEGRADED");
     let mark = format!("{CARRIED_MARKER} from the generation 1 handoff");
     for carried in [
         "Keep the old API: callers depend on it.",
@@ -426,14 +423,11 @@ async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the
     r.send(Op::ReviewDone { handoff }).await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     let briefing = first_blocks(&h.server.requests()[2]).join("\n");
-    assert!(
-        briefing.contains("## Notes\nthe key is sk-a****\n"),
-        "{briefing}"
-    );
+    assert_contains(&briefing, "## Notes\nthe key is sk-a****\n");
     assert!(!briefing.contains(TYPED_KEY), "{briefing}");
     // The file the successor was briefed from holds it masked too, as every handoff file does.
     let on_disk = std::fs::read_to_string(&path).unwrap();
     assert!(!on_disk.contains(TYPED_KEY), "{on_disk}");
-    assert!(on_disk.contains("the key is sk-a****"), "{on_disk}");
+    assert_contains(&on_disk, "the key is sk-a****");
     r.shutdown().await;
 }

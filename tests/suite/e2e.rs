@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::support::check::{assert_contains, assert_lacks};
 use crate::support::fake::Reply;
 use crate::support::harness::text_prefix;
 use crate::support::headless::{BLOCKING, flags, ledger};
@@ -69,8 +70,8 @@ fn esc_cancels_a_manual_handoff_and_the_session_goes_on() {
     assert_eq!(last_user_text(next), "third question");
     assert_ne!(next["tool_choice"]["type"], "none");
     let history = next["messages"].to_string();
-    assert!(history.contains("first question"), "{history}");
-    assert!(history.contains("first answer here"), "{history}");
+    assert_contains(&history, "first question");
+    assert_contains(&history, "first answer here");
 }
 
 #[test]
@@ -112,10 +113,10 @@ fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
     let successor = &reqs[2];
     assert_eq!(successor["messages"].as_array().unwrap().len(), 1);
     let first = last_user_text(successor);
-    assert!(first.contains("zebra-note.rs (typed in review)"), "{first}");
-    assert!(first.contains("Run the parser tests."), "{first}");
+    assert_contains(&first, "zebra-note.rs (typed in review)");
+    assert_contains(&first, "Run the parser tests.");
     let file = workspace_file(&t.workspace(), ".flower/notes/handoff-e2e.md");
-    assert!(file.contains("zebra-note.rs (typed in review)"), "{file}");
+    assert_contains(&file, "zebra-note.rs (typed in review)");
 }
 
 fn workspace_file(ws: &Path, rel: &str) -> String {
@@ -217,11 +218,8 @@ fn a_resize_redraws_the_screen_at_the_new_size() {
         s.lines().any(|l| l == border)
     });
     assert!(screen.contains(READY), "{screen}");
-    assert!(
-        screen.contains("An answer drawn before the resize."),
-        "{screen}"
-    );
-    assert!(screen.contains("› before resizing"), "{screen}");
+    assert_contains(&screen, "An answer drawn before the resize.");
+    assert_contains(&screen, "› before resizing");
 }
 
 #[test]
@@ -290,7 +288,7 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
         screen.contains("stream broken: interrupted") && screen.contains("(2/5)"),
         "{screen}"
     );
-    assert!(!screen.contains("Half of a first try"), "{screen}");
+    assert_lacks(&screen, "Half of a first try");
     assert_eq!(
         screen.matches("The whole answer arrives once.").count(),
         1,

@@ -10,6 +10,7 @@ use flower_tui::engine::policy::HandoffMode;
 use flower_tui::engine::protocol::{DocumentSource, Event, ExitReason, HandoffPhase};
 use serde_json::Value;
 
+use crate::support::check::assert_contains;
 use crate::support::fake::{Gate, Reply, is_writing};
 use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
 use crate::support::requests::{last_user_text, unmarked};
@@ -128,10 +129,7 @@ async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_
     assert_eq!(st.handoffs[0].source, DocumentSource::Written);
     assert!(st.errors.is_empty(), "{:?}", st.errors);
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
-    assert!(
-        file.contains("Add `test_divide_by_zero` to test_calc.py"),
-        "{file}"
-    );
+    assert_contains(&file, "Add `test_divide_by_zero` to test_calc.py");
     assert!(!file.contains(LONG_ONLY), "{file}");
     let briefing = reqs[3]["messages"][0]["content"][0]["text"]
         .as_str()
@@ -173,10 +171,7 @@ async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
     assert_eq!(st.errors, [format!("handoff degraded ({reason})")]);
     // The mechanical document says it too.
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
-    assert!(
-        file.contains(&format!("[DEGRADED: handoff not written] {reason}")),
-        "{file}"
-    );
+    assert_contains(&file, &format!("[DEGRADED: handoff not written] {reason}"));
     r.shutdown().await;
 }
 

@@ -4,7 +4,7 @@ use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
 use flower_tui::engine::provider::ErrorKind as P;
 
-use crate::support::check::{assert_event, assert_file};
+use crate::support::check::{assert_contains, assert_event, assert_file};
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
 use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
 
@@ -93,8 +93,8 @@ async fn bash_timeout_is_reported_to_the_model() {
     assert_eq!(turn_end(&ev), "completed");
     let res = a::tool_results(&h.server.requests()[1]);
     let text = res[0]["content"].as_str().unwrap().to_lowercase();
-    assert!(text.contains("timed out"), "{text}");
-    assert!(text.contains("start"), "{text}");
+    assert_contains(&text, "timed out");
+    assert_contains(&text, "start");
     r.shutdown().await;
 }
 

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::check::{assert_success, handoff_phases, of, picked};
+use crate::support::check::{assert_contains, assert_success, handoff_phases, of, picked};
 use crate::support::fake::local::{self, LocalServer};
 use crate::support::fake::openai as o;
 use crate::support::fake::{FakeServer, Reply, U};
@@ -223,7 +223,7 @@ async fn a_pressure_handoff_writes_its_document_before_any_overflow() {
         }),
     ))
     .unwrap_or_default();
-    assert!(doc.contains("Read notes/d.txt"), "{doc}");
+    assert_contains(&doc, "Read notes/d.txt");
 }
 
 #[tokio::test]

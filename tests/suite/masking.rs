@@ -11,7 +11,7 @@ use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use flower_tui::engine::session::EngineParams;
 use serde_json::{Value, json};
 
-use crate::support::check::picked;
+use crate::support::check::{assert_contains, picked};
 use crate::support::fake::{Gate, Recorded, U, anthropic as a, is_writing};
 use crate::support::files::write;
 use crate::support::harness::{Harness, start, turn_end};
@@ -183,11 +183,8 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
     });
     let (output, is_error) = back.expect("the recall result");
     assert!(!is_error, "{output}");
-    assert!(output.contains("FILE-00 marker line"), "{output}");
-    assert!(
-        output.contains("00-099 some text of the file to read"),
-        "{output}"
-    );
+    assert_contains(&output, "FILE-00 marker line");
+    assert_contains(&output, "00-099 some text of the file to read");
     // The transcript kept every output as it was.
     let transcript = std::fs::read_dir(r.run_root.join("sessions"))
         .unwrap()
@@ -368,7 +365,7 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     let first = succ.body["messages"][0]["content"][0]["text"]
         .as_str()
         .unwrap();
-    assert!(first.contains("## Touched"), "{first}");
+    assert_contains(first, "## Touched");
     r.shutdown().await;
 }
 
@@ -397,7 +394,7 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     let ev = r.turn("work on the files").await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
     let doc = done_document(&r.events, DocumentSource::Degraded);
-    assert!(doc.contains("[DEGRADED"), "{doc}");
+    assert_contains(&doc, "[DEGRADED");
     assert_facts(&doc);
     r.shutdown().await;
 
@@ -448,19 +445,16 @@ async fn the_successor_carries_the_earlier_facts_as_the_user_left_them() {
     let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
     let second = std::fs::read_to_string(&path).unwrap();
     let t = touched(&second);
-    assert!(t.contains("From the tool log of generation 2"), "{t}");
-    assert!(t.contains("- `f05.txt`: read all 101 lines"), "{t}");
-    assert!(t.contains("Earlier generation 1, in brief:"), "{t}");
+    assert_contains(t, "From the tool log of generation 2");
+    assert_contains(t, "- `f05.txt`: read all 101 lines");
+    assert_contains(t, "Earlier generation 1, in brief:");
     assert!(
         t.contains("- edited: `f00.txt` (+2 -1)") && t.contains("- created: `new.txt` (+3)"),
         "{t}"
     );
-    assert!(t.contains("- deleted: `f02.txt` (-101)"), "{t}");
-    assert!(t.contains("- read: `f01.txt`, `f03.txt`, `f04.txt`"), "{t}");
-    assert!(
-        t.contains("- note: Also edited deploy.yaml by hand."),
-        "{t}"
-    );
+    assert_contains(t, "- deleted: `f02.txt` (-101)");
+    assert_contains(t, "- read: `f01.txt`, `f03.txt`, `f04.txt`");
+    assert_contains(t, "- note: Also edited deploy.yaml by hand.");
     r.send(flower_tui::engine::protocol::Op::ReviewDone { handoff })
         .await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;

@@ -2,6 +2,7 @@
 //! first message, the plan above the input, the focus in the editor's title, a `## Pinned`
 //! section typed during the review, and all of it in the successor's first request.
 
+use crate::support::check::assert_contains;
 use crate::support::headless::{BLOCKING, flags};
 use crate::support::pty::{CTRL_S, ENTER, Pty, last_user_text, served};
 
@@ -40,11 +41,11 @@ fn pins_focus_and_plan_on_screen_and_in_the_successor() {
     t.wait_for("- typed in the review");
     t.keys(CTRL_S);
     let screen = t.wait_for("Successor here.");
-    assert!(
-        screen.contains("Pinned from the handoff document (1): typed in the review"),
-        "{screen}"
+    assert_contains(
+        &screen,
+        "Pinned from the handoff document (1): typed in the review",
     );
-    assert!(screen.contains("generation 1 held"), "{screen}");
+    assert_contains(&screen, "generation 1 held");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     let first = last_user_text(&reqs[2]);

@@ -12,7 +12,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::{assert_exit, assert_file, assert_success};
+use crate::support::check::{assert_contains, assert_exit, assert_file, assert_success};
 use crate::support::fake::anthropic::Stream;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
@@ -370,7 +370,7 @@ async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
     assert_success(&out);
     assert_file(ws.join(name), b"x\n");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("red.txt"), "{stdout}");
+    assert_contains(&stdout, "red.txt");
     assert!(!out.stdout.contains(&0x1b), "{stdout:?}");
     assert!(!out.stdout.contains(&0x07), "{stdout:?}");
 }

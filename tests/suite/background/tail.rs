@@ -1,6 +1,7 @@
 //! The record after the cut: what the successor of a background handoff is given last.
 
 use super::*;
+use crate::support::check::{assert_contains, assert_lacks};
 
 #[tokio::test]
 async fn a_pair_straddling_the_cut_is_held_whole_in_the_tail() {
@@ -79,13 +80,13 @@ async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_
         .find(|b| b.contains("[tool result t2 (read_file)]"))
         .unwrap_or_else(|| panic!("the big result in the tail: {blocks:#?}"));
     // Capped: the start is there, the end is not, and the record says where the whole is.
-    assert!(result.contains("row 0000"), "{result}");
-    assert!(!result.contains("END-OF-BIG-FILE"), "{result}");
+    assert_contains(result, "row 0000");
+    assert_lacks(result, "END-OF-BIG-FILE");
     let (_, after) = result
         .split_once("the whole result is in ")
         .unwrap_or_else(|| panic!("no spill path: {result}"));
     let path = after.split(']').next().unwrap().trim();
-    assert!(path.contains("spill"), "{path}");
+    assert_contains(path, "spill");
     let spilled = std::fs::read_to_string(h.workspace.join(path)).unwrap();
     assert!(spilled.contains("row 0000") && spilled.contains("END-OF-BIG-FILE"));
     assert!(result.len() < spilled.len() / 2, "the record is capped");
@@ -130,10 +131,7 @@ async fn pins_focus_and_plan_reach_the_successor_of_a_background_handoff_with_th
         .and_then(|m| m.last())
         .map(|m| m.to_string())
         .unwrap_or_default();
-    assert!(
-        prompt.contains("Additional focus: the parser bug"),
-        "{prompt}"
-    );
+    assert_contains(&prompt, "Additional focus: the parser bug");
     let mains = main_requests(&rec);
     let blocks = first_blocks(&mains.last().unwrap().body);
     // briefing, the engine's part, the request note, the request, the tail note, then the

@@ -1,6 +1,7 @@
 //! Two processes at once in one workspace: neither loses or swaps the other's documents.
 
 use super::*;
+use crate::support::check::assert_lacks;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
@@ -142,7 +143,7 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
     assert!(read(&notes.join("handoff-same-2.md")).contains("Work of headless-g2."));
     // The review still shows (and the TUI's file still holds) the TUI's own document.
     let screen = t.wait_for("Work of tui.");
-    assert!(!screen.contains("headless"), "{screen}");
+    assert_lacks(&screen, "headless");
     assert!(read(&notes.join("handoff-same.md")).contains("Work of tui."));
     t.keys(ESC);
     t.wait_for("TUI successor here.");

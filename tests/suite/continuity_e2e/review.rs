@@ -2,6 +2,7 @@
 //! successor reads the file as the user left it, and a review killed with `kill -9` reopens.
 
 use super::*;
+use crate::support::check::assert_contains;
 
 #[test]
 fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
@@ -42,26 +43,18 @@ fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
         "{blocks:#?}"
     );
     let file = read(&t.workspace().join(".flower/notes/handoff-s1.md"));
-    assert!(
-        file.contains(&format!(
-            "## Scene\nRequest in progress at the cut:\n{second}"
-        )),
-        "{file}"
+    assert_contains(
+        &file,
+        &format!("## Scene\nRequest in progress at the cut:\n{second}"),
     );
-    assert!(
-        file.contains("Original task of this step:\nhello"),
-        "{file}"
-    );
+    assert_contains(&file, "Original task of this step:\nhello");
     // What the complete document had settled is carried forward, marked.
     let mark = "[carried forward from the generation 1 handoff, not checked since]";
-    assert!(
-        file.contains(&format!("## Decided\n{mark}\n- greeting decided this.")),
-        "{file}"
+    assert_contains(
+        &file,
+        &format!("## Decided\n{mark}\n- greeting decided this."),
     );
-    assert!(
-        file.contains(&format!("{mark}\n- src/greeting.rs")),
-        "{file}"
-    );
+    assert_contains(&file, &format!("{mark}\n- src/greeting.rs"));
 }
 
 #[test]

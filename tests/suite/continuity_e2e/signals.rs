@@ -2,6 +2,7 @@
 //! nothing is committed, and the next start restores or discards them.
 
 use super::*;
+use crate::support::check::assert_lacks;
 
 #[test]
 fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
@@ -106,6 +107,6 @@ fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
     let logs = all_files(&home.path().join("data/flower/logs"));
     for log in logs {
         let text = read(&log);
-        assert!(!text.contains("panicked"), "{text}");
+        assert_lacks(&text, "panicked");
     }
 }

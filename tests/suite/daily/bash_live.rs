@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use flower_tui::engine::protocol::{Event, Op};
 use serde_json::{Value, json};
 
+use crate::support::check::assert_contains;
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 
@@ -106,10 +107,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
     assert_eq!(results.len(), 1);
     let content = results[0]["content"].as_str().unwrap();
     assert!(content.starts_with("compiled 41 crates"), "{content}");
-    assert!(
-        content.contains("the user stopped the command"),
-        "{content}"
-    );
+    assert_contains(content, "the user stopped the command");
     assert_eq!(results[0]["is_error"], true);
     // The results and the question travel in one user message, results first.
     assert_eq!(a::tool_results(body).len(), 1);

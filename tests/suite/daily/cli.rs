@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::check::{assert_exit, assert_success};
+use crate::support::check::{assert_contains, assert_exit, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::files::write;
 use crate::support::headless::{bin_for, lines, run, stderr};
@@ -56,7 +56,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
     let out = output(api(h, &server, &["--resume", "-p", "x"])).await;
     assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("--resume needs a run id"), "{err}");
+    assert_contains(&err, "--resume needs a run id");
     assert!(
         err.contains(&run_id) && err.contains("remember the word kiwi"),
         "{err}"
@@ -111,9 +111,9 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     let req = &server.requests()[0];
     assert_eq!(req["thinking"]["budget_tokens"], 10_000);
     let system = req["system"][0]["text"].as_str().unwrap();
-    assert!(system.contains("USER-RULE-42"), "{system}");
+    assert_contains(system, "USER-RULE-42");
     // Labelled with its path (relative: the test's config dir is inside the workspace).
-    assert!(system.contains("## config/flower/AGENTS.md\n"), "{system}");
+    assert_contains(system, "## config/flower/AGENTS.md\n");
     std::fs::write(cfg.join("config.toml"), "effort = \"lots\"\n").unwrap();
     let out = output(api(h, &server, &["-p", "hi"])).await;
     assert_exit(&out, 2);

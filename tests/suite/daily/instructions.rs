@@ -5,7 +5,7 @@ use flower_tui::engine::instructions::InstructionSources;
 use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use serde_json::Value;
 
-use crate::support::check::{assert_event, assert_file};
+use crate::support::check::{assert_contains, assert_event, assert_file};
 use crate::support::fake::U;
 use crate::support::files::write;
 use crate::support::harness::{Harness, Running, start, turn_end};
@@ -59,7 +59,7 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4);
     let first = system(&reqs[0]);
-    assert!(first.contains("MARKER-ONE"), "{first}");
+    assert_contains(&first, "MARKER-ONE");
     let (user, project) = (
         first.find("USER-MARKER").unwrap(),
         first.find("MARKER-ONE").unwrap(),

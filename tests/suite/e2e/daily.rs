@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::support::check::{assert_contains, assert_lacks};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::files::write;
 use crate::support::headless::{BLOCKING, flags};
@@ -49,9 +50,9 @@ fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
         reply < queued,
         "the queued line is below the reply:\n{screen}"
     );
-    assert!(!screen.contains("› second message"), "{screen}");
+    assert_lacks(&screen, "› second message");
     let screen = t.wait_for("The second answer.");
-    assert!(!screen.contains("⋯ queued"), "{screen}");
+    assert_lacks(&screen, "⋯ queued");
     // On screen in the order the model reads: question, whole reply, queued message, answer.
     let at = |s: &str| {
         screen
@@ -66,7 +67,7 @@ fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
     assert_eq!(reqs.len(), 2);
     assert_eq!(last_user_text(&reqs[1]), "second message");
     let history = reqs[1]["messages"].to_string();
-    assert!(history.contains("it ends here."), "{history}");
+    assert_contains(&history, "it ends here.");
 }
 
 #[test]
@@ -95,7 +96,7 @@ fn text_typed_ahead_of_an_approval_stays_in_the_input() {
     let screen = t.wait("the prompt waiting for the typed text", |s| {
         s.contains("Allow bash?") && s.contains("can you also say yes")
     });
-    assert!(screen.contains("your text stays in the input"), "{screen}");
+    assert_contains(&screen, "your text stays in the input");
     std::thread::sleep(Duration::from_millis(600));
     assert!(
         !ws.join("typed.txt").exists(),
@@ -153,7 +154,7 @@ fn quitting_prints_the_session_and_how_to_continue_it() {
     again.wait_for("It was 7431.");
     let reqs = server.requests();
     let history = reqs[1]["messages"].to_string();
-    assert!(history.contains("Remember the number 7431."), "{history}");
+    assert_contains(&history, "Remember the number 7431.");
 }
 
 /// A five-section handoff document.
@@ -254,13 +255,10 @@ fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
             g
         );
         let turns = format!("{} turn", g.num_turns);
-        assert!(line.contains(&turns), "{line}");
+        assert_contains(&line, &turns);
     }
     let total = row("total");
-    assert!(
-        total.contains(&format!("${:.4}", step.figures.cost_usd)),
-        "{total}"
-    );
+    assert_contains(&total, &format!("${:.4}", step.figures.cost_usd));
     let sum: f64 = step.per_generation.iter().map(|g| g.cost_usd).sum();
     assert!((sum - step.figures.cost_usd).abs() < 1e-9);
     assert!(step.figures.cost_usd > 0.0);
@@ -313,8 +311,8 @@ fn resume_picks_an_older_session_and_continues_it() {
     let reqs = server.requests();
     let last = reqs.last().expect("a request");
     let history = last["messages"].to_string();
-    assert!(history.contains("the alpha task"), "{history}");
-    assert!(!history.contains("the beta task"), "{history}");
+    assert_contains(&history, "the alpha task");
+    assert_lacks(&history, "the beta task");
 }
 
 #[test]
@@ -349,10 +347,7 @@ fn at_completes_a_workspace_path_and_attaches_the_file() {
     t.keys(ENTER);
     t.wait_for("The parser reads tokens.");
     let screen = t.wait_for("attached src/parser.rs");
-    assert!(
-        screen.contains("› explain @src/parser.rs please"),
-        "{screen}"
-    );
+    assert_contains(&screen, "› explain @src/parser.rs please");
     let reqs = server.requests();
     let sent = last_user_text(&reqs[0]);
     assert!(
@@ -424,7 +419,7 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
     let screen = t.wait("the live output", |s| {
         s.contains("PARTIAL-2") && s.contains("to interrupt")
     });
-    assert!(!screen.contains("exit code"), "{screen}");
+    assert_lacks(&screen, "exit code");
     t.keys(crate::support::pty::ESC);
     let screen = t.wait("the command marked interrupted", |s| {
         s.contains("interrupted") && !s.contains("to interrupt")
@@ -433,7 +428,7 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
         screen.contains("PARTIAL-1") && screen.contains("PARTIAL-2"),
         "the partial output stays in the cell:\n{screen}"
     );
-    assert!(!screen.contains("AFTER-42"), "{screen}");
+    assert_lacks(&screen, "AFTER-42");
     assert_eq!(server.requests().len(), 1, "Esc ends the turn");
     say(&mut t, "what happened?");
     t.wait_for("I see the command was stopped.");
@@ -451,11 +446,8 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
         content.contains("PARTIAL-1") && content.contains("PARTIAL-2"),
         "{content}"
     );
-    assert!(
-        content.contains("the user stopped the command"),
-        "{content}"
-    );
-    assert!(!content.contains("AFTER-42"), "{content}");
+    assert_contains(&content, "the user stopped the command");
+    assert_lacks(&content, "AFTER-42");
     assert_eq!(result["is_error"], true);
     assert_eq!(last_user_text(&reqs[1]), "what happened?");
 }
@@ -488,8 +480,8 @@ fn esc_drops_a_queued_message_then_interrupts_and_the_partial_reply_is_drawn_onc
     assert_eq!(screen.matches("w01").count(), 1, "{screen}");
     assert_eq!(screen.matches("w06").count(), 1, "{screen}");
     assert_eq!(screen.matches("[interrupted]").count(), 1, "{screen}");
-    assert!(!screen.contains("w80"), "{screen}");
-    assert!(!screen.contains("queued then dropped"), "{screen}");
+    assert_lacks(&screen, "w80");
+    assert_lacks(&screen, "queued then dropped");
     assert_eq!(server.requests().len(), 1);
     say(&mut t, "follow-up question");
     let screen = t.wait_for("Answer to the follow-up.");
@@ -504,5 +496,5 @@ fn esc_drops_a_queued_message_then_interrupts_and_the_partial_reply_is_drawn_onc
         history.contains("w06") && !history.contains("w80"),
         "{history}"
     );
-    assert!(!history.contains("queued then dropped"), "{history}");
+    assert_lacks(&history, "queued then dropped");
 }

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::support::check::{assert_contains, assert_lacks};
 use crate::support::fake::FakeServer;
 use crate::support::headless::{BLOCKING, flags};
 use crate::support::pty::{
@@ -66,19 +67,13 @@ fn esc_with_unsaved_review_edits_asks_and_the_cursor_starts_below_the_header() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     let first = last_user_text(&reqs[2]);
-    assert!(
-        first.contains("Refactoring the parser. Keep zebra."),
-        "{first}"
-    );
+    assert_contains(&first, "Refactoring the parser. Keep zebra.");
     let file = std::fs::read_to_string(notes(&t).join("handoff-esc.md")).unwrap();
     assert!(
         file.starts_with("# Handoff"),
         "the header line is intact: {file}"
     );
-    assert!(
-        file.contains("Refactoring the parser. Keep zebra.\n"),
-        "{file}"
-    );
+    assert_contains(&file, "Refactoring the parser. Keep zebra.\n");
     assert!(file.trim_end().ends_with("- tail-note.rs"), "{file}");
 }
 
@@ -134,9 +129,9 @@ fn an_outside_call_offers_no_always_and_its_cell_waits_for_the_answer() {
     // Seconds pass while the user reads: the cell says it waits, not that it runs.
     std::thread::sleep(Duration::from_millis(2_300));
     let screen = t.wait_for("y once  ·  n/esc deny");
-    assert!(screen.contains("waits for your approval"), "{screen}");
-    assert!(!screen.contains("running…"), "{screen}");
-    assert!(!screen.contains("a always"), "{screen}");
+    assert_contains(&screen, "waits for your approval");
+    assert_lacks(&screen, "running…");
+    assert_lacks(&screen, "a always");
     t.keys("n");
     t.wait_for("Not read, as you wished.");
 }
@@ -249,8 +244,8 @@ fn after_continue_edit_handoff_opens_the_document_that_briefed_the_session() {
     let screen = t.wait("the document in the side editor", |s| {
         s.contains("handoff-cont.md") && s.contains("## Next") || s.contains("No handoff")
     });
-    assert!(!screen.contains("No handoff document yet"), "{screen}");
-    assert!(screen.contains("Run the parser tests."), "{screen}");
+    assert_lacks(&screen, "No handoff document yet");
+    assert_contains(&screen, "Run the parser tests.");
 }
 
 #[test]
@@ -279,7 +274,7 @@ fn the_demo_keeps_unsaved_review_edits_outside_its_scratch_copy() {
     // The scratch copy is gone; the edits are not, and nothing promises a review to reopen.
     let text = std::fs::read_to_string(&kept).unwrap_or_else(|e| panic!("{}: {e}", kept.display()));
     let _ = std::fs::remove_file(&kept);
-    assert!(text.contains("(demo note)"), "{text}");
+    assert_contains(&text, "(demo note)");
     assert!(!raw.contains("reopens its review"), "{raw:?}");
 }
 
@@ -303,15 +298,12 @@ fn a_handoff_file_deleted_during_the_review_is_written_back_with_the_typed_edit(
     t.resize(40, 200);
     t.wait("the editor's note", |s| s.contains("written back"));
     let on_disk = std::fs::read_to_string(&file).unwrap();
-    assert!(
-        on_disk.contains("Refactoring the parser. Typed after the delete.\n"),
-        "{on_disk}"
+    assert_contains(
+        &on_disk,
+        "Refactoring the parser. Typed after the delete.\n",
     );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     let first = last_user_text(&reqs[2]);
-    assert!(
-        first.contains("Refactoring the parser. Typed after the delete."),
-        "{first}"
-    );
+    assert_contains(&first, "Refactoring the parser. Typed after the delete.");
 }

@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use crate::support::check::assert_file;
+use crate::support::check::{assert_contains, assert_file, assert_lacks};
 use crate::support::fake::U;
 use crate::support::fake::anthropic as a;
 use crate::support::files::write;
@@ -43,8 +43,8 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     t.keys("/undo");
     t.keys(ENTER);
     let screen = t.wait_for("undo: 2 files of turn 1 (generation 1) restored");
-    assert!(screen.contains("removed made.txt"), "{screen}");
-    assert!(screen.contains("modified notes.txt"), "{screen}");
+    assert_contains(&screen, "removed made.txt");
+    assert_contains(&screen, "modified notes.txt");
     assert!(!ws.join("made.txt").exists());
     assert_file(ws.join("notes.txt"), b"one\n");
 
@@ -59,8 +59,8 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     t.keys("/undo");
     t.keys(ENTER);
     let screen = t.wait_for("files changed since. Write over them?");
-    assert!(screen.contains("changed since turn 1"), "{screen}");
-    assert!(screen.contains("overwrite"), "{screen}");
+    assert_contains(&screen, "changed since turn 1");
+    assert_contains(&screen, "overwrite");
     // A key within the guard time is ignored; the prompt answers after it.
     std::thread::sleep(std::time::Duration::from_millis(600));
     t.keys(ESC);
@@ -76,7 +76,7 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     std::thread::sleep(std::time::Duration::from_millis(600));
     t.keys("n");
     let screen = t.wait_for("kept as you changed it: made.txt");
-    assert!(screen.contains("modified notes.txt"), "{screen}");
+    assert_contains(&screen, "modified notes.txt");
     assert_file(ws.join("made.txt"), b"mine\n");
     assert_file(ws.join("notes.txt"), b"one\n");
 }
@@ -119,13 +119,13 @@ fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
         }
     }
     let screen = t.wait_for("rewind to before a message");
-    assert!(screen.contains("write file two  · two.txt"), "{screen}");
-    assert!(screen.contains("write file one  · one.txt"), "{screen}");
+    assert_contains(&screen, "write file two  · two.txt");
+    assert_contains(&screen, "write file one  · one.txt");
     t.keys(ENTER);
     t.wait_for("code and conversation");
     t.keys(ENTER);
     let screen = t.wait_for("Rewound to before turn 2 (code and conversation)");
-    assert!(screen.contains("restored two.txt"), "{screen}");
+    assert_contains(&screen, "restored two.txt");
     assert!(!ws.join("two.txt").exists());
     assert!(ws.join("one.txt").exists());
     // The message is back in the input box, ready to edit and send again.
@@ -135,5 +135,5 @@ fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
             .take(6)
             .any(|l| l.contains("write file two"))
     });
-    assert!(!screen.contains("Ask anything"), "{screen}");
+    assert_lacks(&screen, "Ask anything");
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::{FakeServer, is_writing};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n## Decided\n- Keep the old API.\n## Dead ends\n(empty)\n## Next\nRun the parser tests.\n## Scene\n- src/parser.rs\n";
@@ -100,10 +100,7 @@ async fn a_pre_handoff_hook_focus_reaches_the_background_writing_request() {
     let (main, written) = split(&server);
     assert_eq!(written.len(), 1, "one background writing request");
     let sent = serde_json::to_string(&written[0]).unwrap();
-    assert!(
-        sent.contains("focus-from-hook: keep the parser notes"),
-        "{sent}"
-    );
+    assert_contains(&sent, "focus-from-hook: keep the parser notes");
     assert_eq!(main.len(), 3);
     let pre: Value =
         serde_json::from_str(&std::fs::read_to_string(home.file("pre.json")).unwrap()).unwrap();
@@ -204,7 +201,7 @@ open(p, "w").write(text.replace("Run the parser tests.", "Run the parser tests. 
     let (main, _) = split(&server);
     assert_eq!(main.len(), 3);
     let successor = serde_json::to_string(&main[2]["messages"]).unwrap();
-    assert!(successor.contains("EDITED-BY-HOOK"), "{successor}");
+    assert_contains(&successor, "EDITED-BY-HOOK");
     let before = serde_json::to_string(&main[1]["messages"]).unwrap();
     assert!(!before.contains("EDITED-BY-HOOK"));
 }
@@ -236,7 +233,7 @@ async fn a_hanging_handoff_frozen_hook_is_cut_by_its_timeout_and_the_successor_s
     let (main, _) = split(&server);
     assert_eq!(main.len(), 3);
     let successor = serde_json::to_string(&main[2]["messages"]).unwrap();
-    assert!(successor.contains("Run the parser tests."), "{successor}");
+    assert_contains(&successor, "Run the parser tests.");
     // The hook's process is gone with its group.
     let pid = std::fs::read_to_string(home.file("hang.pid")).unwrap();
     let alive = std::path::Path::new(&format!("/proc/{}", pid.trim())).exists();

@@ -12,7 +12,7 @@ use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
 use flower_tui::engine::session::HookParams;
 
 use crate::suite::faults::{gone, wait_until};
-use crate::support::check::assert_event;
+use crate::support::check::{assert_contains, assert_event};
 use crate::support::fake::{Gate, U, anthropic as a};
 use crate::support::harness::{Harness, start};
 
@@ -84,7 +84,7 @@ async fn esc_kills_a_running_hook_with_its_group_and_the_call_still_gets_a_resul
     let events = r.turn("again").await;
     assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
     let last = h.server.requests().last().unwrap().to_string();
-    assert!(last.contains("\"tool_use_id\":\"t1\""), "{last}");
+    assert_contains(&last, "\"tool_use_id\":\"t1\"");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,8 +216,8 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
     assert_eq!(seen["hook_event_name"], "SubagentStop");
     assert_eq!(seen["agent_id"], "task_a");
     let last = h.server.requests().last().unwrap().to_string();
-    assert!(last.contains("SUB REPORT: all fine."), "{last}");
-    assert!(last.contains("check the report twice"), "{last}");
+    assert_contains(&last, "SUB REPORT: all fine.");
+    assert_contains(&last, "check the report twice");
     assert_event!(events, Event::Hook(n) if n.event == "SubagentStop" && n.outcome == "blocked");
 }
 
@@ -267,12 +267,9 @@ if "SUB-B" in d["tool_input"]["prompt"]:
     // The parent, the one child, the parent again: the blocked task's child never ran.
     assert_eq!(requests.len(), 3, "{requests:#?}");
     let last = requests.last().unwrap().to_string();
-    assert!(last.contains("SUB REPORT A: all fine."), "{last}");
-    assert!(
-        last.contains("denied by a PreToolUse hook: no second agent today"),
-        "{last}"
-    );
-    assert!(last.contains("post-check: read the report twice"), "{last}");
+    assert_contains(&last, "SUB REPORT A: all fine.");
+    assert_contains(&last, "denied by a PreToolUse hook: no second agent today");
+    assert_contains(&last, "post-check: read the report twice");
     let pre_log = std::fs::read_to_string(h.workspace.join("pre.log")).unwrap();
     let seen: Vec<serde_json::Value> = pre_log
         .lines()

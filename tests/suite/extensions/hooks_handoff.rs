@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::FakeServer;
 use crate::support::headless::{flags, run};
 use crate::support::pty::{Pty, served};
@@ -63,10 +63,7 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
     assert_eq!(events.last().unwrap()["text"], "finished in generation 2");
 
     let writing = serde_json::to_string(&server.requests()[1]).unwrap();
-    assert!(
-        writing.contains("focus-from-hook: keep the parser notes"),
-        "{writing}"
-    );
+    assert_contains(&writing, "focus-from-hook: keep the parser notes");
 
     let frozen = home.json("frozen.json");
     assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
@@ -77,7 +74,7 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
     assert!(path.ends_with("handoff-hooked.md"), "{path}");
 
     let successor = serde_json::to_string(&server.requests()[2]["messages"]).unwrap();
-    assert!(successor.contains("EDITED-BY-HOOK"), "{successor}");
+    assert_contains(&successor, "EDITED-BY-HOOK");
 
     let starts: Vec<Value> = std::fs::read_to_string(home.file("starts.log"))
         .unwrap()
@@ -168,18 +165,15 @@ fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let asked = t.wait_for("Run the hooks of this workspace's settings file?");
-    assert!(
-        asked.contains("UserPromptSubmit: echo context-from-approved-hook"),
-        "{asked}"
-    );
+    assert_contains(&asked, "UserPromptSubmit: echo context-from-approved-hook");
     std::thread::sleep(Duration::from_millis(700));
     t.keys("y");
     t.wait_for("its 1 hook(s) run from now on");
     t.ask("hi");
     let bodies = t.wait_requests(&server, 1);
     let sent = serde_json::to_string(&bodies[0]["messages"]).unwrap();
-    assert!(sent.contains("context-from-approved-hook"), "{sent}");
+    assert_contains(&sent, "context-from-approved-hook");
     let screen = t.wait_for("UserPromptSubmit hook");
-    assert!(screen.contains("succeeded"), "{screen}");
+    assert_contains(&screen, "succeeded");
     t.wait_for("hello back");
 }

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
 
@@ -205,11 +205,11 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
     // Context: the start's and the prompt's with the first request, the python hook's with the
     // tool's result.
     let first = request_text(&server, 0);
-    assert!(first.contains("context-from-session-start"), "{first}");
-    assert!(first.contains("context-from-prompt-hook"), "{first}");
+    assert_contains(&first, "context-from-session-start");
+    assert_contains(&first, "context-from-prompt-hook");
     assert!(first.contains("use the tool"));
     let second = request_text(&server, 1);
-    assert!(second.contains("python-saw-Bash"), "{second}");
+    assert_contains(&second, "python-saw-Bash");
     assert!(second.contains("hi-from-bash"));
 
     // Every hook that ran is a `hook` line (SessionEnd runs after the result line).
@@ -276,12 +276,9 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     assert!(!home.file("made-by-bash").exists(), "the bash call ran");
     assert!(!home.file("made-by-write").exists(), "the write ran");
     let second = request_text(&server, 1);
-    assert!(second.contains("no touching here"), "{second}");
+    assert_contains(&second, "no touching here");
     let abs = home.file("made-by-write");
-    assert!(
-        second.contains(&format!("writes to {} are off", abs.display())),
-        "{second}"
-    );
+    assert_contains(&second, &format!("writes to {} are off", abs.display()));
     let events = lines(&out);
     let blocked: Vec<&Value> = hooks_of(&events)
         .into_iter()

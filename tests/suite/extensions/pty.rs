@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use crate::support::check::{assert_contains, assert_lacks};
 use crate::support::files::write;
 use crate::support::pty::{ENTER, Pty, READY, last_user_text, served};
 
@@ -42,9 +43,9 @@ fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
     );
     t.wait_for("Reviewed it.");
     let screen = t.screen();
-    assert!(screen.contains("/review parser.rs"), "{screen}");
-    assert!(screen.contains("echo from-bang"), "{screen}");
-    assert!(!screen.contains("Review parser.rs now."), "{screen}");
+    assert_contains(&screen, "/review parser.rs");
+    assert_contains(&screen, "echo from-bang");
+    assert_lacks(&screen, "Review parser.rs now.");
 
     t.ask("/skills");
     t.wait_for("pdf — Fill in PDF forms");

@@ -6,6 +6,7 @@ use flower_tui::engine::skills::{self, SkillCatalog, SkillDirs, SkillProblem, Sk
 use flower_tui::engine::tools::{self, ToolCtx};
 use serde_json::json;
 
+use crate::support::check::assert_contains;
 use crate::support::files::write;
 
 struct Places {
@@ -224,7 +225,7 @@ async fn the_skill_tool_gives_the_body_and_the_files_beside_it() {
         b"---\nname: pdf\ndescription: PDF work\n---\nNew body.\n",
     );
     let out = catalog.run(&json!({"name": "pdf"}));
-    assert!(out.content.contains("New body."), "{}", out.content);
+    assert_contains(&out.content, "New body.");
 
     let out = catalog.run(&json!({"name": "nope"}));
     assert!(out.is_error);
@@ -254,11 +255,7 @@ async fn the_skill_tool_gives_the_body_and_the_files_beside_it() {
     ctx.allow_outside = catalog.holds(&file);
     let out = tools::run("read_file", &input, &ctx).await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content.contains("Page boxes are in points."),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "Page boxes are in points.");
 
     let spec = SkillCatalog::tool_spec();
     assert_eq!(spec.name, skills::SKILL_TOOL);

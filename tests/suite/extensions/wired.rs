@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_lacks, assert_success};
 use crate::support::fake::FakeServer;
 use crate::support::fake::anthropic::tool_results;
 use crate::support::files::write;
@@ -81,11 +81,8 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
         first.starts_with("Review parser.rs at priority very high.\nStatus:\nbang-ran"),
         "{first}"
     );
-    assert!(
-        first.contains("Secret:\n[`printf not-shown` was not run: denied"),
-        "{first}"
-    );
-    assert!(!first.contains("not-shown\n"), "{first}");
+    assert_contains(first, "Secret:\n[`printf not-shown` was not run: denied");
+    assert_lacks(first, "not-shown\n");
     assert!(first.ends_with("Notes: @notes.txt\n"), "{first}");
     assert!(
         texts.iter().skip(1).any(|t| t.contains("NOTES-BODY")),
@@ -224,8 +221,8 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     let skill = &tool_results(&requests[1])[0];
     assert_ne!(skill["is_error"], true, "{skill}");
     let text = skill["content"].to_string();
-    assert!(text.contains("Read data.txt beside this file."), "{text}");
-    assert!(text.contains("- data.txt"), "{text}");
+    assert_contains(&text, "Read data.txt beside this file.");
+    assert_contains(&text, "- data.txt");
     let read = &tool_results(&requests[2])[0];
     assert_ne!(read["is_error"], true, "{read}");
     assert!(
@@ -265,12 +262,9 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
         .await;
     assert_success(&out);
     let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        listed.contains("outside — A skill of the user's own"),
-        "{listed}"
-    );
-    assert!(listed.contains("pdf — Fill in PDF forms"), "{listed}");
-    assert!(listed.contains("not loaded:"), "{listed}");
+    assert_contains(&listed, "outside — A skill of the user's own");
+    assert_contains(&listed, "pdf — Fill in PDF forms");
+    assert_contains(&listed, "not loaded:");
     assert_eq!(server.requests().len(), before);
 }
 

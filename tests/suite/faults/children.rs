@@ -2,7 +2,7 @@
 //! command's own children, and the repaired transcript says so.
 
 use super::{gone, read_pid, wait_until};
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::headless::{bin_for, run};
 
@@ -54,8 +54,8 @@ async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
     let out = run(c).await.output;
     assert_success(&out);
     let body = serde_json::to_string(&server.requests().last().unwrap()["messages"]).unwrap();
-    assert!(
-        body.contains("flower-tui stopped before this call finished; the command and every process it started were killed with it"),
-        "{body}"
+    assert_contains(
+        &body,
+        "flower-tui stopped before this call finished; the command and every process it started were killed with it",
     );
 }

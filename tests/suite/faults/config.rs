@@ -1,6 +1,6 @@
 //! Configuration edge cases: each a one-line error naming the key (exit 2), or a warning.
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::files::write;
 use crate::support::harness::KEY;
@@ -117,7 +117,7 @@ fn a_dot_flower_file_and_a_bad_run_dir_are_named() {
     let out = c.output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(".flower is a file, not a directory"), "{err}");
+    assert_contains(&err, ".flower is a file, not a directory");
     std::fs::remove_file(home.path().join(".flower")).unwrap();
     let file = home.path().join("not-a-dir");
     std::fs::write(&file, "x").unwrap();
@@ -129,8 +129,8 @@ fn a_dot_flower_file_and_a_bad_run_dir_are_named() {
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(&format!("--run-dir {}: not a directory", file.display())),
-        "{err}"
+    assert_contains(
+        &err,
+        &format!("--run-dir {}: not a directory", file.display()),
     );
 }

@@ -7,7 +7,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::check::{assert_file, assert_success};
+use crate::support::check::{assert_contains, assert_file, assert_success};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::all_files;
 use crate::support::headless::{bin_for, lines, run, stderr};
@@ -197,7 +197,7 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
     let out = run(c).await.output;
     assert_success(&out);
     let page = last_tool_result(&server);
-    assert!(page.contains("line 1 of the big paste"), "{page}");
+    assert_contains(&page, "line 1 of the big paste");
 }
 
 #[tokio::test]

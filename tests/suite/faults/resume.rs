@@ -6,7 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::FakeServer;
 use crate::support::harness::all_files;
 use crate::support::headless::{bin_for, lines, stderr};
@@ -88,12 +88,9 @@ async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
     .await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains(&format!(
-            "cannot read the run's manifest {}",
-            manifest.display()
-        )),
-        "{err}"
+    assert_contains(
+        &err,
+        &format!("cannot read the run's manifest {}", manifest.display()),
     );
 }
 

@@ -7,7 +7,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_lacks, assert_success};
 use crate::support::fake::FakeServer;
 use crate::support::headless::{bin_for, flags, stderr};
 
@@ -70,7 +70,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     assert!(both.iter().all(|(_, s)| !s.is_empty()), "{both:?}");
     // Step two started fresh: it never saw step one's conversation.
     let second = server.requests()[1]["messages"].to_string();
-    assert!(!second.contains("step one done"), "{second}");
+    assert_lacks(&second, "step one done");
 
     // The same step again, and no step at all: clear refusals, nothing sent.
     let sent = server.requests().len();
@@ -90,7 +90,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     let out = run(&server, home.path(), &["-p", "x", "--run-dir", &dir]).await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--step NAME to add a step"), "{err}");
+    assert_contains(&err, "--step NAME to add a step");
     assert_eq!(server.requests().len(), sent);
     assert_eq!(steps(&run_dir), both, "the refusals changed nothing");
 
@@ -115,10 +115,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     )
     .await;
     let err = stderr(&out);
-    assert!(
-        err.contains("the run has no step three (its steps: one, two)"),
-        "{err}"
-    );
+    assert_contains(&err, "the run has no step three (its steps: one, two)");
 }
 
 #[tokio::test]

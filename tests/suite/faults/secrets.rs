@@ -2,7 +2,7 @@
 //! not from its own environment and not from the agent's `/proc/<pid>/environ`, even outside the
 //! sandbox.
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_lacks, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::{KEY, all_files};
 use crate::support::headless::{bin_for, flags, run};
@@ -53,7 +53,7 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
     let child_env = std::fs::read_to_string(home.path().join("child-env.txt")).unwrap();
     let agent_env = std::fs::read(home.path().join("agent-environ.txt")).unwrap();
     let agent_env = String::from_utf8_lossy(&agent_env);
-    assert!(child_env.contains("PATH="), "{child_env}");
+    assert_contains(&child_env, "PATH=");
     assert!(
         agent_env.contains("ANTHROPIC_BASE_URL="),
         "the agent's block was read"
@@ -62,11 +62,11 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
         assert!(!child_env.contains(key), "{key} in the command's env");
         assert!(!agent_env.contains(key), "{key} in /proc/<agent>/environ");
     }
-    assert!(!child_env.contains("OPENAI_API_KEY="), "{child_env}");
+    assert_lacks(&child_env, "OPENAI_API_KEY=");
 
     // The model got the task masked.
     let first = serde_json::to_string(&server.requests()[0]["messages"]).unwrap();
-    assert!(first.contains("my key is sk-t****"), "{first}");
+    assert_contains(&first, "my key is sk-t****");
     assert!(
         first.contains("OPENAI=sk-p****"),
         "the attachment is there, masked: {first}"
@@ -79,10 +79,10 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
             .unwrap(),
     )
     .unwrap();
-    assert!(manifest.contains("my key is sk-t****"), "{manifest}");
+    assert_contains(&manifest, "my key is sk-t****");
     let handoff =
         std::fs::read_to_string(home.path().join(".flower/notes/handoff-keys.md")).unwrap();
-    assert!(handoff.contains("Keys sk-t**** and sk-p****"), "{handoff}");
+    assert_contains(&handoff, "Keys sk-t**** and sk-p****");
     // The checkpoint store keeps copies of the workspace's files byte for byte (an undo must
     // give `creds.txt` back as it was): the user's own file again, owner-only like the data dir.
     let store = home.path().join("data/flower/checkpoints");
@@ -142,7 +142,7 @@ async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
         .lines()
         .find(|l| l.contains("\"type\":\"tool_call\""))
         .unwrap_or_else(|| panic!("no tool_call event: {stdout}"));
-    assert!(call.contains("echo sk-p****"), "{call}");
+    assert_contains(call, "echo sk-p****");
     assert!(
         !stdout.contains(OPENAI_KEY),
         "the key was printed: {stdout}"
@@ -152,5 +152,5 @@ async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
         .lines()
         .find(|l| l.contains("\"type\":\"tool_result\""))
         .unwrap_or_default();
-    assert!(result.contains("ran"), "{result}");
+    assert_contains(result, "ran");
 }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_lacks, assert_success};
 use crate::support::fake::{FakeServer, Reply, anthropic as a, is_writing};
 use crate::support::harness::{Harness, start, turn_end};
 use crate::support::headless::{bin_for, lines, run};
@@ -64,7 +64,7 @@ fn a_manual_handoff_says_the_user_asked_for_it() {
         "{prompt}"
     );
     assert!(prompt.ends_with("\n\nAdditional focus: keep the parser notes"));
-    assert!(!prompt.contains("nearly full"), "{prompt}");
+    assert_lacks(&prompt, "nearly full");
     // The successor is told the same.
     let brief = briefing(&reqs[3]);
     assert!(
@@ -107,10 +107,7 @@ async fn an_automatic_handoff_says_the_context_is_nearly_full() {
         "{prompt}"
     );
     let brief = briefing(&reqs[2]);
-    assert!(
-        brief.contains("Its context window was nearly full, so it stopped"),
-        "{brief}"
-    );
+    assert_contains(&brief, "Its context window was nearly full, so it stopped");
 }
 
 #[tokio::test]
@@ -146,9 +143,6 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
     );
     assert!(!prompt.contains("nearly full") && !prompt.contains("The user asked"));
     let brief = briefing(&reqs[3]);
-    assert!(
-        brief.contains("Its context window overflowed, so it stopped"),
-        "{brief}"
-    );
+    assert_contains(&brief, "Its context window overflowed, so it stopped");
     r.shutdown().await;
 }

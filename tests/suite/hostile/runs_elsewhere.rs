@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::FakeServer;
 use crate::support::headless::{bin_for, lines, stderr};
 use crate::support::pty::{ENTER, Pty, READY, rfind, served};
@@ -59,7 +59,7 @@ fn a_run_with_its_own_directory_is_continued_by_the_printed_command() {
     again.keys(ENTER);
     again.wait_for("It was 7431.");
     let history = server.requests()[1]["messages"].to_string();
-    assert!(history.contains("Remember the number 7431."), "{history}");
+    assert_contains(&history, "Remember the number 7431.");
     assert_eq!(quit_and_read_the_hint(&mut again), id);
 
     // `--continue` with the directory names the run by its id too.

@@ -10,7 +10,7 @@ use flower_tui::engine::mcp::{
 };
 use flower_tui::engine::protocol::{Event, Op};
 
-use crate::support::check::picked;
+use crate::support::check::{assert_contains, picked};
 use crate::support::harness::{Harness, start as start_engine, turn_end};
 
 use super::*;
@@ -56,7 +56,7 @@ async fn held_servers_start_only_when_the_user_approves_and_the_answer_is_kept()
     assert!(servers[0].transport.starts_with("sh -c"), "{servers:?}");
     // `/mcp restart` cannot get round the approval.
     let refused = m.restart("project").unwrap_err().to_string();
-    assert!(refused.contains("not approved"), "{refused}");
+    assert_contains(&refused, "not approved");
     assert_eq!(pids_of(&mark), 1, "only the config file's server runs");
 
     h.script()

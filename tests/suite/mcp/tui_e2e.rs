@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::support::check::{assert_contains, assert_lacks};
 use crate::support::files::write;
 use crate::support::mcp_setup::pids_with_env;
 use crate::support::pty::{Pty, READY, served};
@@ -21,8 +22,8 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let asked = t.wait_for("Start the MCP servers of this workspace's .mcp.json?");
-    assert!(asked.contains("project: sh -c"), "{asked}");
-    assert!(asked.contains("y approve"), "{asked}");
+    assert_contains(&asked, "project: sh -c");
+    assert_contains(&asked, "y approve");
     // A first message typed at once: its y and n go to the input and answer nothing.
     for c in "say yes or no".chars() {
         t.keys(&c.to_string());
@@ -39,7 +40,7 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
         "a server started before the answer"
     );
     // The typed text stays in the input (the prompt says so) until it is sent or cleared.
-    assert!(screen.contains("your text stays in the input"), "{screen}");
+    assert_contains(&screen, "your text stays in the input");
     t.keys("\x03"); // Ctrl-C clears the input
     std::thread::sleep(Duration::from_millis(600));
     t.keys("y");
@@ -53,7 +54,7 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
     let mut again = Pty::start_in(home, &server, &[]);
     again.wait_for(READY);
     let listed = mcp_until_ready(&mut again);
-    assert!(!listed.contains("Start the MCP servers"), "{listed}");
+    assert_lacks(&listed, "Start the MCP servers");
 }
 
 #[test]
@@ -78,7 +79,7 @@ fn declined_stays_declined_until_the_file_changes() {
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let screen = t.wait_for("you declined it for this workspace");
-    assert!(!screen.contains(question), "{screen}");
+    assert_lacks(&screen, question);
     t.ask("/quit");
     t.wait_exit();
     drop(t);

@@ -2,7 +2,7 @@
 //! record of what was retired, `--continue`, and the fifth generation's briefing.
 
 use super::*;
-use crate::support::check::{assert_event, picked};
+use crate::support::check::{assert_contains, assert_event, picked};
 
 #[tokio::test]
 async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_successor() {
@@ -57,11 +57,11 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
     let transcript = r.run_root.join(format!("sessions/{retired}.jsonl"));
     let briefing = &first_blocks(&reqs[2])[0];
     let preamble = briefing.split("<handoff>").next().unwrap();
-    assert!(
-        preamble.contains(&format!("generation 1: {}", transcript.display())),
-        "{preamble}"
+    assert_contains(
+        preamble,
+        &format!("generation 1: {}", transcript.display()),
     );
-    assert!(preamble.contains("`recall` tool"), "{preamble}");
+    assert_contains(preamble, "`recall` tool");
     r.shutdown().await;
 }
 
@@ -97,7 +97,7 @@ async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     );
     let (bad, err) = &results[1];
     assert!(err, "{bad}");
-    assert!(bad.contains("not a valid regular expression"), "{bad}");
+    assert_contains(bad, "not a valid regular expression");
     // The tool calls are shown with their summary.
     assert_event!(ev, Event::ToolCall { summary, .. } if summary == "recall: \"FLUX capacitor\"");
     r.shutdown().await;
@@ -226,11 +226,8 @@ async fn memory_survives_continue() {
     handoff(&mut r).await;
     r.turn("go on").await;
     let block = carried(&h.server.requests().pop().unwrap());
-    assert!(block.contains("- never push to main\n"), "{block}");
-    assert!(
-        block.contains("- [in progress] fix nested quotes\n"),
-        "{block}"
-    );
+    assert_contains(&block, "- never push to main\n");
+    assert_contains(&block, "- [in progress] fix nested quotes\n");
     assert!(block.ends_with("## Focus\nnested quotes\n"), "{block}");
     r.shutdown().await;
 }
@@ -289,10 +286,7 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     }
     let preamble = first_blocks(&body)[0].clone();
     for g in 1..=4 {
-        assert!(
-            preamble.contains(&format!("  - generation {g}: ")),
-            "{preamble}"
-        );
+        assert_contains(&preamble, &format!("  - generation {g}: "));
     }
     assert!(tool_names(&body).contains(&"recall".to_string()));
     assert_eq!(r.manifest().steps[0].generations, 5);

@@ -3,7 +3,7 @@
 //! that a new process reopens.
 
 use super::*;
-use crate::support::check::assert_event;
+use crate::support::check::{assert_contains, assert_event, assert_lacks};
 
 #[tokio::test]
 async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor() {
@@ -201,11 +201,8 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     );
     let reqs = h.server.requests();
     let block = carried(&reqs[2]);
-    assert!(
-        block.contains("## Pinned\n- typed in the review\n- and this\n"),
-        "{block}"
-    );
-    assert!(!block.contains("copied by the model"), "{block}");
+    assert_contains(&block, "## Pinned\n- typed in the review\n- and this\n");
+    assert_lacks(&block, "copied by the model");
     let m = r.manifest();
     assert!(
         m.steps[0]
@@ -285,9 +282,9 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     );
     r.turn("go on").await;
     let block = carried(&h.server.requests().pop().unwrap());
-    assert!(
-        block.contains("## Pinned\n- pinned before the cut\n- typed while no process ran\n"),
-        "{block}"
+    assert_contains(
+        &block,
+        "## Pinned\n- pinned before the cut\n- typed while no process ran\n",
     );
     r.shutdown().await;
 }

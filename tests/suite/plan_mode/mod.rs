@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
-use crate::support::check::{assert_exit, assert_file, assert_success, tool_result};
+use crate::support::check::{
+    assert_contains, assert_exit, assert_file, assert_success, tool_result,
+};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::files::write;
 use crate::support::harness::KEY;
@@ -92,13 +94,13 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
         assert!(!tools.iter().any(|t| t == writer), "{writer} offered");
     }
     let system = requests[0]["system"].to_string();
-    assert!(system.contains("# Plan mode"), "{system}");
+    assert_contains(&system, "# Plan mode");
 
     // The write the model tried anyway was refused with a clear error; the file is untouched.
     let refused = tool_result(&events, "w1");
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();
-    assert!(why.contains("refused: plan mode changes nothing"), "{why}");
+    assert_contains(why, "refused: plan mode changes nothing");
     assert_file(ws.join("lib.rs"), "pub fn parse_all() {}\n");
 
     // The plan is a file, named in a `plan` event and in the result line.
@@ -142,10 +144,7 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
             .contains("Second thoughts")
     );
     let text = String::from_utf8_lossy(&second.stdout);
-    assert!(
-        text.contains(&format!("Plan: {}", again.display())),
-        "{text}"
-    );
+    assert_contains(&text, &format!("Plan: {}", again.display()));
 
     // `--continue` without `--mode` goes on in the mode the step last used.
     server.script().text("Still planning.");
@@ -175,7 +174,7 @@ fn a_bad_mode_is_one_line_naming_the_accepted_ones() {
         .unwrap();
     assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("normal, accept-edits, plan"), "{err}");
+    assert_contains(&err, "normal, accept-edits, plan");
     std::fs::create_dir_all(home.path().join("config/flower")).unwrap();
     std::fs::write(
         home.path().join("config/flower/config.toml"),
@@ -274,7 +273,7 @@ async fn a_plan_that_restates_its_instructions_is_refused_and_no_file_is_written
     let refused = tool_result(&events, "p1");
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();
-    assert!(why.contains("restates its instructions"), "{why}");
+    assert_contains(why, "restates its instructions");
     assert!(!ws.join(".flower/notes/plan-rename.md").exists());
     assert!(!events.iter().any(|e| e["type"] == "plan"));
     assert!(events.last().unwrap().get("plan").is_none());

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{PLAN, present};
+use crate::support::check::assert_contains;
 use crate::support::fake::FakeServer;
 use crate::support::pty::{ESC, Pty, READY, served};
 use crate::support::requests::tool_names;
@@ -82,7 +83,7 @@ fn present_and_edit(t: &mut Pty, server: &FakeServer) -> PathBuf {
     t.keys(ESC);
     t.wait_for("i implement here");
     let on_disk = std::fs::read_to_string(&path).unwrap();
-    assert!(on_disk.contains("EDITED"), "{on_disk}");
+    assert_contains(&on_disk, "EDITED");
     path
 }
 
@@ -125,11 +126,8 @@ fn a_reviewed_plan_is_implemented_in_a_fresh_session_from_the_edited_file() {
     assert_eq!(messages.len(), 1, "{messages:?}");
     let first = text_of(&messages[0]);
     let on_disk = std::fs::read_to_string(&path).unwrap();
-    assert!(first.contains(&on_disk), "{first}");
-    assert!(
-        first.contains("chose to have it implemented in this fresh session"),
-        "{first}"
-    );
+    assert_contains(&first, &on_disk);
+    assert_contains(&first, "chose to have it implemented in this fresh session");
     assert!(
         !first.contains("plan the rename\n"),
         "the old conversation is not carried"
@@ -175,7 +173,7 @@ fn a_reviewed_plan_is_implemented_here_as_the_next_message() {
     );
     let last = text_of(messages.last().unwrap());
     let on_disk = std::fs::read_to_string(&path).unwrap();
-    assert!(last.contains("Implement this plan"), "{last}");
-    assert!(last.contains(&on_disk), "{last}");
+    assert_contains(&last, "Implement this plan");
+    assert_contains(&last, &on_disk);
     assert!(tool_names(&reqs[1]).iter().any(|n| n == "write_file"));
 }

@@ -12,7 +12,7 @@ use flower_tui::engine::types::Message;
 
 use super::chaos::{Api, params, retries, shown, text_reply, transcript};
 use super::{KEY, request, run};
-use crate::support::check::{assert_event, assert_exit, of, picked};
+use crate::support::check::{assert_contains, assert_event, assert_exit, of, picked};
 use crate::support::fake::{self, FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_prefix, turn_end};
 use crate::support::headless::{Scenario, bin, flags};
@@ -305,7 +305,7 @@ fn a_bad_idle_timeout_is_a_one_line_error_naming_it() {
     assert_exit(&out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("--stream-idle-timeout"), "{err}");
+    assert_contains(&err, "--stream-idle-timeout");
     let cfg = home.path().join("config/flower");
     std::fs::create_dir_all(&cfg).unwrap();
     for (text, shows) in [
@@ -320,7 +320,7 @@ fn a_bad_idle_timeout_is_a_one_line_error_naming_it() {
         assert_exit(&out, 2);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains(shows), "{err}");
+        assert_contains(&err, shows);
     }
 }
 
@@ -330,7 +330,7 @@ mod every_request {
     use flower_tui::engine::protocol::{Event, HandoffPhase};
 
     use super::super::chaos::{shown, transcript};
-    use crate::support::check::assert_event;
+    use crate::support::check::{assert_contains, assert_event, assert_lacks};
     use crate::support::fake::{Reply, U, anthropic as a};
     use crate::support::harness::{Harness, start, text_prefix, turn_end};
 
@@ -363,8 +363,8 @@ mod every_request {
             panic!("no real handoff: {ev:#?}");
         };
         let doc = std::fs::read_to_string(path).unwrap();
-        assert!(doc.contains("Listing the files."), "{doc}");
-        assert!(!doc.contains("A draft that breaks"), "{doc}");
+        assert_contains(&doc, "Listing the files.");
+        assert_lacks(&doc, "A draft that breaks");
         r.shutdown().await;
     }
 
@@ -395,8 +395,8 @@ mod every_request {
         assert_event!(ev, Event::Compaction { .. });
         let reqs = h.server.requests();
         let history = reqs.last().unwrap()["messages"].to_string();
-        assert!(history.contains("Summary of the earlier work"), "{history}");
-        assert!(!history.contains("A broken summary draft"), "{history}");
+        assert_contains(&history, "Summary of the earlier work");
+        assert_lacks(&history, "A broken summary draft");
         r.shutdown().await;
     }
 

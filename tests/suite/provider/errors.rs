@@ -7,7 +7,7 @@ use flower_tui::engine::provider::error::{classify, is_overflow, overflow_limit}
 use flower_tui::engine::types::Message;
 
 use super::{KEY, anthropic, request, run};
-use crate::support::check::assert_event;
+use crate::support::check::{assert_contains, assert_event};
 use crate::support::fake::{self, FakeServer, Reply, U, openai as o};
 use crate::support::harness::{Harness, start, turn_end};
 
@@ -268,7 +268,7 @@ async fn the_api_key_never_appears_in_errors() {
     ] {
         let shown = format!("{e} {e:?}");
         assert!(!shown.contains(KEY), "{shown}");
-        assert!(shown.contains("[redacted]"), "{shown}");
+        assert_contains(&shown, "[redacted]");
     }
 }
 
@@ -302,6 +302,6 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
             if thresholds.window == 8192 && model == "qwen3-coder-local"
     );
     let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
-    assert!(learned.contains("\"qwen3-coder-local\": 8192"), "{learned}");
+    assert_contains(&learned, "\"qwen3-coder-local\": 8192");
     r.shutdown().await;
 }

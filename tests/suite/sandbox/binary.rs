@@ -15,7 +15,7 @@ use super::bash_call;
 use super::network::{connected, datagram, listener, receiver};
 use super::processes::{DAEMONS, pid};
 use crate::suite::faults::{gone, wait_until};
-use crate::support::check::{assert_file, assert_success, tool_result};
+use crate::support::check::{assert_contains, assert_file, assert_success, tool_result};
 use crate::support::fake::{FakeServer, U};
 use crate::support::files::write;
 use crate::support::harness::KEY;
@@ -112,7 +112,7 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
     }
 
     let env = std::fs::read_to_string(ws.join("env.txt")).unwrap();
-    assert!(env.contains("PATH="), "{env}");
+    assert_contains(&env, "PATH=");
     assert!(
         !env.contains(KEY) && !env.contains("ANTHROPIC_API_KEY"),
         "{env}"
@@ -155,11 +155,11 @@ fn in_the_terminal_the_user_runs_a_stopped_command_once_outside_the_sandbox() {
     t.wait_for("append a note outside");
     t.keys(crate::support::pty::ENTER);
     let screen = t.wait_for("run it once outside the sandbox?");
-    assert!(
-        screen.contains(&format!("$ echo kept-outside >> {}", target.display())),
-        "{screen}"
+    assert_contains(
+        &screen,
+        &format!("$ echo kept-outside >> {}", target.display()),
     );
-    assert!(screen.contains("the sandbox refused the write"), "{screen}");
+    assert_contains(&screen, "the sandbox refused the write");
     assert!(!target.exists());
     // The prompt takes keys a moment after it appears.
     std::thread::sleep(Duration::from_millis(600));
@@ -167,10 +167,7 @@ fn in_the_terminal_the_user_runs_a_stopped_command_once_outside_the_sandbox() {
     t.wait_for("The note is written.");
     assert_file(&target, "kept-outside\n");
     let sent = server.requests().last().cloned().unwrap().to_string();
-    assert!(
-        sent.contains("the user allowed it to run once outside the sandbox"),
-        "{sent}"
-    );
+    assert_contains(&sent, "the user allowed it to run once outside the sandbox");
 }
 
 #[test]

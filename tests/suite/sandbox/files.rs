@@ -5,7 +5,7 @@
 use flower_tui::engine::tools::sandbox::{SandboxMode, SandboxPolicy};
 
 use super::{Stray, bash, confines_writes, place, unique};
-use crate::support::check::assert_file;
+use crate::support::check::{assert_contains, assert_file, assert_lacks};
 
 #[tokio::test]
 async fn a_write_inside_the_workspace_works() {
@@ -19,7 +19,7 @@ async fn a_write_inside_the_workspace_works() {
     .await;
     assert!(!out.is_error, "{}", out.content);
     assert!(out.content.starts_with("inside"), "{}", out.content);
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out.content, "[sandbox");
     assert_file(p.ws.join("src/a.txt"), "inside\n");
 }
 
@@ -35,14 +35,14 @@ async fn a_write_to_a_system_file_is_refused_and_the_result_says_why() {
     let out = bash(&p.ws, &policy, &format!("echo evil > {}", target.display())).await;
     assert!(!stray.0.exists(), "the sandbox let the write through");
     assert!(out.is_error, "{}", out.content);
-    assert!(out.content.contains("Permission denied"), "{}", out.content);
+    assert_contains(&out.content, "Permission denied");
     let note = format!(
         "[sandbox: the sandbox refused the write to `{}`: commands may write only in the \
          workspace ({})",
         target.display(),
         p.ws.display()
     );
-    assert!(out.content.contains(&note), "{}", out.content);
+    assert_contains(&out.content, &note);
 }
 
 #[tokio::test]
@@ -68,17 +68,8 @@ async fn dotfiles_in_the_home_are_refused_and_left_as_they_were() {
     assert_file(&gitconfig, "[user]\n\tname = Ann\n");
     assert!(!home.join(".profile").exists());
     assert!(!home.join(".gitconfig.lock").exists());
-    assert!(
-        out.content.contains("could not lock config file"),
-        "{}",
-        out.content
-    );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the write to"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "could not lock config file");
+    assert_contains(&out.content, "[sandbox: the sandbox refused the write to");
 }
 
 #[tokio::test]
@@ -102,15 +93,14 @@ async fn a_symlink_in_the_workspace_that_points_outside_is_refused() {
     assert!(!p.outside.join("moved.txt").exists());
     assert_file(p.outside.join("kept.txt"), "kept\n");
     // Reading through the link works: reads are allowed anywhere.
-    assert!(out.content.contains("kept\n"), "{}", out.content);
+    assert_contains(&out.content, "kept\n");
     let new = p.outside.join("new.txt");
-    assert!(
-        out.content.contains(&format!(
+    assert_contains(
+        &out.content,
+        &format!(
             "[sandbox: the sandbox refused the write to `{}`",
             new.display()
-        )),
-        "{}",
-        out.content
+        ),
     );
 }
 
@@ -181,14 +171,13 @@ async fn read_only_refuses_workspace_writes_but_reads_and_scratch_work() {
     assert_file(p.ws.join("kept.txt"), "kept\n");
     assert_file(&tmp, "t\n");
     let new = p.ws.join("new.txt");
-    assert!(
-        out.content.contains(&format!(
+    assert_contains(
+        &out.content,
+        &format!(
             "[sandbox: the sandbox refused the write to `{}`: commands may write only in the \
              temp dirs",
             new.display()
-        )),
-        "{}",
-        out.content
+        ),
     );
 }
 
@@ -228,11 +217,6 @@ async fn read_only_protects_a_workspace_inside_the_temp_dir() {
     assert_file(ws.join("a.txt"), "mine\n");
     assert!(!ws.join("b.txt").exists(), "{}", out.content);
     // Scratch files still work: they go to a temp dir that does not hold the workspace.
-    assert!(out.content.contains("scratch\n"), "{}", out.content);
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the write to"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "scratch\n");
+    assert_contains(&out.content, "[sandbox: the sandbox refused the write to");
 }

@@ -11,7 +11,7 @@ use std::process::Command;
 use flower_tui::engine::tools::sandbox::{self, GitRoute, NO_NAMESPACES_VAR, SandboxPolicy};
 
 use super::{bash, confines_writes, place};
-use crate::support::check::assert_file;
+use crate::support::check::{assert_contains, assert_file, assert_lacks};
 use crate::support::files::git;
 use crate::support::headless::flags;
 
@@ -139,7 +139,7 @@ async fn fallback_entry_by_entry() {
         "{}",
         out.content
     );
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out.content, "[sandbox");
     // A new entry at the top level is refused, with the way around it.
     let out = bash(&p.ws, &policy, "touch notes.txt").await;
     assert!(out.is_error, "{}", out.content);
@@ -213,9 +213,9 @@ async fn with_namespaces_the_top_level_is_open_and_git_stays_read_only() {
     assert!(p.ws.join("target/out").exists());
     assert!(!p.ws.join("gone.txt").exists());
     assert_file(p.ws.join("README"), "new\n");
-    assert!(out.content.contains("?? new.txt\n"), "{}", out.content);
-    assert!(out.content.contains("one\n"), "{}", out.content);
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_contains(&out.content, "?? new.txt\n");
+    assert_contains(&out.content, "one\n");
+    assert_lacks(&out.content, "[sandbox");
     let attempts = [
         "echo '[core]' >> .git/config",
         "echo 'touch /tmp/pwned' > .git/hooks/x",
@@ -256,7 +256,7 @@ async fn a_worktrees_git_file_is_mounted_read_only_too() {
     let gitdir = snapshot(&p.outside.join(".git"));
     let out = bash(&p.ws, &policy, "touch new.txt && git status --short").await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.contains("?? new.txt"), "{}", out.content);
+    assert_contains(&out.content, "?? new.txt");
     for attempt in [
         "printf 'gitdir: /tmp/elsewhere\\n' > .git",
         "rm -f .git",

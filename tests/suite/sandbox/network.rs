@@ -9,6 +9,7 @@ use std::time::Duration;
 use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, seccomp};
 
 use super::{bash, place};
+use crate::support::check::{assert_contains, assert_lacks};
 
 /// The filter exists for this machine (x86-64 and aarch64 Linux); elsewhere these tests fail
 /// loudly rather than pass without it.
@@ -72,7 +73,7 @@ async fn a_tcp_connection_to_a_loopback_listener_is_refused() {
     .await;
     assert!(!connected(&l), "a connection arrived: {}", out.content);
     assert!(out.is_error, "{}", out.content);
-    assert!(!out.content.contains("connected\n"), "{}", out.content);
+    assert_lacks(&out.content, "connected\n");
     assert!(
         out.content.contains(
             "[sandbox: the sandbox refused the connection: commands run without network access"
@@ -95,12 +96,7 @@ async fn a_udp_datagram_is_refused() {
     .await;
     assert_eq!(datagram(&s), None, "{}", out.content);
     assert!(out.is_error, "{}", out.content);
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the connection"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "[sandbox: the sandbox refused the connection");
 }
 
 #[tokio::test]
@@ -123,12 +119,7 @@ async fn with_the_network_off_no_socket_opens_but_a_socketpair_does() {
         "{}",
         out.content
     );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the connection"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "[sandbox: the sandbox refused the connection");
 }
 
 #[tokio::test]
@@ -148,12 +139,10 @@ async fn a_refused_connection_is_noted_even_when_the_pipeline_ends_well() {
         "the pipeline's status is head's: {}",
         out.content
     );
-    assert!(out.content.contains("curl: (7)"), "{}", out.content);
-    assert!(
-        out.content
-            .contains("[sandbox: commands run without network access"),
-        "{}",
-        out.content
+    assert_contains(&out.content, "curl: (7)");
+    assert_contains(
+        &out.content,
+        "[sandbox: commands run without network access",
     );
     // A command that only prints such words gets no note.
     let out = bash(
@@ -162,7 +151,7 @@ async fn a_refused_connection_is_noted_even_when_the_pipeline_ends_well() {
         "printf 'app: connection refused\\n' > app.log && cat app.log",
     )
     .await;
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out.content, "[sandbox");
 }
 
 #[tokio::test]
@@ -184,5 +173,5 @@ async fn with_the_network_on_tcp_and_udp_arrive() {
     assert!(!out.is_error, "{}", out.content);
     assert!(connected(&l), "{}", out.content);
     assert_eq!(datagram(&s).as_deref(), Some("hello\n"));
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out.content, "[sandbox");
 }

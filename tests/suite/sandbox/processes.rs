@@ -10,6 +10,7 @@ use flower_tui::engine::tools::sandbox::SandboxPolicy;
 
 use super::{bash, place};
 use crate::suite::faults::{gone, read_pid, wait_until};
+use crate::support::check::{assert_contains, assert_lacks};
 use crate::support::headless::{flags, run};
 
 const AGENT_ENV: &str = "FLOWER_SANDBOX_TEST_AGENT";
@@ -44,22 +45,15 @@ fn session_of(pid: u32) -> Option<u32> {
 async fn a_setsid_daemon_and_a_background_job_do_not_outlive_the_command() {
     let p = place();
     let out = bash(&p.ws, &SandboxPolicy::default(), DAEMONS).await;
-    assert!(out.content.contains("started"), "{}", out.content);
+    assert_contains(&out.content, "started");
     let daemon = pid(&p.ws, "daemon.pid");
     let job = pid(&p.ws, "job.pid");
     let setsid = pid(&p.ws, "setsid.pid");
     // The daemon's setsid() was refused: it stayed in the command's session.
-    assert!(
-        out.content
-            .contains("setsid failed: Operation not permitted"),
-        "{}",
-        out.content
-    );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refuses `setsid` and `setpgid`"),
-        "{}",
-        out.content
+    assert_contains(&out.content, "setsid failed: Operation not permitted");
+    assert_contains(
+        &out.content,
+        "[sandbox: the sandbox refuses `setsid` and `setpgid`",
     );
     tokio::task::spawn_blocking(move || {
         wait_until("the command's processes to end with it", 5, || {
@@ -74,7 +68,7 @@ async fn a_setsid_daemon_and_a_background_job_do_not_outlive_the_command() {
 async fn with_the_sandbox_off_a_setsid_daemon_escapes() {
     let p = place();
     let out = bash(&p.ws, &SandboxPolicy::off(), DAEMONS).await;
-    assert!(out.content.contains("started"), "{}", out.content);
+    assert_contains(&out.content, "started");
     let daemon = pid(&p.ws, "daemon.pid");
     let job = pid(&p.ws, "job.pid");
     let setsid = pid(&p.ws, "setsid.pid");
@@ -92,7 +86,7 @@ async fn with_the_sandbox_off_a_setsid_daemon_escapes() {
         "the unsandboxed daemon escapes: {}",
         out.content
     );
-    assert!(out.content.contains("are still running"), "{}", out.content);
+    assert_contains(&out.content, "are still running");
 }
 
 /// The test binary itself as an agent: it runs the sandboxed `bash` tool and is killed with
@@ -158,11 +152,11 @@ async fn the_provider_key_is_not_in_the_commands_environment() {
     let out = run(c).await.output;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("RESULT listed"), "{stdout}");
+    assert_contains(&stdout, "RESULT listed");
     let env = std::fs::read_to_string(p.ws.join("env.txt")).unwrap();
-    assert!(env.contains("PATH="), "{env}");
+    assert_contains(&env, "PATH=");
     assert!(!env.contains(KEY), "{env}");
-    assert!(!env.contains("ANTHROPIC_API_KEY"), "{env}");
+    assert_lacks(&env, "ANTHROPIC_API_KEY");
 }
 
 #[tokio::test]
@@ -177,8 +171,8 @@ async fn git_commits_in_the_sandbox_without_detaching_its_maintenance() {
     .await;
     assert!(!out.is_error, "{}", out.content);
     assert!(out.content.starts_with("first\n"), "{}", out.content);
-    assert!(!out.content.contains("setsid"), "{}", out.content);
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out.content, "setsid");
+    assert_lacks(&out.content, "[sandbox");
 }
 
 #[tokio::test]
@@ -212,8 +206,8 @@ async fn another_processs_environment_and_memory_cannot_be_read() {
     .await;
     let _ = holder.kill();
     let _ = holder.wait();
-    assert!(plain.content.contains(secret), "{}", plain.content);
-    assert!(!out.content.contains(secret), "{}", out.content);
+    assert_contains(&plain.content, secret);
+    assert_lacks(&out.content, secret);
     for denied in [
         format!("cat: /proc/{other}/environ: Permission denied"),
         format!("head: cannot open '/proc/{other}/mem' for reading: Permission denied"),
@@ -238,9 +232,5 @@ async fn another_processs_environment_and_memory_cannot_be_read() {
     .await;
     assert!(!out.is_error, "{}", out.content);
     assert!(out.content.starts_with("MemTotal:"), "{}", out.content);
-    assert!(
-        out.content.contains("py True\ncargo\n1\n"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "py True\ncargo\n1\n");
 }

@@ -15,7 +15,7 @@ use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, Support, 
 use serde_json::json;
 
 use super::{Stray, bash, place, unique};
-use crate::support::check::assert_success;
+use crate::support::check::{assert_contains, assert_lacks, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::headless::{bin_for, lines, run};
 
@@ -76,17 +76,11 @@ async fn a_path_socket_outside_is_not_reached_and_the_result_says_why() {
         "{}",
         out.content
     );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the connection: commands run without network"),
-        "{}",
-        out.content
+    assert_contains(
+        &out.content,
+        "[sandbox: the sandbox refused the connection: commands run without network",
     );
-    assert!(
-        out.content.contains("Unix sockets included"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "Unix sockets included");
 
     // With the network on, the same client reaches it.
     let on = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
@@ -138,7 +132,7 @@ async fn socketpair_git_and_python_still_work_with_the_network_off() {
         "{}",
         out.content
     );
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out.content, "[sandbox");
 }
 
 #[tokio::test]
@@ -180,7 +174,7 @@ async fn a_tmux_server_outside_cannot_be_asked_to_write_outside() {
         out.content
     );
     assert!(out.is_error, "{}", out.content);
-    assert!(out.content.contains("[sandbox:"), "{}", out.content);
+    assert_contains(&out.content, "[sandbox:");
     assert!(plain_wrote, "{}", plain.content);
 }
 

@@ -9,7 +9,7 @@ use flower_tui::engine::tools::sandbox::{SandboxPolicy, Support};
 use serde_json::json;
 
 use super::{Stray, bash_call, place, unique};
-use crate::support::check::assert_file;
+use crate::support::check::{assert_contains, assert_file};
 use crate::support::fake::U;
 use crate::support::harness::{Harness, start, turn_end};
 
@@ -191,7 +191,7 @@ async fn the_user_lets_a_stopped_command_run_once_outside_the_sandbox_or_keeps_i
         "the whole command"
     );
     assert!(always.is_none(), "leaving the sandbox is allowed once only");
-    assert!(reason.contains("the sandbox refused the write"), "{reason}");
+    assert_contains(reason, "the sandbox refused the write");
     assert!(!stray.0.exists());
     r.answer("t1", Approval::Once).await;
     // The second call, the same command: the sandbox stops it again and asks again.

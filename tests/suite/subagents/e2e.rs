@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{alpha_and_beta, calls, task};
+use crate::support::check::{assert_contains, assert_lacks};
 use crate::support::fake::{U, anthropic as a};
 use crate::support::pty::{ESC, Pty, READY, served};
 
@@ -69,8 +70,8 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
     let open = t.wait("their transcripts", |s| {
         s.contains("▾ task: alpha survey") && s.contains("▸ read_file: a.txt")
     });
-    assert!(open.contains("▸ grep: /beta/"), "{open}");
-    assert!(open.contains("b.txt:1:beta FILE-B-CONTENT-3302"), "{open}");
+    assert_contains(&open, "▸ grep: /beta/");
+    assert_contains(&open, "b.txt:1:beta FILE-B-CONTENT-3302");
     assert!(
         open.contains("FILE-A-CONTENT-7781"),
         "the read's output: {open}"
@@ -80,16 +81,10 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
         "{open}"
     );
     let done = t.wait_for("Both done.");
-    assert!(
-        done.contains("ALPHA REPORT: a.txt holds one line."),
-        "{done}"
-    );
-    assert!(
-        done.contains("▾ task: alpha survey · done · 1 tool call"),
-        "{done}"
-    );
+    assert_contains(&done, "ALPHA REPORT: a.txt holds one line.");
+    assert_contains(&done, "▾ task: alpha survey · done · 1 tool call");
     // The children's 31K never reached the main gauge.
-    assert!(!done.contains("31.0K/200K"), "{done}");
+    assert_lacks(&done, "31.0K/200K");
 
     t.ask("/cost");
     t.wait_for("subagents (2):");
@@ -112,7 +107,7 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
     let stopped = t.wait("the subagent interrupted", |s| {
         s.contains("task: gamma hunt · interrupted")
     });
-    assert!(!stopped.contains("a subagent works…"), "{stopped}");
+    assert_lacks(&stopped, "a subagent works…");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use flower_tui::engine::tools::sandbox::{SandboxPolicy, Support};
 use serde_json::json;
 
 use super::{calls, end_of, main_requests, requests_for, task, tool_results};
-use crate::support::check::assert_file;
+use crate::support::check::{assert_contains, assert_file};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_prefix, turn_end};
 use crate::support::requests::tool_names;
@@ -124,10 +124,7 @@ async fn under_ask_a_child_runs_commands_the_sandbox_confines_as_the_parent_woul
     // It ran in the sandbox: inside the workspace it wrote, outside it was stopped.
     assert_file(h.workspace.join("made-by-child"), "CHILD-RAN\n");
     assert!(!stray.exists(), "{result}");
-    assert!(
-        result.contains("[sandbox: the sandbox refused the write"),
-        "{result}"
-    );
+    assert_contains(result, "[sandbox: the sandbox refused the write");
     // Without the sandbox the same policy gives it none (the test above).
     r.shutdown().await;
 }
