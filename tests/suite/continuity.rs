@@ -33,8 +33,7 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     let mut r = start(h.params(40_000, 10_000));
     assert_eq!(turn_end(&r.turn("hello").await), "completed");
     let second = "Now rename  `parse_all` to `parse`\n  everywhere (keep this spacing).";
-    let ev = r.turn(second).await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn(second).await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
     let blocks = first_blocks(&reqs[2]);
@@ -234,8 +233,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     assert_eq!(st.retired, [first_id]);
     assert_eq!(st.handoffs.len(), 1);
     // The successor starts when the user speaks; it has the request after the briefing.
-    let ev = r.turn("go on").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("go on").await;
     let blocks = first_blocks(h.server.requests().last().unwrap());
     assert!(blocks[0].contains("my unsaved words"));
     assert_eq!(&blocks[2..], [task.to_string(), "go on".to_string()]);

@@ -104,8 +104,7 @@ async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_
         .at(5_000)
         .text("Continuing: the test passes.");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("divide() in calc.py crashes on 0").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("divide() in calc.py crashes on 0").await;
 
     let reasons = retrying(&ev);
     assert_eq!(reasons.len(), 1, "{ev:#?}");
@@ -148,8 +147,7 @@ async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
         .at(5_000)
         .text("Inspecting the workspace.");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("divide() in calc.py crashes on 0").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("divide() in calc.py crashes on 0").await;
 
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4, "two writing requests, then the successor");
@@ -211,8 +209,7 @@ async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
             .any(|p| matches!(p, HandoffPhase::Frozen { .. } | HandoffPhase::Done { .. }))
     );
     // The same session answers the next message: nothing was handed off, nothing degraded.
-    let ev = r.turn("go on").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("go on").await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4);
     assert!(!is_writing(&reqs[3]));
@@ -227,8 +224,7 @@ async fn a_good_document_quoting_the_prompt_passes_the_first_time() {
     let h = Harness::new().await;
     h.script().over_the_line(GOOD).at(5_000).text("Continuing.");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("divide() in calc.py crashes on 0").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("divide() in calc.py crashes on 0").await;
     assert!(retrying(&ev).is_empty(), "{ev:#?}");
     let reqs = h.server.requests();
     assert_eq!(
@@ -268,8 +264,7 @@ async fn a_rescued_document_is_checked_too_and_its_retry_keeps_the_reduced_histo
         .at(4_000)
         .text("generation 2");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("read a.log").await;
     assert_eq!(retrying(&ev).len(), 1, "{ev:#?}");
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 5);

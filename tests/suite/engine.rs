@@ -52,8 +52,7 @@ async fn write_then_edit_then_reply() {
         .at(2000)
         .text("Done: notes.txt now says alpha and gamma.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("make notes").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("make notes").await;
     assert_file(h.workspace.join("notes.txt"), "alpha\ngamma\n");
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
@@ -149,8 +148,7 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
     assert_event!(ev, Event::Error { message, .. } if message.contains("something is off"));
     // The session is still usable.
     h.script().usage(U::new(900, 20)).text("ok now");
-    let ev = r.turn("again").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("again").await;
     r.shutdown().await;
 }
 
@@ -219,8 +217,7 @@ async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
         .at(1200)
         .text("I see.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("go").await;
     let reqs = h.server.requests();
     let r1 = a::tool_results(&reqs[1]);
     assert_eq!(r1[0]["is_error"], true);
@@ -279,8 +276,7 @@ async fn big_tool_output_is_spilled_with_a_preview() {
         .at(1100)
         .text("Big.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("big").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("big").await;
     let res = a::tool_results(&h.server.requests()[1]);
     let content = res[0]["content"].as_str().unwrap();
     assert!(content.len() < 5_000, "preview only, got {}", content.len());
@@ -320,8 +316,7 @@ async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
         }
     );
     h.script().usage(U::new(900, 20)).text("fine");
-    let ev = r.turn("continue").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("continue").await;
     let last = h.server.requests().last().unwrap().clone();
     let msgs = last["messages"].as_array().unwrap();
     assert!(
@@ -347,8 +342,7 @@ async fn openai_protocol_core_flow() {
     let mut p = h.params(128_000, 50_000);
     p.provider.client = h.openai();
     let mut r = start(p);
-    let ev = r.turn("write").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("write").await;
     assert_file(h.workspace.join("o.txt"), "hi");
     let reqs = h.server.requests();
     let msgs = reqs[1]["messages"].as_array().unwrap();
@@ -499,8 +493,7 @@ async fn continuing_in_the_tui_replays_the_conversation() {
     assert_event!(ev, Event::AssistantDone { text, .. } if text == "Listed it.");
     assert_event!(ev, Event::Notice { message } if message.contains("list_dir"));
     h.script().usage(U::new(1300, 20)).text("still here");
-    let ev = r.turn("and now?").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("and now?").await;
     let body = h.server.requests().last().unwrap().clone();
     assert_eq!(
         body["messages"].as_array().unwrap().len(),

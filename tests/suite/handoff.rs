@@ -25,8 +25,7 @@ async fn automatic_handoff_full_path() {
         .over_the_line(DOC);
     h.script().at(5_000).text(successor);
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("refactor the parser").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("refactor the parser").await;
 
     let ph = phases(&ev);
     assert_eq!(
@@ -133,8 +132,7 @@ async fn a_writing_turn_without_next_is_degraded() {
         .at(5_000)
         .text("ok");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("the original task text").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("the original task text").await;
     let done = phases(&ev).into_iter().find_map(|p| match p {
         HandoffPhase::Done { degraded, .. } => Some(degraded),
         _ => None,
@@ -169,8 +167,7 @@ async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session
         .at(4_000)
         .text("continuing in the new session");
     let mut r = start(h.params(1_000_000, 50_000));
-    let ev = r.turn("a long task").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("a long task").await;
     assert_event!(ev, Event::WindowLearned { thresholds, .. } if thresholds.window == 200_000);
     assert!(
         phases(&ev)
@@ -287,8 +284,7 @@ async fn no_workbench_still_hands_off_through_the_prompt() {
     let mut p = h.params(40_000, 10_000);
     p.places.workbench = None;
     let mut r = start(p);
-    let ev = r.turn("work").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("work").await;
     assert!(!h.workbench().exists());
     assert!(
         phases(&ev)
@@ -420,8 +416,7 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
         .text("Summary of the earlier work: listed the directory four times.")
         .at(20_000)
         .text("second done");
-    let ev = r.turn(&"second task ".repeat(400)).await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn(&"second task ".repeat(400)).await;
     assert_event!(ev, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Pressure);
     let reqs = h.server.requests();
     let last = reqs.last().unwrap();
@@ -466,8 +461,7 @@ async fn compaction_overflow_path_reduces_and_retries_once() {
         .text("Summary: listed the directory three times.")
         .at(8_000)
         .text("done after compaction");
-    let ev = r.turn("list things").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("list things").await;
     assert_event!(ev, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Overflow);
     let reqs = h.server.requests();
     assert_eq!(

@@ -98,8 +98,7 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
     ));
     h.server.push(a::text_counted("FILE-00 is back.", 20));
     let mut r = start(masked(&h));
-    let ev = r.turn("read the files in order").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("read the files in order").await;
     let rec = h.server.recorded();
     assert_eq!(rec.len(), 16);
     // recall is offered from the first generation on while masking is on.
@@ -211,8 +210,7 @@ async fn masking_off_sends_every_output() {
     let mut p = masked(&h);
     p.masking = MaskSettings::OFF;
     let mut r = start(p);
-    let ev = r.turn("read").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("read").await;
     let rec = h.server.recorded();
     assert!(!tool_names(&rec[0].body).contains(&"recall".to_string()));
     for k in 1..rec.len() {
@@ -391,8 +389,7 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
-    let ev = r.turn("work on the files").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("work on the files").await;
     let doc = done_document(&r.events, DocumentSource::Degraded);
     assert_contains(&doc, "[DEGRADED");
     assert_facts(&doc);
@@ -412,8 +409,7 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
-    let ev = r.turn("work on the files").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("work on the files").await;
     let doc = done_document(&r.events, DocumentSource::Rescued);
     assert_facts(&doc);
     r.shutdown().await;

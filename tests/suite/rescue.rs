@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::support::check::assert_event;
 use crate::support::fake::{Reply, anthropic as a, is_writing};
-use crate::support::harness::{Harness, turn_end};
+use crate::support::harness::{Harness, start};
 
 const DOC: &str = "## Doing\nReading the logs.\n## Decided\n- x\n## Dead ends\n(empty)\n## Next\nGrep the errors.\n## Scene\n- logs/\n";
 
@@ -56,9 +56,8 @@ async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_succes
     h.server.push(overflow(41_000, 40_000));
     h.script().at(9_000).text(DOC); // the rescue
     h.script().at(4_000).text("retried in generation 2");
-    let mut r = crate::support::harness::start(h.params(40_000, 10_000));
-    let ev = r.turn("read the logs").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let mut r = start(h.params(40_000, 10_000));
+    let ev = r.completed_turn("read the logs").await;
     // The estimate of 2 × 34,000 characters is ~17K tokens against the 41K the provider counted:
     // scaled, the older result becomes a stub, the newer one fits.
     assert_eq!(rescuing(&ev), Some((1, 0)));
@@ -94,9 +93,8 @@ async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
         .text(DOC)
         .at(4_000)
         .text("generation 2");
-    let mut r = crate::support::harness::start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let mut r = start(h.params(40_000, 10_000));
+    let ev = r.completed_turn("read a.log").await;
     assert_eq!(rescuing(&ev), Some((1, 0)));
     assert_event!(
         ev,
@@ -127,9 +125,8 @@ async fn when_the_rescue_overflows_too_the_degraded_document_is_written() {
     h.script()
         .at(4_000)
         .text("generation 2 on a degraded briefing");
-    let mut r = crate::support::harness::start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let mut r = start(h.params(40_000, 10_000));
+    r.completed_turn("read a.log").await;
     let st = &r.manifest().steps[0];
     assert_eq!(st.handoffs[0].source, DocumentSource::Degraded);
     assert!(st.handoffs[0].degraded);
@@ -168,17 +165,15 @@ async fn the_fake_enforcing_its_window_by_body_size_is_rescued_by_dropping_old_t
     h.server.push(a::text_counted("finished", 10));
     let mut p = h.params(200_000, 50_000);
     p.provider.max_tokens = 1_024;
-    let mut r = crate::support::harness::start(p);
-    let ev = r.turn("read every file").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let mut r = start(p);
+    r.completed_turn("read every file").await;
     let full = h.server.recorded().last().unwrap().tokens;
     // A window below what the session holds now: the next request overflows.
     let window = full * 35 / 100;
     h.server.set_window(Some(window));
     h.server.push(a::text_counted(DOC, 100)); // the rescue, if it fits
     h.server.push(a::text_counted("generation 2", 10));
-    let ev = r.turn("and now summarise").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("and now summarise").await;
     let (stubbed, dropped) = rescuing(&ev).expect("a rescue");
     assert!(stubbed >= 1 && dropped >= 1, "{stubbed} {dropped}");
     let rec = h.server.recorded();

@@ -310,6 +310,25 @@ impl Running {
         self.until_end(turn).await
     }
 
+    /// [`Running::turn`], and the turn completed: the test fails otherwise, naming the line that
+    /// asked and how the turn ended, with its events.
+    #[track_caller]
+    pub fn completed_turn<'a>(
+        &'a mut self,
+        text: &'a str,
+    ) -> impl Future<Output = Vec<Event>> + 'a {
+        let asked = std::panic::Location::caller();
+        async move {
+            let ev = self.turn(text).await;
+            let end = turn_end(&ev);
+            assert!(
+                end == "completed",
+                "{asked}: the turn ended {end:?}, not completed: {ev:#?}"
+            );
+            ev
+        }
+    }
+
     pub fn manifest(&self) -> Manifest {
         Manifest::load(&self.run_root.join("manifest.json")).unwrap()
     }

@@ -324,8 +324,7 @@ async fn headless_finishes_a_background_handoff_before_it_exits() {
         .text("all done");
     h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("work").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("work").await;
     // As headless does: the turn is over, so it quits; the writing is still out.
     r.send(Op::Shutdown).await;
     gw.open();
@@ -368,8 +367,7 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     // Its own step: the older run's is free to be claimed when it is resumed.
     p.start.step = Some("this-step".into());
     let mut r = start(p);
-    let ev = r.turn("work").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("work").await;
     let id = handoff_of(&r.events);
     r.send(Op::Resume {
         run_id: older_id.clone(),
@@ -388,8 +386,7 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     // The late document goes nowhere: no turnover in the resumed run, whose session goes on.
     gw.open();
     h.script().at(1_200).text("Add still works.");
-    let ev = r.turn("check it again").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("check it again").await;
     assert!(
         !phases(&ev)
             .iter()

@@ -63,8 +63,7 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
     let gw = Gate::new();
     h.script().at(20_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("read the big file").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("read the big file").await;
     let (stubbed, dropped) = phases(&ev)
         .into_iter()
         .find_map(|p| match p {

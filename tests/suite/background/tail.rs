@@ -19,8 +19,7 @@ async fn a_pair_straddling_the_cut_is_held_whole_in_the_tail() {
     let gw = Gate::new();
     h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("list twice").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("list twice").await;
     // The document comes after the turn: the turnover happens at once, idle.
     gw.open();
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
@@ -67,8 +66,7 @@ async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_
         .text("read it");
     h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("read the big file").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("read the big file").await;
     gw.open();
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
     h.script().at(5_000).text("gen 2");

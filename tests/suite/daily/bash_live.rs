@@ -94,8 +94,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
     assert!(result.1.unwrap().interrupted());
 
     // The next request shows the model what the command printed, and that it was stopped.
-    let ev = r.turn("what happened?").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("what happened?").await;
     let requests = h.server.requests();
     let body = &requests[1];
     let msgs = body["messages"].as_array().unwrap();

@@ -280,8 +280,7 @@ async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
         .usage(U::new(140_000, 500))
         .text("read everything");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("read the whole tree").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("read the whole tree").await;
     let reported = ev.iter().rev().find_map(|e| match e {
         Event::Usage {
             context,

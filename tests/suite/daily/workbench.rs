@@ -2,7 +2,7 @@
 
 use crate::support::fake::U;
 use crate::support::files::git;
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::harness::{Harness, start};
 
 #[tokio::test]
 async fn spills_in_the_workbench_stay_out_of_git_status() {
@@ -19,8 +19,7 @@ async fn spills_in_the_workbench_stay_out_of_git_status() {
         .usage(U::new(1100, 20))
         .text("Big.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("big").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("big").await;
     let spill = h.workbench().join("spill");
     assert_eq!(
         std::fs::read_dir(&spill).unwrap().count(),

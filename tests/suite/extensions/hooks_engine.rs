@@ -81,8 +81,7 @@ async fn esc_kills_a_running_hook_with_its_group_and_the_call_still_gets_a_resul
     wait_until("the hook's child to be killed", 5, || gone(pid));
     assert!(!h.workspace.join("never-ran").exists());
     // The next turn's request is valid: the cut call has its result.
-    let events = r.turn("again").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    r.completed_turn("again").await;
     let last = h.server.requests().last().unwrap().to_string();
     assert_contains(&last, "\"tool_use_id\":\"t1\"");
 }
@@ -174,8 +173,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         .at(1100)
         .text("done");
     let mut r = start(p);
-    let events = r.turn("go").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed);
+    let events = r.completed_turn("go").await;
     assert!(
         !events
             .iter()
@@ -205,8 +203,7 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
         .push_for("SUB-JOB", a::text("SUB REPORT: all fine.", U::new(900, 10)));
     h.script().at(1100).text("done");
     let mut r = start(p);
-    let events = r.turn("delegate").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    let events = r.completed_turn("delegate").await;
     let seen: serde_json::Value = serde_json::from_str(
         std::fs::read_to_string(h.workspace.join("sub.log"))
             .unwrap()
@@ -261,8 +258,7 @@ if "SUB-B" in d["tool_input"]["prompt"]:
         .push_for("SUB-A", a::text("SUB REPORT A: all fine.", U::new(900, 10)));
     h.script().at(1100).text("done");
     let mut r = start(p);
-    let events = r.turn("delegate").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    r.completed_turn("delegate").await;
     let requests = h.server.requests();
     // The parent, the one child, the parent again: the blocked task's child never ran.
     assert_eq!(requests.len(), 3, "{requests:#?}");

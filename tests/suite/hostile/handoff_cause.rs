@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::support::check::{assert_contains, assert_lacks, assert_success};
 use crate::support::fake::{FakeServer, Reply, anthropic as a, is_writing};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::harness::{Harness, start};
 use crate::support::headless::{bin_for, lines, run};
 use crate::support::pty::{Pty, last_user_text, served};
 
@@ -128,8 +128,7 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
     });
     h.script().at(9_000).text(DOC).at(4_000).text("continued");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("read a.log").await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4, "{ev:#?}");
     assert!(is_writing(&reqs[2]));

@@ -11,7 +11,7 @@ use flower_tui::engine::mcp::{
 use flower_tui::engine::protocol::{Event, Op};
 
 use crate::support::check::{assert_contains, picked};
-use crate::support::harness::{Harness, start as start_engine, turn_end};
+use crate::support::harness::{Harness, start as start_engine};
 
 use super::*;
 
@@ -68,8 +68,7 @@ async fn held_servers_start_only_when_the_user_approves_and_the_answer_is_kept()
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("before").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("before").await;
     assert!(
         !h.server.requests()[0]["tools"]
             .to_string()
@@ -93,8 +92,7 @@ async fn held_servers_start_only_when_the_user_approves_and_the_answer_is_kept()
         ServerState::Ready { .. }
     ));
     assert!(m.pending_project().is_none());
-    let ev = r.turn("after").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("after").await;
     let reqs = h.server.requests();
     assert_eq!(
         reqs[2]["messages"].as_array().unwrap().last().unwrap()["content"][0]["content"],
@@ -167,8 +165,7 @@ async fn a_request_says_which_servers_it_waits_for() {
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("hello").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("hello").await;
     let waits: Vec<Vec<String>> = picked!(ev, Event::McpWaiting { servers } => servers.clone());
     assert_eq!(waits.last(), Some(&Vec::new()), "{waits:?}");
     assert!(

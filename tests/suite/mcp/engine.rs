@@ -33,8 +33,7 @@ async fn the_model_calls_an_mcp_tool_through_the_engine() {
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("use the tool").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("use the tool").await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
     // The first request waited for the server: its tools are offered beside the built-ins.
@@ -81,8 +80,7 @@ async fn headless_without_yes_denies_every_mcp_tool() {
     p.tools.approvals = ApprovalPolicy::Ask;
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("try it").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("try it").await;
     let result = tool_result(&h.server.requests()[1]);
     assert_eq!(result["is_error"], true);
     assert!(

@@ -14,8 +14,7 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
     // a masked output back); without, only to a successor.
     p.masking = flower_tui::engine::mask::MaskSettings::OFF;
     let mut r = start(p);
-    let ev = r.turn("fix the parser").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("fix the parser").await;
     let items = ev
         .iter()
         .find_map(|e| match e {
@@ -57,10 +56,7 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
     let transcript = r.run_root.join(format!("sessions/{retired}.jsonl"));
     let briefing = &first_blocks(&reqs[2])[0];
     let preamble = briefing.split("<handoff>").next().unwrap();
-    assert_contains(
-        preamble,
-        &format!("generation 1: {}", transcript.display()),
-    );
+    assert_contains(preamble, &format!("generation 1: {}", transcript.display()));
     assert_contains(preamble, "`recall` tool");
     r.shutdown().await;
 }
@@ -81,8 +77,7 @@ async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     let mut r = start(h.params(40_000, 10_000));
     r.turn("where is the flux capacitor?").await;
     handoff(&mut r).await;
-    let ev = r.turn("remind me where it was").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("remind me where it was").await;
     let results: Vec<(String, bool)> = picked!(
         ev,
         Event::ToolResult { name, output, is_error, .. } if name == "recall" => (output.clone(), *is_error)

@@ -60,8 +60,7 @@ async fn pins_survive_degraded_handoffs() {
     for i in 0..2 {
         h.server.push(overflow());
         h.script().at(2_000).text(&format!("ok {i}"));
-        let ev = r.turn(&format!("next {i}")).await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        let ev = r.completed_turn(&format!("next {i}")).await;
         assert!(
             ev.iter()
                 .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { degraded: true, .. }))),

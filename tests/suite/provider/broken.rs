@@ -44,8 +44,7 @@ async fn a_stall_before_the_headers_is_abandoned_and_retried() {
         h.server
             .push(text_reply(api, "after the silence", U::new(900, 9)));
         let mut r = start(params(&h, api, IDLE));
-        let ev = r.turn("hi").await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        let ev = r.completed_turn("hi").await;
         assert_eq!(shown(&ev), "after the silence");
         assert_eq!(
             retries(&ev),
@@ -65,8 +64,7 @@ async fn a_stall_mid_stream_is_abandoned_its_text_replaced_and_retried() {
     });
     h.script().usage(U::new(900, 9)).text("the full answer");
     let mut r = start(params(&h, Api::Anthropic, IDLE));
-    let ev = r.turn("hi").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("hi").await;
     assert_event!(ev, Event::Stream(StreamState::Discarded { chars: 13 }));
     assert_eq!(shown(&ev), "the full answer");
     assert_eq!(
@@ -126,8 +124,7 @@ async fn a_long_silence_is_announced_and_its_end_too() {
     let mut p = params(&h, Api::Anthropic, Duration::from_secs(5));
     p.provider.retry.silence_notice = Duration::from_millis(150);
     let mut r = start(p);
-    let ev = r.turn("hi").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("hi").await;
     let states: Vec<&StreamState> = picked!(ev, Event::Stream(s) => s);
     assert_eq!(states.len(), 2, "{states:?}");
     assert!(
@@ -351,8 +348,7 @@ mod every_request {
             .usage(U::new(3_000, 20))
             .text("finished in the successor");
         let mut r = start(h.params(20_000, 5_000));
-        let ev = r.turn("list the files").await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        let ev = r.completed_turn("list the files").await;
         let done = ev.iter().find_map(|e| match e {
             Event::Handoff(HandoffPhase::Done { degraded, path, .. }) => {
                 Some((*degraded, path.clone()))
@@ -390,8 +386,7 @@ mod every_request {
             .text("Summary of the earlier work: listed the directory four times.")
             .usage(U::new(20_000, 20))
             .text("second done");
-        let ev = r.turn(&"second task ".repeat(400)).await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        let ev = r.completed_turn(&"second task ".repeat(400)).await;
         assert_event!(ev, Event::Compaction { .. });
         let reqs = h.server.requests();
         let history = reqs.last().unwrap()["messages"].to_string();

@@ -110,8 +110,7 @@ async fn alone(api: Api, kind: FaultKind) {
     h.server
         .set_chaos(Chaos::only(11, kind, 2).stall_for(Duration::from_secs(5)));
     let mut r = start(params(&h, api, Duration::from_millis(300)));
-    let ev = r.turn("hi").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("hi").await;
     let faults = h.server.faults();
     assert_eq!(faults.len(), 2, "{faults:?}");
     assert!(faults.iter().all(|f| f.kind() == kind), "{faults:?}");

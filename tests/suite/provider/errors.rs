@@ -9,7 +9,7 @@ use flower_tui::engine::types::Message;
 use super::{KEY, anthropic, request, run};
 use crate::support::check::{assert_contains, assert_event};
 use crate::support::fake::{self, FakeServer, Reply, U, openai as o};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::harness::{Harness, start};
 
 /// The overflow messages the real services send (the wordings of the services and local servers we know).
 const OVERFLOWS: &[&str] = &[
@@ -294,8 +294,7 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
     p.provider.client = h.openai();
     p.settings.model = "qwen3-coder-local".into();
     let mut r = start(p);
-    let ev = r.turn("a long task").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("a long task").await;
     assert_event!(
         ev,
         Event::WindowLearned { thresholds, model }

@@ -126,8 +126,7 @@ async fn headless_keeps_a_stopped_command_in_the_sandbox_and_its_result_says_why
         .push(bash_call("t1", &format!("echo out > {}", target.display())));
     h.script().usage(U::new(1200, 20)).text("noted");
     let mut r = start(sandboxed(&h, FrontEnd::Headless));
-    let ev = r.turn("write outside").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("write outside").await;
     assert!(approvals(&ev).is_empty(), "{ev:?}");
     assert!(!stray.0.exists(), "the sandbox let the write through");
     let Some(Event::ToolResult {

@@ -67,8 +67,7 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     let mut p = h.params(60_000, 20_000);
     p.settings.model = MODEL.into();
     let mut r = start(p);
-    let ev = r.turn("survey the code").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("survey the code").await;
 
     // The parent's next request carries the two reports as the two calls' results, and nothing
     // the children read or called.
@@ -298,8 +297,7 @@ async fn esc_stops_both_and_leaves_every_call_answered() {
     }
     // The parent goes on: the provider (the fake checks it) accepts its history.
     h.script().at(2_500).text("Stopped.");
-    let ev = r.turn("what now").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("what now").await;
     r.shutdown().await;
 }
 
@@ -320,8 +318,7 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
     );
     h.script().at(3_200).text("ok");
     let mut r = start(h.params(30_000, 10_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let recorded = h.server.recorded();
     let child = requests_for(&recorded, "ALPHA-JOB");
     assert_eq!(child.len(), 2);
@@ -375,8 +372,7 @@ async fn a_child_whose_context_overflows_returns_what_it_read() {
     );
     h.script().at(3_200).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let Some(Event::ToolResult {
         output, is_error, ..
     }) = ev

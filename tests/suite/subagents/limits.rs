@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{calls, end_of, main_requests, requests_for, task, tool_results};
 use crate::support::check::{assert_contains, assert_file};
 use crate::support::fake::{Reply, U, anthropic as a};
-use crate::support::harness::{Harness, start, text_prefix, turn_end};
+use crate::support::harness::{Harness, start, text_prefix};
 use crate::support::requests::tool_names;
 
 #[tokio::test]
@@ -39,8 +39,7 @@ async fn a_child_cannot_start_subagents_and_has_no_bash_under_ask() {
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("go").await;
     let recorded = h.server.recorded();
     let child = requests_for(&recorded, "ALPHA-JOB");
     assert_eq!(
@@ -109,8 +108,7 @@ async fn under_ask_a_child_runs_commands_the_sandbox_confines_as_the_parent_woul
     p.tools.approvals = ApprovalPolicy::Ask;
     p.tools.sandbox = SandboxPolicy::default();
     let mut r = start(p);
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     assert!(
         !ev.iter()
             .any(|e| matches!(e, Event::ApprovalRequest { .. })),
@@ -154,8 +152,7 @@ async fn under_yes_a_child_runs_commands_and_its_budget_ends_in_a_report() {
     let mut p = h.params(200_000, 50_000);
     p.tools.subagent.max_iterations = 2;
     let mut r = start(p);
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let child = requests_for(&h.server.recorded(), "ALPHA-JOB");
     assert_eq!(child.len(), 3);
     assert!(tool_names(&child[0].body).contains(&"bash".to_string()));
@@ -200,8 +197,7 @@ async fn a_broken_stream_inside_a_child_is_replayed() {
         .push_for("ALPHA-JOB", a::text("WHOLE REPORT", U::new(900, 20)));
     h.script().at(2_100).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     assert_eq!(requests_for(&h.server.recorded(), "ALPHA-JOB").len(), 2);
     let SubagentPhase::End { outcome, .. } = end_of(&ev, "task_a") else {
         unreachable!()
@@ -240,8 +236,7 @@ async fn at_most_four_run_at_once() {
     }
     h.script().at(2_500).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("go").await;
     let spans: Vec<_> = keys
         .iter()
         .map(|k| {
@@ -279,8 +274,7 @@ async fn a_report_too_large_for_the_context_is_spilled_like_any_result() {
         .push_for("ALPHA-JOB", a::text(&long, U::new(900, 30_000)));
     h.script().at(2_500).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let Some(Event::ToolResult {
         output, spilled, ..
     }) = ev
