@@ -31,7 +31,7 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     h.server.push(overflow());
     h.script().at(2_000).text("on it: the second request");
     let mut r = start(h.params(40_000, 10_000));
-    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    r.completed_turn("hello").await;
     let second = "Now rename  `parse_all` to `parse`\n  everywhere (keep this spacing).";
     r.completed_turn(second).await;
     let reqs = h.server.requests();
@@ -70,7 +70,7 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
     h.script().at(5_000).text("third generation here");
     let mut r = start(h.params(40_000, 10_000));
     let task = "refactor the parser";
-    assert_eq!(turn_end(&r.turn(task).await), "completed");
+    r.completed_turn(task).await;
     let reqs = h.server.requests();
     let blocks = first_blocks(&reqs[2]);
     assert_eq!(blocks.len(), 3);
@@ -78,7 +78,7 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
     assert_eq!(blocks[2], task);
 
     let next = "now the lexer, please";
-    assert_eq!(turn_end(&r.turn(next).await), "completed");
+    r.completed_turn(next).await;
     let reqs = h.server.requests();
     let last = reqs.last().unwrap();
     let blocks = first_blocks(last);
@@ -107,11 +107,7 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
 #[tokio::test]
 async fn the_briefing_holds_the_file_byte_for_byte() {
     let h = Harness::new().await;
-    h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut r = start(h.reviewed(40_000, 10_000));
-    r.send_turn("work").await;
-    let (handoff, path) = r.frozen_for_review().await;
-    let text = std::fs::read_to_string(&path).unwrap();
+    let (mut r, handoff, path, text) = h.in_review(DOC).await;
     let (header, rest) = text.split_once('\n').unwrap();
     let edited = format!(
         "{header} — EDITED HEADER\r\nA line above the sections, *as typed*.\n\n{rest}\
@@ -176,9 +172,8 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
 async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens_it() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC);
-    let p = h.reviewed(40_000, 10_000);
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
+    let root = r.run_root.clone();
     let task = "fix the flaky test";
     r.send_turn(task).await;
     let (handoff, path) = r.frozen_for_review().await;
@@ -313,7 +308,7 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
     h.script().at(500).text("ok");
     h.script().at(1_500).text(DOC); // the second /handoff
     let mut r = start(h.params(40_000, 10_000));
-    assert_eq!(turn_end(&r.turn("first request").await), "completed");
+    r.completed_turn("first request").await;
     let cut = "the request Esc interrupted";
     let turn = r.send_turn(cut).await;
     while h.server.requests().len() < 2 {
@@ -324,7 +319,7 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
     let turn = r.send_handoff(None).await;
     assert_eq!(turn_end(&r.until_end(turn).await), "handoff");
     // The successor's first request (sent with the next message) has the interrupted request.
-    assert_eq!(turn_end(&r.turn("and then?").await), "completed");
+    r.completed_turn("and then?").await;
     let blocks = first_blocks(&h.server.requests()[3]);
     assert_eq!(
         &blocks[2..],
@@ -352,9 +347,8 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
 async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC);
-    let p = h.reviewed(40_000, 10_000);
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
+    let root = r.run_root.clone();
     r.send_turn("task").await;
     let (_, path) = r.frozen_for_review().await;
     r.shutdown().await;
@@ -386,10 +380,9 @@ async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
 async fn continuing_a_step_a_live_engine_works_on_is_refused() {
     let h = Harness::new().await;
     h.script().at(100).text("hi");
-    let p = h.params(40_000, 10_000);
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
-    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    let mut r = start(h.params(40_000, 10_000));
+    let root = r.run_root.clone();
+    r.completed_turn("hello").await;
     let err = flower_tui::engine::session::spawn(resumed(&h, &root))
         .err()
         .expect("refused while the first engine lives");
@@ -411,12 +404,8 @@ async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the
     const TYPED_KEY: &str = "sk-ant-typed-into-the-file-0123456789";
     flower_tui::engine::secrets::register(TYPED_KEY);
     let h = Harness::new().await;
-    h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut r = start(h.reviewed(40_000, 10_000));
-    r.send_turn("work").await;
-    let (handoff, path) = r.frozen_for_review().await;
+    let (mut r, handoff, path, text) = h.in_review(DOC).await;
     // The user (or `$EDITOR`, or a command) puts a key into the document under review.
-    let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}## Notes\nthe key is {TYPED_KEY}\n")).unwrap();
     r.send(Op::ReviewDone { handoff }).await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;

@@ -11,7 +11,7 @@ use flower_tui::engine::protocol::{DocumentSource, Event, ExitReason, HandoffPha
 use serde_json::Value;
 
 use crate::support::check::assert_contains;
-use crate::support::fake::{Gate, Reply, is_writing};
+use crate::support::fake::{Gate, is_writing};
 use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
 use crate::support::requests::{last_user_text, unmarked};
 
@@ -236,27 +236,14 @@ async fn a_good_document_quoting_the_prompt_passes_the_first_time() {
     r.shutdown().await;
 }
 
-fn overflow(count: u64, window: u64) -> Reply {
-    Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: format!(
-            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {count} tokens > {window} maximum"}}}}"#
-        ),
-    }
-}
-
 #[tokio::test]
 async fn a_rescued_document_is_checked_too_and_its_retry_keeps_the_reduced_history() {
     let h = Harness::new().await;
-    h.file("a.log", "error: disk full\n".repeat(2_000));
-    h.script()
-        .at(31_000)
-        .tool("bash", r#"{"command":"cat a.log"}"#);
+    h.big_log("a.log");
     // The writing request overflows; the rescue on a reduced copy restates its instructions;
     // the retry with the short prompt on that same copy writes the document.
-    h.server.push(overflow(42_000, 40_000));
     h.script()
+        .writing_overflows()
         .at(9_000)
         .text(VERBATIM)
         .at(8_800)

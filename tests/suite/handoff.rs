@@ -106,11 +106,7 @@ async fn automatic_handoff_full_path() {
 #[tokio::test]
 async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
     let h = Harness::new().await;
-    h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut r = start(h.reviewed(40_000, 10_000));
-    r.send_turn("work").await;
-    let (handoff, path) = r.frozen_for_review().await;
-    let text = std::fs::read_to_string(&path).unwrap();
+    let (mut r, handoff, path, text) = h.in_review(DOC).await;
     let edited = text.replace(
         "Run the parser tests.",
         "Run the parser tests.\nUSER EDIT: also check the Windows paths.",

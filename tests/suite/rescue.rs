@@ -6,20 +6,10 @@ use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use serde_json::Value;
 
 use crate::support::check::assert_event;
-use crate::support::fake::{Reply, anthropic as a, is_writing};
+use crate::support::fake::{anthropic as a, is_writing};
 use crate::support::harness::{Harness, start};
 
 const DOC: &str = "## Doing\nReading the logs.\n## Decided\n- x\n## Dead ends\n(empty)\n## Next\nGrep the errors.\n## Scene\n- logs/\n";
-
-fn overflow(count: u64, window: u64) -> Reply {
-    Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: format!(
-            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {count} tokens > {window} maximum"}}}}"#
-        ),
-    }
-}
 
 fn rescuing(events: &[Event]) -> Option<(usize, usize)> {
     events.iter().find_map(|e| match e {
@@ -39,9 +29,8 @@ fn first_text(body: &Value) -> String {
 
 /// Two big results in the history: `cat a.log`, `cat b.log`, 34,000 characters each.
 fn logs(h: &Harness) {
-    for name in ["a.log", "b.log"] {
-        std::fs::write(h.workspace.join(name), "error: disk full\n".repeat(2_000)).unwrap();
-    }
+    h.big_log("a.log");
+    h.big_log("b.log");
 }
 
 #[tokio::test]
@@ -53,9 +42,9 @@ async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_succes
         .tool("bash", r#"{"command":"cat a.log"}"#)
         .at(24_000)
         .tool("bash", r#"{"command":"cat b.log"}"#);
-    h.server.push(overflow(41_000, 40_000));
-    h.script().at(9_000).text(DOC); // the rescue
-    h.script().at(4_000).text("retried in generation 2");
+    h.script()
+        .reply(a::too_long(41_000, 40_000))
+        .rescued(DOC, "retried in generation 2");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.completed_turn("read the logs").await;
     // The estimate of 2 × 34,000 characters is ~17K tokens against the 41K the provider counted:
@@ -83,16 +72,8 @@ async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_succes
 async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
     let h = Harness::new().await;
     logs(&h);
-    h.script()
-        .at(31_000)
-        .tool("bash", r#"{"command":"cat a.log"}"#);
     // The writing turn overflows, the rescue writes it, the successor goes on.
-    h.server.push(overflow(42_000, 40_000));
-    h.script()
-        .at(9_000)
-        .text(DOC)
-        .at(4_000)
-        .text("generation 2");
+    h.script().writing_overflows().rescued(DOC, "generation 2");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.completed_turn("read a.log").await;
     assert_eq!(rescuing(&ev), Some((1, 0)));
@@ -118,11 +99,8 @@ async fn when_the_rescue_overflows_too_the_degraded_document_is_written() {
     let h = Harness::new().await;
     logs(&h);
     h.script()
-        .at(31_000)
-        .tool("bash", r#"{"command":"cat a.log"}"#);
-    h.server.push(overflow(42_000, 40_000));
-    h.server.push(overflow(40_500, 40_000));
-    h.script()
+        .writing_overflows()
+        .reply(a::too_long(40_500, 40_000))
         .at(4_000)
         .text("generation 2 on a degraded briefing");
     let mut r = start(h.params(40_000, 10_000));

@@ -74,6 +74,12 @@ impl Harness {
         path
     }
 
+    /// A log of 34,000 characters at `rel` in the workspace ("error: disk full", 2,000 lines): a
+    /// tool result big enough that a rescue shortens it.
+    pub fn big_log(&self, rel: &str) -> PathBuf {
+        self.file(rel, "error: disk full\n".repeat(2_000))
+    }
+
     /// The model's replies (see [`Script`]).
     pub fn script(&self) -> Script<'_> {
         self.server.script()
@@ -89,6 +95,19 @@ impl Harness {
         let mut p = self.params(window, headroom);
         p.front_end = FrontEnd::Interactive { review: true };
         p
+    }
+
+    /// A reviewing engine (40,000 window, 10,000 headroom) whose first turn, "work", goes over
+    /// the line and whose writing answers `doc`; the successor answers "ok". Returned once the
+    /// review waits, with the frozen handoff, its file and what the file held then.
+    pub async fn in_review(&self, doc: &str) -> (Running, HandoffId, PathBuf, String) {
+        self.script().over_the_line(doc).at(5_000).text("ok");
+        let mut r = start(self.reviewed(40_000, 10_000));
+        r.send_turn("work").await;
+        let (handoff, path) = r.frozen_for_review().await;
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("the file under review {}: {e}", path.display()));
+        (r, handoff, path, text)
     }
 
     /// Engine parameters that continue the run in `root` (as `--continue` does).

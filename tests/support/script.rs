@@ -141,6 +141,21 @@ impl Script<'_> {
         self.at(31_000).tool("list_dir", "{}").at(31_500).text(doc)
     }
 
+    /// The model reads `a.log` with `cat` at 31,000, over the line of a 40,000 window, and the
+    /// request that follows (the handoff's writing) is refused as too long: 42,000 tokens against
+    /// 40,000.
+    pub fn writing_overflows(&mut self) -> &mut Self {
+        self.at(31_000)
+            .tool("bash", r#"{"command":"cat a.log"}"#)
+            .reply(a::too_long(42_000, 40_000))
+    }
+
+    /// The rescue, on a shortened copy of the conversation, answers `doc` (at 9,000), and the
+    /// successor says `then` (at 4,000).
+    pub fn rescued(&mut self, doc: &str, then: &str) -> &mut Self {
+        self.at(9_000).text(doc).at(4_000).text(then)
+    }
+
     /// The next reply answers the handoff's writing request (the writing route), whatever the
     /// main thread asks meanwhile.
     pub fn writing(&mut self) -> &mut Self {

@@ -350,7 +350,7 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     // An older run to resume.
     h.script().text("Fixed add.");
     let mut older = start(h.params(200_000, 50_000));
-    assert_eq!(turn_end(&older.turn("fix the add bug").await), "completed");
+    older.completed_turn("fix the add bug").await;
     let older_id = flower_tui::engine::ledger::RunDir::open(&older.run_root).run_id;
     let older_root = older.run_root.clone();
     older.shutdown().await;

@@ -4,7 +4,7 @@ use flower_tui::engine::ledger::GenerationStart;
 use flower_tui::engine::protocol::{CostRow, Event, Op};
 
 use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, Running, start, turn_end};
+use crate::support::harness::{Harness, Running, start};
 
 const MODEL: &str = "claude-sonnet-test";
 const DOC: &str =
@@ -47,7 +47,7 @@ async fn cost_sums_every_generation_across_a_continue_and_labels_new_apart() {
     let mut p = h.params(200_000, 50_000);
     p.settings.model = MODEL.into();
     let mut r = start(p);
-    assert_eq!(turn_end(&r.turn("start").await), "completed");
+    r.completed_turn("start").await;
     handoff(&mut r).await;
     r.turn("continue").await;
     handoff(&mut r).await;

@@ -7,13 +7,13 @@ use flower_tui::engine::protocol::{Effort, Event, Op, Origin};
 use serde_json::Value;
 
 use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::harness::{Harness, start};
 
 /// A finished run with one turn; returns its id.
 async fn a_run(h: &Harness, task: &str, answer: &str) -> String {
     h.script().usage(U::new(1000, 20)).text(answer);
     let mut r = start(h.params(200_000, 50_000));
-    assert_eq!(turn_end(&r.turn(task).await), "completed");
+    r.completed_turn(task).await;
     let id = RunDir::open(&r.run_root).run_id;
     r.shutdown().await;
     id

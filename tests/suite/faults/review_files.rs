@@ -2,13 +2,11 @@
 //! and the successor reads it), or impossible to write in the workspace (a file where the notes
 //! folder should be: the document is saved, reviewed and recorded in the run directory).
 
-use std::path::PathBuf;
-
 use flower_tui::engine::protocol::{Event, Op};
 use serde_json::Value;
 
 use crate::support::check::{assert_event, assert_file};
-use crate::support::harness::{Harness, Running, start, turn_end};
+use crate::support::harness::{Harness, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Dead ends\n- Regex parsing.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -19,21 +17,10 @@ fn first_user_text(body: &Value) -> String {
         .to_string()
 }
 
-/// A reviewing engine whose first turn crosses the handoff line; returns it with the frozen
-/// handoff's id and path once the review waits.
-async fn frozen(h: &Harness) -> (Running, flower_tui::engine::protocol::HandoffId, PathBuf) {
-    h.script().over_the_line(DOC).at(5_000).text("ok");
-    let mut r = start(h.reviewed(40_000, 10_000));
-    r.send_turn("work").await;
-    let (handoff, path) = r.frozen_for_review().await;
-    (r, handoff, path)
-}
-
 #[tokio::test]
 async fn a_file_deleted_during_the_review_is_written_again_with_the_document() {
     let h = Harness::new().await;
-    let (mut r, handoff, path) = frozen(&h).await;
-    let frozen = std::fs::read_to_string(&path).unwrap();
+    let (mut r, handoff, path, frozen) = h.in_review(DOC).await;
     std::fs::remove_file(&path).unwrap();
     r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
@@ -52,8 +39,7 @@ async fn a_file_deleted_during_the_review_is_written_again_with_the_document() {
 #[tokio::test]
 async fn a_file_written_back_by_the_editor_after_a_delete_is_what_the_successor_reads() {
     let h = Harness::new().await;
-    let (mut r, handoff, path) = frozen(&h).await;
-    let frozen = std::fs::read_to_string(&path).unwrap();
+    let (mut r, handoff, path, frozen) = h.in_review(DOC).await;
     std::fs::remove_file(&path).unwrap();
     // What the side editor does when the review ends on a deleted file: its buffer goes back.
     let edited = frozen.replace(
@@ -76,7 +62,7 @@ async fn a_workspace_that_cannot_hold_the_file_gets_it_reviewed_in_the_run_direc
     // A file where the notes folder should be: nothing can be written under it.
     std::fs::create_dir_all(h.workbench()).unwrap();
     std::fs::write(h.workbench().join("notes"), "not a folder").unwrap();
-    let (mut r, handoff, path) = frozen(&h).await;
+    let (mut r, handoff, path, _) = h.in_review(DOC).await;
     assert!(
         path.starts_with(&r.run_root),
         "{} is not in the run directory {}",

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::support::check::{assert_contains, assert_lacks, assert_success};
-use crate::support::fake::{FakeServer, Reply, anthropic as a, is_writing};
+use crate::support::fake::{FakeServer, anthropic as a, is_writing};
 use crate::support::harness::{Harness, start};
 use crate::support::headless::{bin_for, lines, run};
 use crate::support::pty::{Pty, last_user_text, served};
@@ -114,19 +114,13 @@ async fn an_automatic_handoff_says_the_context_is_nearly_full() {
 async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
     let h = Harness::new().await;
     // A history the rescue can shorten: one big tool result.
-    h.file("a.log", "error: disk full\n".repeat(2_000));
+    h.big_log("a.log");
     h.script()
         .at(12_000)
         .tool("bash", r#"{"command":"cat a.log"}"#);
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: a::error_json(
-            "invalid_request_error",
-            "prompt is too long: 41000 tokens > 40000 maximum",
-        ),
-    });
-    h.script().at(9_000).text(DOC).at(4_000).text("continued");
+    h.script()
+        .reply(a::too_long(41_000, 40_000))
+        .rescued(DOC, "continued");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.completed_turn("read a.log").await;
     let reqs = h.server.requests();

@@ -196,9 +196,8 @@ async fn the_ledger_and_the_done_phase_say_what_was_retired() {
 async fn memory_survives_continue() {
     let h = Harness::new().await;
     h.script().tool("todo", PLAN).at(1_200).text("planned");
-    let p = h.params(40_000, 10_000);
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    let mut r = start(h.params(40_000, 10_000));
+    let root = r.run_root.clone();
     r.turn("plan it").await;
     pin(&mut r, "never push to main").await;
     r.send(Op::SetFocus {

@@ -11,7 +11,7 @@ use flower_tui::engine::step_memory::{PinSource, TodoStatus};
 use serde_json::Value;
 
 use crate::support::fake::Reply;
-use crate::support::harness::{Harness, Running, start, turn_end};
+use crate::support::harness::{Harness, Running, start};
 use crate::support::requests::{first_blocks, tool_names};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";

@@ -22,7 +22,7 @@ async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor
     );
     h.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
     h.script().at(31_500).text(DOC).at(5_000).text("ok");
-    assert_eq!(turn_end(&r.turn("refactor the parser").await), "completed");
+    r.completed_turn("refactor the parser").await;
     let m = r.manifest();
     let pins = &m.steps[0].memory.pins;
     assert_eq!(pins.len(), 1);
@@ -54,7 +54,7 @@ async fn pins_survive_degraded_handoffs() {
     let h = Harness::new().await;
     let mut r = start(h.params(40_000, 10_000));
     h.script().text("hi");
-    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    r.completed_turn("hello").await;
     pin(&mut r, "keep the public API").await;
     // Two overflows in a row of turns: each goes to a degraded document at once.
     for i in 0..2 {
@@ -221,7 +221,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     };
     r.send(Op::ReviewDone { handoff: *handoff }).await;
     r.until_end(turn).await;
-    assert_eq!(turn_end(&r.turn("go on").await), "completed");
+    r.completed_turn("go on").await;
     let last = h.server.requests().pop().unwrap();
     assert!(carried(&last).contains("- typed in the review\n- and this\n"));
     r.shutdown().await;
@@ -233,9 +233,8 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
 async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let h = Harness::new().await;
     h.script().over_the_line(DOC);
-    let p = h.reviewed(40_000, 10_000);
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
+    let root = r.run_root.clone();
     pin(&mut r, "pinned before the cut").await;
     r.send_turn("work").await;
     let ev = r
