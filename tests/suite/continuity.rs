@@ -10,7 +10,7 @@ use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use flower_tui::engine::session::Resume;
 use serde_json::Value;
 
-use crate::support::check::{assert_contains, assert_event, picked};
+use crate::support::check::{assert_contains, assert_event, assert_starts_with, picked};
 use crate::support::fake::{Reply, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 use crate::support::requests::first_blocks;
@@ -48,9 +48,9 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     // The degraded Scene names the current request, then the step's first task.
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
     let scene = file.split("## Scene\n").nth(1).unwrap();
-    assert!(
-        scene.starts_with("Request in progress at the cut:\nNow rename  `parse_all`"),
-        "{scene}"
+    assert_starts_with(
+        &scene,
+        "Request in progress at the cut:\nNow rename  `parse_all`",
     );
     assert_contains(scene, "Original task of this step:\nhello");
     r.shutdown().await;

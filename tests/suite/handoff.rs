@@ -7,7 +7,7 @@ use flower_tui::engine::protocol::{
 use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
-use crate::support::check::assert_event;
+use crate::support::check::{assert_event, assert_starts_with};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
 use crate::support::requests::{first_text, last_user_text};
@@ -75,10 +75,7 @@ async fn automatic_handoff_full_path() {
     ] {
         assert!(file.contains(s), "{s} in {file}");
     }
-    assert!(
-        file.starts_with("# Handoff · step test-step · generation 1 ·"),
-        "{file}"
-    );
+    assert_starts_with(&file, "# Handoff · step test-step · generation 1 ·");
     // The successor's first request starts with the document, in a new conversation.
     let s = &reqs[3];
     assert_eq!(s["messages"].as_array().unwrap().len(), 1);

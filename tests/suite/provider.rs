@@ -22,6 +22,7 @@ use flower_tui::engine::types::{
 };
 use serde_json::{Value, json};
 
+use crate::support::check::assert_starts_with;
 use crate::support::fake::{self, FakeServer, Reply, U};
 
 /// The key every test provider uses; it must never show up in an error.
@@ -405,12 +406,7 @@ async fn malformed_event_json_is_a_clear_error() {
         (e.kind, e.retryable, e.stream_broken),
         (ErrorKind::Network, true, true)
     );
-    assert!(
-        e.message
-            .starts_with("malformed JSON in `content_block_delta` event:"),
-        "{}",
-        e.message
-    );
+    assert_starts_with(&e.message, "malformed JSON in `content_block_delta` event:");
 }
 
 #[tokio::test]
@@ -436,11 +432,7 @@ async fn truncated_streams_are_clear_network_errors() {
     let e = r.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Network);
     assert!(e.retryable);
-    assert!(
-        e.message.starts_with("stream interrupted:"),
-        "{}",
-        e.message
-    );
+    assert_starts_with(&e.message, "stream interrupted:");
 
     let (r, deltas) = run(&p, &req).await;
     let e = r.unwrap_err();

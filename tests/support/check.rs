@@ -1,7 +1,7 @@
 //! The checks the suites make again and again, each failing with what it expected and what it
 //! found: a process's exit (with its output), an event of a type present or absent (JSON lines of
-//! the headless output, or the engine's typed events), text inside a request or a file's bytes;
-//! and `picked!`, what the events of one kind say.
+//! the headless output, or the engine's typed events), text inside (or at the start of) a request,
+//! a file's bytes; and `picked!`, what the events of one kind say.
 
 use std::path::Path;
 use std::process::Output;
@@ -88,6 +88,15 @@ pub fn assert_contains(hay: &str, needle: &str) {
 #[track_caller]
 pub fn assert_lacks(hay: &str, needle: &str) {
     assert!(!hay.contains(needle), "{needle:?} should not be in:\n{hay}");
+}
+
+/// `hay` begins with `prefix`; the failure shows the whole of `hay`.
+#[track_caller]
+pub fn assert_starts_with(hay: &str, prefix: &str) {
+    assert!(
+        hay.starts_with(prefix),
+        "does not begin with {prefix:?}:\n{hay}"
+    );
 }
 
 /// The file at `path` holds exactly `expected`; the failure shows both (as text).

@@ -3,6 +3,7 @@
 //! long bash command.
 
 use super::*;
+use crate::support::check::assert_starts_with;
 
 #[tokio::test]
 async fn the_writing_runs_beside_the_main_thread_on_the_same_prefix() {
@@ -92,11 +93,7 @@ async fn the_writing_runs_beside_the_main_thread_on_the_same_prefix() {
     assert_eq!(blocks[2], task);
     assert_eq!(blocks[3], TAIL_NOTE);
     assert_eq!(&blocks[4], "[assistant]\n[tool call t2: list_dir {}]\n");
-    assert!(
-        blocks[5].starts_with("[user]\n[tool result t2 (list_dir)]\n"),
-        "{}",
-        blocks[5]
-    );
+    assert_starts_with(&blocks[5], "[user]\n[tool result t2 (list_dir)]\n");
     assert_eq!(&blocks[6], "[assistant]\n[tool call t3: list_dir {}]\n");
     assert!(blocks[7].starts_with("[user]\n[tool result t3 (list_dir)]\n"));
     assert_eq!(blocks.len(), 8, "{blocks:#?}");

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use flower_tui::engine::protocol::{Event, Op};
 use serde_json::{Value, json};
 
-use crate::support::check::assert_contains;
+use crate::support::check::{assert_contains, assert_starts_with};
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 
@@ -90,7 +90,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
             _ => None,
         })
         .unwrap();
-    assert!(result.0.starts_with("compiled 41 crates\n"), "{}", result.0);
+    assert_starts_with(&result.0, "compiled 41 crates\n");
     assert!(result.1.unwrap().interrupted());
 
     // The next request shows the model what the command printed, and that it was stopped.
@@ -105,7 +105,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
         .collect();
     assert_eq!(results.len(), 1);
     let content = results[0]["content"].as_str().unwrap();
-    assert!(content.starts_with("compiled 41 crates"), "{content}");
+    assert_starts_with(&content, "compiled 41 crates");
     assert_contains(content, "the user stopped the command");
     assert_eq!(results[0]["is_error"], true);
     // The results and the question travel in one user message, results first.

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
 use crate::support::files::write;
 use crate::support::pty::{ENTER, Pty, READY, last_user_text, served};
 
@@ -81,11 +81,9 @@ fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
     t.keys("n");
     let requests = t.wait_requests(&server, 1);
     let text = last_user_text(&requests[0]);
-    assert!(
-        text.starts_with(
-            "Allowed:\nyes-ran\nDenied:\n[`echo no-ran > denied.txt` was not run: denied"
-        ),
-        "{text}"
+    assert_starts_with(
+        &text,
+        "Allowed:\nyes-ran\nDenied:\n[`echo no-ran > denied.txt` was not run: denied",
     );
     assert!(!ws.join("denied.txt").exists());
     t.wait_for("Checked.");

@@ -6,7 +6,7 @@ use flower_tui::engine::skills::{self, SkillCatalog, SkillDirs, SkillProblem, Sk
 use flower_tui::engine::tools::{self, ToolCtx};
 use serde_json::json;
 
-use crate::support::check::assert_contains;
+use crate::support::check::{assert_contains, assert_starts_with};
 use crate::support::files::write;
 
 struct Places {
@@ -109,7 +109,7 @@ fn four_places_in_order_and_a_stable_listing() {
     assert_eq!(catalog.shadowed().len(), 3);
 
     let listing = catalog.listing().unwrap();
-    assert!(listing.starts_with("# Skills\n"), "{listing}");
+    assert_starts_with(&listing, "# Skills\n");
     assert!(
         listing.ends_with(
             "- commit: Write commit messages\n\

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::{assert_contains, assert_lacks, assert_success};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
 use crate::support::fake::FakeServer;
 use crate::support::fake::anthropic::tool_results;
 use crate::support::files::write;
@@ -77,9 +77,9 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     // The `echo` was granted by allowed-tools and ran; the `printf` needed an approval that a
     // headless run without --yes cannot give: a note, not its output.
     let first = &texts[0];
-    assert!(
-        first.starts_with("Review parser.rs at priority very high.\nStatus:\nbang-ran"),
-        "{first}"
+    assert_starts_with(
+        &first,
+        "Review parser.rs at priority very high.\nStatus:\nbang-ran",
     );
     assert_contains(first, "Secret:\n[`printf not-shown` was not run: denied");
     assert_lacks(first, "not-shown\n");

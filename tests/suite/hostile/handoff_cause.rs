@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::check::{assert_contains, assert_lacks, assert_success};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
 use crate::support::fake::{FakeServer, anthropic as a, is_writing};
 use crate::support::harness::{Harness, start};
 use crate::support::headless::{bin_for, lines, run};
@@ -55,25 +55,21 @@ fn a_manual_handoff_says_the_user_asked_for_it() {
     assert_eq!(reqs.len(), 4);
     // The writing turn: the user asked, at 6K of 60K; nothing says the context is full.
     let prompt = last_user_text(&reqs[2]);
-    assert!(
-        prompt.starts_with(
-            "The user asked for a handoff now, so this session ends here (your context window \
+    assert_starts_with(
+        &prompt,
+        "The user asked for a handoff now, so this session ends here (your context window \
              is at 6.0K of 60K). Stop the work you were doing and write a handoff document now. \
-             Give the document the focus asked for at the end of this message.\n\n"
-        ),
-        "{prompt}"
+             Give the document the focus asked for at the end of this message.\n\n",
     );
     assert!(prompt.ends_with("\n\nAdditional focus: keep the parser notes"));
     assert_lacks(&prompt, "nearly full");
     // The successor is told the same.
     let brief = briefing(&reqs[3]);
-    assert!(
-        brief.starts_with(
-            "You are taking over this work from your previous generation. The user asked for a \
+    assert_starts_with(
+        &brief,
+        "You are taking over this work from your previous generation. The user asked for a \
              handoff with the focus \"keep the parser notes\", so it stopped and wrote the \
-             handoff document below for you."
-        ),
-        "{brief}"
+             handoff document below for you.",
     );
     assert!(!brief.contains("ran out") && !brief.contains("long context"));
 }
@@ -99,12 +95,10 @@ async fn an_automatic_handoff_says_the_context_is_nearly_full() {
     assert_eq!(reqs.len(), 3, "{ev:?}");
     assert_eq!(reqs[1]["tool_choice"]["type"], "none");
     let prompt = last_user_text(&reqs[1]);
-    assert!(
-        prompt.starts_with(
-            "Your context window is at 31.0K of 40K. It is nearly full, so this session ends \
-             here. Stop the work you were doing and write a handoff document now.\n\n"
-        ),
-        "{prompt}"
+    assert_starts_with(
+        &prompt,
+        "Your context window is at 31.0K of 40K. It is nearly full, so this session ends \
+             here. Stop the work you were doing and write a handoff document now.\n\n",
     );
     let brief = briefing(&reqs[2]);
     assert_contains(&brief, "Its context window was nearly full, so it stopped");

@@ -2,7 +2,7 @@
 //! record of what was retired, `--continue`, and the fifth generation's briefing.
 
 use super::*;
-use crate::support::check::{assert_contains, assert_event, picked};
+use crate::support::check::{assert_contains, assert_event, assert_starts_with, picked};
 
 #[tokio::test]
 async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_successor() {
@@ -36,7 +36,7 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
             _ => None,
         })
         .unwrap();
-    assert!(result.starts_with("Plan updated: 3 items"), "{result}");
+    assert_starts_with(&result, "Plan updated: 3 items");
     assert_eq!(r.manifest().steps[0].memory.todo, items);
     let reqs = h.server.requests();
     // The first generation has todo and no recall; the writing turn the same tools (cache).

@@ -5,7 +5,7 @@
 use flower_tui::engine::tools::sandbox::{SandboxMode, SandboxPolicy};
 
 use super::{Stray, bash, confines_writes, place, unique};
-use crate::support::check::{assert_contains, assert_file, assert_lacks};
+use crate::support::check::{assert_contains, assert_file, assert_lacks, assert_starts_with};
 
 #[tokio::test]
 async fn a_write_inside_the_workspace_works() {
@@ -18,7 +18,7 @@ async fn a_write_inside_the_workspace_works() {
     )
     .await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("inside"), "{}", out.content);
+    assert_starts_with(&out.content, "inside");
     assert_lacks(&out.content, "[sandbox");
     assert_file(p.ws.join("src/a.txt"), "inside\n");
 }
@@ -119,11 +119,7 @@ async fn the_temp_dir_is_writable_and_reading_outside_works() {
     );
     let out = bash(&p.ws, &policy, &command).await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content.starts_with("scratch\nread me\nread-etc"),
-        "{}",
-        out.content
-    );
+    assert_starts_with(&out.content, "scratch\nread me\nread-etc");
     assert_file(&tmp, "scratch\n");
 }
 
@@ -166,7 +162,7 @@ async fn read_only_refuses_workspace_writes_but_reads_and_scratch_work() {
         tmp.display()
     );
     let out = bash(&p.ws, &policy, &command).await;
-    assert!(out.content.starts_with("kept\n"), "{}", out.content);
+    assert_starts_with(&out.content, "kept\n");
     assert!(!p.ws.join("new.txt").exists());
     assert_file(p.ws.join("kept.txt"), "kept\n");
     assert_file(&tmp, "t\n");

@@ -11,7 +11,7 @@ use std::process::Command;
 use flower_tui::engine::tools::sandbox::{self, GitRoute, NO_NAMESPACES_VAR, SandboxPolicy};
 
 use super::{bash, confines_writes, place};
-use crate::support::check::{assert_contains, assert_file, assert_lacks};
+use crate::support::check::{assert_contains, assert_file, assert_lacks, assert_starts_with};
 use crate::support::files::git;
 use crate::support::headless::flags;
 
@@ -133,11 +133,9 @@ async fn fallback_entry_by_entry() {
     )
     .await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content
-            .starts_with(" M Cargo.toml\n M src/lib.rs\n?? src/moved.rs\none\n"),
-        "{}",
-        out.content
+    assert_starts_with(
+        &out.content,
+        " M Cargo.toml\n M src/lib.rs\n?? src/moved.rs\none\n",
     );
     assert_lacks(&out.content, "[sandbox");
     // A new entry at the top level is refused, with the way around it.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, seccomp};
 
 use super::{bash, place};
-use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
 
 /// The filter exists for this machine (x86-64 and aarch64 Linux); elsewhere these tests fail
 /// loudly rather than pass without it.
@@ -113,11 +113,9 @@ async fn with_the_network_off_no_socket_opens_but_a_socketpair_does() {
         &format!("perl -e '{script}'"),
     )
     .await;
-    assert!(
-        out.content
-            .starts_with("pair ok\nunix socket: Permission denied\ninet socket: Permission denied"),
-        "{}",
-        out.content
+    assert_starts_with(
+        &out.content,
+        "pair ok\nunix socket: Permission denied\ninet socket: Permission denied",
     );
     assert_contains(&out.content, "[sandbox: the sandbox refused the connection");
 }

@@ -10,7 +10,7 @@ use flower_tui::engine::tools::sandbox::SandboxPolicy;
 
 use super::{bash, place};
 use crate::suite::faults::{gone, read_pid, wait_until};
-use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
 use crate::support::headless::{flags, run};
 
 const AGENT_ENV: &str = "FLOWER_SANDBOX_TEST_AGENT";
@@ -170,7 +170,7 @@ async fn git_commits_in_the_sandbox_without_detaching_its_maintenance() {
     )
     .await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("first\n"), "{}", out.content);
+    assert_starts_with(&out.content, "first\n");
     assert_lacks(&out.content, "setsid");
     assert_lacks(&out.content, "[sandbox");
 }
@@ -231,6 +231,6 @@ async fn another_processs_environment_and_memory_cannot_be_read() {
     )
     .await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("MemTotal:"), "{}", out.content);
+    assert_starts_with(&out.content, "MemTotal:");
     assert_contains(&out.content, "py True\ncargo\n1\n");
 }

@@ -15,7 +15,7 @@ use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, Support, 
 use serde_json::json;
 
 use super::{Stray, bash, place, unique};
-use crate::support::check::{assert_contains, assert_lacks, assert_success};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::headless::{bin_for, lines, run};
 
@@ -71,11 +71,7 @@ async fn a_path_socket_outside_is_not_reached_and_the_result_says_why() {
     .await;
     assert_eq!(l.heard(), None, "{}", out.content);
     assert!(out.is_error, "{}", out.content);
-    assert!(
-        out.content.starts_with("socket: Permission denied"),
-        "{}",
-        out.content
-    );
+    assert_starts_with(&out.content, "socket: Permission denied");
     assert_contains(
         &out.content,
         "[sandbox: the sandbox refused the connection: commands run without network",
@@ -127,11 +123,7 @@ async fn socketpair_git_and_python_still_work_with_the_network_off() {
     );
     let out = bash(&p.ws, &SandboxPolicy::default(), &command).await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content.starts_with("pair ping\npython py child\none\n"),
-        "{}",
-        out.content
-    );
+    assert_starts_with(&out.content, "pair ping\npython py child\none\n");
     assert_lacks(&out.content, "[sandbox");
 }
 
@@ -227,17 +219,15 @@ async fn the_variables_naming_host_services_are_not_passed_on_with_the_network_o
     let command = names.map(|n| format!("{n}=[${n}]")).join(" ");
     let command = format!("echo {command} HOME=[$HOME]");
     let off = run_with_services(&p.outside, &p.ws, "off", &command).await;
-    assert!(
-        off.starts_with("TMUX=[] SSH_AUTH_SOCK=[] DBUS_SESSION_BUS_ADDRESS=[] DISPLAY=[] HOME=[/"),
-        "{off}"
+    assert_starts_with(
+        &off,
+        "TMUX=[] SSH_AUTH_SOCK=[] DBUS_SESSION_BUS_ADDRESS=[] DISPLAY=[] HOME=[/",
     );
     // With the network on, commands may use the user's services: the variables stay.
     let on = run_with_services(&p.outside, &p.ws, "on", &command).await;
-    assert!(
-        on.starts_with(
-            "TMUX=[/tmp/tmux-1000/default,1234,0] SSH_AUTH_SOCK=[/tmp/ssh-agent.sock] \
-             DBUS_SESSION_BUS_ADDRESS=[unix:path=/run/user/1000/bus] DISPLAY=[:0]"
-        ),
-        "{on}"
+    assert_starts_with(
+        &on,
+        "TMUX=[/tmp/tmux-1000/default,1234,0] SSH_AUTH_SOCK=[/tmp/ssh-agent.sock] \
+             DBUS_SESSION_BUS_ADDRESS=[unix:path=/run/user/1000/bus] DISPLAY=[:0]",
     );
 }

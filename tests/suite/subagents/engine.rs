@@ -12,7 +12,7 @@ use super::{
     alpha_and_beta, calls, end_of, is_child, main_requests, phases, requests_for, task,
     tool_results,
 };
-use crate::support::check::{assert_event, picked};
+use crate::support::check::{assert_event, assert_starts_with, picked};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 use crate::support::requests::tool_names;
@@ -336,10 +336,7 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        report.starts_with("[The subagent's context filled up"),
-        "{report}"
-    );
+    assert_starts_with(&report, "[The subagent's context filled up");
     assert!(report.ends_with("PARTIAL REPORT: a.txt says alpha."));
     let SubagentPhase::End { outcome, .. } = end_of(&ev, "task_a") else {
         unreachable!()
