@@ -220,7 +220,7 @@ fn uncontended() {
     let (w, wo) = (med(&mut with), med(&mut without));
     let lock_only = median_of(RUNS, || {
         let t = Instant::now();
-        let _ = flower_tui::engine::handoff::lock::with_doc_lock(wb, "s", || Ok(()));
+        let _ = flower_tui::engine::handoff::workbench_locks::with_doc_lock(wb, "s", || Ok(()));
         t.elapsed()
     });
     println!(

@@ -379,7 +379,7 @@ impl Printer {
     fn result(&self, tally: &Tally, ended: &Ended, run_dir: &Path) {
         if !self.json {
             if ended.ok {
-                println!("{}", tally.answer.trim_end());
+                println!("{}", sanitize(tally.answer.trim_end()));
                 if let Some(plan) = &tally.plan {
                     println!("Plan: {}", sanitize(&plan.display().to_string()));
                 }

@@ -40,7 +40,13 @@ pub(crate) fn log_start(config: &Config, log: &std::path::Path) {
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         pid = std::process::id(),
-        mode = if config.prompt.is_some() { "headless" } else { "tui" },
+        mode = if config.acp {
+            "acp"
+        } else if config.prompt.is_some() {
+            "headless"
+        } else {
+            "tui"
+        },
         backend = p.backend.label(),
         model = %p.model,
         endpoint = %if p.backend.is_demo() { "(in-process)" } else { p.base_url.as_str() },
@@ -235,6 +241,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 max_iterations: tools.subagent_max_iterations,
             },
             mode: tools.mode,
+            files: Default::default(),
         },
         front_end,
         hooks: hook_params(config),
@@ -259,13 +266,15 @@ pub(crate) fn load_extensions(config: &Config) -> Extensions {
     use crate::engine::{commands, skills};
     let places = &config.places;
     let builtins: Vec<&str> = crate::tui::slash::COMMANDS.iter().map(|c| c.name).collect();
-    let commands = commands::load(
+    let mut commands = commands::load(
         &commands::CommandDirs {
             config_dir: places.config_dir.clone(),
             workspace: places.workspace.clone(),
         },
         &builtins,
     );
+    let trusted = config.tools.mcp_json == crate::engine::mcp::project::McpJsonPolicy::Trust;
+    commands.hold_unapproved_grants(trusted);
     let skills = skills::load(&skills::SkillDirs {
         config_dir: places.config_dir.clone(),
         home: dirs::home_dir(),

@@ -18,7 +18,7 @@
 
 use crate::config::{Backend, Config, ProviderKind};
 use crate::engine::context::WindowSource;
-use crate::engine::lean::PromptStyle;
+use crate::engine::prompt_style::PromptStyle;
 use crate::engine::provider::probe::{self, Server};
 use crate::engine::tokens::Estimator;
 

@@ -2,7 +2,7 @@
 //! of the process and lock it down, load the configuration (a bad flag, key or value is one line
 //! and exit code 2; `--help` and `--version` print and exit 0), read a `-p -` task from stdin,
 //! ask a local server for its window, print the `-v` report, open the log file, then run
-//! headless (`-p`) or the TUI.
+//! headless (`-p`), the editors' protocol (`acp`) or the TUI.
 
 use crate::config::{self, Env};
 
@@ -55,7 +55,12 @@ pub unsafe fn run() -> i32 {
         Ok(None) => {}
         Err(e) => eprintln!("flower-tui: {e}; running without a log file"),
     }
-    if config.prompt.is_some() {
+    if config.acp {
+        let code = runtime.block_on(crate::acp::run(config));
+        // A blocking read of stdin may still be parked in the runtime: never wait for it.
+        runtime.shutdown_background();
+        code
+    } else if config.prompt.is_some() {
         runtime.block_on(crate::headless::run(config))
     } else {
         runtime.block_on(crate::tui_main::run(config))

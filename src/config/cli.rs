@@ -1,7 +1,8 @@
 //! The command line: `-p TASK` picks headless mode, every other flag belongs to one concern's
 //! group (flattened here, so the command line itself is flat). A flag's place in `--help` is its
 //! `display_order`; a new flag takes the next number after the highest (`--help` and `--version`
-//! come after all of them by themselves).
+//! come after all of them by themselves). `flower-tui acp` serves editors instead of opening the
+//! TUI; every flag is global, so it is taken after `acp` too (`flower-tui acp --window 200k`).
 
 use clap::Parser;
 
@@ -35,6 +36,16 @@ pub(crate) struct Cli {
     pub(crate) front: FrontFlags,
     #[command(flatten)]
     pub(crate) sandbox: SandboxFlags,
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// What to run instead of the TUI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Serve the Agent Client Protocol on stdin and stdout, for editors (Zed, JetBrains IDEs,
+    /// Neovim); the flags apply to every session the editor opens
+    Acp,
 }
 
 #[cfg(test)]

@@ -319,6 +319,7 @@ fn the_handoff_mode_from_flag_and_file() {
 fn sample() -> Config {
     Config {
         prompt: None,
+        acp: false,
         provider: ProviderSettings {
             backend: Backend::Api(ProviderKind::Anthropic),
             model: "m".into(),

@@ -21,10 +21,10 @@ use super::env::Env;
 use super::error::ConfigError;
 use super::values::{Choice, FileWord, at_least_one, file_tokens, file_word, flag, parse_tokens};
 use crate::engine::context::{self, DEFAULT_HEADROOM, Thresholds, WindowSource};
-use crate::engine::lean::PromptStyle;
 use crate::engine::learned_windows::LearnedWindows;
 use crate::engine::mask::{MaskMode, MaskSettings};
 use crate::engine::policy::{ContextPolicy, HandoffMode};
+use crate::engine::prompt_style::PromptStyle;
 
 /// The demo model's window and headroom: small, so its session crosses the handoff line soon.
 pub(crate) const DEMO_WINDOW: u64 = 40_000;
@@ -102,30 +102,30 @@ impl Choice for MaskMode {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ContextFlags {
     /// Context window in tokens
-    #[arg(long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true, display_order = 1)]
+    #[arg(global = true, long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true, display_order = 1)]
     pub(crate) window: Option<u64>,
     /// Tokens kept free below the window; the handoff line is max(10000, window - headroom),
     /// scaled in a small window
-    #[arg(long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true, display_order = 2)]
+    #[arg(global = true, long, value_name = "N", value_parser = parse_tokens, allow_negative_numbers = true, display_order = 2)]
     pub(crate) headroom: Option<u64>,
     /// Use in-place compaction instead of handoff
-    #[arg(long, display_order = 3)]
+    #[arg(global = true, long, display_order = 3)]
     pub(crate) no_handoff: bool,
     /// Handoffs allowed in one step before it stops
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true, display_order = 4)]
+    #[arg(global = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true, display_order = 4)]
     pub(crate) max_generations: Option<u32>,
     /// Use the compact system prompt and tool descriptions (automatic for windows up to 32K)
-    #[arg(long, display_order = 26)]
+    #[arg(global = true, long, display_order = 26)]
     pub(crate) lean: bool,
     /// Side-editor review window before the successor starts: seconds, or off
-    #[arg(long, value_name = "SECS|off", value_parser = flag::<Review>, allow_negative_numbers = true, display_order = 13)]
+    #[arg(global = true, long, value_name = "SECS|off", value_parser = flag::<Review>, allow_negative_numbers = true, display_order = 13)]
     pub(crate) review: Option<Review>,
     /// Headless: trigger a manual handoff after N completed turns' worth of model responses
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true, display_order = 20)]
+    #[arg(global = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true, display_order = 20)]
     pub(crate) handoff_after: Option<u32>,
     /// Write the handoff document beside the main thread (background) or stop it until the
     /// document is ready (blocking)
-    #[arg(long, value_name = "background|blocking", value_parser = flag::<HandoffMode>, display_order = 24)]
+    #[arg(global = true, long, value_name = "background|blocking", value_parser = flag::<HandoffMode>, display_order = 24)]
     pub(crate) handoff_mode: Option<HandoffMode>,
 }
 

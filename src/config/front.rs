@@ -76,16 +76,16 @@ impl Choice for LogLevel {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct FrontFlags {
     /// Headless output: json or text
-    #[arg(long, value_name = "json|text", value_parser = flag::<OutputFormat>, display_order = 16)]
+    #[arg(global = true, long, value_name = "json|text", value_parser = flag::<OutputFormat>, display_order = 16)]
     pub(crate) output: Option<OutputFormat>,
     /// Print the effective endpoint, model, window, thresholds and masked key, then continue
-    #[arg(short = 'v', long = "verbose", display_order = 18)]
+    #[arg(global = true, short = 'v', long = "verbose", display_order = 18)]
     pub(crate) verbose: bool,
     /// Theme name (dark or light, or a file in <config_dir>/flower/themes)
-    #[arg(long, value_name = "NAME", display_order = 21)]
+    #[arg(global = true, long, value_name = "NAME", display_order = 21)]
     pub(crate) theme: Option<String>,
     /// The log file's level under <data_dir>/flower/logs: off, error, warn, info, debug, trace
-    #[arg(long, value_name = "LEVEL", value_parser = flag::<LogLevel>, display_order = 23)]
+    #[arg(global = true, long, value_name = "LEVEL", value_parser = flag::<LogLevel>, display_order = 23)]
     pub(crate) log_level: Option<LogLevel>,
 }
 

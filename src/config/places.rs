@@ -33,11 +33,12 @@ pub(crate) enum SessionChoice {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct PlaceFlags {
     /// Continue the last run's latest session
-    #[arg(long = "continue", display_order = 7)]
+    #[arg(global = true, long = "continue", display_order = 7)]
     pub(crate) continue_last: bool,
     /// Continue a session of this workspace: alone, pick one (TUI); with RUN_ID (or a unique
     /// prefix of it), continue that run's latest session (TUI and headless)
     #[arg(
+        global = true,
         long,
         value_name = "RUN_ID",
         num_args = 0..=1,
@@ -47,20 +48,20 @@ pub(crate) struct PlaceFlags {
     )]
     pub(crate) resume: Option<String>,
     /// The workspace (default: the current directory)
-    #[arg(long, value_name = "DIR", display_order = 10)]
+    #[arg(global = true, long, value_name = "DIR", display_order = 10)]
     pub(crate) workspace: Option<PathBuf>,
     /// The run directory (default: <data_dir>/flower/runs/<run-id>)
-    #[arg(long, value_name = "DIR", display_order = 11)]
+    #[arg(global = true, long, value_name = "DIR", display_order = 11)]
     pub(crate) run_dir: Option<PathBuf>,
     /// Write no notes (handoff files, spills) into <workspace>/.flower
-    #[arg(long, display_order = 12)]
+    #[arg(global = true, long, display_order = 12)]
     pub(crate) no_workbench: bool,
     /// Take no checkpoints of the workspace (/undo, /redo and /rewind's code part then cannot
     /// help)
-    #[arg(long, display_order = 29)]
+    #[arg(global = true, long, display_order = 29)]
     pub(crate) no_checkpoints: bool,
     /// Step name (default: derived from the first task)
-    #[arg(long, value_name = "NAME", display_order = 14)]
+    #[arg(global = true, long, value_name = "NAME", display_order = 14)]
     pub(crate) step: Option<String>,
 }
 

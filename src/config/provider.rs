@@ -114,19 +114,19 @@ impl Choice for EffortSetting {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ProviderFlags {
     /// Model name
-    #[arg(long, value_name = "NAME", display_order = 5)]
+    #[arg(global = true, long, value_name = "NAME", display_order = 5)]
     pub(crate) model: Option<String>,
     /// anthropic or openai
-    #[arg(long, value_name = "anthropic|openai", value_parser = flag::<ProviderKind>, display_order = 6)]
+    #[arg(global = true, long, value_name = "anthropic|openai", value_parser = flag::<ProviderKind>, display_order = 6)]
     pub(crate) provider: Option<ProviderKind>,
     /// Extended thinking (Anthropic) or reasoning effort (OpenAI): low, medium, high, or off
-    #[arg(long, value_name = "low|medium|high", value_parser = flag::<EffortSetting>, display_order = 9)]
+    #[arg(global = true, long, value_name = "low|medium|high", value_parser = flag::<EffortSetting>, display_order = 9)]
     pub(crate) effort: Option<EffortSetting>,
     /// Use the built-in demo model (no API key needed)
-    #[arg(long, display_order = 17)]
+    #[arg(global = true, long, display_order = 17)]
     pub(crate) demo: bool,
     /// Abandon and retry a request after this many seconds without a byte from the provider
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), display_order = 22)]
+    #[arg(global = true, long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), display_order = 22)]
     pub(crate) stream_idle_timeout: Option<u64>,
 }
 

@@ -48,10 +48,10 @@ impl Choice for NetworkAccess {
 pub(crate) struct SandboxFlags {
     /// Where bash commands may write: the workspace and temp dirs, the temp dirs only, or
     /// anywhere (no sandbox)
-    #[arg(long, value_name = "workspace-write|read-only|off", value_parser = flag::<SandboxMode>, display_order = 27)]
+    #[arg(global = true, long, value_name = "workspace-write|read-only|off", value_parser = flag::<SandboxMode>, display_order = 27)]
     pub(crate) sandbox: Option<SandboxMode>,
     /// Whether sandboxed bash commands may use the network
-    #[arg(long, value_name = "on|off", value_parser = flag::<NetworkAccess>, display_order = 28)]
+    #[arg(global = true, long, value_name = "on|off", value_parser = flag::<NetworkAccess>, display_order = 28)]
     pub(crate) sandbox_network: Option<NetworkAccess>,
 }
 

@@ -19,6 +19,8 @@ use super::tools::{self, ToolSettings};
 pub(crate) struct Config {
     /// `-p TASK`: run headless with this task.
     pub(crate) prompt: Option<String>,
+    /// `flower-tui acp`: serve the Agent Client Protocol on stdio.
+    pub(crate) acp: bool,
     pub(crate) provider: ProviderSettings,
     pub(crate) context: ContextSettings,
     pub(crate) places: Places,
@@ -30,7 +32,9 @@ pub(crate) struct Config {
 
 /// Merge flags, env and file into the effective config.
 pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
-    let headless = cli.prompt.is_some();
+    let acp = cli.command == Some(super::cli::Command::Acp);
+    // Neither asks a terminal: both need a provider (or `--demo`) named up front.
+    let headless = cli.prompt.is_some() || acp;
     let provider = provider::resolve(cli.provider, file.provider, env, headless)?;
     let demo = provider.backend.is_demo();
     let places = places::resolve(cli.places, file.places, env, demo)?;
@@ -47,6 +51,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
     let hooks = hooks::resolve(file.hooks, env);
     Ok(Config {
         prompt: cli.prompt,
+        acp,
         provider,
         context,
         places,

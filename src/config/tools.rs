@@ -54,18 +54,18 @@ fn mode_flag(value: &str) -> Result<Mode, FlagValueError> {
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct ToolFlags {
     /// Approve tool calls without asking
-    #[arg(long, display_order = 15)]
+    #[arg(global = true, long, display_order = 15)]
     pub(crate) yes: bool,
     /// Iteration budget of one turn
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true, display_order = 19)]
+    #[arg(global = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true, display_order = 19)]
     pub(crate) max_iterations: Option<u32>,
     /// The workspace's .mcp.json: ask (once per workspace; headless ignores an unapproved one),
     /// trust, or ignore
-    #[arg(long, value_name = "ask|trust|ignore", value_parser = mcp_json_flag, display_order = 25)]
+    #[arg(global = true, long, value_name = "ask|trust|ignore", value_parser = mcp_json_flag, display_order = 25)]
     pub(crate) mcp_json: Option<McpJsonPolicy>,
     /// Start in this mode: normal, accept-edits (file edits in the workspace run without
     /// asking), or plan (read-only tools; the run ends with a plan file)
-    #[arg(long, value_name = "normal|accept-edits|plan", value_parser = mode_flag, display_order = 30)]
+    #[arg(global = true, long, value_name = "normal|accept-edits|plan", value_parser = mode_flag, display_order = 30)]
     pub(crate) mode: Option<Mode>,
 }
 

@@ -10,16 +10,20 @@
 //! ones such as `2>&1` or `> /dev/null`), command or process substitutions, subshells, control
 //! keywords and leading variable assignments make a command that no prefix covers; "always" on it
 //! (and on a program that can run anything, such as `sh`, `python`, `sudo`, `xargs`, `rm`) grants
-//! that exact command only. Paths outside the workspace are never covered.
+//! that exact command only. Paths outside the workspace are never covered: a file tool's path
+//! outside is asked for call by call, and so is a bash command that names one, unless a grant
+//! names that exact command ([`Allowances::covers_within`]). A custom command's `allowed-tools`
+//! follow the same rule ([`grantable_prefix`]).
 //!
 //! Grants live for the session: `/new` clears them; `/permissions` lists and revokes them.
 
 use std::fmt;
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::tools::names;
+use super::tools::{names, paths};
 
 /// One thing "always" allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -90,12 +94,30 @@ impl Allowances {
         self.covers_command(command)
     }
 
+    /// [`Allowances::covers`] for a call in `workspace`: a prefix grant does not cover a bash
+    /// command that names a path outside the workspace (`cp notes /elsewhere`, `ls ../..`), which
+    /// is asked for call by call like a file tool's; a grant of that exact command does.
+    pub fn covers_within(&self, tool: &str, input: &Value, workspace: &Path) -> bool {
+        if tool != names::BASH {
+            return self.covers(tool, input);
+        }
+        let Some(command) = input.get("command").and_then(Value::as_str) else {
+            return false;
+        };
+        self.covers_exactly(command)
+            || (!names_outside(command, workspace) && self.covers_command(command))
+    }
+
+    /// Whether a grant names this exact bash command.
+    fn covers_exactly(&self, command: &str) -> bool {
+        self.rules.iter().any(
+            |r| matches!(r, AllowRule::BashCommand { command: c } if c.trim() == command.trim()),
+        )
+    }
+
     /// Whether a bash command is allowed: exactly, or every part by a prefix.
     pub fn covers_command(&self, command: &str) -> bool {
-        let exact = self.rules.iter().any(
-            |r| matches!(r, AllowRule::BashCommand { command: c } if c.trim() == command.trim()),
-        );
-        if exact {
+        if self.covers_exactly(command) {
             return true;
         }
         let prefixes: Vec<Vec<String>> = self
@@ -144,6 +166,47 @@ impl Allowances {
     /// The grants with their labels, oldest first.
     pub fn list(&self) -> Vec<Allowance> {
         self.rules.iter().cloned().map(Allowance::from).collect()
+    }
+}
+
+/// Device files a command may name without leaving the workspace.
+const HARMLESS_PATHS: [&str; 4] = ["/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"];
+
+/// Whether a plain command names a path outside `workspace`: a word (or a flag's `=value`)
+/// that is absolute, starts with `~` or climbs with `..`, and resolves outside.
+fn names_outside(command: &str, workspace: &Path) -> bool {
+    let Shape::Plain(parts) = parse(command) else {
+        return false;
+    };
+    let root = paths::canonical_or_self(workspace);
+    parts.iter().flatten().any(|word| {
+        let value = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with('-') => value,
+            _ => word.as_str(),
+        };
+        let path_like = value.starts_with('/')
+            || value.starts_with('~')
+            || value == ".."
+            || value.starts_with("../")
+            || value.contains("/../")
+            || value.ends_with("/..");
+        path_like
+            && !HARMLESS_PATHS.contains(&value)
+            && !paths::is_within(&root, &paths::resolve(workspace, value))
+    })
+}
+
+/// Whether `prefix` may be granted as a prefix (a custom command's `Bash(prefix:*)`): what
+/// "always" would offer for a command starting with it covers no more than it. A program that
+/// runs anything (`sh`, `python`, `xargs`) or a subcommand tool without its subcommand (`git`)
+/// may not be.
+pub fn grantable_prefix(prefix: &str) -> bool {
+    match parse(prefix) {
+        Shape::Plain(parts) => match parts.as_slice() {
+            [part] => prefix_of(part).is_some_and(|safe| safe.len() <= part.len()),
+            _ => false,
+        },
+        Shape::Complex(_) => false,
     }
 }
 

@@ -44,15 +44,17 @@ pub struct MaskSettings {
     pub step_percent: u8,
 }
 
-/// The defaults: the newest ~4,000 tokens stay, a step frees a tenth of the window. Measured
-/// beside other settings with `benches/token_economy.py`: a smaller recent window costs less
-/// and repeats less of each request's prefix; smaller steps the same, more so.
+/// The defaults: the newest ~4,000 tokens stay, a step frees 6 % of the window. Measured beside
+/// other settings with `benches/token_economy.py`: a smaller recent window costs less and
+/// repeats less of each request's prefix; smaller steps the same, more so. 6 % is the largest
+/// step at which the 40-read session costs at most 0.4× Claude Code's and the smallest at
+/// which the mixed session still repeats 90 % of its prefixes (5 %: 89.6 %; 7 %: 0.404×).
 impl Default for MaskSettings {
     fn default() -> Self {
         MaskSettings {
             mode: MaskMode::On,
             recent_tokens: 4_000,
-            step_percent: 10,
+            step_percent: 6,
         }
     }
 }

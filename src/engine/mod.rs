@@ -21,7 +21,6 @@ pub mod fsutil;
 pub mod handoff;
 pub mod hooks;
 pub mod instructions;
-pub(crate) mod lean;
 pub(crate) mod learned_windows;
 pub mod ledger;
 pub mod mask;
@@ -29,6 +28,7 @@ pub mod mcp;
 pub(crate) mod mentions;
 pub mod policy;
 pub mod pricing;
+pub(crate) mod prompt_style;
 pub mod protocol;
 pub mod provider;
 pub(crate) mod replace;
@@ -39,6 +39,7 @@ pub mod step_memory;
 pub mod subagent;
 pub(crate) mod sysprompt;
 pub(crate) mod text;
+pub(crate) mod text_files;
 pub(crate) mod tokens;
 pub mod tools;
 pub mod types;
@@ -50,7 +51,8 @@ pub mod types;
 /// 0. Leaf helpers: the conversation types, files and atomic writes, key masking, text and diff
 ///    helpers, prices, the workspace's file walk and instruction files, the system prompt, the
 ///    replace generation, the step memory (pins, plan, focus), the windows learned from overflow
-///    messages and front matter, the full or lean prompt and the calibrated token estimates.
+///    messages and front matter, the full or lean prompt, the calibrated token estimates and
+///    where the file tools read and write text (the disk, or a front end's own access).
 /// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
 ///    messages and the known-window table.
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
@@ -81,8 +83,9 @@ pub const LAYERS: &[&[&str]] = &[
         "step_memory",
         "learned_windows",
         "frontmatter",
-        "lean",
+        "prompt_style",
         "tokens",
+        "text_files",
     ],
     &["provider"],
     &["context", "policy", "mask"],

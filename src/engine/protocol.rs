@@ -646,5 +646,3 @@ pub enum Event {
 mod tests;
 #[cfg(test)]
 mod wire_table;
-#[cfg(test)]
-mod wire_table_more;

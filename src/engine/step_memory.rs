@@ -4,7 +4,7 @@
 //! successor's briefing itself ([`carried_block`]), so a degraded or rescued document loses none
 //! of them.
 //!
-//! Pure: no I/O. The session layer (`session/memory.rs`) applies the ops, saves the ledger and
+//! Pure: no I/O. The session layer (`session/step_ledger/memory.rs`) applies the ops, saves the ledger and
 //! sends the events.
 
 use serde::{Deserialize, Serialize};

@@ -23,10 +23,10 @@ use super::file_watch::FileWatch;
 use super::frame::FrameRequester;
 use super::history_file;
 use super::msg::{Effect, FileError, Msg};
-use super::render::cell::Cell;
 use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
-use super::state::{AppState, Labels, Settings, StateParams};
+use super::state::{AppState, Settings, StateParams};
+use super::status_line::Labels;
 use super::term_out;
 use super::terminal::{self, Tui};
 use super::unsaved_copy;
@@ -133,7 +133,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
         run_id: Some(params.run_id.clone()),
     });
     if let Some(message) = theme_error {
-        state.chat.push(Cell::Error { message });
+        state.chat.error(message);
     }
     (state, theme)
 }
@@ -195,9 +195,9 @@ pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         let _ = writeln!(std::io::stderr(), "flower-tui: {line}");
     }
     let outcome = Outcome {
-        session_id: state.session_id.clone(),
-        generation: state.generation,
-        run_id: state.run_id.clone(),
+        session_id: state.session.session_id().map(str::to_string),
+        generation: state.session.generation(),
+        run_id: state.session.run_id().map(str::to_string),
     };
     result.map(|()| outcome)
 }
@@ -431,7 +431,7 @@ impl Shell {
     fn keep_unsaved_on_exit(&mut self, path: &Path, text: &str, handoff: Option<HandoffId>) {
         // The demo's scratch copy is removed on the way out (and never continued): its edits go
         // to the temp directory.
-        let demo = self.state.labels.demo;
+        let demo = self.state.status.labels().demo;
         let beside = if demo {
             std::env::temp_dir().join(path.file_name().unwrap_or_default())
         } else {
@@ -590,7 +590,8 @@ fn unsent_notes(state: &AppState) -> Vec<String> {
         ""
     };
     state
-        .queue
+        .input
+        .queued()
         .iter()
         .map(|q| {
             let text = crate::engine::secrets::redact(&q.raw);

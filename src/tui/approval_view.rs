@@ -9,12 +9,13 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
+use super::questions::{Asked, PendingApproval};
 use super::render::prompt_view::{
     PromptBody, PromptKeys, mcp_json_hints, overwrite_hints, prompt_body_lines, prompt_keys_line,
     prompt_note_lines, question_keys_line,
 };
 use super::render::theme::Theme;
-use super::state::{AppState, Asked, Focus, PendingApproval};
+use super::state::{AppState, Focus};
 
 /// Body rows the approval prompt shows at least when it has them (a longer body scrolls).
 const APPROVAL_MIN_ROWS: u16 = 3;

@@ -13,9 +13,11 @@ use crate::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
 };
 
+use super::activity::Running;
+use super::handoff_state::BackgroundStage;
 use super::render::cell::Cell;
 use super::render::theme::Theme;
-use super::state::{AppState, BackgroundStage, Focus, Running};
+use super::state::{AppState, Focus};
 use super::test_support::{ctrl, ev, key, ops, state, type_text, with_exchange};
 use super::update::update;
 use super::view::{ViewCache, view};
@@ -82,15 +84,19 @@ fn the_writing_has_its_own_spinner_and_its_news_waits_for_the_reply() {
     let t0 = Instant::now();
     let mut s = state();
     streaming(&mut s, t0);
-    let cells = s.chat.len();
+    let cells = s.chat.cells().len();
     update(&mut s, writing(), t0);
     assert!(
-        matches!(s.running, Running::Streaming { .. }),
+        matches!(s.activity.running(), Running::Streaming { .. }),
         "the main turn runs on"
     );
-    assert_eq!(s.chat.len(), cells, "no cell cuts the streaming reply");
-    assert!(s.chat.last().is_some_and(Cell::is_streaming));
-    let (label, _, hint) = s.background_spinner().expect("a background spinner");
+    assert_eq!(
+        s.chat.cells().len(),
+        cells,
+        "no cell cuts the streaming reply"
+    );
+    assert!(s.chat.cells().last().is_some_and(Cell::is_streaming));
+    let (label, _, hint) = s.handoff.spinner().expect("a background spinner");
     assert_eq!(label, "writing the handoff in the background…");
     assert_eq!(hint, "esc to cancel it");
     assert!(s.spinner().is_some(), "and the main one");
@@ -116,11 +122,13 @@ fn the_writing_has_its_own_spinner_and_its_news_waits_for_the_reply() {
         }),
         t0,
     );
-    let Some(Cell::Notice { message }) = s.chat.last().cloned() else {
-        panic!("{:?}", s.chat.last())
+    let Some(Cell::Notice { message }) = s.chat.cells().last().cloned() else {
+        panic!("{:?}", s.chat.cells().last())
     };
     assert!(message.contains("written in the background"), "{message}");
-    let Some(Cell::Assistant { markdown, .. }) = s.chat.get(s.chat.len() - 2).cloned() else {
+    let Some(Cell::Assistant { markdown, .. }) =
+        s.chat.cells().get(s.chat.cells().len() - 2).cloned()
+    else {
         panic!()
     };
     assert_eq!(markdown, "Working on the parser: step two.");
@@ -142,9 +150,9 @@ fn esc_cancels_the_writing_first_and_then_interrupts_the_turn() {
         ev(Event::Handoff(HandoffPhase::Cancelled { handoff: H })),
         t0,
     );
-    assert!(s.background.is_none() && s.background_spinner().is_none());
+    assert!(s.handoff.background().is_none() && s.handoff.spinner().is_none());
     assert!(
-        matches!(s.running, Running::Streaming { .. }),
+        matches!(s.activity.running(), Running::Streaming { .. }),
         "the turn goes on"
     );
     // The next Esc interrupts the turn.
@@ -162,7 +170,7 @@ fn esc_cancels_the_writing_first_and_then_interrupts_the_turn() {
         }),
         t0,
     );
-    assert_eq!(s.running, Running::Idle);
+    assert_eq!(*s.activity.running(), Running::Idle);
     assert!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty(),
         "nothing left to stop"
@@ -191,7 +199,7 @@ fn ctrl_g_cancels_only_the_writing_and_esc_does_the_same_once_the_turn_ended() {
         t0,
     );
     // The engine had not confirmed the cancel yet: the writing still shows, and Esc asks again.
-    assert_eq!(s.running, Running::Idle);
+    assert_eq!(*s.activity.running(), Running::Idle);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
         [Op::CancelHandoff { handoff: H }]
@@ -202,7 +210,7 @@ fn ctrl_g_cancels_only_the_writing_and_esc_does_the_same_once_the_turn_ended() {
         t0,
     );
     assert!(
-        matches!(s.chat.last(), Some(Cell::Notice { message }) if message.starts_with("Handoff cancelled"))
+        matches!(s.chat.cells().last(), Some(Cell::Notice { message }) if message.starts_with("Handoff cancelled"))
     );
 }
 
@@ -217,9 +225,9 @@ fn a_cancel_of_the_background_writing_leaves_the_running_turn_alone() {
         ev(Event::Handoff(HandoffPhase::Cancelled { handoff: H })),
         t0,
     );
-    assert!(matches!(s.running, Running::Streaming { .. }));
+    assert!(matches!(s.activity.running(), Running::Streaming { .. }));
     assert!(
-        s.chat.last().is_some_and(Cell::is_streaming),
+        s.chat.cells().last().is_some_and(Cell::is_streaming),
         "the notice waits"
     );
 }
@@ -241,14 +249,17 @@ fn the_review_opens_beside_the_input_without_the_focus() {
         Focus::Input,
         "the user keeps typing where they were"
     );
-    assert!(matches!(s.running, Running::Streaming { .. }));
-    assert_eq!(s.review_handoff, Some(H));
-    assert_eq!(s.background.map(|b| b.stage), Some(BackgroundStage::Review));
-    assert!(s.background_spinner().is_none(), "written: no spinner");
+    assert!(matches!(s.activity.running(), Running::Streaming { .. }));
+    assert_eq!(s.editor.review_handoff(), Some(H));
+    assert_eq!(
+        s.handoff.background().map(|b| b.stage),
+        Some(BackgroundStage::Review)
+    );
+    assert!(s.handoff.spinner().is_none(), "written: no spinner");
     type_text(&mut s, "en the docs", t0);
-    assert_eq!(s.input_text(), "and then the docs");
+    assert_eq!(s.input.text(), "and then the docs");
     assert!(
-        s.editor.as_ref().is_some_and(|e| e.in_review()),
+        s.editor.get().is_some_and(|e| e.in_review()),
         "the countdown runs: keys in the input do not pause it"
     );
     insta::assert_snapshot!(
@@ -287,7 +298,7 @@ fn the_turnover_clears_it_and_says_what_the_briefing_holds() {
     with_exchange(&mut s, t0);
     update(&mut s, writing(), t0);
     update(&mut s, frozen_bg(false), t0);
-    assert!(s.editor.is_none(), "review off: nothing opens");
+    assert!(!s.editor.is_open(), "review off: nothing opens");
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Done {
@@ -305,8 +316,8 @@ fn the_turnover_clears_it_and_says_what_the_briefing_holds() {
         })),
         t0,
     );
-    assert!(s.background.is_none());
-    let Some(Cell::Notice { message }) = s.chat.last().cloned() else {
+    assert!(s.handoff.background().is_none());
+    let Some(Cell::Notice { message }) = s.chat.cells().last().cloned() else {
         panic!()
     };
     assert_eq!(
@@ -336,9 +347,10 @@ fn a_wait_for_a_document_already_in_review_says_it_waits_for_the_review() {
     let (label, since, _) = s.spinner().expect("the main spinner");
     assert_eq!(label, "waiting for the handoff review to end…");
     assert_eq!(since, t0 + Duration::from_secs(2));
-    s.flush_deferred();
+    s.chat.flush_deferred();
     let said = s
         .chat
+        .cells()
         .iter()
         .filter_map(|c| match c {
             Cell::Notice { message } => Some(message.clone()),

@@ -3,20 +3,22 @@
 use std::time::Instant;
 
 use crate::engine::checkpoint::UndoAction;
-use crate::engine::context::{WindowSource, fmt_window};
+use crate::engine::context::fmt_window;
 use crate::engine::protocol::{Effort, Op};
 
 use super::input::Pastes;
 use super::keymap;
 use super::msg::Effect;
 use super::queue;
-use super::render::cell::Cell;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, EngineLink, Focus, HISTORY_ENTRY_MAX, Popup, new_input};
+use super::state::{AppState, Focus};
+
+/// A sent message longer than this stays out of the history file (a big paste).
+pub(crate) const HISTORY_ENTRY_MAX: usize = 64 * 1024;
 
 /// Enter in the input box: run the slash command or send the message.
 pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
-    let raw = state.input_text();
+    let raw = state.input.text();
     if raw.trim().is_empty() {
         return;
     }
@@ -30,32 +32,32 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
                 },
             },
             None => {
-                return state.error(format!("Unknown command /{word} (/help lists commands)"));
+                return state
+                    .chat
+                    .error(format!("Unknown command /{word} (/help lists commands)"));
             }
         },
         p => p,
     };
     let sends = matches!(parsed, Parsed::Message | Parsed::Custom { .. });
-    if sends && state.link == EngineLink::Closed {
-        return state.error("The engine is not running; /quit to leave");
+    if sends && state.turns.engine_closed() {
+        return state
+            .chat
+            .error("The engine is not running; /quit to leave");
     }
-    // The chips go with the history entry, so a recalled message sends what was pasted.
-    let pastes = std::mem::take(&mut state.pastes);
-    state.input = new_input();
-    // Sent: the input changed (an approval prompt waits again), and nobody is typing now.
-    state.input_edited(now);
-    state.typed_at = None;
-    state.popup = Popup::Auto { selected: 0 };
+    // The chips go with the history entry, so a recalled message sends what was pasted. Sent:
+    // the input changed (an approval prompt waits again), and nobody is typing now.
+    let pastes = state.input.take_sent(now);
     match parsed {
         Parsed::Message => {
             remember(state, &raw, &pastes, fx);
-            state.history.push(&raw, pastes.clone());
+            state.input.remember(&raw, pastes.clone());
             queue::send_or_queue(state, raw, pastes, now, fx);
         }
         // A custom command goes (or waits) as a message does; sending it runs it.
         Parsed::Custom { name, args } => {
             remember(state, &raw, &pastes, fx);
-            state.history.push(&raw, pastes.clone());
+            state.input.remember(&raw, pastes.clone());
             let raw = if args.is_empty() {
                 format!("/{name}")
             } else {
@@ -67,7 +69,7 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
             remember(state, &raw, &pastes, fx);
             // A pasted chip in a command's text is what was pasted (a pin, a focus).
             let arg = arg.map(|a| pastes.expand(&a));
-            state.history.push(&raw, pastes);
+            state.input.remember(&raw, pastes);
             run_command(state, cmd, arg, fx);
         }
         Parsed::Unknown(_) => {}
@@ -90,36 +92,35 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
     match cmd {
         // The engine decides whether there is something to hand off (and says why not).
         SlashCommand::Handoff => {
-            let turn = state.new_turn();
-            state.in_flight.push(turn);
+            let turn = state.turns.send();
             fx.push(Effect::SendOp(Op::Handoff { turn, focus: arg }));
         }
         SlashCommand::EditHandoff => {
-            if state.editor.is_some() {
+            if state.editor.is_open() {
                 state.focus = Focus::Editor;
-            } else if let Some(p) = state.latest_handoff.clone() {
-                fx.push(Effect::LoadEditor(p));
+            } else if let Some(p) = state.editor.latest_handoff() {
+                fx.push(Effect::LoadEditor(p.to_path_buf()));
             } else {
-                state.notice("No handoff document yet");
+                state.chat.notice("No handoff document yet");
             }
         }
         // The engine says when the new session started.
         SlashCommand::New => fx.push(Effect::SendOp(Op::NewSession)),
         SlashCommand::Window if arg.as_deref().is_none_or(|a| a.trim().is_empty()) => {
-            state.notice(format!(
+            state.chat.notice(format!(
                 "Context window {} ({}) · /window N sets it",
-                fmt_window(state.thresholds.window),
-                state.labels.window_source
+                fmt_window(state.status.thresholds().window),
+                state.status.labels().window_source
             ))
         }
         SlashCommand::Window => match slash::parse_window(arg.as_deref()) {
             // The engine confirms it with a notice, and its next usage event carries the
             // thresholds of the new window.
             Ok(window) => {
-                state.labels.window_source = WindowSource::Command;
+                state.status.window_asked();
                 fx.push(Effect::SendOp(Op::SetWindow { window }));
             }
-            Err(e) => state.error(e.to_string()),
+            Err(e) => state.chat.error(e.to_string()),
         },
         SlashCommand::Pin => super::memory_commands::pin(state, arg, fx),
         SlashCommand::Pins => super::memory_commands::pins(state, arg, fx),
@@ -132,10 +133,10 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         })),
         SlashCommand::Effort => match arg.as_deref().map(Effort::parse) {
             Some(Ok(effort)) => fx.push(Effect::SendOp(Op::SetEffort { effort })),
-            Some(Err(e)) => state.error(format!("/effort: {e}")),
+            Some(Err(e)) => state.chat.error(format!("/effort: {e}")),
             None => {
-                let now = state.labels.effort.map_or("off", Effort::as_str);
-                state.notice(format!(
+                let now = state.status.labels().effort.map_or("off", Effort::as_str);
+                state.chat.notice(format!(
                     "Effort {now} · /effort low|medium|high|off changes it from the next turn"
                 ));
             }
@@ -146,11 +147,12 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 None => false,
                 Some("overwrite") => true,
                 Some(other) => {
-                    return state.error(format!("/init: `{other}`? (usage: /init [overwrite])"));
+                    return state
+                        .chat
+                        .error(format!("/init: `{other}`? (usage: /init [overwrite])"));
                 }
             };
-            let turn = state.new_turn();
-            state.in_flight.push(turn);
+            let turn = state.turns.send();
             fx.push(Effect::SendOp(Op::Init { turn, overwrite }));
         }
         SlashCommand::Undo => {
@@ -159,29 +161,29 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         SlashCommand::Redo => {
             super::undo_commands::command(state, UndoAction::Redo, arg.as_deref(), fx)
         }
-        SlashCommand::Rewind => super::rewind_picker::open(state, fx),
+        SlashCommand::Rewind => fx.push(Effect::SendOp(state.rewind.open())),
         SlashCommand::Copy => copy_last_reply(state, fx),
         SlashCommand::Mcp => match arg.as_deref().map(str::split_whitespace) {
             None => {
-                let text = mcp_report(state);
-                state.notice(text);
+                let text = state.mcp.report();
+                state.chat.notice(text);
             }
             Some(mut words) => match (words.next(), words.next(), words.next()) {
                 (Some("restart"), Some(name), None) => fx.push(Effect::SendOp(Op::McpRestart {
                     name: name.to_string(),
                 })),
-                _ => state.error("usage: /mcp, or /mcp restart NAME"),
+                _ => state.chat.error("usage: /mcp, or /mcp restart NAME"),
             },
         },
         SlashCommand::Skills => {
             let text = state.settings.extensions.skills.report();
-            state.notice(text.trim_end().to_string());
+            state.chat.notice(text.trim_end().to_string());
         }
         SlashCommand::Help => {
             let mut lines = slash::help_lines(&state.settings.extensions.commands);
             lines.push(String::new());
             lines.extend(keymap::help_lines());
-            state.notice(lines.join("\n"));
+            state.chat.notice(lines.join("\n"));
         }
         SlashCommand::Quit => request_quit(state, fx),
     }
@@ -192,12 +194,8 @@ const COPY_WARN_BYTES: usize = 100_000;
 
 /// `/copy`: the newest assistant reply, as markdown, to the terminal's clipboard.
 fn copy_last_reply(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let last = state.chat.iter().rev().find_map(|c| match c {
-        Cell::Assistant { markdown, .. } if !markdown.trim().is_empty() => Some(markdown.clone()),
-        _ => None,
-    });
-    let Some(text) = last else {
-        return state.notice("Nothing to copy yet (no reply)");
+    let Some(text) = state.chat.last_reply() else {
+        return state.chat.notice("Nothing to copy yet (no reply)");
     };
     let chars = text.chars().count();
     let warn = if text.len() > COPY_WARN_BYTES {
@@ -206,39 +204,9 @@ fn copy_last_reply(state: &mut AppState, fx: &mut Vec<Effect>) {
         ""
     };
     fx.push(Effect::CopyToClipboard(text));
-    state.notice(format!(
+    state.chat.notice(format!(
         "Copied the last reply ({chars} characters) through the terminal (OSC 52; tmux needs set-clipboard on){warn}"
     ));
-}
-
-/// The `/mcp` notice: one line per server (state, then command or URL), and how to restart one.
-pub(crate) fn mcp_report(state: &AppState) -> String {
-    if state.mcp_servers.is_empty() {
-        return "No MCP servers: add [mcp_servers.NAME] to config.toml, or a .mcp.json to the \
-                workspace"
-            .to_string();
-    }
-    let mut lines = vec!["MCP servers:".to_string()];
-    for s in &state.mcp_servers {
-        lines.push(format!(
-            "  {} ({}) · {} · {}",
-            s.name,
-            s.origin.as_str(),
-            s.state,
-            s.transport
-        ));
-        if !s.tools.is_empty() {
-            lines.push(format!("    tools: {}", s.tools.join(", ")));
-        }
-        if let Some(e) = &s.last_error {
-            lines.push(format!("    last error: {e}"));
-        }
-        for w in &s.warnings {
-            lines.push(format!("    note: {w}"));
-        }
-    }
-    lines.push("/mcp restart NAME restarts one".to_string());
-    lines.join("\n")
 }
 
 /// `/permissions`: list the grants; `/permissions revoke N` or `… revoke all` takes some back
@@ -253,17 +221,15 @@ fn permissions(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effect>) {
             let rule = n
                 .parse::<usize>()
                 .ok()
-                .and_then(|i| i.checked_sub(1))
-                .and_then(|i| state.allowances.get(i))
-                .map(|a| a.rule.clone());
+                .and_then(|i| state.questions.allowance_rule(i));
             match rule {
                 Some(rule) => fx.push(Effect::SendOp(Op::Revoke { rule: Some(rule) })),
-                None => state.error(format!(
+                None => state.chat.error(format!(
                     "/permissions: no grant number {n} (/permissions lists them)"
                 )),
             }
         }
-        _ => state.error(usage),
+        _ => state.chat.error(usage),
     }
 }
 

@@ -29,7 +29,7 @@ fn handoff_command_guard_and_focus() {
             focus: None
         }]
     );
-    let cells = s.chat.len();
+    let cells = s.chat.cells().len();
     update(
         &mut s,
         ev(Event::Handoff(HandoffPhase::Refused {
@@ -48,7 +48,7 @@ fn handoff_command_guard_and_focus() {
         }),
         t0,
     );
-    assert_eq!(s.chat.len(), cells + 1, "one line, the engine's");
+    assert_eq!(s.chat.cells().len(), cells + 1, "one line, the engine's");
     assert_eq!(
         last_cell(&s),
         Cell::Notice {
@@ -95,9 +95,9 @@ fn handoff_command_guard_and_focus() {
         })),
         t0,
     );
-    let n = s.chat.len();
+    let n = s.chat.cells().len();
     assert!(matches!(
-        s.chat.get(n - 2),
+        s.chat.cells().get(n - 2),
         Some(Cell::Divider {
             generation: 2,
             context: 152_000,
@@ -111,7 +111,7 @@ fn handoff_command_guard_and_focus() {
         }
     );
     assert_eq!(
-        s.chat.len(),
+        s.chat.cells().len(),
         n,
         "the success is said once (the engine says nothing)"
     );
@@ -128,16 +128,16 @@ fn window_command_validates() {
         matches!(last_cell(&s), Cell::Error { message } if message.contains("`abc` is not a number"))
     );
     type_text(&mut s, "/window 40K", t0);
-    let cells = s.chat.len();
+    let cells = s.chat.cells().len();
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert_eq!(ops(&fx), [Op::SetWindow { window: 40_000 }]);
     assert_eq!(
-        s.chat.len(),
+        s.chat.cells().len(),
         cells,
         "the engine's notice confirms the window; the UI adds none of its own"
     );
     // The thresholds are the engine's: its next usage event carries them.
-    assert_eq!(s.gauge.window, 200_000);
+    assert_eq!(s.status.gauge().window, 200_000);
     update(
         &mut s,
         ev(Event::Usage {
@@ -153,7 +153,11 @@ fn window_command_validates() {
         t0,
     );
     assert_eq!(
-        (s.gauge.window, s.gauge.at, s.gauge.warn_at),
+        (
+            s.status.gauge().window,
+            s.status.gauge().at,
+            s.status.gauge().warn_at
+        ),
         (40_000, 10_000, 1_000)
     );
 }
@@ -219,7 +223,7 @@ fn popup_selects_and_runs_commands() {
     assert!(matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("commands:")));
     type_text(&mut s, "/wi", t0);
     update(&mut s, key(KeyCode::Tab), t0);
-    assert_eq!(s.input_text(), "/window ");
+    assert_eq!(s.input.text(), "/window ");
     assert!(s.popup_items().is_empty());
     update(&mut s, ctrl('c'), t0);
     type_text(&mut s, "/zz", t0);
@@ -227,7 +231,7 @@ fn popup_selects_and_runs_commands() {
     assert!(
         matches!(last_cell(&s), Cell::Error { message } if message.starts_with("Unknown command /zz"))
     );
-    assert_eq!(s.input_text(), "/zz", "the input stays for correction");
+    assert_eq!(s.input.text(), "/zz", "the input stays for correction");
     update(&mut s, key(KeyCode::Esc), t0);
     assert!(s.popup_items().is_empty());
 }
@@ -263,7 +267,10 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
     update(&mut s, started("aaaaaaaa-1", 1), t0);
     update(&mut s, usage(120_000, 0.5, false), t0);
     update(&mut s, usage(131_000, 0.5, true), t0);
-    assert_eq!((s.gauge.context, s.gauge.estimated), (131_000, true));
+    assert_eq!(
+        (s.status.gauge().context, s.status.gauge().estimated),
+        (131_000, true)
+    );
     update(&mut s, usage(140_000, 0.75, false), t0);
     update(
         &mut s,
@@ -276,8 +283,8 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
         t0,
     );
     update(&mut s, started("bbbbbbbb-2", 2), t0);
-    assert_eq!(s.gauge.context, 0);
-    assert_eq!(s.session_id.as_deref(), Some("bbbbbbbb-2"));
+    assert_eq!(s.status.gauge().context, 0);
+    assert_eq!(s.session.session_id(), Some("bbbbbbbb-2"));
     // /cost asks the engine, which answers from the ledger.
     type_text(&mut s, "/cost", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
@@ -345,6 +352,7 @@ fn near_notice_once_per_generation() {
     update(&mut s, near(), t0);
     let notices = s
         .chat
+        .cells()
         .iter()
         .filter(|c| matches!(c, Cell::Notice { .. }))
         .count();

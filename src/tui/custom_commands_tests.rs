@@ -72,7 +72,7 @@ fn the_popup_lists_custom_commands_after_the_built_in_ones() {
     // Tab completes it with a space for its argument.
     type_text(&mut s, "rev", t0);
     update(&mut s, key(KeyCode::Tab), t0);
-    assert_eq!(s.input_text(), "/review ");
+    assert_eq!(s.input.text(), "/review ");
 }
 
 #[test]

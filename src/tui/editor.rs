@@ -1,131 +1,54 @@
-//! The side editor's state: a textarea on the frozen handoff file (the cursor starts in the first
+//! The side editor: a textarea on the frozen handoff file (the cursor starts in the first
 //! section's text, never on the header line), the review countdown (pure: time is passed in),
-//! what is known to be on disk, and the questions it asks (a change on disk, unsaved edits). The
+//! what is known to be on disk, the questions it asks (a change on disk, unsaved edits, a kept
+//! copy to restore, the plan) and what typing, pasting, saving, Esc and Ctrl-E do to it. The
 //! reducer drives it; file I/O (save, reload, watch) happens in `app.rs` through effects and
 //! messages.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ratatui_textarea::{CursorMove, DataCursor, TextArea};
+use crossterm::event::KeyEvent;
+use ratatui_textarea::{CursorMove, DataCursor, Scrolling, TextArea};
 
+use super::input::human_bytes;
 use super::keymap::{Action, label_for};
-use super::msg::FileError;
+use super::msg::{Effect, FileError};
+use super::render::editor_view::{TextAreaStyles, style_editor};
 use crate::engine::handoff::store::foreign;
 
-/// The review window of a frozen handoff.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Review {
-    /// Counting down; the successor starts at `ends_at`.
-    Counting {
-        /// When the countdown runs out.
-        ends_at: Instant,
-    },
-    /// A keystroke paused the countdown with `remaining` left; only Ctrl-S or Esc end it now.
-    Paused {
-        /// What was left when it paused.
-        remaining: Duration,
-    },
-    /// Ctrl-S during the review: the save is in flight; `ReviewDone` follows its success.
-    Saving,
-    /// No review running: it ended, or the editor was opened with `/edit-handoff`.
-    Over,
-}
+use super::editor_review::{AfterSave, Escape, External, Landed, Prompt, Review, conflict_keys};
 
-/// A question the editor is asking, shown on its last line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Prompt {
-    /// Nothing asked.
-    None,
-    /// The file changed on disk while the buffer has unsaved edits: `r` reload / `k` keep mine.
-    Conflict {
-        /// What the file now holds on disk.
-        disk: String,
-    },
-    /// Esc with unsaved edits: `s` save them / `d` discard them (then the review ends, or the
-    /// editor closes) / Esc keep editing. Nothing is dropped unasked.
-    Unsaved,
-    /// Esc in the editor holding a presented plan (its edits saved): `i` implement here / `f` in
-    /// a fresh session / `p` keep planning / Esc keep editing.
-    Plan,
-    /// A reopened review (the last process ended during it) found its unsaved edits kept in
-    /// `path`: `r` restore them into the buffer / `d` discard them (the file is removed).
-    Restore {
-        /// The kept edits.
-        path: PathBuf,
-        /// Their text.
-        text: String,
-    },
-}
+/// The largest paste the side editor takes (its textarea re-measures every line on each edit).
+pub(crate) const EDITOR_PASTE_MAX: usize = 1024 * 1024;
 
 /// The side editor.
 #[derive(Debug, Clone)]
 pub(crate) struct SideEditor {
     /// The file being edited.
-    pub(crate) path: PathBuf,
+    path: PathBuf,
     /// The buffer.
-    pub(crate) area: TextArea<'static>,
+    area: TextArea<'static>,
     /// The file's text as last seen on disk (loaded, saved or reloaded); `None` when it is gone.
-    pub(crate) disk_text: Option<String>,
+    disk_text: Option<String>,
     /// The review window, if one runs.
-    pub(crate) review: Review,
+    review: Review,
     /// The question shown on the last line, if any.
-    pub(crate) prompt: Prompt,
+    prompt: Prompt,
     /// A short status note shown under the buffer ("saved", "reloaded from disk", …).
-    pub(crate) note: Option<String>,
+    note: Option<String>,
     /// The focus the textarea was last styled for (`None`: not styled since it was built).
-    pub(crate) styled_focus: Option<bool>,
+    styled_focus: Option<bool>,
     /// What follows the save in flight.
-    pub(crate) after_save: AfterSave,
+    after_save: AfterSave,
     /// The document under review is degraded: why its writing failed (shown in the title).
-    pub(crate) degraded: Option<String>,
+    degraded: Option<String>,
     trailing_newline: bool,
-}
-
-/// What the editor does once a save lands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AfterSave {
-    /// Nothing more: the buffer is saved.
-    Stay,
-    /// Ctrl-E saved the buffer first: `$EDITOR` opens on the file.
-    OpenExternal,
-    /// The unsaved-edits question was answered "save" after the review: the editor closes.
-    Close,
-    /// Esc saved a plan's edits: the plan question follows.
-    PlanChoice,
-}
-
-/// `r reload / k keep mine`: the keys that answer the conflict prompt.
-pub(crate) fn conflict_keys() -> String {
-    format!(
-        "{} reload / {} keep mine",
-        label_for(Action::Reload),
-        label_for(Action::KeepMine)
-    )
-}
-
-/// The restore offer's keys, as the footer and the prompt say them.
-pub(crate) fn restore_keys() -> String {
-    format!(
-        "{} restore / {} discard",
-        label_for(Action::RestoreUnsaved),
-        label_for(Action::DiscardUnsaved)
-    )
 }
 
 /// `\r\n` → `\n`, so a CRLF file does not look edited.
 fn normalize(text: &str) -> String {
     text.replace("\r\n", "\n")
-}
-
-/// The unsaved-edits question's keys: `s save · d discard · Esc keep editing`.
-pub(crate) fn unsaved_keys() -> String {
-    format!(
-        "{} save · {} discard · {} keep editing",
-        label_for(Action::SaveEdits),
-        label_for(Action::DiscardEdits),
-        label_for(Action::KeepEditing)
-    )
 }
 
 /// Where the cursor starts in a document: at the end of its first section's text, where typing
@@ -387,6 +310,266 @@ impl SideEditor {
         }
     }
 
+    /// The file being edited.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The buffer, to draw.
+    pub(crate) fn area(&self) -> &TextArea<'static> {
+        &self.area
+    }
+
+    /// The question shown on the last line.
+    pub(crate) fn prompt(&self) -> &Prompt {
+        &self.prompt
+    }
+
+    /// The note shown under the buffer, if any.
+    pub(crate) fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    /// Why the document under review is degraded, if it is.
+    pub(crate) fn degraded(&self) -> Option<&str> {
+        self.degraded.as_deref()
+    }
+
+    /// Where the review window stands.
+    #[cfg(test)]
+    pub(crate) fn review(&self) -> Review {
+        self.review
+    }
+
+    /// A short note under the buffer.
+    pub(crate) fn set_note(&mut self, note: impl Into<String>) {
+        self.note = Some(note.into());
+    }
+
+    /// The document under review is degraded (why its writing failed), or not.
+    pub(crate) fn set_degraded(&mut self, why: Option<String>) {
+        self.degraded = why;
+    }
+
+    /// Styles the textarea for the focus, only when the focus or the buffer changed since it was
+    /// last styled (its heading pattern is compiled then).
+    pub(crate) fn style(&mut self, styles: &TextAreaStyles, focused: bool) {
+        if self.styled_focus != Some(focused) {
+            style_editor(&mut self.area, styles, focused);
+            self.styled_focus = Some(focused);
+        }
+    }
+
+    /// A key typed into the buffer: it pauses the review countdown. Nothing is typed while a
+    /// question stands (answer it first: r / k, r / d, s / d / Esc, i / f / p / Esc; Ctrl-S).
+    pub(crate) fn type_key(&mut self, key: KeyEvent, now: Instant) {
+        if self.asks() {
+            return;
+        }
+        self.pause(now);
+        self.prompt = Prompt::None;
+        self.note = None;
+        self.area.input(key);
+    }
+
+    /// Text pasted into the buffer (it pauses the countdown); one over [`EDITOR_PASTE_MAX`] is
+    /// refused with a note. Nothing is pasted while a question stands.
+    pub(crate) fn paste(&mut self, text: String, now: Instant) {
+        if self.asks() {
+            return;
+        }
+        self.pause(now);
+        self.prompt = Prompt::None;
+        if text.len() > EDITOR_PASTE_MAX {
+            self.note = Some(format!(
+                "paste too large for the editor ({}); {} opens $EDITOR",
+                human_bytes(text.len()),
+                label_for(Action::ExternalEditor)
+            ));
+        } else {
+            self.area.insert_str(text);
+        }
+    }
+
+    /// The mouse wheel: the buffer scrolls by `rows`.
+    pub(crate) fn scroll(&mut self, rows: i16) {
+        self.area.scroll(Scrolling::Delta { rows, cols: 0 });
+    }
+
+    /// Ctrl-Home / Ctrl-End: the start or the end of the document (the countdown pauses).
+    pub(crate) fn jump_to(&mut self, end: bool, now: Instant) {
+        self.pause(now);
+        self.cursor_to(end);
+    }
+
+    /// The save to do: the buffer to the file.
+    fn save_effect(&self) -> Effect {
+        Effect::SaveEditor {
+            path: self.path.clone(),
+            text: self.text(),
+        }
+    }
+
+    /// Ctrl-S: the buffer is saved (during the review, the review ends once it is on disk).
+    /// `None` while a save of the review is in flight.
+    pub(crate) fn begin_save(&mut self) -> Option<Effect> {
+        if self.review == Review::Saving {
+            return None;
+        }
+        if self.in_review() {
+            self.review = Review::Saving;
+        }
+        self.prompt = Prompt::None;
+        self.note = Some("saving…".into());
+        Some(self.save_effect())
+    }
+
+    /// What follows the save in flight.
+    pub(crate) fn then(&mut self, after: AfterSave) {
+        self.after_save = after;
+    }
+
+    /// A save of `text` landed with `result`: the disk holds it, or the save failed (the note
+    /// says so; a review whose save failed waits paused, Esc goes on with the file on disk).
+    pub(crate) fn save_landed(&mut self, text: &str, result: &Result<(), FileError>) -> Landed {
+        let after = std::mem::replace(&mut self.after_save, AfterSave::Stay);
+        // The file was gone (deleted during the review): this save wrote it again.
+        let recreated = self.disk_text.is_none();
+        let saving = self.review == Review::Saving;
+        match result {
+            Ok(()) => {
+                self.mark_disk(text);
+                if saving {
+                    self.review = Review::Over;
+                    self.note = Some(if recreated {
+                        "written back (the file had been deleted): the next session reads this \
+                         text"
+                            .into()
+                    } else {
+                        "saved: the next session reads this file".into()
+                    });
+                } else {
+                    self.note = Some("saved".into());
+                }
+            }
+            Err(e) => {
+                if saving {
+                    self.review = Review::Paused {
+                        remaining: Duration::ZERO,
+                    };
+                }
+                self.note = Some(if after == AfterSave::OpenExternal {
+                    format!("save failed: {e}; $EDITOR not opened")
+                } else {
+                    format!("save failed: {e}")
+                });
+            }
+        }
+        Landed {
+            after,
+            review_ended: saving && result.is_ok(),
+            recreated,
+        }
+    }
+
+    /// Esc in the editor (`running`: something runs that Esc aborts). A restore offer is
+    /// dismissed (its edits stay in their file); unsaved edits are asked about first (save /
+    /// discard / keep editing, the countdown paused; a conflict on disk meanwhile becomes part
+    /// of that question). With the file gone during the review there is nothing to discard the
+    /// edits for: the editor leaves, and the review ends with the buffer written back.
+    pub(crate) fn escape(&mut self, running: bool, now: Instant) -> Escape {
+        let in_review = self.in_review();
+        match (self.review, &self.prompt) {
+            (Review::Saving, _) => return Escape::Wait,
+            // Esc aborts what runs first, as it does in the input; the editor is left as it is.
+            (Review::Over, _) if running => return Escape::Abort,
+            (_, Prompt::Restore { .. }) => {
+                self.prompt = Prompt::None;
+                if !in_review {
+                    return Escape::Wait;
+                }
+            }
+            _ => {}
+        }
+        if self.is_dirty() && (self.disk_text.is_some() || !in_review) {
+            self.resolve_conflict(false);
+            self.pause(now);
+            self.prompt = Prompt::Unsaved;
+            self.note = None;
+            return Escape::Asked;
+        }
+        Escape::Leave
+    }
+
+    /// The review ends with the file as it is on disk.
+    pub(crate) fn end_review(&mut self, note: &str) {
+        self.prompt = Prompt::None;
+        self.review = Review::Over;
+        self.note = Some(note.into());
+    }
+
+    /// The engine moved on (the review ended on its side): the countdown is moot.
+    pub(crate) fn review_moot(&mut self) {
+        if self.in_review() {
+            self.review = Review::Over;
+        }
+    }
+
+    /// The review ends while its file is gone from disk (deleted meanwhile): the buffer is what
+    /// continues, so it is written back to the path first (the save returned), and the review
+    /// ends once it is on disk. `None` when the file is there.
+    pub(crate) fn write_back(&mut self) -> Option<Effect> {
+        if self.disk_text.is_some() {
+            return None;
+        }
+        self.review = Review::Saving;
+        self.prompt = Prompt::None;
+        self.note = Some("the file was deleted: writing this text back to it…".into());
+        Some(self.save_effect())
+    }
+
+    /// Whether the unsaved-edits question stands.
+    pub(crate) fn asks_unsaved(&self) -> bool {
+        self.prompt == Prompt::Unsaved
+    }
+
+    /// Whether the plan question stands.
+    pub(crate) fn asks_plan(&self) -> bool {
+        self.prompt == Prompt::Plan
+    }
+
+    /// The plan question: implement here, in a fresh session, or keep planning.
+    pub(crate) fn ask_plan(&mut self) {
+        self.prompt = Prompt::Plan;
+        self.note = None;
+    }
+
+    /// The question shown is left unanswered (back to editing); `note` says how to get back.
+    pub(crate) fn keep_editing(&mut self, note: String) {
+        self.prompt = Prompt::None;
+        self.note = Some(note);
+    }
+
+    /// Ctrl-E: `$EDITOR` opens the file. It must hold the buffer, or the edits end in a
+    /// conflict: unsaved edits are saved first; a conflict on disk is answered first.
+    pub(crate) fn for_external(&mut self, now: Instant) -> External {
+        self.pause(now);
+        if matches!(self.prompt, Prompt::Conflict { .. }) {
+            self.note = Some(format!(
+                "the file changed on disk: {} first",
+                conflict_keys()
+            ));
+            return External::Blocked;
+        }
+        if !self.is_dirty() {
+            return External::Open;
+        }
+        self.after_save = AfterSave::OpenExternal;
+        self.prompt = Prompt::None;
+        self.note = Some("saving for $EDITOR…".into());
+        External::Save(self.save_effect())
+    }
+
     /// Put the buffer back to what is on disk (the unsaved edits discarded).
     pub(crate) fn revert(&mut self) {
         if let Some(disk) = self.disk_text.clone()
@@ -398,124 +581,5 @@ impl SideEditor {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const DOC: &str = "# Handoff\n## Doing\nx\n## Next\ny\n";
-
-    fn ed(review: Option<u64>, t0: Instant) -> SideEditor {
-        SideEditor::open("/n/h.md".into(), DOC, review.map(Duration::from_secs), t0)
-    }
-
-    #[test]
-    fn round_trips_the_file_text() {
-        let t0 = Instant::now();
-        let e = ed(None, t0);
-        assert_eq!(e.text(), DOC);
-        assert!(!e.is_dirty());
-        let e = SideEditor::open("x".into(), "a\r\nb", None, t0);
-        assert_eq!(e.text(), "a\nb");
-        assert!(!e.is_dirty());
-        let e = SideEditor::open("x".into(), "", None, t0);
-        assert_eq!(e.text(), "");
-        assert!(!e.is_dirty());
-    }
-
-    #[test]
-    fn countdown_runs_pauses_and_ends() {
-        let t0 = Instant::now();
-        let mut e = ed(Some(15), t0);
-        assert_eq!(e.countdown(t0), Some(15));
-        assert_eq!(e.countdown(t0 + Duration::from_millis(8_200)), Some(7));
-        assert_eq!(
-            e.next_change(t0 + Duration::from_millis(8_200)),
-            Some(Duration::from_millis(800))
-        );
-        assert!(!e.tick(t0 + Duration::from_secs(14)));
-        assert!(e.tick(t0 + Duration::from_secs(15)));
-        assert!(!e.in_review());
-        assert!(!e.tick(t0 + Duration::from_secs(16)), "ends once");
-
-        let mut e = ed(Some(15), t0);
-        e.pause(t0 + Duration::from_secs(5));
-        assert!(e.is_paused());
-        assert_eq!(e.countdown(t0 + Duration::from_secs(60)), Some(10));
-        assert!(
-            !e.tick(t0 + Duration::from_secs(60)),
-            "paused never runs out"
-        );
-        assert_eq!(e.next_change(t0), None);
-    }
-
-    #[test]
-    fn disk_changes_reload_or_conflict() {
-        let t0 = Instant::now();
-        let mut e = ed(None, t0);
-        e.disk_changed(Ok(DOC.into()));
-        assert_eq!(e.note, None, "no change: ignored");
-        e.disk_changed(Ok("new\n".into()));
-        assert_eq!(e.text(), "new\n");
-        assert!(!e.is_dirty());
-
-        e.cursor_to(false);
-        e.area.insert_str("mine ");
-        assert!(e.is_dirty());
-        e.disk_changed(Ok("theirs\n".into()));
-        assert_eq!(
-            e.prompt,
-            Prompt::Conflict {
-                disk: "theirs\n".into()
-            }
-        );
-        assert_eq!(
-            e.text(),
-            "mine new\n",
-            "the buffer is untouched until answered"
-        );
-        e.resolve_conflict(false);
-        assert_eq!(e.prompt, Prompt::None);
-        assert!(e.is_dirty(), "kept edits stay unsaved");
-
-        e.disk_changed(Ok("third\n".into()));
-        e.resolve_conflict(true);
-        assert_eq!(e.text(), "third\n");
-        assert!(!e.is_dirty());
-
-        e.disk_changed(Err(std::io::Error::other("No such file").into()));
-        assert!(e.disk_text.is_none());
-        assert!(e.is_dirty(), "a deleted file makes the buffer unsaved");
-    }
-
-    #[test]
-    fn the_cursor_starts_in_the_first_section_and_ctrl_end_reaches_the_end() {
-        let t0 = Instant::now();
-        let doc =
-            "# Handoff · step demo · generation 2\n\n## Doing\nFixing it.\nStill.\n\n## Next\ny\n";
-        let mut e = SideEditor::open("/n/h.md".into(), doc, None, t0);
-        assert_eq!(e.area.cursor(), DataCursor(4, 6), "after `Still.`");
-        e.area.insert_str(" more");
-        assert_eq!(
-            e.text(),
-            "# Handoff · step demo · generation 2\n\n## Doing\nFixing it.\nStill. more\n\n## Next\ny\n",
-            "the header line is untouched"
-        );
-        e.cursor_to(true);
-        assert_eq!(e.area.cursor(), DataCursor(7, 1));
-        e.cursor_to(false);
-        assert_eq!(e.area.cursor(), DataCursor(0, 0));
-        // No section with text: the end of the document.
-        let e = SideEditor::open("x".into(), "# Handoff\n## Doing\n## Next\n", None, t0);
-        assert_eq!(e.area.cursor(), DataCursor(2, 7));
-        let e = SideEditor::open("x".into(), "", None, t0);
-        assert_eq!(e.area.cursor(), DataCursor(0, 0));
-    }
-
-    #[test]
-    fn revert_restores_the_disk_text() {
-        let t0 = Instant::now();
-        let mut e = ed(Some(15), t0);
-        e.area.insert_str("typo");
-        e.revert();
-        assert_eq!(e.text(), DOC);
-    }
-}
+#[path = "editor_unit_tests.rs"]
+mod tests;

@@ -8,7 +8,7 @@ use crossterm::event::KeyCode;
 
 use crate::engine::protocol::{Event, HandoffId, Op, Origin, TurnId, TurnKind};
 
-use super::editor::{Prompt, Review};
+use super::editor_review::{Prompt, Review};
 use super::msg::{Effect, Msg};
 use super::state::Focus;
 use super::test_support::{DOC, ctrl, ev, frozen, key, ops, state, type_text};
@@ -22,14 +22,14 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     update(&mut s, key(KeyCode::Char('z')), t0);
     // Unsaved edits: Esc asks first; `d` discards them and the review ends.
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Char('d')), t0)),
         [Op::ReviewDone {
             handoff: HandoffId(1)
         }]
     );
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert_eq!(
         ed.text(),
         DOC,
@@ -46,10 +46,10 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
     update(&mut s, key(KeyCode::Char('q')), t0);
     let fx = update(&mut s, key(KeyCode::Esc), t0);
     assert!(fx.iter().all(|e| *e != Effect::UnwatchFile));
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
     let fx = update(&mut s, key(KeyCode::Char('d')), t0);
     assert!(fx.contains(&Effect::UnwatchFile));
-    assert!(s.editor.is_none());
+    assert!(!s.editor.is_open());
     assert_eq!(s.focus, Focus::Input);
     // /edit-handoff reopens the latest document, without a countdown.
     type_text(&mut s, "/edit-handoff", t0);
@@ -63,8 +63,8 @@ fn esc_in_the_editor_ends_the_review_then_closes() {
         },
         t0,
     );
-    let ed = s.editor.as_ref().unwrap();
-    assert_eq!(ed.review, Review::Over);
+    let ed = s.editor.get().unwrap();
+    assert_eq!(ed.review(), Review::Over);
     assert_eq!(s.focus, Focus::Editor);
 }
 
@@ -77,15 +77,15 @@ fn esc_with_unsaved_edits_never_drops_them_unasked() {
     type_text(&mut s, " (checked)", t1);
     let typed = DOC.replace("Fixing the parser.", "Fixing the parser. (checked)");
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t1)).is_empty());
-    let ed = s.editor.as_ref().unwrap();
-    assert_eq!(ed.prompt, Prompt::Unsaved);
+    let ed = s.editor.get().unwrap();
+    assert_eq!(*ed.prompt(), Prompt::Unsaved);
     assert!(ed.is_paused(), "the countdown waits for the answer");
     // While it asks, other keys do not edit; Esc goes back to editing, the edits still there.
     update(&mut s, key(KeyCode::Char('x')), t1);
     update(&mut s, key(KeyCode::Esc), t1);
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert_eq!(
-        (ed.prompt.clone(), ed.text()),
+        (ed.prompt().clone(), ed.text()),
         (Prompt::None, typed.clone())
     );
     // However long the review waits, the question holds it: the countdown never ends it.
@@ -123,7 +123,7 @@ fn esc_with_unsaved_edits_never_drops_them_unasked() {
         }]
     );
     assert!(
-        s.editor.is_some(),
+        s.editor.is_open(),
         "in the review, a save leaves the editor open"
     );
     // After the review, `s` saves and then closes the editor.
@@ -137,7 +137,7 @@ fn esc_with_unsaved_edits_never_drops_them_unasked() {
         panic!("no save: {fx:?}");
     };
     let text = text.clone();
-    assert!(s.editor.is_some(), "open until the save lands");
+    assert!(s.editor.is_open(), "open until the save lands");
     let fx = update(
         &mut s,
         Msg::Saved {
@@ -148,7 +148,7 @@ fn esc_with_unsaved_edits_never_drops_them_unasked() {
         t1,
     );
     assert!(fx.contains(&Effect::UnwatchFile));
-    assert!(s.editor.is_none());
+    assert!(!s.editor.is_open());
 }
 
 #[test]
@@ -166,21 +166,21 @@ fn esc_during_the_review_shows_what_is_on_disk_even_after_a_conflict() {
         t0,
     );
     assert!(matches!(
-        s.editor.as_ref().unwrap().prompt,
+        *s.editor.get().unwrap().prompt(),
         Prompt::Conflict { .. }
     ));
     // Esc asks about the edits over the change on disk; `d` takes the disk's text.
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Char('d')), t0)),
         [Op::ReviewDone {
             handoff: HandoffId(1)
         }]
     );
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert_eq!(ed.text(), "theirs\n");
-    assert_eq!(ed.prompt, Prompt::None);
+    assert_eq!(*ed.prompt(), Prompt::None);
     assert!(!ed.is_dirty());
 }
 
@@ -192,13 +192,13 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
     update(&mut s, key(KeyCode::Esc), t0);
     type_text(&mut s, "go on", t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    assert!(s.is_running());
+    assert!(s.activity.is_running());
     update(&mut s, ctrl('o'), t0);
     type_text(&mut s, "fix ", t0);
     let fx = update(&mut s, key(KeyCode::Esc), t0);
     assert_eq!(ops(&fx), [Op::Abort { turn: TurnId(1) }]);
-    let ed = s.editor.as_ref().expect("still open");
-    assert_eq!(ed.prompt, Prompt::None, "no discard question yet");
+    let ed = s.editor.get().expect("still open");
+    assert_eq!(*ed.prompt(), Prompt::None, "no discard question yet");
     assert!(ed.is_dirty(), "the edits are kept");
     assert_eq!(s.focus, Focus::Editor);
     // Once nothing runs, Esc is the editor's again.
@@ -213,7 +213,7 @@ fn esc_in_the_editor_aborts_what_runs_before_closing() {
         t0,
     );
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Unsaved);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Unsaved);
 }
 
 #[test]
@@ -239,10 +239,10 @@ fn quitting_keeps_unsaved_editor_edits_and_ctrl_c_in_the_editor_says_so() {
     let fx = update(&mut s, ctrl('c'), t0);
     assert!(ops(&fx).is_empty() && !quit(&fx), "{fx:?}");
     assert_eq!(
-        s.editor.as_ref().unwrap().note.as_deref(),
+        s.editor.get().unwrap().note(),
         Some("Ctrl-C again quits, keeping your unsaved edits in a file")
     );
-    assert_eq!(s.input_text(), "draft message");
+    assert_eq!(s.input.text(), "draft message");
     assert!(s.quit_armed(t0));
     let fx = update(&mut s, ctrl('c'), t0 + Duration::from_millis(300));
     assert!(kept(&fx, &typed) && quit(&fx), "{fx:?}");
@@ -328,22 +328,19 @@ fn esc_after_the_file_was_deleted_writes_the_buffer_back_before_the_review_ends(
         }),
         "{fx:?}"
     );
-    assert_eq!(s.editor.as_ref().unwrap().review, Review::Saving);
+    assert_eq!(s.editor.get().unwrap().review(), Review::Saving);
     assert_eq!(
         written_back(&mut s, &typed, t0),
         [Op::ReviewDone {
             handoff: HandoffId(1)
         }]
     );
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert!(!ed.is_dirty());
     assert!(
-        ed.note
-            .as_deref()
-            .unwrap_or_default()
-            .contains("written back"),
+        ed.note().unwrap_or_default().contains("written back"),
         "{:?}",
-        ed.note
+        ed.note()
     );
     let told = super::test_support::last_cell(&s);
     assert!(

@@ -6,10 +6,11 @@ use crossterm::event::KeyCode;
 
 use crate::engine::protocol::{Approval, Event, HandoffId, HandoffPhase, Op};
 
-use super::editor::{Prompt, Review};
+use super::activity::Running;
+use super::editor_review::{Prompt, Review};
 use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
-use super::state::{Focus, Running};
+use super::state::Focus;
 use super::test_support::{
     DOC, ctrl, ev, frozen, key, last_cell, ops, state, state_with, type_text,
 };
@@ -35,13 +36,13 @@ fn frozen_opens_the_editor_with_focus_and_a_watch() {
     )));
     assert!(ops(&fx).is_empty(), "the review window holds the successor");
     assert_eq!(s.focus, Focus::Editor);
-    assert_eq!(s.running, Running::Idle);
-    let ed = s.editor.as_ref().expect("editor open");
+    assert_eq!(*s.activity.running(), Running::Idle);
+    let ed = s.editor.get().expect("editor open");
     assert_eq!(ed.text(), DOC);
     assert_eq!(ed.countdown(t0), Some(15));
     assert_eq!(
-        s.latest_handoff,
-        Some("/w/.flower/notes/handoff-demo.md".into())
+        s.editor.latest_handoff(),
+        Some(std::path::Path::new("/w/.flower/notes/handoff-demo.md"))
     );
 }
 
@@ -56,7 +57,7 @@ fn review_off_or_no_workbench_continues_at_once() {
             handoff: HandoffId(1)
         }]
     );
-    assert!(s.editor.is_none());
+    assert!(!s.editor.is_open());
     let mut s = state();
     let fx = update(
         &mut s,
@@ -77,7 +78,7 @@ fn review_off_or_no_workbench_continues_at_once() {
             handoff: HandoffId(1)
         }]
     );
-    assert!(s.editor.is_none());
+    assert!(!s.editor.is_open());
 }
 
 #[test]
@@ -99,10 +100,10 @@ fn nothing_is_sent_for_a_review_the_engine_does_not_wait_for() {
             t0,
         );
         assert!(ops(&fx).is_empty(), "{fx:?}");
-        assert!(s.editor.is_none());
+        assert!(!s.editor.is_open());
         assert_eq!(
-            s.latest_handoff,
-            Some("/n/h.md".into()),
+            s.editor.latest_handoff(),
+            Some(std::path::Path::new("/n/h.md")),
             "/edit-handoff opens it"
         );
     }
@@ -128,7 +129,7 @@ fn countdown_with_time_passed_in_reaches_review_done() {
     );
     assert_eq!(s.focus, Focus::Input, "the focus goes back to the input");
     assert!(
-        s.editor.as_ref().is_some_and(|e| !e.in_review()),
+        s.editor.get().is_some_and(|e| !e.in_review()),
         "the editor stays open"
     );
     assert!(
@@ -143,14 +144,14 @@ fn a_keystroke_pauses_the_countdown() {
     let mut s = state();
     update(&mut s, frozen("/n/h.md"), t0);
     update(&mut s, key(KeyCode::Char('x')), t0 + Duration::from_secs(5));
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert!(ed.is_paused());
     assert!(ed.is_dirty());
     let fx = update(&mut s, Msg::Tick, t0 + Duration::from_secs(60));
     assert!(ops(&fx).is_empty(), "paused never times out");
     assert_eq!(
         s.editor
-            .as_ref()
+            .get()
             .unwrap()
             .countdown(t0 + Duration::from_secs(60)),
         Some(10)
@@ -173,7 +174,7 @@ fn ctrl_s_saves_then_sends_review_done() {
         }
     );
     assert!(ops(&fx).is_empty(), "ReviewDone waits for the save to land");
-    assert_eq!(s.editor.as_ref().unwrap().review, Review::Saving);
+    assert_eq!(s.editor.get().unwrap().review(), Review::Saving);
     let fx = update(
         &mut s,
         Msg::Saved {
@@ -189,7 +190,7 @@ fn ctrl_s_saves_then_sends_review_done() {
             handoff: HandoffId(1)
         }]
     );
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert!(!ed.is_dirty());
     assert!(!ed.in_review());
     assert_eq!(
@@ -215,7 +216,7 @@ fn a_failed_save_keeps_the_review_open() {
         t0,
     );
     assert!(ops(&fx).is_empty());
-    assert!(s.editor.as_ref().unwrap().in_review());
+    assert!(s.editor.get().unwrap().in_review());
     assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("read-only")));
     // Esc continues with the file as it is on disk.
     assert_eq!(
@@ -236,21 +237,21 @@ fn outside_changes_reload_or_ask() {
         content: Ok(c.into()),
     };
     update(&mut s, changed("outside\n"), t0);
-    assert_eq!(s.editor.as_ref().unwrap().text(), "outside\n");
+    assert_eq!(s.editor.get().unwrap().text(), "outside\n");
     update(&mut s, key(KeyCode::Char('m')), t0);
     update(&mut s, changed("again\n"), t0);
     assert!(matches!(
-        s.editor.as_ref().unwrap().prompt,
+        *s.editor.get().unwrap().prompt(),
         Prompt::Conflict { .. }
     ));
     // While the prompt shows, typing does not edit; r reloads.
     update(&mut s, key(KeyCode::Char('x')), t0);
     // The cursor stayed on its line (the first), at most at its end.
-    assert_eq!(s.editor.as_ref().unwrap().text(), "outsidem\n");
+    assert_eq!(s.editor.get().unwrap().text(), "outsidem\n");
     update(&mut s, key(KeyCode::Char('r')), t0);
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert_eq!(ed.text(), "again\n");
-    assert_eq!(ed.prompt, Prompt::None);
+    assert_eq!(*ed.prompt(), Prompt::None);
 }
 
 #[test]
@@ -263,18 +264,18 @@ fn pastes_into_the_editor_pause_and_have_a_size_limit() {
         Msg::Paste("- pasted\r\n".into()),
         t0 + Duration::from_secs(2),
     );
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert!(ed.is_paused());
     assert!(
         ed.text().contains("Fixing the parser.- pasted\n"),
         "at the cursor, in the first section: {:?}",
         ed.text()
     );
-    let big = "x".repeat(super::update::EDITOR_PASTE_MAX + 1);
+    let big = "x".repeat(super::editor::EDITOR_PASTE_MAX + 1);
     update(&mut s, Msg::Paste(big), t0);
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert!(ed.text().len() < 1000, "refused");
-    assert!(ed.note.as_deref().is_some_and(|n| n.contains("too large")));
+    assert!(ed.note().is_some_and(|n| n.contains("too large")));
 }
 
 #[test]
@@ -355,7 +356,7 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
     );
     assert!(fx.contains(&Effect::OpenExternalEditor("/n/h.md".into())));
     assert!(ops(&fx).is_empty(), "this save does not end the review");
-    let ed = s.editor.as_ref().unwrap();
+    let ed = s.editor.get().unwrap();
     assert!(!ed.is_dirty());
     assert!(ed.is_paused());
     // What $EDITOR leaves reloads the clean buffer: no conflict.
@@ -367,8 +368,8 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
         },
         t0,
     );
-    let ed = s.editor.as_ref().unwrap();
-    assert_eq!(ed.prompt, Prompt::None);
+    let ed = s.editor.get().unwrap();
+    assert_eq!(*ed.prompt(), Prompt::None);
     assert_eq!(ed.text(), format!("{text}more\n"));
 
     // A failed save does not open the editor on a stale file.
@@ -387,7 +388,7 @@ fn ctrl_e_saves_unsaved_edits_before_opening_the_external_editor() {
         fx.iter()
             .all(|e| !matches!(e, Effect::OpenExternalEditor(_)))
     );
-    assert!(s.editor.as_ref().unwrap().is_dirty());
+    assert!(s.editor.get().unwrap().is_dirty());
 
     // With a change on disk unanswered, Ctrl-E neither overwrites it nor opens the editor.
     update(
@@ -433,7 +434,7 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
         }),
         "{fx:?}"
     );
-    let ed = s.editor.as_ref().expect("the new document is open");
+    let ed = s.editor.get().expect("the new document is open");
     assert_eq!(ed.text(), "# Handoff · generation 2\n");
     assert!(ed.in_review());
     update(

@@ -57,7 +57,11 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         Event::RewindConflict { turn, mode, files } => {
             undo_commands::on_rewind_conflict(state, turn, mode, &files, now)
         }
-        Event::RewindPoints { points } => rewind_picker::on_points(state, points),
+        Event::RewindPoints { points } => {
+            if !state.rewind.on_points(points) {
+                state.chat.notice("/rewind: no message of this step yet");
+            }
+        }
         Event::Rewound {
             turn,
             mode,
@@ -66,7 +70,7 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             text,
             generation,
         } => {
-            state.notice(rewind_picker::rewound_notice(
+            state.chat.notice(rewind_picker::rewound_notice(
                 turn, mode, &files, &kept, generation,
             ));
             if let Some(text) = text {
@@ -77,9 +81,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         Event::Plan { path, markdown, .. } => {
             fx.extend(super::plan_review::on_plan(state, path, &markdown, now))
         }
-        Event::Notice { message } => state.notice(message),
-        Event::Warning { message } => state.notice(format!("warning: {message}")),
-        Event::Error { kind, message } => state.error(format!("{kind}: {message}")),
+        Event::Notice { message } => state.chat.notice(message),
+        Event::Warning { message } => state.chat.notice(format!("warning: {message}")),
+        Event::Error { kind, message } => state.chat.error(format!("{kind}: {message}")),
         // The headless result line: the TUI shows the turn's end by its own events.
         Event::Result { .. } => {}
     }

@@ -3,7 +3,7 @@
 //! generation, and the ways a handoff ends without one.
 //!
 //! A handoff written in the background never touches what the main thread shows:
-//! it has its own spinner line (`AppState.background`), its notices wait for a streaming reply to
+//! it has its own spinner line (`Handoffs::spinner`), its notices wait for a streaming reply to
 //! finish, and its document opens in the side editor without taking the focus.
 
 use std::path::PathBuf;
@@ -12,11 +12,12 @@ use std::time::Instant;
 use crate::engine::context::{fmt_tokens, fmt_window};
 use crate::engine::protocol::{DocumentSource, HandoffId, HandoffPhase, Held, Op};
 
-use super::editor::{Review, SideEditor};
+use super::editor::SideEditor;
+use super::handoff_state::{BackgroundStage, HandoffKind};
 use super::keymap::{Action, label_for, short_label_for};
 use super::msg::Effect;
 use super::render::cell::Cell;
-use super::state::{AppState, BackgroundHandoff, BackgroundStage, Focus, HandoffKind, Running};
+use super::state::{AppState, Focus};
 
 /// Apply one handoff phase.
 pub(super) fn on_handoff(
@@ -51,9 +52,9 @@ pub(super) fn on_handoff(
                 "The handoff document restated its instructions ({reason}): writing it once more with a short prompt"
             );
             if background {
-                state.notice_soon(again);
+                state.chat.notice_soon(again);
             } else {
-                state.notice(again);
+                state.chat.notice(again);
             }
         }
         HandoffPhase::Waiting {
@@ -71,9 +72,9 @@ pub(super) fn on_handoff(
             if background {
                 on_background_frozen(state, handoff, degraded_reason.as_deref(), now);
             } else {
-                state.running = Running::Idle;
+                state.activity.stop();
                 if let Some(why) = &degraded_reason {
-                    state.notice(format!(
+                    state.chat.notice(format!(
                         "warning: the handoff is degraded (the writing turn failed: {why}); a mechanical document was saved"
                     ));
                 }
@@ -113,21 +114,22 @@ pub(super) fn on_handoff(
             on_done_notes(state, tail, source == DocumentSource::Rescued);
         }
         HandoffPhase::Cancelled { handoff } => {
-            if state.background.is_some_and(|b| b.handoff == handoff) {
-                state.background = None;
-                state.notice_soon("Handoff cancelled (the work goes on)");
+            if state.handoff.background_cancelled(handoff) {
+                state
+                    .chat
+                    .notice_soon("Handoff cancelled (the work goes on)");
                 return;
             }
-            state.handoff = None;
-            state.running = Running::Idle;
-            state.notice("Handoff cancelled");
+            state.handoff.ended();
+            state.activity.stop();
+            state.chat.notice("Handoff cancelled");
         }
         HandoffPhase::Failed { message, .. } => {
-            state.handoff = None;
-            state.running = Running::Idle;
-            state.error(format!("Handoff failed: {message}"));
+            state.handoff.ended();
+            state.activity.stop();
+            state.chat.error(format!("Handoff failed: {message}"));
         }
-        HandoffPhase::Refused { message, .. } => state.notice(message),
+        HandoffPhase::Refused { message, .. } => state.chat.notice(message),
         // The engine's notice says why; the `Frozen` that follows opens the review.
         HandoffPhase::Reopened {
             handoff, unsaved, ..
@@ -150,17 +152,16 @@ fn on_rescuing(
         (s, d) => format!("{s} old tool results as stubs, {d} old messages dropped"),
     };
     if background {
-        if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
-            bg.stage = BackgroundStage::Rescuing;
-            bg.since = now;
-        }
-        state.notice_soon(format!(
+        state
+            .handoff
+            .background_stage(handoff, BackgroundStage::Rescuing, now);
+        state.chat.notice_soon(format!(
             "The handoff writing failed ({reason}): writing it again from a reduced history ({what})"
         ));
     } else {
-        let manual = state.handoff == Some(HandoffKind::Manual);
+        let manual = state.handoff.kind() == Some(HandoffKind::Manual);
         on_writing(state, manual, now);
-        state.notice(format!(
+        state.chat.notice(format!(
             "The context window was exceeded ({reason}): writing the handoff from a reduced history ({what})"
         ));
     }
@@ -168,10 +169,9 @@ fn on_rescuing(
 
 /// The main thread reached the hard limit before the background document: it waits for it.
 fn on_waiting(state: &mut AppState, handoff: HandoffId, context: u64, now: Instant) {
-    if let Some(bg) = state.background.as_mut().filter(|b| b.handoff == handoff) {
-        bg.main_waits = Some(now);
+    if let Some(stage) = state.handoff.main_waits(handoff, now) {
         // The document may be written already: then the work waits for its review.
-        let what = if bg.stage == BackgroundStage::Review {
+        let what = if stage == BackgroundStage::Review {
             format!(
                 "the review of the handoff document to end ({} starts the next session now)",
                 short_label_for(Action::Save)
@@ -179,7 +179,7 @@ fn on_waiting(state: &mut AppState, handoff: HandoffId, context: u64, now: Insta
         } else {
             "the handoff document".to_string()
         };
-        state.notice_soon(format!(
+        state.chat.notice_soon(format!(
             "Context at {}: the work waits for {what}",
             fmt_tokens(context)
         ));
@@ -191,8 +191,10 @@ fn on_waiting(state: &mut AppState, handoff: HandoffId, context: u64, now: Insta
 fn on_done_notes(state: &mut AppState, tail: usize, rescued: bool) {
     match (tail, rescued) {
         (0, false) => {}
-        (0, true) => state.notice("The handoff was rescued: written from a reduced history"),
-        (n, r) => state.notice(format!(
+        (0, true) => state
+            .chat
+            .notice("The handoff was rescued: written from a reduced history"),
+        (n, r) => state.chat.notice(format!(
             "The new session's briefing also records the {n} message{} after the cut{}",
             if n == 1 { "" } else { "s" },
             if r {
@@ -205,10 +207,9 @@ fn on_done_notes(state: &mut AppState, tail: usize, rescued: bool) {
 }
 
 fn on_near(state: &mut AppState, context: u64, at: u64, window: u64) {
-    if state.near_noticed == Some(state.generation) {
+    if !state.handoff.near(state.session.generation()) {
         return;
     }
-    state.near_noticed = Some(state.generation);
     // One response can jump past the line itself (a large tool result, a cancelled handoff):
     // then the handoff is due now, not "will be written" at a mark already behind.
     let when = if context >= at {
@@ -219,7 +220,7 @@ fn on_near(state: &mut AppState, context: u64, at: u64, window: u64) {
     } else {
         format!("a handoff will be written at {}", fmt_tokens(at))
     };
-    state.notice(format!(
+    state.chat.notice(format!(
         "Context at {}/{}: {when}",
         fmt_tokens(context),
         fmt_window(window)
@@ -228,13 +229,8 @@ fn on_near(state: &mut AppState, context: u64, at: u64, window: u64) {
 
 /// The writing runs beside the main thread: its own spinner line, nothing else changes.
 fn on_background_writing(state: &mut AppState, handoff: HandoffId, now: Instant) {
-    state.background = Some(BackgroundHandoff {
-        handoff,
-        since: now,
-        stage: BackgroundStage::Writing,
-        main_waits: None,
-    });
-    state.notice_soon(format!(
+    state.handoff.background_writing(handoff, now);
+    state.chat.notice_soon(format!(
         "Context reached the handoff line: the handoff document is written in the background while the work goes on ({} or {} cancels it)",
         label_for(Action::Abort),
         label_for(Action::CancelHandoff)
@@ -248,31 +244,25 @@ fn on_background_frozen(
     degraded: Option<&str>,
     now: Instant,
 ) {
-    match state.background.as_mut() {
-        Some(bg) if bg.handoff == handoff => {
-            bg.stage = BackgroundStage::Review;
-            bg.since = now;
-        }
-        // A review reopened at start-up is a blocking one; anything else is stale.
-        _ => {}
-    }
+    // A review reopened at start-up is a blocking one; anything else is stale.
+    state
+        .handoff
+        .background_stage(handoff, BackgroundStage::Review, now);
     if let Some(why) = degraded {
-        state.notice_soon(format!(
+        state.chat.notice_soon(format!(
             "warning: the handoff is degraded (its writing failed: {why}); a mechanical document was saved"
         ));
     }
 }
 
 fn on_writing(state: &mut AppState, manual: bool, now: Instant) {
-    state.finish_streaming();
-    state.running = Running::WritingHandoff { since: now };
-    state.handoff = Some(if manual {
-        HandoffKind::Manual
-    } else {
-        HandoffKind::Automatic
-    });
+    state.chat.finish_streaming();
+    state.activity.writing_started(now);
+    state.handoff.writing(manual);
     if !manual {
-        state.notice("Context reached the handoff line: writing a handoff document");
+        state
+            .chat
+            .notice("Context reached the handoff line: writing a handoff document");
     }
 }
 
@@ -300,18 +290,18 @@ fn on_frozen(state: &mut AppState, doc: Frozen, now: Instant, fx: &mut Vec<Effec
         background,
         degraded,
     } = doc;
-    state.review_handoff = None;
+    state.editor.set_review_handoff(None);
     match (path, state.settings.review) {
         (Some(path), Some(review)) if awaits_review => {
-            state.review_handoff = Some(handoff);
+            state.editor.set_review_handoff(Some(handoff));
             // Written in the background, the user is working: the editor opens beside the
             // chat and the focus stays where it is.
             open_for_review(state, path, &markdown, review, now, !background, fx);
-            if let Some(ed) = state.editor.as_mut() {
-                ed.degraded = degraded;
+            if let Some(ed) = state.editor.get_mut() {
+                ed.set_degraded(degraded);
             }
             if background {
-                state.notice_soon(format!(
+                state.chat.notice_soon(format!(
                     "Handoff document ready in the side editor ({} to edit it): the next session starts from it when the review ends; the work goes on meanwhile",
                     label_for(Action::ToggleFocus)
                 ));
@@ -325,13 +315,15 @@ fn on_frozen(state: &mut AppState, doc: Frozen, now: Instant, fx: &mut Vec<Effec
             } else {
                 "review off"
             };
-            state.notice_soon(format!(
+            state.chat.notice_soon(format!(
                 "Handoff saved to {} ({when}; /edit-handoff opens it)",
                 path.display()
             ));
-            state.latest_handoff = Some(path);
+            state.editor.set_latest_handoff(Some(path));
         }
-        (None, _) => state.notice_soon("Handoff written (no workbench: not saved to disk)"),
+        (None, _) => state
+            .chat
+            .notice_soon("Handoff written (no workbench: not saved to disk)"),
     }
     if awaits_review {
         fx.push(Effect::SendOp(Op::ReviewDone { handoff }));
@@ -347,28 +339,22 @@ fn open_for_review(
     take_focus: bool,
     fx: &mut Vec<Effect>,
 ) {
-    if let Some(old) = state.editor.take().filter(|ed| ed.is_dirty()) {
-        // Never lose the user's words: the new document takes the editor, the edits go to a
-        // file of their own.
-        fx.push(Effect::KeepUnsaved {
-            path: old.path.clone(),
-            text: old.text(),
-        });
-    }
-    state.latest_handoff = Some(path.clone());
+    state.editor.set_latest_handoff(Some(path.clone()));
     let mut ed = SideEditor::open(path.clone(), markdown, Some(review), now);
     // A document written in the background (the main thread works on), or someone typing a
     // message: the focus stays where the user has it, the countdown runs, Ctrl-O or a click
     // enters.
     if !take_focus || state.typing(now) {
-        ed.note = Some(format!(
+        ed.set_note(format!(
             "{} to edit · the countdown runs",
             label_for(Action::ToggleFocus)
         ));
     } else {
         state.focus = Focus::Editor;
     }
-    state.editor = Some(ed);
+    // Never lose the user's words: the new document takes the editor, the edits go to a file
+    // of their own.
+    state.editor.open(ed, fx);
     fx.push(Effect::WatchFile(path));
 }
 
@@ -392,9 +378,9 @@ fn on_done(state: &mut AppState, done: Done) {
         held,
     } = done;
     if let Some(p) = &path {
-        state.latest_handoff = Some(p.clone());
+        state.editor.set_latest_handoff(Some(p.clone()));
     }
-    state.push_cell(Cell::Divider {
+    state.chat.push_cell(Cell::Divider {
         generation,
         context,
         window,
@@ -402,18 +388,15 @@ fn on_done(state: &mut AppState, done: Done) {
         degraded,
         held: Some(held),
     });
-    if state.handoff.take() == Some(HandoffKind::Manual) {
-        state.notice("New session started with handoff context");
+    if state.handoff.done() == Some(HandoffKind::Manual) {
+        state
+            .chat
+            .notice("New session started with handoff context");
     }
-    if let Some(ed) = &mut state.editor
-        && ed.in_review()
-    {
+    if let Some(ed) = state.editor.get_mut() {
         // The engine moved on (e.g. the review ended on its side): the countdown is moot.
-        ed.review = Review::Over;
+        ed.review_moot();
     }
-    state.review_handoff = None;
-    state.background = None;
-    if matches!(state.running, Running::WritingHandoff { .. }) {
-        state.running = Running::Idle;
-    }
+    state.editor.set_review_handoff(None);
+    state.activity.writing_over();
 }

@@ -45,7 +45,11 @@ fn hooks_that_ran_are_cells() {
         update(&mut s, ev(Event::Hook(n)), t0);
     }
     assert_eq!(
-        s.chat.iter().filter(|c| matches!(c, Cell::Hook(_))).count(),
+        s.chat
+            .cells()
+            .iter()
+            .filter(|c| matches!(c, Cell::Hook(_)))
+            .count(),
         3
     );
     insta::assert_snapshot!("hook_cells", draw(&s, 80, 20, t0).backend());
@@ -67,7 +71,7 @@ fn a_settings_file_is_asked_about_and_answered_with_its_hash() {
     update(&mut s, ev(Event::HooksApproval(question.clone())), t0);
     // The same question again is not asked twice.
     update(&mut s, ev(Event::HooksApproval(question)), t0);
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.questions.len(), 1);
     insta::assert_snapshot!("hooks_question", draw(&s, 80, 14, t0).backend());
     // Too soon: typed ahead, it answers nothing.
     let fx = update(
@@ -92,7 +96,7 @@ fn a_settings_file_is_asked_about_and_answered_with_its_hash() {
             approve: false
         }]
     );
-    assert!(s.chat.iter().any(|c| matches!(
+    assert!(s.chat.cells().iter().any(|c| matches!(
         c,
         Cell::HooksQuestion { answer: Some(a), .. } if a.starts_with("declined for this workspace")
     )));

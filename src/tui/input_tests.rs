@@ -23,13 +23,13 @@ fn history_up_down() {
     }
     type_text(&mut s, "dra", t0);
     update(&mut s, key(KeyCode::Up), t0);
-    assert_eq!(s.input_text(), "two");
+    assert_eq!(s.input.text(), "two");
     update(&mut s, key(KeyCode::Up), t0);
-    assert_eq!(s.input_text(), "one");
+    assert_eq!(s.input.text(), "one");
     update(&mut s, key(KeyCode::Down), t0);
-    assert_eq!(s.input_text(), "two");
+    assert_eq!(s.input.text(), "two");
     update(&mut s, key(KeyCode::Down), t0);
-    assert_eq!(s.input_text(), "dra", "the draft comes back");
+    assert_eq!(s.input.text(), "dra", "the draft comes back");
     // On a multi-line input, Up on the second line moves the cursor, not the history.
     update(
         &mut s,
@@ -38,7 +38,7 @@ fn history_up_down() {
     );
     type_text(&mut s, "ft", t0);
     update(&mut s, key(KeyCode::Up), t0);
-    assert_eq!(s.input_text(), "dra\nft");
+    assert_eq!(s.input.text(), "dra\nft");
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn a_10_mb_paste_is_one_chip_expanded_on_send() {
     let started = Instant::now();
     update(&mut s, Msg::Paste(big.clone()), t0);
     assert_eq!(s.input.lines().len(), 1, "the textarea holds the chip only");
-    assert_eq!(s.input_text(), "[pasted 10.0 MB, 163,840 lines]");
+    assert_eq!(s.input.text(), "[pasted 10.0 MB, 163,840 lines]");
     type_text(&mut s, " explain", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert!(
@@ -155,7 +155,7 @@ fn a_10_mb_paste_is_one_chip_expanded_on_send() {
     );
     // A small paste goes in as text.
     update(&mut s, Msg::Paste("a\r\nb".into()), t0);
-    assert_eq!(s.input_text(), "a\nb");
+    assert_eq!(s.input.text(), "a\nb");
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn a_recalled_paste_sends_the_pasted_text_not_its_chip() {
     end_turn(&mut s, 1, t0);
     update(&mut s, key(KeyCode::Up), t0);
     assert_eq!(
-        s.input_text(),
+        s.input.text(),
         "[pasted 41.0 KB, 3,000 lines] why?",
         "the chip comes back, not 40 KB in the textarea"
     );
@@ -214,7 +214,7 @@ fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
         let fx = update(&mut s, key(KeyCode::Char(c)), later);
         assert!(ops(&fx).is_empty(), "{c} answers nothing");
     }
-    assert_eq!(s.input_text(), "can you also");
+    assert_eq!(s.input.text(), "can you also");
     assert!(!s.approval_takes_keys(later + Duration::from_secs(5)));
     // Keys right after the prompt appeared, on an empty input, go to the input too.
     let t1 = later + Duration::from_secs(1);
@@ -227,12 +227,12 @@ fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
             "{k:?} within 400 ms of clearing answers nothing"
         );
     }
-    assert_eq!(s.input_text(), "ya", "they stay in the input");
+    assert_eq!(s.input.text(), "ya", "they stay in the input");
     update(&mut s, ctrl('c'), t1 + Duration::from_millis(200));
     let t2 = t1 + Duration::from_millis(600);
     let fx = update(&mut s, key(KeyCode::Enter), t2);
     assert!(ops(&fx).is_empty(), "Enter never answers");
-    assert_eq!(s.approvals.len(), 2);
+    assert_eq!(s.questions.len(), 2);
     let fx = update(&mut s, key(KeyCode::Char('y')), t2);
     assert_eq!(
         ops(&fx),
@@ -248,7 +248,7 @@ fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
         t2 + Duration::from_millis(50),
     );
     assert!(ops(&fx).is_empty());
-    assert_eq!(s.input_text(), "y", "a key inside the guard is text");
+    assert_eq!(s.input.text(), "y", "a key inside the guard is text");
     update(
         &mut s,
         key(KeyCode::Backspace),
@@ -266,6 +266,6 @@ fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
             decision: Approval::Deny
         }]
     );
-    assert!(s.approvals.is_empty());
+    assert!(s.questions.is_empty());
     assert!(s.input.is_empty());
 }

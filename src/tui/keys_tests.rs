@@ -52,7 +52,10 @@ fn tool(s: &mut AppState, id: &str, now: Instant) {
 }
 
 fn expanded(s: &AppState, idx: usize) -> bool {
-    matches!(s.chat.get(idx), Some(Cell::Tool { expanded: true, .. }))
+    matches!(
+        s.chat.cells().get(idx),
+        Some(Cell::Tool { expanded: true, .. })
+    )
 }
 
 #[test]
@@ -68,7 +71,7 @@ fn home_and_end_jump_in_the_chat_while_the_input_is_empty() {
     let fx = update(&mut s, key(KeyCode::Home), t0);
     assert!(!fx.contains(&Effect::ScrollChat(ChatScroll::Top)));
     type_text(&mut s, ">", t0);
-    assert_eq!(s.input_text(), ">abc");
+    assert_eq!(s.input.text(), ">abc");
     // Ctrl-Home / Ctrl-End always scroll.
     let ctrl_home = Msg::Key(KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL));
     assert!(update(&mut s, ctrl_home, t0).contains(&Effect::ScrollChat(ChatScroll::Top)));
@@ -90,17 +93,17 @@ fn any_tool_cell_can_be_selected_and_expanded() {
     assert!(fx.contains(&Effect::ScrollChat(ChatScroll::Reveal(c))));
     let fx = update(&mut s, alt(KeyCode::Up), t0);
     assert!(fx.contains(&Effect::ScrollChat(ChatScroll::Reveal(b))));
-    assert_eq!(s.selected_tool, Some(b));
+    assert_eq!(s.chat.selected_tool(), Some(b));
     update(&mut s, ctrl('t'), t0);
     assert!(expanded(&s, b));
     // Up past the oldest stays on it; down past the newest clears the selection.
     update(&mut s, alt(KeyCode::Up), t0);
     update(&mut s, alt(KeyCode::Up), t0);
-    assert_eq!(s.selected_tool, Some(a));
+    assert_eq!(s.chat.selected_tool(), Some(a));
     for _ in 0..3 {
         update(&mut s, alt(KeyCode::Down), t0);
     }
-    assert_eq!(s.selected_tool, None);
+    assert_eq!(s.chat.selected_tool(), None);
     // A click on a tool cell selects and toggles it; a click elsewhere changes nothing.
     let click = |cell| Msg::Mouse {
         event: MouseEvent {
@@ -113,7 +116,7 @@ fn any_tool_cell_can_be_selected_and_expanded() {
         cell,
     };
     update(&mut s, click(Some(a)), t0);
-    assert_eq!(s.selected_tool, Some(a));
+    assert_eq!(s.chat.selected_tool(), Some(a));
     assert!(expanded(&s, a));
     update(&mut s, click(Some(a)), t0);
     assert!(!expanded(&s, a));
@@ -121,7 +124,7 @@ fn any_tool_cell_can_be_selected_and_expanded() {
     // Sending a message clears the selection.
     type_text(&mut s, "next", t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    assert_eq!(s.selected_tool, None);
+    assert_eq!(s.chat.selected_tool(), None);
 }
 
 #[test]
@@ -137,30 +140,30 @@ fn ctrl_r_searches_the_history_backwards() {
     });
     type_text(&mut s, "draft", t0);
     update(&mut s, ctrl('r'), t0);
-    assert_eq!(s.search.as_ref().and_then(|q| q.hit), Some(2));
+    assert_eq!(s.input.search().and_then(|q| q.hit()), Some(2));
     type_text(&mut s, "cargo", t0);
-    assert_eq!(s.search.as_ref().and_then(|q| q.hit), Some(2));
+    assert_eq!(s.input.search().and_then(|q| q.hit()), Some(2));
     update(&mut s, ctrl('r'), t0);
-    assert_eq!(s.search.as_ref().and_then(|q| q.hit), Some(0), "older");
+    assert_eq!(s.input.search().and_then(|q| q.hit()), Some(0), "older");
     update(&mut s, ctrl('r'), t0);
-    assert_eq!(s.search.as_ref().and_then(|q| q.hit), Some(0), "stays");
+    assert_eq!(s.input.search().and_then(|q| q.hit()), Some(0), "stays");
     // Esc leaves the input as it was.
     update(&mut s, key(KeyCode::Esc), t0);
-    assert!(s.search.is_none());
-    assert_eq!(s.input_text(), "draft");
+    assert!(s.input.search().is_none());
+    assert_eq!(s.input.text(), "draft");
     // Enter puts the match into the input, without sending it.
     update(&mut s, ctrl('r'), t0);
     type_text(&mut s, "PARS", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert!(ops(&fx).is_empty());
-    assert_eq!(s.input_text(), "explain the parser");
+    assert_eq!(s.input.text(), "explain the parser");
     // No match: Enter changes nothing.
     update(&mut s, ctrl('r'), t0);
     type_text(&mut s, "zzz", t0);
-    assert_eq!(s.search.as_ref().and_then(|q| q.hit), None);
+    assert_eq!(s.input.search().and_then(|q| q.hit()), None);
     update(&mut s, key(KeyCode::Backspace), t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    assert_eq!(s.input_text(), "explain the parser");
+    assert_eq!(s.input.text(), "explain the parser");
 }
 
 #[test]
@@ -179,7 +182,7 @@ fn sent_messages_go_to_the_history_file_and_copy_takes_the_last_reply() {
     type_text(&mut s, "remember me", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert!(fx.contains(&Effect::AppendHistory("remember me".into())));
-    let big = "x".repeat(super::state::HISTORY_ENTRY_MAX + 1);
+    let big = "x".repeat(super::commands::HISTORY_ENTRY_MAX + 1);
     update(&mut s, Msg::Paste(big), t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert!(
@@ -254,18 +257,18 @@ fn the_side_editor_opens_without_the_focus_while_the_user_types() {
     type_text(&mut s, "and then", t0);
     update(&mut s, frozen("/n/h.md"), t0 + Duration::from_secs(5));
     assert_eq!(s.focus, Focus::Input, "the keys stay in the input");
-    let ed = s.editor.as_ref().expect("the editor opened");
-    assert!(ed.note.as_deref().is_some_and(|n| n.contains("Ctrl-O")));
+    let ed = s.editor.get().expect("the editor opened");
+    assert!(ed.note().is_some_and(|n| n.contains("Ctrl-O")));
     let t1 = t0 + Duration::from_secs(6);
     type_text(&mut s, " also this", t1);
-    assert_eq!(s.input_text(), "and then also this");
-    let ed = s.editor.as_ref().expect("open");
+    assert_eq!(s.input.text(), "and then also this");
+    let ed = s.editor.get().expect("open");
     assert!(!ed.is_dirty(), "nothing typed elsewhere lands in the file");
     assert!(!ed.is_paused(), "the countdown runs");
     assert_eq!(ed.countdown(t1), Some(14));
     // Esc in the input does not touch the review.
     update(&mut s, key(KeyCode::Esc), t1);
-    assert!(s.editor.as_ref().is_some_and(|e| e.in_review()));
+    assert!(s.editor.get().is_some_and(|e| e.in_review()));
     // Ctrl-O enters the editor.
     update(&mut s, ctrl('o'), t1);
     assert_eq!(s.focus, Focus::Editor);
@@ -293,7 +296,7 @@ fn a_running_tool_cell_counts_its_seconds() {
     );
     update(&mut s, Msg::Tick, t0 + Duration::from_millis(3_400));
     assert!(matches!(
-        s.chat.get(0),
+        s.chat.cells().get(0),
         Some(Cell::Tool {
             status: ToolStatus::Running { secs: 3, .. },
             ..

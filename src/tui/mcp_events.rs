@@ -8,9 +8,9 @@ use std::time::Instant;
 use crate::engine::mcp::ServerStatus;
 use crate::engine::protocol::Event;
 
-use super::questions;
+use super::questions::{Asked, PendingApproval};
 use super::render::cell::Cell;
-use super::state::{AppState, Asked, PendingApproval};
+use super::state::AppState;
 
 /// Apply one MCP event.
 pub(super) fn on_mcp_event(state: &mut AppState, ev: Event, now: Instant) {
@@ -23,10 +23,7 @@ pub(super) fn on_mcp_event(state: &mut AppState, ev: Event, now: Instant) {
         Event::McpWaiting { servers } => on_mcp_waiting(state, servers, now),
         // Launch turns the changes worth a notice into notices; /mcp shows the states.
         Event::McpStatus(status) => {
-            match state.mcp_servers.iter_mut().find(|s| s.name == status.name) {
-                Some(known) => *known = status,
-                None => state.mcp_servers.push(status),
-            }
+            state.mcp.update(status);
         }
         _ => {}
     }
@@ -43,11 +40,11 @@ fn on_mcp_json(
     now: Instant,
 ) {
     let asked = Asked::McpJson { sha256 };
-    if state.approvals.iter().any(|p| p.asked == asked) {
+    if state.questions.asks(&asked) {
         return;
     }
     let shown = path.display().to_string();
-    state.push_cell(Cell::McpJson {
+    state.chat.push_cell(Cell::McpJson {
         path: shown.clone(),
         servers: servers
             .iter()
@@ -57,15 +54,11 @@ fn on_mcp_json(
     });
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     let summary = format!("{shown} would start: {}", names.join(", "));
-    let p = PendingApproval::question(asked, ".mcp.json", summary, state);
-    questions::enqueue(state, p, now);
+    let p = PendingApproval::question(asked, ".mcp.json", summary, state.chat.last_index());
+    state.questions.enqueue(p, now);
 }
 
 /// The MCP servers the next request waits for (none: the wait is over).
 fn on_mcp_waiting(state: &mut AppState, servers: Vec<String>, now: Instant) {
-    state.mcp_waiting = match (servers.is_empty(), state.mcp_waiting.take()) {
-        (true, _) => None,
-        (false, Some((_, since))) => Some((servers, since)),
-        (false, None) => Some((servers, now)),
-    };
+    state.activity.mcp_waiting(servers, now);
 }

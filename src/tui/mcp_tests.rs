@@ -81,7 +81,7 @@ fn the_mcp_json_question_is_not_answered_by_typing_ahead() {
         }]
     );
     assert_eq!(s.focus, Focus::Input);
-    assert!(s.chat.iter().any(
+    assert!(s.chat.cells().iter().any(
         |c| matches!(c, Cell::McpJson { answer: Some(a), .. } if a == "approved for this workspace")
     ));
 }
@@ -95,7 +95,7 @@ fn the_mcp_json_question_declines_with_n_and_esc_leaves_it_for_the_next_launch()
     mcp_json_event(&mut s, t0);
     // The same question again (a restart) is not asked twice.
     mcp_json_event(&mut s, t0);
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.questions.len(), 1);
     let fx = update(&mut s, key(KeyCode::Char('n')), late);
     assert_eq!(
         ops(&fx),
@@ -146,7 +146,7 @@ fn the_mcp_json_question_offers_its_own_keys_only() {
     // `a` is not offered: it answers nothing.
     let fx = update(&mut s, key(KeyCode::Char('a')), late);
     assert!(ops(&fx).is_empty(), "{fx:?}");
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.questions.len(), 1);
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn the_spinner_names_the_mcp_servers_a_request_waits_for() {
         }),
         now,
     );
-    assert!(s.mcp_waiting.is_none());
+    assert!(!s.activity.waits_for_mcp());
 }
 
 #[test]

@@ -13,23 +13,23 @@ use super::state::AppState;
 pub(super) fn pin(state: &mut AppState, arg: Option<String>, fx: &mut Vec<Effect>) {
     match arg {
         Some(text) => fx.push(Effect::SendOp(Op::Pin { text })),
-        None => state.notice(pins_report(&state.memory)),
+        None => state.chat.notice(pins_report(&state.memory)),
     }
 }
 
 /// `/pins [rm N | clear]`.
 pub(super) fn pins(state: &mut AppState, arg: Option<String>, fx: &mut Vec<Effect>) {
     match parse_pins(arg.as_deref()) {
-        Ok(PinsCommand::List) => state.notice(pins_report(&state.memory)),
+        Ok(PinsCommand::List) => state.chat.notice(pins_report(&state.memory)),
         Ok(PinsCommand::Unpin(pin)) => fx.push(Effect::SendOp(Op::Unpin { pin })),
-        Err(e) => state.error(e.to_string()),
+        Err(e) => state.chat.error(e.to_string()),
     }
 }
 
 /// `/focus [TEXT]`: set the standing focus, or clear it.
 pub(super) fn focus(state: &mut AppState, arg: Option<String>, fx: &mut Vec<Effect>) {
-    if arg.is_none() && state.memory.focus.is_none() {
-        return state.notice(
+    if arg.is_none() && state.memory.focus().is_none() {
+        return state.chat.notice(
             "No standing focus · /focus TEXT sets one: every later handoff of this step keeps it in view",
         );
     }
@@ -46,11 +46,11 @@ pub(super) fn on_event(state: &mut AppState, ev: Event) {
             step,
         } => {
             let message = pins_message(&pins, change, &changed, step.is_some());
-            state.memory.pins = pins;
-            state.notice(message);
+            state.memory.set_pins(pins);
+            state.chat.notice(message);
         }
         Event::Focus { focus, step } => {
-            let message = match (&focus, &state.memory.focus) {
+            let message = match (&focus, state.memory.focus()) {
                 (Some(f), _) => format!(
                     "Standing focus{}: {f} · every later handoff of this step keeps it in view · /focus alone clears it",
                     if step.is_some() {
@@ -62,13 +62,13 @@ pub(super) fn on_event(state: &mut AppState, ev: Event) {
                 (None, Some(old)) => format!("Standing focus cleared (it was: {old})"),
                 (None, None) => "Standing focus cleared".to_string(),
             };
-            state.memory.focus = focus;
-            state.notice(message);
+            state.memory.set_focus(focus);
+            state.chat.notice(message);
         }
-        Event::Todo { items } => state.memory.plan = items,
+        Event::Todo { items } => state.memory.set_plan(items),
         Event::MemoryRefused { reason, message } => match reason {
-            MemoryRefusal::AlreadyPinned => state.notice(message),
-            _ => state.error(message),
+            MemoryRefusal::AlreadyPinned => state.chat.notice(message),
+            _ => state.chat.error(message),
         },
         _ => {}
     }

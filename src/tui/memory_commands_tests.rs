@@ -101,7 +101,7 @@ fn pin_before_any_session_goes_to_the_engine_and_says_it_waits_for_the_step() {
         notice(&s),
         "Pinned #1 for the step your first message starts: never push to main"
     );
-    assert_eq!(s.memory.pins, ["never push to main"]);
+    assert_eq!(s.memory.pins(), ["never push to main"]);
     // Once there is a step.
     update(
         &mut s,
@@ -130,7 +130,7 @@ fn a_pasted_pin_is_sent_whole_and_the_refusal_shows_as_an_error() {
         t0,
     );
     assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("1,048,576")));
-    assert!(s.memory.pins.is_empty());
+    assert!(s.memory.pins().is_empty());
 }
 
 #[test]
@@ -217,7 +217,7 @@ fn focus_sets_and_clears() {
         notice(&s),
         "Standing focus cleared (it was: the parser bug)"
     );
-    assert_eq!(s.memory.focus, None);
+    assert_eq!(s.memory.focus(), None);
 }
 
 #[test]

@@ -8,11 +8,44 @@ use crate::engine::protocol::{PinRef, TodoItem};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct MemoryView {
     /// The pins, oldest first (numbered from 1 by `/pins`).
-    pub(crate) pins: Vec<String>,
+    pins: Vec<String>,
     /// The plan (the `todo` tool's list).
-    pub(crate) plan: Vec<TodoItem>,
+    plan: Vec<TodoItem>,
     /// The standing focus.
-    pub(crate) focus: Option<String>,
+    focus: Option<String>,
+}
+
+impl MemoryView {
+    /// The pins, oldest first.
+    #[cfg(test)]
+    pub(crate) fn pins(&self) -> &[String] {
+        &self.pins
+    }
+
+    /// The plan.
+    pub(crate) fn plan(&self) -> &[TodoItem] {
+        &self.plan
+    }
+
+    /// The standing focus, if one is set.
+    pub(crate) fn focus(&self) -> Option<&str> {
+        self.focus.as_deref()
+    }
+
+    /// The pins changed.
+    pub(crate) fn set_pins(&mut self, pins: Vec<String>) {
+        self.pins = pins;
+    }
+
+    /// The standing focus was set or cleared.
+    pub(crate) fn set_focus(&mut self, focus: Option<String>) {
+        self.focus = focus;
+    }
+
+    /// The plan changed.
+    pub(crate) fn set_plan(&mut self, plan: Vec<TodoItem>) {
+        self.plan = plan;
+    }
 }
 
 /// The usage line of `/pins`.

@@ -1,15 +1,16 @@
-//! `@path` completion (part of the pure reducer). While the word at the cursor starts with `@`,
+//! `@path` completion, a part of the state. While the word at the cursor starts with `@`,
 //! the app is asked for the workspace files that fuzzy-match what follows it (the engine's file
 //! index, which respects `.gitignore`); the answer fills a popup over the input. Tab or Enter puts
 //! the chosen path into the message as `@path ` (quoted when it holds a space), which the engine
 //! attaches when the message is sent; a directory stays open (`@src/`) to go on typing in it.
+//! The index walks again before the next answer once a tool call the engine said may change
+//! files has its result.
 
 use std::time::Duration;
 
 use ratatui_textarea::DataCursor;
 
 use super::msg::Effect;
-use super::state::{AppState, Focus, Mention};
 
 /// Matches asked for.
 pub(crate) const LIMIT: usize = 50;
@@ -45,153 +46,239 @@ pub(crate) fn token_at_cursor(
     Some((row, at, query))
 }
 
-/// The input changed: open, follow or close the popup, asking for matches when the query moved.
-pub(super) fn sync(state: &mut AppState, fx: &mut Vec<Effect>) {
-    if state.focus != Focus::Input {
-        state.mention = None;
-        return;
+/// `@path` completion: what is typed after the `@` and the files that match it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mention {
+    /// Where the `@` is: the input's row.
+    row: usize,
+    /// The character column of the `@`.
+    col: usize,
+    /// What follows the `@` up to the cursor.
+    query: String,
+    /// Matching workspace paths, best first.
+    items: Vec<String>,
+    /// The highlighted row.
+    selected: usize,
+    /// The index was still being built when these matches came (ask again soon).
+    partial: bool,
+    /// Paths indexed so far.
+    indexed: usize,
+    /// The `@` was dismissed with Esc: no popup until the token changes.
+    dismissed: bool,
+}
+
+impl Mention {
+    /// What follows the `@` up to the cursor.
+    pub(crate) fn query(&self) -> &str {
+        &self.query
     }
-    let Some((row, col, query)) = token_at_cursor(state.input.lines(), state.input.cursor()) else {
-        state.mention = None;
-        return;
-    };
-    let same_token = state
-        .mention
-        .as_ref()
-        .is_some_and(|m| m.row == row && m.col == col);
-    if let Some(m) = state.mention.as_mut().filter(|_| same_token) {
-        if m.query == query {
+
+    /// Matching workspace paths, best first.
+    pub(crate) fn items(&self) -> &[String] {
+        &self.items
+    }
+
+    /// The highlighted row.
+    pub(crate) fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// The index was still being built when these matches came.
+    pub(crate) fn partial(&self) -> bool {
+        self.partial
+    }
+
+    /// Paths indexed so far.
+    pub(crate) fn indexed(&self) -> usize {
+        self.indexed
+    }
+}
+
+/// The `@` popup and the file queries behind it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Mentions {
+    /// The popup, while an `@` token is being typed.
+    open: Option<Mention>,
+    /// The last file query asked of the app (answers to older ones are dropped).
+    seq: u64,
+    /// A tool changed files since the index last walked.
+    stale: bool,
+    /// Running calls the engine said may change files (their results make the index stale).
+    changing_calls: Vec<String>,
+}
+
+impl Mentions {
+    /// The popup, if one is open (shown or dismissed).
+    #[cfg(test)]
+    pub(crate) fn open(&self) -> Option<&Mention> {
+        self.open.as_ref()
+    }
+
+    /// The popup when it shows (and takes Up/Down/Tab/Enter/Esc), the input having the focus.
+    pub(crate) fn visible(&self, input_focused: bool) -> Option<&Mention> {
+        self.open
+            .as_ref()
+            .filter(|m| input_focused && !m.dismissed && (!m.items.is_empty() || m.partial))
+    }
+
+    /// The last file query asked.
+    #[cfg(test)]
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Whether the index walks again before the next answer.
+    #[cfg(test)]
+    pub(crate) fn stale(&self) -> bool {
+        self.stale
+    }
+
+    /// The input changed: open, follow or close the popup, asking for matches when the query
+    /// moved.
+    pub(crate) fn sync(
+        &mut self,
+        input_focused: bool,
+        lines: &[String],
+        cursor: DataCursor,
+        fx: &mut Vec<Effect>,
+    ) {
+        if !input_focused {
+            self.open = None;
             return;
         }
-        m.query = query.clone();
-        m.selected = 0;
-        m.dismissed = false;
-    } else {
-        state.mention = Some(Mention {
-            row,
-            col,
-            query: query.clone(),
-            items: Vec::new(),
-            selected: 0,
-            partial: true,
-            indexed: 0,
-            dismissed: false,
+        let Some((row, col, query)) = token_at_cursor(lines, cursor) else {
+            self.open = None;
+            return;
+        };
+        let same_token = self
+            .open
+            .as_ref()
+            .is_some_and(|m| m.row == row && m.col == col);
+        if let Some(m) = self.open.as_mut().filter(|_| same_token) {
+            if m.query == query {
+                return;
+            }
+            m.query = query;
+            m.selected = 0;
+            m.dismissed = false;
+        } else {
+            self.open = Some(Mention {
+                row,
+                col,
+                query,
+                items: Vec::new(),
+                selected: 0,
+                partial: true,
+                indexed: 0,
+                dismissed: false,
+            });
+        }
+        self.ask(fx);
+    }
+
+    /// Ask the app for matches of the open popup's query.
+    fn ask(&mut self, fx: &mut Vec<Effect>) {
+        let Some(m) = self.open.as_ref() else {
+            return;
+        };
+        self.seq += 1;
+        fx.push(Effect::QueryFiles {
+            seq: self.seq,
+            query: m.query.clone(),
+            refresh: std::mem::take(&mut self.stale),
         });
     }
-    ask(state, fx);
-}
 
-/// Ask the app for matches of the open popup's query.
-pub(super) fn ask(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some(m) = state.mention.as_ref() else {
-        return;
-    };
-    state.file_query_seq += 1;
-    fx.push(Effect::QueryFiles {
-        seq: state.file_query_seq,
-        query: m.query.clone(),
-        refresh: std::mem::take(&mut state.files_stale),
-    });
-}
-
-/// The app's answer: kept when it answers the newest query.
-pub(super) fn on_matches(
-    state: &mut AppState,
-    seq: u64,
-    items: Vec<String>,
-    complete: bool,
-    indexed: usize,
-    fx: &mut Vec<Effect>,
-) {
-    if seq != state.file_query_seq {
-        return;
-    }
-    let Some(m) = state.mention.as_mut() else {
-        return;
-    };
-    m.items = items;
-    m.selected = m.selected.min(m.items.len().saturating_sub(1));
-    m.partial = !complete;
-    m.indexed = indexed;
-    if !complete {
-        fx.push(Effect::ScheduleFrame(Some(REQUERY)));
-    }
-}
-
-/// A frame is due: a popup answered from a partial index asks again.
-pub(super) fn on_tick(state: &mut AppState, fx: &mut Vec<Effect>) {
-    if state
-        .mention
-        .as_ref()
-        .is_some_and(|m| m.partial && !m.dismissed)
-    {
-        ask(state, fx);
-    }
-}
-
-/// Whether the popup shows (and takes Up/Down/Tab/Enter/Esc).
-pub(crate) fn visible(state: &AppState) -> bool {
-    state.focus == Focus::Input
-        && state
-            .mention
-            .as_ref()
-            .is_some_and(|m| !m.dismissed && (!m.items.is_empty() || m.partial))
-}
-
-/// Up / Down in the popup.
-pub(super) fn step(state: &mut AppState, down: bool) {
-    if let Some(m) = state.mention.as_mut() {
-        let n = m.items.len().max(1);
-        m.selected = if down {
-            (m.selected + 1) % n
-        } else {
-            (m.selected + n - 1) % n
-        };
-    }
-}
-
-/// Tab / Enter: the highlighted path replaces the typed token. A file gets a space after it (the
-/// mention is done); a directory stays open, so its files come next.
-pub(super) fn complete(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some((at_row, at_col, path)) = state
-        .mention
-        .as_ref()
-        .and_then(|m| Some((m.row, m.col, m.items.get(m.selected)?.clone())))
-    else {
-        return;
-    };
-    let DataCursor(row, col) = state.input.cursor();
-    if row != at_row || col < at_col {
-        state.mention = None;
-        return;
-    }
-    // Delete back to the `@` (the query, an opening quote and the `@` itself).
-    for _ in at_col..col {
-        state.input.delete_char();
-    }
-    let dir = path.ends_with('/');
-    let text = if path.chars().any(char::is_whitespace) {
-        if dir {
-            format!("@\"{path}")
-        } else {
-            format!("@\"{path}\" ")
+    /// The app's answer: kept when it answers the newest query.
+    pub(crate) fn on_matches(
+        &mut self,
+        seq: u64,
+        items: Vec<String>,
+        complete: bool,
+        indexed: usize,
+        fx: &mut Vec<Effect>,
+    ) {
+        if seq != self.seq {
+            return;
         }
-    } else if dir {
-        format!("@{path}")
-    } else {
-        format!("@{path} ")
-    };
-    state.input.insert_str(text);
-    state.mention = None;
-    if dir {
-        sync(state, fx);
+        let Some(m) = self.open.as_mut() else {
+            return;
+        };
+        m.items = items;
+        m.selected = m.selected.min(m.items.len().saturating_sub(1));
+        m.partial = !complete;
+        m.indexed = indexed;
+        if !complete {
+            fx.push(Effect::ScheduleFrame(Some(REQUERY)));
+        }
     }
-}
 
-/// Esc: the popup closes until the token changes.
-pub(super) fn dismiss(state: &mut AppState) {
-    if let Some(m) = state.mention.as_mut() {
-        m.dismissed = true;
+    /// A frame is due: a popup answered from a partial index asks again.
+    pub(crate) fn on_tick(&mut self, fx: &mut Vec<Effect>) {
+        if self
+            .open
+            .as_ref()
+            .is_some_and(|m| m.partial && !m.dismissed)
+        {
+            self.ask(fx);
+        }
+    }
+
+    /// Up / Down in the popup.
+    pub(crate) fn step(&mut self, down: bool) {
+        if let Some(m) = self.open.as_mut() {
+            let n = m.items.len().max(1);
+            m.selected = if down {
+                (m.selected + 1) % n
+            } else {
+                (m.selected + n - 1) % n
+            };
+        }
+    }
+
+    /// Tab / Enter: the popup closes; returned are where its `@` is (row, column) and what
+    /// replaces the typed token: the highlighted path, with a space after a file (the mention
+    /// is done), open after a directory (its files come next, `true`).
+    pub(crate) fn take_chosen(&mut self) -> Option<(usize, usize, String, bool)> {
+        let (row, col, path) = self
+            .open
+            .as_ref()
+            .and_then(|m| Some((m.row, m.col, m.items.get(m.selected)?.clone())))?;
+        self.open = None;
+        let dir = path.ends_with('/');
+        let text = if path.chars().any(char::is_whitespace) {
+            if dir {
+                format!("@\"{path}")
+            } else {
+                format!("@\"{path}\" ")
+            }
+        } else if dir {
+            format!("@{path}")
+        } else {
+            format!("@{path} ")
+        };
+        Some((row, col, text, dir))
+    }
+
+    /// Esc: the popup closes until the token changes.
+    pub(crate) fn dismiss(&mut self) {
+        if let Some(m) = self.open.as_mut() {
+            m.dismissed = true;
+        }
+    }
+
+    /// A tool call the engine said may change files started.
+    pub(crate) fn call_may_change_files(&mut self, id: String) {
+        self.changing_calls.push(id);
+    }
+
+    /// A tool call has its result: if it may have changed files, the index walks again before
+    /// its next answer.
+    pub(crate) fn call_done(&mut self, id: &str) {
+        if let Some(i) = self.changing_calls.iter().position(|c| c == id) {
+            self.changing_calls.swap_remove(i);
+            self.stale = true;
+        }
     }
 }
 

@@ -1,14 +1,20 @@
 //! The full-screen terminal front end: an Elm-style shell around the engine's queue pair. The app
-//! (`app`) owns the terminal, the channels and the I/O; the state (`state`) is model only; the
-//! pure reducer (`update`, with one module per concern: keys and commands, the engine's turn,
-//! handoff, session, memory, subagent and MCP events, the queue, the side editor) turns messages
-//! into state changes and effects; the view (`view`, with the approval prompt and the overlays)
-//! draws the state with the renderer in [`render`]. Keys are one table (`keymap`).
+//! (`app`) owns the terminal, the channels and the I/O; the state (`state`) is model only, made
+//! of parts that each own their behaviour (`chat`, `input_box`, `mention`, `turns`, `activity`,
+//! `status_line`, `questions`, `session_picker`, `rewind_state`, `editor_pane`, `handoff_state`,
+//! …); the pure reducer (`update`, with one module per concern: keys and commands, the engine's
+//! turn, handoff, session, memory, subagent and MCP events, the queue, the side editor) turns
+//! messages into calls on the parts and effects; the view (`view`, with the approval prompt and
+//! the overlays) draws the state with the renderer in [`render`]. Keys are one table (`keymap`).
 
+pub(crate) mod activity;
 pub(crate) mod app;
 pub(crate) mod approval_view;
+pub(crate) mod chat;
 pub(crate) mod commands;
 pub(crate) mod editor;
+pub(crate) mod editor_pane;
+pub(crate) mod editor_review;
 pub(crate) mod editor_update;
 pub(crate) mod events;
 pub(crate) mod file_queries;
@@ -19,30 +25,40 @@ pub(crate) mod handoff_state;
 pub(crate) mod history_file;
 pub(crate) mod hook_events;
 pub(crate) mod input;
+pub(crate) mod input_box;
+pub(crate) mod interrupt_keys;
+pub(crate) mod key_actions;
 pub(crate) mod keymap;
 pub(crate) mod mcp_events;
+pub(crate) mod mcp_servers;
 pub(crate) mod memory_commands;
 pub(crate) mod memory_view;
 pub(crate) mod mention;
 pub(crate) mod msg;
 pub(crate) mod overlay_view;
+pub(crate) mod paste_and_mouse;
 pub(crate) mod plan_review;
 pub(crate) mod plan_state;
+pub(crate) mod question_answers;
 pub(crate) mod questions;
 pub(crate) mod queue;
+pub(crate) mod quit_arm;
 pub mod render;
 pub(crate) mod rewind_picker;
 pub(crate) mod rewind_state;
 pub(crate) mod search;
 pub(crate) mod select;
 pub(crate) mod session_events;
+pub(crate) mod session_info;
 pub(crate) mod session_picker;
 pub(crate) mod slash;
 pub(crate) mod state;
+pub(crate) mod status_line;
 pub(crate) mod subagent_events;
 pub(crate) mod term_out;
 pub(crate) mod terminal;
 pub(crate) mod turn_events;
+pub(crate) mod turns;
 pub(crate) mod undo_commands;
 pub(crate) mod unsaved;
 pub(crate) mod unsaved_copy;

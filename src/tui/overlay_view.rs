@@ -8,10 +8,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::keymap::{Action, label_for};
-use super::mention;
+use super::mention::Mention;
 use super::render::theme::Theme;
 use super::render::wrap::{sanitize, str_width, truncate};
-use super::state::{AppState, Picker};
+use super::session_picker::Picker;
 use crate::engine::protocol::SessionSummary;
 
 /// Rows the `@` popup lists at most.
@@ -53,7 +53,7 @@ pub(crate) fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Them
         return;
     }
     let width = area.width.saturating_sub(4).min(120);
-    let rows = (p.sessions.len() as u16)
+    let rows = (p.sessions().len() as u16)
         .min(area.height.saturating_sub(4))
         .max(1);
     let height = rows + 2;
@@ -64,16 +64,16 @@ pub(crate) fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Them
         height,
     );
     let title = format!(" sessions of this workspace · {} ", picker_keys());
-    let (inner, first) = popup_frame(rect, buf, title, p.selected, theme);
+    let (inner, first) = popup_frame(rect, buf, title, p.selected(), theme);
     let lines: Vec<Line> = p
-        .sessions
+        .sessions()
         .iter()
         .enumerate()
         .skip(first)
         .take(usize::from(inner.height))
         .map(|(i, s)| {
-            let current = s.run_id == p.current_run;
-            let style = if i == p.selected {
+            let current = p.is_current(s);
+            let style = if i == p.selected() {
                 theme.selection
             } else if current {
                 theme.dim
@@ -87,44 +87,35 @@ pub(crate) fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Them
 }
 
 /// The `@` popup just above the input box, matched characters of each path in the key style.
-pub(crate) fn draw_mentions(
-    state: &AppState,
-    body: Rect,
-    input: Rect,
-    buf: &mut Buffer,
-    theme: &Theme,
-) {
-    let Some(m) = state.mention.as_ref().filter(|_| mention::visible(state)) else {
-        return;
-    };
+pub(crate) fn draw_mentions(m: &Mention, body: Rect, input: Rect, buf: &mut Buffer, theme: &Theme) {
     if body.height < 3 {
         return;
     }
-    let rows = (m.items.len() as u16).clamp(1, MENTION_ROWS);
+    let rows = (m.items().len() as u16).clamp(1, MENTION_ROWS);
     let height = (rows + 2).min(body.height);
     let width = body.width.min(80);
     let rect = Rect::new(body.x, input.y.saturating_sub(height), width, height);
-    let status = if m.partial {
-        format!(" files · indexing… {} so far ", m.indexed)
+    let status = if m.partial() {
+        format!(" files · indexing… {} so far ", m.indexed())
     } else {
-        format!(" files · {} indexed ", m.indexed)
+        format!(" files · {} indexed ", m.indexed())
     };
-    let (inner, first) = popup_frame(rect, buf, status, m.selected, theme);
-    let lines: Vec<Line> = if m.items.is_empty() {
+    let (inner, first) = popup_frame(rect, buf, status, m.selected(), theme);
+    let lines: Vec<Line> = if m.items().is_empty() {
         vec![Line::styled("(no match yet)", theme.dim)]
     } else {
-        m.items
+        m.items()
             .iter()
             .enumerate()
             .skip(first)
             .take(usize::from(inner.height))
             .map(|(i, path)| {
-                let base = if i == m.selected {
+                let base = if i == m.selected() {
                     theme.selection
                 } else {
                     Style::default()
                 };
-                path_line(path, &m.query, usize::from(inner.width), base, theme)
+                path_line(path, m.query(), usize::from(inner.width), base, theme)
             })
             .collect()
     };

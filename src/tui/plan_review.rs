@@ -11,7 +11,8 @@ use std::time::Instant;
 use crate::engine::policy::Mode;
 use crate::engine::protocol::{Op, PlanChoice};
 
-use super::editor::{AfterSave, Prompt, SideEditor};
+use super::editor::SideEditor;
+use super::editor_review::AfterSave;
 use super::keymap::{Action, label_for};
 use super::msg::Effect;
 use super::state::{AppState, Focus};
@@ -32,10 +33,7 @@ pub(crate) fn plan_keys() -> String {
 /// in the editor holding the plan. False when `action` is none of these here (the reducer goes
 /// on with it).
 pub(super) fn on_action(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) -> bool {
-    let asking = state
-        .editor
-        .as_ref()
-        .is_some_and(|e| e.prompt == Prompt::Plan);
+    let asking = state.editor.get().is_some_and(|e| e.asks_plan());
     match action {
         Action::CycleMode => cycle_mode(state, fx),
         Action::ImplementHere | Action::ImplementFresh | Action::KeepPlanning => {
@@ -50,14 +48,13 @@ pub(super) fn on_action(state: &mut AppState, action: Action, fx: &mut Vec<Effec
 
 /// Shift-Tab: the next mode, shown at once and sent to the engine.
 fn cycle_mode(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let mode = state.plan.mode.next();
-    state.plan.mode = mode;
+    let mode = state.plan.cycle_mode();
     fx.push(Effect::SendOp(Op::SetMode { mode }));
 }
 
 /// The engine's mode in force.
 pub(super) fn on_mode(state: &mut AppState, mode: Mode) {
-    state.plan.mode = mode;
+    state.plan.set_mode(mode);
 }
 
 /// A plan was presented: it opens in the side editor with the focus (edits of another file
@@ -69,21 +66,17 @@ pub(super) fn on_plan(
     now: Instant,
 ) -> Vec<Effect> {
     let mut fx = Vec::new();
-    if let Some(old) = state.editor.take().filter(SideEditor::is_dirty) {
-        fx.push(Effect::KeepUnsaved {
-            path: old.path.clone(),
-            text: old.text(),
-        });
-    }
     let mut ed = SideEditor::open(path.clone(), markdown, None, now);
-    ed.note = Some(format!(
+    ed.set_note(format!(
         "the plan: edit it, then {} to choose what to do with it",
         label_for(Action::EditorEscape)
     ));
-    state.editor = Some(ed);
+    state.editor.open(ed, &mut fx);
     state.focus = Focus::Editor;
-    state.plan.review = Some(path.clone());
-    state.notice(format!("Plan saved to {}", path.display()));
+    state.plan.review(path.clone());
+    state
+        .chat
+        .notice(format!("Plan saved to {}", path.display()));
     fx.push(Effect::WatchFile(path));
     fx
 }
@@ -93,60 +86,57 @@ pub(super) fn on_plan(
 fn escape(state: &mut AppState, fx: &mut Vec<Effect>) -> bool {
     let Some(ed) = state
         .editor
-        .as_mut()
-        .filter(|e| Some(&e.path) == state.plan.review.as_ref())
+        .get_mut()
+        .filter(|e| state.plan.reviews(e.path()))
     else {
         return false;
     };
     if ed.is_dirty() {
-        ed.after_save = AfterSave::PlanChoice;
+        ed.then(AfterSave::PlanChoice);
         super::editor_update::save(state, fx);
     } else {
-        ed.prompt = Prompt::Plan;
-        ed.note = None;
+        ed.ask_plan();
     }
     true
 }
 
 /// The answer to the plan question.
 fn choose(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
-    let Some(ed) = state.editor.as_mut().filter(|e| e.prompt == Prompt::Plan) else {
+    let Some(ed) = state.editor.get_mut().filter(|e| e.asks_plan()) else {
         return;
     };
     let choice = match action {
         Action::ImplementHere => PlanChoice::Here,
         Action::ImplementFresh => PlanChoice::FreshSession,
         Action::KeepPlanning => {
-            let path = ed.path.display().to_string();
+            let path = ed.path().display().to_string();
             close(state, fx);
-            state.notice(format!(
+            state.chat.notice(format!(
                 "Still planning: the plan stays in {path}; {} changes the mode",
                 label_for(Action::CycleMode)
             ));
             return;
         }
         _ => {
-            ed.prompt = Prompt::None;
-            ed.note = Some(format!("{} asks again", label_for(Action::EditorEscape)));
+            ed.keep_editing(format!("{} asks again", label_for(Action::EditorEscape)));
             return;
         }
     };
     close(state, fx);
-    state.notice(match choice {
+    state.chat.notice(match choice {
         PlanChoice::Here => "Implementing the plan here",
         PlanChoice::FreshSession => {
             "Implementing the plan in a fresh session that starts from its file"
         }
     });
-    let turn = state.new_turn();
-    state.in_flight.push(turn);
+    let turn = state.turns.send();
     fx.push(Effect::SendOp(Op::ImplementPlan { turn, choice }));
 }
 
 /// The plan review is over: the editor closes, the keys go back to the input.
 fn close(state: &mut AppState, fx: &mut Vec<Effect>) {
-    state.plan.review = None;
-    state.editor = None;
+    state.plan.review_over();
+    state.editor.close();
     state.focus = Focus::Input;
     fx.push(Effect::UnwatchFile);
 }

@@ -11,7 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::engine::policy::Mode;
 use crate::engine::protocol::{Event, Op, PlanChoice, TurnId};
 
-use super::editor::Prompt;
+use super::editor_review::Prompt;
 use super::msg::{Effect, Msg};
 use super::state::Focus;
 use super::test_support::{ev, key, ops, state};
@@ -50,16 +50,16 @@ fn shift_tab_cycles_the_modes_and_the_engine_has_the_last_word() {
             Op::SetMode { mode: Mode::Normal },
         ]
     );
-    assert_eq!(s.plan.mode, Mode::Normal);
+    assert_eq!(s.plan.mode(), Mode::Normal);
     update(&mut s, ev(Event::Mode { mode: Mode::Plan }), t0);
-    assert_eq!(s.plan.mode, Mode::Plan);
+    assert_eq!(s.plan.mode(), Mode::Plan);
     // From the side editor too: the key is global.
     update(&mut s, plan_event("/n/plan-x.md"), t0);
     assert_eq!(s.focus, Focus::Editor);
     let fx = update(&mut s, back_tab(KeyModifiers::SHIFT), t0);
     assert_eq!(ops(&fx), [Op::SetMode { mode: Mode::Normal }]);
     assert_eq!(
-        s.editor.as_ref().unwrap().text(),
+        s.editor.get().unwrap().text(),
         PLAN,
         "not typed into the plan"
     );
@@ -74,7 +74,7 @@ fn a_presented_plan_opens_for_editing_and_esc_asks_what_to_do_with_it() {
     assert_eq!(s.focus, Focus::Editor);
     // Edits, then Esc: saved first, and the question follows the save.
     update(&mut s, key(KeyCode::Char('Z')), t0);
-    let text = s.editor.as_ref().unwrap().text();
+    let text = s.editor.get().unwrap().text();
     assert!(text.contains('Z'), "{text}");
     let fx = update(&mut s, key(KeyCode::Esc), t0);
     assert!(
@@ -94,15 +94,15 @@ fn a_presented_plan_opens_for_editing_and_esc_asks_what_to_do_with_it() {
         },
         t0,
     );
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Plan);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Plan);
     // A letter other than the answers types nothing while the question stands.
     update(&mut s, key(KeyCode::Char('x')), t0);
-    assert!(!s.editor.as_ref().unwrap().text().contains('x'));
+    assert!(!s.editor.get().unwrap().text().contains('x'));
     // Esc: back to editing; Esc again (nothing unsaved): the question again.
     update(&mut s, key(KeyCode::Esc), t0);
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::None);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::None);
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.editor.as_ref().unwrap().prompt, Prompt::Plan);
+    assert_eq!(*s.editor.get().unwrap().prompt(), Prompt::Plan);
     // `f`: a turn implements it in a fresh session; the editor closes.
     let fx = update(&mut s, key(KeyCode::Char('f')), t0);
     assert_eq!(
@@ -113,7 +113,7 @@ fn a_presented_plan_opens_for_editing_and_esc_asks_what_to_do_with_it() {
         }]
     );
     assert!(fx.contains(&Effect::UnwatchFile));
-    assert!(s.editor.is_none() && s.plan.review.is_none());
+    assert!(!s.editor.is_open() && !s.plan.in_review());
     assert_eq!(s.focus, Focus::Input);
 }
 
@@ -125,13 +125,13 @@ fn implement_here_and_keep_planning() {
     update(&mut s, key(KeyCode::Esc), t0);
     let fx = update(&mut s, key(KeyCode::Char('p')), t0);
     assert!(ops(&fx).is_empty(), "keeping on planning runs nothing");
-    assert!(s.editor.is_none());
+    assert!(!s.editor.is_open());
     assert_eq!(s.focus, Focus::Input);
     // Esc in an editor that holds another file than the plan is the usual Esc (no question).
     update(&mut s, plan_event("/n/plan-x-2.md"), t0);
-    s.plan.review = None;
+    s.plan.review_over();
     update(&mut s, key(KeyCode::Esc), t0);
-    assert!(s.editor.is_none(), "closed as any file would be");
+    assert!(!s.editor.is_open(), "closed as any file would be");
     // A third plan: implemented here.
     update(&mut s, plan_event("/n/plan-x-3.md"), t0);
     update(&mut s, key(KeyCode::Esc), t0);

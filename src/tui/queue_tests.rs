@@ -10,9 +10,10 @@ use crate::engine::protocol::{
     Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
 };
 
+use super::activity::Running;
 use super::render::cell::{AssistantState, Cell};
 use super::render::tool_cell::ToolStatus;
-use super::state::{AppState, Running};
+use super::state::AppState;
 use super::test_support::{ctrl, end_turn, ev, key, last_cell, ops, state, type_text};
 use super::update::update;
 
@@ -29,7 +30,7 @@ fn delta(text: &str) -> super::msg::Msg {
 }
 
 fn cells(s: &AppState) -> Vec<Cell> {
-    s.chat.iter().cloned().collect()
+    s.chat.cells().iter().cloned().collect()
 }
 
 #[test]
@@ -45,7 +46,7 @@ fn a_message_typed_during_a_stream_waits_below_the_reply_and_goes_when_the_turn_
     );
     update(&mut s, delta("a long paragrap"), t0);
     assert!(send(&mut s, "second message", t0).is_empty(), "queued");
-    assert_eq!(s.queue.len(), 1);
+    assert_eq!(s.input.queued().len(), 1);
     // The reply goes on in the same cell: the queued message is not in the chat.
     update(&mut s, delta("h."), t0);
     assert_eq!(
@@ -74,7 +75,7 @@ fn a_message_typed_during_a_stream_waits_below_the_reply_and_goes_when_the_turn_
             text: "second message".into()
         }]
     );
-    assert!(s.queue.is_empty());
+    assert!(s.input.queued().is_empty());
     // On screen in the order the model reads them.
     assert_eq!(
         cells(&s),
@@ -91,8 +92,8 @@ fn a_message_typed_during_a_stream_waits_below_the_reply_and_goes_when_the_turn_
             },
         ]
     );
-    assert!(matches!(s.running, Running::Streaming { .. }));
-    assert_eq!(s.in_flight, [TurnId(2)]);
+    assert!(matches!(s.activity.running(), Running::Streaming { .. }));
+    assert_eq!(s.turns.in_flight(), [TurnId(2)]);
 }
 
 #[test]
@@ -114,7 +115,7 @@ fn queued_messages_go_one_per_turn_in_order() {
     assert_eq!(sent(&end_turn(&mut s, 1, t0)), ["two"]);
     assert_eq!(sent(&end_turn(&mut s, 2, t0)), ["three"]);
     assert!(sent(&end_turn(&mut s, 3, t0)).is_empty());
-    assert!(!s.busy());
+    assert!(!s.turns.busy());
     // A stale end (a turn already over) sends nothing twice.
     assert!(sent(&end_turn(&mut s, 2, t0)).is_empty());
 }
@@ -128,24 +129,24 @@ fn up_recalls_the_newest_queued_message_and_esc_or_ctrl_c_drop_it() {
     send(&mut s, "and commit", t0);
     // Up on an empty input: the newest queued message comes back for editing.
     update(&mut s, key(KeyCode::Up), t0);
-    assert_eq!(s.input_text(), "and commit");
-    assert_eq!(s.queue.len(), 1);
+    assert_eq!(s.input.text(), "and commit");
+    assert_eq!(s.input.queued().len(), 1);
     // Edited and queued again, at the end.
     update(&mut s, key(KeyCode::Backspace), t0);
     type_text(&mut s, "t and push", t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    let raws: Vec<&str> = s.queue.iter().map(|q| q.raw.as_str()).collect();
+    let raws: Vec<&str> = s.input.queued().iter().map(|q| q.raw.as_str()).collect();
     assert_eq!(raws, ["then fix tyop", "and commit and push"]);
     // Esc on an empty input drops the newest, without aborting the turn.
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty());
-    assert_eq!(s.queue.len(), 1);
+    assert_eq!(s.input.queued().len(), 1);
     // Ctrl-C on an empty input drops the next, without arming the quit.
     assert!(ops(&update(&mut s, ctrl('c'), t0)).is_empty());
-    assert!(s.queue.is_empty());
+    assert!(s.input.queued().is_empty());
     assert!(!s.quit_armed(t0));
     // With nothing queued Up browses the history again.
     update(&mut s, key(KeyCode::Up), t0);
-    assert_eq!(s.input_text(), "and commit and push");
+    assert_eq!(s.input.text(), "and commit and push");
 }
 
 #[test]
@@ -167,10 +168,10 @@ fn an_interrupted_turn_puts_the_queued_messages_back_into_the_input() {
         t0,
     );
     assert!(ops(&fx).is_empty(), "nothing is sent after an interrupt");
-    assert!(s.queue.is_empty());
-    assert_eq!(s.input_text(), "also rename it\nand the docs\nhalf typed");
+    assert!(s.input.queued().is_empty());
+    assert_eq!(s.input.text(), "also rename it\nand the docs\nhalf typed");
     assert!(
-        s.chat.iter().any(
+        s.chat.cells().iter().any(
             |c| matches!(c, Cell::Notice { message } if message.contains("back in the input"))
         )
     );
@@ -189,7 +190,7 @@ fn a_handoff_turn_ending_sends_the_queue_too() {
             focus: None
         }]
     );
-    assert!(s.busy(), "a /handoff turn runs");
+    assert!(s.turns.busy(), "a /handoff turn runs");
     assert!(send(&mut s, "after the handoff", t0).is_empty());
     update(
         &mut s,
@@ -355,7 +356,7 @@ fn late_events_of_an_aborted_turn_are_not_drawn_into_the_next_reply() {
         t0,
     );
     let before = cells(&s);
-    let files_stale = s.files_stale;
+    let files_stale = s.mention.stale();
     // What turn 1 still had in flight arrives now.
     update(
         &mut s,
@@ -381,7 +382,7 @@ fn late_events_of_an_aborted_turn_are_not_drawn_into_the_next_reply() {
         t0,
     );
     assert_eq!(cells(&s), before, "nothing of turn 1 is drawn");
-    assert_eq!(s.files_stale, files_stale);
+    assert_eq!(s.mention.stale(), files_stale);
     update(
         &mut s,
         ev(Event::TextDelta {
@@ -424,6 +425,7 @@ fn a_tool_cell_still_running_when_its_turn_ends_is_closed_as_interrupted() {
     );
     let tool = s
         .chat
+        .cells()
         .iter()
         .find(|c| matches!(c, Cell::Tool { id, .. } if id == "t1"))
         .cloned();
@@ -434,5 +436,5 @@ fn a_tool_cell_still_running_when_its_turn_ends_is_closed_as_interrupted() {
         ),
         "{tool:?}"
     );
-    assert_eq!(s.running_tool, None, "no timer counts for it");
+    assert!(!s.chat.tool_runs(), "no timer counts for it");
 }

@@ -9,12 +9,14 @@ use crate::engine::protocol::{
     Event, ExitReason, HandoffId, HandoffPhase, Op, Origin, TurnId, TurnKind,
 };
 
+use super::activity::Running;
+use super::handoff_state::HandoffKind;
 use super::msg::{Effect, Msg, Pane};
+use super::quit_arm::QUIT_WINDOW;
 use super::render::cell::{AssistantState, Cell};
 use super::render::gauge::GaugeMode;
 use super::render::theme::Theme;
 use super::render::tool_cell::ToolStatus;
-use super::state::{HandoffKind, Running};
 use super::update::update;
 
 use super::test_support::*;
@@ -32,7 +34,7 @@ fn idle_streaming_idle() {
             text: "hello".into()
         }]
     );
-    assert_eq!(s.running, Running::Streaming { since: t0 });
+    assert_eq!(*s.activity.running(), Running::Streaming { since: t0 });
     assert!(s.input.is_empty());
     // The engine's echo of our own message does not duplicate the cell.
     update(
@@ -80,8 +82,8 @@ fn idle_streaming_idle() {
         }),
         t0,
     );
-    assert_eq!(s.running, Running::Idle);
-    let cells: Vec<_> = s.chat.iter().cloned().collect();
+    assert_eq!(*s.activity.running(), Running::Idle);
+    let cells: Vec<_> = s.chat.cells().iter().cloned().collect();
     assert_eq!(
         cells,
         [
@@ -120,12 +122,12 @@ fn esc_aborts_the_turn_the_engine_runs() {
         update(&mut s, key(KeyCode::Enter), t0);
     }
     update(&mut s, start(1), t0);
-    assert_eq!(s.queue.len(), 1, "two waits in the UI");
+    assert_eq!(s.input.queued().len(), 1, "two waits in the UI");
     assert!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)).is_empty(),
         "on an empty input Esc drops the queued message first"
     );
-    assert!(s.queue.is_empty());
+    assert!(s.input.queued().is_empty());
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
         [Op::Abort { turn: TurnId(1) }],
@@ -146,7 +148,7 @@ fn esc_aborts_the_turn_the_engine_runs() {
     let t1 = t0 + Duration::from_secs(1);
     update(&mut s, start(2), t1);
     assert_eq!(
-        s.running,
+        *s.activity.running(),
         Running::Streaming { since: t0 },
         "running since it was sent"
     );
@@ -202,7 +204,7 @@ fn esc_aborts_only_what_runs() {
         }),
         t0,
     );
-    assert_eq!(s.running, Running::Idle);
+    assert_eq!(*s.activity.running(), Running::Idle);
     assert_eq!(
         last_cell(&s),
         Cell::Assistant {
@@ -237,16 +239,16 @@ fn esc_while_writing_a_handoff_cancels_it() {
         })),
         t0,
     );
-    assert_eq!(s.running, Running::WritingHandoff { since: t0 });
-    assert_eq!(s.handoff, Some(HandoffKind::Manual));
-    assert_eq!(s.gauge.mode, GaugeMode::Writing);
+    assert_eq!(*s.activity.running(), Running::WritingHandoff { since: t0 });
+    assert_eq!(s.handoff.kind(), Some(HandoffKind::Manual));
+    assert_eq!(s.status.gauge().mode, GaugeMode::Writing);
     let (label, _, hint) = s.spinner().expect("spinner shows");
     assert_eq!(
         (label.as_str(), hint.as_str()),
         ("writing handoff…", "esc to cancel")
     );
     // The writing turn's text goes to the document, not the chat.
-    let before = s.chat.len();
+    let before = s.chat.cells().len();
     update(
         &mut s,
         ev(Event::TextDelta {
@@ -255,7 +257,7 @@ fn esc_while_writing_a_handoff_cancels_it() {
         }),
         t0,
     );
-    assert_eq!(s.chat.len(), before);
+    assert_eq!(s.chat.cells().len(), before);
     assert_eq!(
         ops(&update(&mut s, key(KeyCode::Esc), t0)),
         [Op::Abort { turn: TurnId(7) }]
@@ -267,8 +269,8 @@ fn esc_while_writing_a_handoff_cancels_it() {
         })),
         t0,
     );
-    assert_eq!(s.running, Running::Idle);
-    assert_eq!(s.gauge.mode, GaugeMode::Normal);
+    assert_eq!(*s.activity.running(), Running::Idle);
+    assert_eq!(s.status.gauge().mode, GaugeMode::Normal);
     assert_eq!(
         last_cell(&s),
         Cell::Notice {
@@ -309,10 +311,11 @@ fn ctrl_c_clears_then_quits_within_one_second() {
         Msg::Tick,
         t0 + Duration::from_secs(1) + Duration::from_millis(1),
     );
-    assert_eq!(s.ctrl_c_at, None, "the window closed");
+    assert_eq!(s.quit.ends_in(t0), None, "the window closed");
     let fx = update(&mut s, ctrl('c'), t0 + Duration::from_secs(2));
     assert!(!fx.contains(&Effect::Quit), "2 s apart does not quit");
-    assert_eq!(s.ctrl_c_at, Some(t0 + Duration::from_secs(2)));
+    let again = t0 + Duration::from_secs(2);
+    assert_eq!(s.quit.ends_in(again), Some(QUIT_WINDOW), "armed again");
 }
 
 #[test]
@@ -340,7 +343,7 @@ fn tool_cells_fill_in() {
         t0,
     );
     assert_eq!(
-        s.running,
+        *s.activity.running(),
         Running::Tool {
             name: "read_file".into(),
             since: t0
@@ -348,7 +351,7 @@ fn tool_cells_fill_in() {
     );
     assert!(
         matches!(
-            s.chat.get(0),
+            s.chat.cells().get(0),
             Some(Cell::Assistant {
                 state: AssistantState::Done,
                 ..
@@ -372,7 +375,7 @@ fn tool_cells_fill_in() {
         }),
         t1,
     );
-    assert_eq!(s.running, Running::Streaming { since: t1 });
+    assert_eq!(*s.activity.running(), Running::Streaming { since: t1 });
     assert!(
         matches!(last_cell(&s), Cell::Tool { status: ToolStatus::Succeeded(o), summary, .. } if o == "fn a() {}" && summary == "read_file: src/a.rs")
     );
@@ -437,13 +440,13 @@ fn a_failed_send_gives_the_message_back() {
         },
         t0,
     );
-    assert_eq!(s.input_text(), "hello");
-    assert_eq!(s.running, Running::Idle);
+    assert_eq!(s.input.text(), "hello");
+    assert_eq!(*s.activity.running(), Running::Idle);
     assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("busy")));
     update(&mut s, Msg::EngineClosed, t0);
     update(&mut s, key(KeyCode::Enter), t0);
     assert!(matches!(last_cell(&s), Cell::Error { message } if message.contains("not running")));
-    assert_eq!(s.input_text(), "hello", "the message stays in the input");
+    assert_eq!(s.input.text(), "hello", "the message stays in the input");
 }
 
 #[test]
@@ -491,7 +494,7 @@ fn the_echo_of_a_typed_message_is_not_drawn_again_even_when_the_engine_changed_i
     let mut s = state();
     type_text(&mut s, "my key is sk-ant-secret-0123456789", t0);
     update(&mut s, key(KeyCode::Enter), t0);
-    let cells = s.chat.len();
+    let cells = s.chat.cells().len();
     // The engine masked the key (or spilled a huge paste): the echo differs from what was typed.
     update(
         &mut s,
@@ -502,7 +505,7 @@ fn the_echo_of_a_typed_message_is_not_drawn_again_even_when_the_engine_changed_i
         }),
         t0,
     );
-    assert_eq!(s.chat.len(), cells, "no second cell");
+    assert_eq!(s.chat.cells().len(), cells, "no second cell");
     // Replayed history (no turn) is drawn.
     update(
         &mut s,
@@ -513,7 +516,7 @@ fn the_echo_of_a_typed_message_is_not_drawn_again_even_when_the_engine_changed_i
         }),
         t0,
     );
-    assert_eq!(s.chat.len(), cells + 1);
+    assert_eq!(s.chat.cells().len(), cells + 1);
 }
 
 #[test]

@@ -1,11 +1,9 @@
-//! `/rewind` in the TUI (part of the pure reducer, and the overlay the view draws): `/rewind`, or
-//! Esc twice on an empty input while nothing runs, asks the engine for the step's user messages;
-//! the picker lists them newest first with their time, generation, `(undone)` when the turn's
-//! files were undone, and the files each turn changed; Enter on one offers code and conversation / conversation only / code only; Enter on
-//! that sends `Op::Rewind`. The engine's `Rewound` answer is a cell naming the files put back,
-//! and the message goes back into the input box when the conversation went back.
-
-use std::time::{Duration, Instant};
+//! `/rewind` as the user sees it: the overlay the view draws (`/rewind`, or Esc twice on an empty
+//! input while nothing runs, asks the engine for the step's user messages; the picker lists them
+//! newest first with their time, generation, `(undone)` when the turn's files were undone, and
+//! the files each turn changed; Enter on one offers code and conversation / conversation only /
+//! code only; Enter on that sends `Op::Rewind`), and the notice of the engine's `Rewound` answer
+//! naming the files put back. Where the picker stands is `rewind_state`.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,92 +11,11 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-use crate::engine::checkpoint::OnConflict;
 use crate::engine::ledger::{RewindMode, RewindPoint};
-use crate::engine::protocol::Op;
 
-use super::msg::Effect;
 use super::render::theme::Theme;
 use super::render::wrap::{sanitize, str_width, truncate};
-use super::rewind_state::RewindPicker;
-use super::state::AppState;
-
-/// Two Esc presses this close together on an empty input open the picker.
-pub(crate) const DOUBLE_ESC: Duration = Duration::from_millis(800);
-
-/// The three choices after a message is picked, in the order shown.
-const MODES: [(RewindMode, &str); 3] = [
-    (RewindMode::Both, "code and conversation"),
-    (RewindMode::Conversation, "conversation only"),
-    (RewindMode::Code, "code only"),
-];
-
-/// `/rewind`: ask the engine for the step's messages.
-pub(super) fn open(state: &mut AppState, fx: &mut Vec<Effect>) {
-    state.rewind.picker = Some(RewindPicker::Loading);
-    fx.push(Effect::SendOp(Op::RewindPoints));
-}
-
-/// Esc on an empty input with nothing running: the second within [`DOUBLE_ESC`] opens the
-/// picker.
-pub(super) fn idle_esc(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
-    match state.rewind.esc_at.take() {
-        Some(at) if now.saturating_duration_since(at) <= DOUBLE_ESC => open(state, fx),
-        _ => state.rewind.esc_at = Some(now),
-    }
-}
-
-/// The engine's list.
-pub(super) fn on_points(state: &mut AppState, points: Vec<RewindPoint>) {
-    if state.rewind.picker.is_none() {
-        return;
-    }
-    if points.is_empty() {
-        state.rewind.picker = None;
-        return state.notice("/rewind: no message of this step yet");
-    }
-    state.rewind.picker = Some(RewindPicker::Messages {
-        points,
-        selected: 0,
-    });
-}
-
-/// Up or Down in the picker.
-pub(super) fn step(state: &mut AppState, down: bool) {
-    let (selected, n) = match state.rewind.picker.as_mut() {
-        Some(RewindPicker::Messages { points, selected }) => (selected, points.len()),
-        Some(RewindPicker::Mode { selected, .. }) => (selected, MODES.len()),
-        _ => return,
-    };
-    let n = n.max(1);
-    *selected = if down {
-        (*selected + 1) % n
-    } else {
-        (*selected + n - 1) % n
-    };
-}
-
-/// Enter in the picker: a message leads to the choice, the choice to the rewind.
-pub(super) fn choose(state: &mut AppState, fx: &mut Vec<Effect>) {
-    match state.rewind.picker.take() {
-        Some(RewindPicker::Messages { points, selected }) => {
-            state.rewind.picker = points
-                .into_iter()
-                .nth(selected)
-                .map(|point| RewindPicker::Mode { point, selected: 0 });
-        }
-        Some(RewindPicker::Mode { point, selected }) => {
-            if let Some((mode, _)) = MODES.get(selected) {
-                fx.push(Effect::SendOp(Op::Rewind {
-                    turn: point.turn,
-                    mode: *mode,
-                    on_conflict: OnConflict::Stop,
-                }));
-            }
-        }
-        other => state.rewind.picker = other,
-    }
-}
+use super::rewind_state::{MODES, RewindPicker};
 
 /// The engine rewound: name what it put back.
 pub(super) fn rewound_notice(

@@ -10,7 +10,7 @@ use crate::engine::checkpoint::{OnConflict, UndoAction};
 use crate::engine::ledger::{RewindMode, RewindPoint};
 use crate::engine::protocol::{Event, Op};
 
-use super::super::rewind_state::RewindPicker;
+use super::super::rewind_state::{DOUBLE_ESC, RewindPicker};
 use super::super::subagent_tests::{draw, started};
 use super::super::test_support::{key, ops, state, type_text};
 use super::super::update::update;
@@ -70,7 +70,7 @@ fn rewind_opens_lists_messages_and_sends_the_choice() {
             on_conflict: OnConflict::Stop,
         }]
     );
-    assert!(s.rewind.picker.is_none());
+    assert!(!s.rewind.is_open());
     // The engine's answer puts the message back in the input box.
     update(
         &mut s,
@@ -84,7 +84,7 @@ fn rewind_opens_lists_messages_and_sends_the_choice() {
         }),
         t0,
     );
-    assert_eq!(s.input_text(), "add a test for the empty input");
+    assert_eq!(s.input.text(), "add a test for the empty input");
 }
 
 #[test]
@@ -99,9 +99,9 @@ fn esc_twice_on_an_idle_empty_input_opens_the_picker_and_esc_closes_it() {
     assert!(ops(&update(&mut s, key(KeyCode::Esc), late)).is_empty());
     let fx = update(&mut s, key(KeyCode::Esc), late + Duration::from_millis(300));
     assert_eq!(ops(&fx), [Op::RewindPoints]);
-    assert_eq!(s.rewind.picker, Some(RewindPicker::Loading));
+    assert_eq!(s.rewind.picker(), Some(&RewindPicker::Loading));
     update(&mut s, key(KeyCode::Esc), late + Duration::from_millis(400));
-    assert!(s.rewind.picker.is_none());
+    assert!(!s.rewind.is_open());
     // With text in the input, Esc never opens it.
     type_text(&mut s, "draft", late);
     update(&mut s, key(KeyCode::Esc), late + Duration::from_millis(500));
@@ -156,7 +156,7 @@ fn files_changed_since_are_asked_about_in_a_prompt_that_ignores_keys_typed_ahead
     // Typed ahead: within the guard time a key answers nothing (it goes to the input box, and
     // the guard starts again when the input is cleared).
     assert!(ops(&update(&mut s, key(KeyCode::Char('y')), t0)).is_empty());
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.questions.len(), 1);
     let cleared = t0 + Duration::from_millis(10);
     update(&mut s, key(KeyCode::Backspace), cleared);
     assert!(
@@ -184,7 +184,7 @@ fn files_changed_since_are_asked_about_in_a_prompt_that_ignores_keys_typed_ahead
             on_conflict: OnConflict::Overwrite
         }]
     );
-    assert!(s.approvals.is_empty());
+    assert!(s.questions.is_empty());
 
     // n skips them; Esc cancels and sends nothing.
     update(
@@ -208,7 +208,7 @@ fn files_changed_since_are_asked_about_in_a_prompt_that_ignores_keys_typed_ahead
     );
     let t2 = t1 + Duration::from_millis(450);
     assert!(ops(&update(&mut s, key(KeyCode::Esc), t2)).is_empty());
-    assert!(s.approvals.is_empty());
+    assert!(s.questions.is_empty());
     assert!(matches!(
         super::super::test_support::last_cell(&s),
         super::super::render::cell::Cell::Notice { message } if message.contains("cancelled")

@@ -160,7 +160,7 @@ fn the_at_popup_lists_matching_files() {
     let mut s = state();
     session(&mut s, t0);
     type_text(&mut s, "explain @srmain", t0);
-    let seq = s.file_query_seq;
+    let seq = s.mention.seq();
     update(
         &mut s,
         Msg::FileMatches {

@@ -204,9 +204,8 @@ fn slash_popup_while_typing_a_command() {
 fn banner_at_start_and_a_20x5_terminal() {
     let t0 = Instant::now();
     let mut s = state();
-    s.chat.push(super::render::cell::Cell::Notice {
-        message: "Demo model: set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real one".into(),
-    });
+    s.chat
+        .notice("Demo model: set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real one");
     insta::assert_snapshot!("start_80x10", draw(&s, 80, 10, t0).backend());
     session(&mut s, t0);
     insta::assert_snapshot!("tiny_20x5", draw(&s, 20, 5, t0).backend());

@@ -1,70 +1,63 @@
-//! Ctrl-R: a reverse search through the input history (part of the pure reducer). Typing narrows
-//! the match (newest first, case-insensitive), Ctrl-R again steps to an older one, Enter or Tab
-//! puts it into the input for editing, Esc leaves the input as it was.
-
-use std::time::Instant;
+//! Ctrl-R: a reverse search through the input history. Typing narrows the match (newest first,
+//! case-insensitive), Ctrl-R again steps to an older one; the input box puts the match into the
+//! input on Enter or Tab, and leaves the input as it was on Esc.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::state::{AppState, Popup, Search, new_input};
+use super::input::History;
 
-/// Ctrl-R in the input: the search starts on the newest entry.
-pub(super) fn start(state: &mut AppState) {
-    state.search = Some(Search {
-        query: String::new(),
-        hit: state.history.find_back("", None),
-    });
+/// The query typed so far and the history entry it found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Search {
+    /// What was typed since Ctrl-R.
+    query: String,
+    /// The history entry shown (an index into the history), if one matches.
+    hit: Option<usize>,
 }
 
-/// A key the search's bindings left: characters extend the query, Backspace shortens it.
-pub(super) fn key(state: &mut AppState, key: KeyEvent) {
-    let Some(search) = state.search.as_mut() else {
-        return;
-    };
-    match key.code {
-        KeyCode::Char(c)
-            if !key
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+impl Search {
+    /// Ctrl-R: the search starts on the newest entry.
+    pub(crate) fn start(history: &History) -> Self {
+        Search {
+            query: String::new(),
+            hit: history.find_back("", None),
+        }
+    }
+
+    /// What was typed since Ctrl-R.
+    pub(crate) fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// The entry shown, if one matches.
+    pub(crate) fn hit(&self) -> Option<usize> {
+        self.hit
+    }
+
+    /// A key the search's bindings left: characters extend the query, Backspace shortens it.
+    pub(crate) fn key(&mut self, key: KeyEvent, history: &History) {
+        match key.code {
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                self.query.push(c);
+            }
+            KeyCode::Backspace => {
+                self.query.pop();
+            }
+            _ => return,
+        }
+        self.hit = history.find_back(&self.query, None);
+    }
+
+    /// Ctrl-R again: the next older entry that matches (the match stays when there is none).
+    pub(crate) fn older(&mut self, history: &History) {
+        if let Some(hit) = self.hit
+            && let Some(older) = history.find_back(&self.query, Some(hit))
         {
-            search.query.push(c);
+            self.hit = Some(older);
         }
-        KeyCode::Backspace => {
-            search.query.pop();
-        }
-        _ => return,
     }
-    search.hit = state.history.find_back(&search.query, None);
-}
-
-/// Ctrl-R again: the next older entry that matches (the match stays when there is none).
-pub(super) fn older(state: &mut AppState) {
-    if let Some(search) = state.search.as_mut()
-        && let Some(hit) = search.hit
-        && let Some(older) = state.history.find_back(&search.query, Some(hit))
-    {
-        search.hit = Some(older);
-    }
-}
-
-/// Enter / Tab: the match into the input (its pasted chips with it).
-pub(super) fn accept(state: &mut AppState, now: Instant) {
-    let Some(search) = state.search.take() else {
-        return;
-    };
-    let Some((text, pastes)) = search.hit.and_then(|i| state.history.entry(i)) else {
-        return;
-    };
-    let (text, pastes) = (text.to_string(), pastes.clone());
-    state.input = new_input();
-    state.input.insert_str(text);
-    state.pastes = pastes;
-    state.popup = Popup::Auto { selected: 0 };
-    state.history.reset_browsing();
-    state.input_edited(now);
-}
-
-/// Esc: leave the search; the input is what it was.
-pub(super) fn cancel(state: &mut AppState) {
-    state.search = None;
 }

@@ -3,26 +3,26 @@
 
 use std::time::{Duration, Instant};
 
-use super::editor::Prompt;
+use super::editor_review::Prompt;
 use super::keymap::Context;
 use super::render::spinner;
 use super::slash;
-use super::state::{APPROVAL_GUARD, AppState, Focus, Popup, QUIT_WINDOW};
+use super::state::{AppState, Focus};
 
 impl AppState {
     /// The key contexts live right now, most specific first.
     pub(crate) fn contexts(&self, now: Instant) -> Vec<Context> {
-        if self.picker.is_some() || self.rewind.picker.is_some() {
+        if self.picker.is_some() || self.rewind.is_open() {
             return vec![Context::Picker, Context::Global];
         }
-        if self.search.is_some() && self.focus == Focus::Input {
+        if self.input.search().is_some() && self.focus == Focus::Input {
             return vec![Context::Search, Context::Global];
         }
         if self.approval_takes_keys(now) {
             return vec![Context::Approval, Context::Input, Context::Global];
         }
         match self.focus {
-            Focus::Editor => match self.editor.as_ref().map(|e| &e.prompt) {
+            Focus::Editor => match self.editor.prompt() {
                 Some(Prompt::Conflict { .. }) => {
                     vec![Context::Conflict, Context::Editor, Context::Global]
                 }
@@ -35,7 +35,7 @@ impl AppState {
                 Some(Prompt::Plan) => vec![Context::Plan, Context::Editor, Context::Global],
                 _ => vec![Context::Editor, Context::Global],
             },
-            Focus::Input if super::mention::visible(self) => {
+            Focus::Input if self.mention.visible(true).is_some() => {
                 vec![Context::Mention, Context::Input, Context::Global]
             }
             Focus::Input if !self.popup_items().is_empty() => {
@@ -48,13 +48,7 @@ impl AppState {
     /// When the waiting approval prompt may take keys: 400 ms after it appeared and after the
     /// user's own input last changed (`None` when no prompt waits).
     pub(crate) fn approval_ready_at(&self) -> Option<Instant> {
-        self.approvals.front()?;
-        let shown = self.approval_shown_at?;
-        let since = match self.input_edited_at {
-            Some(edited) if edited > shown => edited,
-            _ => shown,
-        };
-        Some(since + APPROVAL_GUARD)
+        self.questions.ready_at(self.input.edited_at())
     }
 
     /// True when the waiting approval prompt answers keys: the input has the focus and is empty
@@ -62,33 +56,26 @@ impl AppState {
     pub(crate) fn approval_takes_keys(&self, now: Instant) -> bool {
         self.focus == Focus::Input
             && self.input.is_empty()
-            && self.search.is_none()
+            && self.input.search().is_none()
             && self.approval_ready_at().is_some_and(|t| now >= t)
     }
 
     /// The slash commands the popup shows (empty when it is hidden).
     pub(crate) fn popup_items(&self) -> Vec<slash::PopupItem> {
-        if self.focus != Focus::Input || self.popup == Popup::Dismissed {
-            return Vec::new();
-        }
-        match self.input.lines() {
-            [line] => slash::popup_matches(line, &self.settings.extensions.commands),
-            _ => Vec::new(),
-        }
+        self.input.popup_items(
+            self.focus == Focus::Input,
+            &self.settings.extensions.commands,
+        )
     }
 
     /// The popup's selected row, clamped to the matches.
     pub(crate) fn popup_selected(&self) -> usize {
-        match self.popup {
-            Popup::Auto { selected } => selected.min(self.popup_items().len().saturating_sub(1)),
-            Popup::Dismissed => 0,
-        }
+        self.input.popup_selected(self.popup_items().len())
     }
 
     /// True while a second Ctrl-C would quit.
     pub(crate) fn quit_armed(&self, now: Instant) -> bool {
-        self.ctrl_c_at
-            .is_some_and(|t| now.saturating_duration_since(t) <= QUIT_WINDOW)
+        self.quit.armed(now)
     }
 
     /// When the next frame is needed with nothing else happening: the spinner's next frame, the
@@ -98,12 +85,11 @@ impl AppState {
             .spinner()
             .map(|(_, since, _)| spinner::next_frame_in(now.saturating_duration_since(since)));
         let background = self
-            .background_spinner()
+            .handoff
+            .spinner()
             .map(|(_, since, _)| spinner::next_frame_in(now.saturating_duration_since(since)));
-        let countdown = self.editor.as_ref().and_then(|e| e.next_change(now));
-        let quit = self
-            .ctrl_c_at
-            .map(|t| (t + QUIT_WINDOW).saturating_duration_since(now));
+        let countdown = self.editor.next_change(now);
+        let quit = self.quit.ends_in(now);
         // The prompt's keys line changes when its guard ends.
         let approval = self
             .approval_ready_at()

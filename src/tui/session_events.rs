@@ -13,7 +13,8 @@ use crate::engine::protocol::{
 };
 
 use super::input::human_bytes;
-use super::state::{AppState, Picker};
+use super::session_picker::Picker;
+use super::state::AppState;
 
 /// Apply one event of the session (not of a turn).
 pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
@@ -27,10 +28,10 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             demo,
             ..
         } => {
-            state.labels.model = model;
-            state.labels.provider = provider;
-            state.labels.demo = demo;
-            on_session_started(state, session_id, generation, thresholds);
+            state
+                .status
+                .session_started(model, provider, demo, thresholds);
+            state.session.started(session_id, generation);
         }
         Event::Usage {
             context,
@@ -39,19 +40,18 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             masked_tokens,
             ..
         } => {
-            state.gauge.masked = masked_tokens;
-            on_usage(state, context, thresholds, estimated)
+            state.status.masked(masked_tokens);
+            state.status.usage(context, thresholds, estimated);
         }
         // The engine's notice that follows says what was learned and where it is recorded.
         Event::WindowLearned { thresholds, .. } => {
-            state.labels.window_source = WindowSource::Learned;
-            state.set_thresholds(thresholds);
+            state.status.window_learned(thresholds);
         }
         Event::Compaction {
             before,
             after,
             trigger,
-        } => state.notice(format!(
+        } => state.chat.notice(format!(
             "Context compacted ({trigger}): {} → {}",
             fmt_tokens(before),
             fmt_tokens(after)
@@ -73,7 +73,7 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             // in their own events; what was shown of the run left behind goes. Its latest handoff
             // document is what `/edit-handoff` and Ctrl-E open now.
             state.memory = Default::default();
-            state.latest_handoff = latest_handoff;
+            state.editor.set_latest_handoff(latest_handoff);
             on_resumed(state, run_id, generation, messages)
         }
         Event::Sessions {
@@ -98,27 +98,6 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             attached, summary, ..
         } => on_attachment(state, attached, summary),
         _ => {}
-    }
-}
-
-fn on_session_started(
-    state: &mut AppState,
-    session_id: String,
-    generation: u32,
-    thresholds: Thresholds,
-) {
-    state.set_thresholds(thresholds);
-    state.gauge.context = 0;
-    state.gauge.estimated = false;
-    state.generation = generation;
-    state.session_id = Some(session_id);
-}
-
-fn on_usage(state: &mut AppState, context: u64, thresholds: Thresholds, estimated: bool) {
-    state.gauge.context = context;
-    state.gauge.estimated = estimated;
-    if thresholds != state.thresholds {
-        state.set_thresholds(thresholds);
     }
 }
 
@@ -150,8 +129,8 @@ fn on_permissions(
         }
         lines.push("/permissions revoke N (or all) takes one back".into());
     }
-    state.allowances = allowances;
-    state.notice(lines.join("\n"));
+    state.questions.set_allowances(allowances);
+    state.chat.notice(lines.join("\n"));
 }
 
 /// The project instructions a new session read, in one line (nothing when there are none).
@@ -174,7 +153,9 @@ fn on_session_prompt(state: &mut AppState, files: &[InstructionFile]) {
             }
         })
         .collect();
-    state.notice(format!("Project instructions: {}", parts.join(" · ")));
+    state
+        .chat
+        .notice(format!("Project instructions: {}", parts.join(" · ")));
 }
 
 /// The last two components of a path: `sub/AGENTS.md`.
@@ -190,7 +171,7 @@ fn short(path: &Path) -> String {
 
 /// `/init` found an `AGENTS.md`: say how to replace it.
 fn on_init_exists(state: &mut AppState, path: &Path) {
-    state.notice(format!(
+    state.chat.notice(format!(
         "{} exists already: nothing was changed. /init overwrite drafts a new one in its place",
         path.display()
     ));
@@ -206,7 +187,7 @@ fn on_cost(
     num_turns: u32,
 ) {
     if rows.is_empty() {
-        return state.notice("No cost yet (no session has started)");
+        return state.chat.notice("No cost yet (no session has started)");
     }
     let mut lines = vec![format!("Cost of step {step}:")];
     let width = rows
@@ -249,42 +230,31 @@ fn on_cost(
             ));
         }
     }
-    state.notice(lines.join("\n"));
+    state.chat.notice(lines.join("\n"));
 }
 
 /// `/resume`, `--resume`: the picker opens (or the chat says there is nothing to pick).
 fn on_sessions(state: &mut AppState, current_run: String, sessions: Vec<SessionSummary>) {
-    if !sessions.iter().any(|s| s.run_id != current_run) {
-        state.picker = None;
-        return state.notice("No earlier session in this workspace to resume");
+    state.picker = Picker::new(current_run, sessions);
+    if state.picker.is_none() {
+        state
+            .chat
+            .notice("No earlier session in this workspace to resume");
     }
-    let selected = sessions
-        .iter()
-        .position(|s| s.run_id != current_run)
-        .unwrap_or(0);
-    state.picker = Some(Picker {
-        current_run,
-        sessions,
-        selected,
-    });
 }
 
 /// Another run is continued: what was shown of the run left behind goes; its replay follows.
 fn on_resumed(state: &mut AppState, run_id: String, generation: u32, messages: usize) {
     // Continuing at start (`--continue`, `--resume ID`) names the run this process opened: the
     // replay goes under the banner. Another run picked later replaces what the chat showed.
-    if state.run_id.as_deref().is_some_and(|r| r != run_id) {
-        state.chat.clear();
-        state.queue.clear();
+    let another = state.session.resumed(&run_id);
+    if another {
+        state.input.clear_queue();
     }
-    state.run_id = Some(run_id.clone());
+    state.chat.resumed(another);
     state.picker = None;
-    state.reply = None;
-    state.selected_tool = None;
-    state.running_tool = None;
-    state.approvals.clear();
-    state.approval_shown_at = None;
-    state.notice(format!(
+    state.questions.clear();
+    state.chat.notice(format!(
         "Continuing run {run_id} at generation {generation} ({messages} message{})",
         if messages == 1 { "" } else { "s" }
     ));
@@ -298,13 +268,11 @@ fn on_model(
     thresholds: Thresholds,
     window_source: WindowSource,
 ) {
-    let changed = state.labels.model != model || state.labels.effort != effort;
-    state.labels.model = model.clone();
-    state.labels.effort = effort;
-    state.labels.window_source = window_source;
-    state.set_thresholds(thresholds);
+    let changed = state
+        .status
+        .model_set(model.clone(), effort, thresholds, window_source);
     let effort = effort.map_or("off".to_string(), |e| e.as_str().to_string());
-    state.notice(format!(
+    state.chat.notice(format!(
         "{}Model {model} · effort {effort} · window {} ({window_source}), from the next request",
         if changed { "" } else { "Unchanged: " },
         fmt_window(thresholds.window)
@@ -314,8 +282,8 @@ fn on_model(
 /// An `@path` of a sent message: attached, or why not.
 fn on_attachment(state: &mut AppState, attached: bool, summary: String) {
     if attached {
-        state.notice(format!("attached {summary}"));
+        state.chat.notice(format!("attached {summary}"));
     } else {
-        state.error(format!("not attached: {summary}"));
+        state.chat.error(format!("not attached: {summary}"));
     }
 }

@@ -15,7 +15,7 @@ use crate::engine::protocol::{
 
 use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
-use super::state::AppState;
+use super::state::{AppState, Focus};
 use super::test_support::{ev, key, last_cell, ops, state, type_text};
 use super::update::update;
 
@@ -148,7 +148,7 @@ fn the_picker_lists_sessions_and_enter_resumes_the_chosen_one() {
         t0,
     );
     assert_eq!(
-        s.picker.as_ref().map(|p| p.selected),
+        s.picker.as_ref().map(|p| p.selected()),
         Some(1),
         "the open one is skipped"
     );
@@ -165,7 +165,7 @@ fn the_picker_lists_sessions_and_enter_resumes_the_chosen_one() {
     );
     assert!(s.picker.is_none());
     // The engine continues it: what the chat showed goes, the replay follows.
-    s.notice("from the run left behind");
+    s.chat.notice("from the run left behind");
     update(
         &mut s,
         ev(Event::Resumed {
@@ -177,8 +177,8 @@ fn the_picker_lists_sessions_and_enter_resumes_the_chosen_one() {
         }),
         t0,
     );
-    assert_eq!(s.run_id.as_deref(), Some("run-a"));
-    assert_eq!(s.chat.len(), 1, "only the resumed notice");
+    assert_eq!(s.session.run_id(), Some("run-a"));
+    assert_eq!(s.chat.cells().len(), 1, "only the resumed notice");
     assert!(matches!(last_cell(&s), Cell::Notice { message } if message.contains("run-a")));
     // Esc closes a picker; an empty list says so.
     update(
@@ -229,8 +229,8 @@ fn model_and_effort_go_to_the_engine_and_the_status_shows_them() {
         }),
         t0,
     );
-    assert_eq!(s.labels.model, "claude-opus-4-5");
-    assert_eq!(s.labels.effort, Some(Effort::High));
+    assert_eq!(s.status.labels().model, "claude-opus-4-5");
+    assert_eq!(s.status.labels().effort, Some(Effort::High));
     assert!(matches!(last_cell(&s), Cell::Notice { message } if message.contains("effort high")));
 }
 
@@ -262,7 +262,7 @@ fn at_completion_asks_for_files_and_puts_the_chosen_path_in() {
     };
     // An answer to an older query is dropped.
     update(&mut s, answer(1, &["README.md"], true), t0);
-    assert!(s.mention.as_ref().is_some_and(|m| m.items.is_empty()));
+    assert!(s.mention.open().is_some_and(|m| m.items().is_empty()));
     // A partial index: shown, and asked again at the next frame.
     let fx = update(&mut s, answer(2, &["src/main.rs", "src/mod/"], false), t0);
     assert!(fx.contains(&Effect::ScheduleFrame(Some(super::mention::REQUERY))));
@@ -272,11 +272,11 @@ fn at_completion_asks_for_files_and_puts_the_chosen_path_in() {
             .any(|e| matches!(e, Effect::QueryFiles { seq: 3, .. }))
     );
     update(&mut s, answer(3, &["src/main.rs", "src/mod/"], true), t0);
-    assert!(super::mention::visible(&s));
+    assert!(s.mention.visible(s.focus == Focus::Input).is_some());
     // Down, Tab: the directory goes in and stays open for its files.
     update(&mut s, key(KeyCode::Down), t0);
     let fx = update(&mut s, key(KeyCode::Tab), t0);
-    assert_eq!(s.input_text(), "look at @src/mod/");
+    assert_eq!(s.input.text(), "look at @src/mod/");
     assert!(
         fx.iter()
             .any(|e| matches!(e, Effect::QueryFiles { query, .. } if query == "src/mod/"))
@@ -284,22 +284,22 @@ fn at_completion_asks_for_files_and_puts_the_chosen_path_in() {
     update(&mut s, answer(4, &["src/mod/a b.rs"], true), t0);
     update(&mut s, key(KeyCode::Enter), t0);
     assert_eq!(
-        s.input_text(),
+        s.input.text(),
         "look at @\"src/mod/a b.rs\" ",
         "quoted, with a space"
     );
-    assert!(s.mention.is_none());
+    assert!(s.mention.open().is_none());
     // Esc closes the popup; the text stays.
     type_text(&mut s, "@x", t0);
     update(&mut s, answer(6, &["x.rs"], true), t0);
-    assert!(super::mention::visible(&s));
+    assert!(s.mention.visible(s.focus == Focus::Input).is_some());
     update(&mut s, key(KeyCode::Esc), t0);
-    assert!(!super::mention::visible(&s));
-    assert!(s.input_text().ends_with("@x"));
+    assert!(s.mention.visible(s.focus == Focus::Input).is_none());
+    assert!(s.input.text().ends_with("@x"));
     // An e-mail address opens nothing.
     let mut t = state();
     type_text(&mut t, "me@example.com", t0);
-    assert!(t.mention.is_none());
+    assert!(t.mention.open().is_none());
 }
 
 #[test]

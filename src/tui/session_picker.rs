@@ -1,35 +1,75 @@
-//! The `/resume` picker's keys: moving the selection through the workspace's sessions and
-//! continuing the chosen one (never the session open now).
+//! The `/resume` picker: this workspace's sessions, newest first, the one open now marked and
+//! never offered; the keys move the selection through them and continue the chosen one.
 
-use crate::engine::protocol::Op;
+use crate::engine::protocol::{Op, SessionSummary};
 
-use super::msg::Effect;
-use super::state::AppState;
-
-/// Moves the `/resume` picker's selection one session down (or up), wrapping around.
-pub(crate) fn step(state: &mut AppState, next: bool) {
-    if let Some(p) = state.picker.as_mut() {
-        let n = p.sessions.len().max(1);
-        p.selected = if next {
-            (p.selected + 1) % n
-        } else {
-            (p.selected + n - 1) % n
-        };
-    }
+/// The session picker, while it is open.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Picker {
+    /// The run open now (marked, not offered).
+    current_run: String,
+    /// The runs.
+    sessions: Vec<SessionSummary>,
+    /// The highlighted row.
+    selected: usize,
 }
 
-/// Enter in the picker: continue the highlighted run (not the one open now).
-pub(crate) fn choose(state: &mut AppState, fx: &mut Vec<Effect>) {
-    let Some(p) = state.picker.take() else {
-        return;
-    };
-    match p.sessions.get(p.selected) {
-        Some(s) if s.run_id == p.current_run => {
-            state.notice("That is the session open now");
+/// What Enter in the picker asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Choice {
+    /// Continue this run.
+    Resume(Op),
+    /// The highlighted run is the one open now.
+    OpenNow,
+    /// Nothing is highlighted.
+    Nothing,
+}
+
+impl Picker {
+    /// The picker over `sessions`, on the newest one not open now; `None` when there is no
+    /// other session to pick.
+    pub(crate) fn new(current_run: String, sessions: Vec<SessionSummary>) -> Option<Self> {
+        let selected = sessions.iter().position(|s| s.run_id != current_run)?;
+        Some(Picker {
+            current_run,
+            sessions,
+            selected,
+        })
+    }
+
+    /// The sessions listed, newest first.
+    pub(crate) fn sessions(&self) -> &[SessionSummary] {
+        &self.sessions
+    }
+
+    /// Whether `s` is the session open now.
+    pub(crate) fn is_current(&self, s: &SessionSummary) -> bool {
+        s.run_id == self.current_run
+    }
+
+    /// The highlighted row.
+    pub(crate) fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// The selection moves one session down (or up), wrapping around.
+    pub(crate) fn step(&mut self, next: bool) {
+        let n = self.sessions.len().max(1);
+        self.selected = if next {
+            (self.selected + 1) % n
+        } else {
+            (self.selected + n - 1) % n
+        };
+    }
+
+    /// Enter: continue the highlighted run (not the one open now).
+    pub(crate) fn choose(&self) -> Choice {
+        match self.sessions.get(self.selected) {
+            Some(s) if s.run_id == self.current_run => Choice::OpenNow,
+            Some(s) => Choice::Resume(Op::Resume {
+                run_id: s.run_id.clone(),
+            }),
+            None => Choice::Nothing,
         }
-        Some(s) => fx.push(Effect::SendOp(Op::Resume {
-            run_id: s.run_id.clone(),
-        })),
-        None => {}
     }
 }

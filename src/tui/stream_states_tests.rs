@@ -42,6 +42,7 @@ fn delta(s: &mut AppState, text: &str, t: Instant) {
 
 fn text_cells(s: &AppState) -> Vec<String> {
     s.chat
+        .cells()
         .iter()
         .filter_map(|c| match c {
             Cell::Assistant { markdown, .. } => Some(markdown.clone()),

@@ -6,8 +6,7 @@ use std::time::Instant;
 
 use crate::engine::protocol::SubagentPhase;
 
-use super::render::agent_cell::{AgentCell, AgentStep, STEP_TEXT_MAX};
-use super::render::cell::Cell;
+use super::render::agent_cell::{AgentStep, STEP_TEXT_MAX};
 use super::state::AppState;
 
 /// One subagent event: the cell of its `task` call follows it.
@@ -25,7 +24,7 @@ pub(super) fn on_subagent(state: &mut AppState, phase: SubagentPhase, now: Insta
         return;
     }
     let id = phase.id().to_string();
-    let Some(Cell::Subagent(agent)) = state.chat.find_tool_mut(&id) else {
+    let Some(agent) = state.chat.subagent_mut(&id) else {
         return; // its start was never seen (a resumed run's replay): nothing to update
     };
     match phase {
@@ -86,7 +85,7 @@ pub(super) fn on_subagent(state: &mut AppState, phase: SubagentPhase, now: Insta
             agent.cost_usd = cost_usd;
             agent.calls = tool_calls;
             agent.elapsed_ms = elapsed_ms;
-            state.agents.retain(|(a, _)| *a != id);
+            state.activity.agent_ended(&id);
         }
     }
 }
@@ -100,42 +99,17 @@ fn start(
     transcript: std::path::PathBuf,
     now: Instant,
 ) {
-    let fallback = format!("task: {description}");
-    state.agents.retain(|(a, _)| *a != id);
-    state.agents.push((id.clone(), now));
-    match state.chat.find_tool_mut(&id) {
-        Some(cell @ Cell::Tool { .. }) => {
-            let summary = match cell {
-                Cell::Tool { summary, .. } => std::mem::take(summary),
-                _ => fallback,
-            };
-            *cell = Cell::Subagent(Box::new(AgentCell::started(
-                id, summary, model, window, transcript,
-            )));
-        }
-        Some(_) => {}
-        None => state.push_cell(Cell::Subagent(Box::new(AgentCell::started(
-            id, fallback, model, window, transcript,
-        )))),
-    }
+    state.activity.agent_started(&id, now);
+    state
+        .chat
+        .subagent_started(id, description, model, window, transcript);
 }
 
 /// A tick: each running subagent's elapsed time, in whole seconds (a cell changes once a second).
 pub(super) fn on_tick(state: &mut AppState, now: Instant) {
-    let running: Vec<(String, Instant)> = state.agents.clone();
+    let running: Vec<(String, Instant)> = state.activity.agents().to_vec();
     for (id, since) in running {
         let secs = now.saturating_duration_since(since).as_secs();
-        let shown = match state.chat.iter().rev().find_map(|c| match c {
-            Cell::Subagent(a) if a.id == id => Some(a.elapsed_ms / 1000),
-            _ => None,
-        }) {
-            Some(s) => s,
-            None => continue,
-        };
-        if shown != secs
-            && let Some(Cell::Subagent(a)) = state.chat.find_tool_mut(&id)
-        {
-            a.elapsed_ms = secs.saturating_mul(1000);
-        }
+        state.chat.subagent_seconds(&id, secs);
     }
 }

@@ -14,11 +14,12 @@ use crate::engine::ledger::{GenerationStart, SubagentRecord};
 use crate::engine::protocol::{CostRow, Event, Op, SubagentOutcome, SubagentPhase, TurnId};
 use crate::engine::types::Usage;
 
+use super::activity::Running;
 use super::msg::Msg;
 use super::render::cell::Cell;
 use super::render::theme::Theme;
 use super::render::tool_cell::ToolStatus;
-use super::state::{AppState, Running};
+use super::state::AppState;
 use super::test_support::{ctrl, ev, key, last_cell, ops, state, type_text};
 use super::update::update;
 use super::view::{ViewCache, view};
@@ -161,10 +162,11 @@ fn running_subagents_are_live_cells_and_never_move_the_main_gauge() {
     let mut s = state();
     two_running(&mut s, t0);
     assert_eq!(
-        s.gauge.context, 0,
+        s.status.gauge().context,
+        0,
         "a child's usage is not the main thread's"
     );
-    assert_eq!(s.agents.len(), 2);
+    assert_eq!(s.activity.agents().len(), 2);
     let now = t0 + Duration::from_millis(8_300);
     update(&mut s, Msg::Tick, now);
     insta::assert_snapshot!("two_subagents_running", draw(&s, 80, 16, now).backend());
@@ -204,7 +206,7 @@ fn an_ended_subagent_shows_how_and_its_report() {
         end("c2", SubagentOutcome::ContextFull, 7, 21_000),
         later,
     );
-    assert!(s.agents.is_empty());
+    assert!(s.activity.agents().is_empty());
     let result = |id: &str, text: &str| {
         ev(Event::ToolResult {
             turn: None,
@@ -233,7 +235,7 @@ fn an_ended_subagent_shows_how_and_its_report() {
     );
     // A later tick changes nothing of an ended one.
     update(&mut s, Msg::Tick, later + Duration::from_secs(5));
-    let cells: Vec<&Cell> = s.chat.iter().collect();
+    let cells: Vec<&Cell> = s.chat.cells().iter().collect();
     let Some(Cell::Subagent(a)) = cells.iter().rev().nth(1) else {
         panic!("not a subagent cell: {cells:?}");
     };
@@ -293,7 +295,7 @@ fn esc_aborts_the_turn_with_its_subagents_and_the_spinner_counts_them() {
     let t0 = Instant::now();
     let mut s = state();
     two_running(&mut s, t0);
-    assert!(matches!(s.running, Running::Tool { .. }));
+    assert!(matches!(s.activity.running(), Running::Tool { .. }));
     let (label, _, hint) = s.spinner().expect("a spinner while they run");
     assert_eq!(label, "2 subagents work…");
     assert!(hint.contains("ctrl-t"), "{hint}");
@@ -306,10 +308,10 @@ fn a_start_without_its_call_cell_gets_a_cell_of_its_own_and_stray_phases_are_ign
     let t0 = Instant::now();
     let mut s = state();
     started(&mut s, t0);
-    let before = s.chat.len();
+    let before = s.chat.cells().len();
     usage(&mut s, "nobody", 9_000, t0);
     assert_eq!(
-        s.chat.len(),
+        s.chat.cells().len(),
         before,
         "a phase of an unknown subagent adds nothing"
     );

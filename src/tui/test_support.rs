@@ -15,7 +15,8 @@ use super::msg::{Effect, Msg};
 use super::render::cell::Cell;
 use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
-use super::state::{AppState, Labels, Settings, StateParams};
+use super::state::{AppState, Settings, StateParams};
+use super::status_line::Labels;
 use super::update::update;
 
 pub(super) fn state_with(review: Option<u64>) -> AppState {
@@ -94,7 +95,8 @@ pub(super) fn type_text(s: &mut AppState, text: &str, now: Instant) {
 }
 
 pub(super) fn last_cell(s: &AppState) -> Cell {
-    s.chat.get(s.chat.len() - 1).cloned().expect("a cell")
+    let cells = s.chat.cells();
+    cells.get(cells.len() - 1).cloned().expect("a cell")
 }
 
 pub(super) const DOC: &str =

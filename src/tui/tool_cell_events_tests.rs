@@ -95,7 +95,7 @@ fn bash_output_streams_into_its_cell_and_the_exit_stays_visible() {
         .map(|l| l.to_string())
         .collect();
     assert_eq!(lines[0], "▸ bash: cargo test · exit code 101 · 3.4s");
-    assert!(s.files_stale, "a command may have changed files");
+    assert!(s.mention.stale(), "a command may have changed files");
 }
 
 #[test]

@@ -13,11 +13,11 @@ use crate::engine::protocol::{
 };
 
 use super::msg::Effect;
-use super::questions;
+use super::questions::{Asked, PendingApproval};
 use super::queue;
-use super::render::cell::{AssistantState, Cell};
+use super::render::cell::Cell;
 use super::render::tool_cell::ToolStatus;
-use super::state::{AppState, Asked, NOTIFY_AFTER, PendingApproval, Running};
+use super::state::{AppState, NOTIFY_AFTER};
 
 /// Lines of an engine-written user message shown in the chat.
 const ENGINE_MESSAGE_LINES: usize = 8;
@@ -36,7 +36,7 @@ fn clip_lines(text: &str, max: usize) -> String {
 
 /// The handoff's writing turn runs: its text goes to the document, not the chat.
 fn writing(state: &AppState) -> bool {
-    matches!(state.running, Running::WritingHandoff { .. })
+    state.activity.writing_handoff()
 }
 
 /// The stream's own states: a broken try's text is taken back (its replay streams anew after the
@@ -44,26 +44,14 @@ fn writing(state: &AppState) -> bool {
 fn on_stream(state: &mut AppState, s: StreamState, now: Instant) {
     match s {
         StreamState::Discarded { .. } => {
-            if writing(state) {
-                return;
+            if !writing(state) {
+                state.chat.discard_broken_try();
             }
-            while matches!(
-                state.chat.last(),
-                Some(
-                    Cell::Assistant {
-                        state: AssistantState::Streaming(_),
-                        ..
-                    } | Cell::Thinking { .. }
-                )
-            ) {
-                state.chat.pop();
-            }
-            state.reply = None;
         }
         StreamState::Silent { silent_ms } => {
-            state.silent_since = now.checked_sub(Duration::from_millis(silent_ms));
+            state.activity.silent(Duration::from_millis(silent_ms), now);
         }
-        StreamState::Resumed => state.silent_since = None,
+        StreamState::Resumed => state.activity.resumed(),
     }
 }
 
@@ -89,7 +77,7 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
             ..
         } => {
             if changes_files {
-                state.changing_calls.push(id.clone());
+                state.mention.call_may_change_files(id.clone());
             }
             on_tool_call(state, id, name, summary, now)
         }
@@ -110,10 +98,7 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
             };
             // The engine said the call may change files: the @ index walks again before its
             // next answer.
-            if let Some(i) = state.changing_calls.iter().position(|c| *c == id) {
-                state.changing_calls.swap_remove(i);
-                state.files_stale = true;
-            }
+            state.mention.call_done(&id);
             on_tool_result(state, &id, output, is_error, (diff, exit), now);
         }
         Event::ToolOutputDelta { id, text } => on_tool_output(state, &id, &text),
@@ -146,7 +131,7 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
             max,
             reason,
             delay_ms,
-        } => state.push_cell(Cell::Retry {
+        } => state.chat.push_cell(Cell::Retry {
             attempt,
             max,
             reason,
@@ -171,20 +156,14 @@ fn stale(state: &AppState, ev: &Event) -> bool {
         | Event::ToolResult { turn, .. } => *turn,
         _ => None,
     };
-    turn.is_some_and(|t| state.engine_turn != Some(t))
+    turn.is_some_and(|t| !state.turns.is_current(t))
 }
 
 fn on_turn_started(state: &mut AppState, turn: TurnId, kind: TurnKind, now: Instant) {
-    state.engine_turn = Some(turn);
-    // A turn the engine started itself (the demo's first message) runs too: what is typed now
-    // waits for it like for any other.
-    if !state.in_flight.contains(&turn) {
-        state.in_flight.push(turn);
-    }
-    state.turn_started_at = Some(now);
+    state.turns.started(turn, now);
     // A message queued behind the last turn starts now: it runs (Esc aborts it).
-    if kind == TurnKind::Message && state.running == Running::Idle {
-        state.running = Running::Streaming { since: now };
+    if kind == TurnKind::Message {
+        state.activity.message_sent(now);
     }
 }
 
@@ -194,7 +173,7 @@ fn on_user_message(state: &mut AppState, turn: Option<TurnId>, origin: Origin, t
     // replayed from an earlier run; long ones are shown by their head.
     let shown = origin == Origin::User && turn.is_some();
     if !shown {
-        state.push_cell(Cell::User {
+        state.chat.push_cell(Cell::User {
             text: clip_lines(&text, ENGINE_MESSAGE_LINES),
         });
     }
@@ -204,87 +183,25 @@ fn on_text_delta(state: &mut AppState, text: String, now: Instant) {
     if writing(state) {
         return; // the document lands in the side editor, not in the chat
     }
-    if !matches!(state.running, Running::Streaming { .. }) {
-        state.running = Running::Streaming { since: now };
-    }
-    let streaming = state.chat.last().is_some_and(Cell::is_streaming);
-    match state.chat.last_mut() {
-        Some(cell) if streaming => {
-            cell.push_delta(&text);
-        }
-        _ => {
-            state.chat.push(Cell::streaming(text));
-            state.reply = Some(state.chat.len().saturating_sub(1));
-        }
-    }
+    state.activity.streaming(now);
+    state.chat.text_delta(text);
 }
 
 fn on_thinking_delta(state: &mut AppState, text: String) {
-    if writing(state) {
-        return;
-    }
-    if let Some(Cell::Thinking { text: t, .. }) = state.chat.last_mut() {
-        t.push_str(&text);
-    } else {
-        state.push_cell(Cell::Thinking {
-            text,
-            expanded: false,
-        });
+    if !writing(state) {
+        state.chat.thinking_delta(text);
     }
 }
 
 fn on_assistant_done(state: &mut AppState, text: String, interrupted: bool) {
-    if writing(state) {
-        return;
+    if !writing(state) {
+        state.chat.assistant_done(text, interrupted);
     }
-    let end = if interrupted {
-        AssistantState::Interrupted
-    } else {
-        AssistantState::Done
-    };
-    // The reply's own cell gets its end, wherever it is now (a notice may have come after it);
-    // a reply that never streamed is drawn once, here. Never both: that drew an interrupted
-    // reply twice.
-    match state.reply.take() {
-        Some(idx) => {
-            if let Some(Cell::Assistant {
-                markdown,
-                state: cell_state,
-            }) = state.chat.get_mut(idx)
-            {
-                // Deltas that went missing: the complete text extends what streamed.
-                if text.len() > markdown.len() && text.starts_with(markdown.as_str()) {
-                    *markdown = text;
-                }
-                *cell_state = end;
-            }
-        }
-        None if !text.is_empty() => state.push_cell(Cell::Assistant {
-            markdown: text,
-            state: end,
-        }),
-        None => {}
-    }
-    state.flush_deferred();
 }
 
 fn on_tool_call(state: &mut AppState, id: String, name: String, summary: String, now: Instant) {
-    if !writing(state) {
-        state.running = Running::Tool {
-            name: name.clone(),
-            since: now,
-        };
-    }
-    state.push_cell(Cell::Tool {
-        id,
-        name,
-        summary,
-        status: ToolStatus::running(),
-        expanded: false,
-        diff: None,
-        exit: None,
-    });
-    state.running_tool = Some((state.chat.len().saturating_sub(1), now));
+    state.activity.tool_started(name.clone(), now);
+    state.chat.tool_call(id, name, summary, now);
 }
 
 fn on_tool_result(
@@ -292,51 +209,35 @@ fn on_tool_result(
     id: &str,
     output: String,
     is_error: bool,
-    (new_diff, new_exit): (Option<Box<FileDiff>>, Option<CommandExit>),
+    outcome: (Option<Box<FileDiff>>, Option<CommandExit>),
     now: Instant,
 ) {
-    state.running_tool = None;
     let result = if is_error {
         ToolStatus::Failed(output)
     } else {
         ToolStatus::Succeeded(output)
     };
-    match state.chat.find_tool_mut(id) {
-        Some(Cell::Tool {
-            status, diff, exit, ..
-        }) => {
-            *status = result;
-            *diff = new_diff;
-            *exit = new_exit;
-        }
-        Some(Cell::Subagent(agent)) => agent.report = result,
-        _ => {}
-    }
-    if matches!(state.running, Running::Tool { .. }) {
-        state.running = Running::Streaming { since: now };
-    }
+    state.chat.tool_result(id, result, outcome);
+    state.activity.tool_done(now);
 }
 
 fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instant) {
     // Its tool cell waits for the answer; it runs (and counts its seconds) once allowed.
-    if let Asked::Tool { id } = &p.asked
-        && let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(id)
-        && matches!(status, ToolStatus::Running { .. })
-    {
-        *status = ToolStatus::AwaitsApproval;
+    if let Asked::Tool { id } = &p.asked {
+        state.chat.awaits_approval(id);
     }
     let summary = match p.unsandboxed {
         Some(_) => format!("{} once more, outside the sandbox", p.summary),
         None => p.summary.clone(),
     };
-    state.push_cell(Cell::Approval {
+    state.chat.push_cell(Cell::Approval {
         name: p.name.clone(),
         summary,
         always: p.always.is_some(),
         answer: None,
     });
-    p.cell = state.chat.len().saturating_sub(1);
-    questions::enqueue(state, p, now);
+    p.cell = state.chat.last_index();
+    state.questions.enqueue(p, now);
 }
 
 fn on_turn_end(
@@ -347,51 +248,34 @@ fn on_turn_end(
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
-    if state.engine_turn.is_none_or(|t| t == turn) {
-        close_running_tools(state);
+    if state.turns.ends_current(turn) {
+        state.chat.close_running_tools();
     }
-    if state.engine_turn == Some(turn) {
-        state.engine_turn = None;
-        if let Some(started) = state.turn_started_at.take()
-            && state.settings.notify
-            && now.saturating_duration_since(started) >= NOTIFY_AFTER
-        {
-            let secs = now.saturating_duration_since(started).as_secs();
-            fx.push(Effect::Notify(format!(
-                "flower-tui: turn {reason} after {secs}s"
-            )));
-        }
+    if let Some(started) = state.turns.ended(turn)
+        && state.settings.notify
+        && now.saturating_duration_since(started) >= NOTIFY_AFTER
+    {
+        let secs = now.saturating_duration_since(started).as_secs();
+        fx.push(Effect::Notify(format!(
+            "flower-tui: turn {reason} after {secs}s"
+        )));
     }
-    state.mcp_waiting = None;
-    // The engine answers every `task` call before a turn ends: none of its subagents runs on.
-    state.agents.clear();
+    state.activity.turn_over();
     if kind == TurnKind::Handoff {
         // A `/handoff` turn: its `Event::Handoff` phases said everything.
         queue::on_turn_over(state, turn, reason, now, fx);
         return;
     }
-    state.finish_streaming();
-    state.flush_deferred();
-    if matches!(
-        state.running,
-        Running::Streaming { .. } | Running::Tool { .. }
-    ) {
-        state.running = Running::Idle;
-    }
+    state.chat.finish_streaming();
+    state.chat.flush_deferred();
+    state.activity.message_over();
     match reason {
-        ExitReason::MaxIterations { n, max } => state.notice(format!(
+        ExitReason::MaxIterations { n, max } => state.chat.notice(format!(
             "Stopped: the iteration budget is spent ({n}/{max})"
         )),
         ExitReason::Interrupted => {
-            let marked = matches!(
-                state.chat.last(),
-                Some(Cell::Assistant {
-                    state: AssistantState::Interrupted,
-                    ..
-                })
-            );
-            if !marked {
-                state.notice("Interrupted");
+            if !state.chat.ends_interrupted() {
+                state.chat.notice("Interrupted");
             }
         }
         ExitReason::Completed
@@ -402,58 +286,15 @@ fn on_turn_end(
     queue::on_turn_over(state, turn, reason, now, fx);
 }
 
-/// What a tool cell says when its turn ended before its result: the result of an aborted call
-/// may arrive after the next turn started, and is dropped then.
-const TOOL_INTERRUPTED: &str = "interrupted: its turn ended before the result";
-
-/// The running turn is over: its tool cells with no result yet are closed as interrupted, so none
-/// stays running on screen.
-fn close_running_tools(state: &mut AppState) {
-    let open: Vec<usize> = (0..state.chat.len())
-        .filter(|&i| {
-            matches!(
-                state.chat.get(i),
-                Some(Cell::Tool {
-                    status: ToolStatus::Running { .. } | ToolStatus::AwaitsApproval,
-                    ..
-                })
-            )
-        })
-        .collect();
-    for i in &open {
-        if let Some(Cell::Tool { status, .. }) = state.chat.get_mut(*i) {
-            *status = ToolStatus::Failed(TOOL_INTERRUPTED.to_string());
-        }
-    }
-    if !open.is_empty() {
-        state.running_tool = None;
-    }
-}
-
 /// The user allowed the call `id`: its cell runs from now (a denied call gets its result).
 pub(super) fn approval_allowed(state: &mut AppState, id: &str, now: Instant) {
-    if let Some(Cell::Tool { status, .. }) = state.chat.find_tool_mut(id)
-        && *status == ToolStatus::AwaitsApproval
-    {
-        *status = ToolStatus::running();
-    }
-    if let Some((_, since)) = state.running_tool.as_mut() {
-        *since = now;
-    }
-    if let Running::Tool { since, .. } = &mut state.running {
-        *since = now;
-    }
+    state.chat.tool_allowed(id, now);
+    state.activity.tool_allowed(now);
 }
 
 /// A piece of a running command's output: into its cell.
 fn on_tool_output(state: &mut AppState, id: &str, text: &str) {
-    if let Some(Cell::Tool {
-        status: ToolStatus::Running { live, .. },
-        ..
-    }) = state.chat.find_tool_mut(id)
-    {
-        live.push(text);
-    }
+    state.chat.tool_output(id, text);
 }
 
 #[cfg(test)]

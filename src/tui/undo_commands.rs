@@ -15,9 +15,9 @@ use crate::engine::protocol::{Approval, Op};
 use std::time::Instant;
 
 use super::msg::Effect;
-use super::questions;
+use super::questions::{Asked, PendingApproval};
 use super::rewind_state::Retry;
-use super::state::{AppState, Asked, PendingApproval, new_input};
+use super::state::AppState;
 
 /// How many files the rewind's question names before it counts the rest.
 const NAMED: usize = 20;
@@ -34,7 +34,7 @@ pub(super) fn command(
         Some("overwrite") => OnConflict::Overwrite,
         Some("skip") => OnConflict::KeepUsers,
         Some(other) => {
-            return state.error(format!(
+            return state.chat.error(format!(
                 "/{}: `{other}`? (usage: /{} [overwrite|skip])",
                 action.as_str(),
                 action.as_str()
@@ -50,12 +50,8 @@ pub(super) fn command(
 /// A rewound message back in the input box (what was typed there is replaced only when empty;
 /// else the message is offered in a notice).
 pub(super) fn put_back(state: &mut AppState, text: &str, now: Instant) {
-    if state.input.is_empty() {
-        state.input = new_input();
-        state.input.insert_str(text);
-        state.input_edited(now);
-    } else {
-        state.notice(format!(
+    if !state.input.put_back(text, now) {
+        state.chat.notice(format!(
             "The rewound message (your input was kept):\n{text}"
         ));
     }
@@ -65,12 +61,12 @@ pub(super) fn put_back(state: &mut AppState, text: &str, now: Instant) {
 pub(super) fn on_restore(state: &mut AppState, report: &RestoreReport, now: Instant) {
     match report {
         RestoreReport::Restored { .. } | RestoreReport::Nothing { .. } => {
-            state.notice(report.summary())
+            state.chat.notice(report.summary())
         }
         RestoreReport::Conflict { action, .. } => {
             ask(state, Retry::Restore(*action), report.summary(), now);
         }
-        RestoreReport::Failed { .. } => state.error(report.summary()),
+        RestoreReport::Failed { .. } => state.chat.error(report.summary()),
     }
 }
 
@@ -99,13 +95,14 @@ pub(super) fn on_rewind_conflict(
 
 /// Ask what to do with the files in `text`: a notice in the chat, and the prompt above the input.
 fn ask(state: &mut AppState, retry: Retry, text: String, now: Instant) {
-    state.notice(text.clone());
+    state.chat.notice(text.clone());
     let name = match retry {
         Retry::Restore(action) => action.as_str(),
         Retry::Rewind { .. } => "rewind",
     };
-    let p = PendingApproval::question(Asked::Overwrite { retry }, name, text, state);
-    questions::enqueue(state, p, now);
+    let cell = state.chat.last_index();
+    let p = PendingApproval::question(Asked::Overwrite { retry }, name, text, cell);
+    state.questions.enqueue(p, now);
 }
 
 /// The answer to the question: y (`Approval::Once`) writes over the files, n (`Deny`) leaves

@@ -13,11 +13,11 @@ use super::state::AppState;
 /// The app ends now (a quit, SIGTERM, SIGHUP, the terminal gone): keep a dirty buffer, then
 /// quit.
 pub(super) fn keep_and_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
-    if let Some(ed) = state.editor.as_ref().filter(|ed| ed.is_dirty()) {
+    if let Some(ed) = state.editor.get().filter(|ed| ed.is_dirty()) {
         fx.push(Effect::KeepUnsavedOnExit {
-            path: ed.path.clone(),
+            path: ed.path().to_path_buf(),
             text: ed.text(),
-            handoff: state.review_handoff,
+            handoff: state.editor.review_handoff(),
         });
     }
     fx.push(Effect::Quit);
@@ -26,15 +26,13 @@ pub(super) fn keep_and_quit(state: &mut AppState, fx: &mut Vec<Effect>) {
 /// The engine reopens a review an earlier process left: its unsaved edits, if any, are offered
 /// once the `Frozen` that follows has put the document in the editor.
 pub(super) fn on_reopened(state: &mut AppState, handoff: HandoffId, unsaved: Option<PathBuf>) {
-    state.unsaved_offer = unsaved.map(|path| (handoff, path));
+    state.editor.offer_unsaved(handoff, unsaved);
 }
 
 /// The document of `handoff` is in the editor for its review: read the edits offered for it.
 pub(super) fn review_opened(state: &AppState, handoff: HandoffId, fx: &mut Vec<Effect>) {
-    if let Some((h, path)) = &state.unsaved_offer
-        && *h == handoff
-    {
-        fx.push(Effect::LoadUnsaved(path.clone()));
+    if let Some(path) = state.editor.offered_for(handoff) {
+        fx.push(Effect::LoadUnsaved(path.to_path_buf()));
     }
 }
 
@@ -45,27 +43,24 @@ pub(super) fn on_unsaved_loaded(
     content: Result<String, FileError>,
     now: Instant,
 ) {
-    let Some((handoff, offered)) = state.unsaved_offer.take() else {
+    let Some(handoff) = state.editor.take_offer(&path) else {
         return;
     };
-    if offered != path {
-        state.unsaved_offer = Some((handoff, offered));
-        return;
-    }
+    let reviewing = state.editor.review_handoff() == Some(handoff);
     match content {
-        Ok(text) => match state.editor.as_mut() {
-            Some(ed) if state.review_handoff == Some(handoff) && ed.text() != text => {
+        Ok(text) => match state.editor.get_mut() {
+            Some(ed) if reviewing && ed.text() != text => {
                 ed.offer_restore(path, text, now);
             }
-            Some(_) if state.review_handoff == Some(handoff) => {
+            Some(_) if reviewing => {
                 // The file already holds them (they were saved after all): nothing to offer.
             }
-            _ => state.notice(format!(
+            _ => state.chat.notice(format!(
                 "Unsaved edits of an interrupted review are kept in {}",
                 path.display()
             )),
         },
-        Err(e) => state.error(format!(
+        Err(e) => state.chat.error(format!(
             "Could not read the unsaved edits kept in {}: {e}",
             path.display()
         )),
@@ -76,7 +71,7 @@ pub(super) fn on_unsaved_loaded(
 pub(super) fn answer(state: &mut AppState, restore: bool, fx: &mut Vec<Effect>) {
     if let Some(path) = state
         .editor
-        .as_mut()
+        .get_mut()
         .and_then(|ed| ed.resolve_restore(restore))
     {
         fx.push(Effect::DiscardUnsaved(path));
@@ -92,8 +87,8 @@ pub(super) fn on_discarded(state: &mut AppState, path: PathBuf, result: Result<(
             path.display()
         ),
     };
-    match state.editor.as_mut() {
-        Some(ed) => ed.note = Some(note),
-        None => state.notice(note),
+    match state.editor.get_mut() {
+        Some(ed) => ed.set_note(note),
+        None => state.chat.notice(note),
     }
 }

@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 
 use crate::engine::protocol::{Event, HandoffId, HandoffPhase, Op};
 
-use super::editor::{Prompt, Review};
+use super::editor_review::{Prompt, Review};
 use super::msg::{Effect, Msg};
 use super::render::theme::Theme;
 use super::test_support::{DOC, ctrl, ev, frozen, key, ops, state, type_text};
@@ -29,7 +29,7 @@ fn a_hangup_keeps_a_dirty_buffer_and_names_the_review_then_quits() {
     // A clean buffer has nothing to keep.
     assert_eq!(update(&mut s, Msg::Hangup, t0), [Effect::Quit]);
     type_text(&mut s, "typed in review ", t0);
-    let text = s.editor.as_ref().map(|e| e.text()).unwrap_or_default();
+    let text = s.editor.get().map(|e| e.text()).unwrap_or_default();
     assert!(
         text.contains("Fixing the parser.typed in review "),
         "{text}"
@@ -110,12 +110,12 @@ fn reopened(t0: Instant) -> super::state::AppState {
 fn a_reopened_review_offers_the_kept_edits_and_restores_them() {
     let t0 = Instant::now();
     let mut s = reopened(t0);
-    let ed = s.editor.as_ref().expect("the editor is open");
-    assert!(matches!(ed.prompt, Prompt::Restore { .. }));
+    let ed = s.editor.get().expect("the editor is open");
+    assert!(matches!(ed.prompt(), Prompt::Restore { .. }));
     assert!(ed.is_paused(), "the countdown waits for the answer");
     // Typing does not go into the buffer while the offer stands.
     type_text(&mut s, "x", t0);
-    let ed = s.editor.as_ref().expect("editor");
+    let ed = s.editor.get().expect("editor");
     assert_eq!(ed.text(), DOC);
     let later = t0 + Duration::from_secs(60);
     assert!(
@@ -123,11 +123,11 @@ fn a_reopened_review_offers_the_kept_edits_and_restores_them() {
         "no ReviewDone while asking"
     );
     update(&mut s, key(KeyCode::Char('r')), t0);
-    let ed = s.editor.as_ref().expect("editor");
-    assert_eq!(ed.prompt, Prompt::None);
+    let ed = s.editor.get().expect("editor");
+    assert_eq!(*ed.prompt(), Prompt::None);
     assert_eq!(ed.text(), format!("{DOC}my kept line\n"));
     assert!(ed.is_dirty(), "restored, not saved");
-    assert!(ed.note.as_deref().is_some_and(|n| n.contains("restored")));
+    assert!(ed.note().is_some_and(|n| n.contains("restored")));
     // Ctrl-S saves them and ends the review of that handoff.
     let fx = update(&mut s, ctrl('s'), t0);
     assert!(
@@ -141,9 +141,9 @@ fn discarding_the_kept_edits_removes_their_file() {
     let mut s = reopened(t0);
     let fx = update(&mut s, key(KeyCode::Char('d')), t0);
     assert!(fx.contains(&Effect::DiscardUnsaved(KEPT.into())), "{fx:?}");
-    let ed = s.editor.as_ref().expect("editor");
+    let ed = s.editor.get().expect("editor");
     assert_eq!(ed.text(), DOC);
-    assert_eq!(ed.prompt, Prompt::None);
+    assert_eq!(*ed.prompt(), Prompt::None);
     update(
         &mut s,
         Msg::UnsavedDiscarded {
@@ -154,8 +154,8 @@ fn discarding_the_kept_edits_removes_their_file() {
     );
     assert!(
         s.editor
-            .as_ref()
-            .and_then(|e| e.note.as_deref())
+            .get()
+            .and_then(|e| e.note())
             .is_some_and(|n| n.contains("removed"))
     );
     // Esc then ends the review as usual: the file on disk goes to the successor.
@@ -180,9 +180,9 @@ fn esc_on_the_offer_ends_the_review_and_keeps_the_kept_file() {
         }]
     );
     assert!(!fx.iter().any(|e| matches!(e, Effect::DiscardUnsaved(_))));
-    let ed = s.editor.as_ref().expect("editor");
-    assert_eq!(ed.review, Review::Over);
-    assert_eq!(ed.prompt, Prompt::None);
+    let ed = s.editor.get().expect("editor");
+    assert_eq!(ed.review(), Review::Over);
+    assert_eq!(*ed.prompt(), Prompt::None);
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn kept_edits_the_file_already_holds_are_not_offered() {
     assert!(!fx.iter().any(|e| matches!(e, Effect::LoadUnsaved(_))));
     let mut s = reopened(t0);
     update(&mut s, key(KeyCode::Char('r')), t0);
-    let saved = s.editor.as_ref().map(|e| e.text()).unwrap_or_default();
+    let saved = s.editor.get().map(|e| e.text()).unwrap_or_default();
     // Reopened again with the same edits already in the file: no offer.
     let mut s2 = state();
     update(
@@ -239,7 +239,7 @@ fn kept_edits_the_file_already_holds_are_not_offered() {
         t0,
     );
     assert_eq!(
-        s2.editor.as_ref().map(|e| e.prompt.clone()),
+        s2.editor.get().map(|e| e.prompt().clone()),
         Some(Prompt::None)
     );
 }
@@ -273,11 +273,10 @@ fn another_processs_document_in_the_watched_file_is_ignored() {
         },
         t0,
     );
-    let ed = s.editor.as_ref().expect("editor");
+    let ed = s.editor.get().expect("editor");
     assert_eq!(ed.text(), ours, "not reloaded");
     assert!(
-        ed.note
-            .as_deref()
+        ed.note()
             .is_some_and(|n| n.contains("another document (step demo-2, generation 1)"))
     );
     // The user's own edit elsewhere (header kept) still reloads.
@@ -290,7 +289,7 @@ fn another_processs_document_in_the_watched_file_is_ignored() {
         },
         t0,
     );
-    assert_eq!(s.editor.as_ref().map(|e| e.text()), Some(edited));
+    assert_eq!(s.editor.get().map(|e| e.text()), Some(edited));
 }
 
 #[test]

@@ -15,9 +15,11 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use super::approval_view::{PromptModel, approval_model, draw_approval, max_prompt_scroll};
-use super::editor::{Prompt, SideEditor, conflict_keys, restore_keys, unsaved_keys};
+use super::editor::SideEditor;
+use super::editor_review::{Prompt, conflict_keys, restore_keys, unsaved_keys};
 use super::keymap::{self, Action, short_label_for};
 use super::msg::{ChatScroll, Pane};
+use super::questions::Asked;
 use super::render::chat::{ChatView, render_chat};
 use super::render::editor_view::{editor_block, editor_title_tagged, title_tag};
 use super::render::plan_view::plan_lines;
@@ -28,7 +30,7 @@ use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Asked, Focus};
+use super::state::{AppState, Focus};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub(crate) const MIN_WIDTH: u16 = 10;
@@ -149,10 +151,10 @@ fn draw_panes(
         return;
     }
     let spinner_h = u16::from(state.spinner().is_some());
-    let background_h = u16::from(state.background_spinner().is_some());
+    let background_h = u16::from(state.handoff.spinner().is_some());
     let queued = queued_rows(state, area.width, theme);
     let prompt = state
-        .approvals
+        .questions
         .front()
         .map(|p| approval_model(state, p, area, theme, now));
     let input_h = input_height(state, area.width);
@@ -185,13 +187,13 @@ fn draw_panes(
     ])
     .areas(area);
 
-    let (chat, editor) = split_body(body, state.editor.is_some());
+    let (chat, editor) = split_body(body, state.editor.is_open());
     if !chat.is_empty() {
-        cache.chat.highlight = state.selected_tool;
-        render_chat(&state.chat, &mut cache.chat, chat, buf, theme);
+        cache.chat.highlight = state.chat.selected_tool();
+        render_chat(state.chat.cells(), &mut cache.chat, chat, buf, theme);
     }
-    if let (Some(ed), Some(rect)) = (state.editor.as_ref(), editor) {
-        let focus = state.memory.focus.as_deref();
+    if let (Some(ed), Some(rect)) = (state.editor.get(), editor) {
+        let focus = state.memory.focus();
         draw_editor(
             ed,
             state.focus == Focus::Editor,
@@ -206,18 +208,20 @@ fn draw_panes(
     Paragraph::new(plan).render(plan_area, buf);
     draw_spinners(state, background, spin, buf, theme, now);
     draw_prompt(state, prompt.as_ref(), approval, cache, buf, theme);
-    match &state.search {
+    match state.input.search() {
         Some(search) if state.focus == Focus::Input => {
             draw_search(state, search, bottom, buf, theme)
         }
         _ => draw_input(state, bottom, buf, theme),
     }
     draw_popup(state, body, bottom, buf, theme);
-    super::overlay_view::draw_mentions(state, body, bottom, buf, theme);
+    if let Some(m) = state.mention.visible(state.focus == Focus::Input) {
+        super::overlay_view::draw_mentions(m, body, bottom, buf, theme);
+    }
     if let Some(p) = &state.picker {
         super::overlay_view::draw_picker(p, body, buf, theme);
     }
-    if let Some(p) = &state.rewind.picker {
+    if let Some(p) = state.rewind.picker() {
         super::rewind_picker::draw(p, body, buf, theme);
     }
     draw_status(state, status, buf, theme, now);
@@ -237,7 +241,7 @@ fn plan_rows(state: &AppState, area: Rect, fixed: u16, theme: &Theme) -> Vec<Lin
         .saturating_sub(fixed.saturating_add(1 + PLAN_MIN_CHAT_ROWS))
         .min(area.height / 3);
     plan_lines(
-        &state.memory.plan,
+        state.memory.plan(),
         usize::from(area.width),
         usize::from(room),
         theme,
@@ -253,7 +257,7 @@ fn draw_spinners(
     theme: &Theme,
     now: Instant,
 ) {
-    if let Some((label, since, hint)) = state.background_spinner() {
+    if let Some((label, since, hint)) = state.handoff.spinner() {
         render_spinner(
             &label,
             now.saturating_duration_since(since),
@@ -285,7 +289,7 @@ fn draw_prompt(
     buf: &mut Buffer,
     theme: &Theme,
 ) {
-    match (state.approvals.front(), prompt) {
+    match (state.questions.front(), prompt) {
         (Some(p), Some(m)) => {
             let max = max_prompt_scroll(m.lines.len(), m.rows);
             let scroll = match &cache.prompt_scroll {
@@ -294,7 +298,7 @@ fn draw_prompt(
             };
             cache.prompt_scroll = Some((p.asked.key().to_string(), scroll));
             cache.prompt_max_scroll = max;
-            draw_approval(p, m, scroll, state.approvals.len(), area, buf, theme);
+            draw_approval(p, m, scroll, state.questions.len(), area, buf, theme);
         }
         _ => {
             cache.prompt_scroll = None;
@@ -305,12 +309,13 @@ fn draw_prompt(
 
 /// The queued messages' rows (none when nothing is queued).
 fn queued_rows(state: &AppState, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-    if state.queue.is_empty() {
+    if state.input.queued().is_empty() {
         return Vec::new();
     }
     // A key typed into a queued message is drawn masked, as the model will get it.
     let masked: Vec<String> = state
-        .queue
+        .input
+        .queued()
         .iter()
         .map(|q| crate::engine::secrets::redact(&q.raw).into_owned())
         .collect();
@@ -361,7 +366,7 @@ fn draw_input(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme) {
     });
     let inner = block.inner(area);
     block.render(area, buf);
-    Widget::render(&state.input, inner, buf);
+    Widget::render(state.input.area(), inner, buf);
 }
 
 /// The last components of a path, for a title: `…/.flower/notes/handoff-x.md`.
@@ -388,10 +393,10 @@ fn draw_editor(
     theme: &Theme,
     now: Instant,
 ) {
-    let conflict = matches!(ed.prompt, Prompt::Conflict { .. });
-    let tag = title_tag(ed.degraded.as_deref(), standing_focus);
+    let conflict = matches!(ed.prompt(), Prompt::Conflict { .. });
+    let tag = title_tag(ed.degraded(), standing_focus);
     let title = editor_title_tagged(
-        &short_path(&ed.path, 3),
+        &short_path(ed.path(), 3),
         ed.countdown(now),
         ed.is_paused(),
         ed.is_dirty(),
@@ -402,7 +407,7 @@ fn draw_editor(
     let block = editor_block(&title, theme, focused);
     let inner = block.inner(area);
     block.render(area, buf);
-    let line = match &ed.prompt {
+    let line = match ed.prompt() {
         Prompt::Conflict { .. } => Some(Line::styled(
             format!("file changed on disk: {}", conflict_keys()),
             theme.warning,
@@ -425,10 +430,7 @@ fn draw_editor(
             format!("{}: the plan", super::plan_review::plan_keys()),
             theme.warning,
         )),
-        Prompt::None => ed
-            .note
-            .as_deref()
-            .map(|n| Line::styled(n.to_string(), theme.dim)),
+        Prompt::None => ed.note().map(|n| Line::styled(n.to_string(), theme.dim)),
     };
     let text_area = match line {
         Some(line) if inner.height >= 2 => {
@@ -439,25 +441,23 @@ fn draw_editor(
         }
         _ => inner,
     };
-    Widget::render(&ed.area, text_area, buf);
+    Widget::render(ed.area(), text_area, buf);
 }
 
 /// Ctrl-R: the input box shows the match and the query in its title.
 fn draw_search(
     state: &AppState,
-    search: &super::state::Search,
+    search: &super::search::Search,
     area: Rect,
     buf: &mut Buffer,
     theme: &Theme,
 ) {
-    let found = search
-        .hit
-        .and_then(|i| state.history.entry(i))
-        .map(|(t, _)| t);
+    let found = state.input.search_match();
+    let query = search.query();
     let title = match found {
-        Some(_) => format!(" history search: {} ", search.query),
-        None if search.query.is_empty() => " history search: type to search ".to_string(),
-        None => format!(" history search: {} (no match) ", search.query),
+        Some(_) => format!(" history search: {query} "),
+        None if query.is_empty() => " history search: type to search ".to_string(),
+        None => format!(" history search: {query} (no match) "),
     };
     let block = Block::bordered()
         .title(title)
@@ -514,11 +514,11 @@ fn draw_popup(state: &AppState, body: Rect, input: Rect, buf: &mut Buffer, theme
 
 fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     let armed = state.quit_armed(now);
-    let running = state.is_running();
+    let running = state.activity.is_running();
     // The prompt waiting for keys names the keys that answer it (no "always" where it is not
     // offered; the `.mcp.json` question's own words).
     let answers = state
-        .approvals
+        .questions
         .front()
         .filter(|_| state.approval_takes_keys(now))
         .map(|p| match p.asked {
@@ -546,17 +546,15 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
         hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }
     let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
-    let model = match state.labels.effort {
-        Some(e) => format!("{} · {}", state.labels.model, e.as_str()),
-        None => state.labels.model.clone(),
-    };
+    let model = state.status.model_label();
+    let labels = state.status.labels();
     render_status(
         &StatusModel {
-            gauge: &state.gauge,
+            gauge: state.status.gauge(),
             model: &model,
-            provider: &state.labels.provider,
-            demo: state.labels.demo,
-            mode: state.plan.mode.label(),
+            provider: &labels.provider,
+            demo: labels.demo,
+            mode: state.plan.mode().label(),
             hints: &pairs,
         },
         area,

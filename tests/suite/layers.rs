@@ -2,8 +2,10 @@
 //! tests fail when an engine module imports one in a higher layer (naming the file and the module
 //! it imports), when the engine's top-level modules import each other in a circle, when a
 //! top-level engine module is missing from the table, when the engine names the rest of the crate
-//! or a terminal crate, and when two files anywhere in `src/` import each other (a directory's
-//! `mod.rs` and its own children excepted).
+//! or a terminal crate, and when files anywhere in `src/` import each other in a circle of any
+//! length (naming each circle; the imports between a directory's `mod.rs` and the files below it
+//! are the module's own wiring and do not count, but a circle through a `mod.rs` by any other
+//! import does). The session engine's size is guarded too (`layers/engine_size.rs`).
 //!
 //! Test code is exempt: `#[cfg(test)]` items, `*_tests.rs` and `tests.rs` files and `tests/`
 //! folders. Imports are `use` trees (grouped, renamed, globbed) and paths written inline from
@@ -16,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use flower_tui::engine::LAYERS;
 
+mod engine_size;
 mod imports;
 mod surface;
 
@@ -210,85 +213,152 @@ fn no_engine_module_imports_a_higher_layer() {
         "imports against the layers:\n{}",
         upward.join("\n")
     );
-    let cycle = find_cycle(&edges);
+    let circles = find_circles(&edges);
     assert!(
-        cycle.is_none(),
-        "top-level engine modules import each other: {cycle:?}"
+        circles.is_empty(),
+        "top-level engine modules import each other: {circles:?}"
     );
-}
-
-/// A circle in a graph (as its nodes in order), if there is one.
-fn find_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-    fn visit(
-        node: &str,
-        edges: &BTreeMap<String, BTreeSet<String>>,
-        stack: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(i) = stack.iter().position(|n| n == node) {
-            let mut cycle = stack.split_off(i);
-            cycle.push(node.to_string());
-            return Some(cycle);
-        }
-        if done.contains(node) {
-            return None;
-        }
-        stack.push(node.to_string());
-        for next in edges.get(node).into_iter().flatten() {
-            if let Some(c) = visit(next, edges, stack, done) {
-                return Some(c);
-            }
-        }
-        stack.pop();
-        done.insert(node.to_string());
-        None
-    }
-    let mut done = BTreeSet::new();
-    edges
-        .keys()
-        .find_map(|n| visit(n, edges, &mut Vec::new(), &mut done))
 }
 
 #[test]
-fn no_two_files_import_each_other() {
+fn no_files_import_each_other_in_a_circle() {
     let tree = read_tree();
-    let by_module: BTreeMap<&ModPath, &SourceFile> = tree.iter().map(|f| (&f.module, f)).collect();
+    let file_of: BTreeMap<&ModPath, String> = tree
+        .iter()
+        .map(|f| (&f.module, f.rel.display().to_string()))
+        .collect();
+    // A directory's mod.rs and the files below it are one module's own wiring (a parent
+    // re-exports its children, a child names its parent's items): those imports do not count.
+    // Any other import does, a circle through a mod.rs too.
     let related = |a: &ModPath, b: &ModPath| a.starts_with(b) || b.starts_with(a);
-    let mut pairs = BTreeSet::new();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut counted = 0;
     for file in &tree {
-        for import in &file.imports {
-            let Some(other) = by_module.get(import) else {
-                continue;
-            };
-            if other.imports.contains(&file.module) && !related(&file.module, import) {
-                let mut pair = [
-                    file.rel.display().to_string(),
-                    other.rel.display().to_string(),
-                ];
-                pair.sort();
-                pairs.insert(format!("{} <-> {}", pair[0], pair[1]));
+        let from = file.rel.display().to_string();
+        let out = edges.entry(from).or_default();
+        for import in file.imports.iter().filter(|i| !related(&file.module, i)) {
+            if let Some(to) = file_of.get(import) {
+                out.insert(to.clone());
+                counted += 1;
             }
         }
     }
     assert!(
-        pairs.is_empty(),
-        "files that import each other:\n{}",
-        pairs.into_iter().collect::<Vec<_>>().join("\n")
+        counted > 500,
+        "only {counted} imports between files were found: the parser is broken"
     );
+    let circles = find_circles(&edges);
+    assert!(
+        circles.is_empty(),
+        "files that import each other in a circle (a type in the wrong file, most often: it \
+         belongs beside the code that produces it):\n{}",
+        circles
+            .iter()
+            .map(|c| c.join(" -> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Every circle of a graph, one for each group of nodes that reach each other (its strongly
+/// connected component), named by its shortest path from its first node back to itself.
+fn find_circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let nodes: Vec<&String> = edges
+        .keys()
+        .chain(edges.values().flatten())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let next = |n: &str| edges.get(n).into_iter().flatten();
+    // Which nodes each node reaches (the graphs here are a few hundred files).
+    let reaches = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&str> = next(from).map(String::as_str).collect();
+        while let Some(n) = todo.pop() {
+            if seen.insert(n.to_string()) {
+                todo.extend(next(n).map(String::as_str));
+            }
+        }
+        seen
+    };
+    let reach: BTreeMap<&str, BTreeSet<String>> =
+        nodes.iter().map(|n| (n.as_str(), reaches(n))).collect();
+    let mut placed = BTreeSet::new();
+    let mut circles = Vec::new();
+    for &start in &nodes {
+        let Some(mine) = reach.get(start.as_str()) else {
+            continue;
+        };
+        if placed.contains(start) || !mine.contains(start) {
+            continue;
+        }
+        // Its component: the nodes it reaches that reach it back.
+        let component: BTreeSet<&String> = mine
+            .iter()
+            .filter(|n| reach.get(n.as_str()).is_some_and(|r| r.contains(start)))
+            .collect();
+        placed.extend(component.iter().map(|n| n.to_string()));
+        // The shortest way back to `start`, within the component.
+        let mut came_from: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([start.as_str()]);
+        'search: while let Some(n) = queue.pop_front() {
+            for m in next(n).filter(|m| component.contains(m)) {
+                if m == start {
+                    // Back from `n` to `start`, then round.
+                    let mut path = vec![n.to_string()];
+                    let mut at = n;
+                    while let Some(prev) = came_from.get(at) {
+                        path.push(prev.to_string());
+                        at = prev;
+                    }
+                    path.reverse();
+                    path.push(start.clone());
+                    circles.push(path);
+                    break 'search;
+                }
+                if !came_from.contains_key(m.as_str()) && m != start {
+                    came_from.insert(m, n);
+                    queue.push_back(m);
+                }
+            }
+        }
+    }
+    circles
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tests of the checks' own helpers
 
 #[test]
-fn a_circle_is_found_and_named() {
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    edges.entry("a".into()).or_default().insert("b".into());
-    edges.entry("b".into()).or_default().insert("c".into());
-    assert_eq!(find_cycle(&edges), None);
-    edges.entry("c".into()).or_default().insert("a".into());
-    assert_eq!(
-        find_cycle(&edges),
-        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
-    );
+fn every_circle_is_found_and_named() {
+    let graph = |pairs: &[(&str, &str)]| {
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in pairs {
+            edges
+                .entry(a.to_string())
+                .or_default()
+                .insert(b.to_string());
+        }
+        edges
+    };
+    let acyclic = graph(&[("a", "b"), ("b", "c"), ("a", "c")]);
+    assert!(find_circles(&acyclic).is_empty());
+    let two = graph(&[
+        ("a", "b"),
+        ("b", "c"),
+        ("c", "a"),
+        ("c", "d"),
+        ("d", "e"),
+        ("e", "d"),
+        ("x", "y"),
+    ]);
+    let named: Vec<String> = find_circles(&two).iter().map(|c| c.join(" -> ")).collect();
+    assert_eq!(named, ["a -> b -> c -> a", "d -> e -> d"]);
+    // The shortest way round is named, not a longer one through the same files.
+    let short = graph(&[("a", "b"), ("b", "a"), ("b", "c"), ("c", "a")]);
+    let named: Vec<String> = find_circles(&short)
+        .iter()
+        .map(|c| c.join(" -> "))
+        .collect();
+    assert_eq!(named, ["a -> b -> a"]);
 }

@@ -1,5 +1,6 @@
 //! The integration suite, one module per area.
 
+mod acp;
 mod background;
 mod background_e2e;
 mod checkpoint;
@@ -15,6 +16,7 @@ mod extensions;
 mod faults;
 mod handoff;
 mod hangup_e2e;
+mod holes;
 mod hostile;
 mod layers;
 mod local;

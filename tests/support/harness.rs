@@ -174,6 +174,7 @@ impl Harness {
                 bash_timeout: Duration::from_secs(30),
                 subagent: Default::default(),
                 mode: None,
+                files: Default::default(),
             },
             front_end: FrontEnd::Headless,
             start: StartParams {

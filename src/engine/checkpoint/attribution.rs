@@ -20,7 +20,7 @@ use super::error::CheckpointError;
 use super::path::RelPath;
 use super::restore::{Conflict, ConflictKind};
 use super::tree::{self, Delta};
-use super::undo::{PendingTurn, TurnCheckpoint};
+use super::undo_stack::{PendingTurn, TurnCheckpoint};
 use super::{Checkpoints, SnapshotId};
 
 /// Which paths a restore may touch, and which of those it must ask about even when they are as

@@ -54,7 +54,6 @@ mod attribution;
 mod changes;
 mod error;
 mod index;
-mod lock;
 mod object;
 mod object_id;
 mod path;
@@ -62,8 +61,9 @@ mod prune;
 mod report;
 mod restore;
 mod snapshot;
+mod store_lock;
 mod tree;
-mod undo;
+mod undo_stack;
 mod walk;
 mod walk_back;
 
@@ -81,19 +81,21 @@ use serde::{Deserialize, Serialize};
 pub(crate) use attribution::Closed;
 pub use changes::{ChangeKind, FileChange, LineCounts};
 pub(crate) use error::CheckpointError;
-pub(crate) use lock::LOCK_WAIT;
 pub(crate) use object_id::{BadObjectId, ObjectId};
 pub(crate) use path::RelPath;
 pub(crate) use prune::KEEP_DAYS;
 pub use report::{RestoreReport, TurnRef, UndoAction};
 pub use restore::{Conflict, ConflictKind, Failure, OnConflict, Untouched};
 pub use snapshot::{SkipReason, Skipped, Snapshot};
-pub use undo::{CallSpan, MAX_TURNS, NotOnTop, PendingTurn, Recorded, TurnCheckpoint, UndoStack};
+pub(crate) use store_lock::LOCK_WAIT;
+pub use undo_stack::{
+    CallSpan, MAX_TURNS, NotOnTop, PendingTurn, Recorded, TurnCheckpoint, UndoStack,
+};
 
 use attribution::Scope;
 
-use lock::StoreLock;
 use object::Objects;
+use store_lock::StoreLock;
 use walk::Rules;
 
 /// One file larger than this is not stored (it is named in the checkpoint's result instead).

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::changes::FileChange;
 use super::path::RelPath;
-use super::undo::TurnCheckpoint;
+use super::undo_stack::TurnCheckpoint;
 use super::{Restore, Restored, SnapshotId};
 
 /// Which way a restore goes.

@@ -15,7 +15,7 @@ use super::error::CheckpointError;
 use super::path::RelPath;
 use super::restore::{self, Conflict, ConflictKind};
 use super::tree::{self, Node};
-use super::undo::TurnCheckpoint;
+use super::undo_stack::TurnCheckpoint;
 
 impl Checkpoints {
     /// The conflicts undoing `turns` (newest first) would meet, sorted by path, one per path.

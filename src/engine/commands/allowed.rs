@@ -11,11 +11,20 @@
 //!   workspace: nothing to grant.
 //!
 //! Not taken (each is named back so the user sees why a call is still asked for): `Bash` with no
-//! command (every command, broader than a grant ever is), a file tool limited to paths
-//! (`Edit(src/**)`), a bash pattern with `*` anywhere but at the end, and unknown tools. A path
-//! outside the workspace is asked for call by call whatever the command says.
+//! command (every command, broader than a grant ever is), a prefix that "always" would not grant
+//! either (a program that runs anything, `Bash(sh:*)`, `Bash(python3:*)`, or a subcommand tool
+//! without its subcommand, `Bash(git:*)`), a file tool limited to paths (`Edit(src/**)`), a bash
+//! pattern with `*` anywhere but at the end, and unknown tools. A path outside the workspace is
+//! asked for call by call whatever the command says (`Bash(cp:*)` covers no `cp … /elsewhere`).
+//!
+//! A workspace's command file (`.flower/commands/`, `.claude/commands/`) grants nothing unless the
+//! workspace's files are trusted (`mcp_json = "trust"`, the policy its hooks and `.mcp.json`
+//! follow): a repository must not grant itself programs ([`Catalog::hold_unapproved_grants`],
+//! applied at load).
+//!
+//! [`Catalog::hold_unapproved_grants`]: super::Catalog::hold_unapproved_grants
 
-use crate::engine::approvals::AllowRule;
+use crate::engine::approvals::{self, AllowRule};
 use crate::engine::tools::names;
 
 /// What a command's `allowed-tools` grant, and the entries that grant nothing (as written).
@@ -82,9 +91,11 @@ fn bash(spec: &str) -> Grant {
         .or_else(|| spec.strip_suffix(" *"))
         .map(str::trim);
     match prefix {
-        Some(p) if !p.is_empty() && !p.contains('*') => Grant::Rule(AllowRule::BashPrefix {
-            prefix: p.to_string(),
-        }),
+        Some(p) if !p.is_empty() && !p.contains('*') && approvals::grantable_prefix(p) => {
+            Grant::Rule(AllowRule::BashPrefix {
+                prefix: p.to_string(),
+            })
+        }
         None if !spec.is_empty() && !spec.contains('*') => Grant::Rule(AllowRule::BashCommand {
             command: spec.to_string(),
         }),

@@ -141,6 +141,12 @@ pub enum LoadProblem {
     Frontmatter(FrontmatterError),
     #[error("`{0}` cannot be a command name (no spaces, `:` or leading `.`)")]
     BadName(String),
+    #[error(
+        "its allowed-tools ({0}) are not granted: a workspace's command file grants nothing unless \
+         the workspace's files are trusted (`mcp_json = \"trust\"`), so its calls are asked for \
+         like any other"
+    )]
+    GrantsHeld(String),
 }
 
 /// The custom commands in force.
@@ -178,6 +184,24 @@ impl Catalog {
     /// Files that could not be loaded.
     pub fn notices(&self) -> &[LoadNotice] {
         &self.notices
+    }
+
+    /// Take back the `allowed-tools` of the workspace's commands (not the user's own) unless
+    /// `trusted`: a repository must not grant itself programs. Each held file gets a notice.
+    pub fn hold_unapproved_grants(&mut self, trusted: bool) {
+        if trusted {
+            return;
+        }
+        for c in self.commands.values_mut() {
+            if c.source == CommandSource::User || c.allowed_tools.is_empty() {
+                continue;
+            }
+            let held = std::mem::take(&mut c.allowed_tools);
+            self.notices.push(LoadNotice {
+                path: c.path.clone(),
+                problem: LoadProblem::GrantsHeld(held.join(", ")),
+            });
+        }
     }
 }
 

@@ -212,10 +212,10 @@ impl HandoffDoc {
             .collect()
     }
 
-    /// Whether a section restated `prompt`, the wording the writer was given, instead of
+    /// Whether a section restated `instructions`, the wording the writer has seen, instead of
     /// reporting (see [`super::echo`]); `doing` and `next` must also have words of their own.
     /// `Touched` is the engine's, not the writer's, and is not judged.
-    pub(crate) fn echo_check(&self, prompt: &str) -> Result<(), echo::Restated> {
+    pub(crate) fn echo_check(&self, instructions: &[&str]) -> Result<(), echo::Restated> {
         let parts: Vec<echo::Part<'_>> = Section::ALL
             .into_iter()
             .filter(|&s| s != Section::Touched)
@@ -225,7 +225,7 @@ impl HandoffDoc {
                 required: REQUIRED.contains(&s),
             })
             .collect();
-        echo::check(prompt, &parts)
+        echo::check(instructions, &parts)
     }
 
     /// True when both required sections are present.

@@ -4,15 +4,18 @@
 //! so the document parses as complete, but each section holds the description of what belongs in
 //! it ("What is being done right now, at the moment of the cut: …"). Small models do it often;
 //! large ones do it when the prompt is long and the context nearly full. This module reads the
-//! words, against the prompt the writer was given (a parameter: the handoff's long prompt, its
-//! short one). [`check`] takes any document as named parts: a plan document (there is none yet)
-//! calls it with its own prompt and sections.
+//! words against every instruction text the writer has seen, not only the prompt of its own
+//! request: after a failed first writing, the retry with the short prompt can answer with the
+//! *long* prompt word for word. The caller passes the texts (for a handoff:
+//! `prompt::instruction_texts`, both writing prompts, the briefing's fixed texts, the system
+//! prompt and the tools' descriptions). [`check`] takes any document as named parts: a plan
+//! document calls it with its own prompt and sections.
 //!
 //! # The measure
 //!
 //! Text becomes words: runs of letters and digits, lowercased, so case, punctuation, Markdown
-//! marks and backticks do not count. The prompt's words give a set of shingles, every run of
-//! [`SHINGLE`] consecutive words. A word of a section is *copied* when a shingle that holds it is
+//! marks and backticks do not count. The instructions' words give a set of shingles, every run
+//! of [`SHINGLE`] consecutive words of one text. A word of a section is *copied* when a shingle that holds it is
 //! in the prompt's set. A lightly edited copy stays mostly copied (an edited, inserted or moved
 //! word uncovers only itself and its neighbours' shingles through it); a section that quotes a
 //! phrase of the prompt has few copied words among many of its own.
@@ -106,11 +109,17 @@ pub(crate) struct Wording {
 }
 
 impl Wording {
-    pub(crate) fn of(prompt: &str) -> Wording {
+    /// The shingles of every text (none crosses from one text into the next).
+    pub(crate) fn of_all(texts: &[&str]) -> Wording {
         Wording {
-            shingles: words(prompt)
-                .windows(SHINGLE)
-                .map(|s| s.join(" "))
+            shingles: texts
+                .iter()
+                .flat_map(|t| {
+                    words(t)
+                        .windows(SHINGLE)
+                        .map(|s| s.join(" "))
+                        .collect::<Vec<_>>()
+                })
                 .collect(),
         }
     }
@@ -135,9 +144,9 @@ impl Wording {
     }
 }
 
-/// Judge every non-empty part against `prompt`'s wording.
-pub(crate) fn check(prompt: &str, parts: &[Part<'_>]) -> Result<(), Restated> {
-    let wording = Wording::of(prompt);
+/// Judge every non-empty part against the wording of `instructions`.
+pub(crate) fn check(instructions: &[&str], parts: &[Part<'_>]) -> Result<(), Restated> {
+    let wording = Wording::of_all(instructions);
     let findings: Vec<Finding> = parts
         .iter()
         .filter(|p| !p.text.trim().is_empty())

@@ -47,7 +47,7 @@ const MACOS_SHIM: &str = include_str!("../../../tests/fixtures/echo/good_macos_s
 const GOOD_TERSE: &str = include_str!("../../../tests/fixtures/echo/good_terse.md");
 
 fn verdict(doc: &str, prompt: &str) -> Result<(), Restated> {
-    HandoffDoc::parse(doc).echo_check(prompt)
+    HandoffDoc::parse(doc).echo_check(&[prompt])
 }
 
 fn sections(r: &Restated) -> Vec<&str> {
@@ -120,7 +120,8 @@ fn the_prompts_own_skeletons_restate_them() {
 
 #[test]
 fn the_share_and_the_floor() {
-    let w = Wording::of("the single next concrete step: one action the successor can start on");
+    let w =
+        Wording::of_all(&["the single next concrete step: one action the successor can start on"]);
     // Case, punctuation and Markdown do not count.
     assert_eq!(
         w.copied("**The SINGLE next-concrete `step`**"),
@@ -176,7 +177,7 @@ fn the_share_and_the_floor() {
     // The rule, section by section.
     let judge = |text: &str, required: bool| {
         check(
-            "the single next concrete step: one action the successor can start on",
+            &["the single next concrete step: one action the successor can start on"],
             &[Part {
                 name: "next",
                 text,
@@ -224,4 +225,46 @@ fn the_reason_names_each_section_and_its_share() {
             err.findings.get(1).expect("next").copied.percent()
         )
     );
+}
+
+/// The instructions of a session as `prompt::instruction_texts` gathers them, with a system
+/// prompt and one tool of its own.
+fn every_instruction() -> Vec<String> {
+    let tool = crate::engine::types::ToolSpec {
+        name: "read_file".into(),
+        description: "Read a file of the workspace, with line numbers; a range reads part of it."
+            .into(),
+        input_schema: serde_json::json!({"type": "object"}),
+    };
+    crate::engine::handoff::prompt::instruction_texts(
+        "You are a coding agent working in the user's workspace. Prefer small, verified steps.",
+        &[tool],
+    )
+}
+
+#[test]
+fn the_retry_with_the_short_prompt_refuses_the_long_prompt_repeated() {
+    // The short prompt's request alone lets the long prompt's wording through …
+    assert!(verdict(REAL_LONG, SHORT).is_ok() || verdict(VERBATIM, SHORT).is_ok());
+    // … every instruction the writer has seen does not.
+    let texts = every_instruction();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for (what, doc) in [
+        ("real long", REAL_LONG),
+        ("verbatim", VERBATIM),
+        ("edited", EDITED),
+    ] {
+        let r = HandoffDoc::parse(doc).echo_check(&texts);
+        assert!(r.is_err(), "{what} passed");
+    }
+    // A section that repeats the system prompt or a tool's description is no report either.
+    let doc = "## Doing\nYou are a coding agent working in the user's workspace. Prefer small, \
+               verified steps.\n## Next\nRead a file of the workspace, with line numbers; a range \
+               reads part of it.\n";
+    let r = HandoffDoc::parse(doc).echo_check(&texts).unwrap_err();
+    assert_eq!(sections(&r), ["doing", "next"]);
+    // Good documents stay good against all of them.
+    for doc in [GOOD_QUOTING, GOOD_LIKE_THE_EXAMPLE, MACOS_SHIM, GOOD_TERSE] {
+        assert_eq!(HandoffDoc::parse(doc).echo_check(&texts), Ok(()));
+    }
 }

@@ -4,13 +4,13 @@
 pub mod briefing;
 pub(crate) mod document;
 pub(crate) mod echo;
-pub mod lock;
 pub(crate) mod prompt;
 pub(crate) mod reduced_history;
 pub(crate) mod reopen;
 pub mod store;
 mod syntax;
 pub mod touched;
+pub mod workbench_locks;
 
 pub use document::{CARRIED_MARKER, HandoffDoc};
 

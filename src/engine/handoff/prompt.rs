@@ -28,13 +28,46 @@ pub(crate) enum WritingPrompt {
 }
 
 impl WritingPrompt {
-    /// The template, `{opening}` unfilled: the wording a document is checked against.
+    /// The template, `{opening}` unfilled.
     pub(crate) fn template(self) -> &'static str {
         match self {
             WritingPrompt::Full => HANDOFF_PROMPT_TEMPLATE,
             WritingPrompt::Short => HANDOFF_PROMPT_SHORT_TEMPLATE,
         }
     }
+}
+
+/// Every instruction text flower-tui writes into a session's requests, for the echo check
+/// (`echo.rs`): both writing prompts, the briefing's fixed texts (every cause, degraded or not,
+/// the plan preamble, the rescue and tail notes), and what the session sent: its system prompt
+/// and its tools' descriptions and schemas.
+pub(crate) fn instruction_texts(
+    system: &str,
+    tools: &[crate::engine::types::ToolSpec],
+) -> Vec<String> {
+    use super::briefing;
+    let mut texts = vec![
+        HANDOFF_PROMPT_TEMPLATE.to_string(),
+        HANDOFF_PROMPT_SHORT_TEMPLATE.to_string(),
+        briefing::PLAN_PREAMBLE.to_string(),
+        briefing::RESCUED_NOTE.to_string(),
+        briefing::TAIL_NOTE.to_string(),
+        system.to_string(),
+    ];
+    for cause in [
+        HandoffCause::Pressure,
+        HandoffCause::Overflow,
+        HandoffCause::Manual,
+    ] {
+        for degraded in [false, true] {
+            texts.push(briefing::preamble(cause, None, degraded));
+        }
+    }
+    for spec in tools {
+        texts.push(spec.description.clone());
+        texts.push(spec.input_schema.to_string());
+    }
+    texts
 }
 
 /// The opening of an automatic handoff at the handoff line.

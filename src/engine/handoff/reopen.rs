@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::lock::{self, TryLock};
+use super::workbench_locks::{self, TryLock};
 use crate::engine::ledger::{Manifest, RunDir};
 
 /// The newest run of `workspace` under `<data_dir>/runs` whose last step has a frozen handoff
@@ -47,7 +47,10 @@ pub fn frozen_run(data_dir: &Path, workspace: &Path, workbench: Option<&Path>) -
 
 /// No live process holds the step's claim (checked by taking it and letting it go).
 fn claim_is_free(workbench: &Path, step: &str) -> bool {
-    matches!(lock::claim_exact(workbench, step), Ok(TryLock::Acquired(_)))
+    matches!(
+        workbench_locks::claim_exact(workbench, step),
+        Ok(TryLock::Acquired(_))
+    )
 }
 
 #[cfg(test)]
@@ -95,12 +98,12 @@ mod tests {
         let step = Manifest::load(&found.manifest_path()).unwrap().steps.pop();
         assert_eq!(step.map(|s| s.name).as_deref(), Some("s"));
         // A live process holds the step: its review is its own.
-        let held = lock::claim_step(&wb, "s").unwrap();
+        let held = workbench_locks::claim_step(&wb, "s").unwrap();
         assert!(frozen_run(&data, &ws, Some(&wb)).is_none());
         drop(held);
         assert!(frozen_run(&data, &ws, Some(&wb)).is_some());
         assert!(
-            !lock::claim_path(&wb, "s").exists(),
+            !workbench_locks::claim_path(&wb, "s").exists(),
             "the check leaves no lock file"
         );
         // A run whose session cannot be continued is not offered (a plain start must start).

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::HandoffDoc;
-use super::lock::safe_step_name;
+use super::workbench_locks::safe_step_name;
 use crate::engine::fsutil::{atomic_write, compact_stamp, numbered_names, write_new};
 
 /// `<workbench>/notes/handoff-<safe step>.md`.
@@ -25,7 +25,7 @@ pub(crate) fn archive_dir(workbench: &Path) -> PathBuf {
 /// Archive the previous live file (if any) to `<wb>/notes/archive/handoff/<step>-<compact_stamp>.md`
 /// (never overwriting an archive: `-2`, `-3`… when the name exists — two handoffs in the same
 /// second), then write the new document atomically. Returns the live path. Runs under the step's
-/// document lock (`lock::with_doc_lock`), so two processes never interleave these steps.
+/// document lock (`workbench_locks::with_doc_lock`), so two processes never interleave these steps.
 ///
 /// The previous file is copied into the archive (created exclusively, fsynced) before the live file
 /// is replaced by an atomic rename, so at every moment at least one complete copy of each generation
@@ -42,7 +42,7 @@ pub(crate) fn freeze_timed(
     markdown: &str,
     now_secs: u64,
 ) -> io::Result<(PathBuf, Duration)> {
-    super::lock::with_doc_lock(workbench, step, || {
+    super::workbench_locks::with_doc_lock(workbench, step, || {
         freeze_unlocked(workbench, step, markdown, now_secs)
     })
 }
@@ -131,7 +131,7 @@ pub(crate) fn read_back(path: &Path) -> ReadBack {
 /// [`read_back`] under the step's document lock (no other process is halfway through a freeze),
 /// and what the lock cost.
 pub(crate) fn read_back_locked(workbench: &Path, step: &str, path: &Path) -> (ReadBack, Duration) {
-    match super::lock::with_doc_lock(workbench, step, || Ok(read_back(path))) {
+    match super::workbench_locks::with_doc_lock(workbench, step, || Ok(read_back(path))) {
         Ok(r) => r,
         Err(e) => (ReadBack::Unreadable(e.to_string()), Duration::ZERO),
     }
@@ -152,7 +152,7 @@ pub(crate) fn write_back(
         atomic_write(path, text.as_bytes())
     };
     match workbench {
-        Some(wb) => super::lock::with_doc_lock(wb, step, write).map(|_| ()),
+        Some(wb) => super::workbench_locks::with_doc_lock(wb, step, write).map(|_| ()),
         None => write(),
     }
 }
@@ -211,7 +211,7 @@ mod tests {
         let long = safe_step_name(&"ü".repeat(200));
         assert_eq!(
             long.chars().count(),
-            super::super::lock::MAX_STEP_NAME_CHARS
+            super::super::workbench_locks::MAX_STEP_NAME_CHARS
         );
         assert_eq!(
             live_path(Path::new("/wb"), "a b"),
@@ -259,7 +259,7 @@ mod tests {
         notes.sort();
         assert_eq!(notes, ["archive", "handoff-s.md"]);
         // The document lock is gone once the freeze is over.
-        assert!(!super::super::lock::doc_lock_path(wb, "s").exists());
+        assert!(!super::super::workbench_locks::doc_lock_path(wb, "s").exists());
     }
 
     #[test]

@@ -231,6 +231,10 @@ pub fn from_settings(text: &str, path: &Path) -> (Vec<Hook>, Vec<SettingsNotice>
     match obj.get("hooks") {
         None => {}
         Some(Value::Object(events)) => {
+            // In name order, whatever order the JSON map keeps (the ACP SDK has serde_json keep
+            // the file's).
+            let mut events: Vec<_> = events.iter().collect();
+            events.sort_by(|a, b| a.0.cmp(b.0));
             for (name, groups) in events {
                 let Some(event) = HookEvent::parse(name) else {
                     notices.push(notice(SettingsProblem::UnknownEvent {

@@ -2,7 +2,7 @@
 //! (`<data_dir>/runs/<run id>/`) holds `manifest.json` — one record per step ([`manifest`]), with
 //! its handoffs ([`handoffs`]) — and
 //! `sessions/`, one transcript per session ([`transcript`]). [`run_dir`] creates, finds, joins and
-//! locks ([`lock`]) run directories and writes one step's record without losing other processes'
+//! locks ([`ledger_lock`]) run directories and writes one step's record without losing other processes'
 //! steps;
 //! [`run_index`] knows where every run is (a run kept elsewhere with `--run-dir` registers in an
 //! index under the data dir); [`run_list`] lists a workspace's runs for `--resume` and `/resume`.
@@ -16,7 +16,7 @@
 
 pub(crate) mod checkpoints;
 pub(crate) mod handoffs;
-pub(crate) mod lock;
+pub(crate) mod ledger_lock;
 pub(crate) mod manifest;
 pub(crate) mod prompts;
 pub(crate) mod run_dir;

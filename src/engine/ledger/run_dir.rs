@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
-use super::lock::LedgerLock;
+use super::ledger_lock::LedgerLock;
 use super::manifest::{Manifest, StepRecord};
 use super::run_index;
 use crate::engine::error::Error;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::lock::LedgerLock;
+use super::ledger_lock::LedgerLock;
 use crate::engine::fsutil::atomic_write;
 
 /// The index file, under the data dir.

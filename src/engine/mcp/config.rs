@@ -48,6 +48,8 @@ pub enum Origin {
     ConfigFile,
     /// The workspace's `.mcp.json` (used only once approved).
     McpJson,
+    /// The front end's session (an editor names its own servers for the session it opens).
+    FrontEnd,
 }
 
 impl Origin {
@@ -56,6 +58,7 @@ impl Origin {
         match self {
             Origin::ConfigFile => "config.toml",
             Origin::McpJson => MCP_JSON,
+            Origin::FrontEnd => "the editor's session",
         }
     }
 }

@@ -18,7 +18,9 @@
 //!   messages`, …), or
 //! - it has the shape of a size compared with a maximum: exactly two numbers, a maximum / limit /
 //!   context / window word and what was measured (the prompt, input, request, messages, tokens),
-//!   whatever the words between (`request of 140000 tokens is over the 128000 token limit`).
+//!   whatever the words between (`request of 140000 tokens is over the 128000 token limit`), or
+//! - it has that shape without numbers: what was measured, then a verb of going past, then a
+//!   maximum / limit word (`Prompt exceeds max length`, `the input is over the allowed limit`).
 //!
 //! Shapes that look alike and are not overflows: rate limits (`tokens per minute`, TPM / RPM,
 //! quota, `rate limit`, `please wait before trying again`), a cap on the *output* alone
@@ -64,6 +66,7 @@ struct Patterns {
     number: Option<Regex>,
     maximum: Option<Regex>,
     measured: Option<Regex>,
+    past_a_maximum: Option<Regex>,
 }
 
 /// Phrases that are overflow statements wherever they appear.
@@ -157,6 +160,10 @@ fn patterns() -> &'static Patterns {
                 r"\b(?:max(?:imum)?|limit|limits|allowed|context|window|capacity|n_ctx\w*)\b",
             ),
             measured: build(r"\b(?:prompt|input|inputs|request|messages?|conversation|tokens?)\b"),
+            // The subject, a verb of going past, a maximum: in one clause, in that order.
+            past_a_maximum: build(
+                r"\b(?:prompts?|inputs?|messages?|conversation|context|history|request)\b[^.;!?]{0,40}?\b(?:exceed(?:s|ed|ing)?|surpass(?:es|ed|ing)?|(?:is|are|goes|went)\s+(?:over|above|beyond)|over|above|beyond)\b[^.;!?]{0,30}?\b(?:max(?:imum)?|limit|allowed|permitted)\b",
+            ),
         }
     })
 }
@@ -223,6 +230,7 @@ fn text_says_overflow(lower: &str) -> bool {
         || (hit(&p.too_long, lower) && !measures_text)
         || noun_meets_verb(lower)
         || (two_sizes_against_a_maximum(lower) && !measures_text)
+        || (hit(&p.past_a_maximum, lower) && !measures_text && !hit(&p.bytes, lower))
 }
 
 /// Whether any of `texts` (status body, message, error type or code) says the context window overflowed.

@@ -299,3 +299,44 @@ fn two_numbers_compared_with_a_maximum_are_an_overflow_and_the_maximum_is_the_wi
         assert!(!is_overflow(&[text]), "{text}");
     }
 }
+
+#[test]
+fn wordings_without_numbers_are_overflows_by_their_shape() {
+    // What was measured, a verb of going past, a maximum: no number needed.
+    for text in [
+        "Prompt exceeds max length",
+        "The input exceeds the maximum allowed length.",
+        "messages exceed the limit of this model",
+        "Request is over the allowed limit for this model",
+        "Your prompt goes beyond the maximum the model accepts",
+        "conversation history surpasses the permitted maximum",
+    ] {
+        assert!(is_overflow(&[text]), "{text}");
+    }
+    // A rate limit, the output, one field, the body or bytes: never.
+    for text in [
+        "Rate limit exceeded",
+        "Requests exceed the rate limit, please slow down",
+        "You exceeded your current quota",
+        "Prompt exceeds max length: 20 requests per minute allowed",
+        "Request body exceeds max length",
+        "Request exceeds max length of 1048576 bytes",
+        "Input exceeds maximum input length of 1048576 characters.",
+        "max_tokens exceeds the maximum allowed",
+        "The output exceeds the max length",
+        "Field 'name' exceeds max length",
+    ] {
+        assert!(!is_overflow(&[text]), "{text}");
+    }
+}
+
+#[test]
+fn a_400_that_says_the_prompt_exceeds_max_length_is_a_context_overflow() {
+    let body = r#"{"error": {"code": "1261", "message": "Prompt exceeds max length"}}"#;
+    assert_eq!(
+        classify(400, body, None).kind,
+        ErrorKind::ContextWindowExceeded
+    );
+    let rate = r#"{"error": {"code": "1302", "message": "Rate limit reached for requests"}}"#;
+    assert_eq!(classify(429, rate, None).kind, ErrorKind::RateLimited);
+}

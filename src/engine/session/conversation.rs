@@ -1,17 +1,20 @@
 //! The current session, one generation: its id and lineage, the conversation the model sees, its
 //! transcript, its system prompt, what its context holds (the last reading plus an estimate of
 //! what was appended since), its cost, the tool-result budget, the document it was briefed with,
-//! and the user request in progress (which a successor carries on).
+//! and the user request in progress (which a successor carries on). Also what the session says
+//! of itself: its start, and its conversation replayed for a front end that shows it.
 
-use super::masking::MaskState;
-use super::tool_log::CallCounts;
+use super::handoff::CallCounts;
+use super::masked_history::MaskState;
+use super::params::ModelSettings;
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Held, Transcript, TranscriptLine};
+use crate::engine::protocol::{Event, Origin};
 use crate::engine::tools::Spiller;
-use crate::engine::types::{Block, Message, append_message};
+use crate::engine::types::{Block, Message, Role, append_message};
 
 /// The state of the current session (one generation).
-pub(super) struct SessionState {
+pub(super) struct Conversation {
     pub(super) id: String,
     pub(super) parent: Option<String>,
     pub(super) generation: u32,
@@ -31,7 +34,7 @@ pub(super) struct SessionState {
     /// The tool-result budget of the session's turns.
     pub(super) spiller: Spiller,
     /// The user request in progress, for the successor and the degraded document.
-    pub(super) request: Request,
+    pub(super) request: UserRequest,
     /// The document the session was briefed with (a degraded one carries it forward).
     pub(super) briefed: Option<HandoffDoc>,
     /// The line counts of this session's file changes, for the handoff's `Touched` section.
@@ -40,10 +43,10 @@ pub(super) struct SessionState {
     pub(super) mask: MaskState,
 }
 
-impl SessionState {
+impl Conversation {
     /// No session yet: the first message starts one. Its prompt is the base prompt until then.
-    pub(super) fn none(base_prompt: &str) -> SessionState {
-        SessionState::new(
+    pub(super) fn none(base_prompt: &str) -> Conversation {
+        Conversation::new(
             Identity::default(),
             Vec::new(),
             Transcript::disabled(),
@@ -57,9 +60,9 @@ impl SessionState {
         messages: Vec<Message>,
         transcript: Transcript,
         system_prompt: &str,
-    ) -> SessionState {
+    ) -> Conversation {
         let appended_chars = messages.iter().map(Message::char_len).sum();
-        SessionState {
+        Conversation {
             id: who.id,
             parent: who.parent,
             generation: who.generation,
@@ -71,7 +74,7 @@ impl SessionState {
             near_fired: false,
             cost_usd: 0.0,
             spiller: Spiller::new(),
-            request: Request::default(),
+            request: UserRequest::default(),
             briefed: None,
             call_counts: CallCounts::default(),
             mask: MaskState::default(),
@@ -99,6 +102,105 @@ impl SessionState {
         });
         self.ctx = 0;
         self.appended_chars = self.messages.iter().map(Message::char_len).sum();
+    }
+
+    /// A transcript that cannot be written (disk full, directory gone), said once: the warning.
+    pub(super) fn transcript_warning(&mut self) -> Option<Event> {
+        self.transcript.take_error().map(|message| Event::Warning {
+            message: format!("{message}; the session goes on but is no longer recorded"),
+        })
+    }
+
+    /// Cut the history to before the user's message `index` that began with `text`, recorded in
+    /// the transcript as a replacement; the request in flight ends with it. False when the
+    /// history no longer holds it where it was (a compaction replaced it).
+    pub(super) fn cut_before(&mut self, index: usize, text: &str) -> bool {
+        let first_line = text.lines().next().unwrap_or_default();
+        let holds = self
+            .messages
+            .get(index)
+            .is_some_and(|m| m.role == Role::User && m.text().starts_with(first_line));
+        if !holds {
+            return false;
+        }
+        self.messages.truncate(index);
+        self.replaced();
+        self.near_fired = false;
+        self.request = UserRequest::default();
+        true
+    }
+
+    /// The `SessionStarted` event of this session, under `settings`, with `provider` (the
+    /// `demo` model or not).
+    pub(super) fn started(&self, settings: &ModelSettings, provider: &str, demo: bool) -> Event {
+        Event::SessionStarted {
+            session_id: self.id.clone(),
+            parent_session: self.parent.clone(),
+            generation: self.generation,
+            model: settings.model.clone(),
+            provider: provider.to_string(),
+            thresholds: settings.thresholds,
+            demo,
+        }
+    }
+
+    /// `--continue` in the TUI: the conversation so far as events (text as cells, tool calls as
+    /// a line).
+    pub(super) fn replay(&self) -> Vec<Event> {
+        let mut out = Vec::new();
+        for (i, m) in self.messages.iter().enumerate() {
+            match m.role {
+                Role::User => {
+                    // What the user typed: the `@path` attachments stay out of the replay.
+                    let text: String = m
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::Text { text }
+                                if !text.starts_with(crate::engine::mentions::ATTACHMENT_OPEN) =>
+                            {
+                                Some(text.as_str())
+                            }
+                            _ => None,
+                        })
+                        .collect();
+                    if !text.trim().is_empty() {
+                        // A successor's first message is its briefing; a summary is compaction's.
+                        let engine = (i == 0 && self.parent.is_some())
+                            || text.starts_with(crate::engine::compact::SUMMARY_PREFIX);
+                        out.push(Event::UserMessage {
+                            turn: None,
+                            origin: if engine { Origin::Engine } else { Origin::User },
+                            text,
+                        });
+                    }
+                }
+                Role::Assistant => {
+                    let text = m.text();
+                    if !text.trim().is_empty() {
+                        out.push(Event::AssistantDone {
+                            turn: None,
+                            text,
+                            interrupted: false,
+                        });
+                    }
+                    let tools: Vec<&str> = m
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            Block::ToolUse { name, .. } => Some(name.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    if !tools.is_empty() {
+                        out.push(Event::Notice {
+                            message: format!("(earlier tool calls: {})", tools.join(", ")),
+                        });
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// What the session holds now (`tokens`: its context as the gauge estimates it), for the
@@ -142,15 +244,15 @@ impl Default for Identity {
 /// after the turn when it did not complete (interrupted, failed, out of iterations), so a handoff
 /// made then still carries it. A completed turn closes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Request {
+pub(super) struct UserRequest {
     pub(super) messages: Vec<String>,
     pub(super) open: bool,
 }
 
-impl Request {
+impl UserRequest {
     /// A new request opened by a user turn.
-    pub(super) fn opened(text: String) -> Request {
-        Request {
+    pub(super) fn opened(text: String) -> UserRequest {
+        UserRequest {
             messages: vec![text],
             open: true,
         }

@@ -4,16 +4,18 @@
 //! that a successor carries is held to the same line: a message that no longer fits (the window
 //! was learned smaller after it was admitted) is spilled the same way.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::Engine;
+use super::counters::Counters;
+use super::outbox::Outbox;
+use crate::engine::context::Thresholds;
 use crate::engine::fsutil::write_new;
 use crate::engine::protocol::Event;
 use crate::engine::tools::{self, SPILL_PREVIEW_CHARS};
 use crate::engine::types::{Block, Message};
 
 /// A user message longer than this many characters is spilled.
-pub(crate) const INPUT_SPILL_LIMIT: usize = 100_000;
+const INPUT_SPILL_LIMIT: usize = 100_000;
 /// Input spill file numbers tried before giving up.
 const MAX_INPUT_NAMES: usize = 100_000;
 /// Tokens kept for the note that introduces the request in the successor's briefing.
@@ -30,41 +32,42 @@ fn spill_reason(chars: usize, tokens_over_line: bool) -> String {
     }
 }
 
-impl Engine {
-    /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
-    /// `--no-workbench` (outside the workspace, private to the user, and readable by `read_file`).
-    pub(crate) fn spill_dir(&self) -> PathBuf {
-        match &self.run.places.workbench {
-            Some(w) => w.join("spill"),
-            None => self.ledger.run_dir.root.join("spill"),
-        }
-    }
-
+/// What a user message is measured against and where it goes when it is too large.
+pub(super) struct InputRoom<'a> {
+    /// Where spill files go (`<workbench>/spill`, or the run directory's `spill/`).
+    pub(super) dir: PathBuf,
+    /// The workspace, for the path the model is told.
+    pub(super) workspace: &'a Path,
+    /// The handoff line and the window in force.
+    pub(super) thresholds: Thresholds,
     /// Tokens a fresh session starts with before any message: system prompt and tool list.
-    fn startup_floor(&self) -> u64 {
-        self.estimate(self.floor_chars())
-    }
+    pub(super) floor: u64,
+    /// The model's calibrated token ratio (it estimates bytes: requests are measured in them).
+    pub(super) counters: &'a Counters,
+    /// Where the user hears about a spill.
+    pub(super) out: Outbox,
+}
 
-    /// The message as the model gets it: `text` itself, or — when it is too large — a notice with
-    /// a preview and the path of the file that holds all of it (the user hears about it).
-    pub(crate) fn admit_input(&mut self, text: String) -> String {
+impl InputRoom<'_> {
+    /// The message as the model gets it: `text` itself, or — when it is too large — a notice
+    /// with a preview and the path of the file that holds all of it (the user hears about it).
+    pub(super) fn admit(&self, text: String) -> String {
         let chars = text.chars().count();
         // The ratio is learned in bytes (what requests are measured in): a character outside
         // ASCII is two to four of them.
-        let over_line =
-            self.estimate(text.len()) + self.startup_floor() >= self.settings.thresholds.at;
+        let over_line = self.counters.estimate(text.len()) + self.floor >= self.thresholds.at;
         if chars <= INPUT_SPILL_LIMIT && !over_line {
             return text;
         }
         let reason = spill_reason(chars, over_line);
-        self.spill_input(&text, &reason)
+        self.spill(&text, &reason)
     }
 
     /// The request in flight as the successor gets it after `before` (the rest of its first
     /// message): when it all would not fit below the handoff line of a fresh session (a window
-    /// learned smaller since the request was admitted), its largest messages are spilled like an
-    /// oversized input until it fits. Returns whether any message was spilled.
-    pub(super) fn fit_request(&mut self, request: &mut [String], before: &Message) -> bool {
+    /// learned smaller since the request was admitted), its largest messages are spilled like
+    /// an oversized input until it fits. Returns whether any message was spilled.
+    pub(super) fn fit(&self, request: &mut [String], before: &Message) -> bool {
         // Sizes in bytes, the unit the token ratio is learned in.
         let text_bytes = |m: &Message| -> usize {
             m.content
@@ -75,20 +78,21 @@ impl Engine {
                 })
                 .sum()
         };
-        let floor = self.startup_floor() + self.estimate(text_bytes(before)) + REQUEST_NOTE_TOKENS;
+        let estimate = |bytes: usize| self.counters.estimate(bytes);
+        let floor = self.floor + estimate(text_bytes(before)) + REQUEST_NOTE_TOKENS;
         let mut sizes: Vec<(usize, u64)> = request
             .iter()
-            .map(|m| self.estimate(m.len()))
+            .map(|m| estimate(m.len()))
             .enumerate()
             .collect();
         let mut total = floor + sizes.iter().map(|(_, t)| t).sum::<u64>();
-        if total < self.settings.thresholds.at {
+        if total < self.thresholds.at {
             return false;
         }
         sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
         let mut spilled = false;
         for (i, tokens) in sizes {
-            if total < self.settings.thresholds.at {
+            if total < self.thresholds.at {
                 break;
             }
             let Some(message) = request.get_mut(i) else {
@@ -97,10 +101,10 @@ impl Engine {
             let reason = format!(
                 "too large for the successor: the window is now {} tokens and its briefing \
                  leaves too little room below the handoff line",
-                self.settings.thresholds.window
+                self.thresholds.window
             );
-            let reference = self.spill_input(message, &reason);
-            total = total - tokens + self.estimate(reference.len());
+            let reference = self.spill(message, &reason);
+            total = total - tokens + estimate(reference.len());
             *message = reference;
             spilled = true;
         }
@@ -109,16 +113,16 @@ impl Engine {
 
     /// Save `text` in full to a new file in the spill directory; what the model gets instead: a
     /// notice with the path and a preview (or only the preview when the file cannot be written).
-    fn spill_input(&mut self, text: &str, reason: &str) -> String {
+    fn spill(&self, text: &str, reason: &str) -> String {
         let chars = text.chars().count();
-        let dir = self.spill_dir();
+        let dir = &self.dir;
         let names = (1..=MAX_INPUT_NAMES).map(|n| format!("input-{n}.txt"));
         let lines = text.lines().count();
         let preview = tools::spill_preview(text, chars);
-        match write_new(&dir, names, text.as_bytes()) {
+        match write_new(dir, names, text.as_bytes()) {
             Ok(file) => {
-                let shown = tools::paths::display(&self.run.places.workspace, &file.path);
-                self.emit(Event::Notice {
+                let shown = tools::paths::display(self.workspace, &file.path);
+                self.out.emit(Event::Notice {
                     message: format!(
                         "your message is {chars} characters, {reason}: saved in full to {}; the \
                          model gets its first and last {SPILL_PREVIEW_CHARS} characters and reads \
@@ -136,7 +140,7 @@ impl Engine {
                 )
             }
             Err(e) => {
-                self.emit(Event::Warning {
+                self.out.emit(Event::Warning {
                     message: format!(
                         "your message is {chars} characters, {reason}, and it could not be saved \
                          in {} ({e}): the model gets only its first and last \
@@ -155,32 +159,9 @@ impl Engine {
     }
 }
 
-/// A task as the ledger keeps it: its first [`TASK_CHARS`] characters, and `…` when cut (the
-/// ledger is rewritten after every change; a 10 MB task must not be).
-pub(crate) fn task_excerpt(task: &str) -> String {
-    match task.char_indices().nth(TASK_CHARS) {
-        Some((byte, _)) => format!("{}…", task.get(..byte).unwrap_or_default()),
-        None => task.to_string(),
-    }
-}
-
-/// Characters of a task the ledger keeps.
-pub(crate) const TASK_CHARS: usize = crate::engine::handoff::document::TASK_EXCERPT_CHARS;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_ledger_keeps_the_head_of_a_task() {
-        assert_eq!(task_excerpt("short"), "short");
-        let long = "é".repeat(TASK_CHARS + 5);
-        let kept = task_excerpt(&long);
-        assert_eq!(kept.chars().count(), TASK_CHARS + 1);
-        assert!(kept.ends_with("é…"));
-        let exact = "a".repeat(TASK_CHARS);
-        assert_eq!(task_excerpt(&exact), exact);
-    }
 
     #[test]
     fn reasons_name_the_limit_that_was_crossed() {

@@ -1,80 +1,83 @@
 //! The session engine: owns the conversation, runs turns, hands off, and keeps the ledger.
 //!
 //! Front ends talk to it through the queue pair of [`super::protocol`]: `spawn` returns an
-//! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver. The engine is one task;
-//! its state is a few owned parts, each in its own file: what the run was started with
-//! ([`RunContext`]), the model settings in force, the op inbox, the step's ledger
-//! ([`step_ledger`]), the current session ([`conversation`]), the active turn, the handoff
-//! lifecycle ([`lifecycle`]), the session's approvals, the user's hooks ([`hook_ops`]), the run's
-//! counters (requests, and the model's token ratio they teach), the workspace's checkpoints
-//! ([`undo`]) and the working mode ([`plan_mode`]). This file holds the
-//! parts, starting sessions and turns, and the one way out for events (`emit`).
+//! [`EngineHandle`] with a bounded `Op` sender and an `Event` receiver. The engine is one task,
+//! one owner of its parts, each a type with private fields and its own behaviour in its own
+//! module, given the other parts it needs: what the run was started with ([`run_context`]), the
+//! model settings in force ([`model_settings`]), the op inbox, the step's ledger and memory
+//! ([`step_ledger`]), the current generation's conversation ([`conversation`]), the active turn
+//! ([`active_turn`]), the handoff runner ([`handoff`]), the session's approvals
+//! ([`approval_state`]), the user's hooks ([`user_hooks`]), the run's counters ([`counters`]), the
+//! workspace's checkpoints ([`checkpointing`]) and the working mode ([`planning`]). The engine's own methods hand each op
+//! to the part it is about (`main_loop.rs`) and run the turns (`turn.rs`, `turn_loop.rs`,
+//! `model_request.rs`, `tools_exec.rs`, `call_approval.rs`, `task_calls.rs`, `command_turns.rs`,
+//! `gauge.rs`). This file holds the parts and the engine's ways in and out: the one way out for
+//! events (`emit`, and `emit_logged` for the transcript too), and the work that runs beside the
+//! op queue (the engine keeps answering ops while a future runs — an abort of the running turn
+//! drops it, shutdown too —, while the user decides about an approval, while MCP servers start,
+//! and while a `bash` command runs, which an abort stops so its partial output is kept; a
+//! background handoff's answers are handled as they arrive, whatever runs).
 
-mod background;
-mod background_hooks;
-mod background_retry;
-mod command_turn;
-mod continuity;
+mod active_turn;
+mod approval_state;
+mod call_approval;
+mod checkpointing;
+mod command_turns;
 mod conversation;
-mod handoff_run;
-mod hook_ops;
-mod idle;
+mod counters;
+mod dangling_calls;
+mod gauge;
+mod handoff;
 mod input;
-mod lifecycle;
-mod local;
 mod log;
-mod masking;
-mod memory_ops;
+mod main_loop;
+mod masked_history;
+mod mcp_answers;
+mod model_request;
+mod model_settings;
+mod outbox;
 mod params;
-mod plan_mode;
-mod request;
-mod restore;
-mod rewind;
-mod sandbox_ops;
-mod slash_ops;
+mod planning;
+mod run_context;
 mod startup;
+mod step_claim;
 mod step_ledger;
-mod tail;
-mod tasks;
-mod tool_log;
+mod task_calls;
 mod tools_exec;
 mod turn;
-mod turnover;
-mod undo;
-mod writing_request;
+mod turn_loop;
+mod user_hooks;
 
 use std::collections::VecDeque;
-use std::sync::Arc;
-use std::time::Instant;
 
+use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::approvals::Allowances;
-use super::context::strategy::ContextStrategy;
 use super::error::Error;
-use super::fsutil::{new_id, now_unix, rfc3339};
-use super::ledger::{
-    GenerationStart, SessionHeader, StepFigures, StepRecord, Transcript, TranscriptLine,
-};
-use super::mcp::McpManager;
-use super::policy::FrontEnd;
-use super::protocol::{Event, ExitReason, Op, TurnId, TurnKind};
-use super::sysprompt::{self, SessionPrompt};
+use super::ledger::TranscriptLine;
+use super::protocol::{Approval, Event, Op};
+use super::tools::{self, ToolCtx, ToolOutput, names};
 use super::types::Message;
-use conversation::{Identity, SessionState};
-use lifecycle::Handoffs;
-use step_ledger::{StepLedger, step_name_from_task};
+use active_turn::ActiveTurn;
+use approval_state::ApprovalState;
+use checkpointing::Checkpointing;
+use conversation::Conversation;
+use counters::Counters;
+use handoff::Handoffs;
+use model_request::Stop;
+use planning::Planning;
+use run_context::RunContext;
+use step_ledger::StepLedger;
+use user_hooks::Hooks;
 
+pub use dangling_calls::repair_dangling_tool_uses;
 pub use params::{
     EngineHandle, EngineParams, Extensions, HandoffParams, HookParams, ModelSettings, Places,
     PromptParams, ProviderParams, Resume, StartParams, ToolParams,
 };
-pub use startup::repair_dangling_tool_uses;
 
 /// How many ops may wait before `try_send` fails (the UI never awaits a send).
-pub(crate) const OP_QUEUE: usize = 64;
-/// At most this many overflow retries in a row.
-pub(crate) const OVERFLOW_RETRY_CAP: u32 = 1;
+const OP_QUEUE: usize = 64;
 
 /// Start the engine on the current tokio runtime.
 pub fn spawn(mut params: EngineParams) -> Result<EngineHandle, Error> {
@@ -90,35 +93,13 @@ pub fn spawn(mut params: EngineParams) -> Result<EngineHandle, Error> {
             }
         });
     }
-    let (mut engine, first) = Engine::new(params, op_rx, ev_tx)?;
+    let (mut engine, first) = startup::build(params, op_rx, ev_tx)?;
     let task = tokio::spawn(async move { engine.run(first).await });
     Ok(EngineHandle {
         ops: op_tx,
         events: ev_rx,
         task,
     })
-}
-
-/// What the run was started with: fixed until it ends, and the one way out for events.
-pub(super) struct RunContext {
-    provider: ProviderParams,
-    places: Places,
-    /// The base prompt and where the project instructions come from.
-    prompt: PromptParams,
-    handoff: HandoffParams,
-    tools: ToolParams,
-    front_end: FrontEnd,
-    /// `--step NAME`, if given.
-    step: Option<String>,
-    mcp: Option<Arc<McpManager>>,
-    /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or
-    /// both when the config asks for both explicitly.
-    strategies: Vec<Box<dyn ContextStrategy + Send>>,
-    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
-    masking: super::mask::MaskSettings,
-    /// The custom slash commands and the skills.
-    extensions: Extensions,
-    events: mpsc::UnboundedSender<Event>,
 }
 
 /// Ops in: the engine owns the one receiver.
@@ -130,378 +111,199 @@ pub(super) struct Inbox {
     shutdown: bool,
 }
 
-/// The approvals of this session.
-#[derive(Debug, Default)]
-pub(super) struct ApprovalState {
-    /// What "always" allowed (`/new` clears it).
-    granted: Allowances,
-    /// An approval was asked (and answered): `ApprovalPolicy::AskOnce` asks no more.
-    asked_once: bool,
-}
-
-/// What the run counts and learns across sessions.
-#[derive(Debug)]
-pub(super) struct Counters {
-    /// Model requests sent (numbers them in the log).
-    requests: u64,
-    /// Main-thread responses (for the `--handoff-after` hook).
-    responses: u32,
-    /// Overflow retries in a row (reset by a response).
-    overflow_retries: u32,
-    /// Token estimates calibrated for the model (learned from every main-thread response; a new
-    /// model loads its own).
-    tokens: super::tokens::Estimator,
-}
-
-impl Counters {
-    /// Nothing counted yet; token estimates start from what `tokens` knows.
-    fn new(tokens: super::tokens::Estimator) -> Counters {
-        Counters {
-            requests: 0,
-            responses: 0,
-            overflow_retries: 0,
-            tokens,
+impl Inbox {
+    /// Ops from `ops`, none waiting yet.
+    fn new(ops: mpsc::Receiver<Op>) -> Inbox {
+        Inbox {
+            ops,
+            pending: VecDeque::new(),
+            shutdown: false,
         }
     }
 }
 
-/// The turn the engine works on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ActiveTurn {
-    pub id: TurnId,
-    pub kind: TurnKind,
-    pub started: Instant,
-    /// The user cancelled a background handoff during this turn: none starts again before the
-    /// next turn (unless the context reaches the hard limit).
-    pub background_cancelled: bool,
-}
-
-impl ActiveTurn {
-    /// `id` of `kind`, starting now.
-    fn new(id: TurnId, kind: TurnKind) -> ActiveTurn {
-        ActiveTurn {
-            id,
-            kind,
-            started: Instant::now(),
-            background_cancelled: false,
-        }
-    }
-}
-
-pub(crate) struct Engine {
+/// The engine: one owner of its parts, each with its own behaviour (see the module doc).
+pub(super) struct Engine {
     run: RunContext,
     /// The model, effort and window in force.
     settings: ModelSettings,
     inbox: Inbox,
     ledger: StepLedger,
-    /// The current session (one generation).
-    s: SessionState,
+    /// The current generation's conversation: its messages, transcript, prompt and counters.
+    conversation: Conversation,
     /// The turn running now (None when idle).
     turn: Option<ActiveTurn>,
     handoff: Handoffs,
     approvals: ApprovalState,
     counters: Counters,
-    /// The workspace's checkpoint store and the running turn's first checkpoint.
-    checkpoints: undo::Checkpointing,
+    /// The workspace's checkpoint store and what the running turn's checkpoints could not hold.
+    checkpoints: Checkpointing,
     /// The user's hooks and what is due of them.
-    hooks: hook_ops::HookState,
-    /// The working mode and the plans presented.
-    planning: plan_mode::Planning,
+    hooks: Hooks,
+    /// The working mode, the sandbox it gives `bash`, and the plans presented.
+    planning: Planning,
 }
 
 impl Engine {
-    fn emit(&self, mut ev: Event) {
-        // Messages may quote paths, provider bodies or the user's words: never a key.
-        if let Event::Notice { message } | Event::Warning { message } | Event::Error { message, .. } =
-            &mut ev
-            && let std::borrow::Cow::Owned(clean) = super::secrets::redact(message)
-        {
-            *message = clean;
-        }
-        log::event(&ev, self.handoff.clock());
-        // The front end may be gone (quit); nothing to do then.
-        let _ = self.run.events.send(ev);
+    /// Say `ev` to the front end (masked, logged; a handoff's phases with the time since it
+    /// began).
+    fn emit(&self, ev: Event) {
+        outbox::emit(&self.run.events, ev, self.handoff.clock());
     }
 
-    /// Record an event in the transcript too.
+    /// Say `ev` and record it in the transcript too.
     fn emit_logged(&mut self, ev: Event) {
         if let Ok(v) = serde_json::to_value(&ev) {
-            self.s
+            self.conversation
                 .transcript
                 .append(&TranscriptLine::Event { event: v });
         }
         self.emit(ev);
-        self.report_transcript_error();
-    }
-
-    /// A transcript that cannot be written (disk full, directory gone) is said once, not silently.
-    fn report_transcript_error(&mut self) {
-        if let Some(message) = self.s.transcript.take_error() {
-            self.emit(Event::Warning {
-                message: format!("{message}; the session goes on but is no longer recorded"),
-            });
+        if let Some(warning) = self.conversation.transcript_warning() {
+            self.emit(warning);
         }
-    }
-
-    fn save_manifest(&mut self) {
-        if let Err(e) = self.ledger.save() {
-            self.emit(Event::Warning {
-                message: format!("could not write the ledger: {e}"),
-            });
-        }
-    }
-
-    fn save_manifest_if_any(&mut self) {
-        if self.ledger.has_step() {
-            self.save_manifest();
-        }
-    }
-
-    /// The context the gauge shows: the last report plus an estimate of what was appended since
-    /// (and of the session's floor, before its first report).
-    fn ctx_estimate(&self) -> u64 {
-        // Before the session's first response nothing has counted its prompt and tools yet.
-        let floor = if self.s.ctx == 0 {
-            self.estimate(self.floor_chars())
-        } else {
-            0
-        };
-        self.s.ctx + floor + self.estimate(self.s.appended_chars)
-    }
-
-    fn emit_usage_estimate(&self) {
-        self.emit(Event::Usage {
-            turn: self.turn_id(),
-            context: self.ctx_estimate(),
-            thresholds: self.settings.thresholds,
-            estimated: true,
-            usage: Default::default(),
-            cost_usd: 0.0,
-            session_cost_usd: self.s.cost_usd,
-            masked_tokens: self.s.mask.saved_tokens,
-        });
-    }
-
-    /// Book a request's cost: the step, its generation and the session.
-    fn add_cost(&mut self, cost: f64) {
-        self.s.cost_usd += cost;
-        self.ledger.record(|rec| {
-            rec.figures.cost_usd += cost;
-            rec.current_generation().cost_usd += cost;
-        });
-    }
-
-    /// The `SessionStarted` event of the current session.
-    fn session_started(&self) -> Event {
-        Event::SessionStarted {
-            session_id: self.s.id.clone(),
-            parent_session: self.s.parent.clone(),
-            generation: self.s.generation,
-            model: self.settings.model.clone(),
-            provider: self.run.provider.client.name().to_string(),
-            thresholds: self.settings.thresholds,
-            demo: self.run.provider.demo,
-        }
-    }
-
-    /// The one end of a turn: `TurnEnd`, recorded in the transcript for message turns.
-    fn end_turn(&mut self, turn: ActiveTurn, reason: ExitReason) {
-        tracing::info!(
-            turn = turn.id.0,
-            kind = ?turn.kind,
-            ms = turn.started.elapsed().as_millis(),
-            session = %self.s.id,
-            "turn ended: {reason}"
-        );
-        let ev = Event::TurnEnd {
-            turn: turn.id,
-            kind: turn.kind,
-            origin: turn.id.origin(),
-            reason,
-        };
-        match turn.kind {
-            TurnKind::Message | TurnKind::Init => self.emit_logged(ev),
-            TurnKind::Handoff => self.emit(ev),
-        }
-    }
-
-    /// The id of the turn running now (None when idle): the turn its events belong to.
-    fn turn_id(&self) -> Option<TurnId> {
-        self.turn.map(|t| t.id)
-    }
-
-    /// Begin `turn`: it becomes the one `Op::Abort` may name.
-    fn begin_turn(&mut self, id: TurnId, kind: TurnKind) -> ActiveTurn {
-        let turn = ActiveTurn::new(id, kind);
-        self.turn = Some(turn);
-        self.emit(Event::TurnStarted {
-            turn: id,
-            kind,
-            origin: id.origin(),
-        });
-        turn
-    }
-
-    /// A turn that ends as it starts, the session unchanged: `ev` says why.
-    fn turn_ends_at_once(&mut self, id: TurnId, kind: TurnKind, ev: Event) {
-        let turn = self.begin_turn(id, kind);
-        self.emit(ev);
-        self.turn = None;
-        self.end_turn(turn, ExitReason::Unchanged);
-    }
-
-    /// Start the step on its first task: name it, record it in the ledger.
-    fn ensure_step(&mut self, task: &str) {
-        if self.ledger.has_step() {
-            return;
-        }
-        let name = self
-            .run
-            .step
-            .clone()
-            .unwrap_or_else(|| step_name_from_task(task));
-        let name = self.claim_step(name);
-        let rec = StepRecord {
-            name,
-            task: input::task_excerpt(task),
-            figures: StepFigures {
-                window: self.settings.thresholds.window,
-                ..Default::default()
-            },
-            memory: std::mem::take(&mut self.ledger.unborn),
-            ..Default::default()
-        };
-        // The name this process claimed in a joined run directory (a record without a session;
-        // the workspace's step claim may have renamed it since, `<step>-2`).
-        let me = std::process::id();
-        let steps = &mut self.ledger.manifest.steps;
-        let claimed = steps.iter().position(|s| {
-            s.session_id.is_empty() && (s.name == rec.name || s.claimed_by == Some(me))
-        });
-        match claimed.and_then(|i| steps.get_mut(i).map(|slot| (i, slot))) {
-            Some((i, slot)) => {
-                *slot = rec;
-                self.ledger.step = Some(i);
-            }
-            None => {
-                self.ledger.step = Some(steps.len());
-                steps.push(rec);
-            }
-        }
-        // A step started in another mode than normal records it, so `--continue` keeps it.
-        if self.planning.mode != super::policy::Mode::Normal {
-            self.note_setting();
-        }
-    }
-
-    /// Make sure the workbench exists with its `.gitignore` (notes and spills stay out of git).
-    /// Said once if it cannot be made; the tools and the handoff store report their own failures.
-    fn ensure_workbench(&mut self) {
-        let Some(dir) = self.run.places.workbench.clone() else {
-            return;
-        };
-        if let Err(e) = super::fsutil::ensure_workbench(&dir) {
-            self.emit(Event::Warning {
-                message: format!("cannot prepare the workbench {}: {e}", dir.display()),
-            });
-        }
-    }
-
-    /// Build a new session's system prompt: the base, the environment and the project
-    /// instructions read from disk now. It stays as it is for the whole session.
-    fn prepare_prompt(&mut self) -> SessionPrompt {
-        let prompt = sysprompt::build(
-            &self.run.prompt.system_prompt,
-            &self.run.places.workspace,
-            &self.run.prompt.instructions,
-        );
-        for f in &prompt.instructions {
-            if let Some(e) = &f.error {
-                self.emit(Event::Warning {
-                    message: format!("cannot read the instructions in {}: {e}", f.path.display()),
-                });
-            }
-        }
-        prompt
-    }
-
-    /// What the session's prompt holds, for front ends (after `SessionStarted`).
-    fn emit_prompt(&mut self, prompt: SessionPrompt) {
-        self.emit_logged(Event::SessionPrompt {
-            session_id: self.s.id.clone(),
-            environment: prompt.environment,
-            instructions: prompt.instructions,
-        });
-    }
-
-    /// Open a new session (the first, a successor or `/new`), with its transcript and header.
-    /// The request in progress goes on in it (`/new` clears it first).
-    fn start_session(&mut self, parent: Option<String>, generation: u32, first: Vec<Message>) {
-        self.ensure_workbench();
-        let prompt = self.prepare_prompt();
-        let id = new_id();
-        let header = SessionHeader {
-            session_id: id.clone(),
-            parent_session: parent.clone(),
-            generation,
-            step: self.ledger.step_name(),
-            model: self.settings.model.clone(),
-            provider: self.run.provider.client.name().to_string(),
-            started: rfc3339(now_unix().0),
-            workspace: self.run.places.workspace.clone(),
-            subagent: None,
-        };
-        let mut transcript = Transcript::create(self.ledger.transcript_path(&id), &header);
-        for m in &first {
-            transcript.append(&TranscriptLine::Message { message: m.clone() });
-        }
-        if let Some(err) = transcript.take_error() {
-            self.emit(Event::Warning { message: err });
-        }
-        let start = match (parent.is_some(), self.s.is_none()) {
-            (true, _) => GenerationStart::Handoff,
-            (false, true) => GenerationStart::First,
-            (false, false) => GenerationStart::New,
-        };
-        // `SessionStart` runs before the new session's first request.
-        self.hooks.start = Some(match start {
-            GenerationStart::Handoff => super::hooks::StartSource::Handoff,
-            GenerationStart::First => super::hooks::StartSource::Startup,
-            GenerationStart::New => super::hooks::StartSource::Clear,
-        });
-        let who = Identity {
-            id: id.clone(),
-            parent,
-            generation,
-        };
-        let request = std::mem::take(&mut self.s.request);
-        // The old session's history is dropped here: retired histories are freed.
-        self.s = SessionState::new(who, first, transcript, &prompt.text);
-        self.s.request = request;
-        let window = self.settings.thresholds.window;
-        let estimate = self.ctx_estimate();
-        self.ledger.record(|rec| {
-            rec.session_id = id.clone();
-            rec.figures.context = estimate;
-            rec.generations = generation;
-            rec.figures.window = window;
-            let row = rec.current_generation();
-            row.generation = generation;
-            row.start = Some(start);
-        });
-        self.save_manifest();
-        self.emit(self.session_started());
-        self.emit_prompt(prompt);
     }
 
     /// Append a message to the conversation and the transcript. Consecutive user messages merge.
     fn push_message(&mut self, msg: Message) {
-        self.s.push(msg);
-        self.report_transcript_error();
+        self.conversation.push(msg);
+        if let Some(warning) = self.conversation.transcript_warning() {
+            self.emit(warning);
+        }
     }
 
-    /// The one place the replace generation advances: after a replacement is persisted.
-    fn commit_replacement(&mut self) -> u64 {
-        self.ledger.replace.advance()
+    /// Shutdown came, or the front end is gone: nothing more runs.
+    pub(in crate::engine::session) fn shutting_down(&self) -> bool {
+        self.inbox.shutdown
+    }
+
+    /// Run `fut` while listening for ops: an abort of the running turn drops it (None), as does
+    /// shutdown (which is remembered); other ops are sorted by [`Engine::triage`]. A background
+    /// handoff's writing result is handled as it arrives (frozen, rescued), never dropping `fut`.
+    pub(in crate::engine::session) async fn abortable<F: std::future::Future>(
+        &mut self,
+        fut: F,
+    ) -> Option<F::Output> {
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                out = &mut fut => return Some(out),
+                op = self.inbox.ops.recv() => if self.triage(op).is_some() {
+                    return None;
+                },
+                Some(w) = self.handoff.next_reply() => self.on_background(w),
+            }
+        }
+    }
+
+    /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.
+    pub(in crate::engine::session) async fn answer(&mut self, id: &str) -> Option<Approval> {
+        loop {
+            let op = tokio::select! {
+                op = self.inbox.ops.recv() => op,
+                Some(w) = self.handoff.next_reply() => {
+                    // A background handoff's document arrived while the user decides.
+                    self.on_background(w);
+                    continue;
+                }
+            };
+            match op {
+                Some(Op::Approval { id: got, decision }) if got == id => return Some(decision),
+                // An answer to another request: stale.
+                Some(Op::Approval { .. }) => {}
+                other => {
+                    if self.triage(other).is_some() {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Before a request: wait for MCP servers still starting, each at most until its
+    /// `startup_timeout` (a later one is offered from a later request). The front end is told
+    /// which ones it waits for as that changes. False: the user aborted.
+    pub(in crate::engine::session) async fn wait_for_mcp(&mut self) -> bool {
+        let Some(mcp) = self.run.mcp.clone() else {
+            return true;
+        };
+        let starting = mcp.starting();
+        if starting.is_empty() {
+            return true;
+        }
+        let names: Vec<String> = starting
+            .iter()
+            .map(|s| format!("{} (up to {} s)", s.name, s.timeout.as_secs_f64().ceil()))
+            .collect();
+        self.emit_logged(Event::Notice {
+            message: format!("Waiting for MCP servers to start: {}", names.join(", ")),
+        });
+        let mut shown: Vec<String> = Vec::new();
+        loop {
+            let waiting: Vec<String> = mcp.starting().into_iter().map(|s| s.name).collect();
+            if waiting != shown {
+                self.emit(Event::McpWaiting {
+                    servers: waiting.clone(),
+                });
+                shown.clone_from(&waiting);
+            }
+            if waiting.is_empty() {
+                return true;
+            }
+            let next = mcp.clone();
+            if self
+                .abortable(async move { next.startup_progress().await })
+                .await
+                .is_none()
+            {
+                self.emit(Event::McpWaiting {
+                    servers: Vec::new(),
+                });
+                return false;
+            }
+        }
+    }
+
+    /// bash with live output and a graceful stop: an abort of the turn stops the command and
+    /// waits for its partial result; shutdown drops it (the process group dies).
+    pub(in crate::engine::session) async fn run_bash(
+        &mut self,
+        id: &str,
+        input: &Value,
+        ctx: &ToolCtx,
+    ) -> Option<ToolOutput> {
+        let events = self.run.events.clone();
+        let call = id.to_string();
+        let mut on_output = move |text: String| {
+            let _ = events.send(Event::ToolOutputDelta {
+                id: call.clone(),
+                text,
+            });
+        };
+        let (stop, interrupt) = tokio::sync::oneshot::channel();
+        let mut stop = Some(stop);
+        let live = tools::Live {
+            on_output: &mut on_output,
+            interrupt: Some(interrupt),
+        };
+        let run = tools::run_live(names::BASH, input, ctx, live);
+        tokio::pin!(run);
+        loop {
+            tokio::select! {
+                out = &mut run => return Some(out),
+                op = self.inbox.ops.recv(), if stop.is_some() => match self.triage(op) {
+                    Some(Stop::Abort) => {
+                        if let Some(tx) = stop.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    Some(Stop::Shutdown) => return None,
+                    None => {}
+                },
+                // A background handoff's document that arrives while the command runs is frozen
+                // (and its review opened) now, not when the command ends.
+                Some(w) = self.handoff.next_reply() => self.on_background(w),
+            }
+        }
     }
 }

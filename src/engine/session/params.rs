@@ -11,13 +11,13 @@ use tokio::sync::mpsc;
 
 use crate::engine::context::{Thresholds, WindowSource};
 use crate::engine::instructions::InstructionSources;
-use crate::engine::lean::PromptStyle;
 use crate::engine::ledger::RunDir;
 use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::{
     ApprovalPolicy, CheckpointPolicy, ContextPolicy, FrontEnd, HandoffMode, SandboxApproval,
 };
+use crate::engine::prompt_style::PromptStyle;
 use crate::engine::protocol::{Event, Op};
 use crate::engine::provider::Provider;
 use crate::engine::provider::retry::RetryPolicy;
@@ -147,6 +147,9 @@ pub struct ToolParams {
     /// `--mode`: the working mode to start in; None keeps the one a continued step last
     /// recorded (normal for a new step).
     pub mode: Option<crate::engine::policy::Mode>,
+    /// Where the file tools read and write text: the disk (the default), or a front end's own
+    /// access (an editor's unsaved buffers and undo history).
+    pub files: crate::engine::tools::FileAccess,
 }
 
 /// How the run starts.

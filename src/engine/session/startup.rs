@@ -4,20 +4,27 @@
 
 use tokio::sync::mpsc;
 
-use super::conversation::{Identity, SessionState};
-use super::lifecycle::Handoffs;
-use super::params::{EngineParams, Places, Resume, StartParams};
+use super::approval_state::ApprovalState;
+use super::checkpointing::Checkpointing;
+use super::command_turns::load_notices;
+use super::conversation::{Conversation, Identity};
+use super::counters::Counters;
+use super::dangling_calls::repair_dangling_tool_uses;
+use super::handoff::Handoffs;
+use super::outbox::Outbox;
+use super::params::{EngineParams, Extensions, Places, Resume, StartParams, ToolParams};
+use super::planning::Planning;
+use super::run_context::RunContext;
 use super::step_ledger::StepLedger;
-use super::{ApprovalState, Counters, Engine, Inbox, RunContext};
-use crate::engine::context::Thresholds;
+use super::user_hooks::Hooks;
+use super::{Engine, Inbox};
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::fsutil::{now_unix, rfc3339};
 use crate::engine::ledger::{Manifest, RunDir, TranscriptLine, read_transcript};
 use crate::engine::protocol::{Event, Op};
 use crate::engine::tokens::Estimator;
-use crate::engine::tools::names;
 use crate::engine::tools::sandbox::{self, Support};
-use crate::engine::types::{Block, Message, Role};
+use crate::engine::types::Message;
 
 /// What the engine does first once it runs, taken from its parameters.
 pub(super) struct FirstMoves {
@@ -41,312 +48,221 @@ fn joined_or_new(run_dir: &RunDir, places: &Places, provider: &str, model: &str)
     })
 }
 
+/// The notices of the start: what the sandbox can do here and what it makes of the workspace
+/// (pinned now, so a workspace moved later is not followed), and what the custom commands and
+/// skills could not load.
+fn start_notices(tools: &ToolParams, places: &Places, extensions: &Extensions) -> Vec<String> {
+    let mut notices = Vec::new();
+    notices.extend(Support::current().notice(&tools.sandbox));
+    sandbox::pin_workspace(&places.workspace);
+    notices.extend(sandbox::start_notice(&tools.sandbox, &places.workspace));
+    notices.extend(load_notices(extensions));
+    notices
+}
+
 /// A resumed run: its ledger, the step it continues and that step's latest session.
 pub(super) struct Resumed {
     pub(super) manifest: Manifest,
     pub(super) step: Option<usize>,
-    pub(super) session: SessionState,
+    pub(super) session: Conversation,
 }
 
-impl Engine {
-    pub(super) fn new(
-        p: EngineParams,
-        ops: mpsc::Receiver<Op>,
-        events: mpsc::UnboundedSender<Event>,
-    ) -> Result<(Engine, FirstMoves), Error> {
-        let EngineParams {
-            provider,
-            settings,
-            places,
+/// The engine of `p`, with its op receiver and its event sender, and what it does first.
+pub(super) fn build(
+    p: EngineParams,
+    ops: mpsc::Receiver<Op>,
+    events: mpsc::UnboundedSender<Event>,
+) -> Result<(Engine, FirstMoves), Error> {
+    let EngineParams {
+        provider,
+        settings,
+        places,
+        run_dir,
+        prompt,
+        handoff,
+        tools,
+        front_end,
+        start,
+        mcp,
+        side_events: _,
+        masking,
+        hooks,
+        extensions,
+    } = p;
+    let mut prompt = prompt;
+    // The skills' names and descriptions: the same bytes for the same files, so every
+    // session's prompt (and the provider's cache of it) stays the same.
+    if let Some(listing) = extensions.skills.listing() {
+        prompt.system_prompt = format!("{}\n\n{}", prompt.system_prompt.trim_end(), listing);
+    }
+    let StartParams {
+        step: step_flag,
+        resume,
+        autostart,
+    } = start;
+    // The handoff line keeps the requests' output cap free below the window.
+    let mut settings = settings;
+    settings.thresholds = settings.thresholds_for(settings.thresholds.window, provider.max_tokens);
+    let tokens = Estimator::load(&places.data_dir, &settings.model);
+    let mut warnings = start_notices(&tools, &places, &extensions);
+    let (manifest, step, session, run_dir) = match &resume {
+        Some(r) => {
+            warnings.extend(r.warnings.iter().cloned());
+            let resumed = resumed_state(
+                r,
+                step_flag.as_deref(),
+                &prompt.system_prompt,
+                &mut warnings,
+            )?;
+            (
+                resumed.manifest,
+                resumed.step,
+                Some(resumed.session),
+                run_dir,
+            )
+        }
+        None => (
+            joined_or_new(&run_dir, &places, provider.client.name(), &settings.model),
+            None,
+            None,
             run_dir,
+        ),
+    };
+    let rec = step.and_then(|i| manifest.steps.get(i));
+    let claim = match resume {
+        Some(_) => super::step_claim::claim_resumed(places.workbench.as_deref(), rec)?,
+        None => None,
+    };
+    let conversation = session.unwrap_or_else(|| Conversation::none(&prompt.system_prompt));
+    // The mode asked for, else the one a continued step last recorded, else normal.
+    let mode = tools
+        .mode
+        .or_else(|| rec.and_then(|r| r.settings.last()).map(|c| c.mode))
+        .unwrap_or_default();
+    let strategies = handoff
+        .context
+        .strategies(settings.thresholds.headroom, provider.max_tokens);
+    let out = Outbox::new(events.clone());
+    let workspace = places.workspace.clone();
+    let approvals = ApprovalState::new(&tools, front_end, workspace, out.clone());
+    let planning = Planning::new(mode, tools.sandbox.clone());
+    let ledger = StepLedger::new(manifest, step, run_dir, claim, out.clone());
+    let checkpoints = Checkpointing::new(places.clone(), out);
+    let engine = Engine {
+        handoff: Handoffs::new(handoff.after),
+        run: RunContext {
+            provider,
+            places,
             prompt,
             handoff,
             tools,
             front_end,
-            start,
-            mcp,
-            side_events: _,
-            masking,
-            hooks,
-            extensions,
-        } = p;
-        let mut prompt = prompt;
-        // The skills' names and descriptions: the same bytes for the same files, so every
-        // session's prompt (and the provider's cache of it) stays the same.
-        if let Some(listing) = extensions.skills.listing() {
-            prompt.system_prompt = format!("{}\n\n{}", prompt.system_prompt.trim_end(), listing);
-        }
-        let StartParams {
             step: step_flag,
-            resume,
-            autostart,
-        } = start;
-        // The handoff line keeps the requests' output cap free below the window.
-        let mut settings = settings;
-        settings.thresholds = Thresholds::with_output(
-            settings.thresholds.window,
-            settings.thresholds.headroom,
-            provider.max_tokens,
-        );
-        let tokens = Estimator::load(&places.data_dir, &settings.model);
-        let mut warnings = Vec::new();
-        warnings.extend(Support::current().notice(&tools.sandbox));
-        warnings.extend(sandbox::git_notice(&tools.sandbox, &places.workspace));
-        warnings.extend(super::command_turn::load_notices(&extensions));
-        let (manifest, step, session, run_dir) = match &resume {
-            Some(r) => {
-                warnings.extend(r.warnings.iter().cloned());
-                let resumed = Self::resume_state(
-                    r,
-                    step_flag.as_deref(),
-                    &prompt.system_prompt,
-                    &mut warnings,
-                )?;
-                (
-                    resumed.manifest,
-                    resumed.step,
-                    Some(resumed.session),
-                    run_dir,
-                )
-            }
-            None => (
-                joined_or_new(&run_dir, &places, provider.client.name(), &settings.model),
-                None,
-                None,
-                run_dir,
-            ),
-        };
-        let rec = step.and_then(|i| manifest.steps.get(i));
-        let claim = match resume {
-            Some(_) => Self::claim_resumed(places.workbench.as_deref(), rec)?,
-            None => None,
-        };
-        let s = session.unwrap_or_else(|| SessionState::none(&prompt.system_prompt));
-        // The mode asked for, else the one a continued step last recorded, else normal.
-        let mode = tools
-            .mode
-            .or_else(|| rec.and_then(|r| r.settings.last()).map(|c| c.mode))
-            .unwrap_or_default();
-        let strategies = handoff
-            .context
-            .strategies(settings.thresholds.headroom, provider.max_tokens);
-        let engine = Engine {
-            handoff: Handoffs::new(handoff.after),
-            run: RunContext {
-                provider,
-                places,
-                prompt,
-                handoff,
-                tools,
-                front_end,
-                step: step_flag,
-                mcp,
-                strategies,
-                masking,
-                extensions,
-                events,
-            },
-            settings,
-            inbox: Inbox {
-                ops,
-                pending: Default::default(),
-                shutdown: false,
-            },
-            ledger: StepLedger::new(manifest, step, run_dir, claim),
-            s,
-            turn: None,
-            approvals: ApprovalState::default(),
-            counters: Counters::new(tokens),
-            checkpoints: Default::default(),
-            hooks: super::hook_ops::HookState::new(hooks, resume.is_some()),
-            planning: super::plan_mode::Planning::new(mode),
-        };
-        let first = FirstMoves {
-            warnings,
-            resumed: resume.is_some(),
-            autostart,
-        };
-        Ok((engine, first))
-    }
+            mcp,
+            strategies,
+            masking,
+            extensions,
+            events,
+        },
+        settings,
+        inbox: Inbox::new(ops),
+        ledger,
+        conversation,
+        turn: None,
+        approvals,
+        counters: Counters::new(tokens),
+        checkpoints,
+        hooks: Hooks::new(hooks, resume.is_some()),
+        planning,
+    };
+    let first = FirstMoves {
+        warnings,
+        resumed: resume.is_some(),
+        autostart,
+    };
+    Ok((engine, first))
+}
 
-    /// `--continue`: the recorded latest successor of the last step, never a retired session.
-    /// `base_prompt`: the session's prompt until its announcement builds the whole one.
-    pub(super) fn resume_state(
-        r: &Resume,
-        step_name: Option<&str>,
-        base_prompt: &str,
-        warnings: &mut Vec<String>,
-    ) -> Result<Resumed, ResumeError> {
-        let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
-        // `--step NAME` picks a step of a run that holds several; else the last one that ran.
-        let step = match step_name {
-            Some(name) => Some(
-                manifest
-                    .steps
-                    .iter()
-                    .position(|s| s.name == name)
-                    .ok_or_else(|| ResumeError::NoStep {
-                        step: name.to_string(),
-                        steps: manifest.steps.iter().map(|s| s.name.clone()).collect(),
-                    })?,
-            ),
-            None => manifest
+/// `--continue`: the recorded latest successor of the last step, never a retired session.
+/// `base_prompt`: the session's prompt until its announcement builds the whole one.
+pub(super) fn resumed_state(
+    r: &Resume,
+    step_name: Option<&str>,
+    base_prompt: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Resumed, ResumeError> {
+    let manifest = Manifest::load(&r.run_dir.manifest_path()).map_err(ResumeError::Manifest)?;
+    // `--step NAME` picks a step of a run that holds several; else the last one that ran.
+    let step = match step_name {
+        Some(name) => Some(
+            manifest
                 .steps
                 .iter()
-                .rposition(|s| !s.session_id.is_empty()),
-        };
-        let Some(rec) = step
-            .and_then(|i| manifest.steps.get(i))
-            .filter(|s| !s.session_id.is_empty())
-        else {
-            return Err(ResumeError::NoSession);
-        };
-        let path = r.run_dir.transcript_path(&rec.session_id);
-        let loaded = read_transcript(&path).map_err(|source| ResumeError::Session {
-            id: rec.session_id.clone(),
-            source,
-        })?;
-        let (header, mut messages) = (loaded.header, loaded.messages);
-        if loaded.torn > 0 {
-            warnings.push(format!(
-                "{}: {} torn line{} skipped (cut off by a crash mid-write); the conversation is \
+                .position(|s| s.name == name)
+                .ok_or_else(|| ResumeError::NoStep {
+                    step: name.to_string(),
+                    steps: manifest.steps.iter().map(|s| s.name.clone()).collect(),
+                })?,
+        ),
+        None => manifest
+            .steps
+            .iter()
+            .rposition(|s| !s.session_id.is_empty()),
+    };
+    let Some(rec) = step
+        .and_then(|i| manifest.steps.get(i))
+        .filter(|s| !s.session_id.is_empty())
+    else {
+        return Err(ResumeError::NoSession);
+    };
+    let path = r.run_dir.transcript_path(&rec.session_id);
+    let loaded = read_transcript(&path).map_err(|source| ResumeError::Session {
+        id: rec.session_id.clone(),
+        source,
+    })?;
+    let (header, mut messages) = (loaded.header, loaded.messages);
+    if loaded.torn > 0 {
+        warnings.push(format!(
+            "{}: {} torn line{} skipped (cut off by a crash mid-write); the conversation is \
                  rebuilt from the others",
-                path.display(),
-                loaded.torn,
-                if loaded.torn == 1 { "" } else { "s" }
-            ));
-        }
-        let mut transcript = crate::engine::ledger::Transcript::open_append(path);
-        // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer
-        // them so the history is valid again, and record that in the transcript.
-        if repair_dangling_tool_uses(&mut messages).is_some() {
-            transcript.append(&TranscriptLine::Replaced {
-                messages: messages.clone(),
-            });
-        }
-        let cost_usd = rec
-            .per_generation
-            .iter()
-            .find(|g| g.session_id == header.session_id)
-            .map_or(0.0, |g| g.cost_usd);
-        let who = Identity {
-            id: header.session_id,
-            parent: header.parent_session,
-            generation: header.generation,
-        };
-        // The gauge starts where the session left it: the provider's last reading, plus an
-        // estimate of what came after; a history without one is estimated whole. This session's
-        // own reading (the ledger's step ctx may be a retired session's); none after a
-        // replacement (compaction): the history is estimated then.
-        let (ctx, counted) = loaded
-            .last_context
-            .map_or((0, 0), |c| (c.tokens, c.messages));
-        let appended_chars = messages.iter().skip(counted).map(Message::char_len).sum();
-        let mut session = SessionState::new(who, messages, transcript, base_prompt);
-        session.cost_usd = cost_usd;
-        session.ctx = ctx;
-        session.appended_chars = appended_chars;
-        Ok(Resumed {
-            manifest: manifest.clone(),
-            step,
-            session,
-        })
+            path.display(),
+            loaded.torn,
+            if loaded.torn == 1 { "" } else { "s" }
+        ));
     }
-}
-
-/// What a call left without a result by a crash is answered with: what is known to have happened.
-/// Commands die with the agent (their process group is killed, `tools::lifeline`); a file tool may
-/// have finished its change before the end.
-pub(crate) fn interrupted_result(tool: &str) -> String {
-    let what = match tool {
-        names::BASH => "the command and every process it started were killed with it",
-        t if names::writes_files(t) => {
-            "the change may or may not have been made: check the file before you retry"
-        }
-        t if t.starts_with("mcp__") => "what the tool did before that is unknown",
-        _ => "it changed nothing",
+    let mut transcript = crate::engine::ledger::Transcript::open_append(path);
+    // A session that ended mid-tool (a crash, a kill) left tool calls without results: answer
+    // them so the history is valid again, and record that in the transcript.
+    if repair_dangling_tool_uses(&mut messages).is_some() {
+        transcript.append(&TranscriptLine::Replaced {
+            messages: messages.clone(),
+        });
+    }
+    let cost_usd = rec
+        .per_generation
+        .iter()
+        .find(|g| g.session_id == header.session_id)
+        .map_or(0.0, |g| g.cost_usd);
+    let who = Identity {
+        id: header.session_id,
+        parent: header.parent_session,
+        generation: header.generation,
     };
-    format!("interrupted: flower-tui stopped before this call finished; {what}")
-}
-
-/// Give every `tool_use` without a `tool_result` in the next message an "interrupted" result
-/// ([`interrupted_result`]).
-pub fn repair_dangling_tool_uses(messages: &mut Vec<Message>) -> Option<usize> {
-    let mut fixed = 0;
-    let mut i = 0;
-    while let Some(message) = messages.get(i) {
-        if message.role == Role::Assistant {
-            let missing = unanswered(message, messages.get(i + 1));
-            if !missing.is_empty() {
-                fixed += missing.len();
-                match messages.get_mut(i + 1) {
-                    Some(next) if next.role == Role::User => {
-                        // Tool results come first in a user message.
-                        let rest = std::mem::take(&mut next.content);
-                        next.content = missing;
-                        next.content.extend(rest);
-                    }
-                    _ => messages.insert(
-                        i + 1,
-                        Message {
-                            role: Role::User,
-                            content: missing,
-                        },
-                    ),
-                }
-            }
-        }
-        i += 1;
-    }
-    (fixed > 0).then_some(fixed)
-}
-
-/// The "interrupted" results for the calls of `call` that `next` does not answer.
-fn unanswered(call: &Message, next: Option<&Message>) -> Vec<Block> {
-    let answered: Vec<&str> = match next {
-        Some(next) if next.role == Role::User => next
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    call.tool_uses()
-        .filter(|(id, _, _)| !answered.contains(id))
-        .map(|(id, name, _)| Block::ToolResult {
-            tool_use_id: id.to_string(),
-            content: interrupted_result(name),
-            is_error: true,
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dangling_tool_uses_get_results() {
-        let call = |id: &str| Message {
-            role: Role::Assistant,
-            content: vec![Block::ToolUse {
-                id: id.into(),
-                name: names::BASH.into(),
-                input: serde_json::json!({}),
-                from_text: false,
-            }],
-        };
-        let mut msgs = vec![Message::user("go"), call("a")];
-        assert_eq!(repair_dangling_tool_uses(&mut msgs), Some(1));
-        assert_eq!(msgs.len(), 3);
-        assert!(msgs[2].has_tool_result());
-        assert_eq!(repair_dangling_tool_uses(&mut msgs), None, "idempotent");
-        let mut msgs = vec![Message::user("go"), call("b"), Message::user("next")];
-        assert_eq!(repair_dangling_tool_uses(&mut msgs), Some(1));
-        assert!(matches!(msgs[2].content[0], Block::ToolResult { .. }));
-        assert_eq!(msgs[2].text(), "next");
-    }
+    // The gauge starts where the session left it: the provider's last reading, plus an
+    // estimate of what came after; a history without one is estimated whole. This session's
+    // own reading (the ledger's step ctx may be a retired session's); none after a
+    // replacement (compaction): the history is estimated then.
+    let (ctx, counted) = loaded
+        .last_context
+        .map_or((0, 0), |c| (c.tokens, c.messages));
+    let appended_chars = messages.iter().skip(counted).map(Message::char_len).sum();
+    let mut session = Conversation::new(who, messages, transcript, base_prompt);
+    session.cost_usd = cost_usd;
+    session.ctx = ctx;
+    session.appended_chars = appended_chars;
+    Ok(Resumed {
+        manifest: manifest.clone(),
+        step,
+        session,
+    })
 }

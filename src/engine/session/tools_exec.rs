@@ -1,56 +1,113 @@
 //! Running the tool calls of one assistant message: approvals, execution, spill, results.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 use super::Engine;
-use super::hook_ops::ToolGate;
-use super::request::Stop;
-use crate::engine::approvals::{self, AllowRule};
-use crate::engine::diff::FileDiff;
-use crate::engine::policy::ApprovalPolicy;
-use crate::engine::protocol::{Approval, Event, Op, TurnId};
+use super::approval_state::{Decision, Hooked};
+use super::planning::PlanPlace;
+use super::user_hooks::ToolGate;
+use crate::engine::mask::MaskMode;
+use crate::engine::protocol::{Event, ExitReason, TurnId};
 use crate::engine::secrets;
 use crate::engine::subagent::TASK_TOOL;
-use crate::engine::tools::{self, CommandExit, ToolCtx, ToolOutput, names};
-use crate::engine::types::{Block, Message, Role};
-
-/// What the `PreToolUse` hooks said about a call's approval.
-#[derive(Debug, Clone, Copy, Default)]
-struct Hooked {
-    /// Run it without asking (a path outside the workspace is still asked for).
-    allow: bool,
-    /// Ask even where a grant or `--yes` would allow it.
-    ask: bool,
-}
-
-/// The answer to one approval request.
-enum Decision {
-    Allow,
-    Deny(String),
-    /// The call cannot apply (its preview failed): this is its result, nobody was asked.
-    Fail(ToolOutput),
-    Abort,
-}
+use crate::engine::tools::recall::{self, Source};
+use crate::engine::tools::{self, CommandExit, ToolCtx, ToolOutput, names, todo};
+use crate::engine::types::{Block, Message, Role, ToolSpec};
 
 impl Engine {
-    pub(crate) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
+    /// What a tool call runs with; `allow_outside`: the user approved this very call's path
+    /// outside the workspace.
+    pub(in crate::engine::session) fn tool_ctx(&self, allow_outside: bool) -> ToolCtx {
         ToolCtx {
             workspace: self.run.places.workspace.clone(),
             spill_dir: Some(self.spill_dir()),
-            session_id: self.s.id.clone(),
+            session_id: self.conversation.id.clone(),
             bash_timeout: self.run.tools.bash_timeout,
             allow_outside,
-            sandbox: self.bash_sandbox(),
+            sandbox: self.planning.bash_sandbox(),
+            files: self.run.tools.files.clone(),
+        }
+    }
+
+    /// The built-in tools, the step's own (`todo`, and `recall` for a successor or while old
+    /// tool output is masked), `task`, then the tools of every ready MCP server (a server that
+    /// became ready since the last request is offered from this one on), as the mode allows.
+    pub(in crate::engine::session) fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut specs = crate::engine::tools::specs();
+        specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
+        let child_tools = self.child_tools();
+        specs.push(crate::engine::subagent::spec(child_tools));
+        if !self.run.extensions.skills.is_empty() {
+            specs.push(crate::engine::skills::SkillCatalog::tool_spec());
+        }
+        if let Some(mcp) = &self.run.mcp {
+            specs.extend(mcp.tool_specs());
+        }
+        let mut specs = self.planning.tools_for_mode(specs);
+        if self.run.prompt.style.is_lean() {
+            crate::engine::tools::lean_descriptions::compact(&mut specs);
+        }
+        specs
+    }
+
+    /// This generation's transcript while old tool output is masked (`recall` searches it then:
+    /// a masked output is found there); None otherwise or before the first session.
+    pub(in crate::engine::session) fn own_transcript(&self) -> Option<Source> {
+        (self.run.masking.mode == MaskMode::On && !self.conversation.id.is_empty()).then(|| {
+            Source {
+                generation: self.conversation.generation,
+                path: self.ledger.transcript_path(&self.conversation.id),
+            }
+        })
+    }
+
+    /// The characters every session starts with: its system prompt (before the first session:
+    /// the base prompt and the project instructions it will get) and the tool specs.
+    pub(in crate::engine::session) fn floor_chars(&self) -> usize {
+        let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
+        let prompt = if self.conversation.id.is_empty() {
+            self.run.prompt.system_prompt.len()
+                + crate::engine::instructions::load(
+                    &self.run.prompt.instructions,
+                    &self.run.places.workspace,
+                )
+                .block
+                .len()
+        } else {
+            self.conversation.system_prompt.len()
+        };
+        prompt + tools
+    }
+
+    /// The system prompt of a main request: the session's, and plan mode says it plans.
+    pub(in crate::engine::session) fn system_prompt(&self) -> String {
+        self.planning
+            .system_for_mode(&self.conversation.system_prompt)
+    }
+
+    /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
+    /// `--no-workbench` (outside the workspace, private to the user, and readable by
+    /// `read_file`).
+    pub(in crate::engine::session) fn spill_dir(&self) -> PathBuf {
+        match &self.run.places.workbench {
+            Some(w) => w.join("spill"),
+            None => self.ledger.run_dir.root.join("spill"),
         }
     }
 
     /// Run every tool call of `msg` and append one user message with all their results.
-    /// Returns false when the user aborted (every call still gets a result). The `task` calls
-    /// run together, at the place of the first of them (`tasks.rs`); the others one by one. A
-    /// call of a tool the request did not offer (`offered`) fails, naming the ones it did.
-    pub(crate) async fn run_tools(&mut self, msg: &Message, offered: &[String]) -> bool {
+    /// What ends the turn after them: the user aborted (every call still gets a result), or a
+    /// plan was presented. The `task` calls run together, at the place of the first of them
+    /// (`task_calls.rs`); the others one by one. A call of a tool the request did not offer
+    /// (`offered`) fails, naming the ones it did.
+    pub(in crate::engine::session) async fn run_tools(
+        &mut self,
+        msg: &Message,
+        offered: &[String],
+    ) -> Option<ExitReason> {
         let calls: Vec<(String, String, Value)> = msg
             .tool_uses()
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
@@ -62,7 +119,7 @@ impl Engine {
             if results.get(i).is_some_and(Option::is_some) {
                 continue;
             }
-            if aborted || self.inbox.shutdown {
+            if aborted || self.shutting_down() {
                 set(&mut results, i, not_run(id));
                 continue;
             }
@@ -74,13 +131,9 @@ impl Engine {
                     .map(|(id, _, input)| (id.clone(), input.clone()))
                     .collect();
                 for (id, input) in &batch {
-                    self.emit_logged(tool_call_event(
-                        self.turn_id(),
-                        id,
-                        TASK_TOOL,
-                        input,
-                        read.contains(id),
-                    ));
+                    let call =
+                        tool_call_event(self.turn_id(), id, TASK_TOOL, input, read.contains(id));
+                    self.emit_logged(call);
                 }
                 self.checkpoint_before_call(TASK_TOOL).await;
                 let (done, stopped) = self.task_calls(batch).await;
@@ -102,7 +155,7 @@ impl Engine {
                 continue;
             }
             let from_text = read.contains(id);
-            let (out, stopped) = if let Some(why) = self.plan_refusal(name) {
+            let (out, stopped) = if let Some(why) = self.planning.refusal(name) {
                 self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
                 (ToolOutput::error(why), false)
             } else if offered.iter().any(|o| o == name) {
@@ -114,7 +167,7 @@ impl Engine {
                     .run
                     .mcp
                     .as_ref()
-                    .filter(|_| self.is_mcp(name))
+                    .filter(|_| self.run.is_mcp(name))
                     .and_then(|m| m.unavailable(name))
                     .unwrap_or_else(|| tools::unknown_tool_among(name, offered));
                 (ToolOutput::error(why), false)
@@ -133,13 +186,18 @@ impl Engine {
             content: results,
         });
         self.emit_usage_estimate();
-        !aborted
+        if aborted {
+            return Some(ExitReason::Interrupted);
+        }
+        self.planning
+            .take_ends_turn()
+            .then_some(ExitReason::Completed)
     }
 
     /// One call (not a `task`): asked for when it needs approval, then run. True in the second
     /// place when the user stopped the turn meanwhile.
     /// `from_text`: the model wrote the call as text (said with the call).
-    pub(super) async fn run_call(
+    pub(in crate::engine::session) async fn run_call(
         &mut self,
         id: &str,
         name: &str,
@@ -149,7 +207,7 @@ impl Engine {
         self.emit_logged(tool_call_event(self.turn_id(), id, name, input, from_text));
         // Also a custom command's `!` lines, and before any hook may allow it: plan mode
         // changes nothing, whoever asks.
-        if let Some(why) = self.plan_refusal(name) {
+        if let Some(why) = self.planning.refusal(name) {
             return (ToolOutput::error(why), false);
         }
         let (hooked, context) = match self.pre_tool_hooks(id, name, input).await {
@@ -173,8 +231,8 @@ impl Engine {
         (out, stopped)
     }
 
-    /// A call after its `PreToolUse` hooks: approved (or not), run, then its `PostToolUse`
-    /// hooks.
+    /// A call after its `PreToolUse` hooks: approved (or not), run between its two checkpoints,
+    /// then its `PostToolUse` hooks.
     async fn approved_call(
         &mut self,
         id: &str,
@@ -182,10 +240,17 @@ impl Engine {
         input: &Value,
         hooked: Hooked,
     ) -> (ToolOutput, bool) {
-        match self.approve(id, name, input, hooked).await {
+        // Whether it leaves the workspace; `read_file` of this run's own spill files (in the run
+        // directory with `--no-workbench`) does not.
+        let outside = tools::leaves_workspace(
+            name,
+            input,
+            &self.run.places.workspace,
+            Some(&self.spill_dir()),
+        );
+        match self.approve(id, name, input, hooked, outside).await {
             Decision::Allow => {
                 // Only reached for an outside path when the user approved that very call.
-                let outside = self.leaves_workspace(name, input);
                 self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
                     Some(out) if out.sandbox.is_some() => {
@@ -196,11 +261,11 @@ impl Engine {
                 self.checkpoint_after_call().await;
                 match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
-                    Some(out) => {
+                    Some(mut out) => {
                         if !out.is_error && names::writes_files(name) {
-                            self.note_touched(input);
+                            // Remembered for a degraded handoff's scene.
+                            self.ledger.note_touched(input);
                         }
-                        let mut out = out;
                         let stopped = stopped_asking
                             || out.exit.as_ref().is_some_and(CommandExit::interrupted);
                         let stopped =
@@ -220,8 +285,15 @@ impl Engine {
     }
 
     /// A call's result: told to the front end (and the transcript), as the block the model gets.
-    pub(crate) fn deliver(&mut self, id: &str, name: &str, mut out: ToolOutput) -> Block {
-        self.note_counts(id, out.diff.as_deref());
+    pub(in crate::engine::session) fn deliver(
+        &mut self,
+        id: &str,
+        name: &str,
+        mut out: ToolOutput,
+    ) -> Block {
+        self.conversation
+            .call_counts
+            .note(&self.conversation.id, id, out.diff.as_deref());
         self.emit_logged(Event::ToolResult {
             turn: self.turn_id(),
             id: id.to_string(),
@@ -240,214 +312,6 @@ impl Engine {
         }
     }
 
-    /// Remember a written path for a degraded handoff's scene.
-    fn note_touched(&mut self, input: &Value) {
-        if let Some(path) = input.get("path").and_then(Value::as_str) {
-            let path = path.to_string();
-            self.ledger.record(|rec| {
-                if !rec.touched.contains(&path) {
-                    rec.touched.push(path);
-                }
-            });
-        }
-    }
-
-    /// Whether a call leaves the workspace; `read_file` of this run's own spill files (in the run
-    /// directory with `--no-workbench`) does not.
-    fn leaves_workspace(&self, name: &str, input: &Value) -> bool {
-        tools::leaves_workspace(
-            name,
-            input,
-            &self.run.places.workspace,
-            Some(&self.spill_dir()),
-        )
-    }
-
-    /// A read-only tool's call whose path lies in a loaded skill's folder: the skill tool sends
-    /// the model there, so it reads without asking, even outside the workspace.
-    fn reads_skill(&self, name: &str, input: &Value) -> bool {
-        names::reads_only(name)
-            && input
-                .get("path")
-                .and_then(Value::as_str)
-                .filter(|raw| !raw.trim().is_empty())
-                .is_some_and(|raw| {
-                    let path = tools::paths::resolve(&self.run.places.workspace, raw);
-                    self.run.extensions.skills.holds(&path)
-                })
-    }
-
-    /// Whether `name` is a tool of one of the MCP servers.
-    fn is_mcp(&self, name: &str) -> bool {
-        self.run.mcp.is_some() && crate::engine::mcp::McpManager::is_mcp_tool(name)
-    }
-
-    /// Whether `name` may run: unasked where nothing needs the user (or a `PreToolUse` hook
-    /// allowed it), else asked (also where a hook asked for the question).
-    async fn approve(&mut self, id: &str, name: &str, input: &Value, hooked: Hooked) -> Decision {
-        // Every MCP tool needs approval: flower-tui cannot know what a server's tool does. A tool
-        // whose server is gone fails at once: there is nothing to approve.
-        let needs = if self.is_mcp(name) {
-            if let Some(why) = self.run.mcp.as_ref().and_then(|m| m.unavailable(name)) {
-                return Decision::Fail(ToolOutput::error(why));
-            }
-            true
-        } else {
-            hooked.ask
-                || tools::is_known(name)
-                    && !self.sandbox_covers(name)
-                    && tools::needs_approval(name, input, &self.run.places.workspace)
-                    && !tools::reads_spill(
-                        name,
-                        input,
-                        &self.run.places.workspace,
-                        Some(&self.spill_dir()),
-                    )
-                    && !self.reads_skill(name, input)
-        };
-        if !needs {
-            return Decision::Allow;
-        }
-        // A path outside the workspace is approved call by call: neither --yes nor "always"
-        // covers it.
-        let outside = self.leaves_workspace(name, input);
-        let auto = match self.run.tools.approvals {
-            ApprovalPolicy::Auto => true,
-            ApprovalPolicy::AskOnce => self.approvals.asked_once,
-            ApprovalPolicy::Ask => false,
-        };
-        let covered =
-            auto || self.mode_approves(name) || self.approvals.granted.covers(name, input);
-        if !outside && (hooked.allow || (!hooked.ask && covered)) {
-            return Decision::Allow;
-        }
-        let can_ask = self.run.front_end.can_ask();
-        if outside && !can_ask {
-            return Decision::Deny(format!(
-                "denied: `{name}` would leave the workspace ({}); only the user can approve that, \
-                 call by call, and this headless run cannot ask.",
-                tools::summary(name, input)
-            ));
-        }
-        if !can_ask {
-            return Decision::Deny(format!(
-                "denied: `{name}` needs the user's approval and this is a headless run without --yes. \
-                 Continue without it or explain what you need."
-            ));
-        }
-        // The prompt shows the change itself; a call that cannot apply fails now, unasked.
-        let diff = match self.preview(name, input).await {
-            Ok(diff) => diff,
-            Err(Some(e)) => return Decision::Fail(e),
-            Err(None) => return Decision::Abort,
-        };
-        let always = approvals::offer(name, input, outside);
-        self.emit_logged(Event::ApprovalRequest {
-            id: id.to_string(),
-            name: name.to_string(),
-            summary: secrets::redact(&tools::summary(name, input)).into_owned(),
-            outside_workspace: outside,
-            command: (name == names::BASH)
-                .then(|| {
-                    input
-                        .get("command")
-                        .and_then(Value::as_str)
-                        .map(|c| secrets::redact(c).into_owned())
-                })
-                .flatten(),
-            diff: diff.map(Box::new),
-            always: always.clone(),
-            unsandboxed: None,
-        });
-        self.notify_hooks(format!("flower-tui needs your permission to use {name}"));
-        let answer = self.answer(id).await;
-        if answer.is_some() {
-            self.approvals.asked_once = true;
-        }
-        match answer {
-            Some(Approval::Once) => Decision::Allow,
-            Some(Approval::Always) => {
-                if let Some(offer) = &always {
-                    self.approvals.granted.grant(&offer.rules);
-                }
-                Decision::Allow
-            }
-            Some(Approval::Deny) => {
-                Decision::Deny(format!("denied: the user did not allow this `{name}` call"))
-            }
-            None => Decision::Abort,
-        }
-    }
-
-    /// The user's answer to the approval request `id`; None when the turn was stopped meanwhile.
-    pub(super) async fn answer(&mut self, id: &str) -> Option<Approval> {
-        loop {
-            let op = tokio::select! {
-                op = self.inbox.ops.recv() => op,
-                Some(w) = self.handoff.results.recv() => {
-                    // A background handoff's document arrived while the user decides.
-                    self.on_background(w);
-                    continue;
-                }
-            };
-            match op {
-                Some(Op::Approval { id: got, decision }) if got == id => return Some(decision),
-                // An answer to another request: stale.
-                Some(Op::Approval { .. }) => {}
-                other => {
-                    if self.triage(other).is_some() {
-                        return None;
-                    }
-                }
-            }
-        }
-    }
-
-    /// The diff a file tool would make, read off the engine's thread. `Err(Some)`: the call would
-    /// fail (its error goes to the model); `Err(None)`: the user aborted meanwhile.
-    async fn preview(
-        &mut self,
-        name: &str,
-        input: &Value,
-    ) -> Result<Option<FileDiff>, Option<ToolOutput>> {
-        if !names::writes_files(name) {
-            return Ok(None);
-        }
-        let ctx = self.tool_ctx(false);
-        let (name, input) = (name.to_string(), input.clone());
-        let task = tokio::task::spawn_blocking(move || tools::preview(&name, &input, &ctx));
-        match self.abortable(task).await {
-            None => Err(None),
-            Some(Ok(Ok(diff))) => Ok(diff),
-            Some(Ok(Err(e))) => Err(Some(ToolOutput::from(e))),
-            // The preview itself failed unexpectedly: ask without it.
-            Some(Err(_)) => Ok(None),
-        }
-    }
-
-    /// `/permissions` and its revocations: the policy and the grants in force.
-    pub(crate) fn permissions_event(&self) -> Event {
-        Event::Permissions {
-            policy: self.run.tools.approvals,
-            allowances: self.approvals.granted.list(),
-            sandbox: self.sandbox_line(),
-        }
-    }
-
-    /// `Op::Revoke`: one grant, or all of them.
-    pub(crate) fn revoke(&mut self, rule: Option<AllowRule>) {
-        let message = match rule {
-            None => match self.approvals.granted.clear() {
-                0 => "no \"always\" approvals to revoke".to_string(),
-                n => format!("revoked {n} \"always\" approval(s)"),
-            },
-            Some(rule) if self.approvals.granted.revoke(&rule) => format!("revoked: {rule}"),
-            Some(rule) => format!("not granted, nothing to revoke: {rule}"),
-        };
-        self.emit(Event::Notice { message });
-        self.emit(self.permissions_event());
-    }
-
     /// Run one tool; None when the user aborted it (the future is dropped, a child process dies).
     /// A bash command is stopped instead, so its output so far is its result (marked
     /// interrupted), and its output streams as `ToolOutputDelta` events while it runs.
@@ -459,13 +323,19 @@ impl Engine {
         allow_outside: bool,
     ) -> Option<ToolOutput> {
         let ctx = self.tool_ctx(allow_outside);
-        let out = match (&self.run.mcp, self.is_mcp(name)) {
+        let out = match (&self.run.mcp, self.run.is_mcp(name)) {
             (Some(mcp), true) => {
                 let mcp = mcp.clone();
                 self.abortable(async move { mcp.call(name, input).await })
                     .await?
             }
-            _ if Self::is_step_tool(name) => self.run_step_tool(name, input).await?,
+            _ if name == todo::NAME => self.ledger.write_todo(input),
+            _ if name == recall::NAME => {
+                // Asked for in a first generation (not offered there), it says there is nothing
+                // to search.
+                let sources = self.ledger.recall_sources(self.own_transcript());
+                self.abortable(recall::run_call(input, sources)).await?
+            }
             _ if name == names::PRESENT_PLAN => self.present_plan(input),
             _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
             _ if name == names::SKILL => {
@@ -477,49 +347,39 @@ impl Engine {
             }
             _ => self.abortable(tools::run(name, input, &ctx)).await?,
         };
-        Some(tools::for_model(name, out, &ctx, &mut self.s.spiller))
+        Some(tools::for_model(
+            name,
+            out,
+            &ctx,
+            &mut self.conversation.spiller,
+        ))
     }
 
-    /// bash with live output and a graceful stop: an abort of the turn stops the command and
-    /// waits for its partial result; shutdown drops it (the process group dies).
-    pub(super) async fn run_bash(
-        &mut self,
-        id: &str,
-        input: &Value,
-        ctx: &ToolCtx,
-    ) -> Option<ToolOutput> {
-        let events = self.run.events.clone();
-        let call = id.to_string();
-        let mut on_output = move |text: String| {
-            let _ = events.send(Event::ToolOutputDelta {
-                id: call.clone(),
-                text,
-            });
+    /// The `present_plan` call: the plan, checked and written to a new file in the workbench
+    /// (the run directory with `--no-workbench`), shown to the front end; the turn ends after it.
+    fn present_plan(&mut self, input: &Value) -> ToolOutput {
+        let base = self
+            .run
+            .places
+            .workbench
+            .clone()
+            .unwrap_or_else(|| self.ledger.run_dir.root.clone());
+        let step = self.ledger.step_name();
+        let place = PlanPlace {
+            base: &base,
+            step: &step,
         };
-        let (stop, interrupt) = tokio::sync::oneshot::channel();
-        let mut stop = Some(stop);
-        let live = tools::Live {
-            on_output: &mut on_output,
-            interrupt: Some(interrupt),
-        };
-        let run = tools::run_live(names::BASH, input, ctx, live);
-        tokio::pin!(run);
-        loop {
-            tokio::select! {
-                out = &mut run => return Some(out),
-                op = self.inbox.ops.recv(), if stop.is_some() => match self.triage(op) {
-                    Some(Stop::Abort) => {
-                        if let Some(tx) = stop.take() {
-                            let _ = tx.send(());
-                        }
-                    }
-                    Some(Stop::Shutdown) => return None,
-                    None => {}
-                },
-                // A background handoff's document that arrives while the command runs is frozen
-                // (and its review opened) now, not when the command ends.
-                Some(w) = self.handoff.results.recv() => self.on_background(w),
+        let request = self.conversation.request.in_flight();
+        match self.planning.present(input, &request, place) {
+            Ok((out, plan)) => {
+                self.emit_logged(Event::Plan {
+                    turn: self.turn_id(),
+                    path: plan.path().to_path_buf(),
+                    markdown: plan.written().to_string(),
+                });
+                out
             }
+            Err(out) => out,
         }
     }
 }
@@ -541,7 +401,7 @@ fn set(results: &mut [Option<Block>], i: usize, block: Block) {
 }
 
 /// What a call the model wrote as text says after its summary, in the chat and the events.
-pub(crate) const FROM_TEXT_MARK: &str = " · read from text";
+const FROM_TEXT_MARK: &str = " · read from text";
 
 /// The ids of the calls of `msg` the model wrote as text.
 fn read_from_text(msg: &Message) -> HashSet<String> {

@@ -17,7 +17,7 @@
 //!   session's one question was answered (from then on the parent runs commands unasked too). A path outside the workspace is refused (the parent's rule for it is "the user, call
 //!   by call"). No `task` of its own (no recursion), no file edits, no MCP tools (each needs the
 //!   user's approval).
-//! - The engine's side (`session/tasks.rs`) runs the `task` calls of one response together, at
+//! - The engine's side (`session/task_calls.rs`) runs the `task` calls of one response together, at
 //!   most [`MAX_CONCURRENT`] at a time, books each child's cost and ledger record, and aborts
 //!   them with the turn.
 

@@ -396,8 +396,12 @@ fn spawn(
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0")
-            .kill_on_drop(true)
-            .process_group(0);
+            .kill_on_drop(true);
+        // A sandboxed command starts a session of its own (so it leads its process group too,
+        // and has no controlling terminal); `setsid` fails for a group leader.
+        if !sandbox::starts_own_session(policy) {
+            cmd.process_group(0);
+        }
         // No provider keys; the command and its group die with the agent.
         super::lifeline::prepare(&mut cmd);
         (cmd.spawn()?, containment)

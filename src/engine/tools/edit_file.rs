@@ -6,7 +6,7 @@ use std::io;
 use serde_json::json;
 
 use super::args::Args;
-use super::write_file::write_keeping_mode;
+use super::write_file::write_text;
 use super::{ToolCtx, ToolError, ToolOutput, ToolResult, paths};
 use crate::engine::diff::{DiffLimits, FileDiff};
 use crate::engine::text::{looks_binary, numbered, similarity, truncate_chars};
@@ -95,7 +95,12 @@ fn plan(args: &Args, ctx: &ToolCtx) -> Result<EditPlan, ToolError> {
         }
         Err(e) => return Err(format!("Cannot read {shown}: {e}").into()),
     };
-    let bytes = fs::read(&path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
+    // The front end's text (an editor's unsaved buffer) when it offers one, else the disk's.
+    let bytes = match ctx.files.read(&path) {
+        Some(text) => text.map(String::into_bytes),
+        None => fs::read(&path),
+    }
+    .map_err(|e| format!("Cannot read {shown}: {e}"))?;
     if looks_binary(&bytes) {
         return Err(format!(
             "{shown} is a binary file ({} bytes); edit_file only edits text.",
@@ -143,7 +148,7 @@ pub(super) fn preview(args: &Args, ctx: &ToolCtx) -> Result<FileDiff, ToolError>
 pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     let p = plan(args, ctx)?;
     let shown = &p.shown;
-    write_keeping_mode(&p.path, p.after.as_bytes(), Some(&p.meta))
+    write_text(ctx, &p.path, &p.after, Some(&p.meta))
         .map_err(|e| format!("Cannot write {shown}: {e}"))?;
 
     let count = p.new_starts.len();

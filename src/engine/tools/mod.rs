@@ -2,7 +2,7 @@
 //! `list_dir`, the approval rule, one-line summaries for UIs, and the tool-result budget ([`Spiller`]).
 //! The plan-mode tool, [`present_plan`], and the step's own tools, [`todo`] and [`recall`], keep
 //! state in the engine: the session layer
-//! offers and runs them (`session/memory_ops.rs`), with the argument checks and summaries of this
+//! offers and runs them (`session/step_ledger/memory.rs`, `session/tools_exec.rs`), with the argument checks and summaries of this
 //! module. Every tool's name is in [`names`].
 //!
 //! Every tool answers with a [`ToolOutput`]; failures are `is_error` outputs carrying a message for the
@@ -14,7 +14,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
-pub(crate) mod lean;
+pub(crate) mod lean_descriptions;
 pub(crate) mod lifeline;
 mod list_dir;
 pub(crate) mod names;
@@ -41,6 +41,7 @@ use args::Args;
 pub(crate) use bash::Live;
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
+pub use crate::engine::text_files::{FileAccess, TextFiles};
 pub(crate) use spill::SPILL_PREVIEW_CHARS;
 
 /// The bash timeout when neither the call nor the configuration asks for another.
@@ -67,6 +68,9 @@ pub struct ToolCtx {
     pub allow_outside: bool,
     /// How `bash` commands are confined ([`sandbox`]).
     pub sandbox: sandbox::SandboxPolicy,
+    /// Where `read_file`, `edit_file` and `write_file` read and write text: the disk, or the
+    /// front end's own access (an editor's buffers).
+    pub files: FileAccess,
 }
 
 impl ToolCtx {
@@ -80,6 +84,7 @@ impl ToolCtx {
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             allow_outside: false,
             sandbox: sandbox::SandboxPolicy::off(),
+            files: Default::default(),
         }
     }
 }

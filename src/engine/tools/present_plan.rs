@@ -1,7 +1,7 @@
 //! The plan-mode tool, `present_plan`: its schema, the check of its one argument (the plan's
 //! Markdown, not empty, not oversized), its summary line, and the words plan mode adds to the
 //! system prompt. The session layer offers it in plan mode only, writes the plan to its file and
-//! ends the turn (`session/plan_mode.rs`).
+//! ends the turn (`session/planning.rs`).
 
 use serde_json::{Value, json};
 

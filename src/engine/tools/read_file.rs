@@ -81,9 +81,15 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
         )
         .into());
     }
-    let file = File::open(&path).map_err(io_err)?;
-    let page =
-        read_page(BufReader::with_capacity(64 * 1024, file), offset, limit).map_err(io_err)?;
+    // The front end's text (an editor's unsaved buffer) when it offers one, else the disk's.
+    let page = match ctx.files.read(&path) {
+        Some(text) => read_page(io::Cursor::new(text.map_err(io_err)?), offset, limit),
+        None => {
+            let file = File::open(&path).map_err(io_err)?;
+            read_page(BufReader::with_capacity(64 * 1024, file), offset, limit)
+        }
+    }
+    .map_err(io_err)?;
     Ok(ToolOutput::ok(page.render(&shown, offset)))
 }
 

@@ -95,7 +95,7 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     let p = plan(args, ctx)?;
     let shown = &p.shown;
     let diff = p.diff(DiffLimits::RESULT);
-    write_keeping_mode(&p.path, p.content.as_bytes(), p.old.as_ref())
+    write_text(ctx, &p.path, p.content, p.old.as_ref())
         .map_err(|e| format!("Cannot write {shown}: {e}"))?;
     let verb = if p.old.is_some() {
         "Overwrote"
@@ -116,6 +116,23 @@ pub(crate) fn line_count(s: &str) -> usize {
         0
     } else {
         s.matches('\n').count() + usize::from(!s.ends_with('\n'))
+    }
+}
+
+/// Write `text` through the front end's file access when it offers one (its parent directories
+/// made first, as on the disk), else [`write_keeping_mode`].
+pub(crate) fn write_text(
+    ctx: &ToolCtx,
+    path: &Path,
+    text: &str,
+    old: Option<&fs::Metadata>,
+) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    match ctx.files.write(path, text) {
+        Some(written) => written,
+        None => write_keeping_mode(path, text.as_bytes(), old),
     }
 }
 

@@ -62,6 +62,9 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     let ws = home.ws();
     write(&ws.join(".claude/commands/review.md"), REVIEW.as_bytes());
     write(&ws.join("notes.txt"), b"NOTES-BODY\n");
+    // A workspace's command file grants its allowed-tools once the workspace's files are trusted.
+    let config = home.path().join("config/flower/config.toml");
+    write(&config, b"mcp_json = \"trust\"\n");
     server.script().text("reviewed");
 
     let out = home

@@ -121,7 +121,7 @@ async fn fallback_entry_by_entry() {
     let route = policy.writable_set(&p.ws).guard.map(|g| g.route);
     assert_eq!(route, Some(GitRoute::EntryByEntry));
     assert!(
-        sandbox::git_notice(&policy, &p.ws).is_some_and(|n| n.contains("cannot create")),
+        sandbox::start_notice(&policy, &p.ws).is_some_and(|n| n.contains("cannot create")),
         "the start notice names the cost"
     );
     let out = bash(
@@ -179,7 +179,7 @@ fn namespaces(policy: &SandboxPolicy, ws: &Path) -> bool {
     let route = policy.writable_set(ws).guard.map(|g| g.route);
     if sandbox::namespaces_available() {
         assert_eq!(route, Some(GitRoute::ReadOnlyMount));
-        assert_eq!(sandbox::git_notice(policy, ws), None);
+        assert_eq!(sandbox::start_notice(policy, ws), None);
         true
     } else {
         eprintln!("NOT RUN: user namespaces are not available; .git is protected entry by entry");

@@ -43,6 +43,10 @@ pub(super) fn parse_servers(
         ));
     };
     let mut out = Vec::new();
+    // In name order, whatever order the JSON map keeps (the ACP SDK has serde_json keep the
+    // file's).
+    let mut servers: Vec<_> = servers.iter().collect();
+    servers.sort_by(|a, b| a.0.cmp(b.0));
     for (name, body) in servers {
         let key = format!("{prefix}.{name}");
         if !valid_server_name(name) {

@@ -1,8 +1,9 @@
-//! The sandbox on Linux: a Landlock ruleset, the seccomp program and, for a workspace whose
-//! `.git` is kept read-only by a mount, that mount (`gitmount.rs`), prepared in the agent and
-//! applied by the child between `fork` and `exec` with raw system calls only: the namespaces and
-//! the mount first, then `no_new_privs`, Landlock and the filter (which refuses the calls that
-//! could undo the mount).
+//! The sandbox on Linux: a Landlock ruleset, the seccomp filters and, where user namespaces work,
+//! the command's own view of the file system (`mounts.rs`), prepared in the agent and applied by
+//! the child between `fork` and `exec` with raw system calls only: a session of its own first
+//! (no controlling terminal: `/dev/tty` leads nowhere), the namespaces and mounts, then
+//! `no_new_privs`, Landlock and the filters (which refuse the calls that could undo the mounts or
+//! leave the session).
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -13,13 +14,16 @@ use landlock::{
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
-use super::gitmount::ReadOnlyMount;
+use super::mounts::MountPlan;
 use super::seccomp::{self, Rules};
-use super::{Enforcement, NetworkAccess, SandboxError, SandboxPolicy, Support, WritableSet};
+use super::{
+    Enforcement, NetworkAccess, RootKind, SandboxError, SandboxMode, SandboxPolicy, Support,
+    WritableSet,
+};
 
-/// The newest ABI whose rights this sandbox asks for. Later ABIs add rights it does not want
-/// handled (ABI 9 confines connecting to Unix sockets by path, which the seccomp filter
-/// already refuses with the network off and allows with it on).
+/// The ABI whose write rights this sandbox asks for. ABI 9's right to reach a Unix socket by its
+/// path is asked for apart, with the network off only (granted nowhere then: a datagram sent by
+/// path is refused too, besides the seccomp filter's refusal of such sockets).
 const TARGET_ABI: ABI = ABI::V6;
 
 /// `LANDLOCK_CREATE_RULESET_VERSION`: ask the kernel for its ABI version.
@@ -56,10 +60,12 @@ pub(super) fn support() -> Support {
 pub(super) struct Confinement {
     /// The Landlock ruleset; `None` when the kernel has no Landlock.
     ruleset: Option<OwnedFd>,
-    /// The seccomp program as the kernel reads it; empty when this machine has none.
-    filter: Vec<libc::sock_filter>,
-    /// The `.git` to make read-only in the command's own namespaces, when that is the route.
-    git_mount: Option<ReadOnlyMount>,
+    /// The seccomp filters as the kernel reads them; none when this machine has none.
+    filters: Vec<Vec<libc::sock_filter>>,
+    /// The command's own view of the file system, where user namespaces work.
+    mounts: Option<MountPlan>,
+    /// The Landlock rights on the private `/dev/pts` (granted in the child, once it is mounted).
+    terminal_access: u64,
     enforcement: Enforcement,
 }
 
@@ -73,45 +79,58 @@ impl Confinement {
         }
         let blocked = policy.network == NetworkAccess::Blocked;
         let set = policy.writable_set(workspace);
-        let git_mount = set
-            .read_only_mount()
-            .map(|git| {
-                ReadOnlyMount::prepare(git).map_err(|source| SandboxError::GitMount {
-                    path: git.to_path_buf(),
-                    source,
+        let namespaces = super::namespaces_available();
+        let mounts = namespaces
+            .then(|| {
+                let writable: Vec<PathBuf> = set
+                    .roots
+                    .iter()
+                    .filter(|r| r.kind != RootKind::Device)
+                    .map(|r| r.path.clone())
+                    .collect();
+                MountPlan::prepare(&writable, &set.read_only).map_err(|source| {
+                    SandboxError::Mounts {
+                        path: workspace.to_path_buf(),
+                        source,
+                    }
                 })
             })
             .transpose()?;
-        let filter = seccomp::native()
-            .map(|t| {
-                seccomp::program(
-                    &t,
-                    Rules {
-                        block_network: blocked,
-                    },
-                )
-            })
-            .unwrap_or_default()
-            .into_iter()
-            .map(|i| libc::sock_filter {
-                code: i.code,
-                jt: i.jt,
-                jf: i.jf,
-                k: i.k,
-            })
-            .collect();
+        let rules = Rules {
+            block_network: blocked,
+            freeze_metadata: !namespaces && policy.mode == SandboxMode::ReadOnly,
+        };
+        let filters = match seccomp::native() {
+            Some(target) => seccomp::programs(&target, rules)?
+                .into_iter()
+                .map(|program| {
+                    program
+                        .into_iter()
+                        .map(|i| libc::sock_filter {
+                            code: i.code,
+                            jt: i.jt,
+                            jf: i.jf,
+                            k: i.k,
+                        })
+                        .collect()
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let (ruleset, enforcement) = match support() {
             Support::Landlock { abi } => (ruleset(&set, blocked)?, abi),
             Support::NoLandlock { reason } => {
                 return Ok(Confinement {
                     ruleset: None,
-                    filter,
-                    git_mount,
+                    filters,
+                    mounts,
+                    terminal_access: 0,
                     enforcement: Enforcement::FilterOnly { reason },
                 });
             }
             Support::Seatbelt | Support::Unsupported => (None, 0),
         };
+        let terminal_access = terminal_access(enforcement);
         let enforcement = match ruleset {
             Some(_) => Enforcement::Landlock { abi: enforcement },
             None => Enforcement::FilterOnly {
@@ -120,8 +139,9 @@ impl Confinement {
         };
         Ok(Confinement {
             ruleset,
-            filter,
-            git_mount,
+            filters,
+            mounts,
+            terminal_access,
             enforcement,
         })
     }
@@ -134,34 +154,41 @@ impl Confinement {
     pub(super) fn install(self, cmd: &mut tokio::process::Command) {
         let Confinement {
             ruleset,
-            filter,
-            git_mount,
+            filters,
+            mut mounts,
+            terminal_access,
             ..
         } = self;
-        let len = u16::try_from(filter.len()).unwrap_or(0);
         let read_own = BitFlags::<AccessFs>::from(AccessFs::ReadFile).bits();
         // SAFETY: the closure runs in the child between fork and exec, where only
-        // async-signal-safe calls are allowed. It makes system calls only (unshare, open, write,
-        // mount, prctl, landlock_restrict_self, seccomp) on data built before the fork (the
-        // mount's paths and maps, the ruleset descriptor, the filter), builds the `sock_fprog` on
-        // the stack, and makes io::Errors from raw codes, which does not allocate.
+        // async-signal-safe calls are allowed. It makes system calls only (setsid, unshare,
+        // open, write, the mount calls, prctl, landlock_add_rule, landlock_restrict_self,
+        // seccomp) on data built before the fork (the mounts' paths and maps, the ruleset
+        // descriptor, the filters), builds each `sock_fprog` on the stack, and makes io::Errors
+        // from raw codes, which does not allocate.
         unsafe {
             cmd.pre_exec(move || {
-                if let Some(mount) = &git_mount {
-                    mount.enter()?;
+                if libc::setsid() < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if let Some(plan) = &mut mounts {
+                    plan.enter()?;
                 }
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(io::Error::last_os_error());
                 }
                 if let Some(fd) = &ruleset {
-                    own_proc_rule(fd.as_raw_fd(), read_own);
+                    add_rule_beneath(fd.as_raw_fd(), c"/proc/self", read_own);
+                    if mounts.as_ref().is_some_and(MountPlan::private_terminals) {
+                        add_rule_beneath(fd.as_raw_fd(), c"/dev/pts", terminal_access);
+                    }
                     if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0 {
                         return Err(io::Error::last_os_error());
                     }
                 }
-                if len > 0 {
+                for filter in &filters {
                     let prog = libc::sock_fprog {
-                        len,
+                        len: u16::try_from(filter.len()).unwrap_or(0),
                         filter: filter.as_ptr().cast_mut(),
                     };
                     let r = libc::syscall(
@@ -180,6 +207,14 @@ impl Confinement {
     }
 }
 
+/// What a command may do with the terminals of its private `/dev/pts`: read, write and set them
+/// up (`IoctlDev` from ABI 5), as far as this kernel's ABI handles them.
+fn terminal_access(abi: u32) -> u64 {
+    let abi = ABI::from(i32::try_from(abi).unwrap_or(i32::MAX));
+    let wanted = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    (wanted & AccessFs::from_all(abi)).bits()
+}
+
 /// `struct landlock_path_beneath_attr`, as the kernel reads it (packed).
 #[repr(C, packed)]
 struct PathBeneathAttr {
@@ -190,16 +225,17 @@ struct PathBeneathAttr {
 /// `LANDLOCK_RULE_PATH_BENEATH`.
 const RULE_PATH_BENEATH: libc::c_uint = 1;
 
-/// In the child, before it restricts itself: let it read its own `/proc/<pid>` (which `/proc/self`
-/// names there), so a program that reads its own status or maps works when the shell runs it in
-/// place. Its children have other pids and do without. Raw system calls only; a failure leaves the
-/// folder unreadable, nothing more.
+/// In the child, before it restricts itself: grant `access` beneath `path` as the child sees it.
+/// For `/proc/self`: let it read its own `/proc/<pid>`, so a program that reads its own status or
+/// maps works when the shell runs it in place (its children have other pids and do without). For
+/// `/dev/pts`: the private instance mounted for it. Raw system calls only; a failure leaves the
+/// folder closed, nothing more.
 ///
 /// # Safety
 /// Called between `fork` and `exec`: async-signal-safe (open, the rule, close).
-unsafe fn own_proc_rule(ruleset: libc::c_int, access: u64) {
+unsafe fn add_rule_beneath(ruleset: libc::c_int, path: &std::ffi::CStr, access: u64) {
     // SAFETY: a NUL-terminated path and flags; the result is checked.
-    let own = unsafe { libc::open(c"/proc/self".as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    let own = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
     if own < 0 {
         return;
     }
@@ -231,7 +267,9 @@ fn ruleset(set: &WritableSet, block_network: bool) -> Result<Option<OwnedFd>, Sa
         .handle_access(write | read)?;
     let mut scopes: BitFlags<Scope> = Scope::Signal.into();
     if block_network {
-        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI))?;
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(TARGET_ABI))?
+            .handle_access(AccessFs::ResolveUnix)?;
         scopes |= Scope::AbstractUnixSocket;
     }
     let ruleset = ruleset.scope(scopes)?;
@@ -242,12 +280,14 @@ fn ruleset(set: &WritableSet, block_network: bool) -> Result<Option<OwnedFd>, Sa
     Ok(created.into())
 }
 
-/// Where a command may read files: everywhere but other processes' files in `/proc`. Landlock
-/// only adds grants, so this is every top-level entry of `/` but `/proc`, and every entry of
+/// Where a command may read files: everywhere but other processes' files in `/proc` and the
+/// terminals of `/dev/pts`. Landlock only adds grants, so this is every top-level entry of `/`
+/// but `/proc` and `/dev`, every entry of `/dev` but `pts` (and its links), and every entry of
 /// `/proc` that is not a process (`cpuinfo`, `meminfo`, `sys`, …; not `self`, which would lead to
 /// the agent's own). A process's `environ` and `mem` would otherwise be readable by any process
-/// of the same user (the provider key in the shell that started flower-tui); the command's own
-/// folder is granted in the child ([`own_proc_rule`]).
+/// of the same user (the provider key in the shell that started flower-tui), and the user's
+/// terminal would give away what they type; the command's own `/proc` folder and its private
+/// `/dev/pts` are granted in the child ([`add_rule_beneath`]).
 fn readable_roots() -> Vec<PathBuf> {
     let entries = |dir: &str| -> Vec<(String, PathBuf, bool)> {
         std::fs::read_dir(dir)
@@ -263,9 +303,15 @@ fn readable_roots() -> Vec<PathBuf> {
     };
     let mut roots: Vec<PathBuf> = entries("/")
         .into_iter()
-        .filter(|(name, _, _)| name != "proc")
+        .filter(|(name, _, _)| name != "proc" && name != "dev")
         .map(|(_, path, _)| path)
         .collect();
+    roots.extend(
+        entries("/dev")
+            .into_iter()
+            .filter(|(name, _, link)| !link && name != "pts")
+            .map(|(_, path, _)| path),
+    );
     roots.extend(
         entries("/proc")
             .into_iter()

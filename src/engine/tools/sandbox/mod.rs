@@ -11,34 +11,41 @@
 //! not the user's files, and many read-only tools need a temp file.
 //!
 //! **Linux.** Everything is built in the agent before `fork` (the Landlock ruleset, opened with
-//! the landlock crate, the seccomp program and, for a repository, the read-only mount of its
-//! `.git`); the child, between `fork` and `exec`, makes only raw system calls (for the mount:
-//! `unshare` of a user and mount namespace, its uid/gid maps, `mount`; then
-//! `prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` on the prepared ruleset descriptor,
-//! `seccomp(SECCOMP_SET_MODE_FILTER)`), which are async-signal-safe. Where user namespaces do not
-//! work (asked once per process, [`namespaces_available`]), `.git` is protected by granting the
-//! workspace entry by entry instead ([`GitRoute`]), and [`git_notice`] is the line shown at start.
+//! the landlock crate, the seccomp filters, compiled by `seccompiler`, and the command's view of
+//! the file system); the child, between `fork` and `exec`, makes only raw system calls, which are
+//! async-signal-safe: `setsid` (a session of its own, so no controlling terminal: `/dev/tty`
+//! leads nowhere and the user's terminal cannot be written or typed into), then, where user
+//! namespaces work (asked once per process, [`namespaces_available`]), a user and mount
+//! namespace in which every mount is read-only but the writable places, `.git` is read-only
+//! within them and `/dev/pts` is a private instance ([`mounts`]), then
+//! `prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self` on the prepared ruleset descriptor and
+//! `seccomp(SECCOMP_SET_MODE_FILTER)` for each filter. Where user namespaces do not work, `.git`
+//! is protected by granting the workspace entry by entry instead ([`GitRoute`]), read-only mode
+//! refuses the metadata calls in the filter, and [`start_notice`] is the line shown at start
+//! saying what is left open.
+//! - *The mount namespace* makes the file system read-only but the writable places: Landlock has
+//!   no right for a file's mode, owner, times or extended attributes, so without it a command
+//!   could `chmod 777 ~/.ssh/id_ed25519` or `chmod -R 000 ~`.
 //! - *Landlock* (best effort over the kernel's ABI) refuses reading other processes' files in
-//!   `/proc` and writes outside the writable set,
-//!   symlinks included (the kernel checks where a path really leads); with the network off it
-//!   also refuses TCP bind and connect (ABI 4+) and connecting to abstract Unix sockets of
-//!   processes outside the sandbox (ABI 6+); it always refuses signals to processes outside the
-//!   sandbox (ABI 6+), so a command cannot kill the watcher that guards it. An older kernel
-//!   enforces what its ABI has, and [`Enforcement`] says what that was; a kernel without Landlock
-//!   runs commands with the seccomp filter alone, and [`Support::notice`] is the one line the
-//!   launcher shows at start.
+//!   `/proc` and the terminals in `/dev/pts`, and writes outside the writable set, symlinks
+//!   included (the kernel checks where a path really leads); with the network off it also
+//!   refuses TCP bind and connect (ABI 4+), connecting to abstract Unix sockets of processes
+//!   outside the sandbox (ABI 6+) and reaching any Unix socket by its path (ABI 9+); it always
+//!   refuses signals to processes outside the sandbox (ABI 6+), so a command cannot kill the
+//!   watcher that guards it. An older kernel enforces what its ABI has, and [`Enforcement`] says
+//!   what that was; a kernel without Landlock runs commands with the seccomp filters alone, and
+//!   [`Support::notice`] is the one line the launcher shows at start.
 //! - *seccomp* ([`seccomp`]): with the network off, `socket` is refused for every family (UDP
 //!   included, which Landlock cannot see before ABI 10, and Unix sockets, whose connection to a
 //!   host service by path Landlock cannot stop before ABI 9: a tmux server or ssh-agent outside
-//!   would act for the command); `socketpair` stays allowed; always refused: `setsid` and
-//!   `setpgid`, `unshare`, `setns` and the mount calls (so a command cannot undo the read-only
-//!   mount of `.git`), `io_uring` (its operations would bypass the filter), the terminal ioctls
-//!   that type into the user's terminal (`TIOCSTI`, `TIOCLINUX`), and system calls of a foreign
-//!   architecture (the process is killed). The program is written here, about fifty
-//!   instructions, rather than taken from a crate: `seccompiler` would bring a general compiler
-//!   and its rule language for a handful of rules, `libseccomp` a C library to install; the
-//!   hand-written program is checked instruction by instruction by an interpreter in the unit
-//!   tests and against the kernel by the integration tests.
+//!   would act for the command), and `socketpair` unless it makes a stream pair (a datagram end
+//!   can send to any datagram socket by its path: the system log); always refused: `setsid` and
+//!   `setpgid`, `unshare`, `setns` and the mount calls (so a command cannot undo its mounts),
+//!   `io_uring` (its operations would bypass the filter), the terminal ioctls that type into a
+//!   terminal (`TIOCSTI`, `TIOCLINUX`), and system calls of a foreign architecture (the process
+//!   is killed). The filters are compiled from rules by `seccompiler`, the rust-vmm crate
+//!   Firecracker uses (pure Rust, no C library to install); the unit tests read the programs back
+//!   with an interpreter, the integration tests run them on the kernel.
 //!
 //! **Nothing outlives the command.** A command runs as the leader of its own process group
 //! (`bash.rs`), and the seccomp filter refuses `setsid` and `setpgid`, so no process it starts can
@@ -75,34 +82,50 @@
 //! child. Its children have other pids: `ps`, `pgrep` and `top` show nothing, and a program that
 //! reads its own `/proc/self/…` does without (Rust, Python, Java and Node programs run).
 //!
+//! **The workspace itself.** The workspace and its `.git` are recorded (device and inode) when the
+//! session starts ([`pin_workspace`]); a command is refused, saying why, once either is no longer
+//! the one recorded, and a temp dir that holds the workspace is never granted: a command could
+//! otherwise move the workspace aside, make an empty folder in its place, and from the next
+//! command on write the real `.git` unguarded (`anchor.rs`).
+//!
 //! **Known limits.** Reads are not confined elsewhere: with the network off a secret read from a
-//! file can still reach the model through the command's output. A datagram `socketpair` end can
-//! still send to a datagram service by its path (the system log). Root inside the sandbox keeps its
-//! capabilities apart from what Landlock and the filter refuse; no one gains any
-//! (`no_new_privs`: `sudo` and set-user-id programs do not elevate). On the mount route, a
-//! workspace also reachable through a second mount of its own (a bind mount elsewhere) has its
+//! file can still reach the model through the command's output. Root inside the sandbox keeps its
+//! capabilities apart from what Landlock, the read-only mounts and the filters refuse; no one
+//! gains any (`no_new_privs`: `sudo` and set-user-id programs do not elevate). On the mount route,
+//! a workspace also reachable through a second mount of its own (a bind mount elsewhere) has its
 //! `.git` writable through that path: Landlock's grant follows the folder, the read-only bind
-//! covers one path.
+//! covers one path. Without user namespaces (see [`start_notice`]): in workspace-write mode a
+//! command can change the metadata of files outside that the user owns, and gets no terminal of
+//! its own.
 //!
 //! When the sandbox stopped a command, [`sandbox_stop_reason`] finds it in the output and the
 //! `bash` tool adds a note naming the sandbox, so the model can adapt.
 
+mod anchor;
 mod contain;
-#[cfg(target_os = "linux")]
-mod gitmount;
+mod environment;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod mounts;
 #[cfg(any(target_os = "macos", test))]
 pub(crate) mod seatbelt;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
 mod stop;
 mod writable;
 
 use std::path::{Path, PathBuf};
 
+pub use anchor::{Moved, pin as pin_workspace};
 pub(crate) use contain::LeaderExit;
+pub use environment::SERVICE_VARIABLES;
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+use environment::confined_environment;
 #[cfg(target_os = "linux")]
-pub use gitmount::NO_NAMESPACES_VAR;
+use environment::git_maintenance_in_the_foreground;
+#[cfg(target_os = "linux")]
+pub use mounts::NO_NAMESPACES_VAR;
 pub use stop::{Certainty, SandboxStopped, StopKind, StopReason, sandbox_stop_reason};
 pub use writable::{GitGuard, GitRoute, Root, RootKind, WritableSet, in_a_temp_dir};
 
@@ -111,7 +134,7 @@ pub use writable::{GitGuard, GitRoute, Root, RootKind, WritableSet, in_a_temp_di
 pub fn namespaces_available() -> bool {
     #[cfg(target_os = "linux")]
     {
-        gitmount::available()
+        mounts::available()
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -119,18 +142,57 @@ pub fn namespaces_available() -> bool {
     }
 }
 
-/// The one line to show at start when `.git` of `workspace` is protected by the costly route
-/// (entry by entry: nothing can be created at the workspace's top level); `None` otherwise.
-pub fn git_notice(policy: &SandboxPolicy, workspace: &Path) -> Option<String> {
+/// The one line to show at start when the sandbox of `policy` in `workspace` gives less than
+/// its full protection on this machine: on Linux without user namespaces (the metadata of files
+/// outside, no private terminal, and the workspace's `.git` kept read-only entry by entry);
+/// `None` otherwise.
+pub fn start_notice(policy: &SandboxPolicy, workspace: &Path) -> Option<String> {
+    if !policy.is_on() || !cfg!(target_os = "linux") {
+        return None;
+    }
     let set = policy.writable_set(workspace);
-    let guard = set.guard.as_ref()?;
-    (guard.route == GitRoute::EntryByEntry && cfg!(target_os = "linux")).then(|| {
-        "Sandbox: user namespaces are not available here, so the workspace's `.git` is kept \
-         read-only by granting its top-level entries one by one: confined commands cannot create, \
-         rename or delete entries at the top level (a first `cargo build`, `npm install`, \
-         `git commit`); the user can run those outside the sandbox."
-            .to_string()
-    })
+    let entry_by_entry = set
+        .guard
+        .as_ref()
+        .is_some_and(|g| g.route == GitRoute::EntryByEntry);
+    let mut parts = Vec::new();
+    if !namespaces_available() {
+        parts.push(match policy.mode {
+            SandboxMode::ReadOnly => {
+                "commands may not change any file's mode, owner, times or extended attributes, \
+                 temp files included (the filter refuses those calls)"
+            }
+            _ => {
+                "confined commands can change the mode, owner, times and extended attributes of \
+                 your files outside the workspace (`chmod`, `touch -d`: Landlock has no right for \
+                 them)"
+            }
+        });
+        parts.push("commands get no terminal of their own (`script`, `expect` fail)");
+    }
+    if entry_by_entry {
+        parts.push(
+            "the workspace's `.git` is kept read-only by granting its top-level entries one by \
+             one: commands cannot create, rename or delete entries at the top level (a first \
+             `cargo build`, `npm install`, `git commit`); the user can run those outside the \
+             sandbox",
+        );
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let why = if namespaces_available() {
+        "the workspace's `.git` is a symbolic link"
+    } else {
+        "user namespaces are not available here"
+    };
+    Some(format!("Sandbox: {why}, so {}.", parts.join("; ")))
+}
+
+/// Whether commands under `policy` start in a session of their own (the sandbox does that, so
+/// they have no controlling terminal); the caller then must not put them in a process group.
+pub(crate) fn starts_own_session(policy: &SandboxPolicy) -> bool {
+    policy.is_on() && cfg!(any(target_os = "linux", target_os = "macos"))
 }
 
 /// What a sandboxed command may write.
@@ -271,14 +333,19 @@ pub enum SandboxError {
         source: std::io::Error,
     },
     #[cfg(target_os = "linux")]
-    #[error("the read-only mount of {} cannot be prepared: {source}", path.display())]
-    GitMount {
+    #[error("the command's own view of the file system cannot be prepared for {}: {source}", path.display())]
+    Mounts {
         path: PathBuf,
         source: std::io::Error,
     },
     #[cfg(target_os = "linux")]
     #[error("the Landlock ruleset could not be built: {0}")]
     Landlock(#[from] landlock::RulesetError),
+    #[cfg(target_os = "linux")]
+    #[error("the seccomp filter could not be built: {0}")]
+    Filter(#[from] seccompiler::BackendError),
+    #[error("{0}")]
+    Moved(#[from] Moved),
 }
 
 /// What the sandbox of one command enforces.
@@ -454,6 +521,7 @@ pub(crate) fn shell_command(
             Containment::LeaveBackground,
         ));
     }
+    anchor::check(workspace)?;
     #[cfg(target_os = "linux")]
     {
         let mut cmd = tokio::process::Command::new(shell);
@@ -471,6 +539,15 @@ pub(crate) fn shell_command(
         let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
         cmd.args(profile.args()).arg(shell).arg("-c").arg(command);
         confined_environment(&mut cmd, policy, workspace);
+        // SAFETY: runs in the child between fork and exec: one async-signal-safe system call.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         Ok((cmd, Enforcement::Seatbelt, Containment::KillGroupAtEnd))
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -485,76 +562,6 @@ pub(crate) fn shell_command(
             Containment::KillGroupAtEnd,
         ))
     }
-}
-
-/// Variables that name a local service's socket or display: with them a command could find a
-/// tmux server, an ssh or gpg agent, the D-Bus session, an X or Wayland display, a container
-/// daemon, a terminal's or an editor's remote control, and ask it to act outside the sandbox.
-/// The sandbox refuses Unix sockets with the network off anyway; these go too, so programs do not
-/// try and fail, and fall back to working alone.
-pub const SERVICE_VARIABLES: [&str; 31] = [
-    "TMUX",
-    "TMUX_PANE",
-    "STY",
-    "ZELLIJ",
-    "ZELLIJ_SESSION_NAME",
-    "SSH_AUTH_SOCK",
-    "SSH_AGENT_PID",
-    "GPG_AGENT_INFO",
-    "GNOME_KEYRING_CONTROL",
-    "DBUS_SESSION_BUS_ADDRESS",
-    "DBUS_SYSTEM_BUS_ADDRESS",
-    "AT_SPI_BUS_ADDRESS",
-    "XDG_RUNTIME_DIR",
-    "DISPLAY",
-    "WAYLAND_DISPLAY",
-    "XAUTHORITY",
-    "DOCKER_HOST",
-    "CONTAINER_HOST",
-    "KITTY_LISTEN_ON",
-    "WEZTERM_UNIX_SOCKET",
-    "NVIM",
-    "NVIM_LISTEN_ADDRESS",
-    "EMACS_SOCKET_NAME",
-    "VSCODE_IPC_HOOK_CLI",
-    "VSCODE_GIT_IPC_HANDLE",
-    "SWAYSOCK",
-    "I3SOCK",
-    "NIRI_SOCKET",
-    "HYPRLAND_INSTANCE_SIGNATURE",
-    "PULSE_SERVER",
-    "NOTIFY_SOCKET",
-];
-
-/// The environment of a confined command: without the network, no variable that names a local
-/// service ([`SERVICE_VARIABLES`]); `TMPDIR` pointed at a temp dir it may write when the usual
-/// one was left out because it holds the workspace.
-#[cfg(any(target_os = "linux", target_os = "macos"))]
-fn confined_environment(cmd: &mut tokio::process::Command, policy: &SandboxPolicy, ws: &Path) {
-    if policy.network == NetworkAccess::Blocked {
-        for var in SERVICE_VARIABLES {
-            cmd.env_remove(var);
-        }
-    }
-    if let Some(tmp) = policy.writable_set(ws).tmpdir {
-        cmd.env("TMPDIR", tmp);
-    }
-}
-
-/// git detaches its automatic maintenance after a commit or a fetch into a session of its own; the
-/// sandbox refuses that `setsid`, and git would print `fatal: setsid failed` after every commit.
-/// Run it in the foreground instead (it does nothing unless the repository needs it), through
-/// git's environment configuration, unless the user's environment already uses that.
-#[cfg(target_os = "linux")]
-fn git_maintenance_in_the_foreground(cmd: &mut tokio::process::Command) {
-    if std::env::var_os("GIT_CONFIG_COUNT").is_some() {
-        return;
-    }
-    cmd.env("GIT_CONFIG_COUNT", "2")
-        .env("GIT_CONFIG_KEY_0", "gc.autoDetach")
-        .env("GIT_CONFIG_VALUE_0", "false")
-        .env("GIT_CONFIG_KEY_1", "maintenance.autoDetach")
-        .env("GIT_CONFIG_VALUE_1", "false");
 }
 
 /// What the sandbox would enforce for a command under `policy` in `workspace`, without running

@@ -64,7 +64,9 @@ fn each_mode_writes_where_it_says() {
         std::slice::from_ref(&extra_c)
     );
     let temp = std::env::temp_dir().canonicalize().unwrap();
-    assert!(kinds(&rw, RootKind::Temp).contains(&temp));
+    // A temp dir that holds the workspace is never granted (the workspace could be moved aside).
+    assert_eq!(kinds(&rw, RootKind::Temp).contains(&temp), !temp_holds(&ws));
+    assert_eq!(rw.tmpdir.is_some(), temp_holds(&ws));
     assert!(kinds(&rw, RootKind::Device).contains(&PathBuf::from("/dev/null")));
     assert!(rw.allows(&ws.join("src/main.rs")));
     assert!(rw.allows(&extra_c.join("x")));
@@ -295,9 +297,13 @@ fn with_namespaces_a_repository_is_granted_whole_and_its_git_mounted_read_only()
         set.describe()
     );
     assert!(!set.describe().contains("top level"), "{}", set.describe());
-    // The mount keeps `.git` read-only whatever Landlock grants: the temp dir stays granted.
+    // The temp dir that holds the workspace is not granted even so: a command could move the
+    // workspace aside and put an empty folder in its place.
     assert!(temp_holds(&ws));
-    assert_eq!(set.tmpdir, None);
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    assert!(!kinds(&set, RootKind::Temp).contains(&temp));
+    assert!(set.tmpdir.is_some());
+    assert_eq!(set.read_only, vec![ws.join(".git")]);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //!   that git runs later outside the sandbox (flower-tui's own git, the user's next `git commit`).
 //!   Two routes ([`GitRoute`]):
 //!   - *A read-only mount* ([`GitRoute::ReadOnlyMount`]), where user namespaces work (Linux,
-//!     `gitmount.rs`): the command runs in a mount namespace of its own in which `.git` is a
+//!     `mounts.rs`): the command runs in a mount namespace of its own in which `.git` is a
 //!     read-only bind of itself, and the workspace is granted whole. A `.git` file (a worktree's
 //!     or a submodule's pointer to its git folder) is bound the same way, so it cannot be pointed
 //!     elsewhere; the git folder it names is outside the workspace as a rule, and so not writable.
@@ -27,10 +27,14 @@
 //!   none (one inside a repository whose `.git` is in a parent folder, which is outside and so
 //!   not writable, or none at all): git run there later would use it.
 //! - *Read-only*: the temp dirs and the device files only.
-//! - In both, a temp dir that holds the workspace is left out when the workspace must not be
-//!   written whole (read-only, or its `.git` protected entry by entry): granting it would grant
-//!   the workspace. `TMPDIR` then points commands at a temp dir still granted
-//!   ([`WritableSet::tmpdir`]).
+//! - In both, a temp dir that holds the workspace is never granted: a command could otherwise
+//!   move the workspace aside, put an empty folder in its place and, from the next command on,
+//!   write the real `.git` unguarded (the workspace's identity is checked too: `anchor.rs`). On
+//!   the entry-by-entry route the same goes for a temp dir that holds a worktree's git folders.
+//!   `TMPDIR` then points commands at a temp dir still granted ([`WritableSet::tmpdir`]).
+//! - [`WritableSet::read_only`] are the paths inside the writable places that the mount route
+//!   keeps read-only: the workspace's `.git` and, for a `.git` file (a worktree, a submodule), the
+//!   git folders it names when they lie in a writable place (a repository in a temp dir).
 
 use std::path::{Path, PathBuf};
 
@@ -57,8 +61,9 @@ pub fn in_a_temp_dir(path: &Path) -> bool {
         .any(|t| path.starts_with(t))
 }
 
-/// Device files (and the pseudo-terminal folder) a shell and its programs write or open.
-const DEVICES: [&str; 8] = [
+/// Device files a shell and its programs write or open. Not `/dev/pts`: the user's terminal is
+/// there; a command gets a private one where the mount route runs (`mounts.rs`).
+const DEVICES: [&str; 7] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -66,7 +71,6 @@ const DEVICES: [&str; 8] = [
     "/dev/urandom",
     "/dev/tty",
     "/dev/ptmx",
-    "/dev/pts",
 ];
 
 /// Why a path is writable.
@@ -153,6 +157,9 @@ pub struct WritableSet {
     /// The temp dir commands are pointed at (`TMPDIR`) when the usual one was left out because it
     /// holds the workspace.
     pub tmpdir: Option<PathBuf>,
+    /// Paths inside the writable places kept read-only on the mount route: the workspace's `.git`
+    /// and the git folders a `.git` file names.
+    pub read_only: Vec<PathBuf>,
 }
 
 impl WritableSet {
@@ -173,7 +180,6 @@ impl WritableSet {
             return set;
         }
         let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-        let mut whole_workspace = false;
         if policy.mode == SandboxMode::WorkspaceWrite {
             let guard = repository_of(&ws).map(|(repository, meta)| GitGuard {
                 workspace: ws.clone(),
@@ -184,7 +190,6 @@ impl WritableSet {
                 Some(GitRoute::EntryByEntry) => set.roots.extend(entries_but_git(&ws)),
                 Some(GitRoute::ReadOnlyMount) | None => {
                     set.roots.push(Root::new(RootKind::Workspace, &ws));
-                    whole_workspace = true;
                 }
             }
             set.guard = guard;
@@ -195,6 +200,9 @@ impl WritableSet {
                     .map(|p| Root::new(RootKind::Configured, p)),
             );
         }
+        // A worktree's (or submodule's) git folders: kept read-only by a mount where that works,
+        // else no temp dir that holds them is granted.
+        let git_dirs = git_folders_named_by(&ws.join(".git"));
         let default_temp = std::env::temp_dir().canonicalize().ok();
         let mut default_left_out = false;
         for t in temp_dirs() {
@@ -202,11 +210,23 @@ impl WritableSet {
             if !t.exists() || set.roots.iter().any(|r| r.path == root.path) {
                 continue;
             }
-            if !whole_workspace && ws.starts_with(&root.path) {
+            let holds_git = !namespaces && git_dirs.iter().any(|g| g.starts_with(&root.path));
+            if ws.starts_with(&root.path) || holds_git {
                 default_left_out |= default_temp.as_ref() == Some(&root.path);
                 continue;
             }
             set.roots.push(root);
+        }
+        if let Some(g) = set
+            .guard
+            .as_ref()
+            .filter(|g| g.route == GitRoute::ReadOnlyMount)
+        {
+            set.read_only.push(g.repository.clone());
+        }
+        if namespaces {
+            let granted: Vec<PathBuf> = git_dirs.into_iter().filter(|d| set.granted(d)).collect();
+            set.read_only.extend(granted);
         }
         if default_left_out {
             set.tmpdir = set
@@ -226,11 +246,7 @@ impl WritableSet {
 
     /// Whether writing the resolved `path` is allowed.
     pub fn allows(&self, path: &Path) -> bool {
-        self.granted(path)
-            && !self
-                .guard
-                .as_ref()
-                .is_some_and(|g| g.route == GitRoute::ReadOnlyMount && g.protects(path, self))
+        self.granted(path) && !self.read_only.iter().any(|r| path.starts_with(r))
     }
 
     /// Whether a root covers `path` (a read-only mount may still refuse it).
@@ -304,6 +320,27 @@ impl WritableSet {
 fn repository_of(ws: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
     let git = ws.join(".git");
     std::fs::symlink_metadata(&git).ok().map(|m| (git, m))
+}
+
+/// The git folders a `.git` file names (`gitdir: …`, and the common folder its `commondir`
+/// names), canonical; nothing for a `.git` folder or an unreadable file.
+fn git_folders_named_by(git: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(git) else {
+        return Vec::new();
+    };
+    let Some(named) = text.lines().find_map(|l| l.strip_prefix("gitdir:")) else {
+        return Vec::new();
+    };
+    let base = git.parent().unwrap_or(git);
+    let Ok(gitdir) = base.join(named.trim()).canonicalize() else {
+        return Vec::new();
+    };
+    let common = std::fs::read_to_string(gitdir.join("commondir"))
+        .ok()
+        .and_then(|c| gitdir.join(c.trim()).canonicalize().ok());
+    let mut dirs = vec![gitdir];
+    dirs.extend(common);
+    dirs
 }
 
 /// The workspace's top-level entries but `.git`, each granted whole; symlinks are left out (the

@@ -1,0 +1,79 @@
+//! What the run was started with ([`RunContext`]), fixed until it ends: the provider, the places,
+//! the prompt's parts, the handoff's rules, the tools' limits, the front end, the MCP servers,
+//! the context strategies, masking, the extensions, and the sender of events. Also what it
+//! prepares for every new session: the workbench and the session's system prompt.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::outbox::Outbox;
+use super::params::{Extensions, HandoffParams, Places, PromptParams, ProviderParams, ToolParams};
+use crate::engine::context::strategy::ContextStrategy;
+use crate::engine::mask::MaskSettings;
+use crate::engine::mcp::McpManager;
+use crate::engine::policy::FrontEnd;
+use crate::engine::protocol::Event;
+use crate::engine::sysprompt::{self, SessionPrompt};
+
+/// What the run was started with: fixed until it ends, and the one way out for events.
+pub(super) struct RunContext {
+    pub(super) provider: ProviderParams,
+    pub(super) places: Places,
+    /// The base prompt and where the project instructions come from.
+    pub(super) prompt: PromptParams,
+    pub(super) handoff: HandoffParams,
+    pub(super) tools: ToolParams,
+    pub(super) front_end: FrontEnd,
+    /// `--step NAME`, if given.
+    pub(super) step: Option<String>,
+    pub(super) mcp: Option<Arc<McpManager>>,
+    /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or
+    /// both when the config asks for both explicitly.
+    pub(super) strategies: Vec<Box<dyn ContextStrategy + Send>>,
+    /// Old tool output in the main thread's requests: masked (default) or sent as it is.
+    pub(super) masking: MaskSettings,
+    /// The custom slash commands and the skills.
+    pub(super) extensions: Extensions,
+    pub(super) events: mpsc::UnboundedSender<Event>,
+}
+
+impl RunContext {
+    /// Whether `name` is a tool of one of the MCP servers.
+    pub(super) fn is_mcp(&self, name: &str) -> bool {
+        self.mcp.is_some() && McpManager::is_mcp_tool(name)
+    }
+
+    /// A sender of events for a part that speaks.
+    pub(super) fn outbox(&self) -> Outbox {
+        Outbox::new(self.events.clone())
+    }
+
+    /// What a new session needs before it starts: the workbench with its `.gitignore` (notes
+    /// and spills stay out of git), and its system prompt — the base, the environment and the
+    /// project instructions read from disk now (it stays as it is for the whole session). What
+    /// cannot be prepared is said; the tools and the handoff store report their own failures.
+    pub(super) fn prepare_session(&self) -> SessionPrompt {
+        let out = self.outbox();
+        if let Some(dir) = &self.places.workbench
+            && let Err(e) = crate::engine::fsutil::ensure_workbench(dir)
+        {
+            out.emit(Event::Warning {
+                message: format!("cannot prepare the workbench {}: {e}", dir.display()),
+            });
+        }
+        let prompt = sysprompt::build(
+            &self.prompt.system_prompt,
+            &self.places.workspace,
+            &self.prompt.instructions,
+        );
+        for f in &prompt.instructions {
+            if let Some(e) = &f.error {
+                out.emit(Event::Warning {
+                    message: format!("cannot read the instructions in {}: {e}", f.path.display()),
+                });
+            }
+        }
+        prompt
+    }
+}
