@@ -53,6 +53,23 @@ pub fn event<'a>(events: &'a [Value], ty: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {ty:?} event among {:?}", types(events)))
 }
 
+/// The string `key` of each item of the array `list`, in order; the test fails, showing `list`,
+/// if it is not an array or an item has no such string.
+#[track_caller]
+pub fn each_str<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    let items = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"));
+    items
+        .iter()
+        .map(|item| {
+            item[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {key:?} in {item} of {list}"))
+        })
+        .collect()
+}
+
 /// The `phase` of every `handoff` event, in order.
 pub fn handoff_phases(events: &[Value]) -> Vec<&str> {
     of(events, "handoff")

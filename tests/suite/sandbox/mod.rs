@@ -73,6 +73,13 @@ pub(crate) async fn bash(ws: &Path, policy: &SandboxPolicy, command: &str) -> To
     tools::run("bash", &serde_json::json!({ "command": command }), &ctx).await
 }
 
+/// [`bash`], and the call succeeded (the failure shows its output); what it printed.
+pub(crate) async fn ran(ws: &Path, policy: &SandboxPolicy, command: &str) -> String {
+    let out = bash(ws, policy, command).await;
+    assert!(!out.is_error, "{}", out.content);
+    out.content
+}
+
 /// The model's `bash` call `id` running `command`.
 pub(crate) fn bash_call(id: &str, command: &str) -> Reply {
     a::tool_use(
