@@ -51,8 +51,7 @@ fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor()
         .text(&doc("parser"));
     let mut t = start(&server, &flags(&format!("{ARGS} --step bg")));
     t.wait_for(READY);
-    t.keys("refactor the parser");
-    t.keys(ENTER);
+    t.ask("refactor the parser");
     // The writing runs beside the main thread's request: two spinner lines.
     t.wait("both spinners", |s| {
         s.contains("writing the handoff in the background") && s.contains("working…")
@@ -137,8 +136,7 @@ fn esc_with_no_turn_running_cancels_the_background_writing() {
         .text(&doc("x"));
     let mut t = start(&server, &flags(&format!("{ARGS} --step esc")));
     t.wait_for(READY);
-    t.keys("go");
-    t.keys(ENTER);
+    t.ask("go");
     t.wait("the answer, the writing still running", |s| {
         s.contains("The turn is done.") && s.contains("esc to cancel it")
     });

@@ -238,16 +238,10 @@ async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
 #[tokio::test]
 async fn iteration_budget_ends_with_a_summary_request_without_tools() {
     let h = Harness::new().await;
-    for i in 0..3 {
-        h.server.push(a::tool_use(
-            &format!("t{i}"),
-            "list_dir",
-            "{}",
-            U::new(1000 + i, 20),
-        ));
-    }
     h.script()
-        .usage(U::new(2000, 20))
+        .usage(U::new(1000, 20))
+        .listings(3, 1000, 1)
+        .at(2000)
         .text("Summary: listed the directory three times.");
     let mut p = h.params(200_000, 50_000);
     p.tools.max_iterations = 3;

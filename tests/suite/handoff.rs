@@ -1,6 +1,5 @@
 //! Handoff end to end against the fake provider: scripted usage crosses the lines.
 
-use flower_tui::engine::policy::ContextPolicy;
 use flower_tui::engine::protocol::{
     CompactionTrigger, ErrorKind, Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnKind,
 };
@@ -8,7 +7,7 @@ use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
 use crate::support::check::{assert_event, assert_starts_with};
-use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::fake::{Reply, anthropic as a};
 use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
 use crate::support::requests::{first_text, last_user_text};
 use crate::support::script::DOC;
@@ -205,9 +204,7 @@ async fn overflow_twice_in_a_row_reports_the_original_error() {
 async fn compaction_that_changes_nothing_does_not_retry() {
     let h = Harness::new().await;
     h.script().reply(a::too_long(250_000, 200_000));
-    let mut p = h.params(200_000, 50_000);
-    p.handoff.context = ContextPolicy::Compaction;
-    let mut r = start(p);
+    let mut r = start(h.compacting(200_000, 50_000));
     // A single message: nothing can be summarised, so the generation does not advance.
     let ev = r.turn("one enormous message").await;
     assert_eq!(
@@ -390,18 +387,11 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 #[tokio::test]
 async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     let h = Harness::new().await;
-    let mut p = h.params(100_000, 50_000);
-    p.handoff.context = ContextPolicy::Compaction;
-    let mut r = start(p);
-    for i in 0..4 {
-        h.server.push(a::tool_use(
-            &format!("t{i}"),
-            "list_dir",
-            "{}",
-            U::new(10_000 + i * 20_000, 10),
-        ));
-    }
-    h.script().at(79_000).text("first done");
+    let mut r = start(h.compacting(100_000, 50_000));
+    h.script()
+        .listings(4, 10_000, 20_000)
+        .at(79_000)
+        .text("first done");
     r.turn("first task").await;
     // ctx 79k + the new message ≥ 0.8 × 100k → compaction before the next request.
     h.script()
@@ -438,17 +428,8 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
 #[tokio::test]
 async fn compaction_overflow_path_reduces_and_retries_once() {
     let h = Harness::new().await;
-    let mut p = h.params(200_000, 50_000);
-    p.handoff.context = ContextPolicy::Compaction;
-    let mut r = start(p);
-    for i in 0..3 {
-        h.server.push(a::tool_use(
-            &format!("t{i}"),
-            "list_dir",
-            "{}",
-            U::new(20_000 + i * 10_000, 10),
-        ));
-    }
+    let mut r = start(h.compacting(200_000, 50_000));
+    h.script().listings(3, 20_000, 10_000);
     h.script()
         .reply(a::too_long(210_000, 200_000))
         .text("Summary: listed the directory three times.")

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::support::fake::Gate;
 use crate::support::files::write;
 use crate::support::headless::{BLOCKING, flags, manifest};
-use crate::support::pty::{ENTER, POLL, Pty, READY, kept_beside, served};
+use crate::support::pty::{POLL, Pty, READY, kept_beside, served};
 use crate::support::script::doc;
 
 const CTRL_O: &str = "\x0f";
@@ -47,8 +47,7 @@ fn a_frame_that_finds_the_terminal_closed_keeps_the_edits_and_exits_cleanly() {
     let args = flags("--yes --window 40000 --headroom 10000 --review 60 --step gone");
     let mut t = Pty::start_wrapped(home(), &server, &["env", "--block-signal=HUP"], &args);
     t.wait_for(READY);
-    t.keys("keep my edits");
-    t.keys(ENTER);
+    t.ask("keep my edits");
     t.wait("the review beside the work", |s| {
         s.contains("handoff-gone.md") && s.contains("successor in")
     });
@@ -118,8 +117,7 @@ fn keys_that_arrive_with_sighup_are_in_the_kept_edits() {
     let args = flags(&format!("{BLOCKING} --review 60 --step late"));
     let mut t = Pty::start_in(home(), &server, &args);
     t.wait_for(READY);
-    t.keys("keep my late keys");
-    t.keys(ENTER);
+    t.ask("keep my late keys");
     t.wait("the review", |s| {
         s.contains("handoff-late.md") && s.contains("successor in")
     });

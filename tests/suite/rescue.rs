@@ -41,10 +41,8 @@ async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_succes
         .at(12_000)
         .tool("bash", r#"{"command":"cat a.log"}"#)
         .at(24_000)
-        .tool("bash", r#"{"command":"cat b.log"}"#);
-    h.script()
-        .reply(a::too_long(41_000, 40_000))
-        .rescued(DOC, "retried in generation 2");
+        .tool("bash", r#"{"command":"cat b.log"}"#)
+        .overflows_then_rescued(DOC, "retried in generation 2");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.completed_turn("read the logs").await;
     // The estimate of 2 × 34,000 characters is ~17K tokens against the 41K the provider counted:

@@ -12,7 +12,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::{assert_contains, assert_exit, assert_file, assert_success};
+use crate::support::check::{assert_contains, assert_exit, assert_file, assert_success, each_str};
 use crate::support::fake::anthropic::Stream;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
@@ -162,12 +162,7 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
 
     // The ledger: a checkpoint before the first call, the turn's end state with its files.
     let step = home.step();
-    let kinds: Vec<&str> = step["checkpoints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["kind"].as_str().unwrap())
-        .collect();
+    let kinds = each_str(&step["checkpoints"], "kind");
     assert_eq!(kinds, ["before", "after"]);
     let end = &step["checkpoints"][1];
     assert_eq!(

@@ -110,6 +110,13 @@ impl Harness {
         (r, handoff, path, text)
     }
 
+    /// Engine parameters whose conversation is compacted, not handed off, as it fills.
+    pub fn compacting(&self, window: u64, headroom: u64) -> EngineParams {
+        let mut p = self.params(window, headroom);
+        p.handoff.context = ContextPolicy::Compaction;
+        p
+    }
+
     /// Engine parameters that continue the run in `root` (as `--continue` does).
     pub fn resumed(&self, window: u64, headroom: u64, root: &std::path::Path) -> EngineParams {
         let mut p = self.params(window, headroom);

@@ -103,6 +103,16 @@ impl Script<'_> {
         self.reply(reply)
     }
 
+    /// The model lists the directory `n` times, one call a reply, under the ids `t0`, `t1`, …; the
+    /// first reply at `from`, each next one `step` further.
+    pub fn listings(&mut self, n: u64, from: u64, step: u64) -> &mut Self {
+        for i in 0..n {
+            self.at(from + i * step)
+                .call(&format!("t{i}"), "list_dir", "{}");
+        }
+        self
+    }
+
     /// The model calls these tools at once, in one reply.
     pub fn tools(&mut self, calls: &[(&str, impl Display)]) -> &mut Self {
         self.text_and_tools("", calls)
@@ -150,6 +160,12 @@ impl Script<'_> {
             .reply(a::too_long(42_000, 40_000))
     }
 
+    /// The next request is refused as too long (41,000 tokens against 40,000); then as
+    /// [`Script::rescued`].
+    pub fn overflows_then_rescued(&mut self, doc: &str, then: &str) -> &mut Self {
+        self.reply(a::too_long(41_000, 40_000)).rescued(doc, then)
+    }
+
     /// The rescue, on a shortened copy of the conversation, answers `doc` (at 9,000), and the
     /// successor says `then` (at 4,000).
     pub fn rescued(&mut self, doc: &str, then: &str) -> &mut Self {
@@ -173,6 +189,14 @@ impl Script<'_> {
     pub fn after(&mut self, pause: Duration) -> &mut Self {
         self.next.pause = Some(pause);
         self
+    }
+
+    /// Two answers that show whether a conversation carried over: "Remember the number 7431.",
+    /// then (at 1,500) "It was 7431.".
+    pub fn a_number_to_remember(&mut self) -> &mut Self {
+        self.text("Remember the number 7431.")
+            .at(1_500)
+            .text("It was 7431.")
     }
 
     /// The replies of a run handed off after its first turn (`--handoff-after 1`): the turn

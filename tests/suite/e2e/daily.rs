@@ -118,11 +118,7 @@ fn text_typed_ahead_of_an_approval_stays_in_the_input() {
 #[test]
 fn quitting_prints_the_session_and_how_to_continue_it() {
     let (_rt, server) = served();
-    server
-        .script()
-        .text("Remember the number 7431.")
-        .at(1_500)
-        .text("It was 7431.");
+    server.script().a_number_to_remember();
     let mut t = Pty::open(&server, &["--yes"]);
     t.keys("pick a number");
     t.keys(ENTER);
@@ -149,8 +145,7 @@ fn quitting_prints_the_session_and_how_to_continue_it() {
     let mut again = Pty::start_in(t.home(), &server, &["--yes", "--resume", run_id]);
     again.wait_for("pick a number");
     again.wait_for(READY);
-    again.keys("what was it?");
-    again.keys(ENTER);
+    again.ask("what was it?");
     again.wait_for("It was 7431.");
     let reqs = server.requests();
     let history = reqs[1]["messages"].to_string();

@@ -35,8 +35,7 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     write(&ws.join("notes.txt"), "one\n");
     let mut t = Pty::start_in(home, &server, &["--yes"]);
     t.wait_for(READY);
-    t.keys("make the files");
-    t.keys(ENTER);
+    t.ask("make the files");
     t.wait_for("Both done.");
     assert_file(ws.join("notes.txt"), b"one\ntwo\n");
 
@@ -96,8 +95,7 @@ fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
     let mut t = Pty::start(&server, &["--yes"]);
     let ws = t.workspace();
     t.wait_for(READY);
-    t.keys("write file one");
-    t.keys(ENTER);
+    t.ask("write file one");
     t.wait_for("One written.");
     t.keys("write file two");
     t.keys(ENTER);

@@ -161,19 +161,10 @@ async fn a_pre_handoff_hook_that_exits_2_cancels_the_background_handoff_and_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handoff_frozen_hook_edits_the_background_document_and_the_successor_reads_the_edit() {
     let home = Home::new();
-    let edit = home.script(
-        "edit.py",
-        r#"#!/usr/bin/env python3
-import json, os, sys, time
-d = json.load(sys.stdin)
-here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, "frozen.json"), "w") as f:
-    json.dump(d, f)
-time.sleep(0.5)
-p = d["handoff_path"]
-text = open(p).read()
-open(p, "w").write(text.replace("Run the parser tests.", "Run the parser tests. EDITED-BY-HOOK"))
-"#,
+    let edit = home.editing_hook(
+        0.5,
+        "Run the parser tests.",
+        "Run the parser tests. EDITED-BY-HOOK",
     );
     config(&home, &[("HandoffFrozen", &edit, None)]);
     let server = FakeServer::start().await;
@@ -184,13 +175,7 @@ open(p, "w").write(text.replace("Run the parser tests.", "Run the parser tests. 
         events.last().unwrap()["text"],
         "successor: the parser tests pass"
     );
-    let frozen = home.json("frozen.json");
-    assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
-    assert_eq!(frozen["trigger"], "auto");
-    assert_eq!(frozen["step"], "bg");
-    assert_eq!(frozen["generation"], 2);
-    let path = frozen["handoff_path"].as_str().unwrap();
-    assert!(path.ends_with("handoff-bg.md"), "{path}");
+    home.assert_frozen_hook_given("auto", "bg");
     // The review is shown what the hook left on disk.
     let shown = phase(&events, "frozen").unwrap_or_else(|| panic!("{events:#?}"));
     assert!(

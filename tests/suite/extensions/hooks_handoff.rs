@@ -32,19 +32,7 @@ async fn handoff_hooks_add_focus_and_the_successor_reads_the_edited_document() {
         "focus.sh",
         "#!/bin/bash\ncat > /dev/null\necho 'focus-from-hook: keep the parser notes'\n",
     );
-    let edit = home.script(
-        "edit.py",
-        r#"#!/usr/bin/env python3
-import json, os, sys
-d = json.load(sys.stdin)
-here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, "frozen.json"), "w") as f:
-    json.dump(d, f)
-p = d["handoff_path"]
-text = open(p).read()
-open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
-"#,
-    );
+    let edit = home.editing_hook(0.0, "Finish.", "Finish. EDITED-BY-HOOK");
     let starts = home.script(
         "starts.sh",
         "#!/bin/bash\ncat >> \"$(dirname \"$0\")/starts.log\"\n",
@@ -65,13 +53,7 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
     let writing = serde_json::to_string(&server.requests()[1]).unwrap();
     assert_contains(&writing, "focus-from-hook: keep the parser notes");
 
-    let frozen = home.json("frozen.json");
-    assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
-    assert_eq!(frozen["trigger"], "manual");
-    assert_eq!(frozen["step"], "hooked");
-    assert_eq!(frozen["generation"], 2);
-    let path = frozen["handoff_path"].as_str().unwrap();
-    assert!(path.ends_with("handoff-hooked.md"), "{path}");
+    home.assert_frozen_hook_given("manual", "hooked");
 
     let successor = serde_json::to_string(&server.requests()[2]["messages"]).unwrap();
     assert_contains(&successor, "EDITED-BY-HOOK");

@@ -38,6 +38,40 @@ impl Home {
         format!("'{}'", path.display())
     }
 
+    /// `edit.py`, a `HandoffFrozen` hook that saves its input as `frozen.json` beside itself,
+    /// sleeps `pause` seconds, then replaces `old` with `new` in the frozen document; how a
+    /// command line names it.
+    pub(super) fn editing_hook(&self, pause: f64, old: &str, new: &str) -> String {
+        let body = format!(
+            r#"#!/usr/bin/env python3
+import json, os, sys, time
+d = json.load(sys.stdin)
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "frozen.json"), "w") as f:
+    json.dump(d, f)
+time.sleep({pause})
+p = d["handoff_path"]
+text = open(p).read()
+open(p, "w").write(text.replace({old:?}, {new:?}))
+"#
+        );
+        self.script("edit.py", &body)
+    }
+
+    /// The `HandoffFrozen` hook of [`Home::editing_hook`] was given the event, `trigger`, the step
+    /// `step` in generation 2 and its handoff file `handoff-<step>.md`; the failure shows what it
+    /// was given.
+    #[track_caller]
+    pub(super) fn assert_frozen_hook_given(&self, trigger: &str, step: &str) {
+        let given = self.json("frozen.json");
+        assert_eq!(given["hook_event_name"], "HandoffFrozen", "{given}");
+        assert_eq!(given["trigger"], trigger, "{given}");
+        assert_eq!(given["step"], step, "{given}");
+        assert_eq!(given["generation"], 2, "{given}");
+        let path = given["handoff_path"].as_str().unwrap_or_default();
+        assert!(path.ends_with(&format!("handoff-{step}.md")), "{given}");
+    }
+
     pub(super) fn config(&self, toml: &str) {
         std::fs::write(self.path().join("config/flower/config.toml"), toml).unwrap();
     }

@@ -172,15 +172,17 @@ async fn bad_command_files_are_named_once_and_the_rest_loads() {
 const PDF_SKILL: &str = "---\nname: pdf\ndescription: Fill in PDF forms. Use for any .pdf form.\n---\n# PDF\nRead reference.md first.\n";
 const OUTSIDE_SKILL: &str = "---\nname: outside\ndescription: A skill of the user's own, outside the workspace.\n---\nRead data.txt beside this file.\n";
 
+/// The workspace's `pdf` skill (its `SKILL.md` alone).
+fn pdf_skill(ws: &Path) {
+    write(&ws.join(".claude/skills/pdf/SKILL.md"), PDF_SKILL);
+}
+
 #[tokio::test]
 async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files_read_unasked() {
     let server = FakeServer::start().await;
     let home = Home::new();
     let ws = home.ws();
-    write(
-        &ws.join(".claude/skills/pdf/SKILL.md"),
-        PDF_SKILL.as_bytes(),
-    );
+    pdf_skill(&ws);
     write(&ws.join(".claude/skills/pdf/reference.md"), b"ref\n");
     let user_skill = home.path().join(".claude/skills/outside");
     write(&user_skill.join("SKILL.md"), OUTSIDE_SKILL.as_bytes());
@@ -276,10 +278,7 @@ async fn a_read_outside_the_workspace_and_outside_any_skill_is_still_denied() {
     let server = FakeServer::start().await;
     let home = Home::new();
     let ws = home.ws();
-    write(
-        &ws.join(".claude/skills/pdf/SKILL.md"),
-        PDF_SKILL.as_bytes(),
-    );
+    pdf_skill(&ws);
     let secret = home.path().join("secret.txt");
     write(&secret, b"NOT-FOR-THE-MODEL\n");
     server

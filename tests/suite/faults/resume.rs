@@ -6,7 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::check::{assert_contains, assert_success};
+use crate::support::check::{assert_contains, assert_starts_with, assert_success, each_str};
 use crate::support::fake::FakeServer;
 use crate::support::harness::all_files;
 use crate::support::headless::{bin_for, lines, stderr};
@@ -132,17 +132,12 @@ async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() 
         .find(|e| e["type"] == "warning")
         .expect("a warning about the torn line");
     let message = warning["message"].as_str().unwrap();
-    assert!(
-        message.starts_with(&format!("{}: 1 torn line skipped", path.display())),
-        "{message}"
+    assert_starts_with(
+        &message,
+        &format!("{}: 1 torn line skipped", path.display()),
     );
     let messages = server.requests().last().unwrap()["messages"].clone();
-    let roles: Vec<&str> = messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let roles = each_str(&messages, "role");
     assert_eq!(roles, ["user", "assistant", "user"], "{messages}");
     let first: Vec<&str> = messages[0]["content"]
         .as_array()

@@ -47,8 +47,7 @@ fn continue_in_the_tui_names_the_damaged_newest_run_then_goes_on_with_the_older(
         server.script().text(answer);
         let mut t = Pty::start_in(home.clone(), &server, &["--yes"]);
         t.wait_for(READY);
-        t.keys(task);
-        t.keys(ENTER);
+        t.ask(task);
         t.wait_for(answer);
         drop(t);
         std::thread::sleep(std::time::Duration::from_millis(20));

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
-use crate::support::fake::{FakeServer, anthropic as a, is_writing};
+use crate::support::fake::{FakeServer, is_writing};
 use crate::support::harness::{Harness, start};
 use crate::support::headless::{bin_for, lines, run};
 use crate::support::pty::{Pty, last_user_text, served};
@@ -111,10 +111,8 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
     h.big_log("a.log");
     h.script()
         .at(12_000)
-        .tool("bash", r#"{"command":"cat a.log"}"#);
-    h.script()
-        .reply(a::too_long(41_000, 40_000))
-        .rescued(DOC, "continued");
+        .tool("bash", r#"{"command":"cat a.log"}"#)
+        .overflows_then_rescued(DOC, "continued");
     let mut r = start(h.params(40_000, 10_000));
     let ev = r.completed_turn("read a.log").await;
     let reqs = h.server.requests();

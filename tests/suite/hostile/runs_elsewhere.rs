@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::FakeServer;
 use crate::support::headless::{bin_for, lines, stderr};
-use crate::support::pty::{ENTER, Pty, READY, rfind, served};
+use crate::support::pty::{Pty, READY, rfind, served};
 
 /// Quit an idle TUI and return the run id of its `continue it:` line.
 fn quit_and_read_the_hint(t: &mut Pty) -> String {
@@ -32,19 +32,14 @@ fn recorded_id(run: &Path) -> String {
 #[test]
 fn a_run_with_its_own_directory_is_continued_by_the_printed_command() {
     let (_rt, server) = served();
-    server
-        .script()
-        .text("Remember the number 7431.")
-        .at(1_500)
-        .text("It was 7431.");
+    server.script().a_number_to_remember();
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let run = home.path().join("elsewhere/myrun");
     let run_arg = run.to_string_lossy().into_owned();
 
     let mut t = Pty::start_in(home.clone(), &server, &["--yes", "--run-dir", &run_arg]);
     t.wait_for(READY);
-    t.keys("pick a number");
-    t.keys(ENTER);
+    t.ask("pick a number");
     t.wait_for("Remember the number 7431.");
     let id = quit_and_read_the_hint(&mut t);
     assert_eq!(id, recorded_id(&run));
@@ -55,8 +50,7 @@ fn a_run_with_its_own_directory_is_continued_by_the_printed_command() {
     let mut again = Pty::start_in(home.clone(), &server, &["--yes", "--resume", &id]);
     again.wait_for("pick a number");
     again.wait_for(READY);
-    again.keys("what was it?");
-    again.keys(ENTER);
+    again.ask("what was it?");
     again.wait_for("It was 7431.");
     let history = server.requests()[1]["messages"].to_string();
     assert_contains(&history, "Remember the number 7431.");

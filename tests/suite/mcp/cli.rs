@@ -13,20 +13,7 @@ use super::*;
 
 /// TOML for the fault server under `name`.
 fn fault_server_toml(name: &str, marker: &(String, String)) -> String {
-    let exe = std::env::current_exe()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    format!(
-        r#"
-[mcp_servers.{name}]
-command = "sh"
-args = ["-c", "exec \"$0\" \"$@\" 3>&1 1>/dev/null", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
-env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
-"#,
-        m0 = marker.0,
-        m1 = marker.1,
-    )
+    fault_server_table(name, "exec \"$0\" \"$@\" 3>&1 1>/dev/null", marker)
 }
 
 pub(super) fn mcp_json(marker: &(String, String)) -> String {

@@ -5,6 +5,14 @@
 use super::*;
 use crate::support::check::{assert_contains, assert_event, assert_lacks};
 
+/// A session at 40,000 (10,000 headroom) that has answered one turn ("hello": "hi").
+async fn after_one_turn(h: &Harness) -> Running {
+    let mut r = start(h.params(40_000, 10_000));
+    h.script().text("hi");
+    r.completed_turn("hello").await;
+    r
+}
+
 #[tokio::test]
 async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor() {
     let h = Harness::new().await;
@@ -52,9 +60,7 @@ async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor
 #[tokio::test]
 async fn pins_survive_degraded_handoffs() {
     let h = Harness::new().await;
-    let mut r = start(h.params(40_000, 10_000));
-    h.script().text("hi");
-    r.completed_turn("hello").await;
+    let mut r = after_one_turn(&h).await;
     pin(&mut r, "keep the public API").await;
     // Two overflows in a row of turns: each goes to a degraded document at once.
     for i in 0..2 {
@@ -79,9 +85,7 @@ async fn pins_survive_degraded_handoffs() {
 #[tokio::test]
 async fn a_1mb_pin_is_refused_and_nothing_changes() {
     let h = Harness::new().await;
-    let mut r = start(h.params(40_000, 10_000));
-    h.script().text("hi");
-    r.turn("hello").await;
+    let mut r = after_one_turn(&h).await;
     pin(&mut r, "a short pin").await;
     let big = "x".repeat(1 << 20);
     let ev = pin(&mut r, &big).await;

@@ -13,13 +13,10 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
-use crate::support::check::{
-    assert_contains, assert_exit, assert_file, assert_success, tool_result,
-};
+use crate::support::check::{assert_contains, assert_exit, assert_file, assert_lacks, tool_result};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
 use crate::support::files::write;
-use crate::support::harness::KEY;
-use crate::support::headless::{bin, bin_for, lines, stderr};
+use crate::support::headless::{Run, bin, bin_for, run, stderr};
 use crate::support::requests::tool_names;
 
 /// The plan the fake model presents.
@@ -43,16 +40,15 @@ fn home() -> (tempfile::TempDir, PathBuf) {
     (home, ws)
 }
 
-/// `flower-tui --mode plan --step rename -p TASK` in `ws`, against `server`.
-fn plan_run(home: &Path, ws: &Path, base_url: &str, extra: &[&str]) -> std::process::Output {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .args(["--workspace", ws.to_str().unwrap(), "--step", "rename"])
+/// `flower-tui --mode plan --step rename -p TASK` in `ws`, against `server`, run to its end; the
+/// test fails unless it exits 0.
+async fn plan_run(home: &Path, ws: &Path, server: &FakeServer, extra: &[&str]) -> Run {
+    let mut c = bin_for(home, server);
+    c.args(["--workspace", ws.to_str().unwrap(), "--step", "rename"])
         .args(["--mode", "plan", "--sandbox", "off"])
         .args(extra)
         .args(["-p", "plan the rename of parse_all"]);
-    c.output().unwrap()
+    run(c).await.success()
 }
 
 #[tokio::test]
@@ -72,12 +68,8 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     server.push(present("p1", PLAN));
     // Were the turn to go on after the plan, this would be its next reply.
     server.script().at(1_100).text("IMPLEMENTED ANYWAY");
-    let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
-    let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
-        .await
-        .unwrap();
-    assert_success(&out);
-    let events = lines(&out);
+    let out = plan_run(home.path(), &ws, &server, &[]).await;
+    let events = out.events();
 
     // Only tools that change nothing reached the provider, and the prompt says it plans.
     let requests = server.requests();
@@ -112,7 +104,7 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     assert_eq!(result["type"], "result");
     assert_eq!(result["plan"], path.to_str().unwrap(), "{result}");
     assert_eq!(result["is_error"], false);
-    assert!(!out.stdout.windows(18).any(|w| w == b"IMPLEMENTED ANYWAY"));
+    assert_lacks(&out.stdout(), "IMPLEMENTED ANYWAY");
 }
 
 #[tokio::test]
@@ -124,14 +116,8 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
         "p2",
         "# Second thoughts\n\n1. Keep `parse_all`; add `parse` beside it.\n",
     ));
-    let run = |extra: &'static [&'static str]| {
-        let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
-        tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, extra))
-    };
-    let first = run(&[]).await.unwrap();
-    assert_success(&first);
-    let second = run(&["--output", "text"]).await.unwrap();
-    assert_success(&second);
+    plan_run(home.path(), &ws, &server, &[]).await;
+    let second = plan_run(home.path(), &ws, &server, &["--output", "text"]).await;
     let notes = ws.join(".flower/notes");
     assert_eq!(
         std::fs::read_to_string(notes.join("plan-rename.md")).unwrap(),
@@ -143,17 +129,14 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
             .unwrap()
             .contains("Second thoughts")
     );
-    let text = String::from_utf8_lossy(&second.stdout);
-    assert_contains(&text, &format!("Plan: {}", again.display()));
+    assert_contains(&second.stdout(), &format!("Plan: {}", again.display()));
 
     // `--continue` without `--mode` goes on in the mode the step last used.
     server.script().text("Still planning.");
     let mut c = bin_for(home.path(), &server);
     c.args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--continue", "-p", "and the tests?"]);
-    let third = crate::support::headless::run(c).await.output;
-    assert_success(&third);
-    let events = lines(&third);
+    let events = run(c).await.success().events();
     assert!(
         events
             .iter()
@@ -224,9 +207,7 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
     let mut c = bin_for(home.path(), &server);
     c.args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--mode", "accept-edits", "-p", "rename parse_all"]);
-    let out = crate::support::headless::run(c).await.output;
-    assert_success(&out);
-    let events = lines(&out);
+    let events = run(c).await.success().events();
     assert_eq!(
         events
             .iter()
@@ -264,12 +245,8 @@ async fn a_plan_that_restates_its_instructions_is_refused_and_no_file_is_written
     let echo = flower_tui::engine::tools::present_plan::PLAN_MODE_PROMPT;
     server.push(present("p1", echo));
     server.script().text("I could not plan it.");
-    let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
-    let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
-        .await
-        .unwrap();
-    assert_success(&out);
-    let events = lines(&out);
+    let out = plan_run(home.path(), &ws, &server, &[]).await;
+    let events = out.events();
     let refused = tool_result(&events, "p1");
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();

@@ -323,12 +323,11 @@ fn a_bad_idle_timeout_is_a_one_line_error_naming_it() {
 
 /// A broken stream is replayed for every kind of request, not only the main thread's.
 mod every_request {
-    use flower_tui::engine::policy::ContextPolicy;
     use flower_tui::engine::protocol::{Event, HandoffPhase};
 
     use super::super::chaos::{shown, transcript};
     use crate::support::check::{assert_contains, assert_event, assert_lacks};
-    use crate::support::fake::{Reply, U, anthropic as a};
+    use crate::support::fake::{Reply, U};
     use crate::support::harness::{Harness, start, text_prefix, turn_end};
 
     fn cut(text: &str) -> Reply {
@@ -367,18 +366,12 @@ mod every_request {
     #[tokio::test]
     async fn the_compaction_summary() {
         let h = Harness::new().await;
-        let mut p = h.params(100_000, 50_000);
-        p.handoff.context = ContextPolicy::Compaction;
-        let mut r = start(p);
-        for i in 0..4 {
-            h.server.push(a::tool_use(
-                &format!("t{i}"),
-                "list_dir",
-                "{}",
-                U::new(10_000 + i * 20_000, 20),
-            ));
-        }
-        h.script().usage(U::new(79_000, 20)).text("first done");
+        let mut r = start(h.compacting(100_000, 50_000));
+        h.script()
+            .usage(U::new(10_000, 20))
+            .listings(4, 10_000, 20_000)
+            .at(79_000)
+            .text("first done");
         r.turn("first task").await;
         h.server.push(cut("A broken summary draft"));
         h.script()

@@ -14,7 +14,7 @@ use std::time::Duration;
 use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, Support, seccomp};
 use serde_json::json;
 
-use super::{Stray, bash, place, unique};
+use super::{Stray, bash, place, ran, unique};
 use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
 use crate::support::fake::{FakeServer, U};
 use crate::support::headless::{bin_for, lines, run};
@@ -80,9 +80,8 @@ async fn a_path_socket_outside_is_not_reached_and_the_result_says_why() {
 
     // With the network on, the same client reaches it.
     let on = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
-    let out = bash(&p.ws, &on, &format!("{CLIENT} {}", path.display())).await;
-    assert!(!out.is_error, "{}", out.content);
-    assert_eq!(l.heard().as_deref(), Some("hello"), "{}", out.content);
+    let out = ran(&p.ws, &on, &format!("{CLIENT} {}", path.display())).await;
+    assert_eq!(l.heard().as_deref(), Some("hello"), "{}", out);
 }
 
 #[tokio::test]
@@ -121,10 +120,9 @@ async fn socketpair_git_and_python_still_work_with_the_network_off() {
          && git init -q repo && cd repo && echo x > f && git add f && \
          git -c user.name=t -c user.email=t@e commit -qm one && git log --format=%s"
     );
-    let out = bash(&p.ws, &SandboxPolicy::default(), &command).await;
-    assert!(!out.is_error, "{}", out.content);
-    assert_starts_with(&out.content, "pair ping\npython py child\none\n");
-    assert_lacks(&out.content, "[sandbox");
+    let out = ran(&p.ws, &SandboxPolicy::default(), &command).await;
+    assert_starts_with(&out, "pair ping\npython py child\none\n");
+    assert_lacks(&out, "[sandbox");
 }
 
 #[tokio::test]
