@@ -49,7 +49,7 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
     let scene = file.split("## Scene\n").nth(1).unwrap();
     assert_starts_with(
-        &scene,
+        scene,
         "Request in progress at the cut:\nNow rename  `parse_all`",
     );
     assert_contains(scene, "Original task of this step:\nhello");

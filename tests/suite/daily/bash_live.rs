@@ -105,7 +105,7 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
         .collect();
     assert_eq!(results.len(), 1);
     let content = results[0]["content"].as_str().unwrap();
-    assert_starts_with(&content, "compiled 41 crates");
+    assert_starts_with(content, "compiled 41 crates");
     assert_contains(content, "the user stopped the command");
     assert_eq!(results[0]["is_error"], true);
     // The results and the question travel in one user message, results first.

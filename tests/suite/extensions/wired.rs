@@ -81,7 +81,7 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     // headless run without --yes cannot give: a note, not its output.
     let first = &texts[0];
     assert_starts_with(
-        &first,
+        first,
         "Review parser.rs at priority very high.\nStatus:\nbang-ran",
     );
     assert_contains(first, "Secret:\n[`printf not-shown` was not run: denied");

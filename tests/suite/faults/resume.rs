@@ -132,10 +132,7 @@ async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() 
         .find(|e| e["type"] == "warning")
         .expect("a warning about the torn line");
     let message = warning["message"].as_str().unwrap();
-    assert_starts_with(
-        &message,
-        &format!("{}: 1 torn line skipped", path.display()),
-    );
+    assert_starts_with(message, &format!("{}: 1 torn line skipped", path.display()));
     let messages = server.requests().last().unwrap()["messages"].clone();
     let roles = each_str(&messages, "role");
     assert_eq!(roles, ["user", "assistant", "user"], "{messages}");
