@@ -5,10 +5,10 @@
 //! one owner of its parts, each a type with private fields and its own behaviour in its own
 //! module, given the other parts it needs: what the run was started with ([`run_context`]), the
 //! model settings in force ([`model_settings`]), the op inbox, the step's ledger and memory
-//! ([`step_ledger`]), the current session ([`conversation`]), the active turn ([`active_turn`]),
-//! the handoff runner ([`handoff`]), the session's approvals ([`approval_state`]), the user's
-//! hooks ([`user_hooks`]), the run's counters ([`counters`]), the workspace's checkpoints
-//! ([`checkpointing`]) and the working mode ([`planning`]). The engine's own methods hand each op
+//! ([`step_ledger`]), the current generation's conversation ([`conversation`]), the active turn
+//! ([`active_turn`]), the handoff runner ([`handoff`]), the session's approvals
+//! ([`approval_state`]), the user's hooks ([`user_hooks`]), the run's counters ([`counters`]), the
+//! workspace's checkpoints ([`checkpointing`]) and the working mode ([`planning`]). The engine's own methods hand each op
 //! to the part it is about (`main_loop.rs`) and run the turns (`turn.rs`, `turn_loop.rs`,
 //! `model_request.rs`, `tools_exec.rs`, `call_approval.rs`, `task_calls.rs`, `command_turns.rs`,
 //! `gauge.rs`). This file holds the parts and the engine's ways in and out: the one way out for

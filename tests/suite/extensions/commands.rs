@@ -2,17 +2,12 @@
 //! built-in names, malformed files, and one call expanded with its `!` commands run through the
 //! real bash tool.
 
-use std::path::Path;
-
 use flower_tui::engine::commands::{self, CommandDirs, CommandSource, LoadProblem, ShadowedBy};
 use flower_tui::engine::frontmatter::FrontmatterError;
 use flower_tui::engine::tools::{self, ToolCtx};
 use serde_json::json;
 
-fn write(path: &Path, text: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::files::write;
 
 const BUILTINS: [&str; 4] = ["/help", "/new", "handoff", "/quit"];
 
@@ -132,7 +127,7 @@ fn a_malformed_file_is_a_notice_and_the_rest_loads() {
         &claude.join("badline.md"),
         b"---\ndescription: x\njust words\n---\nbody\n",
     );
-    write(&claude.join("binary.md"), &[0xff, 0xfe, 0x00, 0x41]);
+    write(&claude.join("binary.md"), [0xff, 0xfe, 0x00, 0x41]);
     write(&claude.join("with space.md"), b"body\n");
     let catalog = commands::load(
         &CommandDirs {
