@@ -92,6 +92,7 @@ pub(crate) fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error
         ProviderKind::Anthropic => Ok(Arc::new(AnthropicProvider::new(AnthropicConfig {
             base_url: p.base_url.clone(),
             api_key: key,
+            web_search: config.web.web_search,
             ..Default::default()
         }))),
     }
@@ -241,6 +242,9 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 max_iterations: tools.subagent_max_iterations,
             },
             mode: tools.mode,
+            web: crate::engine::tools::web_fetch::WebAccess::new(
+                config.web.allow_private_hosts.clone(),
+            ),
             files: Default::default(),
         },
         front_end,

@@ -19,6 +19,7 @@ use super::places::PlaceKeys;
 use super::provider::ProviderKeys;
 use super::sandbox::SandboxKeys;
 use super::tools::ToolKeys;
+use super::web::WebKeys;
 
 /// Every key of the file, in the order an unknown key's message lists them. A key added to one
 /// of the concerns' key structs is added here too (a test checks that both agree).
@@ -64,10 +65,12 @@ pub(crate) const KEYS: &[&str] = &[
     "sandbox_network",
     "hooks",
     "mode",
+    "web",
+    "web_search",
 ];
 
 /// The keys that take a table: an error inside one is not "written as a table".
-const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox", "hooks"];
+const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox", "hooks", "web"];
 
 /// The config file's keys, read by concern.
 #[derive(Debug, Clone, Default)]
@@ -79,6 +82,7 @@ pub(crate) struct FileConfig {
     pub(crate) front: FrontKeys,
     pub(crate) sandbox: SandboxKeys,
     pub(crate) hooks: HookKeys,
+    pub(crate) web: WebKeys,
 }
 
 /// Read and check the config file at `path`; a missing file is an empty config.
@@ -104,6 +108,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> 
         front: read(text, &mut problems),
         sandbox: read(text, &mut problems),
         hooks: read(text, &mut problems),
+        web: read(text, &mut problems),
     };
     match toml::from_str::<FirstUnknownKey>(text) {
         Ok(FirstUnknownKey(Some(key))) => problems.push(Problem::Unknown(key)),

@@ -12,6 +12,7 @@
 //! - [`sandbox`]: the `bash` tool's OS sandbox (mode, network, writable paths, asking)
 //! - [`front`]: headless output, `-v`, theme, colour, editor, notifications, history, log level
 //! - [`hooks`]: the config file's `[[hooks.EVENT]]` tables (a bad entry is a notice)
+//! - [`web`]: the hosts `web_fetch` may reach on private addresses, the provider's web search
 //!
 //! Around them: [`cli`] flattens the flag groups into the command line, [`file`] reads the config
 //! file into the key groups, [`settings`] merges every concern into [`Config`], [`report`] is the
@@ -49,6 +50,7 @@ pub(crate) mod sandbox;
 pub(crate) mod settings;
 pub(crate) mod tools;
 pub(crate) mod values;
+pub(crate) mod web;
 
 use clap::Parser;
 

@@ -13,6 +13,7 @@ use super::places::{self, Places};
 use super::provider::{self, ProviderSettings};
 use super::sandbox::{self, SandboxSettings};
 use super::tools::{self, ToolSettings};
+use super::web::{self, WebSettings};
 
 /// The effective settings of a run.
 #[derive(Debug, Clone)]
@@ -27,6 +28,7 @@ pub(crate) struct Config {
     pub(crate) tools: ToolSettings,
     pub(crate) front: FrontSettings,
     pub(crate) sandbox: SandboxSettings,
+    pub(crate) web: WebSettings,
     pub(crate) hooks: HookSettings,
 }
 
@@ -48,6 +50,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
     let tools = tools::resolve(cli.tools, file.tools, env)?;
     let front = front::resolve(cli.front, file.front, env)?;
     let sandbox = sandbox::resolve(cli.sandbox, file.sandbox, env)?;
+    let web = web::resolve(file.web)?;
     let hooks = hooks::resolve(file.hooks, env);
     Ok(Config {
         prompt: cli.prompt,
@@ -58,6 +61,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         tools,
         front,
         sandbox,
+        web,
         hooks,
     })
 }

@@ -20,6 +20,7 @@ pub mod frontmatter;
 pub mod fsutil;
 pub mod handoff;
 pub mod hooks;
+pub mod images;
 pub mod instructions;
 pub(crate) mod learned_windows;
 pub mod ledger;
@@ -48,11 +49,12 @@ pub mod types;
 /// layer (without a circle) and of every layer below; never one above. A new top-level module
 /// goes into the lowest layer its imports allow.
 ///
-/// 0. Leaf helpers: the conversation types, files and atomic writes, key masking, text and diff
-///    helpers, prices, the workspace's file walk and instruction files, the system prompt, the
-///    replace generation, the step memory (pins, plan, focus), the windows learned from overflow
-///    messages and front matter, the full or lean prompt, the calibrated token estimates and
-///    where the file tools read and write text (the disk, or a front end's own access).
+/// 0. Leaf helpers: the conversation types and the images they show (scaled and stored), files
+///    and atomic writes, key masking, text and diff helpers, prices, the workspace's file walk
+///    and instruction files, the system prompt, the replace generation, the step memory (pins,
+///    plan, focus), the windows learned from overflow messages and front matter, the full or
+///    lean prompt, the calibrated token estimates and where the file tools read and write text
+///    (the disk, or a front end's own access).
 /// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
 ///    messages and the known-window table.
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
@@ -86,6 +88,7 @@ pub const LAYERS: &[&[&str]] = &[
         "prompt_style",
         "tokens",
         "text_files",
+        "images",
     ],
     &["provider"],
     &["context", "policy", "mask"],

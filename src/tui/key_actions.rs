@@ -131,6 +131,7 @@ fn on_action(
         Action::ApprovalUp => fx.push(Effect::ScrollPrompt(-1)),
         Action::ApprovalDown => fx.push(Effect::ScrollPrompt(1)),
         Action::HistorySearch => state.input.start_search(),
+        Action::PasteImage => fx.push(Effect::PasteImage),
         Action::SearchOlder => state.input.search_older(),
         Action::SearchAccept => state.input.accept_search(now),
         Action::SearchCancel => state.input.cancel_search(),

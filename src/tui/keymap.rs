@@ -77,6 +77,8 @@ pub(crate) enum Action {
     ApprovalDown,
     /// Ctrl-R: search the input history backwards.
     HistorySearch,
+    /// Ctrl-V: paste an image from the clipboard (as an `@path` of the saved image).
+    PasteImage,
     /// Ctrl-R again: the next older match.
     SearchOlder,
     /// Put the match into the input.
@@ -272,6 +274,7 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Input, k(KeyCode::Down), A::HistoryNext, "next message (on the last line)", None),
     b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff); on an empty input, first drop the newest queued message, then cancel a background handoff", Some("abort")),
     b(C::Input, ctrl('r'), A::HistorySearch, "search the input history", None),
+    b(C::Input, ctrl('v'), A::PasteImage, "paste an image from the clipboard", None),
     b(C::Input, k(KeyCode::Home), A::ChatTop, "the top of the chat (while the input is empty)", None),
     b(C::Input, k(KeyCode::End), A::ChatBottom, "the bottom of the chat (while the input is empty)", None),
     b(C::Editor, ctrl('s'), A::Save, "save the handoff file and continue", Some("save")),
@@ -596,6 +599,7 @@ mod tests {
             ImplementHere,
             ImplementFresh,
             KeepPlanning,
+            PasteImage,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
@@ -609,7 +613,7 @@ mod tests {
                 | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
                 | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
                 | DiscardEdits | KeepEditing | EditorTop | EditorBottom | CycleMode
-                | ImplementHere | ImplementFresh | KeepPlanning => {}
+                | ImplementHere | ImplementFresh | KeepPlanning | PasteImage => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

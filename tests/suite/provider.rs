@@ -568,6 +568,7 @@ async fn config_model_and_max_tokens_fill_empty_request_fields() {
         model: Some("claude-opus-4-1".into()),
         max_tokens: Some(321),
         http: Some(fake::client()),
+        web_search: false,
     });
     let mut req = request(vec![Message::user("x")]);
     req.model.clear();

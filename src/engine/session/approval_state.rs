@@ -87,6 +87,8 @@ pub(super) enum Judgement {
 #[derive(Debug)]
 pub(super) enum Decision {
     Allow,
+    /// Allowed by the user for this call although its web page is on a private address.
+    AllowPrivate,
     Deny(String),
     /// The call cannot apply (its preview failed): this is its result, nobody was asked.
     Fail(ToolOutput),

@@ -147,6 +147,8 @@ pub struct ToolParams {
     /// `--mode`: the working mode to start in; None keeps the one a continued step last
     /// recorded (normal for a new step).
     pub mode: Option<crate::engine::policy::Mode>,
+    /// What `web_fetch` may reach (`[web] allow_private_hosts`), and its page cache.
+    pub web: crate::engine::tools::web_fetch::WebAccess,
     /// Where the file tools read and write text: the disk (the default), or a front end's own
     /// access (an editor's unsaved buffers and undo history).
     pub files: crate::engine::tools::FileAccess,

@@ -9,6 +9,7 @@ use super::Engine;
 use super::approval_state::{Decision, Hooked};
 use super::planning::PlanPlace;
 use super::user_hooks::ToolGate;
+use crate::engine::images::ImageStore;
 use crate::engine::mask::MaskMode;
 use crate::engine::protocol::{Event, ExitReason, TurnId};
 use crate::engine::secrets;
@@ -29,6 +30,11 @@ impl Engine {
             allow_outside,
             sandbox: self.planning.bash_sandbox(),
             files: self.run.tools.files.clone(),
+            // None: the model in use takes no images (read_file says so instead).
+            images: self
+                .takes_images()
+                .then(|| ImageStore::in_run(&self.ledger.run_dir.root)),
+            web: self.run.tools.web.clone(),
         }
     }
 
@@ -88,6 +94,13 @@ impl Engine {
             .system_for_mode(&self.conversation.system_prompt)
     }
 
+    /// Whether a call reads this run's stored images (`<run>/images/`, where a handoff's
+    /// `## Touched` sends a successor): never asked for, like the run's spill files.
+    pub(in crate::engine::session) fn reads_run_images(&self, name: &str, input: &Value) -> bool {
+        let images = ImageStore::in_run(&self.ledger.run_dir.root);
+        tools::reads_spill(name, input, &self.run.places.workspace, Some(images.dir()))
+    }
+
     /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
     /// `--no-workbench` (outside the workspace, private to the user, and readable by
     /// `read_file`).
@@ -114,6 +127,8 @@ impl Engine {
             .collect();
         let read = read_from_text(msg);
         let mut results: Vec<Option<Block>> = vec![None; calls.len()];
+        // Images a call returned follow the results, each naming its call.
+        let mut images: Vec<Block> = Vec::new();
         let mut aborted = false;
         for (i, (id, name, input)) in calls.iter().enumerate() {
             if results.get(i).is_some_and(Option::is_some) {
@@ -173,6 +188,15 @@ impl Engine {
                 (ToolOutput::error(why), false)
             };
             aborted |= stopped;
+            let mut out = out;
+            images.extend(
+                std::mem::take(&mut out.images)
+                    .into_iter()
+                    .map(|image| Block::Image {
+                        image,
+                        tool_use_id: Some(id.clone()),
+                    }),
+            );
             let block = self.deliver(id, name, out);
             set(&mut results, i, block);
         }
@@ -180,6 +204,7 @@ impl Engine {
             .into_iter()
             .zip(&calls)
             .map(|(block, (id, _, _))| block.unwrap_or_else(|| not_run(id)))
+            .chain(images)
             .collect();
         self.push_message(Message {
             role: Role::User,
@@ -241,16 +266,19 @@ impl Engine {
         hooked: Hooked,
     ) -> (ToolOutput, bool) {
         // Whether it leaves the workspace; `read_file` of this run's own spill files (in the run
-        // directory with `--no-workbench`) does not.
+        // directory with `--no-workbench`) or of its stored images (a handoff names them) does
+        // not.
         let outside = tools::leaves_workspace(
             name,
             input,
             &self.run.places.workspace,
             Some(&self.spill_dir()),
-        );
+        ) && !self.reads_run_images(name, input);
         match self.approve(id, name, input, hooked, outside).await {
-            Decision::Allow => {
-                // Only reached for an outside path when the user approved that very call.
+            decision @ (Decision::Allow | Decision::AllowPrivate) => {
+                // Only reached for an outside path (or a web page on a private address) when
+                // the user approved that very call.
+                let outside = outside || matches!(decision, Decision::AllowPrivate);
                 self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
                     Some(out) if out.sandbox.is_some() => {
@@ -267,7 +295,7 @@ impl Engine {
                             self.ledger.note_touched(input);
                         }
                         let stopped = stopped_asking
-                            || out.exit.as_ref().is_some_and(CommandExit::interrupted);
+                            || out.exit.as_deref().is_some_and(CommandExit::interrupted);
                         let stopped =
                             stopped || !self.post_tool_hooks(id, name, input, &mut out).await;
                         (out, stopped)
@@ -302,7 +330,7 @@ impl Engine {
             is_error: out.is_error,
             spilled: out.spilled.clone(),
             diff: out.diff.take(),
-            exit: out.exit.take(),
+            exit: out.exit.take().map(|e| *e),
             sandbox: out.sandbox.take().map(|s| *s),
         });
         Block::ToolResult {

@@ -184,8 +184,9 @@ impl Finished {
             is_error: failed,
             spilled: None,
             diff: None,
-            exit: Some(exit),
+            exit: Some(Box::new(exit)),
             sandbox: None,
+            images: Vec::new(),
         }
     }
 }
