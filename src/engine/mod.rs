@@ -26,6 +26,7 @@ pub mod ledger;
 pub mod mask;
 pub mod mcp;
 pub(crate) mod mentions;
+pub mod permissions;
 pub mod policy;
 pub mod pricing;
 pub(crate) mod prompt_style;

@@ -177,7 +177,7 @@ fn a_malformed_settings_file_is_one_notice_and_the_other_still_loads() {
     assert_eq!(
         notice,
         format!(
-            "{}: not valid JSON (line 1, column 20): EOF while parsing a list; its hooks are not used",
+            "{}: not valid JSON (line 1, column 20): EOF while parsing a list; neither its hooks nor its permission rules are used",
             ws.path().join(".claude/settings.json").display()
         )
     );
