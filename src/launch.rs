@@ -222,6 +222,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             system_prompt: system_prompt(config),
             instructions: InstructionSources {
                 user_dir: places.config_dir.clone(),
+                home: dirs::home_dir(),
                 max_bytes: ctx.instructions_max_bytes,
             },
             style: ctx.prompt_style(),
