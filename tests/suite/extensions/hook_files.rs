@@ -60,6 +60,7 @@ async fn settings_files_run_only_once_approved_and_ask_again_when_changed() {
         file,
         hooks,
         notices,
+        ..
     } = &found[0]
     else {
         unreachable!()
