@@ -25,7 +25,7 @@ pub(crate) const SETTINGS_FILES: [&str; 3] = [
 ];
 
 /// The store's key for the workspace command files' `allowed-tools`.
-pub(crate) const COMMAND_GRANTS: &str = "commands: allowed-tools";
+pub const COMMAND_GRANTS: &str = "commands: allowed-tools";
 
 /// What waits for the user's approval in a workspace: a settings file's hooks and `allow` rules,
 /// or the command files' `allowed-tools` (one line a command).
