@@ -32,6 +32,9 @@ pub struct HookNote {
     pub elapsed_ms: u64,
     /// The start of what it printed (masked), with a count of what is left out.
     pub output: String,
+    /// It succeeded and gave the model nothing: a front end may fold it (not in the JSON line).
+    #[serde(skip)]
+    pub quiet: bool,
 }
 
 impl HookNote {
@@ -48,6 +51,7 @@ impl HookNote {
             exit: report.exit.to_string(),
             elapsed_ms: report.elapsed_ms,
             output: short_output(&crate::engine::secrets::redact(&report.output)),
+            quiet: report.status == HookStatus::Succeeded && !report.added_context,
         }
     }
 }
