@@ -289,7 +289,7 @@ pub(crate) fn load_extensions(config: &Config) -> (Extensions, Option<Unapproved
             }
             Err(CommandGrants::Ask(waiting)) => {
                 commands.hold_workspace_grants(None);
-                Some(waiting)
+                Some(*waiting)
             }
         };
     let skills = skills::load(&skills::SkillDirs {

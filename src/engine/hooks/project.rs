@@ -283,7 +283,7 @@ pub fn command_grants(
     match store.file_decision(workspace, COMMAND_GRANTS, &bytes) {
         Some(Decision::Approved) => Ok(()),
         Some(Decision::Denied) => Err(CommandGrants::Held(GrantsHeldBecause::Declined)),
-        None => Err(CommandGrants::Ask(Unapproved {
+        None => Err(CommandGrants::Ask(Box::new(Unapproved {
             file: SettingsFile {
                 path: workspace.join(".claude").join("commands"),
                 relative: COMMAND_GRANTS,
@@ -292,7 +292,7 @@ pub fn command_grants(
             hooks: Vec::new(),
             allow: Permissions::default(),
             command_grants: lines,
-        })),
+        }))),
     }
 }
 
@@ -302,7 +302,7 @@ pub enum CommandGrants {
     /// Not granted, for this reason.
     Held(GrantsHeldBecause),
     /// Not granted until the user approves them.
-    Ask(Unapproved),
+    Ask(Box<Unapproved>),
 }
 
 /// The headless reading of [`WorkspaceHooks::NeedsApproval`]: nobody can be asked, so the hooks

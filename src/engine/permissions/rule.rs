@@ -188,7 +188,10 @@ fn command(spec: &str) -> Result<Command, String> {
             return Ok(Command::Any);
         }
         return match parse_command(p) {
-            Shape::Plain(parts) if parts.len() == 1 => Ok(Command::Prefix(parts[0].clone())),
+            Shape::Plain(mut parts) if parts.len() == 1 => parts
+                .pop()
+                .map(Command::Prefix)
+                .ok_or_else(|| "its prefix is empty".into()),
             _ => Err("its prefix is not plain words".into()),
         };
     }
@@ -235,7 +238,7 @@ impl Command {
                     .filter(|w| !w.is_empty())
                     .map(str::to_string)
                     .collect();
-                (0..words.len()).any(|i| self.starts(&words[i..]))
+                (0..words.len()).any(|i| words.get(i..).is_some_and(|rest| self.starts(rest)))
             }
         }
     }
@@ -249,7 +252,11 @@ impl Command {
                 let want: Vec<&str> = e.split_whitespace().collect();
                 words.len() >= want.len() && words.iter().zip(&want).all(|(a, b)| a == b)
             }
-            Command::Pattern(re) => (1..=words.len()).any(|j| re.is_match(&words[..j].join(" "))),
+            Command::Pattern(re) => (1..=words.len()).any(|j| {
+                words
+                    .get(..j)
+                    .is_some_and(|head| re.is_match(&head.join(" ")))
+            }),
         }
     }
 

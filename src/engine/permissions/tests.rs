@@ -67,10 +67,7 @@ fn bash_rules_in_claude_code_syntax() {
     assert!(allow("git status && git status -s"));
     assert!(allow("npm test"));
     assert!(!allow("npm test --watch"), "exact means exact");
-    assert!(
-        allow("git push origin main") == false,
-        "ask wins over allow"
-    );
+    assert!(!allow("git push origin main"), "ask wins over allow");
     assert!(allow("git pull origin main"));
     assert!(!allow("git status; ls"), "every part must be allowed");
     assert_eq!(
