@@ -273,7 +273,8 @@ pub(crate) fn load_extensions(config: &Config) -> (Extensions, Option<Unapproved
     let mut commands = commands::load(
         &commands::CommandDirs {
             config_dir: places.config_dir.clone(),
-            home: dirs::home_dir(),
+            // A workspace that is the home folder: its `.claude/commands` are the workspace's.
+            home: dirs::home_dir().filter(|h| !same_dir(h, &places.workspace)),
             workspace: places.workspace.clone(),
         },
         &builtins,
@@ -355,7 +356,12 @@ fn hook_params(config: &Config, commands: Option<Unapproved>) -> HookParams {
         ..HookParams::default()
     };
     let home = dirs::home_dir();
-    if let Some(home) = &home {
+    // A workspace that is the home folder: its `.claude/settings.json` is read as the
+    // workspace's (approved before it applies), never trusted as the user's.
+    let home_is_workspace = home
+        .as_deref()
+        .is_some_and(|h| same_dir(h, &places.workspace));
+    if let Some(home) = home.as_ref().filter(|_| !home_is_workspace) {
         let user = user_file::user_settings(home, &places.workspace);
         params.hooks.extend(user.hooks);
         params.permissions.extend(user.permissions);
@@ -406,6 +412,12 @@ fn hook_params(config: &Config, commands: Option<Unapproved>) -> HookParams {
     }
     params.pending.extend(commands);
     params
+}
+
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let canonical =
+        |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canonical(a) == canonical(b)
 }
 
 /// The MCP servers of a launch and what the front end should hear about them.

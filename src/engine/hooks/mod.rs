@@ -23,7 +23,7 @@ pub(crate) mod note;
 pub(crate) mod outcome;
 pub mod project;
 mod run;
-pub mod user_file;
+pub(crate) mod user_file;
 
 use std::future::Future;
 use std::pin::Pin;

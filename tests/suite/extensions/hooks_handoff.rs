@@ -195,7 +195,7 @@ fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
     );
     std::thread::sleep(Duration::from_millis(700));
     t.keys("y");
-    t.wait_for("its 1 hook(s) run from now on");
+    t.wait_for("its 1 hook(s) and rule(s) apply from now on");
     t.keys("hi");
     t.wait_for("hi");
     t.keys(ENTER);
