@@ -186,7 +186,7 @@ const HARMLESS_PATHS: [&str; 4] = ["/dev/null", "/dev/stdin", "/dev/stdout", "/d
 
 /// Whether a plain command names a path outside `workspace`: a word (or a flag's `=value`)
 /// that is absolute, starts with `~` or climbs with `..`, and resolves outside.
-fn names_outside(command: &str, workspace: &Path) -> bool {
+pub(crate) fn names_outside(command: &str, workspace: &Path) -> bool {
     let Shape::Plain(parts) = parse(command) else {
         return false;
     };

@@ -27,6 +27,7 @@ pub mod ledger;
 pub mod mask;
 pub mod mcp;
 pub(crate) mod mentions;
+pub(crate) mod permissions;
 pub mod policy;
 pub mod pricing;
 pub(crate) mod prompt_style;
@@ -63,7 +64,7 @@ pub mod types;
 /// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
 ///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
 /// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
-///    the offline demo model (which calls them), MCP servers, `@` mentions, hooks, custom
+///    the settings files' permission rules, the offline demo model (which calls them), MCP servers, `@` mentions, hooks, custom
 ///    commands and skills.
 /// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
 ///    briefing and the reduced history.
@@ -97,6 +98,7 @@ pub const LAYERS: &[&[&str]] = &[
     &[
         "tools",
         "approvals",
+        "permissions",
         "demo",
         "mcp",
         "mentions",

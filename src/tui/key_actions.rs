@@ -115,6 +115,7 @@ fn on_action(
         Action::Save => save(state, fx),
         Action::ExternalEditor => external_editor(state, now, fx),
         Action::ToggleTool => toggle_tool(state, fx),
+        Action::ShowQuietHooks => super::hook_events::show_quiet(state),
         Action::SelectPrevTool => select_tool(state, true, fx),
         Action::SelectNextTool => select_tool(state, false, fx),
         Action::ChatTop | Action::ChatBottom => {

@@ -63,6 +63,8 @@ pub(crate) enum Action {
     ExternalEditor,
     /// Expand or collapse the selected tool output (the newest when none is selected).
     ToggleTool,
+    /// Show the hooks that ran quietly (folded out of the chat).
+    ShowQuietHooks,
     /// Select the tool cell before the selected one (or the newest).
     SelectPrevTool,
     /// Select the tool cell after the selected one.
@@ -288,6 +290,7 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Global, ctrl('o'), A::ToggleFocus, "move the focus between input and editor", Some("focus")),
     b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
     b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the selected tool output (else the newest; subagents: their transcripts)", None),
+    b(C::Global, alt(KeyCode::Char('h')), A::ShowQuietHooks, "show the hooks that ran quietly (succeeded, gave the model nothing; their count is in the status line)", None),
     b(C::Global, alt(KeyCode::Up), A::SelectPrevTool, "select the previous tool call (a click selects one too)", None),
     b(C::Global, alt(KeyCode::Down), A::SelectNextTool, "select the next tool call", None),
     b(C::Global, ctrl_key(KeyCode::Home), A::ChatTop, "the top of the chat", None),
@@ -559,6 +562,7 @@ mod tests {
             Save,
             ExternalEditor,
             ToggleTool,
+            ShowQuietHooks,
             PopupNext,
             PopupPrev,
             PopupComplete,
@@ -605,15 +609,16 @@ mod tests {
             // A new action fails to compile here until it is listed above.
             match a {
                 Send | Newline | HistoryPrev | HistoryNext | Abort | ClearOrQuit | ScrollUp
-                | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool | PopupNext
-                | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
-                | ApproveAlways | Deny | Reload | KeepMine | SelectPrevTool | SelectNextTool
-                | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
-                | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
-                | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
-                | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
-                | DiscardEdits | KeepEditing | EditorTop | EditorBottom | CycleMode
-                | ImplementHere | ImplementFresh | KeepPlanning | PasteImage => {}
+                | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool
+                | ShowQuietHooks | PopupNext | PopupPrev | PopupComplete | PopupClose
+                | EditorEscape | ApproveOnce | ApproveAlways | Deny | Reload | KeepMine
+                | SelectPrevTool | SelectNextTool | ChatTop | ChatBottom | ApprovalUp
+                | ApprovalDown | HistorySearch | SearchOlder | SearchAccept | SearchCancel
+                | RestoreUnsaved | DiscardUnsaved | PickerNext | PickerPrev | PickerChoose
+                | PickerClose | MentionNext | MentionPrev | MentionComplete | MentionClose
+                | CancelHandoff | SaveEdits | DiscardEdits | KeepEditing | EditorTop
+                | EditorBottom | CycleMode | ImplementHere | ImplementFresh | KeepPlanning
+                | PasteImage => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -256,8 +256,8 @@ impl Engine {
         (out, stopped)
     }
 
-    /// A call after its `PreToolUse` hooks: approved (or not), run between its two checkpoints,
-    /// then its `PostToolUse` hooks.
+    /// A call after its `PreToolUse` hooks: approved (or not), then it and its `PostToolUse`
+    /// hooks run between its two checkpoints.
     async fn approved_call(
         &mut self,
         id: &str,
@@ -286,8 +286,7 @@ impl Engine {
                     }
                     other => (other, false),
                 };
-                self.checkpoint_after_call().await;
-                match ran {
+                let done = match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(mut out) => {
                         if !out.is_error && names::writes_files(name) {
@@ -301,7 +300,11 @@ impl Engine {
                         (out, stopped)
                     }
                     None => (ToolOutput::error("interrupted by the user"), true),
-                }
+                };
+                // After the `PostToolUse` hooks: what they change (a formatter) is the call's,
+                // so an undo of the turn puts it back with the call, without a false conflict.
+                self.checkpoint_after_call().await;
+                done
             }
             Decision::Deny(why) => (ToolOutput::error(why), false),
             Decision::Fail(out) => (out, false),

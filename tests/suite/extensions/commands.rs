@@ -44,6 +44,7 @@ fn three_folders_with_subfolders_precedence_and_built_in_names() {
 
     let dirs = CommandDirs {
         config_dir: Some(config.path().to_path_buf()),
+        home: None,
         workspace: ws.path().to_path_buf(),
     };
     let catalog = commands::load(&dirs, &BUILTINS);
@@ -95,6 +96,7 @@ fn three_folders_with_subfolders_precedence_and_built_in_names() {
     // Without a config dir, .flower wins.
     let dirs = CommandDirs {
         config_dir: None,
+        home: None,
         workspace: ws.path().to_path_buf(),
     };
     let catalog = commands::load(&dirs, &BUILTINS);
@@ -103,6 +105,7 @@ fn three_folders_with_subfolders_precedence_and_built_in_names() {
         commands::load(
             &CommandDirs {
                 config_dir: None,
+                home: None,
                 workspace: tempfile::tempdir().unwrap().path().to_path_buf()
             },
             &BUILTINS
@@ -132,6 +135,7 @@ fn a_malformed_file_is_a_notice_and_the_rest_loads() {
     let catalog = commands::load(
         &CommandDirs {
             config_dir: None,
+            home: None,
             workspace: ws.path().to_path_buf(),
         },
         &BUILTINS,
@@ -187,6 +191,7 @@ async fn bang_commands_run_as_bash_tool_calls_and_their_output_is_filled_in() {
     let catalog = commands::load(
         &CommandDirs {
             config_dir: None,
+            home: None,
             workspace: ws.path().to_path_buf(),
         },
         &BUILTINS,

@@ -341,3 +341,61 @@ async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its
     );
     held.open();
 }
+
+/// A formatter run by `PostToolUse` changes the file the call wrote: that change is the call's,
+/// so `/undo` puts the file back as it was before the turn with no conflict to ask about.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_tool_use_formatter_change_belongs_to_its_call_and_undo_sees_no_conflict() {
+    use flower_tui::engine::checkpoint::{OnConflict, RestoreReport, UndoAction};
+    let h = Harness::new().await;
+    std::fs::write(h.workspace.join("a.txt"), "before\n").unwrap();
+    let fmt = script(
+        &h.workspace,
+        "fmt.sh",
+        "#!/bin/bash\ncat > /dev/null\nsleep 0.2\necho '// formatted' >> \"$(dirname \"$0\")/a.txt\"\n",
+    );
+    let p = with_hooks(
+        &h,
+        &format!("[[hooks.PostToolUse]]\nmatcher = \"Write|Edit\"\ncommand = {fmt:?}\n"),
+    );
+    let mut p = p;
+    p.tools.approvals = ApprovalPolicy::Auto;
+    h.server.push(a::tool_use(
+        "w1",
+        "write_file",
+        r#"{"path":"a.txt","content":"written\n"}"#,
+        U::new(1000, 10),
+    ));
+    h.server.push(a::text("done", U::new(1100, 10)));
+    let mut r = start(p);
+    let events = r.turn("write it").await;
+    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("a.txt")).unwrap(),
+        "written\n// formatted\n",
+        "the formatter ran after the write"
+    );
+    r.send(Op::Restore {
+        action: UndoAction::Undo,
+        on_conflict: OnConflict::Stop,
+    })
+    .await;
+    let report = r
+        .until(|e| matches!(e, Event::Restore(_)))
+        .await
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Restore(report) => Some(report),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        matches!(report, RestoreReport::Restored { .. }),
+        "no false conflict: {report:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("a.txt")).unwrap(),
+        "before\n"
+    );
+    r.shutdown().await;
+}

@@ -150,7 +150,7 @@ fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
     assert_contains(&asked, "UserPromptSubmit: echo context-from-approved-hook");
     std::thread::sleep(Duration::from_millis(700));
     t.keys("y");
-    t.wait_for("its 1 hook(s) run from now on");
+    t.wait_for("its 1 hook(s) and rule(s) apply from now on");
     t.ask("hi");
     let bodies = t.wait_requests(&server, 1);
     let sent = serde_json::to_string(&bodies[0]["messages"]).unwrap();
