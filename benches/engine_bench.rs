@@ -74,6 +74,7 @@ pub fn params(
             bash_timeout: Duration::from_secs(30),
             subagent: Default::default(),
             mode: None,
+            web: Default::default(),
             files: Default::default(),
         },
         front_end: FrontEnd::Headless,

@@ -116,6 +116,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         "checkpoints of a 5,000-file, 100 MB workspace: the first, after a one-file turn, undo",
         checkpoint_bench::run,
     ),
+    (
+        "eyes",
+        "a request with one screenshot before/after scaling; web_fetch of a 1.3 MB page: time, memory",
+        eyes_bench::run,
+    ),
 ];
 
 #[allow(dead_code)]
@@ -134,6 +139,7 @@ mod continuity_bench;
 mod daily_bench;
 mod economy_bench;
 mod engine_bench;
+mod eyes_bench;
 mod faults_bench;
 mod handoff_bg_bench;
 mod local_bench;

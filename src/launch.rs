@@ -11,6 +11,7 @@ use crate::config::{Backend, Config, ProviderKind, Review, SessionChoice};
 use crate::engine::demo::DemoProvider;
 use crate::engine::error::{Error, ResumeError};
 use crate::engine::handoff::reopen;
+use crate::engine::hooks::Unapproved;
 use crate::engine::instructions::InstructionSources;
 use crate::engine::ledger::{self, RunDir};
 use crate::engine::mcp::McpManager;
@@ -92,6 +93,7 @@ pub(crate) fn build_provider(config: &Config) -> Result<Arc<dyn Provider>, Error
         ProviderKind::Anthropic => Ok(Arc::new(AnthropicProvider::new(AnthropicConfig {
             base_url: p.base_url.clone(),
             api_key: key,
+            web_search: config.web.web_search,
             ..Default::default()
         }))),
     }
@@ -189,6 +191,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
     };
     let mcp = start_mcp(config, interactive);
     let (lsp, lsp_events) = start_lsp(config);
+    let (extensions, waiting) = load_extensions(config);
     let (run_dir, resume) = match chosen {
         Some(run) => (run.clone(), Some(Resume::at(run))),
         None => run_to_use(places, interactive)?,
@@ -221,6 +224,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             system_prompt: system_prompt(config),
             instructions: InstructionSources {
                 user_dir: places.config_dir.clone(),
+                home: dirs::home_dir(),
                 max_bytes: ctx.instructions_max_bytes,
             },
             style: ctx.prompt_style(),
@@ -242,10 +246,13 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 max_iterations: tools.subagent_max_iterations,
             },
             mode: tools.mode,
+            web: crate::engine::tools::web_fetch::WebAccess::new(
+                config.web.allow_private_hosts.clone(),
+            ),
             files: Default::default(),
         },
         front_end,
-        hooks: hook_params(config),
+        hooks: hook_params(config, waiting),
         start: StartParams {
             step: places.step.clone(),
             resume,
@@ -258,34 +265,50 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         lsp,
         side_events: merge_events(mcp.events, lsp_events),
         masking: ctx.masking,
-        extensions: load_extensions(config),
+        extensions,
     })
 }
 
 /// The custom slash commands and the skills of this user and workspace, read now (a built-in
 /// command's name is never taken by a custom one).
-pub(crate) fn load_extensions(config: &Config) -> Extensions {
+pub(crate) fn load_extensions(config: &Config) -> (Extensions, Option<Unapproved>) {
+    use crate::engine::hooks::project::{self, CommandGrants};
     use crate::engine::{commands, skills};
     let places = &config.places;
     let builtins: Vec<&str> = crate::tui::slash::COMMANDS.iter().map(|c| c.name).collect();
     let mut commands = commands::load(
         &commands::CommandDirs {
             config_dir: places.config_dir.clone(),
+            // A workspace that is the home folder: its `.claude/commands` are the workspace's.
+            home: dirs::home_dir().filter(|h| !same_dir(h, &places.workspace)),
             workspace: places.workspace.clone(),
         },
         &builtins,
     );
-    let trusted = config.tools.mcp_json == crate::engine::mcp::project::McpJsonPolicy::Trust;
-    commands.hold_unapproved_grants(trusted);
+    let store = crate::engine::mcp::ApprovalStore::new(&places.data_dir);
+    let lines = commands.workspace_grants();
+    let waiting =
+        match project::command_grants(&places.workspace, lines, config.tools.mcp_json, &store) {
+            Ok(()) => None,
+            Err(CommandGrants::Held(why)) => {
+                commands.hold_workspace_grants(Some(why));
+                None
+            }
+            Err(CommandGrants::Ask(waiting)) => {
+                commands.hold_workspace_grants(None);
+                Some(*waiting)
+            }
+        };
     let skills = skills::load(&skills::SkillDirs {
         config_dir: places.config_dir.clone(),
         home: dirs::home_dir(),
         workspace: places.workspace.clone(),
     });
-    Extensions {
+    let extensions = Extensions {
         commands: Arc::new(commands),
         skills: Arc::new(skills),
-    }
+    };
+    (extensions, waiting)
 }
 
 /// The run directory of a start that names no run: `--continue` takes a review an earlier process
@@ -325,23 +348,51 @@ fn run_to_use(places: &Places, interactive: bool) -> Result<(RunDir, Option<Resu
     Ok((run, None))
 }
 
-/// The config file's hooks, then those of the workspace's settings files: used when approved
-/// (or trusted), held for the front end's question when never approved, else left out with a
-/// notice. The same policy as `.mcp.json` decides.
-fn hook_params(config: &Config) -> HookParams {
-    use crate::engine::hooks::{WorkspaceHooks, workspace_hooks};
+/// The config file's hooks, then the user's `~/.claude/settings.json` hooks and rules (theirs),
+/// then those of the workspace's settings files: used when approved (or trusted), held for the
+/// front end's question when never approved, else left out with a notice; their `deny` and
+/// `ask` rules apply at once. The same policy as `.mcp.json` decides. `commands`: the workspace
+/// command files' `allowed-tools`, when they wait for the same question.
+fn hook_params(config: &Config, commands: Option<Unapproved>) -> HookParams {
+    use crate::engine::hooks::{WorkspaceHooks, user_file, workspace_settings};
     let places = &config.places;
     let mut params = HookParams {
         hooks: config.hooks.hooks.clone(),
-        pending: Vec::new(),
         notices: config.hooks.notices.clone(),
+        ..HookParams::default()
     };
+    let home = dirs::home_dir();
+    // A workspace that is the home folder: its `.claude/settings.json` is read as the
+    // workspace's (approved before it applies), never trusted as the user's.
+    let home_is_workspace = home
+        .as_deref()
+        .is_some_and(|h| same_dir(h, &places.workspace));
+    if let Some(home) = home.as_ref().filter(|_| !home_is_workspace) {
+        let user = user_file::user_settings(home, &places.workspace);
+        params.hooks.extend(user.hooks);
+        params.permissions.extend(user.permissions);
+        params.notices.extend(user.notices);
+    }
     let store = crate::engine::mcp::ApprovalStore::new(&places.data_dir);
-    for decided in workspace_hooks(&places.workspace, config.tools.mcp_json, &store) {
+    let found = workspace_settings(
+        &places.workspace,
+        home.as_deref(),
+        config.tools.mcp_json,
+        &store,
+    );
+    params.permissions.extend(found.restrict);
+    params.notices.extend(found.notices);
+    for decided in found.files {
         params.notices.extend(decided.notice());
         match decided {
-            WorkspaceHooks::Use { hooks, notices, .. } => {
+            WorkspaceHooks::Use {
+                hooks,
+                allow,
+                notices,
+                ..
+            } => {
                 params.hooks.extend(hooks);
+                params.permissions.extend(allow);
                 params
                     .notices
                     .extend(notices.iter().map(ToString::to_string));
@@ -349,9 +400,15 @@ fn hook_params(config: &Config) -> HookParams {
             WorkspaceHooks::NeedsApproval {
                 file,
                 hooks,
+                allow,
                 notices,
             } => {
-                params.pending.push((file, hooks));
+                params.pending.push(Unapproved {
+                    file,
+                    hooks,
+                    allow,
+                    command_grants: Vec::new(),
+                });
                 params
                     .notices
                     .extend(notices.iter().map(ToString::to_string));
@@ -359,6 +416,7 @@ fn hook_params(config: &Config) -> HookParams {
             WorkspaceHooks::Ignored { .. } | WorkspaceHooks::Invalid(_) => {}
         }
     }
+    params.pending.extend(commands);
     params
 }
 
@@ -413,6 +471,12 @@ fn merge_events(
         });
     }
     Some(rx)
+}
+
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let canonical =
+        |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canonical(a) == canonical(b)
 }
 
 /// The MCP servers of a launch and what the front end should hear about them.

@@ -378,6 +378,7 @@ fn sample() -> Config {
             policy: crate::engine::tools::sandbox::SandboxPolicy::default(),
             approval: crate::engine::policy::SandboxApproval::Skip,
         },
+        web: Default::default(),
         hooks: Default::default(),
         lsp: super::lsp::LspSettings {
             off: false,

@@ -20,6 +20,7 @@ use super::places::PlaceKeys;
 use super::provider::ProviderKeys;
 use super::sandbox::SandboxKeys;
 use super::tools::ToolKeys;
+use super::web::WebKeys;
 
 /// Every key of the file, in the order an unknown key's message lists them. A key added to one
 /// of the concerns' key structs is added here too (a test checks that both agree).
@@ -67,10 +68,12 @@ pub(crate) const KEYS: &[&str] = &[
     "mode",
     "no_lsp",
     "lsp",
+    "web",
+    "web_search",
 ];
 
 /// The keys that take a table: an error inside one is not "written as a table".
-const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox", "hooks", "lsp"];
+const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox", "hooks", "lsp", "web"];
 
 /// The config file's keys, read by concern.
 #[derive(Debug, Clone, Default)]
@@ -83,6 +86,7 @@ pub(crate) struct FileConfig {
     pub(crate) sandbox: SandboxKeys,
     pub(crate) hooks: HookKeys,
     pub(crate) lsp: LspKeys,
+    pub(crate) web: WebKeys,
 }
 
 /// Read and check the config file at `path`; a missing file is an empty config.
@@ -109,6 +113,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> 
         sandbox: read(text, &mut problems),
         hooks: read(text, &mut problems),
         lsp: read(text, &mut problems),
+        web: read(text, &mut problems),
     };
     match toml::from_str::<FirstUnknownKey>(text) {
         Ok(FirstUnknownKey(Some(key))) => problems.push(Problem::Unknown(key)),

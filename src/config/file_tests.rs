@@ -49,6 +49,7 @@ fn the_key_list_is_every_concerns_keys_once() {
         fields_of::<SandboxKeys>(),
         fields_of::<crate::config::hooks::HookKeys>(),
         fields_of::<crate::config::lsp::LspKeys>(),
+        fields_of::<crate::config::web::WebKeys>(),
     ]
     .concat();
     assert!(concerns.len() > 30, "{concerns:?}");

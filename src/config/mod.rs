@@ -13,6 +13,7 @@
 //! - [`front`]: headless output, `-v`, theme, colour, editor, notifications, history, log level
 //! - [`hooks`]: the config file's `[[hooks.EVENT]]` tables (a bad entry is a notice)
 //! - [`lsp`]: language servers (`--no-lsp`, `[lsp.NAME]` tables)
+//! - [`web`]: the hosts `web_fetch` may reach on private addresses, the provider's web search
 //!
 //! Around them: [`cli`] flattens the flag groups into the command line, [`file`] reads the config
 //! file into the key groups, [`settings`] merges every concern into [`Config`], [`report`] is the
@@ -51,6 +52,7 @@ pub(crate) mod sandbox;
 pub(crate) mod settings;
 pub(crate) mod tools;
 pub(crate) mod values;
+pub(crate) mod web;
 
 use clap::Parser;
 

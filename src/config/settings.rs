@@ -14,6 +14,7 @@ use super::places::{self, Places};
 use super::provider::{self, ProviderSettings};
 use super::sandbox::{self, SandboxSettings};
 use super::tools::{self, ToolSettings};
+use super::web::{self, WebSettings};
 
 /// The effective settings of a run.
 #[derive(Debug, Clone)]
@@ -28,6 +29,7 @@ pub(crate) struct Config {
     pub(crate) tools: ToolSettings,
     pub(crate) front: FrontSettings,
     pub(crate) sandbox: SandboxSettings,
+    pub(crate) web: WebSettings,
     pub(crate) hooks: HookSettings,
     pub(crate) lsp: LspSettings,
 }
@@ -50,6 +52,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
     let tools = tools::resolve(cli.tools, file.tools, env)?;
     let front = front::resolve(cli.front, file.front, env)?;
     let sandbox = sandbox::resolve(cli.sandbox, file.sandbox, env)?;
+    let web = web::resolve(file.web)?;
     let hooks = hooks::resolve(file.hooks, env);
     let lsp = lsp::resolve(cli.lsp, file.lsp)?;
     Ok(Config {
@@ -61,6 +64,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         tools,
         front,
         sandbox,
+        web,
         hooks,
         lsp,
     })

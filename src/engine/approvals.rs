@@ -15,6 +15,9 @@
 //! names that exact command ([`Allowances::covers_within`]). A custom command's `allowed-tools`
 //! follow the same rule ([`grantable_prefix`]).
 //!
+//! For `web_fetch` it covers the URL's host (`docs.rs`), never a host that resolves to a
+//! private address (those are approved call by call).
+//!
 //! Grants live for the session: `/new` clears them; `/permissions` lists and revokes them.
 
 use std::fmt;
@@ -35,6 +38,8 @@ pub enum AllowRule {
     BashPrefix { prefix: String },
     /// This bash command, exactly.
     BashCommand { command: String },
+    /// `web_fetch` of pages on this host.
+    WebDomain { host: String },
 }
 
 impl fmt::Display for AllowRule {
@@ -45,6 +50,7 @@ impl fmt::Display for AllowRule {
             AllowRule::BashCommand { command } => {
                 write!(f, "bash: exactly `{}`", one_line(command, 80))
             }
+            AllowRule::WebDomain { host } => write!(f, "web_fetch of {host}"),
         }
     }
 }
@@ -82,6 +88,12 @@ pub(crate) struct Allowances {
 impl Allowances {
     /// Whether the call is allowed by a grant. The caller checks "outside the workspace" first.
     pub fn covers(&self, tool: &str, input: &Value) -> bool {
+        if tool == names::WEB_FETCH {
+            let host = web_host(input);
+            return self.rules.iter().any(
+                |r| matches!(r, AllowRule::WebDomain { host: h } if Some(h.as_str()) == host.as_deref()),
+            );
+        }
         if tool != names::BASH {
             return self
                 .rules
@@ -174,7 +186,7 @@ const HARMLESS_PATHS: [&str; 4] = ["/dev/null", "/dev/stdin", "/dev/stdout", "/d
 
 /// Whether a plain command names a path outside `workspace`: a word (or a flag's `=value`)
 /// that is absolute, starts with `~` or climbs with `..`, and resolves outside.
-fn names_outside(command: &str, workspace: &Path) -> bool {
+pub(crate) fn names_outside(command: &str, workspace: &Path) -> bool {
     let Shape::Plain(parts) = parse(command) else {
         return false;
     };
@@ -215,6 +227,13 @@ pub fn grantable_prefix(prefix: &str) -> bool {
 pub fn offer(tool: &str, input: &Value, outside_workspace: bool) -> Option<AllowOffer> {
     if outside_workspace {
         return None;
+    }
+    if tool == names::WEB_FETCH {
+        let host = web_host(input)?;
+        return Some(AllowOffer {
+            label: format!("always allow web_fetch of {host} this session"),
+            rules: vec![AllowRule::WebDomain { host }],
+        });
     }
     if tool != names::BASH {
         return Some(AllowOffer {
@@ -258,6 +277,13 @@ pub fn offer(tool: &str, input: &Value, outside_workspace: bool) -> Option<Allow
             .map(|prefix| AllowRule::BashPrefix { prefix })
             .collect(),
     })
+}
+
+/// The host a `web_fetch` call names (lower case), if its URL has one.
+fn web_host(input: &Value) -> Option<String> {
+    let url = input.get("url").and_then(Value::as_str)?;
+    let url = reqwest::Url::parse(url.trim()).ok()?;
+    url.host_str().map(str::to_ascii_lowercase)
 }
 
 fn join_and(items: &[String]) -> String {

@@ -225,6 +225,21 @@ pub(crate) fn render_transcript(messages: &[Message]) -> String {
                     out.push_str(&abbreviate(content.trim(), RESULT_LIMIT));
                     out.push('\n');
                 }
+                // The summary cannot carry an image: it names each one and where it is stored,
+                // so the successor can read it again.
+                Block::Image { image, .. } => {
+                    out.push_str(&image.stand_in("shown to the model here"));
+                    out.push('\n');
+                }
+                Block::ServerToolUse { name, input, .. } => {
+                    let (args, _) = head_chars(&input.to_string(), ARGS_LIMIT);
+                    out.push_str(&format!("→ {name} {args}\n"));
+                }
+                Block::WebSearchToolResult { content, .. } => {
+                    let found = crate::engine::provider::anthropic::search_summary(content);
+                    out.push_str(&abbreviate(&found, RESULT_LIMIT));
+                    out.push('\n');
+                }
             }
         }
         out.push('\n');

@@ -453,3 +453,51 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_transcript_names_images_and_searches_where_they_are() {
+    use crate::engine::images::ImageRef;
+    let image = ImageRef {
+        name: "shot.png".into(),
+        source: "/home/me/shot.png".into(),
+        path: "/run/images/ab.png".into(),
+        media_type: "image/png".into(),
+        width: 1429,
+        height: 804,
+    };
+    let msgs = vec![
+        Message {
+            role: Role::User,
+            content: vec![Block::text("what is wrong here?"), Block::image(image)],
+        },
+        Message {
+            role: Role::Assistant,
+            content: vec![
+                Block::ServerToolUse {
+                    id: "s1".into(),
+                    name: "web_search".into(),
+                    input: serde_json::json!({"query": "layout bug"}),
+                },
+                Block::WebSearchToolResult {
+                    tool_use_id: "s1".into(),
+                    content: serde_json::json!([{"type": "web_search_result", "url": "https://a.dev/x",
+                        "title": "A fix", "encrypted_content": "x".repeat(4_000)}]),
+                },
+            ],
+        },
+    ];
+    let text = render_transcript(&msgs);
+    assert!(
+        text.contains("[image shot.png (1429×804, image/png) shown to the model here; stored at /run/images/ab.png]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("→ web_search {\"query\":\"layout bug\"}"),
+        "{text}"
+    );
+    assert!(text.contains("A fix <https://a.dev/x>"), "{text}");
+    assert!(
+        !text.contains(&"x".repeat(100)),
+        "encrypted content in the summary's input"
+    );
+}

@@ -314,6 +314,7 @@ impl Provider for DemoProvider {
                 content,
                 usage,
                 stop_reason: Some(stop),
+                web_search_requests: 0,
             })
         })
     }

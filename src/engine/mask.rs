@@ -11,6 +11,10 @@
 //! message is never masked (the model has not read it yet), and a result shorter than a stub is
 //! left as it is.
 //!
+//! Images are masked the same way: an old image becomes a line naming it and where it is stored
+//! (in its call's result when a tool returned it), and an old web search's results (the
+//! provider's server tool) become the list of pages it found.
+//!
 //! Pure: sizes come from the caller, as tokens of a message.
 
 use std::collections::HashMap;
@@ -23,6 +27,8 @@ use crate::engine::types::{Block, Message};
 pub(crate) const MIN_MASKED_CHARS: usize = 600;
 /// Arguments shown in a stub, at most (characters).
 const STUB_ARGS_CHARS: usize = 160;
+/// What an old image's stub says instead of the image.
+const IMAGE_MASKED: &str = "masked to save context; read_file its stored path to see it again";
 /// The input of a call the history does not hold.
 static NO_INPUT: Value = Value::Null;
 
@@ -188,13 +194,33 @@ fn calls(messages: &[Message]) -> HashMap<&str, (&str, &Value)> {
         .collect()
 }
 
-/// `m` with its long tool results replaced by stubs, and how many were.
+/// `m` with its long tool results, its images and its web search results replaced by stubs,
+/// and how many were.
 fn masked(m: &Message, calls: &HashMap<&str, (&str, &Value)>) -> (Message, usize) {
     let mut n = 0;
-    let content = m
-        .content
-        .iter()
-        .map(|b| match b {
+    let mut image_notes: Vec<(&str, String)> = Vec::new();
+    let mut content: Vec<Block> = Vec::with_capacity(m.content.len());
+    for b in &m.content {
+        let stub = match b {
+            Block::Image {
+                image,
+                tool_use_id: Some(id),
+            } => {
+                n += 1;
+                image_notes.push((id.as_str(), image.stand_in(IMAGE_MASKED)));
+                continue;
+            }
+            Block::Image { image, .. } => {
+                n += 1;
+                Block::text(image.stand_in(IMAGE_MASKED))
+            }
+            Block::ServerToolUse { name, input, .. } => {
+                Block::text(format!("[{name} {}]", args(input)))
+            }
+            Block::WebSearchToolResult { content, .. } => {
+                n += 1;
+                Block::text(crate::engine::provider::anthropic::search_summary(content))
+            }
             Block::ToolResult {
                 tool_use_id,
                 content,
@@ -212,8 +238,26 @@ fn masked(m: &Message, calls: &HashMap<&str, (&str, &Value)>) -> (Message, usize
                 }
             }
             other => other.clone(),
-        })
-        .collect();
+        };
+        content.push(stub);
+    }
+    for (id, note) in image_notes {
+        let result = content.iter_mut().find_map(|b| match b {
+            Block::ToolResult {
+                tool_use_id,
+                content,
+                ..
+            } if tool_use_id == id => Some(content),
+            _ => None,
+        });
+        match result {
+            Some(text) => {
+                text.push('\n');
+                text.push_str(&note);
+            }
+            None => content.push(Block::text(note)),
+        }
+    }
     (
         Message {
             role: m.role,
@@ -293,3 +337,7 @@ fn spilled_path(content: &str) -> Option<&str> {
 #[cfg(test)]
 #[path = "mask_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "mask_images_tests.rs"]
+mod image_tests;

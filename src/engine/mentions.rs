@@ -6,11 +6,18 @@
 //! (`@"a path with spaces"` quotes one); it only counts when that path exists inside the
 //! workspace (so `@alice` and `me@example.com` stay text). A path outside the workspace is not
 //! attached, and the front end is told why.
+//!
+//! An image (PNG, JPEG, GIF, WebP) is attached as an image the model sees, scaled and stored in
+//! the run's image store: `@shot.png`, or a path a terminal pasted when the file was dropped on
+//! it (quoted, with escaped spaces, or a `file://` URL; see [`crate::engine::images::pasted`]).
+//! The user named the file, so it may lie outside the workspace. A model that takes no images
+//! gets none, and the front end is told.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::images::{self, ImageRef};
 use super::tools::{self, ToolCtx, names, paths};
 
 /// Every attachment block starts with this (the replay of a conversation leaves them out).
@@ -29,10 +36,19 @@ const MAX_CANDIDATES: usize = 100;
 pub struct Attachment {
     /// As the user wrote it.
     pub path: String,
-    /// The text block for the model; None when nothing was attached.
+    /// The text block for the model; None when nothing was attached as text.
     pub block: Option<String>,
+    /// The image for the model, when the path named one and it was attached.
+    pub image: Option<ImageRef>,
     /// One line for the front end: `src/main.rs: 120 lines attached`, or why not.
     pub summary: String,
+}
+
+impl Attachment {
+    /// Whether something was attached (text or an image).
+    pub fn attached(&self) -> bool {
+        self.block.is_some() || self.image.is_some()
+    }
 }
 
 /// The paths mentioned in `text` that name something in the workspace, in order, once each.
@@ -106,17 +122,31 @@ fn existing(raw: &str, workspace: &Path) -> Option<String> {
     }
 }
 
-/// Read every mention of `text` for the model, within the caps.
+/// Read every mention of `text` for the model, within the caps: the images it names first.
 pub(crate) async fn attach(text: &str, ctx: &ToolCtx) -> Vec<Attachment> {
     let mut left = MAX_TOTAL_CHARS;
     let mut out = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for pasted in images::pasted::image_paths(text, &ctx.workspace) {
+        if images::is_image_file(&pasted.path) {
+            seen.push(paths::canonical_or_self(&pasted.path));
+            out.push(attach_image(pasted.written, pasted.path, ctx).await);
+        }
+    }
     for path in mentioned(text, &ctx.workspace) {
         let resolved = paths::resolve(&ctx.workspace, &path);
+        if resolved.is_file() && images::is_image_file(&resolved) {
+            if !seen.contains(&paths::canonical_or_self(&resolved)) {
+                out.push(attach_image(path, resolved, ctx).await);
+            }
+            continue;
+        }
         if tools::touches_outside(names::READ_FILE, &json!({ "path": path }), &ctx.workspace) {
             out.push(Attachment {
                 summary: format!("{path}: not attached, it is outside the workspace"),
                 path,
                 block: None,
+                image: None,
             });
             continue;
         }
@@ -135,6 +165,7 @@ pub(crate) async fn attach(text: &str, ctx: &ToolCtx) -> Vec<Attachment> {
                 ),
                 path,
                 block: None,
+                image: None,
             });
             continue;
         }
@@ -172,10 +203,37 @@ pub(crate) async fn attach(text: &str, ctx: &ToolCtx) -> Vec<Attachment> {
         out.push(Attachment {
             path,
             block: Some(block),
+            image: None,
             summary,
         });
     }
     out
+}
+
+/// The image at `file` (written `written` in the message), scaled and stored off the engine's
+/// thread; its summary is the chip a front end shows (`[image: shot.png 1280×720]`).
+async fn attach_image(written: String, file: PathBuf, ctx: &ToolCtx) -> Attachment {
+    let not = |why: String| Attachment {
+        summary: format!("{written}: not attached: {why}"),
+        path: written.clone(),
+        block: None,
+        image: None,
+    };
+    let Some(store) = ctx.images.clone() else {
+        return not("the model in use takes no images".into());
+    };
+    let source = written.clone();
+    let added = tokio::task::spawn_blocking(move || store.add_file(&file, &source)).await;
+    match added {
+        Ok(Ok(prepared)) => Attachment {
+            summary: prepared.image.chip(),
+            path: written,
+            block: None,
+            image: Some(prepared.image),
+        },
+        Ok(Err(e)) => not(e.to_string()),
+        Err(e) => not(format!("it could not be read ({e})")),
+    }
 }
 
 /// At most `max` characters of `s` (at a line end when there is one), and whether it was cut.

@@ -20,6 +20,7 @@ pub mod frontmatter;
 pub mod fsutil;
 pub mod handoff;
 pub mod hooks;
+pub mod images;
 pub mod instructions;
 pub(crate) mod learned_windows;
 pub mod ledger;
@@ -27,6 +28,7 @@ pub mod lsp;
 pub mod mask;
 pub mod mcp;
 pub(crate) mod mentions;
+pub(crate) mod permissions;
 pub mod policy;
 pub mod pricing;
 pub(crate) mod prompt_style;
@@ -49,11 +51,12 @@ pub mod types;
 /// layer (without a circle) and of every layer below; never one above. A new top-level module
 /// goes into the lowest layer its imports allow.
 ///
-/// 0. Leaf helpers: the conversation types, files and atomic writes, key masking, text and diff
-///    helpers, prices, the workspace's file walk and instruction files, the system prompt, the
-///    replace generation, the step memory (pins, plan, focus), the windows learned from overflow
-///    messages and front matter, the full or lean prompt, the calibrated token estimates and
-///    where the file tools read and write text (the disk, or a front end's own access).
+/// 0. Leaf helpers: the conversation types and the images they show (scaled and stored), files
+///    and atomic writes, key masking, text and diff helpers, prices, the workspace's file walk
+///    and instruction files, the system prompt, the replace generation, the step memory (pins,
+///    plan, focus), the windows learned from overflow messages and front matter, the full or
+///    lean prompt, the calibrated token estimates and where the file tools read and write text
+///    (the disk, or a front end's own access).
 /// 1. Providers: the `Provider` trait, Anthropic, OpenAI-compatible, SSE, retries, overflow
 ///    messages and the known-window table.
 /// 2. Context accounting and thresholds, the context-strategy trait and when each strategy is
@@ -62,8 +65,8 @@ pub mod types;
 /// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
 ///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
 /// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
-///    the offline demo model (which calls them), MCP servers, language servers, `@` mentions,
-///    hooks, custom commands and skills.
+///    the settings files' permission rules, the offline demo model (which calls them), MCP
+///    servers, language servers, `@` mentions, hooks, custom commands and skills.
 /// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
 ///    briefing and the reduced history.
 /// 7. Subagents: child sessions, reporting on a channel of their own.
@@ -87,6 +90,7 @@ pub const LAYERS: &[&[&str]] = &[
         "prompt_style",
         "tokens",
         "text_files",
+        "images",
     ],
     &["provider"],
     &["context", "policy", "mask"],
@@ -95,6 +99,7 @@ pub const LAYERS: &[&[&str]] = &[
     &[
         "tools",
         "approvals",
+        "permissions",
         "demo",
         "mcp",
         "lsp",

@@ -46,6 +46,23 @@ pub fn cost_usd(model: &str, u: &Usage) -> f64 {
         / 1_000_000.0
 }
 
+/// What the provider's web search costs a search (USD; $10 per 1,000 searches).
+pub const WEB_SEARCH_USD: f64 = 0.01;
+
+/// The `/cost` line of a step's web searches.
+pub fn web_search_line(searches: u64) -> String {
+    format!(
+        "web search: {searches} search{} · ${:.2} (in the costs above; $10 per 1,000)",
+        if searches == 1 { "" } else { "es" },
+        web_search_usd(searches)
+    )
+}
+
+/// The cost of `searches` web searches.
+pub fn web_search_usd(searches: u64) -> f64 {
+    searches as f64 * WEB_SEARCH_USD
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +76,6 @@ mod tests {
         };
         assert!((cost_usd("claude-sonnet-4-5", &u) - 18.0).abs() < 1e-9);
         assert_eq!(cost_usd("llama-3", &u), 0.0);
+        assert!((web_search_usd(1_000) - 10.0).abs() < 1e-9);
     }
 }

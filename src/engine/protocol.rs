@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 
+mod cost;
 mod op;
 mod refusal;
 
@@ -36,6 +37,7 @@ pub(crate) use super::tools::CommandExit;
 pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
 pub use super::types::Effort;
 use super::types::Usage;
+pub use cost::CostRow;
 pub use op::{Approval, Op, PlanChoice};
 pub use refusal::HandoffRefusal;
 
@@ -283,24 +285,6 @@ pub enum StreamState {
     Resumed,
 }
 
-/// One generation in `/cost`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CostRow {
-    pub generation: u32,
-    pub start: GenerationStart,
-    /// `gen 1`, `gen 2 · handoff`, `gen 3 · /new`.
-    pub label: String,
-    pub session_id: String,
-    pub cost_usd: f64,
-    pub num_turns: u32,
-    /// The generation's last context reading.
-    pub context: u64,
-    /// This is the session running now.
-    pub current: bool,
-    /// The part of `cost_usd` its subagents spent.
-    pub subagents_usd: f64,
-}
-
 /// What the engine tells its front ends. Serialised as one JSON object a line in headless mode.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -519,6 +503,8 @@ pub enum Event {
         subagents: Vec<SubagentRecord>,
         total_usd: f64,
         num_turns: u32,
+        /// The provider's web searches the step ran (their cost is in the rows too).
+        web_searches: u64,
     },
     /// The answer to `Op::ListSessions`: this workspace's runs, newest first (`current_run` is
     /// the one running now).

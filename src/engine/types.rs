@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::images::ImageRef;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -37,13 +39,45 @@ pub enum Block {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// An image shown to the model: the stored file ([`crate::engine::images`]), never its
+    /// bytes. `tool_use_id` names the call that returned it (`read_file` of an image), whose
+    /// result carries it; None: the user attached it.
+    Image {
+        image: ImageRef,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<String>,
+    },
+    /// A tool the provider ran on its side (Anthropic's web search), kept to be sent back as it
+    /// came.
+    ServerToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// What a server-side web search found, as the provider sent it (sent back unchanged).
+    WebSearchToolResult {
+        tool_use_id: String,
+        content: Value,
+    },
 }
 
 impl Block {
     pub fn text(s: impl Into<String>) -> Self {
         Block::Text { text: s.into() }
     }
+
+    /// An image the user attached.
+    pub fn image(image: ImageRef) -> Self {
+        Block::Image {
+            image,
+            tool_use_id: None,
+        }
+    }
 }
+
+/// The characters an image counts as in estimates: its tokens at the default ratio, so the
+/// gauge adds `width × height / 750` for it.
+const CHARS_PER_IMAGE_TOKEN: usize = 4;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
@@ -106,8 +140,22 @@ impl Message {
                 Block::Thinking { thinking, .. } => thinking.len(),
                 Block::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
                 Block::ToolResult { content, .. } => content.len(),
+                Block::Image { image, .. } => {
+                    usize::try_from(image.tokens()).unwrap_or(usize::MAX / 8)
+                        * CHARS_PER_IMAGE_TOKEN
+                }
+                Block::ServerToolUse { name, input, .. } => name.len() + input.to_string().len(),
+                Block::WebSearchToolResult { content, .. } => content.to_string().len(),
             })
             .sum()
+    }
+
+    /// The images of this message, in order.
+    pub fn images(&self) -> impl Iterator<Item = &ImageRef> {
+        self.content.iter().filter_map(|b| match b {
+            Block::Image { image, .. } => Some(image),
+            _ => None,
+        })
     }
 }
 
@@ -250,6 +298,8 @@ pub struct ModelResponse {
     pub content: Vec<Block>,
     pub usage: Usage,
     pub stop_reason: Option<String>,
+    /// Web searches the provider ran on its side for this response (billed per search).
+    pub web_search_requests: u64,
 }
 
 impl ModelResponse {

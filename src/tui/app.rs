@@ -568,6 +568,11 @@ impl Shell {
             Effect::CopyToClipboard(text) => {
                 write_raw(&term_out::clipboard(&text, self.tmux));
             }
+            Effect::PasteImage => {
+                use crate::engine::images::clipboard;
+                let pasted = clipboard::paste_to_file(&clipboard::paste_dir());
+                queue.push_back(Msg::ImagePasted(pasted));
+            }
             Effect::Notify(message) => {
                 write_raw(&term_out::notification(self.notify, &message, self.tmux));
             }

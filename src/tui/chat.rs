@@ -30,6 +30,8 @@ pub(crate) struct Chat {
     running_tool: Option<(usize, Instant)>,
     /// Notices held while a reply streams; shown when it is done.
     deferred: Vec<String>,
+    /// Hooks that ran quietly (succeeded, gave the model nothing), not shown yet.
+    folded_hooks: Vec<crate::engine::hooks::HookNote>,
 }
 
 impl Chat {
@@ -45,6 +47,7 @@ impl Chat {
             selected_tool: None,
             running_tool: None,
             deferred: Vec::new(),
+            folded_hooks: Vec::new(),
         }
     }
 
@@ -79,6 +82,21 @@ impl Chat {
     }
 
     /// Push a cell after closing the streaming one.
+    /// Keep a hook that ran quietly out of the chat (counted until shown).
+    pub(crate) fn fold_hook(&mut self, note: crate::engine::hooks::HookNote) {
+        self.folded_hooks.push(note);
+    }
+
+    /// How many hooks ran quietly and are not shown.
+    pub(crate) fn folded_hooks(&self) -> usize {
+        self.folded_hooks.len()
+    }
+
+    /// The hooks that ran quietly, taken.
+    pub(crate) fn take_folded_hooks(&mut self) -> Vec<crate::engine::hooks::HookNote> {
+        std::mem::take(&mut self.folded_hooks)
+    }
+
     pub(crate) fn push_cell(&mut self, cell: Cell) {
         self.finish_streaming();
         self.cells.push(cell);

@@ -303,6 +303,7 @@ fn usage_moves_the_gauge_and_cost_is_kept_per_generation() {
     update(
         &mut s,
         ev(Event::Cost {
+            web_searches: 0,
             step: "fix-build".into(),
             subagents: Vec::new(),
             rows: vec![

@@ -40,6 +40,7 @@ fn with_extensions() -> (AppState, tempfile::TempDir) {
     let catalog = commands::load(
         &CommandDirs {
             config_dir: None,
+            home: None,
             workspace: ws.path().to_path_buf(),
         },
         &builtins,

@@ -1,4 +1,5 @@
-//! Hooks in the reducer: each hook that ran becomes a cell, and the question whether a workspace
+//! Hooks in the reducer: each hook that blocked, failed or gave the model context becomes a cell
+//! (the others are folded: a count in the status line, their cells on Alt-H), and the question whether a workspace
 //! settings file's hooks may run is asked like a tool's approval (under the same guard against
 //! keys typed ahead), answered with `Op::HooksDecision`.
 
@@ -10,9 +11,30 @@ use super::questions::{Asked, PendingApproval};
 use super::render::cell::Cell;
 use super::state::AppState;
 
-/// A hook ran.
+/// A hook ran: a cell when it blocked, failed or gave the model context; else folded (counted
+/// in the status line, shown on [`show_quiet`]'s key).
 pub(super) fn on_hook(state: &mut AppState, note: HookNote) {
-    state.chat.push_cell(Cell::Hook(Box::new(note)));
+    if note.quiet {
+        state.chat.fold_hook(note);
+    } else {
+        state.chat.push_cell(Cell::Hook(Box::new(note)));
+    }
+}
+
+/// The folded hooks, as cells now (the count goes back to zero).
+pub(super) fn show_quiet(state: &mut AppState) {
+    let folded = state.chat.take_folded_hooks();
+    if folded.is_empty() {
+        state.chat.notice("No hook ran quietly since the last look");
+        return;
+    }
+    state.chat.notice(format!(
+        "{} hook(s) ran quietly (succeeded, gave the model nothing):",
+        folded.len()
+    ));
+    for note in folded {
+        state.chat.push_cell(Cell::Hook(Box::new(note)));
+    }
 }
 
 /// The engine holds a settings file's hooks until the user says whether they may run.

@@ -23,6 +23,7 @@ fn note(event: &str, outcome: &'static str, exit: &str, output: &str) -> HookNot
         exit: exit.into(),
         elapsed_ms: 42,
         output: output.into(),
+        quiet: false,
     }
 }
 
@@ -100,4 +101,59 @@ fn a_settings_file_is_asked_about_and_answered_with_its_hash() {
         c,
         Cell::HooksQuestion { answer: Some(a), .. } if a.starts_with("declined for this workspace")
     )));
+}
+
+#[test]
+fn quiet_hooks_are_folded_counted_in_the_status_line_and_shown_on_alt_h() {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    let quiet = |event: &str| HookNote {
+        quiet: true,
+        ..note(
+            event,
+            "succeeded",
+            "exit code 0",
+            "{\"decision\":\"approve\"}",
+        )
+    };
+    for n in [
+        quiet("UserPromptSubmit"),
+        quiet("PreToolUse"),
+        quiet("Stop"),
+    ] {
+        update(&mut s, ev(Event::Hook(n)), t0);
+    }
+    // One that blocks is still a cell.
+    update(
+        &mut s,
+        ev(Event::Hook(note(
+            "PreToolUse",
+            "blocked",
+            "exit code 2",
+            "no",
+        ))),
+        t0,
+    );
+    let hooks = |s: &super::state::AppState| {
+        s.chat
+            .cells()
+            .iter()
+            .filter(|c| matches!(c, Cell::Hook(_)))
+            .count()
+    };
+    assert_eq!(hooks(&s), 1);
+    let screen = format!("{:?}", draw(&s, 160, 12, t0).backend());
+    assert!(screen.contains("3 hook(s) ran quietly"), "{screen}");
+    assert!(!screen.contains("approve"), "{screen}");
+    let alt_h = super::msg::Msg::Key(KeyEvent::new(KeyCode::Char('h'), KeyModifiers::ALT));
+    update(&mut s, alt_h, t0);
+    assert_eq!(hooks(&s), 4);
+    let screen = format!("{:?}", draw(&s, 100, 30, t0).backend());
+    assert!(
+        !screen.contains("ran quietly\""),
+        "the count is gone: {screen}"
+    );
+    assert!(screen.contains("UserPromptSubmit"), "{screen}");
 }

@@ -115,6 +115,7 @@ fn on_action(
         Action::Save => save(state, fx),
         Action::ExternalEditor => external_editor(state, now, fx),
         Action::ToggleTool => toggle_tool(state, fx),
+        Action::ShowQuietHooks => super::hook_events::show_quiet(state),
         Action::SelectPrevTool => select_tool(state, true, fx),
         Action::SelectNextTool => select_tool(state, false, fx),
         Action::ChatTop | Action::ChatBottom => {
@@ -131,6 +132,7 @@ fn on_action(
         Action::ApprovalUp => fx.push(Effect::ScrollPrompt(-1)),
         Action::ApprovalDown => fx.push(Effect::ScrollPrompt(1)),
         Action::HistorySearch => state.input.start_search(),
+        Action::PasteImage => fx.push(Effect::PasteImage),
         Action::SearchOlder => state.input.search_older(),
         Action::SearchAccept => state.input.accept_search(now),
         Action::SearchCancel => state.input.cancel_search(),

@@ -63,6 +63,8 @@ pub(crate) enum Action {
     ExternalEditor,
     /// Expand or collapse the selected tool output (the newest when none is selected).
     ToggleTool,
+    /// Show the hooks that ran quietly (folded out of the chat).
+    ShowQuietHooks,
     /// Select the tool cell before the selected one (or the newest).
     SelectPrevTool,
     /// Select the tool cell after the selected one.
@@ -77,6 +79,8 @@ pub(crate) enum Action {
     ApprovalDown,
     /// Ctrl-R: search the input history backwards.
     HistorySearch,
+    /// Ctrl-V: paste an image from the clipboard (as an `@path` of the saved image).
+    PasteImage,
     /// Ctrl-R again: the next older match.
     SearchOlder,
     /// Put the match into the input.
@@ -272,6 +276,7 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Input, k(KeyCode::Down), A::HistoryNext, "next message (on the last line)", None),
     b(C::Input, k(KeyCode::Esc), A::Abort, "abort what runs (stream, tool, handoff); on an empty input, first drop the newest queued message, then cancel a background handoff", Some("abort")),
     b(C::Input, ctrl('r'), A::HistorySearch, "search the input history", None),
+    b(C::Input, ctrl('v'), A::PasteImage, "paste an image from the clipboard", None),
     b(C::Input, k(KeyCode::Home), A::ChatTop, "the top of the chat (while the input is empty)", None),
     b(C::Input, k(KeyCode::End), A::ChatBottom, "the bottom of the chat (while the input is empty)", None),
     b(C::Editor, ctrl('s'), A::Save, "save the handoff file and continue", Some("save")),
@@ -285,6 +290,7 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Global, ctrl('o'), A::ToggleFocus, "move the focus between input and editor", Some("focus")),
     b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
     b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the selected tool output (else the newest; subagents: their transcripts)", None),
+    b(C::Global, alt(KeyCode::Char('h')), A::ShowQuietHooks, "show the hooks that ran quietly (succeeded, gave the model nothing; their count is in the status line)", None),
     b(C::Global, alt(KeyCode::Up), A::SelectPrevTool, "select the previous tool call (a click selects one too)", None),
     b(C::Global, alt(KeyCode::Down), A::SelectNextTool, "select the next tool call", None),
     b(C::Global, ctrl_key(KeyCode::Home), A::ChatTop, "the top of the chat", None),
@@ -556,6 +562,7 @@ mod tests {
             Save,
             ExternalEditor,
             ToggleTool,
+            ShowQuietHooks,
             PopupNext,
             PopupPrev,
             PopupComplete,
@@ -596,20 +603,22 @@ mod tests {
             ImplementHere,
             ImplementFresh,
             KeepPlanning,
+            PasteImage,
         ];
         for a in all {
             // A new action fails to compile here until it is listed above.
             match a {
                 Send | Newline | HistoryPrev | HistoryNext | Abort | ClearOrQuit | ScrollUp
-                | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool | PopupNext
-                | PopupPrev | PopupComplete | PopupClose | EditorEscape | ApproveOnce
-                | ApproveAlways | Deny | Reload | KeepMine | SelectPrevTool | SelectNextTool
-                | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch
-                | SearchOlder | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved
-                | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
-                | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
-                | DiscardEdits | KeepEditing | EditorTop | EditorBottom | CycleMode
-                | ImplementHere | ImplementFresh | KeepPlanning => {}
+                | ScrollDown | ToggleFocus | Save | ExternalEditor | ToggleTool
+                | ShowQuietHooks | PopupNext | PopupPrev | PopupComplete | PopupClose
+                | EditorEscape | ApproveOnce | ApproveAlways | Deny | Reload | KeepMine
+                | SelectPrevTool | SelectNextTool | ChatTop | ChatBottom | ApprovalUp
+                | ApprovalDown | HistorySearch | SearchOlder | SearchAccept | SearchCancel
+                | RestoreUnsaved | DiscardUnsaved | PickerNext | PickerPrev | PickerChoose
+                | PickerClose | MentionNext | MentionPrev | MentionComplete | MentionClose
+                | CancelHandoff | SaveEdits | DiscardEdits | KeepEditing | EditorTop
+                | EditorBottom | CycleMode | ImplementHere | ImplementFresh | KeepPlanning
+                | PasteImage => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

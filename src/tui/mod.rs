@@ -78,6 +78,8 @@ mod editor_tests;
 #[cfg(test)]
 mod hook_tests;
 #[cfg(test)]
+mod image_paste_tests;
+#[cfg(test)]
 mod input_tests;
 #[cfg(test)]
 mod keys_tests;

@@ -161,6 +161,9 @@ pub(crate) enum Msg {
         /// Paths indexed so far.
         indexed: usize,
     },
+    /// The answer to `Effect::PasteImage`: the file the clipboard's image was saved to, or why
+    /// there is none.
+    ImagePasted(Result<PathBuf, String>),
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
         /// The op that was not sent.
@@ -225,6 +228,8 @@ pub(crate) enum Effect {
     AppendHistory(String),
     /// Put text on the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
+    /// Read an image from the system clipboard into a file; comes back as `Msg::ImagePasted`.
+    PasteImage,
     /// A long turn ended: ring the bell or post a desktop notification with this text.
     Notify(String),
     /// Fuzzy-match workspace paths (off the UI thread); the answer comes as `Msg::FileMatches`.

@@ -93,7 +93,15 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             subagents,
             total_usd,
             num_turns,
-        } => on_cost(state, &step, &rows, &subagents, total_usd, num_turns),
+            web_searches,
+        } => {
+            on_cost(state, &step, &rows, &subagents, total_usd, num_turns);
+            if web_searches > 0 {
+                state
+                    .chat
+                    .notice(crate::engine::pricing::web_search_line(web_searches));
+            }
+        }
         Event::Attachment {
             attached, summary, ..
         } => on_attachment(state, attached, summary),
@@ -281,7 +289,10 @@ fn on_model(
 
 /// An `@path` of a sent message: attached, or why not.
 fn on_attachment(state: &mut AppState, attached: bool, summary: String) {
-    if attached {
+    if attached && summary.starts_with("[image: ") {
+        // An image shows as its chip: `[image: shot.png 1280×720]`.
+        state.chat.notice(summary);
+    } else if attached {
         state.chat.notice(format!("attached {summary}"));
     } else {
         state.chat.error(format!("not attached: {summary}"));

@@ -256,6 +256,7 @@ fn an_ended_subagent_shows_how_and_its_report() {
     update(
         &mut s,
         ev(Event::Cost {
+            web_searches: 0,
             step: "s".into(),
             rows: vec![CostRow {
                 generation: 1,

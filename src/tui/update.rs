@@ -105,6 +105,9 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
         } => state
             .mention
             .on_matches(seq, items, complete, indexed, &mut fx),
+        // The pasted image goes into the message as a mention of its file.
+        Msg::ImagePasted(Ok(path)) => state.input.paste(format!("@\"{}\" ", path.display()), now),
+        Msg::ImagePasted(Err(why)) => state.chat.notice(format!("no image pasted: {why}")),
     }
     fx.push(Effect::ScheduleFrame(None));
     fx

@@ -545,6 +545,11 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
     if armed {
         hints.insert(0, (short_label_for(Action::ClearOrQuit), "again to quit"));
     }
+    let quiet = state.chat.folded_hooks();
+    let quiet_text = format!("{quiet} hook(s) ran quietly");
+    if quiet > 0 {
+        hints.insert(0, (short_label_for(Action::ShowQuietHooks), &quiet_text));
+    }
     let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
     let model = state.status.model_label();
     let labels = state.status.labels();

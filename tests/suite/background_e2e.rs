@@ -3,57 +3,19 @@
 //! on, the turnover at the next step; `kill -9` while the document is written and during its
 //! review.
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::support::fake::{FakeServer, Gate, U, anthropic as a, is_writing};
-use crate::support::pty::{CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, runtime};
+use crate::support::fake::{FakeServer, Gate, is_writing};
+use crate::support::files::write;
+use crate::support::headless::{flags, manifest};
+use crate::support::pty::{CTRL_S, ENTER, ESC, Pty, READY, served};
+use crate::support::requests::first_blocks;
+use crate::support::script::doc;
 
 const CTRL_O: &str = "\x0f";
 
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
-
-fn doc(marker: &str) -> String {
-    format!(
-        "## Doing\nWork of {marker}.\n## Decided\n- {marker} decided this.\n## Dead ends\n(empty)\n\
-         ## Next\nContinue {marker}.\n## Scene\n- src/{marker}.rs\n"
-    )
-}
-
-fn first_blocks(body: &Value) -> Vec<String> {
-    body["messages"][0]["content"]
-        .as_array()
-        .map(|b| {
-            b.iter()
-                .filter_map(|b| b["text"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn manifest(home: &Path) -> Value {
-    let runs = home.join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().join("manifest.json").exists())
-        .expect("a run");
-    serde_json::from_str(&std::fs::read_to_string(run.path().join("manifest.json")).unwrap())
-        .unwrap()
-}
-
 fn kill_9(t: &mut Pty) {
-    let pid = t.pid();
-    let killed = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    t.wait_exit();
+    t.kill_9();
 }
 
 /// A home whose config keeps the writing reserve small (`max_tokens = 1024`): the hard limit of a
@@ -61,8 +23,7 @@ fn kill_9(t: &mut Pty) {
 fn home() -> std::sync::Arc<tempfile::TempDir> {
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "max_tokens = 1024\n").unwrap();
+    write(&cfg.join("config.toml"), "max_tokens = 1024\n");
     std::sync::Arc::new(home)
 }
 
@@ -70,29 +31,27 @@ fn start(server: &FakeServer, args: &[&str]) -> Pty {
     Pty::start_in(home(), server, args)
 }
 
-const ARGS: [&str; 7] = [
-    "--yes",
-    "--window",
-    "40000",
-    "--headroom",
-    "10000",
-    "--review",
-    "60",
-];
+const ARGS: &str = "--yes --window 40000 --headroom 10000 --review 60";
 
 #[test]
 fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let (gw, g2) = (Gate::new(), Gate::new());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::tool_use("t2", "list_dir", "{}", u(31_300)).gated(&g2));
-    server.push(a::text("Successor: picking up the edited plan.", u(5_000)));
-    server.push_writing(a::text(&doc("parser"), u(31_000)).gated(&gw));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "bg"]].concat());
+    server.script().at(31_000).tool("list_dir", "{}");
+    server.script().at(31_300).held(&g2).tool("list_dir", "{}");
+    server
+        .script()
+        .at(5_000)
+        .text("Successor: picking up the edited plan.");
+    server
+        .script()
+        .at(31_000)
+        .writing()
+        .held(&gw)
+        .text(&doc("parser"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step bg")));
     t.wait_for(READY);
-    t.keys("refactor the parser");
-    t.keys(ENTER);
+    t.ask("refactor the parser");
     // The writing runs beside the main thread's request: two spinner lines.
     t.wait("both spinners", |s| {
         s.contains("writing the handoff in the background") && s.contains("working…")
@@ -112,9 +71,7 @@ fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor()
     );
     // Into the editor, a line at the end: the countdown pauses; Ctrl-S ends the review.
     t.keys(CTRL_O);
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys("- typed-during-the-work.rs");
     t.wait("the edit and the paused countdown", |s| {
         s.contains("- typed-during-the-work.rs") && s.contains("paused")
@@ -163,16 +120,23 @@ fn both_spinners_the_review_beside_the_work_and_the_edit_reaches_the_successor()
 
 #[test]
 fn esc_with_no_turn_running_cancels_the_background_writing() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let gw = Gate::new();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text("The turn is done.", u(31_200)));
-    server.push_writing(a::text(&doc("x"), u(31_000)).gated(&gw));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "esc"]].concat());
+    server
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_200)
+        .text("The turn is done.");
+    server
+        .script()
+        .at(31_000)
+        .writing()
+        .held(&gw)
+        .text(&doc("x"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step esc")));
     t.wait_for(READY);
-    t.keys("go");
-    t.keys(ENTER);
+    t.ask("go");
     t.wait("the answer, the writing still running", |s| {
         s.contains("The turn is done.") && s.contains("esc to cancel it")
     });
@@ -187,13 +151,19 @@ fn esc_with_no_turn_running_cancels_the_background_writing() {
 
 #[test]
 fn kill_9_while_the_document_is_written_loses_nothing() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let (gw, g2) = (Gate::new(), Gate::new());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text("never answered", u(31_100)).gated(&g2));
-    server.push_writing(a::text(&doc("lost"), u(31_000)).gated(&gw));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "k1"]].concat());
+    server.script().at(31_000).tool("list_dir", "{}");
+    server
+        .script()
+        .at(31_100)
+        .held(&g2)
+        .text("never answered")
+        .at(31_000)
+        .writing()
+        .held(&gw)
+        .text(&doc("lost"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step k1")));
     t.wait_for(READY);
     let task = "fix the lexer";
     t.keys(task);
@@ -202,19 +172,22 @@ fn kill_9_while_the_document_is_written_loses_nothing() {
     let home = t.home();
     kill_9(&mut t);
     drop(t);
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(step["handoffs"].as_array().map(Vec::len), Some(0));
     assert!(step.get("frozen").is_none(), "nothing was frozen: {step:#}");
     // --continue: the same session, every message of it; the next handoff writes from it all.
     server.drop_pending();
-    server.push(a::text("Continuing the lexer.", u(31_500)));
-    server.push(a::text("Generation 2 on the lexer.", u(4_000)));
-    server.push_writing(a::text(&doc("lexer"), u(31_000)));
+    server
+        .script()
+        .at(31_500)
+        .text("Continuing the lexer.")
+        .at(4_000)
+        .text("Generation 2 on the lexer.");
+    server.script().at(31_000).writing().text(&doc("lexer"));
     let mut t = Pty::start_in(
         home,
         &server,
-        &[&ARGS[..5], &["--continue", "--review", "off"]].concat(),
+        &flags("--yes --window 40000 --headroom 10000 --continue --review off"),
     );
     t.wait_for("continuing session");
     t.keys("go on");
@@ -241,19 +214,23 @@ fn kill_9_while_the_document_is_written_loses_nothing() {
 
 #[test]
 fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let g2 = Gate::new();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::tool_use(
-        "t2",
-        "glob",
-        r#"{"pattern":"*.rs"}"#,
-        u(31_200),
-    ));
-    server.push(a::text("held", u(31_300)).gated(&g2));
-    server.push_writing(a::text(&doc("review"), u(31_000)));
-    let mut t = start(&server, &[&ARGS[..], &["--step", "k2"]].concat());
+    server
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_200)
+        .tool("glob", r#"{"pattern":"*.rs"}"#);
+    server
+        .script()
+        .at(31_300)
+        .held(&g2)
+        .text("held")
+        .at(31_000)
+        .writing()
+        .text(&doc("review"));
+    let mut t = start(&server, &flags(&format!("{ARGS} --step k2")));
     t.wait_for(READY);
     let task = "tidy the review";
     t.keys(task);
@@ -281,8 +258,11 @@ fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
     // A plain start reopens the review; Esc ends it; the successor holds the request, the edit
     // and the record of what the killed session did after the cut.
     server.drop_pending();
-    server.push(a::text("Generation 2 after the kill.", u(4_000)));
-    let mut t = Pty::start_in(home, &server, &ARGS);
+    server
+        .script()
+        .at(4_000)
+        .text("Generation 2 after the kill.");
+    let mut t = Pty::start_in(home, &server, &flags(ARGS));
     t.wait("the reopened review", |s| {
         s.contains("was never turned over") && s.contains("successor in")
     });
@@ -308,10 +288,8 @@ fn kill_9_during_the_background_review_reopens_it_with_the_edit_and_the_tail() {
 
 #[test]
 fn the_demo_hands_off_in_the_background_and_generation_2_finishes() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let mut t = Pty::start(&server, &["--demo", "--review", "3"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    let mut t = Pty::open(&server, &["--demo", "--review", "3"]);
     t.keys("fix the calculator");
     t.keys(ENTER);
     // The demo's edit waits for its approval (keys are ignored for 400 ms after it shows).

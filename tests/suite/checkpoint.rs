@@ -14,6 +14,9 @@ use flower_tui::engine::checkpoint::{
     SkipReason, Snapshot, TurnCheckpoint, UndoStack,
 };
 
+use crate::support::check::assert_file;
+use crate::support::files::git;
+
 /// One entry as a test compares it: what it is, its permission bits, its bytes or target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
@@ -85,25 +88,6 @@ fn sh(dir: &Path, script: &str) {
     assert!(
         out.status.success(),
         "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -332,10 +316,7 @@ fn a_file_the_user_changed_since_the_turn_is_a_conflict() {
             .unwrap(),
     );
     assert_eq!(kept.kept.len(), 2);
-    assert_eq!(
-        fs::read_to_string(s.ws.join("src/main.rs")).unwrap(),
-        "the user's version\n"
-    );
+    assert_file(s.ws.join("src/main.rs"), "the user's version\n");
     assert_eq!(
         fs::read_to_string(s.ws.join("notes.txt")).unwrap(),
         "untouched by the turn\n",
@@ -361,10 +342,7 @@ fn a_file_the_user_changed_since_the_turn_is_a_conflict() {
             .any(|c| c.path.lossy() == "src/main.rs")
     );
     let backup = over.backup.expect("a backup before overwriting");
-    assert_eq!(
-        fs::read_to_string(s.ws.join("src/main.rs")).unwrap(),
-        "fn main() {}\n"
-    );
+    assert_file(s.ws.join("src/main.rs"), "fn main() {}\n");
     let back: Vec<String> = store
         .changes(&before.id, &backup)
         .unwrap()
@@ -378,14 +356,8 @@ fn a_file_the_user_changed_since_the_turn_is_a_conflict() {
             .restore(&before.id, &backup, OnConflict::Stop)
             .unwrap(),
     );
-    assert_eq!(
-        fs::read_to_string(s.ws.join("src/main.rs")).unwrap(),
-        "the user's second version\n"
-    );
-    assert_eq!(
-        fs::read_to_string(s.ws.join("src/deep/old.rs")).unwrap(),
-        "the user's own old.rs\n"
-    );
+    assert_file(s.ws.join("src/main.rs"), "the user's second version\n");
+    assert_file(s.ws.join("src/deep/old.rs"), "the user's own old.rs\n");
 }
 
 #[test]
@@ -438,11 +410,8 @@ fn ignored_and_oversized_files_are_named_never_lost() {
             .restore(&after.id, &before.id, OnConflict::Stop)
             .unwrap(),
     );
-    assert_eq!(fs::read_to_string(s.ws.join("keep.log")).unwrap(), "k\n");
-    assert_eq!(
-        fs::read_to_string(s.ws.join("sub/ok.txt")).unwrap(),
-        "visible\n"
-    );
+    assert_file(s.ws.join("keep.log"), "k\n");
+    assert_file(s.ws.join("sub/ok.txt"), "visible\n");
     assert_eq!(fs::read(s.ws.join("mid.bin")).unwrap().len(), 600);
     assert!(
         !s.ws.join("sub/secret.txt").exists(),
@@ -511,10 +480,7 @@ fn a_workspace_inside_a_repository_leaves_its_git_byte_identical() {
         git_before,
         "the user's .git (index, HEAD, refs, objects) is unchanged"
     );
-    assert_eq!(
-        fs::read_to_string(ws.join("scratch.tmp")).unwrap(),
-        "ignored by the parent's rules\n"
-    );
+    assert_file(ws.join("scratch.tmp"), "ignored by the parent's rules\n");
 }
 
 #[test]

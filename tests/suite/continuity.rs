@@ -10,76 +10,30 @@ use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use flower_tui::engine::session::Resume;
 use serde_json::Value;
 
-use crate::support::fake::{Reply, U, anthropic as a};
-use crate::support::harness::{Harness, Running, start, turn_end};
-
-const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 10,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
+use crate::support::check::{assert_contains, assert_event, assert_starts_with, picked};
+use crate::support::fake::{Reply, anthropic as a};
+use crate::support::harness::{Harness, start, turn_end};
+use crate::support::requests::first_blocks;
+use crate::support::script::DOC;
 
 fn overflow() -> Reply {
-    Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 45000 tokens > 40000 maximum"}}"#.into(),
-    }
-}
-
-/// The text blocks of the first message of a request body.
-fn first_blocks(body: &Value) -> Vec<String> {
-    body["messages"][0]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|b| b["text"].as_str().map(str::to_string))
-        .collect()
-}
-
-/// Wait for the `Frozen` phase; its handoff id and path.
-async fn frozen(r: &mut Running) -> (flower_tui::engine::protocol::HandoffId, std::path::PathBuf) {
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    match ev.last() {
-        Some(Event::Handoff(HandoffPhase::Frozen {
-            handoff,
-            path: Some(path),
-            awaits_review: true,
-            ..
-        })) => (*handoff, path.clone()),
-        other => panic!("{other:#?}"),
-    }
+    a::too_long(45_000, 40_000)
 }
 
 fn warnings(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Warning { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::Warning { message } => message.clone())
 }
 
 #[tokio::test]
 async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     let h = Harness::new().await;
-    h.server.push(a::text("hi there", u(1_000)));
+    h.script().text("hi there");
     h.server.push(overflow());
-    h.server
-        .push(a::text("on it: the second request", u(2_000)));
+    h.script().at(2_000).text("on it: the second request");
     let mut r = start(h.params(40_000, 10_000));
-    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    r.completed_turn("hello").await;
     let second = "Now rename  `parse_all` to `parse`\n  everywhere (keep this spacing).";
-    let ev = r.turn(second).await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn(second).await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
     let blocks = first_blocks(&reqs[2]);
@@ -94,34 +48,29 @@ async fn an_overflow_on_the_second_message_briefs_the_successor_with_it() {
     // The degraded Scene names the current request, then the step's first task.
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
     let scene = file.split("## Scene\n").nth(1).unwrap();
-    assert!(
-        scene.starts_with("Request in progress at the cut:\nNow rename  `parse_all`"),
-        "{scene}"
+    assert_starts_with(
+        scene,
+        "Request in progress at the cut:\nNow rename  `parse_all`",
     );
-    assert!(
-        scene.contains("Original task of this step:\nhello"),
-        "{scene}"
-    );
+    assert_contains(scene, "Original task of this step:\nhello");
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the_document() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    h.server.push(a::text(DOC, u(31_500))); // the writing turn
-    h.server.push(a::text("done with the parser", u(5_000))); // successor
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000))); // next turn crosses again
+    h.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
+    h.script().at(31_500).text(DOC); // the writing turn
+    h.script().at(5_000).text("done with the parser"); // successor
+    h.script().at(31_000).tool("list_dir", "{}"); // next turn crosses again
     for _ in 0..5 {
         // The writing turn fails on all 5 tries: a degraded document.
-        h.server.push(Reply::status(500, "boom"));
+        h.script().reply(Reply::status(500, "boom"));
     }
-    h.server.push(a::text("third generation here", u(5_000)));
+    h.script().at(5_000).text("third generation here");
     let mut r = start(h.params(40_000, 10_000));
     let task = "refactor the parser";
-    assert_eq!(turn_end(&r.turn(task).await), "completed");
+    r.completed_turn(task).await;
     let reqs = h.server.requests();
     let blocks = first_blocks(&reqs[2]);
     assert_eq!(blocks.len(), 3);
@@ -129,13 +78,13 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
     assert_eq!(blocks[2], task);
 
     let next = "now the lexer, please";
-    assert_eq!(turn_end(&r.turn(next).await), "completed");
+    r.completed_turn(next).await;
     let reqs = h.server.requests();
     let last = reqs.last().unwrap();
     let blocks = first_blocks(last);
     assert_eq!(blocks.last().map(String::as_str), Some(next));
     let doc = &blocks[0];
-    assert!(doc.contains("[DEGRADED"), "{doc}");
+    assert_contains(doc, "[DEGRADED");
     let mark = format!("{CARRIED_MARKER} from the generation 1 handoff");
     for carried in [
         "Keep the old API: callers depend on it.",
@@ -158,16 +107,7 @@ async fn an_automatic_handoff_carries_the_request_and_a_degraded_one_carries_the
 #[tokio::test]
 async fn the_briefing_holds_the_file_byte_for_byte() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
-    r.send_turn("work").await;
-    let (handoff, path) = frozen(&mut r).await;
-    let text = std::fs::read_to_string(&path).unwrap();
+    let (mut r, handoff, path, text) = h.in_review(DOC).await;
     let (header, rest) = text.split_once('\n').unwrap();
     let edited = format!(
         "{header} — EDITED HEADER\r\nA line above the sections, *as typed*.\n\n{rest}\
@@ -193,16 +133,11 @@ async fn the_briefing_holds_the_file_byte_for_byte() {
 async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_back() {
     let h = Harness::new().await;
     for _ in 0..2 {
-        h.server
-            .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-        h.server.push(a::text(DOC, u(31_500)));
-        h.server.push(a::text("ok", u(5_000)));
+        h.script().over_the_line(DOC).at(5_000).text("ok");
     }
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("first").await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     let left = "I rewrote this as plain prose: finish the parser, then the lexer.";
     std::fs::write(&path, left).unwrap();
     r.send(Op::ReviewDone { handoff }).await;
@@ -217,7 +152,7 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
     assert!(blocks[0].ends_with(&format!("<handoff>\n{left}\n</handoff>\n")));
 
     r.send_turn("second").await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     std::fs::write(&path, "  \n").unwrap();
     r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
@@ -236,16 +171,12 @@ async fn a_file_that_no_longer_parses_is_sent_as_left_and_an_empty_one_falls_bac
 #[tokio::test]
 async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens_it() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    h.script().over_the_line(DOC);
+    let mut r = start(h.reviewed(40_000, 10_000));
+    let root = r.run_root.clone();
     let task = "fix the flaky test";
     r.send_turn(task).await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (handoff, path) = r.frozen_for_review().await;
     let unsaved = path.with_extension("md.unsaved-20261129T134100Z.md");
     std::fs::write(&unsaved, "my unsaved words").unwrap();
     r.send(Op::UnsavedEdits {
@@ -267,11 +198,9 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     assert_eq!(h.server.requests().len(), 2, "no successor request");
 
     // The next start: the review is reopened on the frozen document, the edits offered.
-    h.server.push(a::text("successor continues", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
+    h.script().at(5_000).text("successor continues");
+    let mut p = h.resumed(40_000, 10_000, &root);
     p.front_end = FrontEnd::Interactive { review: true };
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
@@ -283,9 +212,7 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
         _ => None,
     });
     assert_eq!(reopened, Some((Some(unsaved.clone()), Some(path.clone()))));
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Notice { message } if message.contains("was never turned over"))
-    ));
+    assert_event!(ev, Event::Notice { message } if message.contains("was never turned over"));
     let Some(Event::Handoff(HandoffPhase::Frozen { handoff, .. })) = ev.last() else {
         panic!()
     };
@@ -294,18 +221,14 @@ async fn a_shutdown_during_the_review_commits_nothing_and_the_next_start_reopens
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { generation: 2, .. })))
-    );
+    assert_event!(ev, Event::Handoff(HandoffPhase::Done { generation: 2, .. }));
     let m = r.manifest();
     let st = &m.steps[0];
     assert!(st.frozen.is_none());
     assert_eq!(st.retired, [first_id]);
     assert_eq!(st.handoffs.len(), 1);
     // The successor starts when the user speaks; it has the request after the briefing.
-    let ev = r.turn("go on").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("go on").await;
     let blocks = first_blocks(h.server.requests().last().unwrap());
     assert!(blocks[0].contains("my unsaved words"));
     assert_eq!(&blocks[2..], [task.to_string(), "go on".to_string()]);
@@ -317,12 +240,14 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
     let h = Harness::new().await;
     let other = crate::support::fake::FakeServer::start().await;
     for (server, name) in [(&h.server, "A"), (&other, "B")] {
-        server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-        server.push(a::text(
-            &DOC.replace("Refactoring", &format!("{name} refactoring")),
-            u(31_500),
-        ));
-        server.push(a::text("ok", u(5_000)));
+        server
+            .script()
+            .at(31_000)
+            .tool("list_dir", "{}")
+            .at(31_500)
+            .text(&DOC.replace("Refactoring", &format!("{name} refactoring")))
+            .at(5_000)
+            .text("ok");
     }
     let mut pa = h.params(40_000, 10_000);
     pa.front_end = FrontEnd::Interactive { review: true };
@@ -341,15 +266,16 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
     let mut ra = start(pa);
     let mut rb = start(pb);
     ra.send_turn("a task").await;
-    let (ha, path_a) = frozen(&mut ra).await;
+    let (ha, path_a) = ra.frozen_for_review().await;
     rb.send_turn("b task").await;
-    let (hb, path_b) = frozen(&mut rb).await;
+    let (hb, path_b) = rb.frozen_for_review().await;
     assert_eq!(path_a, h.workbench().join("notes/handoff-test-step.md"));
     assert_eq!(path_b, h.workbench().join("notes/handoff-test-step-2.md"));
-    assert!(rb.events.iter().any(|e| matches!(
-        e,
-        Event::Notice { message } if message.contains("step test-step is in use") && message.contains("test-step-2")
-    )));
+    assert_event!(
+        rb.events,
+        Event::Notice { message }
+            if message.contains("step test-step is in use") && message.contains("test-step-2")
+    );
     rb.send(Op::ReviewDone { handoff: hb }).await;
     ra.send(Op::ReviewDone { handoff: ha }).await;
     rb.until(|e| matches!(e, Event::TurnEnd { .. })).await;
@@ -365,8 +291,7 @@ async fn two_engines_on_one_step_keep_to_their_own_documents() {
 
 /// Engine parameters that resume the run in `root`.
 fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::EngineParams {
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
+    let mut p = h.reviewed(40_000, 10_000);
     p.run_dir = RunDir::open(root);
     p.start.resume = Some(Resume::at(RunDir::open(root)));
     p
@@ -375,15 +300,15 @@ fn resumed(h: &Harness, root: &std::path::Path) -> flower_tui::engine::session::
 #[tokio::test]
 async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one() {
     let h = Harness::new().await;
-    h.server.push(a::text("first answer", u(1_000)));
+    h.script().text("first answer");
     h.server.push(Reply::Stall {
         prefix: crate::support::harness::text_prefix("half an ans"),
     });
-    h.server.push(a::text(DOC, u(1_500))); // the /handoff writing turn
-    h.server.push(a::text("ok", u(500)));
-    h.server.push(a::text(DOC, u(1_500))); // the second /handoff
+    h.script().at(1_500).text(DOC); // the /handoff writing turn
+    h.script().at(500).text("ok");
+    h.script().at(1_500).text(DOC); // the second /handoff
     let mut r = start(h.params(40_000, 10_000));
-    assert_eq!(turn_end(&r.turn("first request").await), "completed");
+    r.completed_turn("first request").await;
     let cut = "the request Esc interrupted";
     let turn = r.send_turn(cut).await;
     while h.server.requests().len() < 2 {
@@ -394,7 +319,7 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
     let turn = r.send_handoff(None).await;
     assert_eq!(turn_end(&r.until_end(turn).await), "handoff");
     // The successor's first request (sent with the next message) has the interrupted request.
-    assert_eq!(turn_end(&r.turn("and then?").await), "completed");
+    r.completed_turn("and then?").await;
     let blocks = first_blocks(&h.server.requests()[3]);
     assert_eq!(
         &blocks[2..],
@@ -421,15 +346,11 @@ async fn a_manual_handoff_carries_an_interrupted_request_but_not_a_finished_one(
 #[tokio::test]
 async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    h.script().over_the_line(DOC);
+    let mut r = start(h.reviewed(40_000, 10_000));
+    let root = r.run_root.clone();
     r.send_turn("task").await;
-    let (_, path) = frozen(&mut r).await;
+    let (_, path) = r.frozen_for_review().await;
     r.shutdown().await;
     // As if killed between the ledger's record and the file: not written, no file.
     let mpath = root.join("manifest.json");
@@ -440,14 +361,14 @@ async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
     std::fs::remove_file(&path).unwrap();
 
     let mut r = start(resumed(&h, &root));
-    let (handoff, again) = frozen(&mut r).await;
+    let (handoff, again) = r.frozen_for_review().await;
     assert_eq!(again, path);
     assert!(
         std::fs::read_to_string(&path)
             .unwrap()
             .contains("Run the parser tests.")
     );
-    h.server.push(a::text("on it", u(100)));
+    h.script().at(100).text("on it");
     r.send(Op::ReviewDone { handoff }).await;
     r.until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
@@ -458,11 +379,10 @@ async fn a_kill_before_the_file_was_written_freezes_it_at_the_next_start() {
 #[tokio::test]
 async fn continuing_a_step_a_live_engine_works_on_is_refused() {
     let h = Harness::new().await;
-    h.server.push(a::text("hi", u(100)));
-    let p = h.params(40_000, 10_000);
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
-    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    h.script().at(100).text("hi");
+    let mut r = start(h.params(40_000, 10_000));
+    let root = r.run_root.clone();
+    r.completed_turn("hello").await;
     let err = flower_tui::engine::session::spawn(resumed(&h, &root))
         .err()
         .expect("refused while the first engine lives");
@@ -484,29 +404,17 @@ async fn a_key_typed_into_the_handoff_file_during_the_review_reaches_neither_the
     const TYPED_KEY: &str = "sk-ant-typed-into-the-file-0123456789";
     flower_tui::engine::secrets::register(TYPED_KEY);
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
-    r.send_turn("work").await;
-    let (handoff, path) = frozen(&mut r).await;
+    let (mut r, handoff, path, text) = h.in_review(DOC).await;
     // The user (or `$EDITOR`, or a command) puts a key into the document under review.
-    let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}## Notes\nthe key is {TYPED_KEY}\n")).unwrap();
     r.send(Op::ReviewDone { handoff }).await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     let briefing = first_blocks(&h.server.requests()[2]).join("\n");
-    assert!(
-        briefing.contains("## Notes\nthe key is sk-a****\n"),
-        "{briefing}"
-    );
+    assert_contains(&briefing, "## Notes\nthe key is sk-a****\n");
     assert!(!briefing.contains(TYPED_KEY), "{briefing}");
     // The file the successor was briefed from holds it masked too, as every handoff file does.
     let on_disk = std::fs::read_to_string(&path).unwrap();
     assert!(!on_disk.contains(TYPED_KEY), "{on_disk}");
-    assert!(on_disk.contains("the key is sk-a****"), "{on_disk}");
+    assert_contains(&on_disk, "the key is sk-a****");
     r.shutdown().await;
 }

@@ -5,13 +5,11 @@
 
 use std::time::Duration;
 
-use crate::support::fake::FakeServer;
-use crate::support::pty::{Pty, runtime};
+use crate::support::pty::{Pty, served};
 
 #[test]
 fn the_demo_plays_to_its_end_with_no_key_but_the_approval() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let mut t = Pty::start(&server, &["--demo"]);
     t.wait_for("Allow edit_file?");
     // Keys are ignored for 400 ms after the prompt shows.

@@ -5,37 +5,20 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
+use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::fake::Reply;
 use crate::support::harness::text_prefix;
-use crate::support::pty::{
-    CTRL_C, CTRL_S, DOWN, END, ENTER, ESC, Pty, READY, last_user_text, lock, rfind, runtime,
-};
-
-/// A five-section handoff document, as a model writes it.
-const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 10,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
+use crate::support::headless::{BLOCKING, flags, ledger};
+use crate::support::pty::{CTRL_S, ENTER, ESC, Pty, READY, last_user_text, lock, rfind, served};
+use crate::support::script::DOC;
 
 #[test]
 fn a_typed_message_gets_the_streamed_reply_on_screen() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text(
-        "The answer is forty-two, streamed in small pieces.",
-        u(1_000),
-    ));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
-    t.keys("what is the answer");
-    t.wait_for("what is the answer");
-    t.keys(ENTER);
+    let (_rt, server) = served();
+    let answer = "The answer is forty-two, streamed in small pieces.";
+    server.script().text(answer);
+    let mut t = Pty::open(&server, &["--yes"]);
+    t.ask("what is the answer");
     let screen = t.wait_for("The answer is forty-two, streamed in small pieces.");
     // The question stays in the chat above the answer.
     let q = screen.find("what is the answer").unwrap();
@@ -49,40 +32,36 @@ fn a_typed_message_gets_the_streamed_reply_on_screen() {
 
 #[test]
 fn esc_cancels_a_manual_handoff_and_the_session_goes_on() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("first answer here", u(2_000)));
-    server.push(a::text("second answer here", u(2_200)));
-    server.push(Reply::Stall {
+    let (_rt, server) = served();
+    let stall = Reply::Stall {
         prefix: text_prefix("## Doing"),
-    });
-    server.push(a::text("third answer here", u(2_500)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
-    t.keys("first question");
-    t.wait_for("first question");
-    t.keys(ENTER);
+    };
+    server
+        .script()
+        .at(2_000)
+        .text("first answer here")
+        .at(2_200)
+        .text("second answer here")
+        .reply(stall)
+        .at(2_500)
+        .text("third answer here");
+    let mut t = Pty::open(&server, &["--yes"]);
+    t.ask("first question");
     t.wait_for("first answer here");
     // Two exchanges, not one: after a single exchange the TUI refuses `/handoff` with "Nothing to
     // hand off" (its message count is reset by the first session's SessionStarted, which arrives
     // after the first message was counted).
-    t.keys("second question");
-    t.wait_for("second question");
-    t.keys(ENTER);
+    t.ask("second question");
     t.wait_for("second answer here");
 
-    t.keys("/handoff");
-    t.wait_for("/handoff");
-    t.keys(ENTER);
+    t.ask("/handoff");
     let reqs = t.wait_requests(&server, 3);
     // The writing turn is in flight (stalled): tool use off.
     assert_eq!(reqs[2]["tool_choice"]["type"], "none", "{:#}", reqs[2]);
     t.keys(ESC);
     t.wait_for("Handoff cancelled");
 
-    t.keys("third question");
-    t.wait_for("third question");
-    t.keys(ENTER);
+    t.ask("third question");
     t.wait_for("third answer here");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 4);
@@ -91,42 +70,23 @@ fn esc_cancels_a_manual_handoff_and_the_session_goes_on() {
     assert_eq!(last_user_text(next), "third question");
     assert_ne!(next["tool_choice"]["type"], "none");
     let history = next["messages"].to_string();
-    assert!(history.contains("first question"), "{history}");
-    assert!(history.contains("first answer here"), "{history}");
+    assert_contains(&history, "first question");
+    assert_contains(&history, "first answer here");
 }
 
 #[test]
 fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    server.push(a::text(DOC, u(31_500))); // the writing turn
-    server.push(a::text(
-        "Successor here: running the parser tests.",
-        u(5_000),
-    ));
-    let mut t = Pty::start(
-        &server,
-        &[
-            "--yes",
-            // The main thread stops for the document (the background flow is in
-            // background_e2e.rs).
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            "e2e",
-        ],
-    );
-    t.wait_for(READY);
-    t.keys("refactor the parser");
-    t.wait_for("refactor the parser");
-    t.keys(ENTER);
+    let (_rt, server) = served();
+    // Crosses the line at 30,000; the writing turn; the successor.
+    server
+        .script()
+        .over_the_line(DOC)
+        .at(5_000)
+        .text("Successor here: running the parser tests.");
+    // The main thread stops for the document (the background flow is in background_e2e.rs).
+    let args = flags(&format!("{BLOCKING} --review 60 --step e2e"));
+    let mut t = Pty::open(&server, &args);
+    t.ask("refactor the parser");
     // The side editor opens on the frozen document with the countdown.
     t.wait("the side editor with the document and the countdown", |s| {
         s.contains("handoff-e2e.md") && s.contains("## Next") && s.contains("successor in")
@@ -138,9 +98,7 @@ fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
     );
 
     // The editor has the focus: go to the last line, add one, and type into it.
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys("- zebra-note.rs (typed in review)");
     t.wait("the typed line and the paused countdown", |s| {
         s.contains("- zebra-note.rs (typed in review)") && s.contains("paused")
@@ -155,10 +113,10 @@ fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
     let successor = &reqs[2];
     assert_eq!(successor["messages"].as_array().unwrap().len(), 1);
     let first = last_user_text(successor);
-    assert!(first.contains("zebra-note.rs (typed in review)"), "{first}");
-    assert!(first.contains("Run the parser tests."), "{first}");
+    assert_contains(&first, "zebra-note.rs (typed in review)");
+    assert_contains(&first, "Run the parser tests.");
     let file = workspace_file(&t.workspace(), ".flower/notes/handoff-e2e.md");
-    assert!(file.contains("zebra-note.rs (typed in review)"), "{file}");
+    assert_contains(&file, "zebra-note.rs (typed in review)");
 }
 
 fn workspace_file(ws: &Path, rel: &str) -> String {
@@ -167,13 +125,9 @@ fn workspace_file(ws: &Path, rel: &str) -> String {
 
 #[test]
 fn ctrl_c_twice_quits_and_gives_the_terminal_back() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let mut t = Pty::start(&server, &[]);
-    t.wait_for(READY);
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    let status = t.wait_exit();
+    let (_rt, server) = served();
+    let mut t = Pty::open(&server, &[]);
+    let status = t.quit();
     assert!(status.success(), "{status}; screen:\n{}", t.screen());
     let raw = t.raw();
     let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).into_owned();
@@ -200,27 +154,20 @@ fn ctrl_c_twice_quits_and_gives_the_terminal_back() {
 
 #[test]
 fn tool_calls_wait_for_the_approval_keys() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"allowed.txt","content":"written after y\n"}"#,
-        u(1_000),
-    ));
-    server.push(a::tool_use(
-        "w2",
-        "write_file",
-        r#"{"path":"denied.txt","content":"never\n"}"#,
-        u(1_200),
-    ));
-    server.push(a::text("One written, one refused.", u(1_400)));
-    let mut t = Pty::start(&server, &[]);
+    let (_rt, server) = served();
+    server
+        .script()
+        .tool(
+            "write_file",
+            r#"{"path":"allowed.txt","content":"written after y\n"}"#,
+        )
+        .at(1_200)
+        .tool("write_file", r#"{"path":"denied.txt","content":"never\n"}"#)
+        .at(1_400)
+        .text("One written, one refused.");
+    let mut t = Pty::open(&server, &[]);
     let ws = t.workspace();
-    t.wait_for(READY);
-    t.keys("write two files");
-    t.wait_for("write two files");
-    t.keys(ENTER);
+    t.ask("write two files");
     t.wait_for("Allow write_file?");
     assert_eq!(server.requests().len(), 1, "the tool waits for the answer");
     assert!(!ws.join("allowed.txt").exists());
@@ -252,17 +199,15 @@ fn tool_calls_wait_for_the_approval_keys() {
             .cloned()
             .unwrap_or_else(|| panic!("no result for {id}: {body:#}"))
     };
-    assert_ne!(result(&reqs[1], "w1")["is_error"], true);
-    assert_eq!(result(&reqs[2], "w2")["is_error"], true);
+    assert_ne!(result(&reqs[1], "t1")["is_error"], true);
+    assert_eq!(result(&reqs[2], "t2")["is_error"], true);
 }
 
 #[test]
 fn a_resize_redraws_the_screen_at_the_new_size() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("An answer drawn before the resize.", u(1_000)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server.script().text("An answer drawn before the resize.");
+    let mut t = Pty::open(&server, &["--yes"]);
     t.keys("before resizing");
     t.keys(ENTER);
     t.wait_for("An answer drawn before the resize.");
@@ -273,23 +218,18 @@ fn a_resize_redraws_the_screen_at_the_new_size() {
         s.lines().any(|l| l == border)
     });
     assert!(screen.contains(READY), "{screen}");
-    assert!(
-        screen.contains("An answer drawn before the resize."),
-        "{screen}"
-    );
-    assert!(screen.contains("› before resizing"), "{screen}");
+    assert_contains(&screen, "An answer drawn before the resize.");
+    assert_contains(&screen, "› before resizing");
 }
 
 #[test]
 fn page_keys_and_the_wheel_scroll_a_long_answer_and_the_bottom_follows_again() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let answer: String = (1..=120)
         .map(|i| format!("row {i:03} of the answer\n\n"))
         .collect();
-    server.push(a::text(&answer, u(1_000)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    server.script().text(&answer);
+    let mut t = Pty::open(&server, &["--yes"]);
     t.keys("a long answer please");
     t.keys(ENTER);
     t.wait_for("row 120 of the answer");
@@ -320,7 +260,10 @@ fn page_keys_and_the_wheel_scroll_a_long_answer_and_the_bottom_follows_again() {
     t.keys("\x1b[6~\x1b[6~\x1b[6~");
     t.wait_for("row 120 of the answer");
     // At the bottom the view follows again: a new answer shows without scrolling.
-    server.push(a::text("A second answer at the bottom.", u(2_000)));
+    server
+        .script()
+        .at(2_000)
+        .text("A second answer at the bottom.");
     t.keys("more");
     t.keys(ENTER);
     t.wait_for("A second answer at the bottom.");
@@ -328,24 +271,24 @@ fn page_keys_and_the_wheel_scroll_a_long_answer_and_the_bottom_follows_again() {
 
 #[test]
 fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     // The first try streams some words, then the connection drops; the replay completes.
-    server.push(Reply::Cut {
+    let cut = Reply::Cut {
         bytes: text_prefix("Half of a first try that breaks"),
-    });
-    server.push(a::text("The whole answer arrives once.", u(2_000)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
-    t.keys("explain it");
-    t.wait_for("explain it");
-    t.keys(ENTER);
+    };
+    server
+        .script()
+        .reply(cut)
+        .at(2_000)
+        .text("The whole answer arrives once.");
+    let mut t = Pty::open(&server, &["--yes"]);
+    t.ask("explain it");
     let screen = t.wait_for("The whole answer arrives once.");
     assert!(
         screen.contains("stream broken: interrupted") && screen.contains("(2/5)"),
         "{screen}"
     );
-    assert!(!screen.contains("Half of a first try"), "{screen}");
+    assert_lacks(&screen, "Half of a first try");
     assert_eq!(
         screen.matches("The whole answer arrives once.").count(),
         1,
@@ -363,8 +306,7 @@ mod undo;
 
 #[test]
 fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let mut t = Pty::start(&server, &["--demo", "--review", "off"]);
     // No key pressed: the demo types its own first message and reaches its one prompt.
     t.wait_for("Allow edit_file?");
@@ -374,18 +316,9 @@ fn the_demo_plays_by_itself_asks_once_and_its_scratch_dir_is_gone_after_quitting
     // Stop the turn, then quit from an idle, empty input.
     t.keys(ESC);
     std::thread::sleep(std::time::Duration::from_millis(800));
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    let status = t.wait_exit();
+    let status = t.quit();
     assert!(status.success(), "{status}; screen:\n{}", t.screen());
-    let runs = t.home().path().join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let m = flower_tui::engine::ledger::Manifest::load(&run.join("manifest.json")).unwrap();
+    let m = ledger(t.home().path());
     assert!(m.workspace.starts_with(std::env::temp_dir()));
     assert!(
         !m.workspace.exists(),

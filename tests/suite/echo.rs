@@ -10,8 +10,10 @@ use flower_tui::engine::policy::HandoffMode;
 use flower_tui::engine::protocol::{DocumentSource, Event, ExitReason, HandoffPhase};
 use serde_json::Value;
 
-use crate::support::fake::{Gate, Reply, U, anthropic as a, is_writing};
-use crate::support::harness::{Harness, exit_reason, start, turn_end};
+use crate::support::check::assert_contains;
+use crate::support::fake::{Gate, is_writing};
+use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
+use crate::support::requests::{last_user_text, unmarked};
 
 /// The long prompt's descriptions under its headings, word for word.
 const VERBATIM: &str = include_str!("../fixtures/echo/verbatim.md");
@@ -29,20 +31,6 @@ const GOOD: &str = include_str!("../fixtures/echo/good_quoting.md");
 /// A phrase of the long prompt only, and one of the short prompt only.
 const LONG_ONLY: &str = "What is being done right now, at the moment of the cut";
 const SHORT_ONLY: &str = "Here is a handoff from another task, to show the form.";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
-
-fn phases(events: &[Event]) -> Vec<HandoffPhase> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Handoff(p) => Some(p.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 fn retrying(events: &[Event]) -> Vec<String> {
     phases(events)
@@ -71,37 +59,9 @@ fn degraded_reasons(events: &[Event]) -> (Option<String>, Option<String>) {
     out
 }
 
-fn last_user_text(body: &Value) -> String {
-    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
-        return String::new();
-    };
-    last["content"]
-        .as_array()
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 /// A body's messages without the writing prompt: the last message's last text block dropped,
 /// `cache_control` markers removed (they move from request to request).
 fn without_prompt(body: &Value) -> Value {
-    fn unmarked(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .filter(|(k, _)| k.as_str() != "cache_control")
-                    .map(|(k, v)| (k.clone(), unmarked(v)))
-                    .collect(),
-            ),
-            Value::Array(a) => Value::Array(a.iter().map(unmarked).collect()),
-            other => other.clone(),
-        }
-    }
     let mut messages = unmarked(&body["messages"]);
     if let Some(last) = messages.as_array_mut().and_then(|m| m.last_mut())
         && let Some(blocks) = last["content"].as_array_mut()
@@ -137,15 +97,14 @@ fn assert_retry_body(first: &Value, retry: &Value) {
 #[tokio::test]
 async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_is_kept() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(VERBATIM, u(31_500)));
-    h.server.push(a::text(GOOD, u(31_200)));
-    h.server
-        .push(a::text("Continuing: the test passes.", u(5_000)));
+    h.script()
+        .over_the_line(VERBATIM)
+        .at(31_200)
+        .text(GOOD)
+        .at(5_000)
+        .text("Continuing: the test passes.");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("divide() in calc.py crashes on 0").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("divide() in calc.py crashes on 0").await;
 
     let reasons = retrying(&ev);
     assert_eq!(reasons.len(), 1, "{ev:#?}");
@@ -169,10 +128,7 @@ async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_
     assert_eq!(st.handoffs[0].source, DocumentSource::Written);
     assert!(st.errors.is_empty(), "{:?}", st.errors);
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
-    assert!(
-        file.contains("Add `test_divide_by_zero` to test_calc.py"),
-        "{file}"
-    );
+    assert_contains(&file, "Add `test_divide_by_zero` to test_calc.py");
     assert!(!file.contains(LONG_ONLY), "{file}");
     let briefing = reqs[3]["messages"][0]["content"][0]["text"]
         .as_str()
@@ -184,15 +140,14 @@ async fn an_echo_is_written_again_with_the_short_prompt_and_the_second_document_
 #[tokio::test]
 async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(EDITED, u(31_500)));
-    h.server.push(a::text(EXAMPLE_COPIED, u(31_200)));
-    h.server
-        .push(a::text("Inspecting the workspace.", u(5_000)));
+    h.script()
+        .over_the_line(EDITED)
+        .at(31_200)
+        .text(EXAMPLE_COPIED)
+        .at(5_000)
+        .text("Inspecting the workspace.");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("divide() in calc.py crashes on 0").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("divide() in calc.py crashes on 0").await;
 
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4, "two writing requests, then the successor");
@@ -214,21 +169,22 @@ async fn two_echoes_degrade_an_automatic_handoff_with_the_reason_everywhere() {
     assert_eq!(st.errors, [format!("handoff degraded ({reason})")]);
     // The mechanical document says it too.
     let file = std::fs::read_to_string(h.workbench().join("notes/handoff-test-step.md")).unwrap();
-    assert!(
-        file.contains(&format!("[DEGRADED: handoff not written] {reason}")),
-        "{file}"
-    );
+    assert_contains(&file, &format!("[DEGRADED: handoff not written] {reason}"));
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
     let h = Harness::new().await;
-    h.server
-        .push(a::text("divide() needs a zero check.", u(2_000)));
-    h.server.push(a::text(REAL_LONG, u(2_500)));
-    h.server.push(a::text(REAL_SHORT, u(2_400)));
-    h.server.push(a::text("Still here.", u(2_600)));
+    h.script()
+        .at(2_000)
+        .text("divide() needs a zero check.")
+        .at(2_500)
+        .text(REAL_LONG)
+        .at(2_400)
+        .text(REAL_SHORT)
+        .at(2_600)
+        .text("Still here.");
     let mut r = start(h.params(40_000, 10_000));
     r.turn("divide() in calc.py crashes on 0").await;
     let turn = r.send_handoff(None).await;
@@ -253,8 +209,7 @@ async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
             .any(|p| matches!(p, HandoffPhase::Frozen { .. } | HandoffPhase::Done { .. }))
     );
     // The same session answers the next message: nothing was handed off, nothing degraded.
-    let ev = r.turn("go on").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("go on").await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4);
     assert!(!is_writing(&reqs[3]));
@@ -267,13 +222,9 @@ async fn a_manual_handoff_that_restates_twice_fails_and_the_session_goes_on() {
 #[tokio::test]
 async fn a_good_document_quoting_the_prompt_passes_the_first_time() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(GOOD, u(31_500)));
-    h.server.push(a::text("Continuing.", u(5_000)));
+    h.script().over_the_line(GOOD).at(5_000).text("Continuing.");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("divide() in calc.py crashes on 0").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("divide() in calc.py crashes on 0").await;
     assert!(retrying(&ev).is_empty(), "{ev:#?}");
     let reqs = h.server.requests();
     assert_eq!(
@@ -285,39 +236,22 @@ async fn a_good_document_quoting_the_prompt_passes_the_first_time() {
     r.shutdown().await;
 }
 
-fn overflow(count: u64, window: u64) -> Reply {
-    Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: format!(
-            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {count} tokens > {window} maximum"}}}}"#
-        ),
-    }
-}
-
 #[tokio::test]
 async fn a_rescued_document_is_checked_too_and_its_retry_keeps_the_reduced_history() {
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("a.log"),
-        "error: disk full\n".repeat(2_000),
-    )
-    .unwrap();
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(31_000),
-    ));
+    h.big_log("a.log");
     // The writing request overflows; the rescue on a reduced copy restates its instructions;
     // the retry with the short prompt on that same copy writes the document.
-    h.server.push(overflow(42_000, 40_000));
-    h.server.push(a::text(VERBATIM, u(9_000)));
-    h.server.push(a::text(GOOD, u(8_800)));
-    h.server.push(a::text("generation 2", u(4_000)));
+    h.script()
+        .writing_overflows()
+        .at(9_000)
+        .text(VERBATIM)
+        .at(8_800)
+        .text(GOOD)
+        .at(4_000)
+        .text("generation 2");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("read a.log").await;
     assert_eq!(retrying(&ev).len(), 1, "{ev:#?}");
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 5);
@@ -344,14 +278,16 @@ struct BackgroundRun {
 /// at its boundary.
 async fn background_run(h: &Harness, first: &str, retry: &str) -> BackgroundRun {
     let gate = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_500)).gated(&gate));
-    h.server.push(a::text("successor goes on", u(5_000)));
-    h.server.push_writing(a::text(first, u(31_000)));
-    h.server
-        .push_writing(a::text(retry, u(31_000)).after(Duration::from_millis(50)));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_500).held(&gate).tool("list_dir", "{}");
+    h.script().at(5_000).text("successor goes on");
+    h.script()
+        .at(31_000)
+        .writing()
+        .text(first)
+        .writing()
+        .after(Duration::from_millis(50))
+        .text(retry);
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Background;
     let mut r = start(p);

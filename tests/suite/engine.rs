@@ -4,34 +4,28 @@ use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{ErrorKind, Event, ExitReason, Op, Origin};
 use flower_tui::engine::provider::ErrorKind as P;
 
+use crate::support::check::{assert_contains, assert_event, assert_file};
 use crate::support::fake::{Reply, U, anthropic as a, openai as o};
 use crate::support::harness::{Harness, KEY, all_files, exit_reason, start, text_of, turn_end};
-
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 20,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
 
 #[tokio::test]
 async fn plain_reply_streams_and_records_usage() {
     let h = Harness::new().await;
-    h.server.push(a::text("Hello there, human.", u(1200)));
+    h.script()
+        .usage(U::new(1200, 20))
+        .text("Hello there, human.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("say hello").await;
     assert_eq!(text_of(&ev), "Hello there, human.");
     assert_eq!(turn_end(&ev), "completed");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::Usage {
             context: 1220,
             estimated: false,
             ..
         }
-    )));
+    );
     let m = r.manifest();
     assert_eq!(m.steps[0].figures.context, 1220);
     assert_eq!(m.steps[0].figures.num_turns, 1);
@@ -44,29 +38,22 @@ async fn plain_reply_streams_and_records_usage() {
 #[tokio::test]
 async fn write_then_edit_then_reply() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "write_file",
-        r#"{"path":"notes.txt","content":"alpha\nbeta\n"}"#,
-        u(1000),
-    ));
-    h.server.push(a::tool_use(
-        "t2",
-        "edit_file",
-        r#"{"path":"notes.txt","old_string":"beta","new_string":"gamma"}"#,
-        u(1500),
-    ));
-    h.server.push(a::text(
-        "Done: notes.txt now says alpha and gamma.",
-        u(2000),
-    ));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "write_file",
+            r#"{"path":"notes.txt","content":"alpha\nbeta\n"}"#,
+        )
+        .at(1500)
+        .tool(
+            "edit_file",
+            r#"{"path":"notes.txt","old_string":"beta","new_string":"gamma"}"#,
+        )
+        .at(2000)
+        .text("Done: notes.txt now says alpha and gamma.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("make notes").await;
-    assert_eq!(turn_end(&ev), "completed");
-    assert_eq!(
-        std::fs::read_to_string(h.workspace.join("notes.txt")).unwrap(),
-        "alpha\ngamma\n"
-    );
+    r.completed_turn("make notes").await;
+    assert_file(h.workspace.join("notes.txt"), "alpha\ngamma\n");
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
     let r2 = a::tool_results(&reqs[1]);
@@ -93,13 +80,11 @@ async fn write_then_edit_then_reply() {
 #[tokio::test]
 async fn bash_timeout_is_reported_to_the_model() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo start; sleep 20","timeout":1}"#,
-        u(1000),
-    ));
-    h.server.push(a::text("It timed out.", u(1100)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("bash", r#"{"command":"echo start; sleep 20","timeout":1}"#)
+        .at(1100)
+        .text("It timed out.");
     let mut r = start(h.params(200_000, 50_000));
     let t0 = std::time::Instant::now();
     let ev = r.turn("run it").await;
@@ -107,8 +92,8 @@ async fn bash_timeout_is_reported_to_the_model() {
     assert_eq!(turn_end(&ev), "completed");
     let res = a::tool_results(&h.server.requests()[1]);
     let text = res[0]["content"].as_str().unwrap().to_lowercase();
-    assert!(text.contains("timed out"), "{text}");
-    assert!(text.contains("start"), "{text}");
+    assert_contains(&text, "timed out");
+    assert_contains(&text, "start");
     r.shutdown().await;
 }
 
@@ -123,7 +108,7 @@ async fn overloaded_twice_then_success_shows_retries() {
                 .into(),
         });
     }
-    h.server.push(a::text("finally", u(900)));
+    h.script().usage(U::new(900, 20)).text("finally");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r.turn("hi").await;
     let retries: Vec<_> = ev
@@ -160,13 +145,10 @@ async fn mid_stream_error_event_ends_the_turn_with_its_kind() {
         ),
         "{ev:#?}"
     );
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Error { message, .. } if message.contains("something is off"))
-    ));
+    assert_event!(ev, Event::Error { message, .. } if message.contains("something is off"));
     // The session is still usable.
-    h.server.push(a::text("ok now", u(900)));
-    let ev = r.turn("again").await;
-    assert_eq!(turn_end(&ev), "completed");
+    h.script().usage(U::new(900, 20)).text("ok now");
+    r.completed_turn("again").await;
     r.shutdown().await;
 }
 
@@ -188,7 +170,7 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
         ),
         "{ev:#?}"
     );
-    let full = a::text("this will be cut", u(900));
+    let full = a::text("this will be cut", U::new(900, 20));
     let Reply::Sse { chunks, .. } = full else {
         panic!()
     };
@@ -217,25 +199,25 @@ async fn malformed_and_truncated_streams_are_clear_errors() {
         ),
         "{ev:#?}"
     );
-    assert!(ev.iter().any(|e| matches!(e, Event::Error { .. })));
+    assert_event!(ev, Event::Error { .. });
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "write_file",
-        r#"{"path": "x.txt", "content": "unterminated"#,
-        u(1000),
-    ));
-    h.server
-        .push(a::tool_use("t2", "no_such_tool", r#"{}"#, u(1100)));
-    h.server.push(a::text("I see.", u(1200)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "write_file",
+            r#"{"path": "x.txt", "content": "unterminated"#,
+        )
+        .at(1100)
+        .tool("no_such_tool", r#"{}"#)
+        .at(1200)
+        .text("I see.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("go").await;
     let reqs = h.server.requests();
     let r1 = a::tool_results(&reqs[1]);
     assert_eq!(r1[0]["is_error"], true);
@@ -256,14 +238,11 @@ async fn bad_tool_json_goes_back_to_the_model_as_a_tool_error() {
 #[tokio::test]
 async fn iteration_budget_ends_with_a_summary_request_without_tools() {
     let h = Harness::new().await;
-    for i in 0..3 {
-        h.server
-            .push(a::tool_use(&format!("t{i}"), "list_dir", "{}", u(1000 + i)));
-    }
-    h.server.push(a::text(
-        "Summary: listed the directory three times.",
-        u(2000),
-    ));
+    h.script()
+        .usage(U::new(1000, 20))
+        .listings(3, 1000, 1)
+        .at(2000)
+        .text("Summary: listed the directory three times.");
     let mut p = h.params(200_000, 50_000);
     p.tools.max_iterations = 3;
     let mut r = start(p);
@@ -282,16 +261,16 @@ async fn iteration_budget_ends_with_a_summary_request_without_tools() {
 #[tokio::test]
 async fn big_tool_output_is_spilled_with_a_preview() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
-        u(1000),
-    ));
-    h.server.push(a::text("Big.", u(1100)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "bash",
+            r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
+        )
+        .at(1100)
+        .text("Big.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("big").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("big").await;
     let res = a::tool_results(&h.server.requests()[1]);
     let content = res[0]["content"].as_str().unwrap();
     assert!(content.len() < 5_000, "preview only, got {}", content.len());
@@ -301,13 +280,13 @@ async fn big_tool_output_is_spilled_with_a_preview() {
     let spilled = std::fs::read_to_string(files[0].path()).unwrap();
     assert!(spilled.matches('a').count() >= 300_000);
     assert!(content.contains(&files[0].file_name().to_string_lossy().to_string()));
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::ToolResult {
             spilled: Some(_),
             ..
         }
-    )));
+    );
     r.shutdown().await;
 }
 
@@ -323,16 +302,15 @@ async fn abort_while_streaming_keeps_partial_text_and_session_usable() {
     r.send(Op::Abort { turn }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "interrupted");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::AssistantDone {
             interrupted: true,
             ..
         }
-    )));
-    h.server.push(a::text("fine", u(900)));
-    let ev = r.turn("continue").await;
-    assert_eq!(turn_end(&ev), "completed");
+    );
+    h.script().usage(U::new(900, 20)).text("fine");
+    r.completed_turn("continue").await;
     let last = h.server.requests().last().unwrap().clone();
     let msgs = last["messages"].as_array().unwrap();
     assert!(
@@ -349,18 +327,17 @@ async fn openai_protocol_core_flow() {
     let h = Harness::new().await;
     h.server.push(o::tool_calls(
         &[("call_1", "write_file", r#"{"path":"o.txt","content":"hi"}"#)],
-        u(800),
+        U::new(800, 20),
     ));
-    h.server.push(o::text("Wrote o.txt.", u(900)));
+    h.script()
+        .openai()
+        .usage(U::new(900, 20))
+        .text("Wrote o.txt.");
     let mut p = h.params(128_000, 50_000);
     p.provider.client = h.openai();
     let mut r = start(p);
-    let ev = r.turn("write").await;
-    assert_eq!(turn_end(&ev), "completed");
-    assert_eq!(
-        std::fs::read_to_string(h.workspace.join("o.txt")).unwrap(),
-        "hi"
-    );
+    let ev = r.completed_turn("write").await;
+    assert_file(h.workspace.join("o.txt"), "hi");
     let reqs = h.server.requests();
     let msgs = reqs[1]["messages"].as_array().unwrap();
     assert!(
@@ -374,13 +351,11 @@ async fn openai_protocol_core_flow() {
 #[tokio::test]
 async fn headless_denies_unapproved_tools() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"touch pwned"}"#,
-        u(1000),
-    ));
-    h.server.push(a::text("ok", u(1100)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("bash", r#"{"command":"touch pwned"}"#)
+        .at(1100)
+        .text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
@@ -394,12 +369,9 @@ async fn headless_denies_unapproved_tools() {
 #[tokio::test]
 async fn api_key_never_reaches_disk() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        "{\"command\":\"echo hi\"}",
-        u(1000),
-    ));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("bash", "{\"command\":\"echo hi\"}");
     h.server.push(Reply::Status {
         status: 401,
         headers: vec![],
@@ -432,9 +404,11 @@ async fn paths_outside_the_workspace_need_a_call_by_call_approval() {
     let outside = h.dir.path().join("outside.txt");
     let input =
         serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
-    h.server
-        .push(a::tool_use("t1", "write_file", &input, u(1000)));
-    h.server.push(a::text("ok", u(1100)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("write_file", input)
+        .at(1100)
+        .text("ok");
     // --yes approves tool calls, not leaving the workspace.
     let mut r = start(h.params(200_000, 50_000));
     r.turn("write outside").await;
@@ -458,11 +432,13 @@ async fn interactive_always_does_not_cover_an_outside_path() {
     let inside = serde_json::json!({"path": "in.txt", "content": "x"}).to_string();
     let out_input =
         serde_json::json!({"path": outside.display().to_string(), "content": "x"}).to_string();
-    h.server
-        .push(a::tool_use("t1", "write_file", &inside, u(1000)));
-    h.server
-        .push(a::tool_use("t2", "write_file", &out_input, u(1100)));
-    h.server.push(a::text("ok", u(1200)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("write_file", inside)
+        .at(1100)
+        .tool("write_file", out_input)
+        .at(1200)
+        .text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
@@ -470,21 +446,13 @@ async fn interactive_always_does_not_cover_an_outside_path() {
     r.send_turn("go").await;
     r.until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
-    r.send(Op::Approval {
-        id: "t1".into(),
-        decision: Approval::Always,
-    })
-    .await;
+    r.answer("t1", Approval::Always).await;
     // Still asked for the outside path, despite "always".
     let ev = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
     assert!(matches!(ev.last(), Some(Event::ApprovalRequest { id, .. }) if id == "t2"));
-    r.send(Op::Approval {
-        id: "t2".into(),
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer("t2", Approval::Once).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(h.workspace.join("in.txt").exists());
@@ -494,41 +462,32 @@ async fn interactive_always_does_not_cover_an_outside_path() {
 
 #[tokio::test]
 async fn continuing_in_the_tui_replays_the_conversation() {
-    use flower_tui::engine::ledger::RunDir;
-    use flower_tui::engine::session::Resume;
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "list_dir", "{}", u(1000)));
-    h.server.push(a::text("Listed it.", u(1100)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("list_dir", "{}")
+        .at(1100)
+        .text("Listed it.");
     let mut r = start(h.params(200_000, 50_000));
     r.turn("list the files").await;
     let root = r.run_root.clone();
     r.shutdown().await;
 
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
-    p.front_end = FrontEnd::Interactive { review: false };
-    let mut r = start(p);
+    let mut r = start(h.reopened(&root));
     let ev = r
         .until(
             |e| matches!(e, Event::Notice { message } if message.starts_with("continuing session")),
         )
         .await;
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::UserMessage { turn: None, origin: Origin::User, text } if text == "list the files"))
+    assert_event!(
+        ev,
+        Event::UserMessage { turn: None, origin: Origin::User, text }
+            if text == "list the files"
     );
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::AssistantDone { text, .. } if text == "Listed it."))
-    );
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Notice { message } if message.contains("list_dir")))
-    );
-    h.server.push(a::text("still here", u(1300)));
-    let ev = r.turn("and now?").await;
-    assert_eq!(turn_end(&ev), "completed");
+    assert_event!(ev, Event::AssistantDone { text, .. } if text == "Listed it.");
+    assert_event!(ev, Event::Notice { message } if message.contains("list_dir"));
+    h.script().usage(U::new(1300, 20)).text("still here");
+    r.completed_turn("and now?").await;
     let body = h.server.requests().last().unwrap().clone();
     assert_eq!(
         body["messages"].as_array().unwrap().len(),
@@ -541,17 +500,12 @@ async fn continuing_in_the_tui_replays_the_conversation() {
 #[tokio::test]
 async fn the_budget_summary_survives_an_overflow() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t0", "list_dir", "{}", u(20_000)));
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
-    });
-    h.server.push(a::text(
-        "Summary: listed once; nothing else done.",
-        u(3_000),
-    ));
+    h.script()
+        .usage(U::new(20_000, 20))
+        .tool("list_dir", "{}")
+        .reply(a::too_long(250_000, 200_000))
+        .at(3_000)
+        .text("Summary: listed once; nothing else done.");
     let mut p = h.params(1_000_000, 50_000);
     p.tools.max_iterations = 1;
     let mut r = start(p);
@@ -572,7 +526,7 @@ async fn the_budget_summary_survives_an_overflow() {
 #[tokio::test]
 async fn a_failed_budget_summary_reports_the_error_and_still_ends_on_the_budget() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t0", "list_dir", "{}", u(1_000)));
+    h.script().usage(U::new(1_000, 20)).tool("list_dir", "{}");
     h.server.push(Reply::Status {
         status: 400,
         headers: vec![],

@@ -1,69 +1,30 @@
 //! Handoff end to end against the fake provider: scripted usage crosses the lines.
 
-use flower_tui::engine::policy::{ContextPolicy, FrontEnd};
 use flower_tui::engine::protocol::{
     CompactionTrigger, ErrorKind, Event, ExitReason, HandoffPhase, HandoffRefusal, Op, TurnKind,
 };
 use flower_tui::engine::provider::ErrorKind as P;
 use serde_json::Value;
 
-use crate::support::fake::{Reply, U, anthropic as a};
-use crate::support::harness::{Harness, exit_reason, start, turn_end};
-
-const DOC: &str = "Here is the handoff.\n\n## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API: callers depend on it.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 10,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
-
-fn phases(events: &[Event]) -> Vec<&HandoffPhase> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Handoff(p) => Some(p),
-            _ => None,
-        })
-        .collect()
-}
-
-fn first_user_text(body: &Value) -> String {
-    body["messages"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn last_user_text(body: &Value) -> String {
-    let msgs = body["messages"].as_array().unwrap();
-    let last = msgs.last().unwrap();
-    last["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|b| b["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crate::support::check::{assert_event, assert_starts_with};
+use crate::support::fake::{Reply, anthropic as a};
+use crate::support::harness::{Harness, exit_reason, phases, start, turn_end};
+use crate::support::requests::{first_text, last_user_text};
+use crate::support::script::DOC;
 
 /// window 40k, headroom 10k → at 30k, warn 10k.
 #[tokio::test]
 async fn automatic_handoff_full_path() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(12_000))); // crosses warn
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000))); // crosses at
-    h.server.push(a::text(DOC, u(31_500))); // the writing turn
-    h.server
-        .push(a::text("Continuing from next: tests pass.", u(5_000))); // successor
+    // Crosses warn, then the line; the writing turn; the successor.
+    let successor = "Continuing from next: tests pass.";
+    h.script()
+        .at(12_000)
+        .tool("list_dir", "{}")
+        .over_the_line(DOC);
+    h.script().at(5_000).text(successor);
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("refactor the parser").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("refactor the parser").await;
 
     let ph = phases(&ev);
     assert_eq!(
@@ -73,10 +34,7 @@ async fn automatic_handoff_full_path() {
         1,
         "near once"
     );
-    assert!(
-        ph.iter()
-            .any(|p| matches!(p, HandoffPhase::Writing { manual: false, .. }))
-    );
+    assert_event!(ph, HandoffPhase::Writing { manual: false, .. });
     let done = ph.iter().find_map(|p| match p {
         HandoffPhase::Done {
             generation,
@@ -116,15 +74,12 @@ async fn automatic_handoff_full_path() {
     ] {
         assert!(file.contains(s), "{s} in {file}");
     }
-    assert!(
-        file.starts_with("# Handoff · step test-step · generation 1 ·"),
-        "{file}"
-    );
+    assert_starts_with(&file, "# Handoff · step test-step · generation 1 ·");
     // The successor's first request starts with the document, in a new conversation.
     let s = &reqs[3];
     assert_eq!(s["messages"].as_array().unwrap().len(), 1);
-    assert!(first_user_text(s).contains("Run the parser tests."));
-    assert!(first_user_text(s).contains("Regex parsing: breaks on nested quotes."));
+    assert!(first_text(s).contains("Run the parser tests."));
+    assert!(first_text(s).contains("Regex parsing: breaks on nested quotes."));
     // Ledger: one retired id, two generations, lineage.
     let m = r.manifest();
     let st = &m.steps[0];
@@ -147,57 +102,35 @@ async fn automatic_handoff_full_path() {
 #[tokio::test]
 async fn an_edit_between_freeze_and_successor_reaches_the_successor() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
-    r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        awaits_review: true,
-        ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
-    let text = std::fs::read_to_string(path).unwrap();
+    let (mut r, handoff, path, text) = h.in_review(DOC).await;
     let edited = text.replace(
         "Run the parser tests.",
         "Run the parser tests.\nUSER EDIT: also check the Windows paths.",
     );
     std::fs::write(path, edited).unwrap();
-    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
     let reqs = h.server.requests();
-    assert!(first_user_text(&reqs[2]).contains("USER EDIT: also check the Windows paths."));
+    assert!(first_text(&reqs[2]).contains("USER EDIT: also check the Windows paths."));
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_writing_turn_without_next_is_degraded() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server
-        .push(a::text("## Doing\nStuff.\n## Decided\n- x\n", u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.script()
+        .over_the_line("## Doing\nStuff.\n## Decided\n- x\n")
+        .at(5_000)
+        .text("ok");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("the original task text").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("the original task text").await;
     let done = phases(&ev).into_iter().find_map(|p| match p {
-        HandoffPhase::Done { degraded, .. } => Some(*degraded),
+        HandoffPhase::Done { degraded, .. } => Some(degraded),
         _ => None,
     });
     assert_eq!(done, Some(true));
-    let succ = first_user_text(&h.server.requests()[2]);
+    let succ = first_text(&h.server.requests()[2]);
     assert!(succ.contains("[DEGRADED: handoff not written]"));
     assert!(
         succ.contains("the original task text"),
@@ -219,22 +152,15 @@ async fn a_writing_turn_without_next_is_degraded() {
 #[tokio::test]
 async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(20_000)));
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 205030 tokens > 200000 maximum"}}"#.into(),
-    });
-    h.server
-        .push(a::text("continuing in the new session", u(4_000)));
+    h.script()
+        .at(20_000)
+        .tool("list_dir", "{}")
+        .reply(a::too_long(205_030, 200_000))
+        .at(4_000)
+        .text("continuing in the new session");
     let mut r = start(h.params(1_000_000, 50_000));
-    let ev = r.turn("a long task").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::WindowLearned { thresholds, .. } if thresholds.window == 200_000
-    )));
+    let ev = r.completed_turn("a long task").await;
+    assert_event!(ev, Event::WindowLearned { thresholds, .. } if thresholds.window == 200_000);
     assert!(
         phases(&ev)
             .iter()
@@ -248,7 +174,7 @@ async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session
     );
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
-    assert!(first_user_text(&reqs[2]).contains("[DEGRADED"));
+    assert!(first_text(&reqs[2]).contains("[DEGRADED"));
     let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
     assert!(learned.contains("200000"));
     assert_eq!(r.manifest().steps[0].figures.window, 200_000);
@@ -258,17 +184,10 @@ async fn overflow_goes_to_a_degraded_handoff_and_retries_once_in_the_new_session
 #[tokio::test]
 async fn overflow_twice_in_a_row_reports_the_original_error() {
     let h = Harness::new().await;
-    let overflow = || {
-        Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 300000 tokens > 200000 maximum"}}"#.into(),
-    }
-    };
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(20_000)));
-    h.server.push(overflow());
-    h.server.push(overflow());
+    let overflow = || a::too_long(300_000, 200_000);
+    let mut script = h.script();
+    script.at(20_000).tool("list_dir", "{}");
+    script.reply(overflow()).reply(overflow());
     let mut r = start(h.params(1_000_000, 50_000));
     let ev = r.turn("task").await;
     assert_eq!(
@@ -284,14 +203,8 @@ async fn overflow_twice_in_a_row_reports_the_original_error() {
 #[tokio::test]
 async fn compaction_that_changes_nothing_does_not_retry() {
     let h = Harness::new().await;
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}"#.into(),
-    });
-    let mut p = h.params(200_000, 50_000);
-    p.handoff.context = ContextPolicy::Compaction;
-    let mut r = start(p);
+    h.script().reply(a::too_long(250_000, 200_000));
+    let mut r = start(h.compacting(200_000, 50_000));
     // A single message: nothing can be summarised, so the generation does not advance.
     let ev = r.turn("one enormous message").await;
     assert_eq!(
@@ -305,9 +218,7 @@ async fn compaction_that_changes_nothing_does_not_retry() {
         1,
         "no retry without a real reduction"
     );
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Error { message, .. } if message.contains("prompt is too long"))
-    ));
+    assert_event!(ev, Event::Error { message, .. } if message.contains("prompt is too long"));
     r.shutdown().await;
 }
 
@@ -315,12 +226,14 @@ async fn compaction_that_changes_nothing_does_not_retry() {
 async fn the_breaker_stops_a_window_below_the_startup_floor() {
     let h = Harness::new().await;
     // Every response reports 12k: above the 10k floor of a tiny window, every session starts over the line.
-    h.server
-        .push(a::tool_use("t0", "list_dir", "{}", u(12_000)));
+    h.script().at(12_000).tool("list_dir", "{}");
     for _ in 0..8 {
-        h.server.push(a::text(DOC, u(12_500))); // writing turn
-        h.server
-            .push(a::tool_use("tx", "list_dir", "{}", u(12_000))); // successor's first reply
+        // The writing turn, and the successor's first reply.
+        h.script()
+            .at(12_500)
+            .text(DOC)
+            .at(12_000)
+            .tool("list_dir", "{}");
     }
     let mut r = start(h.params(5_000, 50_000));
     let ev = r.turn("task").await;
@@ -357,22 +270,18 @@ async fn the_breaker_stops_a_window_below_the_startup_floor() {
 #[tokio::test]
 async fn no_workbench_still_hands_off_through_the_prompt() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.script().over_the_line(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     p.places.workbench = None;
     let mut r = start(p);
-    let ev = r.turn("work").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("work").await;
     assert!(!h.workbench().exists());
     assert!(
         phases(&ev)
             .iter()
             .any(|p| matches!(p, HandoffPhase::Done { path: None, .. }))
     );
-    assert!(first_user_text(&h.server.requests()[2]).contains("Run the parser tests."));
+    assert!(first_text(&h.server.requests()[2]).contains("Run the parser tests."));
     r.shutdown().await;
 }
 
@@ -396,7 +305,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
             ..
         })
     ));
-    h.server.push(a::text("hello", u(1_000)));
+    h.script().text("hello");
     r.turn("hi").await;
 
     // Abort while writing: cancelled, session unchanged.
@@ -436,7 +345,7 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
     let sid = r.manifest().steps[0].session_id.clone();
 
     // Failure: empty text.
-    h.server.push(a::text("", u(1_000)));
+    h.script().text("");
     let turn = r.send_handoff(None).await;
     let ev = r
         .until(|e| {
@@ -454,13 +363,13 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
     assert_eq!(r.manifest().steps[0].session_id, sid, "unchanged");
 
     // Still usable, and the history has no trace of the aborted writing turn.
-    h.server.push(a::text("still here", u(1_200)));
+    h.script().at(1_200).text("still here");
     r.turn("are you there").await;
     let body = h.server.requests().last().unwrap().clone();
     assert_eq!(body["messages"].as_array().unwrap().len(), 3);
 
     // Success.
-    h.server.push(a::text(DOC, u(1_300)));
+    h.script().at(1_300).text(DOC);
     let turn = r.send_handoff(None).await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
@@ -478,31 +387,20 @@ async fn manual_handoff_guard_focus_abort_and_failure() {
 #[tokio::test]
 async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
     let h = Harness::new().await;
-    let mut p = h.params(100_000, 50_000);
-    p.handoff.context = ContextPolicy::Compaction;
-    let mut r = start(p);
-    for i in 0..4 {
-        h.server.push(a::tool_use(
-            &format!("t{i}"),
-            "list_dir",
-            "{}",
-            u(10_000 + i * 20_000),
-        ));
-    }
-    h.server.push(a::text("first done", u(79_000)));
+    let mut r = start(h.compacting(100_000, 50_000));
+    h.script()
+        .listings(4, 10_000, 20_000)
+        .at(79_000)
+        .text("first done");
     r.turn("first task").await;
     // ctx 79k + the new message ≥ 0.8 × 100k → compaction before the next request.
-    h.server.push(a::text(
-        "Summary of the earlier work: listed the directory four times.",
-        u(2_000),
-    ));
-    h.server.push(a::text("second done", u(20_000)));
-    let ev = r.turn(&"second task ".repeat(400)).await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Pressure))
-    );
+    h.script()
+        .at(2_000)
+        .text("Summary of the earlier work: listed the directory four times.")
+        .at(20_000)
+        .text("second done");
+    let ev = r.completed_turn(&"second task ".repeat(400)).await;
+    assert_event!(ev, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Pressure);
     let reqs = h.server.requests();
     let last = reqs.last().unwrap();
     let msgs = last["messages"].as_array().unwrap();
@@ -530,33 +428,15 @@ async fn compaction_pressure_path_keeps_pairs_and_last_user_message() {
 #[tokio::test]
 async fn compaction_overflow_path_reduces_and_retries_once() {
     let h = Harness::new().await;
-    let mut p = h.params(200_000, 50_000);
-    p.handoff.context = ContextPolicy::Compaction;
-    let mut r = start(p);
-    for i in 0..3 {
-        h.server.push(a::tool_use(
-            &format!("t{i}"),
-            "list_dir",
-            "{}",
-            u(20_000 + i * 10_000),
-        ));
-    }
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#.into(),
-    });
-    h.server.push(a::text(
-        "Summary: listed the directory three times.",
-        u(1_000),
-    ));
-    h.server.push(a::text("done after compaction", u(8_000)));
-    let ev = r.turn("list things").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Overflow))
-    );
+    let mut r = start(h.compacting(200_000, 50_000));
+    h.script().listings(3, 20_000, 10_000);
+    h.script()
+        .reply(a::too_long(210_000, 200_000))
+        .text("Summary: listed the directory three times.")
+        .at(8_000)
+        .text("done after compaction");
+    let ev = r.completed_turn("list things").await;
+    assert_event!(ev, Event::Compaction { trigger, .. } if *trigger == CompactionTrigger::Overflow);
     let reqs = h.server.requests();
     assert_eq!(
         reqs.len(),
@@ -584,8 +464,7 @@ async fn compaction_overflow_path_reduces_and_retries_once() {
 #[tokio::test]
 async fn esc_during_an_automatic_writing_turn_cancels_and_keeps_the_session() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.script().at(31_000).tool("list_dir", "{}");
     h.server.push(Reply::Stall {
         prefix: crate::support::harness::text_prefix("## Doing"),
     });

@@ -6,48 +6,25 @@
 //! before the signal can be handled. And keys that reached the program with the signal are still
 //! the user's: the loop sees the signal first.
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-use crate::support::fake::{FakeServer, Gate, U, anthropic as a};
-use crate::support::pty::{DOWN, END, ENTER, POLL, Pty, READY, kept_beside, runtime};
+use crate::support::fake::Gate;
+use crate::support::files::write;
+use crate::support::headless::{BLOCKING, flags, manifest};
+use crate::support::pty::{POLL, Pty, READY, kept_beside, served};
+use crate::support::script::doc;
 
 const CTRL_O: &str = "\x0f";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
-
-fn doc(marker: &str) -> String {
-    format!(
-        "## Doing\nWork of {marker}.\n## Decided\n- {marker} decided this.\n## Dead ends\n(empty)\n\
-         ## Next\nContinue {marker}.\n## Scene\n- src/{marker}.rs\n"
-    )
-}
 
 /// A home whose config keeps the writing reserve small (`max_tokens = 1024`), so that a
 /// 40,000-token window hands off in the background at 30,000.
 fn home() -> Arc<tempfile::TempDir> {
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "max_tokens = 1024\n").unwrap();
+    write(&cfg.join("config.toml"), "max_tokens = 1024\n");
     Arc::new(home)
-}
-
-fn manifest(home: &Path) -> Value {
-    let runs = home.join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().join("manifest.json").exists())
-        .expect("a run");
-    serde_json::from_str(&std::fs::read_to_string(run.path().join("manifest.json")).unwrap())
-        .unwrap()
 }
 
 #[test]
@@ -56,35 +33,27 @@ fn a_frame_that_finds_the_terminal_closed_keeps_the_edits_and_exits_cleanly() {
     // request runs beside it: its spinner keeps drawing frames. SIGHUP is blocked in the program,
     // so the frame that fails on the closed terminal is all it learns: the race the signal
     // loses, every time.
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let held = Gate::new();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text("never answered", u(31_300)).gated(&held));
-    server.push_writing(a::text(&doc("gone"), u(31_000)));
-    let args = [
-        "--yes",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "60",
-        "--step",
-        "gone",
-    ];
+    server.script().at(31_000).tool("list_dir", "{}");
+    server
+        .script()
+        .at(31_300)
+        .held(&held)
+        .text("never answered")
+        .at(31_000)
+        .writing()
+        .text(&doc("gone"));
+    let args = flags("--yes --window 40000 --headroom 10000 --review 60 --step gone");
     let mut t = Pty::start_wrapped(home(), &server, &["env", "--block-signal=HUP"], &args);
     t.wait_for(READY);
-    t.keys("keep my edits");
-    t.keys(ENTER);
+    t.ask("keep my edits");
     t.wait("the review beside the work", |s| {
         s.contains("handoff-gone.md") && s.contains("successor in")
     });
     let typed = "- typed before the terminal went";
     t.keys(CTRL_O);
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys(typed);
     t.wait("the edit, the countdown paused, the spinner running", |s| {
         s.contains(typed) && s.contains("paused") && s.contains("working…")
@@ -99,8 +68,7 @@ fn a_frame_that_finds_the_terminal_closed_keeps_the_edits_and_exits_cleanly() {
     assert!(text.contains(typed), "{text:?}");
     assert!(!std::fs::read_to_string(&file).unwrap().contains(typed));
     // The engine was told where they are: the next start offers them.
-    let m = manifest(t.home().path());
-    let step = &m["steps"][0];
+    let step = &manifest(t.home().path())["steps"][0];
     assert_eq!(step["handoffs"].as_array().map(Vec::len), Some(0));
     assert_eq!(
         step["frozen"]["unsaved"],
@@ -144,33 +112,16 @@ fn wait_stopped(pid: u32) {
 fn keys_that_arrive_with_sighup_are_in_the_kept_edits() {
     // The program is stopped while a line is typed into the side editor and SIGHUP is sent: on
     // waking it has the signal and the keys at once, and its loop takes the signal first.
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(&doc("late"), u(31_500)));
-    let args = [
-        "--yes",
-        "--handoff-mode",
-        "blocking",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "60",
-        "--step",
-        "late",
-    ];
+    let (_rt, server) = served();
+    server.script().over_the_line(&doc("late"));
+    let args = flags(&format!("{BLOCKING} --review 60 --step late"));
     let mut t = Pty::start_in(home(), &server, &args);
     t.wait_for(READY);
-    t.keys("keep my late keys");
-    t.keys(ENTER);
+    t.ask("keep my late keys");
     t.wait("the review", |s| {
         s.contains("handoff-late.md") && s.contains("successor in")
     });
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.wait("the edit, the countdown paused", |s| s.contains("paused"));
     let pid = t.pid();
     kill("-STOP", pid);

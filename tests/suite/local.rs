@@ -12,10 +12,13 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use super::cli::{lines, stderr};
+use crate::support::check::{assert_contains, assert_success, handoff_phases, of, picked};
 use crate::support::fake::local::{self, LocalServer};
 use crate::support::fake::openai as o;
 use crate::support::fake::{FakeServer, Reply, U};
+use crate::support::files::write;
+use crate::support::harness::{Harness, start};
+use crate::support::headless::{lines, stderr};
 
 const MODEL: &str = "qwen2.5-coder-0.5b-instruct";
 const DOC: &str = "## Doing\nReading the four notes files one by one.\n\n## Decided\n- Read them in order: the task says so.\n\n## Dead ends\n(empty)\n\n## Next\nRead notes/d.txt and summarise all four.\n\n## Scene\n- notes/\n";
@@ -25,13 +28,8 @@ const DOC: &str = "## Doing\nReading the four notes files one by one.\n\n## Deci
 fn bin(home: &Path, server: &FakeServer, args: &[&str]) -> Command {
     let ws = home.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
+    let mut c = crate::support::headless::bin(home);
+    c.env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
         .env("OPENAI_MODEL", MODEL)
         .current_dir(&ws)
         .args(["--provider", "openai", "--yes", "--review", "off"])
@@ -39,17 +37,8 @@ fn bin(home: &Path, server: &FakeServer, args: &[&str]) -> Command {
     c
 }
 
-async fn output(mut c: Command) -> Output {
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    out
-}
-
-/// The events of `kind` (`type`).
-fn of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
+async fn output(c: Command) -> Output {
+    crate::support::headless::run(c).await.success().output
 }
 
 /// The chat requests the server received (not the questions about itself).
@@ -65,7 +54,11 @@ fn chats(server: &FakeServer) -> Vec<crate::support::fake::Recorded> {
 async fn the_window_comes_from_props_and_a_given_window_wins() {
     let server = FakeServer::start().await;
     server.act_as(LocalServer::llama(8_192));
-    server.push(o::text("Hello.", U::new(900, 3)));
+    server
+        .script()
+        .openai()
+        .usage(U::new(900, 3))
+        .text("Hello.");
     let home = tempfile::tempdir().unwrap();
     let out = output(bin(home.path(), &server, &["-p", "hi", "-v"])).await;
     let err = stderr(&out);
@@ -103,7 +96,11 @@ async fn the_window_comes_from_props_and_a_given_window_wins() {
     // `--window` is the user's word: the server is not asked.
     let server = FakeServer::start().await;
     server.act_as(LocalServer::llama(8_192));
-    server.push(o::text("Hello.", U::new(900, 3)));
+    server
+        .script()
+        .openai()
+        .usage(U::new(900, 3))
+        .text("Hello.");
     let home = tempfile::tempdir().unwrap();
     let out = output(bin(
         home.path(),
@@ -122,7 +119,11 @@ async fn the_window_comes_from_props_and_a_given_window_wins() {
 #[tokio::test]
 async fn a_server_that_is_none_of_them_leaves_the_window_as_it_was() {
     let server = FakeServer::start().await;
-    server.push(o::text("Hello.", U::new(900, 3)));
+    server
+        .script()
+        .openai()
+        .usage(U::new(900, 3))
+        .text("Hello.");
     let home = tempfile::tempdir().unwrap();
     let out = output(bin(home.path(), &server, &["-p", "hi", "-v"])).await;
     let err = stderr(&out);
@@ -177,10 +178,7 @@ async fn a_pressure_handoff_writes_its_document_before_any_overflow() {
     ))
     .await;
     let events = lines(&out);
-    let phases: Vec<&str> = of(&events, "handoff")
-        .iter()
-        .filter_map(|e| e["phase"].as_str())
-        .collect();
+    let phases = handoff_phases(&events);
     assert!(
         phases.starts_with(&["near", "writing", "frozen", "done"]),
         "{phases:?}"
@@ -225,7 +223,7 @@ async fn a_pressure_handoff_writes_its_document_before_any_overflow() {
         }),
     ))
     .unwrap_or_default();
-    assert!(doc.contains("Read notes/d.txt"), "{doc}");
+    assert_contains(&doc, "Read notes/d.txt");
 }
 
 #[tokio::test]
@@ -234,15 +232,16 @@ async fn a_tool_call_written_as_text_is_run() {
     server.act_as(LocalServer::llama(8_192));
     let home = tempfile::tempdir().unwrap();
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("notes.txt"), "the build broke on Tuesday\n").unwrap();
+    write(&ws.join("notes.txt"), "the build broke on Tuesday\n");
     // What Qwen2.5-Coder 0.5B writes through llama.cpp when asked to read a file.
     let call = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n```";
-    server.push(o::text(call, U::new(1_200, 30)));
-    server.push(o::text(
-        "The notes say the build broke on Tuesday.",
-        U::new(1_300, 12),
-    ));
+    server
+        .script()
+        .openai()
+        .usage(U::new(1_200, 30))
+        .text(call)
+        .usage(U::new(1_300, 12))
+        .text("The notes say the build broke on Tuesday.");
     let out = output(bin(home.path(), &server, &["-p", "What do my notes say?"])).await;
     let events = lines(&out);
     let calls = of(&events, "tool_call");
@@ -345,14 +344,9 @@ fn dense(chars_per_token: f64, call: Option<&str>) -> Reply {
 
 #[tokio::test]
 async fn estimates_learn_the_models_tokens_per_character() {
-    use crate::support::harness::{Harness, start};
     use flower_tui::engine::protocol::Event;
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("big.json"),
-        "{\"k\": [1, 2, 3]}\n".repeat(600),
-    )
-    .unwrap();
+    h.file("big.json", "{\"k\": [1, 2, 3]}\n".repeat(600));
     h.server.push(dense(2.5, Some("big.json")));
     h.server.push(dense(2.5, None));
     let mut p = h.params(200_000, 50_000);
@@ -361,15 +355,10 @@ async fn estimates_learn_the_models_tokens_per_character() {
     let mut r = start(p);
     let events = r.turn("read big.json").await;
     // After the first response: its context, then the estimate once the result is appended.
-    let contexts: Vec<(u64, bool)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Usage {
-                context, estimated, ..
-            } => Some((*context, *estimated)),
-            _ => None,
-        })
-        .collect();
+    let contexts: Vec<(u64, bool)> = picked!(
+        events,
+        Event::Usage { context, estimated, .. } => (*context, *estimated)
+    );
     let reported = contexts
         .iter()
         .position(|(_, estimated)| !estimated)
@@ -395,7 +384,11 @@ async fn estimates_learn_the_models_tokens_per_character() {
 async fn a_message_the_window_cannot_hold_is_spilled_before_it_is_sent() {
     let server = FakeServer::start().await;
     server.act_as(LocalServer::llama(8_192));
-    server.push(o::text("I will read the file.", U::new(1_500, 6)));
+    server
+        .script()
+        .openai()
+        .usage(U::new(1_500, 6))
+        .text("I will read the file.");
     let home = tempfile::tempdir().unwrap();
     // 9,000 characters, 27,000 bytes: over 6,000 tokens as a tokenizer counts them (a quarter of
     // that by characters), so the message cannot go whole into an 8K window.
@@ -416,7 +409,7 @@ async fn a_message_the_window_cannot_hold_is_spilled_before_it_is_sent() {
     })
     .await
     .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let events = lines(&out);
     assert!(
         of(&events, "notice").iter().any(|n| n["message"]

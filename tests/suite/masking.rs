@@ -11,22 +11,12 @@ use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use flower_tui::engine::session::EngineParams;
 use serde_json::{Value, json};
 
+use crate::support::check::{assert_contains, picked};
 use crate::support::fake::{Gate, Recorded, U, anthropic as a, is_writing};
+use crate::support::files::write;
 use crate::support::harness::{Harness, start, turn_end};
-
-/// A body without its `cache_control` markers (they move from request to request).
-fn unmarked(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| k.as_str() != "cache_control")
-                .map(|(k, v)| (k.clone(), unmarked(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(unmarked).collect()),
-        other => other.clone(),
-    }
-}
+use crate::support::headless::run;
+use crate::support::requests::{tool_names, unmarked};
 
 fn messages(r: &Recorded) -> Vec<Value> {
     unmarked(&r.body)["messages"]
@@ -57,15 +47,6 @@ fn results(r: &Recorded) -> Vec<String> {
         .flatten()
         .filter(|b| b["type"] == "tool_result")
         .map(|b| b["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-fn tool_names(r: &Recorded) -> Vec<String> {
-    r.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -117,12 +98,11 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
     ));
     h.server.push(a::text_counted("FILE-00 is back.", 20));
     let mut r = start(masked(&h));
-    let ev = r.turn("read the files in order").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("read the files in order").await;
     let rec = h.server.recorded();
     assert_eq!(rec.len(), 16);
     // recall is offered from the first generation on while masking is on.
-    assert!(tool_names(&rec[0]).contains(&"recall".to_string()));
+    assert!(tool_names(&rec[0].body).contains(&"recall".to_string()));
 
     // Where the prefix changed: the steps.
     let mut steps = Vec::new();
@@ -177,17 +157,10 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
     assert!(sent * 3 < unmasked, "{sent} of {unmasked}");
     // The gauge hears what masking saves: nothing before the first step, then about the stubbed
     // outputs' size (each ~4,500 characters, ~1,100 tokens), growing with each step.
-    let saved: Vec<u64> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Usage {
-                masked_tokens,
-                estimated: false,
-                ..
-            } => Some(*masked_tokens),
-            _ => None,
-        })
-        .collect();
+    let saved: Vec<u64> = picked!(
+        ev,
+        Event::Usage { masked_tokens, estimated: false, .. } => *masked_tokens
+    );
     assert_eq!(saved.len(), 16, "{saved:?}");
     assert_eq!(saved.first(), Some(&0), "{saved:?}");
     assert!(saved.windows(2).all(|w| w[0] <= w[1]), "{saved:?}");
@@ -209,11 +182,8 @@ async fn old_output_is_masked_in_steps_and_the_prefix_holds_between_them() {
     });
     let (output, is_error) = back.expect("the recall result");
     assert!(!is_error, "{output}");
-    assert!(output.contains("FILE-00 marker line"), "{output}");
-    assert!(
-        output.contains("00-099 some text of the file to read"),
-        "{output}"
-    );
+    assert_contains(&output, "FILE-00 marker line");
+    assert_contains(&output, "00-099 some text of the file to read");
     // The transcript kept every output as it was.
     let transcript = std::fs::read_dir(r.run_root.join("sessions"))
         .unwrap()
@@ -240,10 +210,9 @@ async fn masking_off_sends_every_output() {
     let mut p = masked(&h);
     p.masking = MaskSettings::OFF;
     let mut r = start(p);
-    let ev = r.turn("read").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("read").await;
     let rec = h.server.recorded();
-    assert!(!tool_names(&rec[0]).contains(&"recall".to_string()));
+    assert!(!tool_names(&rec[0].body).contains(&"recall".to_string()));
     for k in 1..rec.len() {
         assert!(extends(&messages(&rec[k - 1]), &messages(&rec[k])));
     }
@@ -261,36 +230,28 @@ const DOC: &str = "## Doing\nReading files.\n## Decided\n(empty)\n## Dead ends\n
 /// reply whose usage crosses the line (30k of a 40k window).
 fn facts_session(h: &Harness) {
     files(h, 6);
-    let calls: [(&str, &str, Value); 9] = [
-        ("c1", "read_file", json!({"path": "f00.txt"})),
+    let calls: [(&str, Value); 9] = [
+        ("read_file", json!({"path": "f00.txt"})),
         (
-            "c2",
             "read_file",
             json!({"path": "f01.txt", "offset": 10, "limit": 20}),
         ),
-        ("c3", "read_file", json!({"path": "f02.txt"})),
-        ("c4", "read_file", json!({"path": "f03.txt"})),
+        ("read_file", json!({"path": "f02.txt"})),
+        ("read_file", json!({"path": "f03.txt"})),
         (
-            "c5",
             "edit_file",
             json!({"path": "f00.txt", "old_string": "FILE-00 marker line", "new_string": "FILE-00 edited\nand one more line"}),
         ),
         (
-            "c6",
             "write_file",
             json!({"path": "new.txt", "content": "a\nb\nc\n"}),
         ),
-        ("c7", "bash", json!({"command": "rm f02.txt"})),
-        (
-            "c8",
-            "bash",
-            json!({"command": "sh -c 'echo boom; exit 3'"}),
-        ),
-        ("c9", "bash", json!({"command": "ls"})),
+        ("bash", json!({"command": "rm f02.txt"})),
+        ("bash", json!({"command": "sh -c 'echo boom; exit 3'"})),
+        ("bash", json!({"command": "ls"})),
     ];
-    for (id, name, input) in calls {
-        h.server
-            .push(a::tool_use(id, name, &input.to_string(), U::new(2_000, 10)));
+    for (name, input) in calls {
+        h.script().at(2_000).tool(name, input.to_string());
     }
 }
 
@@ -324,21 +285,18 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     let h = Harness::new().await;
     facts_session(&h);
     // The tenth reply crosses the line whatever masking saved: the writing starts beside it.
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
+    h.script().at(31_000).tool("read_file", read(4));
     // The order of what runs at once is the test's: the document waits until the main thread's
     // next request is out, that request's reply until the document is frozen; the turnover
     // comes at the boundary after it.
     let (written, frozen) = (Gate::new(), Gate::new());
-    h.server
-        .push(a::tool_use("c11", "list_dir", "{}", U::new(31_200, 10)).gated(&frozen));
-    h.server.push(a::text("successor: done", U::new(5_000, 10)));
-    h.server
-        .push_writing(a::text(DOC, U::new(31_000, 300)).gated(&written));
+    h.script().at(31_200).held(&frozen).tool("list_dir", "{}");
+    h.script().at(5_000).text("successor: done");
+    h.script()
+        .usage(U::new(31_000, 300))
+        .writing()
+        .held(&written)
+        .text(DOC);
     let mut p = masked(&h);
     p.settings.thresholds = flower_tui::engine::context::Thresholds::new(40_000, 10_000);
     // Small steps, so this short session is masked when the line is reached.
@@ -405,7 +363,7 @@ async fn a_handoff_is_written_on_the_masked_prefix_when_the_line_is_reached() {
     let first = succ.body["messages"][0]["content"][0]["text"]
         .as_str()
         .unwrap();
-    assert!(first.contains("## Touched"), "{first}");
+    assert_contains(first, "## Touched");
     r.shutdown().await;
 }
 
@@ -425,46 +383,33 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
     // Degraded: the writing reply lacks the required sections (blocking mode degrades it).
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
-    h.server
-        .push_writing(a::text("I would rather not.", U::new(31_000, 10)));
-    h.server.push(a::text("successor: done", U::new(5_000, 10)));
+    h.script().at(31_000).tool("read_file", read(4));
+    h.script().at(31_000).writing().text("I would rather not.");
+    h.script().at(5_000).text("successor: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
-    let ev = r.turn("work on the files").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("work on the files").await;
     let doc = done_document(&r.events, DocumentSource::Degraded);
-    assert!(doc.contains("[DEGRADED"), "{doc}");
+    assert_contains(&doc, "[DEGRADED");
     assert_facts(&doc);
     r.shutdown().await;
 
     // Rescued: the writing request overflows, the rescue on a reduced history writes it.
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
+    h.script().at(31_000).tool("read_file", read(4));
     h.server.push_writing(a::error_status(
         400,
         "invalid_request_error",
         "prompt is too long: 41000 tokens > 40000 maximum",
     ));
-    h.server.push_writing(a::text(DOC, U::new(20_000, 300)));
-    h.server.push(a::text("successor: done", U::new(5_000, 10)));
+    h.script().usage(U::new(20_000, 300)).writing().text(DOC);
+    h.script().at(5_000).text("successor: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     let mut r = start(p);
-    let ev = r.turn("work on the files").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("work on the files").await;
     let doc = done_document(&r.events, DocumentSource::Rescued);
     assert_facts(&doc);
     r.shutdown().await;
@@ -474,65 +419,38 @@ async fn degraded_and_rescued_documents_carry_the_facts_too() {
 async fn the_successor_carries_the_earlier_facts_as_the_user_left_them() {
     let h = Harness::new().await;
     facts_session(&h);
-    h.server.push(a::tool_use(
-        "c10",
-        "read_file",
-        &read(4),
-        U::new(31_000, 10),
-    ));
-    h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
+    h.script().at(31_000).tool("read_file", read(4));
+    h.script().usage(U::new(31_000, 300)).writing().text(DOC);
     // The successor reads one more file, then its own handoff.
-    h.server
-        .push(a::tool_use("s1", "read_file", &read(5), U::new(31_500, 10)));
-    h.server.push_writing(a::text(DOC, U::new(31_000, 300)));
-    h.server.push(a::text("third: done", U::new(5_000, 10)));
+    h.script().at(31_500).tool("read_file", read(5));
+    h.script().usage(U::new(31_000, 300)).writing().text(DOC);
+    h.script().at(5_000).text("third: done");
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Blocking;
     p.front_end = flower_tui::engine::policy::FrontEnd::Interactive { review: true };
     let mut r = start(p);
     r.send_turn("work on the files").await;
     // The first review: the user adds a line to Touched, then ends the review.
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        ..
-    })) = ev.last().cloned()
-    else {
-        panic!("{ev:#?}")
-    };
+    let frozen = r.frozen().await;
+    let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}Also edited deploy.yaml by hand.\n")).unwrap();
     r.send(flower_tui::engine::protocol::Op::ReviewDone { handoff })
         .await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        ..
-    })) = ev.last().cloned()
-    else {
-        panic!("{ev:#?}")
-    };
+    let frozen = r.frozen().await;
+    let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
     let second = std::fs::read_to_string(&path).unwrap();
     let t = touched(&second);
-    assert!(t.contains("From the tool log of generation 2"), "{t}");
-    assert!(t.contains("- `f05.txt`: read all 101 lines"), "{t}");
-    assert!(t.contains("Earlier generation 1, in brief:"), "{t}");
+    assert_contains(t, "From the tool log of generation 2");
+    assert_contains(t, "- `f05.txt`: read all 101 lines");
+    assert_contains(t, "Earlier generation 1, in brief:");
     assert!(
         t.contains("- edited: `f00.txt` (+2 -1)") && t.contains("- created: `new.txt` (+3)"),
         "{t}"
     );
-    assert!(t.contains("- deleted: `f02.txt` (-101)"), "{t}");
-    assert!(t.contains("- read: `f01.txt`, `f03.txt`, `f04.txt`"), "{t}");
-    assert!(
-        t.contains("- note: Also edited deploy.yaml by hand."),
-        "{t}"
-    );
+    assert_contains(t, "- deleted: `f02.txt` (-101)");
+    assert_contains(t, "- read: `f01.txt`, `f03.txt`, `f04.txt`");
+    assert_contains(t, "- note: Also edited deploy.yaml by hand.");
     r.send(flower_tui::engine::protocol::Op::ReviewDone { handoff })
         .await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
@@ -545,30 +463,25 @@ async fn masked_requests_with_config(config: &str) -> usize {
     let server = crate::support::fake::FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), config).unwrap();
+    write(&cfg.join("config.toml"), config);
     for i in 0..6 {
         std::fs::write(home.path().join(format!("f{i:02}.txt")), read_body(i)).unwrap();
-        server.push(a::tool_use(
-            &format!("r{i}"),
-            "read_file",
-            &read(i),
-            U::new(5_000, 20),
-        ));
+        server
+            .script()
+            .usage(U::new(5_000, 20))
+            .tool("read_file", read(i));
     }
-    server.push(a::text("Read them all.", U::new(5_000, 10)));
-    let mut c = crate::suite::cli::bin(home.path());
+    server.script().at(5_000).text("Read them all.");
+    let mut c = crate::support::headless::bin(home.path());
     c.env("ANTHROPIC_API_KEY", crate::support::harness::KEY)
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .args(["-p", "read the files", "--yes", "--window", "100000"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
+    let out = run(c).await.output;
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
-        crate::suite::cli::stderr(&out)
+        crate::support::headless::stderr(&out)
     );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 7);

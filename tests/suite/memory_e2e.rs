@@ -2,8 +2,9 @@
 //! first message, the plan above the input, the focus in the editor's title, a `## Pinned`
 //! section typed during the review, and all of it in the successor's first request.
 
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{CTRL_S, DOWN, END, ENTER, Pty, READY, last_user_text, runtime};
+use crate::support::check::assert_contains;
+use crate::support::headless::{BLOCKING, flags};
+use crate::support::pty::{CTRL_S, ENTER, Pty, last_user_text, served};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
@@ -11,42 +12,20 @@ const PLAN: &str = r#"{"items": [{"text": "read the parser", "status": "done"}, 
 
 #[test]
 fn pins_focus_and_plan_on_screen_and_in_the_successor() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "todo", PLAN, U::new(31_000, 10))); // crosses at = 30000
-    server.push(a::text(DOC, U::new(31_500, 10))); // the writing turn
-    server.push(a::text("Successor here.", U::new(5_000, 10)));
-    let mut t = Pty::start(
-        &server,
-        &[
-            "--yes",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            "mem",
-            // The writing turn is scripted in line with the main thread's replies.
-            "--handoff-mode",
-            "blocking",
-        ],
-    );
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server.script().at(31_000).tool("todo", PLAN); // crosses at = 30000
+    server.script().at(31_500).text(DOC); // the writing turn
+    server.script().at(5_000).text("Successor here.");
+    // The writing turn is scripted in line with the main thread's replies.
+    let args = flags(&format!("{BLOCKING} --review 60 --step mem"));
+    let mut t = Pty::open(&server, &args);
     // Before any session: kept for the step the first message starts.
-    t.keys("/pin keep the public API");
-    t.wait_for("/pin keep the public API");
-    t.keys(ENTER);
+    t.ask("/pin keep the public API");
     t.wait_for("Pinned #1 for the step your first message starts: keep the public API");
-    t.keys("/focus the parser");
-    t.wait_for("/focus the parser");
-    t.keys(ENTER);
+    t.ask("/focus the parser");
     t.wait_for("Standing focus (for the step your first message starts): the parser");
 
-    t.keys("refactor the parser");
-    t.wait_for("refactor the parser");
-    t.keys(ENTER);
+    t.ask("refactor the parser");
     // The plan above the input, the review with the focus in its title.
     t.wait("the plan and the review's title with the focus", |s| {
         s.contains("Plan · 1/3 done")
@@ -55,20 +34,18 @@ fn pins_focus_and_plan_on_screen_and_in_the_successor() {
             && s.contains("focus: the parser")
     });
     // A pinned section typed in the editor.
-    t.keys(&DOWN.repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
+    t.new_line_at_end();
     t.keys("## Pinned");
     t.keys(ENTER);
     t.keys("- typed in the review");
     t.wait_for("- typed in the review");
     t.keys(CTRL_S);
     let screen = t.wait_for("Successor here.");
-    assert!(
-        screen.contains("Pinned from the handoff document (1): typed in the review"),
-        "{screen}"
+    assert_contains(
+        &screen,
+        "Pinned from the handoff document (1): typed in the review",
     );
-    assert!(screen.contains("generation 1 held"), "{screen}");
+    assert_contains(&screen, "generation 1 held");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     let first = last_user_text(&reqs[2]);

@@ -13,6 +13,7 @@ mod e2e;
 mod echo;
 mod engine;
 mod extensions;
+mod eyes;
 mod faults;
 mod handoff;
 mod hangup_e2e;

@@ -1,26 +1,17 @@
 //! The queue pair's correlation ids: turns, stale and queued aborts, reviews named by handoff.
 
-use flower_tui::engine::policy::FrontEnd;
 use std::time::Duration;
 
-use flower_tui::engine::protocol::{Event, ExitReason, HandoffPhase, Op, Origin, TurnId, TurnKind};
+use flower_tui::engine::protocol::{Event, ExitReason, Op, Origin, TurnId, TurnKind};
 
+use crate::support::check::{assert_event, picked};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_of};
-
-fn u(input: u64) -> U {
-    U {
-        input,
-        output: 20,
-        cache_creation: 0,
-        cache_read: 0,
-    }
-}
 
 /// A reply whose events arrive one every 30 ms: long enough to send ops while it streams.
 fn slow_text(text: &str) -> Reply {
     Reply::Sse {
-        chunks: a::Stream::new(u(1_000)).text(text).events(),
+        chunks: a::Stream::new(U::new(1_000, 20)).text(text).events(),
         delay: Some(Duration::from_millis(30)),
     }
 }
@@ -28,21 +19,23 @@ fn slow_text(text: &str) -> Reply {
 #[tokio::test]
 async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropped() {
     let h = Harness::new().await;
-    h.server.push(a::text("one", u(900)));
+    h.script().usage(U::new(900, 20)).text("one");
     let answer = "the second answer arrives in several pieces, slowly";
     h.server.push(slow_text(answer));
     let mut r = start(h.params(200_000, 50_000));
     let first = r.send_turn("first").await;
     let ev = r.until_end(first).await;
     assert!(matches!(ev.first(), Some(Event::SessionStarted { .. }),));
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::TurnStarted { turn, kind: TurnKind::Message, origin: Origin::User } if *turn == first
-    )));
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::UserMessage { turn: Some(t), origin: Origin::User, text } if *t == first && text == "first"
-    )));
+    assert_event!(
+        ev,
+        Event::TurnStarted { turn, kind: TurnKind::Message, origin: Origin::User }
+            if *turn == first
+    );
+    assert_event!(
+        ev,
+        Event::UserMessage { turn: Some(t), origin: Origin::User, text }
+            if *t == first && text == "first"
+    );
 
     // Turn 2 streams; Esc meant for turn 1 arrives late, and a third message is queued behind it.
     let second = r.send_turn("second").await;
@@ -51,13 +44,10 @@ async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropp
     let third = r.send_turn("third").await;
     r.send(Op::Abort { turn: third }).await;
     let ev = r.until_end(second).await;
-    let ends: Vec<(u64, ExitReason)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::TurnEnd { turn, reason, .. } => Some((turn.0, *reason)),
-            _ => None,
-        })
-        .collect();
+    let ends: Vec<(u64, ExitReason)> = picked!(
+        ev,
+        Event::TurnEnd { turn, reason, .. } => (turn.0, *reason)
+    );
     assert_eq!(
         ends,
         [
@@ -88,26 +78,18 @@ async fn a_stale_abort_leaves_the_next_turn_alone_and_a_queued_turn_can_be_dropp
 async fn a_review_ends_only_with_its_own_handoff_id() {
     const DOC: &str = "## Doing\nParsing.\n## Next\nRun the parser tests.\n";
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    h.script()
+        .usage(U::new(31_000, 20))
+        .tool("list_dir", "{}")
+        .at(31_500)
+        .text(DOC)
+        .at(5_000)
+        .text("ok");
+    let mut r = start(h.reviewed(40_000, 10_000));
     let turn = r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        awaits_review: true,
-        ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
-    let handoff = *handoff;
+    let frozen = r.frozen().await;
+    assert!(frozen.awaits_review, "{frozen:#?}");
+    let handoff = frozen.handoff;
     // A stale ReviewDone (an earlier handoff's) and an abort do not end this review.
     r.send(Op::ReviewDone {
         handoff: flower_tui::engine::protocol::HandoffId(handoff.0 + 7),
@@ -185,9 +167,12 @@ fn assert_all_name(ev: &[Event], turn: TurnId) {
 async fn every_reply_event_names_its_turn() {
     let h = Harness::new().await;
     for (id, text) in [("t1", "Looking."), ("t2", "Again.")] {
-        h.server
-            .push(a::text_then_tools(text, &[(id, "list_dir", "{}")], u(900)));
-        h.server.push(a::text("Done.", u(1_000)));
+        h.server.push(a::text_then_tools(
+            text,
+            &[(id, "list_dir", "{}")],
+            U::new(900, 20),
+        ));
+        h.script().usage(U::new(1_000, 20)).text("Done.");
     }
     let mut r = start(h.params(200_000, 50_000));
     let first = r.send_turn("first").await;

@@ -22,6 +22,7 @@ use flower_tui::engine::types::{
 };
 use serde_json::{Value, json};
 
+use crate::support::check::assert_starts_with;
 use crate::support::fake::{self, FakeServer, Reply, U};
 
 /// The key every test provider uses; it must never show up in an error.
@@ -400,19 +401,14 @@ async fn malformed_event_json_is_a_clear_error() {
         .head_events()
         .remove(0);
     body.extend_from_slice(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"unterminated\n\n");
-    server.push(Reply::sse(body));
+    server.script().reply(Reply::sse(body));
     let (r, _) = run(&anthropic(&server), &request(vec![Message::user("hi")])).await;
     let e = r.unwrap_err();
     assert_eq!(
         (e.kind, e.retryable, e.stream_broken),
         (ErrorKind::Network, true, true)
     );
-    assert!(
-        e.message
-            .starts_with("malformed JSON in `content_block_delta` event:"),
-        "{}",
-        e.message
-    );
+    assert_starts_with(&e.message, "malformed JSON in `content_block_delta` event:");
 }
 
 #[tokio::test]
@@ -430,7 +426,7 @@ async fn truncated_streams_are_clear_network_errors() {
         .text("no stop")
         .head_events()
         .concat();
-    server.push(Reply::sse(head));
+    server.script().reply(Reply::sse(head));
     let p = anthropic(&server);
     let req = request(vec![Message::user("hi")]);
 
@@ -438,11 +434,7 @@ async fn truncated_streams_are_clear_network_errors() {
     let e = r.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Network);
     assert!(e.retryable);
-    assert!(
-        e.message.starts_with("stream interrupted:"),
-        "{}",
-        e.message
-    );
+    assert_starts_with(&e.message, "stream interrupted:");
 
     let (r, deltas) = run(&p, &req).await;
     let e = r.unwrap_err();
@@ -456,7 +448,7 @@ async fn truncated_streams_are_clear_network_errors() {
 #[tokio::test]
 async fn html_502_gives_a_short_clear_message() {
     let server = FakeServer::start().await;
-    server.push(Reply::html(502, "502 Bad Gateway"));
+    server.script().reply(Reply::html(502, "502 Bad Gateway"));
     let (r, _) = run(&anthropic(&server), &request(vec![Message::user("hi")])).await;
     let e = r.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Other);
@@ -509,10 +501,12 @@ async fn any_network_chunking_gives_the_same_response() {
     server.push(stream.reply());
     // Tiny writes (which TCP may merge), then pauses so the client surely reads odd pieces.
     for size in [1, 2, 3] {
-        server.push(Reply::sse_in_chunks(&bytes, size));
+        server.script().reply(Reply::sse_in_chunks(&bytes, size));
     }
     for size in [61, 173] {
-        server.push(Reply::sse_in_chunks(&bytes, size).with_delay(Duration::from_millis(1)));
+        server
+            .script()
+            .reply(Reply::sse_in_chunks(&bytes, size).with_delay(Duration::from_millis(1)));
     }
     let p = anthropic(&server);
     let req = request(vec![Message::user("go")]);
@@ -574,6 +568,7 @@ async fn config_model_and_max_tokens_fill_empty_request_fields() {
         model: Some("claude-opus-4-1".into()),
         max_tokens: Some(321),
         http: Some(fake::client()),
+        web_search: false,
     });
     let mut req = request(vec![Message::user("x")]);
     req.model.clear();

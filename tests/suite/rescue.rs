@@ -5,24 +5,11 @@
 use flower_tui::engine::protocol::{DocumentSource, Event, HandoffPhase};
 use serde_json::Value;
 
-use crate::support::fake::{Reply, U, anthropic as a, is_writing};
-use crate::support::harness::{Harness, turn_end};
+use crate::support::check::assert_event;
+use crate::support::fake::{anthropic as a, is_writing};
+use crate::support::harness::{Harness, start};
 
 const DOC: &str = "## Doing\nReading the logs.\n## Decided\n- x\n## Dead ends\n(empty)\n## Next\nGrep the errors.\n## Scene\n- logs/\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
-
-fn overflow(count: u64, window: u64) -> Reply {
-    Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: format!(
-            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {count} tokens > {window} maximum"}}}}"#
-        ),
-    }
-}
 
 fn rescuing(events: &[Event]) -> Option<(usize, usize)> {
     events.iter().find_map(|e| match e {
@@ -42,33 +29,22 @@ fn first_text(body: &Value) -> String {
 
 /// Two big results in the history: `cat a.log`, `cat b.log`, 34,000 characters each.
 fn logs(h: &Harness) {
-    for name in ["a.log", "b.log"] {
-        std::fs::write(h.workspace.join(name), "error: disk full\n".repeat(2_000)).unwrap();
-    }
+    h.big_log("a.log");
+    h.big_log("b.log");
 }
 
 #[tokio::test]
 async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_successor() {
     let h = Harness::new().await;
     logs(&h);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(12_000),
-    ));
-    h.server.push(a::tool_use(
-        "t2",
-        "bash",
-        r#"{"command":"cat b.log"}"#,
-        u(24_000),
-    ));
-    h.server.push(overflow(41_000, 40_000));
-    h.server.push(a::text(DOC, u(9_000))); // the rescue
-    h.server.push(a::text("retried in generation 2", u(4_000)));
-    let mut r = crate::support::harness::start(h.params(40_000, 10_000));
-    let ev = r.turn("read the logs").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    h.script()
+        .at(12_000)
+        .tool("bash", r#"{"command":"cat a.log"}"#)
+        .at(24_000)
+        .tool("bash", r#"{"command":"cat b.log"}"#)
+        .overflows_then_rescued(DOC, "retried in generation 2");
+    let mut r = start(h.params(40_000, 10_000));
+    let ev = r.completed_turn("read the logs").await;
     // The estimate of 2 × 34,000 characters is ~17K tokens against the 41K the provider counted:
     // scaled, the older result becomes a stub, the newer one fits.
     assert_eq!(rescuing(&ev), Some((1, 0)));
@@ -94,28 +70,19 @@ async fn a_main_thread_overflow_is_rescued_and_the_request_retried_in_the_succes
 async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
     let h = Harness::new().await;
     logs(&h);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(31_000),
-    ));
     // The writing turn overflows, the rescue writes it, the successor goes on.
-    h.server.push(overflow(42_000, 40_000));
-    h.server.push(a::text(DOC, u(9_000)));
-    h.server.push(a::text("generation 2", u(4_000)));
-    let mut r = crate::support::harness::start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    h.script().writing_overflows().rescued(DOC, "generation 2");
+    let mut r = start(h.params(40_000, 10_000));
+    let ev = r.completed_turn("read a.log").await;
     assert_eq!(rescuing(&ev), Some((1, 0)));
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::Handoff(HandoffPhase::Done {
             source: DocumentSource::Rescued,
             degraded: false,
             ..
         })
-    )));
+    );
     let reqs = h.server.requests();
     assert!(is_writing(&reqs[1]) && is_writing(&reqs[2]));
     assert_eq!(
@@ -129,19 +96,13 @@ async fn an_overflowing_writing_request_is_retried_once_on_a_reduced_copy() {
 async fn when_the_rescue_overflows_too_the_degraded_document_is_written() {
     let h = Harness::new().await;
     logs(&h);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(31_000),
-    ));
-    h.server.push(overflow(42_000, 40_000));
-    h.server.push(overflow(40_500, 40_000));
-    h.server
-        .push(a::text("generation 2 on a degraded briefing", u(4_000)));
-    let mut r = crate::support::harness::start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    h.script()
+        .writing_overflows()
+        .reply(a::too_long(40_500, 40_000))
+        .at(4_000)
+        .text("generation 2 on a degraded briefing");
+    let mut r = start(h.params(40_000, 10_000));
+    r.completed_turn("read a.log").await;
     let st = &r.manifest().steps[0];
     assert_eq!(st.handoffs[0].source, DocumentSource::Degraded);
     assert!(st.handoffs[0].degraded);
@@ -180,17 +141,15 @@ async fn the_fake_enforcing_its_window_by_body_size_is_rescued_by_dropping_old_t
     h.server.push(a::text_counted("finished", 10));
     let mut p = h.params(200_000, 50_000);
     p.provider.max_tokens = 1_024;
-    let mut r = crate::support::harness::start(p);
-    let ev = r.turn("read every file").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let mut r = start(p);
+    r.completed_turn("read every file").await;
     let full = h.server.recorded().last().unwrap().tokens;
     // A window below what the session holds now: the next request overflows.
     let window = full * 35 / 100;
     h.server.set_window(Some(window));
     h.server.push(a::text_counted(DOC, 100)); // the rescue, if it fits
     h.server.push(a::text_counted("generation 2", 10));
-    let ev = r.turn("and now summarise").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("and now summarise").await;
     let (stubbed, dropped) = rescuing(&ev).expect("a rescue");
     assert!(stubbed >= 1 && dropped >= 1, "{stubbed} {dropped}");
     let rec = h.server.recorded();

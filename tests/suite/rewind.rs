@@ -4,56 +4,128 @@
 //! a message of an earlier generation (files back across handoffs, a successor briefed with the
 //! handoff document that began that generation).
 
-use std::fs;
+use std::path::PathBuf;
 
-use flower_tui::engine::checkpoint::OnConflict;
-use flower_tui::engine::ledger::RewindMode;
+use flower_tui::engine::checkpoint::{OnConflict, UndoAction};
+use flower_tui::engine::ledger::{RewindMode, RewindPoint};
 use flower_tui::engine::protocol::{Event, Op};
+use serde_json::json;
 
-use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, start};
+use crate::support::check::assert_file;
+use crate::support::harness::{Harness, Running, start};
+use crate::support::requests::sent;
 
-fn u(input: u64) -> U {
-    U::new(input, 10)
+/// What a rewind did (the fields of `Event::Rewound` these tests check).
+struct Rewound {
+    files: Vec<String>,
+    kept: Vec<String>,
+    text: Option<String>,
+    generation: Option<u32>,
 }
 
-fn write(name: &str, content: &str) -> String {
-    format!(r#"{{"path":"{name}","content":"{content}"}}"#)
+/// The engine in process against the fake, with the steps these scenarios take.
+struct Session {
+    h: Harness,
+    r: Running,
 }
 
-/// Everything the model was sent in the last request, as text.
-fn last_request(h: &Harness) -> String {
-    serde_json::to_string(&h.server.requests().last().unwrap()["messages"]).unwrap()
+impl Session {
+    async fn start() -> Session {
+        let h = Harness::new().await;
+        let r = start(h.params(200_000, 50_000));
+        Session { h, r }
+    }
+
+    /// A turn: the user sends `message`; the model writes `files` (path, content) in one reply,
+    /// then answers `answer`.
+    async fn writing(&mut self, message: &str, files: &[(&str, &str)], answer: &str) {
+        let calls: Vec<(&str, String)> = files
+            .iter()
+            .map(|(path, content)| ("write_file", json!({"path": path, "content": content})))
+            .map(|(name, input)| (name, input.to_string()))
+            .collect();
+        let mut script = self.h.script();
+        if !calls.is_empty() {
+            script.tools(&calls);
+        }
+        script.text(answer);
+        self.r.turn(message).await;
+    }
+
+    /// A manual handoff whose document is `doc`, to its end.
+    async fn handoff(&mut self, doc: &str) {
+        self.h.script().text(doc);
+        let t = self.r.send_handoff(None).await;
+        self.r.until_end(t).await;
+    }
+
+    /// Ask for a rewind to the message of `turn`; the engine's answer (`Rewound`, or
+    /// `RewindConflict` when it asks first).
+    async fn rewind(&mut self, turn: u64, mode: RewindMode, on_conflict: OnConflict) -> Event {
+        let op = Op::Rewind {
+            turn,
+            mode,
+            on_conflict,
+        };
+        self.r.send(op).await;
+        let ev = self
+            .r
+            .until(|e| matches!(e, Event::RewindConflict { .. } | Event::Rewound { .. }))
+            .await;
+        ev.last().unwrap().clone()
+    }
+
+    /// A rewind that is done at once: what it did.
+    async fn rewound(&mut self, turn: u64, mode: RewindMode, on_conflict: OnConflict) -> Rewound {
+        match self.rewind(turn, mode, on_conflict).await {
+            Event::Rewound {
+                files,
+                kept,
+                text,
+                generation,
+                ..
+            } => Rewound {
+                files,
+                kept,
+                text,
+                generation,
+            },
+            other => panic!("not rewound: {other:?}"),
+        }
+    }
+
+    /// The picker's list.
+    async fn points(&mut self) -> Vec<RewindPoint> {
+        self.r.send(Op::RewindPoints).await;
+        self.r
+            .until_some(|e| match e {
+                Event::RewindPoints { points } => Some(points.clone()),
+                _ => None,
+            })
+            .await
+    }
+
+    /// A file of the workspace.
+    fn file(&self, name: &str) -> PathBuf {
+        self.h.workspace.join(name)
+    }
+
+    /// Everything the model was sent in the last request, as text.
+    fn last_request(&self) -> String {
+        sent(self.h.server.requests().last().unwrap())
+    }
 }
 
 #[tokio::test]
 async fn rewinding_in_the_current_generation_cuts_the_history_and_restores_the_files() {
-    let h = Harness::new().await;
-    let ws = h.workspace.clone();
-    let mut r = start(h.params(200_000, 50_000));
-    h.server.push(a::tool_use(
-        "w1",
-        "write_file",
-        &write("a.txt", "A1"),
-        u(1_000),
-    ));
-    h.server.push(a::text("first done", u(1_100)));
-    r.turn("first message").await;
-    h.server.push(
-        a::Stream::new(u(1_200))
-            .tool("w2", "write_file", &write("a.txt", "A2"))
-            .tool("w3", "write_file", &write("b.txt", "B"))
-            .reply(),
-    );
-    h.server.push(a::text("second done", u(1_300)));
-    r.turn("second message").await;
-    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "A2");
+    let mut s = Session::start().await;
+    s.writing("first message", &[("a.txt", "A1")], "first done")
+        .await;
+    let files = [("a.txt", "A2"), ("b.txt", "B")];
+    s.writing("second message", &files, "second done").await;
+    assert_file(s.file("a.txt"), "A2");
 
-    r.send(Op::RewindPoints).await;
-    let ev = r.until(|e| matches!(e, Event::RewindPoints { .. })).await;
-    let Some(Event::RewindPoints { points }) = ev.last() else {
-        unreachable!()
-    };
+    let points = s.points().await;
     let listed: Vec<(u64, &str, Vec<String>)> = points
         .iter()
         .map(|p| (p.turn, p.text.as_str(), p.files.clone()))
@@ -67,31 +139,15 @@ async fn rewinding_in_the_current_generation_cuts_the_history_and_restores_the_f
     );
     assert!(points.iter().all(|p| p.current && p.generation == 1));
 
-    r.send(Op::Rewind {
-        turn: 2,
-        mode: RewindMode::Both,
-        on_conflict: OnConflict::Stop,
-    })
-    .await;
-    let ev = r.until(|e| matches!(e, Event::Rewound { .. })).await;
-    let Some(Event::Rewound {
-        files,
-        text,
-        generation,
-        ..
-    }) = ev.last()
-    else {
-        unreachable!()
-    };
-    assert_eq!(files, &["a.txt", "b.txt"]);
-    assert_eq!(text.as_deref(), Some("second message"));
-    assert_eq!(*generation, None, "the same session goes on");
-    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "A1");
-    assert!(!ws.join("b.txt").exists());
+    let done = s.rewound(2, RewindMode::Both, OnConflict::Stop).await;
+    assert_eq!(done.files, ["a.txt", "b.txt"]);
+    assert_eq!(done.text.as_deref(), Some("second message"));
+    assert_eq!(done.generation, None, "the same session goes on");
+    assert_file(s.file("a.txt"), "A1");
+    assert!(!s.file("b.txt").exists());
 
-    h.server.push(a::text("third done", u(1_100)));
-    r.turn("third message").await;
-    let sent = last_request(&h);
+    s.writing("third message", &[], "third done").await;
+    let sent = s.last_request();
     assert!(
         sent.contains("first done") && sent.contains("third message"),
         "{sent}"
@@ -100,103 +156,54 @@ async fn rewinding_in_the_current_generation_cuts_the_history_and_restores_the_f
         !sent.contains("second"),
         "the history is cut before the message: {sent}"
     );
-    let m = r.manifest();
+    let m = s.r.manifest();
     let step = &m.steps[0];
     assert_eq!(step.history.rewinds.len(), 1);
-    assert_eq!(
-        (
-            step.history.rewinds[0].turn,
-            step.history.rewinds[0].conversation
-        ),
-        (2, true)
-    );
-    let transcript = fs::read_to_string(
-        r.run_root
-            .join(format!("sessions/{}.jsonl", step.session_id)),
-    )
-    .unwrap();
+    let rewound = &step.history.rewinds[0];
+    assert_eq!((rewound.turn, rewound.conversation), (2, true));
+    let transcript =
+        s.r.run_root
+            .join(format!("sessions/{}.jsonl", step.session_id));
+    let transcript = std::fs::read_to_string(transcript).unwrap();
     assert!(
         transcript.contains("second message"),
         "the transcript keeps what was there"
     );
     // /redo brings the rewound turn's files back.
-    r.send(Op::Restore {
-        action: flower_tui::engine::checkpoint::UndoAction::Redo,
-        on_conflict: flower_tui::engine::checkpoint::OnConflict::Stop,
+    let (action, on_conflict) = (UndoAction::Redo, OnConflict::Stop);
+    s.r.send(Op::Restore {
+        action,
+        on_conflict,
     })
     .await;
-    r.until(|e| matches!(e, Event::Restore(_))).await;
-    assert_eq!(fs::read_to_string(ws.join("b.txt")).unwrap(), "B");
-    r.shutdown().await;
+    s.r.until(|e| matches!(e, Event::Restore(_))).await;
+    assert_file(s.file("b.txt"), "B");
+    s.r.shutdown().await;
 }
 
 #[tokio::test]
 async fn rewinding_to_an_earlier_generation_starts_a_successor_from_its_handoff() {
-    let h = Harness::new().await;
-    let ws = h.workspace.clone();
-    let mut r = start(h.params(200_000, 50_000));
-    h.server.push(a::tool_use(
-        "w1",
-        "write_file",
-        &write("a.txt", "A"),
-        u(1_000),
-    ));
-    h.server.push(a::text("one done", u(1_100)));
-    r.turn("message one").await;
-    h.server.push(a::text(
-        "## Doing\nMARKER-DOC-ONE\n## Next\nGo on.\n",
-        u(1_500),
-    ));
-    let t = r.send_handoff(None).await;
-    r.until_end(t).await;
-    h.server.push(a::tool_use(
-        "w2",
-        "write_file",
-        &write("b.txt", "B"),
-        u(1_000),
-    ));
-    h.server.push(a::text("two done", u(1_100)));
-    r.turn("message two").await;
-    h.server.push(a::text(
-        "## Doing\nMARKER-DOC-TWO\n## Next\nGo on.\n",
-        u(1_500),
-    ));
-    let t = r.send_handoff(None).await;
-    r.until_end(t).await;
-    h.server.push(a::tool_use(
-        "w3",
-        "write_file",
-        &write("c.txt", "C"),
-        u(1_000),
-    ));
-    h.server.push(a::text("three done", u(1_100)));
-    r.turn("message three").await;
-    assert_eq!(r.manifest().steps[0].generations, 3);
+    let mut s = Session::start().await;
+    s.writing("message one", &[("a.txt", "A")], "one done")
+        .await;
+    s.handoff("## Doing\nMARKER-DOC-ONE\n## Next\nGo on.\n")
+        .await;
+    s.writing("message two", &[("b.txt", "B")], "two done")
+        .await;
+    s.handoff("## Doing\nMARKER-DOC-TWO\n## Next\nGo on.\n")
+        .await;
+    s.writing("message three", &[("c.txt", "C")], "three done")
+        .await;
+    assert_eq!(s.r.manifest().steps[0].generations, 3);
 
-    r.send(Op::Rewind {
-        turn: 2,
-        mode: RewindMode::Both,
-        on_conflict: OnConflict::Stop,
-    })
-    .await;
-    let ev = r.until(|e| matches!(e, Event::Rewound { .. })).await;
-    let Some(Event::Rewound {
-        files,
-        text,
-        generation,
-        ..
-    }) = ev.last()
-    else {
-        unreachable!()
-    };
-    assert_eq!(files, &["b.txt", "c.txt"]);
-    assert_eq!(text.as_deref(), Some("message two"));
-    assert_eq!(*generation, Some(4));
-    assert!(ws.join("a.txt").exists() && !ws.join("b.txt").exists() && !ws.join("c.txt").exists());
+    let done = s.rewound(2, RewindMode::Both, OnConflict::Stop).await;
+    assert_eq!(done.files, ["b.txt", "c.txt"]);
+    assert_eq!(done.text.as_deref(), Some("message two"));
+    assert_eq!(done.generation, Some(4));
+    assert!(s.file("a.txt").exists() && !s.file("b.txt").exists() && !s.file("c.txt").exists());
 
-    h.server.push(a::text("again", u(1_100)));
-    r.turn("message two, again").await;
-    let sent = last_request(&h);
+    s.writing("message two, again", &[], "again").await;
+    let sent = s.last_request();
     assert!(
         sent.contains("MARKER-DOC-ONE"),
         "briefed with generation 2's document: {sent}"
@@ -205,16 +212,11 @@ async fn rewinding_to_an_earlier_generation_starts_a_successor_from_its_handoff(
         !sent.contains("MARKER-DOC-TWO") && !sent.contains("three done"),
         "{sent}"
     );
-    let step = &r.manifest().steps[0];
+    let step = &s.r.manifest().steps[0];
     assert_eq!(step.generations, 4);
-    assert_eq!(
-        (
-            step.history.rewinds[0].to_generation,
-            step.history.rewinds[0].from_generation
-        ),
-        (2, 3)
-    );
-    r.shutdown().await;
+    let rewound = &step.history.rewinds[0];
+    assert_eq!((rewound.to_generation, rewound.from_generation), (2, 3));
+    s.r.shutdown().await;
 }
 
 /// A rewind whose code part would write over files changed since is stopped before anything
@@ -222,67 +224,32 @@ async fn rewinding_to_an_earlier_generation_starts_a_successor_from_its_handoff(
 /// restores the rest, across two turns; the picker then marks both messages as undone.
 #[tokio::test]
 async fn a_rewind_over_changed_files_asks_first_and_keeps_them_when_told() {
-    let h = Harness::new().await;
-    let ws = h.workspace.clone();
-    let mut r = start(h.params(200_000, 50_000));
-    h.server.push(a::tool_use(
-        "w1",
-        "write_file",
-        &write("a.txt", "A1"),
-        u(1_000),
-    ));
-    h.server.push(a::text("first done", u(1_100)));
-    r.turn("first message").await;
-    // Between the turns the user edits a.txt; the second turn writes b.txt.
-    fs::write(ws.join("a.txt"), "mine").unwrap();
-    h.server.push(a::tool_use(
-        "w2",
-        "write_file",
-        &write("b.txt", "B"),
-        u(1_200),
-    ));
-    h.server.push(a::text("second done", u(1_300)));
-    r.turn("second message").await;
-
-    r.send(Op::Rewind {
-        turn: 1,
-        mode: RewindMode::Code,
-        on_conflict: OnConflict::Stop,
-    })
-    .await;
-    let ev = r
-        .until(|e| matches!(e, Event::RewindConflict { .. } | Event::Rewound { .. }))
+    let mut s = Session::start().await;
+    s.writing("first message", &[("a.txt", "A1")], "first done")
         .await;
-    let Some(Event::RewindConflict { turn, files, .. }) = ev.last() else {
-        panic!("not asked: {:?}", ev.last())
+    // Between the turns the user edits a.txt; the second turn writes b.txt.
+    std::fs::write(s.file("a.txt"), "mine").unwrap();
+    s.writing("second message", &[("b.txt", "B")], "second done")
+        .await;
+
+    let ev = s.rewind(1, RewindMode::Code, OnConflict::Stop).await;
+    let Event::RewindConflict { turn, files, .. } = ev else {
+        panic!("not asked: {ev:?}")
     };
     assert_eq!(
-        (*turn, files.as_slice()),
+        (turn, files.as_slice()),
         (1, ["a.txt".to_string()].as_slice())
     );
-    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "mine");
-    assert!(ws.join("b.txt").exists(), "nothing is half done");
+    assert_file(s.file("a.txt"), "mine");
+    assert!(s.file("b.txt").exists(), "nothing is half done");
 
-    r.send(Op::Rewind {
-        turn: 1,
-        mode: RewindMode::Code,
-        on_conflict: OnConflict::KeepUsers,
-    })
-    .await;
-    let ev = r.until(|e| matches!(e, Event::Rewound { .. })).await;
-    let Some(Event::Rewound { files, kept, .. }) = ev.last() else {
-        unreachable!()
-    };
-    assert_eq!(files, &["b.txt"]);
-    assert_eq!(kept, &["a.txt"]);
-    assert_eq!(fs::read_to_string(ws.join("a.txt")).unwrap(), "mine");
-    assert!(!ws.join("b.txt").exists());
+    let done = s.rewound(1, RewindMode::Code, OnConflict::KeepUsers).await;
+    assert_eq!(done.files, ["b.txt"]);
+    assert_eq!(done.kept, ["a.txt"]);
+    assert_file(s.file("a.txt"), "mine");
+    assert!(!s.file("b.txt").exists());
 
-    r.send(Op::RewindPoints).await;
-    let ev = r.until(|e| matches!(e, Event::RewindPoints { .. })).await;
-    let Some(Event::RewindPoints { points }) = ev.last() else {
-        unreachable!()
-    };
+    let points = s.points().await;
     assert!(points.iter().all(|p| p.undone), "{points:?}");
-    r.shutdown().await;
+    s.r.shutdown().await;
 }

@@ -12,10 +12,11 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use super::cli::{bin, lines, stderr};
-use crate::support::fake::anthropic::{self as a, Stream};
+use crate::support::check::{assert_contains, assert_exit, assert_file, assert_success, each_str};
+use crate::support::fake::anthropic::Stream;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, lines, stderr};
 
 pub(super) fn u(input: u64) -> U {
     U {
@@ -80,10 +81,8 @@ impl Home {
     }
 
     pub(super) async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
-        let mut c = self.command(server, args);
-        tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap()
+        let c = self.command(server, args);
+        crate::support::headless::run(c).await.output
     }
 
     /// The step's record in the only run's ledger.
@@ -151,9 +150,9 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
             )
             .reply(),
     );
-    server.push(a::text("done", u(1_200)));
+    server.script().at(1_200).text("done");
     let out = home.run(&server, &["-p", "change things"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let after = state(&ws);
     assert_eq!(after["a.txt"].1, b"one\nTWO\n");
     assert!(!after.contains_key("gone.txt"));
@@ -163,12 +162,7 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
 
     // The ledger: a checkpoint before the first call, the turn's end state with its files.
     let step = home.step();
-    let kinds: Vec<&str> = step["checkpoints"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["kind"].as_str().unwrap())
-        .collect();
+    let kinds = each_str(&step["checkpoints"], "kind");
     assert_eq!(kinds, ["before", "after"]);
     let end = &step["checkpoints"][1];
     assert_eq!(
@@ -181,7 +175,7 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
     );
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(state(&ws), before, "every byte and mode back");
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "restored");
@@ -199,18 +193,18 @@ async fn undo_and_redo_restore_a_scripted_turn_byte_for_byte() {
 
     // Nothing further back.
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert_eq!(restore_event(&out)["outcome"], "nothing");
 
     let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(state(&ws), after, "the turn's state again");
 
     // The user changes a file the turn changed: undo names it and restores nothing.
     fs::write(ws.join("a.txt"), "mine\n").unwrap();
     let mine = state(&ws);
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "conflict");
     assert_eq!(report["files"], serde_json::json!(["a.txt"]));
@@ -239,33 +233,27 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
     let start = state(&ws);
 
     // Generation 1: a turn writes one.txt; the handoff after it starts generation 2.
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"one.txt","content":"1\n"}"#,
-        u(1_000),
-    ));
-    server.push(a::text(
-        "## Doing\nWriting files.\n## Next\nMore.\n",
-        u(1_500),
-    ));
-    server.push(a::text("first done", u(1_200)));
+    server
+        .script()
+        .tool("write_file", r#"{"path":"one.txt","content":"1\n"}"#)
+        .at(1_500)
+        .text("## Doing\nWriting files.\n## Next\nMore.\n")
+        .at(1_200)
+        .text("first done");
     let out = home
         .run(&server, &["-p", "first", "--handoff-after", "1"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let after_one = state(&ws);
     // Generation 2: a turn overwrites keep.txt.
-    server.push(a::tool_use(
-        "w2",
-        "bash",
-        r#"{"command":"printf 'changed\\n' > keep.txt"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("second done", u(1_200)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"printf 'changed\\n' > keep.txt"}"#)
+        .at(1_200)
+        .text("second done");
     let out = home.run(&server, &["--continue", "-p", "second"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read(ws.join("keep.txt")).unwrap(), b"changed\n");
+    assert_success(&out);
+    assert_file(ws.join("keep.txt"), b"changed\n");
 
     let step = home.step();
     let handoff = step["checkpoints"]
@@ -279,17 +267,17 @@ async fn undo_walks_back_across_a_handoff_into_the_earlier_generation() {
     assert_eq!(handoff["files"], serde_json::json!(["one.txt"]));
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let report = restore_event(&out);
     assert_eq!(report["of"]["generation"], 2);
     assert_eq!(state(&ws), after_one);
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let report = restore_event(&out);
     assert_eq!(report["of"]["generation"], 1, "into the earlier generation");
     assert_eq!(state(&ws), start);
     let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(state(&ws), after_one);
 }
 
@@ -302,15 +290,16 @@ async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
     let ws = home.ws();
     fs::write(ws.join("a.txt"), "a\n").unwrap();
     fs::write(ws.join("b.txt"), "b\n").unwrap();
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"printf 'A\\n' >> a.txt && printf 'B\\n' >> b.txt"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("done", u(1_200)));
+    server
+        .script()
+        .tool(
+            "bash",
+            r#"{"command":"printf 'A\\n' >> a.txt && printf 'B\\n' >> b.txt"}"#,
+        )
+        .at(1_200)
+        .text("done");
     let out = home.run(&server, &["-p", "change things"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let asked = server.requests().len();
 
     for refused in ["/rewind", "/undo now", "/redo skip please"] {
@@ -322,24 +311,24 @@ async fn headless_undo_options_are_commands_never_tasks_for_the_model() {
     // The user changed a.txt: skip keeps it and restores b.txt.
     fs::write(ws.join("a.txt"), "mine\n").unwrap();
     let out = home.run(&server, &["--continue", "-p", "/undo skip"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(restore_event(&out)["action"], "undo");
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"mine\n");
-    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
+    assert_file(ws.join("a.txt"), b"mine\n");
+    assert_file(ws.join("b.txt"), b"b\n");
 
     // Redo, then overwrite: the turn's version of a.txt is written over the user's.
     let out = home
         .run(&server, &["--continue", "-p", "/redo overwrite"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\nB\n");
+    assert_success(&out);
+    assert_file(ws.join("b.txt"), b"b\nB\n");
     fs::write(ws.join("a.txt"), "mine again\n").unwrap();
     let out = home
         .run(&server, &["--continue", "-p", "/undo overwrite"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\n");
-    assert_eq!(fs::read(ws.join("b.txt")).unwrap(), b"b\n");
+    assert_success(&out);
+    assert_file(ws.join("a.txt"), b"a\n");
+    assert_file(ws.join("b.txt"), b"b\n");
 
     assert_eq!(
         server.requests().len(),
@@ -358,24 +347,25 @@ async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
     let ws = home.ws();
     let name = std::ffi::OsStr::from_bytes(b"n\xff\x1b]0;pwned\x07\x1b[31mred.txt");
     fs::write(ws.join(name), "x\n").unwrap();
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"for f in n*; do printf 'y\\n' >> \"$f\"; done"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("done", u(1_200)));
+    server
+        .script()
+        .tool(
+            "bash",
+            r#"{"command":"for f in n*; do printf 'y\\n' >> \"$f\"; done"}"#,
+        )
+        .at(1_200)
+        .text("done");
     let out = home.run(&server, &["-p", "change it"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\ny\n");
+    assert_success(&out);
+    assert_file(ws.join(name), b"x\ny\n");
 
     let out = home
         .run(&server, &["--continue", "--output", "text", "-p", "/undo"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read(ws.join(name)).unwrap(), b"x\n");
+    assert_success(&out);
+    assert_file(ws.join(name), b"x\n");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("red.txt"), "{stdout}");
+    assert_contains(&stdout, "red.txt");
     assert!(!out.stdout.contains(&0x1b), "{stdout:?}");
     assert!(!out.stdout.contains(&0x07), "{stdout:?}");
 }

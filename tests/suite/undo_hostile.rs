@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::cli::{lines, stderr};
 use super::undo_cli::{Home, paths, restore_event, state, u};
+use crate::support::check::{assert_exit, assert_file, assert_success};
 use crate::support::fake::anthropic::{self as a, Stream};
 use crate::support::fake::{FakeServer, Gate};
+use crate::support::headless::{lines, stderr};
 
 /// Wait until `server` has been asked `n` requests.
 async fn until_asked(server: &FakeServer, n: usize) {
@@ -56,23 +57,17 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
 
     // Call 1 changes a.txt and both.txt; between the calls the user edits mine.txt (which no
     // call touches) and both.txt; call 2 changes a.txt again.
-    server.push(a::tool_use(
-        "b1",
+    server.script().tool(
         "bash",
         r#"{"command":"printf 'A\\n' >> a.txt && printf 'turn\\n' >> both.txt"}"#,
-        u(1_000),
-    ));
-    let gate = Gate::new();
-    server.push(
-        a::tool_use(
-            "b2",
-            "bash",
-            r#"{"command":"printf 'again\\n' >> a.txt"}"#,
-            u(1_100),
-        )
-        .gated(&gate),
     );
-    server.push(a::text("done", u(1_200)));
+    let gate = Gate::new();
+    server
+        .script()
+        .at(1_100)
+        .held(&gate)
+        .tool("bash", r#"{"command":"printf 'again\\n' >> a.txt"}"#);
+    server.script().at(1_200).text("done");
     let home_ref = &home;
     let server_ref = &server;
     let run = async move { home_ref.run(server_ref, &["-p", "change things"]).await };
@@ -83,8 +78,8 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
         gate.open();
     };
     let (out, ()) = tokio::join!(run, edit);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\nA\nagain\n");
+    assert_success(&out);
+    assert_file(ws.join("a.txt"), b"a\nA\nagain\n");
     assert!(
         notices(&out)
             .iter()
@@ -108,17 +103,14 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "conflict");
     assert_eq!(report["files"], serde_json::json!(["both.txt"]));
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\nA\nagain\n");
+    assert_file(ws.join("a.txt"), b"a\nA\nagain\n");
 
     // Skip: the turn's own file goes back; both.txt and mine.txt stay as the user has them.
     let out = home.run(&server, &["--continue", "-p", "/undo skip"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(paths(&restore_event(&out)), ["a.txt"]);
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"a\n");
-    assert_eq!(
-        fs::read(ws.join("both.txt")).unwrap(),
-        b"both\nturn\nuser\n"
-    );
+    assert_file(ws.join("a.txt"), b"a\n");
+    assert_file(ws.join("both.txt"), b"both\nturn\nuser\n");
     assert_eq!(
         fs::read(ws.join("mine.txt")).unwrap(),
         b"mine, edited during the turn\n",
@@ -127,11 +119,11 @@ async fn a_file_changed_by_someone_else_during_the_turn_is_not_undone_without_as
 
     // Redo and undo again, overwriting: both.txt goes back too, mine.txt still stays.
     let out = home.run(&server, &["--continue", "-p", "/redo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let out = home
         .run(&server, &["--continue", "-p", "/undo overwrite"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let mut expected = start.clone();
     expected.get_mut("mine.txt").unwrap().1 = b"mine, edited during the turn\n".to_vec();
     assert_eq!(state(&ws), expected);
@@ -165,12 +157,12 @@ async fn a_turn_killed_between_calls_is_undone_after_continue() {
     );
     // The next answer never comes: the process is killed while it waits.
     let never = Gate::new();
-    server.push(a::text("never", u(1_100)).gated(&never));
+    server.script().at(1_100).held(&never).text("never");
     let mut child = spawn(&home, &server, &["-p", "change things"]);
     until_asked(&server, 2).await;
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"one\nTWO\n");
+    assert_file(ws.join("a.txt"), b"one\nTWO\n");
     let undo = undo_of(&home);
     assert!(
         undo["pending"]["calls"]
@@ -180,7 +172,7 @@ async fn a_turn_killed_between_calls_is_undone_after_continue() {
     );
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(
         notices(&out).iter().any(|n| n.contains("cut short")),
         "{:?}",
@@ -200,12 +192,10 @@ async fn a_turn_killed_during_a_slow_command_is_undone_after_continue() {
     let ws = home.ws();
     fs::write(ws.join("log.txt"), "start\n").unwrap();
     let start = state(&ws);
-    server.push(a::tool_use(
-        "b1",
+    server.script().tool(
         "bash",
         r#"{"command":"printf 'more\\n' >> log.txt && touch made.txt && sleep 20"}"#,
-        u(1_000),
-    ));
+    );
     let mut child = spawn(&home, &server, &["--sandbox", "off", "-p", "slow"]);
     let started = Instant::now();
     while !ws.join("made.txt").exists() {
@@ -214,10 +204,10 @@ async fn a_turn_killed_during_a_slow_command_is_undone_after_continue() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(fs::read(ws.join("log.txt")).unwrap(), b"start\nmore\n");
+    assert_file(ws.join("log.txt"), b"start\nmore\n");
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(paths(&restore_event(&out)), ["log.txt", "made.txt"]);
     assert_eq!(state(&ws), start);
 }
@@ -233,22 +223,22 @@ async fn no_checkpoints_takes_none_and_undo_says_why() {
         a::tool_use("w1", "write_file", &input, u(1_000))
     };
     server.push(write("b\n"));
-    server.push(a::text("done", u(1_200)));
+    server.script().at(1_200).text("done");
     let out = home.run(&server, &["--no-checkpoints", "-p", "go"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(!home.dir.path().join("data/flower/checkpoints").exists());
     assert!(home.step().get("checkpoints").is_none());
     assert!(home.step().get("undo").is_none());
 
     // A turn with checkpoints, then an undo with them off: refused with the reason.
     server.push(write("c\n"));
-    server.push(a::text("done", u(1_200)));
+    server.script().at(1_200).text("done");
     let out = home.run(&server, &["--continue", "-p", "again"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let out = home
         .run(&server, &["--continue", "--no-checkpoints", "-p", "/undo"])
         .await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     let report = restore_event(&out);
     assert_eq!(report["outcome"], "failed", "{report}");
     assert!(
@@ -258,5 +248,5 @@ async fn no_checkpoints_takes_none_and_undo_says_why() {
             .contains("--no-checkpoints"),
         "{report}"
     );
-    assert_eq!(fs::read(ws.join("a.txt")).unwrap(), b"c\n");
+    assert_file(ws.join("a.txt"), b"c\n");
 }

@@ -28,6 +28,7 @@
 //! llama.cpp does. Those questions are recorded apart ([`FakeServer::probes`]).
 
 pub mod anthropic;
+pub mod body;
 pub mod cache;
 pub mod chaos;
 pub mod local;
@@ -167,20 +168,7 @@ impl std::fmt::Debug for Lazy {
 
 /// The writing turn of a handoff: tool use off and the handoff prompt last.
 pub fn is_writing(body: &Value) -> bool {
-    let last_user_text = body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(blocks) => blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        })
-        .unwrap_or_default();
-    last_user_text.contains("write a handoff document now")
+    body::last_user_text(body).contains("write a handoff document now")
 }
 
 impl Reply {
@@ -188,6 +176,14 @@ impl Reply {
     pub fn sse(bytes: impl Into<Vec<u8>>) -> Reply {
         Reply::Sse {
             chunks: vec![bytes.into()],
+            delay: None,
+        }
+    }
+
+    /// An SSE body of these chunks (one event each, as the APIs flush them), with no pause.
+    pub fn stream(chunks: Vec<Vec<u8>>) -> Reply {
+        Reply::Sse {
+            chunks,
             delay: None,
         }
     }
@@ -323,6 +319,8 @@ struct State {
     local: Option<local::LocalServer>,
     /// The questions a client asked the server about itself: (method, path).
     probes: Vec<(String, String)>,
+    /// Tool-call ids handed out by [`FakeServer::next_tool_id`].
+    tool_ids: usize,
 }
 
 /// The loopback server. Dropping it stops accepting connections.
@@ -367,6 +365,13 @@ impl FakeServer {
     /// Queue the next reply (FIFO). With nothing queued the server answers 500 `no scripted reply`.
     pub fn push(&self, r: Reply) {
         lock(&self.state).replies.push_back(r);
+    }
+
+    /// A fresh tool-call id for a scripted reply: `t1`, `t2`, … in the order they are asked for.
+    pub fn next_tool_id(&self) -> String {
+        let mut s = lock(&self.state);
+        s.tool_ids += 1;
+        format!("t{}", s.tool_ids)
     }
 
     /// Queue several replies in order.

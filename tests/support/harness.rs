@@ -7,7 +7,9 @@ use std::time::Duration;
 use flower_tui::engine::context::{Thresholds, WindowSource};
 use flower_tui::engine::ledger::{Manifest, RunDir};
 use flower_tui::engine::policy::{ApprovalPolicy, ContextPolicy, FrontEnd, HandoffMode};
-use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
+use flower_tui::engine::protocol::{
+    Approval, Event, ExitReason, HandoffId, HandoffPhase, Op, TurnId,
+};
 use flower_tui::engine::provider::Provider;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
@@ -18,7 +20,9 @@ use flower_tui::engine::session::{
 };
 use tempfile::TempDir;
 
+use super::check::picked;
 use super::fake::FakeServer;
+use super::script::Script;
 
 pub const KEY: &str = "sk-test-SECRET-0123456789abcdef";
 
@@ -56,15 +60,77 @@ impl Harness {
 
     pub fn openai(&self) -> Arc<dyn Provider> {
         Arc::new(OpenAiProvider::new(OpenAiConfig {
-            base_url: self.server.base_url(),
             api_key: KEY.into(),
+            base_url: self.server.base_url(),
             http: Some(super::fake::client()),
             ..Default::default()
         }))
     }
 
+    /// Write a file of the workspace (its folders made); its path.
+    pub fn file(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.workspace.join(rel);
+        super::files::write(&path, contents);
+        path
+    }
+
+    /// A log of 34,000 characters at `rel` in the workspace ("error: disk full", 2,000 lines): a
+    /// tool result big enough that a rescue shortens it.
+    pub fn big_log(&self, rel: &str) -> PathBuf {
+        self.file(rel, "error: disk full\n".repeat(2_000))
+    }
+
+    /// The model's replies (see [`Script`]).
+    pub fn script(&self) -> Script<'_> {
+        self.server.script()
+    }
+
     pub fn workbench(&self) -> PathBuf {
         self.workspace.join(".flower")
+    }
+
+    /// Engine parameters whose front end reviews each handoff document before its successor
+    /// starts (an interactive front end with the review on).
+    pub fn reviewed(&self, window: u64, headroom: u64) -> EngineParams {
+        let mut p = self.params(window, headroom);
+        p.front_end = FrontEnd::Interactive { review: true };
+        p
+    }
+
+    /// A reviewing engine (40,000 window, 10,000 headroom) whose first turn, "work", goes over
+    /// the line and whose writing answers `doc`; the successor answers "ok". Returned once the
+    /// review waits, with the frozen handoff, its file and what the file held then.
+    pub async fn in_review(&self, doc: &str) -> (Running, HandoffId, PathBuf, String) {
+        self.script().over_the_line(doc).at(5_000).text("ok");
+        let mut r = start(self.reviewed(40_000, 10_000));
+        r.send_turn("work").await;
+        let (handoff, path) = r.frozen_for_review().await;
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("the file under review {}: {e}", path.display()));
+        (r, handoff, path, text)
+    }
+
+    /// Engine parameters whose conversation is compacted, not handed off, as it fills.
+    pub fn compacting(&self, window: u64, headroom: u64) -> EngineParams {
+        let mut p = self.params(window, headroom);
+        p.handoff.context = ContextPolicy::Compaction;
+        p
+    }
+
+    /// Engine parameters that continue the run in `root` (as `--continue` does).
+    pub fn resumed(&self, window: u64, headroom: u64, root: &std::path::Path) -> EngineParams {
+        let mut p = self.params(window, headroom);
+        p.run_dir = RunDir::open(root);
+        p.start.resume = Some(session::Resume::at(RunDir::open(root)));
+        p
+    }
+
+    /// Engine parameters that continue the run in `root` in the terminal (as the TUI's
+    /// `--continue` does: an interactive front end, no review).
+    pub fn reopened(&self, root: &std::path::Path) -> EngineParams {
+        let mut p = self.resumed(200_000, 50_000, root);
+        p.front_end = FrontEnd::Interactive { review: false };
+        p
     }
 
     /// Engine parameters with a fresh run directory; tweak fields before `spawn`.
@@ -115,6 +181,7 @@ impl Harness {
                 bash_timeout: Duration::from_secs(30),
                 subagent: Default::default(),
                 mode: None,
+                web: Default::default(),
                 files: Default::default(),
             },
             front_end: FrontEnd::Headless,
@@ -156,8 +223,14 @@ impl Running {
         self.h.ops.send(op).await.unwrap();
     }
 
+    /// Answer the approval question about the call `id`.
+    pub async fn answer(&self, id: &str, decision: Approval) {
+        let id = id.into();
+        self.send(Op::Approval { id, decision }).await;
+    }
+
     /// Collect events until `stop` matches one (included); panics after 20 s.
-    pub async fn until(&mut self, stop: impl Fn(&Event) -> bool) -> Vec<Event> {
+    pub async fn until(&mut self, mut stop: impl FnMut(&Event) -> bool) -> Vec<Event> {
         let mut got = Vec::new();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
@@ -171,6 +244,58 @@ impl Running {
             if done {
                 return got;
             }
+        }
+    }
+
+    /// Collect events until `pick` gives a value for one; that value.
+    pub async fn until_some<T>(&mut self, pick: impl Fn(&Event) -> Option<T>) -> T {
+        let mut found = None;
+        self.until(|e| {
+            let got = pick(e);
+            let done = got.is_some();
+            if done {
+                found = got;
+            }
+            done
+        })
+        .await;
+        found.expect("`until` returns at the event picked")
+    }
+
+    /// Collect events through the next `Frozen` phase; what it says.
+    pub async fn frozen(&mut self) -> Frozen {
+        self.until_some(|e| match e {
+            Event::Handoff(HandoffPhase::Frozen {
+                handoff,
+                path,
+                degraded,
+                awaits_review,
+                markdown,
+                ..
+            }) => Some(Frozen {
+                handoff: *handoff,
+                path: path.clone(),
+                degraded: *degraded,
+                awaits_review: *awaits_review,
+                markdown: markdown.clone(),
+            }),
+            _ => None,
+        })
+        .await
+    }
+
+    /// [`Running::frozen`] for a review: the document has a file and the successor waits for
+    /// the review (the test fails otherwise); the handoff and its file.
+    pub async fn frozen_for_review(&mut self) -> (HandoffId, PathBuf) {
+        let f = self.frozen().await;
+        match f {
+            Frozen {
+                handoff,
+                path: Some(path),
+                awaits_review: true,
+                ..
+            } => (handoff, path),
+            other => panic!("not frozen for a review: {other:#?}"),
         }
     }
 
@@ -214,6 +339,25 @@ impl Running {
         self.until_end(turn).await
     }
 
+    /// [`Running::turn`], and the turn completed: the test fails otherwise, naming the line that
+    /// asked and how the turn ended, with its events.
+    #[track_caller]
+    pub fn completed_turn<'a>(
+        &'a mut self,
+        text: &'a str,
+    ) -> impl Future<Output = Vec<Event>> + 'a {
+        let asked = std::panic::Location::caller();
+        async move {
+            let ev = self.turn(text).await;
+            let end = turn_end(&ev);
+            assert!(
+                end == "completed",
+                "{asked}: the turn ended {end:?}, not completed: {ev:#?}"
+            );
+            ev
+        }
+    }
+
     pub fn manifest(&self) -> Manifest {
         Manifest::load(&self.run_root.join("manifest.json")).unwrap()
     }
@@ -235,6 +379,21 @@ pub fn turn_end(events: &[Event]) -> String {
         .unwrap_or_default()
 }
 
+/// What a `Frozen` handoff phase says (the fields the suites check).
+#[derive(Debug, Clone)]
+pub struct Frozen {
+    pub handoff: HandoffId,
+    pub path: Option<PathBuf>,
+    pub degraded: bool,
+    pub awaits_review: bool,
+    pub markdown: String,
+}
+
+/// The handoff phases among `events`, in order.
+pub fn phases(events: &[Event]) -> Vec<HandoffPhase> {
+    picked!(events, Event::Handoff(p) => p.clone())
+}
+
 /// The last turn's exit reason, as a type.
 pub fn exit_reason(events: &[Event]) -> Option<ExitReason> {
     events.iter().rev().find_map(|e| match e {
@@ -244,13 +403,7 @@ pub fn exit_reason(events: &[Event]) -> Option<ExitReason> {
 }
 
 pub fn text_of(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::TextDelta { text, .. } => text.as_str()).concat()
 }
 
 /// Every file under `root`, recursively.

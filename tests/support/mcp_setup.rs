@@ -51,21 +51,24 @@ pub fn python_with_mcp() -> Result<PathBuf, String> {
             Command::new("python3").args(["-m", "venv"]).arg(dir),
             "python3",
         )?;
-        run_step(
-            Command::new(dir.join("bin/python"))
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--no-input",
-                    "-q",
-                ])
-                .arg(PYTHON_MCP),
-            "pip",
-        )
+        run_step(&mut pip_install(&dir.join("bin/python"), PYTHON_MCP), "pip")
     })?;
     Ok(dir.join("bin/python"))
+}
+
+/// `<python> -m pip install <requirement>`, quiet and asking nothing (into that Python's venv).
+pub fn pip_install(python: &Path, requirement: &str) -> Command {
+    let mut pip = Command::new(python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-q",
+        requirement,
+    ]);
+    pip
 }
 
 /// The Python SDK server of `tests/support/mcp/http_server.py`, on a loopback port; killed on drop.

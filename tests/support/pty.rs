@@ -17,6 +17,8 @@ use tempfile::TempDir;
 use super::fake::FakeServer;
 use super::harness::KEY;
 
+pub use super::requests::last_user_text;
+
 pub const ROWS: u16 = 40;
 pub const COLS: u16 = 120;
 pub const POLL: Duration = Duration::from_millis(50);
@@ -93,6 +95,13 @@ impl Pty {
     /// Start `flower-tui ARGS --workspace <home>/ws` against the fake server, in an isolated env.
     pub fn start(server: &FakeServer, args: &[&str]) -> Pty {
         Pty::start_in(Arc::new(tempfile::tempdir().unwrap()), server, args)
+    }
+
+    /// [`Pty::start`], once the first frame is drawn and keys are read ([`READY`]).
+    pub fn open(server: &FakeServer, args: &[&str]) -> Pty {
+        let mut t = Pty::start(server, args);
+        t.wait_for(READY);
+        t
     }
 
     /// [`Pty::start`] in a given home (a second run in the same workspace, data and config dirs).
@@ -272,6 +281,43 @@ impl Pty {
         self.wait(&format!("{text:?}"), |s| s.contains(text))
     }
 
+    /// Type `text`, wait until the input box shows it, and send it with Enter.
+    pub fn ask(&mut self, text: &str) {
+        self.keys(text);
+        self.wait_for(text);
+        self.keys(ENTER);
+    }
+
+    /// Quit with Ctrl-C twice (from an idle, empty input) and wait until the program is gone;
+    /// its exit status.
+    pub fn quit(&mut self) -> ExitStatus {
+        self.keys(CTRL_C);
+        self.keys(CTRL_C);
+        self.wait_exit()
+    }
+
+    /// In the side editor: go to the document's last line and open a new line below it.
+    pub fn new_line_at_end(&self) {
+        self.keys(&DOWN.repeat(40));
+        self.keys(END);
+        self.keys(ENTER);
+    }
+
+    /// Send `signal` (`-KILL`, `-TERM`, …) to the program with `kill`.
+    pub fn signal(&self, signal: &str) {
+        let sent = std::process::Command::new("kill")
+            .args([signal, &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill {signal}");
+    }
+
+    /// `kill -9` the program and wait until it is gone; its exit status.
+    pub fn kill_9(&mut self) -> ExitStatus {
+        self.signal("-KILL");
+        self.wait_exit()
+    }
+
     /// Poll until the fake has recorded `n` requests; they are returned.
     pub fn wait_requests(&mut self, server: &FakeServer, n: usize) -> Vec<Value> {
         let deadline = Instant::now() + TIMEOUT;
@@ -316,28 +362,20 @@ impl Pty {
     }
 }
 
+/// A runtime, and a fake server running on it (the pseudo-terminal tests themselves are
+/// synchronous). Keep the runtime as long as the server.
+pub fn served() -> (tokio::runtime::Runtime, FakeServer) {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    (rt, server)
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap()
-}
-
-/// The text of the last user message of a request body.
-pub fn last_user_text(body: &Value) -> String {
-    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
-        return String::new();
-    };
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// The unsaved-edits files (`<name>.unsaved-<time>.md`) the TUI kept beside `file`.

@@ -7,6 +7,7 @@
 //! - `Edit`, `MultiEdit`, `Write` (or `edit_file`, `write_file`): that file tool inside the
 //!   workspace;
 //! - `mcp__server__tool`: that MCP tool;
+//! - `WebFetch(domain:docs.rs)` (or `web_fetch(domain:…)`): `web_fetch` of pages on that host;
 //! - `Read`, `Grep`, `Glob`, `LS` and their flower-tui names need no approval inside the
 //!   workspace: nothing to grant.
 //!
@@ -77,6 +78,14 @@ fn grant(entry: &str) -> Grant {
         ("Read" | "Grep" | "Glob" | "LS" | "read_file" | "grep" | "glob" | "list_dir", None) => {
             Grant::Nothing
         }
+        ("WebFetch" | "web_fetch", Some(spec)) => match spec.strip_prefix("domain:") {
+            Some(host) if !host.trim().is_empty() && !host.contains(['*', '/']) => {
+                Grant::Rule(AllowRule::WebDomain {
+                    host: host.trim().to_ascii_lowercase(),
+                })
+            }
+            _ => Grant::Refused,
+        },
         (mcp, None) if mcp.starts_with("mcp__") && mcp.len() > "mcp__".len() => {
             Grant::Rule(AllowRule::Tool { tool: mcp.into() })
         }
@@ -123,6 +132,7 @@ mod tests {
             "Bash(*)",
             "Bash(rm -rf *.tmp)",
             "WebFetch",
+            "WebFetch(domain:Docs.rs)",
             "Bash(unclosed",
         ]
         .iter()
@@ -149,6 +159,9 @@ mod tests {
                 },
                 AllowRule::Tool {
                     tool: "mcp__github__create_issue".into()
+                },
+                AllowRule::WebDomain {
+                    host: "docs.rs".into()
                 },
             ]
         );

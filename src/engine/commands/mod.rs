@@ -1,12 +1,12 @@
 //! Custom slash commands: Markdown files whose body becomes the user's message, from
-//! `<config_dir>/flower/commands/`, `<workspace>/.flower/commands/` and
-//! `<workspace>/.claude/commands/`. `review.md` is `/review`; a file in a subfolder,
+//! `<config_dir>/flower/commands/`, `~/.claude/commands/` (the user's Claude Code commands),
+//! `<workspace>/.flower/commands/` and `<workspace>/.claude/commands/`. `review.md` is `/review`; a file in a subfolder,
 //! `frontend/component.md`, is `/frontend:component`.
 //!
 //! The frontmatter gives `description` (else the body's first line), `argument-hint`, `model`
 //! and `allowed-tools`; the body is expanded per call by [`expand`]. When two sources name the
-//! same command the user's own folder wins over the workspace's (as Claude Code's personal
-//! commands and skills win over a project's), and `.flower/` over `.claude/`; a built-in command
+//! same command the user's own folders win over the workspace's (as Claude Code's personal
+//! commands and skills win over a project's), and `.flower/` over `.claude/` in each; a built-in command
 //! is never replaced. What loses is listed in [`Catalog::shadowed`]. A file that cannot be read
 //! or whose frontmatter is malformed is a [`LoadNotice`]; the other commands still load.
 
@@ -33,6 +33,8 @@ pub const MAX_BYTES: u64 = 1024 * 1024;
 pub enum CommandSource {
     /// `<config_dir>/flower/commands/`.
     User,
+    /// `~/.claude/commands/`.
+    UserClaude,
     /// `<workspace>/.flower/commands/`.
     Flower,
     /// `<workspace>/.claude/commands/`.
@@ -40,10 +42,15 @@ pub enum CommandSource {
 }
 
 impl CommandSource {
+    /// The user's own folders (trusted as theirs).
+    pub fn is_users(self) -> bool {
+        matches!(self, CommandSource::User | CommandSource::UserClaude)
+    }
+
     /// How `/help` labels it.
     pub fn label(self) -> &'static str {
         match self {
-            CommandSource::User => "user",
+            CommandSource::User | CommandSource::UserClaude => "user",
             CommandSource::Flower | CommandSource::Claude => "project",
         }
     }
@@ -54,6 +61,8 @@ impl CommandSource {
 pub struct CommandDirs {
     /// flower-tui's config dir (`<config_dir>/flower`); `None` when there is none.
     pub config_dir: Option<PathBuf>,
+    /// The user's home (for `~/.claude/commands/`); `None` when there is none.
+    pub home: Option<PathBuf>,
     pub workspace: PathBuf,
 }
 
@@ -63,6 +72,12 @@ impl CommandDirs {
         let mut roots = Vec::new();
         if let Some(dir) = &self.config_dir {
             roots.push((CommandSource::User, dir.join("commands")));
+        }
+        if let Some(home) = &self.home {
+            roots.push((
+                CommandSource::UserClaude,
+                home.join(".claude").join("commands"),
+            ));
         }
         roots.push((
             CommandSource::Flower,
@@ -142,11 +157,23 @@ pub enum LoadProblem {
     #[error("`{0}` cannot be a command name (no spaces, `:` or leading `.`)")]
     BadName(String),
     #[error(
-        "its allowed-tools ({0}) are not granted: a workspace's command file grants nothing unless \
-         the workspace's files are trusted (`mcp_json = \"trust\"`), so its calls are asked for \
-         like any other"
+        "its allowed-tools ({0}) are not granted: {1}, so its calls are asked for like any other"
     )]
-    GrantsHeld(String),
+    GrantsHeld(String, GrantsHeldBecause),
+}
+
+/// Why a workspace's command files grant nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GrantsHeldBecause {
+    #[error(
+        "they were never approved in this workspace (run flower-tui here once to approve them, \
+         or trust workspace files)"
+    )]
+    NeverApproved,
+    #[error("you declined them for this workspace (asked again when they change)")]
+    Declined,
+    #[error("the workspace-file policy is \"ignore\"")]
+    Policy,
 }
 
 /// The custom commands in force.
@@ -155,6 +182,8 @@ pub struct Catalog {
     commands: BTreeMap<String, CustomCommand>,
     shadowed: Vec<Shadowed>,
     notices: Vec<LoadNotice>,
+    /// Workspace commands' `allowed-tools` waiting for the user's approval, by command name.
+    held: BTreeMap<String, Vec<String>>,
 }
 
 impl Catalog {
@@ -186,21 +215,40 @@ impl Catalog {
         &self.notices
     }
 
-    /// Take back the `allowed-tools` of the workspace's commands (not the user's own) unless
-    /// `trusted`: a repository must not grant itself programs. Each held file gets a notice.
-    pub fn hold_unapproved_grants(&mut self, trusted: bool) {
-        if trusted {
-            return;
-        }
+    /// The workspace's commands that name `allowed-tools` (the user's own are theirs), one
+    /// line each, `/name: Tool, Tool`, sorted: what the workspace approval covers.
+    pub fn workspace_grants(&self) -> Vec<String> {
+        self.commands
+            .values()
+            .filter(|c| !c.source.is_users() && !c.allowed_tools.is_empty())
+            .map(|c| format!("/{}: {}", c.name, c.allowed_tools.join(", ")))
+            .collect()
+    }
+
+    /// Take back the `allowed-tools` of the workspace's commands until the user approves them
+    /// ([`Catalog::release_held`]); each held file gets a notice when `say` is given.
+    pub fn hold_workspace_grants(&mut self, say: Option<GrantsHeldBecause>) {
         for c in self.commands.values_mut() {
-            if c.source == CommandSource::User || c.allowed_tools.is_empty() {
+            if c.source.is_users() || c.allowed_tools.is_empty() {
                 continue;
             }
             let held = std::mem::take(&mut c.allowed_tools);
-            self.notices.push(LoadNotice {
-                path: c.path.clone(),
-                problem: LoadProblem::GrantsHeld(held.join(", ")),
-            });
+            if let Some(why) = say {
+                self.notices.push(LoadNotice {
+                    path: c.path.clone(),
+                    problem: LoadProblem::GrantsHeld(held.join(", "), why),
+                });
+            }
+            self.held.insert(c.name.clone(), held);
+        }
+    }
+
+    /// The held `allowed-tools` are granted again (the user approved them).
+    pub fn release_held(&mut self) {
+        for (name, tools) in std::mem::take(&mut self.held) {
+            if let Some(c) = self.commands.get_mut(&name) {
+                c.allowed_tools = tools;
+            }
         }
     }
 }

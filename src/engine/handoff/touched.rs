@@ -8,6 +8,8 @@
 //!   else stays in the commands list.
 //! - **Commands**: each distinct `bash` command with its last exit, failing ones first, then the
 //!   most recent, capped.
+//! - **Images** shown to the model (attached by the user or read by a tool): by path, the file
+//!   they came from and the stored copy a successor reads with `read_file`, never their bytes.
 //! - **The last test or build** command (recognised by its shape: `cargo test`, `npm run build`,
 //!   `pytest`, `go test`, `make`, …) with its exit and its most telling output line.
 //! - **Earlier generations**: the previous document's `Touched` section (as the user left it) is
@@ -181,6 +183,8 @@ pub(crate) struct Touched {
     /// In order of first run.
     pub commands: Vec<CommandRuns>,
     pub check: Option<Check>,
+    /// Images shown to the model, in order, once each: (name, where it came from, stored copy).
+    pub images: Vec<(String, String, String)>,
     /// Earlier generations, in brief (parsed back from the previous document).
     pub earlier: Earlier,
     /// The language servers' problems of this generation's files, when they answered for any.
@@ -195,6 +199,7 @@ impl Touched {
             files: BTreeMap::new(),
             commands: Vec::new(),
             check: None,
+            images: Vec::new(),
             earlier: log
                 .previous
                 .map(|p| Earlier::carried(p, log.generation))
@@ -217,6 +222,13 @@ impl Touched {
                 .collect(),
         });
         t.open = t.open.take().filter(|p| !p.files.is_empty());
+        for image in log.messages.iter().flat_map(Message::images) {
+            let stored = image.path.display().to_string();
+            if !t.images.iter().any(|(_, _, s)| *s == stored) {
+                t.images
+                    .push((image.name.clone(), image.source.clone(), stored));
+            }
+        }
         t
     }
 

@@ -178,15 +178,19 @@ pub struct SettingsNotice {
 /// What is wrong in a settings file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsProblem {
-    #[error("cannot be read: {0}; its hooks are not used")]
+    #[error("cannot be read: {0}; neither its hooks nor its permission rules are used")]
     Unreadable(String),
-    #[error("not valid JSON (line {line}, column {column}): {message}; its hooks are not used")]
+    #[error(
+        "not valid JSON (line {line}, column {column}): {message}; neither its hooks nor its permission rules are used"
+    )]
     NotJson {
         line: usize,
         column: usize,
         message: String,
     },
-    #[error("the file must hold a JSON object (got {0}); its hooks are not used")]
+    #[error(
+        "the file must hold a JSON object (got {0}); neither its hooks nor its permission rules are used"
+    )]
     NotAnObject(&'static str),
     #[error("`{event}` hooks are not supported by flower-tui and are skipped")]
     UnknownEvent { event: String },

@@ -386,7 +386,7 @@ pub struct HookSession {
 
 /// Claude Code's tool names and ours (`task` is the subagent tool of `engine::subagent`, `skill`
 /// the tool of `engine::skills`). An MCP tool is `mcp__server__tool` in both.
-const CLAUDE_NAMES: [(&str, &str); 10] = [
+const CLAUDE_NAMES: [(&str, &str); 11] = [
     ("Bash", names::BASH),
     ("Edit", names::EDIT_FILE),
     ("Write", names::WRITE_FILE),
@@ -397,6 +397,7 @@ const CLAUDE_NAMES: [(&str, &str); 10] = [
     ("Task", names::TASK),
     ("TodoWrite", names::TODO),
     ("Skill", names::SKILL),
+    ("WebFetch", names::WEB_FETCH),
 ];
 
 /// Claude Code's name of one of our tools, where it has one.

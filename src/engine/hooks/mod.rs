@@ -2,8 +2,10 @@
 //! hook scripts people already have work unchanged.
 //!
 //! - [`config`]: `[[hooks.EVENT]]` in `config.toml` and the `hooks` of a settings file; matchers.
-//! - [`project`]: a workspace's `.flower/settings.json` and `.claude/settings.json`, used only
-//!   once the user approved that version of the file (the `.mcp.json` store and policy).
+//! - [`project`]: a workspace's `.flower/settings.json`, `.claude/settings.json` and
+//!   `.claude/settings.local.json`, used only once the user approved that version of the file
+//!   (the `.mcp.json` store and policy), and its command files' `allowed-tools` likewise.
+//! - [`user_file`]: the user's own `~/.claude/settings.json`, used as theirs.
 //! - [`event`]: the events and the JSON each hook reads on stdin; Claude Code's tool names.
 //! - `run`: one hook process (`bash -c`, a session and process group of its own, timeout, capped
 //!   and masked output).
@@ -21,6 +23,7 @@ pub(crate) mod note;
 pub(crate) mod outcome;
 pub mod project;
 mod run;
+pub(crate) mod user_file;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -37,7 +40,10 @@ pub use event::{
 };
 pub use note::{HookNote, HooksQuestion};
 pub use outcome::{Decision, HookReport, HookStatus, Outcome};
-pub use project::{SettingsFile, WorkspaceHooks, workspace_hooks};
+pub use project::{
+    SettingsFile, Unapproved, WorkspaceHooks, WorkspaceSettings, workspace_hooks,
+    workspace_settings,
+};
 pub use run::{Captured, HookExit, OUTPUT_CAP};
 
 /// The hooks in force for a session: the config file's first, then the approved workspace

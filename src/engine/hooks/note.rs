@@ -32,6 +32,9 @@ pub struct HookNote {
     pub elapsed_ms: u64,
     /// The start of what it printed (masked), with a count of what is left out.
     pub output: String,
+    /// It succeeded and gave the model nothing: a front end may fold it (not in the JSON line).
+    #[serde(skip)]
+    pub quiet: bool,
 }
 
 impl HookNote {
@@ -48,6 +51,7 @@ impl HookNote {
             exit: report.exit.to_string(),
             elapsed_ms: report.elapsed_ms,
             output: short_output(&crate::engine::secrets::redact(&report.output)),
+            quiet: report.status == HookStatus::Succeeded && !report.added_context,
         }
     }
 }
@@ -88,21 +92,23 @@ fn short_output(text: &str) -> String {
     out
 }
 
-/// A workspace settings file whose hooks wait for the user's approval (this version of it).
+/// A workspace settings file whose hooks or allow rules (or the workspace commands'
+/// `allowed-tools`) wait for the user's approval (this version of it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HooksQuestion {
     pub path: PathBuf,
     pub sha256: String,
-    /// One line per hook: `EVENT [matcher]: command` (masked).
+    /// One line per hook (`EVENT [matcher]: command`, masked), per allow rule (`allow: RULE`),
+    /// per command (`command /name: TOOLS`).
     pub hooks: Vec<String>,
 }
 
 impl HooksQuestion {
-    pub fn new(file: &super::SettingsFile, hooks: &[super::Hook]) -> HooksQuestion {
+    pub fn new(waiting: &super::Unapproved) -> HooksQuestion {
         HooksQuestion {
-            path: file.path.clone(),
-            sha256: file.sha256.clone(),
-            hooks: hooks.iter().map(describe).collect(),
+            path: waiting.file.path.clone(),
+            sha256: waiting.file.sha256.clone(),
+            hooks: waiting.lines(),
         }
     }
 }

@@ -92,6 +92,8 @@ pub struct HookReport {
     /// What to show of its output (stdout unless it asked to suppress it, and stderr when it did
     /// not succeed), masked; bytes beyond the cap are counted in a last line.
     pub output: String,
+    /// It gave the model context.
+    pub added_context: bool,
 }
 
 /// What the hooks of one event mean together.
@@ -133,6 +135,7 @@ impl Outcome {
         done: Finished,
     ) {
         let judged = judge(event, command, &done);
+        let added_context = judged.context.is_some();
         self.decision = std::mem::take(&mut self.decision).merge(judged.decision);
         self.context.extend(judged.context);
         self.notices.extend(judged.notices);
@@ -147,6 +150,7 @@ impl Outcome {
             status: judged.status,
             elapsed_ms: u64::try_from(done.elapsed.as_millis()).unwrap_or(u64::MAX),
             output: judged.output,
+            added_context,
         });
     }
 }

@@ -1,18 +1,72 @@
-//! Whether a workspace's hook settings (`.flower/settings.json`, `.claude/settings.json`) are
-//! used: a repository must not run programs by itself, so its hooks run only once the user
-//! approved this version of the file in this workspace. The decision is kept in the same store,
-//! under the same policy (`ask`, `trust`, `ignore`), as a workspace's `.mcp.json`; each file is
-//! decided on its own, against the SHA-256 of its bytes, so an edited file asks again.
+//! Whether a workspace's settings (`.flower/settings.json`, `.claude/settings.json`,
+//! `.claude/settings.local.json`) are used: a repository must not run programs nor grant itself
+//! tools by itself, so a file's hooks and `permissions.allow` rules apply only once the user
+//! approved this version of the file in this workspace; its `deny` and `ask` rules, which can
+//! only make calls fail or ask, apply at once. The same holds for the `allowed-tools` of the
+//! workspace's command files, approved together ([`command_grants`]). The decisions are kept in
+//! the same store, under the same policy (`ask`, `trust`, `ignore`), as a workspace's
+//! `.mcp.json`; each file is decided on its own, against the SHA-256 of its bytes, so an edited
+//! file asks again.
 
 use std::path::{Path, PathBuf};
 
 use super::config::{Hook, SettingsNotice, SettingsProblem, from_settings};
+use crate::engine::commands::GrantsHeldBecause;
 use crate::engine::mcp::approval::{ApprovalStore, Decision, sha256_hex};
 use crate::engine::mcp::project::McpJsonPolicy;
+use crate::engine::permissions::{Anchors, Permissions};
 
-/// The workspace files that may hold hooks, relative to the workspace, in the order their hooks
-/// are listed.
-pub(crate) const SETTINGS_FILES: [&str; 2] = [".flower/settings.json", ".claude/settings.json"];
+/// The workspace files that may hold hooks and permission rules, relative to the workspace, in
+/// the order their hooks are listed.
+pub(crate) const SETTINGS_FILES: [&str; 3] = [
+    ".flower/settings.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+];
+
+/// The store's key for the workspace command files' `allowed-tools`.
+pub const COMMAND_GRANTS: &str = "commands: allowed-tools";
+
+/// What waits for the user's approval in a workspace: a settings file's hooks and `allow` rules,
+/// or the command files' `allowed-tools` (one line a command).
+#[derive(Debug, Clone)]
+pub struct Unapproved {
+    pub file: SettingsFile,
+    pub hooks: Vec<Hook>,
+    pub allow: Permissions,
+    pub command_grants: Vec<String>,
+}
+
+impl Unapproved {
+    /// What approving it would do, one line each (hooks masked).
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.hooks.iter().map(super::note::describe).collect();
+        out.extend(self.allow.lines());
+        out.extend(self.command_grants.iter().map(|l| format!("command {l}")));
+        out
+    }
+
+    /// The headless reading: nobody can be asked, so nothing of it is used, with this notice.
+    pub fn headless_notice(&self) -> String {
+        if self.file.relative == COMMAND_GRANTS {
+            return format!(
+                "the allowed-tools of this workspace's commands ({}) are not granted: {}",
+                self.command_grants.join("; "),
+                GrantsHeldBecause::NeverApproved
+            );
+        }
+        headless_notice(&self.file)
+    }
+}
+
+/// The workspace's settings files as decided: each file's hooks, the restricting rules of every
+/// readable file (used at once), and notices about rules that cannot be used.
+#[derive(Debug, Clone, Default)]
+pub struct WorkspaceSettings {
+    pub files: Vec<WorkspaceHooks>,
+    pub restrict: Permissions,
+    pub notices: Vec<String>,
+}
 
 /// One settings file as read, with the hash its approval is recorded against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +85,8 @@ pub enum WorkspaceHooks {
     Use {
         file: SettingsFile,
         hooks: Vec<Hook>,
+        /// Its `permissions.allow` rules.
+        allow: Permissions,
         /// What in the file was skipped.
         notices: Vec<SettingsNotice>,
     },
@@ -39,6 +95,7 @@ pub enum WorkspaceHooks {
     NeedsApproval {
         file: SettingsFile,
         hooks: Vec<Hook>,
+        allow: Permissions,
         notices: Vec<SettingsNotice>,
     },
     /// Not used, and why.
@@ -66,12 +123,13 @@ impl WorkspaceHooks {
             WorkspaceHooks::Use { .. } | WorkspaceHooks::NeedsApproval { .. } => None,
             WorkspaceHooks::Ignored { file, reason } => Some(match reason {
                 IgnoredBecause::Policy => format!(
-                    "{}: its hooks are ignored (the workspace-file policy is \"ignore\")",
+                    "{}: its hooks and allow rules are ignored (the workspace-file policy is \
+                     \"ignore\")",
                     file.path.display()
                 ),
                 IgnoredBecause::Declined => format!(
-                    "{}: its hooks are not used: you declined them for this workspace (it asks \
-                     again when the file changes)",
+                    "{}: its hooks and allow rules are not used: you declined them for this \
+                     workspace (it asks again when the file changes)",
                     file.path.display()
                 ),
             }),
@@ -87,10 +145,28 @@ pub fn workspace_hooks(
     policy: McpJsonPolicy,
     store: &ApprovalStore,
 ) -> Vec<WorkspaceHooks> {
-    SETTINGS_FILES
-        .iter()
-        .filter_map(|relative| decide(workspace, relative, policy, store))
-        .collect()
+    workspace_settings(workspace, None, policy, store).files
+}
+
+/// [`workspace_hooks`] with the files' permission rules (`home` anchors their `~/` patterns).
+pub fn workspace_settings(
+    workspace: &Path,
+    home: Option<&Path>,
+    policy: McpJsonPolicy,
+    store: &ApprovalStore,
+) -> WorkspaceSettings {
+    let mut out = WorkspaceSettings::default();
+    let anchors = Anchors {
+        workspace: workspace.to_path_buf(),
+        base: workspace.to_path_buf(),
+        home: home.map(Path::to_path_buf),
+    };
+    for relative in SETTINGS_FILES {
+        if let Some(decided) = decide(workspace, relative, policy, store, &anchors, &mut out) {
+            out.files.push(decided);
+        }
+    }
+    out
 }
 
 fn decide(
@@ -98,6 +174,8 @@ fn decide(
     relative: &'static str,
     policy: McpJsonPolicy,
     store: &ApprovalStore,
+    anchors: &Anchors,
+    out: &mut WorkspaceSettings,
 ) -> Option<WorkspaceHooks> {
     let path = workspace.join(relative);
     let invalid = |problem| {
@@ -124,7 +202,14 @@ fn decide(
     if let Some(at) = unusable {
         return Some(WorkspaceHooks::Invalid(notices.swap_remove(at)));
     }
-    if hooks.is_empty() && notices.is_empty() {
+    let (rules, rule_notices) = match serde_json::from_str(text) {
+        Ok(json) => Permissions::from_settings(&json, &path, anchors),
+        Err(_) => (Permissions::default(), Vec::new()),
+    };
+    out.notices.extend(rule_notices);
+    let (restrict, allow) = rules.split_grants();
+    out.restrict.extend(restrict);
+    if hooks.is_empty() && allow.is_empty() && notices.is_empty() {
         return None;
     }
     let file = SettingsFile {
@@ -132,11 +217,12 @@ fn decide(
         relative,
         sha256: sha256_hex(&bytes),
     };
-    if hooks.is_empty() {
+    if hooks.is_empty() && allow.is_empty() {
         // Nothing would run: there is nothing to approve, only the notices to give.
         return Some(WorkspaceHooks::Use {
             file,
             hooks,
+            allow,
             notices,
         });
     }
@@ -151,6 +237,7 @@ fn decide(
             (McpJsonPolicy::Trust, _) | (_, Some(Decision::Approved)) => WorkspaceHooks::Use {
                 file,
                 hooks,
+                allow,
                 notices,
             },
             (_, Some(Decision::Denied)) => WorkspaceHooks::Ignored {
@@ -160,6 +247,7 @@ fn decide(
             (_, None) => WorkspaceHooks::NeedsApproval {
                 file,
                 hooks,
+                allow,
                 notices,
             },
         },
@@ -176,12 +264,53 @@ pub fn record(
     store.record_file(workspace, file.relative, &file.sha256, decision)
 }
 
+/// What to do with the `allowed-tools` of the workspace's command files (`lines`, one a command,
+/// as [`crate::engine::commands::Catalog::workspace_grants`] gives them): used when approved (or
+/// trusted), else held, and asked about when never decided.
+pub fn command_grants(
+    workspace: &Path,
+    lines: Vec<String>,
+    policy: McpJsonPolicy,
+    store: &ApprovalStore,
+) -> Result<(), CommandGrants> {
+    if lines.is_empty() || policy == McpJsonPolicy::Trust {
+        return Ok(());
+    }
+    if policy == McpJsonPolicy::Ignore {
+        return Err(CommandGrants::Held(GrantsHeldBecause::Policy));
+    }
+    let bytes = lines.join("\n").into_bytes();
+    match store.file_decision(workspace, COMMAND_GRANTS, &bytes) {
+        Some(Decision::Approved) => Ok(()),
+        Some(Decision::Denied) => Err(CommandGrants::Held(GrantsHeldBecause::Declined)),
+        None => Err(CommandGrants::Ask(Box::new(Unapproved {
+            file: SettingsFile {
+                path: workspace.join(".claude").join("commands"),
+                relative: COMMAND_GRANTS,
+                sha256: sha256_hex(&bytes),
+            },
+            hooks: Vec::new(),
+            allow: Permissions::default(),
+            command_grants: lines,
+        }))),
+    }
+}
+
+/// Why the command files' `allowed-tools` are not granted now.
+#[derive(Debug, Clone)]
+pub enum CommandGrants {
+    /// Not granted, for this reason.
+    Held(GrantsHeldBecause),
+    /// Not granted until the user approves them.
+    Ask(Box<Unapproved>),
+}
+
 /// The headless reading of [`WorkspaceHooks::NeedsApproval`]: nobody can be asked, so the hooks
 /// are not used, with this notice.
 pub fn headless_notice(file: &SettingsFile) -> String {
     format!(
-        "{}: its hooks are not used: they were never approved in this workspace (run flower-tui \
-         here once to approve them, or trust workspace files)",
+        "{}: its hooks (and allow rules) are not used: they were never approved in this workspace \
+         (run flower-tui here once to approve them, or trust workspace files)",
         file.path.display()
     )
 }

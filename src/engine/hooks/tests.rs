@@ -134,12 +134,12 @@ fn a_settings_file_keeps_what_it_can_use_and_says_what_it_skips() {
     assert!(hooks.is_empty());
     assert_eq!(
         notices[0].to_string(),
-        "/ws/.claude/settings.json: not valid JSON (line 1, column 11): EOF while parsing a list; its hooks are not used"
+        "/ws/.claude/settings.json: not valid JSON (line 1, column 11): EOF while parsing a list; neither its hooks nor its permission rules are used"
     );
     let (_, notices) = config::from_settings("[1]", path);
     assert_eq!(
         notices[0].to_string(),
-        "/ws/.claude/settings.json: the file must hold a JSON object (got an array); its hooks are not used"
+        "/ws/.claude/settings.json: the file must hold a JSON object (got an array); neither its hooks nor its permission rules are used"
     );
     let (hooks, notices) = config::from_settings("{\"model\": \"x\"}", path);
     assert!(hooks.is_empty() && notices.is_empty());

@@ -118,6 +118,13 @@ pub struct StepFigures {
     /// Cumulative across retries and handoffs.
     pub cost_usd: f64,
     pub num_turns: u32,
+    /// The provider's web searches (billed per search, in `cost_usd` too).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_searches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The step's workspace and conversation history, kept in its record so `/undo` and `/rewind`

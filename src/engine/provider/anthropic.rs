@@ -1,7 +1,9 @@
 //! The Anthropic Messages API (`POST {base}/v1/messages`, streamed), with prompt caching.
 
+mod blocks;
 mod stream;
 
+pub(crate) use blocks::search_summary;
 pub use stream::AnthropicStream;
 pub(crate) use stream::tool_input;
 
@@ -12,9 +14,7 @@ use super::http;
 pub(crate) use super::http::http_client;
 use super::known_windows;
 use super::{BoxFuture, DeltaSink, Provider};
-use crate::engine::types::{
-    Block, Message, ModelRequest, ModelResponse, Role, THINKING_ANSWER_ROOM, ToolChoice,
-};
+use crate::engine::types::{ModelRequest, ModelResponse, THINKING_ANSWER_ROOM, ToolChoice};
 
 /// The API version header value.
 pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -24,12 +24,16 @@ pub(crate) const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// `max_tokens` when neither the request nor the config sets one.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
-/// A `redacted_thinking` block is kept as a [`Block::Thinking`] with empty text and this prefix before
-/// its opaque `data` in `signature` (real signatures are base64 and never contain `:`), so it can be
-/// sent back unchanged.
+/// A `redacted_thinking` block is kept as a [`crate::engine::types::Block::Thinking`] with empty
+/// text and this prefix before its opaque `data` in `signature` (real signatures are base64 and
+/// never contain `:`), so it can be sent back unchanged.
 pub const REDACTED_THINKING_PREFIX: &str = "redacted:";
 /// At most this many `cache_control` breakpoints go in one request (the API's limit).
 pub(crate) const MAX_CACHE_MARKERS: usize = 4;
+/// The server-side web search tool's type (`web_search = true` in the config).
+pub const WEB_SEARCH_TOOL: &str = "web_search_20250305";
+/// Searches one response may run.
+const WEB_SEARCH_MAX_USES: u32 = 5;
 
 /// Settings for [`AnthropicProvider`].
 pub type AnthropicConfig = super::http::HttpConfig;
@@ -40,6 +44,7 @@ pub struct AnthropicProvider {
     cfg: AnthropicConfig,
     url: String,
     http: reqwest::Client,
+    images: super::vision::ImageMemory,
 }
 
 impl AnthropicProvider {
@@ -50,7 +55,12 @@ impl AnthropicProvider {
         }
         let url = http::endpoint_url(&cfg.base_url, "/v1/messages");
         let http = cfg.http.clone().unwrap_or_else(http_client);
-        AnthropicProvider { cfg, url, http }
+        AnthropicProvider {
+            cfg,
+            url,
+            http,
+            images: Default::default(),
+        }
     }
 
     /// The model id for `req`, and whether it asks for the 1M-context beta (a `[1m]` marker, which
@@ -71,64 +81,12 @@ impl AnthropicProvider {
             0 => self.cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             n => n,
         };
-        request_body(req, model, max_tokens)
+        request_body(req, model, max_tokens, self.cfg.web_search)
     }
 }
 
 fn cache_marker() -> Value {
     json!({"type": "ephemeral"})
-}
-
-/// One of our blocks in the API's shape; `None` for blocks that cannot be sent back (a thinking block
-/// without a signature, an empty text block).
-fn block_json(b: &Block) -> Option<Value> {
-    Some(match b {
-        Block::Text { text } if text.is_empty() => return None,
-        Block::Text { text } => json!({"type": "text", "text": text}),
-        Block::Thinking { signature, .. } if signature.is_empty() => return None,
-        Block::Thinking {
-            thinking,
-            signature,
-        } => match signature.strip_prefix(REDACTED_THINKING_PREFIX) {
-            Some(data) => json!({"type": "redacted_thinking", "data": data}),
-            None => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
-        },
-        Block::ToolUse {
-            id, name, input, ..
-        } => {
-            let input = if input.is_object() {
-                input.clone()
-            } else {
-                json!({})
-            };
-            json!({"type": "tool_use", "id": id, "name": name, "input": input})
-        }
-        Block::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } => {
-            let mut v =
-                json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
-            if *is_error {
-                super::set(&mut v, "is_error", Value::Bool(true));
-            }
-            v
-        }
-    })
-}
-
-fn message_json(m: &Message) -> Value {
-    let role = match m.role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
-    };
-    let mut content: Vec<Value> = m.content.iter().filter_map(block_json).collect();
-    if content.is_empty() {
-        // The API refuses empty messages and empty text blocks; keep the turn structure.
-        content.push(json!({"type": "text", "text": "(empty)"}));
-    }
-    json!({"role": role, "content": content})
 }
 
 /// Mark the last block of a message that may carry `cache_control` (not a thinking block).
@@ -152,8 +110,14 @@ fn mark_last_block(message: &mut Value) -> bool {
 }
 
 /// The request body: streamed, system as one cached text block, the last tool cached, the last block
-/// of each of the last two messages cached — at most [`MAX_CACHE_MARKERS`] markers.
-pub(crate) fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> Value {
+/// of each of the last two messages cached — at most [`MAX_CACHE_MARKERS`] markers. `web_search`:
+/// the server-side web search is offered first among the tools.
+pub(crate) fn request_body(
+    req: &ModelRequest,
+    model: &str,
+    max_tokens: u32,
+    web_search: bool,
+) -> Value {
     let mut body = json!({
         "model": model,
         "max_tokens": max_tokens,
@@ -168,7 +132,12 @@ pub(crate) fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> 
         );
         markers += 1;
     }
-    let mut messages: Vec<Value> = req.messages.iter().map(message_json).collect();
+    let web_search = web_search && !req.tools.is_empty();
+    let mut messages: Vec<Value> = req
+        .messages
+        .iter()
+        .map(|m| blocks::message_json(m, web_search))
+        .collect();
     let n = messages.len();
     for m in messages.iter_mut().skip(n.saturating_sub(2)) {
         if markers < MAX_CACHE_MARKERS - 1 && mark_last_block(m) {
@@ -177,11 +146,17 @@ pub(crate) fn request_body(req: &ModelRequest, model: &str, max_tokens: u32) -> 
     }
     super::set(&mut body, "messages", Value::Array(messages));
     if !req.tools.is_empty() {
-        let mut tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-            .collect();
+        let mut tools: Vec<Value> = Vec::with_capacity(req.tools.len() + 1);
+        if web_search {
+            tools.push(json!({
+                "type": WEB_SEARCH_TOOL,
+                "name": "web_search",
+                "max_uses": WEB_SEARCH_MAX_USES,
+            }));
+        }
+        tools.extend(req.tools.iter().map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}),
+        ));
         if markers < MAX_CACHE_MARKERS
             && let Some(last) = tools.last_mut()
         {
@@ -212,6 +187,14 @@ impl Provider for AnthropicProvider {
 
     fn endpoint(&self) -> String {
         self.url.clone()
+    }
+
+    fn takes_images(&self, model: &str) -> bool {
+        self.images.takes_images(model)
+    }
+
+    fn images_left_out(&self, model: &str, refused: bool) -> bool {
+        self.images.left_out(model, refused)
     }
 
     fn stream<'a>(

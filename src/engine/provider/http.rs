@@ -29,6 +29,8 @@ pub struct HttpConfig {
     pub max_tokens: Option<u32>,
     /// A client to share; [`http_client`] builds one when `None`.
     pub http: Option<reqwest::Client>,
+    /// Offer the provider's own web search (Anthropic's server tool; `web_search = true`).
+    pub web_search: bool,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -38,6 +40,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("api_key", &crate::engine::secrets::mask(&self.api_key))
             .field("model", &self.model)
             .field("max_tokens", &self.max_tokens)
+            .field("web_search", &self.web_search)
             .finish_non_exhaustive()
     }
 }
@@ -45,16 +48,21 @@ impl std::fmt::Debug for HttpConfig {
 /// A client for the model APIs: rustls with the `ring` provider (installed once per process),
 /// a 30 s connect timeout and no overall timeout.
 pub fn http_client() -> reqwest::Client {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // Another part of the process may have installed a provider already; either is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
+    install_crypto_provider();
     reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .tcp_keepalive(Duration::from_secs(30))
         .build()
         .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// Install rustls's `ring` provider for the process (once); every client built after uses it.
+pub(crate) fn install_crypto_provider() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // Another part of the process may have installed a provider already; either is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// `{base}{path}` where `path` starts with `/v1/…`; a base that already ends in `/v1` is not doubled.

@@ -53,6 +53,7 @@ mod tests {
                 ..Usage::default()
             },
             stop_reason: Some(stop.into()),
+            web_search_requests: 0,
         }
     }
 

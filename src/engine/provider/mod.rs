@@ -11,6 +11,7 @@ pub mod probe;
 pub mod retry;
 pub mod sse;
 pub(crate) mod text_calls;
+pub(crate) mod vision;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -43,4 +44,14 @@ pub trait Provider: Send + Sync {
         req: &'a ModelRequest,
         sink: DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>>;
+    /// Whether requests for `model` may carry images ([`vision`]): not a text-only model by
+    /// name, nor one whose server refused an image.
+    fn takes_images(&self, model: &str) -> bool {
+        !vision::text_only(model)
+    }
+    /// Images were left out of a request for `model` (`refused`: its server refused one just
+    /// now, so none is sent from now on). True when the user should hear of it (the first time).
+    fn images_left_out(&self, _model: &str, _refused: bool) -> bool {
+        false
+    }
 }

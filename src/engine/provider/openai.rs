@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::error::{ErrorKind, ProviderError};
 use super::http::{self, http_client};
 use super::{BoxFuture, DeltaSink, Provider};
+use crate::engine::images::ImageRef;
 use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
 
 /// The default base URL.
@@ -39,6 +40,7 @@ pub struct OpenAiProvider {
     http: reqwest::Client,
     /// Set once the server asked for `max_completion_tokens` instead of `max_tokens`.
     completion_tokens: AtomicBool,
+    images: super::vision::ImageMemory,
 }
 
 impl OpenAiProvider {
@@ -54,6 +56,7 @@ impl OpenAiProvider {
             url,
             http,
             completion_tokens: AtomicBool::new(false),
+            images: Default::default(),
         }
     }
 
@@ -100,9 +103,12 @@ impl OpenAiProvider {
 }
 
 /// A user message becomes `tool` messages (one per result, first, so they follow the assistant's
-/// `tool_calls`) and then a `user` message with its text.
+/// `tool_calls`) and then a `user` message with its text — and its images as `image_url` parts
+/// with data URLs, those a tool returned among them (a `tool` message cannot carry an image),
+/// each introduced by a line naming its call.
 fn push_user(out: &mut Vec<Value>, m: &Message) {
     let mut text = String::new();
+    let mut images: Vec<Value> = Vec::new();
     for b in &m.content {
         match b {
             Block::ToolResult {
@@ -120,11 +126,42 @@ fn push_user(out: &mut Vec<Value>, m: &Message) {
                 }
                 text.push_str(t);
             }
-            Block::Thinking { .. } | Block::ToolUse { .. } => {}
+            Block::Image { image, tool_use_id } => {
+                if let Some(id) = tool_use_id {
+                    let intro = format!("The image {} returned by tool call {id}:", image.name);
+                    images.push(json!({"type": "text", "text": intro}));
+                }
+                images.push(image_part(image));
+            }
+            Block::Thinking { .. }
+            | Block::ToolUse { .. }
+            | Block::ServerToolUse { .. }
+            | Block::WebSearchToolResult { .. } => {}
         }
     }
-    if !text.is_empty() || !m.has_tool_result() {
+    if !images.is_empty() {
+        let mut parts = Vec::with_capacity(images.len() + 1);
+        if !text.is_empty() {
+            parts.push(json!({"type": "text", "text": text}));
+        }
+        parts.extend(images);
+        out.push(json!({"role": "user", "content": parts}));
+    } else if !text.is_empty() || !m.has_tool_result() {
         out.push(json!({"role": "user", "content": text}));
+    }
+}
+
+/// An `image_url` part with the stored image as a data URL, or a text part saying why it could
+/// not be read.
+fn image_part(image: &ImageRef) -> Value {
+    match image.base64() {
+        Ok(data) => json!({
+            "type": "image_url",
+            "image_url": {"url": format!("data:{};base64,{data}", image.media_type)},
+        }),
+        Err(e) => {
+            json!({"type": "text", "text": image.stand_in(&format!("could not be read ({e})"))})
+        }
     }
 }
 
@@ -206,6 +243,14 @@ impl Provider for OpenAiProvider {
 
     fn endpoint(&self) -> String {
         self.url.clone()
+    }
+
+    fn takes_images(&self, model: &str) -> bool {
+        self.images.takes_images(model)
+    }
+
+    fn images_left_out(&self, model: &str, refused: bool) -> bool {
+        self.images.left_out(model, refused)
     }
 
     fn stream<'a>(

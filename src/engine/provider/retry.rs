@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::error::ProviderError;
-use super::{DeltaSink, Provider};
+use super::{DeltaSink, Provider, vision};
 use crate::engine::fsutil::jitter;
 use crate::engine::types::{Delta, ModelRequest, ModelResponse};
 
@@ -115,6 +115,9 @@ pub enum StreamNotice {
     Silent(Duration),
     /// The silence reported last is over (bytes arrived, or the try ended).
     Resumed,
+    /// The request goes without its images (replaced by lines saying so): the model takes none.
+    /// Sent the first time for a model; `reason` says why, in words.
+    ImagesLeftOut { reason: String },
 }
 
 /// `120s`, `0.3s`, `0.15s` (to the millisecond).
@@ -150,6 +153,15 @@ fn idle_error(started: bool, timeout: Duration) -> ProviderError {
         ProviderError::network(format!(
             "no response from the provider within {t} (stream_idle_timeout)"
         ))
+    }
+}
+
+/// `the model` or `` `name` ``, for a sentence.
+fn model_words(model: &str) -> String {
+    if model.is_empty() {
+        "the model".into()
+    } else {
+        format!("`{model}`")
     }
 }
 
@@ -273,12 +285,35 @@ pub async fn stream_with_retry(
 ) -> Result<ModelResponse, ProviderError> {
     let max = policy.max_tries.max(1);
     let mut attempt = 1;
+    let model = req.model.as_str();
+    let mut blind: Option<ModelRequest> = None;
+    if vision::has_images(req) && !p.takes_images(model) {
+        let why = format!("not sent: {} takes no images", model_words(model));
+        blind = Some(vision::without_images(req, &why));
+        if p.images_left_out(model, false) {
+            on_notice(StreamNotice::ImagesLeftOut {
+                reason: format!("{} is a text-only model", model_words(model)),
+            });
+        }
+    }
     loop {
-        let (result, emitted) = one_try(p, req, &mut *sink, policy, &mut *on_notice).await;
+        let current = blind.as_ref().unwrap_or(req);
+        let (result, emitted) = one_try(p, current, &mut *sink, policy, &mut *on_notice).await;
         let err = match result {
             Ok(r) => return Ok(r),
             Err(e) => e,
         };
+        // A server that takes no images: the same request without them, at once (no try spent).
+        if blind.is_none() && vision::has_images(req) && vision::refuses_images(&err) {
+            let why = format!("not sent: {} takes no images", model_words(model));
+            blind = Some(vision::without_images(req, &why));
+            if p.images_left_out(model, true) {
+                on_notice(StreamNotice::ImagesLeftOut {
+                    reason: format!("the server refused an image ({})", reason(&err)),
+                });
+            }
+            continue;
+        }
         if !err.retryable || attempt >= max {
             return Err(err);
         }

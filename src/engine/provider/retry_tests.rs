@@ -304,6 +304,7 @@ async fn a_long_silence_is_reported_once_and_its_end_too() {
             StreamNotice::Retry(_) => "retry",
             StreamNotice::Silent(_) => "silent",
             StreamNotice::Resumed => "resumed",
+            StreamNotice::ImagesLeftOut { .. } => "images",
         })
         .collect();
     assert_eq!(kinds, ["silent", "resumed", "silent", "resumed"]);
@@ -327,6 +328,7 @@ async fn a_silence_that_ends_in_a_timeout_is_closed_before_the_retry() {
             StreamNotice::Retry(_) => "retry",
             StreamNotice::Silent(_) => "silent",
             StreamNotice::Resumed => "resumed",
+            StreamNotice::ImagesLeftOut { .. } => "images",
         })
         .collect();
     assert_eq!(kinds, ["silent", "resumed", "retry"]);

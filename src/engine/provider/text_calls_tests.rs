@@ -327,6 +327,7 @@ fn response(content: Vec<Block>) -> ModelResponse {
         content,
         usage: Usage::default(),
         stop_reason: Some("end_turn".into()),
+        web_search_requests: 0,
     }
 }
 

@@ -6,6 +6,10 @@
 //! every command). A path outside the workspace is approved call by call; a headless run cannot
 //! ask and denies. "Always" grants live for the session: `/new` and `/resume` clear them,
 //! `/permissions` lists and revokes them, a custom command lends its `allowed-tools` for its turn.
+//! The settings files' permission rules come first: a `deny` refuses the call whatever else
+//! allows it (`--yes`, a grant, a hook, a read that needs no approval), an `ask` asks where
+//! anything would allow it, an `allow` covers the call like a grant (and, when it names the
+//! call's path, also outside the workspace).
 
 use std::path::PathBuf;
 
@@ -17,6 +21,7 @@ use super::planning::Planning;
 use crate::engine::approvals::{self, AllowOffer, AllowRule, Allowances};
 use crate::engine::commands::allowed;
 use crate::engine::diff::FileDiff;
+use crate::engine::permissions::{CallRef, Permissions, Verdict};
 use crate::engine::policy::{ApprovalPolicy, FrontEnd, SandboxApproval};
 use crate::engine::protocol::{Approval, Event};
 use crate::engine::secrets;
@@ -29,6 +34,8 @@ use crate::engine::tools::{self, ToolOutput, names};
 pub(super) struct ApprovalState {
     /// What "always" allowed (`/new` clears it).
     granted: Allowances,
+    /// The settings files' permission rules (for the whole run).
+    rules: Permissions,
     /// An approval was asked (and answered): `ApprovalPolicy::AskOnce` asks no more.
     asked_once: bool,
     /// `--yes` or not.
@@ -87,6 +94,8 @@ pub(super) enum Judgement {
 #[derive(Debug)]
 pub(super) enum Decision {
     Allow,
+    /// Allowed by the user for this call although its web page is on a private address.
+    AllowPrivate,
     Deny(String),
     /// The call cannot apply (its preview failed): this is its result, nobody was asked.
     Fail(ToolOutput),
@@ -100,10 +109,12 @@ impl ApprovalState {
         tools: &ToolParams,
         front_end: FrontEnd,
         workspace: PathBuf,
+        rules: Permissions,
         out: Outbox,
     ) -> ApprovalState {
         ApprovalState {
             granted: Allowances::default(),
+            rules,
             asked_once: false,
             policy: tools.approvals,
             sandbox_approval: tools.sandbox_approval,
@@ -111,6 +122,11 @@ impl ApprovalState {
             workspace,
             out,
         }
+    }
+
+    /// `allow` rules the user approved apply from now on.
+    pub(super) fn permit(&mut self, allow: Permissions) {
+        self.rules.extend(allow);
     }
 
     /// Whether anyone can be asked (an interactive front end).
@@ -138,6 +154,37 @@ impl ApprovalState {
             outside,
             ref tool,
         } = *call;
+        let rule = self.rules.verdict(CallRef {
+            name,
+            input,
+            workspace: &self.workspace,
+        });
+        let (hooked, ruled_in) = match rule {
+            Some(Verdict::Deny(rule)) => {
+                return Judgement::Deny(format!(
+                    "denied by the permission rule `{rule}` in the user's or the workspace's \
+                     settings; do not try this call another way."
+                ));
+            }
+            Some(Verdict::Ask(_)) => (
+                Hooked {
+                    allow: false,
+                    ask: true,
+                },
+                false,
+            ),
+            // A command naming a path outside is asked for, as with a grant.
+            Some(Verdict::Allow { names_path, .. }) => (
+                hooked,
+                names_path
+                    || (!outside
+                        && input
+                            .get("command")
+                            .and_then(Value::as_str)
+                            .is_none_or(|c| !approvals::names_outside(c, &self.workspace))),
+            ),
+            None => (hooked, false),
+        };
         // Every MCP tool needs approval: flower-tui cannot know what a server's tool does. A tool
         // whose server is gone fails at once: there is nothing to approve.
         let needs = match tool {
@@ -163,6 +210,9 @@ impl ApprovalState {
             || planning.approves(name)
             || self.granted.covers_within(name, input, &self.workspace);
         if !outside && (hooked.allow || (!hooked.ask && covered)) {
+            return Judgement::Allow;
+        }
+        if ruled_in && !hooked.ask {
             return Judgement::Allow;
         }
         let can_ask = self.can_ask();

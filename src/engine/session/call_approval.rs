@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::Engine;
 use super::approval_state::{ApprovalState, Call, Decision, Hooked, Judgement, ToolKind};
+use super::fetch_approval::FetchCheck;
 use super::user_hooks;
 use crate::engine::protocol::{Approval, Event};
 use crate::engine::secrets;
@@ -25,7 +26,8 @@ impl Engine {
 
     /// Whether a call of `name` may run (`outside`: its path leaves the workspace; `hooked`: what
     /// its `PreToolUse` hooks said): judged by the session's approvals in the mode in force, and
-    /// where only the user can decide, asked.
+    /// where only the user can decide, asked. A web page on a private address counts as outside
+    /// (`fetch_approval.rs`): its host's name is resolved only once the call would be made.
     pub(in crate::engine::session) async fn approve(
         &mut self,
         id: &str,
@@ -34,9 +36,13 @@ impl Engine {
         hooked: Hooked,
         outside: bool,
     ) -> Decision {
+        let mut fetch = match FetchCheck::before_asking(name, input, &self.run.tools.web) {
+            Ok(fetch) => fetch,
+            Err(e) => return Decision::Fail(ToolOutput::from(e)),
+        };
         // An MCP server's tool (and whether its server can run it), or another, which asks for
         // approval when it is known, the call needs it, and it reads neither this run's spill
-        // files nor a loaded skill's folder.
+        // files, its stored images, nor a loaded skill's folder.
         let tool = if self.run.is_mcp(name) {
             let unavailable = self.run.mcp.as_ref().and_then(|m| m.unavailable(name));
             ToolKind::Mcp { unavailable }
@@ -45,19 +51,37 @@ impl Engine {
             let asks = tools::is_known(name)
                 && tools::needs_approval(name, input, workspace)
                 && !tools::reads_spill(name, input, workspace, Some(&self.spill_dir()))
+                && !self.reads_run_images(name, input)
                 && !reads_skill(name, input, workspace, &self.run.extensions.skills);
             ToolKind::Builtin { asks }
         };
-        let call = Call {
+        let mut call = Call {
             name,
             input,
             hooked,
-            outside,
+            outside: outside || fetch.as_ref().is_some_and(FetchCheck::is_private),
             tool,
         };
-        match self.approvals.judge(&self.planning, &call) {
+        let mut judgement = self.approvals.judge(&self.planning, &call);
+        if let (Judgement::Allow, Some(f)) = (&judgement, fetch.as_mut())
+            && f.needs_lookup()
+        {
+            // It would run unasked: its host's name is resolved now, as the fetch would.
+            let lookup = FetchCheck::lookup(input, &self.run.tools.web);
+            let Some(found) = self.abortable(lookup).await else {
+                return Decision::Abort;
+            };
+            f.looked_up(found);
+            if f.is_private() {
+                call.outside = true;
+                judgement = self.approvals.judge(&self.planning, &call);
+            }
+        }
+        match judgement {
             Judgement::Allow => return Decision::Allow,
-            Judgement::Deny(why) => return Decision::Deny(why),
+            Judgement::Deny(why) => {
+                return Decision::Deny(fetch.and_then(|f| f.denial()).unwrap_or(why));
+            }
             Judgement::Fail(out) => return Decision::Fail(out),
             Judgement::Ask => {}
         }
@@ -76,14 +100,39 @@ impl Engine {
         } else {
             None
         };
-        let (question, always) = ApprovalState::question(id, &call, diff);
+        let (mut question, always) = ApprovalState::question(id, &call, diff);
+        if let Some(f) = &fetch {
+            f.warn(&mut question);
+        }
         self.emit_logged(question);
         user_hooks::notify(
             self,
             format!("flower-tui needs your permission to use {name}"),
         );
         let answer = self.answer(id).await;
-        self.approvals.answered(name, answer, always)
+        let decision = self.approvals.answered(name, answer, always);
+        let Some(mut f) = fetch else {
+            return decision;
+        };
+        if !matches!(decision, Decision::Allow) || !f.needs_lookup() {
+            return f.decided(decision);
+        }
+        // Approved: its host's name is resolved now. A private address is asked about once
+        // more, with the warning, for this call only.
+        let lookup = FetchCheck::lookup(input, &self.run.tools.web);
+        let Some(found) = self.abortable(lookup).await else {
+            return Decision::Abort;
+        };
+        f.looked_up(found);
+        if !f.is_private() {
+            return decision;
+        }
+        call.outside = true;
+        let (mut question, _) = ApprovalState::question(id, &call, None);
+        f.warn(&mut question);
+        self.emit_logged(question);
+        let answer = self.answer(id).await;
+        f.decided(self.approvals.answered(name, answer, None))
     }
 
     /// `out` is the result of a command the sandbox stopped: ask whether it may run once outside

@@ -24,10 +24,13 @@ impl Engine {
         let ctx = resp.usage.context();
         self.conversation.ctx = ctx;
         self.conversation.appended_chars = 0;
-        let cost = crate::engine::pricing::cost_usd(&self.settings.model, &resp.usage);
+        let searches = resp.web_search_requests;
+        let cost = crate::engine::pricing::cost_usd(&self.settings.model, &resp.usage)
+            + crate::engine::pricing::web_search_usd(searches);
         self.add_cost(cost);
         let window = self.settings.thresholds.window;
         self.ledger.record(|rec| {
+            rec.figures.web_searches += searches;
             rec.figures.context = ctx;
             rec.figures.window = window;
             rec.current_generation().context = ctx;

@@ -26,6 +26,7 @@ mod command_turns;
 mod conversation;
 mod counters;
 mod dangling_calls;
+mod fetch_approval;
 mod gauge;
 mod handoff;
 mod input;

@@ -64,6 +64,12 @@ pub(super) enum Stop {
 }
 
 impl Engine {
+    /// Whether the model in use may be sent images (not a text-only model by name, not one
+    /// whose server refused an image this run).
+    pub(in crate::engine::session) fn takes_images(&self) -> bool {
+        self.run.provider.client.takes_images(&self.settings.model)
+    }
+
     /// What a user message is measured against (the handoff line of a fresh session) and
     /// where it is saved when it is too large.
     pub(in crate::engine::session) fn input_room(&self) -> InputRoom<'_> {
@@ -230,6 +236,14 @@ impl Engine {
             StreamNotice::Resumed => {
                 silent.store(false, Ordering::Relaxed);
                 let _ = notice_events.send(Event::Stream(StreamState::Resumed));
+            }
+            StreamNotice::ImagesLeftOut { reason } => {
+                let _ = notice_events.send(Event::Notice {
+                    message: format!(
+                        "images left out: {reason}; the conversation goes on without them (each \
+                         is named in its place, and the transcript keeps it)"
+                    ),
+                });
             }
         };
         let result = self

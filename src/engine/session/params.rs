@@ -62,17 +62,19 @@ pub struct Extensions {
     pub skills: Arc<crate::engine::skills::SkillCatalog>,
 }
 
-/// The hooks a run starts with.
+/// What the settings files give a run: the hooks, the permission rules, and what waits for the
+/// user's approval.
 #[derive(Debug, Clone, Default)]
 pub struct HookParams {
-    /// The config file's hooks, then the approved workspace files'.
+    /// The config file's hooks, then the user's settings file's, then the approved workspace
+    /// files'.
     pub hooks: Vec<crate::engine::hooks::Hook>,
-    /// Workspace settings files never approved (this version): asked about when the front end
-    /// can ask, their hooks added once approved.
-    pub pending: Vec<(
-        crate::engine::hooks::SettingsFile,
-        Vec<crate::engine::hooks::Hook>,
-    )>,
+    /// The permission rules in force: the user's settings file's, the workspace files' `deny`
+    /// and `ask`, and the `allow` of those approved.
+    pub permissions: crate::engine::permissions::Permissions,
+    /// Workspace settings files (and command grants) never approved (this version): asked about
+    /// when the front end can ask, their hooks and rules added once approved.
+    pub pending: Vec<crate::engine::hooks::Unapproved>,
     /// One-line notices about the hooks' configuration (bad entries, ignored files).
     pub notices: Vec<String>,
 }
@@ -149,6 +151,8 @@ pub struct ToolParams {
     /// `--mode`: the working mode to start in; None keeps the one a continued step last
     /// recorded (normal for a new step).
     pub mode: Option<crate::engine::policy::Mode>,
+    /// What `web_fetch` may reach (`[web] allow_private_hosts`), and its page cache.
+    pub web: crate::engine::tools::web_fetch::WebAccess,
     /// Where the file tools read and write text: the disk (the default), or a front end's own
     /// access (an editor's unsaved buffers and undo history).
     pub files: crate::engine::tools::FileAccess,

@@ -88,7 +88,7 @@ pub(super) fn build(
         lsp,
         side_events: _,
         masking,
-        hooks,
+        mut hooks,
         extensions,
     } = p;
     let mut prompt = prompt;
@@ -146,7 +146,8 @@ pub(super) fn build(
         .strategies(settings.thresholds.headroom, provider.max_tokens);
     let out = Outbox::new(events.clone());
     let workspace = places.workspace.clone();
-    let approvals = ApprovalState::new(&tools, front_end, workspace, out.clone());
+    let rules = std::mem::take(&mut hooks.permissions);
+    let approvals = ApprovalState::new(&tools, front_end, workspace, rules, out.clone());
     let planning = Planning::new(mode, tools.sandbox.clone());
     let ledger = StepLedger::new(manifest, step, run_dir, claim, out.clone());
     let checkpoints = Checkpointing::new(places.clone(), out);

@@ -11,6 +11,7 @@ use super::approval_state::{Decision, Hooked};
 use super::language_servers::{self, CallCheckpoints};
 use super::planning::PlanPlace;
 use super::user_hooks::ToolGate;
+use crate::engine::images::ImageStore;
 use crate::engine::lsp::CallWatch;
 use crate::engine::mask::MaskMode;
 use crate::engine::protocol::{Event, ExitReason, TurnId};
@@ -32,6 +33,11 @@ impl Engine {
             allow_outside,
             sandbox: self.planning.bash_sandbox(),
             files: self.run.tools.files.clone(),
+            // None: the model in use takes no images (read_file says so instead).
+            images: self
+                .takes_images()
+                .then(|| ImageStore::in_run(&self.ledger.run_dir.root)),
+            web: self.run.tools.web.clone(),
         }
     }
 
@@ -93,6 +99,13 @@ impl Engine {
             .system_for_mode(&self.conversation.system_prompt)
     }
 
+    /// Whether a call reads this run's stored images (`<run>/images/`, where a handoff's
+    /// `## Touched` sends a successor): never asked for, like the run's spill files.
+    pub(in crate::engine::session) fn reads_run_images(&self, name: &str, input: &Value) -> bool {
+        let images = ImageStore::in_run(&self.ledger.run_dir.root);
+        tools::reads_spill(name, input, &self.run.places.workspace, Some(images.dir()))
+    }
+
     /// Where spill files go: `<workbench>/spill`, or the run directory's `spill/` with
     /// `--no-workbench` (outside the workspace, private to the user, and readable by
     /// `read_file`).
@@ -119,6 +132,8 @@ impl Engine {
             .collect();
         let read = read_from_text(msg);
         let mut results: Vec<Option<Block>> = vec![None; calls.len()];
+        // Images a call returned follow the results, each naming its call.
+        let mut images: Vec<Block> = Vec::new();
         let mut aborted = false;
         for (i, (id, name, input)) in calls.iter().enumerate() {
             if results.get(i).is_some_and(Option::is_some) {
@@ -178,6 +193,15 @@ impl Engine {
                 (ToolOutput::error(why), false)
             };
             aborted |= stopped;
+            let mut out = out;
+            images.extend(
+                std::mem::take(&mut out.images)
+                    .into_iter()
+                    .map(|image| Block::Image {
+                        image,
+                        tool_use_id: Some(id.clone()),
+                    }),
+            );
             let block = self.deliver(id, name, out);
             set(&mut results, i, block);
         }
@@ -185,6 +209,7 @@ impl Engine {
             .into_iter()
             .zip(&calls)
             .map(|(block, (id, _, _))| block.unwrap_or_else(|| not_run(id)))
+            .chain(images)
             .collect();
         self.push_message(Message {
             role: Role::User,
@@ -236,8 +261,9 @@ impl Engine {
         (out, stopped)
     }
 
-    /// A call after its `PreToolUse` hooks: approved (or not), run between its two checkpoints,
-    /// what the language servers say about the files it changed, then its `PostToolUse` hooks.
+    /// A call after its `PreToolUse` hooks: approved (or not), then it and its `PostToolUse`
+    /// hooks run between its two checkpoints, and the language servers say what the files it
+    /// changed hold now.
     async fn approved_call(
         &mut self,
         id: &str,
@@ -246,16 +272,19 @@ impl Engine {
         hooked: Hooked,
     ) -> (ToolOutput, bool) {
         // Whether it leaves the workspace; `read_file` of this run's own spill files (in the run
-        // directory with `--no-workbench`) does not.
+        // directory with `--no-workbench`) or of its stored images (a handoff names them) does
+        // not.
         let outside = tools::leaves_workspace(
             name,
             input,
             &self.run.places.workspace,
             Some(&self.spill_dir()),
-        );
+        ) && !self.reads_run_images(name, input);
         match self.approve(id, name, input, hooked, outside).await {
-            Decision::Allow => {
-                // Only reached for an outside path when the user approved that very call.
+            decision @ (Decision::Allow | Decision::AllowPrivate) => {
+                // Only reached for an outside path (or a web page on a private address) when
+                // the user approved that very call.
+                let outside = outside || matches!(decision, Decision::AllowPrivate);
                 let watch = self.run.lsp.watch(name, input);
                 self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
@@ -264,27 +293,32 @@ impl Engine {
                     }
                     other => (other, false),
                 };
-                let span = self.checkpoint_after_call().await;
-                match ran {
+                let done = match ran {
                     // A command stopped by Esc keeps its output; the turn ends here.
                     Some(mut out) => {
                         if !out.is_error && names::writes_files(name) {
                             // Remembered for a degraded handoff's scene.
                             self.ledger.note_touched(input);
                         }
-                        let mut stopped = stopped_asking
-                            || out.exit.as_ref().is_some_and(CommandExit::interrupted);
-                        // A write or edit that failed changed nothing.
-                        let failed_write = out.is_error && names::writes_files(name);
-                        if let Some(watch) = watch.filter(|_| !stopped && !failed_write) {
-                            stopped = !self.diagnose(id, watch, span, &mut out).await;
-                        }
+                        let stopped = stopped_asking
+                            || out.exit.as_deref().is_some_and(CommandExit::interrupted);
                         let stopped =
                             stopped || !self.post_tool_hooks(id, name, input, &mut out).await;
                         (out, stopped)
                     }
                     None => (ToolOutput::error("interrupted by the user"), true),
+                };
+                // After the `PostToolUse` hooks: what they change (a formatter) is the call's,
+                // so an undo of the turn puts it back with the call, without a false conflict,
+                // and the servers see the file as the hooks left it.
+                let span = self.checkpoint_after_call().await;
+                let (mut out, mut stopped) = done;
+                // A write or edit that failed changed nothing.
+                let failed_write = out.is_error && names::writes_files(name);
+                if let Some(watch) = watch.filter(|_| !stopped && !failed_write) {
+                    stopped = !self.diagnose(id, watch, span, &mut out).await;
                 }
+                (out, stopped)
             }
             Decision::Deny(why) => (ToolOutput::error(why), false),
             Decision::Fail(out) => (out, false),
@@ -313,7 +347,7 @@ impl Engine {
             is_error: out.is_error,
             spilled: out.spilled.clone(),
             diff: out.diff.take(),
-            exit: out.exit.take(),
+            exit: out.exit.take().map(|e| *e),
             sandbox: out.sandbox.take().map(|s| *s),
         });
         let content = match out.appendix.take() {

@@ -140,14 +140,17 @@ impl Engine {
             for a in crate::engine::mentions::attach(&text, &ctx).await {
                 self.emit_logged(Event::Attachment {
                     turn: id,
+                    attached: a.attached(),
                     path: a.path,
-                    attached: a.block.is_some(),
                     summary: a.summary,
                 });
                 if let Some(block) = a.block {
                     // An attached file is masked as a tool's read of it would be.
                     let block = crate::engine::secrets::redact(&block).into_owned();
                     message.content.push(Block::text(block));
+                }
+                if let Some(image) = a.image {
+                    message.content.push(Block::image(image));
                 }
             }
         }

@@ -77,11 +77,18 @@ impl Engine {
             // After the push: the response's ctx already counts its own output.
             self.on_response(&resp);
             self.consider_background(cut);
+            for e in search_events(self.turn_id(), &msg) {
+                self.emit(e);
+            }
             self.emit_logged(Event::AssistantDone {
                 turn: self.turn_id(),
                 text,
                 interrupted: false,
             });
+            // A reply the provider paused (a long server-side search) goes on when sent back.
+            if !tool_uses && resp.stop_reason.as_deref() == Some("pause_turn") {
+                continue;
+            }
             if !tool_uses {
                 match user_hooks::stop(self).await {
                     StopGate::End => return ExitReason::Completed,
@@ -269,4 +276,36 @@ impl Engine {
         let reason = self.turn_loop().await;
         self.finish_turn(turn, reason).await;
     }
+}
+
+/// The provider's web searches of a reply, as tool calls and results for the front ends (the
+/// provider ran them; the transcript has them in the reply).
+fn search_events(turn: Option<TurnId>, msg: &Message) -> Vec<Event> {
+    use crate::engine::tools::web_search;
+    web_search::searches(msg)
+        .into_iter()
+        .flat_map(|s| {
+            [
+                Event::ToolCall {
+                    turn,
+                    id: s.id.clone(),
+                    name: web_search::NAME.into(),
+                    input: s.input,
+                    summary: s.summary,
+                    changes_files: false,
+                },
+                Event::ToolResult {
+                    turn,
+                    id: s.id,
+                    name: web_search::NAME.into(),
+                    output: s.found,
+                    is_error: s.failed,
+                    spilled: None,
+                    diff: None,
+                    exit: None,
+                    sandbox: None,
+                },
+            ]
+        })
+        .collect()
 }

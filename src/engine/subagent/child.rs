@@ -428,10 +428,16 @@ impl Child {
                 chars: out.content.chars().count(),
             });
             self.pending.push(Block::ToolResult {
-                tool_use_id: id,
+                tool_use_id: id.clone(),
                 content: out.content,
                 is_error: out.is_error,
             });
+            // An image a call read (`read_file` of one) goes with its result.
+            self.pending
+                .extend(out.images.into_iter().map(|image| Block::Image {
+                    image,
+                    tool_use_id: Some(id.clone()),
+                }));
         }
         let results = std::mem::take(&mut self.pending);
         self.push(Message {

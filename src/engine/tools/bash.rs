@@ -184,9 +184,10 @@ impl Finished {
             is_error: failed,
             spilled: None,
             diff: None,
-            exit: Some(exit),
+            exit: Some(Box::new(exit)),
             sandbox: None,
             appendix: None,
+            images: Vec::new(),
         }
     }
 }

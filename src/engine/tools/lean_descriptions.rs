@@ -34,6 +34,10 @@ const LEAN: &[(&str, &str)] = &[
     ),
     ("list_dir", "List a directory's entries."),
     (
+        "web_fetch",
+        "Fetch a web page (`url`, http or https) as Markdown.",
+    ),
+    (
         "todo",
         "Keep the plan of a longer task: send the whole list; status pending, in_progress or done.",
     ),

@@ -25,6 +25,8 @@ pub mod recall;
 pub mod sandbox;
 mod spill;
 pub mod todo;
+pub mod web_fetch;
+pub(crate) mod web_search;
 mod write_file;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +37,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::engine::diff::FileDiff;
+use crate::engine::images::{ImageRef, ImageStore};
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
@@ -50,7 +53,7 @@ pub(crate) const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 pub(crate) const MAX_BASH_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The names of all built-in tools, in the order [`specs`] lists them.
-pub(crate) const TOOL_NAMES: [&str; 7] = names::BUILT_IN;
+pub(crate) const TOOL_NAMES: [&str; 8] = names::BUILT_IN;
 
 /// What a tool call may touch and how long it may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +71,11 @@ pub struct ToolCtx {
     pub allow_outside: bool,
     /// How `bash` commands are confined ([`sandbox`]).
     pub sandbox: sandbox::SandboxPolicy,
+    /// Where the images `read_file` shows the model are stored (the run's image store); None:
+    /// the model in use takes no images.
+    pub images: Option<ImageStore>,
+    /// What `web_fetch` may reach, and its page cache.
+    pub web: web_fetch::WebAccess,
     /// Where `read_file`, `edit_file` and `write_file` read and write text: the disk, or the
     /// front end's own access (an editor's buffers).
     pub files: FileAccess,
@@ -84,6 +92,8 @@ impl ToolCtx {
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             allow_outside: false,
             sandbox: sandbox::SandboxPolicy::off(),
+            images: Some(ImageStore::new(paths::default_image_dir())),
+            web: web_fetch::WebAccess::default(),
             files: Default::default(),
         }
     }
@@ -100,14 +110,17 @@ pub struct ToolOutput {
     pub spilled: Option<PathBuf>,
     /// The change a file tool made, as a diff for front ends (the model gets `content` only).
     pub diff: Option<Box<FileDiff>>,
-    /// `bash`: how the command ended (always set for a command that started).
-    pub exit: Option<CommandExit>,
+    /// `bash`: how the command ended (always set for a command that started). Boxed, as the
+    /// diff and the sandbox's note are: a result is moved around a lot.
+    pub exit: Option<Box<CommandExit>>,
     /// `bash`: the sandbox stopped (or may have stopped) the command; the content ends with
     /// the same note.
     pub sandbox: Option<Box<sandbox::SandboxStopped>>,
     /// Text the model gets after `content` that the front ends get through an event of its own
     /// (the language servers' diagnostics of the files the call changed).
     pub appendix: Option<Box<str>>,
+    /// Images the model is shown with the result (`read_file` of an image), stored already.
+    pub images: Vec<ImageRef>,
 }
 
 /// How a bash command ended, for front ends (the model reads the same in the result's last line).
@@ -197,6 +210,7 @@ impl ToolOutput {
             exit: None,
             sandbox: None,
             appendix: None,
+            images: Vec::new(),
         }
     }
 
@@ -210,6 +224,7 @@ impl ToolOutput {
             exit: None,
             sandbox: None,
             appendix: None,
+            images: Vec::new(),
         }
     }
 
@@ -257,6 +272,7 @@ pub fn specs() -> Vec<ToolSpec> {
         grep::spec(),
         glob::spec(),
         list_dir::spec(),
+        web_fetch::spec(),
     ]
 }
 
@@ -311,11 +327,11 @@ pub(crate) fn reads_spill(
         })
 }
 
-/// Whether this call must be approved by the user: `bash`, `write_file` and `edit_file` always; any
-/// other tool whose path argument resolves outside the workspace.
+/// Whether this call must be approved by the user: `bash`, `write_file`, `edit_file` and
+/// `web_fetch` always; any other tool whose path argument resolves outside the workspace.
 pub(crate) fn needs_approval(name: &str, input: &Value, workspace: &Path) -> bool {
     match name {
-        names::BASH | names::WRITE_FILE | names::EDIT_FILE => true,
+        names::BASH | names::WRITE_FILE | names::EDIT_FILE | names::WEB_FETCH => true,
         names::READ_FILE | names::GREP | names::GLOB | names::LIST_DIR => {
             touches_outside(name, input, workspace)
         }
@@ -334,6 +350,12 @@ pub(crate) fn summary(name: &str, input: &Value) -> String {
         todo::NAME => return todo::summary(input),
         recall::NAME => return recall::summary(input),
         names::PRESENT_PLAN => return present_plan::summary(input),
+        names::WEB_FETCH => {
+            return match web_fetch::summary(input) {
+                Some(url) => format!("{name}: {url}"),
+                None => name.to_string(),
+            };
+        }
         _ => {}
     }
     let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
@@ -414,6 +436,11 @@ pub(crate) async fn run_live(
     };
     if name == names::BASH {
         return bash::run(&Args::new(name, map), ctx, live)
+            .await
+            .unwrap_or_else(ToolOutput::from);
+    }
+    if name == names::WEB_FETCH {
+        return web_fetch::run(&Args::new(name, map), ctx)
             .await
             .unwrap_or_else(ToolOutput::from);
     }

@@ -30,15 +30,18 @@ pub const SKILL: &str = "skill";
 pub const PRESENT_PLAN: &str = "present_plan";
 /// What the language servers report for a file (offered while they are on).
 pub const DIAGNOSTICS: &str = "diagnostics";
+/// Fetches a web page as Markdown (runs in the engine, asked for per host).
+pub const WEB_FETCH: &str = "web_fetch";
 
 /// The tools plan mode offers, whatever they read: none of them changes the workspace. `bash` is
 /// not among them: plan mode offers it only where the read-only sandbox confines it. Every other
 /// tool (the file writers, subagents, MCP servers' tools) is left out.
-pub const CHANGE_NOTHING: [&str; 9] = [
+pub const CHANGE_NOTHING: [&str; 10] = [
     READ_FILE,
     GREP,
     GLOB,
     LIST_DIR,
+    WEB_FETCH,
     TODO,
     RECALL,
     SKILL,
@@ -47,7 +50,9 @@ pub const CHANGE_NOTHING: [&str; 9] = [
 ];
 
 /// The built-in tools, in the order [`super::specs`] lists them.
-pub const BUILT_IN: [&str; 7] = [READ_FILE, WRITE_FILE, EDIT_FILE, BASH, GREP, GLOB, LIST_DIR];
+pub const BUILT_IN: [&str; 8] = [
+    READ_FILE, WRITE_FILE, EDIT_FILE, BASH, GREP, GLOB, LIST_DIR, WEB_FETCH,
+];
 
 /// The file tools whose change an approval previews as a diff.
 pub const FILE_WRITERS: [&str; 2] = [WRITE_FILE, EDIT_FILE];

@@ -44,6 +44,11 @@ pub(crate) fn default_spill_dir() -> PathBuf {
     std::env::temp_dir().join("flower-spill")
 }
 
+/// Where images are stored when no run directory is given ([`super::ToolCtx::new`]).
+pub(crate) fn default_image_dir() -> PathBuf {
+    std::env::temp_dir().join("flower-images")
+}
+
 /// Whether `path` lies in the no-workbench spill folder (`read_file` may read it without approval,
 /// since the spill notice tells the model to read its file from there).
 pub(crate) fn in_default_spill_dir(path: &Path) -> bool {
@@ -71,7 +76,11 @@ pub(crate) fn check(ctx: &ToolCtx, raw: &str, may_read_spill: bool) -> Result<Pa
             .as_deref()
             .map(|d| is_within(&canonical_or_self(d), &path))
             .unwrap_or(false);
-        if own_spill || in_default_spill_dir(&path) {
+        let own_images = ctx
+            .images
+            .as_ref()
+            .is_some_and(|store| is_within(&canonical_or_self(store.dir()), &path));
+        if own_spill || own_images || in_default_spill_dir(&path) {
             return Ok(path);
         }
     }

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::args::Args;
 use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use crate::engine::images::Format;
 use crate::engine::text::{BINARY_SNIFF_BYTES, looks_binary, numbered};
 use crate::engine::types::ToolSpec;
 
@@ -24,8 +25,9 @@ pub(super) fn spec() -> ToolSpec {
             "Read a text file. Returns its lines numbered like `cat -n` (line number, tab, text). \
              Reads up to {DEFAULT_LIMIT} lines from `offset` (1-based, default 1); a long file is \
              read page by page: the result says which `offset` continues it. Lines longer than \
-             {MAX_LINE_CHARS} characters are cut. Binary files are refused. Paths are relative \
-             to the workspace root. Read a file before editing it."
+             {MAX_LINE_CHARS} characters are cut. An image (PNG, JPEG, GIF, WebP) is returned as \
+             an image you can see (scaled down when large); other binary files are refused. \
+             Paths are relative to the workspace root. Read a file before editing it."
         ),
         input_schema: json!({
             "type": "object",
@@ -74,6 +76,9 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     File::open(&path)
         .and_then(|f| f.take(BINARY_SNIFF_BYTES as u64).read_to_end(&mut head))
         .map_err(io_err)?;
+    if let Some(format) = Format::sniff(&head) {
+        return read_image(&path, &shown, format, ctx);
+    }
     if looks_binary(&head) {
         return Err(format!(
             "{shown} is a binary file ({} bytes); read_file only shows text.",
@@ -91,6 +96,25 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     }
     .map_err(io_err)?;
     Ok(ToolOutput::ok(page.render(&shown, offset)))
+}
+
+/// An image file: stored (scaled) in the run's image store and shown to the model with a line
+/// saying what it is; refused when the model in use takes no images.
+fn read_image(path: &std::path::Path, shown: &str, format: Format, ctx: &ToolCtx) -> ToolResult {
+    let Some(store) = &ctx.images else {
+        return Err(format!(
+            "{shown} is a {} image; the model in use takes no images, so read_file cannot show \
+             it. Ask the user what it shows if you need that.",
+            format.label()
+        )
+        .into());
+    };
+    let prepared = store
+        .add_file(path, shown)
+        .map_err(|e| format!("Cannot read the image {shown}: {e}"))?;
+    let mut out = ToolOutput::ok(format!("Image {}.", prepared.describe()));
+    out.images.push(prepared.image);
+    Ok(out)
 }
 
 /// What one page read found.

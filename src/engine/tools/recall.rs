@@ -168,7 +168,10 @@ fn load(sources: &[Source], cancel: &AtomicBool) -> Result<Loaded, ToolError> {
                         Role::User => (What::User, text),
                         Role::Assistant => (What::Assistant, text),
                     },
-                    Block::Thinking { .. } => continue,
+                    Block::Thinking { .. }
+                    | Block::Image { .. }
+                    | Block::ServerToolUse { .. }
+                    | Block::WebSearchToolResult { .. } => continue,
                     Block::ToolUse {
                         id, name, input, ..
                     } => {

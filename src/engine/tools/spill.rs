@@ -79,6 +79,7 @@ impl Spiller {
             exit: out.exit,
             sandbox: out.sandbox,
             appendix: out.appendix,
+            images: out.images,
         }
     }
 

@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use super::{Home, drive, entries, reply_text, u, updates};
+use crate::support::check::each_str;
 use crate::support::fake::{FakeServer, Reply, anthropic as a};
 use crate::support::harness::text_prefix;
 use crate::support::pty::runtime;
@@ -106,12 +107,7 @@ fn an_edit_asks_first_reads_the_unsaved_buffer_and_writes_through_the_editor() {
     assert_eq!(call["toolCallId"], "e1");
     assert_eq!(call["kind"], "edit");
     assert_eq!(call["content"][0]["type"], "diff", "{call}");
-    let options: Vec<&str> = asked[0]["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["kind"].as_str().unwrap())
-        .collect();
+    let options = each_str(&asked[0]["options"], "kind");
     assert_eq!(options, ["allow_once", "allow_always", "reject_once"]);
 
     let ups = updates(&report);

@@ -90,6 +90,18 @@ impl Raw {
             m["id"] == id && m.get("method").is_none()
         })
     }
+
+    /// Send the request `id` and wait for its response.
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.request(id, method, params);
+        self.response(id)
+    }
+}
+
+/// `response` is an error whose text holds `text`; the failure shows the whole response.
+#[track_caller]
+fn assert_error_says(response: &Value, text: &str) {
+    assert!(response["error"].to_string().contains(text), "{response}");
 }
 
 impl Drop for Raw {
@@ -110,48 +122,26 @@ fn bad_lines_and_unknown_methods_get_errors_and_the_connection_goes_on() {
     assert_eq!(parse["error"]["code"], -32700, "{parse}");
     assert_eq!(parse["id"], Value::Null);
 
-    raw.request(1, "initialize", json!({"protocolVersion": 1}));
-    let init = raw.response(1);
+    let init = raw.call(1, "initialize", json!({"protocolVersion": 1}));
     assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
 
-    raw.request(2, "no/such/method", json!({}));
-    assert_eq!(raw.response(2)["error"]["code"], -32601);
+    let unknown_method = raw.call(2, "no/such/method", json!({}));
+    assert_eq!(unknown_method["error"]["code"], -32601);
 
     raw.send(r#"{"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": 5}}"#);
     assert_eq!(raw.response(3)["error"]["code"], -32602);
 
     let ws = home.ws().display().to_string();
-    raw.request(
-        4,
-        "session/new",
-        json!({"cwd": "relative/dir", "mcpServers": []}),
-    );
-    let relative = raw.response(4);
-    assert!(
-        relative["error"].to_string().contains("absolute"),
-        "{relative}"
-    );
+    let relative = json!({"cwd": "relative/dir", "mcpServers": []});
+    assert_error_says(&raw.call(4, "session/new", relative), "absolute");
 
-    raw.request(
-        5,
-        "session/load",
-        json!({"cwd": ws, "sessionId": "no-such-run", "mcpServers": []}),
-    );
-    let unknown = raw.response(5);
-    assert!(
-        unknown["error"].to_string().contains("no-such-run"),
-        "{unknown}"
-    );
+    let unknown = json!({"cwd": ws, "sessionId": "no-such-run", "mcpServers": []});
+    assert_error_says(&raw.call(5, "session/load", unknown), "no-such-run");
 
-    raw.request(
-        6,
-        "session/prompt",
-        json!({"sessionId": "nope", "prompt": []}),
-    );
-    assert!(raw.response(6).get("error").is_some());
+    let nope = json!({"sessionId": "nope", "prompt": []});
+    assert!(raw.call(6, "session/prompt", nope).get("error").is_some());
 
-    raw.request(7, "session/new", json!({"cwd": ws, "mcpServers": []}));
-    let opened = raw.response(7);
+    let opened = raw.call(7, "session/new", json!({"cwd": ws, "mcpServers": []}));
     assert!(opened["result"]["sessionId"].is_string(), "{opened}");
 }
 
@@ -164,14 +154,10 @@ fn an_editor_that_hangs_up_mid_turn_leaves_the_ledger_whole() {
         prefix: text_prefix("Working on it"),
     });
     let mut raw = Raw::start(&home, &server);
-    raw.request(1, "initialize", json!({"protocolVersion": 1}));
-    raw.response(1);
+    raw.call(1, "initialize", json!({"protocolVersion": 1}));
     let ws = home.ws().display().to_string();
-    raw.request(2, "session/new", json!({"cwd": ws, "mcpServers": []}));
-    let id = raw.response(2)["result"]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let opened = raw.call(2, "session/new", json!({"cwd": ws, "mcpServers": []}));
+    let id = opened["result"]["sessionId"].as_str().unwrap().to_string();
     raw.request(
         3,
         "session/prompt",

@@ -6,6 +6,7 @@
 use serde_json::json;
 
 use super::{Home, drive, entries, reply_text, u, updates};
+use crate::support::check::each_str;
 use crate::support::fake::{FakeServer, anthropic as a};
 use crate::support::pty::runtime;
 
@@ -78,12 +79,7 @@ fn the_handoff_is_shown_reviewed_in_the_editor_and_read_back_as_saved() {
     assert_eq!(asked.len(), 2, "{asked:#?}");
     for q in &asked {
         assert_eq!(q["tool_call"]["toolCallId"], "handoff-1");
-        let ids: Vec<&str> = q["options"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| o["optionId"].as_str().unwrap())
-            .collect();
+        let ids = each_str(&q["options"], "optionId");
         assert_eq!(ids, ["continue", "wait"]);
     }
     assert_eq!(asked[0]["edited"], path.as_str());

@@ -22,6 +22,7 @@ use tempfile::TempDir;
 
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
+use crate::support::mcp_setup::pip_install;
 
 /// The client's PyPI requirement.
 pub(crate) const PYTHON_ACP: &str = "agent-client-protocol==0.12.1";
@@ -55,18 +56,7 @@ pub(crate) fn python() -> PathBuf {
     }
     let _ = std::fs::remove_dir_all(&dir);
     install_step(Command::new("python3").args(["-m", "venv"]).arg(&dir));
-    install_step(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--no-input",
-                "-q",
-            ])
-            .arg(PYTHON_ACP),
-    );
+    install_step(&mut pip_install(&python, PYTHON_ACP));
     std::fs::write(&done, b"").unwrap();
     python
 }

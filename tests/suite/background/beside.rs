@@ -3,21 +3,23 @@
 //! long bash command.
 
 use super::*;
+use crate::support::check::assert_starts_with;
 
 #[tokio::test]
 async fn the_writing_runs_beside_the_main_thread_on_the_same_prefix() {
     let h = Harness::new().await;
     let main3 = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(12_000)));
+    h.script().at(12_000).tool("list_dir", "{}");
     // Crosses the line: the writing starts on the prefix this request sent.
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000)));
+    h.script().at(31_000).tool("list_dir", "{}");
     // The main thread's next request, held until the document is frozen.
-    h.server
-        .push(a::tool_use("t3", "list_dir", "{}", u(31_500)).gated(&main3));
-    h.server
-        .push(a::text("successor: the parser tests pass", u(5_000)));
+    h.script()
+        .at(31_500)
+        .held(&main3)
+        .call("t3", "list_dir", "{}");
+    h.script()
+        .at(5_000)
+        .text("successor: the parser tests pass");
     h.server
         .push_writing(a::text_counted(DOC, 300).after(Duration::from_millis(200)));
     let mut r = start(bg(&h));
@@ -91,11 +93,7 @@ async fn the_writing_runs_beside_the_main_thread_on_the_same_prefix() {
     assert_eq!(blocks[2], task);
     assert_eq!(blocks[3], TAIL_NOTE);
     assert_eq!(&blocks[4], "[assistant]\n[tool call t2: list_dir {}]\n");
-    assert!(
-        blocks[5].starts_with("[user]\n[tool result t2 (list_dir)]\n"),
-        "{}",
-        blocks[5]
-    );
+    assert_starts_with(&blocks[5], "[user]\n[tool result t2 (list_dir)]\n");
     assert_eq!(&blocks[6], "[assistant]\n[tool call t3: list_dir {}]\n");
     assert!(blocks[7].starts_with("[user]\n[tool result t3 (list_dir)]\n"));
     assert_eq!(blocks.len(), 8, "{blocks:#?}");
@@ -117,14 +115,16 @@ async fn the_writing_runs_beside_the_main_thread_on_the_same_prefix() {
 async fn an_edit_during_the_review_reaches_the_successor_with_the_work_done_meanwhile() {
     let h = Harness::new().await;
     let (g2, g3) = (Gate::new(), Gate::new());
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_200)).gated(&g2));
-    h.server
-        .push(a::tool_use("t3", "list_dir", "{}", u(31_400)).gated(&g3));
-    h.server.push(a::text("successor: done", u(5_000)));
-    h.server.push_writing(a::text(DOC, u(31_100)));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script()
+        .at(31_200)
+        .held(&g2)
+        .call("t2", "list_dir", "{}")
+        .at(31_400)
+        .held(&g3)
+        .call("t3", "list_dir", "{}");
+    h.script().at(5_000).text("successor: done");
+    h.script().at(31_100).writing().text(DOC);
     let mut p = bg(&h);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
@@ -194,13 +194,14 @@ async fn an_edit_during_the_review_reaches_the_successor_with_the_work_done_mean
 async fn at_the_hard_limit_the_main_thread_waits_for_the_document() {
     let h = Harness::new().await;
     let gw = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.script().at(31_000).tool("list_dir", "{}");
     // 39,000 >= 40,000 - 1,024: no more main-thread requests before the document.
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(39_000)));
-    h.server.push(a::text("successor picks up", u(5_000)));
-    h.server.push_writing(a::text(DOC, u(31_100)).gated(&gw));
+    h.script()
+        .at(39_000)
+        .tool("list_dir", "{}")
+        .at(5_000)
+        .text("successor picks up");
+    h.script().at(31_100).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Waiting { .. })).await;
@@ -233,12 +234,10 @@ async fn at_the_hard_limit_the_main_thread_waits_for_the_document() {
 async fn cancel_stops_the_writing_only_and_the_turn_goes_on() {
     let h = Harness::new().await;
     let (gw, g2) = (Gate::new(), Gate::new());
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_100)).gated(&g2));
-    h.server.push(a::text("the turn finished", u(31_200)));
-    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_100).held(&g2).call("t2", "list_dir", "{}");
+    h.script().at(31_200).text("the turn finished");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Writing { .. })).await;
@@ -276,8 +275,8 @@ async fn cancel_stops_the_writing_only_and_the_turn_goes_on() {
     assert!(st.handoffs.is_empty() && st.frozen.is_none());
     assert_eq!(st.generations, 1);
     // The next turn starts it again.
-    h.server.push(a::text("next answer", u(31_300)));
-    h.server.push_writing(a::text(DOC, u(31_000)));
+    h.script().at(31_300).text("next answer");
+    h.script().at(31_000).writing().text(DOC);
     r.turn("next").await;
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
     assert_eq!(r.manifest().steps[0].handoffs.len(), 1);
@@ -288,15 +287,13 @@ async fn cancel_stops_the_writing_only_and_the_turn_goes_on() {
 async fn a_main_thread_overflow_waits_for_the_background_document() {
     let h = Harness::new().await;
     let gw = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 41000 tokens > 40000 maximum"}}"#.into(),
-    });
-    h.server.push(a::text("retried in the successor", u(5_000)));
-    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    h.script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .reply(a::too_long(41_000, 40_000))
+        .at(5_000)
+        .text("retried in the successor");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Waiting { .. })).await;
@@ -317,13 +314,14 @@ async fn a_main_thread_overflow_waits_for_the_background_document() {
 async fn headless_finishes_a_background_handoff_before_it_exits() {
     let h = Harness::new().await;
     let gw = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text("all done", u(31_200)));
-    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    h.script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_200)
+        .text("all done");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("work").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("work").await;
     // As headless does: the turn is over, so it quits; the writing is still out.
     r.send(Op::Shutdown).await;
     gw.open();
@@ -347,25 +345,26 @@ async fn headless_finishes_a_background_handoff_before_it_exits() {
 async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_leaves() {
     let h = Harness::new().await;
     // An older run to resume.
-    h.server.push(a::text("Fixed add.", u(1_000)));
+    h.script().text("Fixed add.");
     let mut older = start(h.params(200_000, 50_000));
-    assert_eq!(turn_end(&older.turn("fix the add bug").await), "completed");
+    older.completed_turn("fix the add bug").await;
     let older_id = flower_tui::engine::ledger::RunDir::open(&older.run_root).run_id;
     let older_root = older.run_root.clone();
     older.shutdown().await;
     // This run crosses its line; its document is held back while the user resumes the older one.
     let gw = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text("listed", u(31_200)));
-    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    h.script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_200)
+        .text("listed");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut p = bg(&h);
     p.front_end = FrontEnd::Interactive { review: false };
     // Its own step: the older run's is free to be claimed when it is resumed.
     p.start.step = Some("this-step".into());
     let mut r = start(p);
-    let ev = r.turn("work").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("work").await;
     let id = handoff_of(&r.events);
     r.send(Op::Resume {
         run_id: older_id.clone(),
@@ -383,9 +382,8 @@ async fn resume_of_another_run_drops_the_background_handoff_of_the_session_it_le
     r.until(|e| matches!(e, Event::Resumed { .. })).await;
     // The late document goes nowhere: no turnover in the resumed run, whose session goes on.
     gw.open();
-    h.server.push(a::text("Add still works.", u(1_200)));
-    let ev = r.turn("check it again").await;
-    assert_eq!(turn_end(&ev), "completed");
+    h.script().at(1_200).text("Add still works.");
+    let ev = r.completed_turn("check it again").await;
     assert!(
         !phases(&ev)
             .iter()
@@ -412,14 +410,16 @@ async fn the_document_is_frozen_while_a_long_bash_command_runs() {
     let h = Harness::new().await;
     let marker = h.workspace.join("bash-ended");
     let command = format!("sleep 3; touch {}", marker.display());
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        u(31_000),
-    ));
-    h.server.push(a::text("done", u(31_500)));
-    h.server.push(a::text("successor", u(5_000)));
+    h.script()
+        .at(31_000)
+        .tool(
+            "bash",
+            serde_json::json!({ "command": command }).to_string(),
+        )
+        .at(31_500)
+        .text("done")
+        .at(5_000)
+        .text("successor");
     h.server.push_writing(a::text_counted(DOC, 300));
     let mut r = start(bg(&h));
     r.send_turn("run the slow command").await;

@@ -19,56 +19,18 @@ use flower_tui::engine::protocol::{
     DocumentSource, Event, ExitReason, HandoffId, HandoffPhase, HandoffRefusal, Op,
 };
 use flower_tui::engine::session::EngineParams;
-use serde_json::Value;
 
 use crate::support::fake::{Gate, Recorded, Reply, U, anthropic as a, is_writing};
-use crate::support::harness::{Harness, Running, start, turn_end};
+use crate::support::harness::{Harness, Running, phases, start, turn_end};
+use crate::support::requests::{first_blocks, unmarked};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n## Decided\n- Keep the old API: callers depend on it.\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n## Next\nRun the parser tests.\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 /// window 40k, headroom 10k: the line at 30k, the hard limit at 40k - 1,024 = 38,976.
 fn bg(h: &Harness) -> EngineParams {
     let mut p = h.params(40_000, 10_000);
     p.handoff.mode = HandoffMode::Background;
     p
-}
-
-fn phases(events: &[Event]) -> Vec<HandoffPhase> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Handoff(p) => Some(p.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The text blocks of the first message of a request body.
-fn first_blocks(body: &Value) -> Vec<String> {
-    body["messages"][0]["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|b| b["text"].as_str().map(str::to_string))
-        .collect()
-}
-
-/// A body without its `cache_control` markers (they move from request to request).
-fn unmarked(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| k.as_str() != "cache_control")
-                .map(|(k, v)| (k.clone(), unmarked(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(unmarked).collect()),
-        other => other.clone(),
-    }
 }
 
 fn writing_requests(recorded: &[Recorded]) -> Vec<&Recorded> {

@@ -2,21 +2,20 @@
 //! after a stall, degraded with the tail still given.
 
 use super::*;
+use crate::support::check::{assert_event, assert_no_event};
 
 #[tokio::test]
 async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
     let h = Harness::new().await;
     let g = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_200)).gated(&g));
-    h.server.push(a::text("successor: fine", u(5_000)));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_200).held(&g).call("t2", "list_dir", "{}");
+    h.script().at(5_000).text("successor: fine");
     // Every try of the writing request fails (5 tries), then the rescue writes it.
     for _ in 0..5 {
         h.server.push_writing(Reply::status(500, "boom"));
     }
-    h.server.push_writing(a::text(DOC, u(31_100)));
+    h.script().at(31_100).writing().text(DOC);
     let mut r = start(bg(&h));
     r.send_turn("work").await;
     let ev = until_phase(&mut r, |p| matches!(p, HandoffPhase::Frozen { .. })).await;
@@ -29,8 +28,12 @@ async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
     let (reason, background) = rescuing.expect("a rescue");
     assert!(background && reason.contains("boom"), "{reason}");
     // The retries were said, as notices (a `retry` event is the main thread's).
-    assert!(ev.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("background writing request is retried"))));
-    assert!(!ev.iter().any(|e| matches!(e, Event::Retry { .. })));
+    assert_event!(
+        ev,
+        Event::Notice { message }
+            if message.contains("background writing request is retried")
+    );
+    assert_no_event!(ev, Event::Retry { .. });
     g.open();
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
@@ -48,30 +51,19 @@ async fn a_failed_background_writing_is_rescued_while_the_main_thread_works() {
 #[tokio::test]
 async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("big.txt"),
-        "0123456789abcdef\n".repeat(2_500),
-    )
-    .unwrap();
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat big.txt"}"#,
-        u(20_000),
-    ));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text("main thread goes on", u(31_300)));
-    h.server.push_writing(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 45000 tokens > 40000 maximum"}}"#.into(),
-    });
+    h.file("big.txt", "0123456789abcdef\n".repeat(2_500));
+    h.script()
+        .at(20_000)
+        .tool("bash", r#"{"command":"cat big.txt"}"#)
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_300)
+        .text("main thread goes on");
+    h.server.push_writing(a::too_long(45_000, 40_000));
     let gw = Gate::new();
-    h.server.push_writing(a::text(DOC, u(20_000)).gated(&gw));
+    h.script().at(20_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("read the big file").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("read the big file").await;
     let (stubbed, dropped) = phases(&ev)
         .into_iter()
         .find_map(|p| match p {
@@ -107,7 +99,7 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
     let st = &r.manifest().steps[0];
     assert_eq!(st.handoffs[0].source, DocumentSource::Rescued);
     // The successor's briefing waits for its first request: the next message.
-    h.server.push(a::text("generation 2 here", u(6_000)));
+    h.script().at(6_000).text("generation 2 here");
     r.turn("go on").await;
     let rec = h.server.recorded();
     let blocks = first_blocks(&rec.last().unwrap().body);
@@ -124,13 +116,15 @@ async fn an_overflowing_background_writing_is_rescued_on_a_reduced_history() {
 #[tokio::test]
 async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text("turn done", u(31_100)));
+    h.script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_100)
+        .text("turn done");
     h.server.push_writing(Reply::Stall {
         prefix: crate::support::harness::text_prefix("## Doing\nRefac"),
     });
-    h.server.push_writing(a::text(DOC, u(31_100)));
+    h.script().at(31_100).writing().text(DOC);
     let mut p = bg(&h);
     // The main thread's requests answer at once; the stalled one is abandoned after 300 ms.
     p.provider.retry.idle_timeout = Duration::from_millis(300);
@@ -167,12 +161,11 @@ async fn a_stalled_background_writing_is_retried_by_the_idle_timeout() {
 async fn a_failed_rescue_degrades_and_the_successor_still_gets_the_tail() {
     let h = Harness::new().await;
     let g = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_100)).gated(&g));
-    h.server
-        .push(a::text("successor on a degraded briefing", u(5_000)));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_100).held(&g).call("t2", "list_dir", "{}");
+    h.script()
+        .at(5_000)
+        .text("successor on a degraded briefing");
     for _ in 0..10 {
         h.server.push_writing(Reply::status(503, "down"));
     }

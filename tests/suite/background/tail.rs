@@ -1,6 +1,7 @@
 //! The record after the cut: what the successor of a background handoff is given last.
 
 use super::*;
+use crate::support::check::{assert_contains, assert_lacks};
 
 #[tokio::test]
 async fn a_pair_straddling_the_cut_is_held_whole_in_the_tail() {
@@ -12,14 +13,13 @@ async fn a_pair_straddling_the_cut_is_held_whole_in_the_tail() {
             ("ta", "list_dir", "{}"),
             ("tb", "glob", r#"{"pattern":"*.rs"}"#),
         ],
-        u(31_000),
+        U::new(31_000, 10),
     ));
-    h.server.push(a::text("done", u(31_200)));
+    h.script().at(31_200).text("done");
     let gw = Gate::new();
-    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("list twice").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("list twice").await;
     // The document comes after the turn: the turnover happens at once, idle.
     gw.open();
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
@@ -27,7 +27,7 @@ async fn a_pair_straddling_the_cut_is_held_whole_in_the_tail() {
     let w = &writing_requests(&rec)[0].body;
     // The writing request holds no call without its result (the fake would refuse it anyway).
     assert!(!w.to_string().contains("\"ta\""));
-    h.server.push(a::text("gen 2", u(5_000)));
+    h.script().at(5_000).text("gen 2");
     r.turn("and now?").await;
     let rec = h.server.recorded();
     let blocks = first_blocks(&rec.last().unwrap().body);
@@ -55,25 +55,21 @@ async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_
         .map(|i| format!("row {i:04}\n"))
         .chain(std::iter::once("END-OF-BIG-FILE\n".to_string()))
         .collect();
-    std::fs::write(h.workspace.join("big.txt"), &big).unwrap();
+    h.file("big.txt", &big);
     let gw = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.script().at(31_000).tool("list_dir", "{}");
     // After the cut, while the document is written: the big read.
-    h.server.push(a::tool_use(
-        "t2",
-        "read_file",
-        r#"{"path":"big.txt"}"#,
-        u(31_200),
-    ));
-    h.server.push(a::text("read it", u(34_000)));
-    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    h.script()
+        .at(31_200)
+        .tool("read_file", r#"{"path":"big.txt"}"#)
+        .at(34_000)
+        .text("read it");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let mut r = start(bg(&h));
-    let ev = r.turn("read the big file").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("read the big file").await;
     gw.open();
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Done { .. })).await;
-    h.server.push(a::text("gen 2", u(5_000)));
+    h.script().at(5_000).text("gen 2");
     r.turn("go on").await;
     let rec = h.server.recorded();
     let blocks = first_blocks(&rec.last().unwrap().body);
@@ -82,13 +78,13 @@ async fn a_large_result_after_the_cut_is_capped_in_the_tail_and_kept_whole_in_a_
         .find(|b| b.contains("[tool result t2 (read_file)]"))
         .unwrap_or_else(|| panic!("the big result in the tail: {blocks:#?}"));
     // Capped: the start is there, the end is not, and the record says where the whole is.
-    assert!(result.contains("row 0000"), "{result}");
-    assert!(!result.contains("END-OF-BIG-FILE"), "{result}");
+    assert_contains(result, "row 0000");
+    assert_lacks(result, "END-OF-BIG-FILE");
     let (_, after) = result
         .split_once("the whole result is in ")
         .unwrap_or_else(|| panic!("no spill path: {result}"));
     let path = after.split(']').next().unwrap().trim();
-    assert!(path.contains("spill"), "{path}");
+    assert_contains(path, "spill");
     let spilled = std::fs::read_to_string(h.workspace.join(path)).unwrap();
     assert!(spilled.contains("row 0000") && spilled.contains("END-OF-BIG-FILE"));
     assert!(result.len() < spilled.len() / 2, "the record is capped");
@@ -114,11 +110,10 @@ async fn pins_focus_and_plan_reach_the_successor_of_a_background_handoff_with_th
     // The plan crosses the line; the work after the cut goes on while the document is written,
     // and the turn is still running when it is ready: the request is in flight at the turnover.
     let gm = Gate::new();
-    h.server.push(a::tool_use("t1", "todo", PLAN, u(31_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_200)).gated(&gm));
-    h.server.push(a::text("listed, in generation 2", u(5_000)));
-    h.server.push_writing(a::text(DOC, u(31_000)).gated(&gw));
+    h.script().at(31_000).tool("todo", PLAN);
+    h.script().at(31_200).held(&gm).tool("list_dir", "{}");
+    h.script().at(5_000).text("listed, in generation 2");
+    h.script().at(31_000).writing().held(&gw).text(DOC);
     let turn = r.send_turn("refactor the parser").await;
     until_phase(&mut r, |p| matches!(p, HandoffPhase::Writing { .. })).await;
     gw.open();
@@ -134,10 +129,7 @@ async fn pins_focus_and_plan_reach_the_successor_of_a_background_handoff_with_th
         .and_then(|m| m.last())
         .map(|m| m.to_string())
         .unwrap_or_default();
-    assert!(
-        prompt.contains("Additional focus: the parser bug"),
-        "{prompt}"
-    );
+    assert_contains(&prompt, "Additional focus: the parser bug");
     let mains = main_requests(&rec);
     let blocks = first_blocks(&mains.last().unwrap().body);
     // briefing, the engine's part, the request note, the request, the tail note, then the

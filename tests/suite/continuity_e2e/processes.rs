@@ -1,6 +1,7 @@
 //! Two processes at once in one workspace: neither loses or swaps the other's documents.
 
 use super::*;
+use crate::support::check::assert_lacks;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
@@ -17,22 +18,11 @@ async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
             .iter()
             .zip(names)
             .map(|(s, who)| {
-                let mut c = bin(home.path(), s);
-                c.args([
-                    "--yes",
-                    // The blocking flow: these cases script the replies in order.
-                    "--handoff-mode",
-                    "blocking",
-                    "--window",
-                    "40000",
-                    "--headroom",
-                    "10000",
-                    "--step",
-                    "same",
-                ])
-                .arg("--workspace")
-                .arg(&ws)
-                .args(["-p", &format!("task of {who}")]);
+                let mut c = bin_for(home.path(), s);
+                c.args(flags(&format!("{BLOCKING} --step same")))
+                    .arg("--workspace")
+                    .arg(&ws)
+                    .args(["-p", &format!("task of {who}")]);
                 let child = c
                     .stdout(std::process::Stdio::piped())
                     .stderr(std::process::Stdio::piped())
@@ -119,27 +109,13 @@ async fn case4_two_processes_on_one_step_never_lose_or_swap_documents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_off() {
     let tui_server = FakeServer::start().await;
-    tui_server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    tui_server.push(a::text(&doc("tui"), u(31_500)));
-    tui_server.push(a::text("TUI successor here.", u(4_000)));
-    let mut t = Pty::start(
-        &tui_server,
-        &[
-            "--yes",
-            // The blocking flow: these cases script the replies in order.
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            "same",
-        ],
-    );
-    t.wait_for(READY);
+    tui_server
+        .script()
+        .over_the_line(&doc("tui"))
+        .at(4_000)
+        .text("TUI successor here.");
+    let args = flags(&format!("{BLOCKING} --review 60 --step same"));
+    let mut t = Pty::open(&tui_server, &args);
     t.keys("the tui's task");
     t.keys(ENTER);
     t.wait("the review", |s| {
@@ -150,31 +126,13 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
     let other = FakeServer::start().await;
     script(&other, "headless");
     let home = t.home();
-    let mut c = bin(home.path(), &other);
-    c.args([
-        "--yes",
-        // The blocking flow: these cases script the replies in order.
-        "--handoff-mode",
-        "blocking",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--step",
-        "same",
-    ])
-    .arg("--workspace")
-    .arg(t.workspace())
-    .args(["-p", "the headless task"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut c = bin_for(home.path(), &other);
+    c.args(flags(&format!("{BLOCKING} --step same")))
+        .arg("--workspace")
+        .arg(t.workspace())
+        .args(["-p", "the headless task"]);
+    let out = run(c).await.output;
+    assert_success(&out);
     assert!(
         json_lines(&out).iter().any(|e| e["message"]
             .as_str()
@@ -185,7 +143,7 @@ async fn case4_a_tui_in_review_keeps_its_document_while_another_process_hands_of
     assert!(read(&notes.join("handoff-same-2.md")).contains("Work of headless-g2."));
     // The review still shows (and the TUI's file still holds) the TUI's own document.
     let screen = t.wait_for("Work of tui.");
-    assert!(!screen.contains("headless"), "{screen}");
+    assert_lacks(&screen, "headless");
     assert!(read(&notes.join("handoff-same.md")).contains("Work of tui."));
     t.keys(ESC);
     t.wait_for("TUI successor here.");

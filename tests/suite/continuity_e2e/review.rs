@@ -2,48 +2,29 @@
 //! successor reads the file as the user left it, and a review killed with `kill -9` reopens.
 
 use super::*;
+use crate::support::check::assert_contains;
 
 #[test]
 fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     // "hello" crosses the line: a complete document, then generation 2 answers.
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(&doc("greeting"), u(31_500)));
-    server.push(a::text("Hello! What shall we do?", u(1_000)));
+    server
+        .script()
+        .over_the_line(&doc("greeting"))
+        .at(1_000)
+        .text("Hello! What shall we do?");
     // The second message overflows: a degraded document, then generation 3 answers.
-    server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 45000 tokens > 40000 maximum"}}"#.into(),
-    });
-    server.push(a::text("Successor: renaming parse_all now.", u(3_000)));
-    let mut t = Pty::start(
-        &server,
-        &[
-            "--yes",
-            // The blocking flow: these cases script the replies in order.
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "off",
-            "--step",
-            "s1",
-        ],
-    );
-    t.wait_for(READY);
-    t.keys("hello");
-    t.wait_for("hello");
-    t.keys(ENTER);
+    server
+        .script()
+        .reply(a::too_long(45_000, 40_000))
+        .at(3_000)
+        .text("Successor: renaming parse_all now.");
+    let args = flags(&format!("{BLOCKING} --review off --step s1"));
+    let mut t = Pty::open(&server, &args);
+    t.ask("hello");
     t.wait_for("Hello! What shall we do?");
     let second = "rename parse_all to parse in every file";
-    t.keys(second);
-    t.wait_for(second);
-    t.keys(ENTER);
+    t.ask(second);
     t.wait_for("Successor: renaming parse_all now.");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 5);
@@ -62,60 +43,35 @@ fn case1_an_overflowing_second_message_reaches_the_successor_verbatim() {
         "{blocks:#?}"
     );
     let file = read(&t.workspace().join(".flower/notes/handoff-s1.md"));
-    assert!(
-        file.contains(&format!(
-            "## Scene\nRequest in progress at the cut:\n{second}"
-        )),
-        "{file}"
+    assert_contains(
+        &file,
+        &format!("## Scene\nRequest in progress at the cut:\n{second}"),
     );
-    assert!(
-        file.contains("Original task of this step:\nhello"),
-        "{file}"
-    );
+    assert_contains(&file, "Original task of this step:\nhello");
     // What the complete document had settled is carried forward, marked.
     let mark = "[carried forward from the generation 1 handoff, not checked since]";
-    assert!(
-        file.contains(&format!("## Decided\n{mark}\n- greeting decided this.")),
-        "{file}"
+    assert_contains(
+        &file,
+        &format!("## Decided\n{mark}\n- greeting decided this."),
     );
-    assert!(
-        file.contains(&format!("{mark}\n- src/greeting.rs")),
-        "{file}"
-    );
+    assert_contains(&file, &format!("{mark}\n- src/greeting.rs"));
 }
 
 #[test]
 fn case2_the_successor_reads_the_file_as_the_user_left_it() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(
-        &format!("Sure, here it is:\n\n{}", doc("parser")),
-        u(31_500),
-    ));
-    server.push(a::text("Successor on the parser.", u(5_000)));
-    let mut t = Pty::start(
-        &server,
-        &[
-            "--yes",
-            // The blocking flow: these cases script the replies in order.
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            "s2",
-        ],
-    );
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(31_500)
+        .text(&format!("Sure, here it is:\n\n{}", doc("parser")))
+        .at(5_000)
+        .text("Successor on the parser.");
+    let args = flags(&format!("{BLOCKING} --review 60 --step s2"));
+    let mut t = Pty::open(&server, &args);
     let task = "refactor the parser";
-    t.keys(task);
-    t.wait_for(task);
-    t.keys(ENTER);
+    t.ask(task);
     t.wait("the side editor with its countdown", |s| {
         s.contains("handoff-s2.md") && s.contains("successor in")
     });
@@ -155,24 +111,10 @@ fn case2_the_successor_reads_the_file_as_the_user_left_it() {
 
 #[test]
 fn case3_kill_9_in_the_review_reopens_it_at_the_next_plain_start() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(&doc("lexer"), u(31_500)));
-    let args = [
-        "--yes",
-        // The blocking flow: these cases script the replies in order.
-        "--handoff-mode",
-        "blocking",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "60",
-    ];
-    let mut t = Pty::start(&server, &[&args[..], &["--step", "s3"]].concat());
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server.script().over_the_line(&doc("lexer"));
+    let args = flags(&format!("{BLOCKING} --review 60"));
+    let mut t = Pty::open(&server, &[&args[..], &["--step", "s3"]].concat());
     let task = "fix the lexer";
     t.keys(task);
     t.keys(ENTER);
@@ -180,16 +122,9 @@ fn case3_kill_9_in_the_review_reopens_it_at_the_next_plain_start() {
         s.contains("handoff-s3.md") && s.contains("successor in")
     });
     let home = t.home();
-    let pid = t.pid();
-    let killed = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    t.wait_exit();
+    t.kill_9();
     drop(t);
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(
         step["handoffs"].as_array().map(Vec::len),
         Some(0),
@@ -198,7 +133,7 @@ fn case3_kill_9_in_the_review_reopens_it_at_the_next_plain_start() {
     assert_eq!(step["frozen"]["request"][0], task, "{step:#}");
 
     // A plain start in the same workspace: the review is reopened, not generation 1 in silence.
-    server.push(a::text("Generation 2 on the lexer.", u(4_000)));
+    server.script().at(4_000).text("Generation 2 on the lexer.");
     let mut t = Pty::start_in(home, &server, &args);
     t.wait("the reopened review", |s| {
         s.contains("was never turned over")
@@ -219,8 +154,7 @@ fn case3_kill_9_in_the_review_reopens_it_at_the_next_plain_start() {
     let blocks = first_blocks(&reqs[2]);
     assert!(blocks[0].contains("Continue lexer."), "{blocks:#?}");
     assert_eq!(&blocks[blocks.len() - 2..], [task, "go on"]);
-    let m = manifest(t.home().path());
-    let step = &m["steps"][0];
+    let step = &manifest(t.home().path())["steps"][0];
     assert!(step.get("frozen").is_none(), "{step:#}");
     assert_eq!(step["generations"], 2);
     assert_eq!(step["handoffs"][0]["generation"], 2);

@@ -2,19 +2,18 @@
 //! nothing is committed, and the next start restores or discards them.
 
 use super::*;
+use crate::support::check::assert_lacks;
 
 #[test]
 fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let typed = "- typed before SIGTERM";
     let (home, file) = review_then_signal(&server, "s3t", "-TERM", typed);
     let kept = kept_beside(&file);
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(read(&kept[0]).contains(typed));
     assert!(!read(&file).contains(typed), "the file itself is as frozen");
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(
         step["handoffs"].as_array().map(Vec::len),
         Some(0),
@@ -27,7 +26,10 @@ fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
     );
 
     // --continue: the review reopens and offers the edits; r restores, Ctrl-S hands them over.
-    server.push(a::text("Successor with the restored edits.", u(4_000)));
+    server
+        .script()
+        .at(4_000)
+        .text("Successor with the restored edits.");
     let mut t = Pty::start_in(home, &server, &["--continue", "--review", "60"]);
     t.wait("the restore offer", |s| s.contains("r restore / d discard"));
     assert!(
@@ -52,13 +54,15 @@ fn case3_sigterm_keeps_the_edits_commits_nothing_and_continue_restores_them() {
 
 #[test]
 fn case3_sighup_keeps_the_edits_and_a_plain_start_can_discard_them() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let typed = "- typed before the terminal closed";
     let (home, file) = review_then_signal(&server, "s3h", "-HUP", typed);
     let kept = kept_beside(&file);
     assert_eq!(kept.len(), 1, "{kept:?}");
-    server.push(a::text("Successor with the frozen file.", u(4_000)));
+    server
+        .script()
+        .at(4_000)
+        .text("Successor with the frozen file.");
     let mut t = Pty::start_in(home, &server, &["--review", "60"]);
     t.wait("the restore offer", |s| s.contains("r restore / d discard"));
     t.keys("d");
@@ -81,42 +85,9 @@ fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
     // The terminal itself goes (a closed window, `tmux kill-session`): SIGHUP, and every write to
     // the terminal fails from then on. The edits must be kept, the ledger must say where (so the
     // next start offers them), and nothing may panic on the way out.
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(&doc("signals"), u(31_500)));
-    let step = "s3gone";
+    let (_rt, server) = served();
     let typed = "- typed before the window closed";
-    let mut t = Pty::start(
-        &server,
-        &[
-            "--yes",
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            step,
-        ],
-    );
-    t.wait_for(READY);
-    t.keys("handle the signals");
-    t.keys(ENTER);
-    let file = format!("handoff-{step}.md");
-    t.wait("the review", |s| {
-        s.contains(&file) && s.contains("successor in")
-    });
-    t.keys(&"\x1b[B".repeat(40));
-    t.keys(END);
-    t.keys(ENTER);
-    t.keys(typed);
-    t.wait("the typed line, unsaved", |s| {
-        s.contains(typed) && s.contains("paused")
-    });
+    let (mut t, file) = typing_in_review(&server, "s3gone", typed);
     t.hang_up(" ");
     let status = t.wait_exit();
     assert!(status.success(), "{status}");
@@ -125,8 +96,7 @@ fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
     let kept = kept_beside(&file);
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(read(&kept[0]).contains(typed));
-    let m = manifest(home.path());
-    let step = &m["steps"][0];
+    let step = &manifest(home.path())["steps"][0];
     assert_eq!(step["handoffs"].as_array().map(Vec::len), Some(0));
     assert_eq!(
         step["frozen"]["unsaved"],
@@ -137,6 +107,6 @@ fn case3_a_closed_terminal_keeps_the_edits_records_them_and_exits_cleanly() {
     let logs = all_files(&home.path().join("data/flower/logs"));
     for log in logs {
         let text = read(&log);
-        assert!(!text.contains("panicked"), "{text}");
+        assert_lacks(&text, "panicked");
     }
 }

@@ -4,7 +4,8 @@ use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
 use flower_tui::engine::protocol::{AllowRule, Approval, Event, LineKind, Op};
 use serde_json::json;
 
-use crate::support::fake::{U, anthropic as a};
+use crate::support::check::picked;
+use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, Running, start, turn_end};
 
 fn u(input: u64) -> U {
@@ -25,14 +26,6 @@ async fn approval(r: &mut Running) -> Event {
     ev.last().cloned().unwrap()
 }
 
-async fn answer(r: &Running, id: &str, decision: Approval) {
-    r.send(Op::Approval {
-        id: id.into(),
-        decision,
-    })
-    .await;
-}
-
 fn bash(id: &str, command: &str) -> crate::support::fake::Reply {
     a::tool_use(
         id,
@@ -49,7 +42,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
     h.server.push(bash("t1", long));
     h.server.push(bash("t2", "ls -la ."));
     h.server.push(bash("t3", "ls && touch made-by-t3"));
-    h.server.push(a::text("done", u(1300)));
+    h.script().usage(U::new(1300, 20)).text("done");
     let mut r = interactive(&h);
     let turn = r.send_turn("list").await;
 
@@ -70,7 +63,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
     assert!(summary.ends_with('…'), "{summary}");
     let always = always.expect("always is offered");
     assert_eq!(always.label, "always allow `ls …` this session");
-    answer(&r, "t1", Approval::Always).await;
+    r.answer("t1", Approval::Always).await;
     // `ls -la .` is covered: no prompt. `ls && touch …` is not: `touch` was never allowed.
     let Event::ApprovalRequest { id, always, .. } = approval(&mut r).await else {
         unreachable!()
@@ -87,7 +80,7 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
             }
         ]
     );
-    answer(&r, "t3", Approval::Deny).await;
+    r.answer("t3", Approval::Deny).await;
     let ev = r.until_end(turn).await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(!h.workspace.join("made-by-t3").exists(), "denied, not run");
@@ -109,13 +102,13 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
         "{ev:?}"
     );
     h.server.push(bash("t4", "ls"));
-    h.server.push(a::text("listed", u(1400)));
+    h.script().usage(U::new(1400, 20)).text("listed");
     r.send_turn("list again").await;
     let Event::ApprovalRequest { id, .. } = approval(&mut r).await else {
         unreachable!()
     };
     assert_eq!(id, "t4", "asked again after /new");
-    answer(&r, "t4", Approval::Once).await;
+    r.answer("t4", Approval::Once).await;
     r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     r.shutdown().await;
 }
@@ -124,18 +117,17 @@ async fn the_prompt_carries_the_whole_command_and_always_covers_its_prefix_only(
 async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_answer() {
     let h = Harness::new().await;
     let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    std::fs::write(h.workspace.join("f.txt"), &text).unwrap();
+    h.file("f.txt", &text);
     let edit = json!({"path": "f.txt", "old_string": "line 10\n", "new_string": "line ten\n"});
-    h.server
-        .push(a::tool_use("t1", "edit_file", &edit.to_string(), u(1000)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("edit_file", edit.to_string());
     let missing = json!({"path": "f.txt", "old_string": "no such line", "new_string": "x"});
-    h.server.push(a::tool_use(
-        "t2",
-        "edit_file",
-        &missing.to_string(),
-        u(1100),
-    ));
-    h.server.push(a::text("ok", u(1200)));
+    h.script()
+        .usage(U::new(1100, 20))
+        .tool("edit_file", missing.to_string())
+        .at(1200)
+        .text("ok");
     let mut r = interactive(&h);
     let turn = r.send_turn("edit").await;
     let Event::ApprovalRequest { diff, always, .. } = approval(&mut r).await else {
@@ -165,26 +157,17 @@ async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_
         text,
         "nothing written while the user decides"
     );
-    answer(&r, "t1", Approval::Once).await;
+    r.answer("t1", Approval::Once).await;
     // The second edit cannot apply: the model gets the error and nobody is asked.
     let ev = r.until_end(turn).await;
     assert!(
         !ev.iter()
             .any(|e| matches!(e, Event::ApprovalRequest { .. }))
     );
-    let results: Vec<_> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult {
-                id,
-                is_error,
-                diff,
-                output,
-                ..
-            } => Some((id.as_str(), *is_error, diff.is_some(), output.clone())),
-            _ => None,
-        })
-        .collect();
+    let results: Vec<_> = picked!(
+        ev,
+        Event::ToolResult { id, is_error, diff, output, .. } => (id.as_str(), *is_error, diff.is_some(), output.clone())
+    );
     assert_eq!(results.len(), 2);
     assert_eq!(
         (results[0].0, results[0].1, results[0].2),
@@ -204,21 +187,20 @@ async fn a_file_edit_is_previewed_as_its_diff_and_nothing_is_written_before_the_
 
 #[tokio::test]
 async fn revoking_during_a_turn_is_answered_at_once() {
-    use crate::support::fake::Reply;
     use std::time::Duration;
     let h = Harness::new().await;
     h.server.push(bash("t1", "ls"));
-    h.server.push(a::text("ok", u(1200)));
+    h.script().usage(U::new(1200, 20)).text("ok");
     let mut r = interactive(&h);
     let turn = r.send_turn("go").await;
     approval(&mut r).await;
-    answer(&r, "t1", Approval::Always).await;
+    r.answer("t1", Approval::Always).await;
     r.until_end(turn).await;
     // The next `ls` streams slowly: the grant is revoked while the reply is on its way.
     let slow = Reply::sse_in_chunks(&bash("t3", "ls").body_bytes(), 64)
         .with_delay(Duration::from_millis(40));
     h.server.push(slow);
-    h.server.push(a::text("again", u(1300)));
+    h.script().usage(U::new(1300, 20)).text("again");
     let turn = r.send_turn("again").await;
     while h.server.requests().len() < 3 {
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -235,7 +217,7 @@ async fn revoking_during_a_turn_is_answered_at_once() {
         unreachable!()
     };
     assert_eq!(id, "t3", "no longer covered");
-    answer(&r, "t3", Approval::Deny).await;
+    r.answer("t3", Approval::Deny).await;
     r.until_end(turn).await;
     r.shutdown().await;
 }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use flower_tui::engine::protocol::{Event, Op};
 use serde_json::{Value, json};
 
+use crate::support::check::{assert_contains, assert_starts_with};
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 
@@ -24,7 +25,7 @@ async fn output_streams_as_events_and_the_result_has_the_exit() {
         "t1",
         "for i in 1 2 3; do echo step $i; sleep 0.2; done",
     ));
-    h.server.push(a::text("done", U::new(1100, 20)));
+    h.script().usage(U::new(1100, 20)).text("done");
     let mut r = start(h.params(200_000, 50_000));
     let started = Instant::now();
     let turn = r.send_turn("count").await;
@@ -66,8 +67,9 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
     let h = Harness::new().await;
     h.server
         .push(bash("t1", "echo compiled 41 crates; sleep 30; echo never"));
-    h.server
-        .push(a::text("I see it was stopped.", U::new(1200, 20)));
+    h.script()
+        .usage(U::new(1200, 20))
+        .text("I see it was stopped.");
     let mut r = start(h.params(200_000, 50_000));
     let turn = r.send_turn("build").await;
     r.until(|e| matches!(e, Event::ToolOutputDelta { .. }))
@@ -88,12 +90,11 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
             _ => None,
         })
         .unwrap();
-    assert!(result.0.starts_with("compiled 41 crates\n"), "{}", result.0);
+    assert_starts_with(&result.0, "compiled 41 crates\n");
     assert!(result.1.unwrap().interrupted());
 
     // The next request shows the model what the command printed, and that it was stopped.
-    let ev = r.turn("what happened?").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("what happened?").await;
     let requests = h.server.requests();
     let body = &requests[1];
     let msgs = body["messages"].as_array().unwrap();
@@ -104,11 +105,8 @@ async fn esc_on_a_running_command_sends_its_partial_output_to_the_model_marked_i
         .collect();
     assert_eq!(results.len(), 1);
     let content = results[0]["content"].as_str().unwrap();
-    assert!(content.starts_with("compiled 41 crates"), "{content}");
-    assert!(
-        content.contains("the user stopped the command"),
-        "{content}"
-    );
+    assert_starts_with(content, "compiled 41 crates");
+    assert_contains(content, "the user stopped the command");
     assert_eq!(results[0]["is_error"], true);
     // The results and the question travel in one user message, results first.
     assert_eq!(a::tool_results(body).len(), 1);

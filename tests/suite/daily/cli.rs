@@ -2,22 +2,19 @@
 
 use std::path::Path;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::check::{assert_contains, assert_exit, assert_success};
+use crate::support::fake::{FakeServer, U};
+use crate::support::files::write;
+use crate::support::headless::{bin_for, lines, run, stderr};
 
 fn api(home: &Path, server: &FakeServer, args: &[&str]) -> std::process::Command {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(args);
+    let mut c = bin_for(home, server);
+    c.args(args);
     c
 }
 
-async fn output(mut c: std::process::Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+async fn output(c: std::process::Command) -> std::process::Output {
+    run(c).await.output
 }
 
 #[tokio::test]
@@ -26,16 +23,16 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let out = output(api(h, &server, &["--resume", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(
         stderr(&out).contains("no earlier session of"),
         "{}",
         stderr(&out)
     );
 
-    server.push(a::text("First answer.", U::new(100, 5)));
+    server.script().usage(U::new(100, 5)).text("First answer.");
     let out = output(api(h, &server, &["-p", "remember the word kiwi"])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let run_dir = stderr(&out)
         .lines()
         .find_map(|l| l.strip_prefix("flower-tui: run directory "))
@@ -47,7 +44,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
         .to_string_lossy()
         .into_owned();
     // A fresh run in between: --resume RUN_ID is not "the last run".
-    server.push(a::text("Other.", U::new(100, 5)));
+    server.script().usage(U::new(100, 5)).text("Other.");
     assert_eq!(
         output(api(h, &server, &["-p", "other task"]))
             .await
@@ -57,18 +54,21 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
     );
 
     let out = output(api(h, &server, &["--resume", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("--resume needs a run id"), "{err}");
+    assert_contains(&err, "--resume needs a run id");
     assert!(
         err.contains(&run_id) && err.contains("remember the word kiwi"),
         "{err}"
     );
 
-    server.push(a::text("The word was kiwi.", U::new(200, 5)));
+    server
+        .script()
+        .usage(U::new(200, 5))
+        .text("The word was kiwi.");
     let prefix = run_id.get(..run_id.len() - 1).unwrap();
     let out = output(api(h, &server, &["--resume", prefix, "-p", "which word?"])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let ev = lines(&out);
     assert!(
         ev.iter()
@@ -82,7 +82,7 @@ async fn resume_by_run_id_headless_and_a_clear_error_without_one() {
     );
 
     let out = output(api(h, &server, &["--resume", "zzz", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_exit(&out, 1);
     assert!(stderr(&out).contains("\"zzz\""), "{}", stderr(&out));
     let out = output(api(h, &server, &["--resume", "--continue", "-p", "x"])).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -94,7 +94,7 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let out = output(api(h, &server, &["--effort", "extreme", "-p", "x"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(
@@ -103,20 +103,19 @@ async fn effort_and_the_users_agents_md_reach_the_request() {
     );
 
     let cfg = h.join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("AGENTS.md"), "USER-RULE-42\n").unwrap();
+    write(&cfg.join("AGENTS.md"), "USER-RULE-42\n");
     std::fs::write(cfg.join("config.toml"), "effort = \"medium\"\n").unwrap();
-    server.push(a::text("ok", U::new(100, 5)));
+    server.script().usage(U::new(100, 5)).text("ok");
     let out = output(api(h, &server, &["-p", "hi"])).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let req = &server.requests()[0];
     assert_eq!(req["thinking"]["budget_tokens"], 10_000);
     let system = req["system"][0]["text"].as_str().unwrap();
-    assert!(system.contains("USER-RULE-42"), "{system}");
+    assert_contains(system, "USER-RULE-42");
     // Labelled with its path (relative: the test's config dir is inside the workspace).
-    assert!(system.contains("## config/flower/AGENTS.md\n"), "{system}");
+    assert_contains(system, "## config/flower/AGENTS.md\n");
     std::fs::write(cfg.join("config.toml"), "effort = \"lots\"\n").unwrap();
     let out = output(api(h, &server, &["-p", "hi"])).await;
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     assert!(stderr(&out).contains("`effort`"), "{}", stderr(&out));
 }

@@ -1,11 +1,10 @@
 //! `/cost`: every response of every generation, earlier processes included, as the ledger says.
 
-use flower_tui::engine::ledger::{GenerationStart, RunDir};
+use flower_tui::engine::ledger::GenerationStart;
 use flower_tui::engine::protocol::{CostRow, Event, Op};
-use flower_tui::engine::session::Resume;
 
 use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, Running, start, turn_end};
+use crate::support::harness::{Harness, Running, start};
 
 const MODEL: &str = "claude-sonnet-test";
 const DOC: &str =
@@ -48,7 +47,7 @@ async fn cost_sums_every_generation_across_a_continue_and_labels_new_apart() {
     let mut p = h.params(200_000, 50_000);
     p.settings.model = MODEL.into();
     let mut r = start(p);
-    assert_eq!(turn_end(&r.turn("start").await), "completed");
+    r.completed_turn("start").await;
     handoff(&mut r).await;
     r.turn("continue").await;
     handoff(&mut r).await;
@@ -59,10 +58,8 @@ async fn cost_sums_every_generation_across_a_continue_and_labels_new_apart() {
     // A later process continues the run: its /cost still has every generation.
     h.server.push(reply("gen three again", 5_000, 100));
     h.server.push(reply("gen four", 1_000, 50));
-    let mut p = h.params(200_000, 50_000);
+    let mut p = h.resumed(200_000, 50_000, &root);
     p.settings.model = MODEL.into();
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     r.turn("after the restart").await;
     r.send(Op::NewSession).await;

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use flower_tui::engine::demo::{DemoProvider, FIRST_MESSAGE, Scratch};
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
-use flower_tui::engine::protocol::{Approval, Event, Op, Origin, TurnId};
+use flower_tui::engine::protocol::{Approval, Event, Origin, TurnId};
 
-use crate::suite::cli::{bin, lines, stderr};
+use crate::support::check::{assert_event, assert_success};
 use crate::support::harness::{Harness, start};
+use crate::support::headless::{bin, ledger, lines};
 
 #[tokio::test]
 async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
@@ -30,18 +31,19 @@ async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
     let ev = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::TurnStarted {
             turn: TurnId::ENGINE,
             origin: Origin::Engine,
             ..
         }
-    )));
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::UserMessage { origin: Origin::Engine, text, .. } if text == FIRST_MESSAGE
-    )));
+    );
+    assert_event!(
+        ev,
+        Event::UserMessage { origin: Origin::Engine, text, .. }
+            if text == FIRST_MESSAGE
+    );
     let Some(Event::ApprovalRequest { id, name, diff, .. }) = ev.last().cloned() else {
         unreachable!()
     };
@@ -51,11 +53,7 @@ async fn the_demo_types_its_own_first_message_and_shows_one_approval() {
         Some((1, 1)),
         "the fix as a diff"
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer(&id, Approval::Once).await;
     let ev = r.until_end(TurnId::ENGINE).await;
     assert!(
         !ev.iter()
@@ -81,16 +79,9 @@ fn a_headless_demo_removes_its_scratch_directory() {
         .args(["-p", "fix the calculator", "--demo"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert_eq!(lines(&out).last().unwrap()["is_error"], false);
-    let runs = home.path().join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let m = flower_tui::engine::ledger::Manifest::load(&run.join("manifest.json")).unwrap();
+    let m = ledger(home.path());
     assert!(
         m.workspace.starts_with(std::env::temp_dir()),
         "{}",

@@ -2,11 +2,13 @@
 //! still within a session (the prompt cache).
 
 use flower_tui::engine::instructions::InstructionSources;
-use flower_tui::engine::protocol::{Event, HandoffPhase};
+use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
 use serde_json::Value;
 
-use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::check::{assert_contains, assert_event, assert_file};
+use crate::support::fake::U;
+use crate::support::files::write;
+use crate::support::harness::{Harness, Running, start, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring.\n\n## Decided\n- x\n\n## Dead ends\n- y\n\n## Next\nGo on.\n\n## Scene\n- a.rs\n";
 
@@ -17,24 +19,29 @@ fn system(body: &Value) -> String {
         .to_string()
 }
 
+/// `/init` (over an existing file when `overwrite`), through to its turn's end.
+async fn init(r: &mut Running, overwrite: bool) -> Vec<Event> {
+    let turn = r.new_turn();
+    r.send(Op::Init { turn, overwrite }).await;
+    r.until_end(turn).await
+}
+
 #[tokio::test]
 async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() {
     let h = Harness::new().await;
-    std::fs::write(
-        h.workspace.join("AGENTS.md"),
-        "MARKER-ONE: run `make check`.\n",
-    )
-    .unwrap();
+    h.file("AGENTS.md", "MARKER-ONE: run `make check`.\n");
     let user_dir = h.dir.path().join("config/flower");
-    std::fs::create_dir_all(&user_dir).unwrap();
-    std::fs::write(user_dir.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
-    let u = |n| U::new(n, 10);
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(12_000)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500))); // the writing turn
-    h.server.push(a::text("Continuing.", u(5_000))); // the successor
+    write(
+        &user_dir.join("AGENTS.md"),
+        "USER-MARKER: answer tersely.\n",
+    );
+    h.script()
+        .at(12_000)
+        .tool("list_dir", "{}")
+        .at(31_000)
+        .tool("list_dir", "{}");
+    h.script().at(31_500).text(DOC); // the writing turn
+    h.script().at(5_000).text("Continuing."); // the successor
     let mut p = h.params(40_000, 10_000);
     p.prompt.instructions = InstructionSources {
         user_dir: Some(user_dir),
@@ -44,22 +51,15 @@ async fn agents_md_reaches_the_first_request_and_the_successor_reads_it_again() 
     let turn = r.send_turn("refactor").await;
     // Edited while the first session runs: that session keeps its prompt as it was.
     r.until(|e| matches!(e, Event::ToolResult { .. })).await;
-    std::fs::write(
-        h.workspace.join("AGENTS.md"),
-        "MARKER-TWO: run `make test`.\n",
-    )
-    .unwrap();
+    h.file("AGENTS.md", "MARKER-TWO: run `make test`.\n");
     let ev = r.until_end(turn).await;
     assert_eq!(turn_end(&ev), "completed");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
-    );
+    assert_event!(ev, Event::Handoff(HandoffPhase::Done { .. }));
 
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4);
     let first = system(&reqs[0]);
-    assert!(first.contains("MARKER-ONE"), "{first}");
+    assert_contains(&first, "MARKER-ONE");
     let (user, project) = (
         first.find("USER-MARKER").unwrap(),
         first.find("MARKER-ONE").unwrap(),
@@ -102,9 +102,9 @@ async fn claude_md_is_read_where_there_is_no_agents_md() {
     std::fs::create_dir_all(h.workspace.join(".git")).unwrap();
     let sub = h.workspace.join("app");
     std::fs::create_dir_all(&sub).unwrap();
-    std::fs::write(h.workspace.join("CLAUDE.md"), "ROOT-CLAUDE\n").unwrap();
+    h.file("CLAUDE.md", "ROOT-CLAUDE\n");
     std::fs::write(sub.join("AGENTS.md"), "APP-AGENTS\n").unwrap();
-    h.server.push(a::text("ok", U::new(100, 5)));
+    h.script().usage(U::new(100, 5)).text("ok");
     let mut p = h.params(200_000, 50_000);
     p.places.workspace = sub.clone();
     let mut r = start(p);
@@ -121,32 +121,24 @@ async fn claude_md_is_read_where_there_is_no_agents_md() {
 
 #[tokio::test]
 async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one() {
-    use flower_tui::engine::protocol::{ExitReason, Op, Origin, TurnKind};
+    use flower_tui::engine::protocol::{ExitReason, Origin, TurnKind};
     let h = Harness::new().await;
     let path = h.workspace.join("AGENTS.md");
     let write = |text: &str| serde_json::json!({"path": "AGENTS.md", "content": text}).to_string();
-    h.server.push(a::tool_use(
-        "t1",
-        "write_file",
-        &write("# Drafted\nRun `make`.\n"),
-        U::new(900, 40),
-    ));
-    h.server.push(a::text("Wrote AGENTS.md.", U::new(1000, 20)));
+    h.script()
+        .usage(U::new(900, 40))
+        .tool("write_file", write("# Drafted\nRun `make`.\n"))
+        .usage(U::new(1000, 20))
+        .text("Wrote AGENTS.md.");
     let mut r = start(h.params(200_000, 50_000));
-    let turn = r.new_turn();
-    r.send(Op::Init {
-        turn,
-        overwrite: false,
-    })
-    .await;
-    let ev = r.until_end(turn).await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    let ev = init(&mut r, false).await;
+    assert_event!(
+        ev,
         Event::TurnStarted {
             kind: TurnKind::Init,
             ..
         }
-    )));
+    );
     let asked = ev
         .iter()
         .find_map(|e| match e {
@@ -159,59 +151,36 @@ async fn init_drafts_agents_md_through_the_model_and_asks_before_replacing_one()
         })
         .expect("the engine's prompt is echoed as the engine's");
     assert!(asked.contains(&path.display().to_string()), "{asked}");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::TurnEnd {
             kind: TurnKind::Init,
             reason: ExitReason::Completed,
             ..
         }
-    )));
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap(),
-        "# Drafted\nRun `make`.\n"
     );
+    assert_file(&path, "# Drafted\nRun `make`.\n");
 
     // It exists now: nothing runs until the user agrees.
     let before = h.server.requests().len();
-    let turn = r.new_turn();
-    r.send(Op::Init {
-        turn,
-        overwrite: false,
-    })
-    .await;
-    let ev = r.until_end(turn).await;
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::InitExists { path: p, .. } if *p == path))
-    );
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    let ev = init(&mut r, false).await;
+    assert_event!(ev, Event::InitExists { path: p, .. } if *p == path);
+    assert_event!(
+        ev,
         Event::TurnEnd {
             reason: ExitReason::Unchanged,
             ..
         }
-    )));
+    );
     assert_eq!(h.server.requests().len(), before, "no request");
 
-    h.server.push(a::tool_use(
-        "t2",
-        "write_file",
-        &write("# Better\n"),
-        U::new(1200, 40),
-    ));
-    h.server.push(a::text("Replaced it.", U::new(1300, 20)));
-    let turn = r.new_turn();
-    r.send(Op::Init {
-        turn,
-        overwrite: true,
-    })
-    .await;
-    let ev = r.until_end(turn).await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::UserMessage { text, .. } if text.contains("exists already")
-    )));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Better\n");
+    h.script()
+        .usage(U::new(1200, 40))
+        .tool("write_file", write("# Better\n"))
+        .usage(U::new(1300, 20))
+        .text("Replaced it.");
+    let ev = init(&mut r, true).await;
+    assert_event!(ev, Event::UserMessage { text, .. } if text.contains("exists already"));
+    assert_file(&path, "# Better\n");
     r.shutdown().await;
 }

@@ -1,35 +1,24 @@
 //! `@path` in a message attaches the file for the model; the replay shows what was typed.
 
-use flower_tui::engine::ledger::RunDir;
-use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::Event;
-use flower_tui::engine::session::Resume;
 
-use crate::support::fake::{U, anthropic as a};
+use crate::support::check::picked;
 use crate::support::harness::{Harness, start};
 
 #[tokio::test]
 async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     let h = Harness::new().await;
     std::fs::create_dir_all(h.workspace.join("src")).unwrap();
-    std::fs::write(h.workspace.join("src/calc.sh"), "echo $((a - b))\n").unwrap();
-    h.server.push(a::text("It subtracts.", U::new(500, 10)));
+    h.file("src/calc.sh", "echo $((a - b))\n");
+    h.script().at(500).text("It subtracts.");
     let mut r = start(h.params(200_000, 50_000));
     let ev = r
         .turn("why is @src/calc.sh wrong? ask me@example.com")
         .await;
-    let att: Vec<(&str, bool, &str)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Attachment {
-                path,
-                attached,
-                summary,
-                ..
-            } => Some((path.as_str(), *attached, summary.as_str())),
-            _ => None,
-        })
-        .collect();
+    let att: Vec<(&str, bool, &str)> = picked!(
+        ev,
+        Event::Attachment { path, attached, summary, .. } => (path.as_str(), *attached, summary.as_str())
+    );
     assert_eq!(
         att,
         [("src/calc.sh", true, "src/calc.sh: 1 lines attached")]
@@ -49,23 +38,14 @@ async fn a_mentioned_file_travels_with_the_message_under_its_path() {
     r.shutdown().await;
 
     // Replayed later, the message is what the user typed.
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
-    p.front_end = FrontEnd::Interactive { review: false };
-    let mut r = start(p);
+    let mut r = start(h.reopened(&root));
     let ev = r
         .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
         .await;
-    let replayed: Vec<&str> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::UserMessage {
-                turn: None, text, ..
-            } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let replayed: Vec<&str> = picked!(
+        ev,
+        Event::UserMessage { turn: None, text, .. } => text.as_str()
+    );
     assert_eq!(replayed, ["why is @src/calc.sh wrong? ask me@example.com"]);
     r.shutdown().await;
 }

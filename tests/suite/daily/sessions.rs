@@ -6,14 +6,14 @@ use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Effort, Event, Op, Origin};
 use serde_json::Value;
 
-use crate::support::fake::{U, anthropic as a, openai as o};
-use crate::support::harness::{Harness, start, turn_end};
+use crate::support::fake::{U, anthropic as a};
+use crate::support::harness::{Harness, start};
 
 /// A finished run with one turn; returns its id.
 async fn a_run(h: &Harness, task: &str, answer: &str) -> String {
-    h.server.push(a::text(answer, U::new(1000, 20)));
+    h.script().usage(U::new(1000, 20)).text(answer);
     let mut r = start(h.params(200_000, 50_000));
-    assert_eq!(turn_end(&r.turn(task).await), "completed");
+    r.completed_turn(task).await;
     let id = RunDir::open(&r.run_root).run_id;
     r.shutdown().await;
     id
@@ -94,7 +94,7 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
         "the run left behind recorded nothing: removed"
     );
 
-    h.server.push(a::text("Add still works.", U::new(1200, 20)));
+    h.script().usage(U::new(1200, 20)).text("Add still works.");
     r.turn("check it again").await;
     let body = h.server.requests().last().cloned().unwrap();
     assert_eq!(
@@ -136,8 +136,7 @@ async fn resume_lists_the_runs_and_continues_an_older_one_at_its_latest_session(
 #[tokio::test]
 async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_notes_it() {
     let h = Harness::new().await;
-    h.server.push(a::text("one", U::new(1000, 20)));
-    h.server.push(a::text("two", U::new(1000, 20)));
+    h.script().usage(U::new(1000, 20)).text("one").text("two");
     let mut p = h.params(1_000_000, 50_000);
     p.settings.model = "unknown-model".into();
     let mut r = start(p);
@@ -169,7 +168,7 @@ async fn model_switches_for_the_next_request_with_its_window_and_the_ledger_note
     r.shutdown().await;
 
     // A window given with --window stays.
-    h.server.push(a::text("three", U::new(1000, 20)));
+    h.script().usage(U::new(1000, 20)).text("three");
     let mut p = h.params(300_000, 50_000);
     p.settings.window_source = WindowSource::Flag;
     let mut r = start(p);
@@ -194,8 +193,11 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
         "Thought about it.",
         U::new(1000, 20),
     ));
-    h.server.push(a::text("ok", U::new(1100, 20)));
-    h.server.push(a::text("no thinking", U::new(1200, 20)));
+    h.script()
+        .usage(U::new(1100, 20))
+        .text("ok")
+        .usage(U::new(1200, 20))
+        .text("no thinking");
     let mut p = h.params(200_000, 50_000);
     p.settings.effort = Some(Effort::High);
     p.provider.max_tokens = 8_000;
@@ -223,7 +225,7 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
     r.shutdown().await;
 
     let h = Harness::new().await;
-    h.server.push(o::text("fine", U::new(100, 5)));
+    h.script().openai().usage(U::new(100, 5)).text("fine");
     let mut p = h.params(200_000, 50_000);
     p.provider.client = h.openai();
     p.settings.effort = Some(Effort::Low);
@@ -235,14 +237,11 @@ async fn effort_asks_anthropic_for_thinking_and_openai_for_reasoning_effort() {
 
 #[tokio::test]
 async fn resume_is_refused_while_another_live_process_works_on_that_step() {
-    use flower_tui::engine::session::Resume;
     let h = Harness::new().await;
     let older = a_run(&h, "fix the add bug", "Fixed add.").await;
     let root = h.data.join("runs").join(&older);
     // Someone else continues it and is still running.
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
+    let p = h.resumed(200_000, 50_000, &root);
     let mut other = start(p);
     other
         .until(|e| matches!(e, Event::Notice { message } if message.starts_with("continuing")))
@@ -277,11 +276,11 @@ fn first_usage(events: &[Event]) -> Option<(u64, bool)> {
 #[tokio::test]
 async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
     let h = Harness::new().await;
-    h.server
-        .push(a::text("read everything", U::new(140_000, 500)));
+    h.script()
+        .usage(U::new(140_000, 500))
+        .text("read everything");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("read the whole tree").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("read the whole tree").await;
     let reported = ev.iter().rev().find_map(|e| match e {
         Event::Usage {
             context,
@@ -299,10 +298,7 @@ async fn continue_and_resume_show_the_last_context_of_the_session_at_once() {
     r.shutdown().await;
 
     // `--continue`: the gauge shows the session's last reading before anything is sent.
-    let mut p = h.params(200_000, 50_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(flower_tui::engine::session::Resume::at(RunDir::open(&root)));
-    let mut r = start(p);
+    let mut r = start(h.resumed(200_000, 50_000, &root));
     r.until(|e| matches!(e, Event::Resumed { .. })).await;
     let ev = r.until(|e| matches!(e, Event::Usage { .. })).await;
     assert_eq!(first_usage(&ev), Some((last, true)));

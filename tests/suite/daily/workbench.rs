@@ -1,38 +1,25 @@
 //! `<workspace>/.flower/.gitignore`: notes and spills never show in `git status`.
 
-use std::process::Command;
-
-use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, start, turn_end};
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use crate::support::fake::U;
+use crate::support::files::git;
+use crate::support::harness::{Harness, start};
 
 #[tokio::test]
 async fn spills_in_the_workbench_stay_out_of_git_status() {
     let h = Harness::new().await;
     git(&h.workspace, &["init", "-q"]);
-    std::fs::write(h.workspace.join("tracked.txt"), "x\n").unwrap();
+    h.file("tracked.txt", "x\n");
     git(&h.workspace, &["add", "tracked.txt"]);
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
-        U::new(1000, 20),
-    ));
-    h.server.push(a::text("Big.", U::new(1100, 20)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool(
+            "bash",
+            r#"{"command":"head -c 300000 /dev/zero | tr '\\0' a"}"#,
+        )
+        .usage(U::new(1100, 20))
+        .text("Big.");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("big").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("big").await;
     let spill = h.workbench().join("spill");
     assert_eq!(
         std::fs::read_dir(&spill).unwrap().count(),

@@ -4,33 +4,29 @@
 
 use std::time::Duration;
 
-use crate::support::fake::{Reply, anthropic as a};
-
-use crate::support::pty::{CTRL_C, ENTER, Pty, READY, last_user_text, rfind, runtime};
-
-use super::u;
+use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::files::write;
+use crate::support::headless::{BLOCKING, flags};
+use crate::support::pty::{CTRL_C, ENTER, Pty, READY, last_user_text, rfind, served};
 
 /// A reply streamed slowly: its deltas `delay` apart.
 fn slow(text: &str, delay: Duration) -> Reply {
     Reply::Sse {
-        chunks: a::Stream::new(u(1_000)).text(text).events(),
+        chunks: a::Stream::new(U::new(1_000, 10)).text(text).events(),
         delay: Some(delay),
     }
 }
 
 #[test]
 fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let first = "The first answer streams in slowly, word by word, so there is time to type \
                  another message while it arrives, and it ends here.";
     server.push(slow(first, Duration::from_millis(60)));
-    server.push(a::text("The second answer.", u(1_200)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
-    t.keys("first question");
-    t.wait_for("first question");
-    t.keys(ENTER);
+    server.script().at(1_200).text("The second answer.");
+    let mut t = Pty::open(&server, &["--yes"]);
+    t.ask("first question");
     t.wait_for("The first answer");
     t.keys("second message");
     t.keys(ENTER);
@@ -54,9 +50,9 @@ fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
         reply < queued,
         "the queued line is below the reply:\n{screen}"
     );
-    assert!(!screen.contains("› second message"), "{screen}");
+    assert_lacks(&screen, "› second message");
     let screen = t.wait_for("The second answer.");
-    assert!(!screen.contains("⋯ queued"), "{screen}");
+    assert_lacks(&screen, "⋯ queued");
     // On screen in the order the model reads: question, whole reply, queued message, answer.
     let at = |s: &str| {
         screen
@@ -71,30 +67,27 @@ fn a_message_typed_during_a_stream_waits_and_follows_the_reply() {
     assert_eq!(reqs.len(), 2);
     assert_eq!(last_user_text(&reqs[1]), "second message");
     let history = reqs[1]["messages"].to_string();
-    assert!(history.contains("it ends here."), "{history}");
+    assert_contains(&history, "it ends here.");
 }
 
 #[test]
 fn text_typed_ahead_of_an_approval_stays_in_the_input() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     server.push(
         a::tool_use(
             "b1",
             "bash",
             r#"{"command":"echo approved > typed.txt"}"#,
-            u(1_000),
+            U::new(1_000, 10),
         )
         .with_delay(Duration::from_millis(300)),
     );
-    server.push(a::text("Done: the file is written.", u(1_200)));
+    server.script().at(1_200).text("Done: the file is written.");
     // Without the sandbox a command is asked for (a sandboxed one in the workspace runs unasked).
     let mut t = Pty::start(&server, &["--sandbox", "off"]);
     let ws = t.workspace();
     t.wait_for(READY);
-    t.keys("write the file");
-    t.wait_for("write the file");
-    t.keys(ENTER);
+    t.ask("write the file");
     // Typing goes on as the prompt appears: "a" (always) and "y" (once) are in these words.
     for c in "can you also say yes".chars() {
         t.keys(&c.to_string());
@@ -103,7 +96,7 @@ fn text_typed_ahead_of_an_approval_stays_in_the_input() {
     let screen = t.wait("the prompt waiting for the typed text", |s| {
         s.contains("Allow bash?") && s.contains("can you also say yes")
     });
-    assert!(screen.contains("your text stays in the input"), "{screen}");
+    assert_contains(&screen, "your text stays in the input");
     std::thread::sleep(Duration::from_millis(600));
     assert!(
         !ws.join("typed.txt").exists(),
@@ -124,20 +117,15 @@ fn text_typed_ahead_of_an_approval_stays_in_the_input() {
 
 #[test]
 fn quitting_prints_the_session_and_how_to_continue_it() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::text("Remember the number 7431.", u(1_000)));
-    server.push(a::text("It was 7431.", u(1_500)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server.script().a_number_to_remember();
+    let mut t = Pty::open(&server, &["--yes"]);
     t.keys("pick a number");
     t.keys(ENTER);
     t.wait_for("Remember the number 7431.");
     // While the turn still runs Ctrl-C interrupts it; on an idle empty input twice quits.
     t.wait("the turn to end", |s| !s.contains("to interrupt"));
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
     let raw = t.raw();
     let left = rfind(&raw, b"\x1b[?1049l").expect("left the alternate screen");
     let after = String::from_utf8_lossy(&raw[left..]).into_owned();
@@ -157,12 +145,11 @@ fn quitting_prints_the_session_and_how_to_continue_it() {
     let mut again = Pty::start_in(t.home(), &server, &["--yes", "--resume", run_id]);
     again.wait_for("pick a number");
     again.wait_for(READY);
-    again.keys("what was it?");
-    again.keys(ENTER);
+    again.ask("what was it?");
     again.wait_for("It was 7431.");
     let reqs = server.requests();
     let history = reqs[1]["messages"].to_string();
-    assert!(history.contains("Remember the number 7431."), "{history}");
+    assert_contains(&history, "Remember the number 7431.");
 }
 
 /// A five-section handoff document.
@@ -176,9 +163,7 @@ fn idle(t: &mut Pty) {
 
 /// Type a line and send it.
 fn say(t: &mut Pty, text: &str) {
-    t.keys(text);
-    t.wait_for(text);
-    t.keys(ENTER);
+    t.ask(text);
 }
 
 /// The system prompt of a request body, all its text blocks.
@@ -207,16 +192,14 @@ fn only_manifest(home: &std::path::Path) -> flower_tui::engine::ledger::Manifest
 
 #[test]
 fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let usage = |input, output| crate::support::fake::U::new(input, output);
     server.push(a::text("Generation one answers.", usage(10_000, 500)));
     server.push(a::text(DOC, usage(11_000, 400)));
     server.push(a::text("Generation two answers.", usage(3_000, 300)));
     server.push(a::text(DOC, usage(4_000, 400)));
     server.push(a::text("Generation three answers.", usage(2_000, 200)));
-    let mut t = Pty::start(&server, &["--yes", "--review", "off"]);
-    t.wait_for(READY);
+    let mut t = Pty::open(&server, &["--yes", "--review", "off"]);
     say(&mut t, "start");
     t.wait_for("Generation one answers.");
     for (next, question, answer) in [
@@ -231,9 +214,7 @@ fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
         t.wait_for(answer);
     }
     idle(&mut t);
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
 
     // A later process continues the run: /cost has every generation, the earlier process's too.
     server.push(a::text("After the restart.", usage(5_000, 100)));
@@ -269,13 +250,10 @@ fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
             g
         );
         let turns = format!("{} turn", g.num_turns);
-        assert!(line.contains(&turns), "{line}");
+        assert_contains(&line, &turns);
     }
     let total = row("total");
-    assert!(
-        total.contains(&format!("${:.4}", step.figures.cost_usd)),
-        "{total}"
-    );
+    assert_contains(&total, &format!("${:.4}", step.figures.cost_usd));
     let sum: f64 = step.per_generation.iter().map(|g| g.cost_usd).sum();
     assert!((sum - step.figures.cost_usd).abs() < 1e-9);
     assert!(step.figures.cost_usd > 0.0);
@@ -287,19 +265,18 @@ fn cost_equals_the_ledger_after_three_generations_and_a_continue() {
 
 #[test]
 fn resume_picks_an_older_session_and_continues_it() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::text("Alpha is done.", u(1_000)));
-    server.push(a::text("Beta is done.", u(1_000)));
-    server.push(a::text("The task was alpha.", u(1_500)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server
+        .script()
+        .text("Alpha is done.")
+        .text("Beta is done.")
+        .at(1_500)
+        .text("The task was alpha.");
+    let mut t = Pty::open(&server, &["--yes"]);
     say(&mut t, "the alpha task");
     t.wait_for("Alpha is done.");
     idle(&mut t);
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
     // Runs are named by the second they start: the next one must not share it.
     std::thread::sleep(Duration::from_millis(1_100));
     let mut b = Pty::start_in(t.home(), &server, &["--yes"]);
@@ -307,9 +284,7 @@ fn resume_picks_an_older_session_and_continues_it() {
     say(&mut b, "the beta task");
     b.wait_for("Beta is done.");
     idle(&mut b);
-    b.keys(CTRL_C);
-    b.keys(CTRL_C);
-    assert!(b.wait_exit().success());
+    assert!(b.quit().success());
 
     let mut c = Pty::start_in(t.home(), &server, &["--yes", "--resume"]);
     let screen = c.wait("the picker with both runs", |s| {
@@ -331,15 +306,14 @@ fn resume_picks_an_older_session_and_continues_it() {
     let reqs = server.requests();
     let last = reqs.last().expect("a request");
     let history = last["messages"].to_string();
-    assert!(history.contains("the alpha task"), "{history}");
-    assert!(!history.contains("the beta task"), "{history}");
+    assert_contains(&history, "the alpha task");
+    assert_lacks(&history, "the beta task");
 }
 
 #[test]
 fn at_completes_a_workspace_path_and_attaches_the_file() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::text("The parser reads tokens.", u(1_000)));
+    let (_rt, server) = served();
+    server.script().text("The parser reads tokens.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     std::fs::create_dir_all(ws.join("src")).unwrap();
@@ -368,10 +342,7 @@ fn at_completes_a_workspace_path_and_attaches_the_file() {
     t.keys(ENTER);
     t.wait_for("The parser reads tokens.");
     let screen = t.wait_for("attached src/parser.rs");
-    assert!(
-        screen.contains("› explain @src/parser.rs please"),
-        "{screen}"
-    );
+    assert_contains(&screen, "› explain @src/parser.rs please");
     let reqs = server.requests();
     let sent = last_user_text(&reqs[0]);
     assert!(
@@ -382,36 +353,20 @@ fn at_completes_a_workspace_path_and_attaches_the_file() {
 
 #[test]
 fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    server.push(a::text(DOC, u(31_500))); // the writing turn
-    server.push(a::text("Successor here.", u(5_000)));
+    let (_rt, server) = served();
+    server.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
+    server.script().at(31_500).text(DOC); // the writing turn
+    server.script().at(5_000).text("Successor here.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(
-        ws.join("AGENTS.md"),
+    write(
+        &ws.join("AGENTS.md"),
         "WS-MARKER-ONE: run the tests first.\n",
-    )
-    .unwrap();
+    );
     let user = home.path().join("config/flower");
-    std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(user.join("AGENTS.md"), "USER-MARKER: answer tersely.\n").unwrap();
-    let args = [
-        "--yes",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "60",
-        "--step",
-        "e2e",
-        // The script answers the writing turn in line with the main thread's replies.
-        "--handoff-mode",
-        "blocking",
-    ];
+    write(&user.join("AGENTS.md"), "USER-MARKER: answer tersely.\n");
+    // The script answers the writing turn in line with the main thread's replies.
+    let args = flags(&format!("{BLOCKING} --review 60 --step e2e"));
     let mut t = Pty::start_in(home, &server, &args);
     t.wait_for(READY);
     say(&mut t, "refactor the parser");
@@ -441,26 +396,25 @@ fn agents_md_is_in_the_first_request_and_the_successor_reads_it_again() {
 
 #[test]
 fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let command =
         "echo PARTIAL-$((0 + 1)); echo PARTIAL-$((1 + 1)); sleep 30; echo AFTER-$((40 + 2))";
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        u(1_000),
-    ));
-    server.push(a::text("I see the command was stopped.", u(1_200)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    server
+        .script()
+        .tool(
+            "bash",
+            serde_json::json!({ "command": command }).to_string(),
+        )
+        .at(1_200)
+        .text("I see the command was stopped.");
+    let mut t = Pty::open(&server, &["--yes"]);
     say(&mut t, "build it");
     // Live: the lines are in the cell while the command still runs. The command computes them,
     // so the command line shown in the cell's header cannot satisfy the wait.
     let screen = t.wait("the live output", |s| {
         s.contains("PARTIAL-2") && s.contains("to interrupt")
     });
-    assert!(!screen.contains("exit code"), "{screen}");
+    assert_lacks(&screen, "exit code");
     t.keys(crate::support::pty::ESC);
     let screen = t.wait("the command marked interrupted", |s| {
         s.contains("interrupted") && !s.contains("to interrupt")
@@ -469,7 +423,7 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
         screen.contains("PARTIAL-1") && screen.contains("PARTIAL-2"),
         "the partial output stays in the cell:\n{screen}"
     );
-    assert!(!screen.contains("AFTER-42"), "{screen}");
+    assert_lacks(&screen, "AFTER-42");
     assert_eq!(server.requests().len(), 1, "Esc ends the turn");
     say(&mut t, "what happened?");
     t.wait_for("I see the command was stopped.");
@@ -487,24 +441,19 @@ fn esc_on_a_running_command_keeps_its_partial_output_on_screen_and_for_the_model
         content.contains("PARTIAL-1") && content.contains("PARTIAL-2"),
         "{content}"
     );
-    assert!(
-        content.contains("the user stopped the command"),
-        "{content}"
-    );
-    assert!(!content.contains("AFTER-42"), "{content}");
+    assert_contains(&content, "the user stopped the command");
+    assert_lacks(&content, "AFTER-42");
     assert_eq!(result["is_error"], true);
     assert_eq!(last_user_text(&reqs[1]), "what happened?");
 }
 
 #[test]
 fn esc_drops_a_queued_message_then_interrupts_and_the_partial_reply_is_drawn_once() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     let words: Vec<String> = (1..=80).map(|i| format!("w{i:02}")).collect();
     server.push(slow(&words.join(" "), Duration::from_millis(100)));
-    server.push(a::text("Answer to the follow-up.", u(1_200)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    server.script().at(1_200).text("Answer to the follow-up.");
+    let mut t = Pty::open(&server, &["--yes"]);
     say(&mut t, "count slowly");
     t.wait_for("w06");
     say(&mut t, "queued then dropped");
@@ -526,8 +475,8 @@ fn esc_drops_a_queued_message_then_interrupts_and_the_partial_reply_is_drawn_onc
     assert_eq!(screen.matches("w01").count(), 1, "{screen}");
     assert_eq!(screen.matches("w06").count(), 1, "{screen}");
     assert_eq!(screen.matches("[interrupted]").count(), 1, "{screen}");
-    assert!(!screen.contains("w80"), "{screen}");
-    assert!(!screen.contains("queued then dropped"), "{screen}");
+    assert_lacks(&screen, "w80");
+    assert_lacks(&screen, "queued then dropped");
     assert_eq!(server.requests().len(), 1);
     say(&mut t, "follow-up question");
     let screen = t.wait_for("Answer to the follow-up.");
@@ -542,5 +491,5 @@ fn esc_drops_a_queued_message_then_interrupts_and_the_partial_reply_is_drawn_onc
         history.contains("w06") && !history.contains("w80"),
         "{history}"
     );
-    assert!(!history.contains("queued then dropped"), "{history}");
+    assert_lacks(&history, "queued then dropped");
 }

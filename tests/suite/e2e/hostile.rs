@@ -6,12 +6,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::support::fake::{FakeServer, anthropic as a};
+use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::fake::FakeServer;
+use crate::support::headless::{BLOCKING, flags};
 use crate::support::pty::{
-    CTRL_C, ENTER, ESC, Pty, READY, kept_beside, last_user_text, lock, runtime,
+    CTRL_C, ENTER, ESC, Pty, kept_beside, last_user_text, lock, runtime, served,
 };
-
-use super::{DOC, u};
+use crate::support::script::DOC;
 
 const CTRL_END: &str = "\x1b[1;5F";
 const CTRL_O: &str = "\x0f";
@@ -19,28 +20,10 @@ const CTRL_O: &str = "\x0f";
 /// A blocking handoff crossed on the first request, its document open in the side editor for a
 /// review of 60 s. The fake's replies after the writing turn are the caller's.
 fn in_review(server: &FakeServer, step: &str) -> Pty {
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(DOC, u(31_500)));
-    let mut t = Pty::start(
-        server,
-        &[
-            "--yes",
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-            "--step",
-            step,
-        ],
-    );
-    t.wait_for(READY);
-    t.keys("refactor the parser");
-    t.wait_for("refactor the parser");
-    t.keys(ENTER);
+    server.script().over_the_line(DOC);
+    let args = flags(&format!("{BLOCKING} --review 60 --step {step}"));
+    let mut t = Pty::open(server, &args);
+    t.ask("refactor the parser");
     let file = format!("handoff-{step}.md");
     t.wait("the side editor with the countdown", |s| {
         s.contains(&file) && s.contains("successor in")
@@ -54,10 +37,12 @@ fn notes(t: &Pty) -> PathBuf {
 
 #[test]
 fn esc_with_unsaved_review_edits_asks_and_the_cursor_starts_below_the_header() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let mut t = in_review(&server, "esc");
-    server.push(a::text("Successor here, with your notes.", u(5_000)));
+    server
+        .script()
+        .at(5_000)
+        .text("Successor here, with your notes.");
     // Typed at once, without moving: it lands at the end of the first section's text.
     t.keys(" Keep zebra.");
     t.wait_for("Refactoring the parser. Keep zebra.");
@@ -82,19 +67,13 @@ fn esc_with_unsaved_review_edits_asks_and_the_cursor_starts_below_the_header() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     let first = last_user_text(&reqs[2]);
-    assert!(
-        first.contains("Refactoring the parser. Keep zebra."),
-        "{first}"
-    );
+    assert_contains(&first, "Refactoring the parser. Keep zebra.");
     let file = std::fs::read_to_string(notes(&t).join("handoff-esc.md")).unwrap();
     assert!(
         file.starts_with("# Handoff"),
         "the header line is intact: {file}"
     );
-    assert!(
-        file.contains("Refactoring the parser. Keep zebra.\n"),
-        "{file}"
-    );
+    assert_contains(&file, "Refactoring the parser. Keep zebra.\n");
     assert!(file.trim_end().ends_with("- tail-note.rs"), "{file}");
 }
 
@@ -108,9 +87,7 @@ fn quitting_during_the_review_keeps_the_unsaved_edits_and_says_where() {
         t.wait_for("Unsaved words.");
         if how == "/quit" {
             t.keys(CTRL_O);
-            t.keys("/quit");
-            t.wait_for("/quit");
-            t.keys(ENTER);
+            t.ask("/quit");
         } else {
             // The first Ctrl-C with the editor focused says what the second does.
             t.keys(CTRL_C);
@@ -138,41 +115,34 @@ fn quitting_during_the_review_keeps_the_unsaved_edits_and_says_where() {
 
 #[test]
 fn an_outside_call_offers_no_always_and_its_cell_waits_for_the_answer() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use(
-        "r1",
-        "read_file",
-        r#"{"path":"/etc/hostname"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("Not read, as you wished.", u(1_200)));
+    let (_rt, server) = served();
+    server
+        .script()
+        .tool("read_file", r#"{"path":"/etc/hostname"}"#)
+        .at(1_200)
+        .text("Not read, as you wished.");
     // --yes: a path outside the workspace is asked for all the same.
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let mut t = Pty::open(&server, &["--yes"]);
     t.keys("read the hostname");
     t.keys(ENTER);
     t.wait_for("Allow read_file?");
     // Seconds pass while the user reads: the cell says it waits, not that it runs.
     std::thread::sleep(Duration::from_millis(2_300));
     let screen = t.wait_for("y once  ·  n/esc deny");
-    assert!(screen.contains("waits for your approval"), "{screen}");
-    assert!(!screen.contains("running…"), "{screen}");
-    assert!(!screen.contains("a always"), "{screen}");
+    assert_contains(&screen, "waits for your approval");
+    assert_lacks(&screen, "running…");
+    assert_lacks(&screen, "a always");
     t.keys("n");
     t.wait_for("Not read, as you wished.");
 }
 
 #[test]
 fn single_line_breaks_in_a_reply_stay_on_their_lines() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text(
-        "Files changed:\nsrc/alpha.rs\nsrc/beta.rs\n\nAll tests pass.",
-        u(1_000),
-    ));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server
+        .script()
+        .text("Files changed:\nsrc/alpha.rs\nsrc/beta.rs\n\nAll tests pass.");
+    let mut t = Pty::open(&server, &["--yes"]);
     t.keys("what changed");
     t.keys(ENTER);
     let screen = t.wait_for("All tests pass.");
@@ -216,14 +186,12 @@ fn assert_no_strays(t: &Pty, want: &str) {
 
 #[test]
 fn wide_and_combined_characters_leave_no_stray_glyphs() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let line = format!("A {FAMILY} famille {FLAG} caf\u{e9}e\u{301} {HEART} 日本語 Z");
-    server.push(a::text(&line, u(1_000)));
+    server.script().text(&line);
     let many: String = (1..=45).map(|i| format!("line {i}\n")).collect();
-    server.push(a::text(&many, u(1_200)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    server.script().at(1_200).text(&many);
+    let mut t = Pty::open(&server, &["--yes"]);
     // In the input box too: the right border stays where it is.
     t.keys(&format!("x {FAMILY} y"));
     t.wait("the typed emoji", |s| s.contains("x \u{1f468}"));
@@ -254,54 +222,35 @@ fn wide_and_combined_characters_leave_no_stray_glyphs() {
 
 #[test]
 fn after_continue_edit_handoff_opens_the_document_that_briefed_the_session() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(DOC, u(31_500)));
-    server.push(a::text("Successor here: the parser tests run.", u(5_000)));
-    let mut t = Pty::start(
-        &server,
-        &[
-            "--yes",
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "off",
-            "--step",
-            "cont",
-        ],
-    );
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server
+        .script()
+        .over_the_line(DOC)
+        .at(5_000)
+        .text("Successor here: the parser tests run.");
+    let args = flags(&format!("{BLOCKING} --review off --step cont"));
+    let mut t = Pty::open(&server, &args);
     t.keys("refactor the parser");
     t.keys(ENTER);
     t.wait_for("Successor here: the parser tests run.");
     // `/quit` leaves whether or not the turn has ended yet; two quick Ctrl-C presses would
     // interrupt a turn still finishing instead of quitting.
-    t.keys("/quit");
-    t.wait_for("/quit");
-    t.keys(ENTER);
+    t.ask("/quit");
     assert!(t.wait_exit().success());
 
     let mut t = Pty::start_in(t.home(), &server, &["--continue"]);
     t.wait_for("Continuing run");
-    t.keys("/edit-handoff");
-    t.wait_for("/edit-handoff");
-    t.keys(ENTER);
+    t.ask("/edit-handoff");
     let screen = t.wait("the document in the side editor", |s| {
         s.contains("handoff-cont.md") && s.contains("## Next") || s.contains("No handoff")
     });
-    assert!(!screen.contains("No handoff document yet"), "{screen}");
-    assert!(screen.contains("Run the parser tests."), "{screen}");
+    assert_lacks(&screen, "No handoff document yet");
+    assert_contains(&screen, "Run the parser tests.");
 }
 
 #[test]
 fn the_demo_keeps_unsaved_review_edits_outside_its_scratch_copy() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let mut t = Pty::start(&server, &["--demo", "--review", "300"]);
     t.wait_for("Allow edit_file?");
     std::thread::sleep(Duration::from_millis(450));
@@ -312,9 +261,7 @@ fn the_demo_keeps_unsaved_review_edits_outside_its_scratch_copy() {
     t.keys(" (demo note)");
     t.wait_for("(demo note)");
     t.keys(CTRL_O);
-    t.keys("/quit");
-    t.wait_for("/quit");
-    t.keys(ENTER);
+    t.ask("/quit");
     let status = t.wait_exit();
     assert!(status.success(), "{status}; screen:\n{}", t.screen());
     let raw = String::from_utf8_lossy(&t.raw()).into_owned();
@@ -327,16 +274,18 @@ fn the_demo_keeps_unsaved_review_edits_outside_its_scratch_copy() {
     // The scratch copy is gone; the edits are not, and nothing promises a review to reopen.
     let text = std::fs::read_to_string(&kept).unwrap_or_else(|e| panic!("{}: {e}", kept.display()));
     let _ = std::fs::remove_file(&kept);
-    assert!(text.contains("(demo note)"), "{text}");
+    assert_contains(&text, "(demo note)");
     assert!(!raw.contains("reopens its review"), "{raw:?}");
 }
 
 #[test]
 fn a_handoff_file_deleted_during_the_review_is_written_back_with_the_typed_edit() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let mut t = in_review(&server, "gone");
-    server.push(a::text("Successor here, briefed from the file.", u(5_000)));
+    server
+        .script()
+        .at(5_000)
+        .text("Successor here, briefed from the file.");
     let file = notes(&t).join("handoff-gone.md");
     std::fs::remove_file(&file).unwrap();
     t.wait_for("gone from disk");
@@ -349,15 +298,12 @@ fn a_handoff_file_deleted_during_the_review_is_written_back_with_the_typed_edit(
     t.resize(40, 200);
     t.wait("the editor's note", |s| s.contains("written back"));
     let on_disk = std::fs::read_to_string(&file).unwrap();
-    assert!(
-        on_disk.contains("Refactoring the parser. Typed after the delete.\n"),
-        "{on_disk}"
+    assert_contains(
+        &on_disk,
+        "Refactoring the parser. Typed after the delete.\n",
     );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     let first = last_user_text(&reqs[2]);
-    assert!(
-        first.contains("Refactoring the parser. Typed after the delete."),
-        "{first}"
-    );
+    assert_contains(&first, "Refactoring the parser. Typed after the delete.");
 }

@@ -6,17 +6,17 @@
 
 use std::fs;
 
+use crate::support::check::{assert_contains, assert_file, assert_lacks};
+use crate::support::fake::U;
 use crate::support::fake::anthropic as a;
-use crate::support::pty::{ENTER, ESC, Pty, READY, runtime};
-
-use super::u;
+use crate::support::files::write;
+use crate::support::pty::{ENTER, ESC, Pty, READY, served};
 
 #[test]
 fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let (_rt, server) = served();
     server.push(
-        a::Stream::new(u(1_000))
+        a::Stream::new(U::new(1_000, 10))
             .tool(
                 "w1",
                 "write_file",
@@ -29,45 +29,43 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
             )
             .reply(),
     );
-    server.push(a::text("Both done.", u(1_200)));
+    server.script().at(1_200).text("Both done.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
-    fs::create_dir_all(&ws).unwrap();
-    fs::write(ws.join("notes.txt"), "one\n").unwrap();
+    write(&ws.join("notes.txt"), "one\n");
     let mut t = Pty::start_in(home, &server, &["--yes"]);
     t.wait_for(READY);
-    t.keys("make the files");
-    t.keys(ENTER);
+    t.ask("make the files");
     t.wait_for("Both done.");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+    assert_file(ws.join("notes.txt"), b"one\ntwo\n");
 
     t.keys("/undo");
     t.keys(ENTER);
     let screen = t.wait_for("undo: 2 files of turn 1 (generation 1) restored");
-    assert!(screen.contains("removed made.txt"), "{screen}");
-    assert!(screen.contains("modified notes.txt"), "{screen}");
+    assert_contains(&screen, "removed made.txt");
+    assert_contains(&screen, "modified notes.txt");
     assert!(!ws.join("made.txt").exists());
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+    assert_file(ws.join("notes.txt"), b"one\n");
 
     t.keys("/redo");
     t.keys(ENTER);
     t.wait_for("redo: 2 files of turn 1 (generation 1) restored");
-    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"made\n");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+    assert_file(ws.join("made.txt"), b"made\n");
+    assert_file(ws.join("notes.txt"), b"one\ntwo\n");
 
     // The user changes a file the turn wrote: asked in a prompt, not written over. Esc cancels.
     fs::write(ws.join("made.txt"), "mine\n").unwrap();
     t.keys("/undo");
     t.keys(ENTER);
     let screen = t.wait_for("files changed since. Write over them?");
-    assert!(screen.contains("changed since turn 1"), "{screen}");
-    assert!(screen.contains("overwrite"), "{screen}");
+    assert_contains(&screen, "changed since turn 1");
+    assert_contains(&screen, "overwrite");
     // A key within the guard time is ignored; the prompt answers after it.
     std::thread::sleep(std::time::Duration::from_millis(600));
     t.keys(ESC);
     t.wait_for("cancelled: nothing was changed");
-    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\ntwo\n");
+    assert_file(ws.join("made.txt"), b"mine\n");
+    assert_file(ws.join("notes.txt"), b"one\ntwo\n");
     // Asked again; n skips the changed file and restores the rest.
     t.keys("/undo");
     t.keys(ENTER);
@@ -77,34 +75,27 @@ fn undo_and_redo_typed_in_the_tui_restore_the_turns_files() {
     std::thread::sleep(std::time::Duration::from_millis(600));
     t.keys("n");
     let screen = t.wait_for("kept as you changed it: made.txt");
-    assert!(screen.contains("modified notes.txt"), "{screen}");
-    assert_eq!(fs::read(ws.join("made.txt")).unwrap(), b"mine\n");
-    assert_eq!(fs::read(ws.join("notes.txt")).unwrap(), b"one\n");
+    assert_contains(&screen, "modified notes.txt");
+    assert_file(ws.join("made.txt"), b"mine\n");
+    assert_file(ws.join("notes.txt"), b"one\n");
 }
 
 #[test]
 fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
-    let rt = runtime();
-    let server = rt.block_on(crate::support::fake::FakeServer::start());
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"one.txt","content":"1\n"}"#,
-        u(1_000),
-    ));
-    server.push(a::text("One written.", u(1_100)));
-    server.push(a::tool_use(
-        "w2",
-        "write_file",
-        r#"{"path":"two.txt","content":"2\n"}"#,
-        u(1_200),
-    ));
-    server.push(a::text("Two written.", u(1_300)));
+    let (_rt, server) = served();
+    server
+        .script()
+        .tool("write_file", r#"{"path":"one.txt","content":"1\n"}"#)
+        .at(1_100)
+        .text("One written.")
+        .at(1_200)
+        .tool("write_file", r#"{"path":"two.txt","content":"2\n"}"#)
+        .at(1_300)
+        .text("Two written.");
     let mut t = Pty::start(&server, &["--yes"]);
     let ws = t.workspace();
     t.wait_for(READY);
-    t.keys("write file one");
-    t.keys(ENTER);
+    t.ask("write file one");
     t.wait_for("One written.");
     t.keys("write file two");
     t.keys(ENTER);
@@ -126,13 +117,13 @@ fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
         }
     }
     let screen = t.wait_for("rewind to before a message");
-    assert!(screen.contains("write file two  · two.txt"), "{screen}");
-    assert!(screen.contains("write file one  · one.txt"), "{screen}");
+    assert_contains(&screen, "write file two  · two.txt");
+    assert_contains(&screen, "write file one  · one.txt");
     t.keys(ENTER);
     t.wait_for("code and conversation");
     t.keys(ENTER);
     let screen = t.wait_for("Rewound to before turn 2 (code and conversation)");
-    assert!(screen.contains("restored two.txt"), "{screen}");
+    assert_contains(&screen, "restored two.txt");
     assert!(!ws.join("two.txt").exists());
     assert!(ws.join("one.txt").exists());
     // The message is back in the input box, ready to edit and send again.
@@ -142,5 +133,5 @@ fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
             .take(6)
             .any(|l| l.contains("write file two"))
     });
-    assert!(!screen.contains("Ask anything"), "{screen}");
+    assert_lacks(&screen, "Ask anything");
 }

@@ -2,17 +2,12 @@
 //! built-in names, malformed files, and one call expanded with its `!` commands run through the
 //! real bash tool.
 
-use std::path::Path;
-
 use flower_tui::engine::commands::{self, CommandDirs, CommandSource, LoadProblem, ShadowedBy};
 use flower_tui::engine::frontmatter::FrontmatterError;
 use flower_tui::engine::tools::{self, ToolCtx};
 use serde_json::json;
 
-fn write(path: &Path, text: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::files::write;
 
 const BUILTINS: [&str; 4] = ["/help", "/new", "handoff", "/quit"];
 
@@ -49,6 +44,7 @@ fn three_folders_with_subfolders_precedence_and_built_in_names() {
 
     let dirs = CommandDirs {
         config_dir: Some(config.path().to_path_buf()),
+        home: None,
         workspace: ws.path().to_path_buf(),
     };
     let catalog = commands::load(&dirs, &BUILTINS);
@@ -100,6 +96,7 @@ fn three_folders_with_subfolders_precedence_and_built_in_names() {
     // Without a config dir, .flower wins.
     let dirs = CommandDirs {
         config_dir: None,
+        home: None,
         workspace: ws.path().to_path_buf(),
     };
     let catalog = commands::load(&dirs, &BUILTINS);
@@ -108,6 +105,7 @@ fn three_folders_with_subfolders_precedence_and_built_in_names() {
         commands::load(
             &CommandDirs {
                 config_dir: None,
+                home: None,
                 workspace: tempfile::tempdir().unwrap().path().to_path_buf()
             },
             &BUILTINS
@@ -132,11 +130,12 @@ fn a_malformed_file_is_a_notice_and_the_rest_loads() {
         &claude.join("badline.md"),
         b"---\ndescription: x\njust words\n---\nbody\n",
     );
-    write(&claude.join("binary.md"), &[0xff, 0xfe, 0x00, 0x41]);
+    write(&claude.join("binary.md"), [0xff, 0xfe, 0x00, 0x41]);
     write(&claude.join("with space.md"), b"body\n");
     let catalog = commands::load(
         &CommandDirs {
             config_dir: None,
+            home: None,
             workspace: ws.path().to_path_buf(),
         },
         &BUILTINS,
@@ -192,6 +191,7 @@ async fn bang_commands_run_as_bash_tool_calls_and_their_output_is_filled_in() {
     let catalog = commands::load(
         &CommandDirs {
             config_dir: None,
+            home: None,
             workspace: ws.path().to_path_buf(),
         },
         &BUILTINS,

@@ -60,6 +60,7 @@ async fn settings_files_run_only_once_approved_and_ask_again_when_changed() {
         file,
         hooks,
         notices,
+        ..
     } = &found[0]
     else {
         unreachable!()
@@ -177,7 +178,7 @@ fn a_malformed_settings_file_is_one_notice_and_the_other_still_loads() {
     assert_eq!(
         notice,
         format!(
-            "{}: not valid JSON (line 1, column 20): EOF while parsing a list; its hooks are not used",
+            "{}: not valid JSON (line 1, column 20): EOF while parsing a list; neither its hooks nor its permission rules are used",
             ws.path().join(".claude/settings.json").display()
         )
     );

@@ -11,6 +11,7 @@ use flower_tui::engine::tools::ToolOutput;
 use serde_json::{Value, json};
 
 use crate::suite::faults::{gone, read_pid, wait_until};
+use crate::support::check::{assert_contains, assert_file, assert_lacks};
 
 /// A workspace with a place for the scripts and what they write.
 struct Ws {
@@ -462,8 +463,8 @@ async fn secrets_are_masked_in_what_a_hook_reads_and_writes() {
         outcome,
         std::fs::read_to_string(ws.out("stdin.json")).unwrap()
     );
-    assert!(!everything.contains(secret), "{everything}");
-    assert!(everything.contains("sk-h****"), "{everything}");
+    assert_lacks(&everything, secret);
+    assert_contains(&everything, "sk-h****");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -493,9 +494,9 @@ async fn handoff_hooks_refuse_add_focus_and_edit_the_frozen_document() {
     };
     let o = set.run(&frozen, &ws.session()).await;
     assert_eq!(o.reports[0].status, HookStatus::Succeeded, "{o:?}");
-    assert_eq!(
-        std::fs::read_to_string(&doc).unwrap(),
-        "# Handoff\n## Next\nRun the tests.\nAlso: generation 3 of main, auto.\n"
+    assert_file(
+        &doc,
+        "# Handoff\n## Next\nRun the tests.\nAlso: generation 3 of main, auto.\n",
     );
     let pre = |focus: Option<&str>| HookInput::PreHandoff {
         trigger: HandoffTrigger::Manual,

@@ -13,13 +13,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
-use crate::support::fake::{FakeServer, U, anthropic as a, is_writing};
+use crate::support::check::{assert_contains, assert_success};
+use crate::support::fake::{FakeServer, is_writing};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n## Decided\n- Keep the old API.\n## Dead ends\n(empty)\n## Next\nRun the parser tests.\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 /// `config.toml` with a small writing reserve and these hooks (`event`, `command`, `timeout`).
 fn config(home: &Home, hooks: &[(&str, &str, Option<u64>)]) {
@@ -48,18 +45,11 @@ async fn run(home: &Home, server: &FakeServer) -> std::process::Output {
         "--output",
         "json",
     ]);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    crate::support::headless::run(c).await.output
 }
 
 fn ok(out: &std::process::Output) -> Vec<Value> {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(out);
     lines(out)
 }
 
@@ -77,9 +67,14 @@ fn split(server: &FakeServer) -> (Vec<Value>, Vec<Value>) {
 /// Crosses the line, then reaches the hard limit (the wait for the document), then the
 /// successor's answer.
 fn push_main(server: &FakeServer) {
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::tool_use("t2", "list_dir", "{}", u(39_000)));
-    server.push(a::text("successor: the parser tests pass", u(5_000)));
+    server
+        .script()
+        .at(31_000)
+        .tool("list_dir", "{}")
+        .at(39_000)
+        .tool("list_dir", "{}")
+        .at(5_000)
+        .text("successor: the parser tests pass");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,7 +87,7 @@ async fn a_pre_handoff_hook_focus_reaches_the_background_writing_request() {
     config(&home, &[("PreHandoff", &focus, None)]);
     let server = FakeServer::start().await;
     push_main(&server);
-    server.push_writing(a::text(DOC, u(31_100)));
+    server.script().at(31_100).writing().text(DOC);
     let events = ok(&run(&home, &server).await);
     let writing = phase(&events, "writing").unwrap_or_else(|| panic!("{events:#?}"));
     assert_eq!(writing["background"], true, "{writing}");
@@ -105,10 +100,7 @@ async fn a_pre_handoff_hook_focus_reaches_the_background_writing_request() {
     let (main, written) = split(&server);
     assert_eq!(written.len(), 1, "one background writing request");
     let sent = serde_json::to_string(&written[0]).unwrap();
-    assert!(
-        sent.contains("focus-from-hook: keep the parser notes"),
-        "{sent}"
-    );
+    assert_contains(&sent, "focus-from-hook: keep the parser notes");
     assert_eq!(main.len(), 3);
     let pre: Value =
         serde_json::from_str(&std::fs::read_to_string(home.file("pre.json")).unwrap()).unwrap();
@@ -125,10 +117,14 @@ async fn a_pre_handoff_hook_that_exits_2_cancels_the_background_handoff_and_the_
     );
     config(&home, &[("PreHandoff", &refuse, None)]);
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.script().at(31_000).tool("list_dir", "{}");
     // Slow enough that the hook's verdict comes while it streams, not after the turn.
-    server.push(a::tool_use("t2", "list_dir", "{}", u(31_200)).after(Duration::from_millis(800)));
-    server.push(a::text("done in one generation", u(31_400)));
+    server
+        .script()
+        .at(31_200)
+        .after(Duration::from_millis(800))
+        .tool("list_dir", "{}");
+    server.script().at(31_400).text("done in one generation");
     let events = ok(&run(&home, &server).await);
     let refused = events
         .iter()
@@ -165,37 +161,21 @@ async fn a_pre_handoff_hook_that_exits_2_cancels_the_background_handoff_and_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handoff_frozen_hook_edits_the_background_document_and_the_successor_reads_the_edit() {
     let home = Home::new();
-    let edit = home.script(
-        "edit.py",
-        r#"#!/usr/bin/env python3
-import json, os, sys, time
-d = json.load(sys.stdin)
-here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, "frozen.json"), "w") as f:
-    json.dump(d, f)
-time.sleep(0.5)
-p = d["handoff_path"]
-text = open(p).read()
-open(p, "w").write(text.replace("Run the parser tests.", "Run the parser tests. EDITED-BY-HOOK"))
-"#,
+    let edit = home.editing_hook(
+        0.5,
+        "Run the parser tests.",
+        "Run the parser tests. EDITED-BY-HOOK",
     );
     config(&home, &[("HandoffFrozen", &edit, None)]);
     let server = FakeServer::start().await;
     push_main(&server);
-    server.push_writing(a::text(DOC, u(31_100)));
+    server.script().at(31_100).writing().text(DOC);
     let events = ok(&run(&home, &server).await);
     assert_eq!(
         events.last().unwrap()["text"],
         "successor: the parser tests pass"
     );
-    let frozen: Value =
-        serde_json::from_str(&std::fs::read_to_string(home.file("frozen.json")).unwrap()).unwrap();
-    assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
-    assert_eq!(frozen["trigger"], "auto");
-    assert_eq!(frozen["step"], "bg");
-    assert_eq!(frozen["generation"], 2);
-    let path = frozen["handoff_path"].as_str().unwrap();
-    assert!(path.ends_with("handoff-bg.md"), "{path}");
+    home.assert_frozen_hook_given("auto", "bg");
     // The review is shown what the hook left on disk.
     let shown = phase(&events, "frozen").unwrap_or_else(|| panic!("{events:#?}"));
     assert!(
@@ -206,7 +186,7 @@ open(p, "w").write(text.replace("Run the parser tests.", "Run the parser tests. 
     let (main, _) = split(&server);
     assert_eq!(main.len(), 3);
     let successor = serde_json::to_string(&main[2]["messages"]).unwrap();
-    assert!(successor.contains("EDITED-BY-HOOK"), "{successor}");
+    assert_contains(&successor, "EDITED-BY-HOOK");
     let before = serde_json::to_string(&main[1]["messages"]).unwrap();
     assert!(!before.contains("EDITED-BY-HOOK"));
 }
@@ -221,7 +201,7 @@ async fn a_hanging_handoff_frozen_hook_is_cut_by_its_timeout_and_the_successor_s
     config(&home, &[("HandoffFrozen", &hang, Some(1))]);
     let server = FakeServer::start().await;
     push_main(&server);
-    server.push_writing(a::text(DOC, u(31_100)));
+    server.script().at(31_100).writing().text(DOC);
     let started = Instant::now();
     let events = ok(&run(&home, &server).await);
     let took = started.elapsed();
@@ -238,7 +218,7 @@ async fn a_hanging_handoff_frozen_hook_is_cut_by_its_timeout_and_the_successor_s
     let (main, _) = split(&server);
     assert_eq!(main.len(), 3);
     let successor = serde_json::to_string(&main[2]["messages"]).unwrap();
-    assert!(successor.contains("Run the parser tests."), "{successor}");
+    assert_contains(&successor, "Run the parser tests.");
     // The hook's process is gone with its group.
     let pid = std::fs::read_to_string(home.file("hang.pid")).unwrap();
     let alive = std::path::Path::new(&format!("/proc/{}", pid.trim())).exists();

@@ -12,7 +12,8 @@ use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
 use flower_tui::engine::session::HookParams;
 
 use crate::suite::faults::{gone, wait_until};
-use crate::support::fake::{U, anthropic as a};
+use crate::support::check::{assert_contains, assert_event};
+use crate::support::fake::{Gate, U, anthropic as a};
 use crate::support::harness::{Harness, start};
 
 fn config_hooks(toml_text: &str) -> Vec<Hook> {
@@ -59,13 +60,10 @@ async fn esc_kills_a_running_hook_with_its_group_and_the_call_still_gets_a_resul
         &h,
         &format!("[[hooks.PreToolUse]]\ncommand = {hang:?}\ntimeout = 600\n"),
     );
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"touch never-ran"}"#,
-        U::new(1000, 10),
-    ));
-    h.server.push(a::text("after the abort", U::new(1100, 10)));
+    h.script()
+        .tool("bash", r#"{"command":"touch never-ran"}"#)
+        .at(1100)
+        .text("after the abort");
     let mut r = start(p);
     let turn = r.send_turn("go").await;
     let pid_file = h.workspace.join("child.pid");
@@ -83,10 +81,9 @@ async fn esc_kills_a_running_hook_with_its_group_and_the_call_still_gets_a_resul
     wait_until("the hook's child to be killed", 5, || gone(pid));
     assert!(!h.workspace.join("never-ran").exists());
     // The next turn's request is valid: the cut call has its result.
-    let events = r.turn("again").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    r.completed_turn("again").await;
     let last = h.server.requests().last().unwrap().to_string();
-    assert!(last.contains("\"tool_use_id\":\"t1\""), "{last}");
+    assert_contains(&last, "\"tool_use_id\":\"t1\"");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,7 +123,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         ],
         U::new(1000, 10),
     ));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.script().at(1100).text("done");
     let mut r = start(p);
     let turn = r.send_turn("go").await;
     let asked = r
@@ -145,11 +142,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     assert_eq!(seen["hook_event_name"], "Notification");
     assert_eq!(seen["notification_type"], "permission_prompt");
     assert!(seen["message"].as_str().unwrap().contains("bash"));
-    r.send(Op::Approval {
-        id: "t1".into(),
-        decision: Approval::Deny,
-    })
-    .await;
+    r.answer("t1", Approval::Deny).await;
     let events = r.until_end(turn).await;
     assert_eq!(turn_end(&events), ExitReason::Completed);
     assert!(
@@ -175,16 +168,12 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
     let mut p = with_hooks(&h, &format!("[[hooks.PreToolUse]]\ncommand = {allow:?}\n"));
     p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo ok > allowed.txt"}"#,
-        U::new(1000, 10),
-    ));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.script()
+        .tool("bash", r#"{"command":"echo ok > allowed.txt"}"#)
+        .at(1100)
+        .text("done");
     let mut r = start(p);
-    let events = r.turn("go").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed);
+    let events = r.completed_turn("go").await;
     assert!(
         !events
             .iter()
@@ -205,18 +194,16 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
         &h,
         &format!("[[hooks.SubagentStop]]\ncommand = {check:?}\n"),
     );
-    h.server.push(a::tool_use(
+    h.script().call(
         "task_a",
         "task",
-        &serde_json::json!({"description": "look", "prompt": "SUB-JOB look around"}).to_string(),
-        U::new(1000, 10),
-    ));
+        serde_json::json!({"description": "look", "prompt": "SUB-JOB look around"}).to_string(),
+    );
     h.server
         .push_for("SUB-JOB", a::text("SUB REPORT: all fine.", U::new(900, 10)));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.script().at(1100).text("done");
     let mut r = start(p);
-    let events = r.turn("delegate").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    let events = r.completed_turn("delegate").await;
     let seen: serde_json::Value = serde_json::from_str(
         std::fs::read_to_string(h.workspace.join("sub.log"))
             .unwrap()
@@ -226,12 +213,9 @@ async fn subagent_stop_runs_after_a_task_reported_and_its_block_reaches_the_pare
     assert_eq!(seen["hook_event_name"], "SubagentStop");
     assert_eq!(seen["agent_id"], "task_a");
     let last = h.server.requests().last().unwrap().to_string();
-    assert!(last.contains("SUB REPORT: all fine."), "{last}");
-    assert!(last.contains("check the report twice"), "{last}");
-    assert!(events.iter().any(|e| matches!(
-        e,
-        Event::Hook(n) if n.event == "SubagentStop" && n.outcome == "blocked"
-    )));
+    assert_contains(&last, "SUB REPORT: all fine.");
+    assert_contains(&last, "check the report twice");
+    assert_event!(events, Event::Hook(n) if n.event == "SubagentStop" && n.outcome == "blocked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -272,20 +256,16 @@ if "SUB-B" in d["tool_input"]["prompt"]:
     );
     h.server
         .push_for("SUB-A", a::text("SUB REPORT A: all fine.", U::new(900, 10)));
-    h.server.push(a::text("done", U::new(1100, 10)));
+    h.script().at(1100).text("done");
     let mut r = start(p);
-    let events = r.turn("delegate").await;
-    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    r.completed_turn("delegate").await;
     let requests = h.server.requests();
     // The parent, the one child, the parent again: the blocked task's child never ran.
     assert_eq!(requests.len(), 3, "{requests:#?}");
     let last = requests.last().unwrap().to_string();
-    assert!(last.contains("SUB REPORT A: all fine."), "{last}");
-    assert!(
-        last.contains("denied by a PreToolUse hook: no second agent today"),
-        "{last}"
-    );
-    assert!(last.contains("post-check: read the report twice"), "{last}");
+    assert_contains(&last, "SUB REPORT A: all fine.");
+    assert_contains(&last, "denied by a PreToolUse hook: no second agent today");
+    assert_contains(&last, "post-check: read the report twice");
     let pre_log = std::fs::read_to_string(h.workspace.join("pre.log")).unwrap();
     let seen: Vec<serde_json::Value> = pre_log
         .lines()
@@ -308,7 +288,6 @@ if "SUB-B" in d["tool_input"]["prompt"]:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its_review() {
-    use crate::support::fake::Gate;
     use flower_tui::engine::policy::HandoffMode;
     use flower_tui::engine::protocol::HandoffPhase;
     let h = Harness::new().await;
@@ -327,14 +306,8 @@ async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its
         ..HookParams::default()
     };
     let held = Gate::new();
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", U::new(31_000, 10)));
-    h.server
-        .push(a::tool_use("t2", "list_dir", "{}", U::new(31_200, 10)).gated(&held));
-    h.server.push_writing(a::text(
-        "## Doing\nParsing.\n## Decided\n- Keep it.\n## Dead ends\n(empty)\n## Next\nTest it.\n## Scene\n- src/p.rs\n",
-        U::new(31_100, 10),
-    ));
+    h.script().at(31_000).tool("list_dir", "{}");
+    h.script().at(31_200).held(&held).call("t2", "list_dir", "{}").at(31_100).writing().text("## Doing\nParsing.\n## Decided\n- Keep it.\n## Dead ends\n(empty)\n## Next\nTest it.\n## Scene\n- src/p.rs\n");
     let mut r = start(p);
     let turn = r.send_turn("work").await;
     let pid_file = h.workspace.join("child.pid");
@@ -367,4 +340,62 @@ async fn esc_kills_a_background_handoff_frozen_hook_and_the_document_goes_to_its
         "the review opens: {events:#?}"
     );
     held.open();
+}
+
+/// A formatter run by `PostToolUse` changes the file the call wrote: that change is the call's,
+/// so `/undo` puts the file back as it was before the turn with no conflict to ask about.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_tool_use_formatter_change_belongs_to_its_call_and_undo_sees_no_conflict() {
+    use flower_tui::engine::checkpoint::{OnConflict, RestoreReport, UndoAction};
+    let h = Harness::new().await;
+    std::fs::write(h.workspace.join("a.txt"), "before\n").unwrap();
+    let fmt = script(
+        &h.workspace,
+        "fmt.sh",
+        "#!/bin/bash\ncat > /dev/null\nsleep 0.2\necho '// formatted' >> \"$(dirname \"$0\")/a.txt\"\n",
+    );
+    let p = with_hooks(
+        &h,
+        &format!("[[hooks.PostToolUse]]\nmatcher = \"Write|Edit\"\ncommand = {fmt:?}\n"),
+    );
+    let mut p = p;
+    p.tools.approvals = ApprovalPolicy::Auto;
+    h.server.push(a::tool_use(
+        "w1",
+        "write_file",
+        r#"{"path":"a.txt","content":"written\n"}"#,
+        U::new(1000, 10),
+    ));
+    h.server.push(a::text("done", U::new(1100, 10)));
+    let mut r = start(p);
+    let events = r.turn("write it").await;
+    assert_eq!(turn_end(&events), ExitReason::Completed, "{events:#?}");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("a.txt")).unwrap(),
+        "written\n// formatted\n",
+        "the formatter ran after the write"
+    );
+    r.send(Op::Restore {
+        action: UndoAction::Undo,
+        on_conflict: OnConflict::Stop,
+    })
+    .await;
+    let report = r
+        .until(|e| matches!(e, Event::Restore(_)))
+        .await
+        .into_iter()
+        .find_map(|e| match e {
+            Event::Restore(report) => Some(report),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        matches!(report, RestoreReport::Restored { .. }),
+        "no false conflict: {report:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.join("a.txt")).unwrap(),
+        "before\n"
+    );
+    r.shutdown().await;
 }

@@ -8,8 +8,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ENTER, Pty, runtime};
+use crate::support::check::{assert_contains, assert_success};
+use crate::support::fake::FakeServer;
+use crate::support::headless::{flags, run};
+use crate::support::pty::{Pty, served};
 
 fn entry(event: &str, command: &str) -> String {
     format!("[[hooks.{event}]]\ncommand = {command:?}\n")
@@ -17,20 +19,10 @@ fn entry(event: &str, command: &str) -> String {
 
 async fn run_handoff(home: &Home, server: &FakeServer) -> std::process::Output {
     let mut c = home.command(server);
-    c.args([
-        "-p",
-        "list",
-        "--yes",
-        "--handoff-after",
-        "1",
-        "--step",
-        "hooked",
-        "--output",
-        "json",
-    ]);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    c.args(flags(
+        "-p list --yes --handoff-after 1 --step hooked --output json",
+    ));
+    run(c).await.output
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -40,19 +32,7 @@ async fn handoff_hooks_add_focus_and_the_successor_reads_the_edited_document() {
         "focus.sh",
         "#!/bin/bash\ncat > /dev/null\necho 'focus-from-hook: keep the parser notes'\n",
     );
-    let edit = home.script(
-        "edit.py",
-        r#"#!/usr/bin/env python3
-import json, os, sys
-d = json.load(sys.stdin)
-here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, "frozen.json"), "w") as f:
-    json.dump(d, f)
-p = d["handoff_path"]
-text = open(p).read()
-open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
-"#,
-    );
+    let edit = home.editing_hook(0.0, "Finish.", "Finish. EDITED-BY-HOOK");
     let starts = home.script(
         "starts.sh",
         "#!/bin/bash\ncat >> \"$(dirname \"$0\")/starts.log\"\n",
@@ -64,39 +44,19 @@ open(p, "w").write(text.replace("Finish.", "Finish. EDITED-BY-HOOK"))
         entry("SessionStart", &starts),
     ));
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", U::new(2_000, 10)));
-    server.push(a::text(
-        "## Doing\nListing.\n## Next\nFinish.\n",
-        U::new(2_500, 10),
-    ));
-    server.push(a::text("finished in generation 2", U::new(1_500, 10)));
+    server.script().handed_off_after_one_turn();
     let out = run_handoff(&home, &server).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
     assert_eq!(events.last().unwrap()["text"], "finished in generation 2");
 
     let writing = serde_json::to_string(&server.requests()[1]).unwrap();
-    assert!(
-        writing.contains("focus-from-hook: keep the parser notes"),
-        "{writing}"
-    );
+    assert_contains(&writing, "focus-from-hook: keep the parser notes");
 
-    let frozen: Value =
-        serde_json::from_str(&std::fs::read_to_string(home.file("frozen.json")).unwrap()).unwrap();
-    assert_eq!(frozen["hook_event_name"], "HandoffFrozen");
-    assert_eq!(frozen["trigger"], "manual");
-    assert_eq!(frozen["step"], "hooked");
-    assert_eq!(frozen["generation"], 2);
-    let path = frozen["handoff_path"].as_str().unwrap();
-    assert!(path.ends_with("handoff-hooked.md"), "{path}");
+    home.assert_frozen_hook_given("manual", "hooked");
 
     let successor = serde_json::to_string(&server.requests()[2]["messages"]).unwrap();
-    assert!(successor.contains("EDITED-BY-HOOK"), "{successor}");
+    assert_contains(&successor, "EDITED-BY-HOOK");
 
     let starts: Vec<Value> = std::fs::read_to_string(home.file("starts.log"))
         .unwrap()
@@ -120,15 +80,14 @@ async fn a_pre_handoff_hook_that_exits_2_refuses_the_handoff_and_the_turn_goes_o
     );
     home.config(&entry("PreHandoff", &refuse));
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", U::new(2_000, 10)));
-    server.push(a::text("done in one generation", U::new(2_100, 10)));
+    server
+        .script()
+        .at(2_000)
+        .tool("list_dir", "{}")
+        .at(2_100)
+        .text("done in one generation");
     let out = run_handoff(&home, &server).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
     let failed = events
         .iter()
@@ -177,32 +136,26 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     std::fs::create_dir_all(ws.join(".claude")).unwrap();
     let settings = serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [
         {"type": "command", "command": "echo context-from-approved-hook"}]}]}});
     std::fs::write(ws.join(".claude/settings.json"), settings.to_string()).unwrap();
-    server.push(a::text("hello back", U::new(1_000, 10)));
+    server.script().text("hello back");
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let asked = t.wait_for("Run the hooks of this workspace's settings file?");
-    assert!(
-        asked.contains("UserPromptSubmit: echo context-from-approved-hook"),
-        "{asked}"
-    );
+    assert_contains(&asked, "UserPromptSubmit: echo context-from-approved-hook");
     std::thread::sleep(Duration::from_millis(700));
     t.keys("y");
-    t.wait_for("its 1 hook(s) run from now on");
-    t.keys("hi");
-    t.wait_for("hi");
-    t.keys(ENTER);
+    t.wait_for("its 1 hook(s) and rule(s) apply from now on");
+    t.ask("hi");
     let bodies = t.wait_requests(&server, 1);
     let sent = serde_json::to_string(&bodies[0]["messages"]).unwrap();
-    assert!(sent.contains("context-from-approved-hook"), "{sent}");
+    assert_contains(&sent, "context-from-approved-hook");
     let screen = t.wait_for("UserPromptSubmit hook");
-    assert!(screen.contains("succeeded"), "{screen}");
+    assert_contains(&screen, "succeeded");
     t.wait_for("hello back");
 }

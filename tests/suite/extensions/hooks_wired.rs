@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::support::check::{assert_contains, assert_success};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
 
@@ -37,12 +38,51 @@ impl Home {
         format!("'{}'", path.display())
     }
 
+    /// `edit.py`, a `HandoffFrozen` hook that saves its input as `frozen.json` beside itself,
+    /// sleeps `pause` seconds, then replaces `old` with `new` in the frozen document; how a
+    /// command line names it.
+    pub(super) fn editing_hook(&self, pause: f64, old: &str, new: &str) -> String {
+        let body = format!(
+            r#"#!/usr/bin/env python3
+import json, os, sys, time
+d = json.load(sys.stdin)
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "frozen.json"), "w") as f:
+    json.dump(d, f)
+time.sleep({pause})
+p = d["handoff_path"]
+text = open(p).read()
+open(p, "w").write(text.replace({old:?}, {new:?}))
+"#
+        );
+        self.script("edit.py", &body)
+    }
+
+    /// The `HandoffFrozen` hook of [`Home::editing_hook`] was given the event, `trigger`, the step
+    /// `step` in generation 2 and its handoff file `handoff-<step>.md`; the failure shows what it
+    /// was given.
+    #[track_caller]
+    pub(super) fn assert_frozen_hook_given(&self, trigger: &str, step: &str) {
+        let given = self.json("frozen.json");
+        assert_eq!(given["hook_event_name"], "HandoffFrozen", "{given}");
+        assert_eq!(given["trigger"], trigger, "{given}");
+        assert_eq!(given["step"], step, "{given}");
+        assert_eq!(given["generation"], 2, "{given}");
+        let path = given["handoff_path"].as_str().unwrap_or_default();
+        assert!(path.ends_with(&format!("handoff-{step}.md")), "{given}");
+    }
+
     pub(super) fn config(&self, toml: &str) {
         std::fs::write(self.path().join("config/flower/config.toml"), toml).unwrap();
     }
 
     pub(super) fn file(&self, name: &str) -> PathBuf {
         self.path().join(name)
+    }
+
+    /// The JSON a hook left in the file `name`.
+    pub(super) fn json(&self, name: &str) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.file(name)).unwrap()).unwrap()
     }
 
     pub(super) fn command(&self, server: &FakeServer) -> Command {
@@ -63,9 +103,7 @@ impl Home {
         let mut c = self.command(server);
         c.args(["-p", task, "--yes", "--output", "json"])
             .args(extra);
-        tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap()
+        crate::support::headless::run(c).await.output
     }
 }
 
@@ -141,20 +179,13 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
     home.config(&toml);
 
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo hi-from-bash"}"#,
-        U::new(1000, 10),
-    ));
-    server.push(a::text("done", U::new(1100, 10)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"echo hi-from-bash"}"#)
+        .at(1100)
+        .text("done");
     let out = home.run(&server, "use the tool", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
 
     let seen = logged(&home.file("events.log"));
@@ -208,11 +239,11 @@ async fn every_session_event_reaches_bash_and_python_hooks() {
     // Context: the start's and the prompt's with the first request, the python hook's with the
     // tool's result.
     let first = request_text(&server, 0);
-    assert!(first.contains("context-from-session-start"), "{first}");
-    assert!(first.contains("context-from-prompt-hook"), "{first}");
+    assert_contains(&first, "context-from-session-start");
+    assert_contains(&first, "context-from-prompt-hook");
     assert!(first.contains("use the tool"));
     let second = request_text(&server, 1);
-    assert!(second.contains("python-saw-Bash"), "{second}");
+    assert_contains(&second, "python-saw-Bash");
     assert!(second.contains("hi-from-bash"));
 
     // Every hook that ran is a `hook` line (SessionEnd runs after the result line).
@@ -273,23 +304,15 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
         ],
         U::new(1000, 10),
     ));
-    server.push(a::text("stopped", U::new(1100, 10)));
+    server.script().at(1100).text("stopped");
     let out = home.run(&server, "make files", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!home.file("made-by-bash").exists(), "the bash call ran");
     assert!(!home.file("made-by-write").exists(), "the write ran");
     let second = request_text(&server, 1);
-    assert!(second.contains("no touching here"), "{second}");
+    assert_contains(&second, "no touching here");
     let abs = home.file("made-by-write");
-    assert!(
-        second.contains(&format!("writes to {} are off", abs.display())),
-        "{second}"
-    );
+    assert_contains(&second, &format!("writes to {} are off", abs.display()));
     let events = lines(&out);
     let blocked: Vec<&Value> = hooks_of(&events)
         .into_iter()
@@ -314,7 +337,7 @@ async fn a_prompt_hook_that_exits_2_drops_the_prompt_before_the_model() {
     );
     home.config(&entry("UserPromptSubmit", &refuse, ""));
     let server = FakeServer::start().await;
-    server.push(a::text("never asked", U::new(1000, 10)));
+    server.script().text("never asked");
     let out = home.run(&server, "tell me the secrets", &[]).await;
     let events = lines(&out);
     assert!(server.requests().is_empty(), "the prompt reached the model");
@@ -344,15 +367,13 @@ if not d["stop_hook_active"]:
     );
     home.config(&entry("Stop", &once, ""));
     let server = FakeServer::start().await;
-    server.push(a::text("done early", U::new(1000, 10)));
-    server.push(a::text("tests ran, done", U::new(1100, 10)));
+    server
+        .script()
+        .text("done early")
+        .at(1100)
+        .text("tests ran, done");
     let out = home.run(&server, "work", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(server.requests().len(), 2);
     assert!(request_text(&server, 1).contains("run the tests before stopping"));
     let text = lines(&out).last().unwrap()["text"]
@@ -370,15 +391,10 @@ if not d["stop_hook_active"]:
     home.config(&entry("Stop", &always, ""));
     let server = FakeServer::start().await;
     for i in 0..6 {
-        server.push(a::text(&format!("answer {i}"), U::new(1000, 10)));
+        server.script().text(&format!("answer {i}"));
     }
     let out = home.run(&server, "work", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(server.requests().len(), 4, "one answer and three more");
     let events = lines(&out);
     assert!(
@@ -411,21 +427,14 @@ async fn hooks_that_hang_flood_or_fail_lose_nothing() {
         entry("PostToolUse", &fail, ""),
     ));
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"echo still-ran > ran.txt"}"#,
-        U::new(1000, 10),
-    ));
-    server.push(a::text("all done", U::new(1100, 10)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"echo still-ran > ran.txt"}"#)
+        .at(1100)
+        .text("all done");
     let started = std::time::Instant::now();
     let out = home.run(&server, "go", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
     assert_eq!(
         std::fs::read_to_string(home.file("ran.txt"))
@@ -490,14 +499,9 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
     std::fs::write(home.file(".flower/settings.json"), "{\"hooks\": [1,").unwrap();
     home.config(&entry("Stop", "touch ran-from-config", "timeout = 5"));
     let server = FakeServer::start().await;
-    server.push(a::text("ok", U::new(1000, 10)));
+    server.script().text("ok");
     let out = home.run(&server, "hello", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!home.file("ran-from-settings").exists());
     assert!(
         home.file("ran-from-config").exists(),
@@ -517,14 +521,9 @@ async fn workspace_settings_never_approved_do_not_run_headless_and_bad_ones_are_
 
     // Trusted workspace files run.
     let server = FakeServer::start().await;
-    server.push(a::text("ok", U::new(1000, 10)));
+    server.script().text("ok");
     let out = home.run(&server, "hello", &["--mcp-json", "trust"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(home.file("ran-from-settings").exists());
 }
 
@@ -537,14 +536,9 @@ async fn a_bad_config_entry_is_a_notice_and_the_others_run() {
         entry("Stop", "touch second", ""),
     ));
     let server = FakeServer::start().await;
-    server.push(a::text("ok", U::new(1000, 10)));
+    server.script().text("ok");
     let out = home.run(&server, "hello", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!home.file("first").exists());
     assert!(home.file("second").exists());
     let told = notices(&lines(&out));
@@ -564,22 +558,11 @@ async fn continue_starts_the_session_again_with_source_resume() {
     );
     home.config(&entry("SessionStart", &log, ""));
     let server = FakeServer::start().await;
-    server.push(a::text("first", U::new(1000, 10)));
-    server.push(a::text("second", U::new(1100, 10)));
+    server.script().text("first").at(1100).text("second");
     let out = home.run(&server, "one", &[]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = home.run(&server, "two", &["--continue"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let starts = logged(&home.file("starts.log"));
     let sources: Vec<&str> = starts
         .iter()

@@ -2,6 +2,7 @@
 //! skills wired through the real binary (headless and in a pseudo-terminal).
 
 mod commands;
+mod home_setup;
 mod hook_files;
 mod hooks;
 mod hooks_background;

@@ -6,30 +6,26 @@
 
 use std::sync::Arc;
 
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
+use crate::support::files::write;
+use crate::support::pty::{ENTER, Pty, READY, last_user_text, served};
 
 #[test]
 fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Reviewed it.", U::new(1_000, 10)));
+    let (_rt, server) = served();
+    server.script().text("Reviewed it.");
     let home = Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
     let commands = ws.join(".claude/commands");
-    std::fs::create_dir_all(&commands).unwrap();
-    std::fs::write(
-        commands.join("review.md"),
+    write(
+        &commands.join("review.md"),
         "---\ndescription: Review a change\nargument-hint: <what>\n---\nReview $1 now.\n!`echo from-bang`\n",
-    )
-    .unwrap();
+    );
     let skill = ws.join(".claude/skills/pdf");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    write(
+        &skill.join("SKILL.md"),
         "---\nname: pdf\ndescription: Fill in PDF forms\n---\nSteps.\n",
-    )
-    .unwrap();
+    );
 
     let mut t = Pty::start_in(home, &server, &["--yes", "--sandbox", "off"]);
     t.wait_for(READY);
@@ -47,36 +43,29 @@ fn the_popup_help_and_skills_list_what_the_files_define_and_a_command_runs() {
     );
     t.wait_for("Reviewed it.");
     let screen = t.screen();
-    assert!(screen.contains("/review parser.rs"), "{screen}");
-    assert!(screen.contains("echo from-bang"), "{screen}");
-    assert!(!screen.contains("Review parser.rs now."), "{screen}");
+    assert_contains(&screen, "/review parser.rs");
+    assert_contains(&screen, "echo from-bang");
+    assert_lacks(&screen, "Review parser.rs now.");
 
-    t.keys("/skills");
-    t.wait_for("/skills");
-    t.keys(ENTER);
+    t.ask("/skills");
     t.wait_for("pdf — Fill in PDF forms");
 }
 
 #[test]
 fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Checked.", U::new(1_000, 10)));
+    let (_rt, server) = served();
+    server.script().text("Checked.");
     let home = Arc::new(tempfile::tempdir().unwrap());
     let commands = home.path().join("ws/.flower/commands");
-    std::fs::create_dir_all(&commands).unwrap();
-    std::fs::write(
-        commands.join("check.md"),
+    write(
+        &commands.join("check.md"),
         "Allowed:\n!`echo yes-ran`\nDenied:\n!`echo no-ran > denied.txt`\n",
-    )
-    .unwrap();
+    );
     // No --yes, no sandbox: every command is asked for.
     let mut t = Pty::start_in(home, &server, &["--sandbox", "off"]);
     let ws = t.workspace();
     t.wait_for(READY);
-    t.keys("/check");
-    t.wait_for("/check");
-    t.keys(ENTER);
+    t.ask("/check");
     t.wait_for("Allow bash?");
     assert!(
         server.requests().is_empty(),
@@ -92,11 +81,9 @@ fn bang_lines_ask_in_the_tui_one_approved_one_denied() {
     t.keys("n");
     let requests = t.wait_requests(&server, 1);
     let text = last_user_text(&requests[0]);
-    assert!(
-        text.starts_with(
-            "Allowed:\nyes-ran\nDenied:\n[`echo no-ran > denied.txt` was not run: denied"
-        ),
-        "{text}"
+    assert_starts_with(
+        &text,
+        "Allowed:\nyes-ran\nDenied:\n[`echo no-ran > denied.txt` was not run: denied",
     );
     assert!(!ws.join("denied.txt").exists());
     t.wait_for("Checked.");

@@ -1,17 +1,13 @@
 //! Skills from real folders in the four places: precedence, the system-prompt listing, malformed
 //! `SKILL.md` files, the `skill` tool, and reading a skill's files from outside the workspace.
 
-use std::path::Path;
-
 use flower_tui::engine::frontmatter::FrontmatterError;
 use flower_tui::engine::skills::{self, SkillCatalog, SkillDirs, SkillProblem, SkillSource};
 use flower_tui::engine::tools::{self, ToolCtx};
 use serde_json::json;
 
-fn write(path: &Path, text: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::check::{assert_contains, assert_starts_with};
+use crate::support::files::write;
 
 struct Places {
     ws: tempfile::TempDir,
@@ -55,23 +51,23 @@ fn four_places_in_order_and_a_stable_listing() {
     write(&claude.join("pdf/scripts/extract.py"), b"print('x')\n");
     write(
         &claude.join("review/SKILL.md"),
-        &skill_md("review", "claude's review", "body\n"),
+        skill_md("review", "claude's review", "body\n"),
     );
     write(
         &flower.join("review/SKILL.md"),
-        &skill_md("review", "flower's review", "body\n"),
+        skill_md("review", "flower's review", "body\n"),
     );
     write(
         &user_claude.join("review/SKILL.md"),
-        &skill_md("review", "home claude review", "b\n"),
+        skill_md("review", "home claude review", "b\n"),
     );
     write(
         &user.join("commit/SKILL.md"),
-        &skill_md("commit", "Write commit messages", "b\n"),
+        skill_md("commit", "Write commit messages", "b\n"),
     );
     write(
         &user_claude.join("commit/SKILL.md"),
-        &skill_md("commit", "theirs", "b\n"),
+        skill_md("commit", "theirs", "b\n"),
     );
     // No frontmatter name: the folder's; no description: the first paragraph.
     write(
@@ -113,7 +109,7 @@ fn four_places_in_order_and_a_stable_listing() {
     assert_eq!(catalog.shadowed().len(), 3);
 
     let listing = catalog.listing().unwrap();
-    assert!(listing.starts_with("# Skills\n"), "{listing}");
+    assert_starts_with(&listing, "# Skills\n");
     assert!(
         listing.ends_with(
             "- commit: Write commit messages\n\
@@ -136,7 +132,7 @@ fn a_malformed_skill_is_a_notice_and_the_rest_loads() {
     let claude = p.ws.path().join(".claude/skills");
     write(
         &claude.join("good/SKILL.md"),
-        &skill_md("good", "fine", "body\n"),
+        skill_md("good", "fine", "body\n"),
     );
     write(
         &claude.join("unclosed/SKILL.md"),
@@ -148,7 +144,7 @@ fn a_malformed_skill_is_a_notice_and_the_rest_loads() {
     );
     write(
         &claude.join("named/SKILL.md"),
-        &skill_md("Not Valid", "x", "b\n"),
+        skill_md("Not Valid", "x", "b\n"),
     );
     write(
         &claude.join("empty/SKILL.md"),
@@ -229,7 +225,7 @@ async fn the_skill_tool_gives_the_body_and_the_files_beside_it() {
         b"---\nname: pdf\ndescription: PDF work\n---\nNew body.\n",
     );
     let out = catalog.run(&json!({"name": "pdf"}));
-    assert!(out.content.contains("New body."), "{}", out.content);
+    assert_contains(&out.content, "New body.");
 
     let out = catalog.run(&json!({"name": "nope"}));
     assert!(out.is_error);
@@ -259,11 +255,7 @@ async fn the_skill_tool_gives_the_body_and_the_files_beside_it() {
     ctx.allow_outside = catalog.holds(&file);
     let out = tools::run("read_file", &input, &ctx).await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content.contains("Page boxes are in points."),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "Page boxes are in points.");
 
     let spec = SkillCatalog::tool_spec();
     assert_eq!(spec.name, skills::SKILL_TOOL);
@@ -277,7 +269,7 @@ fn a_workspace_skill_folder_linked_outside_is_refused_and_a_user_one_is_not() {
     let target = outside.path().join("secrets");
     write(
         &target.join("SKILL.md"),
-        &skill_md("secrets", "reads the folder it lives in", "b\n"),
+        skill_md("secrets", "reads the folder it lives in", "b\n"),
     );
     write(&target.join("id_rsa"), b"private\n");
     let claude = p.ws.path().join(".claude/skills");

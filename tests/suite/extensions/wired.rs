@@ -9,15 +9,13 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::anthropic::{self as a, tool_results};
-use crate::support::fake::{FakeServer, U};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
+use crate::support::fake::FakeServer;
+use crate::support::fake::anthropic::tool_results;
+use crate::support::files::write;
 use crate::support::harness::KEY;
-
-fn write(path: &Path, text: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use crate::support::headless::{bin, lines};
+use crate::support::requests::{last_texts, tool_names};
 
 /// A home (HOME, config and data dirs) with a workspace `ws` in it.
 struct Home {
@@ -46,29 +44,13 @@ impl Home {
             .env("ANTHROPIC_BASE_URL", server.base_url())
             .args(["--sandbox", "off"])
             .args(args);
-        tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap()
+        crate::support::headless::run(c).await.output
     }
 }
 
 /// The events of `out` of type `ty`.
 fn events(out: &Output, ty: &str) -> Vec<Value> {
     lines(out).into_iter().filter(|e| e["type"] == ty).collect()
-}
-
-/// The texts of the last message's text blocks.
-fn last_texts(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 const REVIEW: &str = "---\ndescription: Review a change\nargument-hint: <what> [priority]\nallowed-tools: Bash(echo:*), Read\nmodel: claude-command-model\n---\nReview $1 at priority $2.\nStatus:\n!`echo bang-ran`\nSecret:\n!`printf not-shown`\nNotes: @notes.txt\n";
@@ -83,12 +65,12 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     // A workspace's command file grants its allowed-tools once the workspace's files are trusted.
     let config = home.path().join("config/flower/config.toml");
     write(&config, b"mcp_json = \"trust\"\n");
-    server.push(a::text("reviewed", U::new(1_000, 10)));
+    server.script().text("reviewed");
 
     let out = home
         .run(&server, &["-p", "/review parser.rs \"very high\""])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     let body = &requests[0];
@@ -98,15 +80,12 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     // The `echo` was granted by allowed-tools and ran; the `printf` needed an approval that a
     // headless run without --yes cannot give: a note, not its output.
     let first = &texts[0];
-    assert!(
-        first.starts_with("Review parser.rs at priority very high.\nStatus:\nbang-ran"),
-        "{first}"
+    assert_starts_with(
+        first,
+        "Review parser.rs at priority very high.\nStatus:\nbang-ran",
     );
-    assert!(
-        first.contains("Secret:\n[`printf not-shown` was not run: denied"),
-        "{first}"
-    );
-    assert!(!first.contains("not-shown\n"), "{first}");
+    assert_contains(first, "Secret:\n[`printf not-shown` was not run: denied");
+    assert_lacks(first, "not-shown\n");
     assert!(first.ends_with("Notes: @notes.txt\n"), "{first}");
     assert!(
         texts.iter().skip(1).any(|t| t.contains("NOTES-BODY")),
@@ -128,17 +107,15 @@ async fn a_command_is_expanded_its_bang_lines_run_as_bash_calls_and_the_result_i
     assert_eq!(user[0]["text"].as_str().unwrap(), first.as_str());
 
     // The grant was for that turn only: a plain message asks again (and is denied).
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"echo again"}"#,
-        U::new(1_000, 10),
-    ));
-    server.push(a::text("could not", U::new(1_100, 10)));
+    server
+        .script()
+        .tool("bash", r#"{"command":"echo again"}"#)
+        .at(1_100)
+        .text("could not");
     let out = home
         .run(&server, &["--continue", "-p", "run echo again"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     let last = requests.last().unwrap();
     let result = &tool_results(last)[0];
@@ -164,10 +141,10 @@ async fn bad_command_files_are_named_once_and_the_rest_loads() {
     write(&dir.join("help.md"), b"Not the built-in help.\n");
     let huge = vec![b'x'; 10 * 1024 * 1024];
     write(&dir.join("huge.md"), &huge);
-    server.push(a::text("ok!", U::new(1_000, 10)));
+    server.script().text("ok!");
 
     let out = home.run(&server, &["-p", "/ok  the world "]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let warnings: Vec<String> = events(&out, "warning")
         .iter()
         .map(|w| w["message"].as_str().unwrap().to_string())
@@ -195,15 +172,17 @@ async fn bad_command_files_are_named_once_and_the_rest_loads() {
 const PDF_SKILL: &str = "---\nname: pdf\ndescription: Fill in PDF forms. Use for any .pdf form.\n---\n# PDF\nRead reference.md first.\n";
 const OUTSIDE_SKILL: &str = "---\nname: outside\ndescription: A skill of the user's own, outside the workspace.\n---\nRead data.txt beside this file.\n";
 
+/// The workspace's `pdf` skill (its `SKILL.md` alone).
+fn pdf_skill(ws: &Path) {
+    write(&ws.join(".claude/skills/pdf/SKILL.md"), PDF_SKILL);
+}
+
 #[tokio::test]
 async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files_read_unasked() {
     let server = FakeServer::start().await;
     let home = Home::new();
     let ws = home.ws();
-    write(
-        &ws.join(".claude/skills/pdf/SKILL.md"),
-        PDF_SKILL.as_bytes(),
-    );
+    pdf_skill(&ws);
     write(&ws.join(".claude/skills/pdf/reference.md"), b"ref\n");
     let user_skill = home.path().join(".claude/skills/outside");
     write(&user_skill.join("SKILL.md"), OUTSIDE_SKILL.as_bytes());
@@ -218,22 +197,16 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     );
 
     let data = user_skill.join("data.txt");
-    server.push(a::tool_use(
-        "s1",
-        "skill",
-        r#"{"name":"outside"}"#,
-        U::new(1_000, 10),
-    ));
-    server.push(a::tool_use(
-        "r1",
-        "read_file",
-        &serde_json::json!({ "path": data }).to_string(),
-        U::new(1_100, 10),
-    ));
-    server.push(a::text("done", U::new(1_200, 10)));
+    server
+        .script()
+        .tool("skill", r#"{"name":"outside"}"#)
+        .at(1_100)
+        .tool("read_file", serde_json::json!({ "path": data }).to_string())
+        .at(1_200)
+        .text("done");
     // No --yes: a read outside the workspace would be denied unless it is a skill's.
     let out = home.run(&server, &["-p", "use the skill"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let system = requests[0]["system"].to_string();
@@ -247,19 +220,14 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
         !system.contains("Read reference.md first"),
         "the body is not in the prompt"
     );
-    let tools: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(tools.contains(&"skill"), "{tools:?}");
+    let tools = tool_names(&requests[0]);
+    assert!(tools.iter().any(|t| t == "skill"), "{tools:?}");
 
     let skill = &tool_results(&requests[1])[0];
     assert_ne!(skill["is_error"], true, "{skill}");
     let text = skill["content"].to_string();
-    assert!(text.contains("Read data.txt beside this file."), "{text}");
-    assert!(text.contains("- data.txt"), "{text}");
+    assert_contains(&text, "Read data.txt beside this file.");
+    assert_contains(&text, "- data.txt");
     let read = &tool_results(&requests[2])[0];
     assert_ne!(read["is_error"], true, "{read}");
     assert!(
@@ -286,9 +254,9 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     }
 
     // A second session (a new run) sends the same system prompt, byte for byte.
-    server.push(a::text("again", U::new(1_000, 10)));
+    server.script().text("again");
     let out = home.run(&server, &["-p", "hello"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let requests = server.requests();
     assert_eq!(requests.last().unwrap()["system"], requests[0]["system"]);
 
@@ -297,14 +265,11 @@ async fn skills_are_listed_in_a_stable_prompt_loaded_by_the_tool_and_their_files
     let out = home
         .run(&server, &["-p", "/skills", "--output", "text"])
         .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        listed.contains("outside — A skill of the user's own"),
-        "{listed}"
-    );
-    assert!(listed.contains("pdf — Fill in PDF forms"), "{listed}");
-    assert!(listed.contains("not loaded:"), "{listed}");
+    assert_contains(&listed, "outside — A skill of the user's own");
+    assert_contains(&listed, "pdf — Fill in PDF forms");
+    assert_contains(&listed, "not loaded:");
     assert_eq!(server.requests().len(), before);
 }
 
@@ -313,21 +278,19 @@ async fn a_read_outside_the_workspace_and_outside_any_skill_is_still_denied() {
     let server = FakeServer::start().await;
     let home = Home::new();
     let ws = home.ws();
-    write(
-        &ws.join(".claude/skills/pdf/SKILL.md"),
-        PDF_SKILL.as_bytes(),
-    );
+    pdf_skill(&ws);
     let secret = home.path().join("secret.txt");
     write(&secret, b"NOT-FOR-THE-MODEL\n");
-    server.push(a::tool_use(
-        "r1",
-        "read_file",
-        &serde_json::json!({ "path": secret }).to_string(),
-        U::new(1_000, 10),
-    ));
-    server.push(a::text("done", U::new(1_100, 10)));
+    server
+        .script()
+        .tool(
+            "read_file",
+            serde_json::json!({ "path": secret }).to_string(),
+        )
+        .at(1_100)
+        .text("done");
     let out = home.run(&server, &["-p", "read it"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let read = &tool_results(&server.requests()[1])[0];
     assert_eq!(read["is_error"], true, "{read}");
     assert!(!read["content"].to_string().contains("NOT-FOR-THE-MODEL"));

@@ -1,10 +1,10 @@
 //! Children die with the agent: a `kill -9` of a headless run ends its running command and the
 //! command's own children, and the repaired transcript says so.
 
-use super::super::cli::{bin, stderr};
 use super::{gone, read_pid, wait_until};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::check::{assert_contains, assert_success};
+use crate::support::fake::{FakeServer, U};
+use crate::support::headless::{bin_for, run};
 
 #[tokio::test]
 async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
@@ -13,16 +13,12 @@ async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
     // The command records its shell's pid and a grandchild's, then waits on the grandchild.
     let command = "echo $$ > child.pid; (sleep 1000; echo survived > survived.txt) & \
                    echo $! > grandchild.pid; sleep 1000 & echo $! > sleeper.pid; wait";
-    server.push(a::tool_use(
-        "t1",
+    server.script().usage(U::new(1_000, 20)).tool(
         "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        U::new(1_000, 20),
-    ));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "run the long command", "--yes", "--step", "long"])
+        serde_json::json!({ "command": command }).to_string(),
+    );
+    let mut c = bin_for(home.path(), &server);
+    c.args(["-p", "run the long command", "--yes", "--step", "long"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let mut agent = c.spawn().unwrap();
@@ -52,18 +48,14 @@ async fn a_killed_agent_takes_its_running_command_and_grandchildren_with_it() {
     assert!(!home.path().join("survived.txt").exists());
 
     // The repaired transcript tells the model what is true: the command was killed.
-    server.push(a::text("I will run it again.", U::new(1_200, 10)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "what happened?", "--continue"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    server.script().at(1_200).text("I will run it again.");
+    let mut c = bin_for(home.path(), &server);
+    c.args(["-p", "what happened?", "--continue"]);
+    let out = run(c).await.output;
+    assert_success(&out);
     let body = serde_json::to_string(&server.requests().last().unwrap()["messages"]).unwrap();
-    assert!(
-        body.contains("flower-tui stopped before this call finished; the command and every process it started were killed with it"),
-        "{body}"
+    assert_contains(
+        &body,
+        "flower-tui stopped before this call finished; the command and every process it started were killed with it",
     );
 }

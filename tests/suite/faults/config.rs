@@ -1,14 +1,15 @@
 //! Configuration edge cases: each a one-line error naming the key (exit 2), or a warning.
 
-use super::super::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::check::{assert_contains, assert_success};
+use crate::support::fake::{FakeServer, U};
+use crate::support::files::write;
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, bin_for, lines, stderr};
 
 /// Run `flower-tui ARGS` in `home` with `config.toml` holding `file`.
 fn run_with(home: &std::path::Path, file: &str, args: &[&str]) -> std::process::Output {
     let cfg = home.join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), file).unwrap();
+    write(&cfg.join("config.toml"), file);
     bin(home).args(args).output().unwrap()
 }
 
@@ -64,14 +65,15 @@ fn a_window_in_the_file_is_read_as_the_flag_reads_it() {
 async fn a_small_window_scales_the_line_and_a_floor_too_large_for_it_is_a_warning() {
     let server = FakeServer::start().await;
     // Usage too small to calibrate the token estimates from (they stay at 4 characters a token).
-    server.push(a::text("fine", U::new(150, 5)));
-    server.push(a::text("fine", U::new(150, 5)));
+    server
+        .script()
+        .usage(U::new(150, 5))
+        .text("fine")
+        .text("fine");
     let home = tempfile::tempdir().unwrap();
     let run = |home: &std::path::Path| {
-        let mut c = bin(home);
-        c.env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", server.base_url())
-            .args(["-p", "hi", "-v", "--window", "9000"]);
+        let mut c = bin_for(home, &server);
+        c.args(["-p", "hi", "-v", "--window", "9000"]);
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };
     let out = run(home.path()).await.unwrap();
@@ -98,7 +100,7 @@ async fn a_small_window_scales_the_line_and_a_floor_too_large_for_it_is_a_warnin
     )
     .unwrap();
     let out = run(home.path()).await.unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(
         floor_warning(&out),
         "{}",
@@ -115,7 +117,7 @@ fn a_dot_flower_file_and_a_bad_run_dir_are_named() {
     let out = c.output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(".flower is a file, not a directory"), "{err}");
+    assert_contains(&err, ".flower is a file, not a directory");
     std::fs::remove_file(home.path().join(".flower")).unwrap();
     let file = home.path().join("not-a-dir");
     std::fs::write(&file, "x").unwrap();
@@ -127,8 +129,8 @@ fn a_dot_flower_file_and_a_bad_run_dir_are_named() {
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(&format!("--run-dir {}: not a directory", file.display())),
-        "{err}"
+    assert_contains(
+        &err,
+        &format!("--run-dir {}: not a directory", file.display()),
     );
 }

@@ -7,9 +7,10 @@ use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-use super::super::cli::{bin, lines, stderr};
+use crate::support::check::{assert_contains, assert_file, assert_success};
 use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::{KEY, all_files};
+use crate::support::harness::all_files;
+use crate::support::headless::{bin_for, lines, run, stderr};
 
 /// A message of about `bytes` bytes: numbered lines, with markers at its start, middle and end.
 pub(crate) fn big_message(bytes: usize) -> String {
@@ -34,10 +35,8 @@ pub(crate) fn big_message(bytes: usize) -> String {
 
 /// `flower-tui -p - ARGS` with `task` on stdin.
 async fn run_stdin(server: &FakeServer, home: &Path, task: String, args: &[&str]) -> Output {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "-", "--yes", "--step", "big"])
+    let mut c = bin_for(home, server);
+    c.args(["-p", "-", "--yes", "--step", "big"])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -82,19 +81,21 @@ async fn a_ten_megabyte_message_is_spilled_and_read_back_in_pages() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let task = big_message(10_000_000);
-    server.push(a::tool_use(
-        "t1",
-        "read_file",
-        r#"{"path": ".flower/spill/input-1.txt", "offset": 1, "limit": 3}"#,
-        U::new(2_000, 20),
-    ));
-    server.push(a::text("read the start", U::new(2_100, 10)));
+    server
+        .script()
+        .usage(U::new(2_000, 20))
+        .tool(
+            "read_file",
+            r#"{"path": ".flower/spill/input-1.txt", "offset": 1, "limit": 3}"#,
+        )
+        .usage(U::new(2_100, 10))
+        .text("read the start");
     let out = run_stdin(&server, home.path(), task.clone(), &[]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
 
     // The file holds all of it, byte for byte.
     let spilled = home.path().join(".flower/spill/input-1.txt");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), task);
+    assert_file(&spilled, task);
     // The model got the preview, the path and how to read the rest.
     let first = first_user_text(&server.requests()[0]);
     assert!(first.len() < 3_000, "{} characters sent", first.len());
@@ -151,7 +152,7 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let task = big_message(300_000);
-    server.push(a::text("fine", U::new(2_000, 20)));
+    server.script().usage(U::new(2_000, 20)).text("fine");
     // The workspace apart from the data dir, as it is for a user.
     let ws = home.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
@@ -163,42 +164,40 @@ async fn without_a_workbench_the_input_goes_to_the_run_directory() {
         &["--no-workbench", "--workspace", &ws_arg],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let spilled = all_files(&home.path().join("data/flower/runs"))
         .into_iter()
         .find(|f| f.ends_with("spill/input-1.txt"))
         .expect("the input in <run>/spill");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), task);
+    assert_file(&spilled, task);
     assert!(!ws.join(".flower").exists());
     // The model is pointed at it, and may read it without an approval (its own spill folder).
     let first = first_user_text(&server.requests()[0]);
     assert!(first.contains(&spilled.display().to_string()), "{first}");
     let path = serde_json::to_string(&spilled.display().to_string()).unwrap();
-    server.push(a::tool_use(
-        "t1",
-        "read_file",
-        &format!(r#"{{"path": {path}, "offset": 2, "limit": 1}}"#),
-        U::new(2_100, 20),
-    ));
-    server.push(a::text("read it", U::new(2_200, 10)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args([
-            "-p",
-            "read the paste",
-            "--continue",
-            "--no-workbench",
-            "--workspace",
-            &ws_arg,
-        ]);
+    server
+        .script()
+        .usage(U::new(2_100, 20))
+        .tool(
+            "read_file",
+            format!(r#"{{"path": {path}, "offset": 2, "limit": 1}}"#),
+        )
+        .usage(U::new(2_200, 10))
+        .text("read it");
+    let mut c = bin_for(home.path(), &server);
+    c.args([
+        "-p",
+        "read the paste",
+        "--continue",
+        "--no-workbench",
+        "--workspace",
+        &ws_arg,
+    ]);
     // Off the runtime: the fake answers on it.
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let page = last_tool_result(&server);
-    assert!(page.contains("line 1 of the big paste"), "{page}");
+    assert_contains(&page, "line 1 of the big paste");
 }
 
 #[tokio::test]
@@ -207,7 +206,7 @@ async fn a_message_that_cannot_fit_below_the_handoff_line_is_spilled_too() {
     let home = tempfile::tempdir().unwrap();
     // A 20k window with 5k headroom: the line is at 15k tokens; 64,000 characters are ~16k.
     let task = big_message(64_000);
-    server.push(a::text("fine", U::new(2_000, 20)));
+    server.script().usage(U::new(2_000, 20)).text("fine");
     let out = run_stdin(
         &server,
         home.path(),
@@ -215,7 +214,7 @@ async fn a_message_that_cannot_fit_below_the_handoff_line_is_spilled_too() {
         &["--window", "20000", "--headroom", "5000"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let first = first_user_text(&server.requests()[0]);
     assert!(
         first.contains("too large to fit below the handoff line"),
@@ -232,13 +231,9 @@ async fn an_empty_or_blank_task_on_the_command_line_is_refused_as_stdin_is() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     for task in ["", "   \n\t"] {
-        let mut c = bin(home.path());
-        c.env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", server.base_url())
-            .args(["-p", task]);
-        let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-            .await
-            .unwrap();
+        let mut c = bin_for(home.path(), &server);
+        c.args(["-p", task]);
+        let out = run(c).await.output;
         assert_eq!(out.status.code(), Some(2), "{task:?}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("-p: the task is empty"),
@@ -267,7 +262,7 @@ async fn a_request_that_cannot_fit_the_successor_of_a_learned_window_is_spilled(
         a::text_counted("continued from the spilled request", 10),
     );
     let out = run_stdin(&server, home.path(), task.clone(), &["--headroom", "5000"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let result = lines(&out)
         .into_iter()
         .find(|e| e["type"] == "result")
@@ -276,7 +271,7 @@ async fn a_request_that_cannot_fit_the_successor_of_a_learned_window_is_spilled(
     assert_eq!(result["text"], "continued from the spilled request");
 
     let spilled = home.path().join(".flower/spill/input-1.txt");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), task);
+    assert_file(&spilled, task);
     let last = server.recorded().last().unwrap().clone();
     assert!(last.tokens <= 25_000, "{} tokens sent", last.tokens);
     let first = first_user_text(&last.body);

@@ -6,19 +6,16 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use super::super::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::{KEY, all_files};
+use crate::support::check::{assert_contains, assert_starts_with, assert_success, each_str};
+use crate::support::fake::FakeServer;
+use crate::support::harness::all_files;
+use crate::support::headless::{bin_for, lines, stderr};
 
 /// `flower-tui ARGS` against the fake, in `home`.
 async fn run(server: &FakeServer, home: &Path, args: &[&str]) -> Output {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(args);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    let mut c = bin_for(home, server);
+    c.args(args);
+    crate::support::headless::run(c).await.output
 }
 
 /// The run directory a headless run announced on stderr.
@@ -35,15 +32,15 @@ fn run_dir_of(out: &Output) -> PathBuf {
 async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
-    server.push(a::text("older run done", U::new(1_000, 10)));
+    server.script().text("older run done");
     let older = run(&server, home.path(), &["-p", "older"]).await;
-    assert_eq!(older.status.code(), Some(0), "{}", stderr(&older));
+    assert_success(&older);
     let older = run_dir_of(&older);
     // The newer run is modified later (mtime resolution: wait a little).
     std::thread::sleep(std::time::Duration::from_millis(20));
-    server.push(a::text("newer run done", U::new(1_000, 10)));
+    server.script().text("newer run done");
     let newer = run(&server, home.path(), &["-p", "newer"]).await;
-    assert_eq!(newer.status.code(), Some(0), "{}", stderr(&newer));
+    assert_success(&newer);
     let newer = run_dir_of(&newer);
     // A crash (or a full disk) tore the newest ledger.
     let manifest = newer.join("manifest.json");
@@ -66,7 +63,7 @@ async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
     assert_eq!(server.requests().len(), requests, "nothing was continued");
 
     // The flags it names continue the older run.
-    server.push(a::text("continued the older run", U::new(1_100, 10)));
+    server.script().at(1_100).text("continued the older run");
     let older_arg = older.display().to_string();
     let out = run(
         &server,
@@ -74,7 +71,7 @@ async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
         &["-p", "go on", "--continue", "--run-dir", &older_arg],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let body = serde_json::to_string(&server.requests().last().unwrap()["messages"]).unwrap();
     assert!(
         body.contains("older run done") && !body.contains("newer"),
@@ -91,12 +88,9 @@ async fn a_torn_newest_manifest_is_named_and_never_silently_skipped() {
     .await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains(&format!(
-            "cannot read the run's manifest {}",
-            manifest.display()
-        )),
-        "{err}"
+    assert_contains(
+        &err,
+        &format!("cannot read the run's manifest {}", manifest.display()),
     );
 }
 
@@ -109,9 +103,9 @@ fn transcript(run: &Path) -> PathBuf {
 async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
-    server.push(a::text("first answer", U::new(1_000, 10)));
+    server.script().text("first answer");
     let out = run(&server, home.path(), &["-p", "first question"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let path = transcript(&run_dir_of(&out));
     // What an interrupted turn and a crash leave: a second user message before the answer (two
     // user lines in a row on disk), and a line cut off mid-write at the end.
@@ -130,25 +124,17 @@ async fn torn_lines_are_counted_and_consecutive_user_messages_merge_on_reload() 
     fixed.push_str(r#"{"type":"message","message":{"role":"assis"#);
     std::fs::write(&path, fixed).unwrap();
 
-    server.push(a::text("continued", U::new(1_200, 10)));
+    server.script().at(1_200).text("continued");
     let out = run(&server, home.path(), &["-p", "go on", "--continue"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let warning = lines(&out)
         .into_iter()
         .find(|e| e["type"] == "warning")
         .expect("a warning about the torn line");
     let message = warning["message"].as_str().unwrap();
-    assert!(
-        message.starts_with(&format!("{}: 1 torn line skipped", path.display())),
-        "{message}"
-    );
+    assert_starts_with(message, &format!("{}: 1 torn line skipped", path.display()));
     let messages = server.requests().last().unwrap()["messages"].clone();
-    let roles: Vec<&str> = messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
+    let roles = each_str(&messages, "role");
     assert_eq!(roles, ["user", "assistant", "user"], "{messages}");
     let first: Vec<&str> = messages[0]["content"]
         .as_array()

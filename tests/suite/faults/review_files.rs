@@ -2,20 +2,13 @@
 //! and the successor reads it), or impossible to write in the workspace (a file where the notes
 //! folder should be: the document is saved, reviewed and recorded in the run directory).
 
-use std::path::PathBuf;
-
-use flower_tui::engine::policy::FrontEnd;
-use flower_tui::engine::protocol::{Event, HandoffPhase, Op};
+use flower_tui::engine::protocol::{Event, Op};
 use serde_json::Value;
 
-use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, Running, start, turn_end};
+use crate::support::check::{assert_event, assert_file};
+use crate::support::harness::{Harness, turn_end};
 
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Dead ends\n- Regex parsing.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 fn first_user_text(body: &Value) -> String {
     body["messages"][0]["content"][0]["text"]
@@ -24,54 +17,29 @@ fn first_user_text(body: &Value) -> String {
         .to_string()
 }
 
-/// A reviewing engine whose first turn crosses the handoff line; returns it with the frozen
-/// handoff's id and path once the review waits.
-async fn frozen(h: &Harness) -> (Running, flower_tui::engine::protocol::HandoffId, PathBuf) {
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
-    r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        awaits_review: true,
-        ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
-    (r, *handoff, path.clone())
-}
-
 #[tokio::test]
 async fn a_file_deleted_during_the_review_is_written_again_with_the_document() {
     let h = Harness::new().await;
-    let (mut r, handoff, path) = frozen(&h).await;
-    let frozen = std::fs::read_to_string(&path).unwrap();
+    let (mut r, handoff, path, frozen) = h.in_review(DOC).await;
     std::fs::remove_file(&path).unwrap();
     r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
-    assert!(ev.iter().any(|e| matches!(e, Event::Warning { message }
-        if message.contains("was deleted: it is written again"))));
+    assert_event!(
+        ev,
+        Event::Warning { message }
+            if message.contains("was deleted: it is written again")
+    );
     assert!(first_user_text(&h.server.requests()[2]).contains("Run the parser tests."));
     // The path holds again what the successor read: later reviews and `--continue` find it.
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), frozen);
+    assert_file(&path, frozen);
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_file_written_back_by_the_editor_after_a_delete_is_what_the_successor_reads() {
     let h = Harness::new().await;
-    let (mut r, handoff, path) = frozen(&h).await;
-    let frozen = std::fs::read_to_string(&path).unwrap();
+    let (mut r, handoff, path, frozen) = h.in_review(DOC).await;
     std::fs::remove_file(&path).unwrap();
     // What the side editor does when the review ends on a deleted file: its buffer goes back.
     let edited = frozen.replace(
@@ -83,7 +51,7 @@ async fn a_file_written_back_by_the_editor_after_a_delete_is_what_the_successor_
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     assert_eq!(turn_end(&ev), "completed");
     assert!(first_user_text(&h.server.requests()[2]).contains("TYPED AFTER THE DELETE"));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    assert_file(&path, edited);
     assert!(r.manifest().steps[0].handoffs[0].edited);
     r.shutdown().await;
 }
@@ -94,19 +62,14 @@ async fn a_workspace_that_cannot_hold_the_file_gets_it_reviewed_in_the_run_direc
     // A file where the notes folder should be: nothing can be written under it.
     std::fs::create_dir_all(h.workbench()).unwrap();
     std::fs::write(h.workbench().join("notes"), "not a folder").unwrap();
-    let (mut r, handoff, path) = frozen(&h).await;
+    let (mut r, handoff, path, _) = h.in_review(DOC).await;
     assert!(
         path.starts_with(&r.run_root),
         "{} is not in the run directory {}",
         path.display(),
         r.run_root.display()
     );
-    assert!(
-        r.events
-            .iter()
-            .any(|e| matches!(e, Event::Warning { message }
-        if message.contains("reviewed there")))
-    );
+    assert_event!(r.events, Event::Warning { message } if message.contains("reviewed there"));
     // The review runs on that file: an edit there reaches the successor.
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(

@@ -7,23 +7,19 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use super::super::cli::{bin, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::check::{assert_contains, assert_lacks, assert_success};
+use crate::support::fake::FakeServer;
+use crate::support::headless::{bin_for, flags, stderr};
 
 fn command(server: &FakeServer, home: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(args);
+    let mut c = bin_for(home, server);
+    c.args(args);
     c
 }
 
 async fn run(server: &FakeServer, home: &Path, args: &[&str]) -> Output {
-    let mut c = command(server, home, args);
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    let c = command(server, home, args);
+    crate::support::headless::run(c).await.output
 }
 
 fn ledger(run: &Path) -> Value {
@@ -50,22 +46,22 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let run_dir = home.path().join("shared-run");
     let dir = run_dir.display().to_string();
-    server.push(a::text("step one done", U::new(1_000, 10)));
+    server.script().text("step one done");
     let out = run(
         &server,
         home.path(),
         &["-p", "one", "--run-dir", &dir, "--step", "one"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    server.push(a::text("step two done", U::new(1_000, 10)));
+    assert_success(&out);
+    server.script().text("step two done");
     let out = run(
         &server,
         home.path(),
         &["-p", "two", "--run-dir", &dir, "--step", "two"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let both = steps(&run_dir);
     assert_eq!(
         both.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
@@ -74,7 +70,7 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     assert!(both.iter().all(|(_, s)| !s.is_empty()), "{both:?}");
     // Step two started fresh: it never saw step one's conversation.
     let second = server.requests()[1]["messages"].to_string();
-    assert!(!second.contains("step one done"), "{second}");
+    assert_lacks(&second, "step one done");
 
     // The same step again, and no step at all: clear refusals, nothing sent.
     let sent = server.requests().len();
@@ -94,27 +90,19 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     let out = run(&server, home.path(), &["-p", "x", "--run-dir", &dir]).await;
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--step NAME to add a step"), "{err}");
+    assert_contains(&err, "--step NAME to add a step");
     assert_eq!(server.requests().len(), sent);
     assert_eq!(steps(&run_dir), both, "the refusals changed nothing");
 
     // --continue --step picks that step of the run.
-    server.push(a::text("more of step one", U::new(1_100, 10)));
+    server.script().at(1_100).text("more of step one");
     let out = run(
         &server,
         home.path(),
-        &[
-            "-p",
-            "more",
-            "--run-dir",
-            &dir,
-            "--step",
-            "one",
-            "--continue",
-        ],
+        &flags(&format!("-p more --run-dir {dir} --step one --continue")),
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let body = server.requests().last().unwrap()["messages"].to_string();
     assert!(
         body.contains("step one done") && !body.contains("step two done"),
@@ -123,22 +111,11 @@ async fn a_second_step_joins_the_run_and_the_same_step_is_refused() {
     let out = run(
         &server,
         home.path(),
-        &[
-            "-p",
-            "more",
-            "--run-dir",
-            &dir,
-            "--step",
-            "three",
-            "--continue",
-        ],
+        &flags(&format!("-p more --run-dir {dir} --step three --continue")),
     )
     .await;
     let err = stderr(&out);
-    assert!(
-        err.contains("the run has no step three (its steps: one, two)"),
-        "{err}"
-    );
+    assert_contains(&err, "the run has no step three (its steps: one, two)");
 }
 
 #[tokio::test]
@@ -149,22 +126,20 @@ async fn eight_processes_sharing_a_run_directory_keep_every_step() {
     let run_dir = home.path().join("busy-run");
     let dir = run_dir.display().to_string();
     // The run exists first; then N invocations join it at once, each with its own step.
-    server.push(a::text("seed done", U::new(1_000, 10)));
+    server.script().text("seed done");
     let out = run(
         &server,
         home.path(),
         &["-p", "seed", "--run-dir", &dir, "--step", "seed"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for i in 0..N {
-        server.push(a::tool_use(
-            &format!("t{i}"),
-            "list_dir",
-            "{}",
-            U::new(1_000, 10),
-        ));
-        server.push(a::text("done", U::new(1_100, 10)));
+    assert_success(&out);
+    for _ in 0..N {
+        server
+            .script()
+            .tool("list_dir", "{}")
+            .at(1_100)
+            .text("done");
     }
     let children: Vec<_> = (0..N)
         .map(|i| {

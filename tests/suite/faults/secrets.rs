@@ -2,9 +2,10 @@
 //! not from its own environment and not from the agent's `/proc/<pid>/environ`, even outside the
 //! sandbox.
 
-use super::super::cli::{bin, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::check::{assert_contains, assert_lacks, assert_success};
+use crate::support::fake::{FakeServer, U};
 use crate::support::harness::{KEY, all_files};
+use crate::support::headless::{bin_for, flags, run};
 
 /// The inactive provider's key: flower-tui talks to Anthropic, yet this one is guarded too.
 const OPENAI_KEY: &str = "sk-proj-INACTIVE-0123456789abcdef";
@@ -16,18 +17,19 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let command = "cat /proc/$PPID/environ > agent-environ.txt; env > child-env.txt; echo done";
-    server.push(a::tool_use(
-        "t1",
+    server.script().usage(U::new(1_000, 20)).tool(
         "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        U::new(1_000, 20),
-    ));
+        serde_json::json!({ "command": command }).to_string(),
+    );
     // A model that repeats a key into its handoff document (it never saw one; a fake can).
-    server.push(a::text(
-        &format!("## Doing\nKeys {KEY} and {OPENAI_KEY}.\n## Next\nGo on.\n"),
-        U::new(1_500, 30),
-    ));
-    server.push(a::text("done in generation 2", U::new(900, 10)));
+    server
+        .script()
+        .usage(U::new(1_500, 30))
+        .text(&format!(
+            "## Doing\nKeys {KEY} and {OPENAI_KEY}.\n## Next\nGo on.\n"
+        ))
+        .usage(U::new(900, 10))
+        .text("done in generation 2");
     // A file of the user's that holds a key, attached with `@`.
     std::fs::write(
         home.path().join("creds.txt"),
@@ -36,35 +38,22 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
     .unwrap();
     let task =
         format!("my key is {KEY}, the OpenAI one {OPENAI_KEY} and groq {GROQ_KEY}; see @creds.txt");
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("OPENAI_API_KEY", OPENAI_KEY)
+    let mut c = bin_for(home.path(), &server);
+    c.env("OPENAI_API_KEY", OPENAI_KEY)
         .env("GROQ_API_KEY", GROQ_KEY)
         // The sandbox refuses reading another process's `/proc` files at all (tests/suite/sandbox/
         // processes.rs); without it the agent's own block is read here, and must hold no key.
-        .args([
-            "--sandbox",
-            "off",
-            "-p",
-            &task,
-            "--yes",
-            "--step",
-            "keys",
-            "--handoff-after",
-            "1",
-        ]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        .args(["--sandbox", "off", "-p", &task])
+        .args(flags("--yes --step keys --handoff-after 1"));
+    let out = run(c).await.output;
+    assert_success(&out);
     let keys = [KEY, OPENAI_KEY, GROQ_KEY];
 
     // The command ran, and saw no key: not in its environment, not in the agent's.
     let child_env = std::fs::read_to_string(home.path().join("child-env.txt")).unwrap();
     let agent_env = std::fs::read(home.path().join("agent-environ.txt")).unwrap();
     let agent_env = String::from_utf8_lossy(&agent_env);
-    assert!(child_env.contains("PATH="), "{child_env}");
+    assert_contains(&child_env, "PATH=");
     assert!(
         agent_env.contains("ANTHROPIC_BASE_URL="),
         "the agent's block was read"
@@ -73,11 +62,11 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
         assert!(!child_env.contains(key), "{key} in the command's env");
         assert!(!agent_env.contains(key), "{key} in /proc/<agent>/environ");
     }
-    assert!(!child_env.contains("OPENAI_API_KEY="), "{child_env}");
+    assert_lacks(&child_env, "OPENAI_API_KEY=");
 
     // The model got the task masked.
     let first = serde_json::to_string(&server.requests()[0]["messages"]).unwrap();
-    assert!(first.contains("my key is sk-t****"), "{first}");
+    assert_contains(&first, "my key is sk-t****");
     assert!(
         first.contains("OPENAI=sk-p****"),
         "the attachment is there, masked: {first}"
@@ -90,10 +79,10 @@ async fn every_key_is_masked_on_disk_and_no_command_can_read_one() {
             .unwrap(),
     )
     .unwrap();
-    assert!(manifest.contains("my key is sk-t****"), "{manifest}");
+    assert_contains(&manifest, "my key is sk-t****");
     let handoff =
         std::fs::read_to_string(home.path().join(".flower/notes/handoff-keys.md")).unwrap();
-    assert!(handoff.contains("Keys sk-t**** and sk-p****"), "{handoff}");
+    assert_contains(&handoff, "Keys sk-t**** and sk-p****");
     // The checkpoint store keeps copies of the workspace's files byte for byte (an undo must
     // give `creds.txt` back as it was): the user's own file again, owner-only like the data dir.
     let store = home.path().join("data/flower/checkpoints");
@@ -134,28 +123,26 @@ async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
     let home = tempfile::tempdir().unwrap();
     // A model that puts a key into a command (it never saw one; a fake can).
     let command = format!("echo {OPENAI_KEY} > /dev/null; echo ran");
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-        U::new(1_000, 20),
-    ));
-    server.push(a::text("done", U::new(1_100, 10)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("OPENAI_API_KEY", OPENAI_KEY)
+    server
+        .script()
+        .usage(U::new(1_000, 20))
+        .tool(
+            "bash",
+            serde_json::json!({ "command": command }).to_string(),
+        )
+        .usage(U::new(1_100, 10))
+        .text("done");
+    let mut c = bin_for(home.path(), &server);
+    c.env("OPENAI_API_KEY", OPENAI_KEY)
         .args(["-p", "run it", "--yes"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let call = stdout
         .lines()
         .find(|l| l.contains("\"type\":\"tool_call\""))
         .unwrap_or_else(|| panic!("no tool_call event: {stdout}"));
-    assert!(call.contains("echo sk-p****"), "{call}");
+    assert_contains(call, "echo sk-p****");
     assert!(
         !stdout.contains(OPENAI_KEY),
         "the key was printed: {stdout}"
@@ -165,5 +152,5 @@ async fn a_key_the_model_writes_into_a_tool_call_is_never_printed() {
         .lines()
         .find(|l| l.contains("\"type\":\"tool_result\""))
         .unwrap_or_default();
-    assert!(result.contains("ran"), "{result}");
+    assert_contains(result, "ran");
 }

@@ -4,9 +4,8 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::super::cli::bin;
 use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::headless::bin_for;
 
 async fn stopped_by(signal: i32, name: &str) {
     let server = FakeServer::start().await;
@@ -16,10 +15,8 @@ async fn stopped_by(signal: i32, name: &str) {
         a::text("slow words that never finish", U::new(1_000, 10))
             .with_delay(Duration::from_secs(10)),
     );
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "a long task", "--step", "sig"])
+    let mut c = bin_for(home.path(), &server);
+    c.args(["-p", "a long task", "--step", "sig"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();

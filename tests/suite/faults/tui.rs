@@ -4,16 +4,19 @@
 use std::sync::Arc;
 
 use super::input::big_message;
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+use crate::support::check::assert_file;
+use crate::support::fake::{U, anthropic as a};
+use crate::support::headless::newest_run;
+use crate::support::pty::{ENTER, Pty, READY, last_user_text, served};
 
 #[test]
 fn a_ten_megabyte_paste_is_spilled_and_the_user_is_told() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("I will read the file in pages.", U::new(2_000, 20)));
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let (_rt, server) = served();
+    server
+        .script()
+        .usage(U::new(2_000, 20))
+        .text("I will read the file in pages.");
+    let mut t = Pty::open(&server, &["--yes"]);
     let paste = big_message(10_000_000);
     t.keys(&format!("\x1b[200~{paste}\x1b[201~"));
     t.keys(ENTER);
@@ -26,7 +29,7 @@ fn a_ten_megabyte_paste_is_spilled_and_the_user_is_told() {
         &sent[..sent.len().min(400)]
     );
     let spilled = t.workspace().join(".flower/spill/input-1.txt");
-    assert_eq!(std::fs::read_to_string(&spilled).unwrap(), paste);
+    assert_file(&spilled, paste);
     // The user sees the notice, and the reply.
     t.wait_for("saved in full to");
     t.wait_for("I will read the file in pages.");
@@ -34,35 +37,29 @@ fn a_ten_megabyte_paste_is_spilled_and_the_user_is_told() {
 
 #[test]
 fn continue_in_the_tui_names_the_damaged_newest_run_then_goes_on_with_the_older() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let home = Arc::new(tempfile::tempdir().unwrap());
     // Two runs in the workspace; the newer one's ledger is torn afterwards.
     for (task, answer) in [
         ("older task", "older answer"),
         ("newer task", "newer answer"),
     ] {
-        server.push(a::text(answer, U::new(1_000, 10)));
+        server.script().text(answer);
         let mut t = Pty::start_in(home.clone(), &server, &["--yes"]);
         t.wait_for(READY);
-        t.keys(task);
-        t.keys(ENTER);
+        t.ask(task);
         t.wait_for(answer);
         drop(t);
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let runs = home.path().join("data/flower/runs");
-    let mut manifests: Vec<_> = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("manifest.json"))
-        .collect();
-    manifests.sort_by_key(|m| std::fs::metadata(m).unwrap().modified().unwrap());
-    let newest = manifests.last().unwrap().clone();
+    let newest = newest_run(home.path()).join("manifest.json");
     let text = std::fs::read(&newest).unwrap();
     std::fs::write(&newest, &text[..text.len() / 2]).unwrap();
 
-    server.push(a::text("going on with the older run", U::new(1_100, 10)));
+    server
+        .script()
+        .at(1_100)
+        .text("going on with the older run");
     let mut t = Pty::start_in(home.clone(), &server, &["--yes", "--continue"]);
     // The warning names the file (the screen wraps long lines: look for its parts).
     let want = format!(
@@ -89,15 +86,13 @@ fn continue_in_the_tui_names_the_damaged_newest_run_then_goes_on_with_the_older(
 
 #[test]
 fn a_message_still_queued_when_sigterm_arrives_is_named_on_the_way_out() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     // A reply that streams for a long while: the second message waits in the queue.
     server.push(
         a::text("A long answer that is still streaming.", U::new(1_000, 10))
             .with_delay(std::time::Duration::from_secs(5)),
     );
-    let mut t = Pty::start(&server, &["--yes"]);
-    t.wait_for(READY);
+    let mut t = Pty::open(&server, &["--yes"]);
     t.keys("first question");
     t.keys(ENTER);
     t.wait_requests(&server, 1);

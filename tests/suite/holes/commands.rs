@@ -3,13 +3,14 @@
 //! hooks: with the sandbox off and no `--yes`, `/y` whose file says `allowed-tools: Bash(sh:*),
 //! Bash(cp:*)` runs neither `sh -c …` nor `cp … /outside` unasked.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::suite::cli::{bin, lines, stderr};
+use crate::support::check::tool_result;
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::files::write;
+use crate::support::headless::{bin_for, run};
 
 fn bash(id: &str, command: &str) -> Reply {
     a::tool_use(
@@ -30,25 +31,23 @@ async fn run_y(home: &Path, extra: &[&str], calls: Vec<Reply>) -> Vec<Value> {
         server.push(c);
     }
     server.push(a::text("done", U::new(1200, 20)));
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", home.join("ws").to_str().unwrap()])
+    let mut c = bin_for(home, &server);
+    c.args(["--workspace", home.join("ws").to_str().unwrap()])
         .args(extra)
         .args(["-p", "/y"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    lines(&out)
+    run(c).await.success().events()
 }
 
 fn result<'a>(events: &'a [Value], id: &str) -> &'a str {
-    events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == id)
-        .and_then(|e| e["output"].as_str())
-        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"))
+    let result = tool_result(events, id);
+    result["output"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no output in {result}"))
+}
+
+/// The user's `config.toml` in `home`.
+fn config(home: &tempfile::TempDir) -> PathBuf {
+    home.path().join("config/flower/config.toml")
 }
 
 fn home() -> tempfile::TempDir {
@@ -69,9 +68,7 @@ async fn a_workspace_command_grants_no_program_that_runs_anything_nor_a_path_out
         let mut extra = vec!["--sandbox", sandbox];
         if sandbox != "off" {
             // The sandbox asking for every command, as the user set it.
-            let cfg = home.path().join("config/flower");
-            std::fs::create_dir_all(&cfg).unwrap();
-            std::fs::write(cfg.join("config.toml"), "[sandbox]\nask = true\n").unwrap();
+            write(&config(&home), "[sandbox]\nask = true\n");
             extra.clear();
         }
         let calls = vec![
@@ -93,9 +90,7 @@ async fn a_workspace_command_grants_no_program_that_runs_anything_nor_a_path_out
 async fn a_workspace_command_grants_once_its_file_is_trusted_and_then_only_safe_prefixes() {
     let home = home();
     let outside = home.path().join("outside");
-    let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "mcp_json = \"trust\"\n").unwrap();
+    write(&config(&home), "mcp_json = \"trust\"\n");
     let calls = vec![
         bash("ls", "ls notes.txt"),
         bash("sh", "sh -c 'echo inside > inside.txt'"),

@@ -1,9 +1,8 @@
 //! Headless `--output text` prints the model's answer without its escape sequences (OSC 0 sets
 //! the title, OSC 52 the clipboard, CSI colours), as every other output path does.
 
-use crate::suite::cli::{bin, stderr};
 use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::headless::{bin_for, run};
 
 #[tokio::test]
 async fn headless_text_output_strips_the_models_escape_sequences() {
@@ -14,15 +13,10 @@ async fn headless_text_output_strips_the_models_escape_sequences() {
         "plain \u{1b}]52;c;UFdORUQ=\u{7}\u{1b}]0;PWNED\u{7}\u{1b}[31mred\u{1b}[0m \u{1b}[2J end",
         U::new(100, 10),
     ));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", home.path().join("ws").to_str().unwrap()])
+    let mut c = bin_for(home.path(), &server);
+    c.args(["--workspace", home.path().join("ws").to_str().unwrap()])
         .args(["-p", "hi", "--output", "text"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.success().output;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         !out.stdout.iter().any(|&b| b == 0x1b || b == 0x07),

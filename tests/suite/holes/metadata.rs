@@ -11,7 +11,8 @@ use std::path::Path;
 
 use flower_tui::engine::tools::sandbox::{SandboxMode, SandboxPolicy};
 
-use crate::suite::sandbox::{bash, confines_writes, place};
+use crate::suite::sandbox::{Place, bash, confines_writes, place, ran};
+use crate::support::check::assert_starts_with;
 
 /// Every way to change `$1`'s metadata the probe knows, each allowed to fail.
 const CHANGE: &str = r#"
@@ -41,6 +42,16 @@ attempt("utime", lambda: os.utime(p, (946684800, 946684800)))
 attempt("setxattr", lambda: os.setxattr(p, "user.flower", b"planted"))
 attempt("chown", lambda: os.chown(p, os.getuid(), os.getgid()))
 "#;
+
+/// The probe's calls that change a mode, times or an attribute (all but `chown`).
+const MODE_TIMES_ATTRIBUTES: [&str; 6] = [
+    "chmod",
+    "fchmod",
+    "proc-fd",
+    "fchmodat2",
+    "utime",
+    "setxattr",
+];
 
 fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
     let p = CString::new(path.as_os_str().as_bytes()).unwrap();
@@ -77,11 +88,43 @@ fn victim(dir: &Path, name: &str) -> std::path::PathBuf {
     f
 }
 
+/// The probe's output says `verdict` ("refused", "changed") of each of `calls`; the failure names
+/// the call and shows the output.
+#[track_caller]
+fn probe_says(out: &str, calls: &[&str], verdict: &str) {
+    for call in calls {
+        assert!(out.contains(&format!("{call} {verdict}")), "{call}: {out}");
+    }
+}
+
 fn unchanged(f: &Path, mtime: i64, out: &str) {
     let meta = std::fs::metadata(f).unwrap();
     assert_eq!(meta.mode() & 0o7777, 0o600, "mode changed: {out}");
     assert_eq!(meta.mtime(), mtime, "times changed: {out}");
     assert_eq!(xattr(f, "user.flower"), None, "attribute planted: {out}");
+}
+
+/// Under `policy`, the probe, `chmod 777` and `touch -d` (then `more`, a shell command, if any)
+/// change nothing of a fresh victim `name` in `dir`, and the probe says each of its mode, times
+/// and attribute calls was refused; the command's output.
+async fn nothing_changes(
+    p: &Place,
+    policy: &SandboxPolicy,
+    dir: &Path,
+    name: &str,
+    more: &str,
+) -> String {
+    let f = victim(dir, name);
+    let mtime = std::fs::metadata(&f).unwrap().mtime();
+    let script = p.outside.join("change.py");
+    std::fs::write(&script, CHANGE).unwrap();
+    let (probe, file) = (script.display(), f.display());
+    let command =
+        format!("python3 {probe} {file}; chmod 777 {file}; touch -d 2000-01-01 {file}{more}");
+    let out = bash(&p.ws, policy, &command).await;
+    unchanged(&f, mtime, &out.content);
+    probe_says(&out.content, &MODE_TIMES_ATTRIBUTES, "refused");
+    out.content
 }
 
 #[tokio::test]
@@ -91,37 +134,10 @@ async fn metadata_outside_the_workspace_cannot_be_changed() {
     if !confines_writes(&policy, &p.ws) {
         return;
     }
-    let f = victim(&p.outside, "id_ed25519");
-    let mtime = std::fs::metadata(&f).unwrap().mtime();
+    let chmod_all = format!("; chmod -R 000 {}", p.outside.display());
+    let out = nothing_changes(&p, &policy, &p.outside, "id_ed25519", &chmod_all).await;
+    probe_says(&out, &["chown"], "refused");
     let script = p.outside.join("change.py");
-    std::fs::write(&script, CHANGE).unwrap();
-    let out = bash(
-        &p.ws,
-        &policy,
-        &format!(
-            "python3 {s} {f}; chmod 777 {f}; touch -d 2000-01-01 {f}; chmod -R 000 {d}",
-            s = script.display(),
-            f = f.display(),
-            d = p.outside.display()
-        ),
-    )
-    .await;
-    unchanged(&f, mtime, &out.content);
-    for call in [
-        "chmod",
-        "fchmod",
-        "proc-fd",
-        "fchmodat2",
-        "utime",
-        "setxattr",
-        "chown",
-    ] {
-        assert!(
-            out.content.contains(&format!("{call} refused")),
-            "{call}: {}",
-            out.content
-        );
-    }
     assert!(std::fs::metadata(&script).unwrap().mode() & 0o777 != 0);
 
     // Inside the workspace the same calls work.
@@ -132,13 +148,11 @@ async fn metadata_outside_the_workspace_cannot_be_changed() {
         &format!("python3 {} {}", script.display(), inside.display()),
     )
     .await;
-    for call in ["chmod", "fchmod", "utime", "setxattr"] {
-        assert!(
-            out.content.contains(&format!("{call} changed")),
-            "{call}: {}",
-            out.content
-        );
-    }
+    probe_says(
+        &out.content,
+        &["chmod", "fchmod", "utime", "setxattr"],
+        "changed",
+    );
     assert_eq!(
         xattr(&inside, "user.flower").as_deref(),
         Some(&b"planted"[..])
@@ -152,42 +166,13 @@ async fn read_only_mode_changes_no_metadata_in_the_workspace() {
     if !confines_writes(&policy, &p.ws) {
         return;
     }
-    let f = victim(&p.ws, "build.sh");
-    let mtime = std::fs::metadata(&f).unwrap().mtime();
-    let script = p.outside.join("change.py");
-    std::fs::write(&script, CHANGE).unwrap();
-    let out = bash(
-        &p.ws,
-        &policy,
-        &format!(
-            "python3 {s} {f}; chmod 777 {f}; touch -d 2000-01-01 {f}",
-            s = script.display(),
-            f = f.display()
-        ),
-    )
-    .await;
-    unchanged(&f, mtime, &out.content);
-    for call in [
-        "chmod",
-        "fchmod",
-        "proc-fd",
-        "fchmodat2",
-        "utime",
-        "setxattr",
-    ] {
-        assert!(
-            out.content.contains(&format!("{call} refused")),
-            "{call}: {}",
-            out.content
-        );
-    }
+    nothing_changes(&p, &policy, &p.ws, "build.sh", "").await;
     // The temp dir stays scratch space, metadata included.
-    let out = bash(
+    let out = ran(
         &p.ws,
         &policy,
         "t=$(mktemp) && chmod 700 \"$t\" && touch -d 2000-01-01 \"$t\" && stat -c %a \"$t\"",
     )
     .await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("700"), "{}", out.content);
+    assert_starts_with(&out, "700");
 }

@@ -6,27 +6,11 @@
 //! read-only too.
 
 use std::path::Path;
-use std::process::Command;
 
 use flower_tui::engine::tools::sandbox::SandboxPolicy;
 
 use crate::suite::sandbox::{bash, confines_writes, place};
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
+use crate::support::files::git;
 
 /// A repository with one commit at `<temp>/<parent>/ws`, in the system's temp dir.
 fn repository_in_temp() -> (tempfile::TempDir, std::path::PathBuf) {

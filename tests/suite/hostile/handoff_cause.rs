@@ -4,19 +4,15 @@
 
 use serde_json::Value;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, Reply, U, anthropic as a, is_writing};
-use crate::support::harness::KEY;
-use crate::support::harness::{Harness, start, turn_end};
-use crate::support::pty::{ENTER, Pty, READY, last_user_text, runtime};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
+use crate::support::fake::{FakeServer, is_writing};
+use crate::support::harness::{Harness, start};
+use crate::support::headless::{bin_for, lines, run};
+use crate::support::pty::{Pty, last_user_text, served};
 
 /// A complete handoff document.
 const DOC: &str =
     "## Doing\nWork.\n\n## Decided\n- a\n\n## Dead ends\n- b\n\n## Next\nGo on.\n\n## Scene\n- f\n";
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
 
 /// The first text block of the first message: the successor's briefing.
 fn briefing(body: &Value) -> String {
@@ -27,22 +23,24 @@ fn briefing(body: &Value) -> String {
 }
 
 fn say(t: &mut Pty, text: &str) {
-    t.keys(text);
-    t.wait_for(text);
-    t.keys(ENTER);
+    t.ask(text);
 }
 
 #[test]
 fn a_manual_handoff_says_the_user_asked_for_it() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("first answer here", u(5_000)));
-    server.push(a::text("second answer here", u(6_000)));
-    server.push(a::text(DOC, u(6_500)));
-    server.push(a::text("the successor answers", u(2_000)));
+    let (_rt, server) = served();
+    server
+        .script()
+        .at(5_000)
+        .text("first answer here")
+        .at(6_000)
+        .text("second answer here")
+        .at(6_500)
+        .text(DOC)
+        .at(2_000)
+        .text("the successor answers");
     let args = ["--yes", "--review", "off", "--window", "60000"];
-    let mut t = Pty::start(&server, &args);
-    t.wait_for(READY);
+    let mut t = Pty::open(&server, &args);
     say(&mut t, "first question");
     t.wait_for("first answer here");
     say(&mut t, "second question");
@@ -57,25 +55,21 @@ fn a_manual_handoff_says_the_user_asked_for_it() {
     assert_eq!(reqs.len(), 4);
     // The writing turn: the user asked, at 6K of 60K; nothing says the context is full.
     let prompt = last_user_text(&reqs[2]);
-    assert!(
-        prompt.starts_with(
-            "The user asked for a handoff now, so this session ends here (your context window \
+    assert_starts_with(
+        &prompt,
+        "The user asked for a handoff now, so this session ends here (your context window \
              is at 6.0K of 60K). Stop the work you were doing and write a handoff document now. \
-             Give the document the focus asked for at the end of this message.\n\n"
-        ),
-        "{prompt}"
+             Give the document the focus asked for at the end of this message.\n\n",
     );
     assert!(prompt.ends_with("\n\nAdditional focus: keep the parser notes"));
-    assert!(!prompt.contains("nearly full"), "{prompt}");
+    assert_lacks(&prompt, "nearly full");
     // The successor is told the same.
     let brief = briefing(&reqs[3]);
-    assert!(
-        brief.starts_with(
-            "You are taking over this work from your previous generation. The user asked for a \
+    assert_starts_with(
+        &brief,
+        "You are taking over this work from your previous generation. The user asked for a \
              handoff with the focus \"keep the parser notes\", so it stopped and wrote the \
-             handoff document below for you."
-        ),
-        "{brief}"
+             handoff document below for you.",
     );
     assert!(!brief.contains("ran out") && !brief.contains("long context"));
 }
@@ -83,72 +77,44 @@ fn a_manual_handoff_says_the_user_asked_for_it() {
 /// `flower-tui -p TASK ARGS` against `server`; its JSON lines.
 async fn headless(server: &FakeServer, args: &[&str]) -> Vec<Value> {
     let home = tempfile::tempdir().unwrap();
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "the task", "--yes", "--window", "40000"])
+    let mut c = bin_for(home.path(), server);
+    c.args(["-p", "the task", "--yes", "--window", "40000"])
         .args(args);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     lines(&out)
 }
 
 #[tokio::test]
 async fn an_automatic_handoff_says_the_context_is_nearly_full() {
     let server = FakeServer::start().await;
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    server.push(a::text(DOC, u(31_500)));
-    server.push(a::text("listed", u(3_000)));
+    server.script().over_the_line(DOC).at(3_000).text("listed");
     let args = ["--headroom", "10000", "--handoff-mode", "blocking"];
     let ev = headless(&server, &args).await;
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3, "{ev:?}");
     assert_eq!(reqs[1]["tool_choice"]["type"], "none");
     let prompt = last_user_text(&reqs[1]);
-    assert!(
-        prompt.starts_with(
-            "Your context window is at 31.0K of 40K. It is nearly full, so this session ends \
-             here. Stop the work you were doing and write a handoff document now.\n\n"
-        ),
-        "{prompt}"
+    assert_starts_with(
+        &prompt,
+        "Your context window is at 31.0K of 40K. It is nearly full, so this session ends \
+             here. Stop the work you were doing and write a handoff document now.\n\n",
     );
     let brief = briefing(&reqs[2]);
-    assert!(
-        brief.contains("Its context window was nearly full, so it stopped"),
-        "{brief}"
-    );
+    assert_contains(&brief, "Its context window was nearly full, so it stopped");
 }
 
 #[tokio::test]
 async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
     let h = Harness::new().await;
     // A history the rescue can shorten: one big tool result.
-    std::fs::write(
-        h.workspace.join("a.log"),
-        "error: disk full\n".repeat(2_000),
-    )
-    .unwrap();
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command":"cat a.log"}"#,
-        u(12_000),
-    ));
-    h.server.push(Reply::Status {
-        status: 400,
-        headers: vec![],
-        body: a::error_json(
-            "invalid_request_error",
-            "prompt is too long: 41000 tokens > 40000 maximum",
-        ),
-    });
-    h.server.push(a::text(DOC, u(9_000)));
-    h.server.push(a::text("continued", u(4_000)));
+    h.big_log("a.log");
+    h.script()
+        .at(12_000)
+        .tool("bash", r#"{"command":"cat a.log"}"#)
+        .overflows_then_rescued(DOC, "continued");
     let mut r = start(h.params(40_000, 10_000));
-    let ev = r.turn("read a.log").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("read a.log").await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 4, "{ev:#?}");
     assert!(is_writing(&reqs[2]));
@@ -162,9 +128,6 @@ async fn a_handoff_after_an_overflow_says_the_request_did_not_fit() {
     );
     assert!(!prompt.contains("nearly full") && !prompt.contains("The user asked"));
     let brief = briefing(&reqs[3]);
-    assert!(
-        brief.contains("Its context window overflowed, so it stopped"),
-        "{brief}"
-    );
+    assert_contains(&brief, "Its context window overflowed, so it stopped");
     r.shutdown().await;
 }

@@ -4,21 +4,15 @@
 
 use std::path::Path;
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
-use crate::support::pty::{CTRL_C, ENTER, Pty, READY, rfind, runtime};
-
-fn u(input: u64) -> U {
-    U::new(input, 10)
-}
+use crate::support::check::{assert_contains, assert_success};
+use crate::support::fake::FakeServer;
+use crate::support::headless::{bin_for, lines, stderr};
+use crate::support::pty::{Pty, READY, rfind, served};
 
 /// Quit an idle TUI and return the run id of its `continue it:` line.
 fn quit_and_read_the_hint(t: &mut Pty) -> String {
     t.wait("the turn to end", |s| !s.contains("to interrupt"));
-    t.keys(CTRL_C);
-    t.keys(CTRL_C);
-    assert!(t.wait_exit().success());
+    assert!(t.quit().success());
     let raw = t.raw();
     let left = rfind(&raw, b"\x1b[?1049l").expect("left the alternate screen");
     let after = String::from_utf8_lossy(&raw[left..]).into_owned();
@@ -37,18 +31,15 @@ fn recorded_id(run: &Path) -> String {
 
 #[test]
 fn a_run_with_its_own_directory_is_continued_by_the_printed_command() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Remember the number 7431.", u(1_000)));
-    server.push(a::text("It was 7431.", u(1_500)));
+    let (_rt, server) = served();
+    server.script().a_number_to_remember();
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let run = home.path().join("elsewhere/myrun");
     let run_arg = run.to_string_lossy().into_owned();
 
     let mut t = Pty::start_in(home.clone(), &server, &["--yes", "--run-dir", &run_arg]);
     t.wait_for(READY);
-    t.keys("pick a number");
-    t.keys(ENTER);
+    t.ask("pick a number");
     t.wait_for("Remember the number 7431.");
     let id = quit_and_read_the_hint(&mut t);
     assert_eq!(id, recorded_id(&run));
@@ -59,11 +50,10 @@ fn a_run_with_its_own_directory_is_continued_by_the_printed_command() {
     let mut again = Pty::start_in(home.clone(), &server, &["--yes", "--resume", &id]);
     again.wait_for("pick a number");
     again.wait_for(READY);
-    again.keys("what was it?");
-    again.keys(ENTER);
+    again.ask("what was it?");
     again.wait_for("It was 7431.");
     let history = server.requests()[1]["messages"].to_string();
-    assert!(history.contains("Remember the number 7431."), "{history}");
+    assert_contains(&history, "Remember the number 7431.");
     assert_eq!(quit_and_read_the_hint(&mut again), id);
 
     // `--continue` with the directory names the run by its id too.
@@ -83,19 +73,17 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
     let home = tempfile::tempdir().unwrap();
     let run = home.path().join("elsewhere/nightly");
     let headless = |args: Vec<String>| {
-        let mut c = bin(home.path());
-        c.env("ANTHROPIC_API_KEY", KEY)
-            .env("ANTHROPIC_BASE_URL", server.base_url())
-            .args(args);
+        let mut c = bin_for(home.path(), &server);
+        c.args(args);
         tokio::task::spawn_blocking(move || c.output().unwrap())
     };
     let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    server.push(a::text("first run done", u(1_000)));
+    server.script().text("first run done");
     let run_dir = run.to_string_lossy().into_owned();
     let out = headless(args(&["-p", "first task", "--run-dir", &run_dir]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let id = recorded_id(&run);
 
     // `--resume` alone lists it; `--resume ID` continues it.
@@ -105,11 +93,11 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
         "{}",
         stderr(&out)
     );
-    server.push(a::text("resumed", u(1_200)));
+    server.script().at(1_200).text("resumed");
     let out = headless(args(&["--resume", &id, "-p", "second task"]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     assert!(
         lines(&out)
             .iter()
@@ -118,11 +106,11 @@ async fn headless_resume_and_continue_find_a_run_outside_the_data_dir() {
         lines(&out)
     );
     // `--continue` without the flag: the workspace's newest run, wherever it is.
-    server.push(a::text("continued", u(1_400)));
+    server.script().at(1_400).text("continued");
     let out = headless(args(&["--continue", "-p", "third task"]))
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_success(&out);
     let reqs = server.requests();
     let history = reqs[2]["messages"].to_string();
     assert!(

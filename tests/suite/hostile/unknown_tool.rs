@@ -1,34 +1,29 @@
 //! A call of a tool the request did not offer is answered with exactly the tools it did offer:
 //! the built-ins, the step's own (`todo`), `task`, and any MCP tools.
 
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::check::assert_success;
+use crate::support::fake::FakeServer;
+use crate::support::headless::{bin_for, lines, run};
+use crate::support::requests::tool_names;
 
 #[tokio::test]
 async fn an_unknown_tool_error_lists_what_the_request_offered() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
-    server.push(a::tool_use("t1", "no_such_tool", "{}", U::new(1_000, 10)));
-    server.push(a::text("done", U::new(1_100, 10)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["-p", "use a tool", "--yes"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    server
+        .script()
+        .tool("no_such_tool", "{}")
+        .at(1_100)
+        .text("done");
+    let mut c = bin_for(home.path(), &server);
+    c.args(["-p", "use a tool", "--yes"]);
+    let out = run(c).await.output;
+    assert_success(&out);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{:?}", lines(&out));
-    let offered: Vec<&str> = reqs[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let offered = tool_names(&reqs[0]);
     for name in ["read_file", "bash", "todo", "task"] {
-        assert!(offered.contains(&name), "{offered:?}");
+        assert!(offered.iter().any(|t| t == name), "{offered:?}");
     }
     let last = reqs[1]["messages"].as_array().unwrap().last().unwrap();
     let result = &last["content"][0];

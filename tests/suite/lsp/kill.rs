@@ -8,9 +8,9 @@ use serde_json::json;
 
 use super::faults::{faulty, write};
 use super::{left_in, processes_in, server_path};
-use crate::suite::cli::bin;
 use crate::support::fake::{FakeServer, Gate, U, anthropic as a};
 use crate::support::harness::KEY;
+use crate::support::headless::bin;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_flower_tui_leaves_no_language_server_behind() {

@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{left_in, processes_in, server_path};
-use crate::suite::cli::bin;
 use crate::support::fake::{FakeServer, Gate, U, anthropic as a};
 use crate::support::harness::KEY;
+use crate::support::headless::bin;
 
 /// A headless run in `ws` (whose parent is its home) whose model writes `file` with an
 /// undefined name `name`, then waits at `gate` before its last answer.

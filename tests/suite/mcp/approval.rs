@@ -10,8 +10,8 @@ use flower_tui::engine::mcp::{
 };
 use flower_tui::engine::protocol::{Event, Op};
 
-use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, start as start_engine, turn_end};
+use crate::support::check::{assert_contains, picked};
+use crate::support::harness::{Harness, start as start_engine};
 
 use super::*;
 
@@ -56,22 +56,19 @@ async fn held_servers_start_only_when_the_user_approves_and_the_answer_is_kept()
     assert!(servers[0].transport.starts_with("sh -c"), "{servers:?}");
     // `/mcp restart` cannot get round the approval.
     let refused = m.restart("project").unwrap_err().to_string();
-    assert!(refused.contains("not approved"), "{refused}");
+    assert_contains(&refused, "not approved");
     assert_eq!(pids_of(&mark), 1, "only the config file's server runs");
 
-    h.server.push(a::text("first", U::new(1000, 10)));
-    h.server.push(a::tool_use(
-        "t1",
-        "mcp__project__echo",
-        r#"{"text":"approved"}"#,
-        U::new(1100, 10),
-    ));
-    h.server.push(a::text("done", U::new(1200, 10)));
+    h.script()
+        .text("first")
+        .at(1100)
+        .tool("mcp__project__echo", r#"{"text":"approved"}"#)
+        .at(1200)
+        .text("done");
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("before").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("before").await;
     assert!(
         !h.server.requests()[0]["tools"]
             .to_string()
@@ -95,8 +92,7 @@ async fn held_servers_start_only_when_the_user_approves_and_the_answer_is_kept()
         ServerState::Ready { .. }
     ));
     assert!(m.pending_project().is_none());
-    let ev = r.turn("after").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("after").await;
     let reqs = h.server.requests();
     assert_eq!(
         reqs[2]["messages"].as_array().unwrap().last().unwrap()["content"][0]["content"],
@@ -144,11 +140,10 @@ async fn a_declined_file_stays_off_until_it_changes() {
         ProjectServers::Ignored(n) if n.contains("you declined it")
     ));
     // A changed file is a new question.
-    std::fs::write(
-        h.workspace.join(".mcp.json"),
+    h.file(
+        ".mcp.json",
         br#"{"mcpServers": {"project": {"command": "another"}}}"#,
-    )
-    .unwrap();
+    );
     assert!(matches!(
         project_servers(&h.workspace, McpJsonPolicy::Ask, &store, &none),
         ProjectServers::NeedsApproval { .. }
@@ -166,19 +161,12 @@ async fn a_request_says_which_servers_it_waits_for() {
         fault_server("slow", "slow:1500", &mark, false),
     ]);
     let m = Arc::new(m);
-    h.server.push(a::text("hi", U::new(1000, 10)));
+    h.script().text("hi");
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("hello").await;
-    assert_eq!(turn_end(&ev), "completed");
-    let waits: Vec<Vec<String>> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::McpWaiting { servers } => Some(servers.clone()),
-            _ => None,
-        })
-        .collect();
+    let ev = r.completed_turn("hello").await;
+    let waits: Vec<Vec<String>> = picked!(ev, Event::McpWaiting { servers } => servers.clone());
     assert_eq!(waits.last(), Some(&Vec::new()), "{waits:?}");
     assert!(
         waits.iter().any(|w| w.iter().any(|s| s == "slow")),

@@ -3,41 +3,17 @@
 //! is not used until approved (or `--mcp-json trust`).
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use crate::support::fake::FakeServer;
 use crate::support::harness::KEY;
+use crate::support::headless::{bin_for, run};
 use crate::support::mcp_setup::{self, PythonServer, skip, wait_gone};
 
 use super::*;
 
-fn bin(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .current_dir(home);
-    c
-}
-
 /// TOML for the fault server under `name`.
 fn fault_server_toml(name: &str, marker: &(String, String)) -> String {
-    let exe = std::env::current_exe()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    format!(
-        r#"
-[mcp_servers.{name}]
-command = "sh"
-args = ["-c", "exec \"$0\" \"$@\" 3>&1 1>/dev/null", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
-env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
-"#,
-        m0 = marker.0,
-        m1 = marker.1,
-    )
+    fault_server_table(name, "exec \"$0\" \"$@\" 3>&1 1>/dev/null", marker)
 }
 
 pub(super) fn mcp_json(marker: &(String, String)) -> String {
@@ -55,7 +31,7 @@ pub(super) fn mcp_json(marker: &(String, String)) -> String {
     .to_string()
 }
 
-async fn run(home: &Path, server: &FakeServer, extra: &[&str]) -> Vec<serde_json::Value> {
+async fn headless(home: &Path, server: &FakeServer, extra: &[&str]) -> Vec<serde_json::Value> {
     run_with_env(home, server, extra, &[]).await
 }
 
@@ -65,25 +41,11 @@ async fn run_with_env(
     extra: &[&str],
     vars: &[(&str, &str)],
 ) -> Vec<serde_json::Value> {
-    let mut c = bin(home);
-    c.envs(vars.iter().copied());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
+    let mut c = bin_for(home, server);
+    c.envs(vars.iter().copied())
         .args(["-p", "use the tool", "--yes"])
         .args(extra);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
+    run(c).await.success().events()
 }
 
 fn statuses<'a>(events: &'a [serde_json::Value], name: &str) -> Vec<&'a str> {
@@ -107,14 +69,12 @@ async fn headless_starts_configured_servers_and_an_mcp_json_only_when_trusted() 
     std::fs::write(home.path().join(".mcp.json"), mcp_json(&mark)).unwrap();
 
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "mcp__faults__echo",
-        r#"{"text":"through the binary"}"#,
-        U::new(1000, 10),
-    ));
-    server.push(a::text("done", U::new(1100, 10)));
-    let events = run(home.path(), &server, &[]).await;
+    server
+        .script()
+        .tool("mcp__faults__echo", r#"{"text":"through the binary"}"#)
+        .at(1100)
+        .text("done");
+    let events = headless(home.path(), &server, &[]).await;
     let faults = statuses(&events, "faults");
     assert_eq!(faults.first(), Some(&"starting"), "{events:?}");
     assert!(faults.contains(&"ready"), "{faults:?}");
@@ -141,14 +101,12 @@ async fn headless_starts_configured_servers_and_an_mcp_json_only_when_trusted() 
 
     // Trusted: the project's server starts too.
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "mcp__project__echo",
-        r#"{"text":"project"}"#,
-        U::new(1000, 10),
-    ));
-    server.push(a::text("done", U::new(1100, 10)));
-    let events = run(home.path(), &server, &["--mcp-json", "trust"]).await;
+    server
+        .script()
+        .tool("mcp__project__echo", r#"{"text":"project"}"#)
+        .at(1100)
+        .text("done");
+    let events = headless(home.path(), &server, &["--mcp-json", "trust"]).await;
     assert!(
         statuses(&events, "project").contains(&"ready"),
         "{events:?}"
@@ -202,14 +160,14 @@ headers = {{ Authorization = "Bearer ${{ANTHROPIC_API_KEY}}" }}
     std::fs::write(home.path().join("config/flower/config.toml"), toml).unwrap();
 
     let server = FakeServer::start().await;
-    for (id, tool, input) in [
-        ("t1", "mcp__docs__header", r#"{"name":"Authorization"}"#),
-        ("t2", "mcp__docs__header", r#"{"name":"X-Flower-Test"}"#),
-        ("t3", "mcp__tools__env", "{}"),
+    for (tool, input) in [
+        ("mcp__docs__header", r#"{"name":"Authorization"}"#),
+        ("mcp__docs__header", r#"{"name":"X-Flower-Test"}"#),
+        ("mcp__tools__env", "{}"),
     ] {
-        server.push(a::tool_use(id, tool, input, U::new(1000, 10)));
+        server.script().tool(tool, input);
     }
-    server.push(a::text("done", U::new(1100, 10)));
+    server.script().at(1100).text("done");
     let vars = [
         ("DOCS_TOKEN", "docs-token-0123456789"),
         ("GH_TEST_TOKEN", "ghp_test_token_0123456789"),

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use flower_tui::engine::policy::ApprovalPolicy;
 use flower_tui::engine::protocol::Event;
 
-use crate::support::fake::{U, anthropic as a};
+use crate::support::check::assert_event;
+use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start as start_engine, turn_end};
 
 use super::*;
@@ -22,38 +23,24 @@ async fn the_model_calls_an_mcp_tool_through_the_engine() {
     let mark = marker();
     let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
     let m = Arc::new(m);
-    h.server.push(a::tool_use(
-        "t1",
-        "mcp__faults__echo",
-        r#"{"text":"from the server"}"#,
-        U::new(1000, 20),
-    ));
-    h.server.push(a::tool_use(
-        "t2",
-        "mcp__faults__crash",
-        "{}",
-        U::new(1100, 20),
-    ));
-    h.server.push(a::text("done", U::new(1200, 20)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("mcp__faults__echo", r#"{"text":"from the server"}"#)
+        .usage(U::new(1100, 20))
+        .tool("mcp__faults__crash", "{}")
+        .usage(U::new(1200, 20))
+        .text("done");
     let mut p = h.params(200_000, 50_000);
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("use the tool").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("use the tool").await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 3);
     // The first request waited for the server: its tools are offered beside the built-ins.
-    let names: Vec<&str> = reqs[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert!(
-        names.contains(&"read_file") && names.contains(&"mcp__faults__echo"),
-        "{names:?}"
-    );
-    assert!(names.contains(&"mcp__faults__read_file"));
+    let names = crate::support::requests::tool_names(&reqs[0]);
+    let has = |name: &str| names.iter().any(|n| n == name);
+    assert!(has("read_file") && has("mcp__faults__echo"), "{names:?}");
+    assert!(has("mcp__faults__read_file"));
     assert_eq!(tool_result(&reqs[1])["content"], "from the server");
     // A crash mid-call is a tool error for the model, not a failed turn.
     let crash = tool_result(&reqs[2]);
@@ -66,7 +53,11 @@ async fn the_model_calls_an_mcp_tool_through_the_engine() {
         "{crash}"
     );
     // The tool call event names its arguments.
-    assert!(ev.iter().any(|e| matches!(e, Event::ToolCall { summary, .. } if summary == "mcp__faults__echo: {\"text\":\"from the server\"}")));
+    assert_event!(
+        ev,
+        Event::ToolCall { summary, .. }
+            if summary == "mcp__faults__echo: {\"text\":\"from the server\"}"
+    );
     // The crashed server's tools are no longer offered.
     assert!(!reqs[2]["tools"].to_string().contains("mcp__faults__"));
     r.shutdown().await;
@@ -80,19 +71,16 @@ async fn headless_without_yes_denies_every_mcp_tool() {
     let (m, _rx) = start(vec![fault_server("faults", "normal", &mark, false)]);
     let m = Arc::new(m);
     m.wait_for_startup().await;
-    h.server.push(a::tool_use(
-        "t1",
-        "mcp__faults__echo",
-        r#"{"text":"x"}"#,
-        U::new(1000, 20),
-    ));
-    h.server.push(a::text("ok", U::new(1100, 20)));
+    h.script()
+        .usage(U::new(1000, 20))
+        .tool("mcp__faults__echo", r#"{"text":"x"}"#)
+        .usage(U::new(1100, 20))
+        .text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.mcp = Some(m.clone());
     let mut r = start_engine(p);
-    let ev = r.turn("try it").await;
-    assert_eq!(turn_end(&ev), "completed");
+    r.completed_turn("try it").await;
     let result = tool_result(&h.server.requests()[1]);
     assert_eq!(result["is_error"], true);
     assert!(
@@ -124,9 +112,7 @@ async fn mcp_restart_op_restarts_the_server() {
     let ev = r
         .until(|e| matches!(e, Event::Notice { message } if message.contains("MCP server")))
         .await;
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Notice { message } if message == "restarting MCP server `faults`")
-    ));
+    assert_event!(ev, Event::Notice { message } if message == "restarting MCP server `faults`");
     assert!(matches!(
         settled(&m, "faults").await.state,
         ServerState::Ready { .. }
@@ -138,9 +124,7 @@ async fn mcp_restart_op_restarts_the_server() {
     let ev = r
         .until(|e| matches!(e, Event::Notice { message } if message.contains("nobody")))
         .await;
-    assert!(ev.iter().any(
-        |e| matches!(e, Event::Notice { message } if message == "no MCP server is named `nobody`")
-    ));
+    assert_event!(ev, Event::Notice { message } if message == "no MCP server is named `nobody`");
     r.shutdown().await;
     m.shutdown().await;
 }
@@ -157,7 +141,6 @@ fn kill_server(mark: &(String, String)) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_of_a_killed_server_fails_at_once_without_asking() {
-    use crate::support::fake::Reply;
     use flower_tui::engine::policy::FrontEnd;
     let h = Harness::new().await;
     let mark = marker();
@@ -179,15 +162,13 @@ async fn a_tool_of_a_killed_server_fails_at_once_without_asking() {
         )
         .with_delay(Duration::from_secs(2))
     }));
-    h.server.push(a::text("ok", U::new(1100, 20)));
+    h.script().usage(U::new(1100, 20)).text("ok");
     // The next turn's request no longer offers it; the model calls it all the same.
-    h.server.push(a::tool_use(
-        "t2",
-        "mcp__faults__echo",
-        r#"{"text":"y"}"#,
-        U::new(1200, 20),
-    ));
-    h.server.push(a::text("ok again", U::new(1300, 20)));
+    h.script()
+        .usage(U::new(1200, 20))
+        .call("t2", "mcp__faults__echo", r#"{"text":"y"}"#)
+        .at(1300)
+        .text("ok again");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.front_end = FrontEnd::Interactive { review: false };

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use flower_tui::engine::mcp::ServerConfig;
 use flower_tui::engine::tools;
 
+use crate::support::check::assert_starts_with;
 use crate::support::mcp_server::{SERVER_ENV, START_ENV};
 use crate::support::mcp_setup::{pids_with_env, wait_gone};
 use std::time::Duration;
@@ -210,9 +211,9 @@ async fn failures_at_start_are_states_with_reasons() {
         settled(&m, "crash").await;
         reason("crash")
     };
-    assert!(
-        crash.starts_with("exited with status 3 during start-up; stderr: boom on start"),
-        "{crash}"
+    assert_starts_with(
+        &crash,
+        "exited with status 3 during start-up; stderr: boom on start",
     );
     settled(&m, "exits").await;
     assert_eq!(

@@ -1,7 +1,7 @@
 //! Servers end with flower-tui however it ends: shutdown, drop (with or without a runtime), SIGKILL
 //! of the owner; and `.mcp.json` is used only once approved.
 
-use crate::support::mcp_server::SERVER_ENV;
+use crate::support::headless::flags;
 use crate::support::mcp_setup::{pids_with_env, wait_gone};
 use std::time::Duration;
 
@@ -35,41 +35,27 @@ async fn servers_and_their_children_are_gone_after_drop() {
 fn servers_are_gone_after_their_owner_is_killed() {
     use std::io::BufRead;
     let mark = marker();
-    let exe = std::env::current_exe()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    let toml_text = format!(
-        r#"
-        [mcp_servers.direct]
-        command = "sh"
-        args = ["-c", "exec \"$0\" \"$@\" 3>&1 1>/dev/null", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
-        env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
-
-        [mcp_servers.nested]
-        command = "sh"
-        args = ["-c", "\"$0\" \"$@\" 3>&1 1>/dev/null; echo after", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
-        env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
-
-        # A wrapper whose other child ignores a closed stdin (and is no child of ours): only the
-        # lifeline watcher, which kills the server's whole group, ends it.
-        [mcp_servers.stubborn]
-        command = "sh"
-        args = ["-c", "sleep 300 </dev/null & \"$0\" \"$@\" 3>&1 1>/dev/null", "{exe}", "--exact", "suite::mcp::mcp_test_server_entry", "--ignored", "--nocapture", "--test-threads=1", "-q"]
-        env = {{ {SERVER_ENV} = "1", {m0} = "{m1}" }}
-        "#,
-        m0 = mark.0,
-        m1 = mark.1,
-    );
+    let exe = std::env::current_exe().unwrap();
+    let toml_text = [
+        fault_server_table("direct", "exec \"$0\" \"$@\" 3>&1 1>/dev/null", &mark),
+        fault_server_table(
+            "nested",
+            "\"$0\" \"$@\" 3>&1 1>/dev/null; echo after",
+            &mark,
+        ),
+        // A wrapper whose other child ignores a closed stdin (and is no child of ours): only the
+        // lifeline watcher, which kills the server's whole group, ends it.
+        fault_server_table(
+            "stubborn",
+            "sleep 300 </dev/null & \"$0\" \"$@\" 3>&1 1>/dev/null",
+            &mark,
+        ),
+    ]
+    .join("\n");
     let mut owner = std::process::Command::new(&exe)
-        .args([
-            "--exact",
-            "suite::mcp::mcp_owner_entry",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
+        .args(flags(
+            "--exact suite::mcp::mcp_owner_entry --ignored --nocapture --test-threads=1 -q",
+        ))
         .env(OWNER_ENV, toml_text)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())

@@ -107,6 +107,28 @@ fn fault_server(
     }
 }
 
+/// The fault server as a `[mcp_servers.<name>]` table of `config.toml`: `sh -c <script>` with
+/// the test binary's entry as `"$0" "$@"` (`script` puts its stdout on fd 3), `marker` in its
+/// environment.
+fn fault_server_table(name: &str, script: &str, marker: &(String, String)) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let args = [
+        "-c",
+        script,
+        &exe.to_string_lossy(),
+        "--exact",
+        "suite::mcp::mcp_test_server_entry",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+        "-q",
+    ];
+    let (m0, m1) = marker;
+    format!(
+        "[mcp_servers.{name}]\ncommand = \"sh\"\nargs = {args:?}\nenv = {{ {SERVER_ENV} = \"1\", {m0} = {m1:?} }}\n"
+    )
+}
+
 fn command_server(name: &str, command: &str, args: &[&str]) -> ServerConfig {
     ServerConfig {
         name: name.to_string(),

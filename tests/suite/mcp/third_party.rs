@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use flower_tui::engine::mcp::{Origin, ServerConfig};
 
+use crate::support::check::assert_contains;
 use crate::support::mcp_setup::{self, PythonServer, pids_with_env, skip, wait_gone};
 use std::time::Duration;
 
@@ -91,12 +92,7 @@ async fn reference_server_everything_over_stdio() {
     let out = m
         .call("mcp__everything__get-resource-links", &json!({"count": 2}))
         .await;
-    assert!(
-        out.content
-            .contains("[resource link: demo://resource/dynamic/"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "[resource link: demo://resource/dynamic/");
 
     // Its environment: the base and what the config names, never a provider key.
     let out = m.call("mcp__everything__get-env", &json!({})).await;

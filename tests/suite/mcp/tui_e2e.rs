@@ -4,27 +4,26 @@
 
 use std::time::Duration;
 
-use crate::support::fake::FakeServer;
+use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::files::write;
 use crate::support::mcp_setup::pids_with_env;
-use crate::support::pty::{ENTER, Pty, READY, runtime};
+use crate::support::pty::{Pty, READY, served};
 
 use super::cli::mcp_json;
 use super::*;
 
 #[test]
 fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let mark = marker();
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join(".mcp.json"), mcp_json(&mark)).unwrap();
+    write(&ws.join(".mcp.json"), mcp_json(&mark));
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let asked = t.wait_for("Start the MCP servers of this workspace's .mcp.json?");
-    assert!(asked.contains("project: sh -c"), "{asked}");
-    assert!(asked.contains("y approve"), "{asked}");
+    assert_contains(&asked, "project: sh -c");
+    assert_contains(&asked, "y approve");
     // A first message typed at once: its y and n go to the input and answer nothing.
     for c in "say yes or no".chars() {
         t.keys(&c.to_string());
@@ -41,29 +40,26 @@ fn the_tui_asks_once_per_workspace_and_typed_ahead_keys_do_not_answer() {
         "a server started before the answer"
     );
     // The typed text stays in the input (the prompt says so) until it is sent or cleared.
-    assert!(screen.contains("your text stays in the input"), "{screen}");
+    assert_contains(&screen, "your text stays in the input");
     t.keys("\x03"); // Ctrl-C clears the input
     std::thread::sleep(Duration::from_millis(600));
     t.keys("y");
     t.wait_for("approved for this workspace: starting its MCP servers");
     mcp_until_ready(&mut t);
     assert_eq!(pids_with_env(&marker_str(&mark)).len(), 1);
-    t.keys("/quit");
-    t.wait_for("/quit");
-    t.keys(ENTER);
+    t.ask("/quit");
     t.wait_exit();
 
     // The next launch in this workspace remembers the answer: no question, the server starts.
     let mut again = Pty::start_in(home, &server, &[]);
     again.wait_for(READY);
     let listed = mcp_until_ready(&mut again);
-    assert!(!listed.contains("Start the MCP servers"), "{listed}");
+    assert_lacks(&listed, "Start the MCP servers");
 }
 
 #[test]
 fn declined_stays_declined_until_the_file_changes() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     let mark = marker();
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let ws = home.path().join("ws");
@@ -77,18 +73,14 @@ fn declined_stays_declined_until_the_file_changes() {
     std::thread::sleep(Duration::from_millis(500));
     t.keys("n");
     t.wait_for("declined: its MCP servers stay off");
-    t.keys("/quit");
-    t.wait_for("/quit");
-    t.keys(ENTER);
+    t.ask("/quit");
     t.wait_exit();
     drop(t);
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     let screen = t.wait_for("you declined it for this workspace");
-    assert!(!screen.contains(question), "{screen}");
-    t.keys("/quit");
-    t.wait_for("/quit");
-    t.keys(ENTER);
+    assert_lacks(&screen, question);
+    t.ask("/quit");
     t.wait_exit();
     drop(t);
     assert!(pids_with_env(&marker_str(&mark)).is_empty());
@@ -102,9 +94,7 @@ fn declined_stays_declined_until_the_file_changes() {
 /// `/mcp` until it lists the project's server ready (it may still be starting); the screen then.
 fn mcp_until_ready(t: &mut Pty) -> String {
     for _ in 0..40 {
-        t.keys("/mcp");
-        t.wait_for("/mcp");
-        t.keys(ENTER);
+        t.ask("/mcp");
         std::thread::sleep(Duration::from_millis(250));
         let screen = t.screen();
         if screen.contains("project (.mcp.json) · ready, ") {

@@ -2,20 +2,19 @@
 //! record of what was retired, `--continue`, and the fifth generation's briefing.
 
 use super::*;
+use crate::support::check::{assert_contains, assert_event, assert_starts_with, picked};
 
 #[tokio::test]
 async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_successor() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "todo", PLAN, u(31_000))); // crosses at after the tool
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.script().at(31_000).tool("todo", PLAN); // crosses at after the tool
+    h.script().at(31_500).text(DOC).at(5_000).text("ok");
     let mut p = h.params(40_000, 10_000);
     // With old tool output masked, `recall` is offered from the first generation on (it brings
     // a masked output back); without, only to a successor.
     p.masking = flower_tui::engine::mask::MaskSettings::OFF;
     let mut r = start(p);
-    let ev = r.turn("fix the parser").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("fix the parser").await;
     let items = ev
         .iter()
         .find_map(|e| match e {
@@ -37,7 +36,7 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
             _ => None,
         })
         .unwrap();
-    assert!(result.starts_with("Plan updated: 3 items"), "{result}");
+    assert_starts_with(&result, "Plan updated: 3 items");
     assert_eq!(r.manifest().steps[0].memory.todo, items);
     let reqs = h.server.requests();
     // The first generation has todo and no recall; the writing turn the same tools (cache).
@@ -57,52 +56,32 @@ async fn the_plan_is_kept_shown_and_carried_and_recall_is_offered_to_the_success
     let transcript = r.run_root.join(format!("sessions/{retired}.jsonl"));
     let briefing = &first_blocks(&reqs[2])[0];
     let preamble = briefing.split("<handoff>").next().unwrap();
-    assert!(
-        preamble.contains(&format!("generation 1: {}", transcript.display())),
-        "{preamble}"
-    );
-    assert!(preamble.contains("`recall` tool"), "{preamble}");
+    assert_contains(preamble, &format!("generation 1: {}", transcript.display()));
+    assert_contains(preamble, "`recall` tool");
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     let h = Harness::new().await;
-    h.server.push(a::text(
-        "The flux capacitor lives in src/time.rs at line 88.",
-        u(1_000),
-    ));
-    h.server.push(a::text(DOC, u(1_500)));
-    h.server.push(a::tool_use(
-        "r1",
-        "recall",
-        r#"{"query": "FLUX capacitor"}"#,
-        u(2_000),
-    ));
-    h.server.push(a::tool_use(
-        "r2",
-        "recall",
-        r#"{"query": "(flux", "regex": true}"#,
-        u(2_100),
-    ));
-    h.server.push(a::text("It is in src/time.rs.", u(2_200)));
+    h.script()
+        .text("The flux capacitor lives in src/time.rs at line 88.")
+        .at(1_500)
+        .text(DOC)
+        .at(2_000)
+        .tool("recall", r#"{"query": "FLUX capacitor"}"#)
+        .at(2_100)
+        .tool("recall", r#"{"query": "(flux", "regex": true}"#)
+        .at(2_200)
+        .text("It is in src/time.rs.");
     let mut r = start(h.params(40_000, 10_000));
     r.turn("where is the flux capacitor?").await;
     handoff(&mut r).await;
-    let ev = r.turn("remind me where it was").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    let results: Vec<(String, bool)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult {
-                name,
-                output,
-                is_error,
-                ..
-            } if name == "recall" => Some((output.clone(), *is_error)),
-            _ => None,
-        })
-        .collect();
+    let ev = r.completed_turn("remind me where it was").await;
+    let results: Vec<(String, bool)> = picked!(
+        ev,
+        Event::ToolResult { name, output, is_error, .. } if name == "recall" => (output.clone(), *is_error)
+    );
     assert_eq!(results.len(), 2);
     let (found, err) = &results[0];
     assert!(!err);
@@ -113,12 +92,9 @@ async fn recall_finds_the_predecessors_words_and_a_bad_regex_is_a_tool_error() {
     );
     let (bad, err) = &results[1];
     assert!(err, "{bad}");
-    assert!(bad.contains("not a valid regular expression"), "{bad}");
+    assert_contains(bad, "not a valid regular expression");
     // The tool calls are shown with their summary.
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::ToolCall { summary, .. } if summary == "recall: \"FLUX capacitor\""
-    )));
+    assert_event!(ev, Event::ToolCall { summary, .. } if summary == "recall: \"FLUX capacitor\"");
     r.shutdown().await;
 }
 
@@ -138,15 +114,13 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
             step: None
         })
     );
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
+    h.script().over_the_line(DOC).at(5_000).text("ok");
     let ev = r.turn("work").await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::Handoff(HandoffPhase::Writing { focus: Some(f), manual: false, .. }) if f == "the parser bug"
-    )));
+    assert_event!(
+        ev,
+        Event::Handoff(HandoffPhase::Writing { focus: Some(f), manual: false, .. })
+            if f == "the parser bug"
+    );
     let reqs = h.server.requests();
     assert!(
         last_text(&reqs[1]).ends_with("\n\nAdditional focus: the parser bug"),
@@ -159,7 +133,7 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
         Some("the parser bug")
     );
     // A manual handoff with its own focus gets both.
-    h.server.push(a::text(DOC, u(6_000)));
+    h.script().at(6_000).text(DOC);
     let turn = r.send_handoff(Some("the lexer")).await;
     r.until_end(turn).await;
     let reqs = h.server.requests();
@@ -173,9 +147,9 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
     r.until(|e| matches!(e, Event::Focus { focus: None, .. }))
         .await;
     // (A successor holds only its briefing: one turn first, so there is something to hand off.)
-    h.server.push(a::text("more", u(6_200)));
+    h.script().at(6_200).text("more");
     r.turn("more").await;
-    h.server.push(a::text(DOC, u(6_500)));
+    h.script().at(6_500).text(DOC);
     handoff(&mut r).await;
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 6);
@@ -187,10 +161,14 @@ async fn a_standing_focus_goes_into_every_later_handoff_prompt_and_the_briefing(
 #[tokio::test]
 async fn the_ledger_and_the_done_phase_say_what_was_retired() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "list_dir", "{}", u(1_000)));
-    h.server.push(a::tool_use("t2", "list_dir", "{}", u(1_200)));
-    h.server.push(a::text("two listings", u(1_400)));
-    h.server.push(a::text(DOC, u(1_600)));
+    h.script()
+        .tool("list_dir", "{}")
+        .at(1_200)
+        .tool("list_dir", "{}")
+        .at(1_400)
+        .text("two listings")
+        .at(1_600)
+        .text(DOC);
     let mut r = start(h.params(40_000, 10_000));
     r.turn("list twice").await;
     let ev = handoff(&mut r).await;
@@ -217,11 +195,9 @@ async fn the_ledger_and_the_done_phase_say_what_was_retired() {
 #[tokio::test]
 async fn memory_survives_continue() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use("t1", "todo", PLAN, u(1_000)));
-    h.server.push(a::text("planned", u(1_200)));
-    let p = h.params(40_000, 10_000);
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    h.script().tool("todo", PLAN).at(1_200).text("planned");
+    let mut r = start(h.params(40_000, 10_000));
+    let root = r.run_root.clone();
     r.turn("plan it").await;
     pin(&mut r, "never push to main").await;
     r.send(Op::SetFocus {
@@ -231,29 +207,21 @@ async fn memory_survives_continue() {
     r.until(|e| matches!(e, Event::Focus { .. })).await;
     r.shutdown().await;
 
-    let mut p = h.params(40_000, 10_000);
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
+    let p = h.resumed(40_000, 10_000, &root);
     let mut r = start(p);
     let ev = r.until(|e| matches!(e, Event::Todo { .. })).await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::Pins { change: PinChange::Restored, pins, .. } if pins == &["never push to main".to_string()]
-    )));
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Focus { focus: Some(f), .. } if f == "nested quotes"))
+    assert_event!(
+        ev,
+        Event::Pins { change: PinChange::Restored, pins, .. }
+            if pins == &["never push to main".to_string()]
     );
-    h.server.push(a::text(DOC, u(1_500)));
-    h.server.push(a::text("continuing", u(1_800)));
+    assert_event!(ev, Event::Focus { focus: Some(f), .. } if f == "nested quotes");
+    h.script().at(1_500).text(DOC).at(1_800).text("continuing");
     handoff(&mut r).await;
     r.turn("go on").await;
     let block = carried(&h.server.requests().pop().unwrap());
-    assert!(block.contains("- never push to main\n"), "{block}");
-    assert!(
-        block.contains("- [in progress] fix nested quotes\n"),
-        "{block}"
-    );
+    assert_contains(&block, "- never push to main\n");
+    assert_contains(&block, "- [in progress] fix nested quotes\n");
     assert!(block.ends_with("## Focus\nnested quotes\n"), "{block}");
     r.shutdown().await;
 }
@@ -266,8 +234,7 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     let h = Harness::new().await;
     let mut r = start(h.params(400_000, 10_000));
     pin(&mut r, "pin one: never push to main").await;
-    h.server.push(a::tool_use("t1", "todo", PLAN, u(1_000)));
-    h.server.push(a::text("planned", u(1_200)));
+    h.script().tool("todo", PLAN).at(1_200).text("planned");
     r.turn("start").await;
     r.send(Op::SetFocus {
         focus: Some("focus: nested quotes".into()),
@@ -276,13 +243,14 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     r.until(|e| matches!(e, Event::Focus { .. })).await;
     for generation in 1..=4u32 {
         let ev = if generation % 2 == 1 {
-            h.server.push(a::text(DOC, u(2_000)));
+            h.script().at(2_000).text(DOC);
             handoff(&mut r).await
         } else {
             // An overflow: a degraded document at once, and the successor retries the request.
             h.server.push(overflow());
-            h.server
-                .push(a::text(&format!("generation {}", generation + 1), u(2_000)));
+            h.script()
+                .at(2_000)
+                .text(&format!("generation {}", generation + 1));
             r.turn(&format!("turn {generation}")).await
         };
         assert!(
@@ -312,10 +280,7 @@ async fn the_fifth_generation_is_briefed_with_everything_the_engine_carries() {
     }
     let preamble = first_blocks(&body)[0].clone();
     for g in 1..=4 {
-        assert!(
-            preamble.contains(&format!("  - generation {g}: ")),
-            "{preamble}"
-        );
+        assert_contains(&preamble, &format!("  - generation {g}: "));
     }
     assert!(tool_names(&body).contains(&"recall".to_string()));
     assert_eq!(r.manifest().steps[0].generations, 5);

@@ -3,6 +3,15 @@
 //! that a new process reopens.
 
 use super::*;
+use crate::support::check::{assert_contains, assert_event, assert_lacks};
+
+/// A session at 40,000 (10,000 headroom) that has answered one turn ("hello": "hi").
+async fn after_one_turn(h: &Harness) -> Running {
+    let mut r = start(h.params(40_000, 10_000));
+    h.script().text("hi");
+    r.completed_turn("hello").await;
+    r
+}
 
 #[tokio::test]
 async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor() {
@@ -19,11 +28,9 @@ async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor
             step: None,
         }
     );
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    h.server.push(a::text(DOC, u(31_500)));
-    h.server.push(a::text("ok", u(5_000)));
-    assert_eq!(turn_end(&r.turn("refactor the parser").await), "completed");
+    h.script().at(31_000).tool("list_dir", "{}"); // crosses at = 30000
+    h.script().at(31_500).text(DOC).at(5_000).text("ok");
+    r.completed_turn("refactor the parser").await;
     let m = r.manifest();
     let pins = &m.steps[0].memory.pins;
     assert_eq!(pins.len(), 1);
@@ -53,16 +60,13 @@ async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor
 #[tokio::test]
 async fn pins_survive_degraded_handoffs() {
     let h = Harness::new().await;
-    let mut r = start(h.params(40_000, 10_000));
-    h.server.push(a::text("hi", u(1_000)));
-    assert_eq!(turn_end(&r.turn("hello").await), "completed");
+    let mut r = after_one_turn(&h).await;
     pin(&mut r, "keep the public API").await;
     // Two overflows in a row of turns: each goes to a degraded document at once.
     for i in 0..2 {
         h.server.push(overflow());
-        h.server.push(a::text(&format!("ok {i}"), u(2_000)));
-        let ev = r.turn(&format!("next {i}")).await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        h.script().at(2_000).text(&format!("ok {i}"));
+        let ev = r.completed_turn(&format!("next {i}")).await;
         assert!(
             ev.iter()
                 .any(|e| matches!(e, Event::Handoff(HandoffPhase::Done { degraded: true, .. }))),
@@ -81,9 +85,7 @@ async fn pins_survive_degraded_handoffs() {
 #[tokio::test]
 async fn a_1mb_pin_is_refused_and_nothing_changes() {
     let h = Harness::new().await;
-    let mut r = start(h.params(40_000, 10_000));
-    h.server.push(a::text("hi", u(1_000)));
-    r.turn("hello").await;
+    let mut r = after_one_turn(&h).await;
     pin(&mut r, "a short pin").await;
     let big = "x".repeat(1 << 20);
     let ev = pin(&mut r, &big).await;
@@ -115,13 +117,13 @@ async fn a_1mb_pin_is_refused_and_nothing_changes() {
             )
         })
         .await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::MemoryRefused {
             reason: MemoryRefusal::FocusTooLong,
             ..
         }
-    )));
+    );
     let m = r.manifest();
     assert_eq!(m.steps[0].memory.pin_texts(), ["a short pin"]);
     assert_eq!(m.steps[0].memory.focus, None);
@@ -143,13 +145,10 @@ async fn a_1mb_pin_is_refused_and_nothing_changes() {
 async fn a_pin_made_while_a_turn_runs_applies_at_once() {
     let h = Harness::new().await;
     let mut r = start(h.params(40_000, 10_000));
-    h.server.push(a::tool_use(
-        "t1",
-        "bash",
-        r#"{"command": "sleep 1"}"#,
-        u(1_000),
-    ));
-    h.server.push(a::text("done", u(1_100)));
+    h.script()
+        .tool("bash", r#"{"command": "sleep 1"}"#)
+        .at(1_100)
+        .text("done");
     let turn = r.send_turn("wait a second").await;
     r.until(|e| matches!(e, Event::ToolCall { .. })).await;
     r.send(Op::Pin {
@@ -171,37 +170,25 @@ async fn a_pin_made_while_a_turn_runs_applies_at_once() {
 #[tokio::test]
 async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_successor() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
+    h.script().at(31_000).tool("list_dir", "{}");
     // The model copies a pinned section into its document: that adds no pin.
-    h.server.push(a::text(
-        &format!("{DOC}\n## Pinned\n- copied by the model\n"),
-        u(31_500),
-    ));
-    h.server.push(a::text("ok", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let mut r = start(p);
+    h.script()
+        .at(31_500)
+        .text(&format!("{DOC}\n## Pinned\n- copied by the model\n"))
+        .at(5_000)
+        .text("ok");
+    let mut r = start(h.reviewed(40_000, 10_000));
     r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        handoff,
-        path: Some(path),
-        ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
+    let frozen = r.frozen().await;
+    let (handoff, path) = (frozen.handoff, frozen.path.expect("a file"));
     // The user continues the pinned list (the engine's `Touched` section follows the model's
     // sections, so the list is no longer at the end of the file) and adds one at the end.
-    let text = std::fs::read_to_string(path).unwrap().replace(
+    let text = std::fs::read_to_string(&path).unwrap().replace(
         "- copied by the model\n",
         "- copied by the model\n- typed in the review\n",
     );
     std::fs::write(path, format!("{text}\n**Pinned**\n1. and this\n")).unwrap();
-    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    r.send(Op::ReviewDone { handoff }).await;
     let ev = r.until(|e| matches!(e, Event::TurnEnd { .. })).await;
     let added = ev.iter().find_map(|e| match e {
         Event::Pins {
@@ -217,11 +204,8 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     );
     let reqs = h.server.requests();
     let block = carried(&reqs[2]);
-    assert!(
-        block.contains("## Pinned\n- typed in the review\n- and this\n"),
-        "{block}"
-    );
-    assert!(!block.contains("copied by the model"), "{block}");
+    assert_contains(&block, "## Pinned\n- typed in the review\n- and this\n");
+    assert_lacks(&block, "copied by the model");
     let m = r.manifest();
     assert!(
         m.steps[0]
@@ -231,8 +215,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
             .all(|p| p.source == PinSource::Editor)
     );
     // The next generation gets them from the engine, not from any document.
-    h.server.push(a::text(DOC, u(6_000)));
-    h.server.push(a::text("third", u(2_000)));
+    h.script().at(6_000).text(DOC).at(2_000).text("third");
     let turn = r.send_handoff(None).await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
@@ -242,7 +225,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     };
     r.send(Op::ReviewDone { handoff: *handoff }).await;
     r.until_end(turn).await;
-    assert_eq!(turn_end(&r.turn("go on").await), "completed");
+    r.completed_turn("go on").await;
     let last = h.server.requests().pop().unwrap();
     assert!(carried(&last).contains("- typed in the review\n- and this\n"));
     r.shutdown().await;
@@ -253,13 +236,9 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
 #[tokio::test]
 async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let h = Harness::new().await;
-    h.server
-        .push(a::tool_use("t1", "list_dir", "{}", u(31_000)));
-    h.server.push(a::text(DOC, u(31_500)));
-    let mut p = h.params(40_000, 10_000);
-    p.front_end = FrontEnd::Interactive { review: true };
-    let root = p.run_dir.root.clone();
-    let mut r = start(p);
+    h.script().over_the_line(DOC);
+    let mut r = start(h.reviewed(40_000, 10_000));
+    let root = r.run_root.clone();
     pin(&mut r, "pinned before the cut").await;
     r.send_turn("work").await;
     let ev = r
@@ -280,11 +259,9 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     )
     .unwrap();
 
-    h.server.push(a::text("successor", u(5_000)));
-    let mut p = h.params(40_000, 10_000);
+    h.script().at(5_000).text("successor");
+    let mut p = h.resumed(40_000, 10_000, &root);
     p.front_end = FrontEnd::Interactive { review: true };
-    p.run_dir = RunDir::open(&root);
-    p.start.resume = Some(Resume::at(RunDir::open(&root)));
     let mut r = start(p);
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
@@ -296,20 +273,20 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    assert_event!(
+        ev,
         Event::Pins { change: PinChange::FromEditor, changed, .. }
             if changed == &["typed while no process ran".to_string()]
-    )));
+    );
     assert_eq!(
         r.manifest().steps[0].memory.pin_texts(),
         ["pinned before the cut", "typed while no process ran"]
     );
     r.turn("go on").await;
     let block = carried(&h.server.requests().pop().unwrap());
-    assert!(
-        block.contains("## Pinned\n- pinned before the cut\n- typed while no process ran\n"),
-        "{block}"
+    assert_contains(
+        &block,
+        "## Pinned\n- pinned before the cut\n- typed while no process ran\n",
     );
     r.shutdown().await;
 }

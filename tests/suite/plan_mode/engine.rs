@@ -9,7 +9,7 @@ use flower_tui::engine::protocol::{Event, ExitReason, Op, PlanChoice};
 use flower_tui::engine::tools::present_plan::PLAN_MODE_PROMPT;
 
 use super::{PLAN, present};
-use crate::support::fake::{U, anthropic as a};
+use crate::support::fake::U;
 use crate::support::harness::{Harness, Running, exit_reason, start};
 
 /// An engine in plan mode.
@@ -83,16 +83,12 @@ async fn a_switch_to_plan_mode_mid_turn_refuses_the_writes_of_the_reply_on_its_w
     let h = Harness::new().await;
     let mut r = start(h.params(200_000, 50_000));
     let gate = crate::support::fake::Gate::new();
-    h.server.push(
-        a::tool_use(
-            "w1",
-            "write_file",
-            r#"{"path":"x.txt","content":"x\n"}"#,
-            U::new(900, 20),
-        )
-        .gated(&gate),
+    h.script().usage(U::new(900, 20)).held(&gate).call(
+        "w1",
+        "write_file",
+        r#"{"path":"x.txt","content":"x\n"}"#,
     );
-    h.server.push(a::text("Stopped.", U::new(1_000, 10)));
+    h.script().text("Stopped.");
     let turn = r.send_turn("write x").await;
     r.until(|e| matches!(e, Event::TurnStarted { .. })).await;
     r.send(Op::SetMode { mode: Mode::Plan }).await;

@@ -14,9 +14,11 @@ use flower_tui::engine::lsp::spec;
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
-use crate::suite::cli::{bin, lines, stderr};
+use crate::support::check::{assert_contains, assert_exit, assert_file, assert_lacks, tool_result};
 use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::files::write;
+use crate::support::headless::{Run, bin, bin_for, run, stderr};
+use crate::support::requests::tool_names;
 
 /// The plan the fake model presents.
 pub(crate) const PLAN: &str = "# Rename the parser\n\n1. Rename `parse_all` to `parse` in src/lib.rs.\n2. Update the two callers in src/main.rs.\n3. Run cargo test.\n";
@@ -31,71 +33,59 @@ pub(crate) fn present(id: &str, plan: &str) -> Reply {
     )
 }
 
-/// The names of the tools a request offered.
-pub(crate) fn offered(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A home with an empty workspace `ws`.
 fn home() -> (tempfile::TempDir, PathBuf) {
     let home = tempfile::tempdir().unwrap();
     let ws = home.path().join("ws");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(ws.join("lib.rs"), "pub fn parse_all() {}\n").unwrap();
+    write(&ws.join("lib.rs"), "pub fn parse_all() {}\n");
     (home, ws)
 }
 
-/// `flower-tui --mode plan --step rename -p TASK` in `ws`, against `server`.
-fn plan_run(home: &Path, ws: &Path, base_url: &str, extra: &[&str]) -> std::process::Output {
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", base_url)
-        .args(["--workspace", ws.to_str().unwrap(), "--step", "rename"])
+/// `flower-tui --mode plan --step rename -p TASK` in `ws`, against `server`, run to its end; the
+/// test fails unless it exits 0.
+async fn plan_run(home: &Path, ws: &Path, server: &FakeServer, extra: &[&str]) -> Run {
+    let mut c = bin_for(home, server);
+    c.args(["--workspace", ws.to_str().unwrap(), "--step", "rename"])
         .args(["--mode", "plan", "--sandbox", "off"])
         .args(extra)
         .args(["-p", "plan the rename of parse_all"]);
-    c.output().unwrap()
+    run(c).await.success()
 }
 
 #[tokio::test]
 async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_plan_file() {
     let (home, ws) = home();
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "r1",
-        "read_file",
-        r#"{"path":"lib.rs"}"#,
-        U::new(900, 20),
-    ));
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"lib.rs","content":"pub fn parse() {}\n"}"#,
-        U::new(950, 20),
-    ));
+    server
+        .script()
+        .usage(U::new(900, 20))
+        .call("r1", "read_file", r#"{"path":"lib.rs"}"#)
+        .at(950)
+        .call(
+            "w1",
+            "write_file",
+            r#"{"path":"lib.rs","content":"pub fn parse() {}\n"}"#,
+        );
     server.push(present("p1", PLAN));
     // Were the turn to go on after the plan, this would be its next reply.
-    server.push(a::text("IMPLEMENTED ANYWAY", U::new(1_100, 10)));
-    let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
-    let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let events = lines(&out);
+    server.script().at(1_100).text("IMPLEMENTED ANYWAY");
+    let out = plan_run(home.path(), &ws, &server, &[]).await;
+    let events = out.events();
 
     // Only tools that change nothing reached the provider, and the prompt says it plans.
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "no request after the plan: {requests:?}");
-    let tools = offered(&requests[0]);
+    let tools = tool_names(&requests[0]);
     // `recall` reads the step's own transcripts (old tool output is masked).
-    let mut expected = vec!["read_file", "grep", "glob", "list_dir", "todo", "recall"];
+    let mut expected = vec![
+        "read_file",
+        "grep",
+        "glob",
+        "list_dir",
+        "web_fetch",
+        "todo",
+        "recall",
+    ];
     if Support::current().confines_writes() {
         expected.insert(1, "bash");
     }
@@ -113,20 +103,14 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
         assert!(!tools.iter().any(|t| t == writer), "{writer} offered");
     }
     let system = requests[0]["system"].to_string();
-    assert!(system.contains("# Plan mode"), "{system}");
+    assert_contains(&system, "# Plan mode");
 
     // The write the model tried anyway was refused with a clear error; the file is untouched.
-    let refused = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == "w1")
-        .unwrap();
+    let refused = tool_result(&events, "w1");
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();
-    assert!(why.contains("refused: plan mode changes nothing"), "{why}");
-    assert_eq!(
-        std::fs::read_to_string(ws.join("lib.rs")).unwrap(),
-        "pub fn parse_all() {}\n"
-    );
+    assert_contains(why, "refused: plan mode changes nothing");
+    assert_file(ws.join("lib.rs"), "pub fn parse_all() {}\n");
 
     // The plan is a file, named in a `plan` event and in the result line.
     let path = ws.join(".flower/notes/plan-rename.md");
@@ -137,7 +121,7 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     assert_eq!(result["type"], "result");
     assert_eq!(result["plan"], path.to_str().unwrap(), "{result}");
     assert_eq!(result["is_error"], false);
-    assert!(!out.stdout.windows(18).any(|w| w == b"IMPLEMENTED ANYWAY"));
+    assert_lacks(&out.stdout(), "IMPLEMENTED ANYWAY");
 }
 
 #[tokio::test]
@@ -149,14 +133,8 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
         "p2",
         "# Second thoughts\n\n1. Keep `parse_all`; add `parse` beside it.\n",
     ));
-    let run = |extra: &'static [&'static str]| {
-        let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
-        tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, extra))
-    };
-    let first = run(&[]).await.unwrap();
-    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-    let second = run(&["--output", "text"]).await.unwrap();
-    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    plan_run(home.path(), &ws, &server, &[]).await;
+    let second = plan_run(home.path(), &ws, &server, &["--output", "text"]).await;
     let notes = ws.join(".flower/notes");
     assert_eq!(
         std::fs::read_to_string(notes.join("plan-rename.md")).unwrap(),
@@ -168,24 +146,14 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
             .unwrap()
             .contains("Second thoughts")
     );
-    let text = String::from_utf8_lossy(&second.stdout);
-    assert!(
-        text.contains(&format!("Plan: {}", again.display())),
-        "{text}"
-    );
+    assert_contains(&second.stdout(), &format!("Plan: {}", again.display()));
 
     // `--continue` without `--mode` goes on in the mode the step last used.
-    server.push(a::text("Still planning.", U::new(1_000, 10)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
+    server.script().text("Still planning.");
+    let mut c = bin_for(home.path(), &server);
+    c.args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--continue", "-p", "and the tests?"]);
-    let third = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(third.status.code(), Some(0), "{}", stderr(&third));
-    let events = lines(&third);
+    let events = run(c).await.success().events();
     assert!(
         events
             .iter()
@@ -193,8 +161,8 @@ async fn a_second_plan_of_the_step_gets_a_new_file_and_text_output_names_it() {
         "{events:?}"
     );
     let last = server.requests().pop().unwrap();
-    assert!(offered(&last).iter().any(|t| t == "present_plan"));
-    assert!(!offered(&last).iter().any(|t| t == "write_file"));
+    assert!(tool_names(&last).iter().any(|t| t == "present_plan"));
+    assert!(!tool_names(&last).iter().any(|t| t == "write_file"));
 }
 
 #[test]
@@ -204,9 +172,9 @@ fn a_bad_mode_is_one_line_naming_the_accepted_ones() {
         .args(["--mode", "yolo", "-p", "x"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
-    assert!(err.contains("normal, accept-edits, plan"), "{err}");
+    assert_contains(&err, "normal, accept-edits, plan");
     std::fs::create_dir_all(home.path().join("config/flower")).unwrap();
     std::fs::write(
         home.path().join("config/flower/config.toml"),
@@ -217,7 +185,7 @@ fn a_bad_mode_is_one_line_naming_the_accepted_ones() {
         .args(["-p", "x", "--demo"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = stderr(&out);
     assert!(err.contains("`mode`") && err.contains("planning"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -229,41 +197,34 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
     let (home, ws) = home();
     let outside = home.path().join("outside.txt");
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "w1",
-        "write_file",
-        r#"{"path":"made.txt","content":"made\n"}"#,
-        U::new(900, 20),
-    ));
-    server.push(a::tool_use(
-        "e1",
-        "edit_file",
-        r#"{"path":"lib.rs","old_string":"parse_all","new_string":"parse"}"#,
-        U::new(950, 20),
-    ));
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command":"touch ran.txt"}"#,
-        U::new(1_000, 20),
-    ));
-    server.push(a::tool_use(
-        "o1",
-        "write_file",
-        &json!({"path": outside.to_str().unwrap(), "content": "no\n"}).to_string(),
-        U::new(1_050, 20),
-    ));
-    server.push(a::text("Edited.", U::new(1_100, 10)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
+    server
+        .script()
+        .usage(U::new(900, 20))
+        .call(
+            "w1",
+            "write_file",
+            r#"{"path":"made.txt","content":"made\n"}"#,
+        )
+        .at(950)
+        .call(
+            "e1",
+            "edit_file",
+            r#"{"path":"lib.rs","old_string":"parse_all","new_string":"parse"}"#,
+        )
+        .at(1_000)
+        .call("b1", "bash", r#"{"command":"touch ran.txt"}"#)
+        .at(1_050)
+        .call(
+            "o1",
+            "write_file",
+            json!({"path": outside.to_str().unwrap(), "content": "no\n"}).to_string(),
+        )
+        .usage(U::new(1_100, 10))
+        .text("Edited.");
+    let mut c = bin_for(home.path(), &server);
+    c.args(["--workspace", ws.to_str().unwrap(), "--sandbox", "off"])
         .args(["--mode", "accept-edits", "-p", "rename parse_all"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let events = lines(&out);
+    let events = run(c).await.success().events();
     assert_eq!(
         events
             .iter()
@@ -271,21 +232,9 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
             .map(|e| &e["mode"]),
         Some(&Value::from("accept-edits"))
     );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("made.txt")).unwrap(),
-        "made\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("lib.rs")).unwrap(),
-        "pub fn parse() {}\n"
-    );
-    let result = |id: &str| {
-        events
-            .iter()
-            .find(|e| e["type"] == "tool_result" && e["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    assert_file(ws.join("made.txt"), "made\n");
+    assert_file(ws.join("lib.rs"), "pub fn parse() {}\n");
+    let result = |id: &str| tool_result(&events, id).clone();
     assert_eq!(
         result("b1")["is_error"],
         true,
@@ -299,7 +248,11 @@ async fn accept_edits_runs_file_edits_in_the_workspace_unasked_but_not_commands_
     );
     assert!(!outside.exists());
     // The mode is in the request: every tool is offered.
-    assert!(offered(&server.requests()[0]).iter().any(|t| t == "bash"));
+    assert!(
+        tool_names(&server.requests()[0])
+            .iter()
+            .any(|t| t == "bash")
+    );
 }
 
 #[tokio::test]
@@ -308,20 +261,13 @@ async fn a_plan_that_restates_its_instructions_is_refused_and_no_file_is_written
     let server = FakeServer::start().await;
     let echo = flower_tui::engine::tools::present_plan::PLAN_MODE_PROMPT;
     server.push(present("p1", echo));
-    server.push(a::text("I could not plan it.", U::new(1_000, 10)));
-    let (h, w, url) = (home.path().to_path_buf(), ws.clone(), server.base_url());
-    let out = tokio::task::spawn_blocking(move || plan_run(&h, &w, &url, &[]))
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let events = lines(&out);
-    let refused = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == "p1")
-        .unwrap();
+    server.script().text("I could not plan it.");
+    let out = plan_run(home.path(), &ws, &server, &[]).await;
+    let events = out.events();
+    let refused = tool_result(&events, "p1");
     assert_eq!(refused["is_error"], true);
     let why = refused["output"].as_str().unwrap();
-    assert!(why.contains("restates its instructions"), "{why}");
+    assert_contains(why, "restates its instructions");
     assert!(!ws.join(".flower/notes/plan-rename.md").exists());
     assert!(!events.iter().any(|e| e["type"] == "plan"));
     assert!(events.last().unwrap().get("plan").is_none());

@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{PLAN, offered, present};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ESC, Pty, READY, runtime};
+use super::{PLAN, present};
+use crate::support::check::assert_contains;
+use crate::support::fake::FakeServer;
+use crate::support::pty::{ESC, Pty, READY, served};
+use crate::support::requests::tool_names;
 
 const SHIFT_TAB: &str = "\x1b[Z";
 
@@ -68,7 +70,7 @@ fn present_and_edit(t: &mut Pty, server: &FakeServer) -> PathBuf {
     t.keys("\r");
     t.wait_for("Plan saved to");
     let reqs = t.wait_requests(server, 1);
-    let tools = offered(&reqs[0]);
+    let tools = tool_names(&reqs[0]);
     assert!(tools.iter().any(|n| n == "present_plan"), "{tools:?}");
     assert!(!tools.iter().any(|n| n == "write_file"), "{tools:?}");
     let ws = t.workspace();
@@ -81,15 +83,14 @@ fn present_and_edit(t: &mut Pty, server: &FakeServer) -> PathBuf {
     t.keys(ESC);
     t.wait_for("i implement here");
     let on_disk = std::fs::read_to_string(&path).unwrap();
-    assert!(on_disk.contains("EDITED"), "{on_disk}");
+    assert_contains(&on_disk, "EDITED");
     path
 }
 
 #[test]
 fn shift_tab_cycles_the_modes_in_the_status_line_and_in_the_tools_offered() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    server.push(a::text("Normal again.", U::new(900, 10)));
+    let (_rt, server) = served();
+    server.script().at(900).text("Normal again.");
     let mut t = Pty::start(&server, &[]);
     let screen = t.wait_for(READY);
     assert!(!status(&screen).contains("plan mode"), "{screen}");
@@ -102,17 +103,16 @@ fn shift_tab_cycles_the_modes_in_the_status_line_and_in_the_tools_offered() {
     t.keys("\r");
     t.wait_for("Normal again.");
     let reqs = t.wait_requests(&server, 1);
-    let tools = offered(&reqs[0]);
+    let tools = tool_names(&reqs[0]);
     assert!(tools.iter().any(|n| n == "write_file"), "{tools:?}");
     assert!(!tools.iter().any(|n| n == "present_plan"), "{tools:?}");
 }
 
 #[test]
 fn a_reviewed_plan_is_implemented_in_a_fresh_session_from_the_edited_file() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     server.push(present("p1", PLAN));
-    server.push(a::text("Implemented from the plan.", U::new(1_500, 10)));
+    server.script().at(1_500).text("Implemented from the plan.");
     let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     t.wait_for(READY);
@@ -126,17 +126,14 @@ fn a_reviewed_plan_is_implemented_in_a_fresh_session_from_the_edited_file() {
     assert_eq!(messages.len(), 1, "{messages:?}");
     let first = text_of(&messages[0]);
     let on_disk = std::fs::read_to_string(&path).unwrap();
-    assert!(first.contains(&on_disk), "{first}");
-    assert!(
-        first.contains("chose to have it implemented in this fresh session"),
-        "{first}"
-    );
+    assert_contains(&first, &on_disk);
+    assert_contains(&first, "chose to have it implemented in this fresh session");
     assert!(
         !first.contains("plan the rename\n"),
         "the old conversation is not carried"
     );
     // Back in normal mode: the successor may edit.
-    assert!(offered(&reqs[1]).iter().any(|n| n == "write_file"));
+    assert!(tool_names(&reqs[1]).iter().any(|n| n == "write_file"));
     assert!(!status(&t.screen()).contains("plan mode"));
     // The ledger records it like a handoff, with its lineage.
     let runs = home.path().join("data/flower/runs");
@@ -160,12 +157,10 @@ fn a_reviewed_plan_is_implemented_in_a_fresh_session_from_the_edited_file() {
 
 #[test]
 fn a_reviewed_plan_is_implemented_here_as_the_next_message() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server) = served();
     server.push(present("p1", PLAN));
-    server.push(a::text("Implemented here.", U::new(1_500, 10)));
-    let mut t = Pty::start(&server, &[]);
-    t.wait_for(READY);
+    server.script().at(1_500).text("Implemented here.");
+    let mut t = Pty::open(&server, &[]);
     let path = present_and_edit(&mut t, &server);
     t.keys("i");
     t.wait_for("Implemented here.");
@@ -178,7 +173,7 @@ fn a_reviewed_plan_is_implemented_here_as_the_next_message() {
     );
     let last = text_of(messages.last().unwrap());
     let on_disk = std::fs::read_to_string(&path).unwrap();
-    assert!(last.contains("Implement this plan"), "{last}");
-    assert!(last.contains(&on_disk), "{last}");
-    assert!(offered(&reqs[1]).iter().any(|n| n == "write_file"));
+    assert_contains(&last, "Implement this plan");
+    assert_contains(&last, &on_disk);
+    assert!(tool_names(&reqs[1]).iter().any(|n| n == "write_file"));
 }

@@ -2,8 +2,6 @@
 //! between events, the silence notice, Esc at every point, errors that name the bad event, and a
 //! stalled handoff writing turn in the real binary.
 
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use flower_tui::engine::protocol::{Event, Op, StreamState};
@@ -11,12 +9,13 @@ use flower_tui::engine::provider::ErrorKind;
 use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use flower_tui::engine::provider::openai::{OpenAiConfig, OpenAiProvider};
 use flower_tui::engine::types::Message;
-use serde_json::Value;
 
 use super::chaos::{Api, params, retries, shown, text_reply, transcript};
 use super::{KEY, request, run};
+use crate::support::check::{assert_contains, assert_event, assert_exit, of, picked};
 use crate::support::fake::{self, FakeServer, Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, text_prefix, turn_end};
+use crate::support::headless::{Scenario, bin, flags};
 
 const IDLE: Duration = Duration::from_millis(500);
 
@@ -45,8 +44,7 @@ async fn a_stall_before_the_headers_is_abandoned_and_retried() {
         h.server
             .push(text_reply(api, "after the silence", U::new(900, 9)));
         let mut r = start(params(&h, api, IDLE));
-        let ev = r.turn("hi").await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        let ev = r.completed_turn("hi").await;
         assert_eq!(shown(&ev), "after the silence");
         assert_eq!(
             retries(&ev),
@@ -64,14 +62,10 @@ async fn a_stall_mid_stream_is_abandoned_its_text_replaced_and_retried() {
     h.server.push(Reply::Stall {
         prefix: text_prefix("partial words"),
     });
-    h.server.push(a::text("the full answer", U::new(900, 9)));
+    h.script().usage(U::new(900, 9)).text("the full answer");
     let mut r = start(params(&h, Api::Anthropic, IDLE));
-    let ev = r.turn("hi").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::Stream(StreamState::Discarded { chars: 13 })))
-    );
+    let ev = r.completed_turn("hi").await;
+    assert_event!(ev, Event::Stream(StreamState::Discarded { chars: 13 }));
     assert_eq!(shown(&ev), "the full answer");
     assert_eq!(
         retries(&ev),
@@ -130,15 +124,8 @@ async fn a_long_silence_is_announced_and_its_end_too() {
     let mut p = params(&h, Api::Anthropic, Duration::from_secs(5));
     p.provider.retry.silence_notice = Duration::from_millis(150);
     let mut r = start(p);
-    let ev = r.turn("hi").await;
-    assert_eq!(turn_end(&ev), "completed");
-    let states: Vec<&StreamState> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Stream(s) => Some(s),
-            _ => None,
-        })
-        .collect();
+    let ev = r.completed_turn("hi").await;
+    let states: Vec<&StreamState> = picked!(ev, Event::Stream(s) => s);
     assert_eq!(states.len(), 2, "{states:?}");
     assert!(
         matches!(states[0], StreamState::Silent { silent_ms } if (150..400).contains(silent_ms))
@@ -206,12 +193,16 @@ async fn an_unparseable_event_is_named_or_said_to_have_no_name() {
     );
     let mut unnamed = start_event;
     unnamed.extend_from_slice(b"data: {\"type\":\"content_block_delta\",\"ind\n\n");
-    server.push(Reply::sse(named));
-    server.push(Reply::sse(unnamed));
+    server
+        .script()
+        .reply(Reply::sse(named))
+        .reply(Reply::sse(unnamed));
     server.push(Reply::sse(
         "data: {\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"h\n\n",
     ));
-    server.push(Reply::sse("event: error\ndata: {\"error\": {\"message\n\n"));
+    server
+        .script()
+        .reply(Reply::sse("event: error\ndata: {\"error\": {\"message\n\n"));
     let anthropic = AnthropicProvider::new(AnthropicConfig {
         base_url: server.base_url(),
         api_key: KEY.into(),
@@ -250,67 +241,39 @@ async fn an_unparseable_event_is_named_or_said_to_have_no_name() {
     );
 }
 
-fn bin(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .current_dir(home);
-    c
-}
-
 #[tokio::test]
 async fn a_stalled_writing_turn_ends_in_a_degraded_handoff_and_the_run_exits_0() {
-    let server = FakeServer::start().await;
-    let home = tempfile::tempdir().unwrap();
-    let cfg = home.path().join("config/flower");
-    std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "retry_base_ms = 5\n").unwrap();
+    let s = Scenario::new().await;
+    s.config("retry_base_ms = 5\n");
     // The first answer fills the context past the handoff line; every try of the writing turn
     // stalls after its first words; the successor finishes the task.
-    server.push(a::tool_use("t1", "list_dir", "{}", U::new(16_000, 20)));
+    s.script().usage(U::new(16_000, 20)).tool("list_dir", "{}");
     for _ in 0..5 {
-        server.push(Reply::Stall {
+        s.script().reply(Reply::Stall {
             prefix: text_prefix("## Doing\nListing"),
         });
     }
-    server.push(a::text("finished after the handoff", U::new(3_000, 20)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args([
-            "-p",
-            "list the files",
-            "--yes",
-            // The main thread stops for the writing turn (a stalled writing request); the background
-            // version is in tests/suite/background.rs.
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "20000",
-            "--headroom",
-            "5000",
-            "--stream-idle-timeout",
-            "1",
-        ]);
+    s.script()
+        .usage(U::new(3_000, 20))
+        .text("finished after the handoff");
+    // The main thread stops for the writing turn (a stalled writing request); the background
+    // version is in tests/suite/background.rs.
+    let blocking = flags("--handoff-mode blocking --window 20000 --headroom 5000");
+    let task = [
+        "-p",
+        "list the files",
+        "--yes",
+        "--stream-idle-timeout",
+        "1",
+    ];
     let started = Instant::now();
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
+    let out = s.headless(&[&task[..], &blocking].concat()).await.success();
     let elapsed = started.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
     // Five tries of at most 1 s + 1 s each, and no hang.
     assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
-    let ev: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let retried: Vec<&str> = ev
-        .iter()
-        .filter(|e| e["type"] == "retry")
+    let ev = out.events();
+    let retried: Vec<&str> = of(&ev, "retry")
+        .into_iter()
         .filter_map(|e| e["reason"].as_str())
         .collect();
     assert_eq!(retried.len(), 4, "{ev:#?}");
@@ -326,7 +289,7 @@ async fn a_stalled_writing_turn_ends_in_a_degraded_handoff_and_the_run_exits_0()
     let last = ev.last().unwrap();
     assert_eq!(last["type"], "result");
     assert_eq!(last["text"], "finished after the handoff");
-    assert_eq!(server.requests().len(), 7);
+    assert_eq!(s.server.requests().len(), 7);
 }
 
 #[test]
@@ -336,10 +299,10 @@ fn a_bad_idle_timeout_is_a_one_line_error_naming_it() {
         .args(["-p", "x", "--demo", "--stream-idle-timeout", "0"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_exit(&out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("--stream-idle-timeout"), "{err}");
+    assert_contains(&err, "--stream-idle-timeout");
     let cfg = home.path().join("config/flower");
     std::fs::create_dir_all(&cfg).unwrap();
     for (text, shows) in [
@@ -351,20 +314,20 @@ fn a_bad_idle_timeout_is_a_one_line_error_naming_it() {
             .args(["-p", "x", "--demo"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert_exit(&out, 2);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains(shows), "{err}");
+        assert_contains(&err, shows);
     }
 }
 
 /// A broken stream is replayed for every kind of request, not only the main thread's.
 mod every_request {
-    use flower_tui::engine::policy::ContextPolicy;
     use flower_tui::engine::protocol::{Event, HandoffPhase};
 
     use super::super::chaos::{shown, transcript};
-    use crate::support::fake::{Reply, U, anthropic as a};
+    use crate::support::check::{assert_contains, assert_event, assert_lacks};
+    use crate::support::fake::{Reply, U};
     use crate::support::harness::{Harness, start, text_prefix, turn_end};
 
     fn cut(text: &str) -> Reply {
@@ -376,18 +339,15 @@ mod every_request {
     #[tokio::test]
     async fn the_handoff_writing_turn() {
         let h = Harness::new().await;
-        h.server
-            .push(a::tool_use("t1", "list_dir", "{}", U::new(16_000, 20)));
+        h.script().usage(U::new(16_000, 20)).tool("list_dir", "{}");
         h.server.push(cut("## Doing\nA draft that breaks"));
-        h.server.push(a::text(
-            "## Doing\nListing the files.\n\n## Next\nSummarise them.\n",
-            U::new(16_500, 40),
-        ));
-        h.server
-            .push(a::text("finished in the successor", U::new(3_000, 20)));
+        h.script()
+            .usage(U::new(16_500, 40))
+            .text("## Doing\nListing the files.\n\n## Next\nSummarise them.\n")
+            .usage(U::new(3_000, 20))
+            .text("finished in the successor");
         let mut r = start(h.params(20_000, 5_000));
-        let ev = r.turn("list the files").await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+        let ev = r.completed_turn("list the files").await;
         let done = ev.iter().find_map(|e| match e {
             Event::Handoff(HandoffPhase::Done { degraded, path, .. }) => {
                 Some((*degraded, path.clone()))
@@ -398,51 +358,44 @@ mod every_request {
             panic!("no real handoff: {ev:#?}");
         };
         let doc = std::fs::read_to_string(path).unwrap();
-        assert!(doc.contains("Listing the files."), "{doc}");
-        assert!(!doc.contains("A draft that breaks"), "{doc}");
+        assert_contains(&doc, "Listing the files.");
+        assert_lacks(&doc, "A draft that breaks");
         r.shutdown().await;
     }
 
     #[tokio::test]
     async fn the_compaction_summary() {
         let h = Harness::new().await;
-        let mut p = h.params(100_000, 50_000);
-        p.handoff.context = ContextPolicy::Compaction;
-        let mut r = start(p);
-        for i in 0..4 {
-            h.server.push(a::tool_use(
-                &format!("t{i}"),
-                "list_dir",
-                "{}",
-                U::new(10_000 + i * 20_000, 20),
-            ));
-        }
-        h.server.push(a::text("first done", U::new(79_000, 20)));
+        let mut r = start(h.compacting(100_000, 50_000));
+        h.script()
+            .usage(U::new(10_000, 20))
+            .listings(4, 10_000, 20_000)
+            .at(79_000)
+            .text("first done");
         r.turn("first task").await;
         h.server.push(cut("A broken summary draft"));
-        h.server.push(a::text(
-            "Summary of the earlier work: listed the directory four times.",
-            U::new(2_000, 20),
-        ));
-        h.server.push(a::text("second done", U::new(20_000, 20)));
-        let ev = r.turn(&"second task ".repeat(400)).await;
-        assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-        assert!(ev.iter().any(|e| matches!(e, Event::Compaction { .. })));
+        h.script()
+            .usage(U::new(2_000, 20))
+            .text("Summary of the earlier work: listed the directory four times.")
+            .usage(U::new(20_000, 20))
+            .text("second done");
+        let ev = r.completed_turn(&"second task ".repeat(400)).await;
+        assert_event!(ev, Event::Compaction { .. });
         let reqs = h.server.requests();
         let history = reqs.last().unwrap()["messages"].to_string();
-        assert!(history.contains("Summary of the earlier work"), "{history}");
-        assert!(!history.contains("A broken summary draft"), "{history}");
+        assert_contains(&history, "Summary of the earlier work");
+        assert_lacks(&history, "A broken summary draft");
         r.shutdown().await;
     }
 
     #[tokio::test]
     async fn the_iteration_budgets_final_request() {
         let h = Harness::new().await;
-        h.server
-            .push(a::tool_use("t1", "list_dir", "{}", U::new(1_000, 20)));
+        h.script().usage(U::new(1_000, 20)).tool("list_dir", "{}");
         h.server.push(cut("An unfinished summ"));
-        h.server
-            .push(a::text("Summary: one listing.", U::new(1_200, 20)));
+        h.script()
+            .usage(U::new(1_200, 20))
+            .text("Summary: one listing.");
         let mut p = h.params(200_000, 50_000);
         p.tools.max_iterations = 1;
         let mut r = start(p);

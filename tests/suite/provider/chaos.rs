@@ -11,6 +11,7 @@ use flower_tui::engine::session::EngineParams;
 use flower_tui::engine::types::{Block, Message, Role};
 use serde_json::json;
 
+use crate::support::check::picked;
 use crate::support::fake::chaos::{
     Chaos, Dice, Fault, FaultKind, Protocol, split_events, terminal_index,
 };
@@ -80,13 +81,7 @@ pub fn transcript(r: &Running) -> Vec<Message> {
 }
 
 pub fn retries(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Retry { reason, .. } => Some(reason.clone()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::Retry { reason, .. } => reason.clone())
 }
 
 /// How the retry line of `fault` starts.
@@ -115,8 +110,7 @@ async fn alone(api: Api, kind: FaultKind) {
     h.server
         .set_chaos(Chaos::only(11, kind, 2).stall_for(Duration::from_secs(5)));
     let mut r = start(params(&h, api, Duration::from_millis(300)));
-    let ev = r.turn("hi").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("hi").await;
     let faults = h.server.faults();
     assert_eq!(faults.len(), 2, "{faults:?}");
     assert!(faults.iter().all(|f| f.kind() == kind), "{faults:?}");
@@ -130,15 +124,10 @@ async fn alone(api: Api, kind: FaultKind) {
         );
     }
     assert_eq!(shown(&ev), REPLY);
-    let done: Vec<_> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::AssistantDone {
-                text, interrupted, ..
-            } => Some((text.as_str(), *interrupted)),
-            _ => None,
-        })
-        .collect();
+    let done: Vec<_> = picked!(
+        ev,
+        Event::AssistantDone { text, interrupted, .. } => (text.as_str(), *interrupted)
+    );
     assert_eq!(done, [(REPLY, false)]);
     assert_eq!(
         transcript(&r),

@@ -7,7 +7,9 @@ use flower_tui::engine::provider::error::{classify, is_overflow, overflow_limit}
 use flower_tui::engine::types::Message;
 
 use super::{KEY, anthropic, request, run};
-use crate::support::fake::{self, FakeServer, Reply};
+use crate::support::check::{assert_contains, assert_event};
+use crate::support::fake::{self, FakeServer, Reply, U, openai as o};
+use crate::support::harness::{Harness, start};
 
 /// The overflow messages the real services send (the wordings of the services and local servers we know).
 const OVERFLOWS: &[&str] = &[
@@ -245,8 +247,10 @@ async fn the_api_key_never_appears_in_errors() {
         "authentication_error",
         &format!("invalid x-api-key: {KEY}"),
     ));
-    server.push(Reply::status(500, format!("upstream said: key={KEY}")));
-    server.push(Reply::html(502, &format!("Bad key {KEY}")));
+    server
+        .script()
+        .reply(Reply::status(500, format!("upstream said: key={KEY}")))
+        .reply(Reply::html(502, &format!("Bad key {KEY}")));
     server.push(fake::anthropic::error_event(
         "api_error",
         &format!("echo {KEY}"),
@@ -264,14 +268,12 @@ async fn the_api_key_never_appears_in_errors() {
     ] {
         let shown = format!("{e} {e:?}");
         assert!(!shown.contains(KEY), "{shown}");
-        assert!(shown.contains("[redacted]"), "{shown}");
+        assert_contains(&shown, "[redacted]");
     }
 }
 
 #[tokio::test]
 async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
-    use crate::support::fake::{U, openai as o};
-    use crate::support::harness::{Harness, start, turn_end};
     use flower_tui::engine::protocol::Event;
 
     let h = Harness::new().await;
@@ -284,20 +286,21 @@ async fn a_llama_cpp_overflow_teaches_the_window_from_its_n_ctx_field() {
         400,
         r#"{"error":{"code":400,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}}"#,
     ));
-    h.server
-        .push(o::text("continuing after the handoff", U::new(3_000, 20)));
+    h.script()
+        .openai()
+        .usage(U::new(3_000, 20))
+        .text("continuing after the handoff");
     let mut p = h.params(1_000_000, 50_000);
     p.provider.client = h.openai();
     p.settings.model = "qwen3-coder-local".into();
     let mut r = start(p);
-    let ev = r.turn("a long task").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
-    assert!(ev.iter().any(|e| matches!(
-        e,
+    let ev = r.completed_turn("a long task").await;
+    assert_event!(
+        ev,
         Event::WindowLearned { thresholds, model }
             if thresholds.window == 8192 && model == "qwen3-coder-local"
-    )));
+    );
     let learned = std::fs::read_to_string(h.data.join("windows.json")).unwrap();
-    assert!(learned.contains("\"qwen3-coder-local\": 8192"), "{learned}");
+    assert_contains(&learned, "\"qwen3-coder-local\": 8192");
     r.shutdown().await;
 }

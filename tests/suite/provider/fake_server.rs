@@ -6,6 +6,7 @@ use flower_tui::engine::types::{Block, Message, Role};
 use serde_json::json;
 
 use super::{KEY, anthropic, request, run};
+use crate::support::check::assert_starts_with;
 use crate::support::fake::{self, FakeServer, U};
 
 fn assistant_calls(ids: &[&str]) -> Message {
@@ -106,12 +107,9 @@ async fn anthropic_tool_blocks_need_tools_and_results_need_their_use() {
         results(&["toolu_Q"]),
     ]);
     let e = run(&p, &orphan).await.0.unwrap_err();
-    assert!(
-        e.message.starts_with(
-            "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_Q."
-        ),
-        "{}",
-        e.message
+    assert_starts_with(
+        &e.message,
+        "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_Q.",
     );
 }
 

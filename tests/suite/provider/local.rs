@@ -12,6 +12,7 @@ use flower_tui::engine::types::{Block, Message};
 use serde_json::json;
 
 use super::{KEY, request, run};
+use crate::support::check::assert_contains;
 use crate::support::fake::local::{self, LocalServer};
 use crate::support::fake::{self, FakeServer, Reply, U};
 
@@ -212,18 +213,18 @@ fn openai(server: &FakeServer) -> OpenAiProvider {
 #[tokio::test]
 async fn llama_cpp_refuses_an_oversized_prompt_and_the_window_is_learned_from_it() {
     let server = FakeServer::start().await;
-    server.push(Reply::status(400, local::overflow_body(6_034, 4_096)));
+    server
+        .script()
+        .reply(Reply::status(400, local::overflow_body(6_034, 4_096)));
     let (r, _) = run(&openai(&server), &request(vec![Message::user("hi")])).await;
     let e = r.unwrap_err();
     assert_eq!(
         (e.kind, e.retryable),
         (ErrorKind::ContextWindowExceeded, false)
     );
-    assert!(
-        e.message
-            .contains("request (6034 tokens) exceeds the available context size (4096 tokens)"),
-        "{}",
-        e.message
+    assert_contains(
+        &e.message,
+        "request (6034 tokens) exceeds the available context size (4096 tokens)",
     );
     assert_eq!(overflow_limit(&e.message), Some(4_096), "{}", e.message);
     // Acting as llama.cpp, the fake refuses by itself with the same body.

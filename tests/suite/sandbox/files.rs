@@ -4,25 +4,22 @@
 
 use flower_tui::engine::tools::sandbox::{SandboxMode, SandboxPolicy};
 
-use super::{Stray, bash, confines_writes, place, unique};
+use super::{Stray, bash, confines_writes, place, ran, unique};
+use crate::support::check::{assert_contains, assert_file, assert_lacks, assert_starts_with};
 
 #[tokio::test]
 async fn a_write_inside_the_workspace_works() {
     let p = place();
     let policy = SandboxPolicy::default();
-    let out = bash(
+    let out = ran(
         &p.ws,
         &policy,
         "mkdir -p src && echo inside > src/a.txt && cat src/a.txt",
     )
     .await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("inside"), "{}", out.content);
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("src/a.txt")).unwrap(),
-        "inside\n"
-    );
+    assert_starts_with(&out, "inside");
+    assert_lacks(&out, "[sandbox");
+    assert_file(p.ws.join("src/a.txt"), "inside\n");
 }
 
 #[tokio::test]
@@ -49,7 +46,7 @@ async fn a_write_to_a_system_file_is_refused_and_the_result_says_why() {
         target.display(),
         p.ws.display()
     );
-    assert!(out.content.contains(&note), "{}", out.content);
+    assert_contains(&out.content, &note);
 }
 
 #[tokio::test]
@@ -71,27 +68,12 @@ async fn dotfiles_in_the_home_are_refused_and_left_as_they_were() {
         home.display()
     );
     let out = bash(&p.ws, &policy, &command).await;
-    assert_eq!(
-        std::fs::read_to_string(&bashrc).unwrap(),
-        "# the user's own\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&gitconfig).unwrap(),
-        "[user]\n\tname = Ann\n"
-    );
+    assert_file(&bashrc, "# the user's own\n");
+    assert_file(&gitconfig, "[user]\n\tname = Ann\n");
     assert!(!home.join(".profile").exists());
     assert!(!home.join(".gitconfig.lock").exists());
-    assert!(
-        out.content.contains("could not lock config file"),
-        "{}",
-        out.content
-    );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the write to"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "could not lock config file");
+    assert_contains(&out.content, "[sandbox: the sandbox refused the write to");
 }
 
 #[tokio::test]
@@ -113,20 +95,16 @@ async fn a_symlink_in_the_workspace_that_points_outside_is_refused() {
     assert!(!p.outside.join("new.txt").exists());
     assert!(!p.outside.join("d").exists());
     assert!(!p.outside.join("moved.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(p.outside.join("kept.txt")).unwrap(),
-        "kept\n"
-    );
+    assert_file(p.outside.join("kept.txt"), "kept\n");
     // Reading through the link works: reads are allowed anywhere.
-    assert!(out.content.contains("kept\n"), "{}", out.content);
+    assert_contains(&out.content, "kept\n");
     let new = p.outside.join("new.txt");
-    assert!(
-        out.content.contains(&format!(
+    assert_contains(
+        &out.content,
+        &format!(
             "[sandbox: the sandbox refused the write to `{}`",
             new.display()
-        )),
-        "{}",
-        out.content
+        ),
     );
 }
 
@@ -143,14 +121,9 @@ async fn the_temp_dir_is_writable_and_reading_outside_works() {
         t = tmp.display(),
         o = p.outside.join("notes.txt").display()
     );
-    let out = bash(&p.ws, &policy, &command).await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content.starts_with("scratch\nread me\nread-etc"),
-        "{}",
-        out.content
-    );
-    assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "scratch\n");
+    let out = ran(&p.ws, &policy, &command).await;
+    assert_starts_with(&out, "scratch\nread me\nread-etc");
+    assert_file(&tmp, "scratch\n");
 }
 
 #[tokio::test]
@@ -168,10 +141,7 @@ async fn configured_paths_are_writable_and_their_neighbours_are_not() {
         p.outside.display()
     );
     let out = bash(&p.ws, &policy, &command).await;
-    assert_eq!(
-        std::fs::read_to_string(extra.join("c.txt")).unwrap(),
-        "ok\n"
-    );
+    assert_file(extra.join("c.txt"), "ok\n");
     assert!(!p.outside.join("n.txt").exists(), "{}", out.content);
     assert!(
         out.content.contains(&extra.display().to_string()),
@@ -195,22 +165,18 @@ async fn read_only_refuses_workspace_writes_but_reads_and_scratch_work() {
         tmp.display()
     );
     let out = bash(&p.ws, &policy, &command).await;
-    assert!(out.content.starts_with("kept\n"), "{}", out.content);
+    assert_starts_with(&out.content, "kept\n");
     assert!(!p.ws.join("new.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("kept.txt")).unwrap(),
-        "kept\n"
-    );
-    assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "t\n");
+    assert_file(p.ws.join("kept.txt"), "kept\n");
+    assert_file(&tmp, "t\n");
     let new = p.ws.join("new.txt");
-    assert!(
-        out.content.contains(&format!(
+    assert_contains(
+        &out.content,
+        &format!(
             "[sandbox: the sandbox refused the write to `{}`: commands may write only in the \
              temp dirs",
             new.display()
-        )),
-        "{}",
-        out.content
+        ),
     );
 }
 
@@ -219,14 +185,13 @@ async fn with_the_sandbox_off_a_write_outside_goes_through() {
     // The same write the sandbox refuses above, in a folder of the test's own: nothing confines it.
     let p = place();
     let target = p.outside.join("free.txt");
-    let out = bash(
+    ran(
         &p.ws,
         &SandboxPolicy::off(),
         &format!("echo free > '{}'", target.display()),
     )
     .await;
-    assert!(!out.is_error, "{}", out.content);
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "free\n");
+    assert_file(&target, "free\n");
 }
 
 #[tokio::test]
@@ -247,14 +212,9 @@ async fn read_only_protects_a_workspace_inside_the_temp_dir() {
          && rm \"$t\"",
     )
     .await;
-    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "mine\n");
+    assert_file(ws.join("a.txt"), "mine\n");
     assert!(!ws.join("b.txt").exists(), "{}", out.content);
     // Scratch files still work: they go to a temp dir that does not hold the workspace.
-    assert!(out.content.contains("scratch\n"), "{}", out.content);
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the write to"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "scratch\n");
+    assert_contains(&out.content, "[sandbox: the sandbox refused the write to");
 }

@@ -10,24 +10,10 @@ use std::process::Command;
 
 use flower_tui::engine::tools::sandbox::{self, GitRoute, NO_NAMESPACES_VAR, SandboxPolicy};
 
-use super::{bash, confines_writes, place};
-
-/// `git <args>` in `dir` outside the sandbox, with no user config.
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
+use super::{bash, confines_writes, place, ran};
+use crate::support::check::{assert_contains, assert_file, assert_lacks, assert_starts_with};
+use crate::support::files::git;
+use crate::support::headless::flags;
 
 /// A repository with one commit: `Cargo.toml` and `src/lib.rs`.
 fn repository(ws: &Path) {
@@ -138,7 +124,7 @@ async fn fallback_entry_by_entry() {
         sandbox::start_notice(&policy, &p.ws).is_some_and(|n| n.contains("cannot create")),
         "the start notice names the cost"
     );
-    let out = bash(
+    let out = ran(
         &p.ws,
         &policy,
         "echo '[dependencies]' >> Cargo.toml && echo 'fn a() {}' > src/lib.rs && \
@@ -146,14 +132,8 @@ async fn fallback_entry_by_entry() {
          git status --short && git log --format=%s && git diff --stat | tail -1",
     )
     .await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content
-            .starts_with(" M Cargo.toml\n M src/lib.rs\n?? src/moved.rs\none\n"),
-        "{}",
-        out.content
-    );
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_starts_with(&out, " M Cargo.toml\n M src/lib.rs\n?? src/moved.rs\none\n");
+    assert_lacks(&out, "[sandbox");
     // A new entry at the top level is refused, with the way around it.
     let out = bash(&p.ws, &policy, "touch notes.txt").await;
     assert!(out.is_error, "{}", out.content);
@@ -167,23 +147,16 @@ async fn fallback_entry_by_entry() {
     );
     // Once it exists (made by write_file, or by the user), the next command may write it.
     std::fs::write(p.ws.join("notes.txt"), "").unwrap();
-    let out = bash(&p.ws, &policy, "echo kept > notes.txt").await;
-    assert!(!out.is_error, "{}", out.content);
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("notes.txt")).unwrap(),
-        "kept\n"
-    );
+    ran(&p.ws, &policy, "echo kept > notes.txt").await;
+    assert_file(p.ws.join("notes.txt"), "kept\n");
 }
 
 #[test]
 fn the_fallback_without_namespaces_closes_the_top_level_and_still_protects_git() {
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "suite::sandbox::git::fallback_entry_by_entry",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
+        .args(flags(
+            "suite::sandbox::git::fallback_entry_by_entry --exact --ignored --test-threads=1",
+        ))
         .env(NO_NAMESPACES_VAR, "1")
         .output()
         .unwrap();
@@ -221,24 +194,20 @@ async fn with_namespaces_the_top_level_is_open_and_git_stays_read_only() {
         return;
     }
     let before = snapshot(&p.ws.join(".git"));
-    let out = bash(
+    let out = ran(
         &p.ws,
         &policy,
         "touch new.txt && mkdir target && echo built > target/out && sed -i s/old/new/ README \
          && rm gone.txt && git status --short && git log --format=%s && git diff --stat | tail -1",
     )
     .await;
-    assert!(!out.is_error, "{}", out.content);
     assert!(p.ws.join("new.txt").exists());
     assert!(p.ws.join("target/out").exists());
     assert!(!p.ws.join("gone.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(p.ws.join("README")).unwrap(),
-        "new\n"
-    );
-    assert!(out.content.contains("?? new.txt\n"), "{}", out.content);
-    assert!(out.content.contains("one\n"), "{}", out.content);
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_file(p.ws.join("README"), "new\n");
+    assert_contains(&out, "?? new.txt\n");
+    assert_contains(&out, "one\n");
+    assert_lacks(&out, "[sandbox");
     let attempts = [
         "echo '[core]' >> .git/config",
         "echo 'touch /tmp/pwned' > .git/hooks/x",
@@ -277,9 +246,8 @@ async fn a_worktrees_git_file_is_mounted_read_only_too() {
     }
     let pointer = std::fs::read(p.ws.join(".git")).unwrap();
     let gitdir = snapshot(&p.outside.join(".git"));
-    let out = bash(&p.ws, &policy, "touch new.txt && git status --short").await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.contains("?? new.txt"), "{}", out.content);
+    let out = ran(&p.ws, &policy, "touch new.txt && git status --short").await;
+    assert_contains(&out, "?? new.txt");
     for attempt in [
         "printf 'gitdir: /tmp/elsewhere\\n' > .git",
         "rm -f .git",

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use flower_tui::engine::tools::sandbox::{self, Enforcement, SandboxPolicy, Support};
 use flower_tui::engine::tools::{self, ToolCtx, ToolOutput};
 
+use crate::support::fake::{Reply, U, anthropic as a};
+
 /// A folder outside every temp dir, where the tests make their workspaces, homes and "outside"
 /// folders: the build's own temp folder, or, when the checkout itself lies in a temp dir (a clone
 /// under `/tmp`), a folder in the home directory.
@@ -69,6 +71,23 @@ pub(crate) async fn bash(ws: &Path, policy: &SandboxPolicy, command: &str) -> To
         ..ToolCtx::new(ws, "sandbox-test")
     };
     tools::run("bash", &serde_json::json!({ "command": command }), &ctx).await
+}
+
+/// [`bash`], and the call succeeded (the failure shows its output); what it printed.
+pub(crate) async fn ran(ws: &Path, policy: &SandboxPolicy, command: &str) -> String {
+    let out = bash(ws, policy, command).await;
+    assert!(!out.is_error, "{}", out.content);
+    out.content
+}
+
+/// The model's `bash` call `id` running `command`.
+pub(crate) fn bash_call(id: &str, command: &str) -> Reply {
+    a::tool_use(
+        id,
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+        U::new(1000, 20),
+    )
 }
 
 /// Whether `policy` confines writes on this machine. When it does not, this asserts the sandbox

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, seccomp};
 
-use super::{bash, place};
+use super::{bash, place, ran};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
 
 /// The filter exists for this machine (x86-64 and aarch64 Linux); elsewhere these tests fail
 /// loudly rather than pass without it.
@@ -72,7 +73,7 @@ async fn a_tcp_connection_to_a_loopback_listener_is_refused() {
     .await;
     assert!(!connected(&l), "a connection arrived: {}", out.content);
     assert!(out.is_error, "{}", out.content);
-    assert!(!out.content.contains("connected\n"), "{}", out.content);
+    assert_lacks(&out.content, "connected\n");
     assert!(
         out.content.contains(
             "[sandbox: the sandbox refused the connection: commands run without network access"
@@ -95,12 +96,7 @@ async fn a_udp_datagram_is_refused() {
     .await;
     assert_eq!(datagram(&s), None, "{}", out.content);
     assert!(out.is_error, "{}", out.content);
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the connection"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "[sandbox: the sandbox refused the connection");
 }
 
 #[tokio::test]
@@ -117,18 +113,11 @@ async fn with_the_network_off_no_socket_opens_but_a_socketpair_does() {
         &format!("perl -e '{script}'"),
     )
     .await;
-    assert!(
-        out.content
-            .starts_with("pair ok\nunix socket: Permission denied\ninet socket: Permission denied"),
-        "{}",
-        out.content
+    assert_starts_with(
+        &out.content,
+        "pair ok\nunix socket: Permission denied\ninet socket: Permission denied",
     );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the connection"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "[sandbox: the sandbox refused the connection");
 }
 
 #[tokio::test]
@@ -148,12 +137,10 @@ async fn a_refused_connection_is_noted_even_when_the_pipeline_ends_well() {
         "the pipeline's status is head's: {}",
         out.content
     );
-    assert!(out.content.contains("curl: (7)"), "{}", out.content);
-    assert!(
-        out.content
-            .contains("[sandbox: commands run without network access"),
-        "{}",
-        out.content
+    assert_contains(&out.content, "curl: (7)");
+    assert_contains(
+        &out.content,
+        "[sandbox: commands run without network access",
     );
     // A command that only prints such words gets no note.
     let out = bash(
@@ -162,7 +149,7 @@ async fn a_refused_connection_is_noted_even_when_the_pipeline_ends_well() {
         "printf 'app: connection refused\\n' > app.log && cat app.log",
     )
     .await;
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out.content, "[sandbox");
 }
 
 #[tokio::test]
@@ -172,7 +159,7 @@ async fn with_the_network_on_tcp_and_udp_arrive() {
     let (l, tcp) = listener();
     let (s, udp) = receiver();
     let policy = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
-    let out = bash(
+    let out = ran(
         &p.ws,
         &policy,
         &format!(
@@ -181,8 +168,7 @@ async fn with_the_network_on_tcp_and_udp_arrive() {
         ),
     )
     .await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(connected(&l), "{}", out.content);
+    assert!(connected(&l), "{}", out);
     assert_eq!(datagram(&s).as_deref(), Some("hello\n"));
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_lacks(&out, "[sandbox");
 }

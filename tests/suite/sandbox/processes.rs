@@ -8,8 +8,10 @@ use std::process::{Command, Stdio};
 
 use flower_tui::engine::tools::sandbox::SandboxPolicy;
 
-use super::{bash, place};
+use super::{bash, place, ran};
 use crate::suite::faults::{gone, read_pid, wait_until};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
+use crate::support::headless::{flags, run};
 
 const AGENT_ENV: &str = "FLOWER_SANDBOX_TEST_AGENT";
 const KEY: &str = "sk-ant-SANDBOX-0123456789abcdef";
@@ -43,22 +45,15 @@ fn session_of(pid: u32) -> Option<u32> {
 async fn a_setsid_daemon_and_a_background_job_do_not_outlive_the_command() {
     let p = place();
     let out = bash(&p.ws, &SandboxPolicy::default(), DAEMONS).await;
-    assert!(out.content.contains("started"), "{}", out.content);
+    assert_contains(&out.content, "started");
     let daemon = pid(&p.ws, "daemon.pid");
     let job = pid(&p.ws, "job.pid");
     let setsid = pid(&p.ws, "setsid.pid");
     // The daemon's setsid() was refused: it stayed in the command's session.
-    assert!(
-        out.content
-            .contains("setsid failed: Operation not permitted"),
-        "{}",
-        out.content
-    );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refuses `setsid` and `setpgid`"),
-        "{}",
-        out.content
+    assert_contains(&out.content, "setsid failed: Operation not permitted");
+    assert_contains(
+        &out.content,
+        "[sandbox: the sandbox refuses `setsid` and `setpgid`",
     );
     tokio::task::spawn_blocking(move || {
         wait_until("the command's processes to end with it", 5, || {
@@ -73,7 +68,7 @@ async fn a_setsid_daemon_and_a_background_job_do_not_outlive_the_command() {
 async fn with_the_sandbox_off_a_setsid_daemon_escapes() {
     let p = place();
     let out = bash(&p.ws, &SandboxPolicy::off(), DAEMONS).await;
-    assert!(out.content.contains("started"), "{}", out.content);
+    assert_contains(&out.content, "started");
     let daemon = pid(&p.ws, "daemon.pid");
     let job = pid(&p.ws, "job.pid");
     let setsid = pid(&p.ws, "setsid.pid");
@@ -91,7 +86,7 @@ async fn with_the_sandbox_off_a_setsid_daemon_escapes() {
         "the unsandboxed daemon escapes: {}",
         out.content
     );
-    assert!(out.content.contains("are still running"), "{}", out.content);
+    assert_contains(&out.content, "are still running");
 }
 
 /// The test binary itself as an agent: it runs the sandboxed `bash` tool and is killed with
@@ -114,14 +109,7 @@ fn sandbox_agent_entry() {
 
 fn agent(ws: &Path, command: &str) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args([
-        "--exact",
-        "suite::sandbox::processes::sandbox_agent_entry",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-        "-q",
-    ])
+    c.args(flags("--exact suite::sandbox::processes::sandbox_agent_entry --ignored --nocapture --test-threads=1 -q"))
     .env(AGENT_ENV, format!("{}\n{command}", ws.display()))
     .env("ANTHROPIC_API_KEY", KEY)
     .stdin(Stdio::null());
@@ -160,33 +148,30 @@ async fn a_setsid_daemon_does_not_outlive_a_kill_9_of_the_agent() {
 #[tokio::test]
 async fn the_provider_key_is_not_in_the_commands_environment() {
     let p = place();
-    let mut c = agent(&p.ws, "env > env.txt; echo listed");
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
+    let c = agent(&p.ws, "env > env.txt; echo listed");
+    let out = run(c).await.output;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("RESULT listed"), "{stdout}");
+    assert_contains(&stdout, "RESULT listed");
     let env = std::fs::read_to_string(p.ws.join("env.txt")).unwrap();
-    assert!(env.contains("PATH="), "{env}");
+    assert_contains(&env, "PATH=");
     assert!(!env.contains(KEY), "{env}");
-    assert!(!env.contains("ANTHROPIC_API_KEY"), "{env}");
+    assert_lacks(&env, "ANTHROPIC_API_KEY");
 }
 
 #[tokio::test]
 async fn git_commits_in_the_sandbox_without_detaching_its_maintenance() {
     let p = place();
-    let out = bash(
+    let out = ran(
         &p.ws,
         &SandboxPolicy::default(),
         "git init -q . && echo a > a.txt && git add a.txt && git -c user.name=A -c \
          user.email=a@example.com commit -qm first && git log --format=%s",
     )
     .await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("first\n"), "{}", out.content);
-    assert!(!out.content.contains("setsid"), "{}", out.content);
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    assert_starts_with(&out, "first\n");
+    assert_lacks(&out, "setsid");
+    assert_lacks(&out, "[sandbox");
 }
 
 #[tokio::test]
@@ -220,8 +205,8 @@ async fn another_processs_environment_and_memory_cannot_be_read() {
     .await;
     let _ = holder.kill();
     let _ = holder.wait();
-    assert!(plain.content.contains(secret), "{}", plain.content);
-    assert!(!out.content.contains(secret), "{}", out.content);
+    assert_contains(&plain.content, secret);
+    assert_lacks(&out.content, secret);
     for denied in [
         format!("cat: /proc/{other}/environ: Permission denied"),
         format!("head: cannot open '/proc/{other}/mem' for reading: Permission denied"),
@@ -237,18 +222,12 @@ async fn another_processs_environment_and_memory_cannot_be_read() {
     assert!(parent_denied, "{}", out.content);
     // What programs read in `/proc` still works: the system's files, and a program's own
     // folder when the shell runs it in place (the last command).
-    let out = bash(
+    let out = ran(
         &p.ws,
         &policy,
         "head -1 /proc/meminfo && nproc && python3 -c 'import os; print(\"py\", os.cpu_count() > 0)' \
          && cargo --version >/dev/null && echo cargo && grep -c ^Name /proc/self/status",
-    )
-    .await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.starts_with("MemTotal:"), "{}", out.content);
-    assert!(
-        out.content.contains("py True\ncargo\n1\n"),
-        "{}",
-        out.content
-    );
+    ).await;
+    assert_starts_with(&out, "MemTotal:");
+    assert_contains(&out, "py True\ncargo\n1\n");
 }

@@ -14,10 +14,10 @@ use std::time::Duration;
 use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, Support, seccomp};
 use serde_json::json;
 
-use super::{Stray, bash, place, unique};
-use crate::suite::cli::{bin, lines, stderr};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use super::{Stray, bash, place, ran, unique};
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with, assert_success};
+use crate::support::fake::{FakeServer, U};
+use crate::support::headless::{bin_for, lines, run};
 
 /// A path socket outside the workspace, and whether something connected to it (and what it sent).
 struct Listener {
@@ -71,28 +71,17 @@ async fn a_path_socket_outside_is_not_reached_and_the_result_says_why() {
     .await;
     assert_eq!(l.heard(), None, "{}", out.content);
     assert!(out.is_error, "{}", out.content);
-    assert!(
-        out.content.starts_with("socket: Permission denied"),
-        "{}",
-        out.content
+    assert_starts_with(&out.content, "socket: Permission denied");
+    assert_contains(
+        &out.content,
+        "[sandbox: the sandbox refused the connection: commands run without network",
     );
-    assert!(
-        out.content
-            .contains("[sandbox: the sandbox refused the connection: commands run without network"),
-        "{}",
-        out.content
-    );
-    assert!(
-        out.content.contains("Unix sockets included"),
-        "{}",
-        out.content
-    );
+    assert_contains(&out.content, "Unix sockets included");
 
     // With the network on, the same client reaches it.
     let on = SandboxPolicy::default().with_network(NetworkAccess::Allowed);
-    let out = bash(&p.ws, &on, &format!("{CLIENT} {}", path.display())).await;
-    assert!(!out.is_error, "{}", out.content);
-    assert_eq!(l.heard().as_deref(), Some("hello"), "{}", out.content);
+    let out = ran(&p.ws, &on, &format!("{CLIENT} {}", path.display())).await;
+    assert_eq!(l.heard().as_deref(), Some("hello"), "{}", out);
 }
 
 #[tokio::test]
@@ -131,14 +120,9 @@ async fn socketpair_git_and_python_still_work_with_the_network_off() {
          && git init -q repo && cd repo && echo x > f && git add f && \
          git -c user.name=t -c user.email=t@e commit -qm one && git log --format=%s"
     );
-    let out = bash(&p.ws, &SandboxPolicy::default(), &command).await;
-    assert!(!out.is_error, "{}", out.content);
-    assert!(
-        out.content.starts_with("pair ping\npython py child\none\n"),
-        "{}",
-        out.content
-    );
-    assert!(!out.content.contains("[sandbox"), "{}", out.content);
+    let out = ran(&p.ws, &SandboxPolicy::default(), &command).await;
+    assert_starts_with(&out, "pair ping\npython py child\none\n");
+    assert_lacks(&out, "[sandbox");
 }
 
 #[tokio::test]
@@ -180,7 +164,7 @@ async fn a_tmux_server_outside_cannot_be_asked_to_write_outside() {
         out.content
     );
     assert!(out.is_error, "{}", out.content);
-    assert!(out.content.contains("[sandbox:"), "{}", out.content);
+    assert_contains(&out.content, "[sandbox:");
     assert!(plain_wrote, "{}", plain.content);
 }
 
@@ -189,17 +173,14 @@ async fn a_tmux_server_outside_cannot_be_asked_to_write_outside() {
 /// the command's output.
 async fn run_with_services(home: &Path, ws: &Path, network: &str, command: &str) -> String {
     let server = FakeServer::start().await;
-    server.push(a::tool_use(
-        "t1",
-        "bash",
-        &json!({ "command": command }).to_string(),
-        U::new(1000, 20),
-    ));
-    server.push(a::text("done", U::new(1200, 20)));
-    let mut c = bin(home);
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("TMUX", "/tmp/tmux-1000/default,1234,0")
+    server
+        .script()
+        .usage(U::new(1000, 20))
+        .tool("bash", json!({ "command": command }).to_string())
+        .usage(U::new(1200, 20))
+        .text("done");
+    let mut c = bin_for(home, &server);
+    c.env("TMUX", "/tmp/tmux-1000/default,1234,0")
         .env("SSH_AUTH_SOCK", "/tmp/ssh-agent.sock")
         .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus")
         .env("DISPLAY", ":0")
@@ -210,10 +191,8 @@ async fn run_with_services(home: &Path, ws: &Path, network: &str, command: &str)
             network,
         ])
         .args(["-p", "print the environment"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(c).await.output;
+    assert_success(&out);
     let events = lines(&out);
     let result = events
         .iter()
@@ -238,17 +217,15 @@ async fn the_variables_naming_host_services_are_not_passed_on_with_the_network_o
     let command = names.map(|n| format!("{n}=[${n}]")).join(" ");
     let command = format!("echo {command} HOME=[$HOME]");
     let off = run_with_services(&p.outside, &p.ws, "off", &command).await;
-    assert!(
-        off.starts_with("TMUX=[] SSH_AUTH_SOCK=[] DBUS_SESSION_BUS_ADDRESS=[] DISPLAY=[] HOME=[/"),
-        "{off}"
+    assert_starts_with(
+        &off,
+        "TMUX=[] SSH_AUTH_SOCK=[] DBUS_SESSION_BUS_ADDRESS=[] DISPLAY=[] HOME=[/",
     );
     // With the network on, commands may use the user's services: the variables stay.
     let on = run_with_services(&p.outside, &p.ws, "on", &command).await;
-    assert!(
-        on.starts_with(
-            "TMUX=[/tmp/tmux-1000/default,1234,0] SSH_AUTH_SOCK=[/tmp/ssh-agent.sock] \
-             DBUS_SESSION_BUS_ADDRESS=[unix:path=/run/user/1000/bus] DISPLAY=[:0]"
-        ),
-        "{on}"
+    assert_starts_with(
+        &on,
+        "TMUX=[/tmp/tmux-1000/default,1234,0] SSH_AUTH_SOCK=[/tmp/ssh-agent.sock] \
+             DBUS_SESSION_BUS_ADDRESS=[unix:path=/run/user/1000/bus] DISPLAY=[:0]",
     );
 }

@@ -8,18 +8,10 @@ use flower_tui::engine::session::EngineParams;
 use flower_tui::engine::tools::sandbox::{SandboxPolicy, Support};
 use serde_json::json;
 
-use super::{Stray, place, unique};
-use crate::support::fake::{Reply, U, anthropic as a};
+use super::{Stray, bash_call, place, unique};
+use crate::support::check::{assert_contains, assert_file};
+use crate::support::fake::U;
 use crate::support::harness::{Harness, start, turn_end};
-
-fn bash(id: &str, command: &str) -> Reply {
-    a::tool_use(
-        id,
-        "bash",
-        &json!({ "command": command }).to_string(),
-        U::new(1000, 20),
-    )
-}
 
 /// The sandbox on, approvals asked for, in `front_end`.
 fn sandboxed(h: &Harness, front_end: FrontEnd) -> EngineParams {
@@ -66,11 +58,13 @@ async fn a_confined_command_runs_unasked_while_file_tools_and_configured_asking_
         return;
     }
     let h = Harness::new().await;
-    h.server.push(bash("t1", "echo made > made.txt"));
+    h.server.push(bash_call("t1", "echo made > made.txt"));
     let write = json!({"path": "w.txt", "content": "x"}).to_string();
-    h.server
-        .push(a::tool_use("t2", "write_file", &write, U::new(1100, 20)));
-    h.server.push(a::text("done", U::new(1200, 20)));
+    h.script()
+        .usage(U::new(1100, 20))
+        .call("t2", "write_file", write)
+        .at(1200)
+        .text("done");
     let mut r = start(sandboxed(&h, TUI));
     let turn = r.send_turn("make files").await;
     let ev = r
@@ -82,11 +76,7 @@ async fn a_confined_command_runs_unasked_while_file_tools_and_configured_asking_
         "bash ran unasked, write_file asks: {asked:?}"
     );
     assert!(h.workspace.join("made.txt").exists());
-    r.send(Op::Approval {
-        id: "t2".into(),
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer("t2", Approval::Once).await;
     assert_eq!(turn_end(&r.until_end(turn).await), "completed");
     r.send(Op::Permissions).await;
     let ev = r.until(|e| matches!(e, Event::Permissions { .. })).await;
@@ -102,8 +92,8 @@ async fn a_confined_command_runs_unasked_while_file_tools_and_configured_asking_
 
     // `[sandbox] ask = true`: the same command is asked for.
     let h = Harness::new().await;
-    h.server.push(bash("t1", "echo made > made.txt"));
-    h.server.push(a::text("done", U::new(1200, 20)));
+    h.server.push(bash_call("t1", "echo made > made.txt"));
+    h.script().usage(U::new(1200, 20)).text("done");
     let mut p = sandboxed(&h, TUI);
     p.tools.sandbox_approval = SandboxApproval::Ask;
     let mut r = start(p);
@@ -133,11 +123,10 @@ async fn headless_keeps_a_stopped_command_in_the_sandbox_and_its_result_says_why
     let stray = Stray(target.clone());
     let h = Harness::new().await;
     h.server
-        .push(bash("t1", &format!("echo out > {}", target.display())));
-    h.server.push(a::text("noted", U::new(1200, 20)));
+        .push(bash_call("t1", &format!("echo out > {}", target.display())));
+    h.script().usage(U::new(1200, 20)).text("noted");
     let mut r = start(sandboxed(&h, FrontEnd::Headless));
-    let ev = r.turn("write outside").await;
-    assert_eq!(turn_end(&ev), "completed");
+    let ev = r.completed_turn("write outside").await;
     assert!(approvals(&ev).is_empty(), "{ev:?}");
     assert!(!stray.0.exists(), "the sandbox let the write through");
     let Some(Event::ToolResult {
@@ -176,9 +165,9 @@ async fn the_user_lets_a_stopped_command_run_once_outside_the_sandbox_or_keeps_i
     let stray = Stray(target.clone());
     let command = format!("echo once >> {}", target.display());
     let h = Harness::new().await;
-    h.server.push(bash("t1", &command));
-    h.server.push(bash("t2", &command));
-    h.server.push(a::text("done", U::new(1300, 20)));
+    h.server.push(bash_call("t1", &command));
+    h.server.push(bash_call("t2", &command));
+    h.script().usage(U::new(1300, 20)).text("done");
     let mut r = start(sandboxed(&h, TUI));
     let turn = r.send_turn("append outside").await;
     let ev = r
@@ -201,27 +190,19 @@ async fn the_user_lets_a_stopped_command_run_once_outside_the_sandbox_or_keeps_i
         "the whole command"
     );
     assert!(always.is_none(), "leaving the sandbox is allowed once only");
-    assert!(reason.contains("the sandbox refused the write"), "{reason}");
+    assert_contains(reason, "the sandbox refused the write");
     assert!(!stray.0.exists());
-    r.send(Op::Approval {
-        id: "t1".into(),
-        decision: Approval::Once,
-    })
-    .await;
+    r.answer("t1", Approval::Once).await;
     // The second call, the same command: the sandbox stops it again and asks again.
     let ev = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
         .await;
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "once\n");
+    assert_file(&target, "once\n");
     assert!(matches!(
         ev.last(),
         Some(Event::ApprovalRequest { id, unsandboxed: Some(_), .. }) if id == "t2"
     ));
-    r.send(Op::Approval {
-        id: "t2".into(),
-        decision: Approval::Deny,
-    })
-    .await;
+    r.answer("t2", Approval::Deny).await;
     assert_eq!(turn_end(&r.until_end(turn).await), "completed");
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),

@@ -4,21 +4,20 @@ use flower_tui::engine::ledger::{Manifest, load_transcript};
 use serde_json::Value;
 
 use super::{calls, requests_for, task};
-use crate::suite::cli::{bin, lines, stderr};
+use crate::support::check::{assert_success, tool_result};
 use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::harness::KEY;
+use crate::support::files::write;
+use crate::support::headless::{bin_for, lines, newest_run};
 
 #[tokio::test]
 async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
     let server = FakeServer::start().await;
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config/flower");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.toml"),
+    write(
+        &config.join("config.toml"),
         "subagent_model = \"claude-haiku-test\"\nsubagent_max_iterations = 3\n",
-    )
-    .unwrap();
+    );
     std::fs::write(home.path().join("notes.txt"), "the answer is 42\n").unwrap();
     let one = [task(
         "toolu_task1",
@@ -36,16 +35,12 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
         ),
     );
     server.push_for("NOTES-JOB", a::text("The notes say 42.", U::new(1_700, 15)));
-    server.push(a::text("It is 42.", U::new(2_200, 10)));
-    let mut c = bin(home.path());
-    c.env("ANTHROPIC_API_KEY", KEY)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_MODEL", "claude-sonnet-test")
+    server.script().at(2_200).text("It is 42.");
+    let mut c = bin_for(home.path(), &server);
+    c.env("ANTHROPIC_MODEL", "claude-sonnet-test")
         .args(["-p", "what do the notes say", "--yes"]);
-    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = crate::support::headless::run(c).await.output;
+    assert_success(&out);
     let events = lines(&out);
     let sub: Vec<&Value> = events.iter().filter(|e| e["type"] == "subagent").collect();
     let phases: Vec<&str> = sub.iter().filter_map(|e| e["phase"].as_str()).collect();
@@ -67,21 +62,12 @@ async fn headless_prints_subagent_events_and_the_child_uses_subagent_model() {
     let child = requests_for(&server.recorded(), "NOTES-JOB");
     assert_eq!(child.len(), 2);
     assert_eq!(child[0].body["model"], "claude-haiku-test");
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["id"] == "toolu_task1")
-        .unwrap();
+    let result = tool_result(&events, "toolu_task1");
     assert_eq!(result["output"], "The notes say 42.");
     let last = events.last().unwrap();
     assert_eq!(last["type"], "result");
     // The result's cost is the ledger's, the child's included.
-    let runs = home.path().join("data/flower/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let run = newest_run(home.path());
     let manifest = Manifest::load(&run.join("manifest.json")).unwrap();
     let step = &manifest.steps[0];
     assert_eq!(step.subagents.len(), 1);

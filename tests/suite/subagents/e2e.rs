@@ -7,24 +7,17 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{calls, task};
-use crate::support::fake::{FakeServer, U, anthropic as a};
-use crate::support::pty::{ENTER, ESC, Pty, READY, runtime};
+use super::{alpha_and_beta, calls, task};
+use crate::support::check::{assert_contains, assert_lacks};
+use crate::support::fake::{U, anthropic as a};
+use crate::support::pty::{ESC, Pty, READY, served};
 
 const CTRL_T: &str = "\x14";
 
 #[test]
 fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let both = [
-        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
-        task(
-            "task_b",
-            "beta search",
-            "BETA-JOB: grep for beta and report",
-        ),
-    ];
+    let (_rt, server) = served();
+    let both = alpha_and_beta("BETA-JOB: grep for beta and report");
     server.push(a::text_then_tools(
         "Splitting the work.",
         &calls(&both),
@@ -59,15 +52,13 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
         "BETA-JOB",
         a::text("BETA REPORT: beta is in b.txt:1.", U::new(31_000, 80)).with_delay(think),
     );
-    server.push(a::text("Both done.", U::new(5_400, 60)));
+    server.script().usage(U::new(5_400, 60)).text("Both done.");
 
     let mut t = Pty::start(&server, &[]);
     std::fs::write(t.workspace().join("a.txt"), "FILE-A-CONTENT-7781\n").unwrap();
     std::fs::write(t.workspace().join("b.txt"), "beta FILE-B-CONTENT-3302\n").unwrap();
     t.wait_for(READY);
-    t.keys("survey the code");
-    t.wait_for("survey the code");
-    t.keys(ENTER);
+    t.ask("survey the code");
     // Both called their tool and got its result: they think about their reports now.
     t.wait("two live subagent cells", |s| {
         s.contains("2 subagents work…")
@@ -79,8 +70,8 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
     let open = t.wait("their transcripts", |s| {
         s.contains("▾ task: alpha survey") && s.contains("▸ read_file: a.txt")
     });
-    assert!(open.contains("▸ grep: /beta/"), "{open}");
-    assert!(open.contains("b.txt:1:beta FILE-B-CONTENT-3302"), "{open}");
+    assert_contains(&open, "▸ grep: /beta/");
+    assert_contains(&open, "b.txt:1:beta FILE-B-CONTENT-3302");
     assert!(
         open.contains("FILE-A-CONTENT-7781"),
         "the read's output: {open}"
@@ -90,20 +81,12 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
         "{open}"
     );
     let done = t.wait_for("Both done.");
-    assert!(
-        done.contains("ALPHA REPORT: a.txt holds one line."),
-        "{done}"
-    );
-    assert!(
-        done.contains("▾ task: alpha survey · done · 1 tool call"),
-        "{done}"
-    );
+    assert_contains(&done, "ALPHA REPORT: a.txt holds one line.");
+    assert_contains(&done, "▾ task: alpha survey · done · 1 tool call");
     // The children's 31K never reached the main gauge.
-    assert!(!done.contains("31.0K/200K"), "{done}");
+    assert_lacks(&done, "31.0K/200K");
 
-    t.keys("/cost");
-    t.wait_for("/cost");
-    t.keys(ENTER);
+    t.ask("/cost");
     t.wait_for("subagents (2):");
 
     // A subagent that would take a minute: Esc stops it with the turn.
@@ -116,9 +99,7 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
         "GAMMA-JOB",
         a::text("GAMMA REPORT", U::new(1_000, 10)).with_delay(Duration::from_secs(20)),
     );
-    t.keys("and gamma?");
-    t.wait_for("and gamma?");
-    t.keys(ENTER);
+    t.ask("and gamma?");
     t.wait("the third subagent live", |s| {
         s.contains("a subagent works…") && s.contains("task: gamma hunt · 0 tool calls")
     });
@@ -126,21 +107,13 @@ fn two_live_subagent_cells_expand_end_with_their_reports_and_esc_stops_one() {
     let stopped = t.wait("the subagent interrupted", |s| {
         s.contains("task: gamma hunt · interrupted")
     });
-    assert!(!stopped.contains("a subagent works…"), "{stopped}");
+    assert_lacks(&stopped, "a subagent works…");
 }
 
 #[test]
 fn kill_9_while_two_subagents_run_then_continue_answers_both_calls() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let both = [
-        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
-        task(
-            "task_b",
-            "beta search",
-            "BETA-JOB: look for beta and report",
-        ),
-    ];
+    let (_rt, server) = served();
+    let both = alpha_and_beta("BETA-JOB: look for beta and report");
     server.push(a::text_then_tools(
         "Splitting the work.",
         &calls(&both),
@@ -154,28 +127,21 @@ fn kill_9_while_two_subagents_run_then_continue_answers_both_calls() {
             a::text("never finished", U::new(1_000, 10)).with_delay(stall),
         );
     }
-    let mut t = Pty::start(&server, &[]);
-    t.wait_for(READY);
-    t.keys("survey the code");
-    t.wait_for("survey the code");
-    t.keys(ENTER);
+    let mut t = Pty::open(&server, &[]);
+    t.ask("survey the code");
     t.wait("both running", |s| s.contains("2 subagents work…"));
     let home = t.home();
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &t.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    t.wait_exit();
+    t.kill_9();
     drop(t);
 
     // --continue: the next request answers both task calls (as interrupted), nothing dangles.
-    server.push(a::text("Picking up again.", U::new(5_500, 20)));
+    server
+        .script()
+        .usage(U::new(5_500, 20))
+        .text("Picking up again.");
     let mut t = Pty::start_in(home, &server, &["--continue"]);
     t.wait_for(READY);
-    t.keys("go on");
-    t.wait_for("go on");
-    t.keys(ENTER);
+    t.ask("go on");
     t.wait_for("Picking up again.");
     let recorded = server.recorded();
     let last = &recorded.last().unwrap().body;

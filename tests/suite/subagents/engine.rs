@@ -9,10 +9,13 @@ use flower_tui::engine::session::repair_dangling_tool_uses;
 use serde_json::json;
 
 use super::{
-    calls, end_of, is_child, main_requests, phases, requests_for, task, tool_names, tool_results,
+    alpha_and_beta, calls, end_of, is_child, main_requests, phases, requests_for, task,
+    tool_results,
 };
+use crate::support::check::{assert_event, assert_starts_with, picked};
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
+use crate::support::requests::tool_names;
 
 fn price(input: u64, output: u64) -> f64 {
     crate::support::harness::price(MODEL, input, output)
@@ -27,16 +30,9 @@ fn read(id: &str, path: &str, usage: U) -> Reply {
 #[tokio::test]
 async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     let h = Harness::new().await;
-    std::fs::write(h.workspace.join("a.txt"), "FILE-A-CONTENT-7781\n").unwrap();
-    std::fs::write(h.workspace.join("b.txt"), "beta FILE-B-CONTENT-3302\n").unwrap();
-    let both = [
-        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
-        task(
-            "task_b",
-            "beta search",
-            "BETA-JOB: grep for beta and report",
-        ),
-    ];
+    h.file("a.txt", "FILE-A-CONTENT-7781\n");
+    h.file("b.txt", "beta FILE-B-CONTENT-3302\n");
+    let both = alpha_and_beta("BETA-JOB: grep for beta and report");
     // Window 60K, headroom 20K: the main thread warns at 20K and hands off at 40K. Each child
     // sees 31K: counted in the main thread, they would cross both lines.
     h.server.push(a::text_then_tools(
@@ -67,12 +63,11 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
         "BETA-JOB",
         a::text("BETA REPORT: beta is in b.txt:1.", U::new(31_000, 80)),
     );
-    h.server.push(a::text("Both done.", U::new(5_400, 60)));
+    h.script().usage(U::new(5_400, 60)).text("Both done.");
     let mut p = h.params(60_000, 20_000);
     p.settings.model = MODEL.into();
     let mut r = start(p);
-    let ev = r.turn("survey the code").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("survey the code").await;
 
     // The parent's next request carries the two reports as the two calls' results, and nothing
     // the children read or called.
@@ -112,15 +107,10 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     assert!(alpha[1].body.to_string().contains("FILE-A-CONTENT-7781"));
 
     // The main gauge: only the main thread's responses, never the children's.
-    let readings: Vec<(u64, bool)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::Usage {
-                context, estimated, ..
-            } => Some((*context, *estimated)),
-            _ => None,
-        })
-        .collect();
+    let readings: Vec<(u64, bool)> = picked!(
+        ev,
+        Event::Usage { context, estimated, .. } => (*context, *estimated)
+    );
     let measured: Vec<u64> = readings.iter().filter(|r| !r.1).map(|r| r.0).collect();
     assert_eq!(measured, [5_100, 5_460]);
     assert!(readings.iter().all(|(c, _)| *c < 20_000), "{readings:?}");
@@ -133,11 +123,7 @@ async fn two_tasks_run_at_once_and_only_their_reports_reach_the_parent() {
     for (id, tool) in [("task_a", "read_file"), ("task_b", "grep")] {
         let mine: Vec<SubagentPhase> = phases(&ev).into_iter().filter(|p| p.id() == id).collect();
         assert!(matches!(&mine[0], SubagentPhase::Start { .. }), "{mine:#?}");
-        assert!(
-            mine.iter().any(
-                |p| matches!(p, SubagentPhase::ToolCall { name, calls: 1, .. } if name == tool)
-            )
-        );
+        assert_event!(mine, SubagentPhase::ToolCall { name, calls: 1, .. } if name == tool);
         let SubagentPhase::End {
             outcome,
             usage,
@@ -272,18 +258,10 @@ async fn esc_stops_both_and_leaves_every_call_answered() {
         };
         assert_eq!(outcome.to_string(), "interrupted");
     }
-    let results: Vec<(String, String, bool)> = ev
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult {
-                id,
-                output,
-                is_error,
-                ..
-            } => Some((id.clone(), output.clone(), *is_error)),
-            _ => None,
-        })
-        .collect();
+    let results: Vec<(String, String, bool)> = picked!(
+        ev,
+        Event::ToolResult { id, output, is_error, .. } => (id.clone(), output.clone(), *is_error)
+    );
     assert_eq!(results.len(), 2, "{results:#?}");
     for (_, output, is_error) in &results {
         assert!(
@@ -318,16 +296,15 @@ async fn esc_stops_both_and_leaves_every_call_answered() {
         );
     }
     // The parent goes on: the provider (the fake checks it) accepts its history.
-    h.server.push(a::text("Stopped.", U::new(2_500, 10)));
-    let ev = r.turn("what now").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    h.script().at(2_500).text("Stopped.");
+    r.completed_turn("what now").await;
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_hands_off() {
     let h = Harness::new().await;
-    std::fs::write(h.workspace.join("a.txt"), "alpha\n").unwrap();
+    h.file("a.txt", "alpha\n");
     let one = [task("task_a", "big read", "ALPHA-JOB: read everything")];
     h.server
         .push(a::text_then_tools("", &calls(&one), U::new(3_000, 40)));
@@ -339,10 +316,9 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
         "ALPHA-JOB",
         a::text("PARTIAL REPORT: a.txt says alpha.", U::new(25_200, 60)),
     );
-    h.server.push(a::text("ok", U::new(3_200, 10)));
+    h.script().at(3_200).text("ok");
     let mut r = start(h.params(30_000, 10_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let recorded = h.server.recorded();
     let child = requests_for(&recorded, "ALPHA-JOB");
     assert_eq!(child.len(), 2);
@@ -360,10 +336,7 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        report.starts_with("[The subagent's context filled up"),
-        "{report}"
-    );
+    assert_starts_with(&report, "[The subagent's context filled up");
     assert!(report.ends_with("PARTIAL REPORT: a.txt says alpha."));
     let SubagentPhase::End { outcome, .. } = end_of(&ev, "task_a") else {
         unreachable!()
@@ -380,7 +353,7 @@ async fn a_child_over_its_own_line_writes_its_report_and_the_main_thread_never_h
 #[tokio::test]
 async fn a_child_whose_context_overflows_returns_what_it_read() {
     let h = Harness::new().await;
-    std::fs::write(h.workspace.join("a.txt"), "alpha\n").unwrap();
+    h.file("a.txt", "alpha\n");
     let one = [task("task_a", "huge read", "ALPHA-JOB: read a.txt")];
     h.server
         .push(a::text_then_tools("", &calls(&one), U::new(3_000, 40)));
@@ -394,10 +367,9 @@ async fn a_child_whose_context_overflows_returns_what_it_read() {
             "prompt is too long: 250000 tokens > 200000 maximum",
         ),
     );
-    h.server.push(a::text("ok", U::new(3_200, 10)));
+    h.script().at(3_200).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let Some(Event::ToolResult {
         output, is_error, ..
     }) = ev

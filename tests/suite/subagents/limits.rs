@@ -8,9 +8,11 @@ use flower_tui::engine::protocol::{Event, SubagentPhase};
 use flower_tui::engine::tools::sandbox::{SandboxPolicy, Support};
 use serde_json::json;
 
-use super::{calls, end_of, main_requests, requests_for, task, tool_names, tool_results};
+use super::{calls, end_of, main_requests, requests_for, task, tool_results};
+use crate::support::check::{assert_contains, assert_file};
 use crate::support::fake::{Reply, U, anthropic as a};
-use crate::support::harness::{Harness, start, text_prefix, turn_end};
+use crate::support::harness::{Harness, start, text_prefix};
+use crate::support::requests::tool_names;
 
 #[tokio::test]
 async fn a_child_cannot_start_subagents_and_has_no_bash_under_ask() {
@@ -32,13 +34,12 @@ async fn a_child_cannot_start_subagents_and_has_no_bash_under_ask() {
         "ALPHA-JOB",
         a::text("I could do neither.", U::new(1_200, 20)),
     );
-    h.server.push(a::text("ok", U::new(2_100, 10)));
+    h.script().at(2_100).text("ok");
     // Headless without --yes: the main thread's commands would be denied, so a child has none.
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     let mut r = start(p);
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("go").await;
     let recorded = h.server.recorded();
     let child = requests_for(&recorded, "ALPHA-JOB");
     assert_eq!(
@@ -102,13 +103,12 @@ async fn under_ask_a_child_runs_commands_the_sandbox_confines_as_the_parent_woul
     );
     h.server
         .push_for("ALPHA-JOB", a::text("REPORT: ran.", U::new(1_200, 20)));
-    h.server.push(a::text("ok", U::new(2_100, 10)));
+    h.script().at(2_100).text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.approvals = ApprovalPolicy::Ask;
     p.tools.sandbox = SandboxPolicy::default();
     let mut r = start(p);
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     assert!(
         !ev.iter()
             .any(|e| matches!(e, Event::ApprovalRequest { .. })),
@@ -120,15 +120,9 @@ async fn under_ask_a_child_runs_commands_the_sandbox_confines_as_the_parent_woul
     let results = tool_results(&child[1].body);
     let result = results[0]["content"].as_str().unwrap();
     // It ran in the sandbox: inside the workspace it wrote, outside it was stopped.
-    assert_eq!(
-        std::fs::read_to_string(h.workspace.join("made-by-child")).unwrap(),
-        "CHILD-RAN\n"
-    );
+    assert_file(h.workspace.join("made-by-child"), "CHILD-RAN\n");
     assert!(!stray.exists(), "{result}");
-    assert!(
-        result.contains("[sandbox: the sandbox refused the write"),
-        "{result}"
-    );
+    assert_contains(result, "[sandbox: the sandbox refused the write");
     // Without the sandbox the same policy gives it none (the test above).
     r.shutdown().await;
 }
@@ -154,12 +148,11 @@ async fn under_yes_a_child_runs_commands_and_its_budget_ends_in_a_report() {
         "ALPHA-JOB",
         a::text("BUDGET REPORT: both ran.", U::new(1_400, 20)),
     );
-    h.server.push(a::text("ok", U::new(2_100, 10)));
+    h.script().at(2_100).text("ok");
     let mut p = h.params(200_000, 50_000);
     p.tools.subagent.max_iterations = 2;
     let mut r = start(p);
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let child = requests_for(&h.server.recorded(), "ALPHA-JOB");
     assert_eq!(child.len(), 3);
     assert!(tool_names(&child[0].body).contains(&"bash".to_string()));
@@ -202,10 +195,9 @@ async fn a_broken_stream_inside_a_child_is_replayed() {
     );
     h.server
         .push_for("ALPHA-JOB", a::text("WHOLE REPORT", U::new(900, 20)));
-    h.server.push(a::text("ok", U::new(2_100, 10)));
+    h.script().at(2_100).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     assert_eq!(requests_for(&h.server.recorded(), "ALPHA-JOB").len(), 2);
     let SubagentPhase::End { outcome, .. } = end_of(&ev, "task_a") else {
         unreachable!()
@@ -242,10 +234,9 @@ async fn at_most_four_run_at_once() {
             .with_delay(Duration::from_millis(60));
         h.server.push_for(k, reply);
     }
-    h.server.push(a::text("ok", U::new(2_500, 10)));
+    h.script().at(2_500).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    r.completed_turn("go").await;
     let spans: Vec<_> = keys
         .iter()
         .map(|k| {
@@ -281,10 +272,9 @@ async fn a_report_too_large_for_the_context_is_spilled_like_any_result() {
     assert!(long.len() > 100_000);
     h.server
         .push_for("ALPHA-JOB", a::text(&long, U::new(900, 30_000)));
-    h.server.push(a::text("ok", U::new(2_500, 10)));
+    h.script().at(2_500).text("ok");
     let mut r = start(h.params(200_000, 50_000));
-    let ev = r.turn("go").await;
-    assert_eq!(turn_end(&ev), "completed", "{ev:#?}");
+    let ev = r.completed_turn("go").await;
     let Some(Event::ToolResult {
         output, spilled, ..
     }) = ev

@@ -9,6 +9,7 @@ mod limits;
 use flower_tui::engine::protocol::{Event, SubagentPhase};
 use serde_json::{Value, json};
 
+use crate::support::check::picked;
 use crate::support::fake::Recorded;
 pub(super) use crate::support::fake::anthropic::tool_results;
 
@@ -19,6 +20,14 @@ fn task(id: &str, description: &str, prompt: &str) -> (String, &'static str, Str
         "task",
         json!({"description": description, "prompt": prompt}).to_string(),
     )
+}
+
+/// Two children at once: `task_a` surveys a.txt, `task_b` does `beta_job`.
+fn alpha_and_beta(beta_job: &str) -> [(String, &'static str, String); 2] {
+    [
+        task("task_a", "alpha survey", "ALPHA-JOB: read a.txt and report"),
+        task("task_b", "beta search", beta_job),
+    ]
 }
 
 /// The `(id, name, input)` triples as `text_then_tools` takes them.
@@ -58,27 +67,9 @@ fn main_requests(recorded: &[Recorded]) -> Vec<Value> {
         .collect()
 }
 
-/// The tool names a request offers.
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The subagent phases among `events`.
 fn phases(events: &[Event]) -> Vec<SubagentPhase> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Subagent(p) => Some(p.clone()),
-            _ => None,
-        })
-        .collect()
+    picked!(events, Event::Subagent(p) => p.clone())
 }
 
 /// The `end` phase of subagent `id`.

@@ -251,10 +251,7 @@ impl Stream {
 
     /// A reply sending one event per chunk.
     pub fn reply(&self) -> Reply {
-        Reply::Sse {
-            chunks: self.events(),
-            delay: None,
-        }
+        Reply::stream(self.events())
     }
 }
 
@@ -342,6 +339,16 @@ pub fn error_status(status: u16, ty: &str, message: &str) -> Reply {
     Reply::status(status, error_json(ty, message))
 }
 
+/// `400 prompt is too long`, as the API refuses a request of `tokens` in a window of `max`.
+pub fn too_long(tokens: u64, max: u64) -> Reply {
+    Reply::status(
+        400,
+        format!(
+            r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"prompt is too long: {tokens} tokens > {max} maximum"}}}}"#
+        ),
+    )
+}
+
 /// `529 overloaded_error`, as the API answers under load.
 pub fn overloaded() -> Reply {
     error_status(529, "overloaded_error", "Overloaded")
@@ -426,15 +433,8 @@ pub fn validate(body: &Value) -> Option<String> {
 
 /// The `tool_result` blocks of a recorded request's last message.
 pub fn tool_results(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .and_then(|m| m["content"].as_array())
-        .map(|c| {
-            c.iter()
-                .filter(|b| b["type"] == "tool_result")
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
+    super::body::last_blocks(body)
+        .into_iter()
+        .filter(|b| b["type"] == "tool_result")
+        .collect()
 }

@@ -148,17 +148,14 @@ impl Stream {
         out
     }
 
+    /// A reply sending one chunk per write.
+    pub fn reply(&self) -> Reply {
+        Reply::stream(self.events())
+    }
+
     /// The whole body.
     pub fn bytes(&self) -> Vec<u8> {
         self.events().concat()
-    }
-
-    /// A reply sending one chunk per write.
-    pub fn reply(&self) -> Reply {
-        Reply::Sse {
-            chunks: self.events(),
-            delay: None,
-        }
     }
 }
 

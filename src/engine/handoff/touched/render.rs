@@ -19,6 +19,8 @@ const MAX_COMMANDS: usize = 12;
 const MAX_EARLIER: usize = 30;
 /// Read ranges shown for one file.
 const MAX_RANGES: usize = 6;
+/// Images listed.
+const MAX_IMAGES: usize = 10;
 
 /// A code span that survives backticks inside.
 pub(super) fn code(s: &str) -> String {
@@ -36,6 +38,7 @@ pub(super) fn section(t: &Touched) -> String {
         t.generation
     );
     files(&mut out, t);
+    images(&mut out, t);
     commands(&mut out, t);
     if let Some(c) = &t.check {
         let _ = write!(out, "Last test or build: {} → {}", code(&c.command), c.exit);
@@ -92,6 +95,27 @@ fn open_errors(open: &OpenProblems) -> String {
         let _ = writeln!(out, "- … and {} more", errors.len() - MAX_OPEN_ERRORS);
     }
     out
+}
+
+/// Images shown to the model: each by the path it came from and its stored copy, which
+/// `read_file` shows again.
+fn images(out: &mut String, t: &Touched) {
+    if t.images.is_empty() {
+        return;
+    }
+    out.push_str("Images shown to the model (read_file the stored copy to see one again):\n");
+    for (name, source, stored) in t.images.iter().take(MAX_IMAGES) {
+        let from = if source.is_empty() || source == name {
+            String::new()
+        } else {
+            format!(" from {}", code(source))
+        };
+        let _ = writeln!(out, "- {}{from}, stored at {}", code(name), code(stored));
+    }
+    let rest = t.images.len().saturating_sub(MAX_IMAGES);
+    if rest > 0 {
+        let _ = writeln!(out, "- … and {rest} more images");
+    }
 }
 
 /// Where a file's line goes: changed files first, in this order, then files only read.

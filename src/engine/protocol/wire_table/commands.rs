@@ -10,6 +10,7 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
     vec![
         (
             Event::Cost {
+                web_searches: 2,
                 step: "fix".into(),
                 rows: vec![CostRow {
                     generation: 2,
@@ -44,7 +45,7 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
                 total_usd: 1.25,
                 num_turns: 7,
             },
-            r#"{"type":"cost","step":"fix","rows":[{"generation":2,"start":"new","label":"gen 2 · /new","session_id":"s2","cost_usd":0.5,"num_turns":3,"context":12000,"current":true,"subagents_usd":0.125}],"subagents":[{"session_id":"c1","parent_session":"s2","call_id":"t7","description":"find loaders","model":"m","started":"2026-11-29T10:00:00Z","outcome":"completed","usage":{"input_tokens":9000,"output_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"context":4800,"cost_usd":0.125,"tool_calls":6,"elapsed_ms":4200,"transcript":"sessions/c1.jsonl"}],"total_usd":1.25,"num_turns":7}"#,
+            r#"{"type":"cost","step":"fix","rows":[{"generation":2,"start":"new","label":"gen 2 · /new","session_id":"s2","cost_usd":0.5,"num_turns":3,"context":12000,"current":true,"subagents_usd":0.125}],"subagents":[{"session_id":"c1","parent_session":"s2","call_id":"t7","description":"find loaders","model":"m","started":"2026-11-29T10:00:00Z","outcome":"completed","usage":{"input_tokens":9000,"output_tokens":300,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"context":4800,"cost_usd":0.125,"tool_calls":6,"elapsed_ms":4200,"transcript":"sessions/c1.jsonl"}],"total_usd":1.25,"num_turns":7,"web_searches":2}"#,
         ),
         (
             Event::Sessions {

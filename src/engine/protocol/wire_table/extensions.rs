@@ -134,6 +134,7 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
         ),
         (
             Event::Hook(crate::engine::hooks::HookNote {
+                quiet: false,
                 event: "PreToolUse".into(),
                 name: "./check.sh".into(),
                 source: "/w/.claude/settings.json".into(),

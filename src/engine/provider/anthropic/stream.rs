@@ -37,6 +37,13 @@ struct EventUsage {
     output_tokens: Option<u64>,
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
+    server_tool_use: Option<ServerToolUsage>,
+}
+
+/// The server tools a response used (`usage.server_tool_use`), counted for billing.
+#[derive(Deserialize, Default)]
+struct ServerToolUsage {
+    web_search_requests: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -50,6 +57,8 @@ struct BlockStart {
     thinking: Option<String>,
     signature: Option<String>,
     data: Option<String>,
+    tool_use_id: Option<String>,
+    content: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -77,8 +86,15 @@ enum Partial {
         name: String,
         json: String,
         start: Option<Value>,
+        /// The provider runs it itself (`server_tool_use`): no tool of ours answers it.
+        server: bool,
     },
-    /// A block type this client does not use (server tools, citations…): skipped.
+    /// A server-side web search's results (whole in the block's start).
+    SearchResult {
+        tool_use_id: String,
+        content: Value,
+    },
+    /// A block type this client does not use: skipped.
     Ignored,
 }
 
@@ -105,6 +121,7 @@ pub struct AnthropicStream {
     blocks: Vec<Option<Partial>>,
     usage: Usage,
     stop_reason: Option<String>,
+    web_search_requests: u64,
     done: bool,
 }
 
@@ -193,6 +210,7 @@ impl AnthropicStream {
             content,
             usage: self.usage,
             stop_reason: self.stop_reason,
+            web_search_requests: self.web_search_requests,
         })
     }
 
@@ -212,6 +230,13 @@ impl AnthropicStream {
             &mut self.usage.cache_read_input_tokens,
             u.cache_read_input_tokens,
         );
+        if let Some(n) = u
+            .server_tool_use
+            .as_ref()
+            .and_then(|s| s.web_search_requests)
+        {
+            self.web_search_requests = n;
+        }
     }
 
     /// The table slot for a block index, grown as needed.
@@ -300,7 +325,7 @@ fn start_block(b: BlockStart, sink: &mut dyn FnMut(Delta)) -> Partial {
             }
         }
         "redacted_thinking" => Partial::Redacted(b.data.unwrap_or_default()),
-        "tool_use" => {
+        ty @ ("tool_use" | "server_tool_use") => {
             let id = b.id.unwrap_or_default();
             let name = b.name.unwrap_or_default();
             sink(Delta::ToolUseStart {
@@ -312,8 +337,13 @@ fn start_block(b: BlockStart, sink: &mut dyn FnMut(Delta)) -> Partial {
                 name,
                 json: String::new(),
                 start: b.input,
+                server: ty == "server_tool_use",
             }
         }
+        "web_search_tool_result" => Partial::SearchResult {
+            tool_use_id: b.tool_use_id.unwrap_or_default(),
+            content: b.content.unwrap_or(Value::Null),
+        },
         _ => Partial::Ignored,
     }
 }
@@ -357,11 +387,30 @@ fn finish_block(p: Partial) -> Option<Block> {
             name,
             json,
             start,
+            server: false,
         } => Some(Block::ToolUse {
             id,
             name,
             input: tool_input(&json, start),
             from_text: false,
+        }),
+        Partial::Tool {
+            id,
+            name,
+            json,
+            start,
+            server: true,
+        } => Some(Block::ServerToolUse {
+            id,
+            name,
+            input: tool_input(&json, start),
+        }),
+        Partial::SearchResult {
+            tool_use_id,
+            content,
+        } => Some(Block::WebSearchToolResult {
+            tool_use_id,
+            content,
         }),
         Partial::Ignored => None,
     }
@@ -424,7 +473,7 @@ mod tests {
             ),
             ev(
                 "content_block_start",
-                r#"{"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"x"}}"#,
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"mystery_block","id":"x"}}"#,
             ),
             ev(
                 "content_block_delta",

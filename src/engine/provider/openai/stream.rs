@@ -304,6 +304,7 @@ impl OpenAiStream {
             content,
             usage: self.usage,
             stop_reason,
+            web_search_requests: 0,
         })
     }
 }

@@ -1,7 +1,8 @@
 //! Checkpoints around turns and their calls.
 //!
 //! - Before each call of a turn that may change the workspace (an edit, a write, `bash`, an MCP
-//!   tool or a subagent), a checkpoint, and another just after it. The first opens the turn's
+//!   tool or a subagent), a checkpoint, and another just after it (after its `PostToolUse` hooks,
+//!   so what a formatter hook changes is the call's). The first opens the turn's
 //!   entry in the step's undo stack (`UndoStack::pending`), written to the ledger at once, so a
 //!   process killed mid-turn leaves it there; each call's two checkpoints join it.
 //! - When the turn ends, one more, and the entry is closed: the turn's files are what its own

@@ -71,6 +71,16 @@ pub(super) fn tail_record(
                     }
                 }
                 Block::Thinking { .. } => {}
+                // An image is named with where it is stored (the successor reads it there).
+                Block::Image { image, .. } => {
+                    parts.push(TailPart::Text(image.stand_in("shown to the model")))
+                }
+                Block::ServerToolUse { name, input, .. } => {
+                    parts.push(TailPart::Text(format!("[{name} {input}]")))
+                }
+                Block::WebSearchToolResult { content, .. } => parts.push(TailPart::Text(
+                    crate::engine::provider::anthropic::search_summary(&content),
+                )),
                 Block::ToolUse {
                     id, name, input, ..
                 } => {

@@ -142,7 +142,7 @@ pub(super) fn spawn_writing(
                 silent_ms = d.as_millis(),
                 "background writing request silent"
             ),
-            StreamNotice::Resumed => {}
+            StreamNotice::Resumed | StreamNotice::ImagesLeftOut { .. } => {}
         };
         let result = stream_with_retry(&*provider, &req, &mut sink, &policy, &mut on_notice).await;
         reply.send(result);

@@ -286,8 +286,8 @@ impl StepLedger {
     /// `/cost`: the step's generations as the ledger has them (earlier processes included);
     /// `current`: the session running now.
     pub(super) fn cost_event(&self, current: &str) -> Event {
-        let (step, rows, subagents, total_usd, num_turns) = match self.rec() {
-            None => (String::new(), Vec::new(), Vec::new(), 0.0, 0),
+        let (step, rows, subagents, total_usd, num_turns, web_searches) = match self.rec() {
+            None => (String::new(), Vec::new(), Vec::new(), 0.0, 0, 0),
             Some(rec) => (
                 rec.name.clone(),
                 rec.per_generation
@@ -312,6 +312,7 @@ impl StepLedger {
                 rec.subagents.clone(),
                 rec.figures.cost_usd,
                 rec.figures.num_turns,
+                rec.figures.web_searches,
             ),
         };
         Event::Cost {
@@ -320,6 +321,7 @@ impl StepLedger {
             subagents,
             total_usd,
             num_turns,
+            web_searches,
         }
     }
 }

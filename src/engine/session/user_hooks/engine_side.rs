@@ -9,6 +9,7 @@ use super::gates::ToolGate;
 use super::points::{self, HookCx};
 use super::state::Hooks;
 use crate::engine::hooks::{EndReason, HookBatch, HookSession, Outcome, PermissionMode};
+use crate::engine::permissions::Permissions;
 use crate::engine::policy::ApprovalPolicy;
 use crate::engine::protocol::{Event, ExitReason};
 use crate::engine::session::{ActiveTurn, Engine, Places};
@@ -62,6 +63,13 @@ impl HookCx for Engine {
 
     fn places(&self) -> &Places {
         &self.run.places
+    }
+
+    fn approved(&mut self, allow: Permissions, command_grants: bool) {
+        self.approvals.permit(allow);
+        if command_grants {
+            std::sync::Arc::make_mut(&mut self.run.extensions.commands).release_held();
+        }
     }
 
     fn record_error(&mut self, text: String) {

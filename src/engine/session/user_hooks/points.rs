@@ -12,8 +12,9 @@ use super::gates::{
 use super::state::{Hooks, MAX_STOP_CONTINUES};
 use crate::engine::hooks::{
     EndReason, HookBatch, HookEvent, HookInput, HookNote, HookSession, HooksQuestion, Outcome,
-    project, tool_response,
+    Unapproved, project, tool_response,
 };
+use crate::engine::permissions::Permissions;
 use crate::engine::protocol::{Event, ExitReason};
 use crate::engine::session::{ActiveTurn, Places};
 use crate::engine::tools::ToolOutput;
@@ -42,6 +43,9 @@ pub(in crate::engine::session) trait HookCx {
     fn can_ask(&self) -> bool;
     /// Where the workspace and the approvals are.
     fn places(&self) -> &Places;
+    /// The user approved a workspace's `allow` rules and, when `command_grants`, the
+    /// `allowed-tools` of its command files: they apply from now on.
+    fn approved(&mut self, allow: Permissions, command_grants: bool);
     /// Record an error of the step in the ledger.
     fn record_error(&mut self, text: String);
     /// The turn `turn` is over (it sent nothing), for `reason`.
@@ -103,15 +107,15 @@ pub(in crate::engine::session) fn announce(cx: &mut impl HookCx) {
             .hooks()
             .pending()
             .iter()
-            .map(|(file, hooks)| Event::HooksApproval(HooksQuestion::new(file, hooks)))
+            .map(|waiting| Event::HooksApproval(HooksQuestion::new(waiting)))
             .collect();
         for ev in questions {
             cx.emit(ev);
         }
     } else {
-        for (file, _) in cx.hooks().take_pending() {
+        for waiting in cx.hooks().take_pending() {
             cx.emit(Event::Notice {
-                message: project::headless_notice(&file),
+                message: waiting.headless_notice(),
             });
         }
     }
@@ -121,16 +125,17 @@ pub(in crate::engine::session) fn announce(cx: &mut impl HookCx) {
 /// file (asked again when it changes); approved hooks run from now on.
 pub(in crate::engine::session) fn decide(cx: &mut impl HookCx, sha256: &str, approve: bool) {
     use crate::engine::mcp::{ApprovalStore, Decision as Stored};
-    let Some((file, hooks)) = cx.hooks().answered(sha256) else {
+    let Some(waiting) = cx.hooks().answered(sha256) else {
         return;
     };
+    let file = &waiting.file;
     let store = ApprovalStore::new(&cx.places().data_dir);
     let decision = if approve {
         Stored::Approved
     } else {
         Stored::Denied
     };
-    if let Err(e) = project::record(&store, &cx.places().workspace, &file, decision) {
+    if let Err(e) = project::record(&store, &cx.places().workspace, file, decision) {
         cx.emit(Event::Warning {
             message: format!(
                 "could not record the decision about {} in {}: {e} (you will be asked again)",
@@ -139,16 +144,23 @@ pub(in crate::engine::session) fn decide(cx: &mut impl HookCx, sha256: &str, app
             ),
         });
     }
+    let what = waiting.lines().len();
     let message = if approve {
-        let n = hooks.len();
+        let shown = file.path.display().to_string();
+        let Unapproved {
+            hooks,
+            allow,
+            command_grants,
+            ..
+        } = waiting;
         cx.hooks().add(hooks);
+        cx.approved(allow, !command_grants.is_empty());
         format!(
-            "{} approved for this workspace: its {n} hook(s) run from now on",
-            file.path.display()
+            "{shown} approved for this workspace: its {what} hook(s) and rule(s) apply from now on"
         )
     } else {
         format!(
-            "{} declined: its hooks do not run (asked again when the file changes)",
+            "{} declined: its {what} hook(s) and rule(s) do not apply (asked again when it changes)",
             file.path.display()
         )
     };

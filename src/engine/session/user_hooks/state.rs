@@ -3,7 +3,7 @@
 //! whether `SessionStart` is due, and how often `Stop` hooks kept the running turn going.
 
 use crate::engine::hooks::{
-    Hook, HookBatch, HookEvent, HookInput, HookSession, HookSet, SettingsFile, StartSource,
+    Hook, HookBatch, HookEvent, HookInput, HookSession, HookSet, StartSource, Unapproved,
 };
 use crate::engine::session::HookParams;
 
@@ -15,8 +15,8 @@ pub(super) const MAX_STOP_CONTINUES: u32 = 3;
 #[derive(Debug, Default)]
 pub(in crate::engine::session) struct Hooks {
     set: HookSet,
-    /// Settings files never approved (this version), with the hooks they would add.
-    pending: Vec<(SettingsFile, Vec<Hook>)>,
+    /// Settings files (and command grants) never approved (this version), with what they add.
+    pending: Vec<Unapproved>,
     /// Notices about the configuration, given once the front end listens.
     notices: Vec<String>,
     /// `SessionStart` is due before the current session's next request.
@@ -65,18 +65,18 @@ impl Hooks {
     }
 
     /// The settings files waiting for the user's approval.
-    pub(super) fn pending(&self) -> &[(SettingsFile, Vec<Hook>)] {
+    pub(super) fn pending(&self) -> &[Unapproved] {
         &self.pending
     }
 
     /// The settings files waiting for approval, taken (nobody can be asked).
-    pub(super) fn take_pending(&mut self) -> Vec<(SettingsFile, Vec<Hook>)> {
+    pub(super) fn take_pending(&mut self) -> Vec<Unapproved> {
         std::mem::take(&mut self.pending)
     }
 
     /// The settings file with this digest, taken from those waiting (the user answered).
-    pub(super) fn answered(&mut self, sha256: &str) -> Option<(SettingsFile, Vec<Hook>)> {
-        let at = self.pending.iter().position(|(f, _)| f.sha256 == sha256)?;
+    pub(super) fn answered(&mut self, sha256: &str) -> Option<Unapproved> {
+        let at = self.pending.iter().position(|u| u.file.sha256 == sha256)?;
         Some(self.pending.remove(at))
     }
 

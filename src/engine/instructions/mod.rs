@@ -1,9 +1,13 @@
-//! Project instructions: the user's `<config_dir>/flower/AGENTS.md`, then `AGENTS.md`
-//! (or `CLAUDE.md` where a directory has no `AGENTS.md`) in every directory from the git root down
-//! to the workspace, in that order, each labelled with its path. Read from disk at the start of
-//! every session, so a handoff's successor gets them fresh; capped in size, with a line that says
-//! what was cut.
+//! Project instructions: the user's `<config_dir>/flower/AGENTS.md` and `~/.claude/CLAUDE.md`,
+//! then `AGENTS.md` (or `CLAUDE.md` where a directory has no `AGENTS.md`) in every directory from
+//! the git root down to the workspace, in that order, each labelled with its path, and after each
+//! file the files it imports with `@path` ([`imports`]). Read from disk at the start of every
+//! session, so a handoff's successor gets them fresh; capped in size, with a line that says what
+//! was cut; keys in them are masked.
 
+mod imports;
+
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +23,8 @@ pub(crate) const DEFAULT_MAX_BYTES: usize = 32 * 1024;
 pub struct InstructionSources {
     /// `<config_dir>/flower` (the user's own `AGENTS.md` is there); None: no user file.
     pub user_dir: Option<PathBuf>,
+    /// The user's home (`~/.claude/CLAUDE.md`, `@~/…` imports); None: none.
+    pub home: Option<PathBuf>,
     /// The cap on all files together, in bytes.
     pub max_bytes: usize,
 }
@@ -27,6 +33,7 @@ impl Default for InstructionSources {
     fn default() -> Self {
         InstructionSources {
             user_dir: None,
+            home: None,
             max_bytes: DEFAULT_MAX_BYTES,
         }
     }
@@ -69,6 +76,12 @@ pub(crate) fn discover(sources: &InstructionSources, workspace: &Path) -> Vec<Pa
             out.push(user);
         }
     }
+    if let Some(home) = &sources.home {
+        let user = home.join(".claude").join("CLAUDE.md");
+        if user.is_file() {
+            out.push(user);
+        }
+    }
     let top = git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     // From the top down to the workspace.
     let mut dirs: Vec<&Path> = workspace
@@ -102,45 +115,140 @@ pub(crate) fn load(sources: &InstructionSources, workspace: &Path) -> Instructio
          They are listed from the most general to the most specific: where they disagree, the \
          later file wins, and the user's own messages win over all of them.\n",
     );
+    let top = git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
+    let mut seen: HashSet<PathBuf> = paths.iter().map(|p| imports::identity(p)).collect();
+    let users = user_files(sources);
+    let mut out = Loading {
+        workspace,
+        cap,
+        left: &mut left,
+        files: &mut files,
+        block: &mut block,
+    };
     for path in paths {
-        let label = label(&path, workspace);
-        block.push_str(&format!("\n## {label}\n\n"));
-        let text = match fs::read(&path) {
+        let trusted = users.contains(&path);
+        let text = out.add(&path, None);
+        let scope = imports::Scope {
+            home: sources.home.as_deref(),
+            top: &top,
+            trusted,
+        };
+        if let Some(text) = text {
+            out.add_imports(&text, &path, &scope, 1, &mut seen);
+        }
+    }
+    Instructions { files, block }
+}
+
+/// The user's own instruction files (their imports may reach anywhere but secrets).
+fn user_files(sources: &InstructionSources) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(dir) = &sources.user_dir {
+        out.push(dir.join("AGENTS.md"));
+    }
+    if let Some(home) = &sources.home {
+        out.push(home.join(".claude").join("CLAUDE.md"));
+    }
+    out
+}
+
+/// The block being built and what is left of the cap.
+struct Loading<'a> {
+    workspace: &'a Path,
+    cap: usize,
+    left: &'a mut usize,
+    files: &'a mut Vec<InstructionFile>,
+    block: &'a mut String,
+}
+
+impl Loading<'_> {
+    /// One file under its label (`by`: the file that imported it); its text when it was read.
+    fn add(&mut self, path: &Path, by: Option<&Path>) -> Option<String> {
+        let shown = label(path, self.workspace);
+        match by {
+            Some(by) => self.block.push_str(&format!(
+                "\n## {shown} (imported by {})\n\n",
+                label(by, self.workspace)
+            )),
+            None => self.block.push_str(&format!("\n## {shown}\n\n")),
+        }
+        let text = match fs::read(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                block.push_str(&format!("[could not be read: {e}]\n"));
-                files.push(InstructionFile {
-                    path,
+                self.block.push_str(&format!("[could not be read: {e}]\n"));
+                self.files.push(InstructionFile {
+                    path: path.to_path_buf(),
                     bytes: 0,
                     included: 0,
                     error: Some(e.to_string()),
                 });
-                continue;
+                return None;
             }
         };
-        let kept = cut_at_line(&text, left);
+        let text = crate::engine::secrets::redact(&text).into_owned();
+        let kept = cut_at_line(&text, *self.left);
         if !kept.trim().is_empty() {
-            block.push_str(kept.trim_end());
-            block.push_str("\n\n");
+            self.block.push_str(kept.trim_end());
+            self.block.push_str("\n\n");
         }
         if kept.len() < text.len() {
-            block.push_str(&format!(
+            self.block.push_str(&format!(
                 "[cut here: {} of this file's {} bytes are not included (the instructions are \
-                 capped at {cap} bytes); read {} for the rest]\n",
+                 capped at {} bytes); read {} for the rest]\n",
                 text.len() - kept.len(),
                 text.len(),
+                self.cap,
                 path.display()
             ));
         }
-        left -= kept.len();
-        files.push(InstructionFile {
+        *self.left -= kept.len();
+        self.files.push(InstructionFile {
             bytes: text.len(),
             included: kept.len(),
-            path,
+            path: path.to_path_buf(),
             error: None,
         });
+        Some(text)
     }
-    Instructions { files, block }
+
+    /// The files `text` (of `path`) imports, each after the last, depth first, each file once.
+    fn add_imports(
+        &mut self,
+        text: &str,
+        path: &Path,
+        scope: &imports::Scope<'_>,
+        depth: usize,
+        seen: &mut HashSet<PathBuf>,
+    ) {
+        for found in imports::find(text, path, scope.home) {
+            let target = match found {
+                imports::Import::File(target) => target,
+                imports::Import::Missing => continue,
+            };
+            if !seen.insert(imports::identity(&target)) {
+                continue;
+            }
+            if let Some(why) = scope.refusal(&target) {
+                self.block.push_str(&format!(
+                    "[{} does not import {}: {why}]\n",
+                    label(path, self.workspace),
+                    target.display()
+                ));
+                continue;
+            }
+            if depth > imports::MAX_DEPTH {
+                self.block.push_str(&format!(
+                    "[{} is not imported: imports go at most {} deep]\n",
+                    target.display(),
+                    imports::MAX_DEPTH
+                ));
+                continue;
+            }
+            if let Some(text) = self.add(&target, Some(path)) {
+                self.add_imports(&text, &target, scope, depth + 1, seen);
+            }
+        }
+    }
 }
 
 /// The path as the model sees it: relative to the workspace when inside it.
@@ -250,8 +358,8 @@ mod tests {
         let big: String = (0..100).map(|i| format!("rule number {i:03}\n")).collect();
         put(&ws.join("AGENTS.md"), &big);
         let sources = InstructionSources {
-            user_dir: None,
             max_bytes: 1000,
+            ..Default::default()
         };
         let got = load(&sources, &ws);
         let f = &got.files[0];
@@ -293,5 +401,87 @@ mod tests {
         let ws2 = t.root.join("ws2");
         fs::create_dir_all(ws2.join("AGENTS.md")).unwrap();
         assert!(load(&InstructionSources::default(), &ws2).files.is_empty());
+    }
+
+    #[test]
+    fn claude_md_in_the_home_and_its_imports_each_once_and_never_a_secret() {
+        let t = tree();
+        let home = t.root.join("home");
+        let ws = t.root.join("repo");
+        fs::create_dir_all(ws.join(".git")).unwrap();
+        put(
+            &home.join(".claude/CLAUDE.md"),
+            "home rules, see @~/notes/style.md.\nkey @~/.ssh/id_ed25519 and @/etc/shadow\n",
+        );
+        put(
+            &home.join("notes/style.md"),
+            "STYLE from home @../notes/style.md\n",
+        );
+        put(&home.join(".ssh/id_ed25519"), "PRIVATE KEY MATERIAL\n");
+        put(
+            &ws.join("CLAUDE.md"),
+            "project @docs/a.md and `@docs/not-code.md` and mail me@example.com\n\
+             ```\n@docs/fenced.md\n```\n@CLAUDE.md @~/outside.md @~/.claude/shared.md @.env\n",
+        );
+        put(&ws.join("docs/a.md"), "A imports @b.md\n");
+        put(&ws.join("docs/b.md"), "B imports @a.md back\n");
+        put(&ws.join("docs/not-code.md"), "CODE SPAN\n");
+        put(&ws.join("docs/fenced.md"), "FENCED\n");
+        put(&ws.join(".env"), "API=x\n");
+        put(&home.join("outside.md"), "OUTSIDE THE REPO\n");
+        put(&home.join(".claude/shared.md"), "SHARED from ~/.claude\n");
+        let sources = InstructionSources {
+            home: Some(home.clone()),
+            ..Default::default()
+        };
+        let got = load(&sources, &ws);
+        let b = &got.block;
+        for want in [
+            "home rules",
+            "STYLE from home",
+            "A imports",
+            "B imports",
+            "SHARED from ~/.claude",
+            "(imported by docs/a.md)",
+        ] {
+            assert!(b.contains(want), "{want}: {b}");
+        }
+        for never in [
+            "PRIVATE KEY",
+            "CODE SPAN",
+            "FENCED",
+            "OUTSIDE THE REPO",
+            "API=x",
+        ] {
+            assert!(!b.contains(never), "{never}: {b}");
+        }
+        assert!(b.contains("holds secrets"), "{b}");
+        assert!(b.contains("imports only from the repository"), "{b}");
+        // Each file once: the cycle a → b → a and CLAUDE.md importing itself end.
+        assert_eq!(b.matches("B imports").count(), 1, "{b}");
+        assert_eq!(b.matches("project @docs").count(), 1, "{b}");
+        assert_eq!(b.matches("STYLE from home").count(), 1, "{b}");
+    }
+
+    #[test]
+    fn imports_go_at_most_five_deep() {
+        let t = tree();
+        let ws = t.root.join("ws");
+        fs::create_dir_all(&ws).unwrap();
+        put(&ws.join("AGENTS.md"), "root @1.md\n");
+        for i in 1..=7 {
+            put(
+                &ws.join(format!("{i}.md")),
+                &format!("LEVEL{i} @{}.md\n", i + 1),
+            );
+        }
+        let got = load(&InstructionSources::default(), &ws);
+        assert!(got.block.contains("LEVEL5"), "{}", got.block);
+        assert!(!got.block.contains("LEVEL6"), "{}", got.block);
+        assert!(
+            got.block.contains("imports go at most 5 deep"),
+            "{}",
+            got.block
+        );
     }
 }
