@@ -345,9 +345,15 @@ impl LspManager {
         let secs = self.wait.as_secs_f32();
         match &state.phase {
             Phase::Starting => format!("`{name}` is still starting: no diagnostics for {file} yet"),
-            Phase::Restarting { reason } | Phase::Failed { reason } => {
-                format!("`{name}` failed ({reason}): no diagnostics for {file}")
+            Phase::Restarting { reason } => {
+                format!(
+                    "`{name}` failed ({reason}) and is restarting: no diagnostics for {file} yet"
+                )
             }
+            Phase::Failed { reason } => format!(
+                "`{name}` failed ({reason}) and is not restarted again: no diagnostics for {file} \
+                 or its other files from now on"
+            ),
             Phase::Stopped => format!("`{name}` has stopped: no diagnostics for {file}"),
             Phase::Ready => match busy_with(state) {
                 Some(work) => format!(
