@@ -8,11 +8,10 @@ use serde_json::Value;
 
 use super::Engine;
 use super::approval_state::{Decision, Hooked};
-use super::language_servers::{self, CallCheckpoints};
+use super::language_servers;
 use super::planning::PlanPlace;
 use super::user_hooks::ToolGate;
 use crate::engine::images::ImageStore;
-use crate::engine::lsp::CallWatch;
 use crate::engine::mask::MaskMode;
 use crate::engine::protocol::{Event, ExitReason, TurnId};
 use crate::engine::secrets;
@@ -316,7 +315,18 @@ impl Engine {
                 // A write or edit that failed changed nothing.
                 let failed_write = out.is_error && names::writes_files(name);
                 if let Some(watch) = watch.filter(|_| !stopped && !failed_write) {
-                    stopped = !self.diagnose(id, watch, span, &mut out).await;
+                    // Told to the front end (and the transcript), appended to the result for
+                    // the model; the user may stop the turn meanwhile.
+                    let compare = self.run.lsp.after_call(watch, span);
+                    match self.abortable(compare).await {
+                        Some(report) => {
+                            let turn = self.turn_id();
+                            if let Some(ev) = language_servers::told(report, turn, id, &mut out) {
+                                self.emit_logged(ev);
+                            }
+                        }
+                        None => stopped = true,
+                    }
                 }
                 (out, stopped)
             }
@@ -359,26 +369,6 @@ impl Engine {
             content,
             is_error: out.is_error,
         }
-    }
-
-    /// What the language servers say about the files a call changed: told to the front end
-    /// (and the transcript), and appended to the result for the model. False when the user
-    /// stopped the turn meanwhile.
-    async fn diagnose(
-        &mut self,
-        id: &str,
-        watch: CallWatch,
-        checkpoints: Option<CallCheckpoints>,
-        out: &mut ToolOutput,
-    ) -> bool {
-        let compare = self.run.lsp.after_call(watch, checkpoints);
-        let Some(report) = self.abortable(compare).await else {
-            return false;
-        };
-        if let Some(event) = language_servers::told(report, self.turn_id(), id, out) {
-            self.emit_logged(event);
-        }
-        true
     }
 
     /// Run one tool; None when the user aborted it (the future is dropped, a child process dies).
