@@ -31,10 +31,14 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
                     args: String::new(),
                 },
             },
+            // Said once and cleared, so the next command is not typed onto it; the history
+            // keeps it (Up brings it back to correct).
             None => {
-                return state
-                    .chat
-                    .error(format!("Unknown command /{word} (/help lists commands)"));
+                let pastes = state.input.take_sent(now);
+                state.input.remember(&raw, pastes);
+                return state.chat.error(format!(
+                    "Unknown command /{word} (/help lists commands; Up brings it back)"
+                ));
             }
         },
         p => p,

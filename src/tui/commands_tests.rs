@@ -231,9 +231,22 @@ fn popup_selects_and_runs_commands() {
     assert!(
         matches!(last_cell(&s), Cell::Error { message } if message.starts_with("Unknown command /zz"))
     );
-    assert_eq!(s.input.text(), "/zz", "the input stays for correction");
-    update(&mut s, key(KeyCode::Esc), t0);
-    assert!(s.popup_items().is_empty());
+    assert_eq!(s.input.text(), "", "said once and cleared");
+    // The next command is not typed onto it.
+    type_text(&mut s, "/help", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("commands:")));
+    // The history keeps it: Up brings back /help, then /zz.
+    update(&mut s, key(KeyCode::Up), t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input.text(), "/zz", "Up brings it back");
+    let errors = s
+        .chat
+        .cells()
+        .iter()
+        .filter(|c| matches!(c, Cell::Error { message } if message.contains("/zz")))
+        .count();
+    assert_eq!(errors, 1, "said once");
 }
 
 #[test]
