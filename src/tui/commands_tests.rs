@@ -469,3 +469,36 @@ fn mcp_lists_servers_from_their_status_events_and_restarts_one() {
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert!(ops(&fx).is_empty());
 }
+
+#[test]
+fn a_bang_line_runs_in_the_shell_and_waits_behind_a_running_turn() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "!ls src", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::Shell {
+            turn: TurnId(1),
+            command: "ls src".into()
+        }]
+    );
+    assert_eq!(s.input.text(), "");
+    // While that turn runs, the next one waits in the queue as a message does.
+    type_text(&mut s, "!cat README.md", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty(), "queued: {fx:?}");
+    let fx = super::test_support::end_turn(&mut s, 1, t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::Shell {
+            turn: TurnId(2),
+            command: "cat README.md".into()
+        }]
+    );
+    // A lone `!` is no command: it goes to the model as typed.
+    super::test_support::end_turn(&mut s, 2, t0);
+    type_text(&mut s, "!", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(ops(&fx).as_slice(), [Op::UserTurn { text, .. }] if text == "!"));
+}

@@ -140,6 +140,7 @@ fn on_send_failed(state: &mut AppState, op: Op, reason: String, now: Instant) {
     let given_back = match op {
         Op::UserTurn { text, .. } => Some(text),
         Op::Command { name, args, .. } => Some(format!("/{name} {args}").trim_end().to_string()),
+        Op::Shell { command, .. } => Some(format!("!{command}")),
         _ => None,
     };
     if let Some(text) = given_back {

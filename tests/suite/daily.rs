@@ -9,4 +9,5 @@ mod demo;
 mod instructions;
 mod mentions;
 mod sessions;
+mod shell_mode;
 mod workbench;

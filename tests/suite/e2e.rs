@@ -359,6 +359,7 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
 
 mod daily;
 mod hostile;
+mod tui_day;
 mod undo;
 
 #[test]

@@ -44,6 +44,13 @@ pub enum Op {
         name: String,
         args: String,
     },
+    /// `!command`: the user runs `command` in the sandbox themselves, a turn of its own with no
+    /// model request: one `bash` call (its tool events, never asked for), stopped by an abort
+    /// as the model's are. Its output goes with the next message to the model, as context.
+    Shell {
+        turn: TurnId,
+        command: String,
+    },
     /// The answer to an `Event::ApprovalRequest`.
     Approval {
         id: String,
@@ -171,6 +178,7 @@ impl Op {
         match self {
             Op::UserTurn { turn, .. }
             | Op::Command { turn, .. }
+            | Op::Shell { turn, .. }
             | Op::Handoff { turn, .. }
             | Op::Init { turn, .. }
             | Op::ImplementPlan { turn, .. } => Some(*turn),

@@ -93,6 +93,7 @@ impl Engine {
                 self.send_message(opened, Origin::User, text).await;
             }
             Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
+            Op::Shell { turn, command } => self.shell_turn(turn, command).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => handoff::manual(self, turn, focus).await,
             Op::ImplementPlan { turn, choice } => self.implement_plan(turn, choice).await,
@@ -171,6 +172,7 @@ impl Engine {
             Op::Approval { .. }
             | Op::UserTurn { .. }
             | Op::Command { .. }
+            | Op::Shell { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
             | Op::ImplementPlan { .. }
