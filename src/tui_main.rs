@@ -58,6 +58,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         effort: p.effort,
         workspace: places.workspace.clone(),
         extensions,
+        config_report: config.config_report(),
         history_file: front
             .history
             .then(|| crate::tui::history_file::path_for(&places.data_dir, &places.workspace)),

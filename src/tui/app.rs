@@ -18,6 +18,7 @@ use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, HandoffId, Op};
 use crate::launch::recv_signal;
 
+use super::export_file;
 use super::file_queries::FileQueries;
 use super::file_watch::FileWatch;
 use super::frame::FrameRequester;
@@ -121,6 +122,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             notify: params.notify != crate::config::Notify::Off,
             history_file: params.history_file.clone(),
             extensions: params.extensions.clone(),
+            config_report: params.config_report.clone(),
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),
@@ -169,6 +171,7 @@ pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         tmux: std::env::var_os("TMUX").is_some(),
         exit_notes: Vec::new(),
         files: FileQueries::new(params.workspace.clone()),
+        workspace: params.workspace.clone(),
         on_first_frame: params.on_first_frame,
         leaving: false,
     };
@@ -225,6 +228,8 @@ struct Shell {
     on_first_frame: Option<Box<dyn FnOnce() + Send>>,
     /// On the way out: the keys still pending are being read.
     leaving: bool,
+    /// The workspace (`/export` writes there unless told otherwise).
+    workspace: PathBuf,
 }
 
 impl Shell {
@@ -564,6 +569,10 @@ impl Shell {
                 {
                     tracing::warn!("input history {}: {e}", path.display());
                 }
+            }
+            Effect::Export { path, markdown } => {
+                let (path, result) = export_file::write(&self.workspace, path, &markdown);
+                queue.push_back(Msg::Exported { path, result });
             }
             Effect::CopyToClipboard(text) => {
                 write_raw(&term_out::clipboard(&text, self.tmux));

@@ -217,7 +217,8 @@ fn popup_selects_and_runs_commands() {
     let mut s = state();
     type_text(&mut s, "/h", t0);
     let names: Vec<_> = s.popup_items().into_iter().map(|c| c.name).collect();
-    assert_eq!(names, ["handoff", "help"]);
+    assert_eq!(names, ["handoff", "hooks", "help"]);
+    update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Enter), t0);
     assert!(matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("commands:")));

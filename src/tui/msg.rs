@@ -161,6 +161,13 @@ pub(crate) enum Msg {
         /// Paths indexed so far.
         indexed: usize,
     },
+    /// `Effect::Export` finished: the file it wrote (or tried to).
+    Exported {
+        /// The file.
+        path: PathBuf,
+        /// Whether it was written.
+        result: Result<(), FileError>,
+    },
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
         /// The op that was not sent.
@@ -221,6 +228,14 @@ pub(crate) enum Effect {
     WatchFile(PathBuf),
     /// Stop watching.
     UnwatchFile,
+    /// `/export`: write `markdown` to `path` (relative: in the workspace), or to a new file in
+    /// the workspace named after the time; comes back as `Msg::Exported`.
+    Export {
+        /// Where, as the user typed it.
+        path: Option<PathBuf>,
+        /// The conversation.
+        markdown: String,
+    },
     /// Append a sent message to this workspace's input history file.
     AppendHistory(String),
     /// Put text on the terminal's clipboard (OSC 52).

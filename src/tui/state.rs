@@ -52,6 +52,8 @@ pub(crate) struct Settings {
     pub(crate) history_file: Option<PathBuf>,
     /// The custom commands (`/help`, the popup) and the skills (`/skills`).
     pub(crate) extensions: crate::engine::session::Extensions,
+    /// `/config`: the settings the run started with, one `name: value` a line.
+    pub(crate) config_report: String,
 }
 
 /// The whole UI state: its parts.

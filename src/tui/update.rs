@@ -88,6 +88,7 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
                 ));
             }
         }
+        Msg::Exported { path, result } => super::info_commands::exported(state, path, result),
         Msg::SendFailed { op, reason } => on_send_failed(state, op, reason, now),
         Msg::Hangup => {
             unsaved::keep_and_quit(state, &mut fx);

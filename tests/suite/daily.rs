@@ -5,6 +5,7 @@ mod approvals;
 mod bash_live;
 mod cli;
 mod cost;
+mod day_commands;
 mod demo;
 mod instructions;
 mod mentions;

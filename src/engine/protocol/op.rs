@@ -79,6 +79,12 @@ pub enum Op {
     Permissions,
     /// `/cost`: answered by `Event::Cost` (at once, also during a turn).
     Cost,
+    /// `/context`: what fills the context window, answered by `Event::Notice` (at once, also
+    /// during a turn).
+    Context,
+    /// `/hooks`: the hooks in force and those waiting for approval, answered by `Event::Notice`
+    /// (at once, also during a turn).
+    Hooks,
     /// `/resume`: answered by `Event::Sessions` (at once, also during a turn).
     ListSessions,
     /// Continue another run of this workspace at its latest successor (`run_id` or a unique

@@ -103,6 +103,12 @@ impl Conversation {
         std::mem::take(&mut self.shell_notes)
     }
 
+    /// `/context`: what this session's next request sends, part by part (`tools`: the
+    /// characters of the tool specs offered).
+    pub(super) fn fill(&self, tools: usize) -> super::context_fill::Fill {
+        super::context_fill::Fill::of(self.system_prompt.len(), tools, &self.messages)
+    }
+
     /// No session has started yet (before the first message).
     pub(super) fn is_none(&self) -> bool {
         self.id.is_empty()
