@@ -42,6 +42,25 @@ const KEYS_QUIET: Duration = Duration::from_millis(300);
 /// …or for this long at most (a long paste still arriving).
 const KEYS_AT_MOST: Duration = Duration::from_secs(2);
 
+/// The most events read at once behind an arrow key, to tell the wheel from a key.
+const WHEEL_BURST_MAX: usize = 64;
+
+/// `Some(true)` for a plain Up key press, `Some(false)` for Down, else None.
+fn wheel_arrow(ev: &TermEvent) -> Option<bool> {
+    match ev {
+        TermEvent::Key(k)
+            if k.modifiers.is_empty() && k.kind == crossterm::event::KeyEventKind::Press =>
+        {
+            match k.code {
+                crossterm::event::KeyCode::Up => Some(true),
+                crossterm::event::KeyCode::Down => Some(false),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Keep going or stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
@@ -123,6 +142,7 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             history_file: params.history_file.clone(),
             extensions: params.extensions.clone(),
             config_report: params.config_report.clone(),
+            mouse_capture: false,
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),
@@ -201,6 +221,8 @@ pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         session_id: state.session.session_id().map(str::to_string),
         generation: state.session.generation(),
         run_id: state.session.run_id().map(str::to_string),
+        conversation: super::info_commands::conversation_markdown(state.chat.cells().iter()),
+        latest_handoff: state.editor.latest_handoff().map(Path::to_path_buf),
     };
     result.map(|()| outcome)
 }
@@ -279,15 +301,18 @@ impl Shell {
                         .terminal_failed(e, "reading the terminal", &mut term)
                         .await;
                 }
-                Wake::Term(Some(Ok(ev))) => match term_msg(ev, &self.cache) {
-                    Some(msg) => {
-                        let flow = self.dispatch(msg, &mut term)?;
-                        // The user's own input is drawn at once, not at the stream's next slot.
-                        self.frames.expedite_for_input(Instant::now());
-                        flow
+                Wake::Term(Some(Ok(ev))) => {
+                    let mut flow = Flow::Continue;
+                    for msg in self.term_msgs(ev, &mut term) {
+                        flow = self.dispatch(msg, &mut term)?;
+                        if flow == Flow::Quit {
+                            break;
+                        }
                     }
-                    None => Flow::Continue,
-                },
+                    // The user's own input is drawn at once, not at the stream's next slot.
+                    self.frames.expedite_for_input(Instant::now());
+                    flow
+                }
                 Wake::Engine(None) => {
                     self.link_open = false;
                     self.dispatch(Msg::EngineClosed, &mut term)?
@@ -312,6 +337,53 @@ impl Shell {
                 return Ok(());
             }
         }
+    }
+
+    /// A terminal event as messages. While the mouse is the terminal's, its wheel arrives as
+    /// Up / Down keys (alternate scroll mode), several to a notch in one read: a run of the same
+    /// arrow that arrived together scrolls the chat, one at a time (a key pressed, or held) is
+    /// the key. The events read behind it follow as they came.
+    fn term_msgs(&mut self, first: TermEvent, term: &mut EventStream) -> Vec<Msg> {
+        use futures_util::FutureExt as _;
+        let arrow = wheel_arrow(&first);
+        if arrow.is_none() || self.state.settings.mouse_capture {
+            return term_msg(first, &self.cache).into_iter().collect();
+        }
+        let mut events = vec![first];
+        while events.len() < WHEEL_BURST_MAX {
+            match term.next().now_or_never() {
+                Some(Some(Ok(ev))) => events.push(ev),
+                _ => break,
+            }
+        }
+        let run = events
+            .iter()
+            .take_while(|e| wheel_arrow(e) == arrow)
+            .count();
+        let mut msgs = Vec::new();
+        let mut rest = events.into_iter();
+        if run >= 2 {
+            let up = arrow == Some(true);
+            let kind = if up {
+                crossterm::event::MouseEventKind::ScrollUp
+            } else {
+                crossterm::event::MouseEventKind::ScrollDown
+            };
+            for _ in rest.by_ref().take(run) {
+                msgs.push(Msg::Mouse {
+                    event: crossterm::event::MouseEvent {
+                        kind,
+                        column: 0,
+                        row: 0,
+                        modifiers: crossterm::event::KeyModifiers::NONE,
+                    },
+                    pane: Some(super::msg::Pane::Chat),
+                    cell: None,
+                });
+            }
+        }
+        msgs.extend(rest.filter_map(|ev| term_msg(ev, &self.cache)));
+        msgs
     }
 
     /// One engine event, then whatever else is already queued (up to a batch).
@@ -574,6 +646,7 @@ impl Shell {
                 let (path, result) = export_file::write(&self.workspace, path, &markdown);
                 queue.push_back(Msg::Exported { path, result });
             }
+            Effect::MouseCapture(on) => terminal::set_mouse_capture(on),
             Effect::CopyToClipboard(text) => {
                 write_raw(&term_out::clipboard(&text, self.tmux));
             }

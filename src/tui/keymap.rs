@@ -63,6 +63,8 @@ pub(crate) enum Action {
     ExternalEditor,
     /// Expand or collapse the selected tool output (the newest when none is selected).
     ToggleTool,
+    /// Capture the mouse (clicks, the wheel as events) or leave it to the terminal.
+    ToggleMouse,
     /// Select the tool cell before the selected one (or the newest).
     SelectPrevTool,
     /// Select the tool cell after the selected one.
@@ -285,6 +287,7 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Global, ctrl('o'), A::ToggleFocus, "move the focus between input and editor", Some("focus")),
     b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
     b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the selected tool output (else the newest; subagents: their transcripts)", None),
+    b(C::Global, alt(KeyCode::Char('m')), A::ToggleMouse, "capture the mouse (clicks select tool calls, the wheel scrolls panes) or leave it to the terminal (its selection works; the default)", None),
     b(C::Global, alt(KeyCode::Up), A::SelectPrevTool, "select the previous tool call (a click selects one too)", None),
     b(C::Global, alt(KeyCode::Down), A::SelectNextTool, "select the next tool call", None),
     b(C::Global, ctrl_key(KeyCode::Home), A::ChatTop, "the top of the chat", None),
@@ -556,6 +559,7 @@ mod tests {
             Save,
             ExternalEditor,
             ToggleTool,
+            ToggleMouse,
             PopupNext,
             PopupPrev,
             PopupComplete,
@@ -609,7 +613,7 @@ mod tests {
                 | PickerNext | PickerPrev | PickerChoose | PickerClose | MentionNext
                 | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
                 | DiscardEdits | KeepEditing | EditorTop | EditorBottom | CycleMode
-                | ImplementHere | ImplementFresh | KeepPlanning => {}
+                | ImplementHere | ImplementFresh | KeepPlanning | ToggleMouse => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

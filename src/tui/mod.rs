@@ -175,6 +175,10 @@ pub(crate) struct Outcome {
     pub generation: u32,
     /// Its run (what `--resume RUN_ID` takes).
     pub run_id: Option<String>,
+    /// The conversation as Markdown, for the terminal's scrollback once the app has left.
+    pub conversation: String,
+    /// The latest handoff document, if one was written.
+    pub latest_handoff: Option<std::path::PathBuf>,
 }
 
 /// Run the TUI until the user quits. The terminal is restored on every way out.

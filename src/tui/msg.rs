@@ -238,6 +238,8 @@ pub(crate) enum Effect {
     },
     /// Append a sent message to this workspace's input history file.
     AppendHistory(String),
+    /// Capture the mouse, or leave it to the terminal.
+    MouseCapture(bool),
     /// Put text on the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
     /// A long turn ended: ring the bell or post a desktop notification with this text.
