@@ -340,20 +340,32 @@ impl Shell {
     }
 
     /// A terminal event as messages. While the mouse is the terminal's, its wheel arrives as
-    /// Up / Down keys (alternate scroll mode), several to a notch in one read: a run of the same
-    /// arrow that arrived together scrolls the chat, one at a time (a key pressed, or held) is
-    /// the key. The events read behind it follow as they came.
+    /// Up / Down keys (alternate scroll mode), several to a notch in one read: in the plain
+    /// input, a run of the same arrow that arrived together scrolls the chat, one at a time (a
+    /// key pressed, or held) is the key. The events read behind it follow as they came.
     fn term_msgs(&mut self, first: TermEvent, term: &mut EventStream) -> Vec<Msg> {
-        use futures_util::FutureExt as _;
         let arrow = wheel_arrow(&first);
-        if arrow.is_none() || self.state.settings.mouse_capture {
+        // Only where arrows move through the input's history: a picker, a popup, an approval
+        // prompt or the side editor keep every arrow.
+        let plain_input = self.state.contexts(Instant::now())
+            == [
+                super::keymap::Context::Input,
+                super::keymap::Context::Global,
+            ];
+        if arrow.is_none() || self.state.settings.mouse_capture || !plain_input {
             return term_msg(first, &self.cache).into_iter().collect();
         }
         let mut events = vec![first];
-        while events.len() < WHEEL_BURST_MAX {
-            match term.next().now_or_never() {
-                Some(Some(Ok(ev))) => events.push(ev),
-                _ => break,
+        // What the terminal sent in the same breath, read without waiting (the stream's own
+        // poll is not used: a poll that finds nothing leaves its wake-up with a waker nobody
+        // listens to). The stream reads from the same queue, so nothing is read twice.
+        let _ = term;
+        while events.len() < WHEEL_BURST_MAX
+            && crossterm::event::poll(Duration::ZERO).unwrap_or(false)
+        {
+            match crossterm::event::read() {
+                Ok(ev) => events.push(ev),
+                Err(_) => break,
             }
         }
         let run = events
