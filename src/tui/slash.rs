@@ -46,6 +46,18 @@ pub(crate) enum SlashCommand {
     Rewind,
     /// `/skills`: the skills the model is offered.
     Skills,
+    /// `/status`: the model, session, mode and context at a glance.
+    Status,
+    /// `/context`: what fills the context window (the engine answers).
+    Context,
+    /// `/memory`: what every generation of the step keeps (pins, focus, plan).
+    Memory,
+    /// `/config`: the settings this run started with.
+    Config,
+    /// `/export [PATH]`: the conversation as Markdown to a file.
+    Export,
+    /// `/hooks`: the hooks in force (the engine answers).
+    Hooks,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -74,6 +86,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         desc: "write a handoff document now and continue in a fresh session",
     },
     CommandSpec {
+        cmd: SlashCommand::Handoff,
+        name: "compact",
+        args: "[focus]",
+        desc: "as /handoff: hand off now, the successor starts from the document",
+    },
+    CommandSpec {
         cmd: SlashCommand::EditHandoff,
         name: "edit-handoff",
         args: "",
@@ -84,6 +102,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         name: "new",
         args: "",
         desc: "start a fresh session without a handoff",
+    },
+    CommandSpec {
+        cmd: SlashCommand::New,
+        name: "clear",
+        args: "",
+        desc: "as /new: a fresh session without a handoff (the chat stays on screen)",
     },
     CommandSpec {
         cmd: SlashCommand::Window,
@@ -180,6 +204,42 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         name: "skills",
         args: "",
         desc: "list the skills the model may load, and the SKILL.md files that could not be",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Status,
+        name: "status",
+        args: "",
+        desc: "the model, session, mode, context and run at a glance",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Context,
+        name: "context",
+        args: "",
+        desc: "what fills the context window: prompt, tools, messages, results",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Memory,
+        name: "memory",
+        args: "",
+        desc: "what every generation of the step keeps: pins, focus, plan",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Config,
+        name: "config",
+        args: "",
+        desc: "the settings this run started with, and where they come from",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Export,
+        name: "export",
+        args: "[PATH]",
+        desc: "write the conversation as Markdown to a file (in the workspace unless PATH says)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Hooks,
+        name: "hooks",
+        args: "",
+        desc: "the hooks in force and those waiting for your approval",
     },
     CommandSpec {
         cmd: SlashCommand::Help,
@@ -435,8 +495,12 @@ mod tests {
             names("/"),
             COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()
         );
-        assert_eq!(names("/h"), ["handoff", "help"]);
-        assert_eq!(names("/e"), ["edit-handoff", "effort"]);
+        assert_eq!(names("/h"), ["handoff", "hooks", "help"]);
+        assert_eq!(names("/e"), ["edit-handoff", "effort", "export"]);
+        assert_eq!(
+            names("/c"),
+            ["compact", "clear", "cost", "copy", "context", "config"]
+        );
         assert!(names("/handoff x").is_empty());
         assert!(names("hi").is_empty());
         assert!(names("/zz").is_empty());

@@ -39,7 +39,7 @@ pub(crate) enum Focus {
     Editor,
 }
 
-/// Settings fixed for the run.
+/// Settings of the run (all fixed but the mouse capture, which a key toggles).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Settings {
     /// The review window; `None` = `--review off`.
@@ -52,6 +52,10 @@ pub(crate) struct Settings {
     pub(crate) history_file: Option<PathBuf>,
     /// The custom commands (`/help`, the popup) and the skills (`/skills`).
     pub(crate) extensions: crate::engine::session::Extensions,
+    /// `/config`: the settings the run started with, one `name: value` a line.
+    pub(crate) config_report: String,
+    /// The app captures the mouse (Alt-M toggles it; off by default: the terminal selects).
+    pub(crate) mouse_capture: bool,
 }
 
 /// The whole UI state: its parts.

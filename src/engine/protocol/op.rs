@@ -44,6 +44,13 @@ pub enum Op {
         name: String,
         args: String,
     },
+    /// `!command`: the user runs `command` in the sandbox themselves, a turn of its own with no
+    /// model request: one `bash` call (its tool events, never asked for), stopped by an abort
+    /// as the model's are. Its output goes with the next message to the model, as context.
+    Shell {
+        turn: TurnId,
+        command: String,
+    },
     /// The answer to an `Event::ApprovalRequest`.
     Approval {
         id: String,
@@ -72,6 +79,12 @@ pub enum Op {
     Permissions,
     /// `/cost`: answered by `Event::Cost` (at once, also during a turn).
     Cost,
+    /// `/context`: what fills the context window, answered by `Event::Notice` (at once, also
+    /// during a turn).
+    Context,
+    /// `/hooks`: the hooks in force and those waiting for approval, answered by `Event::Notice`
+    /// (at once, also during a turn).
+    Hooks,
     /// `/resume`: answered by `Event::Sessions` (at once, also during a turn).
     ListSessions,
     /// Continue another run of this workspace at its latest successor (`run_id` or a unique
@@ -171,6 +184,7 @@ impl Op {
         match self {
             Op::UserTurn { turn, .. }
             | Op::Command { turn, .. }
+            | Op::Shell { turn, .. }
             | Op::Handoff { turn, .. }
             | Op::Init { turn, .. }
             | Op::ImplementPlan { turn, .. } => Some(*turn),

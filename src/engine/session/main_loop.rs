@@ -93,6 +93,7 @@ impl Engine {
                 self.send_message(opened, Origin::User, text).await;
             }
             Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
+            Op::Shell { turn, command } => self.shell_turn(turn, command).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => handoff::manual(self, turn, focus).await,
             Op::ImplementPlan { turn, choice } => self.implement_plan(turn, choice).await,
@@ -130,6 +131,16 @@ impl Engine {
         match op {
             Op::Permissions => self.emit(self.approvals.permissions_event(&self.planning)),
             Op::Cost => self.emit(self.ledger.cost_event(&self.conversation.id)),
+            Op::Context => {
+                let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
+                let (t, ctx) = (self.settings.thresholds, self.conversation.ctx);
+                let fill = self.conversation.fill(tools);
+                let message = fill.report(ctx, t, |c| self.counters.estimate(c));
+                self.emit(Event::Notice { message });
+            }
+            Op::Hooks => self.emit(Event::Notice {
+                message: self.hooks.report(),
+            }),
             Op::ListSessions => self.emit(Event::Sessions {
                 current_run: self.ledger.run_dir.run_id.clone(),
                 sessions: run_list::list(&self.run.places.data_dir, &self.run.places.workspace),
@@ -171,6 +182,7 @@ impl Engine {
             Op::Approval { .. }
             | Op::UserTurn { .. }
             | Op::Command { .. }
+            | Op::Shell { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
             | Op::ImplementPlan { .. }
@@ -220,6 +232,8 @@ impl Engine {
                 | Op::HooksDecision { .. }
                 | Op::Permissions
                 | Op::Cost
+                | Op::Context
+                | Op::Hooks
                 | Op::RewindPoints
                 | Op::ListSessions
                 | Op::Revoke { .. }),

@@ -23,6 +23,7 @@ mod approval_state;
 mod call_approval;
 mod checkpointing;
 mod command_turns;
+mod context_fill;
 mod conversation;
 mod counters;
 mod dangling_calls;

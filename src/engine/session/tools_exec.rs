@@ -452,7 +452,7 @@ fn read_from_text(msg: &Message) -> HashSet<String> {
 /// A tool call as the front ends see it: its input and summary with every secret masked (a key
 /// the model put into a command is not shown; the call itself runs as the model wrote it); a
 /// call read from the model's text says so after its summary.
-fn tool_call_event(
+pub(super) fn tool_call_event(
     turn: Option<TurnId>,
     id: &str,
     name: &str,
