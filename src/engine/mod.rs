@@ -21,6 +21,7 @@ pub mod fsutil;
 pub mod handoff;
 pub mod hooks;
 pub mod instructions;
+pub(crate) mod jobs;
 pub(crate) mod learned_windows;
 pub mod ledger;
 pub mod mask;
@@ -60,7 +61,7 @@ pub mod types;
 /// 3. Compaction (the summary that replaces history in place) and the one engine error enum.
 /// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
 ///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
-/// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
+/// 5. The model's tools (their names are `tools::names`), background jobs, the approval rules over their calls,
 ///    the offline demo model (which calls them), MCP servers, `@` mentions, hooks, custom
 ///    commands and skills.
 /// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
@@ -93,6 +94,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["ledger", "checkpoint"],
     &[
         "tools",
+        "jobs",
         "approvals",
         "demo",
         "mcp",

@@ -18,6 +18,10 @@ pub const GREP: &str = "grep";
 pub const GLOB: &str = "glob";
 /// Lists a directory.
 pub const LIST_DIR: &str = "list_dir";
+/// Reads a background job's output, or lists the jobs.
+pub const JOB_OUTPUT: &str = "job_output";
+/// Stops a background job.
+pub const JOB_STOP: &str = "job_stop";
 /// The step's plan (the step's own tool).
 pub const TODO: &str = "todo";
 /// Searches the transcripts of the step's earlier generations (the step's own tool).
