@@ -35,7 +35,8 @@ pub(crate) use super::tools::CommandExit;
 pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
 pub use super::types::Effort;
 use super::types::Usage;
-pub use op::{Approval, Op, PlanChoice};
+pub use op::{Approval, JobsOp, Op, PlanChoice};
+pub use super::jobs::{JobInfo, JobState};
 
 pub use super::error::ErrorKind;
 pub(crate) use super::ledger::Held;
@@ -613,6 +614,20 @@ pub enum Event {
         path: PathBuf,
         markdown: String,
     },
+    /// The background jobs, oldest first: when one starts or ends, and the answer to
+    /// `JobsOp::List` and `JobsOp::StopAll`.
+    Jobs {
+        jobs: Vec<JobInfo>,
+    },
+    /// A background job ended (by itself, stopped, or killed); its last lines are in `job`.
+    JobEnded {
+        job: JobInfo,
+    },
+    /// The answer to `JobsOp::Output`: the job's last lines.
+    JobOutput {
+        id: u32,
+        text: String,
+    },
     Notice {
         message: String,
     },
@@ -639,6 +654,9 @@ pub enum Event {
         /// The plan file a plan-mode run presented, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         plan: Option<PathBuf>,
+        /// The background jobs the run started, as they ended (stopped at the end of the run).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        jobs: Vec<JobInfo>,
     },
 }
 

@@ -30,6 +30,7 @@ pub(crate) mod interrupt_keys;
 pub(crate) mod key_actions;
 pub(crate) mod keymap;
 pub(crate) mod mcp_events;
+pub(crate) mod jobs_view;
 pub(crate) mod mcp_servers;
 pub(crate) mod memory_commands;
 pub(crate) mod memory_view;

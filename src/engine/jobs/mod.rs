@@ -30,7 +30,7 @@ use crate::engine::fsutil::now_unix;
 use crate::engine::tools::ToolCtx;
 use output::OutputLog;
 
-pub(crate) use tool::{is_background, specs};
+pub(crate) use tool::{age, is_background, line, size, specs};
 
 /// How many jobs may run at once, by default.
 pub const DEFAULT_MAX_RUNNING: usize = 8;
@@ -119,7 +119,7 @@ pub struct JobInfo {
 /// What a table tells its owner.
 #[derive(Debug, Clone)]
 pub enum JobChange {
-    Started(JobInfo),
+    Started,
     Ended(JobInfo),
 }
 
@@ -266,6 +266,7 @@ impl Jobs {
     }
 
     /// How many run now.
+    #[cfg(test)]
     pub fn running(&self) -> usize {
         self.table.lock().map_or(0, |t| t.running())
     }
@@ -296,7 +297,7 @@ impl Jobs {
             .map_err(|e| format!("Could not start the shell: {e}"))?;
         let (stop_tx, stop_rx) = oneshot::channel();
         let (done_tx, done_rx) = watch::channel(false);
-        let (id, info) = {
+        let id = {
             let mut t = self.table.lock().map_err(|_| "the job table is broken")?;
             let id = t.next_id;
             t.next_id += 1;
@@ -314,10 +315,9 @@ impl Jobs {
                 stop: Some(stop_tx),
                 done: Some(done_rx),
             };
-            let info = job.info(0);
             t.jobs.push(job);
             t.save();
-            (id, info)
+            id
         };
         let w = process::Watch {
             table: Arc::clone(&self.table),
@@ -329,7 +329,7 @@ impl Jobs {
         };
         tokio::spawn(process::watch(spawned, w));
         if let Some(tx) = &self.changes {
-            let _ = tx.send(JobChange::Started(info));
+            let _ = tx.send(JobChange::Started);
         }
         Ok(id)
     }
@@ -352,9 +352,9 @@ impl Jobs {
             .ok_or_else(|| format!("job #{id} cannot be waited for"))
     }
 
-    /// Stop every running job and wait until they have ended (each is killed after the grace
-    /// period at the latest).
-    pub async fn stop_all(&self) {
+    /// Stop every running job and wait until they have ended: `SIGTERM`, then `SIGKILL` to
+    /// what is left after `within`.
+    pub async fn stop_all(&self, within: Duration) {
         let ids: Vec<u32> = self
             .table
             .lock()
@@ -366,13 +366,31 @@ impl Jobs {
                     .collect()
             })
             .unwrap_or_default();
-        let waits: Vec<_> = ids
+        let mut waits: Vec<_> = ids
             .into_iter()
             .filter_map(|id| self.request_stop(id).ok())
             .collect();
-        let deadline = self.limits.grace + Duration::from_secs(2);
+        let deadline = tokio::time::Instant::now() + within;
+        for rx in &mut waits {
+            let _ = tokio::time::timeout_at(deadline, rx.wait_for(|d| *d)).await;
+        }
+        let left: Vec<Option<u32>> = self
+            .table
+            .lock()
+            .map(|t| {
+                t.jobs
+                    .iter()
+                    .filter(|j| j.state.is_running())
+                    .map(|j| j.pgid)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for pgid in left {
+            process::signal_group(pgid, libc::SIGKILL);
+        }
+        let settle = tokio::time::Instant::now() + Duration::from_secs(2);
         for mut rx in waits {
-            let _ = tokio::time::timeout(deadline, rx.wait_for(|d| *d)).await;
+            let _ = tokio::time::timeout_at(settle, rx.wait_for(|d| *d)).await;
         }
     }
 

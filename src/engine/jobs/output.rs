@@ -160,6 +160,12 @@ impl OutputLog {
         }
     }
 
+    /// Bytes held in memory.
+    #[cfg(test)]
+    pub fn held(&self) -> usize {
+        self.ring.len() + self.head.len() + self.scan.len()
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

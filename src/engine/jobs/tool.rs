@@ -17,8 +17,6 @@ use crate::engine::types::ToolSpec;
 
 /// Lines of a job a start shows.
 const FIRST_LINES: usize = 20;
-/// Lines of `tail` when the call does not say.
-const DEFAULT_TAIL: u64 = 50;
 
 /// Whether a `bash` call asks to run in the background.
 pub(crate) fn is_background(input: &Value) -> bool {

@@ -29,6 +29,7 @@ mod dangling_calls;
 mod gauge;
 mod handoff;
 mod input;
+mod jobs;
 mod log;
 mod main_loop;
 mod masked_history;

@@ -36,8 +36,10 @@ pub const PRESENT_PLAN: &str = "present_plan";
 /// The tools plan mode offers, whatever they read: none of them changes the workspace. `bash` is
 /// not among them: plan mode offers it only where the read-only sandbox confines it. Every other
 /// tool (the file writers, subagents, MCP servers' tools) is left out.
-pub const CHANGE_NOTHING: [&str; 8] = [
+pub const CHANGE_NOTHING: [&str; 10] = [
     READ_FILE,
+    JOB_OUTPUT,
+    JOB_STOP,
     GREP,
     GLOB,
     LIST_DIR,
