@@ -17,6 +17,7 @@ mod faults;
 mod handoff;
 mod hangup_e2e;
 mod holes;
+mod jobs;
 mod hostile;
 mod layers;
 mod local;
