@@ -25,6 +25,7 @@ use super::context::Thresholds;
 pub(crate) use super::context::WindowSource;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub(crate) use super::instructions::InstructionFile;
+pub use super::jobs::{JobInfo, JobState};
 pub(crate) use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 use super::ledger::{RewindMode, RewindPoint};
@@ -36,7 +37,6 @@ pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
 pub use super::types::Effort;
 use super::types::Usage;
 pub use op::{Approval, JobsOp, Op, PlanChoice};
-pub use super::jobs::{JobInfo, JobState};
 
 pub use super::error::ErrorKind;
 pub(crate) use super::ledger::Held;

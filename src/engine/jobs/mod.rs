@@ -65,9 +65,13 @@ impl Default for JobLimits {
 pub enum JobState {
     Running,
     /// It exited by itself with this code.
-    Exited { code: i32 },
+    Exited {
+        code: i32,
+    },
     /// A signal it did not get from us ended it.
-    Killed { signal: i32 },
+    Killed {
+        signal: i32,
+    },
     /// Stopped by the model, the user, or the end of its session.
     Stopped,
     /// Its status could not be read.
@@ -282,7 +286,13 @@ impl Jobs {
                     .jobs
                     .iter()
                     .filter(|j| j.state.is_running())
-                    .map(|j| format!("#{} `{}`", j.id, crate::engine::text::one_line(&j.command, 80)))
+                    .map(|j| {
+                        format!(
+                            "#{} `{}`",
+                            j.id,
+                            crate::engine::text::one_line(&j.command, 80)
+                        )
+                    })
                     .collect();
                 return Err(format!(
                     "not started: {running} background jobs run already, the most allowed. Stop \
@@ -342,7 +352,10 @@ impl Jobs {
             return Err(format!("there is no job #{id}"));
         };
         if !job.state.is_running() {
-            return Err(format!("job #{id} is not running: {}", job.state.describe()));
+            return Err(format!(
+                "job #{id} is not running: {}",
+                job.state.describe()
+            ));
         }
         if let Some(tx) = job.stop.take() {
             let _ = tx.send(());

@@ -67,7 +67,10 @@ impl OutputLog {
     pub fn create(path: PathBuf) -> OutputLog {
         let (file, note) = match File::create(&path) {
             Ok(f) => (Some(f), None),
-            Err(e) => (None, Some(format!("the output file could not be created: {e}"))),
+            Err(e) => (
+                None,
+                Some(format!("the output file could not be created: {e}")),
+            ),
         };
         OutputLog {
             path,
@@ -108,7 +111,8 @@ impl OutputLog {
         self.write_file(data);
         if self.head.len() < HEAD {
             let n = data.len().min(HEAD - self.head.len());
-            self.head.extend_from_slice(data.get(..n).unwrap_or_default());
+            self.head
+                .extend_from_slice(data.get(..n).unwrap_or_default());
         }
         if self.url.is_none() && self.total < URL_SCAN {
             self.scan_urls(data);

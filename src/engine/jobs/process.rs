@@ -30,14 +30,13 @@ pub(super) struct Spawned {
 
 /// Start `command` in `cwd` under `policy`, as the `bash` tool would.
 pub(super) fn spawn(command: &str, cwd: &Path, policy: &SandboxPolicy) -> io::Result<Spawned> {
-    let (child, reader, _containment) = match crate::engine::tools::spawn_shell(
-        "bash", command, cwd, policy,
-    ) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            crate::engine::tools::spawn_shell("sh", command, cwd, policy)?
-        }
-        other => other?,
-    };
+    let (child, reader, _containment) =
+        match crate::engine::tools::spawn_shell("bash", command, cwd, policy) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                crate::engine::tools::spawn_shell("sh", command, cwd, policy)?
+            }
+            other => other?,
+        };
     let pgid = child.id();
     Ok(Spawned {
         child,

@@ -49,18 +49,33 @@ async fn a_job_runs_is_read_and_its_end_is_told_once() {
         )
         .await;
     assert!(!out.is_error, "{}", out.content);
-    assert!(out.content.contains("Job #1 runs in the background"), "{}", out.content);
-    assert!(out.content.contains("http://127.0.0.1:4321/"), "{}", out.content);
+    assert!(
+        out.content.contains("Job #1 runs in the background"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content.contains("http://127.0.0.1:4321/"),
+        "{}",
+        out.content
+    );
     assert!(wait_until(|| jobs.running() == 0).await, "the job ends");
     let notice = jobs.take_notice().expect("an end is told");
-    assert!(notice.contains("#1") && notice.contains("exit code 3"), "{notice}");
+    assert!(
+        notice.contains("#1") && notice.contains("exit code 3"),
+        "{notice}"
+    );
     assert!(notice.contains("done"), "the last line: {notice}");
     assert_eq!(jobs.take_notice(), None, "told once");
     let read = jobs
         .run_tool(names::JOB_OUTPUT, &json!({"id": 1}))
         .await
         .unwrap();
-    assert!(read.content.contains("New output:\ndone"), "{}", read.content);
+    assert!(
+        read.content.contains("New output:\ndone"),
+        "{}",
+        read.content
+    );
     let again = jobs
         .run_tool(names::JOB_OUTPUT, &json!({"id": "#1"}))
         .await
@@ -91,7 +106,11 @@ async fn a_job_ignoring_sigterm_is_killed_after_the_grace_period() {
         .run_tool(names::JOB_STOP, &json!({"id": 1}))
         .await
         .unwrap();
-    assert!(stopped.content.contains("stopped after"), "{}", stopped.content);
+    assert!(
+        stopped.content.contains("stopped after"),
+        "{}",
+        stopped.content
+    );
     assert!(!alive(pid), "killed after the grace period");
     assert_eq!(jobs.list(0)[0].state, JobState::Stopped);
     assert_eq!(jobs.take_notice(), None, "the model saw the end itself");
@@ -105,7 +124,10 @@ async fn the_cap_refuses_a_job_over_it_and_dropping_the_table_kills_them_all() {
     let mut pids = Vec::new();
     for _ in 0..2 {
         let out = jobs
-            .run_start(&json!({"command": "echo $$; sleep 30", "run_in_background": true}), &ctx)
+            .run_start(
+                &json!({"command": "echo $$; sleep 30", "run_in_background": true}),
+                &ctx,
+            )
             .await;
         pids.push(
             out.content
@@ -115,9 +137,16 @@ async fn the_cap_refuses_a_job_over_it_and_dropping_the_table_kills_them_all() {
         );
     }
     let third = jobs
-        .run_start(&json!({"command": "sleep 1", "run_in_background": true}), &ctx)
+        .run_start(
+            &json!({"command": "sleep 1", "run_in_background": true}),
+            &ctx,
+        )
         .await;
-    assert!(third.is_error && third.content.contains("not started"), "{}", third.content);
+    assert!(
+        third.is_error && third.content.contains("not started"),
+        "{}",
+        third.content
+    );
     drop(jobs);
     assert!(
         wait_until(|| pids.iter().all(|&p| !alive(p))).await,
@@ -141,20 +170,38 @@ async fn a_flooding_job_stays_bounded_and_a_filter_finds_its_lines() {
     assert!(job.log.total() > 4_000_000, "{}", job.log.total());
     assert!(job.log.held() <= output::RING + 8 * 1024);
     drop(t);
-    let read = jobs.run_tool(names::JOB_OUTPUT, &json!({"id": 1})).await.unwrap();
-    assert!(read.content.len() < 20_000, "{}", read.content.len());
-    assert!(read.content.contains("not shown; all of it is in"), "{}", &read.content[..300]);
-    assert!(read.content.ends_with("NEEDLE"));
-    let found = jobs
-        .run_tool(names::JOB_OUTPUT, &json!({"id": 1, "filter": "^line 1999[0-9]{2} "}))
+    let read = jobs
+        .run_tool(names::JOB_OUTPUT, &json!({"id": 1}))
         .await
         .unwrap();
-    assert!(found.content.contains("0 new line(s) match"), "read to the end: {}", found.content);
+    assert!(read.content.len() < 20_000, "{}", read.content.len());
+    assert!(
+        read.content.contains("not shown; all of it is in"),
+        "{}",
+        &read.content[..300]
+    );
+    assert!(read.content.ends_with("NEEDLE"));
+    let found = jobs
+        .run_tool(
+            names::JOB_OUTPUT,
+            &json!({"id": 1, "filter": "^line 1999[0-9]{2} "}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        found.content.contains("0 new line(s) match"),
+        "read to the end: {}",
+        found.content
+    );
     let tail = jobs
         .run_tool(names::JOB_OUTPUT, &json!({"id": 1, "tail": 2}))
         .await
         .unwrap();
-    assert!(tail.content.ends_with("line 200000 of the flood\nNEEDLE"), "{}", tail.content);
+    assert!(
+        tail.content.ends_with("line 200000 of the flood\nNEEDLE"),
+        "{}",
+        tail.content
+    );
 }
 
 #[tokio::test]
@@ -163,10 +210,12 @@ async fn a_later_process_lists_the_running_jobs_as_gone() {
     let ctx = ToolCtx::new(dir.path(), "s");
     {
         let jobs = table(dir.path(), quick());
-        jobs.run_start(&json!({"command": "echo up; sleep 30", "run_in_background": true}), &ctx)
-            .await;
-        // The process "dies": its record still says running.
-        std::mem::forget(jobs.table.lock().unwrap().jobs.iter().map(|j| j.pgid).collect::<Vec<_>>());
+        jobs.run_start(
+            &json!({"command": "echo up; sleep 30", "run_in_background": true}),
+            &ctx,
+        )
+        .await;
+        // The process "dies" (its jobs with it): its record still says running.
         let pgid = jobs.table.lock().unwrap().jobs[0].pgid;
         process::signal_group(pgid, libc::SIGKILL);
         let record = std::fs::read_to_string(dir.path().join("jobs/jobs.json")).unwrap();
@@ -178,11 +227,25 @@ async fn a_later_process_lists_the_running_jobs_as_gone() {
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].state, JobState::Gone);
     let notice = later.take_notice().unwrap();
-    assert!(notice.contains("#1 `echo up; sleep 30` is gone"), "{notice}");
+    assert!(
+        notice.contains("#1 `echo up; sleep 30` is gone"),
+        "{notice}"
+    );
     let next = later
         .run_start(&json!({"command": "true", "run_in_background": true}), &ctx)
         .await;
-    assert!(next.content.contains("Job #2"), "ids go on: {}", next.content);
-    let read = later.run_tool(names::JOB_OUTPUT, &json!({"id": 1, "tail": 5})).await.unwrap();
-    assert!(read.content.contains("up"), "its file is still read: {}", read.content);
+    assert!(
+        next.content.contains("Job #2"),
+        "ids go on: {}",
+        next.content
+    );
+    let read = later
+        .run_tool(names::JOB_OUTPUT, &json!({"id": 1, "tail": 5}))
+        .await
+        .unwrap();
+    assert!(
+        read.content.contains("up"),
+        "its file is still read: {}",
+        read.content
+    );
 }

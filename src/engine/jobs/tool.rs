@@ -118,7 +118,9 @@ fn reach(info: &JobInfo) -> Option<String> {
 pub(crate) fn line(info: &JobInfo) -> String {
     let now = now_unix().0;
     let when = match (info.state, info.ended_unix) {
-        (JobState::Running, _) => format!("running for {}", age(now.saturating_sub(info.started_unix))),
+        (JobState::Running, _) => {
+            format!("running for {}", age(now.saturating_sub(info.started_unix)))
+        }
         (state, Some(end)) => format!(
             "{} after {}",
             state.describe(),
@@ -222,13 +224,13 @@ impl Jobs {
             out.push_str("Its first lines:\n");
             out.push_str(&indented(&first));
             if info.lines > first.len() as u64 {
-                out.push_str(&format!(
-                    "    [… {} lines so far in all]\n",
-                    info.lines
-                ));
+                out.push_str(&format!("    [… {} lines so far in all]\n", info.lines));
             }
         }
-        out.push_str(&format!("Its whole output goes to {}.\n", info.log.display()));
+        out.push_str(&format!(
+            "Its whole output goes to {}.\n",
+            info.log.display()
+        ));
         if info.state.is_running() {
             out.push_str(&format!(
                 "Read its new output with job_output {{\"id\": {id}}} (a `filter` greps it); stop \
@@ -264,12 +266,15 @@ impl Jobs {
                 return Ok(ToolOutput::ok("No background jobs were started."));
             }
             let lines: Vec<String> = all.iter().map(line).collect();
-            return Ok(ToolOutput::ok(format!("Background jobs:\n{}", lines.join("\n"))));
+            return Ok(ToolOutput::ok(format!(
+                "Background jobs:\n{}",
+                lines.join("\n")
+            )));
         };
         let filter = match input.get("filter").and_then(Value::as_str) {
-            Some(f) if !f.is_empty() => Some(
-                Regex::new(f).map_err(|e| format!("`filter` is not a valid regex: {e}"))?,
-            ),
+            Some(f) if !f.is_empty() => {
+                Some(Regex::new(f).map_err(|e| format!("`filter` is not a valid regex: {e}"))?)
+            }
             _ => None,
         };
         let tail = input.get("tail").and_then(Value::as_u64);
@@ -303,7 +308,11 @@ impl Jobs {
             let n = usize::try_from(n.clamp(1, 500)).unwrap_or(500);
             let last = job.log.last_lines(n);
             job.cursor = job.log.total();
-            format!("{head}\nIts last {} line(s):\n{}", last.len(), last.join("\n"))
+            format!(
+                "{head}\nIts last {} line(s):\n{}",
+                last.len(),
+                last.join("\n")
+            )
         } else {
             let shown = job.log.since(job.cursor);
             job.cursor = shown.to;

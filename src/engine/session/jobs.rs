@@ -26,9 +26,8 @@ pub(super) fn main_table(
     events: &mpsc::UnboundedSender<Event>,
 ) -> Arc<Jobs> {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let jobs = Arc::new(
-        Jobs::new(crate::engine::jobs::dir_in(run_root), limits, true).with_changes(tx),
-    );
+    let jobs =
+        Arc::new(Jobs::new(crate::engine::jobs::dir_in(run_root), limits, true).with_changes(tx));
     let table = Arc::downgrade(&jobs);
     let events = events.clone();
     tokio::spawn(async move {
@@ -56,7 +55,9 @@ pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSende
         JobsOp::Output { id } => {
             let text = match jobs.list(OUTPUT_LINES).into_iter().find(|j| j.id == id) {
                 Some(job) if job.last_lines.is_empty() => "(no output yet)".to_string(),
-                Some(job) => crate::engine::secrets::redact(&job.last_lines.join("\n")).into_owned(),
+                Some(job) => {
+                    crate::engine::secrets::redact(&job.last_lines.join("\n")).into_owned()
+                }
                 None => format!("there is no job #{id}"),
             };
             let _ = events.send(Event::JobOutput { id, text });

@@ -67,7 +67,10 @@ async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_
             _ => None,
         })
         .unwrap();
-    assert!(started.contains("Job #1 runs in the background"), "{started}");
+    assert!(
+        started.contains("Job #1 runs in the background"),
+        "{started}"
+    );
     let ws = h.workspace.clone();
     assert!(
         tokio::task::spawn_blocking(move || beating(&ws, Duration::from_secs(5)))
@@ -90,7 +93,10 @@ async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_
     let first = texts(reqs.last().unwrap());
     assert!(first.contains("## Background jobs"), "{first}");
     assert!(first.contains("#1 `while :; do date"), "{first}");
-    assert!(first.contains("Background jobs running at this handoff"), "{first}");
+    assert!(
+        first.contains("Background jobs running at this handoff"),
+        "{first}"
+    );
     let ws = h.workspace.clone();
     r.shutdown().await;
     assert!(
@@ -104,7 +110,8 @@ async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_
 #[tokio::test]
 async fn an_ending_job_is_told_in_the_next_request_and_a_flood_stays_bounded() {
     let h = Harness::new().await;
-    h.server.push(background("t1", "sleep 1.5; echo the last words; exit 7"));
+    h.server
+        .push(background("t1", "sleep 1.5; echo the last words; exit 7"));
     h.server.push(background(
         "t2",
         "head -c 30000000 /dev/zero | tr '\\0' 'x' | fold -w 100; echo FLOOD-END",
@@ -128,7 +135,10 @@ async fn an_ending_job_is_told_in_the_next_request_and_a_flood_stays_bounded() {
     assert_eq!(turn_end(&ev), "completed");
     let reqs = h.server.requests();
     let asked = texts(&reqs[3]);
-    assert!(asked.contains("Job #1") || asked.contains("#1 `sleep 1.5"), "{asked}");
+    assert!(
+        asked.contains("Job #1") || asked.contains("#1 `sleep 1.5"),
+        "{asked}"
+    );
     assert!(asked.contains("exit code 7"), "{asked}");
     assert!(asked.contains("the last words"), "{asked}");
     assert!(asked.contains("#2 `head -c"), "{asked}");
@@ -142,7 +152,9 @@ async fn an_ending_job_is_told_in_the_next_request_and_a_flood_stays_bounded() {
         .unwrap();
     assert!(read.len() < 20_000, "{}", read.len());
     assert!(read.ends_with("FLOOD-END"), "{}", &read[read.len() - 200..]);
-    let log = std::fs::metadata(r.run_root.join("jobs/2.log")).unwrap().len();
+    let log = std::fs::metadata(r.run_root.join("jobs/2.log"))
+        .unwrap()
+        .len();
     assert!(log > 30_000_000, "the file has it all: {log}");
     let ended = r.events.iter().chain(&ev).find_map(|e| match e {
         Event::JobEnded { job } if job.id == 1 => Some(job.state),

@@ -26,7 +26,9 @@ fn kill_9_of_flower_tui_stops_its_jobs() {
     t.wait_for(READY);
     t.keys("start the heartbeat");
     t.keys(ENTER);
-    t.wait("the job counted in the status line", |s| s.contains("1 job"));
+    t.wait("the job counted in the status line", |s| {
+        s.contains("1 job")
+    });
     let ws = t.workspace();
     assert!(beating(&ws, Duration::from_secs(5)), "the job beats");
     let killed = Command::new("kill")
@@ -34,6 +36,9 @@ fn kill_9_of_flower_tui_stops_its_jobs() {
         .status()
         .unwrap();
     assert!(killed.success());
-    assert!(stops(&ws, Duration::from_secs(8)), "no job outlives kill -9");
+    assert!(
+        stops(&ws, Duration::from_secs(8)),
+        "no job outlives kill -9"
+    );
     held.open();
 }
