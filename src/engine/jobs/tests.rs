@@ -165,11 +165,12 @@ async fn a_flooding_job_stays_bounded_and_a_filter_finds_its_lines() {
     )
     .await;
     assert!(wait_until(|| jobs.running() == 0).await);
-    let t = jobs.table.lock().unwrap();
-    let job = t.job(1).unwrap();
-    assert!(job.log.total() > 4_000_000, "{}", job.log.total());
-    assert!(job.log.held() <= output::RING + 8 * 1024);
-    drop(t);
+    {
+        let t = jobs.table.lock().unwrap();
+        let job = t.job(1).unwrap();
+        assert!(job.log.total() > 4_000_000, "{}", job.log.total());
+        assert!(job.log.held() <= output::RING + 8 * 1024);
+    }
     let read = jobs
         .run_tool(names::JOB_OUTPUT, &json!({"id": 1}))
         .await
