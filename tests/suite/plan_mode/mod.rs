@@ -94,7 +94,16 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     assert_eq!(requests.len(), 3, "no request after the plan: {requests:?}");
     let tools = offered(&requests[0]);
     // `recall` reads the step's own transcripts (old tool output is masked).
-    let mut expected = vec!["read_file", "grep", "glob", "list_dir", "todo", "recall"];
+    let mut expected = vec![
+        "read_file",
+        "grep",
+        "glob",
+        "list_dir",
+        "todo",
+        "recall",
+        "job_output",
+        "job_stop",
+    ];
     if Support::current().confines_writes() {
         expected.insert(1, "bash");
     }
