@@ -240,6 +240,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             sandbox: config.sandbox.policy.clone(),
             sandbox_approval: config.sandbox.approval,
             bash_timeout: Duration::from_secs(tools.bash_timeout_secs),
+            jobs: tools.jobs,
             subagent: crate::engine::subagent::SubagentSettings {
                 model: tools.subagent_model.clone(),
                 max_iterations: tools.subagent_max_iterations,

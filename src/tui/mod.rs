@@ -31,6 +31,8 @@ mod info_commands_tests;
 pub(crate) mod input;
 pub(crate) mod input_box;
 pub(crate) mod interrupt_keys;
+pub(crate) mod job_events;
+pub(crate) mod jobs_view;
 pub(crate) mod key_actions;
 pub(crate) mod keymap;
 pub(crate) mod mcp_events;

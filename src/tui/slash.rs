@@ -28,6 +28,8 @@ pub(crate) enum SlashCommand {
     Focus,
     /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
     Mcp,
+    /// `/jobs [N | stop N]`: the background jobs; a job's last lines; stop one.
+    Jobs,
     /// `/resume`: pick a session of this workspace to continue.
     Resume,
     /// `/model [NAME]`: the model of the next request.
@@ -198,6 +200,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         name: "mcp",
         args: "[restart NAME]",
         desc: "list the MCP servers with their state, or restart one",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Jobs,
+        name: "jobs",
+        args: "[N|stop N]",
+        desc: "list the background jobs; N shows a job's last lines, stop N stops it",
     },
     CommandSpec {
         cmd: SlashCommand::Skills,

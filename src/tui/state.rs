@@ -14,6 +14,7 @@ use super::chat::Chat;
 use super::editor_pane::EditorPane;
 use super::handoff_state::Handoffs;
 use super::input_box::InputBox;
+use super::jobs_view::JobsView;
 use super::mcp_servers::McpServers;
 use super::memory_view::MemoryView;
 use super::mention::Mentions;
@@ -90,6 +91,8 @@ pub(crate) struct AppState {
     pub(crate) memory: MemoryView,
     /// The MCP servers as their last status events described them.
     pub(crate) mcp: McpServers,
+    /// The background jobs as the engine last listed them.
+    pub(crate) jobs: JobsView,
     /// The run, the session the engine talks in now, and its generation.
     pub(crate) session: SessionInfo,
     /// The first Ctrl-C of a possible double press.
@@ -138,6 +141,7 @@ impl AppState {
             plan: PlanView::default(),
             memory: MemoryView::default(),
             mcp: McpServers::default(),
+            jobs: JobsView::default(),
             session: SessionInfo::new(p.run_id),
             quit: QuitArm::default(),
             settings: p.settings,

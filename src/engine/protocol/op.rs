@@ -10,9 +10,24 @@ use super::{AllowRule, Effort, HandoffId, PinRef, TurnId};
 use crate::engine::checkpoint::{OnConflict, UndoAction};
 use crate::engine::ledger::RewindMode;
 
+/// What a front end asks of the background jobs (answered at once, also during a turn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobsOp {
+    /// The list: answered with `Event::Jobs`.
+    List,
+    /// A job's last lines: answered with `Event::JobOutput`.
+    Output { id: u32 },
+    /// Stop a job (`SIGTERM`, then `SIGKILL` after the grace period); `Event::JobEnded` follows.
+    Stop { id: u32 },
+    /// Stop every job and answer with the list once they have ended (headless, at its end).
+    StopAll,
+}
+
 /// What a front end asks of the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
+    /// `/jobs` and its keys, and headless at its end: the background jobs.
+    Jobs(JobsOp),
     /// A user message: runs one turn.
     UserTurn {
         turn: TurnId,

@@ -62,6 +62,7 @@ impl Engine {
         self.background_op(Op::Shutdown);
         self.ledger.save_if_any();
         user_hooks::session_end(self).await;
+        super::jobs::leave(&self.run.jobs).await;
     }
 
     /// The next op while idle (queued ones first); a background writing request's result is
@@ -129,6 +130,7 @@ impl Engine {
     /// step's memory, MCP, a background handoff's own ops); a stale answer is dropped.
     fn on_answered_op(&mut self, op: Op) {
         match op {
+            Op::Jobs(op) => super::jobs::answer(&self.run.jobs, op, &self.run.events),
             Op::Permissions => self.emit(self.approvals.permissions_event(&self.planning)),
             Op::Cost => self.emit(self.ledger.cost_event(&self.conversation.id)),
             Op::Context => {
@@ -223,7 +225,8 @@ impl Engine {
                 None
             }
             Some(
-                op @ (Op::Pin { .. }
+                op @ (Op::Jobs(_)
+                | Op::Pin { .. }
                 | Op::Unpin { .. }
                 | Op::SetFocus { .. }
                 | Op::McpRestart { .. }

@@ -31,6 +31,7 @@ mod fetch_approval;
 mod gauge;
 mod handoff;
 mod input;
+mod jobs;
 mod log;
 mod main_loop;
 mod masked_history;

@@ -144,6 +144,8 @@ pub struct ToolParams {
     /// Whether a command the sandbox confines is still asked for.
     pub sandbox_approval: SandboxApproval,
     pub bash_timeout: Duration,
+    /// Background jobs: how many at once, the grace period of a stop.
+    pub jobs: crate::engine::jobs::JobLimits,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: SubagentSettings,
     /// `--mode`: the working mode to start in; None keeps the one a continued step last

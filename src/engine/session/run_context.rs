@@ -1,6 +1,7 @@
 //! What the run was started with ([`RunContext`]), fixed until it ends: the provider, the places,
 //! the prompt's parts, the handoff's rules, the tools' limits, the front end, the MCP servers,
-//! the context strategies, masking, the extensions, and the sender of events. Also what it
+//! the context strategies, masking, the extensions, the background jobs, and the sender of
+//! events. Also what it
 //! prepares for every new session: the workbench and the session's system prompt.
 
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use tokio::sync::mpsc;
 use super::outbox::Outbox;
 use super::params::{Extensions, HandoffParams, Places, PromptParams, ProviderParams, ToolParams};
 use crate::engine::context::strategy::ContextStrategy;
+use crate::engine::jobs::Jobs;
 use crate::engine::mask::MaskSettings;
 use crate::engine::mcp::McpManager;
 use crate::engine::policy::FrontEnd;
@@ -28,6 +30,8 @@ pub(super) struct RunContext {
     /// `--step NAME`, if given.
     pub(super) step: Option<String>,
     pub(super) mcp: Option<Arc<McpManager>>,
+    /// The main thread's background jobs: they live as long as the process (through handoffs).
+    pub(super) jobs: Arc<Jobs>,
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or
     /// both when the config asks for both explicitly.
     pub(super) strategies: Vec<Box<dyn ContextStrategy + Send>>,

@@ -44,6 +44,7 @@ impl Engine {
     pub(in crate::engine::session) fn tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
+        specs.extend(crate::engine::jobs::specs());
         let child_tools = self.child_tools();
         specs.push(crate::engine::subagent::spec(child_tools));
         if !self.run.extensions.skills.is_empty() {
@@ -368,7 +369,19 @@ impl Engine {
                 self.abortable(recall::run_call(input, sources)).await?
             }
             _ if name == names::PRESENT_PLAN => self.present_plan(input),
+            _ if name == names::BASH && crate::engine::jobs::is_background(input) => {
+                let (jobs, at) = (std::sync::Arc::clone(&self.run.jobs), ctx.clone());
+                let start = async move { jobs.run_start(input, &at).await };
+                self.abortable(start).await?
+            }
             _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
+            _ if name == names::JOB_OUTPUT || name == names::JOB_STOP => {
+                let jobs = std::sync::Arc::clone(&self.run.jobs);
+                let call = async move { jobs.run_tool(name, input).await };
+                self.abortable(call)
+                    .await?
+                    .unwrap_or_else(|| ToolOutput::error(tools::unknown_tool_among(name, &[name])))
+            }
             _ if name == names::SKILL => {
                 let (skills, input) = (self.run.extensions.skills.clone(), input.clone());
                 let read = tokio::task::spawn_blocking(move || skills.run(&input));

@@ -48,7 +48,8 @@ pub(super) fn spec() -> ToolSpec {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command line to run."},
-                "timeout": {"type": "number", "minimum": 1, "maximum": MAX_BASH_TIMEOUT.as_secs(), "description": "Seconds before the command is killed."}
+                "timeout": {"type": "number", "minimum": 1, "maximum": MAX_BASH_TIMEOUT.as_secs(), "description": "Seconds before the command is killed."},
+                "run_in_background": {"type": "boolean", "description": "Run it as a background job (a dev server, a watcher, a long test run): returns at once with the job's id and first lines; no timeout. Read it with job_output, stop it with job_stop; you are told when it ends."}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -365,9 +366,11 @@ async fn interrupt_sent(interrupt: &mut Option<tokio::sync::oneshot::Receiver<()
 }
 
 /// The read end of the shared stdout/stderr pipe.
-type OutputReader = tokio::net::unix::pipe::Receiver;
+pub(crate) type OutputReader = tokio::net::unix::pipe::Receiver;
 
-fn spawn(
+/// Start `command` with `shell` in `cwd` under `policy`: its own process group (or session),
+/// stdout and stderr on one pipe, the lifeline's guards set. Background jobs start this way too.
+pub(crate) fn spawn(
     shell: &str,
     command: &str,
     cwd: &Path,

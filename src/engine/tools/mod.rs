@@ -41,7 +41,7 @@ use crate::engine::images::{ImageRef, ImageStore};
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
-pub(crate) use bash::Live;
+pub(crate) use bash::{Live, OutputReader, spawn as spawn_shell};
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub use crate::engine::text_files::{FileAccess, TextFiles};
@@ -363,7 +363,14 @@ pub(crate) fn summary(name: &str, input: &Value) -> String {
             if c.trim().lines().nth(1).is_some() {
                 line.push_str(" …");
             }
+            if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+                line.push_str(" (background)");
+            }
             line
+        }),
+        names::JOB_OUTPUT | names::JOB_STOP => input.get("id").map(|id| match id {
+            Value::String(s) => format!("#{}", one_line(s.trim_start_matches('#'))),
+            other => format!("#{other}"),
         }),
         names::READ_FILE => path.map(|p| match (n("offset"), n("limit")) {
             (None, None) => p,

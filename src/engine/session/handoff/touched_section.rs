@@ -68,8 +68,13 @@ pub(super) fn with_touched(cx: &mut impl HandoffCx, doc: &HandoffDoc) -> Handoff
         workspace: Some(&workspace),
         previous,
     });
+    let jobs = touched::jobs_lines(&cx.jobs());
     HandoffDoc {
-        touched: section,
+        touched: if jobs.is_empty() {
+            section
+        } else {
+            format!("{}{jobs}", section.trim_end())
+        },
         ..doc.clone()
     }
 }
