@@ -75,6 +75,7 @@ pub fn params(
             subagent: Default::default(),
             mode: None,
             files: Default::default(),
+            terminals: Default::default(),
         },
         front_end: FrontEnd::Headless,
         start: StartParams {

@@ -242,6 +242,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             },
             mode: tools.mode,
             files: Default::default(),
+            terminals: Default::default(),
         },
         front_end,
         hooks: hook_params(config),

@@ -1,6 +1,5 @@
 //! The agent side of the connection: one task that takes the editor's requests in order and
-//! answers them. `initialize` states what flower-tui does (honestly: no images, no terminals of
-//! the editor's); `session/new` and `session/load` start an engine for the editor's `cwd` with the
+//! answers them. `initialize` states what flower-tui does (honestly: no images); `session/new` and `session/load` start an engine for the editor's `cwd` with the
 //! editor's MCP servers added; `session/list` lists the workspace's runs from the ledger; the
 //! requests of a running session go to its task ([`super::session`]).
 
@@ -23,8 +22,10 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
 use super::session::{self, Command, Handle};
+use super::terminal::ClientTerminals;
 use crate::config::{Config, SessionChoice};
 use crate::engine::text_files::FileAccess;
+use crate::engine::tools::terminal::TerminalAccess;
 
 /// A request or notification from the editor, with the handle that answers it (the requests
 /// boxed: they differ much in size).
@@ -188,6 +189,14 @@ impl Agent {
                 runtime: tokio::runtime::Handle::current(),
             }));
         }
+        let terminals = super::terminal::TerminalCalls::default();
+        if self.client.terminal {
+            params.tools.terminals = TerminalAccess::through(Arc::new(ClientTerminals {
+                cx: self.cx.clone(),
+                session: id.clone(),
+                calls: terminals.clone(),
+            }));
+        }
         let mcp = params.mcp.clone();
         if let Some(m) = &mcp {
             m.release();
@@ -210,6 +219,7 @@ impl Agent {
                 .is_some_and(|s| s.notices.is_some()),
             mcp,
             commands: commands.clone(),
+            terminals,
             keep,
         });
         let mode = ready.await.map_err(|_| {
@@ -270,8 +280,9 @@ impl Agent {
 
 /// What flower-tui offers: protocol v1 (whatever the client asked, it is the one spoken), loading
 /// and listing sessions, text and embedded text resources (no images or audio yet), the editor's
-/// stdio and HTTP MCP servers. Commands run in flower-tui's own sandbox, not in the editor's
-/// terminals; their output streams into the tool call.
+/// stdio and HTTP MCP servers. Commands run in flower-tui's own sandbox, their output streamed
+/// into the tool call; with the sandbox off, in the editor's terminal when it offers one
+/// ([`super::terminal`]).
 fn initialize_response() -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(

@@ -24,6 +24,7 @@ mod prompt;
 mod runs;
 mod session;
 mod stdio;
+mod terminal;
 mod tool_calls;
 mod updates;
 

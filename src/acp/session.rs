@@ -82,6 +82,8 @@ pub(super) struct Start {
     pub(super) notices: bool,
     pub(super) mcp: Option<Arc<McpManager>>,
     pub(super) commands: Arc<Catalog>,
+    /// The editor's terminals shown in tool calls (commands run there with the sandbox off).
+    pub(super) terminals: super::terminal::TerminalCalls,
     /// Kept until the session ends (the demo's scratch workspace).
     pub(super) keep: Option<crate::engine::demo::Scratch>,
 }
@@ -117,7 +119,7 @@ pub(super) fn start(s: Start) -> (Handle, oneshot::Receiver<Mode>) {
         id: s.id,
         cx: s.cx,
         engine: s.engine,
-        mapper: Mapper::new(s.workspace.clone(), s.notices),
+        mapper: Mapper::new(s.workspace.clone(), s.notices).showing_terminals(s.terminals),
         workspace: s.workspace,
         review_secs: s.review_secs,
         next_turn: TurnId::FIRST,

@@ -10,10 +10,12 @@ use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     Cost, CurrentModeUpdate, Meta, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields, UsageUpdate,
+    PlanEntryStatus, SessionUpdate, Terminal, ToolCall, ToolCallContent, ToolCallStatus,
+    ToolCallUpdateFields, UsageUpdate,
 };
 use serde_json::json;
 
+use super::terminal::TerminalCalls;
 use super::tool_calls::{self, agent_text, chunk, tool_update};
 use crate::engine::protocol::{Event, Origin, StreamState, TodoItem, TodoStatus};
 
@@ -27,6 +29,8 @@ pub(super) struct Mapper {
     workspace: PathBuf,
     notices: bool,
     live: HashMap<String, String>,
+    /// Commands running in the editor's terminals: their calls keep the terminal as content.
+    terminals: TerminalCalls,
 }
 
 impl Mapper {
@@ -36,7 +40,13 @@ impl Mapper {
             workspace,
             notices,
             live: HashMap::new(),
+            terminals: TerminalCalls::default(),
         }
+    }
+
+    /// The mapping for a session whose commands may run in the editor's `terminals`.
+    pub(super) fn showing_terminals(self, terminals: TerminalCalls) -> Mapper {
+        Mapper { terminals, ..self }
     }
 
     /// The updates `ev` makes (none for an event the editor has no place for).
@@ -83,6 +93,10 @@ impl Mapper {
             } => {
                 let live = self.live.remove(id);
                 let content = match (diff, live) {
+                    // The command ran in the editor's terminal: the call keeps showing it.
+                    _ if let Some(terminal) = self.terminals.take(id) => {
+                        ToolCallContent::Terminal(Terminal::new(terminal))
+                    }
                     (Some(d), _) => tool_calls::diff_content(&self.workspace, d),
                     (None, Some(_)) => tool_calls::output_content(output),
                     (None, None) if exit.is_some() => tool_calls::output_content(output),

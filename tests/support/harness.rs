@@ -116,6 +116,7 @@ impl Harness {
                 subagent: Default::default(),
                 mode: None,
                 files: Default::default(),
+                terminals: Default::default(),
             },
             front_end: FrontEnd::Headless,
             start: StartParams {

@@ -24,6 +24,7 @@ mod read_file;
 pub mod recall;
 pub mod sandbox;
 mod spill;
+pub mod terminal;
 pub mod todo;
 mod write_file;
 
@@ -38,7 +39,7 @@ use crate::engine::diff::FileDiff;
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
-pub(crate) use bash::Live;
+pub(crate) use bash::{FrontTerminal, Live};
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub use crate::engine::text_files::{FileAccess, TextFiles};
@@ -391,6 +392,7 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
     let live = Live {
         on_output: &mut ignore,
         interrupt: None,
+        terminal: None,
     };
     run_live(name, input, ctx, live).await
 }

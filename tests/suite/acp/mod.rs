@@ -10,6 +10,7 @@ mod editor;
 mod faults;
 mod handoff;
 mod load;
+mod terminal;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
