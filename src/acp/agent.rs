@@ -203,6 +203,7 @@ impl Agent {
         }
         let commands = params.extensions.commands.clone();
         let workspace = params.places.workspace.clone();
+        let run_root = params.run_dir.root.clone();
         let engine = crate::engine::session::spawn(params).map_err(engine_error)?;
         tracing::info!(session = %id.0, workspace = %workspace.display(), "acp session opened");
         let (handle, ready) = session::start(session::Start {
@@ -212,6 +213,7 @@ impl Agent {
             workspace: workspace.clone(),
             review_secs: config.context.review.secs(),
             replay,
+            run_root,
             notices: self
                 .client
                 .session

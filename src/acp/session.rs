@@ -77,8 +77,10 @@ pub(super) struct Start {
     pub(super) workspace: PathBuf,
     /// Seconds of the review window; None: the engine does not wait for a review.
     pub(super) review_secs: Option<u64>,
-    /// Send the events of the start (the replayed conversation of `session/load`).
+    /// Send the events of the start and the whole thread of the run (`session/load`).
     pub(super) replay: bool,
+    /// The run's directory (its ledger, for the thread).
+    pub(super) run_root: PathBuf,
     pub(super) notices: bool,
     pub(super) mcp: Option<Arc<McpManager>>,
     pub(super) commands: Arc<Catalog>,
@@ -107,6 +109,7 @@ struct Session {
     answers: mpsc::UnboundedSender<Answer>,
     mcp: Option<Arc<McpManager>>,
     catalog: Arc<Catalog>,
+    run_root: PathBuf,
 }
 
 /// Start the session's task; `ready` fires once the engine has started (and, for `replay`, the
@@ -127,6 +130,7 @@ pub(super) fn start(s: Start) -> (Handle, oneshot::Receiver<Mode>) {
         answers: answer_tx,
         mcp: s.mcp,
         catalog: s.commands,
+        run_root: s.run_root,
     };
     let keep = s.keep;
     let replay = s.replay;
@@ -174,12 +178,29 @@ impl Session {
     /// ops only once started), then `ready` with the mode in force. None when the engine stopped.
     async fn starting(&mut self, ready: oneshot::Sender<Mode>, replay: bool) -> Option<Mode> {
         let mut mode = Mode::Normal;
+        // The whole thread was sent from the ledger: the engine's replay of its latest
+        // generation is in it already.
+        let mut thread_sent = false;
         self.engine.ops.send(Op::Cost).await.ok()?;
         loop {
             let ev = self.engine.events.recv().await?;
             match &ev {
                 Event::Cost { .. } => break,
                 Event::Mode { mode: m } => mode = *m,
+                Event::Resumed { session_id, .. } if replay => {
+                    let thread = super::thread::replay(&self.run_root, session_id, &self.workspace);
+                    if let Some(updates) = thread {
+                        thread_sent = true;
+                        for update in updates {
+                            self.send(update);
+                        }
+                    }
+                }
+                Event::UserMessage { turn: None, .. } | Event::AssistantDone { turn: None, .. }
+                    if thread_sent =>
+                {
+                    continue;
+                }
                 _ => {}
             }
             if replay {
