@@ -179,6 +179,8 @@ impl Agent {
                 format!("session {} is already open in this connection", id.0),
             ));
         }
+        let claim = super::runs::Claim::take(&params.run_dir.root, &id.0)
+            .map_err(|e| Error::new(ErrorCode::INVALID_REQUEST, e))?;
         let fs = &self.client.fs;
         if fs.read_text_file || fs.write_text_file {
             params.tools.files = FileAccess::through(Arc::new(super::files::ClientFiles {
@@ -222,7 +224,7 @@ impl Agent {
             mcp,
             commands: commands.clone(),
             terminals,
-            keep,
+            keep: (keep, claim),
         });
         let mode = ready.await.map_err(|_| {
             Error::new(

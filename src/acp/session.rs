@@ -86,8 +86,8 @@ pub(super) struct Start {
     pub(super) commands: Arc<Catalog>,
     /// The editor's terminals shown in tool calls (commands run there with the sandbox off).
     pub(super) terminals: super::terminal::TerminalCalls,
-    /// Kept until the session ends (the demo's scratch workspace).
-    pub(super) keep: Option<crate::engine::demo::Scratch>,
+    /// Kept until the session ends: the demo's scratch workspace, the claim on the run.
+    pub(super) keep: (Option<crate::engine::demo::Scratch>, super::runs::Claim),
 }
 
 /// What the agent keeps of a running session.
