@@ -10,6 +10,7 @@ The plan (every key optional but `cwd`):
                terminals"), each op logged
   buffers      {absolute path: text}: what a read answers instead of the disk (an unsaved buffer)
   notices      offer the session.notices capability
+  mcp_servers  [{"name", "command", "args", "env": {NAME: value}}]: the editor's stdio MCP servers
   load         a session id to load instead of opening a new session
   list         call session/list first
   mode         a mode id to set before the prompts
@@ -32,7 +33,9 @@ from acp.schema import (
     ClientCapabilities,
     CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
     FileSystemCapabilities,
+    McpServerStdio,
     KillTerminalResponse,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
@@ -248,7 +251,14 @@ async def drive(plan, command, args):
             report["loaded"] = dump(loaded)
             session_id = plan["load"]
         else:
-            opened = await conn.new_session(cwd=plan["cwd"], mcp_servers=[])
+            servers = [
+                McpServerStdio(
+                    name=m["name"], command=m["command"], args=m.get("args", []),
+                    env=[EnvVariable(name=k, value=v) for k, v in m.get("env", {}).items()],
+                )
+                for m in plan.get("mcp_servers", [])
+            ]
+            opened = await conn.new_session(cwd=plan["cwd"], mcp_servers=servers)
             report["new"] = dump(opened)
             session_id = opened.session_id
         report["session_id"] = session_id
