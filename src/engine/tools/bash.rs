@@ -4,7 +4,8 @@
 //! runs in its own process group; a timeout or a dropped future (Esc) kills the whole group, so
 //! grandchildren die too. Output is capped in memory (head and tail kept). Under a sandbox
 //! ([`super::sandbox`]) the command is confined, its group is killed when it ends, and a result the
-//! sandbox caused ends with a note that says so.
+//! sandbox caused ends with a note that says so. With the sandbox off, a front end that offers
+//! terminals runs the command in one of its own ([`super::terminal`]); the result reads the same.
 
 use std::collections::VecDeque;
 use std::io;
@@ -66,16 +67,11 @@ pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx, live: Live<'_>) -> ToolR
         Some(secs) => Duration::from_secs_f64(secs.clamp(1.0, MAX_BASH_TIMEOUT.as_secs_f64())),
         None => ctx.bash_timeout,
     };
-    let (done, live) = match in_front_terminal(command, ctx, timeout, live).await {
-        Ok(done) => (Some(done), None),
-        Err(live) => (None, Some(live)),
-    };
-    let done = match (done, live) {
-        (Some(done), _) => done.map_err(|e| format!("The editor's terminal failed: {e}"))?,
-        (None, Some(live)) => execute(command, &ctx.workspace, timeout, live, &ctx.sandbox)
+    let done = match in_front_terminal(command, ctx, timeout, live).await {
+        Ok(ran) => ran.map_err(|e| format!("The front end's terminal failed: {e}"))?,
+        Err(live) => execute(command, &ctx.workspace, timeout, live, &ctx.sandbox)
             .await
             .map_err(|e| format!("Could not start the shell: {e}"))?,
-        (None, None) => return Err("`bash`: the command did not run.".into()),
     };
     let mut out = done.into_output(timeout);
     let stop = out.exit.as_ref().and_then(|exit| {

@@ -144,13 +144,13 @@ mod tests {
 
     #[test]
     fn accesses_compare_by_front_end() {
-        struct None_;
-        impl Terminals for None_ {
+        struct Refuses;
+        impl Terminals for Refuses {
             fn run<'a>(&'a self, _: TerminalRun<'a>) -> TerminalFuture<'a> {
                 Box::pin(async { None })
             }
         }
-        let a = TerminalAccess::through(Arc::new(None_));
+        let a = TerminalAccess::through(Arc::new(Refuses));
         assert_eq!(a, a.clone());
         assert_ne!(a, TerminalAccess::default());
         assert_eq!(format!("{a:?}"), "TerminalAccess(front end)");
