@@ -24,7 +24,7 @@ mod read_file;
 pub mod recall;
 pub mod sandbox;
 mod spill;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod todo;
 mod write_file;
 
