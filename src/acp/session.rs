@@ -6,7 +6,8 @@
 //!
 //! The editor's session id is the run's id: it stays the same across every generation of the
 //! run, and `session/load` (or the terminal's `--resume RUN_ID`) continues the run from its
-//! ledger. One prompt runs at a time; a second one while a turn runs is refused.
+//! ledger, the whole thread replayed first ([`super::thread`]). One prompt runs at a time; a
+//! second one while a turn runs is refused.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

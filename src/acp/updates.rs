@@ -1,9 +1,10 @@
 //! The engine's events as the editor's `session/update`s, decided in one pure place: the reply
 //! and the thinking as chunks, each tool call and its progress (kind, title, locations, the diff
-//! of an edit, a command's live output), the plan of the `todo` tool, the context fill with the
-//! handoff line, the working mode, a conversation replayed by `session/load`, and the handoff as
-//! a tool call of its own ([`super::handoff`]). Approvals and the review window are requests,
-//! not updates: the session asks them ([`super::permission`]).
+//! of an edit, a command's live output or the editor's terminal it ran in), the plan of the `todo`
+//! tool, the context fill with the handoff line, the working mode, the latest generation replayed
+//! by `session/load` when the ledger cannot give the whole thread ([`super::thread`]), and the
+//! handoff as a tool call of its own ([`super::handoff`]). Approvals and the review window are
+//! requests, not updates: the session asks them ([`super::permission`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
