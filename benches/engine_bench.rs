@@ -77,6 +77,7 @@ pub fn params(
             mode: None,
             web: Default::default(),
             files: Default::default(),
+            terminals: Default::default(),
         },
         front_end: FrontEnd::Headless,
         start: StartParams {

@@ -250,6 +250,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 config.web.allow_private_hosts.clone(),
             ),
             files: Default::default(),
+            terminals: Default::default(),
         },
         front_end,
         hooks: hook_params(config, waiting),

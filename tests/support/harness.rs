@@ -184,6 +184,7 @@ impl Harness {
                 mode: None,
                 web: Default::default(),
                 files: Default::default(),
+                terminals: Default::default(),
             },
             front_end: FrontEnd::Headless,
             start: StartParams {

@@ -285,9 +285,14 @@ impl Engine {
         };
         let (stop, interrupt) = tokio::sync::oneshot::channel();
         let mut stop = Some(stop);
+        let terminals = self.run.tools.terminals.clone();
         let live = tools::Live {
             on_output: &mut on_output,
             interrupt: Some(interrupt),
+            terminal: terminals.get().map(|terminals| tools::FrontTerminal {
+                terminals,
+                call: id,
+            }),
         };
         let run = tools::run_live(names::BASH, input, ctx, live);
         tokio::pin!(run);

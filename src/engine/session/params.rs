@@ -156,6 +156,9 @@ pub struct ToolParams {
     /// Where the file tools read and write text: the disk (the default), or a front end's own
     /// access (an editor's unsaved buffers and undo history).
     pub files: crate::engine::tools::FileAccess,
+    /// Where `bash` runs a command the sandbox would not confine: here (the default), or in the
+    /// front end's terminal (an editor's).
+    pub terminals: crate::engine::tools::terminal::TerminalAccess,
 }
 
 /// How the run starts.

@@ -24,6 +24,7 @@ mod read_file;
 pub mod recall;
 pub mod sandbox;
 mod spill;
+pub(crate) mod terminal;
 pub mod todo;
 pub mod web_fetch;
 pub(crate) mod web_search;
@@ -41,7 +42,7 @@ use crate::engine::images::{ImageRef, ImageStore};
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
-pub(crate) use bash::{Live, OutputReader, spawn as spawn_shell};
+pub(crate) use bash::{FrontTerminal, Live, OutputReader, spawn as spawn_shell};
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub use crate::engine::text_files::{FileAccess, TextFiles};
@@ -420,6 +421,7 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
     let live = Live {
         on_output: &mut ignore,
         interrupt: None,
+        terminal: None,
     };
     run_live(name, input, ctx, live).await
 }

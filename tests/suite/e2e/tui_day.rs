@@ -4,7 +4,11 @@
 use crate::support::fake::anthropic as a;
 use crate::support::pty::{ENTER, Pty, READY, find, lock, runtime};
 
-use super::u;
+use crate::support::fake::U;
+
+fn u(input: u64) -> U {
+    U::new(input, 10)
+}
 
 #[test]
 fn a_bang_line_runs_in_the_sandbox_with_no_model_request() {
