@@ -653,7 +653,10 @@ mod tests {
         assert!(matches!(Kind::of("application/json"), Ok(Kind::Text)));
         assert!(matches!(Kind::of("application/pdf"), Ok(Kind::Pdf)));
         let url = |u: &str| Url::parse(u).unwrap();
-        assert!(Kind::may_be_pdf("application/octet-stream", &url("https://h/x")));
+        assert!(Kind::may_be_pdf(
+            "application/octet-stream",
+            &url("https://h/x")
+        ));
         assert!(Kind::may_be_pdf("image/png", &url("https://h/paper.PDF")));
         assert!(!Kind::may_be_pdf("image/png", &url("https://h/x.png")));
     }

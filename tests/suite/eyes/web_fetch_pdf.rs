@@ -68,9 +68,7 @@ fn pdf(pages: Vec<Option<(String, Vec<u8>)>>) -> Vec<u8> {
         out.extend_from_slice(b"\nendobj\n");
     }
     let xref = out.len();
-    out.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objs.len() + 1).as_bytes(),
-    );
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objs.len() + 1).as_bytes());
     for at in offsets {
         out.extend_from_slice(format!("{at:010} 00000 n \n").as_bytes());
     }
@@ -97,12 +95,8 @@ fn text_page(text: &str) -> Option<(String, Vec<u8>)> {
 fn bomb_page(mib: u64) -> Option<(String, Vec<u8>)> {
     let mut c = flate2::Compress::new(flate2::Compression::best(), false);
     let mut chunk = Vec::with_capacity(64 * 1024);
-    c.compress_vec(
-        &vec![0u8; 1 << 20],
-        &mut chunk,
-        flate2::FlushCompress::Sync,
-    )
-    .unwrap();
+    c.compress_vec(&vec![0u8; 1 << 20], &mut chunk, flate2::FlushCompress::Sync)
+        .unwrap();
     assert_eq!(c.total_in(), 1 << 20);
     let mut zlib = vec![0x78, 0x01];
     for _ in 0..mib {
@@ -171,9 +165,15 @@ async fn a_corrupt_pdf_or_one_without_text_is_a_plain_error() {
     let site = PageServer::start(vec![
         ("/corrupt.pdf", Page::typed("application/pdf", &corrupt)),
         ("/cut.pdf", Page::typed("application/pdf", &cut)),
-        ("/scan.pdf", Page::typed("application/pdf", &pdf(vec![None, None]))),
+        (
+            "/scan.pdf",
+            Page::typed("application/pdf", &pdf(vec![None, None])),
+        ),
         // A .pdf that is not one: refused as the type it is.
-        ("/fake.pdf", Page::typed("image/png", b"\x89PNG\r\n\x1a\n...")),
+        (
+            "/fake.pdf",
+            Page::typed("image/png", b"\x89PNG\r\n\x1a\n..."),
+        ),
     ])
     .await;
     let h = Harness::new().await;
@@ -210,7 +210,10 @@ async fn a_pdf_that_unpacks_to_a_gigabyte_is_stopped_at_a_limit() {
     let site = PageServer::start(vec![("/bomb.pdf", Page::typed("application/pdf", &bomb))]).await;
     let h = Harness::new().await;
     // The default memory limit: the reader asks for more and is stopped.
-    let web = access(&site, reader(Duration::from_secs(60), PdfReader::default().memory));
+    let web = access(
+        &site,
+        reader(Duration::from_secs(60), PdfReader::default().memory),
+    );
     let started = Instant::now();
     let (out, failed) = fetch_turn(&h, web, &site.url("/bomb.pdf")).await;
     assert!(failed, "{out}");
@@ -225,5 +228,9 @@ async fn a_pdf_that_unpacks_to_a_gigabyte_is_stopped_at_a_limit() {
     let (out, failed) = fetch_turn(&h, web, &site.url("/bomb.pdf")).await;
     assert!(failed, "{out}");
     assert!(out.contains("took longer than 0.5 s, the limit"), "{out}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -67,7 +67,11 @@ pub(super) fn sniff(body: &[u8]) -> bool {
 
 /// The text of the PDF `body` fetched from `url`, as the model gets it: a source line, then the
 /// pages (each after a `--- page N ---` line); or why there is none.
-pub(super) async fn text(url: &Url, body: Vec<u8>, reader: &PdfReader) -> Result<String, ToolError> {
+pub(super) async fn text(
+    url: &Url,
+    body: Vec<u8>,
+    reader: &PdfReader,
+) -> Result<String, ToolError> {
     let out = extract(body, reader).await.map_err(|why| {
         ToolError(format!(
             "{url} is a PDF whose text cannot be read: {why}. Nothing else was kept."
@@ -286,8 +290,7 @@ pub fn serve() -> i32 {
 fn describe(error: &str) -> String {
     let lower = error.to_ascii_lowercase();
     if lower.contains("password") || lower.contains("decrypt") || lower.contains("encrypt") {
-        "it is encrypted (protected by a password), and web_fetch has no password to open it"
-            .into()
+        "it is encrypted (protected by a password), and web_fetch has no password to open it".into()
     } else {
         format!(
             "it is malformed ({})",
