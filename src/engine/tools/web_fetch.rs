@@ -17,7 +17,7 @@
 
 mod address;
 mod markdown;
-pub mod pdf;
+pub(crate) mod pdf;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
