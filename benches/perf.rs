@@ -112,6 +112,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         lsp_bench::run,
     ),
     (
+        "acp",
+        "flower-tui acp: session/prompt to the first agent_message_chunk over pipes (p50, p95)",
+        acp_bench::run,
+    ),
+    (
         "checkpoint",
         "checkpoints of a 5,000-file, 100 MB workspace: the first, after a one-file turn, undo",
         checkpoint_bench::run,
@@ -133,6 +138,7 @@ mod support {
 }
 use support::fake;
 
+mod acp_bench;
 mod chaos_bench;
 mod checkpoint_bench;
 mod continuity_bench;

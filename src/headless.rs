@@ -17,7 +17,7 @@ use crate::config::{Config, OutputFormat, SessionChoice};
 use crate::engine::checkpoint::{OnConflict, UndoAction};
 use crate::engine::commands::Catalog;
 use crate::engine::mcp::McpManager;
-use crate::engine::protocol::{Event, ExitReason, Op, StreamState, TurnId};
+use crate::engine::protocol::{Event, ExitReason, JobInfo, JobsOp, Op, StreamState, TurnId};
 use crate::engine::session::{self, EngineHandle};
 use crate::engine::skills::SkillCatalog;
 use crate::launch;
@@ -131,6 +131,7 @@ fn list_skills(skills: &SkillCatalog, json: bool) -> i32 {
             cost_usd: 0.0,
             session_id: String::new(),
             plan: None,
+            jobs: Vec::new(),
         });
     } else {
         println!("{}", sanitize(text.trim_end()));
@@ -194,6 +195,10 @@ async fn drive(
         {
             let ended = tally.end(reason, stopped_by);
             code = ended.code;
+            // Jobs end with the run: stopped now, so the result lists how they ended.
+            if !tally.jobs.is_empty() {
+                stop_jobs(&mut handle, &mut tally, out).await;
+            }
             // The servers stop before the result, so their last `mcp_status` (stopped) is
             // printed and `result` stays the last line.
             if let Some(mcp) = mcp.take() {
@@ -212,6 +217,24 @@ async fn drive(
         mcp.shutdown().await;
     }
     code
+}
+
+/// Stop every background job and wait for the engine's list of them (each is killed after its
+/// grace period at the latest); the events on the way are printed.
+async fn stop_jobs(handle: &mut EngineHandle, tally: &mut Tally, out: &Printer) {
+    if handle.ops.send(Op::Jobs(JobsOp::StopAll)).await.is_err() {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while let Ok(Some(ev)) = tokio::time::timeout_at(deadline, handle.events.recv()).await {
+        tally.observe(&ev);
+        out.event(&ev);
+        if let Event::Jobs { jobs } = &ev
+            && jobs.iter().all(|j| !j.state.is_running())
+        {
+            break;
+        }
+    }
 }
 
 /// A slash command headless cannot run: it is never sent to the model as a task.
@@ -284,6 +307,7 @@ async fn restore(
             cost_usd: 0.0,
             session_id: String::new(),
             plan: None,
+            jobs: Vec::new(),
         });
     } else if ok {
         println!("{}", sanitize(&text));
@@ -303,6 +327,8 @@ struct Tally {
     failure: Option<String>,
     /// The plan file plan mode presented.
     plan: Option<std::path::PathBuf>,
+    /// The background jobs, as the engine last listed them.
+    jobs: Vec<JobInfo>,
 }
 
 /// How the task's turn ended.
@@ -326,6 +352,7 @@ impl Tally {
             Event::Usage { cost_usd, .. } => self.cost += cost_usd,
             Event::Error { message, .. } => self.failure = Some(message.clone()),
             Event::Plan { path, .. } => self.plan = Some(path.clone()),
+            Event::Jobs { jobs } => self.jobs.clone_from(jobs),
             _ => {}
         }
     }
@@ -402,6 +429,7 @@ impl Printer {
                 .unwrap_or(tally.cost),
             session_id: tally.session_id.clone(),
             plan: tally.plan.clone(),
+            jobs: tally.jobs.clone(),
         });
     }
 

@@ -241,6 +241,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
             sandbox: config.sandbox.policy.clone(),
             sandbox_approval: config.sandbox.approval,
             bash_timeout: Duration::from_secs(tools.bash_timeout_secs),
+            jobs: tools.jobs,
             subagent: crate::engine::subagent::SubagentSettings {
                 model: tools.subagent_model.clone(),
                 max_iterations: tools.subagent_max_iterations,
@@ -250,6 +251,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 config.web.allow_private_hosts.clone(),
             ),
             files: Default::default(),
+            terminals: Default::default(),
         },
         front_end,
         hooks: hook_params(config, waiting),

@@ -2,7 +2,8 @@
 //! of the process and lock it down, load the configuration (a bad flag, key or value is one line
 //! and exit code 2; `--help` and `--version` print and exit 0), read a `-p -` task from stdin,
 //! ask a local server for its window, print the `-v` report, open the log file, then run
-//! headless (`-p`), the editors' protocol (`acp`) or the TUI.
+//! headless (`-p`), the editors' protocol (`acp`) or the TUI. `flower-tui pdf-text` is none of
+//! these: it reads a PDF on stdin and writes its text (the child `web_fetch` starts).
 
 use crate::config::{self, Env};
 
@@ -12,6 +13,10 @@ use crate::config::{self, Env};
 /// Must be called first thing in `main`, before any other thread exists: it changes the process
 /// environment (see [`crate::harden::scrub_keys_and_lock_down`]).
 pub unsafe fn run() -> i32 {
+    // The PDF reader `web_fetch` starts: no configuration, no runtime, no terminal.
+    if std::env::args().nth(1).as_deref() == Some(crate::engine::tools::web_fetch::pdf::COMMAND) {
+        return crate::engine::tools::web_fetch::pdf::serve();
+    }
     let env = Env::from_process();
     // SAFETY: the caller's contract: nothing else reads or writes the environment while the
     // provider keys are wiped from it. Their values live on in `env` (and, masked, in the secrets

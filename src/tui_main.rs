@@ -58,6 +58,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         effort: p.effort,
         workspace: places.workspace.clone(),
         extensions,
+        config_report: config.config_report(),
         history_file: front
             .history
             .then(|| crate::tui::history_file::path_for(&places.data_dir, &places.workspace)),
@@ -72,8 +73,10 @@ pub(crate) async fn run(mut config: Config) -> i32 {
     }
     match result {
         Ok(outcome) => {
-            // The alternate screen is gone with the transcript: say how to come back.
+            // The alternate screen is gone with the transcript: the conversation goes to the
+            // normal screen, so it stays in the scrollback, then how to come back.
             // Not `println!`: the terminal may be gone, and a failed write must not panic.
+            let _ = write!(std::io::stdout(), "{}", scrollback(&outcome));
             if let Some(text) = farewell(&outcome, &config) {
                 let _ = writeln!(std::io::stdout(), "{text}");
             }
@@ -84,6 +87,36 @@ pub(crate) async fn run(mut config: Config) -> i32 {
             1
         }
     }
+}
+
+/// At most this many lines of the conversation are printed on leaving (the newest).
+const SCROLLBACK_LINES: usize = 2_000;
+
+/// The conversation printed after the TUI left the alternate screen (its newest
+/// [`SCROLLBACK_LINES`] lines), and the latest handoff document.
+pub(crate) fn scrollback(outcome: &crate::tui::Outcome) -> String {
+    let lines: Vec<&str> = outcome.conversation.trim_end().lines().collect();
+    let mut out = String::new();
+    if lines.len() > SCROLLBACK_LINES {
+        out.push_str(&format!(
+            "[… {} earlier lines: the session's transcript keeps them all]\n",
+            lines.len() - SCROLLBACK_LINES
+        ));
+    }
+    for line in lines
+        .iter()
+        .skip(lines.len().saturating_sub(SCROLLBACK_LINES))
+    {
+        out.push_str(line);
+        out.push('\n');
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    if let Some(doc) = &outcome.latest_handoff {
+        out.push_str(&format!("latest handoff: {}\n", doc.display()));
+    }
+    out
 }
 
 /// The lines printed after the TUI left the alternate screen: the session and the command that

@@ -1,6 +1,5 @@
 //! The agent side of the connection: one task that takes the editor's requests in order and
-//! answers them. `initialize` states what flower-tui does (honestly: no images, no terminals of
-//! the editor's); `session/new` and `session/load` start an engine for the editor's `cwd` with the
+//! answers them. `initialize` states what flower-tui does (honestly: no images); `session/new` and `session/load` start an engine for the editor's `cwd` with the
 //! editor's MCP servers added; `session/list` lists the workspace's runs from the ledger; the
 //! requests of a running session go to its task ([`super::session`]).
 
@@ -23,8 +22,10 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use tokio::sync::oneshot;
 
 use super::session::{self, Command, Handle};
+use super::terminal::ClientTerminals;
 use crate::config::{Config, SessionChoice};
 use crate::engine::text_files::FileAccess;
+use crate::engine::tools::terminal::TerminalAccess;
 
 /// A request or notification from the editor, with the handle that answers it (the requests
 /// boxed: they differ much in size).
@@ -178,6 +179,8 @@ impl Agent {
                 format!("session {} is already open in this connection", id.0),
             ));
         }
+        let claim = super::runs::Claim::take(&params.run_dir.root, &id.0)
+            .map_err(|e| Error::new(ErrorCode::INVALID_REQUEST, e))?;
         let fs = &self.client.fs;
         if fs.read_text_file || fs.write_text_file {
             params.tools.files = FileAccess::through(Arc::new(super::files::ClientFiles {
@@ -188,12 +191,21 @@ impl Agent {
                 runtime: tokio::runtime::Handle::current(),
             }));
         }
+        let terminals = super::terminal::TerminalCalls::default();
+        if self.client.terminal {
+            params.tools.terminals = TerminalAccess::through(Arc::new(ClientTerminals {
+                cx: self.cx.clone(),
+                session: id.clone(),
+                calls: terminals.clone(),
+            }));
+        }
         let mcp = params.mcp.clone();
         if let Some(m) = &mcp {
             m.release();
         }
         let commands = params.extensions.commands.clone();
         let workspace = params.places.workspace.clone();
+        let run_root = params.run_dir.root.clone();
         let engine = crate::engine::session::spawn(params).map_err(engine_error)?;
         tracing::info!(session = %id.0, workspace = %workspace.display(), "acp session opened");
         let (handle, ready) = session::start(session::Start {
@@ -203,6 +215,7 @@ impl Agent {
             workspace: workspace.clone(),
             review_secs: config.context.review.secs(),
             replay,
+            run_root,
             notices: self
                 .client
                 .session
@@ -210,7 +223,8 @@ impl Agent {
                 .is_some_and(|s| s.notices.is_some()),
             mcp,
             commands: commands.clone(),
-            keep,
+            terminals,
+            keep: (keep, claim),
         });
         let mode = ready.await.map_err(|_| {
             Error::new(
@@ -270,8 +284,9 @@ impl Agent {
 
 /// What flower-tui offers: protocol v1 (whatever the client asked, it is the one spoken), loading
 /// and listing sessions, text and embedded text resources (no images or audio yet), the editor's
-/// stdio and HTTP MCP servers. Commands run in flower-tui's own sandbox, not in the editor's
-/// terminals; their output streams into the tool call.
+/// stdio and HTTP MCP servers. Commands run in flower-tui's own sandbox, their output streamed
+/// into the tool call; with the sandbox off, in the editor's terminal when it offers one
+/// ([`super::terminal`]).
 fn initialize_response() -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(

@@ -6,8 +6,9 @@
 //!
 //! The parts: [`agent`] answers the editor's requests, [`session`] drives one engine per editor
 //! session, [`updates`] (with [`tool_calls`] and [`handoff`]) maps engine events to
-//! `session/update`s, [`permission`] asks the questions, [`files`] reads and writes through the
-//! editor, [`prompt`], [`modes`], [`config`] and [`runs`] translate the rest.
+//! `session/update`s, [`thread`] replays a loaded run's every generation, [`permission`] asks
+//! the questions, [`files`] reads and writes through the editor and [`terminal`] runs commands
+//! in its terminals, [`prompt`], [`modes`], [`config`] and [`runs`] translate the rest.
 //!
 //! Faults: the editor closing stdin (or SIGTERM, SIGHUP, SIGINT) aborts every running turn the
 //! way Esc does and stops the engines, so the ledger and transcripts are whole; a malformed line
@@ -24,6 +25,8 @@ mod prompt;
 mod runs;
 mod session;
 mod stdio;
+mod terminal;
+mod thread;
 mod tool_calls;
 mod updates;
 

@@ -6,7 +6,8 @@
 //!
 //! The editor's session id is the run's id: it stays the same across every generation of the
 //! run, and `session/load` (or the terminal's `--resume RUN_ID`) continues the run from its
-//! ledger. One prompt runs at a time; a second one while a turn runs is refused.
+//! ledger, the whole thread replayed first ([`super::thread`]). One prompt runs at a time; a
+//! second one while a turn runs is refused.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -77,13 +78,17 @@ pub(super) struct Start {
     pub(super) workspace: PathBuf,
     /// Seconds of the review window; None: the engine does not wait for a review.
     pub(super) review_secs: Option<u64>,
-    /// Send the events of the start (the replayed conversation of `session/load`).
+    /// Send the events of the start and the whole thread of the run (`session/load`).
     pub(super) replay: bool,
+    /// The run's directory (its ledger, for the thread).
+    pub(super) run_root: PathBuf,
     pub(super) notices: bool,
     pub(super) mcp: Option<Arc<McpManager>>,
     pub(super) commands: Arc<Catalog>,
-    /// Kept until the session ends (the demo's scratch workspace).
-    pub(super) keep: Option<crate::engine::demo::Scratch>,
+    /// The editor's terminals shown in tool calls (commands run there with the sandbox off).
+    pub(super) terminals: super::terminal::TerminalCalls,
+    /// Kept until the session ends: the demo's scratch workspace, the claim on the run.
+    pub(super) keep: (Option<crate::engine::demo::Scratch>, super::runs::Claim),
 }
 
 /// What the agent keeps of a running session.
@@ -105,6 +110,7 @@ struct Session {
     answers: mpsc::UnboundedSender<Answer>,
     mcp: Option<Arc<McpManager>>,
     catalog: Arc<Catalog>,
+    run_root: PathBuf,
 }
 
 /// Start the session's task; `ready` fires once the engine has started (and, for `replay`, the
@@ -117,7 +123,7 @@ pub(super) fn start(s: Start) -> (Handle, oneshot::Receiver<Mode>) {
         id: s.id,
         cx: s.cx,
         engine: s.engine,
-        mapper: Mapper::new(s.workspace.clone(), s.notices),
+        mapper: Mapper::new(s.workspace.clone(), s.notices).showing_terminals(s.terminals),
         workspace: s.workspace,
         review_secs: s.review_secs,
         next_turn: TurnId::FIRST,
@@ -125,6 +131,7 @@ pub(super) fn start(s: Start) -> (Handle, oneshot::Receiver<Mode>) {
         answers: answer_tx,
         mcp: s.mcp,
         catalog: s.commands,
+        run_root: s.run_root,
     };
     let keep = s.keep;
     let replay = s.replay;
@@ -172,12 +179,29 @@ impl Session {
     /// ops only once started), then `ready` with the mode in force. None when the engine stopped.
     async fn starting(&mut self, ready: oneshot::Sender<Mode>, replay: bool) -> Option<Mode> {
         let mut mode = Mode::Normal;
+        // The whole thread was sent from the ledger: the engine's replay of its latest
+        // generation is in it already.
+        let mut thread_sent = false;
         self.engine.ops.send(Op::Cost).await.ok()?;
         loop {
             let ev = self.engine.events.recv().await?;
             match &ev {
                 Event::Cost { .. } => break,
                 Event::Mode { mode: m } => mode = *m,
+                Event::Resumed { session_id, .. } if replay => {
+                    let thread = super::thread::replay(&self.run_root, session_id, &self.workspace);
+                    if let Some(updates) = thread {
+                        thread_sent = true;
+                        for update in updates {
+                            self.send(update);
+                        }
+                    }
+                }
+                Event::UserMessage { turn: None, .. } | Event::AssistantDone { turn: None, .. }
+                    if thread_sent =>
+                {
+                    continue;
+                }
                 _ => {}
             }
             if replay {

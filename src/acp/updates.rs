@@ -1,19 +1,22 @@
 //! The engine's events as the editor's `session/update`s, decided in one pure place: the reply
 //! and the thinking as chunks, each tool call and its progress (kind, title, locations, the diff
-//! of an edit, a command's live output), the plan of the `todo` tool, the context fill with the
-//! handoff line, the working mode, a conversation replayed by `session/load`, and the handoff as
-//! a tool call of its own ([`super::handoff`]). Approvals and the review window are requests,
-//! not updates: the session asks them ([`super::permission`]).
+//! of an edit, a command's live output or the editor's terminal it ran in), the plan of the `todo`
+//! tool, the context fill with the handoff line, the working mode, the latest generation replayed
+//! by `session/load` when the ledger cannot give the whole thread ([`super::thread`]), and the
+//! handoff as a tool call of its own ([`super::handoff`]). Approvals and the review window are
+//! requests, not updates: the session asks them ([`super::permission`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     Cost, CurrentModeUpdate, Meta, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields, UsageUpdate,
+    PlanEntryStatus, SessionUpdate, Terminal, ToolCall, ToolCallContent, ToolCallStatus,
+    ToolCallUpdateFields, UsageUpdate,
 };
 use serde_json::json;
 
+use super::terminal::TerminalCalls;
 use super::tool_calls::{self, agent_text, chunk, tool_update};
 use crate::engine::protocol::{Event, Origin, StreamState, TodoItem, TodoStatus};
 
@@ -27,6 +30,8 @@ pub(super) struct Mapper {
     workspace: PathBuf,
     notices: bool,
     live: HashMap<String, String>,
+    /// Commands running in the editor's terminals: their calls keep the terminal as content.
+    terminals: TerminalCalls,
 }
 
 impl Mapper {
@@ -36,7 +41,13 @@ impl Mapper {
             workspace,
             notices,
             live: HashMap::new(),
+            terminals: TerminalCalls::default(),
         }
+    }
+
+    /// The mapping for a session whose commands may run in the editor's `terminals`.
+    pub(super) fn showing_terminals(self, terminals: TerminalCalls) -> Mapper {
+        Mapper { terminals, ..self }
     }
 
     /// The updates `ev` makes (none for an event the editor has no place for).
@@ -83,6 +94,10 @@ impl Mapper {
             } => {
                 let live = self.live.remove(id);
                 let content = match (diff, live) {
+                    // The command ran in the editor's terminal: the call keeps showing it.
+                    _ if let Some(terminal) = self.terminals.take(id) => {
+                        ToolCallContent::Terminal(Terminal::new(terminal))
+                    }
                     (Some(d), _) => tool_calls::diff_content(&self.workspace, d),
                     (None, Some(_)) => tool_calls::output_content(output),
                     (None, None) if exit.is_some() => tool_calls::output_content(output),

@@ -49,6 +49,11 @@ pub(crate) enum Command {
     /// Serve the Agent Client Protocol on stdin and stdout, for editors (Zed, JetBrains IDEs,
     /// Neovim); the flags apply to every session the editor opens
     Acp,
+    /// Read a PDF on stdin and write its text on stdout: the child process `web_fetch` starts
+    /// for a PDF (a malformed file can crash or hang the parser, never flower-tui). Not in
+    /// `--help`; taken only as the first argument, before any configuration is read.
+    #[command(name = "pdf-text", hide = true)]
+    PdfText,
 }
 
 #[cfg(test)]
@@ -69,5 +74,15 @@ mod tests {
         let expected: Vec<usize> = (0..orders.len()).collect();
         assert_eq!(orders, expected, "{places:?}");
         assert_eq!(places.first().map(|p| p.1.as_str()), Some("prompt"));
+    }
+
+    #[test]
+    fn the_pdf_reader_is_a_hidden_subcommand() {
+        let name = crate::engine::tools::web_fetch::pdf::COMMAND;
+        let cli = Cli::try_parse_from(["flower-tui", name]).unwrap();
+        assert_eq!(cli.command, Some(Command::PdfText));
+        let help = Cli::command().render_help().to_string();
+        assert!(help.contains("acp"), "{help}");
+        assert!(!help.contains(name), "{help}");
     }
 }

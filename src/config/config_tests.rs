@@ -358,6 +358,7 @@ fn sample() -> Config {
             approvals: ApprovalPolicy::Ask,
             max_iterations: 200,
             bash_timeout_secs: 120,
+            jobs: crate::engine::jobs::JobLimits::default(),
             mcp_servers: Vec::new(),
             mcp_json: McpJsonPolicy::Ask,
             subagent_model: None,

@@ -48,6 +48,8 @@ pub(crate) const KEYS: &[&str] = &[
     "theme",
     "max_tokens",
     "bash_timeout",
+    "max_jobs",
+    "job_stop_grace",
     "retry_base_ms",
     "stream_idle_timeout",
     "log_level",

@@ -57,6 +57,34 @@ impl Config {
         ];
         lines.join("\n")
     }
+
+    /// `/config` in the TUI: where the settings come from, then the `-v` report and the front
+    /// end's own settings.
+    pub(crate) fn config_report(&self) -> String {
+        let file = super::env::config_path(&super::env::Env::from_process()).map_or(
+            "(no config directory)".to_string(),
+            |p| {
+                let state = if p.exists() { "" } else { " (not present)" };
+                format!("{}{state}", p.display())
+            },
+        );
+        let f = &self.front;
+        let review = self
+            .context
+            .review
+            .secs()
+            .map_or("off".to_string(), |s| format!("{s} s"));
+        [
+            "Settings this run started with (flags > environment > config file):".to_string(),
+            format!("config file: {file}"),
+            self.verbose_report(),
+            format!("review window: {review}"),
+            format!("theme: {}", f.theme),
+            format!("notify: {:?}", f.notify).to_lowercase(),
+            format!("input history kept: {}", f.history),
+        ]
+        .join("\n")
+    }
 }
 
 /// The key masked to its first 4 characters: `sk-a****`.

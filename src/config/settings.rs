@@ -37,6 +37,13 @@ pub(crate) struct Config {
 /// Merge flags, env and file into the effective config.
 pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, ConfigError> {
     let acp = cli.command == Some(super::cli::Command::Acp);
+    if cli.command == Some(super::cli::Command::PdfText) {
+        return Err(ConfigError::BadValue {
+            key: "pdf-text",
+            accepted: "`flower-tui pdf-text` alone, without flags (the PDF reader web_fetch starts)",
+            got: "flags before it".into(),
+        });
+    }
     // Neither asks a terminal: both need a provider (or `--demo`) named up front.
     let headless = cli.prompt.is_some() || acp;
     let provider = provider::resolve(cli.provider, file.provider, env, headless)?;

@@ -76,6 +76,10 @@ pub(crate) struct ToolKeys {
     pub(crate) max_iterations: Option<u32>,
     /// Seconds before a bash command is stopped.
     pub(crate) bash_timeout: Option<u64>,
+    /// Background jobs running at once.
+    pub(crate) max_jobs: Option<u32>,
+    /// Seconds a stopped background job has between SIGTERM and SIGKILL.
+    pub(crate) job_stop_grace: Option<u64>,
     /// `[mcp_servers.NAME]` tables (read by `engine::mcp::config`).
     pub(crate) mcp_servers: Option<toml::Value>,
     /// Whether a workspace's `.mcp.json` is used: ask, trust, ignore.
@@ -94,6 +98,8 @@ pub(crate) struct ToolSettings {
     pub(crate) approvals: ApprovalPolicy,
     pub(crate) max_iterations: u32,
     pub(crate) bash_timeout_secs: u64,
+    /// Background jobs: how many at once, the grace period of a stop.
+    pub(crate) jobs: crate::engine::jobs::JobLimits,
     /// The MCP servers of the config file (a workspace's `.mcp.json` is decided at launch).
     pub(crate) mcp_servers: Vec<ServerConfig>,
     pub(crate) mcp_json: McpJsonPolicy,
@@ -128,6 +134,14 @@ pub(crate) fn resolve(
         other => other.map(|m| m.trim().to_string()),
     };
     let mcp_json = file_word("mcp_json", keys.mcp_json)?;
+    let max_jobs = at_least_one("max_jobs", AT_LEAST_ONE, keys.max_jobs)?;
+    let mut jobs = crate::engine::jobs::JobLimits::default();
+    if let Some(n) = max_jobs {
+        jobs.max_running = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(secs) = keys.job_stop_grace {
+        jobs.grace = std::time::Duration::from_secs(secs);
+    }
     let mode = file_word("mode", keys.mode)?;
     let mcp_servers = match &keys.mcp_servers {
         None => Vec::new(),
@@ -147,6 +161,7 @@ pub(crate) fn resolve(
             .or(max_iterations)
             .unwrap_or(DEFAULT_MAX_ITERATIONS),
         bash_timeout_secs: keys.bash_timeout.unwrap_or(DEFAULT_BASH_TIMEOUT_SECS),
+        jobs,
         mcp_servers,
         mcp_json: flags.mcp_json.or(mcp_json).unwrap_or_default(),
         subagent_model,

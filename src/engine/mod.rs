@@ -22,6 +22,7 @@ pub mod handoff;
 pub mod hooks;
 pub mod images;
 pub mod instructions;
+pub(crate) mod jobs;
 pub(crate) mod learned_windows;
 pub mod ledger;
 pub mod lsp;
@@ -64,9 +65,9 @@ pub mod types;
 /// 3. Compaction (the summary that replaces history in place) and the one engine error enum.
 /// 4. The ledger: manifest, transcripts, run directories and the list of runs, one concept;
 ///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
-/// 5. The model's tools (their names are `tools::names`), the approval rules over their calls,
-///    the settings files' permission rules, the offline demo model (which calls them), MCP
-///    servers, language servers, `@` mentions, hooks, custom commands and skills.
+/// 5. The model's tools (their names are `tools::names`), background jobs, the approval rules
+///    over their calls, the settings files' permission rules, the offline demo model (which calls
+///    them), MCP servers, language servers, `@` mentions, hooks, custom commands and skills.
 /// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
 ///    briefing and the reduced history.
 /// 7. Subagents: child sessions, reporting on a channel of their own.
@@ -98,6 +99,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["ledger", "checkpoint"],
     &[
         "tools",
+        "jobs",
         "approvals",
         "permissions",
         "demo",

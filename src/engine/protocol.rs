@@ -27,6 +27,7 @@ use super::context::Thresholds;
 pub(crate) use super::context::WindowSource;
 pub use super::diff::{DiffLine, FileChange, FileDiff, Hunk, LineKind};
 pub(crate) use super::instructions::InstructionFile;
+pub use super::jobs::{JobInfo, JobState};
 pub(crate) use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 use super::ledger::{RewindMode, RewindPoint};
@@ -38,7 +39,7 @@ pub use super::tools::sandbox::{Certainty, SandboxStopped, StopKind};
 pub use super::types::Effort;
 use super::types::Usage;
 pub use cost::CostRow;
-pub use op::{Approval, Op, PlanChoice};
+pub use op::{Approval, JobsOp, Op, PlanChoice};
 pub use refusal::HandoffRefusal;
 
 pub use super::error::ErrorKind;
@@ -585,6 +586,20 @@ pub enum Event {
         path: PathBuf,
         markdown: String,
     },
+    /// The background jobs, oldest first: when one starts or ends, and the answer to
+    /// `JobsOp::List` and `JobsOp::StopAll`.
+    Jobs {
+        jobs: Vec<JobInfo>,
+    },
+    /// A background job ended (by itself, stopped, or killed); its last lines are in `job`.
+    JobEnded {
+        job: JobInfo,
+    },
+    /// The answer to `JobsOp::Output`: the job's last lines.
+    JobOutput {
+        id: u32,
+        text: String,
+    },
     Notice {
         message: String,
     },
@@ -611,6 +626,9 @@ pub enum Event {
         /// The plan file a plan-mode run presented, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         plan: Option<PathBuf>,
+        /// The background jobs the run started, as they ended (stopped at the end of the run).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        jobs: Vec<JobInfo>,
     },
 }
 

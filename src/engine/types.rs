@@ -62,6 +62,21 @@ pub enum Block {
 }
 
 impl Block {
+    /// Rough size in characters of the block (for estimates; an image by its tokens).
+    pub fn char_len(&self) -> usize {
+        match self {
+            Block::Text { text } => text.len(),
+            Block::Thinking { thinking, .. } => thinking.len(),
+            Block::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+            Block::ToolResult { content, .. } => content.len(),
+            Block::Image { image, .. } => {
+                usize::try_from(image.tokens()).unwrap_or(usize::MAX / 8) * CHARS_PER_IMAGE_TOKEN
+            }
+            Block::ServerToolUse { name, input, .. } => name.len() + input.to_string().len(),
+            Block::WebSearchToolResult { content, .. } => content.to_string().len(),
+        }
+    }
+
     pub fn text(s: impl Into<String>) -> Self {
         Block::Text { text: s.into() }
     }
@@ -133,21 +148,7 @@ impl Message {
 
     /// Rough size in characters of everything in the message (for estimates).
     pub fn char_len(&self) -> usize {
-        self.content
-            .iter()
-            .map(|b| match b {
-                Block::Text { text } => text.len(),
-                Block::Thinking { thinking, .. } => thinking.len(),
-                Block::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
-                Block::ToolResult { content, .. } => content.len(),
-                Block::Image { image, .. } => {
-                    usize::try_from(image.tokens()).unwrap_or(usize::MAX / 8)
-                        * CHARS_PER_IMAGE_TOKEN
-                }
-                Block::ServerToolUse { name, input, .. } => name.len() + input.to_string().len(),
-                Block::WebSearchToolResult { content, .. } => content.to_string().len(),
-            })
-            .sum()
+        self.content.iter().map(Block::char_len).sum()
     }
 
     /// The images of this message, in order.

@@ -18,6 +18,7 @@ use crate::engine::fsutil::{atomic_write, now_unix};
 use crate::engine::protocol::{Event, HandoffId, Op};
 use crate::launch::recv_signal;
 
+use super::export_file;
 use super::file_queries::FileQueries;
 use super::file_watch::FileWatch;
 use super::frame::FrameRequester;
@@ -40,6 +41,25 @@ const DRAIN_BATCH: usize = 1024;
 const KEYS_QUIET: Duration = Duration::from_millis(300);
 /// …or for this long at most (a long paste still arriving).
 const KEYS_AT_MOST: Duration = Duration::from_secs(2);
+
+/// The most events read at once behind an arrow key, to tell the wheel from a key.
+const WHEEL_BURST_MAX: usize = 64;
+
+/// `Some(true)` for a plain Up key press, `Some(false)` for Down, else None.
+fn wheel_arrow(ev: &TermEvent) -> Option<bool> {
+    match ev {
+        TermEvent::Key(k)
+            if k.modifiers.is_empty() && k.kind == crossterm::event::KeyEventKind::Press =>
+        {
+            match k.code {
+                crossterm::event::KeyCode::Up => Some(true),
+                crossterm::event::KeyCode::Down => Some(false),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
 
 /// Keep going or stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +141,8 @@ fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             notify: params.notify != crate::config::Notify::Off,
             history_file: params.history_file.clone(),
             extensions: params.extensions.clone(),
+            config_report: params.config_report.clone(),
+            mouse_capture: false,
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),
@@ -169,6 +191,7 @@ pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         tmux: std::env::var_os("TMUX").is_some(),
         exit_notes: Vec::new(),
         files: FileQueries::new(params.workspace.clone()),
+        workspace: params.workspace.clone(),
         on_first_frame: params.on_first_frame,
         leaving: false,
     };
@@ -198,6 +221,8 @@ pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
         session_id: state.session.session_id().map(str::to_string),
         generation: state.session.generation(),
         run_id: state.session.run_id().map(str::to_string),
+        conversation: super::info_commands::conversation_markdown(state.chat.cells().iter()),
+        latest_handoff: state.editor.latest_handoff().map(Path::to_path_buf),
     };
     result.map(|()| outcome)
 }
@@ -225,6 +250,8 @@ struct Shell {
     on_first_frame: Option<Box<dyn FnOnce() + Send>>,
     /// On the way out: the keys still pending are being read.
     leaving: bool,
+    /// The workspace (`/export` writes there unless told otherwise).
+    workspace: PathBuf,
 }
 
 impl Shell {
@@ -274,15 +301,18 @@ impl Shell {
                         .terminal_failed(e, "reading the terminal", &mut term)
                         .await;
                 }
-                Wake::Term(Some(Ok(ev))) => match term_msg(ev, &self.cache) {
-                    Some(msg) => {
-                        let flow = self.dispatch(msg, &mut term)?;
-                        // The user's own input is drawn at once, not at the stream's next slot.
-                        self.frames.expedite_for_input(Instant::now());
-                        flow
+                Wake::Term(Some(Ok(ev))) => {
+                    let mut flow = Flow::Continue;
+                    for msg in self.term_msgs(ev, &mut term) {
+                        flow = self.dispatch(msg, &mut term)?;
+                        if flow == Flow::Quit {
+                            break;
+                        }
                     }
-                    None => Flow::Continue,
-                },
+                    // The user's own input is drawn at once, not at the stream's next slot.
+                    self.frames.expedite_for_input(Instant::now());
+                    flow
+                }
                 Wake::Engine(None) => {
                     self.link_open = false;
                     self.dispatch(Msg::EngineClosed, &mut term)?
@@ -307,6 +337,65 @@ impl Shell {
                 return Ok(());
             }
         }
+    }
+
+    /// A terminal event as messages. While the mouse is the terminal's, its wheel arrives as
+    /// Up / Down keys (alternate scroll mode), several to a notch in one read: in the plain
+    /// input, a run of the same arrow that arrived together scrolls the chat, one at a time (a
+    /// key pressed, or held) is the key. The events read behind it follow as they came.
+    fn term_msgs(&mut self, first: TermEvent, term: &mut EventStream) -> Vec<Msg> {
+        let arrow = wheel_arrow(&first);
+        // Only where arrows move through the input's history: a picker, a popup, an approval
+        // prompt or the side editor keep every arrow.
+        let plain_input = self.state.contexts(Instant::now())
+            == [
+                super::keymap::Context::Input,
+                super::keymap::Context::Global,
+            ];
+        if arrow.is_none() || self.state.settings.mouse_capture || !plain_input {
+            return term_msg(first, &self.cache).into_iter().collect();
+        }
+        let mut events = vec![first];
+        // What the terminal sent in the same breath, read without waiting (the stream's own
+        // poll is not used: a poll that finds nothing leaves its wake-up with a waker nobody
+        // listens to). The stream reads from the same queue, so nothing is read twice.
+        let _ = term;
+        while events.len() < WHEEL_BURST_MAX
+            && crossterm::event::poll(Duration::ZERO).unwrap_or(false)
+        {
+            match crossterm::event::read() {
+                Ok(ev) => events.push(ev),
+                Err(_) => break,
+            }
+        }
+        let run = events
+            .iter()
+            .take_while(|e| wheel_arrow(e) == arrow)
+            .count();
+        let mut msgs = Vec::new();
+        let mut rest = events.into_iter();
+        if run >= 2 {
+            let up = arrow == Some(true);
+            let kind = if up {
+                crossterm::event::MouseEventKind::ScrollUp
+            } else {
+                crossterm::event::MouseEventKind::ScrollDown
+            };
+            for _ in rest.by_ref().take(run) {
+                msgs.push(Msg::Mouse {
+                    event: crossterm::event::MouseEvent {
+                        kind,
+                        column: 0,
+                        row: 0,
+                        modifiers: crossterm::event::KeyModifiers::NONE,
+                    },
+                    pane: Some(super::msg::Pane::Chat),
+                    cell: None,
+                });
+            }
+        }
+        msgs.extend(rest.filter_map(|ev| term_msg(ev, &self.cache)));
+        msgs
     }
 
     /// One engine event, then whatever else is already queued (up to a batch).
@@ -565,6 +654,11 @@ impl Shell {
                     tracing::warn!("input history {}: {e}", path.display());
                 }
             }
+            Effect::Export { path, markdown } => {
+                let (path, result) = export_file::write(&self.workspace, path, &markdown);
+                queue.push_back(Msg::Exported { path, result });
+            }
+            Effect::MouseCapture(on) => terminal::set_mouse_capture(on),
             Effect::CopyToClipboard(text) => {
                 write_raw(&term_out::clipboard(&text, self.tmux));
             }

@@ -31,10 +31,14 @@ pub(super) fn submit(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
                     args: String::new(),
                 },
             },
+            // Said once and cleared, so the next command is not typed onto it; the history
+            // keeps it (Up brings it back to correct).
             None => {
-                return state
-                    .chat
-                    .error(format!("Unknown command /{word} (/help lists commands)"));
+                let pastes = state.input.take_sent(now);
+                state.input.remember(&raw, pastes);
+                return state.chat.error(format!(
+                    "Unknown command /{word} (/help lists commands; Up brings it back)"
+                ));
             }
         },
         p => p,
@@ -176,10 +180,20 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
             },
         },
         SlashCommand::Lsp => fx.push(Effect::SendOp(Op::LspStatus)),
+        SlashCommand::Jobs => super::job_events::command(state, arg.as_deref(), fx),
         SlashCommand::Skills => {
             let text = state.settings.extensions.skills.report();
             state.chat.notice(text.trim_end().to_string());
         }
+        SlashCommand::Status => state.chat.notice(super::info_commands::status(state)),
+        SlashCommand::Memory => state.chat.notice(super::info_commands::memory(state)),
+        SlashCommand::Config => {
+            let text = state.settings.config_report.clone();
+            state.chat.notice(text)
+        }
+        SlashCommand::Context => fx.push(Effect::SendOp(Op::Context)),
+        SlashCommand::Hooks => fx.push(Effect::SendOp(Op::Hooks)),
+        SlashCommand::Export => super::info_commands::export(state, arg, fx),
         SlashCommand::Help => {
             let mut lines = slash::help_lines(&state.settings.extensions.commands);
             lines.push(String::new());

@@ -217,7 +217,8 @@ fn popup_selects_and_runs_commands() {
     let mut s = state();
     type_text(&mut s, "/h", t0);
     let names: Vec<_> = s.popup_items().into_iter().map(|c| c.name).collect();
-    assert_eq!(names, ["handoff", "help"]);
+    assert_eq!(names, ["handoff", "hooks", "help"]);
+    update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Down), t0);
     update(&mut s, key(KeyCode::Enter), t0);
     assert!(matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("commands:")));
@@ -231,9 +232,22 @@ fn popup_selects_and_runs_commands() {
     assert!(
         matches!(last_cell(&s), Cell::Error { message } if message.starts_with("Unknown command /zz"))
     );
-    assert_eq!(s.input.text(), "/zz", "the input stays for correction");
-    update(&mut s, key(KeyCode::Esc), t0);
-    assert!(s.popup_items().is_empty());
+    assert_eq!(s.input.text(), "", "said once and cleared");
+    // The next command is not typed onto it.
+    type_text(&mut s, "/help", t0);
+    update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(last_cell(&s), Cell::Notice { message } if message.starts_with("commands:")));
+    // The history keeps it: Up brings back /help, then /zz.
+    update(&mut s, key(KeyCode::Up), t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert_eq!(s.input.text(), "/zz", "Up brings it back");
+    let errors = s
+        .chat
+        .cells()
+        .iter()
+        .filter(|c| matches!(c, Cell::Error { message } if message.contains("/zz")))
+        .count();
+    assert_eq!(errors, 1, "said once");
 }
 
 #[test]
@@ -456,4 +470,37 @@ fn mcp_lists_servers_from_their_status_events_and_restarts_one() {
     type_text(&mut s, "/mcp stop docs", t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert!(ops(&fx).is_empty());
+}
+
+#[test]
+fn a_bang_line_runs_in_the_shell_and_waits_behind_a_running_turn() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "!ls src", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::Shell {
+            turn: TurnId(1),
+            command: "ls src".into()
+        }]
+    );
+    assert_eq!(s.input.text(), "");
+    // While that turn runs, the next one waits in the queue as a message does.
+    type_text(&mut s, "!cat README.md", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(ops(&fx).is_empty(), "queued: {fx:?}");
+    let fx = super::test_support::end_turn(&mut s, 1, t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::Shell {
+            turn: TurnId(2),
+            command: "cat README.md".into()
+        }]
+    );
+    // A lone `!` is no command: it goes to the model as typed.
+    super::test_support::end_turn(&mut s, 2, t0);
+    type_text(&mut s, "!", t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert!(matches!(ops(&fx).as_slice(), [Op::UserTurn { text, .. }] if text == "!"));
 }

@@ -87,6 +87,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         Event::Notice { message } => state.chat.notice(message),
         Event::Warning { message } => state.chat.notice(format!("warning: {message}")),
         Event::Error { kind, message } => state.chat.error(format!("{kind}: {message}")),
+        ev @ (Event::Jobs { .. } | Event::JobEnded { .. } | Event::JobOutput { .. }) => {
+            super::job_events::on_event(state, ev, now)
+        }
         // The headless result line: the TUI shows the turn's end by its own events.
         Event::Result { .. } => {}
     }

@@ -213,8 +213,10 @@ impl InputBox {
             _ => None,
         };
         match recalled {
+            // A recalled command shows no popup: Up and Down go on browsing the history.
             Some(text) => {
                 self.set_text(&text, now);
+                self.popup = Popup::Dismissed;
                 true
             }
             None => false,

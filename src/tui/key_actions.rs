@@ -116,6 +116,16 @@ fn on_action(
         Action::ExternalEditor => external_editor(state, now, fx),
         Action::ToggleTool => toggle_tool(state, fx),
         Action::ShowQuietHooks => super::hook_events::show_quiet(state),
+        Action::ToggleMouse => {
+            let on = !state.settings.mouse_capture;
+            state.settings.mouse_capture = on;
+            fx.push(Effect::MouseCapture(on));
+            state.chat.notice(if on {
+                "Mouse captured: clicks select tool calls, the wheel scrolls the pane under it (Shift-drag selects in most terminals) · Alt-M gives it back"
+            } else {
+                "Mouse left to the terminal: drag selects, the wheel scrolls the chat · Alt-M captures it"
+            });
+        }
         Action::SelectPrevTool => select_tool(state, true, fx),
         Action::SelectNextTool => select_tool(state, false, fx),
         Action::ChatTop | Action::ChatBottom => {

@@ -65,6 +65,8 @@ pub(crate) enum Action {
     ToggleTool,
     /// Show the hooks that ran quietly (folded out of the chat).
     ShowQuietHooks,
+    /// Capture the mouse (clicks, the wheel as events) or leave it to the terminal.
+    ToggleMouse,
     /// Select the tool cell before the selected one (or the newest).
     SelectPrevTool,
     /// Select the tool cell after the selected one.
@@ -291,6 +293,7 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Global, ctrl('e'), A::ExternalEditor, "open the handoff file in $EDITOR", None),
     b(C::Global, ctrl('t'), A::ToggleTool, "expand or collapse the selected tool output (else the newest; subagents: their transcripts)", None),
     b(C::Global, alt(KeyCode::Char('h')), A::ShowQuietHooks, "show the hooks that ran quietly (succeeded, gave the model nothing; their count is in the status line)", None),
+    b(C::Global, alt(KeyCode::Char('m')), A::ToggleMouse, "capture the mouse (clicks select tool calls, the wheel scrolls panes) or leave it to the terminal (its selection works; the default)", None),
     b(C::Global, alt(KeyCode::Up), A::SelectPrevTool, "select the previous tool call (a click selects one too)", None),
     b(C::Global, alt(KeyCode::Down), A::SelectNextTool, "select the next tool call", None),
     b(C::Global, ctrl_key(KeyCode::Home), A::ChatTop, "the top of the chat", None),
@@ -563,6 +566,7 @@ mod tests {
             ExternalEditor,
             ToggleTool,
             ShowQuietHooks,
+            ToggleMouse,
             PopupNext,
             PopupPrev,
             PopupComplete,
@@ -618,7 +622,7 @@ mod tests {
                 | PickerClose | MentionNext | MentionPrev | MentionComplete | MentionClose
                 | CancelHandoff | SaveEdits | DiscardEdits | KeepEditing | EditorTop
                 | EditorBottom | CycleMode | ImplementHere | ImplementFresh | KeepPlanning
-                | PasteImage => {}
+                | PasteImage | ToggleMouse => {}
             }
             assert!(!label_for(a).is_empty(), "{a:?} has no key");
         }

@@ -176,6 +176,8 @@ fn sent_messages_go_to_the_history_file_and_copy_takes_the_last_reply() {
             notify: true,
             history_file: Some(PathBuf::from("/d/history/x.jsonl")),
             extensions: Default::default(),
+            config_report: String::new(),
+            mouse_capture: false,
         },
         ..super::test_support::params(None)
     });

@@ -17,6 +17,7 @@ pub(crate) mod editor_pane;
 pub(crate) mod editor_review;
 pub(crate) mod editor_update;
 pub(crate) mod events;
+pub(crate) mod export_file;
 pub(crate) mod file_queries;
 pub(crate) mod file_watch;
 pub(crate) mod frame;
@@ -24,9 +25,14 @@ pub(crate) mod handoff_events;
 pub(crate) mod handoff_state;
 pub(crate) mod history_file;
 pub(crate) mod hook_events;
+pub(crate) mod info_commands;
+#[cfg(test)]
+mod info_commands_tests;
 pub(crate) mod input;
 pub(crate) mod input_box;
 pub(crate) mod interrupt_keys;
+pub(crate) mod job_events;
+pub(crate) mod jobs_view;
 pub(crate) mod key_actions;
 pub(crate) mod keymap;
 pub(crate) mod mcp_events;
@@ -160,6 +166,8 @@ pub(crate) struct TuiParams {
     pub(crate) workspace: std::path::PathBuf,
     /// The custom commands and skills the engine was started with.
     pub(crate) extensions: crate::engine::session::Extensions,
+    /// `/config`: the settings the run started with.
+    pub(crate) config_report: String,
 }
 
 /// What the user leaves behind: the session to come back to.
@@ -171,6 +179,10 @@ pub(crate) struct Outcome {
     pub generation: u32,
     /// Its run (what `--resume RUN_ID` takes).
     pub run_id: Option<String>,
+    /// The conversation as Markdown, for the terminal's scrollback once the app has left.
+    pub conversation: String,
+    /// The latest handoff document, if one was written.
+    pub latest_handoff: Option<std::path::PathBuf>,
 }
 
 /// Run the TUI until the user quits. The terminal is restored on every way out.

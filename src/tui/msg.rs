@@ -164,6 +164,13 @@ pub(crate) enum Msg {
     /// The answer to `Effect::PasteImage`: the file the clipboard's image was saved to, or why
     /// there is none.
     ImagePasted(Result<PathBuf, String>),
+    /// `Effect::Export` finished: the file it wrote (or tried to).
+    Exported {
+        /// The file.
+        path: PathBuf,
+        /// Whether it was written.
+        result: Result<(), FileError>,
+    },
     /// An `Effect::SendOp` could not be queued.
     SendFailed {
         /// The op that was not sent.
@@ -224,8 +231,18 @@ pub(crate) enum Effect {
     WatchFile(PathBuf),
     /// Stop watching.
     UnwatchFile,
+    /// `/export`: write `markdown` to `path` (relative: in the workspace), or to a new file in
+    /// the workspace named after the time; comes back as `Msg::Exported`.
+    Export {
+        /// Where, as the user typed it.
+        path: Option<PathBuf>,
+        /// The conversation.
+        markdown: String,
+    },
     /// Append a sent message to this workspace's input history file.
     AppendHistory(String),
+    /// Capture the mouse, or leave it to the terminal.
+    MouseCapture(bool),
     /// Put text on the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
     /// Read an image from the system clipboard into a file; comes back as `Msg::ImagePasted`.

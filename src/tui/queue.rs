@@ -29,11 +29,25 @@ pub(super) fn send_now(
     state.activity.message_sent(now);
     let turn = state.turns.send();
     // `/name args` of a custom command runs it: the engine expands it into the message.
+    // `!command` runs the command in the sandbox, no model request.
     let op = match super::slash::parse(&text, &state.settings.extensions.commands) {
         super::slash::Parsed::Custom { name, args } => Op::Command { turn, name, args },
-        _ => Op::UserTurn { turn, text },
+        _ => match shell_command(&text) {
+            Some(command) => Op::Shell {
+                turn,
+                command: command.to_string(),
+            },
+            None => Op::UserTurn { turn, text },
+        },
     };
     fx.push(Effect::SendOp(op));
+}
+
+/// The command of a `!command` line (`!` first, then something to run), else None.
+pub(super) fn shell_command(text: &str) -> Option<&str> {
+    text.strip_prefix('!')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
 }
 
 /// A message to send: at once when no turn runs, else after the turns before it.

@@ -30,6 +30,8 @@ pub(crate) enum SlashCommand {
     Mcp,
     /// `/lsp`: the language servers, their state and the files they watch.
     Lsp,
+    /// `/jobs [N | stop N]`: the background jobs; a job's last lines; stop one.
+    Jobs,
     /// `/resume`: pick a session of this workspace to continue.
     Resume,
     /// `/model [NAME]`: the model of the next request.
@@ -48,6 +50,18 @@ pub(crate) enum SlashCommand {
     Rewind,
     /// `/skills`: the skills the model is offered.
     Skills,
+    /// `/status`: the model, session, mode and context at a glance.
+    Status,
+    /// `/context`: what fills the context window (the engine answers).
+    Context,
+    /// `/memory`: what every generation of the step keeps (pins, focus, plan).
+    Memory,
+    /// `/config`: the settings this run started with.
+    Config,
+    /// `/export [PATH]`: the conversation as Markdown to a file.
+    Export,
+    /// `/hooks`: the hooks in force (the engine answers).
+    Hooks,
     /// `/help`: commands and keys.
     Help,
     /// `/quit`.
@@ -76,6 +90,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         desc: "write a handoff document now and continue in a fresh session",
     },
     CommandSpec {
+        cmd: SlashCommand::Handoff,
+        name: "compact",
+        args: "[focus]",
+        desc: "as /handoff: hand off now, the successor starts from the document",
+    },
+    CommandSpec {
         cmd: SlashCommand::EditHandoff,
         name: "edit-handoff",
         args: "",
@@ -86,6 +106,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         name: "new",
         args: "",
         desc: "start a fresh session without a handoff",
+    },
+    CommandSpec {
+        cmd: SlashCommand::New,
+        name: "clear",
+        args: "",
+        desc: "as /new: a fresh session without a handoff (the chat stays on screen)",
     },
     CommandSpec {
         cmd: SlashCommand::Window,
@@ -184,10 +210,52 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         desc: "list the language servers with their state and the files they watch",
     },
     CommandSpec {
+        cmd: SlashCommand::Jobs,
+        name: "jobs",
+        args: "[N|stop N]",
+        desc: "list the background jobs; N shows a job's last lines, stop N stops it",
+    },
+    CommandSpec {
         cmd: SlashCommand::Skills,
         name: "skills",
         args: "",
         desc: "list the skills the model may load, and the SKILL.md files that could not be",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Status,
+        name: "status",
+        args: "",
+        desc: "the model, session, mode, context and run at a glance",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Context,
+        name: "context",
+        args: "",
+        desc: "what fills the context window: prompt, tools, messages, results",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Memory,
+        name: "memory",
+        args: "",
+        desc: "what every generation of the step keeps: pins, focus, plan",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Config,
+        name: "config",
+        args: "",
+        desc: "the settings this run started with, and where they come from",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Export,
+        name: "export",
+        args: "[PATH]",
+        desc: "write the conversation as Markdown to a file (in the workspace unless PATH says)",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Hooks,
+        name: "hooks",
+        args: "",
+        desc: "the hooks in force and those waiting for your approval",
     },
     CommandSpec {
         cmd: SlashCommand::Help,
@@ -443,8 +511,12 @@ mod tests {
             names("/"),
             COMMANDS.iter().map(|c| c.name).collect::<Vec<_>>()
         );
-        assert_eq!(names("/h"), ["handoff", "help"]);
-        assert_eq!(names("/e"), ["edit-handoff", "effort"]);
+        assert_eq!(names("/h"), ["handoff", "hooks", "help"]);
+        assert_eq!(names("/e"), ["edit-handoff", "effort", "export"]);
+        assert_eq!(
+            names("/c"),
+            ["compact", "clear", "cost", "copy", "context", "config"]
+        );
         assert!(names("/handoff x").is_empty());
         assert!(names("hi").is_empty());
         assert!(names("/zz").is_empty());

@@ -14,6 +14,7 @@ use super::chat::Chat;
 use super::editor_pane::EditorPane;
 use super::handoff_state::Handoffs;
 use super::input_box::InputBox;
+use super::jobs_view::JobsView;
 use super::mcp_servers::McpServers;
 use super::memory_view::MemoryView;
 use super::mention::Mentions;
@@ -39,7 +40,7 @@ pub(crate) enum Focus {
     Editor,
 }
 
-/// Settings fixed for the run.
+/// Settings of the run (all fixed but the mouse capture, which a key toggles).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Settings {
     /// The review window; `None` = `--review off`.
@@ -52,6 +53,10 @@ pub(crate) struct Settings {
     pub(crate) history_file: Option<PathBuf>,
     /// The custom commands (`/help`, the popup) and the skills (`/skills`).
     pub(crate) extensions: crate::engine::session::Extensions,
+    /// `/config`: the settings the run started with, one `name: value` a line.
+    pub(crate) config_report: String,
+    /// The app captures the mouse (Alt-M toggles it; off by default: the terminal selects).
+    pub(crate) mouse_capture: bool,
 }
 
 /// The whole UI state: its parts.
@@ -86,6 +91,8 @@ pub(crate) struct AppState {
     pub(crate) memory: MemoryView,
     /// The MCP servers as their last status events described them.
     pub(crate) mcp: McpServers,
+    /// The background jobs as the engine last listed them.
+    pub(crate) jobs: JobsView,
     /// The run, the session the engine talks in now, and its generation.
     pub(crate) session: SessionInfo,
     /// The first Ctrl-C of a possible double press.
@@ -134,6 +141,7 @@ impl AppState {
             plan: PlanView::default(),
             memory: MemoryView::default(),
             mcp: McpServers::default(),
+            jobs: JobsView::default(),
             session: SessionInfo::new(p.run_id),
             quit: QuitArm::default(),
             settings: p.settings,

@@ -1,4 +1,6 @@
-//! The terminal guard: raw mode, alternate screen, bracketed paste, mouse capture, and one
+//! The terminal guard: raw mode, alternate screen, bracketed paste, the mouse (left to the
+//! terminal by default, so its selection works and the wheel scrolls through the terminal's
+//! alternate-scroll mode; captured on request), and one
 //! idempotent [`restore`] shared by normal exit, error exit, the panic hook and the signal path;
 //! and, on the way out, whether the terminal is gone and how its last keys can still be read.
 
@@ -33,6 +35,27 @@ static KEYBOARD_FLAGS: AtomicBool = AtomicBool::new(false);
 /// opens `/dev/tty` otherwise), as it was when the app took the terminal over.
 static KEYS_FROM_STDIN: AtomicBool = AtomicBool::new(false);
 static PANIC_HOOK: Once = Once::new();
+/// True while the app captures the mouse (clicks and the wheel as events; no terminal selection).
+static MOUSE_CAPTURE: AtomicBool = AtomicBool::new(false);
+
+/// xterm's alternate scroll mode: in the alternate screen the wheel sends Up / Down keys.
+const ALTERNATE_SCROLL_ON: &[u8] = b"\x1b[?1007h";
+const ALTERNATE_SCROLL_OFF: &[u8] = b"\x1b[?1007l";
+
+/// Capture the mouse (`on`) or leave it to the terminal; takes effect at once while the app
+/// holds the terminal, and on the next enter otherwise.
+pub(crate) fn set_mouse_capture(on: bool) {
+    MOUSE_CAPTURE.store(on, Ordering::SeqCst);
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    let _ = if on {
+        execute!(out, EnableMouseCapture)
+    } else {
+        execute!(out, DisableMouseCapture)
+    };
+}
 
 /// Put the terminal into the app's modes. Safe to call again after [`restore`].
 fn enter_modes() -> io::Result<()> {
@@ -40,12 +63,14 @@ fn enter_modes() -> io::Result<()> {
     ACTIVE.store(true, Ordering::SeqCst);
     enable_raw_mode()?;
     let mut out = io::stdout();
-    execute!(
-        out,
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        EnableMouseCapture
-    )?;
+    execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+    // The wheel sends arrow keys in the alternate screen (xterm's alternate scroll mode); the
+    // terminal keeps drag-select.
+    out.write_all(ALTERNATE_SCROLL_ON)?;
+    out.flush()?;
+    if MOUSE_CAPTURE.load(Ordering::SeqCst) {
+        execute!(out, EnableMouseCapture)?;
+    }
     // Shift-Enter is only distinguishable from Enter with the kitty keyboard protocol.
     if crossterm::terminal::supports_keyboard_enhancement().unwrap_or(false)
         && execute!(
@@ -89,6 +114,7 @@ pub(crate) fn restore() {
     if KEYBOARD_FLAGS.swap(false, Ordering::SeqCst) {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
+    let _ = out.write_all(ALTERNATE_SCROLL_OFF);
     let _ = execute!(
         out,
         DisableMouseCapture,

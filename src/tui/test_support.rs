@@ -40,6 +40,8 @@ pub(super) fn params(review: Option<u64>) -> StateParams {
             notify: true,
             history_file: None,
             extensions: Default::default(),
+            config_report: "model: claude-haiku-4-5".into(),
+            mouse_capture: false,
         },
         thresholds: Thresholds::new(200_000, 50_000),
         banner: None,

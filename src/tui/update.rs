@@ -88,6 +88,7 @@ fn reduce(state: &mut AppState, msg: Msg, now: Instant) -> Vec<Effect> {
                 ));
             }
         }
+        Msg::Exported { path, result } => super::info_commands::exported(state, path, result),
         Msg::SendFailed { op, reason } => on_send_failed(state, op, reason, now),
         Msg::Hangup => {
             unsaved::keep_and_quit(state, &mut fx);
@@ -143,6 +144,7 @@ fn on_send_failed(state: &mut AppState, op: Op, reason: String, now: Instant) {
     let given_back = match op {
         Op::UserTurn { text, .. } => Some(text),
         Op::Command { name, args, .. } => Some(format!("/{name} {args}").trim_end().to_string()),
+        Op::Shell { command, .. } => Some(format!("!{command}")),
         _ => None,
     };
     if let Some(text) = given_back {

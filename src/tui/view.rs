@@ -553,6 +553,11 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
     let pairs: Vec<(&str, &str)> = hints.iter().map(|(k, h)| (k.as_str(), *h)).collect();
     let model = state.status.model_label();
     let labels = state.status.labels();
+    let jobs = match state.jobs.running() {
+        0 => None,
+        1 => Some("1 job".to_string()),
+        n => Some(format!("{n} jobs")),
+    };
     render_status(
         &StatusModel {
             gauge: state.status.gauge(),
@@ -561,6 +566,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
             demo: labels.demo,
             mode: state.plan.mode().label(),
             hints: &pairs,
+            jobs: jobs.as_deref(),
         },
         area,
         buf,

@@ -249,7 +249,23 @@ fn page_keys_and_the_wheel_scroll_a_long_answer_and_the_bottom_follows_again() {
         paged > 0 && paged < bottom_top,
         "{bottom_top} -> {paged}:\n{up}"
     );
-    // The wheel (SGR mouse reports) over the chat scrolls further up, then back down.
+    // The wheel, the mouse being the terminal's: in alternate scroll mode each notch is three
+    // arrow keys in one write, and they scroll the chat (the input is not filled from history).
+    for _ in 0..5 {
+        t.keys("\x1b[A\x1b[A\x1b[A");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    let wheeled = t.wait("the wheel up", |s| top(s) > 0 && top(s) < paged);
+    assert!(!wheeled.contains("│ a long answer please"), "{wheeled}");
+    for _ in 0..40 {
+        t.keys("\x1b[B\x1b[B\x1b[B");
+    }
+    // Captured (Alt-M), the wheel comes as SGR mouse reports and scrolls too.
+    t.keys("\x1bm");
+    t.wait_for("Mouse captured");
+    t.keys("\x1b[5~");
+    let paged = t.wait("a page up", |s| !s.contains("row 120"));
+    let paged = top(&paged);
     for _ in 0..5 {
         t.keys("\x1b[<64;10;5M");
     }
@@ -302,6 +318,7 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
 
 mod daily;
 mod hostile;
+mod tui_day;
 mod undo;
 
 #[test]

@@ -19,6 +19,7 @@ mod handoff;
 mod hangup_e2e;
 mod holes;
 mod hostile;
+mod jobs;
 mod layers;
 mod local;
 mod lsp;

@@ -179,10 +179,12 @@ impl Harness {
                 sandbox: flower_tui::engine::tools::sandbox::SandboxPolicy::off(),
                 sandbox_approval: flower_tui::engine::policy::SandboxApproval::Skip,
                 bash_timeout: Duration::from_secs(30),
+                jobs: Default::default(),
                 subagent: Default::default(),
                 mode: None,
                 web: Default::default(),
                 files: Default::default(),
+                terminals: Default::default(),
             },
             front_end: FrontEnd::Headless,
             start: StartParams {

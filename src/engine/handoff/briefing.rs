@@ -13,6 +13,8 @@
 //! 2. **What the engine carries itself** (`step_memory::carried_block`): the user's pins under
 //!    `## Pinned`, the plan under `## Plan`, the standing focus under `## Focus`, verbatim, so a
 //!    degraded or rescued document loses none of them.
+//!    Then the background jobs still running (`## Background jobs`: id, command, since when,
+//!    URL or port, last lines), which run on through the turnover.
 //! 3. **The request in flight**: when a user request was in progress at the cut (the running
 //!    turn's, or the last turn's when it did not complete), a short note, then every user message
 //!    of that request, verbatim and each a block of its own, so the successor continues *that*
@@ -61,6 +63,9 @@ pub(crate) struct Briefing<'a> {
     pub cause: HandoffCause,
     /// The focus the user gave `/handoff`: the preamble names it.
     pub focus: Option<&'a str>,
+    /// The background jobs running at the turnover: they run on, and the successor reads and
+    /// stops them by id.
+    pub jobs: Option<&'a str>,
 }
 
 /// One message of the record after the cut.
@@ -109,6 +114,9 @@ impl Briefing<'_> {
         let mut blocks = vec![Block::text(self.briefing_block())];
         if let Some(carried) = self.memory.and_then(carried_block) {
             blocks.push(Block::text(carried));
+        }
+        if let Some(jobs) = self.jobs.filter(|j| !j.trim().is_empty()) {
+            blocks.push(Block::text(jobs.to_string()));
         }
         let request: Vec<&String> = self
             .request

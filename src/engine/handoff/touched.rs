@@ -31,6 +31,7 @@ mod shapes;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use crate::engine::jobs::JobInfo;
 use crate::engine::lsp::OpenProblems;
 use crate::engine::types::Message;
 
@@ -240,6 +241,28 @@ impl Touched {
     fn file(&mut self, path: String) -> &mut FileFacts {
         self.files.entry(path).or_insert_with(FileFacts::new)
     }
+}
+
+/// What the jobs' part of the section starts with.
+pub(crate) const JOBS_HEADING: &str = "Background jobs running at this handoff";
+
+/// The section's part about the background jobs running now (they run on through the turnover;
+/// the successor reads and stops them by id): empty when none runs. Not carried to the next
+/// document: the next handoff lists the jobs running then.
+pub(crate) fn jobs_lines(jobs: &[JobInfo]) -> String {
+    let running: Vec<&JobInfo> = jobs.iter().filter(|j| j.state.is_running()).collect();
+    if running.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n\n{JOBS_HEADING} (they run on; job_output and job_stop by id):\n");
+    for job in running {
+        out.push_str(&format!(
+            "- {} (since {})\n",
+            crate::engine::jobs::line(job),
+            crate::engine::fsutil::rfc3339(job.started_unix)
+        ));
+    }
+    out.trim_end().to_string()
 }
 
 /// The section's text for `log`: [`Touched::from_log`], rendered.

@@ -12,7 +12,8 @@
 //!   crosses folders. No pattern: every call of those tools;
 //! - `mcp__server` or `mcp__server__*` (every tool of that server), `mcp__server__tool`;
 //! - `Grep`, `Glob`, `LS`, `Task` and flower-tui's own tool names: every call of that tool;
-//! - `WebFetch(domain:…)`, `WebSearch`: flower-tui has no such tool, so they match nothing.
+//! - `WebFetch` (every `web_fetch`), `WebFetch(domain:HOST)` (`*.HOST` for its subdomains too);
+//!   `WebSearch` matches nothing: the provider runs that search, not a call flower-tui can stop.
 //!
 //! `deny` wins over everything (`--yes`, an "always" grant, a hook's allow, a read that needs no
 //! approval); then `ask` (the user is asked even where something would allow the call; headless

@@ -31,7 +31,9 @@ enum Target {
     },
     /// Every call of this tool.
     Tool(String),
-    /// A tool flower-tui does not have.
+    /// `web_fetch` of a host (`*.name`: the name's subdomains too), or of any host when None.
+    Web(Option<String>),
+    /// A tool flower-tui does not offer per call (the provider's own web search).
     Nothing,
 }
 
@@ -83,7 +85,9 @@ impl Rule {
             ("LS" | "list_dir", spec) => files(&[names::LIST_DIR], spec, anchors)?,
             ("Task" | "task", None) => Target::Tool(names::TASK.into()),
             ("Skill" | "skill", None) => Target::Tool(names::SKILL.into()),
-            ("WebFetch" | "WebSearch", _) => Target::Nothing,
+            ("WebFetch" | "web_fetch", None) => Target::Web(None),
+            ("WebFetch" | "web_fetch", Some(spec)) => Target::Web(Some(web_domain(spec)?)),
+            ("WebSearch", _) => Target::Nothing,
             (mcp, None) if mcp.starts_with("mcp__") => mcp_target(mcp)?,
             (_, Some(_)) if tool.starts_with("mcp__") => {
                 return Err("an MCP rule takes no `(…)`".into());
@@ -126,6 +130,12 @@ impl Rule {
         match &self.target {
             Target::Bash(_) | Target::Nothing => false,
             Target::Tool(t) => t == call.name,
+            Target::Web(domain) => {
+                call.name == names::WEB_FETCH
+                    && domain.as_deref().is_none_or(|want| {
+                        web_host(call.input).is_some_and(|host| host_matches(&host, want))
+                    })
+            }
             Target::Mcp { server, tool } => {
                 let Some(rest) = call.name.strip_prefix("mcp__") else {
                     return false;
@@ -345,4 +355,30 @@ fn mcp_target(name: &str) -> Result<Target, String> {
         server: server.to_string(),
         tool,
     })
+}
+
+/// The host a `WebFetch(domain:…)` rule names, lower-cased.
+fn web_domain(spec: &str) -> Result<String, String> {
+    let host = spec
+        .strip_prefix("domain:")
+        .map(|h| h.trim().trim_end_matches('.').to_ascii_lowercase())
+        .filter(|h| !h.is_empty() && !h.contains(['/', ' ', ':']))
+        .ok_or("a WebFetch rule names a host: `WebFetch(domain:example.com)`")?;
+    Ok(host)
+}
+
+/// The host of a `web_fetch` call's URL, lower-cased.
+fn web_host(input: &Value) -> Option<String> {
+    let url = input.get("url").and_then(Value::as_str)?;
+    let url = reqwest::Url::parse(url.trim()).ok()?;
+    url.host_str()
+        .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+}
+
+/// `host` is the rule's `want`, or one of its subdomains when `want` is `*.name`.
+fn host_matches(host: &str, want: &str) -> bool {
+    match want.strip_prefix("*.") {
+        Some(parent) => host == parent || host.ends_with(&format!(".{parent}")),
+        None => host == want,
+    }
 }

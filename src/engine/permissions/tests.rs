@@ -198,3 +198,60 @@ fn bad_rules_are_notices_and_the_rest_apply() {
     assert_eq!(say(&p, &w, "read_file", json!({ "path": ".env" })), None);
     assert_eq!(say(&p, &w, "read_file", json!({ "path": "src" })), None);
 }
+
+#[test]
+fn web_fetch_rules_match_the_host_of_the_url() {
+    let w = ws();
+    let (p, notices) = rules(
+        &w,
+        json!({
+            "allow": ["WebFetch(domain:docs.rs)"],
+            "deny": ["WebFetch(domain:*.evil.example)", "WebFetch(domain:Pastebin.com)"],
+            "ask": ["WebFetch(domain:github.com)"],
+        }),
+    );
+    assert!(notices.is_empty(), "{notices:?}");
+    let fetch = |url: &str| say(&p, &w, "web_fetch", json!({ "url": url }));
+    assert!(matches!(
+        fetch("https://docs.rs/serde"),
+        Some(Verdict::Allow { .. })
+    ));
+    assert_eq!(
+        fetch("https://sub.docs.rs/x"),
+        None,
+        "no wildcard, no subdomain"
+    );
+    for denied in [
+        "https://evil.example/",
+        "http://a.b.evil.example:8080/x",
+        "https://PASTEBIN.com./raw",
+    ] {
+        assert!(
+            matches!(fetch(denied), Some(Verdict::Deny(_))),
+            "{denied} was not denied"
+        );
+    }
+    assert!(matches!(
+        fetch("https://github.com/a/b"),
+        Some(Verdict::Ask(_))
+    ));
+    assert_eq!(fetch("https://notevil.example/"), None);
+    assert_eq!(fetch("not a url"), None);
+    // A rule for web_fetch says nothing about other tools.
+    assert_eq!(say(&p, &w, "read_file", json!({ "path": "docs.rs" })), None);
+}
+
+#[test]
+fn a_web_fetch_rule_without_a_host_is_a_notice() {
+    let w = ws();
+    let (p, notices) = rules(&w, json!({ "deny": ["WebFetch(example.com)", "WebFetch"] }));
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains("WebFetch(domain:example.com)"),
+        "{notices:?}"
+    );
+    assert!(matches!(
+        say(&p, &w, "web_fetch", json!({ "url": "https://any.where/" })),
+        Some(Verdict::Deny(_))
+    ));
+}

@@ -10,9 +10,24 @@ use super::{AllowRule, Effort, HandoffId, PinRef, TurnId};
 use crate::engine::checkpoint::{OnConflict, UndoAction};
 use crate::engine::ledger::RewindMode;
 
+/// What a front end asks of the background jobs (answered at once, also during a turn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobsOp {
+    /// The list: answered with `Event::Jobs`.
+    List,
+    /// A job's last lines: answered with `Event::JobOutput`.
+    Output { id: u32 },
+    /// Stop a job (`SIGTERM`, then `SIGKILL` after the grace period); `Event::JobEnded` follows.
+    Stop { id: u32 },
+    /// Stop every job and answer with the list once they have ended (headless, at its end).
+    StopAll,
+}
+
 /// What a front end asks of the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
+    /// `/jobs` and its keys, and headless at its end: the background jobs.
+    Jobs(JobsOp),
     /// A user message: runs one turn.
     UserTurn {
         turn: TurnId,
@@ -44,6 +59,13 @@ pub enum Op {
         name: String,
         args: String,
     },
+    /// `!command`: the user runs `command` in the sandbox themselves, a turn of its own with no
+    /// model request: one `bash` call (its tool events, never asked for), stopped by an abort
+    /// as the model's are. Its output goes with the next message to the model, as context.
+    Shell {
+        turn: TurnId,
+        command: String,
+    },
     /// The answer to an `Event::ApprovalRequest`.
     Approval {
         id: String,
@@ -72,6 +94,12 @@ pub enum Op {
     Permissions,
     /// `/cost`: answered by `Event::Cost` (at once, also during a turn).
     Cost,
+    /// `/context`: what fills the context window, answered by `Event::Notice` (at once, also
+    /// during a turn).
+    Context,
+    /// `/hooks`: the hooks in force and those waiting for approval, answered by `Event::Notice`
+    /// (at once, also during a turn).
+    Hooks,
     /// `/resume`: answered by `Event::Sessions` (at once, also during a turn).
     ListSessions,
     /// Continue another run of this workspace at its latest successor (`run_id` or a unique
@@ -174,6 +202,7 @@ impl Op {
         match self {
             Op::UserTurn { turn, .. }
             | Op::Command { turn, .. }
+            | Op::Shell { turn, .. }
             | Op::Handoff { turn, .. }
             | Op::Init { turn, .. }
             | Op::ImplementPlan { turn, .. } => Some(*turn),

@@ -160,6 +160,9 @@ fn variant(ev: &Event) -> &'static str {
         Event::Error { .. } => "error",
         Event::TurnEnd { .. } => "turn_end",
         Event::Result { .. } => "result",
+        Event::Jobs { .. } => "jobs",
+        Event::JobEnded { .. } => "job_ended",
+        Event::JobOutput { .. } => "job_output",
     }
 }
 

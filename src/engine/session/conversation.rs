@@ -13,6 +13,9 @@ use crate::engine::protocol::{Event, Origin};
 use crate::engine::tools::Spiller;
 use crate::engine::types::{Block, Message, Role, append_message};
 
+/// How the output of a user's `!` command opens, in the message it goes with.
+pub(super) const SHELL_NOTE_OPEN: &str = "<bash-input>";
+
 /// The state of the current session (one generation).
 pub(super) struct Conversation {
     pub(super) id: String,
@@ -41,6 +44,8 @@ pub(super) struct Conversation {
     pub(super) call_counts: CallCounts,
     /// Where masking of this session's requests stands.
     pub(super) mask: MaskState,
+    /// What the user's own `!` commands printed since the last message, to go with the next.
+    shell_notes: Vec<String>,
 }
 
 impl Conversation {
@@ -78,7 +83,30 @@ impl Conversation {
             briefed: None,
             call_counts: CallCounts::default(),
             mask: MaskState::default(),
+            shell_notes: Vec::new(),
         }
+    }
+
+    /// The user ran `command` with `!` and it printed `output` (ended as `ending` says): kept
+    /// for the next message to the model.
+    pub(super) fn note_shell(&mut self, command: &str, output: &str, ending: &str) {
+        self.shell_notes.push(format!(
+            "{SHELL_NOTE_OPEN}{command}</bash-input>\n\
+             (the user ran this command in the shell themselves, {ending}; its output is context, \
+             not a request)\n<bash-output>\n{}\n</bash-output>",
+            output.trim_end()
+        ));
+    }
+
+    /// What the user's `!` commands printed since the last message, taken for the next.
+    pub(super) fn take_shell_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.shell_notes)
+    }
+
+    /// `/context`: what this session's next request sends, part by part (`tools`: the
+    /// characters of the tool specs offered).
+    pub(super) fn fill(&self, tools: usize) -> super::context_fill::Fill {
+        super::context_fill::Fill::of(self.system_prompt.len(), tools, &self.messages)
     }
 
     /// No session has started yet (before the first message).
@@ -157,7 +185,8 @@ impl Conversation {
                         .iter()
                         .filter_map(|b| match b {
                             Block::Text { text }
-                                if !text.starts_with(crate::engine::mentions::ATTACHMENT_OPEN) =>
+                                if !text.starts_with(crate::engine::mentions::ATTACHMENT_OPEN)
+                                    && !text.starts_with(SHELL_NOTE_OPEN) =>
                             {
                                 Some(text.as_str())
                             }

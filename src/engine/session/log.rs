@@ -83,7 +83,15 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
         // A subagent logs its own start and end (its events do not pass through the engine's);
         // text streams, retries (the request logs them) and the ends of turns (the turn logs
         // its own) are not logged here.
+        Event::JobEnded { job } => tracing::info!(
+            id = job.id,
+            state = job.state.describe(),
+            bytes = job.bytes,
+            "background job ended"
+        ),
         Event::Subagent(_)
+        | Event::Jobs { .. }
+        | Event::JobOutput { .. }
         | Event::TextDelta { .. }
         | Event::ToolOutputDelta { .. }
         | Event::ThinkingDelta { .. }

@@ -62,6 +62,7 @@ impl Engine {
         self.background_op(Op::Shutdown);
         self.ledger.save_if_any();
         user_hooks::session_end(self).await;
+        super::jobs::leave(&self.run.jobs).await;
         self.run.lsp.shutdown().await;
     }
 
@@ -94,6 +95,7 @@ impl Engine {
                 self.send_message(opened, Origin::User, text).await;
             }
             Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
+            Op::Shell { turn, command } => self.shell_turn(turn, command).await,
             Op::Init { turn, overwrite } => self.init_turn(turn, overwrite).await,
             Op::Handoff { turn, focus } => handoff::manual(self, turn, focus).await,
             Op::ImplementPlan { turn, choice } => self.implement_plan(turn, choice).await,
@@ -129,9 +131,20 @@ impl Engine {
     /// step's memory, MCP, a background handoff's own ops); a stale answer is dropped.
     fn on_answered_op(&mut self, op: Op) {
         match op {
+            Op::Jobs(op) => super::jobs::answer(&self.run.jobs, op, &self.run.events),
             Op::Permissions => self.emit(self.approvals.permissions_event(&self.planning)),
             Op::Cost => self.emit(self.ledger.cost_event(&self.conversation.id)),
             Op::LspStatus => self.emit(self.run.lsp.status()),
+            Op::Context => {
+                let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
+                let (t, ctx) = (self.settings.thresholds, self.conversation.ctx);
+                let fill = self.conversation.fill(tools);
+                let message = fill.report(ctx, t, |c| self.counters.estimate(c));
+                self.emit(Event::Notice { message });
+            }
+            Op::Hooks => self.emit(Event::Notice {
+                message: self.hooks.report(),
+            }),
             Op::ListSessions => self.emit(Event::Sessions {
                 current_run: self.ledger.run_dir.run_id.clone(),
                 sessions: run_list::list(&self.run.places.data_dir, &self.run.places.workspace),
@@ -173,6 +186,7 @@ impl Engine {
             Op::Approval { .. }
             | Op::UserTurn { .. }
             | Op::Command { .. }
+            | Op::Shell { .. }
             | Op::Init { .. }
             | Op::Handoff { .. }
             | Op::ImplementPlan { .. }
@@ -213,7 +227,8 @@ impl Engine {
                 None
             }
             Some(
-                op @ (Op::Pin { .. }
+                op @ (Op::Jobs(_)
+                | Op::Pin { .. }
                 | Op::Unpin { .. }
                 | Op::SetFocus { .. }
                 | Op::McpRestart { .. }
@@ -223,6 +238,8 @@ impl Engine {
                 | Op::Permissions
                 | Op::Cost
                 | Op::LspStatus
+                | Op::Context
+                | Op::Hooks
                 | Op::RewindPoints
                 | Op::ListSessions
                 | Op::Revoke { .. }),

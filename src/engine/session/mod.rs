@@ -23,6 +23,7 @@ mod approval_state;
 mod call_approval;
 mod checkpointing;
 mod command_turns;
+mod context_fill;
 mod conversation;
 mod counters;
 mod dangling_calls;
@@ -30,6 +31,7 @@ mod fetch_approval;
 mod gauge;
 mod handoff;
 mod input;
+mod jobs;
 mod language_servers;
 mod log;
 mod main_loop;
@@ -284,9 +286,14 @@ impl Engine {
         };
         let (stop, interrupt) = tokio::sync::oneshot::channel();
         let mut stop = Some(stop);
+        let terminals = self.run.tools.terminals.clone();
         let live = tools::Live {
             on_output: &mut on_output,
             interrupt: Some(interrupt),
+            terminal: terminals.get().map(|terminals| tools::FrontTerminal {
+                terminals,
+                call: id,
+            }),
         };
         let run = tools::run_live(names::BASH, input, ctx, live);
         tokio::pin!(run);

@@ -146,6 +146,8 @@ pub struct ToolParams {
     /// Whether a command the sandbox confines is still asked for.
     pub sandbox_approval: SandboxApproval,
     pub bash_timeout: Duration,
+    /// Background jobs: how many at once, the grace period of a stop.
+    pub jobs: crate::engine::jobs::JobLimits,
     /// How the `task` tool's subagents run (their model, their iteration budget).
     pub subagent: SubagentSettings,
     /// `--mode`: the working mode to start in; None keeps the one a continued step last
@@ -156,6 +158,9 @@ pub struct ToolParams {
     /// Where the file tools read and write text: the disk (the default), or a front end's own
     /// access (an editor's unsaved buffers and undo history).
     pub files: crate::engine::tools::FileAccess,
+    /// Where `bash` runs a command the sandbox would not confine: here (the default), or in the
+    /// front end's terminal (an editor's).
+    pub terminals: crate::engine::tools::terminal::TerminalAccess,
 }
 
 /// How the run starts.

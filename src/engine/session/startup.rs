@@ -149,6 +149,7 @@ pub(super) fn build(
     let rules = std::mem::take(&mut hooks.permissions);
     let approvals = ApprovalState::new(&tools, front_end, workspace, rules, out.clone());
     let planning = Planning::new(mode, tools.sandbox.clone());
+    let jobs = super::jobs::main_table(&run_dir.root, tools.jobs, &events);
     let ledger = StepLedger::new(manifest, step, run_dir, claim, out.clone());
     let checkpoints = Checkpointing::new(places.clone(), out);
     let engine = Engine {
@@ -163,6 +164,7 @@ pub(super) fn build(
             step: step_flag,
             mcp,
             lsp: LanguageServers::new(lsp),
+            jobs,
             strategies,
             masking,
             extensions,

@@ -47,6 +47,7 @@ impl Engine {
     pub(in crate::engine::session) fn tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
+        specs.extend(crate::engine::jobs::specs());
         let child_tools = self.child_tools();
         specs.push(crate::engine::subagent::spec(child_tools));
         if !self.run.extensions.skills.is_empty() {
@@ -400,7 +401,19 @@ impl Engine {
                 let ask = self.run.lsp.diagnostics(input);
                 self.abortable(ask).await?
             }
+            _ if name == names::BASH && crate::engine::jobs::is_background(input) => {
+                let (jobs, at) = (std::sync::Arc::clone(&self.run.jobs), ctx.clone());
+                let start = async move { jobs.run_start(input, &at).await };
+                self.abortable(start).await?
+            }
             _ if name == names::BASH => self.run_bash(id, input, &ctx).await?,
+            _ if name == names::JOB_OUTPUT || name == names::JOB_STOP => {
+                let jobs = std::sync::Arc::clone(&self.run.jobs);
+                let call = async move { jobs.run_tool(name, input).await };
+                self.abortable(call)
+                    .await?
+                    .unwrap_or_else(|| ToolOutput::error(tools::unknown_tool_among(name, &[name])))
+            }
             _ if name == names::SKILL => {
                 let (skills, input) = (self.run.extensions.skills.clone(), input.clone());
                 let read = tokio::task::spawn_blocking(move || skills.run(&input));
@@ -484,7 +497,7 @@ fn read_from_text(msg: &Message) -> HashSet<String> {
 /// A tool call as the front ends see it: its input and summary with every secret masked (a key
 /// the model put into a command is not shown; the call itself runs as the model wrote it); a
 /// call read from the model's text says so after its summary.
-fn tool_call_event(
+pub(super) fn tool_call_event(
     turn: Option<TurnId>,
     id: &str,
     name: &str,

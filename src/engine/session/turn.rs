@@ -10,6 +10,7 @@ use super::active_turn::ActiveTurn;
 use super::conversation::UserRequest;
 use super::language_servers::CallCheckpoints;
 use super::masked_history::HistoryAt;
+use super::tools_exec::tool_call_event;
 use super::user_hooks;
 use crate::engine::checkpoint::OnConflict;
 use crate::engine::error::Error;
@@ -17,6 +18,7 @@ use crate::engine::ledger::{RewindMode, RewindRecord, now_stamp};
 use crate::engine::protocol::{
     Event, ExitReason, HandoffPhase, HandoffRefusal, Origin, TurnId, TurnKind,
 };
+use crate::engine::tools::names;
 use crate::engine::types::{Block, Message};
 
 impl Engine {
@@ -154,6 +156,10 @@ impl Engine {
                 }
             }
         }
+        // What the user's own `!` commands printed meanwhile goes with this message.
+        for note in self.conversation.take_shell_notes() {
+            message.content.push(Block::text(note));
+        }
         if let Some(context) = hook_context {
             message.content.push(Block::text(context));
         }
@@ -172,6 +178,54 @@ impl Engine {
         self.emit_usage_estimate();
         let reason = self.turn_loop().await;
         self.finish_turn(turn, reason).await;
+    }
+
+    /// `Op::Shell`: the user's `!command`, a turn with one `bash` call and no model request.
+    /// It runs in the sandbox the model's calls get, between two checkpoints (so `/undo` puts
+    /// back what it changed), never asked for (the user typed it); an abort stops it with its
+    /// output so far. The output (spilled past the budget, as a tool's) goes with the next
+    /// message.
+    pub(in crate::engine::session) async fn shell_turn(&mut self, id: TurnId, command: String) {
+        let command = crate::engine::secrets::redact(&command).into_owned();
+        let turn = self.open_turn(id, TurnKind::Message, &format!("!{command}"));
+        let call = format!("shell-{}", id.0);
+        let input = serde_json::json!({ "command": command });
+        let announce = tool_call_event(Some(id), &call, names::BASH, &input, false);
+        self.emit_logged(announce);
+        let ctx = self.tool_ctx(false);
+        self.checkpoint_before_call(names::BASH).await;
+        let ran = self.run_bash(&call, &input, &ctx).await;
+        self.checkpoint_after_call().await;
+        let reason = match ran {
+            Some(out) => {
+                let out = crate::engine::tools::for_model(
+                    names::BASH,
+                    out,
+                    &ctx,
+                    &mut self.conversation.spiller,
+                );
+                let stopped = out.exit.as_ref().is_some_and(|exit| exit.interrupted());
+                let ending = if stopped {
+                    "stopped by them"
+                } else {
+                    "it ended"
+                };
+                self.conversation.note_shell(&command, &out.content, ending);
+                self.deliver(&call, names::BASH, out);
+                if stopped {
+                    ExitReason::Interrupted
+                } else {
+                    ExitReason::Completed
+                }
+            }
+            None => ExitReason::Interrupted,
+        };
+        // No request ran: the request in flight stays as it was, and no model turn is counted.
+        self.checkpoints
+            .after_turn(&mut self.ledger, self.conversation.generation)
+            .await;
+        self.ledger.save();
+        self.close_turn(turn, reason);
     }
 
     /// The end of a turn that ran: the turn's last checkpoint, its count in the ledger, then

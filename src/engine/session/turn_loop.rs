@@ -55,6 +55,10 @@ impl Engine {
             if !self.wait_for_mcp().await {
                 return ExitReason::Interrupted;
             }
+            // Jobs that ended since the last request are told in this one, unasked.
+            if let Some(notice) = self.run.jobs.take_notice() {
+                self.push_message(Message::user(notice));
+            }
             let req = self.build_request(ToolChoice::Auto);
             // A call of a tool this request did not offer is answered with the ones it did.
             let offered: Vec<String> = req.tools.iter().map(|t| t.name.clone()).collect();

@@ -105,6 +105,17 @@ impl ChildTools {
         tools::specs()
             .into_iter()
             .filter(|s| self.offers(&s.name))
+            .map(|mut s| {
+                // Background jobs belong to the main thread: a subagent's commands end with it.
+                if let Some(props) = s
+                    .input_schema
+                    .get_mut("properties")
+                    .and_then(|p| p.as_object_mut())
+                {
+                    props.remove("run_in_background");
+                }
+                s
+            })
             .collect()
     }
 
@@ -137,6 +148,14 @@ impl ChildTools {
                 crate::engine::text::one_line(name, 100),
                 self.names().join(", ")
             )));
+        }
+        if name == names::BASH && crate::engine::jobs::is_background(input) {
+            return Err(ToolError(
+                "`run_in_background` is not available to a subagent: its commands end with its \
+                 task. Run the command in the foreground, or say in your report that the main \
+                 thread should start it."
+                    .into(),
+            ));
         }
         if tools::leaves_workspace(name, input, &ctx.workspace, ctx.spill_dir.as_deref()) {
             return Err(ToolError(format!(

@@ -20,11 +20,26 @@ fn the_approval_policy_decides_bash_and_nothing_else_changes() {
         auto.names(),
         ["read_file", "bash", "grep", "glob", "list_dir"]
     );
-    // The specs are the built-ins' own, byte for byte.
+    // The specs are the built-ins' own, byte for byte, but bash has no background runs: a
+    // subagent's commands end with its task.
     let builtin = tools::specs();
     for spec in auto.specs() {
+        if spec.name == "bash" {
+            let props = &spec.input_schema["properties"];
+            assert!(props.get("run_in_background").is_none(), "{props}");
+            assert!(props.get("command").is_some(), "{props}");
+            continue;
+        }
         assert!(builtin.contains(&spec), "{}", spec.name);
     }
+    let ctx = crate::engine::tools::ToolCtx::new(std::env::temp_dir(), "s");
+    let asked = serde_json::json!({"command": "npm run dev", "run_in_background": true});
+    let refused = auto.check("bash", &asked, &ctx).unwrap_err();
+    assert!(
+        refused.0.contains("not available to a subagent"),
+        "{}",
+        refused.0
+    );
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! runs in its own process group; a timeout or a dropped future (Esc) kills the whole group, so
 //! grandchildren die too. Output is capped in memory (head and tail kept). Under a sandbox
 //! ([`super::sandbox`]) the command is confined, its group is killed when it ends, and a result the
-//! sandbox caused ends with a note that says so.
+//! sandbox caused ends with a note that says so. With the sandbox off, a front end that offers
+//! terminals runs the command in one of its own ([`super::terminal`]); the result reads the same.
 
 use std::collections::VecDeque;
 use std::io;
@@ -20,6 +21,7 @@ use tokio::time::Instant;
 use super::args::Args;
 use super::lifeline::GroupKiller;
 use super::sandbox::{self, Containment, LeaderExit, SandboxPolicy};
+use super::terminal::{TerminalEnd, TerminalRun, TerminalStop, Terminals};
 use super::{CommandEnd, CommandExit, MAX_BASH_TIMEOUT, ToolCtx, ToolOutput, ToolResult};
 use crate::engine::text::clean_terminal_output;
 use crate::engine::types::ToolSpec;
@@ -48,7 +50,8 @@ pub(super) fn spec() -> ToolSpec {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command line to run."},
-                "timeout": {"type": "number", "minimum": 1, "maximum": MAX_BASH_TIMEOUT.as_secs(), "description": "Seconds before the command is killed."}
+                "timeout": {"type": "number", "minimum": 1, "maximum": MAX_BASH_TIMEOUT.as_secs(), "description": "Seconds before the command is killed."},
+                "run_in_background": {"type": "boolean", "description": "Run it as a background job (a dev server, a watcher, a long test run): returns at once with the job's id and first lines; no timeout. Read it with job_output, stop it with job_stop; you are told when it ends."}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -65,9 +68,12 @@ pub(super) async fn run(args: &Args<'_>, ctx: &ToolCtx, live: Live<'_>) -> ToolR
         Some(secs) => Duration::from_secs_f64(secs.clamp(1.0, MAX_BASH_TIMEOUT.as_secs_f64())),
         None => ctx.bash_timeout,
     };
-    let done = execute(command, &ctx.workspace, timeout, live, &ctx.sandbox)
-        .await
-        .map_err(|e| format!("Could not start the shell: {e}"))?;
+    let done = match in_front_terminal(command, ctx, timeout, live).await {
+        Ok(ran) => ran.map_err(|e| format!("The front end's terminal failed: {e}"))?,
+        Err(live) => execute(command, &ctx.workspace, timeout, live, &ctx.sandbox)
+            .await
+            .map_err(|e| format!("Could not start the shell: {e}"))?,
+    };
     let mut out = done.into_output(timeout);
     let stop = out.exit.as_ref().and_then(|exit| {
         sandbox::sandbox_stop_reason(&ctx.sandbox, &ctx.workspace, command, &out.content, exit)
@@ -88,6 +94,51 @@ pub struct Live<'a> {
     /// Resolves when the user interrupts: the command is killed and what it printed until then
     /// is its result, marked interrupted. A dropped sender is no interrupt.
     pub interrupt: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// The front end's terminal for a command the sandbox would not confine, and the tool call
+    /// it belongs to ([`super::terminal`]); None runs every command here.
+    pub terminal: Option<FrontTerminal<'a>>,
+}
+
+/// A front end's terminals, for one tool call.
+pub struct FrontTerminal<'a> {
+    pub terminals: &'a dyn Terminals,
+    pub call: &'a str,
+}
+
+/// Run `command` in the front end's terminal when it offers one and the sandbox would not confine
+/// the command anyway. Err gives `live` back: run it here (no terminal, a confining sandbox, or a
+/// front end that could not start it).
+async fn in_front_terminal<'a>(
+    command: &str,
+    ctx: &ToolCtx,
+    timeout: Duration,
+    mut live: Live<'a>,
+) -> Result<io::Result<Finished>, Live<'a>> {
+    if ctx.sandbox.is_on() {
+        return Err(live);
+    }
+    let Some(front) = live.terminal.take() else {
+        return Err(live);
+    };
+    let run = TerminalRun {
+        call: front.call,
+        command,
+        cwd: &ctx.workspace,
+        env: [
+            ("PAGER", "cat"),
+            ("GIT_PAGER", "cat"),
+            ("GIT_TERMINAL_PROMPT", "0"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec(),
+        timeout,
+        output_limit: (HEAD_BYTES + TAIL_BYTES) as u64,
+        interrupt: live.interrupt.take(),
+    };
+    match front.terminals.run(run).await {
+        Some(ended) => Ok(ended.map(Finished::from_terminal)),
+        None => Err(live),
+    }
 }
 
 /// Why we killed a command before it ended by itself.
@@ -112,6 +163,38 @@ struct Finished {
 }
 
 impl Finished {
+    /// A command that ran in the front end's terminal, as one that ran here: the output the
+    /// terminal kept (a note where its start was dropped), the status it reported.
+    fn from_terminal(end: TerminalEnd) -> Finished {
+        use std::os::unix::process::ExitStatusExt;
+        let status = match (end.exit_code, end.signal.as_deref()) {
+            (Some(code), _) => Some(ExitStatus::from_raw((code as i32 & 0xff) << 8)),
+            (None, Some(signal)) => {
+                super::terminal::signal_number(signal).map(ExitStatus::from_raw)
+            }
+            (None, None) => None,
+        };
+        let mut output = String::new();
+        if end.truncated {
+            output.push_str(&format!(
+                "[... the start of the output was dropped: the terminal keeps its last {} KiB ...]\n",
+                (HEAD_BYTES + TAIL_BYTES) / 1024
+            ));
+        }
+        output.push_str(&end.output);
+        Finished {
+            output,
+            status,
+            stopped: end.stopped.map(|s| match s {
+                TerminalStop::TimedOut => Stopped::TimedOut,
+                TerminalStop::Interrupted => Stopped::Interrupted,
+            }),
+            elapsed: end.elapsed,
+            left_running: false,
+            containment: Containment::KillGroupAtEnd,
+        }
+    }
+
     fn exit(&self, timeout: Duration) -> CommandExit {
         let (end, summary) = match self.stopped {
             Some(Stopped::Interrupted) => (
@@ -258,6 +341,7 @@ async fn execute(
     let Live {
         on_output,
         interrupt,
+        ..
     } = live;
     let mut interrupt = interrupt;
     let mut chunk = vec![0u8; 64 * 1024];
@@ -366,9 +450,11 @@ async fn interrupt_sent(interrupt: &mut Option<tokio::sync::oneshot::Receiver<()
 }
 
 /// The read end of the shared stdout/stderr pipe.
-type OutputReader = tokio::net::unix::pipe::Receiver;
+pub(crate) type OutputReader = tokio::net::unix::pipe::Receiver;
 
-fn spawn(
+/// Start `command` with `shell` in `cwd` under `policy`: its own process group (or session),
+/// stdout and stderr on one pipe, the lifeline's guards set. Background jobs start this way too.
+pub(crate) fn spawn(
     shell: &str,
     command: &str,
     cwd: &Path,

@@ -24,6 +24,7 @@ mod read_file;
 pub mod recall;
 pub mod sandbox;
 mod spill;
+pub(crate) mod terminal;
 pub mod todo;
 pub mod web_fetch;
 pub(crate) mod web_search;
@@ -41,7 +42,7 @@ use crate::engine::images::{ImageRef, ImageStore};
 use crate::engine::text;
 use crate::engine::types::{INVALID_JSON_KEY, ToolSpec};
 use args::Args;
-pub(crate) use bash::Live;
+pub(crate) use bash::{FrontTerminal, Live, OutputReader, spawn as spawn_shell};
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub use crate::engine::text_files::{FileAccess, TextFiles};
@@ -368,7 +369,14 @@ pub(crate) fn summary(name: &str, input: &Value) -> String {
             if c.trim().lines().nth(1).is_some() {
                 line.push_str(" …");
             }
+            if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+                line.push_str(" (background)");
+            }
             line
+        }),
+        names::JOB_OUTPUT | names::JOB_STOP => input.get("id").map(|id| match id {
+            Value::String(s) => format!("#{}", one_line(s.trim_start_matches('#'))),
+            other => format!("#{other}"),
         }),
         names::READ_FILE => path.map(|p| match (n("offset"), n("limit")) {
             (None, None) => p,
@@ -418,6 +426,7 @@ pub async fn run(name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
     let live = Live {
         on_output: &mut ignore,
         interrupt: None,
+        terminal: None,
     };
     run_live(name, input, ctx, live).await
 }

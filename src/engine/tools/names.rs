@@ -18,6 +18,10 @@ pub const GREP: &str = "grep";
 pub const GLOB: &str = "glob";
 /// Lists a directory.
 pub const LIST_DIR: &str = "list_dir";
+/// Reads a background job's output, or lists the jobs.
+pub const JOB_OUTPUT: &str = "job_output";
+/// Stops a background job.
+pub const JOB_STOP: &str = "job_stop";
 /// The step's plan (the step's own tool).
 pub const TODO: &str = "todo";
 /// Searches the transcripts of the step's earlier generations (the step's own tool).
@@ -36,8 +40,10 @@ pub const WEB_FETCH: &str = "web_fetch";
 /// The tools plan mode offers, whatever they read: none of them changes the workspace. `bash` is
 /// not among them: plan mode offers it only where the read-only sandbox confines it. Every other
 /// tool (the file writers, subagents, MCP servers' tools) is left out.
-pub const CHANGE_NOTHING: [&str; 10] = [
+pub const CHANGE_NOTHING: [&str; 12] = [
     READ_FILE,
+    JOB_OUTPUT,
+    JOB_STOP,
     GREP,
     GLOB,
     LIST_DIR,

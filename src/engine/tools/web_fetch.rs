@@ -10,9 +10,14 @@
 //! switch it); every redirect hop is resolved and checked again. Redirects are followed on the
 //! same host only; one to another host is reported to the model, whose next call of that URL is
 //! approved for its own host. Approval is per host (once, or always for the host this session).
+//!
+//! A PDF (served as `application/pdf`, or any body starting as a PDF does, such as a `.pdf`
+//! served as `application/octet-stream`) comes back as its text, page by page, read by a child
+//! process ([`pdf`]); an encrypted or scanned PDF, or one the reader fails on, is a plain error.
 
 mod address;
 mod markdown;
+pub(crate) mod pdf;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -28,6 +33,7 @@ use crate::engine::types::ToolSpec;
 
 pub use address::non_public;
 pub use markdown::{Page, convert};
+pub use pdf::PdfReader;
 
 /// Redirects followed at most.
 pub const MAX_REDIRECTS: usize = 5;
@@ -52,6 +58,8 @@ pub struct WebAccess {
     /// Names resolved to these addresses instead of asking DNS (as curl's `--resolve`); checked
     /// like any other answer.
     hosts: HashMap<String, Vec<IpAddr>>,
+    /// What reads a PDF's text, and its limits.
+    pub pdf: PdfReader,
     cache: PageCache,
 }
 
@@ -68,6 +76,7 @@ impl PartialEq for WebAccess {
         self.allow_private_hosts == other.allow_private_hosts
             && self.timeout == other.timeout
             && self.hosts == other.hosts
+            && self.pdf == other.pdf
     }
 }
 
@@ -80,6 +89,7 @@ impl WebAccess {
             allow_private_hosts,
             timeout: FETCH_TIMEOUT,
             hosts: HashMap::new(),
+            pdf: PdfReader::default(),
             cache: PageCache::default(),
         }
     }
@@ -93,6 +103,12 @@ impl WebAccess {
     /// The same access with fetches cut off after `timeout`.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// The same access with PDFs read by `reader`.
+    pub fn with_pdf_reader(mut self, reader: PdfReader) -> Self {
+        self.pdf = reader;
         self
     }
 
@@ -158,8 +174,9 @@ pub(super) fn spec() -> ToolSpec {
         description: format!(
             "Fetch a web page (http or https) and return its main content as Markdown: \
              headings, lists, links, code blocks and tables kept; scripts, styles and \
-             navigation dropped. Plain text and JSON come back as they are; other types (PDF, \
-             images, archives) are refused. Redirects on the same host are followed (at most \
+             navigation dropped. Plain text and JSON come back as they are; a PDF comes back as its \
+             text, page by page (not a scanned or encrypted one); other types (images, \
+             archives) are refused. Redirects on the same host are followed (at most \
              {MAX_REDIRECTS}); a redirect to another host is reported, fetch that URL next. \
              Local and private addresses are refused unless the user allowed them. Each host \
              is approved by the user. A long page is saved to a file you can read page by page."
@@ -352,7 +369,7 @@ async fn fetch(url: Url, ctx: &ToolCtx) -> ToolResult {
             current = next;
             continue;
         }
-        let page = read_page(&current, resp).await?;
+        let page = read_page(&current, resp, &ctx.web.pdf).await?;
         ctx.web.cache.put(url.as_str(), &page);
         return Ok(ToolOutput::ok(page));
     }
@@ -435,7 +452,11 @@ fn redirect_target(current: &Url, resp: &reqwest::Response) -> Result<Url, ToolE
 }
 
 /// The body of a 2xx response, as the model gets it.
-async fn read_page(url: &Url, mut resp: reqwest::Response) -> Result<String, ToolError> {
+async fn read_page(
+    url: &Url,
+    mut resp: reqwest::Response,
+    pdf: &PdfReader,
+) -> Result<String, ToolError> {
     let status = resp.status();
     if !status.is_success() {
         return Err(ToolError(format!(
@@ -448,11 +469,19 @@ async fn read_page(url: &Url, mut resp: reqwest::Response) -> Result<String, Too
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let kind = Kind::of(&ctype).map_err(|what| {
+    // A type it cannot read is refused before the body is read, unless the body may be a PDF
+    // under a generic type (it is then sniffed).
+    let kind = Kind::of(&ctype);
+    let refused = |what: &str| {
         ToolError(format!(
-            "{url} is {what} (`{ctype}`); web_fetch reads HTML, plain text and JSON only."
+            "{url} is {what} (`{ctype}`); web_fetch reads HTML, plain text, JSON and PDF only."
         ))
-    })?;
+    };
+    if let Err(what) = kind
+        && !Kind::may_be_pdf(&ctype, url)
+    {
+        return Err(refused(what));
+    }
     if resp
         .content_length()
         .is_some_and(|n| n > MAX_BODY_BYTES as u64)
@@ -469,6 +498,15 @@ async fn read_page(url: &Url, mut resp: reqwest::Response) -> Result<String, Too
         if body.len() > MAX_BODY_BYTES {
             return Err(too_large(url));
         }
+    }
+    let kind = match kind {
+        Ok(Kind::Html) if pdf::sniff(&body) => Kind::Pdf,
+        Ok(kind) => kind,
+        Err(_) if pdf::sniff(&body) => Kind::Pdf,
+        Err(what) => return Err(refused(what)),
+    };
+    if let Kind::Pdf = kind {
+        return pdf::text(url, body, pdf).await;
     }
     let text = decode(&body, &ctype, matches!(kind, Kind::Html));
     Ok(match kind {
@@ -489,7 +527,7 @@ async fn read_page(url: &Url, mut resp: reqwest::Response) -> Result<String, Too
             }
             out
         }
-        Kind::Text => format!("Source: {url} ({ctype})\n\n{text}"),
+        Kind::Text | Kind::Pdf => format!("Source: {url} ({ctype})\n\n{text}"),
     })
 }
 
@@ -547,6 +585,8 @@ fn too_large(url: &Url) -> ToolError {
 enum Kind {
     Html,
     Text,
+    /// Its text is read by a child process.
+    Pdf,
 }
 
 impl Kind {
@@ -564,11 +604,21 @@ impl Kind {
             m if m.starts_with("text/") || m.ends_with("+json") || m.ends_with("+xml") => {
                 Ok(Kind::Text)
             }
-            "application/pdf" => Err("a PDF"),
+            "application/pdf" | "application/x-pdf" => Ok(Kind::Pdf),
             m if m.starts_with("image/") => Err("an image"),
             m if m.starts_with("audio/") || m.starts_with("video/") => Err("audio or video"),
             _ => Err("not a text document"),
         }
+    }
+
+    /// Whether a body of a type [`Kind::of`] refuses is read anyway, to see whether it is a
+    /// PDF: a generic binary type, or a URL whose path ends in `.pdf`.
+    fn may_be_pdf(ctype: &str, url: &Url) -> bool {
+        let mime = ctype.split(';').next().unwrap_or("").trim();
+        matches!(
+            mime,
+            "application/octet-stream" | "binary/octet-stream" | "application/download"
+        ) || url.path().to_ascii_lowercase().ends_with(".pdf")
     }
 }
 
@@ -601,7 +651,14 @@ mod tests {
             Ok(Kind::Html)
         ));
         assert!(matches!(Kind::of("application/json"), Ok(Kind::Text)));
-        assert_eq!(Kind::of("application/pdf").err(), Some("a PDF"));
+        assert!(matches!(Kind::of("application/pdf"), Ok(Kind::Pdf)));
+        let url = |u: &str| Url::parse(u).unwrap();
+        assert!(Kind::may_be_pdf(
+            "application/octet-stream",
+            &url("https://h/x")
+        ));
+        assert!(Kind::may_be_pdf("image/png", &url("https://h/paper.PDF")));
+        assert!(!Kind::may_be_pdf("image/png", &url("https://h/x.png")));
     }
 
     #[test]

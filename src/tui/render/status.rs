@@ -24,6 +24,8 @@ pub(crate) struct StatusModel<'a> {
     pub(crate) mode: Option<&'a str>,
     /// Key hints as `(key, what)`, most important first.
     pub(crate) hints: &'a [(&'a str, &'a str)],
+    /// `2 jobs` while background jobs run (shown with the model).
+    pub(crate) jobs: Option<&'a str>,
 }
 
 const DEMO: &str = " DEMO ";
@@ -48,6 +50,10 @@ fn right_spans<'a>(
             spans.push(Span::styled(" · ", theme.status_bg.patch(theme.dim)));
             spans.push(Span::styled(s.provider, theme.status_bg.patch(theme.dim)));
         }
+    }
+    if let (true, Some(jobs)) = (model, s.jobs) {
+        gap(&mut spans);
+        spans.push(Span::styled(jobs, theme.status_bg.patch(theme.key)));
     }
     if s.demo {
         gap(&mut spans);
@@ -170,6 +176,7 @@ mod tests {
             demo,
             mode,
             hints: HINTS,
+            jobs: None,
         };
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         t.draw(|f| render_status(&s, f.area(), f.buffer_mut(), theme))

@@ -6,12 +6,15 @@ Usage: python client.py PLAN_JSON BINARY [ARGS...]
 The plan (every key optional but `cwd`):
   cwd          the session's working directory (absolute)
   fs           offer fs/read_text_file and fs/write_text_file (the "editor's buffers")
+  terminal     offer terminal/*: commands run as real processes of this client (the "editor's
+               terminals"), each op logged
   buffers      {absolute path: text}: what a read answers instead of the disk (an unsaved buffer)
   notices      offer the session.notices capability
+  mcp_servers  [{"name", "command", "args", "env": {NAME: value}}]: the editor's stdio MCP servers
   load         a session id to load instead of opening a new session
   list         call session/list first
   mode         a mode id to set before the prompts
-  prompts      [{"text": ..., "cancel_on": "chunk"|"tool_call", "concurrent": text}]
+  prompts      [{"text": ..., "cancel_on": "chunk"|"tool_call"|"terminal", "concurrent": text}]
   permissions  answers to tool approvals, in order: an option id, or "cancelled" (default: allow-once)
   review       answers to the handoff review, in order: {"answer": "wait"|"continue", "append": text}
 
@@ -28,10 +31,18 @@ from acp import spawn_agent_process, text_block
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
     FileSystemCapabilities,
+    McpServerStdio,
+    KillTerminalResponse,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -53,8 +64,11 @@ class Editor:
         self.buffers = plan.get("buffers", {})
         self.on_chunk = None
         self.on_tool_call = None
+        self.on_terminal = None
         self.first_chunk = None
         self.handoff_paths = {}
+        self.terminals = {}
+        self.terminal_count = 0
 
     # The client's side of the protocol.
     async def session_update(self, session_id, update, **kwargs):
@@ -115,6 +129,91 @@ class Editor:
         self.buffers.pop(path, None)
         return WriteTextFileResponse()
 
+    # The editor's terminals: real processes, their output kept within the agent's byte limit.
+    async def create_terminal(self, session_id, command, args=None, env=None, cwd=None,
+                              output_byte_limit=None, **kwargs):
+        self.terminal_count += 1
+        tid = "term-%d" % self.terminal_count
+        penv = dict(os.environ)
+        for v in env or []:
+            penv[v.name] = v.value
+        proc = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env=penv,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )
+        term = {"proc": proc, "out": bytearray(), "truncated": False, "limit": output_byte_limit}
+
+        async def pump():
+            while True:
+                data = await proc.stdout.read(65536)
+                if not data:
+                    break
+                term["out"] += data
+                limit = term["limit"]
+                if limit is not None and len(term["out"]) > limit:
+                    del term["out"][: len(term["out"]) - limit]
+                    term["truncated"] = True
+
+        term["pump"] = asyncio.get_running_loop().create_task(pump())
+        if self.on_terminal:
+            hook, self.on_terminal = self.on_terminal, None
+            asyncio.get_running_loop().create_task(hook())
+        self.terminals[tid] = term
+        self.log.append({"kind": "terminal", "op": "create", "id": tid, "command": command,
+                         "args": args or [], "cwd": cwd, "limit": output_byte_limit,
+                         "env": {v.name: v.value for v in env or []}, "pid": proc.pid})
+        return CreateTerminalResponse(terminal_id=tid)
+
+    def _status(self, term):
+        code = term["proc"].returncode
+        if code is None:
+            return None
+        if code < 0:
+            return TerminalExitStatus(signal="SIG" + __import__("signal").Signals(-code).name[3:])
+        return TerminalExitStatus(exit_code=code)
+
+    async def terminal_output(self, session_id, terminal_id, **kwargs):
+        term = self.terminals[terminal_id]
+        if term["proc"].returncode is not None:
+            await term["pump"]
+        self.log.append({"kind": "terminal", "op": "output", "id": terminal_id})
+        return TerminalOutputResponse(
+            output=term["out"].decode("utf-8", "replace"),
+            truncated=term["truncated"],
+            exit_status=self._status(term),
+        )
+
+    async def wait_for_terminal_exit(self, session_id, terminal_id, **kwargs):
+        term = self.terminals[terminal_id]
+        await term["proc"].wait()
+        await term["pump"]
+        self.log.append({"kind": "terminal", "op": "wait", "id": terminal_id})
+        st = self._status(term)
+        return WaitForTerminalExitResponse(exit_code=st.exit_code, signal=st.signal)
+
+    async def kill_terminal(self, session_id, terminal_id, **kwargs):
+        term = self.terminals[terminal_id]
+        self.log.append({"kind": "terminal", "op": "kill", "id": terminal_id})
+        if term["proc"].returncode is None:
+            try:
+                os.killpg(term["proc"].pid, 9)
+            except ProcessLookupError:
+                pass
+            await term["proc"].wait()
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id, terminal_id, **kwargs):
+        term = self.terminals.pop(terminal_id, None)
+        self.log.append({"kind": "terminal", "op": "release", "id": terminal_id})
+        if term and term["proc"].returncode is None:
+            try:
+                os.killpg(term["proc"].pid, 9)
+            except ProcessLookupError:
+                pass
+            await term["proc"].wait()
+        return ReleaseTerminalResponse()
+
     def on_connect(self, conn):
         pass
 
@@ -136,7 +235,7 @@ async def drive(plan, command, args):
             fs=FileSystemCapabilities(
                 read_text_file=bool(plan.get("fs")), write_text_file=bool(plan.get("fs"))
             ),
-            terminal=False,
+            terminal=bool(plan.get("terminal")),
         )
         if plan.get("notices"):
             caps = ClientCapabilities.model_validate(
@@ -152,7 +251,14 @@ async def drive(plan, command, args):
             report["loaded"] = dump(loaded)
             session_id = plan["load"]
         else:
-            opened = await conn.new_session(cwd=plan["cwd"], mcp_servers=[])
+            servers = [
+                McpServerStdio(
+                    name=m["name"], command=m["command"], args=m.get("args", []),
+                    env=[EnvVariable(name=k, value=v) for k, v in m.get("env", {}).items()],
+                )
+                for m in plan.get("mcp_servers", [])
+            ]
+            opened = await conn.new_session(cwd=plan["cwd"], mcp_servers=servers)
             report["new"] = dump(opened)
             session_id = opened.session_id
         report["session_id"] = session_id
@@ -184,6 +290,8 @@ async def prompt(conn, editor, session_id, step):
         editor.on_chunk = interject
     elif step.get("cancel_on") == "tool_call":
         editor.on_tool_call = interject
+    elif step.get("cancel_on") == "terminal":
+        editor.on_terminal = interject
     editor.first_chunk = None
     started = time.monotonic()
     try:

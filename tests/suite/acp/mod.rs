@@ -3,13 +3,15 @@
 //! `target/` (and by `.ci/run`). `client.py` plays the editor through a plan and reports what it
 //! saw; the model is the loopback fake. A client that cannot be installed fails the test.
 //!
-//! The faults (malformed lines, unknown methods, a hang-up mid-turn) are sent as raw lines
-//! (`faults.rs`): no SDK would send them.
+//! The faults (malformed lines, unknown methods, a hang-up or a signal mid-turn, a second process
+//! loading an open run) are sent as raw lines (`faults.rs`): no SDK would send them.
 
 mod editor;
 mod faults;
 mod handoff;
 mod load;
+mod mcp;
+mod terminal;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -21,7 +21,7 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Widget docs</title>
 <script>console.log("INLINE-SECRET")</script></main><footer>© Widgets</footer></body></html>"#;
 
 /// One turn in which the model fetches `url`; the content of the call's result.
-async fn fetch_turn(h: &Harness, access: WebAccess, url: &str) -> (String, bool) {
+pub(super) async fn fetch_turn(h: &Harness, access: WebAccess, url: &str) -> (String, bool) {
     let mut p = h.params(200_000, 20_000);
     p.tools.web = access;
     h.server.push(a::tool_use(
@@ -135,8 +135,8 @@ async fn a_redirect_to_a_private_address_is_refused() {
 async fn types_it_cannot_read_and_errors_are_said_plainly() {
     let site = PageServer::start(vec![
         (
-            "/paper.pdf",
-            Page::typed("application/pdf", b"%PDF-1.7 ..."),
+            "/shot.png",
+            Page::typed("image/png", b"\x89PNG\r\n\x1a\n..."),
         ),
         (
             "/data.json",
@@ -146,11 +146,8 @@ async fn types_it_cannot_read_and_errors_are_said_plainly() {
     .await;
     let h = Harness::new().await;
     let allow = WebAccess::new(vec![format!("127.0.0.1:{}", site.port)]);
-    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/paper.pdf")).await;
-    assert!(
-        failed && out.contains("is a PDF (`application/pdf`)"),
-        "{out}"
-    );
+    let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/shot.png")).await;
+    assert!(failed && out.contains("is an image (`image/png`)"), "{out}");
     let (out, failed) = fetch_turn(&h, allow.clone(), &site.url("/data.json")).await;
     assert!(!failed && out.ends_with(r#"{"ok": true}"#), "{out}");
     let (out, failed) = fetch_turn(&h, allow, &site.url("/missing")).await;

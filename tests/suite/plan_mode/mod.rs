@@ -85,6 +85,8 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
         "web_fetch",
         "todo",
         "recall",
+        "job_output",
+        "job_stop",
     ];
     if Support::current().confines_writes() {
         expected.insert(1, "bash");

@@ -4,6 +4,7 @@
 //! The reader is tolerant: it knows the lines [`super::render`] writes, and keeps any other
 //! non-empty line (something the user typed) as a note, so an edit is carried, not lost.
 
+use super::JOBS_HEADING;
 use super::LineCounts;
 
 /// Notes carried at most, and their length (characters).
@@ -78,6 +79,8 @@ enum Part {
     Head,
     Files,
     Commands,
+    /// The background jobs at that handoff: live state, not carried.
+    Jobs,
     Earlier,
     /// The errors open at the previous cut: not carried (they are stale now).
     OpenErrors,
@@ -131,6 +134,8 @@ impl Earlier {
                 part = Part::Files;
             } else if line.starts_with("Commands this generation") {
                 part = Part::Commands;
+            } else if line.starts_with(JOBS_HEADING) {
+                part = Part::Jobs;
             } else if let Some(rest) = line.strip_prefix("Last test or build:") {
                 check = Some(rest.trim().to_string());
                 part = Part::Head;
@@ -142,7 +147,7 @@ impl Earlier {
             } else if let Some(item) = line.strip_prefix("- ") {
                 match part {
                     Part::Files => out.file_line(item),
-                    Part::Commands => {}
+                    Part::Commands | Part::Jobs => {}
                     Part::Earlier => {
                         if let Some(c) = out.earlier_line(item) {
                             carried_check = Some(c);

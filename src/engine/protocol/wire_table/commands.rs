@@ -7,7 +7,41 @@ use crate::engine::protocol::*;
 
 /// The commands events and their lines.
 pub(super) fn entries() -> Vec<(Event, &'static str)> {
+    let job = JobInfo {
+        id: 2,
+        command: "npm run dev".into(),
+        state: JobState::Exited { code: 1 },
+        started_unix: 1_700_000_000,
+        ended_unix: Some(1_700_000_060),
+        bytes: 2048,
+        lines: 40,
+        url: Some("http://localhost:5173/".into()),
+        ports: vec![5173],
+        log: PathBuf::from("/r/jobs/2.log"),
+        last_lines: vec!["error: port taken".into()],
+    };
     vec![
+        (
+            Event::Jobs {
+                jobs: vec![JobInfo {
+                    state: JobState::Running,
+                    ended_unix: None,
+                    ..job.clone()
+                }],
+            },
+            r#"{"type":"jobs","jobs":[{"id":2,"command":"npm run dev","state":"running","started_unix":1700000000,"ended_unix":null,"bytes":2048,"lines":40,"url":"http://localhost:5173/","ports":[5173],"log":"/r/jobs/2.log","last_lines":["error: port taken"]}]}"#,
+        ),
+        (
+            Event::JobEnded { job },
+            r#"{"type":"job_ended","job":{"id":2,"command":"npm run dev","state":"exited","code":1,"started_unix":1700000000,"ended_unix":1700000060,"bytes":2048,"lines":40,"url":"http://localhost:5173/","ports":[5173],"log":"/r/jobs/2.log","last_lines":["error: port taken"]}}"#,
+        ),
+        (
+            Event::JobOutput {
+                id: 2,
+                text: "ready".into(),
+            },
+            r#"{"type":"job_output","id":2,"text":"ready"}"#,
+        ),
         (
             Event::Cost {
                 web_searches: 2,

@@ -118,6 +118,10 @@ pub(in crate::engine::session) trait HandoffCx {
     fn adopt_typed_pins(&mut self, file: &str, frozen: &str);
     /// The transcripts of the step's retired generations, oldest first.
     fn predecessors(&self) -> Vec<Source>;
+    /// The background jobs running now, for the successor's briefing; None when none runs.
+    fn jobs_briefing(&self) -> Option<String>;
+    /// The background jobs, for the `## Touched` section.
+    fn jobs(&self) -> Vec<crate::engine::jobs::JobInfo>;
     /// The request in flight fitted below the successor's handoff line: whether any was spilled.
     fn fit_request(&mut self, request: &mut [String], before: &Message) -> bool;
 

@@ -184,6 +184,14 @@ impl HandoffCx for Engine {
         self.ledger.predecessors()
     }
 
+    fn jobs_briefing(&self) -> Option<String> {
+        self.run.jobs.briefing()
+    }
+
+    fn jobs(&self) -> Vec<crate::engine::jobs::JobInfo> {
+        self.run.jobs.list(0)
+    }
+
     fn fit_request(&mut self, request: &mut [String], before: &Message) -> bool {
         self.input_room().fit(request, before)
     }

@@ -70,8 +70,13 @@ pub(super) fn with_touched(cx: &mut impl HandoffCx, doc: &HandoffDoc) -> Handoff
         previous,
         open_problems: open_problems.as_ref(),
     });
+    let jobs = touched::jobs_lines(&cx.jobs());
     HandoffDoc {
-        touched: section,
+        touched: if jobs.is_empty() {
+            section
+        } else {
+            format!("{}{jobs}", section.trim_end())
+        },
         ..doc.clone()
     }
 }

@@ -187,7 +187,9 @@ pub(super) fn commit_turnover(cx: &mut impl HandoffCx, id: HandoffId, frozen: Fr
     // What the engine carries itself, and the transcripts `recall` searches (this one too).
     let memory = cx.ledger().memory().clone();
     let predecessors = cx.predecessors();
+    let jobs = cx.jobs_briefing();
     let mut briefing = Briefing {
+        jobs: jobs.as_deref(),
         document: &successor.text,
         degraded: successor.degraded,
         request: &[],

@@ -59,6 +59,35 @@ impl Hooks {
         (!batch.is_empty()).then_some(batch)
     }
 
+    /// `/hooks`: the hooks in force, one a line with the file that configured it, and the
+    /// settings files waiting for approval.
+    pub(in crate::engine::session) fn report(&self) -> String {
+        use crate::engine::hooks::config::HookSource;
+        use crate::engine::hooks::note::describe;
+        let hooks = self.set.hooks();
+        let mut lines = vec![if hooks.is_empty() {
+            "No hooks run (config.toml's [[hooks]], an approved .claude/settings.json)".to_string()
+        } else {
+            format!("Hooks in force ({})", hooks.len())
+        }];
+        for h in hooks {
+            let from = match &h.source {
+                HookSource::ConfigFile => "config.toml".to_string(),
+                HookSource::Settings(p) => p.display().to_string(),
+            };
+            lines.push(format!("  {} · {from}", describe(h)));
+        }
+        for waiting in &self.pending {
+            lines.push(format!(
+                "Waiting for your approval ({} hooks, {} other lines): {}",
+                waiting.hooks.len(),
+                waiting.lines().len().saturating_sub(waiting.hooks.len()),
+                waiting.file.path.display()
+            ));
+        }
+        lines.join("\n")
+    }
+
     /// The configuration's notices, once (the front end listens now).
     pub(super) fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)

@@ -160,6 +160,7 @@ async fn output_streams_while_the_command_runs_and_the_exit_is_structured() {
         let live = Live {
             on_output: &mut on,
             interrupt: None,
+            terminal: None,
         };
         let input = json!({"command": "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 4"});
         run_live("bash", &input, &ctx, live).await
@@ -204,6 +205,7 @@ async fn an_interrupt_keeps_the_partial_output_and_kills_the_group() {
         let live = Live {
             on_output: &mut on,
             interrupt: Some(rx),
+            terminal: None,
         };
         run_live("bash", &json!({ "command": command }), &ctx, live).await
     };
@@ -235,6 +237,7 @@ async fn an_interrupt_keeps_the_partial_output_and_kills_the_group() {
     let live = Live {
         on_output: &mut ignore,
         interrupt: Some(rx),
+        terminal: None,
     };
     let out = run_live(
         "bash",

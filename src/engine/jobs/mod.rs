@@ -1,0 +1,444 @@
+//! Background jobs: commands the model starts with `bash`'s `run_in_background` and reads later.
+//!
+//! [`Jobs`] is one session's table of them (the main thread's lives as long as the process, so
+//! jobs run on through handoffs; a subagent's ends with its task). A job runs through the same
+//! shell, sandbox and process-group guards as a `bash` command ([`process`]); its output goes to
+//! `<dir>/<id>.log` and a bounded ring ([`output`]), so a flooding job costs neither memory nor
+//! context. At most [`JobLimits::max_running`] run at once; a stop is `SIGTERM`, then `SIGKILL`
+//! after the grace period. Every job ends when its table is dropped (`SIGKILL` to its group) and
+//! when flower-tui dies, however it dies (the death signal and the lifeline watcher).
+//!
+//! The table tells its owner when a job starts and ends ([`JobChange`]), keeps which ends the
+//! model has not been told of yet ([`Jobs::take_notice`]), and records every job in
+//! `<dir>/jobs.json`: a later process on the same run reads it and lists the jobs that were
+//! running then as gone ([`JobState::Gone`]), since they died with their process.
+
+mod output;
+mod ports;
+mod process;
+mod registry;
+mod tool;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::engine::fsutil::now_unix;
+use crate::engine::tools::ToolCtx;
+use output::OutputLog;
+
+pub(crate) use tool::{age, is_background, line, size, specs};
+
+/// How many jobs may run at once, by default.
+pub const DEFAULT_MAX_RUNNING: usize = 8;
+/// How long a stopped job has between `SIGTERM` and `SIGKILL`, by default.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
+/// The limits of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobLimits {
+    /// Jobs running at once.
+    pub max_running: usize,
+    /// Between `SIGTERM` and `SIGKILL`.
+    pub grace: Duration,
+    /// How long a start waits for the first lines (less when the job ends, or prints a URL or
+    /// opens a port first).
+    pub first_wait: Duration,
+}
+
+impl Default for JobLimits {
+    fn default() -> Self {
+        JobLimits {
+            max_running: DEFAULT_MAX_RUNNING,
+            grace: DEFAULT_GRACE,
+            first_wait: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum JobState {
+    Running,
+    /// It exited by itself with this code.
+    Exited {
+        code: i32,
+    },
+    /// A signal it did not get from us ended it.
+    Killed {
+        signal: i32,
+    },
+    /// Stopped by the model, the user, or the end of its session.
+    Stopped,
+    /// Its status could not be read.
+    Unknown,
+    /// It belonged to an earlier flower-tui process, which ended (and stopped it).
+    Gone,
+}
+
+impl JobState {
+    pub fn is_running(self) -> bool {
+        self == JobState::Running
+    }
+
+    /// In words: `running`, `exit code 1`, `killed by signal 9`, `stopped`, `gone`.
+    pub fn describe(self) -> String {
+        match self {
+            JobState::Running => "running".into(),
+            JobState::Exited { code } => format!("exit code {code}"),
+            JobState::Killed { signal } => format!("killed by signal {signal}"),
+            JobState::Stopped => "stopped".into(),
+            JobState::Unknown => "ended, status unknown".into(),
+            JobState::Gone => "gone (its flower-tui process ended)".into(),
+        }
+    }
+}
+
+/// A job as front ends, the handoff and the final JSON see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobInfo {
+    pub id: u32,
+    pub command: String,
+    #[serde(flatten)]
+    pub state: JobState,
+    pub started_unix: u64,
+    pub ended_unix: Option<u64>,
+    /// Bytes and lines printed so far.
+    pub bytes: u64,
+    pub lines: u64,
+    /// The first URL it printed.
+    pub url: Option<String>,
+    /// The TCP ports it listened on when last looked at.
+    pub ports: Vec<u16>,
+    /// The file with its output.
+    pub log: PathBuf,
+    /// Its last lines.
+    pub last_lines: Vec<String>,
+}
+
+/// What a table tells its owner.
+#[derive(Debug, Clone)]
+pub enum JobChange {
+    Started,
+    Ended(JobInfo),
+}
+
+/// One job in the table.
+#[derive(Debug)]
+struct Job {
+    id: u32,
+    command: String,
+    started_unix: u64,
+    started: Instant,
+    ended_unix: Option<u64>,
+    state: JobState,
+    log: OutputLog,
+    /// The group to signal, while its leader is not reaped.
+    pgid: Option<u32>,
+    ports: Vec<u16>,
+    /// Where the model's last read of new output ended.
+    cursor: u64,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<watch::Receiver<bool>>,
+}
+
+impl Job {
+    fn info(&self, last: usize) -> JobInfo {
+        JobInfo {
+            id: self.id,
+            command: self.command.clone(),
+            state: self.state,
+            started_unix: self.started_unix,
+            ended_unix: self.ended_unix,
+            bytes: self.log.total(),
+            lines: self.log.lines(),
+            url: self.log.url().map(str::to_string),
+            ports: self.ports.clone(),
+            log: self.log.path().to_path_buf(),
+            last_lines: self.log.last_lines(last),
+        }
+    }
+}
+
+/// The jobs, shared with their watching tasks.
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    jobs: Vec<Job>,
+    next_id: u32,
+    /// Ended jobs the model has not been told of, in the order they ended.
+    unannounced: Vec<u32>,
+    registry: Option<PathBuf>,
+}
+
+impl Table {
+    fn job_mut(&mut self, id: u32) -> Option<&mut Job> {
+        self.jobs.iter_mut().find(|j| j.id == id)
+    }
+
+    fn job(&self, id: u32) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.id == id)
+    }
+
+    fn running(&self) -> usize {
+        self.jobs.iter().filter(|j| j.state.is_running()).count()
+    }
+
+    /// Job `id` ended in `state`: recorded, to be told; its info for the owner.
+    fn finish(&mut self, id: u32, state: JobState) -> Option<JobInfo> {
+        let job = self.job_mut(id)?;
+        job.state = state;
+        job.ended_unix = Some(now_unix().0);
+        job.stop = None;
+        let info = job.info(5);
+        self.unannounced.push(id);
+        self.save();
+        Some(info)
+    }
+
+    fn save(&self) {
+        if let Some(path) = &self.registry {
+            registry::save(path, &self.jobs);
+        }
+    }
+}
+
+/// One session's background jobs.
+#[derive(Debug)]
+pub struct Jobs {
+    table: Arc<Mutex<Table>>,
+    dir: PathBuf,
+    limits: JobLimits,
+    changes: Option<mpsc::UnboundedSender<JobChange>>,
+}
+
+impl Jobs {
+    /// A table writing its jobs' output to `dir` (made on the first start). `record`: keep
+    /// `dir/jobs.json`, and list the jobs an earlier process left there running as gone.
+    pub fn new(dir: PathBuf, limits: JobLimits, record: bool) -> Jobs {
+        let mut table = Table {
+            next_id: 1,
+            ..Table::default()
+        };
+        if record {
+            let path = dir.join(registry::FILE);
+            for job in registry::load(&path) {
+                let gone = job.state == JobState::Gone;
+                table.next_id = table.next_id.max(job.id + 1);
+                if gone {
+                    table.unannounced.push(job.id);
+                }
+                table.jobs.push(job);
+            }
+            table.registry = Some(path);
+            if !table.jobs.is_empty() {
+                table.save();
+            }
+        }
+        Jobs {
+            table: Arc::new(Mutex::new(table)),
+            dir,
+            limits,
+            changes: None,
+        }
+    }
+
+    /// Tell `tx` when a job starts and ends.
+    pub fn with_changes(mut self, tx: mpsc::UnboundedSender<JobChange>) -> Jobs {
+        self.changes = Some(tx);
+        self
+    }
+
+    pub fn limits(&self) -> JobLimits {
+        self.limits
+    }
+
+    /// Every job, oldest first, its last `last` lines each; running jobs' ports looked up now.
+    pub fn list(&self, last: usize) -> Vec<JobInfo> {
+        let Ok(mut t) = self.table.lock() else {
+            return Vec::new();
+        };
+        for job in t.jobs.iter_mut().filter(|j| j.state.is_running()) {
+            if let Some(pgid) = job.pgid {
+                job.ports = ports::listening(pgid);
+            }
+        }
+        t.jobs.iter().map(|j| j.info(last)).collect()
+    }
+
+    /// How many run now.
+    #[cfg(test)]
+    pub fn running(&self) -> usize {
+        self.table.lock().map_or(0, |t| t.running())
+    }
+
+    /// Start `command` in the background (the caller has approved it). The job's id and
+    /// what it printed first, or why it could not start.
+    async fn start(&self, command: &str, ctx: &ToolCtx) -> Result<u32, String> {
+        {
+            let t = self.table.lock().map_err(|_| "the job table is broken")?;
+            let running = t.running();
+            if running >= self.limits.max_running {
+                let list: Vec<String> = t
+                    .jobs
+                    .iter()
+                    .filter(|j| j.state.is_running())
+                    .map(|j| {
+                        format!(
+                            "#{} `{}`",
+                            j.id,
+                            crate::engine::text::one_line(&j.command, 80)
+                        )
+                    })
+                    .collect();
+                return Err(format!(
+                    "not started: {running} background jobs run already, the most allowed. Stop \
+                     one with `job_stop` first: {}.",
+                    list.join(", ")
+                ));
+            }
+        }
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("the jobs folder {} cannot be made: {e}", self.dir.display()))?;
+        let spawned = process::spawn(command, &ctx.workspace, &ctx.sandbox)
+            .map_err(|e| format!("Could not start the shell: {e}"))?;
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let (done_tx, done_rx) = watch::channel(false);
+        let id = {
+            let mut t = self.table.lock().map_err(|_| "the job table is broken")?;
+            let id = t.next_id;
+            t.next_id += 1;
+            let job = Job {
+                id,
+                command: command.to_string(),
+                started_unix: now_unix().0,
+                started: Instant::now(),
+                ended_unix: None,
+                state: JobState::Running,
+                log: OutputLog::create(self.dir.join(format!("{id}.log"))),
+                pgid: spawned.pgid,
+                ports: Vec::new(),
+                cursor: 0,
+                stop: Some(stop_tx),
+                done: Some(done_rx),
+            };
+            t.jobs.push(job);
+            t.save();
+            id
+        };
+        let w = process::Watch {
+            table: Arc::clone(&self.table),
+            id,
+            grace: self.limits.grace,
+            stop: stop_rx,
+            done: done_tx,
+            changes: self.changes.clone(),
+        };
+        tokio::spawn(process::watch(spawned, w));
+        if let Some(tx) = &self.changes {
+            let _ = tx.send(JobChange::Started);
+        }
+        Ok(id)
+    }
+
+    /// Ask job `id` to stop (`SIGTERM`, `SIGKILL` after the grace period); the receiver turns
+    /// true once it has ended. Err: no such job, or it is not running.
+    pub fn request_stop(&self, id: u32) -> Result<watch::Receiver<bool>, String> {
+        let mut t = self.table.lock().map_err(|_| "the job table is broken")?;
+        let Some(job) = t.job_mut(id) else {
+            return Err(format!("there is no job #{id}"));
+        };
+        if !job.state.is_running() {
+            return Err(format!(
+                "job #{id} is not running: {}",
+                job.state.describe()
+            ));
+        }
+        if let Some(tx) = job.stop.take() {
+            let _ = tx.send(());
+        }
+        job.done
+            .clone()
+            .ok_or_else(|| format!("job #{id} cannot be waited for"))
+    }
+
+    /// Stop every running job and wait until they have ended: `SIGTERM`, then `SIGKILL` to
+    /// what is left after `within`.
+    pub async fn stop_all(&self, within: Duration) {
+        let ids: Vec<u32> = self
+            .table
+            .lock()
+            .map(|t| {
+                t.jobs
+                    .iter()
+                    .filter(|j| j.state.is_running())
+                    .map(|j| j.id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut waits: Vec<_> = ids
+            .into_iter()
+            .filter_map(|id| self.request_stop(id).ok())
+            .collect();
+        let deadline = tokio::time::Instant::now() + within;
+        for rx in &mut waits {
+            let _ = tokio::time::timeout_at(deadline, rx.wait_for(|d| *d)).await;
+        }
+        let left: Vec<Option<u32>> = self
+            .table
+            .lock()
+            .map(|t| {
+                t.jobs
+                    .iter()
+                    .filter(|j| j.state.is_running())
+                    .map(|j| j.pgid)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for pgid in left {
+            process::signal_group(pgid, libc::SIGKILL);
+        }
+        let settle = tokio::time::Instant::now() + Duration::from_secs(2);
+        for mut rx in waits {
+            let _ = tokio::time::timeout_at(settle, rx.wait_for(|d| *d)).await;
+        }
+    }
+
+    /// The notice of the jobs that ended (or are gone) since the model was last told, for the
+    /// next request; None when there is none.
+    pub fn take_notice(&self) -> Option<String> {
+        let mut t = self.table.lock().ok()?;
+        let ids = std::mem::take(&mut t.unannounced);
+        let ended: Vec<JobInfo> = ids
+            .iter()
+            .filter_map(|id| t.job(*id).map(|j| j.info(3)))
+            .collect();
+        tool::ended_notice(&ended)
+    }
+
+    /// The running jobs for a successor's briefing; None when none runs.
+    pub fn briefing(&self) -> Option<String> {
+        tool::briefing(&self.list(3))
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        if let Ok(t) = self.table.lock() {
+            for job in t.jobs.iter().filter(|j| j.state.is_running()) {
+                process::signal_group(job.pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// `dir` for a run directory's jobs.
+pub fn dir_in(run_dir: &Path) -> PathBuf {
+    run_dir.join("jobs")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,85 @@
+//! What the session does with its background jobs (the table is [`crate::engine::jobs`]): the
+//! main thread's table lives in the run's context for the whole process, so jobs run on through
+//! handoffs; its changes reach the front end as events (`Jobs` at every start and end, and
+//! `JobEnded`), the front end's `/jobs` ops are answered beside the turn, and the engine stops
+//! every job when it leaves.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::engine::jobs::{JobChange, JobLimits, Jobs};
+use crate::engine::protocol::{Event, JobsOp};
+
+/// Lines of each job the events carry.
+const EVENT_LINES: usize = 3;
+/// Lines a front end's `JobsOp::Output` gets.
+const OUTPUT_LINES: usize = 200;
+/// When flower-tui leaves, how long its jobs have after `SIGTERM` at most.
+const LEAVING_GRACE: Duration = Duration::from_secs(2);
+
+/// The main thread's table for the run directory `run_root`, its changes told on `events`.
+pub(super) fn main_table(
+    run_root: &std::path::Path,
+    limits: JobLimits,
+    events: &mpsc::UnboundedSender<Event>,
+) -> Arc<Jobs> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let jobs =
+        Arc::new(Jobs::new(crate::engine::jobs::dir_in(run_root), limits, true).with_changes(tx));
+    let table = Arc::downgrade(&jobs);
+    let events = events.clone();
+    tokio::spawn(async move {
+        while let Some(change) = rx.recv().await {
+            let Some(jobs) = table.upgrade() else { break };
+            if let JobChange::Ended(job) = change {
+                let _ = events.send(Event::JobEnded { job });
+            }
+            let _ = events.send(Event::Jobs {
+                jobs: jobs.list(EVENT_LINES),
+            });
+        }
+    });
+    jobs
+}
+
+/// Answer a front end's op about the jobs (stops run beside the engine's loop).
+pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSender<Event>) {
+    match op {
+        JobsOp::List => {
+            let _ = events.send(Event::Jobs {
+                jobs: jobs.list(EVENT_LINES),
+            });
+        }
+        JobsOp::Output { id } => {
+            let text = match jobs.list(OUTPUT_LINES).into_iter().find(|j| j.id == id) {
+                Some(job) if job.last_lines.is_empty() => "(no output yet)".to_string(),
+                Some(job) => {
+                    crate::engine::secrets::redact(&job.last_lines.join("\n")).into_owned()
+                }
+                None => format!("there is no job #{id}"),
+            };
+            let _ = events.send(Event::JobOutput { id, text });
+        }
+        JobsOp::Stop { id } => {
+            if let Err(message) = jobs.request_stop(id) {
+                let _ = events.send(Event::Notice { message });
+            }
+        }
+        JobsOp::StopAll => {
+            let (jobs, events) = (Arc::clone(jobs), events.clone());
+            tokio::spawn(async move {
+                jobs.stop_all(jobs.limits().grace).await;
+                let _ = events.send(Event::Jobs {
+                    jobs: jobs.list(EVENT_LINES),
+                });
+            });
+        }
+    }
+}
+
+/// The engine leaves: every job is asked to stop, and killed after a short grace.
+pub(super) async fn leave(jobs: &Jobs) {
+    jobs.stop_all(LEAVING_GRACE.min(jobs.limits().grace)).await;
+}

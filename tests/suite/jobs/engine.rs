@@ -1,0 +1,165 @@
+//! Jobs through the engine against the fake provider.
+
+use std::time::Duration;
+
+use flower_tui::engine::protocol::{Event, JobState};
+use serde_json::{Value, json};
+
+use super::{HEARTBEAT, beating, stops};
+use crate::support::fake::{Reply, U, anthropic as a};
+use crate::support::harness::{Harness, start, turn_end};
+
+const DOC: &str = "## Doing\nServing the app.\n\n## Decided\n- Keep it running.\n\n## Dead ends\n(none)\n\n## Next\nTest against the server.\n\n## Scene\n- heartbeat\n";
+
+fn background(id: &str, command: &str) -> Reply {
+    a::tool_use(
+        id,
+        "bash",
+        &json!({ "command": command, "run_in_background": true }).to_string(),
+        U::new(1000, 20),
+    )
+}
+
+/// Every text of a request, in order.
+fn texts(body: &Value) -> String {
+    let mut out = String::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        match &m["content"] {
+            Value::String(s) => out.push_str(s),
+            Value::Array(blocks) => {
+                for b in blocks {
+                    for k in ["text", "content"] {
+                        if let Some(t) = b[k].as_str() {
+                            out.push_str(t);
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_engine_leaves() {
+    let h = Harness::new().await;
+    h.server.push(background("t1", HEARTBEAT));
+    h.server.push(a::tool_use(
+        "t2",
+        "bash",
+        &json!({"command": "sleep 1; cat heartbeat"}).to_string(),
+        U::new(1100, 20),
+    ));
+    h.server.push(a::text("the server runs", U::new(1200, 20)));
+    h.server.push(a::text(DOC, U::new(1300, 20))); // the /handoff writing turn
+    h.server.push(a::text("carrying on", U::new(500, 20)));
+    let mut p = h.params(200_000, 50_000);
+    p.tools.jobs.first_wait = Duration::from_millis(300);
+    let mut r = start(p);
+    let ev = r.turn("start the server, then look at it").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let started = ev
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolResult { id, output, .. } if id == "t1" => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        started.contains("Job #1 runs in the background"),
+        "{started}"
+    );
+    let ws = h.workspace.clone();
+    assert!(
+        tokio::task::spawn_blocking(move || beating(&ws, Duration::from_secs(5)))
+            .await
+            .unwrap(),
+        "the job beats after its turn"
+    );
+    let turn = r.send_handoff(None).await;
+    assert_eq!(turn_end(&r.until_end(turn).await), "handoff");
+    let ws = h.workspace.clone();
+    assert!(
+        tokio::task::spawn_blocking(move || beating(&ws, Duration::from_secs(5)))
+            .await
+            .unwrap(),
+        "the job beats after the handoff"
+    );
+    assert_eq!(turn_end(&r.turn("go on").await), "completed");
+    // The successor's first request: the briefing and the document's Touched name the job.
+    let reqs = h.server.requests();
+    let first = texts(reqs.last().unwrap());
+    assert!(first.contains("## Background jobs"), "{first}");
+    assert!(first.contains("#1 `while :; do date"), "{first}");
+    assert!(
+        first.contains("Background jobs running at this handoff"),
+        "{first}"
+    );
+    let ws = h.workspace.clone();
+    r.shutdown().await;
+    assert!(
+        tokio::task::spawn_blocking(move || stops(&ws, Duration::from_secs(8)))
+            .await
+            .unwrap(),
+        "no job outlives the engine"
+    );
+}
+
+#[tokio::test]
+async fn an_ending_job_is_told_in_the_next_request_and_a_flood_stays_bounded() {
+    let h = Harness::new().await;
+    h.server
+        .push(background("t1", "sleep 1.5; echo the last words; exit 7"));
+    h.server.push(background(
+        "t2",
+        "head -c 30000000 /dev/zero | tr '\\0' 'x' | fold -w 100; echo FLOOD-END",
+    ));
+    h.server.push(a::text("started both", U::new(1100, 20)));
+    h.server.push(a::tool_use(
+        "t3",
+        "job_output",
+        &json!({"id": 2}).to_string(),
+        U::new(1200, 20),
+    ));
+    h.server.push(a::text("seen", U::new(1300, 20)));
+    let mut p = h.params(200_000, 50_000);
+    p.tools.jobs.first_wait = Duration::from_millis(200);
+    let mut r = start(p);
+    assert_eq!(turn_end(&r.turn("start them").await), "completed");
+    // Both end while nobody asks.
+    r.until(|e| matches!(e, Event::Jobs { jobs } if jobs.len() == 2 && jobs.iter().all(|j| !j.state.is_running())))
+        .await;
+    let ev = r.turn("what happened?").await;
+    assert_eq!(turn_end(&ev), "completed");
+    let reqs = h.server.requests();
+    let asked = texts(&reqs[3]);
+    assert!(
+        asked.contains("Job #1") || asked.contains("#1 `sleep 1.5"),
+        "{asked}"
+    );
+    assert!(asked.contains("exit code 7"), "{asked}");
+    assert!(asked.contains("the last words"), "{asked}");
+    assert!(asked.contains("#2 `head -c"), "{asked}");
+    // The flood: 30 MB printed, a bounded read.
+    let read = ev
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolResult { id, output, .. } if id == "t3" => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(read.len() < 20_000, "{}", read.len());
+    assert!(read.ends_with("FLOOD-END"), "{}", &read[read.len() - 200..]);
+    let log = std::fs::metadata(r.run_root.join("jobs/2.log"))
+        .unwrap()
+        .len();
+    assert!(log > 30_000_000, "the file has it all: {log}");
+    let ended = r.events.iter().chain(&ev).find_map(|e| match e {
+        Event::JobEnded { job } if job.id == 1 => Some(job.state),
+        _ => None,
+    });
+    assert_eq!(ended, Some(JobState::Exited { code: 7 }));
+    r.shutdown().await;
+}
