@@ -105,10 +105,12 @@ pub fn run() {
         generation: 3,
         workspace: None,
         previous: None,
+        open_problems: None,
     };
     let first = touched::section(log);
     let carried = ToolLog {
         previous: Some(&first),
+        open_problems: None,
         ..log
     };
     let once = median_of(30, || timed(|| drop(black_box(touched::section(carried)))));

@@ -86,6 +86,7 @@ pub fn params(
             autostart: None,
         },
         mcp: None,
+        lsp: None,
         side_events: None,
         masking: Default::default(),
         hooks: Default::default(),

@@ -107,6 +107,11 @@ const BENCHES: &[(&str, &str, fn())] = &[
         local_bench::probe_costs,
     ),
     (
+        "lsp",
+        "pylsp and typescript-language-server: edit end to diagnostics (warm p50/p95), cold start, memory",
+        lsp_bench::run,
+    ),
+    (
         "acp",
         "flower-tui acp: session/prompt to the first agent_message_chunk over pipes (p50, p95)",
         acp_bench::run,
@@ -127,7 +132,9 @@ const BENCHES: &[(&str, &str, fn())] = &[
 #[path = "../tests/support"]
 mod support {
     pub mod fake;
+    pub mod lsp_setup;
     pub mod mcp_server;
+    pub mod registry;
 }
 use support::fake;
 
@@ -142,6 +149,7 @@ mod eyes_bench;
 mod faults_bench;
 mod handoff_bg_bench;
 mod local_bench;
+mod lsp_bench;
 mod mcp_bench;
 mod recall_bench;
 mod render_bench;

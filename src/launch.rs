@@ -1,6 +1,6 @@
 //! From a resolved [`Config`] to a running engine: the provider, the run directory (new, joined,
-//! continued or reopened), the system prompt, the MCP servers, the hooks, and the demo's scratch
-//! workspace.
+//! continued or reopened), the system prompt, the MCP servers, the language servers, the hooks,
+//! and the demo's scratch workspace.
 //! Shared by headless mode and the TUI.
 
 use std::sync::Arc;
@@ -190,6 +190,7 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
         SessionChoice::New | SessionChoice::Continue | SessionChoice::Pick => None,
     };
     let mcp = start_mcp(config, interactive);
+    let (lsp, lsp_events) = start_lsp(config);
     let (extensions, waiting) = load_extensions(config);
     let (run_dir, resume) = match chosen {
         Some(run) => (run.clone(), Some(Resume::at(run))),
@@ -263,7 +264,8 @@ pub(crate) fn engine_params(config: &Config, interactive: bool) -> Result<Engine
                 .then(|| crate::engine::demo::FIRST_MESSAGE.to_string()),
         },
         mcp: mcp.manager,
-        side_events: mcp.events,
+        lsp,
+        side_events: merge_events(mcp.events, lsp_events),
         masking: ctx.masking,
         extensions,
     })
@@ -418,6 +420,59 @@ fn hook_params(config: &Config, commands: Option<Unapproved>) -> HookParams {
     }
     params.pending.extend(commands);
     params
+}
+
+/// The language servers of a launch, started one by one as files of their languages are touched
+/// (none with `--no-lsp`, or outside a runtime), and the front end's events for their notices.
+fn start_lsp(
+    config: &Config,
+) -> (
+    Option<Arc<crate::engine::lsp::LspManager>>,
+    Option<tokio::sync::mpsc::UnboundedReceiver<Event>>,
+) {
+    use crate::engine::lsp::{LspManager, LspParams};
+    if config.lsp.off || tokio::runtime::Handle::try_current().is_err() {
+        return (None, None);
+    }
+    let (tx, mut notices) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (events, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(message) = notices.recv().await {
+            if events.send(Event::Notice { message }).is_err() {
+                break;
+            }
+        }
+    });
+    let mut params = LspParams::new(
+        config.lsp.servers.clone(),
+        config.places.workspace.clone(),
+        std::env::vars().collect(),
+    );
+    params.notices = Some(tx);
+    (Some(Arc::new(LspManager::new(params))), Some(rx))
+}
+
+/// One stream of side events from two.
+fn merge_events(
+    a: Option<tokio::sync::mpsc::UnboundedReceiver<Event>>,
+    b: Option<tokio::sync::mpsc::UnboundedReceiver<Event>>,
+) -> Option<tokio::sync::mpsc::UnboundedReceiver<Event>> {
+    let (a, b) = match (a, b) {
+        (Some(a), Some(b)) => (a, b),
+        (a, b) => return a.or(b),
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    for mut from in [a, b] {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(ev) = from.recv().await {
+                if tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    Some(rx)
 }
 
 fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -8,6 +8,7 @@ use clap::Parser;
 
 use super::context::ContextFlags;
 use super::front::FrontFlags;
+use super::lsp::LspFlags;
 use super::places::PlaceFlags;
 use super::provider::ProviderFlags;
 use super::sandbox::SandboxFlags;
@@ -36,6 +37,8 @@ pub(crate) struct Cli {
     pub(crate) front: FrontFlags,
     #[command(flatten)]
     pub(crate) sandbox: SandboxFlags,
+    #[command(flatten)]
+    pub(crate) lsp: LspFlags,
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
 }

@@ -381,6 +381,10 @@ fn sample() -> Config {
         },
         web: Default::default(),
         hooks: Default::default(),
+        lsp: super::lsp::LspSettings {
+            off: false,
+            servers: crate::engine::lsp::spec::builtins(),
+        },
     }
 }
 

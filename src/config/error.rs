@@ -69,6 +69,9 @@ pub(crate) enum ConfigError {
     /// An `[mcp_servers.NAME]` table is wrong.
     #[error("config {0}")]
     McpServers(#[from] McpConfigError),
+    /// An `[lsp.NAME]` table is wrong.
+    #[error("config {0}")]
+    Lsp(#[from] crate::engine::lsp::LspConfigError),
     /// A provider is needed (headless without `--demo`) but has no key.
     #[error("no API key configured: set {set}, or pass --demo to use the built-in demo model")]
     NoApiKey {

@@ -1,5 +1,5 @@
 //! The config file, `<config_dir>/flower/config.toml`: flat `key = value` lines (plus
-//! `[mcp_servers.NAME]` and `[[hooks.EVENT]]` tables), every flag having a key of the same name with `_` for `-`. A
+//! `[mcp_servers.NAME]`, `[lsp.NAME]` and `[[hooks.EVENT]]` tables), every flag having a key of the same name with `_` for `-`. A
 //! missing file is an empty config; an unknown key or a value of the wrong type is an error that
 //! names the file and the key. Each concern reads its own keys from the same text; [`KEYS`] lists
 //! them all, and the first problem in the file's order is the one reported.
@@ -15,6 +15,7 @@ use super::context::ContextKeys;
 use super::error::ConfigError;
 use super::front::FrontKeys;
 use super::hooks::HookKeys;
+use super::lsp::LspKeys;
 use super::places::PlaceKeys;
 use super::provider::ProviderKeys;
 use super::sandbox::SandboxKeys;
@@ -67,12 +68,14 @@ pub(crate) const KEYS: &[&str] = &[
     "sandbox_network",
     "hooks",
     "mode",
+    "no_lsp",
+    "lsp",
     "web",
     "web_search",
 ];
 
 /// The keys that take a table: an error inside one is not "written as a table".
-const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox", "hooks", "web"];
+const TABLE_KEYS: &[&str] = &["mcp_servers", "sandbox", "hooks", "lsp", "web"];
 
 /// The config file's keys, read by concern.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +87,7 @@ pub(crate) struct FileConfig {
     pub(crate) front: FrontKeys,
     pub(crate) sandbox: SandboxKeys,
     pub(crate) hooks: HookKeys,
+    pub(crate) lsp: LspKeys,
     pub(crate) web: WebKeys,
 }
 
@@ -110,6 +114,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> 
         front: read(text, &mut problems),
         sandbox: read(text, &mut problems),
         hooks: read(text, &mut problems),
+        lsp: read(text, &mut problems),
         web: read(text, &mut problems),
     };
     match toml::from_str::<FirstUnknownKey>(text) {

@@ -48,6 +48,7 @@ fn the_key_list_is_every_concerns_keys_once() {
         fields_of::<FrontKeys>(),
         fields_of::<SandboxKeys>(),
         fields_of::<crate::config::hooks::HookKeys>(),
+        fields_of::<crate::config::lsp::LspKeys>(),
         fields_of::<crate::config::web::WebKeys>(),
     ]
     .concat();

@@ -12,6 +12,7 @@
 //! - [`sandbox`]: the `bash` tool's OS sandbox (mode, network, writable paths, asking)
 //! - [`front`]: headless output, `-v`, theme, colour, editor, notifications, history, log level
 //! - [`hooks`]: the config file's `[[hooks.EVENT]]` tables (a bad entry is a notice)
+//! - [`lsp`]: language servers (`--no-lsp`, `[lsp.NAME]` tables)
 //! - [`web`]: the hosts `web_fetch` may reach on private addresses, the provider's web search
 //!
 //! Around them: [`cli`] flattens the flag groups into the command line, [`file`] reads the config
@@ -43,6 +44,7 @@ pub(crate) mod error;
 pub(crate) mod file;
 pub(crate) mod front;
 pub(crate) mod hooks;
+pub(crate) mod lsp;
 pub(crate) mod places;
 pub(crate) mod provider;
 pub(crate) mod report;

@@ -1,5 +1,5 @@
 //! The `-v` report: the effective provider, endpoint, model, window and thresholds, the handoff
-//! mode, workspace, log, MCP servers, the sandbox of commands and which prompt (full or lean) the
+//! mode, workspace, log, MCP servers, language servers (found on `PATH` or not), the sandbox of commands and which prompt (full or lean) the
 //! sessions get, and the API key masked to its first four characters (never the key itself).
 
 use super::provider::Backend;
@@ -41,6 +41,14 @@ impl Config {
                 crate::logging::log_dir(&self.places.data_dir).display()
             ),
             format!("mcp servers: {}", mcp_summary(&self.tools.mcp_servers)),
+            format!(
+                "language servers: {}",
+                crate::engine::lsp::describe(
+                    &self.lsp.servers,
+                    std::env::var("PATH").ok().as_deref(),
+                    self.lsp.off
+                )
+            ),
             format!(
                 "sandbox: {}",
                 sandbox::describe(&self.sandbox.policy, &sandbox::Support::current())

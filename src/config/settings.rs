@@ -9,6 +9,7 @@ use super::error::ConfigError;
 use super::file::FileConfig;
 use super::front::{self, FrontSettings};
 use super::hooks::{self, HookSettings};
+use super::lsp::{self, LspSettings};
 use super::places::{self, Places};
 use super::provider::{self, ProviderSettings};
 use super::sandbox::{self, SandboxSettings};
@@ -30,6 +31,7 @@ pub(crate) struct Config {
     pub(crate) sandbox: SandboxSettings,
     pub(crate) web: WebSettings,
     pub(crate) hooks: HookSettings,
+    pub(crate) lsp: LspSettings,
 }
 
 /// Merge flags, env and file into the effective config.
@@ -59,6 +61,7 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
     let sandbox = sandbox::resolve(cli.sandbox, file.sandbox, env)?;
     let web = web::resolve(file.web)?;
     let hooks = hooks::resolve(file.hooks, env);
+    let lsp = lsp::resolve(cli.lsp, file.lsp)?;
     Ok(Config {
         prompt: cli.prompt,
         acp,
@@ -70,5 +73,6 @@ pub(crate) fn resolve(cli: Cli, env: &Env, file: FileConfig) -> Result<Config, C
         sandbox,
         web,
         hooks,
+        lsp,
     })
 }

@@ -25,6 +25,7 @@ pub mod instructions;
 pub(crate) mod jobs;
 pub(crate) mod learned_windows;
 pub mod ledger;
+pub mod lsp;
 pub mod mask;
 pub mod mcp;
 pub(crate) mod mentions;
@@ -66,8 +67,7 @@ pub mod types;
 ///    the workspace's checkpoints (whose undo stack the ledger keeps in the step's record).
 /// 5. The model's tools (their names are `tools::names`), background jobs, the approval rules
 ///    over their calls, the settings files' permission rules, the offline demo model (which calls
-///    them), MCP servers, `@` mentions, hooks, custom
-///    commands and skills.
+///    them), MCP servers, language servers, `@` mentions, hooks, custom commands and skills.
 /// 6. The handoff: its document, prompts, the check that it does not restate them, store, locks,
 ///    briefing and the reduced history.
 /// 7. Subagents: child sessions, reporting on a channel of their own.
@@ -104,6 +104,7 @@ pub const LAYERS: &[&[&str]] = &[
         "permissions",
         "demo",
         "mcp",
+        "lsp",
         "mentions",
         "hooks",
         "commands",

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 mod cost;
 mod op;
+mod refusal;
 
 pub use super::approvals::{AllowOffer, AllowRule, Allowance};
 use super::checkpoint::RestoreReport;
@@ -39,6 +40,7 @@ pub use super::types::Effort;
 use super::types::Usage;
 pub use cost::CostRow;
 pub use op::{Approval, JobsOp, Op, PlanChoice};
+pub use refusal::HandoffRefusal;
 
 pub use super::error::ErrorKind;
 pub(crate) use super::ledger::Held;
@@ -143,30 +145,6 @@ impl fmt::Display for ExitReason {
 impl Serialize for ExitReason {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
-    }
-}
-
-/// Why the engine declined a `/handoff` (the guard on a manual handoff, kept in one place: here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HandoffRefusal {
-    /// Fewer than 2 messages in the session.
-    NoMessages,
-    /// A handoff is being written already.
-    AlreadyWriting,
-    /// A handoff written in the background is in its review; its successor starts when it ends.
-    Reviewing,
-}
-
-impl fmt::Display for HandoffRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            HandoffRefusal::NoMessages => "Nothing to hand off (no messages yet)",
-            HandoffRefusal::AlreadyWriting => "A handoff is already being written (Esc cancels it)",
-            HandoffRefusal::Reviewing => {
-                "A handoff is under review: its successor starts when the review ends"
-            }
-        })
     }
 }
 
@@ -384,7 +362,8 @@ pub enum Event {
         turn: Option<TurnId>,
         id: String,
         name: String,
-        /// What the model is given (a spilled result: its preview).
+        /// What the model is given (a spilled result: its preview), but for the diagnostics of
+        /// a `Diagnostics` event just before it, which the model gets after this text.
         output: String,
         is_error: bool,
         spilled: Option<PathBuf>,
@@ -394,6 +373,13 @@ pub enum Event {
         exit: Option<CommandExit>,
         /// `bash`: the sandbox stopped (or may have stopped) the command, and why in words.
         sandbox: Option<SandboxStopped>,
+    },
+    /// What the language servers said about the files the tool call `id` of `turn` changed: the
+    /// problems it introduced and fixed (just before the call's `ToolResult`).
+    Diagnostics {
+        turn: Option<TurnId>,
+        id: String,
+        report: super::lsp::ChangeReport,
     },
     /// Output of the running tool call `id` (bash), while it runs: throttled to at most 20 events
     /// a second, redacted, raw terminal text (`\r`, colours) that the front end cleans for its

@@ -179,6 +179,7 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
                 _ => state.chat.error("usage: /mcp, or /mcp restart NAME"),
             },
         },
+        SlashCommand::Lsp => fx.push(Effect::SendOp(Op::LspStatus)),
         SlashCommand::Jobs => super::job_events::command(state, arg.as_deref(), fx),
         SlashCommand::Skills => {
             let text = state.settings.extensions.skills.report();

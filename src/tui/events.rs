@@ -49,6 +49,9 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
         | Event::MemoryRefused { .. }) => memory_commands::on_event(state, ev),
         Event::Subagent(phase) => subagent_events::on_subagent(state, phase, now),
         Event::Hook(note) => hook_events::on_hook(state, note),
+        Event::Diagnostics { report, .. } => state
+            .chat
+            .push_cell(super::render::cell::Cell::Diagnostics(Box::new(report))),
         Event::HooksApproval(question) => hook_events::on_question(state, question, now),
         ev @ (Event::McpJsonApproval { .. } | Event::McpWaiting { .. } | Event::McpStatus(_)) => {
             mcp_events::on_mcp_event(state, ev, now)

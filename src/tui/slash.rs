@@ -28,6 +28,8 @@ pub(crate) enum SlashCommand {
     Focus,
     /// `/mcp [restart NAME]`: the MCP servers and their state; restart one.
     Mcp,
+    /// `/lsp`: the language servers, their state and the files they watch.
+    Lsp,
     /// `/jobs [N | stop N]`: the background jobs; a job's last lines; stop one.
     Jobs,
     /// `/resume`: pick a session of this workspace to continue.
@@ -200,6 +202,12 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         name: "mcp",
         args: "[restart NAME]",
         desc: "list the MCP servers with their state, or restart one",
+    },
+    CommandSpec {
+        cmd: SlashCommand::Lsp,
+        name: "lsp",
+        args: "",
+        desc: "list the language servers with their state and the files they watch",
     },
     CommandSpec {
         cmd: SlashCommand::Jobs,

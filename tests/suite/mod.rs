@@ -22,6 +22,7 @@ mod hostile;
 mod jobs;
 mod layers;
 mod local;
+mod lsp;
 mod masking;
 mod mcp;
 mod memory;

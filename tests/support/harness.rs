@@ -193,6 +193,7 @@ impl Harness {
                 autostart: None,
             },
             mcp: None,
+            lsp: None,
             side_events: None,
             masking: Default::default(),
             hooks: Default::default(),

@@ -51,22 +51,15 @@ pub(crate) fn file_changes(
 ) -> Result<Vec<FileChange>, CheckpointError> {
     let mut out = Vec::new();
     for delta in deltas {
-        let (before, after) = (leaf(delta.before), leaf(delta.after));
-        let kind = match (before, after) {
-            (None, None) => continue,
-            (None, Some(_)) => ChangeKind::Created,
-            (Some(_), None) => ChangeKind::Deleted,
-            (Some(Node::File { id: a, .. }), Some(Node::File { id: b, .. })) if a == b => {
-                ChangeKind::ModeChanged
-            }
-            (Some(_), Some(_)) => ChangeKind::Modified,
+        let Some(kind) = kind_of(delta) else {
+            continue;
         };
         let lines = match kind {
             ChangeKind::ModeChanged => Some(LineCounts {
                 added: 0,
                 removed: 0,
             }),
-            _ => line_counts(objects, before, after)?,
+            _ => line_counts(objects, leaf(delta.before), leaf(delta.after))?,
         };
         out.push(FileChange {
             path: delta.path.clone(),
@@ -75,6 +68,27 @@ pub(crate) fn file_changes(
         });
     }
     Ok(out)
+}
+
+/// The files `deltas` change and how, without counting lines (sorted by path).
+pub(crate) fn file_kinds(deltas: &[Delta]) -> Vec<(RelPath, ChangeKind)> {
+    deltas
+        .iter()
+        .filter_map(|d| Some((d.path.clone(), kind_of(d)?)))
+        .collect()
+}
+
+/// How a delta changes a file; None when it is about directories only.
+fn kind_of(delta: &Delta) -> Option<ChangeKind> {
+    Some(match (leaf(delta.before), leaf(delta.after)) {
+        (None, None) => return None,
+        (None, Some(_)) => ChangeKind::Created,
+        (Some(_), None) => ChangeKind::Deleted,
+        (Some(Node::File { id: a, .. }), Some(Node::File { id: b, .. })) if a == b => {
+            ChangeKind::ModeChanged
+        }
+        (Some(_), Some(_)) => ChangeKind::Modified,
+    })
 }
 
 /// A node that is a file-like entry (not a directory).

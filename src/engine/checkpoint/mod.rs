@@ -303,6 +303,17 @@ impl Checkpoints {
         changes::file_changes(&self.inner.objects, &deltas)
     }
 
+    /// Which files differ from checkpoint `from` to checkpoint `to`, and how (no line counts:
+    /// cheap enough to ask after every call).
+    pub(crate) fn changed_files(
+        &self,
+        from: &SnapshotId,
+        to: &SnapshotId,
+    ) -> Result<Vec<(RelPath, ChangeKind)>, CheckpointError> {
+        let deltas = tree::diff(&self.inner.objects, Some(&from.0), Some(&to.0))?;
+        Ok(changes::file_kinds(&deltas))
+    }
+
     /// Bring the paths that differ between `from` and `to` to their state in `to`, if they are
     /// still as in `from`; what happens to those that are not is `on_conflict`'s.
     pub fn restore(

@@ -15,6 +15,9 @@
 //! - **Earlier generations**: the previous document's `Touched` section (as the user left it) is
 //!   parsed back and carried forward in a compact form: paths by category, the last test or
 //!   build, and any lines the user added, as notes.
+//! - **Errors still open** at the cut, last: what the language servers last reported for this
+//!   generation's files (errors only, capped), or that they reported none. Not carried forward
+//!   (the next cut says what is open then).
 //!
 //! Everything here is pure and deterministic; the rendering is capped in size. The line counts of
 //! an edit come from the engine's diff of the call when the caller has it (`counts`), else from
@@ -29,6 +32,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::engine::jobs::JobInfo;
+use crate::engine::lsp::OpenProblems;
 use crate::engine::types::Message;
 
 pub(crate) use carry::Earlier;
@@ -61,6 +65,8 @@ pub struct ToolLog<'a> {
     /// The `Touched` section of the document this generation was briefed with, as the file held
     /// it (the user may have edited it).
     pub previous: Option<&'a str>,
+    /// What the language servers last said about the files they have open (None: they are off).
+    pub open_problems: Option<&'a OpenProblems>,
 }
 
 /// What became of a file in this generation.
@@ -182,6 +188,8 @@ pub(crate) struct Touched {
     pub images: Vec<(String, String, String)>,
     /// Earlier generations, in brief (parsed back from the previous document).
     pub earlier: Earlier,
+    /// The language servers' problems of this generation's files, when they answered for any.
+    pub open: Option<OpenProblems>,
 }
 
 impl Touched {
@@ -197,8 +205,24 @@ impl Touched {
                 .previous
                 .map(|p| Earlier::carried(p, log.generation))
                 .unwrap_or_default(),
+            open: None,
         };
         log::replay(&mut t, &log);
+        t.open = log.open_problems.map(|p| OpenProblems {
+            files: p
+                .files
+                .iter()
+                .filter(|f| t.files.contains_key(*f))
+                .cloned()
+                .collect(),
+            found: p
+                .found
+                .iter()
+                .filter(|f| f.is_error() && t.files.contains_key(&f.path))
+                .cloned()
+                .collect(),
+        });
+        t.open = t.open.take().filter(|p| !p.files.is_empty());
         for image in log.messages.iter().flat_map(Message::images) {
             let stored = image.path.display().to_string();
             if !t.images.iter().any(|(_, _, s)| *s == stored) {

@@ -94,7 +94,7 @@ pub(super) async fn run(
     }
     // No provider keys; the hook and its group die with flower-tui.
     lifeline::prepare(&mut cmd);
-    let mut child = match cmd.spawn() {
+    let mut child = match lifeline::spawn(cmd) {
         Ok(child) => child,
         Err(e) => {
             return Finished {

@@ -20,7 +20,7 @@ mod convert;
 pub mod env;
 mod manager;
 pub mod names;
-mod process;
+pub(crate) mod process;
 pub(crate) mod project;
 mod status;
 

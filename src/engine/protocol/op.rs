@@ -141,6 +141,9 @@ pub enum Op {
     SetFocus {
         focus: Option<String>,
     },
+    /// `/lsp`: the language servers, their state and the files they watch; answered by a
+    /// `Notice` (at once, also during a turn).
+    LspStatus,
     /// `/mcp restart NAME`: stop that MCP server and start it again (at once, even mid-turn).
     McpRestart {
         name: String,

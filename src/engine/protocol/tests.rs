@@ -101,6 +101,7 @@ fn variant(ev: &Event) -> &'static str {
         Event::AssistantDone { .. } => "assistant_done",
         Event::ToolCall { .. } => "tool_call",
         Event::ToolResult { .. } => "tool_result",
+        Event::Diagnostics { .. } => "diagnostics",
         Event::ToolOutputDelta { .. } => "tool_output_delta",
         Event::ApprovalRequest { .. } => "approval_request",
         Event::Usage { .. } => "usage",

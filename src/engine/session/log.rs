@@ -47,6 +47,14 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             q.path.display()
         ),
         Event::Restore(report) => tracing::info!("{}", report.summary()),
+        Event::Diagnostics { id, report, .. } => tracing::info!(
+            call = %id,
+            files = report.checked.len(),
+            new = report.new.len() + report.more_errors + report.more_warnings,
+            fixed = report.gone.len() + report.more_gone,
+            notes = report.notes.len(),
+            "diagnostics"
+        ),
         Event::Mode { mode } => tracing::info!(mode = mode.as_str(), "mode"),
         Event::Plan { path, markdown, .. } => tracing::info!(
             path = %path.display(),

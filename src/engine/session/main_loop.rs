@@ -1,7 +1,7 @@
 //! The engine's loop: what it says once the front end listens, the first moves of a resumed or
 //! self-starting run, then one op at a time while idle (a turn, a handoff, a setting, a question,
 //! an undo or a rewind), a background handoff turned over at every idle boundary, and the way
-//! out on shutdown. Ops that arrive while a turn runs are sorted here too: what stops the work,
+//! out on shutdown (the language servers stopped last). Ops that arrive while a turn runs are sorted here too: what stops the work,
 //! what is answered at once (the same answers as while idle), what waits for the loop. Each op
 //! is handed to the part it is about; the ones that change several parts at once are here:
 //! opening a session, `/new`, `/resume`, `/rewind`, `/model`, `/window` and the mode.
@@ -63,6 +63,7 @@ impl Engine {
         self.ledger.save_if_any();
         user_hooks::session_end(self).await;
         super::jobs::leave(&self.run.jobs).await;
+        self.run.lsp.shutdown().await;
     }
 
     /// The next op while idle (queued ones first); a background writing request's result is
@@ -133,6 +134,7 @@ impl Engine {
             Op::Jobs(op) => super::jobs::answer(&self.run.jobs, op, &self.run.events),
             Op::Permissions => self.emit(self.approvals.permissions_event(&self.planning)),
             Op::Cost => self.emit(self.ledger.cost_event(&self.conversation.id)),
+            Op::LspStatus => self.emit(self.run.lsp.status()),
             Op::Context => {
                 let tools = serde_json::to_string(&self.tool_specs()).map_or(0, |t| t.len());
                 let (t, ctx) = (self.settings.thresholds, self.conversation.ctx);
@@ -235,6 +237,7 @@ impl Engine {
                 | Op::HooksDecision { .. }
                 | Op::Permissions
                 | Op::Cost
+                | Op::LspStatus
                 | Op::Context
                 | Op::Hooks
                 | Op::RewindPoints

@@ -32,6 +32,7 @@ mod gauge;
 mod handoff;
 mod input;
 mod jobs;
+mod language_servers;
 mod log;
 mod main_loop;
 mod masked_history;

@@ -1,7 +1,7 @@
 //! What the engine is started with, grouped by concern: the provider and its limits, the model
 //! settings in force at the start, the places it reads and writes, the prompt (full or lean), the
 //! handoff's rules, the tools' limits and sandbox, the front end, how the run starts, the MCP
-//! servers and the hooks.
+//! servers, the language servers and the hooks.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +42,8 @@ pub struct EngineParams {
     pub start: StartParams,
     /// MCP servers whose tools are offered beside the built-in ones; `None`: none.
     pub mcp: Option<Arc<McpManager>>,
+    /// The language servers (diagnostics after edits, the `diagnostics` tool); `None`: off.
+    pub lsp: Option<Arc<crate::engine::lsp::LspManager>>,
     /// Events from outside the turn loop (MCP statuses and notices), passed on to the front end.
     pub side_events: Option<mpsc::UnboundedReceiver<Event>>,
     /// Old tool output in the main thread's requests: masked (default) or sent as it is.

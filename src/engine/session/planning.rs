@@ -174,22 +174,25 @@ impl Planning {
         input: &Value,
         request: &[String],
         place: PlanPlace<'_>,
-    ) -> Result<(ToolOutput, Presented), ToolOutput> {
+    ) -> Result<(ToolOutput, Presented), Box<ToolOutput>> {
         let plan = match present_plan::parse_call(input) {
             Ok(plan) => crate::engine::secrets::redact(&plan).into_owned(),
-            Err(e) => return Err(ToolOutput::from(e)),
+            Err(e) => return Err(Box::new(ToolOutput::from(e))),
         };
         let prompt = format!("{PLAN_MODE_PROMPT}\n{}", request.join("\n"));
         if let Err(restated) = echo::check(&[&prompt], &[plan_part(&plan)]) {
-            return Err(ToolOutput::error(format!(
+            return Err(Box::new(ToolOutput::error(format!(
                 "refused: the plan mostly restates its instructions and the request ({}); write \
                  the plan itself: what to change, where, in which order, how to verify.",
                 restated.detail()
-            )));
+            ))));
         }
         let path = match write_plan_file(&plan, place) {
             Ok(path) => path,
-            Err(e) => return Err(ToolOutput::error(format!("could not save the plan: {e}"))),
+            Err(e) => {
+                let why = format!("could not save the plan: {e}");
+                return Err(Box::new(ToolOutput::error(why)));
+            }
         };
         let presented = Presented {
             path: path.clone(),

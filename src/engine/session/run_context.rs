@@ -1,13 +1,14 @@
 //! What the run was started with ([`RunContext`]), fixed until it ends: the provider, the places,
-//! the prompt's parts, the handoff's rules, the tools' limits, the front end, the MCP servers,
-//! the context strategies, masking, the extensions, the background jobs, and the sender of
-//! events. Also what it
-//! prepares for every new session: the workbench and the session's system prompt.
+//! the prompt's parts, the handoff's rules, the tools' limits, the front end, the MCP servers, the
+//! language servers, the context strategies, masking, the extensions, the background jobs, and the
+//! sender of events. Also what it prepares for every new session: the workbench and the session's
+//! system prompt.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use super::language_servers::LanguageServers;
 use super::outbox::Outbox;
 use super::params::{Extensions, HandoffParams, Places, PromptParams, ProviderParams, ToolParams};
 use crate::engine::context::strategy::ContextStrategy;
@@ -30,6 +31,8 @@ pub(super) struct RunContext {
     /// `--step NAME`, if given.
     pub(super) step: Option<String>,
     pub(super) mcp: Option<Arc<McpManager>>,
+    /// The language servers (diagnostics after edits, the `diagnostics` tool).
+    pub(super) lsp: LanguageServers,
     /// The main thread's background jobs: they live as long as the process (through handoffs).
     pub(super) jobs: Arc<Jobs>,
     /// The strategies in force, in order: handoff (default), compaction (`--no-handoff`), or

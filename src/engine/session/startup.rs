@@ -11,6 +11,7 @@ use super::conversation::{Conversation, Identity};
 use super::counters::Counters;
 use super::dangling_calls::repair_dangling_tool_uses;
 use super::handoff::Handoffs;
+use super::language_servers::LanguageServers;
 use super::outbox::Outbox;
 use super::params::{EngineParams, Extensions, Places, Resume, StartParams, ToolParams};
 use super::planning::Planning;
@@ -84,6 +85,7 @@ pub(super) fn build(
         front_end,
         start,
         mcp,
+        lsp,
         side_events: _,
         masking,
         mut hooks,
@@ -161,6 +163,7 @@ pub(super) fn build(
             front_end,
             step: step_flag,
             mcp,
+            lsp: LanguageServers::new(lsp),
             jobs,
             strategies,
             masking,

@@ -1,4 +1,5 @@
-//! Running the tool calls of one assistant message: approvals, execution, spill, results.
+//! Running the tool calls of one assistant message: approvals, execution, spill, the language
+//! servers' diagnostics of what a call changed, results.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use serde_json::Value;
 
 use super::Engine;
 use super::approval_state::{Decision, Hooked};
+use super::language_servers;
 use super::planning::PlanPlace;
 use super::user_hooks::ToolGate;
 use crate::engine::images::ImageStore;
@@ -39,8 +41,9 @@ impl Engine {
     }
 
     /// The built-in tools, the step's own (`todo`, and `recall` for a successor or while old
-    /// tool output is masked), `task`, then the tools of every ready MCP server (a server that
-    /// became ready since the last request is offered from this one on), as the mode allows.
+    /// tool output is masked), `task`, the tools of every ready MCP server (a server that
+    /// became ready since the last request is offered from this one on), then `diagnostics`
+    /// while a language server's program is found, as the mode allows.
     pub(in crate::engine::session) fn tool_specs(&self) -> Vec<ToolSpec> {
         let mut specs = crate::engine::tools::specs();
         specs.extend(self.ledger.step_tool_specs(self.own_transcript()));
@@ -53,6 +56,7 @@ impl Engine {
         if let Some(mcp) = &self.run.mcp {
             specs.extend(mcp.tool_specs());
         }
+        specs.extend(self.run.lsp.tool_spec());
         let mut specs = self.planning.tools_for_mode(specs);
         if self.run.prompt.style.is_lean() {
             crate::engine::tools::lean_descriptions::compact(&mut specs);
@@ -258,7 +262,8 @@ impl Engine {
     }
 
     /// A call after its `PreToolUse` hooks: approved (or not), then it and its `PostToolUse`
-    /// hooks run between its two checkpoints.
+    /// hooks run between its two checkpoints, and the language servers say what the files it
+    /// changed hold now.
     async fn approved_call(
         &mut self,
         id: &str,
@@ -280,6 +285,7 @@ impl Engine {
                 // Only reached for an outside path (or a web page on a private address) when
                 // the user approved that very call.
                 let outside = outside || matches!(decision, Decision::AllowPrivate);
+                let watch = self.run.lsp.watch(name, input);
                 self.checkpoint_before_call(name).await;
                 let (ran, stopped_asking) = match self.execute(id, name, input, outside).await {
                     Some(out) if out.sandbox.is_some() => {
@@ -303,9 +309,27 @@ impl Engine {
                     None => (ToolOutput::error("interrupted by the user"), true),
                 };
                 // After the `PostToolUse` hooks: what they change (a formatter) is the call's,
-                // so an undo of the turn puts it back with the call, without a false conflict.
-                self.checkpoint_after_call().await;
-                done
+                // so an undo of the turn puts it back with the call, without a false conflict,
+                // and the servers see the file as the hooks left it.
+                let span = self.checkpoint_after_call().await;
+                let (mut out, mut stopped) = done;
+                // A write or edit that failed changed nothing.
+                let failed_write = out.is_error && names::writes_files(name);
+                if let Some(watch) = watch.filter(|_| !stopped && !failed_write) {
+                    // Told to the front end (and the transcript), appended to the result for
+                    // the model; the user may stop the turn meanwhile.
+                    let compare = self.run.lsp.after_call(watch, span);
+                    match self.abortable(compare).await {
+                        Some(report) => {
+                            let turn = self.turn_id();
+                            if let Some(ev) = language_servers::told(report, turn, id, &mut out) {
+                                self.emit_logged(ev);
+                            }
+                        }
+                        None => stopped = true,
+                    }
+                }
+                (out, stopped)
             }
             Decision::Deny(why) => (ToolOutput::error(why), false),
             Decision::Fail(out) => (out, false),
@@ -337,9 +361,13 @@ impl Engine {
             exit: out.exit.take().map(|e| *e),
             sandbox: out.sandbox.take().map(|s| *s),
         });
+        let content = match out.appendix.take() {
+            Some(more) => format!("{}\n\n{more}", out.content),
+            None => out.content,
+        };
         Block::ToolResult {
             tool_use_id: id.to_string(),
-            content: out.content,
+            content,
             is_error: out.is_error,
         }
     }
@@ -369,6 +397,10 @@ impl Engine {
                 self.abortable(recall::run_call(input, sources)).await?
             }
             _ if name == names::PRESENT_PLAN => self.present_plan(input),
+            _ if self.run.lsp.runs(name) => {
+                let ask = self.run.lsp.diagnostics(input);
+                self.abortable(ask).await?
+            }
             _ if name == names::BASH && crate::engine::jobs::is_background(input) => {
                 let (jobs, at) = (std::sync::Arc::clone(&self.run.jobs), ctx.clone());
                 let start = async move { jobs.run_start(input, &at).await };
@@ -423,7 +455,7 @@ impl Engine {
                 });
                 out
             }
-            Err(out) => out,
+            Err(out) => *out,
         }
     }
 }

@@ -8,6 +8,7 @@
 use super::Engine;
 use super::active_turn::ActiveTurn;
 use super::conversation::UserRequest;
+use super::language_servers::CallCheckpoints;
 use super::masked_history::HistoryAt;
 use super::tools_exec::tool_call_event;
 use super::user_hooks;
@@ -278,9 +279,12 @@ impl Engine {
             .await;
     }
 
-    /// After a call that took a checkpoint before it: its end state.
-    pub(in crate::engine::session) async fn checkpoint_after_call(&mut self) {
-        self.checkpoints.after_call(&mut self.ledger).await;
+    /// After a call that took a checkpoint before it: its end state; the call's two checkpoints
+    /// (with their store) when both were taken.
+    pub(in crate::engine::session) async fn checkpoint_after_call(
+        &mut self,
+    ) -> Option<CallCheckpoints> {
+        self.checkpoints.after_call(&mut self.ledger).await
     }
 
     /// `Op::Rewind`: back to before the message of step turn `turn` — the code (every turn from

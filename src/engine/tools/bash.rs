@@ -269,6 +269,7 @@ impl Finished {
             diff: None,
             exit: Some(Box::new(exit)),
             sandbox: None,
+            appendix: None,
             images: Vec::new(),
         }
     }
@@ -491,7 +492,7 @@ pub(crate) fn spawn(
         }
         // No provider keys; the command and its group die with the agent.
         super::lifeline::prepare(&mut cmd);
-        (cmd.spawn()?, containment)
+        (super::lifeline::spawn(cmd)?, containment)
     };
     if let Some(pgid) = child.id() {
         super::lifeline::watch(pgid);

@@ -7,9 +7,10 @@
 //! Two parts, both set up by [`prepare`] and [`watch`] around the spawn of a command (which runs
 //! as the leader of its own process group):
 //! - **`PR_SET_PDEATHSIG` (Linux)**: set in the child before `exec`, so the kernel sends the shell
-//!   `SIGKILL` the moment the agent's spawning thread ends. Tools are spawned from the async
-//!   runtime's worker threads, which live as long as the process; a tool process must never be
-//!   spawned from a thread that may end earlier (`spawn_blocking`), or it would be killed then.
+//!   `SIGKILL` the moment the thread that started it ends. The runtime's threads come and go (a
+//!   worker that runs `block_in_place` hands its place to a new thread and ends when idle; the
+//!   blocking pool's threads end when idle), so [`spawn`] starts every guarded process from one
+//!   thread of its own that lives as long as flower-tui.
 //! - **A watcher per command group**: a tiny `bash` outside the group, whose stdin is the read
 //!   end of the agent's *lifeline* pipe. Only the agent holds the write end (close-on-exec), so
 //!   the read end reports end-of-file exactly when the agent process is gone, however it went; the
@@ -24,7 +25,7 @@ use std::io::{self, PipeReader, PipeWriter};
 use std::process::Stdio;
 use std::sync::OnceLock;
 
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 
 use crate::engine::secrets::PROVIDER_KEY_VARS;
 
@@ -82,6 +83,49 @@ pub(crate) fn prepare(cmd: &mut Command) {
             });
         }
     }
+}
+
+/// Start `cmd` (set up by [`prepare`]) from the spawner thread, which never ends, so the death
+/// signal comes with flower-tui's end and not with the end of whichever runtime thread asked.
+/// In the caller's runtime (the child's pipes and its reaping are the runtime's); outside one, from
+/// the caller's thread.
+pub(crate) fn spawn(mut cmd: Command) -> io::Result<Child> {
+    let (Ok(handle), Some(spawner)) = (tokio::runtime::Handle::try_current(), spawner()) else {
+        return cmd.spawn();
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let job: Job = Box::new(move || {
+        let _runtime = handle.enter();
+        let _ = tx.send(cmd.spawn());
+    });
+    spawner
+        .send(job)
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?;
+    rx.recv()
+        .unwrap_or_else(|_| Err(io::Error::other("the spawner thread is gone")))
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The spawner thread's queue, started once; None if no thread could be started.
+fn spawner() -> Option<&'static std::sync::mpsc::Sender<Job>> {
+    static SPAWNER: OnceLock<Option<std::sync::mpsc::Sender<Job>>> = OnceLock::new();
+    SPAWNER
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("flower-spawner".into())
+                .spawn(move || {
+                    for job in rx {
+                        // A job that panics answers nobody (its caller sees the channel
+                        // closed); the thread stays for the next.
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    }
+                })
+                .ok()?;
+            Some(tx)
+        })
+        .as_ref()
 }
 
 /// Start the watcher of the process group `pgid` (the command's pid). Best effort: without
@@ -156,6 +200,42 @@ mod tests {
                 .next()
                 .is_some_and(|rest| rest.trim_start().starts_with('Z')),
         }
+    }
+
+    /// A process started through [`spawn`] from a thread that then ends lives on; one started
+    /// by that thread itself dies with it (the death signal follows the thread).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_process_outlives_the_thread_that_asked_for_it() {
+        let start = |through_spawner: bool| {
+            let handle = tokio::runtime::Handle::current();
+            std::thread::spawn(move || {
+                let _runtime = handle.enter();
+                let mut cmd = Command::new("sleep");
+                cmd.arg("30").process_group(0).kill_on_drop(true);
+                prepare(&mut cmd);
+                if through_spawner {
+                    spawn(cmd).unwrap()
+                } else {
+                    cmd.spawn().unwrap()
+                }
+            })
+            .join()
+            .unwrap()
+        };
+        let mut kept = start(true);
+        let mut lost = start(false);
+        let (kept_pid, lost_pid) = (kept.id().unwrap(), lost.id().unwrap());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone(lost_pid) {
+            assert!(Instant::now() < deadline, "the death signal did not come");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            !gone(kept_pid),
+            "the spawner's process died with the asking thread"
+        );
+        kept.kill().await.unwrap();
+        let _ = lost.wait().await;
     }
 
     #[tokio::test]

@@ -117,6 +117,9 @@ pub struct ToolOutput {
     /// `bash`: the sandbox stopped (or may have stopped) the command; the content ends with
     /// the same note.
     pub sandbox: Option<Box<sandbox::SandboxStopped>>,
+    /// Text the model gets after `content` that the front ends get through an event of its own
+    /// (the language servers' diagnostics of the files the call changed).
+    pub appendix: Option<Box<str>>,
     /// Images the model is shown with the result (`read_file` of an image), stored already.
     pub images: Vec<ImageRef>,
 }
@@ -207,6 +210,7 @@ impl ToolOutput {
             diff: None,
             exit: None,
             sandbox: None,
+            appendix: None,
             images: Vec::new(),
         }
     }
@@ -220,6 +224,7 @@ impl ToolOutput {
             diff: None,
             exit: None,
             sandbox: None,
+            appendix: None,
             images: Vec::new(),
         }
     }

@@ -32,13 +32,15 @@ pub const TASK: &str = "task";
 pub const SKILL: &str = "skill";
 /// Presents the plan written in plan mode (the plan-mode tool).
 pub const PRESENT_PLAN: &str = "present_plan";
+/// What the language servers report for a file (offered while they are on).
+pub const DIAGNOSTICS: &str = "diagnostics";
 /// Fetches a web page as Markdown (runs in the engine, asked for per host).
 pub const WEB_FETCH: &str = "web_fetch";
 
 /// The tools plan mode offers, whatever they read: none of them changes the workspace. `bash` is
 /// not among them: plan mode offers it only where the read-only sandbox confines it. Every other
 /// tool (the file writers, subagents, MCP servers' tools) is left out.
-pub const CHANGE_NOTHING: [&str; 11] = [
+pub const CHANGE_NOTHING: [&str; 12] = [
     READ_FILE,
     JOB_OUTPUT,
     JOB_STOP,
@@ -50,6 +52,7 @@ pub const CHANGE_NOTHING: [&str; 11] = [
     RECALL,
     SKILL,
     PRESENT_PLAN,
+    DIAGNOSTICS,
 ];
 
 /// The built-in tools, in the order [`super::specs`] lists them.

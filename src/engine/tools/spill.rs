@@ -78,6 +78,7 @@ impl Spiller {
             diff: out.diff,
             exit: out.exit,
             sandbox: out.sandbox,
+            appendix: out.appendix,
             images: out.images,
         }
     }

@@ -67,6 +67,8 @@ pub enum Cell {
     },
     /// A hook that ran: its event, command, how it ended, the start of its output.
     Hook(Box<crate::engine::hooks::HookNote>),
+    /// What the language servers said about the files a tool call changed (under its cell).
+    Diagnostics(Box<crate::engine::lsp::ChangeReport>),
     /// A permission question; `answer` once the user answered (`allowed once`, `denied`, ...).
     /// `always`: "always" is offered for it (its key is named only then).
     Approval {
@@ -190,6 +192,7 @@ impl Cell {
                 answer,
             } => super::mcp_cell::hooks_question_lines(path, hooks, answer.as_deref(), w, t),
             Cell::Hook(note) => super::hook_cell::hook_lines(note, w, t),
+            Cell::Diagnostics(report) => super::diagnostics_cell::diagnostics_lines(report, w, t),
             Cell::Approval {
                 name,
                 summary,

@@ -448,3 +448,41 @@ fn a_streaming_message_shows_what_its_whole_text_renders() {
     assert!(rows(&mut chat, 40, 30).contains(&"Done, and the tests pass.".to_string()));
     assert!(!Cell::User { text: "x".into() }.push_delta("y"));
 }
+
+#[test]
+fn diagnostics_under_a_tool_cell_snapshot() {
+    use crate::engine::lsp::{ChangeReport, Finding, Severity};
+    let finding = |line, severity, message: &str| Finding {
+        path: "calc.py".into(),
+        line,
+        col: 12,
+        severity,
+        message: message.into(),
+        source: Some("pyflakes".into()),
+    };
+    let mut chat = Chat::new();
+    chat.push(Cell::Tool {
+        id: "e1".into(),
+        name: "edit_file".into(),
+        summary: "edit_file: calc.py".into(),
+        status: ToolStatus::Succeeded("edited calc.py".into()),
+        expanded: false,
+        diff: None,
+        exit: None,
+    });
+    chat.push(Cell::Diagnostics(Box::new(ChangeReport {
+        checked: vec!["calc.py".into()],
+        new: vec![
+            finding(2, Severity::Error, "undefined name 'bonus'"),
+            finding(1, Severity::Warning, "'os' imported but unused"),
+        ],
+        gone: vec![finding(7, Severity::Error, "undefined name 'bonsu'")],
+        kept_errors: 1,
+        notes: vec!["`typescript` is still starting: no diagnostics for app.ts yet".into()],
+        ..Default::default()
+    })));
+    insta::assert_snapshot!(
+        "diagnostics_60x10",
+        terminal(&mut chat, 60, 10, &theme()).backend()
+    );
+}

@@ -5,6 +5,7 @@
 pub(crate) mod agent_cell;
 pub(crate) mod cell;
 pub(crate) mod chat;
+pub(crate) mod diagnostics_cell;
 pub(crate) mod diff_view;
 pub(crate) mod editor_view;
 pub(crate) mod gauge;

@@ -10,6 +10,7 @@ mod tui;
 
 use std::path::{Path, PathBuf};
 
+use flower_tui::engine::lsp::spec;
 use flower_tui::engine::tools::sandbox::Support;
 use serde_json::{Value, json};
 
@@ -89,6 +90,14 @@ async fn headless_plan_mode_offers_read_only_tools_refuses_writes_and_ends_in_a_
     ];
     if Support::current().confines_writes() {
         expected.insert(1, "bash");
+    }
+    // `diagnostics` reads what language servers say; offered where one is found on PATH.
+    let path = std::env::var("PATH").ok();
+    if spec::builtins()
+        .iter()
+        .any(|s| spec::find_program(s.program(), path.as_deref()).is_some())
+    {
+        expected.push("diagnostics");
     }
     expected.push("present_plan");
     assert_eq!(tools, expected, "{tools:?}");

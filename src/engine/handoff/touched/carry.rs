@@ -11,6 +11,10 @@ use super::LineCounts;
 const MAX_NOTES: usize = 10;
 const NOTE_CHARS: usize = 200;
 
+/// Heads the errors still open at a cut (written last by [`super::render`]); what follows it is
+/// not carried.
+pub(super) const OPEN_ERRORS_HEAD: &str = "Errors still open at the cut";
+
 /// The categories a path is carried under, most telling first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Category {
@@ -78,6 +82,8 @@ enum Part {
     /// The background jobs at that handoff: live state, not carried.
     Jobs,
     Earlier,
+    /// The errors open at the previous cut: not carried (they are stale now).
+    OpenErrors,
 }
 
 impl Earlier {
@@ -133,6 +139,8 @@ impl Earlier {
             } else if let Some(rest) = line.strip_prefix("Last test or build:") {
                 check = Some(rest.trim().to_string());
                 part = Part::Head;
+            } else if line.starts_with(OPEN_ERRORS_HEAD) {
+                part = Part::OpenErrors;
             } else if let Some(rest) = line.strip_prefix("Earlier generation") {
                 earlier_range = range(rest);
                 part = Part::Earlier;
@@ -146,6 +154,7 @@ impl Earlier {
                         }
                     }
                     Part::Head => out.note(line),
+                    Part::OpenErrors => {}
                 }
             } else {
                 out.note(line);

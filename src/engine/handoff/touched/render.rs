@@ -1,11 +1,13 @@
 //! The section as Markdown: a line saying where it comes from, this generation's files and
-//! commands, the last test or build, and earlier generations in brief. Every list is capped and
-//! the whole is cut at [`MAX_CHARS`]; the same facts always give the same text.
+//! commands, the last test or build, earlier generations in brief, and the errors still open.
+//! Every list is capped and the whole is cut at [`MAX_CHARS`] (the open errors are kept: what
+//! comes before them is cut first); the same facts always give the same text.
 
 use std::fmt::Write as _;
 
-use super::carry::{Category, Earlier, Item};
+use super::carry::{Category, Earlier, Item, OPEN_ERRORS_HEAD};
 use super::{CommandRuns, Fate, FileFacts, LineCounts, Touched};
+use crate::engine::lsp::OpenProblems;
 
 /// The section never exceeds this many characters.
 pub const MAX_CHARS: usize = 6_000;
@@ -46,7 +48,53 @@ pub(super) fn section(t: &Touched) -> String {
         out.push('\n');
     }
     earlier(&mut out, &t.earlier);
-    cap(out)
+    let open = t.open.as_ref().map(open_errors).unwrap_or_default();
+    let mut text = cap(out, MAX_CHARS.saturating_sub(open.chars().count()));
+    text.push_str(&open);
+    text
+}
+
+/// Open errors listed at most.
+const MAX_OPEN_ERRORS: usize = 15;
+
+/// `Errors still open at the cut (language servers, 2 in 1 file):` and one line each.
+fn open_errors(open: &OpenProblems) -> String {
+    let errors = &open.found;
+    if errors.is_empty() {
+        return format!(
+            "{OPEN_ERRORS_HEAD}: none (language servers checked {}).\n",
+            open.files
+                .iter()
+                .take(MAX_OPEN_ERRORS)
+                .map(|f| code(f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let files: std::collections::BTreeSet<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+    let mut out = format!(
+        "{OPEN_ERRORS_HEAD} (language servers, {} in {} file{}):\n",
+        errors.len(),
+        files.len(),
+        if files.len() == 1 { "" } else { "s" }
+    );
+    for e in errors.iter().take(MAX_OPEN_ERRORS) {
+        let source = e
+            .source
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "- {} {}{source}",
+            code(&format!("{}:{}:{}", e.path, e.line, e.col)),
+            e.message
+        );
+    }
+    if errors.len() > MAX_OPEN_ERRORS {
+        let _ = writeln!(out, "- … and {} more", errors.len() - MAX_OPEN_ERRORS);
+    }
+    out
 }
 
 /// Images shown to the model: each by the path it came from and its stored copy, which
@@ -259,13 +307,13 @@ fn counts_text(c: LineCounts) -> String {
     }
 }
 
-/// The text cut at a line end within [`MAX_CHARS`], with a note when it was cut.
-fn cap(text: String) -> String {
-    if text.chars().count() <= MAX_CHARS {
+/// The text cut at a line end within `max` characters, with a note when it was cut.
+fn cap(text: String, max: usize) -> String {
+    if text.chars().count() <= max {
         return text;
     }
     let note = "- … (the rest is cut: this section keeps to 6,000 characters)\n";
-    let budget = MAX_CHARS - note.chars().count();
+    let budget = max.saturating_sub(note.chars().count());
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
         if out.chars().count() + line.chars().count() > budget {

@@ -87,6 +87,7 @@ fn log<'a>(
         generation: 2,
         workspace: Some(Path::new("/ws")),
         previous,
+        open_problems: None,
     }
 }
 
@@ -486,5 +487,66 @@ fn the_whole_section_is_cut_at_its_cap() {
     assert!(
         text.lines()
             .all(|l| l.starts_with("- `") || !l.starts_with("- ") || l.starts_with("- …"))
+    );
+}
+
+#[test]
+fn the_section_ends_with_the_errors_still_open_in_its_files_and_does_not_carry_them() {
+    use crate::engine::lsp::{Finding, OpenProblems, Severity};
+    let mut s = Script::new("fix the calculator");
+    s.ok(
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "a", "new_string": "b"}),
+        "ok",
+    );
+    let finding = |path: &str, severity| Finding {
+        path: path.into(),
+        line: 2,
+        col: 22,
+        severity,
+        message: "undefined name 'bonus'".into(),
+        source: Some("pyflakes".into()),
+    };
+    let open = OpenProblems {
+        files: vec!["calc.py".into(), "other.py".into()],
+        // A warning and a file this generation did not touch are left out.
+        found: vec![
+            finding("calc.py", Severity::Error),
+            finding("calc.py", Severity::Warning),
+            finding("other.py", Severity::Error),
+        ],
+    };
+    let counts = HashMap::new();
+    let section = section(ToolLog {
+        open_problems: Some(&open),
+        ..log(&s.messages, &counts, None)
+    });
+    assert!(
+        section.ends_with(
+            "Errors still open at the cut (language servers, 1 in 1 file):\n\
+             - `calc.py:2:22` undefined name 'bonus' (pyflakes)\n"
+        ),
+        "{section}"
+    );
+    // The next generation does not carry them (nor take them for the user's notes).
+    let next = Touched::from_log(ToolLog {
+        generation: 3,
+        ..log(&[], &counts, Some(&section))
+    });
+    assert!(next.earlier.notes.is_empty(), "{:?}", next.earlier.notes);
+    // Checked and clean: said in a line.
+    let clean = OpenProblems {
+        files: vec!["calc.py".into()],
+        found: Vec::new(),
+    };
+    let section = super::section(ToolLog {
+        open_problems: Some(&clean),
+        ..log(&s.messages, &counts, None)
+    });
+    assert!(
+        section.ends_with(
+            "Errors still open at the cut: none (language servers checked `calc.py`).\n"
+        ),
+        "{section}"
     );
 }

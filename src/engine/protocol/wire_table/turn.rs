@@ -127,6 +127,26 @@ pub(super) fn entries(t: Thresholds) -> Vec<(Event, &'static str)> {
             r#"{"type":"tool_result","turn":3,"id":"t1","name":"bash","output":"a\n","is_error":false,"spilled":"/w/.flower/spill/s-1.txt","diff":null,"exit":{"ended":"exited","code":0,"signal":null,"timed_out":false,"interrupted":false,"elapsed_ms":1250,"summary":"exit code 0"},"sandbox":null}"#,
         ),
         (
+            Event::Diagnostics {
+                turn: Some(TurnId(3)),
+                id: "t1".into(),
+                report: crate::engine::lsp::ChangeReport {
+                    checked: vec!["a.py".into()],
+                    new: vec![crate::engine::lsp::Finding {
+                        path: "a.py".into(),
+                        line: 3,
+                        col: 1,
+                        severity: crate::engine::lsp::Severity::Error,
+                        message: "undefined name 'x'".into(),
+                        source: Some("pyflakes".into()),
+                    }],
+                    kept_errors: 1,
+                    ..Default::default()
+                },
+            },
+            r#"{"type":"diagnostics","turn":3,"id":"t1","report":{"checked":["a.py"],"new":[{"path":"a.py","line":3,"col":1,"severity":"error","message":"undefined name 'x'","source":"pyflakes"}],"more_errors":0,"more_warnings":0,"gone":[],"more_gone":0,"kept_errors":1,"first_look":[],"notes":[]}}"#,
+        ),
+        (
             Event::ToolOutputDelta {
                 id: "t1".into(),
                 text: "Compiling foo\n".into(),

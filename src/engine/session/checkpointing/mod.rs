@@ -225,20 +225,19 @@ impl Checkpointing {
         ledger.save();
     }
 
-    /// After a call that took a checkpoint before it: its end state.
-    pub(super) async fn after_call(&mut self, ledger: &mut StepLedger) {
-        let open = ledger
+    /// After a call that took a checkpoint before it: its end state; the call's two checkpoints,
+    /// with their store, when both were taken.
+    pub(super) async fn after_call(
+        &mut self,
+        ledger: &mut StepLedger,
+    ) -> Option<(Checkpoints, SnapshotId, SnapshotId)> {
+        let (number, before) = ledger
             .rec()
             .and_then(|r| r.history.undo.pending.as_ref())
-            .filter(|p| p.calls.last().is_some_and(|c| c.after.is_none()))
-            .map(|p| p.turn);
-        let Some(number) = open else { return };
-        let Some(snap) = self
+            .and_then(|p| Some((p.turn, p.calls.last().filter(|c| c.after.is_none())?.before)))?;
+        let snap = self
             .take(ledger, format!("turn {number} after a call"))
-            .await
-        else {
-            return;
-        };
+            .await?;
         ledger.record(|r| {
             if let Some(call) = r
                 .history
@@ -250,6 +249,7 @@ impl Checkpointing {
                 call.after = Some(snap.id);
             }
         });
+        Some((self.store(ledger)?, before, snap.id))
     }
 
     /// At the end of a turn that took checkpoints: its end state; the turn goes onto the undo

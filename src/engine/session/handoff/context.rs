@@ -1,12 +1,14 @@
 //! The narrow context a handoff works through ([`HandoffCx`]): the parts it works on (its own
 //! state, the conversation, the step's ledger, the running turn), what the run was started with,
-//! the event sink, the provider and the main thread's requests, the gates of the user's hooks,
-//! the step's memory, the op queue it waits on, and the start of the successor session. The
-//! engine lends itself as this context; the unit reaches nothing else of it.
+//! the language servers' open problems, the event sink, the provider and the main thread's
+//! requests, the gates of the user's hooks, the step's memory, the op queue it waits on, and the
+//! start of the successor session. The engine lends itself as this context; the unit reaches
+//! nothing else of it.
 
 use crate::engine::context::strategy::StrategyKind;
 use crate::engine::error::Error;
 use crate::engine::hooks::{HookBatch, HookInput, Outcome as HookOutcome};
+use crate::engine::lsp::OpenProblems;
 use crate::engine::policy::FrontEnd;
 use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
 use crate::engine::session::conversation::Conversation;
@@ -50,6 +52,8 @@ pub(in crate::engine::session) trait HandoffCx {
     fn params(&self) -> HandoffParams;
     /// Who drives the engine (whether it reviews, whether it can ask).
     fn front_end(&self) -> FrontEnd;
+    /// The problems the language servers see now in the files they have open (None: off).
+    fn open_problems(&self) -> Option<OpenProblems>;
 
     // The event sink.
 

@@ -13,6 +13,7 @@ use crate::engine::context::strategy::{Pressure, StrategyKind};
 use crate::engine::error::Error;
 use crate::engine::hooks::{EndReason, HookBatch, HookInput, Outcome as HookOutcome};
 use crate::engine::ledger::Cut;
+use crate::engine::lsp::OpenProblems;
 use crate::engine::policy::FrontEnd;
 use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
 use crate::engine::session::conversation::Conversation;
@@ -54,6 +55,10 @@ impl HandoffCx for Engine {
 
     fn front_end(&self) -> FrontEnd {
         self.run.front_end
+    }
+
+    fn open_problems(&self) -> Option<OpenProblems> {
+        self.run.lsp.open_problems()
     }
 
     fn emit(&mut self, ev: Event) {

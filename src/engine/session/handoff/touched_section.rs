@@ -1,8 +1,8 @@
 //! The `## Touched` section of a handoff document: every document (written, rescued or degraded)
 //! gets it when it is frozen, built from the current session's tool log and the section of the
-//! document this generation was briefed with (as the user left it). The line counts of edits and
-//! writes are kept per call as their results are delivered (the model's result text does not
-//! carry them).
+//! document this generation was briefed with (as the user left it), ending with the errors the
+//! language servers still see in the generation's files. The line counts of edits and writes are
+//! kept per call as their results are delivered (the model's result text does not carry them).
 
 use std::collections::HashMap;
 
@@ -49,6 +49,7 @@ impl CallCounts {
 /// that heading is replaced: the section is the log's, not the model's memory).
 pub(super) fn with_touched(cx: &mut impl HandoffCx, doc: &HandoffDoc) -> HandoffDoc {
     let workspace = cx.places().workspace.clone();
+    let open_problems = cx.open_problems();
     let conv = cx.conv();
     let empty = HashMap::new();
     let counts = if conv.call_counts.session == conv.id {
@@ -67,6 +68,7 @@ pub(super) fn with_touched(cx: &mut impl HandoffCx, doc: &HandoffDoc) -> Handoff
         generation: conv.generation,
         workspace: Some(&workspace),
         previous,
+        open_problems: open_problems.as_ref(),
     });
     let jobs = touched::jobs_lines(&cx.jobs());
     HandoffDoc {

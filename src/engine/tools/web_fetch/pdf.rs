@@ -122,8 +122,7 @@ async fn extract(body: Vec<u8>, reader: &PdfReader) -> Result<Vec<u8>, String> {
         .kill_on_drop(true);
     lifeline::prepare(&mut cmd);
     limit_memory(&mut cmd, reader.memory);
-    let mut child = cmd
-        .spawn()
+    let mut child = lifeline::spawn(cmd)
         .map_err(|e| format!("the PDF reader ({}) did not start: {e}", program.display()))?;
     let mut killer = GroupKiller::new(&child);
     if let Some(id) = child.id() {
