@@ -5,19 +5,16 @@
 
 use serde_json::json;
 
-use super::{Home, drive, entries, reply_text, u, updates};
+use super::{drive, entries, reply_text, set_up, u, updates};
 use crate::support::check::each_str;
-use crate::support::fake::{FakeServer, anthropic as a};
-use crate::support::pty::runtime;
+use crate::support::fake::anthropic as a;
 
 /// A five-section handoff document, as a model writes it.
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
 #[test]
 fn the_handoff_is_shown_reviewed_in_the_editor_and_read_back_as_saved() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
     server.push_writing(a::text(DOC, u(31_500)));
     server.push(a::text(

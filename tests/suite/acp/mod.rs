@@ -25,6 +25,7 @@ use tempfile::TempDir;
 use crate::support::fake::{FakeServer, U};
 use crate::support::harness::KEY;
 use crate::support::mcp_setup::pip_install;
+use crate::support::pty::runtime;
 
 /// The client's PyPI requirement.
 pub(crate) const PYTHON_ACP: &str = "agent-client-protocol==0.12.1";
@@ -213,6 +214,14 @@ pub(crate) fn reply_text(report: &Value) -> String {
         .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
         .filter_map(|u| u["content"]["text"].as_str())
         .collect()
+}
+
+/// What every client run starts from: a runtime, the loopback fake model on it, and a fresh home.
+/// Keep the runtime bound (`_rt`, not `_`) for the whole test: the fake model runs on it.
+pub(crate) fn set_up() -> (tokio::runtime::Runtime, FakeServer, Home) {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    (rt, server, Home::new())
 }
 
 /// Usage numbers for a scripted reply.

@@ -5,9 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Home, drive, entries, u, updates};
-use crate::support::fake::{FakeServer, anthropic as a};
-use crate::support::pty::runtime;
+use super::{drive, entries, set_up, u, updates};
+use crate::support::fake::anthropic as a;
 
 /// The terminal ops the editor saw, in order, as `op id`.
 fn ops(report: &Value) -> Vec<String> {
@@ -25,9 +24,7 @@ fn ops(report: &Value) -> Vec<String> {
 
 #[test]
 fn with_the_sandbox_off_commands_run_in_the_editors_terminal() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::tool_use(
         "b1",
         "bash",
@@ -148,9 +145,7 @@ fn with_the_sandbox_off_commands_run_in_the_editors_terminal() {
 
 #[test]
 fn with_the_sandbox_on_commands_stay_in_the_sandbox() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::tool_use(
         "b1",
         "bash",
