@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
-use serde_json::Value;
 
+use crate::support::fake::body::last_user_text;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, Running, exit_reason, start};
 
@@ -18,26 +18,6 @@ async fn shell(r: &mut Running, command: &str) -> TurnId {
     })
     .await;
     turn
-}
-
-/// Every text block of the last user message of a request, joined.
-fn last_user_blocks(body: &Value) -> String {
-    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = msgs
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .cloned()
-        .unwrap_or_default();
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 #[tokio::test]
@@ -68,7 +48,7 @@ async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_m
     assert_eq!(exit_reason(&ev), Some(ExitReason::Completed), "{ev:#?}");
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 1);
-    let sent = last_user_blocks(&reqs[0]);
+    let sent = last_user_text(&reqs[0]);
     assert!(sent.starts_with("what did the file say?"), "{sent}");
     assert!(
         sent.contains("<bash-input>cat notes.txt; echo shell-said-$((6*7))</bash-input>"),
@@ -79,7 +59,7 @@ async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_m
     h.server.push(a::text("ok", U::new(1_100, 20)));
     r.turn("and now?").await;
     let reqs = h.server.requests();
-    assert!(!last_user_blocks(&reqs[1]).contains("shell-said"));
+    assert!(!last_user_text(&reqs[1]).contains("shell-said"));
     r.shutdown().await;
 }
 
@@ -110,7 +90,7 @@ async fn a_shell_command_that_never_ends_is_stopped_by_an_abort() {
     assert!(h.server.requests().is_empty());
     // The partial output still goes with the next message, said to be stopped.
     r.turn("go on").await;
-    let sent = last_user_blocks(&h.server.requests()[0]);
+    let sent = last_user_text(&h.server.requests()[0]);
     assert!(
         sent.contains("stopped by them") && sent.contains("started"),
         "{sent}"
