@@ -11,6 +11,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
+use crate::support::check::strs_of;
 use crate::support::fake::{FakeServer, U, anthropic as a};
 
 /// A home (`HOME`, the config and data folders) and a workspace beside it.
@@ -52,19 +53,11 @@ impl Setup {
 }
 
 fn notices(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "notice")
-        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
-        .collect()
+    strs_of(events, "notice", "message")
 }
 
 fn results(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "tool_result")
-        .map(|e| e["output"].as_str().unwrap_or_default().to_string())
-        .collect()
+    strs_of(events, "tool_result", "output")
 }
 
 #[tokio::test]
