@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{drive, entries, reply_text, set_up, u, updates};
+use super::{drive, entries, handoff_flags, reply_text, script_crossing, set_up, u, updates};
 use crate::support::check::each_str;
 use crate::support::fake::anthropic as a;
 
@@ -15,8 +15,7 @@ const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the o
 #[test]
 fn the_handoff_is_shown_reviewed_in_the_editor_and_read_back_as_saved() {
     let (_rt, server, home) = set_up();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    server.push_writing(a::text(DOC, u(31_500)));
+    script_crossing(&server, DOC);
     server.push(a::text(
         "Successor here: running the parser tests.",
         u(5_000),
@@ -29,17 +28,7 @@ fn the_handoff_is_shown_reviewed_in_the_editor_and_read_back_as_saved() {
             "prompts": [{"text": "refactor the parser"}],
             "review": [{"answer": "wait", "append": line}, {"answer": "continue"}],
         }),
-        &[
-            "--yes",
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-        ],
+        &handoff_flags("60"),
     );
     assert_eq!(report["results"][0]["stop_reason"], "end_turn", "{report}");
     let id = report["session_id"].as_str().unwrap();

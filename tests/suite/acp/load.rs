@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{drive, reply_text, set_up, u, updates};
+use super::{drive, handoff_flags, reply_text, script_crossing, set_up, u, updates};
 use crate::support::fake::anthropic as a;
 
 #[test]
@@ -76,20 +76,9 @@ const DOC: &str = "## Doing\nCounting sheep.\n\n## Decided\n- Count in sevens.\n
 #[test]
 fn a_load_replays_every_generation_with_the_handoff_between_them() {
     let (_rt, server, home) = set_up();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    server.push_writing(a::text(DOC, u(31_500)));
+    script_crossing(&server, DOC);
     server.push(a::text("Generation two counting on.", u(5_000)));
-    let args = [
-        "--yes",
-        "--handoff-mode",
-        "blocking",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "0",
-    ];
+    let args = handoff_flags("0");
     let first = drive(
         &home,
         &server,
