@@ -20,6 +20,15 @@ async fn shell(r: &mut Running, command: &str) -> TurnId {
     turn
 }
 
+/// A fresh session whose model will answer the next message with `answer`, and the turn of the
+/// shell `command` it was sent first.
+async fn shell_first(h: &Harness, answer: &str, command: &str) -> (Running, TurnId) {
+    h.server.push(a::text(answer, U::new(1_000, 20)));
+    let mut r = start(h.params(200_000, 50_000));
+    let turn = shell(&mut r, command).await;
+    (r, turn)
+}
+
 #[tokio::test]
 async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_message() {
     let h = Harness::new().await;
@@ -66,9 +75,7 @@ async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_m
 #[tokio::test]
 async fn a_shell_command_that_never_ends_is_stopped_by_an_abort() {
     let h = Harness::new().await;
-    h.server.push(a::text("noted", U::new(1_000, 20)));
-    let mut r = start(h.params(200_000, 50_000));
-    let turn = shell(&mut r, "echo started; sleep 600; echo never").await;
+    let (mut r, turn) = shell_first(&h, "noted", "echo started; sleep 600; echo never").await;
     r.until(|e| matches!(e, Event::ToolOutputDelta { .. }))
         .await;
     r.send(Op::Abort { turn }).await;
@@ -101,9 +108,8 @@ async fn a_shell_command_that_never_ends_is_stopped_by_an_abort() {
 #[tokio::test]
 async fn a_ten_megabyte_output_is_spilled_not_sent_whole() {
     let h = Harness::new().await;
-    h.server.push(a::text("big", U::new(1_000, 20)));
-    let mut r = start(h.params(200_000, 50_000));
-    let turn = shell(&mut r, "head -c 10000000 /dev/zero | tr '\\0' x; echo").await;
+    let (mut r, turn) =
+        shell_first(&h, "big", "head -c 10000000 /dev/zero | tr '\\0' x; echo").await;
     let ev = r.until_end(turn).await;
     assert_eq!(exit_reason(&ev), Some(ExitReason::Completed));
     let (output, spilled) = ev
