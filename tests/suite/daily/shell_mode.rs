@@ -6,17 +6,15 @@ use std::time::Duration;
 
 use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
 
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
 use crate::support::fake::body::last_user_text;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, Running, exit_reason, start};
 
 async fn shell(r: &mut Running, command: &str) -> TurnId {
     let turn = r.new_turn();
-    r.send(Op::Shell {
-        turn,
-        command: command.into(),
-    })
-    .await;
+    let command = command.to_string();
+    r.send(Op::Shell { turn, command }).await;
     turn
 }
 
@@ -43,7 +41,7 @@ async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_m
         _ => None,
     });
     let output = output.unwrap_or_else(|| panic!("no bash result: {ev:#?}"));
-    assert!(output.contains("alpha\nbeta\nshell-said-42"), "{output}");
+    assert_contains(&output, "alpha\nbeta\nshell-said-42");
     assert_eq!(exit_reason(&ev), Some(ExitReason::Completed));
     assert!(
         !ev.iter()
@@ -58,17 +56,17 @@ async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_m
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 1);
     let sent = last_user_text(&reqs[0]);
-    assert!(sent.starts_with("what did the file say?"), "{sent}");
-    assert!(
-        sent.contains("<bash-input>cat notes.txt; echo shell-said-$((6*7))</bash-input>"),
-        "{sent}"
+    assert_starts_with(&sent, "what did the file say?");
+    assert_contains(
+        &sent,
+        "<bash-input>cat notes.txt; echo shell-said-$((6*7))</bash-input>",
     );
-    assert!(sent.contains("shell-said-42"), "{sent}");
+    assert_contains(&sent, "shell-said-42");
     // Once only: the message after does not repeat it.
     h.server.push(a::text("ok", U::new(1_100, 20)));
     r.turn("and now?").await;
     let reqs = h.server.requests();
-    assert!(!last_user_text(&reqs[1]).contains("shell-said"));
+    assert_lacks(&last_user_text(&reqs[1]), "shell-said");
     r.shutdown().await;
 }
 
@@ -90,18 +88,15 @@ async fn a_shell_command_that_never_ends_is_stopped_by_an_abort() {
             _ => None,
         })
         .unwrap_or_default();
-    assert!(
-        output.contains("started") && !output.contains("never"),
-        "{output}"
-    );
+    assert_contains(&output, "started");
+    assert_lacks(&output, "never");
     assert!(h.server.requests().is_empty());
     // The partial output still goes with the next message, said to be stopped.
     r.turn("go on").await;
     let sent = last_user_text(&h.server.requests()[0]);
-    assert!(
-        sent.contains("stopped by them") && sent.contains("started"),
-        "{sent}"
-    );
+    for said in ["stopped by them", "started"] {
+        assert_contains(&sent, said);
+    }
     r.shutdown().await;
 }
 
