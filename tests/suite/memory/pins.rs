@@ -241,16 +241,7 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let root = r.run_root.clone();
     pin(&mut r, "pinned before the cut").await;
     r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        path: Some(path), ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
-    let path = path.clone();
+    let (_, path) = r.frozen_for_review().await;
     r.shutdown().await;
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
@@ -263,13 +254,8 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let mut p = h.resumed(40_000, 10_000, &root);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen { handoff, .. })) = ev.last() else {
-        panic!()
-    };
-    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    let (handoff, _) = r.frozen_for_review().await;
+    r.send(Op::ReviewDone { handoff }).await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;
