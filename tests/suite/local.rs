@@ -75,7 +75,7 @@ async fn the_window_comes_from_props_and_a_given_window_wins() {
         "\nwarn_at: 4096\n",
         "\nprompt: lean",
     ] {
-        assert!(err.contains(want), "{want:?} missing: {err}");
+        assert_contains(&err, want);
     }
     assert!(
         server

@@ -9,6 +9,7 @@ use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
 use flower_tui::engine::tools::web_fetch::WebAccess;
 
 use super::page_server::{Page, PageServer};
+use crate::support::check::assert_contains;
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, exit_reason, start};
 
@@ -65,7 +66,7 @@ async fn an_allowed_local_page_comes_back_as_markdown_without_its_scripts() {
         "small",
         "| flag | meaning |",
     ] {
-        assert!(md.contains(kept), "{kept} missing in {md}");
+        assert_contains(&md, kept);
     }
     assert!(
         md.lines()
