@@ -5,13 +5,13 @@
 //! approve a private address for one call, and "always" is not offered for it.
 
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
-use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
+use flower_tui::engine::protocol::{AllowOffer, Approval, Event, ExitReason, Op};
 use flower_tui::engine::tools::web_fetch::WebAccess;
 
 use super::page_server::{Page, PageServer};
 use crate::support::check::assert_contains;
 use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, exit_reason, start};
+use crate::support::harness::{Harness, Running, exit_reason, start};
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Widget docs</title>
 <script>window.tracker = "SCRIPT-SECRET";</script><style>.x{color:red}</style></head>
@@ -171,18 +171,7 @@ async fn the_tui_asks_for_a_private_address_call_by_call() {
     h.server.push(a::text("read it", U::new(1200, 10)));
     let mut r = start(p);
     let turn = r.send_turn("read the docs").await;
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest {
-        id,
-        summary,
-        always,
-        ..
-    }) = asked.last().cloned()
-    else {
-        unreachable!()
-    };
+    let (id, summary, always) = next_question(&mut r).await;
     assert!(summary.contains("a loopback (127/8) address"), "{summary}");
     assert!(summary.contains("approved call by call"), "{summary}");
     assert_eq!(
@@ -353,12 +342,7 @@ async fn always_covers_the_host_and_no_other() {
     h.server.push(a::text("done", U::new(1200, 10)));
     let mut r = start(p);
     let turn = r.send_turn("read both").await;
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest { id, always, .. }) = asked.last().cloned() else {
-        unreachable!()
-    };
+    let (id, _, always) = next_question(&mut r).await;
     let offer = always.expect("a host can be allowed always");
     assert_eq!(
         offer.label,
@@ -404,6 +388,22 @@ fn one_fetch(h: &Harness, url: &str) {
     h.server.push(a::text("read it", U::new(1200, 10)));
 }
 
+/// Waits for the next approval question; its id, summary and "always" offer.
+async fn next_question(r: &mut Running) -> (String, String, Option<AllowOffer>) {
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    match asked.last().cloned() {
+        Some(Event::ApprovalRequest {
+            id,
+            summary,
+            always,
+            ..
+        }) => (id, summary, always),
+        other => panic!("not an approval question: {other:?}"),
+    }
+}
+
 /// A public-looking name that resolves to loopback (as DNS rebinding makes one).
 fn rebound() -> WebAccess {
     WebAccess::default().with_host(
@@ -424,18 +424,7 @@ async fn a_name_is_resolved_only_after_the_user_approved_the_call() {
     let mut r = start(p);
     let turn = r.send_turn("read the docs").await;
     // The question comes before any lookup: nothing is known of the name yet.
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest {
-        id,
-        summary,
-        always,
-        ..
-    }) = asked.last().cloned()
-    else {
-        unreachable!()
-    };
+    let (id, summary, always) = next_question(&mut r).await;
     assert!(!summary.contains('⚠'), "{summary}");
     assert_eq!(
         always.map(|a| a.label).as_deref(),
@@ -447,18 +436,7 @@ async fn a_name_is_resolved_only_after_the_user_approved_the_call() {
     })
     .await;
     // Approved, the name is resolved: loopback, so the user is asked once more, for this call.
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest {
-        id,
-        summary,
-        always,
-        ..
-    }) = asked.last().cloned()
-    else {
-        unreachable!()
-    };
+    let (id, summary, always) = next_question(&mut r).await;
     assert!(
         summary.contains("docs.example.test resolves to 127.0.0.1, a loopback (127/8) address"),
         "{summary}"
@@ -490,12 +468,7 @@ async fn yes_never_covers_a_name_that_resolves_privately() {
     one_fetch(&h, &format!("http://docs.example.test:{}/docs", site.port));
     let mut r = start(p);
     let turn = r.send_turn("read the docs").await;
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest { id, summary, .. }) = asked.last().cloned() else {
-        unreachable!()
-    };
+    let (id, summary, _) = next_question(&mut r).await;
     assert!(summary.contains("approved call by call"), "{summary}");
     r.send(Op::Approval {
         id,
