@@ -179,11 +179,7 @@ async fn the_tui_asks_for_a_private_address_call_by_call() {
         "--yes and always never cover a private address"
     );
     assert_eq!(site.connections(), 0, "nothing is sent before the answer");
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Once,
-    })
-    .await;
+    answer(&r, id, Approval::Once).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     r.shutdown().await;
@@ -348,11 +344,7 @@ async fn always_covers_the_host_and_no_other() {
         offer.label,
         "always allow web_fetch of 127.0.0.1 this session"
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Always,
-    })
-    .await;
+    answer(&r, id, Approval::Always).await;
     // f2 is on the same host: not asked. f3 is another host: asked.
     let asked = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
@@ -366,11 +358,7 @@ async fn always_covers_the_host_and_no_other() {
             .iter()
             .any(|e| matches!(e, Event::ApprovalRequest { id, .. } if id == "f2"))
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Deny,
-    })
-    .await;
+    answer(&r, id, Approval::Deny).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     r.shutdown().await;
@@ -404,6 +392,11 @@ async fn next_question(r: &mut Running) -> (String, String, Option<AllowOffer>) 
     }
 }
 
+/// Answers the approval question `id` with `decision`.
+async fn answer(r: &Running, id: String, decision: Approval) {
+    r.send(Op::Approval { id, decision }).await;
+}
+
 /// A public-looking name that resolves to loopback (as DNS rebinding makes one).
 fn rebound() -> WebAccess {
     WebAccess::default().with_host(
@@ -430,11 +423,7 @@ async fn a_name_is_resolved_only_after_the_user_approved_the_call() {
         always.map(|a| a.label).as_deref(),
         Some("always allow web_fetch of docs.example.test this session")
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Always,
-    })
-    .await;
+    answer(&r, id, Approval::Always).await;
     // Approved, the name is resolved: loopback, so the user is asked once more, for this call.
     let (id, summary, always) = next_question(&mut r).await;
     assert!(
@@ -442,11 +431,7 @@ async fn a_name_is_resolved_only_after_the_user_approved_the_call() {
         "{summary}"
     );
     assert_eq!(always, None);
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Deny,
-    })
-    .await;
+    answer(&r, id, Approval::Deny).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     r.shutdown().await;
@@ -470,11 +455,7 @@ async fn yes_never_covers_a_name_that_resolves_privately() {
     let turn = r.send_turn("read the docs").await;
     let (id, summary, _) = next_question(&mut r).await;
     assert!(summary.contains("approved call by call"), "{summary}");
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Once,
-    })
-    .await;
+    answer(&r, id, Approval::Once).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     assert_eq!(
