@@ -5,7 +5,7 @@
 //! approve a private address for one call, and "always" is not offered for it.
 
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
-use flower_tui::engine::protocol::{AllowOffer, Approval, Event, ExitReason, Op};
+use flower_tui::engine::protocol::{AllowOffer, Approval, Event, ExitReason, Op, TurnId};
 use flower_tui::engine::tools::web_fetch::WebAccess;
 
 use super::page_server::{Page, PageServer};
@@ -405,17 +405,28 @@ fn rebound() -> WebAccess {
     )
 }
 
+/// A TUI session under `approvals` where docs.example.test resolves to loopback ([`rebound`]),
+/// sent "read the docs" with the model fetching that name from `site`; its turn.
+async fn fetch_rebound_name(
+    h: &Harness,
+    site: &PageServer,
+    approvals: ApprovalPolicy,
+) -> (Running, TurnId) {
+    let mut p = h.params(200_000, 20_000);
+    p.tools.approvals = approvals;
+    p.front_end = FrontEnd::Interactive { review: false };
+    p.tools.web = rebound();
+    one_fetch(h, &format!("http://docs.example.test:{}/docs", site.port));
+    let mut r = start(p);
+    let turn = r.send_turn("read the docs").await;
+    (r, turn)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_is_resolved_only_after_the_user_approved_the_call() {
     let site = PageServer::start(vec![("/docs", Page::html(PAGE))]).await;
     let h = Harness::new().await;
-    let mut p = h.params(200_000, 20_000);
-    p.tools.approvals = ApprovalPolicy::Ask;
-    p.front_end = FrontEnd::Interactive { review: false };
-    p.tools.web = rebound();
-    one_fetch(&h, &format!("http://docs.example.test:{}/docs", site.port));
-    let mut r = start(p);
-    let turn = r.send_turn("read the docs").await;
+    let (mut r, turn) = fetch_rebound_name(&h, &site, ApprovalPolicy::Ask).await;
     // The question comes before any lookup: nothing is known of the name yet.
     let (id, summary, always) = next_question(&mut r).await;
     assert!(!summary.contains('⚠'), "{summary}");
@@ -446,13 +457,7 @@ async fn yes_never_covers_a_name_that_resolves_privately() {
     // In the TUI with --yes: one question, with the warning.
     let site = PageServer::start(vec![("/docs", Page::html(PAGE))]).await;
     let h = Harness::new().await;
-    let mut p = h.params(200_000, 20_000);
-    p.tools.approvals = ApprovalPolicy::Auto;
-    p.front_end = FrontEnd::Interactive { review: false };
-    p.tools.web = rebound();
-    one_fetch(&h, &format!("http://docs.example.test:{}/docs", site.port));
-    let mut r = start(p);
-    let turn = r.send_turn("read the docs").await;
+    let (mut r, turn) = fetch_rebound_name(&h, &site, ApprovalPolicy::Auto).await;
     let (id, summary, _) = next_question(&mut r).await;
     assert!(summary.contains("approved call by call"), "{summary}");
     answer(&r, id, Approval::Once).await;
