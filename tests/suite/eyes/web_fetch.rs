@@ -25,13 +25,7 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Widget docs</title>
 pub(super) async fn fetch_turn(h: &Harness, access: WebAccess, url: &str) -> (String, bool) {
     let mut p = h.params(200_000, 20_000);
     p.tools.web = access;
-    h.server.push(a::tool_use(
-        "f1",
-        "web_fetch",
-        &serde_json::json!({ "url": url }).to_string(),
-        U::new(1000, 10),
-    ));
-    h.server.push(a::text("read it", U::new(1200, 10)));
+    one_fetch(h, url);
     let mut r = start(p);
     let events = r.turn("read the docs").await;
     assert_eq!(
