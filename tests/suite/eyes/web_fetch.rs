@@ -27,12 +27,7 @@ pub(super) async fn fetch_turn(h: &Harness, access: WebAccess, url: &str) -> (St
     p.tools.web = access;
     one_fetch(h, url);
     let mut r = start(p);
-    let events = r.turn("read the docs").await;
-    assert_eq!(
-        exit_reason(&events),
-        Some(ExitReason::Completed),
-        "{events:#?}"
-    );
+    r.completed_turn("read the docs").await;
     r.shutdown().await;
     let body = h.server.requests().last().cloned().unwrap();
     let result = a::tool_results(&body).into_iter().next().unwrap();
