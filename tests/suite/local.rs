@@ -50,15 +50,22 @@ fn chats(server: &FakeServer) -> Vec<crate::support::fake::Recorded> {
         .collect()
 }
 
-#[tokio::test]
-async fn the_window_comes_from_props_and_a_given_window_wins() {
+/// Scripts one reply of `text`, OpenAI-style, reporting `usage`.
+fn openai_text(server: &FakeServer, usage: U, text: &str) {
+    server.script().openai().usage(usage).text(text);
+}
+
+/// The fake model acting as a llama.cpp server with an 8K window.
+async fn llama_8k() -> FakeServer {
     let server = FakeServer::start().await;
     server.act_as(LocalServer::llama(8_192));
     server
-        .script()
-        .openai()
-        .usage(U::new(900, 3))
-        .text("Hello.");
+}
+
+#[tokio::test]
+async fn the_window_comes_from_props_and_a_given_window_wins() {
+    let server = llama_8k().await;
+    openai_text(&server, U::new(900, 3), "Hello.");
     let home = tempfile::tempdir().unwrap();
     let out = output(bin(home.path(), &server, &["-p", "hi", "-v"])).await;
     let err = stderr(&out);
@@ -68,7 +75,7 @@ async fn the_window_comes_from_props_and_a_given_window_wins() {
         "\nwarn_at: 4096\n",
         "\nprompt: lean",
     ] {
-        assert!(err.contains(want), "{want:?} missing: {err}");
+        assert_contains(&err, want);
     }
     assert!(
         server
@@ -94,13 +101,8 @@ async fn the_window_comes_from_props_and_a_given_window_wins() {
     assert_eq!(lines(&out).last().unwrap()["text"], "Hello.");
 
     // `--window` is the user's word: the server is not asked.
-    let server = FakeServer::start().await;
-    server.act_as(LocalServer::llama(8_192));
-    server
-        .script()
-        .openai()
-        .usage(U::new(900, 3))
-        .text("Hello.");
+    let server = llama_8k().await;
+    openai_text(&server, U::new(900, 3), "Hello.");
     let home = tempfile::tempdir().unwrap();
     let out = output(bin(
         home.path(),
@@ -119,11 +121,7 @@ async fn the_window_comes_from_props_and_a_given_window_wins() {
 #[tokio::test]
 async fn a_server_that_is_none_of_them_leaves_the_window_as_it_was() {
     let server = FakeServer::start().await;
-    server
-        .script()
-        .openai()
-        .usage(U::new(900, 3))
-        .text("Hello.");
+    openai_text(&server, U::new(900, 3), "Hello.");
     let home = tempfile::tempdir().unwrap();
     let out = output(bin(home.path(), &server, &["-p", "hi", "-v"])).await;
     let err = stderr(&out);
@@ -155,8 +153,7 @@ fn read_note(name: &str) -> Reply {
 
 #[tokio::test]
 async fn a_pressure_handoff_writes_its_document_before_any_overflow() {
-    let server = FakeServer::start().await;
-    server.act_as(LocalServer::llama(8_192));
+    let server = llama_8k().await;
     let home = tempfile::tempdir().unwrap();
     notes(&home.path().join("ws"));
     for name in ["a", "b", "c", "d", "c", "d"] {
@@ -228,8 +225,7 @@ async fn a_pressure_handoff_writes_its_document_before_any_overflow() {
 
 #[tokio::test]
 async fn a_tool_call_written_as_text_is_run() {
-    let server = FakeServer::start().await;
-    server.act_as(LocalServer::llama(8_192));
+    let server = llama_8k().await;
     let home = tempfile::tempdir().unwrap();
     let ws = home.path().join("ws");
     write(&ws.join("notes.txt"), "the build broke on Tuesday\n");
@@ -290,8 +286,7 @@ async fn a_tool_call_written_as_text_is_run() {
 
 #[tokio::test]
 async fn a_reply_cut_off_by_the_full_window_hands_off() {
-    let server = FakeServer::start().await;
-    server.act_as(LocalServer::llama(8_192));
+    let server = llama_8k().await;
     let home = tempfile::tempdir().unwrap();
     notes(&home.path().join("ws"));
     server.push(read_note("a"));
@@ -382,13 +377,8 @@ async fn estimates_learn_the_models_tokens_per_character() {
 
 #[tokio::test]
 async fn a_message_the_window_cannot_hold_is_spilled_before_it_is_sent() {
-    let server = FakeServer::start().await;
-    server.act_as(LocalServer::llama(8_192));
-    server
-        .script()
-        .openai()
-        .usage(U::new(1_500, 6))
-        .text("I will read the file.");
+    let server = llama_8k().await;
+    openai_text(&server, U::new(1_500, 6), "I will read the file.");
     let home = tempfile::tempdir().unwrap();
     // 9,000 characters, 27,000 bytes: over 6,000 tokens as a tokenizer counts them (a quarter of
     // that by characters), so the message cannot go whole into an 8K window.

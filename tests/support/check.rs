@@ -39,6 +39,14 @@ pub fn of<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == ty).collect()
 }
 
+/// The string `key` of every event of type `ty`, in order ("" where an event has none).
+pub fn strs_of(events: &[Value], ty: &str, key: &str) -> Vec<String> {
+    of(events, ty)
+        .iter()
+        .map(|e| e[key].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// Whether an event of type `ty` is among `events`.
 pub fn has(events: &[Value], ty: &str) -> bool {
     events.iter().any(|e| e["type"] == ty)

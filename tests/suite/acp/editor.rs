@@ -4,18 +4,15 @@
 
 use serde_json::json;
 
-use super::{Home, drive, entries, reply_text, u, updates};
+use super::{drive, entries, reply_text, set_up, u, updates};
 use crate::support::check::each_str;
-use crate::support::fake::{FakeServer, Reply, anthropic as a};
+use crate::support::fake::{Reply, anthropic as a};
 use crate::support::harness::text_prefix;
-use crate::support::pty::runtime;
 
 #[test]
 fn a_prompt_streams_its_reply_and_the_context_fill() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
+    let (_rt, server, home) = set_up();
     server.push(a::text("Hello from the fake model, in pieces.", u(1_000)));
-    let home = Home::new();
     let report = drive(
         &home,
         &server,
@@ -77,9 +74,7 @@ fn a_prompt_streams_its_reply_and_the_context_fill() {
 
 #[test]
 fn an_edit_asks_first_reads_the_unsaved_buffer_and_writes_through_the_editor() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     let file = home.ws().join("notes.txt");
     std::fs::write(&file, "one\ntwo on disk\nthree\n").unwrap();
     // The edit matches only the editor's unsaved buffer, not the disk.
@@ -148,9 +143,7 @@ fn an_edit_asks_first_reads_the_unsaved_buffer_and_writes_through_the_editor() {
 
 #[test]
 fn a_denied_write_does_not_happen_and_the_model_hears_why() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::tool_use(
         "w1",
         "write_file",
@@ -185,9 +178,7 @@ fn a_denied_write_does_not_happen_and_the_model_hears_why() {
 
 #[test]
 fn cancel_ends_the_turn_as_esc_does_and_a_second_prompt_meanwhile_is_refused() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(Reply::Stall {
         prefix: text_prefix("Thinking about it"),
     });

@@ -12,11 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Home, u};
+use super::{Home, set_up, u};
 use crate::support::fake::{FakeServer, Reply, anthropic as a};
 use crate::support::harness::text_prefix;
 use crate::support::mcp_setup::{pids_with_env, wait_gone};
-use crate::support::pty::runtime;
 
 /// `flower-tui acp` on pipes, its stdout read line by line on a thread.
 struct Raw {
@@ -229,9 +228,7 @@ impl Drop for Raw {
 
 #[test]
 fn bad_lines_and_unknown_methods_get_errors_and_the_connection_goes_on() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     let mut raw = Raw::start(&home, &server);
     raw.send("this is not json");
     let parse = raw.wait("a parse error", |m| m.get("error").is_some());
@@ -263,9 +260,7 @@ fn bad_lines_and_unknown_methods_get_errors_and_the_connection_goes_on() {
 
 #[test]
 fn an_editor_that_hangs_up_mid_turn_leaves_the_ledger_whole() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(Reply::Stall {
         prefix: text_prefix("Working on it"),
     });
@@ -336,9 +331,7 @@ fn aborted(transcript: &str) -> bool {
 /// ledger written), kill -9 stops it dead; either way nothing it started is left running and
 /// the run loads again with what was said.
 fn killed_mid_command(signal: i32, name: &str) {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::tool_use(
         "b1",
         "bash",
@@ -393,9 +386,7 @@ fn kill_9_mid_turn_leaves_the_ledger_whole_and_no_child_behind() {
 
 #[test]
 fn a_run_open_in_one_process_is_refused_to_a_second_and_loses_nothing() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::text("First answer.", u(1_000)));
     let mut first = Raw::start(&home, &server);
     let id = first.open(&home, None).unwrap();

@@ -5,21 +5,17 @@
 
 use serde_json::json;
 
-use super::{Home, drive, entries, reply_text, u, updates};
+use super::{drive, entries, handoff_flags, reply_text, script_crossing, set_up, u, updates};
 use crate::support::check::each_str;
-use crate::support::fake::{FakeServer, anthropic as a};
-use crate::support::pty::runtime;
+use crate::support::fake::anthropic as a;
 
 /// A five-section handoff document, as a model writes it.
 const DOC: &str = "## Doing\nRefactoring the parser.\n\n## Decided\n- Keep the old API.\n\n## Dead ends\n- Regex parsing: breaks on nested quotes.\n\n## Next\nRun the parser tests.\n\n## Scene\n- src/parser.rs\n";
 
 #[test]
 fn the_handoff_is_shown_reviewed_in_the_editor_and_read_back_as_saved() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    server.push_writing(a::text(DOC, u(31_500)));
+    let (_rt, server, home) = set_up();
+    script_crossing(&server, DOC);
     server.push(a::text(
         "Successor here: running the parser tests.",
         u(5_000),
@@ -32,17 +28,7 @@ fn the_handoff_is_shown_reviewed_in_the_editor_and_read_back_as_saved() {
             "prompts": [{"text": "refactor the parser"}],
             "review": [{"answer": "wait", "append": line}, {"answer": "continue"}],
         }),
-        &[
-            "--yes",
-            "--handoff-mode",
-            "blocking",
-            "--window",
-            "40000",
-            "--headroom",
-            "10000",
-            "--review",
-            "60",
-        ],
+        &handoff_flags("60"),
     );
     assert_eq!(report["results"][0]["stop_reason"], "end_turn", "{report}");
     let id = report["session_id"].as_str().unwrap();

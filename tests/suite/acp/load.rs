@@ -3,15 +3,12 @@
 
 use serde_json::json;
 
-use super::{Home, drive, reply_text, u, updates};
-use crate::support::fake::{FakeServer, anthropic as a};
-use crate::support::pty::runtime;
+use super::{drive, handoff_flags, reply_text, script_crossing, set_up, u, updates};
+use crate::support::fake::anthropic as a;
 
 #[test]
 fn a_second_process_lists_loads_and_continues_the_run() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::text("Noted: the number is seven.", u(1_000)));
     let first = drive(
         &home,
@@ -78,23 +75,10 @@ const DOC: &str = "## Doing\nCounting sheep.\n\n## Decided\n- Count in sevens.\n
 
 #[test]
 fn a_load_replays_every_generation_with_the_handoff_between_them() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
-    server.push(a::tool_use("t1", "list_dir", "{}", u(31_000))); // crosses at = 30000
-    server.push_writing(a::text(DOC, u(31_500)));
+    let (_rt, server, home) = set_up();
+    script_crossing(&server, DOC);
     server.push(a::text("Generation two counting on.", u(5_000)));
-    let args = [
-        "--yes",
-        "--handoff-mode",
-        "blocking",
-        "--window",
-        "40000",
-        "--headroom",
-        "10000",
-        "--review",
-        "0",
-    ];
+    let args = handoff_flags("0");
     let first = drive(
         &home,
         &server,

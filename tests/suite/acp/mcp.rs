@@ -7,10 +7,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Home, drive, u, updates};
-use crate::support::fake::{FakeServer, anthropic as a};
+use super::{drive, set_up, u, updates};
+use crate::support::fake::anthropic as a;
 use crate::support::mcp_setup::{self, pids_with_env, skip, wait_gone};
-use crate::support::pty::runtime;
 
 #[test]
 fn the_editors_stdio_mcp_server_answers_the_models_call() {
@@ -18,9 +17,7 @@ fn the_editors_stdio_mcp_server_answers_the_models_call() {
         Ok(s) => s,
         Err(why) => return skip("the_editors_stdio_mcp_server_answers_the_models_call", &why),
     };
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
+    let (_rt, server, home) = set_up();
     server.push(a::tool_use(
         "m1",
         "mcp__editor-everything__get-sum",

@@ -22,9 +22,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::support::fake::{FakeServer, U};
+use crate::support::fake::{self, FakeServer, U};
 use crate::support::harness::KEY;
 use crate::support::mcp_setup::pip_install;
+use crate::support::pty::runtime;
 
 /// The client's PyPI requirement.
 pub(crate) const PYTHON_ACP: &str = "agent-client-protocol==0.12.1";
@@ -213,6 +214,37 @@ pub(crate) fn reply_text(report: &Value) -> String {
         .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
         .filter_map(|u| u["content"]["text"].as_str())
         .collect()
+}
+
+/// What every client run starts from: a runtime, the loopback fake model on it, and a fresh home.
+/// Keep the runtime bound (`_rt`, not `_`) for the whole test: the fake model runs on it.
+pub(crate) fn set_up() -> (tokio::runtime::Runtime, FakeServer, Home) {
+    let rt = runtime();
+    let server = rt.block_on(FakeServer::start());
+    (rt, server, Home::new())
+}
+
+/// The flags of a run that hands off in blocking mode (window 40000, headroom 10000: a reply of
+/// 31_000 input tokens crosses), with `review` seconds to review the document.
+pub(crate) fn handoff_flags(review: &'static str) -> [&'static str; 9] {
+    [
+        "--yes",
+        "--handoff-mode",
+        "blocking",
+        "--window",
+        "40000",
+        "--headroom",
+        "10000",
+        "--review",
+        review,
+    ]
+}
+
+/// Scripts the first turn of a run with [`handoff_flags`]: a tool call whose 31_000 input tokens
+/// cross the line, then `doc` as the handoff document the model writes.
+pub(crate) fn script_crossing(server: &FakeServer, doc: &str) {
+    server.push(fake::anthropic::tool_use("t1", "list_dir", "{}", u(31_000)));
+    server.push_writing(fake::anthropic::text(doc, u(31_500)));
 }
 
 /// Usage numbers for a scripted reply.

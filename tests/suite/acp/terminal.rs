@@ -5,9 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Home, drive, entries, u, updates};
-use crate::support::fake::{FakeServer, anthropic as a};
-use crate::support::pty::runtime;
+use super::{drive, entries, set_up, u, updates};
+use crate::support::fake::{Reply, anthropic as a};
 
 /// The terminal ops the editor saw, in order, as `op id`.
 fn ops(report: &Value) -> Vec<String> {
@@ -23,16 +22,21 @@ fn ops(report: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn with_the_sandbox_off_commands_run_in_the_editors_terminal() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
-    server.push(a::tool_use(
+/// The model's call of bash with `command` (id `b1`).
+fn bash_call(command: &str) -> Reply {
+    a::tool_use(
         "b1",
         "bash",
-        r#"{"command": "echo from-$((6*7)); echo to-stderr >&2; echo $PAGER > pager.txt; exit 3"}"#,
+        &json!({ "command": command }).to_string(),
         u(1_000),
+    )
+}
+
+#[test]
+fn with_the_sandbox_off_commands_run_in_the_editors_terminal() {
+    let (_rt, server, home) = set_up();
+    server.push(bash_call(
+        r#"echo from-$((6*7)); echo to-stderr >&2; echo $PAGER > pager.txt; exit 3"#,
     ));
     server.push(a::text("It exited with 3.", u(1_200)));
     server.push(a::tool_use(
@@ -148,15 +152,8 @@ fn with_the_sandbox_off_commands_run_in_the_editors_terminal() {
 
 #[test]
 fn with_the_sandbox_on_commands_stay_in_the_sandbox() {
-    let rt = runtime();
-    let server = rt.block_on(FakeServer::start());
-    let home = Home::new();
-    server.push(a::tool_use(
-        "b1",
-        "bash",
-        r#"{"command": "echo confined-$((6*7))"}"#,
-        u(1_000),
-    ));
+    let (_rt, server, home) = set_up();
+    server.push(bash_call(r#"echo confined-$((6*7))"#));
     server.push(a::text("Done.", u(1_200)));
     let report = drive(
         &home,

@@ -5,39 +5,26 @@
 use std::time::Duration;
 
 use flower_tui::engine::protocol::{Event, ExitReason, Op, TurnId};
-use serde_json::Value;
 
+use crate::support::check::{assert_contains, assert_lacks, assert_starts_with};
+use crate::support::fake::body::last_user_text;
 use crate::support::fake::{Reply, U, anthropic as a};
 use crate::support::harness::{Harness, Running, exit_reason, start};
 
 async fn shell(r: &mut Running, command: &str) -> TurnId {
     let turn = r.new_turn();
-    r.send(Op::Shell {
-        turn,
-        command: command.into(),
-    })
-    .await;
+    let command = command.to_string();
+    r.send(Op::Shell { turn, command }).await;
     turn
 }
 
-/// Every text block of the last user message of a request, joined.
-fn last_user_blocks(body: &Value) -> String {
-    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = msgs
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .cloned()
-        .unwrap_or_default();
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
+/// A fresh session whose model will answer the next message with `answer`, and the turn of the
+/// shell `command` it was sent first.
+async fn shell_first(h: &Harness, answer: &str, command: &str) -> (Running, TurnId) {
+    h.server.push(a::text(answer, U::new(1_000, 20)));
+    let mut r = start(h.params(200_000, 50_000));
+    let turn = shell(&mut r, command).await;
+    (r, turn)
 }
 
 #[tokio::test]
@@ -54,7 +41,7 @@ async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_m
         _ => None,
     });
     let output = output.unwrap_or_else(|| panic!("no bash result: {ev:#?}"));
-    assert!(output.contains("alpha\nbeta\nshell-said-42"), "{output}");
+    assert_contains(&output, "alpha\nbeta\nshell-said-42");
     assert_eq!(exit_reason(&ev), Some(ExitReason::Completed));
     assert!(
         !ev.iter()
@@ -68,27 +55,25 @@ async fn a_shell_line_runs_without_a_request_and_its_output_goes_with_the_next_m
     assert_eq!(exit_reason(&ev), Some(ExitReason::Completed), "{ev:#?}");
     let reqs = h.server.requests();
     assert_eq!(reqs.len(), 1);
-    let sent = last_user_blocks(&reqs[0]);
-    assert!(sent.starts_with("what did the file say?"), "{sent}");
-    assert!(
-        sent.contains("<bash-input>cat notes.txt; echo shell-said-$((6*7))</bash-input>"),
-        "{sent}"
+    let sent = last_user_text(&reqs[0]);
+    assert_starts_with(&sent, "what did the file say?");
+    assert_contains(
+        &sent,
+        "<bash-input>cat notes.txt; echo shell-said-$((6*7))</bash-input>",
     );
-    assert!(sent.contains("shell-said-42"), "{sent}");
+    assert_contains(&sent, "shell-said-42");
     // Once only: the message after does not repeat it.
     h.server.push(a::text("ok", U::new(1_100, 20)));
     r.turn("and now?").await;
     let reqs = h.server.requests();
-    assert!(!last_user_blocks(&reqs[1]).contains("shell-said"));
+    assert_lacks(&last_user_text(&reqs[1]), "shell-said");
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_shell_command_that_never_ends_is_stopped_by_an_abort() {
     let h = Harness::new().await;
-    h.server.push(a::text("noted", U::new(1_000, 20)));
-    let mut r = start(h.params(200_000, 50_000));
-    let turn = shell(&mut r, "echo started; sleep 600; echo never").await;
+    let (mut r, turn) = shell_first(&h, "noted", "echo started; sleep 600; echo never").await;
     r.until(|e| matches!(e, Event::ToolOutputDelta { .. }))
         .await;
     r.send(Op::Abort { turn }).await;
@@ -103,27 +88,23 @@ async fn a_shell_command_that_never_ends_is_stopped_by_an_abort() {
             _ => None,
         })
         .unwrap_or_default();
-    assert!(
-        output.contains("started") && !output.contains("never"),
-        "{output}"
-    );
+    assert_contains(&output, "started");
+    assert_lacks(&output, "never");
     assert!(h.server.requests().is_empty());
     // The partial output still goes with the next message, said to be stopped.
     r.turn("go on").await;
-    let sent = last_user_blocks(&h.server.requests()[0]);
-    assert!(
-        sent.contains("stopped by them") && sent.contains("started"),
-        "{sent}"
-    );
+    let sent = last_user_text(&h.server.requests()[0]);
+    for said in ["stopped by them", "started"] {
+        assert_contains(&sent, said);
+    }
     r.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_ten_megabyte_output_is_spilled_not_sent_whole() {
     let h = Harness::new().await;
-    h.server.push(a::text("big", U::new(1_000, 20)));
-    let mut r = start(h.params(200_000, 50_000));
-    let turn = shell(&mut r, "head -c 10000000 /dev/zero | tr '\\0' x; echo").await;
+    let (mut r, turn) =
+        shell_first(&h, "big", "head -c 10000000 /dev/zero | tr '\\0' x; echo").await;
     let ev = r.until_end(turn).await;
     assert_eq!(exit_reason(&ev), Some(ExitReason::Completed));
     let (output, spilled) = ev

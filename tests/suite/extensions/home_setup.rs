@@ -11,6 +11,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use super::hooks_wired::{Home, lines};
+use crate::support::check::{assert_success, strs_of};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 
 /// A home (`HOME`, the config and data folders) and a workspace beside it.
@@ -52,19 +53,11 @@ impl Setup {
 }
 
 fn notices(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "notice")
-        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
-        .collect()
+    strs_of(events, "notice", "message")
 }
 
 fn results(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "tool_result")
-        .map(|e| e["output"].as_str().unwrap_or_default().to_string())
-        .collect()
+    strs_of(events, "tool_result", "output")
 }
 
 #[tokio::test]
@@ -98,11 +91,7 @@ async fn the_home_setup_is_read_and_a_deny_wins_over_yes() {
     ));
     server.push(a::text("done", U::new(1100, 10)));
     let out = s.run(&server, &["-p", "/standup friday", "--yes"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
     let first = server.requests()[0].to_string();
     for want in [
@@ -188,11 +177,7 @@ async fn a_workspace_deny_applies_at_once_its_allow_hooks_and_command_grants_onc
     // applies, nothing the workspace grants does.
     script(&server);
     let out = s.run(&server, &["-p", "/mk", "--sandbox", "off"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let events = lines(&out);
     let got = results(&events);
     assert!(
@@ -236,11 +221,7 @@ async fn a_workspace_deny_applies_at_once_its_allow_hooks_and_command_grants_onc
         .unwrap();
     script(&server);
     let out = s.run(&server, &["-p", "/mk", "--sandbox", "off"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let results = results(&lines(&out));
     assert!(
         results[0].contains("denied by the permission rule"),
@@ -259,11 +240,7 @@ async fn a_malformed_home_settings_file_is_said_and_left_as_it_is() {
     let server = FakeServer::start().await;
     server.push(a::text("fine", U::new(1000, 10)));
     let out = s.run(&server, &["-p", "hello"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let said = notices(&lines(&out)).join("\n");
     assert!(
         said.contains(".claude/settings.json: not valid JSON (line 2, column 0)"),

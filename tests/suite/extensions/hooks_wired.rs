@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::check::{assert_contains, assert_success};
+use crate::support::check::{assert_contains, assert_success, strs_of};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 use crate::support::harness::KEY;
 
@@ -119,11 +119,7 @@ fn hooks_of(events: &[Value]) -> Vec<&Value> {
 }
 
 fn notices(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "notice")
-        .map(|e| e["message"].as_str().unwrap_or_default().to_string())
-        .collect()
+    strs_of(events, "notice", "message")
 }
 
 fn entry(event: &str, command: &str, rest: &str) -> String {

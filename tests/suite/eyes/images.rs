@@ -205,12 +205,7 @@ async fn read_file_of_an_image_returns_it_in_both_protocols() {
     h.server
         .push(o::text("the button is cut off", U::new(2500, 10)));
     let mut r = start(p);
-    let events = r.turn("look at ui.png").await;
-    assert_eq!(
-        exit_reason(&events),
-        Some(ExitReason::Completed),
-        "{events:#?}"
-    );
+    r.completed_turn("look at ui.png").await;
     r.shutdown().await;
     let msgs = h.server.requests()[1]["messages"]
         .as_array()
@@ -284,12 +279,7 @@ async fn a_server_that_refuses_images_gets_the_turn_without_them() {
         .push(o::text("described from the text", U::new(500, 10)));
     h.server.push(o::text("second answer", U::new(600, 10)));
     let mut r = start(p);
-    let events = r.turn("what is in @shot.png").await;
-    assert_eq!(
-        exit_reason(&events),
-        Some(ExitReason::Completed),
-        "{events:#?}"
-    );
+    let events = r.completed_turn("what is in @shot.png").await;
     let notices: Vec<&String> = events
         .iter()
         .filter_map(|e| match e {

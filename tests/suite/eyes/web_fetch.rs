@@ -5,12 +5,13 @@
 //! approve a private address for one call, and "always" is not offered for it.
 
 use flower_tui::engine::policy::{ApprovalPolicy, FrontEnd};
-use flower_tui::engine::protocol::{Approval, Event, ExitReason, Op};
+use flower_tui::engine::protocol::{AllowOffer, Approval, Event, ExitReason, Op, TurnId};
 use flower_tui::engine::tools::web_fetch::WebAccess;
 
 use super::page_server::{Page, PageServer};
+use crate::support::check::assert_contains;
 use crate::support::fake::{U, anthropic as a};
-use crate::support::harness::{Harness, exit_reason, start};
+use crate::support::harness::{Harness, Running, exit_reason, start};
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Widget docs</title>
 <script>window.tracker = "SCRIPT-SECRET";</script><style>.x{color:red}</style></head>
@@ -24,20 +25,9 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Widget docs</title>
 pub(super) async fn fetch_turn(h: &Harness, access: WebAccess, url: &str) -> (String, bool) {
     let mut p = h.params(200_000, 20_000);
     p.tools.web = access;
-    h.server.push(a::tool_use(
-        "f1",
-        "web_fetch",
-        &serde_json::json!({ "url": url }).to_string(),
-        U::new(1000, 10),
-    ));
-    h.server.push(a::text("read it", U::new(1200, 10)));
+    one_fetch(h, url);
     let mut r = start(p);
-    let events = r.turn("read the docs").await;
-    assert_eq!(
-        exit_reason(&events),
-        Some(ExitReason::Completed),
-        "{events:#?}"
-    );
+    r.completed_turn("read the docs").await;
     r.shutdown().await;
     let body = h.server.requests().last().cloned().unwrap();
     let result = a::tool_results(&body).into_iter().next().unwrap();
@@ -65,7 +55,7 @@ async fn an_allowed_local_page_comes_back_as_markdown_without_its_scripts() {
         "small",
         "| flag | meaning |",
     ] {
-        assert!(md.contains(kept), "{kept} missing in {md}");
+        assert_contains(&md, kept);
     }
     assert!(
         md.lines()
@@ -170,18 +160,7 @@ async fn the_tui_asks_for_a_private_address_call_by_call() {
     h.server.push(a::text("read it", U::new(1200, 10)));
     let mut r = start(p);
     let turn = r.send_turn("read the docs").await;
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest {
-        id,
-        summary,
-        always,
-        ..
-    }) = asked.last().cloned()
-    else {
-        unreachable!()
-    };
+    let (id, summary, always) = next_question(&mut r).await;
     assert!(summary.contains("a loopback (127/8) address"), "{summary}");
     assert!(summary.contains("approved call by call"), "{summary}");
     assert_eq!(
@@ -189,11 +168,7 @@ async fn the_tui_asks_for_a_private_address_call_by_call() {
         "--yes and always never cover a private address"
     );
     assert_eq!(site.connections(), 0, "nothing is sent before the answer");
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Once,
-    })
-    .await;
+    answer(&r, id, Approval::Once).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     r.shutdown().await;
@@ -352,22 +327,13 @@ async fn always_covers_the_host_and_no_other() {
     h.server.push(a::text("done", U::new(1200, 10)));
     let mut r = start(p);
     let turn = r.send_turn("read both").await;
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest { id, always, .. }) = asked.last().cloned() else {
-        unreachable!()
-    };
+    let (id, _, always) = next_question(&mut r).await;
     let offer = always.expect("a host can be allowed always");
     assert_eq!(
         offer.label,
         "always allow web_fetch of 127.0.0.1 this session"
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Always,
-    })
-    .await;
+    answer(&r, id, Approval::Always).await;
     // f2 is on the same host: not asked. f3 is another host: asked.
     let asked = r
         .until(|e| matches!(e, Event::ApprovalRequest { .. }))
@@ -381,11 +347,7 @@ async fn always_covers_the_host_and_no_other() {
             .iter()
             .any(|e| matches!(e, Event::ApprovalRequest { id, .. } if id == "f2"))
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Deny,
-    })
-    .await;
+    answer(&r, id, Approval::Deny).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     r.shutdown().await;
@@ -403,6 +365,27 @@ fn one_fetch(h: &Harness, url: &str) {
     h.server.push(a::text("read it", U::new(1200, 10)));
 }
 
+/// Waits for the next approval question; its id, summary and "always" offer.
+async fn next_question(r: &mut Running) -> (String, String, Option<AllowOffer>) {
+    let asked = r
+        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
+        .await;
+    match asked.last().cloned() {
+        Some(Event::ApprovalRequest {
+            id,
+            summary,
+            always,
+            ..
+        }) => (id, summary, always),
+        other => panic!("not an approval question: {other:?}"),
+    }
+}
+
+/// Answers the approval question `id` with `decision`.
+async fn answer(r: &Running, id: String, decision: Approval) {
+    r.send(Op::Approval { id, decision }).await;
+}
+
 /// A public-looking name that resolves to loopback (as DNS rebinding makes one).
 fn rebound() -> WebAccess {
     WebAccess::default().with_host(
@@ -411,63 +394,44 @@ fn rebound() -> WebAccess {
     )
 }
 
+/// A TUI session under `approvals` where docs.example.test resolves to loopback ([`rebound`]),
+/// sent "read the docs" with the model fetching that name from `site`; its turn.
+async fn fetch_rebound_name(
+    h: &Harness,
+    site: &PageServer,
+    approvals: ApprovalPolicy,
+) -> (Running, TurnId) {
+    let mut p = h.params(200_000, 20_000);
+    p.tools.approvals = approvals;
+    p.front_end = FrontEnd::Interactive { review: false };
+    p.tools.web = rebound();
+    one_fetch(h, &format!("http://docs.example.test:{}/docs", site.port));
+    let mut r = start(p);
+    let turn = r.send_turn("read the docs").await;
+    (r, turn)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_name_is_resolved_only_after_the_user_approved_the_call() {
     let site = PageServer::start(vec![("/docs", Page::html(PAGE))]).await;
     let h = Harness::new().await;
-    let mut p = h.params(200_000, 20_000);
-    p.tools.approvals = ApprovalPolicy::Ask;
-    p.front_end = FrontEnd::Interactive { review: false };
-    p.tools.web = rebound();
-    one_fetch(&h, &format!("http://docs.example.test:{}/docs", site.port));
-    let mut r = start(p);
-    let turn = r.send_turn("read the docs").await;
+    let (mut r, turn) = fetch_rebound_name(&h, &site, ApprovalPolicy::Ask).await;
     // The question comes before any lookup: nothing is known of the name yet.
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest {
-        id,
-        summary,
-        always,
-        ..
-    }) = asked.last().cloned()
-    else {
-        unreachable!()
-    };
+    let (id, summary, always) = next_question(&mut r).await;
     assert!(!summary.contains('⚠'), "{summary}");
     assert_eq!(
         always.map(|a| a.label).as_deref(),
         Some("always allow web_fetch of docs.example.test this session")
     );
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Always,
-    })
-    .await;
+    answer(&r, id, Approval::Always).await;
     // Approved, the name is resolved: loopback, so the user is asked once more, for this call.
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest {
-        id,
-        summary,
-        always,
-        ..
-    }) = asked.last().cloned()
-    else {
-        unreachable!()
-    };
+    let (id, summary, always) = next_question(&mut r).await;
     assert!(
         summary.contains("docs.example.test resolves to 127.0.0.1, a loopback (127/8) address"),
         "{summary}"
     );
     assert_eq!(always, None);
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Deny,
-    })
-    .await;
+    answer(&r, id, Approval::Deny).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     r.shutdown().await;
@@ -482,25 +446,10 @@ async fn yes_never_covers_a_name_that_resolves_privately() {
     // In the TUI with --yes: one question, with the warning.
     let site = PageServer::start(vec![("/docs", Page::html(PAGE))]).await;
     let h = Harness::new().await;
-    let mut p = h.params(200_000, 20_000);
-    p.tools.approvals = ApprovalPolicy::Auto;
-    p.front_end = FrontEnd::Interactive { review: false };
-    p.tools.web = rebound();
-    one_fetch(&h, &format!("http://docs.example.test:{}/docs", site.port));
-    let mut r = start(p);
-    let turn = r.send_turn("read the docs").await;
-    let asked = r
-        .until(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .await;
-    let Some(Event::ApprovalRequest { id, summary, .. }) = asked.last().cloned() else {
-        unreachable!()
-    };
+    let (mut r, turn) = fetch_rebound_name(&h, &site, ApprovalPolicy::Auto).await;
+    let (id, summary, _) = next_question(&mut r).await;
     assert!(summary.contains("approved call by call"), "{summary}");
-    r.send(Op::Approval {
-        id,
-        decision: Approval::Once,
-    })
-    .await;
+    answer(&r, id, Approval::Once).await;
     let events = r.until_end(turn).await;
     assert_eq!(exit_reason(&events), Some(ExitReason::Completed));
     assert_eq!(

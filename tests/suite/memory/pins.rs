@@ -41,11 +41,7 @@ async fn a_pin_before_any_session_is_kept_for_the_step_and_reaches_the_successor
     let blocks = first_blocks(&reqs[2]);
     // briefing, what the engine carries, the request note, the request.
     assert_eq!(blocks.len(), 4, "{blocks:#?}");
-    assert!(
-        blocks[1].contains("\n## Pinned\n- never push to `main`\n"),
-        "{}",
-        blocks[1]
-    );
+    assert_contains(&blocks[1], "\n## Pinned\n- never push to `main`\n");
     assert_eq!(blocks[3], "refactor the parser");
     // Pinned once the step exists: the event names it.
     let ev = pin(&mut r, "run the tests before saying done").await;
@@ -76,8 +72,8 @@ async fn pins_survive_degraded_handoffs() {
     let reqs = h.server.requests();
     for successor in [&reqs[2], &reqs[4]] {
         let blocks = first_blocks(successor);
-        assert!(blocks[0].contains("[DEGRADED"), "{}", blocks[0]);
-        assert!(carried(successor).contains("## Pinned\n- keep the public API\n"));
+        assert_contains(&blocks[0], "[DEGRADED");
+        assert_contains(&carried(successor), "## Pinned\n- keep the public API\n");
     }
     r.shutdown().await;
 }
@@ -93,10 +89,9 @@ async fn a_1mb_pin_is_refused_and_nothing_changes() {
         panic!("{ev:?}")
     };
     assert_eq!(reason, MemoryRefusal::PinTooLong);
-    assert!(
-        message.contains("1,048,576") && message.contains("1,000"),
-        "{message}"
-    );
+    for figure in ["1,048,576", "1,000"] {
+        assert_contains(&message, figure);
+    }
     // A focus too long, an unpin of a pin that is not there: refused too.
     r.send(Op::SetFocus {
         focus: Some("f".repeat(5_000)),
@@ -227,7 +222,7 @@ async fn a_pinned_section_typed_in_the_editor_becomes_a_pin_for_every_later_succ
     r.until_end(turn).await;
     r.completed_turn("go on").await;
     let last = h.server.requests().pop().unwrap();
-    assert!(carried(&last).contains("- typed in the review\n- and this\n"));
+    assert_contains(&carried(&last), "- typed in the review\n- and this\n");
     r.shutdown().await;
 }
 
@@ -241,16 +236,7 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let root = r.run_root.clone();
     pin(&mut r, "pinned before the cut").await;
     r.send_turn("work").await;
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen {
-        path: Some(path), ..
-    })) = ev.last()
-    else {
-        panic!("{ev:#?}")
-    };
-    let path = path.clone();
+    let (_, path) = r.frozen_for_review().await;
     r.shutdown().await;
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
@@ -263,13 +249,8 @@ async fn pins_typed_into_a_review_that_a_new_process_reopens_are_kept() {
     let mut p = h.resumed(40_000, 10_000, &root);
     p.front_end = FrontEnd::Interactive { review: true };
     let mut r = start(p);
-    let ev = r
-        .until(|e| matches!(e, Event::Handoff(HandoffPhase::Frozen { .. })))
-        .await;
-    let Some(Event::Handoff(HandoffPhase::Frozen { handoff, .. })) = ev.last() else {
-        panic!()
-    };
-    r.send(Op::ReviewDone { handoff: *handoff }).await;
+    let (handoff, _) = r.frozen_for_review().await;
+    r.send(Op::ReviewDone { handoff }).await;
     let ev = r
         .until(|e| matches!(e, Event::Handoff(HandoffPhase::Done { .. })))
         .await;

@@ -6,6 +6,7 @@ use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
 use std::time::Duration;
 
+use flower_tui::engine::tools::ToolOutput;
 use flower_tui::engine::tools::sandbox::{NetworkAccess, SandboxPolicy, seccomp};
 
 use super::{bash, place, ran};
@@ -18,6 +19,14 @@ fn filter_here() {
         seccomp::native().is_some(),
         "no seccomp filter for this machine: the network is not blocked here"
     );
+}
+
+/// `command` through the bash tool in a fresh workspace with the network off (the default
+/// policy), on a machine the filter exists for.
+async fn offline(command: &str) -> ToolOutput {
+    filter_here();
+    let p = place();
+    bash(&p.ws, &SandboxPolicy::default(), command).await
 }
 
 pub(super) fn listener() -> (TcpListener, u16) {
@@ -62,14 +71,10 @@ pub(super) fn datagram(s: &UdpSocket) -> Option<String> {
 
 #[tokio::test]
 async fn a_tcp_connection_to_a_loopback_listener_is_refused() {
-    filter_here();
-    let p = place();
     let (l, port) = listener();
-    let out = bash(
-        &p.ws,
-        &SandboxPolicy::default(),
-        &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
-    )
+    let out = offline(&format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+    ))
     .await;
     assert!(!connected(&l), "a connection arrived: {}", out.content);
     assert!(out.is_error, "{}", out.content);
@@ -85,15 +90,8 @@ async fn a_tcp_connection_to_a_loopback_listener_is_refused() {
 
 #[tokio::test]
 async fn a_udp_datagram_is_refused() {
-    filter_here();
-    let p = place();
     let (s, port) = receiver();
-    let out = bash(
-        &p.ws,
-        &SandboxPolicy::default(),
-        &format!("echo hello > /dev/udp/127.0.0.1/{port}"),
-    )
-    .await;
+    let out = offline(&format!("echo hello > /dev/udp/127.0.0.1/{port}")).await;
     assert_eq!(datagram(&s), None, "{}", out.content);
     assert!(out.is_error, "{}", out.content);
     assert_contains(&out.content, "[sandbox: the sandbox refused the connection");
@@ -101,18 +99,11 @@ async fn a_udp_datagram_is_refused() {
 
 #[tokio::test]
 async fn with_the_network_off_no_socket_opens_but_a_socketpair_does() {
-    filter_here();
-    let p = place();
     let script = "use Socket; $| = 1; \
         socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die \"pair: $!\\n\"; print \"pair ok\\n\"; \
         socket(my $u, AF_UNIX, SOCK_STREAM, 0) or print \"unix socket: $!\\n\"; \
         socket(my $t, AF_INET, SOCK_STREAM, 0) or die \"inet socket: $!\\n\"; print \"inet ok\\n\";";
-    let out = bash(
-        &p.ws,
-        &SandboxPolicy::default(),
-        &format!("perl -e '{script}'"),
-    )
-    .await;
+    let out = offline(&format!("perl -e '{script}'")).await;
     assert_starts_with(
         &out.content,
         "pair ok\nunix socket: Permission denied\ninet socket: Permission denied",
@@ -122,15 +113,8 @@ async fn with_the_network_off_no_socket_opens_but_a_socketpair_does() {
 
 #[tokio::test]
 async fn a_refused_connection_is_noted_even_when_the_pipeline_ends_well() {
-    filter_here();
-    let p = place();
     let (l, port) = listener();
-    let out = bash(
-        &p.ws,
-        &SandboxPolicy::default(),
-        &format!("curl -sS http://127.0.0.1:{port}/ | head -1"),
-    )
-    .await;
+    let out = offline(&format!("curl -sS http://127.0.0.1:{port}/ | head -1")).await;
     assert!(!connected(&l), "{}", out.content);
     assert!(
         !out.is_error,
@@ -143,12 +127,7 @@ async fn a_refused_connection_is_noted_even_when_the_pipeline_ends_well() {
         "[sandbox: commands run without network access",
     );
     // A command that only prints such words gets no note.
-    let out = bash(
-        &p.ws,
-        &SandboxPolicy::default(),
-        "printf 'app: connection refused\\n' > app.log && cat app.log",
-    )
-    .await;
+    let out = offline("printf 'app: connection refused\\n' > app.log && cat app.log").await;
     assert_lacks(&out.content, "[sandbox");
 }
 
