@@ -1,5 +1,5 @@
 //! The agent side of the connection: one task that takes the editor's requests in order and
-//! answers them. `initialize` states what flower-tui does (honestly: no images); `session/new` and `session/load` start an engine for the editor's `cwd` with the
+//! answers them. `initialize` states what flower-tui does (honestly: images and text, no audio); `session/new` and `session/load` start an engine for the editor's `cwd` with the
 //! editor's MCP servers added; `session/list` lists the workspace's runs from the ledger; the
 //! requests of a running session go to its task ([`super::session`]).
 
@@ -114,7 +114,8 @@ impl Agent {
                     let _ = r.respond_with_error(not_found(&req.session_id));
                     return;
                 };
-                match super::prompt::text(&req.prompt, &s.workspace) {
+                let images = self.base.places.data_dir.join("acp-images");
+                match super::prompt::text(&req.prompt, &s.workspace, &images) {
                     Ok(text) => {
                         let cmd = Command::Prompt { text, responder: r };
                         if let Err(e) = s.handle.commands.send(cmd)
@@ -283,7 +284,7 @@ impl Agent {
 }
 
 /// What flower-tui offers: protocol v1 (whatever the client asked, it is the one spoken), loading
-/// and listing sessions, text and embedded text resources (no images or audio yet), the editor's
+/// and listing sessions, text, images and embedded text resources (no audio), the editor's
 /// stdio and HTTP MCP servers. Commands run in flower-tui's own sandbox, their output streamed
 /// into the tool call; with the sandbox off, in the editor's terminal when it offers one
 /// ([`super::terminal`]).
@@ -294,7 +295,7 @@ fn initialize_response() -> InitializeResponse {
                 .load_session(true)
                 .prompt_capabilities(
                     PromptCapabilities::new()
-                        .image(false)
+                        .image(true)
                         .audio(false)
                         .embedded_context(true),
                 )

@@ -1,18 +1,27 @@
 //! A prompt's content blocks as the user's message: text as it is; a resource link as an `@path`
 //! mention (a `file://` link inside the workspace, so the engine attaches the file as the TUI
 //! does) or, for another URI, named in the text; an embedded resource's text inline, fenced
-//! under its URI. Images and audio are refused (the capabilities say so). A message that starts
+//! under its URI; an image is written once (named by its hash) into the folder the agent keeps
+//! for the editor's images and attached by its path, as a pasted image is. Audio is refused (the
+//! capabilities say so). A message that starts
 //! with `/handoff` or a custom command's name runs it, as in the TUI.
 
 use std::path::Path;
 
-use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
+use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource, ImageContent};
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
 
 use crate::engine::commands::Catalog;
+use crate::engine::images::{Format, MAX_SOURCE_BYTES};
 use crate::engine::protocol::{Op, TurnId};
 
-/// The message of `blocks`, or why it cannot be sent.
-pub(super) fn text(blocks: &[ContentBlock], workspace: &Path) -> Result<String, String> {
+/// The message of `blocks`, or why it cannot be sent; images are kept in `images`.
+pub(super) fn text(
+    blocks: &[ContentBlock],
+    workspace: &Path,
+    images: &Path,
+) -> Result<String, String> {
     let mut parts: Vec<String> = Vec::new();
     for block in blocks {
         match block {
@@ -30,7 +39,7 @@ pub(super) fn text(blocks: &[ContentBlock], workspace: &Path) -> Result<String, 
                 }
                 _ => return Err("this kind of embedded resource is not supported".into()),
             },
-            ContentBlock::Image(_) => return Err("images are not supported yet".into()),
+            ContentBlock::Image(image) => parts.push(image_file(image, images)?),
             ContentBlock::Audio(_) => return Err("audio is not supported".into()),
             _ => return Err("this kind of content is not supported".into()),
         }
@@ -40,6 +49,36 @@ pub(super) fn text(blocks: &[ContentBlock], workspace: &Path) -> Result<String, 
         return Err("the prompt is empty".into());
     }
     Ok(text)
+}
+
+/// An image of the prompt, written to `dir` under its hash (once), as the mention that attaches
+/// it: `@"/path"`.
+fn image_file(image: &ImageContent, dir: &Path) -> Result<String, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(image.data.trim())
+        .map_err(|e| format!("the image is not valid base64: {e}"))?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "the image is {:.1} MB, more than the {} MB an image may have",
+            bytes.len() as f64 / 1_048_576.0,
+            MAX_SOURCE_BYTES / 1_048_576
+        ));
+    }
+    let format = Format::sniff(&bytes).ok_or_else(|| {
+        format!(
+            "the image ({}) is not a PNG, JPEG, GIF or WebP",
+            image.mime_type
+        )
+    })?;
+    let digest = Sha256::digest(&bytes);
+    let name: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(format!("{name}.{}", format.extension()));
+    if !path.is_file() {
+        std::fs::create_dir_all(dir)
+            .and_then(|()| crate::engine::fsutil::atomic_write(&path, &bytes))
+            .map_err(|e| format!("the image could not be kept in {}: {e}", dir.display()))?;
+    }
+    Ok(format!("@\"{}\"", path.display()))
 }
 
 /// A resource link: `@relative/path` for a file in the workspace (the engine attaches it), else
@@ -142,17 +181,48 @@ mod tests {
             )),
         ];
         assert_eq!(
-            text(&blocks, ws).unwrap(),
+            text(&blocks, ws, Path::new("/nonexistent")).unwrap(),
             "look at\n@src/main.rs\n`/etc/my hosts`\n<https://example.com/a>\n\
              /w/proj/src/a.rs:\n```\nfn a() {}\n```"
         );
     }
 
     #[test]
-    fn images_blobs_and_empty_prompts_are_refused() {
+    fn an_image_is_kept_once_by_its_hash_and_attached_by_its_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("images");
+        let png = b"\x89PNG\r\n\x1a\n rest of a png";
+        let data = base64::engine::general_purpose::STANDARD.encode(png);
+        let blocks = [
+            t("what is this?"),
+            ContentBlock::Image(ImageContent::new(data.clone(), "image/png")),
+        ];
+        let first = text(&blocks, Path::new("/w"), &dir).unwrap();
+        let again = text(&blocks, Path::new("/w"), &dir).unwrap();
+        assert_eq!(first, again, "the same image is the same file");
+        let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let path = files[0].path();
+        assert_eq!(std::fs::read(&path).unwrap(), png);
+        assert_eq!(path.extension().unwrap(), "png");
+        assert_eq!(first, format!("what is this?\n@\"{}\"", path.display()));
+    }
+
+    #[test]
+    fn images_that_are_no_images_blobs_and_empty_prompts_are_refused() {
         let ws = Path::new("/w");
-        let image = ContentBlock::Image(ImageContent::new("AAAA", "image/png"));
-        assert!(text(&[image], ws).unwrap_err().contains("images"));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let text = |blocks: &[ContentBlock], ws: &Path| text(blocks, ws, dir);
+        let not_base64 = ContentBlock::Image(ImageContent::new("***", "image/png"));
+        assert!(text(&[not_base64], ws).unwrap_err().contains("base64"));
+        let not_an_image = ContentBlock::Image(ImageContent::new("AAAA", "image/png"));
+        assert!(
+            text(&[not_an_image], ws)
+                .unwrap_err()
+                .contains("not a PNG, JPEG, GIF or WebP")
+        );
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "nothing kept");
         let blob = ContentBlock::Resource(EmbeddedResource::new(
             EmbeddedResourceResource::BlobResourceContents(BlobResourceContents::new(
                 "AAAA",

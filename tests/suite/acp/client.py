@@ -14,7 +14,7 @@ The plan (every key optional but `cwd`):
   load         a session id to load instead of opening a new session
   list         call session/list first
   mode         a mode id to set before the prompts
-  prompts      [{"text": ..., "cancel_on": "chunk"|"tool_call"|"terminal", "concurrent": text}]
+  prompts      [{"text": ..., "image": {"data": base64, "mime": ...}, "cancel_on": "chunk"|"tool_call"|"terminal", "concurrent": text}]
   permissions  answers to tool approvals, in order: an option id, or "cancelled" (default: allow-once)
   review       answers to the handoff review, in order: {"answer": "wait"|"continue", "append": text}
 
@@ -27,7 +27,7 @@ import os
 import sys
 import time
 
-from acp import spawn_agent_process, text_block
+from acp import image_block, spawn_agent_process, text_block
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -295,7 +295,10 @@ async def prompt(conn, editor, session_id, step):
     editor.first_chunk = None
     started = time.monotonic()
     try:
-        response = await conn.prompt(session_id=session_id, prompt=[text_block(step["text"])])
+        blocks = [text_block(step["text"])]
+        if "image" in step:
+            blocks.append(image_block(step["image"]["data"], step["image"]["mime"]))
+        response = await conn.prompt(session_id=session_id, prompt=blocks)
         result["stop_reason"] = response.stop_reason
     except Exception as e:
         result["error"] = str(e)

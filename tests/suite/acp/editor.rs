@@ -1,6 +1,6 @@
 //! A prompt streams, an edit arrives with its diff after a permission request (read from and
 //! written through the editor's buffers), a cancel ends the turn as Esc does, and a second prompt
-//! while a turn runs is refused.
+//! while a turn runs is refused. An image in a prompt reaches the model as an image block.
 
 use serde_json::json;
 
@@ -23,7 +23,7 @@ fn a_prompt_streams_its_reply_and_the_context_fill() {
     assert_eq!(init["protocolVersion"], 1, "{init}");
     let caps = &init["agentCapabilities"];
     assert_eq!(caps["loadSession"], true);
-    assert_eq!(caps["promptCapabilities"]["image"], false);
+    assert_eq!(caps["promptCapabilities"]["image"], true);
     assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
     assert_eq!(caps["mcpCapabilities"]["http"], true);
     assert!(caps["sessionCapabilities"]["list"].is_object(), "{caps}");
@@ -207,4 +207,44 @@ fn cancel_ends_the_turn_as_esc_does_and_a_second_prompt_meanwhile_is_refused() {
         "{history}"
     );
     assert!(!history.contains("another one"), "{history}");
+}
+
+#[test]
+fn an_image_in_a_prompt_reaches_the_model_as_an_image() {
+    use base64::Engine as _;
+    let (_rt, server, home) = set_up();
+    server.push(a::text("A striped picture.", u(1_000)));
+    let picture = image::RgbImage::from_fn(64, 48, |x, _| image::Rgb([(x * 4) as u8, 80, 160]));
+    let mut png = std::io::Cursor::new(Vec::new());
+    picture.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(png.get_ref());
+    let report = drive(
+        &home,
+        &server,
+        json!({"prompts": [{"text": "what is in this picture?",
+                            "image": {"data": data, "mime": "image/png"}}]}),
+        &[],
+    );
+    assert_eq!(report["results"][0]["stop_reason"], "end_turn", "{report}");
+    assert_eq!(reply_text(&report), "A striped picture.");
+    let reqs = server.requests();
+    let content = reqs[0]["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m["content"].clone())
+        .unwrap();
+    let image = content
+        .as_array()
+        .and_then(|blocks| blocks.iter().find(|b| b["type"] == "image"))
+        .unwrap_or_else(|| panic!("no image block: {content:#}"));
+    assert_eq!(image["source"]["media_type"], "image/png", "{image}");
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(image["source"]["data"].as_str().unwrap())
+        .unwrap();
+    let seen = image::load_from_memory(&sent).unwrap();
+    assert_eq!((seen.width(), seen.height()), (64, 48));
+    assert!(
+        content.to_string().contains("what is in this picture?"),
+        "{content:#}"
+    );
 }
