@@ -24,10 +24,9 @@ use super::file_watch::FileWatch;
 use super::frame::FrameRequester;
 use super::history_file;
 use super::msg::{Effect, FileError, Msg};
-use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
-use super::state::{AppState, Settings, StateParams};
-use super::status_line::Labels;
+use super::state::{AppState, initial_state};
+use super::term_in::{WHEEL_BURST_MAX, term_msg, wheel_arrow};
 use super::term_out;
 use super::terminal::{self, Tui};
 use super::unsaved_copy;
@@ -41,25 +40,6 @@ const DRAIN_BATCH: usize = 1024;
 const KEYS_QUIET: Duration = Duration::from_millis(300);
 /// …or for this long at most (a long paste still arriving).
 const KEYS_AT_MOST: Duration = Duration::from_secs(2);
-
-/// The most events read at once behind an arrow key, to tell the wheel from a key.
-const WHEEL_BURST_MAX: usize = 64;
-
-/// `Some(true)` for a plain Up key press, `Some(false)` for Down, else None.
-fn wheel_arrow(ev: &TermEvent) -> Option<bool> {
-    match ev {
-        TermEvent::Key(k)
-            if k.modifiers.is_empty() && k.kind == crossterm::event::KeyEventKind::Press =>
-        {
-            match k.code {
-                crossterm::event::KeyCode::Up => Some(true),
-                crossterm::event::KeyCode::Down => Some(false),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
 
 /// Keep going or stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,63 +81,6 @@ fn write_raw(bytes: &[u8]) {
 
 fn read_text(path: &Path) -> Result<String, FileError> {
     Ok(std::fs::read_to_string(path)?)
-}
-
-/// A terminal event as a message; a mouse event carries the pane under it in the last frame.
-fn term_msg(ev: TermEvent, cache: &ViewCache) -> Option<Msg> {
-    match ev {
-        TermEvent::Key(k) => Some(Msg::Key(k)),
-        TermEvent::Paste(s) => Some(Msg::Paste(s)),
-        TermEvent::Mouse(m) => Some(Msg::Mouse {
-            event: m,
-            pane: cache.pane_at(m.column, m.row),
-            cell: cache.cell_at(m.column, m.row),
-        }),
-        TermEvent::Resize(..) => Some(Msg::Resize),
-        TermEvent::FocusGained | TermEvent::FocusLost => None,
-    }
-}
-
-/// Build the state from the params (theme problems become a chat line, not a failure).
-fn initial_state(params: &TuiParams) -> (AppState, Theme) {
-    let (theme, theme_error) = match Theme::load(&params.theme, params.no_color) {
-        Ok(t) => (t, None),
-        Err(e) => (
-            Theme::load("dark", params.no_color).unwrap_or_else(|_| Theme::plain()),
-            Some(format!("{e}; using the built-in dark theme")),
-        ),
-    };
-    let mut state = AppState::new(StateParams {
-        labels: Labels {
-            model: params.model.clone(),
-            provider: params.provider.clone(),
-            demo: params.demo,
-            window_source: params.window_source,
-            effort: params.effort,
-        },
-        settings: Settings {
-            review: params.review.map(std::time::Duration::from_secs),
-            editor_cmd: params.editor_cmd.clone().filter(|c| !c.trim().is_empty()),
-            notify: params.notify != crate::config::Notify::Off,
-            history_file: params.history_file.clone(),
-            extensions: params.extensions.clone(),
-            config_report: params.config_report.clone(),
-            mouse_capture: false,
-        },
-        thresholds: params.thresholds,
-        banner: params.banner.clone(),
-        styles: TextAreaStyles::from_theme(&theme),
-        history: params
-            .history_file
-            .as_deref()
-            .map(history_file::load)
-            .unwrap_or_default(),
-        run_id: Some(params.run_id.clone()),
-    });
-    if let Some(message) = theme_error {
-        state.chat.error(message);
-    }
-    (state, theme)
 }
 
 /// Take SIGINT over for the rest of the process, so it no longer kills it. In raw mode Ctrl-C

@@ -61,6 +61,7 @@ pub(crate) mod slash;
 pub(crate) mod state;
 pub(crate) mod status_line;
 pub(crate) mod subagent_events;
+pub(crate) mod term_in;
 pub(crate) mod term_out;
 pub(crate) mod terminal;
 pub(crate) mod turn_events;

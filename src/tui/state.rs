@@ -22,11 +22,13 @@ use super::plan_state::PlanView;
 use super::questions::Questions;
 use super::quit_arm::QuitArm;
 use super::render::editor_view::TextAreaStyles;
+use super::render::theme::Theme;
 use super::rewind_state::Rewind;
 use super::session_info::SessionInfo;
 use super::session_picker::Picker;
 use super::status_line::{Labels, StatusLine};
 use super::turns::Turns;
+use super::{TuiParams, history_file};
 
 /// A turn that took at least this long rings the bell (or notifies) when it ends.
 pub(crate) const NOTIFY_AFTER: Duration = Duration::from_secs(10);
@@ -176,6 +178,48 @@ impl AppState {
         self.status
             .set_writing(self.activity.writing_handoff() || background);
     }
+}
+
+/// Build the state from the params (theme problems become a chat line, not a failure).
+pub(super) fn initial_state(params: &TuiParams) -> (AppState, Theme) {
+    let (theme, theme_error) = match Theme::load(&params.theme, params.no_color) {
+        Ok(t) => (t, None),
+        Err(e) => (
+            Theme::load("dark", params.no_color).unwrap_or_else(|_| Theme::plain()),
+            Some(format!("{e}; using the built-in dark theme")),
+        ),
+    };
+    let mut state = AppState::new(StateParams {
+        labels: Labels {
+            model: params.model.clone(),
+            provider: params.provider.clone(),
+            demo: params.demo,
+            window_source: params.window_source,
+            effort: params.effort,
+        },
+        settings: Settings {
+            review: params.review.map(std::time::Duration::from_secs),
+            editor_cmd: params.editor_cmd.clone().filter(|c| !c.trim().is_empty()),
+            notify: params.notify != crate::config::Notify::Off,
+            history_file: params.history_file.clone(),
+            extensions: params.extensions.clone(),
+            config_report: params.config_report.clone(),
+            mouse_capture: false,
+        },
+        thresholds: params.thresholds,
+        banner: params.banner.clone(),
+        styles: TextAreaStyles::from_theme(&theme),
+        history: params
+            .history_file
+            .as_deref()
+            .map(history_file::load)
+            .unwrap_or_default(),
+        run_id: Some(params.run_id.clone()),
+    });
+    if let Some(message) = theme_error {
+        state.chat.error(message);
+    }
+    (state, theme)
 }
 
 #[cfg(test)]
