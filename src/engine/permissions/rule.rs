@@ -6,7 +6,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
 use super::{Anchors, CallRef};
-use crate::engine::approvals::{Shape, parse as parse_command};
+use crate::engine::approvals::{Shape, parse as parse_command, web_host};
 use crate::engine::tools::{names, paths};
 
 /// One rule, as written and as read.
@@ -365,14 +365,6 @@ fn web_domain(spec: &str) -> Result<String, String> {
         .filter(|h| !h.is_empty() && !h.contains(['/', ' ', ':']))
         .ok_or("a WebFetch rule names a host: `WebFetch(domain:example.com)`")?;
     Ok(host)
-}
-
-/// The host of a `web_fetch` call's URL, lower-cased.
-fn web_host(input: &Value) -> Option<String> {
-    let url = input.get("url").and_then(Value::as_str)?;
-    let url = reqwest::Url::parse(url.trim()).ok()?;
-    url.host_str()
-        .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
 }
 
 /// `host` is the rule's `want`, or one of its subdomains when `want` is `*.name`.
