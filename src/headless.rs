@@ -168,7 +168,7 @@ async fn drive(
     out: &Printer,
 ) -> i32 {
     let mut tally = Tally::default();
-    let mut signals = Signals::new();
+    let mut signals = crate::launch::StopSignals::new();
     let mut stopped_by: Option<(&'static str, i32)> = None;
     let mut code = 1;
     loop {
@@ -439,33 +439,6 @@ impl Printer {
             let mut out = self.stdout.lock();
             let _ = writeln!(out, "{line}");
             let _ = out.flush();
-        }
-    }
-}
-
-/// The signals that stop a headless run: the first to arrive, with its name and number.
-struct Signals {
-    term: Option<tokio::signal::unix::Signal>,
-    hup: Option<tokio::signal::unix::Signal>,
-    int: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn new() -> Signals {
-        use tokio::signal::unix::{SignalKind, signal};
-        Signals {
-            term: signal(SignalKind::terminate()).ok(),
-            hup: signal(SignalKind::hangup()).ok(),
-            int: signal(SignalKind::interrupt()).ok(),
-        }
-    }
-
-    async fn next(&mut self) -> (&'static str, i32) {
-        use crate::launch::recv_signal as recv;
-        tokio::select! {
-            _ = recv(&mut self.term) => ("SIGTERM", 15),
-            _ = recv(&mut self.hup) => ("SIGHUP", 1),
-            _ = recv(&mut self.int) => ("SIGINT", 2),
         }
     }
 }

@@ -612,3 +612,30 @@ pub(crate) async fn recv_signal(sig: &mut Option<tokio::signal::unix::Signal>) {
         std::future::pending::<()>().await;
     }
 }
+
+/// The signals that stop a front end with no terminal of its own (headless, ACP): the first to
+/// arrive, with its name and number.
+pub(crate) struct StopSignals {
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    pub(crate) fn new() -> StopSignals {
+        use tokio::signal::unix::{SignalKind, signal};
+        StopSignals {
+            term: signal(SignalKind::terminate()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
+        }
+    }
+
+    pub(crate) async fn next(&mut self) -> (&'static str, i32) {
+        tokio::select! {
+            _ = recv_signal(&mut self.term) => ("SIGTERM", 15),
+            _ = recv_signal(&mut self.hup) => ("SIGHUP", 1),
+            _ = recv_signal(&mut self.int) => ("SIGINT", 2),
+        }
+    }
+}

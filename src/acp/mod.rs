@@ -135,7 +135,7 @@ async fn serve(
     mut rx: mpsc::UnboundedReceiver<Inbound>,
 ) -> i32 {
     let mut agent = Agent::new(config, cx.clone());
-    let mut signals = Signals::new();
+    let mut signals = crate::launch::StopSignals::new();
     let code = loop {
         tokio::select! {
             msg = rx.recv() => match msg {
@@ -158,31 +158,4 @@ async fn serve(
     };
     agent.shutdown().await;
     code
-}
-
-/// The signals that stop the agent: the first to arrive, with its name and number.
-struct Signals {
-    term: Option<tokio::signal::unix::Signal>,
-    hup: Option<tokio::signal::unix::Signal>,
-    int: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn new() -> Signals {
-        use tokio::signal::unix::{SignalKind, signal};
-        Signals {
-            term: signal(SignalKind::terminate()).ok(),
-            hup: signal(SignalKind::hangup()).ok(),
-            int: signal(SignalKind::interrupt()).ok(),
-        }
-    }
-
-    async fn next(&mut self) -> (&'static str, i32) {
-        use crate::launch::recv_signal as recv;
-        tokio::select! {
-            _ = recv(&mut self.term) => ("SIGTERM", 15),
-            _ = recv(&mut self.hup) => ("SIGHUP", 1),
-            _ = recv(&mut self.int) => ("SIGINT", 2),
-        }
-    }
 }
