@@ -24,6 +24,7 @@ mod read_file;
 pub mod recall;
 pub mod sandbox;
 mod spill;
+mod denied;
 pub(crate) mod terminal;
 pub mod todo;
 pub mod web_fetch;
@@ -46,6 +47,7 @@ pub(crate) use bash::{FrontTerminal, Live, OutputReader, spawn as spawn_shell};
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub use crate::engine::text_files::{FileAccess, TextFiles};
+pub use denied::Denied;
 pub(crate) use spill::SPILL_PREVIEW_CHARS;
 
 /// The bash timeout when neither the call nor the configuration asks for another.
@@ -80,6 +82,9 @@ pub struct ToolCtx {
     /// Where `read_file`, `edit_file` and `write_file` read and write text: the disk, or the
     /// front end's own access (an editor's buffers).
     pub files: FileAccess,
+    /// What the settings' deny rules forbid: paths kept from the model (refused or left out),
+    /// calls refused where no approval is judged.
+    pub denied: Denied,
 }
 
 impl ToolCtx {
@@ -96,6 +101,7 @@ impl ToolCtx {
             images: Some(ImageStore::new(paths::default_image_dir())),
             web: web_fetch::WebAccess::default(),
             files: Default::default(),
+            denied: Denied::default(),
         }
     }
 }

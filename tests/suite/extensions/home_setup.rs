@@ -16,13 +16,13 @@ use crate::support::check::{assert_success, strs_of};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 
 /// A home (`HOME`, the config and data folders) and a workspace beside it.
-struct Setup {
-    home: Home,
-    ws: PathBuf,
+pub(super) struct Setup {
+    pub(super) home: Home,
+    pub(super) ws: PathBuf,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(super) fn new() -> Setup {
         let home = Home::new();
         let ws = home.path().join("work/project");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
@@ -34,15 +34,15 @@ impl Setup {
         std::fs::write(path, text).unwrap();
     }
 
-    fn in_home(&self, rel: &str, text: &str) {
+    pub(super) fn in_home(&self, rel: &str, text: &str) {
         self.put(&self.home.path().join(rel), text);
     }
 
-    fn in_ws(&self, rel: &str, text: &str) {
+    pub(super) fn in_ws(&self, rel: &str, text: &str) {
         self.put(&self.ws.join(rel), text);
     }
 
-    async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
+    pub(super) async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
         let mut c = self.home.command(server);
         c.current_dir(&self.ws)
             .args(["--output", "json"])
@@ -57,7 +57,7 @@ fn notices(events: &[Value]) -> Vec<String> {
     strs_of(events, "notice", "message")
 }
 
-fn results(events: &[Value]) -> Vec<String> {
+pub(super) fn results(events: &[Value]) -> Vec<String> {
     strs_of(events, "tool_result", "output")
 }
 
