@@ -1,6 +1,7 @@
 //! The status line: the context gauge, the model, a `DEMO` badge, the working mode when it is not
 //! normal (`plan mode`, `accept edits`), and key hints (data from the shell).
-//! When the row is narrow, hints go first, then the provider, then the model; the gauge stays.
+//! When the row is narrow, hints go first (the first one last), then the provider, then the first
+//! hint, then the model; the gauge stays.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -98,11 +99,13 @@ pub(crate) fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme
     } else {
         w / 2
     };
-    // Hints go first (from the last), then the provider, then the model.
-    let candidates = (0..=s.hints.len())
+    // Hints go first (from the last), then the provider, then the first hint (what waits on the
+    // user: the answers to a question, a second Ctrl-C, the hooks folded), then the model.
+    let first = usize::from(!s.hints.is_empty());
+    let candidates = (first..=s.hints.len())
         .rev()
         .map(|h| (true, true, h))
-        .chain([(true, false, 0), (false, false, 0)]);
+        .chain([(true, false, first), (true, false, 0), (false, false, 0)]);
     let mut choice = None;
     for (model, provider, hints) in candidates {
         let spans = right_spans(s, theme, model, provider, hints);

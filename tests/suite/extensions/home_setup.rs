@@ -265,7 +265,7 @@ async fn a_workspace_command_wins_a_name_clash_with_the_users_and_the_start_says
     let sent = server.requests()[0].to_string();
     assert!(sent.contains("WS-STANDUP for friday."), "{sent}");
     assert!(!sent.contains("HOME-STANDUP"), "{sent}");
-    let said = notices(&lines(&out)).join("\n");
+    let said = strs_of(&lines(&out), "warning", "message").join("\n");
     let home_file = s.home.path().join(".claude/commands/standup.md");
     let ws_file = s.ws.join(".claude/commands/standup.md");
     assert!(

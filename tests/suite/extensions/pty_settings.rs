@@ -49,8 +49,9 @@ fn a_quiet_hook_is_folded_and_alt_h_shows_it() {
     let mut t = Pty::start_in(home, &server, &[]);
     t.wait_for(READY);
     t.ask("hi");
-    let screen = t.wait_for("1 hook(s) ran quietly");
     t.wait_for("hello back");
+    // The count is in the status line, the hook's cell is not in the chat.
+    let screen = t.wait_for("1 hook(s) ran quietly");
     assert_lacks(&screen, "UserPromptSubmit hook");
     t.keys("\x1bh");
     let shown = t.wait_for("UserPromptSubmit hook");
