@@ -9,8 +9,7 @@ use std::path::Path;
 use crate::engine::context::{Thresholds, WindowSource, fmt_tokens, fmt_window};
 use crate::engine::ledger::SubagentRecord;
 use crate::engine::protocol::{
-    Allowance, ApprovalPolicy, CostRow, Effort, Event, InstructionFile, ListedRule,
-    SessionSummary,
+    Allowance, ApprovalPolicy, CostRow, Effort, Event, InstructionFile, ListedRule, SessionSummary,
 };
 
 use super::input::human_bytes;
@@ -143,7 +142,9 @@ fn on_permissions(
     if rules.is_empty() {
         lines.push("No permission rules in the settings files.".into());
     } else {
-        lines.push("Permission rules of the settings files (deny wins, then ask, then allow):".into());
+        lines.push(
+            "Permission rules of the settings files (deny wins, then ask, then allow):".into(),
+        );
         for r in rules {
             let from = r
                 .source

@@ -146,7 +146,7 @@ impl Permissions {
                     continue;
                 };
                 match Rule::parse(text, anchors) {
-                    Ok(rule) => out.list_mut(kind).push(rule.from_file(origin)),
+                    Ok(rule) => out.list_mut(kind).push(rule.read_from(origin)),
                     Err(why) => notices.push(format!(
                         "{}: the {key} rule `{}` is not used: {why}",
                         origin.display(),

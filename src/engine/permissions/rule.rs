@@ -109,7 +109,7 @@ impl Rule {
     }
 
     /// Read from the settings file `origin`.
-    pub(super) fn from_file(self, origin: &Path) -> Rule {
+    pub(super) fn read_from(self, origin: &Path) -> Rule {
         Rule {
             origin: Some(origin.to_path_buf()),
             ..self

@@ -411,7 +411,10 @@ impl Child {
                 summary,
                 calls: u32::try_from(self.calls.len()).unwrap_or(u32::MAX),
             });
-            let out = match (ctx.denied.call(&name, &input), env.tools.check(&name, &input, &ctx)) {
+            let out = match (
+                ctx.denied.call(&name, &input),
+                env.tools.check(&name, &input, &ctx),
+            ) {
                 // The settings' deny rules hold for a subagent as for the parent.
                 (Some(rule), _) => ToolOutput::error(format!(
                     "denied by the permission rule `{rule}` in the user's or the workspace's \

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::args::Args;
 use super::grep::{files, walker};
-use super::{ToolCtx, ToolOutput, ToolResult, Denied, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::types::ToolSpec;
 
 /// At most this many paths are listed.
@@ -83,9 +83,11 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
             found.push((mtime, paths::display(&ctx.workspace, path)));
         }
     }
-    let left_out = (left_out > 0)
-        .then(|| format!("\n{}", Denied::left_out(left_out)))
-        .unwrap_or_default();
+    let left_out = if left_out > 0 {
+        format!("\n{}", Denied::left_out(left_out))
+    } else {
+        String::new()
+    };
     if found.is_empty() {
         return Ok(ToolOutput::ok(format!(
             "No files match `{raw_pattern}` in {}.{left_out}",

@@ -12,7 +12,7 @@ use regex::RegexBuilder;
 use serde_json::json;
 
 use super::args::Args;
-use super::{ToolCtx, ToolOutput, ToolResult, Denied, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::files::walk_rules;
 use crate::engine::text::{looks_binary, truncate_chars};
 use crate::engine::types::ToolSpec;

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::args::Args;
 use super::grep::walker;
-use super::{ToolCtx, ToolOutput, ToolResult, Denied, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::text::human_size;
 use crate::engine::types::ToolSpec;
 

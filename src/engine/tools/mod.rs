@@ -11,6 +11,7 @@
 
 mod args;
 mod bash;
+mod denied;
 mod edit_file;
 mod glob;
 mod grep;
@@ -24,7 +25,6 @@ mod read_file;
 pub mod recall;
 pub mod sandbox;
 mod spill;
-mod denied;
 pub(crate) mod terminal;
 pub mod todo;
 pub mod web_fetch;

@@ -6,7 +6,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use serde_json::json;
 
 use super::args::Args;
-use super::{ToolCtx, ToolOutput, ToolResult, Denied, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::images::Format;
 use crate::engine::text::{BINARY_SNIFF_BYTES, looks_binary, numbered};
 use crate::engine::types::ToolSpec;

@@ -256,8 +256,14 @@ async fn a_malformed_home_settings_file_is_said_and_left_as_it_is() {
 #[tokio::test]
 async fn a_workspace_command_wins_a_name_clash_with_the_users_and_the_start_says_so() {
     let s = Setup::new();
-    s.in_home(".claude/commands/standup.md", "HOME-STANDUP for $ARGUMENTS.\n");
-    s.in_ws(".claude/commands/standup.md", "WS-STANDUP for $ARGUMENTS.\n");
+    s.in_home(
+        ".claude/commands/standup.md",
+        "HOME-STANDUP for $ARGUMENTS.\n",
+    );
+    s.in_ws(
+        ".claude/commands/standup.md",
+        "WS-STANDUP for $ARGUMENTS.\n",
+    );
     let server = FakeServer::start().await;
     server.push(a::text("written", U::new(1000, 10)));
     let out = s.run(&server, &["-p", "/standup friday"]).await;

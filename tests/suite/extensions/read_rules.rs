@@ -23,7 +23,12 @@ async fn a_read_deny_rule_covers_searches_attachments_and_subagents() {
     let server = FakeServer::start().await;
     let u = |n| U::new(n, 10);
     server.push(a::tool_use("g1", "grep", r#"{"pattern":"TOKEN"}"#, u(1000)));
-    server.push(a::tool_use("g2", "glob", r#"{"pattern":"**/*.txt"}"#, u(1100)));
+    server.push(a::tool_use(
+        "g2",
+        "glob",
+        r#"{"pattern":"**/*.txt"}"#,
+        u(1100),
+    ));
     server.push(a::tool_use(
         "l1",
         "list_dir",
@@ -46,7 +51,13 @@ async fn a_read_deny_rule_covers_searches_attachments_and_subagents() {
     let out = s
         .run(
             &server,
-            &["-p", "look at @secrets/key.txt", "--yes", "--sandbox", "off"],
+            &[
+                "-p",
+                "look at @secrets/key.txt",
+                "--yes",
+                "--sandbox",
+                "off",
+            ],
         )
         .await;
     assert_success(&out);
@@ -65,11 +76,18 @@ async fn a_read_deny_rule_covers_searches_attachments_and_subagents() {
     assert_contains(&attached, "Read(secrets/**)");
 
     let requests = server.requests();
-    assert_eq!(requests.len(), 7, "four main turns, two of the subagent, the end");
+    assert_eq!(
+        requests.len(),
+        7,
+        "four main turns, two of the subagent, the end"
+    );
     let child = requests[5].to_string();
     assert_contains(&child, "denied by the permission rule `Read(secrets/**)`");
     assert_contains(&child, "denied by the permission rule `Bash(rm:*)`");
-    assert!(s.ws.join("src/app.txt").exists(), "the subagent's rm was refused");
+    assert!(
+        s.ws.join("src/app.txt").exists(),
+        "the subagent's rm was refused"
+    );
     for r in &requests {
         assert_lacks(&r.to_string(), SECRET);
     }

@@ -555,11 +555,7 @@ fn the_section_ends_with_the_errors_still_open_in_its_files_and_does_not_carry_t
 #[test]
 fn an_undone_change_is_left_out_and_its_command_still_counts() {
     let mut s = Script::new("try two things");
-    s.ok(
-        "read_file",
-        json!({"path": "src/kept.rs"}),
-        &page(1, 3, 3),
-    );
+    s.ok("read_file", json!({"path": "src/kept.rs"}), &page(1, 3, 3));
     s.ok(
         "edit_file",
         json!({"path": "src/kept.rs", "old_string": "a", "new_string": "b"}),
