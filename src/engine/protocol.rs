@@ -31,6 +31,7 @@ pub use super::jobs::{JobInfo, JobState};
 pub(crate) use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 use super::ledger::{RewindMode, RewindPoint};
+pub use super::permissions::ListedRule;
 pub(crate) use super::policy::ApprovalPolicy;
 pub use super::policy::Mode;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
@@ -542,13 +543,16 @@ pub enum Event {
         turn: TurnId,
         path: PathBuf,
     },
-    /// The approval policy and the "always" grants in force (the answer to `Op::Permissions`
-    /// and `Op::Revoke`).
+    /// The approval policy, the "always" grants and the settings files' rules in force (the
+    /// answer to `Op::Permissions` and `Op::Revoke`).
     Permissions {
         policy: ApprovalPolicy,
         allowances: Vec<Allowance>,
         /// The sandbox of `bash` commands, in one line.
         sandbox: String,
+        /// The settings files' permission rules in force, with the file each came from.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        rules: Vec<ListedRule>,
     },
     /// What an `Op::Restore` did (or why it did nothing).
     Restore(RestoreReport),

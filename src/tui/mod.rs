@@ -169,6 +169,8 @@ pub(crate) struct TuiParams {
     pub(crate) extensions: crate::engine::session::Extensions,
     /// `/config`: the settings the run started with.
     pub(crate) config_report: String,
+    /// Capture the mouse from the start (config `mouse_capture`; Alt-M toggles it).
+    pub(crate) mouse_capture: bool,
 }
 
 /// What the user leaves behind: the session to come back to.

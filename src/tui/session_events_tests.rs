@@ -101,6 +101,18 @@ fn permissions_are_listed_and_revoked_by_number() {
                 }),
             ],
             sandbox: "workspace-write, network off (Landlock ABI 7 and a seccomp filter)".into(),
+            rules: vec![
+                crate::engine::protocol::ListedRule {
+                    kind: "deny",
+                    rule: "Read(./.env)".into(),
+                    source: Some(PathBuf::from("/home/u/.claude/settings.json")),
+                },
+                crate::engine::protocol::ListedRule {
+                    kind: "allow",
+                    rule: "Bash(git status:*)".into(),
+                    source: Some(PathBuf::from("/w/.claude/settings.json")),
+                },
+            ],
         }),
         t0,
     );
@@ -114,6 +126,11 @@ fn permissions_are_listed_and_revoked_by_number() {
     assert!(message.contains("  1. bash: `cargo test …`"), "{message}");
     assert!(
         message.contains("  2. edit_file inside the workspace"),
+        "{message}"
+    );
+    assert!(
+        message.contains("  deny  Read(./.env)  (/home/u/.claude/settings.json)")
+            && message.contains("  allow Bash(git status:*)  (/w/.claude/settings.json)"),
         "{message}"
     );
     assert_eq!(

@@ -57,7 +57,8 @@ pub(crate) struct Settings {
     pub(crate) extensions: crate::engine::session::Extensions,
     /// `/config`: the settings the run started with, one `name: value` a line.
     pub(crate) config_report: String,
-    /// The app captures the mouse (Alt-M toggles it; off by default: the terminal selects).
+    /// The app captures the mouse (config `mouse_capture` at start, Alt-M toggles it; off by
+    /// default: the terminal selects).
     pub(crate) mouse_capture: bool,
 }
 
@@ -204,7 +205,7 @@ pub(super) fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             history_file: params.history_file.clone(),
             extensions: params.extensions.clone(),
             config_report: params.config_report.clone(),
-            mouse_capture: false,
+            mouse_capture: params.mouse_capture,
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),

@@ -566,6 +566,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
             demo: labels.demo,
             mode: state.plan.mode().label(),
             hints: &pairs,
+            news: quiet > 0,
             jobs: jobs.as_deref(),
         },
         area,

@@ -2,7 +2,8 @@
 //! (newest first, with each turn's files), a rewind in the current generation (files back, the
 //! history cut before the message, the transcript keeping it, the message returned), and one to
 //! a message of an earlier generation (files back across handoffs, a successor briefed with the
-//! handoff document that began that generation).
+//! handoff document that began that generation); the handoff's `## Touched` section without
+//! the turns undone.
 
 use std::path::PathBuf;
 
@@ -94,6 +95,18 @@ impl Session {
         }
     }
 
+    /// `/undo` or `/redo`, to the engine's report.
+    async fn restore(&mut self, action: UndoAction) {
+        let on_conflict = OnConflict::Stop;
+        self.r
+            .send(Op::Restore {
+                action,
+                on_conflict,
+            })
+            .await;
+        self.r.until(|e| matches!(e, Event::Restore(_))).await;
+    }
+
     /// The picker's list.
     async fn points(&mut self) -> Vec<RewindPoint> {
         self.r.send(Op::RewindPoints).await;
@@ -170,13 +183,7 @@ async fn rewinding_in_the_current_generation_cuts_the_history_and_restores_the_f
         "the transcript keeps what was there"
     );
     // /redo brings the rewound turn's files back.
-    let (action, on_conflict) = (UndoAction::Redo, OnConflict::Stop);
-    s.r.send(Op::Restore {
-        action,
-        on_conflict,
-    })
-    .await;
-    s.r.until(|e| matches!(e, Event::Restore(_))).await;
+    s.restore(UndoAction::Redo).await;
     assert_file(s.file("b.txt"), "B");
     s.r.shutdown().await;
 }
@@ -251,5 +258,49 @@ async fn a_rewind_over_changed_files_asks_first_and_keeps_them_when_told() {
 
     let points = s.points().await;
     assert!(points.iter().all(|p| p.undone), "{points:?}");
+    s.r.shutdown().await;
+}
+
+/// The handoff's `## Touched` section leaves out a turn the user undid, and has a turn redone
+/// since; a rewind of the code alone leaves its turns out too.
+#[tokio::test]
+async fn touched_drops_an_undone_edit_and_a_redo_brings_it_back() {
+    let mut s = Session::start().await;
+    s.writing("one", &[("a.txt", "A")], "one done").await;
+    s.writing("two", &[("b.txt", "B")], "two done").await;
+    s.writing("three", &[("c.txt", "C")], "three done").await;
+    s.writing("four", &[("d.txt", "D")], "four done").await;
+    s.restore(UndoAction::Undo).await;
+    s.restore(UndoAction::Undo).await;
+    s.restore(UndoAction::Undo).await;
+    s.restore(UndoAction::Redo).await;
+    assert!(s.file("b.txt").exists() && !s.file("c.txt").exists());
+    s.handoff("## Doing\nGoing on.\n## Next\nGo on.\n").await;
+    s.writing("go on", &[], "on").await;
+    let sent = s.last_request();
+    let touched = sent
+        .split("## Touched")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Touched section: {sent}"));
+    assert!(
+        touched.contains("`a.txt`") && touched.contains("`b.txt`"),
+        "{touched}"
+    );
+    assert!(
+        !touched.contains("`c.txt`") && !touched.contains("`d.txt`"),
+        "undone: {touched}"
+    );
+
+    // In the successor: a rewind of the code only keeps the conversation but not the change.
+    s.writing("five", &[("e.txt", "E")], "five done").await;
+    s.writing("six", &[("f.txt", "F")], "six done").await;
+    let six = s.points().await[0].turn;
+    s.rewound(six, RewindMode::Code, OnConflict::Stop).await;
+    s.handoff("## Doing\nGoing on.\n## Next\nGo on.\n").await;
+    s.writing("again", &[], "ok").await;
+    let sent = s.last_request();
+    let touched = sent.split("## Touched").nth(1).unwrap_or_default();
+    assert!(touched.contains("`e.txt`"), "{touched}");
+    assert!(!touched.contains("`f.txt`"), "rewound: {touched}");
     s.r.shutdown().await;
 }

@@ -52,7 +52,8 @@ fn init_prompt(path: &std::path::Path, exists: bool) -> String {
 }
 
 /// The notices of the start: command and skill files that could not be loaded (one line each,
-/// naming the file), and commands a built-in's name keeps from being offered.
+/// naming the file), and commands not offered because a built-in or another command has their
+/// name (naming both files).
 pub(super) fn load_notices(ext: &Extensions) -> Vec<String> {
     let mut out: Vec<String> = ext
         .commands
@@ -61,13 +62,20 @@ pub(super) fn load_notices(ext: &Extensions) -> Vec<String> {
         .map(ToString::to_string)
         .collect();
     for s in ext.commands.shadowed() {
-        if s.by == ShadowedBy::Builtin {
-            out.push(format!(
+        out.push(match &s.by {
+            ShadowedBy::Builtin => format!(
                 "{}: /{} is a built-in command; this custom command is not offered (rename the file)",
                 s.path.display(),
                 s.name
-            ));
-        }
+            ),
+            ShadowedBy::Command(winner) => format!(
+                "{}: /{} is not offered: {} has the same name and wins (the workspace's commands \
+                 win over the user's, .flower/ over .claude/)",
+                s.path.display(),
+                s.name,
+                winner.display()
+            ),
+        });
     }
     out.extend(ext.skills.notices().iter().map(ToString::to_string));
     out

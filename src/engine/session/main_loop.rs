@@ -115,6 +115,8 @@ impl Engine {
                     .checkpoints
                     .restore(&mut self.ledger, generation, action, on_conflict)
                     .await;
+                let session = self.conversation.id.clone();
+                self.conversation.call_counts.restored(&session, &report);
                 self.emit_logged(Event::Restore(report));
             }
             Op::Rewind {

@@ -42,6 +42,9 @@ pub(super) struct RunContext {
     pub(super) masking: MaskSettings,
     /// The custom slash commands and the skills.
     pub(super) extensions: Extensions,
+    /// What the settings' deny rules forbid, as the tools are given it (the main thread's file
+    /// tools, an attachment's read, a subagent's calls); the deny rules never change in a run.
+    pub(super) denied: crate::engine::tools::Denied,
     pub(super) events: mpsc::UnboundedSender<Event>,
 }
 

@@ -318,6 +318,8 @@ impl Engine {
                 .checkpoints
                 .rewind(&mut self.ledger, from_generation, turn, on_conflict)
                 .await;
+            let session = self.conversation.id.clone();
+            self.conversation.call_counts.rewound(&session, &code.turns);
             (code.files, code.kept)
         } else {
             (Vec::new(), Vec::new())

@@ -126,8 +126,22 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
                 })],
                 sandbox: "workspace-write, network off (Landlock ABI 7 and a seccomp filter)"
                     .into(),
+                rules: Vec::new(),
             },
             r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}],"sandbox":"workspace-write, network off (Landlock ABI 7 and a seccomp filter)"}"#,
+        ),
+        (
+            Event::Permissions {
+                policy: ApprovalPolicy::Auto,
+                allowances: Vec::new(),
+                sandbox: "off".into(),
+                rules: vec![ListedRule {
+                    kind: "deny",
+                    rule: "Read(./.env)".into(),
+                    source: Some(PathBuf::from("/home/u/.claude/settings.json")),
+                }],
+            },
+            r#"{"type":"permissions","policy":"auto","allowances":[],"sandbox":"off","rules":[{"kind":"deny","rule":"Read(./.env)","source":"/home/u/.claude/settings.json"}]}"#,
         ),
         (
             Event::Pins {
