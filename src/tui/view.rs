@@ -153,18 +153,19 @@ fn draw_panes(
     let spinner_h = u16::from(state.spinner().is_some());
     let background_h = u16::from(state.handoff.spinner().is_some());
     let queued = queued_rows(state, area.width, theme);
+    let input_h = input_height(state, area.width);
+    let queued_h = u16::try_from(queued.len()).unwrap_or(u16::MAX);
+    // Everything below the chat but the prompt, the status line included.
+    let others = spinner_h
+        .saturating_add(background_h)
+        .saturating_add(queued_h)
+        .saturating_add(input_h);
     let prompt = state
         .questions
         .front()
-        .map(|p| approval_model(state, p, area, theme, now));
-    let input_h = input_height(state, area.width);
+        .map(|p| approval_model(state, p, (area, others.saturating_add(1)), theme, now));
     let prompt_h = prompt.as_ref().map_or(0, |m| m.height);
-    let queued_h = u16::try_from(queued.len()).unwrap_or(u16::MAX);
-    let fixed = spinner_h
-        .saturating_add(background_h)
-        .saturating_add(queued_h)
-        .saturating_add(prompt_h)
-        .saturating_add(input_h);
+    let fixed = others.saturating_add(prompt_h);
     let plan = plan_rows(state, area, fixed, theme);
     let [
         body,
