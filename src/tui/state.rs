@@ -49,7 +49,7 @@ pub(crate) struct Settings {
     pub(crate) review: Option<Duration>,
     /// `$EDITOR`, if set.
     pub(crate) editor_cmd: Option<String>,
-    /// Whether a long turn's end rings the bell (or notifies).
+    /// Whether a long turn's end, or an approval waiting, rings the bell (or notifies).
     pub(crate) notify: bool,
     /// This workspace's input history file, when history persists.
     pub(crate) history_file: Option<PathBuf>,
