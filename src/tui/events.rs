@@ -73,6 +73,13 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             text,
             generation,
         } => {
+            // The conversation went back: the turns it abandons leave the chat (the
+            // transcript file keeps them).
+            if text.is_some()
+                && let Some(sent_as) = state.rewind.rewound(turn)
+            {
+                state.chat.drop_turns_from(sent_as);
+            }
             state.chat.notice(rewind_picker::rewound_notice(
                 turn, mode, &files, &kept, generation,
             ));

@@ -193,9 +193,10 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
                     files: vec!["src/a.rs".into()],
                     current: true,
                     undone: false,
+                    sent_as: Some(4),
                 }],
             },
-            r#"{"type":"rewind_points","points":[{"turn":3,"generation":2,"at":1800000000,"text":"fix the parser","files":["src/a.rs"],"current":true}]}"#,
+            r#"{"type":"rewind_points","points":[{"turn":3,"generation":2,"at":1800000000,"text":"fix the parser","files":["src/a.rs"],"current":true,"sent_as":4}]}"#,
         ),
         (
             Event::Rewound {
