@@ -56,6 +56,7 @@ pub(crate) mod search;
 pub(crate) mod select;
 pub(crate) mod session_events;
 pub(crate) mod session_info;
+pub(crate) mod model_picker;
 pub(crate) mod session_picker;
 pub(crate) mod slash;
 pub(crate) mod state;

@@ -25,13 +25,23 @@ use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
 use super::rewind_state::Rewind;
 use super::session_info::SessionInfo;
-use super::session_picker::Picker;
+use super::model_picker::ModelPicker;
+use super::session_picker::SessionPicker;
 use super::status_line::{Labels, StatusLine};
 use super::turns::Turns;
 use super::{TuiParams, history_file};
 
 /// A turn that took at least this long rings the bell (or notifies) when it ends.
 pub(crate) const NOTIFY_AFTER: Duration = Duration::from_secs(10);
+
+/// A list over the chat, picked from with Up, Down, Enter and Esc, while open.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Picker {
+    /// `/resume`, `--resume`: this workspace's sessions.
+    Sessions(SessionPicker),
+    /// `/model`: the models.
+    Models(ModelPicker),
+}
 
 /// Where keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

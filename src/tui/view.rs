@@ -30,7 +30,7 @@ use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Focus};
+use super::state::{AppState, Focus, Picker};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub(crate) const MIN_WIDTH: u16 = 10;
@@ -219,8 +219,10 @@ fn draw_panes(
     if let Some(m) = state.mention.visible(state.focus == Focus::Input) {
         super::overlay_view::draw_mentions(m, body, bottom, buf, theme);
     }
-    if let Some(p) = &state.picker {
-        super::overlay_view::draw_picker(p, body, buf, theme);
+    match &state.picker {
+        Some(Picker::Sessions(p)) => super::overlay_view::draw_picker(p, body, buf, theme),
+        Some(Picker::Models(p)) => super::overlay_view::draw_model_picker(p, body, buf, theme),
+        None => {}
     }
     if let Some(p) = state.rewind.picker() {
         super::rewind_picker::draw(p, body, buf, theme);

@@ -152,6 +152,7 @@ impl Engine {
             }),
             Op::RewindPoints => self.emit(self.ledger.rewind_points(&self.conversation.id)),
             Op::SetModel { model } => self.set_model(&model),
+            Op::ListModels => self.run.list_models(),
             Op::SetEffort { effort } => {
                 // Extended thinking / reasoning effort from the next request on.
                 self.settings.effort = effort;
@@ -242,6 +243,7 @@ impl Engine {
                 | Op::Context
                 | Op::Hooks
                 | Op::RewindPoints
+                | Op::ListModels
                 | Op::ListSessions
                 | Op::Revoke { .. }),
             ) => {
