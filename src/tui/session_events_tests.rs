@@ -263,6 +263,11 @@ fn model_alone_opens_a_picker_of_the_providers_models() {
     assert!(s.picker.is_none());
     // Down, Enter: the other model from the next request on.
     run_cmd(&mut s, "/model", t0);
+    let offered = Event::Models {
+        models: vec!["claude-opus-4-5".into()],
+        error: None,
+    };
+    update(&mut s, ev(offered), t0);
     update(&mut s, key(KeyCode::Down), t0);
     let fx = update(&mut s, key(KeyCode::Enter), t0);
     assert_eq!(
