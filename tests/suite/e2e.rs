@@ -319,6 +319,7 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
 mod daily;
 mod hostile;
 mod tui_day;
+mod tui_day_small;
 mod undo;
 
 #[test]
