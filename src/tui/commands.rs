@@ -8,10 +8,10 @@ use crate::engine::protocol::{Effort, Op};
 
 use super::input::Pastes;
 use super::keymap;
+use super::model_picker::ModelPicker;
 use super::msg::Effect;
 use super::queue;
 use super::slash::{self, Parsed, SlashCommand};
-use super::model_picker::ModelPicker;
 use super::state::{AppState, Focus, Picker};
 
 /// A sent message longer than this stays out of the history file (a big paste).

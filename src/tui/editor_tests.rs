@@ -498,12 +498,20 @@ fn the_side_editor_closes_when_the_successor_starts_unless_it_holds_edits() {
     assert!(ops(&fx).contains(&Op::ReviewDone {
         handoff: HandoffId(1)
     }));
-    let fx = update(&mut s, successor_from("/n/h.md"), t0 + Duration::from_secs(61));
+    let fx = update(
+        &mut s,
+        successor_from("/n/h.md"),
+        t0 + Duration::from_secs(61),
+    );
     assert!(!s.editor.is_open(), "the review is over: the editor goes");
     assert_eq!(s.focus, Focus::Input);
     assert!(fx.contains(&Effect::UnwatchFile));
     assert!(matches!(
-        s.chat.cells().iter().rev().find(|c| matches!(c, Cell::Divider { .. })),
+        s.chat
+            .cells()
+            .iter()
+            .rev()
+            .find(|c| matches!(c, Cell::Divider { .. })),
         Some(Cell::Divider { generation: 2, .. })
     ));
 
@@ -512,12 +520,20 @@ fn the_side_editor_closes_when_the_successor_starts_unless_it_holds_edits() {
     update(&mut s, frozen("/n/h.md"), t0);
     update(&mut s, key(KeyCode::Char('z')), t0);
     assert!(s.editor.get().is_some_and(|e| e.is_dirty()));
-    update(&mut s, successor_from("/n/h.md"), t0 + Duration::from_secs(1));
+    update(
+        &mut s,
+        successor_from("/n/h.md"),
+        t0 + Duration::from_secs(1),
+    );
     assert!(s.editor.get().is_some_and(|e| !e.in_review()));
 
     // An editor holding another file (a plan under review) is not the handoff's to close.
     let mut s = state();
     update(&mut s, frozen("/n/plan.md"), t0);
-    update(&mut s, successor_from("/n/h.md"), t0 + Duration::from_secs(1));
+    update(
+        &mut s,
+        successor_from("/n/h.md"),
+        t0 + Duration::from_secs(1),
+    );
     assert!(s.editor.is_open());
 }

@@ -385,9 +385,8 @@ fn on_done(state: &mut AppState, done: Done, fx: &mut Vec<Effect>) {
     if let Some(p) = &path {
         state.editor.set_latest_handoff(Some(p.clone()));
     }
-    let done_with = |ed: &SideEditor| {
-        path.as_deref() == Some(ed.path()) && !ed.is_dirty() && !ed.asks()
-    };
+    let done_with =
+        |ed: &SideEditor| path.as_deref() == Some(ed.path()) && !ed.is_dirty() && !ed.asks();
     if state.editor.get().is_some_and(done_with) {
         state.editor.close();
         state.focus = Focus::Input;

@@ -285,7 +285,11 @@ fn ctrl_u_deletes_to_the_start_of_the_line_and_ctrl_z_undoes() {
         update(&mut s, key(KeyCode::Left), t0);
     }
     update(&mut s, ctrl('u'), t0);
-    assert_eq!(s.input.text(), "first line\nthis", "only the line's head goes");
+    assert_eq!(
+        s.input.text(),
+        "first line\nthis",
+        "only the line's head goes"
+    );
     // Again at the start of the line: nothing more on it to delete, the line above stays.
     update(&mut s, ctrl('u'), t0);
     assert_eq!(s.input.text(), "first line\nthis");

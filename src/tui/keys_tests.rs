@@ -272,11 +272,7 @@ fn an_approval_waiting_rings_once_for_those_that_come_together() {
             t0,
         )
     };
-    let notified = |fx: &[Effect]| {
-        fx.iter()
-            .filter(|e| matches!(e, Effect::Notify(_)))
-            .count()
-    };
+    let notified = |fx: &[Effect]| fx.iter().filter(|e| matches!(e, Effect::Notify(_))).count();
     let fx = ask(&mut s, "c1");
     assert!(
         fx.contains(&Effect::Notify(

@@ -121,11 +121,22 @@ mod tests {
             vec!["claude-b".into(), "claude-a".into(), "claude-c".into()],
             None,
         );
-        assert_eq!(p.models(), ["claude-a", "claude-b", "claude-c", "claude-cmd"]);
-        assert_eq!(p.selected(), 3, "the highlight stays on the model it was on");
+        assert_eq!(
+            p.models(),
+            ["claude-a", "claude-b", "claude-c", "claude-cmd"]
+        );
+        assert_eq!(
+            p.selected(),
+            3,
+            "the highlight stays on the model it was on"
+        );
         assert_eq!(p.status(), None);
         p.step(true);
-        assert_eq!(p.choose(), None, "wrapped to the one in use: nothing changes");
+        assert_eq!(
+            p.choose(),
+            None,
+            "wrapped to the one in use: nothing changes"
+        );
         p.step(true);
         assert_eq!(
             p.choose(),

@@ -9,9 +9,9 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::keymap::{Action, label_for};
 use super::mention::Mention;
+use super::model_picker::ModelPicker;
 use super::render::theme::Theme;
 use super::render::wrap::{sanitize, str_width, truncate};
-use super::model_picker::ModelPicker;
 use super::session_picker::SessionPicker;
 use crate::engine::protocol::SessionSummary;
 

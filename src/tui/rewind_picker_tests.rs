@@ -338,7 +338,11 @@ fn a_rewind_removes_the_turns_it_abandons_from_the_chat() {
     assert!(!screen.contains("Two written."), "{screen}");
     assert!(!screen.contains("Third done."), "{screen}");
     assert!(screen.contains("Rewound to before turn 2"), "{screen}");
-    assert_eq!(s.input.text(), "write file two", "the message is back to edit");
+    assert_eq!(
+        s.input.text(),
+        "write file two",
+        "the message is back to edit"
+    );
 
     // Code only: the conversation goes on, the chat keeps its turns.
     let mut s = state();
@@ -392,6 +396,15 @@ fn a_message_sent_by_an_earlier_process_takes_every_turn_sent_here() {
         }),
         t0,
     );
-    assert_eq!(s.chat.cells().len(), before + 1, "the turn went, the notice came");
-    assert!(!s.chat.cells().iter().any(|c| format!("{c:?}").contains("Continued.")));
+    assert_eq!(
+        s.chat.cells().len(),
+        before + 1,
+        "the turn went, the notice came"
+    );
+    assert!(
+        !s.chat
+            .cells()
+            .iter()
+            .any(|c| format!("{c:?}").contains("Continued."))
+    );
 }

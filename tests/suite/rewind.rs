@@ -292,7 +292,10 @@ async fn the_picker_shows_a_command_as_typed_and_offers_the_plan_carried_out() {
         workspace: ws.clone(),
     };
     p.extensions.commands = std::sync::Arc::new(commands::load(&dirs, &[]));
-    let toml_text = format!("[[hooks.UserPromptSubmit]]\ncommand = '{}'\n", hook.display());
+    let toml_text = format!(
+        "[[hooks.UserPromptSubmit]]\ncommand = '{}'\n",
+        hook.display()
+    );
     let value: toml::Value = toml::from_str(&toml_text).unwrap();
     p.hooks.hooks =
         flower_tui::engine::hooks::config::from_toml(value.get("hooks").unwrap()).unwrap();
@@ -308,7 +311,10 @@ async fn the_picker_shows_a_command_as_typed_and_offers_the_plan_carried_out() {
     };
     r.send(op).await;
     r.until_end(turn).await;
-    h.server.push(crate::suite::plan_mode::present("p1", crate::suite::plan_mode::PLAN));
+    h.server.push(crate::suite::plan_mode::present(
+        "p1",
+        crate::suite::plan_mode::PLAN,
+    ));
     r.turn("plan the rename").await;
     h.script().text("Implemented.");
     let plan_turn = r.new_turn();
@@ -350,7 +356,10 @@ async fn the_picker_shows_a_command_as_typed_and_offers_the_plan_carried_out() {
     assert_eq!(listed.len(), 3, "{listed:?}");
     assert_eq!(listed[1], (2, "plan the rename".to_string()));
     assert_eq!(listed[2], (1, "/review 42".to_string()));
-    assert!(listed[0].1.starts_with("Implement this plan."), "{listed:?}");
+    assert!(
+        listed[0].1.starts_with("Implement this plan."),
+        "{listed:?}"
+    );
     let sent_as: Vec<Option<u64>> = points.iter().map(|p| p.sent_as).collect();
     assert_eq!(sent_as, [Some(plan_turn.0), Some(turn.0 + 1), Some(turn.0)]);
 

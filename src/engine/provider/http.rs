@@ -222,14 +222,12 @@ pub(crate) async fn model_ids(
         return Err(error::classify(status, &text, None).redacted(secret));
     }
     let mut body = Vec::new();
-    while let Some(chunk) = resp
-        .chunk()
-        .await
-        .map_err(|e| body_error(&e, secret))?
-    {
+    while let Some(chunk) = resp.chunk().await.map_err(|e| body_error(&e, secret))? {
         body.extend_from_slice(&chunk);
         if body.len() > MAX_MODEL_LIST {
-            return Err(ProviderError::other("the list of models is too large to read"));
+            return Err(ProviderError::other(
+                "the list of models is too large to read",
+            ));
         }
     }
     let list: serde_json::Value = serde_json::from_slice(&body)

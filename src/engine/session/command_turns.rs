@@ -29,10 +29,10 @@ use super::Engine;
 use super::approval_state::ApprovalState;
 use super::params::{Extensions, ModelSettings};
 use super::planning::implement_here_message;
+use super::turn::Sent;
 use crate::engine::approvals::AllowRule;
 use crate::engine::commands::ShadowedBy;
 use crate::engine::policy::Mode;
-use super::turn::Sent;
 use crate::engine::protocol::{Event, ExitReason, PlanChoice, TurnId, TurnKind};
 use crate::engine::tools::names;
 

@@ -19,8 +19,8 @@ use crate::tui::keymap::{Action, short_label_for};
 /// readline and every shell; at the line's start it does nothing), Ctrl-Z undoes the last edit; any other key is the textarea's own.
 /// False when nothing changed.
 pub(crate) fn edit_key(area: &mut TextArea<'_>, key: KeyEvent) -> bool {
-    let ctrl_only = key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT)
-        == KeyModifiers::CONTROL;
+    let ctrl_only =
+        key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT) == KeyModifiers::CONTROL;
     match key.code {
         // At the start of a line there is nothing before the cursor on it: the line break
         // above stays.

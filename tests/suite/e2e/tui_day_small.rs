@@ -84,7 +84,10 @@ fn model_alone_picks_from_the_providers_models_and_the_next_request_uses_it() {
     t.keys(DOWN);
     t.keys(ENTER);
     t.wait("the status line on the new model", |s| {
-        !s.contains("(in use)") && s.lines().last().is_some_and(|l| l.contains("claude-opus-4-5"))
+        !s.contains("(in use)")
+            && s.lines()
+                .last()
+                .is_some_and(|l| l.contains("claude-opus-4-5"))
     });
     t.ask("which model are you");
     t.wait_for("Answered by the new model.");
