@@ -275,7 +275,7 @@ async fn the_picker_shows_a_command_as_typed_and_offers_the_plan_carried_out() {
     let hook = h.dir.path().join("prompt.sh");
     crate::support::files::write(
         &hook,
-        &format!(
+        format!(
             "#!/bin/bash\ninput=$(cat)\nprintf '%s\\n' \"$input\" >> '{}'\n",
             log.display()
         ),

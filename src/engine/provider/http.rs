@@ -232,11 +232,12 @@ pub(crate) async fn model_ids(
     }
     let list: serde_json::Value = serde_json::from_slice(&body)
         .map_err(|e| ProviderError::other(format!("the list of models is not JSON: {e}")))?;
-    let ids = list["data"]
-        .as_array()
+    let ids = list
+        .get("data")
+        .and_then(serde_json::Value::as_array)
         .ok_or_else(|| ProviderError::other("the answer holds no list of models (`data`)"))?
         .iter()
-        .filter_map(|m| m["id"].as_str())
+        .filter_map(|m| m.get("id").and_then(serde_json::Value::as_str))
         .map(str::to_string)
         .collect();
     Ok(ids)
