@@ -36,7 +36,8 @@ impl Choice for OutputFormat {
     }
 }
 
-/// How the TUI says that a long turn ended (config key `notify`).
+/// How the TUI says that a long turn ended or a tool call waits for approval (config key
+/// `notify`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Notify {
     /// The terminal bell (BEL).

@@ -508,6 +508,13 @@ pub enum Event {
         /// The provider's web searches the step ran (their cost is in the rows too).
         web_searches: u64,
     },
+    /// The answer to `Op::ListModels`: the models the provider offers, in its order (empty
+    /// with `error` when it could not say).
+    Models {
+        models: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The answer to `Op::ListSessions`: this workspace's runs, newest first (`current_run` is
     /// the one running now).
     Sessions {

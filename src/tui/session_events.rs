@@ -13,8 +13,8 @@ use crate::engine::protocol::{
 };
 
 use super::input::human_bytes;
-use super::session_picker::Picker;
-use super::state::AppState;
+use super::session_picker::SessionPicker;
+use super::state::{AppState, Picker};
 
 /// Apply one event of the session (not of a turn).
 pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
@@ -260,7 +260,7 @@ fn on_cost(
 
 /// `/resume`, `--resume`: the picker opens (or the chat says there is nothing to pick).
 fn on_sessions(state: &mut AppState, current_run: String, sessions: Vec<SessionSummary>) {
-    state.picker = Picker::new(current_run, sessions);
+    state.picker = SessionPicker::new(current_run, sessions).map(Picker::Sessions);
     if state.picker.is_none() {
         state
             .chat

@@ -165,7 +165,10 @@ fn the_picker_lists_sessions_and_enter_resumes_the_chosen_one() {
         t0,
     );
     assert_eq!(
-        s.picker.as_ref().map(|p| p.selected()),
+        match &s.picker {
+            Some(super::state::Picker::Sessions(p)) => Some(p.selected()),
+            _ => None,
+        },
         Some(1),
         "the open one is skipped"
     );
@@ -249,6 +252,57 @@ fn model_and_effort_go_to_the_engine_and_the_status_shows_them() {
     assert_eq!(s.status.labels().model, "claude-opus-4-5");
     assert_eq!(s.status.labels().effort, Some(Effort::High));
     assert!(matches!(last_cell(&s), Cell::Notice { message } if message.contains("effort high")));
+}
+
+#[test]
+fn model_alone_opens_a_picker_of_the_providers_models() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert_eq!(ops(&run_cmd(&mut s, "/model", t0)), [Op::ListModels]);
+    update(
+        &mut s,
+        ev(Event::Models {
+            models: vec!["claude-opus-4-5".into(), "claude-haiku-4-5".into()],
+            error: None,
+        }),
+        t0,
+    );
+    insta::assert_snapshot!(
+        "model_picker",
+        super::subagent_tests::draw(&s, 70, 12, t0).backend()
+    );
+    // Keys go to the picker; Enter on the one in use changes nothing.
+    type_text(&mut s, "x", t0);
+    assert!(s.input.is_empty());
+    update(&mut s, key(KeyCode::Down), t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert!(ops(&update(&mut s, key(KeyCode::Enter), t0)).is_empty());
+    assert!(s.picker.is_none());
+    // Down, Enter: the other model from the next request on.
+    run_cmd(&mut s, "/model", t0);
+    let offered = Event::Models {
+        models: vec!["claude-opus-4-5".into()],
+        error: None,
+    };
+    update(&mut s, ev(offered), t0);
+    update(&mut s, key(KeyCode::Down), t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::SetModel {
+            model: "claude-opus-4-5".into()
+        }]
+    );
+    // Esc closes it; a late answer finds no picker.
+    run_cmd(&mut s, "/model", t0);
+    update(&mut s, key(KeyCode::Esc), t0);
+    assert!(s.picker.is_none());
+    let late = Event::Models {
+        models: vec!["x".into()],
+        error: None,
+    };
+    assert!(ops(&update(&mut s, ev(late), t0)).is_empty());
+    assert!(s.picker.is_none());
 }
 
 #[test]
