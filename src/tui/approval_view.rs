@@ -113,7 +113,7 @@ pub(super) fn draw_approval(
     let mcp_json = matches!(p.asked, Asked::McpJson { .. } | Asked::Hooks { .. });
     let overwrite = matches!(p.asked, Asked::Overwrite { .. });
     let title = if let Asked::Hooks { .. } = p.asked {
-        format!(" Run the hooks of this workspace's settings file?{more} ")
+        format!(" {}?{more} ", p.name)
     } else if mcp_json {
         format!(" Start the MCP servers of this workspace's .mcp.json?{more} ")
     } else if overwrite {

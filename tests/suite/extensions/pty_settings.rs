@@ -78,7 +78,10 @@ fn a_workspace_commands_allowed_tools_are_asked_once_and_the_answer_kept() {
         .text("made one");
     let mut t = Pty::start_in(home.clone(), &server, &args);
     let asked = t.wait_for("command /mk: Bash(mkdir:*)");
-    assert!(asked.contains("Run the hooks of this workspace"), "{asked}");
+    assert!(
+        asked.contains("Let this workspace's commands use the tools they name"),
+        "{asked}"
+    );
     std::thread::sleep(GUARD);
     t.keys("y");
     t.wait_for("approved for this workspace");
@@ -97,7 +100,7 @@ fn a_workspace_commands_allowed_tools_are_asked_once_and_the_answer_kept() {
     t.wait_for(READY);
     t.ask("/mk");
     let screen = t.wait_for("made two");
-    assert_lacks(&screen, "Run the hooks of this workspace");
+    assert_lacks(&screen, "Let this workspace's commands");
     assert_lacks(&screen, "Allow bash?");
     assert!(ws.join("made-two").is_dir());
 }
