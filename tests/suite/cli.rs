@@ -356,7 +356,8 @@ async fn the_first_request_carries_the_git_status_of_the_start_looked_at_beside_
     }
     assert!(!system.contains("kept.txt"), "{system}");
     // The front end is told the same block the model was sent.
-    let told = &of(&run.events(), "session_prompt")[0]["environment"];
+    let events = run.events();
+    let told = &of(&events, "session_prompt")[0]["environment"];
     assert_contains(told.as_str().unwrap(), "?? new.txt");
 
     // `--continue` looks again when it attaches: a file made since is in its block.
