@@ -56,22 +56,25 @@ impl Environment {
             user_shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
             workspace: workspace.display().to_string(),
             git: instructions::git_root(workspace).map(|_| {
-                let off = filters_off(workspace);
-                let git = |args: &[&str]| git(workspace, &off, args);
+                // The branch is read beside the config query: neither runs a filter, and only the
+                // status (which may re-read a file) needs the filters switched off.
+                let (branch, off) = std::thread::scope(|scope| {
+                    let branch = scope.spawn(|| branch(workspace));
+                    let off = filters_off(workspace);
+                    (branch.join().ok().flatten(), off)
+                });
                 GitState {
-                    branch: git(&["symbolic-ref", "--short", "-q", "HEAD"])
-                        .map(|b| b.trim().to_string())
-                        .filter(|b| !b.is_empty())
-                        .or_else(|| {
-                            git(&["rev-parse", "--short", "HEAD"])
-                                .map(|sha| format!("detached at {}", sha.trim()))
-                        }),
-                    status: git(&[
-                        "status",
-                        "--short",
-                        "--untracked-files=normal",
-                        "--ignore-submodules=all",
-                    ])
+                    branch,
+                    status: git(
+                        workspace,
+                        &off,
+                        &[
+                            "status",
+                            "--short",
+                            "--untracked-files=normal",
+                            "--ignore-submodules=all",
+                        ],
+                    )
                     .map(|s| s.lines().map(str::to_string).collect()),
                 }
             }),
@@ -207,6 +210,17 @@ pub(crate) fn session_context<'a>(prompt: &'a str, base: &str) -> &'a str {
     prompt
         .strip_prefix(base.trim_end())
         .map_or("", |rest| rest.trim_start_matches('\n'))
+}
+
+/// The branch of `dir`'s repository, or `detached at <sha>`; None when git cannot say.
+fn branch(dir: &Path) -> Option<String> {
+    git(dir, &[], &["symbolic-ref", "--short", "-q", "HEAD"])
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .or_else(|| {
+            git(dir, &[], &["rev-parse", "--short", "HEAD"])
+                .map(|sha| format!("detached at {}", sha.trim()))
+        })
 }
 
 fn os_description() -> String {
