@@ -64,8 +64,10 @@ mod snapshot;
 mod store_lock;
 mod tree;
 mod undo_stack;
+mod update;
 mod walk;
 mod walk_back;
+mod watch;
 
 use std::fmt;
 use std::fs::{self, DirBuilder};
@@ -73,8 +75,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -96,7 +98,9 @@ use attribution::Scope;
 
 use object::Objects;
 use store_lock::StoreLock;
-use walk::Rules;
+use update::Base;
+use walk::{Plan, Rules, Whole};
+use watch::Watcher;
 
 /// One file larger than this is not stored (it is named in the checkpoint's result instead).
 pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -162,6 +166,10 @@ pub struct Options {
     pub excluded: Vec<PathBuf>,
     /// How long a snapshot or restore waits for another process holding the store.
     pub lock_wait: Duration,
+    /// Whether a change feed (see `watch`) lets a checkpoint look only at what changed since
+    /// the last one; off (the default: a store opened for one look keeps no inotify instance),
+    /// every checkpoint walks the workspace. A session turns it on.
+    pub watch: bool,
 }
 
 impl Default for Options {
@@ -170,6 +178,7 @@ impl Default for Options {
             limits: Limits::default(),
             excluded: vec![PathBuf::from(".flower")],
             lock_wait: LOCK_WAIT,
+            watch: false,
         }
     }
 }
@@ -215,6 +224,20 @@ struct Inner {
     rules: Rules,
     limits: Limits,
     lock_wait: Duration,
+    feed: Mutex<Feed>,
+}
+
+/// A checkpoint built on the last one is trusted for this long: the store's clean-up keeps what
+/// a checkpoint of the last day needs, so the trees it shares are still there.
+const BASE_FOR: Duration = Duration::from_secs(12 * 3600);
+
+/// The change feed and the checkpoint it reports against.
+#[derive(Debug, Default)]
+struct Feed {
+    watcher: Option<Arc<Watcher>>,
+    base: Option<(Base, Instant)>,
+    /// Why no feed is started (None: each full walk starts one).
+    off: Option<String>,
 }
 
 impl Checkpoints {
@@ -264,6 +287,10 @@ impl Checkpoints {
                 },
                 limits: options.limits,
                 lock_wait: options.lock_wait,
+                feed: Mutex::new(Feed {
+                    off: (!options.watch).then(|| "the change feed is off".to_string()),
+                    ..Feed::default()
+                }),
             }),
         })
     }
@@ -285,11 +312,67 @@ impl Checkpoints {
         self.snapshot_locked(label)
     }
 
+    /// A checkpoint from the change feed when it can say what changed since the last one; else
+    /// a full walk, which starts a new feed.
     fn snapshot_locked(&self, label: &str) -> Result<Snapshot, CheckpointError> {
         let i = &self.inner;
+        let mut feed = i.feed.lock().unwrap_or_else(|p| p.into_inner());
+        let why = match (&feed.watcher, &feed.base) {
+            (Some(w), Some((base, at))) if at.elapsed() < BASE_FOR => {
+                let fed = w.drain();
+                match fed.unsure {
+                    Some(why) => why.to_string(),
+                    None => match update::update(&i.objects, &i.rules, &i.limits, base, &fed, w) {
+                        Ok(snap) => {
+                            feed.base = Some((Base::of(&snap), Instant::now()));
+                            snapshot::log(&i.dir, label, &snap, "changes");
+                            return Ok(snap);
+                        }
+                        Err(why) => why,
+                    },
+                }
+            }
+            (Some(_), Some(_)) => "the last checkpoint is too old to build on".into(),
+            _ => feed
+                .off
+                .clone()
+                .unwrap_or_else(|| "the change feed starts".into()),
+        };
+        tracing::debug!("checkpoint: a full walk ({why})");
+        feed.watcher = None;
+        feed.base = None;
+        let ws = i.rules.workspace.clone();
+        let watcher = match &feed.off {
+            Some(_) => None,
+            None => Watcher::start(&ws)
+                .map_err(|e| tracing::debug!("checkpoint: no change feed: {e}"))
+                .ok()
+                .map(Arc::new),
+        };
+        let plan: Arc<dyn Plan> = match &watcher {
+            Some(w) => {
+                w.add(&ws, &RelPath::root());
+                let w = w.clone();
+                Arc::new(Whole(move |rel: &RelPath| w.add(&rel.on(&ws), rel)))
+            }
+            None => Arc::new(Whole(|_: &RelPath| {})),
+        };
         let cache = i.dir.join("stat-cache");
-        let snap = snapshot::take(&i.objects, &cache, &i.rules, &i.limits, snapshot::now())?;
-        snapshot::log(&i.dir, label, &snap);
+        let now = snapshot::now();
+        let snap = snapshot::take_planned(&i.objects, &cache, &i.rules, &i.limits, now, plan)?;
+        snapshot::log(&i.dir, label, &snap, &format!("walk: {why}"));
+        if let Some(w) = watcher {
+            if w.at_limit() {
+                feed.off = Some("the system's limit on inotify watches was reached".into());
+            } else if !w.broken() {
+                tracing::debug!(
+                    "checkpoint: the change feed watches {} folders",
+                    w.watched()
+                );
+                feed.base = Some((Base::of(&snap), Instant::now()));
+                feed.watcher = Some(w);
+            }
+        }
         Ok(snap)
     }
 
@@ -439,6 +522,8 @@ fn store_name(ws: &Path) -> String {
     format!("{prefix}-{}", hash.get(..16).unwrap_or_default())
 }
 
+#[cfg(test)]
+mod feed_tests;
 #[cfg(test)]
 mod store_tests;
 #[cfg(test)]
