@@ -53,6 +53,7 @@
 mod attribution;
 mod changes;
 mod error;
+mod git;
 mod index;
 mod object;
 mod object_id;
@@ -69,6 +70,7 @@ mod walk;
 mod walk_back;
 mod watch;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::{self, DirBuilder};
 use std::os::unix::ffi::OsStrExt;
@@ -238,6 +240,9 @@ struct Feed {
     base: Option<(Base, Instant)>,
     /// Why no feed is started (None: each full walk starts one).
     off: Option<String>,
+    /// Files a restore wrote from git's store since the last checkpoint: read again, they keep
+    /// the blob's id when they still hold it.
+    restored: HashMap<RelPath, [u8; 20]>,
 }
 
 impl Checkpoints {
@@ -279,7 +284,7 @@ impl Checkpoints {
         }
         Ok(Checkpoints {
             inner: Arc::new(Inner {
-                objects: Objects::new(dir.join("objects")),
+                objects: Objects::with_git(dir.join("objects"), git::Repo::find(&ws)),
                 dir,
                 rules: Rules {
                     workspace: ws,
@@ -317,12 +322,15 @@ impl Checkpoints {
     fn snapshot_locked(&self, label: &str) -> Result<Snapshot, CheckpointError> {
         let i = &self.inner;
         let mut feed = i.feed.lock().unwrap_or_else(|p| p.into_inner());
+        let restored = std::mem::take(&mut feed.restored);
         let why = match (&feed.watcher, &feed.base) {
             (Some(w), Some((base, at))) if at.elapsed() < BASE_FOR => {
                 let fed = w.drain();
                 match fed.unsure {
                     Some(why) => why.to_string(),
-                    None => match update::update(&i.objects, &i.rules, &i.limits, base, &fed, w) {
+                    None => match update::update(
+                        &i.objects, &i.rules, &i.limits, base, &fed, w, &restored,
+                    ) {
                         Ok(snap) => {
                             feed.base = Some((Base::of(&snap), Instant::now()));
                             snapshot::log(&i.dir, label, &snap, "changes");
@@ -456,6 +464,15 @@ impl Checkpoints {
             }
         }
         let applied = restore::apply(ws, &i.objects, deltas);
+        let mut feed = i.feed.lock().unwrap_or_else(|p| p.into_inner());
+        for d in &applied.done {
+            if let Some(tree::Node::File { id, .. }) = d.after
+                && let Some(blob) = id.git_blob()
+            {
+                feed.restored.insert(d.path.clone(), blob);
+            }
+        }
+        drop(feed);
         done.changed = changes::file_changes(&i.objects, &applied.done)?;
         done.untouched.extend(applied.untouched);
         done.failed = applied.failed;
@@ -524,6 +541,8 @@ fn store_name(ws: &Path) -> String {
 
 #[cfg(test)]
 mod feed_tests;
+#[cfg(test)]
+mod git_tests;
 #[cfg(test)]
 mod store_tests;
 #[cfg(test)]

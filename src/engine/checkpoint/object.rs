@@ -13,6 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::error::CheckpointError;
+use super::git::Repo;
 use super::object_id::ObjectId;
 use crate::engine::fsutil::unique;
 
@@ -20,11 +21,24 @@ use crate::engine::fsutil::unique;
 #[derive(Debug, Clone)]
 pub(crate) struct Objects {
     dir: PathBuf,
+    /// Where contents named by a git blob id are read (see `git`).
+    git: Option<Repo>,
 }
 
 impl Objects {
+    #[cfg(test)]
     pub(crate) fn new(dir: PathBuf) -> Objects {
-        Objects { dir }
+        Objects { dir, git: None }
+    }
+
+    /// A store that reads contents named by git blob ids from `repo`.
+    pub(crate) fn with_git(dir: PathBuf, repo: Option<Repo>) -> Objects {
+        Objects { dir, git: repo }
+    }
+
+    /// The repository whose blobs this store names, if any.
+    pub(crate) fn repo(&self) -> Option<&Repo> {
+        self.git.as_ref()
     }
 
     fn path(&self, id: &ObjectId) -> PathBuf {
@@ -76,6 +90,13 @@ impl Objects {
 
     /// The bytes of `id`, checked against it.
     pub(crate) fn get(&self, id: &ObjectId) -> Result<Vec<u8>, CheckpointError> {
+        if id.git_blob().is_some() {
+            return self
+                .git
+                .as_ref()
+                .and_then(|repo| repo.blob(id))
+                .ok_or(CheckpointError::Missing { id: *id });
+        }
         let bytes = fs::read(self.path(id)).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => CheckpointError::Missing { id: *id },
             _ => CheckpointError::Store {
@@ -94,6 +115,9 @@ impl Objects {
 
     /// Whether `id` is stored (its bytes are not read).
     pub(crate) fn has(&self, id: &ObjectId) -> bool {
+        if id.git_blob().is_some() {
+            return self.git.as_ref().is_some_and(|repo| repo.has(id));
+        }
         fs::symlink_metadata(self.path(id)).is_ok()
     }
 

@@ -24,6 +24,8 @@ use super::walk::{self, Found, Kind, Plan, Rules};
 use super::{Limits, SnapshotId};
 use crate::engine::fsutil::{atomic_write_unsynced, now_unix, rfc3339};
 
+/// From this many files to read, git's index is asked which of them git stores unchanged.
+const GIT_FROM: usize = 64;
 /// Below this many files to read, one thread reads them all.
 const PARALLEL_FROM: usize = 16;
 /// At most this many reader threads.
@@ -119,7 +121,8 @@ pub(crate) fn take_planned(
             Kind::Special => b.unstored(found, SkipReason::Special),
         }
     }
-    let to_read = b.cap_and_look_up(files, limits, &old_cache);
+    let mut to_read = b.cap_and_look_up(files, limits, &old_cache);
+    b.take_from_git(objects, &mut to_read, &old_cache, now);
     b.read = to_read.len();
     for (found, outcome) in read_all(objects, ws, to_read, limits) {
         match outcome {
@@ -254,6 +257,44 @@ impl Building {
     }
 }
 
+impl Building {
+    /// Take from git's store what it holds unchanged of `to_read` (when there is much to read),
+    /// and note which blob each other file held, so one that still holds it keeps its id.
+    fn take_from_git(
+        &mut self,
+        objects: &Objects,
+        to_read: &mut Vec<Found>,
+        old: &StatCache,
+        now: Stamp,
+    ) {
+        for f in to_read.iter_mut() {
+            f.git = old.entries.get(&f.path).and_then(|(_, id)| id.git_blob());
+        }
+        let Some(repo) = objects.repo().filter(|_| to_read.len() >= GIT_FROM) else {
+            return;
+        };
+        let index = repo.index();
+        if index.is_empty() {
+            return;
+        }
+        to_read.retain_mut(|f| match index.unchanged(&f.path, &f.stat) {
+            Some(blob) => {
+                let id = ObjectId::git(blob);
+                if !f.stat.is_racy(now) {
+                    self.cache.insert(f.path.clone(), (f.stat, id));
+                }
+                let node = file_node(&f.stat, id, f.stat.size);
+                self.nodes.push((f.path.clone(), node));
+                false
+            }
+            None => {
+                f.git = f.git.or(index.entry(&f.path).map(|e| e.blob));
+                true
+            }
+        });
+    }
+}
+
 pub(super) fn skip(found: &Found, reason: SkipReason) -> Skipped {
     Skipped {
         path: found.path.clone(),
@@ -364,6 +405,15 @@ fn read_one(objects: &Objects, ws: &Path, found: &Found, limits: &Limits) -> Out
     };
     match read_capped(file, limits.max_file_bytes) {
         Ok(Some(bytes)) => {
+            if let Some(blob) = found.git
+                && ObjectId::git(blob).names(&bytes)
+            {
+                return Outcome::Stored {
+                    id: ObjectId::git(blob),
+                    size: bytes.len() as u64,
+                    new: false,
+                };
+            }
             let id = ObjectId::of(&bytes);
             match objects.put(&id, &bytes) {
                 Ok(new) => Outcome::Stored {

@@ -73,6 +73,7 @@ pub(crate) fn update(
     base: &Base,
     fed: &Drained,
     watcher: &Arc<Watcher>,
+    restored: &HashMap<RelPath, [u8; 20]>,
 ) -> Result<Snapshot, String> {
     let ws = &rules.workspace;
     if fed.dirty.is_empty() {
@@ -180,6 +181,15 @@ pub(crate) fn update(
                 );
             }
         }
+    }
+    for f in &mut files {
+        let parent = f.path.parent().unwrap_or_default();
+        if let Ok(Some(tree)) = prev.tree(&parent)
+            && let Some((_, Node::File { id, .. })) = tree.iter().find(|(n, _)| n == f.path.name())
+        {
+            f.git = id.git_blob();
+        }
+        f.git = f.git.or_else(|| restored.get(&f.path).copied());
     }
     read += files.len();
     for (found, outcome) in snapshot::read_all(objects, ws, files, limits) {

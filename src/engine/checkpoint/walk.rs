@@ -40,6 +40,8 @@ pub(crate) struct Found {
     pub path: RelPath,
     pub kind: Kind,
     pub stat: Stat,
+    /// The git blob this file held last time (see `git`): kept as its id if it still does.
+    pub git: Option<[u8; 20]>,
 }
 
 /// What the walk found.
@@ -200,6 +202,7 @@ impl Batch<'_> {
             path,
             kind,
             stat: Stat::of(&meta),
+            git: None,
         });
         Continue
     }
