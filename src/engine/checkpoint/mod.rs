@@ -30,6 +30,13 @@
 //! - *What git would give us*: compression (this store keeps contents as they are: the first
 //!   checkpoint of a 100 MB workspace takes 100 MB) and packing. Neither is needed for undo.
 //!
+//! **Cost that follows the change.** A session's store keeps a change feed (see `watch`): the
+//! first checkpoint walks the workspace and watches each covered folder; each later one looks
+//! only at the paths the feed reported since the last (see `update`), and walks again only when
+//! the feed cannot say (an overflow, a `.gitignore` changed, no inotify). In a git workspace a
+//! walk takes the files git's index vouches for from git's own store instead of reading them
+//! (see `git`), so the first checkpoint of a large repository copies almost nothing.
+//!
 //! **Clean-up.** [`Checkpoints::prune`] deletes what no kept checkpoint needs (see `prune`): the
 //! caller names the checkpoints the ledgers still hold; anything taken in the last day is kept
 //! whether named yet or not.
