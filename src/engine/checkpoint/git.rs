@@ -16,8 +16,9 @@
 //!   committed) can be removed by `git gc` after two weeks. A checkpoint naming it then cannot
 //!   restore that file: the restore says the content is missing, as for a damaged store.
 
+use std::collections::HashMap;
 use std::fs;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -92,6 +93,67 @@ impl Repo {
         };
         let stamp = (u32::try_from(stamp.secs).unwrap_or(u32::MAX), stamp.nanos);
         parse(&bytes, &self.prefix, stamp).unwrap_or_default()
+    }
+
+    /// The bytes of each blob of `ids` that git's store holds, checked against its id (one
+    /// `git cat-file --batch` for all).
+    pub(crate) fn blobs(&self, ids: &[ObjectId]) -> HashMap<ObjectId, Vec<u8>> {
+        let mut out = HashMap::new();
+        let hexes: Vec<String> = ids.iter().filter_map(blob_hex).collect();
+        if hexes.is_empty() {
+            return out;
+        }
+        let spawned = Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.git_dir)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(mut child) = spawned else {
+            return out;
+        };
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return out;
+        };
+        let writer = std::thread::spawn(move || {
+            for hex in hexes {
+                if writeln!(stdin, "{hex}").is_err() {
+                    break;
+                }
+            }
+        });
+        let mut r = BufReader::new(stdout);
+        for id in ids.iter().filter(|id| id.git_blob().is_some()) {
+            let mut header = String::new();
+            if r.read_line(&mut header).ok().is_none_or(|n| n == 0) {
+                break;
+            }
+            let mut parts = header.split_whitespace();
+            let (Some(_), Some(kind), Some(size)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue; // "<id> missing"
+            };
+            let Ok(size) = size.parse::<usize>() else {
+                break;
+            };
+            let mut bytes = vec![0u8; size];
+            let mut lf = [0u8; 1];
+            if r.read_exact(&mut bytes).is_err() || r.read_exact(&mut lf).is_err() {
+                break;
+            }
+            if kind == "blob" && id.names(&bytes) {
+                out.insert(*id, bytes);
+            }
+        }
+        drop(r);
+        let _ = writer.join();
+        let _ = child.kill();
+        let _ = child.wait();
+        out
     }
 
     /// Whether git's store holds the blob `id` names.
@@ -325,6 +387,10 @@ mod tests {
                 assert_eq!(index.unchanged(&rel, &stat), Some(entry.blob), "{version}");
                 let id = ObjectId::git(entry.blob);
                 assert_eq!(repo.blob(&id).unwrap(), fs::read(&path).unwrap());
+                let absent = ObjectId::git([7; 20]);
+                let batch = repo.blobs(&[absent, id, ObjectId::of(b"ours")]);
+                assert_eq!(batch.len(), 1);
+                assert_eq!(batch.get(&id), Some(&fs::read(&path).unwrap()));
                 assert!(id.names(&fs::read(&path).unwrap()));
             }
         }

@@ -436,6 +436,16 @@ impl Checkpoints {
         let ws = &i.rules.workspace;
         let mut deltas = tree::diff(&i.objects, Some(&from.0), Some(&to.0))?;
         deltas.retain(|d| scope.holds(&d.path));
+        let content = |n: &Option<tree::Node>| match n {
+            Some(tree::Node::File { id, .. } | tree::Node::Link(id)) => Some(*id),
+            _ => None,
+        };
+        i.objects.prefetch(
+            deltas
+                .iter()
+                .flat_map(|d| [content(&d.before), content(&d.after)])
+                .flatten(),
+        );
         // Every content the restore needs must be there before anything changes (a damaged one
         // is found when it is read, and that path alone fails).
         for d in &deltas {
