@@ -19,10 +19,10 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::index::Stat;
 use super::object_id::ObjectId;
 use super::path::RelPath;
 
@@ -43,6 +43,15 @@ pub(crate) struct Entry {
     ino: u32,
     size: u32,
     pub blob: [u8; 20],
+}
+
+/// What `lstat` says of a file, as far as git's index records it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seen {
+    pub size: u64,
+    pub ino: u64,
+    pub mtime: (i64, u32),
+    pub ctime: (i64, u32),
 }
 
 /// The usable entries of an index, sorted by path (relative to the workspace).
@@ -88,10 +97,13 @@ impl Repo {
         let Ok(bytes) = fs::read(&path) else {
             return Index::default();
         };
-        let Some(stamp) = fs::metadata(&path).ok().map(|m| Stat::of(&m).mtime) else {
+        let Ok(meta) = fs::metadata(&path) else {
             return Index::default();
         };
-        let stamp = (u32::try_from(stamp.secs).unwrap_or(u32::MAX), stamp.nanos);
+        let stamp = (
+            u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
+            u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        );
         parse(&bytes, &self.prefix, stamp).unwrap_or_default()
     }
 
@@ -196,15 +208,16 @@ fn blob_hex(id: &ObjectId) -> Option<String> {
 }
 
 impl Index {
-    /// The blob of `path` when the file's `stat` is what git recorded for it.
-    pub(crate) fn unchanged(&self, path: &RelPath, stat: &Stat) -> Option<[u8; 20]> {
+    /// The blob of `path` when the file's `lstat` (its size, inode, and modification and
+    /// change times in seconds and nanoseconds) is what git recorded for it.
+    pub(crate) fn unchanged(&self, path: &RelPath, seen: Seen) -> Option<[u8; 20]> {
         let e = self.entry(path)?;
         let low = |n: u64| (n & 0xffff_ffff) as u32;
         let secs = |s: i64| (s & 0xffff_ffff) as u32;
-        let same = e.size == low(stat.size)
-            && e.ino == low(stat.ino)
-            && e.mtime == (secs(stat.mtime.secs), stat.mtime.nanos)
-            && e.ctime == (secs(stat.ctime.secs), stat.ctime.nanos);
+        let same = e.size == low(seen.size)
+            && e.ino == low(seen.ino)
+            && e.mtime == (secs(seen.mtime.0), seen.mtime.1)
+            && e.ctime == (secs(seen.ctime.0), seen.ctime.1);
         same.then_some(e.blob)
     }
 
@@ -382,9 +395,15 @@ mod tests {
             );
             for (name, entry) in &index.entries {
                 let path = ws.join(String::from_utf8_lossy(name).as_ref());
-                let stat = Stat::of(&fs::symlink_metadata(&path).unwrap());
+                let m = fs::symlink_metadata(&path).unwrap();
+                let seen = Seen {
+                    size: m.size(),
+                    ino: m.ino(),
+                    mtime: (m.mtime(), u32::try_from(m.mtime_nsec()).unwrap()),
+                    ctime: (m.ctime(), u32::try_from(m.ctime_nsec()).unwrap()),
+                };
                 let rel = RelPath::from_bytes(name.clone());
-                assert_eq!(index.unchanged(&rel, &stat), Some(entry.blob), "{version}");
+                assert_eq!(index.unchanged(&rel, seen), Some(entry.blob), "{version}");
                 let id = ObjectId::git(entry.blob);
                 assert_eq!(repo.blob(&id).unwrap(), fs::read(&path).unwrap());
                 let absent = ObjectId::git([7; 20]);

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 
 use super::error::CheckpointError;
+use super::git::Seen;
 use super::index::{Stat, StatCache};
 use super::object::Objects;
 use super::object_id::ObjectId;
@@ -277,7 +278,7 @@ impl Building {
         if index.is_empty() {
             return;
         }
-        to_read.retain_mut(|f| match index.unchanged(&f.path, &f.stat) {
+        to_read.retain_mut(|f| match index.unchanged(&f.path, seen(&f.stat)) {
             Some(blob) => {
                 let id = ObjectId::git(blob);
                 if !f.stat.is_racy(now) {
@@ -292,6 +293,16 @@ impl Building {
                 true
             }
         });
+    }
+}
+
+/// What git's index compares of `stat`.
+fn seen(stat: &Stat) -> Seen {
+    Seen {
+        size: stat.size,
+        ino: stat.ino,
+        mtime: (stat.mtime.secs, stat.mtime.nanos),
+        ctime: (stat.ctime.secs, stat.ctime.nanos),
     }
 }
 
