@@ -246,9 +246,9 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Search, k(KeyCode::Esc), A::SearchCancel, "leave the search, input unchanged", Some("cancel")),
     b(C::Search, ctrl('g'), A::SearchCancel, "leave the search, input unchanged", None),
     b(C::Search, ctrl('c'), A::SearchCancel, "leave the search, input unchanged", None),
-    b(C::Picker, k(KeyCode::Down), A::PickerNext, "next session", None),
-    b(C::Picker, k(KeyCode::Up), A::PickerPrev, "previous session", None),
-    b(C::Picker, k(KeyCode::Enter), A::PickerChoose, "continue the session", Some("continue")),
+    b(C::Picker, k(KeyCode::Down), A::PickerNext, "next session or model", None),
+    b(C::Picker, k(KeyCode::Up), A::PickerPrev, "previous session or model", None),
+    b(C::Picker, k(KeyCode::Enter), A::PickerChoose, "continue the session, or use the model", Some("choose")),
     b(C::Picker, k(KeyCode::Esc), A::PickerClose, "close the list", Some("close")),
     b(C::Mention, k(KeyCode::Down), A::MentionNext, "next file", None),
     b(C::Mention, k(KeyCode::Up), A::MentionPrev, "previous file", None),
@@ -438,7 +438,7 @@ pub(crate) fn help_lines() -> Vec<String> {
         (C::Plan, "Esc in the side editor holding a plan"),
         (C::Popup, "command list"),
         (C::Search, "history search (Ctrl-R)"),
-        (C::Picker, "session picker (/resume)"),
+        (C::Picker, "session and model pickers (/resume, /model)"),
         (C::Mention, "file list (@path)"),
     ];
     let mut out = Vec::new();

@@ -197,6 +197,18 @@ impl Provider for AnthropicProvider {
         self.images.left_out(model, refused)
     }
 
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>> {
+        Box::pin(async move {
+            let key = self.cfg.api_key.as_str();
+            let url = http::endpoint_url(&self.cfg.base_url, "/v1/models?limit=1000");
+            let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
+            if !key.is_empty() {
+                headers.push(("x-api-key", key));
+            }
+            http::model_ids(&self.http, &url, &headers, key).await
+        })
+    }
+
     fn stream<'a>(
         &'a self,
         req: &'a ModelRequest,

@@ -197,6 +197,52 @@ pub(crate) async fn post_stream(
     Ok(resp)
 }
 
+/// A list of models larger than this is not read (a real one is a few kilobytes).
+const MAX_MODEL_LIST: usize = 4 << 20;
+
+/// GET `url`, a provider's list of models (`{"data": [{"id": …}, …]}`, the shape Anthropic's
+/// and OpenAI-compatible servers share): the ids, in the order given.
+pub(crate) async fn model_ids(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    secret: &str,
+) -> Result<Vec<String>, ProviderError> {
+    let mut rb = client.get(url).header("accept", "application/json");
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    let mut resp = rb
+        .send()
+        .await
+        .map_err(|e| transport_error(&e, "listing the models failed", secret))?;
+    let status = resp.status().as_u16();
+    if !resp.status().is_success() {
+        let text = read_capped(&mut resp).await;
+        return Err(error::classify(status, &text, None).redacted(secret));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| body_error(&e, secret))? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_MODEL_LIST {
+            return Err(ProviderError::other(
+                "the list of models is too large to read",
+            ));
+        }
+    }
+    let list: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| ProviderError::other(format!("the list of models is not JSON: {e}")))?;
+    let ids = list
+        .get("data")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| ProviderError::other("the answer holds no list of models (`data`)"))?
+        .iter()
+        .filter_map(|m| m.get("id").and_then(serde_json::Value::as_str))
+        .map(str::to_string)
+        .collect();
+    Ok(ids)
+}
+
 /// The state of one streamed response, fed the SSE events of its body (Anthropic's or an
 /// OpenAI-compatible server's).
 pub trait StreamState {

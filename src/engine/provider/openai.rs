@@ -253,6 +253,20 @@ impl Provider for OpenAiProvider {
         self.images.left_out(model, refused)
     }
 
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>> {
+        Box::pin(async move {
+            let key = self.cfg.api_key.as_str();
+            let url = http::endpoint_url(&self.cfg.base_url, "/v1/models");
+            let bearer = format!("Bearer {key}");
+            let headers: Vec<(&str, &str)> = if key.is_empty() {
+                Vec::new()
+            } else {
+                vec![("authorization", bearer.as_str())]
+            };
+            http::model_ids(&self.http, &url, &headers, key).await
+        })
+    }
+
     fn stream<'a>(
         &'a self,
         req: &'a ModelRequest,
