@@ -4,6 +4,7 @@ mod acp;
 mod background;
 mod background_e2e;
 mod checkpoint;
+mod checkpoint_feed;
 mod cli;
 mod continuity;
 mod continuity_e2e;

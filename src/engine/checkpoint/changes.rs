@@ -49,6 +49,16 @@ pub(crate) fn file_changes(
     objects: &Objects,
     deltas: &[Delta],
 ) -> Result<Vec<FileChange>, CheckpointError> {
+    let counted = |n: &Option<Node>| match n {
+        Some(Node::File { id, size, .. }) if *size <= MAX_COUNTED_BYTES => Some(*id),
+        _ => None,
+    };
+    objects.prefetch(
+        deltas
+            .iter()
+            .flat_map(|d| [counted(&d.before), counted(&d.after)])
+            .flatten(),
+    );
     let mut out = Vec::new();
     for delta in deltas {
         let Some(kind) = kind_of(delta) else {

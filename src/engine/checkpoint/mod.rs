@@ -30,6 +30,13 @@
 //! - *What git would give us*: compression (this store keeps contents as they are: the first
 //!   checkpoint of a 100 MB workspace takes 100 MB) and packing. Neither is needed for undo.
 //!
+//! **Cost that follows the change.** A session's store keeps a change feed (see `watch`): the
+//! first checkpoint walks the workspace and watches each covered folder; each later one looks
+//! only at the paths the feed reported since the last (see `update`), and walks again only when
+//! the feed cannot say (an overflow, a `.gitignore` changed, no inotify). In a git workspace a
+//! walk takes the files git's index vouches for from git's own store instead of reading them
+//! (see `git`), so the first checkpoint of a large repository copies almost nothing.
+//!
 //! **Clean-up.** [`Checkpoints::prune`] deletes what no kept checkpoint needs (see `prune`): the
 //! caller names the checkpoints the ledgers still hold; anything taken in the last day is kept
 //! whether named yet or not.
@@ -53,6 +60,7 @@
 mod attribution;
 mod changes;
 mod error;
+mod git;
 mod index;
 mod object;
 mod object_id;
@@ -64,17 +72,20 @@ mod snapshot;
 mod store_lock;
 mod tree;
 mod undo_stack;
+mod update;
 mod walk;
 mod walk_back;
+mod watch;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::{self, DirBuilder};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -96,7 +107,9 @@ use attribution::Scope;
 
 use object::Objects;
 use store_lock::StoreLock;
-use walk::Rules;
+use update::Base;
+use walk::{Plan, Rules, Whole};
+use watch::Watcher;
 
 /// One file larger than this is not stored (it is named in the checkpoint's result instead).
 pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -162,6 +175,10 @@ pub struct Options {
     pub excluded: Vec<PathBuf>,
     /// How long a snapshot or restore waits for another process holding the store.
     pub lock_wait: Duration,
+    /// Whether a change feed (see `watch`) lets a checkpoint look only at what changed since
+    /// the last one; off (the default: a store opened for one look keeps no inotify instance),
+    /// every checkpoint walks the workspace. A session turns it on.
+    pub watch: bool,
 }
 
 impl Default for Options {
@@ -170,6 +187,7 @@ impl Default for Options {
             limits: Limits::default(),
             excluded: vec![PathBuf::from(".flower")],
             lock_wait: LOCK_WAIT,
+            watch: false,
         }
     }
 }
@@ -215,6 +233,23 @@ struct Inner {
     rules: Rules,
     limits: Limits,
     lock_wait: Duration,
+    feed: Mutex<Feed>,
+}
+
+/// A checkpoint built on the last one is trusted for this long: the store's clean-up keeps what
+/// a checkpoint of the last day needs, so the trees it shares are still there.
+const BASE_FOR: Duration = Duration::from_secs(12 * 3600);
+
+/// The change feed and the checkpoint it reports against.
+#[derive(Debug, Default)]
+struct Feed {
+    watcher: Option<Arc<Watcher>>,
+    base: Option<(Base, Instant)>,
+    /// Why no feed is started (None: each full walk starts one).
+    off: Option<String>,
+    /// Files a restore wrote from git's store since the last checkpoint: read again, they keep
+    /// the blob's id when they still hold it.
+    restored: HashMap<RelPath, [u8; 20]>,
 }
 
 impl Checkpoints {
@@ -256,7 +291,7 @@ impl Checkpoints {
         }
         Ok(Checkpoints {
             inner: Arc::new(Inner {
-                objects: Objects::new(dir.join("objects")),
+                objects: Objects::with_git(dir.join("objects"), git::Repo::find(&ws)),
                 dir,
                 rules: Rules {
                     workspace: ws,
@@ -264,6 +299,10 @@ impl Checkpoints {
                 },
                 limits: options.limits,
                 lock_wait: options.lock_wait,
+                feed: Mutex::new(Feed {
+                    off: (!options.watch).then(|| "the change feed is off".to_string()),
+                    ..Feed::default()
+                }),
             }),
         })
     }
@@ -285,11 +324,70 @@ impl Checkpoints {
         self.snapshot_locked(label)
     }
 
+    /// A checkpoint from the change feed when it can say what changed since the last one; else
+    /// a full walk, which starts a new feed.
     fn snapshot_locked(&self, label: &str) -> Result<Snapshot, CheckpointError> {
         let i = &self.inner;
+        let mut feed = i.feed.lock().unwrap_or_else(|p| p.into_inner());
+        let restored = std::mem::take(&mut feed.restored);
+        let why = match (&feed.watcher, &feed.base) {
+            (Some(w), Some((base, at))) if at.elapsed() < BASE_FOR => {
+                let fed = w.drain();
+                match fed.unsure {
+                    Some(why) => why.to_string(),
+                    None => match update::update(
+                        &i.objects, &i.rules, &i.limits, base, &fed, w, &restored,
+                    ) {
+                        Ok(snap) => {
+                            feed.base = Some((Base::of(&snap), Instant::now()));
+                            snapshot::log(&i.dir, label, &snap, "changes");
+                            return Ok(snap);
+                        }
+                        Err(why) => why,
+                    },
+                }
+            }
+            (Some(_), Some(_)) => "the last checkpoint is too old to build on".into(),
+            _ => feed
+                .off
+                .clone()
+                .unwrap_or_else(|| "the change feed starts".into()),
+        };
+        tracing::debug!("checkpoint: a full walk ({why})");
+        feed.watcher = None;
+        feed.base = None;
+        let ws = i.rules.workspace.clone();
+        let watcher = match &feed.off {
+            Some(_) => None,
+            None => Watcher::start(&ws)
+                .map_err(|e| tracing::debug!("checkpoint: no change feed: {e}"))
+                .ok()
+                .map(Arc::new),
+        };
+        let plan: Arc<dyn Plan> = match &watcher {
+            Some(w) => {
+                w.add(&ws, &RelPath::root());
+                let w = w.clone();
+                Arc::new(Whole(move |rel: &RelPath| w.add(&rel.on(&ws), rel)))
+            }
+            None => Arc::new(Whole(|_: &RelPath| {})),
+        };
         let cache = i.dir.join("stat-cache");
-        let snap = snapshot::take(&i.objects, &cache, &i.rules, &i.limits, snapshot::now())?;
-        snapshot::log(&i.dir, label, &snap);
+        let now = snapshot::now();
+        let snap = snapshot::take_planned(&i.objects, &cache, &i.rules, &i.limits, now, plan)?;
+        snapshot::log(&i.dir, label, &snap, &format!("walk: {why}"));
+        if let Some(w) = watcher {
+            if w.at_limit() {
+                feed.off = Some("the system's limit on inotify watches was reached".into());
+            } else if !w.broken() {
+                tracing::debug!(
+                    "checkpoint: the change feed watches {} folders",
+                    w.watched()
+                );
+                feed.base = Some((Base::of(&snap), Instant::now()));
+                feed.watcher = Some(w);
+            }
+        }
         Ok(snap)
     }
 
@@ -338,6 +436,16 @@ impl Checkpoints {
         let ws = &i.rules.workspace;
         let mut deltas = tree::diff(&i.objects, Some(&from.0), Some(&to.0))?;
         deltas.retain(|d| scope.holds(&d.path));
+        let content = |n: &Option<tree::Node>| match n {
+            Some(tree::Node::File { id, .. } | tree::Node::Link(id)) => Some(*id),
+            _ => None,
+        };
+        i.objects.prefetch(
+            deltas
+                .iter()
+                .flat_map(|d| [content(&d.before), content(&d.after)])
+                .flatten(),
+        );
         // Every content the restore needs must be there before anything changes (a damaged one
         // is found when it is read, and that path alone fails).
         for d in &deltas {
@@ -373,6 +481,15 @@ impl Checkpoints {
             }
         }
         let applied = restore::apply(ws, &i.objects, deltas);
+        let mut feed = i.feed.lock().unwrap_or_else(|p| p.into_inner());
+        for d in &applied.done {
+            if let Some(tree::Node::File { id, .. }) = d.after
+                && let Some(blob) = id.git_blob()
+            {
+                feed.restored.insert(d.path.clone(), blob);
+            }
+        }
+        drop(feed);
         done.changed = changes::file_changes(&i.objects, &applied.done)?;
         done.untouched.extend(applied.untouched);
         done.failed = applied.failed;
@@ -439,6 +556,10 @@ fn store_name(ws: &Path) -> String {
     format!("{prefix}-{}", hash.get(..16).unwrap_or_default())
 }
 
+#[cfg(test)]
+mod feed_tests;
+#[cfg(test)]
+mod git_tests;
 #[cfg(test)]
 mod store_tests;
 #[cfg(test)]

@@ -7,12 +7,15 @@
 //! Objects are not fsynced: a power cut may lose or truncate a recent one, so every read checks
 //! the bytes against the name and reports a damaged object instead of returning wrong bytes.
 
+use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::error::CheckpointError;
+use super::git::Repo;
 use super::object_id::ObjectId;
 use crate::engine::fsutil::unique;
 
@@ -20,11 +23,49 @@ use crate::engine::fsutil::unique;
 #[derive(Debug, Clone)]
 pub(crate) struct Objects {
     dir: PathBuf,
+    /// Where contents named by a git blob id are read (see `git`).
+    git: Option<Repo>,
+    /// Git blobs read ahead for the operation under way (see [`Objects::prefetch`]).
+    read_ahead: Arc<Mutex<HashMap<ObjectId, Vec<u8>>>>,
 }
 
 impl Objects {
+    #[cfg(test)]
     pub(crate) fn new(dir: PathBuf) -> Objects {
-        Objects { dir }
+        Objects::with_git(dir, None)
+    }
+
+    /// A store that reads contents named by git blob ids from `repo`.
+    pub(crate) fn with_git(dir: PathBuf, repo: Option<Repo>) -> Objects {
+        Objects {
+            dir,
+            git: repo,
+            read_ahead: Arc::default(),
+        }
+    }
+
+    /// Read the git blobs among `ids` in one go, for the `get`s and `has`es that follow (what
+    /// an earlier call read ahead is forgotten).
+    pub(crate) fn prefetch(&self, ids: impl IntoIterator<Item = ObjectId>) {
+        let ids: Vec<ObjectId> = ids
+            .into_iter()
+            .filter(|id| id.git_blob().is_some())
+            .collect();
+        let read = match (&self.git, ids.is_empty()) {
+            (Some(repo), false) => repo.blobs(&ids),
+            _ => HashMap::new(),
+        };
+        *self.read_ahead.lock().unwrap_or_else(|p| p.into_inner()) = read;
+    }
+
+    fn read_ahead(&self, id: &ObjectId) -> Option<Vec<u8>> {
+        let held = self.read_ahead.lock().unwrap_or_else(|p| p.into_inner());
+        held.get(id).cloned()
+    }
+
+    /// The repository whose blobs this store names, if any.
+    pub(crate) fn repo(&self) -> Option<&Repo> {
+        self.git.as_ref()
     }
 
     fn path(&self, id: &ObjectId) -> PathBuf {
@@ -76,6 +117,16 @@ impl Objects {
 
     /// The bytes of `id`, checked against it.
     pub(crate) fn get(&self, id: &ObjectId) -> Result<Vec<u8>, CheckpointError> {
+        if id.git_blob().is_some() {
+            if let Some(bytes) = self.read_ahead(id) {
+                return Ok(bytes);
+            }
+            return self
+                .git
+                .as_ref()
+                .and_then(|repo| repo.blob(id))
+                .ok_or(CheckpointError::Missing { id: *id });
+        }
         let bytes = fs::read(self.path(id)).map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => CheckpointError::Missing { id: *id },
             _ => CheckpointError::Store {
@@ -94,6 +145,14 @@ impl Objects {
 
     /// Whether `id` is stored (its bytes are not read).
     pub(crate) fn has(&self, id: &ObjectId) -> bool {
+        if id.git_blob().is_some() {
+            let held = self.read_ahead.lock().unwrap_or_else(|p| p.into_inner());
+            if held.contains_key(id) {
+                return true;
+            }
+            drop(held);
+            return self.git.as_ref().is_some_and(|repo| repo.has(id));
+        }
         fs::symlink_metadata(self.path(id)).is_ok()
     }
 

@@ -25,6 +25,42 @@ impl ObjectId {
         &self.0
     }
 
+    /// The id of contents git stores as the blob `sha1`: twelve zero bytes, then the blob's id
+    /// (no SHA-256 of real bytes starts with 96 zero bits). The bytes are read from git's store.
+    pub(crate) fn git(sha1: [u8; 20]) -> ObjectId {
+        let mut raw = [0u8; 32];
+        if let Some(tail) = raw.get_mut(12..) {
+            tail.copy_from_slice(&sha1);
+        }
+        ObjectId(raw)
+    }
+
+    /// The git blob this id names, if it names one.
+    pub(crate) fn git_blob(&self) -> Option<[u8; 20]> {
+        let (head, tail) = self.0.split_at(12);
+        if head.iter().any(|&b| b != 0) {
+            return None;
+        }
+        tail.try_into().ok()
+    }
+
+    /// The id git gives `bytes` as a blob.
+    pub(crate) fn git_of(bytes: &[u8]) -> ObjectId {
+        use sha1::Sha1;
+        let mut h = Sha1::new();
+        h.update(format!("blob {}\0", bytes.len()).as_bytes());
+        h.update(bytes);
+        ObjectId::git(h.finalize().into())
+    }
+
+    /// Whether `bytes` are the contents this id names (of either kind).
+    pub(crate) fn names(&self, bytes: &[u8]) -> bool {
+        match self.git_blob() {
+            Some(_) => ObjectId::git_of(bytes) == *self,
+            None => ObjectId::of(bytes) == *self,
+        }
+    }
+
     /// The 64 lowercase hex digits.
     pub fn hex(&self) -> String {
         let mut s = String::with_capacity(64);

@@ -147,7 +147,7 @@ pub(crate) fn current_matches(
             let same = ft.is_file()
                 && meta.len() == size
                 && meta.permissions().mode() & 0o7777 == mode
-                && content_id(&full).map_err(|_| ConflictKind::Unreadable)? == id;
+                && content_is(&full, &id).map_err(|_| ConflictKind::Unreadable)?;
             if same {
                 Ok(())
             } else {
@@ -177,15 +177,15 @@ pub(crate) fn current_matches(
     }
 }
 
-/// The id of a file's current bytes (never following a link).
-fn content_id(path: &Path) -> io::Result<ObjectId> {
+/// Whether a file's current bytes are the contents `id` names (never following a link).
+fn content_is(path: &Path, id: &ObjectId) -> io::Result<bool> {
     let mut f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes)?;
-    Ok(ObjectId::of(&bytes))
+    Ok(id.names(&bytes))
 }
 
 /// Check that no directory between the workspace and `path` is a symbolic link or a file.
@@ -263,7 +263,7 @@ pub(crate) fn apply(ws: &Path, objects: &Objects, deltas: Vec<Delta>) -> Applied
                 // Only the bits changed, and the bytes there are still the same (an overwritten
                 // conflict may hold other bytes): the file is kept, its bits set.
                 Some(Node::File { id: old, .. })
-                    if old == id && content_id(&d.path.on(ws)).ok() == Some(id) =>
+                    if old == id && content_is(&d.path.on(ws), &id).unwrap_or(false) =>
                 {
                     set_mode(ws, &d.path, mode)
                 }

@@ -9,20 +9,24 @@ use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
 use super::error::CheckpointError;
+use super::git::Seen;
 use super::index::{Stat, StatCache};
 use super::object::Objects;
 use super::object_id::ObjectId;
 use super::path::RelPath;
 use super::tree::{self, Node, Stamp, Tree};
-use super::walk::{self, Found, Kind, Rules};
+use super::walk::{self, Found, Kind, Plan, Rules};
 use super::{Limits, SnapshotId};
 use crate::engine::fsutil::{atomic_write_unsynced, now_unix, rfc3339};
 
+/// From this many files to read, git's index is asked which of them git stores unchanged.
+const GIT_FROM: usize = 64;
 /// Below this many files to read, one thread reads them all.
 const PARALLEL_FROM: usize = 16;
 /// At most this many reader threads.
@@ -42,6 +46,8 @@ pub struct Snapshot {
     pub new_bytes: u64,
     /// What is in the workspace but not in the checkpoint, and why.
     pub skipped: Vec<Skipped>,
+    /// Entries in its trees: files, links, folders and unstored entries (the root not counted).
+    pub(crate) entries: usize,
 }
 
 /// An entry the checkpoint saw but could not store: a restore leaves it as it finds it.
@@ -77,6 +83,7 @@ pub(crate) fn now() -> Stamp {
 
 /// Take a checkpoint of `rules.workspace` into `objects`, with the stat cache at `cache_path`;
 /// `now` decides which files are too recent to cache. The caller holds the store's lock.
+#[cfg(test)]
 pub(crate) fn take(
     objects: &Objects,
     cache_path: &Path,
@@ -84,8 +91,21 @@ pub(crate) fn take(
     limits: &Limits,
     now: Stamp,
 ) -> Result<Snapshot, CheckpointError> {
+    let whole: Arc<dyn Plan> = Arc::new(walk::Whole(|_: &RelPath| {}));
+    take_planned(objects, cache_path, rules, limits, now, whole)
+}
+
+/// [`take`] with the walk's `plan` (a change feed watches each folder before it is listed).
+pub(crate) fn take_planned(
+    objects: &Objects,
+    cache_path: &Path,
+    rules: &Rules,
+    limits: &Limits,
+    now: Stamp,
+    plan: Arc<dyn Plan>,
+) -> Result<Snapshot, CheckpointError> {
     let old_cache = StatCache::load(cache_path);
-    let scan = walk::scan(rules, limits.max_entries);
+    let scan = walk::scan_planned(rules, limits.max_entries, walk::MAX_WALKERS, plan);
     if scan.cut {
         return Err(CheckpointError::TooManyFiles {
             limit: limits.max_entries,
@@ -102,7 +122,8 @@ pub(crate) fn take(
             Kind::Special => b.unstored(found, SkipReason::Special),
         }
     }
-    let to_read = b.cap_and_look_up(files, limits, &old_cache);
+    let mut to_read = b.cap_and_look_up(files, limits, &old_cache);
+    b.take_from_git(objects, &mut to_read, &old_cache, now);
     b.read = to_read.len();
     for (found, outcome) in read_all(objects, ws, to_read, limits) {
         match outcome {
@@ -125,6 +146,7 @@ pub(crate) fn take(
             Node::Link(_) => (n + 1, sum),
             _ => (n, sum),
         });
+    let entries = b.nodes.len() + dirs.len().saturating_sub(1);
     let root = write_trees(objects, dirs, b.nodes)?;
     let cache = StatCache { entries: b.cache };
     if cache != old_cache {
@@ -139,6 +161,7 @@ pub(crate) fn take(
         read: b.read,
         new_bytes: b.new_bytes,
         skipped: b.skipped,
+        entries,
     })
 }
 
@@ -235,7 +258,55 @@ impl Building {
     }
 }
 
-fn skip(found: &Found, reason: SkipReason) -> Skipped {
+impl Building {
+    /// Take from git's store what it holds unchanged of `to_read` (when there is much to read),
+    /// and note which blob each other file held, so one that still holds it keeps its id.
+    fn take_from_git(
+        &mut self,
+        objects: &Objects,
+        to_read: &mut Vec<Found>,
+        old: &StatCache,
+        now: Stamp,
+    ) {
+        for f in to_read.iter_mut() {
+            f.git = old.entries.get(&f.path).and_then(|(_, id)| id.git_blob());
+        }
+        let Some(repo) = objects.repo().filter(|_| to_read.len() >= GIT_FROM) else {
+            return;
+        };
+        let index = repo.index();
+        if index.is_empty() {
+            return;
+        }
+        to_read.retain_mut(|f| match index.unchanged(&f.path, seen(&f.stat)) {
+            Some(blob) => {
+                let id = ObjectId::git(blob);
+                if !f.stat.is_racy(now) {
+                    self.cache.insert(f.path.clone(), (f.stat, id));
+                }
+                let node = file_node(&f.stat, id, f.stat.size);
+                self.nodes.push((f.path.clone(), node));
+                false
+            }
+            None => {
+                f.git = f.git.or(index.entry(&f.path).map(|e| e.blob));
+                true
+            }
+        });
+    }
+}
+
+/// What git's index compares of `stat`.
+fn seen(stat: &Stat) -> Seen {
+    Seen {
+        size: stat.size,
+        ino: stat.ino,
+        mtime: (stat.mtime.secs, stat.mtime.nanos),
+        ctime: (stat.ctime.secs, stat.ctime.nanos),
+    }
+}
+
+pub(super) fn skip(found: &Found, reason: SkipReason) -> Skipped {
     Skipped {
         path: found.path.clone(),
         size: found.stat.size,
@@ -243,7 +314,7 @@ fn skip(found: &Found, reason: SkipReason) -> Skipped {
     }
 }
 
-fn unstored(stat: Option<Stat>) -> Node {
+pub(super) fn unstored(stat: Option<Stat>) -> Node {
     let stat = stat.unwrap_or(Stat {
         size: 0,
         mtime: Stamp { secs: 0, nanos: 0 },
@@ -259,7 +330,7 @@ fn unstored(stat: Option<Stat>) -> Node {
     }
 }
 
-fn file_node(stat: &Stat, id: ObjectId, size: u64) -> Node {
+pub(super) fn file_node(stat: &Stat, id: ObjectId, size: u64) -> Node {
     Node::File {
         mode: stat.mode & 0o7777,
         id,
@@ -267,7 +338,7 @@ fn file_node(stat: &Stat, id: ObjectId, size: u64) -> Node {
     }
 }
 
-enum Outcome {
+pub(super) enum Outcome {
     Stored {
         id: ObjectId,
         size: u64,
@@ -279,7 +350,7 @@ enum Outcome {
 }
 
 /// Read and store `files`, on several threads when there are many.
-fn read_all(
+pub(super) fn read_all(
     objects: &Objects,
     ws: &Path,
     files: Vec<Found>,
@@ -345,6 +416,15 @@ fn read_one(objects: &Objects, ws: &Path, found: &Found, limits: &Limits) -> Out
     };
     match read_capped(file, limits.max_file_bytes) {
         Ok(Some(bytes)) => {
+            if let Some(blob) = found.git
+                && ObjectId::git(blob).names(&bytes)
+            {
+                return Outcome::Stored {
+                    id: ObjectId::git(blob),
+                    size: bytes.len() as u64,
+                    new: false,
+                };
+            }
             let id = ObjectId::of(&bytes);
             match objects.put(&id, &bytes) {
                 Ok(new) => Outcome::Stored {
@@ -436,8 +516,9 @@ fn write_trees(
 
 /// Append one line to the store's log of checkpoints (for people and for a later clean-up: which
 /// checkpoints exist, when and why they were taken). Best effort.
-pub(crate) fn log(store_dir: &Path, label: &str, snap: &Snapshot) {
+pub(crate) fn log(store_dir: &Path, label: &str, snap: &Snapshot, route: &str) {
     let line = serde_json::json!({
+        "route": route,
         "at": rfc3339(now_unix().0),
         "id": snap.id,
         "label": label,

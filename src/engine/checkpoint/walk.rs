@@ -19,8 +19,8 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::index::Stat;
 use super::path::RelPath;
@@ -40,6 +40,8 @@ pub(crate) struct Found {
     pub path: RelPath,
     pub kind: Kind,
     pub stat: Stat,
+    /// The git blob this file held last time (see `git`): kept as its id if it still does.
+    pub git: Option<[u8; 20]>,
 }
 
 /// What the walk found.
@@ -63,11 +65,42 @@ pub(crate) struct Rules {
 }
 
 /// At most this many threads walk (the work is `lstat` calls, which scale with cores).
-const MAX_WALKERS: usize = 4;
+pub(crate) const MAX_WALKERS: usize = 4;
 
-/// Walk the workspace (on several threads; the order of what is found is not fixed), stopping
-/// once more than `max_entries` entries were seen (`Scan::cut`).
-pub(crate) fn scan(rules: &Rules, max_entries: usize) -> Scan {
+/// Which part of the workspace a walk looks at (beyond the rules every walk keeps).
+pub(crate) trait Plan: Send + Sync {
+    /// Whether an entry found in a listing is looked at at all (false: neither reported nor
+    /// descended into). Asked before a directory is listed.
+    fn admit(&self, rel: &RelPath, is_dir: bool) -> bool;
+    /// Whether a reported directory is listed.
+    fn descend(&self, rel: &RelPath) -> bool;
+}
+
+/// The whole workspace, each directory handed to `on_dir` before it is listed (a change feed
+/// adds its watch there).
+pub(crate) struct Whole<F>(pub F);
+
+impl<F: Fn(&RelPath) + Send + Sync> Plan for Whole<F> {
+    fn admit(&self, rel: &RelPath, is_dir: bool) -> bool {
+        if is_dir {
+            (self.0)(rel);
+        }
+        true
+    }
+    fn descend(&self, _rel: &RelPath) -> bool {
+        true
+    }
+}
+
+/// Walk the workspace (on at most `walkers` threads; the order of what is found is not fixed),
+/// limited to what `plan` admits, stopping once more than `max_entries` entries were seen
+/// (`Scan::cut`). The root is always looked at (a plan that watches folders watches it first).
+pub(crate) fn scan_planned(
+    rules: &Rules,
+    max_entries: usize,
+    walkers: usize,
+    plan: Arc<dyn Plan>,
+) -> Scan {
     let ws = &rules.workspace;
     let in_repo = inside_repository(ws);
     let excluded = rules.excluded.clone();
@@ -87,11 +120,16 @@ pub(crate) fn scan(rules: &Rules, max_entries: usize) -> Scan {
         .threads(
             std::thread::available_parallelism()
                 .map_or(1, |n| n.get())
-                .min(MAX_WALKERS),
-        )
-        .filter_entry(move |e| {
-            e.file_name() != ".git" && !excluded.iter().any(|x| e.path() == x.as_path())
-        });
+                .min(walkers.max(1)),
+        );
+    let (root, admit) = (ws.clone(), plan.clone());
+    builder.filter_entry(move |e| {
+        if e.file_name() == ".git" || excluded.iter().any(|x| e.path() == x.as_path()) {
+            return false;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        RelPath::under(&root, e.path()).is_some_and(|rel| admit.admit(&rel, is_dir))
+    });
     let found = Mutex::new(Scan::default());
     let seen = AtomicUsize::new(0);
     let cut = AtomicBool::new(false);
@@ -100,6 +138,7 @@ pub(crate) fn scan(rules: &Rules, max_entries: usize) -> Scan {
             ws,
             scan: Scan::default(),
             into: &found,
+            plan: plan.as_ref(),
         };
         let (seen, cut) = (&seen, &cut);
         Box::new(move |entry| {
@@ -107,8 +146,7 @@ pub(crate) fn scan(rules: &Rules, max_entries: usize) -> Scan {
                 cut.store(true, Ordering::Relaxed);
                 return ignore::WalkState::Quit;
             }
-            batch.add(entry);
-            ignore::WalkState::Continue
+            batch.add(entry)
         })
     });
     let mut scan = found.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -121,35 +159,38 @@ struct Batch<'a> {
     ws: &'a Path,
     scan: Scan,
     into: &'a Mutex<Scan>,
+    plan: &'a dyn Plan,
 }
 
 impl Batch<'_> {
-    fn add(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) {
+    fn add(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        use ignore::WalkState::{Continue, Skip};
         let entry = match entry {
             Ok(entry) => entry,
             Err(err) => {
                 if let Some(found) = unreadable(self.ws, err) {
                     self.scan.unreadable.push(found);
                 }
-                return;
+                return Continue;
             }
         };
         let Some(path) = RelPath::under(self.ws, entry.path()) else {
-            return;
+            return Continue;
         };
         let meta = match fs::symlink_metadata(entry.path()) {
             Ok(meta) => meta,
             // Gone since it was listed: not part of this checkpoint.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Continue,
             Err(e) => {
                 self.scan.unreadable.push((path, e));
-                return;
+                return Continue;
             }
         };
         let ft = meta.file_type();
         let kind = if ft.is_dir() {
+            let descend = self.plan.descend(&path);
             self.scan.dirs.push(path);
-            return;
+            return if descend { Continue } else { Skip };
         } else if ft.is_file() {
             Kind::File
         } else if ft.is_symlink() {
@@ -161,7 +202,9 @@ impl Batch<'_> {
             path,
             kind,
             stat: Stat::of(&meta),
+            git: None,
         });
+        Continue
     }
 }
 

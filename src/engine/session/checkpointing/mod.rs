@@ -107,7 +107,10 @@ impl Checkpointing {
             self.store = Store::Unavailable("checkpoints are off (--no-checkpoints)".into());
             return None;
         }
-        let mut options = Options::default();
+        let mut options = Options {
+            watch: true,
+            ..Options::default()
+        };
         if let Some(bench) = &self.places.workbench {
             options.excluded.push(bench.clone());
         }

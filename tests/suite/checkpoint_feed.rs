@@ -1,0 +1,205 @@
+//! Checkpoints whose cost follows the change, on the real binary through the loopback fake: in a
+//! git repository the first checkpoint names git's blobs instead of copying the files, the
+//! checkpoints after a call come from the change feed, a flood of changes past the kernel's queue
+//! falls back to a walk, and a change made while no session ran is caught by the next start's
+//! walk. `/undo` puts every byte and mode back each time (a file changed in the work tree and not
+//! staged included). The store's log says which route took each checkpoint.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::undo_cli::{Home, restore_event};
+use crate::support::check::assert_success;
+use crate::support::fake::FakeServer;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// The workspace's checkpoint store (the only one in the home's data folder).
+fn store(home: &Home) -> PathBuf {
+    let dir = home.dir.path().join("data/flower/checkpoints");
+    fs::read_dir(&dir).unwrap().flatten().next().unwrap().path()
+}
+
+/// The route of each checkpoint the store's log lists, in order.
+fn routes(home: &Home) -> Vec<String> {
+    fs::read_to_string(store(home).join("checkpoints.log"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["route"].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+/// How many contents and listings the store keeps.
+fn objects(home: &Home) -> usize {
+    let mut n = 0;
+    for fan in fs::read_dir(store(home).join("objects")).unwrap().flatten() {
+        if fan.path().is_dir() {
+            n += fs::read_dir(fan.path()).unwrap().count();
+        }
+    }
+    n
+}
+
+/// Every file of `ws` but git's own and the workbench, with its bits and bytes.
+fn state(ws: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+    let mut all = super::undo_cli::state(ws);
+    all.retain(|path, _| !path.starts_with(".git/"));
+    all
+}
+
+/// The kernel's queue of one inotify instance.
+fn queued_events() -> usize {
+    fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(16384)
+}
+
+#[tokio::test]
+async fn a_repository_turn_is_undone_from_gits_store_after_a_flood_past_the_feed() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let ws = home.ws();
+    git(&ws, &["init", "-q"]);
+    for n in 0..300 {
+        let p = ws.join(format!("src/m{}/f{n}.rs", n % 10));
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, format!("fn f{n}() {{}}\n")).unwrap();
+    }
+    fs::create_dir(ws.join("many")).unwrap();
+    fs::write(ws.join("many/.keep"), "").unwrap();
+    fs::write(ws.join("run.sh"), "echo hi\n").unwrap();
+    fs::write(ws.join("unstaged.txt"), "committed\n").unwrap();
+    fs::write(ws.join(".gitignore"), ".flower/\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    git(&ws, &["add", "."]);
+    git(&ws, &["commit", "-q", "-m", "one"]);
+    fs::write(
+        ws.join("unstaged.txt"),
+        "changed in the work tree, not staged\n",
+    )
+    .unwrap();
+    fs::write(ws.join("untracked.txt"), b"untracked \xff\n").unwrap();
+    let before = state(&ws);
+
+    // Call 1 appends, removes, renames and changes a mode (the feed's route); call 2 creates more
+    // files in a watched folder than the kernel queues events for (a real overflow: a walk).
+    let flood = queued_events();
+    server.script().tool(
+        "bash",
+        serde_json::json!({"command": "printf 'more\\n' >> src/m1/f1.rs && rm src/m2/f2.rs \
+            && mv src/m3/f3.rs src/m4/moved.rs && chmod +x run.sh \
+            && printf 'again\\n' >> unstaged.txt"}),
+    );
+    server.script().tool(
+        "bash",
+        serde_json::json!({"command": format!(
+            "cd many && i=0; while [ $i -lt {flood} ]; do : > f$i; i=$((i+1)); done; \
+             printf 'last\\n' >> ../src/m5/f5.rs"
+        )}),
+    );
+    server.script().text("done");
+    let out = home.run(&server, &["-p", "change things"]).await;
+    assert_success(&out);
+    assert!(ws.join(format!("many/f{}", flood - 1)).exists());
+    let routes_of_turn = routes(&home);
+    assert_eq!(
+        routes_of_turn.first().map(String::as_str),
+        Some("walk: the change feed starts"),
+        "{routes_of_turn:?}"
+    );
+    assert!(
+        routes_of_turn.iter().any(|r| r == "changes"),
+        "{routes_of_turn:?}"
+    );
+    assert!(
+        routes_of_turn
+            .iter()
+            .any(|r| r == "walk: the change feed overflowed"),
+        "{routes_of_turn:?}"
+    );
+    // The committed files were not copied: the store holds listings and the few files git
+    // does not hold as they are (well under one object per committed file).
+    let kept = objects(&home);
+    assert!(kept < 200, "{kept} objects for 300 committed files");
+
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_success(&out);
+    assert_eq!(restore_event(&out)["outcome"], "restored");
+    assert_eq!(state(&ws), before, "every byte and mode back");
+    assert_eq!(
+        fs::metadata(ws.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o644
+    );
+}
+
+#[tokio::test]
+async fn a_change_made_while_no_session_ran_is_caught_and_left_alone() {
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let ws = home.ws();
+    fs::write(ws.join("a.txt"), "a\n").unwrap();
+    fs::write(ws.join("user.txt"), "user\n").unwrap();
+    server
+        .script()
+        .tool("bash", r#"{"command":"printf 'one\n' >> a.txt"}"#);
+    server.script().text("done");
+    let out = home.run(&server, &["-p", "turn one"]).await;
+    assert_success(&out);
+
+    // No session runs: the user edits a file, then a second turn changes another.
+    fs::write(ws.join("user.txt"), "user, edited between sessions\n").unwrap();
+    fs::write(ws.join("b.txt"), "b\n").unwrap();
+    let between = state(&ws);
+    server.script().tool(
+        "bash",
+        r#"{"command":"printf 'two\n' >> b.txt && printf 'two\n' >> a.txt"}"#,
+    );
+    server.script().text("done");
+    let out = home.run(&server, &["--continue", "-p", "turn two"]).await;
+    assert_success(&out);
+    // Each start's first checkpoint walks; the one after the call comes from the feed.
+    let r = routes(&home);
+    assert_eq!(
+        r.iter().filter(|r| r.starts_with("walk")).count(),
+        2,
+        "{r:?}"
+    );
+    assert!(r.iter().any(|r| r == "changes"), "{r:?}");
+
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_success(&out);
+    assert_eq!(state(&ws), between, "turn two undone; the user's edit kept");
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_success(&out);
+    let now = state(&ws);
+    assert_eq!(now["a.txt"].1, b"a\n");
+    assert_eq!(now["user.txt"].1, b"user, edited between sessions\n");
+}
