@@ -120,11 +120,22 @@ pub struct JobInfo {
     pub last_lines: Vec<String>,
 }
 
-/// What a table tells its owner.
-#[derive(Debug, Clone)]
+/// What a table tells its owner: something changed, the list is worth sending again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobChange {
     Started,
-    Ended(JobInfo),
+    Ended,
+    /// The owner asked for the list ([`Jobs::ask_list`]).
+    Asked,
+}
+
+/// What the front end is to be told now ([`Jobs::front_list`]).
+#[derive(Debug, Clone, Default)]
+pub struct FrontList {
+    /// The jobs that ended since the last list, each told once, before the list.
+    pub ended: Vec<JobInfo>,
+    /// Every job.
+    pub all: Vec<JobInfo>,
 }
 
 /// One job in the table.
@@ -144,6 +155,8 @@ struct Job {
     cursor: u64,
     stop: Option<oneshot::Sender<()>>,
     done: Option<watch::Receiver<bool>>,
+    /// Its end was told to the front end (or it ended in an earlier process).
+    end_told: bool,
 }
 
 impl Job {
@@ -187,16 +200,14 @@ impl Table {
         self.jobs.iter().filter(|j| j.state.is_running()).count()
     }
 
-    /// Job `id` ended in `state`: recorded, to be told; its info for the owner.
-    fn finish(&mut self, id: u32, state: JobState) -> Option<JobInfo> {
-        let job = self.job_mut(id)?;
+    /// Job `id` ended in `state`: recorded, to be told.
+    fn finish(&mut self, id: u32, state: JobState) {
+        let Some(job) = self.job_mut(id) else { return };
         job.state = state;
         job.ended_unix = Some(now_unix().0);
         job.stop = None;
-        let info = job.info(5);
         self.unannounced.push(id);
         self.save();
-        Some(info)
     }
 
     fn save(&self) {
@@ -269,6 +280,35 @@ impl Jobs {
         t.jobs.iter().map(|j| j.info(last)).collect()
     }
 
+    /// What the front end is to be told now: the jobs that ended since the last call (each
+    /// once) and every job, from one look at the table, with their last `last` lines. One
+    /// owner's task calls it for every change, so no list shows a job ended before the front end
+    /// was told how it ended.
+    pub fn front_list(&self, last: usize) -> FrontList {
+        let all = self.list(last);
+        let Ok(mut t) = self.table.lock() else {
+            return FrontList::default();
+        };
+        let mut ended = Vec::new();
+        for info in &all {
+            if let Some(job) = t.job_mut(info.id)
+                && !info.state.is_running()
+                && !job.end_told
+            {
+                job.end_told = true;
+                ended.push(info.clone());
+            }
+        }
+        FrontList { ended, all }
+    }
+
+    /// Ask for the list: the owner's task sends it, after the ends not told yet.
+    pub fn ask_list(&self) {
+        if let Some(tx) = &self.changes {
+            let _ = tx.send(JobChange::Asked);
+        }
+    }
+
     /// How many run now.
     #[cfg(test)]
     pub fn running(&self) -> usize {
@@ -324,6 +364,7 @@ impl Jobs {
                 cursor: 0,
                 stop: Some(stop_tx),
                 done: Some(done_rx),
+                end_told: false,
             };
             t.jobs.push(job);
             t.save();

@@ -93,6 +93,7 @@ pub(super) fn load(path: &Path) -> Vec<Job> {
                 cursor: e.bytes,
                 stop: None,
                 done: None,
+                end_told: true,
             }
         })
         .collect()
