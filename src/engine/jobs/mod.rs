@@ -157,6 +157,11 @@ struct Job {
     done: Option<watch::Receiver<bool>>,
     /// Its end was told to the front end (or it ended in an earlier process).
     end_told: bool,
+    /// Stopped because its process is leaving: recorded as gone, as if the process had died
+    /// with it running (a later process tells the model to start it again).
+    leaving: bool,
+    /// Its id in the run it was recorded in, when `/resume` brought it here under another.
+    formerly: Option<u32>,
 }
 
 impl Job {
@@ -185,6 +190,8 @@ pub(crate) struct Table {
     /// Ended jobs the model has not been told of, in the order they ended.
     unannounced: Vec<u32>,
     registry: Option<PathBuf>,
+    /// Where new jobs' output goes.
+    dir: PathBuf,
 }
 
 impl Table {
@@ -221,7 +228,6 @@ impl Table {
 #[derive(Debug)]
 pub struct Jobs {
     table: Arc<Mutex<Table>>,
-    dir: PathBuf,
     limits: JobLimits,
     changes: Option<mpsc::UnboundedSender<JobChange>>,
 }
@@ -232,6 +238,7 @@ impl Jobs {
     pub fn new(dir: PathBuf, limits: JobLimits, record: bool) -> Jobs {
         let mut table = Table {
             next_id: 1,
+            dir: dir.clone(),
             ..Table::default()
         };
         if record {
@@ -251,7 +258,6 @@ impl Jobs {
         }
         Jobs {
             table: Arc::new(Mutex::new(table)),
-            dir,
             limits,
             changes: None,
         }
@@ -302,6 +308,48 @@ impl Jobs {
         FrontList { ended, all }
     }
 
+    /// `/resume` moved the session to the run whose jobs folder is `dir`: the jobs recorded there
+    /// join this table (the ones that were running are gone, told at the next request; one whose
+    /// id this table uses already gets a free one, and the notice names both), this table's
+    /// record moves there, and new jobs write their output there. This process's own jobs run on.
+    pub fn adopt(&self, dir: PathBuf) {
+        let Ok(mut t) = self.table.lock() else { return };
+        if t.dir == dir {
+            return;
+        }
+        let path = dir.join(registry::FILE);
+        let loaded = registry::load(&path);
+        let taken: Vec<u32> = t.jobs.iter().map(|j| j.id).collect();
+        let mut free = loaded
+            .iter()
+            .map(|j| j.id)
+            .chain(taken.iter().copied())
+            .max()
+            .unwrap_or(0)
+            .max(t.next_id.saturating_sub(1))
+            + 1;
+        for mut job in loaded {
+            if taken.contains(&job.id) {
+                job.formerly = Some(job.id);
+                job.id = free;
+                free += 1;
+            }
+            if job.state == JobState::Gone {
+                t.unannounced.push(job.id);
+            }
+            t.jobs.push(job);
+        }
+        t.next_id = free;
+        t.jobs.sort_by_key(|j| j.id);
+        if t.registry.is_some() {
+            t.registry = Some(path);
+        }
+        t.dir = dir;
+        t.save();
+        drop(t);
+        self.ask_list();
+    }
+
     /// Ask for the list: the owner's task sends it, after the ends not told yet.
     pub fn ask_list(&self) {
         if let Some(tx) = &self.changes {
@@ -341,8 +389,14 @@ impl Jobs {
                 ));
             }
         }
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("the jobs folder {} cannot be made: {e}", self.dir.display()))?;
+        let dir = self
+            .table
+            .lock()
+            .map_err(|_| "the job table is broken")?
+            .dir
+            .clone();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("the jobs folder {} cannot be made: {e}", dir.display()))?;
         let spawned = process::spawn(command, &ctx.workspace, &ctx.sandbox)
             .map_err(|e| format!("Could not start the shell: {e}"))?;
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -358,13 +412,15 @@ impl Jobs {
                 started: Instant::now(),
                 ended_unix: None,
                 state: JobState::Running,
-                log: OutputLog::create(self.dir.join(format!("{id}.log"))),
+                log: OutputLog::create(dir.join(format!("{id}.log"))),
                 pgid: spawned.pgid,
                 ports: Vec::new(),
                 cursor: 0,
                 stop: Some(stop_tx),
                 done: Some(done_rx),
                 end_told: false,
+                leaving: false,
+                formerly: None,
             };
             t.jobs.push(job);
             t.save();
@@ -404,6 +460,17 @@ impl Jobs {
         job.done
             .clone()
             .ok_or_else(|| format!("job #{id} cannot be waited for"))
+    }
+
+    /// The process leaves: [`Jobs::stop_all`], each job recorded as gone (a later process on the
+    /// run lists it so), though this one sees it stopped.
+    pub async fn leave(&self, within: Duration) {
+        if let Ok(mut t) = self.table.lock() {
+            for job in t.jobs.iter_mut().filter(|j| j.state.is_running()) {
+                job.leaving = true;
+            }
+        }
+        self.stop_all(within).await;
     }
 
     /// Stop every running job and wait until they have ended: `SIGTERM`, then `SIGKILL` to
@@ -453,9 +520,9 @@ impl Jobs {
     pub fn take_notice(&self) -> Option<String> {
         let mut t = self.table.lock().ok()?;
         let ids = std::mem::take(&mut t.unannounced);
-        let ended: Vec<JobInfo> = ids
+        let ended: Vec<(JobInfo, Option<u32>)> = ids
             .iter()
-            .filter_map(|id| t.job(*id).map(|j| j.info(3)))
+            .filter_map(|id| t.job(*id).map(|j| (j.info(3), j.formerly)))
             .collect();
         tool::ended_notice(&ended)
     }

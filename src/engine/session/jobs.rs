@@ -84,14 +84,15 @@ pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSende
         JobsOp::StopAll => {
             let jobs = Arc::clone(jobs);
             tokio::spawn(async move {
-                jobs.stop_all(jobs.limits().grace).await;
+                jobs.leave(jobs.limits().grace).await;
                 jobs.ask_list();
             });
         }
     }
 }
 
-/// The engine leaves: every job is asked to stop, and killed after a short grace.
+/// The engine leaves: every job is asked to stop, and killed after a short grace; the run's
+/// record lists them gone.
 pub(super) async fn leave(jobs: &Jobs) {
-    jobs.stop_all(LEAVING_GRACE.min(jobs.limits().grace)).await;
+    jobs.leave(LEAVING_GRACE.min(jobs.limits().grace)).await;
 }
