@@ -3,44 +3,13 @@
 use std::time::Duration;
 
 use flower_tui::engine::protocol::{Event, JobState};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{HEARTBEAT, beating, stops};
-use crate::support::fake::{Reply, U, anthropic as a};
+use super::{HEARTBEAT, background, beating, stops, texts};
+use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 
 const DOC: &str = "## Doing\nServing the app.\n\n## Decided\n- Keep it running.\n\n## Dead ends\n(none)\n\n## Next\nTest against the server.\n\n## Scene\n- heartbeat\n";
-
-fn background(id: &str, command: &str) -> Reply {
-    a::tool_use(
-        id,
-        "bash",
-        &json!({ "command": command, "run_in_background": true }).to_string(),
-        U::new(1000, 20),
-    )
-}
-
-/// Every text of a request, in order.
-fn texts(body: &Value) -> String {
-    let mut out = String::new();
-    for m in body["messages"].as_array().into_iter().flatten() {
-        match &m["content"] {
-            Value::String(s) => out.push_str(s),
-            Value::Array(blocks) => {
-                for b in blocks {
-                    for k in ["text", "content"] {
-                        if let Some(t) = b[k].as_str() {
-                            out.push_str(t);
-                            out.push('\n');
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
 
 #[tokio::test]
 async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_engine_leaves() {

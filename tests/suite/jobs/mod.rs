@@ -4,10 +4,16 @@
 //! unasked; the successor's first request names the running job; a flood stays bounded.
 
 mod engine;
+mod headless;
 mod kill;
+mod resume;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::fake::{Reply, U, anthropic as a};
 
 /// The heartbeat a job writes: nanoseconds, rewritten every 100 ms.
 pub(super) const HEARTBEAT: &str =
@@ -42,4 +48,36 @@ pub(super) fn stops(ws: &Path, within: Duration) -> bool {
         }
     }
     false
+}
+
+/// The model starts `command` in the background (call `id`).
+pub(super) fn background(id: &str, command: &str) -> Reply {
+    a::tool_use(
+        id,
+        "bash",
+        &json!({ "command": command, "run_in_background": true }).to_string(),
+        U::new(1000, 20),
+    )
+}
+
+/// Every text of a request, in order.
+pub(super) fn texts(body: &Value) -> String {
+    let mut out = String::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        match &m["content"] {
+            Value::String(s) => out.push_str(s),
+            Value::Array(blocks) => {
+                for b in blocks {
+                    for k in ["text", "content"] {
+                        if let Some(t) = b[k].as_str() {
+                            out.push_str(t);
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
