@@ -27,7 +27,9 @@ fn with_heartbeat(server: &FakeServer, held: &Gate) -> (Pty, PathBuf) {
     t.wait_for(READY);
     t.keys("start the heartbeat");
     t.keys(ENTER);
-    t.wait("the job counted in the status line", |s| s.contains("1 job"));
+    t.wait("the job counted in the status line", |s| {
+        s.contains("1 job")
+    });
     t.wait_requests(server, asked);
     let ws = t.workspace();
     assert!(beating(&ws, Duration::from_secs(5)), "the job beats");
@@ -75,7 +77,9 @@ fn the_jobs_list_shows_a_job_and_s_stops_it() {
     });
     t.keys("s");
     assert!(stops(&ws, Duration::from_secs(10)), "s stops the job");
-    t.wait("the list showing it stopped", |s| s.contains("#1   stopped"));
+    t.wait("the list showing it stopped", |s| {
+        s.contains("#1   stopped")
+    });
     t.keys(ESC);
     t.wait("the list closed, no job counted", |s| {
         !s.contains("background jobs ·") && !s.contains("1 job")

@@ -7,6 +7,7 @@ mod engine;
 mod headless;
 mod kill;
 mod resume;
+mod subagent;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
