@@ -258,13 +258,16 @@ impl Pty {
     }
 
     /// Poll until `ok` holds for the screen; panic with the screen after the timeout, or at once
-    /// if the program exited.
+    /// if the program exited. The screen returned is the one after the frame that made `ok` hold
+    /// was written out whole (a frame can reach the terminal in several writes): the output has
+    /// paused, and `ok` still holds; else the screen that first matched.
     pub fn wait(&mut self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let screen = self.screen();
             if ok(&screen) {
-                return screen;
+                let settled = self.settled();
+                return if ok(&settled) { settled } else { screen };
             }
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("the program exited ({status}) while waiting for {what}; screen:\n{screen}");
@@ -274,6 +277,24 @@ impl Pty {
             }
             std::thread::sleep(POLL);
         }
+    }
+
+    /// The screen once no byte has come for a moment (at most 0.3 s of waiting).
+    fn settled(&self) -> String {
+        let quiet = Duration::from_millis(25);
+        let give_up = Instant::now() + Duration::from_millis(300);
+        let mut seen = lock(&self.shared.raw).len();
+        let mut since = Instant::now();
+        while Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(10));
+            let now = lock(&self.shared.raw).len();
+            if now != seen {
+                (seen, since) = (now, Instant::now());
+            } else if since.elapsed() >= quiet {
+                break;
+            }
+        }
+        self.screen()
     }
 
     /// Poll until `text` is on the screen.

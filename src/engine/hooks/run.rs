@@ -94,7 +94,7 @@ pub(super) async fn run(
     }
     // No provider keys; the hook and its group die with flower-tui.
     lifeline::prepare(&mut cmd);
-    let mut child = match lifeline::spawn(cmd) {
+    let mut child = match lifeline::spawn_watched(cmd) {
         Ok(child) => child,
         Err(e) => {
             return Finished {
@@ -105,9 +105,6 @@ pub(super) async fn run(
             };
         }
     };
-    if let Some(pid) = child.id() {
-        lifeline::watch(pid);
-    }
     let mut out = Capture::default();
     let mut err = Capture::default();
     let exit = supervise(&mut child, stdin, timeout, &mut out, &mut err).await;

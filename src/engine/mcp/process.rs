@@ -75,11 +75,8 @@ pub(crate) fn spawn(
     // The kernel kills the server when flower-tui dies (the death signal), and a watcher kills
     // its whole group then: a wrapper's grandchildren too, even one that ignores a closed stdin.
     crate::engine::tools::lifeline::prepare(&mut cmd);
-    let mut child = crate::engine::tools::lifeline::spawn(cmd)?;
-    if let Some(pid) = child.id() {
-        // Its own session: the group id is its pid.
-        crate::engine::tools::lifeline::watch(pid);
-    }
+    // Its own session: the group id is its pid.
+    let mut child = crate::engine::tools::lifeline::spawn_watched(cmd)?;
     let group = Arc::new(ProcessGroup::new(child.id()));
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())

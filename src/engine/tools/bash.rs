@@ -492,11 +492,8 @@ pub(crate) fn spawn(
         }
         // No provider keys; the command and its group die with the agent.
         super::lifeline::prepare(&mut cmd);
-        (super::lifeline::spawn(cmd)?, containment)
+        (super::lifeline::spawn_watched(cmd)?, containment)
     };
-    if let Some(pgid) = child.id() {
-        super::lifeline::watch(pgid);
-    }
     Ok((child, reader, containment))
 }
 

@@ -15,13 +15,17 @@
 //!   end of the agent's *lifeline* pipe. Only the agent holds the write end (close-on-exec), so
 //!   the read end reports end-of-file exactly when the agent process is gone, however it went; the
 //!   watcher then kills the whole group (grandchildren, background jobs the command left running).
-//!   It checks once a second whether the group is empty and exits when it is.
+//!   It checks once a second whether the group is empty and exits when it is. The watcher starts
+//!   *before* the command and learns the group id on a pipe of its own, written by the spawner
+//!   thread the moment the command exists: an agent killed while the command starts still leaves
+//!   a watcher behind it.
 //!
 //! Commands also never see a provider key: [`prepare`] removes them from the child's environment.
 //! While flower-tui lives, [`GroupKiller`] kills a command's group on a timeout or when the future
 //! that runs it is dropped.
 
 use std::io::{self, PipeReader, PipeWriter};
+use std::os::fd::AsRawFd;
 use std::process::Stdio;
 use std::sync::OnceLock;
 
@@ -29,9 +33,12 @@ use tokio::process::{Child, Command};
 
 use crate::engine::secrets::PROVIDER_KEY_VARS;
 
-/// The watcher: wait on the lifeline; on its end kill the group; leave once the group is empty.
-/// `read -t 1` returns 1 at end-of-file (the agent is gone) and more than 128 on its timeout.
-const WATCHER: &str = r#"pg=$1
+/// The watcher: read the group id on fd 3 (none: the command never started, leave); wait on the
+/// lifeline; on its end kill the group; leave once the group is empty. `read -t 1` returns 1 at
+/// end-of-file (the agent is gone) and more than 128 on its timeout.
+const WATCHER: &str = r#"IFS= read -r pg <&3
+exec 3<&-
+case $pg in ''|*[!0-9]*) exit 0 ;; esac
 while kill -0 -- "-$pg" 2>/dev/null; do
   read -r -t 1 _
   if [ $? -le 128 ]; then kill -KILL -- "-$pg" 2>/dev/null; exit 0; fi
@@ -85,18 +92,38 @@ pub(crate) fn prepare(cmd: &mut Command) {
     }
 }
 
-/// Start `cmd` (set up by [`prepare`]) from the spawner thread, which never ends, so the death
-/// signal comes with flower-tui's end and not with the end of whichever runtime thread asked.
-/// In the caller's runtime (the child's pipes and its reaping are the runtime's); outside one, from
-/// the caller's thread.
-pub(crate) fn spawn(mut cmd: Command) -> io::Result<Child> {
+/// Start `cmd` (set up by [`prepare`], leading its own process group) with a watcher on its
+/// group: the watcher first, then the command from the spawner thread, which never ends, so the
+/// death signal comes with flower-tui's end and not with the end of whichever runtime thread
+/// asked. In the caller's runtime (the child's pipes and its reaping are the runtime's); outside
+/// one, from the caller's thread. Without `bash` or a lifeline only the death signal guards it.
+pub(crate) fn spawn_watched(cmd: Command) -> io::Result<Child> {
+    let told = start_watcher().ok().map(|(_, told)| told);
+    spawn_then(cmd, move |child| {
+        if let (Some(mut told), Some(pid)) = (told, child.id()) {
+            use std::io::Write;
+            // A watcher that went away cannot be told; the death signal still guards.
+            let _ = writeln!(told, "{pid}");
+        }
+    })
+}
+
+/// Start `cmd` from the spawner thread; `then` runs there on the started child, before anything
+/// else can happen to this process's threads.
+fn spawn_then(mut cmd: Command, then: impl FnOnce(&Child) + Send + 'static) -> io::Result<Child> {
     let (Ok(handle), Some(spawner)) = (tokio::runtime::Handle::try_current(), spawner()) else {
-        return cmd.spawn();
+        let child = cmd.spawn()?;
+        then(&child);
+        return Ok(child);
     };
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let job: Job = Box::new(move || {
         let _runtime = handle.enter();
-        let _ = tx.send(cmd.spawn());
+        let spawned = cmd.spawn();
+        if let Ok(child) = &spawned {
+            then(child);
+        }
+        let _ = tx.send(spawned);
     });
     spawner
         .send(job)
@@ -128,26 +155,43 @@ fn spawner() -> Option<&'static std::sync::mpsc::Sender<Job>> {
         .as_ref()
 }
 
-/// Start the watcher of the process group `pgid` (the command's pid). Best effort: without
-/// `bash` or a lifeline only the death signal guards the command.
-pub(crate) fn watch(pgid: u32) {
-    let Some(line) = lifeline() else { return };
-    let Ok(stdin) = line.read.try_clone() else {
-        return;
-    };
+/// Start a watcher waiting to be told a group id: its pid, and the pipe to write the id to
+/// (closing it unwritten lets the watcher leave).
+fn start_watcher() -> io::Result<(Option<u32>, PipeWriter)> {
+    let line = lifeline().ok_or_else(|| io::Error::other("no lifeline"))?;
+    let stdin = line.read.try_clone()?;
+    // Both ends close-on-exec; the read end becomes the watcher's fd 3 below.
+    let (told_read, told_write) = std::io::pipe()?;
+    let told_fd = told_read.as_raw_fd();
     let mut cmd = Command::new("bash");
     cmd.arg("-c")
         .arg(WATCHER)
         .arg("flower-tui-watcher")
-        .arg(pgid.to_string())
         .env_clear()
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         // Its own group: outside the one it watches, and out of reach of a Ctrl-C meant for us.
         .process_group(0);
+    // SAFETY: runs in the child between fork and exec and makes only async-signal-safe system
+    // calls (dup2, fcntl) on a descriptor the child inherited.
+    unsafe {
+        cmd.pre_exec(move || {
+            if told_fd == 3 {
+                // dup2 onto itself keeps close-on-exec: clear it instead.
+                if libc::fcntl(3, libc::F_SETFD, 0) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+            } else if libc::dup2(told_fd, 3) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     // Dropped at once: tokio reaps it in the background when it exits.
-    let _ = cmd.spawn();
+    let child = cmd.spawn()?;
+    drop(told_read);
+    Ok((child.id(), told_write))
 }
 
 /// Kills a command's whole process group unless disarmed: on timeout, and when the future
@@ -214,7 +258,7 @@ mod tests {
                 cmd.arg("30").process_group(0).kill_on_drop(true);
                 prepare(&mut cmd);
                 if through_spawner {
-                    spawn(cmd).unwrap()
+                    spawn_then(cmd, |_| ()).unwrap()
                 } else {
                     cmd.spawn().unwrap()
                 }
@@ -238,33 +282,40 @@ mod tests {
         let _ = lost.wait().await;
     }
 
+    /// Wait up to 5 s for `pid` to go; whether it went.
+    async fn goes(pid: u32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone(pid) {
+            if Instant::now() > deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
+    }
+
     #[tokio::test]
     async fn the_watcher_leaves_when_the_group_is_empty() {
+        let (watcher, mut told) = start_watcher().unwrap();
+        let watcher = watcher.unwrap();
         let mut cmd = Command::new("sleep");
         cmd.arg("0.2").process_group(0);
         prepare(&mut cmd);
         let mut child = cmd.spawn().unwrap();
-        let pid = child.id().unwrap();
-        watch(pid);
-        child.wait().await.unwrap();
-        // The watcher polls once a second; find it by its command line and wait for it to go.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let watcher_of = |pid: u32| {
-            std::fs::read_dir("/proc").ok().and_then(|rd| {
-                rd.flatten().find_map(|e| {
-                    let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
-                    let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-                    let id: u32 = e.file_name().to_str()?.parse().ok()?;
-                    (text.contains("flower-tui-watcher")
-                        && text.trim_end().ends_with(&format!(" {pid}")))
-                    .then_some(id)
-                })
-            })
-        };
-        let watcher = watcher_of(pid).expect("a watcher runs while the group lives");
-        while !gone(watcher) {
-            assert!(Instant::now() < deadline, "the watcher of {pid} stayed");
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        {
+            use std::io::Write;
+            writeln!(told, "{}", child.id().unwrap()).unwrap();
         }
+        assert!(!gone(watcher), "the watcher waits while the group lives");
+        child.wait().await.unwrap();
+        // The watcher polls once a second.
+        assert!(goes(watcher).await, "the watcher of an empty group stayed");
+    }
+
+    #[tokio::test]
+    async fn a_watcher_never_told_a_group_leaves() {
+        let (watcher, told) = start_watcher().unwrap();
+        drop(told);
+        assert!(goes(watcher.unwrap()).await, "an untold watcher stayed");
     }
 }

@@ -122,12 +122,9 @@ async fn extract(body: Vec<u8>, reader: &PdfReader) -> Result<Vec<u8>, String> {
         .kill_on_drop(true);
     lifeline::prepare(&mut cmd);
     limit_memory(&mut cmd, reader.memory);
-    let mut child = lifeline::spawn(cmd)
+    let mut child = lifeline::spawn_watched(cmd)
         .map_err(|e| format!("the PDF reader ({}) did not start: {e}", program.display()))?;
     let mut killer = GroupKiller::new(&child);
-    if let Some(id) = child.id() {
-        lifeline::watch(id);
-    }
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
