@@ -5,7 +5,7 @@ use std::time::Duration;
 use flower_tui::engine::protocol::{Event, JobState};
 use serde_json::json;
 
-use super::{HEARTBEAT, background, beating, stops, texts};
+use super::{HEARTBEAT, background, beats, notice, read_heartbeat, stopped, texts};
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start, turn_end};
 
@@ -15,12 +15,7 @@ const DOC: &str = "## Doing\nServing the app.\n\n## Decided\n- Keep it running.\
 async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_engine_leaves() {
     let h = Harness::new().await;
     h.server.push(background("t1", HEARTBEAT));
-    h.server.push(a::tool_use(
-        "t2",
-        "bash",
-        &json!({"command": "sleep 1; cat heartbeat"}).to_string(),
-        U::new(1100, 20),
-    ));
+    h.server.push(read_heartbeat("t2"));
     h.server.push(a::text("the server runs", U::new(1200, 20)));
     h.server.push(a::text(DOC, U::new(1300, 20))); // the /handoff writing turn
     h.server.push(a::text("carrying on", U::new(500, 20)));
@@ -40,20 +35,14 @@ async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_
         started.contains("Job #1 runs in the background"),
         "{started}"
     );
-    let ws = h.workspace.clone();
     assert!(
-        tokio::task::spawn_blocking(move || beating(&ws, Duration::from_secs(5)))
-            .await
-            .unwrap(),
+        beats(&h.workspace, Duration::from_secs(5)).await,
         "the job beats after its turn"
     );
     let turn = r.send_handoff(None).await;
     assert_eq!(turn_end(&r.until_end(turn).await), "handoff");
-    let ws = h.workspace.clone();
     assert!(
-        tokio::task::spawn_blocking(move || beating(&ws, Duration::from_secs(5)))
-            .await
-            .unwrap(),
+        beats(&h.workspace, Duration::from_secs(5)).await,
         "the job beats after the handoff"
     );
     assert_eq!(turn_end(&r.turn("go on").await), "completed");
@@ -66,12 +55,9 @@ async fn a_heartbeat_job_runs_through_the_turn_and_a_handoff_and_stops_when_the_
         first.contains("Background jobs running at this handoff"),
         "{first}"
     );
-    let ws = h.workspace.clone();
     r.shutdown().await;
     assert!(
-        tokio::task::spawn_blocking(move || stops(&ws, Duration::from_secs(8)))
-            .await
-            .unwrap(),
+        stopped(&h.workspace, Duration::from_secs(8)).await,
         "no job outlives the engine"
     );
 }
@@ -139,11 +125,7 @@ async fn an_ending_job_is_told_in_the_next_request_and_a_flood_stays_bounded() {
     assert_eq!(reqs.len(), 5);
     let before = texts(&reqs[2]);
     assert!(!before.contains("background jobs changed"), "{before}");
-    let asked = texts(&reqs[3]);
-    let notice = asked
-        .split_once("background jobs changed")
-        .map(|(_, n)| n)
-        .unwrap_or_else(|| panic!("no notice: {asked}"));
+    let notice = notice(&reqs[3]);
     assert!(notice.contains("#1 `until [ -e end1 ]"), "{notice}");
     assert!(notice.contains("exit code 7"), "{notice}");
     assert!(notice.contains("the last words"), "{notice}");

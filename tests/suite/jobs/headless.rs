@@ -5,9 +5,9 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{HEARTBEAT, background, beating, stops, texts};
+use super::{HEARTBEAT, background, beats, notice, read_heartbeat, stopped};
 use crate::support::fake::{U, anthropic as a};
 use crate::support::headless::{Scenario, lines};
 
@@ -32,20 +32,12 @@ fn result_jobs(events: &[Value]) -> Vec<(u64, String)> {
 async fn headless_stops_its_jobs_at_the_end_and_a_continue_is_told_they_are_gone() {
     let s = Scenario::new().await;
     s.server.push(background("t1", HEARTBEAT));
-    s.server.push(a::tool_use(
-        "t2",
-        "bash",
-        &json!({"command": "sleep 1; cat heartbeat"}).to_string(),
-        U::new(1100, 20),
-    ));
+    s.server.push(read_heartbeat("t2"));
     s.server.push(a::text("serving", U::new(1200, 20)));
     let run = s.headless(&["-p", "serve it", "--yes"]).await.success();
     assert_eq!(result_jobs(&run.events()), [(1, "stopped".to_string())]);
-    let ws = s.home().to_path_buf();
     assert!(
-        tokio::task::spawn_blocking(move || stops(&ws, Duration::from_secs(3)))
-            .await
-            .unwrap(),
+        stopped(s.home(), Duration::from_secs(3)).await,
         "no job outlives the run"
     );
     // The next run on the same step: the model hears the server is gone, unasked.
@@ -54,11 +46,7 @@ async fn headless_stops_its_jobs_at_the_end_and_a_continue_is_told_they_are_gone
     s.headless(&["--continue", "-p", "is it up?", "--yes"])
         .await
         .success();
-    let asked = texts(s.server.requests().last().unwrap());
-    let notice = asked
-        .split_once("background jobs changed")
-        .map(|(_, n)| n)
-        .unwrap_or_else(|| panic!("no notice: {asked}"));
+    let notice = notice(s.server.requests().last().unwrap());
     assert!(
         notice.contains("Job #1 `while :; do date") && notice.contains("is gone"),
         "{notice}"
@@ -76,12 +64,8 @@ async fn signalled(signal: i32, name: &str) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
-    let ws = s.home().to_path_buf();
-    let beats = ws.clone();
     assert!(
-        tokio::task::spawn_blocking(move || beating(&beats, Duration::from_secs(10)))
-            .await
-            .unwrap(),
+        beats(s.home(), Duration::from_secs(10)).await,
         "{name}: the job beats"
     );
     let pid = i32::try_from(child.id()).unwrap();
@@ -104,19 +88,14 @@ async fn signalled(signal: i32, name: &str) {
         "{name}"
     );
     assert!(
-        tokio::task::spawn_blocking(move || stops(&ws, Duration::from_secs(3)))
-            .await
-            .unwrap(),
+        stopped(s.home(), Duration::from_secs(3)).await,
         "{name}: no job outlives the run"
     );
 }
 
 #[tokio::test]
-async fn sigterm_of_headless_leaves_no_job_behind() {
-    signalled(libc::SIGTERM, "SIGTERM").await;
-}
-
-#[tokio::test]
-async fn sighup_of_headless_leaves_no_job_behind() {
-    signalled(libc::SIGHUP, "SIGHUP").await;
+async fn sigterm_and_sighup_of_headless_leave_no_job_behind() {
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        signalled(signal, name).await;
+    }
 }

@@ -91,22 +91,15 @@ fn the_jobs_list_shows_a_job_and_s_stops_it() {
 fn sigterm_and_a_closed_terminal_stop_the_jobs() {
     let rt = runtime();
     let server = rt.block_on(FakeServer::start());
-    let held = Gate::new();
-    let (mut t, ws) = with_heartbeat(&server, &held);
-    t.signal("-TERM");
-    t.wait_exit();
-    assert!(
-        stops(&ws, Duration::from_secs(8)),
-        "no job outlives SIGTERM"
-    );
-    held.open();
-    let again = Gate::new();
-    let (mut t, ws) = with_heartbeat(&server, &again);
-    t.hang_up("x");
-    t.wait_exit();
-    assert!(
-        stops(&ws, Duration::from_secs(8)),
-        "no job outlives a closed terminal"
-    );
-    again.open();
+    for how in ["SIGTERM", "a closed terminal"] {
+        let held = Gate::new();
+        let (mut t, ws) = with_heartbeat(&server, &held);
+        match how {
+            "SIGTERM" => t.signal("-TERM"),
+            _ => t.hang_up("x"),
+        }
+        t.wait_exit();
+        assert!(stops(&ws, Duration::from_secs(8)), "no job outlives {how}");
+        held.open();
+    }
 }

@@ -51,6 +51,42 @@ pub(super) fn stops(ws: &Path, within: Duration) -> bool {
     false
 }
 
+/// [`beating`] off the async runtime.
+pub(super) async fn beats(ws: &Path, within: Duration) -> bool {
+    let ws = ws.to_path_buf();
+    tokio::task::spawn_blocking(move || beating(&ws, within))
+        .await
+        .unwrap()
+}
+
+/// [`stops`] off the async runtime.
+pub(super) async fn stopped(ws: &Path, within: Duration) -> bool {
+    let ws = ws.to_path_buf();
+    tokio::task::spawn_blocking(move || stops(&ws, within))
+        .await
+        .unwrap()
+}
+
+/// The model reads the heartbeat a second later (call `id`).
+pub(super) fn read_heartbeat(id: &str) -> Reply {
+    a::tool_use(
+        id,
+        "bash",
+        &json!({"command": "sleep 1; cat heartbeat"}).to_string(),
+        U::new(1100, 20),
+    )
+}
+
+/// The jobs notice of a request: what follows its "background jobs changed" line.
+#[track_caller]
+pub(super) fn notice(body: &Value) -> String {
+    let asked = texts(body);
+    asked
+        .split_once("background jobs changed")
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| panic!("no notice: {asked}"))
+}
+
 /// The model starts `command` in the background (call `id`).
 pub(super) fn background(id: &str, command: &str) -> Reply {
     a::tool_use(

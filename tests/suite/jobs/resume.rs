@@ -6,7 +6,7 @@ use flower_tui::engine::ledger::RunDir;
 use flower_tui::engine::policy::FrontEnd;
 use flower_tui::engine::protocol::{Event, JobState, Op};
 
-use super::{HEARTBEAT, background, texts};
+use super::{HEARTBEAT, background, notice};
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start};
 
@@ -48,11 +48,7 @@ async fn resume_in_a_running_process_lists_the_other_runs_jobs_gone() {
     );
     h.server.push(a::text("restarting it", U::new(1200, 20)));
     r.completed_turn("is the server up?").await;
-    let asked = texts(h.server.requests().last().unwrap());
-    let notice = asked
-        .split_once("background jobs changed")
-        .map(|(_, n)| n)
-        .unwrap_or_else(|| panic!("no notice: {asked}"));
+    let notice = notice(h.server.requests().last().unwrap());
     assert!(
         notice.contains("Job #1 `while :; do date")
             && notice.contains("(#1 in the session you resumed; #2 now) is gone"),

@@ -3,9 +3,8 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
-use super::{HEARTBEAT, background, beating, stops};
+use super::super::subagents::{calls, task};
+use super::{HEARTBEAT, background, beats, read_heartbeat, stopped};
 use crate::support::fake::anthropic::tool_results;
 use crate::support::fake::{U, anthropic as a};
 use crate::support::harness::{Harness, start};
@@ -13,23 +12,15 @@ use crate::support::harness::{Harness, start};
 #[tokio::test]
 async fn a_subagents_job_runs_while_it_works_and_ends_with_its_task() {
     let h = Harness::new().await;
-    h.server.push(a::tool_use(
+    let one = [task(
         "task_a",
-        "task",
-        &json!({"description": "serve and look", "prompt": "SERVE-JOB: start the heartbeat"})
-            .to_string(),
-        U::new(1000, 20),
-    ));
+        "serve and look",
+        "SERVE-JOB: start the heartbeat",
+    )];
+    h.server
+        .push(a::text_then_tools("", &calls(&one), U::new(1000, 20)));
     h.server.push_for("SERVE-JOB", background("c1", HEARTBEAT));
-    h.server.push_for(
-        "SERVE-JOB",
-        a::tool_use(
-            "c2",
-            "bash",
-            &json!({"command": "sleep 1; cat heartbeat"}).to_string(),
-            U::new(1100, 20),
-        ),
-    );
+    h.server.push_for("SERVE-JOB", read_heartbeat("c2"));
     h.server.push_for(
         "SERVE-JOB",
         a::text("REPORT: the heartbeat beats", U::new(1200, 20)),
@@ -57,11 +48,8 @@ async fn a_subagents_job_runs_while_it_works_and_ends_with_its_task() {
         "the heartbeat was read: {read}"
     );
     // The task ended: the job is gone, and the report says it was stopped.
-    let ws = h.workspace.clone();
     assert!(
-        tokio::task::spawn_blocking(move || !beating(&ws, Duration::from_secs(2)))
-            .await
-            .unwrap(),
+        !beats(&h.workspace, Duration::from_secs(2)).await,
         "the job ended with its task"
     );
     let main = recorded.last().unwrap();
@@ -71,11 +59,6 @@ async fn a_subagents_job_runs_while_it_works_and_ends_with_its_task() {
         report.contains("background jobs were stopped when its task ended: #1 `while :; do date"),
         "{report}"
     );
-    let ws = h.workspace.clone();
     r.shutdown().await;
-    assert!(
-        tokio::task::spawn_blocking(move || stops(&ws, Duration::from_secs(3)))
-            .await
-            .unwrap()
-    );
+    assert!(stopped(&h.workspace, Duration::from_secs(3)).await);
 }
