@@ -273,17 +273,36 @@ impl Jobs {
         self.limits
     }
 
-    /// Every job, oldest first, its last `last` lines each; running jobs' ports looked up now.
+    /// Every job, oldest first, its last `last` lines each; running jobs' ports looked up now
+    /// (a walk of `/proc`, done without holding the table: the jobs' output goes on meanwhile).
     pub fn list(&self, last: usize) -> Vec<JobInfo> {
+        let groups: Vec<(u32, u32)> = match self.table.lock() {
+            Ok(t) => t
+                .jobs
+                .iter()
+                .filter(|j| j.state.is_running())
+                .filter_map(|j| Some((j.id, j.pgid?)))
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        let found: Vec<(u32, Vec<u16>)> = groups
+            .into_iter()
+            .map(|(id, pgid)| (id, ports::listening(pgid)))
+            .collect();
         let Ok(mut t) = self.table.lock() else {
             return Vec::new();
         };
-        for job in t.jobs.iter_mut().filter(|j| j.state.is_running()) {
-            if let Some(pgid) = job.pgid {
-                job.ports = ports::listening(pgid);
+        for (id, ports) in found {
+            if let Some(job) = t.job_mut(id).filter(|j| j.state.is_running()) {
+                job.ports = ports;
             }
         }
         t.jobs.iter().map(|j| j.info(last)).collect()
+    }
+
+    /// Job `id` with its last `last` lines, its ports as last looked up.
+    pub fn get(&self, id: u32, last: usize) -> Option<JobInfo> {
+        self.table.lock().ok()?.job(id).map(|j| j.info(last))
     }
 
     /// What the front end is to be told now: the jobs that ended since the last call (each

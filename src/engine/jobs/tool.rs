@@ -178,7 +178,13 @@ impl Jobs {
             }
             if Instant::now() >= probe_at {
                 probe_at = Instant::now() + Duration::from_millis(300);
-                let found = pgid.map(ports::listening).unwrap_or_default();
+                // A walk of `/proc`: off the runtime's workers, which run the jobs' output.
+                let found = match pgid {
+                    Some(pgid) => tokio::task::spawn_blocking(move || ports::listening(pgid))
+                        .await
+                        .unwrap_or_default(),
+                    None => Vec::new(),
+                };
                 if !found.is_empty() {
                     if let Ok(mut t) = self.table.lock()
                         && let Some(j) = t.job_mut(id)

@@ -38,7 +38,9 @@ pub(super) fn main_table(
             let Some(jobs) = table.upgrade() else { break };
             // The changes queued meanwhile are answered by the same list.
             while rx.try_recv().is_ok() {}
-            tell(&jobs, &events);
+            // The list walks `/proc` for ports: off the runtime's workers.
+            let events = events.clone();
+            let _ = tokio::task::spawn_blocking(move || tell(&jobs, &events)).await;
         }
     });
     jobs
@@ -67,7 +69,7 @@ pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSende
     match op {
         JobsOp::List => jobs.ask_list(),
         JobsOp::Output { id } => {
-            let text = match jobs.list(OUTPUT_LINES).into_iter().find(|j| j.id == id) {
+            let text = match jobs.get(id, OUTPUT_LINES) {
                 Some(job) if job.last_lines.is_empty() => "(no output yet)".to_string(),
                 Some(job) => {
                     crate::engine::secrets::redact(&job.last_lines.join("\n")).into_owned()
