@@ -102,6 +102,7 @@ pub fn run() {
     let log = ToolLog {
         messages: &h,
         counts: &counts,
+        undone: &[],
         generation: 3,
         workspace: None,
         previous: None,

@@ -52,6 +52,14 @@ pub(crate) async fn run(mut config: Config) -> i32 {
     if config.places.session == SessionChoice::Pick {
         return no_picker(&config);
     }
+    // A new run's first session starts as soon as the engine runs: its environment block (git
+    // status) is looked at beside the rest of the start.
+    if config.places.session == SessionChoice::New
+        && restore_action(&task).is_none()
+        && task.trim() != "/skills"
+    {
+        crate::engine::sysprompt::Environment::look_early(&config.places.workspace);
+    }
     let params = match launch::engine_params(&config, false) {
         Ok(p) => p,
         Err(e) => return launch::start_failed(&e),

@@ -38,6 +38,10 @@ pub unsafe fn run() -> i32 {
     if let Err(code) = read_task(&mut config) {
         return code;
     }
+    // The provider's client reads the system's TLS roots: beside the rest of the start.
+    if matches!(config.provider.backend, config::Backend::Api(_)) {
+        crate::engine::provider::http::prepare_client();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -59,6 +63,11 @@ pub unsafe fn run() -> i32 {
         Ok(Some(path)) => crate::launch::log_start(&config, &path),
         Ok(None) => {}
         Err(e) => eprintln!("flower-tui: {e}; running without a log file"),
+    }
+    // The sandbox's namespace probe forks a child: beside the rest of the start (after the log
+    // opens, which records its answer).
+    if config.sandbox.policy.is_on() {
+        crate::engine::tools::sandbox::probe_namespaces_early();
     }
     if config.acp {
         let code = runtime.block_on(crate::acp::run(config));

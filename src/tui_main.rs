@@ -59,6 +59,7 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         workspace: places.workspace.clone(),
         extensions,
         config_report: config.config_report(),
+        mouse_capture: front.mouse_capture,
         history_file: front
             .history
             .then(|| crate::tui::history_file::path_for(&places.data_dir, &places.workspace)),

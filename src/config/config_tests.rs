@@ -245,8 +245,9 @@ fn bad_file_values_name_the_key() {
         err.contains("`notify`") && err.contains("bell, osc9, osc777, off"),
         "{err}"
     );
-    let c = run("notify = \"osc777\"\nhistory = false\n").unwrap();
+    let c = run("notify = \"osc777\"\nhistory = false\nmouse_capture = true\n").unwrap();
     assert_eq!((c.front.notify, c.front.history), (Notify::Osc777, false));
+    assert!(c.front.mouse_capture);
     let path = dir.path().join("c.toml");
     std::fs::write(&path, "max_generations = \"many\"\n").unwrap();
     let err = load_file(&path).unwrap_err().to_string();
@@ -374,6 +375,7 @@ fn sample() -> Config {
             log_level: LogLevel::Info,
             notify: Notify::Bell,
             history: true,
+            mouse_capture: false,
         },
         sandbox: super::sandbox::SandboxSettings {
             policy: crate::engine::tools::sandbox::SandboxPolicy::default(),

@@ -62,6 +62,7 @@ pub(crate) const KEYS: &[&str] = &[
     "subagent_max_iterations",
     "notify",
     "history",
+    "mouse_capture",
     "mask_tool_results",
     "mask_recent_tokens",
     "sandbox",

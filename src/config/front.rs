@@ -1,6 +1,6 @@
 //! How a run shows itself: headless output (JSON lines or the answer as text), `-v`, the TUI's
 //! theme, colour and editor, how a long turn's end is signalled, whether the input history is
-//! kept, and the log file's level.
+//! kept, whether the TUI captures the mouse from its start, and the log file's level.
 //!
 //! The rules: `NO_COLOR` turns colour off; the editor is `$VISUAL`, else `$EDITOR`.
 
@@ -36,7 +36,8 @@ impl Choice for OutputFormat {
     }
 }
 
-/// How the TUI says that a long turn ended (config key `notify`).
+/// How the TUI says that a long turn ended or a tool call waits for approval (config key
+/// `notify`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Notify {
     /// The terminal bell (BEL).
@@ -100,6 +101,8 @@ pub(crate) struct FrontKeys {
     pub(crate) notify: Option<FileWord<Notify>>,
     /// Keep the input history across runs (per workspace, under the data dir).
     pub(crate) history: Option<bool>,
+    /// The TUI captures the mouse from its start (Alt-M toggles it); off: the terminal selects.
+    pub(crate) mouse_capture: Option<bool>,
 }
 
 /// The effective settings of this concern.
@@ -116,6 +119,8 @@ pub(crate) struct FrontSettings {
     pub(crate) notify: Notify,
     /// Whether the input history is kept across runs.
     pub(crate) history: bool,
+    /// Whether the TUI captures the mouse from its start.
+    pub(crate) mouse_capture: bool,
 }
 
 /// Merge this concern's flags, env and file keys.
@@ -139,5 +144,6 @@ pub(crate) fn resolve(
         log_level: flags.log_level.or(log_level).unwrap_or_default(),
         notify: notify.unwrap_or_default(),
         history: keys.history.unwrap_or(true),
+        mouse_capture: keys.mouse_capture.unwrap_or(false),
     })
 }

@@ -82,6 +82,7 @@ impl Config {
             format!("theme: {}", f.theme),
             format!("notify: {:?}", f.notify).to_lowercase(),
             format!("input history kept: {}", f.history),
+            format!("mouse captured at start: {}", f.mouse_capture),
         ]
         .join("\n")
     }

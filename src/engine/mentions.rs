@@ -12,6 +12,9 @@
 //! it (quoted, with escaped spaces, or a `file://` URL; see [`crate::engine::images::pasted`]).
 //! The user named the file, so it may lie outside the workspace. A model that takes no images
 //! gets none, and the front end is told.
+//!
+//! A file the settings' `Read` deny rules keep from the model is not attached (the front end is
+//! told which rule), nor listed in an attached folder.
 
 use std::path::{Path, PathBuf};
 
@@ -219,6 +222,9 @@ async fn attach_image(written: String, file: PathBuf, ctx: &ToolCtx) -> Attachme
         block: None,
         image: None,
     };
+    if let Some(rule) = ctx.denied.reading(&paths::canonical_or_self(&file)) {
+        return not(format!("denied by the permission rule `{rule}`"));
+    }
     let Some(store) = ctx.images.clone() else {
         return not("the model in use takes no images".into());
     };

@@ -31,6 +31,7 @@ pub use super::jobs::{JobInfo, JobState};
 pub(crate) use super::ledger::SubagentRecord;
 pub use super::ledger::{DocumentSource, GenerationStart, SessionSummary};
 use super::ledger::{RewindMode, RewindPoint};
+pub use super::permissions::ListedRule;
 pub(crate) use super::policy::ApprovalPolicy;
 pub use super::policy::Mode;
 pub use super::subagent::{SubagentOutcome, SubagentPhase};
@@ -507,6 +508,13 @@ pub enum Event {
         /// The provider's web searches the step ran (their cost is in the rows too).
         web_searches: u64,
     },
+    /// The answer to `Op::ListModels`: the models the provider offers, in its order (empty
+    /// with `error` when it could not say).
+    Models {
+        models: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// The answer to `Op::ListSessions`: this workspace's runs, newest first (`current_run` is
     /// the one running now).
     Sessions {
@@ -542,13 +550,16 @@ pub enum Event {
         turn: TurnId,
         path: PathBuf,
     },
-    /// The approval policy and the "always" grants in force (the answer to `Op::Permissions`
-    /// and `Op::Revoke`).
+    /// The approval policy, the "always" grants and the settings files' rules in force (the
+    /// answer to `Op::Permissions` and `Op::Revoke`).
     Permissions {
         policy: ApprovalPolicy,
         allowances: Vec<Allowance>,
         /// The sandbox of `bash` commands, in one line.
         sandbox: String,
+        /// The settings files' permission rules in force, with the file each came from.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        rules: Vec<ListedRule>,
     },
     /// What an `Op::Restore` did (or why it did nothing).
     Restore(RestoreReport),

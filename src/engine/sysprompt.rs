@@ -2,14 +2,22 @@
 //! verification and git safety), an environment block (date, OS, shell, workspace, git branch and
 //! a short status), and the project instructions. Built once when a session starts and never
 //! changed during it, so the provider's prompt cache holds; a successor builds its own, so it
-//! reads the instructions (and the git state) fresh.
+//! reads the instructions (and the git state) fresh. A start whose first session begins at once
+//! (headless) looks at the environment beside its other start-up work ([`Environment::look_early`]);
+//! that first session takes what was seen.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::fsutil::{civil, now_unix};
 use super::instructions::{self, InstructionFile, InstructionSources};
+
+/// The environment being looked at by [`Environment::look_early`], for the first session in that
+/// workspace.
+static EARLY: Mutex<Option<(PathBuf, JoinHandle<Environment>)>> = Mutex::new(None);
 
 /// How long a `git` query may take at session start before it is given up.
 const GIT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -48,26 +56,59 @@ impl Environment {
             user_shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
             workspace: workspace.display().to_string(),
             git: instructions::git_root(workspace).map(|_| {
-                let off = filters_off(workspace);
-                let git = |args: &[&str]| git(workspace, &off, args);
+                // The branch is read beside the config query: neither runs a filter, and only the
+                // status (which may re-read a file) needs the filters switched off.
+                let (branch, off) = std::thread::scope(|scope| {
+                    let branch = scope.spawn(|| branch(workspace));
+                    let off = filters_off(workspace);
+                    (branch.join().ok().flatten(), off)
+                });
                 GitState {
-                    branch: git(&["symbolic-ref", "--short", "-q", "HEAD"])
-                        .map(|b| b.trim().to_string())
-                        .filter(|b| !b.is_empty())
-                        .or_else(|| {
-                            git(&["rev-parse", "--short", "HEAD"])
-                                .map(|sha| format!("detached at {}", sha.trim()))
-                        }),
-                    status: git(&[
-                        "status",
-                        "--short",
-                        "--untracked-files=normal",
-                        "--ignore-submodules=all",
-                    ])
+                    branch,
+                    status: git(
+                        workspace,
+                        &off,
+                        &[
+                            "status",
+                            "--short",
+                            "--untracked-files=normal",
+                            "--ignore-submodules=all",
+                        ],
+                    )
                     .map(|s| s.lines().map(str::to_string).collect()),
                 }
             }),
         }
+    }
+
+    /// Start looking at the machine and `workspace` now, on a thread of its own, for a session
+    /// about to start there: the first [`build`] for that workspace takes what it saw. Only for a
+    /// start whose first session begins at once, so the snapshot is of the session's start.
+    pub fn look_early(workspace: &Path) {
+        let dir = workspace.to_path_buf();
+        let Ok(thread) = std::thread::Builder::new()
+            .name("environment".into())
+            .spawn(move || Environment::detect(&dir))
+        else {
+            return;
+        };
+        if let Ok(mut early) = EARLY.lock() {
+            *early = Some((workspace.to_path_buf(), thread));
+        }
+    }
+
+    /// What [`Environment::look_early`] saw of `workspace` (waited for), once; else a look now.
+    fn for_session(workspace: &Path) -> Environment {
+        let early = EARLY.lock().ok().and_then(|mut early| match early.take() {
+            Some((dir, thread)) if dir == workspace => Some(thread),
+            other => {
+                *early = other;
+                None
+            }
+        });
+        early
+            .and_then(|thread| thread.join().ok())
+            .unwrap_or_else(|| Environment::detect(workspace))
     }
 
     /// The `# Environment` block.
@@ -135,7 +176,7 @@ pub struct SessionPrompt {
 pub fn build(base: &str, workspace: &Path, sources: &InstructionSources) -> SessionPrompt {
     compose(
         base,
-        &Environment::detect(workspace),
+        &Environment::for_session(workspace),
         instructions::load(sources, workspace),
     )
 }
@@ -169,6 +210,17 @@ pub(crate) fn session_context<'a>(prompt: &'a str, base: &str) -> &'a str {
     prompt
         .strip_prefix(base.trim_end())
         .map_or("", |rest| rest.trim_start_matches('\n'))
+}
+
+/// The branch of `dir`'s repository, or `detached at <sha>`; None when git cannot say.
+fn branch(dir: &Path) -> Option<String> {
+    git(dir, &[], &["symbolic-ref", "--short", "-q", "HEAD"])
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .or_else(|| {
+            git(dir, &[], &["rev-parse", "--short", "HEAD"])
+                .map(|sha| format!("detached at {}", sha.trim()))
+        })
 }
 
 fn os_description() -> String {
@@ -213,6 +265,8 @@ fn git(dir: &Path, off: &[String], args: &[&str]) -> Option<String> {
         .spawn()
         .ok()?;
     let started = Instant::now();
+    // Most queries end within a millisecond or two: look often at first, then every 2 ms.
+    let mut pause = Duration::from_micros(100);
     loop {
         match child.try_wait() {
             Ok(Some(status)) => {
@@ -225,7 +279,8 @@ fn git(dir: &Path, off: &[String], args: &[&str]) -> Option<String> {
                 return Some(out);
             }
             Ok(None) if started.elapsed() < GIT_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(2));
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(2));
             }
             _ => {
                 let _ = child.kill();

@@ -95,7 +95,7 @@ fn take_over_interrupts() -> Option<Signal> {
 pub(crate) async fn run(params: TuiParams) -> anyhow::Result<Outcome> {
     let sigint = take_over_interrupts();
     let (state, theme) = initial_state(&params);
-    let tui = terminal::enter().context("cannot set up the terminal")?;
+    let tui = terminal::enter(params.mouse_capture).context("cannot set up the terminal")?;
     let (watch_tx, watch_rx) = mpsc::unbounded_channel();
     let mut shell = Shell {
         tui,

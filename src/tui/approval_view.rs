@@ -1,6 +1,8 @@
 //! The approval prompt above the input: the tool call (or the `.mcp.json` question) it asks
-//! about, its whole command or diff in a scrolling body of up to half the screen, the notes
-//! under it, and the keys that answer it (or why they do not answer yet).
+//! about, its whole command or diff in a body as tall as the screen allows (the input box, the
+//! status line and a few rows of chat stay; a body that does not fit scrolls, the rows shown and
+//! the keys that scroll it said), the notes under it, and the keys that answer it (or why they
+//! do not answer yet).
 
 use std::time::Instant;
 
@@ -19,6 +21,8 @@ use super::state::{AppState, Focus};
 
 /// Body rows the approval prompt shows at least when it has them (a longer body scrolls).
 const APPROVAL_MIN_ROWS: u16 = 3;
+/// Rows of chat the prompt leaves above it (what the call is about stays in sight).
+const CHAT_ROWS_KEPT: u16 = 3;
 
 /// The approval prompt as drawn this frame: its body lines, the keys state, its height.
 pub(super) struct PromptModel {
@@ -34,12 +38,14 @@ pub(super) struct PromptModel {
     pub(super) height: u16,
 }
 
-/// The prompt of approval `p` in a screen of `area`: its body lines, notes and keys, and the
-/// rows it takes (up to half the screen, at least a few body rows).
+/// The prompt of approval `p` in a screen of `area` where `reserved` rows are taken by the
+/// rest (the input box, the status line, the spinner, …): its body lines, notes and keys, and
+/// the rows it takes (all the body when it fits, leaving a few rows of chat; at least a few
+/// body rows).
 pub(super) fn approval_model(
     state: &AppState,
     p: &PendingApproval,
-    area: Rect,
+    (area, reserved): (Rect, u16),
     theme: &Theme,
     now: Instant,
 ) -> PromptModel {
@@ -67,10 +73,11 @@ pub(super) fn approval_model(
     } else {
         PromptKeys::Settling
     };
-    // Up to half the screen, less the input box and the status line; at least a few rows.
+    // The screen less the rest, a few rows of chat, the border, the notes and the keys line.
     let fixed = notes.len() as u16;
-    let room = (area.height / 2)
-        .saturating_sub(3 + fixed)
+    let room = area
+        .height
+        .saturating_sub(reserved.saturating_add(CHAT_ROWS_KEPT + 3 + fixed))
         .max(APPROVAL_MIN_ROWS);
     let rows = (lines.len() as u16).clamp(1, room);
     PromptModel {
@@ -106,7 +113,7 @@ pub(super) fn draw_approval(
     let mcp_json = matches!(p.asked, Asked::McpJson { .. } | Asked::Hooks { .. });
     let overwrite = matches!(p.asked, Asked::Overwrite { .. });
     let title = if let Asked::Hooks { .. } = p.asked {
-        format!(" Run the hooks of this workspace's settings file?{more} ")
+        format!(" {}?{more} ", p.name)
     } else if mcp_json {
         format!(" Start the MCP servers of this workspace's .mcp.json?{more} ")
     } else if overwrite {

@@ -1,13 +1,14 @@
 //! The chat as the reducer keeps it: its cells, the reply streaming into one of them, the tool
-//! cell picked with the selection keys, the tool cell running now (its seconds counted), and the
-//! notices held while a reply streams (a notice must not cut the reply's cell in two). Turn
-//! events, commands and answers change the chat only through these methods; the view draws
+//! cell picked with the selection keys, the tool cell running now (its seconds counted), the
+//! notices held while a reply streams (a notice must not cut the reply's cell in two), and where
+//! each turn this front end sent begins (a rewind removes the turns it abandons, from there on).
+//! Turn events, commands and answers change the chat only through these methods; the view draws
 //! [`Chat::cells`].
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::engine::protocol::{CommandExit, FileDiff};
+use crate::engine::protocol::{CommandExit, FileDiff, TurnId};
 
 use super::render::agent_cell::AgentCell;
 use super::render::cell::{AssistantState, Cell};
@@ -32,6 +33,8 @@ pub(crate) struct Chat {
     deferred: Vec<String>,
     /// Hooks that ran quietly (succeeded, gave the model nothing), not shown yet.
     folded_hooks: Vec<crate::engine::hooks::HookNote>,
+    /// The turns this front end sent and the cell each begins at, oldest first.
+    turn_starts: Vec<(TurnId, usize)>,
 }
 
 impl Chat {
@@ -48,6 +51,7 @@ impl Chat {
             running_tool: None,
             deferred: Vec::new(),
             folded_hooks: Vec::new(),
+            turn_starts: Vec::new(),
         }
     }
 
@@ -139,11 +143,38 @@ impl Chat {
         self.selected_tool = None;
     }
 
+    /// Turn `turn` begins here: its cells are the ones pushed from now on.
+    pub(crate) fn turn_begins(&mut self, turn: TurnId) {
+        self.finish_streaming();
+        self.turn_starts.push((turn, self.cells.len()));
+    }
+
+    /// A rewind went back to before the message of `turn` (None: one sent before any turn shown
+    /// here, by an earlier process): the cells from that turn's on go, whatever came after it
+    /// (the transcript file keeps them). False when no cell of it is here (nothing goes).
+    pub(crate) fn drop_turns_from(&mut self, turn: Option<TurnId>) -> bool {
+        let start = match turn {
+            Some(t) => self.turn_starts.iter().find(|(id, _)| *id == t),
+            None => self.turn_starts.first(),
+        };
+        let Some(&(_, cut)) = start else {
+            return false;
+        };
+        self.cells.truncate(cut);
+        self.turn_starts.retain(|(_, at)| *at < cut);
+        self.reply = self.reply.filter(|&i| i < cut);
+        self.selected_tool = self.selected_tool.filter(|&i| i < cut);
+        self.running_tool = self.running_tool.filter(|&(i, _)| i < cut);
+        self.deferred.clear();
+        true
+    }
+
     /// Another run is continued: the cells go too when `clear` (another run than the one shown);
     /// nothing points into them any more.
     pub(crate) fn resumed(&mut self, clear: bool) {
         if clear {
             self.cells.clear();
+            self.turn_starts.clear();
         }
         self.reply = None;
         self.selected_tool = None;

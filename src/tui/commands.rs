@@ -8,10 +8,11 @@ use crate::engine::protocol::{Effort, Op};
 
 use super::input::Pastes;
 use super::keymap;
+use super::model_picker::ModelPicker;
 use super::msg::Effect;
 use super::queue;
 use super::slash::{self, Parsed, SlashCommand};
-use super::state::{AppState, Focus};
+use super::state::{AppState, Focus, Picker};
 
 /// A sent message longer than this stays out of the history file (a big paste).
 pub(crate) const HISTORY_ENTRY_MAX: usize = 64 * 1024;
@@ -92,6 +93,21 @@ fn remember(state: &AppState, raw: &str, pastes: &Pastes, fx: &mut Vec<Effect>) 
     }
 }
 
+/// `/model` alone: the picker, on the model in use and those the custom commands name; the
+/// engine is asked for the provider's.
+fn open_model_picker(state: &mut AppState, fx: &mut Vec<Effect>) {
+    let known: Vec<String> = state
+        .settings
+        .extensions
+        .commands
+        .commands()
+        .filter_map(|c| c.model.clone())
+        .collect();
+    let (picker, op) = ModelPicker::open(&state.status.labels().model, known);
+    state.picker = Some(Picker::Models(picker));
+    fx.push(Effect::SendOp(op));
+}
+
 fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx: &mut Vec<Effect>) {
     match cmd {
         // The engine decides whether there is something to hand off (and says why not).
@@ -132,9 +148,10 @@ fn run_command(state: &mut AppState, cmd: SlashCommand, arg: Option<String>, fx:
         // The engine answers from the ledger (earlier processes of the run included).
         SlashCommand::Cost => fx.push(Effect::SendOp(Op::Cost)),
         SlashCommand::Resume => fx.push(Effect::SendOp(Op::ListSessions)),
-        SlashCommand::Model => fx.push(Effect::SendOp(Op::SetModel {
-            model: arg.unwrap_or_default(),
-        })),
+        SlashCommand::Model => match arg.filter(|a| !a.trim().is_empty()) {
+            Some(model) => fx.push(Effect::SendOp(Op::SetModel { model })),
+            None => open_model_picker(state, fx),
+        },
         SlashCommand::Effort => match arg.as_deref().map(Effort::parse) {
             Some(Ok(effort)) => fx.push(Effect::SendOp(Op::SetEffort { effort })),
             Some(Err(e)) => state.chat.error(format!("/effort: {e}")),

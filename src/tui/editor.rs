@@ -369,7 +369,7 @@ impl SideEditor {
         self.pause(now);
         self.prompt = Prompt::None;
         self.note = None;
-        self.area.input(key);
+        super::render::editor_view::edit_key(&mut self.area, key);
     }
 
     /// Text pasted into the buffer (it pauses the countdown); one over [`EDITOR_PASTE_MAX`] is

@@ -469,3 +469,71 @@ fn a_new_handoff_keeps_the_unsaved_edits_of_the_open_editor() {
         "{fx:?}"
     );
 }
+
+/// The successor started from the document in `path`.
+fn successor_from(path: &str) -> Msg {
+    ev(Event::Handoff(HandoffPhase::Done {
+        handoff: HandoffId(1),
+        context: 152_000,
+        window: 200_000,
+        degraded: false,
+        degraded_reason: None,
+        path: Some(path.into()),
+        sections: vec![],
+        generation: 2,
+        source: crate::engine::protocol::DocumentSource::Written,
+        tail: 0,
+        held: Default::default(),
+    }))
+}
+
+#[test]
+fn the_side_editor_closes_when_the_successor_starts_unless_it_holds_edits() {
+    let t0 = Instant::now();
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    assert!(s.editor.is_open());
+    // The review runs out: the engine is told, and the successor starts from the file.
+    let fx = update(&mut s, Msg::Tick, t0 + Duration::from_secs(60));
+    assert!(ops(&fx).contains(&Op::ReviewDone {
+        handoff: HandoffId(1)
+    }));
+    let fx = update(
+        &mut s,
+        successor_from("/n/h.md"),
+        t0 + Duration::from_secs(61),
+    );
+    assert!(!s.editor.is_open(), "the review is over: the editor goes");
+    assert_eq!(s.focus, Focus::Input);
+    assert!(fx.contains(&Effect::UnwatchFile));
+    assert!(matches!(
+        s.chat
+            .cells()
+            .iter()
+            .rev()
+            .find(|c| matches!(c, Cell::Divider { .. })),
+        Some(Cell::Divider { generation: 2, .. })
+    ));
+
+    // Unsaved words in it: it stays, its countdown moot.
+    let mut s = state();
+    update(&mut s, frozen("/n/h.md"), t0);
+    update(&mut s, key(KeyCode::Char('z')), t0);
+    assert!(s.editor.get().is_some_and(|e| e.is_dirty()));
+    update(
+        &mut s,
+        successor_from("/n/h.md"),
+        t0 + Duration::from_secs(1),
+    );
+    assert!(s.editor.get().is_some_and(|e| !e.in_review()));
+
+    // An editor holding another file (a plan under review) is not the handoff's to close.
+    let mut s = state();
+    update(&mut s, frozen("/n/plan.md"), t0);
+    update(
+        &mut s,
+        successor_from("/n/h.md"),
+        t0 + Duration::from_secs(1),
+    );
+    assert!(s.editor.is_open());
+}

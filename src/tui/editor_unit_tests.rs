@@ -120,3 +120,16 @@ fn revert_restores_the_disk_text() {
     e.revert();
     assert_eq!(e.text(), DOC);
 }
+
+#[test]
+fn ctrl_u_deletes_to_the_line_start_and_ctrl_z_undoes() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let t0 = Instant::now();
+    let mut e = ed(None, t0);
+    let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+    // The cursor starts after the first section's text (`x`).
+    e.type_key(ctrl('u'), t0);
+    assert_eq!(e.text(), "# Handoff\n## Doing\n\n## Next\ny\n");
+    e.type_key(ctrl('z'), t0);
+    assert_eq!(e.text(), DOC);
+}

@@ -9,7 +9,7 @@ use crate::engine::protocol::Event;
 
 use super::handoff_events::on_handoff;
 use super::msg::Effect;
-use super::state::AppState;
+use super::state::{AppState, Picker};
 use super::{
     hook_events, mcp_events, memory_commands, rewind_picker, session_events, subagent_events,
     turn_events, undo_commands,
@@ -73,11 +73,24 @@ pub(super) fn on_event(state: &mut AppState, ev: Event, now: Instant, fx: &mut V
             text,
             generation,
         } => {
+            // The conversation went back: the turns it abandons leave the chat (the
+            // transcript file keeps them).
+            if text.is_some()
+                && let Some(sent_as) = state.rewind.rewound(turn)
+            {
+                state.chat.drop_turns_from(sent_as);
+            }
             state.chat.notice(rewind_picker::rewound_notice(
                 turn, mode, &files, &kept, generation,
             ));
             if let Some(text) = text {
                 undo_commands::put_back(state, &text, now);
+            }
+        }
+        // The provider's models, for an open `/model` picker (else stale).
+        Event::Models { models, error } => {
+            if let Some(Picker::Models(p)) = state.picker.as_mut() {
+                p.offered(models, error);
             }
         }
         Event::Mode { mode } => super::plan_review::on_mode(state, mode),

@@ -110,6 +110,7 @@ pub(super) fn on_handoff(
                     degraded,
                     held,
                 },
+                fx,
             );
             on_done_notes(state, tail, source == DocumentSource::Rescued);
         }
@@ -368,7 +369,11 @@ struct Done {
     held: Held,
 }
 
-fn on_done(state: &mut AppState, done: Done) {
+/// The successor started: the divider of its generation. The side editor holding the document
+/// it started from closes (its review is over, the document is in the new session), unless it
+/// holds unsaved edits or asks a question (never lose the user's words): then it stays, its
+/// countdown moot.
+fn on_done(state: &mut AppState, done: Done, fx: &mut Vec<Effect>) {
     let Done {
         generation,
         context,
@@ -379,6 +384,13 @@ fn on_done(state: &mut AppState, done: Done) {
     } = done;
     if let Some(p) = &path {
         state.editor.set_latest_handoff(Some(p.clone()));
+    }
+    let done_with =
+        |ed: &SideEditor| path.as_deref() == Some(ed.path()) && !ed.is_dirty() && !ed.asks();
+    if state.editor.get().is_some_and(done_with) {
+        state.editor.close();
+        state.focus = Focus::Input;
+        fx.push(Effect::UnwatchFile);
     }
     state.chat.push_cell(Cell::Divider {
         generation,

@@ -45,11 +45,44 @@ pub(super) fn on_question(state: &mut AppState, q: HooksQuestion, now: Instant) 
     }
     let shown = q.path.display().to_string();
     let summary = format!("{shown} would run: {}", q.hooks.join("; "));
+    let file = q
+        .path
+        .file_name()
+        .map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
+    let title = trust_title(&file, &q.hooks);
     state.chat.push_cell(Cell::HooksQuestion {
         path: shown,
         hooks: q.hooks,
         answer: None,
     });
-    let p = PendingApproval::question(asked, "hooks", summary, state.chat.last_index());
+    let p = PendingApproval::question(asked, &title, summary, state.chat.last_index());
     state.questions.enqueue(p, now);
+}
+
+/// The question's title: what the workspace's `file` would be trusted with, read from the lines
+/// it lists (hooks, `allow: RULE`, `command /name: TOOLS`).
+pub(super) fn trust_title(file: &str, lines: &[String]) -> String {
+    let command = |l: &String| l.starts_with("command /");
+    let allow = |l: &String| l.starts_with("allow: ");
+    if !lines.is_empty() && lines.iter().all(command) {
+        return "Let this workspace's commands use the tools they name".to_string();
+    }
+    let wants = [
+        (
+            lines.iter().any(|l| !command(l) && !allow(l)),
+            "run its hooks",
+        ),
+        (lines.iter().any(allow), "use its allow rules"),
+        (
+            lines.iter().any(command),
+            "let its commands use the tools they name",
+        ),
+    ];
+    let wants: Vec<&str> = wants.iter().filter(|w| w.0).map(|w| w.1).collect();
+    let wants = match wants.as_slice() {
+        [] => "trust it".to_string(),
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    format!("This workspace's {file}: {wants}")
 }

@@ -157,3 +157,32 @@ fn quiet_hooks_are_folded_counted_in_the_status_line_and_shown_on_alt_h() {
     );
     assert!(screen.contains("UserPromptSubmit"), "{screen}");
 }
+
+#[test]
+fn the_trust_question_says_what_the_file_would_be_trusted_with() {
+    use super::hook_events::trust_title;
+    let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        trust_title("settings.json", &lines(&["Stop: ./check.sh"])),
+        "This workspace's settings.json: run its hooks"
+    );
+    assert_eq!(
+        trust_title(
+            "settings.local.json",
+            &lines(&["PreToolUse [Bash]: ./guard.sh", "allow: Bash(git status:*)"])
+        ),
+        "This workspace's settings.local.json: run its hooks and use its allow rules"
+    );
+    assert_eq!(
+        trust_title("commands", &lines(&["command /mk: Bash(mkdir:*)"])),
+        "Let this workspace's commands use the tools they name"
+    );
+    assert_eq!(
+        trust_title(
+            "settings.json",
+            &lines(&["allow: Read", "command /mk: Bash(mkdir:*)"])
+        ),
+        "This workspace's settings.json: use its allow rules and let its commands use the tools \
+         they name"
+    );
+}

@@ -12,7 +12,7 @@ use crate::engine::commands::Catalog;
 
 use super::input::{History, Pastes, needs_chip};
 use super::keymap::{Action, label_for};
-use super::render::editor_view::{TextAreaStyles, style_input};
+use super::render::editor_view::{TextAreaStyles, edit_key, style_input};
 use super::search::Search;
 use super::slash;
 
@@ -150,7 +150,7 @@ impl InputBox {
 
     /// A key the textarea handles itself; false when it changed nothing.
     pub(crate) fn key(&mut self, key: KeyEvent, now: Instant) -> bool {
-        if !self.area.input(key) {
+        if !edit_key(&mut self.area, key) {
             return false;
         }
         self.reset_popup();

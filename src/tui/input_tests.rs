@@ -269,3 +269,30 @@ fn typed_ahead_text_stays_in_the_input_and_never_answers_the_prompt() {
     assert!(s.questions.is_empty());
     assert!(s.input.is_empty());
 }
+
+#[test]
+fn ctrl_u_deletes_to_the_start_of_the_line_and_ctrl_z_undoes() {
+    let t0 = Instant::now();
+    let mut s = state();
+    type_text(&mut s, "first line", t0);
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+        t0,
+    );
+    type_text(&mut s, "keep this", t0);
+    for _ in 0.."this".len() {
+        update(&mut s, key(KeyCode::Left), t0);
+    }
+    update(&mut s, ctrl('u'), t0);
+    assert_eq!(
+        s.input.text(),
+        "first line\nthis",
+        "only the line's head goes"
+    );
+    // Again at the start of the line: nothing more on it to delete, the line above stays.
+    update(&mut s, ctrl('u'), t0);
+    assert_eq!(s.input.text(), "first line\nthis");
+    update(&mut s, ctrl('z'), t0);
+    assert_eq!(s.input.text(), "first line\nkeep this", "Ctrl-Z undoes it");
+}

@@ -19,7 +19,7 @@ use super::msg::{ChatScroll, Effect};
 use super::plan_review;
 use super::question_answers::answer;
 use super::session_picker::Choice;
-use super::state::{AppState, Focus};
+use super::state::{AppState, Focus, Picker};
 use super::unsaved;
 
 pub(super) fn on_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<Effect>) {
@@ -188,7 +188,7 @@ fn on_action(
     }
 }
 
-/// A key of the open picker: the `/rewind` one, else the `/resume` one.
+/// A key of the open picker: the `/rewind` one, else the `/resume` or the `/model` one.
 fn picker_key(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
     if state.rewind.is_open() {
         match action {
@@ -198,18 +198,22 @@ fn picker_key(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
         }
         return;
     }
-    match action {
-        Action::PickerChoose => match state.picker.take().map(|p| p.choose()) {
-            Some(Choice::Resume(op)) => fx.push(Effect::SendOp(op)),
-            Some(Choice::OpenNow) => state.chat.notice("That is the session open now"),
-            Some(Choice::Nothing) | None => {}
+    let next = action == Action::PickerNext;
+    match (action, state.picker.as_mut()) {
+        (Action::PickerClose, _) => state.picker = None,
+        (Action::PickerChoose, _) => match state.picker.take() {
+            Some(Picker::Sessions(p)) => match p.choose() {
+                Choice::Resume(op) => fx.push(Effect::SendOp(op)),
+                Choice::OpenNow => state.chat.notice("That is the session open now"),
+                Choice::Nothing => {}
+            },
+            // The engine's `Model` event says the change (the status line shows it).
+            Some(Picker::Models(p)) => fx.extend(p.choose().map(Effect::SendOp)),
+            None => {}
         },
-        Action::PickerClose => state.picker = None,
-        _ => {
-            if let Some(p) = state.picker.as_mut() {
-                p.step(action == Action::PickerNext);
-            }
-        }
+        (_, Some(Picker::Sessions(p))) => p.step(next),
+        (_, Some(Picker::Models(p))) => p.step(next),
+        (_, None) => {}
     }
 }
 

@@ -253,6 +253,42 @@ fn a_turn_longer_than_ten_seconds_rings_when_it_ends() {
 }
 
 #[test]
+fn an_approval_waiting_rings_once_for_those_that_come_together() {
+    let t0 = Instant::now();
+    let mut s = state();
+    let ask = |s: &mut AppState, id: &str| {
+        update(
+            s,
+            ev(Event::ApprovalRequest {
+                id: id.into(),
+                name: "bash".into(),
+                summary: "bash: make".into(),
+                outside_workspace: false,
+                command: Some("make".into()),
+                diff: None,
+                always: None,
+                unsandboxed: None,
+            }),
+            t0,
+        )
+    };
+    let notified = |fx: &[Effect]| fx.iter().filter(|e| matches!(e, Effect::Notify(_))).count();
+    let fx = ask(&mut s, "c1");
+    assert!(
+        fx.contains(&Effect::Notify(
+            "flower-tui: allow bash? (waiting for your answer)".into()
+        )),
+        "{fx:?}"
+    );
+    // A second call asked while the first still waits: the user was told already.
+    assert_eq!(notified(&ask(&mut s, "c2")), 0);
+    // Off in the config: silent.
+    let mut s = state();
+    s.settings.notify = false;
+    assert_eq!(notified(&ask(&mut s, "c3")), 0);
+}
+
+#[test]
 fn the_side_editor_opens_without_the_focus_while_the_user_types() {
     let t0 = Instant::now();
     let mut s = state();

@@ -1,8 +1,8 @@
 //! The full-screen terminal front end: an Elm-style shell around the engine's queue pair. The app
 //! (`app`) owns the terminal, the channels and the I/O; the state (`state`) is model only, made
 //! of parts that each own their behaviour (`chat`, `input_box`, `mention`, `turns`, `activity`,
-//! `status_line`, `questions`, `session_picker`, `rewind_state`, `editor_pane`, `handoff_state`,
-//! …); the pure reducer (`update`, with one module per concern: keys and commands, the engine's
+//! `status_line`, `questions`, `session_picker`, `model_picker`, `rewind_state`, `editor_pane`,
+//! `handoff_state`, …); the pure reducer (`update`, with one module per concern: keys and commands, the engine's
 //! turn, handoff, session, memory, subagent and MCP events, the queue, the side editor) turns
 //! messages into calls on the parts and effects; the view (`view`, with the approval prompt and
 //! the overlays) draws the state with the renderer in [`render`]. Keys are one table (`keymap`).
@@ -43,6 +43,7 @@ pub(crate) mod mcp_servers;
 pub(crate) mod memory_commands;
 pub(crate) mod memory_view;
 pub(crate) mod mention;
+pub(crate) mod model_picker;
 pub(crate) mod msg;
 pub(crate) mod overlay_view;
 pub(crate) mod paste_and_mouse;
@@ -172,6 +173,8 @@ pub(crate) struct TuiParams {
     pub(crate) extensions: crate::engine::session::Extensions,
     /// `/config`: the settings the run started with.
     pub(crate) config_report: String,
+    /// Capture the mouse from the start (config `mouse_capture`; Alt-M toggles it).
+    pub(crate) mouse_capture: bool,
 }
 
 /// What the user leaves behind: the session to come back to.

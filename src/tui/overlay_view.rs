@@ -1,5 +1,5 @@
-//! Overlays the view draws over the chat: the session picker (`/resume`, `--resume`) and the
-//! `@path` completion popup above the input box.
+//! Overlays the view draws over the chat: the session picker (`/resume`, `--resume`), the model
+//! picker (`/model`) and the `@path` completion popup above the input box.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,9 +9,10 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::keymap::{Action, label_for};
 use super::mention::Mention;
+use super::model_picker::ModelPicker;
 use super::render::theme::Theme;
 use super::render::wrap::{sanitize, str_width, truncate};
-use super::session_picker::Picker;
+use super::session_picker::SessionPicker;
 use crate::engine::protocol::SessionSummary;
 
 /// Rows the `@` popup lists at most.
@@ -48,7 +49,7 @@ pub(crate) fn picker_row(s: &SessionSummary, current: bool, width: usize) -> Str
 }
 
 /// The session picker, centred over `area`.
-pub(crate) fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Theme) {
+pub(crate) fn draw_picker(p: &SessionPicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
     if area.width < 20 || area.height < 5 {
         return;
     }
@@ -83,6 +84,60 @@ pub(crate) fn draw_picker(p: &Picker, area: Rect, buf: &mut Buffer, theme: &Them
             Line::styled(picker_row(s, current, usize::from(inner.width)), style)
         })
         .collect();
+    Paragraph::new(lines).render(inner, buf);
+}
+
+/// The model picker, centred over `area`: the models, the one in use marked, and under them
+/// whether the provider's list is awaited or why it is missing.
+pub(crate) fn draw_model_picker(p: &ModelPicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    if area.width < 20 || area.height < 5 {
+        return;
+    }
+    let status = p.status();
+    let listed = p.models().len() + usize::from(status.is_some());
+    let width = area.width.saturating_sub(4).min(80);
+    let rows = u16::try_from(listed)
+        .unwrap_or(u16::MAX)
+        .min(area.height.saturating_sub(4))
+        .max(1);
+    let height = rows + 2;
+    let rect = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    );
+    let title = format!(
+        " model · {} uses it · {} closes ",
+        label_for(Action::PickerChoose),
+        label_for(Action::PickerClose)
+    );
+    let (inner, first) = popup_frame(rect, buf, title, p.selected(), theme);
+    let room = usize::from(inner.height).saturating_sub(usize::from(status.is_some()));
+    let w = usize::from(inner.width);
+    let mut lines: Vec<Line> = p
+        .models()
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(room)
+        .map(|(i, m)| {
+            let (text, style) = if p.is_current(m) {
+                (format!("{} (in use)", sanitize(m)), theme.dim)
+            } else {
+                (sanitize(m).into_owned(), Style::default())
+            };
+            let style = if i == p.selected() {
+                theme.selection
+            } else {
+                style
+            };
+            Line::styled(truncate(&text, w), style)
+        })
+        .collect();
+    if let Some(s) = status {
+        lines.push(Line::styled(truncate(&s, w), theme.dim));
+    }
     Paragraph::new(lines).render(inner, buf);
 }
 

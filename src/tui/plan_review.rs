@@ -123,13 +123,14 @@ fn choose(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
         }
     };
     close(state, fx);
+    let turn = state.turns.send();
+    state.chat.turn_begins(turn);
     state.chat.notice(match choice {
         PlanChoice::Here => "Implementing the plan here",
         PlanChoice::FreshSession => {
             "Implementing the plan in a fresh session that starts from its file"
         }
     });
-    let turn = state.turns.send();
     fx.push(Effect::SendOp(Op::ImplementPlan { turn, choice }));
 }
 

@@ -104,7 +104,6 @@ impl Questions {
     }
 
     /// Whether no question waits.
-    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.waiting.is_empty()
     }

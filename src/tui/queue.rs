@@ -21,13 +21,14 @@ pub(super) fn send_now(
     now: Instant,
     fx: &mut Vec<Effect>,
 ) {
+    let turn = state.turns.send();
+    state.chat.turn_begins(turn);
     // Drawn as the model gets it: a provider key typed or pasted in is masked.
     state
         .chat
         .sent(crate::engine::secrets::redact(&raw).into_owned());
     fx.push(Effect::ScrollChat(ChatScroll::Bottom));
     state.activity.message_sent(now);
-    let turn = state.turns.send();
     // `/name args` of a custom command runs it: the engine expands it into the message.
     // `!command` runs the command in the sandbox, no model request.
     let op = match super::slash::parse(&text, &state.settings.extensions.commands) {

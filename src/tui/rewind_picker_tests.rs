@@ -11,6 +11,7 @@ use crate::engine::ledger::{RewindMode, RewindPoint};
 use crate::engine::protocol::{Event, Op};
 
 use super::super::rewind_state::{DOUBLE_ESC, RewindPicker};
+use super::super::state::AppState;
 use super::super::subagent_tests::{draw, started};
 use super::super::test_support::{key, ops, state, type_text};
 use super::super::update::update;
@@ -30,6 +31,7 @@ fn points() -> Vec<RewindPoint> {
             ],
             current: true,
             undone: false,
+            sent_as: None,
         },
         RewindPoint {
             turn: 1,
@@ -39,6 +41,7 @@ fn points() -> Vec<RewindPoint> {
             files: vec!["tests/empty.rs".into()],
             current: false,
             undone: true,
+            sent_as: None,
         },
     ]
 }
@@ -245,5 +248,163 @@ fn a_rewind_that_would_write_over_changed_files_asks_and_sends_the_answer() {
             mode: RewindMode::Both,
             on_conflict: OnConflict::KeepUsers,
         }]
+    );
+}
+
+/// The user sends `text` as turn `n` and the engine answers `reply`.
+fn exchange(s: &mut AppState, n: u64, text: &str, reply: &str, t0: Instant) {
+    use crate::engine::protocol::{Origin, TurnId, TurnKind};
+    type_text(s, text, t0);
+    update(s, key(KeyCode::Enter), t0);
+    let turn = TurnId(n);
+    for e in [
+        Event::TurnStarted {
+            turn,
+            kind: TurnKind::Message,
+            origin: Origin::User,
+        },
+        Event::UserMessage {
+            turn: Some(turn),
+            origin: Origin::User,
+            text: text.into(),
+        },
+        Event::AssistantDone {
+            turn: Some(turn),
+            text: reply.into(),
+            interrupted: false,
+        },
+    ] {
+        update(s, super::super::test_support::ev(e), t0);
+    }
+    super::super::test_support::end_turn(s, n, t0);
+}
+
+/// The picker lists `point` alone; Enter twice rewinds code and conversation to before it.
+fn rewind_to(s: &mut AppState, point: RewindPoint, t0: Instant) -> Vec<Op> {
+    type_text(s, "/rewind", t0);
+    update(s, key(KeyCode::Enter), t0);
+    let points = vec![point];
+    update(
+        s,
+        super::super::test_support::ev(Event::RewindPoints { points }),
+        t0,
+    );
+    update(s, key(KeyCode::Enter), t0);
+    ops(&update(s, key(KeyCode::Enter), t0))
+}
+
+#[test]
+fn a_rewind_removes_the_turns_it_abandons_from_the_chat() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    exchange(&mut s, 1, "write file one", "One written.", t0);
+    exchange(&mut s, 2, "write file two", "Two written.", t0);
+    exchange(&mut s, 3, "and a third", "Third done.", t0);
+    let point = RewindPoint {
+        turn: 2,
+        generation: 1,
+        at: 1_796_124_120,
+        text: "write file two".into(),
+        files: vec!["two.txt".into()],
+        current: true,
+        undone: false,
+        sent_as: Some(2),
+    };
+    let sent = rewind_to(&mut s, point.clone(), t0);
+    assert_eq!(
+        sent,
+        [Op::Rewind {
+            turn: 2,
+            mode: RewindMode::Both,
+            on_conflict: OnConflict::Stop,
+        }]
+    );
+    update(
+        &mut s,
+        super::super::test_support::ev(Event::Rewound {
+            turn: 2,
+            mode: RewindMode::Both,
+            files: vec!["two.txt".into()],
+            kept: vec![],
+            text: Some("write file two".into()),
+            generation: None,
+        }),
+        t0,
+    );
+    insta::assert_snapshot!("rewound_chat", draw(&s, 70, 14, t0).backend());
+    let screen = format!("{:?}", draw(&s, 70, 14, t0).backend());
+    assert!(screen.contains("One written."), "{screen}");
+    assert!(!screen.contains("Two written."), "{screen}");
+    assert!(!screen.contains("Third done."), "{screen}");
+    assert!(screen.contains("Rewound to before turn 2"), "{screen}");
+    assert_eq!(
+        s.input.text(),
+        "write file two",
+        "the message is back to edit"
+    );
+
+    // Code only: the conversation goes on, the chat keeps its turns.
+    let mut s = state();
+    started(&mut s, t0);
+    exchange(&mut s, 1, "write file one", "One written.", t0);
+    exchange(&mut s, 2, "write file two", "Two written.", t0);
+    let cells = s.chat.cells().len();
+    rewind_to(&mut s, point, t0);
+    update(
+        &mut s,
+        super::super::test_support::ev(Event::Rewound {
+            turn: 2,
+            mode: RewindMode::Code,
+            files: vec!["two.txt".into()],
+            kept: vec![],
+            text: None,
+            generation: None,
+        }),
+        t0,
+    );
+    assert_eq!(s.chat.cells().len(), cells + 1, "only the notice is added");
+}
+
+#[test]
+fn a_message_sent_by_an_earlier_process_takes_every_turn_sent_here() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    exchange(&mut s, 1, "continue", "Continued.", t0);
+    let before = s.chat.cells().len() - 2;
+    let point = RewindPoint {
+        turn: 1,
+        generation: 1,
+        at: 1_796_120_000,
+        text: "from yesterday".into(),
+        files: vec![],
+        current: true,
+        undone: false,
+        sent_as: None,
+    };
+    rewind_to(&mut s, point, t0);
+    update(
+        &mut s,
+        super::super::test_support::ev(Event::Rewound {
+            turn: 1,
+            mode: RewindMode::Conversation,
+            files: vec![],
+            kept: vec![],
+            text: Some("from yesterday".into()),
+            generation: None,
+        }),
+        t0,
+    );
+    assert_eq!(
+        s.chat.cells().len(),
+        before + 1,
+        "the turn went, the notice came"
+    );
+    assert!(
+        !s.chat
+            .cells()
+            .iter()
+            .any(|c| format!("{c:?}").contains("Continued."))
     );
 }

@@ -1,13 +1,14 @@
 //! The state of `/rewind` in the TUI: the picker, open or not, and where it stands (asked the
-//! engine, listing the messages, offering what to rewind), moved by its keys; and the last Esc on
-//! an idle empty input (a second one soon after opens the picker). Also what a question about
+//! engine, listing the messages, offering what to rewind), moved by its keys; the message last
+//! picked (whose turn's cells the rewind removes from the chat); and the last Esc on an idle
+//! empty input (a second one soon after opens the picker). Also what a question about
 //! files changed since (asked for an undo, a redo or a rewind) sends again once answered.
 
 use std::time::{Duration, Instant};
 
 use crate::engine::checkpoint::{OnConflict, UndoAction};
 use crate::engine::ledger::{RewindMode, RewindPoint};
-use crate::engine::protocol::Op;
+use crate::engine::protocol::{Op, TurnId};
 
 /// Two Esc presses this close together on an empty input open the picker.
 pub(crate) const DOUBLE_ESC: Duration = Duration::from_millis(800);
@@ -34,6 +35,9 @@ pub(crate) struct Rewind {
     picker: Option<RewindPicker>,
     /// The last Esc on an empty, idle input (a second one soon after opens the picker).
     esc_at: Option<Instant>,
+    /// The message a rewind was last asked for: its step turn, and the front end's number of
+    /// the turn that sent it when this process sent it.
+    picked: Option<(u64, Option<TurnId>)>,
 }
 
 /// The picker, while it is open.
@@ -73,6 +77,19 @@ impl Rewind {
             Some(at) if now.saturating_duration_since(at) <= DOUBLE_ESC => Some(self.open()),
             _ => {
                 self.esc_at = Some(now);
+                None
+            }
+        }
+    }
+
+    /// The engine rewound the conversation to before the message of step turn `turn`: the
+    /// turn of this front end that sent it (None: an earlier process did), when it is the
+    /// message picked; else nothing (`Some(None)` is a message older than any turn sent here).
+    pub(crate) fn rewound(&mut self, turn: u64) -> Option<Option<TurnId>> {
+        match self.picked.take() {
+            Some((t, sent_as)) if t == turn => Some(sent_as),
+            other => {
+                self.picked = other;
                 None
             }
         }
@@ -127,6 +144,7 @@ impl Rewind {
                 None
             }
             Some(RewindPicker::Mode { point, selected }) => {
+                self.picked = Some((point.turn, point.sent_as.map(TurnId)));
                 MODES.get(selected).map(|(mode, _)| Op::Rewind {
                     turn: point.turn,
                     mode: *mode,

@@ -198,7 +198,7 @@ fn an_approval_shows_the_whole_long_command_and_scrolls() {
     let mut cache = ViewCache::new();
     insta::assert_snapshot!(
         "approval_long_command",
-        draw_with(&s, &mut cache, 80, 20, later).backend()
+        draw_with(&s, &mut cache, 80, 16, later).backend()
     );
     // Down scrolls the command: its last lines come into view.
     for _ in 0..4 {
@@ -208,7 +208,7 @@ fn an_approval_shows_the_whole_long_command_and_scrolls() {
             }
         }
     }
-    let screen = format!("{:?}", draw_with(&s, &mut cache, 80, 20, later).backend());
+    let screen = format!("{:?}", draw_with(&s, &mut cache, 80, 16, later).backend());
     assert!(screen.contains("sh cleanup.sh"), "{screen}");
     assert!(
         !screen.contains("#!/bin/sh"),
@@ -243,6 +243,15 @@ fn an_approval_previews_the_diff() {
         t0,
     );
     insta::assert_snapshot!(draw(&s, 80, 24, t0 + Duration::from_millis(500)).backend());
+    // On a short screen the seven lines still fit: all shown, the `+` lines too, nothing to
+    // scroll.
+    let short = format!(
+        "{:?}",
+        draw(&s, 80, 18, t0 + Duration::from_millis(500)).backend()
+    );
+    assert!(short.contains("4 + edition = \"2024\""), "{short}");
+    assert!(!short.contains(" lines "), "{short}");
+    assert!(!short.contains("up/down scroll"), "{short}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The session's own events in the reducer: a session starting and the context it holds (the
 //! gauge and its thresholds, a window learned from an overflow), compaction, the model and effort
 //! in force, a resumed run, and the engine's answers to the commands that ask it: the "always"
-//! grants of `/permissions`, the project instructions a session read, `/init` over an existing
+//! grants and the settings files' rules of `/permissions`, the project instructions a session read, `/init` over an existing
 //! file, `/cost`, the session picker, `@path` attachments.
 
 use std::path::Path;
@@ -9,12 +9,12 @@ use std::path::Path;
 use crate::engine::context::{Thresholds, WindowSource, fmt_tokens, fmt_window};
 use crate::engine::ledger::SubagentRecord;
 use crate::engine::protocol::{
-    Allowance, ApprovalPolicy, CostRow, Effort, Event, InstructionFile, SessionSummary,
+    Allowance, ApprovalPolicy, CostRow, Effort, Event, InstructionFile, ListedRule, SessionSummary,
 };
 
 use super::input::human_bytes;
-use super::session_picker::Picker;
-use super::state::AppState;
+use super::session_picker::SessionPicker;
+use super::state::{AppState, Picker};
 
 /// Apply one event of the session (not of a turn).
 pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
@@ -84,7 +84,8 @@ pub(super) fn on_session_event(state: &mut AppState, ev: Event) {
             policy,
             allowances,
             sandbox,
-        } => on_permissions(state, policy, allowances, &sandbox),
+            rules,
+        } => on_permissions(state, policy, allowances, &sandbox, &rules),
         Event::SessionPrompt { instructions, .. } => on_session_prompt(state, &instructions),
         Event::InitExists { path, .. } => on_init_exists(state, &path),
         Event::Cost {
@@ -115,6 +116,7 @@ fn on_permissions(
     policy: ApprovalPolicy,
     allowances: Vec<Allowance>,
     sandbox: &str,
+    rules: &[ListedRule],
 ) {
     let mut lines = vec![match policy {
         ApprovalPolicy::Ask => {
@@ -136,6 +138,21 @@ fn on_permissions(
             lines.push(format!("  {}. {}", i + 1, a.label));
         }
         lines.push("/permissions revoke N (or all) takes one back".into());
+    }
+    if rules.is_empty() {
+        lines.push("No permission rules in the settings files.".into());
+    } else {
+        lines.push(
+            "Permission rules of the settings files (deny wins, then ask, then allow):".into(),
+        );
+        for r in rules {
+            let from = r
+                .source
+                .as_deref()
+                .map(|p| format!("  ({})", p.display()))
+                .unwrap_or_default();
+            lines.push(format!("  {:5} {}{from}", r.kind, r.rule));
+        }
     }
     state.questions.set_allowances(allowances);
     state.chat.notice(lines.join("\n"));
@@ -243,7 +260,7 @@ fn on_cost(
 
 /// `/resume`, `--resume`: the picker opens (or the chat says there is nothing to pick).
 fn on_sessions(state: &mut AppState, current_run: String, sessions: Vec<SessionSummary>) {
-    state.picker = Picker::new(current_run, sessions);
+    state.picker = SessionPicker::new(current_run, sessions).map(Picker::Sessions);
     if state.picker.is_none() {
         state
             .chat

@@ -101,6 +101,18 @@ fn permissions_are_listed_and_revoked_by_number() {
                 }),
             ],
             sandbox: "workspace-write, network off (Landlock ABI 7 and a seccomp filter)".into(),
+            rules: vec![
+                crate::engine::protocol::ListedRule {
+                    kind: "deny",
+                    rule: "Read(./.env)".into(),
+                    source: Some(PathBuf::from("/home/u/.claude/settings.json")),
+                },
+                crate::engine::protocol::ListedRule {
+                    kind: "allow",
+                    rule: "Bash(git status:*)".into(),
+                    source: Some(PathBuf::from("/w/.claude/settings.json")),
+                },
+            ],
         }),
         t0,
     );
@@ -114,6 +126,11 @@ fn permissions_are_listed_and_revoked_by_number() {
     assert!(message.contains("  1. bash: `cargo test …`"), "{message}");
     assert!(
         message.contains("  2. edit_file inside the workspace"),
+        "{message}"
+    );
+    assert!(
+        message.contains("  deny  Read(./.env)  (/home/u/.claude/settings.json)")
+            && message.contains("  allow Bash(git status:*)  (/w/.claude/settings.json)"),
         "{message}"
     );
     assert_eq!(
@@ -148,7 +165,10 @@ fn the_picker_lists_sessions_and_enter_resumes_the_chosen_one() {
         t0,
     );
     assert_eq!(
-        s.picker.as_ref().map(|p| p.selected()),
+        match &s.picker {
+            Some(super::state::Picker::Sessions(p)) => Some(p.selected()),
+            _ => None,
+        },
         Some(1),
         "the open one is skipped"
     );
@@ -232,6 +252,57 @@ fn model_and_effort_go_to_the_engine_and_the_status_shows_them() {
     assert_eq!(s.status.labels().model, "claude-opus-4-5");
     assert_eq!(s.status.labels().effort, Some(Effort::High));
     assert!(matches!(last_cell(&s), Cell::Notice { message } if message.contains("effort high")));
+}
+
+#[test]
+fn model_alone_opens_a_picker_of_the_providers_models() {
+    let t0 = Instant::now();
+    let mut s = state();
+    assert_eq!(ops(&run_cmd(&mut s, "/model", t0)), [Op::ListModels]);
+    update(
+        &mut s,
+        ev(Event::Models {
+            models: vec!["claude-opus-4-5".into(), "claude-haiku-4-5".into()],
+            error: None,
+        }),
+        t0,
+    );
+    insta::assert_snapshot!(
+        "model_picker",
+        super::subagent_tests::draw(&s, 70, 12, t0).backend()
+    );
+    // Keys go to the picker; Enter on the one in use changes nothing.
+    type_text(&mut s, "x", t0);
+    assert!(s.input.is_empty());
+    update(&mut s, key(KeyCode::Down), t0);
+    update(&mut s, key(KeyCode::Up), t0);
+    assert!(ops(&update(&mut s, key(KeyCode::Enter), t0)).is_empty());
+    assert!(s.picker.is_none());
+    // Down, Enter: the other model from the next request on.
+    run_cmd(&mut s, "/model", t0);
+    let offered = Event::Models {
+        models: vec!["claude-opus-4-5".into()],
+        error: None,
+    };
+    update(&mut s, ev(offered), t0);
+    update(&mut s, key(KeyCode::Down), t0);
+    let fx = update(&mut s, key(KeyCode::Enter), t0);
+    assert_eq!(
+        ops(&fx),
+        [Op::SetModel {
+            model: "claude-opus-4-5".into()
+        }]
+    );
+    // Esc closes it; a late answer finds no picker.
+    run_cmd(&mut s, "/model", t0);
+    update(&mut s, key(KeyCode::Esc), t0);
+    assert!(s.picker.is_none());
+    let late = Event::Models {
+        models: vec!["x".into()],
+        error: None,
+    };
+    assert!(ops(&update(&mut s, ev(late), t0)).is_empty());
+    assert!(s.picker.is_none());
 }
 
 #[test]

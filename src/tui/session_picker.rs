@@ -5,7 +5,7 @@ use crate::engine::protocol::{Op, SessionSummary};
 
 /// The session picker, while it is open.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Picker {
+pub(crate) struct SessionPicker {
     /// The run open now (marked, not offered).
     current_run: String,
     /// The runs.
@@ -25,12 +25,12 @@ pub(crate) enum Choice {
     Nothing,
 }
 
-impl Picker {
+impl SessionPicker {
     /// The picker over `sessions`, on the newest one not open now; `None` when there is no
     /// other session to pick.
     pub(crate) fn new(current_run: String, sessions: Vec<SessionSummary>) -> Option<Self> {
         let selected = sessions.iter().position(|s| s.run_id != current_run)?;
-        Some(Picker {
+        Some(SessionPicker {
             current_run,
             sessions,
             selected,

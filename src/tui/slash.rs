@@ -153,7 +153,7 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         cmd: SlashCommand::Model,
         name: "model",
         args: "[NAME]",
-        desc: "show the model, or switch to NAME from the next request",
+        desc: "pick a model (the provider's and those known here), or switch to NAME, from the next request",
     },
     CommandSpec {
         cmd: SlashCommand::Effort,

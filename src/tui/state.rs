@@ -18,6 +18,7 @@ use super::jobs_view::JobsView;
 use super::mcp_servers::McpServers;
 use super::memory_view::MemoryView;
 use super::mention::Mentions;
+use super::model_picker::ModelPicker;
 use super::plan_state::PlanView;
 use super::questions::Questions;
 use super::quit_arm::QuitArm;
@@ -25,13 +26,22 @@ use super::render::editor_view::TextAreaStyles;
 use super::render::theme::Theme;
 use super::rewind_state::Rewind;
 use super::session_info::SessionInfo;
-use super::session_picker::Picker;
+use super::session_picker::SessionPicker;
 use super::status_line::{Labels, StatusLine};
 use super::turns::Turns;
 use super::{TuiParams, history_file};
 
 /// A turn that took at least this long rings the bell (or notifies) when it ends.
 pub(crate) const NOTIFY_AFTER: Duration = Duration::from_secs(10);
+
+/// A list over the chat, picked from with Up, Down, Enter and Esc, while open.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Picker {
+    /// `/resume`, `--resume`: this workspace's sessions.
+    Sessions(SessionPicker),
+    /// `/model`: the models.
+    Models(ModelPicker),
+}
 
 /// Where keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +59,7 @@ pub(crate) struct Settings {
     pub(crate) review: Option<Duration>,
     /// `$EDITOR`, if set.
     pub(crate) editor_cmd: Option<String>,
-    /// Whether a long turn's end rings the bell (or notifies).
+    /// Whether a long turn's end, or an approval waiting, rings the bell (or notifies).
     pub(crate) notify: bool,
     /// This workspace's input history file, when history persists.
     pub(crate) history_file: Option<PathBuf>,
@@ -57,7 +67,8 @@ pub(crate) struct Settings {
     pub(crate) extensions: crate::engine::session::Extensions,
     /// `/config`: the settings the run started with, one `name: value` a line.
     pub(crate) config_report: String,
-    /// The app captures the mouse (Alt-M toggles it; off by default: the terminal selects).
+    /// The app captures the mouse (config `mouse_capture` at start, Alt-M toggles it; off by
+    /// default: the terminal selects).
     pub(crate) mouse_capture: bool,
 }
 
@@ -204,7 +215,7 @@ pub(super) fn initial_state(params: &TuiParams) -> (AppState, Theme) {
             history_file: params.history_file.clone(),
             extensions: params.extensions.clone(),
             config_report: params.config_report.clone(),
-            mouse_capture: false,
+            mouse_capture: params.mouse_capture,
         },
         thresholds: params.thresholds,
         banner: params.banner.clone(),

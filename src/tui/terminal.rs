@@ -84,9 +84,11 @@ fn enter_modes() -> io::Result<()> {
     Ok(())
 }
 
-/// Enter the app's terminal modes and build the ratatui terminal; installs the panic hook once.
-pub(crate) fn enter() -> io::Result<Tui> {
+/// Enter the app's terminal modes (`mouse_capture`: with the mouse captured from the start) and
+/// build the ratatui terminal; installs the panic hook once.
+pub(crate) fn enter(mouse_capture: bool) -> io::Result<Tui> {
     install_panic_hook();
+    MOUSE_CAPTURE.store(mouse_capture, Ordering::SeqCst);
     if io::stdin().is_terminal() && !KEYS_FROM_STDIN.swap(true, Ordering::SeqCst) {
         watch_for_hangup();
     }

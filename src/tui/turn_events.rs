@@ -125,6 +125,7 @@ pub(super) fn on_turn_event(state: &mut AppState, ev: Event, now: Instant, fx: &
                 unsandboxed,
             },
             now,
+            fx,
         ),
         Event::Retry {
             attempt,
@@ -221,7 +222,21 @@ fn on_tool_result(
     state.activity.tool_done(now);
 }
 
-fn on_approval_request(state: &mut AppState, mut p: PendingApproval, now: Instant) {
+/// A tool call waits for the user's answer: its prompt, and the terminal notified (bell or
+/// desktop notification, as configured) when nothing was waiting already: the user may be
+/// elsewhere while the turn stands still.
+fn on_approval_request(
+    state: &mut AppState,
+    mut p: PendingApproval,
+    now: Instant,
+    fx: &mut Vec<Effect>,
+) {
+    if state.settings.notify && state.questions.is_empty() {
+        fx.push(Effect::Notify(format!(
+            "flower-tui: allow {}? (waiting for your answer)",
+            p.name
+        )));
+    }
     // Its tool cell waits for the answer; it runs (and counts its seconds) once allowed.
     if let Asked::Tool { id } = &p.asked {
         state.chat.awaits_approval(id);

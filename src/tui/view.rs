@@ -30,7 +30,7 @@ use super::render::safe_cells::make_safe;
 use super::render::spinner::render_spinner;
 use super::render::status::{StatusModel, render_status};
 use super::render::theme::Theme;
-use super::state::{AppState, Focus};
+use super::state::{AppState, Focus, Picker};
 
 /// Below this size nothing is drawn (a 1×1 terminal must not panic).
 pub(crate) const MIN_WIDTH: u16 = 10;
@@ -153,18 +153,19 @@ fn draw_panes(
     let spinner_h = u16::from(state.spinner().is_some());
     let background_h = u16::from(state.handoff.spinner().is_some());
     let queued = queued_rows(state, area.width, theme);
+    let input_h = input_height(state, area.width);
+    let queued_h = u16::try_from(queued.len()).unwrap_or(u16::MAX);
+    // Everything below the chat but the prompt, the status line included.
+    let others = spinner_h
+        .saturating_add(background_h)
+        .saturating_add(queued_h)
+        .saturating_add(input_h);
     let prompt = state
         .questions
         .front()
-        .map(|p| approval_model(state, p, area, theme, now));
-    let input_h = input_height(state, area.width);
+        .map(|p| approval_model(state, p, (area, others.saturating_add(1)), theme, now));
     let prompt_h = prompt.as_ref().map_or(0, |m| m.height);
-    let queued_h = u16::try_from(queued.len()).unwrap_or(u16::MAX);
-    let fixed = spinner_h
-        .saturating_add(background_h)
-        .saturating_add(queued_h)
-        .saturating_add(prompt_h)
-        .saturating_add(input_h);
+    let fixed = others.saturating_add(prompt_h);
     let plan = plan_rows(state, area, fixed, theme);
     let [
         body,
@@ -218,8 +219,10 @@ fn draw_panes(
     if let Some(m) = state.mention.visible(state.focus == Focus::Input) {
         super::overlay_view::draw_mentions(m, body, bottom, buf, theme);
     }
-    if let Some(p) = &state.picker {
-        super::overlay_view::draw_picker(p, body, buf, theme);
+    match &state.picker {
+        Some(Picker::Sessions(p)) => super::overlay_view::draw_picker(p, body, buf, theme),
+        Some(Picker::Models(p)) => super::overlay_view::draw_model_picker(p, body, buf, theme),
+        None => {}
     }
     if let Some(p) = state.rewind.picker() {
         super::rewind_picker::draw(p, body, buf, theme);
@@ -568,6 +571,7 @@ fn draw_status(state: &AppState, area: Rect, buf: &mut Buffer, theme: &Theme, no
             demo: labels.demo,
             mode: state.plan.mode().label(),
             hints: &pairs,
+            news: quiet > 0,
             jobs: jobs.as_deref(),
         },
         area,

@@ -318,3 +318,54 @@ async fn headless_prints_the_plan_as_a_todo_event() {
             .any(|t| t["name"] == "todo")
     );
 }
+
+/// `git -C dir ARGS`, which must succeed.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[tokio::test]
+async fn the_first_request_carries_the_git_status_of_the_start_looked_at_beside_it() {
+    let s = Scenario::new().await;
+    let repo = s.path("repo");
+    s.write("repo/kept.txt", "one\n");
+    s.write("repo/changed.txt", "one\n");
+    git(&repo, &["init", "-q", "-b", "trunk"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "start"]);
+    s.write("repo/changed.txt", "two\n");
+    s.write("repo/new.txt", "new\n");
+    s.script().text("seen");
+    let ws = repo.to_str().unwrap();
+    let run = s.headless(&["-p", "hello", "--workspace", ws]).await;
+    let run = run.success();
+    let system = s.server.requests()[0]["system"].to_string();
+    for line in [
+        "a repository, branch trunk, 2 changed or untracked file(s)",
+        " M changed.txt",
+        "?? new.txt",
+    ] {
+        assert_contains(&system, line);
+    }
+    assert!(!system.contains("kept.txt"), "{system}");
+    // The front end is told the same block the model was sent.
+    let events = run.events();
+    let told = &of(&events, "session_prompt")[0]["environment"];
+    assert_contains(told.as_str().unwrap(), "?? new.txt");
+
+    // `--continue` looks again when it attaches: a file made since is in its block.
+    s.write("repo/later.txt", "later\n");
+    s.script().text("again");
+    s.headless(&["-p", "more", "--continue", "--workspace", ws])
+        .await
+        .success();
+    let system = s.server.requests()[1]["system"].to_string();
+    assert_contains(&system, "?? later.txt");
+}

@@ -106,7 +106,10 @@ fn the_reviewed_handoff_reaches_the_successor_with_the_typed_line() {
     assert_eq!(server.requests().len(), 2, "typing paused the countdown");
 
     t.keys(CTRL_S);
-    t.wait_for("Successor here: running the parser tests.");
+    let screen = t.wait_for("Successor here: running the parser tests.");
+    // The successor started from the document: the side editor holding it closed.
+    assert_lacks(&screen, "- zebra-note.rs (typed in review)");
+    assert_contains(&screen, READY);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3, "{reqs:#?}");
     assert_eq!(reqs[1]["tool_choice"]["type"], "none");
@@ -319,6 +322,7 @@ fn a_broken_stream_is_replaced_on_screen_by_its_replay() {
 mod daily;
 mod hostile;
 mod tui_day;
+mod tui_day_small;
 mod undo;
 
 #[test]

@@ -321,6 +321,8 @@ struct State {
     probes: Vec<(String, String)>,
     /// Tool-call ids handed out by [`FakeServer::next_tool_id`].
     tool_ids: usize,
+    /// The models `GET /v1/models` lists, as a hosted API does ([`FakeServer::list_models`]).
+    models: Option<Vec<String>>,
 }
 
 /// The loopback server. Dropping it stops accepting connections.
@@ -429,6 +431,11 @@ impl FakeServer {
 
     /// Act as a local server: answer its self-description endpoints, and (llama.cpp) refuse a
     /// prompt larger than its context with its own error body.
+    /// Answer `GET /v1/models` with these models, as Anthropic's API does.
+    pub fn list_models(&self, models: &[&str]) {
+        lock(&self.state).models = Some(models.iter().map(|m| m.to_string()).collect());
+    }
+
     pub fn act_as(&self, server: local::LocalServer) {
         let mut s = lock(&self.state);
         if let Some(n) = server.refuses_above() {

@@ -5,9 +5,9 @@
 //!
 //! The frontmatter gives `description` (else the body's first line), `argument-hint`, `model`
 //! and `allowed-tools`; the body is expanded per call by [`expand`]. When two sources name the
-//! same command the user's own folders win over the workspace's (as Claude Code's personal
-//! commands and skills win over a project's), and `.flower/` over `.claude/` in each; a built-in command
-//! is never replaced. What loses is listed in [`Catalog::shadowed`]. A file that cannot be read
+//! same command the workspace's win over the user's own folders (a project's command is the one
+//! its people share), and `.flower/` over `.claude/` in each; a built-in command is never
+//! replaced. What loses is listed in [`Catalog::shadowed`] (the start says so, naming both files). A file that cannot be read
 //! or whose frontmatter is malformed is a [`LoadNotice`]; the other commands still load.
 
 pub(crate) mod allowed;
@@ -31,14 +31,14 @@ pub const MAX_BYTES: u64 = 1024 * 1024;
 /// Where a command comes from, in order of precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CommandSource {
-    /// `<config_dir>/flower/commands/`.
-    User,
-    /// `~/.claude/commands/`.
-    UserClaude,
     /// `<workspace>/.flower/commands/`.
     Flower,
     /// `<workspace>/.claude/commands/`.
     Claude,
+    /// `<config_dir>/flower/commands/`.
+    User,
+    /// `~/.claude/commands/`.
+    UserClaude,
 }
 
 impl CommandSource {
@@ -69,7 +69,16 @@ pub struct CommandDirs {
 impl CommandDirs {
     /// The command folders in order of precedence.
     pub fn roots(&self) -> Vec<(CommandSource, PathBuf)> {
-        let mut roots = Vec::new();
+        let mut roots = vec![
+            (
+                CommandSource::Flower,
+                self.workspace.join(".flower").join("commands"),
+            ),
+            (
+                CommandSource::Claude,
+                self.workspace.join(".claude").join("commands"),
+            ),
+        ];
         if let Some(dir) = &self.config_dir {
             roots.push((CommandSource::User, dir.join("commands")));
         }
@@ -79,14 +88,6 @@ impl CommandDirs {
                 home.join(".claude").join("commands"),
             ));
         }
-        roots.push((
-            CommandSource::Flower,
-            self.workspace.join(".flower").join("commands"),
-        ));
-        roots.push((
-            CommandSource::Claude,
-            self.workspace.join(".claude").join("commands"),
-        ));
         roots
     }
 }

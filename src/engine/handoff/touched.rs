@@ -19,6 +19,9 @@
 //!   generation's files (errors only, capped), or that they reported none. Not carried forward
 //!   (the next cut says what is open then).
 //!
+//! A change the user undid (and has not redone) is not one of the generation's: its calls are
+//! left out of the files (a file it alone touched is not listed), though its commands did run.
+//!
 //! Everything here is pure and deterministic; the rendering is capped in size. The line counts of
 //! an edit come from the engine's diff of the call when the caller has it (`counts`), else from
 //! the call's own input and result.
@@ -58,6 +61,9 @@ pub struct ToolLog<'a> {
     pub messages: &'a [Message],
     /// The diff counts of edit and write calls, by call id (may be empty or partial).
     pub counts: &'a HashMap<String, LineCounts>,
+    /// Calls whose changes the user undid (`/undo`, a rewind of the code) and has not redone:
+    /// their edits, writes, deletions and moves are left out (a command still counts as run).
+    pub undone: &'a [String],
     /// The generation these messages belong to.
     pub generation: u32,
     /// The workspace root: absolute paths under it are shown relative to it.

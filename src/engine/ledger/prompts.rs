@@ -1,6 +1,7 @@
 //! The user's messages of a step as its ledger records them, for `/rewind`: when each was sent,
 //! in which generation and session, the step's turn it started, where it sits in that session's
-//! history, and its text; and the rewinds made to them.
+//! history, its text, and the command the user typed when the text is its expansion; and the
+//! rewinds made to them.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,21 @@ pub struct PromptRecord {
     /// How many messages the session's history held before it.
     pub index: usize,
     pub text: String,
+    /// What the user typed when `text` is its expansion (`/review 42`): what the picker shows
+    /// and a rewind puts back in the input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed: Option<String>,
+    /// The number the front end gave the turn that sent it, when this process sent it (never
+    /// written: an earlier process's numbers are not this one's).
+    #[serde(skip)]
+    pub sent_as: Option<u64>,
+}
+
+impl PromptRecord {
+    /// What the user sees of it: the command typed, else the text.
+    pub fn shown(&self) -> &str {
+        self.typed.as_deref().unwrap_or(&self.text)
+    }
 }
 
 /// A `/rewind` that ran.
@@ -43,8 +59,10 @@ pub struct RewindRecord {
 
 /// Keep `rec`, dropping the oldest past [`MAX_PROMPTS`].
 pub fn push(list: &mut Vec<PromptRecord>, mut rec: PromptRecord) {
-    if rec.text.chars().count() > MAX_PROMPT_CHARS {
-        rec.text = rec.text.chars().take(MAX_PROMPT_CHARS).collect();
+    for text in std::iter::once(&mut rec.text).chain(rec.typed.as_mut()) {
+        if text.chars().count() > MAX_PROMPT_CHARS {
+            *text = text.chars().take(MAX_PROMPT_CHARS).collect();
+        }
     }
     list.push(rec);
     if list.len() > MAX_PROMPTS {
@@ -82,6 +100,7 @@ pub struct RewindPoint {
     pub generation: u32,
     /// Seconds since the epoch.
     pub at: u64,
+    /// What the user sent, as they typed it (`/review 42`, not its expansion).
     pub text: String,
     /// The files its turn changed (none when it changed none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -92,4 +111,8 @@ pub struct RewindPoint {
     /// Its turn's files were undone (they are on the redo side now).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub undone: bool,
+    /// The number the front end gave the turn that sent it, when this process sent it (the
+    /// front end finds its cells by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_as: Option<u64>,
 }

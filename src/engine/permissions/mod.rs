@@ -22,14 +22,34 @@
 //! the rule's words appear in it anywhere); an `allow` needs every part. An `allow` that names
 //! a path covers it even outside the workspace; a command that names a path outside is still
 //! asked. A rule that cannot be read is a notice naming its file; the others still apply.
+//!
+//! A `Read` deny rule also keeps its files from every other way of reading them that goes
+//! through the file tools ([`Permissions::denied`]): a `grep`, `glob` or `list_dir` over a
+//! folder holding one leaves it out, an `@file` attachment is refused, and so is a subagent's
+//! read. `/permissions` lists every rule with the file it came from ([`Permissions::listed`]).
 
 mod rule;
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::Value;
 
 pub use rule::Rule;
+
+use crate::engine::tools::Denied;
+
+/// One rule in force as `/permissions` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListedRule {
+    /// `deny`, `ask` or `allow`.
+    pub kind: &'static str,
+    /// As written.
+    pub rule: String,
+    /// The settings file it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<PathBuf>,
+}
 
 /// What a rule does when it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -126,7 +146,7 @@ impl Permissions {
                     continue;
                 };
                 match Rule::parse(text, anchors) {
-                    Ok(rule) => out.list_mut(kind).push(rule),
+                    Ok(rule) => out.list_mut(kind).push(rule.read_from(origin)),
                     Err(why) => notices.push(format!(
                         "{}: the {key} rule `{}` is not used: {why}",
                         origin.display(),
@@ -187,6 +207,57 @@ impl Permissions {
                 .map(move |r| format!("{}: {}", kind.as_str(), r.text()))
         })
         .collect()
+    }
+
+    /// Every rule with the file it came from, `deny` first, then `ask`, then `allow`, each list
+    /// in the order the files gave it: what `/permissions` lists.
+    pub fn listed(&self) -> Vec<ListedRule> {
+        [
+            (Kind::Deny, &self.deny),
+            (Kind::Ask, &self.ask),
+            (Kind::Allow, &self.allow),
+        ]
+        .into_iter()
+        .flat_map(|(kind, rules)| {
+            rules.iter().map(move |r| ListedRule {
+                kind: kind.as_str(),
+                rule: r.text().to_string(),
+                source: r.origin().map(Path::to_path_buf),
+            })
+        })
+        .collect()
+    }
+
+    /// What the deny rules forbid, as the tools are given it: the paths the `Read` rules keep
+    /// from the model, and every call a deny rule refuses (`workspace`: where the rules'
+    /// relative patterns are anchored, and what a call's paths are read against).
+    pub fn denied(&self, workspace: &Path) -> Denied {
+        if self.deny.is_empty() {
+            return Denied::default();
+        }
+        let reads = Permissions {
+            deny: self.deny.iter().filter(|r| r.reads()).cloned().collect(),
+            ..Permissions::default()
+        };
+        let all = Permissions {
+            deny: self.deny.clone(),
+            ..Permissions::default()
+        };
+        let (ws, ws_calls) = (workspace.to_path_buf(), workspace.to_path_buf());
+        Denied::new(
+            move |path| reads.denies_reading(path, &ws).map(str::to_string),
+            move |name, input| {
+                let call = CallRef {
+                    name,
+                    input,
+                    workspace: &ws_calls,
+                };
+                all.deny
+                    .iter()
+                    .find(|r| r.restricts(call))
+                    .map(|r| r.text().to_string())
+            },
+        )
     }
 
     /// What the rules say about `call`: `deny` first, then `ask`, then `allow`; None when no

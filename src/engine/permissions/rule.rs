@@ -14,6 +14,8 @@ use crate::engine::tools::{names, paths};
 pub struct Rule {
     text: String,
     target: Target,
+    /// The settings file it was read from (None: given otherwise).
+    origin: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -97,12 +99,32 @@ impl Rule {
         Ok(Rule {
             text: trimmed.to_string(),
             target,
+            origin: None,
         })
     }
 
     /// As written.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Read from the settings file `origin`.
+    pub(super) fn read_from(self, origin: &Path) -> Rule {
+        Rule {
+            origin: Some(origin.to_path_buf()),
+            ..self
+        }
+    }
+
+    /// The settings file it was read from.
+    pub(super) fn origin(&self) -> Option<&Path> {
+        self.origin.as_deref()
+    }
+
+    /// Whether it is about reading files (`Read(…)`, `read_file(…)`): what the file tools must
+    /// keep from the model whichever way they read.
+    pub(super) fn reads(&self) -> bool {
+        matches!(&self.target, Target::Files { tools, .. } if tools.contains(&names::READ_FILE))
     }
 
     /// Whether it names paths (so an `allow` covers those paths wherever they are).

@@ -114,6 +114,9 @@ pub enum Op {
     SetModel {
         model: String,
     },
+    /// `/model` with no name: the models the provider offers, answered by `Event::Models` when
+    /// its server has said (at once, also during a turn; the question runs beside the engine).
+    ListModels,
     /// `/effort LEVEL|off`: extended thinking / reasoning effort from the next turn on; answered
     /// by `Event::Model`.
     SetEffort {

@@ -26,7 +26,7 @@ fn every_event_kind_on_the_wire() {
     }
 }
 
-const ALL_VARIANTS: [&str; 59] = [
+const ALL_VARIANTS: [&str; 60] = [
     "session_started",
     "session_prompt",
     "turn_started",
@@ -69,6 +69,7 @@ const ALL_VARIANTS: [&str; 59] = [
     "subagent:usage",
     "subagent:end",
     "cost",
+    "models",
     "sessions",
     "resumed",
     "model",
@@ -140,6 +141,7 @@ fn variant(ev: &Event) -> &'static str {
             SubagentPhase::End { .. } => "subagent:end",
         },
         Event::Cost { .. } => "cost",
+        Event::Models { .. } => "models",
         Event::Sessions { .. } => "sessions",
         Event::Resumed { .. } => "resumed",
         Event::Model { .. } => "model",

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::error::ProviderError;
 use super::http;
-pub(crate) use super::http::http_client;
+use super::http::LazyClient;
 use super::known_windows;
 use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::types::{ModelRequest, ModelResponse, THINKING_ANSWER_ROOM, ToolChoice};
@@ -43,7 +43,7 @@ pub type AnthropicConfig = super::http::HttpConfig;
 pub struct AnthropicProvider {
     cfg: AnthropicConfig,
     url: String,
-    http: reqwest::Client,
+    http: LazyClient,
     images: super::vision::ImageMemory,
 }
 
@@ -54,7 +54,7 @@ impl AnthropicProvider {
             cfg.base_url = DEFAULT_BASE_URL.to_owned();
         }
         let url = http::endpoint_url(&cfg.base_url, "/v1/messages");
-        let http = cfg.http.clone().unwrap_or_else(http_client);
+        let http = LazyClient::new(cfg.http.clone());
         AnthropicProvider {
             cfg,
             url,
@@ -197,6 +197,18 @@ impl Provider for AnthropicProvider {
         self.images.left_out(model, refused)
     }
 
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>> {
+        Box::pin(async move {
+            let key = self.cfg.api_key.as_str();
+            let url = http::endpoint_url(&self.cfg.base_url, "/v1/models?limit=1000");
+            let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
+            if !key.is_empty() {
+                headers.push(("x-api-key", key));
+            }
+            http::model_ids(self.http.get(), &url, &headers, key).await
+        })
+    }
+
     fn stream<'a>(
         &'a self,
         req: &'a ModelRequest,
@@ -213,7 +225,7 @@ impl Provider for AnthropicProvider {
             if self.model_for(req).1 {
                 headers.push(("anthropic-beta", known_windows::CONTEXT_1M_BETA));
             }
-            let resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+            let resp = http::post_stream(self.http.get(), &self.url, &headers, body, key).await?;
             http::read_stream(resp, AnthropicStream::new(), sink, key).await
         })
     }

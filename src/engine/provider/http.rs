@@ -1,7 +1,12 @@
 //! The HTTP plumbing both providers share: the client, the streaming POST, and turning transport and
 //! HTTP failures into [`ProviderError`]s (with the API key redacted).
+//!
+//! Building a client reads the system's TLS roots (hundreds of files, milliseconds): a provider
+//! builds its client when its first request needs it ([`LazyClient`]), and a start can have it
+//! built beside its other work ([`prepare_client`]), so the first request does not wait for it.
 
-use std::sync::Once;
+use std::sync::{Arc, Mutex, Once, OnceLock};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
@@ -54,6 +59,70 @@ pub fn http_client() -> reqwest::Client {
         .tcp_keepalive(Duration::from_secs(30))
         .build()
         .unwrap_or_else(|_| reqwest::Client::new())
+}
+
+/// A client being built on a thread of its own by [`prepare_client`], for the first provider made.
+static PREPARED: Mutex<Option<JoinHandle<reqwest::Client>>> = Mutex::new(None);
+
+/// Start building the process's first provider client now, on a thread of its own, so the reading
+/// of the TLS roots runs beside the rest of the start; the first [`LazyClient::new`] takes it.
+pub fn prepare_client() {
+    let Ok(thread) = std::thread::Builder::new()
+        .name("http-client".into())
+        .spawn(http_client)
+    else {
+        return;
+    };
+    if let Ok(mut slot) = PREPARED.lock() {
+        *slot = Some(thread);
+    }
+}
+
+/// A provider's client, built when its first request needs it: the one [`prepare_client`] started
+/// (waited for, if still being built), else a new [`http_client`]. Clones share it.
+#[derive(Clone)]
+pub struct LazyClient(Arc<LazyInner>);
+
+struct LazyInner {
+    client: OnceLock<reqwest::Client>,
+    /// The client a start prepared, taken by the first provider made after it.
+    prepared: Mutex<Option<JoinHandle<reqwest::Client>>>,
+}
+
+impl LazyClient {
+    /// `given` when there is one, else the prepared client or a new one at first use.
+    pub fn new(given: Option<reqwest::Client>) -> LazyClient {
+        let client = OnceLock::new();
+        let prepared = match given {
+            Some(c) => {
+                let _ = client.set(c);
+                None
+            }
+            None => PREPARED.lock().ok().and_then(|mut slot| slot.take()),
+        };
+        LazyClient(Arc::new(LazyInner {
+            client,
+            prepared: Mutex::new(prepared),
+        }))
+    }
+
+    /// The client, built (or waited for) the first time.
+    pub fn get(&self) -> &reqwest::Client {
+        self.0.client.get_or_init(|| {
+            let prepared = self.0.prepared.lock().ok().and_then(|mut p| p.take());
+            prepared
+                .and_then(|thread| thread.join().ok())
+                .unwrap_or_else(http_client)
+        })
+    }
+}
+
+impl std::fmt::Debug for LazyClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyClient")
+            .field("built", &self.0.client.get().is_some())
+            .finish()
+    }
 }
 
 /// Install rustls's `ring` provider for the process (once); every client built after uses it.
@@ -195,6 +264,52 @@ pub(crate) async fn post_stream(
         return Err(e.redacted(secret));
     }
     Ok(resp)
+}
+
+/// A list of models larger than this is not read (a real one is a few kilobytes).
+const MAX_MODEL_LIST: usize = 4 << 20;
+
+/// GET `url`, a provider's list of models (`{"data": [{"id": …}, …]}`, the shape Anthropic's
+/// and OpenAI-compatible servers share): the ids, in the order given.
+pub(crate) async fn model_ids(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    secret: &str,
+) -> Result<Vec<String>, ProviderError> {
+    let mut rb = client.get(url).header("accept", "application/json");
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    let mut resp = rb
+        .send()
+        .await
+        .map_err(|e| transport_error(&e, "listing the models failed", secret))?;
+    let status = resp.status().as_u16();
+    if !resp.status().is_success() {
+        let text = read_capped(&mut resp).await;
+        return Err(error::classify(status, &text, None).redacted(secret));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| body_error(&e, secret))? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_MODEL_LIST {
+            return Err(ProviderError::other(
+                "the list of models is too large to read",
+            ));
+        }
+    }
+    let list: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|e| ProviderError::other(format!("the list of models is not JSON: {e}")))?;
+    let ids = list
+        .get("data")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| ProviderError::other("the answer holds no list of models (`data`)"))?
+        .iter()
+        .filter_map(|m| m.get("id").and_then(serde_json::Value::as_str))
+        .map(str::to_string)
+        .collect();
+    Ok(ids)
 }
 
 /// The state of one streamed response, fed the SSE events of its body (Anthropic's or an

@@ -54,4 +54,9 @@ pub trait Provider: Send + Sync {
     fn images_left_out(&self, _model: &str, _refused: bool) -> bool {
         false
     }
+    /// The models the provider offers (`GET /v1/models`), for `/model`'s picker; none where it
+    /// has no such list (the demo).
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }

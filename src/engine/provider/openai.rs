@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::{Value, json};
 
 use super::error::{ErrorKind, ProviderError};
-use super::http::{self, http_client};
+use super::http::{self, LazyClient};
 use super::{BoxFuture, DeltaSink, Provider};
 use crate::engine::images::ImageRef;
 use crate::engine::types::{Block, Message, ModelRequest, ModelResponse, Role, ToolChoice};
@@ -37,7 +37,7 @@ pub type OpenAiConfig = super::http::HttpConfig;
 pub struct OpenAiProvider {
     cfg: OpenAiConfig,
     url: String,
-    http: reqwest::Client,
+    http: LazyClient,
     /// Set once the server asked for `max_completion_tokens` instead of `max_tokens`.
     completion_tokens: AtomicBool,
     images: super::vision::ImageMemory,
@@ -50,7 +50,7 @@ impl OpenAiProvider {
             cfg.base_url = DEFAULT_BASE_URL.to_owned();
         }
         let url = http::endpoint_url(&cfg.base_url, "/v1/chat/completions");
-        let http = cfg.http.clone().unwrap_or_else(http_client);
+        let http = LazyClient::new(cfg.http.clone());
         OpenAiProvider {
             cfg,
             url,
@@ -95,7 +95,7 @@ impl OpenAiProvider {
         } else {
             vec![("authorization", bearer.as_str())]
         };
-        let resp = http::post_stream(&self.http, &self.url, &headers, body, key).await?;
+        let resp = http::post_stream(self.http.get(), &self.url, &headers, body, key).await?;
         let reply = http::read_stream(resp, OpenAiStream::new(), sink, key).await?;
         // Small local models write their tool calls as text: read them as calls.
         Ok(super::text_calls::adopt(reply, req))
@@ -251,6 +251,20 @@ impl Provider for OpenAiProvider {
 
     fn images_left_out(&self, model: &str, refused: bool) -> bool {
         self.images.left_out(model, refused)
+    }
+
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>> {
+        Box::pin(async move {
+            let key = self.cfg.api_key.as_str();
+            let url = http::endpoint_url(&self.cfg.base_url, "/v1/models");
+            let bearer = format!("Bearer {key}");
+            let headers: Vec<(&str, &str)> = if key.is_empty() {
+                Vec::new()
+            } else {
+                vec![("authorization", bearer.as_str())]
+            };
+            http::model_ids(self.http.get(), &url, &headers, key).await
+        })
     }
 
     fn stream<'a>(

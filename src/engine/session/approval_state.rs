@@ -296,7 +296,8 @@ impl ApprovalState {
         }
     }
 
-    /// `/permissions` and its revocations: the policy, the grants and the sandbox in force.
+    /// `/permissions` and its revocations: the policy, the grants, the sandbox and the settings
+    /// files' rules in force.
     pub(super) fn permissions_event(&self, planning: &Planning) -> Event {
         let mut sandbox = sandbox::describe(&planning.bash_sandbox(), &Support::current());
         if self.sandbox_covers(planning, names::BASH) {
@@ -306,6 +307,7 @@ impl ApprovalState {
             policy: self.policy,
             allowances: self.granted.list(),
             sandbox,
+            rules: self.rules.listed(),
         }
     }
 

@@ -17,6 +17,9 @@
 //! A presented plan is carried out here (the file, read back, is the next message) or in a fresh
 //! session (the file is the successor's briefing, recorded in the ledger like a handoff). The
 //! mode goes back to normal first; nothing to implement ends the turn unchanged with a notice.
+//! The message that carries it out here is the user's prompt in the engine's words: the
+//! `UserPromptSubmit` hooks see it and `/rewind` offers it, as a typed message. A custom
+//! command's expansion is offered by `/rewind` as the command the user typed.
 //!
 //! Also here: the one-line notices of what could not be loaded at the start.
 
@@ -26,10 +29,11 @@ use super::Engine;
 use super::approval_state::ApprovalState;
 use super::params::{Extensions, ModelSettings};
 use super::planning::implement_here_message;
+use super::turn::Sent;
 use crate::engine::approvals::AllowRule;
 use crate::engine::commands::ShadowedBy;
 use crate::engine::policy::Mode;
-use crate::engine::protocol::{Event, ExitReason, Origin, PlanChoice, TurnId, TurnKind};
+use crate::engine::protocol::{Event, ExitReason, PlanChoice, TurnId, TurnKind};
 use crate::engine::tools::names;
 
 /// The last line of a `bash` result that exited 0: not repeated in the message.
@@ -52,7 +56,8 @@ fn init_prompt(path: &std::path::Path, exists: bool) -> String {
 }
 
 /// The notices of the start: command and skill files that could not be loaded (one line each,
-/// naming the file), and commands a built-in's name keeps from being offered.
+/// naming the file), and commands not offered because a built-in or another command has their
+/// name (naming both files).
 pub(super) fn load_notices(ext: &Extensions) -> Vec<String> {
     let mut out: Vec<String> = ext
         .commands
@@ -61,13 +66,20 @@ pub(super) fn load_notices(ext: &Extensions) -> Vec<String> {
         .map(ToString::to_string)
         .collect();
     for s in ext.commands.shadowed() {
-        if s.by == ShadowedBy::Builtin {
-            out.push(format!(
+        out.push(match &s.by {
+            ShadowedBy::Builtin => format!(
                 "{}: /{} is a built-in command; this custom command is not offered (rename the file)",
                 s.path.display(),
                 s.name
-            ));
-        }
+            ),
+            ShadowedBy::Command(winner) => format!(
+                "{}: /{} is not offered: {} has the same name and wins (the workspace's commands \
+                 win over the user's, .flower/ over .claude/)",
+                s.path.display(),
+                s.name,
+                winner.display()
+            ),
+        });
     }
     out.extend(ext.skills.notices().iter().map(ToString::to_string));
     out
@@ -106,7 +118,7 @@ impl Engine {
         }
         let prompt = init_prompt(&path, exists);
         let turn = self.open_turn(id, TurnKind::Init, INIT_TASK);
-        self.send_message(turn, Origin::Engine, prompt).await;
+        self.send_message(turn, Sent::Engine, prompt).await;
     }
 
     /// `Op::Command`: run the custom command `name` with `args`.
@@ -182,7 +194,7 @@ impl Engine {
             .fill(&outputs)
             .unwrap_or_else(|_| expansion.text().to_string());
         let text = crate::engine::secrets::redact(&text).into_owned();
-        self.send_message(turn, Origin::User, text).await;
+        self.send_message(turn, Sent::Command { typed }, text).await;
         borrowed.give_back(&mut self.settings, &mut self.approvals);
     }
 
@@ -208,7 +220,7 @@ impl Engine {
                 let message = implement_here_message(&presented, &text);
                 let task = format!("Implement the plan {}", presented.path().display());
                 let turn = self.open_turn(id, TurnKind::Message, &task);
-                self.send_message(turn, Origin::Engine, message).await;
+                self.send_message(turn, Sent::Chosen, message).await;
             }
             // The file is read back once more under the document lock by the turnover.
             PlanChoice::FreshSession => self.implement_fresh(id, presented).await,

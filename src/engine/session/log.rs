@@ -62,6 +62,9 @@ pub(super) fn event(ev: &Event, handoff: Option<(HandoffId, Instant)>) {
             "plan presented"
         ),
         Event::RewindPoints { points } => tracing::debug!("rewind points: {}", points.len()),
+        Event::Models { models, error } => {
+            tracing::info!(models = models.len(), error = ?error, "models listed")
+        }
         Event::Rewound {
             turn, mode, files, ..
         } => tracing::info!(turn, ?mode, files = files.len(), "rewound"),

@@ -16,6 +16,7 @@ use super::params::Resume;
 use super::startup::{FirstMoves, resumed_state};
 use super::step_claim;
 use super::step_ledger::{StepLedger, step_name_from_task};
+use super::turn::Sent;
 use super::user_hooks;
 use crate::engine::context;
 use crate::engine::error::{Error, ResumeError};
@@ -23,7 +24,7 @@ use crate::engine::fsutil::{new_id, now_unix, rfc3339};
 use crate::engine::hooks::{EndReason, StartSource};
 use crate::engine::ledger::{GenerationStart, SessionHeader, Transcript, TranscriptLine, run_list};
 use crate::engine::policy::Mode;
-use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, Origin, TurnId, TurnKind};
+use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
 use crate::engine::types::Message;
 
 impl Engine {
@@ -44,7 +45,7 @@ impl Engine {
             let task = text.clone();
             let id = TurnId::ENGINE;
             let turn = self.open_turn(id, TurnKind::Message, &task);
-            self.send_message(turn, Origin::Engine, text).await;
+            self.send_message(turn, Sent::Engine, text).await;
         }
         while !self.inbox.shutdown {
             // Idle is a message boundary: a background handoff whose review is over turns over.
@@ -92,7 +93,7 @@ impl Engine {
                 let text = crate::engine::secrets::redact(&text).into_owned();
                 let task = text.clone();
                 let opened = self.open_turn(turn, TurnKind::Message, &task);
-                self.send_message(opened, Origin::User, text).await;
+                self.send_message(opened, Sent::Typed, text).await;
             }
             Op::Command { turn, name, args } => self.command_turn(turn, name, args).await,
             Op::Shell { turn, command } => self.shell_turn(turn, command).await,
@@ -115,6 +116,8 @@ impl Engine {
                     .checkpoints
                     .restore(&mut self.ledger, generation, action, on_conflict)
                     .await;
+                let session = self.conversation.id.clone();
+                self.conversation.call_counts.restored(&session, &report);
                 self.emit_logged(Event::Restore(report));
             }
             Op::Rewind {
@@ -151,6 +154,7 @@ impl Engine {
             }),
             Op::RewindPoints => self.emit(self.ledger.rewind_points(&self.conversation.id)),
             Op::SetModel { model } => self.set_model(&model),
+            Op::ListModels => self.run.list_models(),
             Op::SetEffort { effort } => {
                 // Extended thinking / reasoning effort from the next request on.
                 self.settings.effort = effort;
@@ -241,6 +245,7 @@ impl Engine {
                 | Op::Context
                 | Op::Hooks
                 | Op::RewindPoints
+                | Op::ListModels
                 | Op::ListSessions
                 | Op::Revoke { .. }),
             ) => {

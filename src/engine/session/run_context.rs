@@ -42,13 +42,34 @@ pub(super) struct RunContext {
     pub(super) masking: MaskSettings,
     /// The custom slash commands and the skills.
     pub(super) extensions: Extensions,
+    /// What the settings' deny rules forbid, as the tools are given it (the main thread's file
+    /// tools, an attachment's read, a subagent's calls); the deny rules never change in a run.
+    pub(super) denied: crate::engine::tools::Denied,
     pub(super) events: mpsc::UnboundedSender<Event>,
 }
+
+/// How long `/model`'s picker waits for the provider's list of models.
+const MODEL_LIST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl RunContext {
     /// Whether `name` is a tool of one of the MCP servers.
     pub(super) fn is_mcp(&self, name: &str) -> bool {
         self.mcp.is_some() && McpManager::is_mcp_tool(name)
+    }
+
+    /// `Op::ListModels`: the provider is asked for its models beside the engine (a slow server
+    /// holds nothing up); `Event::Models` answers, with why not when it cannot say.
+    pub(super) fn list_models(&self) {
+        let (client, out) = (self.provider.client.clone(), self.outbox());
+        tokio::spawn(async move {
+            let asked = tokio::time::timeout(MODEL_LIST_TIMEOUT, client.models()).await;
+            let (models, error) = match asked {
+                Ok(Ok(models)) => (models, None),
+                Ok(Err(e)) => (Vec::new(), Some(e.message)),
+                Err(_) => (Vec::new(), Some("the server did not answer in time".into())),
+            };
+            out.emit(Event::Models { models, error });
+        });
     }
 
     /// A sender of events for a part that speaks.

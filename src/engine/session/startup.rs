@@ -147,6 +147,7 @@ pub(super) fn build(
     let out = Outbox::new(events.clone());
     let workspace = places.workspace.clone();
     let rules = std::mem::take(&mut hooks.permissions);
+    let denied = rules.denied(&workspace);
     let approvals = ApprovalState::new(&tools, front_end, workspace, rules, out.clone());
     let planning = Planning::new(mode, tools.sandbox.clone());
     let jobs = super::jobs::main_table(&run_dir.root, tools.jobs, &events);
@@ -168,6 +169,7 @@ pub(super) fn build(
             strategies,
             masking,
             extensions,
+            denied,
             events,
         },
         settings,

@@ -37,6 +37,7 @@ impl Engine {
                 .takes_images()
                 .then(|| ImageStore::in_run(&self.ledger.run_dir.root)),
             web: self.run.tools.web.clone(),
+            denied: self.run.denied.clone(),
         }
     }
 
@@ -347,9 +348,15 @@ impl Engine {
         name: &str,
         mut out: ToolOutput,
     ) -> Block {
+        // The turn whose undo entry is open: the call's changes are undone with it.
+        let turn = self
+            .ledger
+            .rec()
+            .and_then(|r| r.history.undo.pending.as_ref())
+            .map(|p| p.turn);
         self.conversation
             .call_counts
-            .note(&self.conversation.id, id, out.diff.as_deref());
+            .note(&self.conversation.id, id, turn, out.diff.as_deref());
         self.emit_logged(Event::ToolResult {
             turn: self.turn_id(),
             id: id.to_string(),

@@ -10,6 +10,7 @@ use super::active_turn::ActiveTurn;
 use super::conversation::UserRequest;
 use super::language_servers::CallCheckpoints;
 use super::masked_history::HistoryAt;
+use super::step_ledger::PromptAt;
 use super::tools_exec::tool_call_event;
 use super::user_hooks;
 use crate::engine::checkpoint::OnConflict;
@@ -20,6 +21,44 @@ use crate::engine::protocol::{
 };
 use crate::engine::tools::names;
 use crate::engine::types::{Block, Message};
+
+/// Where a message's text comes from, and whether it is the user's prompt (the
+/// `UserPromptSubmit` hooks see it, `/rewind` offers it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::engine::session) enum Sent {
+    /// What the user typed (or `-p`).
+    Typed,
+    /// The expansion of the custom command the user typed (`/review 42`).
+    Command { typed: String },
+    /// The engine's message for a choice the user made (implement the presented plan here): a
+    /// prompt of theirs, in the engine's words.
+    Chosen,
+    /// The engine's own (the demo's first message, `/init`'s prompt).
+    Engine,
+}
+
+impl Sent {
+    /// Who wrote it, as the `UserMessage` event says.
+    fn origin(&self) -> Origin {
+        match self {
+            Sent::Typed | Sent::Command { .. } => Origin::User,
+            Sent::Chosen | Sent::Engine => Origin::Engine,
+        }
+    }
+
+    /// Whether it is the user's prompt.
+    fn is_prompt(&self) -> bool {
+        !matches!(self, Sent::Engine)
+    }
+
+    /// The command the user typed, when the text is its expansion.
+    fn typed(&self) -> Option<&str> {
+        match self {
+            Sent::Command { typed } => Some(typed),
+            _ => None,
+        }
+    }
+}
 
 impl Engine {
     /// The id of the turn running now (None when idle): the turn its events belong to.
@@ -116,17 +155,18 @@ impl Engine {
     pub(in crate::engine::session) async fn send_message(
         &mut self,
         turn: ActiveTurn,
-        origin: Origin,
+        sent: Sent,
         text: String,
     ) {
         let id = turn.id;
+        let origin = sent.origin();
         // A 10 MB paste reaches the model as a preview and a file to read.
         let text = if origin == Origin::User {
             self.input_room().admit(text)
         } else {
             text
         };
-        let prompt = (origin == Origin::User).then_some(text.as_str());
+        let prompt = sent.is_prompt().then_some(text.as_str());
         let Some(hook_context) = user_hooks::opening(self, turn, prompt).await else {
             return;
         };
@@ -163,13 +203,14 @@ impl Engine {
         if let Some(context) = hook_context {
             message.content.push(Block::text(context));
         }
-        if origin == Origin::User {
-            let (generation, index) = (
-                self.conversation.generation,
-                self.conversation.messages.len(),
-            );
-            self.ledger
-                .note_prompt(generation, &self.conversation.id, index, &text);
+        if sent.is_prompt() {
+            let at = PromptAt {
+                generation: self.conversation.generation,
+                session_id: &self.conversation.id,
+                index: self.conversation.messages.len(),
+                sent_as: id.0,
+            };
+            self.ledger.note_prompt(at, &text, sent.typed());
         }
         // The request in flight is what the user typed (a successor gets it verbatim).
         self.conversation.request = UserRequest::opened(text.clone());
@@ -318,6 +359,8 @@ impl Engine {
                 .checkpoints
                 .rewind(&mut self.ledger, from_generation, turn, on_conflict)
                 .await;
+            let session = self.conversation.id.clone();
+            self.conversation.call_counts.rewound(&session, &code.turns);
             (code.files, code.kept)
         } else {
             (Vec::new(), Vec::new())
@@ -328,7 +371,7 @@ impl Engine {
                 if let Some(warning) = self.conversation.transcript_warning() {
                     self.emit(warning);
                 }
-                text = Some(prompt.text.clone());
+                text = Some(prompt.shown().to_string());
             } else {
                 self.emit(Event::Warning {
                     message: "/rewind: the history was compacted since that message; the \
@@ -347,7 +390,7 @@ impl Engine {
             self.start_session(parent, next, briefing.into_iter().collect());
             self.ledger.commit_replacement();
             generation = Some(next);
-            text = Some(prompt.text.clone());
+            text = Some(prompt.shown().to_string());
         }
         let record = RewindRecord {
             time: now_stamp(),

@@ -451,9 +451,17 @@ impl Child {
                 summary,
                 calls: u32::try_from(self.calls.len()).unwrap_or(u32::MAX),
             });
-            let out = match env.tools.check(&name, &input, &ctx) {
-                Ok(()) => self.run_tool(&name, &input, &ctx).await,
-                Err(e) => ToolOutput::from(e),
+            let out = match (
+                ctx.denied.call(&name, &input),
+                env.tools.check(&name, &input, &ctx),
+            ) {
+                // The settings' deny rules hold for a subagent as for the parent.
+                (Some(rule), _) => ToolOutput::error(format!(
+                    "denied by the permission rule `{rule}` in the user's or the workspace's \
+                     settings; do not try this call another way."
+                )),
+                (None, Ok(())) => self.run_tool(&name, &input, &ctx).await,
+                (None, Err(e)) => ToolOutput::from(e),
             };
             let out = tools::for_model(&name, out, &ctx, &mut self.spiller);
             if let Some(note) = self.calls.last_mut() {

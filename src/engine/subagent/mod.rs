@@ -16,9 +16,10 @@
 //!   sandbox, as the parent's do); with `Auto` (`--yes`) it has; with `AskOnce` it has once the
 //!   session's one question was answered (from then on the parent runs commands unasked too). A path outside the workspace is refused (the parent's rule for it is "the user, call
 //!   by call"). No `task` of its own (no recursion), no file edits, no MCP tools (each needs the
-//!   user's approval). With `bash` come background jobs on a table of the child's own
-//!   (`job_output`, `job_stop`): they end with its task (stopped at its end, killed when it is
-//!   aborted), and its report says which were still running then.
+//!   user's approval). The settings files' `deny` rules hold for its calls as for the parent's
+//!   (a `Read` rule also for what its searches show). With `bash` come background jobs on a
+//!   table of the child's own (`job_output`, `job_stop`): they end with its task (stopped at its
+//!   end, killed when it is aborted), and its report says which were still running then.
 //! - The engine's side (`session/task_calls.rs`) runs the `task` calls of one response together, at
 //!   most [`MAX_CONCURRENT`] at a time, books each child's cost and ledger record, and aborts
 //!   them with the turn.

@@ -1,4 +1,5 @@
-//! `glob`: files whose paths match a glob pattern, newest first.
+//! `glob`: files whose paths match a glob pattern, newest first (those the settings deny reading
+//! left out and counted).
 
 use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
@@ -8,7 +9,7 @@ use serde_json::json;
 
 use super::args::Args;
 use super::grep::{files, walker};
-use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::types::ToolSpec;
 
 /// At most this many paths are listed.
@@ -61,6 +62,7 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
     let names_only = !pattern.contains('/');
 
     let mut found: Vec<(SystemTime, String)> = Vec::new();
+    let mut left_out = 0usize;
     for entry in files(walker(&root).build(), cancel) {
         let entry = entry?;
         let path = entry.path();
@@ -70,7 +72,9 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
             path.strip_prefix(&root)
                 .is_ok_and(|rel| matcher.is_match(rel))
         };
-        if hit {
+        if hit && ctx.denied.reading(path).is_some() {
+            left_out += 1;
+        } else if hit {
             let mtime = entry
                 .metadata()
                 .ok()
@@ -79,9 +83,14 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
             found.push((mtime, paths::display(&ctx.workspace, path)));
         }
     }
+    let left_out = if left_out > 0 {
+        format!("\n{}", Denied::left_out(left_out))
+    } else {
+        String::new()
+    };
     if found.is_empty() {
         return Ok(ToolOutput::ok(format!(
-            "No files match `{raw_pattern}` in {}.",
+            "No files match `{raw_pattern}` in {}.{left_out}",
             paths::in_prose(&shown_root)
         )));
     }
@@ -98,5 +107,5 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
              specific pattern or path.)"
         ));
     }
-    Ok(ToolOutput::ok(out.join("\n")))
+    Ok(ToolOutput::ok(format!("{}{left_out}", out.join("\n"))))
 }

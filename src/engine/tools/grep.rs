@@ -1,4 +1,5 @@
-//! `grep`: a regular expression over the workspace's files, respecting `.gitignore`.
+//! `grep`: a regular expression over the workspace's files, respecting `.gitignore`; files the
+//! settings deny reading are left out (counted, never shown).
 
 use std::fs::File;
 use std::io::Read;
@@ -11,7 +12,7 @@ use regex::RegexBuilder;
 use serde_json::json;
 
 use super::args::Args;
-use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::files::walk_rules;
 use crate::engine::text::{looks_binary, truncate_chars};
 use crate::engine::types::ToolSpec;
@@ -107,9 +108,14 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
     let mut files_with_matches = 0usize;
     let mut truncated = false;
     let mut skipped_large = 0usize;
+    let mut left_out = 0usize;
     for entry in files(builder.build(), cancel) {
         let entry = entry?;
         let path = entry.path();
+        if ctx.denied.reading(path).is_some() {
+            left_out += 1;
+            continue;
+        }
         if entry
             .metadata()
             .map(|m| m.len() > MAX_FILE_BYTES)
@@ -176,6 +182,10 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx, cancel: &AtomicBool) -> ToolResult
             "\n({skipped_large} file(s) over {} MiB were skipped.)",
             MAX_FILE_BYTES / (1024 * 1024)
         ));
+    }
+    if left_out > 0 {
+        out.push('\n');
+        out.push_str(&Denied::left_out(left_out));
     }
     Ok(ToolOutput::ok(out))
 }

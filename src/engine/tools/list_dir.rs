@@ -1,4 +1,5 @@
-//! `list_dir`: one directory's entries, directories first, with sizes; ignored entries marked.
+//! `list_dir`: one directory's entries, directories first, with sizes; ignored entries marked;
+//! those the settings deny reading left out and counted.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -9,7 +10,7 @@ use serde_json::json;
 
 use super::args::Args;
 use super::grep::walker;
-use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::text::human_size;
 use crate::engine::types::ToolSpec;
 
@@ -69,11 +70,16 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
 
     let mut entries: Vec<Entry> = Vec::new();
     let mut unreadable = 0usize;
+    let mut left_out = 0usize;
     for item in read {
         let Ok(item) = item else {
             unreadable += 1;
             continue;
         };
+        if ctx.denied.reading(&item.path()).is_some() {
+            left_out += 1;
+            continue;
+        }
         let name = item.file_name();
         let shown_name = name.to_string_lossy().into_owned();
         let ignored = if kept.contains(&name) {
@@ -125,7 +131,7 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     } else {
         format!("{}/", shown.trim_end_matches('/'))
     };
-    if entries.is_empty() && unreadable == 0 {
+    if entries.is_empty() && unreadable == 0 && left_out == 0 {
         return Ok(ToolOutput::ok(format!("{header} (empty directory)")));
     }
     let mut out = format!(
@@ -145,6 +151,9 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     }
     if unreadable > 0 {
         out.push_str(&format!("({unreadable} entries could not be read.)\n"));
+    }
+    if left_out > 0 {
+        out.push_str(&Denied::left_out(left_out));
     }
     Ok(ToolOutput::ok(out.trim_end().to_owned()))
 }

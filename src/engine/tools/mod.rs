@@ -11,6 +11,7 @@
 
 mod args;
 mod bash;
+mod denied;
 mod edit_file;
 mod glob;
 mod grep;
@@ -46,6 +47,7 @@ pub(crate) use bash::{FrontTerminal, Live, OutputReader, spawn as spawn_shell};
 pub(crate) use spill::{Spiller, preview as spill_preview};
 
 pub use crate::engine::text_files::{FileAccess, TextFiles};
+pub use denied::Denied;
 pub(crate) use spill::SPILL_PREVIEW_CHARS;
 
 /// The bash timeout when neither the call nor the configuration asks for another.
@@ -80,6 +82,9 @@ pub struct ToolCtx {
     /// Where `read_file`, `edit_file` and `write_file` read and write text: the disk, or the
     /// front end's own access (an editor's buffers).
     pub files: FileAccess,
+    /// What the settings' deny rules forbid: paths kept from the model (refused or left out),
+    /// calls refused where no approval is judged.
+    pub denied: Denied,
 }
 
 impl ToolCtx {
@@ -96,6 +101,7 @@ impl ToolCtx {
             images: Some(ImageStore::new(paths::default_image_dir())),
             web: web_fetch::WebAccess::default(),
             files: Default::default(),
+            denied: Denied::default(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use serde_json::json;
 
 use super::args::Args;
-use super::{ToolCtx, ToolOutput, ToolResult, paths};
+use super::{Denied, ToolCtx, ToolOutput, ToolResult, paths};
 use crate::engine::images::Format;
 use crate::engine::text::{BINARY_SNIFF_BYTES, looks_binary, numbered};
 use crate::engine::types::ToolSpec;
@@ -52,6 +52,9 @@ pub(super) fn run(args: &Args, ctx: &ToolCtx) -> ToolResult {
     };
     let path = paths::check(ctx, raw, true)?;
     let shown = paths::display(&ctx.workspace, &path);
+    if let Some(rule) = ctx.denied.reading(&path) {
+        return Err(Denied::refusal(&shown, &rule).into());
+    }
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {

@@ -1,7 +1,10 @@
 //! The side editor's look: its title (review countdown, conflict, unsaved mark, file, then why a
 //! degraded document is degraded or the standing focus) and
-//! the textarea styling that makes `## Doing`-style headings stand out.
+//! the textarea styling that makes `## Doing`-style headings stand out. Also the editing keys
+//! both textareas (the input box and the side editor) share: the textarea's own, except that
+//! Ctrl-U deletes to the start of the line as in readline and Ctrl-Z undoes.
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::Style;
 use ratatui::widgets::{Block, BorderType, Borders};
 use ratatui_textarea::TextArea;
@@ -11,6 +14,21 @@ use unicode_width::UnicodeWidthStr;
 use super::theme::Theme;
 use super::wrap::{cluster_width, str_width};
 use crate::tui::keymap::{Action, short_label_for};
+
+/// A key typed into a textarea: Ctrl-U deletes from the cursor to the start of its line (as in
+/// readline and every shell; at the line's start it does nothing), Ctrl-Z undoes the last edit; any other key is the textarea's own.
+/// False when nothing changed.
+pub(crate) fn edit_key(area: &mut TextArea<'_>, key: KeyEvent) -> bool {
+    let ctrl_only =
+        key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT) == KeyModifiers::CONTROL;
+    match key.code {
+        // At the start of a line there is nothing before the cursor on it: the line break
+        // above stays.
+        KeyCode::Char('u') if ctrl_only => area.cursor().1 > 0 && area.delete_line_by_head(),
+        KeyCode::Char('z') if ctrl_only => area.undo(),
+        _ => area.input(key),
+    }
+}
 
 /// Markdown heading lines, highlighted in the editor.
 pub(crate) const HEADING_PATTERN: &str = r"^#{1,6}\s.*";

@@ -1,6 +1,7 @@
 //! The status line: the context gauge, the model, a `DEMO` badge, the working mode when it is not
 //! normal (`plan mode`, `accept edits`), and key hints (data from the shell).
-//! When the row is narrow, hints go first, then the provider, then the model; the gauge stays.
+//! When the row is narrow, hints go first, then the provider, then the model; the gauge stays. A
+//! first hint that is news (how many hooks ran quietly) goes after the provider.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -24,6 +25,8 @@ pub(crate) struct StatusModel<'a> {
     pub(crate) mode: Option<&'a str>,
     /// Key hints as `(key, what)`, most important first.
     pub(crate) hints: &'a [(&'a str, &'a str)],
+    /// The first hint is news (the folded hooks' count): it outlasts the provider label.
+    pub(crate) news: bool,
     /// `2 jobs` while background jobs run (shown with the model).
     pub(crate) jobs: Option<&'a str>,
 }
@@ -98,11 +101,13 @@ pub(crate) fn render_status(s: &StatusModel, area: Rect, buf: &mut Buffer, theme
     } else {
         w / 2
     };
-    // Hints go first (from the last), then the provider, then the model.
-    let candidates = (0..=s.hints.len())
+    // Hints go first (from the last), then the provider, then the model. A first hint that is
+    // news goes after the provider.
+    let first = usize::from(s.news && !s.hints.is_empty());
+    let candidates = (first..=s.hints.len())
         .rev()
         .map(|h| (true, true, h))
-        .chain([(true, false, 0), (false, false, 0)]);
+        .chain([(true, false, first), (true, false, 0), (false, false, 0)]);
     let mut choice = None;
     for (model, provider, hints) in candidates {
         let spans = right_spans(s, theme, model, provider, hints);
@@ -176,6 +181,7 @@ mod tests {
             demo,
             mode,
             hints: HINTS,
+            news: false,
             jobs: None,
         };
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
@@ -202,6 +208,47 @@ mod tests {
         for (w, h) in [(0, 0), (1, 1), (5, 1), (20, 5), (250, 2)] {
             draw(w, h, true, &dark);
         }
+    }
+
+    #[test]
+    fn a_first_hint_that_is_news_outlasts_the_provider() {
+        let dark = Theme::builtin("dark").unwrap();
+        let g = GaugeModel {
+            context: 1_000,
+            window: 200_000,
+            at: 150_000,
+            warn_at: 130_000,
+            estimated: false,
+            mode: GaugeMode::Normal,
+            masked: 0,
+        };
+        let hints = [("alt-h", "1 hook(s) ran quietly"), ("enter", "send")];
+        let row = |news: bool| {
+            let s = StatusModel {
+                gauge: &g,
+                model: "claude-sonnet-4-5",
+                provider: "anthropic",
+                demo: false,
+                mode: None,
+                hints: &hints,
+                news,
+                jobs: None,
+            };
+            let mut t = Terminal::new(TestBackend::new(120, 1)).unwrap();
+            t.draw(|f| render_status(&s, f.area(), f.buffer_mut(), &dark))
+                .unwrap();
+            format!("{}", t.backend())
+        };
+        let (plain, news) = (row(false), row(true));
+        assert!(
+            plain.contains("anthropic") && !plain.contains("quietly"),
+            "{plain}"
+        );
+        assert!(news.contains("1 hook(s) ran quietly"), "{news}");
+        assert!(
+            news.contains("claude-sonnet-4-5") && !news.contains("anthropic"),
+            "{news}"
+        );
     }
 
     #[test]

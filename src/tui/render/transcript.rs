@@ -1,6 +1,7 @@
 //! The transcript: the chat's cells, oldest first, each with a revision that changes whenever the
 //! cell does (through the `_mut` accessors), so the view knows which cached layouts are stale.
-//! Cells are only appended (or all cleared); a cell changes in place. It also finds the cells
+//! Cells are appended, or the newest go (all of them, or those after a point: a rewind); a cell
+//! changes in place. It also finds the cells
 //! Ctrl-T expands and the subagent cells of one batch.
 
 use super::cell::Cell;
@@ -11,8 +12,8 @@ struct Entry {
     rev: u64,
 }
 
-/// The chat transcript: cells, oldest first. Cells are only appended; a cell changes in place
-/// through the `_mut` accessors, which give it a new revision.
+/// The chat transcript: cells, oldest first. Cells are appended or the newest removed; a cell
+/// changes in place through the `_mut` accessors, which give it a new revision.
 #[derive(Default)]
 pub struct Transcript {
     entries: Vec<Entry>,
@@ -164,6 +165,13 @@ impl Transcript {
             .iter()
             .position(|e| e.cell.is_expandable())
             .map(|i| i + start)
+    }
+
+    /// Keep the first `len` cells, forget the rest (a rewind). Revisions keep growing, as in
+    /// [`Transcript::clear`].
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.entries.truncate(len);
+        self.next_rev += 1;
     }
 
     /// Forget every cell (another run is continued). Revisions keep growing, so nothing the

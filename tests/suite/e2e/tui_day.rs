@@ -1,5 +1,6 @@
 //! End to end, a Claude Code user's day: `!command` runs at once with no model request, the
-//! mouse is left to the terminal, and leaving prints the conversation into the scrollback.
+//! mouse is left to the terminal (unless the config's `mouse_capture` takes it from the start),
+//! and leaving prints the conversation into the scrollback.
 
 use crate::support::fake::anthropic as a;
 use crate::support::pty::{ENTER, Pty, READY, find, lock, runtime};
@@ -51,6 +52,26 @@ fn the_mouse_is_the_terminals_by_default_and_alt_m_captures_it() {
     t.keys("\x1bm");
     t.wait_for("Mouse captured");
     assert!(find(&t.raw(), b"\x1b[?1000h").is_some(), "captured now");
+}
+
+#[test]
+fn the_config_key_captures_the_mouse_from_the_start_and_alt_m_gives_it_back() {
+    let rt = runtime();
+    let server = rt.block_on(crate::support::fake::FakeServer::start());
+    let home = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    crate::support::files::write(
+        &home.path().join("config/flower/config.toml"),
+        "mouse_capture = true\n",
+    );
+    let mut t = Pty::start_in(home, &server, &[]);
+    t.wait_for(READY);
+    let raw = t.raw();
+    assert!(find(&raw, b"\x1b[?1000h").is_some(), "captured at start");
+    assert!(find(&raw, b"\x1b[?1000l").is_none(), "not given back yet");
+    // Alt-M gives it back to the terminal.
+    t.keys("\x1bm");
+    t.wait_for("Mouse left to the terminal");
+    assert!(find(&t.raw(), b"\x1b[?1000l").is_some(), "released now");
 }
 
 #[test]

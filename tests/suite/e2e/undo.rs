@@ -1,8 +1,8 @@
 //! End to end, `/undo`, `/redo` and `/rewind` in the TUI: the real binary in a pseudo-terminal,
 //! turns that write files and change one with `bash`, the commands typed in the input box. The
 //! files on disk and the cells listing what was restored are checked; a file the user changed
-//! since is asked about in a prompt (Esc cancels, n keeps it and restores the rest); `/rewind` is opened by Esc twice, the files go back
-//! and the message returns to the input box.
+//! since is asked about in a prompt (Esc cancels, n keeps it and restores the rest); `/rewind` is opened by Esc twice, the files go back,
+//! the abandoned turn leaves the chat and the message returns to the input box.
 
 use std::fs;
 
@@ -124,6 +124,9 @@ fn rewind_picked_with_esc_twice_restores_the_files_and_returns_the_message() {
     t.keys(ENTER);
     let screen = t.wait_for("Rewound to before turn 2 (code and conversation)");
     assert_contains(&screen, "restored two.txt");
+    // The abandoned turn left the chat; the one before it stays.
+    assert_lacks(&screen, "Two written.");
+    assert_contains(&screen, "One written.");
     assert!(!ws.join("two.txt").exists());
     assert!(ws.join("one.txt").exists());
     // The message is back in the input box, ready to edit and send again.

@@ -73,34 +73,35 @@ fn three_folders_with_subfolders_precedence_and_built_in_names() {
         "# Build a component\n\nMake a date picker.\n"
     );
 
-    // The user's own folder wins, then .flower, then .claude.
+    // The workspace wins, .flower before .claude, then the user's own folder.
     let deploy = catalog.get("deploy").unwrap();
-    assert_eq!(deploy.source, CommandSource::User);
-    assert_eq!(deploy.body, "user's deploy\n");
-    assert_eq!(deploy.description, "my own deploy");
+    assert_eq!(deploy.source, CommandSource::Flower);
+    assert_eq!(deploy.body, "flower's deploy\n");
     let shadowed: Vec<(&str, &ShadowedBy)> = catalog
         .shadowed()
         .iter()
         .map(|s| (s.name.as_str(), &s.by))
         .collect();
+    let by_flower = ShadowedBy::Command(flower.join("deploy.md"));
     assert_eq!(
         shadowed,
         vec![
             ("NEW", &ShadowedBy::Builtin),
-            ("deploy", &ShadowedBy::Command(user.join("deploy.md"))),
-            ("deploy", &ShadowedBy::Command(user.join("deploy.md"))),
+            ("deploy", &by_flower),
             ("help", &ShadowedBy::Builtin),
+            ("deploy", &by_flower),
         ]
     );
+    assert_eq!(
+        catalog.shadowed()[3].path,
+        user.join("deploy.md"),
+        "the user's own command is the one shadowed"
+    );
 
-    // Without a config dir, .flower wins.
-    let dirs = CommandDirs {
-        config_dir: None,
-        home: None,
-        workspace: ws.path().to_path_buf(),
-    };
+    // A workspace with only .claude's deploy: it wins over the user's too.
+    std::fs::remove_file(flower.join("deploy.md")).unwrap();
     let catalog = commands::load(&dirs, &BUILTINS);
-    assert_eq!(catalog.get("deploy").unwrap().body, "flower's deploy\n");
+    assert_eq!(catalog.get("deploy").unwrap().body, "claude's deploy\n");
     assert!(
         commands::load(
             &CommandDirs {

@@ -3,7 +3,8 @@
 //! `~/.claude/commands`, `~/.claude/CLAUDE.md` and its `@` imports, the hooks and rules of
 //! `~/.claude/settings.json`; a workspace's `deny` applying at once while its `allow`, its
 //! `settings.local.json` hooks and its command files' `allowed-tools` wait for approval; a `deny`
-//! winning over `--yes`; a malformed settings file said and left as it is.
+//! winning over `--yes`; a malformed settings file said and left as it is; a workspace command
+//! winning a name clash over the user's, said at the start.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -15,13 +16,13 @@ use crate::support::check::{assert_success, strs_of};
 use crate::support::fake::{FakeServer, U, anthropic as a};
 
 /// A home (`HOME`, the config and data folders) and a workspace beside it.
-struct Setup {
-    home: Home,
-    ws: PathBuf,
+pub(super) struct Setup {
+    pub(super) home: Home,
+    pub(super) ws: PathBuf,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(super) fn new() -> Setup {
         let home = Home::new();
         let ws = home.path().join("work/project");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
@@ -33,15 +34,15 @@ impl Setup {
         std::fs::write(path, text).unwrap();
     }
 
-    fn in_home(&self, rel: &str, text: &str) {
+    pub(super) fn in_home(&self, rel: &str, text: &str) {
         self.put(&self.home.path().join(rel), text);
     }
 
-    fn in_ws(&self, rel: &str, text: &str) {
+    pub(super) fn in_ws(&self, rel: &str, text: &str) {
         self.put(&self.ws.join(rel), text);
     }
 
-    async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
+    pub(super) async fn run(&self, server: &FakeServer, args: &[&str]) -> Output {
         let mut c = self.home.command(server);
         c.current_dir(&self.ws)
             .args(["--output", "json"])
@@ -56,7 +57,7 @@ fn notices(events: &[Value]) -> Vec<String> {
     strs_of(events, "notice", "message")
 }
 
-fn results(events: &[Value]) -> Vec<String> {
+pub(super) fn results(events: &[Value]) -> Vec<String> {
     strs_of(events, "tool_result", "output")
 }
 
@@ -249,5 +250,36 @@ async fn a_malformed_home_settings_file_is_said_and_left_as_it_is() {
     assert_eq!(
         std::fs::read_to_string(s.home.path().join(".claude/settings.json")).unwrap(),
         broken
+    );
+}
+
+#[tokio::test]
+async fn a_workspace_command_wins_a_name_clash_with_the_users_and_the_start_says_so() {
+    let s = Setup::new();
+    s.in_home(
+        ".claude/commands/standup.md",
+        "HOME-STANDUP for $ARGUMENTS.\n",
+    );
+    s.in_ws(
+        ".claude/commands/standup.md",
+        "WS-STANDUP for $ARGUMENTS.\n",
+    );
+    let server = FakeServer::start().await;
+    server.push(a::text("written", U::new(1000, 10)));
+    let out = s.run(&server, &["-p", "/standup friday"]).await;
+    assert_success(&out);
+    let sent = server.requests()[0].to_string();
+    assert!(sent.contains("WS-STANDUP for friday."), "{sent}");
+    assert!(!sent.contains("HOME-STANDUP"), "{sent}");
+    let said = strs_of(&lines(&out), "warning", "message").join("\n");
+    let home_file = s.home.path().join(".claude/commands/standup.md");
+    let ws_file = s.ws.join(".claude/commands/standup.md");
+    assert!(
+        said.contains(&format!(
+            "{}: /standup is not offered: {} has the same name and wins",
+            home_file.display(),
+            ws_file.display()
+        )),
+        "{said}"
     );
 }

@@ -146,7 +146,7 @@ fn the_tui_asks_about_a_settings_file_and_then_shows_its_hook_as_a_cell() {
     server.script().text("hello back");
 
     let mut t = Pty::start_in(home.clone(), &server, &[]);
-    let asked = t.wait_for("Run the hooks of this workspace's settings file?");
+    let asked = t.wait_for("This workspace's settings.json: run its hooks?");
     assert_contains(&asked, "UserPromptSubmit: echo context-from-approved-hook");
     std::thread::sleep(Duration::from_millis(700));
     t.keys("y");

@@ -10,6 +10,8 @@ mod hooks_engine;
 mod hooks_handoff;
 mod hooks_wired;
 mod pty;
+mod pty_settings;
+mod read_rules;
 mod skills;
 mod wired;
 

@@ -1,6 +1,7 @@
 //! Local OpenAI-compatible servers at the provider level: the window each kind states (asked the
 //! way the binary asks, base URL with `/v1`), llama.cpp's tokenizer, llama.cpp's refusal of an
-//! oversized prompt, a tool call written as text, and a `length` stop.
+//! oversized prompt, a tool call written as text, a `length` stop, and the models a server lists
+//! (`/model`'s picker).
 
 use std::time::Duration;
 
@@ -288,4 +289,49 @@ async fn a_length_stop_is_reported_as_such() {
     // The provider reports the stop; the engine, which knows the window, decides what it is.
     assert_eq!(r.stop_reason.as_deref(), Some("max_tokens"));
     assert_eq!(r.usage.context(), 8_192);
+}
+
+/// `/model`'s list: an OpenAI-compatible server (Ollama here) and Anthropic's API list their
+/// models at `/v1/models`; a server with no list is an error that says what it answered.
+#[tokio::test]
+async fn providers_list_the_models_their_server_offers() {
+    use flower_tui::engine::provider::Provider;
+    use flower_tui::engine::provider::anthropic::{AnthropicConfig, AnthropicProvider};
+    let server = FakeServer::start().await;
+    server.act_as(LocalServer::Ollama {
+        model: "qwen2.5-coder:7b".into(),
+        num_ctx: None,
+        loaded: None,
+        trained: 32_768,
+    });
+    let openai = OpenAiProvider::new(OpenAiConfig {
+        base_url: format!("{}/v1", server.base_url()),
+        api_key: KEY.into(),
+        http: Some(fake::client()),
+        ..Default::default()
+    });
+    assert_eq!(openai.models().await.unwrap(), ["qwen2.5-coder:7b"]);
+
+    let hosted = FakeServer::start().await;
+    let anthropic = |server: &FakeServer| {
+        AnthropicProvider::new(AnthropicConfig {
+            base_url: server.base_url(),
+            api_key: KEY.into(),
+            http: Some(fake::client()),
+            ..Default::default()
+        })
+    };
+    let e = anthropic(&hosted).models().await.unwrap_err();
+    assert!(!e.message.contains(KEY), "{}", e.message);
+    assert_eq!(e.status, Some(404), "{e:?}");
+    hosted.list_models(&["claude-opus-4-5", "claude-haiku-4-5"]);
+    assert_eq!(
+        anthropic(&hosted).models().await.unwrap(),
+        ["claude-opus-4-5", "claude-haiku-4-5"]
+    );
+    let asked = hosted.probes();
+    assert_eq!(
+        asked.last().map(|(m, p)| (m.as_str(), p.as_str())),
+        Some(("GET", "/v1/models?limit=1000"))
+    );
 }

@@ -67,6 +67,15 @@ pub fn is_probe(path: &str) -> bool {
     )
 }
 
+/// A hosted API's list of models (Anthropic's shape).
+pub fn model_list(models: &[String]) -> Reply {
+    let data: Vec<Value> = models
+        .iter()
+        .map(|m| json!({"type": "model", "id": m, "display_name": m}))
+        .collect();
+    json_reply(json!({"data": data, "has_more": false}))
+}
+
 fn not_found() -> Reply {
     Reply::status(
         404,

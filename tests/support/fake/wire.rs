@@ -175,7 +175,10 @@ pub(super) async fn serve(mut sock: TcpStream, state: Arc<Mutex<State>>) {
         let reply = {
             let mut s = lock(&state);
             s.probes.push((method.clone(), path.clone()));
-            local::answer(s.local.as_ref(), &method, &path, &body)
+            match &s.models {
+                Some(models) if path.starts_with("/v1/models") => local::model_list(models),
+                _ => local::answer(s.local.as_ref(), &method, &path, &body),
+            }
         };
         let _ = respond(&mut sock, reply).await;
         let _ = sock.shutdown().await;

@@ -34,14 +34,18 @@ pub(super) fn replay(t: &mut Touched, log: &ToolLog) {
                 continue;
             };
             let call = Call { id, input, result };
+            let undone = log.undone.iter().any(|u| u == id);
             match name {
                 "bash" => {
                     if let Some(exit) = exit_of(result) {
                         runs += 1;
-                        command(t, &call, exit, runs, log.workspace);
+                        // An undone command ran, but what it did to files is gone.
+                        let exit_for_files = if undone { None } else { Some(exit) };
+                        command(t, &call, exit, exit_for_files, runs, log.workspace);
                     }
                 }
                 _ if is_error => {}
+                "edit_file" | "write_file" if undone => {}
                 "read_file" => read(t, &call, log.workspace),
                 "edit_file" => edit(t, &call, log.counts, log.workspace),
                 "write_file" => write(t, &call, log.counts, log.workspace),
@@ -254,7 +258,15 @@ pub(super) fn exit_of(result: &str) -> Option<Exit> {
     None
 }
 
-fn command(t: &mut Touched, call: &Call, exit: Exit, at: usize, ws: Option<&Path>) {
+/// One run of a command; `for_files`: its exit when what it did to files stands (None: undone).
+fn command(
+    t: &mut Touched,
+    call: &Call,
+    exit: Exit,
+    for_files: Option<Exit>,
+    at: usize,
+    ws: Option<&Path>,
+) {
     let raw = call
         .input
         .get("command")
@@ -284,7 +296,7 @@ fn command(t: &mut Touched, call: &Call, exit: Exit, at: usize, ws: Option<&Path
             line: shapes::telling_line(call.result),
         });
     }
-    if exit != Exit::Code(0) {
+    if for_files != Some(Exit::Code(0)) {
         return;
     }
     if let Some(paths) = shapes::removed(raw) {

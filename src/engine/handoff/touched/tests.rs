@@ -84,6 +84,7 @@ fn log<'a>(
     ToolLog {
         messages,
         counts,
+        undone: &[],
         generation: 2,
         workspace: Some(Path::new("/ws")),
         previous,
@@ -549,4 +550,49 @@ fn the_section_ends_with_the_errors_still_open_in_its_files_and_does_not_carry_t
         ),
         "{section}"
     );
+}
+
+#[test]
+fn an_undone_change_is_left_out_and_its_command_still_counts() {
+    let mut s = Script::new("try two things");
+    s.ok("read_file", json!({"path": "src/kept.rs"}), &page(1, 3, 3));
+    s.ok(
+        "edit_file",
+        json!({"path": "src/kept.rs", "old_string": "a", "new_string": "b"}),
+        "Edited src/kept.rs: replaced 1 occurrence.\n",
+    );
+    let edit = s.ok(
+        "edit_file",
+        json!({"path": "src/kept.rs", "old_string": "b", "new_string": "c\nd"}),
+        "Edited src/kept.rs: replaced 1 occurrence.\n",
+    );
+    let write = s.ok(
+        "write_file",
+        json!({"path": "src/gone.rs", "content": "x\n"}),
+        "Created src/gone.rs (2 bytes, 1 lines).",
+    );
+    let rm = s.bash("rm old.txt", "(no output)", "exit code 0");
+    let counts = HashMap::new();
+    let undone = [edit, write, rm];
+    let t = Touched::from_log(ToolLog {
+        undone: &undone,
+        ..log(&s.messages, &counts, None)
+    });
+    let kept = t.files.get("src/kept.rs").expect("the kept edit");
+    assert_eq!((kept.fate.clone(), kept.changes), (Fate::Edited, 1));
+    assert_eq!(
+        kept.counts,
+        LineCounts {
+            added: 1,
+            removed: 1
+        }
+    );
+    assert!(!t.files.contains_key("src/gone.rs"), "{:?}", t.files);
+    assert!(!t.files.contains_key("old.txt"), "{:?}", t.files);
+    assert_eq!(t.commands.len(), 1, "the command still ran");
+    // Nothing undone: all three changes are there.
+    let all = Touched::from_log(log(&s.messages, &counts, None));
+    assert_eq!(all.files["src/kept.rs"].changes, 2);
+    assert_eq!(all.files["src/gone.rs"].fate, Fate::Created);
+    assert!(matches!(all.files["old.txt"].fate, Fate::Deleted { .. }));
 }

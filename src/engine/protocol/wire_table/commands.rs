@@ -102,6 +102,20 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
             r#"{"type":"sessions","current_run":"r2","sessions":[{"run_id":"r1","run_dir":"/d/runs/r1","created":"2026-11-29T10:00:00Z","updated":"2026-11-29T11:00:00Z","updated_unix_ms":1795950000000,"step":"fix-add","first_message":"fix add","generations":2,"num_turns":4,"cost_usd":0.75,"model":"m","session_id":"s9"}]}"#,
         ),
         (
+            Event::Models {
+                models: vec!["claude-a".into(), "claude-b".into()],
+                error: None,
+            },
+            r#"{"type":"models","models":["claude-a","claude-b"]}"#,
+        ),
+        (
+            Event::Models {
+                models: vec![],
+                error: Some("not found".into()),
+            },
+            r#"{"type":"models","models":[],"error":"not found"}"#,
+        ),
+        (
             Event::Resumed {
                 run_id: "r1".into(),
                 session_id: "s9".into(),
@@ -126,8 +140,22 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
                 })],
                 sandbox: "workspace-write, network off (Landlock ABI 7 and a seccomp filter)"
                     .into(),
+                rules: Vec::new(),
             },
             r#"{"type":"permissions","policy":"ask","allowances":[{"rule":{"kind":"bash_prefix","prefix":"cargo test"},"label":"bash: `cargo test …`"}],"sandbox":"workspace-write, network off (Landlock ABI 7 and a seccomp filter)"}"#,
+        ),
+        (
+            Event::Permissions {
+                policy: ApprovalPolicy::Auto,
+                allowances: Vec::new(),
+                sandbox: "off".into(),
+                rules: vec![ListedRule {
+                    kind: "deny",
+                    rule: "Read(./.env)".into(),
+                    source: Some(PathBuf::from("/home/u/.claude/settings.json")),
+                }],
+            },
+            r#"{"type":"permissions","policy":"auto","allowances":[],"sandbox":"off","rules":[{"kind":"deny","rule":"Read(./.env)","source":"/home/u/.claude/settings.json"}]}"#,
         ),
         (
             Event::Pins {
@@ -193,9 +221,10 @@ pub(super) fn entries() -> Vec<(Event, &'static str)> {
                     files: vec!["src/a.rs".into()],
                     current: true,
                     undone: false,
+                    sent_as: Some(4),
                 }],
             },
-            r#"{"type":"rewind_points","points":[{"turn":3,"generation":2,"at":1800000000,"text":"fix the parser","files":["src/a.rs"],"current":true}]}"#,
+            r#"{"type":"rewind_points","points":[{"turn":3,"generation":2,"at":1800000000,"text":"fix the parser","files":["src/a.rs"],"current":true,"sent_as":4}]}"#,
         ),
         (
             Event::Rewound {

@@ -15,11 +15,13 @@ use crate::engine::protocol::Event;
 use crate::engine::session::step_ledger::StepLedger;
 
 /// What a rewind of the code changed: the files it put back, and the files it left as the
-/// user had them (both sorted, each named once).
+/// user had them (both sorted, each named once), and the turns it undid.
 #[derive(Debug, Default)]
 pub(in crate::engine::session) struct Rewound {
     pub(in crate::engine::session) files: Vec<String>,
     pub(in crate::engine::session) kept: Vec<String>,
+    /// The turns undone, newest first.
+    pub(in crate::engine::session) turns: Vec<u64>,
 }
 
 impl Checkpointing {
@@ -99,6 +101,7 @@ impl Checkpointing {
                     ledger.record(|r| {
                         let _ = r.history.undo.commit_undo(&t);
                     });
+                    done.turns.push(t.turn);
                 }
                 // KeepUsers never stops; a store that fails ends the walk.
                 Ok(Restore::Stopped { .. }) => break,

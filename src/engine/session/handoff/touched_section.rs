@@ -2,46 +2,90 @@
 //! gets it when it is frozen, built from the current session's tool log and the section of the
 //! document this generation was briefed with (as the user left it), ending with the errors the
 //! language servers still see in the generation's files. The line counts of edits and writes are
-//! kept per call as their results are delivered (the model's result text does not carry them).
+//! kept per call as their results are delivered (the model's result text does not carry them),
+//! with the turn of each call, so a turn the user undid (and has not redone) leaves the section.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use super::context::HandoffCx;
+use crate::engine::checkpoint::{RestoreReport, UndoAction};
 use crate::engine::diff::FileDiff;
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::handoff::touched::{self, LineCounts, ToolLog};
 
-/// The line counts of one session's file changes, by call id.
+/// The line counts of one session's file changes, by call id, the step's turn of each call that
+/// may have changed files, and the turns whose changes the user undid since.
 #[derive(Debug, Default)]
 pub(in crate::engine::session) struct CallCounts {
     session: String,
     by_call: HashMap<String, LineCounts>,
+    /// The step's turn of each call delivered while that turn had an undo entry open.
+    turn_of: HashMap<String, u64>,
+    /// Turns undone (`/undo`, a rewind of the code) and not redone.
+    undone: BTreeSet<u64>,
 }
 
 impl CallCounts {
-    /// Keep the counts of the file tool call `id` of `session` (a new session starts afresh).
+    /// Start afresh when `session` is not the one counted.
+    fn of_session(&mut self, session: &str) -> &mut CallCounts {
+        if self.session != session {
+            *self = CallCounts {
+                session: session.to_string(),
+                ..CallCounts::default()
+            };
+        }
+        self
+    }
+
+    /// Keep the counts of the tool call `id` of `session` (a new session starts afresh), and the
+    /// step's `turn` it ran in (the turn with an undo entry open, if any).
     pub(in crate::engine::session) fn note(
         &mut self,
         session: &str,
         id: &str,
+        turn: Option<u64>,
         diff: Option<&FileDiff>,
     ) {
+        let this = self.of_session(session);
+        if let Some(turn) = turn {
+            this.turn_of.insert(id.to_string(), turn);
+        }
         let Some(d) = diff else {
             return;
         };
-        if self.session != session {
-            *self = CallCounts {
-                session: session.to_string(),
-                by_call: HashMap::new(),
-            };
-        }
-        self.by_call.insert(
+        this.by_call.insert(
             id.to_string(),
             LineCounts {
                 added: d.added as u64,
                 removed: d.removed as u64,
             },
         );
+    }
+
+    /// An undo or redo that ran in `session`: its turn's changes leave (or come back to) the
+    /// section.
+    pub(in crate::engine::session) fn restored(&mut self, session: &str, report: &RestoreReport) {
+        if let RestoreReport::Restored { action, of, .. } = report {
+            let this = self.of_session(session);
+            match action {
+                UndoAction::Undo => this.undone.insert(of.turn),
+                UndoAction::Redo => this.undone.remove(&of.turn),
+            };
+        }
+    }
+
+    /// A rewind of the code in `session` undid `turns`.
+    pub(in crate::engine::session) fn rewound(&mut self, session: &str, turns: &[u64]) {
+        self.of_session(session).undone.extend(turns);
+    }
+
+    /// The calls of the undone turns.
+    fn undone_calls(&self) -> Vec<String> {
+        self.turn_of
+            .iter()
+            .filter(|(_, t)| self.undone.contains(t))
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 }
 
@@ -52,10 +96,10 @@ pub(super) fn with_touched(cx: &mut impl HandoffCx, doc: &HandoffDoc) -> Handoff
     let open_problems = cx.open_problems();
     let conv = cx.conv();
     let empty = HashMap::new();
-    let counts = if conv.call_counts.session == conv.id {
-        &conv.call_counts.by_call
+    let (counts, undone) = if conv.call_counts.session == conv.id {
+        (&conv.call_counts.by_call, conv.call_counts.undone_calls())
     } else {
-        &empty
+        (&empty, Vec::new())
     };
     let previous = conv
         .briefed
@@ -65,6 +109,7 @@ pub(super) fn with_touched(cx: &mut impl HandoffCx, doc: &HandoffDoc) -> Handoff
     let section = touched::section(ToolLog {
         messages: &conv.messages,
         counts,
+        undone: &undone,
         generation: conv.generation,
         workspace: Some(&workspace),
         previous,

@@ -26,6 +26,15 @@ mod memory;
 /// Characters of a task the ledger keeps.
 const TASK_CHARS: usize = crate::engine::handoff::document::TASK_EXCERPT_CHARS;
 
+/// Where a user's message goes: the generation, its session, the message's index in that
+/// session's history, and the front end's number of the turn that sent it.
+pub(super) struct PromptAt<'a> {
+    pub(super) generation: u32,
+    pub(super) session_id: &'a str,
+    pub(super) index: usize,
+    pub(super) sent_as: u64,
+}
+
 /// The step's record in the run's ledger, and what goes with it.
 pub(super) struct StepLedger {
     manifest: Manifest,
@@ -204,22 +213,18 @@ impl StepLedger {
 
     /// Record a message the user sent in `generation`'s session `session_id`, where it will be
     /// the `index`th message of the history, before it joins it.
-    pub(super) fn note_prompt(
-        &mut self,
-        generation: u32,
-        session_id: &str,
-        index: usize,
-        text: &str,
-    ) {
+    pub(super) fn note_prompt(&mut self, at: PromptAt<'_>, text: &str, typed: Option<&str>) {
         let Some(rec) = self.rec() else { return };
         let prompt = PromptRecord {
             time: now_stamp(),
             at: now_unix().0,
-            generation,
-            session_id: session_id.to_string(),
+            generation: at.generation,
+            session_id: at.session_id.to_string(),
             turn: u64::from(rec.figures.num_turns) + 1,
-            index,
+            index: at.index,
             text: text.to_string(),
+            typed: typed.map(str::to_string),
+            sent_as: Some(at.sent_as),
         };
         self.record(|r| push_prompt(&mut r.history.prompts, prompt));
     }
@@ -268,7 +273,8 @@ impl StepLedger {
                 turn: p.turn,
                 generation: p.generation,
                 at: p.at,
-                text: p.text.clone(),
+                text: p.shown().to_string(),
+                sent_as: p.sent_as,
                 files: undo
                     .undoable()
                     .chain(undo.redoable())

@@ -142,6 +142,17 @@ pub fn namespaces_available() -> bool {
     }
 }
 
+/// Start asking [`namespaces_available`] now, on a thread of its own (the probe forks a child), so
+/// a start's other work runs beside it; the first caller waits for the answer if it is not in yet.
+pub fn probe_namespaces_early() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = std::thread::Builder::new()
+            .name("namespaces".into())
+            .spawn(namespaces_available);
+    }
+}
+
 /// The one line to show at start when the sandbox of `policy` in `workspace` gives less than
 /// its full protection on this machine: on Linux without user namespaces (the metadata of files
 /// outside, no private terminal, and the workspace's `.git` kept read-only entry by entry);
