@@ -1,11 +1,13 @@
-//! `/jobs` and the engine's jobs events: `/jobs` lists them, `/jobs N` shows a job's last lines,
-//! `/jobs stop N` stops one; a chat line when a job ends. Esc never touches them: it aborts the
-//! turn, and jobs are not part of a turn.
+//! `/jobs` and the engine's jobs events: `/jobs` opens the list (`jobs_view`, its keys below),
+//! `/jobs N` shows a job's last lines in the chat, `/jobs stop N` stops one; a chat line when a
+//! job ends. Esc never touches a job: it aborts the turn (jobs are not part of a turn), and in
+//! the list it closes the list.
 
 use std::time::Instant;
 
 use crate::engine::protocol::{Event, JobsOp, Op};
 
+use super::keymap::Action;
 use super::msg::Effect;
 use super::state::AppState;
 
@@ -14,10 +16,7 @@ pub(crate) fn command(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effe
     let words: Vec<&str> = arg.unwrap_or_default().split_whitespace().collect();
     let id = |w: &str| w.trim_start_matches('#').parse::<u32>().ok();
     match words.as_slice() {
-        [] => {
-            state.jobs.listing = true;
-            fx.push(Effect::SendOp(Op::Jobs(JobsOp::List)));
-        }
+        [] => fx.push(Effect::SendOp(state.jobs.open())),
         [n] if id(n).is_some() => {
             if let Some(id) = id(n) {
                 fx.push(Effect::SendOp(Op::Jobs(JobsOp::Output { id })));
@@ -36,13 +35,7 @@ pub(crate) fn command(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effe
 /// The engine's jobs events.
 pub(crate) fn on_event(state: &mut AppState, ev: Event, _now: Instant) {
     match ev {
-        Event::Jobs { jobs } => {
-            state.jobs.update(jobs);
-            if std::mem::take(&mut state.jobs.listing) {
-                let text = state.jobs.report();
-                state.chat.notice(text);
-            }
-        }
+        Event::Jobs { jobs } => state.jobs.update(jobs),
         Event::JobEnded { job } => {
             let mut text = format!(
                 "job #{} ended: {} · {}",
@@ -56,8 +49,32 @@ pub(crate) fn on_event(state: &mut AppState, ev: Event, _now: Instant) {
             state.chat.notice(text);
         }
         Event::JobOutput { id, text } => {
-            state.chat.notice(format!("job #{id}, last lines:\n{text}"));
+            if let Some(text) = state.jobs.on_output(id, text) {
+                state.chat.notice(format!("job #{id}, last lines:\n{text}"));
+            }
         }
         _ => {}
     }
+}
+
+/// A key of the open list.
+pub(crate) fn key(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
+    let op = match action {
+        Action::JobsNext | Action::JobsPrev => {
+            state.jobs.step(action == Action::JobsNext);
+            None
+        }
+        Action::JobsOutput => state.jobs.show_output(),
+        Action::JobsStop => state.jobs.stop(),
+        _ => {
+            state.jobs.back();
+            None
+        }
+    };
+    fx.extend(op.map(Effect::SendOp));
+}
+
+/// A frame: the open list asks for fresh figures.
+pub(crate) fn tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
+    fx.extend(state.jobs.tick(now).into_iter().map(Effect::SendOp));
 }

@@ -60,7 +60,7 @@ fn dispatch_key(state: &mut AppState, key: KeyEvent, now: Instant, fx: &mut Vec<
     match keymap::lookup(&state.contexts(now), &key) {
         Some(action) => on_action(state, action, key, now, fx),
         // A picker has every key until it closes.
-        None if state.picker.is_some() || state.rewind.is_open() => {}
+        None if state.picker.is_some() || state.rewind.is_open() || state.jobs.is_open() => {}
         None if state.input.search().is_some() => state.input.search_key(key),
         None => match state.focus {
             Focus::Input => input_key(state, key, now),
@@ -149,6 +149,11 @@ fn on_action(
         Action::PickerNext | Action::PickerPrev | Action::PickerChoose | Action::PickerClose => {
             picker_key(state, action, fx)
         }
+        Action::JobsNext
+        | Action::JobsPrev
+        | Action::JobsOutput
+        | Action::JobsStop
+        | Action::JobsClose => super::job_events::key(state, action, fx),
         Action::MentionNext => state.mention.step(true),
         Action::MentionPrev => state.mention.step(false),
         Action::MentionComplete => complete_mention(state, fx),

@@ -32,6 +32,9 @@ pub(crate) mod input;
 pub(crate) mod input_box;
 pub(crate) mod interrupt_keys;
 pub(crate) mod job_events;
+pub(crate) mod jobs_overlay;
+#[cfg(test)]
+mod jobs_tests;
 pub(crate) mod jobs_view;
 pub(crate) mod key_actions;
 pub(crate) mod keymap;

@@ -15,6 +15,9 @@ impl AppState {
         if self.picker.is_some() || self.rewind.is_open() {
             return vec![Context::Picker, Context::Global];
         }
+        if self.jobs.is_open() {
+            return vec![Context::Jobs, Context::Global];
+        }
         if self.input.search().is_some() && self.focus == Focus::Input {
             return vec![Context::Search, Context::Global];
         }
@@ -95,7 +98,8 @@ impl AppState {
             .approval_ready_at()
             .filter(|t| *t > now)
             .map(|t| t.saturating_duration_since(now));
-        [spinner, background, countdown, quit, approval]
+        let jobs = self.jobs.next_refresh_in(now);
+        [spinner, background, countdown, quit, approval, jobs]
             .into_iter()
             .flatten()
             .min()

@@ -213,7 +213,7 @@ pub(crate) const COMMANDS: &[CommandSpec] = &[
         cmd: SlashCommand::Jobs,
         name: "jobs",
         args: "[N|stop N]",
-        desc: "list the background jobs; N shows a job's last lines, stop N stops it",
+        desc: "the background jobs, a list to view and stop them; N shows a job's last lines, stop N stops it",
     },
     CommandSpec {
         cmd: SlashCommand::Skills,

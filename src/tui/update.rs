@@ -119,6 +119,7 @@ fn on_tick(state: &mut AppState, now: Instant, fx: &mut Vec<Effect>) {
     super::subagent_events::on_tick(state, now);
     state.chat.count_tool_seconds(now);
     state.mention.on_tick(fx);
+    super::job_events::tick(state, now, fx);
     let ended = state.editor.tick(now);
     if ended {
         if super::editor_update::write_back_deleted(state, fx) {

@@ -227,6 +227,8 @@ fn draw_panes(
     if let Some(p) = state.rewind.picker() {
         super::rewind_picker::draw(p, body, buf, theme);
     }
+    let wall = crate::engine::fsutil::now_unix().0;
+    super::jobs_overlay::draw(&state.jobs, body, buf, theme, wall);
     draw_status(state, status, buf, theme, now);
     cache.layout = LayoutCache {
         chat,

@@ -120,11 +120,22 @@ pub struct JobInfo {
     pub last_lines: Vec<String>,
 }
 
-/// What a table tells its owner.
-#[derive(Debug, Clone)]
+/// What a table tells its owner: something changed, the list is worth sending again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobChange {
     Started,
-    Ended(JobInfo),
+    Ended,
+    /// The owner asked for the list ([`Jobs::ask_list`]).
+    Asked,
+}
+
+/// What the front end is to be told now ([`Jobs::front_list`]).
+#[derive(Debug, Clone, Default)]
+pub struct FrontList {
+    /// The jobs that ended since the last list, each told once, before the list.
+    pub ended: Vec<JobInfo>,
+    /// Every job.
+    pub all: Vec<JobInfo>,
 }
 
 /// One job in the table.
@@ -144,6 +155,13 @@ struct Job {
     cursor: u64,
     stop: Option<oneshot::Sender<()>>,
     done: Option<watch::Receiver<bool>>,
+    /// Its end was told to the front end (or it ended in an earlier process).
+    end_told: bool,
+    /// Stopped because its process is leaving: recorded as gone, as if the process had died
+    /// with it running (a later process tells the model to start it again).
+    leaving: bool,
+    /// Its id in the run it was recorded in, when `/resume` brought it here under another.
+    formerly: Option<u32>,
 }
 
 impl Job {
@@ -172,6 +190,8 @@ pub(crate) struct Table {
     /// Ended jobs the model has not been told of, in the order they ended.
     unannounced: Vec<u32>,
     registry: Option<PathBuf>,
+    /// Where new jobs' output goes.
+    dir: PathBuf,
 }
 
 impl Table {
@@ -187,16 +207,14 @@ impl Table {
         self.jobs.iter().filter(|j| j.state.is_running()).count()
     }
 
-    /// Job `id` ended in `state`: recorded, to be told; its info for the owner.
-    fn finish(&mut self, id: u32, state: JobState) -> Option<JobInfo> {
-        let job = self.job_mut(id)?;
+    /// Job `id` ended in `state`: recorded, to be told.
+    fn finish(&mut self, id: u32, state: JobState) {
+        let Some(job) = self.job_mut(id) else { return };
         job.state = state;
         job.ended_unix = Some(now_unix().0);
         job.stop = None;
-        let info = job.info(5);
         self.unannounced.push(id);
         self.save();
-        Some(info)
     }
 
     fn save(&self) {
@@ -210,7 +228,6 @@ impl Table {
 #[derive(Debug)]
 pub struct Jobs {
     table: Arc<Mutex<Table>>,
-    dir: PathBuf,
     limits: JobLimits,
     changes: Option<mpsc::UnboundedSender<JobChange>>,
 }
@@ -221,6 +238,7 @@ impl Jobs {
     pub fn new(dir: PathBuf, limits: JobLimits, record: bool) -> Jobs {
         let mut table = Table {
             next_id: 1,
+            dir: dir.clone(),
             ..Table::default()
         };
         if record {
@@ -240,7 +258,6 @@ impl Jobs {
         }
         Jobs {
             table: Arc::new(Mutex::new(table)),
-            dir,
             limits,
             changes: None,
         }
@@ -256,17 +273,107 @@ impl Jobs {
         self.limits
     }
 
-    /// Every job, oldest first, its last `last` lines each; running jobs' ports looked up now.
+    /// Every job, oldest first, its last `last` lines each; running jobs' ports looked up now
+    /// (a walk of `/proc`, done without holding the table: the jobs' output goes on meanwhile).
     pub fn list(&self, last: usize) -> Vec<JobInfo> {
+        let groups: Vec<(u32, u32)> = match self.table.lock() {
+            Ok(t) => t
+                .jobs
+                .iter()
+                .filter(|j| j.state.is_running())
+                .filter_map(|j| Some((j.id, j.pgid?)))
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        let found: Vec<(u32, Vec<u16>)> = groups
+            .into_iter()
+            .map(|(id, pgid)| (id, ports::listening(pgid)))
+            .collect();
         let Ok(mut t) = self.table.lock() else {
             return Vec::new();
         };
-        for job in t.jobs.iter_mut().filter(|j| j.state.is_running()) {
-            if let Some(pgid) = job.pgid {
-                job.ports = ports::listening(pgid);
+        for (id, ports) in found {
+            if let Some(job) = t.job_mut(id).filter(|j| j.state.is_running()) {
+                job.ports = ports;
             }
         }
         t.jobs.iter().map(|j| j.info(last)).collect()
+    }
+
+    /// Job `id` with its last `last` lines, its ports as last looked up.
+    pub fn get(&self, id: u32, last: usize) -> Option<JobInfo> {
+        self.table.lock().ok()?.job(id).map(|j| j.info(last))
+    }
+
+    /// What the front end is to be told now: the jobs that ended since the last call (each
+    /// once) and every job, from one look at the table, with their last `last` lines. One
+    /// owner's task calls it for every change, so no list shows a job ended before the front end
+    /// was told how it ended.
+    pub fn front_list(&self, last: usize) -> FrontList {
+        let all = self.list(last);
+        let Ok(mut t) = self.table.lock() else {
+            return FrontList::default();
+        };
+        let mut ended = Vec::new();
+        for info in &all {
+            if let Some(job) = t.job_mut(info.id)
+                && !info.state.is_running()
+                && !job.end_told
+            {
+                job.end_told = true;
+                ended.push(info.clone());
+            }
+        }
+        FrontList { ended, all }
+    }
+
+    /// `/resume` moved the session to the run whose jobs folder is `dir`: the jobs recorded there
+    /// join this table (the ones that were running are gone, told at the next request; one whose
+    /// id this table uses already gets a free one, and the notice names both), this table's
+    /// record moves there, and new jobs write their output there. This process's own jobs run on.
+    pub fn adopt(&self, dir: PathBuf) {
+        let Ok(mut t) = self.table.lock() else { return };
+        if t.dir == dir {
+            return;
+        }
+        let path = dir.join(registry::FILE);
+        let loaded = registry::load(&path);
+        let taken: Vec<u32> = t.jobs.iter().map(|j| j.id).collect();
+        let mut free = loaded
+            .iter()
+            .map(|j| j.id)
+            .chain(taken.iter().copied())
+            .max()
+            .unwrap_or(0)
+            .max(t.next_id.saturating_sub(1))
+            + 1;
+        for mut job in loaded {
+            if taken.contains(&job.id) {
+                job.formerly = Some(job.id);
+                job.id = free;
+                free += 1;
+            }
+            if job.state == JobState::Gone {
+                t.unannounced.push(job.id);
+            }
+            t.jobs.push(job);
+        }
+        t.next_id = free;
+        t.jobs.sort_by_key(|j| j.id);
+        if t.registry.is_some() {
+            t.registry = Some(path);
+        }
+        t.dir = dir;
+        t.save();
+        drop(t);
+        self.ask_list();
+    }
+
+    /// Ask for the list: the owner's task sends it, after the ends not told yet.
+    pub fn ask_list(&self) {
+        if let Some(tx) = &self.changes {
+            let _ = tx.send(JobChange::Asked);
+        }
     }
 
     /// How many run now.
@@ -301,8 +408,14 @@ impl Jobs {
                 ));
             }
         }
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("the jobs folder {} cannot be made: {e}", self.dir.display()))?;
+        let dir = self
+            .table
+            .lock()
+            .map_err(|_| "the job table is broken")?
+            .dir
+            .clone();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("the jobs folder {} cannot be made: {e}", dir.display()))?;
         let spawned = process::spawn(command, &ctx.workspace, &ctx.sandbox)
             .map_err(|e| format!("Could not start the shell: {e}"))?;
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -318,12 +431,15 @@ impl Jobs {
                 started: Instant::now(),
                 ended_unix: None,
                 state: JobState::Running,
-                log: OutputLog::create(self.dir.join(format!("{id}.log"))),
+                log: OutputLog::create(dir.join(format!("{id}.log"))),
                 pgid: spawned.pgid,
                 ports: Vec::new(),
                 cursor: 0,
                 stop: Some(stop_tx),
                 done: Some(done_rx),
+                end_told: false,
+                leaving: false,
+                formerly: None,
             };
             t.jobs.push(job);
             t.save();
@@ -363,6 +479,17 @@ impl Jobs {
         job.done
             .clone()
             .ok_or_else(|| format!("job #{id} cannot be waited for"))
+    }
+
+    /// The process leaves: [`Jobs::stop_all`], each job recorded as gone (a later process on the
+    /// run lists it so), though this one sees it stopped.
+    pub async fn leave(&self, within: Duration) {
+        if let Ok(mut t) = self.table.lock() {
+            for job in t.jobs.iter_mut().filter(|j| j.state.is_running()) {
+                job.leaving = true;
+            }
+        }
+        self.stop_all(within).await;
     }
 
     /// Stop every running job and wait until they have ended: `SIGTERM`, then `SIGKILL` to
@@ -412,9 +539,9 @@ impl Jobs {
     pub fn take_notice(&self) -> Option<String> {
         let mut t = self.table.lock().ok()?;
         let ids = std::mem::take(&mut t.unannounced);
-        let ended: Vec<JobInfo> = ids
+        let ended: Vec<(JobInfo, Option<u32>)> = ids
             .iter()
-            .filter_map(|id| t.job(*id).map(|j| j.info(3)))
+            .filter_map(|id| t.job(*id).map(|j| (j.info(3), j.formerly)))
             .collect();
         tool::ended_notice(&ended)
     }

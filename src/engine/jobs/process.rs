@@ -125,10 +125,12 @@ pub(super) async fn watch(s: Spawned, w: Watch) {
             None => JobState::Unknown,
         }
     };
-    let info = w.table.lock().ok().and_then(|mut t| t.finish(w.id, state));
+    if let Ok(mut t) = w.table.lock() {
+        t.finish(w.id, state);
+    }
     let _ = w.done.send(true);
-    if let (Some(tx), Some(info)) = (&w.changes, info) {
-        let _ = tx.send(JobChange::Ended(info));
+    if let Some(tx) = &w.changes {
+        let _ = tx.send(JobChange::Ended);
     }
 }
 

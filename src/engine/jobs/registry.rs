@@ -1,6 +1,7 @@
 //! `jobs.json` in a run's jobs folder: every job of the run, rewritten when one starts or ends.
 //! A later process on the same run reads it back; a job it says was running died with the
-//! process that started it, so it is read as [`JobState::Gone`].
+//! process that started it, and one its process stopped on leaving ended with it: both are read
+//! as [`JobState::Gone`].
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -32,6 +33,7 @@ struct Entry {
 
 fn entry(job: &Job) -> Entry {
     let (state, code, signal) = match job.state {
+        _ if job.leaving => ("gone", None, None),
         JobState::Running => ("running", None, None),
         JobState::Exited { code } => ("exited", Some(code), None),
         JobState::Killed { signal } => ("killed", None, Some(signal)),
@@ -93,6 +95,9 @@ pub(super) fn load(path: &Path) -> Vec<Job> {
                 cursor: e.bytes,
                 stop: None,
                 done: None,
+                end_told: true,
+                leaving: false,
+                formerly: None,
             }
         })
         .collect()

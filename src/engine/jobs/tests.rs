@@ -250,3 +250,62 @@ async fn a_later_process_lists_the_running_jobs_as_gone() {
         read.content
     );
 }
+
+#[tokio::test]
+async fn jobs_stopped_on_leaving_are_recorded_gone_and_a_resume_adopts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolCtx::new(dir.path(), "s");
+    let start = |command: &str| json!({"command": command, "run_in_background": true});
+    // Run A: a server stopped as its process leaves, and a job that ended by itself.
+    let run_a = dir.path().join("a");
+    {
+        let jobs = table(&run_a, quick());
+        jobs.run_start(&start("echo served; sleep 30"), &ctx).await;
+        jobs.run_start(&start("echo done"), &ctx).await;
+        assert!(wait_until(|| jobs.running() == 1).await);
+        jobs.leave(Duration::from_secs(1)).await;
+        let seen: Vec<JobState> = jobs.list(0).iter().map(|j| j.state).collect();
+        assert_eq!(
+            seen,
+            [JobState::Stopped, JobState::Exited { code: 0 }],
+            "this process sees it stopped"
+        );
+    }
+    // Run B, another process: its own job runs, then `/resume` moves it to run A.
+    let b = table(&dir.path().join("b"), quick());
+    b.run_start(&start("sleep 30"), &ctx).await;
+    b.take_notice();
+    b.adopt(dir_in(&run_a));
+    let all: Vec<(u32, JobState)> = b.list(0).iter().map(|j| (j.id, j.state)).collect();
+    assert_eq!(
+        all,
+        [
+            (1, JobState::Running),
+            (2, JobState::Exited { code: 0 }),
+            (3, JobState::Gone)
+        ],
+        "its own job keeps #1; run A's #1 takes the next free id"
+    );
+    let notice = b.take_notice().unwrap();
+    assert!(
+        notice.contains(
+            "Job #1 `echo served; sleep 30` (#1 in the session you resumed; #3 now) is gone"
+        ),
+        "{notice}"
+    );
+    assert_eq!(b.take_notice(), None, "told once");
+    let read = b
+        .run_tool(names::JOB_OUTPUT, &json!({"id": 3, "tail": 5}))
+        .await
+        .unwrap();
+    assert!(read.content.contains("served"), "{}", read.content);
+    // The record moved to run A, and so do new jobs' logs.
+    let next = b.run_start(&start("echo four"), &ctx).await;
+    assert!(next.content.contains("Job #4"), "{}", next.content);
+    assert!(dir_in(&run_a).join("4.log").exists());
+    let record = std::fs::read_to_string(dir_in(&run_a).join("jobs.json")).unwrap();
+    assert_eq!(record.matches("\"id\"").count(), 4, "{record}");
+    // Adopting the same run again changes nothing.
+    b.adopt(dir_in(&run_a));
+    assert_eq!(b.list(0).len(), 4);
+}

@@ -178,7 +178,13 @@ impl Jobs {
             }
             if Instant::now() >= probe_at {
                 probe_at = Instant::now() + Duration::from_millis(300);
-                let found = pgid.map(ports::listening).unwrap_or_default();
+                // A walk of `/proc`: off the runtime's workers, which run the jobs' output.
+                let found = match pgid {
+                    Some(pgid) => tokio::task::spawn_blocking(move || ports::listening(pgid))
+                        .await
+                        .unwrap_or_default(),
+                    None => Vec::new(),
+                };
                 if !found.is_empty() {
                     if let Ok(mut t) = self.table.lock()
                         && let Some(j) = t.job_mut(id)
@@ -382,19 +388,23 @@ fn no_job(id: u32) -> String {
     format!("there is no job #{id}; job_output without an id lists them")
 }
 
-/// The notice of ended (or gone) jobs for the next request.
-pub(super) fn ended_notice(ended: &[JobInfo]) -> Option<String> {
+/// The notice of ended (or gone) jobs for the next request; each with its id in the run it
+/// was recorded in when `/resume` gave it another.
+pub(super) fn ended_notice(ended: &[(JobInfo, Option<u32>)]) -> Option<String> {
     if ended.is_empty() {
         return None;
     }
     let mut out = String::from("[flower-tui: background jobs changed since your last request]\n");
-    for info in ended {
+    for (info, formerly) in ended {
         if info.state == JobState::Gone {
+            let was = formerly.map_or_else(String::new, |f| {
+                format!(" (#{f} in the session you resumed; #{} now)", info.id)
+            });
             out.push_str(&format!(
-                "- Job #{} `{}` is gone: it was running in an earlier flower-tui process, which \
-                 stopped it when it ended. Start it again if you still need it; do not rely on \
-                 it running.\n",
-                info.id,
+                "- Job #{} `{}`{was} is gone: it was running in an earlier flower-tui process, \
+                 which stopped it when it ended. Start it again if you still need it; do not \
+                 rely on it running.\n",
+                formerly.unwrap_or(info.id),
                 one_line(&info.command, 200)
             ));
             continue;

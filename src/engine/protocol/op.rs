@@ -19,7 +19,8 @@ pub enum JobsOp {
     Output { id: u32 },
     /// Stop a job (`SIGTERM`, then `SIGKILL` after the grace period); `Event::JobEnded` follows.
     Stop { id: u32 },
-    /// Stop every job and answer with the list once they have ended (headless, at its end).
+    /// The run ends (headless, at its end): stop every job and answer with the list once they
+    /// have ended; the run's record lists them gone, as a later process must not trust them.
     StopAll,
 }
 

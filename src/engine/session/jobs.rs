@@ -1,19 +1,22 @@
 //! What the session does with its background jobs (the table is [`crate::engine::jobs`]): the
 //! main thread's table lives in the run's context for the whole process, so jobs run on through
-//! handoffs; its changes reach the front end as events (`Jobs` at every start and end, and
-//! `JobEnded`), the front end's `/jobs` ops are answered beside the turn, and the engine stops
-//! every job when it leaves.
+//! handoffs; its changes reach the front end as events from one task (`Jobs` at every start and
+//! end and when asked, each preceded by the `JobEnded` of every job it shows ended for the first
+//! time, so no list shows an end before the end is told), the front end's `/jobs` ops are
+//! answered beside the turn, and the engine stops every job when it leaves.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::engine::jobs::{JobChange, JobLimits, Jobs};
+use crate::engine::jobs::{JobLimits, Jobs};
 use crate::engine::protocol::{Event, JobsOp};
 
-/// Lines of each job the events carry.
+/// Lines of each job a `Jobs` event carries.
 const EVENT_LINES: usize = 3;
+/// Lines of a job a `JobEnded` event carries.
+const ENDED_LINES: usize = 5;
 /// Lines a front end's `JobsOp::Output` gets.
 const OUTPUT_LINES: usize = 200;
 /// When flower-tui leaves, how long its jobs have after `SIGTERM` at most.
@@ -31,29 +34,42 @@ pub(super) fn main_table(
     let table = Arc::downgrade(&jobs);
     let events = events.clone();
     tokio::spawn(async move {
-        while let Some(change) = rx.recv().await {
+        while rx.recv().await.is_some() {
             let Some(jobs) = table.upgrade() else { break };
-            if let JobChange::Ended(job) = change {
-                let _ = events.send(Event::JobEnded { job });
-            }
-            let _ = events.send(Event::Jobs {
-                jobs: jobs.list(EVENT_LINES),
-            });
+            // The changes queued meanwhile are answered by the same list.
+            while rx.try_recv().is_ok() {}
+            // The list walks `/proc` for ports: off the runtime's workers.
+            let events = events.clone();
+            let _ = tokio::task::spawn_blocking(move || tell(&jobs, &events)).await;
         }
     });
     jobs
 }
 
+/// The ends not told yet, then the list.
+fn tell(jobs: &Jobs, events: &mpsc::UnboundedSender<Event>) {
+    let now = jobs.front_list(ENDED_LINES);
+    for job in now.ended {
+        let _ = events.send(Event::JobEnded { job });
+    }
+    let jobs = now
+        .all
+        .into_iter()
+        .map(|mut j| {
+            let cut = j.last_lines.len().saturating_sub(EVENT_LINES);
+            j.last_lines.drain(..cut);
+            j
+        })
+        .collect();
+    let _ = events.send(Event::Jobs { jobs });
+}
+
 /// Answer a front end's op about the jobs (stops run beside the engine's loop).
 pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSender<Event>) {
     match op {
-        JobsOp::List => {
-            let _ = events.send(Event::Jobs {
-                jobs: jobs.list(EVENT_LINES),
-            });
-        }
+        JobsOp::List => jobs.ask_list(),
         JobsOp::Output { id } => {
-            let text = match jobs.list(OUTPUT_LINES).into_iter().find(|j| j.id == id) {
+            let text = match jobs.get(id, OUTPUT_LINES) {
                 Some(job) if job.last_lines.is_empty() => "(no output yet)".to_string(),
                 Some(job) => {
                     crate::engine::secrets::redact(&job.last_lines.join("\n")).into_owned()
@@ -68,18 +84,17 @@ pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSende
             }
         }
         JobsOp::StopAll => {
-            let (jobs, events) = (Arc::clone(jobs), events.clone());
+            let jobs = Arc::clone(jobs);
             tokio::spawn(async move {
-                jobs.stop_all(jobs.limits().grace).await;
-                let _ = events.send(Event::Jobs {
-                    jobs: jobs.list(EVENT_LINES),
-                });
+                jobs.leave(jobs.limits().grace).await;
+                jobs.ask_list();
             });
         }
     }
 }
 
-/// The engine leaves: every job is asked to stop, and killed after a short grace.
+/// The engine leaves: every job is asked to stop, and killed after a short grace; the run's
+/// record lists them gone.
 pub(super) async fn leave(jobs: &Jobs) {
-    jobs.stop_all(LEAVING_GRACE.min(jobs.limits().grace)).await;
+    jobs.leave(LEAVING_GRACE.min(jobs.limits().grace)).await;
 }

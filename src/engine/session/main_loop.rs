@@ -446,6 +446,9 @@ impl Engine {
             let _ = std::fs::remove_dir(&left.run_dir.root);
         }
         self.conversation = resumed.session;
+        // The resumed run's jobs join the table: the ones that ran there are gone now.
+        let jobs_dir = crate::engine::jobs::dir_in(&self.ledger.run_dir.root);
+        self.run.jobs.adopt(jobs_dir);
         // `SessionStart` runs before the resumed session's next request.
         self.hooks.start_due(StartSource::Resume);
         self.counters.reset_overflow();

@@ -60,6 +60,7 @@ impl Engine {
             effort: self.settings.effort,
             retry: self.run.provider.retry,
             tools,
+            jobs: self.run.tools.jobs,
             tool_ctx: self.tool_ctx(false),
             run_dir: self.ledger.run_dir.clone(),
             header: ChildHeader {

@@ -28,6 +28,7 @@ use super::{
 };
 use crate::engine::context::{self, Thresholds};
 use crate::engine::fsutil::new_id;
+use crate::engine::jobs::{JobLimits, Jobs};
 use crate::engine::ledger::{
     RunDir, SessionHeader, SubagentOf, SubagentRecord, Transcript, TranscriptLine, now_stamp,
 };
@@ -41,6 +42,8 @@ use crate::engine::types::{
 
 /// Characters of a tool result shown in its `tool_result` phase.
 const RESULT_PREVIEW: usize = 400;
+/// At its task's end, how long its jobs have between `SIGTERM` and `SIGKILL` at most.
+const JOBS_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the children of one batch share: the parent's provider, model and plumbing.
 pub struct ChildEnv {
@@ -55,6 +58,8 @@ pub struct ChildEnv {
     pub effort: Option<Effort>,
     pub retry: RetryPolicy,
     pub tools: ChildTools,
+    /// The limits of its own background jobs (the parent's).
+    pub jobs: JobLimits,
     /// The workspace, spill folder and bash timeout (each child's session id names its spills).
     pub tool_ctx: ToolCtx,
     pub run_dir: RunDir,
@@ -132,6 +137,11 @@ pub struct Child {
     /// How it ended and the report the parent gets; None while it runs.
     result: Option<(SubagentOutcome, String)>,
     elapsed_ms: u64,
+    /// Its background jobs: they end with its task (stopped at its end, killed when it is
+    /// dropped).
+    jobs: Option<Jobs>,
+    /// The jobs still running when its task ended, stopped then (for the report).
+    stopped_jobs: Vec<String>,
 }
 
 impl Child {
@@ -158,6 +168,8 @@ impl Child {
             iterations: 0,
             result: None,
             elapsed_ms: 0,
+            jobs: None,
+            stopped_jobs: Vec::new(),
         }
     }
 
@@ -170,7 +182,26 @@ impl Child {
     pub async fn run(&mut self, env: &ChildEnv) {
         self.open(env);
         let ending = self.work(env).await;
+        self.stop_jobs(env).await;
         self.close(ending);
+    }
+
+    /// Its task ended: every job it left running is stopped (`SIGTERM`, then `SIGKILL`).
+    async fn stop_jobs(&mut self, env: &ChildEnv) {
+        let Some(jobs) = &self.jobs else { return };
+        self.stopped_jobs = jobs
+            .list(0)
+            .iter()
+            .filter(|j| j.state.is_running())
+            .map(|j| {
+                format!(
+                    "#{} `{}`",
+                    j.id,
+                    crate::engine::text::one_line(&j.command, 80)
+                )
+            })
+            .collect();
+        jobs.stop_all(env.jobs.grace.min(JOBS_GRACE)).await;
     }
 
     /// Stop a child that has not ended: answer the calls it had started, record the end. A child
@@ -279,6 +310,11 @@ impl Child {
         };
         let path = env.run_dir.transcript_path(&self.session_id);
         self.transcript = Transcript::create(path.clone(), &header);
+        if env.tools.bash {
+            let dir = crate::engine::jobs::dir_in(&env.run_dir.root)
+                .join(format!("subagent-{}", self.session_id));
+            self.jobs = Some(Jobs::new(dir, env.jobs, false));
+        }
         tracing::info!(
             subagent = %self.call_id,
             session = %self.session_id,
@@ -316,6 +352,10 @@ impl Child {
                 return self.report_early(env, EarlyStop::ContextFull).await;
             }
             self.iterations += 1;
+            // Its jobs that ended since its last request are told in this one.
+            if let Some(notice) = self.jobs.as_ref().and_then(Jobs::take_notice) {
+                self.push(Message::user(notice));
+            }
             let resp = match self.request(env, ToolChoice::Auto).await {
                 Ok(r) => r,
                 Err(e) => return Ending::failed(&e),
@@ -420,7 +460,7 @@ impl Child {
                     "denied by the permission rule `{rule}` in the user's or the workspace's \
                      settings; do not try this call another way."
                 )),
-                (None, Ok(())) => tools::run(&name, &input, &ctx).await,
+                (None, Ok(())) => self.run_tool(&name, &input, &ctx).await,
                 (None, Err(e)) => ToolOutput::from(e),
             };
             let out = tools::for_model(&name, out, &ctx, &mut self.spiller);
@@ -452,6 +492,19 @@ impl Child {
             role: Role::User,
             content: results,
         });
+    }
+
+    /// One call it may make: a background `bash` or a job tool on its own jobs, else the tool.
+    async fn run_tool(&self, name: &str, input: &Value, ctx: &ToolCtx) -> ToolOutput {
+        if let Some(jobs) = &self.jobs {
+            if name == tools::names::BASH && crate::engine::jobs::is_background(input) {
+                return jobs.run_start(input, ctx).await;
+            }
+            if let Some(out) = jobs.run_tool(name, input).await {
+                return out;
+            }
+        }
+        tools::run(name, input, ctx).await
     }
 
     /// A response's usage: its context, its cost.
@@ -511,7 +564,7 @@ impl Child {
 
     /// The end: the report put together, the `end` phase sent and recorded.
     fn close(&mut self, ending: Ending) {
-        let report = report::result_text(ending.outcome, ending.reply.as_deref(), |why| {
+        let mut report = report::result_text(ending.outcome, ending.reply.as_deref(), |why| {
             report::mechanical(
                 &self.task.description,
                 why,
@@ -520,6 +573,13 @@ impl Child {
                 ending.detail.as_deref(),
             )
         });
+        if !self.stopped_jobs.is_empty() {
+            report.push_str(&format!(
+                "\n\n[flower-tui: the subagent's background jobs were stopped when its task ended: \
+                 {}]",
+                self.stopped_jobs.join(", ")
+            ));
+        }
         self.elapsed_ms = self.started.as_ref().map_or(0, |(t, _)| {
             u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
         });

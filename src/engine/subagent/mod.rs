@@ -17,7 +17,9 @@
 //!   session's one question was answered (from then on the parent runs commands unasked too). A path outside the workspace is refused (the parent's rule for it is "the user, call
 //!   by call"). No `task` of its own (no recursion), no file edits, no MCP tools (each needs the
 //!   user's approval). The settings files' `deny` rules hold for its calls as for the parent's
-//!   (a `Read` rule also for what its searches show).
+//!   (a `Read` rule also for what its searches show). With `bash` come background jobs on a
+//!   table of the child's own (`job_output`, `job_stop`): they end with its task (stopped at its
+//!   end, killed when it is aborted), and its report says which were still running then.
 //! - The engine's side (`session/task_calls.rs`) runs the `task` calls of one response together, at
 //!   most [`MAX_CONCURRENT`] at a time, books each child's cost and ledger record, and aborts
 //!   them with the turn.
@@ -101,27 +103,19 @@ impl ChildTools {
         self.specs().into_iter().map(|s| s.name).collect()
     }
 
-    /// The specs sent with the child's requests (the built-ins' own).
+    /// The specs sent with the child's requests (the built-ins' own; with `bash`, the job
+    /// tools for the jobs it starts, which end with its task).
     pub fn specs(self) -> Vec<ToolSpec> {
         tools::specs()
             .into_iter()
+            .chain(crate::engine::jobs::specs())
             .filter(|s| self.offers(&s.name))
-            .map(|mut s| {
-                // Background jobs belong to the main thread: a subagent's commands end with it.
-                if let Some(props) = s
-                    .input_schema
-                    .get_mut("properties")
-                    .and_then(|p| p.as_object_mut())
-                {
-                    props.remove("run_in_background");
-                }
-                s
-            })
             .collect()
     }
 
     fn offers(self, name: &str) -> bool {
-        READ_ONLY.contains(&name) || (self.bash && name == names::BASH)
+        READ_ONLY.contains(&name)
+            || (self.bash && [names::BASH, names::JOB_OUTPUT, names::JOB_STOP].contains(&name))
     }
 
     /// Whether the child may make this call (in `ctx`'s workspace, reading its spill folder);
@@ -150,14 +144,6 @@ impl ChildTools {
                 self.names().join(", ")
             )));
         }
-        if name == names::BASH && crate::engine::jobs::is_background(input) {
-            return Err(ToolError(
-                "`run_in_background` is not available to a subagent: its commands end with its \
-                 task. Run the command in the foreground, or say in your report that the main \
-                 thread should start it."
-                    .into(),
-            ));
-        }
         if tools::leaves_workspace(name, input, &ctx.workspace, ctx.spill_dir.as_deref()) {
             return Err(ToolError(format!(
                 "denied: `{}` would leave the workspace; only the user can approve that, call \
@@ -178,7 +164,9 @@ impl ChildTools {
             s.push_str(
                 " You can run commands with bash (they run without asking the user: only run \
                  commands that change nothing — builds, tests, `git log`, `git diff` are fine; \
-                 nothing that writes, deletes, installs or pushes).",
+                 nothing that writes, deletes, installs or pushes). A command run with \
+                 run_in_background (a server to test against) keeps running while you work \
+                 (job_output reads it, job_stop stops it) and is stopped when your task ends.",
             );
         } else {
             s.push_str(" You have no bash.");

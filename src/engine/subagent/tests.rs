@@ -18,27 +18,31 @@ fn the_approval_policy_decides_bash_and_nothing_else_changes() {
     assert_eq!(ask.names(), ["read_file", "grep", "glob", "list_dir"]);
     assert_eq!(
         auto.names(),
-        ["read_file", "bash", "grep", "glob", "list_dir"]
+        [
+            "read_file",
+            "bash",
+            "grep",
+            "glob",
+            "list_dir",
+            "job_output",
+            "job_stop"
+        ]
     );
-    // The specs are the built-ins' own, byte for byte, but bash has no background runs: a
-    // subagent's commands end with its task.
-    let builtin = tools::specs();
+    // The specs are the built-ins' own, byte for byte, the job tools' too (bash keeps
+    // `run_in_background`: the child's jobs end with its task).
+    let builtin: Vec<ToolSpec> = tools::specs()
+        .into_iter()
+        .chain(crate::engine::jobs::specs())
+        .collect();
     for spec in auto.specs() {
-        if spec.name == "bash" {
-            let props = &spec.input_schema["properties"];
-            assert!(props.get("run_in_background").is_none(), "{props}");
-            assert!(props.get("command").is_some(), "{props}");
-            continue;
-        }
         assert!(builtin.contains(&spec), "{}", spec.name);
     }
     let ctx = crate::engine::tools::ToolCtx::new(std::env::temp_dir(), "s");
     let asked = serde_json::json!({"command": "npm run dev", "run_in_background": true});
-    let refused = auto.check("bash", &asked, &ctx).unwrap_err();
+    assert!(auto.check("bash", &asked, &ctx).is_ok());
     assert!(
-        refused.0.contains("not available to a subagent"),
-        "{}",
-        refused.0
+        ask.check("job_output", &json!({}), &ctx).is_err(),
+        "no bash, no jobs"
     );
 }
 

@@ -14,7 +14,7 @@ use crate::support::fake::Recorded;
 pub(super) use crate::support::fake::anthropic::tool_results;
 
 /// A `task` call as the model sends it: `(id, "task", input)`.
-fn task(id: &str, description: &str, prompt: &str) -> (String, &'static str, String) {
+pub(super) fn task(id: &str, description: &str, prompt: &str) -> (String, &'static str, String) {
     (
         id.to_string(),
         "task",
@@ -31,7 +31,9 @@ fn alpha_and_beta(beta_job: &str) -> [(String, &'static str, String); 2] {
 }
 
 /// The `(id, name, input)` triples as `text_then_tools` takes them.
-fn calls<'a>(c: &'a [(String, &'static str, String)]) -> Vec<(&'a str, &'a str, &'a str)> {
+pub(super) fn calls<'a>(
+    c: &'a [(String, &'static str, String)],
+) -> Vec<(&'a str, &'a str, &'a str)> {
     c.iter()
         .map(|(id, name, input)| (id.as_str(), *name, input.as_str()))
         .collect()
