@@ -62,11 +62,17 @@ pub(super) fn on_question(state: &mut AppState, q: HooksQuestion, now: Instant) 
 /// The question's title: what the workspace's `file` would be trusted with, read from the lines
 /// it lists (hooks, `allow: RULE`, `command /name: TOOLS`).
 pub(super) fn trust_title(file: &str, lines: &[String]) -> String {
-    let command = |l: &String| l.starts_with("command /");
-    let allow = |l: &String| l.starts_with("allow: ");
-    if !lines.is_empty() && lines.iter().all(command) {
+    if !lines.is_empty() && lines.iter().all(|l| l.starts_with("command /")) {
         return "Let this workspace's commands use the tools they name".to_string();
     }
+    format!("This workspace's {file}: {}", trust_wants(lines))
+}
+
+/// What a workspace file would be trusted with, from the lines it lists: "run its hooks", "use
+/// its allow rules", "let its commands use the tools they name", joined.
+fn trust_wants(lines: &[String]) -> String {
+    let command = |l: &String| l.starts_with("command /");
+    let allow = |l: &String| l.starts_with("allow: ");
     let wants = [
         (
             lines.iter().any(|l| !command(l) && !allow(l)),
@@ -79,10 +85,9 @@ pub(super) fn trust_title(file: &str, lines: &[String]) -> String {
         ),
     ];
     let wants: Vec<&str> = wants.iter().filter(|w| w.0).map(|w| w.1).collect();
-    let wants = match wants.as_slice() {
+    match wants.as_slice() {
         [] => "trust it".to_string(),
         [one] => (*one).to_string(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    };
-    format!("This workspace's {file}: {wants}")
+    }
 }

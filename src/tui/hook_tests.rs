@@ -186,3 +186,26 @@ fn the_trust_question_says_what_the_file_would_be_trusted_with() {
          they name"
     );
 }
+
+#[test]
+fn a_file_with_allow_rules_only_is_asked_to_be_trusted_not_to_run_hooks() {
+    let t0 = Instant::now();
+    let mut s = state();
+    started(&mut s, t0);
+    let question = HooksQuestion {
+        path: PathBuf::from("/w/.claude/settings.json"),
+        sha256: "feed02".into(),
+        hooks: vec!["allow: Bash(git status:*)".into()],
+    };
+    update(&mut s, ev(Event::HooksApproval(question)), t0);
+    let screen = format!("{:?}", draw(&s, 120, 16, t0).backend());
+    assert!(
+        screen.contains("trust /w/.claude/settings.json?"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("This workspace's settings.json: use its allow rules?"),
+        "{screen}"
+    );
+    assert!(!screen.contains("hooks"), "{screen}");
+}

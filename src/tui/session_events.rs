@@ -312,6 +312,7 @@ fn on_attachment(state: &mut AppState, attached: bool, summary: String) {
     } else if attached {
         state.chat.notice(format!("attached {summary}"));
     } else {
-        state.chat.error(format!("not attached: {summary}"));
+        // The summary says "PATH: not attached…" and why.
+        state.chat.error(summary);
     }
 }

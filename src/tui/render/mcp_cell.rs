@@ -19,8 +19,9 @@ pub(crate) fn mcp_json_lines(
     file_question("start the MCP servers of ", path, servers, answer, w, theme)
 }
 
-/// `? run the hooks of /w/.claude/settings.json?`, one line per hook (`EVENT [matcher]:
-/// command`), then the keys.
+/// `? run the hooks of /w/.claude/settings.json?` (`? trust …?` when the file also grants allow
+/// rules or commands' tools), one line per item (`EVENT [matcher]: command`, `allow: RULE`,
+/// `command /name: TOOLS`), then the keys.
 pub(crate) fn hooks_question_lines(
     path: &str,
     hooks: &[String],
@@ -35,7 +36,15 @@ pub(crate) fn hooks_question_lines(
             None => (h.clone(), String::new()),
         })
         .collect();
-    file_question("run the hooks of ", path, &items, answer, w, theme)
+    let only_hooks = hooks
+        .iter()
+        .all(|h| !h.starts_with("allow: ") && !h.starts_with("command /"));
+    let asks = if only_hooks {
+        "run the hooks of "
+    } else {
+        "trust "
+    };
+    file_question(asks, path, &items, answer, w, theme)
 }
 
 /// A question about a workspace file: what it would do, item by item, then the keys.
