@@ -74,7 +74,12 @@ pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSende
                 Some(job) => {
                     crate::engine::secrets::redact(&job.last_lines.join("\n")).into_owned()
                 }
-                None => format!("there is no job #{id}"),
+                None => {
+                    // Not an output: a front end must not show it as a job's lines.
+                    let message = format!("there is no job #{id}");
+                    let _ = events.send(Event::Notice { message });
+                    return;
+                }
             };
             let _ = events.send(Event::JobOutput { id, text });
         }

@@ -147,3 +147,23 @@ async fn an_ending_job_is_told_in_the_next_request_and_a_flood_stays_bounded() {
     assert!(log > 30_000_000, "the file has it all: {log}");
     r.shutdown().await;
 }
+
+#[tokio::test]
+async fn asking_for_the_output_of_no_job_is_a_notice_not_an_output() {
+    use flower_tui::engine::protocol::{JobsOp, Op};
+    let h = Harness::new().await;
+    let mut r = start(h.params(200_000, 50_000));
+    r.send(Op::Jobs(JobsOp::Output { id: 99 })).await;
+    let got = r
+        .until(|e| match e {
+            Event::Notice { message } => message.contains("#99"),
+            Event::JobOutput { .. } => true,
+            _ => false,
+        })
+        .await;
+    match got.last() {
+        Some(Event::Notice { message }) => assert_eq!(message, "there is no job #99"),
+        other => panic!("not a notice: {other:?}"),
+    }
+    r.shutdown().await;
+}
