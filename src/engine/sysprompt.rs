@@ -21,6 +21,12 @@ static EARLY: Mutex<Option<(PathBuf, JoinHandle<Environment>)>> = Mutex::new(Non
 
 /// How long a `git` query may take at session start before it is given up.
 const GIT_TIMEOUT: Duration = Duration::from_secs(2);
+/// A status line of flower-tui's own workbench being made beside the look: the folder, or its
+/// `.gitignore` before its bytes are in (once written, everything in it is ignored).
+fn workbench_appearing(line: &str) -> bool {
+    matches!(line, "?? .flower/" | "?? .flower/.gitignore")
+}
+
 /// Lines of `git status --short` shown; the rest are counted.
 const STATUS_LINES: usize = 20;
 
@@ -75,7 +81,12 @@ impl Environment {
                             "--ignore-submodules=all",
                         ],
                     )
-                    .map(|s| s.lines().map(str::to_string).collect()),
+                    .map(|s| {
+                        s.lines()
+                            .filter(|l| !workbench_appearing(l))
+                            .map(str::to_string)
+                            .collect()
+                    }),
                 }
             }),
         }
@@ -529,5 +540,36 @@ mod tests {
         assert_eq!(git.branch.as_deref(), Some("trunk"));
         assert_eq!(git.status, Some(vec!["?? new.txt".to_string()]));
         assert_eq!(e.date.len(), 10);
+        // The workbench caught while it is made (its `.gitignore` not written yet) is not the
+        // user's change; a file of theirs beside it still is.
+        std::fs::create_dir(ws.join(".flower")).unwrap();
+        std::fs::write(ws.join(".flower/.gitignore"), "").unwrap();
+        let status = |ws: &Path| Environment::detect(ws).git.unwrap().status.unwrap();
+        assert_eq!(status(&ws), vec!["?? new.txt".to_string()]);
+        run(&["add", "new.txt"]);
+        run(&[
+            "-c",
+            "user.email=t@e",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "one",
+        ]);
+        std::fs::create_dir(ws.join(".flower/commands")).unwrap();
+        std::fs::write(ws.join(".flower/commands/mine.md"), "x").unwrap();
+        run(&["add", "-f", ".flower/commands/mine.md"]);
+        run(&[
+            "-c",
+            "user.email=t@e",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-qm",
+            "two",
+        ]);
+        assert_eq!(status(&ws), Vec::<String>::new());
+        std::fs::write(ws.join(".flower/commands/mine.md"), "y").unwrap();
+        assert_eq!(status(&ws), vec![" M .flower/commands/mine.md".to_string()]);
     }
 }

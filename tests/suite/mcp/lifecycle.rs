@@ -22,7 +22,12 @@ async fn servers_and_their_children_are_gone_after_drop() {
         m.status("nested").unwrap().state,
         ServerState::Ready { .. }
     ));
-    // direct, the shell of nested and its server, and the one still starting.
+    // direct, the shell of nested and its server, and the one still starting (its process may
+    // come a moment after the others settled).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while pids_with_env(&marker_str(&mark)).len() < 4 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(pids_with_env(&marker_str(&mark)).len(), 4);
     drop(m);
     assert_eq!(
