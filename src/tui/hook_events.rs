@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use crate::engine::hooks::{HookNote, HooksQuestion};
+use crate::engine::hooks::{Grant, HookNote, HooksQuestion};
 
 use super::questions::{Asked, PendingApproval};
 use super::render::cell::Cell;
@@ -60,34 +60,25 @@ pub(super) fn on_question(state: &mut AppState, q: HooksQuestion, now: Instant) 
 }
 
 /// The question's title: what the workspace's `file` would be trusted with, read from the lines
-/// it lists (hooks, `allow: RULE`, `command /name: TOOLS`).
+/// it lists.
 pub(super) fn trust_title(file: &str, lines: &[String]) -> String {
-    if !lines.is_empty() && lines.iter().all(|l| l.starts_with("command /")) {
+    let has = |g: Grant| lines.iter().any(|l| Grant::of(l) == g);
+    if has(Grant::CommandTools) && !has(Grant::Hook) && !has(Grant::Allow) {
         return "Let this workspace's commands use the tools they name".to_string();
     }
-    format!("This workspace's {file}: {}", trust_wants(lines))
-}
-
-/// What a workspace file would be trusted with, from the lines it lists: "run its hooks", "use
-/// its allow rules", "let its commands use the tools they name", joined.
-fn trust_wants(lines: &[String]) -> String {
-    let command = |l: &String| l.starts_with("command /");
-    let allow = |l: &String| l.starts_with("allow: ");
     let wants = [
+        (has(Grant::Hook), "run its hooks"),
+        (has(Grant::Allow), "use its allow rules"),
         (
-            lines.iter().any(|l| !command(l) && !allow(l)),
-            "run its hooks",
-        ),
-        (lines.iter().any(allow), "use its allow rules"),
-        (
-            lines.iter().any(command),
+            has(Grant::CommandTools),
             "let its commands use the tools they name",
         ),
     ];
     let wants: Vec<&str> = wants.iter().filter(|w| w.0).map(|w| w.1).collect();
-    match wants.as_slice() {
+    let wants = match wants.as_slice() {
         [] => "trust it".to_string(),
         [one] => (*one).to_string(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
+    };
+    format!("This workspace's {file}: {wants}")
 }

@@ -38,7 +38,7 @@ pub use event::{
     Audience, EndReason, HandoffTrigger, HookEvent, HookInput, HookSession, PermissionMode,
     StartSource, ToolCall, tool_response,
 };
-pub use note::{HookNote, HooksQuestion};
+pub use note::{Grant, HookNote, HooksQuestion};
 pub use outcome::{Decision, HookReport, HookStatus, Outcome};
 pub use project::{
     SettingsFile, Unapproved, WorkspaceHooks, WorkspaceSettings, workspace_hooks,

@@ -113,6 +113,27 @@ impl HooksQuestion {
     }
 }
 
+/// What one line of a [`HooksQuestion`] grants: a hook, an allow rule (`allow: RULE`) or a
+/// command's tools (`command /name: TOOLS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    Hook,
+    Allow,
+    CommandTools,
+}
+
+impl Grant {
+    pub fn of(line: &str) -> Grant {
+        if line.starts_with("command /") {
+            Grant::CommandTools
+        } else if line.starts_with("allow: ") {
+            Grant::Allow
+        } else {
+            Grant::Hook
+        }
+    }
+}
+
 /// One hook on one line, for the approval question.
 pub fn describe(hook: &super::Hook) -> String {
     let matcher = hook.matcher.as_text();

@@ -484,28 +484,28 @@ impl Jobs {
     /// The process leaves: [`Jobs::stop_all`], each job recorded as gone (a later process on the
     /// run lists it so), though this one sees it stopped.
     pub async fn leave(&self, within: Duration) {
-        if let Ok(mut t) = self.table.lock() {
-            for job in t.jobs.iter_mut().filter(|j| j.state.is_running()) {
-                job.leaving = true;
-            }
-        }
+        self.of_running(|job| job.leaving = true);
         self.stop_all(within).await;
+    }
+
+    /// `pick` applied to each running job, from one look at the table (none if it is broken).
+    fn of_running<T>(&self, mut pick: impl FnMut(&mut Job) -> T) -> Vec<T> {
+        self.table
+            .lock()
+            .map(|mut t| {
+                t.jobs
+                    .iter_mut()
+                    .filter(|j| j.state.is_running())
+                    .map(&mut pick)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Stop every running job and wait until they have ended: `SIGTERM`, then `SIGKILL` to
     /// what is left after `within`.
     pub async fn stop_all(&self, within: Duration) {
-        let ids: Vec<u32> = self
-            .table
-            .lock()
-            .map(|t| {
-                t.jobs
-                    .iter()
-                    .filter(|j| j.state.is_running())
-                    .map(|j| j.id)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let ids = self.of_running(|j| j.id);
         let mut waits: Vec<_> = ids
             .into_iter()
             .filter_map(|id| self.request_stop(id).ok())
@@ -514,17 +514,7 @@ impl Jobs {
         for rx in &mut waits {
             let _ = tokio::time::timeout_at(deadline, rx.wait_for(|d| *d)).await;
         }
-        let left: Vec<Option<u32>> = self
-            .table
-            .lock()
-            .map(|t| {
-                t.jobs
-                    .iter()
-                    .filter(|j| j.state.is_running())
-                    .map(|j| j.pgid)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let left = self.of_running(|j| j.pgid);
         for pgid in left {
             process::signal_group(pgid, libc::SIGKILL);
         }
@@ -554,11 +544,7 @@ impl Jobs {
 
 impl Drop for Jobs {
     fn drop(&mut self) {
-        if let Ok(t) = self.table.lock() {
-            for job in t.jobs.iter().filter(|j| j.state.is_running()) {
-                process::signal_group(job.pgid, libc::SIGKILL);
-            }
-        }
+        self.of_running(|job| process::signal_group(job.pgid, libc::SIGKILL));
     }
 }
 

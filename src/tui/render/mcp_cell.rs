@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
 use super::wrap::{WrapMode, sanitize, wrap_spans};
+use crate::engine::hooks::Grant;
 use crate::tui::keymap::{Action, label_for};
 
 /// `? start the MCP servers of /w/.mcp.json?`, one line per server, then the keys.
@@ -36,10 +37,7 @@ pub(crate) fn hooks_question_lines(
             None => (h.clone(), String::new()),
         })
         .collect();
-    let only_hooks = hooks
-        .iter()
-        .all(|h| !h.starts_with("allow: ") && !h.starts_with("command /"));
-    let asks = if only_hooks {
+    let asks = if hooks.iter().all(|h| Grant::of(h) == Grant::Hook) {
         "run the hooks of "
     } else {
         "trust "
