@@ -3,7 +3,8 @@
 //! and exit code 2; `--help` and `--version` print and exit 0), read a `-p -` task from stdin,
 //! ask a local server for its window, print the `-v` report, open the log file, then run
 //! headless (`-p`), the editors' protocol (`acp`) or the TUI. `flower-tui pdf-text` is none of
-//! these: it reads a PDF on stdin and writes its text (the child `web_fetch` starts).
+//! these: it reads a PDF on stdin and writes its text (the child `web_fetch` starts); nor is
+//! `flower-tui checkpoint-feed`, the keeper of a workspace's change feed that checkpoints start.
 
 use crate::config::{self, Env};
 
@@ -16,6 +17,13 @@ pub unsafe fn run() -> i32 {
     // The PDF reader `web_fetch` starts: no configuration, no runtime, no terminal.
     if std::env::args().nth(1).as_deref() == Some(crate::engine::tools::web_fetch::pdf::COMMAND) {
         return crate::engine::tools::web_fetch::pdf::serve();
+    }
+    // The checkpoint feed's keeper a session starts: no configuration, no runtime, no terminal.
+    if std::env::args().nth(1).as_deref() == Some(crate::engine::checkpoint::KEEPER_COMMAND) {
+        return crate::engine::checkpoint::serve_keeper();
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        crate::engine::checkpoint::set_keeper_program(exe);
     }
     let env = Env::from_process();
     // SAFETY: the caller's contract: nothing else reads or writes the environment while the

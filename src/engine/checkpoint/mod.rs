@@ -60,14 +60,17 @@
 mod attribution;
 mod changes;
 mod error;
+mod feed;
 mod git;
 mod index;
+mod keeper;
 mod object;
 mod object_id;
 mod path;
 mod prune;
 mod report;
 mod restore;
+mod route;
 mod snapshot;
 mod store_lock;
 mod tree;
@@ -77,7 +80,6 @@ mod walk;
 mod walk_back;
 mod watch;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::fs::{self, DirBuilder};
 use std::os::unix::ffi::OsStrExt;
@@ -85,13 +87,15 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 pub(crate) use attribution::Closed;
 pub use changes::{ChangeKind, FileChange, LineCounts};
 pub(crate) use error::CheckpointError;
+pub use feed::{COMMAND as KEEPER_COMMAND, set_keeper_program};
+pub use keeper::serve as serve_keeper;
 pub(crate) use object_id::{BadObjectId, ObjectId};
 pub(crate) use path::RelPath;
 pub(crate) use prune::KEEP_DAYS;
@@ -107,7 +111,7 @@ use attribution::Scope;
 
 use object::Objects;
 use store_lock::StoreLock;
-use update::Base;
+use route::Feed;
 use walk::{Plan, Rules, Whole};
 use watch::Watcher;
 
@@ -236,20 +240,14 @@ struct Inner {
     feed: Mutex<Feed>,
 }
 
-/// A checkpoint built on the last one is trusted for this long: the store's clean-up keeps what
-/// a checkpoint of the last day needs, so the trees it shares are still there.
-const BASE_FOR: Duration = Duration::from_secs(12 * 3600);
-
-/// The change feed and the checkpoint it reports against.
-#[derive(Debug, Default)]
-struct Feed {
-    watcher: Option<Arc<Watcher>>,
-    base: Option<(Base, Instant)>,
-    /// Why no feed is started (None: each full walk starts one).
-    off: Option<String>,
-    /// Files a restore wrote from git's store since the last checkpoint: read again, they keep
-    /// the blob's id when they still hold it.
-    restored: HashMap<RelPath, [u8; 20]>,
+impl Inner {
+    /// The data dir the store was opened under (`<data_dir>/checkpoints/<name>`).
+    fn data_dir(&self) -> &Path {
+        self.dir
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(&self.dir)
+    }
 }
 
 impl Checkpoints {
@@ -299,10 +297,7 @@ impl Checkpoints {
                 },
                 limits: options.limits,
                 lock_wait: options.lock_wait,
-                feed: Mutex::new(Feed {
-                    off: (!options.watch).then(|| "the change feed is off".to_string()),
-                    ..Feed::default()
-                }),
+                feed: Mutex::new(Feed::new(options.watch)),
             }),
         })
     }
@@ -324,45 +319,44 @@ impl Checkpoints {
         self.snapshot_locked(label)
     }
 
-    /// A checkpoint from the change feed when it can say what changed since the last one; else
-    /// a full walk, which starts a new feed.
+    /// A checkpoint from a change feed when one can say what changed since the last one; else
+    /// a full walk, which starts a new feed (see `route`).
     fn snapshot_locked(&self, label: &str) -> Result<Snapshot, CheckpointError> {
         let i = &self.inner;
         let mut feed = i.feed.lock().unwrap_or_else(|p| p.into_inner());
         let restored = std::mem::take(&mut feed.restored);
-        let why = match (&feed.watcher, &feed.base) {
-            (Some(w), Some((base, at))) if at.elapsed() < BASE_FOR => {
-                let fed = w.drain();
-                match fed.unsure {
-                    Some(why) => why.to_string(),
-                    None => match update::update(
-                        &i.objects, &i.rules, &i.limits, base, &fed, w, &restored,
-                    ) {
-                        Ok(snap) => {
-                            feed.base = Some((Base::of(&snap), Instant::now()));
-                            snapshot::log(&i.dir, label, &snap, "changes");
-                            return Ok(snap);
-                        }
-                        Err(why) => why,
-                    },
-                }
+        let why = match feed.update(i, &restored) {
+            Ok((snap, route)) => {
+                snapshot::log(&i.dir, label, &snap, route);
+                return Ok(snap);
             }
-            (Some(_), Some(_)) => "the last checkpoint is too old to build on".into(),
-            _ => feed
-                .off
-                .clone()
-                .unwrap_or_else(|| "the change feed starts".into()),
+            Err(why) => why,
         };
         tracing::debug!("checkpoint: a full walk ({why})");
-        feed.watcher = None;
-        feed.base = None;
+        feed.reset();
+        let watch = feed.off.is_none();
+        let (snap, watcher) = self.walk(label, &why, watch)?;
+        feed.walked(&snap, watcher, i);
+        Ok(snap)
+    }
+
+    /// A checkpoint by a full walk (`why` goes to the log), watching each folder before it is
+    /// listed when `watch` (the feed is returned unless it could not start).
+    fn walk(
+        &self,
+        label: &str,
+        why: &str,
+        watch: bool,
+    ) -> Result<(Snapshot, Option<Arc<Watcher>>), CheckpointError> {
+        let i = &self.inner;
         let ws = i.rules.workspace.clone();
-        let watcher = match &feed.off {
-            Some(_) => None,
-            None => Watcher::start(&ws)
+        let watcher = if watch {
+            Watcher::start(&ws)
                 .map_err(|e| tracing::debug!("checkpoint: no change feed: {e}"))
                 .ok()
-                .map(Arc::new),
+                .map(Arc::new)
+        } else {
+            None
         };
         let plan: Arc<dyn Plan> = match &watcher {
             Some(w) => {
@@ -376,19 +370,7 @@ impl Checkpoints {
         let now = snapshot::now();
         let snap = snapshot::take_planned(&i.objects, &cache, &i.rules, &i.limits, now, plan)?;
         snapshot::log(&i.dir, label, &snap, &format!("walk: {why}"));
-        if let Some(w) = watcher {
-            if w.at_limit() {
-                feed.off = Some("the system's limit on inotify watches was reached".into());
-            } else if !w.broken() {
-                tracing::debug!(
-                    "checkpoint: the change feed watches {} folders",
-                    w.watched()
-                );
-                feed.base = Some((Base::of(&snap), Instant::now()));
-                feed.watcher = Some(w);
-            }
-        }
-        Ok(snap)
+        Ok((snap, watcher))
     }
 
     /// What changed from checkpoint `from` to checkpoint `to`, file by file, sorted by path.
@@ -560,6 +542,8 @@ fn store_name(ws: &Path) -> String {
 mod feed_tests;
 #[cfg(test)]
 mod git_tests;
+#[cfg(test)]
+mod keeper_tests;
 #[cfg(test)]
 mod store_tests;
 #[cfg(test)]

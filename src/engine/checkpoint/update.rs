@@ -65,14 +65,16 @@ enum Entry {
     },
 }
 
-/// The checkpoint after `fed`'s changes to `base`, or why a full walk must take it.
+/// The checkpoint after `fed`'s changes to `base`, or why a full walk must take it. New folders
+/// are watched by `watcher` before they are listed (None: the feed's keeper already watches
+/// them).
 pub(crate) fn update(
     objects: &Objects,
     rules: &Rules,
     limits: &Limits,
     base: &Base,
     fed: &Drained,
-    watcher: &Arc<Watcher>,
+    watcher: Option<&Arc<Watcher>>,
     restored: &HashMap<RelPath, [u8; 20]>,
 ) -> Result<Snapshot, String> {
     let ws = &rules.workspace;
@@ -135,7 +137,7 @@ pub(crate) fn update(
         new_dirs: fed.new_dirs.clone(),
         prev_dirs,
         deep: Mutex::new(HashSet::new()),
-        watcher: watcher.clone(),
+        watcher: watcher.cloned(),
     });
     let room = limits
         .max_entries
@@ -327,7 +329,7 @@ struct Targeted {
     prev_dirs: HashMap<RelPath, HashSet<Vec<u8>>>,
     /// Folders walked whole.
     deep: Mutex<HashSet<RelPath>>,
-    watcher: Arc<Watcher>,
+    watcher: Option<Arc<Watcher>>,
 }
 
 impl Plan for Targeted {
@@ -345,7 +347,9 @@ impl Plan for Targeted {
                             .is_some_and(|names| names.contains(rel.name())))));
         if is_new {
             deep.insert(rel.clone());
-            self.watcher.add(&rel.on(&self.ws), rel);
+            if let Some(w) = &self.watcher {
+                w.add(&rel.on(&self.ws), rel);
+            }
             return true;
         }
         if deep.contains(&parent) {

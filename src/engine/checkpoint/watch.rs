@@ -149,6 +149,15 @@ mod linux {
             }
         }
 
+        /// The inotify instance's descriptor, to wait on (its reads are the feed's own).
+        pub(crate) fn fd(&self) -> std::os::fd::RawFd {
+            use std::os::fd::AsRawFd;
+            self.inotify
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_raw_fd()
+        }
+
         /// A watch could not be added: the feed does not cover the workspace.
         pub(crate) fn broken(&self) -> bool {
             self.broken.load(Ordering::Relaxed)
@@ -282,6 +291,9 @@ mod other {
             Err(unwatchable(ws).unwrap_or("no change feed").into())
         }
         pub(crate) fn add(&self, _abs: &Path, _rel: &RelPath) {}
+        pub(crate) fn fd(&self) -> i32 {
+            -1
+        }
         pub(crate) fn broken(&self) -> bool {
             true
         }
