@@ -9,7 +9,6 @@ file, and the request after it with text. Measured with the release binary, each
 
 - `--no-checkpoints`: the turn without the safety net;
 - checkpoints, first session: the first run against an empty checkpoint store (a new data dir);
-- checkpoints, later sessions: runs against the store the first one left;
 - `/undo` of the turn: `flower-tui --continue -p /undo` after each checkpointed run (a whole
   process: start-up included), checked to put the file back byte for byte.
 
@@ -153,6 +152,55 @@ def check_result(text, what):
     return lines
 
 
+KEEPERS = []
+
+
+def store_of(home):
+    base = os.path.join(home, "data", "flower", "checkpoints")
+    names = os.listdir(base) if os.path.isdir(base) else []
+    return os.path.join(base, names[0]) if names else None
+
+
+def keeper_ready(home, limit=600):
+    """Wait until the workspace's feed keeper answers; note how long its start took, and its peak RSS."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        store = store_of(home)
+        if store and os.path.exists(os.path.join(store, "feed.sock")):
+            pid = None
+            with open(os.path.join(store, "feed.log")) as f:
+                for line in f:
+                    if " watches " in line:
+                        pid = int(line.split("keeper ")[1].split()[0])
+            hwm = None
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    hwm = next(int(l.split()[1]) / 1024 for l in f if l.startswith("VmHWM"))
+            except (OSError, StopIteration, TypeError):
+                pass
+            KEEPERS.append((time.perf_counter() - t0, hwm))
+            return
+        time.sleep(0.05)
+    sys.exit("no feed keeper answered")
+
+
+def stop_keeper(home):
+    """Remove the keeper's socket and wait for it to leave (its log says so)."""
+    store = store_of(home)
+    if not store:
+        return
+    log = os.path.join(store, "feed.log")
+    left = lambda: open(log).read().count(" left: ") if os.path.exists(log) else 0
+    before = left()
+    try:
+        os.unlink(os.path.join(store, "feed.sock"))
+    except FileNotFoundError:
+        return
+    t0 = time.perf_counter()
+    while left() == before and time.perf_counter() - t0 < 10:
+        time.sleep(0.05)
+
+
 def measure(repo, size, port, runs, first_runs):
     target = os.path.join(repo, TARGET)
     with open(target, "rb") as f:
@@ -169,7 +217,7 @@ def measure(repo, size, port, runs, first_runs):
 
     turn = ["-p", "append a line", "--yes", "--output", "json", "--workspace", repo]
     undo = ["--continue", "-p", "/undo", "--output", "json", "--workspace", repo]
-    rows = {"off": [], "first": [], "later": [], "undo": []}
+    rows = {"off": [], "first": [], "later": [], "walk": [], "undo": []}
     notices = set()
 
     def turn_in(home, extra, key):
@@ -204,9 +252,17 @@ def measure(repo, size, port, runs, first_runs):
         home = tempfile.mkdtemp(prefix="scale-home-")
         turn_in(home, [], "first")
         undo_in(home)
+        keeper_ready(home)
         for _ in range(runs):
             turn_in(home, [], "later")
             undo_in(home)
+        # The keeper gone (its socket removed): the next session walks, and starts a new one.
+        for _ in range(max(1, runs // 2)):
+            stop_keeper(home)
+            turn_in(home, [], "walk")
+            undo_in(home)
+            keeper_ready(home)
+        stop_keeper(home)
         shutil.rmtree(home, ignore_errors=True)
     reset()
     return rows, notices
@@ -251,13 +307,22 @@ def main():
         rows, notices = measure(repo, size, port, a.runs, a.first)
         load1 = os.getloadavg()[0]
         labels = {"off": "`--no-checkpoints`", "first": "checkpoints, first session",
-                  "later": "checkpoints, later sessions", "undo": "`--continue -p /undo` of the turn (a process)"}
+                  "later": "checkpoints, later sessions (the keeper answers)",
+                  "walk": "checkpoints, a later session with no keeper (it walks)",
+                  "undo": "`--continue -p /undo` of the turn (a process)"}
         print(f"{size:,} files (load average {load0:.1f} → {load1:.1f}):", flush=True)
         for key, label in labels.items():
             wall, rss, failed = summary(rows[key])
             extra = f", {failed} failed" if failed else ""
             print(f"  {label}: {wall}, peak RSS {rss}{extra}", flush=True)
             table.append(f"| {size:,} | {label}{extra} | {wall} | {rss} |")
+        if KEEPERS:
+            waits = sorted(k[0] for k in KEEPERS)
+            hwms = [k[1] for k in KEEPERS if k[1] is not None]
+            print(f"  feed keeper: answering {statistics.median(waits):.2f} s after the session that "
+                  f"started it (max {waits[-1]:.2f}), its own peak RSS "
+                  f"{max(hwms) if hwms else float('nan'):.0f} MB", flush=True)
+            KEEPERS.clear()
         for n in sorted(notices):
             print(f"  said: {n}", flush=True)
     print("\n".join(table))

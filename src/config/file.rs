@@ -38,6 +38,7 @@ pub(crate) const KEYS: &[&str] = &[
     "run_dir",
     "no_workbench",
     "no_checkpoints",
+    "checkpoint_keeper",
     "review",
     "step",
     "yes",

@@ -72,6 +72,8 @@ pub(crate) struct PlaceKeys {
     pub(crate) run_dir: Option<PathBuf>,
     pub(crate) no_workbench: Option<bool>,
     pub(crate) no_checkpoints: Option<bool>,
+    /// false: no process watches the workspace between sessions (each start walks it).
+    pub(crate) checkpoint_keeper: Option<bool>,
     pub(crate) step: Option<String>,
 }
 
@@ -125,6 +127,8 @@ pub(crate) fn resolve(
     };
     let checkpoints = if flags.no_checkpoints || keys.no_checkpoints.unwrap_or(false) {
         CheckpointPolicy::Off
+    } else if keys.checkpoint_keeper == Some(false) {
+        CheckpointPolicy::OnWithoutKeeper
     } else {
         CheckpointPolicy::On
     };

@@ -243,8 +243,13 @@ mod tests {
 /// need them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CheckpointPolicy {
+    /// With the workspace's feed keeper: a process that watches the workspace between
+    /// sessions, so a start builds on the last checkpoint instead of walking the tree.
     #[default]
     On,
+    /// `checkpoint_keeper = false`: checkpoints, but no process outlives the session (each
+    /// start walks the workspace once).
+    OnWithoutKeeper,
     /// `--no-checkpoints` / `no_checkpoints = true`: no walk, no store; `/undo` says why.
     Off,
 }

@@ -1,8 +1,8 @@
 //! Checkpoints whose cost follows the change, on the real binary through the loopback fake: in a
 //! git repository the first checkpoint names git's blobs instead of copying the files, the
 //! checkpoints after a call come from the change feed, a flood of changes past the kernel's queue
-//! falls back to a walk, and a change made while no session ran is caught by the next start's
-//! walk. `/undo` puts every byte and mode back each time (a file changed in the work tree and not
+//! falls back to a walk, and a change made while no session ran is caught by the next start,
+//! from the workspace's feed keeper while it answers and by a walk when it does not. `/undo` puts every byte and mode back each time (a file changed in the work tree and not
 //! staged included). The store's log says which route took each checkpoint.
 
 use std::collections::BTreeMap;
@@ -10,6 +10,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -83,6 +84,10 @@ async fn a_repository_turn_is_undone_from_gits_store_after_a_flood_past_the_feed
     let server = FakeServer::start().await;
     let home = Home::new();
     let ws = home.ws();
+    // No keeper: it would read the flood as it comes; the session's own queue overflows.
+    let config = home.dir.path().join("config/flower/config.toml");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    fs::write(&config, "checkpoint_keeper = false\n").unwrap();
     git(&ws, &["init", "-q"]);
     for n in 0..300 {
         let p = ws.join(format!("src/m{}/f{n}.rs", n % 10));
@@ -145,6 +150,7 @@ async fn a_repository_turn_is_undone_from_gits_store_after_a_flood_past_the_feed
     // does not hold as they are (well under one object per committed file).
     let kept = objects(&home);
     assert!(kept < 200, "{kept} objects for 300 committed files");
+    assert!(!store(&home).join("feed.log").exists(), "no keeper started");
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
     assert_success(&out);
@@ -160,6 +166,34 @@ async fn a_repository_turn_is_undone_from_gits_store_after_a_flood_past_the_feed
     );
 }
 
+/// Wait until the workspace's feed keeper answers (its socket is in place).
+fn keeper_answers(home: &Home) {
+    let started = Instant::now();
+    while !store(home).join("feed.sock").exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no feed keeper");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Remove the keeper's socket and wait until its log says it left.
+fn keeper_leaves(home: &Home) {
+    let log = || fs::read_to_string(store(home).join("feed.log")).unwrap_or_default();
+    let before = log().matches(" left: ").count();
+    fs::remove_file(store(home).join("feed.sock")).unwrap();
+    let started = Instant::now();
+    while log().matches(" left: ").count() == before {
+        assert!(started.elapsed() < Duration::from_secs(10), "{}", log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The routes of the checkpoints this session's process took (the keeper's baselines left out).
+fn session_routes(home: &Home) -> Vec<String> {
+    let mut r = routes(home);
+    r.retain(|r| r != "walk: a feed keeper starts");
+    r
+}
+
 #[tokio::test]
 async fn a_change_made_while_no_session_ran_is_caught_and_left_alone() {
     let server = FakeServer::start().await;
@@ -173,6 +207,12 @@ async fn a_change_made_while_no_session_ran_is_caught_and_left_alone() {
     server.script().text("done");
     let out = home.run(&server, &["-p", "turn one"]).await;
     assert_success(&out);
+    assert_eq!(
+        session_routes(&home).first().map(String::as_str),
+        Some("walk: the change feed starts")
+    );
+    // The first walk started the workspace's keeper; it watches while no session runs.
+    keeper_answers(&home);
 
     // No session runs: the user edits a file, then a second turn changes another.
     fs::write(ws.join("user.txt"), "user, edited between sessions\n").unwrap();
@@ -185,21 +225,40 @@ async fn a_change_made_while_no_session_ran_is_caught_and_left_alone() {
     server.script().text("done");
     let out = home.run(&server, &["--continue", "-p", "turn two"]).await;
     assert_success(&out);
-    // Each start's first checkpoint walks; the one after the call comes from the feed.
-    let r = routes(&home);
-    assert_eq!(
-        r.iter().filter(|r| r.starts_with("walk")).count(),
-        2,
-        "{r:?}"
-    );
-    assert!(r.iter().any(|r| r == "changes"), "{r:?}");
+    // The second start walks nothing: its checkpoints come from the keeper's feed.
+    let r = session_routes(&home);
+    assert_eq!(r.iter().filter(|r| r.starts_with("walk")).count(), 1, "{r:?}");
+    assert!(r.iter().filter(|r| *r == "keeper").count() >= 2, "{r:?}");
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
     assert_success(&out);
     assert_eq!(state(&ws), between, "turn two undone; the user's edit kept");
+
+    // With the keeper gone, the next start walks (and catches the edit made meanwhile).
+    keeper_leaves(&home);
+    fs::write(ws.join("user.txt"), "user, edited with no keeper\n").unwrap();
+    let between = state(&ws);
+    server
+        .script()
+        .tool("bash", r#"{"command":"printf 'three\n' >> a.txt"}"#);
+    server.script().text("done");
+    let out = home.run(&server, &["--continue", "-p", "turn three"]).await;
+    assert_success(&out);
+    let r = session_routes(&home);
+    assert!(
+        r.iter()
+            .any(|r| r.starts_with("walk: the feed keeper did not answer")
+                || r == "walk: the change feed starts"),
+        "{r:?}"
+    );
+    let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
+    assert_success(&out);
+    assert_eq!(state(&ws), between, "turn three undone; the user's edit kept");
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
     assert_success(&out);
     let now = state(&ws);
     assert_eq!(now["a.txt"].1, b"a\n");
-    assert_eq!(now["user.txt"].1, b"user, edited between sessions\n");
+    assert_eq!(now["user.txt"].1, b"user, edited with no keeper\n");
+    keeper_answers(&home);
+    keeper_leaves(&home);
 }

@@ -54,6 +54,7 @@ impl Ws {
     fn session(&self) -> Checkpoints {
         let on = Options {
             watch: true,
+            keeper: true,
             ..Options::default()
         };
         Checkpoints::open(&self.data, &self.ws, on).unwrap()

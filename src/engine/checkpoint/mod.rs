@@ -183,6 +183,9 @@ pub struct Options {
     /// the last one; off (the default: a store opened for one look keeps no inotify instance),
     /// every checkpoint walks the workspace. A session turns it on.
     pub watch: bool,
+    /// Whether the feed outlives the session (see `feed`): a walk starts the workspace's keeper
+    /// when none answers, and a start builds on the keeper's base. Needs `watch`.
+    pub keeper: bool,
 }
 
 impl Default for Options {
@@ -192,6 +195,7 @@ impl Default for Options {
             excluded: vec![PathBuf::from(".flower")],
             lock_wait: LOCK_WAIT,
             watch: false,
+            keeper: false,
         }
     }
 }
@@ -297,7 +301,7 @@ impl Checkpoints {
                 },
                 limits: options.limits,
                 lock_wait: options.lock_wait,
-                feed: Mutex::new(Feed::new(options.watch)),
+                feed: Mutex::new(Feed::new(options.watch, options.keeper)),
             }),
         })
     }

@@ -45,13 +45,17 @@ pub(super) struct Feed {
     pub restored: HashMap<RelPath, [u8; 20]>,
     /// Whether a base on disk was looked for yet.
     looked: bool,
+    /// Whether the keeper's feed is used (and a keeper started).
+    keeper: bool,
 }
 
 impl Feed {
-    /// A feed, or none (`watch` false: every checkpoint walks).
-    pub(super) fn new(watch: bool) -> Feed {
+    /// A feed, or none (`watch` false: every checkpoint walks); `keeper`: one that outlives
+    /// the session.
+    pub(super) fn new(watch: bool, keeper: bool) -> Feed {
         Feed {
             off: (!watch).then(|| "the change feed is off".to_string()),
+            keeper: keeper && watch,
             ..Feed::default()
         }
     }
@@ -66,7 +70,7 @@ impl Feed {
         if let Some(off) = &self.off {
             return Err(off.clone());
         }
-        if self.source.is_none() && !self.looked {
+        if self.keeper && self.source.is_none() && !self.looked {
             self.looked = true;
             if let Err(why) = self.adopt(&i.dir) {
                 tracing::debug!("checkpoint: no keeper's base: {why}");
@@ -84,7 +88,7 @@ impl Feed {
         };
         match &mut self.source {
             Some(Source::Own(w)) => {
-                let link = Link::connect(&i.dir).ok();
+                let link = self.keeper.then(|| Link::connect(&i.dir).ok()).flatten();
                 let fed = w.drain();
                 if let Some(why) = fed.unsure {
                     return Err(why.into());
@@ -163,7 +167,8 @@ impl Feed {
         );
         self.base = Some((Base::of(snap), Instant::now()));
         self.source = Some(Source::Own(w));
-        if let Some(program) = feed::keeper_program()
+        if self.keeper
+            && let Some(program) = feed::keeper_program()
             && Link::connect(&i.dir).is_err()
         {
             let config = feed::KeeperConfig::of(i.data_dir(), &i.rules, &i.limits);

@@ -109,6 +109,7 @@ impl Checkpointing {
         }
         let mut options = Options {
             watch: true,
+            keeper: self.places.checkpoints == CheckpointPolicy::On,
             ..Options::default()
         };
         if let Some(bench) = &self.places.workbench {
