@@ -161,8 +161,12 @@ def store_of(home):
     return os.path.join(base, names[0]) if names else None
 
 
+TURN_ENDED = [0.0]
+
+
 def keeper_ready(home, limit=600):
-    """Wait until the workspace's feed keeper answers; note how long its start took, and its peak RSS."""
+    """Wait until the workspace's feed keeper answers; note how long after the end of the last
+    turn, and its peak RSS."""
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < limit:
         store = store_of(home)
@@ -178,7 +182,7 @@ def keeper_ready(home, limit=600):
                     hwm = next(int(l.split()[1]) / 1024 for l in f if l.startswith("VmHWM"))
             except (OSError, StopIteration, TypeError):
                 pass
-            KEEPERS.append((time.perf_counter() - t0, hwm))
+            KEEPERS.append((time.perf_counter() - TURN_ENDED[0], hwm))
             return
         time.sleep(0.05)
     sys.exit("no feed keeper answered")
@@ -222,6 +226,7 @@ def measure(repo, size, port, runs, first_runs):
 
     def turn_in(home, extra, key):
         wall, rss, code, text = run(turn + extra, env_for(home))
+        TURN_ENDED[0] = time.perf_counter()
         if code != 0:
             sys.exit(f"{key} run exited {code}: {text[-600:]}")
         for l in check_result(text, key):
@@ -319,8 +324,8 @@ def main():
         if KEEPERS:
             waits = sorted(k[0] for k in KEEPERS)
             hwms = [k[1] for k in KEEPERS if k[1] is not None]
-            print(f"  feed keeper: answering {statistics.median(waits):.2f} s after the session that "
-                  f"started it (max {waits[-1]:.2f}), its own peak RSS "
+            print(f"  feed keeper: answering {statistics.median(waits):.2f} s after the end of the turn "
+                  f"that started it (max {waits[-1]:.2f}; the /undo run between), its own peak RSS "
                   f"{max(hwms) if hwms else float('nan'):.0f} MB", flush=True)
             KEEPERS.clear()
         for n in sorted(notices):

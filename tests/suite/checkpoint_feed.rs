@@ -166,11 +166,44 @@ async fn a_repository_turn_is_undone_from_gits_store_after_a_flood_past_the_feed
     );
 }
 
-/// Wait until the workspace's feed keeper answers (its socket is in place).
+/// Wait until the workspace's feed keeper answers.
 fn keeper_answers(home: &Home) {
     let started = Instant::now();
-    while !store(home).join("feed.sock").exists() {
-        assert!(started.elapsed() < Duration::from_secs(60), "no feed keeper");
+    // A socket a killed keeper left behind refuses the connection.
+    while std::os::unix::net::UnixStream::connect(store(home).join("feed.sock")).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no feed keeper"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The process id of the keeper that started last (its log names it).
+fn keeper_pid(home: &Home) -> i32 {
+    let log = fs::read_to_string(store(home).join("feed.log")).unwrap();
+    let line = log.lines().rev().find(|l| l.contains(" watches ")).unwrap();
+    line.split("keeper ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// `kill -9` the keeper (its socket stays behind) and wait until it is gone.
+fn kill_keeper(home: &Home) {
+    let pid = keeper_pid(home);
+    // SAFETY: a plain kill(2) of a process this test's binary started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let started = Instant::now();
+    while fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "keeper {pid} lives"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -227,15 +260,21 @@ async fn a_change_made_while_no_session_ran_is_caught_and_left_alone() {
     assert_success(&out);
     // The second start walks nothing: its checkpoints come from the keeper's feed.
     let r = session_routes(&home);
-    assert_eq!(r.iter().filter(|r| r.starts_with("walk")).count(), 1, "{r:?}");
+    assert_eq!(
+        r.iter().filter(|r| r.starts_with("walk")).count(),
+        1,
+        "{r:?}"
+    );
     assert!(r.iter().filter(|r| *r == "keeper").count() >= 2, "{r:?}");
 
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
     assert_success(&out);
     assert_eq!(state(&ws), between, "turn two undone; the user's edit kept");
 
-    // With the keeper gone, the next start walks (and catches the edit made meanwhile).
-    keeper_leaves(&home);
+    // With the keeper killed (its socket left behind), the next start walks, catches the edit
+    // made meanwhile, and starts a new keeper.
+    let first = keeper_pid(&home);
+    kill_keeper(&home);
     fs::write(ws.join("user.txt"), "user, edited with no keeper\n").unwrap();
     let between = state(&ws);
     server
@@ -253,12 +292,17 @@ async fn a_change_made_while_no_session_ran_is_caught_and_left_alone() {
     );
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
     assert_success(&out);
-    assert_eq!(state(&ws), between, "turn three undone; the user's edit kept");
+    assert_eq!(
+        state(&ws),
+        between,
+        "turn three undone; the user's edit kept"
+    );
     let out = home.run(&server, &["--continue", "-p", "/undo"]).await;
     assert_success(&out);
     let now = state(&ws);
     assert_eq!(now["a.txt"].1, b"a\n");
     assert_eq!(now["user.txt"].1, b"user, edited with no keeper\n");
     keeper_answers(&home);
+    assert_ne!(keeper_pid(&home), first);
     keeper_leaves(&home);
 }

@@ -410,6 +410,7 @@ pub fn text_of(events: &[Event]) -> String {
 
 /// Every file under `root`, recursively.
 pub fn all_files(root: &std::path::Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -420,7 +421,8 @@ pub fn all_files(root: &std::path::Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else {
+            } else if !e.file_type().is_ok_and(|t| t.is_socket()) {
+                // A socket (the checkpoint feed keeper's) holds no bytes to read.
                 out.push(p);
             }
         }

@@ -42,6 +42,8 @@ use crate::engine::fsutil::now_unix;
 
 /// A keeper with no session connected leaves after this long.
 pub const KEEPER_IDLE: Duration = Duration::from_secs(3600);
+/// The keeper's scheduling niceness: background work.
+const KEEPER_NICE: libc::c_int = 10;
 /// The hidden subcommand a keeper runs as.
 pub const COMMAND: &str = "checkpoint-feed";
 /// The most a question waits for its answer (the keeper may be watching a new folder tree).
@@ -92,7 +94,10 @@ impl Answer {
                 put(&mut out, p.as_bytes());
             }
         }
-        let mut framed = u32::try_from(out.len()).unwrap_or(u32::MAX).to_le_bytes().to_vec();
+        let mut framed = u32::try_from(out.len())
+            .unwrap_or(u32::MAX)
+            .to_le_bytes()
+            .to_vec();
         framed.extend_from_slice(&out);
         framed
     }
@@ -309,13 +314,15 @@ pub(crate) fn spawn(program: &Path, config: &KeeperConfig) -> io::Result<()> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: `setsid` is async-signal-safe; it only makes the child a session leader, so a
-    // signal to the session's process group (a terminal's hangup, a lifeline) passes it by.
+    // SAFETY: `setsid` and `setpriority` are async-signal-safe. The first makes the child a
+    // session leader, so a signal to the session's process group (a terminal's hangup, a
+    // lifeline) passes it by; the second lets the session it serves have the CPU first.
     unsafe {
         cmd.pre_exec(|| {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
+            libc::setpriority(libc::PRIO_PROCESS, 0, KEEPER_NICE);
             Ok(())
         });
     }
@@ -358,7 +365,10 @@ mod tests {
             unsure
         );
         for cut in [3, 10, bytes.len() - 1] {
-            assert!(Answer::read(&mut bytes.get(..cut).unwrap()).is_err(), "{cut}");
+            assert!(
+                Answer::read(&mut bytes.get(..cut).unwrap()).is_err(),
+                "{cut}"
+            );
         }
         let mut bad = bytes.clone();
         bad[4] = b'X';

@@ -75,7 +75,10 @@ pub fn serve() -> i32 {
     match store.keep_feed(idle) {
         Ok(()) => 0,
         Err(why) => {
-            note(store.store_dir(), &format!("keeper {} left: {why}", std::process::id()));
+            note(
+                store.store_dir(),
+                &format!("keeper {} left: {why}", std::process::id()),
+            );
             1
         }
     }
@@ -103,6 +106,12 @@ impl Checkpoints {
             self.walk("feed keeper's baseline", "a feed keeper starts", true)
                 .map_err(|e| e.to_string())?
         };
+        // The walk's lists are freed: give their pages back while the keeper waits.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only returns free heap pages to the system.
+        unsafe {
+            libc::malloc_trim(0);
+        }
         let watcher = watcher.ok_or("the workspace cannot be watched")?;
         if watcher.broken() {
             return Err("a folder could not be watched".into());

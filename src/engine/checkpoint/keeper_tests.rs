@@ -78,7 +78,10 @@ impl Ws {
         let fed = store.snapshot(what).unwrap();
         let route = last_route(store);
         let walked = self.walked.snapshot(what).unwrap();
-        assert_eq!(fed.id, walked.id, "{what}: not the walk's checkpoint ({route})");
+        assert_eq!(
+            fed.id, walked.id,
+            "{what}: not the walk's checkpoint ({route})"
+        );
         assert_eq!(
             (fed.files, fed.bytes, fed.entries),
             (walked.files, walked.bytes, walked.entries),
@@ -125,7 +128,11 @@ fn sessions_build_on_the_keepers_feed_and_catch_what_changed_between_them() {
     assert_eq!(w.check(&two, "two's first"), "keeper");
     write(&w.ws, "d2/e/z.txt", "z\n");
     assert_eq!(w.check(&one, "third"), "keeper");
-    assert_eq!(w.check(&two, "two's second"), "keeper", "each asks from its own number");
+    assert_eq!(
+        w.check(&two, "two's second"),
+        "keeper",
+        "each asks from its own number"
+    );
     assert!(w.feed_log(&one).contains("watches"), "{}", w.feed_log(&one));
 
     fs::remove_file(socket_path(one.store_dir()).unwrap()).unwrap();
@@ -133,7 +140,10 @@ fn sessions_build_on_the_keepers_feed_and_catch_what_changed_between_them() {
     assert!(w.feed_log(&one).contains("its socket was removed"));
     write(&w.ws, "a.txt", "a, once more\n");
     let route = w.check(&one, "keeper gone");
-    assert!(route.starts_with("walk: the feed keeper did not answer"), "{route}");
+    assert!(
+        route.starts_with("walk: the feed keeper did not answer"),
+        "{route}"
+    );
 }
 
 #[test]
@@ -180,7 +190,8 @@ fn a_gitignore_change_sends_sessions_walking_and_the_keeper_away() {
     );
     gone_within(keeper, Duration::from_secs(5));
     assert!(
-        w.feed_log(&one).contains(".gitignore changed what may be covered"),
+        w.feed_log(&one)
+            .contains(".gitignore changed what may be covered"),
         "{}",
         w.feed_log(&one)
     );

@@ -110,8 +110,8 @@ pub use undo_stack::{
 use attribution::Scope;
 
 use object::Objects;
-use store_lock::StoreLock;
 use route::Feed;
+use store_lock::StoreLock;
 use walk::{Plan, Rules, Whole};
 use watch::Watcher;
 
