@@ -223,3 +223,32 @@ fn a_second_keeper_of_one_store_leaves_at_once() {
     fs::remove_file(socket_path(second.store_dir()).unwrap()).unwrap();
     gone_within(keeper, Duration::from_secs(5));
 }
+
+#[test]
+fn nonsense_on_the_socket_is_dropped_and_a_removed_workspace_sends_the_keeper_away() {
+    use std::io::{Read, Write};
+    let w = ws();
+    let keeper = w.keeper(Duration::from_secs(600));
+    let one = w.session();
+    let sock = socket_path(one.store_dir()).unwrap();
+    let mut rogue = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    rogue.write_all(b"XXXXXXXXX").unwrap();
+    rogue
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = Vec::new();
+    assert_eq!(
+        rogue.read_to_end(&mut buf).unwrap(),
+        0,
+        "closed, nothing said"
+    );
+    assert_eq!(w.check(&one, "still answering"), "keeper");
+
+    fs::remove_dir_all(&w.ws).unwrap();
+    gone_within(keeper, Duration::from_secs(5));
+    assert!(
+        w.feed_log(&one).contains("the workspace itself"),
+        "{}",
+        w.feed_log(&one)
+    );
+}
