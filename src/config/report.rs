@@ -54,8 +54,28 @@ impl Config {
                 sandbox::describe(&self.sandbox.policy, &sandbox::Support::current())
             ),
             format!("prompt: {}", ctx.prompt_style().as_str()),
+            format!("checkpoints: {}", self.checkpoints_summary()),
         ];
         lines.join("\n")
+    }
+
+    /// Whether checkpoints are taken, and whether the workspace's feed keeper answers.
+    fn checkpoints_summary(&self) -> String {
+        use crate::engine::policy::CheckpointPolicy;
+        match self.places.checkpoints {
+            CheckpointPolicy::Off => "off".into(),
+            CheckpointPolicy::OnWithoutKeeper => {
+                "on, no feed keeper (checkpoint_keeper = false: each start walks the workspace)"
+                    .into()
+            }
+            CheckpointPolicy::On => format!(
+                "on, {}",
+                crate::engine::checkpoint::describe_keeper(
+                    &self.places.data_dir,
+                    &self.places.workspace
+                )
+            ),
+        }
     }
 
     /// `/config` in the TUI: where the settings come from, then the `-v` report and the front

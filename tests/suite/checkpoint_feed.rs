@@ -256,8 +256,15 @@ async fn a_change_made_while_no_session_ran_is_caught_and_left_alone() {
         r#"{"command":"printf 'two\n' >> b.txt && printf 'two\n' >> a.txt"}"#,
     );
     server.script().text("done");
-    let out = home.run(&server, &["--continue", "-p", "turn two"]).await;
+    let out = home
+        .run(&server, &["--continue", "-p", "turn two", "-v"])
+        .await;
     assert_success(&out);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("checkpoints: on, the feed keeper answers ("),
+        "{said}"
+    );
     // The second start walks nothing: its checkpoints come from the keeper's feed.
     let r = session_routes(&home);
     assert_eq!(

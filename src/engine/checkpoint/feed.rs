@@ -172,6 +172,21 @@ pub(crate) fn question(since: u64) -> [u8; 9] {
     q
 }
 
+/// Whether the feed keeper of `workspace`'s store under `data_dir` answers, for people.
+pub fn describe_keeper(data_dir: &Path, workspace: &Path) -> String {
+    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let store = data_dir.join("checkpoints").join(super::store_name(&ws));
+    if Link::connect(&store).is_err() {
+        return "no feed keeper answers (the first checkpoint walks the workspace and starts one)"
+            .into();
+    }
+    let log = std::fs::read_to_string(store.join("feed.log")).unwrap_or_default();
+    match log.lines().rev().find(|l| l.contains(" watches ")) {
+        Some(line) => format!("the feed keeper answers ({line})"),
+        None => "the feed keeper answers".into(),
+    }
+}
+
 /// One session's connection to its store's keeper (held open: a keeper with a session
 /// connected does not leave).
 #[derive(Debug)]

@@ -94,7 +94,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) use attribution::Closed;
 pub use changes::{ChangeKind, FileChange, LineCounts};
 pub(crate) use error::CheckpointError;
-pub use feed::{COMMAND as KEEPER_COMMAND, set_keeper_program};
+pub use feed::{COMMAND as KEEPER_COMMAND, describe_keeper, set_keeper_program};
 pub use keeper::serve as serve_keeper;
 pub(crate) use object_id::{BadObjectId, ObjectId};
 pub(crate) use path::RelPath;
