@@ -38,9 +38,9 @@ pub unsafe fn run() -> i32 {
     if let Err(code) = read_task(&mut config) {
         return code;
     }
-    // The provider's client reads the system's TLS roots: beside the rest of the start.
+    // The provider's client reads the system's TLS roots (for https): beside the rest of the start.
     if matches!(config.provider.backend, config::Backend::Api(_)) {
-        crate::engine::provider::http::prepare_client();
+        crate::engine::provider::http::prepare_client(&config.provider.base_url);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
