@@ -38,6 +38,11 @@ pub unsafe fn run() -> i32 {
     if let Err(code) = read_task(&mut config) {
         return code;
     }
+    // A headless run's environment block (git status) is looked at beside the rest of the
+    // start, from its very beginning; the demo's workspace is made later (headless looks there).
+    if config.prompt.is_some() && !config.acp && !config.provider.backend.is_demo() {
+        crate::headless::look_early(&config);
+    }
     // The provider's client reads the system's TLS roots (for https): beside the rest of the start.
     if matches!(config.provider.backend, config::Backend::Api(_)) {
         crate::engine::provider::http::prepare_client(&config.provider.base_url);
