@@ -601,4 +601,41 @@ mod tests {
         std::fs::write(ws.join(".flower/commands/mine.md"), "y").unwrap();
         assert_eq!(status(&ws), vec![" M .flower/commands/mine.md".to_string()]);
     }
+
+    #[test]
+    fn a_pipe_is_read_to_its_close_and_given_up_at_the_deadline() {
+        let spawn = |script: &str| {
+            Command::new("sh")
+                .args(["-c", script])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let mut quick = spawn("printf 'one\n'; sleep 0.05; printf 'two\n'");
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(5);
+        let out = read_within(quick.stdout.as_mut().unwrap(), deadline);
+        assert_eq!(
+            out.as_deref(),
+            Some("one\ntwo\n"),
+            "both writes, to the close"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        quick.wait().unwrap();
+
+        let mut stuck = spawn("exec sleep 30");
+        let started = Instant::now();
+        let out = read_within(
+            stuck.stdout.as_mut().unwrap(),
+            started + Duration::from_millis(200),
+        );
+        assert_eq!(out, None);
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(200) && waited < Duration::from_secs(5),
+            "{waited:?}"
+        );
+        stuck.kill().unwrap();
+        stuck.wait().unwrap();
+    }
 }
