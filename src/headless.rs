@@ -52,13 +52,9 @@ pub(crate) async fn run(mut config: Config) -> i32 {
     if config.places.session == SessionChoice::Pick {
         return no_picker(&config);
     }
-    // A new run's first session starts as soon as the engine runs: its environment block (git
-    // status) is looked at beside the rest of the start.
-    if config.places.session == SessionChoice::New
-        && restore_action(&task).is_none()
-        && task.trim() != "/skills"
-    {
-        crate::engine::sysprompt::Environment::look_early(&config.places.workspace);
+    // The demo's workspace exists only now: its environment is looked at from here.
+    if _scratch.is_some() {
+        look_early(&config);
     }
     let params = match launch::engine_params(&config, false) {
         Ok(p) => p,
@@ -101,6 +97,21 @@ pub(crate) async fn run(mut config: Config) -> i32 {
         return 1;
     }
     drive(handle, turn, &run_dir, mcp, &out).await
+}
+
+/// A new run's first session starts as soon as the engine runs: its environment block (git
+/// status) is looked at now, beside the rest of the start. Called by the start as soon as the
+/// configuration is read (and again by [`run`] for the demo, whose workspace is made there).
+pub(crate) fn look_early(config: &Config) {
+    let Some(task) = config.prompt.as_deref() else {
+        return;
+    };
+    if config.places.session == SessionChoice::New
+        && restore_action(task).is_none()
+        && task.trim() != "/skills"
+    {
+        crate::engine::sysprompt::Environment::look_early(&config.places.workspace);
+    }
 }
 
 /// The task's op: `/name args` runs the custom command `name`, anything else is the user's

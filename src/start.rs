@@ -46,9 +46,14 @@ pub unsafe fn run() -> i32 {
     if let Err(code) = read_task(&mut config) {
         return code;
     }
-    // The provider's client reads the system's TLS roots: beside the rest of the start.
+    // A headless run's environment block (git status) is looked at beside the rest of the
+    // start, from its very beginning; the demo's workspace is made later (headless looks there).
+    if config.prompt.is_some() && !config.acp && !config.provider.backend.is_demo() {
+        crate::headless::look_early(&config);
+    }
+    // The provider's client reads the system's TLS roots (for https): beside the rest of the start.
     if matches!(config.provider.backend, config::Backend::Api(_)) {
-        crate::engine::provider::http::prepare_client();
+        crate::engine::provider::http::prepare_client(&config.provider.base_url);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

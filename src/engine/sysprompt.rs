@@ -275,29 +275,58 @@ fn git(dir: &Path, off: &[String], args: &[&str]) -> Option<String> {
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let started = Instant::now();
-    // Most queries end within a millisecond or two: look often at first, then every 2 ms.
-    let mut pause = Duration::from_micros(100);
-    loop {
+    let deadline = Instant::now() + GIT_TIMEOUT;
+    let mut stdout = child.stdout.take()?;
+    let out = read_within(&mut stdout, deadline);
+    drop(stdout);
+    // The output is whole once the pipe closes, and git exits right after: its status is
+    // looked at often.
+    let mut pause = Duration::from_micros(50);
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => {
-                if !status.success() {
-                    return None;
-                }
-                let mut out = String::new();
-                use std::io::Read;
-                child.stdout.take()?.read_to_string(&mut out).ok()?;
-                return Some(out);
-            }
-            Ok(None) if started.elapsed() < GIT_TIMEOUT => {
+            Ok(Some(status)) if out.is_some() => break Some(status),
+            Ok(None) if out.is_some() && Instant::now() < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(2));
             }
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return None;
+                break None;
             }
+        }
+    };
+    out.filter(|_| status.is_some_and(|s| s.success()))
+}
+
+/// All of `pipe` until its writer closes it, if that happens before `deadline`: woken by the
+/// data itself (`poll`), not by a timer, so a query's answer is taken the moment it is written.
+fn read_within(pipe: &mut std::process::ChildStdout, deadline: Instant) -> Option<String> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let mut fd = libc::pollfd {
+            fd: pipe.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one live pollfd, its count, a timeout.
+        let ready = unsafe { libc::poll(&raw mut fd, 1, ms) };
+        if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+        if ready <= 0 {
+            continue;
+        }
+        match pipe.read(&mut buf) {
+            Ok(0) => return String::from_utf8(out).ok(),
+            Ok(n) => out.extend_from_slice(buf.get(..n)?),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
         }
     }
 }
@@ -571,5 +600,42 @@ mod tests {
         assert_eq!(status(&ws), Vec::<String>::new());
         std::fs::write(ws.join(".flower/commands/mine.md"), "y").unwrap();
         assert_eq!(status(&ws), vec![" M .flower/commands/mine.md".to_string()]);
+    }
+
+    #[test]
+    fn a_pipe_is_read_to_its_close_and_given_up_at_the_deadline() {
+        let spawn = |script: &str| {
+            Command::new("sh")
+                .args(["-c", script])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let mut quick = spawn("printf 'one\n'; sleep 0.05; printf 'two\n'");
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(5);
+        let out = read_within(quick.stdout.as_mut().unwrap(), deadline);
+        assert_eq!(
+            out.as_deref(),
+            Some("one\ntwo\n"),
+            "both writes, to the close"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        quick.wait().unwrap();
+
+        let mut stuck = spawn("exec sleep 30");
+        let started = Instant::now();
+        let out = read_within(
+            stuck.stdout.as_mut().unwrap(),
+            started + Duration::from_millis(200),
+        );
+        assert_eq!(out, None);
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(200) && waited < Duration::from_secs(5),
+            "{waited:?}"
+        );
+        stuck.kill().unwrap();
+        stuck.wait().unwrap();
     }
 }

@@ -1,9 +1,10 @@
 //! The HTTP plumbing both providers share: the client, the streaming POST, and turning transport and
 //! HTTP failures into [`ProviderError`]s (with the API key redacted).
 //!
-//! Building a client reads the system's TLS roots (hundreds of files, milliseconds): a provider
-//! builds its client when its first request needs it ([`LazyClient`]), and a start can have it
-//! built beside its other work ([`prepare_client`]), so the first request does not wait for it.
+//! A client reads the system's TLS roots (hundreds of files, milliseconds) at its first `https`
+//! handshake: a provider builds its client when its first request needs it ([`LazyClient`]), and
+//! a start can have it built, its roots read, beside its other work ([`prepare_client`]), so the
+//! first request does not wait for it.
 
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::thread::JoinHandle;
@@ -51,14 +52,31 @@ impl std::fmt::Debug for HttpConfig {
 }
 
 /// A client for the model APIs: rustls with the `ring` provider (installed once per process),
-/// a 30 s connect timeout and no overall timeout.
+/// a 30 s connect timeout and no overall timeout. The system's TLS roots are read at its first
+/// `https` handshake ([`super::tls`]).
 pub fn http_client() -> reqwest::Client {
+    built_client(false)
+}
+
+/// [`http_client`], with the TLS roots read now when `roots_now`.
+fn built_client(roots_now: bool) -> reqwest::Client {
     install_crypto_provider();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
-        .tcp_keepalive(Duration::from_secs(30))
-        .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .tcp_keepalive(Duration::from_secs(30));
+    let tls = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .and_then(super::tls::Tls::new);
+    let builder = match tls {
+        Some(tls) => {
+            if roots_now {
+                tls.warm();
+            }
+            builder.tls_backend_preconfigured(tls.config)
+        }
+        None => builder,
+    };
+    builder.build().unwrap_or_else(|_| reqwest::Client::new())
 }
 
 /// A client being built on a thread of its own by [`prepare_client`], for the first provider made.
@@ -66,10 +84,15 @@ static PREPARED: Mutex<Option<JoinHandle<reqwest::Client>>> = Mutex::new(None);
 
 /// Start building the process's first provider client now, on a thread of its own, so the reading
 /// of the TLS roots runs beside the rest of the start; the first [`LazyClient::new`] takes it.
-pub fn prepare_client() {
+/// `base_url`: the provider's; a plain `http://` one needs no roots before its first request.
+pub fn prepare_client(base_url: &str) {
+    let roots_now = !base_url
+        .trim()
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"));
     let Ok(thread) = std::thread::Builder::new()
         .name("http-client".into())
-        .spawn(http_client)
+        .spawn(move || built_client(roots_now))
     else {
         return;
     };

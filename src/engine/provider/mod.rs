@@ -11,6 +11,7 @@ pub mod probe;
 pub mod retry;
 pub mod sse;
 pub(crate) mod text_calls;
+pub(crate) mod tls;
 pub(crate) mod vision;
 
 use std::future::Future;

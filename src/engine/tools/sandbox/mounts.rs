@@ -281,35 +281,60 @@ pub fn available() -> bool {
 }
 
 /// Run [`MountPlan::enter`] with the temp dir writable and read-only in a forked child; whether
-/// it succeeded.
+/// it succeeded. The child says so through a pipe before it exits: tearing down its namespaces
+/// takes milliseconds (the kernel waits for every CPU to pass a quiescent point), so the answer
+/// is taken from the pipe and the child is reaped on a thread of its own.
 fn probe() -> bool {
     let temp = std::env::temp_dir();
     let Ok(mut plan) = MountPlan::prepare(std::slice::from_ref(&temp), std::slice::from_ref(&temp))
     else {
         return false;
     };
-    // SAFETY: the child makes raw system calls only (`enter`, `_exit`) on data built before the
-    // fork, and never returns into Rust code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: a two-int array for the two ends.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return false;
     }
+    let [read_end, write_end] = fds;
+    // SAFETY: the child makes raw system calls only (`enter`, `write`, `_exit`) on data built
+    // before the fork, and never returns into Rust code.
+    let pid = unsafe { libc::fork() };
     if pid == 0 {
-        // SAFETY: in the forked child, as `enter` requires.
-        let ok = unsafe { plan.enter() }.is_ok();
-        // SAFETY: leaves the child without running any destructor or atexit handler.
-        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        // SAFETY: in the forked child, as `enter` requires; `write_end` is open.
+        unsafe {
+            let ok = plan.enter().is_ok() && libc::write(write_end, b"y".as_ptr().cast(), 1) == 1;
+            // Leaves the child without running any destructor or atexit handler.
+            libc::_exit(if ok { 0 } else { 1 });
+        }
     }
+    // SAFETY: our own end, closed once; the child holds its copy until it exits.
+    unsafe { libc::close(write_end) };
+    let mut answer = 0u8;
+    let got = pid > 0
+        && loop {
+            // SAFETY: reads one byte into a live byte; `read_end` is open.
+            let n = unsafe { libc::read(read_end, (&raw mut answer).cast(), 1) };
+            if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                break n == 1 && answer == b'y';
+            }
+        };
+    // SAFETY: our own end, closed once.
+    unsafe { libc::close(read_end) };
+    if pid > 0 {
+        let reaper = std::thread::Builder::new().name("probe-reaper".into());
+        if let Err(e) = reaper.spawn(move || reap(pid)) {
+            tracing::debug!("sandbox: reaping the probe inline: {e}");
+            reap(pid);
+        }
+    }
+    got
+}
+
+/// Wait for our child `pid` to end, so it leaves no zombie.
+fn reap(pid: libc::pid_t) {
     let mut status: libc::c_int = 0;
-    loop {
-        // SAFETY: waits for our own child; `status` is a live int.
-        let r = unsafe { libc::waitpid(pid, &raw mut status, 0) };
-        if r == pid {
-            break;
-        }
-        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return false;
-        }
-    }
-    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    // SAFETY: waits for our own child; `status` is a live int.
+    while unsafe { libc::waitpid(pid, &raw mut status, 0) } < 0
+        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+    {}
 }
