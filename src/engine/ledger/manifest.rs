@@ -248,6 +248,7 @@ impl Manifest {
     /// Rewrite atomically without the fsyncs (`fsutil::atomic_write_unsynced`): a kill never
     /// loses it, a power cut may.
     pub fn save_unsynced(&self, path: &Path) -> io::Result<()> {
+        super::run_dir::forget_synced(path);
         let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         crate::engine::fsutil::atomic_write_unsynced(path, &json)
     }

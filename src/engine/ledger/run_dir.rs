@@ -5,11 +5,14 @@
 //! older one); joining a run directory with a new step; and writing one step's ledger entry
 //! without losing what other processes wrote for theirs.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
 
 use super::ledger_lock::LedgerLock;
 use super::manifest::{Manifest, StepRecord};
@@ -205,13 +208,18 @@ fn names_other_workspace(text: &str, workspace: &Path) -> bool {
 
 /// Write step `step` of `manifest` into the ledger at `path`, keeping every other step as it is
 /// on disk (another process may own it: several invocations can share one `--run-dir`). Under the
-/// run's [`LedgerLock`]; the file is rewritten atomically, keys masked. Without a step the whole
-/// manifest is written.
+/// run's [`LedgerLock`]; the file is rewritten atomically, keys masked, unless this process's
+/// last synced write left the same bytes there. Without a step the whole manifest is written.
 pub fn save_step(manifest: &Manifest, step: Option<usize>, path: &Path) -> io::Result<()> {
     let root = path.parent().unwrap_or(Path::new("."));
     let _lock = LedgerLock::acquire(root)?;
     let ours = step.and_then(|i| manifest.steps.get(i));
-    let merged = match (ours, Manifest::load(path)) {
+    let on_disk = std::fs::read(path).ok();
+    let parsed = match &on_disk {
+        Some(bytes) => serde_json::from_slice::<Manifest>(bytes).map_err(io::Error::other),
+        None => Err(io::ErrorKind::NotFound.into()),
+    };
+    let merged = match (ours, parsed) {
         (Some(rec), Ok(mut on_disk)) => {
             match on_disk.steps.iter_mut().find(|s| s.name == rec.name) {
                 Some(slot) => *slot = rec.clone(),
@@ -225,8 +233,30 @@ pub fn save_step(manifest: &Manifest, step: Option<usize>, path: &Path) -> io::R
         (_, Err(_)) => manifest.clone(),
     };
     let json = serde_json::to_string_pretty(&merged).map_err(io::Error::other)?;
-    atomic_write(path, crate::engine::secrets::redact(&json).as_bytes())
+    let text = crate::engine::secrets::redact(&json);
+    // The file already holds these very bytes, and this process wrote them there durably.
+    let hash: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    let mut synced = LAST_SYNCED.lock().unwrap_or_else(|p| p.into_inner());
+    if on_disk.as_deref() == Some(text.as_bytes()) && synced.get(path) == Some(&hash) {
+        return Ok(());
+    }
+    atomic_write(path, text.as_bytes())?;
+    synced.insert(path.to_path_buf(), hash);
+    Ok(())
 }
+
+/// A write of `path` without the fsyncs follows: the next save writes (and syncs) whatever it
+/// holds.
+pub(super) fn forget_synced(path: &Path) {
+    LAST_SYNCED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(path);
+}
+
+/// Each ledger file this process wrote with its fsyncs, and a hash of what it last wrote there.
+static LAST_SYNCED: std::sync::Mutex<BTreeMap<PathBuf, [u8; 32]>> =
+    std::sync::Mutex::new(BTreeMap::new());
 
 /// Join the run in `dir` (it holds a ledger) with the new step `step`: refused without a step
 /// name, for a step the run has, and for a run of another workspace. The step is claimed in the
@@ -326,6 +356,36 @@ mod tests {
             session_id: session.into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_save_that_changes_nothing_writes_nothing_unless_the_last_write_was_unsynced() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.json");
+        let ino = || fs::metadata(&path).unwrap().ino();
+        let mut m = Manifest {
+            run_id: "r".into(),
+            ..Default::default()
+        };
+        m.steps.push(step("a", "s1"));
+        save_step(&m, Some(0), &path).unwrap();
+        let first = ino();
+        save_step(&m, Some(0), &path).unwrap();
+        assert_eq!(
+            ino(),
+            first,
+            "the same bytes, already synced: not rewritten"
+        );
+        m.save_unsynced(&path).unwrap();
+        let unsynced = ino();
+        save_step(&m, Some(0), &path).unwrap();
+        assert_ne!(ino(), unsynced, "written again, with its fsyncs");
+        m.steps[0].figures.num_turns = 2;
+        let same = ino();
+        save_step(&m, Some(0), &path).unwrap();
+        assert_ne!(ino(), same);
+        assert_eq!(Manifest::load(&path).unwrap().steps[0].figures.num_turns, 2);
     }
 
     #[test]
