@@ -64,6 +64,7 @@ mod git;
 mod index;
 mod object;
 mod object_id;
+mod pack;
 mod path;
 mod prune;
 mod report;

@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 use super::error::CheckpointError;
 use super::index::StatCache;
 use super::object_id::ObjectId;
+use super::pack::Packs;
 use super::tree::{self, Node};
 use super::{Checkpoints, SnapshotId};
 use crate::engine::fsutil::{atomic_write_unsynced, now_unix, rfc3339};
@@ -110,6 +111,10 @@ impl Checkpoints {
         let fans = fs::read_dir(root).map_err(CheckpointError::store(root))?;
         for fan in fans.flatten() {
             let fan_name = fan.file_name().to_string_lossy().into_owned();
+            if fan.path() == self.inner.objects.pack_dir() {
+                sweep_packs(&fan.path(), marked, &mut done);
+                continue;
+            }
             let Ok(entries) = fs::read_dir(fan.path()) else {
                 // A leftover temporary file at the top.
                 if fan_name.starts_with("tmp-") && old(&fan.path()) {
@@ -138,6 +143,36 @@ impl Checkpoints {
             let _ = fs::remove_dir(fan.path());
         }
         Ok(done)
+    }
+}
+
+/// Delete every pack none of whose objects is in `marked` (a pack is kept or deleted whole), and
+/// the leftovers of packs never completed; both only when older than the grace time.
+fn sweep_packs(dir: &std::path::Path, marked: &HashSet<ObjectId>, done: &mut Pruned) {
+    let mut indexed = HashSet::new();
+    for index in Packs::list(dir) {
+        let (count, needed) = index.count_and_any(marked);
+        indexed.insert(index.pack.clone());
+        if needed || !old(&index.pack) {
+            done.kept += count;
+            continue;
+        }
+        let size = fs::metadata(&index.pack).map(|m| m.len()).unwrap_or(0);
+        if fs::remove_file(index.pack.with_extension("idx")).is_ok() {
+            let _ = fs::remove_file(&index.pack);
+            done.deleted += count;
+            done.bytes += size;
+        }
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let complete = indexed.contains(&path) || indexed.contains(&path.with_extension("pack"));
+        if !complete && old(&path) {
+            let _ = fs::remove_file(&path);
+        }
     }
 }
 

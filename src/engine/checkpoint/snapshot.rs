@@ -31,6 +31,8 @@ const GIT_FROM: usize = 64;
 const PARALLEL_FROM: usize = 16;
 /// At most this many reader threads.
 const MAX_READERS: usize = 4;
+/// From this many new objects a walk may write, they go into one pack (see `pack`).
+const PACK_FROM: usize = 512;
 
 /// A checkpoint just taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,8 +106,11 @@ pub(crate) fn take_planned(
     now: Stamp,
     plan: Arc<dyn Plan>,
 ) -> Result<Snapshot, CheckpointError> {
+    let mut clock = Clock::start();
     let old_cache = StatCache::load(cache_path);
+    clock.lap("stat cache read");
     let scan = walk::scan_planned(rules, limits.max_entries, walk::MAX_WALKERS, plan);
+    clock.lap("walk");
     if scan.cut {
         return Err(CheckpointError::TooManyFiles {
             limit: limits.max_entries,
@@ -123,8 +128,11 @@ pub(crate) fn take_planned(
         }
     }
     let mut to_read = b.cap_and_look_up(files, limits, &old_cache);
+    clock.lap("stat cache look-ups");
     b.take_from_git(objects, &mut to_read, &old_cache, now);
+    clock.lap("git's index");
     b.read = to_read.len();
+    let packing = b.read + dirs.len() >= PACK_FROM && objects.begin_pack().is_ok();
     for (found, outcome) in read_all(objects, ws, to_read, limits) {
         match outcome {
             Outcome::Stored { id, size, new } => {
@@ -138,6 +146,7 @@ pub(crate) fn take_planned(
             Outcome::Skip(reason) => b.unstored(found, reason),
         }
     }
+    clock.lap("files read and stored");
     let (files, bytes) = b
         .nodes
         .iter()
@@ -147,12 +156,24 @@ pub(crate) fn take_planned(
             _ => (n, sum),
         });
     let entries = b.nodes.len() + dirs.len().saturating_sub(1);
-    let root = write_trees(objects, dirs, b.nodes)?;
+    let root = write_trees(objects, dirs, b.nodes);
+    if packing {
+        objects
+            .finish_pack()
+            .map_err(CheckpointError::store(objects.dir()))?;
+    }
+    let root = root?;
+    clock.lap("trees written");
     let cache = StatCache { entries: b.cache };
     if cache != old_cache {
         atomic_write_unsynced(cache_path, &cache.encode())
             .map_err(CheckpointError::store(cache_path))?;
     }
+    clock.lap("stat cache written");
+    tracing::debug!(
+        "checkpoint: a full walk of {entries} entries:{}",
+        clock.laps
+    );
     b.skipped.sort_by(|x, y| x.path.cmp(&y.path));
     Ok(Snapshot {
         id: SnapshotId(root),
@@ -163,6 +184,27 @@ pub(crate) fn take_planned(
         skipped: b.skipped,
         entries,
     })
+}
+
+/// How long each step of a walk took, for the log.
+struct Clock {
+    at: std::time::Instant,
+    laps: String,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock {
+            at: std::time::Instant::now(),
+            laps: String::new(),
+        }
+    }
+
+    fn lap(&mut self, what: &str) {
+        use std::fmt::Write as _;
+        let _ = write!(self.laps, " {what} {} ms,", self.at.elapsed().as_millis());
+        self.at = std::time::Instant::now();
+    }
 }
 
 /// A checkpoint being put together: the entries of its trees, what it skipped, the new cache.
