@@ -230,7 +230,7 @@ impl Writer {
             return Ok(None);
         }
         self.out.flush()?;
-        self.slots.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        self.slots.sort_unstable_by_key(|s| s.0);
         let mut idx = Vec::with_capacity(MAGIC.len() + self.slots.len() * ENTRY + 32);
         idx.extend_from_slice(MAGIC);
         for (id, at, len) in &self.slots {

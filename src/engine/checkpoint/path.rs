@@ -108,6 +108,7 @@ impl RelPath {
     }
 
     /// Rebuild from stored bytes (a serialised tree or index).
+    #[cfg(test)]
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> RelPath {
         RelPath(bytes)
     }

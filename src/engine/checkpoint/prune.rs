@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader};
 use std::time::{Duration, SystemTime};
 
 use super::error::CheckpointError;
-use super::index::StatCache;
+use super::index::{CacheReader, CacheWriter};
 use super::object_id::ObjectId;
 use super::pack::Packs;
 use super::tree::{self, Node};
@@ -66,13 +66,7 @@ impl Checkpoints {
         let marked = self.mark(&roots);
         let pruned = self.sweep(&marked)?;
         let cache_path = dir.join("stat-cache");
-        let cache = StatCache::load(&cache_path);
-        let mut kept = cache.clone();
-        kept.entries.retain(|_, (_, id)| marked.contains(id));
-        if kept != cache {
-            atomic_write_unsynced(&cache_path, &kept.encode())
-                .map_err(CheckpointError::store(&cache_path))?;
-        }
+        forget_deleted(&cache_path, &marked).map_err(CheckpointError::store(&cache_path))?;
         keep_log_lines(dir, &marked);
         atomic_write_unsynced(&stamp, rfc3339(now_unix().0).as_bytes())
             .map_err(CheckpointError::store(&stamp))?;
@@ -144,6 +138,30 @@ impl Checkpoints {
         }
         Ok(done)
     }
+}
+
+/// Rewrite the stat cache at `path` without the entries whose content is not in `marked` (when
+/// there are any).
+fn forget_deleted(path: &std::path::Path, marked: &HashSet<ObjectId>) -> std::io::Result<()> {
+    let mut old = CacheReader::open(path);
+    let mut all_kept = true;
+    while let Some(rec) = old.next_record() {
+        all_kept &= marked.contains(&rec.id);
+    }
+    if all_kept {
+        return Ok(());
+    }
+    let mut old = CacheReader::open(path);
+    let mut w = CacheWriter::create(path)?;
+    while let Some(rec) = old.next_record() {
+        if marked.contains(&rec.id)
+            && let Err(e) = w.push(&rec.path, &rec.stat, &rec.id)
+        {
+            w.abandon();
+            return Err(e);
+        }
+    }
+    w.finish()
 }
 
 /// Delete every pack none of whose objects is in `marked` (a pack is kept or deleted whole), and

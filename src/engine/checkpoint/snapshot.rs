@@ -3,7 +3,7 @@
 //! save the cache. Files over a cap, unreadable ones and special files are entries without
 //! content in the tree and are named in the result, never silently dropped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -16,14 +16,14 @@ use serde::{Deserialize, Serialize};
 
 use super::error::CheckpointError;
 use super::git::Seen;
-use super::index::{Stat, StatCache};
+use super::index::{CacheReader, CacheWriter, Stat};
 use super::object::Objects;
 use super::object_id::ObjectId;
 use super::path::RelPath;
 use super::tree::{self, Node, Stamp, Tree};
 use super::walk::{self, Found, Kind, Plan, Rules};
 use super::{Limits, SnapshotId};
-use crate::engine::fsutil::{atomic_write_unsynced, now_unix, rfc3339};
+use crate::engine::fsutil::{now_unix, rfc3339};
 
 /// From this many files to read, git's index is asked which of them git stores unchanged.
 const GIT_FROM: usize = 64;
@@ -107,8 +107,6 @@ pub(crate) fn take_planned(
     plan: Arc<dyn Plan>,
 ) -> Result<Snapshot, CheckpointError> {
     let mut clock = Clock::start();
-    let old_cache = StatCache::load(cache_path);
-    clock.lap("stat cache read");
     let scan = walk::scan_planned(rules, limits.max_entries, walk::MAX_WALKERS, plan);
     clock.lap("walk");
     if scan.cut {
@@ -127,26 +125,49 @@ pub(crate) fn take_planned(
             Kind::Special => b.unstored(found, SkipReason::Special),
         }
     }
-    let mut to_read = b.cap_and_look_up(files, limits, &old_cache);
-    clock.lap("stat cache look-ups");
-    b.take_from_git(objects, &mut to_read, &old_cache, now);
+    let mut files = b.cap(files, limits);
+    let mut got = vec![Got::Pending; files.len()];
+    let old_count = look_up(cache_path, &mut files, &mut got);
+    clock.lap("stat cache read and looked up");
+    take_from_git(objects, &mut files, &mut got, now);
     clock.lap("git's index");
-    b.read = to_read.len();
+    let pending: Vec<usize> = (0..files.len())
+        .filter(|&i| matches!(got.get(i), Some(Got::Pending)))
+        .collect();
+    b.read = pending.len();
     let packing = b.read + dirs.len() >= PACK_FROM && objects.begin_pack().is_ok();
-    for (found, outcome) in read_all(objects, ws, to_read, limits) {
-        match outcome {
+    let to_read: Vec<Found> = pending
+        .iter()
+        .filter_map(|&i| files.get(i).cloned())
+        .collect();
+    for (&i, (found, outcome)) in pending.iter().zip(read_all(objects, ws, to_read, limits)) {
+        let Some(slot) = got.get_mut(i) else { continue };
+        *slot = match outcome {
             Outcome::Stored { id, size, new } => {
                 b.new_bytes += if new { size } else { 0 };
-                if !found.stat.is_racy(now) {
-                    b.cache.insert(found.path.clone(), (found.stat, id));
+                Got::Id {
+                    id,
+                    size,
+                    cache: !found.stat.is_racy(now),
+                    hit: false,
                 }
-                b.nodes.push((found.path, file_node(&found.stat, id, size)));
             }
-            Outcome::Gone => {}
-            Outcome::Skip(reason) => b.unstored(found, reason),
-        }
+            Outcome::Gone => Got::Gone,
+            Outcome::Skip(reason) => Got::Skip(reason),
+        };
     }
     clock.lap("files read and stored");
+    save_cache(cache_path, &files, &got, old_count)?;
+    clock.lap("stat cache written");
+    for (found, got) in files.into_iter().zip(got) {
+        match got {
+            Got::Id { id, size, .. } => {
+                b.nodes.push((found.path, file_node(&found.stat, id, size)))
+            }
+            Got::Skip(reason) => b.unstored(found, reason),
+            Got::Gone | Got::Pending => {}
+        }
+    }
     let (files, bytes) = b
         .nodes
         .iter()
@@ -164,12 +185,6 @@ pub(crate) fn take_planned(
     }
     let root = root?;
     clock.lap("trees written");
-    let cache = StatCache { entries: b.cache };
-    if cache != old_cache {
-        atomic_write_unsynced(cache_path, &cache.encode())
-            .map_err(CheckpointError::store(cache_path))?;
-    }
-    clock.lap("stat cache written");
     tracing::debug!(
         "checkpoint: a full walk of {entries} entries:{}",
         clock.laps
@@ -212,7 +227,6 @@ impl Clock {
 struct Building {
     nodes: Vec<(RelPath, Node)>,
     skipped: Vec<Skipped>,
-    cache: HashMap<RelPath, (Stat, ObjectId)>,
     read: usize,
     new_bytes: u64,
 }
@@ -265,77 +279,143 @@ impl Building {
         Ok(())
     }
 
-    /// Apply the caps (smallest files first, so the checkpoint cap leaves out the largest) and
-    /// take what the stat cache vouches for; the files left to read.
-    fn cap_and_look_up(
-        &mut self,
-        mut files: Vec<Found>,
-        limits: &Limits,
-        old_cache: &StatCache,
-    ) -> Vec<Found> {
-        files.sort_by(|a, b| (a.stat.size, &a.path).cmp(&(b.stat.size, &b.path)));
+    /// Apply the caps (smallest files first, so the checkpoint cap leaves out the largest); the
+    /// files kept, sorted by path.
+    fn cap(&mut self, files: Vec<Found>, limits: &Limits) -> Vec<Found> {
+        let mut kept = Vec::with_capacity(files.len());
         let mut total = 0u64;
-        let mut to_read = Vec::new();
         for found in files {
-            let size = found.stat.size;
-            if size > limits.max_file_bytes {
+            if found.stat.size > limits.max_file_bytes {
                 self.unstored(found, SkipReason::OverFileCap);
-                continue;
-            }
-            if total.saturating_add(size) > limits.max_checkpoint_bytes {
-                self.unstored(found, SkipReason::OverCheckpointCap);
-                continue;
-            }
-            total += size;
-            match old_cache.lookup(&found.path, &found.stat) {
-                Some(id) => {
-                    self.cache.insert(found.path.clone(), (found.stat, id));
-                    self.nodes
-                        .push((found.path, file_node(&found.stat, id, size)));
-                }
-                None => to_read.push(found),
+            } else {
+                total = total.saturating_add(found.stat.size);
+                kept.push(found);
             }
         }
-        to_read
+        if total > limits.max_checkpoint_bytes {
+            kept.sort_by(|a, b| (a.stat.size, &a.path).cmp(&(b.stat.size, &b.path)));
+            let mut total = 0u64;
+            let all = std::mem::take(&mut kept);
+            for found in all {
+                let size = found.stat.size;
+                if total.saturating_add(size) > limits.max_checkpoint_bytes {
+                    self.unstored(found, SkipReason::OverCheckpointCap);
+                } else {
+                    total += size;
+                    kept.push(found);
+                }
+            }
+        }
+        kept.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        kept
     }
 }
 
-impl Building {
-    /// Take from git's store what it holds unchanged of `to_read` (when there is much to read),
-    /// and note which blob each other file held, so one that still holds it keeps its id.
-    fn take_from_git(
-        &mut self,
-        objects: &Objects,
-        to_read: &mut Vec<Found>,
-        old: &StatCache,
-        now: Stamp,
-    ) {
-        for f in to_read.iter_mut() {
-            f.git = old.entries.get(&f.path).and_then(|(_, id)| id.git_blob());
-        }
-        let Some(repo) = objects.repo().filter(|_| to_read.len() >= GIT_FROM) else {
-            return;
-        };
-        let index = repo.index();
-        if index.is_empty() {
-            return;
-        }
-        to_read.retain_mut(|f| match index.unchanged(&f.path, seen(&f.stat)) {
-            Some(blob) => {
-                let id = ObjectId::git(blob);
-                if !f.stat.is_racy(now) {
-                    self.cache.insert(f.path.clone(), (f.stat, id));
-                }
-                let node = file_node(&f.stat, id, f.stat.size);
-                self.nodes.push((f.path.clone(), node));
-                false
+/// What a walk knows of one file's content.
+#[derive(Debug, Clone, Copy)]
+enum Got {
+    /// To be read.
+    Pending,
+    /// `cache`: whether the next stat cache names it; `hit`: the last one did, as it is.
+    Id {
+        id: ObjectId,
+        size: u64,
+        cache: bool,
+        hit: bool,
+    },
+    /// Removed since the walk saw it.
+    Gone,
+    Skip(SkipReason),
+}
+
+/// Take from the stat cache at `path` what it vouches for of `files` (sorted by path), in one
+/// pass over both; a file it names with another `lstat` notes the git blob it held. The number
+/// of entries the cache had.
+fn look_up(path: &Path, files: &mut [Found], got: &mut [Got]) -> usize {
+    let mut old = CacheReader::open(path);
+    for (f, g) in files.iter_mut().zip(got.iter_mut()) {
+        if let Some(rec) = old.find(f.path.as_bytes()) {
+            if rec.stat == f.stat {
+                *g = Got::Id {
+                    id: rec.id,
+                    size: f.stat.size,
+                    cache: true,
+                    hit: true,
+                };
+            } else {
+                f.git = rec.id.git_blob();
             }
-            None => {
-                f.git = f.git.or(index.entry(&f.path).map(|e| e.blob));
-                true
-            }
-        });
+        }
     }
+    old.drain();
+    old.read
+}
+
+/// Take from git's store what it holds unchanged of the files still to read (when there are
+/// many), and note which blob each other file held, so one that still holds it keeps its id.
+fn take_from_git(objects: &Objects, files: &mut [Found], got: &mut [Got], now: Stamp) {
+    let pending = got.iter().filter(|g| matches!(g, Got::Pending)).count();
+    let Some(repo) = objects.repo().filter(|_| pending >= GIT_FROM) else {
+        return;
+    };
+    let index = repo.index();
+    if index.is_empty() {
+        return;
+    }
+    for (f, g) in files.iter_mut().zip(got.iter_mut()) {
+        if !matches!(g, Got::Pending) {
+            continue;
+        }
+        match index.unchanged(&f.path, seen(&f.stat)) {
+            Some(blob) => {
+                *g = Got::Id {
+                    id: ObjectId::git(blob),
+                    size: f.stat.size,
+                    cache: !f.stat.is_racy(now),
+                    hit: false,
+                }
+            }
+            None => f.git = f.git.or(index.entry(&f.path).map(|e| e.blob)),
+        }
+    }
+}
+
+/// Write the next stat cache (in path order) unless it would be the last one, which had
+/// `old_count` entries.
+fn save_cache(
+    path: &Path,
+    files: &[Found],
+    got: &[Got],
+    old_count: usize,
+) -> Result<(), CheckpointError> {
+    let (mut kept, mut hits) = (0usize, 0usize);
+    for g in got {
+        if let Got::Id {
+            cache: true, hit, ..
+        } = g
+        {
+            kept += 1;
+            hits += usize::from(*hit);
+        }
+    }
+    if kept == hits && hits == old_count {
+        return Ok(());
+    }
+    let written = (|| {
+        let mut w = CacheWriter::create(path)?;
+        for (f, g) in files.iter().zip(got) {
+            if let Got::Id {
+                id, cache: true, ..
+            } = g
+                && let Err(e) = w.push(f.path.as_bytes(), &f.stat, id)
+            {
+                w.abandon();
+                return Err(e);
+            }
+        }
+        w.finish()
+    })();
+    written.map_err(CheckpointError::store(path))
 }
 
 /// What git's index compares of `stat`.
