@@ -23,14 +23,19 @@ impl RelPath {
     /// `path` relative to `root`, or None when it is not below `root` or has a `..`/`.` part.
     pub fn under(root: &Path, path: &Path) -> Option<RelPath> {
         let rel = path.strip_prefix(root).ok()?;
-        let mut out = RelPath::root();
+        let mut out = Vec::with_capacity(rel.as_os_str().len());
         for part in rel.components() {
             match part {
-                Component::Normal(name) => out = out.join(name.as_bytes()),
+                Component::Normal(name) => {
+                    if !out.is_empty() {
+                        out.push(b'/');
+                    }
+                    out.extend_from_slice(name.as_bytes());
+                }
                 _ => return None,
             }
         }
-        Some(out)
+        Some(RelPath(out))
     }
 
     /// Parse a `/`-separated relative path (as a user or a test names it). None for an absolute

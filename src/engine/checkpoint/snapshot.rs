@@ -358,26 +358,29 @@ fn take_from_git(objects: &Objects, files: &mut [Found], got: &mut [Got], now: S
     let Some(repo) = objects.repo().filter(|_| pending >= GIT_FROM) else {
         return;
     };
-    let index = repo.index();
-    if index.is_empty() {
-        return;
-    }
-    for (f, g) in files.iter_mut().zip(got.iter_mut()) {
-        if !matches!(g, Got::Pending) {
-            continue;
+    // One pass over the index and the files, both sorted by path.
+    let mut at = 0;
+    repo.each_entry(|rel, e| {
+        while files.get(at).is_some_and(|f| f.path.as_bytes() < rel) {
+            at += 1;
         }
-        match index.unchanged(&f.path, seen(&f.stat)) {
-            Some(blob) => {
-                *g = Got::Id {
-                    id: ObjectId::git(blob),
-                    size: f.stat.size,
-                    cache: !f.stat.is_racy(now),
-                    hit: false,
-                }
-            }
-            None => f.git = f.git.or(index.entry(&f.path).map(|e| e.blob)),
+        let (Some(f), Some(g)) = (files.get_mut(at), got.get_mut(at)) else {
+            return;
+        };
+        if f.path.as_bytes() != rel || !matches!(g, Got::Pending) {
+            return;
         }
-    }
+        if e.matches(seen(&f.stat)) {
+            *g = Got::Id {
+                id: ObjectId::git(e.blob),
+                size: f.stat.size,
+                cache: !f.stat.is_racy(now),
+                hit: false,
+            };
+        } else {
+            f.git = f.git.or(Some(e.blob));
+        }
+    });
 }
 
 /// Write the next stat cache (in path order) unless it would be the last one, which had
