@@ -72,6 +72,7 @@ mod restore;
 mod snapshot;
 mod store_lock;
 mod tree;
+mod tree_writer;
 mod undo_stack;
 mod update;
 mod walk;
@@ -117,7 +118,7 @@ pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// One checkpoint stores at most this many bytes of files (smallest files first).
 pub(crate) const DEFAULT_MAX_CHECKPOINT_BYTES: u64 = 512 * 1024 * 1024;
 /// A workspace with more files and folders than this gets no checkpoint: the walk stops there.
-pub(crate) const DEFAULT_MAX_ENTRIES: usize = 200_000;
+pub(crate) const DEFAULT_MAX_ENTRIES: usize = 1_000_000;
 
 /// The id of a checkpoint (its root listing's id): equal workspaces give equal ids.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -3,7 +3,6 @@
 //! save the cache. Files over a cap, unreadable ones and special files are entries without
 //! content in the tree and are named in the result, never silently dropped.
 
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -20,7 +19,8 @@ use super::index::{CacheReader, CacheWriter, Stat};
 use super::object::Objects;
 use super::object_id::ObjectId;
 use super::path::RelPath;
-use super::tree::{self, Node, Stamp, Tree};
+use super::tree::{Node, Stamp};
+use super::tree_writer;
 use super::walk::{self, Found, Kind, Plan, Rules};
 use super::{Limits, SnapshotId};
 use crate::engine::fsutil::{now_unix, rfc3339};
@@ -177,7 +177,7 @@ pub(crate) fn take_planned(
             _ => (n, sum),
         });
     let entries = b.nodes.len() + dirs.len().saturating_sub(1);
-    let root = write_trees(objects, dirs, b.nodes);
+    let root = tree_writer::write(objects, dirs, b.nodes);
     if packing {
         objects
             .finish_pack()
@@ -577,66 +577,6 @@ fn read_capped(file: File, cap: u64) -> io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
     file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= cap).then_some(bytes))
-}
-
-/// Write every directory's tree, deepest first; the root's id.
-fn write_trees(
-    objects: &Objects,
-    dirs: Vec<RelPath>,
-    nodes: Vec<(RelPath, Node)>,
-) -> Result<ObjectId, CheckpointError> {
-    let mut trees: BTreeMap<RelPath, Tree> = dirs.into_iter().map(|d| (d, Tree::new())).collect();
-    trees.entry(RelPath::root()).or_default();
-    for (path, node) in nodes {
-        let parent = path.parent().unwrap_or_default();
-        trees
-            .entry(parent)
-            .or_default()
-            .push((path.name().to_vec(), node));
-    }
-    // A directory always has its parent listed (the walk finds parents first), but an entry
-    // of a directory the walk did not report gets its parents here.
-    let listed: Vec<RelPath> = trees.keys().cloned().collect();
-    for dir in listed {
-        let mut up = dir.parent();
-        while let Some(p) = up {
-            up = p.parent();
-            trees.entry(p).or_default();
-        }
-    }
-    let mut order: Vec<RelPath> = trees.keys().cloned().collect();
-    order.sort_by_key(|d| std::cmp::Reverse(d.depth()));
-    let mut root = None;
-    for dir in order {
-        let Some(mut tree) = trees.remove(&dir) else {
-            continue;
-        };
-        tree.sort_by(|a, b| a.0.cmp(&b.0));
-        let bytes = tree::encode(&tree);
-        let id = ObjectId::of(&bytes);
-        objects
-            .put(&id, &bytes)
-            .map_err(CheckpointError::store(objects.dir()))?;
-        match dir.parent() {
-            Some(parent) => trees
-                .entry(parent)
-                .or_default()
-                .push((dir.name().to_vec(), Node::Dir(id))),
-            None => root = Some(id),
-        }
-    }
-    match root {
-        Some(id) => Ok(id),
-        // Not reached: the root is always listed. An empty workspace's tree, to be sure.
-        None => {
-            let empty = tree::encode(&Tree::new());
-            let id = ObjectId::of(&empty);
-            objects
-                .put(&id, &empty)
-                .map_err(CheckpointError::store(objects.dir()))?;
-            Ok(id)
-        }
-    }
 }
 
 /// Append one line to the store's log of checkpoints (for people and for a later clean-up: which
