@@ -4,8 +4,9 @@
 //!
 //! **Where.** `<data_dir>/checkpoints/<workspace name>-<hash of its path>/`, owner-only
 //! (a workspace's files may hold secrets): `objects/` (contents and directory listings, each
-//! stored once under its SHA-256), `stat-cache`, `lock`, `workspace` (the path, for people) and
-//! `checkpoints.log` (one line per checkpoint). The workspace and its `.git` are only read.
+//! stored once under its SHA-256, in a file of its own or in a pack of many, see `pack`),
+//! `stat-cache`, `lock`, `workspace` (the path, for people) and `checkpoints.log` (one line per
+//! checkpoint). The workspace and its `.git` are only read.
 //!
 //! **A store of our own, not a shadow git repository.** Both keep contents by hash and reuse
 //! unchanged directories; the differences decided it:
