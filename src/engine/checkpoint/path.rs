@@ -22,6 +22,16 @@ impl RelPath {
 
     /// `path` relative to `root`, or None when it is not below `root` or has a `..`/`.` part.
     pub fn under(root: &Path, path: &Path) -> Option<RelPath> {
+        // The common case, a plain path below the root (what a walk finds), without parsing it.
+        let (whole, base) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+        if let Some(rest) = whole.strip_prefix(base).and_then(|r| r.strip_prefix(b"/"))
+            && !rest.is_empty()
+            && rest
+                .split(|&b| b == b'/')
+                .all(|c| !c.is_empty() && c != b"." && c != b"..")
+        {
+            return Some(RelPath(rest.to_vec()));
+        }
         let rel = path.strip_prefix(root).ok()?;
         let mut out = Vec::with_capacity(rel.as_os_str().len());
         for part in rel.components() {
