@@ -159,31 +159,37 @@ pub(crate) fn take_planned(
     clock.lap("files read and stored");
     save_cache(cache_path, &files, &got, old_count)?;
     clock.lap("stat cache written");
-    for (found, got) in files.into_iter().zip(got) {
-        match got {
-            Got::Id { id, size, .. } => {
-                b.nodes.push((found.path, file_node(&found.stat, id, size)))
+    // The files and the other entries, each sorted by path, merged into the trees.
+    let mut others = std::mem::take(&mut b.nodes);
+    others.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+    let skipped = &mut b.skipped;
+    let mut from_files = files
+        .into_iter()
+        .zip(got)
+        .filter_map(|(found, got)| match got {
+            Got::Id { id, size, .. } => Some((found.path, file_node(&found.stat, id, size))),
+            Got::Skip(reason) => {
+                skipped.push(skip(&found, reason));
+                Some((found.path, unstored(Some(found.stat))))
             }
-            Got::Skip(reason) => b.unstored(found, reason),
-            Got::Gone | Got::Pending => {}
-        }
-    }
-    let (files, bytes) = b
-        .nodes
-        .iter()
-        .fold((0, 0), |(n, sum), (_, node)| match node {
-            Node::File { size, .. } => (n + 1, sum + size),
-            Node::Link(_) => (n + 1, sum),
-            _ => (n, sum),
-        });
-    let entries = b.nodes.len() + dirs.len().saturating_sub(1);
-    let root = tree_writer::write(objects, dirs, b.nodes);
+            Got::Gone | Got::Pending => None,
+        })
+        .peekable();
+    let mut others = others.into_iter().peekable();
+    let merged = std::iter::from_fn(|| match (from_files.peek(), others.peek()) {
+        (Some(f), Some(o)) if o.0 < f.0 => others.next(),
+        (Some(_), _) => from_files.next(),
+        (None, _) => others.next(),
+    });
+    let dir_count = dirs.len().saturating_sub(1);
+    let root = tree_writer::write(objects, dirs, merged);
     if packing {
         objects
             .finish_pack()
             .map_err(CheckpointError::store(objects.dir()))?;
     }
-    let root = root?;
+    let (root, tally) = root?;
+    let (files, bytes, entries) = (tally.files, tally.bytes, tally.entries + dir_count);
     clock.lap("trees written");
     tracing::debug!(
         "checkpoint: a full walk of {entries} entries:{}",

@@ -29,24 +29,34 @@ fn dir_then_entry(dir: &[u8], entry: &[u8]) -> Ordering {
     }
 }
 
-/// Write the trees of the directories `dirs` holding the entries `nodes` (not directories);
-/// the root's id. Either list may come in any order.
+/// What a checkpoint's trees hold besides directories.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Files and symbolic links stored, and the files' bytes.
+    pub files: usize,
+    pub bytes: u64,
+    /// Every entry that is not a directory.
+    pub entries: usize,
+}
+
+/// Write the trees of the directories `dirs` (in any order) holding `nodes` (not directories,
+/// sorted by path); the root's id and what they hold.
 pub(crate) fn write(
     objects: &Objects,
     mut dirs: Vec<RelPath>,
-    mut nodes: Vec<(RelPath, Node)>,
-) -> Result<ObjectId, CheckpointError> {
+    nodes: impl Iterator<Item = (RelPath, Node)>,
+) -> Result<(ObjectId, Tally), CheckpointError> {
     dirs.retain(|d| !d.is_root());
     dirs.sort_unstable_by(|a, b| {
         let (a, b) = (a.as_bytes(), b.as_bytes());
         // As `a/` and `b/`.
         a.iter().chain(b"/").cmp(b.iter().chain(b"/"))
     });
-    nodes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut w = Writer {
         objects,
         open: vec![(RelPath::root(), Tree::new())],
     };
+    let mut tally = Tally::default();
     let mut dirs = dirs.into_iter().peekable();
     for (path, node) in nodes {
         while let Some(d) =
@@ -55,6 +65,15 @@ pub(crate) fn write(
             w.enter(&d)?;
         }
         w.enter(&path.parent().unwrap_or_default())?;
+        tally.entries += 1;
+        match node {
+            Node::File { size, .. } => {
+                tally.files += 1;
+                tally.bytes += size;
+            }
+            Node::Link(_) => tally.files += 1,
+            _ => {}
+        }
         if let Some((_, tree)) = w.open.last_mut() {
             tree.push((path.name().to_vec(), node));
         }
@@ -66,7 +85,7 @@ pub(crate) fn write(
         w.close()?;
     }
     let (_, root) = w.open.pop().unwrap_or_default();
-    w.put(root)
+    Ok((w.put(root)?, tally))
 }
 
 struct Writer<'a> {
