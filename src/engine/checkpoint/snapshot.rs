@@ -117,15 +117,16 @@ pub(crate) fn take_planned(
     let ws = &rules.workspace;
     let mut b = Building::default();
     let dirs = b.unreadable(ws, scan.dirs, scan.unreadable);
-    let mut files = Vec::new();
-    for found in scan.entries {
+    // The list of files is the walk's, kept in place (it is the largest thing a walk holds).
+    let mut files = scan.entries;
+    for found in files.iter().filter(|f| f.kind != Kind::File) {
         match found.kind {
-            Kind::File => files.push(found),
-            Kind::Symlink => b.link(objects, ws, found)?,
-            Kind::Special => b.unstored(found, SkipReason::Special),
+            Kind::Symlink => b.link(objects, ws, found.clone())?,
+            _ => b.unstored(found.clone(), SkipReason::Special),
         }
     }
-    let mut files = b.cap(files, limits);
+    files.retain(|f| f.kind == Kind::File);
+    b.cap(&mut files, limits);
     let mut got = vec![Got::Pending; files.len()];
     let old_count = look_up(cache_path, &mut files, &mut got);
     clock.lap("stat cache read and looked up");
@@ -285,35 +286,38 @@ impl Building {
         Ok(())
     }
 
-    /// Apply the caps (smallest files first, so the checkpoint cap leaves out the largest); the
-    /// files kept, sorted by path.
-    fn cap(&mut self, files: Vec<Found>, limits: &Limits) -> Vec<Found> {
-        let mut kept = Vec::with_capacity(files.len());
+    /// Apply the caps (smallest files first, so the checkpoint cap leaves out the largest) to
+    /// `files`, which are left sorted by path.
+    fn cap(&mut self, files: &mut Vec<Found>, limits: &Limits) {
+        let mut over = Vec::new();
         let mut total = 0u64;
-        for found in files {
-            if found.stat.size > limits.max_file_bytes {
-                self.unstored(found, SkipReason::OverFileCap);
+        files.retain(|f| {
+            if f.stat.size > limits.max_file_bytes {
+                over.push(f.clone());
+                false
             } else {
-                total = total.saturating_add(found.stat.size);
-                kept.push(found);
+                total = total.saturating_add(f.stat.size);
+                true
             }
+        });
+        for found in over {
+            self.unstored(found, SkipReason::OverFileCap);
         }
         if total > limits.max_checkpoint_bytes {
-            kept.sort_by(|a, b| (a.stat.size, &a.path).cmp(&(b.stat.size, &b.path)));
+            files.sort_by(|a, b| (a.stat.size, &a.path).cmp(&(b.stat.size, &b.path)));
             let mut total = 0u64;
-            let all = std::mem::take(&mut kept);
-            for found in all {
-                let size = found.stat.size;
-                if total.saturating_add(size) > limits.max_checkpoint_bytes {
-                    self.unstored(found, SkipReason::OverCheckpointCap);
-                } else {
-                    total += size;
-                    kept.push(found);
-                }
+            let fit = files
+                .iter()
+                .take_while(|f| {
+                    total = total.saturating_add(f.stat.size);
+                    total <= limits.max_checkpoint_bytes
+                })
+                .count();
+            for found in files.split_off(fit) {
+                self.unstored(found, SkipReason::OverCheckpointCap);
             }
         }
-        kept.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        kept
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
 }
 
