@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::object_id::ObjectId;
+#[cfg(test)]
 use super::path::RelPath;
 
 /// The repository holding a workspace.
@@ -55,6 +56,7 @@ pub(crate) struct Seen {
 }
 
 /// The usable entries of an index, sorted by path (relative to the workspace).
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub(crate) struct Index {
     entries: Vec<(Vec<u8>, Entry)>,
@@ -92,19 +94,41 @@ impl Repo {
     }
 
     /// The usable entries of the index under the workspace (empty when it cannot be read).
+    #[cfg(test)]
     pub(crate) fn index(&self) -> Index {
+        let mut entries = Vec::new();
+        if !self.each_entry(|rel, e| entries.push((rel.to_vec(), *e))) {
+            entries.clear();
+        }
+        Index { entries }
+    }
+
+    /// Hand each usable entry of the index under the workspace to `each`, in path order (its
+    /// path relative to the workspace); false, with nothing handed, when the index cannot be
+    /// used (absent, a split index, anything unexpected).
+    pub(crate) fn each_entry(&self, mut each: impl FnMut(&[u8], &Entry)) -> bool {
         let path = self.git_dir.join("index");
         let Ok(bytes) = fs::read(&path) else {
-            return Index::default();
+            return false;
         };
         let Ok(meta) = fs::metadata(&path) else {
-            return Index::default();
+            return false;
         };
         let stamp = (
             u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
             u32::try_from(meta.mtime_nsec()).unwrap_or(0),
         );
-        parse(&bytes, &self.prefix, stamp).unwrap_or_default()
+        // Checked whole first: a split index is known only at its end.
+        if parse(&bytes, stamp, |_, _| {}).is_none() {
+            return false;
+        }
+        let prefix = &self.prefix;
+        parse(&bytes, stamp, |path, e| {
+            if let Some(rel) = path.strip_prefix(prefix.as_slice()) {
+                each(rel, e);
+            }
+        })
+        .is_some()
     }
 
     /// The bytes of each blob of `ids` that git's store holds, checked against its id (one
@@ -207,18 +231,25 @@ fn blob_hex(id: &ObjectId) -> Option<String> {
     Some(id.git_blob()?.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-impl Index {
-    /// The blob of `path` when the file's `lstat` (its size, inode, and modification and
-    /// change times in seconds and nanoseconds) is what git recorded for it.
-    pub(crate) fn unchanged(&self, path: &RelPath, seen: Seen) -> Option<[u8; 20]> {
-        let e = self.entry(path)?;
+impl Entry {
+    /// Whether a file's `lstat` (its size, inode, and modification and change times in seconds
+    /// and nanoseconds) is what git recorded for it.
+    pub(crate) fn matches(&self, seen: Seen) -> bool {
         let low = |n: u64| (n & 0xffff_ffff) as u32;
         let secs = |s: i64| (s & 0xffff_ffff) as u32;
-        let same = e.size == low(seen.size)
-            && e.ino == low(seen.ino)
-            && e.mtime == (secs(seen.mtime.0), seen.mtime.1)
-            && e.ctime == (secs(seen.ctime.0), seen.ctime.1);
-        same.then_some(e.blob)
+        self.size == low(seen.size)
+            && self.ino == low(seen.ino)
+            && self.mtime == (secs(seen.mtime.0), seen.mtime.1)
+            && self.ctime == (secs(seen.ctime.0), seen.ctime.1)
+    }
+}
+
+#[cfg(test)]
+impl Index {
+    /// The blob of `path` when the file's `lstat` is what git recorded for it.
+    pub(crate) fn unchanged(&self, path: &RelPath, seen: Seen) -> Option<[u8; 20]> {
+        let e = self.entry(path)?;
+        e.matches(seen).then_some(e.blob)
     }
 
     /// The blob the index names for `path`, whatever the file holds now.
@@ -229,15 +260,12 @@ impl Index {
             .ok()?;
         self.entries.get(at).map(|(_, e)| e)
     }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
 }
 
-/// The usable entries of index `bytes` under `prefix`; `stamp` is the index file's modification
-/// time (entries not older are racily clean). None for what this reader does not know.
-fn parse(bytes: &[u8], prefix: &[u8], stamp: (u32, u32)) -> Option<Index> {
+/// Hand each usable entry of index `bytes` to `each` (its full path), in the index's order;
+/// `stamp` is the index file's modification time (entries not older are racily clean). None for
+/// what this reader does not know (entries may have been handed by then).
+fn parse(bytes: &[u8], stamp: (u32, u32), mut each: impl FnMut(&[u8], &Entry)) -> Option<()> {
     let mut r = Reader { bytes, at: 0 };
     if r.take(4)? != b"DIRC" {
         return None;
@@ -247,7 +275,6 @@ fn parse(bytes: &[u8], prefix: &[u8], stamp: (u32, u32)) -> Option<Index> {
         return None;
     }
     let count = r.u32()?;
-    let mut entries = Vec::new();
     let mut path: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = r.at;
@@ -271,7 +298,9 @@ fn parse(bytes: &[u8], prefix: &[u8], stamp: (u32, u32)) -> Option<Index> {
             path.truncate(path.len().checked_sub(strip)?);
             path.extend_from_slice(r.until_nul()?);
         } else {
-            path = r.until_nul()?.to_vec();
+            let name = r.until_nul()?;
+            path.clear();
+            path.extend_from_slice(name);
             let len = r.at - start;
             r.at = start + len.div_ceil(8) * 8;
         }
@@ -280,13 +309,7 @@ fn parse(bytes: &[u8], prefix: &[u8], stamp: (u32, u32)) -> Option<Index> {
         let odd = extended & (0x4000 | 0x2000) != 0;
         let regular = mode >> 12 == 0o10;
         let racy = mtime >= stamp;
-        if stage == 0
-            && !assume_valid
-            && !odd
-            && regular
-            && !racy
-            && let Some(rel) = path.strip_prefix(prefix)
-        {
+        if stage == 0 && !assume_valid && !odd && regular && !racy {
             let entry = Entry {
                 ctime,
                 mtime,
@@ -294,7 +317,7 @@ fn parse(bytes: &[u8], prefix: &[u8], stamp: (u32, u32)) -> Option<Index> {
                 size,
                 blob,
             };
-            entries.push((rel.to_vec(), entry));
+            each(&path, &entry);
         }
     }
     // A split index keeps most entries elsewhere: not read.
@@ -306,7 +329,7 @@ fn parse(bytes: &[u8], prefix: &[u8], stamp: (u32, u32)) -> Option<Index> {
         let len = usize::try_from(r.u32()?).ok()?;
         r.take(len)?;
     }
-    Some(Index { entries })
+    Some(())
 }
 
 struct Reader<'a> {

@@ -4,8 +4,9 @@
 //!
 //! **Where.** `<data_dir>/checkpoints/<workspace name>-<hash of its path>/`, owner-only
 //! (a workspace's files may hold secrets): `objects/` (contents and directory listings, each
-//! stored once under its SHA-256), `stat-cache`, `lock`, `workspace` (the path, for people) and
-//! `checkpoints.log` (one line per checkpoint). The workspace and its `.git` are only read.
+//! stored once under its SHA-256, in a file of its own or in a pack of many, see `pack`),
+//! `stat-cache`, `lock`, `workspace` (the path, for people) and `checkpoints.log` (one line per
+//! checkpoint). The workspace and its `.git` are only read.
 //!
 //! **A store of our own, not a shadow git repository.** Both keep contents by hash and reuse
 //! unchanged directories; the differences decided it:
@@ -66,6 +67,7 @@ mod index;
 mod keeper;
 mod object;
 mod object_id;
+mod pack;
 mod path;
 mod prune;
 mod report;
@@ -74,6 +76,7 @@ mod route;
 mod snapshot;
 mod store_lock;
 mod tree;
+mod tree_writer;
 mod undo_stack;
 mod update;
 mod walk;
@@ -120,7 +123,7 @@ pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// One checkpoint stores at most this many bytes of files (smallest files first).
 pub(crate) const DEFAULT_MAX_CHECKPOINT_BYTES: u64 = 512 * 1024 * 1024;
 /// A workspace with more files and folders than this gets no checkpoint: the walk stops there.
-pub(crate) const DEFAULT_MAX_ENTRIES: usize = 200_000;
+pub(crate) const DEFAULT_MAX_ENTRIES: usize = 1_000_000;
 
 /// The id of a checkpoint (its root listing's id): equal workspaces give equal ids.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -6,6 +6,8 @@
 //! changed afterwards, and is readable by the owner only (a workspace's files may hold secrets).
 //! Objects are not fsynced: a power cut may lose or truncate a recent one, so every read checks
 //! the bytes against the name and reports a damaged object instead of returning wrong bytes.
+//! While a pack is being written (see `pack`), new objects go into it instead of files of their
+//! own; an object is read from its own file, else from a pack.
 
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
@@ -17,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use super::error::CheckpointError;
 use super::git::Repo;
 use super::object_id::ObjectId;
+use super::pack::Packs;
 use crate::engine::fsutil::unique;
 
 /// The `objects/` folder of a store.
@@ -27,6 +30,7 @@ pub(crate) struct Objects {
     git: Option<Repo>,
     /// Git blobs read ahead for the operation under way (see [`Objects::prefetch`]).
     read_ahead: Arc<Mutex<HashMap<ObjectId, Vec<u8>>>>,
+    packs: Arc<Mutex<Packs>>,
 }
 
 impl Objects {
@@ -41,6 +45,7 @@ impl Objects {
             dir,
             git: repo,
             read_ahead: Arc::default(),
+            packs: Arc::default(),
         }
     }
 
@@ -74,11 +79,39 @@ impl Objects {
         self.dir.join(fan).join(rest)
     }
 
+    /// The folder of the packs.
+    pub(crate) fn pack_dir(&self) -> PathBuf {
+        self.dir.join("pack")
+    }
+
+    fn packs(&self) -> std::sync::MutexGuard<'_, Packs> {
+        self.packs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// From now on, new objects go into one new pack (until [`Objects::finish_pack`]).
+    pub(crate) fn begin_pack(&self) -> io::Result<()> {
+        self.packs().begin(&self.pack_dir())
+    }
+
+    /// Complete the pack begun by [`Objects::begin_pack`], if any: what it holds can be read.
+    pub(crate) fn finish_pack(&self) -> io::Result<()> {
+        self.packs().finish()
+    }
+
     /// Keep `bytes` (whose id is `id`) unless the store has them already. True when written now.
     pub(crate) fn put(&self, id: &ObjectId, bytes: &[u8]) -> io::Result<bool> {
         let path = self.path(id);
         if fs::symlink_metadata(&path).is_ok() {
             return Ok(false);
+        }
+        {
+            let mut packs = self.packs();
+            if packs.holds(&self.pack_dir(), id, false) {
+                return Ok(false);
+            }
+            if let Some(appended) = packs.append(id, bytes) {
+                return appended;
+            }
         }
         let dir = path.parent().unwrap_or(&self.dir);
         let tmp = self
@@ -127,13 +160,27 @@ impl Objects {
                 .and_then(|repo| repo.blob(id))
                 .ok_or(CheckpointError::Missing { id: *id });
         }
-        let bytes = fs::read(self.path(id)).map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => CheckpointError::Missing { id: *id },
-            _ => CheckpointError::Store {
-                path: self.path(id),
-                source: e,
-            },
-        })?;
+        let bytes = match fs::read(self.path(id)) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                match self.packs().read(&self.pack_dir(), id) {
+                    Some(Ok(bytes)) => bytes,
+                    Some(Err(source)) => {
+                        return Err(CheckpointError::Store {
+                            path: self.pack_dir(),
+                            source,
+                        });
+                    }
+                    None => return Err(CheckpointError::Missing { id: *id }),
+                }
+            }
+            Err(source) => {
+                return Err(CheckpointError::Store {
+                    path: self.path(id),
+                    source,
+                });
+            }
+        };
         if ObjectId::of(&bytes) != *id {
             return Err(CheckpointError::Damaged {
                 id: *id,
@@ -154,6 +201,7 @@ impl Objects {
             return self.git.as_ref().is_some_and(|repo| repo.has(id));
         }
         fs::symlink_metadata(self.path(id)).is_ok()
+            || self.packs().holds(&self.pack_dir(), id, true)
     }
 
     pub(crate) fn dir(&self) -> &Path {

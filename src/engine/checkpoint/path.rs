@@ -22,15 +22,30 @@ impl RelPath {
 
     /// `path` relative to `root`, or None when it is not below `root` or has a `..`/`.` part.
     pub fn under(root: &Path, path: &Path) -> Option<RelPath> {
+        // The common case, a plain path below the root (what a walk finds), without parsing it.
+        let (whole, base) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+        if let Some(rest) = whole.strip_prefix(base).and_then(|r| r.strip_prefix(b"/"))
+            && !rest.is_empty()
+            && rest
+                .split(|&b| b == b'/')
+                .all(|c| !c.is_empty() && c != b"." && c != b"..")
+        {
+            return Some(RelPath(rest.to_vec()));
+        }
         let rel = path.strip_prefix(root).ok()?;
-        let mut out = RelPath::root();
+        let mut out = Vec::with_capacity(rel.as_os_str().len());
         for part in rel.components() {
             match part {
-                Component::Normal(name) => out = out.join(name.as_bytes()),
+                Component::Normal(name) => {
+                    if !out.is_empty() {
+                        out.push(b'/');
+                    }
+                    out.extend_from_slice(name.as_bytes());
+                }
                 _ => return None,
             }
         }
-        Some(out)
+        Some(RelPath(out))
     }
 
     /// Parse a `/`-separated relative path (as a user or a test names it). None for an absolute
@@ -108,6 +123,7 @@ impl RelPath {
     }
 
     /// Rebuild from stored bytes (a serialised tree or index).
+    #[cfg(test)]
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> RelPath {
         RelPath(bytes)
     }

@@ -17,8 +17,9 @@ use std::io::{BufRead, BufReader};
 use std::time::{Duration, SystemTime};
 
 use super::error::CheckpointError;
-use super::index::StatCache;
+use super::index::{CacheReader, CacheWriter};
 use super::object_id::ObjectId;
+use super::pack::Packs;
 use super::tree::{self, Node};
 use super::{Checkpoints, SnapshotId};
 use crate::engine::fsutil::{atomic_write_unsynced, now_unix, rfc3339};
@@ -65,13 +66,7 @@ impl Checkpoints {
         let marked = self.mark(&roots);
         let pruned = self.sweep(&marked)?;
         let cache_path = dir.join("stat-cache");
-        let cache = StatCache::load(&cache_path);
-        let mut kept = cache.clone();
-        kept.entries.retain(|_, (_, id)| marked.contains(id));
-        if kept != cache {
-            atomic_write_unsynced(&cache_path, &kept.encode())
-                .map_err(CheckpointError::store(&cache_path))?;
-        }
+        forget_deleted(&cache_path, &marked).map_err(CheckpointError::store(&cache_path))?;
         keep_log_lines(dir, &marked);
         atomic_write_unsynced(&stamp, rfc3339(now_unix().0).as_bytes())
             .map_err(CheckpointError::store(&stamp))?;
@@ -110,6 +105,10 @@ impl Checkpoints {
         let fans = fs::read_dir(root).map_err(CheckpointError::store(root))?;
         for fan in fans.flatten() {
             let fan_name = fan.file_name().to_string_lossy().into_owned();
+            if fan.path() == self.inner.objects.pack_dir() {
+                sweep_packs(&fan.path(), marked, &mut done);
+                continue;
+            }
             let Ok(entries) = fs::read_dir(fan.path()) else {
                 // A leftover temporary file at the top.
                 if fan_name.starts_with("tmp-") && old(&fan.path()) {
@@ -138,6 +137,60 @@ impl Checkpoints {
             let _ = fs::remove_dir(fan.path());
         }
         Ok(done)
+    }
+}
+
+/// Rewrite the stat cache at `path` without the entries whose content is not in `marked` (when
+/// there are any).
+fn forget_deleted(path: &std::path::Path, marked: &HashSet<ObjectId>) -> std::io::Result<()> {
+    let mut old = CacheReader::open(path);
+    let mut all_kept = true;
+    while let Some(rec) = old.next_record() {
+        all_kept &= marked.contains(&rec.id);
+    }
+    if all_kept {
+        return Ok(());
+    }
+    let mut old = CacheReader::open(path);
+    let mut w = CacheWriter::create(path)?;
+    while let Some(rec) = old.next_record() {
+        if marked.contains(&rec.id)
+            && let Err(e) = w.push(&rec.path, &rec.stat, &rec.id)
+        {
+            w.abandon();
+            return Err(e);
+        }
+    }
+    w.finish()
+}
+
+/// Delete every pack none of whose objects is in `marked` (a pack is kept or deleted whole), and
+/// the leftovers of packs never completed; both only when older than the grace time.
+fn sweep_packs(dir: &std::path::Path, marked: &HashSet<ObjectId>, done: &mut Pruned) {
+    let mut indexed = HashSet::new();
+    for index in Packs::list(dir) {
+        let (count, needed) = index.count_and_any(marked);
+        indexed.insert(index.pack.clone());
+        if needed || !old(&index.pack) {
+            done.kept += count;
+            continue;
+        }
+        let size = fs::metadata(&index.pack).map(|m| m.len()).unwrap_or(0);
+        if fs::remove_file(index.pack.with_extension("idx")).is_ok() {
+            let _ = fs::remove_file(&index.pack);
+            done.deleted += count;
+            done.bytes += size;
+        }
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let complete = indexed.contains(&path) || indexed.contains(&path.with_extension("pack"));
+        if !complete && old(&path) {
+            let _ = fs::remove_file(&path);
+        }
     }
 }
 

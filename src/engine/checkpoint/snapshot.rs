@@ -3,7 +3,6 @@
 //! save the cache. Files over a cap, unreadable ones and special files are entries without
 //! content in the tree and are named in the result, never silently dropped.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -16,14 +15,15 @@ use serde::{Deserialize, Serialize};
 
 use super::error::CheckpointError;
 use super::git::Seen;
-use super::index::{Stat, StatCache};
+use super::index::{CacheReader, CacheWriter, Stat};
 use super::object::Objects;
 use super::object_id::ObjectId;
 use super::path::RelPath;
-use super::tree::{self, Node, Stamp, Tree};
+use super::tree::{Node, Stamp};
+use super::tree_writer;
 use super::walk::{self, Found, Kind, Plan, Rules};
 use super::{Limits, SnapshotId};
-use crate::engine::fsutil::{atomic_write_unsynced, now_unix, rfc3339};
+use crate::engine::fsutil::{now_unix, rfc3339};
 
 /// From this many files to read, git's index is asked which of them git stores unchanged.
 const GIT_FROM: usize = 64;
@@ -31,6 +31,8 @@ const GIT_FROM: usize = 64;
 const PARALLEL_FROM: usize = 16;
 /// At most this many reader threads.
 const MAX_READERS: usize = 4;
+/// From this many new objects a walk may write, they go into one pack (see `pack`).
+const PACK_FROM: usize = 512;
 
 /// A checkpoint just taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,8 +106,9 @@ pub(crate) fn take_planned(
     now: Stamp,
     plan: Arc<dyn Plan>,
 ) -> Result<Snapshot, CheckpointError> {
-    let old_cache = StatCache::load(cache_path);
+    let mut clock = Clock::start();
     let scan = walk::scan_planned(rules, limits.max_entries, walk::MAX_WALKERS, plan);
+    clock.lap("walk");
     if scan.cut {
         return Err(CheckpointError::TooManyFiles {
             limit: limits.max_entries,
@@ -114,45 +117,85 @@ pub(crate) fn take_planned(
     let ws = &rules.workspace;
     let mut b = Building::default();
     let dirs = b.unreadable(ws, scan.dirs, scan.unreadable);
-    let mut files = Vec::new();
-    for found in scan.entries {
+    // The list of files is the walk's, kept in place (it is the largest thing a walk holds).
+    let mut files = scan.entries;
+    for found in files.iter().filter(|f| f.kind != Kind::File) {
         match found.kind {
-            Kind::File => files.push(found),
-            Kind::Symlink => b.link(objects, ws, found)?,
-            Kind::Special => b.unstored(found, SkipReason::Special),
+            Kind::Symlink => b.link(objects, ws, found.clone())?,
+            _ => b.unstored(found.clone(), SkipReason::Special),
         }
     }
-    let mut to_read = b.cap_and_look_up(files, limits, &old_cache);
-    b.take_from_git(objects, &mut to_read, &old_cache, now);
-    b.read = to_read.len();
-    for (found, outcome) in read_all(objects, ws, to_read, limits) {
-        match outcome {
+    files.retain(|f| f.kind == Kind::File);
+    b.cap(&mut files, limits);
+    let mut got = vec![Got::Pending; files.len()];
+    let old_count = look_up(cache_path, &mut files, &mut got);
+    clock.lap("stat cache read and looked up");
+    take_from_git(objects, &mut files, &mut got, now);
+    clock.lap("git's index");
+    let pending: Vec<usize> = (0..files.len())
+        .filter(|&i| matches!(got.get(i), Some(Got::Pending)))
+        .collect();
+    b.read = pending.len();
+    let packing = b.read + dirs.len() >= PACK_FROM && objects.begin_pack().is_ok();
+    let to_read: Vec<Found> = pending
+        .iter()
+        .filter_map(|&i| files.get(i).cloned())
+        .collect();
+    for (&i, (found, outcome)) in pending.iter().zip(read_all(objects, ws, to_read, limits)) {
+        let Some(slot) = got.get_mut(i) else { continue };
+        *slot = match outcome {
             Outcome::Stored { id, size, new } => {
                 b.new_bytes += if new { size } else { 0 };
-                if !found.stat.is_racy(now) {
-                    b.cache.insert(found.path.clone(), (found.stat, id));
+                Got::Id {
+                    id,
+                    size,
+                    cache: !found.stat.is_racy(now),
+                    hit: false,
                 }
-                b.nodes.push((found.path, file_node(&found.stat, id, size)));
             }
-            Outcome::Gone => {}
-            Outcome::Skip(reason) => b.unstored(found, reason),
-        }
+            Outcome::Gone => Got::Gone,
+            Outcome::Skip(reason) => Got::Skip(reason),
+        };
     }
-    let (files, bytes) = b
-        .nodes
-        .iter()
-        .fold((0, 0), |(n, sum), (_, node)| match node {
-            Node::File { size, .. } => (n + 1, sum + size),
-            Node::Link(_) => (n + 1, sum),
-            _ => (n, sum),
-        });
-    let entries = b.nodes.len() + dirs.len().saturating_sub(1);
-    let root = write_trees(objects, dirs, b.nodes)?;
-    let cache = StatCache { entries: b.cache };
-    if cache != old_cache {
-        atomic_write_unsynced(cache_path, &cache.encode())
-            .map_err(CheckpointError::store(cache_path))?;
+    clock.lap("files read and stored");
+    save_cache(cache_path, &files, &got, old_count)?;
+    clock.lap("stat cache written");
+    // The files and the other entries, each sorted by path, merged into the trees.
+    let mut others = std::mem::take(&mut b.nodes);
+    others.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+    let skipped = &mut b.skipped;
+    let mut from_files = files
+        .into_iter()
+        .zip(got)
+        .filter_map(|(found, got)| match got {
+            Got::Id { id, size, .. } => Some((found.path, file_node(&found.stat, id, size))),
+            Got::Skip(reason) => {
+                skipped.push(skip(&found, reason));
+                Some((found.path, unstored(Some(found.stat))))
+            }
+            Got::Gone | Got::Pending => None,
+        })
+        .peekable();
+    let mut others = others.into_iter().peekable();
+    let merged = std::iter::from_fn(|| match (from_files.peek(), others.peek()) {
+        (Some(f), Some(o)) if o.0 < f.0 => others.next(),
+        (Some(_), _) => from_files.next(),
+        (None, _) => others.next(),
+    });
+    let dir_count = dirs.len().saturating_sub(1);
+    let root = tree_writer::write(objects, dirs, merged);
+    if packing {
+        objects
+            .finish_pack()
+            .map_err(CheckpointError::store(objects.dir()))?;
     }
+    let (root, tally) = root?;
+    let (files, bytes, entries) = (tally.files, tally.bytes, tally.entries + dir_count);
+    clock.lap("trees written");
+    tracing::debug!(
+        "checkpoint: a full walk of {entries} entries:{}",
+        clock.laps
+    );
     b.skipped.sort_by(|x, y| x.path.cmp(&y.path));
     Ok(Snapshot {
         id: SnapshotId(root),
@@ -165,12 +208,32 @@ pub(crate) fn take_planned(
     })
 }
 
+/// How long each step of a walk took, for the log.
+struct Clock {
+    at: std::time::Instant,
+    laps: String,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock {
+            at: std::time::Instant::now(),
+            laps: String::new(),
+        }
+    }
+
+    fn lap(&mut self, what: &str) {
+        use std::fmt::Write as _;
+        let _ = write!(self.laps, " {what} {} ms,", self.at.elapsed().as_millis());
+        self.at = std::time::Instant::now();
+    }
+}
+
 /// A checkpoint being put together: the entries of its trees, what it skipped, the new cache.
 #[derive(Default)]
 struct Building {
     nodes: Vec<(RelPath, Node)>,
     skipped: Vec<Skipped>,
-    cache: HashMap<RelPath, (Stat, ObjectId)>,
     read: usize,
     new_bytes: u64,
 }
@@ -223,77 +286,149 @@ impl Building {
         Ok(())
     }
 
-    /// Apply the caps (smallest files first, so the checkpoint cap leaves out the largest) and
-    /// take what the stat cache vouches for; the files left to read.
-    fn cap_and_look_up(
-        &mut self,
-        mut files: Vec<Found>,
-        limits: &Limits,
-        old_cache: &StatCache,
-    ) -> Vec<Found> {
-        files.sort_by(|a, b| (a.stat.size, &a.path).cmp(&(b.stat.size, &b.path)));
+    /// Apply the caps (smallest files first, so the checkpoint cap leaves out the largest) to
+    /// `files`, which are left sorted by path.
+    fn cap(&mut self, files: &mut Vec<Found>, limits: &Limits) {
+        let mut over = Vec::new();
         let mut total = 0u64;
-        let mut to_read = Vec::new();
-        for found in files {
-            let size = found.stat.size;
-            if size > limits.max_file_bytes {
-                self.unstored(found, SkipReason::OverFileCap);
-                continue;
-            }
-            if total.saturating_add(size) > limits.max_checkpoint_bytes {
-                self.unstored(found, SkipReason::OverCheckpointCap);
-                continue;
-            }
-            total += size;
-            match old_cache.lookup(&found.path, &found.stat) {
-                Some(id) => {
-                    self.cache.insert(found.path.clone(), (found.stat, id));
-                    self.nodes
-                        .push((found.path, file_node(&found.stat, id, size)));
-                }
-                None => to_read.push(found),
-            }
-        }
-        to_read
-    }
-}
-
-impl Building {
-    /// Take from git's store what it holds unchanged of `to_read` (when there is much to read),
-    /// and note which blob each other file held, so one that still holds it keeps its id.
-    fn take_from_git(
-        &mut self,
-        objects: &Objects,
-        to_read: &mut Vec<Found>,
-        old: &StatCache,
-        now: Stamp,
-    ) {
-        for f in to_read.iter_mut() {
-            f.git = old.entries.get(&f.path).and_then(|(_, id)| id.git_blob());
-        }
-        let Some(repo) = objects.repo().filter(|_| to_read.len() >= GIT_FROM) else {
-            return;
-        };
-        let index = repo.index();
-        if index.is_empty() {
-            return;
-        }
-        to_read.retain_mut(|f| match index.unchanged(&f.path, seen(&f.stat)) {
-            Some(blob) => {
-                let id = ObjectId::git(blob);
-                if !f.stat.is_racy(now) {
-                    self.cache.insert(f.path.clone(), (f.stat, id));
-                }
-                let node = file_node(&f.stat, id, f.stat.size);
-                self.nodes.push((f.path.clone(), node));
+        files.retain(|f| {
+            if f.stat.size > limits.max_file_bytes {
+                over.push(f.clone());
                 false
-            }
-            None => {
-                f.git = f.git.or(index.entry(&f.path).map(|e| e.blob));
+            } else {
+                total = total.saturating_add(f.stat.size);
                 true
             }
         });
+        for found in over {
+            self.unstored(found, SkipReason::OverFileCap);
+        }
+        if total > limits.max_checkpoint_bytes {
+            files.sort_by(|a, b| (a.stat.size, &a.path).cmp(&(b.stat.size, &b.path)));
+            let mut total = 0u64;
+            let fit = files
+                .iter()
+                .take_while(|f| {
+                    total = total.saturating_add(f.stat.size);
+                    total <= limits.max_checkpoint_bytes
+                })
+                .count();
+            for found in files.split_off(fit) {
+                self.unstored(found, SkipReason::OverCheckpointCap);
+            }
+        }
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
+}
+
+/// What a walk knows of one file's content.
+#[derive(Debug, Clone, Copy)]
+enum Got {
+    /// To be read.
+    Pending,
+    /// `cache`: whether the next stat cache names it; `hit`: the last one did, as it is.
+    Id {
+        id: ObjectId,
+        size: u64,
+        cache: bool,
+        hit: bool,
+    },
+    /// Removed since the walk saw it.
+    Gone,
+    Skip(SkipReason),
+}
+
+/// Take from the stat cache at `path` what it vouches for of `files` (sorted by path), in one
+/// pass over both; a file it names with another `lstat` notes the git blob it held. The number
+/// of entries the cache had.
+fn look_up(path: &Path, files: &mut [Found], got: &mut [Got]) -> usize {
+    let mut old = CacheReader::open(path);
+    for (f, g) in files.iter_mut().zip(got.iter_mut()) {
+        if let Some(rec) = old.find(f.path.as_bytes()) {
+            if rec.stat == f.stat {
+                *g = Got::Id {
+                    id: rec.id,
+                    size: f.stat.size,
+                    cache: true,
+                    hit: true,
+                };
+            } else {
+                f.git = rec.id.git_blob();
+            }
+        }
+    }
+    old.drain();
+    old.read
+}
+
+/// Take from git's store what it holds unchanged of the files still to read (when there are
+/// many), and note which blob each other file held, so one that still holds it keeps its id.
+fn take_from_git(objects: &Objects, files: &mut [Found], got: &mut [Got], now: Stamp) {
+    let pending = got.iter().filter(|g| matches!(g, Got::Pending)).count();
+    let Some(repo) = objects.repo().filter(|_| pending >= GIT_FROM) else {
+        return;
+    };
+    // One pass over the index and the files, both sorted by path.
+    let mut at = 0;
+    repo.each_entry(|rel, e| {
+        while files.get(at).is_some_and(|f| f.path.as_bytes() < rel) {
+            at += 1;
+        }
+        let (Some(f), Some(g)) = (files.get_mut(at), got.get_mut(at)) else {
+            return;
+        };
+        if f.path.as_bytes() != rel || !matches!(g, Got::Pending) {
+            return;
+        }
+        if e.matches(seen(&f.stat)) {
+            *g = Got::Id {
+                id: ObjectId::git(e.blob),
+                size: f.stat.size,
+                cache: !f.stat.is_racy(now),
+                hit: false,
+            };
+        } else {
+            f.git = f.git.or(Some(e.blob));
+        }
+    });
+}
+
+/// Write the next stat cache (in path order) unless it would be the last one, which had
+/// `old_count` entries.
+fn save_cache(
+    path: &Path,
+    files: &[Found],
+    got: &[Got],
+    old_count: usize,
+) -> Result<(), CheckpointError> {
+    let (mut kept, mut hits) = (0usize, 0usize);
+    for g in got {
+        if let Got::Id {
+            cache: true, hit, ..
+        } = g
+        {
+            kept += 1;
+            hits += usize::from(*hit);
+        }
+    }
+    if kept == hits && hits == old_count {
+        return Ok(());
+    }
+    let written = (|| {
+        let mut w = CacheWriter::create(path)?;
+        for (f, g) in files.iter().zip(got) {
+            if let Got::Id {
+                id, cache: true, ..
+            } = g
+                && let Err(e) = w.push(f.path.as_bytes(), &f.stat, id)
+            {
+                w.abandon();
+                return Err(e);
+            }
+        }
+        w.finish()
+    })();
+    written.map_err(CheckpointError::store(path))
 }
 
 /// What git's index compares of `stat`.
@@ -452,66 +587,6 @@ fn read_capped(file: File, cap: u64) -> io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
     file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= cap).then_some(bytes))
-}
-
-/// Write every directory's tree, deepest first; the root's id.
-fn write_trees(
-    objects: &Objects,
-    dirs: Vec<RelPath>,
-    nodes: Vec<(RelPath, Node)>,
-) -> Result<ObjectId, CheckpointError> {
-    let mut trees: BTreeMap<RelPath, Tree> = dirs.into_iter().map(|d| (d, Tree::new())).collect();
-    trees.entry(RelPath::root()).or_default();
-    for (path, node) in nodes {
-        let parent = path.parent().unwrap_or_default();
-        trees
-            .entry(parent)
-            .or_default()
-            .push((path.name().to_vec(), node));
-    }
-    // A directory always has its parent listed (the walk finds parents first), but an entry
-    // of a directory the walk did not report gets its parents here.
-    let listed: Vec<RelPath> = trees.keys().cloned().collect();
-    for dir in listed {
-        let mut up = dir.parent();
-        while let Some(p) = up {
-            up = p.parent();
-            trees.entry(p).or_default();
-        }
-    }
-    let mut order: Vec<RelPath> = trees.keys().cloned().collect();
-    order.sort_by_key(|d| std::cmp::Reverse(d.depth()));
-    let mut root = None;
-    for dir in order {
-        let Some(mut tree) = trees.remove(&dir) else {
-            continue;
-        };
-        tree.sort_by(|a, b| a.0.cmp(&b.0));
-        let bytes = tree::encode(&tree);
-        let id = ObjectId::of(&bytes);
-        objects
-            .put(&id, &bytes)
-            .map_err(CheckpointError::store(objects.dir()))?;
-        match dir.parent() {
-            Some(parent) => trees
-                .entry(parent)
-                .or_default()
-                .push((dir.name().to_vec(), Node::Dir(id))),
-            None => root = Some(id),
-        }
-    }
-    match root {
-        Some(id) => Ok(id),
-        // Not reached: the root is always listed. An empty workspace's tree, to be sure.
-        None => {
-            let empty = tree::encode(&Tree::new());
-            let id = ObjectId::of(&empty);
-            objects
-                .put(&id, &empty)
-                .map_err(CheckpointError::store(objects.dir()))?;
-            Ok(id)
-        }
-    }
 }
 
 /// Append one line to the store's log of checkpoints (for people and for a later clean-up: which

@@ -23,7 +23,7 @@ use super::path::RelPath;
 const HEADER: &[u8] = b"flower-tree 1\n";
 
 /// A modification time: seconds and nanoseconds since the epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Stamp {
     pub secs: i64,
     pub nanos: u32,

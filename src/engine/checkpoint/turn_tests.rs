@@ -257,3 +257,89 @@ fn a_walk_over_the_entry_cap_takes_no_checkpoint() {
         panic!("a checkpoint of a workspace over the cap")
     };
 }
+
+#[test]
+fn a_large_first_checkpoint_is_one_pack_that_restores_and_is_cleaned_whole() {
+    let w = ws();
+    for n in 0..600 {
+        write(
+            &w.ws,
+            &format!("d{}/f{n}.txt", n / 100),
+            &format!("file {n}\n"),
+        );
+    }
+    let first = w.store.snapshot("first").unwrap();
+    assert_eq!((first.read, first.files), (600, 600));
+    // One pack and its index instead of a file for each of the 607 objects.
+    let packs = w.store.store_dir().join("objects/pack");
+    assert_eq!(fs::read_dir(&packs).unwrap().count(), 2);
+    assert_eq!(objects(&w), 2);
+    // Changed since: one file, a folder gone. Put back from the pack, by this store and by one
+    // opened afresh (another session).
+    write(&w.ws, "d0/f5.txt", "changed\n");
+    fs::remove_dir_all(w.ws.join("d1")).unwrap();
+    let second = w.store.snapshot("second").unwrap();
+    let again = Checkpoints::open(
+        w.store.store_dir().parent().unwrap().parent().unwrap(),
+        &w.ws,
+        Options::default(),
+    )
+    .unwrap();
+    assert_eq!(again.changes(&first.id, &second.id).unwrap().len(), 101);
+    let Restore::Done(done) = again
+        .restore(&second.id, &first.id, OnConflict::Stop)
+        .unwrap()
+    else {
+        panic!("stopped")
+    };
+    assert_eq!(done.changed.len(), 101);
+    assert_eq!(read(&w.ws, "d0/f5.txt"), "file 5\n");
+    assert_eq!(read(&w.ws, "d1/f150.txt"), "file 150\n");
+    assert_eq!(w.store.snapshot("back").unwrap().id, first.id);
+    // A pack some kept checkpoint needs stays whole; one none needs goes whole.
+    age(w.store.store_dir());
+    let log = w.store.store_dir().join("checkpoints.log");
+    let text = fs::read_to_string(&log)
+        .unwrap()
+        .replace("\"at\":\"20", "\"at\":\"19");
+    fs::write(&log, text).unwrap();
+    let p = w.store.prune(&[second.id], true).unwrap().unwrap();
+    assert_eq!(p.kept, 607 + 3, "{p:?}");
+    assert!(w.store.changes(&first.id, &second.id).is_ok());
+    let p = w.store.prune(&[], true).unwrap().unwrap();
+    assert_eq!(p.deleted, 607 + 3, "{p:?}");
+    assert_eq!(fs::read_dir(&packs).unwrap().count(), 0);
+    let Err(CheckpointError::Missing { .. }) = w.store.changes(&first.id, &second.id) else {
+        panic!("the pack is gone")
+    };
+}
+
+#[test]
+fn a_damaged_pack_is_reported_not_restored() {
+    let w = ws();
+    for n in 0..600 {
+        write(&w.ws, &format!("f{n}.txt"), &format!("file {n}\n"));
+    }
+    let first = w.store.snapshot("first").unwrap();
+    fs::remove_file(w.ws.join("f7.txt")).unwrap();
+    let second = w.store.snapshot("second").unwrap();
+    let pack = fs::read_dir(w.store.store_dir().join("objects/pack"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let mut bytes = fs::read(&pack).unwrap();
+    for b in bytes.iter_mut() {
+        if *b == b'7' {
+            *b = b'8';
+        }
+    }
+    fs::write(&pack, bytes).unwrap();
+    let err = w
+        .store
+        .restore(&second.id, &first.id, OnConflict::Stop)
+        .unwrap_err();
+    assert!(matches!(err, CheckpointError::Damaged { .. }), "{err}");
+    assert_eq!(read(&w.ws, "f7.txt"), "<gone>");
+}

@@ -74,6 +74,10 @@ pub(crate) trait Plan: Send + Sync {
     fn admit(&self, rel: &RelPath, is_dir: bool) -> bool;
     /// Whether a reported directory is listed.
     fn descend(&self, rel: &RelPath) -> bool;
+    /// Whether every entry that is not a directory is admitted (so `admit` need not be asked).
+    fn admits_every_file(&self) -> bool {
+        false
+    }
 }
 
 /// The whole workspace, each directory handed to `on_dir` before it is listed (a change feed
@@ -88,6 +92,9 @@ impl<F: Fn(&RelPath) + Send + Sync> Plan for Whole<F> {
         true
     }
     fn descend(&self, _rel: &RelPath) -> bool {
+        true
+    }
+    fn admits_every_file(&self) -> bool {
         true
     }
 }
@@ -128,6 +135,9 @@ pub(crate) fn scan_planned(
             return false;
         }
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        if !is_dir && admit.admits_every_file() {
+            return true;
+        }
         RelPath::under(&root, e.path()).is_some_and(|rel| admit.admit(&rel, is_dir))
     });
     let found = Mutex::new(Scan::default());
