@@ -130,7 +130,7 @@ fn decode(body: &[u8]) -> Option<Answer> {
     for list in &mut lists {
         let n = u32::from_le_bytes(r.array()?);
         for _ in 0..n {
-            list.push(RelPath::from_bytes(r.bytes()?.to_vec()));
+            list.push(RelPath::from_wire(r.bytes()?)?);
         }
     }
     if !r.0.is_empty() {
@@ -379,6 +379,11 @@ mod tests {
             Answer::read(&mut unsure.encode().as_slice()).unwrap(),
             unsure
         );
+        let outside = Answer {
+            dirty: vec![RelPath::from_bytes(b"a/../../etc".to_vec())],
+            ..Answer::default()
+        };
+        assert!(Answer::read(&mut outside.encode().as_slice()).is_err());
         for cut in [3, 10, bytes.len() - 1] {
             assert!(
                 Answer::read(&mut bytes.get(..cut).unwrap()).is_err(),

@@ -127,6 +127,15 @@ impl RelPath {
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> RelPath {
         RelPath(bytes)
     }
+
+    /// A path another process sent: None unless it is a plain relative path (no empty, `.` or
+    /// `..` part), so nothing it names lies outside the workspace.
+    pub(crate) fn from_wire(bytes: &[u8]) -> Option<RelPath> {
+        let plain = bytes
+            .split(|&b| b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b"..");
+        (plain && !bytes.contains(&0)).then(|| RelPath(bytes.to_vec()))
+    }
 }
 
 impl fmt::Debug for RelPath {

@@ -25,8 +25,10 @@ use super::walk::{self, Found, Kind, Plan, Rules};
 use super::{Limits, SnapshotId};
 use crate::engine::fsutil::{now_unix, rfc3339};
 
-/// From this many files to read, git's index is asked which of them git stores unchanged.
-const GIT_FROM: usize = 64;
+/// From this many files to read, git's index is asked which of them git stores unchanged: from
+/// one, so a file's id never depends on how many others changed with it (one pass over the
+/// index is cheap).
+const GIT_FROM: usize = 1;
 /// Below this many files to read, one thread reads them all.
 const PARALLEL_FROM: usize = 16;
 /// At most this many reader threads.
