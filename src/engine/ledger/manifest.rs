@@ -2,6 +2,7 @@
 //! compactions, subagents, settings changes, cost and the step memory), what a frozen handoff
 //! awaiting its review holds, and saving the whole file atomically with keys masked.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -248,11 +249,24 @@ impl Manifest {
     /// Rewrite atomically without the fsyncs (`fsutil::atomic_write_unsynced`): a kill never
     /// loses it, a power cut may.
     pub fn save_unsynced(&self, path: &Path) -> io::Result<()> {
-        super::run_dir::forget_synced(path);
+        forget_synced(path);
         let json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         crate::engine::fsutil::atomic_write_unsynced(path, &json)
     }
 }
+
+/// A write of `path` without the fsyncs follows: the next save writes (and syncs) whatever it
+/// holds.
+fn forget_synced(path: &Path) {
+    LAST_SYNCED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(path);
+}
+
+/// Each ledger file this process wrote with its fsyncs, and a hash of what it last wrote there.
+pub(super) static LAST_SYNCED: std::sync::Mutex<BTreeMap<PathBuf, [u8; 32]>> =
+    std::sync::Mutex::new(BTreeMap::new());
 
 /// Now, as the ledger writes it.
 pub fn now_stamp() -> String {

@@ -5,7 +5,6 @@
 //! older one); joining a run directory with a new step; and writing one step's ledger entry
 //! without losing what other processes wrote for theirs.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -15,7 +14,7 @@ use std::time::SystemTime;
 use sha2::{Digest, Sha256};
 
 use super::ledger_lock::LedgerLock;
-use super::manifest::{Manifest, StepRecord};
+use super::manifest::{LAST_SYNCED, Manifest, StepRecord};
 use super::run_index;
 use crate::engine::error::Error;
 use crate::engine::fsutil::{atomic_write, new_id};
@@ -244,19 +243,6 @@ pub fn save_step(manifest: &Manifest, step: Option<usize>, path: &Path) -> io::R
     synced.insert(path.to_path_buf(), hash);
     Ok(())
 }
-
-/// A write of `path` without the fsyncs follows: the next save writes (and syncs) whatever it
-/// holds.
-pub(super) fn forget_synced(path: &Path) {
-    LAST_SYNCED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(path);
-}
-
-/// Each ledger file this process wrote with its fsyncs, and a hash of what it last wrote there.
-static LAST_SYNCED: std::sync::Mutex<BTreeMap<PathBuf, [u8; 32]>> =
-    std::sync::Mutex::new(BTreeMap::new());
 
 /// Join the run in `dir` (it holds a ledger) with the new step `step`: refused without a step
 /// name, for a step the run has, and for a run of another workspace. The step is claimed in the
