@@ -44,6 +44,11 @@ use crate::engine::fsutil::now_unix;
 pub const KEEPER_IDLE: Duration = Duration::from_secs(3600);
 /// The keeper's scheduling niceness: background work.
 const KEEPER_NICE: libc::c_int = 10;
+/// `ioprio_set`'s "this process" and its idle class (`IOPRIO_CLASS_IDLE << 13`).
+#[cfg(target_os = "linux")]
+const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+#[cfg(target_os = "linux")]
+const IOPRIO_IDLE: libc::c_int = 3 << 13;
 /// The hidden subcommand a keeper runs as.
 pub const COMMAND: &str = "checkpoint-feed";
 /// The most a question waits for its answer (the keeper may be watching a new folder tree).
@@ -329,15 +334,22 @@ pub(crate) fn spawn(program: &Path, config: &KeeperConfig) -> io::Result<()> {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: `setsid` and `setpriority` are async-signal-safe. The first makes the child a
-    // session leader, so a signal to the session's process group (a terminal's hangup, a
-    // lifeline) passes it by; the second lets the session it serves have the CPU first.
+    // SAFETY: `setsid`, `setpriority`, `sched_setscheduler` and the `ioprio_set` system call are
+    // async-signal-safe. The first makes the child a session leader, so a signal to the session's
+    // process group (a terminal's hangup, a lifeline) passes it by; the others give the CPU and
+    // the disk to everything else first (the keeper's walk runs when the machine is idle).
     unsafe {
         cmd.pre_exec(|| {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
             libc::setpriority(libc::PRIO_PROCESS, 0, KEEPER_NICE);
+            #[cfg(target_os = "linux")]
+            {
+                let param = libc::sched_param { sched_priority: 0 };
+                libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+                libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_IDLE);
+            }
             Ok(())
         });
     }

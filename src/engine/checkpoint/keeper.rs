@@ -5,8 +5,9 @@
 //! Its life:
 //! 1. It reads its configuration on stdin and takes `<store>/feed.lock` (a second keeper of the
 //!    same store leaves at once).
-//! 2. Its *baseline*: a full walk under the store's lock that watches each folder before listing
-//!    it, logged as a checkpoint; then `<store>/feed-base` names it with number 0, and the
+//! 2. Its *baseline*: a full walk that watches each folder before listing it, logged as a
+//!    checkpoint (taken beside the sessions' checkpoints, not under the store's lock; again under
+//!    it should a clean-up have run meanwhile); then `<store>/feed-base` names it with number 0, and the
 //!    socket `<store>/feed.sock` appears (bound under another name, renamed into place), so a
 //!    session that connects finds a base to build on.
 //! 3. It waits on its inotify queue, its socket and its sessions (one `poll`). Each question is
@@ -101,11 +102,22 @@ impl Checkpoints {
             Err(TryLockError::WouldBlock) => return Ok(()),
             Err(TryLockError::Error(e)) => return Err(format!("feed.lock: {e}")),
         }
-        let (snap, watcher) = {
-            let _store = self.lock().map_err(|e| e.to_string())?;
+        // The baseline is walked without the store's lock, so the sessions' checkpoints do not
+        // wait for it. Only a clean-up could hurt it (deleting an old object the walk reused
+        // meanwhile): if one ran, the walk is taken again under the lock.
+        let pruned = || fs::metadata(dir.join("pruned")).and_then(|m| m.modified()).ok();
+        let before = pruned();
+        let walk = || {
             self.walk("feed keeper's baseline", "a feed keeper starts", true)
-                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())
         };
+        let mut taken = walk()?;
+        let store = self.lock().map_err(|e| e.to_string())?;
+        if pruned() != before {
+            taken = walk()?;
+        }
+        drop(store);
+        let (snap, watcher) = taken;
         // The walk's lists are freed: give their pages back while the keeper waits.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only returns free heap pages to the system.
