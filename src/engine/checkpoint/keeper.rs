@@ -105,7 +105,11 @@ impl Checkpoints {
         // The baseline is walked without the store's lock, so the sessions' checkpoints do not
         // wait for it. Only a clean-up could hurt it (deleting an old object the walk reused
         // meanwhile): if one ran, the walk is taken again under the lock.
-        let pruned = || fs::metadata(dir.join("pruned")).and_then(|m| m.modified()).ok();
+        let pruned = || {
+            fs::metadata(dir.join("pruned"))
+                .and_then(|m| m.modified())
+                .ok()
+        };
         let before = pruned();
         let walk = || {
             self.walk("feed keeper's baseline", "a feed keeper starts", true)
