@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::index::Reader;
 use super::path::RelPath;
 use super::snapshot::Skipped;
 use super::update::Base;
@@ -149,25 +150,6 @@ fn decode(body: &[u8]) -> Option<Answer> {
         dirty,
         new_dirs,
     })
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (head, tail) = (self.0.get(..n)?, self.0.get(n..)?);
-        self.0 = tail;
-        Some(head)
-    }
-
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.take(N)?.try_into().ok()
-    }
-
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = u32::from_le_bytes(self.array()?);
-        self.take(usize::try_from(n).ok()?)
-    }
 }
 
 /// A question: "what was reported after `since`?" (`u64::MAX`: nothing, just the number now).

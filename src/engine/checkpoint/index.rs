@@ -294,17 +294,24 @@ impl CacheWriter {
     }
 }
 
-struct Reader<'a>(&'a [u8]);
+/// Reads fields off the front of a byte slice; None once it runs short.
+pub(super) struct Reader<'a>(pub &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let (head, tail) = (self.0.get(..n)?, self.0.get(n..)?);
         self.0 = tail;
         Some(head)
     }
 
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+    pub(super) fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
         self.take(N)?.try_into().ok()
+    }
+
+    /// A length (u32, little-endian) and that many bytes.
+    pub(super) fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = u32::from_le_bytes(self.array()?);
+        self.take(usize::try_from(n).ok()?)
     }
 }
 
