@@ -204,6 +204,7 @@ struct Keeper {
 impl Keeper {
     /// Serve until there is a reason to leave; returns it.
     fn run(&mut self, listener: &UnixListener, sock: &Path, ino: u64, idle: Duration) -> String {
+        let lock = fs::symlink_metadata(sock.with_file_name("feed.lock")).map_or(0, |m| m.ino());
         let mut sessions: Vec<UnixStream> = Vec::new();
         let mut alone_since = Instant::now();
         loop {
@@ -265,6 +266,16 @@ impl Keeper {
             }
             if !fs::symlink_metadata(sock).is_ok_and(|m| m.ino() == ino) {
                 return "its socket was removed or replaced".into();
+            }
+            // A store or workspace deleted while the keeper was starting (its socket made
+            // after the deletion passed): nothing to keep.
+            if !fs::symlink_metadata(sock.with_file_name("feed.lock"))
+                .is_ok_and(|m| m.ino() == lock)
+            {
+                return "its lock file was removed".into();
+            }
+            if !self.ws.is_dir() {
+                return "the workspace itself went away".into();
             }
         }
     }
