@@ -274,16 +274,9 @@ impl Building {
 
     /// A symbolic link: its target's bytes, stored.
     fn link(&mut self, objects: &Objects, ws: &Path, found: Found) -> Result<(), CheckpointError> {
-        match fs::read_link(found.path.on(ws)) {
-            Ok(target) => {
-                let bytes = target.as_os_str().as_bytes();
-                let id = ObjectId::of(bytes);
-                objects
-                    .put(&id, bytes)
-                    .map_err(CheckpointError::store(objects.dir()))?;
-                self.nodes.push((found.path, Node::Link(id)));
-            }
-            Err(_) => self.unstored(found, SkipReason::Unreadable),
+        match store_link(objects, ws, &found.path)? {
+            Some(id) => self.nodes.push((found.path, Node::Link(id))),
+            None => self.unstored(found, SkipReason::Unreadable),
         }
         Ok(())
     }
@@ -441,6 +434,23 @@ fn seen(stat: &Stat) -> Seen {
         mtime: (stat.mtime.secs, stat.mtime.nanos),
         ctime: (stat.ctime.secs, stat.ctime.nanos),
     }
+}
+
+/// Store the target of the symbolic link `path`; None when it cannot be read.
+pub(super) fn store_link(
+    objects: &Objects,
+    ws: &Path,
+    path: &RelPath,
+) -> Result<Option<ObjectId>, CheckpointError> {
+    let Ok(target) = fs::read_link(path.on(ws)) else {
+        return Ok(None);
+    };
+    let bytes = target.as_os_str().as_bytes();
+    let id = ObjectId::of(bytes);
+    objects
+        .put(&id, bytes)
+        .map_err(CheckpointError::store(objects.dir()))?;
+    Ok(Some(id))
 }
 
 pub(super) fn skip(found: &Found, reason: SkipReason) -> Skipped {

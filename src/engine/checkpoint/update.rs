@@ -16,8 +16,6 @@
 //!   than one walk may see.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::fs;
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -267,16 +265,9 @@ fn link(
     found: &Found,
     skipped: &mut Vec<Skipped>,
 ) -> Result<Entry, CheckpointError> {
-    match fs::read_link(found.path.on(ws)) {
-        Ok(target) => {
-            let bytes = target.as_os_str().as_bytes();
-            let id = ObjectId::of(bytes);
-            objects
-                .put(&id, bytes)
-                .map_err(CheckpointError::store(objects.dir()))?;
-            Ok(Entry::Leaf(Node::Link(id)))
-        }
-        Err(_) => Ok(unstored(found, skipped, SkipReason::Unreadable)),
+    match snapshot::store_link(objects, ws, &found.path)? {
+        Some(id) => Ok(Entry::Leaf(Node::Link(id))),
+        None => Ok(unstored(found, skipped, SkipReason::Unreadable)),
     }
 }
 
