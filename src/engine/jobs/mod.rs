@@ -393,13 +393,7 @@ impl Jobs {
                     .jobs
                     .iter()
                     .filter(|j| j.state.is_running())
-                    .map(|j| {
-                        format!(
-                            "#{} `{}`",
-                            j.id,
-                            crate::engine::text::one_line(&j.command, 80)
-                        )
-                    })
+                    .map(|j| named(j.id, &j.command))
                     .collect();
                 return Err(format!(
                     "not started: {running} background jobs run already, the most allowed. Stop \
@@ -551,6 +545,11 @@ impl Drop for Jobs {
 /// `dir` for a run directory's jobs.
 pub fn dir_in(run_dir: &Path) -> PathBuf {
     run_dir.join("jobs")
+}
+
+/// A job as a message names it: `#3 `npm run dev``, its command on one line.
+pub(crate) fn named(id: u32, command: &str) -> String {
+    format!("#{id} `{}`", crate::engine::text::one_line(command, 80))
 }
 
 #[cfg(test)]

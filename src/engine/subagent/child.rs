@@ -193,13 +193,7 @@ impl Child {
             .list(0)
             .iter()
             .filter(|j| j.state.is_running())
-            .map(|j| {
-                format!(
-                    "#{} `{}`",
-                    j.id,
-                    crate::engine::text::one_line(&j.command, 80)
-                )
-            })
+            .map(|j| crate::engine::jobs::named(j.id, &j.command))
             .collect();
         jobs.stop_all(env.jobs.grace.min(JOBS_GRACE)).await;
     }
