@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -368,4 +368,92 @@ async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
     assert_contains(&stdout, "red.txt");
     assert!(!out.stdout.contains(&0x1b), "{stdout:?}");
     assert!(!out.stdout.contains(&0x07), "{stdout:?}");
+}
+
+/// A resumed session's prompt is made beside the engine: `/undo` in a repository whose
+/// `git status` hangs restores at once and leaves that status running (the process neither
+/// waited for it nor killed it at its timeout), and the next session's request still carries
+/// the environment, the status included.
+#[tokio::test]
+async fn an_undo_does_not_wait_for_the_environments_git_status() {
+    use crate::support::files::git;
+    let server = FakeServer::start().await;
+    let home = Home::new();
+    let ws = home.ws();
+    fs::write(ws.join("a.txt"), "one\n").unwrap();
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "a.txt"]);
+    git(&ws, &["commit", "-qm", "one"]);
+    let before = state(&ws);
+    server
+        .script()
+        .tool("bash", r#"{"command":"printf 'two\\n' >> a.txt"}"#)
+        .at(1_200)
+        .text("appended");
+    assert_success(&home.run(&server, &["-p", "append"]).await);
+    assert_eq!(state(&ws)["a.txt"].1, b"one\ntwo\n");
+
+    // A `git` first on PATH whose `status` writes its pid and hangs; the rest is the real git.
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let (bin_dir, mark) = (
+        home.dir.path().join("bin"),
+        home.dir.path().join("status.pid"),
+    );
+    fs::create_dir(&bin_dir).unwrap();
+    let fake = bin_dir.join("git");
+    fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = status ]; then echo $$ > '{}'; exec sleep 120; fi\ndone\nexec '{}' \"$@\"\n",
+            mark.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut undo = home.command(&server, &["--continue", "-p", "/undo"]);
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    undo.env("PATH", path);
+    let out = crate::support::headless::run(undo).await.output;
+    assert_success(&out);
+    assert_eq!(restore_event(&out)["outcome"], "restored");
+    assert_eq!(state(&ws), before, "the turn is undone");
+    // Had the undo waited for the status, it would have stopped it at its timeout. The status
+    // may still be starting as the process ends (its pid then comes a moment later), or never
+    // start at all: either way nobody waited for it.
+    let pid = (0..40).find_map(|_| {
+        let pid = fs::read_to_string(&mark).ok().filter(|p| p.ends_with('\n'));
+        if pid.is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        pid
+    });
+    if let Some(pid) = pid {
+        let alive = Command::new("kill")
+            .args(["-0", pid.trim()])
+            .status()
+            .unwrap();
+        let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+        assert!(alive.success(), "the status was waited for and stopped");
+    }
+
+    // With the real git, the next session's request carries the environment and its status.
+    fs::write(ws.join("b.txt"), "new\n").unwrap();
+    server.script().text("noted");
+    assert_success(
+        &home
+            .run(&server, &["--continue", "-p", "what changed?"])
+            .await,
+    );
+    let last = server.requests().pop().unwrap();
+    let system = last["system"].to_string();
+    assert_contains(&system, "# Environment");
+    assert_contains(&system, "?? b.txt");
 }

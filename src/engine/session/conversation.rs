@@ -1,8 +1,11 @@
 //! The current session, one generation: its id and lineage, the conversation the model sees, its
-//! transcript, its system prompt, what its context holds (the last reading plus an estimate of
+//! transcript, its system prompt (a resumed session's is prepared beside the engine and taken
+//! before anything needs it), what its context holds (the last reading plus an estimate of
 //! what was appended since), its cost, the tool-result budget, the document it was briefed with,
 //! and the user request in progress (which a successor carries on). Also what the session says
 //! of itself: its start, and its conversation replayed for a front end that shows it.
+
+use tokio::sync::oneshot;
 
 use super::handoff::CallCounts;
 use super::masked_history::MaskState;
@@ -10,6 +13,7 @@ use super::params::ModelSettings;
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Held, Transcript, TranscriptLine};
 use crate::engine::protocol::{Event, Origin};
+use crate::engine::sysprompt::SessionPrompt;
 use crate::engine::tools::Spiller;
 use crate::engine::types::{Block, Message, Role, append_message};
 
@@ -46,6 +50,9 @@ pub(super) struct Conversation {
     pub(super) mask: MaskState,
     /// What the user's own `!` commands printed since the last message, to go with the next.
     shell_notes: Vec<String>,
+    /// A resumed session's prompt being prepared beside the engine (`system_prompt` is the base
+    /// prompt until it is taken).
+    prompt_aside: Option<oneshot::Receiver<SessionPrompt>>,
 }
 
 impl Conversation {
@@ -84,7 +91,22 @@ impl Conversation {
             call_counts: CallCounts::default(),
             mask: MaskState::default(),
             shell_notes: Vec::new(),
+            prompt_aside: None,
         }
+    }
+
+    /// The session's prompt is being prepared by `making`: until it is taken, only what needs
+    /// no prompt may run.
+    pub(super) fn prompt_from(&mut self, making: oneshot::Receiver<SessionPrompt>) {
+        self.prompt_aside = Some(making);
+    }
+
+    /// The prompt being prepared, waited for; `Some(None)` when its preparation failed (the
+    /// caller prepares it again), None when none is pending. Safe to drop before it is ready.
+    pub(super) async fn prompt_made(&mut self) -> Option<Option<SessionPrompt>> {
+        let made = self.prompt_aside.as_mut()?.await;
+        self.prompt_aside = None;
+        Some(made.ok())
     }
 
     /// The user ran `command` with `!` and it printed `output` (ended as `ending` says): kept

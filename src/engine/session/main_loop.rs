@@ -25,6 +25,7 @@ use crate::engine::hooks::{EndReason, StartSource};
 use crate::engine::ledger::{GenerationStart, SessionHeader, Transcript, TranscriptLine, run_list};
 use crate::engine::policy::Mode;
 use crate::engine::protocol::{Event, ExitReason, HandoffRefusal, Op, TurnId, TurnKind};
+use crate::engine::sysprompt::SessionPrompt;
 use crate::engine::types::Message;
 
 impl Engine {
@@ -80,12 +81,19 @@ impl Engine {
                     self.on_background(w);
                     self.turnover_if_ready();
                 }
+                Some(made) = self.conversation.prompt_made() => self.take_prompt(made),
             }
         }
     }
 
-    /// One op while idle. False when the engine stops.
+    /// One op while idle. False when the engine stops. A resumed session's prompt still being
+    /// prepared is waited for first, unless the op is an undo, a redo or the way out.
     async fn on_idle_op(&mut self, op: Op) -> bool {
+        if !matches!(op, Op::Restore { .. } | Op::Shutdown)
+            && let Some(made) = self.conversation.prompt_made().await
+        {
+            self.take_prompt(made);
+        }
         match op {
             Op::UserTurn { turn, text } => {
                 // A key the user pastes never enters the conversation: not the model's request,
@@ -464,8 +472,8 @@ impl Engine {
     /// step's memory kept. Then a turn cut short by the end of its process is closed, and a
     /// review it left open reopens.
     async fn announce_resumed(&mut self) {
-        let prompt = self.run.prepare_session();
-        self.conversation.system_prompt = prompt.text.clone();
+        let making = self.run.prepare_session_aside();
+        self.conversation.prompt_from(making);
         self.emit(Event::Resumed {
             run_id: self.ledger.run_dir.run_id.clone(),
             session_id: self.conversation.id.clone(),
@@ -481,11 +489,6 @@ impl Engine {
             self.conversation
                 .started(&self.settings, provider, self.run.provider.demo),
         );
-        self.emit_logged(Event::SessionPrompt {
-            session_id: self.conversation.id.clone(),
-            environment: prompt.environment,
-            instructions: prompt.instructions,
-        });
         if self.run.front_end.can_ask() {
             for ev in self.conversation.replay() {
                 self.emit(ev);
@@ -510,6 +513,19 @@ impl Engine {
             .close_cut_short(&mut self.ledger, self.conversation.generation)
             .await;
         self.reopen_frozen().await;
+    }
+
+    /// A resumed session's prompt, prepared beside the engine, becomes the session's (prepared
+    /// here when that failed): said to the front end with a new estimate of the context.
+    fn take_prompt(&mut self, made: Option<SessionPrompt>) {
+        let prompt = made.unwrap_or_else(|| self.run.prepare_session());
+        self.conversation.system_prompt = prompt.text;
+        self.emit_logged(Event::SessionPrompt {
+            session_id: self.conversation.id.clone(),
+            environment: prompt.environment,
+            instructions: prompt.instructions,
+        });
+        self.emit_usage_estimate();
     }
 
     /// `/model NAME`: the next request goes to `model`; the window follows it unless `--window`

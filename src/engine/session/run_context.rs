@@ -4,9 +4,11 @@
 //! sender of events. Also what it prepares for every new session: the workbench and the session's
 //! system prompt.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
+use tokio::sync::oneshot;
 
 use super::language_servers::LanguageServers;
 use super::outbox::Outbox;
@@ -82,26 +84,55 @@ impl RunContext {
     /// project instructions read from disk now (it stays as it is for the whole session). What
     /// cannot be prepared is said; the tools and the handoff store report their own failures.
     pub(super) fn prepare_session(&self) -> SessionPrompt {
-        let out = self.outbox();
-        if let Some(dir) = &self.places.workbench
-            && let Err(e) = crate::engine::fsutil::ensure_workbench(dir)
-        {
+        prepare(
+            self.places.workbench.as_deref(),
+            &self.prompt,
+            &self.places.workspace,
+            &self.outbox(),
+        )
+    }
+
+    /// [`RunContext::prepare_session`] beside the engine, for a resumed session: in a large
+    /// repository the environment's `git status` takes a while, and nothing but the session's
+    /// next request needs its prompt (an undo does not). On a thread of its own, not the
+    /// runtime's blocking pool, so that a process that ends meanwhile does not wait for it.
+    pub(super) fn prepare_session_aside(&self) -> oneshot::Receiver<SessionPrompt> {
+        let (workbench, prompt) = (self.places.workbench.clone(), self.prompt.clone());
+        let (workspace, out) = (self.places.workspace.clone(), self.outbox());
+        let (tx, rx) = oneshot::channel();
+        let prepare = move || prepare(workbench.as_deref(), &prompt, &workspace, &out);
+        let spawned = std::thread::Builder::new()
+            .name("session-prompt".into())
+            .spawn(move || tx.send(prepare()));
+        if spawned.is_err() {
+            // No thread to be had: the receiver's closed channel makes the engine prepare it.
+            tracing::debug!("the session's prompt is prepared in place: no thread");
+        }
+        rx
+    }
+}
+
+/// What [`RunContext::prepare_session`] does, from the parts it needs.
+fn prepare(
+    workbench: Option<&Path>,
+    prompt: &PromptParams,
+    workspace: &Path,
+    out: &Outbox,
+) -> SessionPrompt {
+    if let Some(dir) = workbench
+        && let Err(e) = crate::engine::fsutil::ensure_workbench(dir)
+    {
+        out.emit(Event::Warning {
+            message: format!("cannot prepare the workbench {}: {e}", dir.display()),
+        });
+    }
+    let made = sysprompt::build(&prompt.system_prompt, workspace, &prompt.instructions);
+    for f in &made.instructions {
+        if let Some(e) = &f.error {
             out.emit(Event::Warning {
-                message: format!("cannot prepare the workbench {}: {e}", dir.display()),
+                message: format!("cannot read the instructions in {}: {e}", f.path.display()),
             });
         }
-        let prompt = sysprompt::build(
-            &self.prompt.system_prompt,
-            &self.places.workspace,
-            &self.prompt.instructions,
-        );
-        for f in &prompt.instructions {
-            if let Some(e) = &f.error {
-                out.emit(Event::Warning {
-                    message: format!("cannot read the instructions in {}: {e}", f.path.display()),
-                });
-            }
-        }
-        prompt
     }
+    made
 }
