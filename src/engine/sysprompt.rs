@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use super::fsutil::{civil, now_unix};
 use super::instructions::{self, InstructionFile, InstructionSources};
 
+mod repo_files;
+
 /// The environment being looked at by [`Environment::look_early`], for the first session in that
 /// workspace.
 static EARLY: Mutex<Option<(PathBuf, JoinHandle<Environment>)>> = Mutex::new(None);
@@ -61,17 +63,13 @@ impl Environment {
             os: os_description(),
             user_shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
             workspace: workspace.display().to_string(),
-            git: instructions::git_root(workspace).map(|_| {
-                // The branch is read beside the config query: neither runs a filter, and only the
-                // status (which may re-read a file) needs the filters switched off.
-                let (branch, off) = std::thread::scope(|scope| {
-                    let branch = scope.spawn(|| branch(workspace));
+            git: instructions::git_root(workspace).map(|root| {
+                // The branch is read beside the status: it runs no filter, and only the status
+                // (which may re-read a file) needs the filters switched off.
+                std::thread::scope(|scope| {
+                    let branch = scope.spawn(|| branch(workspace, &root));
                     let off = filters_off(workspace);
-                    (branch.join().ok().flatten(), off)
-                });
-                GitState {
-                    branch,
-                    status: git(
+                    let status = git(
                         workspace,
                         &off,
                         &[
@@ -80,14 +78,17 @@ impl Environment {
                             "--untracked-files=normal",
                             "--ignore-submodules=all",
                         ],
-                    )
-                    .map(|s| {
-                        s.lines()
-                            .filter(|l| !workbench_appearing(l))
-                            .map(str::to_string)
-                            .collect()
-                    }),
-                }
+                    );
+                    GitState {
+                        branch: branch.join().ok().flatten(),
+                        status: status.map(|s| {
+                            s.lines()
+                                .filter(|l| !workbench_appearing(l))
+                                .map(str::to_string)
+                                .collect()
+                        }),
+                    }
+                })
             }),
         }
     }
@@ -223,8 +224,12 @@ pub(crate) fn session_context<'a>(prompt: &'a str, base: &str) -> &'a str {
         .map_or("", |rest| rest.trim_start_matches('\n'))
 }
 
-/// The branch of `dir`'s repository, or `detached at <sha>`; None when git cannot say.
-fn branch(dir: &Path) -> Option<String> {
+/// The branch of `dir`'s repository (whose root is `root`), or `detached at <sha>`; None when
+/// git cannot say. A `.git` folder whose `HEAD` names a branch is read without git.
+fn branch(dir: &Path, root: &Path) -> Option<String> {
+    if let Some(name) = repo_files::head_branch(root) {
+        return Some(name);
+    }
     git(dir, &[], &["symbolic-ref", "--short", "-q", "HEAD"])
         .map(|b| b.trim().to_string())
         .filter(|b| !b.is_empty())
@@ -334,8 +339,11 @@ fn read_within(pipe: &mut std::process::ChildStdout, deadline: Instant) -> Optio
 /// `-c` arguments that switch off every filter driver the config of `dir`'s repository names
 /// (`filter.<driver>.clean`, `.smudge`, `.process`, and `.required`, so that a switched-off
 /// required filter is not an error). Reading the config runs nothing. Empty when there is none
-/// or git cannot say.
+/// (told without git when [`repo_files`] can) or git cannot say.
 fn filters_off(dir: &Path) -> Vec<String> {
+    if instructions::git_root(dir).is_some_and(|root| repo_files::no_filters(&root)) {
+        return Vec::new();
+    }
     let names = git(
         dir,
         &[],
