@@ -60,7 +60,7 @@ pub fn run() {
     let merged = median_of(201, || {
         m.steps[5].figures.num_turns += 1;
         let t = Instant::now();
-        ledger::save_step(&m, Some(5), &path).expect("save_step");
+        ledger::save_step(&m, Some(5), &path, true).expect("save_step");
         t.elapsed()
     });
     println!(

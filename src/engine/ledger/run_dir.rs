@@ -209,7 +209,14 @@ fn names_other_workspace(text: &str, workspace: &Path) -> bool {
 /// on disk (another process may own it: several invocations can share one `--run-dir`). Under the
 /// run's [`LedgerLock`]; the file is rewritten atomically, keys masked, unless this process's
 /// last synced write left the same bytes there. Without a step the whole manifest is written.
-pub fn save_step(manifest: &Manifest, step: Option<usize>, path: &Path) -> io::Result<()> {
+/// With `sync` false the write has no fsyncs (safe against a kill, not a power cut), and the next
+/// synced save writes again.
+pub fn save_step(
+    manifest: &Manifest,
+    step: Option<usize>,
+    path: &Path,
+    sync: bool,
+) -> io::Result<()> {
     let root = path.parent().unwrap_or(Path::new("."));
     let _lock = LedgerLock::acquire(root)?;
     let ours = step.and_then(|i| manifest.steps.get(i));
@@ -239,8 +246,13 @@ pub fn save_step(manifest: &Manifest, step: Option<usize>, path: &Path) -> io::R
     if on_disk.as_deref() == Some(text.as_bytes()) && synced.get(path) == Some(&hash) {
         return Ok(());
     }
-    atomic_write(path, text.as_bytes())?;
-    synced.insert(path.to_path_buf(), hash);
+    if sync {
+        atomic_write(path, text.as_bytes())?;
+        synced.insert(path.to_path_buf(), hash);
+    } else {
+        crate::engine::fsutil::atomic_write_unsynced(path, text.as_bytes())?;
+        synced.remove(path);
+    }
     Ok(())
 }
 
@@ -355,9 +367,9 @@ mod tests {
             ..Default::default()
         };
         m.steps.push(step("a", "s1"));
-        save_step(&m, Some(0), &path).unwrap();
+        save_step(&m, Some(0), &path, true).unwrap();
         let first = ino();
-        save_step(&m, Some(0), &path).unwrap();
+        save_step(&m, Some(0), &path, true).unwrap();
         assert_eq!(
             ino(),
             first,
@@ -365,11 +377,22 @@ mod tests {
         );
         m.save_unsynced(&path).unwrap();
         let unsynced = ino();
-        save_step(&m, Some(0), &path).unwrap();
+        save_step(&m, Some(0), &path, true).unwrap();
         assert_ne!(ino(), unsynced, "written again, with its fsyncs");
+        // A step's save for now: written (the bytes changed), then written again when synced.
+        m.steps[0].session_id = "s2".into();
+        save_step(&m, Some(0), &path, false).unwrap();
+        let for_now = ino();
+        assert!(fs::read_to_string(&path).unwrap().contains("\"s2\""));
+        save_step(&m, Some(0), &path, true).unwrap();
+        assert_ne!(
+            ino(),
+            for_now,
+            "the unsynced bytes are written again, with their fsyncs"
+        );
         m.steps[0].figures.num_turns = 2;
         let same = ino();
-        save_step(&m, Some(0), &path).unwrap();
+        save_step(&m, Some(0), &path, true).unwrap();
         assert_ne!(ino(), same);
         assert_eq!(Manifest::load(&path).unwrap().steps[0].figures.num_turns, 2);
     }
@@ -388,10 +411,10 @@ mod tests {
         a.steps.push(step("a", "s1"));
         let mut b = base.clone();
         b.steps.push(step("b", "s2"));
-        save_step(&a, Some(0), &path).unwrap();
-        save_step(&b, Some(0), &path).unwrap();
+        save_step(&a, Some(0), &path, true).unwrap();
+        save_step(&b, Some(0), &path, true).unwrap();
         a.steps[0].figures.num_turns = 3;
-        save_step(&a, Some(0), &path).unwrap();
+        save_step(&a, Some(0), &path, true).unwrap();
         let on_disk = Manifest::load(&path).unwrap();
         let names: Vec<(&str, u32)> = on_disk
             .steps
@@ -400,11 +423,11 @@ mod tests {
             .collect();
         assert_eq!(names, [("a", 3), ("b", 0)]);
         // Nothing of ours yet: nothing is written over theirs.
-        save_step(&base, None, &path).unwrap();
+        save_step(&base, None, &path, true).unwrap();
         assert_eq!(Manifest::load(&path).unwrap(), on_disk);
         // A torn ledger is rewritten from what this process knows.
         std::fs::write(&path, "{\"run_id\":").unwrap();
-        save_step(&b, Some(0), &path).unwrap();
+        save_step(&b, Some(0), &path, true).unwrap();
         assert_eq!(Manifest::load(&path).unwrap().steps, b.steps);
     }
 

@@ -314,12 +314,15 @@ impl Engine {
     }
 
     /// Open a new session (the first, a successor or `/new`), with its transcript and header.
-    /// The request in progress goes on in it (`/new` clears it first).
+    /// The request in progress goes on in it (`/new` clears it first). Its record in the ledger
+    /// is written durably unless `for_turn` (the turn it opens saves durably before its first
+    /// request, so the fsyncs would be paid twice on the way to it).
     pub(in crate::engine::session) fn start_session(
         &mut self,
         parent: Option<String>,
         generation: u32,
         first: Vec<Message>,
+        for_turn: bool,
     ) {
         let prompt = self.run.prepare_session();
         let id = new_id();
@@ -372,7 +375,11 @@ impl Engine {
             row.generation = generation;
             row.start = Some(start);
         });
-        self.ledger.save();
+        if for_turn {
+            self.ledger.save_for_now();
+        } else {
+            self.ledger.save();
+        }
         let provider = self.run.provider.client.name();
         self.emit(
             self.conversation
@@ -396,7 +403,7 @@ impl Engine {
             self.conversation.briefed = None;
             let next = self.conversation.generation + 1;
             self.session_left_hooks(EndReason::Clear);
-            self.start_session(None, next, Vec::new());
+            self.start_session(None, next, Vec::new(), false);
         }
         let mut message = String::from("new session started (no handoff)");
         if revoked > 0 {

@@ -143,7 +143,7 @@ impl Engine {
         }
         if self.conversation.is_none() {
             let generation = self.conversation.generation.max(1);
-            self.start_session(None, generation, Vec::new());
+            self.start_session(None, generation, Vec::new(), true);
         }
         // After the session it opens: a run's first event stays `session_started`.
         // A background handoff the user cancelled in an earlier turn may start again from this
@@ -387,7 +387,7 @@ impl Engine {
             self.ledger.record(|r| r.retired.push(old.clone()));
             self.conversation.request = UserRequest::default();
             let parent = briefing.as_ref().map(|_| old);
-            self.start_session(parent, next, briefing.into_iter().collect());
+            self.start_session(parent, next, briefing.into_iter().collect(), false);
             self.ledger.commit_replacement();
             generation = Some(next);
             text = Some(prompt.shown().to_string());

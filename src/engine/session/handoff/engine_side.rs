@@ -237,7 +237,7 @@ impl HandoffCx for Engine {
         let retiring = self.conversation.generation;
         self.checkpoints.at_handoff(&mut self.ledger, retiring);
         self.session_left_hooks(EndReason::Handoff);
-        self.start_session(Some(parent), generation, vec![first]);
+        self.start_session(Some(parent), generation, vec![first], false);
         self.ledger.commit_replacement();
     }
 }

@@ -136,7 +136,18 @@ impl StepLedger {
     /// Write this process's step (others may share the run directory), durably; a failure is
     /// said (the session goes on).
     pub(super) fn save(&self) {
-        if let Err(e) = save_step(&self.manifest, self.step, &self.run_dir.manifest_path()) {
+        self.save_step(true);
+    }
+
+    /// [`StepLedger::save`] without the fsyncs, for a record a synced save repeats before long
+    /// (a session opened for the turn about to run).
+    pub(super) fn save_for_now(&self) {
+        self.save_step(false);
+    }
+
+    fn save_step(&self, sync: bool) {
+        let path = self.run_dir.manifest_path();
+        if let Err(e) = save_step(&self.manifest, self.step, &path, sync) {
             self.out.emit(Event::Warning {
                 message: format!("could not write the ledger: {e}"),
             });
