@@ -24,7 +24,6 @@ pub(crate) fn command(state: &mut AppState, arg: Option<&str>, fx: &mut Vec<Effe
         }
         ["stop", n] if id(n).is_some() => {
             if let Some(id) = id(n) {
-                state.chat.notice(format!("stopping job #{id}"));
                 fx.push(Effect::SendOp(Op::Jobs(JobsOp::Stop { id })));
             }
         }

@@ -200,6 +200,31 @@ impl OutputLog {
             .collect()
     }
 
+    /// Where a reader who saw the [`OutputLog::first_lines`]`(n)` goes on: just past the `n`th
+    /// non-empty line, or the end of the output when it holds no more than those.
+    pub fn after_first_lines(&self, n: usize) -> u64 {
+        let mut seen = 0;
+        let mut at = 0usize;
+        for line in self.head.split_inclusive(|&b| b == b'\n') {
+            if seen == n {
+                return at as u64;
+            }
+            at += line.len();
+            if !clean_terminal_output(&String::from_utf8_lossy(line))
+                .trim()
+                .is_empty()
+            {
+                seen += 1;
+            }
+        }
+        // The head read to its end: the whole output, unless it was cut at its cap.
+        if at as u64 >= self.total {
+            self.total
+        } else {
+            at as u64
+        }
+    }
+
     /// The last `n` non-empty lines (from memory, or the file's end for an earlier process's job).
     pub fn last_lines(&self, n: usize) -> Vec<String> {
         let bytes = if self.ring.is_empty() {
@@ -393,6 +418,18 @@ mod tests {
         assert_eq!(log.last_lines(1), ["GET / 200"]);
         let on_disk = std::fs::read_to_string(log.path()).unwrap();
         assert!(on_disk.ends_with("GET / 200\n"), "{on_disk}");
+    }
+
+    #[test]
+    fn a_reader_of_the_first_lines_goes_on_after_them() {
+        let (_d, mut log) = log();
+        log.push(b"one\n\n\x1b[32mtwo\x1b[0m\n");
+        assert_eq!(log.after_first_lines(5), log.total(), "all of it shown");
+        log.push(b"three\nfour\n");
+        assert_eq!(log.first_lines(2), ["one", "two"]);
+        let at = log.after_first_lines(2);
+        assert_eq!(log.since(at).text, "three\nfour");
+        assert_eq!(log.since(log.after_first_lines(0)).text.lines().count(), 5);
     }
 
     #[test]

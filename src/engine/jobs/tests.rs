@@ -309,3 +309,47 @@ async fn jobs_stopped_on_leaving_are_recorded_gone_and_a_resume_adopts_them() {
     b.adopt(dir_in(&run_a));
     assert_eq!(b.list(0).len(), 4);
 }
+
+#[tokio::test]
+async fn the_next_read_after_a_start_goes_on_after_the_lines_the_start_showed() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = table(dir.path(), quick());
+    let ctx = ToolCtx::new(dir.path(), "s");
+    let start = json!({"command": "seq -f 'line %g' 1 60; sleep 30", "run_in_background": true});
+    let out = jobs.run_start(&start, &ctx).await;
+    assert!(out.content.contains("line 20\n"), "{}", out.content);
+    assert!(!out.content.contains("line 21"), "{}", out.content);
+    assert!(
+        out.content.contains("[… 60 lines so far in all]"),
+        "{}",
+        out.content
+    );
+    let read = jobs
+        .run_tool(names::JOB_OUTPUT, &json!({"id": 1}))
+        .await
+        .unwrap();
+    assert!(
+        read.content.contains("New output:\nline 21\n"),
+        "the middle is read next: {}",
+        read.content
+    );
+    assert!(read.content.ends_with("line 60"), "{}", read.content);
+    // A `tail` out of its range, or not a number, is refused rather than guessed at.
+    for bad in [json!(-1), json!(0), json!(100_000), json!("5"), json!(2.5)] {
+        let out = jobs
+            .run_tool(names::JOB_OUTPUT, &json!({"id": 1, "tail": bad}))
+            .await
+            .unwrap();
+        assert!(out.is_error, "{bad}: {}", out.content);
+        assert!(out.content.contains("`tail`"), "{}", out.content);
+    }
+    let last = jobs
+        .run_tool(names::JOB_OUTPUT, &json!({"id": 1, "tail": 2}))
+        .await
+        .unwrap();
+    assert!(
+        last.content.ends_with("line 59\nline 60"),
+        "{}",
+        last.content
+    );
+}

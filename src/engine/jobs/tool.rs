@@ -206,7 +206,8 @@ impl Jobs {
         };
         let info = job.info(0);
         let first = job.log.first_lines(FIRST_LINES);
-        job.cursor = job.log.total();
+        // What was not shown here is the next read's new output.
+        job.cursor = job.log.after_first_lines(FIRST_LINES);
         let mut out = String::new();
         if info.state.is_running() {
             out.push_str(&format!(
@@ -283,7 +284,14 @@ impl Jobs {
             }
             _ => None,
         };
-        let tail = input.get("tail").and_then(Value::as_u64);
+        let tail = match input.get("tail") {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(
+                t.as_u64()
+                    .filter(|n| (1..=500).contains(n))
+                    .ok_or("`tail` must be a whole number of lines from 1 to 500")?,
+            ),
+        };
         if let Some(re) = filter {
             let (source, head) = {
                 let mut t = self.table.lock().map_err(|_| "the job table is broken")?;
@@ -311,7 +319,7 @@ impl Jobs {
         let job = t.job_mut(id).ok_or_else(|| no_job(id))?;
         let head = line(&job.info(0));
         let out = if let Some(n) = tail {
-            let n = usize::try_from(n.clamp(1, 500)).unwrap_or(500);
+            let n = usize::try_from(n).unwrap_or(500);
             let last = job.log.last_lines(n);
             job.cursor = job.log.total();
             format!(
@@ -327,8 +335,13 @@ impl Jobs {
                 out.push_str("\nNo new output since the last read.");
             } else {
                 if shown.skipped > 0 {
+                    // A file that stopped growing does not hold it all: its note says what.
+                    let kept = match job.log.file_note() {
+                        None => "all of it is in",
+                        Some(_) => "what was kept of it is in",
+                    };
                     out.push_str(&format!(
-                        "\n[… {} of the new output not shown; all of it is in {}]",
+                        "\n[… {} of the new output not shown; {kept} {}]",
                         size(shown.skipped),
                         job.log.path().display()
                     ));

@@ -84,9 +84,13 @@ pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSende
             let _ = events.send(Event::JobOutput { id, text });
         }
         JobsOp::Stop { id } => {
-            if let Err(message) = jobs.request_stop(id) {
-                let _ = events.send(Event::Notice { message });
-            }
+            // Said once it is known: a job that is not running is named as such, never
+            // "stopping" first.
+            let message = match jobs.request_stop(id) {
+                Ok(_) => format!("stopping job #{id}"),
+                Err(message) => message,
+            };
+            let _ = events.send(Event::Notice { message });
         }
         JobsOp::StopAll => {
             let jobs = Arc::clone(jobs);
@@ -102,4 +106,51 @@ pub(super) fn answer(jobs: &Arc<Jobs>, op: JobsOp, events: &mpsc::UnboundedSende
 /// record lists them gone.
 pub(super) async fn leave(jobs: &Jobs) {
     jobs.leave(LEAVING_GRACE.min(jobs.limits().grace)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::engine::tools::ToolCtx;
+
+    fn notices(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<String> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .filter_map(|e| match e {
+                Event::Notice { message } => Some(message),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_stop_is_said_once_known_and_a_job_that_is_not_running_is_never_stopping() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = JobLimits {
+            max_running: 2,
+            grace: Duration::from_millis(300),
+            first_wait: Duration::from_millis(100),
+        };
+        let jobs = Arc::new(Jobs::new(dir.path().join("jobs"), limits, false));
+        let ctx = ToolCtx::new(dir.path(), "s");
+        let start = json!({"command": "sleep 30", "run_in_background": true});
+        assert!(!jobs.run_start(&start, &ctx).await.is_error);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        answer(&jobs, JobsOp::Stop { id: 1 }, &tx);
+        assert_eq!(notices(&mut rx), ["stopping job #1"]);
+        for _ in 0..100 {
+            if jobs.running() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(jobs.running(), 0, "the job stopped");
+        answer(&jobs, JobsOp::Stop { id: 1 }, &tx);
+        let said = notices(&mut rx);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with("job #1 is not running"), "{said:?}");
+        answer(&jobs, JobsOp::Stop { id: 9 }, &tx);
+        assert_eq!(notices(&mut rx), ["there is no job #9"]);
+    }
 }
