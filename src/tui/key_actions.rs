@@ -146,9 +146,12 @@ fn on_action(
         Action::SearchOlder => state.input.search_older(),
         Action::SearchAccept => state.input.accept_search(now),
         Action::SearchCancel => state.input.cancel_search(),
-        Action::PickerNext | Action::PickerPrev | Action::PickerChoose | Action::PickerClose => {
-            picker_key(state, action, fx)
-        }
+        Action::PickerNext
+        | Action::PickerPrev
+        | Action::PickerFirst
+        | Action::PickerLast
+        | Action::PickerChoose
+        | Action::PickerClose => picker_key(state, action, fx),
         Action::JobsNext
         | Action::JobsPrev
         | Action::JobsOutput
@@ -194,6 +197,9 @@ fn picker_key(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
         match action {
             Action::PickerChoose => fx.extend(state.rewind.choose().map(Effect::SendOp)),
             Action::PickerClose => state.rewind.close(),
+            Action::PickerFirst | Action::PickerLast => {
+                state.rewind.jump(action == Action::PickerLast)
+            }
             _ => state.rewind.step(action == Action::PickerNext),
         }
         return;
@@ -211,6 +217,12 @@ fn picker_key(state: &mut AppState, action: Action, fx: &mut Vec<Effect>) {
             Some(Picker::Models(p)) => fx.extend(p.choose().map(Effect::SendOp)),
             None => {}
         },
+        (Action::PickerFirst | Action::PickerLast, Some(Picker::Sessions(p))) => {
+            p.jump(action == Action::PickerLast)
+        }
+        (Action::PickerFirst | Action::PickerLast, Some(Picker::Models(p))) => {
+            p.jump(action == Action::PickerLast)
+        }
         (_, Some(Picker::Sessions(p))) => p.step(next),
         (_, Some(Picker::Models(p))) => p.step(next),
         (_, None) => {}

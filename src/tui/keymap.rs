@@ -95,6 +95,10 @@ pub(crate) enum Action {
     PickerNext,
     /// The previous session in the picker.
     PickerPrev,
+    /// The first row of the picker.
+    PickerFirst,
+    /// The last row of the picker.
+    PickerLast,
     /// Continue the highlighted session.
     PickerChoose,
     /// Close the picker.
@@ -260,6 +264,8 @@ pub(crate) const KEYMAP: &[Binding] = &[
     b(C::Search, ctrl('c'), A::SearchCancel, "leave the search, input unchanged", None),
     b(C::Picker, k(KeyCode::Down), A::PickerNext, "next session or model", None),
     b(C::Picker, k(KeyCode::Up), A::PickerPrev, "previous session or model", None),
+    b(C::Picker, k(KeyCode::Home), A::PickerFirst, "the first row", None),
+    b(C::Picker, k(KeyCode::End), A::PickerLast, "the last row", None),
     b(C::Picker, k(KeyCode::Enter), A::PickerChoose, "continue the session, or use the model", Some("choose")),
     b(C::Picker, k(KeyCode::Esc), A::PickerClose, "close the list", Some("close")),
     b(C::Jobs, k(KeyCode::Down), A::JobsNext, "next job (in its output: a line down)", None),

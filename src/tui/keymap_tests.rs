@@ -128,6 +128,8 @@ fn every_action_has_a_key_to_name() {
         DiscardUnsaved,
         PickerNext,
         PickerPrev,
+        PickerFirst,
+        PickerLast,
         PickerChoose,
         PickerClose,
         MentionNext,
@@ -160,9 +162,9 @@ fn every_action_has_a_key_to_name() {
             | ApproveAlways | Deny | Reload | KeepMine | SelectPrevTool | SelectNextTool
             | ChatTop | ChatBottom | ApprovalUp | ApprovalDown | HistorySearch | SearchOlder
             | SearchAccept | SearchCancel | RestoreUnsaved | DiscardUnsaved | PickerNext
-            | PickerPrev | PickerChoose | PickerClose | MentionNext | MentionPrev
-            | MentionComplete | MentionClose | CancelHandoff | SaveEdits | DiscardEdits
-            | KeepEditing | EditorTop | EditorBottom | CycleMode | ImplementHere
+            | PickerPrev | PickerFirst | PickerLast | PickerChoose | PickerClose | MentionNext
+            | MentionPrev | MentionComplete | MentionClose | CancelHandoff | SaveEdits
+            | DiscardEdits | KeepEditing | EditorTop | EditorBottom | CycleMode | ImplementHere
             | ImplementFresh | KeepPlanning | PasteImage | ToggleMouse | JobsNext | JobsPrev
             | JobsOutput | JobsStop | JobsClose => {}
         }

@@ -1,7 +1,7 @@
 //! `/model` with no name: the picker of models. It opens at once on the models known here (the
 //! one in use, those the custom commands name) while the engine asks the provider for the models
 //! it offers; their list joins when it comes (or why it did not is said in the picker). Up and
-//! Down move, Enter uses the highlighted model from the next request on (`Op::SetModel`, as
+//! Down move (Home and End jump to the first and the last), Enter uses the highlighted model from the next request on (`Op::SetModel`, as
 //! `/model NAME` does), Esc closes. The one in use is marked and picking it changes nothing.
 
 use crate::engine::protocol::Op;
@@ -92,6 +92,15 @@ impl ModelPicker {
             (self.selected + 1) % n
         } else {
             (self.selected + n - 1) % n
+        };
+    }
+
+    /// Home or End: the first row, or the last.
+    pub(crate) fn jump(&mut self, last: bool) {
+        self.selected = if last {
+            self.models.len().saturating_sub(1)
+        } else {
+            0
         };
     }
 

@@ -11,7 +11,7 @@ use super::keymap::{Action, label_for};
 use super::mention::Mention;
 use super::model_picker::ModelPicker;
 use super::render::theme::Theme;
-use super::render::wrap::{sanitize, str_width, truncate};
+use super::render::wrap::{WrapMode, sanitize, str_width, truncate, wrap_text};
 use super::session_picker::SessionPicker;
 use crate::engine::protocol::SessionSummary;
 
@@ -87,15 +87,25 @@ pub(crate) fn draw_picker(p: &SessionPicker, area: Rect, buf: &mut Buffer, theme
     Paragraph::new(lines).render(inner, buf);
 }
 
+/// The most rows the model picker gives to why the provider's list is missing.
+const STATUS_ROWS: usize = 4;
+
 /// The model picker, centred over `area`: the models, the one in use marked, and under them
 /// whether the provider's list is awaited or why it is missing.
 pub(crate) fn draw_model_picker(p: &ModelPicker, area: Rect, buf: &mut Buffer, theme: &Theme) {
     if area.width < 20 || area.height < 5 {
         return;
     }
-    let status = p.status();
-    let listed = p.models().len() + usize::from(status.is_some());
     let width = area.width.saturating_sub(4).min(80);
+    // Why the provider's list is missing is said whole, over as many rows as it takes (at most
+    // a few), under the models.
+    let status: Vec<Line> = p.status().map_or_else(Vec::new, |s| {
+        let w = usize::from(width.saturating_sub(2)).max(1);
+        let mut rows = wrap_text(&sanitize(&s), theme.dim, w, &[], &[], WrapMode::Words);
+        rows.truncate(STATUS_ROWS);
+        rows
+    });
+    let listed = p.models().len() + status.len();
     let rows = u16::try_from(listed)
         .unwrap_or(u16::MAX)
         .min(area.height.saturating_sub(4))
@@ -113,7 +123,9 @@ pub(crate) fn draw_model_picker(p: &ModelPicker, area: Rect, buf: &mut Buffer, t
         label_for(Action::PickerClose)
     );
     let (inner, first) = popup_frame(rect, buf, title, p.selected(), theme);
-    let room = usize::from(inner.height).saturating_sub(usize::from(status.is_some()));
+    let room = usize::from(inner.height)
+        .saturating_sub(status.len())
+        .max(1);
     let w = usize::from(inner.width);
     let mut lines: Vec<Line> = p
         .models()
@@ -135,9 +147,7 @@ pub(crate) fn draw_model_picker(p: &ModelPicker, area: Rect, buf: &mut Buffer, t
             Line::styled(truncate(&text, w), style)
         })
         .collect();
-    if let Some(s) = status {
-        lines.push(Line::styled(truncate(&s, w), theme.dim));
-    }
+    lines.extend(status);
     Paragraph::new(lines).render(inner, buf);
 }
 

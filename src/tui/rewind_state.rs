@@ -132,6 +132,16 @@ impl Rewind {
         };
     }
 
+    /// Home or End in the picker: its first row, or its last.
+    pub(crate) fn jump(&mut self, last: bool) {
+        let (selected, n) = match self.picker.as_mut() {
+            Some(RewindPicker::Messages { points, selected }) => (selected, points.len()),
+            Some(RewindPicker::Mode { selected, .. }) => (selected, MODES.len()),
+            _ => return,
+        };
+        *selected = if last { n.saturating_sub(1) } else { 0 };
+    }
+
     /// Enter in the picker: a message leads to the choice, the choice to the rewind (the op
     /// returned; the picker closes).
     pub(crate) fn choose(&mut self) -> Option<Op> {

@@ -306,6 +306,49 @@ fn model_alone_opens_a_picker_of_the_providers_models() {
 }
 
 #[test]
+fn home_and_end_jump_in_the_model_picker_and_a_long_error_is_shown_whole() {
+    let t0 = Instant::now();
+    let mut s = state();
+    run_cmd(&mut s, "/model", t0);
+    let models = (1..=30).map(|i| format!("model-{i:02}")).collect();
+    update(
+        &mut s,
+        ev(Event::Models {
+            models,
+            error: None,
+        }),
+        t0,
+    );
+    update(&mut s, key(KeyCode::End), t0);
+    let last = Op::SetModel {
+        model: "model-30".into(),
+    };
+    assert_eq!(ops(&update(&mut s, key(KeyCode::Enter), t0)), [last]);
+    run_cmd(&mut s, "/model", t0);
+    update(&mut s, key(KeyCode::End), t0);
+    update(&mut s, key(KeyCode::Home), t0);
+    assert!(
+        ops(&update(&mut s, key(KeyCode::Enter), t0)).is_empty(),
+        "Home: the one in use, which changes nothing"
+    );
+    run_cmd(&mut s, "/model", t0);
+    let why = "the server answered 503 Service Unavailable: the upstream model registry is \
+               being migrated, try again after the maintenance window ends at 04:00 UTC (ref 7f3a)";
+    let missing = Event::Models {
+        models: Vec::new(),
+        error: Some(why.into()),
+    };
+    update(&mut s, ev(missing), t0);
+    let screen = super::subagent_tests::draw(&s, 60, 14, t0)
+        .backend()
+        .to_string();
+    assert!(
+        screen.contains("(ref 7f3a)"),
+        "the end of the error is shown:\n{screen}"
+    );
+}
+
+#[test]
 fn at_completion_asks_for_files_and_puts_the_chosen_path_in() {
     let t0 = Instant::now();
     let mut s = state();

@@ -62,6 +62,15 @@ impl SessionPicker {
         };
     }
 
+    /// Home or End: the first row, or the last.
+    pub(crate) fn jump(&mut self, last: bool) {
+        self.selected = if last {
+            self.sessions.len().saturating_sub(1)
+        } else {
+            0
+        };
+    }
+
     /// Enter: continue the highlighted run (not the one open now).
     pub(crate) fn choose(&self) -> Choice {
         match self.sessions.get(self.selected) {
