@@ -1,8 +1,9 @@
 //! `/model` with no name: the picker of models. It opens at once on the models known here (the
 //! one in use, those the custom commands name) while the engine asks the provider for the models
-//! it offers; their list joins when it comes (or why it did not is said in the picker). Up and
-//! Down move (Home and End jump to the first and the last), Enter uses the highlighted model from the next request on (`Op::SetModel`, as
-//! `/model NAME` does), Esc closes. The one in use is marked and picking it changes nothing.
+//! it offers; their list joins when it comes (or why it did not is said in the picker, whole).
+//! Up and Down move, Home and End jump to the first and the last, Enter uses the highlighted
+//! model from the next request on (`Op::SetModel`, as `/model NAME` does), Esc closes. The one
+//! in use is marked and picking it changes nothing.
 
 use crate::engine::protocol::Op;
 
