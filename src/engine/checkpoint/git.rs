@@ -106,29 +106,44 @@ impl Repo {
     /// Hand each usable entry of the index under the workspace to `each`, in path order (its
     /// path relative to the workspace); false, with nothing handed, when the index cannot be
     /// used (absent, a split index, anything unexpected).
+    #[cfg(test)]
     pub(crate) fn each_entry(&self, mut each: impl FnMut(&[u8], &Entry)) -> bool {
+        let Some(mut entries) = self.entries() else {
+            return false;
+        };
+        while let Some((rel, e)) = entries.next_entry() {
+            each(rel, &e);
+        }
+        true
+    }
+
+    /// The usable entries of the index under the workspace, in path order; None when the index
+    /// cannot be used (absent, a split index, anything unexpected).
+    pub(crate) fn entries(&self) -> Option<Entries> {
         let path = self.git_dir.join("index");
-        let Ok(bytes) = fs::read(&path) else {
-            return false;
-        };
-        let Ok(meta) = fs::metadata(&path) else {
-            return false;
-        };
+        let bytes = fs::read(&path).ok()?;
+        let meta = fs::metadata(&path).ok()?;
         let stamp = (
             u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
             u32::try_from(meta.mtime_nsec()).unwrap_or(0),
         );
         // Checked whole first: a split index is known only at its end.
-        if parse(&bytes, stamp, |_, _| {}).is_none() {
-            return false;
+        let mut check = Parser::new(&bytes, stamp)?;
+        while check.left > 0 {
+            check.entry()?;
         }
-        let prefix = &self.prefix;
-        parse(&bytes, stamp, |path, e| {
-            if let Some(rel) = path.strip_prefix(prefix.as_slice()) {
-                each(rel, e);
-            }
+        check.extensions()?;
+        let parser = Parser::new(&bytes, stamp)?;
+        let (at, version, left) = (parser.r.at, parser.version, parser.left);
+        Some(Entries {
+            bytes,
+            at,
+            version,
+            left,
+            stamp,
+            path: Vec::new(),
+            prefix: self.prefix.clone(),
         })
-        .is_some()
     }
 
     /// The bytes of each blob of `ids` that git's store holds, checked against its id (one
@@ -262,21 +277,93 @@ impl Index {
     }
 }
 
-/// Hand each usable entry of index `bytes` to `each` (its full path), in the index's order;
-/// `stamp` is the index file's modification time (entries not older are racily clean). None for
-/// what this reader does not know (entries may have been handed by then).
-fn parse(bytes: &[u8], stamp: (u32, u32), mut each: impl FnMut(&[u8], &Entry)) -> Option<()> {
-    let mut r = Reader { bytes, at: 0 };
-    if r.take(4)? != b"DIRC" {
-        return None;
+/// The usable entries of an index under the workspace, read one at a time.
+pub(crate) struct Entries {
+    bytes: Vec<u8>,
+    at: usize,
+    version: u32,
+    left: u32,
+    stamp: (u32, u32),
+    /// The last entry's full path.
+    path: Vec<u8>,
+    prefix: Vec<u8>,
+}
+
+impl Entries {
+    /// The path of the entry handed last, relative to the workspace.
+    pub(crate) fn rel(&self) -> &[u8] {
+        self.path.get(self.prefix.len()..).unwrap_or_default()
     }
-    let version = r.u32()?;
-    if !(2..=4).contains(&version) {
-        return None;
+
+    /// The next usable entry under the workspace (its path relative to it), None at the end.
+    pub(crate) fn next_entry(&mut self) -> Option<(&[u8], Entry)> {
+        loop {
+            let mut p = Parser {
+                r: Reader {
+                    bytes: &self.bytes,
+                    at: self.at,
+                },
+                version: self.version,
+                left: self.left,
+                stamp: self.stamp,
+                path: std::mem::take(&mut self.path),
+            };
+            let parsed = if p.left > 0 { p.entry() } else { None };
+            self.at = p.r.at;
+            self.left = p.left;
+            self.path = p.path;
+            let Some(usable) = parsed else {
+                self.left = 0;
+                return None;
+            };
+            if let Some(e) = usable
+                && self.path.starts_with(&self.prefix)
+            {
+                let rel = self.path.get(self.prefix.len()..).unwrap_or_default();
+                return Some((rel, e));
+            }
+        }
     }
-    let count = r.u32()?;
-    let mut path: Vec<u8> = Vec::new();
-    for _ in 0..count {
+}
+
+/// Reads an index's entries in its order.
+struct Parser<'b> {
+    r: Reader<'b>,
+    version: u32,
+    left: u32,
+    /// The index file's modification time (entries not older are racily clean).
+    stamp: (u32, u32),
+    /// The last entry's full path.
+    path: Vec<u8>,
+}
+
+impl<'b> Parser<'b> {
+    /// A parser past the header of index `bytes` (None for what this reader does not know).
+    fn new(bytes: &'b [u8], stamp: (u32, u32)) -> Option<Parser<'b>> {
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(4)? != b"DIRC" {
+            return None;
+        }
+        let version = r.u32()?;
+        if !(2..=4).contains(&version) {
+            return None;
+        }
+        let left = r.u32()?;
+        Some(Parser {
+            r,
+            version,
+            left,
+            stamp,
+            path: Vec::new(),
+        })
+    }
+
+    /// The next entry (its full path in `self.path`): Some(None) for one that is not usable,
+    /// None for what this reader does not know.
+    fn entry(&mut self) -> Option<Option<Entry>> {
+        let r = &mut self.r;
+        let version = self.version;
+        self.left = self.left.checked_sub(1)?;
         let start = r.at;
         let ctime = (r.u32()?, r.u32()?);
         let mtime = (r.u32()?, r.u32()?);
@@ -293,6 +380,7 @@ fn parse(bytes: &[u8], stamp: (u32, u32), mut each: impl FnMut(&[u8], &Entry)) -
         } else {
             0
         };
+        let path = &mut self.path;
         if version == 4 {
             let strip = r.varint()?;
             path.truncate(path.len().checked_sub(strip)?);
@@ -308,28 +396,31 @@ fn parse(bytes: &[u8], stamp: (u32, u32), mut each: impl FnMut(&[u8], &Entry)) -
         let assume_valid = flags & 0x8000 != 0;
         let odd = extended & (0x4000 | 0x2000) != 0;
         let regular = mode >> 12 == 0o10;
-        let racy = mtime >= stamp;
-        if stage == 0 && !assume_valid && !odd && regular && !racy {
-            let entry = Entry {
-                ctime,
-                mtime,
-                ino,
-                size,
-                blob,
-            };
-            each(&path, &entry);
-        }
+        let racy = mtime >= self.stamp;
+        let usable = stage == 0 && !assume_valid && !odd && regular && !racy;
+        Some(usable.then_some(Entry {
+            ctime,
+            mtime,
+            ino,
+            size,
+            blob,
+        }))
     }
-    // A split index keeps most entries elsewhere: not read.
-    while r.bytes.len().saturating_sub(r.at) > 20 {
-        let sig = r.take(4)?;
-        if sig == b"link" {
-            return None;
+
+    /// Past the last entry: None for an extension this reader does not know how to use (a split
+    /// index keeps most entries elsewhere).
+    fn extensions(&mut self) -> Option<()> {
+        let r = &mut self.r;
+        while r.bytes.len().saturating_sub(r.at) > 20 {
+            let sig = r.take(4)?;
+            if sig == b"link" {
+                return None;
+            }
+            let len = usize::try_from(r.u32()?).ok()?;
+            r.take(len)?;
         }
-        let len = usize::try_from(r.u32()?).ok()?;
-        r.take(len)?;
+        Some(())
     }
-    Some(())
 }
 
 struct Reader<'a> {

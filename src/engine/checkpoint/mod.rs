@@ -62,6 +62,7 @@ mod attribution;
 mod changes;
 mod error;
 mod feed;
+mod full_walk;
 mod git;
 mod index;
 mod keeper;
@@ -81,6 +82,7 @@ mod undo_stack;
 mod update;
 mod walk;
 mod walk_back;
+mod walk_ignore;
 mod watch;
 
 use std::fmt;
@@ -375,7 +377,7 @@ impl Checkpoints {
         };
         let cache = i.dir.join("stat-cache");
         let now = snapshot::now();
-        let snap = snapshot::take_planned(&i.objects, &cache, &i.rules, &i.limits, now, plan)?;
+        let snap = full_walk::take(&i.objects, &cache, &i.rules, &i.limits, now, plan.as_ref())?;
         snapshot::log(&i.dir, label, &snap, &format!("walk: {why}"));
         Ok((snap, watcher))
     }
@@ -555,3 +557,5 @@ mod keeper_tests;
 mod store_tests;
 #[cfg(test)]
 mod turn_tests;
+#[cfg(test)]
+mod walk_tests;

@@ -4,7 +4,8 @@
 //!   too, negations included); when the workspace lies inside a repository, also those of its
 //!   parent directories up to the repository's root; inside a nested repository, only that
 //!   repository's own. In a workspace that is in no repository, its own `.gitignore` files still
-//!   apply (and nothing above it).
+//!   apply (and nothing above it; a nested repository is then no boundary). The exact scoping is
+//!   `walk_ignore`'s.
 //! - Never covered: any entry named `.git` (a repository's folder, a worktree's or submodule's
 //!   file), the paths the caller excludes (flower-tui's workbench), and the store itself should it
 //!   lie inside the workspace.
@@ -13,17 +14,22 @@
 //!   they hide is covered (within the caps), never lost.
 //! - Symbolic links are entries of their own, never followed.
 //!
-//! The walk only finds entries and their `lstat` (on a few threads); reading them is the
-//! snapshot's job.
+//! The walk lists one directory at a time, `lstat`s its entries relative to the open directory
+//! (a directory's own kind comes from its listing), and hands out what it finds in path order:
+//! bytewise, a directory as its path and a `/`, so everything a directory holds comes right
+//! after it (the order of git's index and of the stat cache). It holds the listings of the
+//! directories on the way to the current entry, never a list of the workspace. Reading files is
+//! the snapshot's job.
 
 use std::fs;
 use std::io;
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::index::Stat;
 use super::path::RelPath;
+use super::walk_ignore::{Names, Scope};
 
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,9 +70,6 @@ pub(crate) struct Rules {
     pub excluded: Vec<PathBuf>,
 }
 
-/// At most this many threads walk (the work is `lstat` calls, which scale with cores).
-pub(crate) const MAX_WALKERS: usize = 4;
-
 /// Which part of the workspace a walk looks at (beyond the rules every walk keeps).
 pub(crate) trait Plan: Send + Sync {
     /// Whether an entry found in a listing is looked at at all (false: neither reported nor
@@ -99,151 +102,246 @@ impl<F: Fn(&RelPath) + Send + Sync> Plan for Whole<F> {
     }
 }
 
-/// Walk the workspace (on at most `walkers` threads; the order of what is found is not fixed),
-/// limited to what `plan` admits, stopping once more than `max_entries` entries were seen
-/// (`Scan::cut`). The root is always looked at (a plan that watches folders watches it first).
-pub(crate) fn scan_planned(
-    rules: &Rules,
-    max_entries: usize,
-    walkers: usize,
-    plan: Arc<dyn Plan>,
-) -> Scan {
-    let ws = &rules.workspace;
-    let in_repo = inside_repository(ws);
-    let excluded = rules.excluded.clone();
-    let mut builder = ignore::WalkBuilder::new(ws);
-    builder
-        .hidden(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_exclude(false)
-        .git_global(false)
-        // Inside a repository, git's scoping: parents up to its root, nested repositories apart.
-        // Outside one, `require_git(false)` makes the workspace's own files apply, and
-        // `parents(false)` keeps a stray `.gitignore` above the workspace out.
-        .require_git(in_repo)
-        .parents(in_repo)
-        .follow_links(false)
-        .threads(
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(walkers.max(1)),
-        );
-    let (root, admit) = (ws.clone(), plan.clone());
-    builder.filter_entry(move |e| {
-        if e.file_name() == ".git" || excluded.iter().any(|x| e.path() == x.as_path()) {
-            return false;
-        }
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        if !is_dir && admit.admits_every_file() {
-            return true;
-        }
-        RelPath::under(&root, e.path()).is_some_and(|rel| admit.admit(&rel, is_dir))
-    });
-    let found = Mutex::new(Scan::default());
-    let seen = AtomicUsize::new(0);
-    let cut = AtomicBool::new(false);
-    builder.build_parallel().run(|| {
-        let mut batch = Batch {
-            ws,
-            scan: Scan::default(),
-            into: &found,
-            plan: plan.as_ref(),
-        };
-        let (seen, cut) = (&seen, &cut);
-        Box::new(move |entry| {
-            if seen.fetch_add(1, Ordering::Relaxed) >= max_entries {
-                cut.store(true, Ordering::Relaxed);
-                return ignore::WalkState::Quit;
-            }
-            batch.add(entry)
-        })
-    });
-    let mut scan = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    scan.cut = cut.load(Ordering::Relaxed);
-    scan
+/// What a walk finds, in path order.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A directory covered (the root first); listed unless the plan does not descend into it.
+    Dir(RelPath),
+    /// An entry that is not a directory.
+    Entry(Found),
+    /// A directory that could not be listed (`dir`), or an entry that could not be `lstat`ed.
+    Unreadable {
+        path: RelPath,
+        dir: bool,
+        err: io::Error,
+    },
 }
 
-/// What one walking thread found; it joins the whole when the thread's visitor is dropped.
-struct Batch<'a> {
+/// A walk in progress: an iterator of [`Event`]s in path order (bytewise, a directory's entries
+/// right after it), so what follows it can stream. It holds the listings of the directories on
+/// the way to the current entry, nothing else.
+pub(crate) struct Walk<'a> {
     ws: &'a Path,
-    scan: Scan,
-    into: &'a Mutex<Scan>,
     plan: &'a dyn Plan,
+    excluded: Vec<RelPath>,
+    scope: Scope,
+    /// The directories being walked, from the root down, with what is left of their listings.
+    stack: Vec<std::vec::IntoIter<Child>>,
+    seen: usize,
+    max_entries: usize,
+    started: bool,
+    /// The walk stopped at the entry cap: what it found is not the whole workspace.
+    pub cut: bool,
 }
 
-impl Batch<'_> {
-    fn add(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        use ignore::WalkState::{Continue, Skip};
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                if let Some(found) = unreadable(self.ws, err) {
-                    self.scan.unreadable.push(found);
-                }
-                return Continue;
-            }
-        };
-        let Some(path) = RelPath::under(self.ws, entry.path()) else {
-            return Continue;
-        };
-        let meta = match fs::symlink_metadata(entry.path()) {
-            Ok(meta) => meta,
-            // Gone since it was listed: not part of this checkpoint.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Continue,
-            Err(e) => {
-                self.scan.unreadable.push((path, e));
-                return Continue;
-            }
-        };
-        let ft = meta.file_type();
-        let kind = if ft.is_dir() {
-            let descend = self.plan.descend(&path);
-            self.scan.dirs.push(path);
-            return if descend { Continue } else { Skip };
-        } else if ft.is_file() {
-            Kind::File
-        } else if ft.is_symlink() {
-            Kind::Symlink
-        } else {
-            Kind::Special
-        };
-        self.scan.entries.push(Found {
-            path,
-            kind,
-            stat: Stat::of(&meta),
-            git: None,
-        });
-        Continue
-    }
+/// One entry of a listing, admitted.
+#[derive(Debug)]
+struct Child {
+    path: RelPath,
+    what: Listed,
 }
 
-impl Drop for Batch<'_> {
-    fn drop(&mut self) {
-        let mut all = self.into.lock().unwrap_or_else(|p| p.into_inner());
-        all.dirs.append(&mut self.scan.dirs);
-        all.entries.append(&mut self.scan.entries);
-        all.unreadable.append(&mut self.scan.unreadable);
-    }
+#[derive(Debug)]
+enum Listed {
+    Dir,
+    Entry(Kind, Stat),
+    /// Its `lstat` failed.
+    Failed(io::Error),
 }
 
-/// The path and error of a walk error that names an entry of the workspace.
-fn unreadable(ws: &Path, err: ignore::Error) -> Option<(RelPath, io::Error)> {
-    let path = error_path(&err).and_then(|p| RelPath::under(ws, p))?;
-    let io = err
-        .into_io_error()
-        .unwrap_or_else(|| io::Error::other("the walk could not read it"));
-    Some((path, io))
-}
-
-fn error_path(err: &ignore::Error) -> Option<&Path> {
-    match err {
-        ignore::Error::WithPath { path, .. } => Some(path),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-            error_path(err)
+impl<'a> Walk<'a> {
+    /// A walk of `rules.workspace` limited to what `plan` admits, stopping once more than
+    /// `max_entries` entries were seen (`cut`). The root is always looked at (a plan that watches
+    /// folders watches it first).
+    pub(crate) fn new(rules: &'a Rules, max_entries: usize, plan: &'a dyn Plan) -> Walk<'a> {
+        let ws = rules.workspace.as_path();
+        let excluded = rules
+            .excluded
+            .iter()
+            .filter_map(|x| RelPath::under(ws, x))
+            .collect();
+        Walk {
+            ws,
+            plan,
+            excluded,
+            scope: Scope::new(ws, inside_repository(ws)),
+            stack: Vec::new(),
+            seen: 0,
+            max_entries,
+            started: false,
+            cut: false,
         }
-        _ => None,
     }
+
+    /// Count one more entry seen; false (and `cut`) past the cap.
+    fn count(&mut self) -> bool {
+        self.seen += 1;
+        if self.seen > self.max_entries {
+            self.cut = true;
+            self.stack.clear();
+        }
+        !self.cut
+    }
+
+    /// A directory reached: listed (its entries next) when the plan descends into it.
+    fn reach_dir(&mut self, path: RelPath) -> Event {
+        if !self.plan.descend(&path) {
+            return Event::Dir(path);
+        }
+        match self.list(&path) {
+            Ok(children) => {
+                self.stack.push(children.into_iter());
+                Event::Dir(path)
+            }
+            Err(err) => Event::Unreadable {
+                path,
+                dir: true,
+                err,
+            },
+        }
+    }
+
+    /// List the directory `rel`: its admitted entries, sorted, those not directories `lstat`ed;
+    /// its rules entered.
+    fn list(&mut self, rel: &RelPath) -> io::Result<Vec<Child>> {
+        let dir = rel.on(self.ws);
+        let mut names = Names::default();
+        let mut raw = Vec::new();
+        for entry in fs::read_dir(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name().into_vec();
+            names.note(&name);
+            raw.push((name, entry));
+        }
+        let rules = self.scope.rules_of(&dir, rel.as_bytes(), names);
+        self.scope.push(rules);
+        let every_file = self.plan.admits_every_file();
+        let mut children = Vec::with_capacity(raw.len());
+        for (name, entry) in raw {
+            if name == b".git" {
+                continue;
+            }
+            let path = rel.join(&name);
+            let file_type = match entry.file_type() {
+                Ok(t) => t,
+                Err(err) => {
+                    children.push(Child {
+                        path,
+                        what: Listed::Failed(err),
+                    });
+                    continue;
+                }
+            };
+            let is_dir = file_type.is_dir();
+            if self.scope.ignored(path.as_bytes(), is_dir)
+                || self.excluded.contains(&path)
+                || !((every_file && !is_dir) || self.plan.admit(&path, is_dir))
+            {
+                continue;
+            }
+            let what = if is_dir {
+                Listed::Dir
+            } else {
+                match entry.metadata() {
+                    Ok(meta) => {
+                        let ft = meta.file_type();
+                        let kind = if ft.is_dir() {
+                            // It became a directory since it was listed: not walked.
+                            children.push(Child {
+                                path,
+                                what: Listed::Dir,
+                            });
+                            continue;
+                        } else if ft.is_file() {
+                            Kind::File
+                        } else if ft.is_symlink() {
+                            Kind::Symlink
+                        } else {
+                            Kind::Special
+                        };
+                        Listed::Entry(kind, Stat::of(&meta))
+                    }
+                    // Gone since it was listed: not part of this walk.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                    Err(e) => Listed::Failed(e),
+                }
+            };
+            children.push(Child { path, what });
+        }
+        children.sort_unstable_by(|a, b| order(a, b));
+        Ok(children)
+    }
+}
+
+/// Path order: bytewise, a directory as its name and a `/` (so everything it holds, which comes
+/// right after it, sorts among its siblings as it does in a list of whole paths).
+fn order(a: &Child, b: &Child) -> std::cmp::Ordering {
+    let key = |c: &Child| matches!(c.what, Listed::Dir).then_some(b'/');
+    let (x, y) = (a.path.name(), b.path.name());
+    x.iter().chain(key(a).iter()).cmp(y.iter().chain(key(b).iter()))
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        if self.cut {
+            return None;
+        }
+        if !self.started {
+            self.started = true;
+            if !self.count() {
+                return None;
+            }
+            return Some(self.reach_dir(RelPath::root()));
+        }
+        loop {
+            let top = self.stack.last_mut()?;
+            let Some(child) = top.next() else {
+                self.stack.pop();
+                self.scope.pop();
+                continue;
+            };
+            if !self.count() {
+                return None;
+            }
+            return Some(match child.what {
+                Listed::Dir => self.reach_dir(child.path),
+                Listed::Entry(kind, stat) => Event::Entry(Found {
+                    path: child.path,
+                    kind,
+                    stat,
+                    git: None,
+                }),
+                Listed::Failed(err) => Event::Unreadable {
+                    path: child.path,
+                    dir: false,
+                    err,
+                },
+            });
+        }
+    }
+}
+
+/// Walk the workspace, limited to what `plan` admits, stopping once more than `max_entries`
+/// entries were seen (`Scan::cut`), and keep what it found.
+pub(crate) fn scan_planned(rules: &Rules, max_entries: usize, plan: Arc<dyn Plan>) -> Scan {
+    let mut walk = Walk::new(rules, max_entries, plan.as_ref());
+    let mut scan = Scan::default();
+    for event in walk.by_ref() {
+        match event {
+            Event::Dir(path) => scan.dirs.push(path),
+            Event::Entry(found) => scan.entries.push(found),
+            Event::Unreadable { path, dir, err } => {
+                if dir {
+                    scan.dirs.push(path.clone());
+                }
+                scan.unreadable.push((path, err));
+            }
+        }
+    }
+    scan.cut = walk.cut;
+    scan
 }
 
 /// Whether `dir` or a directory above it holds a `.git` entry (looked at, never read).
