@@ -12,7 +12,9 @@
 //! - *The stat cache* is written only when it would change (every file it vouched for still as
 //!   it was, nothing new to add): until the first difference nothing is written, and at the first
 //!   one the entries vouched for so far, which are the old cache's first ones, are copied.
-//! - *Objects*: from [`PACK_FROM`] objects read or trees written, the rest go into one pack.
+//! - *Objects*: from [`PACK_FROM`] files read or directories walked, or in a cold walk (the stat
+//!   cache vouched for less than half of its files, so its trees are new too) longer than one
+//!   batch, the walk's new objects go into one pack.
 
 use std::fs;
 use std::path::Path;
@@ -29,15 +31,16 @@ use super::snapshot::{
 };
 use super::tree::{Node, Stamp};
 use super::tree_writer::TreeWriter;
-use super::walk::{Event, Found, Kind, Plan, Rules, Walk};
+use super::walk::{self, Event, Found, Kind, MAX_WALKERS, Plan, Rules};
 use super::{Limits, SnapshotId};
 
-/// From this many objects read or trees written, a walk's new objects go into one pack.
+/// From this many files read or directories walked, a walk's new objects go into one pack.
 const PACK_FROM: usize = 512;
-/// Files to read gathered before they are read (on a few threads) and written out.
-const BATCH_READS: usize = 2048;
+/// Files to read gathered before they are read (on a few threads) and written out (a few in
+/// tests, so their walks take several batches).
+const BATCH_READS: usize = if cfg!(test) { 16 } else { 2048 };
 /// At most this many entries wait to be written out.
-const BATCH_ENTRIES: usize = 16384;
+const BATCH_ENTRIES: usize = if cfg!(test) { 40 } else { 16384 };
 
 /// Take a checkpoint of `rules.workspace` by a full walk with `plan` (a change feed watches each
 /// folder before it is listed), with the stat cache at `cache_path`; `now` decides which files
@@ -82,17 +85,17 @@ enum Cap {
 
 /// The line the checkpoint cap draws, from a walk of the files' sizes.
 fn fit(rules: &Rules, limits: &Limits, plan: &dyn Plan) -> Result<Cap, CheckpointError> {
-    let mut walk = Walk::new(rules, limits.max_entries, plan);
-    let mut sizes: Vec<u64> = walk
-        .by_ref()
-        .filter_map(|e| match e {
-            Event::Entry(f) if f.kind == Kind::File && f.stat.size <= limits.max_file_bytes => {
-                Some(f.stat.size)
-            }
-            _ => None,
-        })
-        .collect();
-    if walk.cut {
+    let mut sizes = Vec::new();
+    let cut = walk::walk(rules, limits.max_entries, MAX_WALKERS, plan, &mut |e| {
+        if let Event::Entry(f) = e
+            && f.kind == Kind::File
+            && f.stat.size <= limits.max_file_bytes
+        {
+            sizes.push(f.stat.size);
+        }
+        true
+    });
+    if cut {
         return Err(CheckpointError::TooManyFiles {
             limit: limits.max_entries,
         });
@@ -137,7 +140,11 @@ enum Item {
     Dir(RelPath),
     Node(RelPath, Node),
     /// `gap`: the stat cache named a file before it that this walk did not take from it.
-    File { found: Found, got: Got, gap: bool },
+    File {
+        found: Found,
+        got: Got,
+        gap: bool,
+    },
 }
 
 /// One walk taking a checkpoint.
@@ -149,8 +156,9 @@ struct Pass<'a> {
     /// The files' bytes so far (while the cap is not known to be in play).
     total: u64,
     cache: CacheReader,
-    /// Files the stat cache vouched for so far.
+    /// Files the stat cache vouched for so far, of `files` within the caps.
     hits: usize,
+    files: usize,
     git: Git,
     items: Vec<Item>,
     /// Files among `items` to read.
@@ -180,6 +188,7 @@ impl<'a> Pass<'a> {
             total: 0,
             cache: CacheReader::open(cache_path),
             hits: 0,
+            files: 0,
             git: Git::Unopened,
             items: Vec::new(),
             to_read: 0,
@@ -206,27 +215,49 @@ impl<'a> Pass<'a> {
         taken
     }
 
-    fn walk(&mut self, rules: &Rules, plan: &dyn Plan) -> Result<Option<Snapshot>, CheckpointError> {
+    fn walk(
+        &mut self,
+        rules: &Rules,
+        plan: &dyn Plan,
+    ) -> Result<Option<Snapshot>, CheckpointError> {
         let ws = rules.workspace.as_path();
+        let started = Instant::now();
         let mut tree = TreeWriter::new(self.objects);
-        let mut walk = Walk::new(rules, self.limits.max_entries, plan);
-        loop {
-            let at = Instant::now();
-            let Some(event) = walk.next() else { break };
-            self.laps.walk += at.elapsed();
-            if !self.add(ws, event)? {
-                return Ok(None);
-            }
-            if self.to_read >= BATCH_READS || self.items.len() >= BATCH_ENTRIES {
-                self.flush(ws, &mut tree)?;
-            }
+        let mut failed = None;
+        let mut over_cap = false;
+        let cut = walk::walk(
+            rules,
+            self.limits.max_entries,
+            MAX_WALKERS,
+            plan,
+            &mut |event| {
+                let added = self.add(ws, event).and_then(|fits| {
+                    over_cap = !fits;
+                    if fits && (self.to_read >= BATCH_READS || self.items.len() >= BATCH_ENTRIES) {
+                        self.flush(ws, &mut tree, false)?;
+                    }
+                    Ok(fits)
+                });
+                added.unwrap_or_else(|e| {
+                    failed = Some(e);
+                    false
+                })
+            },
+        );
+        if let Some(e) = failed {
+            return Err(e);
         }
-        if walk.cut {
+        if over_cap {
+            return Ok(None);
+        }
+        if cut {
             return Err(CheckpointError::TooManyFiles {
                 limit: self.limits.max_entries,
             });
         }
-        self.flush(ws, &mut tree)?;
+        self.flush(ws, &mut tree, true)?;
+        self.laps.walk =
+            (started.elapsed()).saturating_sub(self.laps.look_up + self.laps.read + self.laps.out);
         let at = Instant::now();
         let (root, tally) = tree.finish()?;
         self.cache.drain();
@@ -321,6 +352,7 @@ impl<'a> Pass<'a> {
             }
         }
         let at = Instant::now();
+        self.files += 1;
         let mut got = Got::Pending;
         let mut gap = false;
         if let Some(rec) = self.cache.find(found.path.as_bytes()) {
@@ -358,12 +390,20 @@ impl<'a> Pass<'a> {
     }
 
     /// Read the files waiting, then write every entry waiting into the trees and the cache.
-    fn flush(&mut self, ws: &Path, tree: &mut TreeWriter) -> Result<(), CheckpointError> {
+    fn flush(
+        &mut self,
+        ws: &Path,
+        tree: &mut TreeWriter,
+        last: bool,
+    ) -> Result<(), CheckpointError> {
         let items = std::mem::take(&mut self.items);
         let at = Instant::now();
         self.read += self.to_read;
         self.to_read = 0;
-        if !self.packing && self.read + self.dirs + 1 >= PACK_FROM {
+        // Many files to read or folders, or a cold walk (the stat cache vouched for less than
+        // half of its files) longer than a batch: many new objects, packed.
+        let cold = !last && self.hits < self.files / 2;
+        if !self.packing && (self.read + self.dirs + 1 >= PACK_FROM || cold) {
             self.packing = self.objects.begin_pack().is_ok();
         }
         let to_read: Vec<Found> = items

@@ -346,7 +346,7 @@ impl Keeper {
             watcher: self.watcher.clone(),
         });
         let i = &self.store.inner;
-        walk::scan_planned(&i.rules, i.limits.max_entries, plan);
+        walk::scan_planned(&i.rules, i.limits.max_entries, 1, plan);
     }
 }
 

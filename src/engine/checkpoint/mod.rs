@@ -83,6 +83,7 @@ mod update;
 mod walk;
 mod walk_back;
 mod walk_ignore;
+mod walk_list;
 mod watch;
 
 use std::fmt;
@@ -549,6 +550,8 @@ fn store_name(ws: &Path) -> String {
 
 #[cfg(test)]
 mod feed_tests;
+#[cfg(test)]
+mod full_walk_tests;
 #[cfg(test)]
 mod git_tests;
 #[cfg(test)]

@@ -19,9 +19,9 @@ use super::object::Objects;
 use super::object_id::ObjectId;
 use super::path::RelPath;
 use super::tree::{Node, Stamp};
+use super::walk::Found;
 #[cfg(test)]
 use super::walk::{self, Rules};
-use super::walk::Found;
 use super::{Limits, SnapshotId};
 use crate::engine::fsutil::{now_unix, rfc3339};
 

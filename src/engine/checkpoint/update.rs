@@ -140,7 +140,7 @@ pub(crate) fn update(
     let room = limits
         .max_entries
         .saturating_sub(base.entries.min(limits.max_entries));
-    let scan = walk::scan_planned(rules, room.saturating_add(1), plan.clone());
+    let scan = walk::scan_planned(rules, room.saturating_add(1), 1, plan.clone());
     if scan.cut {
         return Err("too many new entries".into());
     }

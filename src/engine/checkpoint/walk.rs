@@ -21,24 +21,17 @@
 //! directories on the way to the current entry, never a list of the workspace. Reading files is
 //! the snapshot's job.
 
+use std::collections::VecDeque;
 use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::index::Stat;
 use super::path::RelPath;
-use super::walk_ignore::{Names, Scope};
-
-/// What an entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    File,
-    Symlink,
-    /// A socket, fifo or device: seen, never read.
-    Special,
-}
+use super::walk_ignore::{DirRules, Scope};
+use super::walk_list::{Child, Listed, Lister, Next, Pool};
+pub(crate) use super::walk_list::{Kind, Plan};
 
 /// One entry found (not a directory).
 #[derive(Debug, Clone)]
@@ -68,19 +61,6 @@ pub(crate) struct Rules {
     pub workspace: PathBuf,
     /// Absolute paths never covered (with what lies below them).
     pub excluded: Vec<PathBuf>,
-}
-
-/// Which part of the workspace a walk looks at (beyond the rules every walk keeps).
-pub(crate) trait Plan: Send + Sync {
-    /// Whether an entry found in a listing is looked at at all (false: neither reported nor
-    /// descended into). Asked before a directory is listed.
-    fn admit(&self, rel: &RelPath, is_dir: bool) -> bool;
-    /// Whether a reported directory is listed.
-    fn descend(&self, rel: &RelPath) -> bool;
-    /// Whether every entry that is not a directory is admitted (so `admit` need not be asked).
-    fn admits_every_file(&self) -> bool {
-        false
-    }
 }
 
 /// The whole workspace, each directory handed to `on_dir` before it is listed (a change feed
@@ -117,196 +97,111 @@ pub(crate) enum Event {
     },
 }
 
-/// A walk in progress: an iterator of [`Event`]s in path order (bytewise, a directory's entries
-/// right after it), so what follows it can stream. It holds the listings of the directories on
-/// the way to the current entry, nothing else.
-pub(crate) struct Walk<'a> {
-    ws: &'a Path,
-    plan: &'a dyn Plan,
-    excluded: Vec<RelPath>,
-    scope: Scope,
-    /// The directories being walked, from the root down, with what is left of their listings.
-    stack: Vec<std::vec::IntoIter<Child>>,
-    seen: usize,
+/// At most this many threads list directories ahead of a walk (the work is `lstat` calls,
+/// which scale with cores).
+pub(crate) const MAX_WALKERS: usize = 4;
+/// At most this many directories are listed (or being listed) ahead of a walk.
+const AHEAD: usize = 64;
+
+/// Walk the workspace, limited to what `plan` admits, handing what it finds to `each` in path
+/// order (bytewise, a directory's entries right after it) until `each` says stop (false). With
+/// `walkers` above one, up to that many threads list directories ahead of it. The root is
+/// always looked at (a plan that watches folders watches it first). True when the walk stopped
+/// because more than `max_entries` entries were seen (what it found is not the whole workspace).
+pub(crate) fn walk(
+    rules: &Rules,
     max_entries: usize,
-    started: bool,
-    /// The walk stopped at the entry cap: what it found is not the whole workspace.
-    pub cut: bool,
-}
-
-/// One entry of a listing, admitted.
-#[derive(Debug)]
-struct Child {
-    path: RelPath,
-    what: Listed,
-}
-
-#[derive(Debug)]
-enum Listed {
-    Dir,
-    Entry(Kind, Stat),
-    /// Its `lstat` failed.
-    Failed(io::Error),
-}
-
-impl<'a> Walk<'a> {
-    /// A walk of `rules.workspace` limited to what `plan` admits, stopping once more than
-    /// `max_entries` entries were seen (`cut`). The root is always looked at (a plan that watches
-    /// folders watches it first).
-    pub(crate) fn new(rules: &'a Rules, max_entries: usize, plan: &'a dyn Plan) -> Walk<'a> {
-        let ws = rules.workspace.as_path();
-        let excluded = rules
+    walkers: usize,
+    plan: &dyn Plan,
+    each: &mut dyn FnMut(Event) -> bool,
+) -> bool {
+    let ws = rules.workspace.as_path();
+    let lister = Lister {
+        ws,
+        plan,
+        excluded: rules
             .excluded
             .iter()
             .filter_map(|x| RelPath::under(ws, x))
-            .collect();
-        Walk {
-            ws,
-            plan,
-            excluded,
-            scope: Scope::new(ws, inside_repository(ws)),
-            stack: Vec::new(),
-            seen: 0,
-            max_entries,
-            started: false,
-            cut: false,
-        }
+            .collect(),
+        scope: Scope::new(ws, inside_repository(ws)),
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(walkers);
+    let ordered = |pool| Ordered {
+        lister: &lister,
+        pool,
+        frames: Vec::new(),
+        ahead: 0,
+        seen: 0,
+        max_entries,
+    };
+    if threads < 2 {
+        return ordered(None).run(each);
     }
+    let pool = Pool::default();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| pool.work(&lister));
+        }
+        // The threads leave however the walk ends.
+        let _closing = Closing(&pool);
+        ordered(Some(&pool)).run(each)
+    })
+}
 
-    /// Count one more entry seen; false (and `cut`) past the cap.
-    fn count(&mut self) -> bool {
-        self.seen += 1;
-        if self.seen > self.max_entries {
-            self.cut = true;
-            self.stack.clear();
-        }
-        !self.cut
-    }
+struct Closing<'a>(&'a Pool);
 
-    /// A directory reached: listed (its entries next) when the plan descends into it.
-    fn reach_dir(&mut self, path: RelPath) -> Event {
-        if !self.plan.descend(&path) {
-            return Event::Dir(path);
-        }
-        match self.list(&path) {
-            Ok(children) => {
-                self.stack.push(children.into_iter());
-                Event::Dir(path)
-            }
-            Err(err) => Event::Unreadable {
-                path,
-                dir: true,
-                err,
-            },
-        }
-    }
-
-    /// List the directory `rel`: its admitted entries, sorted, those not directories `lstat`ed;
-    /// its rules entered.
-    fn list(&mut self, rel: &RelPath) -> io::Result<Vec<Child>> {
-        let dir = rel.on(self.ws);
-        let mut names = Names::default();
-        let mut raw = Vec::new();
-        for entry in fs::read_dir(&dir)? {
-            let entry = entry?;
-            let name = entry.file_name().into_vec();
-            names.note(&name);
-            raw.push((name, entry));
-        }
-        let rules = self.scope.rules_of(&dir, rel.as_bytes(), names);
-        self.scope.push(rules);
-        let every_file = self.plan.admits_every_file();
-        let mut children = Vec::with_capacity(raw.len());
-        for (name, entry) in raw {
-            if name == b".git" {
-                continue;
-            }
-            let path = rel.join(&name);
-            let file_type = match entry.file_type() {
-                Ok(t) => t,
-                Err(err) => {
-                    children.push(Child {
-                        path,
-                        what: Listed::Failed(err),
-                    });
-                    continue;
-                }
-            };
-            let is_dir = file_type.is_dir();
-            if self.scope.ignored(path.as_bytes(), is_dir)
-                || self.excluded.contains(&path)
-                || !((every_file && !is_dir) || self.plan.admit(&path, is_dir))
-            {
-                continue;
-            }
-            let what = if is_dir {
-                Listed::Dir
-            } else {
-                match entry.metadata() {
-                    Ok(meta) => {
-                        let ft = meta.file_type();
-                        let kind = if ft.is_dir() {
-                            // It became a directory since it was listed: not walked.
-                            children.push(Child {
-                                path,
-                                what: Listed::Dir,
-                            });
-                            continue;
-                        } else if ft.is_file() {
-                            Kind::File
-                        } else if ft.is_symlink() {
-                            Kind::Symlink
-                        } else {
-                            Kind::Special
-                        };
-                        Listed::Entry(kind, Stat::of(&meta))
-                    }
-                    // Gone since it was listed: not part of this walk.
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                    Err(e) => Listed::Failed(e),
-                }
-            };
-            children.push(Child { path, what });
-        }
-        children.sort_unstable_by(|a, b| order(a, b));
-        Ok(children)
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
-/// Path order: bytewise, a directory as its name and a `/` (so everything it holds, which comes
-/// right after it, sorts among its siblings as it does in a list of whole paths).
-fn order(a: &Child, b: &Child) -> std::cmp::Ordering {
-    let key = |c: &Child| matches!(c.what, Listed::Dir).then_some(b'/');
-    let (x, y) = (a.path.name(), b.path.name());
-    x.iter().chain(key(a).iter()).cmp(y.iter().chain(key(b).iter()))
+/// The walk proper: the directories on the way to the current entry, with what is left of
+/// their listings.
+struct Ordered<'a> {
+    lister: &'a Lister<'a>,
+    pool: Option<&'a Pool>,
+    frames: Vec<Frame>,
+    /// Directories handed to the pool and not yet reached.
+    ahead: usize,
+    seen: usize,
+    max_entries: usize,
 }
 
-impl Iterator for Walk<'_> {
-    type Item = Event;
+struct Frame {
+    rules: Arc<DirRules>,
+    children: VecDeque<Child>,
+    /// How many of the first children were looked at for listing ahead.
+    scanned: usize,
+}
 
-    fn next(&mut self) -> Option<Event> {
-        if self.cut {
-            return None;
+impl Ordered<'_> {
+    /// Walk to the end, or until `each` says stop; true when cut at the entry cap.
+    fn run(&mut self, each: &mut dyn FnMut(Event) -> bool) -> bool {
+        if !self.count() {
+            return true;
         }
-        if !self.started {
-            self.started = true;
-            if !self.count() {
-                return None;
-            }
-            return Some(self.reach_dir(RelPath::root()));
+        let root = self.reach(RelPath::root(), Next::Unasked);
+        if !each(root) {
+            return false;
         }
         loop {
-            let top = self.stack.last_mut()?;
-            let Some(child) = top.next() else {
-                self.stack.pop();
-                self.scope.pop();
+            let Some(frame) = self.frames.last_mut() else {
+                return false;
+            };
+            let Some(child) = frame.children.pop_front() else {
+                self.frames.pop();
                 continue;
             };
+            frame.scanned = frame.scanned.saturating_sub(1);
             if !self.count() {
-                return None;
+                return true;
             }
-            return Some(match child.what {
-                Listed::Dir => self.reach_dir(child.path),
+            let event = match child.what {
+                Listed::Dir(next) => self.reach(child.path, next),
                 Listed::Entry(kind, stat) => Event::Entry(Found {
                     path: child.path,
                     kind,
@@ -318,17 +213,103 @@ impl Iterator for Walk<'_> {
                     dir: false,
                     err,
                 },
+            };
+            if !each(event) {
+                return false;
+            }
+        }
+    }
+
+    /// Count one more entry seen; false past the cap.
+    fn count(&mut self) -> bool {
+        self.seen += 1;
+        self.seen <= self.max_entries
+    }
+
+    /// The rules of the directories entered, from the root down.
+    fn chain(&self) -> Vec<Arc<DirRules>> {
+        self.frames.iter().map(|f| f.rules.clone()).collect()
+    }
+
+    /// A directory reached: entered (its entries next) when it is listed.
+    fn reach(&mut self, path: RelPath, next: Next) -> Event {
+        let listing = match next {
+            Next::Skip => return Event::Dir(path),
+            Next::Unasked if !self.lister.plan.descend(&path) => return Event::Dir(path),
+            Next::Unasked => self.lister.list(&path, &self.chain()),
+            Next::Job(job) => {
+                self.ahead = self.ahead.saturating_sub(1);
+                job.take(self.lister)
+            }
+        };
+        match listing {
+            Ok(listing) => {
+                self.frames.push(Frame {
+                    rules: listing.rules,
+                    children: listing.children.into(),
+                    scanned: 0,
+                });
+                self.look_ahead();
+                Event::Dir(path)
+            }
+            Err(err) => Event::Unreadable {
+                path,
+                dir: true,
+                err,
+            },
+        }
+    }
+
+    /// Hand the pool the next directories to list, in the order the walk will reach them (the
+    /// deepest directory's first).
+    fn look_ahead(&mut self) {
+        let Some(pool) = self.pool else { return };
+        for depth in (0..self.frames.len()).rev() {
+            let mut chain = None;
+            let Some(frame) = self.frames.get(depth) else {
+                continue;
+            };
+            if frame.scanned >= frame.children.len() {
+                continue;
+            }
+            let chain = chain.get_or_insert_with(|| {
+                self.frames
+                    .get(..=depth)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|f| f.rules.clone())
+                    .collect::<Vec<_>>()
             });
+            let Some(frame) = self.frames.get_mut(depth) else {
+                continue;
+            };
+            while let Some(child) = frame.children.get_mut(frame.scanned) {
+                if self.ahead >= AHEAD {
+                    return;
+                }
+                frame.scanned += 1;
+                if let Listed::Dir(next @ Next::Unasked) = &mut child.what {
+                    *next = if self.lister.plan.descend(&child.path) {
+                        self.ahead += 1;
+                        Next::Job(pool.submit(child.path.clone(), chain.clone()))
+                    } else {
+                        Next::Skip
+                    };
+                }
+            }
         }
     }
 }
 
-/// Walk the workspace, limited to what `plan` admits, stopping once more than `max_entries`
-/// entries were seen (`Scan::cut`), and keep what it found.
-pub(crate) fn scan_planned(rules: &Rules, max_entries: usize, plan: Arc<dyn Plan>) -> Scan {
-    let mut walk = Walk::new(rules, max_entries, plan.as_ref());
+/// Walk the workspace (see [`walk`]) and keep what it found.
+pub(crate) fn scan_planned(
+    rules: &Rules,
+    max_entries: usize,
+    walkers: usize,
+    plan: Arc<dyn Plan>,
+) -> Scan {
     let mut scan = Scan::default();
-    for event in walk.by_ref() {
+    let cut = walk(rules, max_entries, walkers, plan.as_ref(), &mut |event| {
         match event {
             Event::Dir(path) => scan.dirs.push(path),
             Event::Entry(found) => scan.entries.push(found),
@@ -339,8 +320,9 @@ pub(crate) fn scan_planned(rules: &Rules, max_entries: usize, plan: Arc<dyn Plan
                 scan.unreadable.push((path, err));
             }
         }
-    }
-    scan.cut = walk.cut;
+        true
+    });
+    scan.cut = cut;
     scan
 }
 

@@ -20,6 +20,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -44,14 +45,13 @@ struct Above {
     prefix: Vec<u8>,
 }
 
-/// The rules in force at one point of a walk: those above the workspace, and one [`DirRules`] per
-/// directory from the workspace down to the directory being listed.
+/// The rules of one walk: those above the workspace, and the scoping; the rules of the
+/// directories from the workspace down to a directory are that directory's chain of [`DirRules`].
 #[derive(Debug)]
 pub(super) struct Scope {
     require_git: bool,
     above: Vec<Above>,
     above_any_git: bool,
-    frames: Vec<DirRules>,
 }
 
 /// What a listing says of a directory's special names.
@@ -80,7 +80,6 @@ impl Scope {
             require_git,
             above: Vec::new(),
             above_any_git: false,
-            frames: Vec::new(),
         };
         let ws_is_root = fs::metadata(ws.join(".git")).is_ok() || ws.join(".jj").exists();
         if !require_git || ws_is_root {
@@ -112,9 +111,15 @@ impl Scope {
         scope
     }
 
-    /// The rules of the directory `dir` (its path `rel`, its listing's special `names`), as the
-    /// walk enters it.
-    pub(super) fn rules_of(&self, dir: &Path, rel: &[u8], names: Names) -> DirRules {
+    /// The rules of the directory `dir` (its path `rel`, its listing's special `names`) below
+    /// the directory whose rules are `parent` (None for the workspace).
+    pub(super) fn rules_of(
+        &self,
+        dir: &Path,
+        rel: &[u8],
+        names: Names,
+        parent: Option<&DirRules>,
+    ) -> DirRules {
         let has_git = self.require_git
             && ((names.git && fs::metadata(dir.join(".git")).is_ok())
                 || (names.jj && dir.join(".jj").exists()));
@@ -122,10 +127,7 @@ impl Scope {
         let gitignore = (names.gitignore && path.exists())
             .then(|| read(dir, &path))
             .flatten();
-        let parent_any = self
-            .frames
-            .last()
-            .map_or(self.above_any_git, |f| f.any_git);
+        let parent_any = parent.map_or(self.above_any_git, |f| f.any_git);
         DirRules {
             gitignore,
             has_git,
@@ -134,27 +136,19 @@ impl Scope {
         }
     }
 
-    /// Enter a directory (its rules from [`Scope::rules_of`]).
-    pub(super) fn push(&mut self, rules: DirRules) {
-        self.frames.push(rules);
-    }
-
-    /// Leave the deepest directory entered.
-    pub(super) fn pop(&mut self) {
-        self.frames.pop();
-    }
-
-    /// Whether the entry `rel` (relative to the workspace), found in the deepest directory
-    /// entered, is ignored.
-    pub(super) fn ignored(&self, rel: &[u8], is_dir: bool) -> bool {
-        let any_git = self
-            .frames
-            .last()
-            .map_or(self.above_any_git, |t| t.any_git);
-        if self.require_git && !any_git {
+    /// Whether the entry `rel` (relative to the workspace) of the directory whose rules are
+    /// `own`, below the directories whose rules are `chain` (from the workspace down), is ignored.
+    pub(super) fn ignored(
+        &self,
+        chain: &[Arc<DirRules>],
+        own: &DirRules,
+        rel: &[u8],
+        is_dir: bool,
+    ) -> bool {
+        if self.require_git && !own.any_git {
             return false;
         }
-        for rules in self.frames.iter().rev() {
+        for rules in std::iter::once(own).chain(chain.iter().rev().map(|r| r.as_ref())) {
             if let Some(gi) = &rules.gitignore {
                 let sub = rel.get(rules.prefix..).unwrap_or_default();
                 let m = gi.matched(Path::new(OsStr::from_bytes(sub)), is_dir);
@@ -162,7 +156,7 @@ impl Scope {
                     return m.is_ignore();
                 }
             }
-            if self.require_git && rules.has_git {
+            if rules.has_git {
                 return false;
             }
         }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::path::RelPath;
-use super::walk::{self, Event, Kind, Plan, Rules, Scan, Walk, Whole};
+use super::walk::{self, Event, Kind, Plan, Rules, Scan, Whole};
 
 /// The entries the `ignore` crate's walker finds with the options the walk used to give it.
 fn reference(rules: &Rules) -> Scan {
@@ -47,7 +47,8 @@ fn reference(rules: &Rules) -> Scan {
                         _ => None,
                     };
                     if let Some(rel) = path.and_then(|p| RelPath::under(ws, &p)) {
-                        scan.unreadable.push((rel, std::io::Error::other("unreadable")));
+                        scan.unreadable
+                            .push((rel, std::io::Error::other("unreadable")));
                     }
                     return ignore::WalkState::Continue;
                 }
@@ -105,20 +106,32 @@ fn same_as_reference(ws: &Path, excluded: &[&str]) -> Seen {
         workspace: ws.to_path_buf(),
         excluded: excluded.iter().map(|x| ws.join(x)).collect(),
     };
-    let new = walk::scan_planned(&rules, 1_000_000, whole());
     let old = reference(&rules);
-    assert_eq!(seen(&new), seen(&old), "in {}", ws.display());
-    in_path_order(&rules);
-    seen(&new)
+    for walkers in [1, 2, 4] {
+        let new = walk::scan_planned(&rules, 1_000_000, walkers, whole());
+        assert_eq!(
+            seen(&new),
+            seen(&old),
+            "in {}, {walkers} walkers",
+            ws.display()
+        );
+        in_path_order(&rules, walkers);
+    }
+    seen(&old)
 }
 
 /// Every path the walk hands out comes after the one before it (bytewise, a directory as its
 /// path and a `/`), and inside the directories handed out before it.
-fn in_path_order(rules: &Rules) {
+fn in_path_order(rules: &Rules, walkers: usize) {
     let plan = Whole(|_: &RelPath| {});
+    let mut events = Vec::new();
+    walk::walk(rules, 1_000_000, walkers, &plan, &mut |e| {
+        events.push(e);
+        true
+    });
     let mut last: Option<Vec<u8>> = None;
     let mut open: Vec<RelPath> = Vec::new();
-    for event in Walk::new(rules, 1_000_000, &plan) {
+    for event in events {
         let (path, dir) = match event {
             Event::Dir(p) => (p, true),
             Event::Entry(f) => (f.path, false),
@@ -141,7 +154,11 @@ fn in_path_order(rules: &Rules) {
             open.push(path.clone());
         }
         if let Some(last) = &last {
-            assert!(last < &key, "{path:?} after {:?}", String::from_utf8_lossy(last));
+            assert!(
+                last < &key,
+                "{path:?} after {:?}",
+                String::from_utf8_lossy(last)
+            );
         }
         last = Some(key);
     }
@@ -162,9 +179,26 @@ fn tmp() -> (tempfile::TempDir, PathBuf) {
 /// Files that exercise the order and the ignore rules, under `root`.
 fn populate(root: &Path) {
     for rel in [
-        "a", "a.txt", "a-b", "a0", "b/x", "b.c/y", "b0/z", "keep.log", "drop.log", "out/o.txt",
-        "sub/out", "sub/t.log", "sub/deeper/u.log", "sub/deeper/v.txt", "docs/a.md",
-        "docs/inner/b.md", "top-only.txt", "sub/top-only.txt", ".hidden/h", ".flower/state",
+        "a",
+        "a.txt",
+        "a-b",
+        "a0",
+        "b/x",
+        "b.c/y",
+        "b0/z",
+        "keep.log",
+        "drop.log",
+        "out/o.txt",
+        "sub/out",
+        "sub/t.log",
+        "sub/deeper/u.log",
+        "sub/deeper/v.txt",
+        "docs/a.md",
+        "docs/inner/b.md",
+        "top-only.txt",
+        "sub/top-only.txt",
+        ".hidden/h",
+        ".flower/state",
     ] {
         write(root, rel, rel);
     }
@@ -175,8 +209,11 @@ fn populate(root: &Path) {
     );
     write(root, "sub/.gitignore", "!t.log\n");
     write(root, "sub/deeper/.gitignore", "v.txt\n");
-    fs::write(root.join(OsStrExt::from_bytes(&b"raw\xff\n"[..]) as &std::ffi::OsStr), b"x")
-        .unwrap();
+    fs::write(
+        root.join(OsStrExt::from_bytes(&b"raw\xff\n"[..]) as &std::ffi::OsStr),
+        b"x",
+    )
+    .unwrap();
     fs::create_dir(root.join("empty")).unwrap();
     fs::create_dir(root.join("real")).unwrap();
     write(root, "real/inside.txt", "r");
@@ -207,11 +244,22 @@ fn a_repository_at_the_workspace_with_nested_rules_and_a_nested_repository() {
     fs::create_dir_all(root.join("inner")).unwrap();
     git_init(&root.join("inner"));
     write(&root, "inner/.gitignore", "*.tmp\n");
-    write(&root, "inner/x.log", "kept: the outer rules stop at a nested repository");
+    write(
+        &root,
+        "inner/x.log",
+        "kept: the outer rules stop at a nested repository",
+    );
     write(&root, "inner/y.tmp", "ignored by its own rules");
     let (dirs, entries, _) = same_as_reference(&root, &[".flower"]);
     let names: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
-    for covered in ["keep.log", "sub/t.log", "inner/x.log", "link-to-dir", "a", "wt/file.txt"] {
+    for covered in [
+        "keep.log",
+        "sub/t.log",
+        "inner/x.log",
+        "link-to-dir",
+        "a",
+        "wt/file.txt",
+    ] {
         assert!(names.contains(&covered), "{covered} in {names:?}");
     }
     for left_out in [
@@ -242,7 +290,11 @@ fn a_workspace_inside_a_repository_takes_its_parents_rules_up_to_the_root() {
     let top = root.join("top");
     fs::create_dir(&top).unwrap();
     git_init(&top);
-    write(&top, ".gitignore", "mid/ws/by-parent/\n*.bak\n!mid/ws/keep.bak\n");
+    write(
+        &top,
+        ".gitignore",
+        "mid/ws/by-parent/\n*.bak\n!mid/ws/keep.bak\n",
+    );
     write(&top, "mid/.gitignore", "*.mid\n");
     // Above the repository's root: never applies.
     write(&root, ".gitignore", "*.txt\n");
@@ -254,7 +306,10 @@ fn a_workspace_inside_a_repository_takes_its_parents_rules_up_to_the_root() {
     write(&ws, "x.mid", "m");
     let (_, entries, _) = same_as_reference(&ws, &[]);
     let names: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
-    assert!(names.contains(&"keep.bak") && names.contains(&"a.txt"), "{names:?}");
+    assert!(
+        names.contains(&"keep.bak") && names.contains(&"a.txt"),
+        "{names:?}"
+    );
     for left_out in ["by-parent/p.txt", "a.bak", "x.mid"] {
         assert!(!names.contains(&left_out), "{left_out} in {names:?}");
     }
@@ -272,7 +327,10 @@ fn outside_a_repository_its_own_rules_apply_and_nothing_above() {
     write(&ws, "inner/y.txt", "y");
     let (_, entries, _) = same_as_reference(&ws, &[]);
     let names: Vec<&str> = entries.iter().map(|(p, _)| p.as_str()).collect();
-    assert!(names.contains(&"a.txt") && names.contains(&"inner/y.txt"), "{names:?}");
+    assert!(
+        names.contains(&"a.txt") && names.contains(&"inner/y.txt"),
+        "{names:?}"
+    );
     assert!(!names.contains(&"drop.log") && !names.contains(&"inner/x.log"));
 }
 
@@ -307,13 +365,39 @@ fn the_plan_is_asked_before_each_folder_is_listed_and_the_cap_cuts() {
     let plan: Arc<dyn Plan> = Arc::new(Whole(move |rel: &RelPath| {
         log.lock().unwrap().push(rel.lossy());
     }));
-    let scan = walk::scan_planned(&rules, 1_000_000, plan);
+    let scan = walk::scan_planned(&rules, 1_000_000, 2, plan);
     let mut asked = asked.lock().unwrap().clone();
-    let mut dirs: Vec<String> = scan.dirs.iter().filter(|d| !d.is_root()).map(RelPath::lossy).collect();
+    let mut dirs: Vec<String> = scan
+        .dirs
+        .iter()
+        .filter(|d| !d.is_root())
+        .map(RelPath::lossy)
+        .collect();
     asked.sort();
     dirs.sort();
     assert_eq!(asked, dirs);
     let all = scan.dirs.len() + scan.entries.len();
-    assert!(!walk::scan_planned(&rules, all, whole()).cut);
-    assert!(walk::scan_planned(&rules, all - 1, whole()).cut);
+    for walkers in [1, 2] {
+        assert!(!walk::scan_planned(&rules, all, walkers, whole()).cut);
+        assert!(walk::scan_planned(&rules, all - 1, walkers, whole()).cut);
+    }
+}
+
+#[test]
+fn many_folders_come_in_path_order_however_many_threads_list_them() {
+    let (_t, root) = tmp();
+    git_init(&root);
+    for a in 0..8 {
+        for b in 0..8 {
+            for c in 0..3 {
+                write(&root, &format!("d{a}/e{b}/f{c}/x.txt"), "x");
+            }
+            write(&root, &format!("d{a}/e{b}.txt"), "");
+        }
+    }
+    write(&root, ".gitignore", "e3/\n");
+    let (dirs, entries, _) = same_as_reference(&root, &[]);
+    // More folders than are listed ahead at once.
+    assert_eq!(dirs.len(), 1 + 8 + 8 * 7 + 8 * 7 * 3);
+    assert_eq!(entries.len(), 1 + 8 * 8 + 8 * 7 * 3);
 }
