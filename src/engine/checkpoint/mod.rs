@@ -13,10 +13,10 @@
 //! - *Nested repositories*: `git add` records a directory holding a `.git` as a gitlink, without
 //!   its files, and has no switch to descend; a shadow repository would silently not cover a
 //!   vendored or nested project. This store walks into it (leaving its `.git` out).
-//! - *Ignore rules*: the walk is the `ignore` crate's (ripgrep's), already a dependency, applying
-//!   `.gitignore` files with git's scoping, including the parents of a workspace that is a
+//! - *Ignore rules*: the walk applies `.gitignore` files (with the `ignore` crate's matchers,
+//!   already a dependency) with git's scoping, including the parents of a workspace that is a
 //!   subdirectory of a repository, which a shadow repository rooted at the workspace would miss
-//!   (see `walk`).
+//!   (see `walk` and `walk_ignore`).
 //! - *Caps*: git has no per-file size limit, so a shadow repository needs this walk anyway to
 //!   find the files over the cap, then a second walk by git.
 //! - *Modes*: git keeps only the executable bit; this store keeps all permission bits
