@@ -89,7 +89,8 @@ pub(crate) enum Event {
     Dir(RelPath),
     /// An entry that is not a directory.
     Entry(Found),
-    /// A directory that could not be listed (`dir`), or an entry that could not be `lstat`ed.
+    /// A directory that could not be listed (`dir`: it keeps its place), or an entry that could
+    /// not be `lstat`ed or a directory gone before it was listed (neither has a place).
     Unreadable {
         path: RelPath,
         dir: bool,
@@ -252,6 +253,12 @@ impl Ordered<'_> {
                 self.look_ahead();
                 Event::Dir(path)
             }
+            // Gone since its parent was listed: named, without a place in the checkpoint.
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Event::Unreadable {
+                path,
+                dir: false,
+                err,
+            },
             Err(err) => Event::Unreadable {
                 path,
                 dir: true,
