@@ -18,8 +18,9 @@
 //! (a directory's own kind comes from its listing), and hands out what it finds in path order:
 //! bytewise, a directory as its path and a `/`, so everything a directory holds comes right
 //! after it (the order of git's index and of the stat cache). It holds the listings of the
-//! directories on the way to the current entry, never a list of the workspace. Reading files is
-//! the snapshot's job.
+//! directories on the way to the current entry, and at most [`AHEAD`] listings made ahead of it
+//! by a few threads (a full walk's; a walk of a few changed paths lists on its own thread), never
+//! a list of the workspace. Reading files is the snapshot's job.
 
 use std::collections::VecDeque;
 use std::fs;
