@@ -3,11 +3,13 @@
 //! blob (see [`ObjectId::git`]) instead of reading and copying the file. This is what makes the
 //! first checkpoint of a large repository cheap.
 //!
-//! - *The index* (`.git/index`, versions 2 to 4) is read here, never written. An entry is used
+//! - *The index* (`.git/index`, versions 2 to 4) is read here, never written, and streamed: read
+//!   through once to check it, then once for its entries, never held whole. An entry is used
 //!   only when it is merged (stage 0), not marked assume-valid, skip-worktree or intent-to-add,
 //!   not "racily clean" (changed in the same clock tick as the index was written, which git too
 //!   checks by content), and its recorded size, times and inode equal the file's. A split index,
-//!   a SHA-256 repository or anything unexpected: no entries, and files are read as before.
+//!   a SHA-256 repository, an entry longer than 64 KiB or anything unexpected: no entries, and
+//!   files are read as before.
 //! - *Blobs* are read back with `git cat-file` when a restore or a line count needs them, and
 //!   checked against their id. The `git` binary is needed only then.
 //! - *A file read anyway* (its `lstat` changed) whose bytes are still the blob it was keeps the
@@ -18,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -121,27 +124,25 @@ impl Repo {
     /// cannot be used (absent, a split index, anything unexpected).
     pub(crate) fn entries(&self) -> Option<Entries> {
         let path = self.git_dir.join("index");
-        let bytes = fs::read(&path).ok()?;
-        let meta = fs::metadata(&path).ok()?;
-        let stamp = (
-            u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
-            u32::try_from(meta.mtime_nsec()).unwrap_or(0),
-        );
-        // Checked whole first: a split index is known only at its end.
-        let mut check = Parser::new(&bytes, stamp)?;
+        let open = || -> Option<(File, (u32, u32))> {
+            let file = File::open(&path).ok()?;
+            let meta = file.metadata().ok()?;
+            let stamp = (
+                u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
+                u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+            );
+            Some((file, stamp))
+        };
+        // Read through whole first: a split index is known only at its end.
+        let (file, stamp) = open()?;
+        let mut check = Parser::new(file, stamp)?;
         while check.left > 0 {
             check.entry()?;
         }
         check.extensions()?;
-        let parser = Parser::new(&bytes, stamp)?;
-        let (at, version, left) = (parser.r.at, parser.version, parser.left);
+        let (file, _) = open()?;
         Some(Entries {
-            bytes,
-            at,
-            version,
-            left,
-            stamp,
-            path: Vec::new(),
+            parser: Parser::new(file, stamp)?,
             prefix: self.prefix.clone(),
         })
     }
@@ -277,58 +278,86 @@ impl Index {
     }
 }
 
-/// The usable entries of an index under the workspace, read one at a time.
+/// The usable entries of an index under the workspace, read one at a time (the file streamed,
+/// never held whole).
 pub(crate) struct Entries {
-    bytes: Vec<u8>,
-    at: usize,
-    version: u32,
-    left: u32,
-    stamp: (u32, u32),
-    /// The last entry's full path.
-    path: Vec<u8>,
+    parser: Parser,
     prefix: Vec<u8>,
 }
 
 impl Entries {
     /// The path of the entry handed last, relative to the workspace.
     pub(crate) fn rel(&self) -> &[u8] {
-        self.path.get(self.prefix.len()..).unwrap_or_default()
+        self.parser
+            .path
+            .get(self.prefix.len()..)
+            .unwrap_or_default()
     }
 
     /// The next usable entry under the workspace (its path relative to it), None at the end.
     pub(crate) fn next_entry(&mut self) -> Option<(&[u8], Entry)> {
         loop {
-            let mut p = Parser {
-                r: Reader {
-                    bytes: &self.bytes,
-                    at: self.at,
-                },
-                version: self.version,
-                left: self.left,
-                stamp: self.stamp,
-                path: std::mem::take(&mut self.path),
+            let parsed = if self.parser.left > 0 {
+                self.parser.entry()
+            } else {
+                None
             };
-            let parsed = if p.left > 0 { p.entry() } else { None };
-            self.at = p.r.at;
-            self.left = p.left;
-            self.path = p.path;
             let Some(usable) = parsed else {
-                self.left = 0;
+                self.parser.left = 0;
                 return None;
             };
             if let Some(e) = usable
-                && self.path.starts_with(&self.prefix)
+                && self.parser.path.starts_with(&self.prefix)
             {
-                let rel = self.path.get(self.prefix.len()..).unwrap_or_default();
-                return Some((rel, e));
+                return Some((self.rel(), e));
             }
         }
     }
 }
 
+/// Bytes of a file read in order through a window of at least [`WINDOW`] bytes (or to the end).
+struct Window {
+    file: File,
+    buf: Vec<u8>,
+    at: usize,
+    eof: bool,
+}
+
+/// No entry of an index is longer than this (a longer one makes the index unusable here).
+const WINDOW: usize = 64 * 1024;
+
+impl Window {
+    /// At least `n` bytes from `at` on, or all that is left.
+    fn ensure(&mut self, n: usize) -> Option<()> {
+        if self.buf.len() - self.at >= n || self.eof {
+            return Some(());
+        }
+        self.buf.drain(..self.at);
+        self.at = 0;
+        let mut chunk = [0u8; 16 * 1024];
+        while self.buf.len() < n {
+            let got = self.file.read(&mut chunk).ok()?;
+            if got == 0 {
+                self.eof = true;
+                break;
+            }
+            self.buf.extend_from_slice(chunk.get(..got)?);
+        }
+        Some(())
+    }
+
+    /// A reader of what the window holds from `at` on.
+    fn reader(&self) -> Reader<'_> {
+        Reader {
+            bytes: &self.buf,
+            at: self.at,
+        }
+    }
+}
+
 /// Reads an index's entries in its order.
-struct Parser<'b> {
-    r: Reader<'b>,
+struct Parser {
+    win: Window,
     version: u32,
     left: u32,
     /// The index file's modification time (entries not older are racily clean).
@@ -337,10 +366,17 @@ struct Parser<'b> {
     path: Vec<u8>,
 }
 
-impl<'b> Parser<'b> {
-    /// A parser past the header of index `bytes` (None for what this reader does not know).
-    fn new(bytes: &'b [u8], stamp: (u32, u32)) -> Option<Parser<'b>> {
-        let mut r = Reader { bytes, at: 0 };
+impl Parser {
+    /// A parser past the header of the index `file` (None for what this reader does not know).
+    fn new(file: File, stamp: (u32, u32)) -> Option<Parser> {
+        let mut win = Window {
+            file,
+            buf: Vec::with_capacity(2 * WINDOW),
+            at: 0,
+            eof: false,
+        };
+        win.ensure(WINDOW)?;
+        let mut r = win.reader();
         if r.take(4)? != b"DIRC" {
             return None;
         }
@@ -349,8 +385,9 @@ impl<'b> Parser<'b> {
             return None;
         }
         let left = r.u32()?;
+        win.at = r.at;
         Some(Parser {
-            r,
+            win,
             version,
             left,
             stamp,
@@ -361,7 +398,8 @@ impl<'b> Parser<'b> {
     /// The next entry (its full path in `self.path`): Some(None) for one that is not usable,
     /// None for what this reader does not know.
     fn entry(&mut self) -> Option<Option<Entry>> {
-        let r = &mut self.r;
+        self.win.ensure(WINDOW)?;
+        let mut r = self.win.reader();
         let version = self.version;
         self.left = self.left.checked_sub(1)?;
         let start = r.at;
@@ -392,6 +430,7 @@ impl<'b> Parser<'b> {
             let len = r.at - start;
             r.at = start + len.div_ceil(8) * 8;
         }
+        self.win.at = r.at.min(self.win.buf.len());
         let stage = (flags >> 12) & 0x3;
         let assume_valid = flags & 0x8000 != 0;
         let odd = extended & (0x4000 | 0x2000) != 0;
@@ -410,16 +449,29 @@ impl<'b> Parser<'b> {
     /// Past the last entry: None for an extension this reader does not know how to use (a split
     /// index keeps most entries elsewhere).
     fn extensions(&mut self) -> Option<()> {
-        let r = &mut self.r;
-        while r.bytes.len().saturating_sub(r.at) > 20 {
+        loop {
+            self.win.ensure(WINDOW)?;
+            let mut r = self.win.reader();
+            // The last 20 bytes are the index's checksum.
+            if r.bytes.len().saturating_sub(r.at) <= 20 {
+                return Some(());
+            }
             let sig = r.take(4)?;
             if sig == b"link" {
                 return None;
             }
-            let len = usize::try_from(r.u32()?).ok()?;
-            r.take(len)?;
+            let mut len = usize::try_from(r.u32()?).ok()?;
+            self.win.at = r.at;
+            while len > 0 {
+                self.win.ensure(len.min(WINDOW))?;
+                let here = (self.win.buf.len() - self.win.at).min(len);
+                if here == 0 {
+                    return None;
+                }
+                self.win.at += here;
+                len -= here;
+            }
         }
-        Some(())
     }
 }
 
