@@ -3,11 +3,13 @@
 //! blob (see [`ObjectId::git`]) instead of reading and copying the file. This is what makes the
 //! first checkpoint of a large repository cheap.
 //!
-//! - *The index* (`.git/index`, versions 2 to 4) is read here, never written. An entry is used
+//! - *The index* (`.git/index`, versions 2 to 4) is read here, never written, and streamed: read
+//!   through once to check it, then once for its entries, never held whole. An entry is used
 //!   only when it is merged (stage 0), not marked assume-valid, skip-worktree or intent-to-add,
 //!   not "racily clean" (changed in the same clock tick as the index was written, which git too
 //!   checks by content), and its recorded size, times and inode equal the file's. A split index,
-//!   a SHA-256 repository or anything unexpected: no entries, and files are read as before.
+//!   a SHA-256 repository, an entry longer than 64 KiB or anything unexpected: no entries, and
+//!   files are read as before.
 //! - *Blobs* are read back with `git cat-file` when a restore or a line count needs them, and
 //!   checked against their id. The `git` binary is needed only then.
 //! - *A file read anyway* (its `lstat` changed) whose bytes are still the blob it was keeps the
@@ -18,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -106,29 +109,42 @@ impl Repo {
     /// Hand each usable entry of the index under the workspace to `each`, in path order (its
     /// path relative to the workspace); false, with nothing handed, when the index cannot be
     /// used (absent, a split index, anything unexpected).
+    #[cfg(test)]
     pub(crate) fn each_entry(&self, mut each: impl FnMut(&[u8], &Entry)) -> bool {
-        let path = self.git_dir.join("index");
-        let Ok(bytes) = fs::read(&path) else {
+        let Some(mut entries) = self.entries() else {
             return false;
         };
-        let Ok(meta) = fs::metadata(&path) else {
-            return false;
-        };
-        let stamp = (
-            u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
-            u32::try_from(meta.mtime_nsec()).unwrap_or(0),
-        );
-        // Checked whole first: a split index is known only at its end.
-        if parse(&bytes, stamp, |_, _| {}).is_none() {
-            return false;
+        while let Some((rel, e)) = entries.next_entry() {
+            each(rel, &e);
         }
-        let prefix = &self.prefix;
-        parse(&bytes, stamp, |path, e| {
-            if let Some(rel) = path.strip_prefix(prefix.as_slice()) {
-                each(rel, e);
-            }
+        true
+    }
+
+    /// The usable entries of the index under the workspace, in path order; None when the index
+    /// cannot be used (absent, a split index, anything unexpected).
+    pub(crate) fn entries(&self) -> Option<Entries> {
+        let path = self.git_dir.join("index");
+        let open = || -> Option<(File, (u32, u32))> {
+            let file = File::open(&path).ok()?;
+            let meta = file.metadata().ok()?;
+            let stamp = (
+                u32::try_from(meta.mtime()).unwrap_or(u32::MAX),
+                u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+            );
+            Some((file, stamp))
+        };
+        // Read through whole first: a split index is known only at its end.
+        let (file, stamp) = open()?;
+        let mut check = Parser::new(file, stamp)?;
+        while check.left > 0 {
+            check.entry()?;
+        }
+        check.extensions()?;
+        let (file, _) = open()?;
+        Some(Entries {
+            parser: Parser::new(file, stamp)?,
+            prefix: self.prefix.clone(),
         })
-        .is_some()
     }
 
     /// The bytes of each blob of `ids` that git's store holds, checked against its id (one
@@ -262,21 +278,130 @@ impl Index {
     }
 }
 
-/// Hand each usable entry of index `bytes` to `each` (its full path), in the index's order;
-/// `stamp` is the index file's modification time (entries not older are racily clean). None for
-/// what this reader does not know (entries may have been handed by then).
-fn parse(bytes: &[u8], stamp: (u32, u32), mut each: impl FnMut(&[u8], &Entry)) -> Option<()> {
-    let mut r = Reader { bytes, at: 0 };
-    if r.take(4)? != b"DIRC" {
-        return None;
+/// The usable entries of an index under the workspace, read one at a time (the file streamed,
+/// never held whole).
+pub(crate) struct Entries {
+    parser: Parser,
+    prefix: Vec<u8>,
+}
+
+impl Entries {
+    /// The path of the entry handed last, relative to the workspace.
+    pub(crate) fn rel(&self) -> &[u8] {
+        self.parser
+            .path
+            .get(self.prefix.len()..)
+            .unwrap_or_default()
     }
-    let version = r.u32()?;
-    if !(2..=4).contains(&version) {
-        return None;
+
+    /// The next usable entry under the workspace (its path relative to it), None at the end.
+    pub(crate) fn next_entry(&mut self) -> Option<(&[u8], Entry)> {
+        loop {
+            let parsed = if self.parser.left > 0 {
+                self.parser.entry()
+            } else {
+                None
+            };
+            let Some(usable) = parsed else {
+                self.parser.left = 0;
+                return None;
+            };
+            if let Some(e) = usable
+                && self.parser.path.starts_with(&self.prefix)
+            {
+                return Some((self.rel(), e));
+            }
+        }
     }
-    let count = r.u32()?;
-    let mut path: Vec<u8> = Vec::new();
-    for _ in 0..count {
+}
+
+/// Bytes of a file read in order through a window of at least [`WINDOW`] bytes (or to the end).
+struct Window {
+    file: File,
+    buf: Vec<u8>,
+    at: usize,
+    eof: bool,
+}
+
+/// No entry of an index is longer than this (a longer one makes the index unusable here).
+const WINDOW: usize = 64 * 1024;
+
+impl Window {
+    /// At least `n` bytes from `at` on, or all that is left.
+    fn ensure(&mut self, n: usize) -> Option<()> {
+        if self.buf.len() - self.at >= n || self.eof {
+            return Some(());
+        }
+        self.buf.drain(..self.at);
+        self.at = 0;
+        let mut chunk = [0u8; 16 * 1024];
+        while self.buf.len() < n {
+            let got = self.file.read(&mut chunk).ok()?;
+            if got == 0 {
+                self.eof = true;
+                break;
+            }
+            self.buf.extend_from_slice(chunk.get(..got)?);
+        }
+        Some(())
+    }
+
+    /// A reader of what the window holds from `at` on.
+    fn reader(&self) -> Reader<'_> {
+        Reader {
+            bytes: &self.buf,
+            at: self.at,
+        }
+    }
+}
+
+/// Reads an index's entries in its order.
+struct Parser {
+    win: Window,
+    version: u32,
+    left: u32,
+    /// The index file's modification time (entries not older are racily clean).
+    stamp: (u32, u32),
+    /// The last entry's full path.
+    path: Vec<u8>,
+}
+
+impl Parser {
+    /// A parser past the header of the index `file` (None for what this reader does not know).
+    fn new(file: File, stamp: (u32, u32)) -> Option<Parser> {
+        let mut win = Window {
+            file,
+            buf: Vec::with_capacity(2 * WINDOW),
+            at: 0,
+            eof: false,
+        };
+        win.ensure(WINDOW)?;
+        let mut r = win.reader();
+        if r.take(4)? != b"DIRC" {
+            return None;
+        }
+        let version = r.u32()?;
+        if !(2..=4).contains(&version) {
+            return None;
+        }
+        let left = r.u32()?;
+        win.at = r.at;
+        Some(Parser {
+            win,
+            version,
+            left,
+            stamp,
+            path: Vec::new(),
+        })
+    }
+
+    /// The next entry (its full path in `self.path`): Some(None) for one that is not usable,
+    /// None for what this reader does not know.
+    fn entry(&mut self) -> Option<Option<Entry>> {
+        self.win.ensure(WINDOW)?;
+        let mut r = self.win.reader();
+        let version = self.version;
+        self.left = self.left.checked_sub(1)?;
         let start = r.at;
         let ctime = (r.u32()?, r.u32()?);
         let mtime = (r.u32()?, r.u32()?);
@@ -293,6 +418,7 @@ fn parse(bytes: &[u8], stamp: (u32, u32), mut each: impl FnMut(&[u8], &Entry)) -
         } else {
             0
         };
+        let path = &mut self.path;
         if version == 4 {
             let strip = r.varint()?;
             path.truncate(path.len().checked_sub(strip)?);
@@ -304,32 +430,49 @@ fn parse(bytes: &[u8], stamp: (u32, u32), mut each: impl FnMut(&[u8], &Entry)) -
             let len = r.at - start;
             r.at = start + len.div_ceil(8) * 8;
         }
+        self.win.at = r.at.min(self.win.buf.len());
         let stage = (flags >> 12) & 0x3;
         let assume_valid = flags & 0x8000 != 0;
         let odd = extended & (0x4000 | 0x2000) != 0;
         let regular = mode >> 12 == 0o10;
-        let racy = mtime >= stamp;
-        if stage == 0 && !assume_valid && !odd && regular && !racy {
-            let entry = Entry {
-                ctime,
-                mtime,
-                ino,
-                size,
-                blob,
-            };
-            each(&path, &entry);
+        let racy = mtime >= self.stamp;
+        let usable = stage == 0 && !assume_valid && !odd && regular && !racy;
+        Some(usable.then_some(Entry {
+            ctime,
+            mtime,
+            ino,
+            size,
+            blob,
+        }))
+    }
+
+    /// Past the last entry: None for an extension this reader does not know how to use (a split
+    /// index keeps most entries elsewhere).
+    fn extensions(&mut self) -> Option<()> {
+        loop {
+            self.win.ensure(WINDOW)?;
+            let mut r = self.win.reader();
+            // The last 20 bytes are the index's checksum.
+            if r.bytes.len().saturating_sub(r.at) <= 20 {
+                return Some(());
+            }
+            let sig = r.take(4)?;
+            if sig == b"link" {
+                return None;
+            }
+            let mut len = usize::try_from(r.u32()?).ok()?;
+            self.win.at = r.at;
+            while len > 0 {
+                self.win.ensure(len.min(WINDOW))?;
+                let here = (self.win.buf.len() - self.win.at).min(len);
+                if here == 0 {
+                    return None;
+                }
+                self.win.at += here;
+                len -= here;
+            }
         }
     }
-    // A split index keeps most entries elsewhere: not read.
-    while r.bytes.len().saturating_sub(r.at) > 20 {
-        let sig = r.take(4)?;
-        if sig == b"link" {
-            return None;
-        }
-        let len = usize::try_from(r.u32()?).ok()?;
-        r.take(len)?;
-    }
-    Some(())
 }
 
 struct Reader<'a> {

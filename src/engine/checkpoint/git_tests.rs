@@ -186,3 +186,32 @@ fn a_blob_git_no_longer_has_is_missing_not_wrong() {
     assert!(matches!(err, CheckpointError::Missing { .. }), "{err}");
     assert!(!ws.join("f1").exists());
 }
+
+#[test]
+fn an_index_larger_than_its_reading_window_gives_every_entry_in_each_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let top = fs::canonicalize(tmp.path()).unwrap();
+    git(&top, &["init", "-q"]);
+    let ws = top.join("sub");
+    // 4,000 entries: the index is longer than a window (64 KiB) in every version.
+    let mut names = Vec::new();
+    for n in 0..4000 {
+        let rel = format!("dir{}/a-rather-long-name-for-file-number-{n:05}.txt", n % 7);
+        write(&ws, &rel, &format!("{n}\n"));
+        names.push(rel);
+    }
+    write(&top, "outside.txt", "o");
+    names.sort();
+    git(&top, &["add", "."]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    for version in ["2", "4", "3"] {
+        git(&top, &["update-index", "--index-version", version]);
+        git(&top, &["update-index", "--really-refresh"]);
+        let index = fs::metadata(top.join(".git/index")).unwrap().len();
+        assert!(index > 64 * 1024, "{index} bytes");
+        let repo = git::Repo::find(&ws).unwrap();
+        let mut seen = Vec::new();
+        assert!(repo.each_entry(|rel, _| seen.push(String::from_utf8(rel.to_vec()).unwrap())));
+        assert_eq!(seen, names, "version {version}");
+    }
+}

@@ -13,10 +13,10 @@
 //! - *Nested repositories*: `git add` records a directory holding a `.git` as a gitlink, without
 //!   its files, and has no switch to descend; a shadow repository would silently not cover a
 //!   vendored or nested project. This store walks into it (leaving its `.git` out).
-//! - *Ignore rules*: the walk is the `ignore` crate's (ripgrep's), already a dependency, applying
-//!   `.gitignore` files with git's scoping, including the parents of a workspace that is a
+//! - *Ignore rules*: the walk applies `.gitignore` files (with the `ignore` crate's matchers,
+//!   already a dependency) with git's scoping, including the parents of a workspace that is a
 //!   subdirectory of a repository, which a shadow repository rooted at the workspace would miss
-//!   (see `walk`).
+//!   (see `walk` and `walk_ignore`).
 //! - *Caps*: git has no per-file size limit, so a shadow repository needs this walk anyway to
 //!   find the files over the cap, then a second walk by git.
 //! - *Modes*: git keeps only the executable bit; this store keeps all permission bits
@@ -62,6 +62,7 @@ mod attribution;
 mod changes;
 mod error;
 mod feed;
+mod full_walk;
 mod git;
 mod index;
 mod keeper;
@@ -81,6 +82,8 @@ mod undo_stack;
 mod update;
 mod walk;
 mod walk_back;
+mod walk_ignore;
+mod walk_list;
 mod watch;
 
 use std::fmt;
@@ -375,7 +378,7 @@ impl Checkpoints {
         };
         let cache = i.dir.join("stat-cache");
         let now = snapshot::now();
-        let snap = snapshot::take_planned(&i.objects, &cache, &i.rules, &i.limits, now, plan)?;
+        let snap = full_walk::take(&i.objects, &cache, &i.rules, &i.limits, now, plan.as_ref())?;
         snapshot::log(&i.dir, label, &snap, &format!("walk: {why}"));
         Ok((snap, watcher))
     }
@@ -548,6 +551,8 @@ fn store_name(ws: &Path) -> String {
 #[cfg(test)]
 mod feed_tests;
 #[cfg(test)]
+mod full_walk_tests;
+#[cfg(test)]
 mod git_tests;
 #[cfg(test)]
 mod keeper_tests;
@@ -555,3 +560,5 @@ mod keeper_tests;
 mod store_tests;
 #[cfg(test)]
 mod turn_tests;
+#[cfg(test)]
+mod walk_tests;

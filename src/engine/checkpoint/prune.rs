@@ -9,7 +9,10 @@
 //!   temporary files; the stat cache forgets the contents it named, and the log keeps the lines of
 //!   checkpoints still stored.
 //! - The whole runs under the store's lock, so no snapshot or restore of another process runs
-//!   meanwhile, and it runs at most once a day per store (the `pruned` file's time says when).
+//!   meanwhile, and it runs at most once a day per store (the `pruned` file's time says when),
+//!   and not before the store is older than the grace time (the `workspace` file, written when
+//!   the store was made, says when): until then nothing in it can be deleted, and a first
+//!   session's checkpoints need not wait for a clean-up that finds nothing.
 
 use std::collections::HashSet;
 use std::fs;
@@ -57,7 +60,13 @@ impl Checkpoints {
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age < EVERY);
-        if recent && !force {
+        // A store younger than the grace time holds nothing old enough to delete.
+        let young = fs::metadata(dir.join("workspace"))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < GRACE);
+        if (recent || young) && !force {
             return Ok(None);
         }
         let since = rfc3339(now_unix().0.saturating_sub(GRACE.as_secs()));

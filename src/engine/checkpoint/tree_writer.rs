@@ -6,28 +6,11 @@
 //! comes right after it and before anything else (`a`, `a-b` and `a.txt` come before `a/`,
 //! which comes before `a/x`).
 
-use std::cmp::Ordering;
-
 use super::error::CheckpointError;
 use super::object::Objects;
 use super::object_id::ObjectId;
 use super::path::RelPath;
 use super::tree::{self, Node, Tree};
-
-/// The order of the directory `dir` (as `dir/`) and the entry `entry`.
-fn dir_then_entry(dir: &[u8], entry: &[u8]) -> Ordering {
-    let n = dir.len().min(entry.len());
-    match dir.get(..n).cmp(&entry.get(..n)) {
-        Ordering::Equal => {}
-        other => return other,
-    }
-    match entry.get(dir.len()) {
-        None => Ordering::Greater,
-        // `dir/` is a prefix of the entry: it comes first.
-        Some(b'/') => Ordering::Less,
-        Some(c) => b'/'.cmp(c),
-    }
-}
 
 /// What a checkpoint's trees hold besides directories.
 #[derive(Debug, Default)]
@@ -39,53 +22,58 @@ pub(crate) struct Tally {
     pub entries: usize,
 }
 
-/// Write the trees of the directories `dirs` (in any order) holding `nodes` (not directories,
-/// sorted by path); the root's id and what they hold.
-pub(crate) fn write(
-    objects: &Objects,
-    mut dirs: Vec<RelPath>,
-    nodes: impl Iterator<Item = (RelPath, Node)>,
-) -> Result<(ObjectId, Tally), CheckpointError> {
-    dirs.retain(|d| !d.is_root());
-    dirs.sort_unstable_by(|a, b| {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        // As `a/` and `b/`.
-        a.iter().chain(b"/").cmp(b.iter().chain(b"/"))
-    });
-    let mut w = Writer {
-        objects,
-        open: vec![(RelPath::root(), Tree::new())],
-    };
-    let mut tally = Tally::default();
-    let mut dirs = dirs.into_iter().peekable();
-    for (path, node) in nodes {
-        while let Some(d) =
-            dirs.next_if(|d| dir_then_entry(d.as_bytes(), path.as_bytes()) == Ordering::Less)
-        {
-            w.enter(&d)?;
+/// Writes the trees of a walk handed its directories and other entries in path order (a
+/// directory before what it holds).
+pub(crate) struct TreeWriter<'a> {
+    w: Writer<'a>,
+    tally: Tally,
+}
+
+impl<'a> TreeWriter<'a> {
+    pub(crate) fn new(objects: &'a Objects) -> TreeWriter<'a> {
+        TreeWriter {
+            w: Writer {
+                objects,
+                open: vec![(RelPath::root(), Tree::new())],
+            },
+            tally: Tally::default(),
         }
-        w.enter(&path.parent().unwrap_or_default())?;
-        tally.entries += 1;
+    }
+
+    /// A directory (its tree is written, empty or not).
+    pub(crate) fn dir(&mut self, dir: &RelPath) -> Result<(), CheckpointError> {
+        if dir.is_root() {
+            return Ok(());
+        }
+        self.w.enter(dir)
+    }
+
+    /// An entry that is not a directory.
+    pub(crate) fn node(&mut self, path: &RelPath, node: Node) -> Result<(), CheckpointError> {
+        self.w.enter(&path.parent().unwrap_or_default())?;
+        self.tally.entries += 1;
         match node {
             Node::File { size, .. } => {
-                tally.files += 1;
-                tally.bytes += size;
+                self.tally.files += 1;
+                self.tally.bytes += size;
             }
-            Node::Link(_) => tally.files += 1,
+            Node::Link(_) => self.tally.files += 1,
             _ => {}
         }
-        if let Some((_, tree)) = w.open.last_mut() {
+        if let Some((_, tree)) = self.w.open.last_mut() {
             tree.push((path.name().to_vec(), node));
         }
+        Ok(())
     }
-    for d in dirs {
-        w.enter(&d)?;
+
+    /// Write what is still open: the root's id and what the trees hold.
+    pub(crate) fn finish(mut self) -> Result<(ObjectId, Tally), CheckpointError> {
+        while self.w.open.len() > 1 {
+            self.w.close()?;
+        }
+        let (_, root) = self.w.open.pop().unwrap_or_default();
+        Ok((self.w.put(root)?, self.tally))
     }
-    while w.open.len() > 1 {
-        w.close()?;
-    }
-    let (_, root) = w.open.pop().unwrap_or_default();
-    Ok((w.put(root)?, tally))
 }
 
 struct Writer<'a> {
@@ -133,21 +121,5 @@ impl Writer<'_> {
             .put(&id, &bytes)
             .map_err(CheckpointError::store(self.objects.dir()))?;
         Ok(id)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_directory_sorts_as_its_path_and_a_slash() {
-        assert_eq!(dir_then_entry(b"a", b"a/x"), Ordering::Less);
-        assert_eq!(dir_then_entry(b"a", b"a.txt"), Ordering::Greater);
-        assert_eq!(dir_then_entry(b"a", b"a-b/c"), Ordering::Greater);
-        assert_eq!(dir_then_entry(b"a", b"a0"), Ordering::Less);
-        assert_eq!(dir_then_entry(b"a", b"a"), Ordering::Greater);
-        assert_eq!(dir_then_entry(b"b", b"a/x"), Ordering::Greater);
-        assert_eq!(dir_then_entry(b"a/b", b"a/c"), Ordering::Less);
     }
 }

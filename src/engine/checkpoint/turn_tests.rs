@@ -194,6 +194,19 @@ fn objects(w: &Ws) -> usize {
 }
 
 #[test]
+fn a_store_younger_than_a_day_is_not_cleaned_unless_asked() {
+    let w = ws();
+    write(&w.ws, "a.txt", "a\n");
+    w.store.snapshot("one").unwrap();
+    // Nothing in it can be old enough to delete: no clean-up, and none recorded.
+    assert_eq!(w.store.prune(&[], false).unwrap(), None);
+    assert!(!w.store.store_dir().join("pruned").exists());
+    age(w.store.store_dir());
+    assert!(w.store.prune(&[], false).unwrap().is_some());
+    assert!(w.store.store_dir().join("pruned").exists());
+}
+
+#[test]
 fn the_clean_up_deletes_what_no_kept_checkpoint_needs() {
     let w = ws();
     write(&w.ws, "keep.txt", "kept\n");

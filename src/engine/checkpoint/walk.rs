@@ -4,7 +4,8 @@
 //!   too, negations included); when the workspace lies inside a repository, also those of its
 //!   parent directories up to the repository's root; inside a nested repository, only that
 //!   repository's own. In a workspace that is in no repository, its own `.gitignore` files still
-//!   apply (and nothing above it).
+//!   apply (and nothing above it; a nested repository is then no boundary). The exact scoping is
+//!   `walk_ignore`'s.
 //! - Never covered: any entry named `.git` (a repository's folder, a worktree's or submodule's
 //!   file), the paths the caller excludes (flower-tui's workbench), and the store itself should it
 //!   lie inside the workspace.
@@ -13,26 +14,25 @@
 //!   they hide is covered (within the caps), never lost.
 //! - Symbolic links are entries of their own, never followed.
 //!
-//! The walk only finds entries and their `lstat` (on a few threads); reading them is the
-//! snapshot's job.
+//! The walk lists one directory at a time, `lstat`s its entries relative to the open directory
+//! (a directory's own kind comes from its listing), and hands out what it finds in path order:
+//! bytewise, a directory as its path and a `/`, so everything a directory holds comes right
+//! after it (the order of git's index and of the stat cache). It holds the listings of the
+//! directories on the way to the current entry, and at most [`AHEAD`] listings made ahead of it
+//! by a few threads (a full walk's; a walk of a few changed paths lists on its own thread), never
+//! a list of the workspace. Reading files is the snapshot's job.
 
+use std::collections::VecDeque;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::index::Stat;
 use super::path::RelPath;
-
-/// What an entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    File,
-    Symlink,
-    /// A socket, fifo or device: seen, never read.
-    Special,
-}
+use super::walk_ignore::{DirRules, Scope};
+use super::walk_list::{Child, Listed, Lister, Next, Pool};
+pub(crate) use super::walk_list::{Kind, Plan};
 
 /// One entry found (not a directory).
 #[derive(Debug, Clone)]
@@ -64,22 +64,6 @@ pub(crate) struct Rules {
     pub excluded: Vec<PathBuf>,
 }
 
-/// At most this many threads walk (the work is `lstat` calls, which scale with cores).
-pub(crate) const MAX_WALKERS: usize = 4;
-
-/// Which part of the workspace a walk looks at (beyond the rules every walk keeps).
-pub(crate) trait Plan: Send + Sync {
-    /// Whether an entry found in a listing is looked at at all (false: neither reported nor
-    /// descended into). Asked before a directory is listed.
-    fn admit(&self, rel: &RelPath, is_dir: bool) -> bool;
-    /// Whether a reported directory is listed.
-    fn descend(&self, rel: &RelPath) -> bool;
-    /// Whether every entry that is not a directory is admitted (so `admit` need not be asked).
-    fn admits_every_file(&self) -> bool {
-        false
-    }
-}
-
 /// The whole workspace, each directory handed to `on_dir` before it is listed (a change feed
 /// adds its watch there).
 pub(crate) struct Whole<F>(pub F);
@@ -99,151 +83,255 @@ impl<F: Fn(&RelPath) + Send + Sync> Plan for Whole<F> {
     }
 }
 
-/// Walk the workspace (on at most `walkers` threads; the order of what is found is not fixed),
-/// limited to what `plan` admits, stopping once more than `max_entries` entries were seen
-/// (`Scan::cut`). The root is always looked at (a plan that watches folders watches it first).
+/// What a walk finds, in path order.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A directory covered (the root first); listed unless the plan does not descend into it.
+    Dir(RelPath),
+    /// An entry that is not a directory.
+    Entry(Found),
+    /// A directory that could not be listed (`dir`: it keeps its place), or an entry that could
+    /// not be `lstat`ed or a directory gone before it was listed (neither has a place).
+    Unreadable {
+        path: RelPath,
+        dir: bool,
+        err: io::Error,
+    },
+}
+
+/// At most this many threads list directories ahead of a walk (the work is `lstat` calls,
+/// which scale with cores).
+pub(crate) const MAX_WALKERS: usize = 4;
+/// At most this many directories are listed (or being listed) ahead of a walk.
+const AHEAD: usize = 64;
+
+/// Walk the workspace, limited to what `plan` admits, handing what it finds to `each` in path
+/// order (bytewise, a directory's entries right after it) until `each` says stop (false). With
+/// `walkers` above one, up to that many threads list directories ahead of it. The root is
+/// always looked at (a plan that watches folders watches it first). True when the walk stopped
+/// because more than `max_entries` entries were seen (what it found is not the whole workspace).
+pub(crate) fn walk(
+    rules: &Rules,
+    max_entries: usize,
+    walkers: usize,
+    plan: &dyn Plan,
+    each: &mut dyn FnMut(Event) -> bool,
+) -> bool {
+    let ws = rules.workspace.as_path();
+    let lister = Lister {
+        ws,
+        plan,
+        excluded: rules
+            .excluded
+            .iter()
+            .filter_map(|x| RelPath::under(ws, x))
+            .collect(),
+        scope: Scope::new(ws, inside_repository(ws)),
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(walkers);
+    let ordered = |pool| Ordered {
+        lister: &lister,
+        pool,
+        frames: Vec::new(),
+        ahead: 0,
+        seen: 0,
+        max_entries,
+    };
+    if threads < 2 {
+        return ordered(None).run(each);
+    }
+    let pool = Pool::default();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| pool.work(&lister));
+        }
+        // The threads leave however the walk ends.
+        let _closing = Closing(&pool);
+        ordered(Some(&pool)).run(each)
+    })
+}
+
+struct Closing<'a>(&'a Pool);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// The walk proper: the directories on the way to the current entry, with what is left of
+/// their listings.
+struct Ordered<'a> {
+    lister: &'a Lister<'a>,
+    pool: Option<&'a Pool>,
+    frames: Vec<Frame>,
+    /// Directories handed to the pool and not yet reached.
+    ahead: usize,
+    seen: usize,
+    max_entries: usize,
+}
+
+struct Frame {
+    rules: Arc<DirRules>,
+    children: VecDeque<Child>,
+    /// How many of the first children were looked at for listing ahead.
+    scanned: usize,
+}
+
+impl Ordered<'_> {
+    /// Walk to the end, or until `each` says stop; true when cut at the entry cap.
+    fn run(&mut self, each: &mut dyn FnMut(Event) -> bool) -> bool {
+        if !self.count() {
+            return true;
+        }
+        let root = self.reach(RelPath::root(), Next::Unasked);
+        if !each(root) {
+            return false;
+        }
+        loop {
+            let Some(frame) = self.frames.last_mut() else {
+                return false;
+            };
+            let Some(child) = frame.children.pop_front() else {
+                self.frames.pop();
+                continue;
+            };
+            frame.scanned = frame.scanned.saturating_sub(1);
+            if !self.count() {
+                return true;
+            }
+            let event = match child.what {
+                Listed::Dir(next) => self.reach(child.path, next),
+                Listed::Entry(kind, stat) => Event::Entry(Found {
+                    path: child.path,
+                    kind,
+                    stat,
+                    git: None,
+                }),
+                Listed::Failed(err) => Event::Unreadable {
+                    path: child.path,
+                    dir: false,
+                    err,
+                },
+            };
+            if !each(event) {
+                return false;
+            }
+        }
+    }
+
+    /// Count one more entry seen; false past the cap.
+    fn count(&mut self) -> bool {
+        self.seen += 1;
+        self.seen <= self.max_entries
+    }
+
+    /// The rules of the directories entered, from the root down.
+    fn chain(&self) -> Vec<Arc<DirRules>> {
+        self.frames.iter().map(|f| f.rules.clone()).collect()
+    }
+
+    /// A directory reached: entered (its entries next) when it is listed.
+    fn reach(&mut self, path: RelPath, next: Next) -> Event {
+        let listing = match next {
+            Next::Skip => return Event::Dir(path),
+            Next::Unasked if !self.lister.plan.descend(&path) => return Event::Dir(path),
+            Next::Unasked => self.lister.list(&path, &self.chain()),
+            Next::Job(job) => {
+                self.ahead = self.ahead.saturating_sub(1);
+                job.take(self.lister)
+            }
+        };
+        match listing {
+            Ok(listing) => {
+                self.frames.push(Frame {
+                    rules: listing.rules,
+                    children: listing.children.into(),
+                    scanned: 0,
+                });
+                self.look_ahead();
+                Event::Dir(path)
+            }
+            // Gone since its parent was listed: named, without a place in the checkpoint.
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Event::Unreadable {
+                path,
+                dir: false,
+                err,
+            },
+            Err(err) => Event::Unreadable {
+                path,
+                dir: true,
+                err,
+            },
+        }
+    }
+
+    /// Hand the pool the next directories to list, in the order the walk will reach them (the
+    /// deepest directory's first).
+    fn look_ahead(&mut self) {
+        let Some(pool) = self.pool else { return };
+        for depth in (0..self.frames.len()).rev() {
+            let mut chain = None;
+            let Some(frame) = self.frames.get(depth) else {
+                continue;
+            };
+            if frame.scanned >= frame.children.len() {
+                continue;
+            }
+            let chain = chain.get_or_insert_with(|| {
+                self.frames
+                    .get(..=depth)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|f| f.rules.clone())
+                    .collect::<Vec<_>>()
+            });
+            let Some(frame) = self.frames.get_mut(depth) else {
+                continue;
+            };
+            while let Some(child) = frame.children.get_mut(frame.scanned) {
+                if self.ahead >= AHEAD {
+                    return;
+                }
+                frame.scanned += 1;
+                if let Listed::Dir(next @ Next::Unasked) = &mut child.what {
+                    *next = if self.lister.plan.descend(&child.path) {
+                        self.ahead += 1;
+                        Next::Job(pool.submit(child.path.clone(), chain.clone()))
+                    } else {
+                        Next::Skip
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Walk the workspace (see [`walk`]) and keep what it found.
 pub(crate) fn scan_planned(
     rules: &Rules,
     max_entries: usize,
     walkers: usize,
     plan: Arc<dyn Plan>,
 ) -> Scan {
-    let ws = &rules.workspace;
-    let in_repo = inside_repository(ws);
-    let excluded = rules.excluded.clone();
-    let mut builder = ignore::WalkBuilder::new(ws);
-    builder
-        .hidden(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_exclude(false)
-        .git_global(false)
-        // Inside a repository, git's scoping: parents up to its root, nested repositories apart.
-        // Outside one, `require_git(false)` makes the workspace's own files apply, and
-        // `parents(false)` keeps a stray `.gitignore` above the workspace out.
-        .require_git(in_repo)
-        .parents(in_repo)
-        .follow_links(false)
-        .threads(
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(walkers.max(1)),
-        );
-    let (root, admit) = (ws.clone(), plan.clone());
-    builder.filter_entry(move |e| {
-        if e.file_name() == ".git" || excluded.iter().any(|x| e.path() == x.as_path()) {
-            return false;
-        }
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        if !is_dir && admit.admits_every_file() {
-            return true;
-        }
-        RelPath::under(&root, e.path()).is_some_and(|rel| admit.admit(&rel, is_dir))
-    });
-    let found = Mutex::new(Scan::default());
-    let seen = AtomicUsize::new(0);
-    let cut = AtomicBool::new(false);
-    builder.build_parallel().run(|| {
-        let mut batch = Batch {
-            ws,
-            scan: Scan::default(),
-            into: &found,
-            plan: plan.as_ref(),
-        };
-        let (seen, cut) = (&seen, &cut);
-        Box::new(move |entry| {
-            if seen.fetch_add(1, Ordering::Relaxed) >= max_entries {
-                cut.store(true, Ordering::Relaxed);
-                return ignore::WalkState::Quit;
-            }
-            batch.add(entry)
-        })
-    });
-    let mut scan = found.into_inner().unwrap_or_else(|p| p.into_inner());
-    scan.cut = cut.load(Ordering::Relaxed);
-    scan
-}
-
-/// What one walking thread found; it joins the whole when the thread's visitor is dropped.
-struct Batch<'a> {
-    ws: &'a Path,
-    scan: Scan,
-    into: &'a Mutex<Scan>,
-    plan: &'a dyn Plan,
-}
-
-impl Batch<'_> {
-    fn add(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
-        use ignore::WalkState::{Continue, Skip};
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                if let Some(found) = unreadable(self.ws, err) {
-                    self.scan.unreadable.push(found);
+    let mut scan = Scan::default();
+    let cut = walk(rules, max_entries, walkers, plan.as_ref(), &mut |event| {
+        match event {
+            Event::Dir(path) => scan.dirs.push(path),
+            Event::Entry(found) => scan.entries.push(found),
+            Event::Unreadable { path, dir, err } => {
+                if dir {
+                    scan.dirs.push(path.clone());
                 }
-                return Continue;
+                scan.unreadable.push((path, err));
             }
-        };
-        let Some(path) = RelPath::under(self.ws, entry.path()) else {
-            return Continue;
-        };
-        let meta = match fs::symlink_metadata(entry.path()) {
-            Ok(meta) => meta,
-            // Gone since it was listed: not part of this checkpoint.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Continue,
-            Err(e) => {
-                self.scan.unreadable.push((path, e));
-                return Continue;
-            }
-        };
-        let ft = meta.file_type();
-        let kind = if ft.is_dir() {
-            let descend = self.plan.descend(&path);
-            self.scan.dirs.push(path);
-            return if descend { Continue } else { Skip };
-        } else if ft.is_file() {
-            Kind::File
-        } else if ft.is_symlink() {
-            Kind::Symlink
-        } else {
-            Kind::Special
-        };
-        self.scan.entries.push(Found {
-            path,
-            kind,
-            stat: Stat::of(&meta),
-            git: None,
-        });
-        Continue
-    }
-}
-
-impl Drop for Batch<'_> {
-    fn drop(&mut self) {
-        let mut all = self.into.lock().unwrap_or_else(|p| p.into_inner());
-        all.dirs.append(&mut self.scan.dirs);
-        all.entries.append(&mut self.scan.entries);
-        all.unreadable.append(&mut self.scan.unreadable);
-    }
-}
-
-/// The path and error of a walk error that names an entry of the workspace.
-fn unreadable(ws: &Path, err: ignore::Error) -> Option<(RelPath, io::Error)> {
-    let path = error_path(&err).and_then(|p| RelPath::under(ws, p))?;
-    let io = err
-        .into_io_error()
-        .unwrap_or_else(|| io::Error::other("the walk could not read it"));
-    Some((path, io))
-}
-
-fn error_path(err: &ignore::Error) -> Option<&Path> {
-    match err {
-        ignore::Error::WithPath { path, .. } => Some(path),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-            error_path(err)
         }
-        _ => None,
-    }
+        true
+    });
+    scan.cut = cut;
+    scan
 }
 
 /// Whether `dir` or a directory above it holds a `.git` entry (looked at, never read).
