@@ -7,22 +7,22 @@
 //! that first session takes what was seen.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use super::fsutil::{civil, now_unix};
 use super::instructions::{self, InstructionFile, InstructionSources};
 
+mod git_query;
 mod repo_files;
+
+use git_query::git;
+pub(crate) use git_query::stop_looking;
 
 /// The environment being looked at by [`Environment::look_early`], for the first session in that
 /// workspace.
 static EARLY: Mutex<Option<(PathBuf, JoinHandle<Environment>)>> = Mutex::new(None);
 
-/// How long a `git` query may take at session start before it is given up.
-const GIT_TIMEOUT: Duration = Duration::from_secs(2);
 /// A status line of flower-tui's own workbench being made beside the look: the folder, or its
 /// `.gitignore` before its bytes are in (once written, everything in it is ignored).
 fn workbench_appearing(line: &str) -> bool {
@@ -254,88 +254,6 @@ fn os_description() -> String {
     }
 }
 
-/// `git <args>` in `dir`: its stdout when it succeeds within [`GIT_TIMEOUT`]. Never takes a
-/// lock or writes: `git status` would otherwise refresh and rewrite the user's `.git/index`
-/// (`--no-optional-locks`, and the variable for a git that reads only that). It runs outside
-/// the sandbox, so it runs no program the repository's own config names, whoever wrote it:
-/// no `core.fsmonitor`, no hooks, and no clean/smudge filter (`off`, from [`filters_off`]; a
-/// status re-reads a file whose stat changed through its clean filter); submodules, which have
-/// configs of their own, are not looked into.
-fn git(dir: &Path, off: &[String], args: &[&str]) -> Option<String> {
-    let mut child = Command::new("git")
-        .arg("--no-optional-locks")
-        .args([
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-        ])
-        .args(off)
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + GIT_TIMEOUT;
-    let mut stdout = child.stdout.take()?;
-    let out = read_within(&mut stdout, deadline);
-    drop(stdout);
-    // The output is whole once the pipe closes, and git exits right after: its status is
-    // looked at often.
-    let mut pause = Duration::from_micros(50);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) if out.is_some() => break Some(status),
-            Ok(None) if out.is_some() && Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(2));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    out.filter(|_| status.is_some_and(|s| s.success()))
-}
-
-/// All of `pipe` until its writer closes it, if that happens before `deadline`: woken by the
-/// data itself (`poll`), not by a timer, so a query's answer is taken the moment it is written.
-fn read_within(pipe: &mut std::process::ChildStdout, deadline: Instant) -> Option<String> {
-    use std::io::Read;
-    use std::os::fd::AsRawFd;
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let left = deadline.checked_duration_since(Instant::now())?;
-        let mut fd = libc::pollfd {
-            fd: pipe.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
-        // SAFETY: one live pollfd, its count, a timeout.
-        let ready = unsafe { libc::poll(&raw mut fd, 1, ms) };
-        if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return None;
-        }
-        if ready <= 0 {
-            continue;
-        }
-        match pipe.read(&mut buf) {
-            Ok(0) => return String::from_utf8(out).ok(),
-            Ok(n) => out.extend_from_slice(buf.get(..n)?),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-}
-
 /// `-c` arguments that switch off every filter driver the config of `dir`'s repository names
 /// (`filter.<driver>.clean`, `.smudge`, `.process`, and `.required`, so that a switched-off
 /// required filter is not an error). Reading the config runs nothing. Empty when there is none
@@ -369,6 +287,9 @@ fn filters_off(dir: &Path) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::process::Command;
+    use std::time::Duration;
+
     use super::*;
     use crate::engine::instructions::Instructions;
 
@@ -608,42 +529,5 @@ mod tests {
         assert_eq!(status(&ws), Vec::<String>::new());
         std::fs::write(ws.join(".flower/commands/mine.md"), "y").unwrap();
         assert_eq!(status(&ws), vec![" M .flower/commands/mine.md".to_string()]);
-    }
-
-    #[test]
-    fn a_pipe_is_read_to_its_close_and_given_up_at_the_deadline() {
-        let spawn = |script: &str| {
-            Command::new("sh")
-                .args(["-c", script])
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap()
-        };
-        let mut quick = spawn("printf 'one\n'; sleep 0.05; printf 'two\n'");
-        let started = Instant::now();
-        let deadline = started + Duration::from_secs(5);
-        let out = read_within(quick.stdout.as_mut().unwrap(), deadline);
-        assert_eq!(
-            out.as_deref(),
-            Some("one\ntwo\n"),
-            "both writes, to the close"
-        );
-        assert!(started.elapsed() < Duration::from_secs(2));
-        quick.wait().unwrap();
-
-        let mut stuck = spawn("exec sleep 30");
-        let started = Instant::now();
-        let out = read_within(
-            stuck.stdout.as_mut().unwrap(),
-            started + Duration::from_millis(200),
-        );
-        assert_eq!(out, None);
-        let waited = started.elapsed();
-        assert!(
-            waited >= Duration::from_millis(200) && waited < Duration::from_secs(5),
-            "{waited:?}"
-        );
-        stuck.kill().unwrap();
-        stuck.wait().unwrap();
     }
 }

@@ -371,9 +371,9 @@ async fn headless_text_output_keeps_escapes_in_file_names_off_the_terminal() {
 }
 
 /// A resumed session's prompt is made beside the engine: `/undo` in a repository whose
-/// `git status` hangs restores at once and leaves that status running (the process neither
-/// waited for it nor killed it at its timeout), and the next session's request still carries
-/// the environment, the status included.
+/// `git status` hangs restores without waiting for it (no prompt is ever taken) and stops it on
+/// its way out rather than leave it running; the next session's request still carries the
+/// environment, the status included.
 #[tokio::test]
 async fn an_undo_does_not_wait_for_the_environments_git_status() {
     use crate::support::files::git;
@@ -425,9 +425,14 @@ async fn an_undo_does_not_wait_for_the_environments_git_status() {
     assert_success(&out);
     assert_eq!(restore_event(&out)["outcome"], "restored");
     assert_eq!(state(&ws), before, "the turn is undone");
-    // Had the undo waited for the status, it would have stopped it at its timeout. The status
-    // may still be starting as the process ends (its pid then comes a moment later), or never
-    // start at all: either way nobody waited for it.
+    let events = lines(&out);
+    assert!(
+        !events.iter().any(|e| e["type"] == "session_prompt"),
+        "the undo waited for the session's prompt: {}",
+        stderr(&out)
+    );
+    // The status may still be starting as the process ends (its pid then comes a moment
+    // later), or never start at all; once started it is stopped, not left behind.
     let pid = (0..40).find_map(|_| {
         let pid = fs::read_to_string(&mark).ok().filter(|p| p.ends_with('\n'));
         if pid.is_none() {
@@ -436,12 +441,20 @@ async fn an_undo_does_not_wait_for_the_environments_git_status() {
         pid
     });
     if let Some(pid) = pid {
-        let alive = Command::new("kill")
-            .args(["-0", pid.trim()])
-            .status()
-            .unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let running = || {
+            fs::read_to_string(&stat).is_ok_and(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            })
+        };
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            !running()
+        });
         let _ = Command::new("kill").args(["-9", pid.trim()]).status();
-        assert!(alive.success(), "the status was waited for and stopped");
+        assert!(gone, "the status was left running after the process");
     }
 
     // With the real git, the next session's request carries the environment and its status.

@@ -5,11 +5,10 @@
 //! and the user request in progress (which a successor carries on). Also what the session says
 //! of itself: its start, and its conversation replayed for a front end that shows it.
 
-use tokio::sync::oneshot;
-
 use super::handoff::CallCounts;
 use super::masked_history::MaskState;
 use super::params::ModelSettings;
+use super::run_context::PromptAside;
 use crate::engine::handoff::HandoffDoc;
 use crate::engine::ledger::{Held, Transcript, TranscriptLine};
 use crate::engine::protocol::{Event, Origin};
@@ -52,7 +51,7 @@ pub(super) struct Conversation {
     shell_notes: Vec<String>,
     /// A resumed session's prompt being prepared beside the engine (`system_prompt` is the base
     /// prompt until it is taken).
-    prompt_aside: Option<oneshot::Receiver<SessionPrompt>>,
+    prompt_aside: Option<PromptAside>,
 }
 
 impl Conversation {
@@ -97,16 +96,25 @@ impl Conversation {
 
     /// The session's prompt is being prepared by `making`: until it is taken, only what needs
     /// no prompt may run.
-    pub(super) fn prompt_from(&mut self, making: oneshot::Receiver<SessionPrompt>) {
+    pub(super) fn prompt_from(&mut self, making: PromptAside) {
         self.prompt_aside = Some(making);
     }
 
     /// The prompt being prepared, waited for; `Some(None)` when its preparation failed (the
     /// caller prepares it again), None when none is pending. Safe to drop before it is ready.
     pub(super) async fn prompt_made(&mut self) -> Option<Option<SessionPrompt>> {
-        let made = self.prompt_aside.as_mut()?.await;
+        let made = (&mut self.prompt_aside.as_mut()?.made).await;
         self.prompt_aside = None;
         Some(made.ok())
+    }
+
+    /// The prompt being prepared will not be taken (the engine leaves): its look at the
+    /// environment (a `git status` that can take a while in a large repository) is stopped
+    /// rather than left running after the process.
+    pub(super) fn abandon_prompt(&mut self) {
+        if let Some(thread) = self.prompt_aside.take().and_then(|a| a.thread) {
+            crate::engine::sysprompt::stop_looking(thread);
+        }
     }
 
     /// The user ran `command` with `!` and it printed `output` (ended as `ending` says): kept

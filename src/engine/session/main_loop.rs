@@ -62,6 +62,7 @@ impl Engine {
         // session, the next start hands off again); a frozen document keeps its record and its
         // review reopens at the next start.
         self.background_op(Op::Shutdown);
+        self.conversation.abandon_prompt();
         self.ledger.save_if_any();
         user_hooks::session_end(self).await;
         super::jobs::leave(&self.run.jobs).await;

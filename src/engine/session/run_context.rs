@@ -96,7 +96,7 @@ impl RunContext {
     /// repository the environment's `git status` takes a while, and nothing but the session's
     /// next request needs its prompt (an undo does not). On a thread of its own, not the
     /// runtime's blocking pool, so that a process that ends meanwhile does not wait for it.
-    pub(super) fn prepare_session_aside(&self) -> oneshot::Receiver<SessionPrompt> {
+    pub(super) fn prepare_session_aside(&self) -> PromptAside {
         let (workbench, prompt) = (self.places.workbench.clone(), self.prompt.clone());
         let (workspace, out) = (self.places.workspace.clone(), self.outbox());
         let (tx, rx) = oneshot::channel();
@@ -104,12 +104,17 @@ impl RunContext {
         let spawned = std::thread::Builder::new()
             .name("session-prompt".into())
             .spawn(move || tx.send(prepare()));
-        if spawned.is_err() {
-            // No thread to be had: the receiver's closed channel makes the engine prepare it.
-            tracing::debug!("the session's prompt is prepared in place: no thread");
-        }
-        rx
+        // No thread to be had: the receiver's closed channel makes the engine prepare it.
+        let thread = spawned.map(|t| t.thread().id()).ok();
+        PromptAside { made: rx, thread }
     }
+}
+
+/// A session's prompt being prepared on a thread of its own.
+pub(super) struct PromptAside {
+    pub(super) made: oneshot::Receiver<SessionPrompt>,
+    /// The thread: its look at the environment is stopped if the prompt is never taken.
+    pub(super) thread: Option<std::thread::ThreadId>,
 }
 
 /// What [`RunContext::prepare_session`] does, from the parts it needs.
