@@ -185,7 +185,13 @@ mod tests {
             running().push((std::thread::current().id(), child.id()));
             let deadline = Instant::now() + Duration::from_secs(20);
             let out = read_within(child.stdout.as_mut().unwrap(), deadline);
-            let status = ended(&mut child);
+            // Its output closes as it dies; its status may come a moment later.
+            let status = loop {
+                match ended(&mut child) {
+                    Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+                    done => break done,
+                }
+            };
             (out, status.ok().flatten().and_then(|s| s.code()))
         });
         let thread = looking.thread().id();
