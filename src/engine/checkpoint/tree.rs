@@ -155,6 +155,16 @@ pub(crate) fn load(objects: &Objects, id: &ObjectId) -> Result<Tree, CheckpointE
     decode(id, &objects.get(id)?)
 }
 
+/// Store a tree (its entries already in name order); its id.
+pub(crate) fn store(objects: &Objects, tree: &Tree) -> Result<ObjectId, CheckpointError> {
+    let bytes = encode(tree);
+    let id = ObjectId::of(&bytes);
+    objects
+        .put(&id, &bytes)
+        .map_err(CheckpointError::store(objects.dir()))?;
+    Ok(id)
+}
+
 /// One path whose entry differs between two checkpoints (`None`: no entry there). Directories
 /// appear too, so a restore can create and remove them; their ids do not matter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -294,12 +304,7 @@ mod tests {
     fn diff_reports_files_and_the_directories_that_come_and_go() {
         let dir = tempfile::tempdir().unwrap();
         let objects = Objects::new(dir.path().to_path_buf());
-        let put = |tree: Tree| {
-            let bytes = encode(&tree);
-            let id = ObjectId::of(&bytes);
-            objects.put(&id, &bytes).unwrap();
-            id
-        };
+        let put = |tree: Tree| store(&objects, &tree).unwrap();
         let sub = put(vec![(b"x".to_vec(), file(b"1", 0o644))]);
         let a = put(vec![
             (b"keep".to_vec(), file(b"k", 0o644)),

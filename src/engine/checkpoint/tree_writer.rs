@@ -115,11 +115,6 @@ impl Writer<'_> {
 
     fn put(&self, mut tree: Tree) -> Result<ObjectId, CheckpointError> {
         tree.sort_by(|a, b| a.0.cmp(&b.0));
-        let bytes = tree::encode(&tree);
-        let id = ObjectId::of(&bytes);
-        self.objects
-            .put(&id, &bytes)
-            .map_err(CheckpointError::store(self.objects.dir()))?;
-        Ok(id)
+        tree::store(self.objects, &tree)
     }
 }

@@ -465,12 +465,7 @@ impl<'a> Builder<'a> {
             tree.insert(name, Node::Dir(new));
         }
         let tree: tree::Tree = tree.into_iter().collect();
-        let bytes = tree::encode(&tree);
-        let id = ObjectId::of(&bytes);
-        self.objects
-            .put(&id, &bytes)
-            .map_err(CheckpointError::store(self.objects.dir()))?;
-        Ok(id)
+        tree::store(self.objects, &tree)
     }
 
     /// The figures of `node` and all it holds.
