@@ -99,11 +99,15 @@ fn system_files(git: &Path) -> Option<Vec<PathBuf>> {
     Some(out)
 }
 
-/// The first `git` on `path`, as a path (not resolved).
+/// The first `git` on `path` that could run (as the search that starts it finds it), as a path
+/// (not resolved).
 fn first_git(path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path)
         .map(|dir| dir.join("git"))
-        .find(|git| git.is_file())
+        .find(|git| {
+            std::fs::metadata(git).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// Whether a config file's text may hold a `filter` section or an include: looked for with case
@@ -129,6 +133,11 @@ mod tests {
         ];
         v.extend(extra.iter().map(|(k, x)| (k.to_string(), x.to_string())));
         v
+    }
+
+    fn set_exec(file: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn sure(root: &Path, vars: Vec<(String, String)>) -> bool {
@@ -185,6 +194,7 @@ mod tests {
         let own = home.path().join("bin");
         std::fs::create_dir(&own).unwrap();
         std::fs::write(own.join("git"), "").unwrap();
+        set_exec(&own.join("git"));
         let path = format!("{}:/usr/bin", own.display());
         assert!(sure(&root, env(home.path(), &path, &[])));
         std::fs::create_dir(home.path().join("etc")).unwrap();
@@ -193,6 +203,16 @@ mod tests {
         let odd = home.path().join("tools");
         std::fs::create_dir(&odd).unwrap();
         std::fs::write(odd.join("git"), "").unwrap();
+        set_exec(&odd.join("git"));
+        let idle = home.path().join("idle");
+        std::fs::create_dir(&idle).unwrap();
+        std::fs::write(idle.join("git"), "").unwrap();
+        let passed_over = format!("{}:/usr/bin", idle.display());
+        assert_eq!(
+            first_git(&passed_over).as_deref(),
+            Some(Path::new("/usr/bin/git")),
+            "a git that cannot run is not the one started"
+        );
         let path = format!("{}:/usr/bin", odd.display());
         assert!(!sure(&root, env(home.path(), &path, &[])));
         assert!(!sure(&root, env(Path::new(""), "/usr/bin", &[])));
